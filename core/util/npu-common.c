@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-common.c: status names, the process-wide log sink and NPU_DEBUG parsing.
+ * The sink is swapped atomically so that a GStreamer element can install its
+ * own while worker threads are logging.
+ */
+#include "npu/npu-common.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *
+npu_status_str(enum npu_status s)
+{
+    switch (s) {
+    case NPU_OK: return "ok";
+    case NPU_ERR_INVALID: return "invalid argument or input";
+    case NPU_ERR_NOMEM: return "out of memory";
+    case NPU_ERR_IO: return "i/o error";
+    case NPU_ERR_UNSUPPORTED: return "unsupported";
+    case NPU_ERR_NO_DEVICE: return "no such device or backend";
+    case NPU_ERR_PERMISSION: return "permission denied";
+    case NPU_ERR_TIMEOUT: return "timed out";
+    case NPU_ERR_FAULT: return "npu fault";
+    case NPU_ERR_HW_REFUSED: return "refused: the hardware would not run this";
+    case NPU_ERR_CORRUPT: return "corrupt or malformed file";
+    case NPU_ERR_VERSION: return "unsupported version";
+    case NPU_ERR_BUSY: return "busy";
+    case NPU_ERR_CANCELLED: return "cancelled";
+    case NPU_ERR_INTERNAL: return "internal error";
+    }
+    return "unknown status";
+}
+
+static pthread_once_t debug_once = PTHREAD_ONCE_INIT;
+static uint32_t debug_flags;
+static int log_level = NPU_LOG_WARN;
+
+struct sink {
+    npu_log_fn fn;
+    void *user;
+};
+static struct sink log_sink;
+static pthread_mutex_t sink_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void
+parse_debug(void)
+{
+    static const struct {
+        const char *name;
+        uint32_t flag;
+    } names[] = {
+        {"msgs", NPU_DEBUG_MSGS},         {"debug", NPU_DEBUG_DEBUG},
+        {"dump_ir", NPU_DEBUG_DUMP_IR},   {"dump_regcmd", NPU_DEBUG_DUMP_REGCMD},
+        {"dump_bos", NPU_DEBUG_DUMP_BOS}, {"zero_bos", NPU_DEBUG_ZERO_BOS},
+        {"lenient", NPU_DEBUG_LENIENT},
+    };
+    const char *env = getenv("NPU_DEBUG");
+    if (!env)
+        return;
+    char buf[256];
+    snprintf(buf, sizeof(buf), "%s", env);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        size_t i;
+        for (i = 0; i < NPU_ARRAY_SIZE(names); i++) {
+            if (!strcmp(tok, names[i].name)) {
+                debug_flags |= names[i].flag;
+                break;
+            }
+        }
+        if (i == NPU_ARRAY_SIZE(names))
+            fprintf(stderr, "opennpu: NPU_DEBUG: unknown flag '%s' ignored\n", tok);
+    }
+    if (debug_flags & NPU_DEBUG_DEBUG)
+        log_level = NPU_LOG_DEBUG;
+    else if (debug_flags & NPU_DEBUG_MSGS)
+        log_level = NPU_LOG_INFO;
+}
+
+uint32_t
+npu_debug_flags(void)
+{
+    pthread_once(&debug_once, parse_debug);
+    return debug_flags;
+}
+
+void
+npu_log_set_handler(npu_log_fn fn, void *user)
+{
+    pthread_mutex_lock(&sink_lock);
+    log_sink.fn = fn;
+    log_sink.user = user;
+    pthread_mutex_unlock(&sink_lock);
+}
+
+void
+npu_log_set_level(enum npu_log_level level)
+{
+    npu_debug_flags();
+    __atomic_store_n(&log_level, (int)level, __ATOMIC_RELAXED);
+}
+
+enum npu_log_level
+npu_log_get_level(void)
+{
+    npu_debug_flags();
+    return (enum npu_log_level)__atomic_load_n(&log_level, __ATOMIC_RELAXED);
+}
+
+void
+npu_logv(enum npu_log_level level, const char *domain, const char *fmt, va_list ap)
+{
+    static const char *const lvl[] = {"error", "warning", "info", "debug"};
+    if ((int)level > (int)npu_log_get_level())
+        return;
+    char msg[1024];
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    pthread_mutex_lock(&sink_lock);
+    struct sink s = log_sink;
+    pthread_mutex_unlock(&sink_lock);
+    if (s.fn)
+        s.fn(level, domain ? domain : "npu", msg, s.user);
+    else
+        fprintf(stderr, "opennpu %s: %s: %s\n", lvl[level], domain ? domain : "npu", msg);
+}
+
+void
+npu_log(enum npu_log_level level, const char *domain, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    npu_logv(level, domain, fmt, ap);
+    va_end(ap);
+}
+
+void
+npu_die_at(const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "opennpu: internal error at %s:%d: ", file, line);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    abort();
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/* util_test.c: status names, dtype tables, tensor size overflow checks, op and
+ * attribute lookup (core/util). */
+#include "npu-test.h"
+#include "npu/npu-common.h"
+#include "npu/npu-ops.h"
+#include "npu/npu-tensor.h"
+
+int
+main(void)
+{
+    CHECK_STR("ok", npu_status_str(NPU_OK));
+    CHECK_STR("timed out", npu_status_str(NPU_ERR_TIMEOUT));
+
+    CHECK_EQ_INT(2, npu_dtype_size(NPU_DTYPE_FP16));
+    CHECK_EQ_INT(8, npu_dtype_size(NPU_DTYPE_INT64));
+    CHECK_EQ_INT(0, npu_dtype_size(NPU_DTYPE_COUNT));
+    CHECK_STR("i64", npu_dtype_name(NPU_DTYPE_INT64));
+    CHECK_EQ_INT(NPU_DTYPE_UINT8, npu_dtype_from_name("u8"));
+    CHECK_EQ_INT(NPU_DTYPE_UNDEFINED, npu_dtype_from_name("f8"));
+
+    struct npu_tensor t = {.dtype = NPU_DTYPE_FP32, .ndim = 3, .dims = {2, 3, 4}};
+    CHECK_EQ_INT(24, npu_tensor_numel(&t));
+    CHECK_EQ_INT(96, npu_tensor_nbytes(&t));
+    t.dims[1] = INT64_MAX / 2;
+    CHECK_EQ_INT(-1, npu_tensor_numel(&t));
+    t.dims[1] = -1;
+    CHECK_EQ_INT(-1, npu_tensor_numel(&t));
+    struct npu_tensor s = {.dtype = NPU_DTYPE_INT8, .ndim = 0};
+    CHECK_EQ_INT(1, npu_tensor_numel(&s));
+
+    CHECK_STR("Conv", npu_op_name(NPU_OP_CONV));
+    CHECK_EQ_INT(NPU_OP_FUSED_ATTENTION, npu_op_from_name("npu.Attention"));
+    CHECK_EQ_INT(NPU_OP_NONE, npu_op_from_name("conv"));
+
+    int64_t perm[] = {0, 2, 1};
+    struct npu_attr av[] = {
+        {.name = "axis", .type = NPU_ATTR_INT, .i = -1},
+        {.name = "alpha", .type = NPU_ATTR_FLOAT, .f = 0.5f},
+        {.name = "perm", .type = NPU_ATTR_INTS, .ints = perm, .n = 3},
+        {.name = "mode", .type = NPU_ATTR_STRING, .s = "linear"},
+    };
+    struct npu_attrs a = {av, 4};
+    size_t n;
+    CHECK_EQ_INT(-1, npu_attrs_int(&a, "axis", 0));
+    CHECK_EQ_INT(7, npu_attrs_int(&a, "missing", 7));
+    CHECK_NEAR(0.5, npu_attrs_float(&a, "alpha", 1), 0);
+    CHECK_NEAR(-1, npu_attrs_float(&a, "axis", 1), 0);
+    CHECK(npu_attrs_ints(&a, "perm", &n) == perm && n == 3);
+    CHECK(npu_attrs_ints(&a, "axis", &n) == NULL && n == 0);
+    CHECK_STR("linear", npu_attrs_string(&a, "mode", "nearest"));
+    CHECK(npu_attrs_tensor(&a, "value") == NULL);
+    return npu_test_done("util_test");
+}
