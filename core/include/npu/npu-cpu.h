@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-cpu.h: the CPU kernels (core/cpu). They are the reference every NPU
+ * result is compared with and the fallback for every op the NPU cannot run.
+ *
+ * Contract with the callers (the graph executor in compiler/, the model
+ * runtime):
+ *  - a kernel implements the newest ONNX form of its op (opset 21): operands
+ *    that older opsets gave as attributes (Slice starts/ends, Split sizes,
+ *    Squeeze/Unsqueeze/Reduce* axes, Pad pads, Clip min/max, Resize scales)
+ *    arrive as input tensors; the importer upgrades older forms;
+ *  - the caller has already inferred every output's dtype and shape and
+ *    allocated out[i]->data (npu_tensor_nbytes bytes, suitably aligned);
+ *    kernels never allocate outputs and never read past the given shapes;
+ *  - optional inputs that are absent are NULL entries in `in` (nin counts them);
+ *  - a kernel returns NPU_ERR_UNSUPPORTED with a logged reason for a dtype or
+ *    attribute value it does not handle, NPU_ERR_INVALID for inconsistent
+ *    shapes; it never asserts on input.
+ */
+#ifndef NPU_CPU_H
+#define NPU_CPU_H
+
+#include "npu/npu-common.h"
+#include "npu/npu-ops.h"
+#include "npu/npu-tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct npu_cpu_ctx;
+
+/* nthreads <= 0: use the number of online CPUs. */
+struct npu_cpu_ctx *npu_cpu_ctx_create(int nthreads);
+void npu_cpu_ctx_destroy(struct npu_cpu_ctx *ctx);
+int npu_cpu_ctx_threads(const struct npu_cpu_ctx *ctx);
+
+/* True if a kernel exists for op (whatever dtypes it supports). */
+bool npu_cpu_supports(enum npu_op op);
+
+enum npu_status npu_cpu_run(struct npu_cpu_ctx *ctx, enum npu_op op, const struct npu_attrs *attrs,
+                            const struct npu_tensor *const *in, int nin,
+                            struct npu_tensor *const *out, int nout);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NPU_CPU_H */

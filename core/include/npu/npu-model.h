@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-model.h: the model API that tools (npu-run, npu-bench), the GStreamer
+ * elements and applications use. A model is loaded once (from .onnx, compiled
+ * on load, or from a compiled .npub artifact); a session is one execution slot
+ * (its own activation and I/O buffers, bound to one NPU core) that runs the
+ * model. Different sessions of one model may run concurrently from different
+ * threads; one session is used by one thread at a time.
+ *
+ * Implemented in compiler/ (libopennpu); backend names: "cpu" (CPU executor
+ * only), "sim" (built-in NPU simulator), "rknpu", "rocket", "auto".
+ */
+#ifndef NPU_MODEL_H
+#define NPU_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "npu/npu-common.h"
+#include "npu/npu-tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct npu_model;
+struct npu_session;
+
+struct npu_model_options {
+    const char *backend;   /* NULL = "auto" */
+    const char *cache_dir; /* compiled-artifact cache; NULL = no cache */
+    uint32_t core_mask;    /* NPU cores sessions may use; 0 = all */
+    int cpu_threads;       /* threads for CPU ops; 0 = number of CPUs */
+    /* Concrete sizes for symbolic input dims ("batch=1,seq=64"); unnamed or
+     * unlisted symbolic dims default to 1. NULL = all defaults. */
+    const char *dim_values;
+};
+
+struct npu_io_info {
+    const char *name;
+    enum npu_dtype dtype;
+    int ndim;
+    int64_t dims[NPU_MAX_DIMS]; /* concrete (after dim_values were applied) */
+};
+
+struct npu_run_stats {
+    double wall_s;            /* host wall time of the whole run */
+    double cpu_s;             /* host time spent in CPU ops */
+    double npu_modeled_s;     /* modeled NPU time, timing model v1 (0 on the cpu backend) */
+    unsigned submits, tasks;  /* NPU jobs and tasks */
+    uint64_t dma_bytes;       /* modeled DMA traffic */
+    double mac_utilisation;   /* useful MACs / (peak MAC rate * npu_modeled_s) */
+};
+
+/* Loads (and compiles, for .onnx) a model. On failure returns an error status
+ * and logs the reason; *out is left NULL. */
+enum npu_status npu_model_load(const char *path, const struct npu_model_options *opts,
+                               struct npu_model **out);
+void npu_model_free(struct npu_model *m);
+
+int npu_model_num_inputs(const struct npu_model *m);
+int npu_model_num_outputs(const struct npu_model *m);
+/* Pointers stay valid for the model's lifetime. */
+const struct npu_io_info *npu_model_input(const struct npu_model *m, int i);
+const struct npu_io_info *npu_model_output(const struct npu_model *m, int i);
+/* "cpu", "sim", ...: the backend the model actually runs on. */
+const char *npu_model_backend(const struct npu_model *m);
+
+/* core: the NPU core this session's jobs go to (0..2); ignored by "cpu". */
+enum npu_status npu_session_create(struct npu_model *m, int core, struct npu_session **out);
+void npu_session_destroy(struct npu_session *s);
+
+/*
+ * Runs the model once. inputs[i] must match npu_model_input(i) in dtype and
+ * shape, data in row-major (NCHW) order. On success outputs[i] (caller's
+ * array of npu_model_num_outputs entries) are views of session-owned memory,
+ * valid until the next run or npu_session_destroy. stats may be NULL.
+ */
+enum npu_status npu_session_run(struct npu_session *s, const struct npu_tensor *inputs, int nin,
+                                struct npu_tensor *outputs, int nout, struct npu_run_stats *stats);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NPU_MODEL_H */
