@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-hw.h: the RK3588 hardware layer in one include. Everything that emits, decodes,
+ * simulates or submits NPU register-command streams reads the hardware through here:
+ *   npu-rk3588-regs.h  generated offsets, fields, packers, enums, targets (registers.xml)
+ *   npu-regdb.h        the same database as data, and lookups (for decoders)
+ *   npu-regcmd.h       the 64-bit regcmd entry, amounts, qword classification, formatting
+ */
+#ifndef NPU_HW_H
+#define NPU_HW_H
+
+#include "npu/npu-common.h"
+
+#include "npu-rk3588-regs.h"
+#include "npu-regdb.h"
+#include "npu-regcmd.h"
+
+#endif /* NPU_HW_H */
