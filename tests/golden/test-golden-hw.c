@@ -371,7 +371,8 @@ count_pc_base_writes(char **v, size_t n)
         for (uint32_t t = 0; t < g.n_tasks; t++)
             for (uint32_t j = 0; j < g.tasks[t].n_q; j++) {
                 uint64_t q = g.tasks[t].q[j].q;
-                count += (q >> 48) == 0x0101 && (q & 0xffff) == 0x0010 && (q >> 16) & 0xffffffffu;
+                count += npu_regcmd_target(q) == NPU_TARGET_PC &&
+                         npu_regcmd_offset(q) == REG_PC_BASE_ADDRESS && npu_regcmd_value(q);
             }
         npu_golden_free(&g);
     }
