@@ -50,7 +50,7 @@ struct exec_plan {
     size_t scratch_bytes;      /* for decompositions */
 };
 
-enum npu_status exec_plan_build(struct npu_graph *g, struct exec_plan **out);
+enum npu_status exec_plan_build(struct npu_graph *g, unsigned flags, struct exec_plan **out);
 void exec_plan_free(struct exec_plan *p);
 
 struct exec_run_stats {

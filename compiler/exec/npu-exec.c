@@ -18,7 +18,9 @@
 #include <time.h>
 
 #include "../ir/ir-priv.h"
+#include "../passes/passes-priv.h"
 #include "exec-priv.h"
+#include "npu/npu-exec.h"
 
 #define DOM "exec"
 #define ALIGN 64
@@ -118,7 +120,12 @@ plan_epilogue(struct npu_graph *g, struct exec_step *s, const struct npu_node *n
     s->act = NPU_OP_NONE;
     if (!act)
         return NPU_OK;
-    s->act = npu_op_from_name(act);
+    static const enum npu_op acts[] = {
+        NPU_OP_RELU, NPU_OP_LEAKY_RELU, NPU_OP_CLIP, NPU_OP_SIGMOID, NPU_OP_TANH, NPU_OP_GELU,
+        NPU_OP_FUSED_GELU_TANH, NPU_OP_FUSED_SILU, NPU_OP_HARD_SWISH, NPU_OP_HARD_SIGMOID};
+    for (size_t i = 0; i < NPU_ARRAY_SIZE(acts); i++)
+        if (!strcmp(act, pass_act_name(acts[i])))
+            s->act = acts[i];
     float alpha = npu_node_float(n, "npu_act_alpha", 0), beta = npu_node_float(n, "npu_act_beta", 0);
     struct npu_attr *v = npu_graph_alloc(g, sizeof(*v) * 2);
     if (!v)
@@ -156,6 +163,22 @@ plan_epilogue(struct npu_graph *g, struct exec_step *s, const struct npu_node *n
     return NPU_OK;
 }
 
+/* core/cpu's Conv, Gemm and MatMul kernels apply npu_act (and MatMul's fused
+ * bias) themselves for fp32 (docs/cpu-kernels.md); other dtypes get the
+ * executor's epilogue. */
+static bool
+kernel_takes_fusion(const struct npu_node *n)
+{
+    if (n->op != NPU_OP_CONV && n->op != NPU_OP_GEMM && n->op != NPU_OP_MATMUL)
+        return false;
+    if (n->out[0]->t.dtype != NPU_DTYPE_FP32)
+        return false;
+    for (int i = 0; i < n->nin; i++)
+        if (n->in[i] && n->in[i]->t.dtype != NPU_DTYPE_FP32)
+            return false;
+    return true;
+}
+
 /* Scratch a decomposed fused op needs. */
 static int64_t
 decompose_scratch(const struct npu_node *n)
@@ -187,7 +210,7 @@ exec_plan_free(struct exec_plan *p)
 }
 
 enum npu_status
-exec_plan_build(struct npu_graph *g, struct exec_plan **out)
+exec_plan_build(struct npu_graph *g, unsigned flags, struct exec_plan **out)
 {
     *out = NULL;
     struct exec_plan *p = calloc(1, sizeof(*p));
@@ -247,18 +270,23 @@ exec_plan_build(struct npu_graph *g, struct exec_plan **out)
         }
         for (int i = 0; i < n->nout; i++)
             s->out[i] = slot_of[n->out[i]->id];
-        s->attrs = strip_fusion_attrs(g, n);
         s->bias = -1;
-        if (n->op == NPU_OP_MATMUL && n->nin > 2) { /* fused bias: ours, not the kernel's */
-            s->bias = s->in[2];
-            s->nin = 2;
+        s->act = NPU_OP_NONE;
+        if (!(flags & NPU_EXEC_NO_KERNEL_FUSION) && kernel_takes_fusion(n)) {
+            s->attrs = npu_node_attrs(n);
+        } else {
+            s->attrs = strip_fusion_attrs(g, n);
+            if (n->op == NPU_OP_MATMUL && n->nin > 2) { /* fused bias, added after */
+                s->bias = s->in[2];
+                s->nin = 2;
+            }
+            if ((st = plan_epilogue(g, s, n)))
+                goto err;
         }
-        if ((st = plan_epilogue(g, s, n)))
-            goto err;
         st = NPU_ERR_NOMEM;
         s->decompose = (n->op == NPU_OP_FUSED_ATTENTION || n->op == NPU_OP_FUSED_SILU ||
                         n->op == NPU_OP_FUSED_GELU_TANH) &&
-                       !npu_cpu_supports(n->op);
+                       (!npu_cpu_supports(n->op) || (flags & NPU_EXEC_DECOMPOSE_FUSED));
         if (s->decompose)
             p->scratch_bytes = NPU_MAX(p->scratch_bytes, (size_t)decompose_scratch(n));
         if (!s->decompose && !npu_cpu_supports(s->op)) {

@@ -85,7 +85,21 @@ npu_model_load(const char *path, const struct npu_model_options *opts, struct np
     }
     if (st)
         return st;
-    if ((st = npu_compile(g, NULL))) {
+    st = npu_model_from_graph(g, &o, 0, out);
+    if (!st)
+        npu_info(DOM, "%s: %d nodes on the cpu backend, %zu bytes of activations (peak)", path,
+                 npu_model_graph(*out)->nnodes, (*out)->plan->arena_bytes);
+    return st;
+}
+
+enum npu_status
+npu_model_from_graph(struct npu_graph *g, const struct npu_model_options *opts, unsigned flags,
+                     struct npu_model **out)
+{
+    struct npu_model_options o = opts ? *opts : (struct npu_model_options){0};
+    enum npu_status st;
+    *out = NULL;
+    if (!(flags & NPU_EXEC_NO_PASSES) && (st = npu_compile(g, NULL))) {
         npu_graph_free(g);
         return st;
     }
@@ -94,7 +108,7 @@ npu_model_load(const char *path, const struct npu_model_options *opts, struct np
         npu_graph_free(g);
         return NPU_ERR_NOMEM;
     }
-    if ((st = exec_plan_build(g, &m->plan))) {
+    if ((st = exec_plan_build(g, flags, &m->plan))) {
         npu_graph_free(g);
         free(m);
         return st;
@@ -113,8 +127,6 @@ npu_model_load(const char *path, const struct npu_model_options *opts, struct np
         fill_io(&m->inputs[i], g->inputs[i]);
     for (int i = 0; i < g->noutputs; i++)
         fill_io(&m->outputs[i], g->outputs[i]);
-    npu_info(DOM, "%s: %d nodes on the cpu backend, %zu bytes of activations (peak)", path,
-             g->nnodes, m->plan->arena_bytes);
     *out = m;
     return NPU_OK;
 }

@@ -154,6 +154,25 @@ fuse_bias_add(struct npu_graph *g, struct npu_node *add, enum npu_status *st)
     return false;
 }
 
+/* The npu_act names (docs/ir.md; the CPU kernels read the same names). */
+const char *
+pass_act_name(enum npu_op op)
+{
+    switch (op) {
+    case NPU_OP_RELU: return "relu";
+    case NPU_OP_LEAKY_RELU: return "leaky_relu";
+    case NPU_OP_CLIP: return "clip";
+    case NPU_OP_SIGMOID: return "sigmoid";
+    case NPU_OP_TANH: return "tanh";
+    case NPU_OP_GELU: return "gelu";
+    case NPU_OP_FUSED_GELU_TANH: return "gelu_tanh";
+    case NPU_OP_FUSED_SILU: return "silu";
+    case NPU_OP_HARD_SWISH: return "hard_swish";
+    case NPU_OP_HARD_SIGMOID: return "hard_sigmoid";
+    default: return NULL;
+    }
+}
+
 /* Activation -> (npu_act name, alpha, beta); false if not fusable. */
 static bool
 act_params(struct npu_node *a, float *alpha, float *beta)
@@ -196,7 +215,7 @@ fuse_act(struct npu_graph *g, struct npu_node *a, enum npu_status *st)
     /* Relu then Clip(lo >= 0, hi) is Clip(lo, hi) (torch's relu6 export). */
     const char *prev = npu_node_string(p, "npu_act", NULL);
     float alpha, beta;
-    if (prev && !(a->op == NPU_OP_CLIP && !strcmp(prev, "Relu") && act_params(a, &alpha, &beta) &&
+    if (prev && !(a->op == NPU_OP_CLIP && !strcmp(prev, "relu") && act_params(a, &alpha, &beta) &&
                   alpha >= 0))
         return false;
     if (p->op != NPU_OP_CONV && p->op != NPU_OP_GEMM && p->op != NPU_OP_MATMUL)
@@ -213,7 +232,7 @@ fuse_act(struct npu_graph *g, struct npu_node *a, enum npu_status *st)
     for (int i = 0; i < p->nattr; i++)
         if ((*st = npu_node_set_attr(g, n, &p->attr[i])))
             return false;
-    if ((*st = npu_node_set_string(g, n, "npu_act", npu_op_name(a->op))))
+    if ((*st = npu_node_set_string(g, n, "npu_act", pass_act_name(a->op))))
         return false;
     if (a->op == NPU_OP_LEAKY_RELU || a->op == NPU_OP_HARD_SIGMOID || a->op == NPU_OP_CLIP)
         if ((*st = npu_node_set_float(g, n, "npu_act_alpha", alpha)))

@@ -78,4 +78,7 @@ struct npu_value *pass_const_reshaped(struct npu_graph *g, const struct npu_valu
  * returns the count or -1 if not constant / empty. */
 int pass_reduce_axes(const struct npu_node *n, int rank, int64_t *axes);
 
+/* npu_act name of an activation op ("relu", "gelu_tanh", ...), NULL if none. */
+const char *pass_act_name(enum npu_op op);
+
 #endif /* NPU_PASSES_PRIV_H */

@@ -105,35 +105,52 @@ run_all_models(void)
         }
         struct dataset d;
         load_dataset(md, &d);
-        struct npu_model_options o = {.backend = "cpu", .dim_values = dims_for(name)};
-        struct npu_model *m = NULL;
-        enum npu_status st = npu_model_load(mp, &o, &m);
-        CHECK_EQ_INT(NPU_OK, st);
-        struct npu_session *s = NULL;
-        if (m)
-            CHECK_EQ_INT(NPU_OK, npu_session_create(m, 0, &s));
-        if (s) {
-            CHECK_EQ_INT(d.nin, npu_model_num_inputs(m));
-            CHECK_EQ_INT(d.nout, npu_model_num_outputs(m));
-            struct npu_tensor outs[8];
-            struct npu_run_stats stats;
-            st = npu_session_run(s, d.in, d.nin, outs, d.nout, &stats);
-            CHECK_EQ_INT(NPU_OK, st);
-            for (int k = 0; !st && k < d.nout; k++) {
-                double e = max_err(&outs[k], &d.out[k]);
-                CHECK(e < 1e-4);
-                if (!(e < 1e-4))
-                    fprintf(stderr, "%s: output %d differs from the reference by %g\n", name, k,
-                            e);
+        /* variant 0: npu_model_load as users call it; 1: fused nodes through the
+         * executor's epilogue and decompositions; 2: no passes at all */
+        for (int variant = 0; variant < 3; variant++) {
+            struct npu_model_options o = {.backend = "cpu", .dim_values = dims_for(name)};
+            struct npu_model *m = NULL;
+            enum npu_status st;
+            if (variant == 0) {
+                st = npu_model_load(mp, &o, &m);
+            } else {
+                struct npu_onnx_options oo = {.dim_values = o.dim_values};
+                struct npu_graph *g = NULL;
+                st = npu_onnx_load(mp, &oo, &g);
+                if (!st)
+                    st = npu_model_from_graph(g, &o,
+                                              variant == 1 ? NPU_EXEC_NO_KERNEL_FUSION |
+                                                                 NPU_EXEC_DECOMPOSE_FUSED
+                                                           : NPU_EXEC_NO_PASSES,
+                                              &m);
             }
-            CHECK(stats.wall_s >= stats.cpu_s && stats.cpu_s >= 0);
-            printf("exec_test: %-22s ok  %3d nodes  %8zu B activations  %.3f ms\n", name,
-                   npu_model_graph(m)->nnodes, npu_model_activation_bytes(m),
-                   stats.wall_s * 1e3);
-            count++;
+            CHECK_EQ_INT(NPU_OK, st);
+            struct npu_session *s = NULL;
+            if (m)
+                CHECK_EQ_INT(NPU_OK, npu_session_create(m, 0, &s));
+            if (s) {
+                CHECK_EQ_INT(d.nin, npu_model_num_inputs(m));
+                CHECK_EQ_INT(d.nout, npu_model_num_outputs(m));
+                struct npu_tensor outs[8];
+                struct npu_run_stats stats;
+                st = npu_session_run(s, d.in, d.nin, outs, d.nout, &stats);
+                CHECK_EQ_INT(NPU_OK, st);
+                for (int k = 0; !st && k < d.nout; k++) {
+                    double e = max_err(&outs[k], &d.out[k]);
+                    CHECK(e < 1e-4);
+                    if (!(e < 1e-4))
+                        fprintf(stderr, "%s (variant %d): output %d differs from the reference "
+                                "by %g\n", name, variant, k, e);
+                }
+                CHECK(stats.wall_s >= stats.cpu_s && stats.cpu_s >= 0);
+                printf("exec_test: %-22s v%d ok %3d nodes %8zu B activations %.3f ms\n", name,
+                       variant, npu_model_graph(m)->nnodes, npu_model_activation_bytes(m),
+                       stats.wall_s * 1e3);
+                count += variant == 0;
+            }
+            npu_session_destroy(s);
+            npu_model_free(m);
         }
-        npu_session_destroy(s);
-        npu_model_free(m);
         free_dataset(&d);
         free(ents[i]);
     }
