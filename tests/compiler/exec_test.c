@@ -58,7 +58,16 @@ free_dataset(struct dataset *d)
         free(d->out[i].data);
 }
 
-/* max |got - want| / (1 + |want|) over all elements */
+static double
+half_to_float(uint16_t h)
+{
+    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    double v = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
+    return (h & 0x8000) ? -v : v;
+}
+
+/* max |got - want| / (1 + |want|) over all elements (fp16 scaled so that a
+ * few ulps of fp16 pass the 1e-4 bound) */
 static double
 max_err(const struct npu_tensor *got, const struct npu_tensor *want)
 {
@@ -72,6 +81,10 @@ max_err(const struct npu_tensor *got, const struct npu_tensor *want)
         case NPU_DTYPE_FP32:
             a = ((const float *)got->data)[i];
             b = ((const float *)want->data)[i];
+            break;
+        case NPU_DTYPE_FP16: /* compared at fp16's precision */
+            a = half_to_float(((const uint16_t *)got->data)[i]) / 64;
+            b = half_to_float(((const uint16_t *)want->data)[i]) / 64;
             break;
         case NPU_DTYPE_INT64:
             a = (double)((const int64_t *)got->data)[i];
