@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "npu-test.h"
 #include "npu/npu-exec.h"
@@ -227,6 +228,43 @@ concurrency(void)
     free_dataset(&d);
 }
 
+/* A compiled graph saved as IR text (+ sidecar) loads and runs like the model. */
+static void
+ir_text_model(void)
+{
+    char md[1200], mp[1300];
+    snprintf(md, sizeof(md), "%s/valid/torch_block_tanh", models_dir);
+    snprintf(mp, sizeof(mp), "%s/model.onnx", md);
+    struct dataset d;
+    load_dataset(md, &d);
+    struct npu_model *m = NULL;
+    CHECK_EQ_INT(NPU_OK, npu_model_load(mp, NULL, &m));
+    char path[] = "/tmp/npu-exec-test-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    close(fd);
+    char ir[64], side[80];
+    snprintf(ir, sizeof(ir), "%s.npuir", path);
+    snprintf(side, sizeof(side), "%s.npuir.bin", path);
+    if (m)
+        CHECK_EQ_INT(NPU_OK, npu_ir_save(npu_model_graph(m), ir));
+    struct npu_model *m2 = NULL;
+    CHECK_EQ_INT(NPU_OK, npu_model_load(ir, NULL, &m2));
+    struct npu_session *s = NULL;
+    if (m2 && !npu_session_create(m2, 0, &s)) {
+        struct npu_tensor outs[8];
+        CHECK_EQ_INT(NPU_OK, npu_session_run(s, d.in, d.nin, outs, d.nout, NULL));
+        CHECK(max_err(&outs[0], &d.out[0]) < 1e-4);
+    }
+    npu_session_destroy(s);
+    npu_model_free(m2);
+    npu_model_free(m);
+    remove(ir);
+    remove(side);
+    remove(path);
+    free_dataset(&d);
+}
+
 static void
 api_errors(void)
 {
@@ -264,6 +302,7 @@ main(int argc, char **argv)
     models_dir = argv[1];
     run_all_models();
     concurrency();
+    ir_text_model();
     api_errors();
     return npu_test_done("exec_test");
 }
