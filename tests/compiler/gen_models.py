@@ -526,7 +526,7 @@ def bad_models():
                              [vi("x", F, [2, 3])], [vi("y", F, None)],
                              [init("w", np.ones((4, 2), np.float32))]), "mm")
     m = mk([helper.make_node("Relu", ["x"], ["y"])], [vi("x", F, [2])], [vi("y", F, [2])])
-    m.opset_import[0].version = 5
+    m.opset_import[0].version = 0
     add("old_opset", m, "opset")
     m = mk([helper.make_node("Relu", ["x"], ["y"])], [vi("x", F, [2])], [vi("y", F, [2])])
     m.opset_import[0].version = 99
