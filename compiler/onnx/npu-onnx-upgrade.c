@@ -183,9 +183,16 @@ legacy_opset(struct onnx_ctx *c, struct npu_node *n, enum npu_op op, struct npu_
 {
     struct npu_graph *g = c->g;
     npu_node_del_attr(n, "consumed_inputs");
-    if (legacy_broadcast_op(op)) {
-        bool bc = npu_node_int(n, "broadcast", 0) != 0;
+    /* PRelu before 7: a slope of C values is per channel (dim 1). */
+    bool prelu_channels = op == NPU_OP_PRELU && *nin >= 2 && in[1] && in[1]->t.ndim == 1 &&
+                          in[0]->t.ndim > 2 && in[1]->t.dims[0] == in[0]->t.dims[1] &&
+                          in[1]->t.dims[0] != 1;
+    if (legacy_broadcast_op(op) || prelu_channels) {
+        bool bc = prelu_channels || npu_node_int(n, "broadcast", 0) != 0;
         const struct npu_attr *ax = npu_node_attr(n, "axis");
+        struct npu_attr chan = {.name = "axis", .type = NPU_ATTR_INT, .i = 1};
+        if (prelu_channels)
+            ax = &chan;
         if (bc && ax && *nin >= 2 && in[1]) {
             int ra = in[0]->t.ndim, rb = in[1]->t.ndim;
             int64_t a = ax->i < 0 ? ax->i + ra : ax->i;
