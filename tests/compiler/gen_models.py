@@ -151,6 +151,23 @@ def hand_made():
     up = x.repeat(2, axis=2).repeat(2, axis=3)
     save_case("legacy_opset9", m, [x], [us, cl, smx, up])
 
+    # opset 3: legacy broadcast (axis), Reshape with a shape attribute, Cast to a
+    # named type, Concat's default axis 1, consumed_inputs
+    x = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    b = rng.standard_normal((3, 4)).astype(np.float32)
+    xi = rng.integers(-5, 5, (2, 3, 4, 5)).astype(np.int32)
+    nodes = [
+        helper.make_node("Add", ["x", "b"], ["ab"], broadcast=1, axis=1, name="legacy_add"),
+        helper.make_node("Cast", ["xi"], ["xf"], to="FLOAT", name="legacy_cast"),
+        helper.make_node("Concat", ["ab", "xf"], ["cc"], name="legacy_concat"),
+        helper.make_node("Relu", ["cc"], ["r"], consumed_inputs=[0]),
+        helper.make_node("Reshape", ["r"], ["y"], shape=[2, -1], name="legacy_reshape"),
+    ]
+    m = mk(nodes, [vi("x", F, [2, 3, 4, 5]), vi("xi", TensorProto.INT32, [2, 3, 4, 5])],
+           [vi("y", F, None)], [init("b", b)], opset=3)
+    cc = np.concatenate([x + b[None, :, :, None], xi.astype(np.float32)], axis=1)
+    save_case("legacy_opset3", m, [x, xi], [np.maximum(cc, 0).reshape(2, -1)])
+
     # Split with the attribute (opset 11) and BatchNorm (opset 7, spatial=1)
     x = rng.standard_normal((1, 4, 3, 3)).astype(np.float32)
     sc, bi, me, va = [rng.standard_normal(4).astype(np.float32) for _ in range(4)]
