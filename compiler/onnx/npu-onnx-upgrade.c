@@ -62,6 +62,16 @@ is_reduce(enum npu_op op)
     }
 }
 
+/* A Reshape to a constant shape with a 0 in it means "zero", not "copy". */
+static enum npu_status
+set_allowzero(struct npu_graph *g, struct npu_node *r, const int64_t *dims, int nd)
+{
+    for (int i = 0; i < nd; i++)
+        if (!dims[i])
+            return npu_node_set_int(g, r, "allowzero", 1);
+    return NPU_OK;
+}
+
 /* Appends n (inputs/outputs already set), infers it. */
 static enum npu_status
 finish(struct onnx_ctx *c, struct npu_node *n)
@@ -125,7 +135,7 @@ legacy_softmax(struct onnx_ctx *c, struct npu_node *n)
     /* n's own output value is taken over by the Reshape. */
     y->producer = NULL;
     struct npu_node *rs = npu_node_new_v(g, NPU_OP_RESHAPE, nm, rin, 2, &y, 1);
-    if (!shape || !rs)
+    if (!shape || !rs || set_allowzero(g, rs, x->t.dims, r))
         return NPU_ERR_NOMEM;
     return finish(c, rs);
 }
@@ -212,7 +222,7 @@ legacy_opset(struct onnx_ctx *c, struct npu_node *n, enum npu_op op, struct npu_
                 struct npu_value *rin[2] = {in[1], shape};
                 struct npu_node *r = shape ? npu_node_new(g, NPU_OP_RESHAPE, nm, rin, 2, 1, NULL)
                                            : NULL;
-                if (!r)
+                if (!r || set_allowzero(g, r, d, rb + trailing))
                     return NPU_ERR_NOMEM;
                 enum npu_status st = finish(c, r);
                 if (st)
