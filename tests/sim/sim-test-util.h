@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sim-test-util.h: small helpers the simulator and device tests share: a
+ * growable regcmd program (register writes through the generated register
+ * header, tails per facts §1.3), rknpu_task descriptors in a task BO, and a
+ * submit-and-wait wrapper. Header-only so each test stays one executable.
+ */
+#ifndef SIM_TEST_UTIL_H
+#define SIM_TEST_UTIL_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npu-hw.h"
+#include "npu/npu-device.h"
+
+struct tprog {
+    uint64_t q[4096];
+    unsigned n;
+};
+
+static inline void
+tp_reg(struct tprog *p, uint16_t off, uint32_t value)
+{
+    p->q[p->n++] = npu_regcmd_reg(off, value);
+}
+
+static inline void
+tp_raw(struct tprog *p, uint64_t q)
+{
+    p->q[p->n++] = q;
+}
+
+/* Appends the 4-qword tail: next segment (addr/amount, 0 for none), marker,
+ * op_en. */
+static inline void
+tp_tail(struct tprog *p, uint32_t next_addr, uint32_t next_amount, uint32_t enable)
+{
+    if (next_addr)
+        tp_reg(p, REG_PC_BASE_ADDRESS, next_addr);
+    else
+        tp_raw(p, 0);
+    tp_reg(p, REG_PC_REGISTER_AMOUNTS, next_amount);
+    tp_raw(p, NPU_MARKER_QWORD);
+    tp_raw(p, npu_regcmd_op_en(enable));
+}
+
+/* A task descriptor (facts §4.1 rknpu_task, 40 bytes). */
+struct tdesc {
+    uint32_t flags, op_idx, enable_mask, int_mask, int_clear, int_status;
+    uint32_t regcfg_amount, regcfg_offset;
+    uint64_t regcmd_addr;
+} __attribute__((packed));
+
+static inline void
+td_set(struct npu_bo *task_bo, unsigned idx, uint32_t enable, uint32_t body_qwords,
+       uint32_t regcmd_addr)
+{
+    struct tdesc *t = (struct tdesc *)npu_bo_map(task_bo) + idx;
+    memset(t, 0, sizeof(*t));
+    t->enable_mask = enable;
+    t->int_mask = npu_int_mask_for_enable(enable);
+    t->int_clear = NPU_INT_CLEAR_ALL;
+    t->regcfg_amount = body_qwords;
+    t->regcmd_addr = regcmd_addr;
+}
+
+/* Copies a one-task program into the regcmd BO at offset off; returns the
+ * body qword count (total minus the tail). */
+static inline uint32_t
+tp_store(struct npu_bo *regcmd_bo, size_t off, const struct tprog *p)
+{
+    memcpy((uint8_t *)npu_bo_map(regcmd_bo) + off, p->q, p->n * 8);
+    return p->n - NPU_TASK_TAIL_QWORDS;
+}
+
+static inline struct npu_submit
+ts_submit(struct npu_bo *task_bo, uint32_t start, uint32_t number, uint32_t core_mask)
+{
+    struct npu_submit s;
+    memset(&s, 0, sizeof(s));
+    s.task_bo = task_bo;
+    s.task_start = start;
+    s.task_number = number;
+    s.core_mask = core_mask;
+    s.flags = NPU_JOB_PC | NPU_JOB_PINGPONG;
+    s.timeout_ms = 6000;
+    for (unsigned i = 0; i < NPU_SUBCORE_SLOTS; i++) {
+        s.subcore_task[i].task_start = start;
+        s.subcore_task[i].task_number = number;
+    }
+    return s;
+}
+
+/* Submits, waits forever, returns the job status; *msg (optional) gets the
+ * message. */
+static inline enum npu_status
+ts_run(struct npu_device *dev, const struct npu_submit *s, struct npu_job_result *out_res,
+       char *msg, size_t msg_size)
+{
+    struct npu_job *job = NULL;
+    enum npu_status st = npu_job_submit(dev, s, &job);
+    if (st != NPU_OK)
+        return st;
+    struct npu_job_result r;
+    st = npu_job_wait(job, -1, &r);
+    if (msg && msg_size)
+        snprintf(msg, msg_size, "%s", r.message);
+    if (out_res) {
+        *out_res = r;
+        out_res->tasks = NULL; /* owned by the job, freed below */
+    }
+    npu_job_destroy(job);
+    return st;
+}
+
+/* Deterministic pseudo-random numbers for test data. */
+static inline uint32_t
+trand(uint32_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 17;
+    *s ^= *s << 5;
+    return *s;
+}
+
+#endif /* SIM_TEST_UTIL_H */
