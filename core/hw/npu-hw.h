@@ -5,6 +5,8 @@
  *   npu-rk3588-regs.h  generated offsets, fields, packers, enums, targets (registers.xml)
  *   npu-regdb.h        the same database as data, and lookups (for decoders)
  *   npu-regcmd.h       the 64-bit regcmd entry, amounts, qword classification, formatting
+ *   npu-abi.h          vendor rknpu and rocket kernel ABI structs, checked at compile time
+ *   npu-fp16.h         fp32 <-> fp16 (round to nearest even), scalar and bulk
  */
 #ifndef NPU_HW_H
 #define NPU_HW_H
@@ -14,5 +16,7 @@
 #include "npu-rk3588-regs.h"
 #include "npu-regdb.h"
 #include "npu-regcmd.h"
+#include "npu-abi.h"
+#include "npu-fp16.h"
 
 #endif /* NPU_HW_H */
