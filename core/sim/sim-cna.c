@@ -260,7 +260,7 @@ decode(struct sim_exec *x, struct conv *v)
 
     /* ---- DMA strides: only the verified patterns (facts §2.10, §6.1, NOTES S12) */
     uint32_t line = CNA_DMA_CON1_LINE_STRIDE__GET(dma1);
-    int64_t surf = (int64_t)(CNA_DMA_CON2_SURF_STRIDE__GET(dma2) << 4) >> 4; /* 28-bit signed */
+    int64_t surf = (int32_t)(CNA_DMA_CON2_SURF_STRIDE__GET(dma2) << 4) >> 4; /* 28-bit signed */
     int64_t total = (int64_t)line + surf;
     if (v->argb) {
         /* line = LINE pixels, surface = LINE + SURF pixels; one surface. */
@@ -468,9 +468,10 @@ load_input(struct sim_exec *x, const struct conv *v, float *inf, int32_t *ini)
             for (uint32_t w = 0; w < v->in_w; w++) {
                 const uint8_t *p = row + w * step;
                 if (is_fp) {
-                    uint16_t hv;
-                    memcpy(&hv, p, 2);
-                    inf[o + w] = present ? sim_f16_to_f32(hv) : 0.0f;
+                    uint16_t hv = 0;
+                    if (present)
+                        memcpy(&hv, p, 2);
+                    inf[o + w] = sim_f16_to_f32(hv);
                     continue;
                 }
                 int64_t val;

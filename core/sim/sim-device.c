@@ -24,8 +24,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "npu-abi.h"
+
 /* rknpu_task is 40 bytes (facts §4.1). */
-#define SIM_TASK_DESC_BYTES 40u
+#define SIM_TASK_DESC_BYTES ((uint32_t)sizeof(struct npu_rknpu_task))
+_Static_assert(sizeof(struct npu_rknpu_task) == 40, "rknpu_task is 40 bytes");
+_Static_assert(NPU_JOB_PC == NPU_RKNPU_JOB_PC && NPU_JOB_NONBLOCK == NPU_RKNPU_JOB_NONBLOCK &&
+                   NPU_JOB_PINGPONG == NPU_RKNPU_JOB_PINGPONG,
+               "public job flags carry the vendor values");
 
 double
 sim_now_s(void)

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "npu-abi.h"
 #include "npu-hw.h"
 #include "npu/npu-device.h"
 
@@ -48,11 +49,7 @@ tp_tail(struct tprog *p, uint32_t next_addr, uint32_t next_amount, uint32_t enab
 }
 
 /* A task descriptor (facts §4.1 rknpu_task, 40 bytes). */
-struct tdesc {
-    uint32_t flags, op_idx, enable_mask, int_mask, int_clear, int_status;
-    uint32_t regcfg_amount, regcfg_offset;
-    uint64_t regcmd_addr;
-} __attribute__((packed));
+#define tdesc npu_rknpu_task
 
 static inline void
 td_set(struct npu_bo *task_bo, unsigned idx, uint32_t enable, uint32_t body_qwords,
