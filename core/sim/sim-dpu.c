@@ -447,25 +447,27 @@ stage_mul_i(const struct stage *s, uint32_t c)
     return (int16_t)s->mul_reg;
 }
 
+/* fp stages work in binary32: every operation rounds to fp32. */
 static inline double
 run_stage_f(const struct stage *s, double v, uint32_t c)
 {
     if (s->bypass)
         return v;
-    if (s->mul_first && !s->mul_bypass && (!s->prelu || v < 0))
-        v *= stage_mul_f(s, c);
+    float f = (float)v;
+    if (s->mul_first && !s->mul_bypass && (!s->prelu || f < 0))
+        f = f * (float)stage_mul_f(s, c);
     if (!s->alu_bypass)
-        v = alu_f(s->algo, v, stage_alu_f(s, c));
-    if (!s->mul_first && !s->mul_bypass && (!s->prelu || v < 0))
-        v *= stage_mul_f(s, c);
+        f = (float)alu_f(s->algo, f, (float)stage_alu_f(s, c));
+    if (!s->mul_first && !s->mul_bypass && (!s->prelu || f < 0))
+        f = f * (float)stage_mul_f(s, c);
     if (!s->relu_bypass) {
-        v = v < 0 ? 0 : v;
+        f = f < 0 ? 0 : f;
         if (s->relux) {
-            double cap = sim_bits_f32(s->relux_reg);
-            v = v > cap ? cap : v;
+            float cap = sim_bits_f32(s->relux_reg);
+            f = f > cap ? cap : f;
         }
     }
-    return v;
+    return f;
 }
 
 static inline int64_t
@@ -1183,7 +1185,8 @@ sim_dpu_run(struct sim_exec *x, const struct sim_cube *in, bool to_ppu, bool to_
                             } else {
                                 op = sim_bits_f32(e->op_value[c % 8]);
                             }
-                            v = e->mul ? v * op : alu_f(e->algo, v, op);
+                            v = e->mul ? (float)((float)v * (float)op)
+                                       : (float)alu_f(e->algo, (float)v, (float)op);
                         }
                         if (e->lut)
                             v = lut_eval(x->core, &e->lut_cfg, v);
