@@ -7,6 +7,10 @@
  *   npu-regcmd.h       the 64-bit regcmd entry, amounts, qword classification, formatting
  *   npu-abi.h          vendor rknpu and rocket kernel ABI structs, checked at compile time
  *   npu-fp16.h         fp32 <-> fp16 (round to nearest even), scalar and bulk
+ *   npu-task.h         task segment builder: emit, layout, chain, relocate, descriptors
+ *   npu-layout.h       NC1HWC2, small-channel input, conv/matmul/depthwise weight packing
+ *   npu-golden.h       golden-regcmd v1 text format: parse and write
+ *   npu-refprog.h      facts Appendix A reference programs (matmul, flying elementwise)
  */
 #ifndef NPU_HW_H
 #define NPU_HW_H
@@ -18,5 +22,9 @@
 #include "npu-regcmd.h"
 #include "npu-abi.h"
 #include "npu-fp16.h"
+#include "npu-golden.h"
+#include "npu-layout.h"
+#include "npu-refprog.h"
+#include "npu-task.h"
 
 #endif /* NPU_HW_H */
