@@ -61,12 +61,15 @@ kernel_group(unsigned prec)
 }
 
 /* Element offset of w[k][c][ky][kx] in the packed weight layout (facts §2.10):
- * [kernel group of KG][channel block of 32][ky][kx][kernel in group][channel in
- * block]; the last group / block hold the remaining kernels / channels. */
+ * [kernel group of KG][channel block][ky][kx][kernel in group][channel in
+ * block]; the last group / block hold the remaining kernels / channels. The
+ * channel block is 32, and 64 for int8 depthwise (Mesa's rkt_fill_weights
+ * doubles its input-channel group for depthwise). */
 static inline size_t
 weight_index(const struct conv *v, uint32_t k, uint32_t c, uint32_t ky, uint32_t kx)
 {
-    const uint32_t KG = kernel_group(v->prec), CB = 32;
+    const uint32_t KG = kernel_group(v->prec);
+    const uint32_t CB = v->depthwise && v->prec == NPU_CNA_PRECISION_INT8 ? 64 : 32;
     uint32_t nk = v->depthwise ? 1 : v->k;
     uint32_t kg = k / KG, kin = k % KG, kg_size = NPU_MIN(KG, nk - kg * KG);
     uint32_t cb = c / CB, cin = c % CB, cb_size = NPU_MIN(CB, v->c - cb * CB);

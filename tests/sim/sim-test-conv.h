@@ -194,7 +194,8 @@ tc_w_bytes(const struct tconv *t)
 static inline size_t
 tc_w_index(const struct tconv *t, uint32_t k, uint32_t c, uint32_t ky, uint32_t kx)
 {
-    const uint32_t CB = 32, KG = t->prec == NPU_CNA_PRECISION_INT8 ? 32 : 16;
+    const uint32_t KG = t->prec == NPU_CNA_PRECISION_INT8 ? 32 : 16;
+    const uint32_t CB = t->depthwise && t->prec == NPU_CNA_PRECISION_INT8 ? 64 : 32;
     uint32_t K = t->depthwise ? 1 : t->K;
     uint32_t kg = k / KG, kin = k % KG, kgs = NPU_MIN(KG, K - kg * KG);
     uint32_t cb = c / CB, cin = c % CB, cbs = NPU_MIN(CB, t->C - cb * CB);
