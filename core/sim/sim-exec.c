@@ -431,6 +431,12 @@ write_block_reg(struct sim_exec *x, const struct npu_qword_info *q)
         reserved == (((q->value & 0x8000u) ? 0xffff0000u : 0) & reserved) &&
         (q->value >> 16) == ((q->value & 0x8000u) ? 0xffffu : 0))
         reserved = 0;
+    /* Address registers keep bits 31:4 (facts §2.10 alignment summary). */
+    if (reserved && (r->flags & NPU_REG_ADDR) && !(reserved & ~0xfu))
+        return sim_fail(x, NPU_ERR_FAULT,
+                        "%s: %s = 0x%08x is not 16-byte aligned (the register keeps bits 31:4, "
+                        "facts §2.10)",
+                        npu_block_name(b), r->full_name, q->value);
     if (reserved && !sim_unverified(x, "reserved bits in the TRM / facts §2",
                                     "%s = 0x%08x sets reserved bits 0x%08x", r->full_name,
                                     q->value, reserved))

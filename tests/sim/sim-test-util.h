@@ -113,6 +113,72 @@ ts_run(struct npu_device *dev, const struct npu_submit *s, struct npu_job_result
     return st;
 }
 
+/* A DPU flying-mode task (facts Appendix A.2 register set, with height):
+ * z = x EW y over a W x H x C cube, in = proc = out precision. */
+struct fly {
+    unsigned prec;      /* in = proc = out */
+    uint32_t W, H, C;
+    uint32_t x, y, z;   /* IOVAs */
+    uint32_t ew_cfg;
+    bool f32;           /* fp16 computed in fp32 (RKNN templates) */
+};
+
+static inline void
+tp_fly(struct tprog *p, const struct fly *f)
+{
+    unsigned es = f->prec == NPU_PRECISION_INT8 ? 1 : f->prec == NPU_PRECISION_INT32 ? 4 : 2;
+    unsigned size = es == 1 ? NPU_ELEM_SIZE_8BIT : es == 2 ? NPU_ELEM_SIZE_16BIT : NPU_ELEM_SIZE_32BIT;
+    uint32_t surf = f->W * f->H;
+    tp_reg(p, REG_DPU_S_POINTER, 0x0e);
+    tp_reg(p, REG_DPU_RDMA_S_POINTER, 0x0e);
+    tp_reg(p, REG_DPU_FEATURE_MODE_CFG,
+           DPU_FEATURE_MODE_CFG_BURST_LEN(15) | DPU_FEATURE_MODE_CFG_OUTPUT_MODE(2) |
+               DPU_FEATURE_MODE_CFG_FLYING_MODE(1));
+    tp_reg(p, REG_DPU_DATA_FORMAT,
+           DPU_DATA_FORMAT_OUT_PRECISION(f->prec) | DPU_DATA_FORMAT_IN_PRECISION(f->prec) |
+               DPU_DATA_FORMAT_PROC_PRECISION(f->prec));
+    tp_reg(p, REG_DPU_OFFSET_PEND, 0);
+    tp_reg(p, REG_DPU_DST_BASE_ADDR, f->z);
+    tp_reg(p, REG_DPU_DST_SURF_STRIDE, DPU_DST_SURF_STRIDE_DST_SURF_STRIDE(surf));
+    tp_reg(p, REG_DPU_DATA_CUBE_WIDTH, f->W - 1);
+    tp_reg(p, REG_DPU_DATA_CUBE_HEIGHT, f->H - 1);
+    tp_reg(p, REG_DPU_DATA_CUBE_NOTCH_ADDR, 0);
+    tp_reg(p, REG_DPU_DATA_CUBE_CHANNEL,
+           DPU_DATA_CUBE_CHANNEL_ORIG_CHANNEL(f->C - 1) | DPU_DATA_CUBE_CHANNEL_CHANNEL(f->C - 1));
+    tp_reg(p, REG_DPU_BS_CFG, 0x53);
+    tp_reg(p, REG_DPU_BS_OW_CFG, DPU_BS_OW_CFG_OD_BYPASS(1));
+    tp_reg(p, REG_DPU_WDMA_SIZE_0, f->C - 1);
+    tp_reg(p, REG_DPU_WDMA_SIZE_1,
+           DPU_WDMA_SIZE_1_HEIGHT_WDMA(f->H - 1) | DPU_WDMA_SIZE_1_WIDTH_WDMA(f->W - 1));
+    tp_reg(p, REG_DPU_BN_CFG, 0x53);
+    tp_reg(p, REG_DPU_EW_CFG, f->ew_cfg);
+    tp_reg(p, REG_DPU_EW_CVT_OFFSET_VALUE, 0);
+    tp_reg(p, REG_DPU_EW_CVT_SCALE_VALUE, 1);
+    tp_reg(p, REG_DPU_EW_RELUX_CMP_VALUE, 0);
+    tp_reg(p, REG_DPU_OUT_CVT_OFFSET, 0);
+    tp_reg(p, REG_DPU_OUT_CVT_SCALE, (f->f32 ? DPU_OUT_CVT_SCALE_FP32TOFP16_EN(1) : 0) | 1);
+    tp_reg(p, REG_DPU_OUT_CVT_SHIFT, 0);
+    tp_reg(p, REG_DPU_SURFACE_ADD, DPU_SURFACE_ADD_SURF_ADD(surf));
+    tp_reg(p, REG_DPU_RDMA_DATA_CUBE_WIDTH, f->W - 1);
+    tp_reg(p, REG_DPU_RDMA_DATA_CUBE_HEIGHT, f->H - 1);
+    tp_reg(p, REG_DPU_RDMA_DATA_CUBE_CHANNEL, f->C - 1);
+    tp_reg(p, REG_DPU_RDMA_SRC_BASE_ADDR, f->x);
+    tp_reg(p, REG_DPU_RDMA_ERDMA_CFG,
+           DPU_RDMA_ERDMA_CFG_ERDMA_DATA_MODE(DPU_EW_CFG_EW_DATA_MODE__GET(f->ew_cfg)) |
+               DPU_RDMA_ERDMA_CFG_ERDMA_DATA_SIZE(size));
+    tp_reg(p, REG_DPU_RDMA_EW_BASE_ADDR, f->y);
+    tp_reg(p, REG_DPU_RDMA_EW_SURF_STRIDE, DPU_RDMA_EW_SURF_STRIDE_EW_SURF_STRIDE(surf));
+    tp_reg(p, REG_DPU_RDMA_FEATURE_MODE_CFG,
+           DPU_RDMA_FEATURE_MODE_CFG_IN_PRECISION(f->prec) |
+               DPU_RDMA_FEATURE_MODE_CFG_BURST_LEN(15) |
+               DPU_RDMA_FEATURE_MODE_CFG_PROC_PRECISION(f->prec) |
+               DPU_RDMA_FEATURE_MODE_CFG_MRDMA_FP16TOFP32_EN(f->f32) |
+               DPU_RDMA_FEATURE_MODE_CFG_FLYING_MODE(1));
+    tp_reg(p, REG_DPU_RDMA_SRC_DMA_CFG, 0);
+    tp_reg(p, REG_DPU_RDMA_SURF_NOTCH, 0);
+    tp_reg(p, REG_DPU_RDMA_WEIGHT, 0x01010101);
+}
+
 /* Deterministic pseudo-random numbers for test data. */
 static inline uint32_t
 trand(uint32_t *s)
