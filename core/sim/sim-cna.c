@@ -60,23 +60,11 @@ kernel_group(unsigned prec)
     return prec == NPU_CNA_PRECISION_INT8 ? TM_KG_INT8 : TM_KG_16BIT;
 }
 
-/* Element offset of w[k][c][ky][kx] in the packed weight layout (facts §2.10):
- * [kernel group of KG][channel block][ky][kx][kernel in group][channel in
- * block]; the last group / block hold the remaining kernels / channels. The
- * channel block is 32, and 64 for int8 depthwise (Mesa's rkt_fill_weights
- * doubles its input-channel group for depthwise). */
-static inline size_t
-weight_index(const struct conv *v, uint32_t k, uint32_t c, uint32_t ky, uint32_t kx)
-{
-    const uint32_t KG = kernel_group(v->prec);
-    const uint32_t CB = v->depthwise && v->prec == NPU_CNA_PRECISION_INT8 ? 64 : 32;
-    uint32_t nk = v->depthwise ? 1 : v->k;
-    uint32_t kg = k / KG, kin = k % KG, kg_size = NPU_MIN(KG, nk - kg * KG);
-    uint32_t cb = c / CB, cin = c % CB, cb_size = NPU_MIN(CB, v->c - cb * CB);
-    size_t taps = (size_t)v->kh * v->kw;
-    return (size_t)kg * KG * v->c * taps + (size_t)cb * CB * taps * kg_size +
-           ((size_t)ky * v->kw + kx) * kg_size * cb_size + (size_t)kin * cb_size + cin;
-}
+/* The packed weight layout (facts §2.10): [kernel group of KG][channel block]
+ * [ky][kx][kernel in group][channel in block]; the last group / block hold the
+ * remaining kernels / channels. The channel block is 32, and 64 for int8
+ * depthwise (Mesa's rkt_fill_weights doubles its input-channel group for
+ * depthwise). load_weights() walks it. */
 
 static bool
 decode(struct sim_exec *x, struct conv *v)
@@ -500,31 +488,46 @@ load_input(struct sim_exec *x, const struct conv *v, float *inf, int32_t *ini)
 }
 
 /* Unpacks the weights into a row-major matrix [kernel][c][ky][kx] (for
- * depthwise [c][ky][kx]). */
+ * depthwise [c][ky][kx]), walking the packed buffer in its own order
+ * (sequential reads). */
 static bool
 load_weights(struct sim_exec *x, const struct conv *v, const uint8_t *wsrc, float *wf, int32_t *wi)
 {
+    const uint32_t KG = kernel_group(v->prec);
+    const uint32_t CB = v->depthwise && v->prec == NPU_CNA_PRECISION_INT8 ? 64 : 32;
     uint32_t nk = v->depthwise ? 1 : v->k;
     size_t taps = (size_t)v->kh * v->kw;
-    for (uint32_t k = 0; k < nk; k++)
-        for (uint32_t c = 0; c < v->c; c++)
-            for (uint32_t ky = 0; ky < v->kh; ky++)
-                for (uint32_t kx = 0; kx < v->kw; kx++) {
-                    size_t src = weight_index(v, k, c, ky, kx) * v->esize;
-                    size_t dst = ((size_t)k * v->c + c) * taps + ky * v->kw + kx;
+    size_t n = 0; /* element index in the packed buffer */
+    for (uint32_t k0 = 0; k0 < nk; k0 += KG) {
+        uint32_t kgs = NPU_MIN(KG, nk - k0);
+        for (uint32_t c0 = 0; c0 < v->c; c0 += CB) {
+            uint32_t cbs = NPU_MIN(CB, v->c - c0);
+            for (size_t t = 0; t < taps; t++)
+                for (uint32_t kin = 0; kin < kgs; kin++) {
+                    size_t dst = ((size_t)(k0 + kin) * v->c + c0) * taps + t;
                     if (v->prec == NPU_CNA_PRECISION_FP16) {
-                        uint16_t hv;
-                        memcpy(&hv, wsrc + src, 2);
-                        wf[dst] = sim_f16_to_f32(hv);
+                        const uint8_t *src = wsrc + 2 * n;
+                        for (uint32_t cin = 0; cin < cbs; cin++) {
+                            uint16_t hv;
+                            memcpy(&hv, src + 2 * cin, 2);
+                            wf[dst + cin * taps] = sim_f16_to_f32(hv);
+                        }
                     } else if (v->esize == 1) {
-                        wi[dst] = (int8_t)wsrc[src];
+                        for (uint32_t cin = 0; cin < cbs; cin++)
+                            wi[dst + cin * taps] = (int8_t)wsrc[n + cin];
                     } else {
-                        int16_t sv;
-                        memcpy(&sv, wsrc + src, 2);
-                        wi[dst] = sv;
+                        for (uint32_t cin = 0; cin < cbs; cin++) {
+                            int16_t sv;
+                            memcpy(&sv, wsrc + 2 * (n + cin), 2);
+                            wi[dst + cin * taps] = sv;
+                        }
                     }
+                    n += cbs;
                 }
-    return true;
+        }
+    }
+    (void)x;
+    return n * v->esize == v->w_bytes;
 }
 
 /* Fills col[(c*taps + t)][p] for output pixels p0..p0+np-1 (im2col), with the
@@ -714,7 +717,10 @@ sim_cna_run(struct sim_exec *x, struct sim_cube *out)
         sim_fail(x, NPU_ERR_NOMEM, "no host memory for the weights");
         goto out;
     }
-    load_weights(x, &v, wsrc, wf, wi);
+    if (!load_weights(x, &v, wsrc, wf, wi)) {
+        sim_fail(x, NPU_ERR_INTERNAL, "CNA: weight layout walk disagrees with WEIGHT_BYTES");
+        goto out;
+    }
 
     if (v.depthwise) {
         for (uint32_t c = 0; c < v.k_out; c++) {

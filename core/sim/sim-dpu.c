@@ -933,20 +933,31 @@ out_cvt_i(const struct dpu *d, int64_t v)
 
 /* OUT_CVT on an fp value: scale / 2^shift, offset, then the exponent
  * adjustment MINUS_EXP (derived from RKNN's tanh, whose int16 LUT output is
- * scaled by 2^-15, NOTES S19). */
-static inline double
-out_cvt_f(const struct dpu *d, double v)
+ * scaled by 2^-15, NOTES S19). Precomputed as y = v * mul + add (CVT_TYPE 0)
+ * or (v + off) * mul (CVT_TYPE 1); in double every step is exact for a
+ * binary32 v and the 16-bit scale, so this equals the stepwise definition. */
+struct out_cvt_f {
+    bool add_first;
+    double mul, add, off;
+};
+
+static inline void
+out_cvt_f_init(const struct dpu *d, struct out_cvt_f *o)
 {
     double scale = DPU_OUT_CVT_SCALE_OUT_CVT_SCALE__GET(d->cvt_scale);
-    unsigned shift = DPU_OUT_CVT_SHIFT_OUT_CVT_SHIFT__GET(d->cvt_shift_reg);
-    unsigned mexp = DPU_OUT_CVT_SHIFT_MINUS_EXP__GET(d->cvt_shift_reg);
+    int shift = (int)DPU_OUT_CVT_SHIFT_OUT_CVT_SHIFT__GET(d->cvt_shift_reg);
+    int mexp = (int)DPU_OUT_CVT_SHIFT_MINUS_EXP__GET(d->cvt_shift_reg);
     double off = (int32_t)d->cvt_offset;
-    double r;
-    if (DPU_OUT_CVT_SHIFT_CVT_TYPE__GET(d->cvt_shift_reg))
-        r = ldexp((v + off) * scale, -(int)shift);
-    else
-        r = ldexp(v * scale, -(int)shift) + off;
-    return ldexp(r, -(int)mexp);
+    o->add_first = DPU_OUT_CVT_SHIFT_CVT_TYPE__GET(d->cvt_shift_reg);
+    o->mul = ldexp(scale, -shift - mexp);
+    o->add = ldexp(off, -mexp);
+    o->off = off;
+}
+
+static inline double
+out_cvt_f(const struct out_cvt_f *o, double v)
+{
+    return o->add_first ? (v + o->off) * o->mul : v * o->mul + o->add;
 }
 
 static inline void
@@ -1151,8 +1162,12 @@ sim_dpu_run(struct sim_exec *x, const struct sim_cube *in, bool to_ppu, bool to_
 
     /* ---- the pipeline, element by element */
     const unsigned prec = d.proc_p;
+    struct out_cvt_f ocf;
+    out_cvt_f_init(&d, &ocf);
+    const uint64_t line_bytes = (uint64_t)(d.w + d.notch0) * 16;
     for (uint32_t c = 0; c < d.c; c++) {
         bool pad_ch = c >= d.c_real;
+        uint64_t c_base = out_offset(&d, c, 0, 0, obytes);
         for (uint32_t y = 0; y < d.h; y++)
             for (uint32_t xx = 0; xx < d.w; xx++) {
                 size_t o = ((size_t)c * d.h + y) * d.w + xx;
@@ -1197,7 +1212,7 @@ sim_dpu_run(struct sim_exec *x, const struct sim_cube *in, bool to_ppu, bool to_
                         }
                     }
                     /* binary32 datapath: round each stage result to fp32 */
-                    vf = out_cvt_f(&d, (float)v);
+                    vf = out_cvt_f(&ocf, (float)v);
                 } else {
                     int64_t v = src->i[o];
                     v = run_stage_i(&d.bs, v, c, prec);
@@ -1244,7 +1259,8 @@ sim_dpu_run(struct sim_exec *x, const struct sim_cube *in, bool to_ppu, bool to_
                     vi = out_cvt_i(&d, v);
                 }
                 if (out) {
-                    uint8_t *p = out + out_offset(&d, c, y, xx, obytes);
+                    uint8_t *p = out + (d.tp ? out_offset(&d, c, y, xx, obytes)
+                                             : c_base + y * line_bytes + (uint64_t)xx * 16);
                     if (pad_ch) {
                         /* channels past ORIG_CHANNEL hold OFFSET_PEND */
                         uint32_t pv = d.offset_pend;
