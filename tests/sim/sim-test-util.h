@@ -69,6 +69,11 @@ td_set(struct npu_bo *task_bo, unsigned idx, uint32_t enable, uint32_t body_qwor
 static inline uint32_t
 tp_store(struct npu_bo *regcmd_bo, size_t off, const struct tprog *p)
 {
+    if (off + (size_t)p->n * 8 > npu_bo_size(regcmd_bo)) {
+        fprintf(stderr, "tp_store: %u qwords at +0x%zx overflow the %zu-byte regcmd BO\n", p->n,
+                off, npu_bo_size(regcmd_bo));
+        abort();
+    }
     memcpy((uint8_t *)npu_bo_map(regcmd_bo) + off, p->q, p->n * 8);
     return p->n - NPU_TASK_TAIL_QWORDS;
 }

@@ -27,8 +27,8 @@ rig_open(struct rig *r, int strict, size_t bytes)
     memset(r, 0, sizeof(*r));
     struct npu_device_options o = {.strict = strict};
     CHECK_EQ_INT(NPU_OK, npu_device_open_ex("sim", &o, &r->dev));
-    CHECK_EQ_INT(NPU_OK, npu_bo_create(r->dev, 40 * 4, NPU_BO_TASKS, &r->task));
-    CHECK_EQ_INT(NPU_OK, npu_bo_create(r->dev, 65536, 0, &r->regcmd));
+    CHECK_EQ_INT(NPU_OK, npu_bo_create(r->dev, 40 * 8, NPU_BO_TASKS, &r->task));
+    CHECK_EQ_INT(NPU_OK, npu_bo_create(r->dev, 131072, 0, &r->regcmd));
     CHECK_EQ_INT(NPU_OK, npu_bo_create(r->dev, bytes, 0, &r->a));
     CHECK_EQ_INT(NPU_OK, npu_bo_create(r->dev, bytes, 0, &r->b));
     CHECK_EQ_INT(NPU_OK, npu_bo_create(r->dev, bytes, 0, &r->c));
@@ -51,13 +51,13 @@ rig_chain(struct rig *r, struct tprog *p, unsigned n, const uint32_t *enable, ch
 {
     uint32_t base = npu_bo_iova(r->regcmd);
     for (unsigned i = 0; i < n; i++) {
-        uint32_t next = i + 1 < n ? base + (i + 1) * 0x4000 : 0;
+        uint32_t next = i + 1 < n ? base + (i + 1) * 0x3000 : 0;
         uint32_t amt = 0;
         if (i + 1 < n)
             amt = npu_pc_amount(p[i + 1].n + 4);
         tp_tail(&p[i], next, amt, enable[i]);
-        uint32_t body = tp_store(r->regcmd, i * 0x4000, &p[i]);
-        td_set(r->task, i, enable[i], body, base + i * 0x4000);
+        uint32_t body = tp_store(r->regcmd, i * 0x3000, &p[i]);
+        td_set(r->task, i, enable[i], body, base + i * 0x3000);
     }
     struct npu_submit s = ts_submit(r->task, 0, n, 1);
     return ts_run(r->dev, &s, NULL, msg, 512);
@@ -557,9 +557,104 @@ test_conv_to_ppu(void)
     }
 }
 
+/* Two register groups per block (NOTES S1, S19): a delta task that writes only
+ * S_POINTER and the output address runs with the registers of the task two
+ * back; S_POINTER 0x30 (pointer/executer clear) resets the alternation. */
+static void
+tp_delta(struct tprog *p, uint32_t s_pointer, uint32_t z)
+{
+    p->n = 0;
+    tp_reg(p, REG_DPU_S_POINTER, s_pointer);
+    tp_reg(p, REG_DPU_RDMA_S_POINTER, s_pointer);
+    tp_reg(p, REG_DPU_DST_BASE_ADDR, z);
+}
+
+static void
+test_pingpong(void)
+{
+    const uint32_t W = 8, H = 2, C = 8;
+    size_t bytes = 2 * W * H * C;
+    struct rig r;
+    rig_open(&r, 1, bytes);
+    struct npu_bo *out[5];
+    for (int i = 0; i < 5; i++)
+        CHECK_EQ_INT(NPU_OK, npu_bo_create(r.dev, bytes, 0, &out[i]));
+    uint8_t *x = npu_bo_map(r.a), *y = npu_bo_map(r.b);
+    for (size_t i = 0; i < bytes / 2; i++) {
+        f2h(x + 2 * i, (float)(i % 17));
+        f2h(y + 2 * i, (float)(i % 5) + 0.5f);
+    }
+    struct fly f = {.prec = NPU_PRECISION_FP16, .W = W, .H = H, .C = C, .x = npu_bo_iova(r.a),
+                    .y = npu_bo_iova(r.b), .f32 = true};
+    uint32_t ew = DPU_EW_CFG_EW_DATA_MODE(1) | DPU_EW_CFG_EDATA_SIZE(NPU_ELEM_SIZE_16BIT) |
+                  DPU_EW_CFG_EW_RELU_BYPASS(1) | DPU_EW_CFG_EW_LUT_BYPASS(1) |
+                  DPU_EW_CFG_EW_OP_SRC(1);
+    for (int clear = 0; clear < 2; clear++) {
+        struct tprog p[5];
+        p[0].n = p[1].n = 0;
+        f.z = npu_bo_iova(out[0]);
+        f.ew_cfg = ew | DPU_EW_CFG_EW_ALU_ALGO(NPU_ALU_ALGO_ADD);
+        tp_fly(&p[0], &f); /* A: add, one group */
+        f.z = npu_bo_iova(out[1]);
+        f.ew_cfg = ew | DPU_EW_CFG_EW_ALU_ALGO(NPU_ALU_ALGO_MINUS);
+        tp_fly(&p[1], &f); /* B: subtract, the other group */
+        tp_delta(&p[2], 0x0e, npu_bo_iova(out[2])); /* C: A's group -> add */
+        tp_delta(&p[3], clear ? 0x30 : 0x0e, npu_bo_iova(out[3]));
+        tp_delta(&p[4], 0x0e, npu_bo_iova(out[4]));
+        uint32_t en[5] = {0x18, 0x18, 0x18, 0x18, 0x18};
+        char msg[512] = "";
+        /* a fresh device each time: the groups start where power-on leaves them */
+        enum npu_status cst = rig_chain(&r, p, 5, en, msg);
+        CHECK_EQ_INT(NPU_OK, cst);
+        if (cst)
+            fprintf(stderr, "ping-pong: %s\n", msg);
+        /* Groups: A g0 (add), B g1 (sub), C g0 -> add. Without the clear the
+         * alternation goes on: D g1 (B's sub), E g0 (add). With 0x30 in D the
+         * pointer returns to group 0 and stops alternating: D g0 (add), and E
+         * (0x0E again) starts from group 0: add. */
+        const bool want_add[5] = {true, false, true, clear ? true : false, true};
+        unsigned bad = 0;
+        for (int t = 0; t < 5; t++) {
+            const uint8_t *z = npu_bo_map(out[t]);
+            for (size_t i = 0; i < bytes / 2; i++) {
+                float a = h2f(x + 2 * i), b = h2f(y + 2 * i);
+                if (h2f(z + 2 * i) != (want_add[t] ? a + b : a - b))
+                    bad++;
+            }
+        }
+        CHECK_EQ_INT(0, bad);
+        struct tdesc *d = npu_bo_map(r.task);
+        /* E ran on DPU group 0 both ways: interrupt bit 0x100 (0x200 is group 1) */
+        CHECK_EQ_HEX(0x100, d[4].int_status);
+        printf("ping-pong groups: delta tasks inherit from two tasks back%s: exact\n",
+               clear ? "; 0x30 clears the alternation" : "");
+        for (int i = 0; i < 5; i++)
+            memset(npu_bo_map(out[i]), 0, bytes);
+        /* next round on a fresh device */
+        for (int i = 0; i < 5; i++)
+            npu_bo_destroy(out[i]);
+        rig_close(&r);
+        rig_open(&r, 1, bytes);
+        for (int i = 0; i < 5; i++)
+            CHECK_EQ_INT(NPU_OK, npu_bo_create(r.dev, bytes, 0, &out[i]));
+        x = npu_bo_map(r.a);
+        y = npu_bo_map(r.b);
+        for (size_t i = 0; i < bytes / 2; i++) {
+            f2h(x + 2 * i, (float)(i % 17));
+            f2h(y + 2 * i, (float)(i % 5) + 0.5f);
+        }
+        f.x = npu_bo_iova(r.a);
+        f.y = npu_bo_iova(r.b);
+    }
+    for (int i = 0; i < 5; i++)
+        npu_bo_destroy(out[i]);
+    rig_close(&r);
+}
+
 int
 main(void)
 {
+    test_pingpong();
     test_ew_algos();
     test_lut();
     test_ppu();
