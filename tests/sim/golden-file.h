@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * golden-file.h: a reader for the "golden-regcmd v1" text format of
- * tests/golden/vectors/README.md, enough for the simulator's golden tests:
- * header lines, "# buffer:" lines, task lines with their key=value pairs and
- * the qwords of each task. (Test-side helper written while the hardware
- * layer's parser was not yet available.)
+ * golden-file.h: the parts of a "golden-regcmd v1" file (tests/golden/vectors/
+ * README.md) the simulator's golden tests use, read with the hardware layer's
+ * parser (npu-golden.h): header lines, buffers, tasks with their keys and
+ * qwords.
  */
 #ifndef GOLDEN_FILE_H
 #define GOLDEN_FILE_H
@@ -13,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "npu-golden.h"
 
 #define GF_MAX_BUF 32
 #define GF_MAX_TASK 256
@@ -72,118 +73,63 @@ gf_free(struct gf *g)
     memset(g, 0, sizeof(*g));
 }
 
-static inline void
-gf_task_kv(struct gf_task *t, const char *k, const char *v)
-{
-    if (!strcmp(k, "amount"))
-        t->amount = (uint32_t)strtoul(v, NULL, 0);
-    else if (!strcmp(k, "enable"))
-        t->enable = (uint32_t)strtoul(v, NULL, 0);
-    else if (!strcmp(k, "int_mask"))
-        t->int_mask = (uint32_t)strtoul(v, NULL, 0);
-    else if (!strcmp(k, "addr"))
-        t->addr = (uint32_t)strtoul(v, NULL, 0);
-    else if (!strcmp(k, "chain"))
-        t->chain = atoi(v);
-    else if (!strcmp(k, "ran"))
-        snprintf(t->ran, sizeof(t->ran), "%s", v);
-    else if (!strcmp(k, "plan"))
-        snprintf(t->plan, sizeof(t->plan), "%s", v);
-    else if (!strcmp(k, "dup_of"))
-        t->dup_of = atoi(v);
-    else if (!strcmp(k, "submit"))
-        t->submit = atoi(v);
-    else if (!strcmp(k, "next"))
-        t->next = strcmp(v, "none") ? atoi(v) : -1;
-}
-
-/* Returns 0 on success, -1 (message on stderr) on a malformed file. */
+/* Loads a file with the hardware layer's parser (npu-golden.h) and copies
+ * what the tests use into struct gf. Returns 0, or -1 with a message. */
 static inline int
 gf_load(const char *path, struct gf *g)
 {
     memset(g, 0, sizeof(*g));
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        fprintf(stderr, "%s: cannot open\n", path);
+    struct npu_golden ng;
+    if (npu_golden_load(path, &ng) != NPU_OK) {
+        fprintf(stderr, "%s: %s\n", path, ng.errmsg);
         return -1;
     }
-    char line[1024];
-    struct gf_task *cur = NULL;
-    unsigned cap = 0;
-    int lineno = 0, rc = 0;
-    while (fgets(line, sizeof(line), f)) {
-        lineno++;
-        line[strcspn(line, "\r\n")] = 0;
-        if (line[0] == '#') {
-            const char *p = line + 1;
-            while (*p == ' ')
-                p++;
-            const char *colon = strchr(p, ':');
-            if (!colon)
-                continue;
-            char key[32];
-            snprintf(key, sizeof(key), "%.*s", (int)(colon - p), p);
-            const char *val = colon + 1;
-            while (*val == ' ')
-                val++;
-            if (!strcmp(key, "buffer") && g->n_buf < GF_MAX_BUF) {
-                struct gf_buf *b = &g->buf[g->n_buf];
-                char nm[64];
-                unsigned long st, sz;
-                if (sscanf(val, "%63s %li %li", nm, (long *)&st, (long *)&sz) == 3) {
-                    snprintf(b->name, sizeof(b->name), "%s", nm);
-                    b->start = (uint32_t)st;
-                    b->size = (uint32_t)sz;
-                    g->n_buf++;
-                }
-            } else if (g->n_hdr < GF_MAX_HDR) {
-                snprintf(g->hdr_key[g->n_hdr], sizeof(g->hdr_key[0]), "%s", key);
-                snprintf(g->hdr_val[g->n_hdr], sizeof(g->hdr_val[0]), "%s", val);
-                g->n_hdr++;
-            }
-            continue;
-        }
-        if (!strncmp(line, "task ", 5)) {
-            if (g->n_task == GF_MAX_TASK) {
-                rc = -1;
-                break;
-            }
-            cur = &g->task[g->n_task++];
-            memset(cur, 0, sizeof(*cur));
-            cur->chain = cur->dup_of = cur->submit = cur->next = -1;
-            cap = 0;
-            char *save = NULL;
-            char *tok = strtok_r(line + 5, " ", &save);
-            cur->index = atoi(tok);
-            while ((tok = strtok_r(NULL, " ", &save))) {
-                char *eq = strchr(tok, '=');
-                if (!eq)
-                    continue;
-                *eq = 0;
-                gf_task_kv(cur, tok, eq + 1);
-            }
-            continue;
-        }
-        unsigned t, o, v;
-        if (sscanf(line, "%4x %4x %8x", &t, &o, &v) == 3) {
-            if (!cur) {
-                fprintf(stderr, "%s:%d: qword before any task\n", path, lineno);
-                rc = -1;
-                break;
-            }
-            if (cur->nq == cap) {
-                cap = cap ? cap * 2 : 128;
-                uint64_t *n = realloc(cur->q, cap * sizeof(*n));
-                if (!n) {
-                    rc = -1;
-                    break;
-                }
-                cur->q = n;
-            }
-            cur->q[cur->nq++] = (uint64_t)t << 48 | (uint64_t)v << 16 | o;
-        }
+    int rc = 0;
+    for (uint32_t i = 0; i < ng.n_header && g->n_hdr < GF_MAX_HDR; i++) {
+        snprintf(g->hdr_key[g->n_hdr], sizeof(g->hdr_key[0]), "%s", ng.header[i].key);
+        snprintf(g->hdr_val[g->n_hdr], sizeof(g->hdr_val[0]), "%s", ng.header[i].value);
+        g->n_hdr++;
     }
-    fclose(f);
+    for (uint32_t i = 0; i < ng.n_buffers && g->n_buf < GF_MAX_BUF; i++) {
+        struct gf_buf *b = &g->buf[g->n_buf++];
+        snprintf(b->name, sizeof(b->name), "%s", ng.buffers[i].name);
+        b->start = ng.buffers[i].start;
+        b->size = ng.buffers[i].size;
+    }
+    for (uint32_t i = 0; i < ng.n_tasks; i++) {
+        const struct npu_golden_task *s = &ng.tasks[i];
+        if (g->n_task == GF_MAX_TASK) {
+            rc = -1;
+            break;
+        }
+        struct gf_task *t = &g->task[g->n_task++];
+        memset(t, 0, sizeof(*t));
+        t->index = (int)s->index;
+        t->amount = s->amount < 0 ? 0 : (uint32_t)s->amount;
+        t->enable = s->enable < 0 ? 0 : (uint32_t)s->enable;
+        t->int_mask = s->int_mask < 0 ? 0 : (uint32_t)s->int_mask;
+        t->addr = s->addr < 0 ? 0 : (uint32_t)s->addr;
+        t->chain = (int)s->chain;
+        t->next = (int)s->next;
+        t->dup_of = (int)s->dup_of;
+        const char *v = npu_golden_task_get(s, "ran");
+        snprintf(t->ran, sizeof(t->ran), "%s", v ? v : "");
+        v = npu_golden_task_get(s, "plan");
+        snprintf(t->plan, sizeof(t->plan), "%s", v ? v : "");
+        v = npu_golden_task_get(s, "submit");
+        t->submit = v ? atoi(v) : -1;
+        if (s->n_q) {
+            t->q = malloc(s->n_q * sizeof(*t->q));
+            if (!t->q) {
+                rc = -1;
+                break;
+            }
+            for (uint32_t k = 0; k < s->n_q; k++)
+                t->q[k] = s->q[k].q;
+        }
+        t->nq = s->n_q;
+    }
+    npu_golden_free(&ng);
     if (rc)
         gf_free(g);
     return rc;
