@@ -626,6 +626,11 @@ sim_cna_run(struct sim_exec *x, struct sim_cube *out)
 
     /* ---- input tile (from memory, or the CBUF with DATA_REUSE) */
     size_t in_n = (size_t)v.c * v.in_w * v.in_h;
+    uint64_t w_n = (uint64_t)(v.depthwise ? 1 : v.k) * v.c * v.kh * v.kw;
+    if (in_n > (1u << 26) || w_n > (1u << 26))
+        return sim_fail(x, NPU_ERR_UNSUPPORTED,
+                        "CNA: %llu input / %llu weight elements are too many to simulate",
+                        (unsigned long long)in_n, (unsigned long long)w_n);
     uint32_t key[8];
     data_key(&v, key);
     float *inf = NULL;
@@ -703,6 +708,13 @@ sim_cna_run(struct sim_exec *x, struct sim_cube *out)
     size_t taps = (size_t)v.kh * v.kw;
     size_t ckk = (size_t)v.c * taps;
     size_t P = (size_t)v.out_w * v.out_h;
+    /* 2^34 MACs is over ten times the largest vendor task (c160h40: 0.67 G);
+     * beyond it a malformed program would only keep the host busy. */
+    if ((double)P * (v.depthwise ? v.c : nk) * (v.depthwise ? taps : ckk) > 17179869184.0)
+        return sim_fail(x, NPU_ERR_UNSUPPORTED,
+                        "CNA/CORE: %ux%u outputs x %u kernels x %zu taps is too much work to "
+                        "simulate",
+                        v.out_w, v.out_h, v.depthwise ? v.c : nk, v.depthwise ? taps : ckk);
     if (!sim_cube_alloc(x, out, v.out_w, v.out_h, v.k_out, !is_fp))
         return false;
     float *wf = NULL;

@@ -159,9 +159,10 @@ sim_cube_alloc(struct sim_exec *x, struct sim_cube *cube, uint32_t w, uint32_t h
                bool is_int)
 {
     uint64_t n = (uint64_t)w * h * c;
-    /* 13-bit cube fields allow 8192^3; refuse what no 384 KiB-CBUF program
-     * can mean rather than exhaust host memory. */
-    if (n == 0 || n > (1ull << 31)) {
+    /* 13-bit cube fields allow 8192^3; refuse what no real program means
+     * (2^27 elements is 100x the largest vendor task) rather than exhaust
+     * host memory. */
+    if (n == 0 || n > (1ull << 27)) {
         sim_fail(x, NPU_ERR_UNSUPPORTED, "feature cube %ux%ux%u is too large to simulate", w, h,
                  c);
         return false;
