@@ -276,8 +276,10 @@ npu_format_reg(char *buf, size_t size, const struct npu_reg_info *reg, uint32_t 
             sb_printf(&sb, "%llu(%u)", (unsigned long long)v + 1, v);
         else if (f->flags & NPU_FIELD_SIGNED)
             sb_printf(&sb, "%lld", (long long)npu_field_get_signed(f, value));
-        else if (width >= 16 && v >= 10)
+        else if (width == 32)
             sb_printf(&sb, "0x%x", v);
+        else if (v >= 4096)
+            sb_printf(&sb, "%u(0x%x)", v, v);
         else
             sb_printf(&sb, "%u", v);
     }

@@ -307,7 +307,7 @@ enum npu_status
 npu_image_chain(struct npu_regcmd_image *img, uint32_t first, uint32_t count, unsigned cores)
 {
     if (!count || first >= img->n_tasks || count > img->n_tasks - first) {
-        npu_err(dom, "chain: tasks %u..%u out of range (%u tasks)", first, first + count - 1,
+        npu_err(dom, "chain: %u tasks from task %u out of range (%u tasks)", count, first,
                 img->n_tasks);
         return NPU_ERR_INVALID;
     }

@@ -9,6 +9,8 @@
  *  3. In every file, every tail is well formed and every chained tail's
  *     PC_REGISTER_AMOUNTS equals AMOUNT(next body + 4) = ceil(N/2) - 1 with bits 17:16 =
  *     cores - 1 of the plan; NOTES 0 counts 232 chained tails over all files.
+ *  4. The weight sizes of npu_weight_layout (WEIGHT_SIZE0/1/2) equal RKNN's values in every
+ *     row of the partial table, normal and depthwise convolutions.
  *
  * usage: test-golden-hw GOLDEN_DIR
  */
@@ -283,6 +285,79 @@ test_chain_file(const char *name)
     return chained;
 }
 
+/* Column index of a header name in the partial table, -1 if absent. */
+static int
+tsv_col(char **hdr, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(hdr[i], name))
+            return i;
+    return -1;
+}
+
+static void
+test_tsv_weights(void)
+{
+    char path[8192], line[8192], hline[8192];
+    char *hdr[64];
+    int nh = 0, rows = 0, dw = 0;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/ab-rknn-conv-partial.tsv", golden_dir);
+    f = fopen(path, "r");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    while (fgets(line, sizeof(line), f)) {
+        char *cols[64], *p = line, *tok;
+        int n = 0;
+
+        line[strcspn(line, "\n")] = '\0';
+        if (line[0] == '#' || !line[0])
+            continue;
+        if (!nh) {
+            memcpy(hline, line, sizeof(hline));
+            for (p = hline; (tok = strsep(&p, "\t")) && nh < 64;)
+                hdr[nh++] = tok;
+            continue;
+        }
+        while ((tok = strsep(&p, "\t")) && n < 64)
+            cols[n++] = tok;
+        int c1 = tsv_col(hdr, nh, "conv_con1(0201:100c)");
+        int d1 = tsv_col(hdr, nh, "data_size1(0201:1024)");
+        int w0 = tsv_col(hdr, nh, "weight_size0(0201:1030)");
+        int w1 = tsv_col(hdr, nh, "weight_size1(0201:1034)");
+        int w2 = tsv_col(hdr, nh, "weight_size2(0201:1038)");
+        CHECK(c1 >= 0 && d1 >= 0 && w0 >= 0 && w1 >= 0 && w2 >= 0 && n == nh);
+        if (c1 < 0 || d1 < 0 || w0 < 0 || w1 < 0 || w2 < 0 || n != nh)
+            break;
+        if (!strcmp(cols[c1], "-") || !strcmp(cols[d1], "-") || !strcmp(cols[w0], "-") ||
+            !strcmp(cols[w1], "-") || !strcmp(cols[w2], "-"))
+            continue;
+        uint32_t con1 = (uint32_t)strtoul(cols[c1], NULL, 16);
+        uint32_t size1 = (uint32_t)strtoul(cols[d1], NULL, 16);
+        uint32_t ws2 = (uint32_t)strtoul(cols[w2], NULL, 16);
+        bool depthwise = CNA_CONV_CON1_CONV_MODE__GET(con1) == NPU_CONV_MODE_DEPTHWISE;
+        uint32_t c = CNA_DATA_SIZE1_DATAIN_CHANNEL__GET(size1);
+        uint32_t k = CNA_WEIGHT_SIZE2_WEIGHT_KERNELS__GET(ws2);
+        struct npu_weight_layout l;
+
+        /* fp16 throughout (table header); depthwise: one kernel per channel. */
+        CHECK_EQ_INT(NPU_OK, npu_weight_layout_init(&l, 2, depthwise ? c : k, c,
+                                                    CNA_WEIGHT_SIZE2_WEIGHT_HEIGHT__GET(ws2),
+                                                    CNA_WEIGHT_SIZE2_WEIGHT_WIDTH__GET(ws2),
+                                                    depthwise));
+        CHECK_EQ_HEX(strtoul(cols[w0], NULL, 16), l.total_bytes);
+        CHECK_EQ_HEX(strtoul(cols[w1], NULL, 16), l.bytes_per_kernel);
+        CHECK_EQ_INT(k, l.weight_kernels);
+        rows++;
+        dw += depthwise;
+    }
+    fclose(f);
+    printf("partial table: weight sizes of %d conv tasks (%d depthwise) match\n", rows, dw);
+    CHECK(rows > 600 && dw > 300);
+}
+
 /* Independent count: qwords writing a non-zero PC_BASE_ADDRESS, over all files. */
 static unsigned
 count_pc_base_writes(char **v, size_t n)
@@ -296,7 +371,8 @@ count_pc_base_writes(char **v, size_t n)
         for (uint32_t t = 0; t < g.n_tasks; t++)
             for (uint32_t j = 0; j < g.tasks[t].n_q; j++) {
                 uint64_t q = g.tasks[t].q[j].q;
-                count += (q >> 48) == 0x0101 && (q & 0xffff) == 0x0010 && (q >> 16) & 0xffffffffu;
+                count += npu_regcmd_target(q) == NPU_TARGET_PC &&
+                         npu_regcmd_offset(q) == REG_PC_BASE_ADDRESS && npu_regcmd_value(q);
             }
         npu_golden_free(&g);
     }
@@ -331,6 +407,7 @@ main(int argc, char **argv)
      * tail. (NOTES 0 counts 232; the vectors hold 244: the 9 of the patched sub/mul/div
      * copies and the 3 of tanh, whose chain is cut into separate submits, come on top.) */
     CHECK_EQ_INT(count_pc_base_writes(v, n), chained);
+    test_tsv_weights();
     test_onpu_eltwise("add", NPU_REF_EW_ADD);
     test_onpu_eltwise("sub", NPU_REF_EW_SUB);
     test_onpu_eltwise("mul", NPU_REF_EW_MUL);

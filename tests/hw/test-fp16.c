@@ -66,7 +66,9 @@ rng(void)
     return (uint32_t)((rng_state * 0x2545f4914f6cdd1dull) >> 32);
 }
 
+#ifdef HAVE_FLOAT16
 static int fails_reported;
+#endif
 
 static void
 check_to_half(uint32_t bits)
@@ -140,7 +142,6 @@ test_exhaustive(void)
             CHECK_EQ_HEX(h, back);
     }
     npu_fp32_to_fp16_n(bulk16, bulk32, 65536);
-    CHECK(!memcmp(bulk16, in16, sizeof(in16)) || 1); /* NaNs differ by the quiet bit */
     for (uint32_t h = 0; h < 65536; h++)
         CHECK_EQ_HEX(npu_fp32_to_fp16(bulk32[h]), bulk16[h]);
 
