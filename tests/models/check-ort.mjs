@@ -60,6 +60,18 @@ function compare(ref, got) {
     return { cos, maxerr, maxref };
 }
 
+// The file name npu-run (and make-models.py) give output k (npu-run --help).
+function outputFile(names, k) {
+    const one = (i) => {
+        let n = names[i].replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 200);
+        if (!n) return `output${i}`;
+        return n[0] === '.' ? '_' + n.slice(1) : n;
+    };
+    const base = one(k);
+    for (let j = 0; j < k; j++) if (one(j) === base) return `${base}-${k}`;
+    return base;
+}
+
 let failures = 0;
 for (const dir of models) {
     const name = path.basename(dir);
@@ -70,8 +82,8 @@ for (const dir of models) {
         feeds[n] = new ort.Tensor(a.type, a.data, a.shape);
     }
     const res = await session.run(feeds);
-    for (const n of session.outputNames) {
-        const ref = readNpy(path.join(dir, `out.${n}.npy`));
+    for (const [k, n] of session.outputNames.entries()) {
+        const ref = readNpy(path.join(dir, `out.${outputFile(session.outputNames, k)}.npy`));
         const got = res[n];
         const sameShape = JSON.stringify(Array.from(got.dims)) === JSON.stringify(ref.shape);
         const c = compare(ref.data, got.data);

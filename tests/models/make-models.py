@@ -10,7 +10,8 @@ external data. Every model directory holds:
 
     model.onnx                 (and model.onnx.data for external data)
     in.<input name>.npy        fixed seeded inputs
-    out.<output name>.npy      torch's outputs for those inputs (eval mode)
+    out.<output file>.npy      torch's outputs for those inputs (eval mode); the
+                               file is named as npu-run names output files
     meta.txt                   dims to pass to npu-run (--dims), one line
 
 Usage:
@@ -31,6 +32,9 @@ Models (docs/models.md has the full description):
     cnn_small       conv-bn-relu-maxpool, conv-relu-bn-avgpool, flatten, Linear (Gemm)
     external_data   small MLP whose weights live in model.onnx.data
     dynamic_batch   small conv + MLP with a symbolic 'batch' dim
+    odd_names       y = 2x, x + 1, -x under output names that are not file names
+                    ("out/scores:0", "out_scores_0", ".hidden"); out.*.npy use
+                    the file names npu-run is documented to write
 """
 import argparse
 import math
@@ -353,6 +357,13 @@ class SmallMLP(nn.Module):
         return torch.softmax(self.fc2(torch.tanh(self.fc1(x))), dim=-1)
 
 
+class OddNames(nn.Module):
+    """Three outputs whose names are not file names: npu-run's renaming."""
+
+    def forward(self, x):
+        return x * 2.0, x + 1.0, -x
+
+
 class DynBatch(nn.Module):
     def __init__(self):
         super().__init__()
@@ -373,6 +384,19 @@ def set_bn_stats(module):
         if isinstance(m, nn.BatchNorm2d):
             m.running_mean.copy_(0.1 * torch.randn(m.running_mean.shape, generator=g))
             m.running_var.copy_(0.5 + torch.rand(m.running_var.shape, generator=g))
+
+
+def npu_run_file_name(names, k):
+    """The file npu-run writes output k to (npu-run --help, OUTPUT FILES),
+    written independently here so that the test checks the tool."""
+    def one(i):
+        n = "".join(c if (c.isascii() and (c.isalnum() or c in "._-")) else "_"
+                    for c in names[i])[:200]
+        if not n:
+            return "output%d" % i
+        return "_" + n[1:] if n[0] == "." else n
+    base = one(k)
+    return base + "-%d" % k if base in [one(j) for j in range(k)] else base
 
 
 def export(name, module, inputs, input_names, output_names, outdir, opset, dynamic_axes=None,
@@ -401,8 +425,9 @@ def export(name, module, inputs, input_names, output_names, outdir, opset, dynam
     onnx.checker.check_model(path)
     for n, t in zip(input_names, inputs):
         np.save(os.path.join(d, "in.%s.npy" % n), t.numpy())
-    for n, t in zip(output_names, outs):
-        np.save(os.path.join(d, "out.%s.npy" % n), t.detach().numpy())
+    for k, t in enumerate(outs):
+        np.save(os.path.join(d, "out.%s.npy" % npu_run_file_name(output_names, k)),
+                t.detach().numpy())
     with open(os.path.join(d, "meta.txt"), "w") as f:
         f.write(dims + "\n")
     ops = sorted({n.op_type for n in onnx.load(path, load_external_data=False).graph.node})
@@ -456,6 +481,9 @@ def make_small(outdir, which):
         randomise(m)
         export(which, m, [torch.randn(4, 32, generator=g)], ["features"], ["probs"], outdir,
                opset=13, external=True)
+    elif which == "odd_names":
+        export(which, OddNames(), [torch.randn(2, 3, generator=g)], ["x"],
+               ["out/scores:0", "out_scores_0", ".hidden"], outdir, opset=13)
     elif which == "dynamic_batch":
         m = DynBatch()
         randomise(m)
@@ -466,7 +494,7 @@ def make_small(outdir, which):
 
 
 DEFAULT = ["siglip_tiny", "gpt2_tiny", "linear_gelu", "cnn_small", "external_data",
-           "dynamic_batch"]
+           "dynamic_batch", "odd_names"]
 
 
 def main():
