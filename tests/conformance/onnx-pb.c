@@ -220,15 +220,125 @@ parse_value_info(struct pb s, struct pb_io *io)
     return err ? NPU_ERR_CORRUPT : NPU_OK;
 }
 
+/* Inputs that fix output shapes, in every opset's numbering (Resize 10 has
+ * scales at 1, Resize 11+ roi/scales/sizes at 1-3). */
+static const struct {
+    const char *op;
+    uint32_t mask; /* bit k: input k */
+} shape_operands[] = {
+    {"Reshape", 1u << 1},      {"Expand", 1u << 1},       {"Tile", 1u << 1},
+    {"Slice", 0x1e},           {"Squeeze", 1u << 1},      {"Unsqueeze", 1u << 1},
+    {"ReduceSum", 1u << 1},    {"ReduceMean", 1u << 1},   {"ReduceMax", 1u << 1},
+    {"ReduceMin", 1u << 1},    {"ReduceProd", 1u << 1},   {"ReduceL1", 1u << 1},
+    {"ReduceL2", 1u << 1},     {"ReduceSumSquare", 1u << 1}, {"ReduceLogSum", 1u << 1},
+    {"ReduceLogSumExp", 1u << 1}, {"Split", 1u << 1},     {"Pad", (1u << 1) | (1u << 3)},
+    {"Resize", 0xe},           {"Upsample", 1u << 1},     {"ConstantOfShape", 1u << 0},
+    {"Range", 0x7},            {"TopK", 1u << 1},         {"OneHot", 1u << 1},
+    {"CenterCropPad", 1u << 1},
+};
+
+bool
+pb_shape_operand(const char *op, int idx)
+{
+    for (size_t i = 0; i < NPU_ARRAY_SIZE(shape_operands); i++)
+        if (!strcmp(shape_operands[i].op, op))
+            return idx >= 0 && idx < 32 && (shape_operands[i].mask >> idx & 1);
+    return false;
+}
+
+/* Names met while parsing the top graph: each node's inputs and outputs, and
+ * the shape operands, so that pb_model_summary can follow shape operands
+ * back to the graph inputs they are computed from. */
+struct name_list {
+    char (*v)[PB_NAME];
+    int *node; /* node index, or -1 */
+    bool *is_out;
+    int n, cap;
+    bool oom;
+};
+
+struct parse_ctx {
+    struct name_list io;     /* node inputs and outputs */
+    struct name_list shape;  /* shape operands (grows to the closure) */
+    int nodes;
+};
+
+static struct parse_ctx *cur_ctx; /* set by pb_model_summary for the top graph */
+
+static void
+nl_add(struct name_list *l, const char *name, int node, bool is_out)
+{
+    if (l->n == l->cap) {
+        int c = l->cap ? l->cap * 2 : 64;
+        void *v = realloc(l->v, sizeof(*l->v) * (size_t)c);
+        void *nd = v ? realloc(l->node, sizeof(int) * (size_t)c) : NULL;
+        void *o = nd ? realloc(l->is_out, sizeof(bool) * (size_t)c) : NULL;
+        if (v)
+            l->v = v;
+        if (nd)
+            l->node = nd;
+        if (o)
+            l->is_out = o;
+        if (!v || !nd || !o) {
+            l->oom = true;
+            return;
+        }
+        l->cap = c;
+    }
+    snprintf(l->v[l->n], PB_NAME, "%s", name);
+    l->node[l->n] = node;
+    l->is_out[l->n] = is_out;
+    l->n++;
+}
+
+static bool
+nl_has(const struct name_list *l, const char *name)
+{
+    for (int i = 0; i < l->n; i++)
+        if (!strcmp(l->v[i], name))
+            return true;
+    return false;
+}
+
+static void
+nl_free(struct name_list *l)
+{
+    free(l->v);
+    free(l->node);
+    free(l->is_out);
+}
+
+/* Grows ctx->shape to every value a shape operand is computed from. */
+static void
+shape_closure(struct parse_ctx *c)
+{
+    bool changed = true;
+    while (changed && !c->shape.oom) {
+        changed = false;
+        for (int i = 0; i < c->io.n; i++) {
+            if (!c->io.is_out[i] || !nl_has(&c->shape, c->io.v[i]))
+                continue;
+            int node = c->io.node[i];
+            for (int j = 0; j < c->io.n; j++)
+                if (c->io.node[j] == node && !c->io.is_out[j] && c->io.v[j][0] &&
+                    !nl_has(&c->shape, c->io.v[j])) {
+                    nl_add(&c->shape, c->io.v[j], -1, false);
+                    changed = true;
+                }
+        }
+    }
+}
+
 static enum npu_status parse_graph(struct pb s, struct pb_model *m, bool top);
 
 static enum npu_status
-parse_node(struct pb s, struct pb_model *m)
+parse_node(struct pb s, struct pb_model *m, bool top)
 {
     struct pb_field f;
     bool err = false;
     char op[PB_NAME] = "", domain[PB_NAME] = "";
     enum npu_status st;
+    struct pb start = s;
     while (pb_next(&s, &f, &err)) {
         if (f.num == 4 && f.wt == 2) {
             pb_copy_str(&f.sub, op, sizeof(op));
@@ -248,6 +358,27 @@ parse_node(struct pb s, struct pb_model *m)
     }
     if (err)
         return NPU_ERR_CORRUPT;
+    /* Second pass, now that op_type is known: the node's value names and
+     * which inputs are shape operands. */
+    if (top && cur_ctx) {
+        int idx = 0, node = cur_ctx->nodes++;
+        bool onnx = !domain[0] || !strcmp(domain, "ai.onnx");
+        /* Shape and Size read only their input's shape, which is known at
+         * load: the closure stops there. */
+        bool shape_only = onnx && (!strcmp(op, "Shape") || !strcmp(op, "Size"));
+        s = start;
+        while (pb_next(&s, &f, &err)) {
+            if ((f.num != 1 && f.num != 2) || f.wt != 2)
+                continue;
+            char name[PB_NAME];
+            pb_copy_str(&f.sub, name, sizeof(name));
+            if (f.num == 2 || !shape_only)
+                nl_add(&cur_ctx->io, name, node, f.num == 2);
+            if (f.num == 1 && onnx && pb_shape_operand(op, idx) && name[0])
+                nl_add(&cur_ctx->shape, name, -1, false);
+            idx += f.num == 1;
+        }
+    }
     return add_op(m, domain, op);
 }
 
@@ -273,7 +404,7 @@ parse_graph(struct pb s, struct pb_model *m, bool top)
         if (f.wt != 2)
             continue;
         if (f.num == 1) {
-            if ((st = parse_node(f.sub, m)))
+            if ((st = parse_node(f.sub, m, top)))
                 break;
         } else if (!top) {
             continue;
@@ -330,7 +461,8 @@ pb_model_summary(const uint8_t *buf, size_t len, struct pb_model *m)
     struct pb s = {buf, buf + len};
     struct pb_field f;
     bool err = false, have_graph = false;
-    enum npu_status st;
+    enum npu_status st = NPU_OK;
+    struct parse_ctx ctx = {0};
     memset(m, 0, sizeof(*m));
     while (pb_next(&s, &f, &err)) {
         if (f.num == 8 && f.wt == 2) {
@@ -347,15 +479,164 @@ pb_model_summary(const uint8_t *buf, size_t len, struct pb_model *m)
             if (!domain[0] || !strcmp(domain, "ai.onnx"))
                 m->opset = version;
         } else if (f.num == 7 && f.wt == 2) {
-            if ((st = parse_graph(f.sub, m, true)))
-                return st;
+            cur_ctx = &ctx;
+            st = parse_graph(f.sub, m, true);
+            cur_ctx = NULL;
+            if (st)
+                break;
             have_graph = true;
         } else if (f.num == 25 && f.wt == 2) {
             m->has_functions = true;
         }
     }
+    if (!st && (ctx.io.oom || ctx.shape.oom))
+        st = NPU_ERR_NOMEM;
+    if (!st) {
+        /* The graph inputs that shape operands are (computed) from. */
+        shape_closure(&ctx);
+        for (int i = 0; i < m->ninputs; i++)
+            if (nl_has(&ctx.shape, m->inputs[i].name) &&
+                m->nshape_operands < PB_MAX_SHAPE_OPERANDS)
+                snprintf(m->shape_operands[m->nshape_operands++], PB_NAME, "%s",
+                         m->inputs[i].name);
+    }
+    nl_free(&ctx.io);
+    nl_free(&ctx.shape);
+    if (st)
+        return st;
     if (err || !have_graph)
         return NPU_ERR_CORRUPT;
+    return NPU_OK;
+}
+
+/* ---- rewriting: graph inputs to initializers ---- */
+
+struct wbuf {
+    uint8_t *p;
+    size_t n, cap;
+    bool oom;
+};
+
+static void
+wb_put(struct wbuf *w, const void *d, size_t n)
+{
+    if (w->oom)
+        return;
+    if (w->n + n > w->cap) {
+        size_t c = w->cap ? w->cap : 4096;
+        while (c < w->n + n)
+            c *= 2;
+        uint8_t *p = realloc(w->p, c);
+        if (!p) {
+            w->oom = true;
+            return;
+        }
+        w->p = p;
+        w->cap = c;
+    }
+    memcpy(w->p + w->n, d, n);
+    w->n += n;
+}
+
+static void
+wb_varint(struct wbuf *w, uint64_t v)
+{
+    uint8_t b[10];
+    int n = 0;
+    do {
+        b[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+    wb_put(w, b, (size_t)n);
+}
+
+/* Field `num` with wire type 2 and the given payload. */
+static void
+wb_bytes(struct wbuf *w, uint32_t num, const void *d, size_t n)
+{
+    wb_varint(w, (uint64_t)num << 3 | 2);
+    wb_varint(w, n);
+    wb_put(w, d, n);
+}
+
+enum npu_status
+pb_bake_inputs(const uint8_t *model, size_t len, int n, const char *const *names,
+               const uint8_t *const *tensors, const size_t *lens, uint8_t **out, size_t *out_len)
+{
+    struct pb s = {model, model + len};
+    struct pb_field f;
+    bool err = false;
+    struct wbuf mw = {0}, gw = {0}, tw = {0};
+    *out = NULL;
+    *out_len = 0;
+    while (pb_next(&s, &f, &err)) {
+        const uint8_t *fstart = f.wt == 2 ? f.sub.p : NULL;
+        if (f.num != 7 || f.wt != 2) {
+            /* Copy the field verbatim: re-encode its key and payload. */
+            wb_varint(&mw, (uint64_t)f.num << 3 | (uint64_t)f.wt);
+            if (f.wt == 0) {
+                wb_varint(&mw, f.v);
+            } else if (f.wt == 1) {
+                wb_put(&mw, &f.v, 8);
+            } else if (f.wt == 5) {
+                uint32_t v32 = (uint32_t)f.v;
+                wb_put(&mw, &v32, 4);
+            } else {
+                wb_varint(&mw, (uint64_t)(f.sub.end - fstart));
+                wb_put(&mw, fstart, (size_t)(f.sub.end - fstart));
+            }
+            continue;
+        }
+        /* The graph: drop the baked inputs, add them as initializers. */
+        struct pb g = f.sub;
+        struct pb_field h;
+        gw.n = 0;
+        while (pb_next(&g, &h, &err)) {
+            if (h.num == 11 && h.wt == 2) {
+                struct pb_io io;
+                if (parse_value_info(h.sub, &io) == NPU_OK) {
+                    bool baked = false;
+                    for (int i = 0; i < n && !baked; i++)
+                        baked = !strcmp(io.name, names[i]);
+                    if (baked)
+                        continue;
+                }
+            }
+            wb_varint(&gw, (uint64_t)h.num << 3 | (uint64_t)h.wt);
+            if (h.wt == 0) {
+                wb_varint(&gw, h.v);
+            } else if (h.wt == 1) {
+                wb_put(&gw, &h.v, 8);
+            } else if (h.wt == 5) {
+                uint32_t v32 = (uint32_t)h.v;
+                wb_put(&gw, &v32, 4);
+            } else {
+                wb_varint(&gw, (uint64_t)(h.sub.end - h.sub.p));
+                wb_put(&gw, h.sub.p, (size_t)(h.sub.end - h.sub.p));
+            }
+        }
+        for (int i = 0; i < n; i++) {
+            /* A repeated scalar field's last occurrence wins: appending the
+             * name after the file's own TensorProto renames it. */
+            tw.n = 0;
+            wb_put(&tw, tensors[i], lens[i]);
+            wb_bytes(&tw, 8, names[i], strlen(names[i]));
+            if (tw.oom)
+                break;
+            wb_bytes(&gw, 5, tw.p, tw.n);
+        }
+        if (gw.oom || tw.oom)
+            break;
+        wb_bytes(&mw, 7, gw.p, gw.n);
+    }
+    free(gw.p);
+    free(tw.p);
+    if (err || mw.oom || gw.oom || tw.oom) {
+        free(mw.p);
+        return err ? NPU_ERR_CORRUPT : NPU_ERR_NOMEM;
+    }
+    *out = mw.p;
+    *out_len = mw.n;
     return NPU_OK;
 }
 

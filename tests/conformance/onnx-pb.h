@@ -31,6 +31,10 @@ struct pb_io {
     char params[NPU_MAX_DIMS][PB_NAME]; /* dim_param, "" when dims[i] is a value */
 };
 
+/* Inputs of ops whose values fix output shapes (Reshape's shape, Slice's
+ * starts, Resize's scales, ...): see pb_shape_operand(). */
+#define PB_MAX_SHAPE_OPERANDS PB_MAX_IO
+
 struct pb_model {
     int64_t opset;              /* default-domain opset, 0 if absent */
     int nops;                   /* distinct (domain, op_type) pairs, subgraphs included */
@@ -39,7 +43,23 @@ struct pb_model {
     bool has_functions;         /* the model defines local functions */
     int ninputs, noutputs;      /* graph inputs exclude initializers */
     struct pb_io inputs[PB_MAX_IO], outputs[PB_MAX_IO];
+    /* Graph inputs that shape operands are, or are computed from. */
+    int nshape_operands;
+    char shape_operands[PB_MAX_SHAPE_OPERANDS][PB_NAME];
 };
+
+/* True if input `idx` of `op` determines the shape of its outputs. */
+bool pb_shape_operand(const char *op, int idx);
+
+/*
+ * Rewrites a ModelProto so that the graph inputs named in names[] become
+ * initializers holding the given serialized TensorProtos (tensors[i], lens[i],
+ * e.g. the bytes of an input_K.pb file; the name is set to names[i]). Output
+ * in a new malloc'd buffer.
+ */
+enum npu_status pb_bake_inputs(const uint8_t *model, size_t len, int n, const char *const *names,
+                               const uint8_t *const *tensors, const size_t *lens, uint8_t **out,
+                               size_t *out_len);
 
 /* Fills *m from the ModelProto in buf. NPU_ERR_CORRUPT on malformed data,
  * NPU_ERR_UNSUPPORTED if a fixed-size table above overflows. */

@@ -121,14 +121,18 @@ main(int argc, char **argv)
         fprintf(stderr, "usage: %s NPU_RUN MODEL_DIR WORK_DIR [BACKEND]\n", argv[0]);
         return 2;
     }
-    const char *npu_run = argv[1], *mdir = argv[2], *work = argv[3];
+    const char *npu_run = argv[1], *work = argv[3];
+    static char mdir[1024];
+    snprintf(mdir, sizeof(mdir), "%s", argv[2]);
+    for (size_t l = strlen(mdir); l > 1 && mdir[l - 1] == '/'; l--)
+        mdir[l - 1] = '\0';
     const char *backend = argc > 4 ? argv[4] : "cpu";
     bool fp16 = strcmp(backend, "cpu") != 0;
     double cos_min = fp16 ? 0.999 : 0.9999, err_rel = fp16 ? 3e-2 : 1e-3;
 
     /* A fresh output dir per model and backend. */
     const char *base = strrchr(mdir, '/');
-    base = base && base[1] ? base + 1 : mdir;
+    base = base ? base + 1 : mdir;
     char outdir[1024];
     snprintf(outdir, sizeof(outdir), "%s/%s-%s", work, base, backend);
     mkdir(work, 0777);
