@@ -1191,6 +1191,14 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
         if (x->dtype != T(n, 1)->dtype)
             FAIL("operand dtypes differ (%s vs %s)", npu_dtype_name(x->dtype),
                  npu_dtype_name(T(n, 1)->dtype));
+        if (T(n, 2)) { /* our fused bias (docs/ir.md): one value per output column */
+            enum npu_status st = matmul_shape(n, x, T(n, 1), x->dtype, 0);
+            const struct npu_tensor *o = &n->out[0]->t;
+            if (!st && (o->ndim < 1 || T(n, 2)->dtype != x->dtype ||
+                        npu_tensor_numel(T(n, 2)) != o->dims[o->ndim - 1]))
+                FAIL("fused bias must have one %s per output column", npu_dtype_name(x->dtype));
+            return st;
+        }
         return matmul_shape(n, x, T(n, 1), x->dtype, 0);
     case NPU_OP_MATMUL_INTEGER:
         NEED_IN(0);
@@ -1456,6 +1464,16 @@ ir_infer_node(struct npu_graph *g, struct npu_node *n, bool eval)
         if (v && (v->t.dtype == NPU_DTYPE_UNDEFINED || npu_tensor_nbytes(&v->t) < 0))
             FAIL("input %d ('%s') has no type", i, v->name);
     }
+    int maxout = 1;
+    switch (n->op) {
+    case NPU_OP_SPLIT: maxout = 64; break;
+    case NPU_OP_DROPOUT: case NPU_OP_MAX_POOL: maxout = 2; break;
+    case NPU_OP_LAYER_NORMALIZATION: maxout = 3; break;
+    case NPU_OP_BATCH_NORMALIZATION: maxout = 5; break;
+    default: break;
+    }
+    if (n->nout < 1 || n->nout > maxout)
+        FAIL("has %d outputs; the op defines %s%d", n->nout, maxout > 1 ? "1 to " : "", maxout);
     if (eval)
         for (int i = 0; i < n->nout; i++)
             n->out[i]->known = NULL;

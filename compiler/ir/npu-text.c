@@ -46,15 +46,13 @@ print_quoted(FILE *f, const char *s)
     fputc('"', f);
 }
 
+static bool is_bare(const char *s);
+
 static void
 print_name(FILE *f, const char *s)
 {
-    bool bare = *s != 0;
-    for (const char *p = s; *p; p++)
-        if (!bare_char((unsigned char)*p))
-            bare = false;
     fputc('%', f);
-    if (bare)
+    if (is_bare(s))
         fputs(s, f);
     else
         print_quoted(f, s);
@@ -112,10 +110,25 @@ print_elems(FILE *f, const struct npu_tensor *t)
     fputc(']', f);
 }
 
+static bool
+is_bare(const char *s)
+{
+    if (!*s)
+        return false;
+    for (const char *p = s; *p; p++)
+        if (!bare_char((unsigned char)*p))
+            return false;
+    return true;
+}
+
 static void
 print_attr(FILE *f, const struct npu_attr *a)
 {
-    fprintf(f, "%s=", a->name);
+    if (is_bare(a->name))
+        fputs(a->name, f);
+    else
+        print_quoted(f, a->name);
+    fputc('=', f);
     switch (a->type) {
     case NPU_ATTR_INT: fprintf(f, "%" PRId64, a->i); break;
     case NPU_ATTR_FLOAT: print_float(f, a->f, false); break;
@@ -611,7 +624,8 @@ static bool
 parse_attr(struct parser *ps, struct npu_node *n)
 {
     struct npu_graph *g = ps->g;
-    char *name = parse_word(ps);
+    skip_ws(ps, false);
+    char *name = ps->p < ps->end && *ps->p == '"' ? parse_quoted(ps) : parse_word(ps);
     bool ok = false;
     if (!name || !expect(ps, "="))
         goto out;

@@ -104,12 +104,12 @@ convert_attr(struct onnx_ctx *c, const Onnx__NodeProto *np, struct npu_node *n,
         return npu_node_set_int(g, n, a->name, a->i);
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING: {
         /* Strings are bytes in ONNX; ours are C strings, so refuse embedded NULs. */
-        if (memchr(a->s.data, 0, a->s.len)) {
+        if (a->s.len && memchr(a->s.data, 0, a->s.len)) {
             npu_err(DOM, "node '%s' (%s): attribute '%s' has a NUL byte", nname(np),
                     s0(np->op_type), a->name);
             return NPU_ERR_CORRUPT;
         }
-        char *s = strndup((const char *)a->s.data, a->s.len);
+        char *s = a->s.len ? strndup((const char *)a->s.data, a->s.len) : strdup("");
         if (!s)
             return NPU_ERR_NOMEM;
         enum npu_status st = npu_node_set_string(g, n, a->name, s);
@@ -124,9 +124,11 @@ convert_attr(struct onnx_ctx *c, const Onnx__NodeProto *np, struct npu_node *n,
         const char **v = calloc(a->n_strings + 1, sizeof(*v));
         enum npu_status st = v ? NPU_OK : NPU_ERR_NOMEM;
         for (size_t i = 0; !st && i < a->n_strings; i++) {
-            if (memchr(a->strings[i].data, 0, a->strings[i].len))
+            if (a->strings[i].len && memchr(a->strings[i].data, 0, a->strings[i].len))
                 st = NPU_ERR_CORRUPT;
-            else if (!(v[i] = strndup((const char *)a->strings[i].data, a->strings[i].len)))
+            else if (!(v[i] = a->strings[i].len ? strndup((const char *)a->strings[i].data,
+                                                          a->strings[i].len)
+                                                : strdup("")))
                 st = NPU_ERR_NOMEM;
         }
         if (!st)

@@ -164,6 +164,8 @@ onnx_add_node(struct onnx_ctx *c, struct npu_node *tmp, const char *op_type,
     struct npu_value *in[1032];
     struct npu_value *out[64];
     int opset = c->opset;
+    /* Upgrades write operands past the given count: absent means NULL. */
+    memset(in, 0, sizeof(in));
     memcpy(in, in_, sizeof(*in) * (size_t)nin);
     memcpy(out, out_, sizeof(*out) * (size_t)nout);
 

@@ -193,7 +193,7 @@ def hand_made():
     for i, dt in enumerate(dts):
         a = (np.arange(4) % 2 if dt == np.bool_ else np.arange(4) * (i + 1)).astype(dt)
         t = helper.make_tensor("c%d" % i, onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[np.dtype(dt)], [4],
-                               a.view(np.uint16).tolist() if dt == np.float16 else a.tolist())
+                               a.tolist())
         inits.append(t)
         nodes.append(helper.make_node("Cast", ["c%d" % i], ["f%d" % i], to=F))
         nodes.append(helper.make_node("Add", [prev, "f%d" % i], ["s%d" % i]))
