@@ -74,24 +74,31 @@ function outputFile(names, k) {
 
 let failures = 0;
 for (const dir of models) {
-    const name = path.basename(dir);
+    const name = path.basename(path.resolve(dir));
     const session = await ort.InferenceSession.create(path.join(dir, 'model.onnx'));
-    const feeds = {};
-    for (const n of session.inputNames) {
-        const a = readNpy(path.join(dir, `in.${n}.npy`));
-        feeds[n] = new ort.Tensor(a.type, a.data, a.shape);
-    }
-    const res = await session.run(feeds);
-    for (const [k, n] of session.outputNames.entries()) {
-        const ref = readNpy(path.join(dir, `out.${outputFile(session.outputNames, k)}.npy`));
-        const got = res[n];
-        const sameShape = JSON.stringify(Array.from(got.dims)) === JSON.stringify(ref.shape);
-        const c = compare(ref.data, got.data);
-        const ok = sameShape && c.cos >= 0.99999 && c.maxerr <= 1e-4 * Math.max(1, c.maxref);
-        if (!ok) failures++;
-        console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}/${n}: shape ${sameShape ? 'same' : 'DIFFERS'}` +
-            ` cosine ${c.cos.toFixed(9)} max abs err ${c.maxerr.toExponential(2)}` +
-            ` (max |ref| ${c.maxref.toPrecision(3)})`);
+    // The model's own data, then any extra data sets (batchN/) beside it.
+    const sets = [dir, ...fs.readdirSync(dir, { withFileTypes: true })
+        .filter((e) => e.isDirectory()).map((e) => path.join(dir, e.name))
+        .filter((d) => fs.existsSync(path.join(d, 'meta.txt')))];
+    for (const ddir of sets) {
+        const label = ddir === dir ? name : `${name}/${path.basename(ddir)}`;
+        const feeds = {};
+        for (const n of session.inputNames) {
+            const a = readNpy(path.join(ddir, `in.${n}.npy`));
+            feeds[n] = new ort.Tensor(a.type, a.data, a.shape);
+        }
+        const res = await session.run(feeds);
+        for (const [k, n] of session.outputNames.entries()) {
+            const ref = readNpy(path.join(ddir, `out.${outputFile(session.outputNames, k)}.npy`));
+            const got = res[n];
+            const sameShape = JSON.stringify(Array.from(got.dims)) === JSON.stringify(ref.shape);
+            const c = compare(ref.data, got.data);
+            const ok = sameShape && c.cos >= 0.99999 && c.maxerr <= 1e-4 * Math.max(1, c.maxref);
+            if (!ok) failures++;
+            console.log(`${ok ? 'ok  ' : 'FAIL'} ${label}/${n}: shape ${sameShape ? 'same' : 'DIFFERS'}` +
+                ` cosine ${c.cos.toFixed(9)} max abs err ${c.maxerr.toExponential(2)}` +
+                ` (max |ref| ${c.maxref.toPrecision(3)})`);
+        }
     }
 }
 console.log(`onnxruntime-node ${ort.env.versions?.common ?? ''}: ${failures} output(s) disagree with torch`);

@@ -13,6 +13,7 @@ external data. Every model directory holds:
     out.<output file>.npy      torch's outputs for those inputs (eval mode); the
                                file is named as npu-run names output files
     meta.txt                   dims to pass to npu-run (--dims), one line
+    batchN/                    (siglip_tiny, gpt2_tiny) the same for batch N
 
 Usage:
     make-models.py [--out DIR] [MODEL ...]      default: the checked-in set
@@ -434,6 +435,26 @@ def export(name, module, inputs, input_names, output_names, outdir, opset, dynam
     print("%s: %s (%d bytes), ops: %s" % (name, path, os.path.getsize(path), " ".join(ops)))
 
 
+def extra_data_set(outdir, name, module, inputs, input_names, output_names, subdir, dims):
+    """A second set of inputs and torch outputs for the same model, in
+    <model>/<subdir>/, run with --dims (another batch size: exercises the
+    shape subgraphs the exporter left in the graph)."""
+    d = os.path.join(outdir, name, subdir)
+    os.makedirs(d, exist_ok=True)
+    module.eval()
+    with torch.no_grad():
+        outs = module(*inputs)
+    if not isinstance(outs, (tuple, list)):
+        outs = (outs,)
+    for n, t in zip(input_names, inputs):
+        np.save(os.path.join(d, "in.%s.npy" % n), t.numpy())
+    for k, t in enumerate(outs):
+        np.save(os.path.join(d, "out.%s.npy" % npu_run_file_name(output_names, k)),
+                t.detach().numpy())
+    with open(os.path.join(d, "meta.txt"), "w") as f:
+        f.write(dims + "\n")
+
+
 def make_siglip(outdir, name, cfg):
     torch.manual_seed(SEED)
     m = SiglipVision(cfg)
@@ -444,6 +465,10 @@ def make_siglip(outdir, name, cfg):
            opset=17, dynamic_axes={"pixel_values": {0: "batch"},
                                    "last_hidden_state": {0: "batch"},
                                    "pooler_output": {0: "batch"}})
+    if name == "siglip_tiny":
+        x2 = torch.randn(2, cfg.channels, cfg.image, cfg.image, generator=g)
+        extra_data_set(outdir, name, m, [x2], ["pixel_values"],
+                       ["last_hidden_state", "pooler_output"], "batch2", "batch=2")
 
 
 def make_gpt2(outdir):
@@ -461,6 +486,12 @@ def make_gpt2(outdir):
     export("gpt2_tiny", m, [ids, mask], ["input_ids", "attention_mask"], ["logits"], outdir,
            opset=14, dynamic_axes={"input_ids": {0: "batch"}, "attention_mask": {0: "batch"},
                                    "logits": {0: "batch"}})
+    ids3 = torch.randint(0, c.vocab, (3, c.seq), generator=g, dtype=torch.int64)
+    mask3 = torch.ones(3, c.seq, dtype=torch.int64)
+    mask3[1, -5:] = 0
+    mask3[2, -1:] = 0
+    extra_data_set(outdir, "gpt2_tiny", m, [ids3, mask3], ["input_ids", "attention_mask"],
+                   ["logits"], "batch3", "batch=3")
 
 
 def make_small(outdir, which):

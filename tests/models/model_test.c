@@ -12,7 +12,8 @@
  *   fp32 backends (cpu):  COS_MIN 0.9999, ERR_REL 1e-3
  *   fp16 backends (sim, NPU): COS_MIN 0.999, ERR_REL 3e-2
  *
- * Usage: model_test NPU_RUN MODEL_DIR WORK_DIR [BACKEND]
+ * Usage: model_test NPU_RUN MODEL_DIR WORK_DIR [BACKEND [DATA_SUBDIR]]
+ * DATA_SUBDIR (e.g. batch2): take in/out/meta from MODEL_DIR/DATA_SUBDIR.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -117,8 +118,9 @@ run(char *const argv[])
 int
 main(int argc, char **argv)
 {
-    if (argc < 4 || argc > 5) {
-        fprintf(stderr, "usage: %s NPU_RUN MODEL_DIR WORK_DIR [BACKEND]\n", argv[0]);
+    if (argc < 4 || argc > 6) {
+        fprintf(stderr, "usage: %s NPU_RUN MODEL_DIR WORK_DIR [BACKEND [DATA_SUBDIR]]\n",
+                argv[0]);
         return 2;
     }
     const char *npu_run = argv[1], *work = argv[3];
@@ -127,6 +129,9 @@ main(int argc, char **argv)
     for (size_t l = strlen(mdir); l > 1 && mdir[l - 1] == '/'; l--)
         mdir[l - 1] = '\0';
     const char *backend = argc > 4 ? argv[4] : "cpu";
+    const char *sub = argc > 5 ? argv[5] : NULL;
+    static char ddir[1100];
+    snprintf(ddir, sizeof(ddir), "%s%s%s", mdir, sub ? "/" : "", sub ? sub : "");
     bool fp16 = strcmp(backend, "cpu") != 0;
     double cos_min = fp16 ? 0.999 : 0.9999, err_rel = fp16 ? 3e-2 : 1e-3;
 
@@ -134,7 +139,8 @@ main(int argc, char **argv)
     const char *base = strrchr(mdir, '/');
     base = base ? base + 1 : mdir;
     char outdir[1024];
-    snprintf(outdir, sizeof(outdir), "%s/%s-%s", work, base, backend);
+    snprintf(outdir, sizeof(outdir), "%s/%s%s%s-%s", work, base, sub ? "-" : "", sub ? sub : "",
+             backend);
     mkdir(work, 0777);
     mkdir(outdir, 0777);
     DIR *od = opendir(outdir);
@@ -160,7 +166,7 @@ main(int argc, char **argv)
     args[na++] = "--output-dir";
     args[na++] = outdir;
     char meta[1100];
-    snprintf(meta, sizeof(meta), "%s/meta.txt", mdir);
+    snprintf(meta, sizeof(meta), "%s/meta.txt", ddir);
     FILE *mf = fopen(meta, "r");
     if (mf) {
         if (fgets(dims, sizeof(dims), mf))
@@ -174,9 +180,9 @@ main(int argc, char **argv)
     static char inputs[16][1200];
     char *outs[16];
     int ni = 0, no = 0;
-    DIR *d = opendir(mdir);
+    DIR *d = opendir(ddir);
     if (!d) {
-        printf("cannot open %s: %s\n", mdir, strerror(errno));
+        printf("cannot open %s: %s\n", ddir, strerror(errno));
         return 1;
     }
     while ((e = readdir(d))) {
@@ -185,7 +191,7 @@ main(int argc, char **argv)
             continue;
         if (!strncmp(e->d_name, "in.", 3) && ni < 16) {
             snprintf(inputs[ni], sizeof(inputs[ni]), "%.*s=%s/%s", (int)(l - 7), e->d_name + 3,
-                     mdir, e->d_name);
+                     ddir, e->d_name);
             args[na++] = "--input";
             args[na++] = inputs[ni++];
         } else if (!strncmp(e->d_name, "out.", 4) && no < 16) {
@@ -205,16 +211,17 @@ main(int argc, char **argv)
          * output (make-models.py computes it independently; odd_names checks it). */
         char name[256], ref[1400], got[1400];
         snprintf(name, sizeof(name), "%.*s", (int)(strlen(outs[k]) - 8), outs[k] + 4);
-        snprintf(ref, sizeof(ref), "%s/%s", mdir, outs[k]);
+        snprintf(ref, sizeof(ref), "%s/%s", ddir, outs[k]);
         snprintf(got, sizeof(got), "%s/%s.npy", outdir, name);
         if (!compare(name, ref, got, cos_min, err_rel))
             fails++;
         free(outs[k]);
     }
     if (!no) {
-        printf("FAIL: no out.*.npy in %s\n", mdir);
+        printf("FAIL: no out.*.npy in %s\n", ddir);
         return 1;
     }
-    printf("%s: %d of %d outputs match torch on backend %s\n", base, no - fails, no, backend);
+    printf("%s%s%s: %d of %d outputs match torch on backend %s\n", base, sub ? "/" : "",
+           sub ? sub : "", no - fails, no, backend);
     return fails ? 1 : 0;
 }
