@@ -472,7 +472,9 @@ parse_num(struct parser *ps, double *d, int64_t *i, uint64_t *u, bool *is_float)
     char *e;
     errno = 0;
     if (*is_float) {
+        /* strtod reports ERANGE for subnormals, which we print and must read */
         *d = strtod(s, &e);
+        errno = 0;
     } else if (*s == '-') {
         *i = strtoll(s, &e, 10);
         *d = (double)*i;

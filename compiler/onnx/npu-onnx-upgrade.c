@@ -179,6 +179,9 @@ onnx_add_node(struct onnx_ctx *c, struct npu_node *tmp, const char *op_type,
         UFAIL(NPU_ERR_CORRUPT, "has no outputs");
     while (nin > 0 && !in[nin - 1])
         nin--;
+    /* Every op we import needs its first operand (the upgrades below use it). */
+    if (nin < 1 || !in[0])
+        UFAIL(NPU_ERR_INVALID, "missing input 0");
 
     enum npu_op op = tmp->op;
     bool upsample = !strcmp(op_type, "Upsample");

@@ -174,6 +174,28 @@ npu_pass_simplify_shapes(struct npu_graph *g)
                     return NPU_ERR_NOMEM;
                 continue;
             }
+            /* Transpose(Transpose(x)) -> one Transpose with the composed perm */
+            if (n->op == NPU_OP_TRANSPOSE && p && p->op == NPU_OP_TRANSPOSE && p->in[0]) {
+                int r = y->t.ndim;
+                size_t c1, c2;
+                const int64_t *p1 = npu_node_ints(p, "perm", &c1), *p2 = npu_node_ints(n, "perm", &c2);
+                int64_t perm[NPU_MAX_DIMS];
+                for (int i = 0; i < r; i++) {
+                    int64_t j = p2 ? p2[i] : r - 1 - i;
+                    perm[i] = p1 ? p1[j] : r - 1 - j;
+                }
+                struct npu_node *t = npu_node_new(g, NPU_OP_TRANSPOSE, n->name, &p->in[0], 1, 1,
+                                                  NULL);
+                if (!t || npu_node_set_ints(g, t, "perm", perm, (size_t)r))
+                    return NPU_ERR_NOMEM;
+                npu_graph_insert_before(g, n, t);
+                npu_node_set_output(t, 0, y);
+                npu_graph_remove(g, n);
+                changed = true;
+                if (npu_graph_update_uses(g))
+                    return NPU_ERR_NOMEM;
+                continue;
+            }
             /* Cast(Cast(x)) back to x's type through a lossless middle type */
             if (n->op == NPU_OP_CAST && p && p->op == NPU_OP_CAST && p->in[0] &&
                 p->in[0]->t.dtype == y->t.dtype &&

@@ -94,6 +94,7 @@ npu_compile(struct npu_graph *g, const struct npu_compile_options *o)
         RUN(fold_conv_bn);
         RUN(fuse_bias);        /* after conv-bn, so the folded bias absorbs it */
         RUN(fuse_activation);  /* after bias, so the epilogue order is bias, act */
+        RUN(simplify_shapes);  /* Transposes the fusions inserted may merge */
         RUN(dce);
     }
     return NPU_OK;
@@ -105,6 +106,7 @@ npu_compile_pass_names(void)
     static const char *const names[] = {
         "input", "simplify_shapes", "fold_constants", "dce", "fuse_layernorm", "fuse_gelu",
         "fuse_silu", "fuse_attention", "fold_conv_bn", "fuse_bias", "fuse_activation", NULL};
+    /* (simplify_shapes and dce run again at the end) */
     return names;
 }
 

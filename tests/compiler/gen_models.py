@@ -388,13 +388,33 @@ def fusion_cases():
     add("gelu_bad_const", gelu(c=1.5), "Gelu", 0)
     add("gelu_bad_half", gelu(half=0.6), "Gelu", 0)
 
+    def gelu_tanh(k=0.044715, c=0.7978845608028654, cube="pow"):
+        n = []
+        if cube == "pow":
+            n.append(helper.make_node("Pow", ["x", "three"], ["x3"]))
+        else:
+            n += [helper.make_node("Mul", ["x", "x"], ["x2"]), helper.make_node("Mul", ["x", "x2"], ["x3"])]
+        n += [helper.make_node("Mul", ["k", "x3"], ["kx3"]), helper.make_node("Add", ["x", "kx3"], ["in"]),
+              helper.make_node("Mul", ["in", "c"], ["a"]), helper.make_node("Tanh", ["a"], ["t"]),
+              helper.make_node("Add", ["one", "t"], ["t1"]), helper.make_node("Mul", ["half", "x"], ["hx"]),
+              helper.make_node("Mul", ["hx", "t1"], ["y"])]
+        return mk(n, [vi("x", F, [4, 8])], [vi("y", F, [4, 8])],
+                  [init("three", np.array(3.0, np.float32)), init("k", np.array(k, np.float32)),
+                   init("c", np.array(c, np.float32)), init("one", np.array(1.0, np.float32)),
+                   init("half", np.array(0.5, np.float32))])
+
+    add("gelu_tanh_ok", gelu_tanh(), "npu.GeluTanh", 1)
+    add("gelu_tanh_muls", gelu_tanh(cube="mul"), "npu.GeluTanh", 1)
+    add("gelu_tanh_bad_k", gelu_tanh(k=0.04), "npu.GeluTanh", 0)
+    add("gelu_tanh_bad_c", gelu_tanh(c=0.8), "npu.GeluTanh", 0)
+
     n = [helper.make_node("Sigmoid", ["x"], ["s"]), helper.make_node("Mul", ["x", "s"], ["y"])]
     add("silu_ok", mk(n, [vi("x", F, [4, 8])], [vi("y", F, [4, 8])]), "npu.SiLU", 1)
     n = [helper.make_node("Sigmoid", ["x"], ["s"]), helper.make_node("Mul", ["z", "s"], ["y"])]
     add("silu_near_miss", mk(n, [vi("x", F, [4, 8]), vi("z", F, [4, 8])], [vi("y", F, [4, 8])]),
         "npu.SiLU", 0)
 
-    def attn(scale_op="Div", axis=-1, perm=(0, 1, 3, 2)):
+    def attn(scale_op="Div", axis=-1, perm=(0, 1, 3, 2), kshape=(1, 2, 5, 4)):
         n = [helper.make_node("Transpose", ["k"], ["kt"], perm=list(perm)),
              helper.make_node("MatMul", ["q", "kt"], ["s"]),
              helper.make_node(scale_op, ["s", "sc"], ["ss"]),
@@ -402,10 +422,11 @@ def fusion_cases():
              helper.make_node("Softmax", ["sm"], ["p"], axis=axis),
              helper.make_node("MatMul", ["p", "v"], ["y"])]
         sh = [1, 2, 5, 4]
-        return mk(n, [vi("q", F, sh), vi("k", F, sh), vi("v", F, sh), vi("mask", F, [1, 1, 1, 5])],
+        return mk(n, [vi("q", F, sh), vi("k", F, list(kshape)), vi("v", F, sh), vi("mask", F, [1, 1, 1, 5])],
                   [vi("y", F, sh)], [init("sc", np.array(2.0, np.float32))])
 
     add("attn_ok", attn(), "npu.Attention", 1)
+    add("attn_perm_k", attn(perm=(0, 2, 3, 1), kshape=(1, 5, 2, 4)), "npu.Attention", 1)
     add("attn_mul", attn(scale_op="Mul"), "npu.Attention", 1)
     add("attn_bad_axis", attn(axis=2), "npu.Attention", 0)
 

@@ -262,8 +262,28 @@ test_shape_chain(void)
     CHECK_EQ_INT(2, rs->out[0]->t.ndim);
     CHECK_EQ_INT(30, rs->out[0]->t.dims[1]);
     CHECK_EQ_INT(NPU_OK, npu_graph_verify(g));
-    struct npu_compile_options o = {.verify = 1};
+    char *dumped = NULL;
+    size_t dlen = 0;
+    FILE *df = open_memstream(&dumped, &dlen);
+    struct npu_compile_options o = {.verify = 1, .dump_after = "input,simplify_shapes",
+                                    .dump_file = df};
     CHECK_EQ_INT(NPU_OK, npu_compile(g, &o));
+    fclose(df);
+    /* the dump names the passes and each dumped graph parses back */
+    CHECK(dumped && strstr(dumped, "IR after input") && strstr(dumped, "IR after simplify_shapes"));
+    CHECK(dumped && !strstr(dumped, "IR after dce"));
+    const char *second = dumped ? strstr(dumped, "# ---- IR after simplify_shapes") : NULL;
+    struct npu_graph *gd = NULL;
+    /* (simplify_shapes runs twice: parse the first dump of it only) */
+    const char *end = second ? strstr(second + 5, "# ----") : NULL;
+    size_t slen = second ? (end ? (size_t)(end - second) : strlen(second)) : 0;
+    if (second)
+        CHECK_EQ_INT(NPU_OK, npu_ir_parse(second, slen, NULL, 0, true, &gd));
+    if (!gd)
+        fprintf(stderr, "%s\n%s\n", last_log, second ? second : "");
+    CHECK(gd && gd->nnodes == 1);
+    npu_graph_free(gd);
+    free(dumped);
     CHECK_EQ_INT(1, g->nnodes);
     CHECK_EQ_INT(NPU_OP_RESHAPE, g->head->op);
     CHECK(g->head->in[1]->kind == NPU_VALUE_CONST);
