@@ -645,7 +645,8 @@ finish_child(struct test *t, int status, bool timed_out)
     } else if (WEXITSTATUS(status) != 0) {
         t->v = V_CRASH;
         set_reason(t->reason, "exited with status %d after its verdict (%c): a sanitizer "
-                 "or leak report? (run with --filter %.100s --verbose)", WEXITSTATUS(status), msg[0],
+                 "or leak report? (run with --filter %.100s --verbose)", WEXITSTATUS(status),
+                 msg[0],
                  t->name);
     } else {
         char *sp = strchr(msg, ' ');

@@ -95,11 +95,13 @@ for (const dir of models) {
             const c = compare(ref.data, got.data);
             const ok = sameShape && c.cos >= 0.99999 && c.maxerr <= 1e-4 * Math.max(1, c.maxref);
             if (!ok) failures++;
-            console.log(`${ok ? 'ok  ' : 'FAIL'} ${label}/${n}: shape ${sameShape ? 'same' : 'DIFFERS'}` +
+            const shapeText = sameShape ? 'same' : 'DIFFERS';
+            console.log(`${ok ? 'ok  ' : 'FAIL'} ${label}/${n}: shape ${shapeText}` +
                 ` cosine ${c.cos.toFixed(9)} max abs err ${c.maxerr.toExponential(2)}` +
                 ` (max |ref| ${c.maxref.toPrecision(3)})`);
         }
     }
 }
-console.log(`onnxruntime-node ${ort.env.versions?.common ?? ''}: ${failures} output(s) disagree with torch`);
+const ortVersion = ort.env.versions?.common ?? '';
+console.log(`onnxruntime-node ${ortVersion}: ${failures} output(s) disagree with torch`);
 process.exit(failures ? 1 : 0);

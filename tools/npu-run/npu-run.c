@@ -196,7 +196,9 @@ fill_random(struct npu_tensor *t, const char *name, uint64_t stream, const struc
         case NPU_DTYPE_UINT16: ((uint16_t *)t->data)[k] = (uint16_t)(rng_next(&s) % 256); break;
         case NPU_DTYPE_UINT32: ((uint32_t *)t->data)[k] = (uint32_t)(rng_next(&s) % 256); break;
         case NPU_DTYPE_UINT64: ((uint64_t *)t->data)[k] = rng_next(&s) % 256; break;
-        case NPU_DTYPE_BOOL: ((uint8_t *)t->data)[k] = mask ? 1 : (uint8_t)(rng_next(&s) & 1); break;
+        case NPU_DTYPE_BOOL:
+            ((uint8_t *)t->data)[k] = mask ? 1 : (uint8_t)(rng_next(&s) & 1);
+            break;
         default: break;
         }
     }
