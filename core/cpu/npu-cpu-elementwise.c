@@ -521,10 +521,23 @@ typedef void (*un_fn)(void *out, const void *x, int64_t n, const struct ew_param
 #define UN_ROW(sfx, T, W, DT, op) [NPU_DTYPE_##DT] = op##_##sfx,
 #define UN_INST(sfx, T, W, DT, op, EXPR) UN_FNW(op##_##sfx, T, W, T, EXPR)
 
+/* sigmoid from e = exp(-|x|), so that neither tail overflows or loses its relative accuracy:
+ * 1 / (1 + e) for x >= 0, e / (1 + e) below */
 static inline float
 sigmoidf_(float x)
 {
-    return 1.0f / (1.0f + cpu_expf(-x));
+    float ax = x < 0 ? -x : x;
+    float e = cpu_expf(-ax);
+    float s = 1.0f / (1.0f + e);
+    return x < 0 ? e * s : s;
+}
+
+/* x * sigmoid(x); -inf gives -0 (the limit) rather than -inf * 0 */
+static inline float
+siluf_(float x)
+{
+    float y = x * sigmoidf_(x);
+    return x < -200.0f ? -0.0f : y;
 }
 
 /* tanh-form GELU as x * sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3): algebraically equal to
@@ -552,7 +565,7 @@ UN_FN(recip_f32, float, float, 1.0f / x)
 UN_FN(relu_f32, float, float, x < 0 ? 0.0f : x)
 UN_FN(lrelu_f32, float, float, x < 0 ? (float)p->alpha * x : x)
 UN_HOT_FN(sigmoid_f32, float, float, sigmoidf_(x))
-UN_FN(tanh_f32, float, float, tanhf(x))
+UN_HOT_FN(tanh_f32, float, float, cpu_tanhf(x))
 UN_FN(hsig_f32, float, float,
       ((float)p->alpha * x + (float)p->beta) < 0   ? 0.0f
       : ((float)p->alpha * x + (float)p->beta) > 1 ? 1.0f
@@ -562,17 +575,17 @@ UN_FN(hswish_f32, float, float,
 UN_FN(elu_f32, float, float, x < 0 ? (float)p->alpha * expm1f(x) : x)
 UN_FN(selu_f32, float, float,
       x > 0 ? (float)p->gamma * x : (float)p->gamma * ((float)p->alpha * expm1f(x)))
-UN_FN(gelu_f32, float, float, 0.5f * x * erfcf(-x * 0.70710678118654752f))
+UN_HOT_FN(gelu_f32, float, float, cpu_geluf(x))
 UN_HOT_FN(gelutanh_f32, float, float, gelu_tanhf_(x))
 UN_FN(softplus_f32, float, float, x > 0 ? x + log1pf(expf(-x)) : log1pf(expf(x)))
-UN_FN(erf_f32, float, float, erff(x))
+UN_HOT_FN(erf_f32, float, float, cpu_erff(x))
 UN_FN(floor_f32, float, float, floorf(x))
 UN_FN(ceil_f32, float, float, ceilf(x))
 UN_FN(round_f32, float, float, rintf(x)) /* default rounding mode: half to even */
 UN_FN(sign_f32, float, float, x > 0 ? 1.0f : x < 0 ? -1.0f : x)
 UN_FN(sin_f32, float, float, sinf(x))
 UN_FN(cos_f32, float, float, cosf(x))
-UN_HOT_FN(silu_f32, float, float, x / (1.0f + cpu_expf(-x)))
+UN_HOT_FN(silu_f32, float, float, siluf_(x))
 
 /* fp64 */
 UN_FN(sqrt_f64, double, double, sqrt(x))
@@ -583,7 +596,7 @@ UN_FN(neg_f64, double, double, -x)
 UN_FN(recip_f64, double, double, 1.0 / x)
 UN_FN(relu_f64, double, double, x < 0 ? 0.0 : x)
 UN_FN(lrelu_f64, double, double, x < 0 ? p->alpha * x : x)
-UN_FN(sigmoid_f64, double, double, 1.0 / (1.0 + exp(-x)))
+UN_FN(sigmoid_f64, double, double, x < 0 ? exp(x) / (1.0 + exp(x)) : 1.0 / (1.0 + exp(-x)))
 UN_FN(tanh_f64, double, double, tanh(x))
 UN_FN(hsig_f64, double, double,
       (p->alpha * x + p->beta) < 0 ? 0.0 : (p->alpha * x + p->beta) > 1 ? 1.0 : p->alpha * x + p->beta)
@@ -600,7 +613,7 @@ UN_FN(round_f64, double, double, rint(x))
 UN_FN(sign_f64, double, double, x > 0 ? 1.0 : x < 0 ? -1.0 : x)
 UN_FN(sin_f64, double, double, sin(x))
 UN_FN(cos_f64, double, double, cos(x))
-UN_FN(silu_f64, double, double, x / (1.0 + exp(-x)))
+UN_FN(silu_f64, double, double, x < -750 ? -0.0 : x < 0 ? x * exp(x) / (1.0 + exp(x)) : x / (1.0 + exp(-x)))
 
 /* integers: Abs, Neg, Relu, Sign (wrapping: abs(INT_MIN) = INT_MIN as in numpy) */
 SINT_TYPES(UN_INST, abs, x < 0 ? (T_)(0 - (W_)x) : x)
@@ -896,11 +909,11 @@ cpu_act_apply(const struct cpu_act_spec *act, float *x, int64_t n)
         break;
     case CPU_ACT_TANH:
         for (int64_t i = 0; i < n; i++)
-            x[i] = tanhf(x[i]);
+            x[i] = cpu_tanhf(x[i]);
         break;
     case CPU_ACT_GELU:
         for (int64_t i = 0; i < n; i++)
-            x[i] = 0.5f * x[i] * erfcf(-x[i] * 0.70710678118654752f);
+            x[i] = cpu_geluf(x[i]);
         break;
     case CPU_ACT_GELU_TANH:
         for (int64_t i = 0; i < n; i++)
@@ -908,7 +921,7 @@ cpu_act_apply(const struct cpu_act_spec *act, float *x, int64_t n)
         break;
     case CPU_ACT_SILU:
         for (int64_t i = 0; i < n; i++)
-            x[i] = x[i] / (1.0f + cpu_expf(-x[i]));
+            x[i] = siluf_(x[i]);
         break;
     case CPU_ACT_HARD_SWISH:
         for (int64_t i = 0; i < n; i++) {
