@@ -586,8 +586,8 @@ npu_onnx_import(const void *data, size_t len, const struct npu_onnx_options *opt
         st = NPU_ERR_VERSION;
         goto out;
     }
-    if (c.opset < 7 || c.opset > 21) {
-        npu_err(DOM, "opset %d of the default domain is not supported (7 to 21 are)", c.opset);
+    if (c.opset < 1 || c.opset > 21) {
+        npu_err(DOM, "opset %d of the default domain is not supported (1 to 21 are)", c.opset);
         st = NPU_ERR_VERSION;
         goto out;
     }

@@ -62,6 +62,16 @@ is_reduce(enum npu_op op)
     }
 }
 
+/* A Reshape to a constant shape with a 0 in it means "zero", not "copy". */
+static enum npu_status
+set_allowzero(struct npu_graph *g, struct npu_node *r, const int64_t *dims, int nd)
+{
+    for (int i = 0; i < nd; i++)
+        if (!dims[i])
+            return npu_node_set_int(g, r, "allowzero", 1);
+    return NPU_OK;
+}
+
 /* Appends n (inputs/outputs already set), infers it. */
 static enum npu_status
 finish(struct onnx_ctx *c, struct npu_node *n)
@@ -125,7 +135,7 @@ legacy_softmax(struct onnx_ctx *c, struct npu_node *n)
     /* n's own output value is taken over by the Reshape. */
     y->producer = NULL;
     struct npu_node *rs = npu_node_new_v(g, NPU_OP_RESHAPE, nm, rin, 2, &y, 1);
-    if (!shape || !rs)
+    if (!shape || !rs || set_allowzero(g, rs, x->t.dims, r))
         return NPU_ERR_NOMEM;
     return finish(c, rs);
 }
@@ -153,6 +163,121 @@ explicit_pads(struct onnx_ctx *c, struct npu_node *n)
         return NPU_OK; /* output_shape drives the geometry; keep auto_pad */
     npu_node_del_attr(n, "auto_pad");
     return npu_node_set_ints(c->g, n, "pads", pads, (size_t)(2 * ns));
+}
+
+static bool
+legacy_broadcast_op(enum npu_op op)
+{
+    switch (op) {
+    case NPU_OP_ADD: case NPU_OP_SUB: case NPU_OP_MUL: case NPU_OP_DIV: case NPU_OP_POW:
+    case NPU_OP_AND: case NPU_OP_OR: case NPU_OP_XOR: case NPU_OP_EQUAL: case NPU_OP_GREATER:
+    case NPU_OP_LESS:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Opsets 1 to 6: what changed before opset 7.
+ *  - `consumed_inputs` (an in-place hint of opsets 1-5) is dropped;
+ *  - binary ops with broadcast=1 broadcast B against A starting at `axis`
+ *    (B's dims are A's dims axis..axis+rank(B)); numpy aligns from the right,
+ *    so B gets trailing 1s (a reshaped constant, or a Reshape node);
+ *  - Gemm's `broadcast` is dropped (numpy broadcasting of C is a superset);
+ *  - Reshape 1-4 took the shape as an attribute; Cast 1-5 named the type;
+ *    Concat 1-3 defaulted to axis 1;
+ *  - Tile 1-5 and Upsample 1-6 have other operands: refused. */
+static enum npu_status
+legacy_opset(struct onnx_ctx *c, struct npu_node *n, enum npu_op op, struct npu_value **in,
+             int *nin)
+{
+    struct npu_graph *g = c->g;
+    npu_node_del_attr(n, "consumed_inputs");
+    /* PRelu before 7: a slope of C values is per channel (dim 1). */
+    bool prelu_channels = op == NPU_OP_PRELU && *nin >= 2 && in[1] && in[1]->t.ndim == 1 &&
+                          in[0]->t.ndim > 2 && in[1]->t.dims[0] == in[0]->t.dims[1] &&
+                          in[1]->t.dims[0] != 1;
+    if (legacy_broadcast_op(op) || prelu_channels) {
+        bool bc = prelu_channels || npu_node_int(n, "broadcast", 0) != 0;
+        const struct npu_attr *ax = npu_node_attr(n, "axis");
+        struct npu_attr chan = {.name = "axis", .type = NPU_ATTR_INT, .i = 1};
+        if (prelu_channels)
+            ax = &chan;
+        if (bc && ax && *nin >= 2 && in[1]) {
+            int ra = in[0]->t.ndim, rb = in[1]->t.ndim;
+            int64_t a = ax->i < 0 ? ax->i + ra : ax->i;
+            if (a < 0 || a + rb > ra)
+                UFAIL(NPU_ERR_INVALID, "legacy broadcast axis %lld does not fit ranks %d and %d",
+                      (long long)ax->i, ra, rb);
+            int trailing = ra - (int)a - rb;
+            if (trailing > 0) {
+                int64_t d[NPU_MAX_DIMS];
+                for (int i = 0; i < rb; i++)
+                    d[i] = in[1]->t.dims[i];
+                for (int i = 0; i < trailing; i++)
+                    d[rb + i] = 1;
+                char nm[160];
+                snprintf(nm, sizeof(nm), "%.100s_bcast", *n->name ? n->name : npu_op_name(op));
+                struct npu_value *shape = npu_graph_const_i64(g, nm, d, rb + trailing, false);
+                struct npu_value *rin[2] = {in[1], shape};
+                struct npu_node *r = shape ? npu_node_new(g, NPU_OP_RESHAPE, nm, rin, 2, 1, NULL)
+                                           : NULL;
+                if (!r || set_allowzero(g, r, d, rb + trailing))
+                    return NPU_ERR_NOMEM;
+                enum npu_status st = finish(c, r);
+                if (st)
+                    return st;
+                in[1] = r->out[0];
+            }
+        }
+        npu_node_del_attr(n, "broadcast");
+        npu_node_del_attr(n, "axis");
+    }
+    switch (op) {
+    case NPU_OP_GEMM:
+        npu_node_del_attr(n, "broadcast");
+        break;
+    case NPU_OP_RESHAPE:
+        if (npu_node_attr(n, "shape")) {
+            if (!(in[1] = const_ints_from_attr(c, n, "shape")))
+                return NPU_ERR_NOMEM;
+            *nin = 2;
+        }
+        break;
+    case NPU_OP_CAST: {
+        const struct npu_attr *to = npu_node_attr(n, "to");
+        if (to && to->type == NPU_ATTR_STRING) {
+            static const char *const names[] = {
+                "", "FLOAT", "UINT8", "INT8", "UINT16", "INT16", "INT32", "INT64", "STRING",
+                "BOOL", "FLOAT16", "DOUBLE", "UINT32", "UINT64"};
+            int code = 0;
+            for (int i = 1; i < (int)NPU_ARRAY_SIZE(names); i++)
+                if (!strcmp(to->s, names[i]))
+                    code = i;
+            if (!code)
+                UFAIL(NPU_ERR_UNSUPPORTED, "unknown target type '%s'", to->s);
+            if (npu_node_set_int(g, n, "to", code))
+                return NPU_ERR_NOMEM;
+        }
+        break;
+    }
+    case NPU_OP_CONCAT:
+        if (c->opset < 4 && !npu_node_attr(n, "axis") && npu_node_set_int(g, n, "axis", 1))
+            return NPU_ERR_NOMEM;
+        break;
+    case NPU_OP_TILE:
+        if (c->opset < 6)
+            UFAIL(NPU_ERR_UNSUPPORTED, "Tile before opset 6 (tiles/axis inputs) is not supported");
+        break;
+    case NPU_OP_RESIZE:
+        if (!npu_node_attr(n, "scales") && *nin < 2)
+            UFAIL(NPU_ERR_UNSUPPORTED, "Upsample before opset 7 (width/height_scale) is not "
+                  "supported");
+        break;
+    default:
+        break;
+    }
+    return NPU_OK;
 }
 
 enum npu_status
@@ -185,6 +310,11 @@ onnx_add_node(struct onnx_ctx *c, struct npu_node *tmp, const char *op_type,
 
     enum npu_op op = tmp->op;
     bool upsample = !strcmp(op_type, "Upsample");
+    if (opset < 7) {
+        enum npu_status st = legacy_opset(c, tmp, op, in, &nin);
+        if (st)
+            return st;
+    }
     if (upsample || (op == NPU_OP_RESIZE && opset < 11)) {
         struct npu_value *scales = nin > 1 ? in[1] : NULL;
         if (upsample && opset < 9) {

@@ -73,7 +73,6 @@ try_fuse(struct npu_graph *g, struct npu_node *sm, enum npu_status *st)
         m[nm++] = p;
     }
     double scale = 1.0;
-    bool have_scale = false;
     p = producer_op(s, NPU_OP_NONE);
     if (p && single_use(s) && (p->op == NPU_OP_DIV || p->op == NPU_OP_MUL)) {
         struct npu_value *c = p->in[1], *a = p->in[0];
@@ -87,7 +86,6 @@ try_fuse(struct npu_graph *g, struct npu_node *sm, enum npu_status *st)
         if (!(cv > 0) || !isfinite(cv))
             return false;
         scale = p->op == NPU_OP_DIV ? 1.0 / cv : cv;
-        have_scale = true;
         m[nm++] = p;
         s = a;
     }
@@ -130,7 +128,6 @@ try_fuse(struct npu_graph *g, struct npu_node *sm, enum npu_status *st)
         *st = NPU_ERR_NOMEM;
         return false;
     }
-    (void)have_scale;
     /* The fused node must type-check like the pattern did. */
     struct npu_value *y = mm2->out[0];
     if (npu_infer_node(g, n) || n->out[0]->t.ndim != y->t.ndim ||

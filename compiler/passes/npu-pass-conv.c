@@ -109,7 +109,7 @@ fuse_bias_add(struct npu_graph *g, struct npu_node *add, enum npu_status *st)
         if (ch < 0 || add->out[0]->t.ndim != y->t.ndim ||
             memcmp(add->out[0]->t.dims, y->t.dims, sizeof(int64_t) * (size_t)y->t.ndim))
             continue;
-        int bi = p->op == NPU_OP_CONV ? 2 : p->op == NPU_OP_GEMM ? 2 : 2;
+        int bi = 2; /* Conv's B, Gemm's C, MatMul's fused bias */
         struct npu_value *old = npu_node_in(p, bi);
         if (p->op == NPU_OP_GEMM && old)
             continue; /* Gemm with C already: leave it */

@@ -22,7 +22,6 @@ affine_ok(const struct npu_value *c, const struct npu_value *x, int axis)
 {
     if (!c || c->kind != NPU_VALUE_CONST || c->t.dtype != x->t.dtype)
         return false;
-    int k = x->t.ndim - axis;
     if (c->t.ndim > x->t.ndim)
         return false;
     for (int i = 0; i < c->t.ndim; i++) {
@@ -34,7 +33,6 @@ affine_ok(const struct npu_value *c, const struct npu_value *x, int axis)
     int64_t n = 1;
     for (int i = axis; i < x->t.ndim; i++)
         n *= x->t.dims[i];
-    (void)k;
     return npu_value_numel(c) == n;
 }
 

@@ -166,6 +166,10 @@ npu_pass_simplify_shapes(struct npu_graph *g)
                 struct npu_node *r = npu_node_new(g, NPU_OP_RESHAPE, n->name, ins, 2, 1, NULL);
                 if (!r)
                     return NPU_ERR_NOMEM;
+                /* a 0 in the shape means "zero", not "copy the input dim" */
+                for (int i = 0; i < y->t.ndim; i++)
+                    if (!y->t.dims[i] && npu_node_set_int(g, r, "allowzero", 1))
+                        return NPU_ERR_NOMEM;
                 npu_graph_insert_before(g, n, r);
                 npu_node_set_output(r, 0, y);
                 npu_graph_remove(g, n);

@@ -117,9 +117,7 @@ pass_replace(struct npu_graph *g, struct npu_node *n, struct npu_node *last,
              struct npu_value *result, struct npu_node **matched, int nmatched)
 {
     npu_graph_insert_before(g, last, n);
-    struct npu_value *placeholder = n->out[0];
-    npu_node_set_output(n, 0, result);
-    (void)placeholder;
+    npu_node_set_output(n, 0, result); /* n's fresh output is dropped by the gc below */
     for (int i = 0; i < nmatched; i++)
         if (matched[i] && matched[i]->attached)
             npu_graph_remove(g, matched[i]);

@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "npu-test.h"
 #include "npu/npu-exec.h"
@@ -58,7 +59,16 @@ free_dataset(struct dataset *d)
         free(d->out[i].data);
 }
 
-/* max |got - want| / (1 + |want|) over all elements */
+static double
+half_to_float(uint16_t h)
+{
+    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    double v = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
+    return (h & 0x8000) ? -v : v;
+}
+
+/* max |got - want| / (1 + |want|) over all elements (fp16 scaled so that a
+ * few ulps of fp16 pass the 1e-4 bound) */
 static double
 max_err(const struct npu_tensor *got, const struct npu_tensor *want)
 {
@@ -72,6 +82,10 @@ max_err(const struct npu_tensor *got, const struct npu_tensor *want)
         case NPU_DTYPE_FP32:
             a = ((const float *)got->data)[i];
             b = ((const float *)want->data)[i];
+            break;
+        case NPU_DTYPE_FP16: /* compared at fp16's precision */
+            a = half_to_float(((const uint16_t *)got->data)[i]) / 64;
+            b = half_to_float(((const uint16_t *)want->data)[i]) / 64;
             break;
         case NPU_DTYPE_INT64:
             a = (double)((const int64_t *)got->data)[i];
@@ -214,6 +228,43 @@ concurrency(void)
     free_dataset(&d);
 }
 
+/* A compiled graph saved as IR text (+ sidecar) loads and runs like the model. */
+static void
+ir_text_model(void)
+{
+    char md[1200], mp[1300];
+    snprintf(md, sizeof(md), "%s/valid/torch_block_tanh", models_dir);
+    snprintf(mp, sizeof(mp), "%s/model.onnx", md);
+    struct dataset d;
+    load_dataset(md, &d);
+    struct npu_model *m = NULL;
+    CHECK_EQ_INT(NPU_OK, npu_model_load(mp, NULL, &m));
+    char path[] = "/tmp/npu-exec-test-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    close(fd);
+    char ir[64], side[80];
+    snprintf(ir, sizeof(ir), "%s.npuir", path);
+    snprintf(side, sizeof(side), "%s.npuir.bin", path);
+    if (m)
+        CHECK_EQ_INT(NPU_OK, npu_ir_save(npu_model_graph(m), ir));
+    struct npu_model *m2 = NULL;
+    CHECK_EQ_INT(NPU_OK, npu_model_load(ir, NULL, &m2));
+    struct npu_session *s = NULL;
+    if (m2 && !npu_session_create(m2, 0, &s)) {
+        struct npu_tensor outs[8];
+        CHECK_EQ_INT(NPU_OK, npu_session_run(s, d.in, d.nin, outs, d.nout, NULL));
+        CHECK(max_err(&outs[0], &d.out[0]) < 1e-4);
+    }
+    npu_session_destroy(s);
+    npu_model_free(m2);
+    npu_model_free(m);
+    remove(ir);
+    remove(side);
+    remove(path);
+    free_dataset(&d);
+}
+
 static void
 api_errors(void)
 {
@@ -251,6 +302,7 @@ main(int argc, char **argv)
     models_dir = argv[1];
     run_all_models();
     concurrency();
+    ir_text_model();
     api_errors();
     return npu_test_done("exec_test");
 }

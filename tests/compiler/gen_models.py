@@ -78,6 +78,8 @@ def init(name, a):
 # ---------------------------------------------------------------- valid, hand-made
 
 def hand_made():
+    import torch
+    import torch.nn.functional as tf
     # elementwise with broadcast and a constant
     x = rng.standard_normal((2, 3)).astype(np.float32)
     y = rng.standard_normal((3,)).astype(np.float32)
@@ -149,6 +151,23 @@ def hand_made():
     up = x.repeat(2, axis=2).repeat(2, axis=3)
     save_case("legacy_opset9", m, [x], [us, cl, smx, up])
 
+    # opset 3: legacy broadcast (axis), Reshape with a shape attribute, Cast to a
+    # named type, Concat's default axis 1, consumed_inputs
+    x = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    b = rng.standard_normal((3, 4)).astype(np.float32)
+    xi = rng.integers(-5, 5, (2, 3, 4, 5)).astype(np.int32)
+    nodes = [
+        helper.make_node("Add", ["x", "b"], ["ab"], broadcast=1, axis=1, name="legacy_add"),
+        helper.make_node("Cast", ["xi"], ["xf"], to="FLOAT", name="legacy_cast"),
+        helper.make_node("Concat", ["ab", "xf"], ["cc"], name="legacy_concat"),
+        helper.make_node("Relu", ["cc"], ["r"], consumed_inputs=[0]),
+        helper.make_node("Reshape", ["r"], ["y"], shape=[2, -1], name="legacy_reshape"),
+    ]
+    m = mk(nodes, [vi("x", F, [2, 3, 4, 5]), vi("xi", TensorProto.INT32, [2, 3, 4, 5])],
+           [vi("y", F, None)], [init("b", b)], opset=3)
+    cc = np.concatenate([x + b[None, :, :, None], xi.astype(np.float32)], axis=1)
+    save_case("legacy_opset3", m, [x, xi], [np.maximum(cc, 0).reshape(2, -1)])
+
     # Split with the attribute (opset 11) and BatchNorm (opset 7, spatial=1)
     x = rng.standard_normal((1, 4, 3, 3)).astype(np.float32)
     sc, bi, me, va = [rng.standard_normal(4).astype(np.float32) for _ in range(4)]
@@ -209,6 +228,27 @@ def hand_made():
     m = mk([helper.make_node("MatMul", ["x", "w"], ["mm"]), helper.make_node("Add", ["mm", "b"], ["y"])],
            [vi("x", F, [2, 8])], [vi("y", F, [2, 5])], [init("w", w), init("b", b)])
     save_case("external_data", m, [x], [x @ w + b], ext_data=True)
+
+    # fp16 MatMul + bias + Relu and Conv + Relu: fused, run through the executor's
+    # epilogue (the kernels apply npu_act themselves only for fp32)
+    H = TensorProto.FLOAT16
+    x = rng.standard_normal((3, 8)).astype(np.float16)
+    w = (rng.standard_normal((8, 4)) * 0.5).astype(np.float16)
+    b = rng.standard_normal((4,)).astype(np.float16)
+    xi = rng.standard_normal((1, 2, 5, 5)).astype(np.float16)
+    cw = (rng.standard_normal((3, 2, 3, 3)) * 0.5).astype(np.float16)
+    cb = rng.standard_normal((3,)).astype(np.float16)
+    m = mk([helper.make_node("MatMul", ["x", "w"], ["mm"]), helper.make_node("Add", ["mm", "b"], ["ab"]),
+            helper.make_node("Relu", ["ab"], ["y"]),
+            helper.make_node("Conv", ["xi", "cw", "cb"], ["c"], pads=[1, 1, 1, 1]),
+            helper.make_node("LeakyRelu", ["c"], ["yc"], alpha=0.2)],
+           [vi("x", H, [3, 8]), vi("xi", H, [1, 2, 5, 5])], [vi("y", H, [3, 4]), vi("yc", H, [1, 3, 5, 5])],
+           [init("w", w), init("b", b), init("cw", cw), init("cb", cb)])
+    ref = np.maximum(x.astype(np.float32) @ w.astype(np.float32) + b.astype(np.float32), 0)
+    conv = tf.conv2d(torch.from_numpy(xi.astype(np.float32)), torch.from_numpy(cw.astype(np.float32)),
+                     torch.from_numpy(cb.astype(np.float32)), padding=1).numpy()
+    conv = np.where(conv > 0, conv, 0.2 * conv)
+    save_case("fp16_fused", m, [x, xi], [ref.astype(np.float16), conv.astype(np.float16)])
 
     # nodes given out of topological order
     x = rng.standard_normal((3,)).astype(np.float32)
@@ -503,7 +543,7 @@ def bad_models():
                              [vi("x", F, [2, 3])], [vi("y", F, None)],
                              [init("w", np.ones((4, 2), np.float32))]), "mm")
     m = mk([helper.make_node("Relu", ["x"], ["y"])], [vi("x", F, [2])], [vi("y", F, [2])])
-    m.opset_import[0].version = 5
+    m.opset_import[0].version = 0
     add("old_opset", m, "opset")
     m = mk([helper.make_node("Relu", ["x"], ["y"])], [vi("x", F, [2])], [vi("y", F, [2])])
     m.opset_import[0].version = 99

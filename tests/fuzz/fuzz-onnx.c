@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz-onnx.c: libFuzzer target for the ONNX importer: bytes -> import ->
- * verify -> print the IR text -> parse it back -> free. Any crash, sanitizer
+ * verify -> print the IR text -> parse it back -> (small graphs) the pass
+ * pipeline, verified after every pass -> free. Any crash, sanitizer
  * report, leak or hang here is a bug: the importer must turn every input into
  * a graph or a clean error. Built as a libFuzzer binary with -Dfuzz=true
  * (clang), and always as part of fuzz-onnx-replay, which runs the checked-in
@@ -13,6 +14,7 @@
 
 #include "npu/npu-ir.h"
 #include "npu/npu-onnx.h"
+#include "npu/npu-passes.h"
 
 static void
 quiet(enum npu_log_level level, const char *domain, const char *msg, void *user)
@@ -56,6 +58,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         npu_graph_free(g2);
         free(text);
+    }
+    /* Small graphs also go through the pass pipeline (constant folding runs
+     * the CPU kernels, so the size cap keeps each input fast). */
+    int64_t bytes = 0;
+    for (int i = 0; i < g->nvalues; i++)
+        bytes += npu_tensor_nbytes(&g->values[i]->t);
+    if (g->nnodes <= 64 && bytes <= (1 << 16)) {
+        struct npu_compile_options co = {.verify = 1};
+        enum npu_status st = npu_compile(g, &co);
+        if (st == NPU_ERR_INTERNAL)
+            abort(); /* a pass broke the graph */
     }
     npu_graph_free(g);
     return 0;

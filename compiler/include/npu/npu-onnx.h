@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * npu-onnx.h: ONNX front end. Reads an ONNX model (opsets 7 to 21 of the
+ * npu-onnx.h: ONNX front end. Reads an ONNX model (opsets 1 to 21 of the
  * default domain) into an IR graph whose ops are all in their newest ONNX form
  * (docs/onnx-import.md lists the upgrades), with every dim concrete: symbolic
  * input dims are bound from `dim_values` or default to 1. Untrusted input is
