@@ -879,6 +879,7 @@ gst_npu_base_stop (GstNpuBase * self)
 {
   GstNpuBasePrivate *priv = PRIV (self);
   GstNpuBaseClass *klass = GST_NPU_BASE_GET_CLASS (self);
+  struct npu_model *model;
   guint i;
 
   g_mutex_lock (&priv->lock);
@@ -919,9 +920,13 @@ gst_npu_base_stop (GstNpuBase * self)
   if (klass->stop)
     klass->stop (self);
 
-  if (priv->model)
-    npu_model_free (priv->model);
+  /* the stats property reads the model's backend name under the lock */
+  g_mutex_lock (&priv->lock);
+  model = priv->model;
   priv->model = NULL;
+  g_mutex_unlock (&priv->lock);
+  if (model)
+    npu_model_free (model);
   g_clear_pointer (&priv->active_model_id, g_free);
 }
 
@@ -935,6 +940,7 @@ gst_npu_base_start (GstNpuBase * self)
   gboolean have_mi = FALSE;
   gchar *path = NULL, *cache_dir = NULL, *model_id = NULL, *why = NULL;
   GstNpuBackend backend;
+  struct npu_model *model = NULL;
   guint cores, max_in_flight, i, core;
   gint cpu_threads;
   enum npu_status st;
@@ -1002,7 +1008,10 @@ gst_npu_base_start (GstNpuBase * self)
   GST_INFO_OBJECT (self, "loading %s (backend %s, cores 0x%x, %d CPU threads "
       "per session)", path, opts.backend, cores, cpu_threads);
   clear_core_error ();
-  st = npu_model_load (path, &opts, &priv->model);
+  st = npu_model_load (path, &opts, &model);
+  g_mutex_lock (&priv->lock);
+  priv->model = model;
+  g_mutex_unlock (&priv->lock);
   if (st != NPU_OK) {
     POST_NPU_ERROR (self, STAGE_LOAD, st, "Could not load model \"%s\" "
         "(backend %s).", path, opts.backend);
@@ -1735,7 +1744,9 @@ make_stats (GstNpuBase * self)
       "in-flight", G_TYPE_UINT, priv->jobs_in_flight,
       "max-in-flight", G_TYPE_UINT, priv->window,
       "mean-run-us", G_TYPE_DOUBLE, priv->n_completed ?
-      priv->run_ns_total / 1000.0 / priv->n_completed : 0.0, NULL);
+      priv->run_ns_total / 1000.0 / priv->n_completed : 0.0,
+      "backend", G_TYPE_STRING, priv->model ?
+      npu_model_backend (priv->model) : "", NULL);
   g_mutex_unlock (&priv->lock);
   gst_structure_take_value (s, "core-jobs", &arr);
   return s;
@@ -2169,7 +2180,8 @@ gst_npu_base_class_init (GstNpuBaseClass * klass)
    * (uint64; reordered counts jobs that finished while an earlier frame's
    * job was still running, and were held back to keep the order),
    * in-flight, max-in-flight (uint), mean-run-us (double, mean
-   * npu_session_run time) and core-jobs (array of uint64, completed jobs per
+   * npu_session_run time), backend (string, the backend the model runs on;
+   * empty when stopped) and core-jobs (array of uint64, completed jobs per
    * core slot, in core order).
    *
    * Since: 0.1

@@ -28,7 +28,7 @@ export GST_REGISTRY_1_0="$B/gst/registry-demo.bin"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-echo "== npuembed demo: model $MODEL, backend $BACKEND, cores 7 (round robin)"
+echo "== npuembed demo: model $MODEL, backend=$BACKEND requested, cores=7 (round robin)"
 echo "-- labels from example frames (one embedding per test pattern)"
 "$STORE" labels -q -m "$MODEL" -b "$BACKEND" --normalize 0.5,0.5 \
   -o "$tmp/labels.txt" \

@@ -37,6 +37,8 @@ static gchar *opt_image, *opt_text, *opt_out, *opt_norm = NULL;
 static gint opt_frames = -1, opt_top = 5, opt_row = 0, opt_interval = 1;
 static guint opt_cores = 7;
 static gboolean opt_quiet;
+/* the backend npuembed reported running on (stats), for the summaries */
+static gchar *used_backend;
 
 static GOptionEntry entries[] = {
   {"model", 'm', 0, G_OPTION_ARG_FILENAME, &opt_model,
@@ -265,6 +267,20 @@ run_embedding (const gchar * src, gint frames, FrameFunc func, gpointer user)
     }
     gst_message_unref (m);
   }
+  {
+    GstElement *embed = gst_bin_get_by_name (GST_BIN (p), "embed");
+    GstStructure *s = NULL;
+
+    g_object_get (embed, "stats", &s, NULL);
+    if (s && gst_structure_get_string (s, "backend")
+        && *gst_structure_get_string (s, "backend")) {
+      g_free (used_backend);
+      used_backend = g_strdup (gst_structure_get_string (s, "backend"));
+    }
+    if (s)
+      gst_structure_free (s);
+    gst_object_unref (embed);
+  }
   gst_element_set_state (p, GST_STATE_NULL);
   gst_object_unref (bus);
   gst_object_unref (p);
@@ -378,8 +394,8 @@ cmd_record (void)
     sqlite3_exec (ctx.db, "COMMIT", NULL, NULL, NULL);
   sqlite3_finalize (ctx.ins);
   sqlite3_close (ctx.db);
-  g_print ("%" G_GUINT64_FORMAT " embeddings stored in %s\n", ctx.stored,
-      opt_db);
+  g_print ("%" G_GUINT64_FORMAT " embeddings stored in %s (backend %s)\n",
+      ctx.stored, opt_db, used_backend ? used_backend : "?");
   return ok && !ctx.failed ? 0 : 1;
 }
 
@@ -612,7 +628,8 @@ cmd_labels (gint argc, gchar ** argv)
     g_printerr ("cannot write %s\n", npy);
     goto out;
   }
-  g_print ("%u labels: %s, %s\n", n, opt_out, npy);
+  g_print ("%u labels: %s, %s (backend %s)\n", n, opt_out, npy,
+      used_backend ? used_backend : "?");
   rc = 0;
 
 out:
@@ -670,6 +687,7 @@ main (int argc, char **argv)
   g_free (opt_text);
   g_free (opt_out);
   g_free (opt_norm);
+  g_free (used_backend);
   gst_deinit ();
   return rc;
 }
