@@ -1,0 +1,723 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-cpu-conv.c: Conv, ConvTranspose, ConvInteger and QLinearConv over any
+ * number of spatial dims, with groups, dilations, strides and every auto_pad.
+ *
+ * fp32 Conv: im2col + GEMM per (image, group, tile of output positions); a
+ * 1x1 / stride-1 / unpadded conv skips im2col and multiplies the input
+ * directly; depthwise convs (one input channel per group) run a direct loop.
+ * Bias and the fused activation (npu_act) are applied to each finished tile
+ * while it is in cache. Tiles have a size fixed by the shape, so results do
+ * not depend on the thread count.
+ * fp32 ConvTranspose: GEMM to columns (W^T X), then col2im scatter-add.
+ * fp64 and the integer forms use a direct loop computed in double (exact for
+ * int8 products and sums below 2^53).
+ */
+#include "npu-cpu-internal.h"
+
+struct conv_geo {
+    struct cpu_win w;
+    int64_t N, C, M, G, Cg, Mg;
+    int64_t in_plane, out_plane, kprod;
+};
+
+/* Reads the common Conv attributes against X [N, C, sp...] and W [M, C/G, k...]. */
+static enum npu_status
+conv_setup(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs, const struct npu_tensor *x,
+           const struct npu_tensor *wt, struct conv_geo *g)
+{
+    if (x->ndim < 3 || wt->ndim != x->ndim)
+        return KINVAL("X must be [N, C, spatial...] and W of the same rank");
+    int nsp = x->ndim - 2;
+    g->N = x->dims[0];
+    g->C = x->dims[1];
+    g->M = wt->dims[0];
+    g->G = npu_attrs_int(attrs, "group", 1);
+    if (g->G < 1 || g->C % g->G || g->M % g->G)
+        return KINVAL("group %lld does not divide C=%lld and M=%lld", (long long)g->G,
+                      (long long)g->C, (long long)g->M);
+    g->Cg = g->C / g->G;
+    g->Mg = g->M / g->G;
+    if (wt->dims[1] != g->Cg)
+        return KINVAL("W has %lld input channels per group, expected %lld",
+                      (long long)wt->dims[1], (long long)g->Cg);
+    size_t nk;
+    const int64_t *ks = npu_attrs_ints(attrs, "kernel_shape", &nk);
+    if (ks) {
+        if ((int)nk != nsp)
+            return KINVAL("kernel_shape has %zu entries for %d spatial dims", nk, nsp);
+        for (int i = 0; i < nsp; i++)
+            if (ks[i] != wt->dims[2 + i])
+                return KINVAL("kernel_shape disagrees with W");
+    }
+    CPU_TRY(cpu_win_setup(ctx, attrs, nsp, x->dims + 2, wt->dims + 2, false, &g->w));
+    g->in_plane = cpu_dims_prod(x->dims, 2, x->ndim);
+    g->out_plane = cpu_dims_prod(g->w.out, 0, nsp);
+    g->kprod = cpu_dims_prod(wt->dims, 2, wt->ndim);
+    return NPU_OK;
+}
+
+static enum npu_status
+conv_check_out(struct npu_cpu_ctx *ctx, const struct conv_geo *g, const struct npu_tensor *y,
+               enum npu_dtype dt)
+{
+    int64_t od[NPU_MAX_DIMS] = {g->N, g->M};
+    for (int i = 0; i < g->w.nsp; i++)
+        od[2 + i] = g->w.out[i];
+    return cpu_check_out(ctx, y, dt, g->w.nsp + 2, od);
+}
+
+/* Bias [M] of the op's dtype (as float), or NULL. */
+static enum npu_status
+conv_bias(struct npu_cpu_ctx *ctx, const struct npu_tensor *b, int64_t M, const float **out)
+{
+    *out = NULL;
+    if (!b || cpu_absent(b))
+        return NPU_OK;
+    if (b->dtype != NPU_DTYPE_FP32 || cpu_numel(b) != M || b->ndim != 1)
+        return KINVAL("B must be fp32 [%lld]", (long long)M);
+    *out = b->data;
+    return NPU_OK;
+}
+
+/* ---- fp32 Conv ------------------------------------------------------------------------------ */
+
+struct conv_job {
+    const struct conv_geo *g;
+    const float *x, *w, *bias;
+    float *y;
+    const struct cpu_act_spec *act;
+    int64_t tw, ntiles; /* output positions per tile */
+    int64_t krows;      /* Cg * kprod */
+    bool direct;        /* 1x1, stride 1, no padding: no im2col */
+    struct npu_cpu_ctx *ctx;
+};
+
+/* col[r][t] for output positions [t0, t0+tw) of one image/group (any rank). */
+static void
+im2col(const struct conv_geo *g, const float *x, int64_t t0, int64_t tw, float *col)
+{
+    const struct cpu_win *w = &g->w;
+    int nsp = w->nsp;
+    if (nsp == 2) {
+        int64_t H = w->in[0], W = w->in[1], OW = w->out[1];
+        int64_t KH = w->k[0], KW = w->k[1];
+        for (int64_t c = 0; c < g->Cg; c++)
+            for (int64_t kh = 0; kh < KH; kh++)
+                for (int64_t kw = 0; kw < KW; kw++) {
+                    float *dst = col + ((c * KH + kh) * KW + kw) * tw;
+                    const float *xc = x + c * H * W;
+                    int64_t oh = t0 / OW, ow = t0 % OW;
+                    for (int64_t t = 0; t < tw; t++) {
+                        int64_t h = oh * w->s[0] - w->pb[0] + kh * w->d[0];
+                        int64_t ww = ow * w->s[1] - w->pb[1] + kw * w->d[1];
+                        dst[t] = (h >= 0 && h < H && ww >= 0 && ww < W) ? xc[h * W + ww] : 0.0f;
+                        if (++ow == OW) {
+                            ow = 0;
+                            oh++;
+                        }
+                    }
+                }
+        return;
+    }
+    int64_t ist[CPU_MAX_SP], s = 1;
+    for (int i = nsp - 1; i >= 0; i--) {
+        ist[i] = s;
+        s *= w->in[i];
+    }
+    for (int64_t c = 0; c < g->Cg; c++) {
+        int64_t kpos[CPU_MAX_SP] = {0};
+        for (int64_t kr = 0; kr < g->kprod; kr++) {
+            float *dst = col + (c * g->kprod + kr) * tw;
+            for (int64_t t = 0; t < tw; t++) {
+                int64_t o = t0 + t, off = 0;
+                bool inside = true;
+                for (int i = nsp - 1; i >= 0; i--) {
+                    int64_t oi = o % w->out[i];
+                    o /= w->out[i];
+                    int64_t p = oi * w->s[i] - w->pb[i] + kpos[i] * w->d[i];
+                    if (p < 0 || p >= w->in[i])
+                        inside = false;
+                    off += p * ist[i];
+                }
+                dst[t] = inside ? x[c * g->in_plane + off] : 0.0f;
+            }
+            for (int i = nsp - 1; i >= 0; i--) {
+                if (++kpos[i] < w->k[i])
+                    break;
+                kpos[i] = 0;
+            }
+        }
+    }
+}
+
+static void
+conv_epilogue(const struct conv_job *j, float *y, int64_t m0, int64_t rows, int64_t t0,
+              int64_t tw)
+{
+    for (int64_t m = 0; m < rows; m++) {
+        float *r = y + m * j->g->out_plane + t0;
+        if (j->bias) {
+            float b = j->bias[m0 + m];
+            for (int64_t t = 0; t < tw; t++)
+                r[t] += b;
+        }
+        cpu_act_apply(j->act, r, tw);
+    }
+}
+
+static void
+conv_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+    const struct conv_job *j = arg;
+    const struct conv_geo *g = j->g;
+    float *col = cpu_scratch(j->ctx, tid);
+    for (int64_t t = begin; t < end; t++) {
+        int64_t tile = t % j->ntiles, ng = t / j->ntiles;
+        int64_t n = ng / g->G, gi = ng % g->G;
+        int64_t t0 = tile * j->tw, tw = NPU_MIN(j->tw, g->out_plane - t0);
+        const float *x = j->x + (n * g->C + gi * g->Cg) * g->in_plane;
+        const float *wg = j->w + gi * g->Mg * j->krows;
+        float *y = j->y + (n * g->M + gi * g->Mg) * g->out_plane;
+        if (j->direct) {
+            cpu_sgemm(false, false, g->Mg, tw, g->Cg, 1.0f, wg, j->krows, x + t0, g->in_plane,
+                      0.0f, y + t0, g->out_plane);
+        } else {
+            im2col(g, x, t0, tw, col);
+            cpu_sgemm(false, false, g->Mg, tw, j->krows, 1.0f, wg, j->krows, col, tw, 0.0f,
+                      y + t0, g->out_plane);
+        }
+        conv_epilogue(j, y, gi * g->Mg, g->Mg, t0, tw);
+    }
+}
+
+/* depthwise: each group has one input channel (and Mg output channels) */
+static void
+dw_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+    const struct conv_job *j = arg;
+    const struct conv_geo *g = j->g;
+    const struct cpu_win *w = &g->w;
+    int64_t H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1];
+    for (int64_t t = begin; t < end; t++) {
+        int64_t n = t / g->M, m = t % g->M, c = m / g->Mg;
+        const float *x = j->x + (n * g->C + c) * g->in_plane;
+        const float *k = j->w + m * g->kprod;
+        float *y = j->y + (n * g->M + m) * g->out_plane;
+        for (int64_t oh = 0; oh < OH; oh++)
+            for (int64_t ow = 0; ow < OW; ow++) {
+                float acc = 0;
+                for (int64_t kh = 0; kh < w->k[0]; kh++) {
+                    int64_t h = oh * w->s[0] - w->pb[0] + kh * w->d[0];
+                    if (h < 0 || h >= H)
+                        continue;
+                    for (int64_t kw = 0; kw < w->k[1]; kw++) {
+                        int64_t ww = ow * w->s[1] - w->pb[1] + kw * w->d[1];
+                        if (ww >= 0 && ww < W)
+                            acc += x[h * W + ww] * k[kh * w->k[1] + kw];
+                    }
+                }
+                y[oh * OW + ow] = acc;
+            }
+        conv_epilogue(j, y, m, 1, 0, g->out_plane);
+    }
+}
+
+/* ---- generic direct conv in double (fp64, ConvInteger, QLinearConv) ------------------------- */
+
+struct dconv_args {
+    const struct conv_geo *g;
+    const struct npu_tensor *x, *w;
+    double xzp;
+    const double *wzp; /* [M] */
+    const double *bias; /* [M] or NULL */
+    double *acc;        /* [N, M, out_plane] */
+};
+
+static void
+dconv_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+    const struct dconv_args *a = arg;
+    const struct conv_geo *g = a->g;
+    const struct cpu_win *w = &g->w;
+    int nsp = w->nsp;
+    int64_t ist[CPU_MAX_SP], s = 1;
+    for (int i = nsp - 1; i >= 0; i--) {
+        ist[i] = s;
+        s *= w->in[i];
+    }
+    for (int64_t t = begin; t < end; t++) {
+        int64_t n = t / g->M, m = t % g->M, gi = m / g->Mg;
+        int64_t opos[CPU_MAX_SP] = {0};
+        for (int64_t o = 0; o < g->out_plane; o++) {
+            double acc = a->bias ? a->bias[m] : 0.0;
+            for (int64_t c = 0; c < g->Cg; c++) {
+                int64_t kpos[CPU_MAX_SP] = {0};
+                for (int64_t kr = 0; kr < g->kprod; kr++) {
+                    int64_t off = 0;
+                    bool inside = true;
+                    for (int i = 0; i < nsp; i++) {
+                        int64_t p = opos[i] * w->s[i] - w->pb[i] + kpos[i] * w->d[i];
+                        if (p < 0 || p >= w->in[i])
+                            inside = false;
+                        off += p * ist[i];
+                    }
+                    if (inside) {
+                        double xv = cpu_scalar_f64(a->x, (n * g->C + gi * g->Cg + c) * g->in_plane +
+                                                             off) - a->xzp;
+                        double wv = cpu_scalar_f64(a->w, (m * g->Cg + c) * g->kprod + kr) -
+                                    (a->wzp ? a->wzp[m] : 0.0);
+                        acc += xv * wv;
+                    }
+                    for (int i = nsp - 1; i >= 0; i--) {
+                        if (++kpos[i] < w->k[i])
+                            break;
+                        kpos[i] = 0;
+                    }
+                }
+            }
+            a->acc[t * g->out_plane + o] = acc;
+            for (int i = nsp - 1; i >= 0; i--) {
+                if (++opos[i] < w->out[i])
+                    break;
+                opos[i] = 0;
+            }
+        }
+    }
+}
+
+static enum npu_status
+conv_direct_double(struct npu_cpu_ctx *ctx, struct dconv_args *a)
+{
+    const struct conv_geo *g = a->g;
+    a->acc = malloc(sizeof(double) * (size_t)NPU_MAX(g->N * g->M * g->out_plane, (int64_t)1));
+    if (!a->acc)
+        return KNOMEM();
+    cpu_parallel_for(ctx, g->N * g->M, 1, dconv_task, a);
+    return NPU_OK;
+}
+
+enum npu_status
+cpu_k_conv(CPU_KERNEL_ARGS)
+{
+    const struct npu_tensor *x = in[0], *wt = in[1], *b = nin > 2 ? in[2] : NULL;
+    struct npu_tensor *y = out[0];
+    if (wt->dtype != x->dtype)
+        return KINVAL("X and W dtypes differ");
+    struct conv_geo g;
+    CPU_TRY(conv_setup(ctx, attrs, x, wt, &g));
+    CPU_TRY(conv_check_out(ctx, &g, y, x->dtype));
+    struct cpu_act_spec act;
+    CPU_TRY(cpu_act_parse(ctx, attrs, &act));
+    if (cpu_numel(y) == 0)
+        return NPU_OK;
+    if (x->dtype == NPU_DTYPE_FP64) {
+        if (act.kind != CPU_ACT_NONE)
+            return KUNSUP("fused activation needs fp32 or fp16");
+        double *bias = NULL;
+        if (b && !cpu_absent(b)) {
+            if (b->dtype != NPU_DTYPE_FP64 || cpu_numel(b) != g.M)
+                return KINVAL("B must be [M] of X's dtype");
+            bias = b->data;
+        }
+        struct dconv_args a = {.g = &g, .x = x, .w = wt, .bias = bias};
+        CPU_TRY(conv_direct_double(ctx, &a));
+        memcpy(y->data, a.acc, sizeof(double) * (size_t)cpu_numel(y));
+        free(a.acc);
+        return NPU_OK;
+    }
+    if (x->dtype != NPU_DTYPE_FP32)
+        return KUNSUP("dtype %s is not supported", npu_dtype_name(x->dtype));
+    struct conv_job j = {.g = &g, .x = x->data, .w = wt->data, .y = y->data, .act = &act,
+                         .krows = g.Cg * g.kprod, .ctx = ctx};
+    CPU_TRY(conv_bias(ctx, b, g.M, &j.bias));
+    const struct cpu_win *w = &g.w;
+    bool unit = true;
+    for (int i = 0; i < w->nsp; i++)
+        unit = unit && w->k[i] == 1 && w->s[i] == 1 && w->pb[i] == 0 && w->pe[i] == 0;
+    if (g.Cg == 1 && w->nsp == 2 && !unit) {
+        cpu_parallel_for(ctx, g.N * g.M, 1, dw_task, &j);
+        return NPU_OK;
+    }
+    j.direct = unit;
+    /* tile of output positions: the im2col block stays around 1 MB, at least 64 wide */
+    int64_t tw = (int64_t)(1 << 18) / NPU_MAX(j.krows, (int64_t)1);
+    tw = NPU_MAX(tw, (int64_t)64);
+    tw = NPU_ALIGN(tw, (int64_t)16);
+    j.tw = NPU_MIN(tw, g.out_plane);
+    j.ntiles = NPU_DIV_ROUND_UP(g.out_plane, j.tw);
+    if (!j.direct)
+        CPU_TRY(cpu_scratch_reserve(ctx, sizeof(float) * (size_t)(j.krows * j.tw)));
+    cpu_parallel_for(ctx, g.N * g.G * j.ntiles, 1, conv_task, &j);
+    return NPU_OK;
+}
+
+/* ---- ConvTranspose -------------------------------------------------------------------------- */
+
+struct convt_geo {
+    int nsp;
+    int64_t N, C, M, G, Cg, Mg, kprod, in_plane, out_plane;
+    int64_t in[CPU_MAX_SP], out[CPU_MAX_SP], k[CPU_MAX_SP], s[CPU_MAX_SP], d[CPU_MAX_SP],
+        pb[CPU_MAX_SP];
+};
+
+static enum npu_status
+convt_setup(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs, const struct npu_tensor *x,
+            const struct npu_tensor *wt, struct convt_geo *g)
+{
+    if (x->ndim < 3 || wt->ndim != x->ndim)
+        return KINVAL("X must be [N, C, spatial...] and W of the same rank");
+    int nsp = g->nsp = x->ndim - 2;
+    g->N = x->dims[0];
+    g->C = x->dims[1];
+    g->G = npu_attrs_int(attrs, "group", 1);
+    if (g->G < 1 || g->C % g->G)
+        return KINVAL("group %lld does not divide C=%lld", (long long)g->G, (long long)g->C);
+    if (wt->dims[0] != g->C)
+        return KINVAL("W must have C=%lld rows", (long long)g->C);
+    g->Cg = g->C / g->G;
+    g->Mg = wt->dims[1];
+    g->M = g->Mg * g->G;
+    size_t n;
+    const int64_t *st = npu_attrs_ints(attrs, "strides", &n);
+    if (st && (int)n != nsp)
+        return KINVAL("strides has %zu entries", n);
+    const int64_t *dl = npu_attrs_ints(attrs, "dilations", &n);
+    if (dl && (int)n != nsp)
+        return KINVAL("dilations has %zu entries", n);
+    const int64_t *op = npu_attrs_ints(attrs, "output_padding", &n);
+    if (op && (int)n != nsp)
+        return KINVAL("output_padding has %zu entries", n);
+    const int64_t *os = npu_attrs_ints(attrs, "output_shape", &n);
+    if (os && (int)n != nsp && (int)n != nsp + 2)
+        return KINVAL("output_shape has %zu entries", n);
+    if (os && (int)n == nsp + 2)
+        os += 2;
+    const int64_t *pads = npu_attrs_ints(attrs, "pads", &n);
+    if (pads && (int)n != 2 * nsp)
+        return KINVAL("pads has %zu entries", n);
+    const char *ap = npu_attrs_string(attrs, "auto_pad", "NOTSET");
+    bool same_u = !strcmp(ap, "SAME_UPPER"), same_l = !strcmp(ap, "SAME_LOWER");
+    if (!same_u && !same_l && strcmp(ap, "VALID") && strcmp(ap, "NOTSET") && *ap)
+        return KINVAL("auto_pad \"%s\" is not valid", ap);
+    for (int i = 0; i < nsp; i++) {
+        g->in[i] = x->dims[2 + i];
+        g->k[i] = wt->dims[2 + i];
+        g->s[i] = st ? st[i] : 1;
+        g->d[i] = dl ? dl[i] : 1;
+        if (g->s[i] < 1 || g->d[i] < 1 || g->k[i] < 1)
+            return KINVAL("kernel, strides and dilations must be >= 1");
+        int64_t opad = op ? op[i] : 0;
+        int64_t full = g->s[i] * (g->in[i] - 1) + opad + (g->k[i] - 1) * g->d[i] + 1;
+        if (os || same_u || same_l) {
+            /* the output size is given (or in*stride); split the padding it implies */
+            g->out[i] = os ? os[i] : g->in[i] * g->s[i];
+            /* an output larger than the full result is extended at the end (as the ONNX
+             * reference does for output_shape) */
+            int64_t total = NPU_MAX(full - g->out[i], (int64_t)0);
+            /* ONNX: SAME_UPPER puts the smaller half first, anything else the larger */
+            g->pb[i] = same_u ? total / 2 : total - total / 2;
+        } else {
+            int64_t pb = pads ? pads[i] : 0, pe = pads ? pads[nsp + i] : 0;
+            g->pb[i] = pb;
+            g->out[i] = full - pb - pe;
+        }
+        if (g->out[i] < 0)
+            return KINVAL("negative output size in dim %d", i);
+    }
+    g->kprod = cpu_dims_prod(wt->dims, 2, wt->ndim);
+    g->in_plane = cpu_dims_prod(g->in, 0, nsp);
+    g->out_plane = cpu_dims_prod(g->out, 0, nsp);
+    return NPU_OK;
+}
+
+struct convt_job {
+    const struct convt_geo *g;
+    const struct npu_tensor *x, *w;
+    const float *bias;
+    const double *biasd;
+    void *y;
+    struct npu_cpu_ctx *ctx;
+    const struct cpu_act_spec *act;
+};
+
+/* scatter-add col [Mg*kprod][in_plane] of one (image, group) into y [Mg][out_plane] */
+static void
+col2im(const struct convt_geo *g, const float *col, float *y)
+{
+    int nsp = g->nsp;
+    int64_t ost[CPU_MAX_SP], s = 1;
+    for (int i = nsp - 1; i >= 0; i--) {
+        ost[i] = s;
+        s *= g->out[i];
+    }
+    for (int64_t m = 0; m < g->Mg; m++) {
+        int64_t kpos[CPU_MAX_SP] = {0};
+        for (int64_t kr = 0; kr < g->kprod; kr++) {
+            const float *src = col + (m * g->kprod + kr) * g->in_plane;
+            if (nsp == 2) {
+                int64_t kh = kpos[0], kw = kpos[1];
+                for (int64_t ih = 0; ih < g->in[0]; ih++) {
+                    int64_t oh = ih * g->s[0] - g->pb[0] + kh * g->d[0];
+                    if (oh < 0 || oh >= g->out[0])
+                        continue;
+                    for (int64_t iw = 0; iw < g->in[1]; iw++) {
+                        int64_t ow = iw * g->s[1] - g->pb[1] + kw * g->d[1];
+                        if (ow >= 0 && ow < g->out[1])
+                            y[m * g->out_plane + oh * g->out[1] + ow] += src[ih * g->in[1] + iw];
+                    }
+                }
+            } else {
+                int64_t ipos[CPU_MAX_SP] = {0};
+                for (int64_t p = 0; p < g->in_plane; p++) {
+                    int64_t off = 0;
+                    bool inside = true;
+                    for (int i = 0; i < nsp; i++) {
+                        int64_t o = ipos[i] * g->s[i] - g->pb[i] + kpos[i] * g->d[i];
+                        if (o < 0 || o >= g->out[i])
+                            inside = false;
+                        off += o * ost[i];
+                    }
+                    if (inside)
+                        y[m * g->out_plane + off] += src[p];
+                    for (int i = nsp - 1; i >= 0; i--) {
+                        if (++ipos[i] < g->in[i])
+                            break;
+                        ipos[i] = 0;
+                    }
+                }
+            }
+            for (int i = nsp - 1; i >= 0; i--) {
+                if (++kpos[i] < g->k[i])
+                    break;
+                kpos[i] = 0;
+            }
+        }
+    }
+}
+
+static void
+convt_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+    const struct convt_job *j = arg;
+    const struct convt_geo *g = j->g;
+    float *col = cpu_scratch(j->ctx, tid);
+    for (int64_t t = begin; t < end; t++) {
+        int64_t n = t / g->G, gi = t % g->G;
+        const float *x = (const float *)j->x->data + (n * g->C + gi * g->Cg) * g->in_plane;
+        const float *w = (const float *)j->w->data + gi * g->Cg * g->Mg * g->kprod;
+        float *y = (float *)j->y + (n * g->M + gi * g->Mg) * g->out_plane;
+        /* col = W_g^T X_g: W_g is [Cg][Mg*kprod] */
+        cpu_sgemm(true, false, g->Mg * g->kprod, g->in_plane, g->Cg, 1.0f, w, g->Mg * g->kprod,
+                  x, g->in_plane, 0.0f, col, g->in_plane);
+        for (int64_t m = 0; m < g->Mg; m++) {
+            float b = j->bias ? j->bias[gi * g->Mg + m] : 0.0f;
+            for (int64_t o = 0; o < g->out_plane; o++)
+                y[m * g->out_plane + o] = b;
+        }
+        col2im(g, col, y);
+        for (int64_t m = 0; m < g->Mg; m++)
+            cpu_act_apply(j->act, y + m * g->out_plane, g->out_plane);
+    }
+}
+
+/* fp64: direct scatter in double */
+static void
+convt_f64(const struct convt_geo *g, const double *x, const double *w, const double *bias,
+          double *y)
+{
+    int nsp = g->nsp;
+    int64_t ost[CPU_MAX_SP], s = 1;
+    for (int i = nsp - 1; i >= 0; i--) {
+        ost[i] = s;
+        s *= g->out[i];
+    }
+    for (int64_t n = 0; n < g->N; n++)
+        for (int64_t m = 0; m < g->M; m++)
+            for (int64_t o = 0; o < g->out_plane; o++)
+                y[(n * g->M + m) * g->out_plane + o] = bias ? bias[m] : 0.0;
+    for (int64_t n = 0; n < g->N; n++)
+        for (int64_t c = 0; c < g->C; c++) {
+            int64_t gi = c / g->Cg;
+            int64_t ipos[CPU_MAX_SP] = {0};
+            for (int64_t p = 0; p < g->in_plane; p++) {
+                double xv = x[(n * g->C + c) * g->in_plane + p];
+                int64_t kpos[CPU_MAX_SP] = {0};
+                for (int64_t kr = 0; kr < g->kprod; kr++) {
+                    int64_t off = 0;
+                    bool inside = true;
+                    for (int i = 0; i < nsp; i++) {
+                        int64_t o = ipos[i] * g->s[i] - g->pb[i] + kpos[i] * g->d[i];
+                        if (o < 0 || o >= g->out[i])
+                            inside = false;
+                        off += o * ost[i];
+                    }
+                    if (inside)
+                        for (int64_t m = 0; m < g->Mg; m++)
+                            y[(n * g->M + gi * g->Mg + m) * g->out_plane + off] +=
+                                xv * w[(c * g->Mg + m) * g->kprod + kr];
+                    for (int i = nsp - 1; i >= 0; i--) {
+                        if (++kpos[i] < g->k[i])
+                            break;
+                        kpos[i] = 0;
+                    }
+                }
+                for (int i = nsp - 1; i >= 0; i--) {
+                    if (++ipos[i] < g->in[i])
+                        break;
+                    ipos[i] = 0;
+                }
+            }
+        }
+}
+
+enum npu_status
+cpu_k_conv_transpose(CPU_KERNEL_ARGS)
+{
+    const struct npu_tensor *x = in[0], *wt = in[1], *b = nin > 2 ? in[2] : NULL;
+    struct npu_tensor *y = out[0];
+    if (wt->dtype != x->dtype)
+        return KINVAL("X and W dtypes differ");
+    struct convt_geo g;
+    CPU_TRY(convt_setup(ctx, attrs, x, wt, &g));
+    int64_t od[NPU_MAX_DIMS] = {g.N, g.M};
+    memcpy(od + 2, g.out, sizeof(int64_t) * (size_t)g.nsp);
+    CPU_TRY(cpu_check_out(ctx, y, x->dtype, g.nsp + 2, od));
+    struct cpu_act_spec act;
+    CPU_TRY(cpu_act_parse(ctx, attrs, &act));
+    if (b && !cpu_absent(b) && (b->dtype != x->dtype || cpu_numel(b) != g.M))
+        return KINVAL("B must be [%lld] of X's dtype", (long long)g.M);
+    bool has_b = b && !cpu_absent(b);
+    if (cpu_numel(y) == 0)
+        return NPU_OK;
+    if (x->dtype == NPU_DTYPE_FP64) {
+        if (act.kind != CPU_ACT_NONE)
+            return KUNSUP("fused activation needs fp32 or fp16");
+        convt_f64(&g, x->data, wt->data, has_b ? b->data : NULL, y->data);
+        return NPU_OK;
+    }
+    if (x->dtype != NPU_DTYPE_FP32)
+        return KUNSUP("dtype %s is not supported", npu_dtype_name(x->dtype));
+    struct convt_job j = {&g, x, wt, has_b ? b->data : NULL, NULL, y->data, ctx, &act};
+    CPU_TRY(cpu_scratch_reserve(ctx, sizeof(float) * (size_t)(g.Mg * g.kprod * g.in_plane)));
+    cpu_parallel_for(ctx, g.N * g.G, 1, convt_task, &j);
+    return NPU_OK;
+}
+
+/* ---- ConvInteger / QLinearConv -------------------------------------------------------------- */
+
+static enum npu_status
+read_zp(struct npu_cpu_ctx *ctx, const struct npu_tensor *zp, const struct npu_tensor *x,
+        int64_t len, const char *what, double *out)
+{
+    for (int64_t i = 0; i < len; i++)
+        out[i] = 0;
+    if (cpu_absent(zp))
+        return NPU_OK;
+    if (zp->dtype != x->dtype)
+        return KINVAL("%s zero point dtype differs from its operand", what);
+    int64_t n = cpu_numel(zp);
+    if (n != 1 && n != len)
+        return KINVAL("%s zero point must have 1 or %lld entries", what, (long long)len);
+    for (int64_t i = 0; i < len; i++)
+        out[i] = cpu_scalar_f64(zp, n == 1 ? 0 : i);
+    return NPU_OK;
+}
+
+static enum npu_status
+int_conv(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs, const struct npu_tensor *x,
+         const struct npu_tensor *xzp, const struct npu_tensor *wt, const struct npu_tensor *wzp,
+         const struct npu_tensor *bias, struct conv_geo *g, double **acc)
+{
+    for (int i = 0; i < 2; i++) {
+        enum npu_dtype dt = i ? wt->dtype : x->dtype;
+        if (dt != NPU_DTYPE_INT8 && dt != NPU_DTYPE_UINT8)
+            return KUNSUP("dtype %s is not supported (int8/uint8 only)", npu_dtype_name(dt));
+    }
+    CPU_TRY(conv_setup(ctx, attrs, x, wt, g));
+    double xz;
+    CPU_TRY(read_zp(ctx, xzp, x, 1, "x", &xz));
+    double *wz = malloc(sizeof(double) * (size_t)(g->M + 1));
+    double *bd = NULL;
+    if (!wz)
+        return KNOMEM();
+    enum npu_status st = read_zp(ctx, wzp, wt, g->M, "w", wz);
+    if (st == NPU_OK && bias && !cpu_absent(bias)) {
+        if (bias->dtype != NPU_DTYPE_INT32 || cpu_numel(bias) != g->M) {
+            st = KINVAL("B must be int32 [%lld]", (long long)g->M);
+        } else {
+            bd = malloc(sizeof(double) * (size_t)(g->M + 1));
+            if (!bd)
+                st = KNOMEM();
+            else
+                cpu_convert(bias->data, NPU_DTYPE_INT32, bd, NPU_DTYPE_FP64, g->M);
+        }
+    }
+    if (st == NPU_OK) {
+        struct dconv_args a = {.g = g, .x = x, .w = wt, .xzp = xz, .wzp = wz, .bias = bd};
+        st = conv_direct_double(ctx, &a);
+        *acc = a.acc;
+    }
+    free(wz);
+    free(bd);
+    return st;
+}
+
+enum npu_status
+cpu_k_conv_integer(CPU_KERNEL_ARGS)
+{
+    struct conv_geo g;
+    double *acc = NULL;
+    CPU_TRY(int_conv(ctx, attrs, in[0], nin > 2 ? in[2] : NULL, in[1], nin > 3 ? in[3] : NULL,
+                     NULL, &g, &acc));
+    enum npu_status st = conv_check_out(ctx, &g, out[0], NPU_DTYPE_INT32);
+    if (st == NPU_OK)
+        cpu_convert(acc, NPU_DTYPE_FP64, out[0]->data, NPU_DTYPE_INT32, cpu_numel(out[0]));
+    free(acc);
+    return st;
+}
+
+enum npu_status
+cpu_k_qlinear_conv(CPU_KERNEL_ARGS)
+{
+    const struct npu_tensor *x = in[0], *xs = in[1], *xzp = in[2], *wt = in[3], *ws = in[4],
+                            *wzp = in[5], *ys = in[6], *yzp = in[7];
+    const struct npu_tensor *b = nin > 8 ? in[8] : NULL;
+    struct npu_tensor *y = out[0];
+    if (y->dtype != NPU_DTYPE_UINT8 && y->dtype != NPU_DTYPE_INT8)
+        return KUNSUP("output dtype %s is not supported", npu_dtype_name(y->dtype));
+    if (xs->dtype != NPU_DTYPE_FP32 || ws->dtype != NPU_DTYPE_FP32 || ys->dtype != NPU_DTYPE_FP32)
+        return KINVAL("scales must be float");
+    if (cpu_numel(xs) != 1 || cpu_numel(ys) != 1 || (yzp && cpu_numel(yzp) != 1))
+        return KUNSUP("x_scale, y_scale and y_zero_point must be scalars");
+    if (yzp && yzp->dtype != y->dtype)
+        return KINVAL("y_zero_point dtype differs from the output");
+    struct conv_geo g;
+    double *acc = NULL;
+    CPU_TRY(int_conv(ctx, attrs, x, xzp, wt, wzp, b, &g, &acc));
+    enum npu_status st = conv_check_out(ctx, &g, y, y->dtype);
+    int64_t nws = cpu_numel(ws);
+    if (st == NPU_OK && nws != 1 && nws != g.M)
+        st = KINVAL("w_scale must have 1 or M entries");
+    float *scale = st == NPU_OK ? malloc(sizeof(float) * (size_t)(g.M + 1)) : NULL;
+    int32_t *acc32 = st == NPU_OK ? malloc(sizeof(int32_t) * (size_t)(cpu_numel(y) + 1)) : NULL;
+    if (st == NPU_OK && (!scale || !acc32))
+        st = KNOMEM();
+    if (st == NPU_OK) {
+        float x_s = ((const float *)xs->data)[0], y_s = ((const float *)ys->data)[0];
+        for (int64_t m = 0; m < g.M; m++)
+            scale[m] = x_s * ((const float *)ws->data)[nws == 1 ? 0 : m] / y_s;
+        cpu_convert(acc, NPU_DTYPE_FP64, acc32, NPU_DTYPE_INT32, cpu_numel(y));
+        int32_t zp = yzp ? (int32_t)cpu_scalar_i64(yzp, 0) : 0;
+        /* rows = (n, m) planes: scale per row m */
+        for (int64_t n = 0; n < g.N; n++) {
+            size_t off = (size_t)(n * g.M * g.out_plane);
+            cpu_requantize(acc32 + off, g.M, g.out_plane, scale, false, zp, y->dtype,
+                           (char *)y->data + off);
+        }
+    }
+    free(scale);
+    free(acc32);
+    free(acc);
+    return st;
+}

@@ -1,0 +1,845 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-cpu-gemm.c: the GEMM engine and the ops built on it (MatMul with numpy
+ * batch broadcasting and 1-D operands, Gemm, MatMulInteger, QLinearMatMul).
+ *
+ * fp32 GEMM goes to OpenBLAS (cblas_sgemm) when the build found it, else to
+ * our own blocked kernel: B packed into 16-column panels, A into 6-row
+ * panels, a 6x16 register-tiled micro-kernel written with GCC vector types
+ * (compiled for the baseline ISA and, on x86-64, also for AVX2+FMA with
+ * load-time dispatch). Threads never meet inside one GEMM call: the batched
+ * driver cuts every problem into tiles whose size depends on the shape alone
+ * and runs one single-threaded GEMM per tile, so the result is bit-identical
+ * for any thread count. OpenBLAS is therefore pinned to one thread (its own
+ * pool would otherwise compete with ours for the same cores).
+ */
+#include "npu-cpu-internal.h"
+
+#ifdef NPU_HAVE_BLAS
+#include <cblas.h>
+#endif
+
+/* ---- BLAS ----------------------------------------------------------------------------------- */
+
+#ifdef NPU_HAVE_BLAS
+static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
+static void
+blas_init(void)
+{
+#ifdef NPU_HAVE_OPENBLAS_THREADS
+    openblas_set_num_threads(1);
+#endif
+}
+#endif
+
+bool
+cpu_have_blas(void)
+{
+#ifdef NPU_HAVE_BLAS
+    return true;
+#else
+    return false;
+#endif
+}
+
+/* ---- fallback fp32 GEMM --------------------------------------------------------------------- */
+
+#define MR 6
+#define NR 16
+#define KC 256
+#define MC 120 /* multiple of MR */
+#define NC 1024 /* multiple of NR */
+
+static inline v8f
+ld8(const float *p)
+{
+    v8f v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+}
+static inline void
+st8(float *p, v8f v)
+{
+    memcpy(p, &v, sizeof(v));
+}
+
+/* C[MR x NR] tile: acc = Ap . Bp over kc; then C = acc + (first ? beta*C : C) (beta 0: C = acc) */
+CPU_HOT static void
+ukernel(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc, int mr, int nr,
+        float beta, bool first)
+{
+    v8f c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0}, c20 = {0}, c21 = {0};
+    v8f c30 = {0}, c31 = {0}, c40 = {0}, c41 = {0}, c50 = {0}, c51 = {0};
+    for (int64_t k = 0; k < kc; k++) {
+        v8f b0 = ld8(bp), b1 = ld8(bp + 8);
+        c00 += ap[0] * b0;
+        c01 += ap[0] * b1;
+        c10 += ap[1] * b0;
+        c11 += ap[1] * b1;
+        c20 += ap[2] * b0;
+        c21 += ap[2] * b1;
+        c30 += ap[3] * b0;
+        c31 += ap[3] * b1;
+        c40 += ap[4] * b0;
+        c41 += ap[4] * b1;
+        c50 += ap[5] * b0;
+        c51 += ap[5] * b1;
+        ap += MR;
+        bp += NR;
+    }
+    float tile[MR * NR];
+    st8(tile + 0 * NR, c00), st8(tile + 0 * NR + 8, c01);
+    st8(tile + 1 * NR, c10), st8(tile + 1 * NR + 8, c11);
+    st8(tile + 2 * NR, c20), st8(tile + 2 * NR + 8, c21);
+    st8(tile + 3 * NR, c30), st8(tile + 3 * NR + 8, c31);
+    st8(tile + 4 * NR, c40), st8(tile + 4 * NR + 8, c41);
+    st8(tile + 5 * NR, c50), st8(tile + 5 * NR + 8, c51);
+    for (int i = 0; i < mr; i++) {
+        float *cr = c + i * ldc;
+        const float *tr = tile + i * NR;
+        if (!first)
+            for (int j = 0; j < nr; j++)
+                cr[j] += tr[j];
+        else if (beta == 0.0f)
+            for (int j = 0; j < nr; j++)
+                cr[j] = tr[j];
+        else
+            for (int j = 0; j < nr; j++)
+                cr[j] = beta * cr[j] + tr[j];
+    }
+}
+
+/* Packs op(B)[pc:pc+kc, jc:jc+nc] into NR-wide panels, zero padded. */
+static void
+pack_b(bool tb, const float *B, int64_t ldb, int64_t pc, int64_t kc, int64_t jc, int64_t nc,
+       float *bp)
+{
+    for (int64_t j0 = 0; j0 < nc; j0 += NR) {
+        int64_t nr = nc - j0 < NR ? nc - j0 : NR;
+        for (int64_t k = 0; k < kc; k++) {
+            float *d = bp + k * NR;
+            if (!tb) {
+                const float *s = B + (pc + k) * ldb + jc + j0;
+                int64_t j = 0;
+                for (; j < nr; j++)
+                    d[j] = s[j];
+                for (; j < NR; j++)
+                    d[j] = 0;
+            } else {
+                const float *s = B + (jc + j0) * ldb + pc + k;
+                int64_t j = 0;
+                for (; j < nr; j++)
+                    d[j] = s[j * ldb];
+                for (; j < NR; j++)
+                    d[j] = 0;
+            }
+        }
+        bp += kc * NR;
+    }
+}
+
+/* Packs alpha * op(A)[ic:ic+mc, pc:pc+kc] into MR-high panels, zero padded. */
+static void
+pack_a(bool ta, const float *A, int64_t lda, int64_t ic, int64_t mc, int64_t pc, int64_t kc,
+       float alpha, float *ap)
+{
+    for (int64_t i0 = 0; i0 < mc; i0 += MR) {
+        int64_t mr = mc - i0 < MR ? mc - i0 : MR;
+        for (int64_t k = 0; k < kc; k++) {
+            float *d = ap + k * MR;
+            int64_t i = 0;
+            if (!ta)
+                for (; i < mr; i++)
+                    d[i] = alpha * A[(ic + i0 + i) * lda + pc + k];
+            else
+                for (; i < mr; i++)
+                    d[i] = alpha * A[(pc + k) * lda + ic + i0 + i];
+            for (; i < MR; i++)
+                d[i] = 0;
+        }
+        ap += kc * MR;
+    }
+}
+
+/* Per-thread packing buffers (fixed size), freed when the thread exits. */
+static pthread_key_t pack_key;
+static pthread_once_t pack_once = PTHREAD_ONCE_INIT;
+static void
+pack_key_init(void)
+{
+    if (pthread_key_create(&pack_key, free))
+        npu_die("pthread_key_create failed");
+}
+
+static float *
+pack_buffers(void)
+{
+    pthread_once(&pack_once, pack_key_init);
+    float *p = pthread_getspecific(pack_key);
+    if (!p) {
+        if (posix_memalign((void **)&p, 64, sizeof(float) * (KC * NC + KC * MC)))
+            return NULL;
+        if (pthread_setspecific(pack_key, p)) {
+            free(p);
+            return NULL;
+        }
+    }
+    return p;
+}
+
+static void
+sgemm_fallback(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+               int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
+{
+    float *bpack = pack_buffers(), *apack = bpack ? bpack + KC * NC : NULL;
+    if (K == 0) {
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++)
+                C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
+        return;
+    }
+    if (!bpack) {
+        /* no memory for packing: the plain triple loop still gives the right answer */
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) {
+                float acc = 0;
+                for (int64_t k = 0; k < K; k++)
+                    acc += (ta ? A[k * lda + i] : A[i * lda + k]) *
+                           (tb ? B[j * ldb + k] : B[k * ldb + j]);
+                C[i * ldc + j] = alpha * acc + (beta == 0.0f ? 0.0f : beta * C[i * ldc + j]);
+            }
+        return;
+    }
+    for (int64_t jc = 0; jc < N; jc += NC) {
+        int64_t nc = N - jc < NC ? N - jc : NC;
+        for (int64_t pc = 0; pc < K; pc += KC) {
+            int64_t kc = K - pc < KC ? K - pc : KC;
+            pack_b(tb, B, ldb, pc, kc, jc, nc, bpack);
+            for (int64_t ic = 0; ic < M; ic += MC) {
+                int64_t mc = M - ic < MC ? M - ic : MC;
+                pack_a(ta, A, lda, ic, mc, pc, kc, alpha, apack);
+                for (int64_t j0 = 0; j0 < nc; j0 += NR)
+                    for (int64_t i0 = 0; i0 < mc; i0 += MR)
+                        ukernel(kc, apack + i0 * kc, bpack + j0 * kc,
+                                C + (ic + i0) * ldc + jc + j0, ldc,
+                                (int)(mc - i0 < MR ? mc - i0 : MR),
+                                (int)(nc - j0 < NR ? nc - j0 : NR), beta, pc == 0);
+            }
+        }
+    }
+}
+
+void
+cpu_sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+          int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
+{
+    if (M <= 0 || N <= 0)
+        return;
+#ifdef NPU_HAVE_BLAS
+    if (M <= INT32_MAX && N <= INT32_MAX && K <= INT32_MAX && lda <= INT32_MAX &&
+        ldb <= INT32_MAX && ldc <= INT32_MAX && K > 0) {
+        pthread_once(&blas_once, blas_init);
+        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+                    (int)M, (int)N, (int)K, alpha, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
+        return;
+    }
+#endif
+    sgemm_fallback(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+void
+cpu_dgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const double *A,
+          int64_t lda, const double *B, int64_t ldb, double beta, double *C, int64_t ldc)
+{
+    if (M <= 0 || N <= 0)
+        return;
+#ifdef NPU_HAVE_BLAS
+    if (M <= INT32_MAX && N <= INT32_MAX && K <= INT32_MAX && lda <= INT32_MAX &&
+        ldb <= INT32_MAX && ldc <= INT32_MAX && K > 0) {
+        pthread_once(&blas_once, blas_init);
+        cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+                    (int)M, (int)N, (int)K, alpha, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
+        return;
+    }
+#endif
+    for (int64_t i = 0; i < M; i++) {
+        double *c = C + i * ldc;
+        for (int64_t j = 0; j < N; j++)
+            c[j] = beta == 0.0 ? 0.0 : beta * c[j];
+        for (int64_t k = 0; k < K; k++) {
+            double a = alpha * (ta ? A[k * lda + i] : A[i * lda + k]);
+            if (!tb) {
+                const double *b = B + k * ldb;
+                for (int64_t j = 0; j < N; j++)
+                    c[j] += a * b[j];
+            } else {
+                for (int64_t j = 0; j < N; j++)
+                    c[j] += a * B[j * ldb + k];
+            }
+        }
+    }
+}
+
+/* ---- threaded batched driver ---------------------------------------------------------------- */
+
+struct gemm_job {
+    const struct cpu_gemm_batch *g;
+    int64_t mb, nb, mt, nt;
+};
+
+static void
+gemm_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+    const struct gemm_job *j = arg;
+    const struct cpu_gemm_batch *g = j->g;
+    for (int64_t t = begin; t < end; t++) {
+        int64_t b = t / (j->mt * j->nt), r = t % (j->mt * j->nt);
+        int64_t m0 = (r / j->nt) * j->mb, n0 = (r % j->nt) * j->nb;
+        int64_t m = g->M - m0 < j->mb ? g->M - m0 : j->mb;
+        int64_t n = g->N - n0 < j->nb ? g->N - n0 : j->nb;
+        const float *A = g->A + (g->a_off ? g->a_off[b] : 0) + (g->ta ? m0 : m0 * g->lda);
+        const float *B = g->B + (g->b_off ? g->b_off[b] : 0) + (g->tb ? n0 * g->ldb : n0);
+        float *C = g->C + (g->c_off ? g->c_off[b] : 0) + m0 * g->ldc + n0;
+        cpu_sgemm(g->ta, g->tb, m, n, g->K, g->alpha, A, g->lda, B, g->ldb, g->beta, C, g->ldc);
+        if (g->bias_col || g->bias_row || (g->act && g->act->kind != CPU_ACT_NONE)) {
+            for (int64_t i = 0; i < m; i++) {
+                float *c = C + i * g->ldc;
+                if (g->bias_col)
+                    for (int64_t q = 0; q < n; q++)
+                        c[q] += g->bias_col[n0 + q];
+                if (g->bias_row) {
+                    float br = g->bias_row[m0 + i];
+                    for (int64_t q = 0; q < n; q++)
+                        c[q] += br;
+                }
+                if (g->act)
+                    cpu_act_apply(g->act, c, n);
+            }
+        }
+    }
+}
+
+void
+cpu_gemm_batched(struct npu_cpu_ctx *ctx, const struct cpu_gemm_batch *g)
+{
+    if (g->batch <= 0 || g->M <= 0 || g->N <= 0)
+        return;
+    /* Tile size from the shape alone (never from the thread count): about 4 MFLOP or more
+     * per tile, N cut in multiples of 64 columns, M cut only when it is tall. */
+    struct gemm_job j = {.g = g, .mb = g->M, .nb = g->N};
+    double flops = 2.0 * (double)g->M * (double)g->N * (double)(g->K ? g->K : 1);
+    if (flops > 8e6) {
+        if (g->M > 512)
+            j.mb = 256;
+        int64_t want = (int64_t)(flops * (double)j.mb / (double)g->M / 4e6);
+        int64_t cols = NPU_MAX((int64_t)64, NPU_ALIGN(NPU_DIV_ROUND_UP(g->N, NPU_MAX(want, 1)),
+                                                      (int64_t)64));
+        if (want > 1 && cols < g->N)
+            j.nb = NPU_MIN(cols, (int64_t)512);
+    }
+    j.mt = NPU_DIV_ROUND_UP(g->M, j.mb);
+    j.nt = NPU_DIV_ROUND_UP(g->N, j.nb);
+    cpu_parallel_for(ctx, g->batch * j.mt * j.nt, 1, gemm_task, &j);
+}
+
+/* ---- generic (fp64 / integer) matmul rows --------------------------------------------------- */
+
+/* One output row i of batch b: C[i,:] = sum_k A[i,k] B[k,:] for the non-fp32 types; integer
+ * arithmetic wraps (unsigned), as numpy's does. */
+#define MM_ROW_FN(sfx, T, W)                                                                       \
+    static void mm_row_##sfx(const void *A_, const void *B_, void *C_, int64_t K, int64_t N)       \
+    {                                                                                              \
+        const T *a = A_, *B = B_;                                                                  \
+        T *c = C_;                                                                                 \
+        for (int64_t j = 0; j < N; j++)                                                            \
+            c[j] = 0;                                                                              \
+        for (int64_t k = 0; k < K; k++) {                                                          \
+            W av = (W)a[k];                                                                        \
+            const T *b = B + k * N;                                                                \
+            for (int64_t j = 0; j < N; j++)                                                        \
+                c[j] = (T)((W)c[j] + av * (W)b[j]);                                                \
+        }                                                                                          \
+    }
+MM_ROW_FN(f64, double, double)
+MM_ROW_FN(i32, int32_t, uint32_t)
+MM_ROW_FN(i64, int64_t, uint64_t)
+MM_ROW_FN(u32, uint32_t, uint32_t)
+MM_ROW_FN(u64, uint64_t, uint64_t)
+typedef void (*mm_row_fn)(const void *A, const void *B, void *C, int64_t K, int64_t N);
+
+struct mm_gen_job {
+    mm_row_fn fn;
+    size_t es;
+    const char *A, *B;
+    char *C;
+    const int64_t *a_off, *b_off;
+    int64_t M, N, K;
+};
+
+static void
+mm_gen_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+    const struct mm_gen_job *j = arg;
+    for (int64_t t = begin; t < end; t++) {
+        int64_t b = t / j->M, i = t % j->M;
+        j->fn(j->A + (size_t)(j->a_off[b] + i * j->K) * j->es, j->B + (size_t)j->b_off[b] * j->es,
+              j->C + (size_t)(b * j->M * j->N + i * j->N) * j->es, j->K, j->N);
+    }
+}
+
+/* ---- MatMul --------------------------------------------------------------------------------- */
+
+/* Shapes of a numpy matmul: batch dims broadcast, 1-D operands promoted and their unit dim
+ * dropped from the result. Fills per-batch element offsets (caller frees). */
+struct mm_shape {
+    int64_t M, N, K, batch;
+    int64_t *a_off, *b_off;
+    bool a_flat; /* A's batch folds into M (B has no batch dims, A contiguous) */
+};
+
+static enum npu_status
+mm_plan(struct npu_cpu_ctx *ctx, const struct npu_tensor *a, const struct npu_tensor *b,
+        const struct npu_tensor *y, enum npu_dtype ydt, struct mm_shape *s)
+{
+    memset(s, 0, sizeof(*s));
+    if (a->ndim < 1 || b->ndim < 1)
+        return KINVAL("operands must have rank >= 1");
+    int64_t ad[NPU_MAX_DIMS + 1], bd[NPU_MAX_DIMS + 1];
+    int ar = a->ndim, br = b->ndim;
+    memcpy(ad, a->dims, sizeof(int64_t) * (size_t)ar);
+    memcpy(bd, b->dims, sizeof(int64_t) * (size_t)br);
+    bool a1 = ar == 1, b1 = br == 1;
+    if (a1) { /* [K] -> [1,K] */
+        ad[1] = ad[0];
+        ad[0] = 1;
+        ar = 2;
+    }
+    if (b1) { /* [K] -> [K,1] */
+        bd[1] = 1;
+        br = 2;
+    }
+    s->M = ad[ar - 2];
+    s->K = ad[ar - 1];
+    s->N = bd[br - 1];
+    if (bd[br - 2] != s->K) {
+        char s1[160], s2[160];
+        return KINVAL("inner dims differ: %s x %s", cpu_dims_str(a, s1, sizeof(s1)),
+                      cpu_dims_str(b, s2, sizeof(s2)));
+    }
+    int abr = ar - 2, bbr = br - 2, nbr = abr > bbr ? abr : bbr;
+    int64_t yd[NPU_MAX_DIMS + 2];
+    int yr = 0;
+    for (int d = 0; d < nbr; d++) {
+        int ia = d - (nbr - abr), ib = d - (nbr - bbr);
+        int64_t da = ia >= 0 ? ad[ia] : 1, db = ib >= 0 ? bd[ib] : 1;
+        if (da != db && da != 1 && db != 1)
+            return KINVAL("batch dims %lld and %lld do not broadcast", (long long)da,
+                          (long long)db);
+        yd[yr++] = da == 1 ? db : da;
+    }
+    s->batch = cpu_dims_prod(yd, 0, yr);
+    if (!a1)
+        yd[yr++] = s->M;
+    if (!b1)
+        yd[yr++] = s->N;
+    if (yr > NPU_MAX_DIMS)
+        return KINVAL("result rank %d is too high", yr);
+    CPU_TRY(cpu_check_out(ctx, y, ydt, yr, yd));
+    s->a_flat = bbr == 0 || cpu_dims_prod(bd, 0, bbr) == 1;
+    if (s->a_flat) {
+        /* every batch uses the one B: fold A's batch into M */
+        s->M *= s->batch;
+        s->batch = 1;
+    }
+    s->a_off = calloc((size_t)NPU_MAX(s->batch, 1), sizeof(int64_t));
+    s->b_off = calloc((size_t)NPU_MAX(s->batch, 1), sizeof(int64_t));
+    if (!s->a_off || !s->b_off) {
+        free(s->a_off);
+        free(s->b_off);
+        return KNOMEM();
+    }
+    if (!s->a_flat) {
+        /* walk the broadcast batch index, accumulating each operand's offset */
+        int64_t idx[NPU_MAX_DIMS] = {0};
+        for (int64_t t = 0; t < s->batch; t++) {
+            int64_t oa = 0, ob = 0, sa = s->M * s->K, sb = s->K * s->N;
+            for (int d = nbr - 1; d >= 0; d--) {
+                int ia = d - (nbr - abr), ib = d - (nbr - bbr);
+                int64_t da = ia >= 0 ? ad[ia] : 1, db = ib >= 0 ? bd[ib] : 1;
+                if (da != 1)
+                    oa += idx[d] * sa;
+                if (db != 1)
+                    ob += idx[d] * sb;
+                sa *= da;
+                sb *= db;
+            }
+            s->a_off[t] = oa;
+            s->b_off[t] = ob;
+            for (int d = nbr - 1; d >= 0; d--) {
+                if (++idx[d] < yd[d])
+                    break;
+                idx[d] = 0;
+            }
+        }
+    }
+    return NPU_OK;
+}
+
+static enum npu_status
+matmul_generic(struct npu_cpu_ctx *ctx, const struct mm_shape *s, const struct npu_tensor *a,
+               const struct npu_tensor *b, struct npu_tensor *y)
+{
+    mm_row_fn fn;
+    switch (a->dtype) {
+    case NPU_DTYPE_FP64: fn = mm_row_f64; break;
+    case NPU_DTYPE_INT32: fn = mm_row_i32; break;
+    case NPU_DTYPE_INT64: fn = mm_row_i64; break;
+    case NPU_DTYPE_UINT32: fn = mm_row_u32; break;
+    case NPU_DTYPE_UINT64: fn = mm_row_u64; break;
+    default: return KUNSUP("dtype %s is not supported", npu_dtype_name(a->dtype));
+    }
+    struct mm_gen_job j = {fn, cpu_esize(a), a->data, b->data, y->data, s->a_off, s->b_off,
+                           s->M, s->N, s->K};
+    cpu_parallel_for(ctx, s->batch * s->M, NPU_MAX((int64_t)1, 65536 / NPU_MAX(s->N * s->K, 1)),
+                     mm_gen_task, &j);
+    return NPU_OK;
+}
+
+enum npu_status
+cpu_k_matmul(CPU_KERNEL_ARGS)
+{
+    const struct npu_tensor *a = in[0], *b = in[1], *bias = nin > 2 ? in[2] : NULL;
+    struct npu_tensor *y = out[0];
+    if (a->dtype != b->dtype)
+        return KINVAL("operand dtypes differ (%s, %s)", npu_dtype_name(a->dtype),
+                      npu_dtype_name(b->dtype));
+    struct cpu_act_spec act;
+    CPU_TRY(cpu_act_parse(ctx, attrs, &act));
+    struct mm_shape s;
+    CPU_TRY(mm_plan(ctx, a, b, y, a->dtype, &s));
+    enum npu_status st = NPU_OK;
+    float *bias_tmp = NULL;
+    if (a->dtype != NPU_DTYPE_FP32) {
+        if (bias || act.kind != CPU_ACT_NONE)
+            st = KUNSUP("bias and fused activation need fp32 or fp16");
+        else
+            st = matmul_generic(ctx, &s, a, b, y);
+        goto out;
+    }
+    const float *bias_col = NULL;
+    if (bias) {
+        int64_t bn = cpu_numel(bias);
+        if (bias->dtype != NPU_DTYPE_FP32 || (bn != s.N && bn != 1) ||
+            (bias->ndim > 0 && bias->dims[bias->ndim - 1] != bn)) {
+            st = KINVAL("bias must be fp32 of shape [N] (N = %lld)", (long long)s.N);
+            goto out;
+        }
+        bias_col = bias->data;
+        if (bn == 1 && s.N != 1) {
+            bias_tmp = malloc(sizeof(float) * (size_t)s.N);
+            if (!bias_tmp) {
+                st = KNOMEM();
+                goto out;
+            }
+            for (int64_t j = 0; j < s.N; j++)
+                bias_tmp[j] = ((const float *)bias->data)[0];
+            bias_col = bias_tmp;
+        }
+    }
+    int64_t *c_off = NULL;
+    if (s.batch > 1) {
+        c_off = malloc(sizeof(int64_t) * (size_t)s.batch);
+        if (!c_off) {
+            st = KNOMEM();
+            goto out;
+        }
+        for (int64_t t = 0; t < s.batch; t++)
+            c_off[t] = t * s.M * s.N;
+    }
+    struct cpu_gemm_batch g = {
+        .M = s.M, .N = s.N, .K = s.K, .alpha = 1.0f, .beta = 0.0f,
+        .A = a->data, .B = b->data, .C = y->data, .lda = s.K, .ldb = s.N, .ldc = s.N,
+        .a_off = s.a_off, .b_off = s.b_off, .c_off = c_off, .batch = s.batch,
+        .bias_col = bias_col, .act = &act,
+    };
+    cpu_gemm_batched(ctx, &g);
+    free(c_off);
+out:
+    free(bias_tmp);
+    free(s.a_off);
+    free(s.b_off);
+    return st;
+}
+
+/* ---- Gemm ----------------------------------------------------------------------------------- */
+
+enum npu_status
+cpu_k_gemm(CPU_KERNEL_ARGS)
+{
+    const struct npu_tensor *a = in[0], *b = in[1], *c = nin > 2 ? in[2] : NULL;
+    struct npu_tensor *y = out[0];
+    bool ta = npu_attrs_int(attrs, "transA", 0) != 0, tb = npu_attrs_int(attrs, "transB", 0) != 0;
+    float alpha = npu_attrs_float(attrs, "alpha", 1.0f), beta = npu_attrs_float(attrs, "beta", 1.0f);
+    if (a->ndim != 2 || b->ndim != 2)
+        return KINVAL("A and B must be 2-D");
+    if (a->dtype != b->dtype)
+        return KINVAL("A and B dtypes differ");
+    int64_t M = ta ? a->dims[1] : a->dims[0], K = ta ? a->dims[0] : a->dims[1];
+    int64_t K2 = tb ? b->dims[1] : b->dims[0], N = tb ? b->dims[0] : b->dims[1];
+    if (K != K2)
+        return KINVAL("inner dims differ (%lld vs %lld)", (long long)K, (long long)K2);
+    int64_t yd[2] = {M, N};
+    CPU_TRY(cpu_check_out(ctx, y, a->dtype, 2, yd));
+    struct cpu_act_spec act;
+    CPU_TRY(cpu_act_parse(ctx, attrs, &act));
+    if (c && c->dtype != a->dtype)
+        return KINVAL("C dtype differs from A");
+    if (c && c->ndim > 2)
+        return KINVAL("C must have rank <= 2");
+    bool has_c = c && beta != 0.0f && cpu_numel(c) > 0;
+    if (has_c) {
+        /* Y = beta * broadcast(C), then accumulate alpha AB on top */
+        struct cpu_bcast bc;
+        const struct npu_tensor *ins[1] = {c};
+        CPU_TRY(cpu_bcast_plan(ctx, &bc, y, ins, 1, false));
+        int64_t cm = c->ndim == 2 ? c->dims[0] : 1, cn = c->ndim >= 1 ? c->dims[c->ndim - 1] : 1;
+        size_t es = cpu_esize(y);
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++)
+                memcpy((char *)y->data + (size_t)(i * N + j) * es,
+                       (const char *)c->data + (size_t)((cm == 1 ? 0 : i) * cn + (cn == 1 ? 0 : j)) * es,
+                       es);
+    }
+    if (a->dtype == NPU_DTYPE_FP32) {
+        if (has_c && beta != 1.0f) {
+            float *v = y->data;
+            for (int64_t i = 0; i < M * N; i++)
+                v[i] *= beta;
+        }
+        struct cpu_gemm_batch g = {
+            .ta = ta, .tb = tb, .M = M, .N = N, .K = K, .alpha = alpha,
+            .beta = has_c ? 1.0f : 0.0f, .A = a->data, .B = b->data, .C = y->data,
+            .lda = a->dims[1], .ldb = b->dims[1], .ldc = N, .batch = 1, .act = &act,
+        };
+        cpu_gemm_batched(ctx, &g);
+        return NPU_OK;
+    }
+    if (act.kind != CPU_ACT_NONE)
+        return KUNSUP("fused activation needs fp32 or fp16");
+    if (a->dtype == NPU_DTYPE_FP64) {
+        cpu_dgemm(ta, tb, M, N, K, alpha, a->data, a->dims[1], b->data, b->dims[1],
+                  has_c ? beta : 0.0, y->data, N);
+        return NPU_OK;
+    }
+    /* integers: Y = alpha*A.B + beta*C with alpha and beta applied in the integer type */
+    if (!npu_dtype_is_int(a->dtype))
+        return KUNSUP("dtype %s is not supported", npu_dtype_name(a->dtype));
+    int64_t ai = (int64_t)alpha, bi = (int64_t)beta;
+    if ((float)ai != alpha || (float)bi != beta)
+        return KUNSUP("integer Gemm needs integral alpha and beta");
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            uint64_t acc = 0;
+            for (int64_t k = 0; k < K; k++) {
+                int64_t av = cpu_scalar_i64(a, ta ? k * M + i : i * K + k);
+                int64_t bv = cpu_scalar_i64(b, tb ? j * K + k : k * N + j);
+                acc += (uint64_t)av * (uint64_t)bv;
+            }
+            acc *= (uint64_t)ai;
+            if (has_c)
+                acc += (uint64_t)bi * (uint64_t)cpu_scalar_i64(y, i * N + j);
+            int64_t v = (int64_t)acc;
+            cpu_convert(&v, NPU_DTYPE_INT64, (char *)y->data + (size_t)(i * N + j) * cpu_esize(y),
+                        y->dtype, 1);
+        }
+    return NPU_OK;
+}
+
+/* ---- integer matmul: MatMulInteger, QLinearMatMul ------------------------------------------- */
+
+/* Zero point of an operand: scalar, or a vector along `len` (per row of A / column of B). */
+static enum npu_status
+zero_points(struct npu_cpu_ctx *ctx, const struct npu_tensor *zp, const struct npu_tensor *x,
+            int64_t len, const char *what, int32_t *out)
+{
+    if (cpu_absent(zp)) {
+        for (int64_t i = 0; i < len; i++)
+            out[i] = 0;
+        return NPU_OK;
+    }
+    if (zp->dtype != x->dtype)
+        return KINVAL("%s zero point dtype %s differs from the operand's %s", what,
+                      npu_dtype_name(zp->dtype), npu_dtype_name(x->dtype));
+    int64_t n = cpu_numel(zp);
+    if (n != 1 && n != len)
+        return KINVAL("%s zero point has %lld entries, expected 1 or %lld", what, (long long)n,
+                      (long long)len);
+    for (int64_t i = 0; i < len; i++)
+        out[i] = (int32_t)cpu_scalar_i64(zp, n == 1 ? 0 : i);
+    return NPU_OK;
+}
+
+struct imm_job {
+    const struct npu_tensor *a;
+    const int32_t *bq;     /* B - bzp as int32, per batch K*N */
+    const int32_t *azp;    /* [M] */
+    int32_t *y;
+    const int64_t *a_off, *b_off;
+    int64_t M, N, K;
+};
+
+static void
+imm_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+    const struct imm_job *j = arg;
+    bool s8 = j->a->dtype == NPU_DTYPE_INT8;
+    for (int64_t t = begin; t < end; t++) {
+        int64_t b = t / j->M, i = t % j->M;
+        int64_t ao = j->a_off[b] + i * j->K;
+        const int32_t *bq = j->bq + j->b_off[b];
+        uint32_t *y = (uint32_t *)j->y + (b * j->M + i) * j->N;
+        for (int64_t q = 0; q < j->N; q++)
+            y[q] = 0;
+        for (int64_t k = 0; k < j->K; k++) {
+            int32_t av = (s8 ? ((const int8_t *)j->a->data)[ao + k]
+                             : ((const uint8_t *)j->a->data)[ao + k]) - j->azp[i];
+            if (!av)
+                continue;
+            const int32_t *br = bq + k * j->N;
+            for (int64_t q = 0; q < j->N; q++)
+                y[q] += (uint32_t)(av * br[q]); /* |av*br| < 2^17: no overflow */
+        }
+    }
+}
+
+/* int32 Y = (A - azp) (B - bzp) with matmul broadcasting; zero points per tensor, per row of
+ * A (azp [M]) or per column of B (bzp [N]). */
+static enum npu_status
+int_matmul(struct npu_cpu_ctx *ctx, const struct npu_tensor *a, const struct npu_tensor *azp_t,
+           const struct npu_tensor *b, const struct npu_tensor *bzp_t, struct npu_tensor *y,
+           struct mm_shape *s)
+{
+    for (int i = 0; i < 2; i++) {
+        enum npu_dtype dt = i ? b->dtype : a->dtype;
+        if (dt != NPU_DTYPE_INT8 && dt != NPU_DTYPE_UINT8)
+            return KUNSUP("operand dtype %s is not supported (int8/uint8 only)",
+                          npu_dtype_name(dt));
+    }
+    CPU_TRY(mm_plan(ctx, a, b, y, y->dtype, s));
+    enum npu_status st = NPU_OK;
+    int64_t Mrow = a->ndim >= 2 ? a->dims[a->ndim - 2] : 1;
+    int64_t nb_b = cpu_numel(b) / NPU_MAX(s->K * s->N, (int64_t)1);
+    int32_t *azp = malloc(sizeof(int32_t) * (size_t)NPU_MAX(s->M, (int64_t)1));
+    int32_t *bzp = malloc(sizeof(int32_t) * (size_t)NPU_MAX(s->N, (int64_t)1));
+    int32_t *bq = malloc(sizeof(int32_t) * (size_t)NPU_MAX(cpu_numel(b), (int64_t)1));
+    if (!azp || !bzp || !bq) {
+        st = KNOMEM();
+        goto out;
+    }
+    /* per-row zero points repeat across the batch (M may have folded the batch in) */
+    int32_t *azp_rows = malloc(sizeof(int32_t) * (size_t)NPU_MAX(Mrow, (int64_t)1));
+    if (!azp_rows) {
+        st = KNOMEM();
+        goto out;
+    }
+    st = zero_points(ctx, azp_t, a, Mrow, "A", azp_rows);
+    for (int64_t i = 0; st == NPU_OK && i < s->M; i++)
+        azp[i] = azp_rows[i % Mrow];
+    free(azp_rows);
+    if (st != NPU_OK)
+        goto out;
+    st = zero_points(ctx, bzp_t, b, s->N, "B", bzp);
+    if (st != NPU_OK)
+        goto out;
+    for (int64_t t = 0; t < nb_b; t++)
+        for (int64_t k = 0; k < s->K; k++)
+            for (int64_t q = 0; q < s->N; q++) {
+                int64_t e = (t * s->K + k) * s->N + q;
+                bq[e] = (int32_t)cpu_scalar_i64(b, e) - bzp[q];
+            }
+    struct imm_job j = {a, bq, azp, y->data, s->a_off, s->b_off, s->M, s->N, s->K};
+    cpu_parallel_for(ctx, s->batch * s->M, NPU_MAX((int64_t)1, 32768 / NPU_MAX(s->N * s->K, 1)),
+                     imm_task, &j);
+out:
+    free(azp);
+    free(bzp);
+    free(bq);
+    return st;
+}
+
+enum npu_status
+cpu_k_matmul_integer(CPU_KERNEL_ARGS)
+{
+    if (out[0]->dtype != NPU_DTYPE_INT32)
+        return KINVAL("output must be int32");
+    struct mm_shape s = {0};
+    enum npu_status st = int_matmul(ctx, in[0], nin > 2 ? in[2] : NULL, in[1],
+                                    nin > 3 ? in[3] : NULL, out[0], &s);
+    free(s.a_off);
+    free(s.b_off);
+    return st;
+}
+
+/* Requantises int32 accumulators: y = saturate(rint(acc * scale[j]) + zp), in float like the
+ * ONNX reference (scale = a_scale * w_scale / y_scale computed in float). */
+void
+cpu_requantize(const int32_t *acc, int64_t rows, int64_t cols, const float *scale, bool per_col,
+               int32_t zp, enum npu_dtype dt, void *y)
+{
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++) {
+            float v = rintf((float)acc[i * cols + j] * scale[per_col ? j : i]) + (float)zp;
+            int64_t e = i * cols + j;
+            if (dt == NPU_DTYPE_UINT8)
+                ((uint8_t *)y)[e] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+            else
+                ((int8_t *)y)[e] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
+        }
+}
+
+enum npu_status
+cpu_k_qlinear_matmul(CPU_KERNEL_ARGS)
+{
+    const struct npu_tensor *a = in[0], *as = in[1], *azp = in[2], *b = in[3], *bs = in[4],
+                            *bzp = in[5], *ys = in[6], *yzp = in[7];
+    struct npu_tensor *y = out[0];
+    if (y->dtype != NPU_DTYPE_UINT8 && y->dtype != NPU_DTYPE_INT8)
+        return KUNSUP("output dtype %s is not supported", npu_dtype_name(y->dtype));
+    if (as->dtype != NPU_DTYPE_FP32 || bs->dtype != NPU_DTYPE_FP32 || ys->dtype != NPU_DTYPE_FP32)
+        return KINVAL("scales must be float");
+    if (cpu_numel(as) != 1 || cpu_numel(ys) != 1 || (yzp && cpu_numel(yzp) != 1))
+        return KUNSUP("a_scale, y_scale and y_zero_point must be scalars");
+    if (yzp && yzp->dtype != y->dtype)
+        return KINVAL("y_zero_point dtype differs from the output");
+    /* the int32 product, then requantise */
+    struct npu_tensor acc = *y;
+    acc.dtype = NPU_DTYPE_INT32;
+    acc.data = malloc(sizeof(int32_t) * (size_t)NPU_MAX(cpu_numel(y), (int64_t)1));
+    if (!acc.data)
+        return KNOMEM();
+    struct mm_shape s = {0};
+    enum npu_status st = int_matmul(ctx, a, azp, b, bzp, &acc, &s);
+    if (st == NPU_OK) {
+        int64_t nbs = cpu_numel(bs);
+        if (nbs != 1 && nbs != s.N) {
+            st = KINVAL("b_scale has %lld entries, expected 1 or N", (long long)nbs);
+        } else {
+            float *scale = malloc(sizeof(float) * (size_t)NPU_MAX(s.N, (int64_t)1));
+            if (!scale) {
+                st = KNOMEM();
+            } else {
+                float a_s = ((const float *)as->data)[0], y_s = ((const float *)ys->data)[0];
+                for (int64_t j = 0; j < s.N; j++)
+                    scale[j] = a_s * ((const float *)bs->data)[nbs == 1 ? 0 : j] / y_s;
+                int32_t zp = yzp ? (int32_t)cpu_scalar_i64(yzp, 0) : 0;
+                cpu_requantize(acc.data, cpu_numel(y) / NPU_MAX(s.N, (int64_t)1), s.N, scale,
+                               true, zp, y->dtype, y->data);
+                free(scale);
+            }
+        }
+    }
+    free(s.a_off);
+    free(s.b_off);
+    free(acc.data);
+    return st;
+}

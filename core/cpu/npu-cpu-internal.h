@@ -1,0 +1,479 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-cpu-internal.h: what the CPU kernel files share and nobody else sees:
+ * the executor context with its thread pool and per-thread scratch, the
+ * kernel signature and dispatch flags, numpy broadcasting plans, fp16
+ * conversion, saturating float-to-integer conversion, and small helpers for
+ * reading ONNX operand tensors (axes, pads, scalars).
+ *
+ * Every kernel is `enum npu_status k_xxx(CPU_KERNEL_ARGS)`; npu-cpu.c has
+ * already checked the operand count, that required operands are present and
+ * that every tensor is well formed (rank, dims, dtype, data when non-empty).
+ * Kernels still check that shapes agree with each other and with the
+ * outputs the caller allocated, since they must never read or write outside
+ * the given shapes.
+ */
+#ifndef NPU_CPU_INTERNAL_H
+#define NPU_CPU_INTERNAL_H
+
+#include <math.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npu/npu-common.h"
+#include "npu/npu-cpu.h"
+#include "npu/npu-ops.h"
+#include "npu/npu-tensor.h"
+
+#define CPU_LOG_DOMAIN "cpu"
+
+/* ---- runtime CPU dispatch for the hot loops -------------------------------------------------
+ * The build targets the baseline ISA (x86-64 or armv8-a). On x86-64 the hottest loops are also
+ * compiled for x86-64-v3 (AVX2+FMA) and chosen at load time through an ifunc, so one binary
+ * runs everywhere and still uses the machine's vectors. aarch64 always has NEON. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12 &&         \
+    !defined(NPU_CPU_NO_CLONES)
+#define CPU_HOT __attribute__((target_clones("default", "arch=x86-64-v3")))
+#else
+#define CPU_HOT
+#endif
+
+typedef float v8f __attribute__((vector_size(32), aligned(4)));
+typedef int32_t v8i __attribute__((vector_size(32), aligned(4)));
+
+/* ---- context and thread pool ---------------------------------------------------------------- */
+
+typedef void (*cpu_par_fn)(void *arg, int64_t begin, int64_t end, int tid);
+
+struct cpu_scratch {
+    void *p;
+    size_t size;
+};
+
+struct npu_cpu_ctx {
+    int nthreads;              /* workers + the calling thread */
+    pthread_t *workers;        /* nthreads - 1 */
+    int nworkers;              /* workers actually started */
+    pthread_mutex_t lock;      /* guards the job fields below */
+    pthread_cond_t start_cv;
+    pthread_cond_t done_cv;
+    uint64_t generation;       /* bumped for every job; workers wait for a change */
+    int busy;                  /* workers still inside the current job */
+    bool quit;
+    /* the current job */
+    cpu_par_fn fn;
+    void *arg;
+    int64_t n, chunk;
+    int64_t next;              /* atomic: next chunk start */
+    /* one npu_cpu_run at a time per context */
+    pthread_mutex_t run_lock;
+    enum npu_op cur_op;        /* for messages */
+    struct cpu_scratch *scratch; /* nthreads entries */
+};
+
+/* Runs fn over [0, n) in chunks of at least `grain` items on all threads; returns when all
+ * chunks are done. Results must not depend on how the range is cut (they never do in our
+ * kernels: every item is computed the same way whichever thread takes it). Never call it from
+ * inside a parallel callback. */
+void cpu_parallel_for(struct npu_cpu_ctx *ctx, int64_t n, int64_t grain, cpu_par_fn fn,
+                      void *arg);
+
+/* Makes every thread's scratch buffer at least `bytes` long (64-byte aligned). Call before
+ * cpu_parallel_for; callbacks then use cpu_scratch(ctx, tid). */
+enum npu_status cpu_scratch_reserve(struct npu_cpu_ctx *ctx, size_t bytes);
+static inline void *
+cpu_scratch(struct npu_cpu_ctx *ctx, int tid)
+{
+    return ctx->scratch[tid].p;
+}
+
+/* ---- kernels -------------------------------------------------------------------------------- */
+
+#define CPU_KERNEL_ARGS                                                                            \
+    struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs, const struct npu_tensor *const *in,    \
+        int nin, struct npu_tensor *const *out, int nout
+typedef enum npu_status (*cpu_kernel_fn)(CPU_KERNEL_ARGS);
+
+/* Logs "cpu: <Op>: message" and returns the status, so kernels can `return KERR(...)`. */
+enum npu_status cpu_fail(struct npu_cpu_ctx *ctx, enum npu_status st, const char *fmt, ...)
+    NPU_PRINTF(3, 4);
+#define KINVAL(...) cpu_fail(ctx, NPU_ERR_INVALID, __VA_ARGS__)
+#define KUNSUP(...) cpu_fail(ctx, NPU_ERR_UNSUPPORTED, __VA_ARGS__)
+#define KNOMEM() cpu_fail(ctx, NPU_ERR_NOMEM, "out of memory")
+
+#define CPU_TRY(expr)                                                                              \
+    do {                                                                                           \
+        enum npu_status st_ = (expr);                                                              \
+        if (st_ != NPU_OK)                                                                         \
+            return st_;                                                                            \
+    } while (0)
+
+/* Kernels by file. */
+#define CPU_DECLARE(name) enum npu_status name(CPU_KERNEL_ARGS);
+/* npu-cpu-elementwise.c */
+CPU_DECLARE(cpu_k_add) CPU_DECLARE(cpu_k_sub) CPU_DECLARE(cpu_k_mul) CPU_DECLARE(cpu_k_div)
+CPU_DECLARE(cpu_k_pow) CPU_DECLARE(cpu_k_mod) CPU_DECLARE(cpu_k_max) CPU_DECLARE(cpu_k_min)
+CPU_DECLARE(cpu_k_sum) CPU_DECLARE(cpu_k_mean) CPU_DECLARE(cpu_k_equal) CPU_DECLARE(cpu_k_less)
+CPU_DECLARE(cpu_k_greater) CPU_DECLARE(cpu_k_less_equal) CPU_DECLARE(cpu_k_greater_equal)
+CPU_DECLARE(cpu_k_and) CPU_DECLARE(cpu_k_or) CPU_DECLARE(cpu_k_xor) CPU_DECLARE(cpu_k_where)
+CPU_DECLARE(cpu_k_prelu)
+CPU_DECLARE(cpu_k_sqrt) CPU_DECLARE(cpu_k_exp) CPU_DECLARE(cpu_k_log) CPU_DECLARE(cpu_k_abs)
+CPU_DECLARE(cpu_k_neg) CPU_DECLARE(cpu_k_reciprocal) CPU_DECLARE(cpu_k_relu)
+CPU_DECLARE(cpu_k_leaky_relu) CPU_DECLARE(cpu_k_sigmoid) CPU_DECLARE(cpu_k_tanh)
+CPU_DECLARE(cpu_k_hard_sigmoid) CPU_DECLARE(cpu_k_hard_swish) CPU_DECLARE(cpu_k_elu)
+CPU_DECLARE(cpu_k_selu) CPU_DECLARE(cpu_k_gelu) CPU_DECLARE(cpu_k_softplus)
+CPU_DECLARE(cpu_k_clip) CPU_DECLARE(cpu_k_erf) CPU_DECLARE(cpu_k_not) CPU_DECLARE(cpu_k_floor)
+CPU_DECLARE(cpu_k_ceil) CPU_DECLARE(cpu_k_round) CPU_DECLARE(cpu_k_sign) CPU_DECLARE(cpu_k_sin)
+CPU_DECLARE(cpu_k_cos) CPU_DECLARE(cpu_k_silu) CPU_DECLARE(cpu_k_gelu_tanh)
+/* npu-cpu-cast.c */
+CPU_DECLARE(cpu_k_cast) CPU_DECLARE(cpu_k_cast_like)
+/* npu-cpu-gemm.c */
+CPU_DECLARE(cpu_k_matmul) CPU_DECLARE(cpu_k_gemm) CPU_DECLARE(cpu_k_matmul_integer)
+CPU_DECLARE(cpu_k_qlinear_matmul)
+/* npu-cpu-einsum.c */
+CPU_DECLARE(cpu_k_einsum)
+/* npu-cpu-conv.c */
+CPU_DECLARE(cpu_k_conv) CPU_DECLARE(cpu_k_conv_transpose) CPU_DECLARE(cpu_k_conv_integer)
+CPU_DECLARE(cpu_k_qlinear_conv)
+/* npu-cpu-pool.c */
+CPU_DECLARE(cpu_k_max_pool) CPU_DECLARE(cpu_k_average_pool) CPU_DECLARE(cpu_k_global_average_pool)
+CPU_DECLARE(cpu_k_global_max_pool)
+/* npu-cpu-norm.c */
+CPU_DECLARE(cpu_k_batch_norm) CPU_DECLARE(cpu_k_instance_norm) CPU_DECLARE(cpu_k_layer_norm)
+CPU_DECLARE(cpu_k_softmax) CPU_DECLARE(cpu_k_log_softmax) CPU_DECLARE(cpu_k_attention)
+/* npu-cpu-reduce.c */
+CPU_DECLARE(cpu_k_reduce_mean) CPU_DECLARE(cpu_k_reduce_sum) CPU_DECLARE(cpu_k_reduce_max)
+CPU_DECLARE(cpu_k_reduce_min) CPU_DECLARE(cpu_k_reduce_prod) CPU_DECLARE(cpu_k_reduce_l2)
+CPU_DECLARE(cpu_k_reduce_sum_square) CPU_DECLARE(cpu_k_argmax) CPU_DECLARE(cpu_k_argmin)
+CPU_DECLARE(cpu_k_cumsum)
+/* npu-cpu-shape.c */
+CPU_DECLARE(cpu_k_copy) CPU_DECLARE(cpu_k_dropout) CPU_DECLARE(cpu_k_transpose)
+CPU_DECLARE(cpu_k_concat) CPU_DECLARE(cpu_k_split) CPU_DECLARE(cpu_k_slice)
+CPU_DECLARE(cpu_k_gather) CPU_DECLARE(cpu_k_gather_elements) CPU_DECLARE(cpu_k_pad)
+CPU_DECLARE(cpu_k_expand) CPU_DECLARE(cpu_k_tile) CPU_DECLARE(cpu_k_shape) CPU_DECLARE(cpu_k_size)
+CPU_DECLARE(cpu_k_constant) CPU_DECLARE(cpu_k_constant_of_shape) CPU_DECLARE(cpu_k_range)
+CPU_DECLARE(cpu_k_trilu) CPU_DECLARE(cpu_k_reshape) CPU_DECLARE(cpu_k_squeeze)
+CPU_DECLARE(cpu_k_unsqueeze) CPU_DECLARE(cpu_k_flatten)
+/* npu-cpu-resize.c */
+CPU_DECLARE(cpu_k_resize)
+/* npu-cpu-quant.c */
+CPU_DECLARE(cpu_k_quantize_linear) CPU_DECLARE(cpu_k_dequantize_linear)
+#undef CPU_DECLARE
+
+/* ---- tensor helpers ------------------------------------------------------------------------- */
+
+static inline int64_t
+cpu_numel(const struct npu_tensor *t)
+{
+    int64_t n = 1;
+    for (int i = 0; i < t->ndim; i++)
+        n *= t->dims[i]; /* npu-cpu.c has checked that this does not overflow */
+    return n;
+}
+
+static inline size_t
+cpu_esize(const struct npu_tensor *t)
+{
+    return npu_dtype_size(t->dtype);
+}
+
+static inline bool
+cpu_same_dims(const struct npu_tensor *a, const struct npu_tensor *b)
+{
+    if (a->ndim != b->ndim)
+        return false;
+    for (int i = 0; i < a->ndim; i++)
+        if (a->dims[i] != b->dims[i])
+            return false;
+    return true;
+}
+
+/* Product of dims[from..to). */
+static inline int64_t
+cpu_dims_prod(const int64_t *dims, int from, int to)
+{
+    int64_t n = 1;
+    for (int i = from; i < to; i++)
+        n *= dims[i];
+    return n;
+}
+
+/* Formats dims as "[2,3,4]" into buf (for messages). */
+const char *cpu_dims_str(const struct npu_tensor *t, char *buf, size_t len);
+
+/* Normalises an ONNX axis in [-rank, rank) to [0, rank). */
+enum npu_status cpu_axis(struct npu_cpu_ctx *ctx, int64_t axis, int rank, int *out);
+
+/* Checks out's dtype and dims. ndim/dims describe what the kernel computed. */
+enum npu_status cpu_check_out(struct npu_cpu_ctx *ctx, const struct npu_tensor *o,
+                              enum npu_dtype dt, int ndim, const int64_t *dims);
+
+/* Reads an int32/int64 1-D (or scalar) tensor into v (at most max entries). */
+enum npu_status cpu_read_ints(struct npu_cpu_ctx *ctx, const struct npu_tensor *t,
+                              const char *what, int64_t *v, int max, int *n);
+/* Reads element 0 of a scalar-like numeric tensor as double. */
+double cpu_scalar_f64(const struct npu_tensor *t, int64_t i);
+/* Element i of any numeric tensor as double / as int64 (floats truncate, saturating). */
+int64_t cpu_scalar_i64(const struct npu_tensor *t, int64_t i);
+
+/* True if a tensor is an absent optional operand (NULL, or a 0-element placeholder as old
+ * Resize graphs pass for roi/scales). */
+static inline bool
+cpu_absent(const struct npu_tensor *t)
+{
+    return !t || (t->ndim == 1 && t->dims[0] == 0);
+}
+
+/* ---- fp16 ----------------------------------------------------------------------------------- */
+
+static inline uint32_t
+cpu_f32_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+static inline float
+cpu_bits_f32(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* IEEE binary16 -> binary32, exact (subnormals, inf, NaN payload kept). */
+static inline float
+cpu_f16_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16;
+    uint32_t exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+    if (exp == 0x1f)
+        return cpu_bits_f32(sign | 0x7f800000u | (man << 13));
+    if (exp == 0) {
+        /* zero or subnormal: man * 2^-24, exact in binary32 */
+        float v = (float)man * 5.9604644775390625e-8f;
+        return sign ? -v : v;
+    }
+    return cpu_bits_f32(sign | ((exp + 112) << 23) | (man << 13));
+}
+
+/* binary32 -> binary16, round to nearest even; overflow to inf, NaN stays NaN (quiet). */
+static inline uint16_t
+cpu_f32_to_f16(float f)
+{
+    uint32_t x = cpu_f32_bits(f);
+    uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
+    uint32_t ax = x & 0x7fffffffu;
+    if (ax >= 0x7f800000u) /* inf or NaN */
+        return sign | 0x7c00 | (ax > 0x7f800000u ? (uint16_t)(0x200 | ((ax >> 13) & 0x3ff)) : 0);
+    if (ax >= 0x477ff000u) /* >= 65520: rounds to inf */
+        return sign | 0x7c00;
+    if (ax < 0x38800000u) {
+        /* result is subnormal or zero: round ax * 2^24 to an integer, ties to even. The
+         * float add below does exactly that: 0.5f has exponent -1, so adding it aligns the
+         * mantissa at the 2^-24 position and the FPU's own RNE does the rounding. */
+        float v = cpu_bits_f32(ax) + 0.5f;
+        return sign | (uint16_t)(cpu_f32_bits(v) - 0x3f000000u);
+    }
+    uint32_t mant_odd = (ax >> 13) & 1;
+    ax += 0xc8000fffu + mant_odd; /* rebias exponent (-112 << 23) and round to nearest even */
+    return sign | (uint16_t)(ax >> 13);
+}
+
+/* binary64 -> binary16 in one rounding (going through binary32 could round twice). */
+uint16_t cpu_f64_to_f16(double d);
+
+/* Bulk conversions (vectorisable). */
+void cpu_f16_to_f32_n(const uint16_t *src, float *dst, int64_t n);
+void cpu_f32_to_f16_n(const float *src, uint16_t *dst, int64_t n);
+
+/* ---- conversion (npu-cpu-cast.c) ------------------------------------------------------------ */
+
+/* n elements from sdt to ddt with Cast's rules; src and dst may alias only if sdt == ddt. */
+void cpu_convert(const void *src, enum npu_dtype sdt, void *dst, enum npu_dtype ddt, int64_t n);
+/* A malloc'ed copy of t's data converted to ddt (NULL if out of memory). */
+void *cpu_convert_alloc(const struct npu_tensor *t, enum npu_dtype ddt);
+/* ONNX TensorProto.DataType code -> dtype (UNDEFINED for types we do not have). */
+enum npu_dtype cpu_dtype_from_onnx(int64_t code);
+
+/* ---- saturating float -> integer (NaN -> 0, truncation toward zero) --------------------------
+ * ONNX leaves out-of-range float-to-int conversion undefined; C makes it undefined behaviour.
+ * We define it: saturate to the type's range, NaN gives 0. */
+#define CPU_SAT_FN(name, T, lo, hi, tmax)                                                         \
+    static inline T name(double x)                                                                 \
+    {                                                                                              \
+        if (!(x == x))                                                                             \
+            return 0;                                                                              \
+        if (x <= (lo))                                                                             \
+            return (T)(lo);                                                                        \
+        if (x >= (hi))                                                                             \
+            return (tmax);                                                                         \
+        return (T)x;                                                                               \
+    }
+/* hi is the first double at or above which the value no longer fits (2^63 for int64) */
+CPU_SAT_FN(cpu_sat_i8, int8_t, -128.0, 127.0, INT8_MAX)
+CPU_SAT_FN(cpu_sat_u8, uint8_t, 0.0, 255.0, UINT8_MAX)
+CPU_SAT_FN(cpu_sat_i16, int16_t, -32768.0, 32767.0, INT16_MAX)
+CPU_SAT_FN(cpu_sat_u16, uint16_t, 0.0, 65535.0, UINT16_MAX)
+CPU_SAT_FN(cpu_sat_i32, int32_t, -2147483648.0, 2147483647.0, INT32_MAX)
+CPU_SAT_FN(cpu_sat_u32, uint32_t, 0.0, 4294967295.0, UINT32_MAX)
+CPU_SAT_FN(cpu_sat_i64, int64_t, -9223372036854775808.0, 9223372036854775808.0, INT64_MAX)
+CPU_SAT_FN(cpu_sat_u64, uint64_t, 0.0, 18446744073709551616.0, UINT64_MAX)
+#undef CPU_SAT_FN
+
+/* ---- numpy broadcasting --------------------------------------------------------------------- */
+
+#define CPU_BC_MAX_IN 4
+
+/* A broadcast of up to CPU_BC_MAX_IN operands to one output, with size-1 output dims dropped
+ * and adjacent dims merged where every operand is contiguous (or broadcast) across both. The
+ * innermost dim then has stride 1 or 0 in every operand, so the inner loops are plain
+ * vectorisable loops over same-shape, scalar or per-row operands. */
+struct cpu_bcast {
+    int nin;
+    int ndim;                                 /* >= 1 */
+    int64_t dims[NPU_MAX_DIMS];
+    int64_t strides[CPU_BC_MAX_IN][NPU_MAX_DIMS]; /* in elements; 0 = broadcast */
+    int64_t numel;
+};
+
+/* Plans out = f(ins...). Checks that every input broadcasts to out's shape and, if `exact`,
+ * that out's shape is exactly the broadcast of the inputs (multidirectional); otherwise only
+ * that the inputs broadcast to out (unidirectional, as Expand and PRelu need). */
+enum npu_status cpu_bcast_plan(struct npu_cpu_ctx *ctx, struct cpu_bcast *b,
+                               const struct npu_tensor *outt, const struct npu_tensor *const *ins,
+                               int nin, bool exact);
+
+/* The inner loop: n outputs from operands whose inner stride is str[i] (0 or 1). */
+typedef void (*cpu_bc_fn)(void *out, const void *const *ins, const int64_t *str, int64_t n,
+                          const void *param);
+
+/* Runs fn over the plan in parallel. esize: element size of out; insz: of each input. */
+void cpu_bcast_run(struct npu_cpu_ctx *ctx, const struct cpu_bcast *b, void *out, size_t esize,
+                   const void *const *ins, const size_t *insz, cpu_bc_fn fn, const void *param);
+
+/* ---- math ----------------------------------------------------------------------------------- */
+
+/* exp for float, accurate to ~1 ulp, branch-free so loops over it vectorise. */
+static inline float
+cpu_expf(float x)
+{
+    /* clamp keeps 2^n finite in two steps; comparisons leave NaN alone */
+    float xc = x < -104.0f ? -104.0f : x;
+    xc = xc > 89.0f ? 89.0f : xc;
+    /* n = round(x / ln2) via the 1.5 * 2^23 trick (no float->int conversion) */
+    const float magic = 12582912.0f;
+    float t = xc * 1.44269504088896341f + magic;
+    float fn = t - magic;
+    int32_t n = (int32_t)(cpu_f32_bits(t) - cpu_f32_bits(magic));
+    /* r = x - n ln2 in two parts (Cody-Waite), |r| <= ln2/2 */
+    float r = xc - fn * 0.693359375f;
+    r = r - fn * -2.12194440e-4f;
+    /* exp(r) = 1 + r + r^2 P(r): minimax on [-ln2/2, ln2/2] */
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    /* scale by 2^n as 2^n1 * 2^n2 so neither factor leaves the normal range */
+    int32_t n1 = n >> 1, n2 = n - n1;
+    float s1 = cpu_bits_f32((uint32_t)(n1 + 127) << 23);
+    float s2 = cpu_bits_f32((uint32_t)(n2 + 127) << 23);
+    float y = p * s1 * s2;
+    return x != x ? x : y;
+}
+
+/* Vector kernels over float arrays (npu-cpu-elementwise.c), in place allowed. */
+void cpu_vexp(const float *x, float *y, int64_t n);
+/* y = exp(x - m), returns the sum of y (summed in 8 fixed lanes, so deterministic). */
+float cpu_vexp_sum(const float *x, float *y, int64_t n, float m);
+float cpu_vmax(const float *x, int64_t n);
+void cpu_vscale(float *x, int64_t n, float s);
+
+/* ---- fused activations (npu_act attribute on Conv/Gemm/MatMul) ------------------------------ */
+
+enum cpu_act {
+    CPU_ACT_NONE = 0,
+    CPU_ACT_RELU,
+    CPU_ACT_LEAKY_RELU,
+    CPU_ACT_CLIP,
+    CPU_ACT_SIGMOID,
+    CPU_ACT_TANH,
+    CPU_ACT_GELU,
+    CPU_ACT_GELU_TANH,
+    CPU_ACT_SILU,
+    CPU_ACT_HARD_SWISH,
+    CPU_ACT_HARD_SIGMOID,
+};
+
+struct cpu_act_spec {
+    enum cpu_act kind;
+    float alpha, beta;
+};
+
+/* Reads npu_act / npu_act_alpha / npu_act_beta; unknown names are UNSUPPORTED. */
+enum npu_status cpu_act_parse(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs,
+                              struct cpu_act_spec *act);
+/* Applies an activation in place over n floats. */
+void cpu_act_apply(const struct cpu_act_spec *act, float *x, int64_t n);
+
+/* ---- sliding windows (npu-cpu-pool.c), shared by Conv and the pools ------------------------ */
+
+#define CPU_MAX_SP (NPU_MAX_DIMS - 2)
+
+/* Geometry of a window op over `nsp` spatial dims: sizes, kernel, strides, dilations and the
+ * padding at the start (pb) and end (pe) of each dim, resolved from auto_pad or pads. */
+struct cpu_win {
+    int nsp;
+    int64_t in[CPU_MAX_SP], out[CPU_MAX_SP], k[CPU_MAX_SP];
+    int64_t s[CPU_MAX_SP], d[CPU_MAX_SP], pb[CPU_MAX_SP], pe[CPU_MAX_SP];
+};
+
+/* Reads strides/dilations/pads/auto_pad; kernel sizes come from the caller (the weights or
+ * kernel_shape). Computes out[] with floor (or ceil, for pools with ceil_mode) rounding. */
+enum npu_status cpu_win_setup(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs, int nsp,
+                              const int64_t *in_sp, const int64_t *kernel, bool ceil_mode,
+                              struct cpu_win *w);
+
+/* Requantises int32 accumulators to int8/uint8: saturate(rint(acc * scale) + zp). */
+void cpu_requantize(const int32_t *acc, int64_t rows, int64_t cols, const float *scale,
+                    bool per_col, int32_t zp, enum npu_dtype dt, void *y);
+
+/* ---- GEMM (npu-cpu-gemm.c) ------------------------------------------------------------------ */
+
+/* C[M,N] = alpha * op(A) op(B) + beta * C, row-major, single-threaded (the caller splits work).
+ * beta == 0 means C is write-only (NaN in C is not propagated). */
+void cpu_sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+               int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
+void cpu_dgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const double *A,
+               int64_t lda, const double *B, int64_t ldb, double beta, double *C, int64_t ldc);
+
+/* Batched, threaded GEMM over `batch` independent problems with per-batch element offsets. The
+ * work is cut into tiles whose sizes depend only on the shape, so any thread count gives
+ * bit-identical results. Single-threaded BLAS is used per tile when available. */
+struct cpu_gemm_batch {
+    bool ta, tb;
+    int64_t M, N, K;
+    float alpha, beta;
+    const float *A;
+    const float *B;
+    float *C;
+    int64_t lda, ldb, ldc;
+    const int64_t *a_off, *b_off, *c_off; /* per batch (NULL = all 0) */
+    int64_t batch;
+    /* epilogue on each finished C tile: C += bias (per column, or per row), then act */
+    const float *bias_col; /* [N] or NULL */
+    const float *bias_row; /* [M] or NULL, per batch offset none */
+    const struct cpu_act_spec *act;
+};
+void cpu_gemm_batched(struct npu_cpu_ctx *ctx, const struct cpu_gemm_batch *g);
+
+/* Is a real BLAS linked in? */
+bool cpu_have_blas(void);
+
+#endif /* NPU_CPU_INTERNAL_H */

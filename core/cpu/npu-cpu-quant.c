@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-cpu-quant.c: QuantizeLinear and DequantizeLinear, per tensor, per axis
+ * or blocked (opset 21 block_size), for int8/uint8/int16/uint16 (and int32
+ * for Dequantize).
+ *
+ * Quantize: y = saturate(round_half_even(x / scale) + zero_point), with the
+ * division done in fp32 as the ONNX reference does (not a multiplication by
+ * 1/scale, which differs in the last bit). NaN quantises to the zero point.
+ * Dequantize: y = (x - zero_point) * scale, in fp32.
+ */
+#include "npu-cpu-internal.h"
+
+/* Maps element index -> scale index for per-tensor, per-axis or blocked parameters. */
+struct qmap {
+    int64_t outer, D, inner; /* x viewed as [outer, D, inner] around axis */
+    int64_t block;           /* 0: per-axis or per-tensor */
+    int64_t sD;              /* scale's extent along the axis */
+    bool scalar;
+};
+
+static enum npu_status
+qmap_setup(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs, const struct npu_tensor *x,
+           const struct npu_tensor *scale, const struct npu_tensor *zp, struct qmap *m)
+{
+    memset(m, 0, sizeof(*m));
+    if (zp && !cpu_same_dims(zp, scale) && cpu_numel(zp) != cpu_numel(scale))
+        return KINVAL("zero point and scale shapes differ");
+    if (cpu_numel(scale) == 1 && scale->ndim <= 1) {
+        m->scalar = true;
+        return NPU_OK;
+    }
+    int axis;
+    if (x->ndim == 0)
+        return KINVAL("per-axis parameters need a tensor input");
+    CPU_TRY(cpu_axis(ctx, npu_attrs_int(attrs, "axis", 1), x->ndim, &axis));
+    m->outer = cpu_dims_prod(x->dims, 0, axis);
+    m->D = x->dims[axis];
+    m->inner = cpu_dims_prod(x->dims, axis + 1, x->ndim);
+    int64_t bs = npu_attrs_int(attrs, "block_size", 0);
+    if (bs <= 0) {
+        if (scale->ndim != 1 || scale->dims[0] != m->D)
+            return KINVAL("per-axis scale must be 1-D with %lld entries", (long long)m->D);
+        m->sD = m->D;
+        return NPU_OK;
+    }
+    /* blocked: scale has x's shape except ceil(D / block_size) along the axis */
+    if (scale->ndim != x->ndim)
+        return KINVAL("blocked scale must have the input's rank");
+    for (int d = 0; d < x->ndim; d++) {
+        int64_t want = d == axis ? NPU_DIV_ROUND_UP(x->dims[d], bs) : x->dims[d];
+        if (scale->dims[d] != want)
+            return KINVAL("blocked scale dim %d is %lld, expected %lld", d,
+                          (long long)scale->dims[d], (long long)want);
+    }
+    m->block = bs;
+    m->sD = NPU_DIV_ROUND_UP(m->D, bs);
+    return NPU_OK;
+}
+
+static inline int64_t
+qmap_index(const struct qmap *m, int64_t e)
+{
+    if (m->scalar)
+        return 0;
+    int64_t l = e % m->inner, dd = (e / m->inner) % m->D, o = e / (m->inner * m->D);
+    if (!m->block)
+        return dd;
+    return (o * m->sD + dd / m->block) * m->inner + l;
+}
+
+static bool
+qrange(enum npu_dtype dt, float *lo, float *hi)
+{
+    switch (dt) {
+    case NPU_DTYPE_INT8: *lo = -128; *hi = 127; return true;
+    case NPU_DTYPE_UINT8: *lo = 0; *hi = 255; return true;
+    case NPU_DTYPE_INT16: *lo = -32768; *hi = 32767; return true;
+    case NPU_DTYPE_UINT16: *lo = 0; *hi = 65535; return true;
+    default: return false;
+    }
+}
+
+enum npu_status
+cpu_k_quantize_linear(CPU_KERNEL_ARGS)
+{
+    const struct npu_tensor *x = in[0], *scale = in[1];
+    const struct npu_tensor *zp = nin > 2 && !cpu_absent(in[2]) ? in[2] : NULL;
+    struct npu_tensor *y = out[0];
+    float lo, hi;
+    if (!qrange(y->dtype, &lo, &hi))
+        return KUNSUP("output dtype %s is not supported", npu_dtype_name(y->dtype));
+    if (zp && zp->dtype != y->dtype)
+        return KINVAL("zero point dtype %s differs from the output's %s",
+                      npu_dtype_name(zp->dtype), npu_dtype_name(y->dtype));
+    if (x->dtype != NPU_DTYPE_FP32 && x->dtype != NPU_DTYPE_INT32)
+        return KUNSUP("input dtype %s is not supported", npu_dtype_name(x->dtype));
+    if (scale->dtype != NPU_DTYPE_FP32)
+        return KINVAL("scale must be float");
+    CPU_TRY(cpu_check_out(ctx, y, y->dtype, x->ndim, x->dims));
+    struct qmap m;
+    CPU_TRY(qmap_setup(ctx, attrs, x, scale, zp, &m));
+    int64_t n = cpu_numel(x);
+    const float *s = scale->data;
+    for (int64_t e = 0; e < n; e++) {
+        int64_t qi = qmap_index(&m, e);
+        float xv = x->dtype == NPU_DTYPE_FP32 ? ((const float *)x->data)[e]
+                                              : (float)((const int32_t *)x->data)[e];
+        float z = zp ? (float)cpu_scalar_i64(zp, qi) : 0.0f;
+        float v = rintf(xv / s[qi]) + z;
+        v = v != v ? z : v < lo ? lo : v > hi ? hi : v;
+        switch (y->dtype) {
+        case NPU_DTYPE_INT8: ((int8_t *)y->data)[e] = (int8_t)v; break;
+        case NPU_DTYPE_UINT8: ((uint8_t *)y->data)[e] = (uint8_t)v; break;
+        case NPU_DTYPE_INT16: ((int16_t *)y->data)[e] = (int16_t)v; break;
+        default: ((uint16_t *)y->data)[e] = (uint16_t)v; break;
+        }
+    }
+    return NPU_OK;
+}
+
+enum npu_status
+cpu_k_dequantize_linear(CPU_KERNEL_ARGS)
+{
+    const struct npu_tensor *x = in[0], *scale = in[1];
+    const struct npu_tensor *zp = nin > 2 && !cpu_absent(in[2]) ? in[2] : NULL;
+    struct npu_tensor *y = out[0];
+    switch (x->dtype) {
+    case NPU_DTYPE_INT8:
+    case NPU_DTYPE_UINT8:
+    case NPU_DTYPE_INT16:
+    case NPU_DTYPE_UINT16:
+    case NPU_DTYPE_INT32: break;
+    default: return KUNSUP("input dtype %s is not supported", npu_dtype_name(x->dtype));
+    }
+    if (zp && zp->dtype != x->dtype)
+        return KINVAL("zero point dtype differs from the input's");
+    if (scale->dtype != NPU_DTYPE_FP32)
+        return KINVAL("scale must be float");
+    CPU_TRY(cpu_check_out(ctx, y, NPU_DTYPE_FP32, x->ndim, x->dims));
+    struct qmap m;
+    CPU_TRY(qmap_setup(ctx, attrs, x, scale, zp, &m));
+    int64_t n = cpu_numel(x);
+    const float *s = scale->data;
+    float *o = y->data;
+    for (int64_t e = 0; e < n; e++) {
+        int64_t qi = qmap_index(&m, e);
+        int64_t v = cpu_scalar_i64(x, e) - (zp ? cpu_scalar_i64(zp, qi) : 0);
+        o[e] = (float)v * s[qi];
+    }
+    return NPU_OK;
+}

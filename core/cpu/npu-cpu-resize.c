@@ -1,0 +1,347 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-cpu-resize.c: Resize (opset 11-19 semantics): modes nearest (all four
+ * nearest_mode roundings), linear and cubic (cubic_coeff_a, exclude_outside);
+ * every coordinate_transformation_mode (half_pixel, half_pixel_symmetric,
+ * pytorch_half_pixel, align_corners, asymmetric, tf_half_pixel_for_nn,
+ * tf_crop_and_resize with roi and extrapolation_value); scales or sizes,
+ * `axes`, keep_aspect_ratio_policy. antialias=1 is not supported.
+ *
+ * All three modes are separable, so the kernel resamples one axis at a time
+ * (skipping axes that map to themselves), computing in double. Coordinates
+ * follow the ONNX reference: "output width" in the transforms is
+ * scale * input width, out-of-range taps take the edge value, and a
+ * coordinate that lands exactly on a sample uses that sample alone.
+ */
+#include "npu-cpu-internal.h"
+
+enum rs_mode { RS_NEAREST, RS_LINEAR, RS_CUBIC };
+enum rs_ctm {
+    CTM_HALF_PIXEL,
+    CTM_HALF_PIXEL_SYM,
+    CTM_PYTORCH_HALF_PIXEL,
+    CTM_ALIGN_CORNERS,
+    CTM_ASYMMETRIC,
+    CTM_TF_HALF_PIXEL_FOR_NN,
+    CTM_TF_CROP_AND_RESIZE,
+};
+enum rs_nearest { NR_ROUND_PREFER_FLOOR, NR_ROUND_PREFER_CEIL, NR_FLOOR, NR_CEIL };
+
+struct rs_params {
+    enum rs_mode mode;
+    enum rs_ctm ctm;
+    enum rs_nearest nearest;
+    double cubic_a, extrapolation;
+    bool exclude_outside;
+};
+
+/* Taps of one output position: up to 4 source indices and weights; `extra` = use the
+ * extrapolation value. */
+struct rs_tap {
+    int64_t idx[4];
+    double w[4];
+    int n;
+    bool extra;
+};
+
+static double
+src_coord(const struct rs_params *p, double x, double scale, int64_t in, int64_t out,
+          double roi_s, double roi_e)
+{
+    double out_w = scale * (double)in; /* as the ONNX reference does */
+    switch (p->ctm) {
+    case CTM_HALF_PIXEL: return (x + 0.5) / scale - 0.5;
+    case CTM_HALF_PIXEL_SYM: {
+        double adj = (double)out / out_w, center = (double)in / 2;
+        double offset = center * (1 - adj);
+        return offset + (x + 0.5) / scale - 0.5;
+    }
+    case CTM_PYTORCH_HALF_PIXEL: return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+    case CTM_ALIGN_CORNERS: return out_w == 1 ? 0.0 : x * (double)(in - 1) / (out_w - 1);
+    case CTM_ASYMMETRIC: return x / scale;
+    case CTM_TF_HALF_PIXEL_FOR_NN: return (x + 0.5) / scale;
+    case CTM_TF_CROP_AND_RESIZE:
+        if (out > 1)
+            return roi_s * (double)(in - 1) + x * (roi_e - roi_s) * (double)(in - 1) / (double)(out - 1);
+        return 0.5 * (roi_s + roi_e) * (double)(in - 1);
+    }
+    return x;
+}
+
+static inline int64_t
+clampi(int64_t v, int64_t n)
+{
+    return v < 0 ? 0 : v >= n ? n - 1 : v;
+}
+
+static void
+cubic_weights(double t, double A, double *w)
+{
+    double x;
+    x = t + 1;
+    w[0] = ((A * x - 5 * A) * x + 8 * A) * x - 4 * A;
+    x = t;
+    w[1] = ((A + 2) * x - (A + 3)) * x * x + 1;
+    x = 1 - t;
+    w[2] = ((A + 2) * x - (A + 3)) * x * x + 1;
+    x = 2 - t;
+    w[3] = ((A * x - 5 * A) * x + 8 * A) * x - 4 * A;
+}
+
+static void
+make_tap(const struct rs_params *p, double xo, int64_t in, struct rs_tap *t)
+{
+    t->extra = false;
+    if (p->ctm == CTM_TF_CROP_AND_RESIZE && (xo < 0 || xo > (double)(in - 1))) {
+        t->extra = true;
+        t->n = 0;
+        return;
+    }
+    if (p->mode == RS_NEAREST) {
+        double f = floor(xo), r;
+        switch (p->nearest) {
+        case NR_ROUND_PREFER_FLOOR: r = xo == f + 0.5 ? f : round(xo); break;
+        case NR_ROUND_PREFER_CEIL: r = xo == f + 0.5 ? f + 1 : round(xo); break;
+        case NR_FLOOR: r = f; break;
+        default: r = ceil(xo); break;
+        }
+        t->n = 1;
+        t->idx[0] = clampi((int64_t)fmax(fmin(r, 1e15), -1e15), in);
+        t->w[0] = 1;
+        return;
+    }
+    double f = floor(xo), fr = xo - f;
+    int64_t x0 = (int64_t)fmax(fmin(f, 1e15), -1e15);
+    if (p->mode == RS_LINEAR) {
+        t->n = 2;
+        t->idx[0] = x0;
+        t->idx[1] = x0 + 1;
+        t->w[0] = 1 - fr;
+        t->w[1] = fr;
+    } else {
+        t->n = 4;
+        for (int k = 0; k < 4; k++)
+            t->idx[k] = x0 - 1 + k;
+        cubic_weights(fr, p->cubic_a, t->w);
+    }
+    if (p->exclude_outside) {
+        double s = 0;
+        for (int k = 0; k < t->n; k++) {
+            if (t->idx[k] < 0 || t->idx[k] >= in)
+                t->w[k] = 0;
+            s += t->w[k];
+        }
+        for (int k = 0; k < t->n; k++)
+            t->w[k] = s != 0 ? t->w[k] / s : 0;
+    }
+    for (int k = 0; k < t->n; k++)
+        t->idx[k] = clampi(t->idx[k], in);
+}
+
+/* one axis: dst[outer][out][inner] from src[outer][in][inner] */
+static void
+resample_axis(const struct rs_params *p, const double *src, double *dst, int64_t outer,
+              int64_t in, int64_t out, int64_t inner, const struct rs_tap *taps)
+{
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t q = 0; q < out; q++) {
+            const struct rs_tap *t = &taps[q];
+            double *d = dst + (o * out + q) * inner;
+            if (t->extra) {
+                for (int64_t l = 0; l < inner; l++)
+                    d[l] = p->extrapolation;
+                continue;
+            }
+            for (int64_t l = 0; l < inner; l++)
+                d[l] = 0;
+            for (int k = 0; k < t->n; k++) {
+                const double *s = src + (o * in + t->idx[k]) * inner;
+                double w = t->w[k];
+                for (int64_t l = 0; l < inner; l++)
+                    d[l] += w * s[l];
+            }
+        }
+}
+
+enum npu_status
+cpu_k_resize(CPU_KERNEL_ARGS)
+{
+    const struct npu_tensor *x = in[0];
+    const struct npu_tensor *roi = nin > 1 && !cpu_absent(in[1]) ? in[1] : NULL;
+    const struct npu_tensor *scales = nin > 2 && !cpu_absent(in[2]) ? in[2] : NULL;
+    const struct npu_tensor *sizes = nin > 3 && !cpu_absent(in[3]) ? in[3] : NULL;
+    struct npu_tensor *y = out[0];
+    int r = x->ndim;
+    struct rs_params p = {0};
+    const char *mode = npu_attrs_string(attrs, "mode", "nearest");
+    if (!strcmp(mode, "nearest"))
+        p.mode = RS_NEAREST;
+    else if (!strcmp(mode, "linear"))
+        p.mode = RS_LINEAR;
+    else if (!strcmp(mode, "cubic"))
+        p.mode = RS_CUBIC;
+    else
+        return KUNSUP("mode \"%s\" is not supported", mode);
+    static const char *const ctms[] = {
+        "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
+        "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize",
+    };
+    const char *ctm = npu_attrs_string(attrs, "coordinate_transformation_mode", "half_pixel");
+    size_t ci = 0;
+    while (ci < NPU_ARRAY_SIZE(ctms) && strcmp(ctm, ctms[ci]))
+        ci++;
+    if (ci == NPU_ARRAY_SIZE(ctms))
+        return KUNSUP("coordinate_transformation_mode \"%s\" is not supported", ctm);
+    p.ctm = (enum rs_ctm)ci;
+    static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+    const char *nm = npu_attrs_string(attrs, "nearest_mode", "round_prefer_floor");
+    size_t ni = 0;
+    while (ni < NPU_ARRAY_SIZE(nms) && strcmp(nm, nms[ni]))
+        ni++;
+    if (ni == NPU_ARRAY_SIZE(nms))
+        return KUNSUP("nearest_mode \"%s\" is not supported", nm);
+    p.nearest = (enum rs_nearest)ni;
+    p.cubic_a = npu_attrs_float(attrs, "cubic_coeff_a", -0.75f);
+    p.exclude_outside = npu_attrs_int(attrs, "exclude_outside", 0) != 0;
+    p.extrapolation = npu_attrs_float(attrs, "extrapolation_value", 0.0f);
+    bool antialias = npu_attrs_int(attrs, "antialias", 0) != 0;
+    const char *policy = npu_attrs_string(attrs, "keep_aspect_ratio_policy", "stretch");
+    bool stretch = !strcmp(policy, "stretch"), nl = !strcmp(policy, "not_larger"),
+         ns = !strcmp(policy, "not_smaller");
+    if (!stretch && !nl && !ns)
+        return KUNSUP("keep_aspect_ratio_policy \"%s\" is not supported", policy);
+
+    /* which axes the scales/sizes/roi talk about */
+    int axes[NPU_MAX_DIMS], na = r;
+    size_t nax;
+    const int64_t *ax = npu_attrs_ints(attrs, "axes", &nax);
+    if (ax) {
+        na = (int)nax;
+        if (na > r)
+            return KINVAL("too many axes");
+        for (int i = 0; i < na; i++)
+            CPU_TRY(cpu_axis(ctx, ax[i], r, &axes[i]));
+    } else {
+        for (int i = 0; i < r; i++)
+            axes[i] = i;
+    }
+    if ((scales == NULL) == (sizes == NULL))
+        return KINVAL("exactly one of scales and sizes must be given");
+    double sc[NPU_MAX_DIMS], rs[NPU_MAX_DIMS], re[NPU_MAX_DIMS];
+    int64_t od[NPU_MAX_DIMS];
+    for (int d = 0; d < r; d++) {
+        sc[d] = 1;
+        rs[d] = 0;
+        re[d] = 1;
+        od[d] = x->dims[d];
+    }
+    if (roi) {
+        if (cpu_numel(roi) != 2 * na || !npu_dtype_is_float(roi->dtype))
+            return KINVAL("roi must hold 2 x %d floats", na);
+        for (int i = 0; i < na; i++) {
+            rs[axes[i]] = cpu_scalar_f64(roi, i);
+            re[axes[i]] = cpu_scalar_f64(roi, na + i);
+        }
+    }
+    if (scales) {
+        if (cpu_numel(scales) != na || !npu_dtype_is_float(scales->dtype))
+            return KINVAL("scales must hold %d floats", na);
+        for (int i = 0; i < na; i++) {
+            /* the scales tensor is float32: keep its float value exactly */
+            double s = cpu_scalar_f64(scales, i);
+            if (!(s > 0))
+                return KINVAL("scales must be positive");
+            int d = axes[i];
+            sc[d] = s;
+            double len = (double)x->dims[d] * s;
+            if (p.ctm == CTM_TF_CROP_AND_RESIZE)
+                len *= re[d] - rs[d];
+            od[d] = (int64_t)floor(len);
+        }
+    } else {
+        int64_t sz[NPU_MAX_DIMS];
+        int n;
+        CPU_TRY(cpu_read_ints(ctx, sizes, "sizes", sz, NPU_MAX_DIMS, &n));
+        if (n != na)
+            return KINVAL("sizes has %d entries for %d axes", n, na);
+        double pick = nl ? INFINITY : -INFINITY;
+        for (int i = 0; i < na; i++) {
+            int d = axes[i];
+            if (sz[i] < 0 || x->dims[d] == 0)
+                return KINVAL("bad size %lld for an input dim of %lld", (long long)sz[i],
+                              (long long)x->dims[d]);
+            double s = (double)sz[i] / (double)x->dims[d];
+            sc[d] = s;
+            od[d] = sz[i];
+            if (nl)
+                pick = fmin(pick, s);
+            if (ns)
+                pick = fmax(pick, s);
+        }
+        if (!stretch)
+            for (int i = 0; i < na; i++) {
+                int d = axes[i];
+                sc[d] = pick;
+                od[d] = (int64_t)floor((double)x->dims[d] * pick + 0.5);
+            }
+    }
+    CPU_TRY(cpu_check_out(ctx, y, x->dtype, r, od));
+    if (antialias) {
+        for (int d = 0; d < r; d++)
+            if (sc[d] < 1 && p.mode != RS_NEAREST)
+                return KUNSUP("antialias=1 (downscaling with a filter) is not supported");
+    }
+    int64_t on = cpu_numel(y), xn = cpu_numel(x);
+    if (on == 0)
+        return NPU_OK;
+    if (xn == 0)
+        return KINVAL("cannot resize an empty input to a non-empty output");
+
+    /* resample axis by axis in double */
+    int64_t maxn = xn;
+    int64_t cur[NPU_MAX_DIMS];
+    memcpy(cur, x->dims, sizeof(int64_t) * (size_t)r);
+    for (int d = 0; d < r; d++) {
+        cur[d] = od[d];
+        maxn = NPU_MAX(maxn, cpu_dims_prod(cur, 0, r));
+    }
+    memcpy(cur, x->dims, sizeof(int64_t) * (size_t)r);
+    double *a = malloc(sizeof(double) * (size_t)maxn), *b = malloc(sizeof(double) * (size_t)maxn);
+    int64_t maxd = 1;
+    for (int d = 0; d < r; d++)
+        maxd = NPU_MAX(maxd, od[d]);
+    struct rs_tap *taps = malloc(sizeof(*taps) * (size_t)maxd);
+    enum npu_status st = NPU_OK;
+    if (!a || !b || !taps) {
+        st = KNOMEM();
+        goto out;
+    }
+    cpu_convert(x->data, x->dtype, a, NPU_DTYPE_FP64, xn);
+    for (int d = 0; d < r; d++) {
+        bool ident = od[d] == x->dims[d] && sc[d] == 1 && p.ctm != CTM_TF_CROP_AND_RESIZE;
+        if (ident)
+            continue;
+        for (int64_t q = 0; q < od[d]; q++)
+            make_tap(&p, src_coord(&p, (double)q, sc[d], x->dims[d], od[d], rs[d], re[d]),
+                     x->dims[d], &taps[q]);
+        int64_t outer = cpu_dims_prod(cur, 0, d), inner = cpu_dims_prod(cur, d + 1, r);
+        resample_axis(&p, a, b, outer, cur[d], od[d], inner, taps);
+        cur[d] = od[d];
+        double *t = a;
+        a = b;
+        b = t;
+    }
+    if (npu_dtype_is_float(y->dtype)) {
+        cpu_convert(a, NPU_DTYPE_FP64, y->data, y->dtype, on);
+    } else {
+        /* integer images: round to nearest, then saturate */
+        for (int64_t i = 0; i < on; i++)
+            a[i] = nearbyint(a[i]);
+        cpu_convert(a, NPU_DTYPE_FP64, y->data, y->dtype, on);
+    }
+out:
+    free(a);
+    free(b);
+    free(taps);
+    return st;
+}

@@ -1,0 +1,630 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-cpu.c: the CPU executor's front door. It owns the context (a small
+ * persistent pthread pool plus per-thread scratch), the dispatch table
+ * indexed by enum npu_op, and the checks every kernel relies on: operand
+ * counts, required operands present, tensors well formed. fp16 is computed
+ * in fp32 for the ops flagged CPU_F16: their fp16 operands are widened into
+ * temporaries and their fp16 results rounded back to nearest even.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "npu-cpu-internal.h"
+
+/* ---- thread pool ---------------------------------------------------------------------------- */
+
+static void
+run_chunks(struct npu_cpu_ctx *ctx, int tid)
+{
+    for (;;) {
+        int64_t b = __atomic_fetch_add(&ctx->next, ctx->chunk, __ATOMIC_RELAXED);
+        if (b >= ctx->n)
+            break;
+        int64_t e = b + ctx->chunk < ctx->n ? b + ctx->chunk : ctx->n;
+        ctx->fn(ctx->arg, b, e, tid);
+    }
+}
+
+struct worker_arg {
+    struct npu_cpu_ctx *ctx;
+    int tid;
+};
+
+static void *
+worker_main(void *p)
+{
+    struct worker_arg wa = *(struct worker_arg *)p;
+    struct npu_cpu_ctx *ctx = wa.ctx;
+    free(p);
+    uint64_t seen = 0;
+    pthread_mutex_lock(&ctx->lock);
+    for (;;) {
+        while (!ctx->quit && ctx->generation == seen)
+            pthread_cond_wait(&ctx->start_cv, &ctx->lock);
+        if (ctx->quit)
+            break;
+        seen = ctx->generation;
+        pthread_mutex_unlock(&ctx->lock);
+        run_chunks(ctx, wa.tid);
+        pthread_mutex_lock(&ctx->lock);
+        if (--ctx->busy == 0)
+            pthread_cond_signal(&ctx->done_cv);
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    return NULL;
+}
+
+void
+cpu_parallel_for(struct npu_cpu_ctx *ctx, int64_t n, int64_t grain, cpu_par_fn fn, void *arg)
+{
+    if (n <= 0)
+        return;
+    if (grain < 1)
+        grain = 1;
+    if (ctx->nworkers == 0 || n <= grain) {
+        fn(arg, 0, n, 0);
+        return;
+    }
+    /* about four chunks per thread balances uneven chunks without much queue traffic */
+    int64_t chunk = NPU_DIV_ROUND_UP(n, (int64_t)ctx->nthreads * 4);
+    if (chunk < grain)
+        chunk = grain;
+    pthread_mutex_lock(&ctx->lock);
+    ctx->fn = fn;
+    ctx->arg = arg;
+    ctx->n = n;
+    ctx->chunk = chunk;
+    __atomic_store_n(&ctx->next, 0, __ATOMIC_RELAXED);
+    ctx->busy = ctx->nworkers;
+    ctx->generation++;
+    pthread_cond_broadcast(&ctx->start_cv);
+    pthread_mutex_unlock(&ctx->lock);
+
+    run_chunks(ctx, 0);
+
+    pthread_mutex_lock(&ctx->lock);
+    while (ctx->busy > 0)
+        pthread_cond_wait(&ctx->done_cv, &ctx->lock);
+    pthread_mutex_unlock(&ctx->lock);
+}
+
+enum npu_status
+cpu_scratch_reserve(struct npu_cpu_ctx *ctx, size_t bytes)
+{
+    bytes = NPU_ALIGN(bytes ? bytes : 1, (size_t)64);
+    for (int t = 0; t < ctx->nthreads; t++) {
+        if (ctx->scratch[t].size >= bytes)
+            continue;
+        void *p = NULL;
+        if (posix_memalign(&p, 64, bytes))
+            return cpu_fail(ctx, NPU_ERR_NOMEM, "cannot allocate %zu bytes of scratch", bytes);
+        free(ctx->scratch[t].p);
+        ctx->scratch[t].p = p;
+        ctx->scratch[t].size = bytes;
+    }
+    return NPU_OK;
+}
+
+struct npu_cpu_ctx *
+npu_cpu_ctx_create(int nthreads)
+{
+    if (nthreads <= 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        nthreads = n > 0 ? (int)n : 1;
+    }
+    if (nthreads > 256)
+        nthreads = 256;
+    struct npu_cpu_ctx *ctx = calloc(1, sizeof(*ctx));
+    if (!ctx) {
+        npu_err(CPU_LOG_DOMAIN, "out of memory creating the CPU context");
+        return NULL;
+    }
+    ctx->nthreads = nthreads;
+    ctx->cur_op = NPU_OP_NONE;
+    if (pthread_mutex_init(&ctx->lock, NULL))
+        goto err_free;
+    if (pthread_mutex_init(&ctx->run_lock, NULL))
+        goto err_lock;
+    if (pthread_cond_init(&ctx->start_cv, NULL))
+        goto err_run_lock;
+    if (pthread_cond_init(&ctx->done_cv, NULL))
+        goto err_start_cv;
+    ctx->scratch = calloc((size_t)nthreads, sizeof(*ctx->scratch));
+    if (!ctx->scratch)
+        goto err_done_cv;
+    if (nthreads > 1) {
+        ctx->workers = calloc((size_t)nthreads - 1, sizeof(pthread_t));
+        if (!ctx->workers)
+            goto err_scratch;
+    }
+    for (int t = 1; t < nthreads; t++) {
+        struct worker_arg *wa = malloc(sizeof(*wa));
+        if (!wa)
+            break;
+        wa->ctx = ctx;
+        wa->tid = t;
+        if (pthread_create(&ctx->workers[t - 1], NULL, worker_main, wa)) {
+            free(wa);
+            break;
+        }
+        ctx->nworkers++;
+    }
+    if (ctx->nworkers < nthreads - 1) {
+        npu_warn(CPU_LOG_DOMAIN, "started only %d of %d CPU worker threads", ctx->nworkers + 1,
+                 nthreads);
+        ctx->nthreads = ctx->nworkers + 1;
+    }
+    return ctx;
+
+err_scratch:
+    free(ctx->scratch);
+err_done_cv:
+    pthread_cond_destroy(&ctx->done_cv);
+err_start_cv:
+    pthread_cond_destroy(&ctx->start_cv);
+err_run_lock:
+    pthread_mutex_destroy(&ctx->run_lock);
+err_lock:
+    pthread_mutex_destroy(&ctx->lock);
+err_free:
+    free(ctx);
+    npu_err(CPU_LOG_DOMAIN, "cannot create the CPU context");
+    return NULL;
+}
+
+void
+npu_cpu_ctx_destroy(struct npu_cpu_ctx *ctx)
+{
+    if (!ctx)
+        return;
+    pthread_mutex_lock(&ctx->lock);
+    ctx->quit = true;
+    pthread_cond_broadcast(&ctx->start_cv);
+    pthread_mutex_unlock(&ctx->lock);
+    for (int t = 0; t < ctx->nworkers; t++)
+        pthread_join(ctx->workers[t], NULL);
+    for (int t = 0; t < ctx->nthreads; t++)
+        free(ctx->scratch[t].p);
+    free(ctx->scratch);
+    free(ctx->workers);
+    pthread_cond_destroy(&ctx->done_cv);
+    pthread_cond_destroy(&ctx->start_cv);
+    pthread_mutex_destroy(&ctx->run_lock);
+    pthread_mutex_destroy(&ctx->lock);
+    free(ctx);
+}
+
+int
+npu_cpu_ctx_threads(const struct npu_cpu_ctx *ctx)
+{
+    return ctx ? ctx->nthreads : 0;
+}
+
+/* ---- shared helpers ------------------------------------------------------------------------- */
+
+enum npu_status
+cpu_fail(struct npu_cpu_ctx *ctx, enum npu_status st, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    npu_log(NPU_LOG_ERROR, CPU_LOG_DOMAIN, "%s: %s", npu_op_name(ctx ? ctx->cur_op : NPU_OP_NONE),
+            msg);
+    return st;
+}
+
+const char *
+cpu_dims_str(const struct npu_tensor *t, char *buf, size_t len)
+{
+    size_t off = 0;
+    off += (size_t)snprintf(buf + off, len - off, "[");
+    for (int i = 0; i < t->ndim && off < len; i++)
+        off += (size_t)snprintf(buf + off, len - off, "%s%lld", i ? "," : "",
+                                (long long)t->dims[i]);
+    if (off < len)
+        snprintf(buf + off, len - off, "]");
+    return buf;
+}
+
+enum npu_status
+cpu_axis(struct npu_cpu_ctx *ctx, int64_t axis, int rank, int *out)
+{
+    if (axis < -(int64_t)rank || axis >= (int64_t)rank)
+        return KINVAL("axis %lld out of range for rank %d", (long long)axis, rank);
+    *out = (int)(axis < 0 ? axis + rank : axis);
+    return NPU_OK;
+}
+
+enum npu_status
+cpu_check_out(struct npu_cpu_ctx *ctx, const struct npu_tensor *o, enum npu_dtype dt, int ndim,
+              const int64_t *dims)
+{
+    if (o->dtype != dt)
+        return KINVAL("output dtype is %s, expected %s", npu_dtype_name(o->dtype),
+                      npu_dtype_name(dt));
+    bool ok = o->ndim == ndim;
+    for (int i = 0; ok && i < ndim; i++)
+        ok = o->dims[i] == dims[i];
+    if (!ok) {
+        char a[160], b[160];
+        struct npu_tensor e = {.ndim = ndim};
+        memcpy(e.dims, dims, sizeof(int64_t) * (size_t)ndim);
+        return KINVAL("output shape %s, expected %s", cpu_dims_str(o, a, sizeof(a)),
+                      cpu_dims_str(&e, b, sizeof(b)));
+    }
+    return NPU_OK;
+}
+
+enum npu_status
+cpu_read_ints(struct npu_cpu_ctx *ctx, const struct npu_tensor *t, const char *what, int64_t *v,
+              int max, int *n)
+{
+    if (t->dtype != NPU_DTYPE_INT64 && t->dtype != NPU_DTYPE_INT32)
+        return KINVAL("%s must be int32 or int64, not %s", what, npu_dtype_name(t->dtype));
+    if (t->ndim > 1)
+        return KINVAL("%s must be 1-D", what);
+    int64_t cnt = cpu_numel(t);
+    if (cnt > max)
+        return KINVAL("%s has %lld entries, at most %d allowed", what, (long long)cnt, max);
+    for (int64_t i = 0; i < cnt; i++)
+        v[i] = t->dtype == NPU_DTYPE_INT64 ? ((const int64_t *)t->data)[i]
+                                           : ((const int32_t *)t->data)[i];
+    *n = (int)cnt;
+    return NPU_OK;
+}
+
+double
+cpu_scalar_f64(const struct npu_tensor *t, int64_t i)
+{
+    const void *p = t->data;
+    switch (t->dtype) {
+    case NPU_DTYPE_FP32: return ((const float *)p)[i];
+    case NPU_DTYPE_FP16: return cpu_f16_to_f32(((const uint16_t *)p)[i]);
+    case NPU_DTYPE_FP64: return ((const double *)p)[i];
+    case NPU_DTYPE_INT8: return ((const int8_t *)p)[i];
+    case NPU_DTYPE_UINT8: return ((const uint8_t *)p)[i];
+    case NPU_DTYPE_BOOL: return ((const uint8_t *)p)[i] != 0;
+    case NPU_DTYPE_INT16: return ((const int16_t *)p)[i];
+    case NPU_DTYPE_UINT16: return ((const uint16_t *)p)[i];
+    case NPU_DTYPE_INT32: return ((const int32_t *)p)[i];
+    case NPU_DTYPE_UINT32: return ((const uint32_t *)p)[i];
+    case NPU_DTYPE_INT64: return (double)((const int64_t *)p)[i];
+    case NPU_DTYPE_UINT64: return (double)((const uint64_t *)p)[i];
+    default: return 0;
+    }
+}
+
+int64_t
+cpu_scalar_i64(const struct npu_tensor *t, int64_t i)
+{
+    const void *p = t->data;
+    switch (t->dtype) {
+    case NPU_DTYPE_INT64: return ((const int64_t *)p)[i];
+    case NPU_DTYPE_UINT64: {
+        uint64_t u = ((const uint64_t *)p)[i];
+        return u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;
+    }
+    case NPU_DTYPE_INT32: return ((const int32_t *)p)[i];
+    case NPU_DTYPE_UINT32: return ((const uint32_t *)p)[i];
+    case NPU_DTYPE_INT16: return ((const int16_t *)p)[i];
+    case NPU_DTYPE_UINT16: return ((const uint16_t *)p)[i];
+    case NPU_DTYPE_INT8: return ((const int8_t *)p)[i];
+    case NPU_DTYPE_UINT8: return ((const uint8_t *)p)[i];
+    case NPU_DTYPE_BOOL: return ((const uint8_t *)p)[i] != 0;
+    default: return cpu_sat_i64(cpu_scalar_f64(t, i));
+    }
+}
+
+uint16_t
+cpu_f64_to_f16(double d)
+{
+    uint64_t x;
+    memcpy(&x, &d, 8);
+    uint16_t sign = (uint16_t)((x >> 48) & 0x8000);
+    uint64_t ax = x & 0x7fffffffffffffffull;
+    if (ax >= 0x7ff0000000000000ull)
+        return sign | 0x7c00 | (ax > 0x7ff0000000000000ull ? 0x200 : 0);
+    double a;
+    memcpy(&a, &ax, 8);
+    if (a >= 65520.0)
+        return sign | 0x7c00;
+    if (a < 6.103515625e-05) {
+        /* subnormal half: a * 2^24 rounded to an integer, ties to even (rint does RNE) */
+        return sign | (uint16_t)rint(a * 16777216.0);
+    }
+    /* normal: 10 mantissa bits out of 52; round to nearest even on the dropped 42 bits */
+    int e = (int)((ax >> 52) & 0x7ff) - 1023; /* -14 .. 15 */
+    uint64_t man = ax & 0xfffffffffffffull;
+    uint64_t keep = man >> 42, rest = man & ((1ull << 42) - 1), half = 1ull << 41;
+    if (rest > half || (rest == half && (keep & 1)))
+        keep++;
+    uint32_t h = ((uint32_t)(e + 15) << 10) + (uint32_t)keep; /* carry into exponent is fine */
+    return sign | (uint16_t)h;
+}
+
+void
+cpu_f16_to_f32_n(const uint16_t *src, float *dst, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        dst[i] = cpu_f16_to_f32(src[i]);
+}
+
+void
+cpu_f32_to_f16_n(const float *src, uint16_t *dst, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        dst[i] = cpu_f32_to_f16(src[i]);
+}
+
+/* ---- dispatch ------------------------------------------------------------------------------- */
+
+enum {
+    CPU_F16 = 1u << 0, /* fp16 operands are computed in fp32 around the kernel */
+};
+
+#define CPU_VAR 255 /* variadic */
+
+struct cpu_entry {
+    cpu_kernel_fn fn;
+    uint8_t min_in, max_in, min_out, max_out;
+    uint32_t flags;
+};
+
+static const struct cpu_entry cpu_table[NPU_OP_COUNT] = {
+    /* elementwise binary */
+    [NPU_OP_ADD] = {cpu_k_add, 2, 2, 1, 1, CPU_F16},
+    [NPU_OP_SUB] = {cpu_k_sub, 2, 2, 1, 1, CPU_F16},
+    [NPU_OP_MUL] = {cpu_k_mul, 2, 2, 1, 1, CPU_F16},
+    [NPU_OP_DIV] = {cpu_k_div, 2, 2, 1, 1, CPU_F16},
+    [NPU_OP_POW] = {cpu_k_pow, 2, 2, 1, 1, CPU_F16},
+    [NPU_OP_MAX] = {cpu_k_max, 1, CPU_VAR, 1, 1, CPU_F16},
+    [NPU_OP_MIN] = {cpu_k_min, 1, CPU_VAR, 1, 1, CPU_F16},
+    [NPU_OP_MOD] = {cpu_k_mod, 2, 2, 1, 1, CPU_F16},
+    [NPU_OP_SUM] = {cpu_k_sum, 1, CPU_VAR, 1, 1, CPU_F16},
+    [NPU_OP_MEAN] = {cpu_k_mean, 1, CPU_VAR, 1, 1, CPU_F16},
+    [NPU_OP_EQUAL] = {cpu_k_equal, 2, 2, 1, 1, CPU_F16},
+    [NPU_OP_LESS] = {cpu_k_less, 2, 2, 1, 1, CPU_F16},
+    [NPU_OP_GREATER] = {cpu_k_greater, 2, 2, 1, 1, CPU_F16},
+    [NPU_OP_LESS_OR_EQUAL] = {cpu_k_less_equal, 2, 2, 1, 1, CPU_F16},
+    [NPU_OP_GREATER_OR_EQUAL] = {cpu_k_greater_equal, 2, 2, 1, 1, CPU_F16},
+    [NPU_OP_AND] = {cpu_k_and, 2, 2, 1, 1, 0},
+    [NPU_OP_OR] = {cpu_k_or, 2, 2, 1, 1, 0},
+    [NPU_OP_XOR] = {cpu_k_xor, 2, 2, 1, 1, 0},
+    [NPU_OP_WHERE] = {cpu_k_where, 3, 3, 1, 1, 0},
+    [NPU_OP_PRELU] = {cpu_k_prelu, 2, 2, 1, 1, CPU_F16},
+    /* elementwise unary */
+    [NPU_OP_SQRT] = {cpu_k_sqrt, 1, 1, 1, 1, CPU_F16},
+    [NPU_OP_EXP] = {cpu_k_exp, 1, 1, 1, 1, CPU_F16},
+    [NPU_OP_LOG] = {cpu_k_log, 1, 1, 1, 1, CPU_F16},
+    [NPU_OP_ABS] = {cpu_k_abs, 1, 1, 1, 1, CPU_F16},
+    [NPU_OP_NEG] = {cpu_k_neg, 1, 1, 1, 1, CPU_F16},
+    [NPU_OP_RECIPROCAL] = {cpu_k_reciprocal, 1, 1, 1, 1, CPU_F16},
+    [NPU_OP_RELU] = {cpu_k_relu, 1, 1, 1, 1, CPU_F16},
+    [NPU_OP_LEAKY_RELU] = {cpu_k_leaky_relu, 1, 1, 1, 1, CPU_F16},
+    [NPU_OP_SIGMOID] = {cpu_k_sigmoid, 1, 1, 1, 1, CPU_F16},
+    [NPU_OP_TANH] = {cpu_k_tanh, 1, 1, 1, 1, CPU_F16},
+    [NPU_OP_HARD_SIGMOID] = {cpu_k_hard_sigmoid, 1, 1, 1, 1, CPU_F16},
+    [NPU_OP_HARD_SWISH] = {cpu_k_hard_swish, 1, 1, 1, 1, CPU_F16},
+    [NPU_OP_ELU] = {cpu_k_elu, 1, 1, 1, 1, CPU_F16},
+    [NPU_OP_SELU] = {cpu_k_selu, 1, 1, 1, 1, CPU_F16},
+    [NPU_OP_GELU] = {cpu_k_gelu, 1, 1, 1, 1, CPU_F16},
+    [NPU_OP_SOFTPLUS] = {cpu_k_softplus, 1, 1, 1, 1, CPU_F16},
+    [NPU_OP_CLIP] = {cpu_k_clip, 1, 3, 1, 1, CPU_F16},
+    [NPU_OP_ERF] = {cpu_k_erf, 1, 1, 1, 1, CPU_F16},
+    [NPU_OP_NOT] = {cpu_k_not, 1, 1, 1, 1, 0},
+    [NPU_OP_CAST] = {cpu_k_cast, 1, 1, 1, 1, 0},
+    [NPU_OP_CAST_LIKE] = {cpu_k_cast_like, 2, 2, 1, 1, 0},
+    [NPU_OP_FLOOR] = {cpu_k_floor, 1, 1, 1, 1, CPU_F16},
+    [NPU_OP_CEIL] = {cpu_k_ceil, 1, 1, 1, 1, CPU_F16},
+    [NPU_OP_ROUND] = {cpu_k_round, 1, 1, 1, 1, CPU_F16},
+    [NPU_OP_SIGN] = {cpu_k_sign, 1, 1, 1, 1, CPU_F16},
+    [NPU_OP_SIN] = {cpu_k_sin, 1, 1, 1, 1, CPU_F16},
+    [NPU_OP_COS] = {cpu_k_cos, 1, 1, 1, 1, CPU_F16},
+    [NPU_OP_IDENTITY] = {cpu_k_copy, 1, 1, 1, 1, 0},
+    [NPU_OP_DROPOUT] = {cpu_k_dropout, 1, 3, 1, 2, 0},
+    /* linear algebra and convolution */
+    [NPU_OP_MATMUL] = {cpu_k_matmul, 2, 3, 1, 1, CPU_F16},
+    [NPU_OP_GEMM] = {cpu_k_gemm, 2, 3, 1, 1, CPU_F16},
+    [NPU_OP_CONV] = {cpu_k_conv, 2, 3, 1, 1, CPU_F16},
+    [NPU_OP_CONV_TRANSPOSE] = {cpu_k_conv_transpose, 2, 3, 1, 1, CPU_F16},
+    [NPU_OP_EINSUM] = {cpu_k_einsum, 1, CPU_VAR, 1, 1, CPU_F16},
+    /* pooling and normalisation */
+    [NPU_OP_MAX_POOL] = {cpu_k_max_pool, 1, 1, 1, 2, CPU_F16},
+    [NPU_OP_AVERAGE_POOL] = {cpu_k_average_pool, 1, 1, 1, 1, CPU_F16},
+    [NPU_OP_GLOBAL_AVERAGE_POOL] = {cpu_k_global_average_pool, 1, 1, 1, 1, CPU_F16},
+    [NPU_OP_GLOBAL_MAX_POOL] = {cpu_k_global_max_pool, 1, 1, 1, 1, CPU_F16},
+    [NPU_OP_BATCH_NORMALIZATION] = {cpu_k_batch_norm, 5, 5, 1, 3, CPU_F16},
+    [NPU_OP_INSTANCE_NORMALIZATION] = {cpu_k_instance_norm, 3, 3, 1, 1, CPU_F16},
+    [NPU_OP_LAYER_NORMALIZATION] = {cpu_k_layer_norm, 2, 3, 1, 3, CPU_F16},
+    [NPU_OP_SOFTMAX] = {cpu_k_softmax, 1, 1, 1, 1, CPU_F16},
+    [NPU_OP_LOG_SOFTMAX] = {cpu_k_log_softmax, 1, 1, 1, 1, CPU_F16},
+    /* reductions */
+    [NPU_OP_REDUCE_MEAN] = {cpu_k_reduce_mean, 1, 2, 1, 1, CPU_F16},
+    [NPU_OP_REDUCE_SUM] = {cpu_k_reduce_sum, 1, 2, 1, 1, CPU_F16},
+    [NPU_OP_REDUCE_MAX] = {cpu_k_reduce_max, 1, 2, 1, 1, CPU_F16},
+    [NPU_OP_REDUCE_MIN] = {cpu_k_reduce_min, 1, 2, 1, 1, CPU_F16},
+    [NPU_OP_REDUCE_PROD] = {cpu_k_reduce_prod, 1, 2, 1, 1, CPU_F16},
+    [NPU_OP_REDUCE_L2] = {cpu_k_reduce_l2, 1, 2, 1, 1, CPU_F16},
+    [NPU_OP_REDUCE_SUM_SQUARE] = {cpu_k_reduce_sum_square, 1, 2, 1, 1, CPU_F16},
+    [NPU_OP_ARGMAX] = {cpu_k_argmax, 1, 1, 1, 1, CPU_F16},
+    [NPU_OP_ARGMIN] = {cpu_k_argmin, 1, 1, 1, 1, CPU_F16},
+    /* shape and data movement */
+    [NPU_OP_RESHAPE] = {cpu_k_reshape, 1, 2, 1, 1, 0},
+    [NPU_OP_FLATTEN] = {cpu_k_flatten, 1, 1, 1, 1, 0},
+    [NPU_OP_TRANSPOSE] = {cpu_k_transpose, 1, 1, 1, 1, 0},
+    [NPU_OP_SQUEEZE] = {cpu_k_squeeze, 1, 2, 1, 1, 0},
+    [NPU_OP_UNSQUEEZE] = {cpu_k_unsqueeze, 1, 2, 1, 1, 0},
+    [NPU_OP_CONCAT] = {cpu_k_concat, 1, CPU_VAR, 1, 1, 0},
+    [NPU_OP_SPLIT] = {cpu_k_split, 1, 2, 1, CPU_VAR, 0},
+    [NPU_OP_SLICE] = {cpu_k_slice, 3, 5, 1, 1, 0},
+    [NPU_OP_GATHER] = {cpu_k_gather, 2, 2, 1, 1, 0},
+    [NPU_OP_GATHER_ELEMENTS] = {cpu_k_gather_elements, 2, 2, 1, 1, 0},
+    [NPU_OP_PAD] = {cpu_k_pad, 2, 4, 1, 1, 0},
+    [NPU_OP_EXPAND] = {cpu_k_expand, 2, 2, 1, 1, 0},
+    [NPU_OP_TILE] = {cpu_k_tile, 2, 2, 1, 1, 0},
+    [NPU_OP_SHAPE] = {cpu_k_shape, 1, 1, 1, 1, 0},
+    [NPU_OP_SIZE] = {cpu_k_size, 1, 1, 1, 1, 0},
+    [NPU_OP_CONSTANT] = {cpu_k_constant, 0, 0, 1, 1, 0},
+    [NPU_OP_CONSTANT_OF_SHAPE] = {cpu_k_constant_of_shape, 1, 1, 1, 1, 0},
+    [NPU_OP_RANGE] = {cpu_k_range, 3, 3, 1, 1, CPU_F16},
+    [NPU_OP_RESIZE] = {cpu_k_resize, 1, 4, 1, 1, CPU_F16},
+    [NPU_OP_TRILU] = {cpu_k_trilu, 1, 2, 1, 1, 0},
+    [NPU_OP_CUMSUM] = {cpu_k_cumsum, 2, 2, 1, 1, CPU_F16},
+    /* quantisation */
+    [NPU_OP_QUANTIZE_LINEAR] = {cpu_k_quantize_linear, 2, 3, 1, 1, CPU_F16},
+    [NPU_OP_DEQUANTIZE_LINEAR] = {cpu_k_dequantize_linear, 2, 3, 1, 1, CPU_F16},
+    [NPU_OP_QLINEAR_CONV] = {cpu_k_qlinear_conv, 8, 9, 1, 1, CPU_F16},
+    [NPU_OP_QLINEAR_MATMUL] = {cpu_k_qlinear_matmul, 8, 8, 1, 1, CPU_F16},
+    [NPU_OP_MATMUL_INTEGER] = {cpu_k_matmul_integer, 2, 4, 1, 1, 0},
+    [NPU_OP_CONV_INTEGER] = {cpu_k_conv_integer, 2, 4, 1, 1, 0},
+    /* fused */
+    [NPU_OP_FUSED_ATTENTION] = {cpu_k_attention, 3, 4, 1, 1, CPU_F16},
+    [NPU_OP_FUSED_SILU] = {cpu_k_silu, 1, 1, 1, 1, CPU_F16},
+    [NPU_OP_FUSED_GELU_TANH] = {cpu_k_gelu_tanh, 1, 1, 1, 1, CPU_F16},
+};
+
+bool
+npu_cpu_supports(enum npu_op op)
+{
+    return (unsigned)op < NPU_OP_COUNT && cpu_table[op].fn != NULL;
+}
+
+static enum npu_status
+check_tensor(struct npu_cpu_ctx *ctx, const struct npu_tensor *t, const char *kind, int idx)
+{
+    if (t->ndim < 0 || t->ndim > NPU_MAX_DIMS)
+        return KINVAL("%s %d has rank %d (at most %d)", kind, idx, t->ndim, NPU_MAX_DIMS);
+    if (npu_dtype_size(t->dtype) == 0)
+        return KINVAL("%s %d has no valid dtype", kind, idx);
+    int64_t nb = npu_tensor_nbytes(t);
+    if (nb < 0)
+        return KINVAL("%s %d has negative dims or a size that overflows", kind, idx);
+    if (nb > 0 && !t->data)
+        return KINVAL("%s %d has no data", kind, idx);
+    return NPU_OK;
+}
+
+/* The fp16 path: widen fp16 operands to fp32 temporaries, run, round results back. */
+static enum npu_status
+run_f16(struct npu_cpu_ctx *ctx, const struct cpu_entry *e, const struct npu_attrs *attrs,
+        const struct npu_tensor *const *in, int nin, struct npu_tensor *const *out, int nout)
+{
+    enum npu_status st = NPU_ERR_NOMEM;
+    struct npu_tensor *tin = calloc((size_t)nin + 1, sizeof(*tin));
+    struct npu_tensor *tout = calloc((size_t)nout + 1, sizeof(*tout));
+    const struct npu_tensor **pin = calloc((size_t)nin + 1, sizeof(*pin));
+    struct npu_tensor **pout = calloc((size_t)nout + 1, sizeof(*pout));
+    if (!tin || !tout || !pin || !pout)
+        goto out;
+    for (int i = 0; i < nin; i++) {
+        pin[i] = in[i];
+        if (!in[i] || in[i]->dtype != NPU_DTYPE_FP16)
+            continue;
+        int64_t n = cpu_numel(in[i]);
+        tin[i] = *in[i];
+        tin[i].dtype = NPU_DTYPE_FP32;
+        tin[i].data = malloc((size_t)(n ? n : 1) * sizeof(float));
+        if (!tin[i].data)
+            goto out;
+        cpu_f16_to_f32_n(in[i]->data, tin[i].data, n);
+        pin[i] = &tin[i];
+    }
+    for (int i = 0; i < nout; i++) {
+        pout[i] = out[i];
+        if (!out[i] || out[i]->dtype != NPU_DTYPE_FP16)
+            continue;
+        int64_t n = cpu_numel(out[i]);
+        tout[i] = *out[i];
+        tout[i].dtype = NPU_DTYPE_FP32;
+        tout[i].data = malloc((size_t)(n ? n : 1) * sizeof(float));
+        if (!tout[i].data)
+            goto out;
+        pout[i] = &tout[i];
+    }
+    st = e->fn(ctx, attrs, pin, nin, pout, nout);
+    if (st == NPU_OK)
+        for (int i = 0; i < nout; i++)
+            if (pout[i] != out[i])
+                cpu_f32_to_f16_n(tout[i].data, out[i]->data, cpu_numel(out[i]));
+out:
+    if (st == NPU_ERR_NOMEM)
+        cpu_fail(ctx, st, "out of memory widening fp16 operands");
+    for (int i = 0; tin && i < nin; i++)
+        if (pin && pin[i] == &tin[i])
+            free(tin[i].data);
+    for (int i = 0; tout && i < nout; i++)
+        if (pout && pout[i] == &tout[i])
+            free(tout[i].data);
+    free(tin);
+    free(tout);
+    free(pin);
+    free(pout);
+    return st;
+}
+
+static bool
+any_f16(const struct npu_tensor *const *in, int nin, struct npu_tensor *const *out, int nout)
+{
+    for (int i = 0; i < nin; i++)
+        if (in[i] && in[i]->dtype == NPU_DTYPE_FP16)
+            return true;
+    for (int i = 0; i < nout; i++)
+        if (out[i] && out[i]->dtype == NPU_DTYPE_FP16)
+            return true;
+    return false;
+}
+
+enum npu_status
+npu_cpu_run(struct npu_cpu_ctx *ctx, enum npu_op op, const struct npu_attrs *attrs,
+            const struct npu_tensor *const *in, int nin, struct npu_tensor *const *out, int nout)
+{
+    if (!ctx) {
+        npu_err(CPU_LOG_DOMAIN, "npu_cpu_run: no context");
+        return NPU_ERR_INVALID;
+    }
+    if (!npu_cpu_supports(op)) {
+        npu_err(CPU_LOG_DOMAIN, "no CPU kernel for op %s (%d)", npu_op_name(op), (int)op);
+        return NPU_ERR_UNSUPPORTED;
+    }
+    if (nin < 0 || nout < 1 || (nin > 0 && !in) || !out) {
+        npu_err(CPU_LOG_DOMAIN, "%s: bad operand arrays", npu_op_name(op));
+        return NPU_ERR_INVALID;
+    }
+    pthread_mutex_lock(&ctx->run_lock);
+    ctx->cur_op = op;
+    const struct cpu_entry *e = &cpu_table[op];
+    enum npu_status st = NPU_OK;
+    if (nin < e->min_in || (e->max_in != CPU_VAR && nin > e->max_in))
+        st = KINVAL("%d inputs given, expected %d to %d", nin, e->min_in, e->max_in);
+    else if (nout < e->min_out || (e->max_out != CPU_VAR && nout > e->max_out))
+        st = KINVAL("%d outputs given, expected %d to %d", nout, e->min_out, e->max_out);
+    for (int i = 0; st == NPU_OK && i < nin; i++) {
+        if (!in[i]) {
+            if (i < e->min_in)
+                st = KINVAL("required input %d is missing", i);
+            continue;
+        }
+        st = check_tensor(ctx, in[i], "input", i);
+    }
+    for (int i = 0; st == NPU_OK && i < nout; i++) {
+        if (!out[i]) {
+            if (i < e->min_out)
+                st = KINVAL("required output %d is missing", i);
+            continue;
+        }
+        st = check_tensor(ctx, out[i], "output", i);
+    }
+    if (st == NPU_OK) {
+        if ((e->flags & CPU_F16) && any_f16(in, nin, out, nout))
+            st = run_f16(ctx, e, attrs, in, nin, out, nout);
+        else
+            st = e->fn(ctx, attrs, in, nin, out, nout);
+    }
+    ctx->cur_op = NPU_OP_NONE;
+    pthread_mutex_unlock(&ctx->run_lock);
+    return st;
+}
