@@ -552,7 +552,7 @@ UN_FN(recip_f32, float, float, 1.0f / x)
 UN_FN(relu_f32, float, float, x < 0 ? 0.0f : x)
 UN_FN(lrelu_f32, float, float, x < 0 ? (float)p->alpha * x : x)
 UN_HOT_FN(sigmoid_f32, float, float, sigmoidf_(x))
-UN_FN(tanh_f32, float, float, tanhf(x))
+UN_HOT_FN(tanh_f32, float, float, cpu_tanhf(x))
 UN_FN(hsig_f32, float, float,
       ((float)p->alpha * x + (float)p->beta) < 0   ? 0.0f
       : ((float)p->alpha * x + (float)p->beta) > 1 ? 1.0f
@@ -562,10 +562,10 @@ UN_FN(hswish_f32, float, float,
 UN_FN(elu_f32, float, float, x < 0 ? (float)p->alpha * expm1f(x) : x)
 UN_FN(selu_f32, float, float,
       x > 0 ? (float)p->gamma * x : (float)p->gamma * ((float)p->alpha * expm1f(x)))
-UN_FN(gelu_f32, float, float, 0.5f * x * erfcf(-x * 0.70710678118654752f))
+UN_HOT_FN(gelu_f32, float, float, cpu_geluf(x))
 UN_HOT_FN(gelutanh_f32, float, float, gelu_tanhf_(x))
 UN_FN(softplus_f32, float, float, x > 0 ? x + log1pf(expf(-x)) : log1pf(expf(x)))
-UN_FN(erf_f32, float, float, erff(x))
+UN_HOT_FN(erf_f32, float, float, cpu_erff(x))
 UN_FN(floor_f32, float, float, floorf(x))
 UN_FN(ceil_f32, float, float, ceilf(x))
 UN_FN(round_f32, float, float, rintf(x)) /* default rounding mode: half to even */
@@ -896,11 +896,11 @@ cpu_act_apply(const struct cpu_act_spec *act, float *x, int64_t n)
         break;
     case CPU_ACT_TANH:
         for (int64_t i = 0; i < n; i++)
-            x[i] = tanhf(x[i]);
+            x[i] = cpu_tanhf(x[i]);
         break;
     case CPU_ACT_GELU:
         for (int64_t i = 0; i < n; i++)
-            x[i] = 0.5f * x[i] * erfcf(-x[i] * 0.70710678118654752f);
+            x[i] = cpu_geluf(x[i]);
         break;
     case CPU_ACT_GELU_TANH:
         for (int64_t i = 0; i < n; i++)

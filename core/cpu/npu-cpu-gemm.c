@@ -32,6 +32,28 @@ blas_init(void)
 }
 #endif
 
+/* BLAS can be switched off at run time (NPU_CPU_BLAS=0 in the environment, or
+ * cpu_gemm_use_blas(false) from tests) to exercise and measure the fallback kernel. */
+static int blas_on = -1; /* -1: not decided yet */
+
+static bool
+blas_enabled(void)
+{
+    int v = __atomic_load_n(&blas_on, __ATOMIC_RELAXED);
+    if (v < 0) {
+        const char *e = getenv("NPU_CPU_BLAS");
+        v = cpu_have_blas() && !(e && !strcmp(e, "0"));
+        __atomic_store_n(&blas_on, v, __ATOMIC_RELAXED);
+    }
+    return v;
+}
+
+void
+cpu_gemm_use_blas(bool on)
+{
+    __atomic_store_n(&blas_on, on && cpu_have_blas(), __ATOMIC_RELAXED);
+}
+
 bool
 cpu_have_blas(void)
 {
@@ -237,7 +259,7 @@ cpu_sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const 
         return;
 #ifdef NPU_HAVE_BLAS
     if (M <= INT32_MAX && N <= INT32_MAX && K <= INT32_MAX && lda <= INT32_MAX &&
-        ldb <= INT32_MAX && ldc <= INT32_MAX && K > 0) {
+        ldb <= INT32_MAX && ldc <= INT32_MAX && K > 0 && blas_enabled()) {
         pthread_once(&blas_once, blas_init);
         cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
                     (int)M, (int)N, (int)K, alpha, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
@@ -255,7 +277,7 @@ cpu_dgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const
         return;
 #ifdef NPU_HAVE_BLAS
     if (M <= INT32_MAX && N <= INT32_MAX && K <= INT32_MAX && lda <= INT32_MAX &&
-        ldb <= INT32_MAX && ldc <= INT32_MAX && K > 0) {
+        ldb <= INT32_MAX && ldc <= INT32_MAX && K > 0 && blas_enabled()) {
         pthread_once(&blas_once, blas_init);
         cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
                     (int)M, (int)N, (int)K, alpha, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);

@@ -388,6 +388,87 @@ cpu_expf(float x)
     return x != x ? x : y;
 }
 
+/* tanh for float, ~2 ulp, branch-free: expm1(2|x|) / (expm1(2|x|) + 2), with expm1 from its
+ * Taylor series below 0.625 (where exp(u) - 1 would cancel) and from cpu_expf above. */
+static inline float
+cpu_tanhf(float x)
+{
+    uint32_t sign = cpu_f32_bits(x) & 0x80000000u;
+    float ax = cpu_bits_f32(cpu_f32_bits(x) & 0x7fffffffu);
+    float u = 2.0f * (ax < 9.0f ? ax : 9.0f); /* tanh(9) rounds to 1 */
+    float p = 1.0f / 40320;
+    p = p * u + 1.0f / 5040;
+    p = p * u + 1.0f / 720;
+    p = p * u + 1.0f / 120;
+    p = p * u + 1.0f / 24;
+    p = p * u + 1.0f / 6;
+    p = p * u + 0.5f;
+    p = p * u * u + u;
+    float em1 = u < 0.625f ? p : cpu_expf(u) - 1.0f;
+    float t = em1 / (em1 + 2.0f);
+    return x != x ? x : cpu_bits_f32(cpu_f32_bits(t) | sign);
+}
+
+/* erf(z) = z P(z^2) on |z| <= 0.921875, fitted by least squares on the relative error
+ * (max 1.5e-7 in fp32 evaluation) */
+static inline float
+cpu_erf_near(float z, float z2)
+{
+    float p = 1.1328495e-06f;
+    p = p * z2 - 1.4166274e-05f;
+    p = p * z2 + 1.1992795e-04f;
+    p = p * z2 - 8.5452938e-04f;
+    p = p * z2 + 5.2238912e-03f;
+    p = p * z2 - 2.6866157e-02f;
+    p = p * z2 + 1.1283792e-01f;
+    p = p * z2 - 3.7612638e-01f;
+    p = p * z2 + 1.1283792e+00f;
+    return z * p;
+}
+
+/* erfc(a) for a >= 0.921875: exp(-a^2) Q(1 / (1 + a/2)), Q fitted on [0.92, 10.5] (max
+ * relative error 3e-7 in fp32; the rounding of a^2 adds up to a^2 * 6e-8 far out) */
+static inline float
+cpu_erfc_far(float a, float a2)
+{
+    float t = 1.0f / (1.0f + 0.5f * a);
+    float q = -6.1231133e-02f;
+    q = q * t + 3.0341691e-01f;
+    q = q * t - 5.3586197e-01f;
+    q = q * t + 3.3949456e-01f;
+    q = q * t - 7.0966832e-02f;
+    q = q * t + 2.2209452e-01f;
+    q = q * t + 2.3790678e-01f;
+    q = q * t + 2.8319895e-01f;
+    q = q * t + 2.8201628e-01f;
+    q = q * t + 2.4410542e-06f;
+    return cpu_expf(-a2) * q;
+}
+
+static inline float
+cpu_erff(float x)
+{
+    float ax = cpu_bits_f32(cpu_f32_bits(x) & 0x7fffffffu), x2 = x * x;
+    float near = cpu_erf_near(x, x2);
+    float far = 1.0f - cpu_erfc_far(ax, x2);
+    far = cpu_bits_f32(cpu_f32_bits(far) | (cpu_f32_bits(x) & 0x80000000u));
+    return ax <= 0.921875f ? near : far;
+}
+
+/* GELU (erf form) = 0.5 x (1 + erf(x / sqrt 2)); in the tails through erfc so that neither
+ * side cancels: x (1 - erfc(z) / 2) for z > 0, x erfc(-z) / 2 for z < 0 */
+static inline float
+cpu_geluf(float x)
+{
+    float z = x * 0.70710678118654752f, z2 = z * z;
+    float az = cpu_bits_f32(cpu_f32_bits(z) & 0x7fffffffu);
+    float near = 0.5f * x * (1.0f + cpu_erf_near(z, z2));
+    float ec = cpu_erfc_far(az, z2);
+    float far = z > 0 ? x * (1.0f - 0.5f * ec) : 0.5f * x * ec;
+    far = x < -30.0f ? -0.0f : far; /* -inf * 0 would be NaN */
+    return az <= 0.921875f ? near : far;
+}
+
 /* Vector kernels over float arrays (npu-cpu-elementwise.c), in place allowed. */
 void cpu_vexp(const float *x, float *y, int64_t n);
 /* y = exp(x - m), returns the sum of y (summed in 8 fixed lanes, so deterministic). */
@@ -473,7 +554,8 @@ struct cpu_gemm_batch {
 };
 void cpu_gemm_batched(struct npu_cpu_ctx *ctx, const struct cpu_gemm_batch *g);
 
-/* Is a real BLAS linked in? */
+/* Is a real BLAS linked in? And switch its use off/on (tests, benchmarks). */
 bool cpu_have_blas(void);
+void cpu_gemm_use_blas(bool on);
 
 #endif /* NPU_CPU_INTERNAL_H */

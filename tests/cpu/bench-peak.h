@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: MIT */
+/* bench-peak.h: the in-program fp32 peak probe of bench-peak.c. */
+#ifndef BENCH_PEAK_H
+#define BENCH_PEAK_H
+
+/* Sustained fp32 GFLOP/s of `nthreads` threads each running a register-resident FMA loop
+ * in the widest vectors this CPU has; *isa names them. */
+double bench_peak_gflops(int nthreads, const char **isa);
+
+#endif
