@@ -932,9 +932,29 @@ parse_line(struct parser *ps)
     return parse_node(ps);
 }
 
+static enum npu_status parse_text(const char *text, size_t len, const void *sidecar,
+                                  size_t sidecar_len, bool allow_missing_blobs,
+                                  struct npu_graph **out);
+
 enum npu_status
 npu_ir_parse(const char *text, size_t len, const void *sidecar, size_t sidecar_len,
              bool allow_missing_blobs, struct npu_graph **out)
+{
+    /* strtod/strtoll need a terminator: the caller's text may not have one */
+    *out = NULL;
+    char *copy = malloc(len + 1);
+    if (!copy)
+        return NPU_ERR_NOMEM;
+    memcpy(copy, text, len);
+    copy[len] = 0;
+    enum npu_status st = parse_text(copy, len, sidecar, sidecar_len, allow_missing_blobs, out);
+    free(copy);
+    return st;
+}
+
+static enum npu_status
+parse_text(const char *text, size_t len, const void *sidecar, size_t sidecar_len,
+           bool allow_missing_blobs, struct npu_graph **out)
 {
     *out = NULL;
     struct parser ps = {.p = text, .end = text + len, .line = 1, .side = sidecar,
