@@ -672,7 +672,7 @@ GST_START_TEST (test_flush_midstream)
   guint i, before = 0;
   GstClockTime last = GST_CLOCK_TIME_NONE;
 
-  g_setenv ("GST_NPU_TEST_JOB_DELAY_US", "20000:60000", TRUE);
+  g_setenv ("GST_NPU_TEST_JOB_DELAY_US", "200000:300000", TRUE);
   h = gst_harness_new_parse ("npuinfer backend=cpu max-in-flight=6 model="
       MODEL ("image_f32.onnx"));
   g_unsetenv ("GST_NPU_TEST_JOB_DELAY_US");
