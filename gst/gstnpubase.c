@@ -48,7 +48,9 @@ GST_DEBUG_CATEGORY (gst_npu_core_debug);
 #define DEFAULT_PROP_INFERENCE_INTERVAL 1
 #define DEFAULT_PROP_CACHE_DIR NULL
 #define DEFAULT_PROP_DROP GST_NPU_DROP_NONE
-#define DEFAULT_PROP_TIMEOUT 10000
+#define DEFAULT_PROP_TIMEOUT 0
+/* timeout=0 on a device backend (rknpu, rocket): a job that long has hung */
+#define DEVICE_AUTO_TIMEOUT_MS 10000
 #define DEFAULT_PROP_RESIZE GST_NPU_RESIZE_STRETCH
 #define DEFAULT_PROP_CHANNEL_ORDER GST_NPU_CHANNEL_ORDER_RGB
 #define DEFAULT_PROP_NORMALIZATION GST_NPU_NORMALIZATION_AUTO
@@ -154,6 +156,7 @@ typedef struct
   gint interval;
   gint drop;
   gint timeout_ms;
+  gint auto_timeout_ms;         /* what timeout=0 means for this backend */
 
   /* set up by start(), constant while streaming */
   struct npu_model *model;
@@ -1019,6 +1022,11 @@ gst_npu_base_start (GstNpuBase * self)
   }
   GST_INFO_OBJECT (self, "model runs on backend %s",
       npu_model_backend (priv->model));
+  /* The simulator and the CPU executor can be slow on a slow host without
+   * being stuck; a device job that takes 10 s has hung. */
+  priv->auto_timeout_ms = !strcmp (npu_model_backend (priv->model), "rknpu")
+      || !strcmp (npu_model_backend (priv->model), "rocket") ?
+      DEVICE_AUTO_TIMEOUT_MS : 0;
 
   if (npu_model_num_inputs (priv->model) != 1) {
     GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
@@ -1457,6 +1465,8 @@ gst_npu_base_loop (GstPad * pad)
     if (item && item_finished (item))
       break;
     timeout_ms = g_atomic_int_get (&priv->timeout_ms);
+    if (timeout_ms == 0)
+      timeout_ms = priv->auto_timeout_ms;
     if (item && timeout_ms > 0) {
       gint64 t0 = item->state == ITEM_RUNNING ? item->start_time :
           item->submit_time;
@@ -2033,14 +2043,17 @@ gst_npu_base_class_init (GstNpuBaseClass * klass)
    * GstNpuBase:timeout:
    *
    * Milliseconds a frame's inference may take (queueing on its core
-   * included) before the element fails with a STREAM error. 0 = no limit.
+   * included) before the element fails with a STREAM error. 0 (default) =
+   * automatic: 10 s on the device backends (rknpu, rocket), no limit on the
+   * simulator and the CPU, which may just be slow. G_MAXINT = no limit.
    *
    * Since: 0.1
    */
   g_object_class_install_property (gobject_class, PROP_TIMEOUT,
       g_param_spec_uint ("timeout", "Timeout",
           "Milliseconds one inference may take before the element fails "
-          "(0 = no limit)", 0, G_MAXINT, DEFAULT_PROP_TIMEOUT, rw_playing));
+          "(0 = 10 s on rknpu/rocket, no limit on sim/cpu)", 0, G_MAXINT,
+          DEFAULT_PROP_TIMEOUT, rw_playing));
 
   /**
    * GstNpuBase:resize:
