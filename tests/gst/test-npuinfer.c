@@ -419,6 +419,88 @@ GST_START_TEST (test_resize_modes)
 
 GST_END_TEST;
 
+/* Caps change in the middle of a stream with jobs in flight: frames of
+ * each format are converted with their own format (every worker rebuilds its
+ * converter), the caps reach downstream in order, and the meta's regions
+ * describe each frame's own geometry. */
+GST_START_TEST (test_caps_change_midstream)
+{
+  const struct
+  {
+    const gchar *fmt;
+    gint w, h;
+  } seq[] = { {"RGB", 16, 16}, {"BGRx", 32, 16}, {"RGB", 16, 16},
+  {"GRAY8", 24, 24}
+  };
+  GstHarness *h;
+  guint i, k, n = 0;
+  guint8 grey[3] = { 90, 90, 90 };
+
+  g_setenv ("GST_NPU_TEST_JOB_DELAY_US", "0:20000", TRUE);
+  h = gst_harness_new_parse ("npuinfer backend=cpu normalization=none "
+      "resize=letterbox border-color=0x000000 model="
+      MODEL ("image_f32_16.onnx"));
+  g_unsetenv ("GST_NPU_TEST_JOB_DELAY_US");
+  for (i = 0; i < G_N_ELEMENTS (seq); i++) {
+    gchar *caps = g_strdup_printf ("video/x-raw,format=%s,width=%d,height=%d,"
+        "framerate=30/1", seq[i].fmt, seq[i].w, seq[i].h);
+
+    gst_harness_set_src_caps_str (h, caps);
+    for (k = 0; k < 3; k++)
+      fail_unless_equals_int (gst_harness_push (h,
+              make_frame (gst_video_format_from_string (seq[i].fmt), seq[i].w,
+                  seq[i].h, px_const, grey)), GST_FLOW_OK);
+    g_free (caps);
+  }
+  for (i = 0; i < G_N_ELEMENTS (seq); i++) {
+    for (k = 0; k < 3; k++) {
+      GstBuffer *b = gst_harness_pull (h);
+      GstNpuTensorMeta *m = gst_buffer_get_npu_tensor_meta (b);
+      const GstNpuTensor *t = gst_npu_tensor_meta_get_by_name (m, "pixels");
+      const gfloat *v = gst_npu_tensor_get_data (t, NULL);
+
+      fail_unless_equals_int (m->region.w, seq[i].w);
+      fail_unless_equals_int (m->region.h, seq[i].h);
+      if (seq[i].w == 32) {
+        /* 32x16 letterboxed into 16x16: rows 4-11 picture, the rest border */
+        fail_unless_equals_int (m->model_region.y, 4);
+        fail_unless_equals_int (m->model_region.h, 8);
+        fail_unless_equals_float (v[0], 0.0f);
+        fail_unless_equals_float (v[3 * 16 + 5], 0.0f);
+        fail_unless (fabs (v[4 * 16] - 90.0f) < 1.5f);
+        fail_unless (fabs (v[2 * 256 + 11 * 16 + 15] - 90.0f) < 1.5f);
+      } else {
+        fail_unless_equals_int (m->model_region.h, 16);
+        fail_unless (fabs (v[0] - 90.0f) < 1.5f, "%s: %g", seq[i].fmt, v[0]);
+        fail_unless (fabs (v[3 * 256 - 1] - 90.0f) < 1.5f);
+      }
+      gst_buffer_unref (b);
+      n++;
+    }
+  }
+  fail_unless_equals_int (n, 12);
+  /* the four caps went downstream, in order */
+  for (i = 0; i < G_N_ELEMENTS (seq);) {
+    GstEvent *ev = gst_harness_pull_event (h);
+
+    if (GST_EVENT_TYPE (ev) == GST_EVENT_CAPS) {
+      GstCaps *caps;
+      GstVideoInfo info;
+
+      gst_event_parse_caps (ev, &caps);
+      fail_unless (gst_video_info_from_caps (&info, caps));
+      fail_unless_equals_int (GST_VIDEO_INFO_WIDTH (&info), seq[i].w);
+      fail_unless_equals_string (gst_video_format_to_string
+          (GST_VIDEO_INFO_FORMAT (&info)), seq[i].fmt);
+      i++;
+    }
+    gst_event_unref (ev);
+  }
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
 /* NV12 and I420 frames are converted with the colorimetry of the caps:
  * compare against BT.601 limited range computed here. GStreamer's
  * fixed-point conversion (which the element uses) is within 5 levels of the
@@ -841,6 +923,7 @@ npuinfer_suite (void)
   tcase_add_test (tc, test_metadata_defaults);
   tcase_add_test (tc, test_resize_modes);
   tcase_add_test (tc, test_yuv_conversion);
+  tcase_add_test (tc, test_caps_change_midstream);
   tcase_add_test (tc, test_order_random_latency);
   tcase_add_test (tc, test_backpressure);
   tcase_add_test (tc, test_drop_policies);
