@@ -521,10 +521,23 @@ typedef void (*un_fn)(void *out, const void *x, int64_t n, const struct ew_param
 #define UN_ROW(sfx, T, W, DT, op) [NPU_DTYPE_##DT] = op##_##sfx,
 #define UN_INST(sfx, T, W, DT, op, EXPR) UN_FNW(op##_##sfx, T, W, T, EXPR)
 
+/* sigmoid from e = exp(-|x|), so that neither tail overflows or loses its relative accuracy:
+ * 1 / (1 + e) for x >= 0, e / (1 + e) below */
 static inline float
 sigmoidf_(float x)
 {
-    return 1.0f / (1.0f + cpu_expf(-x));
+    float ax = x < 0 ? -x : x;
+    float e = cpu_expf(-ax);
+    float s = 1.0f / (1.0f + e);
+    return x < 0 ? e * s : s;
+}
+
+/* x * sigmoid(x); -inf gives -0 (the limit) rather than -inf * 0 */
+static inline float
+siluf_(float x)
+{
+    float y = x * sigmoidf_(x);
+    return x < -200.0f ? -0.0f : y;
 }
 
 /* tanh-form GELU as x * sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3): algebraically equal to
@@ -572,7 +585,7 @@ UN_FN(round_f32, float, float, rintf(x)) /* default rounding mode: half to even 
 UN_FN(sign_f32, float, float, x > 0 ? 1.0f : x < 0 ? -1.0f : x)
 UN_FN(sin_f32, float, float, sinf(x))
 UN_FN(cos_f32, float, float, cosf(x))
-UN_HOT_FN(silu_f32, float, float, x / (1.0f + cpu_expf(-x)))
+UN_HOT_FN(silu_f32, float, float, siluf_(x))
 
 /* fp64 */
 UN_FN(sqrt_f64, double, double, sqrt(x))
@@ -583,7 +596,7 @@ UN_FN(neg_f64, double, double, -x)
 UN_FN(recip_f64, double, double, 1.0 / x)
 UN_FN(relu_f64, double, double, x < 0 ? 0.0 : x)
 UN_FN(lrelu_f64, double, double, x < 0 ? p->alpha * x : x)
-UN_FN(sigmoid_f64, double, double, 1.0 / (1.0 + exp(-x)))
+UN_FN(sigmoid_f64, double, double, x < 0 ? exp(x) / (1.0 + exp(x)) : 1.0 / (1.0 + exp(-x)))
 UN_FN(tanh_f64, double, double, tanh(x))
 UN_FN(hsig_f64, double, double,
       (p->alpha * x + p->beta) < 0 ? 0.0 : (p->alpha * x + p->beta) > 1 ? 1.0 : p->alpha * x + p->beta)
@@ -600,7 +613,7 @@ UN_FN(round_f64, double, double, rint(x))
 UN_FN(sign_f64, double, double, x > 0 ? 1.0 : x < 0 ? -1.0 : x)
 UN_FN(sin_f64, double, double, sin(x))
 UN_FN(cos_f64, double, double, cos(x))
-UN_FN(silu_f64, double, double, x / (1.0 + exp(-x)))
+UN_FN(silu_f64, double, double, x < -750 ? -0.0 : x < 0 ? x * exp(x) / (1.0 + exp(x)) : x / (1.0 + exp(-x)))
 
 /* integers: Abs, Neg, Relu, Sign (wrapping: abs(INT_MIN) = INT_MIN as in numpy) */
 SINT_TYPES(UN_INST, abs, x < 0 ? (T_)(0 - (W_)x) : x)
@@ -908,7 +921,7 @@ cpu_act_apply(const struct cpu_act_spec *act, float *x, int64_t n)
         break;
     case CPU_ACT_SILU:
         for (int64_t i = 0; i < n; i++)
-            x[i] = x[i] / (1.0f + cpu_expf(-x[i]));
+            x[i] = siluf_(x[i]);
         break;
     case CPU_ACT_HARD_SWISH:
         for (int64_t i = 0; i < n; i++) {

@@ -291,3 +291,77 @@ tt_same_bytes(const struct npu_tensor *a, const struct npu_tensor *b)
 }
 
 #endif /* CPU_TEST_UTIL_H */
+
+/* ---- one op on two contexts ----------------------------------------------------------------- */
+
+/* The tests run every case on a 1-thread and a 3-thread context and require bit-identical
+ * outputs: the kernels cut work by shape, never by thread count. */
+static struct npu_cpu_ctx *tctx1, *tctxn;
+static int t_thread_mismatches;
+
+static inline void
+tctx_init(void)
+{
+    tctx1 = npu_cpu_ctx_create(1);
+    tctxn = npu_cpu_ctx_create(3);
+    if (!tctx1 || !tctxn) {
+        fprintf(stderr, "cannot create CPU contexts\n");
+        exit(1);
+    }
+}
+
+static inline void
+tctx_fini(void)
+{
+    npu_cpu_ctx_destroy(tctx1);
+    npu_cpu_ctx_destroy(tctxn);
+}
+
+/* Runs op on both contexts (outputs of the 1-thread run go to `out`); counts mismatches. */
+static inline enum npu_status
+run2(enum npu_op op, struct alist *al, int nin, struct npu_tensor *const *in, int nout,
+     struct npu_tensor *const *out)
+{
+    struct npu_tensor *copy[8] = {0};
+    for (int i = 0; i < nout && i < 8; i++)
+        if (out[i])
+            copy[i] = tt_new(out[i]->dtype, out[i]->ndim, out[i]->dims);
+    enum npu_status s1 = run_op(tctx1, op, al, nin, in, nout, out);
+    enum npu_status sn = run_op(tctxn, op, al, nin, in, nout, copy);
+    if (s1 != sn) {
+        fprintf(stderr, "%s: status %d with 1 thread, %d with 3\n", npu_op_name(op), s1, sn);
+        t_thread_mismatches++;
+    } else if (s1 == NPU_OK) {
+        for (int i = 0; i < nout && i < 8; i++)
+            if (out[i] && !tt_same_bytes(out[i], copy[i])) {
+                fprintf(stderr, "%s: output %d differs between 1 and 3 threads\n",
+                        npu_op_name(op), i);
+                t_thread_mismatches++;
+            }
+    }
+    for (int i = 0; i < 8; i++)
+        tt_free(copy[i]);
+    return s1;
+}
+
+/* row-major index helpers for references */
+static inline void
+tt_unravel(int64_t e, int nd, const int64_t *dims, int64_t *idx)
+{
+    for (int d = nd - 1; d >= 0; d--) {
+        idx[d] = dims[d] ? e % dims[d] : 0;
+        e = dims[d] ? e / dims[d] : 0;
+    }
+}
+
+/* flat index into t of the numpy-broadcast position idx of an output of rank nd */
+static inline int64_t
+tt_bcast_index(const struct npu_tensor *t, int nd, const int64_t *idx)
+{
+    int64_t off = 0;
+    for (int d = 0; d < t->ndim; d++) {
+        int od = d + nd - t->ndim;
+        off = off * t->dims[d] + (t->dims[d] == 1 ? 0 : idx[od]);
+    }
+    return off;
+}
