@@ -169,6 +169,23 @@ uk_pick(void)
 #endif
 }
 
+int
+cpu_gemm_kernel_width(int want)
+{
+    pthread_once(&uk_once, uk_pick);
+    if (want == 16) {
+        uk_fn = ukernel16;
+        uk_nr = 16;
+    }
+#ifdef HAVE_UKERNEL32
+    if (want == 32 && __builtin_cpu_supports("avx512f")) {
+        uk_fn = ukernel32;
+        uk_nr = 32;
+    }
+#endif
+    return uk_nr;
+}
+
 /* C[mr x nr] = tile + (first ? beta * C : C); beta 0 ignores C (NaN there is not kept) */
 CPU_HOT static void
 tile_store(const float *tile, int nrw, float *c, int64_t ldc, int mr, int nr, float beta,
