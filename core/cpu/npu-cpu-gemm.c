@@ -85,42 +85,51 @@ st8(float *p, v8f v)
     memcpy(p, &v, sizeof(v));
 }
 
-/* tile[MR][nrw] = Ap . Bp over kc, 16 columns: 12 accumulators of 8 lanes (AVX2, NEON) */
-CPU_HOT static void
+/* tile[MR][16] = Ap . Bp over kc: 12 accumulators of 8 lanes (AVX2, NEON) */
+#define UKERNEL16_BODY                                                                             \
+    v8f c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0}, c20 = {0}, c21 = {0};                          \
+    v8f c30 = {0}, c31 = {0}, c40 = {0}, c41 = {0}, c50 = {0}, c51 = {0};                          \
+    for (int64_t k = 0; k < kc; k++) {                                                             \
+        v8f b0 = ld8(bp), b1 = ld8(bp + 8);                                                        \
+        c00 += ap[0] * b0;                                                                         \
+        c01 += ap[0] * b1;                                                                         \
+        c10 += ap[1] * b0;                                                                         \
+        c11 += ap[1] * b1;                                                                         \
+        c20 += ap[2] * b0;                                                                         \
+        c21 += ap[2] * b1;                                                                         \
+        c30 += ap[3] * b0;                                                                         \
+        c31 += ap[3] * b1;                                                                         \
+        c40 += ap[4] * b0;                                                                         \
+        c41 += ap[4] * b1;                                                                         \
+        c50 += ap[5] * b0;                                                                         \
+        c51 += ap[5] * b1;                                                                         \
+        ap += MR;                                                                                  \
+        bp += 16;                                                                                  \
+    }                                                                                              \
+    st8(tile + 0 * 16, c00), st8(tile + 0 * 16 + 8, c01);                                          \
+    st8(tile + 1 * 16, c10), st8(tile + 1 * 16 + 8, c11);                                          \
+    st8(tile + 2 * 16, c20), st8(tile + 2 * 16 + 8, c21);                                          \
+    st8(tile + 3 * 16, c30), st8(tile + 3 * 16 + 8, c31);                                          \
+    st8(tile + 4 * 16, c40), st8(tile + 4 * 16 + 8, c41);                                          \
+    st8(tile + 5 * 16, c50), st8(tile + 5 * 16 + 8, c51);
+
+static void
 ukernel16(int64_t kc, const float *ap, const float *bp, float *tile)
 {
-    v8f c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0}, c20 = {0}, c21 = {0};
-    v8f c30 = {0}, c31 = {0}, c40 = {0}, c41 = {0}, c50 = {0}, c51 = {0};
-    for (int64_t k = 0; k < kc; k++) {
-        v8f b0 = ld8(bp), b1 = ld8(bp + 8);
-        c00 += ap[0] * b0;
-        c01 += ap[0] * b1;
-        c10 += ap[1] * b0;
-        c11 += ap[1] * b1;
-        c20 += ap[2] * b0;
-        c21 += ap[2] * b1;
-        c30 += ap[3] * b0;
-        c31 += ap[3] * b1;
-        c40 += ap[4] * b0;
-        c41 += ap[4] * b1;
-        c50 += ap[5] * b0;
-        c51 += ap[5] * b1;
-        ap += MR;
-        bp += 16;
-    }
-    st8(tile + 0 * 16, c00), st8(tile + 0 * 16 + 8, c01);
-    st8(tile + 1 * 16, c10), st8(tile + 1 * 16 + 8, c11);
-    st8(tile + 2 * 16, c20), st8(tile + 2 * 16 + 8, c21);
-    st8(tile + 3 * 16, c30), st8(tile + 3 * 16 + 8, c31);
-    st8(tile + 4 * 16, c40), st8(tile + 4 * 16 + 8, c41);
-    st8(tile + 5 * 16, c50), st8(tile + 5 * 16 + 8, c51);
+    UKERNEL16_BODY
 }
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(NPU_CPU_NO_CLONES)
-/* 32 columns with AVX-512: the same 12 accumulators, twice as wide, half the instructions
- * per FMA; chosen at run time on CPUs that have AVX-512F */
+/* x86-64: the 16-column kernel again for AVX2+FMA, and a 32-column one for AVX-512 (the
+ * same 12 accumulators, twice as wide: half the instructions per FMA); chosen at run time */
 #define HAVE_UKERNEL32 1
 typedef float v16f __attribute__((vector_size(64), aligned(4)));
+
+__attribute__((target("avx2,fma"))) static void
+ukernel16_avx2(int64_t kc, const float *ap, const float *bp, float *tile)
+{
+    UKERNEL16_BODY
+}
 
 __attribute__((target("avx512f"))) static void
 ukernel32(int64_t kc, const float *ap, const float *bp, float *tile)
@@ -162,6 +171,8 @@ uk_pick(void)
 {
 #ifdef HAVE_UKERNEL32
     __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        uk_fn = ukernel16_avx2;
     if (__builtin_cpu_supports("avx512f")) {
         uk_fn = ukernel32;
         uk_nr = 32;
@@ -176,6 +187,10 @@ cpu_gemm_kernel_width(int want)
     if (want == 16) {
         uk_fn = ukernel16;
         uk_nr = 16;
+#ifdef HAVE_UKERNEL32
+        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+            uk_fn = ukernel16_avx2;
+#endif
     }
 #ifdef HAVE_UKERNEL32
     if (want == 32 && __builtin_cpu_supports("avx512f")) {
