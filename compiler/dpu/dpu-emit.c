@@ -613,15 +613,14 @@ npu_dpu_emit_tp(struct npu_stream *s, const struct npu_dpu_tp *t, struct npu_dpu
 
 /* -------------------------------------------------------------- LUT upload */
 
-enum npu_status
-npu_dpu_emit_lut_upload(struct npu_stream *s, const struct npu_dpu_lut *lut,
-                        struct npu_dpu_ref scratch, struct npu_dpu_cost *cost)
+/* RKNN's upload carrier (NOTES S19): a 1x1x16 int8 flying pass with every stage bypassed
+ * (DATA_FORMAT 0) from scratch to scratch + 16; the caller ends the task. */
+static enum npu_status
+emit_dummy(struct npu_stream *s, struct npu_dpu_ref scratch)
 {
     enum npu_status r;
     if (scratch.offset & 15u)
-        return refuse(s, "LUT upload: scratch offset 0x%x is not 16-byte aligned", scratch.offset);
-    /* RKNN's upload task (NOTES S19): a 1x1x16 int8 flying pass with every stage bypassed
-     * (DATA_FORMAT 0), then the two tables. */
+        return refuse(s, "LUT task: scratch offset 0x%x is not 16-byte aligned", scratch.offset);
     struct npu_dpu_ref dst = {scratch.buffer, scratch.offset + 16};
     struct npu_dpu_map in = npu_dpu_map_packed(scratch, NPU_DPU_INT8, 16, 1, 1);
     struct npu_dpu_map out = npu_dpu_map_packed(dst, NPU_DPU_INT8, 16, 1, 1);
@@ -634,6 +633,27 @@ npu_dpu_emit_lut_upload(struct npu_stream *s, const struct npu_dpu_lut *lut,
         return r;
     emit_dpu(s, &t);
     emit_rdma(s, &in, 1, 1, 16, NPU_PRECISION_INT8, false, &none);
+    return npu_stream_status(s);
+}
+
+enum npu_status
+npu_dpu_emit_guard(struct npu_stream *s, struct npu_dpu_ref scratch, struct npu_dpu_cost *cost)
+{
+    enum npu_status r;
+    if ((r = emit_dummy(s, scratch)) ||
+        (r = npu_stream_end_task(s, NPU_OP_EN_DPU | NPU_OP_EN_DPU_RDMA)))
+        return r;
+    npu_dpu_cost_add(cost, s, 1.0 / TM_CLOCK_HZ, 32, 0);
+    return NPU_OK;
+}
+
+enum npu_status
+npu_dpu_emit_lut_upload(struct npu_stream *s, const struct npu_dpu_lut *lut,
+                        struct npu_dpu_ref scratch, struct npu_dpu_cost *cost)
+{
+    enum npu_status r;
+    if ((r = emit_dummy(s, scratch)))
+        return r;
     npu_emit(s, REG_DPU_LUT_ACCESS_CFG,
              DPU_LUT_ACCESS_CFG_LUT_ACCESS_TYPE(NPU_LUT_ACCESS_WRITE) |
                  DPU_LUT_ACCESS_CFG_LUT_TABLE_ID(NPU_LUT_TABLE_LE));

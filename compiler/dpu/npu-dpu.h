@@ -225,6 +225,11 @@ enum npu_status npu_dpu_emit_conv(struct npu_stream *s, const struct npu_dpu_con
 enum npu_status npu_dpu_emit_lut_upload(struct npu_stream *s, const struct npu_dpu_lut *lut,
                                         struct npu_dpu_ref scratch, struct npu_dpu_cost *cost);
 
+/* The same 1x1x16 copy without the tables: a task that does not use the LUT, placed before
+ * an upload whose predecessor might (docs/npu-dpu-ops.md, LUT rule). */
+enum npu_status npu_dpu_emit_guard(struct npu_stream *s, struct npu_dpu_ref scratch,
+                                   struct npu_dpu_cost *cost);
+
 /*
  * A flying PPU task (facts §5.4, PPU_RDMA input): max or min pooling of an fp16 map with
  * kernel kh x kw (<= 8 x 8 each... up to 16), strides, pads (pad value 0 only: strict mode).

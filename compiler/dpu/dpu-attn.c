@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dpu-attn.c: npu.Attention(Q, K, V[, mask]) {scale} = softmax(Q K^T scale + mask) V on the
+ * NPU, every head in one rk.Dpu node.
+ *
+ * Layouts. Q, K, V and the output are row-major matrices of all heads, [heads x rows, D],
+ * i.e. NC1HWC2 views (D, heads x rows, 1); one head is a row slice. Both products need an
+ * activation in the CNA's weight layout ([kernel group of 16][channel block of 32][kernel]
+ * [channel], facts §2.10), which the DPU transpose copy writes (NOTES S17, semantics as the
+ * simulator derived them from RKNN's layout copies):
+ *   K (kernels = keys, channels = D): K is padded to Skp keys (a multiple of 16), then one
+ *     transpose turns it into key-lanes (K^T by 8-key groups) and a second one, reading
+ *     that with interleaved surfaces, writes the weight layout of every head;
+ *   V (kernels = Dv, channels = keys): V is copied to [16 channels][heads x Dv/16][Skp
+ *     keys] (Dv/16 copies), then one transpose writes the weight layout of every head.
+ * Padded keys are zero in K and V (copies from a zero constant) and masked to -inf in the
+ * scores by a per-channel BS add (keys are the channels of S).
+ *
+ * Softmax over keys (the channels of S): S1 = Q K^T (fp16, scale and mask applied) gives
+ * the row maxima (channel max: EW MAX halvings + lane rotations); a broadcast convolution
+ * writes -32 max - 64 (+ 32 mask) per score; S2 = Q K^T again (cheap: Sq x Skp x D MACs)
+ * with that added by its EW stage and the exp table applied (u = 32 t, t = s - max - 2);
+ * the key sum is a ones convolution broadcast to Dv channels (fp32); O = E V / sum, the
+ * division fused as the EW stage of the P V convolution.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dpu-low.h"
+
+static uint32_t
+roundup(uint32_t v, uint32_t a)
+{
+    return (v + a - 1) / a * a;
+}
+
+/* fp16 zeros in NPU_BUF_WEIGHTS (a map of c x h x w). */
+static struct npu_dpu_map
+zeros(struct rkd *b, uint32_t c, uint32_t h, uint32_t w)
+{
+    struct npu_dpu_map m = npu_dpu_map_packed(rkd_result(), NPU_DPU_FP16, c, h, w);
+    uint64_t n = npu_dpu_map_extent(&m);
+    uint8_t *z = calloc(n, 1);
+    if (!z) {
+        b->err = NPU_ERR_NOMEM;
+        return m;
+    }
+    m.ref = rkd_const(b, "zeros", z, n);
+    free(z);
+    return m;
+}
+
+/* A map of c x h x w with given line / surface strides at ref. */
+static struct npu_dpu_map
+strided(struct npu_dpu_ref ref, uint32_t c, uint32_t h, uint32_t w, uint32_t line, uint32_t surf)
+{
+    struct npu_dpu_map m = {.ref = ref, .type = NPU_DPU_FP16, .w = w, .h = h, .c = c,
+                            .line = line, .surf = surf};
+    return m;
+}
+
+static void
+copy(struct rkd *b, const struct npu_dpu_map *src, const struct npu_dpu_map *dst)
+{
+    struct npu_dpu_pass p;
+    memset(&p, 0, sizeof(p));
+    p.in = *src;
+    p.out = *dst;
+    rkd_pass(b, &p);
+}
+
+static struct npu_dpu_ref
+at(struct npu_dpu_ref r, uint64_t bytes)
+{
+    r.offset += (uint32_t)bytes;
+    return r;
+}
+
+enum npu_status
+dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
+{
+    if (n->nin < 3 || !n->in[0] || !n->in[1] || !n->in[2] || n->nout != 1)
+        return why_set(w, "needs Q, K, V");
+    struct npu_value *q = n->in[0], *k = n->in[1], *v = n->in[2];
+    struct npu_value *mask = n->nin > 3 ? n->in[3] : NULL, *out = n->out[0];
+    const struct npu_tensor *qt = &q->t, *kt = &k->t, *vt = &v->t;
+    if (qt->ndim < 2 || kt->ndim != qt->ndim || vt->ndim != qt->ndim)
+        return why_set(w, "Q, K, V of one rank");
+    int r = qt->ndim;
+    int64_t hn = 1;
+    for (int i = 0; i < r - 2; i++) {
+        if (kt->dims[i] != qt->dims[i] || vt->dims[i] != qt->dims[i])
+            return why_set(w, "broadcast over heads is not lowered");
+        hn *= qt->dims[i];
+    }
+    uint32_t Sq = (uint32_t)qt->dims[r - 2], D = (uint32_t)qt->dims[r - 1];
+    uint32_t Sk = (uint32_t)kt->dims[r - 2], Dv = (uint32_t)vt->dims[r - 1];
+    uint32_t Hn = (uint32_t)hn;
+    if (kt->dims[r - 1] != D || vt->dims[r - 2] != Sk)
+        return why_set(w, "Q, K, V shapes disagree");
+    if (D % 8 || !(D <= 32 || D % 32 == 0) || Dv % 16 || !Sq || !Sk)
+        return why_set(w, "head sizes: D a multiple of 8 (and of 32 above 32), Dv of 16");
+    if (mask && (!npu_value_data(mask) || !npu_dtype_is_float(mask->t.dtype)))
+        return why_set(w, "only constant float masks are lowered");
+    uint32_t Skp = roundup(Sk, 16);
+    if (Skp > 32)
+        Skp = roundup(Skp, 32);
+    uint32_t CB = D < 32 ? D : 32, CBv = Skp < 32 ? Skp : 32;
+    if ((uint64_t)Hn * Sq > 8192 || (uint64_t)Hn * Skp > 8192 || Skp > 8192 ||
+        (uint64_t)Hn * Dv / 16 > 8192 || Dv > 8192)
+        return why_set(w, "attention of %u heads x %u x %u beyond the cube fields", Hn, Sq, Sk);
+    float scale = npu_node_float(n, "scale", (float)(1.0 / sqrt((double)D)));
+
+    struct vmap vq = {.view = {D, Hn * Sq, 1}, .order = NPU_VIEW_HWC};
+    struct vmap vk = {.view = {D, Hn * Sk, 1}, .order = NPU_VIEW_HWC};
+    struct vmap vv = {.view = {Dv, Hn * Sk, 1}, .order = NPU_VIEW_HWC};
+    struct vmap vo = {.view = {Dv, Hn * Sq, 1}, .order = NPU_VIEW_HWC};
+    struct npu_dpu_map qm, km, vm;
+    if (!dl_input(b, q, &vq, &qm, w) || !dl_input(b, k, &vk, &km, w) ||
+        !dl_input(b, v, &vv, &vm, w))
+        return NPU_ERR_UNSUPPORTED;
+    struct npu_dpu_map om = dl_map(rkd_result(), &vo);
+
+    /* ---- scratch: weights (kept), two work areas, small maps */
+    uint64_t kw_bytes = (uint64_t)Hn * Skp * D * 2, vw_bytes = (uint64_t)Hn * Skp * Dv * 2;
+    uint64_t kp_bytes = (uint64_t)(D / 8) * Hn * Skp * 16;
+    uint64_t vp_bytes = 2ull * Hn * (Dv / 16) * Skp * 16;
+    uint64_t s_bytes = (uint64_t)(Skp / 8) * Hn * Sq * 16;
+    uint64_t half_bytes = (uint64_t)((Skp / 8 + 1) / 2) * Hn * Sq * 16;
+    struct npu_dpu_ref wts = rkd_temp(b, kw_bytes + vw_bytes);
+    struct npu_dpu_ref ta = rkd_temp(b, NPU_MAX(NPU_MAX(kp_bytes, vp_bytes), s_bytes));
+    struct npu_dpu_ref tb = rkd_temp(b, NPU_MAX(kp_bytes, s_bytes));
+    struct npu_dpu_ref tsm = rkd_temp(b, (uint64_t)Hn * Sq * 16 + (uint64_t)(Dv / 4) * Hn * Sq * 16);
+    (void)half_bytes;
+    struct npu_dpu_ref kw = wts, vw = at(wts, kw_bytes);
+
+    /* ---- K -> weight layout */
+    struct npu_dpu_map kp = npu_dpu_map_packed(ta, NPU_DPU_FP16, D, Hn, Skp);
+    struct npu_dpu_map ksrc = strided(km.ref, D, Hn, Sk, Sk, Hn * Sk);
+    copy(b, &ksrc, &(struct npu_dpu_map){.ref = kp.ref, .type = NPU_DPU_FP16, .c = D, .h = Hn,
+                                        .w = Sk, .line = Skp, .surf = Hn * Skp});
+    if (Skp > Sk) {
+        struct npu_dpu_map z = zeros(b, D, Hn, Skp - Sk);
+        struct npu_dpu_map dz = npu_dpu_map_cols(&kp, Sk, Skp - Sk);
+        copy(b, &z, &dz);
+    }
+    /* TP1: keys into lanes: element (d, key p) -> atom (p / 8) * D + d, lane p % 8 */
+    struct npu_dpu_tp t1 = {.in = strided(kp.ref, D, Hn * Skp, 1, 1, Hn * Skp), .dst = tb,
+                            .grid_w = 1, .grid_line = D, .chan_stride = 1};
+    rkd_tp(b, &t1);
+    /* TP2: read as 16 channels (key % 16: two surfaces D atoms apart) of (key / 16, d)
+     * pixels, lines of 2D atoms; write [group][d block][key % 16][d % CB] */
+    struct npu_dpu_tp t2 = {.in = strided(tb, 16, Hn * (Skp / 16), D, 2 * D, D), .dst = kw,
+                            .grid_w = CB / 8, .grid_line = 2 * CB, .chan_stride = CB / 8};
+    rkd_tp(b, &t2);
+
+    /* ---- V -> weight layout: [16 ch][heads x Dv/16][Skp], then one transpose */
+    struct npu_dpu_map vp = npu_dpu_map_packed(ta, NPU_DPU_FP16, 16, Hn * (Dv / 16), Skp);
+    for (uint32_t y = 0; y < Dv / 16; y++) {
+        struct npu_dpu_map src = npu_dpu_map_channels(&vm, 16 * y, 16);
+        src = strided(src.ref, 16, Hn, Sk, Sk, Hn * Sk);
+        struct npu_dpu_map dst = strided(at(vp.ref, (uint64_t)y * Skp * 16), 16, Hn, Sk,
+                                         (Dv / 16) * Skp, Hn * (Dv / 16) * Skp);
+        copy(b, &src, &dst);
+    }
+    if (Skp > Sk) {
+        struct npu_dpu_map z = zeros(b, 16, Hn * (Dv / 16), Skp - Sk);
+        struct npu_dpu_map dz = npu_dpu_map_cols(&vp, Sk, Skp - Sk);
+        copy(b, &z, &dz);
+    }
+    struct npu_dpu_tp tv = {.in = vp, .dst = vw, .grid_w = CBv / 8, .grid_line = 2 * CBv,
+                            .chan_stride = CBv / 8};
+    rkd_tp(b, &tv);
+
+    /* ---- constants: key mask (per channel of S), scores scale, additive mask */
+    float *kmask = calloc(Skp, sizeof(float)), *sc = malloc(Skp * sizeof(float));
+    if (!kmask || !sc) {
+        free(kmask);
+        free(sc);
+        return NPU_ERR_NOMEM;
+    }
+    for (uint32_t i = Sk; i < Skp; i++)
+        kmask[i] = -INFINITY;
+    const struct npu_dpu_lut *lut = npu_dpu_lut_get(npu_dpu_lut_fn_id(NPU_DPU_FN_EXP_NEG));
+    const float a = lut->in_scale; /* 32: table units per unit of t */
+    struct npu_dpu_ref kmask_ref = dl_chan_const(b, "kmask", kmask, Skp);
+    for (uint32_t i = 0; i < Skp; i++)
+        sc[i] = scale;
+    struct npu_dpu_ref s1_scale = dl_chan_const(b, "scale", sc, Skp);
+    for (uint32_t i = 0; i < Skp; i++)
+        sc[i] = a * scale;
+    struct npu_dpu_ref s2_scale = dl_chan_const(b, "ascale", sc, Skp);
+    free(kmask);
+    free(sc);
+    struct vmap vs = {.view = {Skp, Hn * Sq, 1}, .order = NPU_VIEW_HWC};
+    struct npu_dpu_map mask1, mask2;
+    bool has_mask = mask != NULL;
+    if (has_mask) {
+        int64_t md[3] = {Hn, Sq, Sk};
+        int64_t mn = (int64_t)Hn * Sq * Skp;
+        /* broadcast the mask to [heads, Sq, Sk] (leading dims flattened), pad keys with 0 */
+        int64_t bd[NPU_MAX_DIMS];
+        for (int i = 0; i < r; i++)
+            bd[i] = i < r - 2 ? qt->dims[i] : i == r - 2 ? Sq : Sk;
+        float *full = dl_bcast_const(mask, r, bd);
+        float *fm = calloc((size_t)mn, sizeof(float)), *fa = calloc((size_t)mn, sizeof(float));
+        if (!full || !fm || !fa) {
+            free(full), free(fm), free(fa);
+            return why_set(w, "mask does not broadcast to the scores");
+        }
+        for (int64_t hq = 0; hq < md[0] * md[1]; hq++)
+            for (uint32_t kk = 0; kk < Sk; kk++) {
+                /* fp16 range: -inf masks stay -inf, finfo.min becomes -inf */
+                float mv = full[hq * Sk + kk];
+                fm[hq * Skp + kk] = mv;
+                fa[hq * Skp + kk] = a * mv;
+            }
+        mask1 = dl_map_const(b, "mask", fm, mn, &vs);
+        mask2 = dl_map_const(b, "amask", fa, mn, &vs);
+        free(full), free(fm), free(fa);
+    }
+
+    /* ---- S1 = scale (Q K^T + kmask) + mask, fp16, every head into rows of ta */
+    struct npu_dpu_map s1 = dl_map(ta, &vs);
+    for (uint32_t h = 0; h < Hn; h++) {
+        struct npu_dpu_conv cv = {.in = npu_dpu_map_rows(&qm, h * Sq, Sq), .kernels = Skp,
+                                  .kh = 1, .kw = 1, .sy = 1, .sx = 1,
+                                  .weights = at(kw, (uint64_t)h * Skp * D * 2),
+                                  .out = npu_dpu_map_rows(&s1, h * Sq, Sq)};
+        cv.st.bs.alu = NPU_DPU_SRC_MEM;
+        cv.st.bs.alu_mem = kmask_ref;
+        cv.st.bn.mul = NPU_DPU_SRC_MEM;
+        cv.st.bn.mul_mem = s1_scale;
+        if (has_mask) {
+            cv.st.ew.op = NPU_DPU_EW_ADD;
+            cv.st.ew.operand = npu_dpu_map_rows(&mask1, h * Sq, Sq);
+        }
+        rkd_conv(b, &cv);
+    }
+    /* ---- row maxima (8 lanes) and the shift -a max - 64 (+ a mask) */
+    struct npu_dpu_map m8 = npu_dpu_map_packed(tsm, NPU_DPU_FP16, 8, Hn * Sq, 1);
+    dl_chan_max(b, &s1, &m8);
+    struct npu_dpu_map sh = dl_map(tb, &vs);
+    struct npu_dpu_stages st;
+    memset(&st, 0, sizeof(st));
+    st.bs.alu = NPU_DPU_SRC_REG;
+    st.bs.alu_value = -64.0f;
+    if (has_mask) {
+        st.ew.op = NPU_DPU_EW_ADD;
+        st.ew.operand = mask2;
+    }
+    dl_bcast(b, &m8, NULL, -a, &sh, &st);
+    /* ---- E = exp(S2 - max - 2): S2 recomputed with the shift as EW operand */
+    rkd_lut(b, lut->id);
+    struct npu_dpu_map e = dl_map(ta, &vs);
+    for (uint32_t h = 0; h < Hn; h++) {
+        struct npu_dpu_conv cv = {.in = npu_dpu_map_rows(&qm, h * Sq, Sq), .kernels = Skp,
+                                  .kh = 1, .kw = 1, .sy = 1, .sx = 1,
+                                  .weights = at(kw, (uint64_t)h * Skp * D * 2),
+                                  .out = npu_dpu_map_rows(&e, h * Sq, Sq)};
+        cv.st.bs.alu = NPU_DPU_SRC_MEM;
+        cv.st.bs.alu_mem = kmask_ref;
+        cv.st.bn.mul = NPU_DPU_SRC_MEM;
+        cv.st.bn.mul_mem = s2_scale;
+        cv.st.ew.op = NPU_DPU_EW_ADD;
+        cv.st.ew.operand = npu_dpu_map_rows(&sh, h * Sq, Sq);
+        cv.st.ew.lut = lut;
+        rkd_conv(b, &cv);
+    }
+    /* ---- key sums broadcast to Dv channels (fp32) */
+    struct npu_dpu_map sum = {.ref = at(tsm, (uint64_t)Hn * Sq * 16), .type = NPU_DPU_FP32,
+                              .w = 1, .h = Hn * Sq, .c = Dv, .line = 1, .surf = Hn * Sq};
+    dl_chan_sum(b, &e, 1.0f, &sum, NULL);
+    /* ---- O = E V / sum per head */
+    for (uint32_t h = 0; h < Hn; h++) {
+        struct npu_dpu_conv cv = {.in = npu_dpu_map_rows(&e, h * Sq, Sq), .kernels = Dv, .kh = 1,
+                                  .kw = 1, .sy = 1, .sx = 1,
+                                  .weights = at(vw, (uint64_t)h * Skp * Dv * 2),
+                                  .out = npu_dpu_map_rows(&om, h * Sq, Sq)};
+        cv.st.ew.op = NPU_DPU_EW_DIV;
+        cv.st.ew.operand = npu_dpu_map_rows(&sum, h * Sq, Sq);
+        rkd_conv(b, &cv);
+    }
+    (void)out;
+    return dl_finish(b, 0, &vo);
+}
