@@ -130,8 +130,9 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
     uint64_t half_bytes = (uint64_t)((Skp / 8 + 1) / 2) * Hn * Sq * 16;
     struct npu_dpu_ref wts = rkd_temp(b, kw_bytes + vw_bytes);
     struct npu_dpu_ref ta = rkd_temp(b, NPU_MAX(NPU_MAX(kp_bytes, vp_bytes), s_bytes));
-    struct npu_dpu_ref tb = rkd_temp(b, NPU_MAX(kp_bytes, s_bytes));
-    struct npu_dpu_ref tsm = rkd_temp(b, (uint64_t)Hn * Sq * 16 + (uint64_t)(Dv / 4) * Hn * Sq * 16);
+    uint64_t sum_bytes = (uint64_t)(Dv / 4) * Sq * 16;
+    struct npu_dpu_ref tb = rkd_temp(b, NPU_MAX(NPU_MAX(kp_bytes, s_bytes), sum_bytes));
+    struct npu_dpu_ref tsm = rkd_temp(b, (uint64_t)Hn * Sq * 16);
     (void)half_bytes;
     struct npu_dpu_ref kw = wts, vw = at(wts, kw_bytes);
 
@@ -180,8 +181,10 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
         free(sc);
         return NPU_ERR_NOMEM;
     }
+    /* padded keys: a large finite negative score (the row maxima go through convolutions,
+     * where -inf would give 0 * -inf = NaN); exp() of it is 0 */
     for (uint32_t i = Sk; i < Skp; i++)
-        kmask[i] = -INFINITY;
+        kmask[i] = -30000.0f;
     const struct npu_dpu_lut *lut = npu_dpu_lut_get(npu_dpu_lut_fn_id(NPU_DPU_FN_EXP_NEG));
     const float a = lut->in_scale; /* 32: table units per unit of t */
     struct npu_dpu_ref kmask_ref = dl_chan_const(b, "kmask", kmask, Skp);
@@ -211,10 +214,14 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
         }
         for (int64_t hq = 0; hq < md[0] * md[1]; hq++)
             for (uint32_t kk = 0; kk < Sk; kk++) {
-                /* fp16 range: -inf masks stay -inf, finfo.min becomes -inf */
+                /* masks are clamped to a finite -30000: the maxima go through convolutions
+                 * (0 * -inf = NaN) and the exponent through the LUT, whose end slopes are
+                 * 0 * (x - start) (NaN for an infinite x); exp of it is 0 all the same */
                 float mv = full[hq * Sk + kk];
-                fm[hq * Skp + kk] = mv;
-                fa[hq * Skp + kk] = a * mv;
+                fm[hq * Skp + kk] = mv < -30000.0f ? -30000.0f : mv;
+                /* a * mask goes into an fp16 map added to -a max - 64: keep it at or above
+                 * -32000 so that the sum stays finite for |max| < 1000 */
+                fa[hq * Skp + kk] = a * (mv < -1000.0f ? -1000.0f : mv);
             }
         mask1 = dl_map_const(b, "mask", fm, mn, &vs);
         mask2 = dl_map_const(b, "amask", fa, mn, &vs);
@@ -241,45 +248,50 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
     /* ---- row maxima (8 lanes) and the shift -a max - 64 (+ a mask) */
     struct npu_dpu_map m8 = npu_dpu_map_packed(tsm, NPU_DPU_FP16, 8, Hn * Sq, 1);
     dl_chan_max(b, &s1, &m8);
-    struct npu_dpu_map sh = dl_map(tb, &vs);
+    /* The maps a task reads through ERDMA are laid out head after head: a row slice of a
+     * map of all heads would be read (and modeled) over its whole surface extent. */
+    struct vmap vsh = {.view = {Skp, Sq, 1}, .order = NPU_VIEW_HWC};
+    uint64_t sh_bytes = (uint64_t)(Skp / 8) * Sq * 16;
     struct npu_dpu_stages st;
     memset(&st, 0, sizeof(st));
     st.bs.alu = NPU_DPU_SRC_REG;
     st.bs.alu_value = -64.0f;
-    if (has_mask) {
-        st.ew.op = NPU_DPU_EW_ADD;
-        st.ew.operand = mask2;
+    for (uint32_t h = 0; h < Hn; h++) {
+        struct npu_dpu_map m8h = npu_dpu_map_rows(&m8, h * Sq, Sq);
+        struct npu_dpu_map shh = dl_map(at(tb, h * sh_bytes), &vsh);
+        if (has_mask) {
+            st.ew.op = NPU_DPU_EW_ADD;
+            st.ew.operand = npu_dpu_map_rows(&mask2, h * Sq, Sq);
+        }
+        dl_bcast(b, &m8h, NULL, -a, &shh, &st);
     }
-    dl_bcast(b, &m8, NULL, -a, &sh, &st);
-    /* ---- E = exp(S2 - max - 2): S2 recomputed with the shift as EW operand */
+    /* ---- E = exp(S2 - max - 2): S2 recomputed with the shift as EW operand, head-major */
     rkd_lut(b, lut->id);
-    struct npu_dpu_map e = dl_map(ta, &vs);
     for (uint32_t h = 0; h < Hn; h++) {
         struct npu_dpu_conv cv = {.in = npu_dpu_map_rows(&qm, h * Sq, Sq), .kernels = Skp,
                                   .kh = 1, .kw = 1, .sy = 1, .sx = 1,
                                   .weights = at(kw, (uint64_t)h * Skp * D * 2),
-                                  .out = npu_dpu_map_rows(&e, h * Sq, Sq)};
+                                  .out = dl_map(at(ta, h * sh_bytes), &vsh)};
         cv.st.bs.alu = NPU_DPU_SRC_MEM;
         cv.st.bs.alu_mem = kmask_ref;
         cv.st.bn.mul = NPU_DPU_SRC_MEM;
         cv.st.bn.mul_mem = s2_scale;
         cv.st.ew.op = NPU_DPU_EW_ADD;
-        cv.st.ew.operand = npu_dpu_map_rows(&sh, h * Sq, Sq);
+        cv.st.ew.operand = dl_map(at(tb, h * sh_bytes), &vsh);
         cv.st.ew.lut = lut;
         rkd_conv(b, &cv);
     }
-    /* ---- key sums broadcast to Dv channels (fp32) */
-    struct npu_dpu_map sum = {.ref = at(tsm, (uint64_t)Hn * Sq * 16), .type = NPU_DPU_FP32,
-                              .w = 1, .h = Hn * Sq, .c = Dv, .line = 1, .surf = Hn * Sq};
-    dl_chan_sum(b, &e, 1.0f, &sum, NULL);
-    /* ---- O = E V / sum per head */
+    /* ---- per head: key sums broadcast to Dv channels (fp32), O = E V / sum */
     for (uint32_t h = 0; h < Hn; h++) {
-        struct npu_dpu_conv cv = {.in = npu_dpu_map_rows(&e, h * Sq, Sq), .kernels = Dv, .kh = 1,
-                                  .kw = 1, .sy = 1, .sx = 1,
+        struct npu_dpu_map eh = dl_map(at(ta, h * sh_bytes), &vsh);
+        struct npu_dpu_map sum = {.ref = at(tb, 0), .type = NPU_DPU_FP32, .w = 1, .h = Sq,
+                                  .c = Dv, .line = 1, .surf = Sq};
+        dl_chan_sum(b, &eh, 1.0f, &sum, NULL);
+        struct npu_dpu_conv cv = {.in = eh, .kernels = Dv, .kh = 1, .kw = 1, .sy = 1, .sx = 1,
                                   .weights = at(vw, (uint64_t)h * Skp * Dv * 2),
                                   .out = npu_dpu_map_rows(&om, h * Sq, Sq)};
         cv.st.ew.op = NPU_DPU_EW_DIV;
-        cv.st.ew.operand = npu_dpu_map_rows(&sum, h * Sq, Sq);
+        cv.st.ew.operand = sum;
         rkd_conv(b, &cv);
     }
     (void)out;

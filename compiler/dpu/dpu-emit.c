@@ -920,9 +920,18 @@ npu_dpu_emit_conv(struct npu_stream *s, const struct npu_dpu_conv *cv, struct np
     if ((r = check_map(s, &out_chk, "conv output")) ||
         (r = check_stages(s, &cv->st, ow, oh, cv->kernels)))
         return r;
-    if (cv->st.ew.op != NPU_DPU_EW_NONE && cv->st.ew.operand.c < out_chk.c)
-        return refuse(s, "conv: the EW operand must cover the padded %u output channels",
-                      out_chk.c);
+    struct npu_dpu_conv cv2;
+    if (cv->st.ew.op != NPU_DPU_EW_NONE && cv->st.ew.operand.c < out_chk.c) {
+        /* the operand's last atom holds the padded channels too (their results are
+         * replaced by OFFSET_PEND): read it whole */
+        uint32_t c2 = npu_dpu_type_c2(cv->st.ew.operand.type);
+        if (NPU_DIV_ROUND_UP(cv->st.ew.operand.c, c2) != NPU_DIV_ROUND_UP(out_chk.c, c2))
+            return refuse(s, "conv: the EW operand must cover the padded %u output channels",
+                          out_chk.c);
+        cv2 = *cv;
+        cv2.st.ew.operand.c = out_chk.c;
+        cv = &cv2;
+    }
     struct npu_weight_layout wl;
     if (npu_weight_layout_init(&wl, 2, cv->kernels, in->c, cv->kh, cv->kw, cv->depthwise))
         return refuse(s, "conv: weight geometry refused by the layout");
@@ -937,8 +946,15 @@ npu_dpu_emit_conv(struct npu_stream *s, const struct npu_dpu_conv *cv, struct np
         return refuse(s, "conv: one kernel group of weights (%llu bytes) does not fit the CBUF",
                       (unsigned long long)group);
     uint64_t rows_fit = (uint64_t)max_banks * 32768 / ((uint64_t)entries * 64);
+    /* DATAIN_HEIGHT is an 11-bit field (facts §2.3): tiles of at most 2047 input rows */
+    rows_fit = NPU_MIN(rows_fit, (uint64_t)CNA_DATA_SIZE0_DATAIN_HEIGHT__MAX);
     if (rows_fit < cv->kh)
         return refuse(s, "conv: %u input rows of %u entries do not fit the CBUF", cv->kh, entries);
+    if (in->w > CNA_DATA_SIZE0_DATAIN_WIDTH__MAX || ow > CNA_DATA_SIZE2_DATAOUT_WIDTH__MAX ||
+        NPU_ALIGN(in->c, 8u) > CNA_DATA_SIZE1_DATAIN_CHANNEL__MAX ||
+        (uint64_t)ow * NPU_MIN(oh, 2047u) > CNA_DATA_SIZE3_DATAOUT_ATOMICS__MAX)
+        return refuse(s, "conv: %ux%u input / %u output width exceed the CNA fields", in->w,
+                      in->h, ow);
     uint32_t tile = (uint32_t)NPU_MIN((uint64_t)oh, (rows_fit - cv->kh) / cv->sy + 1);
     for (uint32_t y = 0; y < oh; y += tile)
         if ((r = emit_conv_tile(s, cv, &wl, y, NPU_MIN(tile, oh - y), cost)))

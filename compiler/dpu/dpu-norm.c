@@ -110,6 +110,32 @@ dl_bcast(struct rkd *b, const struct npu_dpu_map *s8, const float *wk, float sca
     rkd_conv(b, &cv);
 }
 
+/* Stages on the first pass of the channel max: clamp to the lowest finite fp16 (-65504) and
+ * set channels [c0, c) (padding lanes, which read 0) to it: BS adds 65504, multiplies by 1
+ * (or 0 for padding, fp32 per channel through BRDMA), ReLU; BN adds -65504. Finite on
+ * purpose: the lane rotations are convolutions, where 0 * -inf would be NaN; a max of a
+ * clamped value with anything stays finite, so only the first pass needs it. The fp32
+ * additions round the values (|error| <= 2^-8): the result is only a shift for softmax. */
+static void
+clamp_mask(struct rkd *b, struct npu_dpu_stages *st, uint32_t c0, uint32_t c)
+{
+    float *m = calloc(NPU_ALIGN(c, 16u), sizeof(float));
+    if (!m) {
+        b->err = NPU_ERR_NOMEM;
+        return;
+    }
+    for (uint32_t l = 0; l < c; l++)
+        m[l] = l < c0 ? 1.0f : 0.0f;
+    st->bs.alu = NPU_DPU_SRC_REG;
+    st->bs.alu_value = 65504.0f;
+    st->bs.mul = NPU_DPU_SRC_MEM;
+    st->bs.mul_mem = dl_chan_const(b, "mmul", m, c);
+    st->bs.relu = true;
+    st->bn.alu = NPU_DPU_SRC_REG;
+    st->bn.alu_value = -65504.0f;
+    free(m);
+}
+
 void
 dl_chan_max(struct rkd *b, const struct npu_dpu_map *x, const struct npu_dpu_map *m8)
 {
@@ -121,25 +147,12 @@ dl_chan_max(struct rkd *b, const struct npu_dpu_map *x, const struct npu_dpu_map
     struct npu_dpu_ref ta = rkd_temp(b, (uint64_t)NPU_MAX(half, 1u) * H * W * 16);
     struct npu_dpu_ref tb = rkd_temp(b, (uint64_t)NPU_MAX(half, 1u) * H * W * 16);
     bool first = true, use_a = true;
-    float *mask = NULL;
-    if (pad) {
-        mask = calloc(NPU_ALIGN(S * 8, 16u), sizeof(float));
-        if (!mask) {
-            b->err = NPU_ERR_NOMEM;
-            return;
-        }
-    }
     if (S == 1) {
-        /* only the padding lanes to mask */
+        /* no halving: one clamp / mask pass */
         struct npu_dpu_map t = npu_dpu_map_packed(ta, NPU_DPU_FP16, 8, H, W);
         struct npu_dpu_pass p = {.in = cur, .out = t};
         p.in.c = 8;
-        if (pad) {
-            for (uint32_t l = x->c; l < 8; l++)
-                mask[l] = -INFINITY;
-            p.st.bs.alu = NPU_DPU_SRC_MEM;
-            p.st.bs.alu_mem = dl_chan_const(b, "mask", mask, 8);
-        }
+        clamp_mask(b, &p.st, x->c, 8);
         rkd_pass(b, &p);
         cur = t;
         use_a = false;
@@ -152,13 +165,9 @@ dl_chan_max(struct rkd *b, const struct npu_dpu_map *x, const struct npu_dpu_map
         struct npu_dpu_map hi = npu_dpu_map_channels(&cur, (s - h) * 8, h * 8);
         struct npu_dpu_map lo = npu_dpu_map_channels(&cur, 0, h * 8);
         struct npu_dpu_pass p = {.in = hi, .out = t};
-        if (first && pad) {
-            /* padding lanes of the last surface read 0 (OFFSET_PEND): make them -inf */
-            for (uint32_t l = (h - 1) * 8 + (8 - pad); l < h * 8; l++)
-                mask[l] = -INFINITY;
-            p.st.bs.alu = NPU_DPU_SRC_MEM;
-            p.st.bs.alu_mem = dl_chan_const(b, "mask", mask, h * 8);
-        }
+        if (first)
+            /* padding lanes of the last surface (main holds it) read 0 (OFFSET_PEND) */
+            clamp_mask(b, &p.st, (h - 1) * 8 + (8 - pad), h * 8);
         p.st.ew.op = NPU_DPU_EW_MAX;
         p.st.ew.operand = lo;
         rkd_pass(b, &p);
@@ -166,7 +175,6 @@ dl_chan_max(struct rkd *b, const struct npu_dpu_map *x, const struct npu_dpu_map
         use_a = !use_a;
         first = false;
     }
-    free(mask);
     /* lanes: out[k] = max(in[k], in[(k + d) % 8]) for d = 4, 2, 1 */
     for (uint32_t d = 4; d >= 1; d /= 2) {
         float w[64] = {0};
@@ -216,8 +224,12 @@ dl_rsqrt(struct rkd *b, const struct npu_dpu_map *v, const struct npu_dpu_map *r
         rkd_lut(b, l->id);
         struct npu_dpu_pass p = {.in = *v, .out = g[k]};
         p.in.c = 8;
+        /* the index scale 2^(2 - lg) (up to 2^22) as two fp16-exact factors */
+        int e = (int)lrint(log2(l->in_scale)), e1 = e / 2;
+        p.st.bs.mul = NPU_DPU_SRC_REG;
+        p.st.bs.mul_value = ldexpf(1.0f, e1);
         p.st.bn.mul = NPU_DPU_SRC_REG;
-        p.st.bn.mul_value = l->in_scale;
+        p.st.bn.mul_value = ldexpf(1.0f, e - e1);
         p.st.ew.lut = l;
         rkd_pass(b, &p);
     }
@@ -356,21 +368,26 @@ dl_lower_softmax(struct rkd *b, struct npu_node *n, struct why *w)
     struct npu_dpu_map t1 = dl_map(rkd_temp(b, full), &vm), t2 = dl_map(rkd_temp(b, full), &vm);
     struct npu_dpu_map ym = dl_map(rkd_result(), &vm);
     dl_chan_max(b, &xm, &m8);
-    /* shift = -32 max - 64 broadcast (the table's units: u = 32 t; 2 below the max keeps
-     * every u <= 0 despite the fp16 rounding of the shift) */
+    /* t = x - max: broadcast conv of -max with the EW add of x */
     const struct npu_dpu_lut *l = npu_dpu_lut_get(npu_dpu_lut_fn_id(NPU_DPU_FN_EXP_NEG));
     struct npu_dpu_stages st;
     memset(&st, 0, sizeof(st));
-    st.bs.alu = NPU_DPU_SRC_REG;
-    st.bs.alu_value = -64.0f;
-    dl_bcast(b, &m8, NULL, -l->in_scale, &t1, &st);
-    /* e = exp(x - max - 2): BN scales x, EW adds the shift, LUT */
+    st.ew.op = NPU_DPU_EW_ADD;
+    st.ew.operand = xm;
+    dl_bcast(b, &m8, NULL, -1.0f, &t1, &st);
+    /* e = exp(max(t, -300) - 2): BS clamps (t + 300, ReLU: exact for t in [-300, 0] in
+     * fp32), BN scales into the table's units (u = 32 t) and subtracts 32 (300 + 2); the
+     * clamp keeps -inf inputs (masked scores) out of the LUT, whose end slopes would give
+     * 0 * inf = NaN; exp(-302) is 0 in fp16 anyway */
     rkd_lut(b, l->id);
-    struct npu_dpu_pass p = {.in = xm, .out = t2};
+    struct npu_dpu_pass p = {.in = t1, .out = t2};
+    p.st.bs.alu = NPU_DPU_SRC_REG;
+    p.st.bs.alu_value = 300.0f;
+    p.st.bs.relu = true;
     p.st.bn.mul = NPU_DPU_SRC_REG;
     p.st.bn.mul_value = l->in_scale;
-    p.st.ew.op = NPU_DPU_EW_ADD;
-    p.st.ew.operand = t1;
+    p.st.bn.alu = NPU_DPU_SRC_REG;
+    p.st.bn.alu_value = -l->in_scale * 302.0f;
     p.st.ew.lut = l;
     rkd_pass(b, &p);
     /* sum, broadcast, divide */

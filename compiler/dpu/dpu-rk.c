@@ -465,12 +465,19 @@ npu_rk_dpu_infer(struct npu_graph *g, struct npu_node *n)
         t0->dims[i] = shape[i];
     }
     for (size_t j = 0; j < ntemps; j++) {
-        if (temps[j] < 16 || temps[j] % 16 || temps[j] > ((int64_t)1 << 32))
-            return fail(n, "temp sizes must be positive multiples of 16 bytes");
+        /* a scratch buffer of B bytes is an f16 [1, 8, H, W] map with H W = B / 16 atoms
+         * (W = B / 16 up to 8192, else 4096), so that it has an NC1HWC2 view */
+        int64_t atoms = temps[j] / 16;
+        if (temps[j] < 16 || temps[j] % 16 || temps[j] > ((int64_t)1 << 32) ||
+            (atoms > 8192 && atoms % 4096))
+            return fail(n, "temp sizes must be multiples of 16 bytes (of 64 KiB above 128 KiB)");
         struct npu_tensor *t = &n->out[j + 1]->t;
         t->dtype = NPU_DTYPE_FP16;
-        t->ndim = 1;
-        t->dims[0] = temps[j] / 2;
+        t->ndim = 4;
+        t->dims[0] = 1;
+        t->dims[1] = 8;
+        t->dims[2] = atoms > 8192 ? atoms / 4096 : 1;
+        t->dims[3] = atoms > 8192 ? 4096 : atoms;
     }
     /* output 0 must have an NC1HWC2 view */
     uint32_t view[3];
@@ -628,6 +635,12 @@ struct npu_dpu_ref
 rkd_const(struct rkd *b, const char *suffix, const void *data, uint64_t bytes)
 {
     struct npu_value *v = NULL;
+    /* identical constants (weights of repeated broadcasts, masks) are one input */
+    uint64_t hsh = npu_fnv1a64(data, bytes) | 1u;
+    for (int i = 0; i < b->nin; i++)
+        if (b->in_hash[i] == hsh && b->in_size[i] == bytes &&
+            (!b->in[i] || !memcmp(npu_value_data(b->in[i]), data, bytes)))
+            return (struct npu_dpu_ref){RKD_IN(i), 0};
     if (b->cx) {
         char name[160];
         snprintf(name, sizeof(name), "%.100s.%.40s", b->orig->out[0]->name, suffix);
@@ -641,6 +654,8 @@ rkd_const(struct rkd *b, const char *suffix, const void *data, uint64_t bytes)
         return (struct npu_dpu_ref){RKD_IN(0), 0};
     }
     b->in[b->nin] = v;
+    b->in_hash[b->nin] = hsh;
+    b->in_size[b->nin] = bytes;
     return (struct npu_dpu_ref){RKD_IN(b->nin++), 0};
 }
 
@@ -651,7 +666,10 @@ rkd_temp(struct rkd *b, uint64_t bytes)
         set_err(b, NPU_ERR_UNSUPPORTED);
         return (struct npu_dpu_ref){RKD_OUT(0), 0};
     }
-    b->out_bytes[b->nout] = NPU_ALIGN(bytes ? bytes : 16, 64);
+    uint64_t sz = NPU_ALIGN(bytes ? bytes : 16, 64);
+    if (sz / 16 > 8192)
+        sz = NPU_ALIGN(sz, 4096ull * 16); /* see npu_rk_dpu_infer: [1, 8, H, 4096] */
+    b->out_bytes[b->nout] = sz;
     return (struct npu_dpu_ref){RKD_OUT(b->nout++), 0};
 }
 
@@ -675,7 +693,13 @@ add(struct rkd *b, const struct rkd_task *t, bool uses_lut)
         set_err(b, NPU_ERR_INVALID);
         return;
     }
+    double before = b->cost.s;
+    uint64_t bytes = b->cost.dma_bytes;
     enum npu_status st = emit_task(&b->dry, t, &lut, &b->cost);
+    if (!st && b->cx)
+        npu_dbg(DOM, "node '%s' task %d (kind %d): modeled %.2f us, %llu bytes", b->orig->name,
+                b->ntasks, t->kind, (b->cost.s - before) * 1e6,
+                (unsigned long long)(b->cost.dma_bytes - bytes));
     if (st) {
         /* the emitter refused (logged): the lowering refuses the node */
         set_err(b, NPU_ERR_UNSUPPORTED);

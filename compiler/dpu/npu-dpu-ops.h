@@ -112,6 +112,8 @@ struct rkd {
     struct npu_lower_ctx *cx;
     struct npu_node *orig; /* the node being lowered (insertion point, names) */
     struct npu_value *in[RKD_MAX_IN];
+    uint64_t in_hash[RKD_MAX_IN]; /* constants: content hash (0 for activations) */
+    uint64_t in_size[RKD_MAX_IN];
     int nin;
     uint64_t out_bytes[RKD_MAX_OUT]; /* temps: outputs 1.. */
     int nout;                        /* outputs including the result (output 0) */
