@@ -79,6 +79,7 @@ struct rk_conv_geom {
     enum rk_act act;
     float act_lo, act_hi;
     bool mtx;              /* MTX Appendix A.1 register style */
+    int32_t pad_value;     /* CNA PAD_CON1 (int8: the input zero point) */
 };
 
 struct rk_tile {
@@ -124,6 +125,11 @@ uint32_t rk_task_body_qwords(const struct rk_conv_geom *g, const struct rk_tile 
 /* Modeled seconds of one task (timing model v1, the simulator's accounting). */
 double rk_task_seconds(const struct rk_conv_geom *g, const struct rk_tile *t, uint64_t *dma_bytes,
                        uint64_t *macs);
+
+/* Modeled seconds of all tasks of an rk.Conv (timing model v1), < 0 on error. */
+double rk_conv_modeled(const struct npu_node *n);
+/* After lowering: convs whose result only goes to the host as f32 write f32. */
+enum npu_status npu_rk_conv_widen_outputs(struct npu_graph *g);
 
 /* Reads geometry and tiles of an rk.Conv node; logs what is wrong. */
 enum npu_status rk_conv_decode(const struct npu_node *n, struct rk_conv_geom *g,

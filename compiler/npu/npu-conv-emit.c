@@ -255,6 +255,10 @@ rk_conv_decode(const struct npu_node *n, struct rk_conv_geom *g, struct rk_tile 
         g->mtx = true;
     else if (strcmp(style, "rknn"))
         return bad(n, "style must be rknn or mtx");
+    int64_t pv = npu_node_int(n, "pad_value", 0);
+    if (pv && (g->in_dt != NPU_DTYPE_INT8 || pv < -128 || pv > 127))
+        return bad(n, "pad_value must be 0 (fp16: only 0 is verified, facts §5.2) or int8");
+    g->pad_value = (int32_t)pv;
     const char *pdt = npu_node_string(n, "partial", NULL);
     g->part_dt = g->in_dt == NPU_DTYPE_INT8 ? NPU_DTYPE_INT32 : NPU_DTYPE_FP32;
     if (pdt) {
@@ -507,7 +511,7 @@ emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk_ti
     for (unsigned i = 0; i < REG_CNA_DCOMP_AMOUNT__COUNT; i++)
         npu_emit(s, REG_CNA_DCOMP_AMOUNT(i), 0);
     npu_emit(s, REG_CNA_CVT_CON5, 0);
-    npu_emit(s, REG_CNA_PAD_CON1, 0);
+    npu_emit(s, REG_CNA_PAD_CON1, CNA_PAD_CON1_PAD_VALUE((uint32_t)g->pad_value));
 
     /* QD_EN: MTX sets it in fp16 matmul, RKNN never (NOTES S15) */
     npu_emit(s, REG_CORE_MISC_CFG,
@@ -714,4 +718,51 @@ npu_rk_conv_emit(struct npu_cg *cg, const struct npu_node *n)
 out:
     free(t);
     return st;
+}
+
+double
+rk_conv_modeled(const struct npu_node *n)
+{
+    struct rk_conv_geom g;
+    struct rk_tile *t = NULL;
+    uint32_t nt = 0;
+    if (rk_conv_decode(n, &g, &t, &nt))
+        return -1;
+    double sec = 0;
+    for (uint32_t i = 0; i < nt; i++)
+        sec += rk_task_seconds(&g, &t[i], NULL, NULL);
+    free(t);
+    return sec;
+}
+
+enum npu_status
+npu_rk_conv_widen_outputs(struct npu_graph *gr)
+{
+    /* A conv whose result only goes to the host as fp32 writes fp32 directly
+     * (facts §2.9: fp16 in, fp32 out is a proven combination): no fp16
+     * rounding of the result and no extra conversion. */
+    npu_graph_for_each_node(gr, n) {
+        if (n->op != NPU_OP_RK_CONV)
+            continue;
+        const struct npu_value *y = n->out[0];
+        if (y->t.dtype != NPU_DTYPE_FP16 || !y->nusers || y->is_output)
+            continue;
+        bool all = true;
+        for (int u = 0; u < y->nusers && all; u++) {
+            const struct npu_node *h = y->users[u];
+            all = h->op == NPU_OP_RK_TO_HOST && h->out[0]->t.dtype == NPU_DTYPE_FP32;
+        }
+        if (!all)
+            continue;
+        enum npu_status st = npu_node_set_string(gr, n, "dtype", "f32");
+        if (!st)
+            st = npu_infer_node(gr, n);
+        if (!st)
+            st = npu_node_set_float(gr, n, "modeled_us", (float)(rk_conv_modeled(n) * 1e6));
+        for (int u = 0; !st && u < y->nusers; u++)
+            st = npu_infer_node(gr, y->users[u]);
+        if (st)
+            return st;
+    }
+    return NPU_OK;
 }

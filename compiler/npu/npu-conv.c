@@ -43,6 +43,9 @@ enum src_kind { SRC_MATMUL, SRC_GEMM, SRC_CONV };
 /* A source node read into one convolution description. */
 struct conv_src {
     enum src_kind kind;
+    bool integer;               /* MatMulInteger / ConvInteger: int8 x int8 -> int32 */
+    int32_t x_zp;               /* input zero point (integer kinds) */
+    const struct npu_value *w_zp; /* weight zero point(s) or NULL */
     struct npu_value *x;        /* activation input */
     uint32_t in_view[3];        /* how x is viewed (C, H, W) */
     uint32_t out_view[3];
@@ -129,6 +132,31 @@ read_act(const struct npu_node *n, struct conv_src *s)
     }
 }
 
+/* Zero points of MatMulInteger / ConvInteger (inputs 2 and 3): the input's
+ * becomes a bias (-x_zp x the kernel's weight sum) and the pad value; the
+ * weights' is subtracted at compile time (the result must stay int8). */
+static bool
+read_zero_points(const struct npu_node *n, struct conv_src *s, uint32_t kernels, char *why,
+                 size_t wl)
+{
+    const struct npu_value *xz = npu_node_in(n, 2), *wz = npu_node_in(n, 3);
+    if (xz) {
+        if (xz->kind != NPU_VALUE_CONST || npu_value_numel(xz) != 1 ||
+            xz->t.dtype != NPU_DTYPE_INT8)
+            return why_set(why, wl, "input zero point must be an int8 scalar constant");
+        s->x_zp = (int32_t)npu_value_get_i64(xz, 0);
+    }
+    if (wz) {
+        int64_t nz = npu_value_numel(wz);
+        if (wz->kind != NPU_VALUE_CONST || wz->t.dtype != NPU_DTYPE_INT8 ||
+            (nz != 1 && nz != kernels))
+            return why_set(why, wl, "weight zero point must be an int8 constant, per tensor or "
+                                    "per output channel");
+        s->w_zp = wz;
+    }
+    return true;
+}
+
 static bool
 read_matmul(const struct npu_graph *gr, const struct npu_node *n, struct conv_src *s, char *why,
             size_t wl)
@@ -150,11 +178,19 @@ read_matmul(const struct npu_graph *gr, const struct npu_node *n, struct conv_sr
         s->alpha = 1.0f;
         s->beta = 1.0f;
     }
-    if (!npu_dtype_is_float(a->t.dtype) || a->t.dtype == NPU_DTYPE_FP64)
-        return why_set(why, wl, "activation dtype %s (fp32/fp16 only)", npu_dtype_name(a->t.dtype));
-    if (!const_float(b))
-        return why_set(why, wl, "B is not a float constant (activation x activation products "
-                                "go through be-dpu's attention lowering)");
+    if (s->integer) {
+        if (a->t.dtype != NPU_DTYPE_INT8)
+            return why_set(why, wl, "MatMulInteger A of %s (int8 only)", npu_dtype_name(a->t.dtype));
+        if (!b || b->kind != NPU_VALUE_CONST || b->t.dtype != NPU_DTYPE_INT8)
+            return why_set(why, wl, "MatMulInteger B must be an int8 constant");
+    } else {
+        if (!npu_dtype_is_float(a->t.dtype) || a->t.dtype == NPU_DTYPE_FP64)
+            return why_set(why, wl, "activation dtype %s (fp32/fp16 only)",
+                           npu_dtype_name(a->t.dtype));
+        if (!const_float(b))
+            return why_set(why, wl, "B is not a float constant (activation x activation "
+                                    "products go through be-dpu's attention lowering)");
+    }
     if (b->t.ndim != 2)
         return why_set(why, wl, "B must be 2-D");
     if (a->t.ndim < 1 || a->t.ndim > 4)
@@ -180,7 +216,9 @@ read_matmul(const struct npu_graph *gr, const struct npu_node *n, struct conv_sr
     s->out_ndim = y->ndim;
     memcpy(s->out_dims, y->dims, sizeof(int64_t) * (size_t)y->ndim);
     s->w = b;
-    struct npu_value *c = npu_node_in(n, 2);
+    struct npu_value *c = s->integer ? NULL : npu_node_in(n, 2);
+    if (s->integer && !read_zero_points(n, s, N, why, wl))
+        return false;
     if (c) {
         if (!const_float(c))
             return why_set(why, wl, "bias is not a float constant");
@@ -200,7 +238,7 @@ read_matmul(const struct npu_graph *gr, const struct npu_node *n, struct conv_sr
     g->oh = (uint32_t)M;
     g->ow = 1;
     g->kh = g->kw = g->sy = g->sx = g->dy = g->dx = 1;
-    g->bias = s->b != NULL;
+    g->bias = s->b != NULL || (s->integer && s->x_zp);
     return true;
 }
 
@@ -214,10 +252,19 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
         return why_set(why, wl, "missing operand");
     if (x->t.ndim != 4 || x->t.dims[0] != 1)
         return why_set(why, wl, "only 2-D convolutions of one image (input [1, C, H, W])");
-    if (!npu_dtype_is_float(x->t.dtype) || x->t.dtype == NPU_DTYPE_FP64)
-        return why_set(why, wl, "activation dtype %s (fp32/fp16 only)", npu_dtype_name(x->t.dtype));
-    if (!const_float(w) || w->t.ndim != 4)
-        return why_set(why, wl, "weights are not a 4-D float constant");
+    if (s->integer) {
+        b = NULL;
+        if (x->t.dtype != NPU_DTYPE_INT8)
+            return why_set(why, wl, "ConvInteger x of %s (int8 only)", npu_dtype_name(x->t.dtype));
+        if (w->kind != NPU_VALUE_CONST || w->t.dtype != NPU_DTYPE_INT8 || w->t.ndim != 4)
+            return why_set(why, wl, "ConvInteger weights must be a 4-D int8 constant");
+    } else {
+        if (!npu_dtype_is_float(x->t.dtype) || x->t.dtype == NPU_DTYPE_FP64)
+            return why_set(why, wl, "activation dtype %s (fp32/fp16 only)",
+                           npu_dtype_name(x->t.dtype));
+        if (!const_float(w) || w->t.ndim != 4)
+            return why_set(why, wl, "weights are not a 4-D float constant");
+    }
     if (b && (!const_float(b) || npu_value_numel(b) != w->t.dims[0]))
         return why_set(why, wl, "bias is not a per-kernel float constant");
     const char *ap = npu_node_string(n, "auto_pad", "NOTSET");
@@ -293,6 +340,8 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
     s->w = w;
     s->b = b;
     s->alpha = s->beta = 1.0f;
+    if (s->integer && !read_zero_points(n, s, K, why, wl))
+        return false;
     for (int i = 0; i < 4; i++)
         s->pads[i] = (uint32_t)pads[i];
     struct rk_conv_geom *g = &s->g;
@@ -309,8 +358,9 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
     g->dy = g->dx = 1;
     g->pt = (uint32_t)pads[0];
     g->pl = (uint32_t)pads[1];
-    g->bias = b != NULL;
-    s->groups = 1;
+    g->bias = b != NULL || (s->integer && s->x_zp);
+    if (grp > 1 && s->integer)
+        return why_set(why, wl, "grouped ConvInteger");
     if (grp > 1) {
         uint32_t cg = C / (uint32_t)grp, kgp = K / (uint32_t)grp;
         if (grp == C && K == C) {
@@ -333,14 +383,24 @@ read_src(const struct npu_graph *g, const struct npu_node *n, struct conv_src *s
 {
     memset(s, 0, sizeof(*s));
     s->groups = 1;
-    s->kind = n->op == NPU_OP_CONV ? SRC_CONV : n->op == NPU_OP_GEMM ? SRC_GEMM : SRC_MATMUL;
+    s->kind = (n->op == NPU_OP_CONV || n->op == NPU_OP_CONV_INTEGER) ? SRC_CONV
+              : n->op == NPU_OP_GEMM ? SRC_GEMM : SRC_MATMUL;
+    s->integer = n->op == NPU_OP_MATMUL_INTEGER || n->op == NPU_OP_CONV_INTEGER;
     if (n->nout != 1)
         return why_set(why, wl, "extra outputs");
-    if (!npu_dtype_is_float(n->out[0]->t.dtype))
+    if (s->integer ? n->out[0]->t.dtype != NPU_DTYPE_INT32 : !npu_dtype_is_float(n->out[0]->t.dtype))
         return why_set(why, wl, "result dtype %s", npu_dtype_name(n->out[0]->t.dtype));
     bool ok = s->kind == SRC_CONV ? read_conv(g, n, s, why, wl) : read_matmul(g, n, s, why, wl);
     if (!ok)
         return false;
+    if (s->integer) {
+        /* facts §2.9: int8 in / proc, int32 out (MTX matmul_int8) */
+        s->g.in_dt = NPU_DTYPE_INT8;
+        s->g.out_dt = NPU_DTYPE_INT32;
+        s->g.part_dt = NPU_DTYPE_INT32;
+        s->g.act = RK_ACT_NONE;
+        return true;
+    }
     s->g.in_dt = NPU_DTYPE_FP16;
     s->g.out_dt = NPU_DTYPE_FP16;
     s->g.part_dt = NPU_DTYPE_FP32;
@@ -697,7 +757,14 @@ dense_weights(const struct conv_src *s)
         for (uint32_t o = 0; o < K; o++)
             for (uint32_t c = 0; c < C; c++)
                 w[(size_t)o * C + c] =
-                    s->alpha * elem_f(s->w, s->w_trans ? (int64_t)c * K + o : (int64_t)o * C + c);
+                    s->alpha * elem_f(s->w, s->w_trans ? (int64_t)c * K + o : (int64_t)o * C + c) -
+                    (s->w_zp ? elem_f(s->w_zp, npu_value_numel(s->w_zp) == 1 ? 0 : o) : 0.0f);
+        return w;
+    }
+    if (s->w_zp) {
+        for (size_t i = 0; i < n; i++)
+            w[i] = elem_f(s->w, (int64_t)i) -
+                   elem_f(s->w_zp, npu_value_numel(s->w_zp) == 1 ? 0 : (int64_t)(i / (C * taps)));
         return w;
     }
     if (g->depthwise || !s->block_diag) {
@@ -755,8 +822,8 @@ pack_weights(const struct conv_src *s, struct plan *p, uint8_t **out, uint64_t *
         if (found)
             continue;
         struct npu_weight_layout l;
-        st = npu_weight_layout_init(&l, 2, g->depthwise ? t->nc : t->nk, t->nc, g->kh, g->kw,
-                                    g->depthwise);
+        st = npu_weight_layout_init(&l, rk_esize(g->in_dt), g->depthwise ? t->nc : t->nk, t->nc,
+                                    g->kh, g->kw, g->depthwise);
         if (st)
             goto out;
         uint64_t off = (size + 63) / 64 * 64;
@@ -775,23 +842,30 @@ pack_weights(const struct conv_src *s, struct plan *p, uint8_t **out, uint64_t *
         /* OIHW fp16 of the set: kernels t->k0.., channels t->c0.. (group-local) */
         uint32_t nk = g->depthwise ? 1 : t->nk;
         size_t sub = (size_t)(g->depthwise ? t->nc : nk) * (g->depthwise ? 1 : t->nc) * taps;
+        const bool i8 = g->in_dt == NPU_DTYPE_INT8;
         uint16_t *h = malloc(sub * 2);
         if (!h) {
             st = NPU_ERR_NOMEM;
             goto out;
         }
+#define CV(f) (i8 ? (uint16_t)(uint8_t)(int8_t)lrintf(f) : npu_fp32_to_fp16(f))
         uint32_t c_local0 = s->groups > 1 ? t->c0 % cg : t->c0;
         if (g->depthwise) {
             for (uint32_t c = 0; c < t->nc; c++)
                 for (uint32_t k = 0; k < taps; k++)
-                    h[(size_t)c * taps + k] =
-                        npu_fp32_to_fp16(w[(size_t)(t->c0 + c) * taps + k]);
+                    h[(size_t)c * taps + k] = CV(w[(size_t)(t->c0 + c) * taps + k]);
         } else {
             for (uint32_t o = 0; o < nk; o++)
                 for (uint32_t c = 0; c < t->nc; c++)
                     for (uint32_t k = 0; k < taps; k++)
-                        h[((size_t)o * t->nc + c) * taps + k] = npu_fp32_to_fp16(
-                            w[((size_t)(t->k0 + o) * cg + c_local0 + c) * taps + k]);
+                        h[((size_t)o * t->nc + c) * taps + k] =
+                            CV(w[((size_t)(t->k0 + o) * cg + c_local0 + c) * taps + k]);
+        }
+#undef CV
+        if (i8) { /* npu_weight_pack reads esize-byte elements */
+            uint8_t *h8 = (uint8_t *)h;
+            for (size_t q = 0; q < sub; q++)
+                h8[q] = (uint8_t)h[q];
         }
         st = npu_weight_pack(&l, blob + off, l.total_bytes, h, 0);
         free(h);
@@ -818,6 +892,26 @@ out:
     *out = blob;
     *out_bytes = size;
     return NPU_OK;
+}
+
+/* Integer kinds: -x_zp x (weight sum of the kernel), int32 per channel. */
+static int32_t *
+bias_array_int(const struct conv_src *s, const float *w, uint32_t *len)
+{
+    const struct rk_conv_geom *g = &s->g;
+    uint32_t n = (g->k + 15) / 16 * 16;
+    uint64_t per = (uint64_t)g->c * g->kh * g->kw;
+    int32_t *b = calloc(n, sizeof(int32_t));
+    if (!b)
+        return NULL;
+    for (uint32_t k = 0; k < g->k; k++) {
+        int64_t sum = 0;
+        for (uint64_t i = 0; i < per; i++)
+            sum += (int64_t)lrintf(w[k * per + i]);
+        b[k] = (int32_t)(-(int64_t)s->x_zp * sum);
+    }
+    *len = n;
+    return b;
 }
 
 /* Per-channel BS operand: bias (times beta) minus the clip's lower bound,
@@ -979,9 +1073,25 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
             return npu_lower_refuse(n, "no tiling fits the CBUF");
     }
     bool need_bias = s.g.bias;
+    if (s.integer) {
+        /* the weights must stay int8 after the zero point moved into them */
+        float *wd = dense_weights(&s);
+        if (!wd) {
+            plan_free(&p);
+            return NPU_ERR_NOMEM;
+        }
+        size_t nw = (size_t)s.g.k * s.g.c * s.g.kh * s.g.kw;
+        for (size_t i = 0; i < nw; i++)
+            if (wd[i] < -128 || wd[i] > 127) {
+                free(wd);
+                plan_free(&p);
+                return npu_lower_refuse(n, "weight minus its zero point leaves int8");
+            }
+        free(wd);
+    }
 
     /* ---- operands */
-    struct npu_value *x = npu_lower_input(cx, n, s.x, s.in_view, NPU_DTYPE_FP16);
+    struct npu_value *x = npu_lower_input(cx, n, s.x, s.in_view, s.g.in_dt);
     if (!x) {
         plan_free(&p);
         return npu_lower_refuse(n, "input '%s' cannot be read in the NC1HWC2 view %ux%ux%u",
@@ -1001,14 +1111,21 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
     struct npu_value *bv = NULL;
     if (need_bias) {
         uint32_t blen;
-        float *b = bias_array(&s, &blen);
+        void *b;
+        if (s.integer) {
+            float *wf = dense_weights(&s);
+            b = wf ? bias_array_int(&s, wf, &blen) : NULL;
+            free(wf);
+        } else {
+            b = bias_array(&s, &blen);
+        }
         if (!b) {
             plan_free(&p);
             return NPU_ERR_NOMEM;
         }
         snprintf(name, sizeof(name), "%.100s.bias", n->out[0]->name);
         int64_t bd = blen;
-        bv = npu_lower_const(cx, name, NPU_DTYPE_FP32, 1, &bd, b);
+        bv = npu_lower_const(cx, name, s.integer ? NPU_DTYPE_INT32 : NPU_DTYPE_FP32, 1, &bd, b);
         free(b);
     }
     if (!wv || (need_bias && !bv)) {
@@ -1070,6 +1187,8 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
     }
     if (!st && s.g.mtx)
         st = npu_node_set_string(g, r, "style", "mtx");
+    if (!st && s.integer && s.x_zp)
+        st = npu_node_set_int(g, r, "pad_value", s.x_zp);
     if (!st && p.parts && s.g.part_dt != NPU_DTYPE_FP32)
         st = npu_node_set_string(g, r, "partial", npu_dtype_name(s.g.part_dt));
     if (!st)

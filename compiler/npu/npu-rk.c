@@ -134,7 +134,10 @@ npu_rk_nc1hwc2_bytes(enum npu_dtype dt, const uint32_t view[3])
     if (es != 1 && es != 2 && es != 4)
         return 0;
     uint64_t c2 = 16 / es;
-    return (view[0] + c2 - 1) / c2 * (uint64_t)view[1] * view[2] * 16;
+    /* The DPU writes output channels padded to 8 (16 for int8, NOTES S20):
+     * for 4-byte elements that can be one more surface than C needs. */
+    uint64_t c = es == 4 ? (view[0] + 7) / 8 * 8 : view[0];
+    return (c + c2 - 1) / c2 * (uint64_t)view[1] * view[2] * 16;
 }
 
 uint64_t
