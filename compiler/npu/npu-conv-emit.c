@@ -17,8 +17,8 @@
  *   SIZE_E = kernel group x output bytes / 16 - 1 (32-channel groups for
  *     depthwise), SURFACE_ADD = DST_SURF_STRIDE x (SIZE_E + 1) (§2.10)
  *   DST_SURF_STRIDE = W x H of the whole output in every tile (NOTES S20)
- *   output channels padded to 8 (fp16/fp32) or 16 (int8) for CORE / DPU,
- *     ORIG_CHANNEL real (NOTES S20)
+ *   output channels padded to the kernel group (16 fp16, 32 int8) for CORE /
+ *     DPU, ORIG_CHANNEL real (partial table; NOTES S20)
  *   DPU stages: bias = BS ALU add of a per-channel fp32/int32 array through
  *     BRDMA (facts §5.3, Mesa); ReLU / ReLU-X in BS; clip(lo, hi) as BS add
  *     (bias - lo), ReLU, ReLU-X (hi - lo), then BN ALU add lo; partial sums of
@@ -32,6 +32,14 @@
 #include <string.h>
 
 #include "npu-be-priv.h"
+
+/* K of an rk.Conv from its view attribute (0 when absent). */
+static int64_t
+g_k_of(const struct npu_node *n)
+{
+    int64_t v[3];
+    return npu_attr_ints_n(n, "view", v, 3) ? v[0] : 0;
+}
 
 static enum npu_status
 bad(const struct npu_node *n, const char *what)
@@ -72,12 +80,15 @@ rk_tile_data_bytes(const struct rk_conv_geom *g, uint32_t rows, uint32_t nc)
     return (row + 63) / 64 * 64 * rows;
 }
 
-/* Output channels CORE and DPU carry: padded to 8, or 16 for int8 results
- * (NOTES S20; a 16-byte atom of int8 holds 16 channels). */
+/* Output channels CORE and DPU carry: padded to the kernel group, 16 for
+ * fp16 and 32 for int8 (the partial table: 24 -> 32, 72 -> 80, 273 -> 288,
+ * 546 -> 560, 1001 -> 1008; NOTES S20's "padded to 8" only saw 1001). */
 static uint32_t
 kout_of(const struct rk_conv_geom *g, uint32_t nk, enum npu_dtype out)
 {
-    uint32_t a = npu_dtype_size(out) == 1 ? 16 : 8;
+    (void)out;
+    /* depthwise: the channel block (32 fp16, 64 int8; c144 h56 dw: 16 -> 32) */
+    uint32_t a = g->depthwise ? (g->in_dt == NPU_DTYPE_INT8 ? 64 : 32) : rk_kernel_group(g);
     return (nk + a - 1) / a * a;
 }
 
@@ -193,6 +204,8 @@ rk_conv_decode(const struct npu_node *n, struct rk_conv_geom *g, struct rk_tile 
               b->t.dtype != (g->in_dt == NPU_DTYPE_FP16 ? NPU_DTYPE_FP32 : NPU_DTYPE_INT32)))
         return bad(n, "bias must be a constant f32[] (fp16 pipeline) or i32[] (int8)");
     g->bias = b != NULL;
+    if (b && npu_value_numel(b) < ((int64_t)g_k_of(n) + 63) / 64 * 64)
+        return bad(n, "bias must hold K padded to 64 entries (BRDMA reads padded channels)");
     const char *dts = npu_node_string(n, "dtype", NULL);
     g->out_dt = dts ? npu_dtype_from_name(dts) : NPU_DTYPE_UNDEFINED;
     if (g->in_dt == NPU_DTYPE_FP16 ? (g->out_dt != NPU_DTYPE_FP16 && g->out_dt != NPU_DTYPE_FP32)

@@ -570,16 +570,20 @@ build(const struct rk_conv_geom *g, const struct cand *c, uint32_t groups, uint3
         bool res;
         if (!weights_ok(g, t->nk, t->nc, CBUF_BANKS - t->bank, &res))
             return false;
-        if (t->flags & RKT_F_WREUSE) {
-            /* the previous weight load must be this very set, resident */
+        {
+            /* WEIGHT_REUSE whenever the last weight load (of this group of
+             * tasks) was this very set and it stayed resident: RKNN does so on
+             * later tiles (NOTES S14, partial table) */
             const struct rk_tile *q = NULL;
             for (uint32_t j = i; j-- > 0;)
                 if (!(p->t[j].flags & RKT_F_WREUSE)) {
                     q = &p->t[j];
                     break;
                 }
-            if (!res || !q || q->k0 != t->k0 || q->nk != t->nk || q->c0 != t->c0 ||
-                q->nc != t->nc || q->bank != t->bank)
+            if (res && q && q->k0 == t->k0 && q->nk == t->nk && q->c0 == t->c0 &&
+                q->nc == t->nc && q->bank == t->bank)
+                t->flags |= RKT_F_WREUSE;
+            else
                 t->flags &= ~RKT_F_WREUSE;
         }
         if (t->flags & RKT_F_DREUSE) {
@@ -611,6 +615,31 @@ rknn_cand(const struct rk_conv_geom *g, uint32_t C, uint32_t K, struct cand *c)
     c->nc = C;
     c->nk = K;
     c->kern_outer = true;
+    if (g->depthwise) {
+        /* depthwise (partial table: c768 h20 5x5 tiles 448 + 320; c128 h56
+         * tiles of 32; c64 h112 / c96 h150 tiles of 32 x 50 / 37 input rows):
+         * channel tiles, the most multiples of 32 whose whole map fits 11
+         * banks, else 32 with as many rows as fit; rows outside channels */
+        uint64_t cap = (uint64_t)(CBUF_BANKS - 1) * BANK_BYTES;
+        uint32_t nc = 0;
+        for (uint32_t t = 32; t < C + 32; t += 32) {
+            uint32_t tc = NPU_MIN(t, C);
+            if (rk_tile_data_bytes(g, g->h, tc) <= cap)
+                nc = tc;
+        }
+        c->kern_outer = false;
+        if (nc) {
+            c->nc = c->nk = nc;
+            uint64_t in = rk_tile_data_bytes(g, g->h, nc);
+            c->bank = (uint32_t)((in + BANK_BYTES - 1) / BANK_BYTES);
+            c->rows = g->oh;
+            return true;
+        }
+        c->nc = c->nk = NPU_MIN(C, 32u);
+        c->bank = CBUF_BANKS - 1;
+        c->rows = rows_fit(g, c->nc, c->bank);
+        return c->rows > 0;
+    }
     uint64_t in = rk_tile_data_bytes(g, g->h, C);
     if (in <= (uint64_t)(CBUF_BANKS - 1) * BANK_BYTES) {
         c->bank = (uint32_t)((in + BANK_BYTES - 1) / BANK_BYTES);
@@ -899,7 +928,7 @@ static int32_t *
 bias_array_int(const struct conv_src *s, const float *w, uint32_t *len)
 {
     const struct rk_conv_geom *g = &s->g;
-    uint32_t n = (g->k + 15) / 16 * 16;
+    uint32_t n = (g->k + 63) / 64 * 64; /* BRDMA reads the padded channels */
     uint64_t per = (uint64_t)g->c * g->kh * g->kw;
     int32_t *b = calloc(n, sizeof(int32_t));
     if (!b)
@@ -920,7 +949,7 @@ static float *
 bias_array(const struct conv_src *s, uint32_t *len)
 {
     const struct rk_conv_geom *g = &s->g;
-    uint32_t n = (g->k + 15) / 16 * 16;
+    uint32_t n = (g->k + 63) / 64 * 64; /* BRDMA reads the padded channels */
     float *b = calloc(n, sizeof(float));
     if (!b)
         return NULL;

@@ -134,9 +134,11 @@ npu_rk_nc1hwc2_bytes(enum npu_dtype dt, const uint32_t view[3])
     if (es != 1 && es != 2 && es != 4)
         return 0;
     uint64_t c2 = 16 / es;
-    /* The DPU writes output channels padded to 8 (16 for int8, NOTES S20):
-     * for 4-byte elements that can be one more surface than C needs. */
-    uint64_t c = es == 4 ? (view[0] + 7) / 8 * 8 : view[0];
+    /* A conv's DPU writes output channels padded to its kernel group (16
+     * fp16, 32 int8) or depthwise block (32 fp16, 64 int8): size every NPU
+     * tensor for 64 channels' worth of surfaces so any producer's padding
+     * lands inside it. */
+    uint64_t c = (view[0] + 63) / 64 * 64;
     return (c + c2 - 1) / c2 * (uint64_t)view[1] * view[2] * 16;
 }
 
