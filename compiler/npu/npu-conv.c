@@ -46,6 +46,11 @@ struct conv_src {
     bool integer;               /* MatMulInteger / ConvInteger: int8 x int8 -> int32 */
     int32_t x_zp;               /* input zero point (integer kinds) */
     const struct npu_value *w_zp; /* weight zero point(s) or NULL */
+    /* kernel == stride, no padding: run as space-to-depth on the host (the
+     * input is a host value) + 1x1 conv over C*kh*kw channels (CONV_CON3
+     * holds strides up to 7 only; ViT patch embeddings use 14..32) */
+    bool patchify;
+    uint32_t pk[2];             /* the original kernel (= stride) */
     struct npu_value *x;        /* activation input */
     uint32_t in_view[3];        /* how x is viewed (C, H, W) */
     uint32_t out_view[3];
@@ -288,6 +293,36 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
         return why_set(why, wl, "dilation %ux%u: the ATROUS encoding is untested (facts §6.14) "
                                 "and the simulator refuses it in strict mode",
                        dil[0], dil[1]);
+    bool patch = grp == 1 && st[0] == kh && st[1] == kw && (kh > 1 || kw > 1) && !s->integer &&
+                 H % kh == 0 && W % kw == 0;
+    if (patch) {
+        const int64_t *pp = npu_node_ints(n, "pads", &cnt);
+        for (size_t i = 0; pp && i < cnt; i++)
+            if (pp[i])
+                patch = false;
+        if (strcmp(ap, "NOTSET") && strcmp(ap, "VALID"))
+            patch = false;
+        /* only a host value can be rearranged on the way in */
+        if (x->kind == NPU_VALUE_NODE &&
+            (!x->producer || npu_op_is_rk(x->producer->op) ||
+             x->producer->device == NPU_DEVICE_NPU))
+            patch = false;
+        if ((uint64_t)C * kh * kw > 8192)
+            patch = false;
+    }
+    if (patch && (st[0] > 7 || st[1] > 7 || C * kh * kw >= 32)) {
+        /* the equivalent 1x1 conv (facts: the MAC array reduces 32 channels
+         * per step, so C x kh x kw channels fill it where C alone would not) */
+        s->patchify = true;
+        s->pk[0] = kh;
+        s->pk[1] = kw;
+        C = C * kh * kw;
+        H /= kh;
+        W /= kw;
+        kh = kw = 1;
+        st[0] = st[1] = 1;
+        ap = "VALID";
+    }
     if (st[0] < 1 || st[1] < 1 || st[0] > 7 || st[1] > 7)
         return why_set(why, wl, "stride %ux%u (CONV_CON3 holds 1..7)", st[0], st[1]);
     if (kh < 1 || kw < 1 || kh > 32 || kw > 32)
@@ -317,7 +352,8 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
     for (int i = 0; i < 4; i++)
         if (pads[i] < 0 || pads[i] > 15)
             return why_set(why, wl, "padding %lld (PAD_CON0 holds 0..15)", (long long)pads[i]);
-    if (grp < 1 || C % grp || K % grp || w->t.dims[1] != C / grp)
+    if (grp < 1 || C % grp || K % grp ||
+        w->t.dims[1] * (s->patchify ? (int64_t)s->pk[0] * s->pk[1] : 1) != C / grp)
         return why_set(why, wl, "inconsistent group %lld", (long long)grp);
     int64_t oh = (H + pads[0] + pads[2] - kh) / st[0] + 1;
     int64_t ow = (W + pads[1] + pads[3] - kw) / st[1] + 1;
@@ -1060,6 +1096,53 @@ split_act(struct npu_lower_ctx *cx, struct npu_node *n, const struct conv_src *s
     return npu_infer_node(g, act);
 }
 
+/* Inserts the host-side space-to-depth of a patchified conv's input before
+ * n: [1, C, Ho*kh, Wo*kw] -> Reshape [1, C, Ho, kh, Wo, kw] -> Transpose
+ * [0,1,3,5,2,4] -> Reshape [1, C*kh*kw, Ho, Wo] (CPU nodes; channel c*kh*kw +
+ * ky*kw + kx, the order of the flattened OIHW weights). */
+static enum npu_status
+space_to_depth(struct npu_lower_ctx *cx, struct npu_node *n, struct conv_src *s)
+{
+    struct npu_graph *g = cx->g;
+    const struct npu_tensor *t = &s->x->t;
+    int64_t C = t->dims[1], kh = s->pk[0], kw = s->pk[1];
+    int64_t Ho = t->dims[2] / kh, Wo = t->dims[3] / kw;
+    int64_t d6[6] = {1, C, Ho, kh, Wo, kw}, d4[4] = {1, C * kh * kw, Ho, Wo};
+    int64_t perm[6] = {0, 1, 3, 5, 2, 4};
+    char nm[128];
+    snprintf(nm, sizeof(nm), "%.100s.s2d", n->name);
+    struct npu_value *c6 = npu_graph_const_i64(g, nm, d6, 6, false);
+    struct npu_value *c4 = npu_graph_const_i64(g, nm, d4, 4, false);
+    if (!c6 || !c4)
+        return NPU_ERR_NOMEM;
+    struct npu_value *in1[2] = {s->x, c6};
+    struct npu_node *r1 = npu_node_new(g, NPU_OP_RESHAPE, nm, in1, 2, 1, NULL);
+    if (!r1)
+        return NPU_ERR_NOMEM;
+    r1->device = NPU_DEVICE_CPU;
+    npu_graph_insert_before(g, n, r1);
+    enum npu_status st = npu_infer_node(g, r1);
+    if (st)
+        return st;
+    struct npu_node *tr = npu_node_new(g, NPU_OP_TRANSPOSE, nm, r1->out, 1, 1, NULL);
+    if (!tr || npu_node_set_ints(g, tr, "perm", perm, 6))
+        return NPU_ERR_NOMEM;
+    tr->device = NPU_DEVICE_CPU;
+    npu_graph_insert_before(g, n, tr);
+    if ((st = npu_infer_node(g, tr)))
+        return st;
+    struct npu_value *in2[2] = {tr->out[0], c4};
+    struct npu_node *r2 = npu_node_new(g, NPU_OP_RESHAPE, nm, in2, 2, 1, NULL);
+    if (!r2)
+        return NPU_ERR_NOMEM;
+    r2->device = NPU_DEVICE_CPU;
+    npu_graph_insert_before(g, n, r2);
+    if ((st = npu_infer_node(g, r2)))
+        return st;
+    s->x = r2->out[0];
+    return NPU_OK;
+}
+
 enum npu_status
 npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
 {
@@ -1120,6 +1203,10 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
     }
 
     /* ---- operands */
+    if (s.patchify && (st = space_to_depth(cx, n, &s))) {
+        plan_free(&p);
+        return st;
+    }
     struct npu_value *x = npu_lower_input(cx, n, s.x, s.in_view, s.g.in_dt);
     if (!x) {
         plan_free(&p);
