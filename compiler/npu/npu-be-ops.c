@@ -25,6 +25,10 @@ static const struct npu_op_handler handlers[] = {
      .cost = npu_conv_cost, .lower = npu_conv_lower},
     {.op = NPU_OP_CONV_INTEGER, .owner = "be-conv", .supports = npu_conv_supports,
      .cost = npu_conv_cost, .lower = npu_conv_lower},
+    {.op = NPU_OP_QLINEAR_MATMUL, .owner = "be-conv", .supports = npu_conv_supports,
+     .cost = npu_conv_cost, .lower = npu_conv_lower},
+    {.op = NPU_OP_QLINEAR_CONV, .owner = "be-conv", .supports = npu_conv_supports,
+     .cost = npu_conv_cost, .lower = npu_conv_lower},
     {.op = NPU_OP_RK_CONV, .owner = "be-conv", .infer = npu_rk_conv_infer,
      .emit = npu_rk_conv_emit},
     /* ---- be-dpu: rows below */

@@ -80,6 +80,12 @@ struct rk_conv_geom {
     float act_lo, act_hi;
     bool mtx;              /* MTX Appendix A.1 register style */
     int32_t pad_value;     /* CNA PAD_CON1 (int8: the input zero point) */
+    /* int8 requantisation of the final result (facts §5.3 OUT_CVT):
+     * y = sat(((x * q_scale) >> q_shift) + q_offset), half-to-even; per channel:
+     * BN MUL by a per-channel multiplier (input 3) >> q_chshift, then + q_offset */
+    bool q_per_channel;
+    uint32_t q_scale, q_shift, q_chshift;
+    int32_t q_offset;
 };
 
 struct rk_tile {

@@ -101,7 +101,7 @@ tile_out_dt(const struct rk_conv_geom *g, const struct rk_tile *t)
 static bool
 uses_rdma(const struct rk_conv_geom *g, const struct rk_tile *t)
 {
-    return (t->flags & RKT_F_BIAS) || t->src > 0;
+    return (t->flags & RKT_F_BIAS) || t->src > 0 || g->q_per_channel;
 }
 
 uint32_t
@@ -142,6 +142,8 @@ rk_task_seconds(const struct rk_conv_geom *g, const struct rk_tile *t, uint64_t 
     enum npu_dtype odt = tile_out_dt(g, t);
     uint32_t kout = kout_of(g, t->nk, odt);
     if (t->flags & RKT_F_BIAS)
+        bytes += (uint64_t)kout * 4;
+    if (g->q_per_channel)
         bytes += (uint64_t)kout * 4;
     if (t->src > 0) {
         /* the simulator charges the ERDMA extent (first to last byte) */
@@ -186,9 +188,10 @@ rk_conv_decode(const struct npu_node *n, struct rk_conv_geom *g, struct rk_tile 
     memset(g, 0, sizeof(*g));
     if (tiles)
         *tiles = NULL;
-    if (n->nin < 2 || n->nin > 3 || !n->in[0] || !n->in[1] || n->nout < 1 || n->nout > 3)
-        return bad(n, "takes (x, packed weights[, bias]) and has 1 to 3 outputs");
+    if (n->nin < 2 || n->nin > 4 || !n->in[0] || !n->in[1] || n->nout < 1 || n->nout > 3)
+        return bad(n, "takes (x, packed weights[, bias[, multipliers]]) and has 1 to 3 outputs");
     const struct npu_value *x = n->in[0], *w = n->in[1], *b = npu_node_in(n, 2);
+    const struct npu_value *qm = npu_node_in(n, 3);
     uint32_t iv[3], ov[3];
     if (!npu_rk_view(x, iv))
         return bad(n, "input has no NC1HWC2 view");
@@ -268,6 +271,26 @@ rk_conv_decode(const struct npu_node *n, struct rk_conv_geom *g, struct rk_tile 
         g->mtx = true;
     else if (strcmp(style, "rknn"))
         return bad(n, "style must be rknn or mtx");
+    int64_t qc[3];
+    g->q_scale = 1;
+    if (npu_node_attr(n, "q_cvt")) {
+        if (!npu_attr_ints_n(n, "q_cvt", qc, 3) || qc[0] < 1 || qc[0] > 32767 || qc[1] < 0 ||
+            qc[1] > 62 || qc[2] < INT32_MIN || qc[2] > INT32_MAX || g->in_dt != NPU_DTYPE_INT8)
+            return bad(n, "q_cvt must be [scale 1..32767, shift 0..62, offset] (int8 pipeline)");
+        g->q_scale = (uint32_t)qc[0];
+        g->q_shift = (uint32_t)qc[1];
+        g->q_offset = (int32_t)qc[2];
+    }
+    if (qm) {
+        int64_t sh = npu_node_int(n, "q_chshift", -1);
+        if (qm->kind != NPU_VALUE_CONST || qm->t.dtype != NPU_DTYPE_INT32 ||
+            npu_value_numel(qm) < (g_k_of(n) + 63) / 64 * 64 || sh < 0 || sh > 63 ||
+            g->in_dt != NPU_DTYPE_INT8 || g->out_dt != NPU_DTYPE_INT8)
+            return bad(n, "per-channel multipliers: constant i32[K padded to 64], q_chshift "
+                          "0..63, int8 result");
+        g->q_per_channel = true;
+        g->q_chshift = (uint32_t)sh;
+    }
     int64_t pv = npu_node_int(n, "pad_value", 0);
     if (pv && (g->in_dt != NPU_DTYPE_INT8 || pv < -128 || pv > 127))
         return bad(n, "pad_value must be 0 (fp16: only 0 is verified, facts §5.2) or int8");
@@ -332,6 +355,8 @@ rk_conv_decode(const struct npu_node *n, struct rk_conv_geom *g, struct rk_tile 
             goto badtile;
         if ((x1->flags & RKT_F_BIAS) && !g->bias)
             goto badtile;
+        if (g->q_per_channel && (x1->src > 0 || x1->dst > 0))
+            goto badtile; /* BN (the multipliers) runs before the EW add */
         if (x1->src > 0 && (x1->flags & RKT_F_ACT) && g->act == RK_ACT_CLIP && g->act_lo != 0)
             goto badtile; /* after an EW add only ReLU / ReLU-X are left */
         if (g->mtx && (g->depthwise || g->kh != 1 || g->kw != 1 || g->w != 1 || nt != 1 ||
@@ -422,7 +447,7 @@ dpu_prec(enum npu_dtype dt)
 }
 
 struct emit_addrs {
-    struct npu_ref_buf x, w, bias, out[3];
+    struct npu_ref_buf x, w, bias, qmul, out[3];
 };
 
 static void
@@ -569,6 +594,15 @@ emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk_ti
             }
         }
     }
+    uint32_t bn_mul = 0;
+    const bool final_q = t->dst == 0 && g->in_dt == NPU_DTYPE_INT8 && g->out_dt == NPU_DTYPE_INT8;
+    if (final_q && g->q_per_channel) {
+        /* BN MUL then ALU (facts §5.3): x * m[c] >> shift, operand per channel
+         * from NRDMA (one operand kind, facts §6.13) */
+        bn_cfg = DPU_BS_CFG_BS_RELU_BYPASS(1) | DPU_BS_CFG_BS_ALU_BYPASS(1);
+        bn_mul = DPU_BS_MUL_CFG_BS_MUL_SHIFT_VALUE(g->q_chshift) |
+                 DPU_BS_MUL_CFG_BS_MUL_SRC(NPU_OPERAND_SRC_MEMORY);
+    }
     uint32_t ew_cfg = DPU_EW_CFG_EW_RELU_BYPASS(1) | DPU_EW_CFG_EW_OP_CVT_BYPASS(1) |
                       DPU_EW_CFG_EW_LUT_BYPASS(1) | DPU_EW_CFG_EW_OP_BYPASS(1) |
                       DPU_EW_CFG_EW_BYPASS(1);
@@ -599,6 +633,7 @@ emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk_ti
     npu_emit(s, REG_DPU_DATA_FORMAT,
              DPU_DATA_FORMAT_OUT_PRECISION(dpu_prec(odt)) |
                  DPU_DATA_FORMAT_IN_PRECISION(dpu_prec(g->in_dt)) |
+                 DPU_DATA_FORMAT_BN_MUL_SHIFT_VALUE_NEG(bn_mul ? g->q_chshift : 0) |
                  DPU_DATA_FORMAT_PROC_PRECISION(dpu_prec(g->in_dt)));
     npu_emit(s, REG_DPU_OFFSET_PEND, 0);
     npu_emit_reloc(s, REG_DPU_DST_BASE_ADDR, dst->buffer, dst->offset + out_off);
@@ -622,17 +657,20 @@ emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk_ti
              DPU_WDMA_SIZE_1_HEIGHT_WDMA(t->oh - 1) | DPU_WDMA_SIZE_1_WIDTH_WDMA(g->ow - 1));
     npu_emit(s, REG_DPU_BN_CFG, bn_cfg);
     npu_emit(s, REG_DPU_BN_ALU_CFG, bn_alu);
-    npu_emit(s, REG_DPU_BN_MUL_CFG, 0);
+    npu_emit(s, REG_DPU_BN_MUL_CFG, bn_mul);
     npu_emit(s, REG_DPU_BN_RELUX_CMP_VALUE, 0);
     npu_emit(s, REG_DPU_EW_CFG, ew_cfg);
     npu_emit(s, REG_DPU_EW_CVT_OFFSET_VALUE, 0);
     npu_emit(s, REG_DPU_EW_CVT_SCALE_VALUE, DPU_EW_CVT_SCALE_VALUE_EW_OP_CVT_SCALE(1));
     npu_emit(s, REG_DPU_EW_RELUX_CMP_VALUE, ew_relux);
-    npu_emit(s, REG_DPU_OUT_CVT_OFFSET, 0);
+    /* OUT_CVT: identity, or the int8 requantisation (facts §5.3: multiply first,
+     * shift with round half to even, then the offset = output zero point) */
+    npu_emit(s, REG_DPU_OUT_CVT_OFFSET, final_q ? (uint32_t)g->q_offset : 0);
     npu_emit(s, REG_DPU_OUT_CVT_SCALE,
              DPU_OUT_CVT_SCALE_FP32TOFP16_EN(odt == NPU_DTYPE_FP16 ? 1 : 0) |
-                 DPU_OUT_CVT_SCALE_OUT_CVT_SCALE(1));
-    npu_emit(s, REG_DPU_OUT_CVT_SHIFT, 0);
+                 DPU_OUT_CVT_SCALE_OUT_CVT_SCALE(final_q ? g->q_scale : 1));
+    npu_emit(s, REG_DPU_OUT_CVT_SHIFT,
+             DPU_OUT_CVT_SHIFT_OUT_CVT_SHIFT(final_q ? g->q_shift : 0));
     for (unsigned i = 0; i < REG_DPU_EW_OP_VALUE__COUNT; i++)
         npu_emit(s, REG_DPU_EW_OP_VALUE(i), 0);
     npu_emit(s, REG_DPU_SURFACE_ADD, DPU_SURFACE_ADD_SURF_ADD(surf * (size_e + 1)));
@@ -666,8 +704,15 @@ emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk_ti
             npu_emit(s, REG_DPU_RDMA_BRDMA_CFG, 0);
             npu_emit(s, REG_DPU_RDMA_BS_BASE_ADDR, 0);
         }
-        npu_emit(s, REG_DPU_RDMA_NRDMA_CFG, 0);
-        npu_emit(s, REG_DPU_RDMA_BN_BASE_ADDR, 0);
+        if (bn_mul) {
+            /* DATA_USE bit 2: MUL operand (facts §2.6) */
+            npu_emit(s, REG_DPU_RDMA_NRDMA_CFG, DPU_RDMA_NRDMA_CFG_NRDMA_DATA_USE(4));
+            npu_emit_reloc(s, REG_DPU_RDMA_BN_BASE_ADDR, a->qmul.buffer,
+                           a->qmul.offset + t->k0 * 4);
+        } else {
+            npu_emit(s, REG_DPU_RDMA_NRDMA_CFG, 0);
+            npu_emit(s, REG_DPU_RDMA_BN_BASE_ADDR, 0);
+        }
         if (t->src > 0) {
             const struct npu_ref_buf *src = &a->out[t->src];
             npu_emit(s, REG_DPU_RDMA_ERDMA_CFG,
@@ -710,7 +755,8 @@ npu_rk_conv_emit(struct npu_cg *cg, const struct npu_node *n)
     struct emit_addrs a;
     memset(&a, 0, sizeof(a));
     if ((st = npu_cg_addr(cg, n->in[0], &a.x)) || (st = npu_cg_addr(cg, n->in[1], &a.w)) ||
-        (g.bias && (st = npu_cg_addr(cg, n->in[2], &a.bias))))
+        (g.bias && (st = npu_cg_addr(cg, n->in[2], &a.bias))) ||
+        (g.q_per_channel && (st = npu_cg_addr(cg, n->in[3], &a.qmul))))
         goto out;
     for (int i = 0; i < n->nout; i++)
         if ((st = npu_cg_addr(cg, n->out[i], &a.out[i])))

@@ -43,8 +43,19 @@ enum src_kind { SRC_MATMUL, SRC_GEMM, SRC_CONV };
 /* A source node read into one convolution description. */
 struct conv_src {
     enum src_kind kind;
-    bool integer;               /* MatMulInteger / ConvInteger: int8 x int8 -> int32 */
-    int32_t x_zp;               /* input zero point (integer kinds) */
+    bool integer;               /* int8 pipeline: MatMulInteger / ConvInteger (-> int32),
+                                   QLinearMatMul / QLinearConv (-> int8 / uint8) */
+    bool qlinear;
+    int xi, wi, xzi, wzi;       /* input indices of x, w and their zero points */
+    int32_t x_zp;               /* input zero point (on the NPU's int8 scale) */
+    bool x_u8;                  /* uint8 input: the NPU holds x - 128 (facts §5.2, Mesa) */
+    bool w_u8;
+    /* QLinear requantisation: y = round(acc * sx * sw[k] / sy) + zy */
+    float sx, sy;
+    const struct npu_value *ws; /* weight scale(s) */
+    int32_t y_zp;
+    enum npu_dtype y_dt;        /* int8 / uint8 host result */
+    const struct npu_value *qb; /* QLinearConv B (int32) */
     const struct npu_value *w_zp; /* weight zero point(s) or NULL */
     /* kernel == stride, no padding: run as space-to-depth on the host (the
      * input is a host value) + 1x1 conv over C*kh*kw channels (CONV_CON3
@@ -137,29 +148,81 @@ read_act(const struct npu_node *n, struct conv_src *s)
     }
 }
 
-/* Zero points of MatMulInteger / ConvInteger (inputs 2 and 3): the input's
- * becomes a bias (-x_zp x the kernel's weight sum) and the pad value; the
- * weights' is subtracted at compile time (the result must stay int8). */
+/* Zero points of the integer ops: the input's becomes a bias (-x_zp x the
+ * kernel's weight sum) and the pad value; the weights' is subtracted at
+ * compile time (the result must stay int8). uint8 operands are held as
+ * value - 128 on the NPU (facts §5.2: Mesa's uint8 convention), so a uint8
+ * zero point moves by 128 too. */
 static bool
 read_zero_points(const struct npu_node *n, struct conv_src *s, uint32_t kernels, char *why,
                  size_t wl)
 {
-    const struct npu_value *xz = npu_node_in(n, 2), *wz = npu_node_in(n, 3);
+    const struct npu_value *x = npu_node_in(n, s->xi), *w = npu_node_in(n, s->wi);
+    const struct npu_value *xz = npu_node_in(n, s->xzi), *wz = npu_node_in(n, s->wzi);
+    s->x_u8 = x->t.dtype == NPU_DTYPE_UINT8;
+    s->w_u8 = w->t.dtype == NPU_DTYPE_UINT8;
+    s->x_zp = s->x_u8 ? -128 : 0;
     if (xz) {
-        if (xz->kind != NPU_VALUE_CONST || npu_value_numel(xz) != 1 ||
-            xz->t.dtype != NPU_DTYPE_INT8)
-            return why_set(why, wl, "input zero point must be an int8 scalar constant");
-        s->x_zp = (int32_t)npu_value_get_i64(xz, 0);
+        if (xz->kind != NPU_VALUE_CONST || npu_value_numel(xz) != 1 || xz->t.dtype != x->t.dtype)
+            return why_set(why, wl, "input zero point must be a scalar constant of the input's "
+                                    "type");
+        s->x_zp = (int32_t)npu_value_get_i64(xz, 0) - (s->x_u8 ? 128 : 0);
     }
     if (wz) {
         int64_t nz = npu_value_numel(wz);
-        if (wz->kind != NPU_VALUE_CONST || wz->t.dtype != NPU_DTYPE_INT8 ||
+        if (wz->kind != NPU_VALUE_CONST || wz->t.dtype != w->t.dtype ||
             (nz != 1 && nz != kernels))
-            return why_set(why, wl, "weight zero point must be an int8 constant, per tensor or "
-                                    "per output channel");
+            return why_set(why, wl, "weight zero point must be a constant of the weights' type, "
+                                    "per tensor or per output channel");
         s->w_zp = wz;
     }
     return true;
+}
+
+static bool
+scalar_f32(const struct npu_value *v)
+{
+    return v && v->kind == NPU_VALUE_CONST && v->t.dtype == NPU_DTYPE_FP32 &&
+           npu_value_numel(v) == 1;
+}
+
+/* QLinear scales and the output zero point (inputs 1, 4, 6, 7). */
+static bool
+read_qparams(const struct npu_node *n, struct conv_src *s, uint32_t kernels, char *why,
+             size_t wl)
+{
+    const struct npu_value *xs = npu_node_in(n, 1), *ws = npu_node_in(n, 4);
+    const struct npu_value *ys = npu_node_in(n, 6), *yz = npu_node_in(n, 7);
+    if (!scalar_f32(xs) || !scalar_f32(ys))
+        return why_set(why, wl, "x / y scales must be float scalar constants");
+    int64_t nws = ws ? npu_value_numel(ws) : 0;
+    if (!ws || ws->kind != NPU_VALUE_CONST || ws->t.dtype != NPU_DTYPE_FP32 ||
+        (nws != 1 && nws != kernels))
+        return why_set(why, wl, "weight scale must be a float constant per tensor or channel");
+    s->sx = (float)npu_value_get_f64(xs, 0);
+    s->sy = (float)npu_value_get_f64(ys, 0);
+    if (!(s->sx > 0) || !(s->sy > 0) || !isfinite(s->sx) || !isfinite(s->sy))
+        return why_set(why, wl, "scales must be positive and finite");
+    for (int64_t i = 0; i < nws; i++)
+        if (!(npu_value_get_f64(ws, i) > 0) || !isfinite(npu_value_get_f64(ws, i)))
+            return why_set(why, wl, "weight scales must be positive and finite");
+    s->ws = ws;
+    s->y_dt = n->out[0]->t.dtype;
+    if (s->y_dt != NPU_DTYPE_INT8 && s->y_dt != NPU_DTYPE_UINT8)
+        return why_set(why, wl, "result type %s (int8 / uint8)", npu_dtype_name(s->y_dt));
+    s->y_zp = 0;
+    if (yz) {
+        if (yz->kind != NPU_VALUE_CONST || npu_value_numel(yz) != 1 || yz->t.dtype != s->y_dt)
+            return why_set(why, wl, "y zero point must be a scalar constant of the result type");
+        s->y_zp = (int32_t)npu_value_get_i64(yz, 0);
+    }
+    return true;
+}
+
+static bool
+int8_operand(const struct npu_value *v)
+{
+    return v && (v->t.dtype == NPU_DTYPE_INT8 || v->t.dtype == NPU_DTYPE_UINT8);
 }
 
 static bool
@@ -167,7 +230,7 @@ read_matmul(const struct npu_graph *gr, const struct npu_node *n, struct conv_sr
             size_t wl)
 {
     (void)gr;
-    struct npu_value *a = npu_node_in(n, 0), *b = npu_node_in(n, 1);
+    struct npu_value *a = npu_node_in(n, s->xi), *b = npu_node_in(n, s->wi);
     if (!a || !b)
         return why_set(why, wl, "missing operand");
     if (s->kind == SRC_GEMM) {
@@ -184,10 +247,11 @@ read_matmul(const struct npu_graph *gr, const struct npu_node *n, struct conv_sr
         s->beta = 1.0f;
     }
     if (s->integer) {
-        if (a->t.dtype != NPU_DTYPE_INT8)
-            return why_set(why, wl, "MatMulInteger A of %s (int8 only)", npu_dtype_name(a->t.dtype));
-        if (!b || b->kind != NPU_VALUE_CONST || b->t.dtype != NPU_DTYPE_INT8)
-            return why_set(why, wl, "MatMulInteger B must be an int8 constant");
+        if (!int8_operand(a))
+            return why_set(why, wl, "integer product of %s (int8 / uint8 only)",
+                           npu_dtype_name(a->t.dtype));
+        if (b->kind != NPU_VALUE_CONST || !int8_operand(b))
+            return why_set(why, wl, "integer product: B must be an int8 / uint8 constant");
     } else {
         if (!npu_dtype_is_float(a->t.dtype) || a->t.dtype == NPU_DTYPE_FP64)
             return why_set(why, wl, "activation dtype %s (fp32/fp16 only)",
@@ -224,6 +288,8 @@ read_matmul(const struct npu_graph *gr, const struct npu_node *n, struct conv_sr
     struct npu_value *c = s->integer ? NULL : npu_node_in(n, 2);
     if (s->integer && !read_zero_points(n, s, N, why, wl))
         return false;
+    if (s->qlinear && !read_qparams(n, s, N, why, wl))
+        return false;
     if (c) {
         if (!const_float(c))
             return why_set(why, wl, "bias is not a float constant");
@@ -252,17 +318,26 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
           size_t wl)
 {
     (void)gr;
-    struct npu_value *x = npu_node_in(n, 0), *w = npu_node_in(n, 1), *b = npu_node_in(n, 2);
+    struct npu_value *x = npu_node_in(n, s->xi), *w = npu_node_in(n, s->wi);
+    struct npu_value *b = npu_node_in(n, 2);
     if (!x || !w)
         return why_set(why, wl, "missing operand");
     if (x->t.ndim != 4 || x->t.dims[0] != 1)
         return why_set(why, wl, "only 2-D convolutions of one image (input [1, C, H, W])");
     if (s->integer) {
         b = NULL;
-        if (x->t.dtype != NPU_DTYPE_INT8)
-            return why_set(why, wl, "ConvInteger x of %s (int8 only)", npu_dtype_name(x->t.dtype));
-        if (w->kind != NPU_VALUE_CONST || w->t.dtype != NPU_DTYPE_INT8 || w->t.ndim != 4)
-            return why_set(why, wl, "ConvInteger weights must be a 4-D int8 constant");
+        if (!int8_operand(x))
+            return why_set(why, wl, "integer conv of %s (int8 / uint8 only)",
+                           npu_dtype_name(x->t.dtype));
+        if (w->kind != NPU_VALUE_CONST || !int8_operand(w) || w->t.ndim != 4)
+            return why_set(why, wl, "integer conv: weights must be a 4-D int8 / uint8 constant");
+        if (s->qlinear && npu_node_in(n, 8)) {
+            const struct npu_value *qb = npu_node_in(n, 8);
+            if (qb->kind != NPU_VALUE_CONST || qb->t.dtype != NPU_DTYPE_INT32 ||
+                npu_value_numel(qb) != w->t.dims[0])
+                return why_set(why, wl, "QLinearConv B must be an int32 constant per kernel");
+            s->qb = qb;
+        }
     } else {
         if (!npu_dtype_is_float(x->t.dtype) || x->t.dtype == NPU_DTYPE_FP64)
             return why_set(why, wl, "activation dtype %s (fp32/fp16 only)",
@@ -378,6 +453,8 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
     s->alpha = s->beta = 1.0f;
     if (s->integer && !read_zero_points(n, s, K, why, wl))
         return false;
+    if (s->qlinear && !read_qparams(n, s, K, why, wl))
+        return false;
     for (int i = 0; i < 4; i++)
         s->pads[i] = (uint32_t)pads[i];
     struct rk_conv_geom *g = &s->g;
@@ -394,7 +471,7 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
     g->dy = g->dx = 1;
     g->pt = (uint32_t)pads[0];
     g->pl = (uint32_t)pads[1];
-    g->bias = b != NULL || (s->integer && s->x_zp);
+    g->bias = b != NULL || (s->integer && (s->x_zp || s->qb));
     if (grp > 1 && s->integer)
         return why_set(why, wl, "grouped ConvInteger");
     if (grp > 1) {
@@ -421,10 +498,19 @@ read_src(const struct npu_graph *g, const struct npu_node *n, struct conv_src *s
     s->groups = 1;
     s->kind = (n->op == NPU_OP_CONV || n->op == NPU_OP_CONV_INTEGER) ? SRC_CONV
               : n->op == NPU_OP_GEMM ? SRC_GEMM : SRC_MATMUL;
-    s->integer = n->op == NPU_OP_MATMUL_INTEGER || n->op == NPU_OP_CONV_INTEGER;
+    s->qlinear = n->op == NPU_OP_QLINEAR_MATMUL || n->op == NPU_OP_QLINEAR_CONV;
+    s->integer = s->qlinear || n->op == NPU_OP_MATMUL_INTEGER || n->op == NPU_OP_CONV_INTEGER;
+    if (n->op == NPU_OP_QLINEAR_CONV || n->op == NPU_OP_QLINEAR_MATMUL)
+        s->kind = n->op == NPU_OP_QLINEAR_CONV ? SRC_CONV : SRC_MATMUL;
+    s->xi = 0;
+    s->wi = s->qlinear ? 3 : 1;
+    s->xzi = 2;
+    s->wzi = s->qlinear ? 5 : 3;
     if (n->nout != 1)
         return why_set(why, wl, "extra outputs");
-    if (s->integer ? n->out[0]->t.dtype != NPU_DTYPE_INT32 : !npu_dtype_is_float(n->out[0]->t.dtype))
+    if (s->qlinear ? !int8_operand(n->out[0])
+                   : s->integer ? n->out[0]->t.dtype != NPU_DTYPE_INT32
+                                : !npu_dtype_is_float(n->out[0]->t.dtype))
         return why_set(why, wl, "result dtype %s", npu_dtype_name(n->out[0]->t.dtype));
     bool ok = s->kind == SRC_CONV ? read_conv(g, n, s, why, wl) : read_matmul(g, n, s, why, wl);
     if (!ok)
@@ -432,9 +518,11 @@ read_src(const struct npu_graph *g, const struct npu_node *n, struct conv_src *s
     if (s->integer) {
         /* facts §2.9: int8 in / proc, int32 out (MTX matmul_int8) */
         s->g.in_dt = NPU_DTYPE_INT8;
-        s->g.out_dt = NPU_DTYPE_INT32;
+        s->g.out_dt = s->qlinear ? NPU_DTYPE_INT8 : NPU_DTYPE_INT32;
         s->g.part_dt = NPU_DTYPE_INT32;
         s->g.act = RK_ACT_NONE;
+        if (s->qlinear && s->ws && npu_value_numel(s->ws) > 1)
+            s->g.q_per_channel = true;
         return true;
     }
     s->g.in_dt = NPU_DTYPE_FP16;
@@ -759,7 +847,7 @@ plan_conv(const struct rk_conv_geom *g, uint32_t groups, const struct npu_backen
     /* channel blocks: none, then multiples of 32 channels (one MAC pass each) */
     uint32_t ncs[40], n_nc = 0;
     ncs[n_nc++] = C;
-    if (C > 32 && !(g->act == RK_ACT_CLIP && g->act_lo != 0)) {
+    if (C > 32 && !(g->act == RK_ACT_CLIP && g->act_lo != 0) && !g->q_per_channel) {
         /* (accumulation leaves only ReLU / ReLU-X for the last block) */
         for (uint32_t S = 2; S <= 64 && n_nc < NPU_ARRAY_SIZE(ncs); S++) {
             uint32_t nc = (C + S - 1) / S;
@@ -973,7 +1061,12 @@ bias_array_int(const struct conv_src *s, const float *w, uint32_t *len)
         int64_t sum = 0;
         for (uint64_t i = 0; i < per; i++)
             sum += (int64_t)lrintf(w[k * per + i]);
-        b[k] = (int32_t)(-(int64_t)s->x_zp * sum);
+        int64_t v = -(int64_t)s->x_zp * sum + (s->qb ? npu_value_get_i64(s->qb, k) : 0);
+        if (v < INT32_MIN || v > INT32_MAX) {
+            free(b);
+            return NULL;
+        }
+        b[k] = (int32_t)v;
     }
     *len = n;
     return b;
@@ -1094,6 +1187,26 @@ split_act(struct npu_lower_ctx *cx, struct npu_node *n, const struct conv_src *s
     npu_node_del_attr(n, "npu_act_beta");
     act->device = NPU_DEVICE_ANY;
     return npu_infer_node(g, act);
+}
+
+/* x * m / 2^shift approximates f with m <= 32767 (16-bit OUT_CVT_SCALE and
+ * MUL operands, kept positive), the largest shift <= max_shift that allows
+ * it (facts §5.3: Mesa derives a 15-bit scale and a shift the same way).
+ * Exact whenever f is such a dyadic fraction. */
+static bool
+dyadic(double f, unsigned max_shift, uint32_t *m, uint32_t *shift)
+{
+    if (!(f > 0) || f >= 32767.5)
+        return false;
+    int sh = 0;
+    while (sh < (int)max_shift && ldexp(f, sh + 1) < 32767.5)
+        sh++;
+    double v = rint(ldexp(f, sh));
+    if (v < 1)
+        return false;
+    *m = (uint32_t)v;
+    *shift = (uint32_t)sh;
+    return true;
 }
 
 /* Inserts the host-side space-to-depth of a patchified conv's input before
@@ -1249,10 +1362,57 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
         return NPU_ERR_NOMEM;
     }
 
+    /* ---- int8 requantisation: y = round(acc * sx * sw[k] / sy) + zy */
+    int64_t qcvt[3] = {1, 0, 0};
+    uint32_t chshift = 0;
+    struct npu_value *qv = NULL;
+    if (s.qlinear) {
+        /* uint8 results are held as y - 128 (the host conversion adds 128) */
+        int32_t off = s.y_zp - (s.y_dt == NPU_DTYPE_UINT8 ? 128 : 0);
+        qcvt[2] = off;
+        int64_t nws = npu_value_numel(s.ws);
+        if (nws == 1) {
+            uint32_t m, sh;
+            if (!dyadic((double)s.sx * npu_value_get_f64(s.ws, 0) / s.sy, 62, &m, &sh)) {
+                plan_free(&p);
+                return npu_lower_refuse(n, "requantisation scale out of the OUT_CVT range");
+            }
+            qcvt[0] = m;
+            qcvt[1] = sh;
+        } else {
+            /* one shift for every channel: the smallest of their own */
+            uint32_t kpad = (s.g.k + 63) / 64 * 64, m, sh, smin = 63;
+            for (int64_t k = 0; k < nws; k++) {
+                if (!dyadic((double)s.sx * npu_value_get_f64(s.ws, k) / s.sy, 63, &m, &sh)) {
+                    plan_free(&p);
+                    return npu_lower_refuse(n, "requantisation scale out of range");
+                }
+                smin = sh < smin ? sh : smin;
+            }
+            int32_t *mul = calloc(kpad, sizeof(int32_t));
+            if (!mul) {
+                plan_free(&p);
+                return NPU_ERR_NOMEM;
+            }
+            for (int64_t k = 0; k < nws; k++)
+                mul[k] = (int32_t)rint(ldexp((double)s.sx * npu_value_get_f64(s.ws, k) / s.sy,
+                                             (int)smin));
+            chshift = smin;
+            snprintf(name, sizeof(name), "%.100s.qmul", n->out[0]->name);
+            int64_t qd = kpad;
+            qv = npu_lower_const(cx, name, NPU_DTYPE_INT32, 1, &qd, mul);
+            free(mul);
+            if (!qv) {
+                plan_free(&p);
+                return NPU_ERR_NOMEM;
+            }
+        }
+    }
+
     /* ---- the node */
-    struct npu_value *in[3] = {x, wv, bv};
-    struct npu_node *r = npu_lower_new(cx, n, NPU_OP_RK_CONV, n->name, in, need_bias ? 3 : 2,
-                                       1 + (int)p.parts);
+    struct npu_value *in[4] = {x, wv, bv, qv};
+    struct npu_node *r = npu_lower_new(cx, n, NPU_OP_RK_CONV, n->name, in,
+                                       qv ? 4 : need_bias ? 3 : 2, 1 + (int)p.parts);
     if (!r) {
         plan_free(&p);
         return NPU_ERR_NOMEM;
@@ -1305,6 +1465,10 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
         st = npu_node_set_string(g, r, "style", "mtx");
     if (!st && s.integer && s.x_zp)
         st = npu_node_set_int(g, r, "pad_value", s.x_zp);
+    if (!st && s.qlinear)
+        st = npu_node_set_ints(g, r, "q_cvt", qcvt, 3);
+    if (!st && qv)
+        st = npu_node_set_int(g, r, "q_chshift", chshift);
     if (!st && p.parts && s.g.part_dt != NPU_DTYPE_FP32)
         st = npu_node_set_string(g, r, "partial", npu_dtype_name(s.g.part_dt));
     if (!st)
