@@ -348,6 +348,10 @@ convert_step(struct npu_cg *cg, const struct npu_node *n)
         return NPU_ERR_NOMEM;
     io[0] = a;
     io[1] = b;
+    /* uint8 on the host, int8 on the NPU: value - 128 */
+    struct npu_prog_tensor *ht = &cg->tensors[to_npu ? a : b], *nt = &cg->tensors[to_npu ? b : a];
+    if (ht->t.dtype == NPU_DTYPE_UINT8 && nt->mem_dtype == NPU_DTYPE_INT8)
+        nt->npu_offset = -128;
     s->in = io;
     s->nin = 1;
     s->out = io + 1;

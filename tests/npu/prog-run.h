@@ -150,13 +150,13 @@ prun_convert(struct prun *r, const struct npu_prog_tensor *a, const struct npu_p
         uint8_t *dst = act + b->offset;
         memset(dst, 0, b->bytes); /* padding lanes hold 0 */
         /* uint8 on the host is int8 - 128 on the NPU (docs/npu-backend.md) */
-        double off = a->t.dtype == NPU_DTYPE_UINT8 && b->mem_dtype == NPU_DTYPE_INT8 ? -128 : 0;
+        double off = b->npu_offset;
         for (int64_t i = 0; i < n; i++)
             prun_put(b->mem_dtype, dst + prun_npu_off(b, i), 0, prun_get(&a->t, src, i) + off);
     } else {
         const uint8_t *src = act + a->offset;
         void *dst = prun_host_data(r, b);
-        double off = b->t.dtype == NPU_DTYPE_UINT8 && a->mem_dtype == NPU_DTYPE_INT8 ? 128 : 0;
+        double off = -(double)a->npu_offset;
         for (int64_t i = 0; i < n; i++) {
             struct npu_tensor tt = {.dtype = a->mem_dtype};
             prun_put(b->t.dtype, dst, i, prun_get(&tt, src + prun_npu_off(a, i), 0) + off);
