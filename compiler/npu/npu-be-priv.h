@@ -72,6 +72,8 @@ struct rk_conv_geom {
     uint32_t kh, kw, sy, sx, dy, dx;
     uint32_t pt, pl;       /* top / left padding; bottom / right follow from the output size */
     bool depthwise;        /* one filter per channel (K == C) */
+    uint32_t argb;         /* small-channel input mode (facts §2.10): 1..4 real channels
+                              stored as packed pixels [H][W][C]; 0 = NC1HWC2 */
     enum npu_dtype in_dt;  /* f16 or i8 */
     enum npu_dtype out_dt; /* f16, f32 (fp16 pipeline); i8, i32 (int8 pipeline) */
     enum npu_dtype part_dt; /* partial sums: f32 / f16 / i32 */

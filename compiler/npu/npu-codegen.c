@@ -284,6 +284,8 @@ add_tensor(struct npu_cg *cg, const struct npu_value *v, bool npu)
             t->offset = i->act_off;
             t->bytes = npu_rk_value_bytes(v);
             t->npu_order = npu_rk_view_order(v);
+            if (!strcmp(npu_rk_layout(v), "small_c"))
+                t->layout = NPU_LAYOUT_SMALL_C;
         }
     } else {
         t->place = NPU_PLACE_HOST;

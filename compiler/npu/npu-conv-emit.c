@@ -76,6 +76,10 @@ rk_weight_set_bytes(const struct rk_conv_geom *g, uint32_t nk, uint32_t nc)
 uint64_t
 rk_tile_data_bytes(const struct rk_conv_geom *g, uint32_t rows, uint32_t nc)
 {
+    /* small-channel mode: RKNN fills 11 banks with 50 rows of 224 pixels
+     * (ARGB capture), i.e. 32 bytes of CBUF per pixel */
+    if (g->argb)
+        return (uint64_t)g->w * rows * 32;
     uint64_t row = (uint64_t)g->w * rk_cpad(g, nc) * rk_esize(g->in_dt);
     return (row + 63) / 64 * 64 * rows;
 }
@@ -136,7 +140,8 @@ rk_task_seconds(const struct rk_conv_geom *g, const struct rk_tile *t, uint64_t 
     double compute = (double)steps / TMV1_CLOCK_HZ;
     uint64_t bytes = 0;
     if (!(t->flags & RKT_F_DREUSE))
-        bytes += (uint64_t)((cpad + c2 - 1) / c2) * g->w * r.ih * 16;
+        bytes += g->argb ? (uint64_t)g->w * r.ih * g->argb * es
+                         : (uint64_t)((cpad + c2 - 1) / c2) * g->w * r.ih * 16;
     if (!(t->flags & RKT_F_WREUSE))
         bytes += rk_weight_set_bytes(g, t->nk, t->nc);
     enum npu_dtype odt = tile_out_dt(g, t);
@@ -245,6 +250,12 @@ rk_conv_decode(const struct npu_node *n, struct rk_conv_geom *g, struct rk_tile 
     if (g->dy != 1 || g->dx != 1)
         return bad(n, "dilation is unverified on the hardware (facts §6.14)");
     g->depthwise = npu_node_int(n, "depthwise", 0) != 0;
+    if (!strcmp(npu_rk_layout(x), "small_c")) {
+        /* facts §2.10 small-channel input: 1..4 fp16 channels, packed pixels */
+        if (g->c < 1 || g->c > 4 || g->in_dt != NPU_DTYPE_FP16 || g->depthwise)
+            return bad(n, "small-channel input needs 1..4 fp16 channels (not depthwise)");
+        g->argb = g->c;
+    }
     if (g->depthwise && g->k != g->c)
         return bad(n, "depthwise needs as many output as input channels");
     /* output size: (H + pt + pb - kh)/sy + 1 */
@@ -348,7 +359,8 @@ rk_conv_decode(const struct npu_node *n, struct rk_conv_geom *g, struct rk_tile 
             goto badtile;
         /* channel windows start on atoms; kernel tiles on kernel groups so the
          * packed sets and output surfaces line up (facts §2.10) */
-        if (x1->c0 % c2 || (x1->k0 % kg && !g->depthwise) ||
+        if ((g->argb && (x1->c0 || x1->nc != g->c)) || x1->c0 % c2 ||
+            (x1->k0 % kg && !g->depthwise) ||
             (g->depthwise && (x1->k0 != x1->c0 || x1->nk != x1->nc || x1->c0 % 32)))
             goto badtile;
         if (x1->woff % 16 || x1->woff + rk_weight_set_bytes(g, x1->nk, x1->nc) > wbytes)
@@ -473,18 +485,28 @@ emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk_ti
     rk_tile_rows(g, t->oy0, t->oh, &r);
 
     const uint32_t per_kernel = g->kh * g->kw * cpad * es;
-    const uint32_t entries = (uint32_t)((uint64_t)g->w * cpad * es + 63) / 64;
+    /* DATA_ENTRIES: row bytes / 64; W x H_tile in small-channel mode (facts
+     * §2.10, NOTES §2 ARGB case) */
+    const uint32_t entries = g->argb ? g->w * r.ih
+                                     : (uint32_t)(((uint64_t)g->w * cpad * es + 63) / 64);
     const uint32_t cbuf0 = CNA_CBUF_CON0_WEIGHT_REUSE((t->flags & RKT_F_WREUSE) ? 1 : 0) |
                            CNA_CBUF_CON0_DATA_REUSE((t->flags & RKT_F_DREUSE) ? 1 : 0) |
                            CNA_CBUF_CON0_WEIGHT_BANK(12 - t->bank) |
                            CNA_CBUF_CON0_DATA_BANK(t->bank);
+    /* small-channel mode: NONALIGN_DMA | GROUP_LINE_OFF | ARGB_IN (7 + C) (facts
+     * §2.10, RKNN's ARGB capture 0x6000a120) */
     const uint32_t con1 = CNA_CONV_CON1_PROC_PRECISION(cp) | CNA_CONV_CON1_IN_PRECISION(cp) |
-                          CNA_CONV_CON1_CONV_MODE(mode);
+                          CNA_CONV_CON1_CONV_MODE(mode) |
+                          (g->argb ? CNA_CONV_CON1_NONALIGN_DMA(1) |
+                                         CNA_CONV_CON1_GROUP_LINE_OFF(1) |
+                                         CNA_CONV_CON1_ARGB_IN(NPU_ARGB_IN_1CH + g->argb - 1)
+                                   : 0);
     /* REAL: MTX writes C - 1, RKNN (C - 1) mod 64 (errata S5) */
     const uint32_t real = g->mtx ? t->nc - 1 : (t->nc - 1) % 64;
-    /* FEATURE_GRAINS is buffering only (NOTES S11): MTX M + 1; ours and the
-     * closest fit to RKNN's values: input rows + kernel height */
-    uint32_t grains = g->mtx ? r.ih + 1 : r.ih + g->kh;
+    /* FEATURE_GRAINS is buffering only (NOTES S11): MTX M + 1; ARGB: the
+     * tile's rows (RKNN); else the closest fit to RKNN's values: input rows
+     * + kernel height */
+    uint32_t grains = g->mtx ? r.ih + 1 : g->argb ? r.ih : r.ih + g->kh;
     if (grains > CNA_CONV_CON2_FEATURE_GRAINS__MAX)
         grains = CNA_CONV_CON2_FEATURE_GRAINS__MAX;
     const uint32_t s_ptr = DPU_S_POINTER_POINTER_PP_EN(1) | DPU_S_POINTER_EXECUTER_PP_EN(1) |
@@ -519,9 +541,12 @@ emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk_ti
                  CNA_WEIGHT_SIZE2_WEIGHT_KERNELS(g->depthwise ? 1 : t->nk));
     npu_emit(s, REG_CNA_CBUF_CON0, cbuf0);
     npu_emit(s, REG_CNA_CBUF_CON1, CNA_CBUF_CON1_DATA_ENTRIES(entries));
+    /* converter bypassed; RKNN writes 0xb, but only BYPASS in ARGB mode */
     npu_emit(s, REG_CNA_CVT_CON0,
-             CNA_CVT_CON0_DATA_SIGN(1) | CNA_CVT_CON0_CVT_TYPE(NPU_CVT_ORDER_ADD_FIRST) |
-                 CNA_CVT_CON0_CVT_BYPASS(1));
+             g->argb ? CNA_CVT_CON0_CVT_BYPASS(1)
+                     : CNA_CVT_CON0_DATA_SIGN(1) |
+                           CNA_CVT_CON0_CVT_TYPE(NPU_CVT_ORDER_ADD_FIRST) |
+                           CNA_CVT_CON0_CVT_BYPASS(1));
     npu_emit(s, REG_CNA_CVT_CON1, CNA_CVT_CON1_CVT_SCALE0(1));
     npu_emit(s, REG_CNA_CVT_CON2, CNA_CVT_CON2_CVT_SCALE1(1));
     npu_emit(s, REG_CNA_CVT_CON3, CNA_CVT_CON3_CVT_SCALE2(1));
@@ -531,15 +556,18 @@ emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk_ti
     npu_emit(s, REG_CNA_PAD_CON0, CNA_PAD_CON0_PAD_LEFT(g->pl) | CNA_PAD_CON0_PAD_TOP(r.pad_top));
     /* the tile's first input row of its first channel surface (facts §2.10) */
     npu_emit_reloc(s, REG_CNA_FEATURE_DATA_ADDR, a->x.buffer,
-                   a->x.offset + (t->c0 / c2) * g->w * g->h * 16 + r.iy0 * g->w * 16);
+                   g->argb ? a->x.offset + r.iy0 * g->w * g->argb * es
+                           : a->x.offset + (t->c0 / c2) * g->w * g->h * 16 + r.iy0 * g->w * 16);
     npu_emit(s, REG_CNA_FC_CON2, 0);
     npu_emit(s, REG_CNA_DMA_CON0,
              CNA_DMA_CON0_WEIGHT_BURST_LEN(NPU_BURST_LEN_BURST16) |
                  CNA_DMA_CON0_DATA_BURST_LEN(NPU_BURST_LEN_BURST16));
     /* normal-mode strides of the whole stored map (facts §2.10, NOTES S12) */
-    npu_emit(s, REG_CNA_DMA_CON1, CNA_DMA_CON1_LINE_STRIDE(4 * g->w));
+    /* small-channel mode: LINE = W, SURF = W (H - 1) pixels (facts §2.10) */
+    npu_emit(s, REG_CNA_DMA_CON1, CNA_DMA_CON1_LINE_STRIDE(g->argb ? g->w : 4 * g->w));
     npu_emit(s, REG_CNA_DMA_CON2,
-             CNA_DMA_CON2_SURF_STRIDE((uint32_t)((int64_t)g->w * ((int64_t)g->h - 4))));
+             CNA_DMA_CON2_SURF_STRIDE((uint32_t)((int64_t)g->w *
+                                                 ((int64_t)g->h - (g->argb ? 1 : 4)))));
     npu_emit(s, REG_CNA_FC_DATA_SIZE0,
              CNA_FC_DATA_SIZE0_DMA_WIDTH(g->w) | CNA_FC_DATA_SIZE0_DMA_HEIGHT(r.ih));
     npu_emit(s, REG_CNA_FC_DATA_SIZE1, CNA_FC_DATA_SIZE1_DMA_CHANNEL(cpad));
@@ -548,7 +576,10 @@ emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk_ti
     npu_emit_reloc(s, REG_CNA_DCOMP_ADDR0, a->w.buffer, a->w.offset + t->woff);
     for (unsigned i = 0; i < REG_CNA_DCOMP_AMOUNT__COUNT; i++)
         npu_emit(s, REG_CNA_DCOMP_AMOUNT(i), 0);
-    npu_emit(s, REG_CNA_CVT_CON5, 0);
+    /* PER_CHANNEL_CVT_EN: RKNN writes 0xfff with 3 channels (converter
+     * bypassed, so without effect; 4 bits per channel is a guess) */
+    npu_emit(s, REG_CNA_CVT_CON5,
+             g->argb ? CNA_CVT_CON5_PER_CHANNEL_CVT_EN((1u << (4 * g->argb)) - 1) : 0);
     npu_emit(s, REG_CNA_PAD_CON1, CNA_PAD_CON1_PAD_VALUE((uint32_t)g->pad_value));
 
     /* QD_EN: MTX sets it in fp16 matmul, RKNN never (NOTES S15) */

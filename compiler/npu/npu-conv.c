@@ -370,6 +370,10 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
                        dil[0], dil[1]);
     bool patch = grp == 1 && st[0] == kh && st[1] == kw && (kh > 1 || kw > 1) && !s->integer &&
                  H % kh == 0 && W % kw == 0;
+    /* only a host value can be rearranged on the way in */
+    bool host_in = !(x->kind == NPU_VALUE_NODE &&
+                     (!x->producer || npu_op_is_rk(x->producer->op) ||
+                      x->producer->device == NPU_DEVICE_NPU));
     if (patch) {
         const int64_t *pp = npu_node_ints(n, "pads", &cnt);
         for (size_t i = 0; pp && i < cnt; i++)
@@ -434,6 +438,10 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
     int64_t ow = (W + pads[1] + pads[3] - kw) / st[1] + 1;
     if (H + pads[0] + pads[2] < kh || W + pads[1] + pads[3] < kw || oh < 1 || ow < 1)
         return why_set(why, wl, "empty output");
+    /* 1..4 channels of a host image: small-channel input mode (facts §2.10,
+     * RKNN's ARGB capture): packed pixels instead of 16-byte atoms */
+    if (!s->patchify && !s->integer && grp == 1 && C <= 4 && host_in)
+        s->g.argb = C;
     if (C > 8192 || K > 8192 || H > 8192 || oh > 8192)
         return why_set(why, wl, "channel or height over 8192 (DPU cube fields)");
     if (W > MAX_WIDTH || ow > MAX_WIDTH)
@@ -1209,6 +1217,24 @@ dyadic(double f, unsigned max_shift, uint32_t *m, uint32_t *shift)
     return true;
 }
 
+/* The NPU copy of a 1..4-channel host image as packed fp16 pixels [H][W][C]
+ * (layout "small_c", facts §2.10); not shared with NC1HWC2 copies. */
+static struct npu_value *
+small_c_input(struct npu_lower_ctx *cx, struct npu_node *n, struct npu_value *x)
+{
+    char name[128];
+    snprintf(name, sizeof(name), "%.100s.to_npu_small_c", x->name);
+    struct npu_node *t = npu_lower_new(cx, n, NPU_OP_RK_TO_NPU, name, &x, 1, 1);
+    if (!t)
+        return NULL;
+    int64_t bytes = (npu_value_numel(x) * 2 + 15) / 16 * 16;
+    if (npu_node_set_string(cx->g, t, "dtype", "f16") ||
+        npu_node_set_string(cx->g, t, "layout", "small_c") ||
+        npu_node_set_int(cx->g, t, "bytes", bytes) || npu_lower_done(cx, t))
+        return NULL;
+    return t->out[0];
+}
+
 /* Inserts the host-side space-to-depth of a patchified conv's input before
  * n: [1, C, Ho*kh, Wo*kw] -> Reshape [1, C, Ho, kh, Wo, kw] -> Transpose
  * [0,1,3,5,2,4] -> Reshape [1, C*kh*kw, Ho, Wo] (CPU nodes; channel c*kh*kw +
@@ -1320,7 +1346,8 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
         plan_free(&p);
         return st;
     }
-    struct npu_value *x = npu_lower_input(cx, n, s.x, s.in_view, s.g.in_dt);
+    struct npu_value *x = s.g.argb ? small_c_input(cx, n, s.x)
+                                   : npu_lower_input(cx, n, s.x, s.in_view, s.g.in_dt);
     if (!x) {
         plan_free(&p);
         return npu_lower_refuse(n, "input '%s' cannot be read in the NC1HWC2 view %ux%ux%u",

@@ -205,6 +205,16 @@ npu_rk_infer_to_npu(struct npu_graph *g, struct npu_node *n)
     uint32_t view[3];
     if (!npu_rk_view(n->out[0], view))
         return rk_fail(n, "no NC1HWC2 view of %s (dims or 'view' attribute)", n->in[0]->name);
+    const char *lay = npu_node_string(n, "layout", "nc1hwc2");
+    if (!strcmp(lay, "small_c")) {
+        /* packed pixels of 1..4 fp16 channels (facts §2.10) */
+        int64_t b = npu_node_int(n, "bytes", 0);
+        if (dt != NPU_DTYPE_FP16 || view[0] > 4 || b < (int64_t)view[0] * view[1] * view[2] * 2 ||
+            b > ((int64_t)1 << 32))
+            return rk_fail(n, "small_c needs f16, 1..4 channels and bytes >= C*H*W*2");
+    } else if (strcmp(lay, "nc1hwc2")) {
+        return rk_fail(n, "layout '%s' (nc1hwc2 or small_c)", lay);
+    }
     return NPU_OK;
 }
 

@@ -117,11 +117,18 @@ prun_put(enum npu_dtype dt, void *d, int64_t i, double v)
     }
 }
 
-/* Byte offset of logical element i in an NPU tensor (NC1HWC2 over its view). */
+/* Byte offset of logical element i in an NPU tensor (NC1HWC2 over its view, or
+ * packed pixels [H][W][C] for SMALL_C). */
 static inline size_t
 prun_npu_off(const struct npu_prog_tensor *t, int64_t i)
 {
     uint32_t C = t->npu_c, H = t->npu_h, W = t->npu_w, c, h, w;
+    if (t->layout == NPU_LAYOUT_SMALL_C) {
+        c = (uint32_t)(i / ((int64_t)H * W));
+        h = (uint32_t)(i / W % H);
+        w = (uint32_t)(i % W);
+        return (((size_t)h * W + w) * C + c) * npu_dtype_size(t->mem_dtype);
+    }
     if (t->npu_order == NPU_VIEW_NCHW) {
         c = (uint32_t)(i / ((int64_t)H * W));
         h = (uint32_t)(i / W % H);

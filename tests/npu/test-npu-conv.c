@@ -128,6 +128,23 @@ main(int argc, char **argv)
     p = (struct tu_conv){.C = 3, .H = 32, .W = 32, .K = 64, .kh = 8, .kw = 8, .sy = 8, .sx = 8,
                          .bias = true, .act = "relu", .range = 8, .seed = 56};
     check_conv(&p, &o, 3, "patch 8x8/8 3x32x32->64 relu (space-to-depth)");
+    /* the small-channel cases above ran in ARGB mode (packed pixels) */
+    {
+        p = (struct tu_conv){.C = 3, .H = 30, .W = 34, .K = 16, .kh = 3, .kw = 3, .range = 16,
+                             .seed = 57};
+        struct npu_graph *g = tu_conv_graph(&p);
+        struct npu_backend_options o2 = {0};
+        CHECK_EQ_INT(NPU_OK, npu_lower_graph(g, &o2));
+        char *txt = npu_ir_print_str(g, NULL);
+        CHECK(txt && strstr(txt, "layout=\"small_c\"") != NULL);
+        free(txt);
+        npu_graph_free(g);
+    }
+    /* small-channel image over the CBUF: row tiles of packed pixels */
+    p = (struct tu_conv){.C = 3, .H = 224, .W = 224, .K = 32, .kh = 3, .kw = 3, .pt = 1,
+                         .pl = 1, .pb = 1, .pr = 1, .bias = true, .act = "relu", .range = 8,
+                         .seed = 58};
+    check_conv(&p, &o, 0, "conv 3x3 3x224x224->32 small-channel row tiles");
     /* large map: row tiles (input over the CBUF) */
     p = (struct tu_conv){.C = 32, .H = 160, .W = 160, .K = 32, .kh = 3, .kw = 3, .pt = 1,
                          .pl = 1, .pb = 1, .pr = 1, .bias = true, .act = "relu", .range = 8,
