@@ -21,6 +21,8 @@ static const struct npu_op_handler handlers[] = {
      .cost = npu_conv_cost, .lower = npu_conv_lower},
     {.op = NPU_OP_CONV, .owner = "be-conv", .supports = npu_conv_supports,
      .cost = npu_conv_cost, .lower = npu_conv_lower},
+    {.op = NPU_OP_CONV_TRANSPOSE, .owner = "be-conv", .supports = npu_conv_supports,
+     .cost = npu_conv_cost, .lower = npu_conv_lower},
     {.op = NPU_OP_MATMUL_INTEGER, .owner = "be-conv", .supports = npu_conv_supports,
      .cost = npu_conv_cost, .lower = npu_conv_lower},
     {.op = NPU_OP_CONV_INTEGER, .owner = "be-conv", .supports = npu_conv_supports,

@@ -62,6 +62,9 @@ struct conv_src {
      * holds strides up to 7 only; ViT patch embeddings use 14..32) */
     bool patchify;
     uint32_t pk[2];             /* the original kernel (= stride) */
+    /* ConvTranspose with stride 1: the conv of x with the kernels flipped and
+     * in/out swapped, padded by k - 1 - pad (output size (H-1) + k - pads) */
+    bool transposed;
     struct npu_value *x;        /* activation input */
     uint32_t in_view[3];        /* how x is viewed (C, H, W) */
     uint32_t out_view[3];
@@ -345,7 +348,8 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
         if (!const_float(w) || w->t.ndim != 4)
             return why_set(why, wl, "weights are not a 4-D float constant");
     }
-    if (b && (!const_float(b) || npu_value_numel(b) != w->t.dims[0]))
+    if (b && (!const_float(b) ||
+              npu_value_numel(b) != (s->transposed ? w->t.dims[1] : w->t.dims[0])))
         return why_set(why, wl, "bias is not a per-kernel float constant");
     const char *ap = npu_node_string(n, "auto_pad", "NOTSET");
     size_t cnt;
@@ -354,6 +358,65 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
     uint32_t K = (uint32_t)w->t.dims[0];
     uint32_t kh = (uint32_t)w->t.dims[2], kw = (uint32_t)w->t.dims[3];
     int64_t grp = npu_node_int(n, "group", 1);
+    if (s->transposed) {
+        /* ConvTranspose weights are [C, K/group, kh, kw] */
+        if (grp != 1)
+            return why_set(why, wl, "grouped ConvTranspose");
+        if (strcmp(ap, "NOTSET") || npu_node_attr(n, "output_shape"))
+            return why_set(why, wl, "ConvTranspose with auto_pad / output_shape");
+        if ((v = npu_node_ints(n, "strides", &cnt)))
+            for (size_t i = 0; i < cnt; i++)
+                if (v[i] != 1)
+                    return why_set(why, wl, "ConvTranspose with stride > 1 (no NPU lowering: "
+                                            "outputs would interleave phases; CPU)");
+        if ((v = npu_node_ints(n, "dilations", &cnt)))
+            for (size_t i = 0; i < cnt; i++)
+                if (v[i] != 1)
+                    return why_set(why, wl, "dilated ConvTranspose");
+        int64_t p4[4] = {0, 0, 0, 0};
+        if ((v = npu_node_ints(n, "pads", &cnt)) && cnt == 4)
+            memcpy(p4, v, sizeof(p4));
+        const struct npu_tensor *y = &n->out[0]->t;
+        K = (uint32_t)w->t.dims[1];
+        int64_t pt = (int64_t)kh - 1 - p4[0], pl = (int64_t)kw - 1 - p4[1];
+        int64_t pb = y->dims[2] - H - pt + kh - 1, pr = y->dims[3] - W - pl + kw - 1;
+        if (pt < 0 || pl < 0 || pb < 0 || pr < 0 || pt > 15 || pl > 15 || pb > 15 || pr > 15)
+            return why_set(why, wl, "ConvTranspose padding beyond the kernel (PAD_CON0 0..15)");
+        s->x = x;
+        s->w = w;
+        s->b = b;
+        s->alpha = s->beta = 1.0f;
+        s->groups = 1;
+        s->pads[0] = (uint32_t)pt;
+        s->pads[1] = (uint32_t)pl;
+        s->pads[2] = (uint32_t)pb;
+        s->pads[3] = (uint32_t)pr;
+        if (C > 8192 || K > 8192 || H > 8192 || y->dims[2] > 8192 || W > MAX_WIDTH ||
+            y->dims[3] > MAX_WIDTH || kh > 32 || kw > 32)
+            return why_set(why, wl, "ConvTranspose sizes past the register fields");
+        s->in_view[0] = C;
+        s->in_view[1] = H;
+        s->in_view[2] = W;
+        s->out_view[0] = K;
+        s->out_view[1] = (uint32_t)y->dims[2];
+        s->out_view[2] = (uint32_t)y->dims[3];
+        s->out_ndim = y->ndim;
+        memcpy(s->out_dims, y->dims, sizeof(int64_t) * (size_t)y->ndim);
+        struct rk_conv_geom *g = &s->g;
+        g->c = C;
+        g->h = H;
+        g->w = W;
+        g->k = K;
+        g->oh = (uint32_t)y->dims[2];
+        g->ow = (uint32_t)y->dims[3];
+        g->kh = kh;
+        g->kw = kw;
+        g->sy = g->sx = g->dy = g->dx = 1;
+        g->pt = (uint32_t)pt;
+        g->pl = (uint32_t)pl;
+        g->bias = b != NULL;
+        return true;
+    }
     uint32_t st[2] = {1, 1}, dil[2] = {1, 1};
     int64_t pads[4] = {0, 0, 0, 0};
     if ((v = npu_node_ints(n, "strides", &cnt)) && cnt == 2) {
@@ -504,7 +567,8 @@ read_src(const struct npu_graph *g, const struct npu_node *n, struct conv_src *s
 {
     memset(s, 0, sizeof(*s));
     s->groups = 1;
-    s->kind = (n->op == NPU_OP_CONV || n->op == NPU_OP_CONV_INTEGER) ? SRC_CONV
+    s->transposed = n->op == NPU_OP_CONV_TRANSPOSE;
+    s->kind = (n->op == NPU_OP_CONV || n->op == NPU_OP_CONV_INTEGER || s->transposed) ? SRC_CONV
               : n->op == NPU_OP_GEMM ? SRC_GEMM : SRC_MATMUL;
     s->qlinear = n->op == NPU_OP_QLINEAR_MATMUL || n->op == NPU_OP_QLINEAR_CONV;
     s->integer = s->qlinear || n->op == NPU_OP_MATMUL_INTEGER || n->op == NPU_OP_CONV_INTEGER;
@@ -920,6 +984,17 @@ dense_weights(const struct conv_src *s)
                 w[(size_t)o * C + c] =
                     s->alpha * elem_f(s->w, s->w_trans ? (int64_t)c * K + o : (int64_t)o * C + c) -
                     (s->w_zp ? elem_f(s->w_zp, npu_value_numel(s->w_zp) == 1 ? 0 : o) : 0.0f);
+        return w;
+    }
+    if (s->transposed) {
+        /* w'[k][c][ky][kx] = W[c][k][kh-1-ky][kw-1-kx] */
+        for (uint32_t k = 0; k < K; k++)
+            for (uint32_t c = 0; c < C; c++)
+                for (uint32_t ky = 0; ky < g->kh; ky++)
+                    for (uint32_t kx = 0; kx < g->kw; kx++)
+                        w[(((size_t)k * C + c) * g->kh + ky) * g->kw + kx] = elem_f(
+                            s->w, (((int64_t)c * K + k) * g->kh + (g->kh - 1 - ky)) * g->kw +
+                                      (g->kw - 1 - kx));
         return w;
     }
     if (s->w_zp) {

@@ -51,6 +51,71 @@ check_conv(const struct tu_conv *p, const struct npu_backend_options *o, int wan
     free(got.data);
 }
 
+/* ConvTranspose(x [1,C,H,W], W [C,K,k,k]) stride 1, pads, output_padding. */
+static struct npu_graph *
+convt_graph(int C, int H, int W, int K, int k, int pad, int opad, int stride, bool bias,
+            uint32_t seed)
+{
+    struct npu_graph *g = npu_graph_new("convt");
+    int64_t xd[4] = {1, C, H, W};
+    struct npu_value *x = npu_graph_add_input(g, "x", NPU_DTYPE_FP32, 4, xd);
+    size_t nw = (size_t)C * K * k * k;
+    float *w = malloc(nw * 4);
+    uint32_t s = seed;
+    tu_fill(w, nw, &s, 16);
+    struct npu_tensor wt = {.dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {C, K, k, k}, .data = w};
+    struct npu_value *in[3] = {x, npu_graph_add_const(g, "w", &wt), NULL};
+    free(w);
+    if (bias) {
+        float b[64];
+        tu_fill(b, (size_t)K, &s, 16);
+        in[2] = npu_graph_const_f32(g, "b", b, K, false);
+    }
+    struct npu_node *n = npu_node_new(g, NPU_OP_CONV_TRANSPOSE, "convt", in, bias ? 3 : 2, 1,
+                                      (const char *[]){"y"});
+    int64_t pads[4] = {pad, pad, pad, pad}, st[2] = {stride, stride}, op[2] = {opad, opad};
+    npu_node_set_ints(g, n, "pads", pads, 4);
+    npu_node_set_ints(g, n, "strides", st, 2);
+    if (opad)
+        npu_node_set_ints(g, n, "output_padding", op, 2);
+    npu_graph_append(g, n);
+    if (npu_infer_node(g, n)) {
+        npu_graph_free(g);
+        return NULL;
+    }
+    npu_graph_add_output(g, n->out[0]);
+    return g;
+}
+
+static void
+check_convt(int C, int H, int W, int K, int k, int pad, int opad, int stride, bool bias,
+            int want_rk, const char *label)
+{
+    struct npu_graph *g1 = convt_graph(C, H, W, K, k, pad, opad, stride, bias, 77);
+    struct npu_graph *g2 = convt_graph(C, H, W, K, k, pad, opad, stride, bias, 77);
+    CHECK(g1 && g2);
+    if (!g1 || !g2)
+        return;
+    size_t n = (size_t)C * H * W;
+    float *x = malloc(n * 4);
+    uint32_t s = 91;
+    tu_fill(x, n, &s, 16);
+    struct npu_tensor in = g1->inputs[0]->t, want = {0}, got = {0};
+    in.data = x;
+    struct npu_backend_options o = {0};
+    struct tu_npu_result res;
+    CHECK_EQ_INT(NPU_OK, tu_run_cpu(g1, &in, 1, &want));
+    CHECK_EQ_INT(NPU_OK, tu_run_npu(g2, &o, &in, &got, &res));
+    double e = tu_cmp(&got, &want, 1e-7, ldexp(1, -11), NULL);
+    CHECK(e <= 1);
+    CHECK_EQ_INT(want_rk, res.n_rk);
+    if (verbose)
+        printf("%-52s %s, error %.2f of tolerance\n", label, res.n_rk ? "npu" : "cpu", e);
+    free(x);
+    free(want.data);
+    free(got.data);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -190,6 +255,11 @@ main(int argc, char **argv)
         free(want.data);
         free(got.data);
     }
+    /* ConvTranspose: stride 1 as the conv with flipped, swapped kernels (NPU);
+     * stride 2 stays on the CPU */
+    check_convt(16, 10, 12, 24, 3, 0, 0, 1, true, 1, "ConvTranspose 3x3 s1 16->24 bias");
+    check_convt(8, 9, 9, 16, 5, 2, 0, 1, false, 1, "ConvTranspose 5x5 s1 pad 2");
+    check_convt(8, 9, 9, 16, 3, 1, 0, 2, false, 0, "ConvTranspose 3x3 s2 (CPU)");
     /* dilation: refused (unverified ATROUS encoding, facts §6.14) -> CPU */
     {
         p = (struct tu_conv){.C = 8, .H = 12, .W = 12, .K = 8, .kh = 3, .kw = 3, .range = 16,
