@@ -139,6 +139,14 @@ double rk_conv_modeled(const struct npu_node *n);
 /* After lowering: convs whose result only goes to the host as f32 write f32. */
 enum npu_status npu_rk_conv_widen_outputs(struct npu_graph *g);
 
+/* Emits one task of a conv (npu-conv-emit.c); addresses: x, w, bias, per-channel
+ * multipliers and outputs (0 result, 1 and 2 partial sums). */
+struct rk_emit_addrs {
+    struct npu_ref_buf x, w, bias, qmul, out[3];
+};
+void rk_emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk_tile *t,
+                  const struct rk_emit_addrs *a);
+
 /* Reads geometry and tiles of an rk.Conv node; logs what is wrong. */
 enum npu_status rk_conv_decode(const struct npu_node *n, struct rk_conv_geom *g,
                                struct rk_tile **tiles, uint32_t *n_tiles);

@@ -458,13 +458,9 @@ dpu_prec(enum npu_dtype dt)
     }
 }
 
-struct emit_addrs {
-    struct npu_ref_buf x, w, bias, qmul, out[3];
-};
-
-static void
-emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk_tile *t,
-          const struct emit_addrs *a)
+void
+rk_emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk_tile *t,
+             const struct rk_emit_addrs *a)
 {
     const uint32_t es = rk_esize(g->in_dt), c2 = 16 / es;
     const uint32_t cp = cna_prec(g->in_dt);
@@ -783,7 +779,7 @@ npu_rk_conv_emit(struct npu_cg *cg, const struct npu_node *n)
     enum npu_status st = rk_conv_decode(n, &g, &t, &nt);
     if (st)
         return st;
-    struct emit_addrs a;
+    struct rk_emit_addrs a;
     memset(&a, 0, sizeof(a));
     if ((st = npu_cg_addr(cg, n->in[0], &a.x)) || (st = npu_cg_addr(cg, n->in[1], &a.w)) ||
         (g.bias && (st = npu_cg_addr(cg, n->in[2], &a.bias))) ||
@@ -795,7 +791,7 @@ npu_rk_conv_emit(struct npu_cg *cg, const struct npu_node *n)
     struct npu_stream *s = npu_cg_stream(cg);
     for (uint32_t i = 0; i < nt; i++) {
         uint32_t before = s->n_tasks;
-        emit_task(s, &g, &t[i], &a);
+        rk_emit_task(s, &g, &t[i], &a);
         if ((st = npu_stream_status(s))) {
             npu_err(NPU_BE_DOM, "node '%s' (rk.Conv) task %u: %s", n->name, i,
                     npu_stream_error(s));

@@ -859,8 +859,21 @@ rknn_cand(const struct rk_conv_geom *g, uint32_t C, uint32_t K, struct cand *c)
 
 /* Chooses the tiling of a conv (per group when groups > 1). */
 static bool
+plan_conv1(const struct rk_conv_geom *g, uint32_t groups, const struct npu_backend_options *o,
+           bool one_set, struct plan *best);
+
+static bool
 plan_conv(const struct rk_conv_geom *g, uint32_t groups, const struct npu_backend_options *o,
           struct plan *best)
+{
+    return plan_conv1(g, groups, o, false, best);
+}
+
+/* one_set: the weights are one packed set (no channel blocks); kernel tiles
+ * then take their kernels' slice of it. */
+static bool
+plan_conv1(const struct rk_conv_geom *g, uint32_t groups, const struct npu_backend_options *o,
+           bool one_set, struct plan *best)
 {
     const uint32_t C = groups > 1 ? g->c / groups : g->c;
     const uint32_t K = groups > 1 ? g->k / groups : g->k;
@@ -919,7 +932,7 @@ plan_conv(const struct rk_conv_geom *g, uint32_t groups, const struct npu_backen
     /* channel blocks: none, then multiples of 32 channels (one MAC pass each) */
     uint32_t ncs[40], n_nc = 0;
     ncs[n_nc++] = C;
-    if (C > 32 && !(g->act == RK_ACT_CLIP && g->act_lo != 0) && !g->q_per_channel) {
+    if (C > 32 && !(g->act == RK_ACT_CLIP && g->act_lo != 0) && !g->q_per_channel && !one_set) {
         /* (accumulation leaves only ReLU / ReLU-X for the last block) */
         for (uint32_t S = 2; S <= 64 && n_nc < NPU_ARRAY_SIZE(ncs); S++) {
             uint32_t nc = (C + S - 1) / S;
@@ -1583,5 +1596,82 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
         st = npu_lower_done(cx, r);
     if (!st)
         st = npu_lower_result(cx, n, 0, r->out[0]);
+    return st;
+}
+
+/* ---- conv tasks for composites ----------------------------------------------------- */
+
+enum npu_status
+npu_conv_emit_call(struct npu_stream *s, const struct npu_conv_call *c, double *modeled_s)
+{
+    static const struct npu_backend_options defaults;
+    struct rk_conv_geom g;
+    memset(&g, 0, sizeof(g));
+    if (!c->c || !c->h || !c->w_px || !c->k || !c->kh || !c->kw || !c->sy || !c->sx ||
+        c->kh > 32 || c->kw > 32 || c->sy > 7 || c->sx > 7 || c->pad_top > 15 ||
+        c->pad_left > 15 || c->pad_bottom > 15 || c->pad_right > 15 || c->c > 8192 ||
+        c->k > 8192 || c->h > 8192 || c->w_px > MAX_WIDTH ||
+        (c->out_dt != NPU_DTYPE_FP16 && c->out_dt != NPU_DTYPE_FP32) || c->act < 0 ||
+        c->act > 2 || (c->w.offset & 15) || (c->y.offset & 15)) {
+        npu_err(NPU_BE_DOM, "npu_conv_emit_call: geometry outside the hardware fields");
+        return NPU_ERR_INVALID;
+    }
+    g.c = c->c;
+    g.h = c->h;
+    g.w = c->w_px;
+    g.k = c->k;
+    g.kh = c->kh;
+    g.kw = c->kw;
+    g.sy = c->sy;
+    g.sx = c->sx;
+    g.dy = g.dx = 1;
+    g.pt = c->pad_top;
+    g.pl = c->pad_left;
+    int64_t eh = (int64_t)c->h + c->pad_top + c->pad_bottom - c->kh;
+    int64_t ew = (int64_t)c->w_px + c->pad_left + c->pad_right - c->kw;
+    if (eh < 0 || ew < 0 || eh / c->sy + 1 > 8192 || ew / c->sx + 1 > MAX_WIDTH)
+        return NPU_ERR_INVALID;
+    g.oh = (uint32_t)(eh / c->sy + 1);
+    g.ow = (uint32_t)(ew / c->sx + 1);
+    g.in_dt = NPU_DTYPE_FP16;
+    g.out_dt = c->out_dt;
+    g.part_dt = NPU_DTYPE_FP32;
+    g.bias = c->has_bias;
+    g.act = c->act == 1 ? RK_ACT_RELU : c->act == 2 ? RK_ACT_CLIP : RK_ACT_NONE;
+    g.act_lo = c->act_min;
+    g.act_hi = c->act_max;
+    if (g.act == RK_ACT_CLIP && (!isfinite(g.act_lo) || !(g.act_hi >= g.act_lo)))
+        return NPU_ERR_INVALID;
+    if (g.act == RK_ACT_CLIP && g.act_lo != 0 && c->has_bias) {
+        npu_err(NPU_BE_DOM, "npu_conv_emit_call: clip with a non-zero minimum and a bias needs "
+                            "the bias array shifted by -act_min (rk.Conv does it; pass "
+                            "bias - act_min)");
+    }
+    struct plan p;
+    if (!plan_conv1(&g, 1, &defaults, true, &p)) {
+        npu_err(NPU_BE_DOM, "npu_conv_emit_call: no tiling of %ux%ux%u -> %u fits the CBUF",
+                c->c, c->h, c->w_px, c->k);
+        return NPU_ERR_UNSUPPORTED;
+    }
+    /* kernel tiles: their slice of the one packed set (kernel groups are
+     * contiguous, facts §2.10) */
+    uint64_t per = rk_weight_set_bytes(&g, 1, g.c);
+    struct rk_emit_addrs a;
+    memset(&a, 0, sizeof(a));
+    a.x = c->x;
+    a.w = c->w;
+    a.bias = c->bias;
+    a.out[0] = c->y;
+    double sec = 0;
+    enum npu_status st = NPU_OK;
+    for (uint32_t i = 0; i < p.n && !st; i++) {
+        p.t[i].woff = (uint32_t)(p.t[i].k0 * per);
+        rk_emit_task(s, &g, &p.t[i], &a);
+        sec += rk_task_seconds(&g, &p.t[i], NULL, NULL);
+        st = npu_stream_status(s);
+    }
+    plan_free(&p);
+    if (modeled_s)
+        *modeled_s = sec;
     return st;
 }
