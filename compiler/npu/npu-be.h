@@ -48,7 +48,9 @@ uint32_t npu_rk_view_order(const struct npu_value *v);
 uint32_t npu_rk_order_of(const struct npu_tensor *t, const uint32_t view[3]);
 /* Layout name of an rk.* value ("nc1hwc2" unless the producer says otherwise). */
 const char *npu_rk_layout(const struct npu_value *v);
-/* Bytes an NC1HWC2 tensor of this dtype and view occupies: ceil(C/C2)·H·W·16. */
+/* Bytes an NC1HWC2 tensor of this dtype and view occupies in NPU memory:
+ * ceil(align(C, 64) / C2) * H * W * 16, room for the channel padding a conv
+ * writes (kernel group 16 / 32, depthwise block 32 / 64; docs/npu-backend.md). */
 uint64_t npu_rk_nc1hwc2_bytes(enum npu_dtype dt, const uint32_t view[3]);
 /* Bytes an rk.* value occupies in NPU memory (its layout's size). */
 uint64_t npu_rk_value_bytes(const struct npu_value *v);

@@ -747,11 +747,8 @@ npu_codegen(const struct npu_graph *g, const struct npu_backend_options *o,
     } pre = {0}, post = {0};
     bool open = false;
     const char *job_name = NULL;
-    int pos = 0;
     st = NPU_OK;
     npu_graph_for_each_node(g, n) {
-        int p = pos++;
-        (void)p;
         if (n->op == NPU_OP_RK_TO_NPU) {
             if (!open) {
                 st = convert_step(&cg, n);
@@ -778,17 +775,13 @@ npu_codegen(const struct npu_graph *g, const struct npu_backend_options *o,
                 open = true;
                 job_name = n->name;
             }
-            /* pending conversions must precede the job: insert them before
-             * the job's step, which close_job appends */
             st = h->emit(&cg, n);
             cg.job_s += npu_node_float(n, "modeled_us", 0.0f) * 1e-6;
         } else {
             if (open) {
-                /* conversions into this job go before it */
-                int at = cg.n_steps;
+                /* conversions into this job go before it, out of it after */
                 for (int k = 0; !st && k < pre.n; k++)
                     st = convert_step(&cg, pre.v[k]);
-                (void)at;
                 if (!st)
                     st = close_job(&cg, job_name);
                 for (int k = 0; !st && k < post.n; k++)

@@ -98,7 +98,8 @@ run(uint32_t C, uint32_t H, uint32_t W, uint32_t K, uint32_t kh, uint32_t s1, ui
                 for (uint32_t ch = 0; ch < C; ch++)
                     for (uint32_t ky = 0; ky < kh; ky++)
                         for (uint32_t kx = 0; kx < kh; kx++) {
-                            int64_t iy = (int64_t)y * s1 + ky - pad, ix = (int64_t)xx * s1 + kx - pad;
+                            int64_t iy = (int64_t)y * s1 + ky - pad;
+                            int64_t ix = (int64_t)xx * s1 + kx - pad;
                             if (iy < 0 || iy >= H || ix < 0 || ix >= W)
                                 continue;
                             acc += (double)x[((size_t)ch * H + iy) * W + ix] *
