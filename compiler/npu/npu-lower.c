@@ -285,6 +285,8 @@ npu_lower_graph(struct npu_graph *g, const struct npu_backend_options *o)
             goto out;
     }
     st = prune_boundaries(g);
+    if (!st)
+        st = npu_rk_conv_widen_outputs(g);
 out:
     free(cx.npu_of);
     return st;
