@@ -77,6 +77,90 @@ at(struct npu_dpu_ref r, uint64_t bytes)
     return r;
 }
 
+/* Q, K, V or the output as the NPU holds them: [heads x S, D] (rows per head) or, through a
+ * heads view, the projection's [S, heads x D] (channel slices per head). */
+struct hsrc {
+    struct npu_dpu_map m;
+    bool heads_view;
+    uint32_t d, s;
+};
+
+/* Head h as a map of d channels x s rows. */
+static struct npu_dpu_map
+head(const struct hsrc *x, uint32_t h)
+{
+    return x->heads_view ? npu_dpu_map_channels(&x->m, h * x->d, x->d)
+                         : npu_dpu_map_rows(&x->m, h * x->s, x->s);
+}
+
+/* Channels [c0, c0 + c) of every head as a (c, heads, s) cube (line: next head, surface:
+ * next 8 channels). c0 and c multiples of 8. */
+static struct npu_dpu_map
+heads_cube(const struct hsrc *x, uint32_t hn, uint32_t c0, uint32_t c)
+{
+    uint32_t surf = npu_dpu_map_surf(&x->m);
+    struct npu_dpu_map m = npu_dpu_map_channels(&x->m, c0, c);
+    m.c = c;
+    m.h = hn;
+    m.w = x->s;
+    m.line = x->heads_view ? (x->d / 8) * surf : x->s;
+    m.surf = surf;
+    return m;
+}
+
+static bool
+attn_input(struct rkd *b, struct npu_value *v, uint32_t d, uint32_t s, uint32_t hn,
+           struct hsrc *out, struct why *w)
+{
+    struct vmap vm = {.view = {d, hn * s, 1}, .order = NPU_VIEW_HWC};
+    memset(out, 0, sizeof(*out));
+    out->d = d;
+    out->s = s;
+    if (b->cx) {
+        struct npu_value *nv = npu_lower_input(b->cx, b->orig, v, vm.view, NPU_DTYPE_FP16);
+        if (nv && dl_alias_kind(nv) == 2) {
+            size_t nh = 0;
+            const int64_t *hd = npu_node_ints(nv->producer, "heads", &nh);
+            if (nh == 3 && hd[0] == s && hd[1] == hn && hd[2] == d) {
+                struct vmap sv = {.view = {hn * d, s, 1}, .order = NPU_VIEW_HWC};
+                struct npu_value *src = dl_source(nv->producer->in[0]);
+                out->m = dl_map(rkd_input(b, src), &sv);
+                out->heads_view = true;
+                return true;
+            }
+        }
+    }
+    return dl_input(b, v, &vm, &out->m, w);
+}
+
+/* The head merge after attention: out -> Transpose (0, 2, 1, 3) -> Reshape to [.., Sq,
+ * heads x Dv], both NPU nodes of be-dpu with no other reader. */
+static bool
+merge_follows(struct rkd *b, struct npu_node *n, uint32_t hn, uint32_t sq, uint32_t dv,
+              struct npu_node **t3, struct npu_node **r3)
+{
+    if (!b->cx || n->out[0]->is_output || n->out[0]->nusers != 1)
+        return false;
+    struct npu_node *t = n->out[0]->users[0];
+    size_t np = 0;
+    const int64_t *perm = npu_node_ints(t, "perm", &np);
+    if (t->op != NPU_OP_TRANSPOSE || t->device != NPU_DEVICE_NPU || !perm ||
+        !((np == 4 && perm[0] == 0 && perm[1] == 2 && perm[2] == 1 && perm[3] == 3) ||
+          (np == 3 && perm[0] == 1 && perm[1] == 0 && perm[2] == 2)) ||
+        n->out[0]->t.ndim != (int)np || (np == 4 && n->out[0]->t.dims[0] != 1) ||
+        t->out[0]->is_output || t->out[0]->nusers != 1)
+        return false;
+    struct npu_node *r = t->out[0]->users[0];
+    uint32_t view[3];
+    if ((r->op != NPU_OP_RESHAPE && r->op != NPU_OP_FLATTEN) || r->device != NPU_DEVICE_NPU ||
+        !npu_rk_canonical_view(&r->out[0]->t, view) || view[0] != hn * dv || view[1] != sq ||
+        view[2] != 1 || npu_rk_order_of(&r->out[0]->t, view) != NPU_VIEW_HWC)
+        return false;
+    *t3 = t;
+    *r3 = r;
+    return true;
+}
+
 enum npu_status
 dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
 {
@@ -112,15 +196,20 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
         return why_set(w, "attention of %u heads x %u x %u beyond the cube fields", Hn, Sq, Sk);
     float scale = npu_node_float(n, "scale", (float)(1.0 / sqrt((double)D)));
 
-    struct vmap vq = {.view = {D, Hn * Sq, 1}, .order = NPU_VIEW_HWC};
-    struct vmap vk = {.view = {D, Hn * Sk, 1}, .order = NPU_VIEW_HWC};
-    struct vmap vv = {.view = {Dv, Hn * Sk, 1}, .order = NPU_VIEW_HWC};
-    struct vmap vo = {.view = {Dv, Hn * Sq, 1}, .order = NPU_VIEW_HWC};
-    struct npu_dpu_map qm, km, vm;
-    if (!dl_input(b, q, &vq, &qm, w) || !dl_input(b, k, &vk, &km, w) ||
-        !dl_input(b, v, &vv, &vm, w))
+    struct hsrc qs, ks, vs_;
+    if (!attn_input(b, q, D, Sq, Hn, &qs, w) || !attn_input(b, k, D, Sk, Hn, &ks, w) ||
+        !attn_input(b, v, Dv, Sk, Hn, &vs_, w))
         return NPU_ERR_UNSUPPORTED;
-    struct npu_dpu_map om = dl_map(rkd_result(), &vo);
+    /* the result: [heads x Sq, Dv], or, when a head merge (Transpose + Reshape) follows, the
+     * merged [Sq, heads x Dv] that the merge's reader gets directly */
+    struct npu_node *t3 = NULL, *r3 = NULL;
+    bool merged = merge_follows(b, n, Hn, Sq, Dv, &t3, &r3);
+    struct vmap vo = {.view = {Dv, Hn * Sq, 1}, .order = NPU_VIEW_HWC};
+    if (merged) {
+        vo.view[0] = Hn * Dv;
+        vo.view[1] = Sq;
+    }
+    struct hsrc os = {.m = dl_map(rkd_result(), &vo), .heads_view = merged, .d = Dv, .s = Sq};
 
     /* ---- scratch: weights (kept), two work areas, small maps */
     uint64_t kw_bytes = (uint64_t)Hn * Skp * D * 2, vw_bytes = (uint64_t)Hn * Skp * Dv * 2;
@@ -138,7 +227,7 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
 
     /* ---- K -> weight layout */
     struct npu_dpu_map kp = npu_dpu_map_packed(ta, NPU_DPU_FP16, D, Hn, Skp);
-    struct npu_dpu_map ksrc = strided(km.ref, D, Hn, Sk, Sk, Hn * Sk);
+    struct npu_dpu_map ksrc = heads_cube(&ks, Hn, 0, D);
     copy(b, &ksrc, &(struct npu_dpu_map){.ref = kp.ref, .type = NPU_DPU_FP16, .c = D, .h = Hn,
                                         .w = Sk, .line = Skp, .surf = Hn * Skp});
     if (Skp > Sk) {
@@ -159,8 +248,7 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
     /* ---- V -> weight layout: [16 ch][heads x Dv/16][Skp], then one transpose */
     struct npu_dpu_map vp = npu_dpu_map_packed(ta, NPU_DPU_FP16, 16, Hn * (Dv / 16), Skp);
     for (uint32_t y = 0; y < Dv / 16; y++) {
-        struct npu_dpu_map src = npu_dpu_map_channels(&vm, 16 * y, 16);
-        src = strided(src.ref, 16, Hn, Sk, Sk, Hn * Sk);
+        struct npu_dpu_map src = heads_cube(&vs_, Hn, 16 * y, 16);
         struct npu_dpu_map dst = strided(at(vp.ref, (uint64_t)y * Skp * 16), 16, Hn, Sk,
                                          (Dv / 16) * Skp, Hn * (Dv / 16) * Skp);
         copy(b, &src, &dst);
@@ -231,7 +319,7 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
     /* ---- S1 = scale (Q K^T + kmask) + mask, fp16, every head into rows of ta */
     struct npu_dpu_map s1 = dl_map(ta, &vs);
     for (uint32_t h = 0; h < Hn; h++) {
-        struct npu_dpu_conv cv = {.in = npu_dpu_map_rows(&qm, h * Sq, Sq), .kernels = Skp,
+        struct npu_dpu_conv cv = {.in = head(&qs, h), .kernels = Skp,
                                   .kh = 1, .kw = 1, .sy = 1, .sx = 1,
                                   .weights = at(kw, (uint64_t)h * Skp * D * 2),
                                   .out = npu_dpu_map_rows(&s1, h * Sq, Sq)};
@@ -268,7 +356,7 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
     /* ---- E = exp(S2 - max - 2): S2 recomputed with the shift as EW operand, head-major */
     rkd_lut(b, lut->id);
     for (uint32_t h = 0; h < Hn; h++) {
-        struct npu_dpu_conv cv = {.in = npu_dpu_map_rows(&qm, h * Sq, Sq), .kernels = Skp,
+        struct npu_dpu_conv cv = {.in = head(&qs, h), .kernels = Skp,
                                   .kh = 1, .kw = 1, .sy = 1, .sx = 1,
                                   .weights = at(kw, (uint64_t)h * Skp * D * 2),
                                   .out = dl_map(at(ta, h * sh_bytes), &vsh)};
@@ -289,11 +377,23 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
         dl_chan_sum(b, &eh, 1.0f, &sum, NULL);
         struct npu_dpu_conv cv = {.in = eh, .kernels = Dv, .kh = 1, .kw = 1, .sy = 1, .sx = 1,
                                   .weights = at(vw, (uint64_t)h * Skp * Dv * 2),
-                                  .out = npu_dpu_map_rows(&om, h * Sq, Sq)};
+                                  .out = head(&os, h)};
         cv.st.ew.op = NPU_DPU_EW_DIV;
         cv.st.ew.operand = sum;
         rkd_conv(b, &cv);
     }
     (void)out;
-    return dl_finish(b, 0, &vo);
+    if (!merged)
+        return dl_finish(b, 0, &vo);
+    /* the merge's nodes have nothing left to do; the Reshape's result is ours */
+    enum npu_status fs;
+    if ((fs = npu_node_set_int(b->cx->g, t3, "npu_dpu_done", 1)) ||
+        (fs = npu_node_set_int(b->cx->g, r3, "npu_dpu_done", 1)))
+        return fs;
+    const struct npu_tensor *rt = &r3->out[0]->t;
+    struct npu_node *orig = b->orig;
+    b->orig = r3;
+    fs = rkd_finish(b, 0, NPU_DTYPE_FP16, rt->ndim, rt->dims, vo.view, vo.order);
+    b->orig = orig;
+    return fs;
 }

@@ -49,6 +49,14 @@ void dl_cyx(const struct vmap *vm, int64_t idx, uint32_t out[3]);
  * packed fp16 map; false (reason in w) when v cannot be read that way. */
 bool dl_input(struct rkd *b, struct npu_value *v, const struct vmap *vm, struct npu_dpu_map *m,
               struct why *w);
+/* rk.Dpu alias kind of v's producer (0 none, 1 same bytes, 2 attention heads). */
+int dl_alias_kind(const struct npu_value *v);
+/* The value whose bytes an alias (kind 1) chain shows. */
+struct npu_value *dl_source(struct npu_value *v);
+/* Whether output `out` of the node being lowered may be a view without a copy: lowering
+ * only (not dry), not a graph output, every reader an NPU node lowered by be-dpu (of op
+ * `only` unless NPU_OP_NONE) that accepts it. Other readers would see unwritten memory. */
+bool dl_alias_ok(const struct rkd *b, const struct npu_value *out, enum npu_op only);
 /* A packed fp16 map over a view at ref. */
 struct npu_dpu_map dl_map(struct npu_dpu_ref ref, const struct vmap *vm);
 /* The values of constant c broadcast to `dims` (row-major, float); NULL if not possible. */

@@ -137,9 +137,15 @@ lower_remap(struct rkd *b, int idx, struct npu_value *x, const struct remap *r, 
     struct npu_dpu_map xm;
     for (int k = 0; k < nc; k++) {
         if (npu_value_numel(x) == n && same_bytes(&vin, &cand[k], r, n)) {
-            /* a reinterpretation: one flat copy in the input's geometry */
+            /* a reinterpretation: a view of the input's bytes when every reader is a
+             * be-dpu lowering, else one flat copy in the input's geometry */
             if (!dl_input(b, x, &vin, &xm, w))
                 return NPU_ERR_UNSUPPORTED;
+            if (dl_alias_ok(b, out, NPU_OP_NONE)) {
+                struct npu_value *src = b->in[xm.ref.buffer - RKD_IN(0)];
+                return rkd_alias(b, idx, src, 1, NULL, NPU_DTYPE_FP16, out->t.ndim, out->t.dims,
+                                 cand[k].view, cand[k].order);
+            }
             struct npu_dpu_map o = dl_map(rkd_result(), &vin);
             copy(b, &xm, &o);
             return dl_finish(b, idx, &cand[k]);
@@ -170,9 +176,10 @@ lower_heads(struct rkd *b, struct npu_node *n, struct why *w)
     struct npu_value *x = n->in[0], *out = n->out[0];
     const struct npu_tensor *t = &x->t;
     struct vmap vin;
-    if (t->ndim != 4 || t->dims[0] != 1 || !dl_view(b, x, &vin))
+    int r0 = t->ndim - 3;
+    if (t->ndim < 3 || t->ndim > 4 || (r0 && t->dims[0] != 1) || !dl_view(b, x, &vin))
         return why_set(w, "not a head split / merge");
-    uint32_t A = (uint32_t)t->dims[1], B = (uint32_t)t->dims[2], D = (uint32_t)t->dims[3];
+    uint32_t A = (uint32_t)t->dims[r0], B = (uint32_t)t->dims[r0 + 1], D = (uint32_t)t->dims[r0 + 2];
     if (D % 8 || vin.order != NPU_VIEW_HWC || vin.view[2] != 1)
         return why_set(w, "head split / merge needs D %% 8 == 0 and a row-major input view");
     struct vmap vo = {.order = NPU_VIEW_HWC};
@@ -194,6 +201,13 @@ lower_heads(struct rkd *b, struct npu_node *n, struct why *w)
     }
     if (!view_ok(vo.view, npu_value_numel(out)) || !dl_input(b, x, &vin, &xm, w))
         return NPU_ERR_UNSUPPORTED;
+    if (split && dl_alias_ok(b, out, NPU_OP_FUSED_ATTENTION)) {
+        /* attention reads the heads where they are (channel slices) */
+        int64_t heads[3] = {A, B, D};
+        struct npu_value *src = b->in[xm.ref.buffer - RKD_IN(0)];
+        return rkd_alias(b, 0, src, 2, heads, NPU_DTYPE_FP16, out->t.ndim, out->t.dims, vo.view,
+                         vo.order);
+    }
     struct npu_dpu_map om = dl_map(rkd_result(), &vo);
     uint32_t blocks = split ? B : A, rows = split ? A : B;
     for (uint32_t k = 0; k < blocks; k++) {
@@ -264,7 +278,8 @@ dl_lower_move(struct rkd *b, struct npu_node *n, struct why *w)
         enum npu_status st = lower_remap(b, 0, x, &r, &w2);
         if (st != NPU_ERR_UNSUPPORTED)
             return st;
-        if (perm && np == 4 && perm[0] == 0 && perm[1] == 2 && perm[2] == 1 && perm[3] == 3)
+        if ((perm && np == 4 && perm[0] == 0 && perm[1] == 2 && perm[2] == 1 && perm[3] == 3) ||
+            (perm && np == 3 && perm[0] == 1 && perm[1] == 0 && perm[2] == 2))
             return lower_heads(b, n, w);
         return why_set(w, "Transpose: no copy pattern for this permutation and view");
     }

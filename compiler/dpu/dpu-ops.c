@@ -84,6 +84,38 @@ dl_cyx(const struct vmap *vm, int64_t idx, uint32_t o[3])
     }
 }
 
+int
+dl_alias_kind(const struct npu_value *v)
+{
+    if (!v || !v->producer || v->producer->op != NPU_OP_RK_DPU)
+        return 0;
+    return (int)npu_node_int(v->producer, "alias", 0);
+}
+
+struct npu_value *
+dl_source(struct npu_value *v)
+{
+    while (dl_alias_kind(v) == 1)
+        v = v->producer->in[0];
+    return v;
+}
+
+bool
+dl_alias_ok(const struct rkd *b, const struct npu_value *out, enum npu_op only)
+{
+    if (!b->cx || out->is_output || !out->nusers)
+        return false;
+    for (int i = 0; i < out->nusers; i++) {
+        const struct npu_node *u = out->users[i];
+        const struct npu_op_handler *h = npu_op_handler(u->op);
+        if (u->device != NPU_DEVICE_NPU || !h || h->lower != npu_dpu_lower ||
+            (only != NPU_OP_NONE && u->op != only) ||
+            !npu_dpu_supports(b->cx->g, u, b->cx->o, NULL, 0))
+            return false;
+    }
+    return true;
+}
+
 struct npu_dpu_map
 dl_map(struct npu_dpu_ref ref, const struct vmap *vm)
 {
@@ -108,6 +140,20 @@ dl_input(struct rkd *b, struct npu_value *v, const struct vmap *vm, struct npu_d
         }
         if (npu_rk_view_order(nv) != vm->order) {
             why_set(w, "input '%s' has another element order on the NPU", v->name);
+            return false;
+        }
+        if (dl_alias_kind(nv) == 2) {
+            why_set(w, "input '%s' is a heads view only attention reads", v->name);
+            return false;
+        }
+        /* read a view's bytes where they are: its source (same bytes) */
+        nv = dl_source(nv);
+    } else {
+        struct vmap pv;
+        if (predict_view(v, &pv, b->depth) &&
+            (memcmp(pv.view, vm->view, sizeof(pv.view)) || pv.order != vm->order)) {
+            why_set(w, "input '%s' will be on the NPU in view %ux%ux%u", v->name, pv.view[0],
+                    pv.view[1], pv.view[2]);
             return false;
         }
     }
@@ -687,6 +733,9 @@ dl_lower_unary(struct rkd *b, struct npu_node *n, struct why *w)
 static enum npu_status
 lower_any(struct rkd *b, struct npu_node *n, struct why *w)
 {
+    /* computed by an earlier lowering (the head merge written by attention) */
+    if (npu_node_int(n, "npu_dpu_done", 0))
+        return NPU_OK;
     switch (n->op) {
     case NPU_OP_ADD:
     case NPU_OP_SUB:
@@ -785,6 +834,8 @@ npu_dpu_lower(struct npu_lower_ctx *cx, struct npu_node *n)
     enum npu_status st = lower_any(&b, n, &w);
     if (st == NPU_OK && b.err)
         st = b.err;
+    if (st == NPU_OK && !npu_node_int(n, "npu_dpu_done", 0) && !b.finished)
+        st = npu_lower_refuse(n, "internal: the lowering declared no result");
     if (st == NPU_ERR_UNSUPPORTED || (st && !why[0] && st != NPU_ERR_NOMEM)) {
         rkd_fini(&b);
         return npu_lower_refuse(n, "%s", why[0] ? why : npu_status_str(st));

@@ -451,8 +451,20 @@ npu_rk_dpu_infer(struct npu_graph *g, struct npu_node *n)
         return fail(n, "bad dtype");
     if ((size_t)n->nout != 1 + (temps ? ntemps : 0))
         return fail(n, "outputs and temps disagree");
-    if (!tasks || !nt || nt % RKD_FIELDS || !fv || nv != nt / RKD_FIELDS * RKD_FVALS)
+    int64_t alias = npu_node_int(n, "alias", 0);
+    if (alias) {
+        /* a view of input 0's bytes (no task; docs/npu-dpu-ops.md "aliases") */
+        if ((alias != 1 && alias != 2) || n->nin != 1 || tasks || fv || temps)
+            return fail(n, "an alias has one input, no tasks and no temps");
+        if (alias == 2) {
+            size_t nh = 0;
+            const int64_t *hd = npu_node_ints(n, "heads", &nh);
+            if (!hd || nh != 3 || hd[0] < 1 || hd[1] < 1 || hd[2] < 1)
+                return fail(n, "a heads alias needs heads = [rows, heads, D]");
+        }
+    } else if (!tasks || !nt || nt % RKD_FIELDS || !fv || nv != nt / RKD_FIELDS * RKD_FVALS) {
         return fail(n, "tasks / fvals malformed");
+    }
     for (int i = 0; i < n->nin; i++)
         if (!n->in[i])
             return fail(n, "absent input");
@@ -489,7 +501,9 @@ npu_rk_dpu_infer(struct npu_graph *g, struct npu_node *n)
     rc.out_bytes[0] = npu_rk_nc1hwc2_bytes(dt, view);
     for (size_t j = 0; j < ntemps; j++)
         rc.out_bytes[j + 1] = (uint64_t)temps[j];
-    for (size_t k = 0; k < nt / RKD_FIELDS; k++) {
+    if (alias == 1 && rc.in_bytes[0] < rc.out_bytes[0])
+        return fail(n, "alias larger than its input");
+    for (size_t k = 0; tasks && k < nt / RKD_FIELDS; k++) {
         struct dec d;
         if (decode(tasks + k * RKD_FIELDS, fv + k * RKD_FVALS, &d))
             return fail(n, "undecodable task");
@@ -566,6 +580,8 @@ npu_rk_dpu_emit(struct npu_cg *cg, const struct npu_node *n)
     const float *fv = npu_node_floats(n, "fvals", &nv);
     struct placed p;
     enum npu_status st;
+    if (npu_node_int(n, "alias", 0))
+        return NPU_OK; /* a view: no task */
     if (!tasks || !fv)
         return fail(n, "no tasks");
     for (int i = 0; i < n->nin; i++)
@@ -810,8 +826,37 @@ rkd_finish(struct rkd *b, int idx, enum npu_dtype dt, int ndim, const int64_t *d
         (st = npu_lower_done(b->cx, r)))
         goto out;
     st = npu_lower_result(b->cx, b->orig, idx, r->out[0]);
+    b->finished = !st;
 out:
     free(tv);
     free(fv);
+    return st;
+}
+
+enum npu_status
+rkd_alias(struct rkd *b, int idx, struct npu_value *src, int kind, const int64_t *heads,
+          enum npu_dtype dt, int ndim, const int64_t *dims, const uint32_t view[3],
+          uint32_t order)
+{
+    if (b->err)
+        return b->err;
+    if (!b->cx)
+        return NPU_OK;
+    struct npu_graph *g = b->cx->g;
+    struct npu_node *r = npu_lower_new(b->cx, b->orig, NPU_OP_RK_DPU, b->orig->name, &src, 1, 1);
+    if (!r)
+        return NPU_ERR_NOMEM;
+    int64_t vw[3] = {view[0], view[1], view[2]};
+    enum npu_status st;
+    if ((st = npu_node_set_int(g, r, "alias", kind)) ||
+        (kind == 2 && (st = npu_node_set_ints(g, r, "heads", heads, 3))) ||
+        (st = npu_node_set_ints(g, r, "shape", dims, (size_t)ndim)) ||
+        (st = npu_node_set_string(g, r, "dtype", npu_dtype_name(dt))) ||
+        (st = npu_node_set_ints(g, r, "view", vw, 3)) ||
+        (st = npu_node_set_string(g, r, "order", order == NPU_VIEW_NCHW ? "nchw" : "hwc")) ||
+        (st = npu_node_set_float(g, r, "modeled_us", 0.0f)) || (st = npu_lower_done(b->cx, r)))
+        return st;
+    st = npu_lower_result(b->cx, b->orig, idx, r->out[0]);
+    b->finished = !st;
     return st;
 }

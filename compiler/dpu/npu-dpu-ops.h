@@ -130,6 +130,7 @@ struct rkd {
     bool have_result;
     int depth;      /* dry predictions of producers' views */
     bool nonneg;    /* the result is known to be >= 0 (rk.Dpu attribute "nonneg") */
+    bool finished;  /* a result was declared (rkd_finish / rkd_alias) */
 };
 
 void rkd_init(struct rkd *b, struct npu_lower_ctx *cx, struct npu_node *orig);
@@ -161,6 +162,12 @@ void rkd_lut(struct rkd *b, uint32_t id);
  */
 enum npu_status rkd_finish(struct rkd *b, int idx, enum npu_dtype dt, int ndim,
                            const int64_t *dims, const uint32_t view[3], uint32_t order);
+/* Output idx of b->orig as a view of src's bytes (no task): kind 1 = the same bytes under
+ * another (view, order); kind 2 = the heads of attention, [rows, heads x D] read as
+ * [heads, rows, D] (heads = {rows, heads, D}; only be-dpu's attention reads it). */
+enum npu_status rkd_alias(struct rkd *b, int idx, struct npu_value *src, int kind,
+                          const int64_t *heads, enum npu_dtype dt, int ndim, const int64_t *dims,
+                          const uint32_t view[3], uint32_t order);
 /* Modeled seconds of the tasks so far (timing model v1). */
 static inline double
 rkd_seconds(const struct rkd *b)

@@ -109,9 +109,69 @@ run_model(const char *dir, const char *name)
     free(got.data);
 }
 
+/* Modeled time of every rk.* node after lowering, summed by the last component of the
+ * node name with digits removed (e.g. "LayerNormalization", "MatMul", "Add"). */
+static void
+breakdown(const char *dir, const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s/model.onnx", dir, name);
+    struct npu_graph *g = NULL;
+    struct npu_compile_options co = {0};
+    if (npu_onnx_load(path, NULL, &g) || npu_compile(g, &co) || npu_lower_graph(g, NULL)) {
+        npu_graph_free(g);
+        return;
+    }
+    struct {
+        char key[64];
+        double us;
+        int n;
+    } acc[64];
+    int na = 0;
+    double total = 0;
+    npu_graph_for_each_node(g, n) {
+        if (!npu_op_is_rk(n->op))
+            continue;
+        double us = npu_node_float(n, "modeled_us", 0);
+        char key[64];
+        const char *sl = strrchr(n->name, '/');
+        snprintf(key, sizeof(key), "%s %s", npu_op_name(n->op), sl ? sl + 1 : n->name);
+        for (char *c = key; *c; c++)
+            if (*c >= '0' && *c <= '9')
+                *c = 0;
+        char *u = strrchr(key, '_');
+        if (u && !u[1])
+            *u = 0;
+        int k;
+        for (k = 0; k < na && strcmp(acc[k].key, key); k++)
+            ;
+        if (k == na && na < 64) {
+            snprintf(acc[na].key, sizeof(acc[na].key), "%s", key);
+            acc[na].us = 0;
+            acc[na].n = 0;
+            na++;
+        }
+        if (k < 64) {
+            acc[k].us += us;
+            acc[k].n++;
+        }
+        total += us;
+    }
+    printf("  %s: modeled time by node kind (timing model v1, submits excluded):\n", name);
+    for (int k = 0; k < na; k++)
+        printf("    %-36s %4d nodes %10.1f us  %5.1f %%\n", acc[k].key, acc[k].n, acc[k].us,
+               100 * acc[k].us / total);
+    printf("    %-36s %15.1f us\n", "total", total);
+    npu_graph_free(g);
+}
+
 int
 main(int argc, char **argv)
 {
+    if (argc > 3 && !strcmp(argv[1], "--breakdown")) {
+        breakdown(argv[2], argv[3]);
+        return 0;
+    }
     if (argc < 2) {
         fprintf(stderr, "usage: test-models DATA_DIR [model...]\n");
         return 2;
