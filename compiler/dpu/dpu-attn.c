@@ -211,19 +211,30 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
     }
     struct hsrc os = {.m = dl_map(rkd_result(), &vo), .heads_view = merged, .d = Dv, .s = Sq};
 
-    /* ---- scratch: weights (kept), two work areas, small maps */
-    uint64_t kw_bytes = (uint64_t)Hn * Skp * D * 2, vw_bytes = (uint64_t)Hn * Skp * Dv * 2;
+    /* Shift inside the product (D a multiple of 32, no mask): Q' = [Q, -(max + 2) / scale]
+     * and K' = [K, 1] (one more atom of channels, lane 0), so that S2 = Q' K'^T is already
+     * shifted and needs no broadcast map of the shift; else the shift is an EW operand. */
+    const bool qshift = D % 32 == 0 && !mask;
+    const uint32_t Dk = qshift ? D + 8 : D; /* channels of the K weights (and of Q') */
+    const uint32_t GS = 2 * Dk;             /* atoms per kernel group of K weights */
+    /* S1 in two halves of the keys when they split into kernel groups: the second half's
+     * EW MAX folds the first halving of the row maxima into the product */
+    const bool split_s1 = Skp % 32 == 0 && Skp >= 64;
+    const uint32_t Sh = split_s1 ? Skp / 2 : Skp;
+
+    /* ---- scratch: weights (kept), two work areas, small maps, Q' */
+    uint64_t kw_bytes = (uint64_t)Hn * Skp * Dk * 2, vw_bytes = (uint64_t)Hn * Skp * Dv * 2;
     uint64_t kp_bytes = (uint64_t)(D / 8) * Hn * Skp * 16;
     uint64_t vp_bytes = 2ull * Hn * (Dv / 16) * Skp * 16;
     uint64_t s_bytes = (uint64_t)(Skp / 8) * Hn * Sq * 16;
-    uint64_t half_bytes = (uint64_t)((Skp / 8 + 1) / 2) * Hn * Sq * 16;
+    uint64_t sh_bytes = (uint64_t)(Skp / 8) * Sq * 16; /* one head of S */
+    uint64_t sum_bytes = (uint64_t)(Dv / 4) * Sq * 16;
+    uint64_t qp_bytes = qshift ? (uint64_t)(Dk / 8) * Hn * Sq * 16 : 16;
     struct npu_dpu_ref wts = rkd_temp(b, kw_bytes + vw_bytes);
     struct npu_dpu_ref ta = rkd_temp(b, NPU_MAX(NPU_MAX(kp_bytes, vp_bytes), s_bytes));
-    uint64_t sum_bytes = (uint64_t)(Dv / 4) * Sq * 16;
-    struct npu_dpu_ref tb = rkd_temp(b, NPU_MAX(NPU_MAX(kp_bytes, s_bytes), sum_bytes));
-    struct npu_dpu_ref tsm = rkd_temp(b, (uint64_t)Hn * Sq * 16);
-    (void)half_bytes;
-    struct npu_dpu_ref kw = wts, vw = at(wts, kw_bytes);
+    struct npu_dpu_ref tb = rkd_temp(b, NPU_MAX(NPU_MAX(kp_bytes, s_bytes), sum_bytes + sh_bytes));
+    struct npu_dpu_ref tsm = rkd_temp(b, (uint64_t)Hn * Sq * 16 + qp_bytes);
+    struct npu_dpu_ref kw = wts, vw = at(wts, kw_bytes), tq = at(tsm, (uint64_t)Hn * Sq * 16);
 
     /* ---- K -> weight layout */
     struct npu_dpu_map kp = npu_dpu_map_packed(ta, NPU_DPU_FP16, D, Hn, Skp);
@@ -240,18 +251,53 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
                             .grid_w = 1, .grid_line = D, .chan_stride = 1};
     rkd_tp(b, &t1);
     /* TP2: read as 16 channels (key % 16: two surfaces D atoms apart) of (key / 16, d)
-     * pixels, lines of 2D atoms; write [group][d block][key % 16][d % CB] */
-    struct npu_dpu_tp t2 = {.in = strided(tb, 16, Hn * (Skp / 16), D, 2 * D, D), .dst = kw,
-                            .grid_w = CB / 8, .grid_line = 2 * CB, .chan_stride = CB / 8};
-    rkd_tp(b, &t2);
+     * pixels, lines of 2D atoms; write [group][d block][key % 16][d % CB]. With the shift
+     * channel the groups are 2 (D + 8) atoms apart: one transpose per 32-channel block,
+     * and the last block (lane 0 = 1) comes from a constant. */
+    if (!qshift) {
+        struct npu_dpu_tp t2 = {.in = strided(tb, 16, Hn * (Skp / 16), D, 2 * D, D), .dst = kw,
+                                .grid_w = CB / 8, .grid_line = 2 * CB, .chan_stride = CB / 8};
+        rkd_tp(b, &t2);
+    } else {
+        for (uint32_t blk = 0; blk < D / 32; blk++) {
+            struct npu_dpu_tp t2 = {
+                .in = strided(at(tb, (uint64_t)blk * 32 * 16), 16, Hn * (Skp / 16), 32, 2 * D, D),
+                .dst = at(kw, (uint64_t)blk * 64 * 16), .grid_w = 4, .grid_line = GS,
+                .chan_stride = 4};
+            rkd_tp(b, &t2);
+        }
+        uint32_t groups = Hn * (Skp / 16);
+        struct npu_dpu_map ones = npu_dpu_map_packed(rkd_result(), NPU_DPU_FP16, 8, groups, 16);
+        uint64_t nb = npu_dpu_map_extent(&ones);
+        uint16_t *o = calloc(nb / 2, 2);
+        if (!o)
+            return NPU_ERR_NOMEM;
+        for (uint64_t i = 0; i < nb / 16; i++)
+            o[i * 8] = 0x3c00; /* 1.0 in lane 0 */
+        ones.ref = rkd_const(b, "kones", o, nb);
+        free(o);
+        struct npu_dpu_map dst = strided(at(kw, (uint64_t)(D / 32) * 64 * 16), 8, groups, 16, GS,
+                                         groups * GS);
+        copy(b, &ones, &dst);
+    }
 
     /* ---- V -> weight layout: [16 ch][heads x Dv/16][Skp], then one transpose */
     struct npu_dpu_map vp = npu_dpu_map_packed(ta, NPU_DPU_FP16, 16, Hn * (Dv / 16), Skp);
-    for (uint32_t y = 0; y < Dv / 16; y++) {
-        struct npu_dpu_map src = heads_cube(&vs_, Hn, 16 * y, 16);
-        struct npu_dpu_map dst = strided(at(vp.ref, (uint64_t)y * Skp * 16), 16, Hn, Sk,
-                                         (Dv / 16) * Skp, Hn * (Dv / 16) * Skp);
+    if (vs_.heads_view) {
+        /* the projection holds (head, 16-channel group) pairs in surface order: one copy */
+        struct npu_dpu_map src = heads_cube(&vs_, Hn, 0, 16);
+        uint32_t sp = npu_dpu_map_surf(&vs_.m);
+        src.h = Hn * (Dv / 16);
+        src.line = 2 * sp;
+        struct npu_dpu_map dst = strided(vp.ref, 16, Hn * (Dv / 16), Sk, Skp, Hn * (Dv / 16) * Skp);
         copy(b, &src, &dst);
+    } else {
+        for (uint32_t y = 0; y < Dv / 16; y++) {
+            struct npu_dpu_map src = heads_cube(&vs_, Hn, 16 * y, 16);
+            struct npu_dpu_map dst = strided(at(vp.ref, (uint64_t)y * Skp * 16), 16, Hn, Sk,
+                                             (Dv / 16) * Skp, Hn * (Dv / 16) * Skp);
+            copy(b, &src, &dst);
+        }
     }
     if (Skp > Sk) {
         struct npu_dpu_map z = zeros(b, 16, Hn * (Dv / 16), Skp - Sk);
@@ -261,6 +307,21 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
     struct npu_dpu_tp tv = {.in = vp, .dst = vw, .grid_w = CBv / 8, .grid_line = 2 * CBv,
                             .chan_stride = CBv / 8};
     rkd_tp(b, &tv);
+
+    /* ---- Q' = [Q, 0] (the shift lane filled once the maxima are known) */
+    struct npu_dpu_map qpm = npu_dpu_map_packed(tq, NPU_DPU_FP16, Dk, Hn * Sq, 1);
+    struct hsrc qsrc = qs;
+    if (qshift) {
+        struct npu_dpu_map src = heads_cube(&qs, Hn, 0, D);
+        struct npu_dpu_map dst = strided(qpm.ref, D, Hn, Sq, Sq, Hn * Sq);
+        copy(b, &src, &dst);
+        struct npu_dpu_map z = zeros(b, 8, Hn * Sq, 1);
+        struct npu_dpu_map lane = npu_dpu_map_channels(&qpm, D, 8);
+        copy(b, &z, &lane);
+        qsrc.m = qpm;
+        qsrc.heads_view = false;
+        qsrc.d = Dk;
+    }
 
     /* ---- constants: key mask (per channel of S), scores scale, additive mask */
     float *kmask = calloc(Skp, sizeof(float)), *sc = malloc(Skp * sizeof(float));
@@ -276,6 +337,7 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
     const struct npu_dpu_lut *lut = npu_dpu_lut_get(npu_dpu_lut_fn_id(NPU_DPU_FN_EXP_NEG));
     const float a = lut->in_scale; /* 32: table units per unit of t */
     struct npu_dpu_ref kmask_ref = dl_chan_const(b, "kmask", kmask, Skp);
+    struct npu_dpu_ref kmask_hi = dl_chan_const(b, "kmaskhi", kmask + (Skp - Sh), Sh);
     for (uint32_t i = 0; i < Skp; i++)
         sc[i] = scale;
     struct npu_dpu_ref s1_scale = dl_chan_const(b, "scale", sc, Skp);
@@ -285,10 +347,10 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
     free(kmask);
     free(sc);
     struct vmap vs = {.view = {Skp, Hn * Sq, 1}, .order = NPU_VIEW_HWC};
+    struct vmap vsh = {.view = {Skp, Sq, 1}, .order = NPU_VIEW_HWC};
     struct npu_dpu_map mask1, mask2;
     bool has_mask = mask != NULL;
     if (has_mask) {
-        int64_t md[3] = {Hn, Sq, Sk};
         int64_t mn = (int64_t)Hn * Sq * Skp;
         /* broadcast the mask to [heads, Sq, Sk] (leading dims flattened), pad keys with 0 */
         int64_t bd[NPU_MAX_DIMS];
@@ -300,7 +362,7 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
             free(full), free(fm), free(fa);
             return why_set(w, "mask does not broadcast to the scores");
         }
-        for (int64_t hq = 0; hq < md[0] * md[1]; hq++)
+        for (int64_t hq = 0; hq < (int64_t)Hn * Sq; hq++)
             for (uint32_t kk = 0; kk < Sk; kk++) {
                 /* masks are clamped to a finite -30000: the maxima go through convolutions
                  * (0 * -inf = NaN) and the exponent through the LUT, whose end slopes are
@@ -316,12 +378,14 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
         free(full), free(fm), free(fa);
     }
 
-    /* ---- S1 = scale (Q K^T + kmask) + mask, fp16, every head into rows of ta */
-    struct npu_dpu_map s1 = dl_map(ta, &vs);
+    /* ---- S1 = scale (Q K^T + kmask) + mask, fp16, heads in rows (keys halved when split) */
+    struct vmap vs1 = {.view = {Sh, Hn * Sq, 1}, .order = NPU_VIEW_HWC};
+    struct npu_dpu_map s1 = dl_map(ta, &vs1);
+    struct vmap vhalf = {.view = {Sh, Sq, 1}, .order = NPU_VIEW_HWC};
     for (uint32_t h = 0; h < Hn; h++) {
-        struct npu_dpu_conv cv = {.in = head(&qs, h), .kernels = Skp,
-                                  .kh = 1, .kw = 1, .sy = 1, .sx = 1,
-                                  .weights = at(kw, (uint64_t)h * Skp * D * 2),
+        struct npu_dpu_ref wh = at(kw, (uint64_t)h * Skp * Dk * 2);
+        struct npu_dpu_conv cv = {.in = head(&qsrc, h), .kernels = Sh, .kh = 1, .kw = 1,
+                                  .sy = 1, .sx = 1, .weights = wh,
                                   .out = npu_dpu_map_rows(&s1, h * Sq, Sq)};
         cv.st.bs.alu = NPU_DPU_SRC_MEM;
         cv.st.bs.alu_mem = kmask_ref;
@@ -331,41 +395,64 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
             cv.st.ew.op = NPU_DPU_EW_ADD;
             cv.st.ew.operand = npu_dpu_map_rows(&mask1, h * Sq, Sq);
         }
+        if (split_s1) {
+            /* first half into a per-head scratch, second half maxed with it */
+            struct npu_dpu_map first = dl_map(tb, &vhalf);
+            struct npu_dpu_conv c1 = cv;
+            c1.out = first;
+            rkd_conv(b, &c1);
+            cv.weights = at(wh, (uint64_t)Sh * Dk * 2);
+            cv.st.bs.alu_mem = kmask_hi;
+            cv.st.ew.op = NPU_DPU_EW_MAX;
+            cv.st.ew.operand = first;
+        }
         rkd_conv(b, &cv);
     }
-    /* ---- row maxima (8 lanes) and the shift -a max - 64 (+ a mask) */
+    /* ---- row maxima (8 lanes) */
     struct npu_dpu_map m8 = npu_dpu_map_packed(tsm, NPU_DPU_FP16, 8, Hn * Sq, 1);
     dl_chan_max(b, &s1, &m8);
-    /* The maps a task reads through ERDMA are laid out head after head: a row slice of a
-     * map of all heads would be read (and modeled) over its whole surface extent. */
-    struct vmap vsh = {.view = {Skp, Sq, 1}, .order = NPU_VIEW_HWC};
-    uint64_t sh_bytes = (uint64_t)(Skp / 8) * Sq * 16;
     struct npu_dpu_stages st;
     memset(&st, 0, sizeof(st));
-    st.bs.alu = NPU_DPU_SRC_REG;
-    st.bs.alu_value = -64.0f;
-    for (uint32_t h = 0; h < Hn; h++) {
-        struct npu_dpu_map m8h = npu_dpu_map_rows(&m8, h * Sq, Sq);
-        struct npu_dpu_map shh = dl_map(at(tb, h * sh_bytes), &vsh);
-        if (has_mask) {
-            st.ew.op = NPU_DPU_EW_ADD;
-            st.ew.operand = npu_dpu_map_rows(&mask2, h * Sq, Sq);
+    if (qshift) {
+        /* Q' lane D = -(max + 2) / scale (fp32 factor through BRDMA) */
+        float f[8];
+        for (int i = 0; i < 8; i++)
+            f[i] = (float)(-1.0 / scale);
+        struct npu_dpu_pass p = {.in = m8, .out = npu_dpu_map_channels(&qpm, D, 8)};
+        p.st.bs.alu = NPU_DPU_SRC_REG;
+        p.st.bs.alu_value = 2.0f;
+        p.st.bs.mul = NPU_DPU_SRC_MEM;
+        p.st.bs.mul_mem = dl_chan_const(b, "nscale", f, 8);
+        rkd_pass(b, &p);
+    } else {
+        /* the shift -a max - 64 (+ a mask) per head, head-major for S2's ERDMA */
+        st.bs.alu = NPU_DPU_SRC_REG;
+        st.bs.alu_value = -64.0f;
+        for (uint32_t h = 0; h < Hn; h++) {
+            struct npu_dpu_map m8h = npu_dpu_map_rows(&m8, h * Sq, Sq);
+            struct npu_dpu_map shh = dl_map(at(tb, h * sh_bytes), &vsh);
+            if (has_mask) {
+                st.ew.op = NPU_DPU_EW_ADD;
+                st.ew.operand = npu_dpu_map_rows(&mask2, h * Sq, Sq);
+            }
+            dl_bcast(b, &m8h, NULL, -a, &shh, &st);
         }
-        dl_bcast(b, &m8h, NULL, -a, &shh, &st);
     }
-    /* ---- E = exp(S2 - max - 2): S2 recomputed with the shift as EW operand, head-major */
+    /* ---- E = exp(S2 - max - 2) per head, head-major */
     rkd_lut(b, lut->id);
     for (uint32_t h = 0; h < Hn; h++) {
-        struct npu_dpu_conv cv = {.in = head(&qs, h), .kernels = Skp,
-                                  .kh = 1, .kw = 1, .sy = 1, .sx = 1,
-                                  .weights = at(kw, (uint64_t)h * Skp * D * 2),
+        struct npu_dpu_conv cv = {.in = head(&qsrc, h), .kernels = Skp, .kh = 1, .kw = 1,
+                                  .sy = 1, .sx = 1,
+                                  .weights = at(kw, (uint64_t)h * Skp * Dk * 2),
                                   .out = dl_map(at(ta, h * sh_bytes), &vsh)};
         cv.st.bs.alu = NPU_DPU_SRC_MEM;
         cv.st.bs.alu_mem = kmask_ref;
         cv.st.bn.mul = NPU_DPU_SRC_MEM;
         cv.st.bn.mul_mem = s2_scale;
-        cv.st.ew.op = NPU_DPU_EW_ADD;
-        cv.st.ew.operand = dl_map(at(tb, h * sh_bytes), &vsh);
+        if (!qshift) {
+            cv.st.ew.op = NPU_DPU_EW_ADD;
+            cv.st.ew.operand = dl_map(at(tb, h * sh_bytes), &vsh);
+        }
         cv.st.ew.lut = lut;
         rkd_conv(b, &cv);
     }

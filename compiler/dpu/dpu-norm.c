@@ -276,6 +276,52 @@ last_axis_view(const struct rkd *b, struct npu_value *x, int64_t axis, struct vm
     return false;
 }
 
+/*
+ * beta of a layer norm whose every reader is a MatMul by constant weights B [C, N] with a
+ * constant bias b [N] (q / k / v / fc1 after fuse_bias): y B + b = (y0 + beta) B + b =
+ * y0 B + (b + beta B), so the readers get the bias b + beta B and the layer norm skips its
+ * beta pass (one full read + write of the activations). Lowering only.
+ */
+static bool
+fold_beta(struct rkd *b, struct npu_node *ln, const float *beta, uint32_t C)
+{
+    struct npu_value *out = ln->out[0];
+    if (!b->cx || out->is_output || !out->nusers)
+        return false;
+    for (int i = 0; i < out->nusers; i++) {
+        const struct npu_node *u = out->users[i];
+        const struct npu_value *B = u->nin > 1 ? u->in[1] : NULL;
+        const struct npu_value *bb = u->nin > 2 ? u->in[2] : NULL;
+        if (u->op != NPU_OP_MATMUL || u->device != NPU_DEVICE_NPU || u->nin != 3 ||
+            u->in[0] != out || !B || B->kind != NPU_VALUE_CONST || B->t.ndim != 2 ||
+            B->t.dims[0] != C || !npu_dtype_is_float(B->t.dtype) || !bb ||
+            bb->kind != NPU_VALUE_CONST || npu_value_numel(bb) != B->t.dims[1] ||
+            !npu_dtype_is_float(bb->t.dtype))
+            return false;
+    }
+    for (int i = 0; i < out->nusers; i++) {
+        struct npu_node *u = out->users[i];
+        int64_t N = u->in[1]->t.dims[1];
+        float *nb = malloc((size_t)N * sizeof(float));
+        if (!nb)
+            return false;
+        for (int64_t j = 0; j < N; j++) {
+            double acc = npu_value_get_f64(u->in[2], j);
+            for (uint32_t c = 0; c < C; c++)
+                acc += (double)beta[c] * npu_value_get_f64(u->in[1], (int64_t)c * N + j);
+            nb[j] = (float)acc;
+        }
+        char name[160];
+        snprintf(name, sizeof(name), "%.120s.bias_ln", u->name);
+        struct npu_value *v = npu_lower_const(b->cx, name, NPU_DTYPE_FP32, 1, &N, nb);
+        free(nb);
+        if (!v)
+            return false;
+        u->in[2] = v;
+    }
+    return true;
+}
+
 /* LayerNormalization over the last axis (= channels). */
 enum npu_status
 dl_lower_layernorm(struct rkd *b, struct npu_node *n, struct why *w)
@@ -310,6 +356,8 @@ dl_lower_layernorm(struct rkd *b, struct npu_node *n, struct why *w)
         be[c] = bet ? (float)npu_value_get_f64(bet, c) : 0.0f;
         has_beta |= be[c] != 0;
     }
+    if (has_beta && fold_beta(b, n, be, C))
+        has_beta = false;
     uint64_t full = npu_dpu_map_extent(&xm);
     struct npu_dpu_ref small = rkd_temp(b, 4ull * H * W * 16);
     struct npu_dpu_map s8 = lanes8(small, 0, H, W), v8 = lanes8(small, 1, H, W);

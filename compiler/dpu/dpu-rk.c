@@ -445,7 +445,7 @@ npu_rk_dpu_infer(struct npu_graph *g, struct npu_node *n)
     enum npu_dtype dt = npu_dtype_from_name(dts);
     if (!shape || nshape > NPU_MAX_DIMS || n->nout < 1 || n->nout > RKD_MAX_OUT ||
         n->nin > RKD_MAX_IN)
-        return fail(n, "needs a shape and at most 8 outputs / 16 inputs");
+        return fail(n, "needs a shape and at most 8 outputs / 32 inputs");
     if (dt == NPU_DTYPE_UNDEFINED || (npu_dtype_size(dt) != 2 && npu_dtype_size(dt) != 4 &&
                                       npu_dtype_size(dt) != 1))
         return fail(n, "bad dtype");

@@ -100,7 +100,7 @@ struct rkd_task {
     } u;
 };
 
-#define RKD_MAX_IN 16
+#define RKD_MAX_IN 32
 #define RKD_MAX_OUT 8
 
 /*
