@@ -459,7 +459,8 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
     /* ---- per head: key sums broadcast to Dv channels (fp32), O = E V / sum */
     for (uint32_t h = 0; h < Hn; h++) {
         struct npu_dpu_map eh = dl_map(at(ta, h * sh_bytes), &vsh);
-        struct npu_dpu_map sum = {.ref = at(tb, 0), .type = NPU_DPU_FP32, .w = 1, .h = Sq,
+        /* fp16 sums (half the bytes of fp32; relative 2^-11 on O, which is fp16 anyway) */
+        struct npu_dpu_map sum = {.ref = at(tb, 0), .type = NPU_DPU_FP16, .w = 1, .h = Sq,
                                   .c = Dv, .line = 1, .surf = Sq};
         dl_chan_sum(b, &eh, 1.0f, &sum, NULL);
         struct npu_dpu_conv cv = {.in = eh, .kernels = Dv, .kh = 1, .kw = 1, .sy = 1, .sx = 1,
