@@ -413,6 +413,54 @@ check_task_span(const struct refcheck *rc, const struct rkd_task *t)
     return NPU_ERR_INVALID;
 }
 
+
+/* The IR text form keeps lists to 1024 entries: tasks and fvals are split into attributes
+ * "tasks", "tasks_1", ... of RKD_CHUNK tasks each. Gathers them (malloc'd; NULL if none or
+ * inconsistent). */
+#define RKD_CHUNK 19
+
+static bool
+gather(const struct npu_node *n, int64_t **tasks_out, float **fv_out, size_t *ntasks)
+{
+    size_t nt = 0, nv = 0;
+    *tasks_out = NULL;
+    *fv_out = NULL;
+    *ntasks = 0;
+    for (int k = 0;; k++) {
+        char tn[32], fn[32];
+        snprintf(tn, sizeof(tn), k ? "tasks_%d" : "tasks", k);
+        snprintf(fn, sizeof(fn), k ? "fvals_%d" : "fvals", k);
+        size_t a = 0, c = 0;
+        const int64_t *t = npu_node_ints(n, tn, &a);
+        const float *f = npu_node_floats(n, fn, &c);
+        if (!t && !f)
+            break;
+        if (!t || !f || !a || a % RKD_FIELDS || c != a / RKD_FIELDS * RKD_FVALS ||
+            a / RKD_FIELDS > RKD_CHUNK)
+            goto bad;
+        int64_t *nt_ = realloc(*tasks_out, (nt + a) * sizeof(int64_t));
+        if (!nt_)
+            goto bad;
+        *tasks_out = nt_;
+        float *nf = realloc(*fv_out, (nv + c) * sizeof(float));
+        if (!nf)
+            goto bad;
+        *fv_out = nf;
+        memcpy(*tasks_out + nt, t, a * sizeof(int64_t));
+        memcpy(*fv_out + nv, f, c * sizeof(float));
+        nt += a;
+        nv += c;
+    }
+    *ntasks = nt / RKD_FIELDS;
+    return true;
+bad:
+    free(*tasks_out);
+    free(*fv_out);
+    *tasks_out = NULL;
+    *fv_out = NULL;
+    return false;
+}
+
 /* ---- inference and emission ------------------------------------------------------------ */
 
 static uint64_t
@@ -432,15 +480,31 @@ fail(const struct npu_node *n, const char *what)
     return NPU_ERR_INVALID;
 }
 
+static enum npu_status infer_checked(struct npu_node *n, const int64_t *shape, size_t nshape,
+                                     const int64_t *temps, size_t ntemps, const int64_t *tasks,
+                                     const float *fv, size_t ntask);
+
 enum npu_status
 npu_rk_dpu_infer(struct npu_graph *g, struct npu_node *n)
 {
     (void)g;
-    size_t nshape = 0, ntemps = 0, nt = 0, nv = 0;
+    size_t nshape = 0, ntemps = 0, ntask = 0;
     const int64_t *shape = npu_node_ints(n, "shape", &nshape);
     const int64_t *temps = npu_node_ints(n, "temps", &ntemps);
-    const int64_t *tasks = npu_node_ints(n, "tasks", &nt);
-    const float *fv = npu_node_floats(n, "fvals", &nv);
+    int64_t *tasks = NULL;
+    float *fv = NULL;
+    if (!gather(n, &tasks, &fv, &ntask))
+        return fail(n, "tasks / fvals malformed");
+    enum npu_status st = infer_checked(n, shape, nshape, temps, ntemps, tasks, fv, ntask);
+    free(tasks);
+    free(fv);
+    return st;
+}
+
+static enum npu_status
+infer_checked(struct npu_node *n, const int64_t *shape, size_t nshape, const int64_t *temps,
+              size_t ntemps, const int64_t *tasks, const float *fv, size_t ntask)
+{
     const char *dts = npu_node_string(n, "dtype", "f16");
     enum npu_dtype dt = npu_dtype_from_name(dts);
     if (!shape || nshape > NPU_MAX_DIMS || n->nout < 1 || n->nout > RKD_MAX_OUT ||
@@ -462,8 +526,8 @@ npu_rk_dpu_infer(struct npu_graph *g, struct npu_node *n)
             if (!hd || nh != 3 || hd[0] < 1 || hd[1] < 1 || hd[2] < 1)
                 return fail(n, "a heads alias needs heads = [rows, heads, D]");
         }
-    } else if (!tasks || !nt || nt % RKD_FIELDS || !fv || nv != nt / RKD_FIELDS * RKD_FVALS) {
-        return fail(n, "tasks / fvals malformed");
+    } else if (!ntask) {
+        return fail(n, "no tasks");
     }
     for (int i = 0; i < n->nin; i++)
         if (!n->in[i])
@@ -503,7 +567,7 @@ npu_rk_dpu_infer(struct npu_graph *g, struct npu_node *n)
         rc.out_bytes[j + 1] = (uint64_t)temps[j];
     if (alias == 1 && rc.in_bytes[0] < rc.out_bytes[0])
         return fail(n, "alias larger than its input");
-    for (size_t k = 0; tasks && k < nt / RKD_FIELDS; k++) {
+    for (size_t k = 0; k < ntask; k++) {
         struct dec d;
         if (decode(tasks + k * RKD_FIELDS, fv + k * RKD_FVALS, &d))
             return fail(n, "undecodable task");
@@ -575,33 +639,36 @@ place_task(const struct placed *p, struct rkd_task *t)
 enum npu_status
 npu_rk_dpu_emit(struct npu_cg *cg, const struct npu_node *n)
 {
-    size_t nt = 0, nv = 0;
-    const int64_t *tasks = npu_node_ints(n, "tasks", &nt);
-    const float *fv = npu_node_floats(n, "fvals", &nv);
     struct placed p;
-    enum npu_status st;
+    enum npu_status st = NPU_OK;
     if (npu_node_int(n, "alias", 0))
         return NPU_OK; /* a view: no task */
-    if (!tasks || !fv)
+    int64_t *tasks = NULL;
+    float *fv = NULL;
+    size_t ntask = 0;
+    if (!gather(n, &tasks, &fv, &ntask) || !ntask) {
+        free(tasks);
+        free(fv);
         return fail(n, "no tasks");
-    for (int i = 0; i < n->nin; i++)
-        if ((st = npu_cg_addr(cg, n->in[i], &p.in[i])))
-            return st;
-    for (int j = 0; j < n->nout; j++)
-        if ((st = npu_cg_addr(cg, n->out[j], &p.out[j])))
-            return st;
-    struct npu_stream *s = npu_cg_stream(cg);
-    for (size_t k = 0; k < nt / RKD_FIELDS; k++) {
-        struct dec d;
-        if (decode(tasks + k * RKD_FIELDS, fv + k * RKD_FVALS, &d))
-            return fail(n, "undecodable task");
-        place_task(&p, &d.t);
-        if ((st = emit_task(s, &d.t, &d.lut, NULL))) {
-            npu_err(DOM, "node '%s' (rk.Dpu) task %zu: %s", n->name, k, npu_stream_error(s));
-            return st;
-        }
     }
-    return NPU_OK;
+    for (int i = 0; i < n->nin && !st; i++)
+        st = npu_cg_addr(cg, n->in[i], &p.in[i]);
+    for (int j = 0; j < n->nout && !st; j++)
+        st = npu_cg_addr(cg, n->out[j], &p.out[j]);
+    struct npu_stream *s = npu_cg_stream(cg);
+    for (size_t k = 0; k < ntask && !st; k++) {
+        struct dec d;
+        if (decode(tasks + k * RKD_FIELDS, fv + k * RKD_FVALS, &d)) {
+            st = fail(n, "undecodable task");
+            break;
+        }
+        place_task(&p, &d.t);
+        if ((st = emit_task(s, &d.t, &d.lut, NULL)))
+            npu_err(DOM, "node '%s' (rk.Dpu) task %zu: %s", n->name, k, npu_stream_error(s));
+    }
+    free(tasks);
+    free(fv);
+    return st;
 }
 
 /* ---- the builder ---------------------------------------------------------------------- */
@@ -787,6 +854,22 @@ rkd_lut(struct rkd *b, uint32_t id)
         b->lut_resident = id;
 }
 
+static enum npu_status
+set_chunks(struct npu_graph *g, struct npu_node *r, const int64_t *tv, const float *fv,
+           size_t ntask)
+{
+    enum npu_status st = NPU_OK;
+    for (size_t k = 0, c = 0; k < ntask && !st; k += RKD_CHUNK, c++) {
+        size_t m = ntask - k < RKD_CHUNK ? ntask - k : RKD_CHUNK;
+        char tn[32], fn[32];
+        snprintf(tn, sizeof(tn), c ? "tasks_%zu" : "tasks", c);
+        snprintf(fn, sizeof(fn), c ? "fvals_%zu" : "fvals", c);
+        if (!(st = npu_node_set_ints(g, r, tn, tv + k * RKD_FIELDS, m * RKD_FIELDS)))
+            st = npu_node_set_floats(g, r, fn, fv + k * RKD_FVALS, m * RKD_FVALS);
+    }
+    return st;
+}
+
 enum npu_status
 rkd_finish(struct rkd *b, int idx, enum npu_dtype dt, int ndim, const int64_t *dims,
            const uint32_t view[3], uint32_t order)
@@ -819,8 +902,7 @@ rkd_finish(struct rkd *b, int idx, enum npu_dtype dt, int ndim, const int64_t *d
         (st = npu_node_set_ints(g, r, "view", vw, 3)) ||
         (st = npu_node_set_string(g, r, "order", order == NPU_VIEW_NCHW ? "nchw" : "hwc")) ||
         (b->nout > 1 && (st = npu_node_set_ints(g, r, "temps", temps, (size_t)b->nout - 1))) ||
-        (st = npu_node_set_ints(g, r, "tasks", tv, nt)) ||
-        (st = npu_node_set_floats(g, r, "fvals", fv, nv)) ||
+        (st = set_chunks(g, r, tv, fv, (size_t)b->ntasks)) ||
         (st = npu_node_set_float(g, r, "modeled_us", (float)(b->cost.s * 1e6))) ||
         (b->nonneg && (st = npu_node_set_int(g, r, "nonneg", 1))) ||
         (st = npu_lower_done(b->cx, r)))
