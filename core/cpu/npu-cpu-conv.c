@@ -408,6 +408,11 @@ convt_setup(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs, const struct
         if (g->s[i] < 1 || g->d[i] < 1 || g->k[i] < 1)
             return KINVAL("kernel, strides and dilations must be >= 1");
         int64_t opad = op ? op[i] : 0;
+        if (g->s[i] > CPU_MAX_ATTR || g->d[i] > CPU_MAX_ATTR || g->k[i] > CPU_MAX_ATTR ||
+            opad < 0 || opad > CPU_MAX_ATTR || (os && (os[i] < 0 || os[i] > CPU_MAX_ATTR)) ||
+            (pads && (pads[i] < -CPU_MAX_ATTR || pads[i] > CPU_MAX_ATTR ||
+                      pads[nsp + i] < -CPU_MAX_ATTR || pads[nsp + i] > CPU_MAX_ATTR)))
+            return KINVAL("strides, dilations, pads or output sizes out of range");
         int64_t full = g->s[i] * (g->in[i] - 1) + opad + (g->k[i] - 1) * g->d[i] + 1;
         if (os || same_u || same_l) {
             /* the output size is given (or in*stride); split the padding it implies */

@@ -750,7 +750,7 @@ cpu_k_gemm(CPU_KERNEL_ARGS)
     /* integers: Y = alpha*A.B + beta*C with alpha and beta applied in the integer type */
     if (!npu_dtype_is_int(a->dtype))
         return KUNSUP("dtype %s is not supported", npu_dtype_name(a->dtype));
-    int64_t ai = (int64_t)alpha, bi = (int64_t)beta;
+    int64_t ai = cpu_sat_i64(alpha), bi = cpu_sat_i64(beta);
     if ((float)ai != alpha || (float)bi != beta)
         return KUNSUP("integer Gemm needs integral alpha and beta");
     for (int64_t i = 0; i < M; i++)
@@ -905,6 +905,7 @@ cpu_requantize(const int32_t *acc, int64_t rows, int64_t cols, const float *scal
     for (int64_t i = 0; i < rows; i++)
         for (int64_t j = 0; j < cols; j++) {
             float v = rintf((float)acc[i * cols + j] * scale[per_col ? j : i]) + (float)zp;
+            v = v != v ? (float)zp : v; /* NaN scale: the zero point, never an UB cast */
             int64_t e = i * cols + j;
             if (dt == NPU_DTYPE_UINT8)
                 ((uint8_t *)y)[e] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);

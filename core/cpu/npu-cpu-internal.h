@@ -506,6 +506,9 @@ void cpu_act_apply(const struct cpu_act_spec *act, float *x, int64_t n);
 /* ---- sliding windows (npu-cpu-pool.c), shared by Conv and the pools ------------------------ */
 
 #define CPU_MAX_SP (NPU_MAX_DIMS - 2)
+/* Bound on size-like attribute values (strides, pads, dilations, repeats...): products of two
+ * such values and a dim stay far below 2^63. */
+#define CPU_MAX_ATTR (INT64_C(1) << 31)
 
 /* Geometry of a window op over `nsp` spatial dims: sizes, kernel, strides, dilations and the
  * padding at the start (pb) and end (pe) of each dim, resolved from auto_pad or pads. */

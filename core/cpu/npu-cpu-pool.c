@@ -43,8 +43,9 @@ cpu_win_setup(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs, int nsp,
         w->d[i] = dl ? dl[i] : 1;
         if (w->k[i] < 1 || w->s[i] < 1 || w->d[i] < 1)
             return KINVAL("kernel, strides and dilations must be >= 1");
-        if (w->k[i] > (INT64_C(1) << 31) || w->d[i] > (INT64_C(1) << 31))
-            return KINVAL("kernel or dilation too large");
+        /* attribute values are untrusted: keep every product below 2^62 */
+        if (w->k[i] > CPU_MAX_ATTR || w->d[i] > CPU_MAX_ATTR || w->s[i] > CPU_MAX_ATTR)
+            return KINVAL("kernel, stride or dilation too large");
         int64_t ext = (w->k[i] - 1) * w->d[i] + 1;
         if (same_u || same_l) {
             w->out[i] = NPU_DIV_ROUND_UP(w->in[i], w->s[i]);
@@ -56,8 +57,8 @@ cpu_win_setup(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs, int nsp,
         if (!valid && pads) {
             w->pb[i] = pads[i];
             w->pe[i] = pads[nsp + i];
-            if (w->pb[i] < 0 || w->pe[i] < 0)
-                return KINVAL("negative pads");
+            if (w->pb[i] < 0 || w->pe[i] < 0 || w->pb[i] > CPU_MAX_ATTR || w->pe[i] > CPU_MAX_ATTR)
+                return KINVAL("pads out of range");
         }
         int64_t span = w->in[i] + w->pb[i] + w->pe[i] - ext;
         if (span < 0)

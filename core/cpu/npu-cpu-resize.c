@@ -256,6 +256,8 @@ cpu_k_resize(CPU_KERNEL_ARGS)
             double len = (double)x->dims[d] * s;
             if (p.ctm == CTM_TF_CROP_AND_RESIZE)
                 len *= re[d] - rs[d];
+            if (!(len >= 0 && len < 1e15))
+                return KINVAL("scale %g gives an output size out of range", s);
             od[d] = (int64_t)floor(len);
         }
     } else {
@@ -281,8 +283,11 @@ cpu_k_resize(CPU_KERNEL_ARGS)
         if (!stretch)
             for (int i = 0; i < na; i++) {
                 int d = axes[i];
+                double len = (double)x->dims[d] * pick + 0.5;
+                if (!(len >= 0 && len < 1e15))
+                    return KINVAL("sizes give an output size out of range");
                 sc[d] = pick;
-                od[d] = (int64_t)floor((double)x->dims[d] * pick + 0.5);
+                od[d] = (int64_t)floor(len);
             }
     }
     CPU_TRY(cpu_check_out(ctx, y, x->dtype, r, od));

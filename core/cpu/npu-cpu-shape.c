@@ -742,6 +742,9 @@ cpu_k_pad(CPU_KERNEL_ARGS)
     for (int i = 0; i < na; i++) {
         int ax;
         CPU_TRY(cpu_axis(ctx, axes[i], r, &ax));
+        if (pads[i] < -CPU_MAX_ATTR || pads[i] > CPU_MAX_ATTR || pads[na + i] < -CPU_MAX_ATTR ||
+            pads[na + i] > CPU_MAX_ATTR)
+            return KINVAL("pads out of range");
         before[ax] = pads[i];
         after[ax] = pads[na + i];
     }
@@ -883,8 +886,8 @@ cpu_k_tile(CPU_KERNEL_ARGS)
     if (n != r)
         return KINVAL("repeats has %d entries for rank %d", n, r);
     for (int d = 0; d < r; d++) {
-        if (rep[d] < 0)
-            return KINVAL("negative repeat");
+        if (rep[d] < 0 || rep[d] > CPU_MAX_ATTR || (rep[d] && x->dims[d] > INT64_MAX / rep[d]))
+            return KINVAL("repeat %lld out of range", (long long)rep[d]);
         od[d] = x->dims[d] * rep[d];
     }
     CPU_TRY(cpu_check_out(ctx, out[0], x->dtype, r, od));

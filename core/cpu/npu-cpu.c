@@ -252,7 +252,8 @@ cpu_check_out(struct npu_cpu_ctx *ctx, const struct npu_tensor *o, enum npu_dtyp
     if (!ok) {
         char a[160], b[160];
         struct npu_tensor e = {.ndim = ndim};
-        memcpy(e.dims, dims, sizeof(int64_t) * (size_t)ndim);
+        for (int i = 0; i < ndim; i++)
+            e.dims[i] = dims[i];
         return KINVAL("output shape %s, expected %s", cpu_dims_str(o, a, sizeof(a)),
                       cpu_dims_str(&e, b, sizeof(b)));
     }
