@@ -101,21 +101,42 @@ im2col(const struct conv_geo *g, const float *x, int64_t t0, int64_t tw, float *
     int nsp = w->nsp;
     if (nsp == 2) {
         int64_t H = w->in[0], W = w->in[1], OW = w->out[1];
-        int64_t KH = w->k[0], KW = w->k[1];
+        int64_t KH = w->k[0], KW = w->k[1], sw = w->s[1];
         for (int64_t c = 0; c < g->Cg; c++)
             for (int64_t kh = 0; kh < KH; kh++)
                 for (int64_t kw = 0; kw < KW; kw++) {
                     float *dst = col + ((c * KH + kh) * KW + kw) * tw;
                     const float *xc = x + c * H * W;
-                    int64_t oh = t0 / OW, ow = t0 % OW;
-                    for (int64_t t = 0; t < tw; t++) {
+                    int64_t w0 = kw * w->d[1] - w->pb[1]; /* input column of ow = 0 */
+                    /* ow range whose input column is inside [0, W) */
+                    int64_t lo = w0 >= 0 ? 0 : (-w0 + sw - 1) / sw;
+                    int64_t hi = W - w0 <= 0 ? 0 : (W - w0 + sw - 1) / sw;
+                    hi = NPU_MIN(hi, OW);
+                    /* walk the tile one output row (segment) at a time */
+                    for (int64_t t = 0; t < tw;) {
+                        int64_t oh = (t0 + t) / OW, ow0 = (t0 + t) % OW;
+                        int64_t n = NPU_MIN(OW - ow0, tw - t);
                         int64_t h = oh * w->s[0] - w->pb[0] + kh * w->d[0];
-                        int64_t ww = ow * w->s[1] - w->pb[1] + kw * w->d[1];
-                        dst[t] = (h >= 0 && h < H && ww >= 0 && ww < W) ? xc[h * W + ww] : 0.0f;
-                        if (++ow == OW) {
-                            ow = 0;
-                            oh++;
+                        float *d = dst + t;
+                        if (h < 0 || h >= H) {
+                            memset(d, 0, sizeof(float) * (size_t)n);
+                        } else {
+                            const float *xr = xc + h * W + w0;
+                            for (int64_t q = 0; q < n; q++) {
+                                int64_t ow = ow0 + q;
+                                if (ow < lo || ow >= hi)
+                                    d[q] = 0.0f;
+                                else if (sw == 1) {
+                                    /* contiguous run of valid columns */
+                                    int64_t run = NPU_MIN(hi, ow0 + n) - ow;
+                                    memcpy(d + q, xr + ow, sizeof(float) * (size_t)run);
+                                    q += run - 1;
+                                } else {
+                                    d[q] = xr[ow * sw];
+                                }
+                            }
                         }
+                        t += n;
                     }
                 }
         return;

@@ -441,15 +441,18 @@ cpu_gemm_batched(struct npu_cpu_ctx *ctx, const struct cpu_gemm_batch *g)
     if (g->batch <= 0 || g->M <= 0 || g->N <= 0)
         return;
     /* Tile size from the shape alone (never from the thread count): about 4 MFLOP or more
-     * per tile, N cut in multiples of 64 columns, M cut only when it is tall. */
+     * per tile, N cut in multiples of 64 columns (128 for wide problems: each tile repacks
+     * its A block, so narrow tiles cost packing), M cut only when it is tall. The ViT
+     * projection 196x768x768 becomes 6 tiles of 196x128. */
     struct gemm_job j = {.g = g, .mb = g->M, .nb = g->N};
     double flops = 2.0 * (double)g->M * (double)g->N * (double)(g->K ? g->K : 1);
     if (flops > 8e6) {
         if (g->M > 512)
             j.mb = 256;
         int64_t want = (int64_t)(flops * (double)j.mb / (double)g->M / 4e6);
-        int64_t cols = NPU_MAX((int64_t)64, NPU_ALIGN(NPU_DIV_ROUND_UP(g->N, NPU_MAX(want, 1)),
-                                                      (int64_t)64));
+        int64_t minw = g->N >= 256 ? 128 : 64;
+        int64_t cols = NPU_MAX(minw, NPU_ALIGN(NPU_DIV_ROUND_UP(g->N, NPU_MAX(want, 1)),
+                                               (int64_t)64));
         if (want > 1 && cols < g->N)
             j.nb = NPU_MIN(cols, (int64_t)512);
     }

@@ -523,7 +523,7 @@ cpu_k_layer_norm(CPU_KERNEL_ARGS)
 
 /* ---- npu.Attention -------------------------------------------------------------------------- */
 
-#define ATT_QB 32 /* query rows per task; fixed, so results do not depend on the thread count */
+#define ATT_QB 64 /* query rows per task; fixed, so results do not depend on the thread count */
 
 struct att_job {
     const float *q, *k, *v;

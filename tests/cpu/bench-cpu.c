@@ -120,6 +120,13 @@ naive_mm(void *p)
     }
 }
 
+static void
+whole_sgemm(void *p)
+{
+    struct mm_args *m = p;
+    cpu_sgemm(false, false, m->M, m->N, m->K, 1.0f, m->a, m->K, m->b, m->N, 0.0f, m->c, m->N);
+}
+
 struct sm_args {
     const float *x;
     float *y;
@@ -204,6 +211,12 @@ bench_matmul(struct npu_cpu_ctx *c1, struct npu_cpu_ctx *cn)
     struct mm_args na = {a->data, b->data, y->data, M, N, K};
     double tn = timeit(naive_mm, &na);
     report("plain i-k-j loop, 1 thread (baseline)", tn, flops, 1);
+    if (cpu_have_blas()) {
+        /* the GEMM engine's single-threaded call on the whole problem: what our tiling costs */
+        cpu_gemm_use_blas(true);
+        double tb = timeit(whole_sgemm, &na);
+        report("one cpu_sgemm call (OpenBLAS, untiled, 1 thread)", tb, flops, 1);
+    }
     for (int blas = cpu_have_blas() ? 1 : 0; blas >= 0; blas--) {
         cpu_gemm_use_blas(blas);
         for (int k = 0; k < 2; k++) {

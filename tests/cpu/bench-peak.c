@@ -126,13 +126,13 @@ bench_peak_gflops(int nthreads, const char **isa)
             break;
         iters *= 2;
     }
-    iters *= 5;
+    iters *= 2;
     double best = 0;
     if (nthreads < 1)
         nthreads = 1;
     if (nthreads > 64)
         nthreads = 64;
-    for (int rep = 0; rep < 3; rep++) {
+    for (int rep = 0; rep < 7; rep++) {
         pthread_t th[64];
         struct peak_arg args[64];
         int started = 0;
