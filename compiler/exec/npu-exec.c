@@ -1,0 +1,532 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-exec.c: the CPU graph executor. Planning gives every value a slot and
+ * packs node outputs into one activation arena by lifetime (first fit over a
+ * sorted free list, 64-byte aligned: a tensor's bytes are reused once its last
+ * reader has run). Running walks the nodes in order and calls npu_cpu_run.
+ *
+ * Fused nodes (docs/ir.md) are run as their base kernel followed by an
+ * epilogue: the fused bias is added and the fused activation applied in
+ * place, by the unfused kernels (elementwise kernels read element i before
+ * writing element i, so out == in is safe for them). npu.Attention,
+ * npu.SiLU and npu.GeluTanh use their kernels when core/cpu has them and are
+ * otherwise decomposed here into unfused kernel calls.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../ir/ir-priv.h"
+#include "../passes/passes-priv.h"
+#include "exec-priv.h"
+#include "npu/npu-exec.h"
+
+#define DOM "exec"
+#define ALIGN 64
+
+/* ---- planning ------------------------------------------------------------------- */
+
+struct block {
+    int64_t off, size;
+};
+
+struct freelist {
+    struct block *b;
+    int n, cap;
+    int64_t top; /* end of the highest block ever handed out */
+};
+
+static int64_t
+fl_alloc(struct freelist *f, int64_t size)
+{
+    size = NPU_ALIGN(size ? size : 1, ALIGN);
+    int best = -1;
+    for (int i = 0; i < f->n; i++) /* best fit keeps big holes for big tensors */
+        if (f->b[i].size >= size && (best < 0 || f->b[i].size < f->b[best].size))
+            best = i;
+    if (best >= 0) {
+        int64_t off = f->b[best].off;
+        f->b[best].off += size;
+        f->b[best].size -= size;
+        if (!f->b[best].size) {
+            memmove(&f->b[best], &f->b[best + 1], sizeof(*f->b) * (size_t)(f->n - best - 1));
+            f->n--;
+        }
+        return off;
+    }
+    /* Grow at the top, merging a free block that ends there. */
+    int64_t off = f->top;
+    if (f->n && f->b[f->n - 1].off + f->b[f->n - 1].size == f->top) {
+        off = f->b[f->n - 1].off;
+        f->n--;
+    }
+    f->top = off + size;
+    return off;
+}
+
+static bool
+fl_free(struct freelist *f, int64_t off, int64_t size)
+{
+    size = NPU_ALIGN(size ? size : 1, ALIGN);
+    int i = 0;
+    while (i < f->n && f->b[i].off < off)
+        i++;
+    if (f->n == f->cap) {
+        int nc = f->cap ? f->cap * 2 : 64;
+        struct block *nb = realloc(f->b, sizeof(*nb) * (size_t)nc);
+        if (!nb)
+            return false;
+        f->b = nb;
+        f->cap = nc;
+    }
+    memmove(&f->b[i + 1], &f->b[i], sizeof(*f->b) * (size_t)(f->n - i));
+    f->b[i] = (struct block){off, size};
+    f->n++;
+    /* coalesce with neighbours */
+    if (i + 1 < f->n && f->b[i].off + f->b[i].size == f->b[i + 1].off) {
+        f->b[i].size += f->b[i + 1].size;
+        memmove(&f->b[i + 1], &f->b[i + 2], sizeof(*f->b) * (size_t)(f->n - i - 2));
+        f->n--;
+    }
+    if (i > 0 && f->b[i - 1].off + f->b[i - 1].size == f->b[i].off) {
+        f->b[i - 1].size += f->b[i].size;
+        memmove(&f->b[i], &f->b[i + 1], sizeof(*f->b) * (size_t)(f->n - i - 1));
+        f->n--;
+    }
+    return true;
+}
+
+static struct npu_attrs
+strip_fusion_attrs(struct npu_graph *g, const struct npu_node *n)
+{
+    struct npu_attrs a = {NULL, 0};
+    struct npu_attr *v = npu_graph_alloc(g, sizeof(*v) * (size_t)(n->nattr ? n->nattr : 1));
+    if (!v)
+        return a;
+    size_t k = 0;
+    for (int i = 0; i < n->nattr; i++)
+        if (strncmp(n->attr[i].name, "npu_", 4))
+            v[k++] = n->attr[i];
+    a.v = v;
+    a.n = k;
+    return a;
+}
+
+static enum npu_status
+plan_epilogue(struct npu_graph *g, struct exec_step *s, const struct npu_node *n)
+{
+    const char *act = npu_node_string(n, "npu_act", NULL);
+    s->act = NPU_OP_NONE;
+    if (!act)
+        return NPU_OK;
+    static const enum npu_op acts[] = {
+        NPU_OP_RELU, NPU_OP_LEAKY_RELU, NPU_OP_CLIP, NPU_OP_SIGMOID, NPU_OP_TANH, NPU_OP_GELU,
+        NPU_OP_FUSED_GELU_TANH, NPU_OP_FUSED_SILU, NPU_OP_HARD_SWISH, NPU_OP_HARD_SIGMOID};
+    for (size_t i = 0; i < NPU_ARRAY_SIZE(acts); i++)
+        if (!strcmp(act, pass_act_name(acts[i])))
+            s->act = acts[i];
+    float alpha = npu_node_float(n, "npu_act_alpha", 0), beta = npu_node_float(n, "npu_act_beta", 0);
+    struct npu_attr *v = npu_graph_alloc(g, sizeof(*v) * 2);
+    if (!v)
+        return NPU_ERR_NOMEM;
+    s->act_attrs.v = v;
+    switch (s->act) {
+    case NPU_OP_RELU: case NPU_OP_SIGMOID: case NPU_OP_TANH: case NPU_OP_GELU:
+    case NPU_OP_FUSED_SILU: case NPU_OP_FUSED_GELU_TANH: case NPU_OP_HARD_SWISH:
+        break;
+    case NPU_OP_LEAKY_RELU:
+        v[0] = (struct npu_attr){.name = "alpha", .type = NPU_ATTR_FLOAT, .f = alpha};
+        s->act_attrs.n = 1;
+        break;
+    case NPU_OP_HARD_SIGMOID:
+        v[0] = (struct npu_attr){.name = "alpha", .type = NPU_ATTR_FLOAT, .f = alpha};
+        v[1] = (struct npu_attr){.name = "beta", .type = NPU_ATTR_FLOAT, .f = beta};
+        s->act_attrs.n = 2;
+        break;
+    case NPU_OP_CLIP: {
+        enum npu_dtype dt = n->out[0]->t.dtype;
+        s->act_lo = (struct npu_tensor){.dtype = dt, .ndim = 0};
+        s->act_hi = s->act_lo;
+        s->act_lo.data = npu_graph_alloc(g, 8);
+        s->act_hi.data = npu_graph_alloc(g, 8);
+        if (!s->act_lo.data || !s->act_hi.data)
+            return NPU_ERR_NOMEM;
+        ir_store_f64(dt, s->act_lo.data, 0, alpha);
+        ir_store_f64(dt, s->act_hi.data, 0, beta);
+        break;
+    }
+    default:
+        ir_node_err(n, "unknown fused activation '%s'", act);
+        return NPU_ERR_UNSUPPORTED;
+    }
+    return NPU_OK;
+}
+
+/* core/cpu's Conv, Gemm and MatMul kernels apply npu_act (and MatMul's fused
+ * bias) themselves for fp32 (docs/cpu-kernels.md); other dtypes get the
+ * executor's epilogue. */
+static bool
+kernel_takes_fusion(const struct npu_node *n)
+{
+    if (n->op != NPU_OP_CONV && n->op != NPU_OP_GEMM && n->op != NPU_OP_MATMUL)
+        return false;
+    if (n->out[0]->t.dtype != NPU_DTYPE_FP32)
+        return false;
+    for (int i = 0; i < n->nin; i++)
+        if (n->in[i] && n->in[i]->t.dtype != NPU_DTYPE_FP32)
+            return false;
+    return true;
+}
+
+/* Scratch a decomposed fused op needs. */
+static int64_t
+decompose_scratch(const struct npu_node *n)
+{
+    if (n->op != NPU_OP_FUSED_ATTENTION)
+        return 0;
+    const struct npu_tensor *q = &n->in[0]->t, *k = &n->in[1]->t, *o = &n->out[0]->t;
+    int64_t batch = 1;
+    for (int i = 0; i < o->ndim - 2; i++)
+        batch *= o->dims[i];
+    int64_t sq = q->dims[q->ndim - 2], sk = k->dims[k->ndim - 2];
+    int64_t es = (int64_t)npu_dtype_size(q->dtype);
+    int64_t scores = NPU_ALIGN(batch * sq * sk * es, ALIGN);
+    return NPU_ALIGN(npu_tensor_nbytes(k), ALIGN) + 2 * scores;
+}
+
+void
+exec_plan_free(struct exec_plan *p)
+{
+    if (!p)
+        return;
+    npu_graph_free(p->g);
+    free(p->slots);
+    free(p->steps);
+    free(p->input_slot);
+    free(p->output_slot);
+    free(p->output_copy);
+    free(p);
+}
+
+enum npu_status
+exec_plan_build(struct npu_graph *g, unsigned flags, struct exec_plan **out)
+{
+    *out = NULL;
+    struct exec_plan *p = calloc(1, sizeof(*p));
+    int *slot_of = NULL, *last_use = NULL;
+    struct freelist fl = {0};
+    enum npu_status st = NPU_ERR_NOMEM;
+    if (!p)
+        return NPU_ERR_NOMEM;
+    p->g = g;
+    int maxid = 0;
+    for (int i = 0; i < g->nvalues; i++)
+        maxid = NPU_MAX(maxid, g->values[i]->id + 1);
+    slot_of = malloc(sizeof(int) * (size_t)(maxid + 1));
+    p->slots = calloc((size_t)g->nvalues + 1, sizeof(*p->slots));
+    p->steps = calloc((size_t)g->nnodes + 1, sizeof(*p->steps));
+    p->input_slot = calloc((size_t)g->ninputs + 1, sizeof(int));
+    p->output_slot = calloc((size_t)g->noutputs + 1, sizeof(int));
+    p->output_copy = calloc((size_t)g->noutputs + 1, sizeof(int));
+    last_use = calloc((size_t)g->nvalues + 1, sizeof(int));
+    if (!slot_of || !p->slots || !p->steps || !p->input_slot || !p->output_slot ||
+        !p->output_copy || !last_use)
+        goto err;
+    for (int i = 0; i <= maxid; i++)
+        slot_of[i] = -1;
+    for (int i = 0; i < g->nvalues; i++) {
+        struct npu_value *v = g->values[i];
+        struct exec_slot *s = &p->slots[p->nslots];
+        s->t = v->t;
+        s->kind = v->kind == NPU_VALUE_CONST ? SLOT_CONST
+                  : v->kind == NPU_VALUE_INPUT ? SLOT_INPUT : SLOT_ARENA;
+        if (s->kind != SLOT_CONST)
+            s->t.data = NULL;
+        s->offset = -1;
+        last_use[p->nslots] = -1;
+        slot_of[v->id] = p->nslots++;
+    }
+    for (int i = 0; i < g->ninputs; i++) {
+        p->input_slot[i] = slot_of[g->inputs[i]->id];
+        p->slots[p->input_slot[i]].input = i;
+    }
+    p->ninputs = g->ninputs;
+    int si = 0;
+    npu_graph_for_each_node(g, n) {
+        struct exec_step *s = &p->steps[si];
+        s->node = n;
+        s->op = n->op;
+        s->nin = n->nin;
+        s->nout = n->nout;
+        s->in = npu_graph_alloc(g, sizeof(int) * (size_t)(n->nin + 1));
+        s->out = npu_graph_alloc(g, sizeof(int) * (size_t)(n->nout + 1));
+        if (!s->in || !s->out)
+            goto err;
+        for (int i = 0; i < n->nin; i++) {
+            s->in[i] = n->in[i] ? slot_of[n->in[i]->id] : -1;
+            if (s->in[i] >= 0)
+                last_use[s->in[i]] = si;
+        }
+        for (int i = 0; i < n->nout; i++)
+            s->out[i] = slot_of[n->out[i]->id];
+        s->bias = -1;
+        s->act = NPU_OP_NONE;
+        if (!(flags & NPU_EXEC_NO_KERNEL_FUSION) && kernel_takes_fusion(n)) {
+            s->attrs = npu_node_attrs(n);
+        } else {
+            s->attrs = strip_fusion_attrs(g, n);
+            if (n->op == NPU_OP_MATMUL && n->nin > 2) { /* fused bias, added after */
+                s->bias = s->in[2];
+                s->nin = 2;
+            }
+            if ((st = plan_epilogue(g, s, n)))
+                goto err;
+        }
+        st = NPU_ERR_NOMEM;
+        s->decompose = (n->op == NPU_OP_FUSED_ATTENTION || n->op == NPU_OP_FUSED_SILU ||
+                        n->op == NPU_OP_FUSED_GELU_TANH) &&
+                       (!npu_cpu_supports(n->op) || (flags & NPU_EXEC_DECOMPOSE_FUSED));
+        if (s->decompose)
+            p->scratch_bytes = NPU_MAX(p->scratch_bytes, (size_t)decompose_scratch(n));
+        if (!s->decompose && !npu_cpu_supports(s->op)) {
+            ir_node_err(n, "the CPU kernels do not implement this op");
+            st = NPU_ERR_UNSUPPORTED;
+            goto err;
+        }
+        si++;
+    }
+    p->nsteps = si;
+    for (int i = 0; i < g->noutputs; i++) {
+        int sl = slot_of[g->outputs[i]->id];
+        p->output_slot[i] = sl;
+        p->output_copy[i] = -1;
+        last_use[sl] = p->nsteps; /* outputs live to the end */
+    }
+    p->noutputs = g->noutputs;
+    /* Lifetimes -> offsets. */
+    for (int i = 0; i < p->nsteps; i++) {
+        struct exec_step *s = &p->steps[i];
+        for (int k = 0; k < s->nout; k++) {
+            struct exec_slot *sl = &p->slots[s->out[k]];
+            sl->offset = fl_alloc(&fl, npu_tensor_nbytes(&sl->t));
+            if (last_use[s->out[k]] < 0) /* unused output (e.g. Dropout mask): free now */
+                last_use[s->out[k]] = i;
+        }
+        for (int k = 0; k < s->nin + (s->bias >= 0); k++) {
+            int x = k < s->nin ? s->in[k] : s->bias;
+            if (x >= 0 && p->slots[x].kind == SLOT_ARENA && last_use[x] == i &&
+                p->slots[x].offset >= 0) {
+                if (!fl_free(&fl, p->slots[x].offset, npu_tensor_nbytes(&p->slots[x].t)))
+                    goto err;
+                p->slots[x].offset = -2 - p->slots[x].offset; /* freed marker */
+            }
+        }
+        for (int k = 0; k < s->nout; k++) {
+            int x = s->out[k];
+            if (last_use[x] == i && p->slots[x].offset >= 0) {
+                if (!fl_free(&fl, p->slots[x].offset, npu_tensor_nbytes(&p->slots[x].t)))
+                    goto err;
+                p->slots[x].offset = -2 - p->slots[x].offset;
+            }
+        }
+    }
+    for (int i = 0; i < p->nslots; i++)
+        if (p->slots[i].offset <= -2)
+            p->slots[i].offset = -2 - p->slots[i].offset;
+    /* Outputs that are constants or inputs are copied into session memory. */
+    for (int i = 0; i < p->noutputs; i++) {
+        struct exec_slot *sl = &p->slots[p->output_slot[i]];
+        if (sl->kind != SLOT_ARENA)
+            p->output_copy[i] = (int)fl_alloc(&fl, npu_tensor_nbytes(&sl->t));
+    }
+    p->arena_bytes = (size_t)fl.top;
+    free(fl.b);
+    free(slot_of);
+    free(last_use);
+    *out = p;
+    return NPU_OK;
+err:
+    free(fl.b);
+    free(slot_of);
+    free(last_use);
+    p->g = NULL; /* the caller still owns g on failure */
+    exec_plan_free(p);
+    return st;
+}
+
+/* ---- running --------------------------------------------------------------------- */
+
+static double
+now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static enum npu_status
+run1(struct npu_cpu_ctx *ctx, enum npu_op op, const struct npu_attrs *a,
+     const struct npu_tensor *x, const struct npu_tensor *y, struct npu_tensor *o)
+{
+    const struct npu_tensor *in[2] = {x, y};
+    struct npu_tensor *out[1] = {o};
+    return npu_cpu_run(ctx, op, a, in, y ? 2 : 1, out, 1);
+}
+
+static struct npu_tensor
+scalar(enum npu_dtype dt, void *buf, double v)
+{
+    struct npu_tensor t = {.dtype = dt, .ndim = 0, .data = buf};
+    ir_store_f64(dt, buf, 0, v);
+    return t;
+}
+
+static enum npu_status
+run_act(struct npu_cpu_ctx *ctx, const struct exec_step *s, struct npu_tensor *o);
+
+/* Fused ops without a kernel, as sequences of unfused kernel calls. */
+static enum npu_status
+decompose(struct npu_cpu_ctx *ctx, const struct exec_step *s, const struct npu_tensor *const *in,
+          struct npu_tensor *o, void *scratch)
+{
+    static const struct npu_attrs none = {NULL, 0};
+    enum npu_status st;
+    unsigned char c0[8], c1[8], c2[8];
+    enum npu_dtype dt = o->dtype;
+    const struct npu_tensor *x = in[0];
+    switch (s->node->op) {
+    case NPU_OP_FUSED_SILU:
+        if ((st = run1(ctx, NPU_OP_SIGMOID, &none, x, NULL, o)))
+            return st;
+        return run1(ctx, NPU_OP_MUL, &none, x, o, o);
+    case NPU_OP_FUSED_GELU_TANH: {
+        struct npu_tensor k3 = scalar(dt, c0, 0.044715), kc = scalar(dt, c1, sqrt(2.0 / M_PI)),
+                          one = scalar(dt, c2, 1.0);
+        if ((st = run1(ctx, NPU_OP_MUL, &none, x, x, o)) ||
+            (st = run1(ctx, NPU_OP_MUL, &none, o, x, o)) ||
+            (st = run1(ctx, NPU_OP_MUL, &none, o, &k3, o)) ||
+            (st = run1(ctx, NPU_OP_ADD, &none, o, x, o)) ||
+            (st = run1(ctx, NPU_OP_MUL, &none, o, &kc, o)) ||
+            (st = run1(ctx, NPU_OP_TANH, &none, o, NULL, o)) ||
+            (st = run1(ctx, NPU_OP_ADD, &none, o, &one, o)) ||
+            (st = run1(ctx, NPU_OP_MUL, &none, o, x, o)))
+            return st;
+        struct npu_tensor half = scalar(dt, c0, 0.5);
+        return run1(ctx, NPU_OP_MUL, &none, o, &half, o);
+    }
+    case NPU_OP_FUSED_ATTENTION: {
+        const struct npu_tensor *q = in[0], *k = in[1], *v = in[2];
+        const struct npu_tensor *mask = s->nin > 3 ? in[3] : NULL;
+        int kr = k->ndim;
+        int64_t perm[NPU_MAX_DIMS];
+        for (int i = 0; i < kr; i++)
+            perm[i] = i;
+        perm[kr - 2] = kr - 1;
+        perm[kr - 1] = kr - 2;
+        struct npu_attr pa = {.name = "perm", .type = NPU_ATTR_INTS, .ints = perm, .n = (size_t)kr};
+        struct npu_attrs ta = {&pa, 1};
+        struct npu_tensor kt = *k;
+        kt.dims[kr - 2] = k->dims[kr - 1];
+        kt.dims[kr - 1] = k->dims[kr - 2];
+        kt.data = scratch;
+        struct npu_tensor sc = *o;
+        sc.dims[sc.ndim - 1] = k->dims[kr - 2];
+        sc.data = (char *)scratch + NPU_ALIGN(npu_tensor_nbytes(k), ALIGN);
+        struct npu_tensor pr = sc;
+        pr.data = (char *)sc.data + NPU_ALIGN(npu_tensor_nbytes(&sc), ALIGN);
+        float scale = npu_node_float(s->node, "scale", 0);
+        if (scale == 0)
+            scale = 1.0f / sqrtf((float)q->dims[q->ndim - 1]);
+        struct npu_tensor sct = scalar(dt, c0, scale);
+        struct npu_attr sa = {.name = "axis", .type = NPU_ATTR_INT, .i = -1};
+        struct npu_attrs smx = {&sa, 1};
+        if ((st = run1(ctx, NPU_OP_TRANSPOSE, &ta, k, NULL, &kt)) ||
+            (st = run1(ctx, NPU_OP_MATMUL, &none, q, &kt, &sc)) ||
+            (st = run1(ctx, NPU_OP_MUL, &none, &sc, &sct, &sc)) ||
+            (mask && (st = run1(ctx, NPU_OP_ADD, &none, &sc, mask, &sc))) ||
+            (st = run1(ctx, NPU_OP_SOFTMAX, &smx, &sc, NULL, &pr)))
+            return st;
+        return run1(ctx, NPU_OP_MATMUL, &none, &pr, v, o);
+    }
+    default:
+        return NPU_ERR_INTERNAL;
+    }
+}
+
+static enum npu_status
+run_act(struct npu_cpu_ctx *ctx, const struct exec_step *s, struct npu_tensor *o)
+{
+    if (s->act == NPU_OP_NONE)
+        return NPU_OK;
+    if (s->act == NPU_OP_CLIP) {
+        const struct npu_tensor *in[3] = {o, &s->act_lo, &s->act_hi};
+        struct npu_tensor *out[1] = {o};
+        return npu_cpu_run(ctx, NPU_OP_CLIP, &s->act_attrs, in, 3, out, 1);
+    }
+    if ((s->act == NPU_OP_FUSED_SILU || s->act == NPU_OP_FUSED_GELU_TANH) &&
+        !npu_cpu_supports(s->act)) {
+        struct exec_step tmp = *s;
+        struct npu_node fake = *s->node;
+        fake.op = s->act;
+        tmp.node = &fake;
+        const struct npu_tensor *in[1] = {o};
+        /* reads o before writing it element by element: safe in place */
+        return decompose(ctx, &tmp, in, o, NULL);
+    }
+    return run1(ctx, s->act, &s->act_attrs, o, NULL, o);
+}
+
+enum npu_status
+exec_run(const struct exec_plan *p, struct npu_cpu_ctx *ctx, void *arena, void *scratch,
+         const struct npu_tensor *inputs, double *cpu_s)
+{
+    struct npu_tensor *t = malloc(sizeof(*t) * (size_t)(p->nslots + 1));
+    if (!t)
+        return NPU_ERR_NOMEM;
+    for (int i = 0; i < p->nslots; i++) {
+        const struct exec_slot *s = &p->slots[i];
+        t[i] = s->t;
+        if (s->kind == SLOT_ARENA)
+            t[i].data = s->offset >= 0 ? (char *)arena + s->offset : NULL;
+        else if (s->kind == SLOT_INPUT)
+            t[i].data = inputs[s->input].data;
+    }
+    double busy = 0;
+    enum npu_status st = NPU_OK;
+    for (int i = 0; i < p->nsteps && !st; i++) {
+        const struct exec_step *s = &p->steps[i];
+        const struct npu_tensor *in[64];
+        struct npu_tensor *out[64];
+        if (s->nin > 64 || s->nout > 64) {
+            st = NPU_ERR_UNSUPPORTED;
+            break;
+        }
+        for (int k = 0; k < s->nin; k++)
+            in[k] = s->in[k] >= 0 ? &t[s->in[k]] : NULL;
+        for (int k = 0; k < s->nout; k++)
+            out[k] = &t[s->out[k]];
+        double t0 = now();
+        if (s->decompose)
+            st = decompose(ctx, s, in, out[0], scratch);
+        else
+            st = npu_cpu_run(ctx, s->op, &s->attrs, in, s->nin, out, s->nout);
+        if (!st && s->bias >= 0)
+            st = run1(ctx, NPU_OP_ADD, &(struct npu_attrs){NULL, 0}, out[0], &t[s->bias], out[0]);
+        if (!st)
+            st = run_act(ctx, s, out[0]);
+        busy += now() - t0;
+        if (st)
+            ir_node_err(s->node, "CPU kernel failed: %s", npu_status_str(st));
+    }
+    for (int i = 0; !st && i < p->noutputs; i++) {
+        if (p->output_copy[i] < 0)
+            continue;
+        struct npu_tensor *src = &t[p->output_slot[i]];
+        memcpy((char *)arena + p->output_copy[i], src->data, (size_t)npu_tensor_nbytes(src));
+    }
+    free(t);
+    if (cpu_s)
+        *cpu_s = busy;
+    return st;
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-exec.h: extras of the cpu backend beyond npu-model.h, for tools and
+ * tests: the compiled graph a model runs and its activation memory.
+ */
+#ifndef NPU_EXEC_H
+#define NPU_EXEC_H
+
+#include <stddef.h>
+
+#include "npu/npu-ir.h"
+#include "npu/npu-model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Peak bytes of activation memory one session holds (buffers of dead tensors
+ * are reused). */
+size_t npu_model_activation_bytes(const struct npu_model *m);
+/* The graph after the pass pipeline (read-only, valid while m lives). */
+const struct npu_graph *npu_model_graph(const struct npu_model *m);
+
+/* Flags for npu_model_from_graph (tests and debugging). */
+enum npu_exec_flags {
+    /* Run fused Conv/Gemm/MatMul as kernel + executor epilogue (bias Add and
+     * activation kernels) even where the kernel could apply them itself. */
+    NPU_EXEC_NO_KERNEL_FUSION = 1u << 0,
+    /* Decompose npu.Attention / npu.SiLU / npu.GeluTanh into unfused kernels. */
+    NPU_EXEC_DECOMPOSE_FUSED = 1u << 1,
+    /* Do not run the pass pipeline (the graph is executed as given). */
+    NPU_EXEC_NO_PASSES = 1u << 2,
+};
+
+/* Makes a cpu-backend model from a graph (taken: freed with the model, or on
+ * failure). opts may be NULL; dim_values and backend are ignored. */
+enum npu_status npu_model_from_graph(struct npu_graph *g, const struct npu_model_options *opts,
+                                     unsigned flags, struct npu_model **out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NPU_EXEC_H */

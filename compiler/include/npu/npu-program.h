@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-program.h: a compiled model. This is the contract between the NPU back
+ * end (lowering, tiling and codegen produce it), the artifact (.npub stores
+ * exactly this, see docs/npub-format.md) and the runtime (executes it on a
+ * device: sim, rknpu, rocket).
+ *
+ * A program is a list of steps run in order by one session:
+ *   CPU      one IR op on host tensors through the CPU kernels (npu-cpu.h);
+ *   NPU_JOB  one submit: a chain of hardware tasks (regcmd segments built with
+ *            core/hw's npu_stream, relocations by buffer id + offset);
+ *   CONVERT  a host <-> NPU copy with layout and dtype conversion
+ *            (e.g. NCHW fp32 on the host <-> NC1HWC2 fp16 in NPU memory).
+ *
+ * NPU memory is addressed only through relocations, never absolute IOVAs:
+ *   NPU_BUF_WEIGHTS  read-only, shared by every session of a model (packed
+ *                    weights, biases, LUT tables, constant operands);
+ *   NPU_BUF_ACT      per session: activations and NPU-side I/O tensors;
+ *   NPU_RELOC_REGCMD (core/hw) the job's own regcmd buffer (PC chain).
+ * The runtime allocates one weights BO per model, and per session one
+ * activation BO and one regcmd + task BO per job, then relocates the images
+ * with npu_image_relocate().
+ */
+#ifndef NPU_PROGRAM_H
+#define NPU_PROGRAM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "npu/npu-common.h"
+#include "npu/npu-ops.h"
+#include "npu/npu-tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum npu_buf_id {
+    NPU_BUF_WEIGHTS = 0,
+    NPU_BUF_ACT = 1,
+    NPU_BUF_COUNT
+};
+
+/* How a tensor is laid out in memory. */
+enum npu_layout {
+    NPU_LAYOUT_NCHW = 0,    /* row-major in the logical dims (host tensors) */
+    NPU_LAYOUT_NC1HWC2,     /* facts §2.10: [C/C2][H][W][C2], 16-byte atoms */
+    NPU_LAYOUT_SMALL_C,     /* facts §2.10 small-channel input: pixels of C (1-4) values */
+};
+
+enum npu_place {
+    NPU_PLACE_HOST = 0,     /* host memory: constant blob, or the session's host arena */
+    NPU_PLACE_NPU,          /* NPU memory: buffer + offset */
+};
+
+struct npu_prog_tensor {
+    const char *name;
+    struct npu_tensor t;    /* logical dtype and dims; t.data = host constant data or NULL */
+    enum npu_place place;
+    /* HOST, non-constant: byte offset in the session's host arena.
+     * NPU: buffer (enum npu_buf_id) and byte offset inside it. */
+    uint32_t buffer;
+    uint64_t offset;
+    uint64_t bytes;         /* bytes occupied (layout padding included) */
+    enum npu_layout layout;
+    enum npu_dtype mem_dtype; /* element type in memory (fp16 for an fp32 tensor the NPU holds) */
+    /* The 3-D view the NPU uses (C, H, W) for NC1HWC2 / SMALL_C tensors; how the
+     * logical dims map onto it is recorded by the producer (docs/npu-backend.md). */
+    uint32_t npu_c, npu_h, npu_w;
+    int io_input;           /* >= 0: graph input index */
+    int io_output;          /* >= 0: graph output index */
+};
+
+enum npu_step_kind {
+    NPU_STEP_CPU = 0,
+    NPU_STEP_NPU_JOB,
+    NPU_STEP_CONVERT,
+};
+
+struct npu_prog_step {
+    enum npu_step_kind kind;
+    /* CPU: the op, its attributes, tensor indices (-1 = absent optional input). */
+    enum npu_op op;
+    struct npu_attrs attrs;
+    const int *in;
+    int nin;
+    const int *out;
+    int nout;
+    /* NPU_JOB: index into program->jobs. CONVERT: in[0] -> out[0]. */
+    int job;
+    const char *name;       /* the IR node(s) this step came from, for messages and --explain */
+};
+
+/* One submit's worth of hardware tasks, position independent. */
+struct npu_prog_task {
+    uint32_t start;         /* first qword of the segment in regcmd[] */
+    uint32_t n_body;        /* body qwords (regcfg_amount), tail excluded */
+    uint32_t enable_mask;   /* op_en value */
+    uint32_t int_mask;      /* 0x300 ending in DPU, 0xC00 in PPU */
+};
+
+struct npu_prog_reloc {
+    uint32_t qword;         /* index into regcmd[] */
+    uint32_t buffer;        /* enum npu_buf_id, or NPU_RELOC_REGCMD (UINT32_MAX) */
+    uint32_t offset;        /* byte offset inside that buffer */
+};
+
+struct npu_prog_job {
+    const uint64_t *regcmd; /* whole image (segments, tails chained, padding), addresses 0 */
+    uint32_t n_qwords;
+    const struct npu_prog_task *tasks;
+    uint32_t n_tasks;
+    const struct npu_prog_reloc *relocs;
+    uint32_t n_relocs;
+    uint32_t segment_align; /* bytes, power of two >= 16 */
+    double modeled_s;       /* compile-time estimate, timing model v1 */
+};
+
+struct npu_program {
+    uint32_t version;       /* NPU_PROGRAM_VERSION */
+    const struct npu_prog_tensor *tensors;
+    int n_tensors;
+    const struct npu_prog_step *steps;
+    int n_steps;
+    const struct npu_prog_job *jobs;
+    int n_jobs;
+    const int *inputs;      /* tensor indices of the graph inputs, in order */
+    int n_inputs;
+    const int *outputs;
+    int n_outputs;
+    const uint8_t *weights; /* contents of NPU_BUF_WEIGHTS */
+    uint64_t weights_bytes;
+    uint64_t act_bytes;     /* size of NPU_BUF_ACT per session */
+    uint64_t host_bytes;    /* size of the host arena per session */
+    const char *producer;   /* "opennpu <version>" and the options that made it */
+};
+
+#define NPU_PROGRAM_VERSION 1
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NPU_PROGRAM_H */

@@ -1,0 +1,620 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-onnx-graph.c: builds the IR graph from a decoded ModelProto: opset
+ * check, initializers, inputs with their symbolic dims bound, a topological
+ * order of the nodes (exporters usually give one; cycles and dangling names
+ * are refused), attribute conversion, Constant nodes, and the graph outputs.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ir/ir-priv.h"
+#include "onnx-priv.h"
+
+#define DOM "onnx"
+#define MAX_NODES (1 << 22)
+
+static const char *
+nname(const Onnx__NodeProto *np)
+{
+    return np->name && *np->name ? np->name : "<unnamed>";
+}
+
+static const char *
+s0(const char *s)
+{
+    return s ? s : "";
+}
+
+/* ---- symbolic dims ---------------------------------------------------------------- */
+
+static bool
+lookup_dim(const char *spec, const char *name, int64_t *v)
+{
+    if (!spec || !name)
+        return false;
+    size_t nl = strlen(name);
+    for (const char *p = spec; *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        const char *eq = memchr(p, '=', len);
+        if (eq && (size_t)(eq - p) == nl && !strncmp(p, name, nl)) {
+            char *e;
+            long long x = strtoll(eq + 1, &e, 10);
+            if (e == p + len && x >= 0) {
+                *v = x;
+                return true;
+            }
+        }
+        p += len + (end ? 1 : 0);
+    }
+    return false;
+}
+
+static enum npu_status
+check_dim_spec(const char *spec)
+{
+    if (!spec)
+        return NPU_OK;
+    for (const char *p = spec; *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        const char *eq = memchr(p, '=', len);
+        char *e = NULL;
+        long long x = eq ? strtoll(eq + 1, &e, 10) : -1;
+        if (!eq || eq == p || e != p + len || x < 0 || x > (1ll << 32)) {
+            npu_err(DOM, "dim_values: bad entry '%.*s' (expected name=value)", (int)len, p);
+            return NPU_ERR_INVALID;
+        }
+        p += len + (end ? 1 : 0);
+    }
+    return NPU_OK;
+}
+
+/* ---- attributes ----------------------------------------------------------------- */
+
+static enum npu_status
+convert_attr(struct onnx_ctx *c, const Onnx__NodeProto *np, struct npu_node *n,
+             const Onnx__AttributeProto *a)
+{
+    struct npu_graph *g = c->g;
+    if (!a->name || !*a->name) {
+        npu_err(DOM, "node '%s' (%s): attribute without a name", nname(np), s0(np->op_type));
+        return NPU_ERR_CORRUPT;
+    }
+    if (npu_node_attr(n, a->name)) {
+        npu_err(DOM, "node '%s' (%s): attribute '%s' given twice", nname(np), s0(np->op_type),
+                a->name);
+        return NPU_ERR_CORRUPT;
+    }
+    int type = a->has_type ? (int)a->type : 0;
+    if (!type) { /* very old exporters leave the type out */
+        if (a->has_f) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
+        else if (a->has_i) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+        else if (a->has_s) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
+        else if (a->t) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
+        else if (a->n_floats) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS;
+        else if (a->n_ints) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+        else if (a->n_strings) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS;
+    }
+    switch (type) {
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT:
+        return npu_node_set_float(g, n, a->name, a->f);
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT:
+        return npu_node_set_int(g, n, a->name, a->i);
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING: {
+        /* Strings are bytes in ONNX; ours are C strings, so refuse embedded NULs. */
+        if (a->s.len && memchr(a->s.data, 0, a->s.len)) {
+            npu_err(DOM, "node '%s' (%s): attribute '%s' has a NUL byte", nname(np),
+                    s0(np->op_type), a->name);
+            return NPU_ERR_CORRUPT;
+        }
+        char *s = a->s.len ? strndup((const char *)a->s.data, a->s.len) : strdup("");
+        if (!s)
+            return NPU_ERR_NOMEM;
+        enum npu_status st = npu_node_set_string(g, n, a->name, s);
+        free(s);
+        return st;
+    }
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS:
+        return npu_node_set_floats(g, n, a->name, a->floats, a->n_floats);
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS:
+        return npu_node_set_ints(g, n, a->name, a->ints, a->n_ints);
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS: {
+        const char **v = calloc(a->n_strings + 1, sizeof(*v));
+        enum npu_status st = v ? NPU_OK : NPU_ERR_NOMEM;
+        for (size_t i = 0; !st && i < a->n_strings; i++) {
+            if (a->strings[i].len && memchr(a->strings[i].data, 0, a->strings[i].len))
+                st = NPU_ERR_CORRUPT;
+            else if (!(v[i] = a->strings[i].len ? strndup((const char *)a->strings[i].data,
+                                                          a->strings[i].len)
+                                                : strdup("")))
+                st = NPU_ERR_NOMEM;
+        }
+        if (!st)
+            st = npu_node_set_strings(g, n, a->name, v, a->n_strings);
+        for (size_t i = 0; v && i < a->n_strings; i++)
+            free((void *)v[i]);
+        free(v);
+        if (st == NPU_ERR_CORRUPT)
+            npu_err(DOM, "node '%s' (%s): attribute '%s' has a NUL byte", nname(np),
+                    s0(np->op_type), a->name);
+        return st;
+    }
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR: {
+        if (!a->t) {
+            npu_err(DOM, "node '%s' (%s): tensor attribute '%s' has no tensor", nname(np),
+                    s0(np->op_type), a->name);
+            return NPU_ERR_CORRUPT;
+        }
+        char what[300];
+        snprintf(what, sizeof(what), "node '%s' (%s) attribute '%s'", nname(np), s0(np->op_type),
+                 a->name);
+        struct npu_tensor t;
+        enum npu_status st = onnx_tensor_to_npu(a->t, c->base_dir, what, g, &t);
+        if (st)
+            return st;
+        return npu_node_set_tensor(g, n, a->name, &t);
+    }
+    default:
+        npu_err(DOM, "node '%s' (%s): attribute '%s' of type %d (graphs, sparse tensors, type "
+                "protos) is not supported", nname(np), s0(np->op_type), a->name, type);
+        return NPU_ERR_UNSUPPORTED;
+    }
+}
+
+/* Constant node -> constant value. */
+static enum npu_status
+make_constant(struct onnx_ctx *c, const Onnx__NodeProto *np, struct npu_node *tmp,
+              struct npu_value *v)
+{
+    struct npu_graph *g = c->g;
+    struct npu_tensor t = {0};
+    const struct npu_attr *a;
+    if (tmp->nattr != 1) {
+        npu_err(DOM, "node '%s' (Constant): needs exactly one value attribute, has %d",
+                nname(np), tmp->nattr);
+        return NPU_ERR_CORRUPT;
+    }
+    a = &tmp->attr[0];
+    if (!strcmp(a->name, "value") && a->type == NPU_ATTR_TENSOR) {
+        t = *a->t;
+    } else if (!strcmp(a->name, "value_float") && a->type == NPU_ATTR_FLOAT) {
+        t.dtype = NPU_DTYPE_FP32;
+        t.data = npu_graph_alloc(g, 4);
+        if (t.data)
+            *(float *)t.data = a->f;
+    } else if (!strcmp(a->name, "value_int") && a->type == NPU_ATTR_INT) {
+        t.dtype = NPU_DTYPE_INT64;
+        t.data = npu_graph_alloc(g, 8);
+        if (t.data)
+            *(int64_t *)t.data = a->i;
+    } else if (!strcmp(a->name, "value_floats") && a->type == NPU_ATTR_FLOATS) {
+        t.dtype = NPU_DTYPE_FP32;
+        t.ndim = 1;
+        t.dims[0] = (int64_t)a->n;
+        t.data = (void *)a->floats;
+    } else if (!strcmp(a->name, "value_ints") && a->type == NPU_ATTR_INTS) {
+        t.dtype = NPU_DTYPE_INT64;
+        t.ndim = 1;
+        t.dims[0] = (int64_t)a->n;
+        t.data = (void *)a->ints;
+    } else {
+        npu_err(DOM, "node '%s' (Constant): attribute '%s' is not a supported constant value "
+                "(string and sparse constants are not supported)", nname(np), a->name);
+        return NPU_ERR_UNSUPPORTED;
+    }
+    if (!t.data)
+        return NPU_ERR_NOMEM;
+    v->t = t;
+    npu_value_make_const(v, t.data);
+    return NPU_OK;
+}
+
+/* ---- value infos ----------------------------------------------------------------- */
+
+static enum npu_status
+input_type(const Onnx__ValueInfoProto *vi, const char *dims_spec, struct npu_tensor *t)
+{
+    memset(t, 0, sizeof(*t));
+    const char *name = s0(vi->name);
+    if (!vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+        !vi->type->tensor_type) {
+        npu_err(DOM, "input '%s': not a tensor (sequences, maps and optionals are not supported)",
+                name);
+        return NPU_ERR_UNSUPPORTED;
+    }
+    const Onnx__TypeProto__Tensor *tt = vi->type->tensor_type;
+    int32_t code = tt->has_elem_type ? tt->elem_type : 0;
+    t->dtype = npu_dtype_from_onnx(code);
+    if (!t->dtype) {
+        npu_err(DOM, "input '%s': element type %d is not supported", name, code);
+        return NPU_ERR_UNSUPPORTED;
+    }
+    if (!tt->shape) {
+        npu_err(DOM, "input '%s': has no shape (its rank is unknown)", name);
+        return NPU_ERR_UNSUPPORTED;
+    }
+    if (tt->shape->n_dim > NPU_MAX_DIMS) {
+        npu_err(DOM, "input '%s': rank %zu exceeds the supported %d", name, tt->shape->n_dim,
+                NPU_MAX_DIMS);
+        return NPU_ERR_UNSUPPORTED;
+    }
+    t->ndim = (int)tt->shape->n_dim;
+    for (int i = 0; i < t->ndim; i++) {
+        const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+        int64_t v = 1;
+        if (d && d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
+            v = d->dim_value;
+            if (v < 0) {
+                npu_err(DOM, "input '%s': dim %d is negative (%lld)", name, i, (long long)v);
+                return NPU_ERR_CORRUPT;
+            }
+        } else if (d && d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM) {
+            if (!lookup_dim(dims_spec, d->dim_param, &v)) {
+                v = 1;
+                npu_info(DOM, "input '%s': symbolic dim '%s' set to 1", name, s0(d->dim_param));
+            }
+        }
+        t->dims[i] = v;
+    }
+    if (npu_tensor_nbytes(t) < 0 || npu_tensor_nbytes(t) > ((int64_t)1 << 36)) {
+        npu_err(DOM, "input '%s': absurd size", name);
+        return NPU_ERR_CORRUPT;
+    }
+    return NPU_OK;
+}
+
+/* ---- topological order ------------------------------------------------------------- */
+
+struct heap {
+    int *v;
+    int n;
+};
+
+static void
+heap_push(struct heap *h, int x)
+{
+    int i = h->n++;
+    h->v[i] = x;
+    while (i && h->v[(i - 1) / 2] > h->v[i]) {
+        int p = (i - 1) / 2, t = h->v[p];
+        h->v[p] = h->v[i];
+        h->v[i] = t;
+        i = p;
+    }
+}
+
+static int
+heap_pop(struct heap *h)
+{
+    int top = h->v[0];
+    h->v[0] = h->v[--h->n];
+    for (int i = 0;;) {
+        int l = 2 * i + 1, r = l + 1, m = i;
+        if (l < h->n && h->v[l] < h->v[m])
+            m = l;
+        if (r < h->n && h->v[r] < h->v[m])
+            m = r;
+        if (m == i)
+            break;
+        int t = h->v[m];
+        h->v[m] = h->v[i];
+        h->v[i] = t;
+        i = m;
+    }
+    return top;
+}
+
+/* ---- import ------------------------------------------------------------------------- */
+
+static enum npu_status
+build(struct onnx_ctx *c, const Onnx__ModelProto *m, const struct npu_onnx_options *o)
+{
+    struct npu_graph *g = c->g;
+    const Onnx__GraphProto *gp = m->graph;
+    enum npu_status st = NPU_OK;
+    int *prod = NULL, *order = NULL, *indeg = NULL, *edge_start = NULL, *edges = NULL;
+    struct heap h = {0};
+    size_t nn = gp->n_node;
+
+    if (nn > MAX_NODES) {
+        npu_err(DOM, "graph has %zu nodes, more than the supported %d", nn, MAX_NODES);
+        return NPU_ERR_UNSUPPORTED;
+    }
+    if (gp->n_sparse_initializer) {
+        npu_err(DOM, "sparse initializers are not supported");
+        return NPU_ERR_UNSUPPORTED;
+    }
+    for (size_t i = 0; i < gp->n_initializer; i++) {
+        const Onnx__TensorProto *tp = gp->initializer[i];
+        if (!tp->name || !*tp->name) {
+            npu_err(DOM, "initializer %zu has no name", i);
+            return NPU_ERR_CORRUPT;
+        }
+        if (npu_graph_find_value(g, tp->name)) {
+            npu_err(DOM, "initializer '%s' is defined twice", tp->name);
+            return NPU_ERR_CORRUPT;
+        }
+        char what[300];
+        snprintf(what, sizeof(what), "initializer '%s'", tp->name);
+        struct npu_tensor t;
+        if ((st = onnx_tensor_to_npu(tp, c->base_dir, what, g, &t)))
+            return st;
+        if (!npu_graph_add_const_owned(g, tp->name, &t))
+            return NPU_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < gp->n_input; i++) {
+        const Onnx__ValueInfoProto *vi = gp->input[i];
+        if (!vi->name || !*vi->name) {
+            npu_err(DOM, "graph input %zu has no name", i);
+            return NPU_ERR_CORRUPT;
+        }
+        struct npu_value *old = npu_graph_find_value(g, vi->name);
+        if (old && old->kind == NPU_VALUE_CONST)
+            continue; /* an initializer's default: we treat it as a constant */
+        if (old) {
+            npu_err(DOM, "graph input '%s' is listed twice", vi->name);
+            return NPU_ERR_CORRUPT;
+        }
+        struct npu_tensor t;
+        if ((st = input_type(vi, o->dim_values, &t)))
+            return st;
+        if (!npu_graph_add_input(g, vi->name, t.dtype, t.ndim, t.dims))
+            return NPU_ERR_NOMEM;
+    }
+
+    /* Register every node output first: names are then all reserved before
+     * the upgrades invent any, and producers can be looked up by value id. */
+    size_t nvals_cap = (size_t)g->nvalues + 16;
+    for (size_t i = 0; i < nn; i++)
+        nvals_cap += gp->node[i]->n_output;
+    prod = malloc(sizeof(int) * nvals_cap * 2 + 16);
+    indeg = calloc(nn + 1, sizeof(int));
+    edge_start = calloc(nn + 2, sizeof(int));
+    order = malloc(sizeof(int) * (nn + 1));
+    h.v = malloc(sizeof(int) * (nn + 1));
+    if (!prod || !indeg || !edge_start || !order || !h.v) {
+        st = NPU_ERR_NOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < nvals_cap * 2 + 4; i++)
+        prod[i] = -1;
+    for (size_t i = 0; i < nn; i++) {
+        const Onnx__NodeProto *np = gp->node[i];
+        for (size_t k = 0; k < np->n_output; k++) {
+            const char *on = np->output[k];
+            if (!on || !*on)
+                continue;
+            if (npu_graph_find_value(g, on)) {
+                npu_err(DOM, "node '%s' (%s): output '%s' is already defined (duplicate name)",
+                        nname(np), s0(np->op_type), on);
+                st = NPU_ERR_CORRUPT;
+                goto out;
+            }
+            struct npu_value *v = npu_value_new_exact(g, on);
+            if (!v) {
+                st = NPU_ERR_NOMEM;
+                goto out;
+            }
+            prod[v->id] = (int)i;
+        }
+    }
+    /* Edges producer -> consumer, counted then filled (CSR). */
+    size_t nedges = 0;
+    for (size_t i = 0; i < nn; i++) {
+        const Onnx__NodeProto *np = gp->node[i];
+        for (size_t k = 0; k < np->n_input; k++) {
+            const char *in = np->input[k];
+            if (!in || !*in)
+                continue;
+            struct npu_value *v = npu_graph_find_value(g, in);
+            if (!v) {
+                npu_err(DOM, "node '%s' (%s): input '%s' is not defined by any node, graph "
+                        "input or initializer", nname(np), s0(np->op_type), in);
+                st = NPU_ERR_CORRUPT;
+                goto out;
+            }
+            if (v->kind == NPU_VALUE_NODE && v->id < (int)(nvals_cap * 2) && prod[v->id] >= 0) {
+                edge_start[prod[v->id] + 1]++;
+                indeg[i]++;
+                nedges++;
+            }
+        }
+    }
+    edges = malloc(sizeof(int) * (nedges + 1));
+    int *fill = calloc(nn + 1, sizeof(int));
+    if (!edges || !fill) {
+        free(fill);
+        st = NPU_ERR_NOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < nn; i++)
+        edge_start[i + 1] += edge_start[i];
+    for (size_t i = 0; i < nn; i++) {
+        const Onnx__NodeProto *np = gp->node[i];
+        for (size_t k = 0; k < np->n_input; k++) {
+            const char *in = np->input[k];
+            if (!in || !*in)
+                continue;
+            struct npu_value *v = npu_graph_find_value(g, in);
+            if (v->kind == NPU_VALUE_NODE && prod[v->id] >= 0) {
+                int p = prod[v->id];
+                edges[edge_start[p] + fill[p]++] = (int)i;
+            }
+        }
+    }
+    free(fill);
+    int norder = 0;
+    for (size_t i = 0; i < nn; i++)
+        if (!indeg[i])
+            heap_push(&h, (int)i);
+    while (h.n) {
+        int i = heap_pop(&h);
+        order[norder++] = i;
+        for (int e = edge_start[i]; e < edge_start[i + 1]; e++)
+            if (--indeg[edges[e]] == 0)
+                heap_push(&h, edges[e]);
+    }
+    if (norder != (int)nn) {
+        for (size_t i = 0; i < nn; i++)
+            if (indeg[i]) {
+                npu_err(DOM, "node '%s' (%s): is part of a cycle (or depends on one)",
+                        nname(gp->node[i]), s0(gp->node[i]->op_type));
+                break;
+            }
+        st = NPU_ERR_CORRUPT;
+        goto out;
+    }
+
+    for (int oi = 0; oi < norder; oi++) {
+        const Onnx__NodeProto *np = gp->node[order[oi]];
+        const char *dom = s0(np->domain);
+        const char *opt = s0(np->op_type);
+        if (*dom && strcmp(dom, "ai.onnx")) {
+            npu_err(DOM, "node '%s' (%s): op of domain '%s' is not supported (only the default "
+                    "ONNX domain is)", nname(np), opt, dom);
+            st = NPU_ERR_UNSUPPORTED;
+            goto out;
+        }
+        enum npu_op op = strncmp(opt, "npu.", 4) ? npu_op_from_name(opt) : NPU_OP_NONE;
+        if (!strcmp(opt, "Upsample"))
+            op = NPU_OP_RESIZE;
+        if (op == NPU_OP_NONE) {
+            npu_err(DOM, "node '%s' (%s): unknown or unsupported op '%s'", nname(np), opt, opt);
+            st = NPU_ERR_UNSUPPORTED;
+            goto out;
+        }
+        if (np->n_input > 1024 || np->n_output > 64) {
+            npu_err(DOM, "node '%s' (%s): too many inputs or outputs", nname(np), opt);
+            st = NPU_ERR_UNSUPPORTED;
+            goto out;
+        }
+        struct npu_node *tmp = npu_node_new(g, op, np->name ? np->name : "", NULL, 0, 0, NULL);
+        if (!tmp) {
+            st = NPU_ERR_NOMEM;
+            goto out;
+        }
+        for (size_t k = 0; k < np->n_attribute; k++)
+            if ((st = convert_attr(c, np, tmp, np->attribute[k])))
+                goto out;
+        struct npu_value *in[1024], *outv[64];
+        for (size_t k = 0; k < np->n_input; k++)
+            in[k] = np->input[k] && *np->input[k] ? npu_graph_find_value(g, np->input[k]) : NULL;
+        for (size_t k = 0; k < np->n_output; k++)
+            outv[k] = np->output[k] && *np->output[k] ? npu_graph_find_value(g, np->output[k])
+                                                      : NULL;
+        if (op == NPU_OP_CONSTANT) {
+            if (np->n_output != 1 || !outv[0]) {
+                npu_err(DOM, "node '%s' (Constant): needs exactly one named output", nname(np));
+                st = NPU_ERR_CORRUPT;
+                goto out;
+            }
+            if ((st = make_constant(c, np, tmp, outv[0])))
+                goto out;
+            continue;
+        }
+        st = onnx_add_node(c, tmp, opt, in, (int)np->n_input, outv, (int)np->n_output);
+        if (st)
+            goto out;
+    }
+
+    for (size_t i = 0; i < gp->n_output; i++) {
+        const Onnx__ValueInfoProto *vi = gp->output[i];
+        struct npu_value *v = vi->name ? npu_graph_find_value(g, vi->name) : NULL;
+        if (!v || (v->kind == NPU_VALUE_NODE && !v->producer)) {
+            npu_err(DOM, "graph output '%s' is not defined", s0(vi->name));
+            st = NPU_ERR_CORRUPT;
+            goto out;
+        }
+        if (v->is_output) {
+            npu_err(DOM, "graph output '%s' is listed twice", vi->name);
+            st = NPU_ERR_CORRUPT;
+            goto out;
+        }
+        if (vi->type && vi->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
+            vi->type->tensor_type && vi->type->tensor_type->has_elem_type &&
+            vi->type->tensor_type->elem_type &&
+            npu_dtype_from_onnx(vi->type->tensor_type->elem_type) != v->t.dtype) {
+            npu_err(DOM, "graph output '%s': declared element type %d, but it computes %s",
+                    vi->name, vi->type->tensor_type->elem_type, npu_dtype_name(v->t.dtype));
+            st = NPU_ERR_INVALID;
+            goto out;
+        }
+        if ((st = npu_graph_add_output(g, v)))
+            goto out;
+    }
+    if (!g->noutputs) {
+        npu_err(DOM, "graph has no outputs");
+        st = NPU_ERR_CORRUPT;
+        goto out;
+    }
+    npu_graph_gc_values(g);
+out:
+    free(prod);
+    free(indeg);
+    free(edge_start);
+    free(edges);
+    free(order);
+    free(h.v);
+    return st;
+}
+
+enum npu_status
+npu_onnx_import(const void *data, size_t len, const struct npu_onnx_options *opts,
+                struct npu_graph **out)
+{
+    struct npu_onnx_options o = opts ? *opts : (struct npu_onnx_options){0};
+    *out = NULL;
+    enum npu_status st = check_dim_spec(o.dim_values);
+    if (st)
+        return st;
+    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, data);
+    if (!m) {
+        npu_err(DOM, "not a valid ONNX model (truncated or corrupt protobuf)");
+        return NPU_ERR_CORRUPT;
+    }
+    struct onnx_ctx c = {.base_dir = o.base_dir, .opset = -1};
+    for (size_t i = 0; i < m->n_opset_import; i++) {
+        const Onnx__OperatorSetIdProto *os = m->opset_import[i];
+        const char *d = s0(os->domain);
+        if (!*d || !strcmp(d, "ai.onnx"))
+            c.opset = os->has_version ? (int)NPU_MIN(os->version, 1 << 20) : 1;
+    }
+    if (c.opset < 0) {
+        npu_err(DOM, "model imports no opset of the default ONNX domain");
+        st = NPU_ERR_VERSION;
+        goto out;
+    }
+    if (c.opset < 1 || c.opset > 21) {
+        npu_err(DOM, "opset %d of the default domain is not supported (1 to 21 are)", c.opset);
+        st = NPU_ERR_VERSION;
+        goto out;
+    }
+    if (!m->graph) {
+        npu_err(DOM, "model has no graph");
+        st = NPU_ERR_CORRUPT;
+        goto out;
+    }
+    c.g = npu_graph_new(m->graph->name && *m->graph->name ? m->graph->name : "main");
+    if (!c.g) {
+        st = NPU_ERR_NOMEM;
+        goto out;
+    }
+    c.g->opset = c.opset;
+    st = build(&c, m, &o);
+#ifndef NDEBUG
+    if (!st && npu_graph_verify(c.g)) {
+        npu_err(DOM, "imported graph fails verification (a bug in the importer)");
+        st = NPU_ERR_INTERNAL;
+    }
+#endif
+    if (st) {
+        npu_graph_free(c.g);
+        c.g = NULL;
+    }
+    *out = c.g;
+out:
+    onnx__model_proto__free_unpacked(m, NULL);
+    return st;
+}

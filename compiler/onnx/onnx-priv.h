@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/* onnx-priv.h: shared between the importer's files (not public). */
+#ifndef NPU_ONNX_PRIV_H
+#define NPU_ONNX_PRIV_H
+
+#include "npu/npu-ir.h"
+#include "npu/npu-onnx.h"
+#include "onnx.pb-c.h"
+
+/* Converts a TensorProto into a tensor whose data is allocated in g's arena
+ * (or malloc'd when g is NULL). `what` names the tensor in messages. */
+enum npu_status onnx_tensor_to_npu(const Onnx__TensorProto *tp, const char *base_dir,
+                                   const char *what, struct npu_graph *g, struct npu_tensor *out);
+enum npu_status onnx_read_file(const char *path, unsigned char **buf, size_t *len);
+
+/* Import state shared by the graph builder and the op upgrades. */
+struct onnx_ctx {
+    struct npu_graph *g;
+    int opset;
+    const char *base_dir;
+};
+
+/* Builds the IR node for one ONNX node (attributes already converted into
+ * `tmp`, a detached node holding op, name and attrs), upgrading older opset
+ * forms to the newest; appends the node(s) and infers them. */
+enum npu_status onnx_add_node(struct onnx_ctx *c, struct npu_node *tmp, const char *op_type,
+                              struct npu_value **in, int nin, struct npu_value **out, int nout);
+
+#endif /* NPU_ONNX_PRIV_H */

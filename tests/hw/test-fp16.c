@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-fp16.c: npu-fp16 against an independent reference, the compiler's _Float16 (gcc 12 on
+ * x86_64: libgcc's soft-fp conversions; aarch64: the FPU). fp16 -> fp32 is checked for all
+ * 65536 inputs; fp32 -> fp16 for every fp16 value, every midpoint between neighbours and the
+ * floats on either side of it, the specials, and a few million random bit patterns. The bulk
+ * conversions must agree bit for bit with the scalar ones. Prints bulk/scalar speed figures
+ * (not asserted).
+ */
+#include <time.h>
+
+#include "npu/npu-common.h"
+#include "npu-fp16.h"
+#include "npu-test.h"
+
+#ifdef __FLT16_MAX__
+#define HAVE_FLOAT16 1
+#endif
+
+static uint32_t
+f2u(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+static float
+u2f(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+#ifdef HAVE_FLOAT16
+static uint16_t
+ref_to_half(uint32_t bits)
+{
+    volatile float f = u2f(bits);
+    _Float16 h = (_Float16)f;
+    uint16_t u;
+    memcpy(&u, &h, 2);
+    return u;
+}
+
+static uint32_t
+ref_to_single(uint16_t hb)
+{
+    _Float16 h;
+    memcpy(&h, &hb, 2);
+    volatile float f = (float)h;
+    return f2u(f);
+}
+#endif
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint32_t
+rng(void)
+{
+    /* xorshift64*: deterministic, so a failure reproduces. */
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return (uint32_t)((rng_state * 0x2545f4914f6cdd1dull) >> 32);
+}
+
+#ifdef HAVE_FLOAT16
+static int fails_reported;
+#endif
+
+static void
+check_to_half(uint32_t bits)
+{
+#ifdef HAVE_FLOAT16
+    uint16_t want = ref_to_half(bits), got = npu_fp32_bits_to_fp16(bits);
+
+    npu_test_checks++;
+    if (want != got) {
+        npu_test_failures++;
+        if (fails_reported++ < 20)
+            fprintf(stderr, "fp32 0x%08x -> fp16 0x%04x, reference 0x%04x\n", bits, got, want);
+    }
+#else
+    (void)bits;
+#endif
+}
+
+static void
+test_known_values(void)
+{
+    /* Textbook encodings (IEEE 754 binary16), independent of any implementation. */
+    CHECK_EQ_HEX(0x3c00, npu_fp32_to_fp16(1.0f));
+    CHECK_EQ_HEX(0xc000, npu_fp32_to_fp16(-2.0f));
+    CHECK_EQ_HEX(0x7bff, npu_fp32_to_fp16(65504.0f));
+    CHECK_EQ_HEX(0x7c00, npu_fp32_to_fp16(65520.0f)); /* tie to even overflows */
+    CHECK_EQ_HEX(0x7bff, npu_fp32_to_fp16(65519.996f));
+    CHECK_EQ_HEX(0x0001, npu_fp32_to_fp16(0x1p-24f));
+    CHECK_EQ_HEX(0x0000, npu_fp32_to_fp16(0x1p-25f)); /* tie to even: 0 */
+    CHECK_EQ_HEX(0x0001, npu_fp32_to_fp16(0x1.000002p-25f));
+    CHECK_EQ_HEX(0x0002, npu_fp32_to_fp16(0x1.8p-24f)); /* 1.5 ulp ties to 2 */
+    CHECK_EQ_HEX(0x0400, npu_fp32_to_fp16(0x1p-14f));
+    CHECK_EQ_HEX(0x03ff, npu_fp32_to_fp16(0x1.ff8p-15f));
+    CHECK_EQ_HEX(0x8000, npu_fp32_to_fp16(-0.0f));
+    CHECK_EQ_HEX(0xfc00, npu_fp32_to_fp16(-__builtin_inff()));
+    CHECK_EQ_HEX(0x3555, npu_fp32_to_fp16(1.0f / 3.0f));
+    CHECK_EQ_HEX(0x3c01, npu_fp32_to_fp16(1.0f + 0x1.8p-11f)); /* tie, odd -> up */
+    CHECK_EQ_HEX(0x3c00, npu_fp32_to_fp16(1.0f + 0x1p-11f));   /* tie, even -> stay */
+    /* NaN: quiet, payload top bits kept, sign kept. */
+    CHECK_EQ_HEX(0x7e00, npu_fp32_bits_to_fp16(0x7f800001));
+    CHECK_EQ_HEX(0x7e01, npu_fp32_bits_to_fp16(0x7f802000));
+    CHECK_EQ_HEX(0xff2d, npu_fp32_bits_to_fp16(0xffa5a5a5));
+    CHECK_EQ_HEX(0x3f800000, f2u(npu_fp16_to_fp32(0x3c00)));
+    CHECK_EQ_HEX(0x33800000, f2u(npu_fp16_to_fp32(0x0001))); /* 2^-24 */
+    CHECK_EQ_HEX(0x477fe000, f2u(npu_fp16_to_fp32(0x7bff)));
+    CHECK_EQ_HEX(0xff800000, f2u(npu_fp16_to_fp32(0xfc00)));
+    CHECK_EQ_HEX(0x7fc02000, npu_fp16_to_fp32_bits(0x7c01)); /* sNaN quieted */
+    CHECK_EQ_HEX(0xffeaa000, npu_fp16_to_fp32_bits(0xfd55));
+}
+
+static void
+test_exhaustive(void)
+{
+    static float bulk32[65536];
+    static uint16_t in16[65536], bulk16[65536];
+
+    for (uint32_t h = 0; h < 65536; h++)
+        in16[h] = (uint16_t)h;
+    npu_fp16_to_fp32_n(bulk32, in16, 65536);
+    for (uint32_t h = 0; h < 65536; h++) {
+        uint32_t got = npu_fp16_to_fp32_bits((uint16_t)h);
+        CHECK_EQ_HEX(got, f2u(bulk32[h]));
+#ifdef HAVE_FLOAT16
+        CHECK_EQ_HEX(ref_to_single((uint16_t)h), got);
+#endif
+        /* Round trip of every fp16 value (NaNs come back quiet). */
+        uint16_t back = npu_fp32_to_fp16(u2f(got));
+        if ((h & 0x7fff) > 0x7c00)
+            CHECK_EQ_HEX(h | 0x200, back);
+        else
+            CHECK_EQ_HEX(h, back);
+    }
+    npu_fp32_to_fp16_n(bulk16, bulk32, 65536);
+    for (uint32_t h = 0; h < 65536; h++)
+        CHECK_EQ_HEX(npu_fp32_to_fp16(bulk32[h]), bulk16[h]);
+
+    /* Every fp16 value, the midpoints to its upper neighbour and one float either side. */
+    for (uint32_t h = 0; h < 0x7c00; h++) {
+        uint32_t lo = npu_fp16_to_fp32_bits((uint16_t)h);
+        uint32_t hi = npu_fp16_to_fp32_bits((uint16_t)(h + 1));
+        float mid = (u2f(lo) + u2f(hi)) / 2; /* exact in fp32 */
+        uint32_t m = f2u(mid);
+        for (int neg = 0; neg < 2; neg++) {
+            uint32_t s = neg ? 0x80000000u : 0;
+            check_to_half(lo | s);
+            check_to_half(m | s);
+            check_to_half((m - 1) | s);
+            check_to_half((m + 1) | s);
+        }
+    }
+    /* Specials and range edges. */
+    static const uint32_t edge[] = {
+        0x00000000, 0x80000000, 0x7f800000, 0xff800000, 0x7f800001, 0x7fbfffff, 0x7fc00000,
+        0x7fffffff, 0xffffffff, 0x00000001, 0x007fffff, 0x00800000, 0x33000000, 0x33000001,
+        0x337fffff, 0x33800000, 0x387fe000, 0x387ff000, 0x387fffff, 0x38800000, 0x477fe000,
+        0x477fefff, 0x477ff000, 0x477fffff, 0x47800000, 0x4f800000, 0x7f7fffff,
+    };
+    for (unsigned i = 0; i < NPU_ARRAY_SIZE(edge); i++) {
+        check_to_half(edge[i]);
+        check_to_half(edge[i] ^ 0x80000000u);
+    }
+}
+
+static void
+test_random(void)
+{
+    enum { N = 1 << 22 };
+    float *src = malloc(N * sizeof(float));
+    uint16_t *dst = malloc(N * sizeof(uint16_t));
+
+    if (!src || !dst) {
+        CHECK(!"out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < N; i++) {
+        uint32_t r = rng();
+        /* Half uniformly random bits, half concentrated in the fp16 range. */
+        if (i & 1)
+            r = (r & 0x80ffffffu) | ((0x30u + (r >> 24) % 0x20u) << 23);
+        src[i] = u2f(r);
+    }
+    npu_fp32_to_fp16_n(dst, src, N);
+    for (size_t i = 0; i < N; i++) {
+        uint16_t s = npu_fp32_to_fp16(src[i]);
+        if (s != dst[i]) {
+            CHECK_EQ_HEX(s, dst[i]);
+            break;
+        }
+        check_to_half(f2u(src[i]));
+    }
+out:
+    free(src);
+    free(dst);
+}
+
+static double
+now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Keeps the scalar loop from being vectorised or hoisted: one call per element. */
+static uint16_t (*volatile to_half_fn)(float) = npu_fp32_to_fp16;
+static float (*volatile to_single_fn)(uint16_t) = npu_fp16_to_fp32;
+
+static void
+bench(void)
+{
+    enum { N = 1 << 20, REP = 8 };
+    float *f = malloc(N * sizeof(float));
+    uint16_t *h = malloc(N * sizeof(uint16_t));
+    double t0, ts, tb, ts2, tb2;
+
+    if (!f || !h)
+        goto out;
+    for (size_t i = 0; i < N; i++)
+        f[i] = (float)(int)(rng() % 20000) * 0.37f;
+    t0 = now();
+    for (int r = 0; r < REP; r++)
+        for (size_t i = 0; i < N; i++)
+            h[i] = to_half_fn(f[i]);
+    ts = now() - t0;
+    t0 = now();
+    for (int r = 0; r < REP; r++)
+        npu_fp32_to_fp16_n(h, f, N);
+    tb = now() - t0;
+    t0 = now();
+    for (int r = 0; r < REP; r++)
+        for (size_t i = 0; i < N; i++)
+            f[i] = to_single_fn(h[i]);
+    ts2 = now() - t0;
+    t0 = now();
+    for (int r = 0; r < REP; r++)
+        npu_fp16_to_fp32_n(f, h, N);
+    tb2 = now() - t0;
+    printf("fp32->fp16: scalar %.2f ns/elem, bulk %.2f ns/elem (bulk is %.1fx)\n",
+           ts * 1e9 / (N * REP), tb * 1e9 / (N * REP), ts / tb);
+    printf("fp16->fp32: scalar %.2f ns/elem, bulk %.2f ns/elem (bulk is %.1fx)\n",
+           ts2 * 1e9 / (N * REP), tb2 * 1e9 / (N * REP), ts2 / tb2);
+out:
+    free(f);
+    free(h);
+}
+
+int
+main(void)
+{
+#ifndef HAVE_FLOAT16
+    printf("test-fp16: no _Float16 in this compiler; reference comparisons skipped\n");
+#endif
+    test_known_values();
+    test_exhaustive();
+    test_random();
+    bench();
+    return npu_test_done("test-fp16");
+}
