@@ -551,9 +551,10 @@ run_f16(struct npu_cpu_ctx *ctx, const struct cpu_entry *e, const struct npu_att
         for (int i = 0; i < nout; i++)
             if (pout[i] != out[i])
                 cpu_f32_to_f16_n(tout[i].data, out[i]->data, cpu_numel(out[i]));
+    goto done;
 out:
-    if (st == NPU_ERR_NOMEM)
-        cpu_fail(ctx, st, "out of memory widening fp16 operands");
+    cpu_fail(ctx, st, "out of memory widening fp16 operands");
+done:
     for (int i = 0; tin && i < nin; i++)
         if (pin && pin[i] == &tin[i])
             free(tin[i].data);
