@@ -301,6 +301,51 @@ cpu_k_unsqueeze(CPU_KERNEL_ARGS)
     return plain_copy(ctx, x, out[0]);
 }
 
+/* MT19937 (Matsumoto & Nishimura), seeded and read out the way numpy's legacy RandomState
+ * does (seed(s), then uniform doubles from two draws: 27 + 26 bits), so that training-mode
+ * Dropout with a `seed` reproduces the masks of the ONNX reference implementation. */
+struct mt19937 {
+    uint32_t mt[624];
+    int idx;
+};
+
+static void
+mt_seed(struct mt19937 *m, uint32_t s)
+{
+    m->mt[0] = s;
+    for (uint32_t i = 1; i < 624; i++)
+        m->mt[i] = 1812433253u * (m->mt[i - 1] ^ (m->mt[i - 1] >> 30)) + i;
+    m->idx = 624;
+}
+
+static uint32_t
+mt_next(struct mt19937 *m)
+{
+    if (m->idx >= 624) {
+        for (int i = 0; i < 624; i++) {
+            uint32_t y = (m->mt[i] & 0x80000000u) | (m->mt[(i + 1) % 624] & 0x7fffffffu);
+            m->mt[i] = m->mt[(i + 397) % 624] ^ (y >> 1) ^ ((y & 1) ? 0x9908b0dfu : 0);
+        }
+        m->idx = 0;
+    }
+    uint32_t y = m->mt[m->idx++];
+    y ^= y >> 11;
+    y ^= (y << 7) & 0x9d2c5680u;
+    y ^= (y << 15) & 0xefc60000u;
+    y ^= y >> 18;
+    return y;
+}
+
+static double
+mt_uniform(struct mt19937 *m)
+{
+    uint32_t a = mt_next(m) >> 5, b = mt_next(m) >> 6;
+    return ((double)a * 67108864.0 + (double)b) / 9007199254740992.0;
+}
+
+/* Dropout: inference (or ratio 0) is the identity with an all-true mask. Training mode keeps
+ * an element when a uniform draw in [0, 1) is >= ratio and scales it by 1 / (1 - ratio); the
+ * draws come from MT19937 seeded with the `seed` attribute (0 if absent), in row-major order. */
 enum npu_status
 cpu_k_dropout(CPU_KERNEL_ARGS)
 {
@@ -308,13 +353,38 @@ cpu_k_dropout(CPU_KERNEL_ARGS)
     const struct npu_tensor *ratio = nin > 1 ? in[1] : NULL, *train = nin > 2 ? in[2] : NULL;
     bool training = train && cpu_numel(train) > 0 && cpu_scalar_i64(train, 0) != 0;
     double r = ratio && cpu_numel(ratio) > 0 ? cpu_scalar_f64(ratio, 0) : 0.5;
-    if (training && r != 0)
-        return KUNSUP("training-mode dropout (random) is not supported; only inference");
+    if (ratio && !npu_dtype_is_float(ratio->dtype))
+        return KINVAL("ratio must be a float scalar");
     CPU_TRY(cpu_k_copy(ctx, attrs, in, 1, out, 1));
-    if (nout > 1 && out[1]) {
-        CPU_TRY(cpu_check_out(ctx, out[1], NPU_DTYPE_BOOL, x->ndim, x->dims));
-        memset(out[1]->data, 1, (size_t)cpu_numel(x));
+    struct npu_tensor *mask = nout > 1 ? out[1] : NULL;
+    if (mask) {
+        CPU_TRY(cpu_check_out(ctx, mask, NPU_DTYPE_BOOL, x->ndim, x->dims));
+        memset(mask->data, 1, (size_t)cpu_numel(x));
     }
+    if (!training || r == 0)
+        return NPU_OK;
+    if (!(r > 0 && r <= 1))
+        return KINVAL("ratio %g is outside [0, 1]", r);
+    if (!npu_dtype_is_float(x->dtype))
+        return KUNSUP("training-mode dropout of %s", npu_dtype_name(x->dtype));
+    struct mt19937 *m = malloc(sizeof(*m));
+    if (!m)
+        return KNOMEM();
+    mt_seed(m, (uint32_t)npu_attrs_int(attrs, "seed", 0));
+    /* the scale as the reference computes it: 1 / (1 - ratio) in the ratio's precision */
+    double scale = ratio->dtype == NPU_DTYPE_FP64 ? 1.0 / (1.0 - r) : (double)(1.0f / (1.0f - (float)r));
+    int64_t n = cpu_numel(x);
+    for (int64_t i = 0; i < n; i++) {
+        bool keep = mt_uniform(m) >= r;
+        double v = keep && r < 1 ? cpu_scalar_f64(out[0], i) * scale : 0.0;
+        if (!keep && signbit(cpu_scalar_f64(out[0], i)))
+            v = -0.0; /* mask * x keeps the sign of zero */
+        cpu_convert(&v, NPU_DTYPE_FP64, (char *)out[0]->data + (size_t)i * cpu_esize(out[0]),
+                    out[0]->dtype, 1);
+        if (mask)
+            ((uint8_t *)mask->data)[i] = keep;
+    }
+    free(m);
     return NPU_OK;
 }
 

@@ -553,7 +553,7 @@ test_small_ops(void)
     CHECK(tt_get(ci, 1) == 2);
     tt_free(ts), tt_free(val), tt_free(c), tt_free(cst), tt_free(ci);
 
-    /* Dropout in inference: identity, mask all true; training with ratio > 0 is refused */
+    /* Dropout in inference: identity, mask all true */
     struct npu_tensor *dy = tt(NPU_DTYPE_FP32, 3, D(2), D(4), D(5)), *mask = tt(NPU_DTYPE_BOOL, 3, D(2), D(4), D(5));
     struct npu_tensor *dout[2] = {dy, mask};
     in[0] = x;
@@ -563,11 +563,31 @@ test_small_ops(void)
     *(float *)ratio->data = 0.5f;
     tt_set(train, 0, 1);
     struct npu_tensor *din[3] = {x, ratio, train};
+    /* training mode draws numpy's MT19937 stream: np.random.seed(0); uniform(0, 1, 8) >= 0.5
+     * is T T T T F T F T, and seed 7 against ratio 0.3 gives F T T T T T T F */
+    CHECK_EQ_INT(NPU_OK, run2(NPU_OP_DROPOUT, NULL, 3, din, 2, dout));
+    static const int keep0[8] = {1, 1, 1, 1, 0, 1, 0, 1}, keep7[8] = {0, 1, 1, 1, 1, 1, 1, 0};
+    int bad = 0;
+    for (int i = 0; i < 8; i++) {
+        bad += tt_get(mask, i) != keep0[i];
+        bad += tt_get(dy, i) != (keep0[i] ? (double)(tt_get(x, i) * 2.0f) : 0);
+    }
+    CHECK_EQ_INT(0, bad);
+    struct alist sd = {0};
+    al_int(&sd, "seed", 7);
+    *(float *)ratio->data = 0.3f;
+    CHECK_EQ_INT(NPU_OK, run2(NPU_OP_DROPOUT, &sd, 3, din, 2, dout));
+    bad = 0;
+    for (int i = 0; i < 8; i++)
+        bad += tt_get(mask, i) != keep7[i];
+    CHECK_EQ_INT(0, bad);
+    *(float *)ratio->data = 1.5f;
     quiet(true);
-    CHECK_EQ_INT(NPU_ERR_UNSUPPORTED, run_op(tctx1, NPU_OP_DROPOUT, NULL, 3, din, 2, dout));
+    CHECK_EQ_INT(NPU_ERR_INVALID, run_op(tctx1, NPU_OP_DROPOUT, NULL, 3, din, 2, dout));
     quiet(false);
     *(float *)ratio->data = 0;
     CHECK_EQ_INT(NPU_OK, run2(NPU_OP_DROPOUT, NULL, 3, din, 2, dout));
+    CHECK(tt_same_bytes(x, dy));
     tt_free(dy), tt_free(mask), tt_free(ratio), tt_free(train), tt_free(x);
 }
 
