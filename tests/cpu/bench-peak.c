@@ -11,6 +11,8 @@
  * so the rest of the program stays baseline.
  */
 #include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -76,11 +78,15 @@ pick(const char **isa)
 {
 #if defined(__x86_64__)
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) {
+    /* NPU_BENCH_ISA=avx2|sse caps the probe (to compare vector widths) */
+    const char *cap = getenv("NPU_BENCH_ISA");
+    bool no512 = cap && (!strcmp(cap, "avx2") || !strcmp(cap, "sse"));
+    bool no256 = cap && !strcmp(cap, "sse");
+    if (!no512 && __builtin_cpu_supports("avx512f")) {
         *isa = "AVX-512F (16 x fp32, FMA)";
         return peak_avx512;
     }
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    if (!no256 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
         *isa = "AVX2+FMA (8 x fp32)";
         return peak_avx2;
     }
