@@ -34,8 +34,9 @@
  * The build targets the baseline ISA (x86-64 or armv8-a). On x86-64 the hottest loops are also
  * compiled for x86-64-v3 (AVX2+FMA) and chosen at load time through an ifunc, so one binary
  * runs everywhere and still uses the machine's vectors. aarch64 always has NEON. */
+/* (not under ThreadSanitizer: its instrumented ifunc resolvers run before its runtime) */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12 &&         \
-    !defined(NPU_CPU_NO_CLONES)
+    !defined(NPU_CPU_NO_CLONES) && !defined(__SANITIZE_THREAD__)
 #define CPU_HOT __attribute__((target_clones("default", "arch=x86-64-v3")))
 #else
 #define CPU_HOT
@@ -61,7 +62,8 @@ struct npu_cpu_ctx {
     pthread_cond_t start_cv;
     pthread_cond_t done_cv;
     uint64_t generation;       /* bumped for every job; workers wait for a change */
-    int busy;                  /* workers still inside the current job */
+    int busy;                  /* workers that joined the current job and are still in it */
+    bool closed;               /* the caller is done with its chunks; late wakers stay out */
     bool quit;
     /* the current job */
     cpu_par_fn fn;

@@ -32,6 +32,9 @@ struct worker_arg {
     int tid;
 };
 
+/* A worker joins a job only if it wakes before the job is closed; the caller waits for the
+ * workers that joined, not for every worker to wake up (which, on a loaded machine, can take
+ * a whole scheduler slice). */
 static void *
 worker_main(void *p)
 {
@@ -46,10 +49,13 @@ worker_main(void *p)
         if (ctx->quit)
             break;
         seen = ctx->generation;
+        if (ctx->closed)
+            continue; /* woke too late: the caller has finished this job without us */
+        ctx->busy++;
         pthread_mutex_unlock(&ctx->lock);
         run_chunks(ctx, wa.tid);
         pthread_mutex_lock(&ctx->lock);
-        if (--ctx->busy == 0)
+        if (--ctx->busy == 0 && ctx->closed)
             pthread_cond_signal(&ctx->done_cv);
     }
     pthread_mutex_unlock(&ctx->lock);
@@ -77,14 +83,17 @@ cpu_parallel_for(struct npu_cpu_ctx *ctx, int64_t n, int64_t grain, cpu_par_fn f
     ctx->n = n;
     ctx->chunk = chunk;
     __atomic_store_n(&ctx->next, 0, __ATOMIC_RELAXED);
-    ctx->busy = ctx->nworkers;
+    ctx->busy = 0;
+    ctx->closed = false;
     ctx->generation++;
     pthread_cond_broadcast(&ctx->start_cv);
     pthread_mutex_unlock(&ctx->lock);
 
     run_chunks(ctx, 0);
 
+    /* every chunk is taken; wait for the workers still inside one */
     pthread_mutex_lock(&ctx->lock);
+    ctx->closed = true;
     while (ctx->busy > 0)
         pthread_cond_wait(&ctx->done_cv, &ctx->lock);
     pthread_mutex_unlock(&ctx->lock);
