@@ -39,8 +39,8 @@ conv_setup(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs, const struct 
     g->Cg = g->C / g->G;
     g->Mg = g->M / g->G;
     if (wt->dims[1] != g->Cg)
-        return KINVAL("W has %lld input channels per group, expected %lld",
-                      (long long)wt->dims[1], (long long)g->Cg);
+        return KINVAL("W has %lld input channels per group, expected %lld", (long long)wt->dims[1],
+                      (long long)g->Cg);
     size_t nk;
     const int64_t *ks = npu_attrs_ints(attrs, "kernel_shape", &nk);
     if (ks) {
@@ -173,8 +173,7 @@ im2col(const struct conv_geo *g, const float *x, int64_t t0, int64_t tw, float *
 }
 
 static void
-conv_epilogue(const struct conv_job *j, float *y, int64_t m0, int64_t rows, int64_t t0,
-              int64_t tw)
+conv_epilogue(const struct conv_job *j, float *y, int64_t m0, int64_t rows, int64_t t0, int64_t tw)
 {
     for (int64_t m = 0; m < rows; m++) {
         float *r = y + m * j->g->out_plane + t0;
@@ -201,12 +200,12 @@ conv_task(void *arg, int64_t begin, int64_t end, int tid)
         const float *wg = j->w + gi * g->Mg * j->krows;
         float *y = j->y + (n * g->M + gi * g->Mg) * g->out_plane;
         if (j->direct) {
-            cpu_sgemm(false, false, g->Mg, tw, g->Cg, 1.0f, wg, j->krows, x + t0, g->in_plane,
-                      0.0f, y + t0, g->out_plane);
+            cpu_sgemm(false, false, g->Mg, tw, g->Cg, 1.0f, wg, j->krows, x + t0, g->in_plane, 0.0f,
+                      y + t0, g->out_plane);
         } else {
             im2col(g, x, t0, tw, col);
-            cpu_sgemm(false, false, g->Mg, tw, j->krows, 1.0f, wg, j->krows, col, tw, 0.0f,
-                      y + t0, g->out_plane);
+            cpu_sgemm(false, false, g->Mg, tw, j->krows, 1.0f, wg, j->krows, col, tw, 0.0f, y + t0,
+                      g->out_plane);
         }
         conv_epilogue(j, y, gi * g->Mg, g->Mg, t0, tw);
     }
@@ -250,7 +249,7 @@ struct dconv_args {
     const struct conv_geo *g;
     const struct npu_tensor *x, *w;
     double xzp;
-    const double *wzp; /* [M] */
+    const double *wzp;  /* [M] */
     const double *bias; /* [M] or NULL */
     double *acc;        /* [N, M, out_plane] */
 };
@@ -284,8 +283,9 @@ dconv_task(void *arg, int64_t begin, int64_t end, int tid)
                         off += p * ist[i];
                     }
                     if (inside) {
-                        double xv = cpu_scalar_f64(a->x, (n * g->C + gi * g->Cg + c) * g->in_plane +
-                                                             off) - a->xzp;
+                        double xv =
+                            cpu_scalar_f64(a->x, (n * g->C + gi * g->Cg + c) * g->in_plane + off) -
+                            a->xzp;
                         double wv = cpu_scalar_f64(a->w, (m * g->Cg + c) * g->kprod + kr) -
                                     (a->wzp ? a->wzp[m] : 0.0);
                         acc += xv * wv;
@@ -349,8 +349,13 @@ cpu_k_conv(CPU_KERNEL_ARGS)
     }
     if (x->dtype != NPU_DTYPE_FP32)
         return KUNSUP("dtype %s is not supported", npu_dtype_name(x->dtype));
-    struct conv_job j = {.g = &g, .x = x->data, .w = wt->data, .y = y->data, .act = &act,
-                         .krows = g.Cg * g.kprod, .ctx = ctx};
+    struct conv_job j = {.g = &g,
+                         .x = x->data,
+                         .w = wt->data,
+                         .y = y->data,
+                         .act = &act,
+                         .krows = g.Cg * g.kprod,
+                         .ctx = ctx};
     CPU_TRY(conv_bias(ctx, b, g.M, &j.bias));
     const struct cpu_win *w = &g.w;
     bool unit = true;
@@ -534,8 +539,8 @@ convt_task(void *arg, int64_t begin, int64_t end, int tid)
         const float *w = (const float *)j->w->data + gi * g->Cg * g->Mg * g->kprod;
         float *y = (float *)j->y + (n * g->M + gi * g->Mg) * g->out_plane;
         /* col = W_g^T X_g: W_g is [Cg][Mg*kprod] */
-        cpu_sgemm(true, false, g->Mg * g->kprod, g->in_plane, g->Cg, 1.0f, w, g->Mg * g->kprod,
-                  x, g->in_plane, 0.0f, col, g->in_plane);
+        cpu_sgemm(true, false, g->Mg * g->kprod, g->in_plane, g->Cg, 1.0f, w, g->Mg * g->kprod, x,
+                  g->in_plane, 0.0f, col, g->in_plane);
         for (int64_t m = 0; m < g->Mg; m++) {
             float b = j->bias ? j->bias[gi * g->Mg + m] : 0.0f;
             for (int64_t o = 0; o < g->out_plane; o++)
@@ -694,8 +699,8 @@ cpu_k_conv_integer(CPU_KERNEL_ARGS)
 {
     struct conv_geo g;
     double *acc = NULL;
-    CPU_TRY(int_conv(ctx, attrs, in[0], nin > 2 ? in[2] : NULL, in[1], nin > 3 ? in[3] : NULL,
-                     NULL, &g, &acc));
+    CPU_TRY(int_conv(ctx, attrs, in[0], nin > 2 ? in[2] : NULL, in[1], nin > 3 ? in[3] : NULL, NULL,
+                     &g, &acc));
     enum npu_status st = conv_check_out(ctx, &g, out[0], NPU_DTYPE_INT32);
     if (st == NPU_OK)
         cpu_convert(acc, NPU_DTYPE_FP64, out[0]->data, NPU_DTYPE_INT32, cpu_numel(out[0]));

@@ -232,8 +232,8 @@ cpu_dims_str(const struct npu_tensor *t, char *buf, size_t len)
     size_t off = 0;
     off += (size_t)snprintf(buf + off, len - off, "[");
     for (int i = 0; i < t->ndim && off < len; i++)
-        off += (size_t)snprintf(buf + off, len - off, "%s%lld", i ? "," : "",
-                                (long long)t->dims[i]);
+        off +=
+            (size_t)snprintf(buf + off, len - off, "%s%lld", i ? "," : "", (long long)t->dims[i]);
     if (off < len)
         snprintf(buf + off, len - off, "]");
     return buf;
@@ -292,19 +292,32 @@ cpu_scalar_f64(const struct npu_tensor *t, int64_t i)
 {
     const void *p = t->data;
     switch (t->dtype) {
-    case NPU_DTYPE_FP32: return ((const float *)p)[i];
-    case NPU_DTYPE_FP16: return cpu_f16_to_f32(((const uint16_t *)p)[i]);
-    case NPU_DTYPE_FP64: return ((const double *)p)[i];
-    case NPU_DTYPE_INT8: return ((const int8_t *)p)[i];
-    case NPU_DTYPE_UINT8: return ((const uint8_t *)p)[i];
-    case NPU_DTYPE_BOOL: return ((const uint8_t *)p)[i] != 0;
-    case NPU_DTYPE_INT16: return ((const int16_t *)p)[i];
-    case NPU_DTYPE_UINT16: return ((const uint16_t *)p)[i];
-    case NPU_DTYPE_INT32: return ((const int32_t *)p)[i];
-    case NPU_DTYPE_UINT32: return ((const uint32_t *)p)[i];
-    case NPU_DTYPE_INT64: return (double)((const int64_t *)p)[i];
-    case NPU_DTYPE_UINT64: return (double)((const uint64_t *)p)[i];
-    default: return 0;
+    case NPU_DTYPE_FP32:
+        return ((const float *)p)[i];
+    case NPU_DTYPE_FP16:
+        return cpu_f16_to_f32(((const uint16_t *)p)[i]);
+    case NPU_DTYPE_FP64:
+        return ((const double *)p)[i];
+    case NPU_DTYPE_INT8:
+        return ((const int8_t *)p)[i];
+    case NPU_DTYPE_UINT8:
+        return ((const uint8_t *)p)[i];
+    case NPU_DTYPE_BOOL:
+        return ((const uint8_t *)p)[i] != 0;
+    case NPU_DTYPE_INT16:
+        return ((const int16_t *)p)[i];
+    case NPU_DTYPE_UINT16:
+        return ((const uint16_t *)p)[i];
+    case NPU_DTYPE_INT32:
+        return ((const int32_t *)p)[i];
+    case NPU_DTYPE_UINT32:
+        return ((const uint32_t *)p)[i];
+    case NPU_DTYPE_INT64:
+        return (double)((const int64_t *)p)[i];
+    case NPU_DTYPE_UINT64:
+        return (double)((const uint64_t *)p)[i];
+    default:
+        return 0;
     }
 }
 
@@ -313,19 +326,28 @@ cpu_scalar_i64(const struct npu_tensor *t, int64_t i)
 {
     const void *p = t->data;
     switch (t->dtype) {
-    case NPU_DTYPE_INT64: return ((const int64_t *)p)[i];
+    case NPU_DTYPE_INT64:
+        return ((const int64_t *)p)[i];
     case NPU_DTYPE_UINT64: {
         uint64_t u = ((const uint64_t *)p)[i];
         return u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;
     }
-    case NPU_DTYPE_INT32: return ((const int32_t *)p)[i];
-    case NPU_DTYPE_UINT32: return ((const uint32_t *)p)[i];
-    case NPU_DTYPE_INT16: return ((const int16_t *)p)[i];
-    case NPU_DTYPE_UINT16: return ((const uint16_t *)p)[i];
-    case NPU_DTYPE_INT8: return ((const int8_t *)p)[i];
-    case NPU_DTYPE_UINT8: return ((const uint8_t *)p)[i];
-    case NPU_DTYPE_BOOL: return ((const uint8_t *)p)[i] != 0;
-    default: return cpu_sat_i64(cpu_scalar_f64(t, i));
+    case NPU_DTYPE_INT32:
+        return ((const int32_t *)p)[i];
+    case NPU_DTYPE_UINT32:
+        return ((const uint32_t *)p)[i];
+    case NPU_DTYPE_INT16:
+        return ((const int16_t *)p)[i];
+    case NPU_DTYPE_UINT16:
+        return ((const uint16_t *)p)[i];
+    case NPU_DTYPE_INT8:
+        return ((const int8_t *)p)[i];
+    case NPU_DTYPE_UINT8:
+        return ((const uint8_t *)p)[i];
+    case NPU_DTYPE_BOOL:
+        return ((const uint8_t *)p)[i] != 0;
+    default:
+        return cpu_sat_i64(cpu_scalar_f64(t, i));
     }
 }
 

@@ -90,8 +90,8 @@ report(const char *what, double secs, double flops, int threads)
         /* one thread: against the 1-core peak; N threads: against the peak measured with N
          * threads at once (on a shared machine that is what the cores actually deliver) */
         double g = flops / secs * 1e-9, pk = threads > 1 ? peakN : peak1;
-        printf("  %-52s %9.3f ms %8.1f GFLOP/s  %5.1f%% of peak (%d core%s)\n", what,
-               secs * 1e3, g, 100.0 * g / pk, threads, threads > 1 ? "s" : "");
+        printf("  %-52s %9.3f ms %8.1f GFLOP/s  %5.1f%% of peak (%d core%s)\n", what, secs * 1e3, g,
+               100.0 * g / pk, threads, threads > 1 ? "s" : "");
     } else {
         printf("  %-52s %9.3f ms\n", what, secs * 1e3);
     }
@@ -407,7 +407,8 @@ bench_attention(struct npu_cpu_ctx *c1, struct npu_cpu_ctx *cn)
     for (int64_t h = 0; h < H; h++)
         for (int64_t i = 0; i < S; i++)
             for (int64_t d = 0; d < Dh; d++)
-                ((float *)u.kt->data)[(h * Dh + d) * S + i] = ((float *)k->data)[(h * S + i) * Dh + d];
+                ((float *)u.kt->data)[(h * Dh + d) * S + i] =
+                    ((float *)k->data)[(h * S + i) * Dh + d];
     u.s = tt(NPU_DTYPE_FP32, 3, D(H), D(S), D(S));
     u.ss = tt(NPU_DTYPE_FP32, 3, D(H), D(S), D(S));
     u.p = tt(NPU_DTYPE_FP32, 3, D(H), D(S), D(S));

@@ -12,8 +12,8 @@
  */
 #include <pthread.h>
 #include <stdbool.h>
-#include <stdlib.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -35,7 +35,7 @@ now(void)
     ATTR static double name(int64_t iters, float *sink)                                            \
     {                                                                                              \
         typedef float vec __attribute__((vector_size(W * 4)));                                     \
-        vec b, c, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15;          \
+        vec b, c, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15;            \
         for (int k = 0; k < W; k++) {                                                              \
             b[k] = 0.9999999f;                                                                     \
             c[k] = 1e-7f;                                                                          \

@@ -11,16 +11,28 @@
 #include "npu-test.h"
 
 static const enum npu_dtype dtypes[] = {
-    NPU_DTYPE_FP32, NPU_DTYPE_FP16, NPU_DTYPE_FP64, NPU_DTYPE_INT8, NPU_DTYPE_UINT8,
-    NPU_DTYPE_INT16, NPU_DTYPE_INT32, NPU_DTYPE_INT64, NPU_DTYPE_BOOL, NPU_DTYPE_UINT16,
-    NPU_DTYPE_UINT32, NPU_DTYPE_UINT64,
+    NPU_DTYPE_FP32,  NPU_DTYPE_FP16,   NPU_DTYPE_FP64,   NPU_DTYPE_INT8,
+    NPU_DTYPE_UINT8, NPU_DTYPE_INT16,  NPU_DTYPE_INT32,  NPU_DTYPE_INT64,
+    NPU_DTYPE_BOOL,  NPU_DTYPE_UINT16, NPU_DTYPE_UINT32, NPU_DTYPE_UINT64,
 };
 
 static int64_t
 pick_int(void)
 {
-    static const int64_t vals[] = {0, 1, 2, 3, -1, -2, -3, 4, 7, INT64_MAX, INT64_MIN,
-                                   (int64_t)1 << 40, -((int64_t)1 << 40), 65535};
+    static const int64_t vals[] = {0,
+                                   1,
+                                   2,
+                                   3,
+                                   -1,
+                                   -2,
+                                   -3,
+                                   4,
+                                   7,
+                                   INT64_MAX,
+                                   INT64_MIN,
+                                   (int64_t)1 << 40,
+                                   -((int64_t)1 << 40),
+                                   65535};
     return vals[tt_rand_u64() % NPU_ARRAY_SIZE(vals)];
 }
 
@@ -47,17 +59,36 @@ rand_tensor(enum npu_dtype dt, int maxrank)
     return t;
 }
 
-static const char *int_names[] = {"axis", "keepdims", "group", "transA", "transB", "upper",
-                                  "exclusive", "reverse", "select_last_index", "to",
-                                  "ceil_mode", "count_include_pad", "storage_order",
-                                  "noop_with_empty_axes", "allowzero", "fmod", "block_size",
-                                  "num_outputs", "start", "end", "is_causal", "training_mode",
+static const char *int_names[] = {"axis",
+                                  "keepdims",
+                                  "group",
+                                  "transA",
+                                  "transB",
+                                  "upper",
+                                  "exclusive",
+                                  "reverse",
+                                  "select_last_index",
+                                  "to",
+                                  "ceil_mode",
+                                  "count_include_pad",
+                                  "storage_order",
+                                  "noop_with_empty_axes",
+                                  "allowzero",
+                                  "fmod",
+                                  "block_size",
+                                  "num_outputs",
+                                  "start",
+                                  "end",
+                                  "is_causal",
+                                  "training_mode",
                                   "exclude_outside"};
-static const char *ints_names[] = {"perm", "pads", "strides", "dilations", "kernel_shape",
-                                   "axes", "output_padding", "output_shape", "split"};
-static const char *float_names[] = {"alpha", "beta", "gamma", "epsilon", "scale",
-                                    "npu_act_alpha", "npu_act_beta", "cubic_coeff_a",
-                                    "extrapolation_value", "momentum"};
+static const char *ints_names[] = {"perm",           "pads",         "strides",
+                                   "dilations",      "kernel_shape", "axes",
+                                   "output_padding", "output_shape", "split"};
+static const char *float_names[] = {"alpha",        "beta",          "gamma",
+                                    "epsilon",      "scale",         "npu_act_alpha",
+                                    "npu_act_beta", "cubic_coeff_a", "extrapolation_value",
+                                    "momentum"};
 static const char *str_vals[][6] = {
     {"mode", "constant", "reflect", "edge", "wrap", "linear"},
     {"auto_pad", "SAME_UPPER", "SAME_LOWER", "VALID", "NOTSET", "bogus"},
@@ -72,7 +103,7 @@ int
 main(void)
 {
     tctx_init();
-    npu_log_set_level((enum npu_log_level)-1); /* thousands of expected refusals */
+    npu_log_set_level((enum npu_log_level) - 1); /* thousands of expected refusals */
     float fvals[] = {NAN, INFINITY, -INFINITY, -1.0f, 0.0f, 0.5f, 1e30f, 2.0f};
     int64_t ibuf[16][8];
     long calls = 0, ok = 0;
@@ -84,11 +115,14 @@ main(void)
                 na = 0;
             for (int a = 0; a < na; a++) {
                 switch (tt_rand_u64() % 4) {
-                case 0: al_int(&al, int_names[tt_rand_u64() % NPU_ARRAY_SIZE(int_names)], pick_int()); break;
+                case 0:
+                    al_int(&al, int_names[tt_rand_u64() % NPU_ARRAY_SIZE(int_names)], pick_int());
+                    break;
                 case 1: {
                     int n = (int)(tt_rand_u64() % 7);
                     for (int k = 0; k < n; k++)
-                        ibuf[a][k] = tt_rand_u64() % 3 ? (int64_t)(tt_rand_u64() % 5) - 1 : pick_int();
+                        ibuf[a][k] =
+                            tt_rand_u64() % 3 ? (int64_t)(tt_rand_u64() % 5) - 1 : pick_int();
                     al_ints(&al, ints_names[tt_rand_u64() % NPU_ARRAY_SIZE(ints_names)], ibuf[a],
                             (size_t)n);
                     break;
@@ -111,12 +145,14 @@ main(void)
              * past their checks and into the arithmetic */
             bool coherent = tt_rand_u64() % 2;
             for (int i = 0; i < nin; i++) {
-                enum npu_dtype d = tt_rand_u64() % 3 ? dt : dtypes[tt_rand_u64() % NPU_ARRAY_SIZE(dtypes)];
+                enum npu_dtype d =
+                    tt_rand_u64() % 3 ? dt : dtypes[tt_rand_u64() % NPU_ARRAY_SIZE(dtypes)];
                 if (!coherent && tt_rand_u64() % 3 == 0)
                     d = NPU_DTYPE_INT64; /* shapes, axes, indices */
                 if (coherent && i > 0 && in[0]) {
-                    in[i] = tt_new(i == 1 && tt_rand_u64() % 4 == 0 ? NPU_DTYPE_INT64 : in[0]->dtype,
-                                   in[0]->ndim, in[0]->dims);
+                    in[i] =
+                        tt_new(i == 1 && tt_rand_u64() % 4 == 0 ? NPU_DTYPE_INT64 : in[0]->dtype,
+                               in[0]->ndim, in[0]->dims);
                     size_t b0 = (size_t)tt_n(in[0]) * npu_dtype_size(in[0]->dtype);
                     size_t bi = (size_t)tt_n(in[0]) * npu_dtype_size(in[i]->dtype);
                     memcpy(in[i]->data, in[0]->data, bi < b0 ? bi : b0);
@@ -125,10 +161,11 @@ main(void)
                 in[i] = tt_rand_u64() % 8 ? rand_tensor(d, 4) : NULL;
             }
             for (int i = 0; i < nout; i++) {
-                enum npu_dtype d = tt_rand_u64() % 2 ? dt : dtypes[tt_rand_u64() % NPU_ARRAY_SIZE(dtypes)];
+                enum npu_dtype d =
+                    tt_rand_u64() % 2 ? dt : dtypes[tt_rand_u64() % NPU_ARRAY_SIZE(dtypes)];
                 if ((coherent || tt_rand_u64() % 2) && in[0]) /* often the input's shape */
-                    out[i] = tt_new(coherent && i == 0 ? in[0]->dtype : d, in[0]->ndim,
-                                    in[0]->dims);
+                    out[i] =
+                        tt_new(coherent && i == 0 ? in[0]->dtype : d, in[0]->ndim, in[0]->dims);
                 else
                     out[i] = rand_tensor(d, 4);
             }
