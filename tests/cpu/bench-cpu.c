@@ -87,9 +87,9 @@ report(const char *what, double secs, double flops, int threads)
         return;
     }
     if (flops > 0) {
-        /* one thread: against the 1-core peak; N threads: against the peak measured with N
-         * threads at once (on a shared machine that is what the cores actually deliver) */
-        double g = flops / secs * 1e-9, pk = threads > 1 ? peakN : peak1;
+        /* against the peak of the same number of threads, probed right after the kernel ran:
+         * on a shared machine that is the capacity the kernel actually had */
+        double g = flops / secs * 1e-9, pk = bench_peak_now(threads);
         printf("  %-52s %9.3f ms %8.1f GFLOP/s  %5.1f%% of peak (%d core%s)\n", what, secs * 1e3, g,
                100.0 * g / pk, threads, threads > 1 ? "s" : "");
     } else {
