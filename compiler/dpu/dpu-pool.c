@@ -131,7 +131,7 @@ dw_avg(struct rkd *b, const struct npu_dpu_map *x, uint32_t kh, uint32_t kw, uin
                               .pad_top = pt, .pad_left = pl, .depthwise = true, .out = *out};
     cv.weights = rkd_const(b, "ones", pk, wl.total_bytes);
     cv.st.bs.mul = NPU_DPU_SRC_MEM;
-    cv.st.bs.mul_mem = dl_chan_const(b, "recip", sc, NPU_ALIGN(C, 8u));
+    cv.st.bs.mul_mem = dl_chan_const(b, "recip", sc, C);
     rkd_conv(b, &cv);
     free(ones), free(sc), free(h), free(pk);
 }
