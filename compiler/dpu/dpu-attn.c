@@ -55,8 +55,8 @@ zeros(struct rkd *b, uint32_t c, uint32_t h, uint32_t w)
 static struct npu_dpu_map
 strided(struct npu_dpu_ref ref, uint32_t c, uint32_t h, uint32_t w, uint32_t line, uint32_t surf)
 {
-    struct npu_dpu_map m = {.ref = ref, .type = NPU_DPU_FP16, .w = w, .h = h, .c = c,
-                            .line = line, .surf = surf};
+    struct npu_dpu_map m = {
+        .ref = ref, .type = NPU_DPU_FP16, .w = w, .h = h, .c = c, .line = line, .surf = surf};
     return m;
 }
 
@@ -239,30 +239,44 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
     /* ---- K -> weight layout */
     struct npu_dpu_map kp = npu_dpu_map_packed(ta, NPU_DPU_FP16, D, Hn, Skp);
     struct npu_dpu_map ksrc = heads_cube(&ks, Hn, 0, D);
-    copy(b, &ksrc, &(struct npu_dpu_map){.ref = kp.ref, .type = NPU_DPU_FP16, .c = D, .h = Hn,
-                                        .w = Sk, .line = Skp, .surf = Hn * Skp});
+    copy(b, &ksrc,
+         &(struct npu_dpu_map){.ref = kp.ref,
+                               .type = NPU_DPU_FP16,
+                               .c = D,
+                               .h = Hn,
+                               .w = Sk,
+                               .line = Skp,
+                               .surf = Hn * Skp});
     if (Skp > Sk) {
         struct npu_dpu_map z = zeros(b, D, Hn, Skp - Sk);
         struct npu_dpu_map dz = npu_dpu_map_cols(&kp, Sk, Skp - Sk);
         copy(b, &z, &dz);
     }
     /* TP1: keys into lanes: element (d, key p) -> atom (p / 8) * D + d, lane p % 8 */
-    struct npu_dpu_tp t1 = {.in = strided(kp.ref, D, Hn * Skp, 1, 1, Hn * Skp), .dst = tb,
-                            .grid_w = 1, .grid_line = D, .chan_stride = 1};
+    struct npu_dpu_tp t1 = {.in = strided(kp.ref, D, Hn * Skp, 1, 1, Hn * Skp),
+                            .dst = tb,
+                            .grid_w = 1,
+                            .grid_line = D,
+                            .chan_stride = 1};
     rkd_tp(b, &t1);
     /* TP2: read as 16 channels (key % 16: two surfaces D atoms apart) of (key / 16, d)
      * pixels, lines of 2D atoms; write [group][d block][key % 16][d % CB]. With the shift
      * channel the groups are 2 (D + 8) atoms apart: one transpose per 32-channel block,
      * and the last block (lane 0 = 1) comes from a constant. */
     if (!qshift) {
-        struct npu_dpu_tp t2 = {.in = strided(tb, 16, Hn * (Skp / 16), D, 2 * D, D), .dst = kw,
-                                .grid_w = CB / 8, .grid_line = 2 * CB, .chan_stride = CB / 8};
+        struct npu_dpu_tp t2 = {.in = strided(tb, 16, Hn * (Skp / 16), D, 2 * D, D),
+                                .dst = kw,
+                                .grid_w = CB / 8,
+                                .grid_line = 2 * CB,
+                                .chan_stride = CB / 8};
         rkd_tp(b, &t2);
     } else {
         for (uint32_t blk = 0; blk < D / 32; blk++) {
             struct npu_dpu_tp t2 = {
                 .in = strided(at(tb, (uint64_t)blk * 32 * 16), 16, Hn * (Skp / 16), 32, 2 * D, D),
-                .dst = at(kw, (uint64_t)blk * 64 * 16), .grid_w = 4, .grid_line = GS,
+                .dst = at(kw, (uint64_t)blk * 64 * 16),
+                .grid_w = 4,
+                .grid_line = GS,
                 .chan_stride = 4};
             rkd_tp(b, &t2);
         }
@@ -276,8 +290,8 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
             o[i * 8] = 0x3c00; /* 1.0 in lane 0 */
         ones.ref = rkd_const(b, "kones", o, nb);
         free(o);
-        struct npu_dpu_map dst = strided(at(kw, (uint64_t)(D / 32) * 64 * 16), 8, groups, 16, GS,
-                                         groups * GS);
+        struct npu_dpu_map dst =
+            strided(at(kw, (uint64_t)(D / 32) * 64 * 16), 8, groups, 16, GS, groups * GS);
         copy(b, &ones, &dst);
     }
 
@@ -304,8 +318,8 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
         struct npu_dpu_map dz = npu_dpu_map_cols(&vp, Sk, Skp - Sk);
         copy(b, &z, &dz);
     }
-    struct npu_dpu_tp tv = {.in = vp, .dst = vw, .grid_w = CBv / 8, .grid_line = 2 * CBv,
-                            .chan_stride = CBv / 8};
+    struct npu_dpu_tp tv = {
+        .in = vp, .dst = vw, .grid_w = CBv / 8, .grid_line = 2 * CBv, .chan_stride = CBv / 8};
     rkd_tp(b, &tv);
 
     /* ---- Q' = [Q, 0] (the shift lane filled once the maxima are known) */
@@ -384,8 +398,13 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
     struct vmap vhalf = {.view = {Sh, Sq, 1}, .order = NPU_VIEW_HWC};
     for (uint32_t h = 0; h < Hn; h++) {
         struct npu_dpu_ref wh = at(kw, (uint64_t)h * Skp * Dk * 2);
-        struct npu_dpu_conv cv = {.in = head(&qsrc, h), .kernels = Sh, .kh = 1, .kw = 1,
-                                  .sy = 1, .sx = 1, .weights = wh,
+        struct npu_dpu_conv cv = {.in = head(&qsrc, h),
+                                  .kernels = Sh,
+                                  .kh = 1,
+                                  .kw = 1,
+                                  .sy = 1,
+                                  .sx = 1,
+                                  .weights = wh,
                                   .out = npu_dpu_map_rows(&s1, h * Sq, Sq)};
         cv.st.bs.alu = NPU_DPU_SRC_MEM;
         cv.st.bs.alu_mem = kmask_ref;
@@ -441,8 +460,12 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
     /* ---- E = exp(S2 - max - 2) per head, head-major */
     rkd_lut(b, lut->id);
     for (uint32_t h = 0; h < Hn; h++) {
-        struct npu_dpu_conv cv = {.in = head(&qsrc, h), .kernels = Skp, .kh = 1, .kw = 1,
-                                  .sy = 1, .sx = 1,
+        struct npu_dpu_conv cv = {.in = head(&qsrc, h),
+                                  .kernels = Skp,
+                                  .kh = 1,
+                                  .kw = 1,
+                                  .sy = 1,
+                                  .sx = 1,
                                   .weights = at(kw, (uint64_t)h * Skp * Dk * 2),
                                   .out = dl_map(at(ta, h * sh_bytes), &vsh)};
         cv.st.bs.alu = NPU_DPU_SRC_MEM;
@@ -460,10 +483,20 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
     for (uint32_t h = 0; h < Hn; h++) {
         struct npu_dpu_map eh = dl_map(at(ta, h * sh_bytes), &vsh);
         /* fp16 sums (half the bytes of fp32; relative 2^-11 on O, which is fp16 anyway) */
-        struct npu_dpu_map sum = {.ref = at(tb, 0), .type = NPU_DPU_FP16, .w = 1, .h = Sq,
-                                  .c = Dv, .line = 1, .surf = Sq};
+        struct npu_dpu_map sum = {.ref = at(tb, 0),
+                                  .type = NPU_DPU_FP16,
+                                  .w = 1,
+                                  .h = Sq,
+                                  .c = Dv,
+                                  .line = 1,
+                                  .surf = Sq};
         dl_chan_sum(b, &eh, 1.0f, &sum, NULL);
-        struct npu_dpu_conv cv = {.in = eh, .kernels = Dv, .kh = 1, .kw = 1, .sy = 1, .sx = 1,
+        struct npu_dpu_conv cv = {.in = eh,
+                                  .kernels = Dv,
+                                  .kh = 1,
+                                  .kw = 1,
+                                  .sy = 1,
+                                  .sx = 1,
                                   .weights = at(vw, (uint64_t)h * Skp * Dv * 2),
                                   .out = head(&os, h)};
         cv.st.ew.op = NPU_DPU_EW_DIV;

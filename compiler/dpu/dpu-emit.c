@@ -29,8 +29,7 @@ static const char dom[] = "dpu";
 #define TM_KG16 16u
 #define TM_CHANNEL_GROUP 32u
 
-static enum npu_status
-refuse(struct npu_stream *s, const char *fmt, ...) NPU_PRINTF(2, 3);
+static enum npu_status refuse(struct npu_stream *s, const char *fmt, ...) NPU_PRINTF(2, 3);
 
 static enum npu_status
 refuse(struct npu_stream *s, const char *fmt, ...)
@@ -52,9 +51,12 @@ unsigned
 npu_dpu_type_bytes(enum npu_dpu_type t)
 {
     switch (t) {
-    case NPU_DPU_FP16: return 2;
-    case NPU_DPU_FP32: return 4;
-    case NPU_DPU_INT8: return 1;
+    case NPU_DPU_FP16:
+        return 2;
+    case NPU_DPU_FP32:
+        return 4;
+    case NPU_DPU_INT8:
+        return 1;
     }
     return 2;
 }
@@ -63,9 +65,12 @@ static unsigned
 type_size_code(enum npu_dpu_type t)
 {
     switch (t) {
-    case NPU_DPU_FP16: return NPU_ELEM_SIZE_16BIT;
-    case NPU_DPU_FP32: return NPU_ELEM_SIZE_32BIT;
-    case NPU_DPU_INT8: return NPU_ELEM_SIZE_8BIT;
+    case NPU_DPU_FP16:
+        return NPU_ELEM_SIZE_16BIT;
+    case NPU_DPU_FP32:
+        return NPU_ELEM_SIZE_32BIT;
+    case NPU_DPU_INT8:
+        return NPU_ELEM_SIZE_8BIT;
     }
     return NPU_ELEM_SIZE_16BIT;
 }
@@ -83,8 +88,8 @@ npu_dpu_map_extent(const struct npu_dpu_map *m)
 struct npu_dpu_map
 npu_dpu_map_packed(struct npu_dpu_ref ref, enum npu_dpu_type t, uint32_t c, uint32_t h, uint32_t w)
 {
-    struct npu_dpu_map m = {.ref = ref, .type = t, .w = w, .h = h, .c = c, .line = w,
-                            .surf = w * h};
+    struct npu_dpu_map m = {
+        .ref = ref, .type = t, .w = w, .h = h, .c = c, .line = w, .surf = w * h};
     return m;
 }
 
@@ -201,8 +206,12 @@ ew_cfg(const struct npu_dpu_ew *ew)
          DPU_EW_CFG_EDATA_SIZE(type_size_code(ew->operand.type)) |
          DPU_EW_CFG_EW_OP_SRC(NPU_OPERAND_SRC_MEMORY);
     switch (ew->op) {
-    case NPU_DPU_EW_ADD: v |= DPU_EW_CFG_EW_ALU_ALGO(NPU_ALU_ALGO_ADD); break;
-    case NPU_DPU_EW_SUB: v |= DPU_EW_CFG_EW_ALU_ALGO(NPU_ALU_ALGO_MINUS); break;
+    case NPU_DPU_EW_ADD:
+        v |= DPU_EW_CFG_EW_ALU_ALGO(NPU_ALU_ALGO_ADD);
+        break;
+    case NPU_DPU_EW_SUB:
+        v |= DPU_EW_CFG_EW_ALU_ALGO(NPU_ALU_ALGO_MINUS);
+        break;
     case NPU_DPU_EW_DIV:
         v |= DPU_EW_CFG_EW_ALU_ALGO(NPU_ALU_ALGO_DIV) | DPU_EW_CFG_EW_OP_CVT_BYPASS(1);
         break;
@@ -215,7 +224,8 @@ ew_cfg(const struct npu_dpu_ew *ew)
     case NPU_DPU_EW_MUL:
         v |= DPU_EW_CFG_EW_OP_TYPE(NPU_EW_OP_TYPE_MUL) | DPU_EW_CFG_EW_OP_CVT_BYPASS(1);
         break;
-    default: break;
+    default:
+        break;
     }
     return v;
 }
@@ -225,8 +235,9 @@ static enum npu_status
 check_stage(struct npu_stream *s, const struct npu_dpu_stage *st, const char *name)
 {
     if (st->alu == NPU_DPU_SRC_MEM && st->mul == NPU_DPU_SRC_MEM)
-        return refuse(s, "DPU %s: ALU and MUL operands both from memory (one operand kind per "
-                         "stage, facts §6.13)",
+        return refuse(s,
+                      "DPU %s: ALU and MUL operands both from memory (one operand kind per "
+                      "stage, facts §6.13)",
                       name);
     if (st->mul == NPU_DPU_SRC_REG && !isfinite(npu_fp16_to_fp32(npu_fp32_to_fp16(st->mul_value))))
         return refuse(s, "DPU %s: MUL operand %g is not finite in fp16", name, st->mul_value);
@@ -246,8 +257,9 @@ check_map(struct npu_stream *s, const struct npu_dpu_map *m, const char *what)
     if (line < m->w)
         return refuse(s, "%s: line of %u atoms is shorter than the width %u", what, line, m->w);
     if (npu_dpu_map_c1(m) > 1 && (uint64_t)surf < (uint64_t)line * m->h)
-        return refuse(s, "%s: surfaces of %u atoms interleave with %u lines of %u atoms (not "
-                         "verified, facts §2.10)",
+        return refuse(s,
+                      "%s: surfaces of %u atoms interleave with %u lines of %u atoms (not "
+                      "verified, facts §2.10)",
                       what, surf, m->h, line);
     if (m->ref.offset & 15u)
         return refuse(s, "%s: offset 0x%x is not 16-byte aligned", what, m->ref.offset);
@@ -255,8 +267,9 @@ check_map(struct npu_stream *s, const struct npu_dpu_map *m, const char *what)
         m->c - 1 > DPU_DATA_CUBE_CHANNEL_CHANNEL__MAX ||
         line - m->w > DPU_DATA_CUBE_NOTCH_ADDR_NOTCH_ADDR_0__MAX ||
         surf > DPU_DST_SURF_STRIDE_DST_SURF_STRIDE__MAX)
-        return refuse(s, "%s: %ux%ux%u map (line %u, surface %u atoms) exceeds the register "
-                         "fields",
+        return refuse(s,
+                      "%s: %ux%ux%u map (line %u, surface %u atoms) exceeds the register "
+                      "fields",
                       what, m->c, m->h, m->w, line, surf);
     return NPU_OK;
 }
@@ -313,7 +326,8 @@ emit_dpu(struct npu_stream *s, const struct dpu_task *t)
     npu_emit(s, REG_DPU_DATA_CUBE_WIDTH, DPU_DATA_CUBE_WIDTH_WIDTH(w - 1));
     npu_emit(s, REG_DPU_DATA_CUBE_HEIGHT, DPU_DATA_CUBE_HEIGHT_HEIGHT(h - 1));
     npu_emit(s, REG_DPU_DATA_CUBE_NOTCH_ADDR,
-             DPU_DATA_CUBE_NOTCH_ADDR_NOTCH_ADDR_0(notch) | DPU_DATA_CUBE_NOTCH_ADDR_NOTCH_ADDR_1(notch));
+             DPU_DATA_CUBE_NOTCH_ADDR_NOTCH_ADDR_0(notch) |
+                 DPU_DATA_CUBE_NOTCH_ADDR_NOTCH_ADDR_1(notch));
     npu_emit(s, REG_DPU_DATA_CUBE_CHANNEL,
              DPU_DATA_CUBE_CHANNEL_ORIG_CHANNEL(c_real - 1) | DPU_DATA_CUBE_CHANNEL_CHANNEL(c - 1));
 
@@ -328,8 +342,9 @@ emit_dpu(struct npu_stream *s, const struct dpu_task *t)
     if (t->tp)
         /* RKNN's layout copies: 0x080007fe = TP_ORG_EN, SIZE_E 7/7/7, OD_BYPASS (S17) */
         npu_emit(s, REG_DPU_BS_OW_CFG,
-                 DPU_BS_OW_CFG_TP_ORG_EN(1) | DPU_BS_OW_CFG_SIZE_E_2(7) | DPU_BS_OW_CFG_SIZE_E_1(7) |
-                     DPU_BS_OW_CFG_SIZE_E_0(7) | DPU_BS_OW_CFG_OD_BYPASS(1));
+                 DPU_BS_OW_CFG_TP_ORG_EN(1) | DPU_BS_OW_CFG_SIZE_E_2(7) |
+                     DPU_BS_OW_CFG_SIZE_E_1(7) | DPU_BS_OW_CFG_SIZE_E_0(7) |
+                     DPU_BS_OW_CFG_OD_BYPASS(1));
     else
         npu_emit(s, REG_DPU_BS_OW_CFG,
                  DPU_BS_OW_CFG_SIZE_E_2(t->size_e) | DPU_BS_OW_CFG_SIZE_E_1(t->size_e) |
@@ -338,7 +353,8 @@ emit_dpu(struct npu_stream *s, const struct dpu_task *t)
     if (t->tp) {
         npu_emit(s, REG_DPU_WDMA_SIZE_0,
                  DPU_WDMA_SIZE_0_TP_PRECISION(NPU_TP_PRECISION_16BIT) |
-                     DPU_WDMA_SIZE_0_SIZE_C_WDMA((c + 7) / 8 - 1) | DPU_WDMA_SIZE_0_CHANNEL_WDMA(c - 1));
+                     DPU_WDMA_SIZE_0_SIZE_C_WDMA((c + 7) / 8 - 1) |
+                     DPU_WDMA_SIZE_0_CHANNEL_WDMA(c - 1));
         npu_emit(s, REG_DPU_WDMA_SIZE_1,
                  DPU_WDMA_SIZE_1_HEIGHT_WDMA(t->tp_grid_h - 1) |
                      DPU_WDMA_SIZE_1_WIDTH_WDMA(t->tp_grid_w - 1));
@@ -463,8 +479,8 @@ emit_rdma(struct npu_stream *s, const struct npu_dpu_map *in, uint32_t w, uint32
     npu_emit(s, REG_DPU_RDMA_SURF_NOTCH, DPU_RDMA_SURF_NOTCH_SURF_NOTCH_ADDR((uint32_t)sn));
     npu_emit(s, REG_DPU_RDMA_PAD_CFG, 0);
     npu_emit(s, REG_DPU_RDMA_WEIGHT,
-             DPU_RDMA_WEIGHT_E_WEIGHT(1) | DPU_RDMA_WEIGHT_N_WEIGHT(1) | DPU_RDMA_WEIGHT_B_WEIGHT(1) |
-                 DPU_RDMA_WEIGHT_M_WEIGHT(1));
+             DPU_RDMA_WEIGHT_E_WEIGHT(1) | DPU_RDMA_WEIGHT_N_WEIGHT(1) |
+                 DPU_RDMA_WEIGHT_B_WEIGHT(1) | DPU_RDMA_WEIGHT_M_WEIGHT(1));
     npu_emit(s, REG_DPU_RDMA_EW_SURF_NOTCH, 0);
 }
 
@@ -537,8 +553,8 @@ npu_dpu_emit_pass(struct npu_stream *s, const struct npu_dpu_pass *p, struct npu
     if (in->type != NPU_DPU_FP16 || out.type != NPU_DPU_FP16)
         return refuse(s, "DPU pass: flying mode runs fp16 -> fp16 only (facts §2.9, §5.5)");
     if (out.w != in->w || out.h != in->h || out.c != in->c)
-        return refuse(s, "DPU pass: output %ux%ux%u differs from the input %ux%ux%u", out.c,
-                      out.h, out.w, in->c, in->h, in->w);
+        return refuse(s, "DPU pass: output %ux%ux%u differs from the input %ux%ux%u", out.c, out.h,
+                      out.w, in->c, in->h, in->w);
     if (!in->w || !in->h || !in->c || (in->ref.offset & 15u))
         return refuse(s, "DPU pass: empty or misaligned input");
     if ((r = check_map(s, &out, "DPU pass output")) ||
@@ -551,9 +567,14 @@ npu_dpu_emit_pass(struct npu_stream *s, const struct npu_dpu_pass *p, struct npu
     /* RKNN's fp16 templates compute in fp32 (MRDMA_FP16TOFP32 + FP32TOFP16), except DIV,
      * which stays in fp16 (NOTES S18); the simulator accepts both when they match. */
     bool fp32_internal = p->st.ew.op != NPU_DPU_EW_DIV;
-    struct dpu_task t = {.flying = true, .in_prec = NPU_PRECISION_FP16,
-                         .out_prec = NPU_PRECISION_FP16, .f32tof16 = fp32_internal,
-                         .size_e = 0, .c_pad = out.c, .out = &out, .st = &p->st};
+    struct dpu_task t = {.flying = true,
+                         .in_prec = NPU_PRECISION_FP16,
+                         .out_prec = NPU_PRECISION_FP16,
+                         .f32tof16 = fp32_internal,
+                         .size_e = 0,
+                         .c_pad = out.c,
+                         .out = &out,
+                         .st = &p->st};
     if ((r = npu_stream_begin_task(s)))
         return r;
     emit_dpu(s, &t);
@@ -578,26 +599,39 @@ npu_dpu_emit_tp(struct npu_stream *s, const struct npu_dpu_tp *t, struct npu_dpu
         return refuse(s, "DPU transpose: 16-bit data only (NOTES S17)");
     if (!in->w || !in->h || !in->c || pixels % 8 || !t->grid_w || (pixels / 8) % t->grid_w ||
         t->grid_line < t->grid_w)
-        return refuse(s, "DPU transpose: %llu pixels must be a multiple of 8 and fill whole "
-                         "grid rows of %u atoms (line %u)",
+        return refuse(s,
+                      "DPU transpose: %llu pixels must be a multiple of 8 and fill whole "
+                      "grid rows of %u atoms (line %u)",
                       (unsigned long long)pixels, t->grid_w, t->grid_line);
     uint32_t grid_h = (uint32_t)(pixels / 8 / t->grid_w);
-    if (grid_h - 1 > DPU_WDMA_SIZE_1_HEIGHT_WDMA__MAX || t->grid_w - 1 > DPU_WDMA_SIZE_1_WIDTH_WDMA__MAX ||
+    if (grid_h - 1 > DPU_WDMA_SIZE_1_HEIGHT_WDMA__MAX ||
+        t->grid_w - 1 > DPU_WDMA_SIZE_1_WIDTH_WDMA__MAX ||
         t->grid_line - t->grid_w > DPU_DATA_CUBE_NOTCH_ADDR_NOTCH_ADDR_0__MAX ||
         8ull * t->chan_stride > DPU_SURFACE_ADD_SURF_ADD__MAX || in->c - 1 > 4095 ||
         (t->dst.offset & 15u))
-        return refuse(s, "DPU transpose: grid %ux%u (line %u), channel stride %u exceed the "
-                         "register fields",
+        return refuse(s,
+                      "DPU transpose: grid %ux%u (line %u), channel stride %u exceed the "
+                      "register fields",
                       t->grid_w, grid_h, t->grid_line, t->chan_stride);
     struct npu_dpu_stages none;
     memset(&none, 0, sizeof(none));
     struct npu_dpu_map dummy = *in;
     /* RKNN copies 16-bit data as int16 (DATA_FORMAT 0x24000001, NOTES S17). */
-    struct dpu_task d = {.flying = true, .in_prec = NPU_PRECISION_INT16,
-                         .out_prec = NPU_PRECISION_INT16, .f32tof16 = false, .out = &dummy,
-                         .st = &none, .tp = true, .tp_grid_w = t->grid_w, .tp_grid_h = grid_h,
-                         .tp_notch = t->grid_line - t->grid_w, .tp_chan_stride = t->chan_stride,
-                         .tp_c = in->c, .tp_w = in->w, .tp_h = in->h, .tp_dst = t->dst};
+    struct dpu_task d = {.flying = true,
+                         .in_prec = NPU_PRECISION_INT16,
+                         .out_prec = NPU_PRECISION_INT16,
+                         .f32tof16 = false,
+                         .out = &dummy,
+                         .st = &none,
+                         .tp = true,
+                         .tp_grid_w = t->grid_w,
+                         .tp_grid_h = grid_h,
+                         .tp_notch = t->grid_line - t->grid_w,
+                         .tp_chan_stride = t->chan_stride,
+                         .tp_c = in->c,
+                         .tp_w = in->w,
+                         .tp_h = in->h,
+                         .tp_dst = t->dst};
     if ((r = npu_stream_begin_task(s)))
         return r;
     emit_dpu(s, &d);
@@ -626,9 +660,14 @@ emit_dummy(struct npu_stream *s, struct npu_dpu_ref scratch)
     struct npu_dpu_map out = npu_dpu_map_packed(dst, NPU_DPU_INT8, 16, 1, 1);
     struct npu_dpu_stages none;
     memset(&none, 0, sizeof(none));
-    struct dpu_task t = {.flying = true, .in_prec = NPU_PRECISION_INT8,
-                         .out_prec = NPU_PRECISION_INT8, .f32tof16 = false, .size_e = 0,
-                         .c_pad = 16, .out = &out, .st = &none};
+    struct dpu_task t = {.flying = true,
+                         .in_prec = NPU_PRECISION_INT8,
+                         .out_prec = NPU_PRECISION_INT8,
+                         .f32tof16 = false,
+                         .size_e = 0,
+                         .c_pad = 16,
+                         .out = &out,
+                         .st = &none};
     if ((r = npu_stream_begin_task(s)))
         return r;
     emit_dpu(s, &t);
@@ -685,15 +724,16 @@ npu_dpu_emit_pool(struct npu_stream *s, const struct npu_dpu_pool *p, struct npu
                          "open, facts §6.6)");
     if (!p->kh || !p->kw || p->kh > 16 || p->kw > 16 || !p->sy || !p->sx || p->sy > 16 ||
         p->sx > 16 || p->pad_top > 7 || p->pad_left > 7 || p->pad_bottom > 7 || p->pad_right > 7)
-        return refuse(s, "PPU: kernel %ux%u stride %ux%u pads %u/%u/%u/%u outside 1..16 / 0..7 "
-                         "(facts §5.4)",
+        return refuse(s,
+                      "PPU: kernel %ux%u stride %ux%u pads %u/%u/%u/%u outside 1..16 / 0..7 "
+                      "(facts §5.4)",
                       p->kh, p->kw, p->sy, p->sx, p->pad_top, p->pad_left, p->pad_bottom,
                       p->pad_right);
     uint32_t wp = in->w + p->pad_left + p->pad_right, hp = in->h + p->pad_top + p->pad_bottom;
     if (wp < p->kw || hp < p->kh || out->w != (wp - p->kw) / p->sx + 1 ||
         out->h != (hp - p->kh) / p->sy + 1 || out->c != in->c)
-        return refuse(s, "PPU: output %ux%ux%u does not match (in + pads - k) / stride + 1",
-                      out->c, out->h, out->w);
+        return refuse(s, "PPU: output %ux%ux%u does not match (in + pads - k) / stride + 1", out->c,
+                      out->h, out->w);
     if (npu_dpu_map_line(out) != out->w)
         return refuse(s, "PPU: the output lines are packed (line = width)");
     if ((r = check_map(s, out, "PPU output")))
@@ -721,9 +761,8 @@ npu_dpu_emit_pool(struct npu_stream *s, const struct npu_dpu_pool *p, struct npu
     npu_emit(s, REG_PPU_DATA_CUBE_OUT_CHANNEL,
              PPU_DATA_CUBE_OUT_CHANNEL_CUBE_OUT_CHANNEL(out->c - 1));
     npu_emit(s, REG_PPU_OPERATION_MODE_CFG,
-             PPU_OPERATION_MODE_CFG_POOLING_METHOD(p->op == NPU_DPU_POOL_MAX
-                                                       ? NPU_POOLING_METHOD_MAX
-                                                       : NPU_POOLING_METHOD_MIN) |
+             PPU_OPERATION_MODE_CFG_POOLING_METHOD(
+                 p->op == NPU_DPU_POOL_MAX ? NPU_POOLING_METHOD_MAX : NPU_POOLING_METHOD_MIN) |
                  PPU_OPERATION_MODE_CFG_FLYING_MODE(1));
     npu_emit(s, REG_PPU_POOLING_KERNEL_CFG,
              PPU_POOLING_KERNEL_CFG_KERNEL_WIDTH(p->kw - 1) |
@@ -733,7 +772,8 @@ npu_dpu_emit_pool(struct npu_stream *s, const struct npu_dpu_pool *p, struct npu
     npu_emit(s, REG_PPU_RECIP_KERNEL_WIDTH, 0);
     npu_emit(s, REG_PPU_RECIP_KERNEL_HEIGHT, 0);
     npu_emit(s, REG_PPU_POOLING_PADDING_CFG,
-             PPU_POOLING_PADDING_CFG_PAD_LEFT(p->pad_left) | PPU_POOLING_PADDING_CFG_PAD_TOP(p->pad_top) |
+             PPU_POOLING_PADDING_CFG_PAD_LEFT(p->pad_left) |
+                 PPU_POOLING_PADDING_CFG_PAD_TOP(p->pad_top) |
                  PPU_POOLING_PADDING_CFG_PAD_RIGHT(p->pad_right) |
                  PPU_POOLING_PADDING_CFG_PAD_BOTTOM(p->pad_bottom));
     npu_emit(s, REG_PPU_PADDING_VALUE_1_CFG, 0);
@@ -798,14 +838,17 @@ emit_conv_tile(struct npu_stream *s, const struct npu_dpu_conv *cv,
 
     if ((r = npu_stream_begin_task(s)))
         return r;
-    struct dpu_task t = {.flying = false, .depthwise = cv->depthwise,
+    struct dpu_task t = {.flying = false,
+                         .depthwise = cv->depthwise,
                          .in_prec = NPU_PRECISION_FP16,
                          .out_prec = fp32_out ? NPU_PRECISION_FP32 : NPU_PRECISION_FP16,
                          .f32tof16 = !fp32_out,
                          /* facts §2.10: SIZE_E = KG x out bytes / 16 - 1 (fp16 1, fp32 3);
                           * depthwise groups of 32 fp16 channels (partial table) */
                          .size_e = cv->depthwise ? 3 : (fp32_out ? 3 : 1),
-                         .c_pad = k_pad, .out = &out, .st = &st};
+                         .c_pad = k_pad,
+                         .out = &out,
+                         .st = &st};
     npu_emit(s, REG_CNA_CONV_CON1,
              CNA_CONV_CON1_PROC_PRECISION(NPU_CNA_PRECISION_FP16) |
                  CNA_CONV_CON1_IN_PRECISION(NPU_CNA_PRECISION_FP16) |
@@ -815,13 +858,15 @@ emit_conv_tile(struct npu_stream *s, const struct npu_dpu_conv *cv,
              CNA_CONV_CON2_FEATURE_GRAINS(NPU_MIN(ih + 1, CNA_CONV_CON2_FEATURE_GRAINS__MAX)));
     npu_emit(s, REG_CNA_CONV_CON3,
              CNA_CONV_CON3_CONV_X_STRIDE(cv->sx) | CNA_CONV_CON3_CONV_Y_STRIDE(cv->sy));
-    npu_emit(s, REG_CNA_DATA_SIZE0, CNA_DATA_SIZE0_DATAIN_WIDTH(in->w) | CNA_DATA_SIZE0_DATAIN_HEIGHT(ih));
+    npu_emit(s, REG_CNA_DATA_SIZE0,
+             CNA_DATA_SIZE0_DATAIN_WIDTH(in->w) | CNA_DATA_SIZE0_DATAIN_HEIGHT(ih));
     npu_emit(s, REG_CNA_DATA_SIZE1,
              CNA_DATA_SIZE1_DATAIN_CHANNEL_REAL(in->c - 1) | CNA_DATA_SIZE1_DATAIN_CHANNEL(c_pad));
     npu_emit(s, REG_CNA_DATA_SIZE2, CNA_DATA_SIZE2_DATAOUT_WIDTH(out.w));
     npu_emit(s, REG_CNA_DATA_SIZE3, CNA_DATA_SIZE3_DATAOUT_ATOMICS(out.w * oh));
     npu_emit(s, REG_CNA_WEIGHT_SIZE0, CNA_WEIGHT_SIZE0_WEIGHT_BYTES(wl->total_bytes));
-    npu_emit(s, REG_CNA_WEIGHT_SIZE1, CNA_WEIGHT_SIZE1_WEIGHT_BYTES_PER_KERNEL(wl->bytes_per_kernel));
+    npu_emit(s, REG_CNA_WEIGHT_SIZE1,
+             CNA_WEIGHT_SIZE1_WEIGHT_BYTES_PER_KERNEL(wl->bytes_per_kernel));
     npu_emit(s, REG_CNA_WEIGHT_SIZE2,
              CNA_WEIGHT_SIZE2_WEIGHT_WIDTH(cv->kw) | CNA_WEIGHT_SIZE2_WEIGHT_HEIGHT(cv->kh) |
                  CNA_WEIGHT_SIZE2_WEIGHT_KERNELS(wl->weight_kernels));
@@ -837,7 +882,8 @@ emit_conv_tile(struct npu_stream *s, const struct npu_dpu_conv *cv,
     npu_emit(s, REG_CNA_CVT_CON4, CNA_CVT_CON4_CVT_SCALE3(1));
     npu_emit(s, REG_CNA_FC_CON0, 0);
     npu_emit(s, REG_CNA_FC_CON1, 0);
-    npu_emit(s, REG_CNA_PAD_CON0, CNA_PAD_CON0_PAD_TOP(pad_top) | CNA_PAD_CON0_PAD_LEFT(cv->pad_left));
+    npu_emit(s, REG_CNA_PAD_CON0,
+             CNA_PAD_CON0_PAD_TOP(pad_top) | CNA_PAD_CON0_PAD_LEFT(cv->pad_left));
     emit_ref(s, REG_CNA_FEATURE_DATA_ADDR, feat);
     npu_emit(s, REG_CNA_FC_CON2, 0);
     npu_emit(s, REG_CNA_DMA_CON0,
@@ -846,7 +892,8 @@ emit_conv_tile(struct npu_stream *s, const struct npu_dpu_conv *cv,
     /* Normal-mode strides (facts §2.10): LINE = 4 W, LINE + SURF = the stored surface in
      * pixels (W x H_full), the same in every tile (NOTES S12). */
     npu_emit(s, REG_CNA_DMA_CON1, CNA_DMA_CON1_LINE_STRIDE(4 * in->w));
-    npu_emit(s, REG_CNA_DMA_CON2, CNA_DMA_CON2_SURF_STRIDE((uint32_t)((int32_t)surf - (int32_t)(4 * in->w))));
+    npu_emit(s, REG_CNA_DMA_CON2,
+             CNA_DMA_CON2_SURF_STRIDE((uint32_t)((int32_t)surf - (int32_t)(4 * in->w))));
     npu_emit(s, REG_CNA_FC_DATA_SIZE0,
              CNA_FC_DATA_SIZE0_DMA_WIDTH(in->w) | CNA_FC_DATA_SIZE0_DMA_HEIGHT(ih));
     npu_emit(s, REG_CNA_FC_DATA_SIZE1, CNA_FC_DATA_SIZE1_DMA_CHANNEL(c_pad));
@@ -862,7 +909,8 @@ emit_conv_tile(struct npu_stream *s, const struct npu_dpu_conv *cv,
              CORE_MISC_CFG_PROC_PRECISION(NPU_CNA_PRECISION_FP16) |
                  CORE_MISC_CFG_DW_EN(cv->depthwise));
     npu_emit(s, REG_CORE_DATAOUT_SIZE_0,
-             CORE_DATAOUT_SIZE_0_DATAOUT_HEIGHT(oh - 1) | CORE_DATAOUT_SIZE_0_DATAOUT_WIDTH(out.w - 1));
+             CORE_DATAOUT_SIZE_0_DATAOUT_HEIGHT(oh - 1) |
+                 CORE_DATAOUT_SIZE_0_DATAOUT_WIDTH(out.w - 1));
     npu_emit(s, REG_CORE_DATAOUT_SIZE_1, CORE_DATAOUT_SIZE_1_DATAOUT_CHANNEL(k_pad - 1));
     npu_emit(s, REG_CORE_CLIP_TRUNCATE, 0);
     npu_emit(s, REG_CORE_UNDOC_3030, 0);
@@ -901,8 +949,8 @@ npu_dpu_emit_conv(struct npu_stream *s, const struct npu_dpu_conv *cv, struct np
     if (!in->w || !in->h || !in->c || !cv->kernels || !cv->kh || !cv->kw || !cv->sy || !cv->sx ||
         cv->kh > 31 || cv->kw > 31 || cv->sy > 7 || cv->sx > 7 || cv->pad_top > 15 ||
         cv->pad_left > 15)
-        return refuse(s, "conv: kernel %ux%u stride %ux%u pads %u/%u out of range", cv->kh,
-                      cv->kw, cv->sy, cv->sx, cv->pad_top, cv->pad_left);
+        return refuse(s, "conv: kernel %ux%u stride %ux%u pads %u/%u out of range", cv->kh, cv->kw,
+                      cv->sy, cv->sx, cv->pad_top, cv->pad_left);
     if (npu_dpu_map_line(in) != in->w || npu_dpu_map_surf(in) % in->w ||
         npu_dpu_map_surf(in) < in->w * in->h || (in->ref.offset & 15u))
         return refuse(s, "conv: input lines must be packed and the surface a whole number of "
@@ -936,7 +984,8 @@ npu_dpu_emit_conv(struct npu_stream *s, const struct npu_dpu_conv *cv, struct np
     if (npu_weight_layout_init(&wl, 2, cv->kernels, in->c, cv->kh, cv->kw, cv->depthwise))
         return refuse(s, "conv: weight geometry refused by the layout");
     /* streamed weights need one kernel group in the weight banks (facts §6.12) */
-    uint64_t group = (cv->depthwise ? 1 : NPU_MIN(cv->kernels, 16u)) * (uint64_t)wl.bytes_per_kernel;
+    uint64_t group =
+        (cv->depthwise ? 1 : NPU_MIN(cv->kernels, 16u)) * (uint64_t)wl.bytes_per_kernel;
     /* rows per tile: the largest tile whose input fits 11 data banks with room for a group */
     uint32_t entries = (uint32_t)NPU_DIV_ROUND_UP((uint64_t)in->w * NPU_ALIGN(in->c, 8u) * 2, 64);
     uint32_t max_banks = 11;
@@ -953,8 +1002,8 @@ npu_dpu_emit_conv(struct npu_stream *s, const struct npu_dpu_conv *cv, struct np
     if (in->w > CNA_DATA_SIZE0_DATAIN_WIDTH__MAX || ow > CNA_DATA_SIZE2_DATAOUT_WIDTH__MAX ||
         NPU_ALIGN(in->c, 8u) > CNA_DATA_SIZE1_DATAIN_CHANNEL__MAX ||
         (uint64_t)ow * NPU_MIN(oh, 2047u) > CNA_DATA_SIZE3_DATAOUT_ATOMICS__MAX)
-        return refuse(s, "conv: %ux%u input / %u output width exceed the CNA fields", in->w,
-                      in->h, ow);
+        return refuse(s, "conv: %ux%u input / %u output width exceed the CNA fields", in->w, in->h,
+                      ow);
     uint32_t tile = (uint32_t)NPU_MIN((uint64_t)oh, (rows_fit - cv->kh) / cv->sy + 1);
     for (uint32_t y = 0; y < oh; y += tile)
         if ((r = emit_conv_tile(s, cv, &wl, y, NPU_MIN(tile, oh - y), cost)))

@@ -25,8 +25,7 @@ struct why {
     size_t len;
 };
 
-static inline enum npu_status
-why_set(struct why *w, const char *fmt, ...) NPU_PRINTF(2, 3);
+static inline enum npu_status why_set(struct why *w, const char *fmt, ...) NPU_PRINTF(2, 3);
 static inline enum npu_status
 why_set(struct why *w, const char *fmt, ...)
 {

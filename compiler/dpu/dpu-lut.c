@@ -39,16 +39,26 @@ double
 npu_dpu_fn_ref(enum npu_dpu_fn fn, double x)
 {
     switch (fn) {
-    case NPU_DPU_FN_SIGMOID: return 1.0 / (1.0 + exp(-x));
-    case NPU_DPU_FN_TANH: return tanh(x);
-    case NPU_DPU_FN_ERF: return erf(x);
-    case NPU_DPU_FN_GELU: return x * phi_erf(x);
-    case NPU_DPU_FN_GELU_TANH: return x * phi_tanh(x);
-    case NPU_DPU_FN_SILU: return x / (1.0 + exp(-x));
-    case NPU_DPU_FN_PHI: return phi_erf(x);
-    case NPU_DPU_FN_PHI_TANH: return phi_tanh(x);
-    case NPU_DPU_FN_EXP_NEG: return exp(x);
-    case NPU_DPU_FN_COUNT: break;
+    case NPU_DPU_FN_SIGMOID:
+        return 1.0 / (1.0 + exp(-x));
+    case NPU_DPU_FN_TANH:
+        return tanh(x);
+    case NPU_DPU_FN_ERF:
+        return erf(x);
+    case NPU_DPU_FN_GELU:
+        return x * phi_erf(x);
+    case NPU_DPU_FN_GELU_TANH:
+        return x * phi_tanh(x);
+    case NPU_DPU_FN_SILU:
+        return x / (1.0 + exp(-x));
+    case NPU_DPU_FN_PHI:
+        return phi_erf(x);
+    case NPU_DPU_FN_PHI_TANH:
+        return phi_tanh(x);
+    case NPU_DPU_FN_EXP_NEG:
+        return exp(x);
+    case NPU_DPU_FN_COUNT:
+        break;
     }
     return NAN;
 }
@@ -56,15 +66,15 @@ npu_dpu_fn_ref(enum npu_dpu_fn fn, double x)
 const char *
 npu_dpu_fn_name(enum npu_dpu_fn fn)
 {
-    static const char *const n[] = {"sigmoid", "tanh", "erf", "gelu", "gelu_tanh", "silu",
-                                    "phi", "phi_tanh", "exp_neg"};
+    static const char *const n[] = {"sigmoid", "tanh", "erf",      "gelu",   "gelu_tanh",
+                                    "silu",    "phi",  "phi_tanh", "exp_neg"};
     return fn < NPU_DPU_FN_COUNT ? n[fn] : "?";
 }
 
 /* One design: t range of each table and output exponent. */
 struct design {
-    double scale;      /* u = t * scale */
-    double le_t0;      /* LE covers [le_t0, le_t0 + 512 * 2^le_sel / scale] */
+    double scale; /* u = t * scale */
+    double le_t0; /* LE covers [le_t0, le_t0 + 512 * 2^le_sel / scale] */
     unsigned le_sel;
     double lo_t0;
     unsigned lo_sel;
@@ -90,7 +100,8 @@ design_for(enum npu_dpu_fn fn)
         return (struct design){32, -16, 0, 0, 0, 11};
     case NPU_DPU_FN_EXP_NEG: /* LO [-16, 0] steps 1/32, LE below: all 0 */
         return (struct design){32, -32, 0, -16, 0, 15};
-    default: break;
+    default:
+        break;
     }
     return (struct design){1, 0, 0, 0, 0, 0};
 }
@@ -200,8 +211,8 @@ npu_dpu_lut_lookup(const struct npu_dpu_lut *l, double u)
         use_lo = true; /* OFLOW_PRIORITY 1 */
     else
         use_lo = false;
-    double v = use_lo ? table(l->lo, u, l->lo_start, l->lo_sel)
-                      : table(l->le, u, l->le_start, l->le_sel);
+    double v =
+        use_lo ? table(l->lo, u, l->lo_start, l->lo_sel) : table(l->le, u, l->le_start, l->le_sel);
     return (v + l->out_offset) * ldexp(1.0, -(int)l->minus_exp);
 }
 

@@ -179,7 +179,8 @@ lower_heads(struct rkd *b, struct npu_node *n, struct why *w)
     int r0 = t->ndim - 3;
     if (t->ndim < 3 || t->ndim > 4 || (r0 && t->dims[0] != 1) || !dl_view(b, x, &vin))
         return why_set(w, "not a head split / merge");
-    uint32_t A = (uint32_t)t->dims[r0], B = (uint32_t)t->dims[r0 + 1], D = (uint32_t)t->dims[r0 + 2];
+    uint32_t A = (uint32_t)t->dims[r0], B = (uint32_t)t->dims[r0 + 1],
+             D = (uint32_t)t->dims[r0 + 2];
     if (D % 8 || vin.order != NPU_VIEW_HWC || vin.view[2] != 1)
         return why_set(w, "head split / merge needs D %% 8 == 0 and a row-major input view");
     struct vmap vo = {.order = NPU_VIEW_HWC};
@@ -426,8 +427,8 @@ dl_lower_move(struct rkd *b, struct npu_node *n, struct why *w)
             off += xi->t.dims[a];
             struct vmap vi;
             int64_t d[3];
-            if (!dl_view(b, xi, &vi) ||
-                !const_offset(&vo, &vi, &rk, npu_value_numel(xi), d) || d[0] % 8)
+            if (!dl_view(b, xi, &vi) || !const_offset(&vo, &vi, &rk, npu_value_numel(xi), d) ||
+                d[0] % 8)
                 return why_set(w, "Concat input %d is not a sub-cube with channels aligned to 8",
                                k);
             struct npu_dpu_map xm;

@@ -55,8 +55,8 @@ weights_1x1(struct rkd *b, const char *name, const float *kc, uint32_t k, uint32
 }
 
 void
-dl_chan_sum(struct rkd *b, const struct npu_dpu_map *x, float scale,
-            const struct npu_dpu_map *out, const struct npu_dpu_stages *st)
+dl_chan_sum(struct rkd *b, const struct npu_dpu_map *x, float scale, const struct npu_dpu_map *out,
+            const struct npu_dpu_stages *st)
 {
     uint32_t C = x->c, K = out->c;
     float *w = malloc((size_t)K * C * sizeof(float));
@@ -66,8 +66,8 @@ dl_chan_sum(struct rkd *b, const struct npu_dpu_map *x, float scale,
     }
     for (size_t i = 0; i < (size_t)K * C; i++)
         w[i] = 1.0f;
-    struct npu_dpu_conv cv = {.in = *x, .kernels = K, .kh = 1, .kw = 1, .sy = 1, .sx = 1,
-                              .out = *out};
+    struct npu_dpu_conv cv = {
+        .in = *x, .kernels = K, .kh = 1, .kw = 1, .sy = 1, .sx = 1, .out = *out};
     cv.weights = weights_1x1(b, "ones", w, K, C);
     free(w);
     if (st)
@@ -100,8 +100,8 @@ dl_bcast(struct rkd *b, const struct npu_dpu_map *s8, const float *wk, float sca
     }
     for (uint32_t k = 0; k < K; k++)
         w[(size_t)k * 8] = wk ? wk[k] : scale;
-    struct npu_dpu_conv cv = {.in = *s8, .kernels = K, .kh = 1, .kw = 1, .sy = 1, .sx = 1,
-                              .out = *out};
+    struct npu_dpu_conv cv = {
+        .in = *s8, .kernels = K, .kh = 1, .kw = 1, .sy = 1, .sx = 1, .out = *out};
     cv.in.c = 8;
     cv.weights = weights_1x1(b, wk ? "bcastw" : "bcast", w, K, 8);
     free(w);
@@ -180,9 +180,10 @@ dl_chan_max(struct rkd *b, const struct npu_dpu_map *x, const struct npu_dpu_map
         float w[64] = {0};
         for (uint32_t k = 0; k < 8; k++)
             w[k * 8 + (k + d) % 8] = 1.0f;
-        struct npu_dpu_map t = d == 1 ? *m8 : npu_dpu_map_packed(use_a ? ta : tb, NPU_DPU_FP16, 8, H, W);
-        struct npu_dpu_conv cv = {.in = cur, .kernels = 8, .kh = 1, .kw = 1, .sy = 1, .sx = 1,
-                                  .out = t};
+        struct npu_dpu_map t =
+            d == 1 ? *m8 : npu_dpu_map_packed(use_a ? ta : tb, NPU_DPU_FP16, 8, H, W);
+        struct npu_dpu_conv cv = {
+            .in = cur, .kernels = 8, .kh = 1, .kw = 1, .sy = 1, .sx = 1, .out = t};
         cv.in.c = 8;
         cv.out.c = 8;
         cv.weights = weights_1x1(b, "rot", w, 8, 8);

@@ -253,8 +253,7 @@ dl_chan_const(struct rkd *b, const char *name, const float *v, uint32_t c)
 }
 
 struct npu_dpu_map
-dl_map_const(struct rkd *b, const char *name, const float *full, int64_t n,
-             const struct vmap *vm)
+dl_map_const(struct rkd *b, const char *name, const float *full, int64_t n, const struct vmap *vm)
 {
     struct npu_dpu_map m = dl_map(rkd_result(), vm);
     uint64_t bytes = npu_dpu_map_extent(&m);
@@ -267,8 +266,8 @@ dl_map_const(struct rkd *b, const char *name, const float *full, int64_t n,
         uint32_t o[3];
         dl_cyx(vm, i, o);
         uint16_t h = npu_fp32_to_fp16(full[i]);
-        size_t at = (size_t)(o[0] / 8) * m.surf * 16 + ((size_t)o[1] * m.line + o[2]) * 16 +
-                    (o[0] % 8) * 2;
+        size_t at =
+            (size_t)(o[0] / 8) * m.surf * 16 + ((size_t)o[1] * m.line + o[2]) * 16 + (o[0] % 8) * 2;
         memcpy(buf + at, &h, 2);
     }
     m.ref = rkd_const(b, name, buf, bytes);
@@ -331,13 +330,20 @@ static enum npu_dpu_ew_op
 ew_of(enum npu_op op)
 {
     switch (op) {
-    case NPU_OP_ADD: return NPU_DPU_EW_ADD;
-    case NPU_OP_SUB: return NPU_DPU_EW_SUB;
-    case NPU_OP_MUL: return NPU_DPU_EW_MUL;
-    case NPU_OP_DIV: return NPU_DPU_EW_DIV;
-    case NPU_OP_MAX: return NPU_DPU_EW_MAX;
-    case NPU_OP_MIN: return NPU_DPU_EW_MIN;
-    default: return NPU_DPU_EW_NONE;
+    case NPU_OP_ADD:
+        return NPU_DPU_EW_ADD;
+    case NPU_OP_SUB:
+        return NPU_DPU_EW_SUB;
+    case NPU_OP_MUL:
+        return NPU_DPU_EW_MUL;
+    case NPU_OP_DIV:
+        return NPU_DPU_EW_DIV;
+    case NPU_OP_MAX:
+        return NPU_DPU_EW_MAX;
+    case NPU_OP_MIN:
+        return NPU_DPU_EW_MIN;
+    default:
+        return NPU_DPU_EW_NONE;
     }
 }
 
@@ -398,7 +404,8 @@ const_stages(struct rkd *b, enum npu_op op, bool swapped, int kind, const float 
         bn->alu_mem = cr;
         break;
     }
-    default: break;
+    default:
+        break;
     }
     free(tmp);
 }
@@ -694,16 +701,26 @@ dl_lower_unary(struct rkd *b, struct npu_node *n, struct why *w)
     case NPU_OP_FUSED_SILU: {
         enum npu_dpu_fn fn, g;
         switch (n->op) {
-        case NPU_OP_SIGMOID: fn = NPU_DPU_FN_SIGMOID; break;
-        case NPU_OP_TANH: fn = NPU_DPU_FN_TANH; break;
-        case NPU_OP_ERF: fn = NPU_DPU_FN_ERF; break;
+        case NPU_OP_SIGMOID:
+            fn = NPU_DPU_FN_SIGMOID;
+            break;
+        case NPU_OP_TANH:
+            fn = NPU_DPU_FN_TANH;
+            break;
+        case NPU_OP_ERF:
+            fn = NPU_DPU_FN_ERF;
+            break;
         case NPU_OP_GELU: {
             const char *ap = npu_node_string(n, "approximate", "none");
             fn = !strcmp(ap, "tanh") ? NPU_DPU_FN_GELU_TANH : NPU_DPU_FN_GELU;
             break;
         }
-        case NPU_OP_FUSED_GELU_TANH: fn = NPU_DPU_FN_GELU_TANH; break;
-        default: fn = NPU_DPU_FN_SILU; break;
+        case NPU_OP_FUSED_GELU_TANH:
+            fn = NPU_DPU_FN_GELU_TANH;
+            break;
+        default:
+            fn = NPU_DPU_FN_SILU;
+            break;
         }
         bool xg = fn == NPU_DPU_FN_GELU || fn == NPU_DPU_FN_GELU_TANH || fn == NPU_DPU_FN_SILU;
         b->nonneg = fn == NPU_DPU_FN_SIGMOID;
@@ -711,7 +728,7 @@ dl_lower_unary(struct rkd *b, struct npu_node *n, struct why *w)
             dl_lut_pass(b, fn, &xm, &zm);
             return dl_finish(b, 0, &vm);
         }
-        g = fn == NPU_DPU_FN_GELU ? NPU_DPU_FN_PHI
+        g = fn == NPU_DPU_FN_GELU        ? NPU_DPU_FN_PHI
             : fn == NPU_DPU_FN_GELU_TANH ? NPU_DPU_FN_PHI_TANH
                                          : NPU_DPU_FN_SIGMOID;
         struct npu_dpu_map t = dl_map(rkd_temp(b, npu_dpu_map_extent(&xm)), &vm);

@@ -42,7 +42,8 @@ nonneg(const struct npu_value *v)
     case NPU_OP_CLIP:
         return p->nin > 1 && p->in[1] && npu_value_data(p->in[1]) &&
                npu_value_get_f64(p->in[1], 0) >= 0;
-    default: break;
+    default:
+        break;
     }
     const char *act = npu_node_string(p, p->op == NPU_OP_RK_CONV ? "act" : "npu_act", NULL);
     if (!act)
@@ -82,8 +83,8 @@ global_max(struct rkd *b, const struct npu_dpu_map *x, const struct vmap *vo, st
         else
             o = npu_dpu_map_packed(rkd_temp(b, (uint64_t)NPU_DIV_ROUND_UP(cur.c, 8) * oh * ow * 16),
                                    NPU_DPU_FP16, cur.c, oh, ow);
-        struct npu_dpu_pool p = {.op = NPU_DPU_POOL_MAX, .in = cur, .kh = kh, .kw = kw,
-                                 .sy = kh, .sx = kw, .out = o};
+        struct npu_dpu_pool p = {
+            .op = NPU_DPU_POOL_MAX, .in = cur, .kh = kh, .kw = kw, .sy = kh, .sx = kw, .out = o};
         rkd_pool(b, &p);
         if (oh == 1 && ow == 1)
             return dl_finish(b, 0, vo);
@@ -127,8 +128,16 @@ dw_avg(struct rkd *b, const struct npu_dpu_map *x, uint32_t kh, uint32_t kw, uin
     for (uint32_t i = 0; i < n; i++)
         h[i] = npu_fp32_to_fp16(ones[i]);
     npu_weight_pack(&wl, pk, wl.total_bytes, h, 0);
-    struct npu_dpu_conv cv = {.in = *x, .kernels = C, .kh = kh, .kw = kw, .sy = sy, .sx = sx,
-                              .pad_top = pt, .pad_left = pl, .depthwise = true, .out = *out};
+    struct npu_dpu_conv cv = {.in = *x,
+                              .kernels = C,
+                              .kh = kh,
+                              .kw = kw,
+                              .sy = sy,
+                              .sx = sx,
+                              .pad_top = pt,
+                              .pad_left = pl,
+                              .depthwise = true,
+                              .out = *out};
     cv.weights = rkd_const(b, "ones", pk, wl.total_bytes);
     cv.st.bs.mul = NPU_DPU_SRC_MEM;
     cv.st.bs.mul_mem = dl_chan_const(b, "recip", sc, C);
@@ -146,12 +155,12 @@ dl_lower_pool(struct rkd *b, struct npu_node *n, struct why *w)
         return why_set(w, "MaxPool indices output is not produced");
     if (!npu_dtype_is_float(x->t.dtype))
         return why_set(w, "only float tensors (fp16 on the NPU)");
-    struct vmap vin = {.view = {(uint32_t)x->t.dims[1], (uint32_t)x->t.dims[2],
-                                (uint32_t)x->t.dims[3]},
-                       .order = NPU_VIEW_NCHW};
-    struct vmap vo = {.view = {(uint32_t)out->t.dims[1], (uint32_t)out->t.dims[2],
-                               (uint32_t)out->t.dims[3]},
-                      .order = NPU_VIEW_NCHW};
+    struct vmap vin = {
+        .view = {(uint32_t)x->t.dims[1], (uint32_t)x->t.dims[2], (uint32_t)x->t.dims[3]},
+        .order = NPU_VIEW_NCHW};
+    struct vmap vo = {
+        .view = {(uint32_t)out->t.dims[1], (uint32_t)out->t.dims[2], (uint32_t)out->t.dims[3]},
+        .order = NPU_VIEW_NCHW};
     struct npu_dpu_map xm;
     if (!dl_input(b, x, &vin, &xm, w))
         return NPU_ERR_UNSUPPORTED;
@@ -169,15 +178,16 @@ dl_lower_pool(struct rkd *b, struct npu_node *n, struct why *w)
             uint32_t kh = last ? cur.h : cur.h <= 31 ? 1 : divisor(cur.h, 7);
             uint32_t kw = last ? cur.w : cur.w <= 31 ? 1 : divisor(cur.w, 7);
             if (!last && ((cur.h > 31 && kh == 1) || (cur.w > 31 && kw == 1)))
-                return why_set(w, "global average pooling of %ux%u: no window up to 7 divides "
-                                  "the map",
+                return why_set(w,
+                               "global average pooling of %ux%u: no window up to 7 divides "
+                               "the map",
                                cur.h, cur.w);
             uint32_t oh = last ? 1 : cur.h / kh, ow = last ? 1 : cur.w / kw;
             struct npu_dpu_map o =
                 last ? dl_map(rkd_result(), &vo)
-                     : npu_dpu_map_packed(rkd_temp(b, (uint64_t)NPU_DIV_ROUND_UP(cur.c, 8) * oh *
-                                                        ow * 16),
-                                          NPU_DPU_FP16, cur.c, oh, ow);
+                     : npu_dpu_map_packed(
+                           rkd_temp(b, (uint64_t)NPU_DIV_ROUND_UP(cur.c, 8) * oh * ow * 16),
+                           NPU_DPU_FP16, cur.c, oh, ow);
             dw_avg(b, &cur, kh, kw, last ? 1 : kh, last ? 1 : kw, 0, 0,
                    (float)(1.0 / ((double)kh * kw)), &o);
             if (last)
@@ -212,9 +222,17 @@ dl_lower_pool(struct rkd *b, struct npu_node *n, struct why *w)
         if (padded && !nonneg(x))
             return why_set(w, "padded max pooling needs an input known to be >= 0 (strict mode "
                               "accepts only a zero fp16 pad value)");
-        struct npu_dpu_pool pp = {.op = NPU_DPU_POOL_MAX, .in = xm, .kh = kh, .kw = kw, .sy = sy,
-                                  .sx = sx, .pad_top = pt, .pad_left = pl, .pad_bottom = pb,
-                                  .pad_right = pr, .out = om};
+        struct npu_dpu_pool pp = {.op = NPU_DPU_POOL_MAX,
+                                  .in = xm,
+                                  .kh = kh,
+                                  .kw = kw,
+                                  .sy = sy,
+                                  .sx = sx,
+                                  .pad_top = pt,
+                                  .pad_left = pl,
+                                  .pad_bottom = pb,
+                                  .pad_right = pr,
+                                  .out = om};
         rkd_pool(b, &pp);
         return dl_finish(b, 0, &vo);
     }

@@ -27,7 +27,7 @@
 
 enum {
     F_KIND = 0,
-    F_A = 1,  /* map: value, offset, type, c, h, w, line, surf */
+    F_A = 1, /* map: value, offset, type, c, h, w, line, surf */
     F_B = 9,
     F_E = 17,
     F_BS = 25, /* alu src, alu minus, mul src, relu, relux, mem value, mem offset */
@@ -71,9 +71,13 @@ put_map(int64_t *f, const struct npu_dpu_map *m)
 static struct npu_dpu_map
 get_map(const int64_t *f)
 {
-    struct npu_dpu_map m = {.ref = code_ref(f[0], f[1]), .type = (enum npu_dpu_type)f[2],
-                            .c = (uint32_t)f[3], .h = (uint32_t)f[4], .w = (uint32_t)f[5],
-                            .line = (uint32_t)f[6], .surf = (uint32_t)f[7]};
+    struct npu_dpu_map m = {.ref = code_ref(f[0], f[1]),
+                            .type = (enum npu_dpu_type)f[2],
+                            .c = (uint32_t)f[3],
+                            .h = (uint32_t)f[4],
+                            .w = (uint32_t)f[5],
+                            .line = (uint32_t)f[6],
+                            .surf = (uint32_t)f[7]};
     return m;
 }
 
@@ -284,12 +288,18 @@ emit_task(struct npu_stream *s, const struct rkd_task *t, const struct npu_dpu_l
           struct npu_dpu_cost *cost)
 {
     switch (t->kind) {
-    case RKD_PASS: return npu_dpu_emit_pass(s, &t->u.pass, cost);
-    case RKD_CONV: return npu_dpu_emit_conv(s, &t->u.conv, cost);
-    case RKD_POOL: return npu_dpu_emit_pool(s, &t->u.pool, cost);
-    case RKD_TP: return npu_dpu_emit_tp(s, &t->u.tp, cost);
-    case RKD_LUT: return npu_dpu_emit_lut_upload(s, lut, t->u.lut.scratch, cost);
-    case RKD_GUARD: return npu_dpu_emit_guard(s, t->u.lut.scratch, cost);
+    case RKD_PASS:
+        return npu_dpu_emit_pass(s, &t->u.pass, cost);
+    case RKD_CONV:
+        return npu_dpu_emit_conv(s, &t->u.conv, cost);
+    case RKD_POOL:
+        return npu_dpu_emit_pool(s, &t->u.pool, cost);
+    case RKD_TP:
+        return npu_dpu_emit_tp(s, &t->u.tp, cost);
+    case RKD_LUT:
+        return npu_dpu_emit_lut_upload(s, lut, t->u.lut.scratch, cost);
+    case RKD_GUARD:
+        return npu_dpu_emit_guard(s, t->u.lut.scratch, cost);
     }
     return NPU_ERR_INVALID;
 }
@@ -377,8 +387,8 @@ check_task_span(const struct refcheck *rc, const struct rkd_task *t)
         struct npu_dpu_map o = c->out;
         if (o.type > NPU_DPU_INT8)
             return NPU_ERR_INVALID;
-        o.c = (o.c + npu_dpu_type_c2(o.type) - 1) / npu_dpu_type_c2(o.type) *
-              npu_dpu_type_c2(o.type);
+        o.c =
+            (o.c + npu_dpu_type_c2(o.type) - 1) / npu_dpu_type_c2(o.type) * npu_dpu_type_c2(o.type);
         if ((r = check_map_span(rc, &c->in, "input")) || (r = check_map_span(rc, &o, "output")))
             return r;
         if (npu_weight_layout_init(&wl, 2, c->kernels, c->in.c, c->kh ? c->kh : 1,
@@ -401,9 +411,8 @@ check_task_span(const struct refcheck *rc, const struct rkd_task *t)
             p->chan_stride > (1u << 24))
             return NPU_ERR_INVALID;
         uint64_t gh = px / 8 / p->grid_w;
-        uint64_t ext = ((uint64_t)(p->in.c - 1) * p->chan_stride + (gh - 1) * p->grid_line +
-                        p->grid_w) *
-                       16;
+        uint64_t ext =
+            ((uint64_t)(p->in.c - 1) * p->chan_stride + (gh - 1) * p->grid_line + p->grid_w) * 16;
         return check_span(rc, p->dst, ext, "transpose output");
     }
     case RKD_LUT:
@@ -412,7 +421,6 @@ check_task_span(const struct refcheck *rc, const struct rkd_task *t)
     }
     return NPU_ERR_INVALID;
 }
-
 
 /* The IR text form keeps lists to 1024 entries: tasks and fvals are split into attributes
  * "tasks", "tasks_1", ... of RKD_CHUNK tasks each. Gathers them (malloc'd; NULL if none or
@@ -510,8 +518,8 @@ infer_checked(struct npu_node *n, const int64_t *shape, size_t nshape, const int
     if (!shape || nshape > NPU_MAX_DIMS || n->nout < 1 || n->nout > RKD_MAX_OUT ||
         n->nin > RKD_MAX_IN)
         return fail(n, "needs a shape and at most 8 outputs / 32 inputs");
-    if (dt == NPU_DTYPE_UNDEFINED || (npu_dtype_size(dt) != 2 && npu_dtype_size(dt) != 4 &&
-                                      npu_dtype_size(dt) != 1))
+    if (dt == NPU_DTYPE_UNDEFINED ||
+        (npu_dtype_size(dt) != 2 && npu_dtype_size(dt) != 4 && npu_dtype_size(dt) != 1))
         return fail(n, "bad dtype");
     if ((size_t)n->nout != 1 + (temps ? ntemps : 0))
         return fail(n, "outputs and temps disagree");
@@ -585,8 +593,8 @@ struct placed {
 static void
 place(const struct placed *p, struct npu_dpu_ref *r)
 {
-    struct npu_ref_buf b = r->buffer >= RKD_OUT(0) ? p->out[r->buffer - RKD_OUT(0)]
-                                                   : p->in[r->buffer - RKD_IN(0)];
+    struct npu_ref_buf b =
+        r->buffer >= RKD_OUT(0) ? p->out[r->buffer - RKD_OUT(0)] : p->in[r->buffer - RKD_IN(0)];
     r->buffer = b.buffer;
     r->offset += b.offset;
 }
@@ -889,8 +897,8 @@ rkd_finish(struct rkd *b, int idx, enum npu_dtype dt, int ndim, const int64_t *d
         goto out;
     for (int k = 0; k < b->ntasks; k++)
         encode(&b->tasks[k], tv + (size_t)k * RKD_FIELDS, fv + (size_t)k * RKD_FVALS);
-    struct npu_node *r = npu_lower_new(b->cx, b->orig, NPU_OP_RK_DPU, b->orig->name, b->in,
-                                       b->nin, b->nout);
+    struct npu_node *r =
+        npu_lower_new(b->cx, b->orig, NPU_OP_RK_DPU, b->orig->name, b->in, b->nin, b->nout);
     if (!r)
         goto out;
     int64_t vw[3] = {view[0], view[1], view[2]};
@@ -917,8 +925,7 @@ out:
 
 enum npu_status
 rkd_alias(struct rkd *b, int idx, struct npu_value *src, int kind, const int64_t *heads,
-          enum npu_dtype dt, int ndim, const int64_t *dims, const uint32_t view[3],
-          uint32_t order)
+          enum npu_dtype dt, int ndim, const int64_t *dims, const uint32_t view[3], uint32_t order)
 {
     if (b->err)
         return b->err;

@@ -30,7 +30,7 @@ enum npu_dpu_fn {
     NPU_DPU_FN_SILU,      /* x * sigmoid(x), one table (saturates at 16) */
     NPU_DPU_FN_PHI,       /* Phi(x) = 0.5 (1 + erf(x / sqrt 2)), for x * Phi(x) in two passes */
     NPU_DPU_FN_PHI_TANH,
-    NPU_DPU_FN_EXP_NEG,   /* exp(t), t <= 0 (softmax after the max is subtracted) */
+    NPU_DPU_FN_EXP_NEG, /* exp(t), t <= 0 (softmax after the max is subtracted) */
     NPU_DPU_FN_COUNT
 };
 
@@ -121,16 +121,16 @@ struct rkd {
     int ntasks, cap;
     struct npu_stream dry;
     struct npu_dpu_cost cost;
-    bool lut_used_last;  /* the last task used the LUT (or unknown at the start) */
+    bool lut_used_last; /* the last task used the LUT (or unknown at the start) */
     uint32_t lut_resident;
-    int scratch;         /* output index of the 32-byte LUT scratch, -1 none */
+    int scratch; /* output index of the 32-byte LUT scratch, -1 none */
     enum npu_status err;
     /* the result's view (struct vmap of dpu-low.h) once finished, for dry predictions */
     uint32_t result_view[4];
     bool have_result;
-    int depth;      /* dry predictions of producers' views */
-    bool nonneg;    /* the result is known to be >= 0 (rk.Dpu attribute "nonneg") */
-    bool finished;  /* a result was declared (rkd_finish / rkd_alias) */
+    int depth;     /* dry predictions of producers' views */
+    bool nonneg;   /* the result is known to be >= 0 (rk.Dpu attribute "nonneg") */
+    bool finished; /* a result was declared (rkd_finish / rkd_alias) */
 };
 
 void rkd_init(struct rkd *b, struct npu_lower_ctx *cx, struct npu_node *orig);
@@ -160,8 +160,8 @@ void rkd_lut(struct rkd *b, uint32_t id);
  * given NC1HWC2 view (order: NPU_VIEW_*), declares it as output `idx` of b->orig and returns
  * NPU_OK. Dry builders return NPU_OK without doing anything.
  */
-enum npu_status rkd_finish(struct rkd *b, int idx, enum npu_dtype dt, int ndim,
-                           const int64_t *dims, const uint32_t view[3], uint32_t order);
+enum npu_status rkd_finish(struct rkd *b, int idx, enum npu_dtype dt, int ndim, const int64_t *dims,
+                           const uint32_t view[3], uint32_t order);
 /* Output idx of b->orig as a view of src's bytes (no task): kind 1 = the same bytes under
  * another (view, order); kind 2 = the heads of attention, [rows, heads x D] read as
  * [heads, rows, D] (heads = {rows, heads, D}; only be-dpu's attention reads it). */

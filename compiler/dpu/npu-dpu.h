@@ -26,9 +26,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "npu/npu-common.h"
 #include "npu-hw.h"
 #include "npu-task.h"
+#include "npu/npu-common.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -114,14 +114,14 @@ enum npu_dpu_src {
  */
 struct npu_dpu_stage {
     enum npu_dpu_src alu;
-    bool alu_minus;        /* x - operand instead of x + operand */
+    bool alu_minus; /* x - operand instead of x + operand */
     float alu_value;
     struct npu_dpu_ref alu_mem; /* fp32 per channel, channels of the cube */
     enum npu_dpu_src mul;
-    float mul_value;       /* rounded to fp16 */
+    float mul_value; /* rounded to fp16 */
     struct npu_dpu_ref mul_mem;
-    bool relu;             /* max(x, 0) */
-    bool relux;            /* then min(x, relux_value) (needs relu) */
+    bool relu;  /* max(x, 0) */
+    bool relux; /* then min(x, relux_value) (needs relu) */
     float relux_value;
 };
 
@@ -159,7 +159,7 @@ struct npu_dpu_lut {
 
 struct npu_dpu_ew {
     enum npu_dpu_ew_op op;
-    struct npu_dpu_map operand; /* per-pixel operand over the same cube (fp16 or fp32) */
+    struct npu_dpu_map operand;    /* per-pixel operand over the same cube (fp16 or fp32) */
     const struct npu_dpu_lut *lut; /* NULL: LUT bypassed */
     bool relu;
     bool relux;
@@ -176,9 +176,9 @@ struct npu_dpu_stages {
 
 /* Modeled cost (timing model v1) accumulated by the emitters. */
 struct npu_dpu_cost {
-    double s;          /* sum of task times */
-    double compute_s;  /* sum of compute terms */
-    double dma_s;      /* sum of DMA terms */
+    double s;         /* sum of task times */
+    double compute_s; /* sum of compute terms */
+    double dma_s;     /* sum of DMA terms */
     uint64_t dma_bytes;
     uint64_t macs;
     uint32_t tasks;
@@ -205,9 +205,9 @@ enum npu_status npu_dpu_emit_pass(struct npu_stream *s, const struct npu_dpu_pas
  * convolutions are split into row tiles automatically).
  */
 struct npu_dpu_conv {
-    struct npu_dpu_map in;  /* fp16; line must be w; surf >= w * h */
+    struct npu_dpu_map in; /* fp16; line must be w; surf >= w * h */
     struct npu_dpu_ref weights;
-    uint32_t kernels;       /* output channels (= in.c for depthwise) */
+    uint32_t kernels; /* output channels (= in.c for depthwise) */
     uint32_t kh, kw, sy, sx, pad_top, pad_left;
     bool depthwise;
     struct npu_dpu_stages st;
@@ -257,11 +257,11 @@ enum npu_status npu_dpu_emit_pool(struct npu_stream *s, const struct npu_dpu_poo
  * bypassed.
  */
 struct npu_dpu_tp {
-    struct npu_dpu_map in;     /* fp16; any line / surface strides */
+    struct npu_dpu_map in; /* fp16; any line / surface strides */
     struct npu_dpu_ref dst;
-    uint32_t grid_w;           /* atoms per grid row; grid rows = w * h / 8 / grid_w */
-    uint32_t grid_line;        /* atoms from one grid row to the next (>= grid_w) */
-    uint32_t chan_stride;      /* atoms from channel c to c + 1 */
+    uint32_t grid_w;      /* atoms per grid row; grid rows = w * h / 8 / grid_w */
+    uint32_t grid_line;   /* atoms from one grid row to the next (>= grid_w) */
+    uint32_t chan_stride; /* atoms from channel c to c + 1 */
 };
 enum npu_status npu_dpu_emit_tp(struct npu_stream *s, const struct npu_dpu_tp *t,
                                 struct npu_dpu_cost *cost);

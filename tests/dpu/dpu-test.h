@@ -18,8 +18,8 @@
 
 #include "npu-dpu.h"
 #include "npu-hw.h"
-#include "npu/npu-device.h"
 #include "npu-test.h"
+#include "npu/npu-device.h"
 
 #define DRIG_W 0u /* weights buffer id */
 #define DRIG_A 1u /* activation buffer id */

@@ -72,7 +72,7 @@ struct gcase {
 };
 
 struct gresult {
-    double err;       /* max |npu - cpu| / (atol + rtol |cpu|) */
+    double err; /* max |npu - cpu| / (atol + rtol |cpu|) */
     double max_abs, max_rel;
     double modeled_s;
     unsigned tasks, submits;
@@ -128,8 +128,8 @@ gc_run(const struct gcase *c)
             CHECK_EQ_INT(1, r.submits);
         }
         if (gc_verbose || r.err > 1)
-            printf("  %-44s tasks %4u  modeled %9.1f us  max|err| %.3g  err/tol %.2f\n",
-                   c->label, r.tasks, r.modeled_s * 1e6, r.max_abs, r.err);
+            printf("  %-44s tasks %4u  modeled %9.1f us  max|err| %.3g  err/tol %.2f\n", c->label,
+                   r.tasks, r.modeled_s * 1e6, r.max_abs, r.err);
     }
     free(want.data);
     free(got.data);

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 
-
 /*
  * test-composite.c: LayerNormalization, Softmax and npu.Attention lowered to NPU task lists,
  * run on the strict simulator and compared with the CPU executor (fp32) at small shapes,
@@ -65,8 +64,13 @@ test_layernorm(void)
         char label[96];
         snprintf(label, sizeof(label), "LN [%lld,%lld] amp %g off %g", (long long)cases[i].dims[1],
                  (long long)cases[i].dims[2], cases[i].amp, cases[i].offset);
-        struct gcase c = {.label = label, .build = build_ln, .ctx = &cases[i], .nin = 1,
-                          .atol = 4e-3, .rtol = 4e-3, .expect_all_npu = true};
+        struct gcase c = {.label = label,
+                          .build = build_ln,
+                          .ctx = &cases[i],
+                          .nin = 1,
+                          .atol = 4e-3,
+                          .rtol = 4e-3,
+                          .expect_all_npu = true};
         gc_fill(&c.in[0], 3, cases[i].dims, 40 + (uint32_t)i, 0, cases[i].amp);
         float *v = c.in[0].data;
         for (int64_t k = 0; k < npu_tensor_numel(&c.in[0]); k++)
@@ -101,8 +105,8 @@ static void
 test_softmax(void)
 {
     struct sm cases[] = {
-        {{1, 16, 64}, 4.0f}, {{2, 5, 19}, 8.0f}, {{1, 3, 5}, 2.0f}, {{1, 12, 200}, 30.0f},
-        {{1, 196, 196}, 10.0f}, {{1, 8, 24}, 4.0f, true},
+        {{1, 16, 64}, 4.0f},   {{2, 5, 19}, 8.0f},     {{1, 3, 5}, 2.0f},
+        {{1, 12, 200}, 30.0f}, {{1, 196, 196}, 10.0f}, {{1, 8, 24}, 4.0f, true},
     };
     printf("Softmax (last axis):\n");
     for (size_t i = 0; i < NPU_ARRAY_SIZE(cases); i++) {
@@ -110,8 +114,13 @@ test_softmax(void)
         snprintf(label, sizeof(label), "Softmax [%lld,%lld,%lld] amp %g%s",
                  (long long)cases[i].dims[0], (long long)cases[i].dims[1],
                  (long long)cases[i].dims[2], cases[i].amp, cases[i].masked ? " masked" : "");
-        struct gcase c = {.label = label, .build = build_sm, .ctx = &cases[i], .nin = 1,
-                          .atol = 2e-4, .rtol = 4e-3, .expect_all_npu = true};
+        struct gcase c = {.label = label,
+                          .build = build_sm,
+                          .ctx = &cases[i],
+                          .nin = 1,
+                          .atol = 2e-4,
+                          .rtol = 4e-3,
+                          .expect_all_npu = true};
         /* inputs exact in fp16 (multiples of 1/16): the NPU sees the CPU's scores */
         gc_fill(&c.in[0], 3, cases[i].dims, 60 + (uint32_t)i, (int)(16 * cases[i].amp), 0);
         if (cases[i].masked) {
@@ -164,10 +173,10 @@ static void
 test_attention(void)
 {
     struct at cases[] = {
-        {1, 4, 16, 16, 16, 16, false, 2.0f},   /* tiny SigLIP */
-        {1, 2, 10, 13, 8, 16, false, 3.0f},    /* odd sequence lengths */
-        {1, 4, 16, 16, 16, 16, true, 2.0f},    /* causal mask */
-        {1, 3, 20, 40, 64, 32, false, 1.5f},   /* key padding 40 -> 64 */
+        {1, 4, 16, 16, 16, 16, false, 2.0f},    /* tiny SigLIP */
+        {1, 2, 10, 13, 8, 16, false, 3.0f},     /* odd sequence lengths */
+        {1, 4, 16, 16, 16, 16, true, 2.0f},     /* causal mask */
+        {1, 3, 20, 40, 64, 32, false, 1.5f},    /* key padding 40 -> 64 */
         {1, 12, 196, 196, 64, 64, false, 1.5f}, /* SigLIP-B/16 */
     };
     printf("npu.Attention (all heads in one job):\n");
@@ -178,8 +187,13 @@ test_attention(void)
         snprintf(label, sizeof(label), "Attention %lldx%lld Sq %lld Sk %lld D %lld%s",
                  (long long)cases[i].b, (long long)cases[i].h, (long long)cases[i].sq,
                  (long long)cases[i].sk, (long long)cases[i].d, cases[i].mask ? " mask" : "");
-        struct gcase c = {.label = label, .build = build_at, .ctx = &cases[i], .nin = 3,
-                          .atol = 4e-3, .rtol = 1e-2, .expect_all_npu = true};
+        struct gcase c = {.label = label,
+                          .build = build_at,
+                          .ctx = &cases[i],
+                          .nin = 3,
+                          .atol = 4e-3,
+                          .rtol = 1e-2,
+                          .expect_all_npu = true};
         int64_t qd[4] = {cases[i].b, cases[i].h, cases[i].sq, cases[i].d};
         int64_t kd[4] = {cases[i].b, cases[i].h, cases[i].sk, cases[i].d};
         int64_t vd[4] = {cases[i].b, cases[i].h, cases[i].sk, cases[i].dv};

@@ -16,13 +16,20 @@ static double
 ref_ew(enum npu_dpu_ew_op op, double a, double b)
 {
     switch (op) {
-    case NPU_DPU_EW_ADD: return (float)(a + b);
-    case NPU_DPU_EW_SUB: return (float)(a - b);
-    case NPU_DPU_EW_MUL: return (float)(a * b);
-    case NPU_DPU_EW_DIV: return (float)(a / b);
-    case NPU_DPU_EW_MAX: return a > b ? a : b;
-    case NPU_DPU_EW_MIN: return a < b ? a : b;
-    default: return a;
+    case NPU_DPU_EW_ADD:
+        return (float)(a + b);
+    case NPU_DPU_EW_SUB:
+        return (float)(a - b);
+    case NPU_DPU_EW_MUL:
+        return (float)(a * b);
+    case NPU_DPU_EW_DIV:
+        return (float)(a / b);
+    case NPU_DPU_EW_MAX:
+        return a > b ? a : b;
+    case NPU_DPU_EW_MIN:
+        return a < b ? a : b;
+    default:
+        return a;
     }
 }
 
@@ -191,7 +198,8 @@ test_conv(bool fp32_out, uint32_t C, uint32_t K, uint32_t H, uint32_t W, uint32_
     struct npu_dpu_map res = drig_map(&r, DRIG_A, NPU_DPU_FP16, kpad, OH, OW);
     size_t nx = (size_t)C * H * W, nz = (size_t)K * OH * OW;
     size_t nw = (size_t)(depthwise ? 1 : K) * C * kh * kw;
-    float *xv = malloc(nx * 4), *wv = malloc(nw * 4), *zv = malloc(nz * 4), *rv = calloc(kpad * OH * OW, 4);
+    float *xv = malloc(nx * 4), *wv = malloc(nw * 4), *zv = malloc(nz * 4),
+          *rv = calloc(kpad * OH * OW, 4);
     float *bias = malloc(K * 4);
     double *want = malloc(nz * 8);
     drand_fill(xv, nx, 11, 1.0f);
@@ -200,8 +208,16 @@ test_conv(bool fp32_out, uint32_t C, uint32_t K, uint32_t H, uint32_t W, uint32_
     drand_fill(rv, (size_t)K * OH * OW, 14, 2.0f);
     drig_put(&r, &x, xv);
     drig_put(&r, &res, rv);
-    struct npu_dpu_conv cv = {.in = x, .kernels = K, .kh = kh, .kw = kw, .sy = s, .sx = s,
-                              .pad_top = pad, .pad_left = pad, .depthwise = depthwise, .out = z};
+    struct npu_dpu_conv cv = {.in = x,
+                              .kernels = K,
+                              .kh = kh,
+                              .kw = kw,
+                              .sy = s,
+                              .sx = s,
+                              .pad_top = pad,
+                              .pad_left = pad,
+                              .depthwise = depthwise,
+                              .out = z};
     cv.weights = drig_weights(&r, wv, K, C, kh, kw, depthwise);
     cv.st.bs.alu = NPU_DPU_SRC_MEM;
     cv.st.bs.alu_mem = drig_f32(&r, bias, K);
@@ -222,7 +238,8 @@ test_conv(bool fp32_out, uint32_t C, uint32_t K, uint32_t H, uint32_t W, uint32_
                         continue;
                     for (uint32_t ky = 0; ky < kh; ky++)
                         for (uint32_t kx = 0; kx < kw; kx++) {
-                            int iy = (int)(oy * s + ky) - (int)pad, ix = (int)(ox * s + kx) - (int)pad;
+                            int iy = (int)(oy * s + ky) - (int)pad,
+                                ix = (int)(ox * s + kx) - (int)pad;
                             if (iy < 0 || ix < 0 || iy >= (int)H || ix >= (int)W)
                                 continue;
                             size_t wi = depthwise ? ((size_t)c * kh + ky) * kw + kx
@@ -271,8 +288,17 @@ test_pool(enum npu_dpu_pool_op op, uint32_t C, uint32_t H, uint32_t W, uint32_t 
     double *want = malloc(nz * 8);
     drand_fill(xv, nx, 21, 5.0f);
     drig_put(&r, &x, xv);
-    struct npu_dpu_pool p = {.op = op, .in = x, .kh = k, .kw = k, .sy = s, .sx = s, .pad_top = pad,
-                             .pad_left = pad, .pad_bottom = pad, .pad_right = pad, .out = z};
+    struct npu_dpu_pool p = {.op = op,
+                             .in = x,
+                             .kh = k,
+                             .kw = k,
+                             .sy = s,
+                             .sx = s,
+                             .pad_top = pad,
+                             .pad_left = pad,
+                             .pad_bottom = pad,
+                             .pad_right = pad,
+                             .out = z};
     CHECK_EQ_INT(NPU_OK, npu_dpu_emit_pool(&r.s, &p, &r.cost));
     CHECK_EQ_INT(NPU_OK, drig_run(&r));
     drig_get(&r, &z, zv);
@@ -315,8 +341,8 @@ test_tp(void)
     for (uint32_t i = 0; i < R; i++)
         for (uint32_t j = 0; j < C; j++)
             m[i * C + j] = npu_fp32_to_fp16((float)(i * C + j));
-    struct npu_dpu_map in = {.ref = src, .type = NPU_DPU_FP16, .w = 1, .h = R, .c = C,
-                             .line = C / 8, .surf = 1};
+    struct npu_dpu_map in = {
+        .ref = src, .type = NPU_DPU_FP16, .w = 1, .h = R, .c = C, .line = C / 8, .surf = 1};
     struct npu_dpu_map out = drig_map(&r, DRIG_A, NPU_DPU_FP16, R, 1, C);
     /* pixel p = row i goes to lane i % 8 of atom i / 8: one grid column, grid rows one
      * surface (C atoms) apart, channel j at atom j */

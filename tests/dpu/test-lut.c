@@ -15,8 +15,8 @@ struct lcase {
     enum npu_op op;
     const char *approx;
     enum npu_dpu_fn fn;
-    double lo, hi;       /* useful range */
-    double max_abs;      /* bound on |npu - f| in range */
+    double lo, hi;  /* useful range */
+    double max_abs; /* bound on |npu - f| in range */
     bool two_pass;
 };
 
@@ -64,8 +64,8 @@ run(const struct lcase *c, const float *x, int64_t n, float *out)
 {
     struct lctx ctx = {.c = *c, .dims = {1, n / 64, 64}};
     struct npu_graph *g = build(&ctx);
-    struct npu_tensor in = {.dtype = NPU_DTYPE_FP32, .ndim = 3, .dims = {1, n / 64, 64},
-                            .data = (void *)x};
+    struct npu_tensor in = {
+        .dtype = NPU_DTYPE_FP32, .ndim = 3, .dims = {1, n / 64, 64}, .data = (void *)x};
     struct npu_tensor got = {0};
     struct tu_npu_result res;
     npu_dpu_gelu_two_pass = c->two_pass;

@@ -129,7 +129,8 @@ breakdown(const char *dir, const char *name)
     } acc[64];
     int na = 0;
     double total = 0;
-    npu_graph_for_each_node(g, n) {
+    npu_graph_for_each_node(g, n)
+    {
         if (!npu_op_is_rk(n->op))
             continue;
         double us = npu_node_float(n, "modeled_us", 0);

@@ -17,7 +17,7 @@ struct bin {
     enum npu_op op;
     int ndim;
     int64_t dims[4];
-    int ndim_b;        /* 0: second operand is an activation of the same shape */
+    int ndim_b; /* 0: second operand is an activation of the same shape */
     int64_t dims_b[4];
     bool b_const, b_first;
     int range;
@@ -61,15 +61,23 @@ test_binary(void)
                                       NPU_OP_DIV, NPU_OP_MAX, NPU_OP_MIN};
     static const char *const names[] = {"Add", "Sub", "Mul", "Div", "Max", "Min"};
     struct bin shapes[] = {
-        {.ndim = 3, .dims = {1, 5, 19}},                                    /* activations */
+        {.ndim = 3, .dims = {1, 5, 19}}, /* activations */
         {.ndim = 4, .dims = {1, 13, 7, 9}},
-        {.ndim = 3, .dims = {1, 6, 20}, .b_const = true, .ndim_b = 0},      /* scalar */
+        {.ndim = 3, .dims = {1, 6, 20}, .b_const = true, .ndim_b = 0},                 /* scalar */
         {.ndim = 3, .dims = {1, 6, 20}, .b_const = true, .ndim_b = 1, .dims_b = {20}}, /* chan */
         {.ndim = 4, .dims = {1, 11, 3, 5}, .b_const = true, .ndim_b = 3, .dims_b = {11, 1, 1}},
         {.ndim = 3, .dims = {1, 4, 12}, .b_const = true, .ndim_b = 2, .dims_b = {4, 12}}, /* full */
-        {.ndim = 3, .dims = {1, 6, 20}, .b_const = true, .ndim_b = 1, .dims_b = {20},
+        {.ndim = 3,
+         .dims = {1, 6, 20},
+         .b_const = true,
+         .ndim_b = 1,
+         .dims_b = {20},
          .b_first = true},
-        {.ndim = 3, .dims = {1, 4, 12}, .b_const = true, .ndim_b = 2, .dims_b = {4, 12},
+        {.ndim = 3,
+         .dims = {1, 4, 12},
+         .b_const = true,
+         .ndim_b = 2,
+         .dims_b = {4, 12},
          .b_first = true},
     };
     printf("binary elementwise (x OP y, y activation / scalar / per channel / full constant, "
@@ -80,10 +88,19 @@ test_binary(void)
             p.op = ops[k];
             char label[96];
             snprintf(label, sizeof(label), "%s %s%s [%lld..%lld]", names[k],
-                     !p.b_const ? "act" : p.ndim_b == 0 ? "scalar" : p.ndim_b == 1 ? "chan" : "const",
-                     p.b_first ? " first" : "", (long long)p.dims[1], (long long)p.dims[p.ndim - 1]);
-            struct gcase c = {.label = label, .build = build_bin, .ctx = &p, .nin = p.b_const ? 1 : 2,
-                              .atol = 1e-6, .rtol = ldexp(1, -11), .expect_all_npu = true};
+                     !p.b_const      ? "act"
+                     : p.ndim_b == 0 ? "scalar"
+                     : p.ndim_b == 1 ? "chan"
+                                     : "const",
+                     p.b_first ? " first" : "", (long long)p.dims[1],
+                     (long long)p.dims[p.ndim - 1]);
+            struct gcase c = {.label = label,
+                              .build = build_bin,
+                              .ctx = &p,
+                              .nin = p.b_const ? 1 : 2,
+                              .atol = 1e-6,
+                              .rtol = ldexp(1, -11),
+                              .expect_all_npu = true};
             gc_fill(&c.in[0], p.ndim, p.dims, 1 + (uint32_t)k, 40, 0);
             if (!p.b_const) {
                 gc_fill(&c.in[1], p.ndim, p.dims, 2 + (uint32_t)k, 40, 0);
@@ -118,7 +135,7 @@ struct un {
     enum npu_op op;
     int ndim;
     int64_t dims[4];
-    float a, b; /* attributes / clip bounds */
+    float a, b;    /* attributes / clip bounds */
     int clip_mode; /* 0 both, 1 min only, 2 max only */
     bool prelu_mixed;
 };
@@ -185,8 +202,13 @@ test_unary(void)
         char label[96];
         snprintf(label, sizeof(label), "%s%s %g %g", npu_op_name(cases[i].op),
                  cases[i].prelu_mixed ? " mixed" : "", cases[i].a, cases[i].b);
-        struct gcase c = {.label = label, .build = build_un, .ctx = &cases[i], .nin = 1,
-                          .atol = 1e-6, .rtol = ldexp(1, -11), .expect_all_npu = true};
+        struct gcase c = {.label = label,
+                          .build = build_un,
+                          .ctx = &cases[i],
+                          .nin = 1,
+                          .atol = 1e-6,
+                          .rtol = ldexp(1, -11),
+                          .expect_all_npu = true};
         gc_fill(&c.in[0], cases[i].ndim, cases[i].dims, 30 + (uint32_t)i, 48, 0);
         /* fp32 operands that are not fp16 (0.1, 0.2, 1/6): one more rounding */
         if (cases[i].op == NPU_OP_LEAKY_RELU || cases[i].op == NPU_OP_HARD_SIGMOID ||
@@ -294,13 +316,21 @@ test_move(void)
         {0, {1, 24, 4, 5}, 4}, {1, {1, 10, 64}, 3}, {2, {1, 6, 40}, 3},
         {3, {1, 5, 16}, 3},    {4, {1, 6, 24}, 3},  {5, {1, 7, 48}, 3},
     };
-    static const char *const names[] = {"reshape+transpose (same bytes)", "head split + merge",
-                                        "slice (channels 8:24, rows 1:4)", "concat channels",
-                                        "gather row", "split channels"};
+    static const char *const names[] = {"reshape+transpose (same bytes)",
+                                        "head split + merge",
+                                        "slice (channels 8:24, rows 1:4)",
+                                        "concat channels",
+                                        "gather row",
+                                        "split channels"};
     printf("data movement (a ReLU first, so the op reads an NPU value):\n");
     for (size_t i = 0; i < NPU_ARRAY_SIZE(cases); i++) {
-        struct gcase c = {.label = names[i], .build = build_mv, .ctx = &cases[i], .nin = 1,
-                          .atol = 1e-9, .rtol = 1e-9, .expect_all_npu = true};
+        struct gcase c = {.label = names[i],
+                          .build = build_mv,
+                          .ctx = &cases[i],
+                          .nin = 1,
+                          .atol = 1e-9,
+                          .rtol = 1e-9,
+                          .expect_all_npu = true};
         gc_fill(&c.in[0], cases[i].ndim, cases[i].dims, 50 + (uint32_t)i, 40, 0);
         gc_run(&c);
         free(c.in[0].data);
@@ -328,7 +358,8 @@ build_pool(const void *vp)
     }
     struct npu_node *n = gc_node(g, p->op, "pool", &x, 1, 1);
     if (p->op == NPU_OP_MAX_POOL || p->op == NPU_OP_AVERAGE_POOL) {
-        int64_t k[2] = {p->k, p->k}, s[2] = {p->s, p->s}, pads[4] = {p->pad, p->pad, p->pad, p->pad};
+        int64_t k[2] = {p->k, p->k}, s[2] = {p->s, p->s},
+                pads[4] = {p->pad, p->pad, p->pad, p->pad};
         npu_node_set_ints(g, n, "kernel_shape", k, 2);
         npu_node_set_ints(g, n, "strides", s, 2);
         npu_node_set_ints(g, n, "pads", pads, 4);
@@ -364,8 +395,13 @@ test_pool(void)
         bool avg = cases[i].op == NPU_OP_AVERAGE_POOL || cases[i].op == NPU_OP_GLOBAL_AVERAGE_POOL;
         /* average: fp32 sums of up to 3136 fp16-exact terms, then one fp16 rounding per
          * stage */
-        struct gcase c = {.label = label, .build = build_pool, .ctx = &cases[i], .nin = 1,
-                          .atol = 1e-4, .rtol = avg ? ldexp(1, -9) : 1e-9, .expect_all_npu = true};
+        struct gcase c = {.label = label,
+                          .build = build_pool,
+                          .ctx = &cases[i],
+                          .nin = 1,
+                          .atol = 1e-4,
+                          .rtol = avg ? ldexp(1, -9) : 1e-9,
+                          .expect_all_npu = true};
         gc_fill(&c.in[0], 4, cases[i].dims, 70 + (uint32_t)i, 48, 0);
         gc_run(&c);
         free(c.in[0].data);

@@ -54,7 +54,8 @@ lowered_text(const char *dir, const char *name, char **side, size_t *side_len)
         char sp[64];
         snprintf(sp, sizeof(sp), "%s.bin", tmp);
         size_t n = 0;
-        if (npu_ir_save(g, tmp) == NPU_OK && (t = slurp(tmp, &n)) && !(*side = slurp(sp, side_len))) {
+        if (npu_ir_save(g, tmp) == NPU_OK && (t = slurp(tmp, &n)) &&
+            !(*side = slurp(sp, side_len))) {
             free(t);
             t = NULL;
         }

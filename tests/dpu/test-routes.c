@@ -22,7 +22,8 @@ same_job(const struct npu_prog_job *a, const struct npu_prog_job *b)
             a->tasks[i].enable_mask != b->tasks[i].enable_mask)
             return false;
     for (uint32_t i = 0; i < a->n_relocs; i++)
-        if (a->relocs[i].qword != b->relocs[i].qword || a->relocs[i].buffer != b->relocs[i].buffer ||
+        if (a->relocs[i].qword != b->relocs[i].qword ||
+            a->relocs[i].buffer != b->relocs[i].buffer ||
             a->relocs[i].offset != b->relocs[i].offset)
             return false;
     return true;
