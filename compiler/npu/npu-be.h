@@ -75,6 +75,10 @@ struct npu_lower_ctx {
 struct npu_value *npu_lower_input(struct npu_lower_ctx *cx, struct npu_node *before,
                                   struct npu_value *v, const uint32_t *view, enum npu_dtype dt);
 
+/* The NPU value already standing for v (v itself when it is an rk.* value, else the copy
+ * or result an earlier lowering declared), NULL when there is none yet. */
+struct npu_value *npu_lower_lookup(const struct npu_lower_ctx *cx, struct npu_value *v);
+
 /* A new rk.* node (device=npu) inserted before `before`, with nout fresh
  * outputs named after `name`. Set its attributes, then call npu_lower_done. */
 struct npu_node *npu_lower_new(struct npu_lower_ctx *cx, struct npu_node *before, enum npu_op op,

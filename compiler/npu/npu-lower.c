@@ -56,6 +56,16 @@ map_get(const struct npu_lower_ctx *cx, const struct npu_value *v)
     return v->id < cx->n_npu_of ? cx->npu_of[v->id] : NULL;
 }
 
+struct npu_value *
+npu_lower_lookup(const struct npu_lower_ctx *cx, struct npu_value *v)
+{
+    if (!v)
+        return NULL;
+    if (npu_rk_value(v))
+        return v;
+    return map_get(cx, v);
+}
+
 struct npu_node *
 npu_lower_new(struct npu_lower_ctx *cx, struct npu_node *before, enum npu_op op,
               const char *name, struct npu_value *const *in, int nin, int nout)

@@ -166,9 +166,34 @@ breakdown(const char *dir, const char *name)
     npu_graph_free(g);
 }
 
+/* The graph after the front-end passes and after lowering, as IR text (debugging). */
+static void
+dump_ir(const char *dir, const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s/model.onnx", dir, name);
+    struct npu_graph *g = NULL;
+    struct npu_compile_options co = {0};
+    if (npu_onnx_load(path, NULL, &g) || npu_compile(g, &co)) {
+        npu_graph_free(g);
+        return;
+    }
+    printf("# %s after the front-end passes\n", name);
+    npu_ir_print(g, stdout, NULL);
+    if (!npu_lower_graph(g, NULL)) {
+        printf("# %s lowered\n", name);
+        npu_ir_print(g, stdout, NULL);
+    }
+    npu_graph_free(g);
+}
+
 int
 main(int argc, char **argv)
 {
+    if (argc > 3 && !strcmp(argv[1], "--ir")) {
+        dump_ir(argv[2], argv[3]);
+        return 0;
+    }
     if (argc > 3 && !strcmp(argv[1], "--breakdown")) {
         breakdown(argv[2], argv[3]);
         return 0;

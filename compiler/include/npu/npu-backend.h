@@ -56,6 +56,8 @@ struct npu_backend_options {
     unsigned max_tasks;
     /* Do not fuse activations into conv/matmul tasks (split them out). */
     bool no_act_fusion;
+    /* Do not fuse a following residual Add into a matmul's DPU pass. */
+    bool no_ew_fusion;
     /* Tests and experiments: restrict conv/matmul tiling to output rows per
      * tile, kernels per tile, input channels per block (0 = free) and the
      * loop order (0 free, 1 rows outside kernels, 2 kernels outside rows). */
