@@ -232,7 +232,8 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
     uint64_t qp_bytes = qshift ? (uint64_t)(Dk / 8) * Hn * Sq * 16 : 16;
     struct npu_dpu_ref wts = rkd_temp(b, kw_bytes + vw_bytes);
     struct npu_dpu_ref ta = rkd_temp(b, NPU_MAX(NPU_MAX(kp_bytes, vp_bytes), s_bytes));
-    struct npu_dpu_ref tb = rkd_temp(b, NPU_MAX(NPU_MAX(kp_bytes, s_bytes), sum_bytes + sh_bytes));
+    const uint64_t tb_bytes = NPU_MAX(NPU_MAX(kp_bytes, s_bytes), sum_bytes + sh_bytes);
+    struct npu_dpu_ref tb = rkd_temp(b, tb_bytes);
     struct npu_dpu_ref tsm = rkd_temp(b, (uint64_t)Hn * Sq * 16 + qp_bytes);
     struct npu_dpu_ref kw = wts, vw = at(wts, kw_bytes), tq = at(tsm, (uint64_t)Hn * Sq * 16);
 
@@ -286,8 +287,11 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
         uint16_t *o = calloc(nb / 2, 2);
         if (!o)
             return NPU_ERR_NOMEM;
+        /* 1/scale in lane 0 (Q' holds -(max + 2) in score units; an fp16 rounding of 1/scale
+         * scales that shift by (1 + e) for the whole row, which softmax does not see) */
+        uint16_t inv = npu_fp32_to_fp16((float)(1.0 / scale));
         for (uint64_t i = 0; i < nb / 16; i++)
-            o[i * 8] = 0x3c00; /* 1.0 in lane 0 */
+            o[i * 8] = inv;
         ones.ref = rkd_const(b, "kones", o, nb);
         free(o);
         struct npu_dpu_map dst =
@@ -346,8 +350,10 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
     }
     /* padded keys: a large finite negative score (the row maxima go through convolutions,
      * where -inf would give 0 * -inf = NaN); exp() of it is 0 */
+    /* (with the shift in the product: -65504 / scale, i.e. the lowest finite fp16 score, so
+     * that padded keys never exceed a real key's score in the row maxima) */
     for (uint32_t i = Sk; i < Skp; i++)
-        kmask[i] = -30000.0f;
+        kmask[i] = qshift ? (float)(-65504.0 / scale) : -30000.0f;
     const struct npu_dpu_lut *lut = npu_dpu_lut_get(npu_dpu_lut_fn_id(NPU_DPU_FN_EXP_NEG));
     const float a = lut->in_scale; /* 32: table units per unit of t */
     struct npu_dpu_ref kmask_ref = dl_chan_const(b, "kmask", kmask, Skp);
@@ -392,14 +398,17 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
         free(full), free(fm), free(fa);
     }
 
-    /* ---- S1 = scale (Q K^T + kmask) + mask, fp16, heads in rows (keys halved when split) */
-    struct vmap vs1 = {.view = {Sh, Hn * Sq, 1}, .order = NPU_VIEW_HWC};
+    /* ---- S1 = scale (Q K^T + kmask) + mask, fp16, heads in rows (keys halved when split;
+     * whole when the PPU takes the row maxima) */
+    const bool ppu_max = qshift;
+    const uint32_t Sh1 = ppu_max ? Skp : Sh;
+    struct vmap vs1 = {.view = {Sh1, Hn * Sq, 1}, .order = NPU_VIEW_HWC};
     struct npu_dpu_map s1 = dl_map(ta, &vs1);
     struct vmap vhalf = {.view = {Sh, Sq, 1}, .order = NPU_VIEW_HWC};
     for (uint32_t h = 0; h < Hn; h++) {
         struct npu_dpu_ref wh = at(kw, (uint64_t)h * Skp * Dk * 2);
         struct npu_dpu_conv cv = {.in = head(&qsrc, h),
-                                  .kernels = Sh,
+                                  .kernels = Sh1,
                                   .kh = 1,
                                   .kw = 1,
                                   .sy = 1,
@@ -414,7 +423,7 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
             cv.st.ew.op = NPU_DPU_EW_ADD;
             cv.st.ew.operand = npu_dpu_map_rows(&mask1, h * Sq, Sq);
         }
-        if (split_s1) {
+        if (split_s1 && !ppu_max) {
             /* first half into a per-head scratch, second half maxed with it */
             struct npu_dpu_map first = dl_map(tb, &vhalf);
             struct npu_dpu_conv c1 = cv;
@@ -429,19 +438,17 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
     }
     /* ---- row maxima (8 lanes) */
     struct npu_dpu_map m8 = npu_dpu_map_packed(tsm, NPU_DPU_FP16, 8, Hn * Sq, 1);
-    dl_chan_max(b, &s1, &m8);
+    if (!ppu_max || !dl_chan_max_ppu(b, &s1, &m8, tb, tb_bytes))
+        dl_chan_max(b, &s1, &m8);
     struct npu_dpu_stages st;
     memset(&st, 0, sizeof(st));
     if (qshift) {
-        /* Q' lane D = -(max + 2) / scale (fp32 factor through BRDMA) */
-        float f[8];
-        for (int i = 0; i < 8; i++)
-            f[i] = (float)(-1.0 / scale);
+        /* Q' lane D = -(max + 2) (K' lane 0 holds 1/scale): finite for every clamped max */
         struct npu_dpu_pass p = {.in = m8, .out = npu_dpu_map_channels(&qpm, D, 8)};
         p.st.bs.alu = NPU_DPU_SRC_REG;
         p.st.bs.alu_value = 2.0f;
-        p.st.bs.mul = NPU_DPU_SRC_MEM;
-        p.st.bs.mul_mem = dl_chan_const(b, "nscale", f, 8);
+        p.st.bs.mul = NPU_DPU_SRC_REG;
+        p.st.bs.mul_value = -1.0f;
         rkd_pass(b, &p);
     } else {
         /* the shift -a max - 64 (+ a mask) per head, head-major for S2's ERDMA */
@@ -490,8 +497,16 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
                                   .c = Dv,
                                   .line = 1,
                                   .surf = Sq};
-        dl_chan_sum(b, &eh, 1.0f, &sum, NULL);
+        /* + 2^-24: a row whose every score lies below the fp16 range would sum to 0 (0 / 0);
+         * far below an fp16 ulp of any real sum (>= e^-2 with the shift) */
+        struct npu_dpu_stages sst;
+        memset(&sst, 0, sizeof(sst));
+        sst.bs.alu = NPU_DPU_SRC_REG;
+        sst.bs.alu_value = 0x1p-24f;
+        dl_chan_sum(b, &eh, 1.0f, &sum, &sst);
+        /* P V reads E from the CBUF, where the sum's convolution left it (DATA_REUSE) */
         struct npu_dpu_conv cv = {.in = eh,
+                                  .data_reuse = true,
                                   .kernels = Dv,
                                   .kh = 1,
                                   .kw = 1,

@@ -136,6 +136,36 @@ clamp_mask(struct rkd *b, struct npu_dpu_stages *st, uint32_t c0, uint32_t c)
     free(m);
 }
 
+/* Lanes of the 8-lane map cur: m8[k] = max over all lanes, by out[k] = max(in[k], in[(k + d)
+ * % 8]) for d = 4, 2, 1 (1x1 convs with permutation weights, exact, and a fused EW MAX);
+ * ta / tb hold 8-lane maps of cur's size. */
+static void
+lane_max(struct rkd *b, const struct npu_dpu_map *in, const struct npu_dpu_map *m8,
+         struct npu_dpu_ref ta, struct npu_dpu_ref tb)
+{
+    struct npu_dpu_map cur = *in;
+    bool use_a = true;
+    uint32_t H = in->h, W = in->w;
+    for (uint32_t d = 4; d >= 1; d /= 2) {
+        float w[64] = {0};
+        for (uint32_t k = 0; k < 8; k++)
+            w[k * 8 + (k + d) % 8] = 1.0f;
+        struct npu_dpu_map t =
+            d == 1 ? *m8 : npu_dpu_map_packed(use_a ? ta : tb, NPU_DPU_FP16, 8, H, W);
+        struct npu_dpu_conv cv = {
+            .in = cur, .kernels = 8, .kh = 1, .kw = 1, .sy = 1, .sx = 1, .out = t};
+        cv.in.c = 8;
+        cv.out.c = 8;
+        cv.weights = weights_1x1(b, "rot", w, 8, 8);
+        cv.st.ew.op = NPU_DPU_EW_MAX;
+        cv.st.ew.operand = cur;
+        cv.st.ew.operand.c = 8;
+        rkd_conv(b, &cv);
+        cur = t;
+        use_a = !use_a;
+    }
+}
+
 void
 dl_chan_max(struct rkd *b, const struct npu_dpu_map *x, const struct npu_dpu_map *m8)
 {
@@ -175,25 +205,80 @@ dl_chan_max(struct rkd *b, const struct npu_dpu_map *x, const struct npu_dpu_map
         use_a = !use_a;
         first = false;
     }
-    /* lanes: out[k] = max(in[k], in[(k + d) % 8]) for d = 4, 2, 1 */
-    for (uint32_t d = 4; d >= 1; d /= 2) {
-        float w[64] = {0};
-        for (uint32_t k = 0; k < 8; k++)
-            w[k * 8 + (k + d) % 8] = 1.0f;
-        struct npu_dpu_map t =
-            d == 1 ? *m8 : npu_dpu_map_packed(use_a ? ta : tb, NPU_DPU_FP16, 8, H, W);
-        struct npu_dpu_conv cv = {
-            .in = cur, .kernels = 8, .kh = 1, .kw = 1, .sy = 1, .sx = 1, .out = t};
-        cv.in.c = 8;
-        cv.out.c = 8;
-        cv.weights = weights_1x1(b, "rot", w, 8, 8);
-        cv.st.ew.op = NPU_DPU_EW_MAX;
-        cv.st.ew.operand = cur;
-        cv.st.ew.operand.c = 8;
-        rkd_conv(b, &cv);
-        cur = t;
-        use_a = !use_a;
+    lane_max(b, &cur, m8, use_a ? ta : tb, use_a ? tb : ta);
+}
+
+bool
+dl_chan_max_ppu(struct rkd *b, const struct npu_dpu_map *x, const struct npu_dpu_map *m8,
+                struct npu_dpu_ref scratch, uint64_t scratch_bytes)
+{
+    uint32_t G = npu_dpu_map_c1(x), H = x->h;
+    if (x->c % 8 || x->w != 1 || npu_dpu_map_line(x) != 1 || H > 8192 || G < 2 ||
+        npu_dpu_map_surf(x) < H || x->type != NPU_DPU_FP16)
+        return false;
+    /* pooling stages over the surfaces: windows k <= 16 with strides s <= 16 that tile
+     * exactly ((G - k) % s == 0), fewest output rows first */
+    uint32_t st_k[8], st_s[8], st_o[8], n = 0, g = G;
+    while (g > 1) {
+        uint32_t bk = 0, bs = 0, bo = UINT32_MAX;
+        for (uint32_t k = NPU_MIN(g, 16u); k >= 2; k--)
+            for (uint32_t sd = k; sd >= 1; sd--)
+                if ((g - k) % sd == 0 && (g - k) / sd + 1 < bo) {
+                    bo = (g - k) / sd + 1;
+                    bk = k;
+                    bs = sd;
+                }
+        if (!bk || n == NPU_ARRAY_SIZE(st_k))
+            return false;
+        st_k[n] = bk;
+        st_s[n] = bs;
+        st_o[n++] = bo;
+        g = bo;
     }
+    /* scratch: two ping-pong stage outputs (the first is the largest) and the clamped
+     * lanes, and two 8-lane maps for the rotations */
+    uint64_t stage = (uint64_t)st_o[0] * H * 16, lanes = (uint64_t)H * 16;
+    if (2 * stage + 3 * lanes > scratch_bytes)
+        return false;
+    struct npu_dpu_ref sa = scratch, sb = scratch, sc = scratch, sd = scratch, se = scratch;
+    sb.offset += (uint32_t)stage;
+    sc.offset += (uint32_t)(2 * stage);
+    sd.offset += (uint32_t)(2 * stage + lanes);
+    se.offset += (uint32_t)(2 * stage + 2 * lanes);
+    /* x's surfaces as image rows: pixel (row r, surface y) at y * surf + r atoms, 8 lanes */
+    struct npu_dpu_map cur = {.ref = x->ref,
+                              .type = NPU_DPU_FP16,
+                              .c = 8,
+                              .h = G,
+                              .w = H,
+                              .line = npu_dpu_map_surf(x),
+                              .surf = npu_dpu_map_surf(x) * G};
+    for (uint32_t i = 0; i < n; i++) {
+        struct npu_dpu_map o = npu_dpu_map_packed(i % 2 ? sb : sa, NPU_DPU_FP16, 8, st_o[i], H);
+        struct npu_dpu_pool p = {.op = NPU_DPU_POOL_MAX,
+                                 .in = cur,
+                                 .kh = st_k[i],
+                                 .kw = 1,
+                                 .sy = st_s[i],
+                                 .sx = 1,
+                                 .out = o};
+        rkd_pool(b, &p);
+        cur = o;
+    }
+    /* finite values (an fp16 score may have overflowed to +-inf; the lane rotations are
+     * convolutions, where 0 * inf = NaN): clamp to +-65504 */
+    struct npu_dpu_map c8 = npu_dpu_map_packed(sc, NPU_DPU_FP16, 8, H, 1);
+    cur.h = H;
+    cur.w = 1;
+    cur.line = 1;
+    cur.surf = H;
+    struct npu_dpu_pass p = {.in = cur, .out = c8};
+    clamp_mask(b, &p.st, 8, 8);
+    p.st.bs.relux = true;
+    p.st.bs.relux_value = 131008.0f;
+    rkd_pass(b, &p);
+    lane_max(b, &c8, m8, sd, se);
+    return true;
 }
 
 /* One pass: out = in * (EW MUL) op. */

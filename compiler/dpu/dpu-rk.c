@@ -181,7 +181,7 @@ encode(const struct rkd_task *t, int64_t *f, float *v)
         x[4] = c->sx;
         x[5] = c->pad_top;
         x[6] = c->pad_left;
-        x[7] = c->depthwise;
+        x[7] = (c->depthwise ? 1 : 0) | (c->data_reuse ? 2 : 0);
         x[8] = ref_code(c->weights);
         x[9] = c->weights.offset;
         break;
@@ -243,7 +243,8 @@ decode(const int64_t *f, const float *v, struct dec *d)
         c->sx = (uint32_t)x[4];
         c->pad_top = (uint32_t)x[5];
         c->pad_left = (uint32_t)x[6];
-        c->depthwise = x[7] != 0;
+        c->depthwise = (x[7] & 1) != 0;
+        c->data_reuse = (x[7] & 2) != 0;
         c->weights = code_ref(x[8], x[9]);
         return get_stages(f, v, &c->st, &d->lut);
     }
