@@ -448,16 +448,22 @@ dl_lower_layernorm(struct rkd *b, struct npu_node *n, struct why *w)
     struct npu_dpu_ref small = rkd_temp(b, 4ull * H * W * 16);
     struct npu_dpu_map s8 = lanes8(small, 0, H, W), v8 = lanes8(small, 1, H, W);
     struct npu_dpu_map r8 = lanes8(small, 2, H, W);
-    struct npu_dpu_map xc = dl_map(rkd_temp(b, full), &vm), sq = dl_map(rkd_temp(b, full), &vm);
+    /* an input whose rows are centred already (residual streams, dpu-center.c) needs no
+     * mean: xc = x */
+    const bool centred = npu_node_int(n, "npu_centered", 0) != 0;
+    struct npu_dpu_map xc = centred ? xm : dl_map(rkd_temp(b, full), &vm);
+    struct npu_dpu_map sq = dl_map(rkd_temp(b, full), &vm);
     struct npu_dpu_map ym = dl_map(rkd_result(), &vm);
-    /* -mean in 8 lanes: ones conv, fp32 scale -1/C */
-    dl_chan_sum(b, &xm, (float)(-1.0 / C), &s8, NULL);
-    /* xc = x - mean: broadcast conv with the EW add of x */
     struct npu_dpu_stages st;
-    memset(&st, 0, sizeof(st));
-    st.ew.op = NPU_DPU_EW_ADD;
-    st.ew.operand = xm;
-    dl_bcast(b, &s8, NULL, 1.0f, &xc, &st);
+    if (!centred) {
+        /* -mean in 8 lanes: ones conv, fp32 scale -1/C */
+        dl_chan_sum(b, &xm, (float)(-1.0 / C), &s8, NULL);
+        /* xc = x - mean: broadcast conv with the EW add of x */
+        memset(&st, 0, sizeof(st));
+        st.ew.op = NPU_DPU_EW_ADD;
+        st.ew.operand = xm;
+        dl_bcast(b, &s8, NULL, 1.0f, &xc, &st);
+    }
     /* sq = (xc / 64) xc: fp16 range for |xc| < 2047 */
     const float a = 1.0f / 64.0f;
     mul_pass(b, &xc, &xc, &sq, a);

@@ -175,6 +175,11 @@ rkd_seconds(const struct rkd *b)
     return b->cost.s;
 }
 
+/* Layer-norm centring folded into the producers of residual streams (dpu-center.c): the
+ * stream's addends (products, convolutions, constants) are centred over the normalised axis
+ * and its layer norms marked "npu_centered". Run before lowering. */
+enum npu_status npu_dpu_center_streams(struct npu_graph *g);
+
 /* rk.Dpu rows of the handler table. */
 enum npu_status npu_rk_dpu_infer(struct npu_graph *g, struct npu_node *n);
 struct npu_cg;

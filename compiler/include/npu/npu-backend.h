@@ -58,6 +58,8 @@ struct npu_backend_options {
     bool no_act_fusion;
     /* Do not fuse a following residual Add into a matmul's DPU pass. */
     bool no_ew_fusion;
+    /* Do not fold layer-norm centring into the producers of residual streams. */
+    bool no_center_fold;
     /* Tests and experiments: restrict conv/matmul tiling to output rows per
      * tile, kernels per tile, input channels per block (0 = free) and the
      * loop order (0 free, 1 rows outside kernels, 2 kernels outside rows). */
