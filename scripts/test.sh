@@ -24,4 +24,15 @@ meson compile -C build-san
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   meson test -C build-san --print-errorlogs --num-processes "$JOBS" --no-suite slow
+# The whole suite again (normal build) with the kernel double preloaded, once as the vendor
+# rknpu driver and once as rocket: "auto" then opens that backend, whose jobs the double runs
+# on the simulator (docs/hardware.md, "Testing without a board"). The sanitizer build runs
+# the double in process instead (its tests link it; LD_PRELOAD would put it ahead of ASan).
+KD="$PWD/build/tests/kdouble"
+for drv in rknpu rocket; do
+  echo "== tests: normal build, kernel double as $drv =="
+  LD_PRELOAD="$KD/libnpu-kdouble.so" NPU_KDOUBLE=$drv NPU_DEV_DIR="$KD/dev" \
+  NPU_KDOUBLE_QUIET=1 NPU_HW_WAIT_MS=600000 NPU_ROCKET_JOB_TIMEOUT_MS=0 \
+    meson test -C build --no-rebuild --print-errorlogs --num-processes "$JOBS" --no-suite slow
+done
 echo "== all tests passed =="
