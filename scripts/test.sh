@@ -35,4 +35,15 @@ for drv in rknpu rocket; do
   NPU_KDOUBLE_QUIET=1 NPU_HW_WAIT_MS=600000 NPU_ROCKET_JOB_TIMEOUT_MS=0 \
     meson test -C build --no-rebuild --print-errorlogs --num-processes "$JOBS" --no-suite slow
 done
+# aarch64: the library, compiler and tools cross-compiled for the board and the unit and
+# simulator suites run under qemu-user (the golden npu-dis check execs the binary from
+# Python, outside meson's exe wrapper, so suite 'golden' stays native).
+echo "== tests: aarch64 cross build under qemu-aarch64 =="
+if [ ! -f build-aarch64/build.ninja ]; then
+  meson setup build-aarch64 --cross-file cross/aarch64-linux-gnu.ini
+fi
+meson compile -C build-aarch64
+meson test -C build-aarch64 --print-errorlogs --num-processes "$JOBS" \
+  --suite hw --suite sim --suite cpu --suite compiler --suite runtime --suite kdouble \
+  --no-suite slow --no-suite golden
 echo "== all tests passed =="

@@ -148,13 +148,13 @@ npu_drm_find_node(const char *subdir, const char *const *prefixes, size_t n_pref
     qsort(names, n, sizeof(*names), cmp_str);
 
     enum npu_status st = NPU_ERR_NO_DEVICE;
-    char denied[256] = "", others[160] = "";
+    char denied[320] = "", others[160] = "";
     for (size_t p = 0; p < n_prefixes && st != NPU_OK; p++) {
         for (size_t i = 0; i < n && st != NPU_OK; i++) {
             if (strncmp(names[i], prefixes[p], strlen(prefixes[p])))
                 continue;
-            char path[300];
-            snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+            char path[320];
+            snprintf(path, sizeof(path), "%.200s/%.100s", dir, names[i]);
             int fd = open(path, O_RDWR | O_CLOEXEC);
             if (fd < 0) {
                 if ((errno == EACCES || errno == EPERM) && !denied[0])
@@ -174,7 +174,7 @@ npu_drm_find_node(const char *subdir, const char *const *prefixes, size_t n_pref
                 continue;
             }
             node->fd = fd;
-            snprintf(node->path, sizeof(node->path), "%s", path);
+            snprintf(node->path, sizeof(node->path), "%.300s", path);
             st = NPU_OK;
         }
     }
@@ -183,16 +183,16 @@ npu_drm_find_node(const char *subdir, const char *const *prefixes, size_t n_pref
     free(names);
 
     if (st == NPU_OK) {
-        snprintf(why, why_size, "%s (driver %s %d.%d.%d)", node->path, driver, node->major,
+        snprintf(why, why_size, "%.200s (driver %s %d.%d.%d)", node->path, driver, node->major,
                  node->minor, node->patch);
     } else if (denied[0]) {
         snprintf(why, why_size,
-                 "%s permission denied (no accessible node with driver %s; a udev rule can "
+                 "%.200s permission denied (no accessible node with driver %s; a udev rule can "
                  "give your group access, see docs/hardware.md)",
                  denied, driver);
         st = NPU_ERR_PERMISSION;
     } else {
-        snprintf(why, why_size, "no %s node with driver %s%s%s%s", dir, driver,
+        snprintf(why, why_size, "no %.150s node with driver %s%s%s%s", dir, driver,
                  others[0] ? " (found " : "", others, others[0] ? ")" : "");
     }
     return st;

@@ -20,7 +20,7 @@
 
 struct npu_drm_node {
     int fd;
-    char path[256];
+    char path[320];
     int major, minor, patch; /* the DRM driver version */
     char desc[64];
 };

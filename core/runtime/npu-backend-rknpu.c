@@ -215,7 +215,7 @@ rk_info(void *priv, struct npu_device_info *info)
     version_str(d->drv_version, vs, sizeof(vs));
     snprintf(info->drv_version_str, sizeof(info->drv_version_str), "rknpu %s", vs);
     snprintf(info->description, sizeof(info->description),
-             "vendor rknpu driver %s at %s, %u cores, NPU clock %u MHz, IOMMU %s", vs,
+             "vendor rknpu driver %s at %.150s, %u cores, NPU clock %u MHz, IOMMU %s", vs,
              d->node.path, info->n_cores, d->freq_hz / 1000000, d->iommu ? "on" : "off");
     info->flags = 0;
     return NPU_OK;

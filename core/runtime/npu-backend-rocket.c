@@ -278,10 +278,10 @@ rkt_info(void *priv, struct npu_device_info *info)
     info->drv_version = (uint32_t)(d->node.major * 10000 + d->node.minor * 100 + d->node.patch);
     snprintf(info->hw_version_str, sizeof(info->hw_version_str),
              "RK3588 NPU (rocket does not report a version)");
-    snprintf(info->drv_version_str, sizeof(info->drv_version_str), "rocket %d.%d.%d (%s)",
+    snprintf(info->drv_version_str, sizeof(info->drv_version_str), "rocket %d.%d.%d (%.24s)",
              d->node.major, d->node.minor, d->node.patch, d->node.desc);
     snprintf(info->description, sizeof(info->description),
-             "upstream rocket accel driver at %s, %u cores scheduled by the kernel, one task "
+             "upstream rocket accel driver at %.150s, %u cores scheduled by the kernel, one task "
              "per launch",
              d->node.path, info->n_cores);
     return NPU_OK;
