@@ -706,7 +706,7 @@ kd_ioctl(int fd, unsigned long req, void *arg)
     kd.stats.ioctls++;
     pthread_mutex_unlock(&kd.lock);
     if (!f)
-        return -EBADF;
+        return KD_NOT_MINE;
 
     unsigned nr = (unsigned)(req & 0xff);
     unsigned usize = (unsigned)((req >> 16) & 0x3fff);
@@ -768,7 +768,7 @@ kd_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
     void *p = MAP_FAILED;
     struct kd_obj *o = NULL;
     if (!f) {
-        err = EBADF;
+        err = ENODEV;
         goto out;
     }
     if (f->drv == KD_DRV_DISPLAY || (flags & MAP_FIXED) || addr) {

@@ -249,6 +249,10 @@ ioctl(int fd, unsigned long req, ...)
     const struct kd_kernel_ops *k = __atomic_load_n(&kernel, __ATOMIC_ACQUIRE);
     if (k && is_fake_fd(fd)) {
         int r = k->ioctl(fd, req, arg);
+        if (r == KD_NOT_MINE) {
+            __atomic_store_n(&fake_fd[fd], 0, __ATOMIC_RELEASE);
+            return real.ioctl(fd, req, arg);
+        }
         if (r < 0) {
             errno = -r;
             return -1;
@@ -263,8 +267,12 @@ mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
     need_real();
     const struct kd_kernel_ops *k = __atomic_load_n(&kernel, __ATOMIC_ACQUIRE);
-    if (k && is_fake_fd(fd))
-        return k->mmap(addr, len, prot, flags, fd, off);
+    if (k && is_fake_fd(fd)) {
+        void *p = k->mmap(addr, len, prot, flags, fd, off);
+        if (p != MAP_FAILED || errno != ENODEV)
+            return p;
+        __atomic_store_n(&fake_fd[fd], 0, __ATOMIC_RELEASE);
+    }
     return real.mmap(addr, len, prot, flags, fd, off);
 }
 

@@ -74,15 +74,18 @@ struct kd_libc {
     int (*munmap)(void *addr, size_t len);
 };
 
+#define KD_NOT_MINE (1 << 30)
+
 struct kd_kernel_ops {
     /* Opens a fake node (path under $NPU_DEV_DIR; node = path relative to it). Returns the
      * new fd, or -errno. */
     int (*open)(const char *path, const char *node, int flags);
     /* The fd was a fake node: releases its DRM file (the shim then closes the fd). */
     void (*close)(int fd);
-    /* Returns 0 or -errno; *handled false if fd is not a fake node. */
+    /* Returns 0 or -errno, or KD_NOT_MINE if fd is no (longer a) fake node: closed behind
+     * the shim's back (close_range, a raw syscall) and its number reused. */
     int (*ioctl)(int fd, unsigned long req, void *arg);
-    /* Returns the mapping or MAP_FAILED with errno set. */
+    /* Returns the mapping, or MAP_FAILED with errno set (ENODEV: fd is not a fake node). */
     void *(*mmap)(void *addr, size_t len, int prot, int flags, int fd, off_t off);
     /* 1 if [addr, addr+len) was a fake mapping (now released), 0 otherwise. */
     int (*munmap)(void *addr, size_t len);

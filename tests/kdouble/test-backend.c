@@ -426,12 +426,20 @@ test_fault(struct npu_device *dev)
     td_set(task, 0, NPU_OP_EN_DPU | NPU_OP_EN_DPU_RDMA, body, npu_bo_iova(a.regcmd));
     struct npu_submit s = ts_submit(task, 0, 1, 1);
     s.timeout_ms = 100;
+    /* A hung job's fence is never signalled: the wait gives up after NPU_HW_WAIT_MS. */
+    char *saved = getenv("NPU_HW_WAIT_MS") ? strdup(getenv("NPU_HW_WAIT_MS")) : NULL;
+    setenv("NPU_HW_WAIT_MS", "1500", 1);
     struct npu_kdouble_stats st0, st1;
     npu_kdouble_get_stats(&st0);
     struct npu_job_result r;
     char msg[512] = "";
     enum npu_status st = ts_run(dev, &s, &r, msg, sizeof(msg));
     npu_kdouble_get_stats(&st1);
+    if (saved)
+        setenv("NPU_HW_WAIT_MS", saved, 1);
+    else
+        unsetenv("NPU_HW_WAIT_MS");
+    free(saved);
     printf("fault on %s: status %s: %s\n", backend, npu_status_str(st), msg);
     if (is_sim) {
         CHECK_EQ_INT(NPU_ERR_FAULT, st);
