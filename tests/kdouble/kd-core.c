@@ -549,6 +549,7 @@ kd_open(const char *path, const char *node, int flags)
     if (drv == KD_DRV_RKNPU) {
         f->version = parse_version(getenv("NPU_KDOUBLE_RKNPU_VERSION"), 908);
         f->fence_ok = !env_is("NPU_KDOUBLE_RKNPU_FENCE", "0");
+        f->mem_create_40 = f->version < 900 || env_is("NPU_KDOUBLE_RKNPU_MEMCREATE", "40");
         f->npu = kd_npu_get_rknpu();
         if (!f->npu)
             err = -ENOMEM;

@@ -89,6 +89,7 @@ struct kd_file {
     uint32_t version;           /* rknpu: major*10000 + minor*100 + patch */
     bool strict_size;
     bool fence_ok;              /* rknpu: CONFIG_ROCKCHIP_RKNPU_FENCE */
+    bool mem_create_40;         /* rknpu: the driver's MEM_CREATE struct is the 40-byte one */
     bool old_uapi;              /* rocket: CREATE_BO and SUBMIT only */
     struct kd_handle *handles;
     size_t n_handles, cap_handles;

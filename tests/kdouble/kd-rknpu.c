@@ -9,7 +9,8 @@
  *   MEM_CREATE   handle != 0 naming an object of this file returns that object; size 0 is
  *                -EINVAL; size is rounded to pages; IOVAs near the top of 4 GiB growing down
  *                (the simulator's placement, facts §3); obj_addr is a kernel-pointer-like
- *                cookie; the 40-byte form below driver 0.9.0
+ *                cookie; the 40-byte form below driver 0.9.0 (or with
+ *                NPU_KDOUBLE_RKNPU_MEMCREATE=40)
  *   MEM_MAP      -ENOENT for an unknown handle (drm_gem_dumb_map_offset)
  *   MEM_DESTROY  -EINVAL for an unknown handle; memory lives on while mapped
  *   MEM_SYNC     obj_addr 0 or a non-cacheable object: -EINVAL; an obj_addr that is no
@@ -502,7 +503,7 @@ static const struct kd_ioctl rknpu_mem_create_v0_desc =
 const struct kd_ioctl *
 kd_rknpu_ioctl(struct kd_file *f, unsigned nr)
 {
-    if (nr == 0x42 && f->version < 900)
+    if (nr == 0x42 && f->mem_create_40)
         return &rknpu_mem_create_v0_desc;
     if (nr >= 0x40 && nr < 0x40 + NPU_ARRAY_SIZE(rknpu_ioctls))
         return &rknpu_ioctls[nr - 0x40];

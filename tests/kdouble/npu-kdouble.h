@@ -22,6 +22,8 @@
  *   NPU_KDOUBLE_EACCES       comma-separated node names whose open() fails with EACCES
  *   NPU_KDOUBLE_RKNPU_VERSION  driver version the rknpu double reports (default 0.9.8);
  *                            below 0.9.0 its MEM_CREATE struct is the 40-byte form
+ *   NPU_KDOUBLE_RKNPU_MEMCREATE  40: the driver's MEM_CREATE struct is the 40-byte form
+ *                            whatever its version
  *   NPU_KDOUBLE_STRICT_SIZE  1: ioctls whose size differs from the driver's struct fail
  *                            with -ENOTTY (a misc-device style build), instead of the DRM
  *                            core's zero-extension
