@@ -106,6 +106,59 @@ test_nodes(void)
     close(fd);
 }
 
+/* Layouts checked independently of npu-abi.h: raw bytes at the offsets of facts §4.1 and the
+ * ioctl numbers as literals. */
+static void
+test_raw_layout(int fd)
+{
+    uint8_t mc[48];
+    memset(mc, 0, sizeof(mc));
+    uint32_t flags = 0x403;
+    uint64_t size = 5000;
+    memcpy(mc + 4, &flags, 4);
+    memcpy(mc + 8, &size, 8);
+    CHECK_EQ_INT(0, kt_ioctl(fd, 0xC0306442ul, mc));
+    uint32_t handle;
+    uint64_t out_size, obj, dma;
+    memcpy(&handle, mc + 0, 4);
+    memcpy(&out_size, mc + 8, 8);
+    memcpy(&obj, mc + 16, 8);
+    memcpy(&dma, mc + 24, 8);
+    CHECK(handle >= 1);
+    CHECK_EQ_INT(8192, (int)out_size);
+    CHECK((obj >> 40) == 0xffffffull);
+    CHECK(dma >= 0xf0000000ull && !(dma & 0xfff));
+    uint8_t mm[16];
+    memset(mm, 0, sizeof(mm));
+    memcpy(mm, &handle, 4);
+    CHECK_EQ_INT(0, kt_ioctl(fd, 0xC0106443ul, mm));
+    uint64_t off;
+    memcpy(&off, mm + 8, 8);
+    CHECK(off >= 0x100000000ull);
+    uint8_t ms[32];
+    memset(ms, 0, sizeof(ms));
+    uint32_t dir = 1;
+    memcpy(ms, &dir, 4);
+    memcpy(ms + 8, &obj, 8);
+    memcpy(ms + 24, &out_size, 8);
+    CHECK_EQ_INT(0, kt_ioctl(fd, 0xC0206445ul, ms));
+    uint8_t a[8] = {1, 0, 0, 0, 0, 0, 0, 0}; /* GET_DRV_VERSION */
+    CHECK_EQ_INT(0, kt_ioctl(fd, 0xC0086440ul, a));
+    uint32_t v;
+    memcpy(&v, a + 4, 4);
+    CHECK_EQ_INT(908, (int)v);
+    /* SUBMIT (104 bytes): task_number 0 at offset 12 is refused */
+    uint8_t sub[104];
+    memset(sub, 0, sizeof(sub));
+    sub[0] = 5;
+    CHECK_EQ_INT(-EINVAL, kt_ioctl(fd, 0xC0686441ul, sub));
+    uint8_t md[16];
+    memset(md, 0, sizeof(md));
+    memcpy(md, &handle, 4);
+    memcpy(md + 8, &obj, 8);
+    CHECK_EQ_INT(0, kt_ioctl(fd, 0xC0106444ul, md));
+}
+
 static void
 test_actions(int fd)
 {
@@ -469,6 +522,7 @@ main(void)
     test_nodes();
     int fd = kt_open("dri/card1");
     CHECK(fd >= 0);
+    test_raw_layout(fd);
     test_actions(fd);
     test_memory(fd);
     test_submit(fd);

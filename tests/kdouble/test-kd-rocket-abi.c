@@ -65,6 +65,33 @@ test_identity_and_bos(void)
     CHECK_STR("rocket", name);
     CHECK_EQ_INT(0, maj + min + pat);
 
+    /* raw layout (facts §4.2): size at 0 in, handle 4, dma_address 8, offset 16 out */
+    uint8_t raw[24];
+    memset(raw, 0, sizeof(raw));
+    uint32_t rsize = 4096;
+    memcpy(raw, &rsize, 4);
+    CHECK_EQ_INT(0, kt_ioctl(fd, 0xC0186440ul, raw));
+    uint32_t rh;
+    uint64_t rdma, roff;
+    memcpy(&rh, raw + 4, 4);
+    memcpy(&rdma, raw + 8, 8);
+    memcpy(&roff, raw + 16, 8);
+    CHECK_EQ_INT(1, (int)rh);
+    CHECK_EQ_HEX(0u, (uint32_t)rdma);
+    CHECK(roff >= 0x100000000ull);
+    uint8_t fb8[8];
+    memset(fb8, 0, sizeof(fb8));
+    memcpy(fb8, &rh, 4);
+    CHECK_EQ_INT(0, kt_ioctl(fd, 0x40086443ul, fb8)); /* FINI_BO */
+    uint8_t pb16[16];
+    memset(pb16, 0, sizeof(pb16));
+    memcpy(pb16, &rh, 4);
+    CHECK_EQ_INT(0, kt_ioctl(fd, 0x40106442ul, pb16)); /* PREP_BO, no fence */
+    uint8_t gc8[8];
+    memset(gc8, 0, sizeof(gc8));
+    memcpy(gc8, &rh, 4);
+    CHECK_EQ_INT(0, kt_ioctl(fd, KT_IOCTL_GEM_CLOSE, gc8));
+
     struct npu_rocket_create_bo c = {.size = 0};
     CHECK_EQ_INT(-EINVAL, kt_ioctl(fd, NPU_ROCKET_IOCTL_CREATE_BO, &c));
     struct rbo a, b, d;
