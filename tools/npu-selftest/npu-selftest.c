@@ -219,8 +219,8 @@ matmul(enum npu_ref_matmul_kind kind, uint32_t M, uint32_t K, uint32_t N,
     }
     for (uint32_t m = 0; m < M; m++)
         for (uint32_t k = 0; k < K; k++)
-            memcpy((uint8_t *)at + es * ((size_t)k * M + m), (uint8_t *)a + es * ((size_t)m * K + k),
-                   es);
+            memcpy((uint8_t *)at + es * ((size_t)k * M + m),
+                   (uint8_t *)a + es * ((size_t)m * K + k), es);
     npu_nchw_to_nc1hwc2(npu_bo_map(b[0]), a_bytes, at, es, 1, K, M, 1, 0);
     npu_weight_pack_matmul(&wl, npu_bo_map(b[1]), wl.total_bytes, bm, 0);
 
@@ -380,7 +380,8 @@ step_conv(void)
                 bad += h != npu_fp32_to_fp16((float)tc_ref(&t, x, w, k, y, xx));
             }
     char tb[96];
-    report(st == NPU_OK && !bad, "conv fp16 3x3 stride 2 pad 1, 16x9x9 -> 24x5x5: %s%s%u wrong (%s)",
+    report(st == NPU_OK && !bad,
+           "conv fp16 3x3 stride 2 pad 1, 16x9x9 -> 24x5x5: %s%s%u wrong (%s)",
            st == NPU_OK ? "" : r.message, st == NPU_OK ? "" : "; ", bad,
            time_str(&r, tb, sizeof(tb)));
     free(x);
