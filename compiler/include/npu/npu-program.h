@@ -49,6 +49,15 @@ enum npu_layout {
     NPU_LAYOUT_SMALL_C,     /* facts §2.10 small-channel input: pixels of C (1-4) values */
 };
 
+/* Element (c, h, w) of an NPU view is logical (row-major) element
+ *   NPU_VIEW_NCHW: (c * H + h) * W + w   (a [1, C, H, W] feature map)
+ *   NPU_VIEW_HWC:  (h * W + w) * C + c   (a matrix [.., M, K]: H = M rows, W = 1, C = K)
+ */
+enum npu_view_order {
+    NPU_VIEW_NCHW = 0,
+    NPU_VIEW_HWC = 1,
+};
+
 enum npu_place {
     NPU_PLACE_HOST = 0,     /* host memory: constant blob, or the session's host arena */
     NPU_PLACE_NPU,          /* NPU memory: buffer + offset */
@@ -68,6 +77,13 @@ struct npu_prog_tensor {
     /* The 3-D view the NPU uses (C, H, W) for NC1HWC2 / SMALL_C tensors; how the
      * logical dims map onto it is recorded by the producer (docs/npu-backend.md). */
     uint32_t npu_c, npu_h, npu_w;
+    /* How the logical row-major elements map onto the (C, H, W) view
+     * (enum npu_view_order; added by be-conv, additive). */
+    uint32_t npu_order;
+    /* NPU element = host element + npu_offset in CONVERT steps: -128 where
+     * uint8 host data is held as int8 on the NPU (Mesa's convention, facts
+     * §5.2), else 0 (added by be-conv, additive). */
+    int32_t npu_offset;
     int io_input;           /* >= 0: graph input index */
     int io_output;          /* >= 0: graph output index */
 };
