@@ -83,6 +83,7 @@ struct hsrc {
     struct npu_dpu_map m;
     bool heads_view;
     uint32_t d, s;
+    struct npu_value *src; /* heads view: the projection's value */
 };
 
 /* Head h as a map of d channels x s rows. */
@@ -125,12 +126,68 @@ attn_input(struct rkd *b, struct npu_value *v, uint32_t d, uint32_t s, uint32_t 
                 struct vmap sv = {.view = {hn * d, s, 1}, .order = NPU_VIEW_HWC};
                 struct npu_value *src = dl_source(nv->producer->in[0]);
                 out->m = dl_map(rkd_input(b, src), &sv);
+                out->m.surf = npu_rk_surf(src);
                 out->heads_view = true;
+                out->src = src;
                 return true;
             }
         }
     }
     return dl_input(b, v, &vm, &out->m, w);
+}
+
+/* Whether every reader of v (through views and unused host copies) is the attention node
+ * being lowered. */
+static bool
+read_only_by(const struct npu_value *v, const struct npu_node *attn, int depth)
+{
+    if (depth > 8 || v->is_output)
+        return false;
+    for (int i = 0; i < v->nusers; i++) {
+        const struct npu_node *u = v->users[i];
+        if (u == attn)
+            continue;
+        if ((u->op == NPU_OP_RK_TO_HOST ||
+             (u->op == NPU_OP_RK_DPU && npu_node_int(u, "alias", 0))) &&
+            read_only_by(u->out[0], attn, depth + 1))
+            continue;
+        return false;
+    }
+    return true;
+}
+
+/* K or V read in place from its projection with the rows padded to Skp: the projection
+ * (an rk.Conv read by nothing but this attention) gets "surf" = Skp, i.e. writes its
+ * surfaces Skp rows apart (npu_rk_surf), and the attention zeroes the pad rows. That saves
+ * the copy into a key-padded buffer. Lowering only. */
+static bool
+pad_in_place(struct rkd *b, struct hsrc *x, uint32_t Skp, const struct npu_node *attn)
+{
+    if (!b->cx || !x->heads_view || !x->src)
+        return false;
+    struct npu_value *v = x->src;
+    struct npu_node *p = v->producer;
+    uint32_t view[3];
+    if (!p || p->op != NPU_OP_RK_CONV || v->producer_idx != 0 || !npu_rk_view(v, view) ||
+        view[1] != x->s || view[2] != 1 || !read_only_by(v, attn, 0))
+        return false;
+    int64_t cur = npu_node_int(p, "surf", 0);
+    if (cur && cur != Skp)
+        return false;
+    if (!cur && npu_node_set_int(b->cx->g, p, "surf", Skp))
+        return false;
+    x->m.surf = Skp;
+    return true;
+}
+
+/* Zeroes rows [s, Skp) of every surface of a padded projection (written in place). */
+static void
+zero_pad_rows(struct rkd *b, const struct hsrc *x, uint32_t hn, uint32_t Skp)
+{
+    uint32_t c = hn * x->d;
+    struct npu_dpu_map z = zeros(b, c, Skp - x->s, 1);
+    struct npu_dpu_map dst = strided(at(x->m.ref, (uint64_t)x->s * 16), c, Skp - x->s, 1, 1, Skp);
+    copy(b, &z, &dst);
 }
 
 /* The head merge after attention: out -> Transpose (0, 2, 1, 3) -> Reshape to [.., Sq,
@@ -237,28 +294,38 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
     struct npu_dpu_ref tsm = rkd_temp(b, (uint64_t)Hn * Sq * 16 + qp_bytes);
     struct npu_dpu_ref kw = wts, vw = at(wts, kw_bytes), tq = at(tsm, (uint64_t)Hn * Sq * 16);
 
+    /* ---- K and V in place when their projections can pad their rows (no copies) */
+    const bool kpad = qshift && Skp > Sk && pad_in_place(b, &ks, Skp, n);
+    const bool vpad = qshift && Skp > Sk && pad_in_place(b, &vs_, Skp, n);
+    if (kpad)
+        zero_pad_rows(b, &ks, Hn, Skp);
+    if (vpad && (!kpad || vs_.src != ks.src))
+        zero_pad_rows(b, &vs_, Hn, Skp);
+
     /* ---- K -> weight layout */
     struct npu_dpu_map kp = npu_dpu_map_packed(ta, NPU_DPU_FP16, D, Hn, Skp);
-    struct npu_dpu_map ksrc = heads_cube(&ks, Hn, 0, D);
-    copy(b, &ksrc,
-         &(struct npu_dpu_map){.ref = kp.ref,
-                               .type = NPU_DPU_FP16,
-                               .c = D,
-                               .h = Hn,
-                               .w = Sk,
-                               .line = Skp,
-                               .surf = Hn * Skp});
-    if (Skp > Sk) {
-        struct npu_dpu_map z = zeros(b, D, Hn, Skp - Sk);
-        struct npu_dpu_map dz = npu_dpu_map_cols(&kp, Sk, Skp - Sk);
-        copy(b, &z, &dz);
+    /* key-padded K: pixel (head, key) of channel d at head * (D / 8) surfaces + key */
+    struct npu_dpu_map kin = strided(kp.ref, D, Hn * Skp, 1, 1, Hn * Skp);
+    if (kpad) {
+        kin = strided(ks.m.ref, D, Hn, Skp, (D / 8) * Skp, Skp);
+    } else {
+        struct npu_dpu_map ksrc = heads_cube(&ks, Hn, 0, D);
+        copy(b, &ksrc,
+             &(struct npu_dpu_map){.ref = kp.ref,
+                                   .type = NPU_DPU_FP16,
+                                   .c = D,
+                                   .h = Hn,
+                                   .w = Sk,
+                                   .line = Skp,
+                                   .surf = Hn * Skp});
+        if (Skp > Sk) {
+            struct npu_dpu_map z = zeros(b, D, Hn, Skp - Sk);
+            struct npu_dpu_map dz = npu_dpu_map_cols(&kp, Sk, Skp - Sk);
+            copy(b, &z, &dz);
+        }
     }
     /* TP1: keys into lanes: element (d, key p) -> atom (p / 8) * D + d, lane p % 8 */
-    struct npu_dpu_tp t1 = {.in = strided(kp.ref, D, Hn * Skp, 1, 1, Hn * Skp),
-                            .dst = tb,
-                            .grid_w = 1,
-                            .grid_line = D,
-                            .chan_stride = 1};
+    struct npu_dpu_tp t1 = {.in = kin, .dst = tb, .grid_w = 1, .grid_line = D, .chan_stride = 1};
     rkd_tp(b, &t1);
     /* TP2: read as 16 channels (key % 16: two surfaces D atoms apart) of (key / 16, d)
      * pixels, lines of 2D atoms; write [group][d block][key % 16][d % CB]. With the shift
@@ -301,7 +368,10 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
 
     /* ---- V -> weight layout: [16 ch][heads x Dv/16][Skp], then one transpose */
     struct npu_dpu_map vp = npu_dpu_map_packed(ta, NPU_DPU_FP16, 16, Hn * (Dv / 16), Skp);
-    if (vs_.heads_view) {
+    if (vpad) {
+        /* (head, 16-channel group) pairs are surface pairs of the padded projection */
+        vp = strided(vs_.m.ref, 16, Hn * (Dv / 16), Skp, 2 * Skp, Skp);
+    } else if (vs_.heads_view) {
         /* the projection holds (head, 16-channel group) pairs in surface order: one copy */
         struct npu_dpu_map src = heads_cube(&vs_, Hn, 0, 16);
         uint32_t sp = npu_dpu_map_surf(&vs_.m);
@@ -317,7 +387,7 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
             copy(b, &src, &dst);
         }
     }
-    if (Skp > Sk) {
+    if (Skp > Sk && !vpad) {
         struct npu_dpu_map z = zeros(b, 16, Hn * (Dv / 16), Skp - Sk);
         struct npu_dpu_map dz = npu_dpu_map_cols(&vp, Sk, Skp - Sk);
         copy(b, &z, &dz);

@@ -158,6 +158,8 @@ dl_input(struct rkd *b, struct npu_value *v, const struct vmap *vm, struct npu_d
         }
     }
     *m = dl_map(rkd_input(b, nv), vm);
+    if (nv && !npu_rk_packed(nv))
+        m->surf = npu_rk_surf(nv); /* padded surfaces (attention's projections) */
     return true;
 }
 

@@ -97,6 +97,9 @@ struct rk_conv_geom {
     uint32_t lut_id;
     bool residual;
     enum npu_dtype res_dt;
+    /* atoms between output surfaces of the result (attribute "surf", >= ow x oh): rows
+     * padded for be-dpu's attention (npu_rk_surf) */
+    uint32_t out_surf;
 };
 
 struct rk_tile {

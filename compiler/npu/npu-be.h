@@ -54,6 +54,13 @@ const char *npu_rk_layout(const struct npu_value *v);
 uint64_t npu_rk_nc1hwc2_bytes(enum npu_dtype dt, const uint32_t view[3]);
 /* Bytes an rk.* value occupies in NPU memory (its layout's size). */
 uint64_t npu_rk_value_bytes(const struct npu_value *v);
+/* Atoms from one channel surface of an NC1HWC2 rk.* value to the next: the producer's
+ * "surf" attribute when a reader had the rows padded (be-dpu's attention, docs/npu-dpu-ops.md
+ * §3.8; output 0 only), else H x W of its view. */
+uint32_t npu_rk_surf(const struct npu_value *v);
+/* True when the value's surfaces are packed (surf = H x W): what every reader but the one
+ * that asked for padding expects. */
+bool npu_rk_packed(const struct npu_value *v);
 /* True when v is an rk.* value (defined by an rk.* node). */
 bool npu_rk_value(const struct npu_value *v);
 

@@ -280,6 +280,12 @@ add_tensor(struct npu_cg *cg, const struct npu_value *v, bool npu)
             t->bytes = (uint64_t)npu_tensor_nbytes(&v->t);
             t->layout = NPU_LAYOUT_NCHW;
         } else {
+            if (!npu_rk_packed(v)) {
+                /* a reader asked for padded surfaces; CONVERT steps read packed ones */
+                npu_err(NPU_BE_DOM, "value '%s' has padded surfaces and cannot be converted",
+                        v->name);
+                return -1;
+            }
             t->buffer = NPU_BUF_ACT;
             t->offset = i->act_off;
             t->bytes = npu_rk_value_bytes(v);

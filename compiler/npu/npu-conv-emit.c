@@ -353,6 +353,16 @@ rk_conv_decode(const struct npu_node *n, struct rk_conv_geom *g, struct rk_tile 
                           "residual or mtx style");
         g->lut_id = (uint32_t)lid;
     }
+    /* inputs are read with packed surfaces; the result may have padded ones */
+    if (!npu_rk_packed(x) || (g->residual && !npu_rk_packed(n->in[n->nin - 1])))
+        return bad(n, "inputs must have packed surfaces");
+    g->out_surf = g->ow * g->oh;
+    int64_t osurf = npu_node_int(n, "surf", 0);
+    if (osurf) {
+        if (osurf < (int64_t)g->ow * g->oh || osurf > (1 << 24) || g->mtx)
+            return bad(n, "surf must be >= Wo x Ho atoms and at most 2^24 (not with mtx style)");
+        g->out_surf = (uint32_t)osurf;
+    }
     if (g->residual) {
         const struct npu_value *r = n->in[n->nin - 1];
         uint32_t rv[3];
@@ -722,7 +732,9 @@ rk_emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk
                      DPU_EW_CFG_EW_OP_BYPASS(1);
     }
 
-    const uint32_t out_off = (t->k0 / oc2) * surf * 16 + t->oy0 * g->ow * 16;
+    /* the result may have padded surfaces (out_surf); partial sums are packed */
+    const uint32_t dsurf = t->dst == 0 && g->out_surf ? g->out_surf : surf;
+    const uint32_t out_off = (t->k0 / oc2) * dsurf * 16 + t->oy0 * g->ow * 16;
     const struct npu_ref_buf *dst = &a->out[t->dst];
     npu_emit(s, REG_DPU_FEATURE_MODE_CFG,
              DPU_FEATURE_MODE_CFG_BURST_LEN(NPU_BURST_LEN_BURST16) |
@@ -736,7 +748,7 @@ rk_emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk
                  DPU_DATA_FORMAT_PROC_PRECISION(dpu_prec(g->in_dt)));
     npu_emit(s, REG_DPU_OFFSET_PEND, 0);
     npu_emit_reloc(s, REG_DPU_DST_BASE_ADDR, dst->buffer, dst->offset + out_off);
-    npu_emit(s, REG_DPU_DST_SURF_STRIDE, DPU_DST_SURF_STRIDE_DST_SURF_STRIDE(surf));
+    npu_emit(s, REG_DPU_DST_SURF_STRIDE, DPU_DST_SURF_STRIDE_DST_SURF_STRIDE(dsurf));
     npu_emit(s, REG_DPU_DATA_CUBE_WIDTH, DPU_DATA_CUBE_WIDTH_WIDTH(g->ow - 1));
     npu_emit(s, REG_DPU_DATA_CUBE_HEIGHT, DPU_DATA_CUBE_HEIGHT_HEIGHT(t->oh - 1));
     npu_emit(s, REG_DPU_DATA_CUBE_NOTCH_ADDR, 0);
@@ -775,7 +787,7 @@ rk_emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk
                  (lut ? DPU_OUT_CVT_SHIFT_MINUS_EXP(lut->minus_exp) : 0));
     for (unsigned i = 0; i < REG_DPU_EW_OP_VALUE__COUNT; i++)
         npu_emit(s, REG_DPU_EW_OP_VALUE(i), 0);
-    npu_emit(s, REG_DPU_SURFACE_ADD, DPU_SURFACE_ADD_SURF_ADD(surf * (size_e + 1)));
+    npu_emit(s, REG_DPU_SURFACE_ADD, DPU_SURFACE_ADD_SURF_ADD(dsurf * (size_e + 1)));
     npu_emit(s, REG_DPU_UNDOC_40C4, 0);
     npu_emit(s, REG_DPU_LUT_ACCESS_CFG, 0);
     npu_emit(s, REG_DPU_LUT_ACCESS_DATA, 0);

@@ -206,6 +206,110 @@ test_attention(void)
     }
 }
 
+/* A self-attention block as the exporters write it: q / k / v projections, head split
+ * (Reshape + Transpose), npu.Attention, head merge (Transpose + Reshape), the output
+ * projection. K and V are read in place from their projections, whose rows are padded to
+ * the attention's key count when it exceeds S (docs/npu-dpu-ops.md §3.8). */
+struct blk {
+    int64_t s, h, d;
+};
+
+static struct npu_value *
+proj(struct npu_graph *g, struct npu_value *x, int64_t c, uint32_t seed, const char *nm)
+{
+    int64_t wd[2] = {c, c};
+    float *w = malloc((size_t)(c * c) * 4), *bv = malloc((size_t)c * 4);
+    uint32_t s = seed;
+    for (int64_t i = 0; i < c * c; i++)
+        w[i] = (float)((double)tu_rand(&s) / 4294967296.0 * 2.0 - 1.0) / sqrtf((float)c);
+    for (int64_t i = 0; i < c; i++)
+        bv[i] = 0.1f * (float)((double)tu_rand(&s) / 4294967296.0 - 0.5);
+    struct npu_value *in[3] = {x, gc_const(g, "w", 2, wd, w), gc_const(g, "b", 1, &c, bv)};
+    free(w);
+    free(bv);
+    return gc_done(g, gc_node(g, NPU_OP_MATMUL, nm, in, 3, 1));
+}
+
+static struct npu_value *
+heads(struct npu_graph *g, struct npu_value *y, const struct blk *p, const char *nm)
+{
+    int64_t rs[4] = {1, p->s, p->h, p->d}, perm[4] = {0, 2, 1, 3};
+    struct npu_value *in[2] = {y, gc_const_i64(g, "shape", rs, 4, false)};
+    struct npu_value *r = gc_done(g, gc_node(g, NPU_OP_RESHAPE, nm, in, 2, 1));
+    struct npu_node *t = gc_node(g, NPU_OP_TRANSPOSE, nm, &r, 1, 1);
+    npu_node_set_ints(g, t, "perm", perm, 4);
+    return gc_done(g, t);
+}
+
+static struct npu_graph *
+build_blk(const void *vp)
+{
+    const struct blk *p = vp;
+    struct npu_graph *g = npu_graph_new("attn_block");
+    int64_t c = p->h * p->d, xd[3] = {1, p->s, c};
+    struct npu_value *x = gc_input(g, "x", 3, xd);
+    struct npu_value *in[3] = {heads(g, proj(g, x, c, 1, "q"), p, "qh"),
+                               heads(g, proj(g, x, c, 2, "k"), p, "kh"),
+                               heads(g, proj(g, x, c, 3, "v"), p, "vh")};
+    struct npu_node *a = gc_node(g, NPU_OP_FUSED_ATTENTION, "attn", in, 3, 1);
+    npu_node_set_float(g, a, "scale", (float)(1.0 / sqrt((double)p->d)));
+    struct npu_value *o = gc_done(g, a);
+    struct npu_node *t = gc_node(g, NPU_OP_TRANSPOSE, "merge", &o, 1, 1);
+    int64_t perm[4] = {0, 2, 1, 3};
+    npu_node_set_ints(g, t, "perm", perm, 4);
+    o = gc_done(g, t);
+    struct npu_value *rin[2] = {o, gc_const_i64(g, "shape2", xd, 3, false)};
+    o = gc_done(g, gc_node(g, NPU_OP_RESHAPE, "merge_r", rin, 2, 1));
+    o = proj(g, o, c, 4, "out");
+    if (!o)
+        return NULL;
+    npu_graph_add_output(g, o);
+    return g;
+}
+
+static void
+test_attention_block(void)
+{
+    struct blk cases[] = {
+        {20, 2, 32},  /* keys 20 -> 32: K and V projections padded */
+        {40, 3, 32},  /* 40 -> 64 */
+        {16, 2, 32},  /* no padding needed */
+        {20, 2, 16},  /* D 16: shift through a map, projections not padded */
+        {196, 12, 64}, /* SigLIP-B/16 */
+    };
+    printf("attention blocks (projections, heads, attention, merge, output projection):\n");
+    for (size_t i = 0; i < NPU_ARRAY_SIZE(cases); i++) {
+        if (i == 4 && !long_run)
+            continue;
+        const struct blk *p = &cases[i];
+        char label[96];
+        snprintf(label, sizeof(label), "block S %lld heads %lld D %lld", (long long)p->s,
+                 (long long)p->h, (long long)p->d);
+        /* the padding decision, read off the lowered graph */
+        struct npu_graph *g = build_blk(p);
+        int padded = 0;
+        CHECK_EQ_INT(NPU_OK, npu_lower_graph(g, NULL));
+        npu_graph_for_each_node(g, n) padded += n->op == NPU_OP_RK_CONV &&
+                                                npu_node_int(n, "surf", 0) > 0;
+        npu_graph_free(g);
+        int64_t skp = (p->s + 15) / 16 * 16;
+        if (skp > 32)
+            skp = (skp + 31) / 32 * 32;
+        CHECK_EQ_INT(skp > p->s && p->d % 32 == 0 ? 2 : 0, padded);
+        struct gcase c = {.label = label,
+                          .build = build_blk,
+                          .ctx = p,
+                          .nin = 1,
+                          .atol = 1e-2,
+                          .rtol = 1e-2,
+                          .expect_all_npu = true};
+        int64_t xd[3] = {1, p->s, p->h * p->d};
+        gc_fill(&c.in[0], 3, xd, 120 + (uint32_t)i, 0, 2.0f);
+        gc_run(&c);
+        free(c.in[0].data);
+    }
+}
+
 int
 main(int argc, char **argv)
 {
@@ -219,5 +323,6 @@ main(int argc, char **argv)
     test_layernorm();
     test_softmax();
     test_attention();
+    test_attention_block();
     return npu_test_done("dpu-composite");
 }
