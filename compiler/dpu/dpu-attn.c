@@ -161,9 +161,11 @@ read_only_by(const struct npu_value *v, const struct npu_node *attn, int depth)
  * surfaces Skp rows apart (npu_rk_surf), and the attention zeroes the pad rows. That saves
  * the copy into a key-padded buffer. Lowering only. */
 static bool
-pad_in_place(struct rkd *b, struct hsrc *x, uint32_t Skp, const struct npu_node *attn)
+pad_in_place(struct rkd *b, struct hsrc *x, const struct hsrc *q, uint32_t Skp,
+             const struct npu_node *attn)
 {
-    if (!b->cx || !x->heads_view || !x->src)
+    /* (not when Q reads the same projection: its map was made with packed surfaces) */
+    if (!b->cx || !x->heads_view || !x->src || x->src == q->src)
         return false;
     struct npu_value *v = x->src;
     struct npu_node *p = v->producer;
@@ -295,8 +297,8 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
     struct npu_dpu_ref kw = wts, vw = at(wts, kw_bytes), tq = at(tsm, (uint64_t)Hn * Sq * 16);
 
     /* ---- K and V in place when their projections can pad their rows (no copies) */
-    const bool kpad = qshift && Skp > Sk && pad_in_place(b, &ks, Skp, n);
-    const bool vpad = qshift && Skp > Sk && pad_in_place(b, &vs_, Skp, n);
+    const bool kpad = qshift && Skp > Sk && pad_in_place(b, &ks, &qs, Skp, n);
+    const bool vpad = qshift && Skp > Sk && pad_in_place(b, &vs_, &qs, Skp, n);
     if (kpad)
         zero_pad_rows(b, &ks, Hn, Skp);
     if (vpad && (!kpad || vs_.src != ks.src))

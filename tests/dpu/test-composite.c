@@ -206,6 +206,72 @@ test_attention(void)
     }
 }
 
+/* Large logits (docs/npu-dpu-ops.md §3.8, range of the shift): q, k real-valued with |q.k
+ * scale| reaching ~amp^2 / 3. Up to |max logit| 4096 the row maxima (fp16 scores) are within
+ * the exp table's margin and the result is accurate; beyond the fp16 range of the scores
+ * (65504) the largest logits of a row saturate: the result must stay finite and inside the
+ * range of V (a convex combination), never inf / NaN. */
+static void
+test_attention_extreme(void)
+{
+    static const struct {
+        float amp;
+        bool accurate;
+    } amps[] = {{40.0f, true}, {100.0f, true}, {600.0f, false}, {3000.0f, false}};
+    printf("npu.Attention with large logits:\n");
+    for (size_t i = 0; i < NPU_ARRAY_SIZE(amps); i++) {
+        struct at p = {1, 2, 24, 40, 64, 32, false, amps[i].amp};
+        int64_t qd[4] = {1, 2, 24, 64}, kd[4] = {1, 2, 40, 64}, vd[4] = {1, 2, 40, 32};
+        struct npu_tensor in[3];
+        gc_fill(&in[0], 4, qd, 200 + (uint32_t)i, 0, amps[i].amp);
+        gc_fill(&in[1], 4, kd, 210 + (uint32_t)i, 0, amps[i].amp);
+        gc_fill(&in[2], 4, vd, 220 + (uint32_t)i, 0, 1.0f);
+        /* inputs exact in fp16 (so both sides see the same scores up to the fp32 sums) */
+        for (int k = 0; k < 3; k++) {
+            float *v = in[k].data;
+            for (int64_t j = 0; j < npu_tensor_numel(&in[k]); j++)
+                v[j] = npu_fp16_to_fp32(npu_fp32_to_fp16(v[j]));
+        }
+        /* the largest |logit| */
+        double lmax = 0;
+        const float *q = in[0].data, *kk = in[1].data;
+        for (int h = 0; h < 2; h++)
+            for (int a = 0; a < 24; a++)
+                for (int c = 0; c < 40; c++) {
+                    double d = 0;
+                    for (int j = 0; j < 64; j++)
+                        d += (double)q[(h * 24 + a) * 64 + j] * kk[(h * 40 + c) * 64 + j];
+                    lmax = fmax(lmax, fabs(d / 8.0));
+                }
+        struct npu_graph *g1 = build_at(&p), *g2 = build_at(&p);
+        struct npu_tensor want = {0}, got = {0};
+        struct tu_npu_result res;
+        CHECK_EQ_INT(NPU_OK, tu_run_cpu(g1, in, 3, &want));
+        CHECK_EQ_INT(NPU_OK, tu_run_npu(g2, NULL, in, &got, &res));
+        if (got.data && want.data) {
+            int64_t n = npu_tensor_numel(&got);
+            const float *a = got.data;
+            bool finite = true, inside = true;
+            for (int64_t j = 0; j < n; j++) {
+                finite &= isfinite(a[j]);
+                inside &= fabsf(a[j]) <= 1.0f + 1e-3f; /* |V| <= 1 */
+            }
+            double e = tu_cmp(&got, &want, 4e-3, 1e-2, NULL);
+            CHECK(finite);
+            CHECK(inside);
+            if (amps[i].accurate)
+                CHECK(e <= 1);
+            printf("  max |logit| %-9.0f %s, max err/tol %.2f%s\n", lmax,
+                   finite ? "finite" : "NOT FINITE", e,
+                   amps[i].accurate ? "" : " (saturating range: checked finite and bounded)");
+        }
+        for (int k = 0; k < 3; k++)
+            free(in[k].data);
+        free(want.data);
+        free(got.data);
+    }
+}
+
 /* A self-attention block as the exporters write it: q / k / v projections, head split
  * (Reshape + Transpose), npu.Attention, head merge (Transpose + Reshape), the output
  * projection. K and V are read in place from their projections, whose rows are padded to
@@ -323,6 +389,7 @@ main(int argc, char **argv)
     test_layernorm();
     test_softmax();
     test_attention();
+    test_attention_extreme();
     test_attention_block();
     return npu_test_done("dpu-composite");
 }
