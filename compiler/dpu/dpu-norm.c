@@ -507,7 +507,10 @@ dl_lower_softmax(struct rkd *b, struct npu_node *n, struct why *w)
     struct npu_dpu_map m8 = lanes8(small, 0, H, W), s8 = lanes8(small, 1, H, W);
     struct npu_dpu_map t1 = dl_map(rkd_temp(b, full), &vm), t2 = dl_map(rkd_temp(b, full), &vm);
     struct npu_dpu_map ym = dl_map(rkd_result(), &vm);
-    dl_chan_max(b, &xm, &m8);
+    /* row maxima with the PPU when the channels fill whole atoms (t1 is free until the
+     * shift below), else EW MAX halvings */
+    if (!dl_chan_max_ppu(b, &xm, &m8, t1.ref, full))
+        dl_chan_max(b, &xm, &m8);
     /* t = x - max: broadcast conv of -max with the EW add of x */
     const struct npu_dpu_lut *l = npu_dpu_lut_get(npu_dpu_lut_fn_id(NPU_DPU_FN_EXP_NEG));
     struct npu_dpu_stages st;

@@ -98,9 +98,12 @@ run_model(const char *dir, const char *name)
             mref = fmax(mref, fabs((double)b[i]));
         }
         double cosine = dot / sqrt(na * nb);
+        /* MAC utilisation = useful MACs / (512 fp16 MACs per cycle x 1 GHz x modeled time) */
+        double util = res.modeled_s > 0 ? (double)res.macs / (512e9 * res.modeled_s) : 0;
         printf("  %-14s cosine %.6f  max|err| %.3g (max|ref| %.3g)  submits %u  tasks %u  "
-               "CPU nodes %d  modeled NPU %.1f us (timing model v1)\n",
-               name, cosine, mx, mref, res.submits, res.tasks, res.n_cpu, res.modeled_s * 1e6);
+               "CPU nodes %d  modeled NPU %.1f us (timing model v1), MAC utilisation %.1f %%\n",
+               name, cosine, mx, mref, res.submits, res.tasks, res.n_cpu, res.modeled_s * 1e6,
+               100 * util);
         CHECK(cosine >= 0.999);
     }
     for (int i = 0; i < nin; i++)
