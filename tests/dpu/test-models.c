@@ -62,6 +62,9 @@ run_cpu(struct npu_graph *g, const struct npu_tensor *in, int nin, struct npu_te
     return st;
 }
 
+/* Back-end options for the NPU side (--fp16-partials, --no-fusions: experiments). */
+static struct npu_backend_options opts;
+
 static void
 run_model(const char *dir, const char *name)
 {
@@ -84,7 +87,7 @@ run_model(const char *dir, const char *name)
     struct npu_tensor want = {0}, got = {0};
     struct tu_npu_result res;
     CHECK_EQ_INT(NPU_OK, run_cpu(g1, in, nin, &want));
-    enum npu_status st = tu_run_npu(g2, NULL, in, &got, &res);
+    enum npu_status st = tu_run_npu(g2, &opts, in, &got, &res);
     CHECK_EQ_INT(NPU_OK, st);
     if (!st && want.data) {
         int64_t n = npu_tensor_numel(&want);
@@ -201,8 +204,19 @@ main(int argc, char **argv)
         breakdown(argv[2], argv[3]);
         return 0;
     }
+    while (argc > 1 && argv[1][0] == '-' && argv[1][1] == '-') {
+        if (!strcmp(argv[1], "--fp16-partials"))
+            opts.fp16_partials = 1;
+        else if (!strcmp(argv[1], "--no-fusions"))
+            opts.no_act_fusion = opts.no_ew_fusion = opts.no_center_fold = true;
+        else
+            break;
+        argv++;
+        argc--;
+    }
     if (argc < 2) {
-        fprintf(stderr, "usage: test-models DATA_DIR [model...]\n");
+        fprintf(stderr, "usage: test-models [--fp16-partials] [--no-fusions] DATA_DIR "
+                        "[model...]\n");
         return 2;
     }
     static const char *const def[] = {"siglip_tiny", "gpt2_tiny", "linear_gelu", "cnn_small",
