@@ -470,6 +470,21 @@ bad:
     return false;
 }
 
+int
+npu_rk_dpu_task_count(const struct npu_node *n)
+{
+    if (npu_node_int(n, "alias", 0))
+        return 0;
+    int64_t *tasks = NULL;
+    float *fv = NULL;
+    size_t nt = 0;
+    if (!gather(n, &tasks, &fv, &nt))
+        return -1;
+    free(tasks);
+    free(fv);
+    return (int)nt;
+}
+
 /* ---- inference and emission ------------------------------------------------------------ */
 
 static uint64_t

@@ -180,6 +180,9 @@ rkd_seconds(const struct rkd *b)
  * and its layer norms marked "npu_centered". Run before lowering. */
 enum npu_status npu_dpu_center_streams(struct npu_graph *g);
 
+/* Tasks an rk.Dpu node emits (0 for a view, -1 when its task list is malformed). */
+int npu_rk_dpu_task_count(const struct npu_node *n);
+
 /* rk.Dpu rows of the handler table. */
 enum npu_status npu_rk_dpu_infer(struct npu_graph *g, struct npu_node *n);
 struct npu_cg;

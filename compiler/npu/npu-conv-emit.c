@@ -1003,3 +1003,19 @@ npu_rk_conv_widen_outputs(struct npu_graph *gr)
     }
     return NPU_OK;
 }
+
+int
+npu_backend_node_tasks(const struct npu_node *n)
+{
+    if (n->op == NPU_OP_RK_DPU)
+        return npu_rk_dpu_task_count(n);
+    if (n->op != NPU_OP_RK_CONV)
+        return -1;
+    struct rk_conv_geom g;
+    uint32_t nt = 0;
+    struct rk_tile *t = NULL;
+    if (rk_conv_decode(n, &g, &t, &nt))
+        return -1;
+    free(t);
+    return (int)nt + (g.lut_id ? 2 : 0); /* guard + upload (rk_emit_lut_prologue) */
+}
