@@ -359,8 +359,8 @@ rk_conv_decode(const struct npu_node *n, struct rk_conv_geom *g, struct rk_tile 
     g->out_surf = g->ow * g->oh;
     int64_t osurf = npu_node_int(n, "surf", 0);
     if (osurf) {
-        if (osurf < (int64_t)g->ow * g->oh || osurf > (1 << 24) || g->mtx)
-            return bad(n, "surf must be >= Wo x Ho atoms and at most 2^24 (not with mtx style)");
+        if (osurf < (int64_t)g->ow * g->oh || osurf > (int64_t)(g->oh + 32) * g->ow || g->mtx)
+            return bad(n, "surf must be Wo x (Ho .. Ho + 32) atoms (not with mtx style)");
         g->out_surf = (uint32_t)osurf;
     }
     if (g->residual) {

@@ -150,8 +150,9 @@ npu_rk_surf(const struct npu_value *v)
         return 0;
     uint64_t packed = (uint64_t)view[1] * view[2];
     if (v->producer && v->producer_idx == 0) {
+        /* rows padded by at most 32 (attention's keys: a multiple of 16 or 32) */
         int64_t s = npu_node_int(v->producer, "surf", 0);
-        if (s > 0 && (uint64_t)s >= packed && s <= (1 << 24))
+        if (s > 0 && (uint64_t)s >= packed && (uint64_t)s <= packed + 32ull * view[2])
             return (uint32_t)s;
     }
     return (uint32_t)packed;
