@@ -161,8 +161,8 @@ add_leaf(struct stream *s, struct npu_value *v, int axis)
             s->bad = true;
             return;
         }
-        if (p->op == NPU_OP_MATMUL && p->nin <= 3 && w->t.ndim == 2 &&
-            axis == v->t.ndim - 1 && (!b || npu_value_numel(b) == w->t.dims[1]))
+        if (p->op == NPU_OP_MATMUL && p->nin <= 3 && w->t.ndim == 2 && axis == v->t.ndim - 1 &&
+            (!b || npu_value_numel(b) == w->t.dims[1]))
             break;
         if (p->op == NPU_OP_CONV && p->nin <= 3 && v->t.ndim == 4 && axis == 1 &&
             npu_node_int(p, "group", 1) == 1 && (!b || npu_value_numel(b) == w->t.dims[0]))
@@ -279,8 +279,7 @@ centre_leaf(struct npu_graph *g, const struct stream *s, const struct leaf *l)
         if (!c)
             return NPU_ERR_NOMEM;
         for (int k = 0; k < s->nv; k++) {
-            struct npu_node *p =
-                s->vals[k]->kind == NPU_VALUE_NODE ? s->vals[k]->producer : NULL;
+            struct npu_node *p = s->vals[k]->kind == NPU_VALUE_NODE ? s->vals[k]->producer : NULL;
             if (p && stream_add(p))
                 for (int i = 0; i < p->nin; i++)
                     if (p->in[i] == v)
@@ -313,7 +312,8 @@ npu_dpu_center_streams(struct npu_graph *g)
     if (!s)
         return NPU_ERR_NOMEM;
     bool changed = false;
-    npu_graph_for_each_node(g, n) {
+    npu_graph_for_each_node(g, n)
+    {
         if (!last_axis_ln(n) || n->device != NPU_DEVICE_NPU || npu_node_int(n, "npu_centered", 0))
             continue;
         memset(s, 0, sizeof(*s));

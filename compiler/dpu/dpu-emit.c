@@ -934,8 +934,7 @@ emit_conv_tile(struct npu_stream *s, const struct npu_dpu_conv *cv,
         macs = (uint64_t)cv->kernels * c_pad * hw;
     }
     uint64_t bytes = (cv->data_reuse ? 0 : (uint64_t)(c_pad / 8) * in->w * ih * 16) +
-                     wl->total_bytes +
-                     (uint64_t)NPU_DIV_ROUND_UP(k_pad, out_c2) * out.w * oh * 16 +
+                     wl->total_bytes + (uint64_t)NPU_DIV_ROUND_UP(k_pad, out_c2) * out.w * oh * 16 +
                      stage_rdma_bytes(&st, k_pad);
     npu_dpu_cost_add(cost, s, (double)steps / TM_CLOCK_HZ, bytes, macs);
     return NPU_OK;

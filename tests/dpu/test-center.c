@@ -17,9 +17,9 @@
 
 struct blk {
     int tokens, width, layers;
-    bool conv_embed;   /* the stream starts with conv -> reshape -> transpose + const */
-    int spoil;         /* 0 none, 1 stream value also a graph output, 2 a Relu reads it,
-                          3 an addend MatMul has a fused activation */
+    bool conv_embed; /* the stream starts with conv -> reshape -> transpose + const */
+    int spoil;       /* 0 none, 1 stream value also a graph output, 2 a Relu reads it,
+                        3 an addend MatMul has a fused activation */
 };
 
 static struct npu_value *
@@ -140,8 +140,8 @@ static int
 marked(struct npu_graph *g)
 {
     int k = 0;
-    npu_graph_for_each_node(g, n) k += n->op == NPU_OP_LAYER_NORMALIZATION &&
-                                       npu_node_int(n, "npu_centered", 0);
+    npu_graph_for_each_node(g, n) k +=
+        n->op == NPU_OP_LAYER_NORMALIZATION && npu_node_int(n, "npu_centered", 0);
     return k;
 }
 
@@ -188,8 +188,8 @@ rewrite_case(const struct blk *p, int expect_marked, const char *label)
 static void
 npu_case(const struct blk *p, bool off, const char *label)
 {
-    struct gcase c = {.label = label, .build = build, .ctx = p, .nin = 1, .atol = 2e-2,
-                      .rtol = 2e-2};
+    struct gcase c = {
+        .label = label, .build = build, .ctx = p, .nin = 1, .atol = 2e-2, .rtol = 2e-2};
     struct npu_graph *g = build(p);
     gc_fill(&c.in[0], g->inputs[0]->t.ndim, g->inputs[0]->t.dims, 4, 0, 1.0f);
     npu_graph_free(g);

@@ -337,10 +337,10 @@ static void
 test_attention_block(void)
 {
     struct blk cases[] = {
-        {20, 2, 32},  /* keys 20 -> 32: K and V projections padded */
-        {40, 3, 32},  /* 40 -> 64 */
-        {16, 2, 32},  /* no padding needed */
-        {20, 2, 16},  /* D 16: shift through a map, projections not padded */
+        {20, 2, 32},   /* keys 20 -> 32: K and V projections padded */
+        {40, 3, 32},   /* 40 -> 64 */
+        {16, 2, 32},   /* no padding needed */
+        {20, 2, 16},   /* D 16: shift through a map, projections not padded */
         {196, 12, 64}, /* SigLIP-B/16 */
     };
     printf("attention blocks (projections, heads, attention, merge, output projection):\n");
@@ -355,8 +355,8 @@ test_attention_block(void)
         struct npu_graph *g = build_blk(p);
         int padded = 0;
         CHECK_EQ_INT(NPU_OK, npu_lower_graph(g, NULL));
-        npu_graph_for_each_node(g, n) padded += n->op == NPU_OP_RK_CONV &&
-                                                npu_node_int(n, "surf", 0) > 0;
+        npu_graph_for_each_node(g, n) padded +=
+            n->op == NPU_OP_RK_CONV && npu_node_int(n, "surf", 0) > 0;
         npu_graph_free(g);
         int64_t skp = (p->s + 15) / 16 * 16;
         if (skp > 32)

@@ -50,7 +50,8 @@ route_b(const char *dir, const char *name)
     /* every job's tasks are what its nodes say they emit (npu_backend_node_tasks) */
     if (pa) {
         long listed = 0, jobs = 0;
-        npu_graph_for_each_node(ga, n) {
+        npu_graph_for_each_node(ga, n)
+        {
             int c = npu_backend_node_tasks(n);
             if (c > 0)
                 listed += c;

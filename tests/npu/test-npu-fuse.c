@@ -154,7 +154,8 @@ check_lut(int M, int K, int N, const char *act, double tol, const struct npu_bac
     /* keep the pre-activation values O(1): scale by 1/sqrt(K) */
     for (size_t i = 0; i < na; i++)
         a[i] *= 3.0f / sqrtf((float)K);
-    struct npu_graph *g0 = tu_matmul_graph(&p), *g1 = tu_matmul_graph(&p), *g2 = tu_matmul_graph(&p);
+    struct npu_graph *g0 = tu_matmul_graph(&p), *g1 = tu_matmul_graph(&p),
+                     *g2 = tu_matmul_graph(&p);
     struct npu_tensor in = g0->inputs[0]->t;
     in.data = a;
     struct npu_tensor want = {0}, fused = {0}, split = {0};
@@ -195,9 +196,10 @@ main(int argc, char **argv)
               true, "residual 20x48x40 + bias");
     check_res(&(struct rcase){.M = 7, .K = 32, .N = 24, .swap = true, .range = 16, .seed = 2}, &o,
               true, "residual 7x32x24, Add(y, r)");
-    check_res(&(struct rcase){.M = 33, .K = 64, .N = 48, .bias = true, .act = "relu", .range = 16,
-                              .seed = 3},
-              &o, true, "residual after bias + relu");
+    check_res(
+        &(struct rcase){
+            .M = 33, .K = 64, .N = 48, .bias = true, .act = "relu", .range = 16, .seed = 3},
+        &o, true, "residual after bias + relu");
     /* channel blocks: the residual joins block 0 (fp32 and fp16 partial sums) */
     check_res(&(struct rcase){.M = 196, .K = 3072, .N = 64, .bias = true, .range = 2, .seed = 4},
               &o, true, "residual 196x3072x64 (channel blocks)");
@@ -207,10 +209,11 @@ main(int argc, char **argv)
               "residual 50x256x32, 4 blocks, fp16 partials");
     (void)o16;
     /* an activation after channel blocks would run after the residual: not fused */
-    check_res(&(struct rcase){.M = 50, .K = 256, .N = 32, .bias = true, .act = "relu", .range = 4,
-                              .seed = 6},
-              &(struct npu_backend_options){.force_channels = 64}, false,
-              "residual after relu + channel blocks (apart)");
+    check_res(
+        &(struct rcase){
+            .M = 50, .K = 256, .N = 32, .bias = true, .act = "relu", .range = 4, .seed = 6},
+        &(struct npu_backend_options){.force_channels = 64}, false,
+        "residual after relu + channel blocks (apart)");
     /* fusion switched off */
     check_res(&(struct rcase){.M = 20, .K = 48, .N = 40, .bias = true, .range = 16, .seed = 7},
               &(struct npu_backend_options){.no_ew_fusion = true}, false,
