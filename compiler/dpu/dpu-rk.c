@@ -480,9 +480,23 @@ npu_rk_dpu_task_count(const struct npu_node *n)
     size_t nt = 0;
     if (!gather(n, &tasks, &fv, &nt))
         return -1;
+    /* a record may emit several hardware tasks (convolutions split into row tiles): count
+     * them by emitting into a private stream (symbolic addresses are enough) */
+    struct npu_stream s;
+    npu_stream_init(&s);
+    int count = 0;
+    for (size_t k = 0; k < nt && count >= 0; k++) {
+        struct dec d;
+        if (decode(tasks + k * RKD_FIELDS, fv + k * RKD_FVALS, &d) ||
+            emit_task(&s, &d.t, &d.lut, NULL))
+            count = -1;
+    }
+    if (count >= 0)
+        count = (int)s.n_tasks;
+    npu_stream_fini(&s);
     free(tasks);
     free(fv);
-    return (int)nt;
+    return count;
 }
 
 /* ---- inference and emission ------------------------------------------------------------ */

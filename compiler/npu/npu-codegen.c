@@ -781,8 +781,16 @@ npu_codegen(const struct npu_graph *g, const struct npu_backend_options *o,
                 open = true;
                 job_name = n->name;
             }
+            uint32_t before = npu_cg_stream(&cg)->n_tasks;
             st = h->emit(&cg, n);
             cg.job_s += npu_node_float(n, "modeled_us", 0.0f) * 1e-6;
+            /* the count that tools attribute a job's tasks by (npu_backend_node_tasks) */
+            int want = npu_backend_node_tasks(n);
+            if (!st && want >= 0 && npu_cg_stream(&cg)->n_tasks - before != (uint32_t)want) {
+                npu_err(NPU_BE_DOM, "codegen: node '%s' emitted %u tasks but lists %d",
+                        n->name, npu_cg_stream(&cg)->n_tasks - before, want);
+                st = NPU_ERR_INVALID;
+            }
         } else {
             if (open) {
                 /* conversions into this job go before it, out of it after */

@@ -109,9 +109,10 @@ bool npu_backend_supports(const struct npu_graph *g, const struct npu_node *n,
 double npu_backend_cost(const struct npu_graph *g, const struct npu_node *n,
                         const struct npu_backend_options *o);
 /* Hardware tasks a lowered rk.* compute node appends to its job, in order (rk.Conv: its
- * tiles plus the LUT prologue when it applies a table; rk.Dpu: every task of its chunked
- * list, 0 for a view); -1 for other ops or malformed attributes. For tools that attribute
- * a job's per-task figures to the nodes that emitted them. */
+ * tiles plus the LUT prologue when it applies a table; rk.Dpu: the tasks its chunked task
+ * list emits, where a convolution record split into row tiles counts each; 0 for a view);
+ * -1 for other ops or malformed attributes. Codegen checks every node against it. For
+ * tools that attribute a job's per-task figures to the nodes that emitted them. */
 int npu_backend_node_tasks(const struct npu_node *n);
 
 /* ---- passes ---------------------------------------------------------------- */
