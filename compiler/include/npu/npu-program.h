@@ -54,6 +54,19 @@ enum npu_place {
     NPU_PLACE_NPU,          /* NPU memory: buffer + offset */
 };
 
+/* How a tensor's logical dims map onto the (C, H, W) view of an NC1HWC2 or
+ * SMALL_C tensor (npu_c, npu_h, npu_w): what CONVERT steps and the runtime's
+ * I/O conversions follow. */
+enum npu_dim_map {
+    /* [..., C, H, W]: the last three dims (missing ones are 1); the product of
+     * the leading dims is a count of images stored back to back. */
+    NPU_MAP_CHW = 0,
+    /* [..., C]: the last dim is the channels, the leading dims flattened
+     * (row-major) are npu_h * npu_w pixels, pixel p at (p / npu_w, p % npu_w).
+     * How a matmul's A[M][K] becomes the W = 1, H = M, C = K map (facts A.1). */
+    NPU_MAP_ROWS,
+};
+
 struct npu_prog_tensor {
     const char *name;
     struct npu_tensor t;    /* logical dtype and dims; t.data = host constant data or NULL */
@@ -68,6 +81,7 @@ struct npu_prog_tensor {
     /* The 3-D view the NPU uses (C, H, W) for NC1HWC2 / SMALL_C tensors; how the
      * logical dims map onto it is recorded by the producer (docs/npu-backend.md). */
     uint32_t npu_c, npu_h, npu_w;
+    uint32_t dim_map;       /* enum npu_dim_map */
     int io_input;           /* >= 0: graph input index */
     int io_output;          /* >= 0: graph output index */
 };
@@ -98,6 +112,9 @@ struct npu_prog_task {
     uint32_t n_body;        /* body qwords (regcfg_amount), tail excluded */
     uint32_t enable_mask;   /* op_en value */
     uint32_t int_mask;      /* 0x300 ending in DPU, 0xC00 in PPU */
+    /* The IR node this task computes part of (for per-op figures in npu-bench
+     * and --explain); NULL = the job's step name. */
+    const char *name;
 };
 
 struct npu_prog_reloc {

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-program-exec.h: running a compiled program (npu-program.h) on a device
+ * (npu-device.h). This is the runtime half of the model API's NPU backends
+ * ("sim", "rknpu", "rocket"): compiler/exec/npu-model.c compiles or loads a
+ * program and runs it through these calls.
+ *
+ * A loaded program (struct npu_prog_model) owns the model's one weights BO,
+ * shared read-only by every session. A session (struct npu_prog_session) is
+ * one execution slot bound to one NPU core: its own activation BO, host arena,
+ * CPU kernel context, and per job a regcmd BO (the job's image relocated to
+ * this session's BO addresses with npu_image_relocate) and a task BO (vendor
+ * descriptors from npu_image_fill_rknpu_tasks). Relocation happens once, when
+ * the session is made; a run only converts inputs, submits and waits.
+ *
+ * Threads: sessions of one model may run concurrently from different threads
+ * (the model is read-only after creation); one session is used by one thread
+ * at a time.
+ */
+#ifndef NPU_PROGRAM_EXEC_H
+#define NPU_PROGRAM_EXEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "npu/npu-common.h"
+#include "npu/npu-device.h"
+#include "npu/npu-program.h"
+#include "npu/npu-tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct npu_prog_model;
+struct npu_prog_session;
+
+/*
+ * Checks every count, index, enum value, offset, size and relocation of a
+ * program against the others (the arrays it points to must exist for the
+ * counts it gives: the caller guarantees the pointers, this function the
+ * consistency). On failure writes a message naming the field to msg (may be
+ * NULL) and returns NPU_ERR_CORRUPT. npu_prog_model_create calls it; the
+ * artifact loader calls it too, after its own file-level checks.
+ */
+enum npu_status npu_program_validate(const struct npu_program *p, char *msg, size_t msg_len);
+
+struct npu_prog_options {
+    /* Host-side wait for one job, ms: < 0 forever, 0 = default (10 s on
+     * hardware, 600 s on the simulator, which may be slow without being
+     * stuck). On expiry the run fails with NPU_ERR_TIMEOUT and the session
+     * keeps the job until it ends (its BOs stay alive). */
+    int job_timeout_ms;
+    /* Kernel-side submit timeout, ms (npu_submit.timeout_ms); 0 = 6000. */
+    uint32_t submit_timeout_ms;
+};
+
+/*
+ * Validates p and uploads its weights. dev may be NULL only for a program
+ * without NPU jobs or NPU tensors. p must outlive the model (its steps,
+ * tensors and constants are used in place). opts may be NULL.
+ */
+enum npu_status npu_prog_model_create(struct npu_device *dev, const struct npu_program *p,
+                                      const struct npu_prog_options *opts,
+                                      struct npu_prog_model **out);
+/* Sessions must be destroyed first. NULL is allowed. */
+void npu_prog_model_destroy(struct npu_prog_model *m);
+const struct npu_program *npu_prog_model_program(const struct npu_prog_model *m);
+
+/* core: 0..n_cores-1, or -1 for the driver's choice (core mask 0).
+ * cpu_threads: threads of this session's CPU kernel context (<= 0: all). */
+enum npu_status npu_prog_session_create(struct npu_prog_model *m, int core, int cpu_threads,
+                                        struct npu_prog_session **out);
+void npu_prog_session_destroy(struct npu_prog_session *s);
+
+/* Figures of one step of a run. */
+struct npu_prog_step_stats {
+    double host_s;          /* measured wall time (CPU op, conversion, or submit to end of wait) */
+    double modeled_s;       /* NPU jobs: modeled (timing model v1), submit overhead included */
+    uint32_t tasks;
+    uint64_t dma_bytes;     /* modeled */
+    uint64_t macs;          /* useful multiply-accumulates */
+    double mac_utilisation; /* modeled */
+};
+
+/* Figures of one task of an NPU job (for per-op breakdowns). */
+struct npu_prog_task_stats {
+    int step;               /* the job's step */
+    uint32_t task;          /* index in the job */
+    const char *name;       /* npu_prog_task.name, else the step's name */
+    double modeled_s;       /* task_s of timing model v1 */
+    uint64_t dma_bytes;
+    uint64_t macs;
+};
+
+struct npu_prog_run_stats {
+    double wall_s;          /* whole run */
+    double cpu_s;           /* CPU steps (measured, host-dependent) */
+    double convert_s;       /* CONVERT steps and I/O conversions (measured) */
+    double npu_wait_s;      /* submit to end of wait (simulation time on the simulator) */
+    bool timing_valid;      /* every job reported modeled figures */
+    double npu_modeled_s;   /* sum of the jobs' modeled times (timing model v1) */
+    unsigned submits, tasks;
+    uint32_t core_mask;     /* cores the jobs ran on (OR of the job results) */
+    uint64_t dma_bytes;
+    uint64_t macs;
+    double mac_utilisation; /* time-weighted over the jobs (each job's own peak) */
+    /* Optional, caller's arrays: per step (n_steps entries) and per task
+     * (task_cap entries; n_task_stats is set to how many were filled). */
+    struct npu_prog_step_stats *steps;
+    struct npu_prog_task_stats *task_stats;
+    size_t task_cap, n_task_stats;
+};
+
+/*
+ * Runs the program once. inputs[i] must match the program's input i (dtype,
+ * dims; data row-major). On success outputs[i] are views of session memory
+ * (or of the program's constants), valid until the next run or destroy.
+ * stats may be NULL. A failing NPU job returns its status (NPU_ERR_FAULT,
+ * NPU_ERR_HW_REFUSED, NPU_ERR_TIMEOUT, ...) after logging the step, the job
+ * and the device's fault text; npu_prog_session_error() returns that text.
+ */
+enum npu_status npu_prog_session_run(struct npu_prog_session *s, const struct npu_tensor *inputs,
+                                     int nin, struct npu_tensor *outputs, int nout,
+                                     struct npu_prog_run_stats *stats);
+/* The message of the last failed run ("" after a success). */
+const char *npu_prog_session_error(const struct npu_prog_session *s);
+
+/* ---- conversions (also used by the compiler's tests and tools) --------- */
+
+/* Memory dtype of a program tensor (mem_dtype, or t.dtype when undefined). */
+enum npu_dtype npu_prog_mem_dtype(const struct npu_prog_tensor *t);
+/* Bytes the tensor's layout needs; UINT64_MAX if its description is inconsistent
+ * (dims vs npu_c/npu_h/npu_w, dim_map, dtype, layout). */
+uint64_t npu_prog_tensor_need(const struct npu_prog_tensor *t);
+/* Whether a CONVERT from src to dst is supported (dtype pair, layouts, equal
+ * element counts); if not, *why (may be NULL) says what is wrong. */
+bool npu_prog_convert_ok(const struct npu_prog_tensor *src, const struct npu_prog_tensor *dst,
+                         const char **why);
+/*
+ * Converts src's contents (laid out as src describes) into dst (as dst
+ * describes). Both must satisfy npu_prog_convert_ok and be large enough;
+ * tmp is scratch of npu_prog_convert_scratch(src, dst) bytes (may be NULL
+ * when that is 0). Padding channels of NC1HWC2 destinations are zeroed.
+ */
+size_t npu_prog_convert_scratch(const struct npu_prog_tensor *src,
+                                const struct npu_prog_tensor *dst);
+enum npu_status npu_prog_convert(const struct npu_prog_tensor *src, const void *src_data,
+                                 const struct npu_prog_tensor *dst, void *dst_data, void *tmp);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NPU_PROGRAM_EXEC_H */
