@@ -500,7 +500,7 @@ enum npu_status
 npu_prog_session_run(struct npu_prog_session *s, const struct npu_tensor *inputs, int nin,
                      struct npu_tensor *outputs, int nout, struct npu_prog_run_stats *stats)
 {
-    struct npu_prog_run_stats local, *rs = stats ? stats : &local;
+    struct npu_prog_run_stats local = {0}, *rs = stats ? stats : &local;
     if (!s || (nin && !inputs) || (nout && !outputs))
         return NPU_ERR_INVALID;
     const struct npu_program *p = s->m->p;

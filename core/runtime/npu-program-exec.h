@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "npu-program-check.h"
 #include "npu/npu-common.h"
 #include "npu/npu-device.h"
 #include "npu/npu-program.h"
@@ -35,16 +36,6 @@ extern "C" {
 
 struct npu_prog_model;
 struct npu_prog_session;
-
-/*
- * Checks every count, index, enum value, offset, size and relocation of a
- * program against the others (the arrays it points to must exist for the
- * counts it gives: the caller guarantees the pointers, this function the
- * consistency). On failure writes a message naming the field to msg (may be
- * NULL) and returns NPU_ERR_CORRUPT. npu_prog_model_create calls it; the
- * artifact loader calls it too, after its own file-level checks.
- */
-enum npu_status npu_program_validate(const struct npu_program *p, char *msg, size_t msg_len);
 
 struct npu_prog_options {
     /* Host-side wait for one job, ms: < 0 forever, 0 = default (10 s on
@@ -126,28 +117,6 @@ enum npu_status npu_prog_session_run(struct npu_prog_session *s, const struct np
                                      struct npu_prog_run_stats *stats);
 /* The message of the last failed run ("" after a success). */
 const char *npu_prog_session_error(const struct npu_prog_session *s);
-
-/* ---- conversions (also used by the compiler's tests and tools) --------- */
-
-/* Memory dtype of a program tensor (mem_dtype, or t.dtype when undefined). */
-enum npu_dtype npu_prog_mem_dtype(const struct npu_prog_tensor *t);
-/* Bytes the tensor's layout needs; UINT64_MAX if its description is inconsistent
- * (dims vs npu_c/npu_h/npu_w, dim_map, dtype, layout). */
-uint64_t npu_prog_tensor_need(const struct npu_prog_tensor *t);
-/* Whether a CONVERT from src to dst is supported (dtype pair, layouts, equal
- * element counts); if not, *why (may be NULL) says what is wrong. */
-bool npu_prog_convert_ok(const struct npu_prog_tensor *src, const struct npu_prog_tensor *dst,
-                         const char **why);
-/*
- * Converts src's contents (laid out as src describes) into dst (as dst
- * describes). Both must satisfy npu_prog_convert_ok and be large enough;
- * tmp is scratch of npu_prog_convert_scratch(src, dst) bytes (may be NULL
- * when that is 0). Padding channels of NC1HWC2 destinations are zeroed.
- */
-size_t npu_prog_convert_scratch(const struct npu_prog_tensor *src,
-                                const struct npu_prog_tensor *dst);
-enum npu_status npu_prog_convert(const struct npu_prog_tensor *src, const void *src_data,
-                                 const struct npu_prog_tensor *dst, void *dst_data, void *tmp);
 
 #ifdef __cplusplus
 }

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "npu-program-exec.h"
+#include "npu-program-check.h"
 #include "npu-regcmd.h"
 #include "npu-task.h"
 #include "npu/npu-cpu.h"
