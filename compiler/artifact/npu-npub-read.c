@@ -377,7 +377,7 @@ read_tensors(struct rd *r)
         t->npu_c = get32(p + T_NPU_C);
         t->npu_h = get32(p + T_NPU_H);
         t->npu_w = get32(p + T_NPU_W);
-        t->dim_map = get32(p + T_DIM_MAP);
+        t->npu_order = get32(p + T_ORDER);
         t->io_input = (int32_t)get32(p + T_IO_INPUT);
         t->io_output = (int32_t)get32(p + T_IO_OUTPUT);
         uint64_t doff = get64(p + T_DATA_OFFSET), dsz = get64(p + T_DATA_SIZE);

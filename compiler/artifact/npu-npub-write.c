@@ -311,7 +311,7 @@ build(struct writer *w, const struct npu_program *p, const struct npu_npub_meta 
         put32(r + T_NPU_C, t->npu_c);
         put32(r + T_NPU_H, t->npu_h);
         put32(r + T_NPU_W, t->npu_w);
-        put32(r + T_DIM_MAP, t->dim_map);
+        put32(r + T_ORDER, t->npu_order);
         putf32(r + T_QSCALE, t->t.qscale);
         put32(r + T_QZERO, (uint32_t)t->t.qzero);
         put32(r + T_IO_INPUT, (uint32_t)t->io_input);

@@ -81,7 +81,7 @@ enum {
     T_DIMS = 16, /* i64[8] */
     T_OFFSET = 80, T_BYTES = 88,
     T_BUFFER = 96, T_LAYOUT = 100, T_MEM_DTYPE = 104,
-    T_NPU_C = 108, T_NPU_H = 112, T_NPU_W = 116, T_DIM_MAP = 120,
+    T_NPU_C = 108, T_NPU_H = 112, T_NPU_W = 116, T_ORDER = 120,
     T_QSCALE = 124, /* f32 */
     T_QZERO = 128, T_IO_INPUT = 132, T_IO_OUTPUT = 136,
     T_FLAGS = 140, /* bit 0: constant data in CONSTS */

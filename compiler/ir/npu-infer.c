@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "ir-priv.h"
+#include "npu/npu-backend.h"
 
 #define DOM "ir"
 /* Outputs up to this many elements get their contents computed at compile
@@ -1398,6 +1399,11 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
         return infer_attention(n);
     case NPU_OP_NONE: case NPU_OP_COUNT:
         break;
+    default:
+        /* the NPU back end's lowered rk.* ops (npu-backend.h) */
+        if (npu_op_is_rk(n->op))
+            return npu_rk_infer_node(g, n);
+        break;
     }
     FAIL("no shape inference for this op");
 }
@@ -1410,7 +1416,7 @@ evaluable(enum npu_op op)
     case NPU_OP_SHAPE: case NPU_OP_SIZE: case NPU_OP_CONSTANT:
         return false; /* handled above */
     default:
-        return true;
+        return !npu_op_is_rk(op); /* NPU programs are not evaluated */
     }
 }
 
@@ -1470,7 +1476,7 @@ ir_infer_node(struct npu_graph *g, struct npu_node *n, bool eval)
     case NPU_OP_DROPOUT: case NPU_OP_MAX_POOL: maxout = 2; break;
     case NPU_OP_LAYER_NORMALIZATION: maxout = 3; break;
     case NPU_OP_BATCH_NORMALIZATION: maxout = 5; break;
-    default: break;
+    default: maxout = npu_op_is_rk(n->op) ? 8 : 1; break;
     }
     if (n->nout < 1 || n->nout > maxout)
         FAIL("has %d outputs; the op defines %s%d", n->nout, maxout > 1 ? "1 to " : "", maxout);

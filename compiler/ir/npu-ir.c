@@ -800,7 +800,7 @@ npu_value_is_scalar_const(const struct npu_value *v, double x, double rel_tol)
 }
 
 const char *
-npu_device_name(enum npu_device d)
+npu_device_name(enum npu_node_device d)
 {
     switch (d) {
     case NPU_DEVICE_ANY: return "any";

@@ -20,6 +20,7 @@
 
 #define DOM "ir-text"
 #define DEFAULT_INLINE_MAX 16
+#define MISSING_BLOB_MAX ((int64_t)1 << 30)
 
 enum npu_status ir_infer_node(struct npu_graph *g, struct npu_node *n, bool eval);
 
@@ -302,6 +303,7 @@ struct parser {
     const unsigned char *side;
     size_t side_len;
     bool allow_missing;
+    int64_t missing_bytes; /* zero-filled so far (capped) */
     bool failed;
 };
 
@@ -550,11 +552,18 @@ parse_type(struct parser *ps, struct npu_tensor *t)
     return true;
 }
 
+/* Allocates t->data and reads the elements; each takes at least two
+ * characters of text, which bounds what a short text can make us allocate. */
 static bool
 parse_elems(struct parser *ps, struct npu_tensor *t)
 {
     int64_t n = npu_tensor_numel(t);
-    if (!expect(ps, "["))
+    if (n > (ps->end - ps->p) / 2 + 1) {
+        perr(ps, "%lld elements cannot fit in the rest of the text", (long long)n);
+        return false;
+    }
+    t->data = npu_graph_alloc(ps->g, (size_t)npu_tensor_nbytes(t));
+    if (!t->data || !expect(ps, "["))
         return false;
     for (int64_t k = 0; k < n; k++) {
         if (k && !expect(ps, ","))
@@ -604,9 +613,16 @@ parse_blob(struct parser *ps, struct npu_tensor *t)
         return false;
     }
     if (offset < 0 || !ps->side) {
-        if (ps->allow_missing)
-            return true; /* zero-filled */
-        perr(ps, "constant data is in a sidecar that was not given");
+        /* zero-filled stand-in for reading dumps; a dump cannot ask for more
+         * memory than a real model would have */
+        if (ps->allow_missing && bytes <= MISSING_BLOB_MAX - ps->missing_bytes) {
+            ps->missing_bytes += bytes;
+            t->data = npu_graph_alloc(ps->g, (size_t)bytes);
+            return t->data != NULL;
+        }
+        perr(ps, ps->allow_missing ? "blobs without a sidecar exceed 1 GiB (%lld more bytes)"
+                                   : "constant data (%lld bytes) is in a sidecar that was not given",
+             (long long)bytes);
         return false;
     }
     if ((uint64_t)offset > ps->side_len || (uint64_t)bytes > ps->side_len - (uint64_t)offset) {
@@ -614,6 +630,9 @@ parse_blob(struct parser *ps, struct npu_tensor *t)
              (long long)bytes, ps->side_len);
         return false;
     }
+    t->data = npu_graph_alloc(ps->g, (size_t)bytes);
+    if (!t->data)
+        return false;
     memcpy(t->data, ps->side + offset, (size_t)bytes);
     if (npu_fnv1a64(t->data, (size_t)bytes) != hash) {
         perr(ps, "blob content does not match its hash");
@@ -641,10 +660,7 @@ parse_attr(struct parser *ps, struct npu_node *n)
         free(s);
     } else if (accept(ps, "tensor<")) {
         struct npu_tensor t;
-        if (!parse_type(ps, &t) || !expect(ps, ">"))
-            goto out;
-        t.data = npu_graph_alloc(g, (size_t)npu_tensor_nbytes(&t));
-        if (!t.data || !parse_elems(ps, &t))
+        if (!parse_type(ps, &t) || !expect(ps, ">") || !parse_elems(ps, &t))
             goto out;
         st = npu_node_set_tensor(g, n, name, &t);
     } else if (accept(ps, "ints[")) {
@@ -905,10 +921,6 @@ parse_line(struct parser *ps)
         if (ok && npu_graph_find_value(g, nm)) {
             perr(ps, "value '%%%s' is defined twice", nm);
             ok = false;
-        }
-        if (ok) {
-            t.data = npu_graph_alloc(g, (size_t)npu_tensor_nbytes(&t));
-            ok = t.data != NULL;
         }
         if (ok) {
             skip_ws(ps, false);

@@ -67,10 +67,10 @@ cpu_have_blas(void)
 /* ---- fallback fp32 GEMM --------------------------------------------------------------------- */
 
 #define MR 6
-#define NR 16
+#define NRMAX 32
 #define KC 256
 #define MC 120 /* multiple of MR */
-#define NC 1024 /* multiple of NR */
+#define NC 1024 /* multiple of NRMAX */
 
 static inline v8f
 ld8(const float *p)
@@ -85,15 +85,61 @@ st8(float *p, v8f v)
     memcpy(p, &v, sizeof(v));
 }
 
-/* C[MR x NR] tile: acc = Ap . Bp over kc; then C = acc + (first ? beta*C : C) (beta 0: C = acc) */
-CPU_HOT static void
-ukernel(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc, int mr, int nr,
-        float beta, bool first)
+/* tile[MR][16] = Ap . Bp over kc: 12 accumulators of 8 lanes (AVX2, NEON) */
+#define UKERNEL16_BODY                                                                             \
+    v8f c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0}, c20 = {0}, c21 = {0};                          \
+    v8f c30 = {0}, c31 = {0}, c40 = {0}, c41 = {0}, c50 = {0}, c51 = {0};                          \
+    for (int64_t k = 0; k < kc; k++) {                                                             \
+        v8f b0 = ld8(bp), b1 = ld8(bp + 8);                                                        \
+        c00 += ap[0] * b0;                                                                         \
+        c01 += ap[0] * b1;                                                                         \
+        c10 += ap[1] * b0;                                                                         \
+        c11 += ap[1] * b1;                                                                         \
+        c20 += ap[2] * b0;                                                                         \
+        c21 += ap[2] * b1;                                                                         \
+        c30 += ap[3] * b0;                                                                         \
+        c31 += ap[3] * b1;                                                                         \
+        c40 += ap[4] * b0;                                                                         \
+        c41 += ap[4] * b1;                                                                         \
+        c50 += ap[5] * b0;                                                                         \
+        c51 += ap[5] * b1;                                                                         \
+        ap += MR;                                                                                  \
+        bp += 16;                                                                                  \
+    }                                                                                              \
+    st8(tile + 0 * 16, c00), st8(tile + 0 * 16 + 8, c01);                                          \
+    st8(tile + 1 * 16, c10), st8(tile + 1 * 16 + 8, c11);                                          \
+    st8(tile + 2 * 16, c20), st8(tile + 2 * 16 + 8, c21);                                          \
+    st8(tile + 3 * 16, c30), st8(tile + 3 * 16 + 8, c31);                                          \
+    st8(tile + 4 * 16, c40), st8(tile + 4 * 16 + 8, c41);                                          \
+    st8(tile + 5 * 16, c50), st8(tile + 5 * 16 + 8, c51);
+
+static void
+ukernel16(int64_t kc, const float *ap, const float *bp, float *tile)
 {
-    v8f c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0}, c20 = {0}, c21 = {0};
-    v8f c30 = {0}, c31 = {0}, c40 = {0}, c41 = {0}, c50 = {0}, c51 = {0};
+    UKERNEL16_BODY
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(NPU_CPU_NO_CLONES)
+/* x86-64: the 16-column kernel again for AVX2+FMA, and a 32-column one for AVX-512 (the
+ * same 12 accumulators, twice as wide: half the instructions per FMA); chosen at run time */
+#define HAVE_UKERNEL32 1
+typedef float v16f __attribute__((vector_size(64), aligned(4)));
+
+__attribute__((target("avx2,fma"))) static void
+ukernel16_avx2(int64_t kc, const float *ap, const float *bp, float *tile)
+{
+    UKERNEL16_BODY
+}
+
+__attribute__((target("avx512f"))) static void
+ukernel32(int64_t kc, const float *ap, const float *bp, float *tile)
+{
+    v16f c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0}, c20 = {0}, c21 = {0};
+    v16f c30 = {0}, c31 = {0}, c40 = {0}, c41 = {0}, c50 = {0}, c51 = {0};
     for (int64_t k = 0; k < kc; k++) {
-        v8f b0 = ld8(bp), b1 = ld8(bp + 8);
+        v16f b0, b1;
+        memcpy(&b0, bp, sizeof(b0));
+        memcpy(&b1, bp + 16, sizeof(b1));
         c00 += ap[0] * b0;
         c01 += ap[0] * b1;
         c10 += ap[1] * b0;
@@ -107,18 +153,62 @@ ukernel(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc, int
         c50 += ap[5] * b0;
         c51 += ap[5] * b1;
         ap += MR;
-        bp += NR;
+        bp += 32;
     }
-    float tile[MR * NR];
-    st8(tile + 0 * NR, c00), st8(tile + 0 * NR + 8, c01);
-    st8(tile + 1 * NR, c10), st8(tile + 1 * NR + 8, c11);
-    st8(tile + 2 * NR, c20), st8(tile + 2 * NR + 8, c21);
-    st8(tile + 3 * NR, c30), st8(tile + 3 * NR + 8, c31);
-    st8(tile + 4 * NR, c40), st8(tile + 4 * NR + 8, c41);
-    st8(tile + 5 * NR, c50), st8(tile + 5 * NR + 8, c51);
+    v16f acc[12] = {c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51};
+    memcpy(tile, acc, sizeof(acc));
+}
+#endif
+
+typedef void (*ukernel_fn)(int64_t kc, const float *ap, const float *bp, float *tile);
+
+/* The micro-kernel and its panel width for this CPU, decided once. */
+static pthread_once_t uk_once = PTHREAD_ONCE_INIT;
+static ukernel_fn uk_fn = ukernel16;
+static int uk_nr = 16;
+static void
+uk_pick(void)
+{
+#ifdef HAVE_UKERNEL32
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        uk_fn = ukernel16_avx2;
+    if (__builtin_cpu_supports("avx512f")) {
+        uk_fn = ukernel32;
+        uk_nr = 32;
+    }
+#endif
+}
+
+int
+cpu_gemm_kernel_width(int want)
+{
+    pthread_once(&uk_once, uk_pick);
+    if (want == 16) {
+        uk_fn = ukernel16;
+        uk_nr = 16;
+#ifdef HAVE_UKERNEL32
+        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+            uk_fn = ukernel16_avx2;
+#endif
+    }
+#ifdef HAVE_UKERNEL32
+    if (want == 32 && __builtin_cpu_supports("avx512f")) {
+        uk_fn = ukernel32;
+        uk_nr = 32;
+    }
+#endif
+    return uk_nr;
+}
+
+/* C[mr x nr] = tile + (first ? beta * C : C); beta 0 ignores C (NaN there is not kept) */
+CPU_HOT static void
+tile_store(const float *tile, int nrw, float *c, int64_t ldc, int mr, int nr, float beta,
+           bool first)
+{
     for (int i = 0; i < mr; i++) {
         float *cr = c + i * ldc;
-        const float *tr = tile + i * NR;
+        const float *tr = tile + i * nrw;
         if (!first)
             for (int j = 0; j < nr; j++)
                 cr[j] += tr[j];
@@ -131,32 +221,32 @@ ukernel(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc, int
     }
 }
 
-/* Packs op(B)[pc:pc+kc, jc:jc+nc] into NR-wide panels, zero padded. */
+/* Packs op(B)[pc:pc+kc, jc:jc+nc] into nrw-wide panels, zero padded. */
 static void
 pack_b(bool tb, const float *B, int64_t ldb, int64_t pc, int64_t kc, int64_t jc, int64_t nc,
-       float *bp)
+       int nrw, float *bp)
 {
-    for (int64_t j0 = 0; j0 < nc; j0 += NR) {
-        int64_t nr = nc - j0 < NR ? nc - j0 : NR;
+    for (int64_t j0 = 0; j0 < nc; j0 += nrw) {
+        int64_t nr = nc - j0 < nrw ? nc - j0 : nrw;
         for (int64_t k = 0; k < kc; k++) {
-            float *d = bp + k * NR;
+            float *d = bp + k * nrw;
             if (!tb) {
                 const float *s = B + (pc + k) * ldb + jc + j0;
                 int64_t j = 0;
                 for (; j < nr; j++)
                     d[j] = s[j];
-                for (; j < NR; j++)
+                for (; j < nrw; j++)
                     d[j] = 0;
             } else {
                 const float *s = B + (jc + j0) * ldb + pc + k;
                 int64_t j = 0;
                 for (; j < nr; j++)
                     d[j] = s[j * ldb];
-                for (; j < NR; j++)
+                for (; j < nrw; j++)
                     d[j] = 0;
             }
         }
-        bp += kc * NR;
+        bp += kc * nrw;
     }
 }
 
@@ -213,7 +303,10 @@ static void
 sgemm_fallback(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
 {
+    pthread_once(&uk_once, uk_pick);
+    const int nrw = uk_nr;
     float *bpack = pack_buffers(), *apack = bpack ? bpack + KC * NC : NULL;
+    float tile[MR * NRMAX] __attribute__((aligned(64)));
     if (K == 0) {
         for (int64_t i = 0; i < M; i++)
             for (int64_t j = 0; j < N; j++)
@@ -236,16 +329,17 @@ sgemm_fallback(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, c
         int64_t nc = N - jc < NC ? N - jc : NC;
         for (int64_t pc = 0; pc < K; pc += KC) {
             int64_t kc = K - pc < KC ? K - pc : KC;
-            pack_b(tb, B, ldb, pc, kc, jc, nc, bpack);
+            pack_b(tb, B, ldb, pc, kc, jc, nc, nrw, bpack);
             for (int64_t ic = 0; ic < M; ic += MC) {
                 int64_t mc = M - ic < MC ? M - ic : MC;
                 pack_a(ta, A, lda, ic, mc, pc, kc, alpha, apack);
-                for (int64_t j0 = 0; j0 < nc; j0 += NR)
-                    for (int64_t i0 = 0; i0 < mc; i0 += MR)
-                        ukernel(kc, apack + i0 * kc, bpack + j0 * kc,
-                                C + (ic + i0) * ldc + jc + j0, ldc,
-                                (int)(mc - i0 < MR ? mc - i0 : MR),
-                                (int)(nc - j0 < NR ? nc - j0 : NR), beta, pc == 0);
+                for (int64_t j0 = 0; j0 < nc; j0 += nrw)
+                    for (int64_t i0 = 0; i0 < mc; i0 += MR) {
+                        uk_fn(kc, apack + i0 * kc, bpack + j0 * kc, tile);
+                        tile_store(tile, nrw, C + (ic + i0) * ldc + jc + j0, ldc,
+                                   (int)(mc - i0 < MR ? mc - i0 : MR),
+                                   (int)(nc - j0 < nrw ? nc - j0 : nrw), beta, pc == 0);
+                    }
             }
         }
     }

@@ -557,5 +557,8 @@ void cpu_gemm_batched(struct npu_cpu_ctx *ctx, const struct cpu_gemm_batch *g);
 /* Is a real BLAS linked in? And switch its use off/on (tests, benchmarks). */
 bool cpu_have_blas(void);
 void cpu_gemm_use_blas(bool on);
+/* The fallback kernel's panel width: 16 (AVX2/NEON/SSE) or 32 (AVX-512, if the CPU has it);
+ * `want` 0 just reports. Not thread-safe against running GEMMs: tests and benchmarks only. */
+int cpu_gemm_kernel_width(int want);
 
 #endif /* NPU_CPU_INTERNAL_H */

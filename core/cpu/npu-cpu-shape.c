@@ -535,14 +535,15 @@ cpu_k_slice(CPU_KERNEL_ARGS)
         if (k > 0) {
             s = NPU_MIN(s, dim);
             e = NPU_MIN(e, dim);
-            od[ax] = e > s ? (e - s + k - 1) / k : 0;
+            od[ax] = e > s ? (e - s - 1) / k + 1 : 0; /* ceil without overflow for huge k */
         } else {
             s = NPU_MIN(s, dim - 1);
             e = NPU_MIN(e, dim - 1);
-            od[ax] = s > e ? (s - e + (-k) - 1) / (-k) : 0;
+            od[ax] = s <= e ? 0 : k == INT64_MIN ? 1 : (s - e - 1) / -k + 1;
         }
         st[ax] = s;
-        step[ax] = k;
+        /* a single element needs no step (and step * stride could overflow) */
+        step[ax] = od[ax] > 1 ? k : 1;
     }
     CPU_TRY(cpu_check_out(ctx, out[0], x->dtype, r, od));
     if (cpu_numel(out[0]) == 0)

@@ -37,7 +37,7 @@ enum npu_status npu_program_validate(const struct npu_program *p, char *msg, siz
 /* Memory dtype of a program tensor (mem_dtype, or t.dtype when undefined). */
 enum npu_dtype npu_prog_mem_dtype(const struct npu_prog_tensor *t);
 /* Bytes the tensor's layout needs; UINT64_MAX if its description is inconsistent
- * (dims vs npu_c/npu_h/npu_w, dim_map, dtype, layout). */
+ * (dims vs npu_c/npu_h/npu_w, npu_order, dtype, layout). */
 uint64_t npu_prog_tensor_need(const struct npu_prog_tensor *t);
 /* Whether a CONVERT from src to dst is supported (dtype pair, layouts, equal
  * element counts); if not, *why (may be NULL) says what is wrong. */

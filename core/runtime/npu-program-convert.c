@@ -29,11 +29,15 @@ npu_prog_mem_dtype(const struct npu_prog_tensor *t)
 }
 
 /* The (images, C, H, W) view of an NC1HWC2 / SMALL_C tensor from its logical
- * dims and dim_map; false when they disagree with npu_c/npu_h/npu_w. */
+ * dims and npu_order (npu-program.h); false when they disagree with npu_c /
+ * npu_h / npu_w. NPU_VIEW_NCHW: (C, H, W) are the last three dims (missing
+ * ones 1) and the product of the leading dims counts images stored back to
+ * back (1 for the [1, C, H, W] maps the back end makes). NPU_VIEW_HWC: C is
+ * the last dim, the leading dims flattened are the H * W pixels. */
 struct view {
     uint64_t n;       /* images */
     uint32_t c, h, w; /* npu_c, npu_h, npu_w */
-    bool rows;        /* NPU_MAP_ROWS: logical [pixels][C] */
+    bool rows;        /* NPU_VIEW_HWC: logical [pixels][C] */
 };
 
 static bool
@@ -45,8 +49,8 @@ tensor_view(const struct npu_prog_tensor *t, struct view *v)
     v->c = t->npu_c;
     v->h = t->npu_h;
     v->w = t->npu_w;
-    v->rows = t->dim_map == NPU_MAP_ROWS;
-    if (numel < 0 || t->dim_map > NPU_MAP_ROWS)
+    v->rows = t->npu_order == NPU_VIEW_HWC;
+    if (numel < 0 || t->npu_order > NPU_VIEW_HWC)
         return false;
     if (v->rows) {
         int64_t c = r >= 1 ? l->dims[r - 1] : 1;

@@ -88,9 +88,9 @@ check_tensor(struct vctx *v, const struct npu_program *p, int i)
     if (t->layout > NPU_LAYOUT_SMALL_C)
         return fail(v, "tensor %d '%s': layout %d is not a known layout", i, tname(p, i),
                     t->layout);
-    if (t->dim_map > NPU_MAP_ROWS)
-        return fail(v, "tensor %d '%s': dim_map %u is not a known mapping", i, tname(p, i),
-                    t->dim_map);
+    if (t->npu_order > NPU_VIEW_HWC)
+        return fail(v, "tensor %d '%s': npu_order %u is not a known mapping", i, tname(p, i),
+                    t->npu_order);
     if (!(l->qscale == 0 || (isfinite(l->qscale) && l->qscale > 0)))
         return fail(v, "tensor %d '%s': quantisation scale %g is not finite and positive", i,
                     tname(p, i), (double)l->qscale);
@@ -98,7 +98,7 @@ check_tensor(struct vctx *v, const struct npu_program *p, int i)
     if (need == UINT64_MAX)
         return fail(v, "tensor %d '%s': layout view C=%u H=%u W=%u (map %u) does not match its "
                     "dims or memory dtype", i, tname(p, i), t->npu_c, t->npu_h, t->npu_w,
-                    t->dim_map);
+                    t->npu_order);
     if (t->bytes < need)
         return fail(v, "tensor %d '%s': %llu bytes given, its layout needs %llu", i, tname(p, i),
                     (unsigned long long)t->bytes, (unsigned long long)need);

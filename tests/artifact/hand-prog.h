@@ -124,7 +124,7 @@ hand_prog_make(struct hand_prog *h, uint32_t m, uint32_t k, uint32_t n, bool io_
     h->t[HT_A16].npu_c = k;
     h->t[HT_A16].npu_h = m;
     h->t[HT_A16].npu_w = 1;
-    h->t[HT_A16].dim_map = NPU_MAP_ROWS;
+    h->t[HT_A16].npu_order = NPU_VIEW_HWC;
     h->t[HT_C32] = hp_tensor("c32", m, n, false);
     h->t[HT_C32].place = NPU_PLACE_NPU;
     h->t[HT_C32].buffer = NPU_BUF_ACT;
@@ -135,7 +135,7 @@ hand_prog_make(struct hand_prog *h, uint32_t m, uint32_t k, uint32_t n, bool io_
     h->t[HT_C32].npu_c = n;
     h->t[HT_C32].npu_h = m;
     h->t[HT_C32].npu_w = 1;
-    h->t[HT_C32].dim_map = NPU_MAP_ROWS;
+    h->t[HT_C32].npu_order = NPU_VIEW_HWC;
     /* Host arena: a at 0, c, then cb, y. */
     uint64_t off = NPU_ALIGN(4ull * m * k, 64);
     h->t[HT_C] = hp_tensor("c", m, n, false);

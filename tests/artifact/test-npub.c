@@ -211,7 +211,7 @@ prog_eq(const struct npu_program *a, const struct npu_program *b)
         ok = str_eq(x->name, y->name) && tensor_eq(&x->t, &y->t) && x->place == y->place &&
              x->buffer == y->buffer && x->offset == y->offset && x->bytes == y->bytes &&
              x->layout == y->layout && x->mem_dtype == y->mem_dtype && x->npu_c == y->npu_c &&
-             x->npu_h == y->npu_h && x->npu_w == y->npu_w && x->dim_map == y->dim_map &&
+             x->npu_h == y->npu_h && x->npu_w == y->npu_w && x->npu_order == y->npu_order &&
              x->io_input == y->io_input && x->io_output == y->io_output;
     }
     for (int i = 0; ok && i < a->n_steps; i++) {

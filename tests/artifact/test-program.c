@@ -46,7 +46,7 @@ tdesc(enum npu_dtype dt, int ndim, const int64_t *dims, enum npu_layout lay, enu
     t.npu_c = c;
     t.npu_h = h;
     t.npu_w = w;
-    t.dim_map = map;
+    t.npu_order = map;
     t.io_input = t.io_output = -1;
     t.bytes = npu_prog_tensor_need(&t);
     return t;
@@ -59,7 +59,7 @@ test_convert_chw(uint32_t n, uint32_t c, uint32_t h, uint32_t w)
     size_t numel = (size_t)n * c * h * w;
     struct npu_prog_tensor host = tdesc(NPU_DTYPE_FP32, 4, dims, NPU_LAYOUT_NCHW, 0, 0, 0, 0, 0);
     struct npu_prog_tensor npu =
-        tdesc(NPU_DTYPE_FP32, 4, dims, NPU_LAYOUT_NC1HWC2, NPU_DTYPE_FP16, c, h, w, NPU_MAP_CHW);
+        tdesc(NPU_DTYPE_FP32, 4, dims, NPU_LAYOUT_NC1HWC2, NPU_DTYPE_FP16, c, h, w, NPU_VIEW_NCHW);
     CHECK_EQ_INT((uint64_t)n * npu_nc1hwc2_bytes(2, c, h, w), npu.bytes);
     float *src = malloc(4 * numel), *back = malloc(4 * numel);
     uint16_t *h16 = malloc(2 * numel);
@@ -80,7 +80,7 @@ test_convert_chw(uint32_t n, uint32_t c, uint32_t h, uint32_t w)
     CHECK_EQ_INT(0, bad);
     /* same dtype (fp32 in NPU memory, C2 = 4): no scratch needed */
     struct npu_prog_tensor n32 =
-        tdesc(NPU_DTYPE_FP32, 4, dims, NPU_LAYOUT_NC1HWC2, NPU_DTYPE_FP32, c, h, w, NPU_MAP_CHW);
+        tdesc(NPU_DTYPE_FP32, 4, dims, NPU_LAYOUT_NC1HWC2, NPU_DTYPE_FP32, c, h, w, NPU_VIEW_NCHW);
     uint8_t *g32 = malloc(n32.bytes), *r32 = malloc(n32.bytes);
     CHECK_EQ_INT(0, npu_prog_convert_scratch(&host, &n32));
     CHECK_EQ_INT(NPU_OK, npu_nchw_to_nc1hwc2(r32, n32.bytes, src, 4, n, c, h, w, 0));
@@ -107,7 +107,7 @@ test_convert_rows(uint32_t b, uint32_t p, uint32_t c, uint32_t npu_w)
     size_t numel = (size_t)b * p * c, px = (size_t)b * p;
     struct npu_prog_tensor host = tdesc(NPU_DTYPE_FP32, 3, dims, NPU_LAYOUT_NCHW, 0, 0, 0, 0, 0);
     struct npu_prog_tensor npu = tdesc(NPU_DTYPE_FP32, 3, dims, NPU_LAYOUT_NC1HWC2, NPU_DTYPE_FP16,
-                                       c, (uint32_t)(px / npu_w), npu_w, NPU_MAP_ROWS);
+                                       c, (uint32_t)(px / npu_w), npu_w, NPU_VIEW_HWC);
     CHECK(npu.bytes != UINT64_MAX);
     float *src = malloc(4 * numel), *back = malloc(4 * numel);
     uint8_t *got = malloc(npu.bytes), *ref = calloc(1, npu.bytes);
@@ -143,7 +143,7 @@ test_convert_misc(void)
     int64_t d2[2] = {3, 20};
     struct npu_prog_tensor host = tdesc(NPU_DTYPE_FP32, 2, d2, NPU_LAYOUT_NCHW, 0, 0, 0, 0, 0);
     struct npu_prog_tensor q8 = tdesc(NPU_DTYPE_FP32, 2, d2, NPU_LAYOUT_NC1HWC2, NPU_DTYPE_INT8,
-                                      20, 3, 1, NPU_MAP_ROWS);
+                                      20, 3, 1, NPU_VIEW_HWC);
     q8.t.qscale = 0.05f;
     q8.t.qzero = 3;
     float x[60], back[60];
@@ -176,7 +176,7 @@ test_convert_misc(void)
     int64_t d4[4] = {1, 3, 5, 7};
     struct npu_prog_tensor img = tdesc(NPU_DTYPE_FP32, 4, d4, NPU_LAYOUT_NCHW, 0, 0, 0, 0, 0);
     struct npu_prog_tensor sc = tdesc(NPU_DTYPE_FP32, 4, d4, NPU_LAYOUT_SMALL_C, NPU_DTYPE_FP16,
-                                      3, 5, 7, NPU_MAP_CHW);
+                                      3, 5, 7, NPU_VIEW_NCHW);
     float px[105];
     uint16_t p16[105];
     for (int i = 0; i < 105; i++) {
@@ -220,7 +220,7 @@ test_convert_misc(void)
     struct npu_prog_tensor f64 = tdesc(NPU_DTYPE_FP64, 2, d2, NPU_LAYOUT_NCHW, 0, 0, 0, 0, 0);
     CHECK(!npu_prog_convert_ok(&f64, &host, &why) && strstr(why, "dtype pair"));
     struct npu_prog_tensor chw_bad = tdesc(NPU_DTYPE_FP32, 4, d4, NPU_LAYOUT_NC1HWC2,
-                                           NPU_DTYPE_FP16, 3, 7, 5, NPU_MAP_CHW);
+                                           NPU_DTYPE_FP16, 3, 7, 5, NPU_VIEW_NCHW);
     CHECK_EQ_INT(UINT64_MAX, chw_bad.bytes);
 }
 

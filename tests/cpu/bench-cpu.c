@@ -7,7 +7,8 @@
  * fused attention against the unfused MatMul/Softmax/MatMul chain.
  *
  * `bench-cpu` prints a table; `bench-cpu --quick` runs each case once (as a
- * smoke test). Figures are best-of-3 wall-clock times; nothing is asserted.
+ * smoke test); `--only matmul,conv,rows,attention` picks sections. Figures are
+ * best-of-3 wall-clock times; nothing is asserted.
  */
 #include <time.h>
 #include <unistd.h>
@@ -416,12 +417,22 @@ bench_attention(struct npu_cpu_ctx *c1, struct npu_cpu_ctx *cn)
     tt_free(u.p), tt_free(u.scale);
 }
 
+static bool
+want(const char *only, const char *name)
+{
+    return !only || strstr(only, name);
+}
+
 int
 main(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++)
+    const char *only = NULL; /* --only matmul,conv,rows,attention */
+    for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
             quick = true;
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+            only = argv[++i];
+    }
     struct npu_cpu_ctx *c1 = npu_cpu_ctx_create(1), *cn = npu_cpu_ctx_create(0);
     if (!c1 || !cn) {
         fprintf(stderr, "bench: cannot create CPU contexts\n");
@@ -440,10 +451,14 @@ main(int argc, char **argv)
     if (!quick)
         printf("fp32 peak (register-resident FMA loop, %s): %.1f GFLOP/s on 1 core, %.1f on %d\n",
                isa, peak1, peakN, nthreads);
-    bench_matmul(c1, cn);
-    bench_conv(c1, cn);
-    bench_rows(c1, cn);
-    bench_attention(c1, cn);
+    if (want(only, "matmul"))
+        bench_matmul(c1, cn);
+    if (want(only, "conv"))
+        bench_conv(c1, cn);
+    if (want(only, "rows"))
+        bench_rows(c1, cn);
+    if (want(only, "attention"))
+        bench_attention(c1, cn);
     npu_cpu_ctx_destroy(c1);
     npu_cpu_ctx_destroy(cn);
     return 0;

@@ -682,7 +682,8 @@ test_errors(void)
     CHECK_EQ_INT(NPU_ERR_UNSUPPORTED, run_op(tctx1, NPU_OP_NONE, NULL, 2, in, 1, out));
     CHECK(!npu_cpu_supports(NPU_OP_COUNT));
     for (int op = 1; op < NPU_OP_COUNT; op++)
-        CHECK(npu_cpu_supports((enum npu_op)op));
+        if (strncmp(npu_op_name((enum npu_op)op), "rk.", 3)) /* NPU back end's lowered ops */
+            CHECK(npu_cpu_supports((enum npu_op)op));
     /* negative dims and missing data are refused before any kernel runs */
     a->dims[0] = -1;
     CHECK_EQ_INT(NPU_ERR_INVALID, run_op(tctx1, NPU_OP_RELU, NULL, 1, in, 1, out));

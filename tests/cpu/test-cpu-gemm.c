@@ -506,6 +506,12 @@ main(void)
         test_gemm();
         test_einsum();
     }
+    /* the fallback's other micro-kernel too, if this CPU picked the 32-wide one */
+    if (cpu_gemm_kernel_width(0) == 32) {
+        cpu_gemm_kernel_width(16);
+        test_matmul();
+        test_gemm();
+    }
     test_int_matmul();
     CHECK_EQ_INT(0, t_thread_mismatches);
     tctx_fini();

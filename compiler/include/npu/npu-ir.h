@@ -91,12 +91,12 @@ uint64_t npu_fnv1a64(const void *data, size_t n);
 
 /* ---- nodes ---------------------------------------------------------------- */
 
-enum npu_device {
+enum npu_node_device {
     NPU_DEVICE_ANY = 0, /* not yet assigned (text form omits it) */
     NPU_DEVICE_CPU,
     NPU_DEVICE_NPU,
 };
-const char *npu_device_name(enum npu_device d);
+const char *npu_device_name(enum npu_node_device d);
 
 struct npu_node {
     int id;
@@ -108,7 +108,7 @@ struct npu_node {
     int nout;
     struct npu_attr *attr;   /* generic attributes (npu-ops.h) */
     int nattr, cap_attr;
-    enum npu_device device;  /* partitioning decision, printed as device=... */
+    enum npu_node_device device;  /* partitioning decision, printed as device=... */
     double cost;             /* estimated seconds (cost hook), 0 = unknown */
     struct npu_node *prev, *next; /* topological order */
     bool attached;           /* in the graph's node list */
@@ -317,7 +317,7 @@ int npu_dtype_to_onnx(enum npu_dtype t);
 
 /* ---- cost hook (for partitioning, later) --------------------------------- */
 
-typedef double (*npu_ir_cost_fn)(const struct npu_node *n, enum npu_device d, void *user);
+typedef double (*npu_ir_cost_fn)(const struct npu_node *n, enum npu_node_device d, void *user);
 /* Sets n->cost for every node from fn(n, n->device). */
 void npu_graph_apply_cost(struct npu_graph *g, npu_ir_cost_fn fn, void *user);
 

@@ -49,22 +49,18 @@ enum npu_layout {
     NPU_LAYOUT_SMALL_C,     /* facts §2.10 small-channel input: pixels of C (1-4) values */
 };
 
+/* Element (c, h, w) of an NPU view is logical (row-major) element
+ *   NPU_VIEW_NCHW: (c * H + h) * W + w   (a [1, C, H, W] feature map)
+ *   NPU_VIEW_HWC:  (h * W + w) * C + c   (a matrix [.., M, K]: H = M rows, W = 1, C = K)
+ */
+enum npu_view_order {
+    NPU_VIEW_NCHW = 0,
+    NPU_VIEW_HWC = 1,
+};
+
 enum npu_place {
     NPU_PLACE_HOST = 0,     /* host memory: constant blob, or the session's host arena */
     NPU_PLACE_NPU,          /* NPU memory: buffer + offset */
-};
-
-/* How a tensor's logical dims map onto the (C, H, W) view of an NC1HWC2 or
- * SMALL_C tensor (npu_c, npu_h, npu_w): what CONVERT steps and the runtime's
- * I/O conversions follow. */
-enum npu_dim_map {
-    /* [..., C, H, W]: the last three dims (missing ones are 1); the product of
-     * the leading dims is a count of images stored back to back. */
-    NPU_MAP_CHW = 0,
-    /* [..., C]: the last dim is the channels, the leading dims flattened
-     * (row-major) are npu_h * npu_w pixels, pixel p at (p / npu_w, p % npu_w).
-     * How a matmul's A[M][K] becomes the W = 1, H = M, C = K map (facts A.1). */
-    NPU_MAP_ROWS,
 };
 
 struct npu_prog_tensor {
@@ -81,7 +77,9 @@ struct npu_prog_tensor {
     /* The 3-D view the NPU uses (C, H, W) for NC1HWC2 / SMALL_C tensors; how the
      * logical dims map onto it is recorded by the producer (docs/npu-backend.md). */
     uint32_t npu_c, npu_h, npu_w;
-    uint32_t dim_map;       /* enum npu_dim_map */
+    /* How the logical row-major elements map onto the (C, H, W) view
+     * (enum npu_view_order; added by be-conv, additive). */
+    uint32_t npu_order;
     int io_input;           /* >= 0: graph input index */
     int io_output;          /* >= 0: graph output index */
 };

@@ -66,7 +66,13 @@ extern "C" {
     /* made by our fusion passes */                                                               \
     X(FUSED_ATTENTION, "npu.Attention") /* softmax(Q.K^T*scale + mask).V */                       \
     X(FUSED_SILU, "npu.SiLU")           /* x * sigmoid(x) */                                      \
-    X(FUSED_GELU_TANH, "npu.GeluTanh")  /* 0.5x(1+tanh(sqrt(2/pi)(x+0.044715x^3))) */
+    X(FUSED_GELU_TANH, "npu.GeluTanh")  /* 0.5x(1+tanh(sqrt(2/pi)(x+0.044715x^3))) */          \
+    /* NPU back end: lowered ops whose attributes fix their hardware tasks                  */     \
+    /* (docs/npu-backend.md). rk.* values live in NPU memory in the layout their producer  */     \
+    /* records; rk.ToNpu / rk.ToHost are the host <-> NPU conversions.                      */     \
+    X(RK_TO_NPU, "rk.ToNpu")            /* host tensor -> NPU tensor (CONVERT step) */          \
+    X(RK_TO_HOST, "rk.ToHost")          /* NPU tensor -> host tensor (CONVERT step) */          \
+    X(RK_CONV, "rk.Conv")               /* conv / matmul tasks on CNA+CORE+DPU */
 
 enum npu_op {
     NPU_OP_NONE = 0,

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-backend.h: the NPU back end of the compiler (docs/npu-backend.md).
+ *
+ * After the front-end passes (npu_compile), the back end
+ *   1. partitions: every node gets device=npu or device=cpu (be-rt's cost
+ *      partitioner; npu_partition_supported() marks every node a handler
+ *      supports until it lands);
+ *   2. lowers: each device=npu node is replaced by rk.* nodes (npu-ops.h)
+ *      whose attributes fix their hardware tasks, with rk.ToNpu / rk.ToHost
+ *      at the host <-> NPU boundaries (npu_lower_graph);
+ *   3. plans memory and generates code: NPU values get offsets in
+ *      NPU_BUF_ACT, constants read by the NPU go to NPU_BUF_WEIGHTS,
+ *      consecutive rk.* nodes become one NPU job (one submit), other nodes
+ *      CPU steps, rk.ToNpu / rk.ToHost CONVERT steps (npu_codegen ->
+ *      struct npu_program, npu-program.h).
+ *
+ * The lowered graph prints and parses with the IR text form (npu-ir.h);
+ * compiling the parsed text gives the same register bytes (route b).
+ *
+ * Per-op behaviour comes from one table of handlers (struct
+ * npu_op_handler): supports / cost / lower for the source ops, and infer /
+ * emit for the rk.* ops. be-conv owns the table file
+ * (compiler/npu/npu-be-ops.c); be-dpu adds its rows there.
+ */
+#ifndef NPU_BACKEND_H
+#define NPU_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "npu/npu-ir.h"
+#include "npu/npu-program.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct npu_lower_ctx; /* lowering state (compiler/npu/npu-be.h) */
+struct npu_cg;        /* codegen state (compiler/npu/npu-be.h) */
+
+/* Options of the back end. Zero-initialised = defaults. */
+struct npu_backend_options {
+    /* Register-stream style of conv/matmul tasks: 0 = RKNN's (the vendor
+     * order, 108-qword single-core tasks, NOTES S9), 1 = MTX's Appendix A.1
+     * matmul (reproduces the mtx-* golden streams; matmuls only). */
+    int mtx_style;
+    /* Channel-block accumulation keeps fp32 partial sums (0, default) or
+     * fp16 ones (1: less DMA, fp16 rounding per block). */
+    int fp16_partials;
+    /* Tiling choice: 0 = the plan with the least modeled time (timing model
+     * v1), 1 = RKNN's single-core rule first when it applies (NOTES S14). */
+    int rknn_tiling;
+    /* Cap on tasks per conv/matmul (0 = 4095, the TASK_NUMBER field). */
+    unsigned max_tasks;
+    /* Do not fuse activations into conv/matmul tasks (split them out). */
+    bool no_act_fusion;
+};
+
+/* ---- the handler table (contract 3 of BACKEND.md) ------------------------- */
+
+/* One row per op. Source ops (ONNX / npu.*) fill supports, cost and lower;
+ * rk.* ops fill infer and emit. */
+struct npu_op_handler {
+    enum npu_op op;
+    const char *owner; /* "be-conv", "be-dpu": who maintains the row */
+    /* Whether the NPU can run node n as it is (dtypes, shapes, attributes).
+     * On false, writes a one-line reason to why (may be NULL). */
+    bool (*supports)(const struct npu_graph *g, const struct npu_node *n,
+                     const struct npu_backend_options *o, char *why, size_t why_len);
+    /* Modeled NPU seconds (timing model v1) of n, including the layout
+     * conversions it needs when its neighbours stay on the host; < 0 when
+     * unknown. */
+    double (*cost)(const struct npu_graph *g, const struct npu_node *n,
+                   const struct npu_backend_options *o);
+    /* Replaces n by rk.* nodes (npu-be.h helpers). */
+    enum npu_status (*lower)(struct npu_lower_ctx *cx, struct npu_node *n);
+    /* rk.* ops: output dtypes and shapes from inputs and attributes. */
+    enum npu_status (*infer)(struct npu_graph *g, struct npu_node *n);
+    /* rk.* ops: appends the node's hardware tasks to the current job. */
+    enum npu_status (*emit)(struct npu_cg *cg, const struct npu_node *n);
+};
+
+/* The handler of op, or NULL. */
+const struct npu_op_handler *npu_op_handler(enum npu_op op);
+/* Rows of the table (for npuc --explain and tests). */
+const struct npu_op_handler *npu_op_handlers(size_t *count);
+
+/* True for the rk.* ops (lowered, NPU-resident). */
+bool npu_op_is_rk(enum npu_op op);
+
+/* Output inference of rk.* nodes (called by npu_infer_node). */
+enum npu_status npu_rk_infer_node(struct npu_graph *g, struct npu_node *n);
+
+/* supports() of the node's handler; false with "no NPU handler" when none. */
+bool npu_backend_supports(const struct npu_graph *g, const struct npu_node *n,
+                          const struct npu_backend_options *o, char *why, size_t why_len);
+/* cost() of the node's handler, or -1. */
+double npu_backend_cost(const struct npu_graph *g, const struct npu_node *n,
+                        const struct npu_backend_options *o);
+
+/* ---- passes ---------------------------------------------------------------- */
+
+/* Placeholder partitioner: device=npu for every node a handler supports,
+ * device=cpu for the rest. Nodes that already have a device keep it. */
+enum npu_status npu_partition_supported(struct npu_graph *g, const struct npu_backend_options *o);
+
+/* Lowers every device=npu node (device=any nodes are partitioned first with
+ * npu_partition_supported). Nodes whose lowering refuses them (a reason is
+ * logged at info level) stay on the CPU. The graph stays verifiable. */
+enum npu_status npu_lower_graph(struct npu_graph *g, const struct npu_backend_options *o);
+
+/* Plans memory and generates the program of a lowered graph. The graph is
+ * not changed. *out is freed with npu_program_free(). */
+enum npu_status npu_codegen(const struct npu_graph *g, const struct npu_backend_options *o,
+                            struct npu_program **out);
+
+/* npu_compile (front end) + npu_lower_graph + npu_codegen. g is modified. */
+enum npu_status npu_backend_compile(struct npu_graph *g, const struct npu_backend_options *o,
+                                    struct npu_program **out);
+
+/* ---- programs ------------------------------------------------------------- */
+
+/* An empty program whose memory comes from one arena (npu_program_alloc);
+ * for codegen and for loaders that build programs. */
+struct npu_program *npu_program_new(void);
+/* Zeroed memory owned by the program, 64-byte aligned; NULL on OOM. */
+void *npu_program_alloc(struct npu_program *p, size_t size);
+char *npu_program_strdup(struct npu_program *p, const char *s);
+/* Frees a program made by npu_program_new / npu_codegen (NULL allowed). */
+void npu_program_free(struct npu_program *p);
+
+/* Prints the program's steps, tensors and jobs (one line each) for humans. */
+void npu_program_print(const struct npu_program *p, FILE *f);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NPU_BACKEND_H */

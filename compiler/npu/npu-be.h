@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-be.h: the back end's internal API for op handlers (lowering) and rk.*
+ * emitters (codegen). Used by compiler/npu (be-conv) and compiler/dpu
+ * (be-dpu); not installed. The contract is described in docs/npu-backend.md.
+ *
+ * Conventions for rk.* values (values defined by rk.* nodes):
+ *  - they live in NPU memory (NPU_BUF_ACT); their IR dtype is the element
+ *    type in memory (f16 for the fp16 pipeline, f32 / i8 / i32 ...), their
+ *    dims are the logical ONNX dims of the value they stand for;
+ *  - their layout is NC1HWC2 (facts §2.10) over a 3-D view (C, H, W). The
+ *    view is the producer's int-list attribute "view" = [c, h, w] when
+ *    present, else the canonical view of the dims (npu_rk_canonical_view);
+ *  - a producer may name another layout with the string attribute "layout"
+ *    ("nc1hwc2" is the default; others are documented per op).
+ * rk.ToNpu(x){view, dtype} makes the NPU copy of a host value, rk.ToHost(y)
+ * {dtype} the host copy of an NPU value; codegen turns both into CONVERT
+ * steps.
+ */
+#ifndef NPU_BE_H
+#define NPU_BE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "npu-hw.h"
+#include "npu/npu-backend.h"
+#include "npu/npu-ir.h"
+
+#define NPU_BE_DOM "npu-be"
+
+/* ---- views and layouts ----------------------------------------------------- */
+
+/* Canonical 3-D view of logical dims: rank 4 [1, C, H, W] -> (C, H, W); any
+ * other rank r -> (C = last dim, H = product of the others, W = 1), so a
+ * matrix [.., M, K] is M one-pixel rows of K channels (facts §2.10 "matmul as
+ * 1x1 conv"). Returns false for rank 4 with N > 1, rank > 4 with a leading
+ * product that overflows, or dims past the 13-bit DPU cube fields. */
+bool npu_rk_canonical_view(const struct npu_tensor *t, uint32_t view[3]);
+/* View of an rk.* value (producer's "view" attribute or canonical). */
+bool npu_rk_view(const struct npu_value *v, uint32_t view[3]);
+/* How the value's logical row-major elements map onto its view (enum
+ * npu_view_order, npu-program.h): the producer's "order" attribute ("nchw" /
+ * "hwc") when present; else NCHW when the value is rank 4 and its view is
+ * dims[1..3], HWC otherwise (matrices: rows x channels). */
+uint32_t npu_rk_view_order(const struct npu_value *v);
+/* Same rule for a host value given the view it is converted to. */
+uint32_t npu_rk_order_of(const struct npu_tensor *t, const uint32_t view[3]);
+/* Layout name of an rk.* value ("nc1hwc2" unless the producer says otherwise). */
+const char *npu_rk_layout(const struct npu_value *v);
+/* Bytes an NC1HWC2 tensor of this dtype and view occupies: ceil(C/C2)·H·W·16. */
+uint64_t npu_rk_nc1hwc2_bytes(enum npu_dtype dt, const uint32_t view[3]);
+/* Bytes an rk.* value occupies in NPU memory (its layout's size). */
+uint64_t npu_rk_value_bytes(const struct npu_value *v);
+/* True when v is an rk.* value (defined by an rk.* node). */
+bool npu_rk_value(const struct npu_value *v);
+
+/* ---- lowering ------------------------------------------------------------- */
+
+struct npu_lower_ctx {
+    struct npu_graph *g;
+    const struct npu_backend_options *o;
+    /* host value -> its NPU copy (rk.ToNpu output or an rk.* result), by value id */
+    struct npu_value **npu_of;
+    int n_npu_of;
+};
+
+/* The NPU copy of v to be read by a node inserted before `before`, with the
+ * given view (NULL: canonical) and NPU element type (UNDEFINED: f16 for float
+ * values, the dtype itself otherwise). Reuses an existing copy with the same
+ * view and type, else inserts rk.ToNpu. NULL (logged) when v cannot be
+ * viewed that way. Constants are not copied: lowerings pack them. */
+struct npu_value *npu_lower_input(struct npu_lower_ctx *cx, struct npu_node *before,
+                                  struct npu_value *v, const uint32_t *view, enum npu_dtype dt);
+
+/* A new rk.* node (device=npu) inserted before `before`, with nout fresh
+ * outputs named after `name`. Set its attributes, then call npu_lower_done. */
+struct npu_node *npu_lower_new(struct npu_lower_ctx *cx, struct npu_node *before, enum npu_op op,
+                               const char *name, struct npu_value *const *in, int nin, int nout);
+/* Runs inference on a node made by npu_lower_new (fills its output types). */
+enum npu_status npu_lower_done(struct npu_lower_ctx *cx, struct npu_node *n);
+
+/* Declares that output `idx` of the node being lowered (orig) is computed on
+ * the NPU as npu_val: later lowerings read npu_val directly, and an
+ * rk.ToHost node now defines orig's output for host users (removed again by
+ * the driver when nobody needs it). */
+enum npu_status npu_lower_result(struct npu_lower_ctx *cx, struct npu_node *orig, int idx,
+                                 struct npu_value *npu_val);
+
+/* A new constant (arena copy of data) for packed weights, biases, tables. */
+struct npu_value *npu_lower_const(struct npu_lower_ctx *cx, const char *name, enum npu_dtype dt,
+                                  int ndim, const int64_t *dims, const void *data);
+
+/* Logs why a lowering refused a node (info level) and returns
+ * NPU_ERR_UNSUPPORTED; the driver then keeps the node on the CPU. */
+enum npu_status npu_lower_refuse(const struct npu_node *n, const char *fmt, ...) NPU_PRINTF(2, 3);
+
+/* ---- codegen -------------------------------------------------------------- */
+
+/* Where a value lives for the NPU: relocation buffer id and byte offset.
+ * Constants are in NPU_BUF_WEIGHTS, rk.* values in NPU_BUF_ACT. */
+enum npu_status npu_cg_addr(struct npu_cg *cg, const struct npu_value *v, struct npu_ref_buf *out);
+/* The stream of the job being generated (tasks are appended to it). */
+struct npu_stream *npu_cg_stream(struct npu_cg *cg);
+const struct npu_backend_options *npu_cg_options(struct npu_cg *cg);
+
+/* ---- attribute helpers ---------------------------------------------------- */
+
+/* Reads an int-list attribute of exactly cnt entries into out (false if absent
+ * or of another length). */
+bool npu_attr_ints_n(const struct npu_node *n, const char *name, int64_t *out, size_t cnt);
+
+#endif /* NPU_BE_H */

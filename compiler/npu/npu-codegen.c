@@ -1,0 +1,870 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-codegen.c: a lowered graph -> struct npu_program (npu-program.h).
+ *
+ *  1. Steps. Walking the nodes in order, consecutive rk.* compute nodes form
+ *     one NPU job (one submit); a CPU node closes the job. rk.ToNpu becomes a
+ *     CONVERT step placed before the job that reads it (its host input always
+ *     exists by then: only a CPU node can make a host value, and a CPU node
+ *     ends the job), rk.ToHost a CONVERT step after its job.
+ *  2. Memory. rk.* values get offsets in NPU_BUF_ACT by lifetime (first
+ *     writer to last reader, widened to the whole job for values the
+ *     conversions touch), reusing dead tensors' space (first fit, 64-byte
+ *     aligned: every NPU address register needs 16, RKNN places tensors on
+ *     64, errata S6). Constants the NPU reads are packed into NPU_BUF_WEIGHTS
+ *     (64-byte aligned). Host values get offsets in the host arena the same
+ *     way.
+ *  3. Jobs. Each rk.* node's emitter appends its tasks to the job's stream;
+ *     the stream is laid out at address 0 with 64-byte segments and chained
+ *     (core/hw npu-task.h); the program keeps the image, the task list and
+ *     the relocations (buffer id + offset).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "npu-be-priv.h"
+#include "npu/npu-passes.h"
+
+#define CG_ALIGN 64u
+
+/* ---- program arena ------------------------------------------------------------------ */
+
+struct prog_block {
+    struct prog_block *next;
+    size_t used, cap;
+    _Alignas(64) unsigned char data[];
+};
+
+struct prog_box {
+    struct npu_program p; /* first: npu_program_free() casts back */
+    struct prog_block *blocks;
+};
+
+struct npu_program *
+npu_program_new(void)
+{
+    struct prog_box *b = calloc(1, sizeof(*b));
+    if (!b)
+        return NULL;
+    b->p.version = NPU_PROGRAM_VERSION;
+    return &b->p;
+}
+
+void *
+npu_program_alloc(struct npu_program *p, size_t size)
+{
+    struct prog_box *b = (struct prog_box *)p;
+    size = (size + 63) & ~(size_t)63;
+    if (!size)
+        size = 64;
+    struct prog_block *k = b->blocks;
+    if (!k || k->cap - k->used < size) {
+        size_t cap = size > (1u << 20) ? size : (1u << 20);
+        k = aligned_alloc(64, (sizeof(*k) + cap + 63) & ~(size_t)63);
+        if (!k)
+            return NULL;
+        k->next = b->blocks;
+        k->used = 0;
+        k->cap = cap;
+        b->blocks = k;
+    }
+    void *r = k->data + k->used;
+    k->used += size;
+    memset(r, 0, size);
+    return r;
+}
+
+char *
+npu_program_strdup(struct npu_program *p, const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n = strlen(s) + 1;
+    char *r = npu_program_alloc(p, n);
+    if (r)
+        memcpy(r, s, n);
+    return r;
+}
+
+void
+npu_program_free(struct npu_program *p)
+{
+    if (!p)
+        return;
+    struct prog_box *b = (struct prog_box *)p;
+    for (struct prog_block *k = b->blocks, *n; k; k = n) {
+        n = k->next;
+        free(k);
+    }
+    free(b);
+}
+
+/* ---- interval allocation ----------------------------------------------------------- */
+
+struct ival {
+    int id;            /* value id */
+    int start, end;    /* first and last position (inclusive) */
+    uint64_t size;
+    uint64_t offset;   /* result */
+};
+
+static int
+cmp_ival(const void *a, const void *b)
+{
+    const struct ival *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    if (x->size != y->size)
+        return x->size > y->size ? -1 : 1;
+    return x->id - y->id;
+}
+
+static int
+cmp_off(const void *a, const void *b)
+{
+    const struct ival *const *x = a, *const *y = b;
+    return (*x)->offset < (*y)->offset ? -1 : (*x)->offset > (*y)->offset;
+}
+
+/* First-fit placement of intervals whose lifetimes overlap; returns the peak. */
+static uint64_t
+place(struct ival *v, int n, bool *nomem)
+{
+    uint64_t peak = 0;
+    qsort(v, (size_t)n, sizeof(*v), cmp_ival);
+    const struct ival **live = malloc(sizeof(*live) * (size_t)(n ? n : 1));
+    if (!live) {
+        *nomem = true;
+        return 0;
+    }
+    for (int i = 0; i < n; i++) {
+        int nl = 0;
+        for (int j = 0; j < i; j++)
+            if (v[j].end >= v[i].start && v[j].start <= v[i].end)
+                live[nl++] = &v[j];
+        qsort(live, (size_t)nl, sizeof(*live), cmp_off);
+        uint64_t off = 0;
+        for (int j = 0; j < nl; j++) {
+            if (live[j]->offset >= off + v[i].size)
+                break;
+            uint64_t e = (live[j]->offset + live[j]->size + CG_ALIGN - 1) / CG_ALIGN * CG_ALIGN;
+            if (e > off)
+                off = e;
+        }
+        v[i].offset = off;
+        if (off + v[i].size > peak)
+            peak = off + v[i].size;
+    }
+    free(live);
+    return (peak + CG_ALIGN - 1) / CG_ALIGN * CG_ALIGN;
+}
+
+/* ---- codegen state ---------------------------------------------------------------- */
+
+struct vinfo {
+    int host;          /* program tensor index on the host, -1 */
+    int npu;           /* program tensor index in NPU memory, -1 */
+    int first, last;   /* positions (node order) */
+    bool npu_val;      /* rk.* value (NPU_BUF_ACT) */
+    bool npu_const;    /* constant the NPU reads (NPU_BUF_WEIGHTS) */
+    bool host_val;     /* non-constant host value */
+    bool host_const;   /* constant a CPU step or conversion reads */
+    uint64_t act_off, w_off, host_off;
+    int job;           /* job that writes (npu) or -1 */
+};
+
+struct npu_cg {
+    const struct npu_graph *g;
+    const struct npu_backend_options *o;
+    struct npu_program *p;
+    struct vinfo *vi; /* by value id */
+    int nvi;
+    struct npu_stream s;
+    enum npu_status err;
+    /* program lists being built */
+    struct npu_prog_tensor *tensors;
+    int n_tensors, cap_tensors;
+    struct npu_prog_step *steps;
+    int n_steps, cap_steps;
+    struct npu_prog_job *jobs;
+    int n_jobs, cap_jobs;
+    double job_s;
+};
+
+static bool
+grow(void **p, int *cap, int need, size_t esz)
+{
+    if (need <= *cap)
+        return true;
+    int n = *cap ? *cap * 2 : 16;
+    while (n < need)
+        n *= 2;
+    void *q = realloc(*p, esz * (size_t)n);
+    if (!q)
+        return false;
+    *p = q;
+    *cap = n;
+    return true;
+}
+
+enum npu_status
+npu_cg_addr(struct npu_cg *cg, const struct npu_value *v, struct npu_ref_buf *out)
+{
+    if (!v || v->id >= cg->nvi) {
+        npu_err(NPU_BE_DOM, "codegen: no NPU placement for a value");
+        return NPU_ERR_INTERNAL;
+    }
+    const struct vinfo *i = &cg->vi[v->id];
+    if (i->npu_const) {
+        out->buffer = NPU_BUF_WEIGHTS;
+        out->offset = (uint32_t)i->w_off;
+    } else if (i->npu_val) {
+        out->buffer = NPU_BUF_ACT;
+        out->offset = (uint32_t)i->act_off;
+    } else {
+        npu_err(NPU_BE_DOM, "codegen: value '%s' is not in NPU memory", v->name);
+        return NPU_ERR_INTERNAL;
+    }
+    return NPU_OK;
+}
+
+struct npu_stream *
+npu_cg_stream(struct npu_cg *cg)
+{
+    return &cg->s;
+}
+
+const struct npu_backend_options *
+npu_cg_options(struct npu_cg *cg)
+{
+    return cg->o;
+}
+
+static bool
+is_compute(const struct npu_node *n)
+{
+    return npu_op_is_rk(n->op) && n->op != NPU_OP_RK_TO_NPU && n->op != NPU_OP_RK_TO_HOST;
+}
+
+/* ---- tensors ----------------------------------------------------------------------- */
+
+static int
+add_tensor(struct npu_cg *cg, const struct npu_value *v, bool npu)
+{
+    if (!grow((void **)&cg->tensors, &cg->cap_tensors, cg->n_tensors + 1, sizeof(*cg->tensors)))
+        return -1;
+    struct npu_prog_tensor *t = &cg->tensors[cg->n_tensors];
+    struct vinfo *i = &cg->vi[v->id];
+    memset(t, 0, sizeof(*t));
+    t->name = npu_program_strdup(cg->p, v->name);
+    t->t = v->t;
+    t->t.data = NULL;
+    t->io_input = t->io_output = -1;
+    t->mem_dtype = v->t.dtype;
+    if (npu) {
+        uint32_t view[3];
+        t->place = NPU_PLACE_NPU;
+        if (!npu_rk_view(v, view) && !npu_rk_canonical_view(&v->t, view))
+            return -1;
+        t->npu_c = view[0];
+        t->npu_h = view[1];
+        t->npu_w = view[2];
+        t->layout = NPU_LAYOUT_NC1HWC2;
+        if (i->npu_const) {
+            t->buffer = NPU_BUF_WEIGHTS;
+            t->offset = i->w_off;
+            t->bytes = (uint64_t)npu_tensor_nbytes(&v->t);
+            t->layout = NPU_LAYOUT_NCHW;
+        } else {
+            t->buffer = NPU_BUF_ACT;
+            t->offset = i->act_off;
+            t->bytes = npu_rk_value_bytes(v);
+            t->npu_order = npu_rk_view_order(v);
+        }
+    } else {
+        t->place = NPU_PLACE_HOST;
+        t->layout = NPU_LAYOUT_NCHW;
+        t->bytes = (uint64_t)npu_tensor_nbytes(&v->t);
+        if (v->kind == NPU_VALUE_CONST) {
+            void *d = npu_program_alloc(cg->p, (size_t)t->bytes);
+            if (!d)
+                return -1;
+            memcpy(d, v->t.data, (size_t)t->bytes);
+            t->t.data = d;
+        } else {
+            t->offset = i->host_off;
+        }
+        for (int k = 0; k < cg->g->ninputs; k++)
+            if (cg->g->inputs[k] == v)
+                t->io_input = k;
+        for (int k = 0; k < cg->g->noutputs; k++)
+            if (cg->g->outputs[k] == v)
+                t->io_output = k;
+    }
+    if (!t->name)
+        return -1;
+    if (npu)
+        i->npu = cg->n_tensors;
+    else
+        i->host = cg->n_tensors;
+    return cg->n_tensors++;
+}
+
+static int
+tensor_of(struct npu_cg *cg, const struct npu_value *v, bool npu)
+{
+    struct vinfo *i = &cg->vi[v->id];
+    int t = npu ? i->npu : i->host;
+    return t >= 0 ? t : add_tensor(cg, v, npu);
+}
+
+/* ---- steps ----------------------------------------------------------------------- */
+
+static struct npu_prog_step *
+new_step(struct npu_cg *cg, enum npu_step_kind kind, const char *name)
+{
+    if (!grow((void **)&cg->steps, &cg->cap_steps, cg->n_steps + 1, sizeof(*cg->steps)))
+        return NULL;
+    struct npu_prog_step *s = &cg->steps[cg->n_steps++];
+    memset(s, 0, sizeof(*s));
+    s->kind = kind;
+    s->job = -1;
+    s->name = npu_program_strdup(cg->p, name ? name : "");
+    return s;
+}
+
+static enum npu_status
+convert_step(struct npu_cg *cg, const struct npu_node *n)
+{
+    bool to_npu = n->op == NPU_OP_RK_TO_NPU;
+    int a = tensor_of(cg, n->in[0], !to_npu), b = tensor_of(cg, n->out[0], to_npu);
+    struct npu_prog_step *s = new_step(cg, NPU_STEP_CONVERT, n->name);
+    int *io = npu_program_alloc(cg->p, 2 * sizeof(int));
+    if (a < 0 || b < 0 || !s || !io)
+        return NPU_ERR_NOMEM;
+    io[0] = a;
+    io[1] = b;
+    s->in = io;
+    s->nin = 1;
+    s->out = io + 1;
+    s->nout = 1;
+    return NPU_OK;
+}
+
+static enum npu_status
+copy_attrs(struct npu_cg *cg, const struct npu_node *n, struct npu_attrs *out)
+{
+    struct npu_attr *a = npu_program_alloc(cg->p, sizeof(*a) * (size_t)(n->nattr ? n->nattr : 1));
+    if (!a)
+        return NPU_ERR_NOMEM;
+    for (int i = 0; i < n->nattr; i++) {
+        const struct npu_attr *s = &n->attr[i];
+        a[i] = *s;
+        a[i].name = npu_program_strdup(cg->p, s->name);
+        switch (s->type) {
+        case NPU_ATTR_STRING:
+            a[i].s = npu_program_strdup(cg->p, s->s);
+            break;
+        case NPU_ATTR_INTS: {
+            int64_t *v = npu_program_alloc(cg->p, sizeof(int64_t) * (s->n ? s->n : 1));
+            if (!v)
+                return NPU_ERR_NOMEM;
+            memcpy(v, s->ints, sizeof(int64_t) * s->n);
+            a[i].ints = v;
+            break;
+        }
+        case NPU_ATTR_FLOATS: {
+            float *v = npu_program_alloc(cg->p, sizeof(float) * (s->n ? s->n : 1));
+            if (!v)
+                return NPU_ERR_NOMEM;
+            memcpy(v, s->floats, sizeof(float) * s->n);
+            a[i].floats = v;
+            break;
+        }
+        case NPU_ATTR_STRINGS: {
+            const char **v = npu_program_alloc(cg->p, sizeof(char *) * (s->n ? s->n : 1));
+            if (!v)
+                return NPU_ERR_NOMEM;
+            for (size_t k = 0; k < s->n; k++)
+                v[k] = npu_program_strdup(cg->p, s->strs[k]);
+            a[i].strs = v;
+            break;
+        }
+        case NPU_ATTR_TENSOR: {
+            struct npu_tensor *t = npu_program_alloc(cg->p, sizeof(*t));
+            if (!t)
+                return NPU_ERR_NOMEM;
+            *t = *s->t;
+            int64_t nb = npu_tensor_nbytes(s->t);
+            if (s->t->data && nb > 0) {
+                t->data = npu_program_alloc(cg->p, (size_t)nb);
+                if (!t->data)
+                    return NPU_ERR_NOMEM;
+                memcpy(t->data, s->t->data, (size_t)nb);
+            }
+            a[i].t = t;
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    out->v = a;
+    out->n = (size_t)n->nattr;
+    return NPU_OK;
+}
+
+static enum npu_status
+cpu_step(struct npu_cg *cg, const struct npu_node *n)
+{
+    struct npu_prog_step *s = new_step(cg, NPU_STEP_CPU, n->name);
+    int *in = npu_program_alloc(cg->p, sizeof(int) * (size_t)(n->nin + 1));
+    int *out = npu_program_alloc(cg->p, sizeof(int) * (size_t)(n->nout + 1));
+    if (!s || !in || !out)
+        return NPU_ERR_NOMEM;
+    s->op = n->op;
+    for (int i = 0; i < n->nin; i++) {
+        in[i] = n->in[i] ? tensor_of(cg, n->in[i], false) : -1;
+        if (n->in[i] && in[i] < 0)
+            return NPU_ERR_NOMEM;
+    }
+    for (int i = 0; i < n->nout; i++)
+        if ((out[i] = tensor_of(cg, n->out[i], false)) < 0)
+            return NPU_ERR_NOMEM;
+    s->in = in;
+    s->nin = n->nin;
+    s->out = out;
+    s->nout = n->nout;
+    return copy_attrs(cg, n, &s->attrs);
+}
+
+/* Closes the open job: layout, chain, copy into the program. */
+static enum npu_status
+close_job(struct npu_cg *cg, const char *name)
+{
+    if (!cg->s.n_tasks)
+        return NPU_OK;
+    struct npu_regcmd_image img;
+    enum npu_status st = npu_stream_layout(&cg->s, 0, NPU_SEGMENT_ALIGN, &img);
+    if (st) {
+        npu_err(NPU_BE_DOM, "codegen: job layout: %s", npu_stream_error(&cg->s));
+        return st;
+    }
+    if ((st = npu_image_chain(&img, 0, img.n_tasks, 1)))
+        goto out;
+    st = NPU_ERR_NOMEM;
+    if (!grow((void **)&cg->jobs, &cg->cap_jobs, cg->n_jobs + 1, sizeof(*cg->jobs)))
+        goto out;
+    struct npu_prog_job *j = &cg->jobs[cg->n_jobs];
+    memset(j, 0, sizeof(*j));
+    uint64_t *q = npu_program_alloc(cg->p, img.n_qwords * 8);
+    struct npu_prog_task *t = npu_program_alloc(cg->p, sizeof(*t) * img.n_tasks);
+    struct npu_prog_reloc *r = npu_program_alloc(cg->p, sizeof(*r) * (img.n_relocs + 1));
+    if (!q || !t || !r)
+        goto out;
+    memcpy(q, img.qwords, img.n_qwords * 8);
+    for (uint32_t i = 0; i < img.n_tasks; i++) {
+        t[i].start = img.tasks[i].start;
+        t[i].n_body = img.tasks[i].n_body;
+        t[i].enable_mask = img.tasks[i].enable_mask;
+        t[i].int_mask = img.tasks[i].int_mask;
+    }
+    for (uint32_t i = 0; i < img.n_relocs; i++) {
+        r[i].qword = img.relocs[i].qword;
+        r[i].buffer = img.relocs[i].buffer;
+        r[i].offset = img.relocs[i].offset;
+    }
+    j->regcmd = q;
+    j->n_qwords = (uint32_t)img.n_qwords;
+    j->tasks = t;
+    j->n_tasks = img.n_tasks;
+    j->relocs = r;
+    j->n_relocs = img.n_relocs;
+    j->segment_align = img.align;
+    j->modeled_s = cg->job_s + TMV1_SUBMIT_S;
+    struct npu_prog_step *s = new_step(cg, NPU_STEP_NPU_JOB, name);
+    if (!s)
+        goto out;
+    s->job = cg->n_jobs++;
+    st = NPU_OK;
+out:
+    npu_image_fini(&img);
+    npu_stream_fini(&cg->s);
+    npu_stream_init(&cg->s);
+    cg->job_s = 0;
+    return st;
+}
+
+/* ---- planning ------------------------------------------------------------------- */
+
+/* Positions, jobs and lifetimes; fills cg->vi. Lifetimes follow node order:
+ * a job's tasks run one after another on one core. */
+static enum npu_status
+analyse(struct npu_cg *cg, int **pos_job_out)
+{
+    const struct npu_graph *g = cg->g;
+    int nn = 0;
+    npu_graph_for_each_node(g, n)
+        n->pass_data = (void *)(intptr_t)nn++;
+    int *job_of = malloc(sizeof(int) * (size_t)(nn + 1));
+    int *job_first = malloc(sizeof(int) * (size_t)(nn + 1));
+    int *job_last = malloc(sizeof(int) * (size_t)(nn + 1));
+    if (!job_of || !job_first || !job_last) {
+        free(job_of);
+        free(job_first);
+        free(job_last);
+        return NPU_ERR_NOMEM;
+    }
+    /* jobs: runs of compute nodes between CPU nodes */
+    int nj = 0, cur = -1, pos = 0;
+    npu_graph_for_each_node(g, n) {
+        job_of[pos] = -1;
+        if (is_compute(n)) {
+            if (cur < 0) {
+                cur = nj++;
+                job_first[cur] = pos;
+            }
+            job_of[pos] = cur;
+            job_last[cur] = pos;
+        } else if (!npu_op_is_rk(n->op)) {
+            cur = -1;
+        }
+        pos++;
+    }
+    for (int i = 0; i < cg->nvi; i++) {
+        cg->vi[i].host = cg->vi[i].npu = -1;
+        cg->vi[i].first = cg->vi[i].last = -1;
+        cg->vi[i].job = -1;
+    }
+#define SPAN(v, p)                                                                             \
+    do {                                                                                       \
+        struct vinfo *i_ = &cg->vi[(v)->id];                                                   \
+        if (i_->first < 0 || (p) < i_->first)                                                  \
+            i_->first = (p);                                                                   \
+        if ((p) > i_->last)                                                                    \
+            i_->last = (p);                                                                    \
+    } while (0)
+    /* the job a conversion's NPU side belongs to */
+    pos = 0;
+    npu_graph_for_each_node(g, n) {
+        int p = pos++;
+        bool rk = npu_op_is_rk(n->op);
+        for (int k = 0; k < n->nout; k++) {
+            struct npu_value *v = n->out[k];
+            struct vinfo *i = &cg->vi[v->id];
+            if (rk && n->op != NPU_OP_RK_TO_HOST)
+                i->npu_val = true;
+            else
+                i->host_val = true;
+            SPAN(v, p);
+            if (n->op == NPU_OP_RK_TO_NPU) {
+                /* written before the first job that reads it starts */
+                for (int u = 0; u < v->nusers; u++) {
+                    int up = (int)(intptr_t)v->users[u]->pass_data;
+                    int jb = job_of[up];
+                    SPAN(v, jb >= 0 ? job_first[jb] : up);
+                }
+            }
+        }
+        for (int k = 0; k < n->nin; k++) {
+            struct npu_value *v = n->in[k];
+            if (!v)
+                continue;
+            struct vinfo *i = &cg->vi[v->id];
+            if (v->kind == NPU_VALUE_CONST) {
+                if (is_compute(n))
+                    i->npu_const = true;
+                else
+                    i->host_const = true;
+            }
+            if (v->kind == NPU_VALUE_INPUT) {
+                i->host_val = true;
+                SPAN(v, 0);
+            }
+            SPAN(v, p);
+            if (n->op == NPU_OP_RK_TO_HOST && v->producer) {
+                /* read after the job that wrote it ends */
+                int pp = (int)(intptr_t)v->producer->pass_data;
+                int jb = job_of[pp];
+                if (jb >= 0)
+                    SPAN(v, job_last[jb] + 1 > p ? job_last[jb] + 1 : p);
+            }
+        }
+    }
+    /* NPU buffers are reused one node later than their last reader, so that
+     * no task writes memory the task right before it still reads (the PC
+     * prefetches the next task, facts §1.4) */
+    for (int k = 0; k < cg->nvi; k++)
+        if (cg->vi[k].npu_val && cg->vi[k].last >= 0)
+            cg->vi[k].last++;
+    for (int k = 0; k < g->noutputs; k++)
+        SPAN(g->outputs[k], nn);
+#undef SPAN
+    free(job_first);
+    free(job_last);
+    *pos_job_out = job_of;
+    return NPU_OK;
+}
+
+static enum npu_status
+plan_memory(struct npu_cg *cg)
+{
+    const struct npu_graph *g = cg->g;
+    struct ival *a = calloc((size_t)g->nvalues + 1, sizeof(*a));
+    struct ival *h = calloc((size_t)g->nvalues + 1, sizeof(*h));
+    int na = 0, nh = 0;
+    bool nomem = false;
+    if (!a || !h) {
+        free(a);
+        free(h);
+        return NPU_ERR_NOMEM;
+    }
+    uint64_t wsize = 0;
+    for (int k = 0; k < g->nvalues; k++) {
+        const struct npu_value *v = g->values[k];
+        if (v->id >= cg->nvi)
+            continue;
+        struct vinfo *i = &cg->vi[v->id];
+        if (i->npu_const) {
+            wsize = (wsize + CG_ALIGN - 1) / CG_ALIGN * CG_ALIGN;
+            i->w_off = wsize;
+            wsize += (uint64_t)npu_tensor_nbytes(&v->t);
+        }
+        if (i->npu_val && i->first >= 0) {
+            uint64_t b = npu_rk_value_bytes(v);
+            if (!b) {
+                npu_err(NPU_BE_DOM, "codegen: NPU value '%s' has no size", v->name);
+                free(a);
+                free(h);
+                return NPU_ERR_INVALID;
+            }
+            a[na++] = (struct ival){v->id, i->first, i->last, b, 0};
+        }
+        if (i->host_val && v->kind != NPU_VALUE_CONST && i->first >= 0)
+            h[nh++] = (struct ival){v->id, i->first, i->last,
+                                    (uint64_t)npu_tensor_nbytes(&v->t), 0};
+    }
+    uint64_t act = place(a, na, &nomem);
+    uint64_t host = place(h, nh, &nomem);
+    for (int k = 0; k < na; k++)
+        cg->vi[a[k].id].act_off = a[k].offset;
+    for (int k = 0; k < nh; k++)
+        cg->vi[h[k].id].host_off = h[k].offset;
+    free(a);
+    free(h);
+    if (nomem)
+        return NPU_ERR_NOMEM;
+    if (act > 0xffffffffull || wsize > 0xffffffffull) {
+        npu_err(NPU_BE_DOM, "codegen: NPU memory over 4 GiB (activations %llu, weights %llu)",
+                (unsigned long long)act, (unsigned long long)wsize);
+        return NPU_ERR_UNSUPPORTED;
+    }
+    cg->p->act_bytes = act;
+    cg->p->host_bytes = host;
+    wsize = (wsize + CG_ALIGN - 1) / CG_ALIGN * CG_ALIGN;
+    uint8_t *w = npu_program_alloc(cg->p, (size_t)(wsize ? wsize : 64));
+    if (!w)
+        return NPU_ERR_NOMEM;
+    for (int k = 0; k < g->nvalues; k++) {
+        const struct npu_value *v = g->values[k];
+        if (v->id < cg->nvi && cg->vi[v->id].npu_const)
+            memcpy(w + cg->vi[v->id].w_off, v->t.data, (size_t)npu_tensor_nbytes(&v->t));
+    }
+    cg->p->weights = w;
+    cg->p->weights_bytes = wsize;
+    return NPU_OK;
+}
+
+/* ---- driver ---------------------------------------------------------------------- */
+
+enum npu_status
+npu_codegen(const struct npu_graph *g, const struct npu_backend_options *o,
+            struct npu_program **out)
+{
+    static const struct npu_backend_options defaults;
+    struct npu_cg cg = {.g = g, .o = o ? o : &defaults};
+    enum npu_status st = NPU_ERR_NOMEM;
+    int *job_of = NULL;
+    *out = NULL;
+    npu_stream_init(&cg.s);
+    if (npu_graph_update_uses((struct npu_graph *)g))
+        return NPU_ERR_NOMEM;
+    int maxid = 0;
+    for (int k = 0; k < g->nvalues; k++)
+        if (g->values[k]->id + 1 > maxid)
+            maxid = g->values[k]->id + 1;
+    cg.nvi = maxid;
+    cg.vi = calloc((size_t)maxid + 1, sizeof(*cg.vi));
+    cg.p = npu_program_new();
+    if (!cg.vi || !cg.p)
+        goto fail;
+    if ((st = analyse(&cg, &job_of)) || (st = plan_memory(&cg)))
+        goto fail;
+
+    /* steps */
+    struct {
+        const struct npu_node **v;
+        int n, cap;
+    } pre = {0}, post = {0};
+    bool open = false;
+    const char *job_name = NULL;
+    int pos = 0;
+    st = NPU_OK;
+    npu_graph_for_each_node(g, n) {
+        int p = pos++;
+        (void)p;
+        if (n->op == NPU_OP_RK_TO_NPU) {
+            if (!open) {
+                st = convert_step(&cg, n);
+            } else if (grow((void **)&pre.v, &pre.cap, pre.n + 1, sizeof(*pre.v))) {
+                pre.v[pre.n++] = n;
+            } else {
+                st = NPU_ERR_NOMEM;
+            }
+        } else if (n->op == NPU_OP_RK_TO_HOST) {
+            if (!open)
+                st = convert_step(&cg, n);
+            else if (grow((void **)&post.v, &post.cap, post.n + 1, sizeof(*post.v)))
+                post.v[post.n++] = n;
+            else
+                st = NPU_ERR_NOMEM;
+        } else if (is_compute(n)) {
+            const struct npu_op_handler *h = npu_op_handler(n->op);
+            if (!h || !h->emit) {
+                npu_err(NPU_BE_DOM, "codegen: no emitter for %s", npu_op_name(n->op));
+                st = NPU_ERR_UNSUPPORTED;
+                break;
+            }
+            if (!open) {
+                open = true;
+                job_name = n->name;
+            }
+            /* pending conversions must precede the job: insert them before
+             * the job's step, which close_job appends */
+            st = h->emit(&cg, n);
+            cg.job_s += npu_node_float(n, "modeled_us", 0.0f) * 1e-6;
+        } else {
+            if (open) {
+                /* conversions into this job go before it */
+                int at = cg.n_steps;
+                for (int k = 0; !st && k < pre.n; k++)
+                    st = convert_step(&cg, pre.v[k]);
+                (void)at;
+                if (!st)
+                    st = close_job(&cg, job_name);
+                for (int k = 0; !st && k < post.n; k++)
+                    st = convert_step(&cg, post.v[k]);
+                pre.n = post.n = 0;
+                open = false;
+            }
+            if (!st)
+                st = cpu_step(&cg, n);
+        }
+        if (st)
+            break;
+    }
+    if (!st && open) {
+        for (int k = 0; !st && k < pre.n; k++)
+            st = convert_step(&cg, pre.v[k]);
+        if (!st)
+            st = close_job(&cg, job_name);
+        for (int k = 0; !st && k < post.n; k++)
+            st = convert_step(&cg, post.v[k]);
+    }
+    free(pre.v);
+    free(post.v);
+    if (st)
+        goto fail;
+
+    /* graph inputs and outputs (host tensors) */
+    int *ins = npu_program_alloc(cg.p, sizeof(int) * (size_t)(g->ninputs + 1));
+    int *outs = npu_program_alloc(cg.p, sizeof(int) * (size_t)(g->noutputs + 1));
+    st = NPU_ERR_NOMEM;
+    if (!ins || !outs)
+        goto fail;
+    for (int k = 0; k < g->ninputs; k++)
+        if ((ins[k] = tensor_of(&cg, g->inputs[k], false)) < 0)
+            goto fail;
+    for (int k = 0; k < g->noutputs; k++)
+        if ((outs[k] = tensor_of(&cg, g->outputs[k], false)) < 0)
+            goto fail;
+    /* copy the lists into the program arena */
+    struct npu_prog_tensor *t = npu_program_alloc(cg.p, sizeof(*t) * (size_t)(cg.n_tensors + 1));
+    struct npu_prog_step *s = npu_program_alloc(cg.p, sizeof(*s) * (size_t)(cg.n_steps + 1));
+    struct npu_prog_job *j = npu_program_alloc(cg.p, sizeof(*j) * (size_t)(cg.n_jobs + 1));
+    if (!t || !s || !j)
+        goto fail;
+    if (cg.n_tensors)
+        memcpy(t, cg.tensors, sizeof(*t) * (size_t)cg.n_tensors);
+    if (cg.n_steps)
+        memcpy(s, cg.steps, sizeof(*s) * (size_t)cg.n_steps);
+    if (cg.n_jobs)
+        memcpy(j, cg.jobs, sizeof(*j) * (size_t)cg.n_jobs);
+    cg.p->tensors = t;
+    cg.p->n_tensors = cg.n_tensors;
+    cg.p->steps = s;
+    cg.p->n_steps = cg.n_steps;
+    cg.p->jobs = j;
+    cg.p->n_jobs = cg.n_jobs;
+    cg.p->inputs = ins;
+    cg.p->n_inputs = g->ninputs;
+    cg.p->outputs = outs;
+    cg.p->n_outputs = g->noutputs;
+    cg.p->producer = npu_program_strdup(cg.p, "opennpu 0.1.0 be-conv codegen");
+    *out = cg.p;
+    cg.p = NULL;
+    st = NPU_OK;
+fail:
+    npu_program_free(cg.p);
+    npu_stream_fini(&cg.s);
+    free(cg.vi);
+    free(cg.tensors);
+    free(cg.steps);
+    free(cg.jobs);
+    free(job_of);
+    return st;
+}
+
+enum npu_status
+npu_backend_compile(struct npu_graph *g, const struct npu_backend_options *o,
+                    struct npu_program **out)
+{
+    *out = NULL;
+    enum npu_status st = npu_compile(g, NULL);
+    if (!st)
+        st = npu_lower_graph(g, o);
+    if (!st)
+        st = npu_codegen(g, o, out);
+    return st;
+}
+
+/* ---- printing -------------------------------------------------------------------- */
+
+void
+npu_program_print(const struct npu_program *p, FILE *f)
+{
+    static const char *const kinds[] = {"cpu", "npu-job", "convert"};
+    fprintf(f, "program v%u: %d steps, %d jobs, %d tensors, weights %llu B, activations %llu B, "
+               "host arena %llu B\n",
+            p->version, p->n_steps, p->n_jobs, p->n_tensors,
+            (unsigned long long)p->weights_bytes, (unsigned long long)p->act_bytes,
+            (unsigned long long)p->host_bytes);
+    for (int i = 0; i < p->n_steps; i++) {
+        const struct npu_prog_step *s = &p->steps[i];
+        fprintf(f, "  step %d %s", i, kinds[s->kind]);
+        if (s->kind == NPU_STEP_CPU)
+            fprintf(f, " %s", npu_op_name(s->op));
+        if (s->kind == NPU_STEP_NPU_JOB) {
+            const struct npu_prog_job *j = &p->jobs[s->job];
+            fprintf(f, " job %d: %u tasks, %u qwords, %u relocs, modeled %.1f us (timing model "
+                       "v1)",
+                    s->job, j->n_tasks, j->n_qwords, j->n_relocs, j->modeled_s * 1e6);
+        }
+        for (int k = 0; k < s->nin; k++)
+            if (s->in[k] >= 0)
+                fprintf(f, " <%s", p->tensors[s->in[k]].name);
+        for (int k = 0; k < s->nout; k++)
+            fprintf(f, " >%s", p->tensors[s->out[k]].name);
+        fprintf(f, "  [%s]\n", s->name ? s->name : "");
+    }
+}

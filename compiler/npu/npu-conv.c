@@ -1,0 +1,1205 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-conv.c: MatMul, Gemm and Conv on the NPU: what is supported, the
+ * tiler, the modeled cost, and the lowering to rk.Conv.
+ *
+ * A matrix product is a 1x1 convolution (facts §2.10): A[M][K] is a feature
+ * map of M one-pixel rows with K channels, B[K][N] N kernels of 1x1xK,
+ * packed at compile time. Conv maps directly; depthwise is CONV_MODE 3;
+ * grouped convs run one task set per group when the groups line up with
+ * atoms and kernel groups, else as a dense conv with block-diagonal weights.
+ *
+ * The tiler (plan()) splits a conv whose input and weights do not fit the
+ * CBUF (12 banks of 32 KiB, facts §2.11):
+ *   - output rows, each tile reading the input rows its kernel needs
+ *     (overlap kh - stride rows), DATA_BANK = the banks the tile's rows fill
+ *     (NOTES S14);
+ *   - output kernels, in kernel groups (16 fp16 / 32 int8), either to keep
+ *     a kernel tile's weights resident across row tiles (WEIGHT_REUSE) or
+ *     with the input resident across kernel tiles (DATA_REUSE);
+ *   - input-channel blocks, accumulated across tasks: block 0 writes a
+ *     partial sum (fp32 by default), block j adds its conv to block j-1's
+ *     partial with the DPU EW stage (ALU add, per-pixel operand read by
+ *     ERDMA), the last block writes the result (facts §5.3).
+ * Every candidate is priced with timing model v1 exactly as the simulator
+ * accounts tasks (rk_task_seconds) and the cheapest wins; the RKNN rule
+ * (NOTES S14) is one candidate and can be forced (rknn_tiling).
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npu-be-priv.h"
+
+#define BANK_BYTES 32768u
+#define CBUF_BANKS 12u
+#define MAX_IN_ROWS 2047u /* CNA DATAIN_HEIGHT [10:0] */
+#define MAX_WIDTH 2047u   /* CNA DATAIN_WIDTH / DATAOUT_WIDTH [10:0] */
+
+enum src_kind { SRC_MATMUL, SRC_GEMM, SRC_CONV };
+
+/* A source node read into one convolution description. */
+struct conv_src {
+    enum src_kind kind;
+    bool integer;               /* MatMulInteger / ConvInteger: int8 x int8 -> int32 */
+    int32_t x_zp;               /* input zero point (integer kinds) */
+    const struct npu_value *w_zp; /* weight zero point(s) or NULL */
+    struct npu_value *x;        /* activation input */
+    uint32_t in_view[3];        /* how x is viewed (C, H, W) */
+    uint32_t out_view[3];
+    int out_ndim;
+    int64_t out_dims[NPU_MAX_DIMS];
+    struct rk_conv_geom g;
+    uint32_t pads[4];
+    uint32_t groups;            /* grouped conv run per group (1 = not) */
+    bool block_diag;            /* grouped conv expanded to dense */
+    const struct npu_value *w;  /* weights constant */
+    bool w_trans;               /* matmul/gemm: B is [K][N] (false: [N][K], Gemm transB) */
+    float alpha;                /* Gemm alpha */
+    const struct npu_value *b;  /* bias constant (per output channel) or NULL */
+    float beta;
+    /* activation (npu_act) */
+    const char *act_name;
+    float act_alpha, act_beta;
+    bool act_fused;             /* expressible in the conv's DPU stages */
+};
+
+/* ---- reading the source node ---------------------------------------------------------- */
+
+static bool
+why_set(char *why, size_t len, const char *fmt, ...) NPU_PRINTF(3, 4);
+
+static bool
+why_set(char *why, size_t len, const char *fmt, ...)
+{
+    if (why && len) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(why, len, fmt, ap);
+        va_end(ap);
+    }
+    return false;
+}
+
+static bool
+const_float(const struct npu_value *v)
+{
+    return v && v->kind == NPU_VALUE_CONST &&
+           (v->t.dtype == NPU_DTYPE_FP32 || v->t.dtype == NPU_DTYPE_FP16);
+}
+
+static float
+elem_f(const struct npu_value *v, int64_t i)
+{
+    return (float)npu_value_get_f64(v, i);
+}
+
+/* Activation of the node, and whether the conv's DPU stages can apply it. */
+static void
+read_act(const struct npu_node *n, struct conv_src *s)
+{
+    s->act_name = npu_node_string(n, "npu_act", NULL);
+    if (s->act_name && !strcmp(s->act_name, "none"))
+        s->act_name = NULL;
+    s->g.act = RK_ACT_NONE;
+    s->act_fused = true;
+    if (!s->act_name)
+        return;
+    if (!strcmp(s->act_name, "relu")) {
+        s->g.act = RK_ACT_RELU;
+    } else if (!strcmp(s->act_name, "clip")) {
+        float lo = npu_node_float(n, "npu_act_alpha", -INFINITY);
+        float hi = npu_node_float(n, "npu_act_beta", INFINITY);
+        s->act_alpha = lo;
+        s->act_beta = hi;
+        /* BS ReLU-X clamps at one bound after ReLU; the lower bound is moved
+         * to 0 by subtracting it first, so it must be finite. */
+        if (isfinite(lo) && !isnan(hi) && hi >= lo) {
+            s->g.act = RK_ACT_CLIP;
+            s->g.act_lo = lo;
+            s->g.act_hi = hi;
+        } else {
+            s->act_fused = false;
+        }
+    } else {
+        /* leaky_relu needs BS PReLU (unverified, facts §5.3); LUT activations
+         * are be-dpu's: all run as a separate node after the conv */
+        s->act_fused = false;
+        s->act_alpha = npu_node_float(n, "npu_act_alpha", 0);
+        s->act_beta = npu_node_float(n, "npu_act_beta", 0);
+    }
+}
+
+/* Zero points of MatMulInteger / ConvInteger (inputs 2 and 3): the input's
+ * becomes a bias (-x_zp x the kernel's weight sum) and the pad value; the
+ * weights' is subtracted at compile time (the result must stay int8). */
+static bool
+read_zero_points(const struct npu_node *n, struct conv_src *s, uint32_t kernels, char *why,
+                 size_t wl)
+{
+    const struct npu_value *xz = npu_node_in(n, 2), *wz = npu_node_in(n, 3);
+    if (xz) {
+        if (xz->kind != NPU_VALUE_CONST || npu_value_numel(xz) != 1 ||
+            xz->t.dtype != NPU_DTYPE_INT8)
+            return why_set(why, wl, "input zero point must be an int8 scalar constant");
+        s->x_zp = (int32_t)npu_value_get_i64(xz, 0);
+    }
+    if (wz) {
+        int64_t nz = npu_value_numel(wz);
+        if (wz->kind != NPU_VALUE_CONST || wz->t.dtype != NPU_DTYPE_INT8 ||
+            (nz != 1 && nz != kernels))
+            return why_set(why, wl, "weight zero point must be an int8 constant, per tensor or "
+                                    "per output channel");
+        s->w_zp = wz;
+    }
+    return true;
+}
+
+static bool
+read_matmul(const struct npu_graph *gr, const struct npu_node *n, struct conv_src *s, char *why,
+            size_t wl)
+{
+    (void)gr;
+    struct npu_value *a = npu_node_in(n, 0), *b = npu_node_in(n, 1);
+    if (!a || !b)
+        return why_set(why, wl, "missing operand");
+    if (s->kind == SRC_GEMM) {
+        if (npu_node_int(n, "transA", 0))
+            return why_set(why, wl, "Gemm with transA=1");
+        s->w_trans = npu_node_int(n, "transB", 0) == 0;
+        s->alpha = npu_node_float(n, "alpha", 1.0f);
+        s->beta = npu_node_float(n, "beta", 1.0f);
+        if (a->t.ndim != 2)
+            return why_set(why, wl, "Gemm A must be 2-D");
+    } else {
+        s->w_trans = true;
+        s->alpha = 1.0f;
+        s->beta = 1.0f;
+    }
+    if (s->integer) {
+        if (a->t.dtype != NPU_DTYPE_INT8)
+            return why_set(why, wl, "MatMulInteger A of %s (int8 only)", npu_dtype_name(a->t.dtype));
+        if (!b || b->kind != NPU_VALUE_CONST || b->t.dtype != NPU_DTYPE_INT8)
+            return why_set(why, wl, "MatMulInteger B must be an int8 constant");
+    } else {
+        if (!npu_dtype_is_float(a->t.dtype) || a->t.dtype == NPU_DTYPE_FP64)
+            return why_set(why, wl, "activation dtype %s (fp32/fp16 only)",
+                           npu_dtype_name(a->t.dtype));
+        if (!const_float(b))
+            return why_set(why, wl, "B is not a float constant (activation x activation "
+                                    "products go through be-dpu's attention lowering)");
+    }
+    if (b->t.ndim != 2)
+        return why_set(why, wl, "B must be 2-D");
+    if (a->t.ndim < 1 || a->t.ndim > 4)
+        return why_set(why, wl, "A must have rank 1 to 4");
+    uint32_t K = (uint32_t)a->t.dims[a->t.ndim - 1];
+    uint32_t N = (uint32_t)(s->w_trans ? b->t.dims[1] : b->t.dims[0]);
+    if ((s->w_trans ? b->t.dims[0] : b->t.dims[1]) != K)
+        return why_set(why, wl, "inner dims disagree");
+    uint64_t M = 1;
+    for (int i = 0; i < a->t.ndim - 1; i++)
+        M *= (uint64_t)a->t.dims[i];
+    if (M > 8192 || K > 8192 || N > 8192)
+        return why_set(why, wl, "M %llu, K %u, N %u: the NPU views hold at most 8192",
+                       (unsigned long long)M, K, N);
+    s->x = a;
+    s->in_view[0] = K;
+    s->in_view[1] = (uint32_t)M;
+    s->in_view[2] = 1;
+    s->out_view[0] = N;
+    s->out_view[1] = (uint32_t)M;
+    s->out_view[2] = 1;
+    const struct npu_tensor *y = &n->out[0]->t;
+    s->out_ndim = y->ndim;
+    memcpy(s->out_dims, y->dims, sizeof(int64_t) * (size_t)y->ndim);
+    s->w = b;
+    struct npu_value *c = s->integer ? NULL : npu_node_in(n, 2);
+    if (s->integer && !read_zero_points(n, s, N, why, wl))
+        return false;
+    if (c) {
+        if (!const_float(c))
+            return why_set(why, wl, "bias is not a float constant");
+        int64_t nb = npu_value_numel(c);
+        if (nb != 1 && nb != N)
+            return why_set(why, wl, "bias must be per output column (%u values) or a scalar",
+                           N);
+        if (nb == N && c->t.ndim > 0 && c->t.dims[c->t.ndim - 1] != N)
+            return why_set(why, wl, "bias does not broadcast per column");
+        s->b = c;
+    }
+    struct rk_conv_geom *g = &s->g;
+    g->c = K;
+    g->h = (uint32_t)M;
+    g->w = 1;
+    g->k = N;
+    g->oh = (uint32_t)M;
+    g->ow = 1;
+    g->kh = g->kw = g->sy = g->sx = g->dy = g->dx = 1;
+    g->bias = s->b != NULL || (s->integer && s->x_zp);
+    return true;
+}
+
+static bool
+read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src *s, char *why,
+          size_t wl)
+{
+    (void)gr;
+    struct npu_value *x = npu_node_in(n, 0), *w = npu_node_in(n, 1), *b = npu_node_in(n, 2);
+    if (!x || !w)
+        return why_set(why, wl, "missing operand");
+    if (x->t.ndim != 4 || x->t.dims[0] != 1)
+        return why_set(why, wl, "only 2-D convolutions of one image (input [1, C, H, W])");
+    if (s->integer) {
+        b = NULL;
+        if (x->t.dtype != NPU_DTYPE_INT8)
+            return why_set(why, wl, "ConvInteger x of %s (int8 only)", npu_dtype_name(x->t.dtype));
+        if (w->kind != NPU_VALUE_CONST || w->t.dtype != NPU_DTYPE_INT8 || w->t.ndim != 4)
+            return why_set(why, wl, "ConvInteger weights must be a 4-D int8 constant");
+    } else {
+        if (!npu_dtype_is_float(x->t.dtype) || x->t.dtype == NPU_DTYPE_FP64)
+            return why_set(why, wl, "activation dtype %s (fp32/fp16 only)",
+                           npu_dtype_name(x->t.dtype));
+        if (!const_float(w) || w->t.ndim != 4)
+            return why_set(why, wl, "weights are not a 4-D float constant");
+    }
+    if (b && (!const_float(b) || npu_value_numel(b) != w->t.dims[0]))
+        return why_set(why, wl, "bias is not a per-kernel float constant");
+    const char *ap = npu_node_string(n, "auto_pad", "NOTSET");
+    size_t cnt;
+    const int64_t *v;
+    uint32_t C = (uint32_t)x->t.dims[1], H = (uint32_t)x->t.dims[2], W = (uint32_t)x->t.dims[3];
+    uint32_t K = (uint32_t)w->t.dims[0];
+    uint32_t kh = (uint32_t)w->t.dims[2], kw = (uint32_t)w->t.dims[3];
+    int64_t grp = npu_node_int(n, "group", 1);
+    uint32_t st[2] = {1, 1}, dil[2] = {1, 1};
+    int64_t pads[4] = {0, 0, 0, 0};
+    if ((v = npu_node_ints(n, "strides", &cnt)) && cnt == 2) {
+        st[0] = (uint32_t)v[0];
+        st[1] = (uint32_t)v[1];
+    }
+    if ((v = npu_node_ints(n, "dilations", &cnt)) && cnt == 2) {
+        dil[0] = (uint32_t)v[0];
+        dil[1] = (uint32_t)v[1];
+    }
+    if (dil[0] != 1 || dil[1] != 1)
+        return why_set(why, wl, "dilation %ux%u: the ATROUS encoding is untested (facts §6.14) "
+                                "and the simulator refuses it in strict mode",
+                       dil[0], dil[1]);
+    if (st[0] < 1 || st[1] < 1 || st[0] > 7 || st[1] > 7)
+        return why_set(why, wl, "stride %ux%u (CONV_CON3 holds 1..7)", st[0], st[1]);
+    if (kh < 1 || kw < 1 || kh > 32 || kw > 32)
+        return why_set(why, wl, "kernel %ux%u (WEIGHT_SIZE2 holds 1..32)", kh, kw);
+    if (!strcmp(ap, "NOTSET")) {
+        if ((v = npu_node_ints(n, "pads", &cnt)) && cnt == 4) {
+            pads[0] = v[0]; /* top */
+            pads[1] = v[1]; /* left */
+            pads[2] = v[2]; /* bottom */
+            pads[3] = v[3]; /* right */
+        }
+    } else if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
+        for (int d = 0; d < 2; d++) {
+            int64_t in = d ? W : H, k = d ? kw : kh, s1 = st[d];
+            int64_t out = (in + s1 - 1) / s1;
+            int64_t tot = (out - 1) * s1 + k - in;
+            if (tot < 0)
+                tot = 0;
+            int64_t small = tot / 2, big = tot - small;
+            bool upper = !strcmp(ap, "SAME_UPPER");
+            pads[d] = upper ? small : big;
+            pads[2 + d] = upper ? big : small;
+        }
+    } else if (strcmp(ap, "VALID")) {
+        return why_set(why, wl, "auto_pad %s", ap);
+    }
+    for (int i = 0; i < 4; i++)
+        if (pads[i] < 0 || pads[i] > 15)
+            return why_set(why, wl, "padding %lld (PAD_CON0 holds 0..15)", (long long)pads[i]);
+    if (grp < 1 || C % grp || K % grp || w->t.dims[1] != C / grp)
+        return why_set(why, wl, "inconsistent group %lld", (long long)grp);
+    int64_t oh = (H + pads[0] + pads[2] - kh) / st[0] + 1;
+    int64_t ow = (W + pads[1] + pads[3] - kw) / st[1] + 1;
+    if (H + pads[0] + pads[2] < kh || W + pads[1] + pads[3] < kw || oh < 1 || ow < 1)
+        return why_set(why, wl, "empty output");
+    if (C > 8192 || K > 8192 || H > 8192 || oh > 8192)
+        return why_set(why, wl, "channel or height over 8192 (DPU cube fields)");
+    if (W > MAX_WIDTH || ow > MAX_WIDTH)
+        return why_set(why, wl, "width over %u (CNA DATAIN_WIDTH)", MAX_WIDTH);
+    s->x = x;
+    s->in_view[0] = C;
+    s->in_view[1] = H;
+    s->in_view[2] = W;
+    s->out_view[0] = K;
+    s->out_view[1] = (uint32_t)oh;
+    s->out_view[2] = (uint32_t)ow;
+    const struct npu_tensor *y = &n->out[0]->t;
+    s->out_ndim = y->ndim;
+    memcpy(s->out_dims, y->dims, sizeof(int64_t) * (size_t)y->ndim);
+    s->w = w;
+    s->b = b;
+    s->alpha = s->beta = 1.0f;
+    if (s->integer && !read_zero_points(n, s, K, why, wl))
+        return false;
+    for (int i = 0; i < 4; i++)
+        s->pads[i] = (uint32_t)pads[i];
+    struct rk_conv_geom *g = &s->g;
+    g->c = C;
+    g->h = H;
+    g->w = W;
+    g->k = K;
+    g->oh = (uint32_t)oh;
+    g->ow = (uint32_t)ow;
+    g->kh = kh;
+    g->kw = kw;
+    g->sy = st[0];
+    g->sx = st[1];
+    g->dy = g->dx = 1;
+    g->pt = (uint32_t)pads[0];
+    g->pl = (uint32_t)pads[1];
+    g->bias = b != NULL || (s->integer && s->x_zp);
+    if (grp > 1 && s->integer)
+        return why_set(why, wl, "grouped ConvInteger");
+    if (grp > 1) {
+        uint32_t cg = C / (uint32_t)grp, kgp = K / (uint32_t)grp;
+        if (grp == C && K == C) {
+            g->depthwise = true;
+        } else if (cg % 8 == 0 && kgp % 16 == 0) {
+            s->groups = (uint32_t)grp; /* per-group tasks: windows on atoms and kernel groups */
+        } else if ((uint64_t)K * C * kh * kw <= (64u << 20)) {
+            s->block_diag = true; /* dense conv, zero weights off the diagonal blocks */
+        } else {
+            return why_set(why, wl, "group %lld with %u/%u channels per group", (long long)grp,
+                           cg, kgp);
+        }
+    }
+    return true;
+}
+
+static bool
+read_src(const struct npu_graph *g, const struct npu_node *n, struct conv_src *s, char *why,
+         size_t wl)
+{
+    memset(s, 0, sizeof(*s));
+    s->groups = 1;
+    s->kind = (n->op == NPU_OP_CONV || n->op == NPU_OP_CONV_INTEGER) ? SRC_CONV
+              : n->op == NPU_OP_GEMM ? SRC_GEMM : SRC_MATMUL;
+    s->integer = n->op == NPU_OP_MATMUL_INTEGER || n->op == NPU_OP_CONV_INTEGER;
+    if (n->nout != 1)
+        return why_set(why, wl, "extra outputs");
+    if (s->integer ? n->out[0]->t.dtype != NPU_DTYPE_INT32 : !npu_dtype_is_float(n->out[0]->t.dtype))
+        return why_set(why, wl, "result dtype %s", npu_dtype_name(n->out[0]->t.dtype));
+    bool ok = s->kind == SRC_CONV ? read_conv(g, n, s, why, wl) : read_matmul(g, n, s, why, wl);
+    if (!ok)
+        return false;
+    if (s->integer) {
+        /* facts §2.9: int8 in / proc, int32 out (MTX matmul_int8) */
+        s->g.in_dt = NPU_DTYPE_INT8;
+        s->g.out_dt = NPU_DTYPE_INT32;
+        s->g.part_dt = NPU_DTYPE_INT32;
+        s->g.act = RK_ACT_NONE;
+        return true;
+    }
+    s->g.in_dt = NPU_DTYPE_FP16;
+    s->g.out_dt = NPU_DTYPE_FP16;
+    s->g.part_dt = NPU_DTYPE_FP32;
+    read_act(n, s);
+    return true;
+}
+
+/* ---- the tiler --------------------------------------------------------------------- */
+
+struct plan {
+    struct rk_tile *t;
+    uint32_t n, cap;
+    uint32_t parts;       /* partial-sum buffers (0 or 2) */
+    double seconds;       /* modeled, timing model v1, without the submit */
+    uint64_t dma_bytes, macs;
+};
+
+static void
+plan_free(struct plan *p)
+{
+    free(p->t);
+    memset(p, 0, sizeof(*p));
+}
+
+static bool
+plan_push(struct plan *p, const struct rk_tile *t)
+{
+    if (p->n == p->cap) {
+        uint32_t cap = p->cap ? p->cap * 2 : 16;
+        struct rk_tile *x = realloc(p->t, sizeof(*x) * cap);
+        if (!x)
+            return false;
+        p->t = x;
+        p->cap = cap;
+    }
+    p->t[p->n++] = *t;
+    return true;
+}
+
+/* Parameters of one candidate. */
+struct cand {
+    uint32_t nc;      /* input channels per block (S = ceil(C / nc) blocks) */
+    uint32_t bank;    /* DATA_BANK */
+    uint32_t rows;    /* output rows per row tile */
+    uint32_t nk;      /* kernels per kernel tile */
+    bool kern_outer;  /* loop kernels (then blocks) outside rows: weights stay, WEIGHT_REUSE */
+};
+
+/* Output rows a tile of `in_rows` input rows can produce. */
+static uint32_t
+rows_out_for(const struct rk_conv_geom *g, uint32_t in_rows)
+{
+    uint32_t eff = (g->kh - 1) * g->dy + 1;
+    if (in_rows < eff)
+        return 0;
+    return (in_rows - eff) / g->sy + 1;
+}
+
+/* Largest number of output rows whose input fits `bank` data banks. The
+ * tile's real input rows (padding and the map's edges cut them) are checked
+ * by the caller through rk_tile_rows. */
+static uint32_t
+rows_fit(const struct rk_conv_geom *g, uint32_t nc, uint32_t bank)
+{
+    uint64_t row = rk_tile_data_bytes(g, 1, nc);
+    uint64_t in_rows = (uint64_t)bank * BANK_BYTES / row;
+    if (in_rows > MAX_IN_ROWS)
+        in_rows = MAX_IN_ROWS;
+    uint32_t r = rows_out_for(g, (uint32_t)in_rows);
+    /* padding rows do not occupy the CBUF: a tile may cover up to pt more */
+    return r > g->oh ? g->oh : r;
+}
+
+/* Whether a task's weights can flow through `wbanks` weight banks: resident,
+ * or streamed with at least one kernel group fitting (facts §6.12; the
+ * simulator refuses less). */
+static bool
+weights_ok(const struct rk_conv_geom *g, uint32_t nk, uint32_t nc, uint32_t wbanks, bool *resident)
+{
+    uint64_t cap = (uint64_t)wbanks * BANK_BYTES;
+    uint64_t all = rk_weight_set_bytes(g, nk, nc);
+    *resident = all <= cap;
+    if (*resident)
+        return true;
+    uint32_t kg = g->depthwise ? 1 : NPU_MIN(nk, rk_kernel_group(g));
+    return rk_weight_set_bytes(g, kg, nc) <= cap;
+}
+
+/* Builds the task list of a candidate; false when it breaks a constraint. */
+static bool
+build(const struct rk_conv_geom *g, const struct cand *c, uint32_t groups, uint32_t max_tasks,
+      struct plan *p)
+{
+    const uint32_t C = groups > 1 ? g->c / groups : g->c;
+    const uint32_t K = groups > 1 ? g->k / groups : g->k;
+    const uint32_t S = g->depthwise ? 1 : (C + c->nc - 1) / c->nc;
+    const uint32_t R = (g->oh + c->rows - 1) / c->rows;
+    const uint32_t KT = (K + c->nk - 1) / c->nk;
+    if ((uint64_t)R * KT * S * groups > max_tasks)
+        return false;
+    p->n = 0;
+    p->parts = S > 1 ? 2 : 0;
+    p->seconds = 0;
+    p->dma_bytes = p->macs = 0;
+    /* per-task weight set offsets are assigned later (packing) */
+    for (uint32_t gi = 0; gi < groups; gi++) {
+        uint32_t cb = gi * C, kb = gi * K;
+        if (c->kern_outer) {
+            for (uint32_t ki = 0; ki < KT; ki++)
+                for (uint32_t s = 0; s < S; s++)
+                    for (uint32_t ri = 0; ri < R; ri++) {
+                        struct rk_tile t = {0};
+                        t.oy0 = ri * c->rows;
+                        t.oh = NPU_MIN(c->rows, g->oh - t.oy0);
+                        t.k0 = kb + ki * c->nk;
+                        t.nk = NPU_MIN(c->nk, K - ki * c->nk);
+                        t.c0 = g->depthwise ? t.k0 : cb + s * c->nc;
+                        t.nc = g->depthwise ? t.nk : NPU_MIN(c->nc, C - s * c->nc);
+                        t.bank = c->bank;
+                        t.src = s ? (int32_t)(1 + (s - 1) % 2) : -1;
+                        t.dst = s + 1 < S ? (int32_t)(1 + s % 2) : 0;
+                        if (!s && g->bias)
+                            t.flags |= RKT_F_BIAS;
+                        if (s + 1 == S)
+                            t.flags |= RKT_F_ACT;
+                        /* later row tiles of the same weight set: WEIGHT_REUSE
+                         * when resident (checked below) */
+                        if (ri > 0)
+                            t.flags |= RKT_F_WREUSE;
+                        if (!plan_push(p, &t))
+                            return false;
+                    }
+        } else {
+            for (uint32_t ri = 0; ri < R; ri++)
+                for (uint32_t ki = 0; ki < KT; ki++)
+                    for (uint32_t s = 0; s < S; s++) {
+                        struct rk_tile t = {0};
+                        t.oy0 = ri * c->rows;
+                        t.oh = NPU_MIN(c->rows, g->oh - t.oy0);
+                        t.k0 = kb + ki * c->nk;
+                        t.nk = NPU_MIN(c->nk, K - ki * c->nk);
+                        t.c0 = g->depthwise ? t.k0 : cb + s * c->nc;
+                        t.nc = g->depthwise ? t.nk : NPU_MIN(c->nc, C - s * c->nc);
+                        t.bank = c->bank;
+                        t.src = s ? (int32_t)(1 + (s - 1) % 2) : -1;
+                        t.dst = s + 1 < S ? (int32_t)(1 + s % 2) : 0;
+                        if (!s && g->bias)
+                            t.flags |= RKT_F_BIAS;
+                        if (s + 1 == S)
+                            t.flags |= RKT_F_ACT;
+                        if (ki > 0 && S == 1 && !g->depthwise)
+                            t.flags |= RKT_F_DREUSE;
+                        if (!plan_push(p, &t))
+                            return false;
+                    }
+        }
+    }
+    /* check every task against the CBUF and price it */
+    for (uint32_t i = 0; i < p->n; i++) {
+        struct rk_tile *t = &p->t[i];
+        struct rk_rows r;
+        rk_tile_rows(g, t->oy0, t->oh, &r);
+        if (r.ih > MAX_IN_ROWS || r.pad_top > 15)
+            return false;
+        if (rk_tile_data_bytes(g, r.ih, t->nc) > (uint64_t)t->bank * BANK_BYTES)
+            return false;
+        bool res;
+        if (!weights_ok(g, t->nk, t->nc, CBUF_BANKS - t->bank, &res))
+            return false;
+        if (t->flags & RKT_F_WREUSE) {
+            /* the previous weight load must be this very set, resident */
+            const struct rk_tile *q = NULL;
+            for (uint32_t j = i; j-- > 0;)
+                if (!(p->t[j].flags & RKT_F_WREUSE)) {
+                    q = &p->t[j];
+                    break;
+                }
+            if (!res || !q || q->k0 != t->k0 || q->nk != t->nk || q->c0 != t->c0 ||
+                q->nc != t->nc || q->bank != t->bank)
+                t->flags &= ~RKT_F_WREUSE;
+        }
+        if (t->flags & RKT_F_DREUSE) {
+            const struct rk_tile *q = i ? &p->t[i - 1] : NULL;
+            struct rk_rows rq;
+            if (q)
+                rk_tile_rows(g, q->oy0, q->oh, &rq);
+            if (!q || rq.iy0 != r.iy0 || rq.ih != r.ih || q->c0 != t->c0 || q->nc != t->nc ||
+                q->bank != t->bank)
+                t->flags &= ~RKT_F_DREUSE;
+        }
+        uint64_t b, m;
+        p->seconds += rk_task_seconds(g, t, &b, &m);
+        p->dma_bytes += b;
+        p->macs += m;
+    }
+    return true;
+}
+
+/* RKNN's single-core rule (NOTES S14, derived from the ab-conv captures):
+ * the whole input in as few banks as it needs when it fits next to one
+ * weight bank; otherwise weight banks for all weights (if they fit) or two
+ * kernel groups, the rest data banks filled with as many rows as fit, the
+ * same split for every tile, WEIGHT_REUSE on later tiles when resident. */
+static bool
+rknn_cand(const struct rk_conv_geom *g, uint32_t C, uint32_t K, struct cand *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->nc = C;
+    c->nk = K;
+    c->kern_outer = true;
+    uint64_t in = rk_tile_data_bytes(g, g->h, C);
+    if (in <= (uint64_t)(CBUF_BANKS - 1) * BANK_BYTES) {
+        c->bank = (uint32_t)((in + BANK_BYTES - 1) / BANK_BYTES);
+        if (!c->bank)
+            c->bank = 1;
+        c->rows = g->oh;
+        return true;
+    }
+    uint64_t all = rk_weight_set_bytes(g, K, C);
+    uint64_t two = rk_weight_set_bytes(g, NPU_MIN(K, 2 * rk_kernel_group(g)), C);
+    uint64_t wb = all <= (uint64_t)(CBUF_BANKS - 1) * BANK_BYTES ? all : two;
+    uint32_t wbanks = (uint32_t)((wb + BANK_BYTES - 1) / BANK_BYTES);
+    if (wbanks < 1)
+        wbanks = 1;
+    if (wbanks >= CBUF_BANKS)
+        return false;
+    c->bank = CBUF_BANKS - wbanks;
+    c->rows = rows_fit(g, C, c->bank);
+    return c->rows > 0;
+}
+
+/* Chooses the tiling of a conv (per group when groups > 1). */
+static bool
+plan_conv(const struct rk_conv_geom *g, uint32_t groups, const struct npu_backend_options *o,
+          struct plan *best)
+{
+    const uint32_t C = groups > 1 ? g->c / groups : g->c;
+    const uint32_t K = groups > 1 ? g->k / groups : g->k;
+    const uint32_t kg = rk_kernel_group(g);
+    uint32_t max_tasks = o->max_tasks ? o->max_tasks : 4095;
+    struct plan p = {0};
+    bool have = false;
+    memset(best, 0, sizeof(*best));
+
+#define TRY(cand_)                                                                             \
+    do {                                                                                       \
+        if (build(g, (cand_), groups, max_tasks, &p) &&                                        \
+            (!have || p.seconds < best->seconds * (1 - 1e-9))) {                               \
+            struct plan t_ = *best;                                                            \
+            *best = p;                                                                         \
+            p = t_;                                                                            \
+            have = true;                                                                       \
+        }                                                                                      \
+    } while (0)
+
+    struct cand c;
+    if (rknn_cand(g, C, K, &c)) {
+        TRY(&c);
+        if (have && (o->rknn_tiling || g->mtx)) {
+            plan_free(&p);
+            return true;
+        }
+    }
+    if (g->mtx) {
+        plan_free(&p);
+        return false; /* MTX's A.1 is one task with the whole input resident */
+    }
+    if (g->depthwise) {
+        /* channel tiles (32 channels = one depthwise weight block) */
+        uint32_t nks[2] = {C, 32}, n_nk = C > 32 ? 2 : 1;
+        for (uint32_t b = 0; b < n_nk; b++) {
+            uint32_t last_rows = 0;
+            for (uint32_t bank = 1; bank < CBUF_BANKS; bank++) {
+                uint32_t rows = rows_fit(g, nks[b], bank);
+                if (!rows || rows == last_rows)
+                    continue;
+                last_rows = rows;
+                for (int order = 0; order < 2; order++) {
+                    c.nc = nks[b];
+                    c.nk = nks[b];
+                    c.bank = bank;
+                    c.rows = rows;
+                    c.kern_outer = order == 1;
+                    TRY(&c);
+                }
+            }
+        }
+        plan_free(&p);
+        return have;
+    }
+    /* channel blocks: none, then multiples of 32 channels (one MAC pass each) */
+    uint32_t ncs[40], n_nc = 0;
+    ncs[n_nc++] = C;
+    if (C > 32 && !(g->act == RK_ACT_CLIP && g->act_lo != 0)) {
+        /* (accumulation leaves only ReLU / ReLU-X for the last block) */
+        for (uint32_t S = 2; S <= 64 && n_nc < NPU_ARRAY_SIZE(ncs); S++) {
+            uint32_t nc = (C + S - 1) / S;
+            nc = (nc + 31) / 32 * 32;
+            if (nc >= C || nc == ncs[n_nc - 1])
+                continue;
+            ncs[n_nc++] = nc;
+            if (nc == 32)
+                break;
+        }
+    }
+    for (uint32_t a = 0; a < n_nc; a++) {
+        uint32_t nc = ncs[a];
+        uint32_t last_rows = 0;
+        for (uint32_t bank = 1; bank < CBUF_BANKS; bank++) {
+            uint32_t rows = rows_fit(g, nc, bank);
+            if (!rows || rows == last_rows)
+                continue;
+            last_rows = rows;
+            uint32_t wb = CBUF_BANKS - bank;
+            /* kernel tiles: all kernels, or the most whose weights stay resident */
+            uint32_t nks[2], n_nk = 0;
+            nks[n_nk++] = K;
+            uint64_t per = rk_weight_set_bytes(g, 1, nc);
+            uint64_t res = (uint64_t)wb * BANK_BYTES / per / kg * kg;
+            if (res >= kg && res < K)
+                nks[n_nk++] = (uint32_t)res;
+            for (uint32_t b = 0; b < n_nk; b++) {
+                for (int order = 0; order < 2; order++) {
+                    c.nc = nc;
+                    c.bank = bank;
+                    c.rows = rows;
+                    c.nk = nks[b];
+                    c.kern_outer = order == 1;
+                    TRY(&c);
+                }
+            }
+        }
+    }
+#undef TRY
+    plan_free(&p);
+    return have;
+}
+
+/* ---- weights, bias ----------------------------------------------------------------------- */
+
+/* fp32 OIHW weights of the source, grouped convs expanded to dense when
+ * block_diag; alpha applied. */
+static float *
+dense_weights(const struct conv_src *s)
+{
+    const struct rk_conv_geom *g = &s->g;
+    uint32_t K = g->k, C = g->depthwise ? 1 : g->c, taps = g->kh * g->kw;
+    size_t n = (size_t)K * C * taps;
+    float *w = calloc(n ? n : 1, sizeof(float));
+    if (!w)
+        return NULL;
+    if (s->kind != SRC_CONV) {
+        /* B[K][N] (or [N][K]) -> kernel n, channel k */
+        for (uint32_t o = 0; o < K; o++)
+            for (uint32_t c = 0; c < C; c++)
+                w[(size_t)o * C + c] =
+                    s->alpha * elem_f(s->w, s->w_trans ? (int64_t)c * K + o : (int64_t)o * C + c) -
+                    (s->w_zp ? elem_f(s->w_zp, npu_value_numel(s->w_zp) == 1 ? 0 : o) : 0.0f);
+        return w;
+    }
+    if (s->w_zp) {
+        for (size_t i = 0; i < n; i++)
+            w[i] = elem_f(s->w, (int64_t)i) -
+                   elem_f(s->w_zp, npu_value_numel(s->w_zp) == 1 ? 0 : (int64_t)(i / (C * taps)));
+        return w;
+    }
+    if (g->depthwise || !s->block_diag) {
+        uint32_t cg = g->depthwise ? 1 : (s->groups > 1 ? g->c / s->groups : g->c);
+        if (s->groups > 1) {
+            /* keep per-group layout [K][C/g][kh][kw]; packed per group later */
+            free(w);
+            n = (size_t)K * cg * taps;
+            w = calloc(n, sizeof(float));
+            if (!w)
+                return NULL;
+        }
+        for (size_t i = 0; i < n; i++)
+            w[i] = elem_f(s->w, (int64_t)i);
+        return w;
+    }
+    /* block diagonal */
+    uint32_t grp = (uint32_t)(g->c / (uint32_t)s->w->t.dims[1]);
+    uint32_t cg = g->c / grp, kgp = K / grp;
+    for (uint32_t o = 0; o < K; o++) {
+        uint32_t gi = o / kgp;
+        for (uint32_t c = 0; c < cg; c++)
+            for (uint32_t t = 0; t < taps; t++)
+                w[((size_t)o * g->c + gi * cg + c) * taps + t] =
+                    elem_f(s->w, ((int64_t)o * cg + c) * taps + t);
+    }
+    return w;
+}
+
+/* Packs the weight set of every tile (deduplicated), 64-byte aligned. */
+static enum npu_status
+pack_weights(const struct conv_src *s, struct plan *p, uint8_t **out, uint64_t *out_bytes)
+{
+    const struct rk_conv_geom *g = &s->g;
+    const uint32_t taps = g->kh * g->kw;
+    const uint32_t cg = g->depthwise ? 1 : (s->groups > 1 ? g->c / s->groups : g->c);
+    enum npu_status st = NPU_OK;
+    float *w = dense_weights(s);
+    uint8_t *blob = NULL;
+    uint64_t size = 0;
+    if (!w)
+        return NPU_ERR_NOMEM;
+    for (uint32_t i = 0; i < p->n; i++) {
+        struct rk_tile *t = &p->t[i];
+        /* same set as an earlier tile? */
+        bool found = false;
+        for (uint32_t j = 0; j < i; j++) {
+            const struct rk_tile *q = &p->t[j];
+            if (q->k0 == t->k0 && q->nk == t->nk && q->c0 == t->c0 && q->nc == t->nc) {
+                t->woff = q->woff;
+                found = true;
+                break;
+            }
+        }
+        if (found)
+            continue;
+        struct npu_weight_layout l;
+        st = npu_weight_layout_init(&l, rk_esize(g->in_dt), g->depthwise ? t->nc : t->nk, t->nc,
+                                    g->kh, g->kw, g->depthwise);
+        if (st)
+            goto out;
+        uint64_t off = (size + 63) / 64 * 64;
+        uint64_t nsize = off + l.total_bytes;
+        if (nsize > 0xffffffffull) {
+            st = NPU_ERR_UNSUPPORTED;
+            goto out;
+        }
+        uint8_t *nb = realloc(blob, nsize);
+        if (!nb) {
+            st = NPU_ERR_NOMEM;
+            goto out;
+        }
+        blob = nb;
+        memset(blob + size, 0, nsize - size);
+        /* OIHW fp16 of the set: kernels t->k0.., channels t->c0.. (group-local) */
+        uint32_t nk = g->depthwise ? 1 : t->nk;
+        size_t sub = (size_t)(g->depthwise ? t->nc : nk) * (g->depthwise ? 1 : t->nc) * taps;
+        const bool i8 = g->in_dt == NPU_DTYPE_INT8;
+        uint16_t *h = malloc(sub * 2);
+        if (!h) {
+            st = NPU_ERR_NOMEM;
+            goto out;
+        }
+#define CV(f) (i8 ? (uint16_t)(uint8_t)(int8_t)lrintf(f) : npu_fp32_to_fp16(f))
+        uint32_t c_local0 = s->groups > 1 ? t->c0 % cg : t->c0;
+        if (g->depthwise) {
+            for (uint32_t c = 0; c < t->nc; c++)
+                for (uint32_t k = 0; k < taps; k++)
+                    h[(size_t)c * taps + k] = CV(w[(size_t)(t->c0 + c) * taps + k]);
+        } else {
+            for (uint32_t o = 0; o < nk; o++)
+                for (uint32_t c = 0; c < t->nc; c++)
+                    for (uint32_t k = 0; k < taps; k++)
+                        h[((size_t)o * t->nc + c) * taps + k] =
+                            CV(w[((size_t)(t->k0 + o) * cg + c_local0 + c) * taps + k]);
+        }
+#undef CV
+        if (i8) { /* npu_weight_pack reads esize-byte elements */
+            uint8_t *h8 = (uint8_t *)h;
+            for (size_t q = 0; q < sub; q++)
+                h8[q] = (uint8_t)h[q];
+        }
+        st = npu_weight_pack(&l, blob + off, l.total_bytes, h, 0);
+        free(h);
+        if (st)
+            goto out;
+        t->woff = (uint32_t)off;
+        size = nsize;
+    }
+    size = (size + 63) / 64 * 64;
+    if (size) {
+        uint8_t *nb = realloc(blob, size);
+        if (!nb) {
+            st = NPU_ERR_NOMEM;
+            goto out;
+        }
+        blob = nb;
+    }
+out:
+    free(w);
+    if (st) {
+        free(blob);
+        return st;
+    }
+    *out = blob;
+    *out_bytes = size;
+    return NPU_OK;
+}
+
+/* Integer kinds: -x_zp x (weight sum of the kernel), int32 per channel. */
+static int32_t *
+bias_array_int(const struct conv_src *s, const float *w, uint32_t *len)
+{
+    const struct rk_conv_geom *g = &s->g;
+    uint32_t n = (g->k + 15) / 16 * 16;
+    uint64_t per = (uint64_t)g->c * g->kh * g->kw;
+    int32_t *b = calloc(n, sizeof(int32_t));
+    if (!b)
+        return NULL;
+    for (uint32_t k = 0; k < g->k; k++) {
+        int64_t sum = 0;
+        for (uint64_t i = 0; i < per; i++)
+            sum += (int64_t)lrintf(w[k * per + i]);
+        b[k] = (int32_t)(-(int64_t)s->x_zp * sum);
+    }
+    *len = n;
+    return b;
+}
+
+/* Per-channel BS operand: bias (times beta) minus the clip's lower bound,
+ * padded to 16 channels (BRDMA reads the padded channel count, facts §2.6). */
+static float *
+bias_array(const struct conv_src *s, uint32_t *len)
+{
+    const struct rk_conv_geom *g = &s->g;
+    uint32_t n = (g->k + 15) / 16 * 16;
+    float *b = calloc(n, sizeof(float));
+    if (!b)
+        return NULL;
+    float lo = g->act == RK_ACT_CLIP ? g->act_lo : 0.0f;
+    for (uint32_t k = 0; k < g->k; k++) {
+        float v = 0;
+        if (s->b)
+            v = s->beta * elem_f(s->b, npu_value_numel(s->b) == 1 ? 0 : (int64_t)k);
+        b[k] = v - lo;
+    }
+    *len = n;
+    return b;
+}
+
+/* ---- handlers -------------------------------------------------------------------------- */
+
+bool
+npu_conv_supports(const struct npu_graph *g, const struct npu_node *n,
+                  const struct npu_backend_options *o, char *why, size_t why_len)
+{
+    struct conv_src s;
+    if (!read_src(g, n, &s, why, why_len))
+        return false;
+    s.g.mtx = false;
+    struct plan p;
+    if (!plan_conv(&s.g, s.groups, o, &p))
+        return why_set(why, why_len, "no tiling fits the CBUF within %u tasks",
+                       o->max_tasks ? o->max_tasks : 4095);
+    plan_free(&p);
+    return true;
+}
+
+double
+npu_conv_cost(const struct npu_graph *g, const struct npu_node *n,
+              const struct npu_backend_options *o)
+{
+    struct conv_src s;
+    if (!read_src(g, n, &s, NULL, 0))
+        return -1;
+    struct plan p;
+    if (!plan_conv(&s.g, s.groups, o, &p))
+        return -1;
+    double t = p.seconds;
+    plan_free(&p);
+    /* conversions when the neighbours stay on the host: input fp32 -> fp16
+     * and result back are CPU work (not NPU time); nothing added here */
+    return t;
+}
+
+/* Splits a non-fusable activation off into its own node after n: n now
+ * defines a fresh value, the activation node the original output. */
+static enum npu_status
+split_act(struct npu_lower_ctx *cx, struct npu_node *n, const struct conv_src *s)
+{
+    struct npu_graph *g = cx->g;
+    const char *a = s->act_name;
+    enum npu_op op;
+    if (!strcmp(a, "relu")) op = NPU_OP_RELU;
+    else if (!strcmp(a, "leaky_relu")) op = NPU_OP_LEAKY_RELU;
+    else if (!strcmp(a, "clip")) op = NPU_OP_CLIP;
+    else if (!strcmp(a, "sigmoid")) op = NPU_OP_SIGMOID;
+    else if (!strcmp(a, "tanh")) op = NPU_OP_TANH;
+    else if (!strcmp(a, "gelu")) op = NPU_OP_GELU;
+    else if (!strcmp(a, "gelu_tanh")) op = NPU_OP_FUSED_GELU_TANH;
+    else if (!strcmp(a, "silu")) op = NPU_OP_FUSED_SILU;
+    else if (!strcmp(a, "hard_swish")) op = NPU_OP_HARD_SWISH;
+    else if (!strcmp(a, "hard_sigmoid")) op = NPU_OP_HARD_SIGMOID;
+    else return npu_lower_refuse(n, "unknown npu_act '%s'", a);
+    struct npu_value *y = n->out[0];
+    struct npu_value *pre = npu_value_new(g, y->name);
+    if (!pre)
+        return NPU_ERR_NOMEM;
+    pre->t = y->t;
+    pre->t.data = NULL;
+    struct npu_value *in[3] = {pre, NULL, NULL};
+    int nin = 1;
+    if (op == NPU_OP_CLIP) {
+        float lo = s->act_alpha, hi = s->act_beta;
+        char nm[96];
+        snprintf(nm, sizeof(nm), "%.80s.min", y->name);
+        in[1] = isinf(lo) && lo < 0 ? NULL : npu_graph_const_f32(g, nm, &lo, 1, true);
+        snprintf(nm, sizeof(nm), "%.80s.max", y->name);
+        in[2] = isinf(hi) && hi > 0 ? NULL : npu_graph_const_f32(g, nm, &hi, 1, true);
+        nin = 3;
+        if (y->t.dtype != NPU_DTYPE_FP32) {
+            /* Clip bounds share the input dtype; keep fp32 models only */
+            return npu_lower_refuse(n, "clip on %s", npu_dtype_name(y->t.dtype));
+        }
+    }
+    struct npu_node *act = npu_node_new_v(g, op, n->name, in, nin, &y, 1);
+    if (!act)
+        return NPU_ERR_NOMEM;
+    if (op == NPU_OP_LEAKY_RELU && npu_node_set_float(g, act, "alpha", s->act_alpha))
+        return NPU_ERR_NOMEM;
+    if (op == NPU_OP_HARD_SIGMOID && (npu_node_set_float(g, act, "alpha", s->act_alpha) ||
+                                      npu_node_set_float(g, act, "beta", s->act_beta)))
+        return NPU_ERR_NOMEM;
+    /* insert after n */
+    npu_graph_insert_before(g, n->next, act);
+    n->out[0] = pre;
+    pre->kind = NPU_VALUE_NODE;
+    pre->producer = n;
+    pre->producer_idx = 0;
+    npu_node_del_attr(n, "npu_act");
+    npu_node_del_attr(n, "npu_act_alpha");
+    npu_node_del_attr(n, "npu_act_beta");
+    act->device = NPU_DEVICE_ANY;
+    return npu_infer_node(g, act);
+}
+
+enum npu_status
+npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
+{
+    char why[256];
+    struct conv_src s;
+    enum npu_status st;
+    if (!read_src(cx->g, n, &s, why, sizeof(why)))
+        return npu_lower_refuse(n, "%s", why);
+    s.g.mtx = cx->o->mtx_style != 0;
+    if (cx->o->fp16_partials)
+        s.g.part_dt = NPU_DTYPE_FP16;
+    struct plan p;
+    bool planned = plan_conv(&s.g, s.groups, cx->o, &p);
+    if (!planned && s.g.mtx) {
+        s.g.mtx = false; /* A.1 does not fit: the general style */
+        planned = plan_conv(&s.g, s.groups, cx->o, &p);
+    }
+    if (!planned)
+        return npu_lower_refuse(n, "no tiling fits the CBUF");
+    if (s.g.mtx && (p.n != 1 || s.g.bias || s.act_name || s.kind == SRC_CONV ||
+                    s.g.c % 32 || s.g.k % 16 || (s.g.h != 1 && s.g.h % 4))) {
+        /* MTX's template covers one plain task (facts A.1 constraints) */
+        s.g.mtx = false;
+        plan_free(&p);
+        if (!plan_conv(&s.g, s.groups, cx->o, &p))
+            return npu_lower_refuse(n, "no tiling fits the CBUF");
+    }
+    /* activations the DPU stages cannot apply here run as their own node */
+    bool accum = p.parts > 0;
+    if (s.act_name && (!s.act_fused || cx->o->no_act_fusion ||
+                       (accum && s.g.act == RK_ACT_CLIP && s.g.act_lo != 0))) {
+        if ((st = split_act(cx, n, &s))) {
+            plan_free(&p);
+            return st;
+        }
+        s.act_name = NULL;
+        s.g.act = RK_ACT_NONE;
+        plan_free(&p);
+        if (!plan_conv(&s.g, s.groups, cx->o, &p))
+            return npu_lower_refuse(n, "no tiling fits the CBUF");
+    }
+    bool need_bias = s.g.bias;
+    if (s.integer) {
+        /* the weights must stay int8 after the zero point moved into them */
+        float *wd = dense_weights(&s);
+        if (!wd) {
+            plan_free(&p);
+            return NPU_ERR_NOMEM;
+        }
+        size_t nw = (size_t)s.g.k * s.g.c * s.g.kh * s.g.kw;
+        for (size_t i = 0; i < nw; i++)
+            if (wd[i] < -128 || wd[i] > 127) {
+                free(wd);
+                plan_free(&p);
+                return npu_lower_refuse(n, "weight minus its zero point leaves int8");
+            }
+        free(wd);
+    }
+
+    /* ---- operands */
+    struct npu_value *x = npu_lower_input(cx, n, s.x, s.in_view, s.g.in_dt);
+    if (!x) {
+        plan_free(&p);
+        return npu_lower_refuse(n, "input '%s' cannot be read in the NC1HWC2 view %ux%ux%u",
+                                s.x->name, s.in_view[0], s.in_view[1], s.in_view[2]);
+    }
+    uint8_t *blob = NULL;
+    uint64_t blob_bytes = 0;
+    if ((st = pack_weights(&s, &p, &blob, &blob_bytes))) {
+        plan_free(&p);
+        return st;
+    }
+    char name[160];
+    snprintf(name, sizeof(name), "%.100s.wpack", s.w->name);
+    int64_t wd = (int64_t)blob_bytes;
+    struct npu_value *wv = npu_lower_const(cx, name, NPU_DTYPE_UINT8, 1, &wd, blob);
+    free(blob);
+    struct npu_value *bv = NULL;
+    if (need_bias) {
+        uint32_t blen;
+        void *b;
+        if (s.integer) {
+            float *wf = dense_weights(&s);
+            b = wf ? bias_array_int(&s, wf, &blen) : NULL;
+            free(wf);
+        } else {
+            b = bias_array(&s, &blen);
+        }
+        if (!b) {
+            plan_free(&p);
+            return NPU_ERR_NOMEM;
+        }
+        snprintf(name, sizeof(name), "%.100s.bias", n->out[0]->name);
+        int64_t bd = blen;
+        bv = npu_lower_const(cx, name, s.integer ? NPU_DTYPE_INT32 : NPU_DTYPE_FP32, 1, &bd, b);
+        free(b);
+    }
+    if (!wv || (need_bias && !bv)) {
+        plan_free(&p);
+        return NPU_ERR_NOMEM;
+    }
+
+    /* ---- the node */
+    struct npu_value *in[3] = {x, wv, bv};
+    struct npu_node *r = npu_lower_new(cx, n, NPU_OP_RK_CONV, n->name, in, need_bias ? 3 : 2,
+                                       1 + (int)p.parts);
+    if (!r) {
+        plan_free(&p);
+        return NPU_ERR_NOMEM;
+    }
+    struct npu_graph *g = cx->g;
+    int64_t kern[2] = {s.g.kh, s.g.kw}, strd[2] = {s.g.sy, s.g.sx};
+    int64_t pads[4] = {s.pads[0], s.pads[1], s.pads[2], s.pads[3]};
+    int64_t view[3] = {s.out_view[0], s.out_view[1], s.out_view[2]};
+    int64_t *tv = malloc(sizeof(int64_t) * RKT_FIELDS * p.n);
+    if (!tv) {
+        plan_free(&p);
+        return NPU_ERR_NOMEM;
+    }
+    for (uint32_t i = 0; i < p.n; i++) {
+        const struct rk_tile *t = &p.t[i];
+        int64_t *f = tv + (size_t)i * RKT_FIELDS;
+        f[RKT_OY0] = t->oy0;
+        f[RKT_OH] = t->oh;
+        f[RKT_K0] = t->k0;
+        f[RKT_NK] = t->nk;
+        f[RKT_C0] = t->c0;
+        f[RKT_NC] = t->nc;
+        f[RKT_BANK] = t->bank;
+        f[RKT_FLAGS] = t->flags;
+        f[RKT_WOFF] = t->woff;
+        f[RKT_SRC] = t->src;
+        f[RKT_DST] = t->dst;
+    }
+    st = npu_node_set_ints(g, r, "shape", s.out_dims, (size_t)s.out_ndim);
+    if (!st)
+        st = npu_node_set_string(g, r, "dtype", npu_dtype_name(s.g.out_dt));
+    if (!st)
+        st = npu_node_set_ints(g, r, "view", view, 3);
+    if (!st && (s.g.kh != 1 || s.g.kw != 1))
+        st = npu_node_set_ints(g, r, "kernel", kern, 2);
+    if (!st && (s.g.sy != 1 || s.g.sx != 1))
+        st = npu_node_set_ints(g, r, "stride", strd, 2);
+    if (!st && (pads[0] || pads[1] || pads[2] || pads[3]))
+        st = npu_node_set_ints(g, r, "pads", pads, 4);
+    if (!st && s.g.depthwise)
+        st = npu_node_set_int(g, r, "depthwise", 1);
+    if (!st && s.g.act != RK_ACT_NONE)
+        st = npu_node_set_string(g, r, "act", s.g.act == RK_ACT_RELU ? "relu" : "clip");
+    if (!st && s.g.act == RK_ACT_CLIP) {
+        st = npu_node_set_float(g, r, "act_min", s.g.act_lo);
+        if (!st)
+            st = npu_node_set_float(g, r, "act_max", s.g.act_hi);
+    }
+    if (!st && s.g.mtx)
+        st = npu_node_set_string(g, r, "style", "mtx");
+    if (!st && s.integer && s.x_zp)
+        st = npu_node_set_int(g, r, "pad_value", s.x_zp);
+    if (!st && p.parts && s.g.part_dt != NPU_DTYPE_FP32)
+        st = npu_node_set_string(g, r, "partial", npu_dtype_name(s.g.part_dt));
+    if (!st)
+        st = npu_node_set_ints(g, r, "tiles", tv, (size_t)RKT_FIELDS * p.n);
+    if (!st)
+        st = npu_node_set_float(g, r, "modeled_us", (float)(p.seconds * 1e6));
+    free(tv);
+    plan_free(&p);
+    if (!st)
+        st = npu_lower_done(cx, r);
+    if (!st)
+        st = npu_lower_result(cx, n, 0, r->out[0]);
+    return st;
+}

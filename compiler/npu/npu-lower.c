@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-lower.c: the lowering driver (BACKEND.md contract 2) and the helpers
+ * handlers use to build rk.* nodes.
+ *
+ * The driver walks the graph in topological order. A node with device=npu
+ * is handed to its handler's lower(), which inserts rk.* nodes before it,
+ * reads its inputs through npu_lower_input (rk.ToNpu for host values, the
+ * existing NPU copy otherwise) and declares its results with
+ * npu_lower_result (an rk.ToHost now defines the original output for host
+ * readers). The original node is then removed. When a handler refuses, the
+ * node stays on the CPU. Finally boundary nodes nobody reads are removed, so
+ * values that flow NPU -> NPU never visit the host.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npu-be-priv.h"
+
+static const struct npu_backend_options default_opts;
+
+/* ---- the handler-facing helpers ----------------------------------------------- */
+
+enum npu_status
+npu_lower_refuse(const struct npu_node *n, const char *fmt, ...)
+{
+    char buf[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    npu_info(NPU_BE_DOM, "node '%s' (%s) stays on the CPU: %s", n->name, npu_op_name(n->op), buf);
+    return NPU_ERR_UNSUPPORTED;
+}
+
+static enum npu_status
+map_grow(struct npu_lower_ctx *cx, int id)
+{
+    if (id < cx->n_npu_of)
+        return NPU_OK;
+    int n = NPU_MAX(id + 1, cx->n_npu_of * 2);
+    struct npu_value **m = realloc(cx->npu_of, sizeof(*m) * (size_t)n);
+    if (!m)
+        return NPU_ERR_NOMEM;
+    memset(m + cx->n_npu_of, 0, sizeof(*m) * (size_t)(n - cx->n_npu_of));
+    cx->npu_of = m;
+    cx->n_npu_of = n;
+    return NPU_OK;
+}
+
+static struct npu_value *
+map_get(const struct npu_lower_ctx *cx, const struct npu_value *v)
+{
+    return v->id < cx->n_npu_of ? cx->npu_of[v->id] : NULL;
+}
+
+struct npu_node *
+npu_lower_new(struct npu_lower_ctx *cx, struct npu_node *before, enum npu_op op,
+              const char *name, struct npu_value *const *in, int nin, int nout)
+{
+    const char *names[8] = {0};
+    char buf[8][96];
+    if (nout > 8)
+        return NULL;
+    for (int i = 0; i < nout; i++) {
+        snprintf(buf[i], sizeof(buf[i]), "%.80s%s%.*d", name && *name ? name : "rk",
+                 i ? ".p" : ".npu", i ? 1 : 0, i);
+        names[i] = buf[i];
+    }
+    struct npu_node *n = npu_node_new(cx->g, op, name, in, nin, nout, names);
+    if (!n)
+        return NULL;
+    n->device = NPU_DEVICE_NPU;
+    npu_graph_insert_before(cx->g, before, n);
+    return n;
+}
+
+enum npu_status
+npu_lower_done(struct npu_lower_ctx *cx, struct npu_node *n)
+{
+    return npu_infer_node(cx->g, n);
+}
+
+static bool
+same_view(const uint32_t *a, const uint32_t *b)
+{
+    return a[0] == b[0] && a[1] == b[1] && a[2] == b[2];
+}
+
+struct npu_value *
+npu_lower_input(struct npu_lower_ctx *cx, struct npu_node *before, struct npu_value *v,
+                const uint32_t *view, enum npu_dtype dt)
+{
+    uint32_t want[3], have[3];
+    if (!v)
+        return NULL;
+    if (dt == NPU_DTYPE_UNDEFINED)
+        dt = npu_dtype_is_float(v->t.dtype) ? NPU_DTYPE_FP16 : v->t.dtype;
+    if (view) {
+        memcpy(want, view, sizeof(want));
+    } else if (!npu_rk_canonical_view(&v->t, want)) {
+        npu_info(NPU_BE_DOM, "value '%s' has no NC1HWC2 view", v->name);
+        return NULL;
+    }
+    if (npu_rk_value(v)) {
+        /* already on the NPU (a result read directly) */
+        if (npu_rk_view(v, have) && same_view(have, want) && v->t.dtype == dt)
+            return v;
+        npu_info(NPU_BE_DOM, "NPU value '%s' is needed in another view or type", v->name);
+        return NULL;
+    }
+    struct npu_value *c = map_get(cx, v);
+    if (c && npu_rk_view(c, have) && same_view(have, want) && c->t.dtype == dt)
+        return c;
+    if (c && c->producer && c->producer->op != NPU_OP_RK_TO_NPU) {
+        /* An NPU result in another view: this needs a relayout op (be-dpu's
+         * data movement), not a round trip through the host. */
+        npu_info(NPU_BE_DOM, "value '%s' lives on the NPU in another view", v->name);
+        return NULL;
+    }
+    /* A new rk.ToNpu, placed right after v's producer (or at the top for
+     * graph inputs) so that every later reader can share it. */
+    struct npu_node *pos = before;
+    if (v->kind == NPU_VALUE_NODE && v->producer && v->producer->attached)
+        pos = v->producer->next;
+    else if (v->kind == NPU_VALUE_INPUT)
+        pos = cx->g->head;
+    char name[128];
+    snprintf(name, sizeof(name), "%.100s.to_npu", v->name);
+    struct npu_node *n = npu_lower_new(cx, pos ? pos : before, NPU_OP_RK_TO_NPU, name, &v, 1, 1);
+    if (!n)
+        return NULL;
+    int64_t vw[3] = {want[0], want[1], want[2]};
+    uint32_t canon[3];
+    if (npu_node_set_string(cx->g, n, "dtype", npu_dtype_name(dt)) ||
+        (!(npu_rk_canonical_view(&v->t, canon) && same_view(canon, want)) &&
+         npu_node_set_ints(cx->g, n, "view", vw, 3)) ||
+        npu_lower_done(cx, n))
+        return NULL;
+    if (!c && map_grow(cx, v->id) == NPU_OK)
+        cx->npu_of[v->id] = n->out[0];
+    return n->out[0];
+}
+
+enum npu_status
+npu_lower_result(struct npu_lower_ctx *cx, struct npu_node *orig, int idx,
+                 struct npu_value *npu_val)
+{
+    struct npu_value *v = orig->out[idx];
+    enum npu_status st = map_grow(cx, v->id);
+    if (st)
+        return st;
+    char name[128];
+    snprintf(name, sizeof(name), "%.100s.to_host", v->name);
+    struct npu_node *h = npu_node_new(cx->g, NPU_OP_RK_TO_HOST, name, &npu_val, 1, 1, NULL);
+    if (!h)
+        return NPU_ERR_NOMEM;
+    h->device = NPU_DEVICE_NPU;
+    npu_graph_insert_before(cx->g, orig, h);
+    npu_node_set_output(h, 0, v);
+    if ((st = npu_node_set_string(cx->g, h, "dtype", npu_dtype_name(v->t.dtype))) ||
+        (st = npu_lower_done(cx, h)))
+        return st;
+    cx->npu_of[v->id] = npu_val;
+    return NPU_OK;
+}
+
+struct npu_value *
+npu_lower_const(struct npu_lower_ctx *cx, const char *name, enum npu_dtype dt, int ndim,
+                const int64_t *dims, const void *data)
+{
+    struct npu_tensor t = {.dtype = dt, .ndim = ndim};
+    for (int i = 0; i < ndim; i++)
+        t.dims[i] = dims[i];
+    t.data = (void *)data;
+    return npu_graph_add_const(cx->g, name, &t);
+}
+
+/* ---- support, cost, partition -------------------------------------------------- */
+
+bool
+npu_backend_supports(const struct npu_graph *g, const struct npu_node *n,
+                     const struct npu_backend_options *o, char *why, size_t why_len)
+{
+    const struct npu_op_handler *h = npu_op_handler(n->op);
+    if (!o)
+        o = &default_opts;
+    if (!h || !h->supports) {
+        if (why && why_len)
+            snprintf(why, why_len, "no NPU handler for %s", npu_op_name(n->op));
+        return false;
+    }
+    return h->supports(g, n, o, why, why_len);
+}
+
+double
+npu_backend_cost(const struct npu_graph *g, const struct npu_node *n,
+                 const struct npu_backend_options *o)
+{
+    const struct npu_op_handler *h = npu_op_handler(n->op);
+    if (!h || !h->cost)
+        return -1;
+    return h->cost(g, n, o ? o : &default_opts);
+}
+
+enum npu_status
+npu_partition_supported(struct npu_graph *g, const struct npu_backend_options *o)
+{
+    npu_graph_for_each_node(g, n) {
+        if (n->device != NPU_DEVICE_ANY)
+            continue;
+        char why[200];
+        n->device = npu_backend_supports(g, n, o, why, sizeof(why)) ? NPU_DEVICE_NPU
+                                                                     : NPU_DEVICE_CPU;
+        if (n->device == NPU_DEVICE_CPU)
+            npu_dbg(NPU_BE_DOM, "node '%s' (%s) on the CPU: %s", n->name, npu_op_name(n->op),
+                    why);
+    }
+    return NPU_OK;
+}
+
+/* ---- the driver -------------------------------------------------------------------- */
+
+/* Removes boundary nodes nobody reads (an rk.ToHost whose result only NPU
+ * nodes needed, an rk.ToNpu made for a refused lowering). */
+static enum npu_status
+prune_boundaries(struct npu_graph *g)
+{
+    bool again = true;
+    while (again) {
+        again = false;
+        enum npu_status st = npu_graph_update_uses(g);
+        if (st)
+            return st;
+        npu_graph_for_each_node_safe(g, n, tmp) {
+            if (n->op != NPU_OP_RK_TO_HOST && n->op != NPU_OP_RK_TO_NPU)
+                continue;
+            if (n->out[0]->nusers || n->out[0]->is_output)
+                continue;
+            npu_graph_remove(g, n);
+            again = true;
+        }
+    }
+    npu_graph_gc_values(g);
+    return npu_graph_update_uses(g);
+}
+
+enum npu_status
+npu_lower_graph(struct npu_graph *g, const struct npu_backend_options *o)
+{
+    struct npu_lower_ctx cx = {.g = g, .o = o ? o : &default_opts};
+    enum npu_status st = npu_partition_supported(g, cx.o);
+    if (st)
+        return st;
+    if ((st = npu_graph_update_uses(g)))
+        return st;
+    npu_graph_for_each_node_safe(g, n, tmp) {
+        if (npu_op_is_rk(n->op))
+            continue;
+        if (n->device == NPU_DEVICE_ANY) {
+            /* made by an earlier lowering (e.g. an activation split off) */
+            n->device = npu_backend_supports(g, n, cx.o, NULL, 0) ? NPU_DEVICE_NPU
+                                                                 : NPU_DEVICE_CPU;
+        }
+        if (n->device != NPU_DEVICE_NPU)
+            continue;
+        const struct npu_op_handler *h = npu_op_handler(n->op);
+        if (!h || !h->lower) {
+            n->device = NPU_DEVICE_CPU;
+            continue;
+        }
+        st = h->lower(&cx, n);
+        if (st == NPU_ERR_UNSUPPORTED) {
+            n->device = NPU_DEVICE_CPU;
+            continue;
+        }
+        if (st)
+            goto out;
+        /* a handler may insert nodes after n (a split-off activation): visit them */
+        tmp = n->next;
+        npu_graph_remove(g, n);
+        if ((st = npu_graph_update_uses(g)))
+            goto out;
+    }
+    st = prune_boundaries(g);
+    if (!st)
+        st = npu_rk_conv_widen_outputs(g);
+out:
+    free(cx.npu_of);
+    return st;
+}

@@ -1,0 +1,2219 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gstnpubase.c: the machinery shared by npuinfer and npuembed.
+ *
+ * Data flow. The sink pad's chain function never runs a model. It numbers
+ * the frame, decides whether to infer it (inference-interval, drop policy),
+ * and appends an item to one FIFO that holds buffers and serialized events
+ * in arrival order. A frame to infer is also queued on the next core slot,
+ * round robin (slot 0, 1, 2, 0, ...). Each slot has its own npu_session and
+ * its own worker thread that preprocesses the frame, calls npu_session_run
+ * (blocking) and copies the outputs. The source pad has a task that pushes
+ * the FIFO's head once it is finished, so frames, skipped frames and events
+ * leave in exactly the order they came in, whatever order the slots finish
+ * in.
+ *
+ * Back-pressure. At most max-in-flight inferred frames are in the FIFO. The
+ * chain function waits for room (drop=none), or lets the frame through
+ * without inference (drop=pass) or drops it (drop=discard).
+ *
+ * Locking. One mutex (priv->lock) guards the FIFO, the slot queues and the
+ * counters; priv->cond is broadcast whenever an item finishes, leaves the
+ * FIFO or flushing starts; each slot's cond wakes its worker. Properties are
+ * guarded by the object lock; the few the streaming threads read while
+ * PLAYING are plain integers read atomically.
+ *
+ * Flushing. FLUSH_START (and pad deactivation) takes pending jobs off the
+ * slots and wakes every waiter. npu_session_run cannot be interrupted, so
+ * FLUSH_STOP (and stop) wait for running jobs to return before the FIFO is
+ * emptied; the wait is bounded by one inference per slot.
+ */
+#include <string.h>
+
+#include "gstnpubase.h"
+#include "gstnpumodelinfo.h"
+#include "gstnpupreprocess.h"
+
+GST_DEBUG_CATEGORY (gst_npu_core_debug);
+
+/* Base-class code logs into the subclass's category (npuinfer, npuembed);
+ * every function that logs has a `self`. */
+#define GST_CAT_DEFAULT (GST_NPU_BASE_GET_CLASS (self)->debug_category)
+
+#define DEFAULT_PROP_MODEL NULL
+#define DEFAULT_PROP_MODEL_ID NULL
+#define DEFAULT_PROP_BACKEND GST_NPU_BACKEND_AUTO
+#define DEFAULT_PROP_CORES 7
+#define DEFAULT_PROP_MAX_IN_FLIGHT 0
+#define DEFAULT_PROP_INFERENCE_INTERVAL 1
+#define DEFAULT_PROP_CACHE_DIR NULL
+#define DEFAULT_PROP_DROP GST_NPU_DROP_NONE
+#define DEFAULT_PROP_TIMEOUT 0
+/* timeout=0 on a device backend (rknpu, rocket): a job that long has hung */
+#define DEVICE_AUTO_TIMEOUT_MS 10000
+#define DEFAULT_PROP_RESIZE GST_NPU_RESIZE_STRETCH
+#define DEFAULT_PROP_CHANNEL_ORDER GST_NPU_CHANNEL_ORDER_RGB
+#define DEFAULT_PROP_NORMALIZATION GST_NPU_NORMALIZATION_AUTO
+#define DEFAULT_PROP_BORDER_COLOR 0x000000
+#define DEFAULT_PROP_CPU_THREADS 0
+
+#define MAX_SLOTS 3
+
+enum
+{
+  PROP_0,
+  PROP_MODEL,
+  PROP_MODEL_ID,
+  PROP_BACKEND,
+  PROP_CORES,
+  PROP_MAX_IN_FLIGHT,
+  PROP_INFERENCE_INTERVAL,
+  PROP_CACHE_DIR,
+  PROP_DROP,
+  PROP_TIMEOUT,
+  PROP_RESIZE,
+  PROP_CHANNEL_ORDER,
+  PROP_NORMALIZATION,
+  PROP_MEAN,
+  PROP_STD,
+  PROP_SCALE,
+  PROP_OFFSET,
+  PROP_BORDER_COLOR,
+  PROP_CPU_THREADS,
+  PROP_STATS,
+};
+
+/* The video format of a stretch of the stream (between CAPS events);
+ * shared by the items that carry frames of it. */
+typedef struct
+{
+  GstVideoInfo info;
+} GstNpuFormat;
+
+typedef enum
+{
+  ITEM_PASS,                    /* no inference: ready to push */
+  ITEM_PENDING,                 /* queued on a slot */
+  ITEM_RUNNING,
+  ITEM_DONE,
+  ITEM_FAILED,
+} ItemState;
+
+typedef struct
+{
+  GstMiniObject *obj;           /* GstBuffer or GstEvent */
+  ItemState state;
+  gboolean is_job;
+  GstNpuFormat *format;
+  gint slot;
+  gint64 submit_time, start_time;
+  GstNpuResult result;
+  gboolean has_result;
+  enum npu_status status;
+  gchar *error;
+  gboolean error_is_timeout;
+} GstNpuItem;
+
+typedef struct
+{
+  GstNpuBase *self;
+  gint index;
+  gint core;
+  GThread *thread;
+  GCond cond;
+  GQueue jobs;                  /* GstNpuItem *, borrowed from the FIFO */
+  gboolean quit;
+  struct npu_session *session;
+  GstNpuPreprocessor pp;
+  GstNpuFormat *pp_format;
+  gpointer input;
+  struct npu_tensor *outs;
+  GRand *rand;
+  guint64 jobs_done;
+} GstNpuSlot;
+
+typedef struct
+{
+  GstPad *sinkpad, *srcpad;
+
+  /* properties (object lock) */
+  gchar *model_path;
+  gchar *model_id;
+  GstNpuBackend backend;
+  guint cores;
+  guint max_in_flight;
+  gchar *cache_dir;
+  GstNpuResizeMode resize;
+  gboolean resize_set;
+  GstNpuChannelOrder channel_order;
+  gboolean channel_order_set;
+  GstNpuNormalization normalization;
+  gfloat mean[3], std[3], scale[3], offset[3];
+  gboolean mean_set, std_set, scale_set, offset_set;
+  guint border_color;
+  gint cpu_threads;
+  /* read by the streaming threads without the object lock (atomic) */
+  gint interval;
+  gint drop;
+  gint timeout_ms;
+  gint auto_timeout_ms;         /* what timeout=0 means for this backend */
+
+  /* set up by start(), constant while streaming */
+  struct npu_model *model;
+  gchar *active_model_id;
+  GstNpuInputConfig cfg;
+  GstNpuSlot slots[MAX_SLOTS];
+  guint n_slots;
+  guint window;                 /* effective max-in-flight */
+  gint64 delay_min_us, delay_max_us;    /* test hook, see start() */
+
+  /* streaming state (priv->lock) */
+  GMutex lock;
+  GCond cond;
+  GQueue items;
+  guint jobs_in_flight;         /* inferred frames in the FIFO */
+  guint n_unpushed;             /* FIFO length + the item being pushed */
+  guint running;                /* jobs inside a worker */
+  guint next_slot;
+  gboolean flushing;
+  GstFlowReturn srcresult;
+  GstNpuFormat *format;
+  guint64 frame_count;
+
+  /* statistics (priv->lock) */
+  guint64 n_submitted, n_completed, n_dropped, n_skipped, n_failed;
+  guint64 n_reordered;          /* jobs that finished before an earlier one */
+  guint64 run_ns_total;
+} GstNpuBasePrivate;
+
+G_DEFINE_ABSTRACT_TYPE_WITH_PRIVATE (GstNpuBase, gst_npu_base,
+    GST_TYPE_ELEMENT);
+
+#define PRIV(self) \
+  ((GstNpuBasePrivate *) gst_npu_base_get_instance_private (GST_NPU_BASE (self)))
+
+#define VIDEO_CAPS GST_VIDEO_CAPS_MAKE ("{ RGB, RGBA, BGR, BGRx, NV12, I420, GRAY8 }")
+
+static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
+    GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS (VIDEO_CAPS));
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
+    GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS (VIDEO_CAPS));
+
+static void gst_npu_base_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec);
+static void gst_npu_base_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec);
+static void gst_npu_base_finalize (GObject * object);
+static GstStateChangeReturn gst_npu_base_change_state (GstElement * element,
+    GstStateChange transition);
+static GstFlowReturn gst_npu_base_chain (GstPad * pad, GstObject * parent,
+    GstBuffer * buffer);
+static gboolean gst_npu_base_sink_event (GstPad * pad, GstObject * parent,
+    GstEvent * event);
+static gboolean gst_npu_base_sink_query (GstPad * pad, GstObject * parent,
+    GstQuery * query);
+static gboolean gst_npu_base_src_query (GstPad * pad, GstObject * parent,
+    GstQuery * query);
+static gboolean gst_npu_base_sink_activate_mode (GstPad * pad,
+    GstObject * parent, GstPadMode mode, gboolean active);
+static gboolean gst_npu_base_src_activate_mode (GstPad * pad,
+    GstObject * parent, GstPadMode mode, gboolean active);
+static void gst_npu_base_loop (GstPad * pad);
+
+/* ---- enums --------------------------------------------------------------- */
+
+#define GST_TYPE_NPU_BACKEND (gst_npu_backend_get_type ())
+static GType
+gst_npu_backend_get_type (void)
+{
+  static gsize id = 0;
+  static const GEnumValue values[] = {
+    {GST_NPU_BACKEND_AUTO, "The NPU if present, else the simulator", "auto"},
+    {GST_NPU_BACKEND_SIM, "Built-in RK3588 NPU simulator", "sim"},
+    {GST_NPU_BACKEND_RKNPU, "Vendor rknpu kernel driver", "rknpu"},
+    {GST_NPU_BACKEND_ROCKET, "Upstream accel/rocket kernel driver", "rocket"},
+    {GST_NPU_BACKEND_CPU, "CPU executor only", "cpu"},
+    {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter (&id)) {
+    GType tmp = g_enum_register_static ("GstNpuBackend", values);
+    g_once_init_leave (&id, tmp);
+  }
+  return (GType) id;
+}
+
+#define GST_TYPE_NPU_DROP_POLICY (gst_npu_drop_policy_get_type ())
+static GType
+gst_npu_drop_policy_get_type (void)
+{
+  static gsize id = 0;
+  static const GEnumValue values[] = {
+    {GST_NPU_DROP_NONE, "Block upstream until a slot is free (back-pressure)",
+        "none"},
+    {GST_NPU_DROP_PASS, "Pass the frame on without inference and metadata",
+        "pass"},
+    {GST_NPU_DROP_DISCARD, "Drop the frame entirely", "discard"},
+    {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter (&id)) {
+    GType tmp = g_enum_register_static ("GstNpuDropPolicy", values);
+    g_once_init_leave (&id, tmp);
+  }
+  return (GType) id;
+}
+
+#define GST_TYPE_NPU_RESIZE_MODE (gst_npu_resize_mode_get_type ())
+static GType
+gst_npu_resize_mode_get_type (void)
+{
+  static gsize id = 0;
+  static const GEnumValue values[] = {
+    {GST_NPU_RESIZE_STRETCH, "Scale the whole frame to the input size, "
+          "ignoring aspect ratio", "stretch"},
+    {GST_NPU_RESIZE_LETTERBOX, "Scale the whole frame keeping aspect ratio, "
+          "fill the rest with border-color", "letterbox"},
+    {GST_NPU_RESIZE_CROP, "Scale the centre of the frame keeping aspect "
+          "ratio, cutting off the rest", "crop"},
+    {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter (&id)) {
+    GType tmp = g_enum_register_static ("GstNpuResizeMode", values);
+    g_once_init_leave (&id, tmp);
+  }
+  return (GType) id;
+}
+
+#define GST_TYPE_NPU_CHANNEL_ORDER (gst_npu_channel_order_get_type ())
+static GType
+gst_npu_channel_order_get_type (void)
+{
+  static gsize id = 0;
+  static const GEnumValue values[] = {
+    {GST_NPU_CHANNEL_ORDER_RGB, "Red, green, blue", "rgb"},
+    {GST_NPU_CHANNEL_ORDER_BGR, "Blue, green, red", "bgr"},
+    {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter (&id)) {
+    GType tmp = g_enum_register_static ("GstNpuChannelOrder", values);
+    g_once_init_leave (&id, tmp);
+  }
+  return (GType) id;
+}
+
+#define GST_TYPE_NPU_NORMALIZATION (gst_npu_normalization_get_type ())
+static GType
+gst_npu_normalization_get_type (void)
+{
+  static gsize id = 0;
+  static const GEnumValue values[] = {
+    {GST_NPU_NORMALIZATION_AUTO, "From the model's metadata if present, "
+          "else mean-std with the mean and std properties", "auto"},
+    {GST_NPU_NORMALIZATION_MEAN_STD, "(pixel / 255 - mean) / std",
+        "mean-std"},
+    {GST_NPU_NORMALIZATION_SCALE_OFFSET, "pixel * scale + offset",
+        "scale-offset"},
+    {GST_NPU_NORMALIZATION_NONE, "Raw pixel values 0..255", "none"},
+    {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter (&id)) {
+    GType tmp = g_enum_register_static ("GstNpuNormalization", values);
+    g_once_init_leave (&id, tmp);
+  }
+  return (GType) id;
+}
+
+/* ---- OpenNPU log -> GStreamer debug log ---------------------------------- */
+
+/* The last error the core logged on this thread, to name the cause in
+ * GST_ELEMENT_ERROR messages (npu_model_load logs why it failed). */
+static GPrivate last_core_error = G_PRIVATE_INIT (g_free);
+
+static void
+core_log_handler (enum npu_log_level level, const char *domain,
+    const char *msg, void *user)
+{
+  GstDebugLevel gl;
+
+  switch (level) {
+    case NPU_LOG_ERROR:
+      gl = GST_LEVEL_ERROR;
+      g_private_replace (&last_core_error, g_strdup_printf ("%s: %s",
+              domain ? domain : "npu", msg));
+      break;
+    case NPU_LOG_WARN:
+      gl = GST_LEVEL_WARNING;
+      break;
+    case NPU_LOG_INFO:
+      gl = GST_LEVEL_INFO;
+      break;
+    default:
+      gl = GST_LEVEL_DEBUG;
+      break;
+  }
+  GST_CAT_LEVEL_LOG (gst_npu_core_debug, gl, NULL, "[%s] %s",
+      domain ? domain : "npu", msg);
+}
+
+static void
+install_core_log (void)
+{
+  static gsize done = 0;
+
+  if (g_once_init_enter (&done)) {
+    GstDebugLevel th;
+
+    GST_DEBUG_CATEGORY_INIT (gst_npu_core_debug, "opennpu", 0,
+        "OpenNPU core (compiler, runtime, simulator) messages");
+    npu_log_set_handler (core_log_handler, NULL);
+    /* One GST_DEBUG setting controls both logs: raise (never lower) the
+     * core's level to what the opennpu category would print. */
+    th = gst_debug_category_get_threshold (gst_npu_core_debug);
+    if (th >= GST_LEVEL_DEBUG)
+      npu_log_set_level (NPU_LOG_DEBUG);
+    else if (th >= GST_LEVEL_INFO && npu_log_get_level () < NPU_LOG_INFO)
+      npu_log_set_level (NPU_LOG_INFO);
+    g_once_init_leave (&done, 1);
+  }
+}
+
+static gchar *
+take_core_error (void)
+{
+  gchar *e = g_private_get (&last_core_error);
+
+  if (!e)
+    return NULL;
+  e = g_strdup (e);
+  g_private_replace (&last_core_error, NULL);
+  return e;
+}
+
+static void
+clear_core_error (void)
+{
+  g_private_replace (&last_core_error, NULL);
+}
+
+/* Stage of the failing call, for the error domain. */
+typedef enum
+{
+  STAGE_LOAD,
+  STAGE_SESSION,
+  STAGE_RUN,
+} NpuStage;
+
+static void
+post_npu_error (GstNpuBase * self, NpuStage stage, enum npu_status status,
+    const gchar * file, const gchar * func, gint line, gchar * text)
+{
+  GQuark domain;
+  gint code;
+  gchar *cause = take_core_error ();
+  gchar *dbg;
+
+  if (stage == STAGE_RUN) {
+    domain = GST_STREAM_ERROR;
+    code = GST_STREAM_ERROR_FAILED;
+  } else {
+    switch (status) {
+      case NPU_ERR_IO:
+        domain = GST_RESOURCE_ERROR;
+        code = GST_RESOURCE_ERROR_OPEN_READ;
+        break;
+      case NPU_ERR_NO_DEVICE:
+      case NPU_ERR_PERMISSION:
+        domain = GST_RESOURCE_ERROR;
+        code = GST_RESOURCE_ERROR_OPEN_READ_WRITE;
+        break;
+      case NPU_ERR_BUSY:
+        domain = GST_RESOURCE_ERROR;
+        code = GST_RESOURCE_ERROR_BUSY;
+        break;
+      default:
+        domain = GST_LIBRARY_ERROR;
+        code = stage == STAGE_LOAD ? GST_LIBRARY_ERROR_INIT :
+            GST_LIBRARY_ERROR_FAILED;
+        break;
+    }
+  }
+  dbg = g_strdup_printf ("%s%s%s", npu_status_str (status),
+      cause ? ": " : "", cause ? cause : "");
+  gst_element_message_full (GST_ELEMENT (self), GST_MESSAGE_ERROR, domain,
+      code, text, dbg, file, func, line);
+  g_free (cause);
+}
+
+#define POST_NPU_ERROR(self, stage, status, ...) \
+  post_npu_error (self, stage, status, __FILE__, GST_FUNCTION, __LINE__, \
+      g_strdup_printf (__VA_ARGS__))
+
+void
+gst_npu_base_post_status_error (GstNpuBase * self, enum npu_status status,
+    const gchar * what)
+{
+  POST_NPU_ERROR (self, STAGE_RUN, status, "%s", what);
+}
+
+/* ---- items --------------------------------------------------------------- */
+
+static GstNpuFormat *
+format_new (const GstVideoInfo * info)
+{
+  GstNpuFormat *f = g_atomic_rc_box_new0 (GstNpuFormat);
+
+  f->info = *info;
+  return f;
+}
+
+static GstNpuFormat *
+format_ref (GstNpuFormat * f)
+{
+  return f ? g_atomic_rc_box_acquire (f) : NULL;
+}
+
+static void
+format_unref (GstNpuFormat * f)
+{
+  if (f)
+    g_atomic_rc_box_release (f);
+}
+
+static void
+result_clear (GstNpuResult * r)
+{
+  guint i;
+
+  if (r->outputs) {
+    for (i = 0; i < r->n_outputs; i++)
+      g_clear_pointer (&r->outputs[i].data, g_bytes_unref);
+    g_clear_pointer (&r->outputs, g_free);
+  }
+  r->n_outputs = 0;
+  if (r->user && r->user_free)
+    r->user_free (r->user);
+  r->user = NULL;
+}
+
+static void
+item_free (GstNpuItem * item)
+{
+  if (item->obj)
+    gst_mini_object_unref (item->obj);
+  format_unref (item->format);
+  result_clear (&item->result);
+  g_free (item->error);
+  g_free (item);
+}
+
+static gboolean
+item_finished (const GstNpuItem * item)
+{
+  return item->state == ITEM_PASS || item->state == ITEM_DONE ||
+      item->state == ITEM_FAILED;
+}
+
+/* Takes pending jobs off the slots and wakes everyone (priv->lock held). */
+static void
+cancel_locked (GstNpuBase * self)
+{
+  GstNpuBasePrivate *priv = PRIV (self);
+  guint i;
+
+  for (i = 0; i < priv->n_slots; i++) {
+    g_queue_clear (&priv->slots[i].jobs);
+    g_cond_signal (&priv->slots[i].cond);
+  }
+  g_cond_broadcast (&priv->cond);
+}
+
+/* Empties the FIFO once no worker holds an item (priv->lock held, flushing
+ * set so that no new work starts). */
+static void
+clear_items_locked (GstNpuBase * self)
+{
+  GstNpuBasePrivate *priv = PRIV (self);
+  GstNpuItem *item;
+
+  cancel_locked (self);
+  while (priv->running > 0)
+    g_cond_wait (&priv->cond, &priv->lock);
+  while ((item = g_queue_pop_head (&priv->items)))
+    item_free (item);
+  priv->jobs_in_flight = 0;
+  /* an item being pushed by the task is counted until it is pushed */
+  priv->n_unpushed = 0;
+}
+
+/* ---- worker -------------------------------------------------------------- */
+
+static GstNpuTensorDataType
+map_dtype (enum npu_dtype t)
+{
+  switch (t) {
+    case NPU_DTYPE_FP16:
+      return GST_NPU_TENSOR_DATA_TYPE_FLOAT16;
+    case NPU_DTYPE_INT8:
+      return GST_NPU_TENSOR_DATA_TYPE_INT8;
+    case NPU_DTYPE_UINT8:
+      return GST_NPU_TENSOR_DATA_TYPE_UINT8;
+    case NPU_DTYPE_INT16:
+      return GST_NPU_TENSOR_DATA_TYPE_INT16;
+    case NPU_DTYPE_INT32:
+      return GST_NPU_TENSOR_DATA_TYPE_INT32;
+    case NPU_DTYPE_INT64:
+      return GST_NPU_TENSOR_DATA_TYPE_INT64;
+    case NPU_DTYPE_BOOL:
+      return GST_NPU_TENSOR_DATA_TYPE_BOOL;
+    case NPU_DTYPE_FP64:
+      return GST_NPU_TENSOR_DATA_TYPE_FLOAT64;
+    case NPU_DTYPE_UINT16:
+      return GST_NPU_TENSOR_DATA_TYPE_UINT16;
+    case NPU_DTYPE_UINT32:
+      return GST_NPU_TENSOR_DATA_TYPE_UINT32;
+    case NPU_DTYPE_UINT64:
+      return GST_NPU_TENSOR_DATA_TYPE_UINT64;
+    case NPU_DTYPE_FP32:
+    default:
+      return GST_NPU_TENSOR_DATA_TYPE_FLOAT32;
+  }
+}
+
+/* Test hook (docs/gstreamer.md, "Test hooks"): GST_NPU_TEST_JOB_DELAY_US =
+ * "min:max" makes every job wait a random time in [min, max] microseconds
+ * before it runs. The wait ends early on flush, stop or quit, so tests of
+ * timeouts and flushing do not wait it out. */
+static void
+test_delay (GstNpuBase * self, GstNpuSlot * slot)
+{
+  GstNpuBasePrivate *priv = PRIV (self);
+  gint64 us, end;
+
+  if (priv->delay_max_us <= 0)
+    return;
+  us = priv->delay_min_us;
+  if (priv->delay_max_us > priv->delay_min_us)
+    us += (gint64) g_rand_double_range (slot->rand, 0,
+        (gdouble) (priv->delay_max_us - priv->delay_min_us + 1));
+  end = g_get_monotonic_time () + us;
+
+  g_mutex_lock (&priv->lock);
+  while (!priv->flushing && !slot->quit)
+    if (!g_cond_wait_until (&slot->cond, &priv->lock, end))
+      break;
+  g_mutex_unlock (&priv->lock);
+}
+
+static void
+run_job (GstNpuBase * self, GstNpuSlot * slot, GstNpuItem * item)
+{
+  GstNpuBasePrivate *priv = PRIV (self);
+  GstNpuBaseClass *klass = GST_NPU_BASE_GET_CLASS (self);
+  GstNpuResult *res = &item->result;
+  GstVideoInfo *info = &item->format->info;
+  GstBuffer *buf = GST_BUFFER_CAST (item->obj);
+  GstVideoFrame frame;
+  struct npu_tensor in;
+  enum npu_status st;
+  gint nout = npu_model_num_outputs (priv->model);
+  gint64 t0, t1;
+  GError *err = NULL;
+  gint i;
+
+  test_delay (self, slot);
+
+  res->core = slot->core;
+  res->frame_width = GST_VIDEO_INFO_WIDTH (info);
+  res->frame_height = GST_VIDEO_INFO_HEIGHT (info);
+  gst_npu_input_config_geometry (&priv->cfg, res->frame_width,
+      res->frame_height, &res->region, &res->model_region);
+
+  if (slot->pp_format != item->format) {
+    format_unref (slot->pp_format);
+    slot->pp_format = NULL;
+    if (!gst_npu_preprocessor_configure (&slot->pp, info, &priv->cfg)) {
+      item->status = NPU_ERR_UNSUPPORTED;
+      item->error = g_strdup_printf ("cannot convert %s %dx%d to the model "
+          "input", gst_video_format_to_string (GST_VIDEO_INFO_FORMAT (info)),
+          res->frame_width, res->frame_height);
+      return;
+    }
+    slot->pp_format = format_ref (item->format);
+  }
+
+  if (!gst_video_frame_map (&frame, info, buf, GST_MAP_READ)) {
+    item->status = NPU_ERR_INVALID;
+    item->error = g_strdup_printf ("frame %" G_GUINT64_FORMAT " could not be "
+        "mapped: buffer of %" G_GSIZE_FORMAT " bytes is smaller than the "
+        "caps require (%" G_GSIZE_FORMAT ")", res->frame,
+        gst_buffer_get_size (buf), GST_VIDEO_INFO_SIZE (info));
+    return;
+  }
+  if (!gst_npu_preprocessor_run (&slot->pp, &priv->cfg, &frame, slot->input)) {
+    gst_video_frame_unmap (&frame);
+    item->status = NPU_ERR_NOMEM;
+    item->error = g_strdup ("could not map the preprocessing image");
+    return;
+  }
+  gst_video_frame_unmap (&frame);
+
+  in = priv->cfg.shape;
+  in.data = slot->input;
+  memset (slot->outs, 0, sizeof (struct npu_tensor) * nout);
+
+  clear_core_error ();
+  t0 = g_get_monotonic_time ();
+  st = npu_session_run (slot->session, &in, 1, slot->outs, nout, NULL);
+  t1 = g_get_monotonic_time ();
+  res->run_ns = (guint64) (t1 - t0) * 1000;
+  if (st != NPU_OK) {
+    gchar *cause = take_core_error ();
+
+    item->status = st;
+    item->error = g_strdup_printf ("npu_session_run on core %d failed: %s%s%s",
+        slot->core, npu_status_str (st), cause ? ": " : "", cause ? cause : "");
+    item->error_is_timeout = st == NPU_ERR_TIMEOUT;
+    g_free (cause);
+    return;
+  }
+
+  res->n_outputs = nout;
+  res->outputs = g_new0 (GstNpuTensor, MAX (nout, 1));
+  for (i = 0; i < nout; i++) {
+    const struct npu_io_info *oi = npu_model_output (priv->model, i);
+    const struct npu_tensor *t = &slot->outs[i];
+    GstNpuTensor *o = &res->outputs[i];
+    int64_t nb = npu_tensor_nbytes (t);
+
+    if (nb < 0 || (nb > 0 && !t->data) || t->ndim > GST_NPU_TENSOR_MAX_DIMS) {
+      item->status = NPU_ERR_INTERNAL;
+      item->error = g_strdup_printf ("output %d of the run is malformed", i);
+      return;
+    }
+    if (oi && oi->name)
+      o->name = g_quark_from_string (oi->name);
+    else {
+      gchar *n = g_strdup_printf ("output%d", i);
+      o->name = g_quark_from_string (n);
+      g_free (n);
+    }
+    o->data_type = map_dtype (t->dtype);
+    o->num_dims = t->ndim;
+    memcpy (o->dims, t->dims, sizeof (gint64) * t->ndim);
+    o->data = g_bytes_new (t->data, (gsize) nb);
+    o->scale = t->qscale;
+    o->zero_point = t->qzero;
+  }
+
+  if (klass->process && !klass->process (self, res, &err)) {
+    item->status = NPU_ERR_INVALID;
+    item->error = g_strdup (err ? err->message : "post-processing failed");
+    g_clear_error (&err);
+    return;
+  }
+  item->has_result = TRUE;
+  item->status = NPU_OK;
+}
+
+static gpointer
+slot_thread (gpointer data)
+{
+  GstNpuSlot *slot = data;
+  GstNpuBase *self = slot->self;
+  GstNpuBasePrivate *priv = PRIV (self);
+
+  g_mutex_lock (&priv->lock);
+  for (;;) {
+    GstNpuItem *item;
+
+    while (!slot->quit && g_queue_is_empty (&slot->jobs))
+      g_cond_wait (&slot->cond, &priv->lock);
+    if (slot->quit)
+      break;
+    item = g_queue_pop_head (&slot->jobs);
+    item->state = ITEM_RUNNING;
+    item->start_time = g_get_monotonic_time ();
+    priv->running++;
+    g_mutex_unlock (&priv->lock);
+
+    run_job (self, slot, item);
+
+    g_mutex_lock (&priv->lock);
+    priv->running--;
+    item->state = item->status == NPU_OK ? ITEM_DONE : ITEM_FAILED;
+    {
+      GList *l;
+
+      for (l = priv->items.head; l && l->data != item; l = l->next) {
+        GstNpuItem *earlier = l->data;
+
+        if (earlier->is_job && !item_finished (earlier)) {
+          priv->n_reordered++;
+          break;
+        }
+      }
+    }
+    if (item->status == NPU_OK) {
+      priv->n_completed++;
+      priv->run_ns_total += item->result.run_ns;
+      slot->jobs_done++;
+    } else {
+      priv->n_failed++;
+    }
+    g_cond_broadcast (&priv->cond);
+  }
+  g_mutex_unlock (&priv->lock);
+  return NULL;
+}
+
+/* ---- start / stop -------------------------------------------------------- */
+
+static const gchar *
+backend_name (GstNpuBackend b)
+{
+  switch (b) {
+    case GST_NPU_BACKEND_SIM:
+      return "sim";
+    case GST_NPU_BACKEND_RKNPU:
+      return "rknpu";
+    case GST_NPU_BACKEND_ROCKET:
+      return "rocket";
+    case GST_NPU_BACKEND_CPU:
+      return "cpu";
+    case GST_NPU_BACKEND_AUTO:
+    default:
+      return "auto";
+  }
+}
+
+/* Chooses the affine normalisation: properties the user set win, then the
+ * model's metadata, then the property defaults. */
+static void
+setup_normalization (GstNpuBase * self, const GstNpuModelInfo * mi)
+{
+  GstNpuBasePrivate *priv = PRIV (self);
+  GstNpuInputConfig *cfg = &priv->cfg;
+  GstNpuNormalization mode = priv->normalization;
+  gfloat mean[3], std[3], scale[3], offset[3];
+  gint c, rgb;
+
+  memcpy (mean, priv->mean, sizeof (mean));
+  memcpy (std, priv->std, sizeof (std));
+  memcpy (scale, priv->scale, sizeof (scale));
+  memcpy (offset, priv->offset, sizeof (offset));
+
+  if (mode == GST_NPU_NORMALIZATION_AUTO) {
+    mode = GST_NPU_NORMALIZATION_MEAN_STD;
+    if (mi && (mi->has_scale || mi->has_offset) && !priv->mean_set
+        && !priv->std_set)
+      mode = GST_NPU_NORMALIZATION_SCALE_OFFSET;
+  }
+  if (mi) {
+    if (mi->has_mean && !priv->mean_set)
+      memcpy (mean, mi->mean, sizeof (mean));
+    if (mi->has_std && !priv->std_set)
+      memcpy (std, mi->std, sizeof (std));
+    if (mi->has_scale && !priv->scale_set)
+      memcpy (scale, mi->scale, sizeof (scale));
+    if (mi->has_offset && !priv->offset_set)
+      memcpy (offset, mi->offset, sizeof (offset));
+  }
+
+  /* mean/std/scale/offset are given in R, G, B order; the tensor's channel
+   * c holds colour component rgb (swapped for bgr). */
+  for (c = 0; c < 3; c++) {
+    rgb = cfg->order == GST_NPU_CHANNEL_ORDER_BGR && cfg->channels == 3 ?
+        2 - c : c;
+    switch (mode) {
+      case GST_NPU_NORMALIZATION_MEAN_STD:{
+        gfloat s = std[rgb] != 0.0f ? std[rgb] : 1.0f;
+        cfg->mul[c] = 1.0f / (255.0f * s);
+        cfg->add[c] = -mean[rgb] / s;
+        break;
+      }
+      case GST_NPU_NORMALIZATION_SCALE_OFFSET:
+        cfg->mul[c] = scale[rgb];
+        cfg->add[c] = offset[rgb];
+        break;
+      default:
+        cfg->mul[c] = 1.0f;
+        cfg->add[c] = 0.0f;
+        break;
+    }
+  }
+  /* a grey model gets the mean of the three channels' parameters */
+  if (cfg->channels == 1) {
+    cfg->mul[0] = (cfg->mul[0] + cfg->mul[1] + cfg->mul[2]) / 3.0f;
+    cfg->add[0] = (cfg->add[0] + cfg->add[1] + cfg->add[2]) / 3.0f;
+  }
+  GST_INFO_OBJECT (self, "normalisation: tensor = pixel * (%g, %g, %g) + "
+      "(%g, %g, %g)", cfg->mul[0], cfg->mul[1], cfg->mul[2], cfg->add[0],
+      cfg->add[1], cfg->add[2]);
+}
+
+static void
+parse_test_delay (GstNpuBase * self)
+{
+  GstNpuBasePrivate *priv = PRIV (self);
+  const gchar *env = g_getenv ("GST_NPU_TEST_JOB_DELAY_US");
+  gchar *end = NULL;
+
+  priv->delay_min_us = priv->delay_max_us = 0;
+  if (!env || !*env)
+    return;
+  priv->delay_min_us = g_ascii_strtoll (env, &end, 10);
+  priv->delay_max_us = priv->delay_min_us;
+  if (end && *end == ':')
+    priv->delay_max_us = g_ascii_strtoll (end + 1, NULL, 10);
+  if (priv->delay_min_us < 0 || priv->delay_max_us < priv->delay_min_us)
+    priv->delay_min_us = priv->delay_max_us = 0;
+  else
+    GST_WARNING_OBJECT (self, "test hook: every job waits %" G_GINT64_FORMAT
+        "..%" G_GINT64_FORMAT " us (GST_NPU_TEST_JOB_DELAY_US)",
+        priv->delay_min_us, priv->delay_max_us);
+}
+
+static void
+gst_npu_base_stop (GstNpuBase * self)
+{
+  GstNpuBasePrivate *priv = PRIV (self);
+  GstNpuBaseClass *klass = GST_NPU_BASE_GET_CLASS (self);
+  struct npu_model *model;
+  guint i;
+
+  g_mutex_lock (&priv->lock);
+  priv->flushing = TRUE;
+  for (i = 0; i < priv->n_slots; i++)
+    priv->slots[i].quit = TRUE;
+  cancel_locked (self);
+  g_mutex_unlock (&priv->lock);
+
+  for (i = 0; i < priv->n_slots; i++) {
+    GstNpuSlot *slot = &priv->slots[i];
+
+    if (slot->thread)
+      g_thread_join (slot->thread);
+    slot->thread = NULL;
+  }
+
+  g_mutex_lock (&priv->lock);
+  clear_items_locked (self);
+  g_clear_pointer (&priv->format, format_unref);
+  g_mutex_unlock (&priv->lock);
+
+  for (i = 0; i < priv->n_slots; i++) {
+    GstNpuSlot *slot = &priv->slots[i];
+
+    if (slot->session)
+      npu_session_destroy (slot->session);
+    slot->session = NULL;
+    gst_npu_preprocessor_clear (&slot->pp);
+    g_clear_pointer (&slot->pp_format, format_unref);
+    g_clear_pointer (&slot->input, g_free);
+    g_clear_pointer (&slot->outs, g_free);
+    g_clear_pointer (&slot->rand, g_rand_free);
+    g_cond_clear (&slot->cond);
+  }
+  priv->n_slots = 0;
+
+  if (klass->stop)
+    klass->stop (self);
+
+  /* the stats property reads the model's backend name under the lock */
+  g_mutex_lock (&priv->lock);
+  model = priv->model;
+  priv->model = NULL;
+  g_mutex_unlock (&priv->lock);
+  if (model)
+    npu_model_free (model);
+  g_clear_pointer (&priv->active_model_id, g_free);
+}
+
+static gboolean
+gst_npu_base_start (GstNpuBase * self)
+{
+  GstNpuBasePrivate *priv = PRIV (self);
+  GstNpuBaseClass *klass = GST_NPU_BASE_GET_CLASS (self);
+  struct npu_model_options opts;
+  GstNpuModelInfo mi;
+  gboolean have_mi = FALSE;
+  gchar *path = NULL, *cache_dir = NULL, *model_id = NULL, *why = NULL;
+  GstNpuBackend backend;
+  struct npu_model *model = NULL;
+  guint cores, max_in_flight, i, core;
+  gint cpu_threads;
+  enum npu_status st;
+  const struct npu_io_info *io;
+
+  GST_OBJECT_LOCK (self);
+  path = g_strdup (priv->model_path);
+  cache_dir = g_strdup (priv->cache_dir);
+  model_id = g_strdup (priv->model_id);
+  backend = priv->backend;
+  cores = priv->cores & 7;
+  max_in_flight = priv->max_in_flight;
+  cpu_threads = priv->cpu_threads;
+  priv->cfg.resize = priv->resize;
+  priv->cfg.order = priv->channel_order;
+  priv->cfg.border_rgb = priv->border_color;
+  GST_OBJECT_UNLOCK (self);
+
+  if (!path || !*path) {
+    GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND, ("No model given."),
+        ("the 'model' property is not set"));
+    goto fail;
+  }
+  if (!g_file_test (path, G_FILE_TEST_EXISTS)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
+        ("Model file \"%s\" does not exist.", path), (NULL));
+    goto fail;
+  }
+  if (!g_file_test (path, G_FILE_TEST_IS_REGULAR)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ,
+        ("Model \"%s\" is not a regular file.", path), (NULL));
+    goto fail;
+  }
+
+  gst_npu_model_info_init (&mi);
+  if (g_str_has_suffix (path, ".onnx")) {
+    GError *err = NULL;
+
+    if (gst_npu_model_info_read_onnx (path, &mi, &err)) {
+      have_mi = TRUE;
+      GST_INFO_OBJECT (self, "%u metadata_props in %s", mi.n_props, path);
+    } else {
+      /* npu_model_load will refuse it with the precise reason */
+      GST_WARNING_OBJECT (self, "cannot read metadata of %s: %s", path,
+          err->message);
+      g_clear_error (&err);
+    }
+  }
+
+  memset (&opts, 0, sizeof (opts));
+  opts.backend = backend_name (backend);
+  opts.cache_dir = cache_dir;
+  opts.core_mask = cores;
+  /* The slots run in parallel: share the CPUs among them rather than let
+   * each session start one thread per CPU. */
+  if (cpu_threads <= 0) {
+    guint n = 0, b;
+
+    for (b = 0; b < MAX_SLOTS; b++)
+      n += (cores >> b) & 1;
+    cpu_threads = MAX (1, (gint) g_get_num_processors () / (gint) MAX (n, 1));
+  }
+  opts.cpu_threads = cpu_threads;
+
+  GST_INFO_OBJECT (self, "loading %s (backend %s, cores 0x%x, %d CPU threads "
+      "per session)", path, opts.backend, cores, cpu_threads);
+  clear_core_error ();
+  st = npu_model_load (path, &opts, &model);
+  g_mutex_lock (&priv->lock);
+  priv->model = model;
+  g_mutex_unlock (&priv->lock);
+  if (st != NPU_OK) {
+    POST_NPU_ERROR (self, STAGE_LOAD, st, "Could not load model \"%s\" "
+        "(backend %s).", path, opts.backend);
+    goto fail;
+  }
+  GST_INFO_OBJECT (self, "model runs on backend %s",
+      npu_model_backend (priv->model));
+  /* The simulator and the CPU executor can be slow on a slow host without
+   * being stuck; a device job that takes 10 s has hung. */
+  priv->auto_timeout_ms = !strcmp (npu_model_backend (priv->model), "rknpu")
+      || !strcmp (npu_model_backend (priv->model), "rocket") ?
+      DEVICE_AUTO_TIMEOUT_MS : 0;
+
+  if (npu_model_num_inputs (priv->model) != 1) {
+    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
+        ("Model \"%s\" has %d inputs; this element feeds exactly one image "
+            "input.", path, npu_model_num_inputs (priv->model)), (NULL));
+    goto fail;
+  }
+  if (npu_model_num_outputs (priv->model) < 1) {
+    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
+        ("Model \"%s\" has no outputs.", path), (NULL));
+    goto fail;
+  }
+  io = npu_model_input (priv->model, 0);
+  if (!gst_npu_input_config_from_model (&priv->cfg, io, &why)) {
+    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
+        ("Model \"%s\" does not take an image.", path), ("%s", why));
+    g_free (why);
+    goto fail;
+  }
+
+  GST_OBJECT_LOCK (self);
+  if (have_mi && mi.resize >= 0 && !priv->resize_set)
+    priv->cfg.resize = mi.resize;
+  if (have_mi && mi.channel_order >= 0 && !priv->channel_order_set)
+    priv->cfg.order = mi.channel_order;
+  setup_normalization (self, have_mi ? &mi : NULL);
+  GST_OBJECT_UNLOCK (self);
+
+  GST_INFO_OBJECT (self, "input %s: %s %dx%dx%d %s", io->name ? io->name : "",
+      npu_dtype_name (io->dtype), priv->cfg.channels, priv->cfg.height,
+      priv->cfg.width, priv->cfg.nhwc ? "NHWC" : "NCHW");
+
+  if (model_id && *model_id)
+    priv->active_model_id = g_strdup (model_id);
+  else
+    priv->active_model_id = g_path_get_basename (path);
+
+  if (klass->start && !klass->start (self, priv->model))
+    goto fail;
+
+  parse_test_delay (self);
+
+  /* One slot per core in the mask, in core order: round robin visits the
+   * cores 0, 1, 2, 0, ... (facts: the RK3588 NPU has three cores that run
+   * independent jobs). */
+  priv->n_slots = 0;
+  for (core = 0; core < MAX_SLOTS; core++) {
+    GstNpuSlot *slot;
+
+    if (!(cores & (1u << core)))
+      continue;
+    slot = &priv->slots[priv->n_slots++];
+    memset (slot, 0, sizeof (*slot));
+    slot->self = self;
+    slot->index = priv->n_slots - 1;
+    slot->core = core;
+    g_cond_init (&slot->cond);
+    g_queue_init (&slot->jobs);
+    gst_npu_preprocessor_init (&slot->pp);
+    slot->input = g_malloc0 (MAX (priv->cfg.nbytes, 1));
+    slot->outs = g_new0 (struct npu_tensor,
+        npu_model_num_outputs (priv->model));
+    slot->rand = g_rand_new_with_seed (0x6e7075 + core);
+
+    clear_core_error ();
+    st = npu_session_create (priv->model, core, &slot->session);
+    if (st != NPU_OK) {
+      POST_NPU_ERROR (self, STAGE_SESSION, st, "Could not open NPU core %u "
+          "(backend %s).", core, npu_model_backend (priv->model));
+      goto fail;
+    }
+  }
+
+  priv->window = max_in_flight ? max_in_flight : 2 * priv->n_slots;
+  GST_INFO_OBJECT (self, "%u core slots, up to %u frames in flight",
+      priv->n_slots, priv->window);
+
+  g_mutex_lock (&priv->lock);
+  priv->flushing = FALSE;
+  priv->srcresult = GST_FLOW_OK;
+  priv->next_slot = 0;
+  priv->frame_count = 0;
+  priv->jobs_in_flight = priv->n_unpushed = priv->running = 0;
+  priv->n_submitted = priv->n_completed = priv->n_dropped = 0;
+  priv->n_skipped = priv->n_failed = priv->run_ns_total = 0;
+  priv->n_reordered = 0;
+  g_mutex_unlock (&priv->lock);
+
+  for (i = 0; i < priv->n_slots; i++) {
+    GstNpuSlot *slot = &priv->slots[i];
+    gchar *name = g_strdup_printf ("npu-core%d", slot->core);
+    GError *err = NULL;
+
+    slot->thread = g_thread_try_new (name, slot_thread, slot, &err);
+    g_free (name);
+    if (!slot->thread) {
+      GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
+          ("Could not start a worker thread."), ("%s", err->message));
+      g_clear_error (&err);
+      goto fail;
+    }
+  }
+
+  g_free (path);
+  g_free (cache_dir);
+  g_free (model_id);
+  return TRUE;
+
+fail:
+  gst_npu_base_stop (self);
+  g_free (path);
+  g_free (cache_dir);
+  g_free (model_id);
+  return FALSE;
+}
+
+/* ---- pads ---------------------------------------------------------------- */
+
+static GstFlowReturn
+gst_npu_base_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
+{
+  GstNpuBase *self = GST_NPU_BASE (parent);
+  GstNpuBasePrivate *priv = PRIV (self);
+  GstNpuItem *item;
+  GstFlowReturn ret;
+  guint interval = (guint) g_atomic_int_get (&priv->interval);
+  GstNpuDropPolicy drop = g_atomic_int_get (&priv->drop);
+  gboolean infer;
+  guint64 frame;
+
+  g_mutex_lock (&priv->lock);
+  if (priv->flushing) {
+    ret = GST_FLOW_FLUSHING;
+    goto out_unlock;
+  }
+  if (priv->srcresult != GST_FLOW_OK) {
+    ret = priv->srcresult;
+    goto out_unlock;
+  }
+  if (!priv->format) {
+    g_mutex_unlock (&priv->lock);
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
+        ("buffer arrived before any accepted caps (unsupported format?); "
+            "sink caps must be %s", VIDEO_CAPS));
+    gst_buffer_unref (buffer);
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+
+  frame = priv->frame_count++;
+  infer = priv->n_slots > 0 && (interval <= 1 || frame % interval == 0);
+  if (!infer)
+    priv->n_skipped++;
+
+  while (infer && priv->jobs_in_flight >= priv->window) {
+    if (drop != GST_NPU_DROP_NONE) {
+      infer = FALSE;
+      priv->n_dropped++;
+      GST_LOG_OBJECT (self, "all %u slots busy: frame %" G_GUINT64_FORMAT
+          " %s", priv->window, frame, drop == GST_NPU_DROP_PASS ?
+          "passes without inference" : "dropped");
+      if (drop == GST_NPU_DROP_DISCARD) {
+        ret = GST_FLOW_OK;
+        goto out_unlock;
+      }
+      break;
+    }
+    GST_LOG_OBJECT (self, "window full (%u), waiting", priv->window);
+    g_cond_wait (&priv->cond, &priv->lock);
+    if (priv->flushing) {
+      ret = GST_FLOW_FLUSHING;
+      goto out_unlock;
+    }
+    if (priv->srcresult != GST_FLOW_OK) {
+      ret = priv->srcresult;
+      goto out_unlock;
+    }
+  }
+
+  item = g_new0 (GstNpuItem, 1);
+  item->obj = GST_MINI_OBJECT_CAST (buffer);
+  item->format = format_ref (priv->format);
+  item->result.frame = frame;
+  item->result.pts = GST_BUFFER_PTS (buffer);
+  item->submit_time = g_get_monotonic_time ();
+  if (infer) {
+    GstNpuSlot *slot = &priv->slots[priv->next_slot];
+
+    priv->next_slot = (priv->next_slot + 1) % priv->n_slots;
+    item->is_job = TRUE;
+    item->state = ITEM_PENDING;
+    item->slot = slot->index;
+    g_queue_push_tail (&slot->jobs, item);
+    g_cond_signal (&slot->cond);
+    priv->jobs_in_flight++;
+    priv->n_submitted++;
+  } else {
+    item->state = ITEM_PASS;
+  }
+  g_queue_push_tail (&priv->items, item);
+  priv->n_unpushed++;
+  g_cond_broadcast (&priv->cond);
+  g_mutex_unlock (&priv->lock);
+  return GST_FLOW_OK;
+
+out_unlock:
+  g_mutex_unlock (&priv->lock);
+  gst_buffer_unref (buffer);
+  return ret;
+}
+
+static gboolean
+queue_event (GstNpuBase * self, GstEvent * event)
+{
+  GstNpuBasePrivate *priv = PRIV (self);
+  GstNpuItem *item;
+
+  g_mutex_lock (&priv->lock);
+  if (priv->flushing || priv->srcresult != GST_FLOW_OK) {
+    GST_DEBUG_OBJECT (self, "not forwarding %" GST_PTR_FORMAT ": %s", event,
+        gst_flow_get_name (priv->srcresult));
+    g_mutex_unlock (&priv->lock);
+    gst_event_unref (event);
+    return FALSE;
+  }
+  item = g_new0 (GstNpuItem, 1);
+  item->obj = GST_MINI_OBJECT_CAST (event);
+  item->state = ITEM_PASS;
+  g_queue_push_tail (&priv->items, item);
+  priv->n_unpushed++;
+  g_cond_broadcast (&priv->cond);
+  g_mutex_unlock (&priv->lock);
+  return TRUE;
+}
+
+static gboolean
+gst_npu_base_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
+{
+  GstNpuBase *self = GST_NPU_BASE (parent);
+  GstNpuBasePrivate *priv = PRIV (self);
+  gboolean ret;
+
+  GST_LOG_OBJECT (self, "event %" GST_PTR_FORMAT, event);
+
+  switch (GST_EVENT_TYPE (event)) {
+    case GST_EVENT_FLUSH_START:
+      ret = gst_pad_push_event (priv->srcpad, event);
+      g_mutex_lock (&priv->lock);
+      priv->flushing = TRUE;
+      priv->srcresult = GST_FLOW_FLUSHING;
+      cancel_locked (self);
+      g_mutex_unlock (&priv->lock);
+      gst_pad_pause_task (priv->srcpad);
+      return ret;
+
+    case GST_EVENT_FLUSH_STOP:
+      g_mutex_lock (&priv->lock);
+      clear_items_locked (self);
+      priv->flushing = FALSE;
+      priv->srcresult = GST_FLOW_OK;
+      g_mutex_unlock (&priv->lock);
+      ret = gst_pad_push_event (priv->srcpad, event);
+      if (GST_PAD_IS_ACTIVE (priv->srcpad))
+        gst_pad_start_task (priv->srcpad, (GstTaskFunction) gst_npu_base_loop,
+            priv->srcpad, NULL);
+      return ret;
+
+    case GST_EVENT_CAPS:{
+      GstCaps *caps;
+      GstVideoInfo info;
+
+      gst_event_parse_caps (event, &caps);
+      if (!gst_video_info_from_caps (&info, caps)) {
+        GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
+            ("cannot parse caps %" GST_PTR_FORMAT, caps));
+        gst_event_unref (event);
+        return FALSE;
+      }
+      g_mutex_lock (&priv->lock);
+      format_unref (priv->format);
+      priv->format = format_new (&info);
+      g_mutex_unlock (&priv->lock);
+      GST_DEBUG_OBJECT (self, "format %s %dx%d",
+          gst_video_format_to_string (GST_VIDEO_INFO_FORMAT (&info)),
+          GST_VIDEO_INFO_WIDTH (&info), GST_VIDEO_INFO_HEIGHT (&info));
+      return queue_event (self, event);
+    }
+
+    default:
+      if (GST_EVENT_IS_SERIALIZED (event))
+        return queue_event (self, event);
+      return gst_pad_push_event (priv->srcpad, event);
+  }
+}
+
+/* Waits until every item received so far has been pushed downstream, for
+ * serialized queries. FALSE if flushing or streaming stopped. */
+static gboolean
+drain (GstNpuBase * self)
+{
+  GstNpuBasePrivate *priv = PRIV (self);
+  gboolean ok;
+
+  g_mutex_lock (&priv->lock);
+  while (priv->n_unpushed > 0 && !priv->flushing
+      && priv->srcresult == GST_FLOW_OK)
+    g_cond_wait (&priv->cond, &priv->lock);
+  ok = !priv->flushing && priv->srcresult == GST_FLOW_OK;
+  g_mutex_unlock (&priv->lock);
+  return ok;
+}
+
+static gboolean
+gst_npu_base_sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
+{
+  GstNpuBase *self = GST_NPU_BASE (parent);
+
+  if (GST_QUERY_IS_SERIALIZED (query)) {
+    GST_DEBUG_OBJECT (self, "draining for %" GST_PTR_FORMAT, query);
+    if (!drain (self))
+      return FALSE;
+  }
+  return gst_pad_query_default (pad, parent, query);
+}
+
+static gboolean
+gst_npu_base_src_query (GstPad * pad, GstObject * parent, GstQuery * query)
+{
+  GstNpuBase *self = GST_NPU_BASE (parent);
+  GstNpuBasePrivate *priv = PRIV (self);
+
+  if (GST_QUERY_TYPE (query) == GST_QUERY_LATENCY) {
+    gboolean live;
+    GstClockTime min, max, ours = 0;
+
+    if (!gst_pad_peer_query (priv->sinkpad, query))
+      return FALSE;
+    gst_query_parse_latency (query, &live, &min, &max);
+
+    /* A frame can wait behind max-in-flight earlier frames before it leaves:
+     * that many frame durations. */
+    g_mutex_lock (&priv->lock);
+    if (priv->format && GST_VIDEO_INFO_FPS_N (&priv->format->info) > 0)
+      ours = gst_util_uint64_scale_int (priv->window * GST_SECOND,
+          GST_VIDEO_INFO_FPS_D (&priv->format->info),
+          GST_VIDEO_INFO_FPS_N (&priv->format->info));
+    g_mutex_unlock (&priv->lock);
+
+    GST_DEBUG_OBJECT (self, "upstream latency min %" GST_TIME_FORMAT " max %"
+        GST_TIME_FORMAT ", ours %" GST_TIME_FORMAT, GST_TIME_ARGS (min),
+        GST_TIME_ARGS (max), GST_TIME_ARGS (ours));
+    min += ours;
+    if (GST_CLOCK_TIME_IS_VALID (max))
+      max += ours;
+    gst_query_set_latency (query, live, min, max);
+    return TRUE;
+  }
+  return gst_pad_query_default (pad, parent, query);
+}
+
+static gboolean
+gst_npu_base_sink_activate_mode (GstPad * pad, GstObject * parent,
+    GstPadMode mode, gboolean active)
+{
+  GstNpuBase *self = GST_NPU_BASE (parent);
+  GstNpuBasePrivate *priv = PRIV (self);
+
+  if (mode != GST_PAD_MODE_PUSH)
+    return FALSE;
+
+  if (active) {
+    g_mutex_lock (&priv->lock);
+    priv->flushing = FALSE;
+    priv->srcresult = GST_FLOW_OK;
+    g_mutex_unlock (&priv->lock);
+  } else {
+    g_mutex_lock (&priv->lock);
+    priv->flushing = TRUE;
+    priv->srcresult = GST_FLOW_FLUSHING;
+    cancel_locked (self);
+    g_mutex_unlock (&priv->lock);
+    /* wait for the chain function to leave */
+    GST_PAD_STREAM_LOCK (pad);
+    g_mutex_lock (&priv->lock);
+    clear_items_locked (self);
+    g_mutex_unlock (&priv->lock);
+    GST_PAD_STREAM_UNLOCK (pad);
+  }
+  return TRUE;
+}
+
+static gboolean
+gst_npu_base_src_activate_mode (GstPad * pad, GstObject * parent,
+    GstPadMode mode, gboolean active)
+{
+  GstNpuBase *self = GST_NPU_BASE (parent);
+  GstNpuBasePrivate *priv = PRIV (self);
+
+  if (mode != GST_PAD_MODE_PUSH)
+    return FALSE;
+
+  if (active) {
+    g_mutex_lock (&priv->lock);
+    priv->flushing = FALSE;
+    priv->srcresult = GST_FLOW_OK;
+    g_mutex_unlock (&priv->lock);
+    return gst_pad_start_task (pad, (GstTaskFunction) gst_npu_base_loop, pad,
+        NULL);
+  }
+
+  g_mutex_lock (&priv->lock);
+  priv->flushing = TRUE;
+  priv->srcresult = GST_FLOW_FLUSHING;
+  cancel_locked (self);
+  g_mutex_unlock (&priv->lock);
+  return gst_pad_stop_task (pad);
+}
+
+/* The source pad task: pushes the FIFO's head once it is finished. */
+static void
+gst_npu_base_loop (GstPad * pad)
+{
+  GstNpuBase *self = GST_NPU_BASE (GST_PAD_PARENT (pad));
+  GstNpuBasePrivate *priv = PRIV (self);
+  GstNpuBaseClass *klass = GST_NPU_BASE_GET_CLASS (self);
+  GstNpuItem *item;
+  GstFlowReturn ret = GST_FLOW_OK;
+  gboolean error_posted = FALSE;
+
+  g_mutex_lock (&priv->lock);
+  for (;;) {
+    gint timeout_ms;
+
+    if (priv->flushing)
+      goto flushing;
+    item = g_queue_peek_head (&priv->items);
+    if (item && item_finished (item))
+      break;
+    timeout_ms = g_atomic_int_get (&priv->timeout_ms);
+    if (timeout_ms == 0)
+      timeout_ms = priv->auto_timeout_ms;
+    if (item && timeout_ms > 0) {
+      gint64 t0 = item->state == ITEM_RUNNING ? item->start_time :
+          item->submit_time;
+      gint64 deadline = t0 + (gint64) timeout_ms * 1000;
+
+      if (g_get_monotonic_time () >= deadline) {
+        guint64 frame = item->result.frame;
+        gint core = priv->slots[item->slot].core;
+
+        /* upstream sees ERROR from the moment the error is posted */
+        ret = GST_FLOW_ERROR;
+        priv->srcresult = ret;
+        g_cond_broadcast (&priv->cond);
+        g_mutex_unlock (&priv->lock);
+        GST_ELEMENT_ERROR (self, STREAM, FAILED,
+            ("Inference timed out."), ("frame %" G_GUINT64_FORMAT " on NPU "
+                "core %d did not finish within %d ms (timeout property)",
+                frame, core, timeout_ms));
+        error_posted = TRUE;
+        goto pause;
+      }
+      g_cond_wait_until (&priv->cond, &priv->lock, deadline);
+    } else {
+      g_cond_wait (&priv->cond, &priv->lock);
+    }
+  }
+
+  g_queue_pop_head (&priv->items);
+  if (item->is_job) {
+    priv->jobs_in_flight--;
+    g_cond_broadcast (&priv->cond);
+  }
+  g_mutex_unlock (&priv->lock);
+
+  if (GST_IS_BUFFER (item->obj)) {
+    GstBuffer *buf = GST_BUFFER_CAST (item->obj);
+
+    item->obj = NULL;
+    if (item->state == ITEM_FAILED) {
+      g_mutex_lock (&priv->lock);
+      if (!priv->flushing)
+        priv->srcresult = GST_FLOW_ERROR;
+      g_cond_broadcast (&priv->cond);
+      g_mutex_unlock (&priv->lock);
+      gst_element_message_full (GST_ELEMENT (self), GST_MESSAGE_ERROR,
+          GST_STREAM_ERROR, GST_STREAM_ERROR_FAILED,
+          g_strdup (item->error_is_timeout ? "Inference timed out." :
+              "Inference failed."), g_strdup (item->error), __FILE__,
+          GST_FUNCTION, __LINE__);
+      error_posted = TRUE;
+      gst_buffer_unref (buf);
+      ret = GST_FLOW_ERROR;
+    } else {
+      if (item->has_result && klass->attach) {
+        buf = gst_buffer_make_writable (buf);
+        klass->attach (self, buf, &item->result);
+      }
+      ret = gst_pad_push (priv->srcpad, buf);
+    }
+  } else {
+    GstEvent *event = GST_EVENT_CAST (item->obj);
+    gboolean is_eos = GST_EVENT_TYPE (event) == GST_EVENT_EOS;
+
+    item->obj = NULL;
+    gst_pad_push_event (priv->srcpad, event);
+    if (is_eos)
+      ret = GST_FLOW_EOS;
+  }
+  item_free (item);
+
+  g_mutex_lock (&priv->lock);
+  if (priv->n_unpushed > 0)
+    priv->n_unpushed--;
+  if (ret != GST_FLOW_OK && !priv->flushing)
+    priv->srcresult = ret;
+  g_cond_broadcast (&priv->cond);
+  g_mutex_unlock (&priv->lock);
+
+  if (ret != GST_FLOW_OK)
+    goto pause;
+  return;
+
+flushing:
+  g_mutex_unlock (&priv->lock);
+  GST_DEBUG_OBJECT (self, "flushing, pausing task");
+  gst_pad_pause_task (pad);
+  return;
+
+pause:
+  GST_DEBUG_OBJECT (self, "pausing task: %s", gst_flow_get_name (ret));
+  gst_pad_pause_task (pad);
+  if (ret == GST_FLOW_NOT_LINKED || ret < GST_FLOW_EOS) {
+    if (!error_posted && ret != GST_FLOW_FLUSHING)
+      GST_ELEMENT_FLOW_ERROR (self, ret);
+    if (ret != GST_FLOW_FLUSHING)
+      gst_pad_push_event (priv->srcpad, gst_event_new_eos ());
+  }
+}
+
+/* ---- GObject / GstElement ------------------------------------------------ */
+
+static GstStateChangeReturn
+gst_npu_base_change_state (GstElement * element, GstStateChange transition)
+{
+  GstNpuBase *self = GST_NPU_BASE (element);
+  GstStateChangeReturn ret;
+
+  switch (transition) {
+    case GST_STATE_CHANGE_READY_TO_PAUSED:
+      if (!gst_npu_base_start (self))
+        return GST_STATE_CHANGE_FAILURE;
+      break;
+    default:
+      break;
+  }
+
+  ret = GST_ELEMENT_CLASS (gst_npu_base_parent_class)->change_state (element,
+      transition);
+  if (ret == GST_STATE_CHANGE_FAILURE) {
+    if (transition == GST_STATE_CHANGE_READY_TO_PAUSED)
+      gst_npu_base_stop (self);
+    return ret;
+  }
+
+  switch (transition) {
+    case GST_STATE_CHANGE_PAUSED_TO_READY:
+      gst_npu_base_stop (self);
+      break;
+    default:
+      break;
+  }
+  return ret;
+}
+
+static gboolean
+get_triplet (const GValue * value, gfloat out[3])
+{
+  guint n = gst_value_array_get_size (value), i;
+
+  if (n != 1 && n != 3)
+    return FALSE;
+  for (i = 0; i < 3; i++) {
+    const GValue *v = gst_value_array_get_value (value, n == 1 ? 0 : i);
+
+    if (G_VALUE_HOLDS_FLOAT (v))
+      out[i] = g_value_get_float (v);
+    else if (G_VALUE_HOLDS_DOUBLE (v))
+      out[i] = (gfloat) g_value_get_double (v);
+    else if (G_VALUE_HOLDS_INT (v))
+      out[i] = (gfloat) g_value_get_int (v);
+    else
+      return FALSE;
+  }
+  return TRUE;
+}
+
+static void
+set_triplet (GValue * value, const gfloat in[3])
+{
+  guint i;
+
+  for (i = 0; i < 3; i++) {
+    GValue v = G_VALUE_INIT;
+
+    g_value_init (&v, G_TYPE_FLOAT);
+    g_value_set_float (&v, in[i]);
+    gst_value_array_append_value (value, &v);
+    g_value_unset (&v);
+  }
+}
+
+static void
+gst_npu_base_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstNpuBase *self = GST_NPU_BASE (object);
+  GstNpuBasePrivate *priv = PRIV (self);
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_MODEL:
+      g_free (priv->model_path);
+      priv->model_path = g_value_dup_string (value);
+      break;
+    case PROP_MODEL_ID:
+      g_free (priv->model_id);
+      priv->model_id = g_value_dup_string (value);
+      break;
+    case PROP_BACKEND:
+      priv->backend = g_value_get_enum (value);
+      break;
+    case PROP_CORES:
+      priv->cores = g_value_get_uint (value);
+      break;
+    case PROP_MAX_IN_FLIGHT:
+      priv->max_in_flight = g_value_get_uint (value);
+      break;
+    case PROP_INFERENCE_INTERVAL:
+      g_atomic_int_set (&priv->interval, (gint) g_value_get_uint (value));
+      break;
+    case PROP_CACHE_DIR:
+      g_free (priv->cache_dir);
+      priv->cache_dir = g_value_dup_string (value);
+      break;
+    case PROP_DROP:
+      g_atomic_int_set (&priv->drop, g_value_get_enum (value));
+      break;
+    case PROP_TIMEOUT:
+      g_atomic_int_set (&priv->timeout_ms, (gint) g_value_get_uint (value));
+      break;
+    case PROP_RESIZE:
+      priv->resize = g_value_get_enum (value);
+      priv->resize_set = TRUE;
+      break;
+    case PROP_CHANNEL_ORDER:
+      priv->channel_order = g_value_get_enum (value);
+      priv->channel_order_set = TRUE;
+      break;
+    case PROP_NORMALIZATION:
+      priv->normalization = g_value_get_enum (value);
+      break;
+    case PROP_MEAN:
+      if (get_triplet (value, priv->mean))
+        priv->mean_set = TRUE;
+      else
+        GST_WARNING_OBJECT (self, "mean needs 1 or 3 numbers");
+      break;
+    case PROP_STD:
+      if (get_triplet (value, priv->std))
+        priv->std_set = TRUE;
+      else
+        GST_WARNING_OBJECT (self, "std needs 1 or 3 numbers");
+      break;
+    case PROP_SCALE:
+      if (get_triplet (value, priv->scale))
+        priv->scale_set = TRUE;
+      else
+        GST_WARNING_OBJECT (self, "scale needs 1 or 3 numbers");
+      break;
+    case PROP_OFFSET:
+      if (get_triplet (value, priv->offset))
+        priv->offset_set = TRUE;
+      else
+        GST_WARNING_OBJECT (self, "offset needs 1 or 3 numbers");
+      break;
+    case PROP_BORDER_COLOR:
+      priv->border_color = g_value_get_uint (value);
+      break;
+    case PROP_CPU_THREADS:
+      priv->cpu_threads = g_value_get_int (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static GstStructure *
+make_stats (GstNpuBase * self)
+{
+  GstNpuBasePrivate *priv = PRIV (self);
+  GstStructure *s;
+  GValue arr = G_VALUE_INIT;
+  guint i;
+
+  g_value_init (&arr, GST_TYPE_ARRAY);
+  g_mutex_lock (&priv->lock);
+  for (i = 0; i < priv->n_slots; i++) {
+    GValue v = G_VALUE_INIT;
+
+    g_value_init (&v, G_TYPE_UINT64);
+    g_value_set_uint64 (&v, priv->slots[i].jobs_done);
+    gst_value_array_append_value (&arr, &v);
+    g_value_unset (&v);
+  }
+  s = gst_structure_new ("GstNpuStats",
+      "frames", G_TYPE_UINT64, priv->frame_count,
+      "submitted", G_TYPE_UINT64, priv->n_submitted,
+      "completed", G_TYPE_UINT64, priv->n_completed,
+      "failed", G_TYPE_UINT64, priv->n_failed,
+      "dropped", G_TYPE_UINT64, priv->n_dropped,
+      "skipped", G_TYPE_UINT64, priv->n_skipped,
+      "reordered", G_TYPE_UINT64, priv->n_reordered,
+      "in-flight", G_TYPE_UINT, priv->jobs_in_flight,
+      "max-in-flight", G_TYPE_UINT, priv->window,
+      "mean-run-us", G_TYPE_DOUBLE, priv->n_completed ?
+      priv->run_ns_total / 1000.0 / priv->n_completed : 0.0,
+      "backend", G_TYPE_STRING, priv->model ?
+      npu_model_backend (priv->model) : "", NULL);
+  g_mutex_unlock (&priv->lock);
+  gst_structure_take_value (s, "core-jobs", &arr);
+  return s;
+}
+
+static void
+gst_npu_base_get_property (GObject * object, guint prop_id, GValue * value,
+    GParamSpec * pspec)
+{
+  GstNpuBase *self = GST_NPU_BASE (object);
+  GstNpuBasePrivate *priv = PRIV (self);
+
+  if (prop_id == PROP_STATS) {
+    g_value_take_boxed (value, make_stats (self));
+    return;
+  }
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_MODEL:
+      g_value_set_string (value, priv->model_path);
+      break;
+    case PROP_MODEL_ID:
+      g_value_set_string (value, priv->model_id);
+      break;
+    case PROP_BACKEND:
+      g_value_set_enum (value, priv->backend);
+      break;
+    case PROP_CORES:
+      g_value_set_uint (value, priv->cores);
+      break;
+    case PROP_MAX_IN_FLIGHT:
+      g_value_set_uint (value, priv->max_in_flight);
+      break;
+    case PROP_INFERENCE_INTERVAL:
+      g_value_set_uint (value, (guint) g_atomic_int_get (&priv->interval));
+      break;
+    case PROP_CACHE_DIR:
+      g_value_set_string (value, priv->cache_dir);
+      break;
+    case PROP_DROP:
+      g_value_set_enum (value, g_atomic_int_get (&priv->drop));
+      break;
+    case PROP_TIMEOUT:
+      g_value_set_uint (value, (guint) g_atomic_int_get (&priv->timeout_ms));
+      break;
+    case PROP_RESIZE:
+      g_value_set_enum (value, priv->resize);
+      break;
+    case PROP_CHANNEL_ORDER:
+      g_value_set_enum (value, priv->channel_order);
+      break;
+    case PROP_NORMALIZATION:
+      g_value_set_enum (value, priv->normalization);
+      break;
+    case PROP_MEAN:
+      set_triplet (value, priv->mean);
+      break;
+    case PROP_STD:
+      set_triplet (value, priv->std);
+      break;
+    case PROP_SCALE:
+      set_triplet (value, priv->scale);
+      break;
+    case PROP_OFFSET:
+      set_triplet (value, priv->offset);
+      break;
+    case PROP_BORDER_COLOR:
+      g_value_set_uint (value, priv->border_color);
+      break;
+    case PROP_CPU_THREADS:
+      g_value_set_int (value, priv->cpu_threads);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+gst_npu_base_finalize (GObject * object)
+{
+  GstNpuBase *self = GST_NPU_BASE (object);
+  GstNpuBasePrivate *priv = PRIV (self);
+
+  g_free (priv->model_path);
+  g_free (priv->model_id);
+  g_free (priv->cache_dir);
+  g_mutex_clear (&priv->lock);
+  g_cond_clear (&priv->cond);
+
+  G_OBJECT_CLASS (gst_npu_base_parent_class)->finalize (object);
+}
+
+static void
+gst_npu_base_init (GstNpuBase * self)
+{
+  GstNpuBasePrivate *priv = PRIV (self);
+  GstElementClass *eklass = GST_ELEMENT_GET_CLASS (self);
+  gint i;
+
+  g_mutex_init (&priv->lock);
+  g_cond_init (&priv->cond);
+  g_queue_init (&priv->items);
+  priv->flushing = TRUE;
+  priv->srcresult = GST_FLOW_FLUSHING;
+
+  priv->backend = DEFAULT_PROP_BACKEND;
+  priv->cores = DEFAULT_PROP_CORES;
+  priv->max_in_flight = DEFAULT_PROP_MAX_IN_FLIGHT;
+  priv->interval = DEFAULT_PROP_INFERENCE_INTERVAL;
+  priv->drop = DEFAULT_PROP_DROP;
+  priv->timeout_ms = DEFAULT_PROP_TIMEOUT;
+  priv->resize = DEFAULT_PROP_RESIZE;
+  priv->channel_order = DEFAULT_PROP_CHANNEL_ORDER;
+  priv->normalization = DEFAULT_PROP_NORMALIZATION;
+  priv->border_color = DEFAULT_PROP_BORDER_COLOR;
+  priv->cpu_threads = DEFAULT_PROP_CPU_THREADS;
+  for (i = 0; i < 3; i++) {
+    priv->mean[i] = 0.0f;
+    priv->std[i] = 1.0f;
+    priv->scale[i] = 1.0f / 255.0f;
+    priv->offset[i] = 0.0f;
+  }
+
+  priv->sinkpad = gst_pad_new_from_template (gst_element_class_get_pad_template
+      (eklass, "sink"), "sink");
+  gst_pad_set_chain_function (priv->sinkpad,
+      GST_DEBUG_FUNCPTR (gst_npu_base_chain));
+  gst_pad_set_event_function (priv->sinkpad,
+      GST_DEBUG_FUNCPTR (gst_npu_base_sink_event));
+  gst_pad_set_query_function (priv->sinkpad,
+      GST_DEBUG_FUNCPTR (gst_npu_base_sink_query));
+  gst_pad_set_activatemode_function (priv->sinkpad,
+      GST_DEBUG_FUNCPTR (gst_npu_base_sink_activate_mode));
+  GST_PAD_SET_PROXY_CAPS (priv->sinkpad);
+  GST_PAD_SET_PROXY_ALLOCATION (priv->sinkpad);
+  gst_element_add_pad (GST_ELEMENT (self), priv->sinkpad);
+
+  priv->srcpad = gst_pad_new_from_template (gst_element_class_get_pad_template
+      (eklass, "src"), "src");
+  gst_pad_set_query_function (priv->srcpad,
+      GST_DEBUG_FUNCPTR (gst_npu_base_src_query));
+  gst_pad_set_activatemode_function (priv->srcpad,
+      GST_DEBUG_FUNCPTR (gst_npu_base_src_activate_mode));
+  GST_PAD_SET_PROXY_CAPS (priv->srcpad);
+  GST_PAD_SET_PROXY_ALLOCATION (priv->srcpad);
+  gst_element_add_pad (GST_ELEMENT (self), priv->srcpad);
+}
+
+static void
+gst_npu_base_class_init (GstNpuBaseClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  const GParamFlags rw = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS;
+  const GParamFlags rw_ready = rw | GST_PARAM_MUTABLE_READY;
+  const GParamFlags rw_playing = rw | GST_PARAM_MUTABLE_PLAYING;
+
+  install_core_log ();
+  /* subclasses replace it with their own category in their class_init */
+  klass->debug_category = gst_npu_core_debug;
+
+  gobject_class->set_property = gst_npu_base_set_property;
+  gobject_class->get_property = gst_npu_base_get_property;
+  gobject_class->finalize = gst_npu_base_finalize;
+  element_class->change_state = GST_DEBUG_FUNCPTR (gst_npu_base_change_state);
+
+  gst_element_class_add_static_pad_template (element_class, &sink_template);
+  gst_element_class_add_static_pad_template (element_class, &src_template);
+
+  /**
+   * GstNpuBase:model:
+   *
+   * The model: an ONNX file (.onnx, compiled when the element starts) or a
+   * compiled OpenNPU artifact (.npub). It must have one image input
+   * ([1,C,H,W] or [1,H,W,C], C = 1 or 3; float32, float16, uint8 or int8).
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_MODEL,
+      g_param_spec_string ("model", "Model",
+          "Model file: .onnx (compiled on start) or .npub (compiled "
+          "artifact), with one image input", DEFAULT_PROP_MODEL, rw_ready));
+
+  /**
+   * GstNpuBase:model-id:
+   *
+   * The identifier written into the metadata (model_id fields). NULL means
+   * the base name of the model file.
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_MODEL_ID,
+      g_param_spec_string ("model-id", "Model id",
+          "Identifier of the model in the metadata (NULL: the model file's "
+          "base name)", DEFAULT_PROP_MODEL_ID, rw_ready));
+
+  /**
+   * GstNpuBase:backend:
+   *
+   * Where the model runs. `auto` uses the NPU when a driver is present and
+   * the simulator otherwise; `cpu` runs every op on the CPU executor.
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_BACKEND,
+      g_param_spec_enum ("backend", "Backend",
+          "Execution backend", GST_TYPE_NPU_BACKEND, DEFAULT_PROP_BACKEND,
+          rw_ready));
+
+  /**
+   * GstNpuBase:cores:
+   *
+   * Bit mask of the RK3588 NPU cores to use (bit 0 = core 0, ...). The
+   * element opens one session per core and sends frames to them in turn.
+   * 7 = all three cores.
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_CORES,
+      g_param_spec_uint ("cores", "Cores",
+          "Bit mask of NPU cores to use round robin (1 = core 0, 7 = all "
+          "three)", 1, 7, DEFAULT_PROP_CORES, rw_ready));
+
+  /**
+   * GstNpuBase:max-in-flight:
+   *
+   * Largest number of frames that may be submitted for inference but not
+   * yet pushed downstream. When it is reached the drop policy applies.
+   * 0 = two per core slot (one running, one waiting). It also sets the
+   * latency the element reports: max-in-flight frame durations.
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_MAX_IN_FLIGHT,
+      g_param_spec_uint ("max-in-flight", "Max in flight",
+          "Frames submitted but not yet pushed, before the drop policy "
+          "applies (0 = 2 per core slot)", 0, 64, DEFAULT_PROP_MAX_IN_FLIGHT,
+          rw_ready));
+
+  /**
+   * GstNpuBase:inference-interval:
+   *
+   * Infer every Nth frame (the first frame is always inferred). The other
+   * frames pass through in order, without metadata.
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_INFERENCE_INTERVAL,
+      g_param_spec_uint ("inference-interval", "Inference interval",
+          "Infer every Nth frame; the others pass through without metadata",
+          1, G_MAXINT, DEFAULT_PROP_INFERENCE_INTERVAL, rw_playing));
+
+  /**
+   * GstNpuBase:cache-dir:
+   *
+   * Folder for compiled models. An .onnx model compiled once is reused from
+   * here on later starts. NULL = no cache.
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_CACHE_DIR,
+      g_param_spec_string ("cache-dir", "Cache directory",
+          "Folder where compiled models are cached (NULL = no cache)",
+          DEFAULT_PROP_CACHE_DIR, rw_ready));
+
+  /**
+   * GstNpuBase:drop:
+   *
+   * What to do with a frame that arrives while max-in-flight frames are in
+   * flight: block upstream (`none`, back-pressure), pass it downstream in
+   * order without metadata (`pass`), or drop it (`discard`).
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_DROP,
+      g_param_spec_enum ("drop", "Drop policy",
+          "What happens to a frame when max-in-flight frames are in flight",
+          GST_TYPE_NPU_DROP_POLICY, DEFAULT_PROP_DROP, rw_playing));
+
+  /**
+   * GstNpuBase:timeout:
+   *
+   * Milliseconds a frame's inference may take (queueing on its core
+   * included) before the element fails with a STREAM error. 0 (default) =
+   * automatic: 10 s on the device backends (rknpu, rocket), no limit on the
+   * simulator and the CPU, which may just be slow. G_MAXINT = no limit.
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_TIMEOUT,
+      g_param_spec_uint ("timeout", "Timeout",
+          "Milliseconds one inference may take before the element fails "
+          "(0 = 10 s on rknpu/rocket, no limit on sim/cpu)", 0, G_MAXINT,
+          DEFAULT_PROP_TIMEOUT, rw_playing));
+
+  /**
+   * GstNpuBase:resize:
+   *
+   * How a frame is fitted to the model's input size. Default: the model's
+   * `opennpu.resize` metadata if present, else stretch.
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_RESIZE,
+      g_param_spec_enum ("resize", "Resize",
+          "How frames are fitted to the model input (default: model "
+          "metadata, else stretch)", GST_TYPE_NPU_RESIZE_MODE,
+          DEFAULT_PROP_RESIZE, rw_ready));
+
+  /**
+   * GstNpuBase:channel-order:
+   *
+   * Colour channel order the model expects. Default: the model's
+   * `opennpu.channel-order` metadata if present, else RGB.
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_CHANNEL_ORDER,
+      g_param_spec_enum ("channel-order", "Channel order",
+          "Channel order of the model input (default: model metadata, else "
+          "rgb)", GST_TYPE_NPU_CHANNEL_ORDER, DEFAULT_PROP_CHANNEL_ORDER,
+          rw_ready));
+
+  /**
+   * GstNpuBase:normalization:
+   *
+   * How pixels become values of a float input. `auto` uses the mean/std or
+   * scale/offset in the model's ONNX metadata_props when present (keys in
+   * docs/gstreamer.md), else mean-std with the mean and std properties.
+   * Properties that were set explicitly always win over metadata.
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_NORMALIZATION,
+      g_param_spec_enum ("normalization", "Normalization",
+          "How pixels map to float input values", GST_TYPE_NPU_NORMALIZATION,
+          DEFAULT_PROP_NORMALIZATION, rw_ready));
+
+  /**
+   * GstNpuBase:mean:
+   *
+   * Per-channel mean (R, G, B; in 0..1 pixel units) for mean-std
+   * normalisation: value = (pixel / 255 - mean) / std. One number applies to
+   * all channels. Default <0, 0, 0> unless the model's metadata has one.
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_MEAN,
+      gst_param_spec_array ("mean", "Mean",
+          "Per-channel mean R,G,B in 0..1 units for mean-std normalisation, "
+          "e.g. \"<0.5,0.5,0.5>\" (default <0,0,0> or model metadata)",
+          g_param_spec_float ("mean-value", "Mean value", "One channel's mean",
+              -G_MAXFLOAT, G_MAXFLOAT, 0.0f, rw), rw_ready));
+
+  /**
+   * GstNpuBase:std:
+   *
+   * Per-channel standard deviation (R, G, B; 0..1 units) for mean-std
+   * normalisation. Default <1, 1, 1> unless the model's metadata has one.
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_STD,
+      gst_param_spec_array ("std", "Standard deviation",
+          "Per-channel std R,G,B in 0..1 units for mean-std normalisation, "
+          "e.g. \"<0.5,0.5,0.5>\" (default <1,1,1> or model metadata)",
+          g_param_spec_float ("std-value", "Std value", "One channel's std",
+              -G_MAXFLOAT, G_MAXFLOAT, 1.0f, rw), rw_ready));
+
+  /**
+   * GstNpuBase:scale:
+   *
+   * Per-channel factor for scale-offset normalisation: value = pixel (0..255)
+   * * scale + offset. Default <1/255, 1/255, 1/255>.
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_SCALE,
+      gst_param_spec_array ("scale", "Scale",
+          "Per-channel factor for scale-offset normalisation, value = pixel "
+          "* scale + offset (default <1/255,1/255,1/255> or model metadata)",
+          g_param_spec_float ("scale-value", "Scale value",
+              "One channel's scale", -G_MAXFLOAT, G_MAXFLOAT, 1.0f / 255.0f,
+              rw), rw_ready));
+
+  /**
+   * GstNpuBase:offset:
+   *
+   * Per-channel offset for scale-offset normalisation. Default <0, 0, 0>.
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_OFFSET,
+      gst_param_spec_array ("offset", "Offset",
+          "Per-channel offset for scale-offset normalisation (default "
+          "<0,0,0> or model metadata)",
+          g_param_spec_float ("offset-value", "Offset value",
+              "One channel's offset", -G_MAXFLOAT, G_MAXFLOAT, 0.0f, rw),
+          rw_ready));
+
+  /**
+   * GstNpuBase:border-color:
+   *
+   * Fill colour (0xRRGGBB) of the letterbox border.
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_BORDER_COLOR,
+      g_param_spec_uint ("border-color", "Border color",
+          "Letterbox border colour as 0xRRGGBB", 0, 0xffffff,
+          DEFAULT_PROP_BORDER_COLOR, rw_ready));
+
+  /**
+   * GstNpuBase:cpu-threads:
+   *
+   * Threads each session may use for operations that run on the CPU.
+   * 0 = the number of CPUs divided by the number of core slots.
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_CPU_THREADS,
+      g_param_spec_int ("cpu-threads", "CPU threads",
+          "Threads per session for CPU operations (0 = CPUs / core slots)",
+          0, 256, DEFAULT_PROP_CPU_THREADS, rw_ready));
+
+  /**
+   * GstNpuBase:stats:
+   *
+   * Counters since the element started, as a GstNpuStats structure:
+   * frames, submitted, completed, failed, dropped, skipped, reordered
+   * (uint64; reordered counts jobs that finished while an earlier frame's
+   * job was still running, and were held back to keep the order),
+   * in-flight, max-in-flight (uint), mean-run-us (double, mean
+   * npu_session_run time), backend (string, the backend the model runs on;
+   * empty when stopped) and core-jobs (array of uint64, completed jobs per
+   * core slot, in core order).
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_STATS,
+      g_param_spec_boxed ("stats", "Statistics",
+          "Frame and per-core job counters (GstNpuStats structure)",
+          GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+
+  gst_type_mark_as_plugin_api (GST_TYPE_NPU_BASE, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_NPU_BACKEND, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_NPU_DROP_POLICY, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_NPU_RESIZE_MODE, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_NPU_CHANNEL_ORDER, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_NPU_NORMALIZATION, 0);
+}
+
+const gchar *
+gst_npu_base_get_model_id (GstNpuBase * self)
+{
+  return PRIV (self)->active_model_id;
+}

@@ -1,0 +1,693 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-embed-store: keeps a searchable record of what a camera (or a file, or
+ * a test source) saw. `record` runs npuembed on every frame and stores
+ * (source, frame number, timestamps, model, embedding) rows in a SQLite
+ * database; `query` embeds an image with the same model (or takes a text
+ * embedding from an .npy file) and prints the k stored frames most similar
+ * to it (cosine similarity). `labels` turns example images into a
+ * labels.txt + labels.npy pair for npuembed's zero-shot labels.
+ *
+ *   npu-embed-store record --model siglip.onnx --db cam.db --source camera
+ *   npu-embed-store query  --model siglip.onnx --db cam.db --image cat.png -k 5
+ *   npu-embed-store query  --db cam.db --text-embedding text.npy --row 3
+ *   npu-embed-store labels --model siglip.onnx --out labels.txt \
+ *       cat=cat.png dog=dog.jpg red=pattern:red
+ *
+ * Sources: "test[:PATTERN]" (videotestsrc), "camera[:DEVICE]" (v4l2src), a
+ * file name or a URI (decoded with uridecodebin). Image arguments are files
+ * or "pattern:NAME" for one frame of videotestsrc.
+ *
+ * The embedding is read from GstNpuEmbeddingMeta in a pad probe on the sink,
+ * in frame order; rows are written in one transaction per 64 frames.
+ */
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <gst/gst.h>
+#include <sqlite3.h>
+
+#include "gstnpumeta.h"
+#include "npu/npu-npy.h"
+
+static gchar *opt_model, *opt_db, *opt_source = NULL, *opt_backend = NULL;
+static gchar *opt_image, *opt_text, *opt_out, *opt_norm = NULL;
+static gint opt_frames = -1, opt_top = 5, opt_row = 0, opt_interval = 1;
+static guint opt_cores = 7;
+static gboolean opt_quiet;
+/* the backend npuembed reported running on (stats), for the summaries */
+static gchar *used_backend;
+
+static GOptionEntry entries[] = {
+  {"model", 'm', 0, G_OPTION_ARG_FILENAME, &opt_model,
+      "Embedding model (.onnx or .npub)", "FILE"},
+  {"db", 'd', 0, G_OPTION_ARG_FILENAME, &opt_db, "SQLite database", "FILE"},
+  {"source", 's', 0, G_OPTION_ARG_STRING, &opt_source,
+      "record: test[:PATTERN], camera[:DEVICE], a file or a URI "
+        "(default test)", "SRC"},
+  {"frames", 'n', 0, G_OPTION_ARG_INT, &opt_frames,
+      "record: stop after N frames (default: test 100, else until EOS)", "N"},
+  {"interval", 'i', 0, G_OPTION_ARG_INT, &opt_interval,
+      "record: embed every Nth frame (default 1)", "N"},
+  {"backend", 'b', 0, G_OPTION_ARG_STRING, &opt_backend,
+      "auto, sim, rknpu, rocket or cpu (default auto)", "NAME"},
+  {"cores", 'c', 0, G_OPTION_ARG_INT, &opt_cores,
+      "NPU core mask (default 7)", "MASK"},
+  {"normalize", 0, 0, G_OPTION_ARG_STRING, &opt_norm,
+      "mean/std as \"M,S\" for all channels (default: npuembed's, i.e. the "
+        "model's metadata, else 0,1)", "M,S"},
+  {"image", 0, 0, G_OPTION_ARG_FILENAME, &opt_image,
+      "query: image file or pattern:NAME to search for", "IMAGE"},
+  {"text-embedding", 't', 0, G_OPTION_ARG_FILENAME, &opt_text,
+      "query: .npy with a [D] or [N, D] text embedding", "FILE"},
+  {"row", 0, 0, G_OPTION_ARG_INT, &opt_row,
+      "query: row of an [N, D] text embedding (default 0)", "I"},
+  {"top", 'k', 0, G_OPTION_ARG_INT, &opt_top, "query: results (default 5)",
+      "K"},
+  {"out", 'o', 0, G_OPTION_ARG_FILENAME, &opt_out,
+      "labels: labels file to write (the .npy goes next to it)", "FILE"},
+  {"quiet", 'q', 0, G_OPTION_ARG_NONE, &opt_quiet, "Print less", NULL},
+  {NULL}
+};
+
+/* ---- pipeline ------------------------------------------------------------ */
+
+/* Ctrl-C ends a recording with EOS, so the last rows are committed. */
+static volatile sig_atomic_t interrupted;
+
+static void
+on_sigint (int sig)
+{
+  interrupted = 1;
+}
+
+/* Makes sure the opennpu plugin is loadable: from GST_PLUGIN_PATH, the
+ * installed plugin folder, or this build's gst/ folder. */
+static gboolean
+ensure_plugin (void)
+{
+  GstElementFactory *f = gst_element_factory_find ("npuembed");
+
+  if (!f) {
+    gst_registry_scan_path (gst_registry_get (), NPU_GST_PLUGIN_BUILD_DIR);
+    f = gst_element_factory_find ("npuembed");
+  }
+  if (!f) {
+    g_printerr ("npuembed not found: set GST_PLUGIN_PATH to the folder of "
+        "libgstopennpu.so\n");
+    return FALSE;
+  }
+  gst_object_unref (f);
+  return TRUE;
+}
+
+/* A string as one gst_parse_launch token: double quotes, \\ and \" escaped. */
+static gchar *
+parse_quote (const gchar * s)
+{
+  GString *q = g_string_new ("\"");
+
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\')
+      g_string_append_c (q, '\\');
+    g_string_append_c (q, *s);
+  }
+  g_string_append_c (q, '"');
+  return g_string_free (q, FALSE);
+}
+
+static gchar *
+embed_props (void)
+{
+  GString *s = g_string_new (NULL);
+  gchar *q = parse_quote (opt_model);
+
+  g_string_append_printf (s, "npuembed name=embed model=%s cores=%u "
+      "inference-interval=%d", q, opt_cores, MAX (opt_interval, 1));
+  g_free (q);
+  if (opt_backend)
+    g_string_append_printf (s, " backend=%s", opt_backend);
+  if (opt_norm) {
+    gchar **p = g_strsplit (opt_norm, ",", 2);
+
+    if (p[0] && p[1])
+      g_string_append_printf (s, " mean=\"<%s>\" std=\"<%s>\"", p[0], p[1]);
+    g_strfreev (p);
+  }
+  return g_string_free (s, FALSE);
+}
+
+/* The source part of a launch line (ends with a raw video pad). */
+static gchar *
+source_desc (const gchar * src, gint frames)
+{
+  gchar *nb = frames > 0 ? g_strdup_printf (" num-buffers=%d", frames) :
+      g_strdup ("");
+  gchar *d;
+
+  if (!src || g_str_has_prefix (src, "test")) {
+    const gchar *pat = src && src[4] == ':' ? src + 5 : "smpte";
+
+    d = g_strdup_printf ("videotestsrc pattern=%s%s ! video/x-raw,width=320,"
+        "height=240,framerate=30/1", pat, frames > 0 ? nb : " num-buffers=100");
+  } else if (g_str_has_prefix (src, "camera")) {
+    const gchar *dev = src[6] == ':' ? src + 7 : "/dev/video0";
+    gchar *q = parse_quote (dev);
+
+    d = g_strdup_printf ("v4l2src device=%s%s ! videoconvert", q, nb);
+    g_free (q);
+  } else if (g_str_has_prefix (src, "pattern:")) {
+    d = g_strdup_printf ("videotestsrc pattern=%s num-buffers=1 ! "
+        "video/x-raw,width=320,height=240", src + 8);
+  } else {
+    gchar *uri = gst_uri_is_valid (src) ? g_strdup (src) :
+        gst_filename_to_uri (src, NULL);
+
+    d = g_strdup_printf ("uridecodebin uri=%s ! videoconvert", uri);
+    g_free (uri);
+  }
+  g_free (nb);
+  return d;
+}
+
+typedef void (*FrameFunc) (const GstNpuEmbeddingMeta * meta, guint64 frame,
+    GstClockTime pts, gpointer user);
+
+typedef struct
+{
+  FrameFunc func;
+  gpointer user;
+  guint64 frames;               /* buffers seen */
+  gint limit;
+  GstElement *pipeline;
+} ProbeCtx;
+
+static GstPadProbeReturn
+probe_cb (GstPad * pad, GstPadProbeInfo * info, gpointer user)
+{
+  ProbeCtx *ctx = user;
+  GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER (info);
+  GstNpuEmbeddingMeta *meta = gst_buffer_get_npu_embedding_meta (buf);
+
+  if (meta)
+    ctx->func (meta, ctx->frames, GST_BUFFER_PTS (buf), ctx->user);
+  ctx->frames++;
+  if (ctx->limit > 0 && ctx->frames == (guint64) ctx->limit)
+    gst_element_post_message (ctx->pipeline,
+        gst_message_new_application (GST_OBJECT (ctx->pipeline),
+            gst_structure_new_empty ("npu-embed-store-done")));
+  return GST_PAD_PROBE_OK;
+}
+
+/* Runs SRC ! npuembed ! fakesink, calling @func for each embedded frame.
+ * Returns FALSE (after printing why) on a pipeline error. */
+static gboolean
+run_embedding (const gchar * src, gint frames, FrameFunc func, gpointer user)
+{
+  gchar *sdesc = source_desc (src, frames), *edesc = embed_props ();
+  gchar *desc = g_strdup_printf ("%s ! %s ! fakesink name=sink sync=false",
+      sdesc, edesc);
+  GError *err = NULL;
+  GstElement *p = gst_parse_launch (desc, &err), *sink;
+  GstPad *pad;
+  GstBus *bus;
+  ProbeCtx ctx = { func, user, 0, frames, p };
+  gboolean ok = FALSE, done = FALSE;
+
+  if (!p) {
+    g_printerr ("cannot build \"%s\": %s\n", desc, err->message);
+    g_clear_error (&err);
+    goto out;
+  }
+  if (err) {
+    /* a missing optional element; the pipeline may still work */
+    g_printerr ("warning: %s\n", err->message);
+    g_clear_error (&err);
+  }
+  if (!opt_quiet)
+    g_printerr ("pipeline: %s\n", desc);
+  sink = gst_bin_get_by_name (GST_BIN (p), "sink");
+  pad = gst_element_get_static_pad (sink, "sink");
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, probe_cb, &ctx, NULL);
+  gst_object_unref (pad);
+  gst_object_unref (sink);
+
+  bus = gst_element_get_bus (p);
+  gst_element_set_state (p, GST_STATE_PLAYING);
+  while (!done) {
+    GstMessage *m = gst_bus_timed_pop_filtered (bus, 100 * GST_MSECOND,
+        GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_APPLICATION);
+
+    if (!m) {
+      if (interrupted == 1) {
+        interrupted = 2;
+        g_printerr ("interrupted: finishing\n");
+        gst_element_send_event (p, gst_event_new_eos ());
+      }
+      continue;
+    }
+
+    switch (GST_MESSAGE_TYPE (m)) {
+      case GST_MESSAGE_ERROR:{
+        gchar *dbg = NULL;
+
+        gst_message_parse_error (m, &err, &dbg);
+        g_printerr ("error from %s: %s\n%s\n", GST_OBJECT_NAME (m->src),
+            err->message, dbg ? dbg : "");
+        g_clear_error (&err);
+        g_free (dbg);
+        done = TRUE;
+        break;
+      }
+      default:
+        ok = done = TRUE;
+        break;
+    }
+    gst_message_unref (m);
+  }
+  {
+    GstElement *embed = gst_bin_get_by_name (GST_BIN (p), "embed");
+    GstStructure *s = NULL;
+
+    g_object_get (embed, "stats", &s, NULL);
+    if (s && gst_structure_get_string (s, "backend")
+        && *gst_structure_get_string (s, "backend")) {
+      g_free (used_backend);
+      used_backend = g_strdup (gst_structure_get_string (s, "backend"));
+    }
+    if (s)
+      gst_structure_free (s);
+    gst_object_unref (embed);
+  }
+  gst_element_set_state (p, GST_STATE_NULL);
+  gst_object_unref (bus);
+  gst_object_unref (p);
+
+out:
+  g_free (sdesc);
+  g_free (edesc);
+  g_free (desc);
+  return ok;
+}
+
+/* ---- record -------------------------------------------------------------- */
+
+typedef struct
+{
+  sqlite3 *db;
+  sqlite3_stmt *ins;
+  const gchar *source;
+  guint64 stored;
+  gboolean failed;
+} RecordCtx;
+
+static const char schema[] = "CREATE TABLE IF NOT EXISTS frames (" "  id INTEGER PRIMARY KEY," "  source TEXT NOT NULL," "  frame INTEGER NOT NULL,"    /* input frame number */
+    "  pts_ns INTEGER,"         /* presentation time, NULL if none */
+    "  unix_time REAL NOT NULL,"        /* wall clock when stored */
+    "  model TEXT NOT NULL," "  dims INTEGER NOT NULL," "  embedding BLOB NOT NULL"     /* dims float32, little-endian, unit norm */
+    ");" "CREATE INDEX IF NOT EXISTS frames_model ON frames (model);";
+
+static sqlite3 *
+open_db (const gchar * path, gboolean create)
+{
+  sqlite3 *db = NULL;
+  char *emsg = NULL;
+  int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
+
+  if (sqlite3_open_v2 (path, &db, flags, NULL) != SQLITE_OK) {
+    g_printerr ("cannot open %s: %s\n", path, db ? sqlite3_errmsg (db) :
+        "out of memory");
+    sqlite3_close (db);
+    return NULL;
+  }
+  if (create && sqlite3_exec (db, schema, NULL, NULL, &emsg) != SQLITE_OK) {
+    g_printerr ("%s: %s\n", path, emsg);
+    sqlite3_free (emsg);
+    sqlite3_close (db);
+    return NULL;
+  }
+  return db;
+}
+
+static void
+store_frame (const GstNpuEmbeddingMeta * meta, guint64 frame, GstClockTime pts,
+    gpointer user)
+{
+  RecordCtx *ctx = user;
+
+  if (ctx->failed)
+    return;
+  if (ctx->stored % 64 == 0)
+    sqlite3_exec (ctx->db, "BEGIN", NULL, NULL, NULL);
+  sqlite3_reset (ctx->ins);
+  sqlite3_bind_text (ctx->ins, 1, ctx->source, -1, SQLITE_STATIC);
+  sqlite3_bind_int64 (ctx->ins, 2, (sqlite3_int64) frame);
+  if (GST_CLOCK_TIME_IS_VALID (pts))
+    sqlite3_bind_int64 (ctx->ins, 3, (sqlite3_int64) pts);
+  else
+    sqlite3_bind_null (ctx->ins, 3);
+  sqlite3_bind_double (ctx->ins, 4, g_get_real_time () / 1e6);
+  sqlite3_bind_text (ctx->ins, 5, meta->model_id ? meta->model_id : "", -1,
+      SQLITE_TRANSIENT);
+  sqlite3_bind_int (ctx->ins, 6, (int) meta->dims);
+  /* host order is little-endian on every target OpenNPU builds for */
+  sqlite3_bind_blob (ctx->ins, 7, meta->data, (int) (meta->dims *
+          sizeof (gfloat)), SQLITE_TRANSIENT);
+  if (sqlite3_step (ctx->ins) != SQLITE_DONE) {
+    g_printerr ("insert failed: %s\n", sqlite3_errmsg (ctx->db));
+    ctx->failed = TRUE;
+    return;
+  }
+  ctx->stored++;
+  if (ctx->stored % 64 == 0)
+    sqlite3_exec (ctx->db, "COMMIT", NULL, NULL, NULL);
+  if (!opt_quiet && ctx->stored % 25 == 1)
+    g_print ("frame %" G_GUINT64_FORMAT " stored (%u dims)\n", frame,
+        meta->dims);
+}
+
+static int
+cmd_record (void)
+{
+  RecordCtx ctx = { 0 };
+  gboolean ok;
+
+  if (!opt_model || !opt_db) {
+    g_printerr ("record needs --model and --db\n");
+    return 2;
+  }
+  ctx.db = open_db (opt_db, TRUE);
+  if (!ctx.db)
+    return 1;
+  if (sqlite3_prepare_v2 (ctx.db, "INSERT INTO frames (source, frame, pts_ns,"
+          " unix_time, model, dims, embedding) VALUES (?,?,?,?,?,?,?)", -1,
+          &ctx.ins, NULL) != SQLITE_OK) {
+    g_printerr ("%s\n", sqlite3_errmsg (ctx.db));
+    sqlite3_close (ctx.db);
+    return 1;
+  }
+  ctx.source = opt_source ? opt_source : "test";
+  ok = run_embedding (opt_source, opt_frames, store_frame, &ctx);
+  if (ctx.stored % 64 != 0)
+    sqlite3_exec (ctx.db, "COMMIT", NULL, NULL, NULL);
+  sqlite3_finalize (ctx.ins);
+  sqlite3_close (ctx.db);
+  g_print ("%" G_GUINT64_FORMAT " embeddings stored in %s (backend %s)\n",
+      ctx.stored, opt_db, used_backend ? used_backend : "?");
+  return ok && !ctx.failed ? 0 : 1;
+}
+
+/* ---- query --------------------------------------------------------------- */
+
+typedef struct
+{
+  gfloat *vec;
+  guint dims;
+  gchar *model_id;
+} OneEmbedding;
+
+static void
+keep_first (const GstNpuEmbeddingMeta * meta, guint64 frame, GstClockTime pts,
+    gpointer user)
+{
+  OneEmbedding *e = user;
+
+  if (e->vec)
+    return;
+  e->vec = g_memdup2 (meta->data, meta->dims * sizeof (gfloat));
+  e->dims = meta->dims;
+  e->model_id = g_strdup (meta->model_id);
+}
+
+static gboolean
+embed_image (const gchar * image, OneEmbedding * e)
+{
+  gboolean ok = run_embedding (image, g_str_has_prefix (image, "pattern:") ?
+      1 : -1, keep_first, e);
+
+  if (ok && !e->vec) {
+    g_printerr ("%s gave no embedding\n", image);
+    ok = FALSE;
+  }
+  return ok;
+}
+
+/* Reads row @row of a [D] or [N, D] float .npy, L2-normalised. */
+static gboolean
+read_text_embedding (const gchar * path, gint row, OneEmbedding * e)
+{
+  struct npu_tensor t;
+  gint64 n, d, i;
+  gdouble ss = 0;
+
+  if (npu_npy_read (path, &t) != NPU_OK) {
+    g_printerr ("cannot read %s\n", path);
+    return FALSE;
+  }
+  if (t.dtype != NPU_DTYPE_FP32 || (t.ndim != 1 && t.ndim != 2)) {
+    g_printerr ("%s: need a float32 array [D] or [N, D]\n", path);
+    npu_npy_free (&t);
+    return FALSE;
+  }
+  n = t.ndim == 2 ? t.dims[0] : 1;
+  d = t.dims[t.ndim - 1];
+  if (row < 0 || row >= n || d <= 0) {
+    g_printerr ("%s: row %d out of range (%" G_GINT64_FORMAT " rows)\n", path,
+        row, n);
+    npu_npy_free (&t);
+    return FALSE;
+  }
+  e->dims = (guint) d;
+  e->vec = g_memdup2 ((gfloat *) t.data + row * d, d * sizeof (gfloat));
+  for (i = 0; i < d; i++)
+    ss += (gdouble) e->vec[i] * e->vec[i];
+  for (i = 0; ss > 0 && i < d; i++)
+    e->vec[i] /= sqrt (ss);
+  npu_npy_free (&t);
+  return TRUE;
+}
+
+typedef struct
+{
+  gint64 id, frame, pts;
+  gchar *source;
+  gdouble score;
+} Hit;
+
+static gint
+hit_cmp (gconstpointer a, gconstpointer b)
+{
+  const Hit *x = a, *y = b;
+
+  return x->score < y->score ? 1 : x->score > y->score ? -1 :
+      (x->id > y->id) - (x->id < y->id);
+}
+
+static int
+cmd_query (void)
+{
+  OneEmbedding q = { 0 };
+  sqlite3 *db;
+  sqlite3_stmt *st;
+  GArray *hits;
+  guint i, skipped = 0;
+  int rc = 1;
+
+  if (!opt_db || (!opt_image == !opt_text) || (opt_image && !opt_model)) {
+    g_printerr ("query needs --db and either --image (with --model) or "
+        "--text-embedding\n");
+    return 2;
+  }
+  db = open_db (opt_db, FALSE);
+  if (!db)
+    return 1;
+  if (opt_image ? !embed_image (opt_image, &q) :
+      !read_text_embedding (opt_text, opt_row, &q))
+    goto out;
+
+  if (sqlite3_prepare_v2 (db, "SELECT id, source, frame, pts_ns, dims, "
+          "embedding, model FROM frames", -1, &st, NULL) != SQLITE_OK) {
+    g_printerr ("%s: %s\n", opt_db, sqlite3_errmsg (db));
+    goto out;
+  }
+  hits = g_array_new (FALSE, FALSE, sizeof (Hit));
+  while (sqlite3_step (st) == SQLITE_ROW) {
+    const gfloat *v = sqlite3_column_blob (st, 5);
+    gint dims = sqlite3_column_int (st, 4);
+    const char *model = (const char *) sqlite3_column_text (st, 6);
+    Hit h;
+    gint k;
+
+    /* vectors of another model (or size) are not comparable */
+    if (dims != (gint) q.dims || sqlite3_column_bytes (st, 5) != dims * 4 ||
+        (q.model_id && model && strcmp (model, q.model_id))) {
+      skipped++;
+      continue;
+    }
+    h.id = sqlite3_column_int64 (st, 0);
+    h.source = g_strdup ((const char *) sqlite3_column_text (st, 1));
+    h.frame = sqlite3_column_int64 (st, 2);
+    h.pts = sqlite3_column_type (st, 3) == SQLITE_NULL ? -1 :
+        sqlite3_column_int64 (st, 3);
+    h.score = 0;
+    for (k = 0; k < dims; k++)
+      h.score += (gdouble) v[k] * q.vec[k];
+    g_array_append_val (hits, h);
+  }
+  sqlite3_finalize (st);
+  g_array_sort (hits, hit_cmp);
+
+  if (!opt_quiet)
+    g_print ("%u frames compared%s\n", hits->len, skipped ?
+        " (others are from another model)" : "");
+  g_print ("rank  score     source  frame  pts\n");
+  for (i = 0; i < hits->len; i++) {
+    Hit *h = &g_array_index (hits, Hit, i);
+
+    if (i < (guint) MAX (opt_top, 0)) {
+      if (h->pts >= 0)
+        g_print ("%4u  %.6f  %s  %" G_GINT64_FORMAT "  %" GST_TIME_FORMAT "\n",
+            i + 1, h->score, h->source, h->frame, GST_TIME_ARGS (h->pts));
+      else
+        g_print ("%4u  %.6f  %s  %" G_GINT64_FORMAT "  -\n", i + 1, h->score,
+            h->source, h->frame);
+    }
+    g_free (h->source);
+  }
+  g_array_free (hits, TRUE);
+  rc = 0;
+
+out:
+  g_free (q.vec);
+  g_free (q.model_id);
+  sqlite3_close (db);
+  return rc;
+}
+
+/* ---- labels -------------------------------------------------------------- */
+
+static int
+cmd_labels (gint argc, gchar ** argv)
+{
+  GString *txt = g_string_new (NULL);
+  GArray *rows = g_array_new (FALSE, FALSE, sizeof (gfloat));
+  struct npu_tensor t = { 0 };
+  gchar *npy = NULL;
+  guint dims = 0, n = 0;
+  gint i, rc = 1;
+
+  if (!opt_model || !opt_out || argc < 1) {
+    g_printerr ("labels needs --model, --out and LABEL=IMAGE arguments\n");
+    rc = 2;
+    goto out;
+  }
+  for (i = 0; i < argc; i++) {
+    gchar *eq = strchr (argv[i], '=');
+    OneEmbedding e = { 0 };
+
+    if (!eq || eq == argv[i]) {
+      g_printerr ("expected LABEL=IMAGE, got %s\n", argv[i]);
+      goto out;
+    }
+    *eq = '\0';
+    if (!embed_image (eq + 1, &e))
+      goto out;
+    if (dims && e.dims != dims) {
+      g_printerr ("%s: %u dims, the others %u\n", eq + 1, e.dims, dims);
+      g_free (e.vec);
+      g_free (e.model_id);
+      goto out;
+    }
+    dims = e.dims;
+    g_array_append_vals (rows, e.vec, e.dims);
+    g_string_append_printf (txt, "%s\n", argv[i]);
+    n++;
+    g_free (e.vec);
+    g_free (e.model_id);
+  }
+  if (!g_file_set_contents (opt_out, txt->str, -1, NULL)) {
+    g_printerr ("cannot write %s\n", opt_out);
+    goto out;
+  }
+  {
+    const gchar *dot = strrchr (opt_out, '.');
+    const gchar *slash = strrchr (opt_out, G_DIR_SEPARATOR);
+
+    npy = dot && (!slash || dot > slash) ?
+        g_strdup_printf ("%.*s.npy", (int) (dot - opt_out), opt_out) :
+        g_strdup_printf ("%s.npy", opt_out);
+  }
+  t.dtype = NPU_DTYPE_FP32;
+  t.ndim = 2;
+  t.dims[0] = n;
+  t.dims[1] = dims;
+  t.data = rows->data;
+  if (npu_npy_write (npy, &t) != NPU_OK) {
+    g_printerr ("cannot write %s\n", npy);
+    goto out;
+  }
+  g_print ("%u labels: %s, %s (backend %s)\n", n, opt_out, npy,
+      used_backend ? used_backend : "?");
+  rc = 0;
+
+out:
+  g_free (npy);
+  g_string_free (txt, TRUE);
+  g_array_free (rows, TRUE);
+  return rc;
+}
+
+int
+main (int argc, char **argv)
+{
+  GOptionContext *ctx;
+  GError *err = NULL;
+  const gchar *cmd;
+  int rc;
+
+  ctx = g_option_context_new ("record|query|labels [LABEL=IMAGE...]");
+  g_option_context_set_summary (ctx, "Stores per-frame embeddings (npuembed) "
+      "in SQLite and finds the frames nearest to an image or text embedding.");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_option_context_add_group (ctx, gst_init_get_option_group ());
+  if (!g_option_context_parse (ctx, &argc, &argv, &err)) {
+    g_printerr ("%s\n", err->message);
+    g_clear_error (&err);
+    g_option_context_free (ctx);
+    return 2;
+  }
+  g_option_context_free (ctx);
+  if (argc < 2) {
+    g_printerr ("usage: npu-embed-store record|query|labels ... (--help)\n");
+    return 2;
+  }
+  if (!ensure_plugin ())
+    return 1;
+  signal (SIGINT, on_sigint);
+
+  cmd = argv[1];
+  if (!strcmp (cmd, "record"))
+    rc = cmd_record ();
+  else if (!strcmp (cmd, "query"))
+    rc = cmd_query ();
+  else if (!strcmp (cmd, "labels"))
+    rc = cmd_labels (argc - 2, argv + 2);
+  else {
+    g_printerr ("unknown command %s\n", cmd);
+    rc = 2;
+  }
+
+  g_free (opt_model);
+  g_free (opt_db);
+  g_free (opt_source);
+  g_free (opt_backend);
+  g_free (opt_image);
+  g_free (opt_text);
+  g_free (opt_out);
+  g_free (opt_norm);
+  g_free (used_backend);
+  gst_deinit ();
+  return rc;
+}
