@@ -729,7 +729,7 @@ check_cpu_shapes(struct rd *r)
 /* ---- entry points -------------------------------------------------------------------- */
 
 static enum npu_status
-parse(struct npu_npub *a, const char *what, char *err, size_t err_len)
+parse(struct npu_npub *a, const char *what, char *err, size_t err_len, bool quiet)
 {
     char local[512];
     struct rd r = {.a = a, .err = err ? err : local, .err_len = err ? err_len : sizeof(local)};
@@ -748,7 +748,7 @@ parse(struct npu_npub *a, const char *what, char *err, size_t err_len)
 out:
     if (st == NPU_ERR_NOMEM && !r.err[0])
         fail(&r, "out of memory");
-    if (st)
+    if (st && !quiet)
         npu_err(DOM, "%s: %s", what, r.err);
     return st;
 }
@@ -794,7 +794,7 @@ npu_npub_decode(const void *data, size_t len, struct npu_npub **out, char *err, 
     if (len)
         memcpy(a->bytes, data, len);
     a->len = len;
-    enum npu_status st = parse(a, "artifact", err, err_len);
+    enum npu_status st = parse(a, "artifact", err, err_len, false);
     if (st) {
         npu_npub_free(a);
         return st;
@@ -806,6 +806,14 @@ npu_npub_decode(const void *data, size_t len, struct npu_npub **out, char *err, 
 enum npu_status
 npu_npub_load(const char *path, struct npu_npub **out, char *err, size_t err_len)
 {
+    return npu_npub_load_ex(path, out, err, err_len, 0);
+}
+
+enum npu_status
+npu_npub_load_ex(const char *path, struct npu_npub **out, char *err, size_t err_len,
+                 unsigned flags)
+{
+    bool quiet = flags & NPU_NPUB_QUIET;
     *out = NULL;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat sb;
@@ -813,7 +821,9 @@ npu_npub_load(const char *path, struct npu_npub **out, char *err, size_t err_len
         int e = errno;
         if (err && err_len)
             snprintf(err, err_len, "cannot open: %s", fd < 0 ? strerror(e) : "not a regular file");
-        npu_err(DOM, "%s: cannot open: %s", path, fd < 0 ? strerror(e) : "not a regular file");
+        if (!quiet)
+            npu_err(DOM, "%s: cannot open: %s", path,
+                    fd < 0 ? strerror(e) : "not a regular file");
         if (fd >= 0)
             close(fd);
         return NPU_ERR_IO;
@@ -836,7 +846,7 @@ npu_npub_load(const char *path, struct npu_npub **out, char *err, size_t err_len
         a->mapped = true;
     }
     close(fd);
-    enum npu_status st = parse(a, path, err, err_len);
+    enum npu_status st = parse(a, path, err, err_len, quiet);
     if (st) {
         npu_npub_free(a);
         return st;

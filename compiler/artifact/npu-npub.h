@@ -55,6 +55,12 @@ enum npu_status npu_npub_encode(const struct npu_program *p, const struct npu_np
 /* Loads and validates an artifact. err (may be NULL) receives the reason of a
  * refusal, which is also logged. */
 enum npu_status npu_npub_load(const char *path, struct npu_npub **out, char *err, size_t err_len);
+/* Flags of npu_npub_load_ex. */
+enum npu_npub_load_flags {
+    NPU_NPUB_QUIET = 1u << 0, /* do not log a refusal (err still says why) */
+};
+enum npu_status npu_npub_load_ex(const char *path, struct npu_npub **out, char *err,
+                                 size_t err_len, unsigned flags);
 /* Same from memory (the bytes are copied). */
 enum npu_status npu_npub_decode(const void *data, size_t len, struct npu_npub **out, char *err,
                                 size_t err_len);
