@@ -264,9 +264,12 @@ npu_partition(struct npu_graph *g, const struct npu_partition_options *opts,
                 snprintf(why[i], sizeof(why[i]), "no NPU handler for %s", npu_op_name(n->op));
         }
         measured[i] = true;
-        c.cpu_s[i] = or && or->cpu_cost ? or->cpu_cost(g, n, or->user)
-                                        : npu_cpu_cost(g, n, o->cpu_threads, o->cache_dir,
-                                                       &measured[i]);
+        if (o->mode != NPU_PARTITION_COST && !rep)
+            c.cpu_s[i] = 0; /* not needed for the decision, nobody asked for the figures */
+        else if (or && or->cpu_cost)
+            c.cpu_s[i] = or->cpu_cost(g, n, or->user);
+        else
+            c.cpu_s[i] = npu_cpu_cost(g, n, o->cpu_threads, o->cache_dir, &measured[i]);
         if (n->device != NPU_DEVICE_ANY) { /* placed by the caller */
             c.locked[i] = true;
             d[i] = n->device == NPU_DEVICE_NPU && c.sup[i];
