@@ -315,7 +315,11 @@ npu_partition(struct npu_graph *g, const struct npu_partition_options *opts,
         for (int i = 0; i < c.n; i++) {
             struct npu_partition_node *pn = &rep->nodes[i];
             const struct npu_node *n = c.nodes[i];
-            pn->name = n->name ? n->name : "";
+            pn->name = strdup(n->name ? n->name : ""); /* the graph may go first */
+            if (!pn->name) {
+                st = NPU_ERR_NOMEM;
+                goto out;
+            }
             pn->op = n->op;
             pn->index = i;
             pn->supported = c.sup[i];
@@ -343,6 +347,8 @@ npu_partition_report_free(struct npu_partition_report *r)
 {
     if (!r)
         return;
+    for (int i = 0; r->nodes && i < r->n; i++)
+        free((char *)r->nodes[i].name);
     free(r->nodes);
     memset(r, 0, sizeof(*r));
 }

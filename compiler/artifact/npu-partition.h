@@ -66,7 +66,7 @@ struct npu_partition_options {
 
 /* Per node, what the decision rested on (npuc --explain). */
 struct npu_partition_node {
-    const char *name;           /* node name, or "" */
+    const char *name;           /* node name, or "" (a copy owned by the report) */
     enum npu_op op;
     int index;                  /* position in the graph */
     bool supported;             /* by an NPU handler */

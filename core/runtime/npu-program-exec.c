@@ -454,7 +454,8 @@ run_job(struct npu_prog_session *s, int step, struct npu_prog_run_stats *rs)
             const char *tn = tt->task < jb->n_tasks ? jb->tasks[tt->task].name : NULL;
             rs->task_stats[rs->n_task_stats++] = (struct npu_prog_task_stats){
                 .step = step, .task = tt->task, .name = tn ? tn : nm,
-                .modeled_s = tt->task_s, .dma_bytes = tt->dma_bytes, .macs = tt->macs};
+                .modeled_s = tt->task_s, .dma_bytes = tt->dma_bytes, .macs = tt->macs,
+                .mac_utilisation = tt->mac_utilisation};
         }
     } else {
         rs->timing_valid = false;

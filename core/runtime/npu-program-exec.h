@@ -83,6 +83,7 @@ struct npu_prog_task_stats {
     double modeled_s;       /* task_s of timing model v1 */
     uint64_t dma_bytes;
     uint64_t macs;
+    double mac_utilisation; /* the task's, timing model v1 */
 };
 
 struct npu_prog_run_stats {
