@@ -66,7 +66,7 @@ tname(const struct npu_program *p, int i)
 }
 
 static enum npu_status
-check_tensor(struct vctx *v, const struct npu_program *p, int i)
+check_tensor(struct vctx *v, const struct npu_program *p, int i, bool input)
 {
     const struct npu_prog_tensor *t = &p->tensors[i];
     const struct npu_tensor *l = &t->t;
@@ -109,8 +109,9 @@ check_tensor(struct vctx *v, const struct npu_program *p, int i)
         if (npu_prog_mem_dtype(t) != l->dtype)
             return fail(v, "tensor %d '%s': a host tensor's memory dtype must be its dtype", i,
                         tname(p, i));
-        if (l->data)
-            break; /* a constant: the program holds its data */
+        if (l->data || input)
+            break; /* a constant (the program holds its data) or a graph input (bound to the
+                      caller's memory at run time, no arena space needed) */
         if (t->offset > p->host_bytes || t->bytes > p->host_bytes - t->offset)
             return fail(v, "tensor %d '%s': host bytes [%llu, +%llu) outside the %llu-byte "
                         "host arena", i, tname(p, i), (unsigned long long)t->offset,
@@ -347,9 +348,6 @@ npu_program_validate(const struct npu_program *p, char *msg, size_t msg_len)
         return fail(&v, "host arena of %llu bytes", (unsigned long long)p->host_bytes);
     if (!p->n_outputs)
         return fail(&v, "program without outputs");
-    for (int i = 0; i < p->n_tensors; i++)
-        if ((st = check_tensor(&v, p, i)))
-            return st;
     is_input = calloc((size_t)p->n_tensors + 1, sizeof(bool));
     if (!is_input)
         return NPU_ERR_NOMEM;
@@ -359,11 +357,16 @@ npu_program_validate(const struct npu_program *p, char *msg, size_t msg_len)
             st = fail(&v, "input %d names tensor %d (%d tensors)", i, t, p->n_tensors);
         else if (is_input[t])
             st = fail(&v, "input %d: tensor %d '%s' is listed twice", i, t, tname(p, t));
-        else if (is_const(&p->tensors[t]) ||
-                 (p->tensors[t].place == NPU_PLACE_NPU && p->tensors[t].buffer != NPU_BUF_ACT))
-            st = fail(&v, "input %d: tensor %d '%s' is a constant or weight", i, t, tname(p, t));
         else
             is_input[t] = true;
+    }
+    for (int i = 0; i < p->n_tensors && !st; i++)
+        st = check_tensor(&v, p, i, is_input[i]);
+    for (int i = 0; i < p->n_inputs && !st; i++) {
+        int t = p->inputs[i];
+        if (is_const(&p->tensors[t]) ||
+            (p->tensors[t].place == NPU_PLACE_NPU && p->tensors[t].buffer != NPU_BUF_ACT))
+            st = fail(&v, "input %d: tensor %d '%s' is a constant or weight", i, t, tname(p, t));
     }
     for (int i = 0; i < p->n_outputs && !st; i++) {
         int t = p->outputs[i];
