@@ -72,6 +72,8 @@ struct rk_conv_geom {
     uint32_t kh, kw, sy, sx, dy, dx;
     uint32_t pt, pl;       /* top / left padding; bottom / right follow from the output size */
     bool depthwise;        /* one filter per channel (K == C) */
+    uint32_t argb;         /* small-channel input mode (facts §2.10): 1..4 real channels
+                              stored as packed pixels [H][W][C]; 0 = NC1HWC2 */
     enum npu_dtype in_dt;  /* f16 or i8 */
     enum npu_dtype out_dt; /* f16, f32 (fp16 pipeline); i8, i32 (int8 pipeline) */
     enum npu_dtype part_dt; /* partial sums: f32 / f16 / i32 */
@@ -80,6 +82,12 @@ struct rk_conv_geom {
     float act_lo, act_hi;
     bool mtx;              /* MTX Appendix A.1 register style */
     int32_t pad_value;     /* CNA PAD_CON1 (int8: the input zero point) */
+    /* int8 requantisation of the final result (facts §5.3 OUT_CVT):
+     * y = sat(((x * q_scale) >> q_shift) + q_offset), half-to-even; per channel:
+     * BN MUL by a per-channel multiplier (input 3) >> q_chshift, then + q_offset */
+    bool q_per_channel;
+    uint32_t q_scale, q_shift, q_chshift;
+    int32_t q_offset;
 };
 
 struct rk_tile {
@@ -130,6 +138,14 @@ double rk_task_seconds(const struct rk_conv_geom *g, const struct rk_tile *t, ui
 double rk_conv_modeled(const struct npu_node *n);
 /* After lowering: convs whose result only goes to the host as f32 write f32. */
 enum npu_status npu_rk_conv_widen_outputs(struct npu_graph *g);
+
+/* Emits one task of a conv (npu-conv-emit.c); addresses: x, w, bias, per-channel
+ * multipliers and outputs (0 result, 1 and 2 partial sums). */
+struct rk_emit_addrs {
+    struct npu_ref_buf x, w, bias, qmul, out[3];
+};
+void rk_emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk_tile *t,
+                  const struct rk_emit_addrs *a);
 
 /* Reads geometry and tiles of an rk.Conv node; logs what is wrong. */
 enum npu_status rk_conv_decode(const struct npu_node *n, struct rk_conv_geom *g,

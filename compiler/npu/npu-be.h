@@ -48,7 +48,9 @@ uint32_t npu_rk_view_order(const struct npu_value *v);
 uint32_t npu_rk_order_of(const struct npu_tensor *t, const uint32_t view[3]);
 /* Layout name of an rk.* value ("nc1hwc2" unless the producer says otherwise). */
 const char *npu_rk_layout(const struct npu_value *v);
-/* Bytes an NC1HWC2 tensor of this dtype and view occupies: ceil(C/C2)·H·W·16. */
+/* Bytes an NC1HWC2 tensor of this dtype and view occupies in NPU memory:
+ * ceil(align(C, 64) / C2) * H * W * 16, room for the channel padding a conv
+ * writes (kernel group 16 / 32, depthwise block 32 / 64; docs/npu-backend.md). */
 uint64_t npu_rk_nc1hwc2_bytes(enum npu_dtype dt, const uint32_t view[3]);
 /* Bytes an rk.* value occupies in NPU memory (its layout's size). */
 uint64_t npu_rk_value_bytes(const struct npu_value *v);
@@ -103,6 +105,38 @@ enum npu_status npu_cg_addr(struct npu_cg *cg, const struct npu_value *v, struct
 /* The stream of the job being generated (tasks are appended to it). */
 struct npu_stream *npu_cg_stream(struct npu_cg *cg);
 const struct npu_backend_options *npu_cg_options(struct npu_cg *cg);
+
+/* ---- conv / matmul tasks for composites (be-conv) ------------------------------ */
+
+/*
+ * y = act(conv(x, w) + bias) as tiled CNA + CORE + DPU tasks appended to s, for
+ * lowerings that build their own task lists (e.g. be-dpu's attention, whose
+ * Q.K^T and A.V read an activation as the weight operand):
+ *   x: NC1HWC2 fp16 over (c, h, w) (the whole map; row tiles read windows);
+ *   w: the weights in any buffer, packed as core/hw npu_weight_pack() packs k
+ *      kernels of c channels x kh x kw (fp16): [group of 16 kernels][block of
+ *      32 channels][ky][kx][kernel][channel]. An activation gets there by a
+ *      layout copy (be-dpu's transpose copy, docs/npu-backend.md §7);
+ *   y: NC1HWC2 of out_dt (f16 or f32) over (k, oh, ow), oh / ow from the
+ *      geometry;
+ *   bias: optional fp32 per output channel (k padded to 64 entries), relu or
+ *      clip(act_min, act_max) fused as in rk.Conv.
+ * Rows and kernels are tiled to fit the CBUF (the weight set stays one: no
+ * channel-block accumulation). *modeled_s (may be NULL) gets the modeled time
+ * of the tasks (timing model v1).
+ */
+struct npu_conv_call {
+    struct npu_ref_buf x, w, y, bias;
+    uint32_t c, h, w_px, k;
+    uint32_t kh, kw, sy, sx;
+    uint32_t pad_top, pad_left, pad_bottom, pad_right;
+    enum npu_dtype out_dt;
+    bool has_bias;
+    int act;            /* 0 none, 1 relu, 2 clip */
+    float act_min, act_max;
+};
+enum npu_status npu_conv_emit_call(struct npu_stream *s, const struct npu_conv_call *c,
+                                   double *modeled_s);
 
 /* ---- attribute helpers ---------------------------------------------------- */
 

@@ -103,6 +103,7 @@ npu_program_free(struct npu_program *p)
 
 struct ival {
     int id;            /* value id */
+    int ord;           /* tie-break: first mention in node order */
     int start, end;    /* first and last position (inclusive) */
     uint64_t size;
     uint64_t offset;   /* result */
@@ -116,7 +117,7 @@ cmp_ival(const void *a, const void *b)
         return x->start < y->start ? -1 : 1;
     if (x->size != y->size)
         return x->size > y->size ? -1 : 1;
-    return x->id - y->id;
+    return x->ord - y->ord;
 }
 
 static int
@@ -171,6 +172,9 @@ struct vinfo {
     bool host_const;   /* constant a CPU step or conversion reads */
     uint64_t act_off, w_off, host_off;
     int job;           /* job that writes (npu) or -1 */
+    int ord;           /* first mention in node order (inputs, then outputs): the
+                          planning order, independent of value ids, so that a
+                          graph parsed from its text plans identically */
 };
 
 struct npu_cg {
@@ -280,6 +284,8 @@ add_tensor(struct npu_cg *cg, const struct npu_value *v, bool npu)
             t->offset = i->act_off;
             t->bytes = npu_rk_value_bytes(v);
             t->npu_order = npu_rk_view_order(v);
+            if (!strcmp(npu_rk_layout(v), "small_c"))
+                t->layout = NPU_LAYOUT_SMALL_C;
         }
     } else {
         t->place = NPU_PLACE_HOST;
@@ -344,6 +350,10 @@ convert_step(struct npu_cg *cg, const struct npu_node *n)
         return NPU_ERR_NOMEM;
     io[0] = a;
     io[1] = b;
+    /* uint8 on the host, int8 on the NPU: value - 128 */
+    struct npu_prog_tensor *ht = &cg->tensors[to_npu ? a : b], *nt = &cg->tensors[to_npu ? b : a];
+    if (ht->t.dtype == NPU_DTYPE_UINT8 && nt->mem_dtype == NPU_DTYPE_INT8)
+        nt->npu_offset = -128;
     s->in = io;
     s->nin = 1;
     s->out = io + 1;
@@ -535,6 +545,18 @@ analyse(struct npu_cg *cg, int **pos_job_out)
         cg->vi[i].host = cg->vi[i].npu = -1;
         cg->vi[i].first = cg->vi[i].last = -1;
         cg->vi[i].job = -1;
+        cg->vi[i].ord = -1;
+    }
+    int ord = 0;
+    for (int k = 0; k < g->ninputs; k++)
+        cg->vi[g->inputs[k]->id].ord = ord++;
+    npu_graph_for_each_node(g, n) {
+        for (int k = 0; k < n->nin; k++)
+            if (n->in[k] && cg->vi[n->in[k]->id].ord < 0)
+                cg->vi[n->in[k]->id].ord = ord++;
+        for (int k = 0; k < n->nout; k++)
+            if (cg->vi[n->out[k]->id].ord < 0)
+                cg->vi[n->out[k]->id].ord = ord++;
     }
 #define SPAN(v, p)                                                                             \
     do {                                                                                       \
@@ -620,10 +642,25 @@ plan_memory(struct npu_cg *cg)
         return NPU_ERR_NOMEM;
     }
     uint64_t wsize = 0;
-    for (int k = 0; k < g->nvalues; k++) {
-        const struct npu_value *v = g->values[k];
-        if (v->id >= cg->nvi)
-            continue;
+    /* values by first mention */
+    const struct npu_value **byord = calloc((size_t)g->nvalues + 1, sizeof(*byord));
+    int nord = 0;
+    if (!byord) {
+        free(a);
+        free(h);
+        return NPU_ERR_NOMEM;
+    }
+    for (int k = 0; k < g->nvalues; k++)
+        if (g->values[k]->id < cg->nvi && cg->vi[g->values[k]->id].ord >= 0)
+            byord[nord++] = g->values[k];
+    for (int k = 1; k < nord; k++) /* insertion sort by ord */
+        for (int q = k; q > 0 && cg->vi[byord[q - 1]->id].ord > cg->vi[byord[q]->id].ord; q--) {
+            const struct npu_value *t = byord[q];
+            byord[q] = byord[q - 1];
+            byord[q - 1] = t;
+        }
+    for (int k = 0; k < nord; k++) {
+        const struct npu_value *v = byord[k];
         struct vinfo *i = &cg->vi[v->id];
         if (i->npu_const) {
             wsize = (wsize + CG_ALIGN - 1) / CG_ALIGN * CG_ALIGN;
@@ -636,14 +673,16 @@ plan_memory(struct npu_cg *cg)
                 npu_err(NPU_BE_DOM, "codegen: NPU value '%s' has no size", v->name);
                 free(a);
                 free(h);
+                free(byord);
                 return NPU_ERR_INVALID;
             }
-            a[na++] = (struct ival){v->id, i->first, i->last, b, 0};
+            a[na++] = (struct ival){v->id, i->ord, i->first, i->last, b, 0};
         }
         if (i->host_val && v->kind != NPU_VALUE_CONST && i->first >= 0)
-            h[nh++] = (struct ival){v->id, i->first, i->last,
+            h[nh++] = (struct ival){v->id, i->ord, i->first, i->last,
                                     (uint64_t)npu_tensor_nbytes(&v->t), 0};
     }
+    free(byord);
     uint64_t act = place(a, na, &nomem);
     uint64_t host = place(h, nh, &nomem);
     for (int k = 0; k < na; k++)
@@ -708,11 +747,8 @@ npu_codegen(const struct npu_graph *g, const struct npu_backend_options *o,
     } pre = {0}, post = {0};
     bool open = false;
     const char *job_name = NULL;
-    int pos = 0;
     st = NPU_OK;
     npu_graph_for_each_node(g, n) {
-        int p = pos++;
-        (void)p;
         if (n->op == NPU_OP_RK_TO_NPU) {
             if (!open) {
                 st = convert_step(&cg, n);
@@ -739,17 +775,13 @@ npu_codegen(const struct npu_graph *g, const struct npu_backend_options *o,
                 open = true;
                 job_name = n->name;
             }
-            /* pending conversions must precede the job: insert them before
-             * the job's step, which close_job appends */
             st = h->emit(&cg, n);
             cg.job_s += npu_node_float(n, "modeled_us", 0.0f) * 1e-6;
         } else {
             if (open) {
-                /* conversions into this job go before it */
-                int at = cg.n_steps;
+                /* conversions into this job go before it, out of it after */
                 for (int k = 0; !st && k < pre.n; k++)
                     st = convert_step(&cg, pre.v[k]);
-                (void)at;
                 if (!st)
                     st = close_job(&cg, job_name);
                 for (int k = 0; !st && k < post.n; k++)

@@ -17,8 +17,8 @@
  *   SIZE_E = kernel group x output bytes / 16 - 1 (32-channel groups for
  *     depthwise), SURFACE_ADD = DST_SURF_STRIDE x (SIZE_E + 1) (§2.10)
  *   DST_SURF_STRIDE = W x H of the whole output in every tile (NOTES S20)
- *   output channels padded to 8 (fp16/fp32) or 16 (int8) for CORE / DPU,
- *     ORIG_CHANNEL real (NOTES S20)
+ *   output channels padded to the kernel group (16 fp16, 32 int8) for CORE /
+ *     DPU, ORIG_CHANNEL real (partial table; NOTES S20)
  *   DPU stages: bias = BS ALU add of a per-channel fp32/int32 array through
  *     BRDMA (facts §5.3, Mesa); ReLU / ReLU-X in BS; clip(lo, hi) as BS add
  *     (bias - lo), ReLU, ReLU-X (hi - lo), then BN ALU add lo; partial sums of
@@ -32,6 +32,14 @@
 #include <string.h>
 
 #include "npu-be-priv.h"
+
+/* K of an rk.Conv from its view attribute (0 when absent). */
+static int64_t
+g_k_of(const struct npu_node *n)
+{
+    int64_t v[3];
+    return npu_attr_ints_n(n, "view", v, 3) ? v[0] : 0;
+}
 
 static enum npu_status
 bad(const struct npu_node *n, const char *what)
@@ -68,16 +76,23 @@ rk_weight_set_bytes(const struct rk_conv_geom *g, uint32_t nk, uint32_t nc)
 uint64_t
 rk_tile_data_bytes(const struct rk_conv_geom *g, uint32_t rows, uint32_t nc)
 {
+    /* small-channel mode: RKNN fills 11 banks with 50 rows of 224 pixels
+     * (ARGB capture), i.e. 32 bytes of CBUF per pixel */
+    if (g->argb)
+        return (uint64_t)g->w * rows * 32;
     uint64_t row = (uint64_t)g->w * rk_cpad(g, nc) * rk_esize(g->in_dt);
     return (row + 63) / 64 * 64 * rows;
 }
 
-/* Output channels CORE and DPU carry: padded to 8, or 16 for int8 results
- * (NOTES S20; a 16-byte atom of int8 holds 16 channels). */
+/* Output channels CORE and DPU carry: padded to the kernel group, 16 for
+ * fp16 and 32 for int8 (the partial table: 24 -> 32, 72 -> 80, 273 -> 288,
+ * 546 -> 560, 1001 -> 1008; NOTES S20's "padded to 8" only saw 1001). */
 static uint32_t
 kout_of(const struct rk_conv_geom *g, uint32_t nk, enum npu_dtype out)
 {
-    uint32_t a = npu_dtype_size(out) == 1 ? 16 : 8;
+    (void)out;
+    /* depthwise: the channel block (32 fp16, 64 int8; c144 h56 dw: 16 -> 32) */
+    uint32_t a = g->depthwise ? (g->in_dt == NPU_DTYPE_INT8 ? 64 : 32) : rk_kernel_group(g);
     return (nk + a - 1) / a * a;
 }
 
@@ -90,7 +105,7 @@ tile_out_dt(const struct rk_conv_geom *g, const struct rk_tile *t)
 static bool
 uses_rdma(const struct rk_conv_geom *g, const struct rk_tile *t)
 {
-    return (t->flags & RKT_F_BIAS) || t->src > 0;
+    return (t->flags & RKT_F_BIAS) || t->src > 0 || g->q_per_channel;
 }
 
 uint32_t
@@ -125,12 +140,15 @@ rk_task_seconds(const struct rk_conv_geom *g, const struct rk_tile *t, uint64_t 
     double compute = (double)steps / TMV1_CLOCK_HZ;
     uint64_t bytes = 0;
     if (!(t->flags & RKT_F_DREUSE))
-        bytes += (uint64_t)((cpad + c2 - 1) / c2) * g->w * r.ih * 16;
+        bytes += g->argb ? (uint64_t)g->w * r.ih * g->argb * es
+                         : (uint64_t)((cpad + c2 - 1) / c2) * g->w * r.ih * 16;
     if (!(t->flags & RKT_F_WREUSE))
         bytes += rk_weight_set_bytes(g, t->nk, t->nc);
     enum npu_dtype odt = tile_out_dt(g, t);
     uint32_t kout = kout_of(g, t->nk, odt);
     if (t->flags & RKT_F_BIAS)
+        bytes += (uint64_t)kout * 4;
+    if (g->q_per_channel)
         bytes += (uint64_t)kout * 4;
     if (t->src > 0) {
         /* the simulator charges the ERDMA extent (first to last byte) */
@@ -175,9 +193,10 @@ rk_conv_decode(const struct npu_node *n, struct rk_conv_geom *g, struct rk_tile 
     memset(g, 0, sizeof(*g));
     if (tiles)
         *tiles = NULL;
-    if (n->nin < 2 || n->nin > 3 || !n->in[0] || !n->in[1] || n->nout < 1 || n->nout > 3)
-        return bad(n, "takes (x, packed weights[, bias]) and has 1 to 3 outputs");
+    if (n->nin < 2 || n->nin > 4 || !n->in[0] || !n->in[1] || n->nout < 1 || n->nout > 3)
+        return bad(n, "takes (x, packed weights[, bias[, multipliers]]) and has 1 to 3 outputs");
     const struct npu_value *x = n->in[0], *w = n->in[1], *b = npu_node_in(n, 2);
+    const struct npu_value *qm = npu_node_in(n, 3);
     uint32_t iv[3], ov[3];
     if (!npu_rk_view(x, iv))
         return bad(n, "input has no NC1HWC2 view");
@@ -193,6 +212,8 @@ rk_conv_decode(const struct npu_node *n, struct rk_conv_geom *g, struct rk_tile 
               b->t.dtype != (g->in_dt == NPU_DTYPE_FP16 ? NPU_DTYPE_FP32 : NPU_DTYPE_INT32)))
         return bad(n, "bias must be a constant f32[] (fp16 pipeline) or i32[] (int8)");
     g->bias = b != NULL;
+    if (b && npu_value_numel(b) < ((int64_t)g_k_of(n) + 63) / 64 * 64)
+        return bad(n, "bias must hold K padded to 64 entries (BRDMA reads padded channels)");
     const char *dts = npu_node_string(n, "dtype", NULL);
     g->out_dt = dts ? npu_dtype_from_name(dts) : NPU_DTYPE_UNDEFINED;
     if (g->in_dt == NPU_DTYPE_FP16 ? (g->out_dt != NPU_DTYPE_FP16 && g->out_dt != NPU_DTYPE_FP32)
@@ -229,6 +250,12 @@ rk_conv_decode(const struct npu_node *n, struct rk_conv_geom *g, struct rk_tile 
     if (g->dy != 1 || g->dx != 1)
         return bad(n, "dilation is unverified on the hardware (facts §6.14)");
     g->depthwise = npu_node_int(n, "depthwise", 0) != 0;
+    if (!strcmp(npu_rk_layout(x), "small_c")) {
+        /* facts §2.10 small-channel input: 1..4 fp16 channels, packed pixels */
+        if (g->c < 1 || g->c > 4 || g->in_dt != NPU_DTYPE_FP16 || g->depthwise)
+            return bad(n, "small-channel input needs 1..4 fp16 channels (not depthwise)");
+        g->argb = g->c;
+    }
     if (g->depthwise && g->k != g->c)
         return bad(n, "depthwise needs as many output as input channels");
     /* output size: (H + pt + pb - kh)/sy + 1 */
@@ -255,6 +282,26 @@ rk_conv_decode(const struct npu_node *n, struct rk_conv_geom *g, struct rk_tile 
         g->mtx = true;
     else if (strcmp(style, "rknn"))
         return bad(n, "style must be rknn or mtx");
+    int64_t qc[3];
+    g->q_scale = 1;
+    if (npu_node_attr(n, "q_cvt")) {
+        if (!npu_attr_ints_n(n, "q_cvt", qc, 3) || qc[0] < 1 || qc[0] > 32767 || qc[1] < 0 ||
+            qc[1] > 62 || qc[2] < INT32_MIN || qc[2] > INT32_MAX || g->in_dt != NPU_DTYPE_INT8)
+            return bad(n, "q_cvt must be [scale 1..32767, shift 0..62, offset] (int8 pipeline)");
+        g->q_scale = (uint32_t)qc[0];
+        g->q_shift = (uint32_t)qc[1];
+        g->q_offset = (int32_t)qc[2];
+    }
+    if (qm) {
+        int64_t sh = npu_node_int(n, "q_chshift", -1);
+        if (qm->kind != NPU_VALUE_CONST || qm->t.dtype != NPU_DTYPE_INT32 ||
+            npu_value_numel(qm) < (g_k_of(n) + 63) / 64 * 64 || sh < 0 || sh > 63 ||
+            g->in_dt != NPU_DTYPE_INT8 || g->out_dt != NPU_DTYPE_INT8)
+            return bad(n, "per-channel multipliers: constant i32[K padded to 64], q_chshift "
+                          "0..63, int8 result");
+        g->q_per_channel = true;
+        g->q_chshift = (uint32_t)sh;
+    }
     int64_t pv = npu_node_int(n, "pad_value", 0);
     if (pv && (g->in_dt != NPU_DTYPE_INT8 || pv < -128 || pv > 127))
         return bad(n, "pad_value must be 0 (fp16: only 0 is verified, facts §5.2) or int8");
@@ -312,13 +359,16 @@ rk_conv_decode(const struct npu_node *n, struct rk_conv_geom *g, struct rk_tile 
             goto badtile;
         /* channel windows start on atoms; kernel tiles on kernel groups so the
          * packed sets and output surfaces line up (facts §2.10) */
-        if (x1->c0 % c2 || (x1->k0 % kg && !g->depthwise) ||
+        if ((g->argb && (x1->c0 || x1->nc != g->c)) || x1->c0 % c2 ||
+            (x1->k0 % kg && !g->depthwise) ||
             (g->depthwise && (x1->k0 != x1->c0 || x1->nk != x1->nc || x1->c0 % 32)))
             goto badtile;
         if (x1->woff % 16 || x1->woff + rk_weight_set_bytes(g, x1->nk, x1->nc) > wbytes)
             goto badtile;
         if ((x1->flags & RKT_F_BIAS) && !g->bias)
             goto badtile;
+        if (g->q_per_channel && (x1->src > 0 || x1->dst > 0))
+            goto badtile; /* BN (the multipliers) runs before the EW add */
         if (x1->src > 0 && (x1->flags & RKT_F_ACT) && g->act == RK_ACT_CLIP && g->act_lo != 0)
             goto badtile; /* after an EW add only ReLU / ReLU-X are left */
         if (g->mtx && (g->depthwise || g->kh != 1 || g->kw != 1 || g->w != 1 || nt != 1 ||
@@ -408,13 +458,9 @@ dpu_prec(enum npu_dtype dt)
     }
 }
 
-struct emit_addrs {
-    struct npu_ref_buf x, w, bias, out[3];
-};
-
-static void
-emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk_tile *t,
-          const struct emit_addrs *a)
+void
+rk_emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk_tile *t,
+             const struct rk_emit_addrs *a)
 {
     const uint32_t es = rk_esize(g->in_dt), c2 = 16 / es;
     const uint32_t cp = cna_prec(g->in_dt);
@@ -435,18 +481,28 @@ emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk_ti
     rk_tile_rows(g, t->oy0, t->oh, &r);
 
     const uint32_t per_kernel = g->kh * g->kw * cpad * es;
-    const uint32_t entries = (uint32_t)((uint64_t)g->w * cpad * es + 63) / 64;
+    /* DATA_ENTRIES: row bytes / 64; W x H_tile in small-channel mode (facts
+     * §2.10, NOTES §2 ARGB case) */
+    const uint32_t entries = g->argb ? g->w * r.ih
+                                     : (uint32_t)(((uint64_t)g->w * cpad * es + 63) / 64);
     const uint32_t cbuf0 = CNA_CBUF_CON0_WEIGHT_REUSE((t->flags & RKT_F_WREUSE) ? 1 : 0) |
                            CNA_CBUF_CON0_DATA_REUSE((t->flags & RKT_F_DREUSE) ? 1 : 0) |
                            CNA_CBUF_CON0_WEIGHT_BANK(12 - t->bank) |
                            CNA_CBUF_CON0_DATA_BANK(t->bank);
+    /* small-channel mode: NONALIGN_DMA | GROUP_LINE_OFF | ARGB_IN (7 + C) (facts
+     * §2.10, RKNN's ARGB capture 0x6000a120) */
     const uint32_t con1 = CNA_CONV_CON1_PROC_PRECISION(cp) | CNA_CONV_CON1_IN_PRECISION(cp) |
-                          CNA_CONV_CON1_CONV_MODE(mode);
+                          CNA_CONV_CON1_CONV_MODE(mode) |
+                          (g->argb ? CNA_CONV_CON1_NONALIGN_DMA(1) |
+                                         CNA_CONV_CON1_GROUP_LINE_OFF(1) |
+                                         CNA_CONV_CON1_ARGB_IN(NPU_ARGB_IN_1CH + g->argb - 1)
+                                   : 0);
     /* REAL: MTX writes C - 1, RKNN (C - 1) mod 64 (errata S5) */
     const uint32_t real = g->mtx ? t->nc - 1 : (t->nc - 1) % 64;
-    /* FEATURE_GRAINS is buffering only (NOTES S11): MTX M + 1; ours and the
-     * closest fit to RKNN's values: input rows + kernel height */
-    uint32_t grains = g->mtx ? r.ih + 1 : r.ih + g->kh;
+    /* FEATURE_GRAINS is buffering only (NOTES S11): MTX M + 1; ARGB: the
+     * tile's rows (RKNN); else the closest fit to RKNN's values: input rows
+     * + kernel height */
+    uint32_t grains = g->mtx ? r.ih + 1 : g->argb ? r.ih : r.ih + g->kh;
     if (grains > CNA_CONV_CON2_FEATURE_GRAINS__MAX)
         grains = CNA_CONV_CON2_FEATURE_GRAINS__MAX;
     const uint32_t s_ptr = DPU_S_POINTER_POINTER_PP_EN(1) | DPU_S_POINTER_EXECUTER_PP_EN(1) |
@@ -481,9 +537,12 @@ emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk_ti
                  CNA_WEIGHT_SIZE2_WEIGHT_KERNELS(g->depthwise ? 1 : t->nk));
     npu_emit(s, REG_CNA_CBUF_CON0, cbuf0);
     npu_emit(s, REG_CNA_CBUF_CON1, CNA_CBUF_CON1_DATA_ENTRIES(entries));
+    /* converter bypassed; RKNN writes 0xb, but only BYPASS in ARGB mode */
     npu_emit(s, REG_CNA_CVT_CON0,
-             CNA_CVT_CON0_DATA_SIGN(1) | CNA_CVT_CON0_CVT_TYPE(NPU_CVT_ORDER_ADD_FIRST) |
-                 CNA_CVT_CON0_CVT_BYPASS(1));
+             g->argb ? CNA_CVT_CON0_CVT_BYPASS(1)
+                     : CNA_CVT_CON0_DATA_SIGN(1) |
+                           CNA_CVT_CON0_CVT_TYPE(NPU_CVT_ORDER_ADD_FIRST) |
+                           CNA_CVT_CON0_CVT_BYPASS(1));
     npu_emit(s, REG_CNA_CVT_CON1, CNA_CVT_CON1_CVT_SCALE0(1));
     npu_emit(s, REG_CNA_CVT_CON2, CNA_CVT_CON2_CVT_SCALE1(1));
     npu_emit(s, REG_CNA_CVT_CON3, CNA_CVT_CON3_CVT_SCALE2(1));
@@ -493,15 +552,18 @@ emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk_ti
     npu_emit(s, REG_CNA_PAD_CON0, CNA_PAD_CON0_PAD_LEFT(g->pl) | CNA_PAD_CON0_PAD_TOP(r.pad_top));
     /* the tile's first input row of its first channel surface (facts §2.10) */
     npu_emit_reloc(s, REG_CNA_FEATURE_DATA_ADDR, a->x.buffer,
-                   a->x.offset + (t->c0 / c2) * g->w * g->h * 16 + r.iy0 * g->w * 16);
+                   g->argb ? a->x.offset + r.iy0 * g->w * g->argb * es
+                           : a->x.offset + (t->c0 / c2) * g->w * g->h * 16 + r.iy0 * g->w * 16);
     npu_emit(s, REG_CNA_FC_CON2, 0);
     npu_emit(s, REG_CNA_DMA_CON0,
              CNA_DMA_CON0_WEIGHT_BURST_LEN(NPU_BURST_LEN_BURST16) |
                  CNA_DMA_CON0_DATA_BURST_LEN(NPU_BURST_LEN_BURST16));
     /* normal-mode strides of the whole stored map (facts §2.10, NOTES S12) */
-    npu_emit(s, REG_CNA_DMA_CON1, CNA_DMA_CON1_LINE_STRIDE(4 * g->w));
+    /* small-channel mode: LINE = W, SURF = W (H - 1) pixels (facts §2.10) */
+    npu_emit(s, REG_CNA_DMA_CON1, CNA_DMA_CON1_LINE_STRIDE(g->argb ? g->w : 4 * g->w));
     npu_emit(s, REG_CNA_DMA_CON2,
-             CNA_DMA_CON2_SURF_STRIDE((uint32_t)((int64_t)g->w * ((int64_t)g->h - 4))));
+             CNA_DMA_CON2_SURF_STRIDE((uint32_t)((int64_t)g->w *
+                                                 ((int64_t)g->h - (g->argb ? 1 : 4)))));
     npu_emit(s, REG_CNA_FC_DATA_SIZE0,
              CNA_FC_DATA_SIZE0_DMA_WIDTH(g->w) | CNA_FC_DATA_SIZE0_DMA_HEIGHT(r.ih));
     npu_emit(s, REG_CNA_FC_DATA_SIZE1, CNA_FC_DATA_SIZE1_DMA_CHANNEL(cpad));
@@ -510,7 +572,10 @@ emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk_ti
     npu_emit_reloc(s, REG_CNA_DCOMP_ADDR0, a->w.buffer, a->w.offset + t->woff);
     for (unsigned i = 0; i < REG_CNA_DCOMP_AMOUNT__COUNT; i++)
         npu_emit(s, REG_CNA_DCOMP_AMOUNT(i), 0);
-    npu_emit(s, REG_CNA_CVT_CON5, 0);
+    /* PER_CHANNEL_CVT_EN: RKNN writes 0xfff with 3 channels (converter
+     * bypassed, so without effect; 4 bits per channel is a guess) */
+    npu_emit(s, REG_CNA_CVT_CON5,
+             g->argb ? CNA_CVT_CON5_PER_CHANNEL_CVT_EN((1u << (4 * g->argb)) - 1) : 0);
     npu_emit(s, REG_CNA_PAD_CON1, CNA_PAD_CON1_PAD_VALUE((uint32_t)g->pad_value));
 
     /* QD_EN: MTX sets it in fp16 matmul, RKNN never (NOTES S15) */
@@ -556,6 +621,15 @@ emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk_ti
             }
         }
     }
+    uint32_t bn_mul = 0;
+    const bool final_q = t->dst == 0 && g->in_dt == NPU_DTYPE_INT8 && g->out_dt == NPU_DTYPE_INT8;
+    if (final_q && g->q_per_channel) {
+        /* BN MUL then ALU (facts §5.3): x * m[c] >> shift, operand per channel
+         * from NRDMA (one operand kind, facts §6.13) */
+        bn_cfg = DPU_BS_CFG_BS_RELU_BYPASS(1) | DPU_BS_CFG_BS_ALU_BYPASS(1);
+        bn_mul = DPU_BS_MUL_CFG_BS_MUL_SHIFT_VALUE(g->q_chshift) |
+                 DPU_BS_MUL_CFG_BS_MUL_SRC(NPU_OPERAND_SRC_MEMORY);
+    }
     uint32_t ew_cfg = DPU_EW_CFG_EW_RELU_BYPASS(1) | DPU_EW_CFG_EW_OP_CVT_BYPASS(1) |
                       DPU_EW_CFG_EW_LUT_BYPASS(1) | DPU_EW_CFG_EW_OP_BYPASS(1) |
                       DPU_EW_CFG_EW_BYPASS(1);
@@ -586,6 +660,7 @@ emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk_ti
     npu_emit(s, REG_DPU_DATA_FORMAT,
              DPU_DATA_FORMAT_OUT_PRECISION(dpu_prec(odt)) |
                  DPU_DATA_FORMAT_IN_PRECISION(dpu_prec(g->in_dt)) |
+                 DPU_DATA_FORMAT_BN_MUL_SHIFT_VALUE_NEG(bn_mul ? g->q_chshift : 0) |
                  DPU_DATA_FORMAT_PROC_PRECISION(dpu_prec(g->in_dt)));
     npu_emit(s, REG_DPU_OFFSET_PEND, 0);
     npu_emit_reloc(s, REG_DPU_DST_BASE_ADDR, dst->buffer, dst->offset + out_off);
@@ -609,17 +684,20 @@ emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk_ti
              DPU_WDMA_SIZE_1_HEIGHT_WDMA(t->oh - 1) | DPU_WDMA_SIZE_1_WIDTH_WDMA(g->ow - 1));
     npu_emit(s, REG_DPU_BN_CFG, bn_cfg);
     npu_emit(s, REG_DPU_BN_ALU_CFG, bn_alu);
-    npu_emit(s, REG_DPU_BN_MUL_CFG, 0);
+    npu_emit(s, REG_DPU_BN_MUL_CFG, bn_mul);
     npu_emit(s, REG_DPU_BN_RELUX_CMP_VALUE, 0);
     npu_emit(s, REG_DPU_EW_CFG, ew_cfg);
     npu_emit(s, REG_DPU_EW_CVT_OFFSET_VALUE, 0);
     npu_emit(s, REG_DPU_EW_CVT_SCALE_VALUE, DPU_EW_CVT_SCALE_VALUE_EW_OP_CVT_SCALE(1));
     npu_emit(s, REG_DPU_EW_RELUX_CMP_VALUE, ew_relux);
-    npu_emit(s, REG_DPU_OUT_CVT_OFFSET, 0);
+    /* OUT_CVT: identity, or the int8 requantisation (facts §5.3: multiply first,
+     * shift with round half to even, then the offset = output zero point) */
+    npu_emit(s, REG_DPU_OUT_CVT_OFFSET, final_q ? (uint32_t)g->q_offset : 0);
     npu_emit(s, REG_DPU_OUT_CVT_SCALE,
              DPU_OUT_CVT_SCALE_FP32TOFP16_EN(odt == NPU_DTYPE_FP16 ? 1 : 0) |
-                 DPU_OUT_CVT_SCALE_OUT_CVT_SCALE(1));
-    npu_emit(s, REG_DPU_OUT_CVT_SHIFT, 0);
+                 DPU_OUT_CVT_SCALE_OUT_CVT_SCALE(final_q ? g->q_scale : 1));
+    npu_emit(s, REG_DPU_OUT_CVT_SHIFT,
+             DPU_OUT_CVT_SHIFT_OUT_CVT_SHIFT(final_q ? g->q_shift : 0));
     for (unsigned i = 0; i < REG_DPU_EW_OP_VALUE__COUNT; i++)
         npu_emit(s, REG_DPU_EW_OP_VALUE(i), 0);
     npu_emit(s, REG_DPU_SURFACE_ADD, DPU_SURFACE_ADD_SURF_ADD(surf * (size_e + 1)));
@@ -653,8 +731,15 @@ emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk_ti
             npu_emit(s, REG_DPU_RDMA_BRDMA_CFG, 0);
             npu_emit(s, REG_DPU_RDMA_BS_BASE_ADDR, 0);
         }
-        npu_emit(s, REG_DPU_RDMA_NRDMA_CFG, 0);
-        npu_emit(s, REG_DPU_RDMA_BN_BASE_ADDR, 0);
+        if (bn_mul) {
+            /* DATA_USE bit 2: MUL operand (facts §2.6) */
+            npu_emit(s, REG_DPU_RDMA_NRDMA_CFG, DPU_RDMA_NRDMA_CFG_NRDMA_DATA_USE(4));
+            npu_emit_reloc(s, REG_DPU_RDMA_BN_BASE_ADDR, a->qmul.buffer,
+                           a->qmul.offset + t->k0 * 4);
+        } else {
+            npu_emit(s, REG_DPU_RDMA_NRDMA_CFG, 0);
+            npu_emit(s, REG_DPU_RDMA_BN_BASE_ADDR, 0);
+        }
         if (t->src > 0) {
             const struct npu_ref_buf *src = &a->out[t->src];
             npu_emit(s, REG_DPU_RDMA_ERDMA_CFG,
@@ -694,10 +779,11 @@ npu_rk_conv_emit(struct npu_cg *cg, const struct npu_node *n)
     enum npu_status st = rk_conv_decode(n, &g, &t, &nt);
     if (st)
         return st;
-    struct emit_addrs a;
+    struct rk_emit_addrs a;
     memset(&a, 0, sizeof(a));
     if ((st = npu_cg_addr(cg, n->in[0], &a.x)) || (st = npu_cg_addr(cg, n->in[1], &a.w)) ||
-        (g.bias && (st = npu_cg_addr(cg, n->in[2], &a.bias))))
+        (g.bias && (st = npu_cg_addr(cg, n->in[2], &a.bias))) ||
+        (g.q_per_channel && (st = npu_cg_addr(cg, n->in[3], &a.qmul))))
         goto out;
     for (int i = 0; i < n->nout; i++)
         if ((st = npu_cg_addr(cg, n->out[i], &a.out[i])))
@@ -705,7 +791,7 @@ npu_rk_conv_emit(struct npu_cg *cg, const struct npu_node *n)
     struct npu_stream *s = npu_cg_stream(cg);
     for (uint32_t i = 0; i < nt; i++) {
         uint32_t before = s->n_tasks;
-        emit_task(s, &g, &t[i], &a);
+        rk_emit_task(s, &g, &t[i], &a);
         if ((st = npu_stream_status(s))) {
             npu_err(NPU_BE_DOM, "node '%s' (rk.Conv) task %u: %s", n->name, i,
                     npu_stream_error(s));

@@ -43,9 +43,28 @@ enum src_kind { SRC_MATMUL, SRC_GEMM, SRC_CONV };
 /* A source node read into one convolution description. */
 struct conv_src {
     enum src_kind kind;
-    bool integer;               /* MatMulInteger / ConvInteger: int8 x int8 -> int32 */
-    int32_t x_zp;               /* input zero point (integer kinds) */
+    bool integer;               /* int8 pipeline: MatMulInteger / ConvInteger (-> int32),
+                                   QLinearMatMul / QLinearConv (-> int8 / uint8) */
+    bool qlinear;
+    int xi, wi, xzi, wzi;       /* input indices of x, w and their zero points */
+    int32_t x_zp;               /* input zero point (on the NPU's int8 scale) */
+    bool x_u8;                  /* uint8 input: the NPU holds x - 128 (facts §5.2, Mesa) */
+    bool w_u8;
+    /* QLinear requantisation: y = round(acc * sx * sw[k] / sy) + zy */
+    float sx, sy;
+    const struct npu_value *ws; /* weight scale(s) */
+    int32_t y_zp;
+    enum npu_dtype y_dt;        /* int8 / uint8 host result */
+    const struct npu_value *qb; /* QLinearConv B (int32) */
     const struct npu_value *w_zp; /* weight zero point(s) or NULL */
+    /* kernel == stride, no padding: run as space-to-depth on the host (the
+     * input is a host value) + 1x1 conv over C*kh*kw channels (CONV_CON3
+     * holds strides up to 7 only; ViT patch embeddings use 14..32) */
+    bool patchify;
+    uint32_t pk[2];             /* the original kernel (= stride) */
+    /* ConvTranspose with stride 1: the conv of x with the kernels flipped and
+     * in/out swapped, padded by k - 1 - pad (output size (H-1) + k - pads) */
+    bool transposed;
     struct npu_value *x;        /* activation input */
     uint32_t in_view[3];        /* how x is viewed (C, H, W) */
     uint32_t out_view[3];
@@ -132,29 +151,81 @@ read_act(const struct npu_node *n, struct conv_src *s)
     }
 }
 
-/* Zero points of MatMulInteger / ConvInteger (inputs 2 and 3): the input's
- * becomes a bias (-x_zp x the kernel's weight sum) and the pad value; the
- * weights' is subtracted at compile time (the result must stay int8). */
+/* Zero points of the integer ops: the input's becomes a bias (-x_zp x the
+ * kernel's weight sum) and the pad value; the weights' is subtracted at
+ * compile time (the result must stay int8). uint8 operands are held as
+ * value - 128 on the NPU (facts §5.2: Mesa's uint8 convention), so a uint8
+ * zero point moves by 128 too. */
 static bool
 read_zero_points(const struct npu_node *n, struct conv_src *s, uint32_t kernels, char *why,
                  size_t wl)
 {
-    const struct npu_value *xz = npu_node_in(n, 2), *wz = npu_node_in(n, 3);
+    const struct npu_value *x = npu_node_in(n, s->xi), *w = npu_node_in(n, s->wi);
+    const struct npu_value *xz = npu_node_in(n, s->xzi), *wz = npu_node_in(n, s->wzi);
+    s->x_u8 = x->t.dtype == NPU_DTYPE_UINT8;
+    s->w_u8 = w->t.dtype == NPU_DTYPE_UINT8;
+    s->x_zp = s->x_u8 ? -128 : 0;
     if (xz) {
-        if (xz->kind != NPU_VALUE_CONST || npu_value_numel(xz) != 1 ||
-            xz->t.dtype != NPU_DTYPE_INT8)
-            return why_set(why, wl, "input zero point must be an int8 scalar constant");
-        s->x_zp = (int32_t)npu_value_get_i64(xz, 0);
+        if (xz->kind != NPU_VALUE_CONST || npu_value_numel(xz) != 1 || xz->t.dtype != x->t.dtype)
+            return why_set(why, wl, "input zero point must be a scalar constant of the input's "
+                                    "type");
+        s->x_zp = (int32_t)npu_value_get_i64(xz, 0) - (s->x_u8 ? 128 : 0);
     }
     if (wz) {
         int64_t nz = npu_value_numel(wz);
-        if (wz->kind != NPU_VALUE_CONST || wz->t.dtype != NPU_DTYPE_INT8 ||
+        if (wz->kind != NPU_VALUE_CONST || wz->t.dtype != w->t.dtype ||
             (nz != 1 && nz != kernels))
-            return why_set(why, wl, "weight zero point must be an int8 constant, per tensor or "
-                                    "per output channel");
+            return why_set(why, wl, "weight zero point must be a constant of the weights' type, "
+                                    "per tensor or per output channel");
         s->w_zp = wz;
     }
     return true;
+}
+
+static bool
+scalar_f32(const struct npu_value *v)
+{
+    return v && v->kind == NPU_VALUE_CONST && v->t.dtype == NPU_DTYPE_FP32 &&
+           npu_value_numel(v) == 1;
+}
+
+/* QLinear scales and the output zero point (inputs 1, 4, 6, 7). */
+static bool
+read_qparams(const struct npu_node *n, struct conv_src *s, uint32_t kernels, char *why,
+             size_t wl)
+{
+    const struct npu_value *xs = npu_node_in(n, 1), *ws = npu_node_in(n, 4);
+    const struct npu_value *ys = npu_node_in(n, 6), *yz = npu_node_in(n, 7);
+    if (!scalar_f32(xs) || !scalar_f32(ys))
+        return why_set(why, wl, "x / y scales must be float scalar constants");
+    int64_t nws = ws ? npu_value_numel(ws) : 0;
+    if (!ws || ws->kind != NPU_VALUE_CONST || ws->t.dtype != NPU_DTYPE_FP32 ||
+        (nws != 1 && nws != kernels))
+        return why_set(why, wl, "weight scale must be a float constant per tensor or channel");
+    s->sx = (float)npu_value_get_f64(xs, 0);
+    s->sy = (float)npu_value_get_f64(ys, 0);
+    if (!(s->sx > 0) || !(s->sy > 0) || !isfinite(s->sx) || !isfinite(s->sy))
+        return why_set(why, wl, "scales must be positive and finite");
+    for (int64_t i = 0; i < nws; i++)
+        if (!(npu_value_get_f64(ws, i) > 0) || !isfinite(npu_value_get_f64(ws, i)))
+            return why_set(why, wl, "weight scales must be positive and finite");
+    s->ws = ws;
+    s->y_dt = n->out[0]->t.dtype;
+    if (s->y_dt != NPU_DTYPE_INT8 && s->y_dt != NPU_DTYPE_UINT8)
+        return why_set(why, wl, "result type %s (int8 / uint8)", npu_dtype_name(s->y_dt));
+    s->y_zp = 0;
+    if (yz) {
+        if (yz->kind != NPU_VALUE_CONST || npu_value_numel(yz) != 1 || yz->t.dtype != s->y_dt)
+            return why_set(why, wl, "y zero point must be a scalar constant of the result type");
+        s->y_zp = (int32_t)npu_value_get_i64(yz, 0);
+    }
+    return true;
+}
+
+static bool
+int8_operand(const struct npu_value *v)
+{
+    return v && (v->t.dtype == NPU_DTYPE_INT8 || v->t.dtype == NPU_DTYPE_UINT8);
 }
 
 static bool
@@ -162,7 +233,7 @@ read_matmul(const struct npu_graph *gr, const struct npu_node *n, struct conv_sr
             size_t wl)
 {
     (void)gr;
-    struct npu_value *a = npu_node_in(n, 0), *b = npu_node_in(n, 1);
+    struct npu_value *a = npu_node_in(n, s->xi), *b = npu_node_in(n, s->wi);
     if (!a || !b)
         return why_set(why, wl, "missing operand");
     if (s->kind == SRC_GEMM) {
@@ -179,10 +250,11 @@ read_matmul(const struct npu_graph *gr, const struct npu_node *n, struct conv_sr
         s->beta = 1.0f;
     }
     if (s->integer) {
-        if (a->t.dtype != NPU_DTYPE_INT8)
-            return why_set(why, wl, "MatMulInteger A of %s (int8 only)", npu_dtype_name(a->t.dtype));
-        if (!b || b->kind != NPU_VALUE_CONST || b->t.dtype != NPU_DTYPE_INT8)
-            return why_set(why, wl, "MatMulInteger B must be an int8 constant");
+        if (!int8_operand(a))
+            return why_set(why, wl, "integer product of %s (int8 / uint8 only)",
+                           npu_dtype_name(a->t.dtype));
+        if (b->kind != NPU_VALUE_CONST || !int8_operand(b))
+            return why_set(why, wl, "integer product: B must be an int8 / uint8 constant");
     } else {
         if (!npu_dtype_is_float(a->t.dtype) || a->t.dtype == NPU_DTYPE_FP64)
             return why_set(why, wl, "activation dtype %s (fp32/fp16 only)",
@@ -219,6 +291,8 @@ read_matmul(const struct npu_graph *gr, const struct npu_node *n, struct conv_sr
     struct npu_value *c = s->integer ? NULL : npu_node_in(n, 2);
     if (s->integer && !read_zero_points(n, s, N, why, wl))
         return false;
+    if (s->qlinear && !read_qparams(n, s, N, why, wl))
+        return false;
     if (c) {
         if (!const_float(c))
             return why_set(why, wl, "bias is not a float constant");
@@ -247,17 +321,26 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
           size_t wl)
 {
     (void)gr;
-    struct npu_value *x = npu_node_in(n, 0), *w = npu_node_in(n, 1), *b = npu_node_in(n, 2);
+    struct npu_value *x = npu_node_in(n, s->xi), *w = npu_node_in(n, s->wi);
+    struct npu_value *b = npu_node_in(n, 2);
     if (!x || !w)
         return why_set(why, wl, "missing operand");
     if (x->t.ndim != 4 || x->t.dims[0] != 1)
         return why_set(why, wl, "only 2-D convolutions of one image (input [1, C, H, W])");
     if (s->integer) {
         b = NULL;
-        if (x->t.dtype != NPU_DTYPE_INT8)
-            return why_set(why, wl, "ConvInteger x of %s (int8 only)", npu_dtype_name(x->t.dtype));
-        if (w->kind != NPU_VALUE_CONST || w->t.dtype != NPU_DTYPE_INT8 || w->t.ndim != 4)
-            return why_set(why, wl, "ConvInteger weights must be a 4-D int8 constant");
+        if (!int8_operand(x))
+            return why_set(why, wl, "integer conv of %s (int8 / uint8 only)",
+                           npu_dtype_name(x->t.dtype));
+        if (w->kind != NPU_VALUE_CONST || !int8_operand(w) || w->t.ndim != 4)
+            return why_set(why, wl, "integer conv: weights must be a 4-D int8 / uint8 constant");
+        if (s->qlinear && npu_node_in(n, 8)) {
+            const struct npu_value *qb = npu_node_in(n, 8);
+            if (qb->kind != NPU_VALUE_CONST || qb->t.dtype != NPU_DTYPE_INT32 ||
+                npu_value_numel(qb) != w->t.dims[0])
+                return why_set(why, wl, "QLinearConv B must be an int32 constant per kernel");
+            s->qb = qb;
+        }
     } else {
         if (!npu_dtype_is_float(x->t.dtype) || x->t.dtype == NPU_DTYPE_FP64)
             return why_set(why, wl, "activation dtype %s (fp32/fp16 only)",
@@ -265,7 +348,8 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
         if (!const_float(w) || w->t.ndim != 4)
             return why_set(why, wl, "weights are not a 4-D float constant");
     }
-    if (b && (!const_float(b) || npu_value_numel(b) != w->t.dims[0]))
+    if (b && (!const_float(b) ||
+              npu_value_numel(b) != (s->transposed ? w->t.dims[1] : w->t.dims[0])))
         return why_set(why, wl, "bias is not a per-kernel float constant");
     const char *ap = npu_node_string(n, "auto_pad", "NOTSET");
     size_t cnt;
@@ -274,6 +358,65 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
     uint32_t K = (uint32_t)w->t.dims[0];
     uint32_t kh = (uint32_t)w->t.dims[2], kw = (uint32_t)w->t.dims[3];
     int64_t grp = npu_node_int(n, "group", 1);
+    if (s->transposed) {
+        /* ConvTranspose weights are [C, K/group, kh, kw] */
+        if (grp != 1)
+            return why_set(why, wl, "grouped ConvTranspose");
+        if (strcmp(ap, "NOTSET") || npu_node_attr(n, "output_shape"))
+            return why_set(why, wl, "ConvTranspose with auto_pad / output_shape");
+        if ((v = npu_node_ints(n, "strides", &cnt)))
+            for (size_t i = 0; i < cnt; i++)
+                if (v[i] != 1)
+                    return why_set(why, wl, "ConvTranspose with stride > 1 (no NPU lowering: "
+                                            "outputs would interleave phases; CPU)");
+        if ((v = npu_node_ints(n, "dilations", &cnt)))
+            for (size_t i = 0; i < cnt; i++)
+                if (v[i] != 1)
+                    return why_set(why, wl, "dilated ConvTranspose");
+        int64_t p4[4] = {0, 0, 0, 0};
+        if ((v = npu_node_ints(n, "pads", &cnt)) && cnt == 4)
+            memcpy(p4, v, sizeof(p4));
+        const struct npu_tensor *y = &n->out[0]->t;
+        K = (uint32_t)w->t.dims[1];
+        int64_t pt = (int64_t)kh - 1 - p4[0], pl = (int64_t)kw - 1 - p4[1];
+        int64_t pb = y->dims[2] - H - pt + kh - 1, pr = y->dims[3] - W - pl + kw - 1;
+        if (pt < 0 || pl < 0 || pb < 0 || pr < 0 || pt > 15 || pl > 15 || pb > 15 || pr > 15)
+            return why_set(why, wl, "ConvTranspose padding beyond the kernel (PAD_CON0 0..15)");
+        s->x = x;
+        s->w = w;
+        s->b = b;
+        s->alpha = s->beta = 1.0f;
+        s->groups = 1;
+        s->pads[0] = (uint32_t)pt;
+        s->pads[1] = (uint32_t)pl;
+        s->pads[2] = (uint32_t)pb;
+        s->pads[3] = (uint32_t)pr;
+        if (C > 8192 || K > 8192 || H > 8192 || y->dims[2] > 8192 || W > MAX_WIDTH ||
+            y->dims[3] > MAX_WIDTH || kh > 32 || kw > 32)
+            return why_set(why, wl, "ConvTranspose sizes past the register fields");
+        s->in_view[0] = C;
+        s->in_view[1] = H;
+        s->in_view[2] = W;
+        s->out_view[0] = K;
+        s->out_view[1] = (uint32_t)y->dims[2];
+        s->out_view[2] = (uint32_t)y->dims[3];
+        s->out_ndim = y->ndim;
+        memcpy(s->out_dims, y->dims, sizeof(int64_t) * (size_t)y->ndim);
+        struct rk_conv_geom *g = &s->g;
+        g->c = C;
+        g->h = H;
+        g->w = W;
+        g->k = K;
+        g->oh = (uint32_t)y->dims[2];
+        g->ow = (uint32_t)y->dims[3];
+        g->kh = kh;
+        g->kw = kw;
+        g->sy = g->sx = g->dy = g->dx = 1;
+        g->pt = (uint32_t)pt;
+        g->pl = (uint32_t)pl;
+        g->bias = b != NULL;
+        return true;
+    }
     uint32_t st[2] = {1, 1}, dil[2] = {1, 1};
     int64_t pads[4] = {0, 0, 0, 0};
     if ((v = npu_node_ints(n, "strides", &cnt)) && cnt == 2) {
@@ -288,6 +431,40 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
         return why_set(why, wl, "dilation %ux%u: the ATROUS encoding is untested (facts §6.14) "
                                 "and the simulator refuses it in strict mode",
                        dil[0], dil[1]);
+    bool patch = grp == 1 && st[0] == kh && st[1] == kw && (kh > 1 || kw > 1) && !s->integer &&
+                 H % kh == 0 && W % kw == 0;
+    /* only a host value can be rearranged on the way in */
+    bool host_in = !(x->kind == NPU_VALUE_NODE &&
+                     (!x->producer || npu_op_is_rk(x->producer->op) ||
+                      x->producer->device == NPU_DEVICE_NPU));
+    if (patch) {
+        const int64_t *pp = npu_node_ints(n, "pads", &cnt);
+        for (size_t i = 0; pp && i < cnt; i++)
+            if (pp[i])
+                patch = false;
+        if (strcmp(ap, "NOTSET") && strcmp(ap, "VALID"))
+            patch = false;
+        /* only a host value can be rearranged on the way in */
+        if (x->kind == NPU_VALUE_NODE &&
+            (!x->producer || npu_op_is_rk(x->producer->op) ||
+             x->producer->device == NPU_DEVICE_NPU))
+            patch = false;
+        if ((uint64_t)C * kh * kw > 8192)
+            patch = false;
+    }
+    if (patch && (st[0] > 7 || st[1] > 7 || C * kh * kw >= 32)) {
+        /* the equivalent 1x1 conv (facts: the MAC array reduces 32 channels
+         * per step, so C x kh x kw channels fill it where C alone would not) */
+        s->patchify = true;
+        s->pk[0] = kh;
+        s->pk[1] = kw;
+        C = C * kh * kw;
+        H /= kh;
+        W /= kw;
+        kh = kw = 1;
+        st[0] = st[1] = 1;
+        ap = "VALID";
+    }
     if (st[0] < 1 || st[1] < 1 || st[0] > 7 || st[1] > 7)
         return why_set(why, wl, "stride %ux%u (CONV_CON3 holds 1..7)", st[0], st[1]);
     if (kh < 1 || kw < 1 || kh > 32 || kw > 32)
@@ -317,12 +494,17 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
     for (int i = 0; i < 4; i++)
         if (pads[i] < 0 || pads[i] > 15)
             return why_set(why, wl, "padding %lld (PAD_CON0 holds 0..15)", (long long)pads[i]);
-    if (grp < 1 || C % grp || K % grp || w->t.dims[1] != C / grp)
+    if (grp < 1 || C % grp || K % grp ||
+        w->t.dims[1] * (s->patchify ? (int64_t)s->pk[0] * s->pk[1] : 1) != C / grp)
         return why_set(why, wl, "inconsistent group %lld", (long long)grp);
     int64_t oh = (H + pads[0] + pads[2] - kh) / st[0] + 1;
     int64_t ow = (W + pads[1] + pads[3] - kw) / st[1] + 1;
     if (H + pads[0] + pads[2] < kh || W + pads[1] + pads[3] < kw || oh < 1 || ow < 1)
         return why_set(why, wl, "empty output");
+    /* 1..4 channels of a host image: small-channel input mode (facts §2.10,
+     * RKNN's ARGB capture): packed pixels instead of 16-byte atoms */
+    if (!s->patchify && !s->integer && grp == 1 && C <= 4 && host_in)
+        s->g.argb = C;
     if (C > 8192 || K > 8192 || H > 8192 || oh > 8192)
         return why_set(why, wl, "channel or height over 8192 (DPU cube fields)");
     if (W > MAX_WIDTH || ow > MAX_WIDTH)
@@ -342,6 +524,8 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
     s->alpha = s->beta = 1.0f;
     if (s->integer && !read_zero_points(n, s, K, why, wl))
         return false;
+    if (s->qlinear && !read_qparams(n, s, K, why, wl))
+        return false;
     for (int i = 0; i < 4; i++)
         s->pads[i] = (uint32_t)pads[i];
     struct rk_conv_geom *g = &s->g;
@@ -358,7 +542,7 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
     g->dy = g->dx = 1;
     g->pt = (uint32_t)pads[0];
     g->pl = (uint32_t)pads[1];
-    g->bias = b != NULL || (s->integer && s->x_zp);
+    g->bias = b != NULL || (s->integer && (s->x_zp || s->qb));
     if (grp > 1 && s->integer)
         return why_set(why, wl, "grouped ConvInteger");
     if (grp > 1) {
@@ -383,12 +567,22 @@ read_src(const struct npu_graph *g, const struct npu_node *n, struct conv_src *s
 {
     memset(s, 0, sizeof(*s));
     s->groups = 1;
-    s->kind = (n->op == NPU_OP_CONV || n->op == NPU_OP_CONV_INTEGER) ? SRC_CONV
+    s->transposed = n->op == NPU_OP_CONV_TRANSPOSE;
+    s->kind = (n->op == NPU_OP_CONV || n->op == NPU_OP_CONV_INTEGER || s->transposed) ? SRC_CONV
               : n->op == NPU_OP_GEMM ? SRC_GEMM : SRC_MATMUL;
-    s->integer = n->op == NPU_OP_MATMUL_INTEGER || n->op == NPU_OP_CONV_INTEGER;
+    s->qlinear = n->op == NPU_OP_QLINEAR_MATMUL || n->op == NPU_OP_QLINEAR_CONV;
+    s->integer = s->qlinear || n->op == NPU_OP_MATMUL_INTEGER || n->op == NPU_OP_CONV_INTEGER;
+    if (n->op == NPU_OP_QLINEAR_CONV || n->op == NPU_OP_QLINEAR_MATMUL)
+        s->kind = n->op == NPU_OP_QLINEAR_CONV ? SRC_CONV : SRC_MATMUL;
+    s->xi = 0;
+    s->wi = s->qlinear ? 3 : 1;
+    s->xzi = 2;
+    s->wzi = s->qlinear ? 5 : 3;
     if (n->nout != 1)
         return why_set(why, wl, "extra outputs");
-    if (s->integer ? n->out[0]->t.dtype != NPU_DTYPE_INT32 : !npu_dtype_is_float(n->out[0]->t.dtype))
+    if (s->qlinear ? !int8_operand(n->out[0])
+                   : s->integer ? n->out[0]->t.dtype != NPU_DTYPE_INT32
+                                : !npu_dtype_is_float(n->out[0]->t.dtype))
         return why_set(why, wl, "result dtype %s", npu_dtype_name(n->out[0]->t.dtype));
     bool ok = s->kind == SRC_CONV ? read_conv(g, n, s, why, wl) : read_matmul(g, n, s, why, wl);
     if (!ok)
@@ -396,9 +590,11 @@ read_src(const struct npu_graph *g, const struct npu_node *n, struct conv_src *s
     if (s->integer) {
         /* facts §2.9: int8 in / proc, int32 out (MTX matmul_int8) */
         s->g.in_dt = NPU_DTYPE_INT8;
-        s->g.out_dt = NPU_DTYPE_INT32;
+        s->g.out_dt = s->qlinear ? NPU_DTYPE_INT8 : NPU_DTYPE_INT32;
         s->g.part_dt = NPU_DTYPE_INT32;
         s->g.act = RK_ACT_NONE;
+        if (s->qlinear && s->ws && npu_value_numel(s->ws) > 1)
+            s->g.q_per_channel = true;
         return true;
     }
     s->g.in_dt = NPU_DTYPE_FP16;
@@ -570,16 +766,20 @@ build(const struct rk_conv_geom *g, const struct cand *c, uint32_t groups, uint3
         bool res;
         if (!weights_ok(g, t->nk, t->nc, CBUF_BANKS - t->bank, &res))
             return false;
-        if (t->flags & RKT_F_WREUSE) {
-            /* the previous weight load must be this very set, resident */
+        {
+            /* WEIGHT_REUSE whenever the last weight load (of this group of
+             * tasks) was this very set and it stayed resident: RKNN does so on
+             * later tiles (NOTES S14, partial table) */
             const struct rk_tile *q = NULL;
             for (uint32_t j = i; j-- > 0;)
                 if (!(p->t[j].flags & RKT_F_WREUSE)) {
                     q = &p->t[j];
                     break;
                 }
-            if (!res || !q || q->k0 != t->k0 || q->nk != t->nk || q->c0 != t->c0 ||
-                q->nc != t->nc || q->bank != t->bank)
+            if (res && q && q->k0 == t->k0 && q->nk == t->nk && q->c0 == t->c0 &&
+                q->nc == t->nc && q->bank == t->bank)
+                t->flags |= RKT_F_WREUSE;
+            else
                 t->flags &= ~RKT_F_WREUSE;
         }
         if (t->flags & RKT_F_DREUSE) {
@@ -611,6 +811,31 @@ rknn_cand(const struct rk_conv_geom *g, uint32_t C, uint32_t K, struct cand *c)
     c->nc = C;
     c->nk = K;
     c->kern_outer = true;
+    if (g->depthwise) {
+        /* depthwise (partial table: c768 h20 5x5 tiles 448 + 320; c128 h56
+         * tiles of 32; c64 h112 / c96 h150 tiles of 32 x 50 / 37 input rows):
+         * channel tiles, the most multiples of 32 whose whole map fits 11
+         * banks, else 32 with as many rows as fit; rows outside channels */
+        uint64_t cap = (uint64_t)(CBUF_BANKS - 1) * BANK_BYTES;
+        uint32_t nc = 0;
+        for (uint32_t t = 32; t < C + 32; t += 32) {
+            uint32_t tc = NPU_MIN(t, C);
+            if (rk_tile_data_bytes(g, g->h, tc) <= cap)
+                nc = tc;
+        }
+        c->kern_outer = false;
+        if (nc) {
+            c->nc = c->nk = nc;
+            uint64_t in = rk_tile_data_bytes(g, g->h, nc);
+            c->bank = (uint32_t)((in + BANK_BYTES - 1) / BANK_BYTES);
+            c->rows = g->oh;
+            return true;
+        }
+        c->nc = c->nk = NPU_MIN(C, 32u);
+        c->bank = CBUF_BANKS - 1;
+        c->rows = rows_fit(g, c->nc, c->bank);
+        return c->rows > 0;
+    }
     uint64_t in = rk_tile_data_bytes(g, g->h, C);
     if (in <= (uint64_t)(CBUF_BANKS - 1) * BANK_BYTES) {
         c->bank = (uint32_t)((in + BANK_BYTES - 1) / BANK_BYTES);
@@ -634,8 +859,21 @@ rknn_cand(const struct rk_conv_geom *g, uint32_t C, uint32_t K, struct cand *c)
 
 /* Chooses the tiling of a conv (per group when groups > 1). */
 static bool
+plan_conv1(const struct rk_conv_geom *g, uint32_t groups, const struct npu_backend_options *o,
+           bool one_set, struct plan *best);
+
+static bool
 plan_conv(const struct rk_conv_geom *g, uint32_t groups, const struct npu_backend_options *o,
           struct plan *best)
+{
+    return plan_conv1(g, groups, o, false, best);
+}
+
+/* one_set: the weights are one packed set (no channel blocks); kernel tiles
+ * then take their kernels' slice of it. */
+static bool
+plan_conv1(const struct rk_conv_geom *g, uint32_t groups, const struct npu_backend_options *o,
+           bool one_set, struct plan *best)
 {
     const uint32_t C = groups > 1 ? g->c / groups : g->c;
     const uint32_t K = groups > 1 ? g->k / groups : g->k;
@@ -694,7 +932,7 @@ plan_conv(const struct rk_conv_geom *g, uint32_t groups, const struct npu_backen
     /* channel blocks: none, then multiples of 32 channels (one MAC pass each) */
     uint32_t ncs[40], n_nc = 0;
     ncs[n_nc++] = C;
-    if (C > 32 && !(g->act == RK_ACT_CLIP && g->act_lo != 0)) {
+    if (C > 32 && !(g->act == RK_ACT_CLIP && g->act_lo != 0) && !g->q_per_channel && !one_set) {
         /* (accumulation leaves only ReLU / ReLU-X for the last block) */
         for (uint32_t S = 2; S <= 64 && n_nc < NPU_ARRAY_SIZE(ncs); S++) {
             uint32_t nc = (C + S - 1) / S;
@@ -759,6 +997,17 @@ dense_weights(const struct conv_src *s)
                 w[(size_t)o * C + c] =
                     s->alpha * elem_f(s->w, s->w_trans ? (int64_t)c * K + o : (int64_t)o * C + c) -
                     (s->w_zp ? elem_f(s->w_zp, npu_value_numel(s->w_zp) == 1 ? 0 : o) : 0.0f);
+        return w;
+    }
+    if (s->transposed) {
+        /* w'[k][c][ky][kx] = W[c][k][kh-1-ky][kw-1-kx] */
+        for (uint32_t k = 0; k < K; k++)
+            for (uint32_t c = 0; c < C; c++)
+                for (uint32_t ky = 0; ky < g->kh; ky++)
+                    for (uint32_t kx = 0; kx < g->kw; kx++)
+                        w[(((size_t)k * C + c) * g->kh + ky) * g->kw + kx] = elem_f(
+                            s->w, (((int64_t)c * K + k) * g->kh + (g->kh - 1 - ky)) * g->kw +
+                                      (g->kw - 1 - kx));
         return w;
     }
     if (s->w_zp) {
@@ -899,7 +1148,7 @@ static int32_t *
 bias_array_int(const struct conv_src *s, const float *w, uint32_t *len)
 {
     const struct rk_conv_geom *g = &s->g;
-    uint32_t n = (g->k + 15) / 16 * 16;
+    uint32_t n = (g->k + 63) / 64 * 64; /* BRDMA reads the padded channels */
     uint64_t per = (uint64_t)g->c * g->kh * g->kw;
     int32_t *b = calloc(n, sizeof(int32_t));
     if (!b)
@@ -908,7 +1157,12 @@ bias_array_int(const struct conv_src *s, const float *w, uint32_t *len)
         int64_t sum = 0;
         for (uint64_t i = 0; i < per; i++)
             sum += (int64_t)lrintf(w[k * per + i]);
-        b[k] = (int32_t)(-(int64_t)s->x_zp * sum);
+        int64_t v = -(int64_t)s->x_zp * sum + (s->qb ? npu_value_get_i64(s->qb, k) : 0);
+        if (v < INT32_MIN || v > INT32_MAX) {
+            free(b);
+            return NULL;
+        }
+        b[k] = (int32_t)v;
     }
     *len = n;
     return b;
@@ -920,7 +1174,7 @@ static float *
 bias_array(const struct conv_src *s, uint32_t *len)
 {
     const struct rk_conv_geom *g = &s->g;
-    uint32_t n = (g->k + 15) / 16 * 16;
+    uint32_t n = (g->k + 63) / 64 * 64; /* BRDMA reads the padded channels */
     float *b = calloc(n, sizeof(float));
     if (!b)
         return NULL;
@@ -1031,6 +1285,91 @@ split_act(struct npu_lower_ctx *cx, struct npu_node *n, const struct conv_src *s
     return npu_infer_node(g, act);
 }
 
+/* x * m / 2^shift approximates f with m <= 32767 (16-bit OUT_CVT_SCALE and
+ * MUL operands, kept positive), the largest shift <= max_shift that allows
+ * it (facts §5.3: Mesa derives a 15-bit scale and a shift the same way).
+ * Exact whenever f is such a dyadic fraction. */
+static bool
+dyadic(double f, unsigned max_shift, uint32_t *m, uint32_t *shift)
+{
+    if (!(f > 0) || f >= 32767.5)
+        return false;
+    int sh = 0;
+    while (sh < (int)max_shift && ldexp(f, sh + 1) < 32767.5)
+        sh++;
+    double v = rint(ldexp(f, sh));
+    if (v < 1)
+        return false;
+    *m = (uint32_t)v;
+    *shift = (uint32_t)sh;
+    return true;
+}
+
+/* The NPU copy of a 1..4-channel host image as packed fp16 pixels [H][W][C]
+ * (layout "small_c", facts §2.10); not shared with NC1HWC2 copies. */
+static struct npu_value *
+small_c_input(struct npu_lower_ctx *cx, struct npu_node *n, struct npu_value *x)
+{
+    char name[128];
+    snprintf(name, sizeof(name), "%.100s.to_npu_small_c", x->name);
+    struct npu_node *t = npu_lower_new(cx, n, NPU_OP_RK_TO_NPU, name, &x, 1, 1);
+    if (!t)
+        return NULL;
+    int64_t bytes = (npu_value_numel(x) * 2 + 15) / 16 * 16;
+    if (npu_node_set_string(cx->g, t, "dtype", "f16") ||
+        npu_node_set_string(cx->g, t, "layout", "small_c") ||
+        npu_node_set_int(cx->g, t, "bytes", bytes) || npu_lower_done(cx, t))
+        return NULL;
+    return t->out[0];
+}
+
+/* Inserts the host-side space-to-depth of a patchified conv's input before
+ * n: [1, C, Ho*kh, Wo*kw] -> Reshape [1, C, Ho, kh, Wo, kw] -> Transpose
+ * [0,1,3,5,2,4] -> Reshape [1, C*kh*kw, Ho, Wo] (CPU nodes; channel c*kh*kw +
+ * ky*kw + kx, the order of the flattened OIHW weights). */
+static enum npu_status
+space_to_depth(struct npu_lower_ctx *cx, struct npu_node *n, struct conv_src *s)
+{
+    struct npu_graph *g = cx->g;
+    const struct npu_tensor *t = &s->x->t;
+    int64_t C = t->dims[1], kh = s->pk[0], kw = s->pk[1];
+    int64_t Ho = t->dims[2] / kh, Wo = t->dims[3] / kw;
+    int64_t d6[6] = {1, C, Ho, kh, Wo, kw}, d4[4] = {1, C * kh * kw, Ho, Wo};
+    int64_t perm[6] = {0, 1, 3, 5, 2, 4};
+    char nm[128];
+    snprintf(nm, sizeof(nm), "%.100s.s2d", n->name);
+    struct npu_value *c6 = npu_graph_const_i64(g, nm, d6, 6, false);
+    struct npu_value *c4 = npu_graph_const_i64(g, nm, d4, 4, false);
+    if (!c6 || !c4)
+        return NPU_ERR_NOMEM;
+    struct npu_value *in1[2] = {s->x, c6};
+    struct npu_node *r1 = npu_node_new(g, NPU_OP_RESHAPE, nm, in1, 2, 1, NULL);
+    if (!r1)
+        return NPU_ERR_NOMEM;
+    r1->device = NPU_DEVICE_CPU;
+    npu_graph_insert_before(g, n, r1);
+    enum npu_status st = npu_infer_node(g, r1);
+    if (st)
+        return st;
+    struct npu_node *tr = npu_node_new(g, NPU_OP_TRANSPOSE, nm, r1->out, 1, 1, NULL);
+    if (!tr || npu_node_set_ints(g, tr, "perm", perm, 6))
+        return NPU_ERR_NOMEM;
+    tr->device = NPU_DEVICE_CPU;
+    npu_graph_insert_before(g, n, tr);
+    if ((st = npu_infer_node(g, tr)))
+        return st;
+    struct npu_value *in2[2] = {tr->out[0], c4};
+    struct npu_node *r2 = npu_node_new(g, NPU_OP_RESHAPE, nm, in2, 2, 1, NULL);
+    if (!r2)
+        return NPU_ERR_NOMEM;
+    r2->device = NPU_DEVICE_CPU;
+    npu_graph_insert_before(g, n, r2);
+    if ((st = npu_infer_node(g, r2)))
+        return st;
+    s->x = r2->out[0];
+    return NPU_OK;
+}
+
 enum npu_status
 npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
 {
@@ -1091,7 +1430,12 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
     }
 
     /* ---- operands */
-    struct npu_value *x = npu_lower_input(cx, n, s.x, s.in_view, s.g.in_dt);
+    if (s.patchify && (st = space_to_depth(cx, n, &s))) {
+        plan_free(&p);
+        return st;
+    }
+    struct npu_value *x = s.g.argb ? small_c_input(cx, n, s.x)
+                                   : npu_lower_input(cx, n, s.x, s.in_view, s.g.in_dt);
     if (!x) {
         plan_free(&p);
         return npu_lower_refuse(n, "input '%s' cannot be read in the NC1HWC2 view %ux%ux%u",
@@ -1133,10 +1477,57 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
         return NPU_ERR_NOMEM;
     }
 
+    /* ---- int8 requantisation: y = round(acc * sx * sw[k] / sy) + zy */
+    int64_t qcvt[3] = {1, 0, 0};
+    uint32_t chshift = 0;
+    struct npu_value *qv = NULL;
+    if (s.qlinear) {
+        /* uint8 results are held as y - 128 (the host conversion adds 128) */
+        int32_t off = s.y_zp - (s.y_dt == NPU_DTYPE_UINT8 ? 128 : 0);
+        qcvt[2] = off;
+        int64_t nws = npu_value_numel(s.ws);
+        if (nws == 1) {
+            uint32_t m, sh;
+            if (!dyadic((double)s.sx * npu_value_get_f64(s.ws, 0) / s.sy, 62, &m, &sh)) {
+                plan_free(&p);
+                return npu_lower_refuse(n, "requantisation scale out of the OUT_CVT range");
+            }
+            qcvt[0] = m;
+            qcvt[1] = sh;
+        } else {
+            /* one shift for every channel: the smallest of their own */
+            uint32_t kpad = (s.g.k + 63) / 64 * 64, m, sh, smin = 63;
+            for (int64_t k = 0; k < nws; k++) {
+                if (!dyadic((double)s.sx * npu_value_get_f64(s.ws, k) / s.sy, 63, &m, &sh)) {
+                    plan_free(&p);
+                    return npu_lower_refuse(n, "requantisation scale out of range");
+                }
+                smin = sh < smin ? sh : smin;
+            }
+            int32_t *mul = calloc(kpad, sizeof(int32_t));
+            if (!mul) {
+                plan_free(&p);
+                return NPU_ERR_NOMEM;
+            }
+            for (int64_t k = 0; k < nws; k++)
+                mul[k] = (int32_t)rint(ldexp((double)s.sx * npu_value_get_f64(s.ws, k) / s.sy,
+                                             (int)smin));
+            chshift = smin;
+            snprintf(name, sizeof(name), "%.100s.qmul", n->out[0]->name);
+            int64_t qd = kpad;
+            qv = npu_lower_const(cx, name, NPU_DTYPE_INT32, 1, &qd, mul);
+            free(mul);
+            if (!qv) {
+                plan_free(&p);
+                return NPU_ERR_NOMEM;
+            }
+        }
+    }
+
     /* ---- the node */
-    struct npu_value *in[3] = {x, wv, bv};
-    struct npu_node *r = npu_lower_new(cx, n, NPU_OP_RK_CONV, n->name, in, need_bias ? 3 : 2,
-                                       1 + (int)p.parts);
+    struct npu_value *in[4] = {x, wv, bv, qv};
+    struct npu_node *r = npu_lower_new(cx, n, NPU_OP_RK_CONV, n->name, in,
+                                       qv ? 4 : need_bias ? 3 : 2, 1 + (int)p.parts);
     if (!r) {
         plan_free(&p);
         return NPU_ERR_NOMEM;
@@ -1189,6 +1580,10 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
         st = npu_node_set_string(g, r, "style", "mtx");
     if (!st && s.integer && s.x_zp)
         st = npu_node_set_int(g, r, "pad_value", s.x_zp);
+    if (!st && s.qlinear)
+        st = npu_node_set_ints(g, r, "q_cvt", qcvt, 3);
+    if (!st && qv)
+        st = npu_node_set_int(g, r, "q_chshift", chshift);
     if (!st && p.parts && s.g.part_dt != NPU_DTYPE_FP32)
         st = npu_node_set_string(g, r, "partial", npu_dtype_name(s.g.part_dt));
     if (!st)
@@ -1201,5 +1596,82 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
         st = npu_lower_done(cx, r);
     if (!st)
         st = npu_lower_result(cx, n, 0, r->out[0]);
+    return st;
+}
+
+/* ---- conv tasks for composites ----------------------------------------------------- */
+
+enum npu_status
+npu_conv_emit_call(struct npu_stream *s, const struct npu_conv_call *c, double *modeled_s)
+{
+    static const struct npu_backend_options defaults;
+    struct rk_conv_geom g;
+    memset(&g, 0, sizeof(g));
+    if (!c->c || !c->h || !c->w_px || !c->k || !c->kh || !c->kw || !c->sy || !c->sx ||
+        c->kh > 32 || c->kw > 32 || c->sy > 7 || c->sx > 7 || c->pad_top > 15 ||
+        c->pad_left > 15 || c->pad_bottom > 15 || c->pad_right > 15 || c->c > 8192 ||
+        c->k > 8192 || c->h > 8192 || c->w_px > MAX_WIDTH ||
+        (c->out_dt != NPU_DTYPE_FP16 && c->out_dt != NPU_DTYPE_FP32) || c->act < 0 ||
+        c->act > 2 || (c->w.offset & 15) || (c->y.offset & 15)) {
+        npu_err(NPU_BE_DOM, "npu_conv_emit_call: geometry outside the hardware fields");
+        return NPU_ERR_INVALID;
+    }
+    g.c = c->c;
+    g.h = c->h;
+    g.w = c->w_px;
+    g.k = c->k;
+    g.kh = c->kh;
+    g.kw = c->kw;
+    g.sy = c->sy;
+    g.sx = c->sx;
+    g.dy = g.dx = 1;
+    g.pt = c->pad_top;
+    g.pl = c->pad_left;
+    int64_t eh = (int64_t)c->h + c->pad_top + c->pad_bottom - c->kh;
+    int64_t ew = (int64_t)c->w_px + c->pad_left + c->pad_right - c->kw;
+    if (eh < 0 || ew < 0 || eh / c->sy + 1 > 8192 || ew / c->sx + 1 > MAX_WIDTH)
+        return NPU_ERR_INVALID;
+    g.oh = (uint32_t)(eh / c->sy + 1);
+    g.ow = (uint32_t)(ew / c->sx + 1);
+    g.in_dt = NPU_DTYPE_FP16;
+    g.out_dt = c->out_dt;
+    g.part_dt = NPU_DTYPE_FP32;
+    g.bias = c->has_bias;
+    g.act = c->act == 1 ? RK_ACT_RELU : c->act == 2 ? RK_ACT_CLIP : RK_ACT_NONE;
+    g.act_lo = c->act_min;
+    g.act_hi = c->act_max;
+    if (g.act == RK_ACT_CLIP && (!isfinite(g.act_lo) || !(g.act_hi >= g.act_lo)))
+        return NPU_ERR_INVALID;
+    if (g.act == RK_ACT_CLIP && g.act_lo != 0 && c->has_bias) {
+        npu_err(NPU_BE_DOM, "npu_conv_emit_call: clip with a non-zero minimum and a bias needs "
+                            "the bias array shifted by -act_min (rk.Conv does it; pass "
+                            "bias - act_min)");
+    }
+    struct plan p;
+    if (!plan_conv1(&g, 1, &defaults, true, &p)) {
+        npu_err(NPU_BE_DOM, "npu_conv_emit_call: no tiling of %ux%ux%u -> %u fits the CBUF",
+                c->c, c->h, c->w_px, c->k);
+        return NPU_ERR_UNSUPPORTED;
+    }
+    /* kernel tiles: their slice of the one packed set (kernel groups are
+     * contiguous, facts §2.10) */
+    uint64_t per = rk_weight_set_bytes(&g, 1, g.c);
+    struct rk_emit_addrs a;
+    memset(&a, 0, sizeof(a));
+    a.x = c->x;
+    a.w = c->w;
+    a.bias = c->bias;
+    a.out[0] = c->y;
+    double sec = 0;
+    enum npu_status st = NPU_OK;
+    for (uint32_t i = 0; i < p.n && !st; i++) {
+        p.t[i].woff = (uint32_t)(p.t[i].k0 * per);
+        rk_emit_task(s, &g, &p.t[i], &a);
+        sec += rk_task_seconds(&g, &p.t[i], NULL, NULL);
+        st = npu_stream_status(s);
+    }
+    plan_free(&p);
+    if (modeled_s)
+        *modeled_s = sec;
     return st;
 }

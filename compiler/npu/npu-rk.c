@@ -134,9 +134,11 @@ npu_rk_nc1hwc2_bytes(enum npu_dtype dt, const uint32_t view[3])
     if (es != 1 && es != 2 && es != 4)
         return 0;
     uint64_t c2 = 16 / es;
-    /* The DPU writes output channels padded to 8 (16 for int8, NOTES S20):
-     * for 4-byte elements that can be one more surface than C needs. */
-    uint64_t c = es == 4 ? (view[0] + 7) / 8 * 8 : view[0];
+    /* A conv's DPU writes output channels padded to its kernel group (16
+     * fp16, 32 int8) or depthwise block (32 fp16, 64 int8): size every NPU
+     * tensor for 64 channels' worth of surfaces so any producer's padding
+     * lands inside it. */
+    uint64_t c = (view[0] + 63) / 64 * 64;
     return (c + c2 - 1) / c2 * (uint64_t)view[1] * view[2] * 16;
 }
 
@@ -203,6 +205,16 @@ npu_rk_infer_to_npu(struct npu_graph *g, struct npu_node *n)
     uint32_t view[3];
     if (!npu_rk_view(n->out[0], view))
         return rk_fail(n, "no NC1HWC2 view of %s (dims or 'view' attribute)", n->in[0]->name);
+    const char *lay = npu_node_string(n, "layout", "nc1hwc2");
+    if (!strcmp(lay, "small_c")) {
+        /* packed pixels of 1..4 fp16 channels (facts §2.10) */
+        int64_t b = npu_node_int(n, "bytes", 0);
+        if (dt != NPU_DTYPE_FP16 || view[0] > 4 || b < (int64_t)view[0] * view[1] * view[2] * 2 ||
+            b > ((int64_t)1 << 32))
+            return rk_fail(n, "small_c needs f16, 1..4 channels and bytes >= C*H*W*2");
+    } else if (strcmp(lay, "nc1hwc2")) {
+        return rk_fail(n, "layout '%s' (nc1hwc2 or small_c)", lay);
+    }
     return NPU_OK;
 }
 

@@ -117,11 +117,18 @@ prun_put(enum npu_dtype dt, void *d, int64_t i, double v)
     }
 }
 
-/* Byte offset of logical element i in an NPU tensor (NC1HWC2 over its view). */
+/* Byte offset of logical element i in an NPU tensor (NC1HWC2 over its view, or
+ * packed pixels [H][W][C] for SMALL_C). */
 static inline size_t
 prun_npu_off(const struct npu_prog_tensor *t, int64_t i)
 {
     uint32_t C = t->npu_c, H = t->npu_h, W = t->npu_w, c, h, w;
+    if (t->layout == NPU_LAYOUT_SMALL_C) {
+        c = (uint32_t)(i / ((int64_t)H * W));
+        h = (uint32_t)(i / W % H);
+        w = (uint32_t)(i % W);
+        return (((size_t)h * W + w) * C + c) * npu_dtype_size(t->mem_dtype);
+    }
     if (t->npu_order == NPU_VIEW_NCHW) {
         c = (uint32_t)(i / ((int64_t)H * W));
         h = (uint32_t)(i / W % H);
@@ -149,14 +156,17 @@ prun_convert(struct prun *r, const struct npu_prog_tensor *a, const struct npu_p
         const void *src = prun_host_data(r, a);
         uint8_t *dst = act + b->offset;
         memset(dst, 0, b->bytes); /* padding lanes hold 0 */
+        /* uint8 on the host is int8 - 128 on the NPU (docs/npu-backend.md) */
+        double off = b->npu_offset;
         for (int64_t i = 0; i < n; i++)
-            prun_put(b->mem_dtype, dst + prun_npu_off(b, i), 0, prun_get(&a->t, src, i));
+            prun_put(b->mem_dtype, dst + prun_npu_off(b, i), 0, prun_get(&a->t, src, i) + off);
     } else {
         const uint8_t *src = act + a->offset;
         void *dst = prun_host_data(r, b);
+        double off = -(double)a->npu_offset;
         for (int64_t i = 0; i < n; i++) {
             struct npu_tensor tt = {.dtype = a->mem_dtype};
-            prun_put(b->t.dtype, dst, i, prun_get(&tt, src + prun_npu_off(a, i), 0));
+            prun_put(b->t.dtype, dst, i, prun_get(&tt, src + prun_npu_off(a, i), 0) + off);
         }
     }
     return NPU_OK;

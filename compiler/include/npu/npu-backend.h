@@ -120,6 +120,19 @@ enum npu_status npu_codegen(const struct npu_graph *g, const struct npu_backend_
 enum npu_status npu_backend_compile(struct npu_graph *g, const struct npu_backend_options *o,
                                     struct npu_program **out);
 
+/* ---- codegen route (c): template replay ------------------------------------ */
+
+/* A job's regcmd image as "golden-regcmd v1" text (core/hw npu-golden.h):
+ * buffers "weights", "act" and "regcmd" and one "@buffer+0xOFF" relocation
+ * per address qword. *text is malloc'd (caller frees). */
+enum npu_status npu_job_to_golden(const struct npu_prog_job *j, const char *name, char **text,
+                                  size_t *len);
+/* Reads such a text back into a job whose memory comes from program p's
+ * arena; relocated with the same buffers it is byte-identical to the job the
+ * text came from. */
+enum npu_status npu_job_from_golden(const char *text, size_t len, struct npu_program *p,
+                                    struct npu_prog_job *out);
+
 /* ---- programs ------------------------------------------------------------- */
 
 /* An empty program whose memory comes from one arena (npu_program_alloc);

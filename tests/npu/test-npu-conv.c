@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-npu-conv.c: Conv through the back end on the simulator (strict mode)
+ * against the CPU executor: kernels 1/3/5/7, strides 1/2, padding, bias,
+ * ReLU / clip, depthwise, grouped (per group and block-diagonal), 1-4 input
+ * channels, maps large enough for row tiles, many kernels, many channels
+ * (channel-block accumulation), and refusals (dilation stays on the CPU).
+ *
+ * Tolerance as in test-npu-matmul.c: data k/16 with |k| <= range are exact in
+ * fp16, every partial sum is exact in fp32, so the only difference from the
+ * CPU is the final fp16 store: relative 2^-11 (plus 1e-7 absolute).
+ */
+#include "npu-test-util.h"
+
+static int verbose;
+
+static void
+check_conv(const struct tu_conv *p, const struct npu_backend_options *o, int want_cpu,
+           const char *label)
+{
+    struct npu_graph *g1 = tu_conv_graph(p), *g2 = tu_conv_graph(p);
+    CHECK(g1 && g2);
+    if (!g1 || !g2)
+        return;
+    size_t n = (size_t)p->C * p->H * p->W;
+    float *x = malloc(n * 4);
+    uint32_t s = p->seed * 13 + 7;
+    tu_fill(x, n, &s, p->range);
+    struct npu_tensor in = g1->inputs[0]->t, want = {0}, got = {0};
+    in.data = x;
+    struct tu_npu_result res;
+    CHECK_EQ_INT(NPU_OK, tu_run_cpu(g1, &in, 1, &want));
+    enum npu_status st = tu_run_npu(g2, o, &in, &got, &res);
+    CHECK_EQ_INT(NPU_OK, st);
+    if (!st) {
+        int64_t worst = 0;
+        double e = tu_cmp(&got, &want, 1e-7, ldexp(1, -11), &worst);
+        if (e > 1)
+            fprintf(stderr, "%s: element %lld: npu %.9g cpu %.9g (%.3g of tolerance)\n", label,
+                    (long long)worst, ((float *)got.data)[worst], ((float *)want.data)[worst], e);
+        CHECK(e <= 1);
+        CHECK_EQ_INT(want_cpu, res.n_cpu);
+        CHECK_EQ_INT(1, res.n_rk);
+        CHECK_EQ_INT(1, res.submits);
+        if (verbose || e > 1)
+            printf("%-52s tasks %3u  cpu nodes %d  modeled %8.1f us (timing model v1)\n", label,
+                   res.tasks, res.n_cpu, res.modeled_s * 1e6);
+    }
+    free(x);
+    free(want.data);
+    free(got.data);
+}
+
+/* ConvTranspose(x [1,C,H,W], W [C,K,k,k]) stride 1, pads, output_padding. */
+static struct npu_graph *
+convt_graph(int C, int H, int W, int K, int k, int pad, int opad, int stride, bool bias,
+            uint32_t seed)
+{
+    struct npu_graph *g = npu_graph_new("convt");
+    int64_t xd[4] = {1, C, H, W};
+    struct npu_value *x = npu_graph_add_input(g, "x", NPU_DTYPE_FP32, 4, xd);
+    size_t nw = (size_t)C * K * k * k;
+    float *w = malloc(nw * 4);
+    uint32_t s = seed;
+    tu_fill(w, nw, &s, 16);
+    struct npu_tensor wt = {.dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {C, K, k, k}, .data = w};
+    struct npu_value *in[3] = {x, npu_graph_add_const(g, "w", &wt), NULL};
+    free(w);
+    if (bias) {
+        float b[64];
+        tu_fill(b, (size_t)K, &s, 16);
+        in[2] = npu_graph_const_f32(g, "b", b, K, false);
+    }
+    struct npu_node *n = npu_node_new(g, NPU_OP_CONV_TRANSPOSE, "convt", in, bias ? 3 : 2, 1,
+                                      (const char *[]){"y"});
+    int64_t pads[4] = {pad, pad, pad, pad}, st[2] = {stride, stride}, op[2] = {opad, opad};
+    npu_node_set_ints(g, n, "pads", pads, 4);
+    npu_node_set_ints(g, n, "strides", st, 2);
+    if (opad)
+        npu_node_set_ints(g, n, "output_padding", op, 2);
+    npu_graph_append(g, n);
+    if (npu_infer_node(g, n)) {
+        npu_graph_free(g);
+        return NULL;
+    }
+    npu_graph_add_output(g, n->out[0]);
+    return g;
+}
+
+static void
+check_convt(int C, int H, int W, int K, int k, int pad, int opad, int stride, bool bias,
+            int want_rk, const char *label)
+{
+    struct npu_graph *g1 = convt_graph(C, H, W, K, k, pad, opad, stride, bias, 77);
+    struct npu_graph *g2 = convt_graph(C, H, W, K, k, pad, opad, stride, bias, 77);
+    CHECK(g1 && g2);
+    if (!g1 || !g2)
+        return;
+    size_t n = (size_t)C * H * W;
+    float *x = malloc(n * 4);
+    uint32_t s = 91;
+    tu_fill(x, n, &s, 16);
+    struct npu_tensor in = g1->inputs[0]->t, want = {0}, got = {0};
+    in.data = x;
+    struct npu_backend_options o = {0};
+    struct tu_npu_result res;
+    CHECK_EQ_INT(NPU_OK, tu_run_cpu(g1, &in, 1, &want));
+    CHECK_EQ_INT(NPU_OK, tu_run_npu(g2, &o, &in, &got, &res));
+    double e = tu_cmp(&got, &want, 1e-7, ldexp(1, -11), NULL);
+    CHECK(e <= 1);
+    CHECK_EQ_INT(want_rk, res.n_rk);
+    if (verbose)
+        printf("%-52s %s, error %.2f of tolerance\n", label, res.n_rk ? "npu" : "cpu", e);
+    free(x);
+    free(want.data);
+    free(got.data);
+}
+
+int
+main(int argc, char **argv)
+{
+    verbose = argc > 1 && !strcmp(argv[1], "-v");
+    struct npu_backend_options o = {0};
+    char label[128];
+    uint32_t seed = 1;
+
+    /* kernel x stride x padding sweep on a small map */
+    static const int ks[] = {1, 3, 5, 7};
+    for (size_t i = 0; i < NPU_ARRAY_SIZE(ks); i++)
+        for (int st = 1; st <= 2; st++)
+            for (int pad = 0; pad <= 2; pad++) {
+                int k = ks[i];
+                if (pad > k / 2 + 1)
+                    continue;
+                struct tu_conv p = {.C = 12, .H = 17, .W = 15, .K = 20, .kh = k, .kw = k,
+                                    .sy = st, .sx = st, .pt = pad, .pl = pad, .pb = pad,
+                                    .pr = pad, .bias = (i + st) % 2 == 0, .range = 16,
+                                    .seed = seed++};
+                snprintf(label, sizeof(label), "conv %dx%d/%d pad %d 12x17x15->20%s", k, k, st,
+                         pad, p.bias ? " bias" : "");
+                check_conv(&p, &o, 0, label);
+            }
+    /* asymmetric kernel, stride and pads */
+    struct tu_conv p = {.C = 16, .H = 20, .W = 23, .K = 24, .kh = 3, .kw = 5, .sy = 2, .sx = 1,
+                        .pt = 1, .pl = 2, .pb = 0, .pr = 1, .bias = true, .range = 16, .seed = 40};
+    check_conv(&p, &o, 0, "conv 3x5 stride 2x1 pads 1,2,0,1");
+    /* activations */
+    p = (struct tu_conv){.C = 16, .H = 14, .W = 14, .K = 32, .kh = 3, .kw = 3, .pt = 1, .pl = 1,
+                         .pb = 1, .pr = 1, .bias = true, .act = "relu", .range = 16, .seed = 41};
+    check_conv(&p, &o, 0, "conv 3x3 bias relu");
+    p.act = "clip";
+    p.act_alpha = 0;
+    p.act_beta = 6;
+    check_conv(&p, &o, 0, "conv 3x3 bias relu6");
+    p.act_alpha = -2.5f;
+    p.act_beta = 3.25f;
+    check_conv(&p, &o, 0, "conv 3x3 bias clip(-2.5, 3.25)");
+    /* depthwise (group = C), multiplier 1 */
+    static const int dwk[] = {3, 5};
+    for (int i = 0; i < 2; i++)
+        for (int st = 1; st <= 2; st++) {
+            p = (struct tu_conv){.C = 48, .H = 19, .W = 21, .K = 48, .kh = dwk[i], .kw = dwk[i],
+                                 .sy = st, .sx = st, .pt = dwk[i] / 2, .pl = dwk[i] / 2,
+                                 .pb = dwk[i] / 2, .pr = dwk[i] / 2, .group = 48, .bias = true,
+                                 .act = "relu", .range = 16, .seed = seed++};
+            snprintf(label, sizeof(label), "depthwise %dx%d/%d 48x19x21 bias relu", dwk[i],
+                     dwk[i], st);
+            check_conv(&p, &o, 0, label);
+        }
+    p = (struct tu_conv){.C = 20, .H = 9, .W = 9, .K = 20, .kh = 3, .kw = 3, .pt = 1, .pl = 1,
+                         .pb = 1, .pr = 1, .group = 20, .range = 16, .seed = 50};
+    check_conv(&p, &o, 0, "depthwise 3x3 20 channels (not a multiple of 8)");
+    /* grouped: per group (aligned) and block-diagonal (unaligned) */
+    p = (struct tu_conv){.C = 32, .H = 12, .W = 12, .K = 64, .kh = 3, .kw = 3, .pt = 1, .pl = 1,
+                         .pb = 1, .pr = 1, .group = 2, .bias = true, .range = 16, .seed = 51};
+    check_conv(&p, &o, 0, "grouped 2 groups 16->32 each (per-group tasks)");
+    p = (struct tu_conv){.C = 12, .H = 10, .W = 10, .K = 18, .kh = 3, .kw = 3, .group = 3,
+                         .range = 16, .seed = 52};
+    check_conv(&p, &o, 0, "grouped 3 groups 4->6 each (block diagonal)");
+    /* 1-4 input channels */
+    for (int c = 1; c <= 4; c++) {
+        p = (struct tu_conv){.C = c, .H = 30, .W = 34, .K = 16, .kh = 3, .kw = 3, .sy = 1,
+                             .sx = 1, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .bias = true,
+                             .range = 16, .seed = seed++};
+        snprintf(label, sizeof(label), "conv 3x3 %d input channel(s)", c);
+        check_conv(&p, &o, 0, label);
+    }
+    /* kernel == stride (ViT patch embedding): host space-to-depth (3 CPU
+     * nodes before the job) + 1x1 conv; stride 16 is past CONV_CON3's 7 */
+    p = (struct tu_conv){.C = 3, .H = 64, .W = 48, .K = 40, .kh = 16, .kw = 16, .sy = 16,
+                         .sx = 16, .bias = true, .range = 8, .seed = 55};
+    check_conv(&p, &o, 3, "patch 16x16/16 3x64x48->40 (space-to-depth)");
+    p = (struct tu_conv){.C = 3, .H = 32, .W = 32, .K = 64, .kh = 8, .kw = 8, .sy = 8, .sx = 8,
+                         .bias = true, .act = "relu", .range = 8, .seed = 56};
+    check_conv(&p, &o, 3, "patch 8x8/8 3x32x32->64 relu (space-to-depth)");
+    /* the small-channel cases above ran in ARGB mode (packed pixels) */
+    {
+        p = (struct tu_conv){.C = 3, .H = 30, .W = 34, .K = 16, .kh = 3, .kw = 3, .range = 16,
+                             .seed = 57};
+        struct npu_graph *g = tu_conv_graph(&p);
+        struct npu_backend_options o2 = {0};
+        CHECK_EQ_INT(NPU_OK, npu_lower_graph(g, &o2));
+        char *txt = npu_ir_print_str(g, NULL);
+        CHECK(txt && strstr(txt, "layout=\"small_c\"") != NULL);
+        free(txt);
+        npu_graph_free(g);
+    }
+    /* small-channel image over the CBUF: row tiles of packed pixels */
+    p = (struct tu_conv){.C = 3, .H = 224, .W = 224, .K = 32, .kh = 3, .kw = 3, .pt = 1,
+                         .pl = 1, .pb = 1, .pr = 1, .bias = true, .act = "relu", .range = 8,
+                         .seed = 58};
+    check_conv(&p, &o, 0, "conv 3x3 3x224x224->32 small-channel row tiles");
+    /* large map: row tiles (input over the CBUF) */
+    p = (struct tu_conv){.C = 32, .H = 160, .W = 160, .K = 32, .kh = 3, .kw = 3, .pt = 1,
+                         .pl = 1, .pb = 1, .pr = 1, .bias = true, .act = "relu", .range = 8,
+                         .seed = 60};
+    check_conv(&p, &o, 0, "conv 3x3 32x160x160 (row tiles)");
+    p = (struct tu_conv){.C = 16, .H = 150, .W = 150, .K = 16, .kh = 5, .kw = 5, .sy = 2,
+                         .sx = 2, .pt = 2, .pl = 2, .pb = 2, .pr = 2, .range = 8, .seed = 61};
+    check_conv(&p, &o, 0, "conv 5x5/2 16x150x150 (row tiles, stride)");
+    /* depthwise on a large map */
+    p = (struct tu_conv){.C = 64, .H = 112, .W = 112, .K = 64, .kh = 3, .kw = 3, .pt = 1,
+                         .pl = 1, .pb = 1, .pr = 1, .group = 64, .range = 8, .seed = 62};
+    check_conv(&p, &o, 0, "depthwise 3x3 64x112x112 (tiles)");
+    /* many kernels (weights over the CBUF) */
+    p = (struct tu_conv){.C = 64, .H = 14, .W = 14, .K = 1000, .kh = 3, .kw = 3, .pt = 1,
+                         .pl = 1, .pb = 1, .pr = 1, .bias = true, .range = 4, .seed = 63};
+    check_conv(&p, &o, 0, "conv 3x3 64x14x14->1000 (streamed weights)");
+    p = (struct tu_conv){.C = 64, .H = 60, .W = 60, .K = 512, .kh = 3, .kw = 3, .pt = 1,
+                         .pl = 1, .pb = 1, .pr = 1, .range = 4, .seed = 64};
+    check_conv(&p, &o, 0, "conv 3x3 64x60x60->512 (rows x kernels)");
+    /* many channels: channel-block accumulation */
+    p = (struct tu_conv){.C = 1024, .H = 12, .W = 12, .K = 64, .kh = 3, .kw = 3, .pt = 1,
+                         .pl = 1, .pb = 1, .pr = 1, .bias = true, .act = "clip", .act_alpha = 0,
+                         .act_beta = 4, .range = 2, .seed = 65};
+    check_conv(&p, &o, 0, "conv 3x3 1024x12x12->64 (channel blocks) relu6");
+    p.act_alpha = -1; /* clip with a non-zero lower bound after accumulation: split off */
+    check_conv(&p, &o, 0, "conv 3x3 1024x12x12->64 clip(-1,4)");
+    /* leaky relu: split off onto the CPU (BS PReLU is unverified, facts §5.3) */
+    p = (struct tu_conv){.C = 8, .H = 8, .W = 8, .K = 8, .kh = 3, .kw = 3, .act = "leaky_relu",
+                         .act_alpha = 0.125f, .range = 16, .seed = 66};
+    {
+        struct npu_graph *g1 = tu_conv_graph(&p), *g2 = tu_conv_graph(&p);
+        float x[8 * 8 * 8];
+        uint32_t s = 3;
+        tu_fill(x, 512, &s, 16);
+        struct npu_tensor in = g1->inputs[0]->t, want = {0}, got = {0};
+        in.data = x;
+        struct tu_npu_result res;
+        CHECK_EQ_INT(NPU_OK, tu_run_cpu(g1, &in, 1, &want));
+        CHECK_EQ_INT(NPU_OK, tu_run_npu(g2, &o, &in, &got, &res));
+        CHECK(tu_cmp(&got, &want, 1e-7, ldexp(1, -11), NULL) <= 1);
+        CHECK_EQ_INT(1, res.n_rk);
+        CHECK_EQ_INT(1, res.n_cpu);
+        free(want.data);
+        free(got.data);
+    }
+    /* ConvTranspose: stride 1 as the conv with flipped, swapped kernels (NPU);
+     * stride 2 stays on the CPU */
+    check_convt(16, 10, 12, 24, 3, 0, 0, 1, true, 1, "ConvTranspose 3x3 s1 16->24 bias");
+    check_convt(8, 9, 9, 16, 5, 2, 0, 1, false, 1, "ConvTranspose 5x5 s1 pad 2");
+    check_convt(8, 9, 9, 16, 3, 1, 0, 2, false, 0, "ConvTranspose 3x3 s2 (CPU)");
+    /* dilation: refused (unverified ATROUS encoding, facts §6.14) -> CPU */
+    {
+        p = (struct tu_conv){.C = 8, .H = 12, .W = 12, .K = 8, .kh = 3, .kw = 3, .range = 16,
+                             .seed = 67};
+        struct npu_graph *g = tu_conv_graph(&p);
+        int64_t d2[2] = {2, 2};
+        npu_node_set_ints(g, g->tail, "dilations", d2, 2);
+        npu_infer_node(g, g->tail);
+        char why[200];
+        CHECK(!npu_backend_supports(g, g->tail, &o, why, sizeof(why)));
+        CHECK(strstr(why, "dilation") != NULL);
+        if (verbose)
+            printf("dilated conv stays on the CPU: %s\n", why);
+        npu_graph_free(g);
+    }
+    return npu_test_done("npu-conv");
+}
