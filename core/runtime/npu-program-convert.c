@@ -28,12 +28,13 @@ npu_prog_mem_dtype(const struct npu_prog_tensor *t)
     return t->mem_dtype != NPU_DTYPE_UNDEFINED ? t->mem_dtype : t->t.dtype;
 }
 
-/* The (images, C, H, W) view of an NC1HWC2 / SMALL_C tensor from its logical
- * dims and npu_order (npu-program.h); false when they disagree with npu_c /
- * npu_h / npu_w. NPU_VIEW_NCHW: (C, H, W) are the last three dims (missing
- * ones 1) and the product of the leading dims counts images stored back to
- * back (1 for the [1, C, H, W] maps the back end makes). NPU_VIEW_HWC: C is
- * the last dim, the leading dims flattened are the H * W pixels. */
+/* The (images, C, H, W) view of an NC1HWC2 / SMALL_C tensor; false when its
+ * element count does not fit npu_c / npu_h / npu_w. npu-program.h defines the
+ * orders by the logical row-major element index i, whatever the logical dims:
+ * NPU_VIEW_NCHW: element (c, h, w) of image n is i = ((n * C + c) * H + h) * W
+ * + w (images stored back to back; one image for what the back end makes);
+ * NPU_VIEW_HWC: element (c, h, w) is i = (h * W + w) * C + c (one image). So a
+ * [1, 256] Flatten of a [1, 16, 4, 4] map keeps the map's bytes and view. */
 struct view {
     uint64_t n;       /* images */
     uint32_t c, h, w; /* npu_c, npu_h, npu_w */
@@ -43,32 +44,22 @@ struct view {
 static bool
 tensor_view(const struct npu_prog_tensor *t, struct view *v)
 {
-    const struct npu_tensor *l = &t->t;
-    int64_t numel = npu_tensor_numel(l);
-    int r = l->ndim;
+    int64_t numel = npu_tensor_numel(&t->t);
     v->c = t->npu_c;
     v->h = t->npu_h;
     v->w = t->npu_w;
     v->rows = t->npu_order == NPU_VIEW_HWC;
+    v->n = 1;
     if (numel < 0 || t->npu_order > NPU_VIEW_HWC)
         return false;
-    if (v->rows) {
-        int64_t c = r >= 1 ? l->dims[r - 1] : 1;
-        v->n = 1;
-        if (c != (int64_t)v->c)
-            return false;
-        if (numel == 0)
-            return true;
-        return numel / c == (int64_t)v->h * v->w;
-    }
-    int64_t c = r >= 3 ? l->dims[r - 3] : 1, h = r >= 2 ? l->dims[r - 2] : 1,
-            w = r >= 1 ? l->dims[r - 1] : 1;
-    if (c != (int64_t)v->c || h != (int64_t)v->h || w != (int64_t)v->w)
+    uint64_t chw = (uint64_t)v->c * v->h * v->w;
+    if (!chw)
+        return numel == 0;
+    if (v->rows)
+        return (uint64_t)numel == chw;
+    if ((uint64_t)numel % chw)
         return false;
-    int64_t n = 1;
-    for (int i = 0; i < r - 3; i++)
-        n *= l->dims[i]; /* numel did not overflow, so neither does this */
-    v->n = (uint64_t)n;
+    v->n = (uint64_t)numel / chw;
     return true;
 }
 

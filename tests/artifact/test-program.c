@@ -220,8 +220,27 @@ test_convert_misc(void)
     struct npu_prog_tensor f64 = tdesc(NPU_DTYPE_FP64, 2, d2, NPU_LAYOUT_NCHW, 0, 0, 0, 0, 0);
     CHECK(!npu_prog_convert_ok(&f64, &host, &why) && strstr(why, "dtype pair"));
     struct npu_prog_tensor chw_bad = tdesc(NPU_DTYPE_FP32, 4, d4, NPU_LAYOUT_NC1HWC2,
-                                           NPU_DTYPE_FP16, 3, 7, 5, NPU_VIEW_NCHW);
-    CHECK_EQ_INT(UINT64_MAX, chw_bad.bytes);
+                                           NPU_DTYPE_FP16, 3, 7, 4, NPU_VIEW_NCHW);
+    CHECK_EQ_INT(UINT64_MAX, chw_bad.bytes); /* 84 view elements for 105 */
+
+    /* The order is defined on the logical element index, not on the dims: a
+     * [1, 105] value (a Flatten) over the (3, 5, 7) view converts exactly as
+     * the [1, 3, 5, 7] map does. */
+    int64_t dflat[2] = {1, 105};
+    struct npu_prog_tensor flat_h = tdesc(NPU_DTYPE_FP32, 2, dflat, NPU_LAYOUT_NCHW, 0, 0, 0, 0, 0);
+    struct npu_prog_tensor flat_n = tdesc(NPU_DTYPE_FP32, 2, dflat, NPU_LAYOUT_NC1HWC2,
+                                          NPU_DTYPE_FP16, 3, 5, 7, NPU_VIEW_NCHW);
+    struct npu_prog_tensor map_n = tdesc(NPU_DTYPE_FP32, 4, d4, NPU_LAYOUT_NC1HWC2,
+                                         NPU_DTYPE_FP16, 3, 5, 7, NPU_VIEW_NCHW);
+    CHECK_EQ_INT(map_n.bytes, flat_n.bytes);
+    uint8_t *m1 = malloc(map_n.bytes), *m2 = malloc(map_n.bytes);
+    void *tm = malloc(npu_prog_convert_scratch(&img, &map_n));
+    CHECK_EQ_INT(NPU_OK, npu_prog_convert(&img, px, &map_n, m1, tm));
+    CHECK_EQ_INT(NPU_OK, npu_prog_convert(&flat_h, px, &flat_n, m2, tm));
+    CHECK(!memcmp(m1, m2, map_n.bytes));
+    free(m1);
+    free(m2);
+    free(tm);
 }
 
 /* ---- running ---------------------------------------------------------------------- */
