@@ -6,7 +6,7 @@
 #    the sim backend with the same input and writes byte-identical outputs
 #    (same partition mode, so the same program);
 #  - npuc --info reads the artifact back; --explain lists every node with
-#    both costs; --emit=ir prints lowered IR that mentions rk.* ops;
+#    both costs and the estimate; --emit=ir prints lowered IR with rk.* ops;
 #  - npu-bench prints the per-frame figures with the timing-model label and
 #    valid JSON;
 #  - errors: unknown options, a .npub given to npuc, a damaged .npub refused
@@ -40,7 +40,8 @@ grep -q "NPU jobs" "$WORK/info.txt" || fail "--info program"
 nodes=$(grep -c '^ *[0-9][0-9]*  ' "$WORK/explain.txt")
 [ "$nodes" -ge 50 ] || fail "--explain lists $nodes nodes"
 grep -q "timing model v1" "$WORK/explain.txt" || fail "--explain label"
-grep -q "no NPU handler" "$WORK/explain.txt" || fail "--explain reasons"
+grep -q "  reason\$" "$WORK/explain.txt" || fail "--explain reason column"
+grep -q "^estimate: " "$WORK/explain.txt" || fail "--explain estimate line"
 
 "$NPUC" "$M/model.onnx" --emit=ir > "$WORK/ir.txt" 2>&1 || fail "npuc --emit=ir"
 grep -q "rk.Conv" "$WORK/ir.txt" || fail "--emit=ir has no rk.* op"
