@@ -51,6 +51,10 @@ struct npu_build_options {
     /* Outputs for tools (may be NULL): */
     FILE *emit_ir;              /* the lowered IR in text form (route b) */
     struct npu_partition_report *report; /* the partition decisions */
+    /* Called with the lowered graph after codegen (a real compile only, not
+     * on a cache hit or for a .npub); npu-bench reads per-node estimates. */
+    void (*on_lowered)(const struct npu_graph *g, const struct npu_program *p, void *user);
+    void *on_lowered_user;
 };
 
 struct npu_built {

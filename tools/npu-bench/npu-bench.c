@@ -7,8 +7,15 @@
  * time, modeled by timing model v1 (never a measurement on the simulator),
  * submits, tasks, DMA bytes and MAC utilisation from the same model, and the
  * host time of the CPU steps and conversions, measured (host-dependent).
- * NPU tasks are attributed to the IR node the codegen names on them
- * (npu_prog_task.name), else to their job. `npu-bench --help` is the manual.
+ * NPU tasks are attributed to the IR node named on them (npu_prog_task.name,
+ * which the build names when the lowered graph's task counts match its jobs);
+ * for jobs whose tasks carry no names, the per-node rows are the back end's
+ * compile-time estimates (also timing model v1) and the job totals come from
+ * the simulator. `npu-bench --help` is the manual.
+ *
+ * It compiles and runs through the same calls as the model API's NPU backends
+ * (npu-build.h, then the program executor on a device), so that it can see
+ * the lowered graph.
  */
 #include <getopt.h>
 #include <math.h>
@@ -16,8 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "npu-build.h"
 #include "npu-program-exec.h"
-#include "npu/npu-exec.h"
 #include "npu/npu-model.h"
 #include "npu/npu-program.h"
 
@@ -47,6 +54,40 @@ static const char usage[] =
     "Random inputs: floats uniform in [-1, 1]; integers uniform in [0, 100), or 1 when\n"
     "the input's name contains \"mask\"; booleans 1.\n"
     "Exit status: 0 success, 1 load or run failure, 2 command line.\n";
+
+/* Compile-time estimate of one rk.* node (from its modeled_us attribute). */
+struct est {
+    char name[160];
+    char op[24];
+    double s;
+};
+
+struct ests {
+    struct est *v;
+    int n, cap;
+};
+
+static void
+collect_estimates(const struct npu_graph *g, const struct npu_program *p, void *user)
+{
+    struct ests *e = user;
+    npu_graph_for_each_node(g, n) {
+        if (!npu_op_is_rk(n->op) || n->op == NPU_OP_RK_TO_NPU || n->op == NPU_OP_RK_TO_HOST)
+            continue;
+        if (e->n == e->cap) {
+            int nc = e->cap ? e->cap * 2 : 256;
+            struct est *nv = realloc(e->v, sizeof(*nv) * (size_t)nc);
+            if (!nv)
+                return;
+            e->v = nv;
+            e->cap = nc;
+        }
+        struct est *x = &e->v[e->n++];
+        snprintf(x->name, sizeof(x->name), "%s", n->name && n->name[0] ? n->name : "(unnamed)");
+        snprintf(x->op, sizeof(x->op), "%s", npu_op_name(n->op));
+        x->s = npu_node_float(n, "modeled_us", 0) * 1e-6;
+    }
+}
 
 struct op_row {
     char name[160];
@@ -170,6 +211,7 @@ main(int argc, char **argv)
         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
     };
     struct npu_model_options mo = {.backend = "sim"};
+    struct npu_build_options bo = {.no_cache = true};
     long runs = 3, warmup = 1, top = 0;
     int core = 0;
     const char *json = NULL;
@@ -214,7 +256,7 @@ main(int argc, char **argv)
             }
             setenv("NPU_PARTITION", optarg, 1);
             break;
-        case O_CACHE: mo.cache_dir = optarg; break;
+        case O_CACHE: mo.cache_dir = optarg; bo.cache_dir = optarg; bo.no_cache = false; break;
         case O_SEED: rng_state = strtoull(optarg, &end, 10); break;
         case O_TOP: top = strtol(optarg, &end, 10); break;
         case O_JSON: json = optarg; break;
@@ -234,28 +276,43 @@ main(int argc, char **argv)
     const char *model = argv[optind];
     FILE *out = json && !strcmp(json, "-") ? stderr : stdout;
 
-    struct npu_model *m = NULL;
-    if (npu_model_load(model, &mo, &m)) {
+    struct ests est = {0};
+    bo.dim_values = mo.dim_values;
+    bo.cpu_threads = mo.cpu_threads;
+    bo.on_lowered = collect_estimates;
+    bo.on_lowered_user = &est;
+    struct npu_built *built = NULL;
+    struct npu_device *dev = NULL;
+    struct npu_prog_model *pm = NULL;
+    struct npu_prog_session *s = NULL;
+    char backend_name[16] = "";
+    if (npu_build(model, &bo, &built)) {
         fprintf(stderr, "npu-bench: %s: cannot load\n", model);
         return 1;
     }
-    const struct npu_program *p = npu_model_program(m);
-    if (!p) {
-        fprintf(stderr, "npu-bench: %s: the model runs on backend %s, which has no program\n",
-                model, npu_model_backend(m));
-        npu_model_free(m);
+    const struct npu_program *p = built->prog;
+    struct npu_device_info dinfo;
+    if (npu_device_open(mo.backend, &dev) || npu_device_get_info(dev, &dinfo) ||
+        npu_prog_model_create(dev, p, NULL, &pm) ||
+        npu_prog_session_create(pm, core, mo.cpu_threads, &s)) {
+        fprintf(stderr, "npu-bench: %s: cannot set up backend %s\n", model, mo.backend);
+        npu_prog_session_destroy(s);
+        npu_prog_model_destroy(pm);
+        npu_device_close(dev);
+        npu_built_free(built);
+        free(est.v);
         return 1;
     }
-    struct npu_session *s = NULL;
-    if (npu_session_create(m, core, &s)) {
-        npu_model_free(m);
-        return 1;
-    }
-    int nin = npu_model_num_inputs(m), nout = npu_model_num_outputs(m);
+    snprintf(backend_name, sizeof(backend_name), "%s", dinfo.backend);
+    int nin = p->n_inputs, nout = p->n_outputs;
     struct npu_tensor *in = calloc((size_t)nin + 1, sizeof(*in));
     struct npu_tensor *outs = calloc((size_t)nout + 1, sizeof(*outs));
-    for (int i = 0; i < nin; i++)
-        random_input(npu_model_input(m, i), &in[i]);
+    for (int i = 0; i < nin; i++) {
+        const struct npu_prog_tensor *t = &p->tensors[p->inputs[i]];
+        struct npu_io_info io = {.name = t->name, .dtype = t->t.dtype, .ndim = t->t.ndim};
+        memcpy(io.dims, t->t.dims, sizeof(io.dims));
+        random_input(&io, &in[i]);
+    }
     size_t ntasks = 0;
     for (int j = 0; j < p->n_jobs; j++)
         ntasks += p->jobs[j].n_tasks;
@@ -267,7 +324,7 @@ main(int argc, char **argv)
     int rc = 0;
     for (long r = 0; r < warmup + runs; r++) {
         rs = (struct npu_prog_run_stats){.steps = steps, .task_stats = tasks, .task_cap = ntasks};
-        if (npu_session_run_detailed(s, in, nin, outs, nout, &rs)) {
+        if (npu_prog_session_run(s, in, nin, outs, nout, &rs)) {
             fprintf(stderr, "npu-bench: %s: run %ld failed\n", model, r);
             rc = 1;
             goto done;
@@ -281,11 +338,21 @@ main(int argc, char **argv)
             host_sum[i] += steps[i].host_s;
     }
 
-    /* per op: NPU tasks by their node name, CPU steps and conversions by step */
+    /* per op: NPU tasks by their node name, CPU steps and conversions by step;
+     * jobs without task names by the compile-time estimates of their nodes */
     struct op_row *rows = NULL;
-    int nrows = 0, caprows = 0;
+    int nrows = 0, caprows = 0, unnamed_jobs = 0;
+    bool *job_named = calloc((size_t)p->n_jobs + 1, sizeof(bool));
+    for (int j = 0; j < p->n_jobs; j++) {
+        job_named[j] = p->jobs[j].n_tasks > 0;
+        for (uint32_t t = 0; t < p->jobs[j].n_tasks; t++)
+            job_named[j] &= p->jobs[j].tasks[t].name != NULL;
+        unnamed_jobs += !job_named[j];
+    }
     for (size_t t = 0; t < rs.n_task_stats; t++) {
         const struct npu_prog_task_stats *ts = &tasks[t];
+        if (!job_named[p->steps[ts->step].job])
+            continue;
         struct op_row *r = row_for(&rows, &nrows, &caprows, ts->name, "npu", "");
         if (!r)
             break;
@@ -299,6 +366,20 @@ main(int argc, char **argv)
     int cpu_mm = 0;
     for (int i = 0; i < p->n_steps; i++) {
         const struct npu_prog_step *st = &p->steps[i];
+        if (st->kind == NPU_STEP_NPU_JOB && !job_named[st->job]) {
+            /* the whole job as one row; its nodes' estimates follow below */
+            struct op_row *r = row_for(&rows, &nrows, &caprows, st->name, "job", "");
+            if (r) {
+                r->modeled_s += steps[i].modeled_s;
+                r->task_s += steps[i].modeled_s;
+                r->util_w += steps[i].mac_utilisation * steps[i].modeled_s;
+                r->submits++;
+                r->tasks += steps[i].tasks;
+                r->dma += steps[i].dma_bytes;
+                r->macs += steps[i].macs;
+            }
+            continue;
+        }
         if (st->kind == NPU_STEP_NPU_JOB) {
             /* the submit overhead goes to the job's first task's node */
             const struct npu_prog_job *jb = &p->jobs[st->job];
@@ -321,13 +402,26 @@ main(int argc, char **argv)
             r->host_s += host_sum[i] / (double)runs;
         cpu_mm += is_cpu && is_matmul_class(st->op);
     }
+    if (unnamed_jobs)
+        for (int i = 0; i < est.n; i++) {
+            struct op_row *r = row_for(&rows, &nrows, &caprows, est.v[i].name, "npu~",
+                                       est.v[i].op);
+            if (r)
+                r->modeled_s += est.v[i].s;
+        }
+    free(job_named);
     qsort(rows, (size_t)nrows, sizeof(*rows), by_cost);
 
     fprintf(out, "model    %s on backend %s, core %d, %ld run(s) after %ld warm-up\n", model,
-            npu_model_backend(m), core, runs, warmup);
+            backend_name, core, runs, warmup);
     fprintf(out, "program  %d steps, %d NPU job(s), %zu task(s)%s\n", p->n_steps, p->n_jobs,
-            ntasks, npu_model_from_cache(m) ? " (compile cache hit)" : "");
+            ntasks, built->from_cache ? " (compile cache hit)" : "");
     fprintf(out, "\nper op: NPU figures modeled (timing model v1); CPU ms measured on this host\n");
+    if (unnamed_jobs)
+        fprintf(out, "(%d job(s) without task names: each is a 'job' row with the simulator's "
+                     "figures, and its nodes are 'npu~' rows with the back end's compile-time "
+                     "estimates%s)\n", unnamed_jobs,
+                est.n ? "" : " - none here: compile from the model, not a .npub, to get them");
     fprintf(out, "%-44s %-7s %-18s %11s %7s %6s %10s %6s %9s\n", "op", "kind", "cpu op",
             "npu_ms", "submits", "tasks", "dma_MB", "util%", "cpu_ms");
     for (int i = 0; i < nrows && (!top || i < top); i++) {
@@ -335,9 +429,12 @@ main(int argc, char **argv)
         char nm[45];
         snprintf(nm, sizeof(nm), "%s", r->name);
         double util = r->task_s > 0 ? r->util_w / r->task_s * 100 : 0;
-        if (!strcmp(r->kind, "npu"))
+        if (!strcmp(r->kind, "npu") || !strcmp(r->kind, "job"))
             fprintf(out, "%-44s %-7s %-18s %11.4f %7u %6u %10.3f %6.1f %9s\n", nm, r->kind, "",
                     r->modeled_s * 1e3, r->submits, r->tasks, (double)r->dma / 1e6, util, "-");
+        else if (!strcmp(r->kind, "npu~"))
+            fprintf(out, "%-44s %-7s %-18s %11.4f %7s %6s %10s %6s %9s\n", nm, r->kind, r->op,
+                    r->modeled_s * 1e3, "-", "-", "-", "-", "-");
         else
             fprintf(out, "%-44s %-7s %-18s %11s %7s %6s %10s %6s %9.4f\n", nm, r->kind, r->op,
                     "-", "-", "-", "-", "-", r->host_s * 1e3);
@@ -369,7 +466,7 @@ main(int argc, char **argv)
         fprintf(jf, "{\n  \"model\": ");
         json_str(jf, model);
         fprintf(jf, ",\n  \"backend\": ");
-        json_str(jf, npu_model_backend(m));
+        json_str(jf, backend_name);
         fprintf(jf, ",\n  \"timing_model\": \"timing model v1\",\n  \"runs\": %ld,\n", runs);
         fprintf(jf, "  \"per_frame\": {\"npu_modeled_ms\": %.6f, \"submits\": %u, \"tasks\": %u, "
                     "\"dma_bytes\": %llu, \"mac_utilisation\": %.6f, \"cpu_ms\": %.6f, "
@@ -403,7 +500,10 @@ done:
     free(steps);
     free(host_sum);
     free(tasks);
-    npu_session_destroy(s);
-    npu_model_free(m);
+    npu_prog_session_destroy(s);
+    npu_prog_model_destroy(pm);
+    npu_device_close(dev);
+    npu_built_free(built);
+    free(est.v);
     return rc;
 }
