@@ -883,9 +883,16 @@ plan_conv1(const struct rk_conv_geom *g, uint32_t groups, const struct npu_backe
     bool have = false;
     memset(best, 0, sizeof(*best));
 
+    /* forced tiling (tests): candidates must match what is forced */
+    const bool forced = o->force_rows || o->force_kernels || o->force_channels || o->force_order;
+#define FORCED_OK(c_)                                                                          \
+    ((!o->force_rows || (c_)->rows == NPU_MIN(o->force_rows, g->oh)) &&                        \
+     (!o->force_kernels || (c_)->nk == NPU_MIN(o->force_kernels, K)) &&                        \
+     (!o->force_channels || g->depthwise || (c_)->nc == NPU_MIN(o->force_channels, C)) &&      \
+     (!o->force_order || (c_)->kern_outer == (o->force_order == 2)))
 #define TRY(cand_)                                                                             \
     do {                                                                                       \
-        if (build(g, (cand_), groups, max_tasks, &p) &&                                        \
+        if (FORCED_OK(cand_) && build(g, (cand_), groups, max_tasks, &p) &&                    \
             (!have || p.seconds < best->seconds * (1 - 1e-9))) {                               \
             struct plan t_ = *best;                                                            \
             *best = p;                                                                         \
@@ -901,6 +908,26 @@ plan_conv1(const struct rk_conv_geom *g, uint32_t groups, const struct npu_backe
             plan_free(&p);
             return true;
         }
+    }
+    if (forced && !g->mtx) {
+        /* the forced sizes, every bank split that holds them */
+        uint32_t nc = o->force_channels && !g->depthwise ? NPU_MIN(o->force_channels, C) : C;
+        uint32_t nk = o->force_kernels ? NPU_MIN(o->force_kernels, K) : K;
+        if (g->depthwise)
+            nc = nk;
+        for (uint32_t bank = 1; bank < CBUF_BANKS; bank++)
+            for (int order = 0; order < 2; order++) {
+                c.nc = nc;
+                c.nk = nk;
+                c.bank = bank;
+                c.rows = o->force_rows ? NPU_MIN(o->force_rows, g->oh)
+                                       : rows_fit(g, nc, bank);
+                c.kern_outer = order == 1;
+                if (c.rows)
+                    TRY(&c);
+            }
+        plan_free(&p);
+        return have;
     }
     if (g->mtx) {
         plan_free(&p);
@@ -973,6 +1000,7 @@ plan_conv1(const struct rk_conv_geom *g, uint32_t groups, const struct npu_backe
         }
     }
 #undef TRY
+#undef FORCED_OK
     plan_free(&p);
     return have;
 }

@@ -43,8 +43,9 @@ cpu_bcast_plan(struct npu_cpu_ctx *ctx, struct cpu_bcast *b, const struct npu_te
             if (dim != 1) {
                 if (bd != 1 && bd != dim) {
                     char s1[160], s2[160];
-                    return KINVAL("shapes %s and %s do not broadcast", cpu_dims_str(ins[0], s1,
-                                  sizeof(s1)), cpu_dims_str(ins[i], s2, sizeof(s2)));
+                    return KINVAL("shapes %s and %s do not broadcast",
+                                  cpu_dims_str(ins[0], s1, sizeof(s1)),
+                                  cpu_dims_str(ins[i], s2, sizeof(s2)));
                 }
                 bd = dim;
             }
@@ -58,8 +59,8 @@ cpu_bcast_plan(struct npu_cpu_ctx *ctx, struct cpu_bcast *b, const struct npu_te
         if (exact && bd != od) {
             char s1[160];
             return KINVAL("output shape %s is not the broadcast of the inputs (dim %d is %lld, "
-                          "inputs give %lld)", cpu_dims_str(outt, s1, sizeof(s1)), d,
-                          (long long)od, (long long)bd);
+                          "inputs give %lld)",
+                          cpu_dims_str(outt, s1, sizeof(s1)), d, (long long)od, (long long)bd);
         }
     }
     /* drop size-1 output dims, merge contiguous neighbours */

@@ -39,8 +39,8 @@ conv_setup(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs, const struct 
     g->Cg = g->C / g->G;
     g->Mg = g->M / g->G;
     if (wt->dims[1] != g->Cg)
-        return KINVAL("W has %lld input channels per group, expected %lld",
-                      (long long)wt->dims[1], (long long)g->Cg);
+        return KINVAL("W has %lld input channels per group, expected %lld", (long long)wt->dims[1],
+                      (long long)g->Cg);
     size_t nk;
     const int64_t *ks = npu_attrs_ints(attrs, "kernel_shape", &nk);
     if (ks) {
@@ -101,21 +101,42 @@ im2col(const struct conv_geo *g, const float *x, int64_t t0, int64_t tw, float *
     int nsp = w->nsp;
     if (nsp == 2) {
         int64_t H = w->in[0], W = w->in[1], OW = w->out[1];
-        int64_t KH = w->k[0], KW = w->k[1];
+        int64_t KH = w->k[0], KW = w->k[1], sw = w->s[1];
         for (int64_t c = 0; c < g->Cg; c++)
             for (int64_t kh = 0; kh < KH; kh++)
                 for (int64_t kw = 0; kw < KW; kw++) {
                     float *dst = col + ((c * KH + kh) * KW + kw) * tw;
                     const float *xc = x + c * H * W;
-                    int64_t oh = t0 / OW, ow = t0 % OW;
-                    for (int64_t t = 0; t < tw; t++) {
+                    int64_t w0 = kw * w->d[1] - w->pb[1]; /* input column of ow = 0 */
+                    /* ow range whose input column is inside [0, W) */
+                    int64_t lo = w0 >= 0 ? 0 : (-w0 + sw - 1) / sw;
+                    int64_t hi = W - w0 <= 0 ? 0 : (W - w0 + sw - 1) / sw;
+                    hi = NPU_MIN(hi, OW);
+                    /* walk the tile one output row (segment) at a time */
+                    for (int64_t t = 0; t < tw;) {
+                        int64_t oh = (t0 + t) / OW, ow0 = (t0 + t) % OW;
+                        int64_t n = NPU_MIN(OW - ow0, tw - t);
                         int64_t h = oh * w->s[0] - w->pb[0] + kh * w->d[0];
-                        int64_t ww = ow * w->s[1] - w->pb[1] + kw * w->d[1];
-                        dst[t] = (h >= 0 && h < H && ww >= 0 && ww < W) ? xc[h * W + ww] : 0.0f;
-                        if (++ow == OW) {
-                            ow = 0;
-                            oh++;
+                        float *d = dst + t;
+                        if (h < 0 || h >= H) {
+                            memset(d, 0, sizeof(float) * (size_t)n);
+                        } else {
+                            const float *xr = xc + h * W + w0;
+                            for (int64_t q = 0; q < n; q++) {
+                                int64_t ow = ow0 + q;
+                                if (ow < lo || ow >= hi)
+                                    d[q] = 0.0f;
+                                else if (sw == 1) {
+                                    /* contiguous run of valid columns */
+                                    int64_t run = NPU_MIN(hi, ow0 + n) - ow;
+                                    memcpy(d + q, xr + ow, sizeof(float) * (size_t)run);
+                                    q += run - 1;
+                                } else {
+                                    d[q] = xr[ow * sw];
+                                }
+                            }
                         }
+                        t += n;
                     }
                 }
         return;
@@ -152,8 +173,7 @@ im2col(const struct conv_geo *g, const float *x, int64_t t0, int64_t tw, float *
 }
 
 static void
-conv_epilogue(const struct conv_job *j, float *y, int64_t m0, int64_t rows, int64_t t0,
-              int64_t tw)
+conv_epilogue(const struct conv_job *j, float *y, int64_t m0, int64_t rows, int64_t t0, int64_t tw)
 {
     for (int64_t m = 0; m < rows; m++) {
         float *r = y + m * j->g->out_plane + t0;
@@ -180,12 +200,12 @@ conv_task(void *arg, int64_t begin, int64_t end, int tid)
         const float *wg = j->w + gi * g->Mg * j->krows;
         float *y = j->y + (n * g->M + gi * g->Mg) * g->out_plane;
         if (j->direct) {
-            cpu_sgemm(false, false, g->Mg, tw, g->Cg, 1.0f, wg, j->krows, x + t0, g->in_plane,
-                      0.0f, y + t0, g->out_plane);
+            cpu_sgemm(false, false, g->Mg, tw, g->Cg, 1.0f, wg, j->krows, x + t0, g->in_plane, 0.0f,
+                      y + t0, g->out_plane);
         } else {
             im2col(g, x, t0, tw, col);
-            cpu_sgemm(false, false, g->Mg, tw, j->krows, 1.0f, wg, j->krows, col, tw, 0.0f,
-                      y + t0, g->out_plane);
+            cpu_sgemm(false, false, g->Mg, tw, j->krows, 1.0f, wg, j->krows, col, tw, 0.0f, y + t0,
+                      g->out_plane);
         }
         conv_epilogue(j, y, gi * g->Mg, g->Mg, t0, tw);
     }
@@ -229,7 +249,7 @@ struct dconv_args {
     const struct conv_geo *g;
     const struct npu_tensor *x, *w;
     double xzp;
-    const double *wzp; /* [M] */
+    const double *wzp;  /* [M] */
     const double *bias; /* [M] or NULL */
     double *acc;        /* [N, M, out_plane] */
 };
@@ -263,8 +283,9 @@ dconv_task(void *arg, int64_t begin, int64_t end, int tid)
                         off += p * ist[i];
                     }
                     if (inside) {
-                        double xv = cpu_scalar_f64(a->x, (n * g->C + gi * g->Cg + c) * g->in_plane +
-                                                             off) - a->xzp;
+                        double xv =
+                            cpu_scalar_f64(a->x, (n * g->C + gi * g->Cg + c) * g->in_plane + off) -
+                            a->xzp;
                         double wv = cpu_scalar_f64(a->w, (m * g->Cg + c) * g->kprod + kr) -
                                     (a->wzp ? a->wzp[m] : 0.0);
                         acc += xv * wv;
@@ -328,8 +349,13 @@ cpu_k_conv(CPU_KERNEL_ARGS)
     }
     if (x->dtype != NPU_DTYPE_FP32)
         return KUNSUP("dtype %s is not supported", npu_dtype_name(x->dtype));
-    struct conv_job j = {.g = &g, .x = x->data, .w = wt->data, .y = y->data, .act = &act,
-                         .krows = g.Cg * g.kprod, .ctx = ctx};
+    struct conv_job j = {.g = &g,
+                         .x = x->data,
+                         .w = wt->data,
+                         .y = y->data,
+                         .act = &act,
+                         .krows = g.Cg * g.kprod,
+                         .ctx = ctx};
     CPU_TRY(conv_bias(ctx, b, g.M, &j.bias));
     const struct cpu_win *w = &g.w;
     bool unit = true;
@@ -408,6 +434,11 @@ convt_setup(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs, const struct
         if (g->s[i] < 1 || g->d[i] < 1 || g->k[i] < 1)
             return KINVAL("kernel, strides and dilations must be >= 1");
         int64_t opad = op ? op[i] : 0;
+        if (g->s[i] > CPU_MAX_ATTR || g->d[i] > CPU_MAX_ATTR || g->k[i] > CPU_MAX_ATTR ||
+            opad < 0 || opad > CPU_MAX_ATTR || (os && (os[i] < 0 || os[i] > CPU_MAX_ATTR)) ||
+            (pads && (pads[i] < -CPU_MAX_ATTR || pads[i] > CPU_MAX_ATTR ||
+                      pads[nsp + i] < -CPU_MAX_ATTR || pads[nsp + i] > CPU_MAX_ATTR)))
+            return KINVAL("strides, dilations, pads or output sizes out of range");
         int64_t full = g->s[i] * (g->in[i] - 1) + opad + (g->k[i] - 1) * g->d[i] + 1;
         if (os || same_u || same_l) {
             /* the output size is given (or in*stride); split the padding it implies */
@@ -508,8 +539,8 @@ convt_task(void *arg, int64_t begin, int64_t end, int tid)
         const float *w = (const float *)j->w->data + gi * g->Cg * g->Mg * g->kprod;
         float *y = (float *)j->y + (n * g->M + gi * g->Mg) * g->out_plane;
         /* col = W_g^T X_g: W_g is [Cg][Mg*kprod] */
-        cpu_sgemm(true, false, g->Mg * g->kprod, g->in_plane, g->Cg, 1.0f, w, g->Mg * g->kprod,
-                  x, g->in_plane, 0.0f, col, g->in_plane);
+        cpu_sgemm(true, false, g->Mg * g->kprod, g->in_plane, g->Cg, 1.0f, w, g->Mg * g->kprod, x,
+                  g->in_plane, 0.0f, col, g->in_plane);
         for (int64_t m = 0; m < g->Mg; m++) {
             float b = j->bias ? j->bias[gi * g->Mg + m] : 0.0f;
             for (int64_t o = 0; o < g->out_plane; o++)
@@ -668,8 +699,8 @@ cpu_k_conv_integer(CPU_KERNEL_ARGS)
 {
     struct conv_geo g;
     double *acc = NULL;
-    CPU_TRY(int_conv(ctx, attrs, in[0], nin > 2 ? in[2] : NULL, in[1], nin > 3 ? in[3] : NULL,
-                     NULL, &g, &acc));
+    CPU_TRY(int_conv(ctx, attrs, in[0], nin > 2 ? in[2] : NULL, in[1], nin > 3 ? in[3] : NULL, NULL,
+                     &g, &acc));
     enum npu_status st = conv_check_out(ctx, &g, out[0], NPU_DTYPE_INT32);
     if (st == NPU_OK)
         cpu_convert(acc, NPU_DTYPE_FP64, out[0]->data, NPU_DTYPE_INT32, cpu_numel(out[0]));

@@ -20,7 +20,7 @@
 #define EIN_MAX_LABELS 64 /* 52 letters + up to 8 ellipsis dims, rounded */
 
 struct ein_term {
-    int n;                       /* labels in this term = rank */
+    int n; /* labels in this term = rank */
     int lab[NPU_MAX_DIMS];
 };
 
@@ -362,9 +362,21 @@ ein_matmul(struct npu_cpu_ctx *ctx, const struct ein *E, const struct npu_tensor
             offs[2 * batch + b] = b * M * N;
         }
         struct cpu_gemm_batch g = {
-            .M = M, .N = N, .K = K, .alpha = 1, .beta = 0, .A = pa, .B = pb, .C = pc,
-            .lda = K, .ldb = N, .ldc = N, .a_off = offs, .b_off = offs + batch,
-            .c_off = offs + 2 * batch, .batch = batch,
+            .M = M,
+            .N = N,
+            .K = K,
+            .alpha = 1,
+            .beta = 0,
+            .A = pa,
+            .B = pb,
+            .C = pc,
+            .lda = K,
+            .ldb = N,
+            .ldc = N,
+            .a_off = offs,
+            .b_off = offs + batch,
+            .c_off = offs + 2 * batch,
+            .batch = batch,
         };
         cpu_gemm_batched(ctx, &g);
     } else {

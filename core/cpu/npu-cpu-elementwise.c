@@ -19,13 +19,17 @@ struct ew_param {
 };
 
 /* X(suffix, C type, wrap type, dtype) */
-#define FLOAT_TYPES(X, ...) X(f32, float, float, FP32, __VA_ARGS__) X(f64, double, double, FP64, __VA_ARGS__)
+#define FLOAT_TYPES(X, ...)                                                                        \
+    X(f32, float, float, FP32, __VA_ARGS__) X(f64, double, double, FP64, __VA_ARGS__)
 #define SINT_TYPES(X, ...)                                                                         \
-    X(i8, int8_t, uint32_t, INT8, __VA_ARGS__) X(i16, int16_t, uint32_t, INT16, __VA_ARGS__)       \
-    X(i32, int32_t, uint32_t, INT32, __VA_ARGS__) X(i64, int64_t, uint64_t, INT64, __VA_ARGS__)
+    X(i8, int8_t, uint32_t, INT8, __VA_ARGS__)                                                     \
+    X(i16, int16_t, uint32_t, INT16, __VA_ARGS__) X(i32, int32_t, uint32_t, INT32, __VA_ARGS__)    \
+        X(i64, int64_t, uint64_t, INT64, __VA_ARGS__)
 #define UINT_TYPES(X, ...)                                                                         \
-    X(u8, uint8_t, uint32_t, UINT8, __VA_ARGS__) X(u16, uint16_t, uint32_t, UINT16, __VA_ARGS__)   \
-    X(u32, uint32_t, uint32_t, UINT32, __VA_ARGS__) X(u64, uint64_t, uint64_t, UINT64, __VA_ARGS__)
+    X(u8, uint8_t, uint32_t, UINT8, __VA_ARGS__)                                                   \
+    X(u16, uint16_t, uint32_t, UINT16, __VA_ARGS__)                                                \
+        X(u32, uint32_t, uint32_t, UINT32, __VA_ARGS__)                                            \
+            X(u64, uint64_t, uint64_t, UINT64, __VA_ARGS__)
 #define INT_TYPES(X, ...) SINT_TYPES(X, __VA_ARGS__) UINT_TYPES(X, __VA_ARGS__)
 #define NUM_TYPES(X, ...) FLOAT_TYPES(X, __VA_ARGS__) INT_TYPES(X, __VA_ARGS__)
 
@@ -36,7 +40,7 @@ struct ew_param {
                      const void *param)                                                            \
     {                                                                                              \
         typedef TI T_;                                                                             \
-        typedef WI W_ __attribute__((unused));                                                                             \
+        typedef WI W_ __attribute__((unused));                                                     \
         const struct ew_param *p = param;                                                          \
         (void)p;                                                                                   \
         TO *o = out;                                                                               \
@@ -82,7 +86,7 @@ mod_floored(double x, double y)
 /* add/sub/mul wrap for integers (unsigned arithmetic), plain for floats */
 NUM_TYPES(BIN_INST, add, (W_)x + (W_)y)
 NUM_TYPES(BIN_INST, sub, (W_)x - (W_)y)
-NUM_TYPES(BIN_INST, mul, (W_)x * (W_)y)
+NUM_TYPES(BIN_INST, mul, (W_)x *(W_)y)
 FLOAT_TYPES(BIN_INST, div, x / y)
 SINT_TYPES(BIN_INST, div, y == 0 ? 0 : y == -1 ? (T_)(0 - (W_)x) : (T_)(x / y))
 UINT_TYPES(BIN_INST, div, y == 0 ? 0 : x / y)
@@ -90,7 +94,7 @@ FLOAT_TYPES(BIN_INST, mod, p->flag ? fmod(x, y) : mod_floored(x, y))
 SINT_TYPES(BIN_INST, mod,
            (y == 0 || y == -1) ? 0
            : p->flag           ? x % y
-           : ((x % y != 0 && ((x % y < 0) != (y < 0))) ? x % y + y : x % y))
+                               : ((x % y != 0 && ((x % y < 0) != (y < 0))) ? x % y + y : x % y))
 UINT_TYPES(BIN_INST, mod, y == 0 ? 0 : x % y)
 /* numpy maximum/minimum: NaN wins */
 NUM_TYPES(BIN_INST, max, (x != x || x > y) ? x : y)
@@ -108,7 +112,8 @@ BIN_FN(or_b, uint8_t, uint8_t, uint8_t, (x != 0) | (y != 0))
 BIN_FN(xor_b, uint8_t, uint8_t, uint8_t, (x != 0) ^ (y != 0))
 BIN_FN(eq_b, uint8_t, uint8_t, uint8_t, (x != 0) == (y != 0))
 
-#define BIN_TABLE(op, TYPES) static const cpu_bc_fn op##_tab[NPU_DTYPE_COUNT] = {TYPES(BIN_ROW, op)};
+#define BIN_TABLE(op, TYPES)                                                                       \
+    static const cpu_bc_fn op##_tab[NPU_DTYPE_COUNT] = {TYPES(BIN_ROW, op)};
 BIN_TABLE(add, NUM_TYPES)
 BIN_TABLE(sub, NUM_TYPES)
 BIN_TABLE(mul, NUM_TYPES)
@@ -199,8 +204,8 @@ cpu_k_prelu(CPU_KERNEL_ARGS)
             T x = a[i * str[0]];                                                                   \
             int64_t e = b[i * str[1]];                                                             \
             if (e < 0) {                                                                           \
-                /* 1/x^|e| truncates to 0 except for x = 1 or -1 (x = 0: defined as 0) */        \
-                o[i] = (T)(x == 1 ? 1 : (SIGNED && x == (T)-1) ? ((e & 1) ? x : 1) : 0);       \
+                /* 1/x^|e| truncates to 0 except for x = 1 or -1 (x = 0: defined as 0) */          \
+                o[i] = (T)(x == 1 ? 1 : (SIGNED && x == (T)-1) ? ((e & 1) ? x : 1) : 0);           \
                 continue;                                                                          \
             }                                                                                      \
             W r = 1, base = (W)x;                                                                  \
@@ -314,8 +319,8 @@ cpu_k_pow(CPU_KERNEL_ARGS)
 /* ---- variadic Max/Min/Sum/Mean -------------------------------------------------------------- */
 
 static enum npu_status
-variadic(struct npu_cpu_ctx *ctx, const cpu_bc_fn *tab, const struct npu_tensor *const *in,
-         int nin, struct npu_tensor *o, bool mean)
+variadic(struct npu_cpu_ctx *ctx, const cpu_bc_fn *tab, const struct npu_tensor *const *in, int nin,
+         struct npu_tensor *o, bool mean)
 {
     for (int i = 0; i < nin; i++) {
         if (!in[i])
@@ -433,10 +438,18 @@ cpu_k_where(CPU_KERNEL_ARGS)
         return KINVAL("X, Y and output dtypes differ");
     cpu_bc_fn fn;
     switch (cpu_esize(x)) {
-    case 1: fn = where_8; break;
-    case 2: fn = where_16; break;
-    case 4: fn = where_32; break;
-    default: fn = where_64; break;
+    case 1:
+        fn = where_8;
+        break;
+    case 2:
+        fn = where_16;
+        break;
+    case 4:
+        fn = where_32;
+        break;
+    default:
+        fn = where_64;
+        break;
     }
     struct cpu_bcast bc;
     CPU_TRY(cpu_bcast_plan(ctx, &bc, o, in, 3, true));
@@ -571,7 +584,9 @@ UN_FN(hsig_f32, float, float,
       : ((float)p->alpha * x + (float)p->beta) > 1 ? 1.0f
                                                    : (float)p->alpha * x + (float)p->beta)
 UN_FN(hswish_f32, float, float,
-      x <= -3.0f ? -0.0f * x : x >= 3.0f ? x : x * (x * (1.0f / 6.0f) + 0.5f))
+      x <= -3.0f  ? -0.0f * x
+      : x >= 3.0f ? x
+                  : x * (x * (1.0f / 6.0f) + 0.5f))
 UN_FN(elu_f32, float, float, x < 0 ? (float)p->alpha * expm1f(x) : x)
 UN_FN(selu_f32, float, float,
       x > 0 ? (float)p->gamma * x : (float)p->gamma * ((float)p->alpha * expm1f(x)))
@@ -599,7 +614,9 @@ UN_FN(lrelu_f64, double, double, x < 0 ? p->alpha * x : x)
 UN_FN(sigmoid_f64, double, double, x < 0 ? exp(x) / (1.0 + exp(x)) : 1.0 / (1.0 + exp(-x)))
 UN_FN(tanh_f64, double, double, tanh(x))
 UN_FN(hsig_f64, double, double,
-      (p->alpha * x + p->beta) < 0 ? 0.0 : (p->alpha * x + p->beta) > 1 ? 1.0 : p->alpha * x + p->beta)
+      (p->alpha * x + p->beta) < 0   ? 0.0
+      : (p->alpha * x + p->beta) > 1 ? 1.0
+                                     : p->alpha * x + p->beta)
 UN_FN(hswish_f64, double, double, x <= -3.0 ? -0.0 * x : x >= 3.0 ? x : x * (x / 6.0 + 0.5))
 UN_FN(elu_f64, double, double, x < 0 ? p->alpha * expm1(x) : x)
 UN_FN(selu_f64, double, double, x > 0 ? p->gamma * x : p->gamma * (p->alpha * expm1(x)))
@@ -613,7 +630,10 @@ UN_FN(round_f64, double, double, rint(x))
 UN_FN(sign_f64, double, double, x > 0 ? 1.0 : x < 0 ? -1.0 : x)
 UN_FN(sin_f64, double, double, sin(x))
 UN_FN(cos_f64, double, double, cos(x))
-UN_FN(silu_f64, double, double, x < -750 ? -0.0 : x < 0 ? x * exp(x) / (1.0 + exp(x)) : x / (1.0 + exp(-x)))
+UN_FN(silu_f64, double, double,
+      x < -750 ? -0.0
+      : x < 0  ? x * exp(x) / (1.0 + exp(x))
+               : x / (1.0 + exp(-x)))
 
 /* integers: Abs, Neg, Relu, Sign (wrapping: abs(INT_MIN) = INT_MIN as in numpy) */
 SINT_TYPES(UN_INST, abs, x < 0 ? (T_)(0 - (W_)x) : x)
@@ -669,8 +689,8 @@ un_task(void *arg, int64_t b, int64_t e, int tid)
 }
 
 static enum npu_status
-unary(struct npu_cpu_ctx *ctx, const un_fn *tab, const struct npu_tensor *x,
-      struct npu_tensor *o, const struct ew_param *p, int64_t grain)
+unary(struct npu_cpu_ctx *ctx, const un_fn *tab, const struct npu_tensor *x, struct npu_tensor *o,
+      const struct ew_param *p, int64_t grain)
 {
     un_fn fn = tab[x->dtype];
     if (!fn)
@@ -793,7 +813,10 @@ type_limits(enum npu_dtype dt, void *lo, void *hi)
 {
     switch (dt) {
 #define LIM(D, T, L, H)                                                                            \
-    case NPU_DTYPE_##D: *(T *)lo = L; *(T *)hi = H; break;
+    case NPU_DTYPE_##D:                                                                            \
+        *(T *)lo = L;                                                                              \
+        *(T *)hi = H;                                                                              \
+        break;
         LIM(FP32, float, -INFINITY, INFINITY)
         LIM(FP64, double, -INFINITY, INFINITY)
         LIM(INT8, int8_t, INT8_MIN, INT8_MAX)
@@ -805,7 +828,8 @@ type_limits(enum npu_dtype dt, void *lo, void *hi)
         LIM(UINT32, uint32_t, 0, UINT32_MAX)
         LIM(UINT64, uint64_t, 0, UINT64_MAX)
 #undef LIM
-    default: break;
+    default:
+        break;
     }
 }
 
@@ -888,7 +912,8 @@ cpu_act_apply(const struct cpu_act_spec *act, float *x, int64_t n)
 {
     float a = act->alpha, b = act->beta;
     switch (act->kind) {
-    case CPU_ACT_NONE: break;
+    case CPU_ACT_NONE:
+        break;
     case CPU_ACT_RELU:
         for (int64_t i = 0; i < n; i++)
             x[i] = x[i] < 0 ? 0.0f : x[i];

@@ -69,7 +69,7 @@ cpu_have_blas(void)
 #define MR 6
 #define NRMAX 32
 #define KC 256
-#define MC 120 /* multiple of MR */
+#define MC 120  /* multiple of MR */
 #define NC 1024 /* multiple of NRMAX */
 
 static inline v8f
@@ -441,15 +441,18 @@ cpu_gemm_batched(struct npu_cpu_ctx *ctx, const struct cpu_gemm_batch *g)
     if (g->batch <= 0 || g->M <= 0 || g->N <= 0)
         return;
     /* Tile size from the shape alone (never from the thread count): about 4 MFLOP or more
-     * per tile, N cut in multiples of 64 columns, M cut only when it is tall. */
+     * per tile, N cut in multiples of 64 columns (128 for wide problems: each tile repacks
+     * its A block, so narrow tiles cost packing), M cut only when it is tall. The ViT
+     * projection 196x768x768 becomes 6 tiles of 196x128. */
     struct gemm_job j = {.g = g, .mb = g->M, .nb = g->N};
     double flops = 2.0 * (double)g->M * (double)g->N * (double)(g->K ? g->K : 1);
     if (flops > 8e6) {
         if (g->M > 512)
             j.mb = 256;
         int64_t want = (int64_t)(flops * (double)j.mb / (double)g->M / 4e6);
-        int64_t cols = NPU_MAX((int64_t)64, NPU_ALIGN(NPU_DIV_ROUND_UP(g->N, NPU_MAX(want, 1)),
-                                                      (int64_t)64));
+        int64_t minw = g->N >= 256 ? 128 : 64;
+        int64_t cols =
+            NPU_MAX(minw, NPU_ALIGN(NPU_DIV_ROUND_UP(g->N, NPU_MAX(want, 1)), (int64_t)64));
         if (want > 1 && cols < g->N)
             j.nb = NPU_MIN(cols, (int64_t)512);
     }
@@ -607,15 +610,26 @@ matmul_generic(struct npu_cpu_ctx *ctx, const struct mm_shape *s, const struct n
 {
     mm_row_fn fn;
     switch (a->dtype) {
-    case NPU_DTYPE_FP64: fn = mm_row_f64; break;
-    case NPU_DTYPE_INT32: fn = mm_row_i32; break;
-    case NPU_DTYPE_INT64: fn = mm_row_i64; break;
-    case NPU_DTYPE_UINT32: fn = mm_row_u32; break;
-    case NPU_DTYPE_UINT64: fn = mm_row_u64; break;
-    default: return KUNSUP("dtype %s is not supported", npu_dtype_name(a->dtype));
+    case NPU_DTYPE_FP64:
+        fn = mm_row_f64;
+        break;
+    case NPU_DTYPE_INT32:
+        fn = mm_row_i32;
+        break;
+    case NPU_DTYPE_INT64:
+        fn = mm_row_i64;
+        break;
+    case NPU_DTYPE_UINT32:
+        fn = mm_row_u32;
+        break;
+    case NPU_DTYPE_UINT64:
+        fn = mm_row_u64;
+        break;
+    default:
+        return KUNSUP("dtype %s is not supported", npu_dtype_name(a->dtype));
     }
-    struct mm_gen_job j = {fn, cpu_esize(a), a->data, b->data, y->data, s->a_off, s->b_off,
-                           s->M, s->N, s->K};
+    struct mm_gen_job j = {fn,       cpu_esize(a), a->data, b->data, y->data,
+                           s->a_off, s->b_off,     s->M,    s->N,    s->K};
     cpu_parallel_for(ctx, s->batch * s->M, NPU_MAX((int64_t)1, 65536 / NPU_MAX(s->N * s->K, 1)),
                      mm_gen_task, &j);
     return NPU_OK;
@@ -673,10 +687,23 @@ cpu_k_matmul(CPU_KERNEL_ARGS)
             c_off[t] = t * s.M * s.N;
     }
     struct cpu_gemm_batch g = {
-        .M = s.M, .N = s.N, .K = s.K, .alpha = 1.0f, .beta = 0.0f,
-        .A = a->data, .B = b->data, .C = y->data, .lda = s.K, .ldb = s.N, .ldc = s.N,
-        .a_off = s.a_off, .b_off = s.b_off, .c_off = c_off, .batch = s.batch,
-        .bias_col = bias_col, .act = &act,
+        .M = s.M,
+        .N = s.N,
+        .K = s.K,
+        .alpha = 1.0f,
+        .beta = 0.0f,
+        .A = a->data,
+        .B = b->data,
+        .C = y->data,
+        .lda = s.K,
+        .ldb = s.N,
+        .ldc = s.N,
+        .a_off = s.a_off,
+        .b_off = s.b_off,
+        .c_off = c_off,
+        .batch = s.batch,
+        .bias_col = bias_col,
+        .act = &act,
     };
     cpu_gemm_batched(ctx, &g);
     free(c_off);
@@ -695,7 +722,8 @@ cpu_k_gemm(CPU_KERNEL_ARGS)
     const struct npu_tensor *a = in[0], *b = in[1], *c = nin > 2 ? in[2] : NULL;
     struct npu_tensor *y = out[0];
     bool ta = npu_attrs_int(attrs, "transA", 0) != 0, tb = npu_attrs_int(attrs, "transB", 0) != 0;
-    float alpha = npu_attrs_float(attrs, "alpha", 1.0f), beta = npu_attrs_float(attrs, "beta", 1.0f);
+    float alpha = npu_attrs_float(attrs, "alpha", 1.0f),
+          beta = npu_attrs_float(attrs, "beta", 1.0f);
     if (a->ndim != 2 || b->ndim != 2)
         return KINVAL("A and B must be 2-D");
     if (a->dtype != b->dtype)
@@ -723,7 +751,8 @@ cpu_k_gemm(CPU_KERNEL_ARGS)
         for (int64_t i = 0; i < M; i++)
             for (int64_t j = 0; j < N; j++)
                 memcpy((char *)y->data + (size_t)(i * N + j) * es,
-                       (const char *)c->data + (size_t)((cm == 1 ? 0 : i) * cn + (cn == 1 ? 0 : j)) * es,
+                       (const char *)c->data +
+                           (size_t)((cm == 1 ? 0 : i) * cn + (cn == 1 ? 0 : j)) * es,
                        es);
     }
     if (a->dtype == NPU_DTYPE_FP32) {
@@ -733,9 +762,21 @@ cpu_k_gemm(CPU_KERNEL_ARGS)
                 v[i] *= beta;
         }
         struct cpu_gemm_batch g = {
-            .ta = ta, .tb = tb, .M = M, .N = N, .K = K, .alpha = alpha,
-            .beta = has_c ? 1.0f : 0.0f, .A = a->data, .B = b->data, .C = y->data,
-            .lda = a->dims[1], .ldb = b->dims[1], .ldc = N, .batch = 1, .act = &act,
+            .ta = ta,
+            .tb = tb,
+            .M = M,
+            .N = N,
+            .K = K,
+            .alpha = alpha,
+            .beta = has_c ? 1.0f : 0.0f,
+            .A = a->data,
+            .B = b->data,
+            .C = y->data,
+            .lda = a->dims[1],
+            .ldb = b->dims[1],
+            .ldc = N,
+            .batch = 1,
+            .act = &act,
         };
         cpu_gemm_batched(ctx, &g);
         return NPU_OK;
@@ -750,7 +791,7 @@ cpu_k_gemm(CPU_KERNEL_ARGS)
     /* integers: Y = alpha*A.B + beta*C with alpha and beta applied in the integer type */
     if (!npu_dtype_is_int(a->dtype))
         return KUNSUP("dtype %s is not supported", npu_dtype_name(a->dtype));
-    int64_t ai = (int64_t)alpha, bi = (int64_t)beta;
+    int64_t ai = cpu_sat_i64(alpha), bi = cpu_sat_i64(beta);
     if ((float)ai != alpha || (float)bi != beta)
         return KUNSUP("integer Gemm needs integral alpha and beta");
     for (int64_t i = 0; i < M; i++)
@@ -797,8 +838,8 @@ zero_points(struct npu_cpu_ctx *ctx, const struct npu_tensor *zp, const struct n
 
 struct imm_job {
     const struct npu_tensor *a;
-    const int32_t *bq;     /* B - bzp as int32, per batch K*N */
-    const int32_t *azp;    /* [M] */
+    const int32_t *bq;  /* B - bzp as int32, per batch K*N */
+    const int32_t *azp; /* [M] */
     int32_t *y;
     const int64_t *a_off, *b_off;
     int64_t M, N, K;
@@ -818,7 +859,8 @@ imm_task(void *arg, int64_t begin, int64_t end, int tid)
             y[q] = 0;
         for (int64_t k = 0; k < j->K; k++) {
             int32_t av = (s8 ? ((const int8_t *)j->a->data)[ao + k]
-                             : ((const uint8_t *)j->a->data)[ao + k]) - j->azp[i];
+                             : ((const uint8_t *)j->a->data)[ao + k]) -
+                         j->azp[i];
             if (!av)
                 continue;
             const int32_t *br = bq + k * j->N;
@@ -889,8 +931,8 @@ cpu_k_matmul_integer(CPU_KERNEL_ARGS)
     if (out[0]->dtype != NPU_DTYPE_INT32)
         return KINVAL("output must be int32");
     struct mm_shape s = {0};
-    enum npu_status st = int_matmul(ctx, in[0], nin > 2 ? in[2] : NULL, in[1],
-                                    nin > 3 ? in[3] : NULL, out[0], &s);
+    enum npu_status st =
+        int_matmul(ctx, in[0], nin > 2 ? in[2] : NULL, in[1], nin > 3 ? in[3] : NULL, out[0], &s);
     free(s.a_off);
     free(s.b_off);
     return st;
@@ -905,6 +947,7 @@ cpu_requantize(const int32_t *acc, int64_t rows, int64_t cols, const float *scal
     for (int64_t i = 0; i < rows; i++)
         for (int64_t j = 0; j < cols; j++) {
             float v = rintf((float)acc[i * cols + j] * scale[per_col ? j : i]) + (float)zp;
+            v = v != v ? (float)zp : v; /* NaN scale: the zero point, never an UB cast */
             int64_t e = i * cols + j;
             if (dt == NPU_DTYPE_UINT8)
                 ((uint8_t *)y)[e] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
@@ -948,8 +991,8 @@ cpu_k_qlinear_matmul(CPU_KERNEL_ARGS)
                 for (int64_t j = 0; j < s.N; j++)
                     scale[j] = a_s * ((const float *)bs->data)[nbs == 1 ? 0 : j] / y_s;
                 int32_t zp = yzp ? (int32_t)cpu_scalar_i64(yzp, 0) : 0;
-                cpu_requantize(acc.data, cpu_numel(y) / NPU_MAX(s.N, (int64_t)1), s.N, scale,
-                               true, zp, y->dtype, y->data);
+                cpu_requantize(acc.data, cpu_numel(y) / NPU_MAX(s.N, (int64_t)1), s.N, scale, true,
+                               zp, y->dtype, y->data);
                 free(scale);
             }
         }

@@ -34,8 +34,9 @@
  * The build targets the baseline ISA (x86-64 or armv8-a). On x86-64 the hottest loops are also
  * compiled for x86-64-v3 (AVX2+FMA) and chosen at load time through an ifunc, so one binary
  * runs everywhere and still uses the machine's vectors. aarch64 always has NEON. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12 &&         \
-    !defined(NPU_CPU_NO_CLONES)
+/* (not under ThreadSanitizer: its instrumented ifunc resolvers run before its runtime) */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12 &&           \
+    !defined(NPU_CPU_NO_CLONES) && !defined(__SANITIZE_THREAD__)
 #define CPU_HOT __attribute__((target_clones("default", "arch=x86-64-v3")))
 #else
 #define CPU_HOT
@@ -54,23 +55,24 @@ struct cpu_scratch {
 };
 
 struct npu_cpu_ctx {
-    int nthreads;              /* workers + the calling thread */
-    pthread_t *workers;        /* nthreads - 1 */
-    int nworkers;              /* workers actually started */
-    pthread_mutex_t lock;      /* guards the job fields below */
+    int nthreads;         /* workers + the calling thread */
+    pthread_t *workers;   /* nthreads - 1 */
+    int nworkers;         /* workers actually started */
+    pthread_mutex_t lock; /* guards the job fields below */
     pthread_cond_t start_cv;
     pthread_cond_t done_cv;
-    uint64_t generation;       /* bumped for every job; workers wait for a change */
-    int busy;                  /* workers still inside the current job */
+    uint64_t generation; /* bumped for every job; workers wait for a change */
+    int busy;            /* workers that joined the current job and are still in it */
+    bool closed;         /* the caller is done with its chunks; late wakers stay out */
     bool quit;
     /* the current job */
     cpu_par_fn fn;
     void *arg;
     int64_t n, chunk;
-    int64_t next;              /* atomic: next chunk start */
+    int64_t next; /* atomic: next chunk start */
     /* one npu_cpu_run at a time per context */
     pthread_mutex_t run_lock;
-    enum npu_op cur_op;        /* for messages */
+    enum npu_op cur_op;          /* for messages */
     struct cpu_scratch *scratch; /* nthreads entries */
 };
 
@@ -78,8 +80,7 @@ struct npu_cpu_ctx {
  * chunks are done. Results must not depend on how the range is cut (they never do in our
  * kernels: every item is computed the same way whichever thread takes it). Never call it from
  * inside a parallel callback. */
-void cpu_parallel_for(struct npu_cpu_ctx *ctx, int64_t n, int64_t grain, cpu_par_fn fn,
-                      void *arg);
+void cpu_parallel_for(struct npu_cpu_ctx *ctx, int64_t n, int64_t grain, cpu_par_fn fn, void *arg);
 
 /* Makes every thread's scratch buffer at least `bytes` long (64-byte aligned). Call before
  * cpu_parallel_for; callbacks then use cpu_scratch(ctx, tid). */
@@ -114,59 +115,67 @@ enum npu_status cpu_fail(struct npu_cpu_ctx *ctx, enum npu_status st, const char
 /* Kernels by file. */
 #define CPU_DECLARE(name) enum npu_status name(CPU_KERNEL_ARGS);
 /* npu-cpu-elementwise.c */
-CPU_DECLARE(cpu_k_add) CPU_DECLARE(cpu_k_sub) CPU_DECLARE(cpu_k_mul) CPU_DECLARE(cpu_k_div)
-CPU_DECLARE(cpu_k_pow) CPU_DECLARE(cpu_k_mod) CPU_DECLARE(cpu_k_max) CPU_DECLARE(cpu_k_min)
-CPU_DECLARE(cpu_k_sum) CPU_DECLARE(cpu_k_mean) CPU_DECLARE(cpu_k_equal) CPU_DECLARE(cpu_k_less)
-CPU_DECLARE(cpu_k_greater) CPU_DECLARE(cpu_k_less_equal) CPU_DECLARE(cpu_k_greater_equal)
-CPU_DECLARE(cpu_k_and) CPU_DECLARE(cpu_k_or) CPU_DECLARE(cpu_k_xor) CPU_DECLARE(cpu_k_where)
-CPU_DECLARE(cpu_k_prelu)
-CPU_DECLARE(cpu_k_sqrt) CPU_DECLARE(cpu_k_exp) CPU_DECLARE(cpu_k_log) CPU_DECLARE(cpu_k_abs)
-CPU_DECLARE(cpu_k_neg) CPU_DECLARE(cpu_k_reciprocal) CPU_DECLARE(cpu_k_relu)
-CPU_DECLARE(cpu_k_leaky_relu) CPU_DECLARE(cpu_k_sigmoid) CPU_DECLARE(cpu_k_tanh)
-CPU_DECLARE(cpu_k_hard_sigmoid) CPU_DECLARE(cpu_k_hard_swish) CPU_DECLARE(cpu_k_elu)
-CPU_DECLARE(cpu_k_selu) CPU_DECLARE(cpu_k_gelu) CPU_DECLARE(cpu_k_softplus)
-CPU_DECLARE(cpu_k_clip) CPU_DECLARE(cpu_k_erf) CPU_DECLARE(cpu_k_not) CPU_DECLARE(cpu_k_floor)
-CPU_DECLARE(cpu_k_ceil) CPU_DECLARE(cpu_k_round) CPU_DECLARE(cpu_k_sign) CPU_DECLARE(cpu_k_sin)
-CPU_DECLARE(cpu_k_cos) CPU_DECLARE(cpu_k_silu) CPU_DECLARE(cpu_k_gelu_tanh)
-/* npu-cpu-cast.c */
-CPU_DECLARE(cpu_k_cast) CPU_DECLARE(cpu_k_cast_like)
-/* npu-cpu-gemm.c */
-CPU_DECLARE(cpu_k_matmul) CPU_DECLARE(cpu_k_gemm) CPU_DECLARE(cpu_k_matmul_integer)
-CPU_DECLARE(cpu_k_qlinear_matmul)
-/* npu-cpu-einsum.c */
-CPU_DECLARE(cpu_k_einsum)
-/* npu-cpu-conv.c */
-CPU_DECLARE(cpu_k_conv) CPU_DECLARE(cpu_k_conv_transpose) CPU_DECLARE(cpu_k_conv_integer)
-CPU_DECLARE(cpu_k_qlinear_conv)
-/* npu-cpu-pool.c */
-CPU_DECLARE(cpu_k_max_pool) CPU_DECLARE(cpu_k_average_pool) CPU_DECLARE(cpu_k_global_average_pool)
-CPU_DECLARE(cpu_k_global_max_pool)
-/* npu-cpu-norm.c */
-CPU_DECLARE(cpu_k_batch_norm) CPU_DECLARE(cpu_k_instance_norm) CPU_DECLARE(cpu_k_layer_norm)
-CPU_DECLARE(cpu_k_softmax) CPU_DECLARE(cpu_k_log_softmax) CPU_DECLARE(cpu_k_attention)
-/* npu-cpu-reduce.c */
-CPU_DECLARE(cpu_k_reduce_mean) CPU_DECLARE(cpu_k_reduce_sum) CPU_DECLARE(cpu_k_reduce_max)
-CPU_DECLARE(cpu_k_reduce_min) CPU_DECLARE(cpu_k_reduce_prod) CPU_DECLARE(cpu_k_reduce_l2)
-CPU_DECLARE(cpu_k_reduce_sum_square) CPU_DECLARE(cpu_k_argmax) CPU_DECLARE(cpu_k_argmin)
-CPU_DECLARE(cpu_k_cumsum)
-/* npu-cpu-shape.c */
-CPU_DECLARE(cpu_k_copy) CPU_DECLARE(cpu_k_dropout) CPU_DECLARE(cpu_k_transpose)
-CPU_DECLARE(cpu_k_concat) CPU_DECLARE(cpu_k_split) CPU_DECLARE(cpu_k_slice)
-CPU_DECLARE(cpu_k_gather) CPU_DECLARE(cpu_k_gather_elements) CPU_DECLARE(cpu_k_pad)
-CPU_DECLARE(cpu_k_expand) CPU_DECLARE(cpu_k_tile) CPU_DECLARE(cpu_k_shape) CPU_DECLARE(cpu_k_size)
-CPU_DECLARE(cpu_k_constant) CPU_DECLARE(cpu_k_constant_of_shape) CPU_DECLARE(cpu_k_range)
-CPU_DECLARE(cpu_k_trilu) CPU_DECLARE(cpu_k_reshape) CPU_DECLARE(cpu_k_squeeze)
-CPU_DECLARE(cpu_k_unsqueeze) CPU_DECLARE(cpu_k_flatten)
-/* npu-cpu-resize.c */
-CPU_DECLARE(cpu_k_resize)
-/* npu-cpu-quant.c */
-CPU_DECLARE(cpu_k_quantize_linear) CPU_DECLARE(cpu_k_dequantize_linear)
+CPU_DECLARE(cpu_k_add)
+CPU_DECLARE(cpu_k_sub) CPU_DECLARE(cpu_k_mul) CPU_DECLARE(cpu_k_div) CPU_DECLARE(cpu_k_pow)
+    CPU_DECLARE(cpu_k_mod) CPU_DECLARE(cpu_k_max) CPU_DECLARE(cpu_k_min) CPU_DECLARE(cpu_k_sum)
+        CPU_DECLARE(cpu_k_mean) CPU_DECLARE(cpu_k_equal) CPU_DECLARE(cpu_k_less) CPU_DECLARE(
+            cpu_k_greater) CPU_DECLARE(cpu_k_less_equal) CPU_DECLARE(cpu_k_greater_equal)
+            CPU_DECLARE(cpu_k_and) CPU_DECLARE(cpu_k_or) CPU_DECLARE(cpu_k_xor)
+                CPU_DECLARE(cpu_k_where) CPU_DECLARE(cpu_k_prelu) CPU_DECLARE(cpu_k_sqrt)
+                    CPU_DECLARE(cpu_k_exp) CPU_DECLARE(cpu_k_log) CPU_DECLARE(cpu_k_abs)
+                        CPU_DECLARE(cpu_k_neg) CPU_DECLARE(cpu_k_reciprocal) CPU_DECLARE(cpu_k_relu)
+                            CPU_DECLARE(cpu_k_leaky_relu) CPU_DECLARE(cpu_k_sigmoid)
+                                CPU_DECLARE(cpu_k_tanh) CPU_DECLARE(cpu_k_hard_sigmoid) CPU_DECLARE(
+                                    cpu_k_hard_swish) CPU_DECLARE(cpu_k_elu) CPU_DECLARE(cpu_k_selu)
+                                    CPU_DECLARE(cpu_k_gelu) CPU_DECLARE(cpu_k_softplus)
+                                        CPU_DECLARE(cpu_k_clip) CPU_DECLARE(cpu_k_erf)
+                                            CPU_DECLARE(cpu_k_not) CPU_DECLARE(cpu_k_floor)
+                                                CPU_DECLARE(cpu_k_ceil) CPU_DECLARE(cpu_k_round)
+                                                    CPU_DECLARE(cpu_k_sign) CPU_DECLARE(cpu_k_sin)
+                                                        CPU_DECLARE(cpu_k_cos)
+                                                            CPU_DECLARE(cpu_k_silu)
+                                                                CPU_DECLARE(cpu_k_gelu_tanh)
+    /* npu-cpu-cast.c */
+    CPU_DECLARE(cpu_k_cast) CPU_DECLARE(cpu_k_cast_like)
+    /* npu-cpu-gemm.c */
+    CPU_DECLARE(cpu_k_matmul) CPU_DECLARE(cpu_k_gemm) CPU_DECLARE(cpu_k_matmul_integer)
+        CPU_DECLARE(cpu_k_qlinear_matmul)
+    /* npu-cpu-einsum.c */
+    CPU_DECLARE(cpu_k_einsum)
+    /* npu-cpu-conv.c */
+    CPU_DECLARE(cpu_k_conv) CPU_DECLARE(cpu_k_conv_transpose) CPU_DECLARE(cpu_k_conv_integer)
+        CPU_DECLARE(cpu_k_qlinear_conv)
+    /* npu-cpu-pool.c */
+    CPU_DECLARE(cpu_k_max_pool) CPU_DECLARE(cpu_k_average_pool)
+        CPU_DECLARE(cpu_k_global_average_pool) CPU_DECLARE(cpu_k_global_max_pool)
+    /* npu-cpu-norm.c */
+    CPU_DECLARE(cpu_k_batch_norm) CPU_DECLARE(cpu_k_instance_norm) CPU_DECLARE(cpu_k_layer_norm)
+        CPU_DECLARE(cpu_k_softmax) CPU_DECLARE(cpu_k_log_softmax) CPU_DECLARE(cpu_k_attention)
+    /* npu-cpu-reduce.c */
+    CPU_DECLARE(cpu_k_reduce_mean) CPU_DECLARE(cpu_k_reduce_sum) CPU_DECLARE(cpu_k_reduce_max)
+        CPU_DECLARE(cpu_k_reduce_min) CPU_DECLARE(cpu_k_reduce_prod) CPU_DECLARE(cpu_k_reduce_l2)
+            CPU_DECLARE(cpu_k_reduce_sum_square) CPU_DECLARE(cpu_k_argmax) CPU_DECLARE(cpu_k_argmin)
+                CPU_DECLARE(cpu_k_cumsum)
+    /* npu-cpu-shape.c */
+    CPU_DECLARE(cpu_k_copy) CPU_DECLARE(cpu_k_dropout) CPU_DECLARE(cpu_k_transpose)
+        CPU_DECLARE(cpu_k_concat) CPU_DECLARE(cpu_k_split) CPU_DECLARE(cpu_k_slice)
+            CPU_DECLARE(cpu_k_gather) CPU_DECLARE(cpu_k_gather_elements) CPU_DECLARE(cpu_k_pad)
+                CPU_DECLARE(cpu_k_expand) CPU_DECLARE(cpu_k_tile) CPU_DECLARE(cpu_k_shape)
+                    CPU_DECLARE(cpu_k_size) CPU_DECLARE(cpu_k_constant)
+                        CPU_DECLARE(cpu_k_constant_of_shape) CPU_DECLARE(cpu_k_range)
+                            CPU_DECLARE(cpu_k_trilu) CPU_DECLARE(cpu_k_reshape)
+                                CPU_DECLARE(cpu_k_squeeze) CPU_DECLARE(cpu_k_unsqueeze)
+                                    CPU_DECLARE(cpu_k_flatten)
+    /* npu-cpu-resize.c */
+    CPU_DECLARE(cpu_k_resize)
+    /* npu-cpu-quant.c */
+    CPU_DECLARE(cpu_k_quantize_linear) CPU_DECLARE(cpu_k_dequantize_linear)
 #undef CPU_DECLARE
 
-/* ---- tensor helpers ------------------------------------------------------------------------- */
+    /* ---- tensor helpers -------------------------------------------------------------------------
+     */
 
-static inline int64_t
-cpu_numel(const struct npu_tensor *t)
+    static inline int64_t cpu_numel(const struct npu_tensor *t)
 {
     int64_t n = 1;
     for (int i = 0; i < t->ndim; i++)
@@ -212,8 +221,8 @@ enum npu_status cpu_check_out(struct npu_cpu_ctx *ctx, const struct npu_tensor *
                               enum npu_dtype dt, int ndim, const int64_t *dims);
 
 /* Reads an int32/int64 1-D (or scalar) tensor into v (at most max entries). */
-enum npu_status cpu_read_ints(struct npu_cpu_ctx *ctx, const struct npu_tensor *t,
-                              const char *what, int64_t *v, int max, int *n);
+enum npu_status cpu_read_ints(struct npu_cpu_ctx *ctx, const struct npu_tensor *t, const char *what,
+                              int64_t *v, int max, int *n);
 /* Reads element 0 of a scalar-like numeric tensor as double. */
 double cpu_scalar_f64(const struct npu_tensor *t, int64_t i);
 /* Element i of any numeric tensor as double / as int64 (floats truncate, saturating). */
@@ -302,7 +311,7 @@ enum npu_dtype cpu_dtype_from_onnx(int64_t code);
 /* ---- saturating float -> integer (NaN -> 0, truncation toward zero) --------------------------
  * ONNX leaves out-of-range float-to-int conversion undefined; C makes it undefined behaviour.
  * We define it: saturate to the type's range, NaN gives 0. */
-#define CPU_SAT_FN(name, T, lo, hi, tmax)                                                         \
+#define CPU_SAT_FN(name, T, lo, hi, tmax)                                                          \
     static inline T name(double x)                                                                 \
     {                                                                                              \
         if (!(x == x))                                                                             \
@@ -334,7 +343,7 @@ CPU_SAT_FN(cpu_sat_u64, uint64_t, 0.0, 18446744073709551616.0, UINT64_MAX)
  * vectorisable loops over same-shape, scalar or per-row operands. */
 struct cpu_bcast {
     int nin;
-    int ndim;                                 /* >= 1 */
+    int ndim; /* >= 1 */
     int64_t dims[NPU_MAX_DIMS];
     int64_t strides[CPU_BC_MAX_IN][NPU_MAX_DIMS]; /* in elements; 0 = broadcast */
     int64_t numel;
@@ -506,6 +515,9 @@ void cpu_act_apply(const struct cpu_act_spec *act, float *x, int64_t n);
 /* ---- sliding windows (npu-cpu-pool.c), shared by Conv and the pools ------------------------ */
 
 #define CPU_MAX_SP (NPU_MAX_DIMS - 2)
+/* Bound on size-like attribute values (strides, pads, dilations, repeats...): products of two
+ * such values and a dim stay far below 2^63. */
+#define CPU_MAX_ATTR (INT64_C(1) << 31)
 
 /* Geometry of a window op over `nsp` spatial dims: sizes, kernel, strides, dilations and the
  * padding at the start (pb) and end (pe) of each dim, resolved from auto_pad or pads. */

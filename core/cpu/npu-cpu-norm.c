@@ -97,8 +97,8 @@ sm_task(void *arg, int64_t begin, int64_t end, int tid)
 }
 
 static enum npu_status
-softmax_common(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs,
-               const struct npu_tensor *x, struct npu_tensor *y, bool lg)
+softmax_common(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs, const struct npu_tensor *x,
+               struct npu_tensor *y, bool lg)
 {
     if (x->dtype != NPU_DTYPE_FP32 && x->dtype != NPU_DTYPE_FP64)
         return KUNSUP("dtype %s is not supported", npu_dtype_name(x->dtype));
@@ -112,8 +112,12 @@ softmax_common(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs,
     }
     int axis;
     CPU_TRY(cpu_axis(ctx, npu_attrs_int(attrs, "axis", -1), x->ndim, &axis));
-    struct sm_job j = {x->data, y->data, x->dims[axis], cpu_dims_prod(x->dims, axis + 1, x->ndim),
-                       lg, x->dtype == NPU_DTYPE_FP64};
+    struct sm_job j = {x->data,
+                       y->data,
+                       x->dims[axis],
+                       cpu_dims_prod(x->dims, axis + 1, x->ndim),
+                       lg,
+                       x->dtype == NPU_DTYPE_FP64};
     int64_t outer = cpu_dims_prod(x->dims, 0, axis);
     if (j.D == 0 || j.inner == 0)
         return NPU_OK;
@@ -269,8 +273,7 @@ cpu_k_batch_norm(CPU_KERNEL_ARGS)
             for (int64_t c = 0; c < C; c++) {
                 double r = v[1 + k][c] * momentum + (k == 1 ? bm[c] : bv[c]) * (1 - momentum);
                 cpu_convert(&r, NPU_DTYPE_FP64,
-                            (char *)out[k]->data + (size_t)c * cpu_esize(out[k]), out[k]->dtype,
-                            1);
+                            (char *)out[k]->data + (size_t)c * cpu_esize(out[k]), out[k]->dtype, 1);
             }
         }
     } else if (nout > 1 && (out[1] || (nout > 2 && out[2]))) {
@@ -282,8 +285,8 @@ cpu_k_batch_norm(CPU_KERNEL_ARGS)
         b[c] = v[1][c] - mean[c] * a[c];
     }
     struct affine_job j = {x->data, out[0]->data, a, b, C, HW, x->dtype == NPU_DTYPE_FP64};
-    cpu_parallel_for(ctx, N * C, NPU_MAX((int64_t)1, 32768 / NPU_MAX(HW, (int64_t)1)),
-                     affine_task, &j);
+    cpu_parallel_for(ctx, N * C, NPU_MAX((int64_t)1, 32768 / NPU_MAX(HW, (int64_t)1)), affine_task,
+                     &j);
 out:
     for (int i = 0; i < 4; i++)
         free(v[i]);
@@ -320,8 +323,7 @@ cpu_k_instance_norm(CPU_KERNEL_ARGS)
             b[t] = bi[t % C] - mean[t] * a[t];
         }
         /* per-plane affine: reuse the job with C = N*C planes */
-        struct affine_job j = {x->data, out[0]->data, a, b, N * C, HW,
-                               x->dtype == NPU_DTYPE_FP64};
+        struct affine_job j = {x->data, out[0]->data, a, b, N * C, HW, x->dtype == NPU_DTYPE_FP64};
         cpu_parallel_for(ctx, N * C, NPU_MAX((int64_t)1, 32768 / NPU_MAX(HW, (int64_t)1)),
                          affine_task, &j);
     }
@@ -355,8 +357,9 @@ ln_row_f32(const float *x, float *y, const float *sc, const float *bi, int64_t n
             acc[k] += x[i + k];
     for (int k = 0; i < n; i++, k++)
         acc[k] += x[i];
-    float mean = (((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))) /
-                 (float)n;
+    float mean =
+        (((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))) /
+        (float)n;
     for (int k = 0; k < 8; k++)
         acc[k] = 0;
     for (i = 0; i + 8 <= n; i += 8)
@@ -368,8 +371,9 @@ ln_row_f32(const float *x, float *y, const float *sc, const float *bi, int64_t n
         float d = x[i] - mean;
         acc[k] += d * d;
     }
-    float var = (((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))) /
-                (float)n;
+    float var =
+        (((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))) /
+        (float)n;
     float inv = 1.0f / sqrtf(var + eps);
     if (bi)
         for (i = 0; i < n; i++)
@@ -390,8 +394,8 @@ ln_task(void *arg, int64_t begin, int64_t end, int tid)
         double mean, inv;
         if (!j->f64) {
             float m, iv;
-            ln_row_f32((const float *)j->x + r * n, (float *)j->y + r * n, j->sc, j->bi, n,
-                       j->eps, &m, &iv);
+            ln_row_f32((const float *)j->x + r * n, (float *)j->y + r * n, j->sc, j->bi, n, j->eps,
+                       &m, &iv);
             mean = m;
             inv = iv;
         } else {
@@ -408,8 +412,8 @@ ln_task(void *arg, int64_t begin, int64_t end, int tid)
                 y[i] = (x[i] - mean) * inv * j->scd[i] + (j->bid ? j->bid[i] : 0.0);
         }
         if (j->mean)
-            cpu_convert(&mean, NPU_DTYPE_FP64, (char *)j->mean->data + (size_t)r * cpu_esize(j->mean),
-                        j->mean->dtype, 1);
+            cpu_convert(&mean, NPU_DTYPE_FP64,
+                        (char *)j->mean->data + (size_t)r * cpu_esize(j->mean), j->mean->dtype, 1);
         if (j->inv)
             cpu_convert(&inv, NPU_DTYPE_FP64, (char *)j->inv->data + (size_t)r * cpu_esize(j->inv),
                         j->inv->dtype, 1);
@@ -500,21 +504,26 @@ cpu_k_layer_norm(CPU_KERNEL_ARGS)
     enum npu_status st = NPU_OK;
     enum npu_dtype pdt = x->dtype;
     void *sc = ln_param(ctx, scale, x, axis, pdt, &st);
-    void *bi = st == NPU_OK && bias && !cpu_absent(bias) ? ln_param(ctx, bias, x, axis, pdt, &st)
-                                                         : NULL;
+    void *bi =
+        st == NPU_OK && bias && !cpu_absent(bias) ? ln_param(ctx, bias, x, axis, pdt, &st) : NULL;
     if (st == NPU_OK) {
         bool f64 = x->dtype == NPU_DTYPE_FP64;
         struct ln_job j = {
-            .x = x->data, .y = out[0]->data,
-            .sc = f64 ? NULL : sc, .bi = f64 ? NULL : bi,
-            .scd = f64 ? sc : NULL, .bid = f64 ? bi : NULL,
+            .x = x->data,
+            .y = out[0]->data,
+            .sc = f64 ? NULL : sc,
+            .bi = f64 ? NULL : bi,
+            .scd = f64 ? sc : NULL,
+            .bid = f64 ? bi : NULL,
             .n = cpu_dims_prod(x->dims, axis, x->ndim),
-            .eps = npu_attrs_float(attrs, "epsilon", 1e-5f), .f64 = f64,
-            .mean = nout > 1 ? out[1] : NULL, .inv = nout > 2 ? out[2] : NULL,
+            .eps = npu_attrs_float(attrs, "epsilon", 1e-5f),
+            .f64 = f64,
+            .mean = nout > 1 ? out[1] : NULL,
+            .inv = nout > 2 ? out[2] : NULL,
         };
         if (j.n > 0)
-            cpu_parallel_for(ctx, cpu_dims_prod(x->dims, 0, axis),
-                             NPU_MAX((int64_t)1, 16384 / j.n), ln_task, &j);
+            cpu_parallel_for(ctx, cpu_dims_prod(x->dims, 0, axis), NPU_MAX((int64_t)1, 16384 / j.n),
+                             ln_task, &j);
     }
     free(sc);
     free(bi);
@@ -523,17 +532,17 @@ cpu_k_layer_norm(CPU_KERNEL_ARGS)
 
 /* ---- npu.Attention -------------------------------------------------------------------------- */
 
-#define ATT_QB 32 /* query rows per task; fixed, so results do not depend on the thread count */
+#define ATT_QB 64 /* query rows per task; fixed, so results do not depend on the thread count */
 
 struct att_job {
     const float *q, *k, *v;
     float *y;
     const void *mask;
     bool mask_bool;
-    int lead;                        /* number of leading (batch) dims */
-    int64_t ld[NPU_MAX_DIMS];        /* output leading dims */
+    int lead;                 /* number of leading (batch) dims */
+    int64_t ld[NPU_MAX_DIMS]; /* output leading dims */
     int64_t qs[NPU_MAX_DIMS], ks[NPU_MAX_DIMS], vs[NPU_MAX_DIMS]; /* leading strides (0: bcast) */
-    int64_t ms[NPU_MAX_DIMS + 2];    /* mask strides over [lead..., Sq, Sk] */
+    int64_t ms[NPU_MAX_DIMS + 2]; /* mask strides over [lead..., Sq, Sk] */
     int64_t Sq, Sk, D, Dv, nqb;
     float scale;
     bool causal;

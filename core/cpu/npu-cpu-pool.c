@@ -14,8 +14,8 @@
 #include "npu-cpu-internal.h"
 
 enum npu_status
-cpu_win_setup(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs, int nsp,
-              const int64_t *in_sp, const int64_t *kernel, bool ceil_mode, struct cpu_win *w)
+cpu_win_setup(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs, int nsp, const int64_t *in_sp,
+              const int64_t *kernel, bool ceil_mode, struct cpu_win *w)
 {
     memset(w, 0, sizeof(*w));
     if (nsp < 1 || nsp > CPU_MAX_SP)
@@ -43,8 +43,9 @@ cpu_win_setup(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs, int nsp,
         w->d[i] = dl ? dl[i] : 1;
         if (w->k[i] < 1 || w->s[i] < 1 || w->d[i] < 1)
             return KINVAL("kernel, strides and dilations must be >= 1");
-        if (w->k[i] > (INT64_C(1) << 31) || w->d[i] > (INT64_C(1) << 31))
-            return KINVAL("kernel or dilation too large");
+        /* attribute values are untrusted: keep every product below 2^62 */
+        if (w->k[i] > CPU_MAX_ATTR || w->d[i] > CPU_MAX_ATTR || w->s[i] > CPU_MAX_ATTR)
+            return KINVAL("kernel, stride or dilation too large");
         int64_t ext = (w->k[i] - 1) * w->d[i] + 1;
         if (same_u || same_l) {
             w->out[i] = NPU_DIV_ROUND_UP(w->in[i], w->s[i]);
@@ -56,8 +57,8 @@ cpu_win_setup(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs, int nsp,
         if (!valid && pads) {
             w->pb[i] = pads[i];
             w->pe[i] = pads[nsp + i];
-            if (w->pb[i] < 0 || w->pe[i] < 0)
-                return KINVAL("negative pads");
+            if (w->pb[i] < 0 || w->pe[i] < 0 || w->pb[i] > CPU_MAX_ATTR || w->pe[i] > CPU_MAX_ATTR)
+                return KINVAL("pads out of range");
         }
         int64_t span = w->in[i] + w->pb[i] + w->pe[i] - ext;
         if (span < 0)
@@ -148,9 +149,9 @@ pool2d_f32(const struct pool_job *j, const float *x, float *y)
                 }
             }
             if (!j->is_max)
-                acc = (j->include_pad ? cnt_pad : cnt) ? acc / (float)(j->include_pad ? cnt_pad
-                                                                                      : cnt)
-                                                       : 0.0f;
+                acc = (j->include_pad ? cnt_pad : cnt)
+                          ? acc / (float)(j->include_pad ? cnt_pad : cnt)
+                          : 0.0f;
             y[oh * w->out[1] + ow] = acc;
         }
     }
@@ -222,8 +223,8 @@ pool_generic(const struct pool_job *j, int64_t plane)
             int64_t div = j->include_pad ? cnt_pad : cnt;
             acc = div ? acc / (double)div : 0.0;
         }
-        cpu_convert(&acc, NPU_DTYPE_FP64, (char *)j->y->data + (size_t)(ybase + o) * cpu_esize(j->y),
-                    j->y->dtype, 1);
+        cpu_convert(&acc, NPU_DTYPE_FP64,
+                    (char *)j->y->data + (size_t)(ybase + o) * cpu_esize(j->y), j->y->dtype, 1);
         if (j->ind)
             ((int64_t *)j->ind->data)[ybase + o] = best < 0 ? -1 : xbase + best;
         for (int i = nsp - 1; i >= 0; i--) {
@@ -253,13 +254,15 @@ pool_common(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs, const struct
 {
     switch (x->dtype) {
     case NPU_DTYPE_FP32:
-    case NPU_DTYPE_FP64: break;
+    case NPU_DTYPE_FP64:
+        break;
     case NPU_DTYPE_INT8:
     case NPU_DTYPE_UINT8:
         if (is_max)
             break;
         /* fall through */
-    default: return KUNSUP("dtype %s is not supported", npu_dtype_name(x->dtype));
+    default:
+        return KUNSUP("dtype %s is not supported", npu_dtype_name(x->dtype));
     }
     struct cpu_win w;
     CPU_TRY(pool_setup(ctx, attrs, x, &w));
@@ -267,10 +270,15 @@ pool_common(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs, const struct
     if (ind)
         CPU_TRY(pool_check_out(ctx, x, ind, NPU_DTYPE_INT64, &w));
     struct pool_job j = {
-        .w = &w, .x = x, .y = y, .ind = ind, .is_max = is_max,
+        .w = &w,
+        .x = x,
+        .y = y,
+        .ind = ind,
+        .is_max = is_max,
         .include_pad = npu_attrs_int(attrs, "count_include_pad", 0) != 0,
         .col_major = npu_attrs_int(attrs, "storage_order", 0) != 0,
-        .in_plane = cpu_dims_prod(x->dims, 2, x->ndim), .out_plane = cpu_dims_prod(w.out, 0, w.nsp),
+        .in_plane = cpu_dims_prod(x->dims, 2, x->ndim),
+        .out_plane = cpu_dims_prod(w.out, 0, w.nsp),
     };
     int64_t kn = cpu_dims_prod(w.k, 0, w.nsp);
     if (j.out_plane == 0)
@@ -343,8 +351,7 @@ gpool_task(void *arg, int64_t begin, int64_t end, int tid)
 }
 
 static enum npu_status
-gpool_common(struct npu_cpu_ctx *ctx, const struct npu_tensor *x, struct npu_tensor *y,
-             bool is_max)
+gpool_common(struct npu_cpu_ctx *ctx, const struct npu_tensor *x, struct npu_tensor *y, bool is_max)
 {
     if (x->dtype != NPU_DTYPE_FP32 && x->dtype != NPU_DTYPE_FP64)
         return KUNSUP("dtype %s is not supported", npu_dtype_name(x->dtype));
@@ -355,8 +362,8 @@ gpool_common(struct npu_cpu_ctx *ctx, const struct npu_tensor *x, struct npu_ten
         od[d] = 1;
     CPU_TRY(cpu_check_out(ctx, y, x->dtype, x->ndim, od));
     struct gpool_job j = {x, y, cpu_dims_prod(x->dims, 2, x->ndim), is_max};
-    cpu_parallel_for(ctx, x->dims[0] * x->dims[1], NPU_MAX((int64_t)1, 32768 / NPU_MAX(j.hw, (int64_t)1)),
-                     gpool_task, &j);
+    cpu_parallel_for(ctx, x->dims[0] * x->dims[1],
+                     NPU_MAX((int64_t)1, 32768 / NPU_MAX(j.hw, (int64_t)1)), gpool_task, &j);
     return NPU_OK;
 }
 

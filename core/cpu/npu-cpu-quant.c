@@ -73,11 +73,24 @@ static bool
 qrange(enum npu_dtype dt, float *lo, float *hi)
 {
     switch (dt) {
-    case NPU_DTYPE_INT8: *lo = -128; *hi = 127; return true;
-    case NPU_DTYPE_UINT8: *lo = 0; *hi = 255; return true;
-    case NPU_DTYPE_INT16: *lo = -32768; *hi = 32767; return true;
-    case NPU_DTYPE_UINT16: *lo = 0; *hi = 65535; return true;
-    default: return false;
+    case NPU_DTYPE_INT8:
+        *lo = -128;
+        *hi = 127;
+        return true;
+    case NPU_DTYPE_UINT8:
+        *lo = 0;
+        *hi = 255;
+        return true;
+    case NPU_DTYPE_INT16:
+        *lo = -32768;
+        *hi = 32767;
+        return true;
+    case NPU_DTYPE_UINT16:
+        *lo = 0;
+        *hi = 65535;
+        return true;
+    default:
+        return false;
     }
 }
 
@@ -91,8 +104,8 @@ cpu_k_quantize_linear(CPU_KERNEL_ARGS)
     if (!qrange(y->dtype, &lo, &hi))
         return KUNSUP("output dtype %s is not supported", npu_dtype_name(y->dtype));
     if (zp && zp->dtype != y->dtype)
-        return KINVAL("zero point dtype %s differs from the output's %s",
-                      npu_dtype_name(zp->dtype), npu_dtype_name(y->dtype));
+        return KINVAL("zero point dtype %s differs from the output's %s", npu_dtype_name(zp->dtype),
+                      npu_dtype_name(y->dtype));
     if (x->dtype != NPU_DTYPE_FP32 && x->dtype != NPU_DTYPE_INT32)
         return KUNSUP("input dtype %s is not supported", npu_dtype_name(x->dtype));
     if (scale->dtype != NPU_DTYPE_FP32)
@@ -110,10 +123,18 @@ cpu_k_quantize_linear(CPU_KERNEL_ARGS)
         float v = rintf(xv / s[qi]) + z;
         v = v != v ? z : v < lo ? lo : v > hi ? hi : v;
         switch (y->dtype) {
-        case NPU_DTYPE_INT8: ((int8_t *)y->data)[e] = (int8_t)v; break;
-        case NPU_DTYPE_UINT8: ((uint8_t *)y->data)[e] = (uint8_t)v; break;
-        case NPU_DTYPE_INT16: ((int16_t *)y->data)[e] = (int16_t)v; break;
-        default: ((uint16_t *)y->data)[e] = (uint16_t)v; break;
+        case NPU_DTYPE_INT8:
+            ((int8_t *)y->data)[e] = (int8_t)v;
+            break;
+        case NPU_DTYPE_UINT8:
+            ((uint8_t *)y->data)[e] = (uint8_t)v;
+            break;
+        case NPU_DTYPE_INT16:
+            ((int16_t *)y->data)[e] = (int16_t)v;
+            break;
+        default:
+            ((uint16_t *)y->data)[e] = (uint16_t)v;
+            break;
         }
     }
     return NPU_OK;
@@ -130,8 +151,10 @@ cpu_k_dequantize_linear(CPU_KERNEL_ARGS)
     case NPU_DTYPE_UINT8:
     case NPU_DTYPE_INT16:
     case NPU_DTYPE_UINT16:
-    case NPU_DTYPE_INT32: break;
-    default: return KUNSUP("input dtype %s is not supported", npu_dtype_name(x->dtype));
+    case NPU_DTYPE_INT32:
+        break;
+    default:
+        return KUNSUP("input dtype %s is not supported", npu_dtype_name(x->dtype));
     }
     if (zp && zp->dtype != x->dtype)
         return KINVAL("zero point dtype differs from the input's");

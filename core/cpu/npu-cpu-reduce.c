@@ -22,20 +22,23 @@ struct red_job {
     const struct npu_tensor *x;
     struct npu_tensor *y;
     /* merged layout */
-    int nk;                           /* kept runs */
+    int nk; /* kept runs */
     int64_t kdims[NPU_MAX_DIMS], kstr[NPU_MAX_DIMS];
-    const int64_t *roff;              /* offsets of the reduced sub-space */
-    int64_t R;                        /* its size */
-    int64_t inner;                    /* innermost kept run when contiguous (vector lanes) */
+    const int64_t *roff; /* offsets of the reduced sub-space */
+    int64_t R;           /* its size */
+    int64_t inner;       /* innermost kept run when contiguous (vector lanes) */
 };
 
 static inline double
 ld_f(const void *p, enum npu_dtype dt, int64_t i)
 {
     switch (dt) {
-    case NPU_DTYPE_FP32: return ((const float *)p)[i];
-    case NPU_DTYPE_FP64: return ((const double *)p)[i];
-    default: return cpu_scalar_f64(&(struct npu_tensor){.dtype = dt, .data = (void *)p}, i);
+    case NPU_DTYPE_FP32:
+        return ((const float *)p)[i];
+    case NPU_DTYPE_FP64:
+        return ((const double *)p)[i];
+    default:
+        return cpu_scalar_f64(&(struct npu_tensor){.dtype = dt, .data = (void *)p}, i);
     }
 }
 
@@ -50,16 +53,26 @@ static inline uint64_t
 ld_u(const void *p, enum npu_dtype dt, int64_t i)
 {
     switch (dt) {
-    case NPU_DTYPE_INT8: return (uint64_t)(int64_t)((const int8_t *)p)[i];
-    case NPU_DTYPE_UINT8: return ((const uint8_t *)p)[i];
-    case NPU_DTYPE_INT16: return (uint64_t)(int64_t)((const int16_t *)p)[i];
-    case NPU_DTYPE_UINT16: return ((const uint16_t *)p)[i];
-    case NPU_DTYPE_INT32: return (uint64_t)(int64_t)((const int32_t *)p)[i];
-    case NPU_DTYPE_UINT32: return ((const uint32_t *)p)[i];
-    case NPU_DTYPE_INT64: return (uint64_t)((const int64_t *)p)[i];
-    case NPU_DTYPE_UINT64: return ((const uint64_t *)p)[i];
-    case NPU_DTYPE_BOOL: return ((const uint8_t *)p)[i] != 0;
-    default: return 0;
+    case NPU_DTYPE_INT8:
+        return (uint64_t)(int64_t)((const int8_t *)p)[i];
+    case NPU_DTYPE_UINT8:
+        return ((const uint8_t *)p)[i];
+    case NPU_DTYPE_INT16:
+        return (uint64_t)(int64_t)((const int16_t *)p)[i];
+    case NPU_DTYPE_UINT16:
+        return ((const uint16_t *)p)[i];
+    case NPU_DTYPE_INT32:
+        return (uint64_t)(int64_t)((const int32_t *)p)[i];
+    case NPU_DTYPE_UINT32:
+        return ((const uint32_t *)p)[i];
+    case NPU_DTYPE_INT64:
+        return (uint64_t)((const int64_t *)p)[i];
+    case NPU_DTYPE_UINT64:
+        return ((const uint64_t *)p)[i];
+    case NPU_DTYPE_BOOL:
+        return ((const uint8_t *)p)[i] != 0;
+    default:
+        return 0;
     }
 }
 
@@ -72,21 +85,39 @@ reduce_one(const struct red_job *j, int64_t base, int64_t o)
     if (npu_dtype_is_float(dt)) {
         double acc;
         switch (j->kind) {
-        case RED_MAX: acc = -INFINITY; break;
-        case RED_MIN: acc = INFINITY; break;
-        case RED_PROD: acc = 1; break;
-        default: acc = 0; break;
+        case RED_MAX:
+            acc = -INFINITY;
+            break;
+        case RED_MIN:
+            acc = INFINITY;
+            break;
+        case RED_PROD:
+            acc = 1;
+            break;
+        default:
+            acc = 0;
+            break;
         }
         for (int64_t r = 0; r < j->R; r++) {
             double v = ld_f(x, dt, base + j->roff[r]);
             switch (j->kind) {
             case RED_SUM:
-            case RED_MEAN: acc += v; break;
-            case RED_MAX: acc = (v != v || v > acc) ? v : acc; break;
-            case RED_MIN: acc = (v != v || v < acc) ? v : acc; break;
-            case RED_PROD: acc *= v; break;
+            case RED_MEAN:
+                acc += v;
+                break;
+            case RED_MAX:
+                acc = (v != v || v > acc) ? v : acc;
+                break;
+            case RED_MIN:
+                acc = (v != v || v < acc) ? v : acc;
+                break;
+            case RED_PROD:
+                acc *= v;
+                break;
             case RED_L2:
-            case RED_SUMSQ: acc += v * v; break;
+            case RED_SUMSQ:
+                acc += v * v;
+                break;
             }
             if (acc != acc && (j->kind == RED_MAX || j->kind == RED_MIN))
                 break;
@@ -102,21 +133,39 @@ reduce_one(const struct red_job *j, int64_t base, int64_t o)
     bool uns = is_unsigned(dt);
     uint64_t acc;
     switch (j->kind) {
-    case RED_MAX: acc = uns ? 0 : (uint64_t)INT64_MIN; break;
-    case RED_MIN: acc = uns ? UINT64_MAX : (uint64_t)INT64_MAX; break;
-    case RED_PROD: acc = 1; break;
-    default: acc = 0; break;
+    case RED_MAX:
+        acc = uns ? 0 : (uint64_t)INT64_MIN;
+        break;
+    case RED_MIN:
+        acc = uns ? UINT64_MAX : (uint64_t)INT64_MAX;
+        break;
+    case RED_PROD:
+        acc = 1;
+        break;
+    default:
+        acc = 0;
+        break;
     }
     for (int64_t r = 0; r < j->R; r++) {
         uint64_t v = ld_u(x, dt, base + j->roff[r]);
         switch (j->kind) {
         case RED_SUM:
-        case RED_MEAN: acc += v; break;
-        case RED_MAX: acc = uns ? (v > acc ? v : acc) : ((int64_t)v > (int64_t)acc ? v : acc); break;
-        case RED_MIN: acc = uns ? (v < acc ? v : acc) : ((int64_t)v < (int64_t)acc ? v : acc); break;
-        case RED_PROD: acc *= v; break;
+        case RED_MEAN:
+            acc += v;
+            break;
+        case RED_MAX:
+            acc = uns ? (v > acc ? v : acc) : ((int64_t)v > (int64_t)acc ? v : acc);
+            break;
+        case RED_MIN:
+            acc = uns ? (v < acc ? v : acc) : ((int64_t)v < (int64_t)acc ? v : acc);
+            break;
+        case RED_PROD:
+            acc *= v;
+            break;
         case RED_L2:
-        case RED_SUMSQ: acc += v * v; break;
+        case RED_SUMSQ:
+            acc += v * v;
+            break;
         }
     }
     int64_t res = (int64_t)acc;
@@ -182,7 +231,8 @@ reduce_row_f32(enum red_kind k, const float *x, int64_t R)
                 acc[q] += x[i + q];
         for (int q = 0; i < R; i++, q++)
             acc[q] += x[i];
-        double s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+        double s =
+            ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
         return k == RED_MEAN ? (R ? (float)(s / (double)R) : NAN) : (float)s;
     }
     float m = k == RED_MAX ? -INFINITY : INFINITY;
@@ -200,8 +250,8 @@ red_task(void *arg, int64_t begin, int64_t end, int tid)
     const struct red_job *j = arg;
     /* outputs are processed in groups of `inner` lanes (1 if there is no contiguous inner run) */
     int64_t lanes = j->inner;
-    bool fast = j->x->dtype == NPU_DTYPE_FP32 && j->y->dtype == NPU_DTYPE_FP32 &&
-                j->kind <= RED_MIN;
+    bool fast =
+        j->x->dtype == NPU_DTYPE_FP32 && j->y->dtype == NPU_DTYPE_FP32 && j->kind <= RED_MIN;
     double accbuf[256];
     for (int64_t g = begin; g < end; g++) {
         /* base offset of output group g over the kept runs (inner run excluded) */
@@ -213,8 +263,8 @@ red_task(void *arg, int64_t begin, int64_t end, int tid)
         }
         int64_t o = g * lanes;
         if (fast && lanes == 1 && j->R > 0 && j->roff[j->R - 1] == j->R - 1) {
-            ((float *)j->y->data)[o] = reduce_row_f32(j->kind, (const float *)j->x->data + base,
-                                                      j->R);
+            ((float *)j->y->data)[o] =
+                reduce_row_f32(j->kind, (const float *)j->x->data + base, j->R);
         } else if (fast && lanes > 1) {
             for (int64_t l0 = 0; l0 < lanes; l0 += 256)
                 reduce_lanes_f32(j, base + l0, o + l0, NPU_MIN((int64_t)256, lanes - l0), accbuf);
@@ -227,8 +277,7 @@ red_task(void *arg, int64_t begin, int64_t end, int tid)
 
 static enum npu_status
 reduce_common(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs,
-              const struct npu_tensor *const *in, int nin, struct npu_tensor *y,
-              enum red_kind kind)
+              const struct npu_tensor *const *in, int nin, struct npu_tensor *y, enum red_kind kind)
 {
     const struct npu_tensor *x = in[0];
     int r = x->ndim;
@@ -382,8 +431,8 @@ arg_common(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs, const struct 
                 for (int64_t d = 1; d < D && bv == bv; d++) {
                     double v = ld_f(x->data, x->dtype, base + d * inner);
                     /* NaN wins (first NaN, as numpy) */
-                    bool better = v != v || (is_max ? (last ? v >= bv : v > bv)
-                                                    : (last ? v <= bv : v < bv));
+                    bool better =
+                        v != v || (is_max ? (last ? v >= bv : v > bv) : (last ? v <= bv : v < bv));
                     if (better) {
                         bv = v;
                         best = d;
@@ -468,13 +517,26 @@ cpu_k_cumsum(CPU_KERNEL_ARGS)
     int64_t inner = cpu_dims_prod(x->dims, axis + 1, x->ndim);
     void (*fn)(const void *, void *, int64_t, int64_t, int64_t, bool, bool);
     switch (x->dtype) {
-    case NPU_DTYPE_FP32: fn = cumsum_f32; break;
-    case NPU_DTYPE_FP64: fn = cumsum_f64; break;
-    case NPU_DTYPE_INT32: fn = cumsum_i32; break;
-    case NPU_DTYPE_INT64: fn = cumsum_i64; break;
-    case NPU_DTYPE_UINT32: fn = cumsum_u32; break;
-    case NPU_DTYPE_UINT64: fn = cumsum_u64; break;
-    default: return KUNSUP("dtype %s is not supported", npu_dtype_name(x->dtype));
+    case NPU_DTYPE_FP32:
+        fn = cumsum_f32;
+        break;
+    case NPU_DTYPE_FP64:
+        fn = cumsum_f64;
+        break;
+    case NPU_DTYPE_INT32:
+        fn = cumsum_i32;
+        break;
+    case NPU_DTYPE_INT64:
+        fn = cumsum_i64;
+        break;
+    case NPU_DTYPE_UINT32:
+        fn = cumsum_u32;
+        break;
+    case NPU_DTYPE_UINT64:
+        fn = cumsum_u64;
+        break;
+    default:
+        return KUNSUP("dtype %s is not supported", npu_dtype_name(x->dtype));
     }
     fn(x->data, out[0]->data, outer, D, inner, excl, rev);
     return NPU_OK;

@@ -45,24 +45,30 @@ struct rs_tap {
 };
 
 static double
-src_coord(const struct rs_params *p, double x, double scale, int64_t in, int64_t out,
-          double roi_s, double roi_e)
+src_coord(const struct rs_params *p, double x, double scale, int64_t in, int64_t out, double roi_s,
+          double roi_e)
 {
     double out_w = scale * (double)in; /* as the ONNX reference does */
     switch (p->ctm) {
-    case CTM_HALF_PIXEL: return (x + 0.5) / scale - 0.5;
+    case CTM_HALF_PIXEL:
+        return (x + 0.5) / scale - 0.5;
     case CTM_HALF_PIXEL_SYM: {
         double adj = (double)out / out_w, center = (double)in / 2;
         double offset = center * (1 - adj);
         return offset + (x + 0.5) / scale - 0.5;
     }
-    case CTM_PYTORCH_HALF_PIXEL: return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
-    case CTM_ALIGN_CORNERS: return out_w == 1 ? 0.0 : x * (double)(in - 1) / (out_w - 1);
-    case CTM_ASYMMETRIC: return x / scale;
-    case CTM_TF_HALF_PIXEL_FOR_NN: return (x + 0.5) / scale;
+    case CTM_PYTORCH_HALF_PIXEL:
+        return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+    case CTM_ALIGN_CORNERS:
+        return out_w == 1 ? 0.0 : x * (double)(in - 1) / (out_w - 1);
+    case CTM_ASYMMETRIC:
+        return x / scale;
+    case CTM_TF_HALF_PIXEL_FOR_NN:
+        return (x + 0.5) / scale;
     case CTM_TF_CROP_AND_RESIZE:
         if (out > 1)
-            return roi_s * (double)(in - 1) + x * (roi_e - roi_s) * (double)(in - 1) / (double)(out - 1);
+            return roi_s * (double)(in - 1) +
+                   x * (roi_e - roi_s) * (double)(in - 1) / (double)(out - 1);
         return 0.5 * (roi_s + roi_e) * (double)(in - 1);
     }
     return x;
@@ -100,10 +106,18 @@ make_tap(const struct rs_params *p, double xo, int64_t in, struct rs_tap *t)
     if (p->mode == RS_NEAREST) {
         double f = floor(xo), r;
         switch (p->nearest) {
-        case NR_ROUND_PREFER_FLOOR: r = xo == f + 0.5 ? f : round(xo); break;
-        case NR_ROUND_PREFER_CEIL: r = xo == f + 0.5 ? f + 1 : round(xo); break;
-        case NR_FLOOR: r = f; break;
-        default: r = ceil(xo); break;
+        case NR_ROUND_PREFER_FLOOR:
+            r = xo == f + 0.5 ? f : round(xo);
+            break;
+        case NR_ROUND_PREFER_CEIL:
+            r = xo == f + 0.5 ? f + 1 : round(xo);
+            break;
+        case NR_FLOOR:
+            r = f;
+            break;
+        default:
+            r = ceil(xo);
+            break;
         }
         t->n = 1;
         t->idx[0] = clampi((int64_t)fmax(fmin(r, 1e15), -1e15), in);
@@ -140,8 +154,8 @@ make_tap(const struct rs_params *p, double xo, int64_t in, struct rs_tap *t)
 
 /* one axis: dst[outer][out][inner] from src[outer][in][inner] */
 static void
-resample_axis(const struct rs_params *p, const double *src, double *dst, int64_t outer,
-              int64_t in, int64_t out, int64_t inner, const struct rs_tap *taps)
+resample_axis(const struct rs_params *p, const double *src, double *dst, int64_t outer, int64_t in,
+              int64_t out, int64_t inner, const struct rs_tap *taps)
 {
     for (int64_t o = 0; o < outer; o++)
         for (int64_t q = 0; q < out; q++) {
@@ -256,6 +270,8 @@ cpu_k_resize(CPU_KERNEL_ARGS)
             double len = (double)x->dims[d] * s;
             if (p.ctm == CTM_TF_CROP_AND_RESIZE)
                 len *= re[d] - rs[d];
+            if (!(len >= 0 && len < 1e15))
+                return KINVAL("scale %g gives an output size out of range", s);
             od[d] = (int64_t)floor(len);
         }
     } else {
@@ -281,8 +297,11 @@ cpu_k_resize(CPU_KERNEL_ARGS)
         if (!stretch)
             for (int i = 0; i < na; i++) {
                 int d = axes[i];
+                double len = (double)x->dims[d] * pick + 0.5;
+                if (!(len >= 0 && len < 1e15))
+                    return KINVAL("sizes give an output size out of range");
                 sc[d] = pick;
-                od[d] = (int64_t)floor((double)x->dims[d] * pick + 0.5);
+                od[d] = (int64_t)floor(len);
             }
     }
     CPU_TRY(cpu_check_out(ctx, y, x->dtype, r, od));

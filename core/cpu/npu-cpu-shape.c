@@ -95,8 +95,8 @@ tr_task(void *arg, int64_t begin, int64_t end, int tid)
         const char *ib = j->in + (size_t)(b * j->in_bstride) * j->es;
         char *ob = j->out + (size_t)(b * j->out_bstride) * j->es;
         for (int64_t r = r0; r < r1; r++)
-            copy_elems(ob + (size_t)(r * j->cols + c0) * j->es, ib + (size_t)(c0 * j->in_ld + r) * j->es,
-                       c1 - c0, j->in_ld, j->es);
+            copy_elems(ob + (size_t)(r * j->cols + c0) * j->es,
+                       ib + (size_t)(c0 * j->in_ld + r) * j->es, c1 - c0, j->in_ld, j->es);
     }
 }
 
@@ -130,12 +130,16 @@ strided_copy(struct npu_cpu_ctx *ctx, char *out, const char *in, size_t es, int 
     int64_t total = cpu_dims_prod(j.dims, 0, n);
     /* a plain transpose of the last two dims (optionally batched by one more contiguous dim):
      * tile it so both sides stay in cache */
-    if (n >= 2 && j.istr[n - 1] != 1 && j.istr[n - 2] == 1 && (n == 2 ||
-        (n == 3 && j.istr[0] == j.dims[1] * j.dims[2])) && j.istr[n - 1] == j.dims[n - 2] &&
-        total >= 1024) {
-        struct tr_job t = {.rows = j.dims[n - 2], .cols = j.dims[n - 1],
-                           .batch = n == 3 ? j.dims[0] : 1, .in_ld = j.istr[n - 1], .es = es,
-                           .in = in + base * (int64_t)es, .out = out};
+    if (n >= 2 && j.istr[n - 1] != 1 && j.istr[n - 2] == 1 &&
+        (n == 2 || (n == 3 && j.istr[0] == j.dims[1] * j.dims[2])) &&
+        j.istr[n - 1] == j.dims[n - 2] && total >= 1024) {
+        struct tr_job t = {.rows = j.dims[n - 2],
+                           .cols = j.dims[n - 1],
+                           .batch = n == 3 ? j.dims[0] : 1,
+                           .in_ld = j.istr[n - 1],
+                           .es = es,
+                           .in = in + base * (int64_t)es,
+                           .out = out};
         t.in_bstride = t.out_bstride = t.rows * t.cols;
         int64_t tasks = t.batch * NPU_DIV_ROUND_UP(t.rows, TB) * NPU_DIV_ROUND_UP(t.cols, TB);
         cpu_parallel_for(ctx, tasks, 16, tr_task, &t);
@@ -235,8 +239,8 @@ cpu_k_flatten(CPU_KERNEL_ARGS)
 
 /* axes from the input (opset 13+) or, for older graphs, the attribute */
 static enum npu_status
-axes_operand(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs,
-             const struct npu_tensor *t, int64_t *axes, int *n)
+axes_operand(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs, const struct npu_tensor *t,
+             int64_t *axes, int *n)
 {
     *n = 0;
     if (t && !cpu_absent(t))
@@ -301,6 +305,51 @@ cpu_k_unsqueeze(CPU_KERNEL_ARGS)
     return plain_copy(ctx, x, out[0]);
 }
 
+/* MT19937 (Matsumoto & Nishimura), seeded and read out the way numpy's legacy RandomState
+ * does (seed(s), then uniform doubles from two draws: 27 + 26 bits), so that training-mode
+ * Dropout with a `seed` reproduces the masks of the ONNX reference implementation. */
+struct mt19937 {
+    uint32_t mt[624];
+    int idx;
+};
+
+static void
+mt_seed(struct mt19937 *m, uint32_t s)
+{
+    m->mt[0] = s;
+    for (uint32_t i = 1; i < 624; i++)
+        m->mt[i] = 1812433253u * (m->mt[i - 1] ^ (m->mt[i - 1] >> 30)) + i;
+    m->idx = 624;
+}
+
+static uint32_t
+mt_next(struct mt19937 *m)
+{
+    if (m->idx >= 624) {
+        for (int i = 0; i < 624; i++) {
+            uint32_t y = (m->mt[i] & 0x80000000u) | (m->mt[(i + 1) % 624] & 0x7fffffffu);
+            m->mt[i] = m->mt[(i + 397) % 624] ^ (y >> 1) ^ ((y & 1) ? 0x9908b0dfu : 0);
+        }
+        m->idx = 0;
+    }
+    uint32_t y = m->mt[m->idx++];
+    y ^= y >> 11;
+    y ^= (y << 7) & 0x9d2c5680u;
+    y ^= (y << 15) & 0xefc60000u;
+    y ^= y >> 18;
+    return y;
+}
+
+static double
+mt_uniform(struct mt19937 *m)
+{
+    uint32_t a = mt_next(m) >> 5, b = mt_next(m) >> 6;
+    return ((double)a * 67108864.0 + (double)b) / 9007199254740992.0;
+}
+
+/* Dropout: inference (or ratio 0) is the identity with an all-true mask. Training mode keeps
+ * an element when a uniform draw in [0, 1) is >= ratio and scales it by 1 / (1 - ratio); the
+ * draws come from MT19937 seeded with the `seed` attribute (0 if absent), in row-major order. */
 enum npu_status
 cpu_k_dropout(CPU_KERNEL_ARGS)
 {
@@ -308,13 +357,39 @@ cpu_k_dropout(CPU_KERNEL_ARGS)
     const struct npu_tensor *ratio = nin > 1 ? in[1] : NULL, *train = nin > 2 ? in[2] : NULL;
     bool training = train && cpu_numel(train) > 0 && cpu_scalar_i64(train, 0) != 0;
     double r = ratio && cpu_numel(ratio) > 0 ? cpu_scalar_f64(ratio, 0) : 0.5;
-    if (training && r != 0)
-        return KUNSUP("training-mode dropout (random) is not supported; only inference");
+    if (ratio && !npu_dtype_is_float(ratio->dtype))
+        return KINVAL("ratio must be a float scalar");
     CPU_TRY(cpu_k_copy(ctx, attrs, in, 1, out, 1));
-    if (nout > 1 && out[1]) {
-        CPU_TRY(cpu_check_out(ctx, out[1], NPU_DTYPE_BOOL, x->ndim, x->dims));
-        memset(out[1]->data, 1, (size_t)cpu_numel(x));
+    struct npu_tensor *mask = nout > 1 ? out[1] : NULL;
+    if (mask) {
+        CPU_TRY(cpu_check_out(ctx, mask, NPU_DTYPE_BOOL, x->ndim, x->dims));
+        memset(mask->data, 1, (size_t)cpu_numel(x));
     }
+    if (!training || r == 0)
+        return NPU_OK;
+    if (!(r > 0 && r <= 1))
+        return KINVAL("ratio %g is outside [0, 1]", r);
+    if (!npu_dtype_is_float(x->dtype))
+        return KUNSUP("training-mode dropout of %s", npu_dtype_name(x->dtype));
+    struct mt19937 *m = malloc(sizeof(*m));
+    if (!m)
+        return KNOMEM();
+    mt_seed(m, (uint32_t)npu_attrs_int(attrs, "seed", 0));
+    /* the scale as the reference computes it: 1 / (1 - ratio) in the ratio's precision */
+    double scale =
+        ratio->dtype == NPU_DTYPE_FP64 ? 1.0 / (1.0 - r) : (double)(1.0f / (1.0f - (float)r));
+    int64_t n = cpu_numel(x);
+    for (int64_t i = 0; i < n; i++) {
+        bool keep = mt_uniform(m) >= r;
+        double v = keep && r < 1 ? cpu_scalar_f64(out[0], i) * scale : 0.0;
+        if (!keep && signbit(cpu_scalar_f64(out[0], i)))
+            v = -0.0; /* mask * x keeps the sign of zero */
+        cpu_convert(&v, NPU_DTYPE_FP64, (char *)out[0]->data + (size_t)i * cpu_esize(out[0]),
+                    out[0]->dtype, 1);
+        if (mask)
+            ((uint8_t *)mask->data)[i] = keep;
+    }
+    free(m);
     return NPU_OK;
 }
 
@@ -361,8 +436,8 @@ cpu_k_transpose(CPU_KERNEL_ARGS)
 
 struct cat_job {
     int nparts;
-    char **ptrs;    /* part data */
-    int64_t *chunk; /* part elements per outer index (part axis dim * inner) */
+    char **ptrs;     /* part data */
+    int64_t *chunk;  /* part elements per outer index (part axis dim * inner) */
     int64_t out_row; /* whole elements per outer index */
     size_t es;
     char *whole;
@@ -421,8 +496,8 @@ cat_split(struct npu_cpu_ctx *ctx, const struct npu_tensor *whole,
         ptrs[p] = parts[p]->data;
         chunk[p] = parts[p]->dims[axis] * inner;
     }
-    struct cat_job j = {nparts, ptrs, chunk, whole->dims[axis] * inner, cpu_esize(whole),
-                        whole->data, split};
+    struct cat_job j = {nparts,           ptrs,        chunk, whole->dims[axis] * inner,
+                        cpu_esize(whole), whole->data, split};
     if (outer * j.out_row == 0)
         return NPU_OK;
     cpu_parallel_for(ctx, outer, NPU_MAX((int64_t)1, 65536 / NPU_MAX(j.out_row, (int64_t)1)),
@@ -582,8 +657,7 @@ gather_task(void *arg, int64_t begin, int64_t end, int tid)
 
 /* Reads indices as int64, resolving negatives against dim; rejects out-of-range ones. */
 static int64_t *
-read_indices(struct npu_cpu_ctx *ctx, const struct npu_tensor *t, int64_t dim,
-             enum npu_status *st)
+read_indices(struct npu_cpu_ctx *ctx, const struct npu_tensor *t, int64_t dim, enum npu_status *st)
 {
     *st = NPU_OK;
     if (t->dtype != NPU_DTYPE_INT64 && t->dtype != NPU_DTYPE_INT32) {
@@ -599,8 +673,7 @@ read_indices(struct npu_cpu_ctx *ctx, const struct npu_tensor *t, int64_t dim,
     for (int64_t i = 0; i < n; i++) {
         int64_t k = cpu_scalar_i64(t, i);
         if (k < -dim || k >= dim) {
-            *st = KINVAL("index %lld out of range for a dim of %lld", (long long)k,
-                         (long long)dim);
+            *st = KINVAL("index %lld out of range for a dim of %lld", (long long)k, (long long)dim);
             free(v);
             return NULL;
         }
@@ -633,9 +706,9 @@ cpu_k_gather(CPU_KERNEL_ARGS)
     int64_t *idx = read_indices(ctx, ind, x->dims[axis], &st);
     if (!idx)
         return st;
-    struct gather_job j = {x->data, out[0]->data, idx, cpu_numel(ind),
-                           cpu_dims_prod(x->dims, axis + 1, x->ndim), x->dims[axis],
-                           cpu_esize(x)};
+    struct gather_job j = {
+        x->data,       out[0]->data, idx, cpu_numel(ind), cpu_dims_prod(x->dims, axis + 1, x->ndim),
+        x->dims[axis], cpu_esize(x)};
     int64_t tasks = cpu_dims_prod(x->dims, 0, axis) * j.nidx;
     if (j.inner > 0)
         cpu_parallel_for(ctx, tasks, NPU_MAX((int64_t)1, 16384 / j.inner), gather_task, &j);
@@ -655,8 +728,8 @@ cpu_k_gather_elements(CPU_KERNEL_ARGS)
         return KINVAL("indices rank %d differs from data rank %d", ind->ndim, r);
     for (int d = 0; d < r; d++)
         if (d != axis && ind->dims[d] > x->dims[d])
-            return KINVAL("indices dim %d (%lld) exceeds data's (%lld)", d,
-                          (long long)ind->dims[d], (long long)x->dims[d]);
+            return KINVAL("indices dim %d (%lld) exceeds data's (%lld)", d, (long long)ind->dims[d],
+                          (long long)x->dims[d]);
     CPU_TRY(cpu_check_out(ctx, out[0], x->dtype, r, ind->dims));
     enum npu_status st;
     int64_t *idx = read_indices(ctx, ind, x->dims[axis], &st);
@@ -669,8 +742,7 @@ cpu_k_gather_elements(CPU_KERNEL_ARGS)
         int64_t off = 0;
         for (int d = 0; d < r; d++)
             off += (d == axis ? idx[e] : pos[d]) * xs[d];
-        memcpy((char *)out[0]->data + (size_t)e * es, (const char *)x->data + (size_t)off * es,
-               es);
+        memcpy((char *)out[0]->data + (size_t)e * es, (const char *)x->data + (size_t)off * es, es);
         for (int d = r - 1; d >= 0; d--) {
             if (++pos[d] < ind->dims[d])
                 break;
@@ -694,9 +766,12 @@ pad_src(enum pad_mode m, int64_t o, int64_t before, int64_t dim)
     if (i >= 0 && i < dim)
         return i;
     switch (m) {
-    case PAD_CONSTANT: return -1;
-    case PAD_EDGE: return i < 0 ? 0 : dim - 1;
-    case PAD_WRAP: return ((i % dim) + dim) % dim;
+    case PAD_CONSTANT:
+        return -1;
+    case PAD_EDGE:
+        return i < 0 ? 0 : dim - 1;
+    case PAD_WRAP:
+        return ((i % dim) + dim) % dim;
     case PAD_REFLECT:
         if (dim == 1)
             return 0;
@@ -742,6 +817,9 @@ cpu_k_pad(CPU_KERNEL_ARGS)
     for (int i = 0; i < na; i++) {
         int ax;
         CPU_TRY(cpu_axis(ctx, axes[i], r, &ax));
+        if (pads[i] < -CPU_MAX_ATTR || pads[i] > CPU_MAX_ATTR || pads[na + i] < -CPU_MAX_ATTR ||
+            pads[na + i] > CPU_MAX_ATTR)
+            return KINVAL("pads out of range");
         before[ax] = pads[i];
         after[ax] = pads[na + i];
     }
@@ -840,10 +918,18 @@ bcast_copy(struct npu_cpu_ctx *ctx, const struct npu_tensor *x, struct npu_tenso
     CPU_TRY(cpu_bcast_plan(ctx, &bc, o, ins, 1, false));
     cpu_bc_fn fn;
     switch (cpu_esize(x)) {
-    case 1: fn = bcopy_8; break;
-    case 2: fn = bcopy_16; break;
-    case 4: fn = bcopy_32; break;
-    default: fn = bcopy_64; break;
+    case 1:
+        fn = bcopy_8;
+        break;
+    case 2:
+        fn = bcopy_16;
+        break;
+    case 4:
+        fn = bcopy_32;
+        break;
+    default:
+        fn = bcopy_64;
+        break;
     }
     const void *ip[1] = {x->data};
     size_t sz[1] = {cpu_esize(x)};
@@ -883,8 +969,8 @@ cpu_k_tile(CPU_KERNEL_ARGS)
     if (n != r)
         return KINVAL("repeats has %d entries for rank %d", n, r);
     for (int d = 0; d < r; d++) {
-        if (rep[d] < 0)
-            return KINVAL("negative repeat");
+        if (rep[d] < 0 || rep[d] > CPU_MAX_ATTR || (rep[d] && x->dims[d] > INT64_MAX / rep[d]))
+            return KINVAL("repeat %lld out of range", (long long)rep[d]);
         od[d] = x->dims[d] * rep[d];
     }
     CPU_TRY(cpu_check_out(ctx, out[0], x->dtype, r, od));
@@ -1046,8 +1132,8 @@ cpu_k_range(CPU_KERNEL_ARGS)
     CPU_TRY(cpu_check_out(ctx, out[0], dt, 1, &n));
     for (int64_t i = 0; i < n; i++) {
         int64_t v = (int64_t)((uint64_t)a + (uint64_t)i * (uint64_t)c);
-        cpu_convert(&v, NPU_DTYPE_INT64, (char *)out[0]->data + (size_t)i * cpu_esize(out[0]),
-                    dt, 1);
+        cpu_convert(&v, NPU_DTYPE_INT64, (char *)out[0]->data + (size_t)i * cpu_esize(out[0]), dt,
+                    1);
     }
     return NPU_OK;
 }

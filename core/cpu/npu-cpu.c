@@ -32,6 +32,9 @@ struct worker_arg {
     int tid;
 };
 
+/* A worker joins a job only if it wakes before the job is closed; the caller waits for the
+ * workers that joined, not for every worker to wake up (which, on a loaded machine, can take
+ * a whole scheduler slice). */
 static void *
 worker_main(void *p)
 {
@@ -46,10 +49,13 @@ worker_main(void *p)
         if (ctx->quit)
             break;
         seen = ctx->generation;
+        if (ctx->closed)
+            continue; /* woke too late: the caller has finished this job without us */
+        ctx->busy++;
         pthread_mutex_unlock(&ctx->lock);
         run_chunks(ctx, wa.tid);
         pthread_mutex_lock(&ctx->lock);
-        if (--ctx->busy == 0)
+        if (--ctx->busy == 0 && ctx->closed)
             pthread_cond_signal(&ctx->done_cv);
     }
     pthread_mutex_unlock(&ctx->lock);
@@ -77,14 +83,17 @@ cpu_parallel_for(struct npu_cpu_ctx *ctx, int64_t n, int64_t grain, cpu_par_fn f
     ctx->n = n;
     ctx->chunk = chunk;
     __atomic_store_n(&ctx->next, 0, __ATOMIC_RELAXED);
-    ctx->busy = ctx->nworkers;
+    ctx->busy = 0;
+    ctx->closed = false;
     ctx->generation++;
     pthread_cond_broadcast(&ctx->start_cv);
     pthread_mutex_unlock(&ctx->lock);
 
     run_chunks(ctx, 0);
 
+    /* every chunk is taken; wait for the workers still inside one */
     pthread_mutex_lock(&ctx->lock);
+    ctx->closed = true;
     while (ctx->busy > 0)
         pthread_cond_wait(&ctx->done_cv, &ctx->lock);
     pthread_mutex_unlock(&ctx->lock);
@@ -223,8 +232,8 @@ cpu_dims_str(const struct npu_tensor *t, char *buf, size_t len)
     size_t off = 0;
     off += (size_t)snprintf(buf + off, len - off, "[");
     for (int i = 0; i < t->ndim && off < len; i++)
-        off += (size_t)snprintf(buf + off, len - off, "%s%lld", i ? "," : "",
-                                (long long)t->dims[i]);
+        off +=
+            (size_t)snprintf(buf + off, len - off, "%s%lld", i ? "," : "", (long long)t->dims[i]);
     if (off < len)
         snprintf(buf + off, len - off, "]");
     return buf;
@@ -252,7 +261,8 @@ cpu_check_out(struct npu_cpu_ctx *ctx, const struct npu_tensor *o, enum npu_dtyp
     if (!ok) {
         char a[160], b[160];
         struct npu_tensor e = {.ndim = ndim};
-        memcpy(e.dims, dims, sizeof(int64_t) * (size_t)ndim);
+        for (int i = 0; i < ndim; i++)
+            e.dims[i] = dims[i];
         return KINVAL("output shape %s, expected %s", cpu_dims_str(o, a, sizeof(a)),
                       cpu_dims_str(&e, b, sizeof(b)));
     }
@@ -282,19 +292,32 @@ cpu_scalar_f64(const struct npu_tensor *t, int64_t i)
 {
     const void *p = t->data;
     switch (t->dtype) {
-    case NPU_DTYPE_FP32: return ((const float *)p)[i];
-    case NPU_DTYPE_FP16: return cpu_f16_to_f32(((const uint16_t *)p)[i]);
-    case NPU_DTYPE_FP64: return ((const double *)p)[i];
-    case NPU_DTYPE_INT8: return ((const int8_t *)p)[i];
-    case NPU_DTYPE_UINT8: return ((const uint8_t *)p)[i];
-    case NPU_DTYPE_BOOL: return ((const uint8_t *)p)[i] != 0;
-    case NPU_DTYPE_INT16: return ((const int16_t *)p)[i];
-    case NPU_DTYPE_UINT16: return ((const uint16_t *)p)[i];
-    case NPU_DTYPE_INT32: return ((const int32_t *)p)[i];
-    case NPU_DTYPE_UINT32: return ((const uint32_t *)p)[i];
-    case NPU_DTYPE_INT64: return (double)((const int64_t *)p)[i];
-    case NPU_DTYPE_UINT64: return (double)((const uint64_t *)p)[i];
-    default: return 0;
+    case NPU_DTYPE_FP32:
+        return ((const float *)p)[i];
+    case NPU_DTYPE_FP16:
+        return cpu_f16_to_f32(((const uint16_t *)p)[i]);
+    case NPU_DTYPE_FP64:
+        return ((const double *)p)[i];
+    case NPU_DTYPE_INT8:
+        return ((const int8_t *)p)[i];
+    case NPU_DTYPE_UINT8:
+        return ((const uint8_t *)p)[i];
+    case NPU_DTYPE_BOOL:
+        return ((const uint8_t *)p)[i] != 0;
+    case NPU_DTYPE_INT16:
+        return ((const int16_t *)p)[i];
+    case NPU_DTYPE_UINT16:
+        return ((const uint16_t *)p)[i];
+    case NPU_DTYPE_INT32:
+        return ((const int32_t *)p)[i];
+    case NPU_DTYPE_UINT32:
+        return ((const uint32_t *)p)[i];
+    case NPU_DTYPE_INT64:
+        return (double)((const int64_t *)p)[i];
+    case NPU_DTYPE_UINT64:
+        return (double)((const uint64_t *)p)[i];
+    default:
+        return 0;
     }
 }
 
@@ -303,19 +326,28 @@ cpu_scalar_i64(const struct npu_tensor *t, int64_t i)
 {
     const void *p = t->data;
     switch (t->dtype) {
-    case NPU_DTYPE_INT64: return ((const int64_t *)p)[i];
+    case NPU_DTYPE_INT64:
+        return ((const int64_t *)p)[i];
     case NPU_DTYPE_UINT64: {
         uint64_t u = ((const uint64_t *)p)[i];
         return u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;
     }
-    case NPU_DTYPE_INT32: return ((const int32_t *)p)[i];
-    case NPU_DTYPE_UINT32: return ((const uint32_t *)p)[i];
-    case NPU_DTYPE_INT16: return ((const int16_t *)p)[i];
-    case NPU_DTYPE_UINT16: return ((const uint16_t *)p)[i];
-    case NPU_DTYPE_INT8: return ((const int8_t *)p)[i];
-    case NPU_DTYPE_UINT8: return ((const uint8_t *)p)[i];
-    case NPU_DTYPE_BOOL: return ((const uint8_t *)p)[i] != 0;
-    default: return cpu_sat_i64(cpu_scalar_f64(t, i));
+    case NPU_DTYPE_INT32:
+        return ((const int32_t *)p)[i];
+    case NPU_DTYPE_UINT32:
+        return ((const uint32_t *)p)[i];
+    case NPU_DTYPE_INT16:
+        return ((const int16_t *)p)[i];
+    case NPU_DTYPE_UINT16:
+        return ((const uint16_t *)p)[i];
+    case NPU_DTYPE_INT8:
+        return ((const int8_t *)p)[i];
+    case NPU_DTYPE_UINT8:
+        return ((const uint8_t *)p)[i];
+    case NPU_DTYPE_BOOL:
+        return ((const uint8_t *)p)[i] != 0;
+    default:
+        return cpu_sat_i64(cpu_scalar_f64(t, i));
     }
 }
 
@@ -550,9 +582,10 @@ run_f16(struct npu_cpu_ctx *ctx, const struct cpu_entry *e, const struct npu_att
         for (int i = 0; i < nout; i++)
             if (pout[i] != out[i])
                 cpu_f32_to_f16_n(tout[i].data, out[i]->data, cpu_numel(out[i]));
+    goto done;
 out:
-    if (st == NPU_ERR_NOMEM)
-        cpu_fail(ctx, st, "out of memory widening fp16 operands");
+    cpu_fail(ctx, st, "out of memory widening fp16 operands");
+done:
     for (int i = 0; tin && i < nin; i++)
         if (pin && pin[i] == &tin[i])
             free(tin[i].data);

@@ -11,7 +11,9 @@
  * so the rest of the program stays baseline.
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -33,7 +35,7 @@ now(void)
     ATTR static double name(int64_t iters, float *sink)                                            \
     {                                                                                              \
         typedef float vec __attribute__((vector_size(W * 4)));                                     \
-        vec b, c, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15;          \
+        vec b, c, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15;            \
         for (int k = 0; k < W; k++) {                                                              \
             b[k] = 0.9999999f;                                                                     \
             c[k] = 1e-7f;                                                                          \
@@ -76,11 +78,15 @@ pick(const char **isa)
 {
 #if defined(__x86_64__)
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) {
+    /* NPU_BENCH_ISA=avx2|sse caps the probe (to compare vector widths) */
+    const char *cap = getenv("NPU_BENCH_ISA");
+    bool no512 = cap && (!strcmp(cap, "avx2") || !strcmp(cap, "sse"));
+    bool no256 = cap && !strcmp(cap, "sse");
+    if (!no512 && __builtin_cpu_supports("avx512f")) {
         *isa = "AVX-512F (16 x fp32, FMA)";
         return peak_avx512;
     }
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    if (!no256 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
         *isa = "AVX2+FMA (8 x fp32)";
         return peak_avx2;
     }
@@ -112,30 +118,19 @@ peak_thread(void *p)
     return NULL;
 }
 
-double
-bench_peak_gflops(int nthreads, const char **isa)
+static double
+peak_runs(peak_fn fn, int64_t iters, int nthreads, int reps)
 {
-    peak_fn fn = pick(isa);
-    /* calibrate to ~0.25 s per run, best of three */
-    int64_t iters = 1 << 20;
-    for (;;) {
-        float s;
-        double t0 = now();
-        fn(iters, &s);
-        if (now() - t0 > 0.05 || iters > (INT64_C(1) << 34))
-            break;
-        iters *= 2;
-    }
-    iters *= 5;
     double best = 0;
     if (nthreads < 1)
         nthreads = 1;
     if (nthreads > 64)
         nthreads = 64;
-    for (int rep = 0; rep < 3; rep++) {
+    for (int rep = 0; rep < reps; rep++) {
         pthread_t th[64];
         struct peak_arg args[64];
         int started = 0;
+        double t0 = now();
         for (int t = 0; t < nthreads; t++) {
             args[t] = (struct peak_arg){.fn = fn, .iters = iters};
             if (t == 0 || pthread_create(&th[t], NULL, peak_thread, &args[t]) == 0)
@@ -144,14 +139,50 @@ bench_peak_gflops(int nthreads, const char **isa)
                 break;
         }
         peak_thread(&args[0]);
-        double flops = args[0].flops, secs = args[0].secs;
+        double flops = args[0].flops;
         for (int t = 1; t < started; t++) {
             pthread_join(th[t], NULL);
             flops += args[t].flops;
-            secs = args[t].secs > secs ? args[t].secs : secs;
         }
-        double g = flops / secs * 1e-9;
+        /* wall time of the whole group: threads that did not overlap do not count twice */
+        double g = flops / (now() - t0) * 1e-9;
         best = g > best ? g : best;
     }
     return best;
+}
+
+/* iterations of the probe loop that take about `secs` on one thread */
+static int64_t
+calibrate(peak_fn fn, double secs)
+{
+    int64_t iters = 1 << 16;
+    for (;;) {
+        float sink;
+        double t0 = now(), t;
+        fn(iters, &sink);
+        t = now() - t0;
+        if (t > 0.02 || iters > (INT64_C(1) << 34))
+            return (int64_t)((double)iters * secs / (t > 0 ? t : 1e-9)) + 1;
+        iters *= 2;
+    }
+}
+
+double
+bench_peak_gflops(int nthreads, const char **isa)
+{
+    peak_fn fn = pick(isa);
+    return peak_runs(fn, calibrate(fn, 0.1), nthreads, 7);
+}
+
+double
+bench_peak_now(int nthreads)
+{
+    static peak_fn fn;
+    static int64_t iters;
+    const char *isa;
+    if (!fn) {
+        fn = pick(&isa);
+        iters = calibrate(fn, 0.03);
+    }
+    return peak_runs(fn, iters, nthreads, 3);
 }

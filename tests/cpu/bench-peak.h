@@ -6,5 +6,7 @@
 /* Sustained fp32 GFLOP/s of `nthreads` threads each running a register-resident FMA loop
  * in the widest vectors this CPU has; *isa names them. */
 double bench_peak_gflops(int nthreads, const char **isa);
+/* The same, quickly (best of three ~30 ms runs): the capacity available right now. */
+double bench_peak_now(int nthreads);
 
 #endif

@@ -130,19 +130,32 @@ tt_get(const struct npu_tensor *t, int64_t i)
 {
     const void *p = t->data;
     switch (t->dtype) {
-    case NPU_DTYPE_FP32: return ((const float *)p)[i];
-    case NPU_DTYPE_FP16: return tt_f16_to(((const uint16_t *)p)[i]);
-    case NPU_DTYPE_FP64: return ((const double *)p)[i];
-    case NPU_DTYPE_INT8: return ((const int8_t *)p)[i];
-    case NPU_DTYPE_UINT8: return ((const uint8_t *)p)[i];
-    case NPU_DTYPE_BOOL: return ((const uint8_t *)p)[i];
-    case NPU_DTYPE_INT16: return ((const int16_t *)p)[i];
-    case NPU_DTYPE_UINT16: return ((const uint16_t *)p)[i];
-    case NPU_DTYPE_INT32: return ((const int32_t *)p)[i];
-    case NPU_DTYPE_UINT32: return ((const uint32_t *)p)[i];
-    case NPU_DTYPE_INT64: return (double)((const int64_t *)p)[i];
-    case NPU_DTYPE_UINT64: return (double)((const uint64_t *)p)[i];
-    default: return 0;
+    case NPU_DTYPE_FP32:
+        return ((const float *)p)[i];
+    case NPU_DTYPE_FP16:
+        return tt_f16_to(((const uint16_t *)p)[i]);
+    case NPU_DTYPE_FP64:
+        return ((const double *)p)[i];
+    case NPU_DTYPE_INT8:
+        return ((const int8_t *)p)[i];
+    case NPU_DTYPE_UINT8:
+        return ((const uint8_t *)p)[i];
+    case NPU_DTYPE_BOOL:
+        return ((const uint8_t *)p)[i];
+    case NPU_DTYPE_INT16:
+        return ((const int16_t *)p)[i];
+    case NPU_DTYPE_UINT16:
+        return ((const uint16_t *)p)[i];
+    case NPU_DTYPE_INT32:
+        return ((const int32_t *)p)[i];
+    case NPU_DTYPE_UINT32:
+        return ((const uint32_t *)p)[i];
+    case NPU_DTYPE_INT64:
+        return (double)((const int64_t *)p)[i];
+    case NPU_DTYPE_UINT64:
+        return (double)((const uint64_t *)p)[i];
+    default:
+        return 0;
     }
 }
 static inline void
@@ -150,19 +163,44 @@ tt_set(struct npu_tensor *t, int64_t i, double v)
 {
     void *p = t->data;
     switch (t->dtype) {
-    case NPU_DTYPE_FP32: ((float *)p)[i] = (float)v; break;
-    case NPU_DTYPE_FP16: ((uint16_t *)p)[i] = tt_f16_from(v); break;
-    case NPU_DTYPE_FP64: ((double *)p)[i] = v; break;
-    case NPU_DTYPE_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
-    case NPU_DTYPE_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
-    case NPU_DTYPE_BOOL: ((uint8_t *)p)[i] = v != 0; break;
-    case NPU_DTYPE_INT16: ((int16_t *)p)[i] = (int16_t)v; break;
-    case NPU_DTYPE_UINT16: ((uint16_t *)p)[i] = (uint16_t)v; break;
-    case NPU_DTYPE_INT32: ((int32_t *)p)[i] = (int32_t)v; break;
-    case NPU_DTYPE_UINT32: ((uint32_t *)p)[i] = (uint32_t)v; break;
-    case NPU_DTYPE_INT64: ((int64_t *)p)[i] = (int64_t)v; break;
-    case NPU_DTYPE_UINT64: ((uint64_t *)p)[i] = (uint64_t)v; break;
-    default: break;
+    case NPU_DTYPE_FP32:
+        ((float *)p)[i] = (float)v;
+        break;
+    case NPU_DTYPE_FP16:
+        ((uint16_t *)p)[i] = tt_f16_from(v);
+        break;
+    case NPU_DTYPE_FP64:
+        ((double *)p)[i] = v;
+        break;
+    case NPU_DTYPE_INT8:
+        ((int8_t *)p)[i] = (int8_t)v;
+        break;
+    case NPU_DTYPE_UINT8:
+        ((uint8_t *)p)[i] = (uint8_t)v;
+        break;
+    case NPU_DTYPE_BOOL:
+        ((uint8_t *)p)[i] = v != 0;
+        break;
+    case NPU_DTYPE_INT16:
+        ((int16_t *)p)[i] = (int16_t)v;
+        break;
+    case NPU_DTYPE_UINT16:
+        ((uint16_t *)p)[i] = (uint16_t)v;
+        break;
+    case NPU_DTYPE_INT32:
+        ((int32_t *)p)[i] = (int32_t)v;
+        break;
+    case NPU_DTYPE_UINT32:
+        ((uint32_t *)p)[i] = (uint32_t)v;
+        break;
+    case NPU_DTYPE_INT64:
+        ((int64_t *)p)[i] = (int64_t)v;
+        break;
+    case NPU_DTYPE_UINT64:
+        ((uint64_t *)p)[i] = (uint64_t)v;
+        break;
+    default:
+        break;
     }
 }
 
@@ -334,8 +372,8 @@ run2(enum npu_op op, struct alist *al, int nin, struct npu_tensor *const *in, in
     } else if (s1 == NPU_OK) {
         for (int i = 0; i < nout && i < 8; i++)
             if (out[i] && !tt_same_bytes(out[i], copy[i])) {
-                fprintf(stderr, "%s: output %d differs between 1 and 3 threads\n",
-                        npu_op_name(op), i);
+                fprintf(stderr, "%s: output %d differs between 1 and 3 threads\n", npu_op_name(op),
+                        i);
                 t_thread_mismatches++;
             }
     }

@@ -121,11 +121,13 @@ check_conv(enum npu_dtype dt, int64_t N, int64_t C, int64_t M, int64_t G, struct
                 if (act && !strcmp(act, "relu"))
                     s = s < 0 ? 0 : s;
                 double got = tt_get(y, (n * M + m) * op + o);
-                double tol = dt == NPU_DTYPE_FP16 ? 2e-3 * (mag + 1) : dt == NPU_DTYPE_FP64 ? 1e-13 * mag : 2e-6 * mag + 1e-30;
+                double tol = dt == NPU_DTYPE_FP16   ? 2e-3 * (mag + 1)
+                             : dt == NPU_DTYPE_FP64 ? 1e-13 * mag
+                                                    : 2e-6 * mag + 1e-30;
                 if (!(fabs(got - s) <= tol)) {
                     if (bad++ < 3)
-                        fprintf(stderr, "  conv n%lld m%lld o%lld: got %g want %g\n",
-                                (long long)n, (long long)m, (long long)o, got, s);
+                        fprintf(stderr, "  conv n%lld m%lld o%lld: got %g want %g\n", (long long)n,
+                                (long long)m, (long long)o, got, s);
                 }
             }
     if (bad)
@@ -167,12 +169,14 @@ test_conv(void)
     /* a layer large enough for tiles over several threads, odd sizes */
     check_conv(f, 1, 32, 40, 1, G2(45, 47, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1), NULL, true, "relu");
     /* fp16 and fp64 */
-    check_conv(NPU_DTYPE_FP16, 1, 4, 6, 2, G2(9, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1), NULL, true, NULL);
-    check_conv(NPU_DTYPE_FP64, 1, 4, 6, 2, G2(9, 9, 3, 3, 2, 1, 1, 2, 1, 1, 1, 1), NULL, true, NULL);
+    check_conv(NPU_DTYPE_FP16, 1, 4, 6, 2, G2(9, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1), NULL, true,
+               NULL);
+    check_conv(NPU_DTYPE_FP64, 1, 4, 6, 2, G2(9, 9, 3, 3, 2, 1, 1, 2, 1, 1, 1, 1), NULL, true,
+               NULL);
     /* mismatched W is refused */
     struct npu_tensor *x = tt(f, 4, D(1), D(3), D(5), D(5)), *w = tt(f, 4, D(2), D(2), D(3), D(3));
     struct npu_tensor *y = tt(f, 4, D(1), D(2), D(3), D(3)), *in[2] = {x, w}, *out[1] = {y};
-    npu_log_set_level((enum npu_log_level)-1);
+    npu_log_set_level((enum npu_log_level) - 1);
     CHECK_EQ_INT(NPU_ERR_INVALID, run_op(tctx1, NPU_OP_CONV, NULL, 2, in, 1, out));
     npu_log_set_level(NPU_LOG_WARN);
     tt_free(x), tt_free(w), tt_free(y);
@@ -363,16 +367,20 @@ test_pools(void)
     const enum npu_dtype f = NPU_DTYPE_FP32;
     for (int mx = 0; mx < 2; mx++) {
         check_pool(mx, G2(8, 9, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0), NULL, false, false, false, false, f);
-        check_pool(mx, G2(9, 10, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1), NULL, false, false, false, false, f);
+        check_pool(mx, G2(9, 10, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1), NULL, false, false, false, false,
+                   f);
         check_pool(mx, G2(9, 10, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1), NULL, false, true, false, false, f);
-        check_pool(mx, G2(10, 11, 3, 2, 2, 3, 1, 1, 0, 1, 1, 1), NULL, true, false, false, false, f);
+        check_pool(mx, G2(10, 11, 3, 2, 2, 3, 1, 1, 0, 1, 1, 1), NULL, true, false, false, false,
+                   f);
         check_pool(mx, G2(10, 11, 3, 2, 2, 3, 1, 1, 0, 1, 1, 1), NULL, true, true, false, false, f);
-        check_pool(mx, G2(12, 12, 3, 3, 1, 1, 2, 2, 1, 1, 2, 2), NULL, false, true, false, false, f);
+        check_pool(mx, G2(12, 12, 3, 3, 1, 1, 2, 2, 1, 1, 2, 2), NULL, false, true, false, false,
+                   f);
         check_pool(mx, G2(7, 9, 3, 4, 2, 3, 1, 1, 0, 0, 0, 0), "SAME_UPPER", false, false, false,
                    false, f);
         check_pool(mx, G2(7, 9, 3, 4, 2, 3, 1, 1, 0, 0, 0, 0), "SAME_LOWER", false, true, false,
                    false, f);
-        check_pool(mx, G2(7, 9, 3, 4, 2, 3, 1, 1, 0, 0, 0, 0), "VALID", false, false, false, false, f);
+        check_pool(mx, G2(7, 9, 3, 4, 2, 3, 1, 1, 0, 0, 0, 0), "VALID", false, false, false, false,
+                   f);
         check_pool(mx, G1(20, 4, 3, 1, 2, 1), NULL, true, false, false, false, f);
         struct geo g3 = {3, {4, 5, 6}, {2, 3, 2}, {2, 1, 2}, {1, 1, 2}, {0, 1, 1}, {1, 1, 0}, {0}};
         check_pool(mx, g3, NULL, false, true, false, false, f);
@@ -411,7 +419,8 @@ test_int_conv(void)
     const int64_t C = 4, M = 6, H = 7, W = 8;
     struct npu_tensor *x = tt_fill_rand(tt(NPU_DTYPE_UINT8, 4, D(1), D(C), D(H), D(W)), 0, 256);
     struct npu_tensor *w = tt_fill_rand(tt(NPU_DTYPE_INT8, 4, D(M), D(C), D(3), D(3)), -128, 128);
-    struct npu_tensor *xz = tt(NPU_DTYPE_UINT8, 0), *wz = tt_fill_rand(tt(NPU_DTYPE_INT8, 1, D(M)), -5, 5);
+    struct npu_tensor *xz = tt(NPU_DTYPE_UINT8, 0),
+                      *wz = tt_fill_rand(tt(NPU_DTYPE_INT8, 1, D(M)), -5, 5);
     tt_set(xz, 0, 17);
     struct npu_tensor *y = tt(NPU_DTYPE_INT32, 4, D(1), D(M), D(H), D(W));
     struct alist al = {0};
@@ -432,7 +441,8 @@ test_int_conv(void)
                             if (h < 0 || h >= H || ww < 0 || ww >= W)
                                 continue; /* padding holds the zero point: contributes 0 */
                             s += ((int64_t)tt_get(x, (c * H + h) * W + ww) - 17) *
-                                 ((int64_t)tt_get(w, ((m * C + c) * 3 + kh) * 3 + kw) - (int64_t)tt_get(wz, m));
+                                 ((int64_t)tt_get(w, ((m * C + c) * 3 + kh) * 3 + kw) -
+                                  (int64_t)tt_get(wz, m));
                         }
                 acc[(m * H + oh) * W + ow] = s;
                 bad += tt_get(y, (m * H + oh) * W + ow) != (double)s;
@@ -440,7 +450,8 @@ test_int_conv(void)
     CHECK_EQ_INT(0, bad);
 
     /* QLinearConv on the same data: per-channel w_scale, int32 bias, uint8 output */
-    struct npu_tensor *xs = tt(NPU_DTYPE_FP32, 0), *ys = tt(NPU_DTYPE_FP32, 0), *yz = tt(NPU_DTYPE_UINT8, 0);
+    struct npu_tensor *xs = tt(NPU_DTYPE_FP32, 0), *ys = tt(NPU_DTYPE_FP32, 0),
+                      *yz = tt(NPU_DTYPE_UINT8, 0);
     struct npu_tensor *ws = tt_fill_rand(tt(NPU_DTYPE_FP32, 1, D(M)), 0.001, 0.01);
     struct npu_tensor *bias = tt_fill_rand(tt(NPU_DTYPE_INT32, 1, D(M)), -2000, 2000);
     *(float *)xs->data = 0.02f;

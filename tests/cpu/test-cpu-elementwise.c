@@ -13,18 +13,66 @@
 /* ---- binary ops with broadcasting ---------------------------------------------------------- */
 
 typedef double (*ref2)(double, double);
-static double r_add(double a, double b) { return a + b; }
-static double r_sub(double a, double b) { return a - b; }
-static double r_mul(double a, double b) { return a * b; }
-static double r_div(double a, double b) { return a / b; }
-static double r_max(double a, double b) { return a != a || a > b ? a : b; }
-static double r_min(double a, double b) { return a != a || a < b ? a : b; }
-static double r_pow(double a, double b) { return pow(a, b); }
-static double r_eq(double a, double b) { return a == b; }
-static double r_lt(double a, double b) { return a < b; }
-static double r_gt(double a, double b) { return a > b; }
-static double r_le(double a, double b) { return a <= b; }
-static double r_ge(double a, double b) { return a >= b; }
+static double
+r_add(double a, double b)
+{
+    return a + b;
+}
+static double
+r_sub(double a, double b)
+{
+    return a - b;
+}
+static double
+r_mul(double a, double b)
+{
+    return a * b;
+}
+static double
+r_div(double a, double b)
+{
+    return a / b;
+}
+static double
+r_max(double a, double b)
+{
+    return a != a || a > b ? a : b;
+}
+static double
+r_min(double a, double b)
+{
+    return a != a || a < b ? a : b;
+}
+static double
+r_pow(double a, double b)
+{
+    return pow(a, b);
+}
+static double
+r_eq(double a, double b)
+{
+    return a == b;
+}
+static double
+r_lt(double a, double b)
+{
+    return a < b;
+}
+static double
+r_gt(double a, double b)
+{
+    return a > b;
+}
+static double
+r_le(double a, double b)
+{
+    return a <= b;
+}
+static double
+r_ge(double a, double b)
+{
+    return a >= b;
+}
 
 static void
 broadcast_shape(const struct npu_tensor *a, const struct npu_tensor *b, int *nd, int64_t *d)
@@ -59,8 +107,8 @@ check_binary(enum npu_op op, ref2 ref, bool cmp, int na, const int64_t *da, int 
     }
     double err = tt_err(y, want, 1e-30, cmp ? 0 : 2e-7);
     if (!(err <= 1)) {
-        fprintf(stderr, "%s: broadcast [%d dims] x [%d dims]: error %g\n", npu_op_name(op), na,
-                nb, err);
+        fprintf(stderr, "%s: broadcast [%d dims] x [%d dims]: error %g\n", npu_op_name(op), na, nb,
+                err);
     }
     CHECK(err <= 1);
     free(want);
@@ -74,11 +122,21 @@ test_broadcasting(void)
         int na, nb;
         int64_t da[4], db[4];
     } shapes[] = {
-        {3, 1, {2, 3, 4}, {4}},        {3, 2, {2, 3, 4}, {3, 1}},      {3, 3, {1, 3, 1}, {2, 1, 5}},
-        {0, 2, {0}, {2, 3}},           {2, 0, {2, 3}, {0}},            {2, 2, {0, 3}, {1, 3}},
-        {3, 3, {5, 1, 4}, {1, 6, 1}},  {2, 1, {64, 257}, {257}},       {1, 1, {1000}, {1000}},
-        {4, 4, {3, 1, 1, 7}, {1, 4, 5, 1}}, {2, 2, {33, 1}, {1, 129}}, {1, 1, {1}, {9001}},
-        {4, 1, {2, 3, 4, 5}, {1}},     {3, 3, {7, 1, 9}, {7, 1, 9}},   {2, 2, {1, 20000}, {3, 20000}},
+        {3, 1, {2, 3, 4}, {4}},
+        {3, 2, {2, 3, 4}, {3, 1}},
+        {3, 3, {1, 3, 1}, {2, 1, 5}},
+        {0, 2, {0}, {2, 3}},
+        {2, 0, {2, 3}, {0}},
+        {2, 2, {0, 3}, {1, 3}},
+        {3, 3, {5, 1, 4}, {1, 6, 1}},
+        {2, 1, {64, 257}, {257}},
+        {1, 1, {1000}, {1000}},
+        {4, 4, {3, 1, 1, 7}, {1, 4, 5, 1}},
+        {2, 2, {33, 1}, {1, 129}},
+        {1, 1, {1}, {9001}},
+        {4, 1, {2, 3, 4, 5}, {1}},
+        {3, 3, {7, 1, 9}, {7, 1, 9}},
+        {2, 2, {1, 20000}, {3, 20000}},
         {4, 2, {2, 16, 9, 9}, {9, 1}},
     };
     struct {
@@ -87,26 +145,26 @@ test_broadcasting(void)
         bool cmp;
         double lo, hi;
     } ops[] = {
-        {NPU_OP_ADD, r_add, false, -10, 10}, {NPU_OP_SUB, r_sub, false, -10, 10},
-        {NPU_OP_MUL, r_mul, false, -10, 10}, {NPU_OP_DIV, r_div, false, 0.5, 10},
-        {NPU_OP_MAX, r_max, false, -10, 10}, {NPU_OP_MIN, r_min, false, -10, 10},
-        {NPU_OP_POW, r_pow, false, 0.5, 3},  {NPU_OP_EQUAL, r_eq, true, -2, 2},
-        {NPU_OP_LESS, r_lt, true, -10, 10},  {NPU_OP_GREATER, r_gt, true, -10, 10},
-        {NPU_OP_LESS_OR_EQUAL, r_le, true, -2, 2},
-        {NPU_OP_GREATER_OR_EQUAL, r_ge, true, -2, 2},
+        {NPU_OP_ADD, r_add, false, -10, 10},       {NPU_OP_SUB, r_sub, false, -10, 10},
+        {NPU_OP_MUL, r_mul, false, -10, 10},       {NPU_OP_DIV, r_div, false, 0.5, 10},
+        {NPU_OP_MAX, r_max, false, -10, 10},       {NPU_OP_MIN, r_min, false, -10, 10},
+        {NPU_OP_POW, r_pow, false, 0.5, 3},        {NPU_OP_EQUAL, r_eq, true, -2, 2},
+        {NPU_OP_LESS, r_lt, true, -10, 10},        {NPU_OP_GREATER, r_gt, true, -10, 10},
+        {NPU_OP_LESS_OR_EQUAL, r_le, true, -2, 2}, {NPU_OP_GREATER_OR_EQUAL, r_ge, true, -2, 2},
     };
     for (size_t o = 0; o < NPU_ARRAY_SIZE(ops); o++)
         for (size_t s = 0; s < NPU_ARRAY_SIZE(shapes); s++) {
-            check_binary(ops[o].op, ops[o].f, ops[o].cmp, shapes[s].na, shapes[s].da,
-                         shapes[s].nb, shapes[s].db, ops[o].lo, ops[o].hi);
+            check_binary(ops[o].op, ops[o].f, ops[o].cmp, shapes[s].na, shapes[s].da, shapes[s].nb,
+                         shapes[s].db, ops[o].lo, ops[o].hi);
             /* and swapped */
-            check_binary(ops[o].op, ops[o].f, ops[o].cmp, shapes[s].nb, shapes[s].db,
-                         shapes[s].na, shapes[s].da, ops[o].lo, ops[o].hi);
+            check_binary(ops[o].op, ops[o].f, ops[o].cmp, shapes[s].nb, shapes[s].db, shapes[s].na,
+                         shapes[s].da, ops[o].lo, ops[o].hi);
         }
     /* Equal on integral floats actually hits equality; make sure some are true */
     int64_t d[1] = {4};
     double va[4] = {1, 2, 3, NAN}, vb[4] = {1, 5, 3, NAN};
-    struct npu_tensor *a = tt_vals(NPU_DTYPE_FP32, 1, d, va), *b = tt_vals(NPU_DTYPE_FP32, 1, d, vb);
+    struct npu_tensor *a = tt_vals(NPU_DTYPE_FP32, 1, d, va),
+                      *b = tt_vals(NPU_DTYPE_FP32, 1, d, vb);
     struct npu_tensor *y = tt_new(NPU_DTYPE_BOOL, 1, d), *in[2] = {a, b}, *out[1] = {y};
     CHECK_EQ_INT(NPU_OK, run2(NPU_OP_EQUAL, NULL, 2, in, 1, out));
     CHECK(tt_get(y, 0) == 1 && tt_get(y, 1) == 0 && tt_get(y, 2) == 1 && tt_get(y, 3) == 0);
@@ -145,7 +203,7 @@ test_integers(void)
              -9223372036854775808.0);
     int_case(NPU_OP_DIV, NPU_DTYPE_INT32, NULL, 7, -2, -3); /* truncation */
     int_case(NPU_OP_DIV, NPU_DTYPE_INT32, NULL, -7, 2, -3);
-    int_case(NPU_OP_DIV, NPU_DTYPE_INT32, NULL, 5, 0, 0);   /* defined: 0 */
+    int_case(NPU_OP_DIV, NPU_DTYPE_INT32, NULL, 5, 0, 0); /* defined: 0 */
     int_case(NPU_OP_DIV, NPU_DTYPE_INT32, NULL, -2147483648.0, -1, -2147483648.0);
     int_case(NPU_OP_DIV, NPU_DTYPE_UINT8, NULL, 200, 7, 28);
     struct alist fm = {0};
@@ -179,7 +237,8 @@ test_integers(void)
     /* Pow with mixed types: X float / Y int, X int / Y float */
     int64_t d3 = 3;
     double xv[3] = {2, -1.5, 9}, yv[3] = {3, 2, -1};
-    struct npu_tensor *x = tt_vals(NPU_DTYPE_FP32, 1, &d3, xv), *y = tt_vals(NPU_DTYPE_INT64, 1, &d3, yv);
+    struct npu_tensor *x = tt_vals(NPU_DTYPE_FP32, 1, &d3, xv),
+                      *y = tt_vals(NPU_DTYPE_INT64, 1, &d3, yv);
     struct npu_tensor *o = tt_new(NPU_DTYPE_FP32, 1, &d3), *in[2] = {x, y}, *out[1] = {o};
     CHECK_EQ_INT(NPU_OK, run2(NPU_OP_POW, NULL, 2, in, 1, out));
     CHECK_NEAR(8, tt_get(o, 0), 0);
@@ -199,29 +258,83 @@ test_integers(void)
 /* ---- unary ops ----------------------------------------------------------------------------- */
 
 typedef double (*ref1)(double);
-static double u_relu(double x) { return x < 0 ? 0 : x; }
-static double u_sigmoid(double x) { return 1 / (1 + exp(-x)); }
-static double u_neg(double x) { return -x; }
-static double u_recip(double x) { return 1 / x; }
-static double u_hsig(double x) { return fmin(1, fmax(0, (double)0.2f * x + 0.5)); }
-static double u_hswish(double x) { return x * fmin(1, fmax(0, x / 6 + 0.5)); }
-static double u_elu(double x) { return x < 0 ? expm1(x) : x; }
-static double u_selu(double x)
+static double
+u_relu(double x)
+{
+    return x < 0 ? 0 : x;
+}
+static double
+u_sigmoid(double x)
+{
+    return 1 / (1 + exp(-x));
+}
+static double
+u_neg(double x)
+{
+    return -x;
+}
+static double
+u_recip(double x)
+{
+    return 1 / x;
+}
+static double
+u_hsig(double x)
+{
+    return fmin(1, fmax(0, (double)0.2f * x + 0.5));
+}
+static double
+u_hswish(double x)
+{
+    return x * fmin(1, fmax(0, x / 6 + 0.5));
+}
+static double
+u_elu(double x)
+{
+    return x < 0 ? expm1(x) : x;
+}
+static double
+u_selu(double x)
 {
     return 1.05070102214813232421875 * (x > 0 ? x : 1.67326319217681884765625 * expm1(x));
 }
-static double u_gelu(double x) { return 0.5 * x * erfc(-x / sqrt(2.0)); }
+static double
+u_gelu(double x)
+{
+    return 0.5 * x * erfc(-x / sqrt(2.0));
+}
 /* 0.5 x (1 + tanh u) written as x / (1 + exp(-2u)), which double evaluates without the
  * cancellation of 1 + tanh(u) for very negative u */
-static double u_gelu_tanh(double x)
+static double
+u_gelu_tanh(double x)
 {
     return x / (1 + exp(-2 * sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
 }
-static double u_softplus(double x) { return x > 30 ? x : log1p(exp(x)); }
-static double u_lrelu(double x) { return x < 0 ? 0.01 * x : x; }
-static double u_sign(double x) { return x > 0 ? 1 : x < 0 ? -1 : 0; }
-static double u_silu(double x) { return x / (1 + exp(-x)); }
-static double u_round(double x) { return nearbyint(x); }
+static double
+u_softplus(double x)
+{
+    return x > 30 ? x : log1p(exp(x));
+}
+static double
+u_lrelu(double x)
+{
+    return x < 0 ? 0.01 * x : x;
+}
+static double
+u_sign(double x)
+{
+    return x > 0 ? 1 : x < 0 ? -1 : 0;
+}
+static double
+u_silu(double x)
+{
+    return x / (1 + exp(-x));
+}
+static double
+u_round(double x)
+{
+    return nearbyint(x);
+}
 
 static void
 check_unary(enum npu_op op, struct alist *al, ref1 f, double lo, double hi, double rtol,
@@ -335,7 +448,8 @@ test_unary(void)
     /* integer unary: abs wraps at INT_MIN like numpy */
     int64_t two = 2;
     double iv[2] = {-128, -5};
-    struct npu_tensor *x = tt_vals(NPU_DTYPE_INT8, 1, &two, iv), *y = tt_new(NPU_DTYPE_INT8, 1, &two);
+    struct npu_tensor *x = tt_vals(NPU_DTYPE_INT8, 1, &two, iv),
+                      *y = tt_new(NPU_DTYPE_INT8, 1, &two);
     struct npu_tensor *in[1] = {x}, *out[1] = {y};
     CHECK_EQ_INT(NPU_OK, run2(NPU_OP_ABS, NULL, 1, in, 1, out));
     CHECK(tt_get(y, 0) == -128 && tt_get(y, 1) == 5);
@@ -394,9 +508,9 @@ test_fp16(void)
     n = 200000;
     f = tt_new(NPU_DTYPE_FP32, 1, &n);
     h = tt_new(NPU_DTYPE_FP16, 1, &n);
-    float edges[] = {65504.0f, 65519.996f, 65520.0f, 5.9604645e-08f, 2.9802322e-08f,
+    float edges[] = {65504.0f,       65519.996f,    65520.0f,       5.9604645e-08f, 2.9802322e-08f,
                      2.9802326e-08f, 8.940697e-08f, 6.1035156e-05f, 6.1035152e-05f, 1.0009766f,
-                     1.0004883f, 1.0014648f, -0.0f, 1e-10f};
+                     1.0004883f,     1.0014648f,    -0.0f,          1e-10f};
     for (int64_t i = 0; i < n; i++) {
         float v = (float)ldexp(tt_uniform(1, 2), (int)tt_uniform(-27, 17));
         ((float *)f->data)[i] = i & 1 ? -v : v;
@@ -455,14 +569,30 @@ cast_ref(double v, enum npu_dtype to, enum npu_dtype from)
     /* to integer */
     double lo, hi;
     switch (to) {
-    case NPU_DTYPE_INT8: lo = -128, hi = 127; break;
-    case NPU_DTYPE_UINT8: lo = 0, hi = 255; break;
-    case NPU_DTYPE_INT16: lo = -32768, hi = 32767; break;
-    case NPU_DTYPE_UINT16: lo = 0, hi = 65535; break;
-    case NPU_DTYPE_INT32: lo = -2147483648.0, hi = 2147483647.0; break;
-    case NPU_DTYPE_UINT32: lo = 0, hi = 4294967295.0; break;
-    case NPU_DTYPE_INT64: lo = -9223372036854775808.0, hi = 9223372036854775807.0; break;
-    default: lo = 0, hi = 18446744073709551615.0; break;
+    case NPU_DTYPE_INT8:
+        lo = -128, hi = 127;
+        break;
+    case NPU_DTYPE_UINT8:
+        lo = 0, hi = 255;
+        break;
+    case NPU_DTYPE_INT16:
+        lo = -32768, hi = 32767;
+        break;
+    case NPU_DTYPE_UINT16:
+        lo = 0, hi = 65535;
+        break;
+    case NPU_DTYPE_INT32:
+        lo = -2147483648.0, hi = 2147483647.0;
+        break;
+    case NPU_DTYPE_UINT32:
+        lo = 0, hi = 4294967295.0;
+        break;
+    case NPU_DTYPE_INT64:
+        lo = -9223372036854775808.0, hi = 9223372036854775807.0;
+        break;
+    default:
+        lo = 0, hi = 18446744073709551615.0;
+        break;
     }
     if (npu_dtype_is_float(from)) {
         if (v != v)
@@ -484,13 +614,13 @@ static void
 test_cast(void)
 {
     static const enum npu_dtype all[] = {
-        NPU_DTYPE_FP32, NPU_DTYPE_FP16, NPU_DTYPE_FP64, NPU_DTYPE_INT8, NPU_DTYPE_UINT8,
-        NPU_DTYPE_INT16, NPU_DTYPE_UINT16, NPU_DTYPE_INT32, NPU_DTYPE_UINT32, NPU_DTYPE_INT64,
-        NPU_DTYPE_UINT64, NPU_DTYPE_BOOL,
+        NPU_DTYPE_FP32,   NPU_DTYPE_FP16,  NPU_DTYPE_FP64,   NPU_DTYPE_INT8,
+        NPU_DTYPE_UINT8,  NPU_DTYPE_INT16, NPU_DTYPE_UINT16, NPU_DTYPE_INT32,
+        NPU_DTYPE_UINT32, NPU_DTYPE_INT64, NPU_DTYPE_UINT64, NPU_DTYPE_BOOL,
     };
     /* values representable in every source type, chosen to hit wrap and saturation */
-    static const double fvals[] = {0, 1, -1, 127.7, -128.9, 300.5, -70000.25, 3e9, -3e9,
-                                   1e20, -1e20, NAN, INFINITY, -INFINITY, 0.49};
+    static const double fvals[] = {0,    1,    -1,    127.7, -128.9,   300.5,     -70000.25, 3e9,
+                                   -3e9, 1e20, -1e20, NAN,   INFINITY, -INFINITY, 0.49};
     static const double ivals[] = {0, 1, 2, 100, 127, 200, 255};
     static const double svals[] = {0, -1, -128, 127, 100, -100};
     static const double wide[] = {0, 1, 300, 70000, 3000000000.0, 4294967295.0};
@@ -542,14 +672,15 @@ test_cast(void)
     /* CastLike takes the target dtype from its second input; Cast's `to` must agree */
     int64_t one = 1;
     double v = 2.75;
-    struct npu_tensor *x = tt_vals(NPU_DTYPE_FP32, 1, &one, &v), *like = tt_new(NPU_DTYPE_INT32, 1, &one);
+    struct npu_tensor *x = tt_vals(NPU_DTYPE_FP32, 1, &one, &v),
+                      *like = tt_new(NPU_DTYPE_INT32, 1, &one);
     struct npu_tensor *y = tt_new(NPU_DTYPE_INT32, 1, &one);
     struct npu_tensor *in[2] = {x, like}, *out[1] = {y};
     CHECK_EQ_INT(NPU_OK, run2(NPU_OP_CAST_LIKE, NULL, 2, in, 1, out));
     CHECK(tt_get(y, 0) == 2);
     struct alist al = {0};
     al_int(&al, "to", 1); /* FLOAT, but the output is int32 */
-    npu_log_set_level((enum npu_log_level)-1);
+    npu_log_set_level((enum npu_log_level) - 1);
     CHECK_EQ_INT(NPU_ERR_INVALID, run_op(tctx1, NPU_OP_CAST, &al, 1, in, 1, out));
     npu_log_set_level(NPU_LOG_WARN);
     tt_free(x), tt_free(like), tt_free(y);
@@ -574,8 +705,9 @@ test_where_clip_variadic(void)
         int64_t idx[3];
         for (int64_t e = 0; e < tt_n(o); e++) {
             tt_unravel(e, 3, o->dims, idx);
-            double want = tt_get(c, tt_bcast_index(c, 3, idx)) ? tt_get(x, tt_bcast_index(x, 3, idx))
-                                                               : tt_get(yv, 0);
+            double want = tt_get(c, tt_bcast_index(c, 3, idx))
+                              ? tt_get(x, tt_bcast_index(x, 3, idx))
+                              : tt_get(yv, 0);
             bad += tt_get(o, e) != want;
         }
         CHECK_EQ_INT(0, bad);
@@ -596,7 +728,8 @@ test_where_clip_variadic(void)
     double fv[6] = {-5, -1, 0.5, NAN, 3, INFINITY}, l = -1, h = 2;
     x = tt_vals(NPU_DTYPE_FP32, 1, &n, fv);
     y = tt_new(NPU_DTYPE_FP32, 1, &n);
-    struct npu_tensor *lt = tt_vals(NPU_DTYPE_FP32, 0, &s0, &l), *ht = tt_vals(NPU_DTYPE_FP32, 0, &s0, &h);
+    struct npu_tensor *lt = tt_vals(NPU_DTYPE_FP32, 0, &s0, &l),
+                      *ht = tt_vals(NPU_DTYPE_FP32, 0, &s0, &h);
     in[0] = x, in[1] = lt, in[2] = ht, out[0] = y;
     CHECK_EQ_INT(NPU_OK, run2(NPU_OP_CLIP, NULL, 3, in, 1, out));
     CHECK(tt_get(y, 0) == -1 && tt_get(y, 2) == 0.5 && isnan(tt_get(y, 3)) && tt_get(y, 5) == 2);
@@ -617,13 +750,22 @@ test_where_clip_variadic(void)
         int64_t idx[3];
         for (int64_t e = 0; e < tt_n(o); e++) {
             tt_unravel(e, 3, o->dims, idx);
-            double p = tt_get(a, tt_bcast_index(a, 3, idx)), q = tt_get(b, tt_bcast_index(b, 3, idx));
+            double p = tt_get(a, tt_bcast_index(a, 3, idx)),
+                   q = tt_get(b, tt_bcast_index(b, 3, idx));
             double r = tt_get(c, tt_bcast_index(c, 3, idx)), w;
             switch (k) {
-            case 0: w = p + q + r; break;
-            case 1: w = (p + q + r) / 3; break;
-            case 2: w = fmax(p, fmax(q, r)); break;
-            default: w = fmin(p, fmin(q, r)); break;
+            case 0:
+                w = p + q + r;
+                break;
+            case 1:
+                w = (p + q + r) / 3;
+                break;
+            case 2:
+                w = fmax(p, fmax(q, r));
+                break;
+            default:
+                w = fmin(p, fmin(q, r));
+                break;
             }
             worst = fmax(worst, fabs(tt_get(o, e) - w));
         }
@@ -634,7 +776,7 @@ test_where_clip_variadic(void)
     CHECK_EQ_INT(NPU_OK, run2(NPU_OP_SUM, NULL, 1, v1, 1, vo1));
     CHECK(tt_same_bytes(a, o1));
     struct npu_tensor *bad_o = tt(NPU_DTYPE_FP32, 3, D(2), D(3), D(5)), *vb[1] = {bad_o};
-    npu_log_set_level((enum npu_log_level)-1);
+    npu_log_set_level((enum npu_log_level) - 1);
     CHECK_EQ_INT(NPU_ERR_INVALID, run_op(tctx1, NPU_OP_SUM, NULL, 3, v3, 1, vb));
     npu_log_set_level(NPU_LOG_WARN);
     tt_free(a), tt_free(b), tt_free(c), tt_free(o), tt_free(o1), tt_free(bad_o);
@@ -659,10 +801,11 @@ test_where_clip_variadic(void)
 static void
 test_errors(void)
 {
-    struct npu_tensor *a = tt(NPU_DTYPE_FP32, 2, D(2), D(3)), *b = tt(NPU_DTYPE_FP32, 2, D(2), D(4));
+    struct npu_tensor *a = tt(NPU_DTYPE_FP32, 2, D(2), D(3)),
+                      *b = tt(NPU_DTYPE_FP32, 2, D(2), D(4));
     struct npu_tensor *y = tt(NPU_DTYPE_FP32, 2, D(2), D(3));
     struct npu_tensor *in[2] = {a, b}, *out[1] = {y};
-    npu_log_set_level((enum npu_log_level)-1); /* the errors below are expected */
+    npu_log_set_level((enum npu_log_level) - 1); /* the errors below are expected */
     CHECK_EQ_INT(NPU_ERR_INVALID, run_op(tctx1, NPU_OP_ADD, NULL, 2, in, 1, out));
     in[1] = a;
     struct npu_tensor *wrong = tt(NPU_DTYPE_FP32, 2, D(3), D(2));

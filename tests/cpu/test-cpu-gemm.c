@@ -58,8 +58,8 @@ act_ref(const char *act, double x, double a, double b)
 
 /* a [.., M, K] or [K]; b [.., K, N] or [K]; numpy semantics */
 static void
-check_matmul(enum npu_dtype dt, int na, const int64_t *ad, int nb, const int64_t *bd,
-             bool bias, const char *act, double tol)
+check_matmul(enum npu_dtype dt, int na, const int64_t *ad, int nb, const int64_t *bd, bool bias,
+             const char *act, double tol)
 {
     struct npu_tensor *a = tt_fill_rand(tt_new(dt, na, ad), -1, 1);
     struct npu_tensor *b = tt_fill_rand(tt_new(dt, nb, bd), -1, 1);
@@ -106,7 +106,8 @@ check_matmul(enum npu_dtype dt, int na, const int64_t *ad, int nb, const int64_t
     struct npu_tensor *in[3] = {a, b, bt}, *out[1] = {y};
     CHECK_EQ_INT(NPU_OK, run2(NPU_OP_MATMUL, &al, bias ? 3 : 2, in, 1, out));
     int64_t n = tt_n(y);
-    double *ref = calloc((size_t)n + 1, sizeof(double)), *mag = calloc((size_t)n + 1, sizeof(double));
+    double *ref = calloc((size_t)n + 1, sizeof(double)),
+           *mag = calloc((size_t)n + 1, sizeof(double));
     int64_t bidx[NPU_MAX_DIMS];
     for (int64_t t = 0; t < batch; t++) {
         tt_unravel(t, br, yd, bidx);
@@ -188,8 +189,8 @@ test_matmul(void)
     check_matmul(NPU_DTYPE_FP32, 2, big_a, 2, big_b, true, "gelu", t32);
     check_matmul(NPU_DTYPE_FP32, 3, odd_a, 2, odd_b, false, NULL, t32);
     /* every fused activation */
-    static const char *acts[] = {"relu", "leaky_relu", "clip", "sigmoid", "tanh", "gelu",
-                                 "gelu_tanh", "silu", "hard_swish", "hard_sigmoid"};
+    static const char *acts[] = {"relu", "leaky_relu", "clip", "sigmoid",    "tanh",
+                                 "gelu", "gelu_tanh",  "silu", "hard_swish", "hard_sigmoid"};
     int64_t fa[2] = {33, 40}, fb[2] = {40, 70};
     for (size_t i = 0; i < NPU_ARRAY_SIZE(acts); i++)
         check_matmul(NPU_DTYPE_FP32, 2, fa, 2, fb, true, acts[i], t32);
@@ -222,12 +223,14 @@ check_gemm(enum npu_dtype dt, int64_t M, int64_t N, int64_t K, bool ta, bool tb,
         al_str(&al, "npu_act", act);
     struct npu_tensor *in[3] = {a, b, c}, *out[1] = {y};
     CHECK_EQ_INT(NPU_OK, run2(NPU_OP_GEMM, &al, c ? 3 : 2, in, 1, out));
-    double *ref = calloc((size_t)(M * N + 1), sizeof(double)), *mag = calloc((size_t)(M * N + 1), sizeof(double));
+    double *ref = calloc((size_t)(M * N + 1), sizeof(double)),
+           *mag = calloc((size_t)(M * N + 1), sizeof(double));
     for (int64_t i = 0; i < M; i++)
         for (int64_t j = 0; j < N; j++) {
             double s = 0, m = 0;
             for (int64_t k = 0; k < K; k++) {
-                double p = tt_get(a, ta ? k * M + i : i * K + k) * tt_get(b, tb ? j * K + k : k * N + j);
+                double p =
+                    tt_get(a, ta ? k * M + i : i * K + k) * tt_get(b, tb ? j * K + k : k * N + j);
                 s += p;
                 m += fabs(p);
             }
@@ -281,7 +284,8 @@ test_gemm(void)
 /* ---- Einsum ------------------------------------------------------------------------------- */
 
 static void
-einsum_case(const char *eq, int nin, struct npu_tensor **in, struct npu_tensor *y, const double *ref)
+einsum_case(const char *eq, int nin, struct npu_tensor **in, struct npu_tensor *y,
+            const double *ref)
 {
     struct alist al = {0};
     al_str(&al, "equation", eq);
@@ -342,7 +346,8 @@ test_einsum(void)
         tt_free(q), tt_free(k), tt_free(s);
 
         /* inner product to a scalar, outer product */
-        struct npu_tensor *u = tt_fill_rand(tt(dt, 1, D(9)), -1, 1), *v = tt_fill_rand(tt(dt, 1, D(9)), -1, 1);
+        struct npu_tensor *u = tt_fill_rand(tt(dt, 1, D(9)), -1, 1),
+                          *v = tt_fill_rand(tt(dt, 1, D(9)), -1, 1);
         struct npu_tensor *sc = tt(dt, 0);
         ref[0] = 0;
         for (int i = 0; i < 9; i++)
@@ -420,7 +425,7 @@ test_einsum(void)
     struct npu_tensor *a = tt(NPU_DTYPE_FP32, 2, D(2), D(3)), *y = tt(NPU_DTYPE_FP32, 1, D(2));
     struct npu_tensor *in[1] = {a}, *out[1] = {y};
     static const char *bad[] = {"ijk->i", "ij,jk->ik", "i$->i", "ij->k", "i..j->i"};
-    npu_log_set_level((enum npu_log_level)-1);
+    npu_log_set_level((enum npu_log_level) - 1);
     for (size_t i = 0; i < NPU_ARRAY_SIZE(bad); i++) {
         struct alist al = {0};
         al_str(&al, "equation", bad[i]);
@@ -442,8 +447,10 @@ test_int_matmul(void)
         struct npu_tensor *a = tt_fill_rand(tt(dt, 3, D(B), D(M), D(K)), lo, hi);
         struct npu_tensor *b = tt_fill_rand(tt(dt, 2, D(K), D(N)), lo, hi);
         /* per-row A zero points and per-column B zero points (int8), scalars (uint8) */
-        struct npu_tensor *az = s8 ? tt_fill_rand(tt(dt, 1, D(M)), -10, 10) : tt_fill_rand(tt(dt, 0), lo, hi);
-        struct npu_tensor *bz = s8 ? tt_fill_rand(tt(dt, 1, D(N)), -10, 10) : tt_fill_rand(tt(dt, 0), lo, hi);
+        struct npu_tensor *az =
+            s8 ? tt_fill_rand(tt(dt, 1, D(M)), -10, 10) : tt_fill_rand(tt(dt, 0), lo, hi);
+        struct npu_tensor *bz =
+            s8 ? tt_fill_rand(tt(dt, 1, D(N)), -10, 10) : tt_fill_rand(tt(dt, 0), lo, hi);
         struct npu_tensor *y = tt(NPU_DTYPE_INT32, 3, D(B), D(M), D(N));
         struct npu_tensor *in[4] = {a, b, az, bz}, *out[1] = {y};
         CHECK_EQ_INT(NPU_OK, run2(NPU_OP_MATMUL_INTEGER, NULL, 4, in, 1, out));
@@ -473,7 +480,8 @@ test_int_matmul(void)
         *(float *)ys->data = s8 ? 0.5f : 0.75f;
         struct npu_tensor *yz = tt(dt, 0);
         tt_set(yz, 0, s8 ? -3 : 120);
-        struct npu_tensor *azs = tt_fill_rand(tt(dt, 0), lo / 4, hi / 4), *bzs = tt_fill_rand(tt(dt, 1, D(N)), lo / 4, hi / 4);
+        struct npu_tensor *azs = tt_fill_rand(tt(dt, 0), lo / 4, hi / 4),
+                          *bzs = tt_fill_rand(tt(dt, 1, D(N)), lo / 4, hi / 4);
         struct npu_tensor *q = tt(dt, 3, D(B), D(M), D(N));
         struct npu_tensor *qin[8] = {a, as, azs, b, bs, bzs, ys, yz}, *qout[1] = {q};
         CHECK_EQ_INT(NPU_OK, run2(NPU_OP_QLINEAR_MATMUL, NULL, 8, qin, 1, qout));

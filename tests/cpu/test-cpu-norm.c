@@ -81,8 +81,8 @@ test_softmax(void)
 /* ---- LayerNormalization -------------------------------------------------------------------- */
 
 static void
-check_layernorm(int nd, const int64_t *dims, int64_t axis, int sr, const int64_t *sdims,
-                bool bias, bool stats, enum npu_dtype dt)
+check_layernorm(int nd, const int64_t *dims, int64_t axis, int sr, const int64_t *sdims, bool bias,
+                bool stats, enum npu_dtype dt)
 {
     struct npu_tensor *x = tt_fill_rand(tt_new(dt, nd, dims), -3, 5);
     struct npu_tensor *sc = tt_fill_rand(tt_new(dt, sr, sdims), 0.5, 2);
@@ -98,7 +98,8 @@ check_layernorm(int nd, const int64_t *dims, int64_t axis, int sr, const int64_t
     al_int(&al, "axis", axis);
     al_float(&al, "epsilon", 1e-3f);
     struct npu_tensor *in[3] = {x, sc, b}, *out[3] = {y, mean, inv};
-    CHECK_EQ_INT(NPU_OK, run2(NPU_OP_LAYER_NORMALIZATION, &al, bias ? 3 : 2, in, stats ? 3 : 1, out));
+    CHECK_EQ_INT(NPU_OK,
+                 run2(NPU_OP_LAYER_NORMALIZATION, &al, bias ? 3 : 2, in, stats ? 3 : 1, out));
     int64_t rows = 1, n = 1;
     for (int i = 0; i < ax; i++)
         rows *= dims[i];
@@ -173,8 +174,9 @@ test_batch_instance_norm(void)
     double worst = 0;
     for (int64_t e = 0; e < tt_n(x); e++) {
         int64_t c = (e / (H * W)) % C;
-        double want = (tt_get(x, e) - tt_get(mu, c)) / sqrt(tt_get(var, c) + (double)1e-4f) *
-                      tt_get(sc, c) + tt_get(bi, c);
+        double want =
+            (tt_get(x, e) - tt_get(mu, c)) / sqrt(tt_get(var, c) + (double)1e-4f) * tt_get(sc, c) +
+            tt_get(bi, c);
         worst = fmax(worst, fabs(tt_get(y, e) - want));
     }
     CHECK(worst < 1e-5);
@@ -196,12 +198,15 @@ test_batch_instance_norm(void)
                 v += d * d;
             }
         v /= (double)cnt;
-        worst = fmax(worst, fabs(tt_get(rm, c) - (tt_get(mu, c) * (double)0.8f + m * (1 - (double)0.8f))));
-        worst = fmax(worst, fabs(tt_get(rv, c) - (tt_get(var, c) * (double)0.8f + v * (1 - (double)0.8f))));
+        worst = fmax(worst,
+                     fabs(tt_get(rm, c) - (tt_get(mu, c) * (double)0.8f + m * (1 - (double)0.8f))));
+        worst = fmax(
+            worst, fabs(tt_get(rv, c) - (tt_get(var, c) * (double)0.8f + v * (1 - (double)0.8f))));
         for (int64_t n = 0; n < N; n++)
             for (int64_t i = 0; i < H * W; i++) {
                 int64_t e = (n * C + c) * H * W + i;
-                double want = (tt_get(x, e) - m) / sqrt(v + (double)1e-4f) * tt_get(sc, c) + tt_get(bi, c);
+                double want =
+                    (tt_get(x, e) - m) / sqrt(v + (double)1e-4f) * tt_get(sc, c) + tt_get(bi, c);
                 worst = fmax(worst, fabs(tt_get(y, e) - want));
             }
     }
@@ -220,8 +225,9 @@ test_batch_instance_norm(void)
         for (int64_t i = 0; i < H * W; i++)
             v += pow(tt_get(x, p * H * W + i) - m, 2) / (double)(H * W);
         for (int64_t i = 0; i < H * W; i++) {
-            double want = (tt_get(x, p * H * W + i) - m) / sqrt(v + (double)1e-5f) *
-                          tt_get(sc, p % C) + tt_get(bi, p % C);
+            double want =
+                (tt_get(x, p * H * W + i) - m) / sqrt(v + (double)1e-5f) * tt_get(sc, p % C) +
+                tt_get(bi, p % C);
             worst = fmax(worst, fabs(tt_get(y, p * H * W + i) - want));
         }
     }
@@ -233,9 +239,9 @@ test_batch_instance_norm(void)
 /* ---- npu.Attention ------------------------------------------------------------------------- */
 
 static void
-check_attention(int lead, const int64_t *ql, const int64_t *kl, int64_t Sq, int64_t Sk,
-                int64_t Dk, int64_t Dv, int mr, const int64_t *md, bool mbool, bool causal,
-                float scale, enum npu_dtype dt)
+check_attention(int lead, const int64_t *ql, const int64_t *kl, int64_t Sq, int64_t Sk, int64_t Dk,
+                int64_t Dv, int mr, const int64_t *md, bool mbool, bool causal, float scale,
+                enum npu_dtype dt)
 {
     int64_t qd[6], kd[6], vd[6], yd[6];
     int64_t L[4];
@@ -327,21 +333,23 @@ test_attention(void)
     int64_t l12[2] = {1, 12}, l1[2] = {2, 3}, l2[2] = {2, 1}, l3[2] = {1, 3};
     check_attention(2, l12, l12, 196, 196, 64, 64, 0, NULL, false, false, 0, f);
     check_attention(2, l1, l1, 37, 50, 16, 24, 0, NULL, false, false, 0.3f, f);
-    check_attention(2, l2, l3, 33, 65, 8, 8, 0, NULL, false, true, 0, f);  /* broadcast batch */
-    check_attention(2, l1, l1, 40, 40, 8, 8, 0, NULL, false, true, 0, f);  /* causal */
-    check_attention(2, l1, l1, 7, 12, 8, 8, 0, NULL, false, true, 0, f);   /* causal, Sq < Sk */
+    check_attention(2, l2, l3, 33, 65, 8, 8, 0, NULL, false, true, 0, f); /* broadcast batch */
+    check_attention(2, l1, l1, 40, 40, 8, 8, 0, NULL, false, true, 0, f); /* causal */
+    check_attention(2, l1, l1, 7, 12, 8, 8, 0, NULL, false, true, 0, f);  /* causal, Sq < Sk */
     int64_t m2[2] = {33, 45}, m4[4] = {2, 1, 1, 45}, mq[3] = {3, 33, 1};
-    check_attention(2, l1, l1, 33, 45, 8, 5, 2, m2, false, false, 0, f);    /* additive */
-    check_attention(2, l1, l1, 33, 45, 8, 5, 4, m4, true, false, 0, f);     /* bool, padding */
-    check_attention(2, l1, l1, 33, 45, 8, 5, 3, mq, true, true, 0, f);      /* bool + causal */
+    check_attention(2, l1, l1, 33, 45, 8, 5, 2, m2, false, false, 0, f); /* additive */
+    check_attention(2, l1, l1, 33, 45, 8, 5, 4, m4, true, false, 0, f);  /* bool, padding */
+    check_attention(2, l1, l1, 33, 45, 8, 5, 3, mq, true, true, 0, f);   /* bool + causal */
     int64_t none[2] = {1, 45};
     check_attention(2, l1, l1, 33, 45, 8, 5, 2, none, true, false, 0, f);
     int64_t m17[2] = {17, 29};
     check_attention(2, l1, l1, 17, 29, 16, 8, 2, m17, false, false, 0, NPU_DTYPE_FP16);
     check_attention(0, NULL, NULL, 65, 1, 4, 3, 0, NULL, false, false, 0, f);
     /* a fully masked row yields zeros */
-    struct npu_tensor *q = tt_fill_rand(tt(f, 2, D(2), D(4)), -1, 1), *k = tt_fill_rand(tt(f, 2, D(3), D(4)), -1, 1);
-    struct npu_tensor *v = tt_fill_rand(tt(f, 2, D(3), D(2)), -1, 1), *m = tt(NPU_DTYPE_BOOL, 2, D(2), D(3));
+    struct npu_tensor *q = tt_fill_rand(tt(f, 2, D(2), D(4)), -1, 1),
+                      *k = tt_fill_rand(tt(f, 2, D(3), D(4)), -1, 1);
+    struct npu_tensor *v = tt_fill_rand(tt(f, 2, D(3), D(2)), -1, 1),
+                      *m = tt(NPU_DTYPE_BOOL, 2, D(2), D(3));
     struct npu_tensor *y = tt(f, 2, D(2), D(2));
     tt_set(m, 3, 1);
     struct npu_tensor *in[4] = {q, k, v, m}, *out[1] = {y};
@@ -354,13 +362,13 @@ test_attention(void)
 /* ---- reductions ---------------------------------------------------------------------------- */
 
 enum { R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD, R_L2, R_SUMSQ };
-static const enum npu_op red_ops[] = {NPU_OP_REDUCE_SUM, NPU_OP_REDUCE_MEAN, NPU_OP_REDUCE_MAX,
-                                      NPU_OP_REDUCE_MIN, NPU_OP_REDUCE_PROD, NPU_OP_REDUCE_L2,
-                                      NPU_OP_REDUCE_SUM_SQUARE};
+static const enum npu_op red_ops[] = {
+    NPU_OP_REDUCE_SUM,  NPU_OP_REDUCE_MEAN, NPU_OP_REDUCE_MAX,       NPU_OP_REDUCE_MIN,
+    NPU_OP_REDUCE_PROD, NPU_OP_REDUCE_L2,   NPU_OP_REDUCE_SUM_SQUARE};
 
 static void
-check_reduce(int kind, enum npu_dtype dt, int nd, const int64_t *dims, int na,
-             const int64_t *axes, bool keep, bool noop)
+check_reduce(int kind, enum npu_dtype dt, int nd, const int64_t *dims, int na, const int64_t *axes,
+             bool keep, bool noop)
 {
     struct npu_tensor *x = tt_new(dt, nd, dims);
     tt_fill_rand(x, npu_dtype_is_float(dt) ? (kind == R_PROD ? 0.8 : -5) : 0,
@@ -400,11 +408,21 @@ check_reduce(int kind, enum npu_dtype dt, int nd, const int64_t *dims, int na,
         cnt[o]++;
         switch (kind) {
         case R_SUM:
-        case R_MEAN: ref[o] += v; break;
-        case R_MAX: ref[o] = fmax(ref[o], v); break;
-        case R_MIN: ref[o] = fmin(ref[o], v); break;
-        case R_PROD: ref[o] *= v; break;
-        default: ref[o] += v * v; break;
+        case R_MEAN:
+            ref[o] += v;
+            break;
+        case R_MAX:
+            ref[o] = fmax(ref[o], v);
+            break;
+        case R_MIN:
+            ref[o] = fmin(ref[o], v);
+            break;
+        case R_PROD:
+            ref[o] *= v;
+            break;
+        default:
+            ref[o] += v * v;
+            break;
         }
     }
     for (int64_t o = 0; o < ny; o++) {
@@ -450,13 +468,13 @@ test_reduce(void)
             check_reduce(k, NPU_DTYPE_FP32, 4, d4, 2, a_neg, keep, false);
             check_reduce(k, NPU_DTYPE_FP32, 4, d4, 0, NULL, keep, false); /* all axes */
         }
-        check_reduce(k, NPU_DTYPE_FP32, 4, d4, 0, NULL, true, true);      /* noop */
+        check_reduce(k, NPU_DTYPE_FP32, 4, d4, 0, NULL, true, true); /* noop */
         check_reduce(k, NPU_DTYPE_FP64, 4, d4, 2, a_hw, true, false);
         check_reduce(k, NPU_DTYPE_FP16, 4, d4, 1, a_mid, false, false);
         check_reduce(k, NPU_DTYPE_INT32, 4, d4, 2, a_two, true, false);
         check_reduce(k, NPU_DTYPE_FP32, 2, big, 1, a_last, false, false);
         check_reduce(k, NPU_DTYPE_FP32, 2, big, 1, a_first, false, false);
-        check_reduce(k, NPU_DTYPE_FP32, 3, e0, 1, a_mid, true, false);    /* empty set */
+        check_reduce(k, NPU_DTYPE_FP32, 3, e0, 1, a_mid, true, false); /* empty set */
         check_reduce(k, NPU_DTYPE_INT32, 3, e0, 1, a_mid, false, false);
     }
     check_reduce(R_MAX, NPU_DTYPE_INT8, 4, d4, 1, a_mid, true, false);
@@ -502,7 +520,8 @@ test_arg_cumsum(void)
     /* CumSum: exclusive / reverse, negative axis, int64 */
     for (int excl = 0; excl < 2; excl++)
         for (int rev = 0; rev < 2; rev++) {
-            struct npu_tensor *c = tt_fill_rand(tt(NPU_DTYPE_INT64, 3, D(2), D(5), D(3)), -100, 100);
+            struct npu_tensor *c =
+                tt_fill_rand(tt(NPU_DTYPE_INT64, 3, D(2), D(5), D(3)), -100, 100);
             struct npu_tensor *cy = tt(NPU_DTYPE_INT64, 3, D(2), D(5), D(3));
             int64_t axv = -2;
             struct npu_tensor *ax = tt_ints(1, &axv);

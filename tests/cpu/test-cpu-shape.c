@@ -13,7 +13,7 @@
 static void
 quiet(bool q)
 {
-    npu_log_set_level(q ? (enum npu_log_level)-1 : NPU_LOG_WARN);
+    npu_log_set_level(q ? (enum npu_log_level) - 1 : NPU_LOG_WARN);
 }
 
 /* ---- Transpose ----------------------------------------------------------------------------- */
@@ -68,7 +68,8 @@ test_transpose(void)
     int64_t e[3] = {3, 0, 2};
     check_transpose(NPU_DTYPE_FP32, 3, e, p3a);
     int64_t bad_perm[3] = {0, 0, 1};
-    struct npu_tensor *x = tt(NPU_DTYPE_FP32, 3, D(5), D(6), D(7)), *y = tt(NPU_DTYPE_FP32, 3, D(5), D(5), D(6));
+    struct npu_tensor *x = tt(NPU_DTYPE_FP32, 3, D(5), D(6), D(7)),
+                      *y = tt(NPU_DTYPE_FP32, 3, D(5), D(5), D(6));
     struct alist al = {0};
     al_ints(&al, "perm", bad_perm, 3);
     struct npu_tensor *in[1] = {x}, *out[1] = {y};
@@ -150,7 +151,8 @@ test_slice(void)
     /* step 0 is refused */
     int64_t z[1] = {0};
     struct npu_tensor *x = tt(NPU_DTYPE_FP32, 1, D(5)), *y = tt(NPU_DTYPE_FP32, 1, D(5));
-    struct npu_tensor *ts = tt_ints(1, z), *te = tt_ints(1, s4), *ta = tt_ints(1, z), *tp = tt_ints(1, z);
+    struct npu_tensor *ts = tt_ints(1, z), *te = tt_ints(1, s4), *ta = tt_ints(1, z),
+                      *tp = tt_ints(1, z);
     struct npu_tensor *in[5] = {x, ts, te, ta, tp}, *out[1] = {y};
     quiet(true);
     CHECK_EQ_INT(NPU_ERR_INVALID, run_op(tctx1, NPU_OP_SLICE, NULL, 5, in, 1, out));
@@ -368,7 +370,9 @@ test_concat_split(void)
             int p = oi[a] < 1 ? 0 : 2;
             int64_t pi[3] = {oi[0], oi[1], oi[2]};
             pi[a] -= p ? 1 : 0;
-            bad += tt_get(y, e) != tt_get(parts[p], (pi[0] * parts[p]->dims[1] + pi[1]) * parts[p]->dims[2] + pi[2]);
+            bad +=
+                tt_get(y, e) !=
+                tt_get(parts[p], (pi[0] * parts[p]->dims[1] + pi[1]) * parts[p]->dims[2] + pi[2]);
         }
         CHECK_EQ_INT(0, bad);
         /* Split it back, sizes from a `split` input */
@@ -443,7 +447,8 @@ test_expand_tile_reshape(void)
     CHECK_EQ_INT(NPU_ERR_INVALID, run_op(tctx1, NPU_OP_RESHAPE, NULL, 2, in, 1, out));
     quiet(false);
     tt_free(s), tt_free(y), tt_free(s2t);
-    struct npu_tensor *e0 = tt(NPU_DTYPE_FP32, 2, D(0), D(3)), *e1 = tt(NPU_DTYPE_FP32, 3, D(3), D(0), D(1));
+    struct npu_tensor *e0 = tt(NPU_DTYPE_FP32, 2, D(0), D(3)),
+                      *e1 = tt(NPU_DTYPE_FP32, 3, D(3), D(0), D(1));
     int64_t s3[3] = {3, 0, 1};
     s = tt_ints(3, s3);
     struct npu_tensor *ein[2] = {e0, s}, *eout[1] = {e1};
@@ -453,7 +458,8 @@ test_expand_tile_reshape(void)
     /* Squeeze / Unsqueeze / Flatten */
     struct npu_tensor *sq = tt(NPU_DTYPE_FP32, 3, D(2), D(3), D(4));
     int64_t ua[2] = {-1, 1};
-    struct npu_tensor *uax = tt_ints(2, ua), *u = tt(NPU_DTYPE_FP32, 5, D(2), D(1), D(3), D(4), D(1));
+    struct npu_tensor *uax = tt_ints(2, ua),
+                      *u = tt(NPU_DTYPE_FP32, 5, D(2), D(1), D(3), D(4), D(1));
     in[0] = x, in[1] = uax, out[0] = u;
     CHECK_EQ_INT(NPU_OK, run2(NPU_OP_UNSQUEEZE, NULL, 2, in, 1, out));
     CHECK(tt_same_bytes(x, u));
@@ -481,8 +487,10 @@ test_small_ops(void)
     /* Range: float and int, negative delta */
     int64_t s0 = 0;
     double a = 10, l = 1, dl = -3;
-    struct npu_tensor *ta = tt_vals(NPU_DTYPE_INT32, 0, &s0, &a), *tl = tt_vals(NPU_DTYPE_INT32, 0, &s0, &l);
-    struct npu_tensor *td = tt_vals(NPU_DTYPE_INT32, 0, &s0, &dl), *y = tt(NPU_DTYPE_INT32, 1, D(3));
+    struct npu_tensor *ta = tt_vals(NPU_DTYPE_INT32, 0, &s0, &a),
+                      *tl = tt_vals(NPU_DTYPE_INT32, 0, &s0, &l);
+    struct npu_tensor *td = tt_vals(NPU_DTYPE_INT32, 0, &s0, &dl),
+                      *y = tt(NPU_DTYPE_INT32, 1, D(3));
     struct npu_tensor *in[3] = {ta, tl, td}, *out[1] = {y};
     CHECK_EQ_INT(NPU_OK, run2(NPU_OP_RANGE, NULL, 3, in, 1, out));
     CHECK(tt_get(y, 0) == 10 && tt_get(y, 1) == 7 && tt_get(y, 2) == 4);
@@ -553,8 +561,9 @@ test_small_ops(void)
     CHECK(tt_get(ci, 1) == 2);
     tt_free(ts), tt_free(val), tt_free(c), tt_free(cst), tt_free(ci);
 
-    /* Dropout in inference: identity, mask all true; training with ratio > 0 is refused */
-    struct npu_tensor *dy = tt(NPU_DTYPE_FP32, 3, D(2), D(4), D(5)), *mask = tt(NPU_DTYPE_BOOL, 3, D(2), D(4), D(5));
+    /* Dropout in inference: identity, mask all true */
+    struct npu_tensor *dy = tt(NPU_DTYPE_FP32, 3, D(2), D(4), D(5)),
+                      *mask = tt(NPU_DTYPE_BOOL, 3, D(2), D(4), D(5));
     struct npu_tensor *dout[2] = {dy, mask};
     in[0] = x;
     CHECK_EQ_INT(NPU_OK, run2(NPU_OP_DROPOUT, NULL, 1, in, 2, dout));
@@ -563,11 +572,31 @@ test_small_ops(void)
     *(float *)ratio->data = 0.5f;
     tt_set(train, 0, 1);
     struct npu_tensor *din[3] = {x, ratio, train};
+    /* training mode draws numpy's MT19937 stream: np.random.seed(0); uniform(0, 1, 8) >= 0.5
+     * is T T T T F T F T, and seed 7 against ratio 0.3 gives F T T T T T T F */
+    CHECK_EQ_INT(NPU_OK, run2(NPU_OP_DROPOUT, NULL, 3, din, 2, dout));
+    static const int keep0[8] = {1, 1, 1, 1, 0, 1, 0, 1}, keep7[8] = {0, 1, 1, 1, 1, 1, 1, 0};
+    int bad = 0;
+    for (int i = 0; i < 8; i++) {
+        bad += tt_get(mask, i) != keep0[i];
+        bad += tt_get(dy, i) != (keep0[i] ? (double)(tt_get(x, i) * 2.0f) : 0);
+    }
+    CHECK_EQ_INT(0, bad);
+    struct alist sd = {0};
+    al_int(&sd, "seed", 7);
+    *(float *)ratio->data = 0.3f;
+    CHECK_EQ_INT(NPU_OK, run2(NPU_OP_DROPOUT, &sd, 3, din, 2, dout));
+    bad = 0;
+    for (int i = 0; i < 8; i++)
+        bad += tt_get(mask, i) != keep7[i];
+    CHECK_EQ_INT(0, bad);
+    *(float *)ratio->data = 1.5f;
     quiet(true);
-    CHECK_EQ_INT(NPU_ERR_UNSUPPORTED, run_op(tctx1, NPU_OP_DROPOUT, NULL, 3, din, 2, dout));
+    CHECK_EQ_INT(NPU_ERR_INVALID, run_op(tctx1, NPU_OP_DROPOUT, NULL, 3, din, 2, dout));
     quiet(false);
     *(float *)ratio->data = 0;
     CHECK_EQ_INT(NPU_OK, run2(NPU_OP_DROPOUT, NULL, 3, din, 2, dout));
+    CHECK(tt_same_bytes(x, dy));
     tt_free(dy), tt_free(mask), tt_free(ratio), tt_free(train), tt_free(x);
 }
 
@@ -662,7 +691,8 @@ check_resize(const struct rs_case *c)
     struct npu_tensor *y = tt_new(NPU_DTYPE_FP32, 4, c->out);
     double sc[4];
     for (int i = 0; i < 4; i++)
-        sc[i] = c->scales[0] > 0 ? (double)(float)c->scales[i] : (double)c->out[i] / (double)c->in[i];
+        sc[i] =
+            c->scales[0] > 0 ? (double)(float)c->scales[i] : (double)c->out[i] / (double)c->in[i];
     struct npu_tensor *roi = NULL, *scales = NULL, *sizes = NULL;
     if (!strcmp(c->ctm, "tf_crop_and_resize")) {
         int64_t d8 = 8;
@@ -691,7 +721,8 @@ check_resize(const struct rs_case *c)
         bool extra = false;
         tt_unravel(e, 4, c->out, oi);
         for (int a = 0; a < 4; a++) {
-            bool ident = c->in[a] == c->out[a] && sc[a] == 1 && strcmp(c->ctm, "tf_crop_and_resize");
+            bool ident =
+                c->in[a] == c->out[a] && sc[a] == 1 && strcmp(c->ctm, "tf_crop_and_resize");
             if (ident) {
                 tn[a] = 1, ti[a][0] = oi[a], tw[a][0] = 1;
                 continue;
@@ -709,7 +740,8 @@ check_resize(const struct rs_case *c)
                     for (int r = 0; r < tn[2]; r++)
                         for (int s = 0; s < tn[3]; s++) {
                             int64_t off = ((ti[0][p] * c->in[1] + ti[1][q]) * c->in[2] + ti[2][r]) *
-                                              c->in[3] + ti[3][s];
+                                              c->in[3] +
+                                          ti[3][s];
                             want += tw[0][p] * tw[1][q] * tw[2][r] * tw[3][s] * tt_get(x, off);
                         }
         }
@@ -728,34 +760,42 @@ check_resize(const struct rs_case *c)
 static void
 test_resize(void)
 {
-    static const char *ctms[] = {"half_pixel", "pytorch_half_pixel", "align_corners",
-                                 "asymmetric", "half_pixel_symmetric"};
+    static const char *ctms[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+                                 "half_pixel_symmetric"};
     static const char *nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
     for (size_t i = 0; i < NPU_ARRAY_SIZE(ctms); i++) {
-        struct rs_case up = {"linear", ctms[i], NULL, false, {1, 2, 4, 5}, {1, 2, 8, 9}, {0}, {0}, 0};
+        struct rs_case up = {"linear",     ctms[i], NULL, false, {1, 2, 4, 5},
+                             {1, 2, 8, 9}, {0},     {0},  0};
         check_resize(&up);
-        struct rs_case dn = {"linear", ctms[i], NULL, false, {1, 2, 9, 7}, {1, 2, 4, 3}, {0}, {0}, 0};
+        struct rs_case dn = {"linear",     ctms[i], NULL, false, {1, 2, 9, 7},
+                             {1, 2, 4, 3}, {0},     {0},  0};
         check_resize(&dn);
-        struct rs_case cu = {"cubic", ctms[i], NULL, i & 1, {1, 1, 5, 6}, {1, 1, 9, 4}, {0}, {0}, 0};
+        struct rs_case cu = {"cubic",      ctms[i], NULL, i & 1, {1, 1, 5, 6},
+                             {1, 1, 9, 4}, {0},     {0},  0};
         check_resize(&cu);
-        struct rs_case sc = {"linear", ctms[i], NULL, false, {1, 2, 4, 6}, {1, 2, 7, 3},
-                             {1, 1, 1.75, 0.6}, {0}, 0};
+        struct rs_case sc = {"linear",     ctms[i],           NULL, false, {1, 2, 4, 6},
+                             {1, 2, 7, 3}, {1, 1, 1.75, 0.6}, {0},  0};
         check_resize(&sc);
         for (size_t j = 0; j < NPU_ARRAY_SIZE(nms); j++) {
-            struct rs_case nn = {"nearest", ctms[i], nms[j], false, {2, 1, 5, 4}, {2, 1, 8, 10}, {0}, {0}, 0};
+            struct rs_case nn = {"nearest",     ctms[i], nms[j], false, {2, 1, 5, 4},
+                                 {2, 1, 8, 10}, {0},     {0},    0};
             check_resize(&nn);
-            struct rs_case nd = {"nearest", ctms[i], nms[j], false, {1, 3, 7, 9}, {1, 3, 3, 4}, {0}, {0}, 0};
+            struct rs_case nd = {"nearest",    ctms[i], nms[j], false, {1, 3, 7, 9},
+                                 {1, 3, 3, 4}, {0},     {0},    0};
             check_resize(&nd);
         }
     }
-    struct rs_case crop = {"linear", "tf_crop_and_resize", NULL, false, {1, 1, 6, 7}, {1, 1, 4, 5},
-                           {0}, {0, 0, -0.2, 0.3, 1, 1, 0.8, 1.4}, 9.5f};
+    struct rs_case crop = {
+        "linear",     "tf_crop_and_resize", NULL, false,
+        {1, 1, 6, 7}, {1, 1, 4, 5},         {0},  {0, 0, -0.2, 0.3, 1, 1, 0.8, 1.4},
+        9.5f};
     check_resize(&crop);
     crop.mode = "nearest";
     crop.nearest = "round_prefer_ceil";
     check_resize(&crop);
     /* batch/channel axes resized too (nearest) */
-    struct rs_case all = {"nearest", "asymmetric", "floor", false, {2, 3, 4, 4}, {4, 3, 2, 8}, {0}, {0}, 0};
+    struct rs_case all = {"nearest",    "asymmetric", "floor", false, {2, 3, 4, 4},
+                          {4, 3, 2, 8}, {0},          {0},     0};
     check_resize(&all);
 }
 
@@ -768,7 +808,8 @@ test_quant(void)
     int64_t n = 10;
     double xv[10] = {0.5, 1.5, 2.5, -0.5, -1.5, 1000, -1000, NAN, 3.49, -3.51};
     struct npu_tensor *x = tt_vals(NPU_DTYPE_FP32, 1, &n, xv);
-    struct npu_tensor *s = tt(NPU_DTYPE_FP32, 0), *z = tt(NPU_DTYPE_INT8, 0), *y = tt(NPU_DTYPE_INT8, 1, D(10));
+    struct npu_tensor *s = tt(NPU_DTYPE_FP32, 0), *z = tt(NPU_DTYPE_INT8, 0),
+                      *y = tt(NPU_DTYPE_INT8, 1, D(10));
     *(float *)s->data = 0.5f;
     tt_set(z, 0, 3);
     struct npu_tensor *in[3] = {x, s, z}, *out[1] = {y};
@@ -818,7 +859,8 @@ test_quant(void)
     CHECK_EQ_INT(0, bad);
     /* per-axis dequantize of int32 */
     struct npu_tensor *xi = tt_fill_rand(tt(NPU_DTYPE_INT32, 3, D(2), D(3), D(4)), -100000, 100000);
-    struct npu_tensor *yf = tt(NPU_DTYPE_FP32, 3, D(2), D(3), D(4)), *din[2] = {xi, s}, *dout[1] = {yf};
+    struct npu_tensor *yf = tt(NPU_DTYPE_FP32, 3, D(2), D(3), D(4)), *din[2] = {xi, s},
+                      *dout[1] = {yf};
     CHECK_EQ_INT(NPU_OK, run2(NPU_OP_DEQUANTIZE_LINEAR, &al, 2, din, 1, dout));
     bad = 0;
     for (int64_t e = 0; e < 24; e++)
@@ -830,7 +872,8 @@ test_quant(void)
     quiet(true);
     CHECK_EQ_INT(NPU_ERR_INVALID, run_op(tctx1, NPU_OP_QUANTIZE_LINEAR, &al, 2, pin, 1, pout));
     quiet(false);
-    tt_free(x), tt_free(s), tt_free(y), tt_free(bs), tt_free(bz), tt_free(xi), tt_free(yf), tt_free(s4);
+    tt_free(x), tt_free(s), tt_free(y), tt_free(bs), tt_free(bz), tt_free(xi), tt_free(yf),
+        tt_free(s4);
 }
 
 int

@@ -280,8 +280,8 @@ prun_run(struct prun *r, const struct npu_tensor *inputs, struct npu_tensor *out
             st = npu_cpu_run(r->cpu, s->op, &s->attrs, pin, s->nin, pout, s->nout);
         }
         if (st) {
-            fprintf(stderr, "prun: step %d (%s) failed: %s %s\n", k, s->name, npu_status_str(st),
-                    r->msg);
+            npu_log(NPU_LOG_ERROR, "prun", "step %d (%s) failed: %s %s", k, s->name,
+                    npu_status_str(st), r->msg);
             return st;
         }
     }

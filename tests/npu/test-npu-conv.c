@@ -7,8 +7,9 @@
  * (channel-block accumulation), and refusals (dilation stays on the CPU).
  *
  * Tolerance as in test-npu-matmul.c: data k/16 with |k| <= range are exact in
- * fp16, every partial sum is exact in fp32, so the only difference from the
- * CPU is the final fp16 store: relative 2^-11 (plus 1e-7 absolute).
+ * fp16, every partial sum is exact in fp32, so the only possible difference
+ * from the CPU is an fp16 store: relative 2^-11 (plus 1e-7 absolute). A conv
+ * chain checks an fp16 intermediate that stays in NPU memory.
  */
 #include "npu-test-util.h"
 
@@ -114,6 +115,55 @@ check_convt(int C, int H, int W, int K, int k, int pad, int opad, int stride, bo
     free(x);
     free(want.data);
     free(got.data);
+}
+
+/* x -> Conv (3x3, bias, relu) -> Conv (1x1, bias) -> y; with cast = true the
+ * intermediate goes through Cast(f16) / Cast(f32), which is what the NPU's
+ * fp16 intermediate tensor does (FP32TOFP16 rounds to nearest even). */
+static struct npu_graph *
+chain_graph(bool cast, uint32_t seed)
+{
+    struct npu_graph *g = npu_graph_new("chain");
+    int64_t xd[4] = {1, 24, 20, 20};
+    struct npu_value *x = npu_graph_add_input(g, "x", NPU_DTYPE_FP32, 4, xd);
+    uint32_t s = seed;
+    float w1[40 * 24 * 9], b1[40], w2[56 * 40], b2[56];
+    tu_fill(w1, NPU_ARRAY_SIZE(w1), &s, 16);
+    tu_fill(b1, 40, &s, 16);
+    tu_fill(w2, NPU_ARRAY_SIZE(w2), &s, 16);
+    tu_fill(b2, 56, &s, 16);
+    struct npu_tensor t1 = {.dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {40, 24, 3, 3}, .data = w1};
+    struct npu_tensor t2 = {.dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {56, 40, 1, 1}, .data = w2};
+    struct npu_value *in1[3] = {x, npu_graph_add_const(g, "w1", &t1),
+                                npu_graph_const_f32(g, "b1", b1, 40, false)};
+    struct npu_node *c1 = npu_node_new(g, NPU_OP_CONV, "c1", in1, 3, 1, NULL);
+    int64_t pads[4] = {1, 1, 1, 1};
+    npu_node_set_ints(g, c1, "pads", pads, 4);
+    npu_node_set_string(g, c1, "npu_act", "relu");
+    npu_graph_append(g, c1);
+    npu_infer_node(g, c1);
+    struct npu_value *mid = c1->out[0];
+    if (cast) {
+        struct npu_node *a = npu_node_new(g, NPU_OP_CAST, "to16", &mid, 1, 1, NULL);
+        npu_node_set_int(g, a, "to", npu_dtype_to_onnx(NPU_DTYPE_FP16));
+        npu_graph_append(g, a);
+        npu_infer_node(g, a);
+        struct npu_node *b = npu_node_new(g, NPU_OP_CAST, "to32", a->out, 1, 1, NULL);
+        npu_node_set_int(g, b, "to", npu_dtype_to_onnx(NPU_DTYPE_FP32));
+        npu_graph_append(g, b);
+        npu_infer_node(g, b);
+        mid = b->out[0];
+    }
+    struct npu_value *in2[3] = {mid, npu_graph_add_const(g, "w2", &t2),
+                                npu_graph_const_f32(g, "b2", b2, 56, false)};
+    struct npu_node *c2 = npu_node_new(g, NPU_OP_CONV, "c2", in2, 3, 1, (const char *[]){"y"});
+    npu_graph_append(g, c2);
+    if (npu_infer_node(g, c2)) {
+        npu_graph_free(g);
+        return NULL;
+    }
+    npu_graph_add_output(g, c2->out[0]);
+    return g;
 }
 
 int
@@ -260,6 +310,33 @@ main(int argc, char **argv)
     check_convt(16, 10, 12, 24, 3, 0, 0, 1, true, 1, "ConvTranspose 3x3 s1 16->24 bias");
     check_convt(8, 9, 9, 16, 5, 2, 0, 1, false, 1, "ConvTranspose 5x5 s1 pad 2");
     check_convt(8, 9, 9, 16, 3, 1, 0, 2, false, 0, "ConvTranspose 3x3 s2 (CPU)");
+    /* two convs in one job: the fp16 intermediate stays in NPU memory */
+    {
+        struct npu_graph *g1 = chain_graph(true, 5), *g2 = chain_graph(false, 5);
+        size_t n = 24 * 20 * 20;
+        float *x = malloc(n * 4);
+        uint32_t s = 8;
+        tu_fill(x, n, &s, 16);
+        struct npu_tensor in = g1->inputs[0]->t, want = {0}, got = {0};
+        in.data = x;
+        struct tu_npu_result res;
+        CHECK_EQ_INT(NPU_OK, tu_run_cpu(g1, &in, 1, &want));
+        CHECK_EQ_INT(NPU_OK, tu_run_npu(g2, &o, &in, &got, &res));
+        /* same fp16 intermediate on both sides; the second conv sums fp16 x
+         * fp16 products (exact) in fp32 in different orders: |err| <= K 2^-24
+         * sum|w x| <= 40 x 2^-24 x 40 x 4 (|x| < 4 after the first layer) */
+        double e = tu_cmp(&got, &want, 4e-4, 1e-6, NULL);
+        CHECK(e <= 1);
+        CHECK_EQ_INT(2, res.n_rk);
+        CHECK_EQ_INT(1, res.submits);
+        CHECK_EQ_INT(0, res.n_cpu);
+        if (verbose)
+            printf("%-52s 2 convs, 1 submit, %u tasks, error %.2f of tolerance\n",
+                   "conv 3x3 + relu -> conv 1x1 (fp16 intermediate)", res.tasks, e);
+        free(x);
+        free(want.data);
+        free(got.data);
+    }
     /* dilation: refused (unverified ATROUS encoding, facts §6.14) -> CPU */
     {
         p = (struct tu_conv){.C = 8, .H = 12, .W = 12, .K = 8, .kh = 3, .kw = 3, .range = 16,

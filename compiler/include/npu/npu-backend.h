@@ -56,6 +56,11 @@ struct npu_backend_options {
     unsigned max_tasks;
     /* Do not fuse activations into conv/matmul tasks (split them out). */
     bool no_act_fusion;
+    /* Tests and experiments: restrict conv/matmul tiling to output rows per
+     * tile, kernels per tile, input channels per block (0 = free) and the
+     * loop order (0 free, 1 rows outside kernels, 2 kernels outside rows). */
+    uint32_t force_rows, force_kernels, force_channels;
+    int force_order;
 };
 
 /* ---- the handler table (contract 3 of BACKEND.md) ------------------------- */

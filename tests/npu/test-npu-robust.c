@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-npu-robust.c: lowered graphs read from text are untrusted input (route
+ * b, npuc). The IR text of a few lowered graphs (conv with bias and clip,
+ * channel-block matmul, int8 QLinear-free integer conv, small-channel conv)
+ * is mutated at random (digits of attribute values changed, numbers
+ * replaced by extreme ones, attributes dropped), parsed, and when it parses,
+ * compiled by codegen: every case must end in success or a clean error,
+ * never a crash, a sanitizer report or a leak (run under ASan/UBSan in CI).
+ */
+#include <unistd.h>
+
+#include "npu-test-util.h"
+
+static char *
+lowered_text(struct npu_graph *g, char **side, size_t *side_len)
+{
+    struct npu_backend_options o = {0};
+    if (npu_lower_graph(g, &o))
+        return NULL;
+    char path[] = "/tmp/npu-robust-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return NULL;
+    close(fd);
+    npu_ir_save(g, path);
+    char sp[64];
+    snprintf(sp, sizeof(sp), "%s.bin", path);
+    FILE *f = fopen(path, "rb"), *fs = fopen(sp, "rb");
+    char *t = NULL;
+    if (f && fs) {
+        fseek(f, 0, SEEK_END);
+        long n = ftell(f);
+        fseek(fs, 0, SEEK_END);
+        long m = ftell(fs);
+        rewind(f);
+        rewind(fs);
+        t = calloc(1, (size_t)n + 1);
+        *side = malloc((size_t)m + 1);
+        if (fread(t, 1, (size_t)n, f) != (size_t)n || fread(*side, 1, (size_t)m, fs) != (size_t)m) {
+            free(t);
+            t = NULL;
+        }
+        *side_len = (size_t)m;
+    }
+    if (f)
+        fclose(f);
+    if (fs)
+        fclose(fs);
+    unlink(path);
+    unlink(sp);
+    return t;
+}
+
+static int ok_parse, ok_code, ok_run;
+
+static void
+quiet(enum npu_log_level level, const char *domain, const char *msg, void *user)
+{
+    (void)level;
+    (void)domain;
+    (void)msg;
+    (void)user;
+}
+
+static void
+mutate_and_run(const char *text, const char *side, size_t side_len, uint32_t *seed)
+{
+    size_t n = strlen(text);
+    char *t = malloc(n + 64);
+    memcpy(t, text, n + 1);
+    /* mutate only inside rk.* lines' attribute braces */
+    int muts = 1 + (int)(tu_rand(seed) % 3);
+    for (int k = 0; k < muts; k++) {
+        size_t pos = tu_rand(seed) % n;
+        const char *rk = strstr(t + pos, "= rk.");
+        if (!rk)
+            rk = strstr(t, "= rk.");
+        if (!rk)
+            break;
+        const char *br = strchr(rk, '{');
+        const char *end = br ? strchr(br, '}') : NULL;
+        if (!br || !end)
+            break;
+        size_t a = (size_t)(br - t) + 1, b = (size_t)(end - t);
+        if (b <= a)
+            break;
+        size_t at = a + tu_rand(seed) % (b - a);
+        switch (tu_rand(seed) % 4) {
+        case 0: /* another digit */
+            if (t[at] >= '0' && t[at] <= '9')
+                t[at] = (char)('0' + tu_rand(seed) % 10);
+            break;
+        case 1: /* a minus sign */
+            if (t[at] >= '0' && t[at] <= '9')
+                t[at] = '-';
+            break;
+        case 2: { /* a big number */
+            static const char *big[] = {"4095", "65535", "2147483647", "99999999999", "0"};
+            const char *v = big[tu_rand(seed) % 5];
+            size_t lv = strlen(v);
+            if (t[at] >= '0' && t[at] <= '9' && at + lv < b) {
+                memcpy(t + at, v, lv);
+            }
+            break;
+        }
+        default: /* drop a character */
+            memmove(t + at, t + at + 1, strlen(t + at + 1) + 1);
+            n = strlen(t);
+            break;
+        }
+    }
+    struct npu_graph *g = NULL;
+    if (npu_ir_parse(t, strlen(t), side, side_len, false, &g) == NPU_OK) {
+        ok_parse++;
+        struct npu_program *p = NULL;
+        if (npu_codegen(g, NULL, &p) == NPU_OK) {
+            ok_code++;
+            /* and the simulator (strict) runs it or refuses it cleanly */
+            struct prun r;
+            if (prun_open(&r, p) == NPU_OK) {
+                const struct npu_prog_tensor *it = &p->tensors[p->inputs[0]];
+                void *x = calloc(1, (size_t)it->bytes + 16);
+                struct npu_tensor in = it->t, out[4];
+                in.data = x;
+                if (prun_run(&r, &in, out) == NPU_OK)
+                    ok_run++;
+                free(x);
+            }
+            prun_close(&r);
+        }
+        npu_program_free(p);
+        npu_graph_free(g);
+    }
+    free(t);
+}
+
+int
+main(int argc, char **argv)
+{
+    int iters = argc > 1 ? atoi(argv[1]) : 400;
+    struct tu_conv c1 = {.C = 16, .H = 30, .W = 30, .K = 24, .kh = 3, .kw = 3, .sy = 2, .sx = 2,
+                         .pt = 1, .pl = 1, .pb = 1, .pr = 1, .bias = true, .act = "clip",
+                         .act_alpha = -1, .act_beta = 3, .range = 8, .seed = 1};
+    struct tu_mm m1 = {.rank = 2, .M = 100, .K = 1536, .N = 40, .bias = true, .act = "relu",
+                       .range = 8, .seed = 2};
+    struct tu_conv c2 = {.C = 3, .H = 40, .W = 40, .K = 16, .kh = 3, .kw = 3, .range = 8,
+                         .seed = 3};
+    struct npu_graph *gs[3] = {tu_conv_graph(&c1), tu_matmul_graph(&m1), tu_conv_graph(&c2)};
+    npu_log_set_handler(quiet, NULL); /* thousands of expected refusals */
+    uint32_t seed = 12345;
+    int cases = 0;
+    for (int i = 0; i < 3; i++) {
+        char *side = NULL;
+        size_t side_len = 0;
+        char *text = lowered_text(gs[i], &side, &side_len);
+        CHECK(text != NULL);
+        if (text) {
+            /* the unmutated text compiles */
+            struct npu_graph *g = NULL;
+            CHECK_EQ_INT(NPU_OK, npu_ir_parse(text, strlen(text), side, side_len, false, &g));
+            struct npu_program *p = NULL;
+            CHECK_EQ_INT(NPU_OK, npu_codegen(g, NULL, &p));
+            npu_program_free(p);
+            npu_graph_free(g);
+            for (int k = 0; k < iters; k++, cases++)
+                mutate_and_run(text, side, side_len, &seed);
+        }
+        free(text);
+        free(side);
+        npu_graph_free(gs[i]);
+    }
+    printf("%d mutated lowered graphs: %d parsed, %d compiled, %d ran on the simulator; the rest "
+           "refused cleanly\n",
+           cases, ok_parse, ok_code, ok_run);
+    return npu_test_done("npu-robust");
+}
