@@ -25,6 +25,14 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 1
 fi
 
+# The aarch64 cross build (cross/aarch64-linux-gnu.ini) links against Debian's arm64
+# multiarch libraries; their libc6:arm64 also gives qemu-aarch64 the board's loader.
+if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  echo "setup.sh: adding the arm64 architecture (multiarch)"
+  dpkg --add-architecture arm64
+fi
+PKGS="$PKGS libprotobuf-c-dev:arm64 libdrm-dev:arm64 libopenblas-dev:arm64"
+
 missing=""
 for p in $PKGS; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -24,4 +24,32 @@ meson compile -C build-san
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   meson test -C build-san --print-errorlogs --num-processes "$JOBS" --no-suite slow
+# The whole suite again (normal build) with the kernel double preloaded, once as the vendor
+# rknpu driver and once as rocket: "auto" then opens that backend, whose jobs the double runs
+# on the simulator (docs/hardware.md, "Testing without a board"). The sanitizer build runs
+# the double in process instead (its tests link it; LD_PRELOAD would put it ahead of ASan).
+KD="$PWD/build/tests/kdouble"
+for drv in rknpu rocket; do
+  echo "== tests: normal build, kernel double as $drv =="
+  LD_PRELOAD="$KD/libnpu-kdouble.so" NPU_KDOUBLE=$drv NPU_DEV_DIR="$KD/dev" \
+  NPU_KDOUBLE_QUIET=1 NPU_HW_WAIT_MS=600000 NPU_ROCKET_JOB_TIMEOUT_MS=0 \
+    meson test -C build --no-rebuild --print-errorlogs --num-processes "$JOBS" --no-suite slow
+done
+# aarch64: the library, compiler and tools cross-compiled for the board and the unit and
+# simulator suites run under qemu-user. Left native: suite 'golden' (its npu-dis check execs
+# the binary from Python, outside meson's exe wrapper), cpu-onnx-node-tests (loads the
+# library into the host's Python) and bench-cpu-quick (a benchmark smoke test, too slow
+# emulated).
+echo "== tests: aarch64 cross build under qemu-aarch64 =="
+if [ ! -f build-aarch64/build.ninja ]; then
+  meson setup build-aarch64 --cross-file cross/aarch64-linux-gnu.ini
+fi
+meson compile -C build-aarch64
+A64_TESTS=$(meson test -C build-aarch64 --no-rebuild --list \
+    --suite hw --suite sim --suite cpu --suite compiler --suite runtime --suite kdouble \
+    --no-suite slow --no-suite golden 2>/dev/null | sed 's|^.* / ||' |
+  grep -v -x -e cpu-onnx-node-tests -e bench-cpu-quick)
+# shellcheck disable=SC2086
+meson test -C build-aarch64 --no-rebuild --print-errorlogs --num-processes "$JOBS" \
+  --timeout-multiplier 4 $A64_TESTS
 echo "== all tests passed =="

@@ -419,14 +419,22 @@ onnx_add_node(struct onnx_ctx *c, struct npu_node *tmp, const char *op_type,
     case NPU_OP_BATCH_NORMALIZATION:
         if (npu_node_int(tmp, "spatial", 1) != 1)
             UFAIL(NPU_ERR_UNSUPPORTED, "spatial=0 (per-activation) batch norm is not supported");
-        if (npu_node_int(tmp, "training_mode", 0) != 0)
-            UFAIL(NPU_ERR_UNSUPPORTED, "training_mode=1 is not supported (inference only)");
         npu_node_del_attr(tmp, "spatial");
         npu_node_del_attr(tmp, "is_test");
         npu_node_del_attr(tmp, "consumed_inputs");
-        npu_node_del_attr(tmp, "training_mode");
-        if (nout > 1)
-            UFAIL(NPU_ERR_UNSUPPORTED, "training outputs (running mean/var) are not supported");
+        /* opset 14+: training_mode=1 normalises with the batch statistics and may output the
+         * updated running mean/var (the CPU kernel does both); before 14 the extra outputs
+         * were saved statistics of a training graph that we do not produce */
+        if (!npu_node_int(tmp, "training_mode", 0)) {
+            npu_node_del_attr(tmp, "training_mode");
+            if (nout > 1)
+                UFAIL(NPU_ERR_UNSUPPORTED, "training outputs (running mean/var) need "
+                                           "training_mode=1");
+        } else if (opset < 14) {
+            UFAIL(NPU_ERR_UNSUPPORTED, "training_mode before opset 14");
+        } else if (nout > 3) {
+            UFAIL(NPU_ERR_INVALID, "at most 3 outputs");
+        }
         break;
     case NPU_OP_SOFTMAX: case NPU_OP_LOG_SOFTMAX:
         if (opset < 13) {

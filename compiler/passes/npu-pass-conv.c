@@ -27,7 +27,9 @@ fold_bn(struct npu_graph *g, struct npu_node *bn, enum npu_status *st)
 {
     struct npu_value *y = bn->in[0];
     struct npu_node *conv = producer_op(y, NPU_OP_CONV);
-    if (!conv || !single_use(y) || bn->nout != 1 || npu_node_attr(conv, "npu_act"))
+    /* training mode normalises with the batch's own statistics: nothing to fold */
+    if (!conv || !single_use(y) || bn->nout != 1 || npu_node_attr(conv, "npu_act") ||
+        npu_node_int(bn, "training_mode", 0))
         return false;
     struct npu_value *w = conv->in[1], *b = npu_node_in(conv, 2);
     if (!const_f32(w) || (b && !const_f32(b)))

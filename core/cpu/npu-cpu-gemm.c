@@ -327,8 +327,10 @@ sgemm_fallback(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, c
     }
     for (int64_t jc = 0; jc < N; jc += NC) {
         int64_t nc = N - jc < NC ? N - jc : NC;
-        for (int64_t pc = 0; pc < K; pc += KC) {
-            int64_t kc = K - pc < KC ? K - pc : KC;
+        /* the B micro-panel (kcb x nrw floats) should take half of a 32 KB L1: 16 KB */
+        const int64_t kcb = nrw == 32 ? KC / 2 : KC;
+        for (int64_t pc = 0; pc < K; pc += kcb) {
+            int64_t kc = K - pc < kcb ? K - pc : kcb;
             pack_b(tb, B, ldb, pc, kc, jc, nc, nrw, bpack);
             for (int64_t ic = 0; ic < M; ic += MC) {
                 int64_t mc = M - ic < MC ? M - ic : MC;

@@ -4,10 +4,10 @@
  * core/runtime). The public functions of npu-device.h check their arguments,
  * keep the bookkeeping (BO and job wrappers, mapping once, leak reports) and
  * call these slots. A backend only translates: the simulator hands the submit
- * to core/sim; a future "rknpu" backend will copy the same task array and
- * ranges into struct rknpu_submit and call DRM_IOCTL_RKNPU_SUBMIT; a "rocket"
- * backend will turn each task into a drm_rocket_task (regcmd IOVA + qword
- * count) and submit them as one job.
+ * to core/sim; "rknpu" (npu-backend-rknpu.c) copies the same task array and
+ * ranges into struct rknpu_submit and calls DRM_IOCTL_RKNPU_SUBMIT; "rocket"
+ * (npu-backend-rocket.c) turns each task into a drm_rocket_task (regcmd IOVA
+ * + qword count) and each core's range into one rocket job.
  *
  * Adding a backend: write npu-backend-<name>.c defining a const struct
  * npu_device_ops, and list it in backends[] in npu-device.c.
@@ -47,8 +47,10 @@ struct npu_device_ops {
     const char *name;
 
     /* (optional) Whether the backend can run on this machine (device node
-     * present, driver version accepted). Used by "auto"; NULL = always. */
-    bool (*probe)(void);
+     * present, accessible, driver version accepted). why (one line) says what
+     * was found or why not; the return is NPU_OK or the status open() would
+     * give. Used by "auto" and npu_device_probe_backends(); NULL = always. */
+    enum npu_status (*probe)(char *why, size_t why_size);
 
     /* Input: options (never NULL; strict already resolved to 0/1 for the
      * simulator). Output: *priv = backend state. Returns NPU_ERR_NO_DEVICE
@@ -96,5 +98,7 @@ struct npu_device_ops {
 };
 
 extern const struct npu_device_ops npu_backend_sim;
+extern const struct npu_device_ops npu_backend_rknpu;
+extern const struct npu_device_ops npu_backend_rocket;
 
 #endif /* NPU_BACKEND_H */

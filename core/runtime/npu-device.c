@@ -2,21 +2,23 @@
 /*
  * npu-device.c: the public device API of npu-device.h. It checks arguments,
  * keeps the wrappers for BOs and jobs, and dispatches to the backend table
- * (npu-backend.h). Backend choice: a name, or "auto" (the first hardware
- * backend whose probe succeeds, else the simulator).
+ * (npu-backend.h). Backend choice: a name, or "auto": rknpu, then rocket,
+ * then the simulator; a hardware backend is passed over when its probe fails
+ * (no node with its driver, no access, unknown driver version), and the
+ * reasons are logged (npu-info prints them).
  */
 #include "npu-backend.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* In the order "auto" tries them; the simulator last (no probe). */
 static const struct npu_device_ops *const backends[] = {
+    &npu_backend_rknpu,
+    &npu_backend_rocket,
     &npu_backend_sim,
 };
-
-/* Names reserved for backends another engineer adds later; opening them now
- * says so instead of "unknown backend". */
-static const char *const planned[] = {"rknpu", "rocket"};
 
 static const struct npu_device_ops *
 find_backend(const char *name)
@@ -48,9 +50,18 @@ npu_device_open_ex(const char *backend, const struct npu_device_options *opts,
 
     const struct npu_device_ops *ops = NULL;
     if (!backend || !strcmp(backend, "auto")) {
-        for (size_t i = 0; i < NPU_ARRAY_SIZE(backends) && !ops; i++)
-            if (backends[i]->probe && backends[i]->probe())
+        for (size_t i = 0; i < NPU_ARRAY_SIZE(backends) && !ops; i++) {
+            if (!backends[i]->probe)
+                continue;
+            char why[320];
+            enum npu_status ps = backends[i]->probe(why, sizeof(why));
+            if (ps == NPU_OK) {
+                npu_info("device", "auto: %s: %s", backends[i]->name, why);
                 ops = backends[i];
+            } else {
+                npu_info("device", "auto: passing over %s: %s", backends[i]->name, why);
+            }
+        }
         if (!ops) {
             npu_info("device", "auto: no NPU found, using the simulator");
             ops = &npu_backend_sim;
@@ -58,13 +69,6 @@ npu_device_open_ex(const char *backend, const struct npu_device_options *opts,
     } else {
         ops = find_backend(backend);
         if (!ops) {
-            for (size_t i = 0; i < NPU_ARRAY_SIZE(planned); i++) {
-                if (!strcmp(planned[i], backend)) {
-                    npu_err("device", "backend '%s' is not built into this version (only 'sim')",
-                            backend);
-                    return NPU_ERR_NO_DEVICE;
-                }
-            }
             npu_err("device", "unknown backend '%s' (known: sim, rknpu, rocket, auto)", backend);
             return NPU_ERR_NO_DEVICE;
         }
@@ -83,6 +87,26 @@ npu_device_open_ex(const char *backend, const struct npu_device_options *opts,
     }
     *out = dev;
     return NPU_OK;
+}
+
+unsigned
+npu_device_probe_backends(struct npu_backend_probe *out, unsigned max)
+{
+    unsigned n = 0;
+    for (size_t i = 0; i < NPU_ARRAY_SIZE(backends); i++, n++) {
+        if (n >= max || !out)
+            continue;
+        struct npu_backend_probe *p = &out[n];
+        memset(p, 0, sizeof(*p));
+        snprintf(p->name, sizeof(p->name), "%s", backends[i]->name);
+        if (backends[i]->probe) {
+            p->status = backends[i]->probe(p->reason, sizeof(p->reason));
+        } else {
+            p->status = NPU_OK;
+            snprintf(p->reason, sizeof(p->reason), "always available (no hardware needed)");
+        }
+    }
+    return n;
 }
 
 void

@@ -3,7 +3,9 @@
  * npu-info: opens an NPU device and prints what it is: the backend, its
  * cores, the hardware and driver versions and, for the simulator, its
  * version, whether it runs strict or lenient and the timing model its
- * figures come from.
+ * figures come from. With "auto" (the default) it first says which backend
+ * was chosen and why each one before it was passed over (no node with its
+ * driver, permission denied, unknown driver version).
  *
  *   npu-info [-b BACKEND] [--lenient]      BACKEND: auto (default), sim, rknpu, rocket
  */
@@ -33,6 +35,19 @@ main(int argc, char **argv)
             return usage(stdout);
         else
             return usage(stderr);
+    }
+    if (!strcmp(backend, "auto")) {
+        struct npu_backend_probe p[8];
+        unsigned n = npu_device_probe_backends(p, 8);
+        const char *chosen = NULL;
+        for (unsigned i = 0; i < n && i < 8; i++) {
+            if (!chosen && p[i].status == NPU_OK)
+                chosen = p[i].name;
+            printf("probe:        %-7s %s: %s\n", p[i].name,
+                   p[i].status == NPU_OK ? (chosen == p[i].name ? "chosen" : "available")
+                                         : npu_status_str(p[i].status),
+                   p[i].reason);
+        }
     }
     struct npu_device *dev = NULL;
     enum npu_status st = npu_device_open_ex(backend, &opts, &dev);

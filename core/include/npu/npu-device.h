@@ -2,8 +2,9 @@
 /*
  * npu-device.h: the device layer. A device is one RK3588 NPU (three cores)
  * reached through a backend: "sim" (the built-in functional simulator, the
- * default where no NPU exists), later "rknpu" (vendor DRM driver) and
- * "rocket" (upstream accel driver). Every backend takes the same inputs the
+ * default where no NPU exists), "rknpu" (vendor DRM driver 0.8/0.9, Rockchip's
+ * 6.1 kernels) and "rocket" (upstream accel driver, Linux >= 6.18); see
+ * docs/hardware.md. Every backend takes the same inputs the
  * vendor kernel takes: buffer objects at 32-bit NPU addresses (IOVAs), a task
  * buffer holding the rknpu_task descriptor array (facts §4.1, 40 bytes each),
  * regcmd segments chained through their tails (facts §1.3), and a submit
@@ -77,6 +78,17 @@ struct npu_device_options {
 enum npu_status npu_device_open(const char *backend, struct npu_device **out);
 enum npu_status npu_device_open_ex(const char *backend, const struct npu_device_options *opts,
                                    struct npu_device **out);
+/* Why "auto" would take or pass over each backend, in its order of preference
+ * (rknpu, rocket, sim). */
+struct npu_backend_probe {
+    char name[16];
+    enum npu_status status; /* NPU_OK, or what opening it would return */
+    char reason[320];       /* the node found, or why not ("no /dev/dri node ...") */
+};
+
+/* Fills up to max entries; returns how many there are. */
+unsigned npu_device_probe_backends(struct npu_backend_probe *out, unsigned max);
+
 /* Waits for the device's jobs to finish, then frees it. The caller must have
  * destroyed its BOs and jobs first (leftovers are reported and freed). */
 void npu_device_close(struct npu_device *dev);

@@ -72,7 +72,8 @@ extern "C" {
     /* records; rk.ToNpu / rk.ToHost are the host <-> NPU conversions.                      */     \
     X(RK_TO_NPU, "rk.ToNpu")            /* host tensor -> NPU tensor (CONVERT step) */          \
     X(RK_TO_HOST, "rk.ToHost")          /* NPU tensor -> host tensor (CONVERT step) */          \
-    X(RK_CONV, "rk.Conv")               /* conv / matmul tasks on CNA+CORE+DPU */
+    X(RK_CONV, "rk.Conv")               /* conv / matmul tasks on CNA+CORE+DPU */               \
+    X(RK_DPU, "rk.Dpu")                 /* DPU / PPU / small-conv task list (be-dpu) */
 
 enum npu_op {
     NPU_OP_NONE = 0,

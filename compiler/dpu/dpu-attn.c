@@ -1,0 +1,520 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dpu-attn.c: npu.Attention(Q, K, V[, mask]) {scale} = softmax(Q K^T scale + mask) V on the
+ * NPU, every head in one rk.Dpu node.
+ *
+ * Layouts. Q, K, V and the output are row-major matrices of all heads, [heads x rows, D],
+ * i.e. NC1HWC2 views (D, heads x rows, 1); one head is a row slice. Both products need an
+ * activation in the CNA's weight layout ([kernel group of 16][channel block of 32][kernel]
+ * [channel], facts §2.10), which the DPU transpose copy writes (NOTES S17, semantics as the
+ * simulator derived them from RKNN's layout copies):
+ *   K (kernels = keys, channels = D): K is padded to Skp keys (a multiple of 16), then one
+ *     transpose turns it into key-lanes (K^T by 8-key groups) and a second one, reading
+ *     that with interleaved surfaces, writes the weight layout of every head;
+ *   V (kernels = Dv, channels = keys): V is copied to [16 channels][heads x Dv/16][Skp
+ *     keys] (Dv/16 copies), then one transpose writes the weight layout of every head.
+ * Padded keys are zero in K and V (copies from a zero constant) and masked to -inf in the
+ * scores by a per-channel BS add (keys are the channels of S).
+ *
+ * Softmax over keys (the channels of S): S1 = Q K^T (fp16, scale and mask applied) gives
+ * the row maxima (channel max: EW MAX halvings + lane rotations); a broadcast convolution
+ * writes -32 max - 64 (+ 32 mask) per score; S2 = Q K^T again (cheap: Sq x Skp x D MACs)
+ * with that added by its EW stage and the exp table applied (u = 32 t, t = s - max - 2);
+ * the key sum is a ones convolution broadcast to Dv channels (fp32); O = E V / sum, the
+ * division fused as the EW stage of the P V convolution.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dpu-low.h"
+
+static uint32_t
+roundup(uint32_t v, uint32_t a)
+{
+    return (v + a - 1) / a * a;
+}
+
+/* fp16 zeros in NPU_BUF_WEIGHTS (a map of c x h x w). */
+static struct npu_dpu_map
+zeros(struct rkd *b, uint32_t c, uint32_t h, uint32_t w)
+{
+    struct npu_dpu_map m = npu_dpu_map_packed(rkd_result(), NPU_DPU_FP16, c, h, w);
+    uint64_t n = npu_dpu_map_extent(&m);
+    uint8_t *z = calloc(n, 1);
+    if (!z) {
+        b->err = NPU_ERR_NOMEM;
+        return m;
+    }
+    m.ref = rkd_const(b, "zeros", z, n);
+    free(z);
+    return m;
+}
+
+/* A map of c x h x w with given line / surface strides at ref. */
+static struct npu_dpu_map
+strided(struct npu_dpu_ref ref, uint32_t c, uint32_t h, uint32_t w, uint32_t line, uint32_t surf)
+{
+    struct npu_dpu_map m = {
+        .ref = ref, .type = NPU_DPU_FP16, .w = w, .h = h, .c = c, .line = line, .surf = surf};
+    return m;
+}
+
+static void
+copy(struct rkd *b, const struct npu_dpu_map *src, const struct npu_dpu_map *dst)
+{
+    struct npu_dpu_pass p;
+    memset(&p, 0, sizeof(p));
+    p.in = *src;
+    p.out = *dst;
+    rkd_pass(b, &p);
+}
+
+static struct npu_dpu_ref
+at(struct npu_dpu_ref r, uint64_t bytes)
+{
+    r.offset += (uint32_t)bytes;
+    return r;
+}
+
+/* Q, K, V or the output as the NPU holds them: [heads x S, D] (rows per head) or, through a
+ * heads view, the projection's [S, heads x D] (channel slices per head). */
+struct hsrc {
+    struct npu_dpu_map m;
+    bool heads_view;
+    uint32_t d, s;
+};
+
+/* Head h as a map of d channels x s rows. */
+static struct npu_dpu_map
+head(const struct hsrc *x, uint32_t h)
+{
+    return x->heads_view ? npu_dpu_map_channels(&x->m, h * x->d, x->d)
+                         : npu_dpu_map_rows(&x->m, h * x->s, x->s);
+}
+
+/* Channels [c0, c0 + c) of every head as a (c, heads, s) cube (line: next head, surface:
+ * next 8 channels). c0 and c multiples of 8. */
+static struct npu_dpu_map
+heads_cube(const struct hsrc *x, uint32_t hn, uint32_t c0, uint32_t c)
+{
+    uint32_t surf = npu_dpu_map_surf(&x->m);
+    struct npu_dpu_map m = npu_dpu_map_channels(&x->m, c0, c);
+    m.c = c;
+    m.h = hn;
+    m.w = x->s;
+    m.line = x->heads_view ? (x->d / 8) * surf : x->s;
+    m.surf = surf;
+    return m;
+}
+
+static bool
+attn_input(struct rkd *b, struct npu_value *v, uint32_t d, uint32_t s, uint32_t hn,
+           struct hsrc *out, struct why *w)
+{
+    struct vmap vm = {.view = {d, hn * s, 1}, .order = NPU_VIEW_HWC};
+    memset(out, 0, sizeof(*out));
+    out->d = d;
+    out->s = s;
+    if (b->cx) {
+        struct npu_value *nv = npu_lower_input(b->cx, b->orig, v, vm.view, NPU_DTYPE_FP16);
+        if (nv && dl_alias_kind(nv) == 2) {
+            size_t nh = 0;
+            const int64_t *hd = npu_node_ints(nv->producer, "heads", &nh);
+            if (nh == 3 && hd[0] == s && hd[1] == hn && hd[2] == d) {
+                struct vmap sv = {.view = {hn * d, s, 1}, .order = NPU_VIEW_HWC};
+                struct npu_value *src = dl_source(nv->producer->in[0]);
+                out->m = dl_map(rkd_input(b, src), &sv);
+                out->heads_view = true;
+                return true;
+            }
+        }
+    }
+    return dl_input(b, v, &vm, &out->m, w);
+}
+
+/* The head merge after attention: out -> Transpose (0, 2, 1, 3) -> Reshape to [.., Sq,
+ * heads x Dv], both NPU nodes of be-dpu with no other reader. */
+static bool
+merge_follows(struct rkd *b, struct npu_node *n, uint32_t hn, uint32_t sq, uint32_t dv,
+              struct npu_node **t3, struct npu_node **r3)
+{
+    if (!b->cx || n->out[0]->is_output || n->out[0]->nusers != 1)
+        return false;
+    struct npu_node *t = n->out[0]->users[0];
+    size_t np = 0;
+    const int64_t *perm = npu_node_ints(t, "perm", &np);
+    if (t->op != NPU_OP_TRANSPOSE || t->device != NPU_DEVICE_NPU || !perm ||
+        !((np == 4 && perm[0] == 0 && perm[1] == 2 && perm[2] == 1 && perm[3] == 3) ||
+          (np == 3 && perm[0] == 1 && perm[1] == 0 && perm[2] == 2)) ||
+        n->out[0]->t.ndim != (int)np || (np == 4 && n->out[0]->t.dims[0] != 1) ||
+        t->out[0]->is_output || t->out[0]->nusers != 1)
+        return false;
+    struct npu_node *r = t->out[0]->users[0];
+    uint32_t view[3];
+    if ((r->op != NPU_OP_RESHAPE && r->op != NPU_OP_FLATTEN) || r->device != NPU_DEVICE_NPU ||
+        !npu_rk_canonical_view(&r->out[0]->t, view) || view[0] != hn * dv || view[1] != sq ||
+        view[2] != 1 || npu_rk_order_of(&r->out[0]->t, view) != NPU_VIEW_HWC)
+        return false;
+    *t3 = t;
+    *r3 = r;
+    return true;
+}
+
+enum npu_status
+dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
+{
+    if (n->nin < 3 || !n->in[0] || !n->in[1] || !n->in[2] || n->nout != 1)
+        return why_set(w, "needs Q, K, V");
+    struct npu_value *q = n->in[0], *k = n->in[1], *v = n->in[2];
+    struct npu_value *mask = n->nin > 3 ? n->in[3] : NULL, *out = n->out[0];
+    const struct npu_tensor *qt = &q->t, *kt = &k->t, *vt = &v->t;
+    if (qt->ndim < 2 || kt->ndim != qt->ndim || vt->ndim != qt->ndim)
+        return why_set(w, "Q, K, V of one rank");
+    int r = qt->ndim;
+    int64_t hn = 1;
+    for (int i = 0; i < r - 2; i++) {
+        if (kt->dims[i] != qt->dims[i] || vt->dims[i] != qt->dims[i])
+            return why_set(w, "broadcast over heads is not lowered");
+        hn *= qt->dims[i];
+    }
+    uint32_t Sq = (uint32_t)qt->dims[r - 2], D = (uint32_t)qt->dims[r - 1];
+    uint32_t Sk = (uint32_t)kt->dims[r - 2], Dv = (uint32_t)vt->dims[r - 1];
+    uint32_t Hn = (uint32_t)hn;
+    if (kt->dims[r - 1] != D || vt->dims[r - 2] != Sk)
+        return why_set(w, "Q, K, V shapes disagree");
+    if (D % 8 || !(D <= 32 || D % 32 == 0) || Dv % 16 || !Sq || !Sk)
+        return why_set(w, "head sizes: D a multiple of 8 (and of 32 above 32), Dv of 16");
+    if (mask && (!npu_value_data(mask) || !npu_dtype_is_float(mask->t.dtype)))
+        return why_set(w, "only constant float masks are lowered");
+    uint32_t Skp = roundup(Sk, 16);
+    if (Skp > 32)
+        Skp = roundup(Skp, 32);
+    uint32_t CB = D < 32 ? D : 32, CBv = Skp < 32 ? Skp : 32;
+    if ((uint64_t)Hn * Sq > 8192 || (uint64_t)Hn * Skp > 8192 || Skp > 8192 ||
+        (uint64_t)Hn * Dv / 16 > 8192 || Dv > 8192)
+        return why_set(w, "attention of %u heads x %u x %u beyond the cube fields", Hn, Sq, Sk);
+    float scale = npu_node_float(n, "scale", (float)(1.0 / sqrt((double)D)));
+
+    struct hsrc qs, ks, vs_;
+    if (!attn_input(b, q, D, Sq, Hn, &qs, w) || !attn_input(b, k, D, Sk, Hn, &ks, w) ||
+        !attn_input(b, v, Dv, Sk, Hn, &vs_, w))
+        return NPU_ERR_UNSUPPORTED;
+    /* the result: [heads x Sq, Dv], or, when a head merge (Transpose + Reshape) follows, the
+     * merged [Sq, heads x Dv] that the merge's reader gets directly */
+    struct npu_node *t3 = NULL, *r3 = NULL;
+    bool merged = merge_follows(b, n, Hn, Sq, Dv, &t3, &r3);
+    struct vmap vo = {.view = {Dv, Hn * Sq, 1}, .order = NPU_VIEW_HWC};
+    if (merged) {
+        vo.view[0] = Hn * Dv;
+        vo.view[1] = Sq;
+    }
+    struct hsrc os = {.m = dl_map(rkd_result(), &vo), .heads_view = merged, .d = Dv, .s = Sq};
+
+    /* Shift inside the product (D a multiple of 32, no mask): Q' = [Q, -(max + 2) / scale]
+     * and K' = [K, 1] (one more atom of channels, lane 0), so that S2 = Q' K'^T is already
+     * shifted and needs no broadcast map of the shift; else the shift is an EW operand. */
+    const bool qshift = D % 32 == 0 && !mask;
+    const uint32_t Dk = qshift ? D + 8 : D; /* channels of the K weights (and of Q') */
+    const uint32_t GS = 2 * Dk;             /* atoms per kernel group of K weights */
+    /* S1 in two halves of the keys when they split into kernel groups: the second half's
+     * EW MAX folds the first halving of the row maxima into the product */
+    const bool split_s1 = Skp % 32 == 0 && Skp >= 64;
+    const uint32_t Sh = split_s1 ? Skp / 2 : Skp;
+
+    /* ---- scratch: weights (kept), two work areas, small maps, Q' */
+    uint64_t kw_bytes = (uint64_t)Hn * Skp * Dk * 2, vw_bytes = (uint64_t)Hn * Skp * Dv * 2;
+    uint64_t kp_bytes = (uint64_t)(D / 8) * Hn * Skp * 16;
+    uint64_t vp_bytes = 2ull * Hn * (Dv / 16) * Skp * 16;
+    uint64_t s_bytes = (uint64_t)(Skp / 8) * Hn * Sq * 16;
+    uint64_t sh_bytes = (uint64_t)(Skp / 8) * Sq * 16; /* one head of S */
+    uint64_t sum_bytes = (uint64_t)(Dv / 4) * Sq * 16;
+    uint64_t qp_bytes = qshift ? (uint64_t)(Dk / 8) * Hn * Sq * 16 : 16;
+    struct npu_dpu_ref wts = rkd_temp(b, kw_bytes + vw_bytes);
+    struct npu_dpu_ref ta = rkd_temp(b, NPU_MAX(NPU_MAX(kp_bytes, vp_bytes), s_bytes));
+    struct npu_dpu_ref tb = rkd_temp(b, NPU_MAX(NPU_MAX(kp_bytes, s_bytes), sum_bytes + sh_bytes));
+    struct npu_dpu_ref tsm = rkd_temp(b, (uint64_t)Hn * Sq * 16 + qp_bytes);
+    struct npu_dpu_ref kw = wts, vw = at(wts, kw_bytes), tq = at(tsm, (uint64_t)Hn * Sq * 16);
+
+    /* ---- K -> weight layout */
+    struct npu_dpu_map kp = npu_dpu_map_packed(ta, NPU_DPU_FP16, D, Hn, Skp);
+    struct npu_dpu_map ksrc = heads_cube(&ks, Hn, 0, D);
+    copy(b, &ksrc,
+         &(struct npu_dpu_map){.ref = kp.ref,
+                               .type = NPU_DPU_FP16,
+                               .c = D,
+                               .h = Hn,
+                               .w = Sk,
+                               .line = Skp,
+                               .surf = Hn * Skp});
+    if (Skp > Sk) {
+        struct npu_dpu_map z = zeros(b, D, Hn, Skp - Sk);
+        struct npu_dpu_map dz = npu_dpu_map_cols(&kp, Sk, Skp - Sk);
+        copy(b, &z, &dz);
+    }
+    /* TP1: keys into lanes: element (d, key p) -> atom (p / 8) * D + d, lane p % 8 */
+    struct npu_dpu_tp t1 = {.in = strided(kp.ref, D, Hn * Skp, 1, 1, Hn * Skp),
+                            .dst = tb,
+                            .grid_w = 1,
+                            .grid_line = D,
+                            .chan_stride = 1};
+    rkd_tp(b, &t1);
+    /* TP2: read as 16 channels (key % 16: two surfaces D atoms apart) of (key / 16, d)
+     * pixels, lines of 2D atoms; write [group][d block][key % 16][d % CB]. With the shift
+     * channel the groups are 2 (D + 8) atoms apart: one transpose per 32-channel block,
+     * and the last block (lane 0 = 1) comes from a constant. */
+    if (!qshift) {
+        struct npu_dpu_tp t2 = {.in = strided(tb, 16, Hn * (Skp / 16), D, 2 * D, D),
+                                .dst = kw,
+                                .grid_w = CB / 8,
+                                .grid_line = 2 * CB,
+                                .chan_stride = CB / 8};
+        rkd_tp(b, &t2);
+    } else {
+        for (uint32_t blk = 0; blk < D / 32; blk++) {
+            struct npu_dpu_tp t2 = {
+                .in = strided(at(tb, (uint64_t)blk * 32 * 16), 16, Hn * (Skp / 16), 32, 2 * D, D),
+                .dst = at(kw, (uint64_t)blk * 64 * 16),
+                .grid_w = 4,
+                .grid_line = GS,
+                .chan_stride = 4};
+            rkd_tp(b, &t2);
+        }
+        uint32_t groups = Hn * (Skp / 16);
+        struct npu_dpu_map ones = npu_dpu_map_packed(rkd_result(), NPU_DPU_FP16, 8, groups, 16);
+        uint64_t nb = npu_dpu_map_extent(&ones);
+        uint16_t *o = calloc(nb / 2, 2);
+        if (!o)
+            return NPU_ERR_NOMEM;
+        for (uint64_t i = 0; i < nb / 16; i++)
+            o[i * 8] = 0x3c00; /* 1.0 in lane 0 */
+        ones.ref = rkd_const(b, "kones", o, nb);
+        free(o);
+        struct npu_dpu_map dst =
+            strided(at(kw, (uint64_t)(D / 32) * 64 * 16), 8, groups, 16, GS, groups * GS);
+        copy(b, &ones, &dst);
+    }
+
+    /* ---- V -> weight layout: [16 ch][heads x Dv/16][Skp], then one transpose */
+    struct npu_dpu_map vp = npu_dpu_map_packed(ta, NPU_DPU_FP16, 16, Hn * (Dv / 16), Skp);
+    if (vs_.heads_view) {
+        /* the projection holds (head, 16-channel group) pairs in surface order: one copy */
+        struct npu_dpu_map src = heads_cube(&vs_, Hn, 0, 16);
+        uint32_t sp = npu_dpu_map_surf(&vs_.m);
+        src.h = Hn * (Dv / 16);
+        src.line = 2 * sp;
+        struct npu_dpu_map dst = strided(vp.ref, 16, Hn * (Dv / 16), Sk, Skp, Hn * (Dv / 16) * Skp);
+        copy(b, &src, &dst);
+    } else {
+        for (uint32_t y = 0; y < Dv / 16; y++) {
+            struct npu_dpu_map src = heads_cube(&vs_, Hn, 16 * y, 16);
+            struct npu_dpu_map dst = strided(at(vp.ref, (uint64_t)y * Skp * 16), 16, Hn, Sk,
+                                             (Dv / 16) * Skp, Hn * (Dv / 16) * Skp);
+            copy(b, &src, &dst);
+        }
+    }
+    if (Skp > Sk) {
+        struct npu_dpu_map z = zeros(b, 16, Hn * (Dv / 16), Skp - Sk);
+        struct npu_dpu_map dz = npu_dpu_map_cols(&vp, Sk, Skp - Sk);
+        copy(b, &z, &dz);
+    }
+    struct npu_dpu_tp tv = {
+        .in = vp, .dst = vw, .grid_w = CBv / 8, .grid_line = 2 * CBv, .chan_stride = CBv / 8};
+    rkd_tp(b, &tv);
+
+    /* ---- Q' = [Q, 0] (the shift lane filled once the maxima are known) */
+    struct npu_dpu_map qpm = npu_dpu_map_packed(tq, NPU_DPU_FP16, Dk, Hn * Sq, 1);
+    struct hsrc qsrc = qs;
+    if (qshift) {
+        struct npu_dpu_map src = heads_cube(&qs, Hn, 0, D);
+        struct npu_dpu_map dst = strided(qpm.ref, D, Hn, Sq, Sq, Hn * Sq);
+        copy(b, &src, &dst);
+        struct npu_dpu_map z = zeros(b, 8, Hn * Sq, 1);
+        struct npu_dpu_map lane = npu_dpu_map_channels(&qpm, D, 8);
+        copy(b, &z, &lane);
+        qsrc.m = qpm;
+        qsrc.heads_view = false;
+        qsrc.d = Dk;
+    }
+
+    /* ---- constants: key mask (per channel of S), scores scale, additive mask */
+    float *kmask = calloc(Skp, sizeof(float)), *sc = malloc(Skp * sizeof(float));
+    if (!kmask || !sc) {
+        free(kmask);
+        free(sc);
+        return NPU_ERR_NOMEM;
+    }
+    /* padded keys: a large finite negative score (the row maxima go through convolutions,
+     * where -inf would give 0 * -inf = NaN); exp() of it is 0 */
+    for (uint32_t i = Sk; i < Skp; i++)
+        kmask[i] = -30000.0f;
+    const struct npu_dpu_lut *lut = npu_dpu_lut_get(npu_dpu_lut_fn_id(NPU_DPU_FN_EXP_NEG));
+    const float a = lut->in_scale; /* 32: table units per unit of t */
+    struct npu_dpu_ref kmask_ref = dl_chan_const(b, "kmask", kmask, Skp);
+    struct npu_dpu_ref kmask_hi = dl_chan_const(b, "kmaskhi", kmask + (Skp - Sh), Sh);
+    for (uint32_t i = 0; i < Skp; i++)
+        sc[i] = scale;
+    struct npu_dpu_ref s1_scale = dl_chan_const(b, "scale", sc, Skp);
+    for (uint32_t i = 0; i < Skp; i++)
+        sc[i] = a * scale;
+    struct npu_dpu_ref s2_scale = dl_chan_const(b, "ascale", sc, Skp);
+    free(kmask);
+    free(sc);
+    struct vmap vs = {.view = {Skp, Hn * Sq, 1}, .order = NPU_VIEW_HWC};
+    struct vmap vsh = {.view = {Skp, Sq, 1}, .order = NPU_VIEW_HWC};
+    struct npu_dpu_map mask1, mask2;
+    bool has_mask = mask != NULL;
+    if (has_mask) {
+        int64_t mn = (int64_t)Hn * Sq * Skp;
+        /* broadcast the mask to [heads, Sq, Sk] (leading dims flattened), pad keys with 0 */
+        int64_t bd[NPU_MAX_DIMS];
+        for (int i = 0; i < r; i++)
+            bd[i] = i < r - 2 ? qt->dims[i] : i == r - 2 ? Sq : Sk;
+        float *full = dl_bcast_const(mask, r, bd);
+        float *fm = calloc((size_t)mn, sizeof(float)), *fa = calloc((size_t)mn, sizeof(float));
+        if (!full || !fm || !fa) {
+            free(full), free(fm), free(fa);
+            return why_set(w, "mask does not broadcast to the scores");
+        }
+        for (int64_t hq = 0; hq < (int64_t)Hn * Sq; hq++)
+            for (uint32_t kk = 0; kk < Sk; kk++) {
+                /* masks are clamped to a finite -30000: the maxima go through convolutions
+                 * (0 * -inf = NaN) and the exponent through the LUT, whose end slopes are
+                 * 0 * (x - start) (NaN for an infinite x); exp of it is 0 all the same */
+                float mv = full[hq * Sk + kk];
+                fm[hq * Skp + kk] = mv < -30000.0f ? -30000.0f : mv;
+                /* a * mask goes into an fp16 map added to -a max - 64: keep it at or above
+                 * -32000 so that the sum stays finite for |max| < 1000 */
+                fa[hq * Skp + kk] = a * (mv < -1000.0f ? -1000.0f : mv);
+            }
+        mask1 = dl_map_const(b, "mask", fm, mn, &vs);
+        mask2 = dl_map_const(b, "amask", fa, mn, &vs);
+        free(full), free(fm), free(fa);
+    }
+
+    /* ---- S1 = scale (Q K^T + kmask) + mask, fp16, heads in rows (keys halved when split) */
+    struct vmap vs1 = {.view = {Sh, Hn * Sq, 1}, .order = NPU_VIEW_HWC};
+    struct npu_dpu_map s1 = dl_map(ta, &vs1);
+    struct vmap vhalf = {.view = {Sh, Sq, 1}, .order = NPU_VIEW_HWC};
+    for (uint32_t h = 0; h < Hn; h++) {
+        struct npu_dpu_ref wh = at(kw, (uint64_t)h * Skp * Dk * 2);
+        struct npu_dpu_conv cv = {.in = head(&qsrc, h),
+                                  .kernels = Sh,
+                                  .kh = 1,
+                                  .kw = 1,
+                                  .sy = 1,
+                                  .sx = 1,
+                                  .weights = wh,
+                                  .out = npu_dpu_map_rows(&s1, h * Sq, Sq)};
+        cv.st.bs.alu = NPU_DPU_SRC_MEM;
+        cv.st.bs.alu_mem = kmask_ref;
+        cv.st.bn.mul = NPU_DPU_SRC_MEM;
+        cv.st.bn.mul_mem = s1_scale;
+        if (has_mask) {
+            cv.st.ew.op = NPU_DPU_EW_ADD;
+            cv.st.ew.operand = npu_dpu_map_rows(&mask1, h * Sq, Sq);
+        }
+        if (split_s1) {
+            /* first half into a per-head scratch, second half maxed with it */
+            struct npu_dpu_map first = dl_map(tb, &vhalf);
+            struct npu_dpu_conv c1 = cv;
+            c1.out = first;
+            rkd_conv(b, &c1);
+            cv.weights = at(wh, (uint64_t)Sh * Dk * 2);
+            cv.st.bs.alu_mem = kmask_hi;
+            cv.st.ew.op = NPU_DPU_EW_MAX;
+            cv.st.ew.operand = first;
+        }
+        rkd_conv(b, &cv);
+    }
+    /* ---- row maxima (8 lanes) */
+    struct npu_dpu_map m8 = npu_dpu_map_packed(tsm, NPU_DPU_FP16, 8, Hn * Sq, 1);
+    dl_chan_max(b, &s1, &m8);
+    struct npu_dpu_stages st;
+    memset(&st, 0, sizeof(st));
+    if (qshift) {
+        /* Q' lane D = -(max + 2) / scale (fp32 factor through BRDMA) */
+        float f[8];
+        for (int i = 0; i < 8; i++)
+            f[i] = (float)(-1.0 / scale);
+        struct npu_dpu_pass p = {.in = m8, .out = npu_dpu_map_channels(&qpm, D, 8)};
+        p.st.bs.alu = NPU_DPU_SRC_REG;
+        p.st.bs.alu_value = 2.0f;
+        p.st.bs.mul = NPU_DPU_SRC_MEM;
+        p.st.bs.mul_mem = dl_chan_const(b, "nscale", f, 8);
+        rkd_pass(b, &p);
+    } else {
+        /* the shift -a max - 64 (+ a mask) per head, head-major for S2's ERDMA */
+        st.bs.alu = NPU_DPU_SRC_REG;
+        st.bs.alu_value = -64.0f;
+        for (uint32_t h = 0; h < Hn; h++) {
+            struct npu_dpu_map m8h = npu_dpu_map_rows(&m8, h * Sq, Sq);
+            struct npu_dpu_map shh = dl_map(at(tb, h * sh_bytes), &vsh);
+            if (has_mask) {
+                st.ew.op = NPU_DPU_EW_ADD;
+                st.ew.operand = npu_dpu_map_rows(&mask2, h * Sq, Sq);
+            }
+            dl_bcast(b, &m8h, NULL, -a, &shh, &st);
+        }
+    }
+    /* ---- E = exp(S2 - max - 2) per head, head-major */
+    rkd_lut(b, lut->id);
+    for (uint32_t h = 0; h < Hn; h++) {
+        struct npu_dpu_conv cv = {.in = head(&qsrc, h),
+                                  .kernels = Skp,
+                                  .kh = 1,
+                                  .kw = 1,
+                                  .sy = 1,
+                                  .sx = 1,
+                                  .weights = at(kw, (uint64_t)h * Skp * Dk * 2),
+                                  .out = dl_map(at(ta, h * sh_bytes), &vsh)};
+        cv.st.bs.alu = NPU_DPU_SRC_MEM;
+        cv.st.bs.alu_mem = kmask_ref;
+        cv.st.bn.mul = NPU_DPU_SRC_MEM;
+        cv.st.bn.mul_mem = s2_scale;
+        if (!qshift) {
+            cv.st.ew.op = NPU_DPU_EW_ADD;
+            cv.st.ew.operand = dl_map(at(tb, h * sh_bytes), &vsh);
+        }
+        cv.st.ew.lut = lut;
+        rkd_conv(b, &cv);
+    }
+    /* ---- per head: key sums broadcast to Dv channels (fp32), O = E V / sum */
+    for (uint32_t h = 0; h < Hn; h++) {
+        struct npu_dpu_map eh = dl_map(at(ta, h * sh_bytes), &vsh);
+        /* fp16 sums (half the bytes of fp32; relative 2^-11 on O, which is fp16 anyway) */
+        struct npu_dpu_map sum = {.ref = at(tb, 0),
+                                  .type = NPU_DPU_FP16,
+                                  .w = 1,
+                                  .h = Sq,
+                                  .c = Dv,
+                                  .line = 1,
+                                  .surf = Sq};
+        dl_chan_sum(b, &eh, 1.0f, &sum, NULL);
+        struct npu_dpu_conv cv = {.in = eh,
+                                  .kernels = Dv,
+                                  .kh = 1,
+                                  .kw = 1,
+                                  .sy = 1,
+                                  .sx = 1,
+                                  .weights = at(vw, (uint64_t)h * Skp * Dv * 2),
+                                  .out = head(&os, h)};
+        cv.st.ew.op = NPU_DPU_EW_DIV;
+        cv.st.ew.operand = sum;
+        rkd_conv(b, &cv);
+    }
+    (void)out;
+    if (!merged)
+        return dl_finish(b, 0, &vo);
+    /* the merge's nodes have nothing left to do; the Reshape's result is ours */
+    enum npu_status fs;
+    if ((fs = npu_node_set_int(b->cx->g, t3, "npu_dpu_done", 1)) ||
+        (fs = npu_node_set_int(b->cx->g, r3, "npu_dpu_done", 1)))
+        return fs;
+    const struct npu_tensor *rt = &r3->out[0]->t;
+    struct npu_node *orig = b->orig;
+    b->orig = r3;
+    fs = rkd_finish(b, 0, NPU_DTYPE_FP16, rt->ndim, rt->dims, vo.view, vo.order);
+    b->orig = orig;
+    return fs;
+}

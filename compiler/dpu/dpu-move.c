@@ -1,0 +1,454 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dpu-move.c: data movement (Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Slice, Concat,
+ * Split, Gather with a constant index) as DPU copies.
+ *
+ * Every op is first written as a map from output elements to input elements (logical
+ * row-major indices). Under the NC1HWC2 views of input and output (facts §2.10) the map is
+ * then classified:
+ *   - same bytes: the output is the input reinterpreted (a view whose element addresses
+ *     coincide, e.g. a conv output [1,C,H,W] and its [1,H*W,C] transpose, or any Reshape
+ *     that keeps the view);
+ *   - a constant offset in (c, y, x) with a channel offset that is a multiple of 8: the
+ *     output is a sub-cube (slice) or the input is a sub-cube of the output (concat), which
+ *     one flying copy with line / surface strides moves;
+ *   - blocks: the head split / merge of attention (Transpose (0, 2, 1, 3) between a
+ *     [rows, heads x D] map and a [heads x rows, D] map), one copy per block.
+ * Anything else stays on the CPU. Without an alias mechanism in the memory planner a
+ * reinterpretation still costs one copy task (docs/npu-dpu-ops.md proposes one).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dpu-low.h"
+
+/* Output element index -> input element index. */
+struct remap {
+    int ndim;
+    int64_t out_dims[NPU_MAX_DIMS];
+    int64_t in_strides[NPU_MAX_DIMS]; /* in-index contribution per output coordinate */
+    int64_t in_base;
+};
+
+static int64_t
+remap_idx(const struct remap *r, int64_t oi)
+{
+    int64_t ii = r->in_base;
+    for (int d = r->ndim - 1; d >= 0; d--) {
+        int64_t q = oi % r->out_dims[d];
+        oi /= r->out_dims[d];
+        ii += q * r->in_strides[d];
+    }
+    return ii;
+}
+
+static void
+row_strides(const struct npu_tensor *t, int64_t *s)
+{
+    int64_t k = 1;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        s[d] = k;
+        k *= t->dims[d];
+    }
+}
+
+/* Byte address of element (c, y, x) in a packed fp16 map of view v. */
+static int64_t
+addr_of(const struct vmap *v, const uint32_t o[3])
+{
+    return (int64_t)(o[0] / 8) * v->view[1] * v->view[2] * 16 +
+           ((int64_t)o[1] * v->view[2] + o[2]) * 16 + (o[0] % 8) * 2;
+}
+
+/* Same bytes: every output element sits where its input element sits. */
+static bool
+same_bytes(const struct vmap *in, const struct vmap *out, const struct remap *r, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t a[3], b[3];
+        dl_cyx(out, i, a);
+        dl_cyx(in, remap_idx(r, i), b);
+        if (addr_of(out, a) != addr_of(in, b))
+            return false;
+    }
+    return true;
+}
+
+/* A constant (c, y, x) offset from output to input coordinates, d >= 0. */
+static bool
+const_offset(const struct vmap *in, const struct vmap *out, const struct remap *r, int64_t n,
+             int64_t d[3])
+{
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t a[3], b[3];
+        dl_cyx(out, i, a);
+        dl_cyx(in, remap_idx(r, i), b);
+        int64_t e[3] = {(int64_t)b[0] - a[0], (int64_t)b[1] - a[1], (int64_t)b[2] - a[2]};
+        if (i == 0) {
+            memcpy(d, e, sizeof(e));
+            if (d[0] < 0 || d[1] < 0 || d[2] < 0)
+                return false;
+        } else if (memcmp(d, e, sizeof(e))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool
+view_ok(const uint32_t v[3], int64_t n)
+{
+    return v[0] && v[1] && v[2] && v[0] <= 8192 && v[1] <= 8192 && v[2] <= 8192 &&
+           (int64_t)v[0] * v[1] * v[2] == n;
+}
+
+/* Copies sub-cube `src` (of the input) to the whole output map `dst`. */
+static void
+copy(struct rkd *b, const struct npu_dpu_map *src, const struct npu_dpu_map *dst)
+{
+    struct npu_dpu_pass p;
+    memset(&p, 0, sizeof(p));
+    p.in = *src;
+    p.out = *dst;
+    rkd_pass(b, &p);
+}
+
+/* Output idx of b->orig is input x remapped by r; picks the cheapest classification. */
+static enum npu_status
+lower_remap(struct rkd *b, int idx, struct npu_value *x, const struct remap *r, struct why *w)
+{
+    struct npu_value *out = b->orig->out[idx];
+    int64_t n = npu_value_numel(out);
+    struct vmap vin, cand[3];
+    int nc = 0;
+    if (n > ((int64_t)1 << 22))
+        return why_set(w, "too many elements to classify the copy");
+    if (!dl_view(b, x, &vin))
+        return why_set(w, "input has no NC1HWC2 view");
+    /* candidate output views: canonical, then the input's view (same order) */
+    if (npu_rk_canonical_view(&out->t, cand[nc].view)) {
+        cand[nc].order = npu_rk_order_of(&out->t, cand[nc].view);
+        nc++;
+    }
+    if (view_ok(vin.view, n)) {
+        cand[nc] = vin;
+        nc++;
+    }
+    struct npu_dpu_map xm;
+    for (int k = 0; k < nc; k++) {
+        if (npu_value_numel(x) == n && same_bytes(&vin, &cand[k], r, n)) {
+            /* a reinterpretation: a view of the input's bytes when every reader is a
+             * be-dpu lowering, else one flat copy in the input's geometry */
+            if (!dl_input(b, x, &vin, &xm, w))
+                return NPU_ERR_UNSUPPORTED;
+            if (dl_alias_ok(b, out, NPU_OP_NONE)) {
+                struct npu_value *src = b->in[xm.ref.buffer - RKD_IN(0)];
+                return rkd_alias(b, idx, src, 1, NULL, NPU_DTYPE_FP16, out->t.ndim, out->t.dims,
+                                 cand[k].view, cand[k].order);
+            }
+            struct npu_dpu_map o = dl_map(rkd_result(), &vin);
+            copy(b, &xm, &o);
+            return dl_finish(b, idx, &cand[k]);
+        }
+    }
+    for (int k = 0; k < nc; k++) {
+        int64_t d[3];
+        if (!const_offset(&vin, &cand[k], r, n, d) || d[0] % 8)
+            continue;
+        if (!dl_input(b, x, &vin, &xm, w))
+            return NPU_ERR_UNSUPPORTED;
+        struct npu_dpu_map s = npu_dpu_map_channels(&xm, (uint32_t)d[0], cand[k].view[0]);
+        s = npu_dpu_map_rows(&s, (uint32_t)d[1], cand[k].view[1]);
+        s = npu_dpu_map_cols(&s, (uint32_t)d[2], cand[k].view[2]);
+        struct npu_dpu_map o = dl_map(rkd_result(), &cand[k]);
+        copy(b, &s, &o);
+        return dl_finish(b, idx, &cand[k]);
+    }
+    return why_set(w, "the copy is not a reinterpretation or a sub-cube with channels aligned "
+                      "to 8 under the NC1HWC2 views");
+}
+
+/* Head split / merge: Transpose (0, 2, 1, 3) of [1, A, B, D] between the row-major
+ * matrices [A, B*D] (view (B*D, A, 1)) and [B, A, D] (view (D, B*A, 1)). */
+static enum npu_status
+lower_heads(struct rkd *b, struct npu_node *n, struct why *w)
+{
+    struct npu_value *x = n->in[0], *out = n->out[0];
+    const struct npu_tensor *t = &x->t;
+    struct vmap vin;
+    int r0 = t->ndim - 3;
+    if (t->ndim < 3 || t->ndim > 4 || (r0 && t->dims[0] != 1) || !dl_view(b, x, &vin))
+        return why_set(w, "not a head split / merge");
+    uint32_t A = (uint32_t)t->dims[r0], B = (uint32_t)t->dims[r0 + 1],
+             D = (uint32_t)t->dims[r0 + 2];
+    if (D % 8 || vin.order != NPU_VIEW_HWC || vin.view[2] != 1)
+        return why_set(w, "head split / merge needs D %% 8 == 0 and a row-major input view");
+    struct vmap vo = {.order = NPU_VIEW_HWC};
+    struct npu_dpu_map xm;
+    bool split;
+    if (vin.view[0] == B * D && vin.view[1] == A) {
+        split = true; /* rows A, channels (b, d) -> rows (b, a), channels d */
+        vo.view[0] = D;
+        vo.view[1] = B * A;
+        vo.view[2] = 1;
+    } else if (vin.view[0] == D && vin.view[1] == A * B) {
+        split = false; /* rows (a, b), channels d -> rows b, channels (a, d) */
+        vo.view[0] = A * D;
+        vo.view[1] = B;
+        vo.view[2] = 1;
+    } else {
+        return why_set(w, "Transpose (0,2,1,3) of an input in view %ux%ux%u", vin.view[0],
+                       vin.view[1], vin.view[2]);
+    }
+    if (!view_ok(vo.view, npu_value_numel(out)) || !dl_input(b, x, &vin, &xm, w))
+        return NPU_ERR_UNSUPPORTED;
+    if (split && dl_alias_ok(b, out, NPU_OP_FUSED_ATTENTION)) {
+        /* attention reads the heads where they are (channel slices) */
+        int64_t heads[3] = {A, B, D};
+        struct npu_value *src = b->in[xm.ref.buffer - RKD_IN(0)];
+        return rkd_alias(b, 0, src, 2, heads, NPU_DTYPE_FP16, out->t.ndim, out->t.dims, vo.view,
+                         vo.order);
+    }
+    struct npu_dpu_map om = dl_map(rkd_result(), &vo);
+    uint32_t blocks = split ? B : A, rows = split ? A : B;
+    for (uint32_t k = 0; k < blocks; k++) {
+        struct npu_dpu_map s, d;
+        if (split) {
+            s = npu_dpu_map_channels(&xm, k * D, D);
+            d = npu_dpu_map_rows(&om, k * rows, rows);
+        } else {
+            s = npu_dpu_map_rows(&xm, k * rows, rows);
+            d = npu_dpu_map_channels(&om, k * D, D);
+        }
+        copy(b, &s, &d);
+    }
+    return dl_finish(b, 0, &vo);
+}
+
+static bool
+const_ints(const struct npu_value *v, int64_t *out, int maxn, int *cnt)
+{
+    if (!v || !npu_value_data(v) || npu_value_numel(v) > maxn)
+        return false;
+    *cnt = (int)npu_value_numel(v);
+    for (int i = 0; i < *cnt; i++)
+        out[i] = npu_value_get_i64(v, i);
+    return true;
+}
+
+enum npu_status
+dl_lower_move(struct rkd *b, struct npu_node *n, struct why *w)
+{
+    if (n->nin < 1 || !n->in[0] || n->nout < 1)
+        return why_set(w, "malformed");
+    struct npu_value *x = n->in[0];
+    if (!npu_dtype_is_float(x->t.dtype))
+        return why_set(w, "only float tensors (fp16 on the NPU)");
+    if (x->kind == NPU_VALUE_CONST)
+        return why_set(w, "constant input (folding's job)");
+    struct remap r;
+    memset(&r, 0, sizeof(r));
+    int64_t xs[NPU_MAX_DIMS];
+    row_strides(&x->t, xs);
+
+    switch (n->op) {
+    case NPU_OP_RESHAPE:
+    case NPU_OP_FLATTEN:
+    case NPU_OP_SQUEEZE:
+    case NPU_OP_UNSQUEEZE: {
+        /* logical order kept: out index i is in index i */
+        r.ndim = 1;
+        r.out_dims[0] = npu_value_numel(n->out[0]);
+        r.in_strides[0] = 1;
+        return lower_remap(b, 0, x, &r, w);
+    }
+    case NPU_OP_TRANSPOSE: {
+        const struct npu_tensor *t = &x->t;
+        size_t np = 0;
+        const int64_t *perm = npu_node_ints(n, "perm", &np);
+        r.ndim = t->ndim;
+        for (int d = 0; d < t->ndim; d++) {
+            int s = perm && np == (size_t)t->ndim ? (int)perm[d] : t->ndim - 1 - d;
+            if (s < 0 || s >= t->ndim)
+                return why_set(w, "bad perm");
+            r.out_dims[d] = t->dims[s];
+            r.in_strides[d] = xs[s];
+        }
+        char tmp[8];
+        struct why w2 = {tmp, sizeof(tmp)};
+        enum npu_status st = lower_remap(b, 0, x, &r, &w2);
+        if (st != NPU_ERR_UNSUPPORTED)
+            return st;
+        if ((perm && np == 4 && perm[0] == 0 && perm[1] == 2 && perm[2] == 1 && perm[3] == 3) ||
+            (perm && np == 3 && perm[0] == 1 && perm[1] == 0 && perm[2] == 2))
+            return lower_heads(b, n, w);
+        return why_set(w, "Transpose: no copy pattern for this permutation and view");
+    }
+    case NPU_OP_SLICE:
+    case NPU_OP_GATHER: {
+        const struct npu_tensor *t = &x->t;
+        int64_t start[NPU_MAX_DIMS] = {0};
+        r.ndim = t->ndim;
+        for (int d = 0; d < t->ndim; d++) {
+            r.out_dims[d] = t->dims[d];
+            r.in_strides[d] = xs[d];
+        }
+        if (n->op == NPU_OP_GATHER) {
+            int64_t ax = npu_node_int(n, "axis", 0), ind[1];
+            int cnt;
+            if (ax < 0)
+                ax += t->ndim;
+            if (ax < 0 || ax >= t->ndim || n->nin < 2 || !const_ints(n->in[1], ind, 1, &cnt) ||
+                cnt != 1 || n->in[1]->t.ndim != 0)
+                return why_set(w, "Gather only with one constant scalar index");
+            if (ind[0] < 0)
+                ind[0] += t->dims[ax];
+            if (ind[0] < 0 || ind[0] >= t->dims[ax])
+                return why_set(w, "Gather index out of range");
+            r.in_base = ind[0] * xs[ax];
+            /* the gathered axis disappears */
+            for (int d = (int)ax; d < t->ndim - 1; d++) {
+                r.out_dims[d] = t->dims[d + 1];
+                r.in_strides[d] = xs[d + 1];
+            }
+            r.ndim = t->ndim - 1;
+            if (r.ndim == 0) {
+                r.ndim = 1;
+                r.out_dims[0] = 1;
+                r.in_strides[0] = 0;
+            }
+            return lower_remap(b, 0, x, &r, w);
+        }
+        int64_t st_[8], en[8], ax[8], sp[8];
+        int ns = 0, ne = 0, na = 0, nsp = 0;
+        if (n->nin < 3 || !const_ints(n->in[1], st_, 8, &ns) || !const_ints(n->in[2], en, 8, &ne) ||
+            ns != ne)
+            return why_set(w, "Slice needs constant starts and ends");
+        if (n->nin > 3 && n->in[3]) {
+            if (!const_ints(n->in[3], ax, 8, &na) || na != ns)
+                return why_set(w, "Slice axes must be constant");
+        } else {
+            for (int i = 0; i < ns; i++)
+                ax[i] = i;
+        }
+        if (n->nin > 4 && n->in[4]) {
+            if (!const_ints(n->in[4], sp, 8, &nsp) || nsp != ns)
+                return why_set(w, "Slice steps must be constant");
+            for (int i = 0; i < ns; i++)
+                if (sp[i] != 1)
+                    return why_set(w, "Slice with steps other than 1 is not lowered");
+        }
+        for (int i = 0; i < ns; i++) {
+            int64_t a = ax[i] < 0 ? ax[i] + t->ndim : ax[i];
+            if (a < 0 || a >= t->ndim)
+                return why_set(w, "bad Slice axis");
+            int64_t dim = t->dims[a], s0 = st_[i], e0 = en[i];
+            if (s0 < 0)
+                s0 += dim;
+            if (e0 < 0)
+                e0 += dim;
+            s0 = s0 < 0 ? 0 : s0 > dim ? dim : s0;
+            e0 = e0 < 0 ? 0 : e0 > dim ? dim : e0;
+            if (e0 <= s0)
+                return why_set(w, "empty Slice");
+            start[a] = s0;
+            r.out_dims[a] = e0 - s0;
+        }
+        for (int d = 0; d < t->ndim; d++)
+            r.in_base += start[d] * xs[d];
+        return lower_remap(b, 0, x, &r, w);
+    }
+    case NPU_OP_SPLIT: {
+        /* every output is a slice along `axis`; one rk.Dpu per output */
+        const struct npu_tensor *t = &x->t;
+        int64_t a = npu_node_int(n, "axis", 0);
+        if (a < 0)
+            a += t->ndim;
+        if (a < 0 || a >= t->ndim)
+            return why_set(w, "bad Split axis");
+        int64_t off = 0;
+        enum npu_status st = NPU_OK;
+        for (int k = 0; k < n->nout && !st; k++) {
+            struct npu_value *o = n->out[k];
+            if (o->t.ndim != t->ndim)
+                return why_set(w, "Split output rank");
+            struct remap rk;
+            memset(&rk, 0, sizeof(rk));
+            rk.ndim = t->ndim;
+            for (int d = 0; d < t->ndim; d++) {
+                rk.out_dims[d] = o->t.dims[d];
+                rk.in_strides[d] = xs[d];
+            }
+            rk.in_base = off * xs[a];
+            off += o->t.dims[a];
+            if (k == 0) {
+                st = lower_remap(b, 0, x, &rk, w);
+            } else {
+                struct rkd b2;
+                rkd_init(&b2, b->cx, b->orig);
+                st = lower_remap(&b2, k, x, &rk, w);
+                if (!st && b2.err)
+                    st = b2.err;
+                b->cost.s += b2.cost.s;
+                b->cost.tasks += b2.cost.tasks;
+                rkd_fini(&b2);
+            }
+        }
+        return st;
+    }
+    case NPU_OP_CONCAT: {
+        /* every input is a sub-cube of the output: one copy each */
+        struct npu_value *out = n->out[0];
+        int64_t a = npu_node_int(n, "axis", 0);
+        if (a < 0)
+            a += out->t.ndim;
+        if (a < 0 || a >= out->t.ndim)
+            return why_set(w, "bad Concat axis");
+        struct vmap vo;
+        if (!npu_rk_canonical_view(&out->t, vo.view))
+            return why_set(w, "output has no NC1HWC2 view");
+        vo.order = npu_rk_order_of(&out->t, vo.view);
+        int64_t os[NPU_MAX_DIMS], off = 0;
+        row_strides(&out->t, os);
+        struct npu_dpu_map om = dl_map(rkd_result(), &vo);
+        for (int k = 0; k < n->nin; k++) {
+            struct npu_value *xi = n->in[k];
+            if (!xi || xi->t.ndim != out->t.ndim || !npu_dtype_is_float(xi->t.dtype))
+                return why_set(w, "Concat input");
+            /* input element -> output element */
+            struct remap rk;
+            memset(&rk, 0, sizeof(rk));
+            rk.ndim = xi->t.ndim;
+            for (int d = 0; d < xi->t.ndim; d++) {
+                rk.out_dims[d] = xi->t.dims[d];
+                rk.in_strides[d] = os[d];
+            }
+            rk.in_base = off * os[a];
+            off += xi->t.dims[a];
+            struct vmap vi;
+            int64_t d[3];
+            if (!dl_view(b, xi, &vi) || !const_offset(&vo, &vi, &rk, npu_value_numel(xi), d) ||
+                d[0] % 8)
+                return why_set(w, "Concat input %d is not a sub-cube with channels aligned to 8",
+                               k);
+            struct npu_dpu_map xm;
+            if (xi->kind == NPU_VALUE_CONST) {
+                float *f = dl_bcast_const(xi, xi->t.ndim, xi->t.dims);
+                if (!f)
+                    return NPU_ERR_NOMEM;
+                xm = dl_map_const(b, "part", f, npu_value_numel(xi), &vi);
+                free(f);
+            } else if (!dl_input(b, xi, &vi, &xm, w)) {
+                return NPU_ERR_UNSUPPORTED;
+            }
+            struct npu_dpu_map dm = npu_dpu_map_channels(&om, (uint32_t)d[0], vi.view[0]);
+            dm = npu_dpu_map_rows(&dm, (uint32_t)d[1], vi.view[1]);
+            dm = npu_dpu_map_cols(&dm, (uint32_t)d[2], vi.view[2]);
+            copy(b, &xm, &dm);
+        }
+        return dl_finish(b, 0, &vo);
+    }
+    default:
+        return why_set(w, "not a data-movement op");
+    }
+}

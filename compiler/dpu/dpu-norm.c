@@ -1,0 +1,450 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dpu-norm.c: reductions over channels and the composites built on them: LayerNormalization
+ * and Softmax over the channel axis (the last logical axis in a row-major view).
+ *
+ * The NPU reduces over channels only inside the MAC array, so
+ *   sums      = 1x1 convolutions with a ones kernel (8 output lanes, all equal),
+ *   broadcast = 1x1 convolutions from one input lane to C output channels (C = 8 input
+ *               channels: one MAC step per 16 kernels, almost free in timing model v1),
+ *               with the per-pixel operation fused as the EW stage of that convolution,
+ *   maxima    = EW MAX passes halving the surfaces, then three lane rotations (1x1 convs
+ *               with permutation weights, exact) with a fused EW MAX,
+ *   1/sqrt    = three band tables (LUT) multiplied, then one Newton step (dpu-lut.c).
+ * docs/npu-dpu-ops.md gives the task lists, costs at SigLIP shapes and the accuracy.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dpu-low.h"
+
+/* An 8-lane map (one surface) of h x w pixels inside temp `t` at surface slot k. */
+static struct npu_dpu_map
+lanes8(struct npu_dpu_ref t, uint32_t k, uint32_t h, uint32_t w)
+{
+    struct npu_dpu_ref r = {t.buffer, t.offset + k * h * w * 16};
+    return npu_dpu_map_packed(r, NPU_DPU_FP16, 8, h, w);
+}
+
+/* fp16 conv weights (kernels x channels, 1x1) packed into NPU_BUF_WEIGHTS. */
+static struct npu_dpu_ref
+weights_1x1(struct rkd *b, const char *name, const float *kc, uint32_t k, uint32_t c)
+{
+    struct npu_weight_layout wl;
+    struct npu_dpu_ref none = rkd_result();
+    if (npu_weight_layout_init(&wl, 2, k, c, 1, 1, false)) {
+        b->err = NPU_ERR_UNSUPPORTED;
+        return none;
+    }
+    uint16_t *h = malloc((size_t)k * c * 2);
+    uint8_t *pk = malloc(wl.total_bytes);
+    if (!h || !pk) {
+        free(h);
+        free(pk);
+        b->err = NPU_ERR_NOMEM;
+        return none;
+    }
+    for (size_t i = 0; i < (size_t)k * c; i++)
+        h[i] = npu_fp32_to_fp16(kc[i]);
+    npu_weight_pack(&wl, pk, wl.total_bytes, h, 0);
+    struct npu_dpu_ref r = rkd_const(b, name, pk, wl.total_bytes);
+    free(h);
+    free(pk);
+    return r;
+}
+
+void
+dl_chan_sum(struct rkd *b, const struct npu_dpu_map *x, float scale, const struct npu_dpu_map *out,
+            const struct npu_dpu_stages *st)
+{
+    uint32_t C = x->c, K = out->c;
+    float *w = malloc((size_t)K * C * sizeof(float));
+    if (!w) {
+        b->err = NPU_ERR_NOMEM;
+        return;
+    }
+    for (size_t i = 0; i < (size_t)K * C; i++)
+        w[i] = 1.0f;
+    struct npu_dpu_conv cv = {
+        .in = *x, .kernels = K, .kh = 1, .kw = 1, .sy = 1, .sx = 1, .out = *out};
+    cv.weights = weights_1x1(b, "ones", w, K, C);
+    free(w);
+    if (st)
+        cv.st = *st;
+    if (scale != 1.0f) {
+        /* the scale in fp32 (BS MUL through BRDMA), after any BS ALU of the caller */
+        float *sv = malloc(NPU_ALIGN(K, 8u) * sizeof(float));
+        if (!sv) {
+            b->err = NPU_ERR_NOMEM;
+            return;
+        }
+        for (uint32_t k = 0; k < NPU_ALIGN(K, 8u); k++)
+            sv[k] = scale;
+        cv.st.bs.mul = NPU_DPU_SRC_MEM;
+        cv.st.bs.mul_mem = dl_chan_const(b, "scale", sv, NPU_ALIGN(K, 8u));
+        free(sv);
+    }
+    rkd_conv(b, &cv);
+}
+
+void
+dl_bcast(struct rkd *b, const struct npu_dpu_map *s8, const float *wk, float scale,
+         const struct npu_dpu_map *out, const struct npu_dpu_stages *st)
+{
+    uint32_t K = out->c;
+    float *w = calloc((size_t)K * 8, sizeof(float));
+    if (!w) {
+        b->err = NPU_ERR_NOMEM;
+        return;
+    }
+    for (uint32_t k = 0; k < K; k++)
+        w[(size_t)k * 8] = wk ? wk[k] : scale;
+    struct npu_dpu_conv cv = {
+        .in = *s8, .kernels = K, .kh = 1, .kw = 1, .sy = 1, .sx = 1, .out = *out};
+    cv.in.c = 8;
+    cv.weights = weights_1x1(b, wk ? "bcastw" : "bcast", w, K, 8);
+    free(w);
+    if (st)
+        cv.st = *st;
+    rkd_conv(b, &cv);
+}
+
+/* Stages on the first pass of the channel max: clamp to the lowest finite fp16 (-65504) and
+ * set channels [c0, c) (padding lanes, which read 0) to it: BS adds 65504, multiplies by 1
+ * (or 0 for padding, fp32 per channel through BRDMA), ReLU; BN adds -65504. Finite on
+ * purpose: the lane rotations are convolutions, where 0 * -inf would be NaN; a max of a
+ * clamped value with anything stays finite, so only the first pass needs it. The fp32
+ * additions round the values (|error| <= 2^-8): the result is only a shift for softmax. */
+static void
+clamp_mask(struct rkd *b, struct npu_dpu_stages *st, uint32_t c0, uint32_t c)
+{
+    float *m = calloc(NPU_ALIGN(c, 16u), sizeof(float));
+    if (!m) {
+        b->err = NPU_ERR_NOMEM;
+        return;
+    }
+    for (uint32_t l = 0; l < c; l++)
+        m[l] = l < c0 ? 1.0f : 0.0f;
+    st->bs.alu = NPU_DPU_SRC_REG;
+    st->bs.alu_value = 65504.0f;
+    st->bs.mul = NPU_DPU_SRC_MEM;
+    st->bs.mul_mem = dl_chan_const(b, "mmul", m, c);
+    st->bs.relu = true;
+    st->bn.alu = NPU_DPU_SRC_REG;
+    st->bn.alu_value = -65504.0f;
+    free(m);
+}
+
+void
+dl_chan_max(struct rkd *b, const struct npu_dpu_map *x, const struct npu_dpu_map *m8)
+{
+    uint32_t S = npu_dpu_map_c1(x), H = x->h, W = x->w;
+    uint32_t pad = S * 8 - x->c;
+    struct npu_dpu_map cur = *x;
+    /* two scratch areas of ceil(S/2) surfaces for the rounds */
+    uint32_t half = (S + 1) / 2;
+    struct npu_dpu_ref ta = rkd_temp(b, (uint64_t)NPU_MAX(half, 1u) * H * W * 16);
+    struct npu_dpu_ref tb = rkd_temp(b, (uint64_t)NPU_MAX(half, 1u) * H * W * 16);
+    bool first = true, use_a = true;
+    if (S == 1) {
+        /* no halving: one clamp / mask pass */
+        struct npu_dpu_map t = npu_dpu_map_packed(ta, NPU_DPU_FP16, 8, H, W);
+        struct npu_dpu_pass p = {.in = cur, .out = t};
+        p.in.c = 8;
+        clamp_mask(b, &p.st, x->c, 8);
+        rkd_pass(b, &p);
+        cur = t;
+        use_a = false;
+    }
+    while (npu_dpu_map_c1(&cur) > 1) {
+        uint32_t s = npu_dpu_map_c1(&cur), h = (s + 1) / 2;
+        struct npu_dpu_map t = npu_dpu_map_packed(use_a ? ta : tb, NPU_DPU_FP16, h * 8, H, W);
+        /* main: the upper surfaces (holding the partial one), operand: the lower ones;
+         * they overlap when s is odd (max is idempotent) */
+        struct npu_dpu_map hi = npu_dpu_map_channels(&cur, (s - h) * 8, h * 8);
+        struct npu_dpu_map lo = npu_dpu_map_channels(&cur, 0, h * 8);
+        struct npu_dpu_pass p = {.in = hi, .out = t};
+        if (first)
+            /* padding lanes of the last surface (main holds it) read 0 (OFFSET_PEND) */
+            clamp_mask(b, &p.st, (h - 1) * 8 + (8 - pad), h * 8);
+        p.st.ew.op = NPU_DPU_EW_MAX;
+        p.st.ew.operand = lo;
+        rkd_pass(b, &p);
+        cur = t;
+        use_a = !use_a;
+        first = false;
+    }
+    /* lanes: out[k] = max(in[k], in[(k + d) % 8]) for d = 4, 2, 1 */
+    for (uint32_t d = 4; d >= 1; d /= 2) {
+        float w[64] = {0};
+        for (uint32_t k = 0; k < 8; k++)
+            w[k * 8 + (k + d) % 8] = 1.0f;
+        struct npu_dpu_map t =
+            d == 1 ? *m8 : npu_dpu_map_packed(use_a ? ta : tb, NPU_DPU_FP16, 8, H, W);
+        struct npu_dpu_conv cv = {
+            .in = cur, .kernels = 8, .kh = 1, .kw = 1, .sy = 1, .sx = 1, .out = t};
+        cv.in.c = 8;
+        cv.out.c = 8;
+        cv.weights = weights_1x1(b, "rot", w, 8, 8);
+        cv.st.ew.op = NPU_DPU_EW_MAX;
+        cv.st.ew.operand = cur;
+        cv.st.ew.operand.c = 8;
+        rkd_conv(b, &cv);
+        cur = t;
+        use_a = !use_a;
+    }
+}
+
+/* One pass: out = in * (EW MUL) op. */
+static void
+mul_pass(struct rkd *b, const struct npu_dpu_map *in, const struct npu_dpu_map *op,
+         const struct npu_dpu_map *out, float pre_scale)
+{
+    struct npu_dpu_pass p = {.in = *in, .out = *out};
+    if (pre_scale != 1.0f) {
+        p.st.bs.mul = NPU_DPU_SRC_REG;
+        p.st.bs.mul_value = pre_scale;
+    }
+    p.st.ew.op = NPU_DPU_EW_MUL;
+    p.st.ew.operand = *op;
+    rkd_pass(b, &p);
+}
+
+void
+dl_rsqrt(struct rkd *b, const struct npu_dpu_map *v, const struct npu_dpu_map *r)
+{
+    uint32_t H = v->h, W = v->w;
+    /* 5 scratch lanes maps in one temp */
+    struct npu_dpu_ref t = rkd_temp(b, 5ull * H * W * 16);
+    struct npu_dpu_map g[3], acc = lanes8(t, 3, H, W), acc2 = lanes8(t, 4, H, W);
+    static const int bands[3] = {-20, -20 + NPU_DPU_RSQRT_BAND_LG, -20 + 2 * NPU_DPU_RSQRT_BAND_LG};
+    for (int k = 0; k < 3; k++) {
+        g[k] = lanes8(t, (uint32_t)k, H, W);
+        const struct npu_dpu_lut *l = npu_dpu_lut_get(npu_dpu_lut_band_id(bands[k]));
+        rkd_lut(b, l->id);
+        struct npu_dpu_pass p = {.in = *v, .out = g[k]};
+        p.in.c = 8;
+        /* the index scale 2^(2 - lg) (up to 2^22) as two fp16-exact factors */
+        int e = (int)lrint(log2(l->in_scale)), e1 = e / 2;
+        p.st.bs.mul = NPU_DPU_SRC_REG;
+        p.st.bs.mul_value = ldexpf(1.0f, e1);
+        p.st.bn.mul = NPU_DPU_SRC_REG;
+        p.st.bn.mul_value = ldexpf(1.0f, e - e1);
+        p.st.ew.lut = l;
+        rkd_pass(b, &p);
+    }
+    /* y0 = g0 g1 g2 2^10 (the bands telescope, dpu-lut.c) */
+    mul_pass(b, &g[0], &g[1], &acc, 1.0f);
+    mul_pass(b, &acc, &g[2], &acc2, 1024.0f);
+    /* Newton: y1 = y0 (1.5 - 0.5 v y0^2) */
+    struct npu_dpu_map vv = *v;
+    vv.c = 8;
+    mul_pass(b, &vv, &acc2, &g[0], 1.0f);    /* u = v y0 */
+    mul_pass(b, &g[0], &acc2, &g[1], -0.5f); /* q = -0.5 v y0^2 */
+    struct npu_dpu_pass p = {.in = g[1], .out = *r};
+    p.st.bs.alu = NPU_DPU_SRC_REG;
+    p.st.bs.alu_value = 1.5f;
+    p.st.ew.op = NPU_DPU_EW_MUL;
+    p.st.ew.operand = acc2;
+    rkd_pass(b, &p);
+}
+
+/* The view of x when the last logical axis is the channel axis of a row-major view. */
+static bool
+last_axis_view(const struct rkd *b, struct npu_value *x, int64_t axis, struct vmap *vm)
+{
+    const struct npu_tensor *t = &x->t;
+    if (axis < 0)
+        axis += t->ndim;
+    if (t->ndim < 1 || axis != t->ndim - 1)
+        return false;
+    if (!dl_view(b, x, vm))
+        return false;
+    if (vm->order == NPU_VIEW_HWC && vm->view[0] == t->dims[t->ndim - 1])
+        return true;
+    /* host inputs may be read in the row-major view instead */
+    if (!dl_npu_value(b, x)) {
+        int64_t rows = npu_tensor_numel(t) / t->dims[t->ndim - 1];
+        if (rows > 8192 || t->dims[t->ndim - 1] > 8192)
+            return false;
+        vm->view[0] = (uint32_t)t->dims[t->ndim - 1];
+        vm->view[1] = (uint32_t)rows;
+        vm->view[2] = 1;
+        vm->order = NPU_VIEW_HWC;
+        return npu_rk_order_of(t, vm->view) == NPU_VIEW_HWC;
+    }
+    return false;
+}
+
+/*
+ * beta of a layer norm whose every reader is a MatMul by constant weights B [C, N] with a
+ * constant bias b [N] (q / k / v / fc1 after fuse_bias): y B + b = (y0 + beta) B + b =
+ * y0 B + (b + beta B), so the readers get the bias b + beta B and the layer norm skips its
+ * beta pass (one full read + write of the activations). Lowering only.
+ */
+static bool
+fold_beta(struct rkd *b, struct npu_node *ln, const float *beta, uint32_t C)
+{
+    struct npu_value *out = ln->out[0];
+    if (!b->cx || out->is_output || !out->nusers)
+        return false;
+    for (int i = 0; i < out->nusers; i++) {
+        const struct npu_node *u = out->users[i];
+        const struct npu_value *B = u->nin > 1 ? u->in[1] : NULL;
+        const struct npu_value *bb = u->nin > 2 ? u->in[2] : NULL;
+        if (u->op != NPU_OP_MATMUL || u->device != NPU_DEVICE_NPU || u->nin != 3 ||
+            u->in[0] != out || !B || B->kind != NPU_VALUE_CONST || B->t.ndim != 2 ||
+            B->t.dims[0] != C || !npu_dtype_is_float(B->t.dtype) || !bb ||
+            bb->kind != NPU_VALUE_CONST || npu_value_numel(bb) != B->t.dims[1] ||
+            !npu_dtype_is_float(bb->t.dtype))
+            return false;
+    }
+    for (int i = 0; i < out->nusers; i++) {
+        struct npu_node *u = out->users[i];
+        int64_t N = u->in[1]->t.dims[1];
+        float *nb = malloc((size_t)N * sizeof(float));
+        if (!nb)
+            return false;
+        for (int64_t j = 0; j < N; j++) {
+            double acc = npu_value_get_f64(u->in[2], j);
+            for (uint32_t c = 0; c < C; c++)
+                acc += (double)beta[c] * npu_value_get_f64(u->in[1], (int64_t)c * N + j);
+            nb[j] = (float)acc;
+        }
+        char name[160];
+        snprintf(name, sizeof(name), "%.120s.bias_ln", u->name);
+        struct npu_value *v = npu_lower_const(b->cx, name, NPU_DTYPE_FP32, 1, &N, nb);
+        free(nb);
+        if (!v)
+            return false;
+        u->in[2] = v;
+    }
+    return true;
+}
+
+/* LayerNormalization over the last axis (= channels). */
+enum npu_status
+dl_lower_layernorm(struct rkd *b, struct npu_node *n, struct why *w)
+{
+    struct npu_value *x = n->in[0], *gam = n->nin > 1 ? n->in[1] : NULL;
+    struct npu_value *bet = n->nin > 2 ? n->in[2] : NULL;
+    for (int i = 1; i < n->nout; i++)
+        if (n->out[i]->nusers || n->out[i]->is_output)
+            return why_set(w, "mean / inv-std outputs are not produced");
+    struct vmap vm;
+    if (!x || !last_axis_view(b, x, npu_node_int(n, "axis", -1), &vm))
+        return why_set(w, "normalisation over the last axis of a row-major view only");
+    uint32_t C = vm.view[0], H = vm.view[1], W = vm.view[2];
+    double eps = npu_node_float(n, "epsilon", 1e-5f);
+    if (eps < 1e-6)
+        eps = 1e-6; /* the 1/sqrt bands start at 2^-20 */
+    if (!gam || gam->kind != NPU_VALUE_CONST || npu_value_numel(gam) != C ||
+        (bet && (bet->kind != NPU_VALUE_CONST || npu_value_numel(bet) != C)))
+        return why_set(w, "scale and bias must be constants of the normalised size");
+    struct npu_dpu_map xm;
+    if (!dl_input(b, x, &vm, &xm, w))
+        return NPU_ERR_UNSUPPORTED;
+    float *g = malloc(C * sizeof(float)), *be = calloc(NPU_ALIGN(C, 16u), sizeof(float));
+    if (!g || !be) {
+        free(g);
+        free(be);
+        return NPU_ERR_NOMEM;
+    }
+    bool has_beta = false;
+    for (uint32_t c = 0; c < C; c++) {
+        g[c] = (float)npu_value_get_f64(gam, c);
+        be[c] = bet ? (float)npu_value_get_f64(bet, c) : 0.0f;
+        has_beta |= be[c] != 0;
+    }
+    if (has_beta && fold_beta(b, n, be, C))
+        has_beta = false;
+    uint64_t full = npu_dpu_map_extent(&xm);
+    struct npu_dpu_ref small = rkd_temp(b, 4ull * H * W * 16);
+    struct npu_dpu_map s8 = lanes8(small, 0, H, W), v8 = lanes8(small, 1, H, W);
+    struct npu_dpu_map r8 = lanes8(small, 2, H, W);
+    struct npu_dpu_map xc = dl_map(rkd_temp(b, full), &vm), sq = dl_map(rkd_temp(b, full), &vm);
+    struct npu_dpu_map ym = dl_map(rkd_result(), &vm);
+    /* -mean in 8 lanes: ones conv, fp32 scale -1/C */
+    dl_chan_sum(b, &xm, (float)(-1.0 / C), &s8, NULL);
+    /* xc = x - mean: broadcast conv with the EW add of x */
+    struct npu_dpu_stages st;
+    memset(&st, 0, sizeof(st));
+    st.ew.op = NPU_DPU_EW_ADD;
+    st.ew.operand = xm;
+    dl_bcast(b, &s8, NULL, 1.0f, &xc, &st);
+    /* sq = (xc / 64) xc: fp16 range for |xc| < 2047 */
+    const float a = 1.0f / 64.0f;
+    mul_pass(b, &xc, &xc, &sq, a);
+    /* var + eps = (sum sq + eps a C) / (a C) */
+    memset(&st, 0, sizeof(st));
+    st.bs.alu = NPU_DPU_SRC_REG;
+    st.bs.alu_value = (float)(eps * a * C);
+    dl_chan_sum(b, &sq, (float)(1.0 / (a * C)), &v8, &st);
+    dl_rsqrt(b, &v8, &r8);
+    /* y = gamma r xc (broadcast conv with weights gamma, EW MUL xc); + beta */
+    memset(&st, 0, sizeof(st));
+    st.ew.op = NPU_DPU_EW_MUL;
+    st.ew.operand = xc;
+    dl_bcast(b, &r8, g, 0, has_beta ? &sq : &ym, &st);
+    if (has_beta) {
+        struct npu_dpu_pass p = {.in = sq, .out = ym};
+        p.st.bs.alu = NPU_DPU_SRC_MEM;
+        p.st.bs.alu_mem = dl_chan_const(b, "beta", be, C);
+        rkd_pass(b, &p);
+    }
+    free(g);
+    free(be);
+    return dl_finish(b, 0, &vm);
+}
+
+/* Softmax over the last axis (= channels). */
+enum npu_status
+dl_lower_softmax(struct rkd *b, struct npu_node *n, struct why *w)
+{
+    struct npu_value *x = n->in[0];
+    struct vmap vm;
+    int64_t axis = npu_node_int(n, "axis", -1);
+    if (!x || !last_axis_view(b, x, axis, &vm))
+        return why_set(w, "softmax over the last axis of a row-major view only");
+    uint32_t H = vm.view[1], W = vm.view[2];
+    struct npu_dpu_map xm;
+    if (!dl_input(b, x, &vm, &xm, w))
+        return NPU_ERR_UNSUPPORTED;
+    uint64_t full = npu_dpu_map_extent(&xm);
+    struct npu_dpu_ref small = rkd_temp(b, 2ull * H * W * 16);
+    struct npu_dpu_map m8 = lanes8(small, 0, H, W), s8 = lanes8(small, 1, H, W);
+    struct npu_dpu_map t1 = dl_map(rkd_temp(b, full), &vm), t2 = dl_map(rkd_temp(b, full), &vm);
+    struct npu_dpu_map ym = dl_map(rkd_result(), &vm);
+    dl_chan_max(b, &xm, &m8);
+    /* t = x - max: broadcast conv of -max with the EW add of x */
+    const struct npu_dpu_lut *l = npu_dpu_lut_get(npu_dpu_lut_fn_id(NPU_DPU_FN_EXP_NEG));
+    struct npu_dpu_stages st;
+    memset(&st, 0, sizeof(st));
+    st.ew.op = NPU_DPU_EW_ADD;
+    st.ew.operand = xm;
+    dl_bcast(b, &m8, NULL, -1.0f, &t1, &st);
+    /* e = exp(max(t, -300) - 2): BS clamps (t + 300, ReLU: exact for t in [-300, 0] in
+     * fp32), BN scales into the table's units (u = 32 t) and subtracts 32 (300 + 2); the
+     * clamp keeps -inf inputs (masked scores) out of the LUT, whose end slopes would give
+     * 0 * inf = NaN; exp(-302) is 0 in fp16 anyway */
+    rkd_lut(b, l->id);
+    struct npu_dpu_pass p = {.in = t1, .out = t2};
+    p.st.bs.alu = NPU_DPU_SRC_REG;
+    p.st.bs.alu_value = 300.0f;
+    p.st.bs.relu = true;
+    p.st.bn.mul = NPU_DPU_SRC_REG;
+    p.st.bn.mul_value = l->in_scale;
+    p.st.bn.alu = NPU_DPU_SRC_REG;
+    p.st.bn.alu_value = -l->in_scale * 302.0f;
+    p.st.ew.lut = l;
+    rkd_pass(b, &p);
+    /* sum, broadcast, divide */
+    dl_chan_sum(b, &t2, 1.0f, &s8, NULL);
+    dl_bcast(b, &s8, NULL, 1.0f, &t1, NULL);
+    struct npu_dpu_pass d = {.in = t2, .out = ym};
+    d.st.ew.op = NPU_DPU_EW_DIV;
+    d.st.ew.operand = t1;
+    rkd_pass(b, &d);
+    return dl_finish(b, 0, &vm);
+}

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-dpu-ops.h: be-dpu's part of the NPU back end (docs/npu-dpu-ops.md):
+ *   - LUT tables for activation functions and their host model (dpu-lut.c);
+ *   - rk.Dpu, the lowered op that holds a list of DPU / PPU / small-convolution tasks with
+ *     every register-relevant parameter in its attributes, and the builder the lowerings
+ *     use to make one (dpu-rk.c);
+ *   - the op handlers (supports / cost / lower) of the elementwise, activation, pooling,
+ *     data-movement and composite ops (dpu-ops.c, dpu-norm.c, dpu-attn.c), whose rows are
+ *     in the handler table (compiler/npu/npu-be-ops.c).
+ */
+#ifndef NPU_DPU_OPS_H
+#define NPU_DPU_OPS_H
+
+#include "npu-dpu.h"
+#include "npu/npu-tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ LUT */
+
+enum npu_dpu_fn {
+    NPU_DPU_FN_SIGMOID = 0,
+    NPU_DPU_FN_TANH,
+    NPU_DPU_FN_ERF,
+    NPU_DPU_FN_GELU,      /* x * Phi(x), one table (saturates at |y| = 16) */
+    NPU_DPU_FN_GELU_TANH, /* tanh form, one table */
+    NPU_DPU_FN_SILU,      /* x * sigmoid(x), one table (saturates at 16) */
+    NPU_DPU_FN_PHI,       /* Phi(x) = 0.5 (1 + erf(x / sqrt 2)), for x * Phi(x) in two passes */
+    NPU_DPU_FN_PHI_TANH,
+    NPU_DPU_FN_EXP_NEG, /* exp(t), t <= 0 (softmax after the max is subtracted) */
+    NPU_DPU_FN_COUNT
+};
+
+/* Bands of the 1/sqrt tables cover [2^lg, 2^(lg + NPU_DPU_RSQRT_BAND_LG)]. */
+#define NPU_DPU_RSQRT_BAND_LG 14
+
+/* fp64 reference of a table's function. */
+double npu_dpu_fn_ref(enum npu_dpu_fn fn, double x);
+const char *npu_dpu_fn_name(enum npu_dpu_fn fn);
+/* Fills the table of fn (entries, ranges, output scaling, input scale, id). */
+enum npu_status npu_dpu_lut_build(enum npu_dpu_fn fn, struct npu_dpu_lut *l);
+/* The 1/sqrt band table for v in [2^lg_lo, 2^(lg_lo + 14)], lg_lo in -20..12. */
+enum npu_status npu_dpu_lut_rsqrt_band(int lg_lo, struct npu_dpu_lut *l);
+/* Rebuilds a table from its id (the rk.Dpu attributes carry only the id). */
+enum npu_status npu_dpu_lut_from_id(uint32_t id, struct npu_dpu_lut *l);
+/* The shared, immutable table of an id (NULL for an unknown id). */
+const struct npu_dpu_lut *npu_dpu_lut_get(uint32_t id);
+static inline uint32_t
+npu_dpu_lut_fn_id(enum npu_dpu_fn fn)
+{
+    return 0x100u + (uint32_t)fn;
+}
+static inline uint32_t
+npu_dpu_lut_band_id(int lg_lo)
+{
+    return 0x200u + (uint32_t)(lg_lo + 64);
+}
+/* The lookup of u (already in the index domain) as the simulator performs it, before the
+ * fp16 store. */
+double npu_dpu_lut_lookup(const struct npu_dpu_lut *l, double u);
+/* The whole BN-scale + lookup + fp16 store of argument t, as the NPU computes it. */
+double npu_dpu_lut_eval(const struct npu_dpu_lut *l, float t);
+
+/* ------------------------------------------------------------- rk.Dpu */
+
+/* Symbolic buffers of maps inside an rk.Dpu node: input i / output j of the node. */
+#define RKD_IN(i) (0x10000u + (uint32_t)(i))
+#define RKD_OUT(j) (0x20000u + (uint32_t)(j))
+
+enum rkd_kind {
+    RKD_PASS = 1, /* npu_dpu_emit_pass */
+    RKD_CONV,     /* npu_dpu_emit_conv */
+    RKD_LUT,      /* npu_dpu_emit_lut_upload (scratch = map A's ref) */
+    RKD_POOL,     /* npu_dpu_emit_pool */
+    RKD_TP,       /* npu_dpu_emit_tp (dst = map B's ref) */
+    RKD_GUARD,    /* a 1x1x16 int8 copy (scratch = map A's ref): no LUT use before an upload */
+};
+
+struct npu_lower_ctx;
+struct npu_node;
+struct npu_value;
+struct npu_graph;
+
+/* One task of an rk.Dpu node: its kind and the emitter's argument struct with symbolic refs
+ * (RKD_IN / RKD_OUT). */
+struct rkd_task {
+    enum rkd_kind kind;
+    union {
+        struct npu_dpu_pass pass;
+        struct npu_dpu_conv conv;
+        struct npu_dpu_pool pool;
+        struct npu_dpu_tp tp;
+        struct {
+            uint32_t id;
+            struct npu_dpu_ref scratch;
+        } lut;
+    } u;
+};
+
+#define RKD_MAX_IN 32
+#define RKD_MAX_OUT 8
+
+/*
+ * The builder of one rk.Dpu node. With cx == NULL it is a dry run: tasks are emitted into a
+ * private stream only to validate them and to price them (cost()), nothing is added to a
+ * graph.
+ */
+struct rkd {
+    struct npu_lower_ctx *cx;
+    struct npu_node *orig; /* the node being lowered (insertion point, names) */
+    struct npu_value *in[RKD_MAX_IN];
+    uint64_t in_hash[RKD_MAX_IN]; /* constants: content hash (0 for activations) */
+    uint64_t in_size[RKD_MAX_IN];
+    int nin;
+    uint64_t out_bytes[RKD_MAX_OUT]; /* temps: outputs 1.. */
+    int nout;                        /* outputs including the result (output 0) */
+    struct rkd_task *tasks;
+    int ntasks, cap;
+    struct npu_stream dry;
+    struct npu_dpu_cost cost;
+    bool lut_used_last; /* the last task used the LUT (or unknown at the start) */
+    uint32_t lut_resident;
+    int scratch; /* output index of the 32-byte LUT scratch, -1 none */
+    enum npu_status err;
+    /* the result's view (struct vmap of dpu-low.h) once finished, for dry predictions */
+    uint32_t result_view[4];
+    bool have_result;
+    int depth;     /* dry predictions of producers' views */
+    bool nonneg;   /* the result is known to be >= 0 (rk.Dpu attribute "nonneg") */
+    bool finished; /* a result was declared (rkd_finish / rkd_alias) */
+};
+
+void rkd_init(struct rkd *b, struct npu_lower_ctx *cx, struct npu_node *orig);
+void rkd_fini(struct rkd *b);
+/* Adds an NPU value as an input; returns its symbolic ref (offset 0). */
+struct npu_dpu_ref rkd_input(struct rkd *b, struct npu_value *v);
+/* Adds a constant (copied) as an input; dry runs only count it. */
+struct npu_dpu_ref rkd_const(struct rkd *b, const char *suffix, const void *data, uint64_t bytes);
+/* A scratch output of `bytes` (rounded up to 64); returns its ref. */
+struct npu_dpu_ref rkd_temp(struct rkd *b, uint64_t bytes);
+/* The result (output 0) ref. */
+static inline struct npu_dpu_ref
+rkd_result(void)
+{
+    struct npu_dpu_ref r = {RKD_OUT(0), 0};
+    return r;
+}
+/* Appends tasks (validated by running the emitter on the dry stream). */
+void rkd_pass(struct rkd *b, const struct npu_dpu_pass *p);
+void rkd_conv(struct rkd *b, const struct npu_dpu_conv *c);
+void rkd_pool(struct rkd *b, const struct npu_dpu_pool *p);
+void rkd_tp(struct rkd *b, const struct npu_dpu_tp *t);
+/* Makes table `id` resident (upload unless it already is, guarded per the LUT rule). */
+void rkd_lut(struct rkd *b, uint32_t id);
+/*
+ * Creates the rk.Dpu node (before b->orig) with output 0 of dtype dt, logical dims and the
+ * given NC1HWC2 view (order: NPU_VIEW_*), declares it as output `idx` of b->orig and returns
+ * NPU_OK. Dry builders return NPU_OK without doing anything.
+ */
+enum npu_status rkd_finish(struct rkd *b, int idx, enum npu_dtype dt, int ndim, const int64_t *dims,
+                           const uint32_t view[3], uint32_t order);
+/* Output idx of b->orig as a view of src's bytes (no task): kind 1 = the same bytes under
+ * another (view, order); kind 2 = the heads of attention, [rows, heads x D] read as
+ * [heads, rows, D] (heads = {rows, heads, D}; only be-dpu's attention reads it). */
+enum npu_status rkd_alias(struct rkd *b, int idx, struct npu_value *src, int kind,
+                          const int64_t *heads, enum npu_dtype dt, int ndim, const int64_t *dims,
+                          const uint32_t view[3], uint32_t order);
+/* Modeled seconds of the tasks so far (timing model v1). */
+static inline double
+rkd_seconds(const struct rkd *b)
+{
+    return b->cost.s;
+}
+
+/* rk.Dpu rows of the handler table. */
+enum npu_status npu_rk_dpu_infer(struct npu_graph *g, struct npu_node *n);
+struct npu_cg;
+enum npu_status npu_rk_dpu_emit(struct npu_cg *cg, const struct npu_node *n);
+
+/* ------------------------------------------------------------- handlers */
+
+struct npu_backend_options;
+
+/* One supports / cost / lower triple serves every op of dpu-ops.c; it dispatches on n->op.
+ */
+bool npu_dpu_supports(const struct npu_graph *g, const struct npu_node *n,
+                      const struct npu_backend_options *o, char *why, size_t why_len);
+double npu_dpu_cost(const struct npu_graph *g, const struct npu_node *n,
+                    const struct npu_backend_options *o);
+enum npu_status npu_dpu_lower(struct npu_lower_ctx *cx, struct npu_node *n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NPU_DPU_OPS_H */

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-robust.c: rk.Dpu nodes read from IR text are untrusted input (route b, npuc). The
+ * lowered text of test models with be-dpu's lowerings (layer norm, attention, softmax,
+ * GELU, residual adds, pooling, views/aliases) is mutated at random inside rk.Dpu lines'
+ * attribute braces (digits changed, minus signs, numbers replaced by extreme ones,
+ * characters dropped), parsed, compiled and, when that succeeds, run on the strict
+ * simulator: every case must end in success or a clean error, never a crash, a sanitizer
+ * report or a leak (run it under ASan/UBSan). Usage: test-robust DATA_DIR [iterations].
+ */
+#include <unistd.h>
+
+#include "npu-test-util.h"
+#include "npu/npu-onnx.h"
+
+static char *
+slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *t = NULL;
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    t = malloc((size_t)n + 1);
+    if (t && fread(t, 1, (size_t)n, f) != (size_t)n) {
+        free(t);
+        t = NULL;
+    }
+    if (t)
+        t[n] = 0;
+    *len = (size_t)n;
+    fclose(f);
+    return t;
+}
+
+static char *
+lowered_text(const char *dir, const char *name, char **side, size_t *side_len)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s/model.onnx", dir, name);
+    struct npu_graph *g = NULL;
+    struct npu_compile_options co = {0};
+    char *t = NULL;
+    if (npu_onnx_load(path, NULL, &g) || npu_compile(g, &co) || npu_lower_graph(g, NULL)) {
+        npu_graph_free(g);
+        return NULL;
+    }
+    char tmp[] = "/tmp/be-dpu-robust-XXXXXX";
+    int fd = mkstemp(tmp);
+    if (fd >= 0) {
+        close(fd);
+        char sp[64];
+        snprintf(sp, sizeof(sp), "%s.bin", tmp);
+        size_t n = 0;
+        if (npu_ir_save(g, tmp) == NPU_OK && (t = slurp(tmp, &n)) &&
+            !(*side = slurp(sp, side_len))) {
+            free(t);
+            t = NULL;
+        }
+        unlink(tmp);
+        unlink(sp);
+    }
+    npu_graph_free(g);
+    return t;
+}
+
+static int ok_parse, ok_code, ok_run;
+
+static void
+quiet(enum npu_log_level level, const char *domain, const char *msg, void *user)
+{
+    (void)level, (void)domain, (void)msg, (void)user;
+}
+
+static bool
+run_program(const struct npu_program *p)
+{
+    struct prun r;
+    bool ok = false;
+    struct npu_tensor in[8], out[8];
+    void *buf[8] = {0};
+    int ni = p->n_inputs < 8 ? p->n_inputs : 8;
+    if (p->n_inputs > 8 || prun_open(&r, p) != NPU_OK) {
+        if (p->n_inputs <= 8)
+            prun_close(&r);
+        return false;
+    }
+    for (int i = 0; i < ni; i++) {
+        const struct npu_prog_tensor *it = &p->tensors[p->inputs[i]];
+        buf[i] = calloc(1, (size_t)it->bytes + 16);
+        in[i] = it->t;
+        in[i].data = buf[i];
+    }
+    ok = prun_run(&r, in, out) == NPU_OK;
+    for (int i = 0; i < ni; i++)
+        free(buf[i]);
+    prun_close(&r);
+    return ok;
+}
+
+static void
+mutate_and_run(const char *text, const char *side, size_t side_len, uint32_t *seed)
+{
+    size_t n = strlen(text);
+    char *t = malloc(n + 64);
+    memcpy(t, text, n + 1);
+    int muts = 1 + (int)(tu_rand(seed) % 3);
+    for (int k = 0; k < muts; k++) {
+        size_t pos = tu_rand(seed) % n;
+        const char *rk = strstr(t + pos, "= rk.Dpu");
+        if (!rk)
+            rk = strstr(t, "= rk.Dpu");
+        if (!rk)
+            break;
+        const char *br = strchr(rk, '{');
+        const char *end = br ? strchr(br, '}') : NULL;
+        if (!br || !end)
+            break;
+        size_t a = (size_t)(br - t) + 1, b = (size_t)(end - t);
+        if (b <= a)
+            break;
+        size_t at = a + tu_rand(seed) % (b - a);
+        switch (tu_rand(seed) % 4) {
+        case 0:
+            if (t[at] >= '0' && t[at] <= '9')
+                t[at] = (char)('0' + tu_rand(seed) % 10);
+            break;
+        case 1:
+            if (t[at] >= '0' && t[at] <= '9')
+                t[at] = '-';
+            break;
+        case 2: {
+            static const char *big[] = {"4095", "65535", "2147483647", "99999999999", "0"};
+            const char *v = big[tu_rand(seed) % 5];
+            size_t lv = strlen(v);
+            if (t[at] >= '0' && t[at] <= '9' && at + lv < b)
+                memcpy(t + at, v, lv);
+            break;
+        }
+        default:
+            memmove(t + at, t + at + 1, strlen(t + at + 1) + 1);
+            n = strlen(t);
+            break;
+        }
+    }
+    struct npu_graph *g = NULL;
+    if (npu_ir_parse(t, strlen(t), side, side_len, false, &g) == NPU_OK) {
+        ok_parse++;
+        struct npu_program *p = NULL;
+        if (npu_codegen(g, NULL, &p) == NPU_OK) {
+            ok_code++;
+            ok_run += run_program(p);
+        }
+        npu_program_free(p);
+        npu_graph_free(g);
+    }
+    free(t);
+}
+
+int
+main(int argc, char **argv)
+{
+    const char *dir = argc > 1 ? argv[1] : "tests/models/data";
+    int iters = argc > 2 ? atoi(argv[2]) : 300;
+    static const char *models[] = {"siglip_tiny", "gpt2_tiny", "cnn_small"};
+    uint32_t seed = 4242;
+    int cases = 0;
+    for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++) {
+        char *side = NULL;
+        size_t side_len = 0;
+        char *text = lowered_text(dir, models[i], &side, &side_len);
+        CHECK(text != NULL);
+        if (text) {
+            CHECK(strstr(text, "= rk.Dpu") != NULL);
+            /* the unmutated text compiles and runs */
+            struct npu_graph *g = NULL;
+            CHECK_EQ_INT(NPU_OK, npu_ir_parse(text, strlen(text), side, side_len, false, &g));
+            struct npu_program *p = NULL;
+            CHECK_EQ_INT(NPU_OK, npu_codegen(g, NULL, &p));
+            CHECK(p && run_program(p));
+            npu_program_free(p);
+            npu_graph_free(g);
+            npu_log_set_handler(quiet, NULL); /* thousands of expected refusals */
+            for (int k = 0; k < iters; k++, cases++)
+                mutate_and_run(text, side, side_len, &seed);
+            npu_log_set_handler(NULL, NULL);
+        }
+        free(text);
+        free(side);
+    }
+    printf("%d mutated lowered graphs (rk.Dpu attributes): %d parsed, %d compiled, %d ran on the "
+           "simulator; the rest refused cleanly\n",
+           cases, ok_parse, ok_code, ok_run);
+    return npu_test_done("dpu-robust");
+}

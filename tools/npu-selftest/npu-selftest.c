@@ -1,0 +1,576 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-selftest: the bring-up checklist of docs/hardware.md, one command per step, on any
+ * backend (a board's rknpu or rocket, the kernel double, or the simulator for comparison).
+ * Every step builds its program with the hardware layer, runs it through the device API and
+ * checks the result against a plain C reference; it prints PASS/FAIL per check and the
+ * job time (measured by the driver where it reports one, else modeled, timing model v1).
+ *
+ *   npu-selftest [-b BACKEND] STEP...     STEP: info eltwise matmul conv golden multicore all
+ *   npu-selftest -b rknpu golden [--golden DIR] [--big]
+ *
+ * Steps: info (backends probed, device opened); eltwise (A.2 int8 and fp16 adds, one DPU
+ * task each); matmul (A.1 fp16 matmuls, one task each); conv (an fp16 3x3 conv, CNA+CORE+DPU);
+ * golden (every mtx-matmul golden stream regenerated at this device's addresses, checked
+ * against the captured bytes, run and checked against the reference; --big adds the
+ * 128 MB weight one); multicore (three jobs on cores 0/1/2 at once, then one matmul split
+ * over three cores in one mask-7 submit).
+ */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npu-golden.h"
+#include "npu-layout.h"
+#include "npu-mc-matmul.h"
+#include "npu-refprog.h"
+#include "sim-test-conv.h"
+
+#ifndef NPU_SELFTEST_GOLDEN_DIR
+#define NPU_SELFTEST_GOLDEN_DIR "tests/golden/vectors"
+#endif
+
+static struct npu_device *dev;
+static unsigned n_pass, n_fail;
+static const char *golden_dir = NPU_SELFTEST_GOLDEN_DIR;
+static bool big;
+
+static void
+report(bool ok, const char *fmt, ...) NPU_PRINTF(2, 3);
+
+static void
+report(bool ok, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    printf("%s  ", ok ? "PASS" : "FAIL");
+    vprintf(fmt, ap);
+    printf("\n");
+    va_end(ap);
+    if (ok)
+        n_pass++;
+    else
+        n_fail++;
+    fflush(stdout);
+}
+
+static const char *
+time_str(const struct npu_job_result *r, char *buf, size_t n)
+{
+    if (r->hw_elapsed_s > 0)
+        snprintf(buf, n, "%.1f us measured by the driver", r->hw_elapsed_s * 1e6);
+    else if (r->timing_valid)
+        snprintf(buf, n, "%.1f us modeled (timing model v1)", r->modeled_s * 1e6);
+    else
+        snprintf(buf, n, "%.1f us host wait", r->host_s * 1e6);
+    return buf;
+}
+
+/* Lays out a stream at a new regcmd BO, relocates it against bufs, fills descriptors, runs
+ * it as one chain on `mask` (0 auto) and waits. */
+static enum npu_status
+run_stream(struct npu_stream *s, struct npu_bo *const *bufs, unsigned n_bufs,
+           struct npu_job_result *res)
+{
+    enum npu_status st = npu_stream_status(s);
+    if (st != NPU_OK) {
+        snprintf(res->message, sizeof(res->message), "stream: %s", npu_stream_error(s));
+        return st;
+    }
+    struct npu_bo *rc = NULL, *task = NULL;
+    struct npu_regcmd_image img;
+    memset(&img, 0, sizeof(img));
+    st = npu_bo_create(dev, (size_t)s->n_tasks * 2048 + 4096, 0, &rc);
+    if (st == NPU_OK)
+        st = npu_bo_create(dev, 40 * (size_t)s->n_tasks, NPU_BO_TASKS, &task);
+    if (st == NPU_OK)
+        st = npu_stream_layout(s, npu_bo_iova(rc), NPU_SEGMENT_ALIGN, &img);
+    if (st == NPU_OK && img.n_tasks > 1)
+        st = npu_image_chain(&img, 0, img.n_tasks, 1);
+    uint32_t iova[8] = {0};
+    for (unsigned i = 0; i < n_bufs && i < 8; i++)
+        iova[i] = npu_bo_iova(bufs[i]);
+    if (st == NPU_OK)
+        st = npu_image_relocate(&img, iova, n_bufs);
+    if (st == NPU_OK) {
+        memcpy(npu_bo_map(rc), img.qwords, img.n_qwords * 8);
+        st = npu_image_fill_rknpu_tasks(&img, npu_bo_map(task), img.n_tasks);
+    }
+    if (st == NPU_OK) {
+        struct npu_submit sub = ts_submit(task, 0, img.n_tasks, 0);
+        st = ts_run(dev, &sub, res, res->message, sizeof(res->message));
+    }
+    npu_image_fini(&img);
+    npu_bo_destroy(rc);
+    npu_bo_destroy(task);
+    return st;
+}
+
+/* ------------------------------------------------------------------ steps */
+
+static void
+step_info(void)
+{
+    struct npu_device_info info;
+    npu_device_get_info(dev, &info);
+    printf("device: %s: %s\n", info.backend, info.description);
+    printf("        hardware %s; driver %s\n", info.hw_version_str, info.drv_version_str);
+    report(info.n_cores == 3, "the device has %u cores (RK3588: 3)", info.n_cores);
+}
+
+static void
+step_eltwise(void)
+{
+    static const struct {
+        enum npu_precision prec;
+        const char *name;
+    } cases[] = {{NPU_PRECISION_INT8, "int8"}, {NPU_PRECISION_FP16, "fp16"}};
+    for (size_t ci = 0; ci < NPU_ARRAY_SIZE(cases); ci++) {
+        const uint32_t W = 64, C = 64;
+        unsigned es = cases[ci].prec == NPU_PRECISION_INT8 ? 1 : 2;
+        size_t bytes = npu_nc1hwc2_bytes(es, C, 1, W);
+        struct npu_bo *b[3] = {0};
+        for (int i = 0; i < 3; i++)
+            npu_bo_create(dev, bytes, 0, &b[i]);
+        uint32_t seed = 3 + (uint32_t)ci;
+        uint8_t *x = npu_bo_map(b[0]), *y = npu_bo_map(b[1]);
+        for (size_t i = 0; i < bytes / es; i++) {
+            if (es == 1) {
+                x[i] = (uint8_t)trand(&seed);
+                y[i] = (uint8_t)trand(&seed);
+            } else {
+                uint16_t hx = npu_fp32_to_fp16(((int)(trand(&seed) % 2001) - 1000) / 100.0f);
+                uint16_t hy = npu_fp32_to_fp16(((int)(trand(&seed) % 2001) - 1000) / 100.0f);
+                memcpy(x + 2 * i, &hx, 2);
+                memcpy(y + 2 * i, &hy, 2);
+            }
+        }
+        struct npu_stream s;
+        npu_stream_init(&s);
+        struct npu_ref_eltwise p = {.op = NPU_REF_EW_ADD, .precision = cases[ci].prec, .w = W,
+                                    .c = C, .fp32_internal = -1,
+                                    .x = {0, 0}, .y = {1, 0}, .z = {2, 0}};
+        npu_ref_eltwise_emit(&s, &p);
+        struct npu_job_result r;
+        memset(&r, 0, sizeof(r));
+        enum npu_status st = run_stream(&s, b, 3, &r);
+        npu_stream_fini(&s);
+        unsigned bad = 0;
+        const uint8_t *z = npu_bo_map(b[2]);
+        for (size_t i = 0; st == NPU_OK && i < bytes / es; i++) {
+            if (es == 1) {
+                int v = (int8_t)x[i] + (int8_t)y[i];
+                v = v > 127 ? 127 : v < -128 ? -128 : v;
+                bad += (int8_t)z[i] != v;
+            } else {
+                uint16_t hx, hy, hz;
+                memcpy(&hx, x + 2 * i, 2);
+                memcpy(&hy, y + 2 * i, 2);
+                memcpy(&hz, z + 2 * i, 2);
+                float ref = npu_fp16_to_fp32(hx) + npu_fp16_to_fp32(hy);
+                bad += fabsf(npu_fp16_to_fp32(hz) - ref) > 1e-3f * fabsf(ref) + 1e-3f;
+            }
+        }
+        char tb[96];
+        report(st == NPU_OK && !bad, "eltwise %s add %ux%u: %s%s%u wrong (%s)", cases[ci].name, W,
+               C, st == NPU_OK ? "" : r.message, st == NPU_OK ? "" : "; ", bad,
+               time_str(&r, tb, sizeof(tb)));
+        for (int i = 0; i < 3; i++)
+            npu_bo_destroy(b[i]);
+    }
+}
+
+/* Runs the fp16 matmul (kind) M x K x N as one task (or as the multi-core plan when plan is
+ * given); returns the worst error in units of the fp32 summation bound. */
+static double
+matmul(enum npu_ref_matmul_kind kind, uint32_t M, uint32_t K, uint32_t N,
+       struct npu_mc_plan *plan, struct npu_job_result *r, enum npu_status *st_out,
+       const struct npu_golden *golden)
+{
+    bool int8 = kind == NPU_REF_MATMUL_INT8_INT32;
+    size_t es = int8 ? 1 : 2, os = kind == NPU_REF_MATMUL_FP16_FP16 ? 2 : 4;
+    struct npu_weight_layout wl;
+    npu_weight_layout_init(&wl, es, N, K, 1, 1, false);
+    size_t a_bytes = npu_nc1hwc2_bytes(es, K, M, 1), c_bytes = npu_nc1hwc2_bytes(os, N, M, 1);
+    struct npu_bo *b[3] = {0};
+    enum npu_status st = npu_bo_create(dev, a_bytes, 0, &b[0]);
+    if (st == NPU_OK)
+        st = npu_bo_create(dev, wl.total_bytes, 0, &b[1]);
+    if (st == NPU_OK)
+        st = npu_bo_create(dev, c_bytes, 0, &b[2]);
+    double worst = INFINITY;
+    void *a = malloc(es * M * K), *bm = malloc(es * (size_t)K * N), *at = malloc(es * M * K);
+    void *c = malloc(os * (size_t)M * N);
+    if (st != NPU_OK || !a || !bm || !at || !c) {
+        snprintf(r->message, sizeof(r->message), "out of memory for buffers");
+        st = st == NPU_OK ? NPU_ERR_NOMEM : st;
+        goto out;
+    }
+    uint32_t seed = M * 7 + K + N;
+    for (size_t i = 0; i < (size_t)M * K + (size_t)K * N; i++) {
+        void *dst = i < (size_t)M * K ? a : bm;
+        size_t j = i < (size_t)M * K ? i : i - (size_t)M * K;
+        if (int8)
+            ((int8_t *)dst)[j] = (int8_t)trand(&seed);
+        else
+            ((uint16_t *)dst)[j] = npu_fp32_to_fp16(((int)(trand(&seed) % 2001) - 1000) / 700.0f);
+    }
+    for (uint32_t m = 0; m < M; m++)
+        for (uint32_t k = 0; k < K; k++)
+            memcpy((uint8_t *)at + es * ((size_t)k * M + m),
+                   (uint8_t *)a + es * ((size_t)m * K + k), es);
+    npu_nchw_to_nc1hwc2(npu_bo_map(b[0]), a_bytes, at, es, 1, K, M, 1, 0);
+    npu_weight_pack_matmul(&wl, npu_bo_map(b[1]), wl.total_bytes, bm, 0);
+
+    struct npu_stream s;
+    npu_stream_init(&s);
+    if (plan) {
+        npu_mc_emit_matmul(plan, &s, (struct npu_ref_buf){0, 0}, (struct npu_ref_buf){1, 0},
+                           (struct npu_ref_buf){2, 0}, NULL, NULL);
+        struct npu_bo *rc = NULL, *task = NULL;
+        struct npu_regcmd_image img;
+        st = npu_bo_create(dev, (size_t)s.n_tasks * 2048 + 4096, 0, &rc);
+        if (st == NPU_OK)
+            st = npu_bo_create(dev, 40 * (size_t)s.n_tasks, NPU_BO_TASKS, &task);
+        if (st == NPU_OK)
+            st = npu_stream_layout(&s, npu_bo_iova(rc), NPU_SEGMENT_ALIGN, &img);
+        if (st == NPU_OK) {
+            struct npu_submit sub = ts_submit(task, 0, 1, 0);
+            uint32_t iova[3] = {npu_bo_iova(b[0]), npu_bo_iova(b[1]), npu_bo_iova(b[2])};
+            st = npu_mc_finish(plan, &img, &sub);
+            if (st == NPU_OK)
+                st = npu_image_relocate(&img, iova, 3);
+            if (st == NPU_OK) {
+                memcpy(npu_bo_map(rc), img.qwords, img.n_qwords * 8);
+                st = npu_image_fill_rknpu_tasks(&img, npu_bo_map(task), img.n_tasks);
+            }
+            if (st == NPU_OK)
+                st = ts_run(dev, &sub, r, r->message, sizeof(r->message));
+            npu_image_fini(&img);
+        }
+        npu_bo_destroy(rc);
+        npu_bo_destroy(task);
+    } else {
+        struct npu_ref_matmul p = {.kind = kind, .m = M, .k = K, .n = N,
+                                   .input = {0, 0}, .weight = {1, 0}, .output = {2, 0}};
+        npu_ref_matmul_emit(&s, &p);
+        if (golden && npu_stream_status(&s) == NPU_OK) {
+            /* The captured stream, addresses aside, must be what we are about to run. */
+            struct npu_regcmd_image img;
+            if (npu_stream_layout(&s, 0x1000, NPU_SEGMENT_ALIGN, &img) == NPU_OK) {
+                const struct npu_golden_task *gt = &golden->tasks[0];
+                uint32_t n = img.tasks[0].n_body + NPU_TASK_TAIL_QWORDS, diff = 0;
+                for (uint32_t i = 0; i < n && i < gt->n_q; i++)
+                    if (!(gt->q[i].flags & NPU_GQ_RELOC) &&
+                        gt->q[i].q != img.qwords[img.tasks[0].start + i])
+                        diff++;
+                report(gt->n_q == n && diff == 0,
+                       "  regcmd identical to the captured stream, addresses aside (%u qwords, "
+                       "%u differ)",
+                       n, diff);
+                npu_image_fini(&img);
+            }
+        }
+        st = run_stream(&s, b, 3, r);
+    }
+    npu_stream_fini(&s);
+    if (st != NPU_OK)
+        goto out;
+    npu_nc1hwc2_to_nchw(c, os * (size_t)M * N, npu_bo_map(b[2]), c_bytes, os, 1, N, M, 1);
+    worst = 0;
+    for (uint32_t m = 0; m < M; m++) {
+        for (uint32_t n = 0; n < N; n++) {
+            double ref = 0, mag = 0;
+            for (uint32_t k = 0; k < K; k++) {
+                double t = int8 ? (double)((int8_t *)a)[(size_t)m * K + k] *
+                                      ((int8_t *)bm)[(size_t)k * N + n]
+                                : (double)npu_fp16_to_fp32(((uint16_t *)a)[(size_t)m * K + k]) *
+                                      npu_fp16_to_fp32(((uint16_t *)bm)[(size_t)k * N + n]);
+                ref += t;
+                mag += fabs(t);
+            }
+            size_t idx = (size_t)n * M + m;
+            double got = os == 4 ? (int8 ? (double)((int32_t *)c)[idx] : ((float *)c)[idx])
+                                 : npu_fp16_to_fp32(((uint16_t *)c)[idx]);
+            /* fp32 sums: within K roundings (1e-6 relative); fp16 out: half an fp16 ulp more */
+            double tol = int8 ? 0.5 : mag * 1e-6 + (os == 2 ? fabs(ref) * 1e-3 : 0) + 1e-30;
+            worst = fmax(worst, fabs(got - ref) / tol);
+        }
+    }
+out:
+    *st_out = st;
+    free(a);
+    free(bm);
+    free(at);
+    free(c);
+    for (int i = 0; i < 3; i++)
+        npu_bo_destroy(b[i]);
+    return worst;
+}
+
+static void
+matmul_case(enum npu_ref_matmul_kind kind, uint32_t M, uint32_t K, uint32_t N, const char *label,
+            const struct npu_golden *g)
+{
+    struct npu_job_result r;
+    memset(&r, 0, sizeof(r));
+    enum npu_status st;
+    double worst = matmul(kind, M, K, N, NULL, &r, &st, g);
+    double bound = kind == NPU_REF_MATMUL_INT8_INT32 ? 1 : K;
+    char tb[96];
+    report(st == NPU_OK && worst <= bound, "%s %ux%ux%u: %s%s (%s)", label, M, K, N,
+           st == NPU_OK ? "worst error within bound" : npu_status_str(st),
+           st == NPU_OK ? "" : r.message, time_str(&r, tb, sizeof(tb)));
+}
+
+static void
+step_matmul(void)
+{
+    matmul_case(NPU_REF_MATMUL_FP16_FP32, 4, 32, 16, "matmul fp16->fp32", NULL);
+    matmul_case(NPU_REF_MATMUL_FP16_FP32, 64, 64, 64, "matmul fp16->fp32", NULL);
+    matmul_case(NPU_REF_MATMUL_FP16_FP16, 64, 256, 128, "matmul fp16->fp16", NULL);
+    matmul_case(NPU_REF_MATMUL_INT8_INT32, 64, 256, 128, "matmul int8->int32", NULL);
+}
+
+static void
+step_conv(void)
+{
+    struct tconv t = {.prec = NPU_CNA_PRECISION_FP16, .out_prec = NPU_PRECISION_FP16, .C = 16,
+                      .H = 9, .W = 9, .K = 24, .kh = 3, .kw = 3, .sx = 2, .sy = 2, .pad_t = 1,
+                      .pad_l = 1, .out_h = 5, .out_w = 5};
+    struct npu_bo *in = NULL, *wt = NULL, *out = NULL, *rc = NULL, *task = NULL;
+    npu_bo_create(dev, tc_in_bytes(&t), 0, &in);
+    npu_bo_create(dev, tc_w_bytes(&t), 0, &wt);
+    npu_bo_create(dev, tc_out_bytes(&t), 0, &out);
+    npu_bo_create(dev, 16384, 0, &rc);
+    npu_bo_create(dev, 40, NPU_BO_TASKS, &task);
+    if (!in || !wt || !out || !rc || !task) {
+        report(false, "conv: cannot create buffers");
+        goto out;
+    }
+    t.in = npu_bo_iova(in);
+    t.wt = npu_bo_iova(wt);
+    t.out = npu_bo_iova(out);
+    uint32_t seed = 4242;
+    size_t n_in = (size_t)t.C * t.H * t.W, n_w = (size_t)t.K * t.C * 9;
+    double *x = malloc(n_in * sizeof(double)), *w = malloc(n_w * sizeof(double));
+    for (size_t i = 0; i < n_in; i++)
+        x[i] = (int)(trand(&seed) % 7) - 3;
+    for (size_t i = 0; i < n_w; i++)
+        w[i] = (int)(trand(&seed) % 5) - 2;
+    tc_store(&t, npu_bo_map(in), npu_bo_map(wt), x, w);
+    struct tprog p = {.n = 0};
+    tc_body(&p, &t);
+    uint32_t en = NPU_OP_EN_CNA | NPU_OP_EN_CORE | NPU_OP_EN_DPU;
+    tp_tail(&p, 0, 0, en);
+    uint32_t body = tp_store(rc, 0, &p);
+    td_set(task, 0, en, body, npu_bo_iova(rc));
+    struct npu_submit s = ts_submit(task, 0, 1, 0);
+    struct npu_job_result r;
+    memset(&r, 0, sizeof(r));
+    enum npu_status st = ts_run(dev, &s, &r, r.message, sizeof(r.message));
+    unsigned bad = 0;
+    for (uint32_t k = 0; st == NPU_OK && k < t.K; k++)
+        for (uint32_t y = 0; y < t.out_h; y++)
+            for (uint32_t xx = 0; xx < t.out_w; xx++) {
+                uint16_t h;
+                memcpy(&h, (uint8_t *)npu_bo_map(out) + tc_out_off(&t, k, y, xx), 2);
+                bad += h != npu_fp32_to_fp16((float)tc_ref(&t, x, w, k, y, xx));
+            }
+    char tb[96];
+    report(st == NPU_OK && !bad,
+           "conv fp16 3x3 stride 2 pad 1, 16x9x9 -> 24x5x5: %s%s%u wrong (%s)",
+           st == NPU_OK ? "" : r.message, st == NPU_OK ? "" : "; ", bad,
+           time_str(&r, tb, sizeof(tb)));
+    free(x);
+    free(w);
+out:
+    npu_bo_destroy(in);
+    npu_bo_destroy(wt);
+    npu_bo_destroy(out);
+    npu_bo_destroy(rc);
+    npu_bo_destroy(task);
+}
+
+static int
+cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void
+step_golden(void)
+{
+    DIR *d = opendir(golden_dir);
+    if (!d) {
+        report(false, "golden: cannot read %s (use --golden DIR)", golden_dir);
+        return;
+    }
+    char *names[64];
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < 64)
+        if (!strncmp(e->d_name, "mtx-matmul-", 11) && strstr(e->d_name, ".regcmd"))
+            names[n++] = strdup(e->d_name);
+    closedir(d);
+    qsort(names, n, sizeof(*names), cmp_names);
+    for (size_t i = 0; i < n; i++) {
+        char in[8], outp[8];
+        unsigned m, k, nn;
+        if (sscanf(names[i], "mtx-matmul-%7[a-z0-9]-%7[a-z0-9]-m%uk%un%u.regcmd", in, outp, &m,
+                   &k, &nn) != 5)
+            continue;
+        enum npu_ref_matmul_kind kind = !strcmp(in, "int8")      ? NPU_REF_MATMUL_INT8_INT32
+                                        : !strcmp(outp, "fp16") ? NPU_REF_MATMUL_FP16_FP16
+                                                                  : NPU_REF_MATMUL_FP16_FP32;
+        if ((uint64_t)k * nn > 32u * 1024 * 1024 && !big) {
+            printf("skip  %s (%.0f MB of weights; --big runs it)\n", names[i],
+                   (double)k * nn * (kind == NPU_REF_MATMUL_INT8_INT32 ? 1 : 2) / 1e6);
+            free(names[i]);
+            continue;
+        }
+        char path[1024];
+        snprintf(path, sizeof(path), "%s/%s", golden_dir, names[i]);
+        struct npu_golden g;
+        memset(&g, 0, sizeof(g));
+        bool have = npu_golden_load(path, &g) == NPU_OK && g.n_tasks == 1;
+        printf("      %s\n", names[i]);
+        matmul_case(kind, m, k, nn, "  golden matmul", have ? &g : NULL);
+        if (have)
+            npu_golden_free(&g);
+        free(names[i]);
+    }
+}
+
+static void
+step_multicore(void)
+{
+    /* three independent DPU jobs on cores 0, 1, 2 at once */
+    struct npu_bo *b[3][4];
+    struct npu_job *job[3] = {0};
+    const uint32_t W = 256;
+    bool ok = true;
+    for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 4; j++)
+            npu_bo_create(dev, j == 3 ? 40 : (j == 0 ? 4096 : W * 16),
+                          j == 3 ? NPU_BO_TASKS : 0, &b[i][j]);
+        uint32_t seed = 9 + i;
+        int8_t *x = npu_bo_map(b[i][1]);
+        for (uint32_t k = 0; k < W * 16; k++)
+            x[k] = (int8_t)trand(&seed);
+        struct tprog p = {.n = 0};
+        struct fly f = {.prec = NPU_PRECISION_INT8, .W = W, .H = 1, .C = 16,
+                        .x = npu_bo_iova(b[i][1]), .y = npu_bo_iova(b[i][1]),
+                        .z = npu_bo_iova(b[i][2])};
+        f.ew_cfg = DPU_EW_CFG_EW_DATA_MODE(1) | DPU_EW_CFG_EDATA_SIZE(NPU_ELEM_SIZE_8BIT) |
+                   DPU_EW_CFG_EW_ALU_ALGO(NPU_ALU_ALGO_ADD) | DPU_EW_CFG_EW_RELU_BYPASS(1) |
+                   DPU_EW_CFG_EW_LUT_BYPASS(1) | DPU_EW_CFG_EW_OP_SRC(1);
+        tp_fly(&p, &f);
+        tp_tail(&p, 0, 0, NPU_OP_EN_DPU | NPU_OP_EN_DPU_RDMA);
+        uint32_t body = tp_store(b[i][0], 0, &p);
+        td_set(b[i][3], 0, NPU_OP_EN_DPU | NPU_OP_EN_DPU_RDMA, body, npu_bo_iova(b[i][0]));
+        struct npu_submit s = ts_submit(b[i][3], 0, 1, 1u << i);
+        ok &= npu_job_submit(dev, &s, &job[i]) == NPU_OK;
+    }
+    unsigned mask = 0;
+    for (int i = 0; i < 3; i++) {
+        struct npu_job_result r;
+        memset(&r, 0, sizeof(r));
+        if (job[i]) {
+            ok &= npu_job_wait(job[i], -1, &r) == NPU_OK;
+            mask |= r.core_mask;
+            npu_job_destroy(job[i]);
+        }
+        const int8_t *x = npu_bo_map(b[i][1]), *z = npu_bo_map(b[i][2]);
+        for (uint32_t k = 0; k < W * 16; k++) {
+            int v = 2 * x[k];
+            ok &= z[k] == (v > 127 ? 127 : v < -128 ? -128 : v);
+        }
+        for (int j = 0; j < 4; j++)
+            npu_bo_destroy(b[i][j]);
+    }
+    report(ok, "three jobs submitted at once with core masks 1, 2, 4 (cores reported: 0x%x)",
+           mask);
+
+    struct npu_mc_plan p3;
+    npu_mc_plan_matmul_cores(200, 768, 768, NPU_REF_MATMUL_FP16_FP32, 3, &p3);
+    struct npu_job_result r;
+    memset(&r, 0, sizeof(r));
+    enum npu_status st;
+    double worst = matmul(NPU_REF_MATMUL_FP16_FP32, 200, 768, 768, &p3, &r, &st, NULL);
+    char tb[96];
+    report(st == NPU_OK && worst <= 768,
+           "matmul 200x768x768 split by N over 3 cores, one mask-7 submit (subcore_task[2..4]): "
+           "%s (%s; planned %.1f us vs %.1f us on one core, modeled, timing model v1)",
+           st == NPU_OK ? "within bound" : r.message, time_str(&r, tb, sizeof(tb)),
+           p3.est_s * 1e6, p3.est_single_s * 1e6);
+}
+
+static int
+usage(FILE *f)
+{
+    fprintf(f, "usage: npu-selftest [-b auto|sim|rknpu|rocket] [--golden DIR] [--big] "
+               "info|eltwise|matmul|conv|golden|multicore|all ...\n");
+    return f == stdout ? 0 : 2;
+}
+
+int
+main(int argc, char **argv)
+{
+    const char *backend = "auto";
+    const char *steps[16];
+    int n_steps = 0;
+    for (int i = 1; i < argc; i++) {
+        if ((!strcmp(argv[i], "-b") || !strcmp(argv[i], "--backend")) && i + 1 < argc)
+            backend = argv[++i];
+        else if (!strcmp(argv[i], "--golden") && i + 1 < argc)
+            golden_dir = argv[++i];
+        else if (!strcmp(argv[i], "--big"))
+            big = true;
+        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+            return usage(stdout);
+        else if (argv[i][0] != '-' && n_steps < 16)
+            steps[n_steps++] = argv[i];
+        else
+            return usage(stderr);
+    }
+    if (!n_steps)
+        return usage(stderr);
+    if (!strcmp(backend, "auto")) {
+        struct npu_backend_probe p[4];
+        unsigned n = npu_device_probe_backends(p, 4);
+        for (unsigned i = 0; i < n && i < 4; i++)
+            printf("probe %-7s %s: %s\n", p[i].name, npu_status_str(p[i].status), p[i].reason);
+    }
+    enum npu_status st = npu_device_open(backend, &dev);
+    if (st != NPU_OK) {
+        fprintf(stderr, "npu-selftest: cannot open backend '%s': %s\n", backend,
+                npu_status_str(st));
+        return 1;
+    }
+    for (int i = 0; i < n_steps; i++) {
+        bool all = !strcmp(steps[i], "all");
+        bool known = false;
+        if (all || !strcmp(steps[i], "info"))
+            known = true, step_info();
+        if (all || !strcmp(steps[i], "eltwise"))
+            known = true, step_eltwise();
+        if (all || !strcmp(steps[i], "matmul"))
+            known = true, step_matmul();
+        if (all || !strcmp(steps[i], "conv"))
+            known = true, step_conv();
+        if (all || !strcmp(steps[i], "golden"))
+            known = true, step_golden();
+        if (all || !strcmp(steps[i], "multicore"))
+            known = true, step_multicore();
+        if (!known) {
+            npu_device_close(dev);
+            return usage(stderr);
+        }
+    }
+    npu_device_close(dev);
+    printf("%u passed, %u failed\n", n_pass, n_fail);
+    return n_fail ? 1 : 0;
+}
