@@ -116,14 +116,19 @@ is_intlike(enum npu_dtype d)
     return npu_dtype_is_int(d) || d == NPU_DTYPE_BOOL;
 }
 
+static bool
+is_float(enum npu_dtype d)
+{
+    return d == NPU_DTYPE_FP32 || d == NPU_DTYPE_FP16 || d == NPU_DTYPE_FP64;
+}
+
 /* Whether the dtype pass can go from a to b; q = the scale is known. */
 static bool
 dtype_pair_ok(enum npu_dtype a, enum npu_dtype b, bool q)
 {
     if (a == b)
         return true;
-    bool fa = a == NPU_DTYPE_FP32 || a == NPU_DTYPE_FP16;
-    bool fb = b == NPU_DTYPE_FP32 || b == NPU_DTYPE_FP16;
+    bool fa = is_float(a), fb = is_float(b);
     if (fa && fb)
         return true;
     if ((fa && is_q8(b)) || (is_q8(a) && fb))
@@ -136,6 +141,7 @@ load_f(enum npu_dtype d, const void *p, size_t i)
 {
     switch (d) {
     case NPU_DTYPE_FP32: return ((const float *)p)[i];
+    case NPU_DTYPE_FP64: return ((const double *)p)[i];
     case NPU_DTYPE_FP16: return npu_fp16_to_fp32(((const uint16_t *)p)[i]);
     case NPU_DTYPE_INT8: return ((const int8_t *)p)[i];
     case NPU_DTYPE_UINT8: return ((const uint8_t *)p)[i];
@@ -204,8 +210,19 @@ dtype_pass(enum npu_dtype a, const void *src, enum npu_dtype b, void *dst, size_
         npu_fp16_to_fp32_n(dst, src, n);
         return;
     }
-    bool fa = a == NPU_DTYPE_FP32 || a == NPU_DTYPE_FP16;
-    bool fb = b == NPU_DTYPE_FP32 || b == NPU_DTYPE_FP16;
+    bool fa = is_float(a), fb = is_float(b);
+    if (fa && fb) { /* with fp64 on one side: through double (fp16 rounds from fp32) */
+        for (size_t i = 0; i < n; i++) {
+            double x = load_f(a, src, i);
+            if (b == NPU_DTYPE_FP64)
+                ((double *)dst)[i] = x;
+            else if (b == NPU_DTYPE_FP32)
+                ((float *)dst)[i] = (float)x;
+            else
+                ((uint16_t *)dst)[i] = npu_fp32_to_fp16((float)x);
+        }
+        return;
+    }
     if (fa && is_q8(b)) { /* quantise: round half to even, saturate (ONNX QuantizeLinear) */
         int64_t lo = b == NPU_DTYPE_INT8 ? INT8_MIN : b == NPU_DTYPE_UINT8 ? 0 : INT16_MIN;
         int64_t hi = b == NPU_DTYPE_INT8 ? INT8_MAX : b == NPU_DTYPE_UINT8 ? UINT8_MAX : INT16_MAX;
@@ -218,11 +235,13 @@ dtype_pass(enum npu_dtype a, const void *src, enum npu_dtype b, void *dst, size_
     }
     if (is_q8(a) && fb) { /* dequantise */
         for (size_t i = 0; i < n; i++) {
-            float f = (float)((load_f(a, src, i) - zero) * scale);
-            if (b == NPU_DTYPE_FP32)
-                ((float *)dst)[i] = f;
+            double d = (load_f(a, src, i) - zero) * scale;
+            if (b == NPU_DTYPE_FP64)
+                ((double *)dst)[i] = d;
+            else if (b == NPU_DTYPE_FP32)
+                ((float *)dst)[i] = (float)d;
             else
-                ((uint16_t *)dst)[i] = npu_fp32_to_fp16(f);
+                ((uint16_t *)dst)[i] = npu_fp32_to_fp16((float)d);
         }
         return;
     }
@@ -372,7 +391,7 @@ npu_prog_convert_ok(const struct npu_prog_tensor *src, const struct npu_prog_ten
     else if (src->layout != NPU_LAYOUT_NCHW && dst->layout != NPU_LAYOUT_NCHW)
         w = "both sides in NPU layouts (one must be row-major)";
     else if (!dtype_pair_ok(a, b, isfinite(scale) && scale != 0))
-        w = "dtype pair not supported (fp32/fp16, same type, integers, or 8/16-bit with a scale)";
+        w = "dtype pair not supported (floats, same type, integers, or 8/16-bit with a scale)";
     if (why)
         *why = w;
     return w == NULL;

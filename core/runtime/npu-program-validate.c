@@ -319,6 +319,41 @@ check_job(struct vctx *v, const struct npu_program *p, int j, uint8_t *mark)
     return NPU_OK;
 }
 
+/* Host tensors are written only by CPU and CONVERT steps (jobs write NPU
+ * memory), so for them the order can be checked: every host tensor a step
+ * reads, and every host output, must be a constant, a graph input, or
+ * written by an earlier step. (A host output nobody writes would hand the
+ * caller whatever the arena held.) */
+static enum npu_status
+check_dataflow(struct vctx *v, const struct npu_program *p, const bool *is_input)
+{
+    bool *w = calloc((size_t)p->n_tensors + 1, sizeof(bool));
+    enum npu_status st = NPU_OK;
+    if (!w)
+        return NPU_ERR_NOMEM;
+    for (int i = 0; i < p->n_tensors; i++)
+        w[i] = is_input[i] || is_const(&p->tensors[i]) || p->tensors[i].place != NPU_PLACE_HOST;
+    for (int s = 0; s < p->n_steps && !st; s++) {
+        const struct npu_prog_step *stp = &p->steps[s];
+        if (stp->kind == NPU_STEP_NPU_JOB)
+            continue;
+        for (int k = 0; k < stp->nin && !st; k++) {
+            int t = stp->in[k];
+            if (t >= 0 && !w[t])
+                st = fail(v, "step %d '%s' reads tensor %d '%s' before any step writes it", s,
+                          stp->name ? stp->name : "", t, tname(p, t));
+        }
+        for (int k = 0; k < stp->nout; k++)
+            w[stp->out[k]] = true;
+    }
+    for (int i = 0; i < p->n_outputs && !st; i++)
+        if (!w[p->outputs[i]])
+            st = fail(v, "output %d: tensor %d '%s' is never written by any step", i,
+                      p->outputs[i], tname(p, p->outputs[i]));
+    free(w);
+    return st;
+}
+
 enum npu_status
 npu_program_validate(const struct npu_program *p, char *msg, size_t msg_len)
 {
@@ -377,6 +412,8 @@ npu_program_validate(const struct npu_program *p, char *msg, size_t msg_len)
     }
     for (int s = 0; s < p->n_steps && !st; s++)
         st = check_step(&v, p, s, is_input);
+    if (!st)
+        st = check_dataflow(&v, p, is_input);
     uint32_t maxq = 0;
     for (int j = 0; j < p->n_jobs; j++)
         maxq = NPU_MAX(maxq, p->jobs[j].n_qwords);

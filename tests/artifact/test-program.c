@@ -217,8 +217,33 @@ test_convert_misc(void)
     struct npu_prog_tensor noscale = q8;
     noscale.t.qscale = 0;
     CHECK(!npu_prog_convert_ok(&host, &noscale, &why) && strstr(why, "dtype pair"));
+    struct npu_prog_tensor bl = tdesc(NPU_DTYPE_BOOL, 2, d2, NPU_LAYOUT_NCHW, 0, 0, 0, 0, 0);
+    CHECK(!npu_prog_convert_ok(&bl, &host, &why) && strstr(why, "dtype pair"));
+    /* fp64 host data to fp16 on the NPU: through fp32, as the NPU computes in fp16 */
     struct npu_prog_tensor f64 = tdesc(NPU_DTYPE_FP64, 2, d2, NPU_LAYOUT_NCHW, 0, 0, 0, 0, 0);
-    CHECK(!npu_prog_convert_ok(&f64, &host, &why) && strstr(why, "dtype pair"));
+    struct npu_prog_tensor f64n = tdesc(NPU_DTYPE_FP64, 2, d2, NPU_LAYOUT_NC1HWC2,
+                                        NPU_DTYPE_FP16, 20, 3, 1, NPU_VIEW_HWC);
+    double dv[60], dback[60];
+    for (int i = 0; i < 60; i++)
+        dv[i] = frand() * 3.0;
+    uint8_t *h = calloc(1, f64n.bytes);
+    tmp = malloc(npu_prog_convert_scratch(&f64, &f64n));
+    CHECK_EQ_INT(NPU_OK, npu_prog_convert(&f64, dv, &f64n, h, tmp));
+    bad = 0;
+    for (int row = 0; row < 3; row++)
+        for (int k = 0; k < 20; k++) {
+            uint16_t got;
+            memcpy(&got, h + npu_nc1hwc2_offset(2, k, row, 0, 3, 1), 2);
+            bad += got != npu_fp32_to_fp16((float)dv[row * 20 + k]);
+        }
+    CHECK_EQ_INT(0, bad);
+    CHECK_EQ_INT(NPU_OK, npu_prog_convert(&f64n, h, &f64, dback, tmp));
+    bad = 0;
+    for (int i = 0; i < 60; i++)
+        bad += dback[i] != npu_fp16_to_fp32(npu_fp32_to_fp16((float)dv[i]));
+    CHECK_EQ_INT(0, bad);
+    free(h);
+    free(tmp);
     struct npu_prog_tensor chw_bad = tdesc(NPU_DTYPE_FP32, 4, d4, NPU_LAYOUT_NC1HWC2,
                                            NPU_DTYPE_FP16, 3, 7, 4, NPU_VIEW_NCHW);
     CHECK_EQ_INT(UINT64_MAX, chw_bad.bytes); /* 84 view elements for 105 */
@@ -450,6 +475,18 @@ test_validate(struct npu_device *dev)
     int conv_bad[1] = {HT_BIAS};
     s[0].out = conv_bad;
     expect_invalid(dev, &p, "constant");
+
+    /* dataflow of host tensors: an output no step writes, a read before the write */
+    p = h.p;
+    p.n_steps = 4; /* the Relu that writes y is gone */
+    expect_invalid(dev, &p, "output 0: tensor 6 'y' is never written");
+    memcpy(s, h.s, sizeof(s));
+    struct npu_prog_step tmp_step = s[3];
+    s[3] = s[4];
+    s[4] = tmp_step; /* Relu(cb) before Add writes cb */
+    p = h.p;
+    p.steps = s;
+    expect_invalid(dev, &p, "step 3 'relu' reads tensor 5 'cb' before any step writes it");
 
     p = h.p;
     int in99 = 99;
