@@ -1,16 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test-fp16.c: npu-fp16 against an independent reference, the compiler's _Float16 (gcc 12 on
- * x86_64: libgcc's soft-fp conversions; aarch64: the FPU). fp16 -> fp32 is checked for all
- * 65536 inputs; fp32 -> fp16 for every fp16 value, every midpoint between neighbours and the
- * floats on either side of it, the specials, and a few million random bit patterns. The bulk
+ * test-fp16.c: npu/npu-fp16.h against an independent reference, the compiler's _Float16
+ * (gcc 12 on x86_64: libgcc's soft-fp conversions; aarch64: the FPU). fp16 -> fp32 is checked
+ * for all 65536 inputs; fp32 -> fp16 for every fp16 value, every midpoint between neighbours
+ * and the floats on either side of it, the specials, and a few million random bit patterns;
+ * fp64 -> fp16 (one rounding) likewise at every midpoint and on random doubles. The bulk
  * conversions must agree bit for bit with the scalar ones. Prints bulk/scalar speed figures
  * (not asserted).
  */
 #include <time.h>
 
 #include "npu/npu-common.h"
-#include "npu-fp16.h"
+#include "npu/npu-fp16.h"
 #include "npu-test.h"
 
 #ifdef __FLT16_MAX__
@@ -39,6 +40,16 @@ ref_to_half(uint32_t bits)
 {
     volatile float f = u2f(bits);
     _Float16 h = (_Float16)f;
+    uint16_t u;
+    memcpy(&u, &h, 2);
+    return u;
+}
+
+static uint16_t
+ref_f64_to_half(double d)
+{
+    volatile double v = d;
+    _Float16 h = (_Float16)v;
     uint16_t u;
     memcpy(&u, &h, 2);
     return u;
@@ -173,6 +184,65 @@ test_exhaustive(void)
 }
 
 static void
+check_f64_to_half(double d)
+{
+#ifdef HAVE_FLOAT16
+    uint16_t want = ref_f64_to_half(d), got = npu_fp64_to_fp16(d);
+
+    npu_test_checks++;
+    if (want != got) {
+        npu_test_failures++;
+        if (fails_reported++ < 20)
+            fprintf(stderr, "fp64 %a -> fp16 0x%04x, reference 0x%04x\n", d, got, want);
+    }
+#else
+    (void)d;
+#endif
+}
+
+/* fp64 -> fp16 rounds once: the double just above a midpoint rounds up where going through
+ * fp32 would land on the midpoint and tie to even. NaN is the canonical quiet NaN. */
+static void
+test_fp64(void)
+{
+    CHECK_EQ_HEX(0x3c01, npu_fp64_to_fp16(1 + 0x1p-11 + 0x1p-40));
+    CHECK_EQ_HEX(0x3c00, npu_fp32_to_fp16((float)(1 + 0x1p-11 + 0x1p-40))); /* twice: wrong */
+    CHECK_EQ_HEX(0x7e00, npu_fp64_to_fp16(__builtin_nan("")));
+    CHECK_EQ_HEX(0xfe00, npu_fp64_to_fp16(-__builtin_nan("0x123456789")));
+    CHECK_EQ_HEX(0x7c00, npu_fp64_to_fp16(__builtin_inf()));
+    CHECK_EQ_HEX(0x7c00, npu_fp64_to_fp16(65520.0));
+    CHECK_EQ_HEX(0x7bff, npu_fp64_to_fp16(65519.99999999));
+    CHECK_EQ_HEX(0x0000, npu_fp64_to_fp16(0x1p-25));
+    CHECK_EQ_HEX(0x0001, npu_fp64_to_fp16(0x1.0000000000001p-25));
+    CHECK_EQ_HEX(0x8000, npu_fp64_to_fp16(-1e-300));
+    for (uint32_t h = 0; h < 0x7c00; h++) {
+        double lo = npu_fp16_to_fp32((uint16_t)h), hi = npu_fp16_to_fp32((uint16_t)(h + 1));
+        double mid = (lo + hi) / 2; /* exact in fp64 */
+        for (int neg = 0; neg < 2; neg++) {
+            double s = neg ? -1 : 1;
+            check_f64_to_half(s * lo);
+            check_f64_to_half(s * mid);
+            check_f64_to_half(s * nextafter(mid, 0));
+            check_f64_to_half(s * nextafter(mid, 1e300));
+        }
+    }
+    for (int i = 0; i < (1 << 20); i++) {
+        uint64_t r = (uint64_t)rng() << 32 | rng();
+        /* exponents around the fp16 range (2^-30 .. 2^17), either sign */
+        r = (r & 0x800fffffffffffffull) | (uint64_t)(0x3e1u + (r >> 52) % 48u) << 52;
+        double d;
+        memcpy(&d, &r, sizeof(d));
+        check_f64_to_half(d);
+        /* a double that is a float converts as the float does */
+        float f = (float)d;
+        if (npu_fp64_to_fp16(f) != npu_fp32_to_fp16(f)) {
+            CHECK_EQ_HEX(npu_fp32_to_fp16(f), npu_fp64_to_fp16(f));
+            break;
+        }
+    }
+}
+
+static void
 test_random(void)
 {
     enum { N = 1 << 22 };
@@ -264,6 +334,7 @@ main(void)
     test_known_values();
     test_exhaustive();
     test_random();
+    test_fp64();
     bench();
     return npu_test_done("test-fp16");
 }
