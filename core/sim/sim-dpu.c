@@ -411,7 +411,7 @@ stage_alu_f(const struct stage *s, uint32_t c)
         memcpy(&f, s->ops + (size_t)c * s->op_stride + 4 * s->alu_slot, 4);
         return f;
     }
-    return sim_bits_f32(s->alu_reg);
+    return npu_bits_f32(s->alu_reg);
 }
 
 static inline double
@@ -463,7 +463,7 @@ run_stage_f(const struct stage *s, double v, uint32_t c)
     if (!s->relu_bypass) {
         f = f < 0 ? 0 : f;
         if (s->relux) {
-            float cap = sim_bits_f32(s->relux_reg);
+            float cap = npu_bits_f32(s->relux_reg);
             f = f > cap ? cap : f;
         }
     }
@@ -970,7 +970,7 @@ store_out(uint8_t *p, unsigned out_p, bool fp, double vf, int64_t vi)
         break;
     }
     case NPU_PRECISION_FP16: {
-        uint16_t h = sim_f32_to_f16((float)vf);
+        uint16_t h = npu_fp32_to_fp16((float)vf);
         memcpy(p, &h, 2);
         break;
     }
@@ -1192,13 +1192,13 @@ sim_dpu_run(struct sim_exec *x, const struct sim_cube *in, bool to_ppu, bool to_
                                     p = e->ops + (size_t)c * e->esize;
                                 }
                                 op = e->esize == 2 ? sim_f16_to_f32((uint16_t)(p[0] | p[1] << 8))
-                                     : e->esize == 4 ? (double)sim_bits_f32(
+                                     : e->esize == 4 ? (double)npu_bits_f32(
                                                            (uint32_t)p[0] | (uint32_t)p[1] << 8 |
                                                            (uint32_t)p[2] << 16 |
                                                            (uint32_t)p[3] << 24)
                                                      : (double)(int8_t)p[0];
                             } else {
-                                op = sim_bits_f32(e->op_value[c % 8]);
+                                op = npu_bits_f32(e->op_value[c % 8]);
                             }
                             v = e->mul ? (float)((float)v * (float)op)
                                        : (float)alu_f(e->algo, (float)v, (float)op);
@@ -1207,8 +1207,8 @@ sim_dpu_run(struct sim_exec *x, const struct sim_cube *in, bool to_ppu, bool to_
                             v = lut_eval(x->core, &e->lut_cfg, v);
                         if (e->relu) {
                             v = v < 0 ? 0 : v;
-                            if (e->relux && v > sim_bits_f32(e->relux_reg))
-                                v = sim_bits_f32(e->relux_reg);
+                            if (e->relux && v > npu_bits_f32(e->relux_reg))
+                                v = npu_bits_f32(e->relux_reg);
                         }
                     }
                     /* binary32 datapath: round each stage result to fp32 */
@@ -1276,7 +1276,7 @@ sim_dpu_run(struct sim_exec *x, const struct sim_cube *in, bool to_ppu, bool to_
                                                : sim_sat(vi, prec_min(d.out_p), prec_max(d.out_p));
                     else
                         x->dpu_out.f[o] = d.out_p == NPU_PRECISION_FP16
-                                              ? sim_f16_to_f32(sim_f32_to_f16((float)vf))
+                                              ? sim_f16_to_f32(npu_fp32_to_fp16((float)vf))
                                               : (float)vf;
                 }
             }
