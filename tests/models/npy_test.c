@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "npu-test.h"
+#include "npu/npu-fp16.h"
 #include "npu/npu-npy.h"
 
 static const char *fixdir, *tmpdir;
@@ -55,22 +56,13 @@ fixture_path(char *buf, size_t cap, const char *name)
     snprintf(buf, cap, "%s/%s", fixdir, name);
 }
 
-/* IEEE half bits to double (normal, subnormal, zero; enough for small ints). */
-static double
-half_to_double(uint16_t h)
-{
-    int e = (h >> 10) & 31, m = h & 1023;
-    double v = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
-    return (h & 0x8000) ? -v : v;
-}
-
 /* Element k as a double, for every dtype we read. */
 static double
 elem(const struct npu_tensor *t, int64_t k)
 {
     const void *d = t->data;
     switch (t->dtype) {
-    case NPU_DTYPE_FP16: return half_to_double(((const uint16_t *)d)[k]);
+    case NPU_DTYPE_FP16: return npu_fp16_to_fp32(((const uint16_t *)d)[k]);
     case NPU_DTYPE_FP32: return ((const float *)d)[k];
     case NPU_DTYPE_FP64: return ((const double *)d)[k];
     case NPU_DTYPE_INT8: return ((const int8_t *)d)[k];
