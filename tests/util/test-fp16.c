@@ -10,35 +10,19 @@
  */
 #include <time.h>
 
+#include "npu-test.h"
 #include "npu/npu-common.h"
 #include "npu/npu-fp16.h"
-#include "npu-test.h"
 
 #ifdef __FLT16_MAX__
 #define HAVE_FLOAT16 1
 #endif
 
-static uint32_t
-f2u(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
-
-static float
-u2f(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
 #ifdef HAVE_FLOAT16
 static uint16_t
 ref_to_half(uint32_t bits)
 {
-    volatile float f = u2f(bits);
+    volatile float f = npu_bits_f32(bits);
     _Float16 h = (_Float16)f;
     uint16_t u;
     memcpy(&u, &h, 2);
@@ -61,7 +45,7 @@ ref_to_single(uint16_t hb)
     _Float16 h;
     memcpy(&h, &hb, 2);
     volatile float f = (float)h;
-    return f2u(f);
+    return npu_f32_bits(f);
 }
 #endif
 
@@ -122,10 +106,10 @@ test_known_values(void)
     CHECK_EQ_HEX(0x7e00, npu_fp32_bits_to_fp16(0x7f800001));
     CHECK_EQ_HEX(0x7e01, npu_fp32_bits_to_fp16(0x7f802000));
     CHECK_EQ_HEX(0xff2d, npu_fp32_bits_to_fp16(0xffa5a5a5));
-    CHECK_EQ_HEX(0x3f800000, f2u(npu_fp16_to_fp32(0x3c00)));
-    CHECK_EQ_HEX(0x33800000, f2u(npu_fp16_to_fp32(0x0001))); /* 2^-24 */
-    CHECK_EQ_HEX(0x477fe000, f2u(npu_fp16_to_fp32(0x7bff)));
-    CHECK_EQ_HEX(0xff800000, f2u(npu_fp16_to_fp32(0xfc00)));
+    CHECK_EQ_HEX(0x3f800000, npu_f32_bits(npu_fp16_to_fp32(0x3c00)));
+    CHECK_EQ_HEX(0x33800000, npu_f32_bits(npu_fp16_to_fp32(0x0001))); /* 2^-24 */
+    CHECK_EQ_HEX(0x477fe000, npu_f32_bits(npu_fp16_to_fp32(0x7bff)));
+    CHECK_EQ_HEX(0xff800000, npu_f32_bits(npu_fp16_to_fp32(0xfc00)));
     CHECK_EQ_HEX(0x7fc02000, npu_fp16_to_fp32_bits(0x7c01)); /* sNaN quieted */
     CHECK_EQ_HEX(0xffeaa000, npu_fp16_to_fp32_bits(0xfd55));
 }
@@ -141,12 +125,12 @@ test_exhaustive(void)
     npu_fp16_to_fp32_n(bulk32, in16, 65536);
     for (uint32_t h = 0; h < 65536; h++) {
         uint32_t got = npu_fp16_to_fp32_bits((uint16_t)h);
-        CHECK_EQ_HEX(got, f2u(bulk32[h]));
+        CHECK_EQ_HEX(got, npu_f32_bits(bulk32[h]));
 #ifdef HAVE_FLOAT16
         CHECK_EQ_HEX(ref_to_single((uint16_t)h), got);
 #endif
         /* Round trip of every fp16 value (NaNs come back quiet). */
-        uint16_t back = npu_fp32_to_fp16(u2f(got));
+        uint16_t back = npu_fp32_to_fp16(npu_bits_f32(got));
         if ((h & 0x7fff) > 0x7c00)
             CHECK_EQ_HEX(h | 0x200, back);
         else
@@ -160,8 +144,8 @@ test_exhaustive(void)
     for (uint32_t h = 0; h < 0x7c00; h++) {
         uint32_t lo = npu_fp16_to_fp32_bits((uint16_t)h);
         uint32_t hi = npu_fp16_to_fp32_bits((uint16_t)(h + 1));
-        float mid = (u2f(lo) + u2f(hi)) / 2; /* exact in fp32 */
-        uint32_t m = f2u(mid);
+        float mid = (npu_bits_f32(lo) + npu_bits_f32(hi)) / 2; /* exact in fp32 */
+        uint32_t m = npu_f32_bits(mid);
         for (int neg = 0; neg < 2; neg++) {
             uint32_t s = neg ? 0x80000000u : 0;
             check_to_half(lo | s);
@@ -258,7 +242,7 @@ test_random(void)
         /* Half uniformly random bits, half concentrated in the fp16 range. */
         if (i & 1)
             r = (r & 0x80ffffffu) | ((0x30u + (r >> 24) % 0x20u) << 23);
-        src[i] = u2f(r);
+        src[i] = npu_bits_f32(r);
     }
     npu_fp32_to_fp16_n(dst, src, N);
     for (size_t i = 0; i < N; i++) {
@@ -267,7 +251,7 @@ test_random(void)
             CHECK_EQ_HEX(s, dst[i]);
             break;
         }
-        check_to_half(f2u(src[i]));
+        check_to_half(npu_f32_bits(src[i]));
     }
 out:
     free(src);
