@@ -402,6 +402,19 @@ decode_stage_mem(struct sim_exec *x, struct stage *s, bool bn, bool fp, uint32_t
     return true;
 }
 
+/* Where the EW operand of element (c, y, x) is read from memory (ERDMA): per pixel, a cube
+ * laid out like the feature map; otherwise one value per channel. */
+static inline const uint8_t *
+ew_operand(const struct ew *e, uint32_t c, uint32_t y, uint32_t x)
+{
+    if (e->mode == NPU_EW_DATA_MODE_PER_PIXEL) {
+        unsigned c2 = 16 / e->esize;
+        return e->ops + (c / c2) * e->surf_bytes + ((uint64_t)y * e->line_atoms + x) * 16 +
+               (c % c2) * e->esize;
+    }
+    return e->ops + (size_t)c * e->esize;
+}
+
 /* Operand values of a stage for channel c. */
 static inline double
 stage_alu_f(const struct stage *s, uint32_t c)
@@ -1182,15 +1195,7 @@ sim_dpu_run(struct sim_exec *x, const struct sim_cube *in, bool to_ppu, bool to_
                         if (!e->op_bypass) {
                             double op;
                             if (e->op_mem) {
-                                const uint8_t *p;
-                                if (e->mode == NPU_EW_DATA_MODE_PER_PIXEL) {
-                                    unsigned c2 = 16 / e->esize;
-                                    p = e->ops + (c / c2) * e->surf_bytes +
-                                        ((uint64_t)y * e->line_atoms + xx) * 16 +
-                                        (c % c2) * e->esize;
-                                } else {
-                                    p = e->ops + (size_t)c * e->esize;
-                                }
+                                const uint8_t *p = ew_operand(e, c, y, xx);
                                 op = e->esize == 2 ? sim_f16_to_f32((uint16_t)(p[0] | p[1] << 8))
                                      : e->esize == 4 ? (double)npu_bits_f32(
                                                            (uint32_t)p[0] | (uint32_t)p[1] << 8 |
@@ -1224,15 +1229,7 @@ sim_dpu_run(struct sim_exec *x, const struct sim_cube *in, bool to_ppu, bool to_
                         if (!e->op_bypass) {
                             int64_t op;
                             if (e->op_mem) {
-                                const uint8_t *p;
-                                if (e->mode == NPU_EW_DATA_MODE_PER_PIXEL) {
-                                    unsigned c2 = 16 / e->esize;
-                                    p = e->ops + (c / c2) * e->surf_bytes +
-                                        ((uint64_t)y * e->line_atoms + xx) * 16 +
-                                        (c % c2) * e->esize;
-                                } else {
-                                    p = e->ops + (size_t)c * e->esize;
-                                }
+                                const uint8_t *p = ew_operand(e, c, y, xx);
                                 op = load_int(p, e->esize);
                             } else {
                                 op = (int32_t)e->op_value[c % 8];
