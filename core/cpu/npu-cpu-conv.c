@@ -163,11 +163,7 @@ im2col(const struct conv_geo *g, const float *x, int64_t t0, int64_t tw, float *
                 }
                 dst[t] = inside ? x[c * g->in_plane + off] : 0.0f;
             }
-            for (int i = nsp - 1; i >= 0; i--) {
-                if (++kpos[i] < w->k[i])
-                    break;
-                kpos[i] = 0;
-            }
+            cpu_index_next(kpos, w->k, nsp);
         }
     }
 }
@@ -290,19 +286,11 @@ dconv_task(void *arg, int64_t begin, int64_t end, int tid)
                                     (a->wzp ? a->wzp[m] : 0.0);
                         acc += xv * wv;
                     }
-                    for (int i = nsp - 1; i >= 0; i--) {
-                        if (++kpos[i] < w->k[i])
-                            break;
-                        kpos[i] = 0;
-                    }
+                    cpu_index_next(kpos, w->k, nsp);
                 }
             }
             a->acc[t * g->out_plane + o] = acc;
-            for (int i = nsp - 1; i >= 0; i--) {
-                if (++opos[i] < w->out[i])
-                    break;
-                opos[i] = 0;
-            }
+            cpu_index_next(opos, w->out, nsp);
         }
     }
 }
@@ -511,18 +499,10 @@ col2im(const struct convt_geo *g, const float *col, float *y)
                     }
                     if (inside)
                         y[m * g->out_plane + off] += src[p];
-                    for (int i = nsp - 1; i >= 0; i--) {
-                        if (++ipos[i] < g->in[i])
-                            break;
-                        ipos[i] = 0;
-                    }
+                    cpu_index_next(ipos, g->in, nsp);
                 }
             }
-            for (int i = nsp - 1; i >= 0; i--) {
-                if (++kpos[i] < g->k[i])
-                    break;
-                kpos[i] = 0;
-            }
+            cpu_index_next(kpos, g->k, nsp);
         }
     }
 }
@@ -587,17 +567,9 @@ convt_f64(const struct convt_geo *g, const double *x, const double *w, const dou
                         for (int64_t m = 0; m < g->Mg; m++)
                             y[(n * g->M + gi * g->Mg + m) * g->out_plane + off] +=
                                 xv * w[(c * g->Mg + m) * g->kprod + kr];
-                    for (int i = nsp - 1; i >= 0; i--) {
-                        if (++kpos[i] < g->k[i])
-                            break;
-                        kpos[i] = 0;
-                    }
+                    cpu_index_next(kpos, g->k, nsp);
                 }
-                for (int i = nsp - 1; i >= 0; i--) {
-                    if (++ipos[i] < g->in[i])
-                        break;
-                    ipos[i] = 0;
-                }
+                cpu_index_next(ipos, g->in, nsp);
             }
         }
 }

@@ -596,11 +596,7 @@ mm_plan(struct npu_cpu_ctx *ctx, const struct npu_tensor *a, const struct npu_te
             }
             s->a_off[t] = oa;
             s->b_off[t] = ob;
-            for (int d = nbr - 1; d >= 0; d--) {
-                if (++idx[d] < yd[d])
-                    break;
-                idx[d] = 0;
-            }
+            cpu_index_next(idx, yd, nbr);
         }
     }
     return NPU_OK;

@@ -212,6 +212,19 @@ cpu_dims_prod(const int64_t *dims, int from, int to)
     return n;
 }
 
+/* Steps the row-major multi-index idx[0..n-1] within dims (the last one moves fastest, an
+ * odometer); false when it wraps around to all zeros. */
+static inline bool
+cpu_index_next(int64_t *idx, const int64_t *dims, int n)
+{
+    for (int d = n - 1; d >= 0; d--) {
+        if (++idx[d] < dims[d])
+            return true;
+        idx[d] = 0;
+    }
+    return false;
+}
+
 /* Formats dims as "[2,3,4]" into buf (for messages). */
 const char *cpu_dims_str(const struct npu_tensor *t, char *buf, size_t len);
 

@@ -469,11 +469,7 @@ ln_param(struct npu_cpu_ctx *ctx, const struct npu_tensor *t, const struct npu_t
             for (int d = 0; d < bc.ndim; d++)
                 off += idx[d] * bc.strides[0][d];
             memcpy((char *)full + (size_t)e * es, (char *)conv + (size_t)off * es, es);
-            for (int d = bc.ndim - 1; d >= 0; d--) {
-                if (++idx[d] < bc.dims[d])
-                    break;
-                idx[d] = 0;
-            }
+            cpu_index_next(idx, bc.dims, bc.ndim);
         }
     }
     free(conv);

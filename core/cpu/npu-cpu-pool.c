@@ -210,13 +210,7 @@ pool_generic(const struct pool_job *j, int64_t plane)
                     acc += v;
                 }
             }
-            int i = nsp - 1;
-            for (; i >= 0; i--) {
-                if (++kpos[i] < w->k[i])
-                    break;
-                kpos[i] = 0;
-            }
-            if (i < 0)
+            if (!cpu_index_next(kpos, w->k, nsp))
                 break;
         }
         if (!j->is_max) {
@@ -227,11 +221,7 @@ pool_generic(const struct pool_job *j, int64_t plane)
                     (char *)j->y->data + (size_t)(ybase + o) * cpu_esize(j->y), j->y->dtype, 1);
         if (j->ind)
             ((int64_t *)j->ind->data)[ybase + o] = best < 0 ? -1 : xbase + best;
-        for (int i = nsp - 1; i >= 0; i--) {
-            if (++opos[i] < w->out[i])
-                break;
-            opos[i] = 0;
-        }
+        cpu_index_next(opos, w->out, nsp);
     }
 }
 
