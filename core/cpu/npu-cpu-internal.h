@@ -212,6 +212,17 @@ cpu_dims_prod(const int64_t *dims, int from, int to)
     return n;
 }
 
+/* Row-major strides (in elements) of dims[0..n-1]: st[n-1] = 1. */
+static inline void
+cpu_row_strides(const int64_t *dims, int n, int64_t *st)
+{
+    int64_t s = 1;
+    for (int i = n - 1; i >= 0; i--) {
+        st[i] = s;
+        s *= dims[i];
+    }
+}
+
 /* Steps the row-major multi-index idx[0..n-1] within dims (the last one moves fastest, an
  * odometer); false when it wraps around to all zeros. */
 static inline bool

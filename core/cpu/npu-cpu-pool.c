@@ -163,11 +163,8 @@ pool_generic(const struct pool_job *j, int64_t plane)
 {
     const struct cpu_win *w = j->w;
     int nsp = w->nsp;
-    int64_t ist[CPU_MAX_SP], acc_s = 1;
-    for (int i = nsp - 1; i >= 0; i--) {
-        ist[i] = acc_s;
-        acc_s *= w->in[i];
-    }
+    int64_t ist[CPU_MAX_SP];
+    cpu_row_strides(w->in, nsp, ist);
     int64_t opos[CPU_MAX_SP] = {0};
     int64_t xbase = plane * j->in_plane, ybase = plane * j->out_plane;
     for (int64_t o = 0; o < j->out_plane; o++) {
