@@ -17,26 +17,6 @@
 void ir_node_log(enum npu_log_level lvl, const struct npu_node *n, const char *fmt, ...)
     NPU_PRINTF(3, 4);
 
-static inline double
-ir_load_f64(enum npu_dtype dt, const void *p, int64_t i)
-{
-    switch (dt) {
-    case NPU_DTYPE_FP32: return ((const float *)p)[i];
-    case NPU_DTYPE_FP16: return npu_fp16_to_fp32(((const uint16_t *)p)[i]);
-    case NPU_DTYPE_FP64: return ((const double *)p)[i];
-    case NPU_DTYPE_INT8: return ((const int8_t *)p)[i];
-    case NPU_DTYPE_UINT8: return ((const uint8_t *)p)[i];
-    case NPU_DTYPE_BOOL: return ((const uint8_t *)p)[i] != 0;
-    case NPU_DTYPE_INT16: return ((const int16_t *)p)[i];
-    case NPU_DTYPE_UINT16: return ((const uint16_t *)p)[i];
-    case NPU_DTYPE_INT32: return ((const int32_t *)p)[i];
-    case NPU_DTYPE_UINT32: return ((const uint32_t *)p)[i];
-    case NPU_DTYPE_INT64: return (double)((const int64_t *)p)[i];
-    case NPU_DTYPE_UINT64: return (double)((const uint64_t *)p)[i];
-    default: return 0;
-    }
-}
-
 /* Saturating double -> int64 (NaN -> 0) so that untrusted constants never hit
  * undefined conversions. */
 static inline int64_t
@@ -49,26 +29,6 @@ ir_f64_to_i64(double d)
     if (d <= -9.2233720368547758e18)
         return INT64_MIN;
     return (int64_t)d;
-}
-
-static inline int64_t
-ir_load_i64(enum npu_dtype dt, const void *p, int64_t i)
-{
-    switch (dt) {
-    case NPU_DTYPE_INT64: return ((const int64_t *)p)[i];
-    case NPU_DTYPE_UINT64: {
-        uint64_t u = ((const uint64_t *)p)[i];
-        return u > INT64_MAX ? INT64_MAX : (int64_t)u;
-    }
-    case NPU_DTYPE_INT32: return ((const int32_t *)p)[i];
-    case NPU_DTYPE_UINT32: return ((const uint32_t *)p)[i];
-    case NPU_DTYPE_INT16: return ((const int16_t *)p)[i];
-    case NPU_DTYPE_UINT16: return ((const uint16_t *)p)[i];
-    case NPU_DTYPE_INT8: return ((const int8_t *)p)[i];
-    case NPU_DTYPE_UINT8: return ((const uint8_t *)p)[i];
-    case NPU_DTYPE_BOOL: return ((const uint8_t *)p)[i] != 0;
-    default: return ir_f64_to_i64(ir_load_f64(dt, p, i));
-    }
 }
 
 static inline int64_t

@@ -249,10 +249,19 @@ enum npu_status cpu_check_out(struct npu_cpu_ctx *ctx, const struct npu_tensor *
 /* Reads an int32/int64 1-D (or scalar) tensor into v (at most max entries). */
 enum npu_status cpu_read_ints(struct npu_cpu_ctx *ctx, const struct npu_tensor *t, const char *what,
                               int64_t *v, int max, int *n);
-/* Reads element 0 of a scalar-like numeric tensor as double. */
-double cpu_scalar_f64(const struct npu_tensor *t, int64_t i);
-/* Element i of any numeric tensor as double / as int64 (floats truncate, saturating). */
-int64_t cpu_scalar_i64(const struct npu_tensor *t, int64_t i);
+/* Element i of any numeric tensor as double / as int64 (floats truncate, saturating): the
+ * util layer's loads (npu-tensor.h). */
+static inline double
+cpu_scalar_f64(const struct npu_tensor *t, int64_t i)
+{
+    return npu_dtype_load_f64(t->dtype, t->data, i);
+}
+
+static inline int64_t
+cpu_scalar_i64(const struct npu_tensor *t, int64_t i)
+{
+    return npu_dtype_load_i64(t->dtype, t->data, i);
+}
 
 /* True if a tensor is an absent optional operand (NULL, or a 0-element placeholder as old
  * Resize graphs pass for roi/scales). */
