@@ -1,9 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# The second command of README.md: runs the whole test suite twice, in the
-# normal build (./build) and in an AddressSanitizer + UndefinedBehaviorSanitizer
-# build (./build-san). Any failure fails the script. Assumes scripts/setup.sh
-# has run (quickstart.sh does it).
+# The second command of README.md: runs the test suite in five stages: the
+# normal build (./build); an AddressSanitizer + UndefinedBehaviorSanitizer build
+# (./build-san, without suite 'slow'); the normal build again with the kernel
+# double preloaded, once as the vendor rknpu driver and once as rocket; and an
+# aarch64 cross build (./build-aarch64) whose unit and simulator suites run
+# under qemu-user. Any failure fails the script. Assumes scripts/setup.sh has
+# run (quickstart.sh does it).
 set -eu
 cd "$(dirname "$0")/.."
 JOBS=${NPU_TEST_JOBS:-$(nproc)}
