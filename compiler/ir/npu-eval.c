@@ -87,7 +87,8 @@ binary(const struct npu_node *n, const struct npu_tensor *a, const struct npu_te
         unravel(i, o, idx);
         int64_t ia = ir_bcast_offset(a, idx, o->ndim), ib = ir_bcast_offset(b, idx, o->ndim);
         if (isint && n->op != NPU_OP_POW) {
-            int64_t x = npu_dtype_load_i64(a->dtype, a->data, ia), y = npu_dtype_load_i64(b->dtype, b->data, ib);
+            int64_t x = npu_dtype_load_i64(a->dtype, a->data, ia);
+            int64_t y = npu_dtype_load_i64(b->dtype, b->data, ib);
             int64_t r;
             switch (n->op) {
             case NPU_OP_ADD: case NPU_OP_SUM: r = iwrap_add(x, y); break;
@@ -109,7 +110,8 @@ binary(const struct npu_node *n, const struct npu_tensor *a, const struct npu_te
             }
             ir_store_i64(o->dtype, o->data, i, r);
         } else {
-            double x = npu_dtype_load_f64(a->dtype, a->data, ia), y = npu_dtype_load_f64(b->dtype, b->data, ib);
+            double x = npu_dtype_load_f64(a->dtype, a->data, ia);
+            double y = npu_dtype_load_f64(b->dtype, b->data, ib);
             double r;
             if (isint && n->op == NPU_OP_POW) {
                 ir_store_i64(o->dtype, o->data, i,
