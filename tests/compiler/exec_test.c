@@ -16,6 +16,7 @@
 
 #include "npu-test.h"
 #include "npu/npu-exec.h"
+#include "npu/npu-fp16.h"
 #include "npu/npu-model.h"
 #include "npu/npu-onnx.h"
 
@@ -59,14 +60,6 @@ free_dataset(struct dataset *d)
         free(d->out[i].data);
 }
 
-static double
-half_to_float(uint16_t h)
-{
-    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-    double v = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
-    return (h & 0x8000) ? -v : v;
-}
-
 /* max |got - want| / (1 + |want|) over all elements (fp16 scaled so that a
  * few ulps of fp16 pass the 1e-4 bound) */
 static double
@@ -84,8 +77,8 @@ max_err(const struct npu_tensor *got, const struct npu_tensor *want)
             b = ((const float *)want->data)[i];
             break;
         case NPU_DTYPE_FP16: /* compared at fp16's precision */
-            a = half_to_float(((const uint16_t *)got->data)[i]) / 64;
-            b = half_to_float(((const uint16_t *)want->data)[i]) / 64;
+            a = npu_fp16_to_fp32(((const uint16_t *)got->data)[i]) / 64;
+            b = npu_fp16_to_fp32(((const uint16_t *)want->data)[i]) / 64;
             break;
         case NPU_DTYPE_INT64:
             a = (double)((const int64_t *)got->data)[i];
