@@ -549,6 +549,27 @@ clear_items_locked (GstNpuBase * self)
   priv->n_unpushed = 0;
 }
 
+/* Enters the flushing state (downstream sees FLUSHING, the jobs not started are dropped and
+ * everyone waiting is woken) or leaves it (priv->lock held). */
+static void
+set_flushing_locked (GstNpuBase * self, gboolean flushing)
+{
+  GstNpuBasePrivate *priv = PRIV (self);
+
+  priv->flushing = flushing;
+  priv->srcresult = flushing ? GST_FLOW_FLUSHING : GST_FLOW_OK;
+  if (flushing)
+    cancel_locked (self);
+}
+
+/* GST_FLOW_OK while streaming goes on, else why new data is refused: FLUSHING, or what
+ * pushing downstream returned (priv->lock held). */
+static GstFlowReturn
+stream_state_locked (GstNpuBasePrivate * priv)
+{
+  return priv->flushing ? GST_FLOW_FLUSHING : priv->srcresult;
+}
+
 /* ---- worker -------------------------------------------------------------- */
 
 static GstNpuTensorDataType
@@ -1105,8 +1126,7 @@ gst_npu_base_start (GstNpuBase * self)
       priv->n_slots, priv->window);
 
   g_mutex_lock (&priv->lock);
-  priv->flushing = FALSE;
-  priv->srcresult = GST_FLOW_OK;
+  set_flushing_locked (self, FALSE);
   priv->next_slot = 0;
   priv->frame_count = 0;
   priv->jobs_in_flight = priv->n_unpushed = priv->running = 0;
@@ -1158,14 +1178,9 @@ gst_npu_base_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
   guint64 frame;
 
   g_mutex_lock (&priv->lock);
-  if (priv->flushing) {
-    ret = GST_FLOW_FLUSHING;
+  ret = stream_state_locked (priv);
+  if (ret != GST_FLOW_OK)
     goto out_unlock;
-  }
-  if (priv->srcresult != GST_FLOW_OK) {
-    ret = priv->srcresult;
-    goto out_unlock;
-  }
   if (!priv->format) {
     g_mutex_unlock (&priv->lock);
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
@@ -1195,14 +1210,9 @@ gst_npu_base_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
     }
     GST_LOG_OBJECT (self, "window full (%u), waiting", priv->window);
     g_cond_wait (&priv->cond, &priv->lock);
-    if (priv->flushing) {
-      ret = GST_FLOW_FLUSHING;
+    ret = stream_state_locked (priv);
+    if (ret != GST_FLOW_OK)
       goto out_unlock;
-    }
-    if (priv->srcresult != GST_FLOW_OK) {
-      ret = priv->srcresult;
-      goto out_unlock;
-    }
   }
 
   item = g_new0 (GstNpuItem, 1);
@@ -1244,7 +1254,7 @@ queue_event (GstNpuBase * self, GstEvent * event)
   GstNpuItem *item;
 
   g_mutex_lock (&priv->lock);
-  if (priv->flushing || priv->srcresult != GST_FLOW_OK) {
+  if (stream_state_locked (priv) != GST_FLOW_OK) {
     GST_DEBUG_OBJECT (self, "not forwarding %" GST_PTR_FORMAT ": %s", event,
         gst_flow_get_name (priv->srcresult));
     g_mutex_unlock (&priv->lock);
@@ -1274,9 +1284,7 @@ gst_npu_base_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
     case GST_EVENT_FLUSH_START:
       ret = gst_pad_push_event (priv->srcpad, event);
       g_mutex_lock (&priv->lock);
-      priv->flushing = TRUE;
-      priv->srcresult = GST_FLOW_FLUSHING;
-      cancel_locked (self);
+      set_flushing_locked (self, TRUE);
       g_mutex_unlock (&priv->lock);
       gst_pad_pause_task (priv->srcpad);
       return ret;
@@ -1284,8 +1292,7 @@ gst_npu_base_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
     case GST_EVENT_FLUSH_STOP:
       g_mutex_lock (&priv->lock);
       clear_items_locked (self);
-      priv->flushing = FALSE;
-      priv->srcresult = GST_FLOW_OK;
+      set_flushing_locked (self, FALSE);
       g_mutex_unlock (&priv->lock);
       ret = gst_pad_push_event (priv->srcpad, event);
       if (GST_PAD_IS_ACTIVE (priv->srcpad))
@@ -1330,10 +1337,9 @@ drain (GstNpuBase * self)
   gboolean ok;
 
   g_mutex_lock (&priv->lock);
-  while (priv->n_unpushed > 0 && !priv->flushing
-      && priv->srcresult == GST_FLOW_OK)
+  while (priv->n_unpushed > 0 && stream_state_locked (priv) == GST_FLOW_OK)
     g_cond_wait (&priv->cond, &priv->lock);
-  ok = !priv->flushing && priv->srcresult == GST_FLOW_OK;
+  ok = stream_state_locked (priv) == GST_FLOW_OK;
   g_mutex_unlock (&priv->lock);
   return ok;
 }
@@ -1396,17 +1402,10 @@ gst_npu_base_sink_activate_mode (GstPad * pad, GstObject * parent,
   if (mode != GST_PAD_MODE_PUSH)
     return FALSE;
 
-  if (active) {
-    g_mutex_lock (&priv->lock);
-    priv->flushing = FALSE;
-    priv->srcresult = GST_FLOW_OK;
-    g_mutex_unlock (&priv->lock);
-  } else {
-    g_mutex_lock (&priv->lock);
-    priv->flushing = TRUE;
-    priv->srcresult = GST_FLOW_FLUSHING;
-    cancel_locked (self);
-    g_mutex_unlock (&priv->lock);
+  g_mutex_lock (&priv->lock);
+  set_flushing_locked (self, !active);
+  g_mutex_unlock (&priv->lock);
+  if (!active) {
     /* wait for the chain function to leave */
     GST_PAD_STREAM_LOCK (pad);
     g_mutex_lock (&priv->lock);
@@ -1427,20 +1426,12 @@ gst_npu_base_src_activate_mode (GstPad * pad, GstObject * parent,
   if (mode != GST_PAD_MODE_PUSH)
     return FALSE;
 
-  if (active) {
-    g_mutex_lock (&priv->lock);
-    priv->flushing = FALSE;
-    priv->srcresult = GST_FLOW_OK;
-    g_mutex_unlock (&priv->lock);
+  g_mutex_lock (&priv->lock);
+  set_flushing_locked (self, !active);
+  g_mutex_unlock (&priv->lock);
+  if (active)
     return gst_pad_start_task (pad, (GstTaskFunction) gst_npu_base_loop, pad,
         NULL);
-  }
-
-  g_mutex_lock (&priv->lock);
-  priv->flushing = TRUE;
-  priv->srcresult = GST_FLOW_FLUSHING;
-  cancel_locked (self);
-  g_mutex_unlock (&priv->lock);
   return gst_pad_stop_task (pad);
 }
 
@@ -1623,6 +1614,17 @@ get_triplet (const GValue * value, gfloat out[3])
   return TRUE;
 }
 
+/* A mean/std/scale/offset property: 1 or 3 numbers; *set records that the user gave it. */
+static void
+set_triplet_prop (GstNpuBase * self, GParamSpec * pspec, const GValue * value,
+    gfloat out[3], gboolean * set)
+{
+  if (get_triplet (value, out))
+    *set = TRUE;
+  else
+    GST_WARNING_OBJECT (self, "%s needs 1 or 3 numbers", pspec->name);
+}
+
 static void
 set_triplet (GValue * value, const gfloat in[3])
 {
@@ -1689,28 +1691,16 @@ gst_npu_base_set_property (GObject * object, guint prop_id,
       priv->normalization = g_value_get_enum (value);
       break;
     case PROP_MEAN:
-      if (get_triplet (value, priv->mean))
-        priv->mean_set = TRUE;
-      else
-        GST_WARNING_OBJECT (self, "mean needs 1 or 3 numbers");
+      set_triplet_prop (self, pspec, value, priv->mean, &priv->mean_set);
       break;
     case PROP_STD:
-      if (get_triplet (value, priv->std))
-        priv->std_set = TRUE;
-      else
-        GST_WARNING_OBJECT (self, "std needs 1 or 3 numbers");
+      set_triplet_prop (self, pspec, value, priv->std, &priv->std_set);
       break;
     case PROP_SCALE:
-      if (get_triplet (value, priv->scale))
-        priv->scale_set = TRUE;
-      else
-        GST_WARNING_OBJECT (self, "scale needs 1 or 3 numbers");
+      set_triplet_prop (self, pspec, value, priv->scale, &priv->scale_set);
       break;
     case PROP_OFFSET:
-      if (get_triplet (value, priv->offset))
-        priv->offset_set = TRUE;
-      else
-        GST_WARNING_OBJECT (self, "offset needs 1 or 3 numbers");
+      set_triplet_prop (self, pspec, value, priv->offset, &priv->offset_set);
       break;
     case PROP_BORDER_COLOR:
       priv->border_color = g_value_get_uint (value);

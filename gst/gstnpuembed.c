@@ -60,6 +60,7 @@
 #include <string.h>
 
 #include "gstnpuembed.h"
+#include "npu/npu-fp16.h"
 #include "npu/npu-npy.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_npu_embed_debug);
@@ -177,24 +178,6 @@ embed_result_free (gpointer data)
   g_free (r);
 }
 
-/* IEEE half to float (for .npy label files stored as float16). */
-static gfloat
-half_to_float (guint16 h)
-{
-  guint32 sign = (guint32) (h & 0x8000) << 16;
-  guint32 exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
-  gfloat f;
-
-  if (exp == 0) {
-    f = (gfloat) man / 16777216.0f;
-    return sign ? -f : f;
-  }
-  bits = sign | (exp == 31 ? 0x7f800000 | (man << 13) :
-      ((exp + 112) << 23) | (man << 13));
-  memcpy (&f, &bits, sizeof (f));
-  return f;
-}
-
 static void
 normalize (gfloat * v, guint n, gboolean * ok)
 {
@@ -292,7 +275,8 @@ load_labels (GstNpuEmbed * self, const gchar * labels_path,
       else if (t.dtype == NPU_DTYPE_FP64)
         self->label_vecs[idx] = (gfloat) ((const gdouble *) t.data)[idx];
       else
-        self->label_vecs[idx] = half_to_float (((const guint16 *) t.data)[idx]);
+        self->label_vecs[idx] =
+            npu_fp16_to_fp32 (((const guint16 *) t.data)[idx]);
     }
     normalize (self->label_vecs + (gsize) i * self->dims, self->dims, NULL);
   }

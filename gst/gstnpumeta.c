@@ -13,6 +13,7 @@
 #include <gst/video/video.h>
 
 #include "gstnpumeta.h"
+#include "npu/npu-fp16.h"
 
 GType
 gst_npu_tensor_data_type_get_type (void)
@@ -91,29 +92,6 @@ gst_npu_tensor_get_data (const GstNpuTensor * tensor, gsize * size)
   return g_bytes_get_data (tensor->data, size);
 }
 
-/* IEEE half to float, including subnormals, infinities and NaN. */
-static gfloat
-half_to_float (guint16 h)
-{
-  guint32 sign = (guint32) (h & 0x8000) << 16;
-  guint32 exp = (h >> 10) & 0x1f;
-  guint32 man = h & 0x3ff;
-  guint32 bits;
-  gfloat f;
-
-  if (exp == 0) {
-    /* zero or subnormal: man * 2^-24 */
-    f = (gfloat) man / 16777216.0f;
-    return sign ? -f : f;
-  }
-  if (exp == 31)
-    bits = sign | 0x7f800000 | (man << 13);
-  else
-    bits = sign | ((exp + 112) << 23) | (man << 13);
-  memcpy (&f, &bits, sizeof (f));
-  return f;
-}
-
 gfloat *
 gst_npu_tensor_dup_float (const GstNpuTensor * tensor, gsize * n_elements)
 {
@@ -145,7 +123,7 @@ gst_npu_tensor_dup_float (const GstNpuTensor * tensor, gsize * n_elements)
       case GST_NPU_TENSOR_DATA_TYPE_FLOAT16:{
         guint16 h;
         memcpy (&h, p + 2 * i, 2);
-        v = half_to_float (h);
+        v = npu_fp16_to_fp32 (h);
         break;
       }
       case GST_NPU_TENSOR_DATA_TYPE_FLOAT64:{

@@ -112,47 +112,61 @@ apply_prop (GstNpuModelInfo * info, const gchar * key, const gchar * value)
   }
 }
 
+/* Reads the field at *p and moves past it: its number, and for a length-delimited field
+ * (wire type 2) its payload (*data, *len; NULL and 0 for the other types, whose varint or
+ * fixed-size value is skipped). FALSE if the field is malformed or runs past end. */
+static gboolean
+next_field (const guint8 ** p, const guint8 * end, guint64 * field,
+    const guint8 ** data, guint64 * len)
+{
+  guint64 tag, dummy;
+
+  if (!read_varint (p, end, &tag))
+    return FALSE;
+  *field = tag >> 3;
+  *data = NULL;
+  *len = 0;
+  switch (tag & 7) {
+    case 0:
+      return read_varint (p, end, &dummy);
+    case 1:
+      if (end - *p < 8)
+        return FALSE;
+      *p += 8;
+      return TRUE;
+    case 5:
+      if (end - *p < 4)
+        return FALSE;
+      *p += 4;
+      return TRUE;
+    case 2:
+      if (!read_varint (p, end, len) || *len > (guint64) (end - *p))
+        return FALSE;
+      *data = *p;
+      *p += *len;
+      return TRUE;
+    default:
+      return FALSE;
+  }
+}
+
 static gboolean
 parse_entry (GstNpuModelInfo * info, const guint8 * p, const guint8 * end)
 {
   gchar *key = NULL, *value = NULL;
 
   while (p < end) {
-    guint64 tag, len;
+    guint64 field, len;
+    const guint8 *data;
 
-    if (!read_varint (&p, end, &tag))
+    if (!next_field (&p, end, &field, &data, &len))
       goto bad;
-    switch (tag & 7) {
-      case 0:{
-        guint64 dummy;
-        if (!read_varint (&p, end, &dummy))
-          goto bad;
-        break;
-      }
-      case 1:
-        if (end - p < 8)
-          goto bad;
-        p += 8;
-        break;
-      case 5:
-        if (end - p < 4)
-          goto bad;
-        p += 4;
-        break;
-      case 2:
-        if (!read_varint (&p, end, &len) || len > (guint64) (end - p))
-          goto bad;
-        if ((tag >> 3) == 1) {
-          g_free (key);
-          key = g_strndup ((const gchar *) p, len);
-        } else if ((tag >> 3) == 2) {
-          g_free (value);
-          value = g_strndup ((const gchar *) p, len);
-        }
-        p += len;
-        break;
-      default:
-        goto bad;
+    if (data && field == 1) {
+      g_free (key);
+      key = g_strndup ((const gchar *) data, len);
+    } else if (data && field == 2) {
+      g_free (value);
+      value = g_strndup ((const gchar *) data, len);
     }
   }
   if (key)
@@ -174,34 +188,14 @@ gst_npu_model_info_parse_onnx (const guint8 * data, gsize len,
   const guint8 *p = data, *end = data + len;
 
   while (p < end) {
-    guint64 tag, n;
+    guint64 field, n;
+    const guint8 *payload;
 
-    if (!read_varint (&p, end, &tag))
+    if (!next_field (&p, end, &field, &payload, &n))
       goto bad;
-    switch (tag & 7) {
-      case 0:
-        if (!read_varint (&p, end, &n))
-          goto bad;
-        break;
-      case 1:
-        if (end - p < 8)
-          goto bad;
-        p += 8;
-        break;
-      case 5:
-        if (end - p < 4)
-          goto bad;
-        p += 4;
-        break;
-      case 2:
-        if (!read_varint (&p, end, &n) || n > (guint64) (end - p))
-          goto bad;
-        if ((tag >> 3) == 14 && !parse_entry (info, p, p + n))
-          goto bad;
-        p += n;
-        break;
-      default:
-        goto bad;
+    if (payload && field == 14 && !parse_entry (info, payload, payload + n)) {
+      p = payload;              /* the error names where the entry starts */
+      goto bad;
     }
   }
   return TRUE;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "gstnpupreprocess.h"
+#include "npu/npu-fp16.h"
 
 gboolean
 gst_npu_input_config_from_model (GstNpuInputConfig * cfg,
@@ -211,46 +212,6 @@ gst_npu_preprocessor_configure (GstNpuPreprocessor * pp,
   return TRUE;
 }
 
-guint16
-gst_npu_float_to_half (gfloat f)
-{
-  guint32 x, sign, man;
-  gint exp;
-
-  memcpy (&x, &f, sizeof (x));
-  sign = (x >> 16) & 0x8000;
-  exp = (gint) ((x >> 23) & 0xff) - 127 + 15;
-  man = x & 0x7fffff;
-
-  if (((x >> 23) & 0xff) == 0xff)       /* inf / nan */
-    return sign | 0x7c00 | (man ? 0x200 : 0);
-  if (exp >= 31)
-    return sign | 0x7c00;
-  if (exp <= 0) {
-    guint32 shift, half, rem;
-
-    if (exp < -10)
-      return sign;
-    man |= 0x800000;
-    shift = (guint32) (14 - exp);
-    half = man >> shift;
-    rem = man & ((1u << shift) - 1);
-    if (rem > (1u << (shift - 1)) || (rem == (1u << (shift - 1))
-            && (half & 1)))
-      half++;
-    return sign | half;
-  }
-  {
-    guint32 h = sign | ((guint32) exp << 10) | (man >> 13);
-    guint32 rem = man & 0x1fff;
-
-    /* carry into the exponent is the correct rounding, up to inf */
-    if (rem > 0x1000 || (rem == 0x1000 && (h & 1)))
-      h++;
-    return (guint16) h;
-  }
-}
-
 gboolean
 gst_npu_preprocessor_run (GstNpuPreprocessor * pp,
     const GstNpuInputConfig * cfg, GstVideoFrame * frame, gpointer out)
@@ -290,7 +251,7 @@ gst_npu_preprocessor_run (GstNpuPreprocessor * pp,
             break;
           case NPU_DTYPE_FP16:
             ((guint16 *) out)[idx] =
-                gst_npu_float_to_half (v * cfg->mul[c] + cfg->add[c]);
+                npu_fp32_to_fp16 (v * cfg->mul[c] + cfg->add[c]);
             break;
           case NPU_DTYPE_UINT8:
             ((guint8 *) out)[idx] = v;

@@ -78,9 +78,6 @@ gboolean gst_npu_preprocessor_configure (GstNpuPreprocessor * pp,
 gboolean gst_npu_preprocessor_run (GstNpuPreprocessor * pp,
     const GstNpuInputConfig * cfg, GstVideoFrame * frame, gpointer out);
 
-/* float -> IEEE half, round to nearest even (exposed for the tests). */
-guint16 gst_npu_float_to_half (gfloat f);
-
 G_END_DECLS
 
 #endif /* __GST_NPU_PREPROCESS_H__ */

@@ -1,9 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# The second command of README.md: runs the whole test suite twice, in the
-# normal build (./build) and in an AddressSanitizer + UndefinedBehaviorSanitizer
-# build (./build-san). Any failure fails the script. Assumes scripts/setup.sh
-# has run (quickstart.sh does it).
+# The second command of README.md: runs the test suite in five stages: the
+# normal build (./build); an AddressSanitizer + UndefinedBehaviorSanitizer build
+# (./build-san, without suite 'slow'); the normal build again with the kernel
+# double preloaded, once as the vendor rknpu driver and once as rocket; and an
+# aarch64 cross build (./build-aarch64) whose unit and simulator suites run
+# under qemu-user. Any failure fails the script. Assumes scripts/setup.sh has
+# run (quickstart.sh does it).
 set -eu
 cd "$(dirname "$0")/.."
 JOBS=${NPU_TEST_JOBS:-$(nproc)}
@@ -46,7 +49,7 @@ if [ ! -f build-aarch64/build.ninja ]; then
 fi
 meson compile -C build-aarch64
 A64_TESTS=$(meson test -C build-aarch64 --no-rebuild --list \
-    --suite hw --suite sim --suite cpu --suite compiler --suite runtime --suite kdouble \
+    --suite util --suite hw --suite sim --suite cpu --suite compiler --suite runtime --suite kdouble \
     --no-suite slow --no-suite golden 2>/dev/null | sed 's|^.* / ||' |
   grep -v -x -e cpu-onnx-node-tests -e bench-cpu-quick)
 # shellcheck disable=SC2086

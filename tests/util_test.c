@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* util_test.c: status names, dtype tables, tensor size overflow checks, op and
- * attribute lookup (core/util). */
+/* util_test.c: status names, dtype tables, tensor size overflow checks, element loads, op
+ * and attribute lookup (core/util). */
 #include "npu-test.h"
 #include "npu/npu-common.h"
 #include "npu/npu-ops.h"
@@ -28,6 +28,28 @@ main(void)
     CHECK_EQ_INT(-1, npu_tensor_numel(&t));
     struct npu_tensor s = {.dtype = NPU_DTYPE_INT8, .ndim = 0};
     CHECK_EQ_INT(1, npu_tensor_numel(&s));
+
+    /* element loads: exact values, bool as 0/1, saturating float -> int64, NaN -> 0 */
+    const uint64_t u64[] = {UINT64_MAX, 5};
+    const uint8_t b8[] = {0, 2};
+    const uint16_t h16[] = {0x3c00, 0xc100, 0x0001};
+    const double f64[] = {-1e300, 1e300, -2.75, __builtin_nan("")};
+    const int16_t i16[] = {-32768};
+    CHECK_EQ_INT(INT64_MAX, npu_dtype_load_i64(NPU_DTYPE_UINT64, u64, 0));
+    CHECK_EQ_INT(5, npu_dtype_load_i64(NPU_DTYPE_UINT64, u64, 1));
+    CHECK(npu_dtype_load_f64(NPU_DTYPE_UINT64, u64, 0) == 18446744073709551616.0);
+    CHECK(npu_dtype_load_f64(NPU_DTYPE_BOOL, b8, 1) == 1.0);
+    CHECK_EQ_INT(1, npu_dtype_load_i64(NPU_DTYPE_BOOL, b8, 1));
+    CHECK(npu_dtype_load_f64(NPU_DTYPE_FP16, h16, 0) == 1.0);
+    CHECK(npu_dtype_load_f64(NPU_DTYPE_FP16, h16, 1) == -2.5);
+    CHECK(npu_dtype_load_f64(NPU_DTYPE_FP16, h16, 2) == 0x1p-24);
+    CHECK_EQ_INT(-2, npu_dtype_load_i64(NPU_DTYPE_FP16, h16, 1));
+    CHECK_EQ_INT(INT64_MIN, npu_dtype_load_i64(NPU_DTYPE_FP64, f64, 0));
+    CHECK_EQ_INT(INT64_MAX, npu_dtype_load_i64(NPU_DTYPE_FP64, f64, 1));
+    CHECK_EQ_INT(-2, npu_dtype_load_i64(NPU_DTYPE_FP64, f64, 2));
+    CHECK_EQ_INT(0, npu_dtype_load_i64(NPU_DTYPE_FP64, f64, 3));
+    CHECK(npu_dtype_load_f64(NPU_DTYPE_INT16, i16, 0) == -32768.0);
+    CHECK(npu_dtype_load_f64(NPU_DTYPE_UNDEFINED, i16, 0) == 0.0);
 
     CHECK_STR("Conv", npu_op_name(NPU_OP_CONV));
     CHECK_EQ_INT(NPU_OP_FUSED_ATTENTION, npu_op_from_name("npu.Attention"));

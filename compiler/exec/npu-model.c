@@ -1,12 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * npu-model.c: the model API of npu-model.h for the "cpu" backend (and
- * "auto", which resolves to it until the NPU back end exists). Loading
- * imports the ONNX file (or an IR text file, .npuir), binds symbolic dims,
- * runs the pass pipeline and plans the CPU execution; a session owns its
- * activation arena and a CPU kernel context, so sessions of one model run
- * concurrently from different threads (the model itself is read-only once
- * loaded).
+ * npu-model.c: the model API of npu-model.h.
+ *
+ * "cpu": loading imports the ONNX file (or an IR text file, .npuir), binds
+ * symbolic dims, runs the pass pipeline and plans the CPU execution; a
+ * session owns its activation arena and a CPU kernel context.
+ *
+ * "sim", "rknpu", "rocket", "auto" (the first hardware backend present, else
+ * the simulator): the model is compiled through the whole pipeline -
+ * front-end passes, partitioning by cost, lowering, codegen - or loaded from
+ * a .npub artifact, with the compile cache (npu-build.h: options.cache_dir or
+ * $NPU_CACHE_DIR), then handed to the program executor (core/runtime,
+ * npu-program-exec.h) on a device opened through npu-device.h. A session is
+ * an executor session bound to one core. With "auto", a model the NPU path
+ * cannot take (it fails to compile) falls back to the cpu backend with a
+ * warning.
+ *
+ * Sessions of one model run concurrently from different threads (the model
+ * itself is read-only once loaded).
  */
 #include "npu/npu-model.h"
 
@@ -15,14 +26,22 @@
 #include <time.h>
 
 #include "exec-priv.h"
-#include "npu/npu-onnx.h"
+#include "npu-build.h"
+#include "npu-program-exec.h"
 #include "npu/npu-exec.h"
+#include "npu/npu-onnx.h"
 #include "npu/npu-passes.h"
 
 #define DOM "model"
 
 struct npu_model {
-    struct exec_plan *plan;
+    struct exec_plan *plan;           /* cpu backend */
+    struct npu_device *dev;           /* NPU backends */
+    struct npu_built *built;
+    struct npu_prog_model *pm;
+    uint32_t core_mask;
+    unsigned n_cores;
+    char backend_name[16];
     struct npu_io_info *inputs, *outputs;
     int ninputs, noutputs;
     int cpu_threads;
@@ -33,6 +52,7 @@ struct npu_session {
     struct npu_model *m;
     void *arena, *scratch;
     struct npu_cpu_ctx *ctx;
+    struct npu_prog_session *ps;      /* NPU backends */
 };
 
 static bool
@@ -51,6 +71,71 @@ fill_io(struct npu_io_info *io, const struct npu_value *v)
     memcpy(io->dims, v->t.dims, sizeof(io->dims));
 }
 
+static void
+fill_io_prog(struct npu_io_info *io, const struct npu_prog_tensor *t)
+{
+    io->name = t->name ? t->name : "";
+    io->dtype = t->t.dtype;
+    io->ndim = t->t.ndim;
+    memcpy(io->dims, t->t.dims, sizeof(io->dims));
+}
+
+/* The NPU backends: compile or load the program, open the device, upload. */
+static enum npu_status
+load_npu(const char *path, const struct npu_model_options *o, const char *be,
+         struct npu_model **out)
+{
+    struct npu_model *m = calloc(1, sizeof(*m));
+    enum npu_status st;
+    if (!m)
+        return NPU_ERR_NOMEM;
+    if ((st = npu_device_open(be, &m->dev))) {
+        npu_err(DOM, "%s: backend '%s' has no device", path, be);
+        goto err;
+    }
+    struct npu_device_info info;
+    if ((st = npu_device_get_info(m->dev, &info)))
+        goto err;
+    snprintf(m->backend_name, sizeof(m->backend_name), "%s", info.backend);
+    m->backend = m->backend_name;
+    m->n_cores = info.n_cores ? info.n_cores : 1;
+    m->core_mask = o->core_mask ? o->core_mask : (1u << m->n_cores) - 1;
+    if (!(m->core_mask & ((1u << m->n_cores) - 1))) {
+        npu_err(DOM, "%s: core mask 0x%x names none of the device's %u cores", path,
+                o->core_mask, m->n_cores);
+        st = NPU_ERR_INVALID;
+        goto err;
+    }
+    struct npu_build_options bo = {.dim_values = o->dim_values, .cache_dir = o->cache_dir,
+                                   .cpu_threads = o->cpu_threads};
+    if ((st = npu_build(path, &bo, &m->built)))
+        goto err;
+    if ((st = npu_prog_model_create(m->dev, m->built->prog, NULL, &m->pm)))
+        goto err;
+    const struct npu_program *p = m->built->prog;
+    m->cpu_threads = o->cpu_threads;
+    m->ninputs = p->n_inputs;
+    m->noutputs = p->n_outputs;
+    m->inputs = calloc((size_t)p->n_inputs + 1, sizeof(*m->inputs));
+    m->outputs = calloc((size_t)p->n_outputs + 1, sizeof(*m->outputs));
+    if (!m->inputs || !m->outputs) {
+        st = NPU_ERR_NOMEM;
+        goto err;
+    }
+    for (int i = 0; i < p->n_inputs; i++)
+        fill_io_prog(&m->inputs[i], &p->tensors[p->inputs[i]]);
+    for (int i = 0; i < p->n_outputs; i++)
+        fill_io_prog(&m->outputs[i], &p->tensors[p->outputs[i]]);
+    npu_info(DOM, "%s: backend %s, %d steps, %d NPU job(s)%s", path, m->backend, p->n_steps,
+             p->n_jobs, m->built->from_cache ? " (compile cache hit)"
+                        : m->built->from_npub ? " (artifact)" : "");
+    *out = m;
+    return NPU_OK;
+err:
+    npu_model_free(m);
+    return st;
+}
+
 enum npu_status
 npu_model_load(const char *path, const struct npu_model_options *opts, struct npu_model **out)
 {
@@ -61,18 +146,22 @@ npu_model_load(const char *path, const struct npu_model_options *opts, struct np
         return NPU_ERR_INVALID;
     }
     const char *be = o.backend ? o.backend : "auto";
-    if (strcmp(be, "auto") && strcmp(be, "cpu")) {
-        if (!strcmp(be, "sim") || !strcmp(be, "rknpu") || !strcmp(be, "rocket")) {
-            npu_err(DOM, "backend '%s' is not available yet: the NPU back end (partitioning, "
-                    "codegen) is not built; use backend 'cpu'", be);
-            return NPU_ERR_UNSUPPORTED;
-        }
+    if (strcmp(be, "auto") && strcmp(be, "cpu") && strcmp(be, "sim") && strcmp(be, "rknpu") &&
+        strcmp(be, "rocket")) {
         npu_err(DOM, "unknown backend '%s' (cpu, sim, rknpu, rocket, auto)", be);
         return NPU_ERR_INVALID;
     }
+    if (strcmp(be, "cpu")) {
+        enum npu_status st = load_npu(path, &o, be, out);
+        if (st == NPU_OK || strcmp(be, "auto") || st == NPU_ERR_IO || st == NPU_ERR_CORRUPT ||
+            st == NPU_ERR_VERSION || ends_with(path, ".npub"))
+            return st;
+        npu_warn(DOM, "%s: the NPU path failed (%s); running on the cpu backend", path,
+                 npu_status_str(st));
+    }
     if (ends_with(path, ".npub")) {
-        npu_err(DOM, "%s: compiled .npub artifacts are not supported by the cpu backend yet",
-                path);
+        npu_err(DOM, "%s: a compiled .npub artifact runs on the NPU backends (sim, rknpu, "
+                "rocket, auto), not on cpu", path);
         return NPU_ERR_UNSUPPORTED;
     }
     struct npu_graph *g = NULL;
@@ -137,6 +226,9 @@ npu_model_free(struct npu_model *m)
     if (!m)
         return;
     exec_plan_free(m->plan);
+    npu_prog_model_destroy(m->pm);
+    npu_built_free(m->built);
+    npu_device_close(m->dev);
     free(m->inputs);
     free(m->outputs);
     free(m);
@@ -175,13 +267,35 @@ npu_model_backend(const struct npu_model *m)
 size_t
 npu_model_activation_bytes(const struct npu_model *m)
 {
-    return m ? m->plan->arena_bytes : 0;
+    if (m && m->plan)
+        return m->plan->arena_bytes;
+    if (m && m->built)
+        return (size_t)(m->built->prog->act_bytes + m->built->prog->host_bytes);
+    return 0;
 }
 
 const struct npu_graph *
 npu_model_graph(const struct npu_model *m)
 {
-    return m ? m->plan->g : NULL;
+    return m && m->plan ? m->plan->g : NULL;
+}
+
+const struct npu_program *
+npu_model_program(const struct npu_model *m)
+{
+    return m && m->built ? m->built->prog : NULL;
+}
+
+bool
+npu_model_from_cache(const struct npu_model *m)
+{
+    return m && m->built && m->built->from_cache;
+}
+
+double
+npu_model_compile_seconds(const struct npu_model *m)
+{
+    return m && m->built ? m->built->compile_s : 0;
 }
 
 enum npu_status
@@ -194,6 +308,21 @@ npu_session_create(struct npu_model *m, int core, struct npu_session **out)
     if (!s)
         return NPU_ERR_NOMEM;
     s->m = m;
+    if (m->pm) {
+        if (core < 0 || (unsigned)core >= m->n_cores || !(m->core_mask & (1u << core))) {
+            npu_err(DOM, "session: core %d is not one of the model's cores (mask 0x%x)", core,
+                    m->core_mask);
+            free(s);
+            return NPU_ERR_INVALID;
+        }
+        enum npu_status st = npu_prog_session_create(m->pm, core, m->cpu_threads, &s->ps);
+        if (st) {
+            free(s);
+            return st;
+        }
+        *out = s;
+        return NPU_OK;
+    }
     size_t ab = NPU_ALIGN(m->plan->arena_bytes ? m->plan->arena_bytes : 64, 64);
     size_t sb = NPU_ALIGN(m->plan->scratch_bytes ? m->plan->scratch_bytes : 64, 64);
     s->arena = aligned_alloc(64, ab);
@@ -213,6 +342,7 @@ npu_session_destroy(struct npu_session *s)
 {
     if (!s)
         return;
+    npu_prog_session_destroy(s->ps);
     npu_cpu_ctx_destroy(s->ctx);
     free(s->arena);
     free(s->scratch);
@@ -251,6 +381,23 @@ npu_session_run(struct npu_session *s, const struct npu_tensor *inputs, int nin,
             return NPU_ERR_INVALID;
         }
     }
+    if (s->ps) {
+        struct npu_prog_run_stats rs = {0};
+        enum npu_status st = npu_prog_session_run(s->ps, inputs, nin, outputs, nout, &rs);
+        if (st)
+            return st;
+        if (stats) {
+            memset(stats, 0, sizeof(*stats));
+            stats->wall_s = rs.wall_s;
+            stats->cpu_s = rs.cpu_s + rs.convert_s;
+            stats->npu_modeled_s = rs.timing_valid ? rs.npu_modeled_s : 0;
+            stats->submits = rs.submits;
+            stats->tasks = rs.tasks;
+            stats->dma_bytes = rs.dma_bytes;
+            stats->mac_utilisation = rs.timing_valid ? rs.mac_utilisation : 0;
+        }
+        return NPU_OK;
+    }
     double t0 = now(), cpu = 0;
     enum npu_status st = exec_run(m->plan, s->ctx, s->arena, s->scratch, inputs, &cpu);
     if (st)
@@ -270,4 +417,15 @@ npu_session_run(struct npu_session *s, const struct npu_tensor *inputs, int nin,
         stats->cpu_s = cpu;
     }
     return NPU_OK;
+}
+
+enum npu_status
+npu_session_run_detailed(struct npu_session *s, const struct npu_tensor *inputs, int nin,
+                         struct npu_tensor *outputs, int nout, struct npu_prog_run_stats *rs)
+{
+    if (!s || !s->ps) {
+        npu_err(DOM, "detailed run statistics exist on the NPU backends only");
+        return NPU_ERR_UNSUPPORTED;
+    }
+    return npu_prog_session_run(s->ps, inputs, nin, outputs, nout, rs);
 }

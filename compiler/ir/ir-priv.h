@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ir-priv.h: helpers shared by the IR files (not public): element load/store
- * for every dtype of npu-tensor.h (with IEEE half conversion), and the node
+ * for every dtype of npu-tensor.h (fp16 through npu/npu-fp16.h), and the node
  * diagnostic macro that names the node the way users see it in their model.
  */
 #ifndef NPU_IR_PRIV_H
@@ -10,85 +10,12 @@
 #include <math.h>
 #include <string.h>
 
+#include "npu/npu-fp16.h"
 #include "npu/npu-ir.h"
 
 #define ir_node_err(n, ...) ir_node_log(NPU_LOG_ERROR, n, __VA_ARGS__)
 void ir_node_log(enum npu_log_level lvl, const struct npu_node *n, const char *fmt, ...)
     NPU_PRINTF(3, 4);
-
-static inline float
-ir_half_to_float(uint16_t h)
-{
-    uint32_t s = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 0x1f, m = h & 0x3ff, bits;
-    if (e == 0) {
-        if (!m) {
-            bits = s;
-        } else { /* subnormal: normalise */
-            e = 127 - 15 + 1;
-            while (!(m & 0x400)) {
-                m <<= 1;
-                e--;
-            }
-            bits = s | (e << 23) | ((m & 0x3ff) << 13);
-        }
-    } else if (e == 31) {
-        bits = s | 0x7f800000u | (m << 13);
-    } else {
-        bits = s | ((e + 127 - 15) << 23) | (m << 13);
-    }
-    float f;
-    memcpy(&f, &bits, 4);
-    return f;
-}
-
-/* Round to nearest even. */
-static inline uint16_t
-ir_float_to_half(float f)
-{
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    uint32_t s = (x >> 16) & 0x8000, e = (x >> 23) & 0xff, m = x & 0x7fffff;
-    if (e == 0xff)
-        return (uint16_t)(s | 0x7c00 | (m ? 0x200 : 0));
-    int32_t ne = (int32_t)e - 127 + 15;
-    if (ne >= 31)
-        return (uint16_t)(s | 0x7c00);
-    if (ne <= 0) {
-        if (ne < -10)
-            return (uint16_t)s;
-        m |= 0x800000;
-        uint32_t shift = (uint32_t)(14 - ne);
-        uint32_t hm = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
-        if (rem > half || (rem == half && (hm & 1)))
-            hm++;
-        return (uint16_t)(s | hm);
-    }
-    uint32_t hm = m >> 13, rem = m & 0x1fff;
-    uint32_t h = s | ((uint32_t)ne << 10) | hm;
-    if (rem > 0x1000 || (rem == 0x1000 && (hm & 1)))
-        h++;
-    return (uint16_t)h;
-}
-
-static inline double
-ir_load_f64(enum npu_dtype dt, const void *p, int64_t i)
-{
-    switch (dt) {
-    case NPU_DTYPE_FP32: return ((const float *)p)[i];
-    case NPU_DTYPE_FP16: return ir_half_to_float(((const uint16_t *)p)[i]);
-    case NPU_DTYPE_FP64: return ((const double *)p)[i];
-    case NPU_DTYPE_INT8: return ((const int8_t *)p)[i];
-    case NPU_DTYPE_UINT8: return ((const uint8_t *)p)[i];
-    case NPU_DTYPE_BOOL: return ((const uint8_t *)p)[i] != 0;
-    case NPU_DTYPE_INT16: return ((const int16_t *)p)[i];
-    case NPU_DTYPE_UINT16: return ((const uint16_t *)p)[i];
-    case NPU_DTYPE_INT32: return ((const int32_t *)p)[i];
-    case NPU_DTYPE_UINT32: return ((const uint32_t *)p)[i];
-    case NPU_DTYPE_INT64: return (double)((const int64_t *)p)[i];
-    case NPU_DTYPE_UINT64: return (double)((const uint64_t *)p)[i];
-    default: return 0;
-    }
-}
 
 /* Saturating double -> int64 (NaN -> 0) so that untrusted constants never hit
  * undefined conversions. */
@@ -102,26 +29,6 @@ ir_f64_to_i64(double d)
     if (d <= -9.2233720368547758e18)
         return INT64_MIN;
     return (int64_t)d;
-}
-
-static inline int64_t
-ir_load_i64(enum npu_dtype dt, const void *p, int64_t i)
-{
-    switch (dt) {
-    case NPU_DTYPE_INT64: return ((const int64_t *)p)[i];
-    case NPU_DTYPE_UINT64: {
-        uint64_t u = ((const uint64_t *)p)[i];
-        return u > INT64_MAX ? INT64_MAX : (int64_t)u;
-    }
-    case NPU_DTYPE_INT32: return ((const int32_t *)p)[i];
-    case NPU_DTYPE_UINT32: return ((const uint32_t *)p)[i];
-    case NPU_DTYPE_INT16: return ((const int16_t *)p)[i];
-    case NPU_DTYPE_UINT16: return ((const uint16_t *)p)[i];
-    case NPU_DTYPE_INT8: return ((const int8_t *)p)[i];
-    case NPU_DTYPE_UINT8: return ((const uint8_t *)p)[i];
-    case NPU_DTYPE_BOOL: return ((const uint8_t *)p)[i] != 0;
-    default: return ir_f64_to_i64(ir_load_f64(dt, p, i));
-    }
 }
 
 static inline int64_t
@@ -147,7 +54,7 @@ ir_store_i64(enum npu_dtype dt, void *p, int64_t i, int64_t v)
     case NPU_DTYPE_BOOL: ((uint8_t *)p)[i] = v != 0; break;
     case NPU_DTYPE_FP32: ((float *)p)[i] = (float)v; break;
     case NPU_DTYPE_FP64: ((double *)p)[i] = (double)v; break;
-    case NPU_DTYPE_FP16: ((uint16_t *)p)[i] = ir_float_to_half((float)v); break;
+    case NPU_DTYPE_FP16: ((uint16_t *)p)[i] = npu_fp32_to_fp16((float)v); break;
     default: break;
     }
 }
@@ -158,7 +65,7 @@ ir_store_f64(enum npu_dtype dt, void *p, int64_t i, double v)
     switch (dt) {
     case NPU_DTYPE_FP32: ((float *)p)[i] = (float)v; break;
     case NPU_DTYPE_FP64: ((double *)p)[i] = v; break;
-    case NPU_DTYPE_FP16: ((uint16_t *)p)[i] = ir_float_to_half((float)v); break;
+    case NPU_DTYPE_FP16: ((uint16_t *)p)[i] = npu_fp32_to_fp16((float)v); break;
     case NPU_DTYPE_BOOL: ((uint8_t *)p)[i] = v != 0; break;
     default: ir_store_i64(dt, p, i, ir_f64_to_i64(v)); break;
     }

@@ -87,7 +87,8 @@ binary(const struct npu_node *n, const struct npu_tensor *a, const struct npu_te
         unravel(i, o, idx);
         int64_t ia = ir_bcast_offset(a, idx, o->ndim), ib = ir_bcast_offset(b, idx, o->ndim);
         if (isint && n->op != NPU_OP_POW) {
-            int64_t x = ir_load_i64(a->dtype, a->data, ia), y = ir_load_i64(b->dtype, b->data, ib);
+            int64_t x = npu_dtype_load_i64(a->dtype, a->data, ia);
+            int64_t y = npu_dtype_load_i64(b->dtype, b->data, ib);
             int64_t r;
             switch (n->op) {
             case NPU_OP_ADD: case NPU_OP_SUM: r = iwrap_add(x, y); break;
@@ -109,11 +110,12 @@ binary(const struct npu_node *n, const struct npu_tensor *a, const struct npu_te
             }
             ir_store_i64(o->dtype, o->data, i, r);
         } else {
-            double x = ir_load_f64(a->dtype, a->data, ia), y = ir_load_f64(b->dtype, b->data, ib);
+            double x = npu_dtype_load_f64(a->dtype, a->data, ia);
+            double y = npu_dtype_load_f64(b->dtype, b->data, ib);
             double r;
             if (isint && n->op == NPU_OP_POW) {
                 ir_store_i64(o->dtype, o->data, i,
-                             ipow(ir_load_i64(a->dtype, a->data, ia), ir_f64_to_i64(y)));
+                             ipow(npu_dtype_load_i64(a->dtype, a->data, ia), ir_f64_to_i64(y)));
                 continue;
             }
             switch (n->op) {
@@ -147,17 +149,17 @@ unary(const struct npu_node *n, const struct npu_tensor *a, struct npu_tensor *o
         if (n->op == NPU_OP_CAST || n->op == NPU_OP_CAST_LIKE) {
             if (npu_dtype_is_float(a->dtype) && !npu_dtype_is_float(o->dtype) &&
                 o->dtype != NPU_DTYPE_BOOL) {
-                double d = ir_load_f64(a->dtype, a->data, i);
+                double d = npu_dtype_load_f64(a->dtype, a->data, i);
                 ir_store_i64(o->dtype, o->data, i, ir_f64_to_i64(trunc(d)));
             } else if (isint) {
-                ir_store_i64(o->dtype, o->data, i, ir_load_i64(a->dtype, a->data, i));
+                ir_store_i64(o->dtype, o->data, i, npu_dtype_load_i64(a->dtype, a->data, i));
             } else {
-                ir_store_f64(o->dtype, o->data, i, ir_load_f64(a->dtype, a->data, i));
+                ir_store_f64(o->dtype, o->data, i, npu_dtype_load_f64(a->dtype, a->data, i));
             }
             continue;
         }
         if (isint) {
-            int64_t x = ir_load_i64(a->dtype, a->data, i), r;
+            int64_t x = npu_dtype_load_i64(a->dtype, a->data, i), r;
             switch (n->op) {
             case NPU_OP_NEG: r = (int64_t)-(uint64_t)x; break;
             case NPU_OP_ABS: r = x < 0 ? (int64_t)-(uint64_t)x : x; break;
@@ -169,7 +171,7 @@ unary(const struct npu_node *n, const struct npu_tensor *a, struct npu_tensor *o
             }
             ir_store_i64(o->dtype, o->data, i, r);
         } else {
-            double x = ir_load_f64(a->dtype, a->data, i), r;
+            double x = npu_dtype_load_f64(a->dtype, a->data, i), r;
             switch (n->op) {
             case NPU_OP_NEG: r = -x; break;
             case NPU_OP_ABS: r = fabs(x); break;
@@ -218,7 +220,7 @@ eval_gather(const struct npu_node *n, const struct npu_tensor *x, const struct n
     int64_t k = 0;
     for (int64_t p = 0; p < outer; p++)
         for (int64_t j = 0; j < ni; j++) {
-            int64_t id = ir_load_i64(ix->dtype, ix->data, j);
+            int64_t id = npu_dtype_load_i64(ix->dtype, ix->data, j);
             if (id < 0)
                 id += dim;
             if (id < 0 || id >= dim)
@@ -275,11 +277,11 @@ eval_slice(const struct npu_node *n, const struct npu_tensor *const *in, struct 
         step[d] = 1;
     int64_t ns = numel(in[1]);
     for (int64_t i = 0; i < ns; i++) {
-        int64_t a = n->nin > 3 && in[3] ? ir_load_i64(in[3]->dtype, in[3]->data, i) : i;
+        int64_t a = n->nin > 3 && in[3] ? npu_dtype_load_i64(in[3]->dtype, in[3]->data, i) : i;
         if (a < 0)
             a += x->ndim;
-        int64_t sp = n->nin > 4 && in[4] ? ir_load_i64(in[4]->dtype, in[4]->data, i) : 1;
-        int64_t s = ir_load_i64(in[1]->dtype, in[1]->data, i), dim = x->dims[a];
+        int64_t sp = n->nin > 4 && in[4] ? npu_dtype_load_i64(in[4]->dtype, in[4]->data, i) : 1;
+        int64_t s = npu_dtype_load_i64(in[1]->dtype, in[1]->data, i), dim = x->dims[a];
         if (s < 0)
             s = s < -dim ? 0 : s + dim;
         s = sp > 0 ? NPU_MIN(s, dim) : NPU_MIN(s, dim - 1);
@@ -320,7 +322,7 @@ eval_reduce(const struct npu_node *n, const struct npu_tensor *const *in, struct
     for (int d = 0; d < x->ndim; d++)
         red[d] = na == 0;
     for (int64_t i = 0; i < na; i++) {
-        int64_t a = ir_load_i64(in[1]->dtype, in[1]->data, i);
+        int64_t a = npu_dtype_load_i64(in[1]->dtype, in[1]->data, i);
         red[a < 0 ? a + x->ndim : a] = true;
     }
     int64_t on = numel(o), xn = numel(x), idx[NPU_MAX_DIMS];
@@ -336,7 +338,7 @@ eval_reduce(const struct npu_node *n, const struct npu_tensor *const *in, struct
         int64_t oi = 0;
         for (int d = 0; d < x->ndim; d++)
             oi = oi * (red[d] ? 1 : x->dims[d]) + (red[d] ? 0 : idx[d]);
-        double v = ir_load_f64(x->dtype, x->data, i);
+        double v = npu_dtype_load_f64(x->dtype, x->data, i);
         switch (n->op) {
         case NPU_OP_REDUCE_PROD: acc[oi] = cntv[oi] ? acc[oi] * v : v; break;
         case NPU_OP_REDUCE_MAX: acc[oi] = cntv[oi] ? fmax(acc[oi], v) : v; break;
@@ -439,13 +441,13 @@ npu_eval_node(const struct npu_node *n, const struct npu_tensor *const *in,
     case NPU_OP_RANGE: {
         int64_t cnt = numel(o);
         if (npu_dtype_is_int(o->dtype)) {
-            int64_t s = ir_load_i64(in[0]->dtype, in[0]->data, 0);
-            int64_t d = ir_load_i64(in[2]->dtype, in[2]->data, 0);
+            int64_t s = npu_dtype_load_i64(in[0]->dtype, in[0]->data, 0);
+            int64_t d = npu_dtype_load_i64(in[2]->dtype, in[2]->data, 0);
             for (int64_t i = 0; i < cnt; i++)
                 ir_store_i64(o->dtype, o->data, i, iwrap_add(s, iwrap_mul(i, d)));
         } else {
-            double s = ir_load_f64(in[0]->dtype, in[0]->data, 0);
-            double d = ir_load_f64(in[2]->dtype, in[2]->data, 0);
+            double s = npu_dtype_load_f64(in[0]->dtype, in[0]->data, 0);
+            double d = npu_dtype_load_f64(in[2]->dtype, in[2]->data, 0);
             for (int64_t i = 0; i < cnt; i++)
                 ir_store_f64(o->dtype, o->data, i, s + (double)i * d);
         }

@@ -770,13 +770,13 @@ npu_value_hash(struct npu_value *v)
 int64_t
 npu_value_get_i64(const struct npu_value *v, int64_t i)
 {
-    return ir_load_i64(v->t.dtype, npu_value_data(v), i);
+    return npu_dtype_load_i64(v->t.dtype, npu_value_data(v), i);
 }
 
 double
 npu_value_get_f64(const struct npu_value *v, int64_t i)
 {
-    return ir_load_f64(v->t.dtype, npu_value_data(v), i);
+    return npu_dtype_load_f64(v->t.dtype, npu_value_data(v), i);
 }
 
 bool

@@ -102,11 +102,11 @@ print_elems(FILE *f, const struct npu_tensor *t)
         if (i)
             fputs(", ", f);
         if (npu_dtype_is_float(t->dtype))
-            print_float(f, ir_load_f64(t->dtype, t->data, i), t->dtype == NPU_DTYPE_FP64);
+            print_float(f, npu_dtype_load_f64(t->dtype, t->data, i), t->dtype == NPU_DTYPE_FP64);
         else if (t->dtype == NPU_DTYPE_UINT64)
             fprintf(f, "%" PRIu64, ((const uint64_t *)t->data)[i]);
         else
-            fprintf(f, "%" PRId64, ir_load_i64(t->dtype, t->data, i));
+            fprintf(f, "%" PRId64, npu_dtype_load_i64(t->dtype, t->data, i));
     }
     fputc(']', f);
 }

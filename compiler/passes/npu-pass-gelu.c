@@ -57,6 +57,30 @@ match_one_plus(struct npu_value *t)
     return a && is_const_val(other_operand(a, t), 1.0) ? a : NULL;
 }
 
+/* The tail both GELU forms share: core (Erf or Tanh) is followed by 1 + core, then by
+ * 0.5 * x * that, of x's shape. Replaces the matched nodes m[0..nm) and the tail by one node
+ * op(x); m must have room for the tail's nodes. */
+static bool
+fuse_tail(struct npu_graph *g, struct npu_node *core, struct npu_value *x, enum npu_op op,
+          struct npu_node **m, int nm, enum npu_status *st)
+{
+    struct npu_node *add = match_one_plus(core->out[0]);
+    if (!add)
+        return false;
+    m[nm++] = add;
+    struct npu_node *last = match_half_x(add->out[0], x, m, &nm);
+    if (!last || last->out[0]->t.ndim != x->t.ndim ||
+        memcmp(last->out[0]->t.dims, x->t.dims, sizeof(int64_t) * (size_t)x->t.ndim))
+        return false;
+    struct npu_node *n = npu_node_new(g, op, last->name, &x, 1, 1, NULL);
+    if (!n) {
+        *st = NPU_ERR_NOMEM;
+        return false;
+    }
+    pass_replace(g, n, last, last->out[0], m, nm);
+    return true;
+}
+
 static bool
 fuse_erf(struct npu_graph *g, struct npu_node *erf, enum npu_status *st)
 {
@@ -84,21 +108,7 @@ fuse_erf(struct npu_graph *g, struct npu_node *erf, enum npu_status *st)
         return false;
     m[nm++] = sc;
     m[nm++] = erf;
-    struct npu_node *add = match_one_plus(erf->out[0]);
-    if (!add)
-        return false;
-    m[nm++] = add;
-    struct npu_node *last = match_half_x(add->out[0], x, m, &nm);
-    if (!last || last->out[0]->t.ndim != x->t.ndim ||
-        memcmp(last->out[0]->t.dims, x->t.dims, sizeof(int64_t) * (size_t)x->t.ndim))
-        return false;
-    struct npu_node *n = npu_node_new(g, NPU_OP_GELU, last->name, &x, 1, 1, NULL);
-    if (!n) {
-        *st = NPU_ERR_NOMEM;
-        return false;
-    }
-    pass_replace(g, n, last, last->out[0], m, nm);
-    return true;
+    return fuse_tail(g, erf, x, NPU_OP_GELU, m, nm, st);
 }
 
 /* x^3 written as Pow(x, 3) or two Muls; returns x and appends nodes. */
@@ -167,21 +177,7 @@ fuse_tanh(struct npu_graph *g, struct npu_node *th, enum npu_status *st)
     m[nm++] = ad;
     m[nm++] = sc;
     m[nm++] = th;
-    struct npu_node *add = match_one_plus(th->out[0]);
-    if (!add)
-        return false;
-    m[nm++] = add;
-    struct npu_node *last = match_half_x(add->out[0], x, m, &nm);
-    if (!last || last->out[0]->t.ndim != x->t.ndim ||
-        memcmp(last->out[0]->t.dims, x->t.dims, sizeof(int64_t) * (size_t)x->t.ndim))
-        return false;
-    struct npu_node *n = npu_node_new(g, NPU_OP_FUSED_GELU_TANH, last->name, &x, 1, 1, NULL);
-    if (!n) {
-        *st = NPU_ERR_NOMEM;
-        return false;
-    }
-    pass_replace(g, n, last, last->out[0], m, nm);
-    return true;
+    return fuse_tail(g, th, x, NPU_OP_FUSED_GELU_TANH, m, nm, st);
 }
 
 static bool

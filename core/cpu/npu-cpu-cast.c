@@ -65,7 +65,7 @@
         switch (sdt) {                                                                             \
             SRC_CASES(T, (T)x, (T)x, (T)x, (T)(x != 0))                                            \
         case NPU_DTYPE_FP16:                                                                       \
-            LOOP(uint16_t, (T)cpu_f16_to_f32(x));                                                  \
+            LOOP(uint16_t, (T)npu_fp16_to_fp32(x));                                                \
             break;                                                                                 \
         default:                                                                                   \
             break;                                                                                 \
@@ -81,7 +81,7 @@ TO_FLOAT_FN(to_f64, double)
         switch (sdt) {                                                                             \
             SRC_CASES(T, SAT((double)x), (T)x, (T)x, (T)(x != 0))                                  \
         case NPU_DTYPE_FP16:                                                                       \
-            LOOP(uint16_t, SAT((double)cpu_f16_to_f32(x)));                                        \
+            LOOP(uint16_t, SAT((double)npu_fp16_to_fp32(x)));                                      \
             break;                                                                                 \
         default:                                                                                   \
             break;                                                                                 \
@@ -115,38 +115,38 @@ to_f16(const void *src, enum npu_dtype sdt, uint16_t *d, int64_t n)
 {
     switch (sdt) {
     case NPU_DTYPE_FP32:
-        LOOP(float, cpu_f32_to_f16(x));
+        npu_fp32_to_fp16_n(d, src, (size_t)n); /* the vectorised bulk conversion */
         break;
     case NPU_DTYPE_FP64:
-        LOOP(double, cpu_f64_to_f16(x));
+        LOOP(double, npu_fp64_to_fp16(x));
         break;
     case NPU_DTYPE_FP16:
         memcpy(d, src, (size_t)n * 2);
         break;
     case NPU_DTYPE_INT8:
-        LOOP(int8_t, cpu_f32_to_f16((float)x));
+        LOOP(int8_t, npu_fp32_to_fp16((float)x));
         break;
     case NPU_DTYPE_INT16:
-        LOOP(int16_t, cpu_f32_to_f16((float)x));
+        LOOP(int16_t, npu_fp32_to_fp16((float)x));
         break;
     case NPU_DTYPE_UINT8:
-        LOOP(uint8_t, cpu_f32_to_f16((float)x));
+        LOOP(uint8_t, npu_fp32_to_fp16((float)x));
         break;
     case NPU_DTYPE_UINT16:
-        LOOP(uint16_t, cpu_f32_to_f16((float)x));
+        LOOP(uint16_t, npu_fp32_to_fp16((float)x));
         break;
     /* wide integers: through double, exact below 2^53; above that fp16 is inf anyway */
     case NPU_DTYPE_INT32:
-        LOOP(int32_t, cpu_f64_to_f16((double)x));
+        LOOP(int32_t, npu_fp64_to_fp16((double)x));
         break;
     case NPU_DTYPE_INT64:
-        LOOP(int64_t, cpu_f64_to_f16((double)x));
+        LOOP(int64_t, npu_fp64_to_fp16((double)x));
         break;
     case NPU_DTYPE_UINT32:
-        LOOP(uint32_t, cpu_f64_to_f16((double)x));
+        LOOP(uint32_t, npu_fp64_to_fp16((double)x));
         break;
     case NPU_DTYPE_UINT64:
-        LOOP(uint64_t, cpu_f64_to_f16((double)x));
+        LOOP(uint64_t, npu_fp64_to_fp16((double)x));
         break;
     case NPU_DTYPE_BOOL:
         LOOP(uint8_t, (uint16_t)(x ? 0x3c00 : 0));
@@ -169,7 +169,10 @@ cpu_convert(const void *src, enum npu_dtype sdt, void *dst, enum npu_dtype ddt, 
     }
     switch (ddt) {
     case NPU_DTYPE_FP32:
-        to_f32(src, sdt, dst, n);
+        if (sdt == NPU_DTYPE_FP16)
+            npu_fp16_to_fp32_n(dst, src, (size_t)n); /* the vectorised bulk conversion */
+        else
+            to_f32(src, sdt, dst, n);
         break;
     case NPU_DTYPE_FP64:
         to_f64(src, sdt, dst, n);

@@ -141,11 +141,8 @@ im2col(const struct conv_geo *g, const float *x, int64_t t0, int64_t tw, float *
                 }
         return;
     }
-    int64_t ist[CPU_MAX_SP], s = 1;
-    for (int i = nsp - 1; i >= 0; i--) {
-        ist[i] = s;
-        s *= w->in[i];
-    }
+    int64_t ist[CPU_MAX_SP];
+    cpu_row_strides(w->in, nsp, ist);
     for (int64_t c = 0; c < g->Cg; c++) {
         int64_t kpos[CPU_MAX_SP] = {0};
         for (int64_t kr = 0; kr < g->kprod; kr++) {
@@ -163,11 +160,7 @@ im2col(const struct conv_geo *g, const float *x, int64_t t0, int64_t tw, float *
                 }
                 dst[t] = inside ? x[c * g->in_plane + off] : 0.0f;
             }
-            for (int i = nsp - 1; i >= 0; i--) {
-                if (++kpos[i] < w->k[i])
-                    break;
-                kpos[i] = 0;
-            }
+            cpu_index_next(kpos, w->k, nsp);
         }
     }
 }
@@ -261,11 +254,8 @@ dconv_task(void *arg, int64_t begin, int64_t end, int tid)
     const struct conv_geo *g = a->g;
     const struct cpu_win *w = &g->w;
     int nsp = w->nsp;
-    int64_t ist[CPU_MAX_SP], s = 1;
-    for (int i = nsp - 1; i >= 0; i--) {
-        ist[i] = s;
-        s *= w->in[i];
-    }
+    int64_t ist[CPU_MAX_SP];
+    cpu_row_strides(w->in, nsp, ist);
     for (int64_t t = begin; t < end; t++) {
         int64_t n = t / g->M, m = t % g->M, gi = m / g->Mg;
         int64_t opos[CPU_MAX_SP] = {0};
@@ -290,19 +280,11 @@ dconv_task(void *arg, int64_t begin, int64_t end, int tid)
                                     (a->wzp ? a->wzp[m] : 0.0);
                         acc += xv * wv;
                     }
-                    for (int i = nsp - 1; i >= 0; i--) {
-                        if (++kpos[i] < w->k[i])
-                            break;
-                        kpos[i] = 0;
-                    }
+                    cpu_index_next(kpos, w->k, nsp);
                 }
             }
             a->acc[t * g->out_plane + o] = acc;
-            for (int i = nsp - 1; i >= 0; i--) {
-                if (++opos[i] < w->out[i])
-                    break;
-                opos[i] = 0;
-            }
+            cpu_index_next(opos, w->out, nsp);
         }
     }
 }
@@ -472,16 +454,30 @@ struct convt_job {
     const struct cpu_act_spec *act;
 };
 
+/* Where input position ipos meets kernel tap kpos in a transposed convolution: the output
+ * offset (with the output strides ost), or false if that lands outside the output. */
+static inline bool
+convt_tap(const struct convt_geo *g, const int64_t *ipos, const int64_t *kpos, const int64_t *ost,
+          int64_t *off)
+{
+    bool inside = true;
+    *off = 0;
+    for (int i = 0; i < g->nsp; i++) {
+        int64_t o = ipos[i] * g->s[i] - g->pb[i] + kpos[i] * g->d[i];
+        if (o < 0 || o >= g->out[i])
+            inside = false;
+        *off += o * ost[i];
+    }
+    return inside;
+}
+
 /* scatter-add col [Mg*kprod][in_plane] of one (image, group) into y [Mg][out_plane] */
 static void
 col2im(const struct convt_geo *g, const float *col, float *y)
 {
     int nsp = g->nsp;
-    int64_t ost[CPU_MAX_SP], s = 1;
-    for (int i = nsp - 1; i >= 0; i--) {
-        ost[i] = s;
-        s *= g->out[i];
-    }
+    int64_t ost[CPU_MAX_SP];
+    cpu_row_strides(g->out, nsp, ost);
     for (int64_t m = 0; m < g->Mg; m++) {
         int64_t kpos[CPU_MAX_SP] = {0};
         for (int64_t kr = 0; kr < g->kprod; kr++) {
@@ -501,28 +497,13 @@ col2im(const struct convt_geo *g, const float *col, float *y)
             } else {
                 int64_t ipos[CPU_MAX_SP] = {0};
                 for (int64_t p = 0; p < g->in_plane; p++) {
-                    int64_t off = 0;
-                    bool inside = true;
-                    for (int i = 0; i < nsp; i++) {
-                        int64_t o = ipos[i] * g->s[i] - g->pb[i] + kpos[i] * g->d[i];
-                        if (o < 0 || o >= g->out[i])
-                            inside = false;
-                        off += o * ost[i];
-                    }
-                    if (inside)
+                    int64_t off;
+                    if (convt_tap(g, ipos, kpos, ost, &off))
                         y[m * g->out_plane + off] += src[p];
-                    for (int i = nsp - 1; i >= 0; i--) {
-                        if (++ipos[i] < g->in[i])
-                            break;
-                        ipos[i] = 0;
-                    }
+                    cpu_index_next(ipos, g->in, nsp);
                 }
             }
-            for (int i = nsp - 1; i >= 0; i--) {
-                if (++kpos[i] < g->k[i])
-                    break;
-                kpos[i] = 0;
-            }
+            cpu_index_next(kpos, g->k, nsp);
         }
     }
 }
@@ -558,11 +539,8 @@ convt_f64(const struct convt_geo *g, const double *x, const double *w, const dou
           double *y)
 {
     int nsp = g->nsp;
-    int64_t ost[CPU_MAX_SP], s = 1;
-    for (int i = nsp - 1; i >= 0; i--) {
-        ost[i] = s;
-        s *= g->out[i];
-    }
+    int64_t ost[CPU_MAX_SP];
+    cpu_row_strides(g->out, nsp, ost);
     for (int64_t n = 0; n < g->N; n++)
         for (int64_t m = 0; m < g->M; m++)
             for (int64_t o = 0; o < g->out_plane; o++)
@@ -575,29 +553,14 @@ convt_f64(const struct convt_geo *g, const double *x, const double *w, const dou
                 double xv = x[(n * g->C + c) * g->in_plane + p];
                 int64_t kpos[CPU_MAX_SP] = {0};
                 for (int64_t kr = 0; kr < g->kprod; kr++) {
-                    int64_t off = 0;
-                    bool inside = true;
-                    for (int i = 0; i < nsp; i++) {
-                        int64_t o = ipos[i] * g->s[i] - g->pb[i] + kpos[i] * g->d[i];
-                        if (o < 0 || o >= g->out[i])
-                            inside = false;
-                        off += o * ost[i];
-                    }
-                    if (inside)
+                    int64_t off;
+                    if (convt_tap(g, ipos, kpos, ost, &off))
                         for (int64_t m = 0; m < g->Mg; m++)
                             y[(n * g->M + gi * g->Mg + m) * g->out_plane + off] +=
                                 xv * w[(c * g->Mg + m) * g->kprod + kr];
-                    for (int i = nsp - 1; i >= 0; i--) {
-                        if (++kpos[i] < g->k[i])
-                            break;
-                        kpos[i] = 0;
-                    }
+                    cpu_index_next(kpos, g->k, nsp);
                 }
-                for (int i = nsp - 1; i >= 0; i--) {
-                    if (++ipos[i] < g->in[i])
-                        break;
-                    ipos[i] = 0;
-                }
+                cpu_index_next(ipos, g->in, nsp);
             }
         }
 }

@@ -219,11 +219,7 @@ ein_generic(struct npu_cpu_ctx *ctx, const struct ein *E, const struct npu_tenso
             }
             accf += pf;
             acci += pi;
-            for (int q = nl - 1; q >= nout; q--) {
-                if (++idx[q] < sz[q])
-                    break;
-                idx[q] = 0;
-            }
+            cpu_index_next(idx + nout, sz + nout, nl - nout);
         }
         char *dst = (char *)y->data + (size_t)e * cpu_esize(y);
         if (flt) {

@@ -48,6 +48,21 @@ blas_enabled(void)
     return v;
 }
 
+#ifdef NPU_HAVE_BLAS
+/* Whether a GEMM goes to BLAS: switched on, K > 0, and every size fitting BLAS's int
+ * arguments. Pins BLAS to one thread on first use (our pool splits the work). */
+static bool
+blas_takes(int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, int64_t ldc)
+{
+    if (M <= INT32_MAX && N <= INT32_MAX && K <= INT32_MAX && lda <= INT32_MAX &&
+        ldb <= INT32_MAX && ldc <= INT32_MAX && K > 0 && blas_enabled()) {
+        pthread_once(&blas_once, blas_init);
+        return true;
+    }
+    return false;
+}
+#endif
+
 void
 cpu_gemm_use_blas(bool on)
 {
@@ -354,9 +369,7 @@ cpu_sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const 
     if (M <= 0 || N <= 0)
         return;
 #ifdef NPU_HAVE_BLAS
-    if (M <= INT32_MAX && N <= INT32_MAX && K <= INT32_MAX && lda <= INT32_MAX &&
-        ldb <= INT32_MAX && ldc <= INT32_MAX && K > 0 && blas_enabled()) {
-        pthread_once(&blas_once, blas_init);
+    if (blas_takes(M, N, K, lda, ldb, ldc)) {
         cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
                     (int)M, (int)N, (int)K, alpha, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
         return;
@@ -372,9 +385,7 @@ cpu_dgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const
     if (M <= 0 || N <= 0)
         return;
 #ifdef NPU_HAVE_BLAS
-    if (M <= INT32_MAX && N <= INT32_MAX && K <= INT32_MAX && lda <= INT32_MAX &&
-        ldb <= INT32_MAX && ldc <= INT32_MAX && K > 0 && blas_enabled()) {
-        pthread_once(&blas_once, blas_init);
+    if (blas_takes(M, N, K, lda, ldb, ldc)) {
         cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
                     (int)M, (int)N, (int)K, alpha, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
         return;
@@ -596,11 +607,7 @@ mm_plan(struct npu_cpu_ctx *ctx, const struct npu_tensor *a, const struct npu_te
             }
             s->a_off[t] = oa;
             s->b_off[t] = ob;
-            for (int d = nbr - 1; d >= 0; d--) {
-                if (++idx[d] < yd[d])
-                    break;
-                idx[d] = 0;
-            }
+            cpu_index_next(idx, yd, nbr);
         }
     }
     return NPU_OK;

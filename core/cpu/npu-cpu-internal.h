@@ -2,9 +2,10 @@
 /*
  * npu-cpu-internal.h: what the CPU kernel files share and nobody else sees:
  * the executor context with its thread pool and per-thread scratch, the
- * kernel signature and dispatch flags, numpy broadcasting plans, fp16
- * conversion, saturating float-to-integer conversion, and small helpers for
- * reading ONNX operand tensors (axes, pads, scalars).
+ * kernel signature and dispatch flags, numpy broadcasting plans,
+ * saturating float-to-integer conversion, and small helpers for reading ONNX
+ * operand tensors (axes, pads, scalars). fp16 conversion is npu/npu-fp16.h
+ * (core/util), shared with every other layer.
  *
  * Every kernel is `enum npu_status k_xxx(CPU_KERNEL_ARGS)`; npu-cpu.c has
  * already checked the operand count, that required operands are present and
@@ -25,6 +26,7 @@
 
 #include "npu/npu-common.h"
 #include "npu/npu-cpu.h"
+#include "npu/npu-fp16.h"
 #include "npu/npu-ops.h"
 #include "npu/npu-tensor.h"
 
@@ -210,6 +212,30 @@ cpu_dims_prod(const int64_t *dims, int from, int to)
     return n;
 }
 
+/* Row-major strides (in elements) of dims[0..n-1]: st[n-1] = 1. */
+static inline void
+cpu_row_strides(const int64_t *dims, int n, int64_t *st)
+{
+    int64_t s = 1;
+    for (int i = n - 1; i >= 0; i--) {
+        st[i] = s;
+        s *= dims[i];
+    }
+}
+
+/* Steps the row-major multi-index idx[0..n-1] within dims (the last one moves fastest, an
+ * odometer); false when it wraps around to all zeros. */
+static inline bool
+cpu_index_next(int64_t *idx, const int64_t *dims, int n)
+{
+    for (int d = n - 1; d >= 0; d--) {
+        if (++idx[d] < dims[d])
+            return true;
+        idx[d] = 0;
+    }
+    return false;
+}
+
 /* Formats dims as "[2,3,4]" into buf (for messages). */
 const char *cpu_dims_str(const struct npu_tensor *t, char *buf, size_t len);
 
@@ -223,10 +249,19 @@ enum npu_status cpu_check_out(struct npu_cpu_ctx *ctx, const struct npu_tensor *
 /* Reads an int32/int64 1-D (or scalar) tensor into v (at most max entries). */
 enum npu_status cpu_read_ints(struct npu_cpu_ctx *ctx, const struct npu_tensor *t, const char *what,
                               int64_t *v, int max, int *n);
-/* Reads element 0 of a scalar-like numeric tensor as double. */
-double cpu_scalar_f64(const struct npu_tensor *t, int64_t i);
-/* Element i of any numeric tensor as double / as int64 (floats truncate, saturating). */
-int64_t cpu_scalar_i64(const struct npu_tensor *t, int64_t i);
+/* Element i of any numeric tensor as double / as int64 (floats truncate, saturating): the
+ * util layer's loads (npu-tensor.h). */
+static inline double
+cpu_scalar_f64(const struct npu_tensor *t, int64_t i)
+{
+    return npu_dtype_load_f64(t->dtype, t->data, i);
+}
+
+static inline int64_t
+cpu_scalar_i64(const struct npu_tensor *t, int64_t i)
+{
+    return npu_dtype_load_i64(t->dtype, t->data, i);
+}
 
 /* True if a tensor is an absent optional operand (NULL, or a 0-element placeholder as old
  * Resize graphs pass for roi/scales). */
@@ -235,69 +270,6 @@ cpu_absent(const struct npu_tensor *t)
 {
     return !t || (t->ndim == 1 && t->dims[0] == 0);
 }
-
-/* ---- fp16 ----------------------------------------------------------------------------------- */
-
-static inline uint32_t
-cpu_f32_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
-static inline float
-cpu_bits_f32(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-/* IEEE binary16 -> binary32, exact (subnormals, inf, NaN payload kept). */
-static inline float
-cpu_f16_to_f32(uint16_t h)
-{
-    uint32_t sign = (uint32_t)(h & 0x8000) << 16;
-    uint32_t exp = (h >> 10) & 0x1f, man = h & 0x3ff;
-    if (exp == 0x1f)
-        return cpu_bits_f32(sign | 0x7f800000u | (man << 13));
-    if (exp == 0) {
-        /* zero or subnormal: man * 2^-24, exact in binary32 */
-        float v = (float)man * 5.9604644775390625e-8f;
-        return sign ? -v : v;
-    }
-    return cpu_bits_f32(sign | ((exp + 112) << 23) | (man << 13));
-}
-
-/* binary32 -> binary16, round to nearest even; overflow to inf, NaN stays NaN (quiet). */
-static inline uint16_t
-cpu_f32_to_f16(float f)
-{
-    uint32_t x = cpu_f32_bits(f);
-    uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
-    uint32_t ax = x & 0x7fffffffu;
-    if (ax >= 0x7f800000u) /* inf or NaN */
-        return sign | 0x7c00 | (ax > 0x7f800000u ? (uint16_t)(0x200 | ((ax >> 13) & 0x3ff)) : 0);
-    if (ax >= 0x477ff000u) /* >= 65520: rounds to inf */
-        return sign | 0x7c00;
-    if (ax < 0x38800000u) {
-        /* result is subnormal or zero: round ax * 2^24 to an integer, ties to even. The
-         * float add below does exactly that: 0.5f has exponent -1, so adding it aligns the
-         * mantissa at the 2^-24 position and the FPU's own RNE does the rounding. */
-        float v = cpu_bits_f32(ax) + 0.5f;
-        return sign | (uint16_t)(cpu_f32_bits(v) - 0x3f000000u);
-    }
-    uint32_t mant_odd = (ax >> 13) & 1;
-    ax += 0xc8000fffu + mant_odd; /* rebias exponent (-112 << 23) and round to nearest even */
-    return sign | (uint16_t)(ax >> 13);
-}
-
-/* binary64 -> binary16 in one rounding (going through binary32 could round twice). */
-uint16_t cpu_f64_to_f16(double d);
-
-/* Bulk conversions (vectorisable). */
-void cpu_f16_to_f32_n(const uint16_t *src, float *dst, int64_t n);
-void cpu_f32_to_f16_n(const float *src, uint16_t *dst, int64_t n);
 
 /* ---- conversion (npu-cpu-cast.c) ------------------------------------------------------------ */
 
@@ -377,7 +349,7 @@ cpu_expf(float x)
     const float magic = 12582912.0f;
     float t = xc * 1.44269504088896341f + magic;
     float fn = t - magic;
-    int32_t n = (int32_t)(cpu_f32_bits(t) - cpu_f32_bits(magic));
+    int32_t n = (int32_t)(npu_f32_bits(t) - npu_f32_bits(magic));
     /* r = x - n ln2 in two parts (Cody-Waite), |r| <= ln2/2 */
     float r = xc - fn * 0.693359375f;
     r = r - fn * -2.12194440e-4f;
@@ -391,8 +363,8 @@ cpu_expf(float x)
     p = p * r * r + r + 1.0f;
     /* scale by 2^n as 2^n1 * 2^n2 so neither factor leaves the normal range */
     int32_t n1 = n >> 1, n2 = n - n1;
-    float s1 = cpu_bits_f32((uint32_t)(n1 + 127) << 23);
-    float s2 = cpu_bits_f32((uint32_t)(n2 + 127) << 23);
+    float s1 = npu_bits_f32((uint32_t)(n1 + 127) << 23);
+    float s2 = npu_bits_f32((uint32_t)(n2 + 127) << 23);
     float y = p * s1 * s2;
     return x != x ? x : y;
 }
@@ -402,8 +374,8 @@ cpu_expf(float x)
 static inline float
 cpu_tanhf(float x)
 {
-    uint32_t sign = cpu_f32_bits(x) & 0x80000000u;
-    float ax = cpu_bits_f32(cpu_f32_bits(x) & 0x7fffffffu);
+    uint32_t sign = npu_f32_bits(x) & 0x80000000u;
+    float ax = npu_bits_f32(npu_f32_bits(x) & 0x7fffffffu);
     float u = 2.0f * (ax < 9.0f ? ax : 9.0f); /* tanh(9) rounds to 1 */
     float p = 1.0f / 40320;
     p = p * u + 1.0f / 5040;
@@ -415,7 +387,7 @@ cpu_tanhf(float x)
     p = p * u * u + u;
     float em1 = u < 0.625f ? p : cpu_expf(u) - 1.0f;
     float t = em1 / (em1 + 2.0f);
-    return x != x ? x : cpu_bits_f32(cpu_f32_bits(t) | sign);
+    return x != x ? x : npu_bits_f32(npu_f32_bits(t) | sign);
 }
 
 /* erf(z) = z P(z^2) on |z| <= 0.921875, fitted by least squares on the relative error
@@ -457,10 +429,10 @@ cpu_erfc_far(float a, float a2)
 static inline float
 cpu_erff(float x)
 {
-    float ax = cpu_bits_f32(cpu_f32_bits(x) & 0x7fffffffu), x2 = x * x;
+    float ax = npu_bits_f32(npu_f32_bits(x) & 0x7fffffffu), x2 = x * x;
     float near = cpu_erf_near(x, x2);
     float far = 1.0f - cpu_erfc_far(ax, x2);
-    far = cpu_bits_f32(cpu_f32_bits(far) | (cpu_f32_bits(x) & 0x80000000u));
+    far = npu_bits_f32(npu_f32_bits(far) | (npu_f32_bits(x) & 0x80000000u));
     return ax <= 0.921875f ? near : far;
 }
 
@@ -470,7 +442,7 @@ static inline float
 cpu_geluf(float x)
 {
     float z = x * 0.70710678118654752f, z2 = z * z;
-    float az = cpu_bits_f32(cpu_f32_bits(z) & 0x7fffffffu);
+    float az = npu_bits_f32(npu_f32_bits(z) & 0x7fffffffu);
     float near = 0.5f * x * (1.0f + cpu_erf_near(z, z2));
     float ec = cpu_erfc_far(az, z2);
     float far = z > 0 ? x * (1.0f - 0.5f * ec) : 0.5f * x * ec;

@@ -226,16 +226,29 @@ plane_stats(const struct npu_tensor *x, int64_t N, int64_t C, int64_t HW, bool p
     }
 }
 
-enum npu_status
-cpu_k_batch_norm(CPU_KERNEL_ARGS)
+/* BatchNormalization and InstanceNormalization: X is fp32/fp64 [N, C, spatial...], Y the same;
+ * gives N, C and the spatial size HW. */
+static enum npu_status
+nchw_setup(struct npu_cpu_ctx *ctx, const struct npu_tensor *x, struct npu_tensor *y, int64_t *N,
+           int64_t *C, int64_t *HW)
 {
-    const struct npu_tensor *x = in[0];
     if (x->dtype != NPU_DTYPE_FP32 && x->dtype != NPU_DTYPE_FP64)
         return KUNSUP("dtype %s is not supported", npu_dtype_name(x->dtype));
     if (x->ndim < 2)
         return KINVAL("X must have rank >= 2");
-    CPU_TRY(cpu_check_out(ctx, out[0], x->dtype, x->ndim, x->dims));
-    int64_t N = x->dims[0], C = x->dims[1], HW = cpu_dims_prod(x->dims, 2, x->ndim);
+    CPU_TRY(cpu_check_out(ctx, y, x->dtype, x->ndim, x->dims));
+    *N = x->dims[0];
+    *C = x->dims[1];
+    *HW = cpu_dims_prod(x->dims, 2, x->ndim);
+    return NPU_OK;
+}
+
+enum npu_status
+cpu_k_batch_norm(CPU_KERNEL_ARGS)
+{
+    const struct npu_tensor *x = in[0];
+    int64_t N, C, HW;
+    CPU_TRY(nchw_setup(ctx, x, out[0], &N, &C, &HW));
     double eps = npu_attrs_float(attrs, "epsilon", 1e-5f);
     bool training = npu_attrs_int(attrs, "training_mode", 0) != 0;
     double momentum = npu_attrs_float(attrs, "momentum", 0.9f);
@@ -302,12 +315,8 @@ enum npu_status
 cpu_k_instance_norm(CPU_KERNEL_ARGS)
 {
     const struct npu_tensor *x = in[0];
-    if (x->dtype != NPU_DTYPE_FP32 && x->dtype != NPU_DTYPE_FP64)
-        return KUNSUP("dtype %s is not supported", npu_dtype_name(x->dtype));
-    if (x->ndim < 2)
-        return KINVAL("X must have rank >= 2");
-    CPU_TRY(cpu_check_out(ctx, out[0], x->dtype, x->ndim, x->dims));
-    int64_t N = x->dims[0], C = x->dims[1], HW = cpu_dims_prod(x->dims, 2, x->ndim);
+    int64_t N, C, HW;
+    CPU_TRY(nchw_setup(ctx, x, out[0], &N, &C, &HW));
     double eps = npu_attrs_float(attrs, "epsilon", 1e-5f);
     enum npu_status st = NPU_OK;
     double *sc = channel_vec(ctx, in[1], C, "scale", &st);
@@ -469,11 +478,7 @@ ln_param(struct npu_cpu_ctx *ctx, const struct npu_tensor *t, const struct npu_t
             for (int d = 0; d < bc.ndim; d++)
                 off += idx[d] * bc.strides[0][d];
             memcpy((char *)full + (size_t)e * es, (char *)conv + (size_t)off * es, es);
-            for (int d = bc.ndim - 1; d >= 0; d--) {
-                if (++idx[d] < bc.dims[d])
-                    break;
-                idx[d] = 0;
-            }
+            cpu_index_next(idx, bc.dims, bc.ndim);
         }
     }
     free(conv);

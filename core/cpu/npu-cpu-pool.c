@@ -163,11 +163,8 @@ pool_generic(const struct pool_job *j, int64_t plane)
 {
     const struct cpu_win *w = j->w;
     int nsp = w->nsp;
-    int64_t ist[CPU_MAX_SP], acc_s = 1;
-    for (int i = nsp - 1; i >= 0; i--) {
-        ist[i] = acc_s;
-        acc_s *= w->in[i];
-    }
+    int64_t ist[CPU_MAX_SP];
+    cpu_row_strides(w->in, nsp, ist);
     int64_t opos[CPU_MAX_SP] = {0};
     int64_t xbase = plane * j->in_plane, ybase = plane * j->out_plane;
     for (int64_t o = 0; o < j->out_plane; o++) {
@@ -210,13 +207,7 @@ pool_generic(const struct pool_job *j, int64_t plane)
                     acc += v;
                 }
             }
-            int i = nsp - 1;
-            for (; i >= 0; i--) {
-                if (++kpos[i] < w->k[i])
-                    break;
-                kpos[i] = 0;
-            }
-            if (i < 0)
+            if (!cpu_index_next(kpos, w->k, nsp))
                 break;
         }
         if (!j->is_max) {
@@ -227,11 +218,7 @@ pool_generic(const struct pool_job *j, int64_t plane)
                     (char *)j->y->data + (size_t)(ybase + o) * cpu_esize(j->y), j->y->dtype, 1);
         if (j->ind)
             ((int64_t *)j->ind->data)[ybase + o] = best < 0 ? -1 : xbase + best;
-        for (int i = nsp - 1; i >= 0; i--) {
-            if (++opos[i] < w->out[i])
-                break;
-            opos[i] = 0;
-        }
+        cpu_index_next(opos, w->out, nsp);
     }
 }
 

@@ -365,11 +365,7 @@ reduce_common(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs,
         for (int d = 0; d < nr; d++)
             off += idx[d] * rstr[d];
         roff[e] = off;
-        for (int d = nr - 1; d >= 0; d--) {
-            if (++idx[d] < rdims[d])
-                break;
-            idx[d] = 0;
-        }
+        cpu_index_next(idx, rdims, nr);
     }
     j.roff = roff;
     /* a kept run at the very end with stride 1 becomes the vector lanes */

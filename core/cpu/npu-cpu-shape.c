@@ -743,11 +743,7 @@ cpu_k_gather_elements(CPU_KERNEL_ARGS)
         for (int d = 0; d < r; d++)
             off += (d == axis ? idx[e] : pos[d]) * xs[d];
         memcpy((char *)out[0]->data + (size_t)e * es, (const char *)x->data + (size_t)off * es, es);
-        for (int d = r - 1; d >= 0; d--) {
-            if (++pos[d] < ind->dims[d])
-                break;
-            pos[d] = 0;
-        }
+        cpu_index_next(pos, ind->dims, r);
     }
     free(idx);
     return NPU_OK;
@@ -879,11 +875,7 @@ cpu_k_pad(CPU_KERNEL_ARGS)
                 memcpy(orow + (size_t)i * es,
                        fill || s < 0 ? (const char *)cval : src + (size_t)(off + s) * es, es);
             }
-            for (int d = r - 2; d >= 0; d--) {
-                if (++pos[d] < od[d])
-                    break;
-                pos[d] = 0;
-            }
+            cpu_index_next(pos, od, r - 1);
         }
     }
     free(map);
@@ -993,11 +985,7 @@ cpu_k_tile(CPU_KERNEL_ARGS)
         for (int64_t k = 0; k < rep[r - 1]; k++)
             memcpy(o + (size_t)(row * inner + k * xin) * es,
                    (const char *)x->data + (size_t)off * es, (size_t)xin * es);
-        for (int d = r - 2; d >= 0; d--) {
-            if (++pos[d] < od[d])
-                break;
-            pos[d] = 0;
-        }
+        cpu_index_next(pos, od, r - 1);
     }
     return NPU_OK;
 }

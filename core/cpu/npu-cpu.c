@@ -287,111 +287,6 @@ cpu_read_ints(struct npu_cpu_ctx *ctx, const struct npu_tensor *t, const char *w
     return NPU_OK;
 }
 
-double
-cpu_scalar_f64(const struct npu_tensor *t, int64_t i)
-{
-    const void *p = t->data;
-    switch (t->dtype) {
-    case NPU_DTYPE_FP32:
-        return ((const float *)p)[i];
-    case NPU_DTYPE_FP16:
-        return cpu_f16_to_f32(((const uint16_t *)p)[i]);
-    case NPU_DTYPE_FP64:
-        return ((const double *)p)[i];
-    case NPU_DTYPE_INT8:
-        return ((const int8_t *)p)[i];
-    case NPU_DTYPE_UINT8:
-        return ((const uint8_t *)p)[i];
-    case NPU_DTYPE_BOOL:
-        return ((const uint8_t *)p)[i] != 0;
-    case NPU_DTYPE_INT16:
-        return ((const int16_t *)p)[i];
-    case NPU_DTYPE_UINT16:
-        return ((const uint16_t *)p)[i];
-    case NPU_DTYPE_INT32:
-        return ((const int32_t *)p)[i];
-    case NPU_DTYPE_UINT32:
-        return ((const uint32_t *)p)[i];
-    case NPU_DTYPE_INT64:
-        return (double)((const int64_t *)p)[i];
-    case NPU_DTYPE_UINT64:
-        return (double)((const uint64_t *)p)[i];
-    default:
-        return 0;
-    }
-}
-
-int64_t
-cpu_scalar_i64(const struct npu_tensor *t, int64_t i)
-{
-    const void *p = t->data;
-    switch (t->dtype) {
-    case NPU_DTYPE_INT64:
-        return ((const int64_t *)p)[i];
-    case NPU_DTYPE_UINT64: {
-        uint64_t u = ((const uint64_t *)p)[i];
-        return u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;
-    }
-    case NPU_DTYPE_INT32:
-        return ((const int32_t *)p)[i];
-    case NPU_DTYPE_UINT32:
-        return ((const uint32_t *)p)[i];
-    case NPU_DTYPE_INT16:
-        return ((const int16_t *)p)[i];
-    case NPU_DTYPE_UINT16:
-        return ((const uint16_t *)p)[i];
-    case NPU_DTYPE_INT8:
-        return ((const int8_t *)p)[i];
-    case NPU_DTYPE_UINT8:
-        return ((const uint8_t *)p)[i];
-    case NPU_DTYPE_BOOL:
-        return ((const uint8_t *)p)[i] != 0;
-    default:
-        return cpu_sat_i64(cpu_scalar_f64(t, i));
-    }
-}
-
-uint16_t
-cpu_f64_to_f16(double d)
-{
-    uint64_t x;
-    memcpy(&x, &d, 8);
-    uint16_t sign = (uint16_t)((x >> 48) & 0x8000);
-    uint64_t ax = x & 0x7fffffffffffffffull;
-    if (ax >= 0x7ff0000000000000ull)
-        return sign | 0x7c00 | (ax > 0x7ff0000000000000ull ? 0x200 : 0);
-    double a;
-    memcpy(&a, &ax, 8);
-    if (a >= 65520.0)
-        return sign | 0x7c00;
-    if (a < 6.103515625e-05) {
-        /* subnormal half: a * 2^24 rounded to an integer, ties to even (rint does RNE) */
-        return sign | (uint16_t)rint(a * 16777216.0);
-    }
-    /* normal: 10 mantissa bits out of 52; round to nearest even on the dropped 42 bits */
-    int e = (int)((ax >> 52) & 0x7ff) - 1023; /* -14 .. 15 */
-    uint64_t man = ax & 0xfffffffffffffull;
-    uint64_t keep = man >> 42, rest = man & ((1ull << 42) - 1), half = 1ull << 41;
-    if (rest > half || (rest == half && (keep & 1)))
-        keep++;
-    uint32_t h = ((uint32_t)(e + 15) << 10) + (uint32_t)keep; /* carry into exponent is fine */
-    return sign | (uint16_t)h;
-}
-
-void
-cpu_f16_to_f32_n(const uint16_t *src, float *dst, int64_t n)
-{
-    for (int64_t i = 0; i < n; i++)
-        dst[i] = cpu_f16_to_f32(src[i]);
-}
-
-void
-cpu_f32_to_f16_n(const float *src, uint16_t *dst, int64_t n)
-{
-    for (int64_t i = 0; i < n; i++)
-        dst[i] = cpu_f32_to_f16(src[i]);
-}
-
 /* ---- dispatch ------------------------------------------------------------------------------- */
 
 enum {
@@ -562,7 +457,7 @@ run_f16(struct npu_cpu_ctx *ctx, const struct cpu_entry *e, const struct npu_att
         tin[i].data = malloc((size_t)(n ? n : 1) * sizeof(float));
         if (!tin[i].data)
             goto out;
-        cpu_f16_to_f32_n(in[i]->data, tin[i].data, n);
+        npu_fp16_to_fp32_n(tin[i].data, in[i]->data, (size_t)n);
         pin[i] = &tin[i];
     }
     for (int i = 0; i < nout; i++) {
@@ -581,7 +476,7 @@ run_f16(struct npu_cpu_ctx *ctx, const struct cpu_entry *e, const struct npu_att
     if (st == NPU_OK)
         for (int i = 0; i < nout; i++)
             if (pout[i] != out[i])
-                cpu_f32_to_f16_n(tout[i].data, out[i]->data, cpu_numel(out[i]));
+                npu_fp32_to_fp16_n(out[i]->data, tout[i].data, (size_t)cpu_numel(out[i]));
     goto done;
 out:
     cpu_fail(ctx, st, "out of memory widening fp16 operands");

@@ -6,7 +6,7 @@
  *   npu-regdb.h        the same database as data, and lookups (for decoders)
  *   npu-regcmd.h       the 64-bit regcmd entry, amounts, qword classification, formatting
  *   npu-abi.h          vendor rknpu and rocket kernel ABI structs, checked at compile time
- *   npu-fp16.h         fp32 <-> fp16 (round to nearest even), scalar and bulk
+ *   npu/npu-fp16.h     fp32 <-> fp16 (round to nearest even), scalar and bulk (core/util)
  *   npu-task.h         task segment builder: emit, layout, chain, relocate, descriptors
  *   npu-layout.h       NC1HWC2, small-channel input, conv/matmul/depthwise weight packing
  *   npu-golden.h       golden-regcmd v1 text format: parse and write
@@ -21,7 +21,7 @@
 #include "npu-regdb.h"
 #include "npu-regcmd.h"
 #include "npu-abi.h"
-#include "npu-fp16.h"
+#include "npu/npu-fp16.h"
 #include "npu-golden.h"
 #include "npu-layout.h"
 #include "npu-refprog.h"

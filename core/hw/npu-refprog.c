@@ -21,6 +21,24 @@ refuse(struct npu_stream *s, const char *what)
     return NPU_ERR_INVALID;
 }
 
+/* The DPU LUT registers, all 0 (LUT unused), in the order both reference streams write them. */
+static void
+emit_dpu_lut_off(struct npu_stream *s)
+{
+    npu_emit(s, REG_DPU_LUT_ACCESS_CFG, 0);
+    npu_emit(s, REG_DPU_LUT_ACCESS_DATA, 0);
+    npu_emit(s, REG_DPU_LUT_CFG, 0);
+    npu_emit(s, REG_DPU_LUT_INFO, 0);
+    npu_emit(s, REG_DPU_LUT_LE_START, 0);
+    npu_emit(s, REG_DPU_LUT_LE_END, 0);
+    npu_emit(s, REG_DPU_LUT_LO_START, 0);
+    npu_emit(s, REG_DPU_LUT_LO_END, 0);
+    npu_emit(s, REG_DPU_LUT_LE_SLOPE_SCALE, 0);
+    npu_emit(s, REG_DPU_LUT_LE_SLOPE_SHIFT, 0);
+    npu_emit(s, REG_DPU_LUT_LO_SLOPE_SCALE, 0);
+    npu_emit(s, REG_DPU_LUT_LO_SLOPE_SHIFT, 0);
+}
+
 enum npu_status
 npu_ref_matmul_emit(struct npu_stream *s, const struct npu_ref_matmul *p)
 {
@@ -166,18 +184,7 @@ npu_ref_matmul_emit(struct npu_stream *s, const struct npu_ref_matmul *p)
         npu_emit(s, REG_DPU_EW_OP_VALUE(i), 0);
     npu_emit(s, REG_DPU_SURFACE_ADD, DPU_SURFACE_ADD_SURF_ADD(m * (size_e + 1)));
     npu_emit(s, REG_DPU_UNDOC_40C4, 0);
-    npu_emit(s, REG_DPU_LUT_ACCESS_CFG, 0);
-    npu_emit(s, REG_DPU_LUT_ACCESS_DATA, 0);
-    npu_emit(s, REG_DPU_LUT_CFG, 0);
-    npu_emit(s, REG_DPU_LUT_INFO, 0);
-    npu_emit(s, REG_DPU_LUT_LE_START, 0);
-    npu_emit(s, REG_DPU_LUT_LE_END, 0);
-    npu_emit(s, REG_DPU_LUT_LO_START, 0);
-    npu_emit(s, REG_DPU_LUT_LO_END, 0);
-    npu_emit(s, REG_DPU_LUT_LE_SLOPE_SCALE, 0);
-    npu_emit(s, REG_DPU_LUT_LE_SLOPE_SHIFT, 0);
-    npu_emit(s, REG_DPU_LUT_LO_SLOPE_SCALE, 0);
-    npu_emit(s, REG_DPU_LUT_LO_SLOPE_SHIFT, 0);
+    emit_dpu_lut_off(s);
     return npu_stream_end_task(s, NPU_OP_EN_CNA | NPU_OP_EN_CORE | NPU_OP_EN_DPU);
 }
 
@@ -301,18 +308,7 @@ npu_ref_eltwise_emit(struct npu_stream *s, const struct npu_ref_eltwise *p)
         npu_emit(s, REG_DPU_EW_OP_VALUE(i), 0);
     npu_emit(s, REG_DPU_SURFACE_ADD, DPU_SURFACE_ADD_SURF_ADD(p->w)); /* SIZE_E 0: = stride */
     npu_emit(s, REG_DPU_UNDOC_40C4, 0);
-    npu_emit(s, REG_DPU_LUT_ACCESS_CFG, 0);
-    npu_emit(s, REG_DPU_LUT_ACCESS_DATA, 0);
-    npu_emit(s, REG_DPU_LUT_CFG, 0);
-    npu_emit(s, REG_DPU_LUT_INFO, 0);
-    npu_emit(s, REG_DPU_LUT_LE_START, 0);
-    npu_emit(s, REG_DPU_LUT_LE_END, 0);
-    npu_emit(s, REG_DPU_LUT_LO_START, 0);
-    npu_emit(s, REG_DPU_LUT_LO_END, 0);
-    npu_emit(s, REG_DPU_LUT_LE_SLOPE_SCALE, 0);
-    npu_emit(s, REG_DPU_LUT_LE_SLOPE_SHIFT, 0);
-    npu_emit(s, REG_DPU_LUT_LO_SLOPE_SCALE, 0);
-    npu_emit(s, REG_DPU_LUT_LO_SLOPE_SHIFT, 0);
+    emit_dpu_lut_off(s);
 
     npu_emit(s, REG_DPU_RDMA_DATA_CUBE_WIDTH, DPU_RDMA_DATA_CUBE_WIDTH_WIDTH(p->w - 1));
     npu_emit(s, REG_DPU_RDMA_DATA_CUBE_HEIGHT, DPU_RDMA_DATA_CUBE_HEIGHT_HEIGHT(0));

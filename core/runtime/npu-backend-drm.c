@@ -38,6 +38,28 @@ npu_drm_ioctl(int fd, unsigned long request, void *arg)
     return r == -1 ? -errno : 0;
 }
 
+enum npu_status
+npu_drm_errno_status(int r)
+{
+    switch (r) {
+    case -ENOMEM:
+    case -ENOSPC:
+        return NPU_ERR_NOMEM;
+    case -EACCES:
+    case -EPERM:
+        return NPU_ERR_PERMISSION;
+    case -ETIMEDOUT:
+        return NPU_ERR_TIMEOUT;
+    case -EBUSY:
+        return NPU_ERR_BUSY;
+    case -ENODEV:
+    case -ENXIO:
+        return NPU_ERR_NO_DEVICE;
+    default:
+        return NPU_ERR_INVALID;
+    }
+}
+
 uint32_t
 npu_env_ms(const char *name, uint32_t def)
 {

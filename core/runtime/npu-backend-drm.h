@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * npu-backend-drm.h: what the two kernel backends share (internal to core/runtime):
- * finding the device node of a DRM driver by name, and an ioctl wrapper.
+ * finding the device node of a DRM driver by name, an ioctl wrapper and its errno mapping.
  *
  * Nodes are looked up under $NPU_DEV_DIR (default /dev): the rknpu driver registers a DRM
  * device (a card and a render node, /dev/dri/card1 and renderD129 on the vendor kernels,
@@ -41,6 +41,10 @@ enum npu_status npu_drm_find_node(const char *subdir, const char *const *prefixe
 
 /* ioctl() retried on EINTR/EAGAIN as drmIoctl does; returns 0 or -errno. */
 int npu_drm_ioctl(int fd, unsigned long request, void *arg);
+
+/* The status for a failed ioctl's -errno: ENOMEM/ENOSPC no memory, EACCES/EPERM permission,
+ * ETIMEDOUT timeout, EBUSY busy, ENODEV/ENXIO no device, anything else invalid. */
+enum npu_status npu_drm_errno_status(int r);
 
 /* Milliseconds from the environment variable name, or def if unset or malformed. */
 uint32_t npu_env_ms(const char *name, uint32_t def);

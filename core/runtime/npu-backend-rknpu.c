@@ -223,28 +223,6 @@ rk_info(void *priv, struct npu_device_info *info)
 
 /* ----------------------------------------------------------------- BOs */
 
-static enum npu_status
-errno_status(int r)
-{
-    switch (r) {
-    case -ENOMEM:
-    case -ENOSPC:
-        return NPU_ERR_NOMEM;
-    case -EACCES:
-    case -EPERM:
-        return NPU_ERR_PERMISSION;
-    case -ETIMEDOUT:
-        return NPU_ERR_TIMEOUT;
-    case -EBUSY:
-        return NPU_ERR_BUSY;
-    case -ENODEV:
-    case -ENXIO:
-        return NPU_ERR_NO_DEVICE;
-    default:
-        return NPU_ERR_INVALID;
-    }
-}
-
 static int
 mem_create(struct rk_dev *d, uint32_t flags, uint64_t size, struct npu_rknpu_mem_create *out)
 {
@@ -304,7 +282,7 @@ rk_bo_create(void *priv, size_t size, uint32_t flags, struct npu_bo *bo)
     if (r) {
         npu_err(DOM, "RKNPU_MEM_CREATE of %zu bytes (flags 0x%x) failed: %s", size, mf,
                 strerror(-r));
-        return errno_status(r);
+        return npu_drm_errno_status(r);
     }
     if (mc.dma_addr + mc.size > 0x100000000ull) {
         struct npu_rknpu_mem_destroy md = {.handle = mc.handle, .obj_addr = mc.obj_addr};
@@ -337,14 +315,14 @@ rk_bo_map(void *priv, struct npu_bo *bo, void **cpu)
     int r = npu_drm_ioctl(d->node.fd, NPU_RKNPU_IOCTL_MEM_MAP, &mm);
     if (r) {
         npu_err(DOM, "RKNPU_MEM_MAP of handle %u failed: %s", b->handle, strerror(-r));
-        return errno_status(r);
+        return npu_drm_errno_status(r);
     }
     void *p = mmap(NULL, b->size, PROT_READ | PROT_WRITE, MAP_SHARED, d->node.fd,
                    (off_t)mm.offset);
     if (p == MAP_FAILED) {
         npu_err(DOM, "mmap of BO handle %u (offset 0x%llx) failed: %s", b->handle,
                 (unsigned long long)mm.offset, strerror(errno));
-        return errno_status(-errno);
+        return npu_drm_errno_status(-errno);
     }
     b->map = p;
     *cpu = p;
@@ -369,7 +347,7 @@ rk_bo_sync(void *priv, struct npu_bo *bo, unsigned dir, size_t offset, size_t le
     int r = npu_drm_ioctl(d->node.fd, NPU_RKNPU_IOCTL_MEM_SYNC, &ms);
     if (r) {
         npu_err(DOM, "RKNPU_MEM_SYNC of BO 0x%08x failed: %s", bo->iova, strerror(-r));
-        return errno_status(r);
+        return npu_drm_errno_status(r);
     }
     return NPU_OK;
 }
@@ -528,7 +506,7 @@ rk_submit(void *priv, const struct npu_submit *s, void **job)
         if (r != -EINVAL || mode > 0) {
             npu_err(DOM, "RKNPU_SUBMIT failed: %s", r ? strerror(-r) : "no fence fd returned");
             rk_job_free(j);
-            return r ? errno_status(r) : NPU_ERR_INTERNAL;
+            return r ? npu_drm_errno_status(r) : NPU_ERR_INTERNAL;
         }
         /* The driver was built without fences (or refused them): blocking submits. */
         npu_info(DOM, "the driver refuses FENCE_OUT (EINVAL); jobs become blocking submits on "
@@ -585,7 +563,7 @@ rk_job_complete(struct rk_job *j, int ret, bool from_fence)
                      "NPU stopped there; see dmesg)",
                      a->timeout, a->task_counter, total);
     } else {
-        r->status = errno_status(ret);
+        r->status = npu_drm_errno_status(ret);
         snprintf(r->message, sizeof(r->message), "RKNPU_SUBMIT failed: %s", strerror(-ret));
     }
     j->finished = true;

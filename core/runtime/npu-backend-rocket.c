@@ -84,25 +84,11 @@ static const char *const rkt_prefixes[] = {"accel"};
 
 /* --------------------------------------------------------------- helpers */
 
+/* rocket's waits (PREP_BO with a timeout) report an expired wait as EBUSY: a timeout here. */
 static enum npu_status
 errno_status(int r)
 {
-    switch (r) {
-    case -ENOMEM:
-    case -ENOSPC:
-        return NPU_ERR_NOMEM;
-    case -EACCES:
-    case -EPERM:
-        return NPU_ERR_PERMISSION;
-    case -ETIMEDOUT:
-    case -EBUSY:
-        return NPU_ERR_TIMEOUT;
-    case -ENODEV:
-    case -ENXIO:
-        return NPU_ERR_NO_DEVICE;
-    default:
-        return NPU_ERR_INVALID;
-    }
+    return r == -EBUSY ? NPU_ERR_TIMEOUT : npu_drm_errno_status(r);
 }
 
 static int64_t

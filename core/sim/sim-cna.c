@@ -530,50 +530,37 @@ load_weights(struct sim_exec *x, const struct conv *v, const uint8_t *wsrc, floa
     return n * v->esize == v->w_bytes;
 }
 
-/* Fills col[(c*taps + t)][p] for output pixels p0..p0+np-1 (im2col), with the
- * pad value for taps outside the input. */
-static void
-im2col_f(const struct conv *v, const float *in, float pad, uint32_t p0, uint32_t np, float *col)
+/* Offset in an input plane of the tap (ky, kx) of output pixel (y, xo), or -1 if the tap
+ * falls in the padding. */
+static inline int64_t
+tap_offset(const struct conv *v, uint32_t y, uint32_t xo, uint32_t ky, uint32_t kx)
 {
-    size_t taps = (size_t)v->kh * v->kw;
-    for (uint32_t c = 0; c < v->c; c++) {
-        const float *plane = in + (size_t)c * v->in_w * v->in_h;
-        for (uint32_t ky = 0; ky < v->kh; ky++)
-            for (uint32_t kx = 0; kx < v->kw; kx++) {
-                float *dst = col + ((size_t)c * taps + ky * v->kw + kx) * np;
-                for (uint32_t i = 0; i < np; i++) {
-                    uint32_t p = p0 + i, y = p / v->out_w, xo = p % v->out_w;
-                    int64_t iy = (int64_t)y * v->sy + (int64_t)ky * v->dy - v->pad_top;
-                    int64_t ix = (int64_t)xo * v->sx + (int64_t)kx * v->dx - v->pad_left;
-                    dst[i] = (iy >= 0 && iy < v->in_h && ix >= 0 && ix < v->in_w)
-                                 ? plane[iy * v->in_w + ix]
-                                 : pad;
-                }
-            }
-    }
+    int64_t iy = (int64_t)y * v->sy + (int64_t)ky * v->dy - v->pad_top;
+    int64_t ix = (int64_t)xo * v->sx + (int64_t)kx * v->dx - v->pad_left;
+    return iy >= 0 && iy < v->in_h && ix >= 0 && ix < v->in_w ? iy * v->in_w + ix : -1;
 }
 
-static void
-im2col_i(const struct conv *v, const int32_t *in, int32_t pad, uint32_t p0, uint32_t np,
-         int32_t *col)
-{
-    size_t taps = (size_t)v->kh * v->kw;
-    for (uint32_t c = 0; c < v->c; c++) {
-        const int32_t *plane = in + (size_t)c * v->in_w * v->in_h;
-        for (uint32_t ky = 0; ky < v->kh; ky++)
-            for (uint32_t kx = 0; kx < v->kw; kx++) {
-                int32_t *dst = col + ((size_t)c * taps + ky * v->kw + kx) * np;
-                for (uint32_t i = 0; i < np; i++) {
-                    uint32_t p = p0 + i, y = p / v->out_w, xo = p % v->out_w;
-                    int64_t iy = (int64_t)y * v->sy + (int64_t)ky * v->dy - v->pad_top;
-                    int64_t ix = (int64_t)xo * v->sx + (int64_t)kx * v->dx - v->pad_left;
-                    dst[i] = (iy >= 0 && iy < v->in_h && ix >= 0 && ix < v->in_w)
-                                 ? plane[iy * v->in_w + ix]
-                                 : pad;
-                }
-            }
+/* im2col_f / im2col_i: fill col[(c*taps + t)][p] for output pixels p0..p0+np-1, with the pad
+ * value for taps outside the input (one body for the fp32 and the int32 pipelines). */
+#define DEFINE_IM2COL(name, T)                                                                     \
+    static void name(const struct conv *v, const T *in, T pad, uint32_t p0, uint32_t np, T *col)   \
+    {                                                                                              \
+        size_t taps = (size_t)v->kh * v->kw;                                                       \
+        for (uint32_t c = 0; c < v->c; c++) {                                                      \
+            const T *plane = in + (size_t)c * v->in_w * v->in_h;                                   \
+            for (uint32_t ky = 0; ky < v->kh; ky++)                                                \
+                for (uint32_t kx = 0; kx < v->kw; kx++) {                                          \
+                    T *dst = col + ((size_t)c * taps + ky * v->kw + kx) * np;                      \
+                    for (uint32_t i = 0; i < np; i++) {                                            \
+                        uint32_t p = p0 + i;                                                       \
+                        int64_t o = tap_offset(v, p / v->out_w, p % v->out_w, ky, kx);             \
+                        dst[i] = o >= 0 ? plane[o] : pad;                                          \
+                    }                                                                              \
+                }                                                                                  \
+        }                                                                                          \
     }
-}
+DEFINE_IM2COL(im2col_f, float)
+DEFINE_IM2COL(im2col_i, int32_t)
 
 /* Whether some output tap falls outside the input (PAD_CON1 is then read). */
 static bool
@@ -744,17 +731,14 @@ sim_cna_run(struct sim_exec *x, struct sim_cube *out)
                         const size_t pl = (size_t)c * v.in_w * v.in_h;
                         for (uint32_t ky = 0; ky < v.kh; ky++)
                             for (uint32_t kx = 0; kx < v.kw; kx++) {
-                                int64_t iy = (int64_t)y * v.sy + (int64_t)ky * v.dy - v.pad_top;
-                                int64_t ix =
-                                    (int64_t)xo * v.sx + (int64_t)kx * v.dx - v.pad_left;
-                                bool in = iy >= 0 && iy < v.in_h && ix >= 0 && ix < v.in_w;
+                                int64_t to = tap_offset(&v, y, xo, ky, kx);
                                 size_t wo = (size_t)c * taps + ky * v.kw + kx;
                                 if (is_fp) {
-                                    float xv = in ? inf[pl + iy * v.in_w + ix]
-                                                  : sim_f16_to_f32((uint16_t)v.pad_value);
+                                    float xv = to >= 0 ? inf[pl + to]
+                                                       : sim_f16_to_f32((uint16_t)v.pad_value);
                                     accf += xv * wf[wo];
                                 } else {
-                                    int64_t xv = in ? ini[pl + iy * v.in_w + ix] : v.pad_value;
+                                    int64_t xv = to >= 0 ? ini[pl + to] : v.pad_value;
                                     acci += xv * wi[wo];
                                 }
                             }

@@ -402,6 +402,19 @@ decode_stage_mem(struct sim_exec *x, struct stage *s, bool bn, bool fp, uint32_t
     return true;
 }
 
+/* Where the EW operand of element (c, y, x) is read from memory (ERDMA): per pixel, a cube
+ * laid out like the feature map; otherwise one value per channel. */
+static inline const uint8_t *
+ew_operand(const struct ew *e, uint32_t c, uint32_t y, uint32_t x)
+{
+    if (e->mode == NPU_EW_DATA_MODE_PER_PIXEL) {
+        unsigned c2 = 16 / e->esize;
+        return e->ops + (c / c2) * e->surf_bytes + ((uint64_t)y * e->line_atoms + x) * 16 +
+               (c % c2) * e->esize;
+    }
+    return e->ops + (size_t)c * e->esize;
+}
+
 /* Operand values of a stage for channel c. */
 static inline double
 stage_alu_f(const struct stage *s, uint32_t c)
@@ -411,7 +424,7 @@ stage_alu_f(const struct stage *s, uint32_t c)
         memcpy(&f, s->ops + (size_t)c * s->op_stride + 4 * s->alu_slot, 4);
         return f;
     }
-    return sim_bits_f32(s->alu_reg);
+    return npu_bits_f32(s->alu_reg);
 }
 
 static inline double
@@ -463,7 +476,7 @@ run_stage_f(const struct stage *s, double v, uint32_t c)
     if (!s->relu_bypass) {
         f = f < 0 ? 0 : f;
         if (s->relux) {
-            float cap = sim_bits_f32(s->relux_reg);
+            float cap = npu_bits_f32(s->relux_reg);
             f = f > cap ? cap : f;
         }
     }
@@ -970,7 +983,7 @@ store_out(uint8_t *p, unsigned out_p, bool fp, double vf, int64_t vi)
         break;
     }
     case NPU_PRECISION_FP16: {
-        uint16_t h = sim_f32_to_f16((float)vf);
+        uint16_t h = npu_fp32_to_fp16((float)vf);
         memcpy(p, &h, 2);
         break;
     }
@@ -1182,23 +1195,15 @@ sim_dpu_run(struct sim_exec *x, const struct sim_cube *in, bool to_ppu, bool to_
                         if (!e->op_bypass) {
                             double op;
                             if (e->op_mem) {
-                                const uint8_t *p;
-                                if (e->mode == NPU_EW_DATA_MODE_PER_PIXEL) {
-                                    unsigned c2 = 16 / e->esize;
-                                    p = e->ops + (c / c2) * e->surf_bytes +
-                                        ((uint64_t)y * e->line_atoms + xx) * 16 +
-                                        (c % c2) * e->esize;
-                                } else {
-                                    p = e->ops + (size_t)c * e->esize;
-                                }
+                                const uint8_t *p = ew_operand(e, c, y, xx);
                                 op = e->esize == 2 ? sim_f16_to_f32((uint16_t)(p[0] | p[1] << 8))
-                                     : e->esize == 4 ? (double)sim_bits_f32(
+                                     : e->esize == 4 ? (double)npu_bits_f32(
                                                            (uint32_t)p[0] | (uint32_t)p[1] << 8 |
                                                            (uint32_t)p[2] << 16 |
                                                            (uint32_t)p[3] << 24)
                                                      : (double)(int8_t)p[0];
                             } else {
-                                op = sim_bits_f32(e->op_value[c % 8]);
+                                op = npu_bits_f32(e->op_value[c % 8]);
                             }
                             v = e->mul ? (float)((float)v * (float)op)
                                        : (float)alu_f(e->algo, (float)v, (float)op);
@@ -1207,8 +1212,8 @@ sim_dpu_run(struct sim_exec *x, const struct sim_cube *in, bool to_ppu, bool to_
                             v = lut_eval(x->core, &e->lut_cfg, v);
                         if (e->relu) {
                             v = v < 0 ? 0 : v;
-                            if (e->relux && v > sim_bits_f32(e->relux_reg))
-                                v = sim_bits_f32(e->relux_reg);
+                            if (e->relux && v > npu_bits_f32(e->relux_reg))
+                                v = npu_bits_f32(e->relux_reg);
                         }
                     }
                     /* binary32 datapath: round each stage result to fp32 */
@@ -1224,15 +1229,7 @@ sim_dpu_run(struct sim_exec *x, const struct sim_cube *in, bool to_ppu, bool to_
                         if (!e->op_bypass) {
                             int64_t op;
                             if (e->op_mem) {
-                                const uint8_t *p;
-                                if (e->mode == NPU_EW_DATA_MODE_PER_PIXEL) {
-                                    unsigned c2 = 16 / e->esize;
-                                    p = e->ops + (c / c2) * e->surf_bytes +
-                                        ((uint64_t)y * e->line_atoms + xx) * 16 +
-                                        (c % c2) * e->esize;
-                                } else {
-                                    p = e->ops + (size_t)c * e->esize;
-                                }
+                                const uint8_t *p = ew_operand(e, c, y, xx);
                                 op = load_int(p, e->esize);
                             } else {
                                 op = (int32_t)e->op_value[c % 8];
@@ -1276,7 +1273,7 @@ sim_dpu_run(struct sim_exec *x, const struct sim_cube *in, bool to_ppu, bool to_
                                                : sim_sat(vi, prec_min(d.out_p), prec_max(d.out_p));
                     else
                         x->dpu_out.f[o] = d.out_p == NPU_PRECISION_FP16
-                                              ? sim_f16_to_f32(sim_f32_to_f16((float)vf))
+                                              ? sim_f16_to_f32(npu_fp32_to_fp16((float)vf))
                                               : (float)vf;
                 }
             }

@@ -130,7 +130,7 @@ sim_ppu_run(struct sim_exec *x, const struct sim_cube *from_dpu)
                                        "PPU fp pad value 0x%llx (taken as fp32 bits)",
                                        (long long)raw))
                 return false;
-            pad_f = sim_bits_f32((uint32_t)raw);
+            pad_f = npu_bits_f32((uint32_t)raw);
         } else {
             pad_i = raw;
         }
@@ -280,7 +280,7 @@ sim_ppu_run(struct sim_exec *x, const struct sim_cube *from_dpu)
                 }
                 uint8_t *p = out + (c / c2) * surf + ((uint64_t)y * OW + xx) * 16 + (c % c2) * esz;
                 if (prec == NPU_PRECISION_FP16) {
-                    uint16_t hv = sim_f32_to_f16((float)accf);
+                    uint16_t hv = npu_fp32_to_fp16((float)accf);
                     memcpy(p, &hv, 2);
                 } else if (prec == NPU_PRECISION_FP32) {
                     float f = (float)accf;

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* npu-tensor.c: element-type tables and tensor size arithmetic (overflow-checked,
- * since dims come from untrusted model files). */
+/* npu-tensor.c: element-type tables, tensor size arithmetic (overflow-checked,
+ * since dims come from untrusted model files) and element loads of any dtype. */
 #include "npu/npu-tensor.h"
+
+#include "npu/npu-fp16.h"
 
 #include <string.h>
 
@@ -78,4 +80,54 @@ npu_tensor_nbytes(const struct npu_tensor *t)
     if (n < 0 || es == 0 || n > INT64_MAX / (int64_t)es)
         return -1;
     return n * (int64_t)es;
+}
+
+double
+npu_dtype_load_f64(enum npu_dtype dt, const void *data, int64_t i)
+{
+    switch (dt) {
+    case NPU_DTYPE_FP32: return ((const float *)data)[i];
+    case NPU_DTYPE_FP16: return npu_fp16_to_fp32(((const uint16_t *)data)[i]);
+    case NPU_DTYPE_FP64: return ((const double *)data)[i];
+    case NPU_DTYPE_INT8: return ((const int8_t *)data)[i];
+    case NPU_DTYPE_UINT8: return ((const uint8_t *)data)[i];
+    case NPU_DTYPE_BOOL: return ((const uint8_t *)data)[i] != 0;
+    case NPU_DTYPE_INT16: return ((const int16_t *)data)[i];
+    case NPU_DTYPE_UINT16: return ((const uint16_t *)data)[i];
+    case NPU_DTYPE_INT32: return ((const int32_t *)data)[i];
+    case NPU_DTYPE_UINT32: return ((const uint32_t *)data)[i];
+    case NPU_DTYPE_INT64: return (double)((const int64_t *)data)[i];
+    case NPU_DTYPE_UINT64: return (double)((const uint64_t *)data)[i];
+    default: return 0;
+    }
+}
+
+int64_t
+npu_dtype_load_i64(enum npu_dtype dt, const void *data, int64_t i)
+{
+    switch (dt) {
+    case NPU_DTYPE_INT64: return ((const int64_t *)data)[i];
+    case NPU_DTYPE_UINT64: {
+        uint64_t u = ((const uint64_t *)data)[i];
+        return u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;
+    }
+    case NPU_DTYPE_INT32: return ((const int32_t *)data)[i];
+    case NPU_DTYPE_UINT32: return ((const uint32_t *)data)[i];
+    case NPU_DTYPE_INT16: return ((const int16_t *)data)[i];
+    case NPU_DTYPE_UINT16: return ((const uint16_t *)data)[i];
+    case NPU_DTYPE_INT8: return ((const int8_t *)data)[i];
+    case NPU_DTYPE_UINT8: return ((const uint8_t *)data)[i];
+    case NPU_DTYPE_BOOL: return ((const uint8_t *)data)[i] != 0;
+    default: {
+        /* floats: C leaves out-of-range conversion undefined; saturate, NaN -> 0 */
+        double d = npu_dtype_load_f64(dt, data, i);
+        if (!(d == d))
+            return 0;
+        if (d <= -9223372036854775808.0)
+            return INT64_MIN;
+        if (d >= 9223372036854775808.0)
+            return INT64_MAX;
+        return (int64_t)d;
+    }
+    }
 }

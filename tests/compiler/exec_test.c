@@ -16,6 +16,7 @@
 
 #include "npu-test.h"
 #include "npu/npu-exec.h"
+#include "npu/npu-fp16.h"
 #include "npu/npu-model.h"
 #include "npu/npu-onnx.h"
 
@@ -59,14 +60,6 @@ free_dataset(struct dataset *d)
         free(d->out[i].data);
 }
 
-static double
-half_to_float(uint16_t h)
-{
-    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-    double v = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
-    return (h & 0x8000) ? -v : v;
-}
-
 /* max |got - want| / (1 + |want|) over all elements (fp16 scaled so that a
  * few ulps of fp16 pass the 1e-4 bound) */
 static double
@@ -84,8 +77,8 @@ max_err(const struct npu_tensor *got, const struct npu_tensor *want)
             b = ((const float *)want->data)[i];
             break;
         case NPU_DTYPE_FP16: /* compared at fp16's precision */
-            a = half_to_float(((const uint16_t *)got->data)[i]) / 64;
-            b = half_to_float(((const uint16_t *)want->data)[i]) / 64;
+            a = npu_fp16_to_fp32(((const uint16_t *)got->data)[i]) / 64;
+            b = npu_fp16_to_fp32(((const uint16_t *)want->data)[i]) / 64;
             break;
         case NPU_DTYPE_INT64:
             a = (double)((const int64_t *)got->data)[i];
@@ -207,10 +200,11 @@ concurrency(void)
     snprintf(mp, sizeof(mp), "%s/model.onnx", md);
     struct dataset d;
     load_dataset(md, &d);
-    struct npu_model_options o = {.dim_values = "batch=1,seq=6", .cpu_threads = 1};
+    struct npu_model_options o = {.backend = "cpu", .dim_values = "batch=1,seq=6",
+                                  .cpu_threads = 1};
     struct npu_model *m = NULL;
     CHECK_EQ_INT(NPU_OK, npu_model_load(mp, &o, &m));
-    CHECK_STR("cpu", npu_model_backend(m)); /* auto falls back to cpu */
+    CHECK_STR("cpu", npu_model_backend(m));
     if (m) {
         enum { NT = 4 };
         pthread_t th[NT];
@@ -238,7 +232,8 @@ ir_text_model(void)
     struct dataset d;
     load_dataset(md, &d);
     struct npu_model *m = NULL;
-    CHECK_EQ_INT(NPU_OK, npu_model_load(mp, NULL, &m));
+    struct npu_model_options cpu = {.backend = "cpu"}; /* npu_model_graph: cpu backend */
+    CHECK_EQ_INT(NPU_OK, npu_model_load(mp, &cpu, &m));
     char path[] = "/tmp/npu-exec-test-XXXXXX";
     int fd = mkstemp(path);
     CHECK(fd >= 0);
@@ -249,7 +244,7 @@ ir_text_model(void)
     if (m)
         CHECK_EQ_INT(NPU_OK, npu_ir_save(npu_model_graph(m), ir));
     struct npu_model *m2 = NULL;
-    CHECK_EQ_INT(NPU_OK, npu_model_load(ir, NULL, &m2));
+    CHECK_EQ_INT(NPU_OK, npu_model_load(ir, &cpu, &m2));
     struct npu_session *s = NULL;
     if (m2 && !npu_session_create(m2, 0, &s)) {
         struct npu_tensor outs[8];
@@ -271,8 +266,10 @@ api_errors(void)
     struct npu_model *m = NULL;
     char mp[1300];
     snprintf(mp, sizeof(mp), "%s/valid/add_mul/model.onnx", models_dir);
-    struct npu_model_options o = {.backend = "sim"};
-    CHECK_EQ_INT(NPU_ERR_UNSUPPORTED, npu_model_load(mp, &o, &m));
+    struct npu_model_options o = {.backend = "sim"}; /* the NPU back end exists now */
+    CHECK_EQ_INT(NPU_OK, npu_model_load(mp, &o, &m));
+    CHECK_STR("sim", npu_model_backend(m));
+    npu_model_free(m);
     o.backend = "gpu";
     CHECK_EQ_INT(NPU_ERR_INVALID, npu_model_load(mp, &o, &m));
     CHECK(m == NULL);

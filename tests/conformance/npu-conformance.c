@@ -3,9 +3,10 @@
  * npu-conformance: runs the ONNX backend test sets that Debian's
  * libonnx-testdata installs (data/node/<test>/model.onnx with
  * test_data_set_N/input_K.pb and output_K.pb; likewise data/pytorch-*)
- * through the model API (npu-model.h) on one backend, and prints a table
- * and totals. docs/conformance.md describes the scope rule, the tolerances
- * and how to read the output.
+ * through the model API (npu-model.h) on one or more backends (--backend
+ * cpu,sim runs every test on both and reports them side by side), and prints
+ * a table and totals. docs/conformance.md describes the scope rule, the
+ * tolerances and how to read the output.
  *
  * Each test runs in a forked child with its stderr captured and a wall-clock
  * limit, so a crash or hang in one test is reported as that test's failure
@@ -37,6 +38,7 @@
 #include "onnx-pb.h"
 
 #define MAX_SETS 8
+#define MAX_BACKENDS 4
 #define REASON 320
 
 enum verdict { V_PASS, V_FAIL, V_OUT_OF_SCOPE, V_CRASH, V_TIMEOUT };
@@ -52,6 +54,15 @@ struct test {
     char reason[REASON];
     double maxerr;
     int baked; /* shape-operand inputs given as constants (see bake_shape_inputs) */
+    unsigned submits; /* NPU jobs the run submitted (NPU backends) */
+    /* the verdicts per backend (copied from the fields above after each pass) */
+    struct result {
+        enum verdict v;
+        char reason[REASON];
+        double maxerr;
+        int baked;
+        unsigned submits;
+    } res[MAX_BACKENDS];
     /* while running */
     pid_t pid;
     int pipe_fd;
@@ -68,6 +79,12 @@ static struct {
     const char *backend;
     struct tolerance tol;
     const char *tol_name;
+    const char *backends[MAX_BACKENDS]; /* --backend a,b,... */
+    int nbackends;
+    const char *partition; /* NPU_PARTITION for the NPU backends */
+    /* NPU backends: weight operands fed as graph inputs become constants too
+     * (the back end takes weights as constants, as exported models have them) */
+    bool bake_weights;
     double timeout;
     int jobs;
     double min_pass;
@@ -375,10 +392,14 @@ bake_shape_inputs(const struct test *t, const char *setdir, const char *model_pa
     int n = 0, rc = -1;
 
     *baked = 0;
+    /* On the NPU backends weight operands too (see opt.bake_weights). */
+    bool weights = opt.bake_weights && strcmp(opt.backend, "cpu");
     for (int i = 0; i < sm->ninputs; i++) {
         bool shape = false;
         for (int j = 0; j < sm->nshape_operands && !shape; j++)
             shape = !strcmp(sm->shape_operands[j], sm->inputs[i].name);
+        for (int j = 0; weights && j < sm->nweight_operands && !shape; j++)
+            shape = !strcmp(sm->weight_operands[j], sm->inputs[i].name);
         if (!shape)
             continue;
         char path[1400];
@@ -421,7 +442,8 @@ out:
 
 /* Runs one data set; true on pass. */
 static bool
-run_data_set(const struct test *t, const char *setdir, char *reason, double *maxerr, int *baked)
+run_data_set(const struct test *t, const char *setdir, char *reason, double *maxerr, int *baked,
+             unsigned *submits)
 {
     struct npu_tensor in[PB_MAX_IO] = {0}, exp[PB_MAX_IO] = {0}, out[PB_MAX_IO] = {0};
     static char in_names[PB_MAX_IO][PB_NAME], out_names[PB_MAX_IO][PB_NAME];
@@ -501,7 +523,10 @@ run_data_set(const struct test *t, const char *setdir, char *reason, double *max
                  child_first_error[0] ? child_first_error : "(no message)");
         goto out;
     }
-    st = npu_session_run(s, ordered, mnin, out, mnout, NULL);
+    struct npu_run_stats rstats;
+    st = npu_session_run(s, ordered, mnin, out, mnout, &rstats);
+    if (!st && rstats.submits > *submits)
+        *submits = rstats.submits;
     if (st) {
         set_reason(reason, "run: %s: %s", npu_status_str(st),
                  child_first_error[0] ? child_first_error : "(no message)");
@@ -525,7 +550,7 @@ out:
 }
 
 static bool
-run_test(const struct test *t, char *reason, double *maxerr, int *baked)
+run_test(const struct test *t, char *reason, double *maxerr, int *baked, unsigned *submits)
 {
     DIR *d = opendir(t->dir);
     if (!d) {
@@ -546,7 +571,7 @@ run_test(const struct test *t, char *reason, double *maxerr, int *baked)
     for (int i = 0; i < nsets; i++) {
         char setdir[1400];
         snprintf(setdir, sizeof(setdir), "%s/%s", t->dir, sets[i]);
-        if (pass && !run_data_set(t, setdir, reason, maxerr, baked)) {
+        if (pass && !run_data_set(t, setdir, reason, maxerr, baked, submits)) {
             if (nsets > 1) {
                 char tmp[REASON];
                 snprintf(tmp, sizeof(tmp), "%s: %s", sets[i], reason);
@@ -591,13 +616,19 @@ start_child(struct test *t)
         if (devnull >= 0)
             dup2(devnull, STDOUT_FILENO);
         npu_log_set_handler(child_log, NULL);
+        /* On the NPU backends every node the back end supports goes to the NPU
+         * (unless --partition says otherwise): with the default cost rule
+         * these one-op tests would run on the CPU and test nothing new. */
+        if (strcmp(opt.backend, "cpu") && opt.partition)
+            setenv("NPU_PARTITION", opt.partition, 1);
         char reason[REASON] = "";
         double maxerr = 0;
         int baked = 0;
-        bool pass = run_test(t, reason, &maxerr, &baked);
+        unsigned submits = 0;
+        bool pass = run_test(t, reason, &maxerr, &baked, &submits);
         char msg[REASON + 64];
-        int n = snprintf(msg, sizeof(msg), "%c %d %.9g %s", pass ? 'P' : 'F', baked, maxerr,
-                         reason);
+        int n = snprintf(msg, sizeof(msg), "%c %d %.9g %u %s", pass ? 'P' : 'F', baked, maxerr,
+                         submits, reason);
         if (write(fds[1], msg, (size_t)NPU_MIN(n, (int)sizeof(msg) - 1)) < 0)
             _exit(3);
         /* exit(), not _exit(): in sanitizer builds LeakSanitizer then checks
@@ -653,6 +684,8 @@ finish_child(struct test *t, int status, bool timed_out)
         t->baked = sp ? atoi(sp + 1) : 0;
         sp = sp ? strchr(sp + 1, ' ') : NULL;
         t->maxerr = sp ? strtod(sp + 1, NULL) : 0;
+        sp = sp ? strchr(sp + 1, ' ') : NULL;
+        t->submits = sp ? (unsigned)strtoul(sp + 1, NULL, 10) : 0;
         char *r = sp ? strchr(sp + 1, ' ') : NULL;
         set_reason(t->reason, "%s", r ? r + 1 : "");
         t->v = msg[0] == 'P' ? V_PASS : V_FAIL;
@@ -788,81 +821,125 @@ static void
 report_set(const char *setdir, struct test *tests, int n, int set, int *in_scope_out,
            int *passed_out)
 {
-    int total = 0, scope = 0, passed = 0, failed = 0, crashed = 0, timeouts = 0, baked = 0;
-    struct op_count ops[256];
-    int nops = 0;
-    if (!opt.quiet)
-        printf("\n%-64s %-7s %s\n", "test", "status", "max abs err / reason");
+    int nb = opt.nbackends;
+    int total = 0, scope = 0;
+    int passed[MAX_BACKENDS] = {0}, failed[MAX_BACKENDS] = {0}, crashed[MAX_BACKENDS] = {0};
+    int timeouts[MAX_BACKENDS] = {0}, baked[MAX_BACKENDS] = {0}, npu_work[MAX_BACKENDS] = {0};
+    struct op_count ops[MAX_BACKENDS][256];
+    int nops[MAX_BACKENDS] = {0};
+    if (!opt.quiet) {
+        printf("\n%-64s", "test");
+        for (int b = 0; b < nb; b++)
+            printf(" %-7s", opt.backends[b]);
+        printf(" %s\n", "max abs err / reason");
+    }
     for (int i = 0; i < n; i++) {
         struct test *t = &tests[i];
         if (t->set != set)
             continue;
         total++;
-        if (t->v != V_OUT_OF_SCOPE)
+        if (t->res[0].v != V_OUT_OF_SCOPE)
             scope++;
-        passed += t->v == V_PASS;
-        baked += t->v == V_PASS && t->baked;
-        failed += t->v == V_FAIL;
-        crashed += t->v == V_CRASH;
-        timeouts += t->v == V_TIMEOUT;
-        bool show = !opt.quiet || (t->v != V_PASS && t->v != V_OUT_OF_SCOPE);
+        bool all_pass = true;
+        for (int b = 0; b < nb; b++) {
+            const struct result *r = &t->res[b];
+            passed[b] += r->v == V_PASS;
+            baked[b] += r->v == V_PASS && r->baked;
+            npu_work[b] += r->v == V_PASS && r->submits > 0;
+            failed[b] += r->v == V_FAIL;
+            crashed[b] += r->v == V_CRASH;
+            timeouts[b] += r->v == V_TIMEOUT;
+            all_pass &= r->v == V_PASS || r->v == V_OUT_OF_SCOPE;
+        }
+        bool show = !opt.quiet || !all_pass;
         if (show) {
-            if (t->v == V_PASS)
-                printf("%-64s %-7s %.3g%s\n", t->name, verdict_name[t->v], t->maxerr,
-                       t->baked ? " (shape operands as constants)" : "");
+            printf("%-64s", t->name);
+            for (int b = 0; b < nb; b++)
+                printf(" %-7s", verdict_name[t->res[b].v]);
+            /* the first backend's figure or reason, then the others' reasons where
+             * they differ */
+            const struct result *r0 = &t->res[0];
+            if (r0->v == V_PASS)
+                printf(" %.3g%s", r0->maxerr, r0->baked ? " (shape operands as constants)" : "");
             else
-                printf("%-64s %-7s %s\n", t->name, verdict_name[t->v], t->reason);
-        }
-        if (t->v == V_PASS || t->v == V_OUT_OF_SCOPE || !t->summary)
-            continue;
-        for (int k = 0; k < t->summary->nops; k++) {
-            const char *op = t->summary->ops[k];
-            if (!strcmp(op, "Constant"))
-                continue;
-            int j;
-            for (j = 0; j < nops && strcmp(ops[j].op, op); j++)
-                ;
-            if (j == nops) {
-                if (nops == (int)NPU_ARRAY_SIZE(ops))
-                    continue;
-                snprintf(ops[nops].op, PB_NAME, "%s", op);
-                ops[nops++].fails = 0;
+                printf(" %s", r0->reason);
+            for (int b = 1; b < nb; b++) {
+                const struct result *r = &t->res[b];
+                if (r->v == V_PASS && nb > 1)
+                    printf(" | %s %.3g%s", opt.backends[b], r->maxerr,
+                           r->submits ? " (NPU)" : "");
+                else if (r->v != V_OUT_OF_SCOPE && strcmp(r->reason, r0->reason))
+                    printf(" | %s: %s", opt.backends[b], r->reason);
             }
-            ops[j].fails++;
+            printf("\n");
+        }
+        for (int b = 0; b < nb; b++) {
+            const struct result *r = &t->res[b];
+            if (r->v == V_PASS || r->v == V_OUT_OF_SCOPE || !t->summary)
+                continue;
+            for (int k = 0; k < t->summary->nops; k++) {
+                const char *op = t->summary->ops[k];
+                if (!strcmp(op, "Constant"))
+                    continue;
+                int j;
+                for (j = 0; j < nops[b] && strcmp(ops[b][j].op, op); j++)
+                    ;
+                if (j == nops[b]) {
+                    if (nops[b] == 256)
+                        continue;
+                    snprintf(ops[b][j].op, PB_NAME, "%s", op);
+                    ops[b][nops[b]++].fails = 0;
+                }
+                ops[b][j].fails++;
+            }
         }
     }
-    int notpassed = failed + crashed + timeouts;
-    printf("\n== %s (backend %s, %s tolerances)\n", setdir, opt.backend, opt.tol_name);
-    printf("   tests %d, in scope %d, passed %d, failed %d (crashed %d, timed out %d), "
-           "out of scope %d\n",
-           total, scope, passed, notpassed, crashed, timeouts, total - scope);
-    printf("   passed %.1f%% of in-scope, %d of %d (%.1f%%) of all; %d of the passes had "
-           "shape operands given as constants\n",
-           scope ? 100.0 * passed / scope : 0.0, passed, total,
-           total ? 100.0 * passed / total : 0.0, baked);
-    if (nops) {
-        /* Sort by count, descending. */
-        for (int a = 0; a < nops; a++)
-            for (int b = a + 1; b < nops; b++)
-                if (ops[b].fails > ops[a].fails) {
-                    struct op_count tmp = ops[a];
-                    ops[a] = ops[b];
-                    ops[b] = tmp;
-                }
-        printf("   failing tests by op:");
-        for (int a = 0; a < nops; a++)
-            printf(" %s %d%s", ops[a].op, ops[a].fails, a + 1 < nops ? "," : "\n");
+    for (int b = 0; b < nb; b++) {
+        int notpassed = failed[b] + crashed[b] + timeouts[b];
+        bool cpu = !strcmp(opt.backends[b], "cpu");
+        printf("\n== %s (backend %s, %s tolerances)\n", setdir, opt.backends[b],
+               opt.tol_name ? opt.tol_name : cpu ? "fp32" : "fp16");
+        printf("   tests %d, in scope %d, passed %d, failed %d (crashed %d, timed out %d), "
+               "out of scope %d\n",
+               total, scope, passed[b], notpassed, crashed[b], timeouts[b], total - scope);
+        printf("   passed %.1f%% of in-scope, %d of %d (%.1f%%) of all; %d of the passes had "
+               "shape%s operands given as constants\n",
+               scope ? 100.0 * passed[b] / scope : 0.0, passed[b], total,
+               total ? 100.0 * passed[b] / total : 0.0, baked[b],
+               !cpu && opt.bake_weights ? " or weight" : "");
+        if (!cpu)
+            printf("   %d of the passes ran NPU jobs (partition: %s); the others ran their "
+                   "ops as CPU steps of the compiled program\n", npu_work[b],
+                   opt.partition ? opt.partition : "cost");
+        if (nops[b]) {
+            for (int x = 0; x < nops[b]; x++)
+                for (int y = x + 1; y < nops[b]; y++)
+                    if (ops[b][y].fails > ops[b][x].fails) {
+                        struct op_count tmp = ops[b][x];
+                        ops[b][x] = ops[b][y];
+                        ops[b][y] = tmp;
+                    }
+            printf("   failing tests by op:");
+            for (int x = 0; x < nops[b]; x++)
+                printf(" %s %d%s", ops[b][x].op, ops[b][x].fails, x + 1 < nops[b] ? "," : "\n");
+        }
+        in_scope_out[b] = scope;
+        passed_out[b] = passed[b];
     }
-    *in_scope_out = scope;
-    *passed_out = passed;
 }
 
 static const char usage_text[] =
     "usage: npu-conformance [options] SET_DIR...\n"
     "  Runs every test under each SET_DIR (e.g. /usr/share/libonnx-testdata/data/node)\n"
-    "  whose ops are all supported, on one backend, and prints a table and totals.\n"
-    "  -b, --backend NAME   backend (default cpu)\n"
+    "  whose ops are all supported, on each backend, and prints a table and totals.\n"
+    "  -b, --backend LIST   backend or comma list, e.g. cpu,sim (default cpu)\n"
     "  -T, --tol fp32|fp16  tolerance set (default fp32 for cpu, fp16 for others)\n"
+    "  -p, --partition MODE NPU backends: supported (default: every node the NPU back\n"
+    "                       end supports runs on the NPU) or cost (the default rule,\n"
+    "                       which leaves one-op tests on the CPU)\n"
+    "  -W, --no-weight-constants  NPU backends: keep weight operands (MatMul B, Conv/Gemm\n"
+    "                       weights and bias, norm parameters) as graph inputs; by\n"
+    "                       default they become constants as in exported models\n"
     "  -t, --timeout SEC    per-test wall-clock limit (default 20)\n"
     "  -j, --jobs N         tests run in parallel (default: online CPUs)\n"
     "  -m, --min-pass PCT   exit 1 unless every set passes PCT%% of its in-scope tests\n"
@@ -879,11 +956,15 @@ main(int argc, char **argv)
         {"timeout", required_argument, NULL, 't'}, {"jobs", required_argument, NULL, 'j'},
         {"min-pass", required_argument, NULL, 'm'}, {"filter", required_argument, NULL, 'f'},
         {"quiet", no_argument, NULL, 'q'},         {"verbose", no_argument, NULL, 'v'},
+        {"partition", required_argument, NULL, 'p'},
+        {"no-weight-constants", no_argument, NULL, 'W'},
         {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
     const char *tol = NULL;
     int c;
-    while ((c = getopt_long(argc, argv, "b:T:t:j:m:f:qvh", lopts, NULL)) != -1) {
+    opt.partition = "supported";
+    opt.bake_weights = true;
+    while ((c = getopt_long(argc, argv, "b:T:t:j:m:f:p:Wqvh", lopts, NULL)) != -1) {
         switch (c) {
         case 'b': opt.backend = optarg; break;
         case 'T': tol = optarg; break;
@@ -891,6 +972,14 @@ main(int argc, char **argv)
         case 'j': opt.jobs = atoi(optarg); break;
         case 'm': opt.min_pass = atof(optarg); break;
         case 'f': opt.filter = optarg; break;
+        case 'p':
+            if (strcmp(optarg, "supported") && strcmp(optarg, "cost")) {
+                fputs("npu-conformance: --partition wants supported or cost\n", stderr);
+                return 2;
+            }
+            opt.partition = optarg;
+            break;
+        case 'W': opt.bake_weights = false; break;
         case 'q': opt.quiet = true; break;
         case 'v': opt.verbose = true; break;
         case 'h': fputs(usage_text, stdout); return 0;
@@ -901,13 +990,19 @@ main(int argc, char **argv)
         fputs(usage_text, stderr);
         return 2;
     }
-    if (!tol)
-        tol = strcmp(opt.backend, "cpu") ? "fp16" : "fp32";
-    if (!strcmp(tol, "fp32")) {
-        opt.tol = tol_fp32;
-    } else if (!strcmp(tol, "fp16")) {
-        opt.tol = tol_fp16;
-    } else {
+    /* --backend a,b: split in place */
+    for (char *p = (char *)opt.backend, *q; p && opt.nbackends < MAX_BACKENDS; p = q) {
+        q = strchr(p, ',');
+        if (q)
+            *q++ = 0;
+        if (*p)
+            opt.backends[opt.nbackends++] = p;
+    }
+    if (!opt.nbackends) {
+        fputs(usage_text, stderr);
+        return 2;
+    }
+    if (tol && strcmp(tol, "fp32") && strcmp(tol, "fp16")) {
         fprintf(stderr, "npu-conformance: --tol wants fp32 or fp16\n");
         return 2;
     }
@@ -926,19 +1021,43 @@ main(int argc, char **argv)
             return 2;
     qsort(tests, (size_t)n, sizeof(*tests), cmp_test);
     double t0 = now_s();
-    run_all(tests, n);
+    for (int b = 0; b < opt.nbackends; b++) {
+        opt.backend = opt.backends[b];
+        const char *tn = tol ? tol : strcmp(opt.backend, "cpu") ? "fp16" : "fp32";
+        opt.tol = !strcmp(tn, "fp32") ? tol_fp32 : tol_fp16;
+        run_all(tests, n);
+        for (int i = 0; i < n; i++) {
+            struct test *t = &tests[i];
+            struct result *r = &t->res[b];
+            r->v = t->v;
+            memcpy(r->reason, t->reason, REASON);
+            r->maxerr = t->maxerr;
+            r->baked = t->baked;
+            r->submits = t->submits;
+            if (t->to_run) { /* fresh for the next backend */
+                t->v = V_PASS;
+                t->reason[0] = 0;
+                t->maxerr = 0;
+                t->baked = 0;
+                t->submits = 0;
+            }
+        }
+    }
     double dt = now_s() - t0;
 
     bool gate_ok = true;
     for (int s = optind; s < argc; s++) {
-        int scope, passed;
-        report_set(argv[s], tests, n, s - optind, &scope, &passed);
-        if (opt.min_pass >= 0 && scope && 100.0 * passed / scope < opt.min_pass) {
-            printf("   GATE: below the required %.1f%% of in-scope tests\n", opt.min_pass);
-            gate_ok = false;
+        int scope[MAX_BACKENDS], passed[MAX_BACKENDS];
+        report_set(argv[s], tests, n, s - optind, scope, passed);
+        for (int b = 0; b < opt.nbackends; b++) {
+            if (opt.min_pass >= 0 && scope[b] && 100.0 * passed[b] / scope[b] < opt.min_pass) {
+                printf("   GATE: %s below the required %.1f%% of in-scope tests\n",
+                       opt.backends[b], opt.min_pass);
+                gate_ok = false;
+            }
         }
     }
-    printf("\n%d tests in %.1f s with %d jobs\n", n, dt, opt.jobs);
+    printf("\n%d tests x %d backend(s) in %.1f s with %d jobs\n", n, opt.nbackends, dt, opt.jobs);
     for (int i = 0; i < n; i++)
         free(tests[i].summary);
     free(tests);

@@ -237,6 +237,28 @@ static const struct {
     {"CenterCropPad", 1u << 1},
 };
 
+/* Parameter inputs that exported models carry as initializers (weights,
+ * biases, normalisation parameters); node tests often feed them as graph
+ * inputs. The NPU back end takes its weights as constants only. */
+static const struct {
+    const char *op;
+    uint32_t mask;
+} weight_operands[] = {
+    {"MatMul", 1u << 1},       {"Gemm", 0x6},             {"Conv", 0x6},
+    {"ConvTranspose", 0x6},    {"MatMulInteger", 0xa},    {"ConvInteger", 0xa},
+    {"BatchNormalization", 0x1e}, {"InstanceNormalization", 0x6},
+    {"LayerNormalization", 0x6}, {"PRelu", 1u << 1},
+};
+
+bool
+pb_weight_operand(const char *op, int idx)
+{
+    for (size_t i = 0; i < NPU_ARRAY_SIZE(weight_operands); i++)
+        if (!strcmp(weight_operands[i].op, op))
+            return idx >= 0 && idx < 32 && (weight_operands[i].mask >> idx & 1);
+    return false;
+}
+
 bool
 pb_shape_operand(const char *op, int idx)
 {
@@ -260,6 +282,7 @@ struct name_list {
 struct parse_ctx {
     struct name_list io;     /* node inputs and outputs */
     struct name_list shape;  /* shape operands (grows to the closure) */
+    struct name_list weight; /* weight operands (direct inputs only) */
     int nodes;
 };
 
@@ -376,6 +399,8 @@ parse_node(struct pb s, struct pb_model *m, bool top)
                 nl_add(&cur_ctx->io, name, node, f.num == 2);
             if (f.num == 1 && onnx && pb_shape_operand(op, idx) && name[0])
                 nl_add(&cur_ctx->shape, name, -1, false);
+            if (f.num == 1 && onnx && pb_weight_operand(op, idx) && name[0])
+                nl_add(&cur_ctx->weight, name, -1, false);
             idx += f.num == 1;
         }
     }
@@ -489,7 +514,7 @@ pb_model_summary(const uint8_t *buf, size_t len, struct pb_model *m)
             m->has_functions = true;
         }
     }
-    if (!st && (ctx.io.oom || ctx.shape.oom))
+    if (!st && (ctx.io.oom || ctx.shape.oom || ctx.weight.oom))
         st = NPU_ERR_NOMEM;
     if (!st) {
         /* The graph inputs that shape operands are (computed) from. */
@@ -499,9 +524,15 @@ pb_model_summary(const uint8_t *buf, size_t len, struct pb_model *m)
                 m->nshape_operands < PB_MAX_SHAPE_OPERANDS)
                 snprintf(m->shape_operands[m->nshape_operands++], PB_NAME, "%s",
                          m->inputs[i].name);
+        for (int i = 0; i < m->ninputs; i++)
+            if (nl_has(&ctx.weight, m->inputs[i].name) && !nl_has(&ctx.shape, m->inputs[i].name) &&
+                m->nweight_operands < PB_MAX_SHAPE_OPERANDS)
+                snprintf(m->weight_operands[m->nweight_operands++], PB_NAME, "%s",
+                         m->inputs[i].name);
     }
     nl_free(&ctx.io);
     nl_free(&ctx.shape);
+    nl_free(&ctx.weight);
     if (st)
         return st;
     if (err || !have_graph)

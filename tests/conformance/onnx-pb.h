@@ -46,10 +46,16 @@ struct pb_model {
     /* Graph inputs that shape operands are, or are computed from. */
     int nshape_operands;
     char shape_operands[PB_MAX_SHAPE_OPERANDS][PB_NAME];
+    /* Graph inputs that are weight operands (pb_weight_operand), directly. */
+    int nweight_operands;
+    char weight_operands[PB_MAX_SHAPE_OPERANDS][PB_NAME];
 };
 
 /* True if input `idx` of `op` determines the shape of its outputs. */
 bool pb_shape_operand(const char *op, int idx);
+/* True if input `idx` of `op` is a parameter exported models hold as an
+ * initializer (MatMul B, Gemm/Conv weights and bias, normalisation parameters). */
+bool pb_weight_operand(const char *op, int idx);
 
 /*
  * Rewrites a ModelProto so that the graph inputs named in names[] become

@@ -7,7 +7,7 @@
  * fused attention against the unfused MatMul/Softmax/MatMul chain.
  *
  * `bench-cpu` prints a table; `bench-cpu --quick` runs each case once (as a
- * smoke test); `--only matmul,conv,rows,attention` picks sections. Figures are
+ * smoke test); `--only matmul,conv,rows,attention,cast` picks sections. Figures are
  * best-of-3 wall-clock times; nothing is asserted.
  */
 #include <time.h>
@@ -371,6 +371,62 @@ bench_rows(struct npu_cpu_ctx *c1, struct npu_cpu_ctx *cn)
     tt_free(x), tt_free(y);
 }
 
+struct copy_args {
+    const void *src;
+    void *dst;
+    size_t bytes;
+};
+
+static void
+plain_copy(void *p)
+{
+    struct copy_args *c = p;
+    memcpy(c->dst, c->src, c->bytes);
+}
+
+/* Cast to and from fp16 (the conversions every fp16 tensor goes through) and an fp16 Add
+ * (widened to fp32, added, rounded back), on the MLP hidden layer [196, 3072]. */
+static void
+bench_cast(struct npu_cpu_ctx *c1, struct npu_cpu_ctx *cn)
+{
+    const int64_t R = 196, C = 3072;
+    struct npu_tensor *f32 = tt_fill_rand(tt(NPU_DTYPE_FP32, 2, D(R), D(C)), -8, 8);
+    struct npu_tensor *f64 = tt_fill_rand(tt(NPU_DTYPE_FP64, 2, D(R), D(C)), -8, 8);
+    struct npu_tensor *h = tt_fill_rand(tt(NPU_DTYPE_FP16, 2, D(R), D(C)), -100, 100);
+    struct npu_tensor *h2 = tt_fill_rand(tt(NPU_DTYPE_FP16, 2, D(R), D(C)), -100, 100);
+    struct npu_tensor *hy = tt(NPU_DTYPE_FP16, 2, D(R), D(C));
+    struct npu_tensor *fy = tt(NPU_DTYPE_FP32, 2, D(R), D(C));
+    printf("Cast and fp16 Add on [196,3072]:\n");
+    struct copy_args ca = {f32->data, fy->data, (size_t)(R * C) * sizeof(float)};
+    double tb = timeit(plain_copy, &ca);
+    report("memcpy of the fp32 tensor (baseline)", tb, 0, 1);
+    struct {
+        const char *name;
+        enum npu_op op;
+        int nin;
+        struct npu_tensor *a, *b, *y;
+    } cases[] = {
+        {"Cast fp32 -> fp16", NPU_OP_CAST, 1, f32, NULL, hy},
+        {"Cast fp16 -> fp32", NPU_OP_CAST, 1, h, NULL, fy},
+        {"Cast fp64 -> fp16", NPU_OP_CAST, 1, f64, NULL, hy},
+        {"Add fp16 + fp16", NPU_OP_ADD, 2, h, h2, hy},
+    };
+    for (size_t i = 0; i < NPU_ARRAY_SIZE(cases); i++) {
+        struct npu_tensor *in[2] = {cases[i].a, cases[i].b}, *out[1] = {cases[i].y};
+        for (int k = 0; k < 2; k++) {
+            struct op_call c = {k ? cn : c1, cases[i].op, NULL, cases[i].nin, 1, in, out};
+            int th = npu_cpu_ctx_threads(c.ctx);
+            char what[96];
+            snprintf(what, sizeof(what), "%s, %d thread%s", cases[i].name, th, th > 1 ? "s" : "");
+            double t = timeit(call_op, &c);
+            report(what, t, 0, th);
+            if (!quick && k == 0)
+                printf("  %-52s %9.2fx\n", "  time over the baseline", t / tb);
+        }
+    }
+    tt_free(f32), tt_free(f64), tt_free(h), tt_free(h2), tt_free(hy), tt_free(fy);
+}
+
 struct unfused {
     struct npu_cpu_ctx *ctx;
     struct npu_tensor *q, *kt, *v, *s, *p, *y, *scale, *ss;
@@ -442,7 +498,7 @@ want(const char *only, const char *name)
 int
 main(int argc, char **argv)
 {
-    const char *only = NULL; /* --only matmul,conv,rows,attention */
+    const char *only = NULL; /* --only matmul,conv,rows,attention,cast */
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
             quick = true;
@@ -475,6 +531,8 @@ main(int argc, char **argv)
         bench_rows(c1, cn);
     if (want(only, "attention"))
         bench_attention(c1, cn);
+    if (want(only, "cast"))
+        bench_cast(c1, cn);
     npu_cpu_ctx_destroy(c1);
     npu_cpu_ctx_destroy(cn);
     return 0;

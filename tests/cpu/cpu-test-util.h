@@ -124,39 +124,12 @@ tt_f16_to(uint16_t h)
     return (h & 0x8000) ? -v : v;
 }
 
-/* element i as double / set from double (any dtype; ints truncate) */
+/* element i as double (the util layer's load, npu-tensor.h) / set from double (any dtype; ints
+ * truncate; fp16 through the independent reference above) */
 static inline double
 tt_get(const struct npu_tensor *t, int64_t i)
 {
-    const void *p = t->data;
-    switch (t->dtype) {
-    case NPU_DTYPE_FP32:
-        return ((const float *)p)[i];
-    case NPU_DTYPE_FP16:
-        return tt_f16_to(((const uint16_t *)p)[i]);
-    case NPU_DTYPE_FP64:
-        return ((const double *)p)[i];
-    case NPU_DTYPE_INT8:
-        return ((const int8_t *)p)[i];
-    case NPU_DTYPE_UINT8:
-        return ((const uint8_t *)p)[i];
-    case NPU_DTYPE_BOOL:
-        return ((const uint8_t *)p)[i];
-    case NPU_DTYPE_INT16:
-        return ((const int16_t *)p)[i];
-    case NPU_DTYPE_UINT16:
-        return ((const uint16_t *)p)[i];
-    case NPU_DTYPE_INT32:
-        return ((const int32_t *)p)[i];
-    case NPU_DTYPE_UINT32:
-        return ((const uint32_t *)p)[i];
-    case NPU_DTYPE_INT64:
-        return (double)((const int64_t *)p)[i];
-    case NPU_DTYPE_UINT64:
-        return (double)((const uint64_t *)p)[i];
-    default:
-        return 0;
-    }
+    return npu_dtype_load_f64(t->dtype, t->data, i);
 }
 static inline void
 tt_set(struct npu_tensor *t, int64_t i, double v)

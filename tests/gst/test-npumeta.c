@@ -222,26 +222,6 @@ GST_START_TEST (test_geometry)
 
 GST_END_TEST;
 
-GST_START_TEST (test_float_to_half)
-{
-  fail_unless_equals_int (gst_npu_float_to_half (1.0f), 0x3c00);
-  fail_unless_equals_int (gst_npu_float_to_half (-2.0f), 0xc000);
-  fail_unless_equals_int (gst_npu_float_to_half (65504.0f), 0x7bff);
-  fail_unless_equals_int (gst_npu_float_to_half (1e6f), 0x7c00);
-  fail_unless_equals_int (gst_npu_float_to_half (0.1f), 0x2e66);
-  fail_unless_equals_int (gst_npu_float_to_half (ldexpf (1.0f, -24)), 0x0001);
-  fail_unless_equals_int (gst_npu_float_to_half (ldexpf (1.0f, -26)), 0x0000);
-  fail_unless_equals_int (gst_npu_float_to_half (ldexpf (3.0f, -16)), 0x0300);
-  /* ties to even: 1 + 2^-11 -> 1.0, 1 + 3 * 2^-11 -> 1 + 2^-9 */
-  fail_unless_equals_int (gst_npu_float_to_half (1.0f + ldexpf (1, -11)),
-      0x3c00);
-  fail_unless_equals_int (gst_npu_float_to_half (1.0f + 3 * ldexpf (1, -11)),
-      0x3c02);
-  fail_unless_equals_int (gst_npu_float_to_half (NAN) & 0x7e00, 0x7e00);
-}
-
-GST_END_TEST;
-
 /* gst-inspect shows complete documentation: metadata, every property with a
  * nick and a sentence, every enum value with a nick and description. */
 GST_START_TEST (test_introspection_docs)
@@ -305,7 +285,6 @@ npumeta_suite (void)
   tcase_add_test (tc, test_embedding_meta);
   tcase_add_test (tc, test_model_info);
   tcase_add_test (tc, test_geometry);
-  tcase_add_test (tc, test_float_to_half);
   tcase_add_test (tc, test_introspection_docs);
   return s;
 }

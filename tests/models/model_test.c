@@ -31,20 +31,6 @@
 
 extern char **environ;
 
-static double
-elem(const struct npu_tensor *t, int64_t k)
-{
-    switch (t->dtype) {
-    case NPU_DTYPE_FP32: return ((const float *)t->data)[k];
-    case NPU_DTYPE_FP64: return ((const double *)t->data)[k];
-    case NPU_DTYPE_INT64: return (double)((const int64_t *)t->data)[k];
-    case NPU_DTYPE_INT32: return ((const int32_t *)t->data)[k];
-    case NPU_DTYPE_BOOL: case NPU_DTYPE_UINT8: return ((const uint8_t *)t->data)[k];
-    case NPU_DTYPE_INT8: return ((const int8_t *)t->data)[k];
-    default: return NAN;
-    }
-}
-
 /* Compares one output file with its reference; true on pass. */
 static bool
 compare(const char *name, const char *ref_path, const char *got_path, double cos_min,
@@ -72,7 +58,8 @@ compare(const char *name, const char *ref_path, const char *got_path, double cos
     double dot = 0, nr = 0, ng = 0, maxerr = 0, maxref = 0;
     int64_t nonfinite = 0;
     for (int64_t k = 0; k < n; k++) {
-        double r = elem(&ref, k), g = elem(&got, k);
+        double r = npu_dtype_load_f64(ref.dtype, ref.data, k);
+        double g = npu_dtype_load_f64(got.dtype, got.data, k);
         if (!isfinite(g) && isfinite(r)) {
             nonfinite++;
             continue;

@@ -55,37 +55,6 @@ fixture_path(char *buf, size_t cap, const char *name)
     snprintf(buf, cap, "%s/%s", fixdir, name);
 }
 
-/* IEEE half bits to double (normal, subnormal, zero; enough for small ints). */
-static double
-half_to_double(uint16_t h)
-{
-    int e = (h >> 10) & 31, m = h & 1023;
-    double v = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
-    return (h & 0x8000) ? -v : v;
-}
-
-/* Element k as a double, for every dtype we read. */
-static double
-elem(const struct npu_tensor *t, int64_t k)
-{
-    const void *d = t->data;
-    switch (t->dtype) {
-    case NPU_DTYPE_FP16: return half_to_double(((const uint16_t *)d)[k]);
-    case NPU_DTYPE_FP32: return ((const float *)d)[k];
-    case NPU_DTYPE_FP64: return ((const double *)d)[k];
-    case NPU_DTYPE_INT8: return ((const int8_t *)d)[k];
-    case NPU_DTYPE_INT16: return ((const int16_t *)d)[k];
-    case NPU_DTYPE_INT32: return ((const int32_t *)d)[k];
-    case NPU_DTYPE_INT64: return (double)((const int64_t *)d)[k];
-    case NPU_DTYPE_UINT8: return ((const uint8_t *)d)[k];
-    case NPU_DTYPE_UINT16: return ((const uint16_t *)d)[k];
-    case NPU_DTYPE_UINT32: return ((const uint32_t *)d)[k];
-    case NPU_DTYPE_UINT64: return (double)((const uint64_t *)d)[k];
-    case NPU_DTYPE_BOOL: return ((const uint8_t *)d)[k];
-    default: return NAN;
-    }
-}
-
 /* The formula make-npy-fixtures.py used. */
 static double
 expected_value(enum npu_dtype dt, int64_t k)
@@ -104,7 +73,7 @@ check_values(const char *name, const struct npu_tensor *t)
     int64_t n = npu_tensor_numel(t);
     int bad = 0;
     for (int64_t k = 0; k < n; k++)
-        if (elem(t, k) != expected_value(t->dtype, k))
+        if (npu_dtype_load_f64(t->dtype, t->data, k) != expected_value(t->dtype, k))
             bad++;
     if (bad)
         fprintf(stderr, "%s: %d wrong values\n", name, bad);

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "npu/npu-common.h"
+#include "npu/npu-fp16.h"
 #include "npu/npu-model.h"
 #include "npu/npu-npy.h"
 
@@ -147,27 +148,6 @@ rng_normal(uint64_t *s)
     return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
 
-/* float to IEEE half, round to nearest even (for fp16 random inputs). */
-static uint16_t
-float_to_half(float f)
-{
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
-    uint32_t absx = x & 0x7fffffff;
-    if (absx >= 0x7f800000)
-        return sign | (absx > 0x7f800000 ? 0x7e00 : 0x7c00);
-    if (absx >= 0x477ff000) /* rounds to >= 65520: inf */
-        return sign | 0x7c00;
-    if (absx < 0x38800000) { /* subnormal or zero in half */
-        float a;
-        memcpy(&a, &absx, 4);
-        return sign | (uint16_t)lrintf(a * 16777216.0f); /* a / 2^-24 */
-    }
-    uint32_t m = absx + 0xfff + ((absx >> 13) & 1) - (112u << 23);
-    return sign | (uint16_t)(m >> 13);
-}
-
 static void
 fill_random(struct npu_tensor *t, const char *name, uint64_t stream, const struct opts *o)
 {
@@ -179,7 +159,9 @@ fill_random(struct npu_tensor *t, const char *name, uint64_t stream, const struc
         switch (t->dtype) {
         case NPU_DTYPE_FP32: ((float *)t->data)[k] = (float)rng_normal(&s); break;
         case NPU_DTYPE_FP64: ((double *)t->data)[k] = rng_normal(&s); break;
-        case NPU_DTYPE_FP16: ((uint16_t *)t->data)[k] = float_to_half((float)rng_normal(&s)); break;
+        case NPU_DTYPE_FP16:
+            ((uint16_t *)t->data)[k] = npu_fp32_to_fp16((float)rng_normal(&s));
+            break;
         case NPU_DTYPE_INT64:
             ((int64_t *)t->data)[k] = mask ? 1 : lo + (int64_t)(rng_next(&s) % (uint64_t)span);
             break;

@@ -6,6 +6,7 @@
 #ifndef NPU_EXEC_H
 #define NPU_EXEC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "npu/npu-ir.h"
@@ -20,6 +21,23 @@ extern "C" {
 size_t npu_model_activation_bytes(const struct npu_model *m);
 /* The graph after the pass pipeline (read-only, valid while m lives). */
 const struct npu_graph *npu_model_graph(const struct npu_model *m);
+
+/* ---- NPU backends (sim, rknpu, rocket) ---------------------------------- */
+
+struct npu_program;
+struct npu_prog_run_stats; /* core/runtime npu-program-exec.h */
+
+/* The compiled program the model runs (NULL on the cpu backend). */
+const struct npu_program *npu_model_program(const struct npu_model *m);
+/* Whether the program came from the compile cache, and how long compiling
+ * took when it did not (0 for a cache hit or a .npub). */
+bool npu_model_from_cache(const struct npu_model *m);
+double npu_model_compile_seconds(const struct npu_model *m);
+/* npu_session_run with the executor's per-step and per-task figures (NPU
+ * backends only; NPU_ERR_UNSUPPORTED on cpu). */
+enum npu_status npu_session_run_detailed(struct npu_session *s, const struct npu_tensor *inputs,
+                                         int nin, struct npu_tensor *outputs, int nout,
+                                         struct npu_prog_run_stats *rs);
 
 /* Flags for npu_model_from_graph (tests and debugging). */
 enum npu_exec_flags {

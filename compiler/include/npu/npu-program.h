@@ -114,6 +114,9 @@ struct npu_prog_task {
     uint32_t n_body;        /* body qwords (regcfg_amount), tail excluded */
     uint32_t enable_mask;   /* op_en value */
     uint32_t int_mask;      /* 0x300 ending in DPU, 0xC00 in PPU */
+    /* The IR node this task computes part of (for per-op figures in npu-bench
+     * and --explain); NULL = the job's step name. */
+    const char *name;
 };
 
 struct npu_prog_reloc {

@@ -1,44 +1,39 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test-fp16.c: npu-fp16 against an independent reference, the compiler's _Float16 (gcc 12 on
- * x86_64: libgcc's soft-fp conversions; aarch64: the FPU). fp16 -> fp32 is checked for all
- * 65536 inputs; fp32 -> fp16 for every fp16 value, every midpoint between neighbours and the
- * floats on either side of it, the specials, and a few million random bit patterns. The bulk
+ * test-fp16.c: npu/npu-fp16.h against an independent reference, the compiler's _Float16
+ * (gcc 12 on x86_64: libgcc's soft-fp conversions; aarch64: the FPU). fp16 -> fp32 is checked
+ * for all 65536 inputs; fp32 -> fp16 for every fp16 value, every midpoint between neighbours
+ * and the floats on either side of it, the specials, and a few million random bit patterns;
+ * fp64 -> fp16 (one rounding) likewise at every midpoint and on random doubles. The bulk
  * conversions must agree bit for bit with the scalar ones. Prints bulk/scalar speed figures
  * (not asserted).
  */
 #include <time.h>
 
-#include "npu/npu-common.h"
-#include "npu-fp16.h"
 #include "npu-test.h"
+#include "npu/npu-common.h"
+#include "npu/npu-fp16.h"
 
 #ifdef __FLT16_MAX__
 #define HAVE_FLOAT16 1
 #endif
 
-static uint32_t
-f2u(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
-
-static float
-u2f(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
 #ifdef HAVE_FLOAT16
 static uint16_t
 ref_to_half(uint32_t bits)
 {
-    volatile float f = u2f(bits);
+    volatile float f = npu_bits_f32(bits);
     _Float16 h = (_Float16)f;
+    uint16_t u;
+    memcpy(&u, &h, 2);
+    return u;
+}
+
+static uint16_t
+ref_f64_to_half(double d)
+{
+    volatile double v = d;
+    _Float16 h = (_Float16)v;
     uint16_t u;
     memcpy(&u, &h, 2);
     return u;
@@ -50,7 +45,7 @@ ref_to_single(uint16_t hb)
     _Float16 h;
     memcpy(&h, &hb, 2);
     volatile float f = (float)h;
-    return f2u(f);
+    return npu_f32_bits(f);
 }
 #endif
 
@@ -111,10 +106,10 @@ test_known_values(void)
     CHECK_EQ_HEX(0x7e00, npu_fp32_bits_to_fp16(0x7f800001));
     CHECK_EQ_HEX(0x7e01, npu_fp32_bits_to_fp16(0x7f802000));
     CHECK_EQ_HEX(0xff2d, npu_fp32_bits_to_fp16(0xffa5a5a5));
-    CHECK_EQ_HEX(0x3f800000, f2u(npu_fp16_to_fp32(0x3c00)));
-    CHECK_EQ_HEX(0x33800000, f2u(npu_fp16_to_fp32(0x0001))); /* 2^-24 */
-    CHECK_EQ_HEX(0x477fe000, f2u(npu_fp16_to_fp32(0x7bff)));
-    CHECK_EQ_HEX(0xff800000, f2u(npu_fp16_to_fp32(0xfc00)));
+    CHECK_EQ_HEX(0x3f800000, npu_f32_bits(npu_fp16_to_fp32(0x3c00)));
+    CHECK_EQ_HEX(0x33800000, npu_f32_bits(npu_fp16_to_fp32(0x0001))); /* 2^-24 */
+    CHECK_EQ_HEX(0x477fe000, npu_f32_bits(npu_fp16_to_fp32(0x7bff)));
+    CHECK_EQ_HEX(0xff800000, npu_f32_bits(npu_fp16_to_fp32(0xfc00)));
     CHECK_EQ_HEX(0x7fc02000, npu_fp16_to_fp32_bits(0x7c01)); /* sNaN quieted */
     CHECK_EQ_HEX(0xffeaa000, npu_fp16_to_fp32_bits(0xfd55));
 }
@@ -130,12 +125,12 @@ test_exhaustive(void)
     npu_fp16_to_fp32_n(bulk32, in16, 65536);
     for (uint32_t h = 0; h < 65536; h++) {
         uint32_t got = npu_fp16_to_fp32_bits((uint16_t)h);
-        CHECK_EQ_HEX(got, f2u(bulk32[h]));
+        CHECK_EQ_HEX(got, npu_f32_bits(bulk32[h]));
 #ifdef HAVE_FLOAT16
         CHECK_EQ_HEX(ref_to_single((uint16_t)h), got);
 #endif
         /* Round trip of every fp16 value (NaNs come back quiet). */
-        uint16_t back = npu_fp32_to_fp16(u2f(got));
+        uint16_t back = npu_fp32_to_fp16(npu_bits_f32(got));
         if ((h & 0x7fff) > 0x7c00)
             CHECK_EQ_HEX(h | 0x200, back);
         else
@@ -149,8 +144,8 @@ test_exhaustive(void)
     for (uint32_t h = 0; h < 0x7c00; h++) {
         uint32_t lo = npu_fp16_to_fp32_bits((uint16_t)h);
         uint32_t hi = npu_fp16_to_fp32_bits((uint16_t)(h + 1));
-        float mid = (u2f(lo) + u2f(hi)) / 2; /* exact in fp32 */
-        uint32_t m = f2u(mid);
+        float mid = (npu_bits_f32(lo) + npu_bits_f32(hi)) / 2; /* exact in fp32 */
+        uint32_t m = npu_f32_bits(mid);
         for (int neg = 0; neg < 2; neg++) {
             uint32_t s = neg ? 0x80000000u : 0;
             check_to_half(lo | s);
@@ -173,6 +168,65 @@ test_exhaustive(void)
 }
 
 static void
+check_f64_to_half(double d)
+{
+#ifdef HAVE_FLOAT16
+    uint16_t want = ref_f64_to_half(d), got = npu_fp64_to_fp16(d);
+
+    npu_test_checks++;
+    if (want != got) {
+        npu_test_failures++;
+        if (fails_reported++ < 20)
+            fprintf(stderr, "fp64 %a -> fp16 0x%04x, reference 0x%04x\n", d, got, want);
+    }
+#else
+    (void)d;
+#endif
+}
+
+/* fp64 -> fp16 rounds once: the double just above a midpoint rounds up where going through
+ * fp32 would land on the midpoint and tie to even. NaN is the canonical quiet NaN. */
+static void
+test_fp64(void)
+{
+    CHECK_EQ_HEX(0x3c01, npu_fp64_to_fp16(1 + 0x1p-11 + 0x1p-40));
+    CHECK_EQ_HEX(0x3c00, npu_fp32_to_fp16((float)(1 + 0x1p-11 + 0x1p-40))); /* twice: wrong */
+    CHECK_EQ_HEX(0x7e00, npu_fp64_to_fp16(__builtin_nan("")));
+    CHECK_EQ_HEX(0xfe00, npu_fp64_to_fp16(-__builtin_nan("0x123456789")));
+    CHECK_EQ_HEX(0x7c00, npu_fp64_to_fp16(__builtin_inf()));
+    CHECK_EQ_HEX(0x7c00, npu_fp64_to_fp16(65520.0));
+    CHECK_EQ_HEX(0x7bff, npu_fp64_to_fp16(65519.99999999));
+    CHECK_EQ_HEX(0x0000, npu_fp64_to_fp16(0x1p-25));
+    CHECK_EQ_HEX(0x0001, npu_fp64_to_fp16(0x1.0000000000001p-25));
+    CHECK_EQ_HEX(0x8000, npu_fp64_to_fp16(-1e-300));
+    for (uint32_t h = 0; h < 0x7c00; h++) {
+        double lo = npu_fp16_to_fp32((uint16_t)h), hi = npu_fp16_to_fp32((uint16_t)(h + 1));
+        double mid = (lo + hi) / 2; /* exact in fp64 */
+        for (int neg = 0; neg < 2; neg++) {
+            double s = neg ? -1 : 1;
+            check_f64_to_half(s * lo);
+            check_f64_to_half(s * mid);
+            check_f64_to_half(s * nextafter(mid, 0));
+            check_f64_to_half(s * nextafter(mid, 1e300));
+        }
+    }
+    for (int i = 0; i < (1 << 20); i++) {
+        uint64_t r = (uint64_t)rng() << 32 | rng();
+        /* exponents around the fp16 range (2^-30 .. 2^17), either sign */
+        r = (r & 0x800fffffffffffffull) | (uint64_t)(0x3e1u + (r >> 52) % 48u) << 52;
+        double d;
+        memcpy(&d, &r, sizeof(d));
+        check_f64_to_half(d);
+        /* a double that is a float converts as the float does */
+        float f = (float)d;
+        if (npu_fp64_to_fp16(f) != npu_fp32_to_fp16(f)) {
+            CHECK_EQ_HEX(npu_fp32_to_fp16(f), npu_fp64_to_fp16(f));
+            break;
+        }
+    }
+}
+
+static void
 test_random(void)
 {
     enum { N = 1 << 22 };
@@ -188,7 +242,7 @@ test_random(void)
         /* Half uniformly random bits, half concentrated in the fp16 range. */
         if (i & 1)
             r = (r & 0x80ffffffu) | ((0x30u + (r >> 24) % 0x20u) << 23);
-        src[i] = u2f(r);
+        src[i] = npu_bits_f32(r);
     }
     npu_fp32_to_fp16_n(dst, src, N);
     for (size_t i = 0; i < N; i++) {
@@ -197,7 +251,7 @@ test_random(void)
             CHECK_EQ_HEX(s, dst[i]);
             break;
         }
-        check_to_half(f2u(src[i]));
+        check_to_half(npu_f32_bits(src[i]));
     }
 out:
     free(src);
@@ -264,6 +318,7 @@ main(void)
     test_known_values();
     test_exhaustive();
     test_random();
+    test_fp64();
     bench();
     return npu_test_done("test-fp16");
 }

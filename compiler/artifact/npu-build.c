@@ -1,0 +1,503 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-build.c: model file -> compiled program (npu-build.h), with the compile
+ * cache. The cache key needs the model's content, including external data,
+ * before anything is imported (a hit skips the import too), so the model
+ * file is read once here: hashed with XXH64, and - for ONNX - scanned with a
+ * minimal protobuf walker that only follows ModelProto.graph (7) ->
+ * GraphProto.initializer (5) -> TensorProto.external_data (13) ->
+ * StringStringEntryProto key/value (1/2) to collect the "location" of every
+ * external-data file, which is hashed too. The walker skips everything else
+ * by its wire type without copying; anything malformed just ends the scan
+ * (the importer reports the problem properly later).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "npu-build.h"
+#include "npu-hash.h"
+#include "npu-npub.h"
+#include "npu-program-check.h"
+#include "npu/npu-onnx.h"
+#include "npu/npu-passes.h"
+
+#define DOM "build"
+
+static double
+now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static bool
+ends_with(const char *s, const char *suf)
+{
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && !strcmp(s + a - b, suf);
+}
+
+/* ---- content hash ----------------------------------------------------------------- */
+
+struct pb {
+    const uint8_t *p, *end;
+};
+
+static bool
+pb_varint(struct pb *b, uint64_t *v)
+{
+    *v = 0;
+    for (int s = 0; s < 64 && b->p < b->end; s += 7) {
+        uint8_t c = *b->p++;
+        *v |= (uint64_t)(c & 0x7f) << s;
+        if (!(c & 0x80))
+            return true;
+    }
+    return false;
+}
+
+/* Next field: number, wire type, and for LEN fields the sub-buffer. */
+static bool
+pb_next(struct pb *b, uint32_t *field, struct pb *sub)
+{
+    uint64_t tag, v;
+    if (b->p >= b->end || !pb_varint(b, &tag))
+        return false;
+    *field = (uint32_t)(tag >> 3);
+    sub->p = sub->end = NULL;
+    switch (tag & 7) {
+    case 0: return pb_varint(b, &v);
+    case 1: if (b->end - b->p < 8) return false; b->p += 8; return true;
+    case 5: if (b->end - b->p < 4) return false; b->p += 4; return true;
+    case 2:
+        if (!pb_varint(b, &v) || v > (uint64_t)(b->end - b->p))
+            return false;
+        sub->p = b->p;
+        sub->end = b->p + v;
+        b->p += v;
+        return true;
+    default: return false; /* groups: not used by ONNX */
+    }
+}
+
+struct locs {
+    char **v;
+    int n;
+};
+
+static void
+add_loc(struct locs *l, const uint8_t *s, size_t n)
+{
+    for (int i = 0; i < l->n; i++)
+        if (strlen(l->v[i]) == n && !memcmp(l->v[i], s, n))
+            return;
+    char **nv = realloc(l->v, sizeof(*nv) * (size_t)(l->n + 1));
+    if (!nv)
+        return;
+    l->v = nv;
+    if ((l->v[l->n] = strndup((const char *)s, n)))
+        l->n++;
+}
+
+static void
+scan_onnx(const uint8_t *data, size_t len, struct locs *l)
+{
+    struct pb m = {data, data + len}, g, t, e, kv, sub;
+    uint32_t f;
+    while (pb_next(&m, &f, &g)) {
+        if (f != 7 || !g.p) /* ModelProto.graph */
+            continue;
+        while (pb_next(&g, &f, &t)) {
+            if (f != 5 || !t.p) /* GraphProto.initializer */
+                continue;
+            while (pb_next(&t, &f, &e)) {
+                if (f != 13 || !e.p) /* TensorProto.external_data */
+                    continue;
+                struct pb key = {0}, val = {0};
+                kv = e;
+                while (pb_next(&kv, &f, &sub)) {
+                    if (f == 1)
+                        key = sub;
+                    else if (f == 2)
+                        val = sub;
+                }
+                if (key.p && key.end - key.p == 8 && !memcmp(key.p, "location", 8) && val.p)
+                    add_loc(l, val.p, (size_t)(val.end - val.p));
+            }
+        }
+    }
+}
+
+/* Streams a file into the hash; false if it cannot be read. */
+static bool
+hash_file(struct npu_xxh64_state *h, const char *path, const uint8_t **map, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat sb;
+    if (fd < 0)
+        return false;
+    if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return false;
+    }
+    size_t n = (size_t)sb.st_size;
+    void *m = n ? mmap(NULL, n, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+    close(fd);
+    if (n && m == MAP_FAILED)
+        return false;
+    uint64_t sz = n;
+    npu_xxh64_update(h, &sz, sizeof(sz));
+    if (n)
+        npu_xxh64_update(h, m, n);
+    if (map) {
+        *map = m;
+        *len = n;
+    } else if (n) {
+        munmap(m, n);
+    }
+    return true;
+}
+
+enum npu_status
+npu_model_content_hash(const char *path, uint64_t *out)
+{
+    struct npu_xxh64_state h;
+    const uint8_t *map = NULL;
+    size_t len = 0;
+    npu_xxh64_init(&h, 0x6d6f64656c);
+    if (!hash_file(&h, path, &map, &len)) {
+        npu_err(DOM, "%s: cannot read: %s", path, strerror(errno));
+        return NPU_ERR_IO;
+    }
+    struct locs l = {0};
+    if (ends_with(path, ".npuir")) {
+        l.v = malloc(sizeof(char *));
+        if (l.v && (l.v[0] = malloc(strlen(path) + 8))) {
+            sprintf(l.v[0], "%s.bin", path);
+            l.n = 1;
+        }
+    } else if (map) {
+        scan_onnx(map, len, &l);
+    }
+    if (map)
+        munmap((void *)map, len);
+    char *dir = strdup(path);
+    char *slash = dir ? strrchr(dir, '/') : NULL;
+    if (slash)
+        slash[1] = 0;
+    for (int i = 0; i < l.n; i++) {
+        npu_xxh64_update(&h, l.v[i], strlen(l.v[i]) + 1);
+        char full[4096];
+        bool abs = l.v[i][0] == '/';
+        if (abs || strstr(l.v[i], "..") || !dir)
+            snprintf(full, sizeof(full), "%s", abs ? l.v[i] : "");
+        else
+            snprintf(full, sizeof(full), "%s%s", slash ? dir : "", l.v[i]);
+        if (!full[0] || !hash_file(&h, full, NULL, NULL))
+            npu_xxh64_update(&h, "missing", 8);
+        free(l.v[i]);
+    }
+    free(l.v);
+    free(dir);
+    *out = npu_xxh64_digest(&h);
+    return NPU_OK;
+}
+
+enum npu_partition_mode
+npu_build_partition_mode(const struct npu_build_options *o)
+{
+    if (o && o->partition != NPU_PARTITION_COST)
+        return o->partition;
+    const char *e = getenv(NPU_PARTITION_ENV);
+    if (e && !strcmp(e, "supported"))
+        return NPU_PARTITION_SUPPORTED;
+    if (e && !strcmp(e, "cpu"))
+        return NPU_PARTITION_CPU;
+    if (e && e[0] && strcmp(e, "cost"))
+        npu_warn(DOM, "%s=%s: not cost, supported or cpu; using cost", NPU_PARTITION_ENV, e);
+    return NPU_PARTITION_COST;
+}
+
+uint64_t
+npu_build_options_hash(const struct npu_build_options *o, char *text, size_t len)
+{
+    static const struct npu_build_options none;
+    if (!o)
+        o = &none;
+    char buf[1024];
+    snprintf(buf, sizeof(buf),
+             "dims=%s;fusion=%d;partition=%d;threads=%d;mtx=%d;fp16_partials=%d;rknn_tiling=%d;"
+             "max_tasks=%u;no_act_fusion=%d",
+             o->dim_values ? o->dim_values : "", !o->no_fusion, (int)npu_build_partition_mode(o),
+             o->cpu_threads, o->backend.mtx_style, o->backend.fp16_partials,
+             o->backend.rknn_tiling, o->backend.max_tasks, (int)o->backend.no_act_fusion);
+    if (text && len)
+        snprintf(text, len, "%s", buf);
+    return npu_xxh64(buf, strlen(buf), 0x6f707473);
+}
+
+const char *
+npu_build_cache_dir(const struct npu_build_options *o)
+{
+    if (o && o->no_cache)
+        return NULL;
+    if (o && o->cache_dir && o->cache_dir[0])
+        return o->cache_dir;
+    const char *e = getenv(NPU_CACHE_ENV);
+    return e && e[0] ? e : NULL;
+}
+
+/* ---- task names -------------------------------------------------------------------- */
+
+/* Hardware tasks an rk.* compute node emits, from the attribute that lists
+ * them (docs/npu-backend.md: rk.Conv "tiles", 11 ints per task; rk.Dpu
+ * "tasks", 53 ints per task); false when the node's op or attribute is not
+ * one of those. */
+static bool
+rk_tasks(const struct npu_node *n, uint32_t *count)
+{
+    size_t cnt = 0;
+    const char *op = npu_op_name(n->op);
+    size_t per;
+    if (!strcmp(op, "rk.Conv")) {
+        npu_node_ints(n, "tiles", &cnt);
+        per = 11;
+    } else if (!strcmp(op, "rk.Dpu")) {
+        npu_node_ints(n, "tasks", &cnt);
+        per = 53;
+    } else {
+        return false;
+    }
+    if (cnt % per)
+        return false;
+    *count = (uint32_t)(cnt / per);
+    return true;
+}
+
+static bool
+rk_compute(const struct npu_node *n)
+{
+    return npu_op_is_rk(n->op) && n->op != NPU_OP_RK_TO_NPU && n->op != NPU_OP_RK_TO_HOST;
+}
+
+/* Names every task of the program's jobs after the IR node it computes
+ * (npu_prog_task.name), so that npu-bench can report the simulator's
+ * per-task figures per op. The codegen forms a job from consecutive rk.*
+ * compute nodes (a CPU node closes it; conversions do not) and appends each
+ * node's tasks in order, so walking the lowered graph the same way and
+ * counting each node's tasks gives the attribution; every job's count must
+ * match exactly, else nothing is named (the figures then stay per job). */
+static void
+name_tasks(const struct npu_graph *g, struct npu_program *p)
+{
+    struct {
+        const struct npu_node *n;
+        uint32_t count;
+    } *cur = NULL;
+    int ncur = 0, cap = 0, ji = 0;
+    bool ok = true;
+    for (const struct npu_node *n = g->head;; n = n->next) {
+        bool close = !n || (!npu_op_is_rk(n->op));
+        if (n && rk_compute(n)) {
+            uint32_t c;
+            if (!rk_tasks(n, &c)) {
+                npu_dbg(DOM, "task names: node '%s' (%s) does not say how many tasks it emits",
+                        n->name, npu_op_name(n->op));
+                ok = false;
+                break;
+            }
+            if (ncur == cap) {
+                cap = cap ? cap * 2 : 64;
+                void *nc = realloc(cur, sizeof(*cur) * (size_t)cap);
+                if (!nc) {
+                    ok = false;
+                    break;
+                }
+                cur = nc;
+            }
+            cur[ncur].n = n;
+            cur[ncur++].count = c;
+        }
+        if (close && ncur) {
+            uint32_t sum = 0;
+            for (int k = 0; k < ncur; k++)
+                sum += cur[k].count;
+            if (sum) {
+                if (ji >= p->n_jobs || p->jobs[ji].n_tasks != sum) {
+                    npu_dbg(DOM, "task names: job %d has %u tasks, its nodes (from '%s') list %u",
+                            ji, ji < p->n_jobs ? p->jobs[ji].n_tasks : 0, cur[0].n->name, sum);
+                    ok = false;
+                    break;
+                }
+                struct npu_prog_task *t = (struct npu_prog_task *)p->jobs[ji].tasks;
+                uint32_t at = 0;
+                for (int k = 0; k < ncur; k++)
+                    for (uint32_t q = 0; q < cur[k].count; q++)
+                        t[at++].name = npu_program_strdup(p, cur[k].n->name);
+                ji++;
+            }
+            ncur = 0;
+        }
+        if (!n)
+            break;
+    }
+    free(cur);
+    if (!ok || ji != p->n_jobs) {
+        npu_dbg(DOM, "tasks left unnamed: the jobs do not match the lowered graph's task counts");
+        for (int j = 0; j < p->n_jobs; j++)
+            for (uint32_t t = 0; t < p->jobs[j].n_tasks; t++)
+                ((struct npu_prog_task *)p->jobs[j].tasks)[t].name = NULL;
+    }
+}
+
+/* ---- compiling ------------------------------------------------------------------- */
+
+static enum npu_status
+compile(const char *path, const struct npu_build_options *o, struct npu_program **out)
+{
+    struct npu_graph *g = NULL;
+    enum npu_status st;
+    *out = NULL;
+    if (ends_with(path, ".npuir")) {
+        st = npu_ir_load(path, &g);
+    } else {
+        struct npu_onnx_options oo = {.dim_values = o->dim_values};
+        st = npu_onnx_load(path, &oo, &g);
+    }
+    if (st)
+        return st;
+    struct npu_compile_options co = {.no_fusion = o->no_fusion, .verify = -1};
+    struct npu_partition_options po = {.mode = npu_build_partition_mode(o),
+                                       .backend = &o->backend,
+                                       .cache_dir = npu_build_cache_dir(o),
+                                       .cpu_threads = o->cpu_threads};
+    if ((st = npu_compile(g, &co)) || (st = npu_partition(g, &po, o->report)) ||
+        (st = npu_lower_graph(g, &o->backend)))
+        goto out;
+    if (o->emit_ir && (st = npu_ir_print(g, o->emit_ir, NULL)))
+        goto out;
+    if ((st = npu_codegen(g, &o->backend, out)))
+        goto out;
+    name_tasks(g, *out);
+    if (o->on_lowered)
+        o->on_lowered(g, *out, o->on_lowered_user);
+    char msg[512];
+    if ((st = npu_program_validate(*out, msg, sizeof(msg)))) {
+        npu_err(DOM, "%s: the compiled program is invalid (a compiler bug): %s", path, msg);
+        npu_program_free(*out);
+        *out = NULL;
+        st = NPU_ERR_INTERNAL;
+    }
+out:
+    npu_graph_free(g);
+    return st;
+}
+
+void
+npu_built_free(struct npu_built *b)
+{
+    if (!b)
+        return;
+    npu_program_free(b->owned);
+    npu_npub_free(b->art);
+    free(b);
+}
+
+enum npu_status
+npu_build(const char *path, const struct npu_build_options *opts, struct npu_built **out)
+{
+    static const struct npu_build_options none;
+    const struct npu_build_options *o = opts ? opts : &none;
+    double t0 = now();
+    enum npu_status st;
+    *out = NULL;
+    if (!path) {
+        npu_err(DOM, "no model path given");
+        return NPU_ERR_INVALID;
+    }
+    struct npu_built *b = calloc(1, sizeof(*b));
+    if (!b)
+        return NPU_ERR_NOMEM;
+    if (ends_with(path, ".npub")) {
+        char err[512];
+        if ((st = npu_npub_load(path, &b->art, err, sizeof(err)))) {
+            free(b);
+            return st;
+        }
+        b->prog = npu_npub_program(b->art);
+        b->from_npub = true;
+        b->model_hash = npu_npub_get_meta(b->art)->model_hash;
+        b->options_hash = npu_npub_get_meta(b->art)->options_hash;
+        b->load_s = now() - t0;
+        *out = b;
+        return NPU_OK;
+    }
+
+    char opt_text[1024];
+    b->options_hash = npu_build_options_hash(o, opt_text, sizeof(opt_text));
+    const char *dir = npu_build_cache_dir(o);
+    bool want_outputs = o->emit_ir || o->report || o->on_lowered; /* need a real compile */
+    if (dir) {
+        if ((st = npu_model_content_hash(path, &b->model_hash))) {
+            free(b);
+            return st;
+        }
+        struct {
+            uint64_t model, options;
+            uint32_t program, format;
+            char compiler[32];
+        } k;
+        memset(&k, 0, sizeof(k));
+        k.model = b->model_hash;
+        k.options = b->options_hash;
+        k.program = NPU_PROGRAM_VERSION;
+        k.format = NPU_NPUB_FORMAT_VERSION;
+        snprintf(k.compiler, sizeof(k.compiler), "%s", npu_compiler_version_str());
+        snprintf(b->cache_path, sizeof(b->cache_path), "%s/%016llx.npub", dir,
+                 (unsigned long long)npu_xxh64(&k, sizeof(k), 0));
+        struct stat sb;
+        if (!want_outputs && !stat(b->cache_path, &sb)) {
+            char err[512] = "";
+            struct npu_npub *a = NULL;
+            npu_npub_load_ex(b->cache_path, &a, err, sizeof(err), NPU_NPUB_QUIET);
+            const struct npu_npub_meta *m = a ? npu_npub_get_meta(a) : NULL;
+            if (m && m->model_hash == b->model_hash && m->options_hash == b->options_hash) {
+                b->art = a;
+                b->prog = npu_npub_program(a);
+                b->from_cache = true;
+                b->load_s = now() - t0;
+                npu_info(DOM, "%s: compile cache hit (%s)", path, b->cache_path);
+                *out = b;
+                return NPU_OK;
+            }
+            npu_warn(DOM, "%s: cache entry %s %s%s; recompiling", path, b->cache_path,
+                     a ? "belongs to another model or options" : "is unusable: ", a ? "" : err);
+            npu_npub_free(a);
+        }
+    }
+    double c0 = now();
+    if ((st = compile(path, o, &b->owned))) {
+        free(b);
+        return st;
+    }
+    b->prog = b->owned;
+    b->compile_s = now() - c0;
+    if (dir) {
+        struct npu_npub_meta meta = {.model_hash = b->model_hash,
+                                     .options_hash = b->options_hash, .options = opt_text,
+                                     .source = path};
+        mkdir(dir, 0755); /* one level; an existing folder is fine */
+        if (npu_npub_save(b->prog, &meta, b->cache_path))
+            npu_warn(DOM, "%s: cannot write the compile cache entry %s", path, b->cache_path);
+    }
+    b->load_s = now() - t0;
+    *out = b;
+    return NPU_OK;
+}

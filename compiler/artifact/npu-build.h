@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-build.h: from a model file to a compiled program, the way the model
+ * API's NPU backends, npuc and npu-bench do it:
+ *
+ *   .npub                 loaded and validated (npu-npub.h)
+ *   .onnx / .npuir        compile cache lookup; on a miss: import, front-end
+ *                         passes (npu_compile), partitioning by cost
+ *                         (npu-partition.h), lowering (npu_lower_graph),
+ *                         codegen (npu_codegen), then the cache entry is
+ *                         written
+ *
+ * The compile cache (docs/npub-format.md, docs/performance.md) is a folder of
+ * .npub files named by a 64-bit key over the model's content hash (the file's
+ * bytes and every external-data file it names), the compiler version, the
+ * program and format versions, and the options that change the program.
+ * Entries are written atomically; an entry that fails to load (damaged,
+ * other version, other model) is ignored, rebuilt and replaced.
+ */
+#ifndef NPU_BUILD_H
+#define NPU_BUILD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "npu-partition.h"
+#include "npu/npu-backend.h"
+#include "npu/npu-program.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Environment variable naming the compile cache folder when the caller gives
+ * none. */
+#define NPU_CACHE_ENV "NPU_CACHE_DIR"
+/* Environment variable overriding the default partitioning mode: "cost"
+ * (default), "supported" (every node an NPU handler takes goes to the NPU;
+ * what the accuracy tests use so that the NPU really computes), "cpu". */
+#define NPU_PARTITION_ENV "NPU_PARTITION"
+
+struct npu_build_options {
+    const char *dim_values;     /* symbolic input dims ("batch=2") */
+    const char *cache_dir;      /* NULL: $NPU_CACHE_DIR if set, else no cache */
+    bool no_cache;              /* ignore the cache even if configured */
+    int cpu_threads;            /* CPU op threads (partitioning measures with them) */
+    enum npu_partition_mode partition;
+    struct npu_backend_options backend;
+    bool no_fusion;             /* front-end fusions off */
+    /* Outputs for tools (may be NULL): */
+    FILE *emit_ir;              /* the lowered IR in text form (route b) */
+    struct npu_partition_report *report; /* the partition decisions */
+    /* Called with the lowered graph after codegen (a real compile only, not
+     * on a cache hit or for a .npub); npu-bench reads per-node estimates. */
+    void (*on_lowered)(const struct npu_graph *g, const struct npu_program *p, void *user);
+    void *on_lowered_user;
+};
+
+struct npu_built {
+    const struct npu_program *prog;
+    bool from_cache;            /* the program came from the compile cache */
+    bool from_npub;             /* the model file was an artifact */
+    double compile_s;           /* wall time of import + compile (0 when loaded) */
+    double load_s;              /* wall time of the whole call */
+    uint64_t model_hash, options_hash;
+    char cache_path[1024];      /* the entry used or written, "" without a cache */
+    /* private */
+    struct npu_program *owned;  /* from npu_codegen */
+    struct npu_npub *art;       /* from a .npub */
+};
+
+enum npu_status npu_build(const char *path, const struct npu_build_options *o,
+                          struct npu_built **out);
+void npu_built_free(struct npu_built *b);
+
+/* Content hash of a model: XXH64 over the file and every external-data file
+ * its initializers name (in order, with their names). */
+enum npu_status npu_model_content_hash(const char *path, uint64_t *out);
+/* Hash of the options that change the compiled program, and their text. */
+uint64_t npu_build_options_hash(const struct npu_build_options *o, char *text, size_t len);
+/* The partitioning mode these options and the environment give. */
+enum npu_partition_mode npu_build_partition_mode(const struct npu_build_options *o);
+/* The cache folder these options use (NULL: none). */
+const char *npu_build_cache_dir(const struct npu_build_options *o);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NPU_BUILD_H */

@@ -1,0 +1,401 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-partition.c: partitioning by cost (npu-partition.h). The estimate of a
+ * placement d (one device per node) is
+ *
+ *   T(d) = sum_n cost(n, d[n])                  NPU: modeled, CPU: measured
+ *        + sum_v convert(v) when v crosses      host conversion of v's bytes
+ *        + 60 us * (NPU runs in graph order)    one submit per job
+ *
+ * and the search minimises it: start from every node on its cheaper side
+ * (greedy), then repeatedly try flipping single nodes and whole runs of
+ * same-side nodes (which is how two NPU segments separated by a cheap CPU
+ * run merge into one job, or how an NPU island too small to pay for its
+ * conversions and submit goes back to the CPU), keeping any move that lowers
+ * T, until none does. T is recomputed from scratch for each candidate: it is
+ * linear in nodes + edges, and graphs are hundreds of nodes.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npu-partition.h"
+
+#define DOM "partition"
+#define MAX_ROUNDS 64
+
+struct pval {
+    int producer;      /* node index, -1 = graph input (host) */
+    int *users;        /* node indices */
+    int nusers;
+    bool is_output;
+    double conv_s;     /* conversion cost if it crosses */
+};
+
+struct pctx {
+    int n;
+    struct npu_node **nodes;
+    bool *sup, *locked;
+    double *npu_s, *cpu_s;
+    struct pval *vals;
+    int nvals;
+    double submit_s;
+};
+
+/* T(d), and when att is non-NULL the per-node attribution of conversion
+ * (att[2i]) and submit (att[2i+1]) costs. */
+static double
+total(const struct pctx *c, const uint8_t *d, double *att)
+{
+    double t = 0;
+    if (att)
+        memset(att, 0, sizeof(double) * 2 * (size_t)c->n);
+    for (int i = 0; i < c->n; i++)
+        t += d[i] ? c->npu_s[i] : c->cpu_s[i];
+    for (int k = 0; k < c->nvals; k++) {
+        const struct pval *v = &c->vals[k];
+        int pd = v->producer >= 0 ? d[v->producer] : 0;
+        int first_npu = -1;
+        bool need_host = v->is_output;
+        for (int u = 0; u < v->nusers; u++) {
+            if (d[v->users[u]]) {
+                if (first_npu < 0)
+                    first_npu = v->users[u];
+            } else {
+                need_host = true;
+            }
+        }
+        if (!pd && first_npu >= 0) {
+            t += v->conv_s;
+            if (att)
+                att[2 * first_npu] += v->conv_s;
+        } else if (pd && need_host) {
+            t += v->conv_s;
+            if (att)
+                att[2 * v->producer] += v->conv_s;
+        }
+    }
+    for (int i = 0; i < c->n; i++)
+        if (d[i] && (i == 0 || !d[i - 1])) {
+            t += c->submit_s;
+            if (att)
+                att[2 * i + 1] += c->submit_s;
+        }
+    return t;
+}
+
+static bool
+real_supports(const struct npu_graph *g, const struct npu_node *n, char *why, size_t len,
+              const struct npu_backend_options *bo)
+{
+    return npu_backend_supports(g, n, bo, why, len);
+}
+
+static enum npu_status
+build(struct pctx *c, struct npu_graph *g, const struct npu_partition_options *o)
+{
+    const struct npu_partition_oracle *or = o->oracle;
+    enum npu_status st = npu_graph_update_uses(g);
+    if (st)
+        return st;
+    c->n = g->nnodes;
+    c->nodes = calloc((size_t)c->n + 1, sizeof(*c->nodes));
+    c->sup = calloc((size_t)c->n + 1, sizeof(bool));
+    c->locked = calloc((size_t)c->n + 1, sizeof(bool));
+    c->npu_s = calloc((size_t)c->n + 1, sizeof(double));
+    c->cpu_s = calloc((size_t)c->n + 1, sizeof(double));
+    c->vals = calloc((size_t)g->nvalues + 1, sizeof(*c->vals));
+    if (!c->nodes || !c->sup || !c->locked || !c->npu_s || !c->cpu_s || !c->vals)
+        return NPU_ERR_NOMEM;
+    c->submit_s = NPU_TM1_SUBMIT_OVERHEAD_S;
+    double rate = or && or->convert_bytes_per_s > 0 ? or->convert_bytes_per_s : npu_convert_rate();
+    int i = 0;
+    npu_graph_for_each_node(g, n) {
+        c->nodes[i] = n;
+        n->pass_data = (void *)(intptr_t)i;
+        i++;
+    }
+    for (int k = 0; k < g->nvalues; k++) {
+        struct npu_value *v = g->values[k];
+        if (v->kind == NPU_VALUE_CONST || (!v->nusers && !v->is_output))
+            continue;
+        struct pval *pv = &c->vals[c->nvals];
+        pv->producer = v->kind == NPU_VALUE_NODE && v->producer ?
+                           (int)(intptr_t)v->producer->pass_data : -1;
+        pv->is_output = v->is_output;
+        pv->users = calloc((size_t)v->nusers + 1, sizeof(int));
+        if (!pv->users)
+            return NPU_ERR_NOMEM;
+        for (int u = 0; u < v->nusers; u++) {
+            int ui = (int)(intptr_t)v->users[u]->pass_data;
+            bool dup = false;
+            for (int q = 0; q < pv->nusers; q++)
+                dup |= pv->users[q] == ui;
+            if (!dup)
+                pv->users[pv->nusers++] = ui;
+        }
+        int64_t nb = npu_tensor_nbytes(&v->t);
+        pv->conv_s = nb > 0 ? (double)nb / rate : 0;
+        c->nvals++;
+    }
+    return NPU_OK;
+}
+
+static void
+pctx_free(struct pctx *c)
+{
+    for (int k = 0; k < c->nvals; k++)
+        free(c->vals[k].users);
+    free(c->vals);
+    free(c->nodes);
+    free(c->sup);
+    free(c->locked);
+    free(c->npu_s);
+    free(c->cpu_s);
+}
+
+/* Flips nodes [a, b] to `to` when that lowers T; returns whether it did. */
+static bool
+try_move(const struct pctx *c, uint8_t *d, int a, int b, uint8_t to, double *best)
+{
+    uint8_t save[1024];
+    uint8_t *tmp = (b - a + 1) <= (int)sizeof(save) ? save : malloc((size_t)(b - a + 1));
+    if (!tmp)
+        return false;
+    for (int i = a; i <= b; i++) {
+        if (c->locked[i] || (to && !c->sup[i])) {
+            if (tmp != save)
+                free(tmp);
+            return false;
+        }
+    }
+    memcpy(tmp, d + a, (size_t)(b - a + 1));
+    memset(d + a, to, (size_t)(b - a + 1));
+    double t = total(c, d, NULL);
+    bool ok = t < *best - 1e-12;
+    if (ok)
+        *best = t;
+    else
+        memcpy(d + a, tmp, (size_t)(b - a + 1));
+    if (tmp != save)
+        free(tmp);
+    return ok;
+}
+
+static void
+search(const struct pctx *c, uint8_t *d)
+{
+    double best = total(c, d, NULL);
+    for (int round = 0; round < MAX_ROUNDS; round++) {
+        bool improved = false;
+        /* whole runs first: they are what merges segments */
+        for (int a = 0; a < c->n;) {
+            int b = a;
+            while (b + 1 < c->n && d[b + 1] == d[a])
+                b++;
+            improved |= try_move(c, d, a, b, !d[a], &best);
+            a = b + 1;
+        }
+        for (int i = 0; i < c->n; i++)
+            improved |= try_move(c, d, i, i, !d[i], &best);
+        if (!improved)
+            break;
+    }
+}
+
+enum npu_status
+npu_partition(struct npu_graph *g, const struct npu_partition_options *opts,
+              struct npu_partition_report *rep)
+{
+    static const struct npu_partition_options defaults;
+    static const struct npu_backend_options bdefaults;
+    const struct npu_partition_options *o = opts ? opts : &defaults;
+    const struct npu_backend_options *bo = o->backend ? o->backend : &bdefaults;
+    const struct npu_partition_oracle *or = o->oracle;
+    struct pctx c;
+    memset(&c, 0, sizeof(c));
+    if (rep)
+        memset(rep, 0, sizeof(*rep));
+    enum npu_status st = build(&c, g, o);
+    uint8_t *d = NULL, *d0 = NULL;
+    double *att = NULL;
+    char (*why)[160] = NULL;
+    bool *measured = NULL;
+    if (st)
+        goto out;
+    d = calloc((size_t)c.n + 1, 1);
+    d0 = calloc((size_t)c.n + 1, 1);
+    att = calloc(2 * (size_t)c.n + 2, sizeof(double));
+    why = calloc((size_t)c.n + 1, sizeof(*why));
+    measured = calloc((size_t)c.n + 1, sizeof(bool));
+    if (!d || !d0 || !att || !why || !measured) {
+        st = NPU_ERR_NOMEM;
+        goto out;
+    }
+    for (int i = 0; i < c.n; i++) {
+        struct npu_node *n = c.nodes[i];
+        if (npu_op_is_rk(n->op)) { /* already lowered: stays where it is */
+            c.locked[i] = c.sup[i] = true;
+            d[i] = 1;
+            measured[i] = true;
+            continue;
+        }
+        why[i][0] = 0;
+        c.sup[i] = or && or->supports ? or->supports(g, n, why[i], sizeof(why[i]), or->user)
+                                      : real_supports(g, n, why[i], sizeof(why[i]), bo);
+        if (c.sup[i]) {
+            c.npu_s[i] = or && or->npu_cost ? or->npu_cost(g, n, or->user)
+                                            : npu_backend_cost(g, n, bo);
+            if (!(c.npu_s[i] >= 0) || !isfinite(c.npu_s[i])) {
+                /* supported but no estimate: the cost of moving its bytes once */
+                int64_t b = 0;
+                for (int k = 0; k < n->nin; k++)
+                    if (n->in[k])
+                        b += NPU_MAX(npu_tensor_nbytes(&n->in[k]->t), 0) / 2;
+                for (int k = 0; k < n->nout; k++)
+                    b += NPU_MAX(npu_tensor_nbytes(&n->out[k]->t), 0) / 2;
+                c.npu_s[i] = 2e-6 + (double)b / 10e9;
+                snprintf(why[i], sizeof(why[i]), "no modeled cost from the handler: "
+                         "estimated from its bytes");
+            }
+        } else {
+            c.npu_s[i] = -1;
+            if (!why[i][0])
+                snprintf(why[i], sizeof(why[i]), "no NPU handler for %s", npu_op_name(n->op));
+        }
+        measured[i] = true;
+        if (o->mode != NPU_PARTITION_COST && !rep)
+            c.cpu_s[i] = 0; /* not needed for the decision, nobody asked for the figures */
+        else if (or && or->cpu_cost)
+            c.cpu_s[i] = or->cpu_cost(g, n, or->user);
+        else
+            c.cpu_s[i] = npu_cpu_cost(g, n, o->cpu_threads, o->cache_dir, &measured[i]);
+        if (n->device != NPU_DEVICE_ANY) { /* placed by the caller */
+            c.locked[i] = true;
+            d[i] = n->device == NPU_DEVICE_NPU && c.sup[i];
+            continue;
+        }
+        switch (o->mode) {
+        case NPU_PARTITION_CPU: d[i] = 0; break;
+        case NPU_PARTITION_SUPPORTED: d[i] = c.sup[i]; break;
+        default: d[i] = c.sup[i] && c.npu_s[i] < c.cpu_s[i]; break;
+        }
+    }
+    memcpy(d0, d, (size_t)c.n);
+    double greedy = total(&c, d, NULL);
+    if (o->mode == NPU_PARTITION_COST)
+        search(&c, d);
+    double t = total(&c, d, att);
+    int jobs = 0, npun = 0;
+    for (int i = 0; i < c.n; i++) {
+        c.nodes[i]->device = d[i] ? NPU_DEVICE_NPU : NPU_DEVICE_CPU;
+        c.nodes[i]->cost = d[i] ? c.npu_s[i] : c.cpu_s[i];
+        npun += d[i];
+        jobs += d[i] && (i == 0 || !d[i - 1]);
+        c.nodes[i]->pass_data = NULL;
+    }
+    memset(d0, 0, (size_t)c.n);
+    double all_cpu = total(&c, d0, NULL);
+    npu_info(DOM, "%d of %d nodes on the NPU in %d job(s); estimate %.3f ms (all on the CPU: "
+             "%.3f ms)", npun, c.n, jobs, t * 1e3, all_cpu * 1e3);
+    if (rep) {
+        rep->all_cpu_s = all_cpu;
+        rep->greedy_s = greedy;
+        rep->total_s = t;
+        rep->npu_nodes = npun;
+        rep->npu_jobs = jobs;
+        rep->convert_bytes_per_s = or && or->convert_bytes_per_s > 0 ? or->convert_bytes_per_s
+                                                                      : npu_convert_rate();
+        rep->n = c.n;
+        rep->nodes = calloc((size_t)c.n + 1, sizeof(*rep->nodes));
+        if (!rep->nodes) {
+            st = NPU_ERR_NOMEM;
+            goto out;
+        }
+        for (int i = 0; i < c.n; i++) {
+            struct npu_partition_node *pn = &rep->nodes[i];
+            const struct npu_node *n = c.nodes[i];
+            pn->name = strdup(n->name ? n->name : ""); /* the graph may go first */
+            if (!pn->name) {
+                st = NPU_ERR_NOMEM;
+                goto out;
+            }
+            pn->op = n->op;
+            pn->index = i;
+            pn->supported = c.sup[i];
+            memcpy(pn->why, why[i], sizeof(pn->why));
+            pn->npu_s = c.npu_s[i];
+            pn->cpu_s = c.cpu_s[i];
+            pn->cpu_measured = measured[i];
+            pn->convert_s = att[2 * i];
+            pn->submit_s = att[2 * i + 1];
+            pn->device = n->device;
+        }
+    }
+out:
+    free(d);
+    free(d0);
+    free(att);
+    free(why);
+    free(measured);
+    pctx_free(&c);
+    return st;
+}
+
+void
+npu_partition_report_free(struct npu_partition_report *r)
+{
+    if (!r)
+        return;
+    for (int i = 0; r->nodes && i < r->n; i++)
+        free((char *)r->nodes[i].name);
+    free(r->nodes);
+    memset(r, 0, sizeof(*r));
+}
+
+static void
+us(FILE *f, double s, int width)
+{
+    if (s < 0)
+        fprintf(f, " %*s", width, "-");
+    else
+        fprintf(f, " %*.1f", width, s * 1e6);
+}
+
+void
+npu_partition_report_print(const struct npu_partition_report *r, FILE *f)
+{
+    fprintf(f, "partition: NPU cost modeled (timing model v1); CPU cost measured on this host; "
+               "conversions at %.2f GB/s (measured); submit %.0f us per NPU job (timing model "
+               "v1)\n", r->convert_bytes_per_s * 1e-9, NPU_TM1_SUBMIT_OVERHEAD_S * 1e6);
+    fprintf(f, "%4s  %-36s %-20s %-5s %10s %10s %9s %9s  %s\n", "#", "node", "op", "place",
+            "npu_us", "cpu_us", "conv_us", "submit", "reason");
+    for (int i = 0; i < r->n; i++) {
+        const struct npu_partition_node *n = &r->nodes[i];
+        char name[37];
+        snprintf(name, sizeof(name), "%s", n->name[0] ? n->name : "(unnamed)");
+        fprintf(f, "%4d  %-36s %-20s %-5s", n->index, name, npu_op_name(n->op),
+                n->device == NPU_DEVICE_NPU ? "npu" : "cpu");
+        us(f, n->npu_s, 10);
+        us(f, n->cpu_s, 10);
+        fprintf(f, "%s", n->cpu_measured ? "" : "~");
+        us(f, n->convert_s, n->cpu_measured ? 9 : 8);
+        us(f, n->submit_s, 9);
+        const char *reason = n->why;
+        if (!reason[0] && n->supported && n->device == NPU_DEVICE_CPU)
+            reason = n->npu_s >= n->cpu_s ? "CPU is faster"
+                                           : "NPU faster alone, but conversions and submits "
+                                             "outweigh it";
+        fprintf(f, "  %s\n", reason);
+    }
+    fprintf(f, "estimate: %.3f ms with %d node(s) on the NPU in %d job(s); all on the CPU "
+               "%.3f ms; each node on its cheaper side %.3f ms (~ = CPU cost estimated, the "
+               "kernel could not run on synthetic inputs)\n",
+            r->total_s * 1e3, r->npu_nodes, r->npu_jobs, r->all_cpu_s * 1e3, r->greedy_s * 1e3);
+}
+
+enum npu_status
+npu_pass_partition(struct npu_graph *g)
+{
+    return npu_partition(g, NULL, NULL);
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-program-check.h: the parts of the program executor that do not touch a
+ * device: whole-program validation and the layout/dtype conversions. Kept
+ * apart from npu-program-exec.h because that one includes npu-device.h,
+ * whose `struct npu_device` cannot share a translation unit with the IR's
+ * `enum npu_device` (npu-ir.h): C gives struct and enum tags one namespace.
+ * The artifact loader, which also runs IR shape inference, includes this.
+ */
+#ifndef NPU_PROGRAM_CHECK_H
+#define NPU_PROGRAM_CHECK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "npu/npu-common.h"
+#include "npu/npu-program.h"
+#include "npu/npu-tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Checks every count, index, enum value, offset, size and relocation of a
+ * program against the others (the arrays it points to must exist for the
+ * counts it gives: the caller guarantees the pointers, this function the
+ * consistency). On failure writes a message naming the field to msg (may be
+ * NULL) and returns NPU_ERR_CORRUPT. npu_prog_model_create calls it; the
+ * artifact loader calls it too, after its own file-level checks.
+ */
+enum npu_status npu_program_validate(const struct npu_program *p, char *msg, size_t msg_len);
+
+/* ---- conversions (also used by the compiler's tests and tools) --------- */
+
+/* Memory dtype of a program tensor (mem_dtype, or t.dtype when undefined). */
+enum npu_dtype npu_prog_mem_dtype(const struct npu_prog_tensor *t);
+/* Bytes the tensor's layout needs; UINT64_MAX if its description is inconsistent
+ * (dims vs npu_c/npu_h/npu_w, npu_order, dtype, layout). */
+uint64_t npu_prog_tensor_need(const struct npu_prog_tensor *t);
+/* Whether a CONVERT from src to dst is supported (dtype pair, layouts, equal
+ * element counts); if not, *why (may be NULL) says what is wrong. */
+bool npu_prog_convert_ok(const struct npu_prog_tensor *src, const struct npu_prog_tensor *dst,
+                         const char **why);
+/*
+ * Converts src's contents (laid out as src describes) into dst (as dst
+ * describes). Both must satisfy npu_prog_convert_ok and be large enough;
+ * tmp is scratch of npu_prog_convert_scratch(src, dst) bytes (may be NULL
+ * when that is 0). Padding channels of NC1HWC2 destinations are zeroed.
+ */
+size_t npu_prog_convert_scratch(const struct npu_prog_tensor *src,
+                                const struct npu_prog_tensor *dst);
+enum npu_status npu_prog_convert(const struct npu_prog_tensor *src, const void *src_data,
+                                 const struct npu_prog_tensor *dst, void *dst_data, void *tmp);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NPU_PROGRAM_CHECK_H */

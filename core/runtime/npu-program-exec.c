@@ -1,0 +1,607 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-program-exec.c: runs a compiled program (npu-program.h) on a device.
+ *
+ * Loading validates the program and uploads the weights into one BO shared
+ * by every session. A session allocates its activation BO, host arena and,
+ * per job, a regcmd BO holding the job's image relocated to this session's
+ * BO addresses (npu_image_relocate: WEIGHTS, ACT, and the regcmd BO itself
+ * for the PC chain) and a task BO of vendor descriptors
+ * (npu_image_fill_rknpu_tasks). All of that is done once; a run then binds
+ * the inputs, walks the steps in order (CPU kernels on host tensors, CONVERT
+ * steps, one submit + wait per NPU job) and hands back views of the outputs.
+ *
+ * Submits (facts §4.1): flags PC | PINGPONG as the vendor runtime sends them,
+ * the session's core as a one-bit core mask (or 0 = the driver's choice),
+ * every subcore_task slot naming the job's whole task range (with a one-bit
+ * mask the core reads the slot of its own index; with mask 0 the chosen
+ * core's slot, which is why the vendor runtime fills them all).
+ *
+ * Cache maintenance: NPU tensors the host writes are synced to the device
+ * right after the write, and ones it reads are synced from the device right
+ * before, range by range (npu_bo_sync); the simulator ignores it, hardware
+ * backends with cached mappings need it.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "npu-program-priv.h"
+#include "npu-task.h"
+
+#define HOST_ALIGN 64
+
+struct npu_prog_model {
+    struct npu_device *dev;
+    const struct npu_program *p;
+    struct npu_bo *weights;
+    unsigned n_cores;
+    int job_timeout_ms;
+    uint32_t submit_timeout_ms;
+    size_t scratch_bytes; /* largest conversion scratch */
+    size_t out_bytes;     /* host copies of outputs that are not arena views */
+    uint64_t *out_off;    /* per output: offset in the output buffer, UINT64_MAX = view */
+};
+
+struct sjob {
+    struct npu_bo *regcmd, *tasks;
+};
+
+struct npu_prog_session {
+    struct npu_prog_model *m;
+    int core;
+    struct npu_bo *act;
+    uint8_t *act_map;
+    uint8_t *host, *scratch, *outbuf;
+    struct npu_cpu_ctx *ctx;
+    struct sjob *jobs;
+    struct npu_tensor *views;  /* per tensor: host data or NPU mapping */
+    struct npu_job *pending;   /* a job that outlived its wait */
+    char err[640];
+};
+
+static double
+now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void *
+host_alloc(size_t n)
+{
+    void *p = aligned_alloc(HOST_ALIGN, NPU_ALIGN(n ? n : 1, HOST_ALIGN));
+    if (p)
+        memset(p, 0, NPU_ALIGN(n ? n : 1, HOST_ALIGN));
+    return p;
+}
+
+static bool
+uses_npu(const struct npu_program *p)
+{
+    if (p->n_jobs)
+        return true;
+    for (int i = 0; i < p->n_tensors; i++)
+        if (p->tensors[i].place == NPU_PLACE_NPU)
+            return true;
+    return false;
+}
+
+/* The host view of a tensor the user gives or gets: row-major, logical dtype. */
+static struct npu_prog_tensor
+user_view(const struct npu_prog_tensor *t)
+{
+    struct npu_prog_tensor u = *t;
+    u.place = NPU_PLACE_HOST;
+    u.layout = NPU_LAYOUT_NCHW;
+    u.mem_dtype = t->t.dtype;
+    u.bytes = (uint64_t)npu_tensor_nbytes(&t->t);
+    return u;
+}
+
+enum npu_status
+npu_prog_model_create(struct npu_device *dev, const struct npu_program *p,
+                      const struct npu_prog_options *opts, struct npu_prog_model **out)
+{
+    char msg[512];
+    enum npu_status st;
+    *out = NULL;
+    if ((st = npu_program_validate(p, msg, sizeof(msg)))) {
+        npu_err(PROG_DOM, "invalid program: %s", msg);
+        return st;
+    }
+    if (!dev && uses_npu(p)) {
+        npu_err(PROG_DOM, "the program has NPU jobs or NPU tensors but no device was given");
+        return NPU_ERR_INVALID;
+    }
+    struct npu_prog_model *m = calloc(1, sizeof(*m));
+    if (!m)
+        return NPU_ERR_NOMEM;
+    m->dev = dev;
+    m->p = p;
+    bool simulated = true;
+    m->n_cores = 1;
+    if (dev) {
+        struct npu_device_info info;
+        if ((st = npu_device_get_info(dev, &info)))
+            goto err;
+        m->n_cores = info.n_cores ? info.n_cores : 1;
+        simulated = (info.flags & NPU_DEVICE_SIMULATED) != 0;
+    }
+    m->job_timeout_ms = opts && opts->job_timeout_ms ? opts->job_timeout_ms
+                        : simulated                   ? 600000
+                                                      : 10000;
+    m->submit_timeout_ms = opts ? opts->submit_timeout_ms : 0;
+
+    /* Scratch for conversions: CONVERT steps and the I/O of NPU tensors. */
+    for (int s = 0; s < p->n_steps; s++) {
+        const struct npu_prog_step *stp = &p->steps[s];
+        if (stp->kind == NPU_STEP_CONVERT)
+            m->scratch_bytes = NPU_MAX(m->scratch_bytes,
+                                       npu_prog_convert_scratch(&p->tensors[stp->in[0]],
+                                                                &p->tensors[stp->out[0]]));
+    }
+    for (int i = 0; i < p->n_inputs; i++) {
+        const struct npu_prog_tensor *t = &p->tensors[p->inputs[i]];
+        struct npu_prog_tensor u = user_view(t);
+        if (t->place == NPU_PLACE_NPU) {
+            const char *why;
+            if (!npu_prog_convert_ok(&u, t, &why)) {
+                npu_err(PROG_DOM, "input %d '%s' cannot be converted to its NPU layout: %s", i,
+                        t->name ? t->name : "", why);
+                st = NPU_ERR_CORRUPT;
+                goto err;
+            }
+            m->scratch_bytes = NPU_MAX(m->scratch_bytes, npu_prog_convert_scratch(&u, t));
+        }
+    }
+    m->out_off = calloc((size_t)p->n_outputs, sizeof(*m->out_off));
+    if (!m->out_off) {
+        st = NPU_ERR_NOMEM;
+        goto err;
+    }
+    for (int i = 0; i < p->n_outputs; i++) {
+        const struct npu_prog_tensor *t = &p->tensors[p->outputs[i]];
+        bool is_input = false;
+        for (int k = 0; k < p->n_inputs; k++)
+            is_input |= p->inputs[k] == p->outputs[i];
+        if (t->place == NPU_PLACE_HOST && (t->t.data || !is_input)) {
+            m->out_off[i] = UINT64_MAX; /* a view of the arena or of the constant */
+            continue;
+        }
+        struct npu_prog_tensor u = user_view(t);
+        if (t->place == NPU_PLACE_NPU) {
+            const char *why;
+            if (!npu_prog_convert_ok(t, &u, &why)) {
+                npu_err(PROG_DOM, "output %d '%s' cannot be converted from its NPU layout: %s",
+                        i, t->name ? t->name : "", why);
+                st = NPU_ERR_CORRUPT;
+                goto err;
+            }
+            m->scratch_bytes = NPU_MAX(m->scratch_bytes, npu_prog_convert_scratch(t, &u));
+        }
+        m->out_off[i] = m->out_bytes;
+        m->out_bytes += NPU_ALIGN(u.bytes ? u.bytes : 1, HOST_ALIGN);
+    }
+
+    if (p->weights_bytes) {
+        if ((st = npu_bo_create(dev, p->weights_bytes, 0, &m->weights)))
+            goto err;
+        void *w = npu_bo_map(m->weights);
+        if (!w) {
+            st = NPU_ERR_NOMEM;
+            goto err;
+        }
+        memcpy(w, p->weights, p->weights_bytes);
+        if ((st = npu_bo_sync(m->weights, NPU_SYNC_TO_DEVICE, 0, 0)))
+            goto err;
+    }
+    *out = m;
+    return NPU_OK;
+err:
+    npu_prog_model_destroy(m);
+    return st;
+}
+
+void
+npu_prog_model_destroy(struct npu_prog_model *m)
+{
+    if (!m)
+        return;
+    npu_bo_destroy(m->weights);
+    free(m->out_off);
+    free(m);
+}
+
+const struct npu_program *
+npu_prog_model_program(const struct npu_prog_model *m)
+{
+    return m ? m->p : NULL;
+}
+
+/* Places job j's image in its regcmd BO at this session's addresses and
+ * writes the task descriptors. */
+static enum npu_status
+session_job(struct npu_prog_session *s, int j)
+{
+    const struct npu_prog_model *m = s->m;
+    const struct npu_prog_job *jb = &m->p->jobs[j];
+    struct sjob *sj = &s->jobs[j];
+    enum npu_status st;
+    size_t bytes = (size_t)jb->n_qwords * 8;
+    if ((st = npu_bo_create(m->dev, bytes, 0, &sj->regcmd)) ||
+        (st = npu_bo_create(m->dev, sizeof(struct npu_rknpu_task) * jb->n_tasks, NPU_BO_TASKS,
+                            &sj->tasks)))
+        return st;
+    uint64_t *q = npu_bo_map(sj->regcmd);
+    struct npu_rknpu_task *desc = npu_bo_map(sj->tasks);
+    if (!q || !desc)
+        return NPU_ERR_NOMEM;
+    memcpy(q, jb->regcmd, bytes);
+    struct npu_regcmd_image img = {
+        .qwords = q,
+        .n_qwords = jb->n_qwords,
+        .iova = npu_bo_iova(sj->regcmd),
+        .align = jb->segment_align,
+        .n_tasks = jb->n_tasks,
+        .n_relocs = jb->n_relocs,
+        .cap_relocs = jb->n_relocs,
+    };
+    img.tasks = calloc(jb->n_tasks, sizeof(*img.tasks));
+    img.relocs = calloc(jb->n_relocs + 1, sizeof(*img.relocs));
+    if (!img.tasks || !img.relocs) {
+        free(img.tasks);
+        free(img.relocs);
+        return NPU_ERR_NOMEM;
+    }
+    for (uint32_t t = 0; t < jb->n_tasks; t++)
+        img.tasks[t] = (struct npu_image_task){jb->tasks[t].start, jb->tasks[t].n_body,
+                                               jb->tasks[t].enable_mask, jb->tasks[t].int_mask,
+                                               t};
+    for (uint32_t r = 0; r < jb->n_relocs; r++)
+        img.relocs[r] = (struct npu_reloc){jb->relocs[r].qword, jb->relocs[r].buffer,
+                                           jb->relocs[r].offset};
+    uint32_t iova[NPU_BUF_COUNT] = {
+        [NPU_BUF_WEIGHTS] = m->weights ? npu_bo_iova(m->weights) : 0,
+        [NPU_BUF_ACT] = s->act ? npu_bo_iova(s->act) : 0,
+    };
+    st = npu_image_relocate(&img, iova, NPU_BUF_COUNT);
+    if (!st)
+        st = npu_image_fill_rknpu_tasks(&img, desc, jb->n_tasks);
+    free(img.tasks);
+    free(img.relocs);
+    if (st) {
+        npu_err(PROG_DOM, "job %d: relocation failed", j);
+        return st;
+    }
+    if ((st = npu_bo_sync(sj->regcmd, NPU_SYNC_TO_DEVICE, 0, 0)) ||
+        (st = npu_bo_sync(sj->tasks, NPU_SYNC_TO_DEVICE, 0, 0)))
+        return st;
+    return NPU_OK;
+}
+
+enum npu_status
+npu_prog_session_create(struct npu_prog_model *m, int core, int cpu_threads,
+                        struct npu_prog_session **out)
+{
+    *out = NULL;
+    if (!m)
+        return NPU_ERR_INVALID;
+    const struct npu_program *p = m->p;
+    if (core < -1 || (core >= 0 && (unsigned)core >= m->n_cores)) {
+        npu_err(PROG_DOM, "core %d: the device has cores 0..%u (or -1 for any)", core,
+                m->n_cores - 1);
+        return NPU_ERR_INVALID;
+    }
+    struct npu_prog_session *s = calloc(1, sizeof(*s));
+    enum npu_status st = NPU_ERR_NOMEM;
+    if (!s)
+        return NPU_ERR_NOMEM;
+    s->m = m;
+    s->core = core;
+    s->host = host_alloc(p->host_bytes);
+    s->scratch = host_alloc(m->scratch_bytes);
+    s->outbuf = host_alloc(m->out_bytes);
+    s->views = calloc((size_t)p->n_tensors + 1, sizeof(*s->views));
+    s->jobs = calloc((size_t)p->n_jobs + 1, sizeof(*s->jobs));
+    s->ctx = npu_cpu_ctx_create(cpu_threads);
+    if (!s->host || !s->scratch || !s->outbuf || !s->views || !s->jobs || !s->ctx) {
+        npu_err(PROG_DOM, "cannot allocate a session (%llu bytes of host arena)",
+                (unsigned long long)p->host_bytes);
+        goto err;
+    }
+    if (p->act_bytes) {
+        if ((st = npu_bo_create(m->dev, p->act_bytes, NPU_BO_CACHEABLE, &s->act)))
+            goto err;
+        if (!(s->act_map = npu_bo_map(s->act))) {
+            st = NPU_ERR_NOMEM;
+            goto err;
+        }
+    }
+    uint8_t *wmap = m->weights ? npu_bo_map(m->weights) : NULL;
+    for (int i = 0; i < p->n_tensors; i++) {
+        const struct npu_prog_tensor *t = &p->tensors[i];
+        s->views[i] = t->t;
+        if (t->place == NPU_PLACE_HOST)
+            s->views[i].data = t->t.data ? t->t.data : s->host + t->offset;
+        else
+            s->views[i].data = (t->buffer == NPU_BUF_ACT ? s->act_map : wmap) + t->offset;
+    }
+    for (int j = 0; j < p->n_jobs; j++)
+        if ((st = session_job(s, j)))
+            goto err;
+    *out = s;
+    return NPU_OK;
+err:
+    npu_prog_session_destroy(s);
+    return st;
+}
+
+void
+npu_prog_session_destroy(struct npu_prog_session *s)
+{
+    if (!s)
+        return;
+    npu_job_destroy(s->pending); /* waits for it: its BOs must outlive it */
+    for (int j = 0; s->jobs && j < s->m->p->n_jobs; j++) {
+        npu_bo_destroy(s->jobs[j].regcmd);
+        npu_bo_destroy(s->jobs[j].tasks);
+    }
+    npu_bo_destroy(s->act);
+    npu_cpu_ctx_destroy(s->ctx);
+    free(s->jobs);
+    free(s->views);
+    free(s->host);
+    free(s->scratch);
+    free(s->outbuf);
+    free(s);
+}
+
+const char *
+npu_prog_session_error(const struct npu_prog_session *s)
+{
+    return s ? s->err : "";
+}
+
+static enum npu_status NPU_PRINTF(3, 4)
+run_fail(struct npu_prog_session *s, enum npu_status st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->err, sizeof(s->err), fmt, ap);
+    va_end(ap);
+    npu_err(PROG_DOM, "%s", s->err);
+    return st;
+}
+
+static struct npu_bo *
+bo_of(const struct npu_prog_session *s, const struct npu_prog_tensor *t)
+{
+    return t->buffer == NPU_BUF_ACT ? s->act : s->m->weights;
+}
+
+static enum npu_status
+sync_tensor(struct npu_prog_session *s, const struct npu_prog_tensor *t, unsigned dir)
+{
+    if (t->place != NPU_PLACE_NPU || !t->bytes)
+        return NPU_OK;
+    return npu_bo_sync(bo_of(s, t), dir, t->offset, t->bytes);
+}
+
+static enum npu_status
+run_job(struct npu_prog_session *s, int step, struct npu_prog_run_stats *rs)
+{
+    const struct npu_prog_model *m = s->m;
+    const struct npu_prog_step *stp = &m->p->steps[step];
+    const struct npu_prog_job *jb = &m->p->jobs[stp->job];
+    struct npu_submit sub;
+    memset(&sub, 0, sizeof(sub));
+    sub.task_bo = s->jobs[stp->job].tasks;
+    sub.task_start = 0;
+    sub.task_number = jb->n_tasks;
+    sub.core_mask = s->core < 0 ? 0 : 1u << s->core;
+    for (unsigned i = 0; i < NPU_SUBCORE_SLOTS; i++)
+        sub.subcore_task[i] = (struct npu_subcore_range){0, jb->n_tasks};
+    sub.flags = NPU_JOB_PC | NPU_JOB_PINGPONG;
+    sub.timeout_ms = m->submit_timeout_ms;
+    const char *nm = stp->name ? stp->name : "";
+
+    struct npu_job *job = NULL;
+    enum npu_status st = npu_job_submit(m->dev, &sub, &job);
+    if (st)
+        return run_fail(s, st, "step %d '%s': job %d (%u tasks) refused at submit: %s", step, nm,
+                        stp->job, jb->n_tasks, npu_status_str(st));
+    struct npu_job_result r;
+    memset(&r, 0, sizeof(r));
+    st = npu_job_wait(job, m->job_timeout_ms, &r);
+    if (st == NPU_ERR_TIMEOUT && r.status != NPU_ERR_TIMEOUT) {
+        /* Still running: keep the job (its BOs stay alive with the session). */
+        s->pending = job;
+        return run_fail(s, st, "step %d '%s': job %d on core %d did not finish within %d ms",
+                        step, nm, stp->job, s->core, m->job_timeout_ms);
+    }
+    if (st) {
+        run_fail(s, st, "step %d '%s': job %d (%u tasks) on core %d failed: %s: %s", step, nm,
+                 stp->job, jb->n_tasks, s->core, npu_status_str(st),
+                 r.message[0] ? r.message : "(no message)");
+        npu_job_destroy(job);
+        return st;
+    }
+    rs->submits++;
+    rs->tasks += jb->n_tasks;
+    rs->core_mask |= r.core_mask;
+    if (rs->steps)
+        rs->steps[step].tasks = jb->n_tasks;
+    if (r.timing_valid) {
+        rs->npu_modeled_s += r.modeled_s;
+        rs->dma_bytes += r.dma_bytes;
+        rs->macs += r.macs;
+        rs->mac_utilisation += r.mac_utilisation * r.modeled_s; /* normalised at the end */
+        if (rs->steps) {
+            struct npu_prog_step_stats *ss = &rs->steps[step];
+            ss->modeled_s = r.modeled_s;
+            ss->dma_bytes = r.dma_bytes;
+            ss->macs = r.macs;
+            ss->mac_utilisation = r.mac_utilisation;
+        }
+        for (uint32_t i = 0; rs->task_stats && i < r.n_tasks; i++) {
+            const struct npu_task_timing *tt = &r.tasks[i];
+            if (rs->n_task_stats >= rs->task_cap)
+                break;
+            const char *tn = tt->task < jb->n_tasks ? jb->tasks[tt->task].name : NULL;
+            rs->task_stats[rs->n_task_stats++] = (struct npu_prog_task_stats){
+                .step = step, .task = tt->task, .name = tn ? tn : nm,
+                .modeled_s = tt->task_s, .dma_bytes = tt->dma_bytes, .macs = tt->macs,
+                .mac_utilisation = tt->mac_utilisation};
+        }
+    } else {
+        rs->timing_valid = false;
+    }
+    npu_job_destroy(job);
+    return NPU_OK;
+}
+
+static enum npu_status
+run_convert(struct npu_prog_session *s, int step)
+{
+    const struct npu_program *p = s->m->p;
+    const struct npu_prog_step *stp = &p->steps[step];
+    const struct npu_prog_tensor *a = &p->tensors[stp->in[0]], *b = &p->tensors[stp->out[0]];
+    enum npu_status st;
+    if ((st = sync_tensor(s, a, NPU_SYNC_FROM_DEVICE)) ||
+        (st = npu_prog_convert(a, s->views[stp->in[0]].data, b, s->views[stp->out[0]].data,
+                               s->scratch)) ||
+        (st = sync_tensor(s, b, NPU_SYNC_TO_DEVICE)))
+        return run_fail(s, st, "step %d '%s': conversion failed: %s", step,
+                        stp->name ? stp->name : "", npu_status_str(st));
+    return NPU_OK;
+}
+
+static enum npu_status
+run_cpu(struct npu_prog_session *s, int step)
+{
+    const struct npu_prog_step *stp = &s->m->p->steps[step];
+    const struct npu_tensor *in[64];
+    struct npu_tensor *out[64];
+    for (int k = 0; k < stp->nin; k++)
+        in[k] = stp->in[k] >= 0 ? &s->views[stp->in[k]] : NULL;
+    for (int k = 0; k < stp->nout; k++)
+        out[k] = &s->views[stp->out[k]];
+    enum npu_status st = prog_cpu_step(s->ctx, stp, in, out);
+    if (st)
+        return run_fail(s, st, "step %d '%s': CPU kernel %s failed: %s", step,
+                        stp->name ? stp->name : "", npu_op_name(stp->op), npu_status_str(st));
+    return NPU_OK;
+}
+
+enum npu_status
+npu_prog_session_run(struct npu_prog_session *s, const struct npu_tensor *inputs, int nin,
+                     struct npu_tensor *outputs, int nout, struct npu_prog_run_stats *stats)
+{
+    struct npu_prog_run_stats local = {0}, *rs = stats ? stats : &local;
+    if (!s || (nin && !inputs) || (nout && !outputs))
+        return NPU_ERR_INVALID;
+    const struct npu_program *p = s->m->p;
+    struct npu_prog_step_stats *steps = rs->steps;
+    struct npu_prog_task_stats *tstats = rs->task_stats;
+    size_t tcap = rs->task_cap;
+    memset(rs, 0, sizeof(*rs));
+    rs->steps = steps;
+    rs->task_stats = tstats;
+    rs->task_cap = tstats ? tcap : 0;
+    rs->timing_valid = true;
+    if (steps)
+        memset(steps, 0, sizeof(*steps) * (size_t)p->n_steps);
+    s->err[0] = 0;
+    double t0 = now();
+    enum npu_status st;
+
+    if (s->pending) {
+        struct npu_job_result r;
+        if (npu_job_wait(s->pending, 0, &r) == NPU_ERR_TIMEOUT && r.status != NPU_ERR_TIMEOUT)
+            return run_fail(s, NPU_ERR_BUSY, "a job of an earlier run is still running");
+        npu_job_destroy(s->pending);
+        s->pending = NULL;
+    }
+    if (nin != p->n_inputs || nout != p->n_outputs)
+        return run_fail(s, NPU_ERR_INVALID, "the program has %d inputs and %d outputs, %d and %d "
+                        "given", p->n_inputs, p->n_outputs, nin, nout);
+    for (int i = 0; i < nin; i++) {
+        int ti = p->inputs[i];
+        const struct npu_prog_tensor *t = &p->tensors[ti];
+        const struct npu_tensor *u = &inputs[i];
+        if (u->dtype != t->t.dtype || u->ndim != t->t.ndim ||
+            memcmp(u->dims, t->t.dims, sizeof(int64_t) * (size_t)u->ndim) ||
+            (!u->data && npu_tensor_numel(u) > 0))
+            return run_fail(s, NPU_ERR_INVALID, "input %d ('%s') must be %s of rank %d with the "
+                            "program's dims", i, t->name ? t->name : "",
+                            npu_dtype_name(t->t.dtype), t->t.ndim);
+        if (t->place == NPU_PLACE_HOST) {
+            s->views[ti].data = (void *)u->data; /* read in place: no step writes an input */
+            continue;
+        }
+        double c0 = now();
+        struct npu_prog_tensor uv = user_view(t);
+        if ((st = npu_prog_convert(&uv, u->data, t, s->views[ti].data, s->scratch)) ||
+            (st = sync_tensor(s, t, NPU_SYNC_TO_DEVICE)))
+            return run_fail(s, st, "input %d ('%s'): conversion to the NPU layout failed", i,
+                            t->name ? t->name : "");
+        rs->convert_s += now() - c0;
+    }
+
+    for (int i = 0; i < p->n_steps; i++) {
+        const struct npu_prog_step *stp = &p->steps[i];
+        double a = now();
+        switch (stp->kind) {
+        case NPU_STEP_CPU:
+            st = run_cpu(s, i);
+            rs->cpu_s += now() - a;
+            break;
+        case NPU_STEP_CONVERT:
+            st = run_convert(s, i);
+            rs->convert_s += now() - a;
+            break;
+        case NPU_STEP_NPU_JOB:
+            st = run_job(s, i, rs);
+            rs->npu_wait_s += now() - a;
+            break;
+        default:
+            st = NPU_ERR_INTERNAL; /* validated at load */
+            break;
+        }
+        if (steps)
+            steps[i].host_s = now() - a;
+        if (st)
+            return st;
+    }
+
+    for (int i = 0; i < nout; i++) {
+        int ti = p->outputs[i];
+        const struct npu_prog_tensor *t = &p->tensors[ti];
+        struct npu_tensor *o = &outputs[i];
+        *o = t->t;
+        if (s->m->out_off[i] == UINT64_MAX) {
+            o->data = s->views[ti].data;
+            continue;
+        }
+        o->data = s->outbuf + s->m->out_off[i];
+        struct npu_prog_tensor uv = user_view(t);
+        double c0 = now();
+        if (t->place == NPU_PLACE_NPU) {
+            if ((st = sync_tensor(s, t, NPU_SYNC_FROM_DEVICE)) ||
+                (st = npu_prog_convert(t, s->views[ti].data, &uv, o->data, s->scratch)))
+                return run_fail(s, st, "output %d ('%s'): conversion from the NPU layout failed",
+                                i, t->name ? t->name : "");
+        } else {
+            memcpy(o->data, s->views[ti].data, (size_t)uv.bytes);
+        }
+        rs->convert_s += now() - c0;
+    }
+    if (rs->npu_modeled_s > 0)
+        rs->mac_utilisation /= rs->npu_modeled_s;
+    rs->wall_s = now() - t0;
+    return NPU_OK;
+}

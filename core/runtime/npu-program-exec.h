@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-program-exec.h: running a compiled program (npu-program.h) on a device
+ * (npu-device.h). This is the runtime half of the model API's NPU backends
+ * ("sim", "rknpu", "rocket"): compiler/exec/npu-model.c compiles or loads a
+ * program and runs it through these calls.
+ *
+ * A loaded program (struct npu_prog_model) owns the model's one weights BO,
+ * shared read-only by every session. A session (struct npu_prog_session) is
+ * one execution slot bound to one NPU core: its own activation BO, host arena,
+ * CPU kernel context, and per job a regcmd BO (the job's image relocated to
+ * this session's BO addresses with npu_image_relocate) and a task BO (vendor
+ * descriptors from npu_image_fill_rknpu_tasks). Relocation happens once, when
+ * the session is made; a run only converts inputs, submits and waits.
+ *
+ * Threads: sessions of one model may run concurrently from different threads
+ * (the model is read-only after creation); one session is used by one thread
+ * at a time.
+ */
+#ifndef NPU_PROGRAM_EXEC_H
+#define NPU_PROGRAM_EXEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "npu-program-check.h"
+#include "npu/npu-common.h"
+#include "npu/npu-device.h"
+#include "npu/npu-program.h"
+#include "npu/npu-tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct npu_prog_model;
+struct npu_prog_session;
+
+struct npu_prog_options {
+    /* Host-side wait for one job, ms: < 0 forever, 0 = default (10 s on
+     * hardware, 600 s on the simulator, which may be slow without being
+     * stuck). On expiry the run fails with NPU_ERR_TIMEOUT and the session
+     * keeps the job until it ends (its BOs stay alive). */
+    int job_timeout_ms;
+    /* Kernel-side submit timeout, ms (npu_submit.timeout_ms); 0 = 6000. */
+    uint32_t submit_timeout_ms;
+};
+
+/*
+ * Validates p and uploads its weights. dev may be NULL only for a program
+ * without NPU jobs or NPU tensors. p must outlive the model (its steps,
+ * tensors and constants are used in place). opts may be NULL.
+ */
+enum npu_status npu_prog_model_create(struct npu_device *dev, const struct npu_program *p,
+                                      const struct npu_prog_options *opts,
+                                      struct npu_prog_model **out);
+/* Sessions must be destroyed first. NULL is allowed. */
+void npu_prog_model_destroy(struct npu_prog_model *m);
+const struct npu_program *npu_prog_model_program(const struct npu_prog_model *m);
+
+/* core: 0..n_cores-1, or -1 for the driver's choice (core mask 0).
+ * cpu_threads: threads of this session's CPU kernel context (<= 0: all). */
+enum npu_status npu_prog_session_create(struct npu_prog_model *m, int core, int cpu_threads,
+                                        struct npu_prog_session **out);
+void npu_prog_session_destroy(struct npu_prog_session *s);
+
+/* Figures of one step of a run. */
+struct npu_prog_step_stats {
+    double host_s;          /* measured wall time (CPU op, conversion, or submit to end of wait) */
+    double modeled_s;       /* NPU jobs: modeled (timing model v1), submit overhead included */
+    uint32_t tasks;
+    uint64_t dma_bytes;     /* modeled */
+    uint64_t macs;          /* useful multiply-accumulates */
+    double mac_utilisation; /* modeled */
+};
+
+/* Figures of one task of an NPU job (for per-op breakdowns). */
+struct npu_prog_task_stats {
+    int step;               /* the job's step */
+    uint32_t task;          /* index in the job */
+    const char *name;       /* npu_prog_task.name, else the step's name */
+    double modeled_s;       /* task_s of timing model v1 */
+    uint64_t dma_bytes;
+    uint64_t macs;
+    double mac_utilisation; /* the task's, timing model v1 */
+};
+
+struct npu_prog_run_stats {
+    double wall_s;          /* whole run */
+    double cpu_s;           /* CPU steps (measured, host-dependent) */
+    double convert_s;       /* CONVERT steps and I/O conversions (measured) */
+    double npu_wait_s;      /* submit to end of wait (simulation time on the simulator) */
+    bool timing_valid;      /* every job reported modeled figures */
+    double npu_modeled_s;   /* sum of the jobs' modeled times (timing model v1) */
+    unsigned submits, tasks;
+    uint32_t core_mask;     /* cores the jobs ran on (OR of the job results) */
+    uint64_t dma_bytes;
+    uint64_t macs;
+    double mac_utilisation; /* time-weighted over the jobs (each job's own peak) */
+    /* Optional, caller's arrays: per step (n_steps entries) and per task
+     * (task_cap entries; n_task_stats is set to how many were filled). */
+    struct npu_prog_step_stats *steps;
+    struct npu_prog_task_stats *task_stats;
+    size_t task_cap, n_task_stats;
+};
+
+/*
+ * Runs the program once. inputs[i] must match the program's input i (dtype,
+ * dims; data row-major). On success outputs[i] are views of session memory
+ * (or of the program's constants), valid until the next run or destroy.
+ * stats may be NULL. A failing NPU job returns its status (NPU_ERR_FAULT,
+ * NPU_ERR_HW_REFUSED, NPU_ERR_TIMEOUT, ...) after logging the step, the job
+ * and the device's fault text; npu_prog_session_error() returns that text.
+ */
+enum npu_status npu_prog_session_run(struct npu_prog_session *s, const struct npu_tensor *inputs,
+                                     int nin, struct npu_tensor *outputs, int nout,
+                                     struct npu_prog_run_stats *stats);
+/* The message of the last failed run ("" after a success). */
+const char *npu_prog_session_error(const struct npu_prog_session *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NPU_PROGRAM_EXEC_H */

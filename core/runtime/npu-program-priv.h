@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-program-priv.h: what the files of the program executor share
+ * (core/runtime/npu-program-*.c).
+ */
+#ifndef NPU_PROGRAM_PRIV_H
+#define NPU_PROGRAM_PRIV_H
+
+#include "npu-fp16.h"
+#include "npu-program-exec.h"
+#include "npu/npu-cpu.h"
+
+#define PROG_DOM "program"
+
+/* Runs CPU step st on host tensors (npu-program-cpu.c): the kernel, plus the
+ * fused bias / activation epilogue when the kernel does not apply them. */
+enum npu_status prog_cpu_step(struct npu_cpu_ctx *ctx, const struct npu_prog_step *st,
+                              const struct npu_tensor *const *in, struct npu_tensor *const *out);
+
+#endif /* NPU_PROGRAM_PRIV_H */

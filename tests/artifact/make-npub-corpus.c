@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * make-npub-corpus.c: writes the seed artifacts of tests/artifact/corpus-npub
+ * (the fuzz target's starting points): the hand-made A.1 program of
+ * hand-prog.h at two sizes, its I/O-on-the-NPU variant, and a program with no
+ * NPU job. Run: build/tests/artifact/make-npub-corpus tests/artifact/corpus-npub
+ */
+#include <stdio.h>
+
+#include "hand-prog.h"
+#include "npu-npub.h"
+
+int
+main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: make-npub-corpus DIR\n");
+        return 2;
+    }
+    static const struct {
+        const char *name;
+        uint32_t m, k, n;
+        bool io_on_npu;
+    } seeds[] = {
+        {"a1-4x32x16.npub", 4, 32, 16, false},
+        {"a1-io-npu-1x32x16.npub", 1, 32, 16, true},
+        {"a1-8x64x32.npub", 8, 64, 32, false},
+    };
+    char path[1024];
+    for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
+        struct hand_prog h;
+        if (hand_prog_make(&h, seeds[i].m, seeds[i].k, seeds[i].n, seeds[i].io_on_npu, 1))
+            return 1;
+        snprintf(path, sizeof(path), "%s/%s", argv[1], seeds[i].name);
+        struct npu_npub_meta meta = {.options = "seed", .source = seeds[i].name};
+        if (npu_npub_save(&h.p, &meta, path))
+            return 1;
+        hand_prog_free(&h);
+    }
+    /* CPU steps only: the A.1 program minus its job (input -> bias add -> relu) */
+    struct hand_prog h;
+    if (hand_prog_make(&h, 4, 32, 16, false, 2))
+        return 1;
+    int io[4] = {HT_C, HT_BIAS, HT_CB};
+    h.s[3].in = io;
+    h.p.steps = h.s + 3;
+    h.p.n_steps = 2;
+    h.p.inputs = &io[0];
+    h.p.n_jobs = 0;
+    h.p.weights_bytes = 0;
+    h.p.weights = NULL;
+    h.p.act_bytes = 0;
+    h.t[HT_A16].place = NPU_PLACE_HOST; /* no NPU tensors either */
+    h.t[HT_A16].layout = NPU_LAYOUT_NCHW;
+    h.t[HT_A16].mem_dtype = NPU_DTYPE_FP32;
+    h.t[HT_A16].bytes = 4 * 4 * 32;
+    h.t[HT_A16].offset = 0;
+    h.t[HT_C32] = h.t[HT_A16];
+    snprintf(path, sizeof(path), "%s/cpu-only.npub", argv[1]);
+    if (npu_npub_save(&h.p, NULL, path))
+        return 1;
+    hand_prog_free(&h);
+    return 0;
+}

@@ -1,0 +1,675 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-program.c: the program executor (core/runtime/npu-program-*.c) on the
+ * simulator, with hand-made programs (hand-prog.h: the A.1 matmul job of facts
+ * Appendix A between CONVERT and CPU steps):
+ *  - conversions against core/hw's layout functions and fp16 converter (an
+ *    independent implementation), every layout/map/dtype combination, with
+ *    padding channels zeroed, and the refused combinations;
+ *  - steps run in order and give relu(a.b + bias) within the fp32 summation
+ *    bound of a double-precision reference; I/O converted by the runtime
+ *    when the program's input and output live in NPU memory;
+ *  - run statistics (submits, tasks, modeled time, DMA, utilisation, cores);
+ *  - a job that faults surfaces as NPU_ERR_FAULT naming the step and job;
+ *  - validation refuses each kind of inconsistent program with its message;
+ *  - fused CPU epilogues (bias + npu_act) for dtypes the kernels do not fuse;
+ *  - three sessions on the three cores run concurrently from three threads.
+ */
+#include <pthread.h>
+
+#include "hand-prog.h"
+#include "npu-program-exec.h"
+#include "npu-test.h"
+
+static uint32_t seed = 12345;
+
+static float
+frand(void)
+{
+    return ((int)(hp_rand(&seed) % 20001) - 10000) / 5000.0f;
+}
+
+/* ---- conversions ------------------------------------------------------------------ */
+
+static struct npu_prog_tensor
+tdesc(enum npu_dtype dt, int ndim, const int64_t *dims, enum npu_layout lay, enum npu_dtype mem,
+      uint32_t c, uint32_t h, uint32_t w, uint32_t map)
+{
+    struct npu_prog_tensor t;
+    memset(&t, 0, sizeof(t));
+    t.name = "t";
+    t.t.dtype = dt;
+    t.t.ndim = ndim;
+    memcpy(t.t.dims, dims, sizeof(int64_t) * (size_t)ndim);
+    t.layout = lay;
+    t.mem_dtype = mem;
+    t.npu_c = c;
+    t.npu_h = h;
+    t.npu_w = w;
+    t.npu_order = map;
+    t.io_input = t.io_output = -1;
+    t.bytes = npu_prog_tensor_need(&t);
+    return t;
+}
+
+static void
+test_convert_chw(uint32_t n, uint32_t c, uint32_t h, uint32_t w)
+{
+    int64_t dims[4] = {n, c, h, w};
+    size_t numel = (size_t)n * c * h * w;
+    struct npu_prog_tensor host = tdesc(NPU_DTYPE_FP32, 4, dims, NPU_LAYOUT_NCHW, 0, 0, 0, 0, 0);
+    struct npu_prog_tensor npu =
+        tdesc(NPU_DTYPE_FP32, 4, dims, NPU_LAYOUT_NC1HWC2, NPU_DTYPE_FP16, c, h, w, NPU_VIEW_NCHW);
+    CHECK_EQ_INT((uint64_t)n * npu_nc1hwc2_bytes(2, c, h, w), npu.bytes);
+    float *src = malloc(4 * numel), *back = malloc(4 * numel);
+    uint16_t *h16 = malloc(2 * numel);
+    uint8_t *got = malloc(npu.bytes), *ref = malloc(npu.bytes);
+    void *tmp = malloc(npu_prog_convert_scratch(&host, &npu) + 1);
+    for (size_t i = 0; i < numel; i++) {
+        src[i] = frand();
+        h16[i] = npu_fp32_to_fp16(src[i]);
+    }
+    memset(got, 0xa5, npu.bytes); /* padding must be overwritten with zeros */
+    CHECK_EQ_INT(NPU_OK, npu_nchw_to_nc1hwc2(ref, npu.bytes, h16, 2, n, c, h, w, 0));
+    CHECK_EQ_INT(NPU_OK, npu_prog_convert(&host, src, &npu, got, tmp));
+    CHECK(!memcmp(got, ref, npu.bytes));
+    CHECK_EQ_INT(NPU_OK, npu_prog_convert(&npu, got, &host, back, tmp));
+    int bad = 0;
+    for (size_t i = 0; i < numel; i++)
+        bad += back[i] != npu_fp16_to_fp32(h16[i]);
+    CHECK_EQ_INT(0, bad);
+    /* same dtype (fp32 in NPU memory, C2 = 4): no scratch needed */
+    struct npu_prog_tensor n32 =
+        tdesc(NPU_DTYPE_FP32, 4, dims, NPU_LAYOUT_NC1HWC2, NPU_DTYPE_FP32, c, h, w, NPU_VIEW_NCHW);
+    uint8_t *g32 = malloc(n32.bytes), *r32 = malloc(n32.bytes);
+    CHECK_EQ_INT(0, npu_prog_convert_scratch(&host, &n32));
+    CHECK_EQ_INT(NPU_OK, npu_nchw_to_nc1hwc2(r32, n32.bytes, src, 4, n, c, h, w, 0));
+    memset(g32, 0x5a, n32.bytes);
+    CHECK_EQ_INT(NPU_OK, npu_prog_convert(&host, src, &n32, g32, NULL));
+    CHECK(!memcmp(g32, r32, n32.bytes));
+    CHECK_EQ_INT(NPU_OK, npu_prog_convert(&n32, g32, &host, back, NULL));
+    CHECK(!memcmp(back, src, 4 * numel));
+    free(g32);
+    free(r32);
+    free(src);
+    free(back);
+    free(h16);
+    free(got);
+    free(ref);
+    free(tmp);
+}
+
+/* [..., C] rows against the element formula of facts §2.10. */
+static void
+test_convert_rows(uint32_t b, uint32_t p, uint32_t c, uint32_t npu_w)
+{
+    int64_t dims[3] = {b, p, c};
+    size_t numel = (size_t)b * p * c, px = (size_t)b * p;
+    struct npu_prog_tensor host = tdesc(NPU_DTYPE_FP32, 3, dims, NPU_LAYOUT_NCHW, 0, 0, 0, 0, 0);
+    struct npu_prog_tensor npu = tdesc(NPU_DTYPE_FP32, 3, dims, NPU_LAYOUT_NC1HWC2, NPU_DTYPE_FP16,
+                                       c, (uint32_t)(px / npu_w), npu_w, NPU_VIEW_HWC);
+    CHECK(npu.bytes != UINT64_MAX);
+    float *src = malloc(4 * numel), *back = malloc(4 * numel);
+    uint8_t *got = malloc(npu.bytes), *ref = calloc(1, npu.bytes);
+    void *tmp = malloc(npu_prog_convert_scratch(&host, &npu) + 1);
+    uint32_t hh = (uint32_t)(px / npu_w);
+    for (size_t q = 0; q < px; q++)
+        for (uint32_t k = 0; k < c; k++) {
+            float v = frand();
+            src[q * c + k] = v;
+            uint16_t h16 = npu_fp32_to_fp16(v);
+            memcpy(ref + npu_nc1hwc2_offset(2, k, (uint32_t)(q / npu_w), (uint32_t)(q % npu_w),
+                                            hh, npu_w), &h16, 2);
+        }
+    memset(got, 0xa5, npu.bytes);
+    CHECK_EQ_INT(NPU_OK, npu_prog_convert(&host, src, &npu, got, tmp));
+    CHECK(!memcmp(got, ref, npu.bytes));
+    CHECK_EQ_INT(NPU_OK, npu_prog_convert(&npu, got, &host, back, tmp));
+    int bad = 0;
+    for (size_t i = 0; i < numel; i++)
+        bad += back[i] != npu_fp16_to_fp32(npu_fp32_to_fp16(src[i]));
+    CHECK_EQ_INT(0, bad);
+    free(src);
+    free(back);
+    free(got);
+    free(ref);
+    free(tmp);
+}
+
+static void
+test_convert_misc(void)
+{
+    /* int8 quantisation: q = sat(round_half_even(x / s) + z) (ONNX QuantizeLinear) */
+    int64_t d2[2] = {3, 20};
+    struct npu_prog_tensor host = tdesc(NPU_DTYPE_FP32, 2, d2, NPU_LAYOUT_NCHW, 0, 0, 0, 0, 0);
+    struct npu_prog_tensor q8 = tdesc(NPU_DTYPE_FP32, 2, d2, NPU_LAYOUT_NC1HWC2, NPU_DTYPE_INT8,
+                                      20, 3, 1, NPU_VIEW_HWC);
+    q8.t.qscale = 0.05f;
+    q8.t.qzero = 3;
+    float x[60], back[60];
+    int8_t *qd = calloc(1, q8.bytes);
+    void *tmp = malloc(npu_prog_convert_scratch(&host, &q8) + 1);
+    for (int i = 0; i < 60; i++)
+        x[i] = frand() * 4;
+    x[0] = 0.025f * 3; /* 1.5 steps: ties to even -> 2 */
+    CHECK_EQ_INT(NPU_OK, npu_prog_convert(&host, x, &q8, qd, tmp));
+    int bad = 0;
+    for (int r = 0; r < 3; r++)
+        for (int k = 0; k < 20; k++) {
+            double q = nearbyint(x[r * 20 + k] / 0.05f) + 3;
+            q = q < -128 ? -128 : q > 127 ? 127 : q;
+            bad += qd[npu_nc1hwc2_offset(1, k, r, 0, 3, 1)] != (int8_t)q;
+        }
+    CHECK_EQ_INT(0, bad);
+    CHECK_EQ_INT(5, qd[0]);
+    CHECK_EQ_INT(NPU_OK, npu_prog_convert(&q8, qd, &host, back, tmp));
+    bad = 0;
+    for (int r = 0; r < 3; r++)
+        for (int k = 0; k < 20; k++)
+            bad += back[r * 20 + k] !=
+                   (float)((qd[npu_nc1hwc2_offset(1, k, r, 0, 3, 1)] - 3) * (double)0.05f);
+    CHECK_EQ_INT(0, bad);
+    free(qd);
+    free(tmp);
+
+    /* small-channel input (facts §2.10) against core/hw */
+    int64_t d4[4] = {1, 3, 5, 7};
+    struct npu_prog_tensor img = tdesc(NPU_DTYPE_FP32, 4, d4, NPU_LAYOUT_NCHW, 0, 0, 0, 0, 0);
+    struct npu_prog_tensor sc = tdesc(NPU_DTYPE_FP32, 4, d4, NPU_LAYOUT_SMALL_C, NPU_DTYPE_FP16,
+                                      3, 5, 7, NPU_VIEW_NCHW);
+    float px[105];
+    uint16_t p16[105];
+    for (int i = 0; i < 105; i++) {
+        px[i] = frand();
+        p16[i] = npu_fp32_to_fp16(px[i]);
+    }
+    uint8_t *g = malloc(sc.bytes), *r = malloc(sc.bytes);
+    tmp = malloc(npu_prog_convert_scratch(&img, &sc));
+    CHECK_EQ_INT(NPU_OK, npu_nchw_to_argb(r, sc.bytes, p16, 2, 3, 5, 7, 0, 0));
+    CHECK_EQ_INT(NPU_OK, npu_prog_convert(&img, px, &sc, g, tmp));
+    CHECK(!memcmp(g, r, sc.bytes));
+    free(g);
+    free(r);
+    free(tmp);
+
+    /* host <-> host: int64 -> int32 saturating, fp32 -> fp16 */
+    int64_t d1[1] = {4};
+    struct npu_prog_tensor i64 = tdesc(NPU_DTYPE_INT64, 1, d1, NPU_LAYOUT_NCHW, 0, 0, 0, 0, 0);
+    struct npu_prog_tensor i32 = tdesc(NPU_DTYPE_INT32, 1, d1, NPU_LAYOUT_NCHW, 0, 0, 0, 0, 0);
+    int64_t iv[4] = {1, -7, (int64_t)1 << 40, -((int64_t)1 << 40)};
+    int32_t ov[4];
+    CHECK_EQ_INT(NPU_OK, npu_prog_convert(&i64, iv, &i32, ov, NULL));
+    CHECK_EQ_INT(1, ov[0]);
+    CHECK_EQ_INT(-7, ov[1]);
+    CHECK_EQ_INT(INT32_MAX, ov[2]);
+    CHECK_EQ_INT(INT32_MIN, ov[3]);
+
+    /* refused: mismatched counts, inconsistent views, both NPU, no scale, bad pairs */
+    const char *why = NULL;
+    int64_t d3[2] = {3, 21};
+    struct npu_prog_tensor other = tdesc(NPU_DTYPE_FP32, 2, d3, NPU_LAYOUT_NCHW, 0, 0, 0, 0, 0);
+    CHECK(!npu_prog_convert_ok(&host, &other, &why) && strstr(why, "element counts"));
+    struct npu_prog_tensor badv = q8;
+    badv.npu_c = 19;
+    CHECK_EQ_INT(UINT64_MAX, npu_prog_tensor_need(&badv));
+    CHECK(!npu_prog_convert_ok(&host, &badv, &why) && strstr(why, "destination layout"));
+    CHECK(!npu_prog_convert_ok(&q8, &q8, &why) && strstr(why, "both sides"));
+    struct npu_prog_tensor noscale = q8;
+    noscale.t.qscale = 0;
+    CHECK(!npu_prog_convert_ok(&host, &noscale, &why) && strstr(why, "dtype pair"));
+    struct npu_prog_tensor bl = tdesc(NPU_DTYPE_BOOL, 2, d2, NPU_LAYOUT_NCHW, 0, 0, 0, 0, 0);
+    CHECK(!npu_prog_convert_ok(&bl, &host, &why) && strstr(why, "dtype pair"));
+    /* fp64 host data to fp16 on the NPU: through fp32, as the NPU computes in fp16 */
+    struct npu_prog_tensor f64 = tdesc(NPU_DTYPE_FP64, 2, d2, NPU_LAYOUT_NCHW, 0, 0, 0, 0, 0);
+    struct npu_prog_tensor f64n = tdesc(NPU_DTYPE_FP64, 2, d2, NPU_LAYOUT_NC1HWC2,
+                                        NPU_DTYPE_FP16, 20, 3, 1, NPU_VIEW_HWC);
+    double dv[60], dback[60];
+    for (int i = 0; i < 60; i++)
+        dv[i] = frand() * 3.0;
+    uint8_t *h = calloc(1, f64n.bytes);
+    tmp = malloc(npu_prog_convert_scratch(&f64, &f64n));
+    CHECK_EQ_INT(NPU_OK, npu_prog_convert(&f64, dv, &f64n, h, tmp));
+    bad = 0;
+    for (int row = 0; row < 3; row++)
+        for (int k = 0; k < 20; k++) {
+            uint16_t got;
+            memcpy(&got, h + npu_nc1hwc2_offset(2, k, row, 0, 3, 1), 2);
+            bad += got != npu_fp32_to_fp16((float)dv[row * 20 + k]);
+        }
+    CHECK_EQ_INT(0, bad);
+    CHECK_EQ_INT(NPU_OK, npu_prog_convert(&f64n, h, &f64, dback, tmp));
+    bad = 0;
+    for (int i = 0; i < 60; i++)
+        bad += dback[i] != npu_fp16_to_fp32(npu_fp32_to_fp16((float)dv[i]));
+    CHECK_EQ_INT(0, bad);
+    free(h);
+    free(tmp);
+    struct npu_prog_tensor chw_bad = tdesc(NPU_DTYPE_FP32, 4, d4, NPU_LAYOUT_NC1HWC2,
+                                           NPU_DTYPE_FP16, 3, 7, 4, NPU_VIEW_NCHW);
+    CHECK_EQ_INT(UINT64_MAX, chw_bad.bytes); /* 84 view elements for 105 */
+
+    /* The order is defined on the logical element index, not on the dims: a
+     * [1, 105] value (a Flatten) over the (3, 5, 7) view converts exactly as
+     * the [1, 3, 5, 7] map does. */
+    int64_t dflat[2] = {1, 105};
+    struct npu_prog_tensor flat_h = tdesc(NPU_DTYPE_FP32, 2, dflat, NPU_LAYOUT_NCHW, 0, 0, 0, 0, 0);
+    struct npu_prog_tensor flat_n = tdesc(NPU_DTYPE_FP32, 2, dflat, NPU_LAYOUT_NC1HWC2,
+                                          NPU_DTYPE_FP16, 3, 5, 7, NPU_VIEW_NCHW);
+    struct npu_prog_tensor map_n = tdesc(NPU_DTYPE_FP32, 4, d4, NPU_LAYOUT_NC1HWC2,
+                                         NPU_DTYPE_FP16, 3, 5, 7, NPU_VIEW_NCHW);
+    CHECK_EQ_INT(map_n.bytes, flat_n.bytes);
+    uint8_t *m1 = malloc(map_n.bytes), *m2 = malloc(map_n.bytes);
+    void *tm = malloc(npu_prog_convert_scratch(&img, &map_n));
+    CHECK_EQ_INT(NPU_OK, npu_prog_convert(&img, px, &map_n, m1, tm));
+    CHECK_EQ_INT(NPU_OK, npu_prog_convert(&flat_h, px, &flat_n, m2, tm));
+    CHECK(!memcmp(m1, m2, map_n.bytes));
+    free(m1);
+    free(m2);
+    free(tm);
+}
+
+/* ---- running ---------------------------------------------------------------------- */
+
+static double
+check_run(struct hand_prog *h, struct npu_prog_session *s, bool io_on_npu, uint32_t run_seed,
+          struct npu_prog_run_stats *rs)
+{
+    size_t na = (size_t)h->m * h->k, nc = (size_t)h->m * h->n;
+    float *a = malloc(4 * na);
+    double *ref = malloc(8 * nc), *mag = malloc(8 * nc);
+    uint32_t sd = run_seed;
+    for (size_t i = 0; i < na; i++)
+        a[i] = ((int)(hp_rand(&sd) % 20001) - 10000) / 5000.0f;
+    hand_prog_ref(h, a, io_on_npu, ref, mag);
+    struct npu_tensor in = {.dtype = NPU_DTYPE_FP32, .ndim = 2, .dims = {h->m, h->k}, .data = a};
+    struct npu_tensor out;
+    double worst = -1;
+    if (npu_prog_session_run(s, &in, 1, &out, 1, rs) == NPU_OK) {
+        worst = 0;
+        CHECK_EQ_INT(NPU_DTYPE_FP32, out.dtype);
+        CHECK_EQ_INT(2, out.ndim);
+        CHECK_EQ_INT(h->m, out.dims[0]);
+        CHECK_EQ_INT(h->n, out.dims[1]);
+        const float *y = out.data;
+        for (size_t i = 0; i < nc; i++) {
+            double tol = h->k * ldexp(1.0, -24) * mag[i] + ldexp(1.0, -23) * fabs(ref[i]) + 1e-7;
+            double e = fabs(y[i] - ref[i]) / tol;
+            worst = e > worst ? e : worst;
+        }
+    }
+    free(a);
+    free(ref);
+    free(mag);
+    return worst;
+}
+
+static void
+test_run(struct npu_device *dev, bool io_on_npu)
+{
+    struct hand_prog h;
+    CHECK_EQ_INT(0, hand_prog_make(&h, 64, 64, 32, io_on_npu, 7));
+    struct npu_prog_model *m = NULL;
+    struct npu_prog_session *s = NULL;
+    CHECK_EQ_INT(NPU_OK, npu_prog_model_create(dev, &h.p, NULL, &m));
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_create(m, 1, 1, &s));
+    struct npu_prog_step_stats steps[8];
+    struct npu_prog_task_stats tasks[4];
+    struct npu_prog_run_stats rs = {.steps = steps, .task_stats = tasks, .task_cap = 4};
+    for (int run = 0; run < 3 && s; run++) {
+        double worst = check_run(&h, s, io_on_npu, 100 + run, &rs);
+        CHECK(worst >= 0 && worst <= 1);
+    }
+    printf("program %s: 64x64x32 matmul%s, worst error %.3f of the fp32 bound\n",
+           io_on_npu ? "(I/O on the NPU)" : "(CONVERT + CPU steps)",
+           io_on_npu ? "" : " + bias + relu", check_run(&h, s, io_on_npu, 99, &rs));
+    CHECK_EQ_INT(1, rs.submits);
+    CHECK_EQ_INT(1, rs.tasks);
+    CHECK_EQ_INT(0x2, rs.core_mask);
+    CHECK(rs.timing_valid);
+    CHECK(rs.npu_modeled_s > 60e-6); /* submit overhead of timing model v1 + the task */
+    CHECK(rs.dma_bytes >= 64ull * 64 * 2 + 64ull * 32 * 4);
+    CHECK_EQ_INT(64ull * 64 * 32, rs.macs);
+    CHECK(rs.mac_utilisation > 0 && rs.mac_utilisation <= 1);
+    CHECK(rs.wall_s > 0 && rs.wall_s >= rs.cpu_s + rs.convert_s);
+    int js = io_on_npu ? 0 : 1;
+    CHECK_EQ_INT(1, steps[js].tasks);
+    CHECK_NEAR(rs.npu_modeled_s, steps[js].modeled_s, 1e-12);
+    CHECK_EQ_INT(1, rs.n_task_stats);
+    CHECK_STR("matmul", tasks[0].name);
+    CHECK(tasks[0].modeled_s > 0 && tasks[0].modeled_s < rs.npu_modeled_s);
+    if (!io_on_npu) {
+        CHECK_EQ_INT(0, steps[3].tasks);
+        CHECK(steps[3].host_s > 0 && steps[4].host_s > 0);
+    }
+    /* wrong inputs are refused with a message */
+    struct npu_tensor bad = {.dtype = NPU_DTYPE_FP32, .ndim = 2, .dims = {64, 63}, .data = &bad};
+    struct npu_tensor out;
+    CHECK_EQ_INT(NPU_ERR_INVALID, npu_prog_session_run(s, &bad, 1, &out, 1, NULL));
+    CHECK(strstr(npu_prog_session_error(s), "input 0") != NULL);
+    CHECK_EQ_INT(NPU_ERR_INVALID, npu_prog_session_run(s, &bad, 1, &out, 2, NULL));
+    CHECK_EQ_INT(NPU_ERR_INVALID, npu_prog_session_create(m, 3, 1, &(struct npu_prog_session *){0}));
+    npu_prog_session_destroy(s);
+    npu_prog_model_destroy(m);
+    hand_prog_free(&h);
+}
+
+static void
+test_fault(struct npu_device *dev)
+{
+    struct hand_prog h;
+    CHECK_EQ_INT(0, hand_prog_make(&h, 64, 64, 32, false, 8));
+    /* The output written from 16 bytes before the end of ACT: the reloc is
+     * valid (inside the buffer) but the DMA runs past the BO. */
+    for (uint32_t r = 0; r < h.job.n_relocs; r++)
+        if (h.relocs[r].buffer == NPU_BUF_ACT && h.relocs[r].offset == h.t[HT_C32].offset)
+            h.relocs[r].offset = (uint32_t)(NPU_ALIGN(h.p.act_bytes, 4096) - 16);
+    h.p.act_bytes = NPU_ALIGN(h.p.act_bytes, 4096);
+    struct npu_prog_model *m = NULL;
+    struct npu_prog_session *s = NULL;
+    CHECK_EQ_INT(NPU_OK, npu_prog_model_create(dev, &h.p, NULL, &m));
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_create(m, 0, 1, &s));
+    float *a = calloc((size_t)64 * 64, 4);
+    struct npu_tensor in = {.dtype = NPU_DTYPE_FP32, .ndim = 2, .dims = {64, 64}, .data = a};
+    struct npu_tensor out;
+    npu_log_set_level(-1); /* the fault is expected: keep the log quiet */
+    enum npu_status st = npu_prog_session_run(s, &in, 1, &out, 1, NULL);
+    npu_log_set_level(NPU_LOG_WARN);
+    CHECK_EQ_INT(NPU_ERR_FAULT, st);
+    const char *e = npu_prog_session_error(s);
+    printf("fault: %s\n", e);
+    CHECK(strstr(e, "step 1 'matmul'") != NULL);
+    CHECK(strstr(e, "job 0") != NULL);
+    CHECK(strstr(e, "fault") != NULL);
+    /* the session stays usable: a later run fails the same way, cleanly */
+    npu_log_set_level(-1);
+    CHECK_EQ_INT(NPU_ERR_FAULT, npu_prog_session_run(s, &in, 1, &out, 1, NULL));
+    npu_log_set_level(NPU_LOG_WARN);
+    free(a);
+    npu_prog_session_destroy(s);
+    npu_prog_model_destroy(m);
+    hand_prog_free(&h);
+}
+
+/* One corruption of a valid program and the words its message must contain. */
+static void
+expect_invalid(struct npu_device *dev, const struct npu_program *p, const char *words)
+{
+    char msg[512];
+    CHECK_EQ_INT(NPU_ERR_CORRUPT, npu_program_validate(p, msg, sizeof(msg)));
+    if (!strstr(msg, words))
+        fprintf(stderr, "validation message \"%s\" lacks \"%s\"\n", msg, words);
+    CHECK(strstr(msg, words) != NULL);
+    struct npu_prog_model *m = NULL;
+    npu_log_set_level(-1);
+    CHECK_EQ_INT(NPU_ERR_CORRUPT, npu_prog_model_create(dev, p, NULL, &m));
+    npu_log_set_level(NPU_LOG_WARN);
+    CHECK(m == NULL);
+}
+
+static void
+test_validate(struct npu_device *dev)
+{
+    struct hand_prog h;
+    CHECK_EQ_INT(0, hand_prog_make(&h, 64, 64, 32, false, 9));
+    char msg[256];
+    CHECK_EQ_INT(NPU_OK, npu_program_validate(&h.p, msg, sizeof(msg)));
+    CHECK_STR("", msg);
+
+    struct npu_program p = h.p;
+    p.version = 2;
+    expect_invalid(dev, &p, "program version 2");
+
+    struct npu_prog_tensor t[HT_COUNT];
+    memcpy(t, h.t, sizeof(t));
+    p = h.p;
+    p.tensors = t;
+    t[HT_C32].offset = h.p.act_bytes - 64;
+    expect_invalid(dev, &p, "tensor 2 'c32': bytes");
+    memcpy(t, h.t, sizeof(t));
+    t[HT_C].offset = h.p.host_bytes;
+    expect_invalid(dev, &p, "outside the");
+    memcpy(t, h.t, sizeof(t));
+    t[HT_A16].npu_c = 63;
+    expect_invalid(dev, &p, "does not match its dims");
+    memcpy(t, h.t, sizeof(t));
+    t[HT_A16].bytes = 8;
+    expect_invalid(dev, &p, "its layout needs");
+    memcpy(t, h.t, sizeof(t));
+    t[HT_A16].buffer = 5;
+    expect_invalid(dev, &p, "buffer 5");
+    memcpy(t, h.t, sizeof(t));
+    t[HT_Y].t.dtype = 77;
+    expect_invalid(dev, &p, "dtype 77");
+    memcpy(t, h.t, sizeof(t));
+    t[HT_Y].t.dims[1] = -3;
+    expect_invalid(dev, &p, "negative");
+    memcpy(t, h.t, sizeof(t));
+    t[HT_Y].layout = 9;
+    expect_invalid(dev, &p, "layout 9");
+
+    struct npu_prog_step s[8];
+    memcpy(s, h.s, sizeof(s));
+    p = h.p;
+    p.steps = s;
+    s[3].kind = 7;
+    expect_invalid(dev, &p, "kind 7");
+    memcpy(s, h.s, sizeof(s));
+    s[1].job = 1;
+    expect_invalid(dev, &p, "job 1 (1 jobs)");
+    memcpy(s, h.s, sizeof(s));
+    int bad_in[2] = {HT_C32, HT_BIAS};
+    s[3].in = bad_in;
+    expect_invalid(dev, &p, "reads tensor 2 'c32' in NPU memory");
+    memcpy(s, h.s, sizeof(s));
+    int bad_out[1] = {HT_BIAS};
+    s[4].out = bad_out;
+    expect_invalid(dev, &p, "which is a constant");
+    memcpy(s, h.s, sizeof(s));
+    int idx99[2] = {99, HT_BIAS};
+    s[3].in = idx99;
+    expect_invalid(dev, &p, "names tensor 99");
+    memcpy(s, h.s, sizeof(s));
+    s[3].op = NPU_OP_COUNT + 3;
+    expect_invalid(dev, &p, "not a known op");
+    memcpy(s, h.s, sizeof(s));
+    int conv_bad[1] = {HT_BIAS};
+    s[0].out = conv_bad;
+    expect_invalid(dev, &p, "constant");
+
+    /* dataflow of host tensors: an output no step writes, a read before the write */
+    p = h.p;
+    p.n_steps = 4; /* the Relu that writes y is gone */
+    expect_invalid(dev, &p, "output 0: tensor 6 'y' is never written");
+    memcpy(s, h.s, sizeof(s));
+    struct npu_prog_step tmp_step = s[3];
+    s[3] = s[4];
+    s[4] = tmp_step; /* Relu(cb) before Add writes cb */
+    p = h.p;
+    p.steps = s;
+    expect_invalid(dev, &p, "step 3 'relu' reads tensor 5 'cb' before any step writes it");
+
+    p = h.p;
+    int in99 = 99;
+    p.inputs = &in99;
+    expect_invalid(dev, &p, "input 0 names tensor 99");
+    p = h.p;
+    int in_w = HT_BIAS;
+    p.inputs = &in_w;
+    expect_invalid(dev, &p, "constant or weight");
+
+    struct npu_prog_job j = h.job;
+    struct npu_prog_reloc r[64];
+    struct npu_prog_task tk[4];
+    p = h.p;
+    p.jobs = &j;
+    memcpy(r, h.relocs, sizeof(*r) * h.job.n_relocs);
+    j.relocs = r;
+    r[0].qword = j.n_qwords;
+    expect_invalid(dev, &p, "reloc 0: qword");
+    memcpy(r, h.relocs, sizeof(*r) * h.job.n_relocs);
+    r[0].buffer = 2;
+    expect_invalid(dev, &p, "buffer id 2");
+    memcpy(r, h.relocs, sizeof(*r) * h.job.n_relocs);
+    r[0].offset = (uint32_t)(r[0].buffer == NPU_BUF_ACT ? h.p.act_bytes : h.p.weights_bytes);
+    expect_invalid(dev, &p, "reloc 0: offset");
+    memcpy(r, h.relocs, sizeof(*r) * h.job.n_relocs);
+    r[0].qword = h.tasks[0].start + h.tasks[0].n_body + 2; /* the marker */
+    expect_invalid(dev, &p, "not a DMA address register");
+    memcpy(r, h.relocs, sizeof(*r) * h.job.n_relocs);
+    j.n_relocs = h.job.n_relocs - 1; /* the last address stays absolute */
+    expect_invalid(dev, &p, "an address without a relocation");
+    j = h.job;
+    memcpy(tk, h.tasks, sizeof(*tk) * h.job.n_tasks);
+    j.tasks = tk;
+    tk[0].n_body = j.n_qwords;
+    expect_invalid(dev, &p, "past the image");
+    memcpy(tk, h.tasks, sizeof(*tk) * h.job.n_tasks);
+    tk[0].start = 3;
+    expect_invalid(dev, &p, "64-byte boundary");
+    j = h.job;
+    j.segment_align = 48;
+    expect_invalid(dev, &p, "segment alignment 48");
+    j = h.job;
+    j.n_tasks = 0;
+    expect_invalid(dev, &p, "0 tasks");
+
+    p = h.p;
+    p.weights = NULL;
+    expect_invalid(dev, &p, "no weights");
+    p = h.p;
+    p.act_bytes = 1ull << 33;
+    expect_invalid(dev, &p, "4 GiB");
+    hand_prog_free(&h);
+}
+
+static void
+test_cpu_epilogue(void)
+{
+    /* y = clip(a . b + bias, -1, 1) in fp16: MatMul kernels fuse only fp32, so
+     * the executor adds the bias and clips with the unfused kernels. */
+    enum { M = 3, K = 5, N = 4 };
+    uint16_t a[M * K], b[K * N], bias[N];
+    float af[M * K], bf[K * N], biasf[N];
+    for (int i = 0; i < M * K; i++)
+        af[i] = npu_fp16_to_fp32(a[i] = npu_fp32_to_fp16(frand()));
+    for (int i = 0; i < K * N; i++)
+        bf[i] = npu_fp16_to_fp32(b[i] = npu_fp32_to_fp16(frand()));
+    for (int i = 0; i < N; i++)
+        biasf[i] = npu_fp16_to_fp32(bias[i] = npu_fp32_to_fp16(frand()));
+    struct npu_prog_tensor t[4];
+    memset(t, 0, sizeof(t));
+    int64_t da[2] = {M, K}, db[2] = {K, N}, dc[1] = {N}, dy[2] = {M, N};
+    t[0] = tdesc(NPU_DTYPE_FP16, 2, da, NPU_LAYOUT_NCHW, 0, 0, 0, 0, 0);
+    t[1] = tdesc(NPU_DTYPE_FP16, 2, db, NPU_LAYOUT_NCHW, 0, 0, 0, 0, 0);
+    t[1].t.data = b;
+    t[2] = tdesc(NPU_DTYPE_FP16, 1, dc, NPU_LAYOUT_NCHW, 0, 0, 0, 0, 0);
+    t[2].t.data = bias;
+    t[3] = tdesc(NPU_DTYPE_FP16, 2, dy, NPU_LAYOUT_NCHW, 0, 0, 0, 0, 0);
+    t[3].offset = 64;
+    struct npu_attr at[3] = {
+        {.name = "npu_act", .type = NPU_ATTR_STRING, .s = "clip"},
+        {.name = "npu_act_alpha", .type = NPU_ATTR_FLOAT, .f = -1},
+        {.name = "npu_act_beta", .type = NPU_ATTR_FLOAT, .f = 1},
+    };
+    int ins[3] = {0, 1, 2}, outs[1] = {3}, pin[1] = {0}, pout[1] = {3};
+    struct npu_prog_step st = {.kind = NPU_STEP_CPU, .op = NPU_OP_MATMUL, .attrs = {at, 3},
+                               .in = ins, .nin = 3, .out = outs, .nout = 1, .name = "mm"};
+    struct npu_program p = {.version = NPU_PROGRAM_VERSION, .tensors = t, .n_tensors = 4,
+                            .steps = &st, .n_steps = 1, .inputs = pin, .n_inputs = 1,
+                            .outputs = pout, .n_outputs = 1, .host_bytes = 128};
+    struct npu_prog_model *m = NULL;
+    struct npu_prog_session *s = NULL;
+    CHECK_EQ_INT(NPU_OK, npu_prog_model_create(NULL, &p, NULL, &m));
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_create(m, 0, 1, &s));
+    struct npu_tensor in = {.dtype = NPU_DTYPE_FP16, .ndim = 2, .dims = {M, K}, .data = a}, out;
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_run(s, &in, 1, &out, 1, NULL));
+    const uint16_t *y = out.data;
+    int bad = 0;
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double acc = 0;
+            for (int q = 0; q < K; q++)
+                acc += (double)af[i * K + q] * bf[q * N + j];
+            double r = npu_fp16_to_fp32(npu_fp32_to_fp16((float)acc)) + biasf[j];
+            r = r < -1 ? -1 : r > 1 ? 1 : r;
+            bad += fabs(npu_fp16_to_fp32(y[i * N + j]) - r) > 4e-3;
+        }
+    CHECK_EQ_INT(0, bad);
+    npu_prog_session_destroy(s);
+    npu_prog_model_destroy(m);
+}
+
+/* ---- concurrency ------------------------------------------------------------------ */
+
+struct worker {
+    struct npu_prog_model *m;
+    struct hand_prog *h;
+    int core, runs, ok;
+    uint32_t cores_seen;
+};
+
+static void *
+worker_main(void *arg)
+{
+    struct worker *w = arg;
+    struct npu_prog_session *s = NULL;
+    if (npu_prog_session_create(w->m, w->core, 1, &s))
+        return NULL;
+    for (int i = 0; i < w->runs; i++) {
+        struct npu_prog_run_stats rs = {0};
+        double worst = check_run(w->h, s, false, (uint32_t)(w->core * 1000 + i), &rs);
+        w->ok += worst >= 0 && worst <= 1;
+        w->cores_seen |= rs.core_mask;
+    }
+    npu_prog_session_destroy(s);
+    return NULL;
+}
+
+static void
+test_concurrency(struct npu_device *dev)
+{
+    struct hand_prog h;
+    CHECK_EQ_INT(0, hand_prog_make(&h, 64, 128, 64, false, 10));
+    struct npu_prog_model *m = NULL;
+    CHECK_EQ_INT(NPU_OK, npu_prog_model_create(dev, &h.p, NULL, &m));
+    struct worker w[3];
+    pthread_t th[3];
+    for (int i = 0; i < 3; i++) {
+        w[i] = (struct worker){m, &h, i, 12, 0, 0};
+        CHECK_EQ_INT(0, pthread_create(&th[i], NULL, worker_main, &w[i]));
+    }
+    for (int i = 0; i < 3; i++) {
+        pthread_join(th[i], NULL);
+        CHECK_EQ_INT(w[i].runs, w[i].ok);
+        CHECK_EQ_INT(1u << i, w[i].cores_seen);
+    }
+    printf("concurrency: 3 threads x %d runs on cores 0, 1, 2: all correct\n", w[0].runs);
+    npu_prog_model_destroy(m);
+    hand_prog_free(&h);
+}
+
+int
+main(void)
+{
+    test_convert_chw(1, 3, 5, 7);
+    test_convert_chw(2, 8, 4, 4);
+    test_convert_chw(1, 17, 3, 2);
+    test_convert_chw(1, 1, 1, 1);
+    test_convert_rows(1, 6, 9, 1);
+    test_convert_rows(2, 5, 16, 5);
+    test_convert_rows(3, 4, 33, 2);
+    test_convert_misc();
+    test_cpu_epilogue();
+
+    struct npu_device *dev = NULL;
+    CHECK_EQ_INT(NPU_OK, npu_device_open("sim", &dev));
+    if (!dev)
+        return npu_test_done("test-program");
+    test_run(dev, false);
+    test_run(dev, true);
+    test_fault(dev);
+    test_validate(dev);
+    test_concurrency(dev);
+    npu_device_close(dev);
+    return npu_test_done("test-program");
+}

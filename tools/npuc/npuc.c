@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npuc: the OpenNPU compiler driver. Compiles a model (.onnx or .npuir)
+ * through the whole pipeline - front-end passes, partitioning by cost,
+ * lowering, codegen - and writes the compiled artifact (.npub); prints the
+ * lowered IR (--emit=ir, the text that codegen route b compiles again), the
+ * partition decisions (--explain) or a summary of an existing artifact.
+ * `npuc --help` is the manual.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npu-build.h"
+#include "npu-npub.h"
+#include "npu-partition.h"
+
+static const char usage[] =
+    "usage: npuc MODEL [-o OUT.npub] [--emit=ir] [--explain] [options]\n"
+    "       npuc --info FILE.npub\n"
+    "\n"
+    "Compiles MODEL (.onnx, or .npuir IR text) for the RK3588 NPU: front-end passes,\n"
+    "partitioning by cost, lowering to rk.* ops, memory planning and register-command\n"
+    "codegen. Without -o it prints a summary of the compiled program.\n"
+    "\n"
+    "    -o, --output FILE     write the compiled artifact (.npub) to FILE\n"
+    "        --emit=ir         print the lowered IR (text form, docs/ir.md) on stdout;\n"
+    "                          compiling that text again gives the same register bytes\n"
+    "        --explain         print, per node: the placement, the NPU cost (modeled,\n"
+    "                          timing model v1), the CPU cost (measured on this host), the\n"
+    "                          conversion and submit costs, and why the NPU cannot take it\n"
+    "        --info            print what an artifact holds (header, options, program)\n"
+    "    -d, --dims LIST       symbolic input dims, e.g. batch=1,seq=64 (default 1)\n"
+    "    -p, --partition MODE  cost (default), supported (every node the NPU supports), cpu\n"
+    "    -t, --threads N       CPU threads the CPU ops will use (CPU costs are measured so)\n"
+    "        --cache-dir DIR   compile cache (also keeps measured CPU costs)\n"
+    "        --no-fusion       skip the front-end fusions\n"
+    "        --mtx-style       MTX Appendix A.1 style matmul tasks (default: RKNN style)\n"
+    "        --rknn-tiling     RKNN's single-core tiling rule when it applies\n"
+    "        --fp16-partials   fp16 partial sums for channel-block accumulation\n"
+    "        --max-tasks N     cap on tasks per conv/matmul\n"
+    "        --print-program   list the program's steps and jobs\n"
+    "    -q, --quiet           no summary\n"
+    "    -h, --help            this text\n"
+    "\n"
+    "Exit status: 0 success, 1 compile or I/O failure, 2 command line.\n"
+    "Example:\n"
+    "    npuc siglip.onnx -o siglip.npub --explain\n";
+
+static void
+summary(const struct npu_program *p, FILE *f)
+{
+    int cpu = 0, conv = 0;
+    unsigned tasks = 0;
+    double modeled = 0;
+    for (int i = 0; i < p->n_steps; i++) {
+        cpu += p->steps[i].kind == NPU_STEP_CPU;
+        conv += p->steps[i].kind == NPU_STEP_CONVERT;
+    }
+    for (int j = 0; j < p->n_jobs; j++) {
+        tasks += p->jobs[j].n_tasks;
+        modeled += p->jobs[j].modeled_s;
+    }
+    fprintf(f, "program: %d steps (%d CPU, %d NPU jobs with %u tasks, %d conversions), "
+               "%d tensors\n", p->n_steps, cpu, p->n_jobs, tasks, conv, p->n_tensors);
+    fprintf(f, "memory:  weights %llu B, activations %llu B (NPU), host arena %llu B\n",
+            (unsigned long long)p->weights_bytes, (unsigned long long)p->act_bytes,
+            (unsigned long long)p->host_bytes);
+    fprintf(f, "NPU:     %.3f ms per run, modeled (timing model v1), compile-time estimate\n",
+            modeled * 1e3);
+}
+
+static int
+info(const char *path)
+{
+    char err[512];
+    struct npu_npub *a = NULL;
+    if (npu_npub_load(path, &a, err, sizeof(err))) {
+        fprintf(stderr, "npuc: %s: %s\n", path, err);
+        return 1;
+    }
+    const struct npu_npub_meta *m = npu_npub_get_meta(a);
+    printf("artifact: %s, %zu bytes, format %u, made by %s\n", path, npu_npub_file_bytes(a),
+           m->format_version, m->compiler);
+    printf("source:   %s (content hash %016llx)\n", m->source[0] ? m->source : "?",
+           (unsigned long long)m->model_hash);
+    printf("options:  %s (hash %016llx)\n", m->options[0] ? m->options : "-",
+           (unsigned long long)m->options_hash);
+    summary(npu_npub_program(a), stdout);
+    npu_npub_free(a);
+    return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+    enum { O_EMIT = 256, O_EXPLAIN, O_INFO, O_CACHE, O_NOFUSE, O_MTX, O_RKNN, O_FP16P,
+           O_MAXT, O_PRINT };
+    static const struct option lopts[] = {
+        {"output", required_argument, NULL, 'o'}, {"emit", required_argument, NULL, O_EMIT},
+        {"explain", no_argument, NULL, O_EXPLAIN}, {"info", no_argument, NULL, O_INFO},
+        {"dims", required_argument, NULL, 'd'}, {"partition", required_argument, NULL, 'p'},
+        {"threads", required_argument, NULL, 't'}, {"cache-dir", required_argument, NULL, O_CACHE},
+        {"no-fusion", no_argument, NULL, O_NOFUSE}, {"mtx-style", no_argument, NULL, O_MTX},
+        {"rknn-tiling", no_argument, NULL, O_RKNN}, {"fp16-partials", no_argument, NULL, O_FP16P},
+        {"max-tasks", required_argument, NULL, O_MAXT},
+        {"print-program", no_argument, NULL, O_PRINT}, {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+    };
+    struct npu_build_options bo = {.no_cache = true};
+    const char *out = NULL;
+    bool emit_ir = false, explain = false, want_info = false, print = false, quiet = false;
+    int c;
+    char *end;
+    while ((c = getopt_long(argc, argv, "o:d:p:t:qh", lopts, NULL)) != -1) {
+        switch (c) {
+        case 'o': out = optarg; break;
+        case O_EMIT:
+            if (strcmp(optarg, "ir")) {
+                fprintf(stderr, "npuc: --emit=%s: only --emit=ir exists\n", optarg);
+                return 2;
+            }
+            emit_ir = true;
+            break;
+        case O_EXPLAIN: explain = true; break;
+        case O_INFO: want_info = true; break;
+        case 'd': bo.dim_values = optarg; break;
+        case 'p':
+            if (!strcmp(optarg, "cost"))
+                bo.partition = NPU_PARTITION_COST;
+            else if (!strcmp(optarg, "supported"))
+                bo.partition = NPU_PARTITION_SUPPORTED;
+            else if (!strcmp(optarg, "cpu"))
+                bo.partition = NPU_PARTITION_CPU;
+            else {
+                fprintf(stderr, "npuc: --partition %s: use cost, supported or cpu\n", optarg);
+                return 2;
+            }
+            break;
+        case 't':
+            bo.cpu_threads = (int)strtol(optarg, &end, 10);
+            if (*end || bo.cpu_threads < 0 || bo.cpu_threads > 1024) {
+                fprintf(stderr, "npuc: --threads %s: a count from 0 (all) to 1024\n", optarg);
+                return 2;
+            }
+            break;
+        case O_CACHE: bo.cache_dir = optarg; bo.no_cache = false; break;
+        case O_NOFUSE: bo.no_fusion = true; break;
+        case O_MTX: bo.backend.mtx_style = 1; break;
+        case O_RKNN: bo.backend.rknn_tiling = 1; break;
+        case O_FP16P: bo.backend.fp16_partials = 1; break;
+        case O_MAXT: {
+            long v = strtol(optarg, &end, 10);
+            if (*end || v < 1 || v > 4095) {
+                fprintf(stderr, "npuc: --max-tasks %s: 1 to 4095\n", optarg);
+                return 2;
+            }
+            bo.backend.max_tasks = (unsigned)v;
+            break;
+        }
+        case O_PRINT: print = true; break;
+        case 'q': quiet = true; break;
+        case 'h': fputs(usage, stdout); return 0;
+        default: fputs(usage, stderr); return 2;
+        }
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, "npuc: %s\n%s", optind >= argc ? "no model given" : "one model only",
+                usage);
+        return 2;
+    }
+    const char *model = argv[optind];
+    if (want_info)
+        return info(model);
+    size_t ml = strlen(model);
+    if (ml > 5 && !strcmp(model + ml - 5, ".npub")) {
+        fprintf(stderr, "npuc: %s is already compiled (use --info to inspect it)\n", model);
+        return 2;
+    }
+
+    struct npu_partition_report rep;
+    memset(&rep, 0, sizeof(rep));
+    bo.emit_ir = emit_ir ? stdout : NULL;
+    bo.report = explain ? &rep : NULL;
+    struct npu_built *b = NULL;
+    if (npu_build(model, &bo, &b)) {
+        fprintf(stderr, "npuc: %s: compilation failed\n", model);
+        return 1;
+    }
+    if (explain)
+        npu_partition_report_print(&rep, stdout);
+    if (print)
+        npu_program_print(b->prog, stdout);
+    int rc = 0;
+    if (out) {
+        char opt_text[1024];
+        struct npu_npub_meta meta = {.options_hash = npu_build_options_hash(&bo, opt_text,
+                                                                             sizeof(opt_text)),
+                                     .options = opt_text, .source = model};
+        if (npu_model_content_hash(model, &meta.model_hash) ||
+            npu_npub_save(b->prog, &meta, out)) {
+            fprintf(stderr, "npuc: cannot write %s\n", out);
+            rc = 1;
+        }
+    }
+    if (!quiet && !emit_ir) {
+        summary(b->prog, stdout);
+        if (out && !rc)
+            printf("wrote %s (compiled in %.1f ms)\n", out, b->compile_s * 1e3);
+    }
+    npu_partition_report_free(&rep);
+    npu_built_free(b);
+    return rc;
+}
