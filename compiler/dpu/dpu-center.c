@@ -302,6 +302,21 @@ centre_leaf(struct npu_graph *g, const struct stream *s, const struct leaf *l)
     return NPU_OK;
 }
 
+bool
+dl_ln_centrable(const struct npu_node *ln)
+{
+    if (!last_axis_ln(ln))
+        return false;
+    struct stream *s = malloc(sizeof(*s));
+    if (!s)
+        return false;
+    memset(s, 0, sizeof(*s));
+    collect(s, ln->in[0]);
+    bool ok = !s->bad && s->nl > 0;
+    free(s);
+    return ok;
+}
+
 enum npu_status
 npu_dpu_center_streams(struct npu_graph *g)
 {

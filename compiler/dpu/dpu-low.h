@@ -84,6 +84,10 @@ enum npu_status dl_lower_layernorm(struct rkd *b, struct npu_node *n, struct why
 enum npu_status dl_lower_softmax(struct rkd *b, struct npu_node *n, struct why *w);
 enum npu_status dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w);
 
+/* Whether npu_dpu_center_streams would centre the input of layer norm ln (dpu-center.c):
+ * dry runs price such a layer norm as centred. Reads the graph's use lists. */
+bool dl_ln_centrable(const struct npu_node *ln);
+
 /* Composite building blocks on maps (dpu-norm.c), used by the composites. */
 /* Per-pixel max over the channels of x (c <= 8192) into an 8-lane map m8 (all lanes equal):
  * halving EW MAX passes over surfaces, then lane permutations (1x1 convs with a fused MAX).

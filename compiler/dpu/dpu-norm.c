@@ -366,25 +366,28 @@ last_axis_view(const struct rkd *b, struct npu_value *x, int64_t axis, struct vm
  * beta of a layer norm whose every reader is a MatMul by constant weights B [C, N] with a
  * constant bias b [N] (q / k / v / fc1 after fuse_bias): y B + b = (y0 + beta) B + b =
  * y0 B + (b + beta B), so the readers get the bias b + beta B and the layer norm skips its
- * beta pass (one full read + write of the activations). Lowering only.
+ * beta pass (one full read + write of the activations). Dry runs only check.
  */
 static bool
 fold_beta(struct rkd *b, struct npu_node *ln, const float *beta, uint32_t C)
 {
     struct npu_value *out = ln->out[0];
-    if (!b->cx || out->is_output || !out->nusers)
+    if ((!b->cx && b->depth) || out->is_output || !out->nusers)
         return false;
     for (int i = 0; i < out->nusers; i++) {
         const struct npu_node *u = out->users[i];
         const struct npu_value *B = u->nin > 1 ? u->in[1] : NULL;
         const struct npu_value *bb = u->nin > 2 ? u->in[2] : NULL;
-        if (u->op != NPU_OP_MATMUL || u->device != NPU_DEVICE_NPU || u->nin != 3 ||
-            u->in[0] != out || !B || B->kind != NPU_VALUE_CONST || B->t.ndim != 2 ||
-            B->t.dims[0] != C || !npu_dtype_is_float(B->t.dtype) || !bb ||
-            bb->kind != NPU_VALUE_CONST || npu_value_numel(bb) != B->t.dims[1] ||
-            !npu_dtype_is_float(bb->t.dtype))
+        /* (dry runs come before partitioning: a reader not placed yet may run here) */
+        if (u->op != NPU_OP_MATMUL || u->device == NPU_DEVICE_CPU ||
+            (b->cx && u->device != NPU_DEVICE_NPU) || u->nin != 3 || u->in[0] != out || !B ||
+            B->kind != NPU_VALUE_CONST || B->t.ndim != 2 || B->t.dims[0] != C ||
+            !npu_dtype_is_float(B->t.dtype) || !bb || bb->kind != NPU_VALUE_CONST ||
+            npu_value_numel(bb) != B->t.dims[1] || !npu_dtype_is_float(bb->t.dtype))
             return false;
     }
+    if (!b->cx)
+        return true; /* dry runs (cost): the lowering will fold it */
     for (int i = 0; i < out->nusers; i++) {
         struct npu_node *u = out->users[i];
         int64_t N = u->in[1]->t.dims[1];
@@ -450,7 +453,9 @@ dl_lower_layernorm(struct rkd *b, struct npu_node *n, struct why *w)
     struct npu_dpu_map r8 = lanes8(small, 2, H, W);
     /* an input whose rows are centred already (residual streams, dpu-center.c) needs no
      * mean: xc = x */
-    const bool centred = npu_node_int(n, "npu_centered", 0) != 0;
+    /* (dry runs, for cost(): the rewrite runs after partitioning, so predict it) */
+    const bool centred = npu_node_int(n, "npu_centered", 0) != 0 ||
+                         (!b->cx && !b->depth && !b->no_center && dl_ln_centrable(n));
     struct npu_dpu_map xc = centred ? xm : dl_map(rkd_temp(b, full), &vm);
     struct npu_dpu_map sq = dl_map(rkd_temp(b, full), &vm);
     struct npu_dpu_map ym = dl_map(rkd_result(), &vm);

@@ -813,12 +813,12 @@ npu_dpu_supports(const struct npu_graph *g, const struct npu_node *n,
                  const struct npu_backend_options *o, char *why, size_t why_len)
 {
     (void)g;
-    (void)o;
     struct rkd b;
     struct why w = {why, why_len};
     if (why && why_len)
         why[0] = 0;
     rkd_init(&b, NULL, (struct npu_node *)n);
+    b.no_center = o && o->no_center_fold;
     enum npu_status st = lower_any(&b, (struct npu_node *)n, &w);
     if (st == NPU_OK && b.err)
         st = b.err;
@@ -834,9 +834,9 @@ npu_dpu_cost(const struct npu_graph *g, const struct npu_node *n,
              const struct npu_backend_options *o)
 {
     (void)g;
-    (void)o;
     struct rkd b;
     rkd_init(&b, NULL, (struct npu_node *)n);
+    b.no_center = o && o->no_center_fold;
     enum npu_status st = lower_any(&b, (struct npu_node *)n, NULL);
     double s = st == NPU_OK && !b.err ? rkd_seconds(&b) : -1.0;
     rkd_fini(&b);

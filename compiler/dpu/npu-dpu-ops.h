@@ -128,9 +128,10 @@ struct rkd {
     /* the result's view (struct vmap of dpu-low.h) once finished, for dry predictions */
     uint32_t result_view[4];
     bool have_result;
-    int depth;     /* dry predictions of producers' views */
-    bool nonneg;   /* the result is known to be >= 0 (rk.Dpu attribute "nonneg") */
-    bool finished; /* a result was declared (rkd_finish / rkd_alias) */
+    int depth;      /* dry predictions of producers' views */
+    bool nonneg;    /* the result is known to be >= 0 (rk.Dpu attribute "nonneg") */
+    bool no_center; /* dry runs: the back end will not centre residual streams */
+    bool finished;  /* a result was declared (rkd_finish / rkd_alias) */
 };
 
 void rkd_init(struct rkd *b, struct npu_lower_ctx *cx, struct npu_node *orig);

@@ -215,6 +215,41 @@ npu_case(const struct blk *p, bool off, const char *label)
     free(c.in[0].data);
 }
 
+/* cost() of a layer norm whose stream will be centred prices the centred lowering: the
+ * partitioner sees what the lowering then emits. */
+static void
+cost_case(const struct blk *p)
+{
+    struct npu_graph *g = build(p);
+    CHECK(g != NULL);
+    if (!g)
+        return;
+    npu_graph_update_uses(g);
+    double want[16];
+    const char *names[16];
+    int k = 0;
+    npu_graph_for_each_node(g, n) if (n->op == NPU_OP_LAYER_NORMALIZATION && k < 16)
+    {
+        names[k] = n->name;
+        want[k++] = npu_backend_cost(g, n, NULL);
+    }
+    CHECK_EQ_INT(NPU_OK, npu_lower_graph(g, NULL));
+    int matched = 0;
+    for (int i = 0; i < k; i++)
+        npu_graph_for_each_node(g, n) if (n->op == NPU_OP_RK_DPU && !strcmp(n->name, names[i]))
+        {
+            double got = npu_node_float(n, "modeled_us", 0) * 1e-6;
+            if (!(fabs(got - want[i]) < 1e-9 + 1e-6 * got))
+                printf("    %s: cost %.3f us, lowered %.3f us\n", names[i], want[i] * 1e6,
+                       got * 1e6);
+            CHECK(fabs(got - want[i]) < 1e-9 + 1e-6 * got);
+            matched++;
+        }
+    CHECK_EQ_INT(k, matched);
+    printf("  cost() of %d layer norms = their centred lowerings' modeled time\n", matched);
+    npu_graph_free(g);
+}
+
 int
 main(void)
 {
@@ -230,6 +265,7 @@ main(void)
     rewrite_case(&s1, 0, "stream value is a graph output (kept)");
     rewrite_case(&s2, 0, "stream value read by a Relu (kept)");
     rewrite_case(&s3, 0, "addend with a fused activation (kept)");
+    cost_case(&b1);
     struct blk big = {.tokens = 196, .width = 768, .layers = 1, .conv_embed = true};
     npu_case(&b1, false, "NPU: conv embedding, 2 layers");
     npu_case(&b1, true, "NPU: same, centring off");
