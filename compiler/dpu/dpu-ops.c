@@ -833,7 +833,9 @@ double
 npu_dpu_cost(const struct npu_graph *g, const struct npu_node *n,
              const struct npu_backend_options *o)
 {
-    (void)g;
+    /* a residual Add the producing MatMul will compute in its DPU (priced there) */
+    if (n->op == NPU_OP_ADD && npu_conv_residual_likely(g, n, o))
+        return 0;
     struct rkd b;
     rkd_init(&b, NULL, (struct npu_node *)n);
     b.no_center = o && o->no_center_fold;

@@ -1222,6 +1222,11 @@ bias_array(const struct conv_src *s, uint32_t *len)
 
 /* ---- handlers -------------------------------------------------------------------------- */
 
+static uint32_t lut_of_act(const char *a);
+static const struct npu_node *residual_reader(const struct npu_node *n,
+                                              const struct conv_src *s,
+                                              const struct npu_backend_options *o);
+
 bool
 npu_conv_supports(const struct npu_graph *g, const struct npu_node *n,
                   const struct npu_backend_options *o, char *why, size_t why_len)
@@ -1245,10 +1250,16 @@ npu_conv_cost(const struct npu_graph *g, const struct npu_node *n,
     struct conv_src s;
     if (!read_src(g, n, &s, NULL, 0))
         return -1;
+    /* what the lowering will emit: the LUT activation and a residual Add in the DPU */
+    uint32_t lut = o->no_act_fusion ? 0 : lut_of_act(s.act_name);
+    if (residual_reader(n, &s, o)) {
+        s.g.residual = true;
+        s.g.res_dt = NPU_DTYPE_FP16;
+    }
     struct plan p;
     if (!plan_conv(&s.g, s.groups, o, &p))
         return -1;
-    double t = p.seconds;
+    double t = p.seconds + (lut ? rk_lut_prologue_seconds() : 0);
     plan_free(&p);
     /* conversions when the neighbours stay on the host: input fp32 -> fp16
      * and result back are CPU work (not NPU time); nothing added here */
@@ -1456,6 +1467,60 @@ residual_add(struct npu_lower_ctx *cx, struct npu_node *n, const struct conv_src
         return NULL;
     *res = r;
     return a;
+}
+
+/* The reader of n's result when it is a residual Add that n's lowering will likely run in
+ * its DPU (residual_add() without the NPU values, which only exist while lowering): for
+ * cost(), which runs before partitioning. */
+static const struct npu_node *
+residual_reader(const struct npu_node *n, const struct conv_src *s,
+                const struct npu_backend_options *o)
+{
+    const struct npu_value *y = n->out[0];
+    if (o->no_ew_fusion || s->integer || s->g.in_dt != NPU_DTYPE_FP16 || s->g.mtx ||
+        y->is_output || y->nusers != 1 || (s->act_name && lut_of_act(s->act_name)))
+        return NULL;
+    const struct npu_node *a = y->users[0];
+    if (a->op != NPU_OP_ADD || a->device == NPU_DEVICE_CPU || a->nin != 2 || a->nout != 1 ||
+        !a->in[0] || !a->in[1] || (a->in[0] == y) == (a->in[1] == y))
+        return NULL;
+    const struct npu_value *ov = a->in[0] == y ? a->in[1] : a->in[0];
+    const struct npu_tensor *ot = &ov->t, *at = &a->out[0]->t;
+    if (ov->kind != NPU_VALUE_NODE || !ov->producer || ot->ndim != y->t.ndim ||
+        at->ndim != y->t.ndim || !npu_dtype_is_float(ot->dtype))
+        return NULL;
+    /* the lowering finds the other operand on the NPU only when its producer came first */
+    const struct npu_node *q = n->prev;
+    while (q && q != ov->producer)
+        q = q->prev;
+    if (!q || q->device == NPU_DEVICE_CPU)
+        return NULL;
+    for (int i = 0; i < ot->ndim; i++)
+        if (ot->dims[i] != y->t.dims[i] || at->dims[i] != y->t.dims[i])
+            return NULL;
+    return a;
+}
+
+bool
+npu_conv_residual_likely(const struct npu_graph *g, const struct npu_node *add,
+                         const struct npu_backend_options *o)
+{
+    static const struct npu_backend_options defaults;
+    if (!o)
+        o = &defaults;
+    if (add->op != NPU_OP_ADD || add->nin != 2)
+        return false;
+    for (int i = 0; i < 2; i++) {
+        const struct npu_value *y = add->in[i];
+        const struct npu_node *p = y && y->kind == NPU_VALUE_NODE ? y->producer : NULL;
+        struct conv_src s;
+        if (!p || (p->op != NPU_OP_MATMUL && p->op != NPU_OP_GEMM) ||
+            p->device == NPU_DEVICE_CPU || !read_src(g, p, &s, NULL, 0))
+            continue;
+        if (residual_reader(p, &s, o) == add)
+            return true;
+    }
+    return false;
 }
 
 enum npu_status

@@ -26,6 +26,7 @@ struct rcase {
     const char *act;
     int range;
     uint32_t seed;
+    bool relu_after; /* the Add's result goes through a Relu (stays fp16 on the NPU) */
 };
 
 /* x[M,K] -> MatMul(Wa) = r; MatMul(x, Wb[, c]) {act} = y; Add(r, y) (or Add(y, r)). */
@@ -61,7 +62,14 @@ res_graph(const struct rcase *p, float *ra_max)
                                 p->swap ? m1->out[0] : m2->out[0]};
     struct npu_node *ad = npu_node_new(g, NPU_OP_ADD, "add", in3, 2, 1, (const char *[]){"y"});
     npu_graph_append(g, ad);
-    npu_graph_add_output(g, ad->out[0]);
+    if (p->relu_after) {
+        struct npu_node *r =
+            npu_node_new(g, NPU_OP_RELU, "relu", ad->out, 1, 1, (const char *[]){"z"});
+        npu_graph_append(g, r);
+        npu_graph_add_output(g, r->out[0]);
+    } else {
+        npu_graph_add_output(g, ad->out[0]);
+    }
     if (npu_graph_infer(g)) {
         npu_graph_free(g);
         g = NULL;
@@ -185,6 +193,47 @@ check_lut(int M, int K, int N, const char *act, double tol, const struct npu_bac
     free(split.data);
 }
 
+/* cost() before lowering = what the lowering emits: the product priced with its residual /
+ * LUT, the fused Add at 0. */
+static void
+check_cost(struct npu_graph *g, bool fused, const char *label)
+{
+    CHECK(g != NULL);
+    if (!g)
+        return;
+    npu_graph_update_uses(g);
+    double mm[4], add = -1;
+    const char *names[4];
+    int k = 0;
+    npu_graph_for_each_node(g, n)
+    {
+        if (n->op == NPU_OP_MATMUL && k < 4) {
+            names[k] = n->name;
+            mm[k++] = npu_backend_cost(g, n, NULL);
+        } else if (n->op == NPU_OP_ADD) {
+            add = npu_backend_cost(g, n, NULL);
+        }
+    }
+    CHECK_EQ_INT(NPU_OK, npu_lower_graph(g, NULL));
+    int matched = 0, adds = 0;
+    npu_graph_for_each_node(g, n)
+    {
+        adds += n->op == NPU_OP_RK_DPU && strstr(n->name, "add");
+        for (int i = 0; i < k; i++)
+            if (n->op == NPU_OP_RK_CONV && !strcmp(n->name, names[i])) {
+                double got = npu_node_float(n, "modeled_us", 0) * 1e-6;
+                CHECK(fabs(got - mm[i]) < 1e-6 * got + 1e-9);
+                matched++;
+            }
+    }
+    CHECK_EQ_INT(k, matched);
+    /* a fused Add is priced at 0 and has no pass; one apart keeps its price and its pass */
+    CHECK(fused ? add == 0 && adds == 0 : add > 0 && adds == 1);
+    printf("%-52s cost() = lowered for %d products, Add %s\n", label, matched,
+           fused ? "fused (cost 0)" : "apart");
+    npu_graph_free(g);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -230,5 +279,25 @@ main(int argc, char **argv)
               &(struct npu_backend_options){.force_channels = 64, .fp16_partials = 1},
               "matmul 50x256x48 + sigmoid, 4 blocks fp16");
     check_lut(196, 768, 3072, "gelu_tanh", 1.2e-3, NULL, "matmul 196x768x3072 + gelu_tanh (fc1)");
+    /* the partitioner's prices */
+    check_cost(res_graph(&(struct rcase){.M = 196,
+                                         .K = 3072,
+                                         .N = 64,
+                                         .bias = true,
+                                         .range = 2,
+                                         .seed = 4,
+                                         .relu_after = true},
+                         NULL),
+               true, "cost: residual 196x3072x64");
+    check_cost(res_graph(&(struct rcase){.M = 50,
+                                         .K = 256,
+                                         .N = 48,
+                                         .bias = true,
+                                         .act = "gelu_tanh",
+                                         .range = 8,
+                                         .seed = 30,
+                                         .relu_after = true},
+                         NULL),
+               false, "cost: matmul + gelu_tanh, Add apart");
     return npu_test_done("npu-fuse");
 }
