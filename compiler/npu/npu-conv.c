@@ -1460,6 +1460,14 @@ residual_add(struct npu_lower_ctx *cx, struct npu_node *n, const struct conv_src
         if (ot->dims[i] != y->t.dims[i] || at->dims[i] != y->t.dims[i])
             return NULL;
     struct npu_value *r = npu_lower_lookup(cx, o);
+    /* a be-dpu view without tasks (rk.Dpu alias 1: the same bytes under another view) has
+     * no bytes of its own: the EW operand reads its source's */
+    while (r && r->producer && r->producer->op == NPU_OP_RK_DPU &&
+           npu_node_int(r->producer, "alias", 0)) {
+        if (npu_node_int(r->producer, "alias", 0) != 1 || r->producer->nin < 1)
+            return NULL;
+        r = r->producer->in[0];
+    }
     uint32_t rv[3];
     if (!r || !npu_rk_view(r, rv) || rv[0] != s->out_view[0] || rv[1] != s->out_view[1] ||
         rv[2] != s->out_view[2] || strcmp(npu_rk_layout(r), "nc1hwc2") ||
