@@ -83,6 +83,7 @@ struct hsrc {
     struct npu_dpu_map m;
     bool heads_view;
     uint32_t d, s;
+    struct npu_value *src; /* heads view: the projection's value */
 };
 
 /* Head h as a map of d channels x s rows. */
@@ -125,12 +126,70 @@ attn_input(struct rkd *b, struct npu_value *v, uint32_t d, uint32_t s, uint32_t 
                 struct vmap sv = {.view = {hn * d, s, 1}, .order = NPU_VIEW_HWC};
                 struct npu_value *src = dl_source(nv->producer->in[0]);
                 out->m = dl_map(rkd_input(b, src), &sv);
+                out->m.surf = npu_rk_surf(src);
                 out->heads_view = true;
+                out->src = src;
                 return true;
             }
         }
     }
     return dl_input(b, v, &vm, &out->m, w);
+}
+
+/* Whether every reader of v (through views and unused host copies) is the attention node
+ * being lowered. */
+static bool
+read_only_by(const struct npu_value *v, const struct npu_node *attn, int depth)
+{
+    if (depth > 8 || v->is_output)
+        return false;
+    for (int i = 0; i < v->nusers; i++) {
+        const struct npu_node *u = v->users[i];
+        if (u == attn)
+            continue;
+        if ((u->op == NPU_OP_RK_TO_HOST ||
+             (u->op == NPU_OP_RK_DPU && npu_node_int(u, "alias", 0))) &&
+            read_only_by(u->out[0], attn, depth + 1))
+            continue;
+        return false;
+    }
+    return true;
+}
+
+/* K or V read in place from its projection with the rows padded to Skp: the projection
+ * (an rk.Conv read by nothing but this attention) gets "surf" = Skp, i.e. writes its
+ * surfaces Skp rows apart (npu_rk_surf), and the attention zeroes the pad rows. That saves
+ * the copy into a key-padded buffer. Lowering only. */
+static bool
+pad_in_place(struct rkd *b, struct hsrc *x, const struct hsrc *q, uint32_t Skp,
+             const struct npu_node *attn)
+{
+    /* (not when Q reads the same projection: its map was made with packed surfaces) */
+    if (!b->cx || !x->heads_view || !x->src || x->src == q->src)
+        return false;
+    struct npu_value *v = x->src;
+    struct npu_node *p = v->producer;
+    uint32_t view[3];
+    if (!p || p->op != NPU_OP_RK_CONV || v->producer_idx != 0 || !npu_rk_view(v, view) ||
+        view[1] != x->s || view[2] != 1 || !read_only_by(v, attn, 0))
+        return false;
+    int64_t cur = npu_node_int(p, "surf", 0);
+    if (cur && cur != Skp)
+        return false;
+    if (!cur && npu_node_set_int(b->cx->g, p, "surf", Skp))
+        return false;
+    x->m.surf = Skp;
+    return true;
+}
+
+/* Zeroes rows [s, Skp) of every surface of a padded projection (written in place). */
+static void
+zero_pad_rows(struct rkd *b, const struct hsrc *x, uint32_t hn, uint32_t Skp)
+{
+    uint32_t c = hn * x->d;
+    struct npu_dpu_map z = zeros(b, c, Skp - x->s, 1);
+    struct npu_dpu_map dst = strided(at(x->m.ref, (uint64_t)x->s * 16), c, Skp - x->s, 1, 1, Skp);
+    copy(b, &z, &dst);
 }
 
 /* The head merge after attention: out -> Transpose (0, 2, 1, 3) -> Reshape to [.., Sq,
@@ -232,32 +291,43 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
     uint64_t qp_bytes = qshift ? (uint64_t)(Dk / 8) * Hn * Sq * 16 : 16;
     struct npu_dpu_ref wts = rkd_temp(b, kw_bytes + vw_bytes);
     struct npu_dpu_ref ta = rkd_temp(b, NPU_MAX(NPU_MAX(kp_bytes, vp_bytes), s_bytes));
-    struct npu_dpu_ref tb = rkd_temp(b, NPU_MAX(NPU_MAX(kp_bytes, s_bytes), sum_bytes + sh_bytes));
+    const uint64_t tb_bytes = NPU_MAX(NPU_MAX(kp_bytes, s_bytes), sum_bytes + sh_bytes);
+    struct npu_dpu_ref tb = rkd_temp(b, tb_bytes);
     struct npu_dpu_ref tsm = rkd_temp(b, (uint64_t)Hn * Sq * 16 + qp_bytes);
     struct npu_dpu_ref kw = wts, vw = at(wts, kw_bytes), tq = at(tsm, (uint64_t)Hn * Sq * 16);
 
+    /* ---- K and V in place when their projections can pad their rows (no copies) */
+    const bool kpad = qshift && Skp > Sk && pad_in_place(b, &ks, &qs, Skp, n);
+    const bool vpad = qshift && Skp > Sk && pad_in_place(b, &vs_, &qs, Skp, n);
+    if (kpad)
+        zero_pad_rows(b, &ks, Hn, Skp);
+    if (vpad && (!kpad || vs_.src != ks.src))
+        zero_pad_rows(b, &vs_, Hn, Skp);
+
     /* ---- K -> weight layout */
     struct npu_dpu_map kp = npu_dpu_map_packed(ta, NPU_DPU_FP16, D, Hn, Skp);
-    struct npu_dpu_map ksrc = heads_cube(&ks, Hn, 0, D);
-    copy(b, &ksrc,
-         &(struct npu_dpu_map){.ref = kp.ref,
-                               .type = NPU_DPU_FP16,
-                               .c = D,
-                               .h = Hn,
-                               .w = Sk,
-                               .line = Skp,
-                               .surf = Hn * Skp});
-    if (Skp > Sk) {
-        struct npu_dpu_map z = zeros(b, D, Hn, Skp - Sk);
-        struct npu_dpu_map dz = npu_dpu_map_cols(&kp, Sk, Skp - Sk);
-        copy(b, &z, &dz);
+    /* key-padded K: pixel (head, key) of channel d at head * (D / 8) surfaces + key */
+    struct npu_dpu_map kin = strided(kp.ref, D, Hn * Skp, 1, 1, Hn * Skp);
+    if (kpad) {
+        kin = strided(ks.m.ref, D, Hn, Skp, (D / 8) * Skp, Skp);
+    } else {
+        struct npu_dpu_map ksrc = heads_cube(&ks, Hn, 0, D);
+        copy(b, &ksrc,
+             &(struct npu_dpu_map){.ref = kp.ref,
+                                   .type = NPU_DPU_FP16,
+                                   .c = D,
+                                   .h = Hn,
+                                   .w = Sk,
+                                   .line = Skp,
+                                   .surf = Hn * Skp});
+        if (Skp > Sk) {
+            struct npu_dpu_map z = zeros(b, D, Hn, Skp - Sk);
+            struct npu_dpu_map dz = npu_dpu_map_cols(&kp, Sk, Skp - Sk);
+            copy(b, &z, &dz);
+        }
     }
     /* TP1: keys into lanes: element (d, key p) -> atom (p / 8) * D + d, lane p % 8 */
-    struct npu_dpu_tp t1 = {.in = strided(kp.ref, D, Hn * Skp, 1, 1, Hn * Skp),
-                            .dst = tb,
-                            .grid_w = 1,
-                            .grid_line = D,
-                            .chan_stride = 1};
+    struct npu_dpu_tp t1 = {.in = kin, .dst = tb, .grid_w = 1, .grid_line = D, .chan_stride = 1};
     rkd_tp(b, &t1);
     /* TP2: read as 16 channels (key % 16: two surfaces D atoms apart) of (key / 16, d)
      * pixels, lines of 2D atoms; write [group][d block][key % 16][d % CB]. With the shift
@@ -286,8 +356,11 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
         uint16_t *o = calloc(nb / 2, 2);
         if (!o)
             return NPU_ERR_NOMEM;
+        /* 1/scale in lane 0 (Q' holds -(max + 2) in score units; an fp16 rounding of 1/scale
+         * scales that shift by (1 + e) for the whole row, which softmax does not see) */
+        uint16_t inv = npu_fp32_to_fp16((float)(1.0 / scale));
         for (uint64_t i = 0; i < nb / 16; i++)
-            o[i * 8] = 0x3c00; /* 1.0 in lane 0 */
+            o[i * 8] = inv;
         ones.ref = rkd_const(b, "kones", o, nb);
         free(o);
         struct npu_dpu_map dst =
@@ -297,7 +370,10 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
 
     /* ---- V -> weight layout: [16 ch][heads x Dv/16][Skp], then one transpose */
     struct npu_dpu_map vp = npu_dpu_map_packed(ta, NPU_DPU_FP16, 16, Hn * (Dv / 16), Skp);
-    if (vs_.heads_view) {
+    if (vpad) {
+        /* (head, 16-channel group) pairs are surface pairs of the padded projection */
+        vp = strided(vs_.m.ref, 16, Hn * (Dv / 16), Skp, 2 * Skp, Skp);
+    } else if (vs_.heads_view) {
         /* the projection holds (head, 16-channel group) pairs in surface order: one copy */
         struct npu_dpu_map src = heads_cube(&vs_, Hn, 0, 16);
         uint32_t sp = npu_dpu_map_surf(&vs_.m);
@@ -313,7 +389,7 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
             copy(b, &src, &dst);
         }
     }
-    if (Skp > Sk) {
+    if (Skp > Sk && !vpad) {
         struct npu_dpu_map z = zeros(b, 16, Hn * (Dv / 16), Skp - Sk);
         struct npu_dpu_map dz = npu_dpu_map_cols(&vp, Sk, Skp - Sk);
         copy(b, &z, &dz);
@@ -346,8 +422,10 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
     }
     /* padded keys: a large finite negative score (the row maxima go through convolutions,
      * where -inf would give 0 * -inf = NaN); exp() of it is 0 */
+    /* (with the shift in the product: -65504 / scale, i.e. the lowest finite fp16 score, so
+     * that padded keys never exceed a real key's score in the row maxima) */
     for (uint32_t i = Sk; i < Skp; i++)
-        kmask[i] = -30000.0f;
+        kmask[i] = qshift ? (float)(-65504.0 / scale) : -30000.0f;
     const struct npu_dpu_lut *lut = npu_dpu_lut_get(npu_dpu_lut_fn_id(NPU_DPU_FN_EXP_NEG));
     const float a = lut->in_scale; /* 32: table units per unit of t */
     struct npu_dpu_ref kmask_ref = dl_chan_const(b, "kmask", kmask, Skp);
@@ -392,14 +470,17 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
         free(full), free(fm), free(fa);
     }
 
-    /* ---- S1 = scale (Q K^T + kmask) + mask, fp16, heads in rows (keys halved when split) */
-    struct vmap vs1 = {.view = {Sh, Hn * Sq, 1}, .order = NPU_VIEW_HWC};
+    /* ---- S1 = scale (Q K^T + kmask) + mask, fp16, heads in rows (keys halved when split;
+     * whole when the PPU takes the row maxima) */
+    const bool ppu_max = qshift;
+    const uint32_t Sh1 = ppu_max ? Skp : Sh;
+    struct vmap vs1 = {.view = {Sh1, Hn * Sq, 1}, .order = NPU_VIEW_HWC};
     struct npu_dpu_map s1 = dl_map(ta, &vs1);
     struct vmap vhalf = {.view = {Sh, Sq, 1}, .order = NPU_VIEW_HWC};
     for (uint32_t h = 0; h < Hn; h++) {
         struct npu_dpu_ref wh = at(kw, (uint64_t)h * Skp * Dk * 2);
         struct npu_dpu_conv cv = {.in = head(&qsrc, h),
-                                  .kernels = Sh,
+                                  .kernels = Sh1,
                                   .kh = 1,
                                   .kw = 1,
                                   .sy = 1,
@@ -414,7 +495,7 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
             cv.st.ew.op = NPU_DPU_EW_ADD;
             cv.st.ew.operand = npu_dpu_map_rows(&mask1, h * Sq, Sq);
         }
-        if (split_s1) {
+        if (split_s1 && !ppu_max) {
             /* first half into a per-head scratch, second half maxed with it */
             struct npu_dpu_map first = dl_map(tb, &vhalf);
             struct npu_dpu_conv c1 = cv;
@@ -429,19 +510,17 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
     }
     /* ---- row maxima (8 lanes) */
     struct npu_dpu_map m8 = npu_dpu_map_packed(tsm, NPU_DPU_FP16, 8, Hn * Sq, 1);
-    dl_chan_max(b, &s1, &m8);
+    if (!ppu_max || !dl_chan_max_ppu(b, &s1, &m8, tb, tb_bytes))
+        dl_chan_max(b, &s1, &m8);
     struct npu_dpu_stages st;
     memset(&st, 0, sizeof(st));
     if (qshift) {
-        /* Q' lane D = -(max + 2) / scale (fp32 factor through BRDMA) */
-        float f[8];
-        for (int i = 0; i < 8; i++)
-            f[i] = (float)(-1.0 / scale);
+        /* Q' lane D = -(max + 2) (K' lane 0 holds 1/scale): finite for every clamped max */
         struct npu_dpu_pass p = {.in = m8, .out = npu_dpu_map_channels(&qpm, D, 8)};
         p.st.bs.alu = NPU_DPU_SRC_REG;
         p.st.bs.alu_value = 2.0f;
-        p.st.bs.mul = NPU_DPU_SRC_MEM;
-        p.st.bs.mul_mem = dl_chan_const(b, "nscale", f, 8);
+        p.st.bs.mul = NPU_DPU_SRC_REG;
+        p.st.bs.mul_value = -1.0f;
         rkd_pass(b, &p);
     } else {
         /* the shift -a max - 64 (+ a mask) per head, head-major for S2's ERDMA */
@@ -490,8 +569,16 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
                                   .c = Dv,
                                   .line = 1,
                                   .surf = Sq};
-        dl_chan_sum(b, &eh, 1.0f, &sum, NULL);
+        /* + 2^-24: a row whose every score lies below the fp16 range would sum to 0 (0 / 0);
+         * far below an fp16 ulp of any real sum (>= e^-2 with the shift) */
+        struct npu_dpu_stages sst;
+        memset(&sst, 0, sizeof(sst));
+        sst.bs.alu = NPU_DPU_SRC_REG;
+        sst.bs.alu_value = 0x1p-24f;
+        dl_chan_sum(b, &eh, 1.0f, &sum, &sst);
+        /* P V reads E from the CBUF, where the sum's convolution left it (DATA_REUSE) */
         struct npu_dpu_conv cv = {.in = eh,
+                                  .data_reuse = true,
                                   .kernels = Dv,
                                   .kh = 1,
                                   .kw = 1,

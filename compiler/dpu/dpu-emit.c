@@ -871,7 +871,8 @@ emit_conv_tile(struct npu_stream *s, const struct npu_dpu_conv *cv,
              CNA_WEIGHT_SIZE2_WEIGHT_WIDTH(cv->kw) | CNA_WEIGHT_SIZE2_WEIGHT_HEIGHT(cv->kh) |
                  CNA_WEIGHT_SIZE2_WEIGHT_KERNELS(wl->weight_kernels));
     npu_emit(s, REG_CNA_CBUF_CON0,
-             CNA_CBUF_CON0_WEIGHT_BANK(12 - data_bank) | CNA_CBUF_CON0_DATA_BANK(data_bank));
+             CNA_CBUF_CON0_DATA_REUSE(cv->data_reuse ? 1 : 0) |
+                 CNA_CBUF_CON0_WEIGHT_BANK(12 - data_bank) | CNA_CBUF_CON0_DATA_BANK(data_bank));
     npu_emit(s, REG_CNA_CBUF_CON1, CNA_CBUF_CON1_DATA_ENTRIES(entries));
     npu_emit(s, REG_CNA_CVT_CON0,
              CNA_CVT_CON0_DATA_SIGN(1) | CNA_CVT_CON0_CVT_TYPE(NPU_CVT_ORDER_ADD_FIRST) |
@@ -932,8 +933,8 @@ emit_conv_tile(struct npu_stream *s, const struct npu_dpu_conv *cv,
                 NPU_DIV_ROUND_UP((uint64_t)c_pad, TM_CHANNEL_GROUP) * hw;
         macs = (uint64_t)cv->kernels * c_pad * hw;
     }
-    uint64_t bytes = (uint64_t)(c_pad / 8) * in->w * ih * 16 + wl->total_bytes +
-                     (uint64_t)NPU_DIV_ROUND_UP(k_pad, out_c2) * out.w * oh * 16 +
+    uint64_t bytes = (cv->data_reuse ? 0 : (uint64_t)(c_pad / 8) * in->w * ih * 16) +
+                     wl->total_bytes + (uint64_t)NPU_DIV_ROUND_UP(k_pad, out_c2) * out.w * oh * 16 +
                      stage_rdma_bytes(&st, k_pad);
     npu_dpu_cost_add(cost, s, (double)steps / TM_CLOCK_HZ, bytes, macs);
     return NPU_OK;
@@ -1005,6 +1006,8 @@ npu_dpu_emit_conv(struct npu_stream *s, const struct npu_dpu_conv *cv, struct np
         return refuse(s, "conv: %ux%u input / %u output width exceed the CNA fields", in->w, in->h,
                       ow);
     uint32_t tile = (uint32_t)NPU_MIN((uint64_t)oh, (rows_fit - cv->kh) / cv->sy + 1);
+    if (cv->data_reuse && tile < oh)
+        return refuse(s, "conv: DATA_REUSE needs the whole input in one CBUF tile");
     for (uint32_t y = 0; y < oh; y += tile)
         if ((r = emit_conv_tile(s, cv, &wl, y, NPU_MIN(tile, oh - y), cost)))
             return r;

@@ -84,11 +84,21 @@ enum npu_status dl_lower_layernorm(struct rkd *b, struct npu_node *n, struct why
 enum npu_status dl_lower_softmax(struct rkd *b, struct npu_node *n, struct why *w);
 enum npu_status dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w);
 
+/* Whether npu_dpu_center_streams would centre the input of layer norm ln (dpu-center.c):
+ * dry runs price such a layer norm as centred. Reads the graph's use lists. */
+bool dl_ln_centrable(const struct npu_node *ln);
+
 /* Composite building blocks on maps (dpu-norm.c), used by the composites. */
 /* Per-pixel max over the channels of x (c <= 8192) into an 8-lane map m8 (all lanes equal):
  * halving EW MAX passes over surfaces, then lane permutations (1x1 convs with a fused MAX).
  * Padding lanes of the last surface are masked to -inf first. */
 void dl_chan_max(struct rkd *b, const struct npu_dpu_map *x, const struct npu_dpu_map *m8);
+/* The same with the PPU (facts §5.4): x (c a multiple of 8, one pixel per row) has its
+ * surfaces pooled as the rows of an image in stages of windows up to 16, then a clamp to
+ * finite values and the lane rotations. scratch: 2 x ceil-stage + 3 x 8-lane maps of
+ * x->h pixels. false (nothing emitted) when x does not qualify or scratch is too small. */
+bool dl_chan_max_ppu(struct rkd *b, const struct npu_dpu_map *x, const struct npu_dpu_map *m8,
+                     struct npu_dpu_ref scratch, uint64_t scratch_bytes);
 /* Ones-kernel sum over x's channels times `scale`, broadcast to `kout` output channels
  * (kout = 8 gives an 8-lane map) written to out (fp16) with the given DPU stages applied
  * after the convolution. */

@@ -136,6 +136,36 @@ clamp_mask(struct rkd *b, struct npu_dpu_stages *st, uint32_t c0, uint32_t c)
     free(m);
 }
 
+/* Lanes of the 8-lane map cur: m8[k] = max over all lanes, by out[k] = max(in[k], in[(k + d)
+ * % 8]) for d = 4, 2, 1 (1x1 convs with permutation weights, exact, and a fused EW MAX);
+ * ta / tb hold 8-lane maps of cur's size. */
+static void
+lane_max(struct rkd *b, const struct npu_dpu_map *in, const struct npu_dpu_map *m8,
+         struct npu_dpu_ref ta, struct npu_dpu_ref tb)
+{
+    struct npu_dpu_map cur = *in;
+    bool use_a = true;
+    uint32_t H = in->h, W = in->w;
+    for (uint32_t d = 4; d >= 1; d /= 2) {
+        float w[64] = {0};
+        for (uint32_t k = 0; k < 8; k++)
+            w[k * 8 + (k + d) % 8] = 1.0f;
+        struct npu_dpu_map t =
+            d == 1 ? *m8 : npu_dpu_map_packed(use_a ? ta : tb, NPU_DPU_FP16, 8, H, W);
+        struct npu_dpu_conv cv = {
+            .in = cur, .kernels = 8, .kh = 1, .kw = 1, .sy = 1, .sx = 1, .out = t};
+        cv.in.c = 8;
+        cv.out.c = 8;
+        cv.weights = weights_1x1(b, "rot", w, 8, 8);
+        cv.st.ew.op = NPU_DPU_EW_MAX;
+        cv.st.ew.operand = cur;
+        cv.st.ew.operand.c = 8;
+        rkd_conv(b, &cv);
+        cur = t;
+        use_a = !use_a;
+    }
+}
+
 void
 dl_chan_max(struct rkd *b, const struct npu_dpu_map *x, const struct npu_dpu_map *m8)
 {
@@ -175,25 +205,80 @@ dl_chan_max(struct rkd *b, const struct npu_dpu_map *x, const struct npu_dpu_map
         use_a = !use_a;
         first = false;
     }
-    /* lanes: out[k] = max(in[k], in[(k + d) % 8]) for d = 4, 2, 1 */
-    for (uint32_t d = 4; d >= 1; d /= 2) {
-        float w[64] = {0};
-        for (uint32_t k = 0; k < 8; k++)
-            w[k * 8 + (k + d) % 8] = 1.0f;
-        struct npu_dpu_map t =
-            d == 1 ? *m8 : npu_dpu_map_packed(use_a ? ta : tb, NPU_DPU_FP16, 8, H, W);
-        struct npu_dpu_conv cv = {
-            .in = cur, .kernels = 8, .kh = 1, .kw = 1, .sy = 1, .sx = 1, .out = t};
-        cv.in.c = 8;
-        cv.out.c = 8;
-        cv.weights = weights_1x1(b, "rot", w, 8, 8);
-        cv.st.ew.op = NPU_DPU_EW_MAX;
-        cv.st.ew.operand = cur;
-        cv.st.ew.operand.c = 8;
-        rkd_conv(b, &cv);
-        cur = t;
-        use_a = !use_a;
+    lane_max(b, &cur, m8, use_a ? ta : tb, use_a ? tb : ta);
+}
+
+bool
+dl_chan_max_ppu(struct rkd *b, const struct npu_dpu_map *x, const struct npu_dpu_map *m8,
+                struct npu_dpu_ref scratch, uint64_t scratch_bytes)
+{
+    uint32_t G = npu_dpu_map_c1(x), H = x->h;
+    if (x->c % 8 || x->w != 1 || npu_dpu_map_line(x) != 1 || H > 8192 || G < 2 ||
+        npu_dpu_map_surf(x) < H || x->type != NPU_DPU_FP16)
+        return false;
+    /* pooling stages over the surfaces: windows k <= 16 with strides s <= 16 that tile
+     * exactly ((G - k) % s == 0), fewest output rows first */
+    uint32_t st_k[8], st_s[8], st_o[8], n = 0, g = G;
+    while (g > 1) {
+        uint32_t bk = 0, bs = 0, bo = UINT32_MAX;
+        for (uint32_t k = NPU_MIN(g, 16u); k >= 2; k--)
+            for (uint32_t sd = k; sd >= 1; sd--)
+                if ((g - k) % sd == 0 && (g - k) / sd + 1 < bo) {
+                    bo = (g - k) / sd + 1;
+                    bk = k;
+                    bs = sd;
+                }
+        if (!bk || n == NPU_ARRAY_SIZE(st_k))
+            return false;
+        st_k[n] = bk;
+        st_s[n] = bs;
+        st_o[n++] = bo;
+        g = bo;
     }
+    /* scratch: two ping-pong stage outputs (the first is the largest) and the clamped
+     * lanes, and two 8-lane maps for the rotations */
+    uint64_t stage = (uint64_t)st_o[0] * H * 16, lanes = (uint64_t)H * 16;
+    if (2 * stage + 3 * lanes > scratch_bytes)
+        return false;
+    struct npu_dpu_ref sa = scratch, sb = scratch, sc = scratch, sd = scratch, se = scratch;
+    sb.offset += (uint32_t)stage;
+    sc.offset += (uint32_t)(2 * stage);
+    sd.offset += (uint32_t)(2 * stage + lanes);
+    se.offset += (uint32_t)(2 * stage + 2 * lanes);
+    /* x's surfaces as image rows: pixel (row r, surface y) at y * surf + r atoms, 8 lanes */
+    struct npu_dpu_map cur = {.ref = x->ref,
+                              .type = NPU_DPU_FP16,
+                              .c = 8,
+                              .h = G,
+                              .w = H,
+                              .line = npu_dpu_map_surf(x),
+                              .surf = npu_dpu_map_surf(x) * G};
+    for (uint32_t i = 0; i < n; i++) {
+        struct npu_dpu_map o = npu_dpu_map_packed(i % 2 ? sb : sa, NPU_DPU_FP16, 8, st_o[i], H);
+        struct npu_dpu_pool p = {.op = NPU_DPU_POOL_MAX,
+                                 .in = cur,
+                                 .kh = st_k[i],
+                                 .kw = 1,
+                                 .sy = st_s[i],
+                                 .sx = 1,
+                                 .out = o};
+        rkd_pool(b, &p);
+        cur = o;
+    }
+    /* finite values (an fp16 score may have overflowed to +-inf; the lane rotations are
+     * convolutions, where 0 * inf = NaN): clamp to +-65504 */
+    struct npu_dpu_map c8 = npu_dpu_map_packed(sc, NPU_DPU_FP16, 8, H, 1);
+    cur.h = H;
+    cur.w = 1;
+    cur.line = 1;
+    cur.surf = H;
+    struct npu_dpu_pass p = {.in = cur, .out = c8};
+    clamp_mask(b, &p.st, 8, 8);
+    p.st.bs.relux = true;
+    p.st.bs.relux_value = 131008.0f;
+    rkd_pass(b, &p);
+    lane_max(b, &c8, m8, sd, se);
+    return true;
 }
 
 /* One pass: out = in * (EW MUL) op. */
@@ -281,25 +366,28 @@ last_axis_view(const struct rkd *b, struct npu_value *x, int64_t axis, struct vm
  * beta of a layer norm whose every reader is a MatMul by constant weights B [C, N] with a
  * constant bias b [N] (q / k / v / fc1 after fuse_bias): y B + b = (y0 + beta) B + b =
  * y0 B + (b + beta B), so the readers get the bias b + beta B and the layer norm skips its
- * beta pass (one full read + write of the activations). Lowering only.
+ * beta pass (one full read + write of the activations). Dry runs only check.
  */
 static bool
 fold_beta(struct rkd *b, struct npu_node *ln, const float *beta, uint32_t C)
 {
     struct npu_value *out = ln->out[0];
-    if (!b->cx || out->is_output || !out->nusers)
+    if ((!b->cx && b->depth) || out->is_output || !out->nusers)
         return false;
     for (int i = 0; i < out->nusers; i++) {
         const struct npu_node *u = out->users[i];
         const struct npu_value *B = u->nin > 1 ? u->in[1] : NULL;
         const struct npu_value *bb = u->nin > 2 ? u->in[2] : NULL;
-        if (u->op != NPU_OP_MATMUL || u->device != NPU_DEVICE_NPU || u->nin != 3 ||
-            u->in[0] != out || !B || B->kind != NPU_VALUE_CONST || B->t.ndim != 2 ||
-            B->t.dims[0] != C || !npu_dtype_is_float(B->t.dtype) || !bb ||
-            bb->kind != NPU_VALUE_CONST || npu_value_numel(bb) != B->t.dims[1] ||
-            !npu_dtype_is_float(bb->t.dtype))
+        /* (dry runs come before partitioning: a reader not placed yet may run here) */
+        if (u->op != NPU_OP_MATMUL || u->device == NPU_DEVICE_CPU ||
+            (b->cx && u->device != NPU_DEVICE_NPU) || u->nin != 3 || u->in[0] != out || !B ||
+            B->kind != NPU_VALUE_CONST || B->t.ndim != 2 || B->t.dims[0] != C ||
+            !npu_dtype_is_float(B->t.dtype) || !bb || bb->kind != NPU_VALUE_CONST ||
+            npu_value_numel(bb) != B->t.dims[1] || !npu_dtype_is_float(bb->t.dtype))
             return false;
     }
+    if (!b->cx)
+        return true; /* dry runs (cost): the lowering will fold it */
     for (int i = 0; i < out->nusers; i++) {
         struct npu_node *u = out->users[i];
         int64_t N = u->in[1]->t.dims[1];
@@ -363,16 +451,24 @@ dl_lower_layernorm(struct rkd *b, struct npu_node *n, struct why *w)
     struct npu_dpu_ref small = rkd_temp(b, 4ull * H * W * 16);
     struct npu_dpu_map s8 = lanes8(small, 0, H, W), v8 = lanes8(small, 1, H, W);
     struct npu_dpu_map r8 = lanes8(small, 2, H, W);
-    struct npu_dpu_map xc = dl_map(rkd_temp(b, full), &vm), sq = dl_map(rkd_temp(b, full), &vm);
+    /* an input whose rows are centred already (residual streams, dpu-center.c) needs no
+     * mean: xc = x */
+    /* (dry runs, for cost(): the rewrite runs after partitioning, so predict it) */
+    const bool centred = npu_node_int(n, "npu_centered", 0) != 0 ||
+                         (!b->cx && !b->depth && !b->no_center && dl_ln_centrable(n));
+    struct npu_dpu_map xc = centred ? xm : dl_map(rkd_temp(b, full), &vm);
+    struct npu_dpu_map sq = dl_map(rkd_temp(b, full), &vm);
     struct npu_dpu_map ym = dl_map(rkd_result(), &vm);
-    /* -mean in 8 lanes: ones conv, fp32 scale -1/C */
-    dl_chan_sum(b, &xm, (float)(-1.0 / C), &s8, NULL);
-    /* xc = x - mean: broadcast conv with the EW add of x */
     struct npu_dpu_stages st;
-    memset(&st, 0, sizeof(st));
-    st.ew.op = NPU_DPU_EW_ADD;
-    st.ew.operand = xm;
-    dl_bcast(b, &s8, NULL, 1.0f, &xc, &st);
+    if (!centred) {
+        /* -mean in 8 lanes: ones conv, fp32 scale -1/C */
+        dl_chan_sum(b, &xm, (float)(-1.0 / C), &s8, NULL);
+        /* xc = x - mean: broadcast conv with the EW add of x */
+        memset(&st, 0, sizeof(st));
+        st.ew.op = NPU_DPU_EW_ADD;
+        st.ew.operand = xm;
+        dl_bcast(b, &s8, NULL, 1.0f, &xc, &st);
+    }
     /* sq = (xc / 64) xc: fp16 range for |xc| < 2047 */
     const float a = 1.0f / 64.0f;
     mul_pass(b, &xc, &xc, &sq, a);
@@ -416,7 +512,10 @@ dl_lower_softmax(struct rkd *b, struct npu_node *n, struct why *w)
     struct npu_dpu_map m8 = lanes8(small, 0, H, W), s8 = lanes8(small, 1, H, W);
     struct npu_dpu_map t1 = dl_map(rkd_temp(b, full), &vm), t2 = dl_map(rkd_temp(b, full), &vm);
     struct npu_dpu_map ym = dl_map(rkd_result(), &vm);
-    dl_chan_max(b, &xm, &m8);
+    /* row maxima with the PPU when the channels fill whole atoms (t1 is free until the
+     * shift below), else EW MAX halvings */
+    if (!dl_chan_max_ppu(b, &xm, &m8, t1.ref, full))
+        dl_chan_max(b, &xm, &m8);
     /* t = x - max: broadcast conv of -max with the EW add of x */
     const struct npu_dpu_lut *l = npu_dpu_lut_get(npu_dpu_lut_fn_id(NPU_DPU_FN_EXP_NEG));
     struct npu_dpu_stages st;

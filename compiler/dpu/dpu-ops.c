@@ -158,6 +158,8 @@ dl_input(struct rkd *b, struct npu_value *v, const struct vmap *vm, struct npu_d
         }
     }
     *m = dl_map(rkd_input(b, nv), vm);
+    if (nv && !npu_rk_packed(nv))
+        m->surf = npu_rk_surf(nv); /* padded surfaces (attention's projections) */
     return true;
 }
 
@@ -811,12 +813,12 @@ npu_dpu_supports(const struct npu_graph *g, const struct npu_node *n,
                  const struct npu_backend_options *o, char *why, size_t why_len)
 {
     (void)g;
-    (void)o;
     struct rkd b;
     struct why w = {why, why_len};
     if (why && why_len)
         why[0] = 0;
     rkd_init(&b, NULL, (struct npu_node *)n);
+    b.no_center = o && o->no_center_fold;
     enum npu_status st = lower_any(&b, (struct npu_node *)n, &w);
     if (st == NPU_OK && b.err)
         st = b.err;
@@ -831,10 +833,12 @@ double
 npu_dpu_cost(const struct npu_graph *g, const struct npu_node *n,
              const struct npu_backend_options *o)
 {
-    (void)g;
-    (void)o;
+    /* a residual Add the producing MatMul will compute in its DPU (priced there) */
+    if (n->op == NPU_OP_ADD && npu_conv_residual_likely(g, n, o))
+        return 0;
     struct rkd b;
     rkd_init(&b, NULL, (struct npu_node *)n);
+    b.no_center = o && o->no_center_fold;
     enum npu_status st = lower_any(&b, (struct npu_node *)n, NULL);
     double s = st == NPU_OK && !b.err ? rkd_seconds(&b) : -1.0;
     rkd_fini(&b);

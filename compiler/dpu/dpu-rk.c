@@ -181,7 +181,7 @@ encode(const struct rkd_task *t, int64_t *f, float *v)
         x[4] = c->sx;
         x[5] = c->pad_top;
         x[6] = c->pad_left;
-        x[7] = c->depthwise;
+        x[7] = (c->depthwise ? 1 : 0) | (c->data_reuse ? 2 : 0);
         x[8] = ref_code(c->weights);
         x[9] = c->weights.offset;
         break;
@@ -243,7 +243,8 @@ decode(const int64_t *f, const float *v, struct dec *d)
         c->sx = (uint32_t)x[4];
         c->pad_top = (uint32_t)x[5];
         c->pad_left = (uint32_t)x[6];
-        c->depthwise = x[7] != 0;
+        c->depthwise = (x[7] & 1) != 0;
+        c->data_reuse = (x[7] & 2) != 0;
         c->weights = code_ref(x[8], x[9]);
         return get_stages(f, v, &c->st, &d->lut);
     }
@@ -467,6 +468,35 @@ bad:
     *tasks_out = NULL;
     *fv_out = NULL;
     return false;
+}
+
+int
+npu_rk_dpu_task_count(const struct npu_node *n)
+{
+    if (npu_node_int(n, "alias", 0))
+        return 0;
+    int64_t *tasks = NULL;
+    float *fv = NULL;
+    size_t nt = 0;
+    if (!gather(n, &tasks, &fv, &nt))
+        return -1;
+    /* a record may emit several hardware tasks (convolutions split into row tiles): count
+     * them by emitting into a private stream (symbolic addresses are enough) */
+    struct npu_stream s;
+    npu_stream_init(&s);
+    int count = 0;
+    for (size_t k = 0; k < nt && count >= 0; k++) {
+        struct dec d;
+        if (decode(tasks + k * RKD_FIELDS, fv + k * RKD_FVALS, &d) ||
+            emit_task(&s, &d.t, &d.lut, NULL))
+            count = -1;
+    }
+    if (count >= 0)
+        count = (int)s.n_tasks;
+    npu_stream_fini(&s);
+    free(tasks);
+    free(fv);
+    return count;
 }
 
 /* ---- inference and emission ------------------------------------------------------------ */

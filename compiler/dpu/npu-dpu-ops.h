@@ -128,9 +128,10 @@ struct rkd {
     /* the result's view (struct vmap of dpu-low.h) once finished, for dry predictions */
     uint32_t result_view[4];
     bool have_result;
-    int depth;     /* dry predictions of producers' views */
-    bool nonneg;   /* the result is known to be >= 0 (rk.Dpu attribute "nonneg") */
-    bool finished; /* a result was declared (rkd_finish / rkd_alias) */
+    int depth;      /* dry predictions of producers' views */
+    bool nonneg;    /* the result is known to be >= 0 (rk.Dpu attribute "nonneg") */
+    bool no_center; /* dry runs: the back end will not centre residual streams */
+    bool finished;  /* a result was declared (rkd_finish / rkd_alias) */
 };
 
 void rkd_init(struct rkd *b, struct npu_lower_ctx *cx, struct npu_node *orig);
@@ -174,6 +175,14 @@ rkd_seconds(const struct rkd *b)
 {
     return b->cost.s;
 }
+
+/* Layer-norm centring folded into the producers of residual streams (dpu-center.c): the
+ * stream's addends (products, convolutions, constants) are centred over the normalised axis
+ * and its layer norms marked "npu_centered". Run before lowering. */
+enum npu_status npu_dpu_center_streams(struct npu_graph *g);
+
+/* Tasks an rk.Dpu node emits (0 for a view, -1 when its task list is malformed). */
+int npu_rk_dpu_task_count(const struct npu_node *n);
 
 /* rk.Dpu rows of the handler table. */
 enum npu_status npu_rk_dpu_infer(struct npu_graph *g, struct npu_node *n);

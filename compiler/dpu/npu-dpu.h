@@ -210,6 +210,9 @@ struct npu_dpu_conv {
     uint32_t kernels; /* output channels (= in.c for depthwise) */
     uint32_t kh, kw, sy, sx, pad_top, pad_left;
     bool depthwise;
+    /* CBUF_CON0 DATA_REUSE: the input is the tile the previous conv task loaded (same
+     * geometry and data banks; one tile only). Its feature bytes are not read again. */
+    bool data_reuse;
     struct npu_dpu_stages st;
     struct npu_dpu_map out; /* fp16 or fp32; w, h = output size; c = kernels */
 };

@@ -88,6 +88,18 @@ struct rk_conv_geom {
     bool q_per_channel;
     uint32_t q_scale, q_shift, q_chshift;
     int32_t q_offset;
+    /* EW-stage fusions (docs/npu-backend.md §3, fp16 pipeline):
+     *  lut_id: a LUT function of be-dpu (npu_dpu_lut_get) applied to the final result in
+     *    the EW stage after any partial-sum add; its input scale is BN MUL in every task
+     *    (so partial sums carry it), a guard + upload task precede the conv tasks;
+     *  residual: the last input (an NPU value in the output's view) added per pixel by the
+     *    EW stage of the first channel block (tasks with src < 0). */
+    uint32_t lut_id;
+    bool residual;
+    enum npu_dtype res_dt;
+    /* atoms between output surfaces of the result (attribute "surf", >= ow x oh): rows
+     * padded for be-dpu's attention (npu_rk_surf) */
+    uint32_t out_surf;
 };
 
 struct rk_tile {
@@ -142,8 +154,13 @@ enum npu_status npu_rk_conv_widen_outputs(struct npu_graph *g);
 /* Emits one task of a conv (npu-conv-emit.c); addresses: x, w, bias, per-channel
  * multipliers and outputs (0 result, 1 and 2 partial sums). */
 struct rk_emit_addrs {
-    struct npu_ref_buf x, w, bias, qmul, out[3];
+    struct npu_ref_buf x, w, bias, qmul, res, out[3];
 };
+/* The LUT prologue of an rk.Conv with lut_id (guard + upload, scratch: 32 bytes of the
+ * result's memory, overwritten by the conv afterwards); its modeled seconds. */
+enum npu_status rk_emit_lut_prologue(struct npu_stream *s, const struct rk_conv_geom *g,
+                                     const struct rk_emit_addrs *a);
+double rk_lut_prologue_seconds(void);
 void rk_emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk_tile *t,
                   const struct rk_emit_addrs *a);
 

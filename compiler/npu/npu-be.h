@@ -54,6 +54,13 @@ const char *npu_rk_layout(const struct npu_value *v);
 uint64_t npu_rk_nc1hwc2_bytes(enum npu_dtype dt, const uint32_t view[3]);
 /* Bytes an rk.* value occupies in NPU memory (its layout's size). */
 uint64_t npu_rk_value_bytes(const struct npu_value *v);
+/* Atoms from one channel surface of an NC1HWC2 rk.* value to the next: the producer's
+ * "surf" attribute when a reader had the rows padded (be-dpu's attention, docs/npu-dpu-ops.md
+ * §3.8; output 0 only), else H x W of its view. */
+uint32_t npu_rk_surf(const struct npu_value *v);
+/* True when the value's surfaces are packed (surf = H x W): what every reader but the one
+ * that asked for padding expects. */
+bool npu_rk_packed(const struct npu_value *v);
 /* True when v is an rk.* value (defined by an rk.* node). */
 bool npu_rk_value(const struct npu_value *v);
 
@@ -74,6 +81,10 @@ struct npu_lower_ctx {
  * viewed that way. Constants are not copied: lowerings pack them. */
 struct npu_value *npu_lower_input(struct npu_lower_ctx *cx, struct npu_node *before,
                                   struct npu_value *v, const uint32_t *view, enum npu_dtype dt);
+
+/* The NPU value already standing for v (v itself when it is an rk.* value, else the copy
+ * or result an earlier lowering declared), NULL when there is none yet. */
+struct npu_value *npu_lower_lookup(const struct npu_lower_ctx *cx, struct npu_value *v);
 
 /* A new rk.* node (device=npu) inserted before `before`, with nout fresh
  * outputs named after `name`. Set its attributes, then call npu_lower_done. */
@@ -137,6 +148,11 @@ struct npu_conv_call {
 };
 enum npu_status npu_conv_emit_call(struct npu_stream *s, const struct npu_conv_call *c,
                                    double *modeled_s);
+
+/* Whether the residual Add `add` will likely run in the DPU of the MatMul that produces
+ * one of its operands (npu-conv.c): its cost() is then 0 (priced in the MatMul's). */
+bool npu_conv_residual_likely(const struct npu_graph *g, const struct npu_node *add,
+                              const struct npu_backend_options *o);
 
 /* ---- attribute helpers ---------------------------------------------------- */
 

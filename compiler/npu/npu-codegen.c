@@ -280,6 +280,12 @@ add_tensor(struct npu_cg *cg, const struct npu_value *v, bool npu)
             t->bytes = (uint64_t)npu_tensor_nbytes(&v->t);
             t->layout = NPU_LAYOUT_NCHW;
         } else {
+            if (!npu_rk_packed(v)) {
+                /* a reader asked for padded surfaces; CONVERT steps read packed ones */
+                npu_err(NPU_BE_DOM, "value '%s' has padded surfaces and cannot be converted",
+                        v->name);
+                return -1;
+            }
             t->buffer = NPU_BUF_ACT;
             t->offset = i->act_off;
             t->bytes = npu_rk_value_bytes(v);
@@ -775,8 +781,16 @@ npu_codegen(const struct npu_graph *g, const struct npu_backend_options *o,
                 open = true;
                 job_name = n->name;
             }
+            uint32_t before = npu_cg_stream(&cg)->n_tasks;
             st = h->emit(&cg, n);
             cg.job_s += npu_node_float(n, "modeled_us", 0.0f) * 1e-6;
+            /* the count that tools attribute a job's tasks by (npu_backend_node_tasks) */
+            int want = npu_backend_node_tasks(n);
+            if (!st && want >= 0 && npu_cg_stream(&cg)->n_tasks - before != (uint32_t)want) {
+                npu_err(NPU_BE_DOM, "codegen: node '%s' emitted %u tasks but lists %d",
+                        n->name, npu_cg_stream(&cg)->n_tasks - before, want);
+                st = NPU_ERR_INVALID;
+            }
         } else {
             if (open) {
                 /* conversions into this job go before it, out of it after */

@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../dpu/npu-dpu-ops.h"
 #include "npu-be-priv.h"
 
 /* K of an rk.Conv from its view attribute (0 when absent). */
@@ -102,10 +103,18 @@ tile_out_dt(const struct rk_conv_geom *g, const struct rk_tile *t)
     return t->dst > 0 ? g->part_dt : g->out_dt;
 }
 
+/* The residual is added by the first channel block's tasks (those without a partial
+ * sum to add). */
+static bool
+res_here(const struct rk_conv_geom *g, const struct rk_tile *t)
+{
+    return g->residual && t->src < 0;
+}
+
 static bool
 uses_rdma(const struct rk_conv_geom *g, const struct rk_tile *t)
 {
-    return (t->flags & RKT_F_BIAS) || t->src > 0 || g->q_per_channel;
+    return (t->flags & RKT_F_BIAS) || t->src > 0 || g->q_per_channel || res_here(g, t);
 }
 
 uint32_t
@@ -157,6 +166,13 @@ rk_task_seconds(const struct rk_conv_geom *g, const struct rk_tile *t, uint64_t 
         bytes += (c1 - 1) * (uint64_t)g->ow * g->oh * 16 +
                  ((uint64_t)(t->oh - 1) * g->ow + g->ow) * 16;
     }
+    if (res_here(g, t)) {
+        /* the residual through ERDMA, charged over its extent like the partial sums */
+        uint32_t rc2 = 16 / rk_esize(g->res_dt);
+        uint64_t c1 = (kout + rc2 - 1) / rc2;
+        bytes += (c1 - 1) * (uint64_t)g->ow * g->oh * 16 +
+                 ((uint64_t)(t->oh - 1) * g->ow + g->ow) * 16;
+    }
     uint32_t oc2 = 16 / rk_esize(odt);
     bytes += (uint64_t)((kout + oc2 - 1) / oc2) * g->ow * t->oh * 16;
     uint32_t n = rk_task_body_qwords(g, t) + NPU_TASK_TAIL_QWORDS;
@@ -193,10 +209,14 @@ rk_conv_decode(const struct npu_node *n, struct rk_conv_geom *g, struct rk_tile 
     memset(g, 0, sizeof(*g));
     if (tiles)
         *tiles = NULL;
-    if (n->nin < 2 || n->nin > 4 || !n->in[0] || !n->in[1] || n->nout < 1 || n->nout > 3)
-        return bad(n, "takes (x, packed weights[, bias[, multipliers]]) and has 1 to 3 outputs");
-    const struct npu_value *x = n->in[0], *w = n->in[1], *b = npu_node_in(n, 2);
-    const struct npu_value *qm = npu_node_in(n, 3);
+    g->residual = npu_node_int(n, "residual", 0) != 0;
+    const int nin = n->nin - (g->residual ? 1 : 0);
+    if (nin < 2 || nin > 4 || !n->in[0] || !n->in[1] || n->nout < 1 || n->nout > 3 ||
+        (g->residual && !n->in[n->nin - 1]))
+        return bad(n, "takes (x, packed weights[, bias[, multipliers]][, residual]) and has 1 to "
+                      "3 outputs");
+    const struct npu_value *x = n->in[0], *w = n->in[1];
+    const struct npu_value *b = nin > 2 ? n->in[2] : NULL, *qm = nin > 3 ? n->in[3] : NULL;
     uint32_t iv[3], ov[3];
     if (!npu_rk_view(x, iv))
         return bad(n, "input has no NC1HWC2 view");
@@ -321,6 +341,39 @@ rk_conv_decode(const struct npu_node *n, struct rk_conv_geom *g, struct rk_tile 
             t->dims[2] != g->oh || t->dims[3] != g->ow)
             return bad(n, "partial-sum outputs must be [1, K, Ho, Wo] of the partial dtype");
     }
+    int64_t lid = npu_node_int(n, "lut", 0);
+    if (lid) {
+        /* a function table of be-dpu: input scale exact in the fp16 BN MUL operand, no
+         * input offset (BN would add it once per channel block) */
+        const struct npu_dpu_lut *l =
+            lid > 0 && lid < 0x10000 ? npu_dpu_lut_get((uint32_t)lid) : NULL;
+        if (!l || l->in_offset != 0 || !npu_dpu_fp16_exact(l->in_scale) ||
+            g->in_dt != NPU_DTYPE_FP16 || g->act != RK_ACT_NONE || g->mtx || g->residual)
+            return bad(n, "lut must name a function table of the fp16 pipeline, without act, "
+                          "residual or mtx style");
+        g->lut_id = (uint32_t)lid;
+    }
+    /* inputs are read with packed surfaces; the result may have padded ones */
+    if (!npu_rk_packed(x) || (g->residual && !npu_rk_packed(n->in[n->nin - 1])))
+        return bad(n, "inputs must have packed surfaces");
+    g->out_surf = g->ow * g->oh;
+    int64_t osurf = npu_node_int(n, "surf", 0);
+    if (osurf) {
+        if (osurf < (int64_t)g->ow * g->oh || osurf > (int64_t)(g->oh + 32) * g->ow || g->mtx)
+            return bad(n, "surf must be Wo x (Ho .. Ho + 32) atoms (not with mtx style)");
+        g->out_surf = (uint32_t)osurf;
+    }
+    if (g->residual) {
+        const struct npu_value *r = n->in[n->nin - 1];
+        uint32_t rv[3];
+        if (!npu_rk_value(r) || !npu_rk_view(r, rv) || rv[0] != g->k || rv[1] != g->oh ||
+            rv[2] != g->ow || strcmp(npu_rk_layout(r), "nc1hwc2") ||
+            (r->t.dtype != NPU_DTYPE_FP16 && r->t.dtype != NPU_DTYPE_FP32) ||
+            g->in_dt != NPU_DTYPE_FP16 || g->mtx)
+            return bad(n, "residual must be an NC1HWC2 f16 / f32 NPU value in the output's view "
+                          "(fp16 pipeline)");
+        g->res_dt = r->t.dtype;
+    }
 
     /* ---- tiles */
     size_t cnt;
@@ -373,6 +426,10 @@ rk_conv_decode(const struct npu_node *n, struct rk_conv_geom *g, struct rk_tile 
             goto badtile; /* after an EW add only ReLU / ReLU-X are left */
         if (g->mtx && (g->depthwise || g->kh != 1 || g->kw != 1 || g->w != 1 || nt != 1 ||
                        x1->src > 0 || uses_rdma(g, x1)))
+            goto badtile;
+        /* the residual joins the first block, the activation runs after the last block's
+         * add: only without an activation do they commute */
+        if (g->residual && x1->dst > 0 && g->act != RK_ACT_NONE)
             goto badtile;
     }
     *tiles = t;
@@ -649,9 +706,35 @@ rk_emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk
         } else {
             ew_cfg |= DPU_EW_CFG_EW_RELU_BYPASS(1);
         }
+    } else if (res_here(g, t)) {
+        /* the residual: EW ALU add of a per-pixel operand (ERDMA), as the partial sums */
+        esz_code = rk_esize(g->res_dt) == 4 ? NPU_ELEM_SIZE_32BIT : NPU_ELEM_SIZE_16BIT;
+        ew_cfg = DPU_EW_CFG_EW_DATA_MODE(NPU_EW_DATA_MODE_PER_PIXEL) |
+                 DPU_EW_CFG_EDATA_SIZE(esz_code) | DPU_EW_CFG_EW_ALU_ALGO(NPU_ALU_ALGO_ADD) |
+                 DPU_EW_CFG_EW_OP_CVT_BYPASS(1) | DPU_EW_CFG_EW_LUT_BYPASS(1) |
+                 DPU_EW_CFG_EW_OP_SRC(NPU_OPERAND_SRC_MEMORY) | DPU_EW_CFG_EW_RELU_BYPASS(1);
+    }
+    /* LUT function (be-dpu's tables, NOTES S19 configuration): BN MUL scales every
+     * block's contribution into the table's index domain (u = t * in_scale, exact power of
+     * two); the last block looks up u after its partial-sum add. */
+    const struct npu_dpu_lut *lut =
+        g->lut_id && (t->flags & RKT_F_ACT) ? npu_dpu_lut_get(g->lut_id) : NULL;
+    if (g->lut_id) {
+        const struct npu_dpu_lut *l = npu_dpu_lut_get(g->lut_id);
+        bn_cfg = DPU_BS_CFG_BS_RELU_BYPASS(1) | DPU_BS_CFG_BS_ALU_BYPASS(1);
+        bn_mul = DPU_BS_MUL_CFG_BS_MUL_OPERAND(npu_fp32_to_fp16(l->in_scale));
+    }
+    if (lut) {
+        ew_cfg &= ~(DPU_EW_CFG_EW_LUT_BYPASS(1) | DPU_EW_CFG_EW_BYPASS(1));
+        if (t->src <= 0)
+            /* RKNN's tanh: OP_BYPASS | OP_CVT_BYPASS | RELU_BYPASS (0x302, NOTES S19) */
+            ew_cfg = DPU_EW_CFG_EW_RELU_BYPASS(1) | DPU_EW_CFG_EW_OP_CVT_BYPASS(1) |
+                     DPU_EW_CFG_EW_OP_BYPASS(1);
     }
 
-    const uint32_t out_off = (t->k0 / oc2) * surf * 16 + t->oy0 * g->ow * 16;
+    /* the result may have padded surfaces (out_surf); partial sums are packed */
+    const uint32_t dsurf = t->dst == 0 && g->out_surf ? g->out_surf : surf;
+    const uint32_t out_off = (t->k0 / oc2) * dsurf * 16 + t->oy0 * g->ow * 16;
     const struct npu_ref_buf *dst = &a->out[t->dst];
     npu_emit(s, REG_DPU_FEATURE_MODE_CFG,
              DPU_FEATURE_MODE_CFG_BURST_LEN(NPU_BURST_LEN_BURST16) |
@@ -660,11 +743,12 @@ rk_emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk
     npu_emit(s, REG_DPU_DATA_FORMAT,
              DPU_DATA_FORMAT_OUT_PRECISION(dpu_prec(odt)) |
                  DPU_DATA_FORMAT_IN_PRECISION(dpu_prec(g->in_dt)) |
-                 DPU_DATA_FORMAT_BN_MUL_SHIFT_VALUE_NEG(bn_mul ? g->q_chshift : 0) |
+                 DPU_DATA_FORMAT_BN_MUL_SHIFT_VALUE_NEG(
+                     final_q && g->q_per_channel ? g->q_chshift : 0) |
                  DPU_DATA_FORMAT_PROC_PRECISION(dpu_prec(g->in_dt)));
     npu_emit(s, REG_DPU_OFFSET_PEND, 0);
     npu_emit_reloc(s, REG_DPU_DST_BASE_ADDR, dst->buffer, dst->offset + out_off);
-    npu_emit(s, REG_DPU_DST_SURF_STRIDE, DPU_DST_SURF_STRIDE_DST_SURF_STRIDE(surf));
+    npu_emit(s, REG_DPU_DST_SURF_STRIDE, DPU_DST_SURF_STRIDE_DST_SURF_STRIDE(dsurf));
     npu_emit(s, REG_DPU_DATA_CUBE_WIDTH, DPU_DATA_CUBE_WIDTH_WIDTH(g->ow - 1));
     npu_emit(s, REG_DPU_DATA_CUBE_HEIGHT, DPU_DATA_CUBE_HEIGHT_HEIGHT(t->oh - 1));
     npu_emit(s, REG_DPU_DATA_CUBE_NOTCH_ADDR, 0);
@@ -692,24 +776,41 @@ rk_emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk
     npu_emit(s, REG_DPU_EW_RELUX_CMP_VALUE, ew_relux);
     /* OUT_CVT: identity, or the int8 requantisation (facts §5.3: multiply first,
      * shift with round half to even, then the offset = output zero point) */
-    npu_emit(s, REG_DPU_OUT_CVT_OFFSET, final_q ? (uint32_t)g->q_offset : 0);
+    /* after a LUT: RKNN's tanh offset and MINUS_EXP (the table's output scale, S19) */
+    npu_emit(s, REG_DPU_OUT_CVT_OFFSET,
+             final_q ? (uint32_t)g->q_offset : lut ? (uint32_t)lut->out_offset : 0);
     npu_emit(s, REG_DPU_OUT_CVT_SCALE,
              DPU_OUT_CVT_SCALE_FP32TOFP16_EN(odt == NPU_DTYPE_FP16 ? 1 : 0) |
                  DPU_OUT_CVT_SCALE_OUT_CVT_SCALE(final_q ? g->q_scale : 1));
     npu_emit(s, REG_DPU_OUT_CVT_SHIFT,
-             DPU_OUT_CVT_SHIFT_OUT_CVT_SHIFT(final_q ? g->q_shift : 0));
+             DPU_OUT_CVT_SHIFT_OUT_CVT_SHIFT(final_q ? g->q_shift : 0) |
+                 (lut ? DPU_OUT_CVT_SHIFT_MINUS_EXP(lut->minus_exp) : 0));
     for (unsigned i = 0; i < REG_DPU_EW_OP_VALUE__COUNT; i++)
         npu_emit(s, REG_DPU_EW_OP_VALUE(i), 0);
-    npu_emit(s, REG_DPU_SURFACE_ADD, DPU_SURFACE_ADD_SURF_ADD(surf * (size_e + 1)));
+    npu_emit(s, REG_DPU_SURFACE_ADD, DPU_SURFACE_ADD_SURF_ADD(dsurf * (size_e + 1)));
     npu_emit(s, REG_DPU_UNDOC_40C4, 0);
     npu_emit(s, REG_DPU_LUT_ACCESS_CFG, 0);
     npu_emit(s, REG_DPU_LUT_ACCESS_DATA, 0);
-    npu_emit(s, REG_DPU_LUT_CFG, 0);
-    npu_emit(s, REG_DPU_LUT_INFO, 0);
-    npu_emit(s, REG_DPU_LUT_LE_START, 0);
-    npu_emit(s, REG_DPU_LUT_LE_END, 0);
-    npu_emit(s, REG_DPU_LUT_LO_START, 0);
-    npu_emit(s, REG_DPU_LUT_LO_END, 0);
+    if (lut) {
+        /* RKNN's LUT_CFG 0x68 (the only one strict mode accepts), ranges of the table */
+        npu_emit(s, REG_DPU_LUT_CFG,
+                 DPU_LUT_CFG_LUT_LO_LE_MUX(2) | DPU_LUT_CFG_LUT_OFLOW_PRIORITY(1) |
+                     DPU_LUT_CFG_LUT_HYBRID_PRIORITY(1));
+        npu_emit(s, REG_DPU_LUT_INFO,
+                 DPU_LUT_INFO_LUT_LE_INDEX_SELECT(lut->le_sel) |
+                     DPU_LUT_INFO_LUT_LO_INDEX_SELECT(lut->lo_sel));
+        npu_emit(s, REG_DPU_LUT_LE_START, (uint32_t)lut->le_start);
+        npu_emit(s, REG_DPU_LUT_LE_END, (uint32_t)(lut->le_start + (512 << lut->le_sel)));
+        npu_emit(s, REG_DPU_LUT_LO_START, (uint32_t)lut->lo_start);
+        npu_emit(s, REG_DPU_LUT_LO_END, (uint32_t)(lut->lo_start + (512 << lut->lo_sel)));
+    } else {
+        npu_emit(s, REG_DPU_LUT_CFG, 0);
+        npu_emit(s, REG_DPU_LUT_INFO, 0);
+        npu_emit(s, REG_DPU_LUT_LE_START, 0);
+        npu_emit(s, REG_DPU_LUT_LE_END, 0);
+        npu_emit(s, REG_DPU_LUT_LO_START, 0);
+        npu_emit(s, REG_DPU_LUT_LO_END, 0);
+    }
     npu_emit(s, REG_DPU_LUT_LE_SLOPE_SCALE, 0);
     npu_emit(s, REG_DPU_LUT_LE_SLOPE_SHIFT, 0);
     npu_emit(s, REG_DPU_LUT_LO_SLOPE_SCALE, 0);
@@ -731,7 +832,7 @@ rk_emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk
             npu_emit(s, REG_DPU_RDMA_BRDMA_CFG, 0);
             npu_emit(s, REG_DPU_RDMA_BS_BASE_ADDR, 0);
         }
-        if (bn_mul) {
+        if (final_q && g->q_per_channel) {
             /* DATA_USE bit 2: MUL operand (facts §2.6) */
             npu_emit(s, REG_DPU_RDMA_NRDMA_CFG, DPU_RDMA_NRDMA_CFG_NRDMA_DATA_USE(4));
             npu_emit_reloc(s, REG_DPU_RDMA_BN_BASE_ADDR, a->qmul.buffer,
@@ -740,7 +841,15 @@ rk_emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk
             npu_emit(s, REG_DPU_RDMA_NRDMA_CFG, 0);
             npu_emit(s, REG_DPU_RDMA_BN_BASE_ADDR, 0);
         }
-        if (t->src > 0) {
+        if (t->src < 0 && res_here(g, t)) {
+            npu_emit(s, REG_DPU_RDMA_ERDMA_CFG,
+                     DPU_RDMA_ERDMA_CFG_ERDMA_DATA_MODE(NPU_EW_DATA_MODE_PER_PIXEL) |
+                         DPU_RDMA_ERDMA_CFG_ERDMA_DATA_SIZE(esz_code));
+            npu_emit_reloc(s, REG_DPU_RDMA_EW_BASE_ADDR, a->res.buffer,
+                           a->res.offset + (t->k0 / (16 / rk_esize(g->res_dt))) * surf * 16 +
+                               t->oy0 * g->ow * 16);
+            npu_emit(s, REG_DPU_RDMA_EW_SURF_STRIDE, DPU_RDMA_EW_SURF_STRIDE_EW_SURF_STRIDE(surf));
+        } else if (t->src > 0) {
             const struct npu_ref_buf *src = &a->out[t->src];
             npu_emit(s, REG_DPU_RDMA_ERDMA_CFG,
                      DPU_RDMA_ERDMA_CFG_ERDMA_DATA_MODE(NPU_EW_DATA_MODE_PER_PIXEL) |
@@ -785,10 +894,16 @@ npu_rk_conv_emit(struct npu_cg *cg, const struct npu_node *n)
         (g.bias && (st = npu_cg_addr(cg, n->in[2], &a.bias))) ||
         (g.q_per_channel && (st = npu_cg_addr(cg, n->in[3], &a.qmul))))
         goto out;
+    if (g.residual && (st = npu_cg_addr(cg, n->in[n->nin - 1], &a.res)))
+        goto out;
     for (int i = 0; i < n->nout; i++)
         if ((st = npu_cg_addr(cg, n->out[i], &a.out[i])))
             goto out;
     struct npu_stream *s = npu_cg_stream(cg);
+    if (g.lut_id && (st = rk_emit_lut_prologue(s, &g, &a))) {
+        npu_err(NPU_BE_DOM, "node '%s' (rk.Conv) LUT upload: %s", n->name, npu_stream_error(s));
+        goto out;
+    }
     for (uint32_t i = 0; i < nt; i++) {
         uint32_t before = s->n_tasks;
         rk_emit_task(s, &g, &t[i], &a);
@@ -814,10 +929,46 @@ rk_conv_modeled(const struct npu_node *n)
     uint32_t nt = 0;
     if (rk_conv_decode(n, &g, &t, &nt))
         return -1;
-    double sec = 0;
+    double sec = g.lut_id ? rk_lut_prologue_seconds() : 0;
     for (uint32_t i = 0; i < nt; i++)
         sec += rk_task_seconds(&g, &t[i], NULL, NULL);
     free(t);
+    return sec;
+}
+
+enum npu_status
+rk_emit_lut_prologue(struct npu_stream *s, const struct rk_conv_geom *g,
+                     const struct rk_emit_addrs *a)
+{
+    /* The LUT rule (docs/npu-dpu-ops.md §2): the previous task may read the tables, so a
+     * guard task goes before the upload (NOTES S19: the upload is a task of its own). The
+     * 1x1x16 int8 copies use the first 32 bytes of the result, which the conv overwrites. */
+    const struct npu_dpu_lut *l = npu_dpu_lut_get(g->lut_id);
+    struct npu_dpu_ref scratch = {a->out[0].buffer, a->out[0].offset};
+    enum npu_status st;
+    if (!l)
+        return NPU_ERR_INVALID;
+    if ((st = npu_dpu_emit_guard(s, scratch, NULL)))
+        return st;
+    return npu_dpu_emit_lut_upload(s, l, scratch, NULL);
+}
+
+double
+rk_lut_prologue_seconds(void)
+{
+    /* every table uploads the same number of words: price it once with a dummy address */
+    static double sec = -1;
+    if (sec < 0) {
+        struct npu_stream s;
+        struct npu_dpu_cost c = {0};
+        npu_stream_init(&s);
+        struct npu_dpu_ref scratch = {NPU_BUF_ACT, 0};
+        if (!npu_dpu_emit_guard(&s, scratch, &c))
+            npu_dpu_emit_lut_upload(&s, npu_dpu_lut_get(npu_dpu_lut_fn_id(NPU_DPU_FN_TANH)),
+                                    scratch, &c);
+        npu_stream_fini(&s);
+        sec = c.s;
+    }
     return sec;
 }
 
@@ -851,4 +1002,20 @@ npu_rk_conv_widen_outputs(struct npu_graph *gr)
             return st;
     }
     return NPU_OK;
+}
+
+int
+npu_backend_node_tasks(const struct npu_node *n)
+{
+    if (n->op == NPU_OP_RK_DPU)
+        return npu_rk_dpu_task_count(n);
+    if (n->op != NPU_OP_RK_CONV)
+        return -1;
+    struct rk_conv_geom g;
+    uint32_t nt = 0;
+    struct rk_tile *t = NULL;
+    if (rk_conv_decode(n, &g, &t, &nt))
+        return -1;
+    free(t);
+    return (int)nt + (g.lut_id ? 2 : 0); /* guard + upload (rk_emit_lut_prologue) */
 }

@@ -31,7 +31,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../dpu/npu-dpu-ops.h"
 #include "npu-be-priv.h"
+
+extern int npu_dpu_gelu_two_pass; /* dpu-ops.c: x * f(x) activations as two passes */
 
 #define BANK_BYTES 32768u
 #define CBUF_BANKS 12u
@@ -1219,6 +1222,11 @@ bias_array(const struct conv_src *s, uint32_t *len)
 
 /* ---- handlers -------------------------------------------------------------------------- */
 
+static uint32_t lut_of_act(const char *a);
+static const struct npu_node *residual_reader(const struct npu_node *n,
+                                              const struct conv_src *s,
+                                              const struct npu_backend_options *o);
+
 bool
 npu_conv_supports(const struct npu_graph *g, const struct npu_node *n,
                   const struct npu_backend_options *o, char *why, size_t why_len)
@@ -1242,10 +1250,16 @@ npu_conv_cost(const struct npu_graph *g, const struct npu_node *n,
     struct conv_src s;
     if (!read_src(g, n, &s, NULL, 0))
         return -1;
+    /* what the lowering will emit: the LUT activation and a residual Add in the DPU */
+    uint32_t lut = o->no_act_fusion ? 0 : lut_of_act(s.act_name);
+    if (residual_reader(n, &s, o)) {
+        s.g.residual = true;
+        s.g.res_dt = NPU_DTYPE_FP16;
+    }
     struct plan p;
     if (!plan_conv(&s.g, s.groups, o, &p))
         return -1;
-    double t = p.seconds;
+    double t = p.seconds + (lut ? rk_lut_prologue_seconds() : 0);
     plan_free(&p);
     /* conversions when the neighbours stay on the host: input fp32 -> fp16
      * and result back are CPU work (not NPU time); nothing added here */
@@ -1398,6 +1412,125 @@ space_to_depth(struct npu_lower_ctx *cx, struct npu_node *n, struct conv_src *s)
     return NPU_OK;
 }
 
+/* The be-dpu LUT table that applies activation `a` in one lookup (0: none). x * f(x)
+ * functions use their one-table form unless be-dpu is set to two passes. */
+static uint32_t
+lut_of_act(const char *a)
+{
+    enum npu_dpu_fn fn;
+    if (!a)
+        return 0;
+    if (!strcmp(a, "sigmoid"))
+        fn = NPU_DPU_FN_SIGMOID;
+    else if (!strcmp(a, "tanh"))
+        fn = NPU_DPU_FN_TANH;
+    else if (!strcmp(a, "gelu") && !npu_dpu_gelu_two_pass)
+        fn = NPU_DPU_FN_GELU;
+    else if (!strcmp(a, "gelu_tanh") && !npu_dpu_gelu_two_pass)
+        fn = NPU_DPU_FN_GELU_TANH;
+    else if (!strcmp(a, "silu") && !npu_dpu_gelu_two_pass)
+        fn = NPU_DPU_FN_SILU;
+    else
+        return 0;
+    const struct npu_dpu_lut *l = npu_dpu_lut_get(npu_dpu_lut_fn_id(fn));
+    return l && l->in_offset == 0 ? l->id : 0;
+}
+
+/* A residual Add after n that n's DPU pass can do (EW add of a per-pixel operand): n's
+ * result goes only to an Add on the NPU of the same shape, whose other operand is already
+ * on the NPU in the result's view. Returns the Add and that operand's NPU value. */
+static struct npu_node *
+residual_add(struct npu_lower_ctx *cx, struct npu_node *n, const struct conv_src *s,
+             struct npu_value **res)
+{
+    struct npu_value *y = n->out[0];
+    if (cx->o->no_ew_fusion || s->integer || s->g.in_dt != NPU_DTYPE_FP16 || s->g.mtx ||
+        y->is_output || y->nusers != 1)
+        return NULL;
+    struct npu_node *a = y->users[0];
+    if (a->op != NPU_OP_ADD || a->device != NPU_DEVICE_NPU || a->nin != 2 || a->nout != 1 ||
+        !a->in[0] || !a->in[1] || (a->in[0] == y) == (a->in[1] == y) ||
+        npu_node_int(a, "npu_dpu_done", 0))
+        return NULL;
+    struct npu_value *o = a->in[0] == y ? a->in[1] : a->in[0];
+    const struct npu_tensor *ot = &o->t, *at = &a->out[0]->t;
+    if (ot->ndim != y->t.ndim || at->ndim != y->t.ndim || !npu_dtype_is_float(ot->dtype))
+        return NULL;
+    for (int i = 0; i < ot->ndim; i++)
+        if (ot->dims[i] != y->t.dims[i] || at->dims[i] != y->t.dims[i])
+            return NULL;
+    struct npu_value *r = npu_lower_lookup(cx, o);
+    /* a be-dpu view without tasks (rk.Dpu alias 1: the same bytes under another view) has
+     * no bytes of its own: the EW operand reads its source's */
+    while (r && r->producer && r->producer->op == NPU_OP_RK_DPU &&
+           npu_node_int(r->producer, "alias", 0)) {
+        if (npu_node_int(r->producer, "alias", 0) != 1 || r->producer->nin < 1)
+            return NULL;
+        r = r->producer->in[0];
+    }
+    uint32_t rv[3];
+    if (!r || !npu_rk_view(r, rv) || rv[0] != s->out_view[0] || rv[1] != s->out_view[1] ||
+        rv[2] != s->out_view[2] || strcmp(npu_rk_layout(r), "nc1hwc2") ||
+        (r->t.dtype != NPU_DTYPE_FP16 && r->t.dtype != NPU_DTYPE_FP32))
+        return NULL;
+    *res = r;
+    return a;
+}
+
+/* The reader of n's result when it is a residual Add that n's lowering will likely run in
+ * its DPU (residual_add() without the NPU values, which only exist while lowering): for
+ * cost(), which runs before partitioning. */
+static const struct npu_node *
+residual_reader(const struct npu_node *n, const struct conv_src *s,
+                const struct npu_backend_options *o)
+{
+    const struct npu_value *y = n->out[0];
+    if (o->no_ew_fusion || s->integer || s->g.in_dt != NPU_DTYPE_FP16 || s->g.mtx ||
+        y->is_output || y->nusers != 1 || (s->act_name && lut_of_act(s->act_name)))
+        return NULL;
+    const struct npu_node *a = y->users[0];
+    if (a->op != NPU_OP_ADD || a->device == NPU_DEVICE_CPU || a->nin != 2 || a->nout != 1 ||
+        !a->in[0] || !a->in[1] || (a->in[0] == y) == (a->in[1] == y))
+        return NULL;
+    const struct npu_value *ov = a->in[0] == y ? a->in[1] : a->in[0];
+    const struct npu_tensor *ot = &ov->t, *at = &a->out[0]->t;
+    if (ov->kind != NPU_VALUE_NODE || !ov->producer || ot->ndim != y->t.ndim ||
+        at->ndim != y->t.ndim || !npu_dtype_is_float(ot->dtype))
+        return NULL;
+    /* the lowering finds the other operand on the NPU only when its producer came first */
+    const struct npu_node *q = n->prev;
+    while (q && q != ov->producer)
+        q = q->prev;
+    if (!q || q->device == NPU_DEVICE_CPU)
+        return NULL;
+    for (int i = 0; i < ot->ndim; i++)
+        if (ot->dims[i] != y->t.dims[i] || at->dims[i] != y->t.dims[i])
+            return NULL;
+    return a;
+}
+
+bool
+npu_conv_residual_likely(const struct npu_graph *g, const struct npu_node *add,
+                         const struct npu_backend_options *o)
+{
+    static const struct npu_backend_options defaults;
+    if (!o)
+        o = &defaults;
+    if (add->op != NPU_OP_ADD || add->nin != 2)
+        return false;
+    for (int i = 0; i < 2; i++) {
+        const struct npu_value *y = add->in[i];
+        const struct npu_node *p = y && y->kind == NPU_VALUE_NODE ? y->producer : NULL;
+        struct conv_src s;
+        if (!p || (p->op != NPU_OP_MATMUL && p->op != NPU_OP_GEMM) ||
+            p->device == NPU_DEVICE_CPU || !read_src(g, p, &s, NULL, 0))
+            continue;
+        if (residual_reader(p, &s, o) == add)
+            return true;
+    }
+    return false;
+}
+
 enum npu_status
 npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
 {
@@ -1425,6 +1558,13 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
         if (!plan_conv(&s.g, s.groups, cx->o, &p))
             return npu_lower_refuse(n, "no tiling fits the CBUF");
     }
+    /* LUT functions run in the EW stage of the last block (be-dpu's tables) */
+    uint32_t lut = cx->o->no_act_fusion || s.g.mtx ? 0 : lut_of_act(s.act_name);
+    if (lut) {
+        s.g.lut_id = lut;
+        s.act_name = NULL;
+        p.seconds += rk_lut_prologue_seconds();
+    }
     /* activations the DPU stages cannot apply here run as their own node */
     bool accum = p.parts > 0;
     if (s.act_name && (!s.act_fused || cx->o->no_act_fusion ||
@@ -1438,6 +1578,26 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
         plan_free(&p);
         if (!plan_conv(&s.g, s.groups, cx->o, &p))
             return npu_lower_refuse(n, "no tiling fits the CBUF");
+    }
+    /* a residual Add after the product: its EW stage adds the other operand */
+    struct npu_value *res = NULL;
+    struct npu_node *radd = lut ? NULL : residual_add(cx, n, &s, &res);
+    if (radd) {
+        struct plan pr;
+        s.g.residual = true;
+        s.g.res_dt = res->t.dtype;
+        /* with channel blocks the residual joins the first block, before the activation
+         * of the last one: only without an activation */
+        if (plan_conv(&s.g, s.groups, cx->o, &pr) && !(pr.parts && s.g.act != RK_ACT_NONE)) {
+            plan_free(&p);
+            p = pr;
+        } else {
+            if (pr.t)
+                plan_free(&pr);
+            s.g.residual = false;
+            radd = NULL;
+            res = NULL;
+        }
     }
     bool need_bias = s.g.bias;
     if (s.integer) {
@@ -1553,9 +1713,12 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
     }
 
     /* ---- the node */
-    struct npu_value *in[4] = {x, wv, bv, qv};
-    struct npu_node *r = npu_lower_new(cx, n, NPU_OP_RK_CONV, n->name, in,
-                                       qv ? 4 : need_bias ? 3 : 2, 1 + (int)p.parts);
+    struct npu_value *in[5] = {x, wv, bv, qv, NULL};
+    int nin = qv ? 4 : need_bias ? 3 : 2;
+    if (res)
+        in[nin++] = res;
+    struct npu_node *r = npu_lower_new(cx, n, NPU_OP_RK_CONV, n->name, in, nin,
+                                       1 + (int)p.parts);
     if (!r) {
         plan_free(&p);
         return NPU_ERR_NOMEM;
@@ -1614,6 +1777,10 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
         st = npu_node_set_int(g, r, "q_chshift", chshift);
     if (!st && p.parts && s.g.part_dt != NPU_DTYPE_FP32)
         st = npu_node_set_string(g, r, "partial", npu_dtype_name(s.g.part_dt));
+    if (!st && lut)
+        st = npu_node_set_int(g, r, "lut", lut);
+    if (!st && res)
+        st = npu_node_set_int(g, r, "residual", 1);
     if (!st)
         st = npu_node_set_ints(g, r, "tiles", tv, (size_t)RKT_FIELDS * p.n);
     if (!st)
@@ -1622,6 +1789,14 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
     plan_free(&p);
     if (!st)
         st = npu_lower_done(cx, r);
+    if (!st && radd) {
+        /* the Add is computed here: it has nothing left to do (be-dpu's handler sees the
+         * mark), and its result is ours */
+        st = npu_node_set_int(g, radd, "npu_dpu_done", 1);
+        if (!st)
+            st = npu_lower_result(cx, radd, 0, r->out[0]);
+        return st;
+    }
     if (!st)
         st = npu_lower_result(cx, n, 0, r->out[0]);
     return st;

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../dpu/npu-dpu-ops.h"
 #include "npu-be-priv.h"
 
 static const struct npu_backend_options default_opts;
@@ -54,6 +55,16 @@ static struct npu_value *
 map_get(const struct npu_lower_ctx *cx, const struct npu_value *v)
 {
     return v->id < cx->n_npu_of ? cx->npu_of[v->id] : NULL;
+}
+
+struct npu_value *
+npu_lower_lookup(const struct npu_lower_ctx *cx, struct npu_value *v)
+{
+    if (!v)
+        return NULL;
+    if (npu_rk_value(v))
+        return v;
+    return map_get(cx, v);
 }
 
 struct npu_node *
@@ -253,6 +264,9 @@ npu_lower_graph(struct npu_graph *g, const struct npu_backend_options *o)
     struct npu_lower_ctx cx = {.g = g, .o = o ? o : &default_opts};
     enum npu_status st = npu_partition_supported(g, cx.o);
     if (st)
+        return st;
+    /* graph-level rewrites for the NPU lowerings (be-dpu): centred residual streams */
+    if (!cx.o->no_center_fold && (st = npu_dpu_center_streams(g)))
         return st;
     if ((st = npu_graph_update_uses(g)))
         return st;

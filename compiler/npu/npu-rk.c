@@ -142,14 +142,41 @@ npu_rk_nc1hwc2_bytes(enum npu_dtype dt, const uint32_t view[3])
     return (c + c2 - 1) / c2 * (uint64_t)view[1] * view[2] * 16;
 }
 
+uint32_t
+npu_rk_surf(const struct npu_value *v)
+{
+    uint32_t view[3];
+    if (!npu_rk_view(v, view))
+        return 0;
+    uint64_t packed = (uint64_t)view[1] * view[2];
+    if (v->producer && v->producer_idx == 0) {
+        /* rows padded by at most 32 (attention's keys: a multiple of 16 or 32) */
+        int64_t s = npu_node_int(v->producer, "surf", 0);
+        if (s > 0 && (uint64_t)s >= packed && (uint64_t)s <= packed + 32ull * view[2])
+            return (uint32_t)s;
+    }
+    return (uint32_t)packed;
+}
+
+bool
+npu_rk_packed(const struct npu_value *v)
+{
+    uint32_t view[3];
+    return npu_rk_view(v, view) && npu_rk_surf(v) == view[1] * view[2];
+}
+
 uint64_t
 npu_rk_value_bytes(const struct npu_value *v)
 {
     uint32_t view[3];
     if (!npu_rk_view(v, view))
         return 0;
-    if (!strcmp(npu_rk_layout(v), "nc1hwc2"))
-        return npu_rk_nc1hwc2_bytes(v->t.dtype, view);
+    if (!strcmp(npu_rk_layout(v), "nc1hwc2")) {
+        uint64_t b = npu_rk_nc1hwc2_bytes(v->t.dtype, view);
+        uint64_t packed = (uint64_t)view[1] * view[2];
+        /* padded surfaces (npu_rk_surf) */
+        return packed ? b / packed * npu_rk_surf(v) : b;
+    }
     /* Other layouts are sized by their producer's "bytes" attribute. */
     if (v->producer)
         return (uint64_t)npu_node_int(v->producer, "bytes", 0);

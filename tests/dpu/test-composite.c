@@ -206,6 +206,176 @@ test_attention(void)
     }
 }
 
+/* Large logits (docs/npu-dpu-ops.md §3.8, range of the shift): q, k real-valued with |q.k
+ * scale| reaching ~amp^2 / 3. Up to |max logit| 4096 the row maxima (fp16 scores) are within
+ * the exp table's margin and the result is accurate; beyond the fp16 range of the scores
+ * (65504) the largest logits of a row saturate: the result must stay finite and inside the
+ * range of V (a convex combination), never inf / NaN. */
+static void
+test_attention_extreme(void)
+{
+    static const struct {
+        float amp;
+        bool accurate;
+    } amps[] = {{40.0f, true}, {100.0f, true}, {600.0f, false}, {3000.0f, false}};
+    printf("npu.Attention with large logits:\n");
+    for (size_t i = 0; i < NPU_ARRAY_SIZE(amps); i++) {
+        struct at p = {1, 2, 24, 40, 64, 32, false, amps[i].amp};
+        int64_t qd[4] = {1, 2, 24, 64}, kd[4] = {1, 2, 40, 64}, vd[4] = {1, 2, 40, 32};
+        struct npu_tensor in[3];
+        gc_fill(&in[0], 4, qd, 200 + (uint32_t)i, 0, amps[i].amp);
+        gc_fill(&in[1], 4, kd, 210 + (uint32_t)i, 0, amps[i].amp);
+        gc_fill(&in[2], 4, vd, 220 + (uint32_t)i, 0, 1.0f);
+        /* inputs exact in fp16 (so both sides see the same scores up to the fp32 sums) */
+        for (int k = 0; k < 3; k++) {
+            float *v = in[k].data;
+            for (int64_t j = 0; j < npu_tensor_numel(&in[k]); j++)
+                v[j] = npu_fp16_to_fp32(npu_fp32_to_fp16(v[j]));
+        }
+        /* the largest |logit| */
+        double lmax = 0;
+        const float *q = in[0].data, *kk = in[1].data;
+        for (int h = 0; h < 2; h++)
+            for (int a = 0; a < 24; a++)
+                for (int c = 0; c < 40; c++) {
+                    double d = 0;
+                    for (int j = 0; j < 64; j++)
+                        d += (double)q[(h * 24 + a) * 64 + j] * kk[(h * 40 + c) * 64 + j];
+                    lmax = fmax(lmax, fabs(d / 8.0));
+                }
+        struct npu_graph *g1 = build_at(&p), *g2 = build_at(&p);
+        struct npu_tensor want = {0}, got = {0};
+        struct tu_npu_result res;
+        CHECK_EQ_INT(NPU_OK, tu_run_cpu(g1, in, 3, &want));
+        CHECK_EQ_INT(NPU_OK, tu_run_npu(g2, NULL, in, &got, &res));
+        if (got.data && want.data) {
+            int64_t n = npu_tensor_numel(&got);
+            const float *a = got.data;
+            bool finite = true, inside = true;
+            for (int64_t j = 0; j < n; j++) {
+                finite &= isfinite(a[j]);
+                inside &= fabsf(a[j]) <= 1.0f + 1e-3f; /* |V| <= 1 */
+            }
+            double e = tu_cmp(&got, &want, 4e-3, 1e-2, NULL);
+            CHECK(finite);
+            CHECK(inside);
+            if (amps[i].accurate)
+                CHECK(e <= 1);
+            printf("  max |logit| %-9.0f %s, max err/tol %.2f%s\n", lmax,
+                   finite ? "finite" : "NOT FINITE", e,
+                   amps[i].accurate ? "" : " (saturating range: checked finite and bounded)");
+        }
+        for (int k = 0; k < 3; k++)
+            free(in[k].data);
+        free(want.data);
+        free(got.data);
+    }
+}
+
+/* A self-attention block as the exporters write it: q / k / v projections, head split
+ * (Reshape + Transpose), npu.Attention, head merge (Transpose + Reshape), the output
+ * projection. K and V are read in place from their projections, whose rows are padded to
+ * the attention's key count when it exceeds S (docs/npu-dpu-ops.md §3.8). */
+struct blk {
+    int64_t s, h, d;
+};
+
+static struct npu_value *
+proj(struct npu_graph *g, struct npu_value *x, int64_t c, uint32_t seed, const char *nm)
+{
+    int64_t wd[2] = {c, c};
+    float *w = malloc((size_t)(c * c) * 4), *bv = malloc((size_t)c * 4);
+    uint32_t s = seed;
+    for (int64_t i = 0; i < c * c; i++)
+        w[i] = (float)((double)tu_rand(&s) / 4294967296.0 * 2.0 - 1.0) / sqrtf((float)c);
+    for (int64_t i = 0; i < c; i++)
+        bv[i] = 0.1f * (float)((double)tu_rand(&s) / 4294967296.0 - 0.5);
+    struct npu_value *in[3] = {x, gc_const(g, "w", 2, wd, w), gc_const(g, "b", 1, &c, bv)};
+    free(w);
+    free(bv);
+    return gc_done(g, gc_node(g, NPU_OP_MATMUL, nm, in, 3, 1));
+}
+
+static struct npu_value *
+heads(struct npu_graph *g, struct npu_value *y, const struct blk *p, const char *nm)
+{
+    int64_t rs[4] = {1, p->s, p->h, p->d}, perm[4] = {0, 2, 1, 3};
+    struct npu_value *in[2] = {y, gc_const_i64(g, "shape", rs, 4, false)};
+    struct npu_value *r = gc_done(g, gc_node(g, NPU_OP_RESHAPE, nm, in, 2, 1));
+    struct npu_node *t = gc_node(g, NPU_OP_TRANSPOSE, nm, &r, 1, 1);
+    npu_node_set_ints(g, t, "perm", perm, 4);
+    return gc_done(g, t);
+}
+
+static struct npu_graph *
+build_blk(const void *vp)
+{
+    const struct blk *p = vp;
+    struct npu_graph *g = npu_graph_new("attn_block");
+    int64_t c = p->h * p->d, xd[3] = {1, p->s, c};
+    struct npu_value *x = gc_input(g, "x", 3, xd);
+    struct npu_value *in[3] = {heads(g, proj(g, x, c, 1, "q"), p, "qh"),
+                               heads(g, proj(g, x, c, 2, "k"), p, "kh"),
+                               heads(g, proj(g, x, c, 3, "v"), p, "vh")};
+    struct npu_node *a = gc_node(g, NPU_OP_FUSED_ATTENTION, "attn", in, 3, 1);
+    npu_node_set_float(g, a, "scale", (float)(1.0 / sqrt((double)p->d)));
+    struct npu_value *o = gc_done(g, a);
+    struct npu_node *t = gc_node(g, NPU_OP_TRANSPOSE, "merge", &o, 1, 1);
+    int64_t perm[4] = {0, 2, 1, 3};
+    npu_node_set_ints(g, t, "perm", perm, 4);
+    o = gc_done(g, t);
+    struct npu_value *rin[2] = {o, gc_const_i64(g, "shape2", xd, 3, false)};
+    o = gc_done(g, gc_node(g, NPU_OP_RESHAPE, "merge_r", rin, 2, 1));
+    o = proj(g, o, c, 4, "out");
+    if (!o)
+        return NULL;
+    npu_graph_add_output(g, o);
+    return g;
+}
+
+static void
+test_attention_block(void)
+{
+    struct blk cases[] = {
+        {20, 2, 32},   /* keys 20 -> 32: K and V projections padded */
+        {40, 3, 32},   /* 40 -> 64 */
+        {16, 2, 32},   /* no padding needed */
+        {20, 2, 16},   /* D 16: shift through a map, projections not padded */
+        {196, 12, 64}, /* SigLIP-B/16 */
+    };
+    printf("attention blocks (projections, heads, attention, merge, output projection):\n");
+    for (size_t i = 0; i < NPU_ARRAY_SIZE(cases); i++) {
+        if (i == 4 && !long_run)
+            continue;
+        const struct blk *p = &cases[i];
+        char label[96];
+        snprintf(label, sizeof(label), "block S %lld heads %lld D %lld", (long long)p->s,
+                 (long long)p->h, (long long)p->d);
+        /* the padding decision, read off the lowered graph */
+        struct npu_graph *g = build_blk(p);
+        int padded = 0;
+        CHECK_EQ_INT(NPU_OK, npu_lower_graph(g, NULL));
+        npu_graph_for_each_node(g, n) padded +=
+            n->op == NPU_OP_RK_CONV && npu_node_int(n, "surf", 0) > 0;
+        npu_graph_free(g);
+        int64_t skp = (p->s + 15) / 16 * 16;
+        if (skp > 32)
+            skp = (skp + 31) / 32 * 32;
+        CHECK_EQ_INT(skp > p->s && p->d % 32 == 0 ? 2 : 0, padded);
+        struct gcase c = {.label = label,
+                          .build = build_blk,
+                          .ctx = p,
+                          .nin = 1,
+                          .atol = 1e-2,
+                          .rtol = 1e-2,
+                          .expect_all_npu = true};
+        int64_t xd[3] = {1, p->s, p->h * p->d};
+        gc_fill(&c.in[0], 3, xd, 120 + (uint32_t)i, 0, 2.0f);
+        gc_run(&c);
+        free(c.in[0].data);
+    }
+}
+
 int
 main(int argc, char **argv)
 {
@@ -219,5 +389,7 @@ main(int argc, char **argv)
     test_layernorm();
     test_softmax();
     test_attention();
+    test_attention_extreme();
+    test_attention_block();
     return npu_test_done("dpu-composite");
 }

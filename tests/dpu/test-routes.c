@@ -47,6 +47,22 @@ route_b(const char *dir, const char *name)
     CHECK_EQ_INT(NPU_OK, npu_codegen(ga, NULL, &pa));
     int n_dpu = 0;
     npu_graph_for_each_node(ga, n) n_dpu += n->op == NPU_OP_RK_DPU;
+    /* every job's tasks are what its nodes say they emit (npu_backend_node_tasks) */
+    if (pa) {
+        long listed = 0, jobs = 0;
+        npu_graph_for_each_node(ga, n)
+        {
+            int c = npu_backend_node_tasks(n);
+            if (c > 0)
+                listed += c;
+            else if (c < 0 && npu_op_is_rk(n->op) && n->op != NPU_OP_RK_TO_NPU &&
+                     n->op != NPU_OP_RK_TO_HOST)
+                CHECK(!"rk compute node without a task count");
+        }
+        for (int j = 0; j < pa->n_jobs; j++)
+            jobs += pa->jobs[j].n_tasks;
+        CHECK_EQ_INT(jobs, listed);
+    }
     char tmp[] = "/tmp/be-dpu-routes-XXXXXX";
     int fd = mkstemp(tmp);
     CHECK(fd >= 0);

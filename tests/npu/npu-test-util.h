@@ -224,7 +224,8 @@ struct tu_npu_result {
     double modeled_s;
     unsigned submits, tasks;
     uint64_t macs, dma_bytes;
-    int n_rk;         /* rk.* compute nodes after lowering */
+    int n_rk;         /* rk.Conv nodes after lowering */
+    int n_dpu;        /* rk.Dpu nodes with tasks (not views) */
     int n_cpu;        /* CPU steps */
 };
 
@@ -247,6 +248,8 @@ tu_run_npu(struct npu_graph *g, const struct npu_backend_options *o, const struc
         npu_graph_for_each_node(g, n) {
             if (n->op == NPU_OP_RK_CONV)
                 res->n_rk++;
+            else if (n->op == NPU_OP_RK_DPU && !npu_node_int(n, "alias", 0))
+                res->n_dpu++;
             else if (!npu_op_is_rk(n->op))
                 res->n_cpu++;
         }

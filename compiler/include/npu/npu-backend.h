@@ -56,6 +56,10 @@ struct npu_backend_options {
     unsigned max_tasks;
     /* Do not fuse activations into conv/matmul tasks (split them out). */
     bool no_act_fusion;
+    /* Do not fuse a following residual Add into a matmul's DPU pass. */
+    bool no_ew_fusion;
+    /* Do not fold layer-norm centring into the producers of residual streams. */
+    bool no_center_fold;
     /* Tests and experiments: restrict conv/matmul tiling to output rows per
      * tile, kernels per tile, input channels per block (0 = free) and the
      * loop order (0 free, 1 rows outside kernels, 2 kernels outside rows). */
@@ -104,6 +108,12 @@ bool npu_backend_supports(const struct npu_graph *g, const struct npu_node *n,
 /* cost() of the node's handler, or -1. */
 double npu_backend_cost(const struct npu_graph *g, const struct npu_node *n,
                         const struct npu_backend_options *o);
+/* Hardware tasks a lowered rk.* compute node appends to its job, in order (rk.Conv: its
+ * tiles plus the LUT prologue when it applies a table; rk.Dpu: the tasks its chunked task
+ * list emits, where a convolution record split into row tiles counts each; 0 for a view);
+ * -1 for other ops or malformed attributes. Codegen checks every node against it. For
+ * tools that attribute a job's per-task figures to the nodes that emitted them. */
+int npu_backend_node_tasks(const struct npu_node *n);
 
 /* ---- passes ---------------------------------------------------------------- */
 

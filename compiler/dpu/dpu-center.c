@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dpu-center.c: layer-norm centring folded into the producers of a residual stream.
+ *
+ * A transformer's residual stream x_{l+1} = x_l + f_l(LN(x_l)) is read only by layer norms
+ * and by the next residual Add. Layer norm is invariant to adding a constant to each row
+ * (LN(x + c 1) = LN(x)), so the whole stream may be replaced by its row-centred version
+ * x - mean(x) 1 without changing any layer norm's output, provided every addend of the
+ * stream is centred: a product A B + b is centred by subtracting from each row of B its
+ * mean over the output columns (and from b its mean), a convolution likewise over its
+ * output channels, a constant by subtracting its mean along the last axis. The centred
+ * stream then needs no mean in its layer norms: they are marked "npu_centered" and skip the
+ * mean and centring passes (docs/npu-dpu-ops.md §3.6). The rewrite is exact in real
+ * arithmetic; it only changes values nobody else reads, which is checked: every value of the
+ * stream is read only by layer norms over the last axis and by Adds whose results belong to
+ * the stream, and none is a graph output.
+ *
+ * The stream is found from each layer norm's input as the connected set of same-shape Add
+ * nodes; its leaves (the Adds' other operands) are MatMul (constant 2-D B, optional constant
+ * bias, no fused activation), Conv (constant weights, optional bias) reached through
+ * Reshape / Transpose / Flatten / (Un)Squeeze nodes that keep the centred axis whole, or
+ * constants. Anything else, or a leaf value with other readers, leaves the graph unchanged.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dpu-low.h"
+
+#define MAX_STREAM 512
+
+struct leaf {
+    struct npu_value *v; /* the value whose producer (or itself, for constants) is centred */
+    int axis;            /* the centred axis of v */
+};
+
+struct stream {
+    struct npu_value *vals[MAX_STREAM]; /* stream values (last axis centred) */
+    int nv;
+    struct leaf leaves[MAX_STREAM];
+    int nl;
+    struct npu_node *lns[MAX_STREAM];
+    int nln;
+    bool bad;
+};
+
+static bool
+has_val(const struct stream *s, const struct npu_value *v)
+{
+    for (int i = 0; i < s->nv; i++)
+        if (s->vals[i] == v)
+            return true;
+    return false;
+}
+
+static bool
+last_axis_ln(const struct npu_node *n)
+{
+    if (n->op != NPU_OP_LAYER_NORMALIZATION || !n->in[0])
+        return false;
+    int64_t ax = npu_node_int(n, "axis", -1);
+    if (ax < 0)
+        ax += n->in[0]->t.ndim;
+    for (int i = 1; i < n->nout; i++)
+        if (n->out[i]->nusers || n->out[i]->is_output)
+            return false;
+    return ax == n->in[0]->t.ndim - 1;
+}
+
+static bool
+same_dims(const struct npu_tensor *a, const struct npu_tensor *b)
+{
+    if (a->ndim != b->ndim)
+        return false;
+    for (int i = 0; i < a->ndim; i++)
+        if (a->dims[i] != b->dims[i])
+            return false;
+    return true;
+}
+
+/* A stream Add: two float operands, each of the result's shape. */
+static bool
+stream_add(const struct npu_node *n)
+{
+    return n->op == NPU_OP_ADD && n->nin == 2 && n->nout == 1 && n->in[0] && n->in[1] &&
+           npu_dtype_is_float(n->out[0]->t.dtype) && same_dims(&n->in[0]->t, &n->out[0]->t) &&
+           same_dims(&n->in[1]->t, &n->out[0]->t);
+}
+
+static void
+push_val(struct stream *s, struct npu_value *v)
+{
+    if (has_val(s, v))
+        return;
+    if (s->nv == MAX_STREAM) {
+        s->bad = true;
+        return;
+    }
+    s->vals[s->nv++] = v;
+}
+
+/* The input axis that a view op's output axis `axis` comes from (-1: not kept whole). */
+static int
+view_axis(const struct npu_node *n, int axis)
+{
+    const struct npu_tensor *o = &n->out[0]->t, *i = &n->in[0]->t;
+    if (n->op == NPU_OP_TRANSPOSE) {
+        size_t np = 0;
+        const int64_t *perm = npu_node_ints(n, "perm", &np);
+        if (!perm || (int)np != o->ndim)
+            return -1;
+        return (int)perm[axis];
+    }
+    /* reshape-like: the axis with the same dim and the same product of dims before it */
+    int64_t pre = 1;
+    for (int k = 0; k < axis; k++)
+        pre *= o->dims[k];
+    int64_t p = 1;
+    for (int k = 0; k < i->ndim; k++) {
+        if (p == pre && i->dims[k] == o->dims[axis])
+            return k;
+        p *= i->dims[k];
+    }
+    return -1;
+}
+
+/* Follows a leaf operand back through single-reader view ops to what gets centred. */
+static void
+add_leaf(struct stream *s, struct npu_value *v, int axis)
+{
+    for (int guard = 0; guard < 16; guard++) {
+        if (v->is_output) {
+            s->bad = true;
+            return;
+        }
+        if (v->kind == NPU_VALUE_CONST) {
+            /* f32 graphs only: the centred copies are f32 */
+            if (v->t.dtype != NPU_DTYPE_FP32)
+                s->bad = true;
+            break;
+        }
+        struct npu_node *p = v->kind == NPU_VALUE_NODE ? v->producer : NULL;
+        if (!p || v->nusers != 1 || p->nout != 1) {
+            s->bad = true;
+            return;
+        }
+        if (p->op == NPU_OP_RESHAPE || p->op == NPU_OP_TRANSPOSE || p->op == NPU_OP_FLATTEN ||
+            p->op == NPU_OP_SQUEEZE || p->op == NPU_OP_UNSQUEEZE) {
+            if (!p->in[0] || (axis = view_axis(p, axis)) < 0) {
+                s->bad = true;
+                return;
+            }
+            v = p->in[0];
+            continue;
+        }
+        const struct npu_value *w = p->nin > 1 ? p->in[1] : NULL;
+        const struct npu_value *b = p->nin > 2 ? p->in[2] : NULL;
+        const char *act = npu_node_string(p, "npu_act", NULL);
+        bool const_w = w && w->kind == NPU_VALUE_CONST && w->t.dtype == NPU_DTYPE_FP32;
+        bool const_b = !b || (b->kind == NPU_VALUE_CONST && b->t.dtype == NPU_DTYPE_FP32);
+        if ((act && strcmp(act, "none")) || !const_w || !const_b) {
+            s->bad = true;
+            return;
+        }
+        if (p->op == NPU_OP_MATMUL && p->nin <= 3 && w->t.ndim == 2 && axis == v->t.ndim - 1 &&
+            (!b || npu_value_numel(b) == w->t.dims[1]))
+            break;
+        if (p->op == NPU_OP_CONV && p->nin <= 3 && v->t.ndim == 4 && axis == 1 &&
+            npu_node_int(p, "group", 1) == 1 && (!b || npu_value_numel(b) == w->t.dims[0]))
+            break;
+        s->bad = true;
+        return;
+    }
+    for (int i = 0; i < s->nl; i++)
+        if (s->leaves[i].v == v)
+            return;
+    if (s->nl == MAX_STREAM) {
+        s->bad = true;
+        return;
+    }
+    s->leaves[s->nl].v = v;
+    s->leaves[s->nl].axis = axis;
+    s->nl++;
+}
+
+/* The connected stream around value x (an LN input). */
+static void
+collect(struct stream *s, struct npu_value *x)
+{
+    push_val(s, x);
+    for (int k = 0; k < s->nv && !s->bad; k++) {
+        struct npu_value *v = s->vals[k];
+        if (v->is_output) {
+            s->bad = true;
+            return;
+        }
+        /* readers: layer norms (input 0) and stream Adds (whose results join) */
+        for (int u = 0; u < v->nusers && !s->bad; u++) {
+            struct npu_node *n = v->users[u];
+            if (last_axis_ln(n) && n->in[0] == v && (n->nin < 2 || n->in[1] != v) &&
+                (n->nin < 3 || n->in[2] != v)) {
+                bool seen = false;
+                for (int i = 0; i < s->nln; i++)
+                    seen |= s->lns[i] == n;
+                if (!seen && s->nln < MAX_STREAM)
+                    s->lns[s->nln++] = n;
+                else if (!seen)
+                    s->bad = true;
+            } else if (stream_add(n)) {
+                push_val(s, n->out[0]);
+                /* the other operand must be centred as well */
+                struct npu_value *o = n->in[0] == v ? n->in[1] : n->in[0];
+                if (o != v && !has_val(s, o)) {
+                    struct npu_node *op = o->kind == NPU_VALUE_NODE ? o->producer : NULL;
+                    if (op && stream_add(op))
+                        push_val(s, o);
+                    else
+                        add_leaf(s, o, o->t.ndim - 1);
+                }
+            } else {
+                s->bad = true;
+            }
+        }
+        /* producer: a stream Add (both operands join) or a leaf */
+        struct npu_node *p = v->kind == NPU_VALUE_NODE ? v->producer : NULL;
+        if (p && stream_add(p)) {
+            for (int i = 0; i < 2; i++) {
+                struct npu_value *o = p->in[i];
+                struct npu_node *op = o->kind == NPU_VALUE_NODE ? o->producer : NULL;
+                if (op && stream_add(op))
+                    push_val(s, o);
+                else if (!has_val(s, o))
+                    add_leaf(s, o, o->t.ndim - 1);
+            }
+        } else {
+            add_leaf(s, v, v->t.ndim - 1);
+        }
+    }
+}
+
+/* A copy of constant c (as f32) minus its mean along `axis`. */
+static struct npu_value *
+centred_const(struct npu_graph *g, const struct npu_value *c, int axis, const char *suffix)
+{
+    const struct npu_tensor *t = &c->t;
+    int64_t n = npu_tensor_numel(t), d = t->dims[axis], inner = 1;
+    for (int k = axis + 1; k < t->ndim; k++)
+        inner *= t->dims[k];
+    float *v = malloc((size_t)n * sizeof(float));
+    if (!v)
+        return NULL;
+    for (int64_t i = 0; i < n; i++)
+        v[i] = (float)npu_value_get_f64(c, i);
+    for (int64_t o = 0; o < n / (d * inner); o++)
+        for (int64_t in = 0; in < inner; in++) {
+            double m = 0;
+            for (int64_t j = 0; j < d; j++)
+                m += v[(o * d + j) * inner + in];
+            m /= (double)d;
+            for (int64_t j = 0; j < d; j++)
+                v[(o * d + j) * inner + in] = (float)(v[(o * d + j) * inner + in] - m);
+        }
+    struct npu_tensor nt = *t;
+    nt.dtype = NPU_DTYPE_FP32;
+    nt.data = v;
+    char name[160];
+    snprintf(name, sizeof(name), "%.140s.%s", c->name, suffix);
+    struct npu_value *r = npu_graph_add_const(g, name, &nt);
+    free(v);
+    return r;
+}
+
+static enum npu_status
+centre_leaf(struct npu_graph *g, const struct stream *s, const struct leaf *l)
+{
+    struct npu_value *v = l->v;
+    if (v->kind == NPU_VALUE_CONST) {
+        /* a new centred copy for the stream's Adds (other readers keep the original) */
+        struct npu_value *c = centred_const(g, v, l->axis, "centred");
+        if (!c)
+            return NPU_ERR_NOMEM;
+        for (int k = 0; k < s->nv; k++) {
+            struct npu_node *p = s->vals[k]->kind == NPU_VALUE_NODE ? s->vals[k]->producer : NULL;
+            if (p && stream_add(p))
+                for (int i = 0; i < p->nin; i++)
+                    if (p->in[i] == v)
+                        p->in[i] = c;
+        }
+        return NPU_OK;
+    }
+    struct npu_node *p = v->producer;
+    /* MatMul B [K, N]: rows centred over N (axis 1); Conv W [O, C, kh, kw]: over O (axis 0) */
+    struct npu_value *w = centred_const(g, p->in[1], p->op == NPU_OP_MATMUL ? 1 : 0, "centred");
+    if (!w)
+        return NPU_ERR_NOMEM;
+    p->in[1] = w;
+    if (p->nin > 2 && p->in[2]) {
+        struct npu_value *b = centred_const(g, p->in[2], p->in[2]->t.ndim - 1, "centred");
+        if (!b)
+            return NPU_ERR_NOMEM;
+        p->in[2] = b;
+    }
+    return NPU_OK;
+}
+
+bool
+dl_ln_centrable(const struct npu_node *ln)
+{
+    if (!last_axis_ln(ln))
+        return false;
+    struct stream *s = malloc(sizeof(*s));
+    if (!s)
+        return false;
+    memset(s, 0, sizeof(*s));
+    collect(s, ln->in[0]);
+    bool ok = !s->bad && s->nl > 0;
+    free(s);
+    return ok;
+}
+
+enum npu_status
+npu_dpu_center_streams(struct npu_graph *g)
+{
+    enum npu_status st = npu_graph_update_uses(g);
+    if (st)
+        return st;
+    struct stream *s = malloc(sizeof(*s));
+    if (!s)
+        return NPU_ERR_NOMEM;
+    bool changed = false;
+    npu_graph_for_each_node(g, n)
+    {
+        if (!last_axis_ln(n) || n->device != NPU_DEVICE_NPU || npu_node_int(n, "npu_centered", 0))
+            continue;
+        memset(s, 0, sizeof(*s));
+        collect(s, n->in[0]);
+        if (s->bad || !s->nl)
+            continue;
+        for (int i = 0; i < s->nl && !st; i++)
+            st = centre_leaf(g, s, &s->leaves[i]);
+        for (int i = 0; i < s->nln && !st; i++)
+            st = npu_node_set_int(g, s->lns[i], "npu_centered", 1);
+        if (st)
+            break;
+        npu_dbg("dpu", "residual stream of '%s': %d values, %d producers centred, %d layer norms",
+                n->name, s->nv, s->nl, s->nln);
+        changed = true;
+    }
+    free(s);
+    if (!st && changed)
+        st = npu_graph_update_uses(g);
+    return st;
+}
