@@ -13,14 +13,16 @@
  * (greedy), then repeatedly try flipping whole runs of same-side nodes
  * (which is how two NPU segments separated by a cheap CPU run merge into one
  * job, or how an NPU island too small to pay for its conversions and submit
- * goes back to the CPU), the span between an NPU run and the next-but-one
- * (an NPU island between two CPU runs joins both neighbours at once), and
- * single nodes, keeping any move that lowers T, until none does. Such local
- * moves can stop in a split placement when joining needs several flips that
- * each cost more than they save alone, so the same search also starts from
- * "every supported node on the NPU" and the cheaper result wins (ties go to
- * the greedy start). T is recomputed from scratch for each candidate: it is
- * linear in nodes + edges, and graphs are hundreds of nodes.
+ * goes back to the CPU) and single nodes, keeping any move that lowers T,
+ * until none does. Such local moves can stop in a split placement (a run
+ * flip needs the whole run movable, and a single flip may not pay alone:
+ * test-partition's U A B C chain), so the same search also starts from
+ * "every supported node on the NPU" and the cheaper end wins (ties go to the
+ * greedy start). (Flipping the CPU runs on both sides of an NPU island at
+ * once adds nothing: the savings of the two flips add up, so if neither pays
+ * alone, both together do not either.) T is recomputed from scratch for
+ * each candidate: it is linear in nodes + edges, and graphs are hundreds of
+ * nodes.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -207,25 +209,6 @@ search(const struct pctx *c, uint8_t *d)
         /* whole runs first: they are what merges segments */
         for (int a = 0; a < c->n; a = run_end(c, d, a) + 1)
             improved |= try_move(c, d, a, run_end(c, d, a), !d[a], &best);
-        /* from the end of an NPU run to the start of the next-but-one: the CPU
-         * run, NPU run, CPU run between them all go to the NPU (one job
-         * instead of three) */
-        for (int a = 0; a < c->n; a = run_end(c, d, a) + 1) {
-            if (!d[a])
-                continue;
-            int b1 = run_end(c, d, a);             /* NPU run [a, b1] */
-            if (b1 + 1 >= c->n)
-                break;
-            int c1 = run_end(c, d, b1 + 1);        /* CPU run */
-            if (c1 + 1 >= c->n)
-                break;
-            int n2 = run_end(c, d, c1 + 1);        /* NPU run */
-            if (n2 + 1 >= c->n)
-                break;
-            int c2 = run_end(c, d, n2 + 1);        /* CPU run */
-            if (c2 + 1 < c->n)                     /* followed by an NPU run */
-                improved |= try_move(c, d, b1 + 1, c2, 1, &best);
-        }
         for (int i = 0; i < c->n; i++)
             improved |= try_move(c, d, i, i, !d[i], &best);
         if (!improved)

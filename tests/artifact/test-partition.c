@@ -8,7 +8,9 @@
  *    outweigh the gain; a CPU-faster op between two NPU ops joins them (one
  *    job instead of two); an unsupported op splits the NPU work into two
  *    jobs; an NPU island too small to pay for itself goes back to the CPU
- *    (where greedy put it); caller-placed nodes keep their device; the
+ *    (where greedy put it); a placement that single and run flips cannot
+ *    leave is escaped by the second search start (every supported node on
+ *    the NPU); caller-placed nodes keep their device; the
  *    "supported" and "cpu" modes; every estimate checked against the total
  *    computed here by hand;
  *  - with the real back end and measured CPU costs: a 196x768x768 MatMul goes
@@ -148,6 +150,14 @@ test_oracle(void)
      * 5 + 30 + 5 + 8 + 60 = 108 */
     const char *f[] = {"X:npu=100,cpu=5", "Y:npu=30,cpu=50", "Z:npu=100,cpu=5"};
     expect_chain(f, 3, "CCC", 60, 0, NPU_PARTITION_COST);
+    /* local moves alone stop in a split placement: greedy C N C N (1000 + 5 + 20 + 100
+     * + 4 x 4 + 2 x 60 = 1261) improves to C C C N (1000 + 50 + 20 + 100 + 8 + 60 =
+     * 1238) by flipping A, and from there no single node or run flip pays (U cannot
+     * move); the search from "everything supported on the NPU" finds C N N N:
+     * 1000 + 5 + 30 + 100 + 8 + 60 = 1203 (the optimum of the 8 placements U allows) */
+    const char *h[] = {"U:npu=-,cpu=1000", "A:npu=5,cpu=50", "B:npu=30,cpu=20",
+                       "C:npu=100,cpu=200"};
+    expect_chain(h, 4, "CNNN", 1203, 1, NPU_PARTITION_COST);
     /* modes */
     expect_chain(d, 3, "NNN", 318, 1, NPU_PARTITION_SUPPORTED);
     expect_chain(f, 3, "NNN", 100 + 30 + 100 + 8 + 60, 1, NPU_PARTITION_SUPPORTED);
