@@ -10,7 +10,10 @@
  *    training-mode Dropout as a no-op either;
  *  - MaxPool whose indices output is used (a graph output counts);
  *  - float ops whose result becomes a run-time quantisation parameter
- *    (DynamicQuantizeLinear's expansion: fp16 moves whole quantised steps).
+ *    (DynamicQuantizeLinear's expansion: fp16 moves whole quantised steps);
+ *  - a sweep of the be-dpu ops over every element type: only fp32 / fp16
+ *    are supported (int64 / int32 / int8 / bool arithmetic and float64 are
+ *    refused).
  * Each case checks supports() refuses with its reason, that the cost
  * partition (real costs) puts the node on the CPU with that reason in the
  * report `npuc --explain` prints, and that the "supported" partition does
@@ -296,6 +299,81 @@ test_quant_param(void)
                "mm", true, NULL, false);
 }
 
+static void
+quiet(enum npu_log_level level, const char *domain, const char *msg, void *user)
+{
+    (void)level, (void)domain, (void)msg, (void)user;
+}
+
+/* Every op with a handler, on every element type: only fp32 / fp16 (and int8 / uint8 for the
+ * integer conv family) may be supported; a type the IR refuses for the op is skipped. The
+ * fp32 form of each case is a control that must be supported. */
+static void
+test_dtype_sweep(void)
+{
+    static const struct {
+        const char *op, *attrs;
+        int nin; /* activations of the swept type */
+    } ops[] = {
+        {"Relu", "", 1}, {"Neg", "", 1}, {"Abs", "", 1}, {"Identity", "", 1},
+        {"Sigmoid", "", 1}, {"Tanh", "", 1}, {"Erf", "", 1},
+        {"LeakyRelu", " {alpha=0.1}", 1}, {"HardSigmoid", "", 1},
+        {"HardSwish", "", 1}, {"Softmax", " {axis=-1}", 1}, {"Gelu", "", 1},
+        {"Add", "", 2}, {"Sub", "", 2}, {"Mul", "", 2}, {"Div", "", 2},
+        {"Max", "", 2}, {"Min", "", 2}, {"Dropout", "", 1},
+        {"Flatten", " {axis=1}", 1}, /* the data-movement family's check */
+        {"MaxPool", " {kernel_shape=[2,2], strides=[2,2]}", 1},
+        {"AveragePool", " {kernel_shape=[2,2], strides=[2,2]}", 1},
+        {"GlobalAveragePool", "", 1}, {"GlobalMaxPool", "", 1},
+    };
+    static const char *types[] = {"f32", "f16", "f64", "i64", "i32", "i16", "i8", "u8", "bool"};
+    int refused = 0, skipped = 0;
+    for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+        for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+            const char *ty = types[t];
+            bool is_pool = strstr(ops[i].op, "Pool") != NULL;
+            const char *oshape = !strcmp(ops[i].op, "Flatten") ? "[1,8192]"
+                                 : !strncmp(ops[i].op, "Global", 6) ? "[1,16,1,1]"
+                                 : is_pool ? "[1,16,8,16]" : "[1,16,16,32]";
+            char text[1024];
+            snprintf(text, sizeof(text),
+                     "# opennpu ir v1\n"
+                     "graph \"sweep\" opset=17 {\n"
+                     "  input %%x: %s[1,16,16,32]\n"
+                     "  input %%z: %s[1,16,16,32]\n"
+                     "  %%y: %s%s = %s(%%x%s)%s <name=\"op\">\n"
+                     "  output %%y\n"
+                     "}\n",
+                     ty, ty, ty, oshape, ops[i].op, ops[i].nin == 2 ? ", %z" : "",
+                     ops[i].attrs);
+            struct npu_graph *g = NULL;
+            npu_log_set_handler(quiet, NULL); /* the parser's type errors are expected */
+            enum npu_status pst = npu_ir_parse(text, strlen(text), NULL, 0, true, &g);
+            npu_log_set_handler(NULL, NULL);
+            if (pst) {
+                /* a type the op does not take (ONNX type constraints) */
+                CHECK(t > 1);
+                skipped++;
+                continue;
+            }
+            CHECK_EQ_INT(NPU_OK, npu_graph_update_uses(g));
+            char why[200] = "";
+            bool ok = npu_backend_supports(g, g->tail, NULL, why, sizeof(why));
+            if (t <= 1 && !ok)
+                fprintf(stderr, "sweep: %s on %s refused: %s\n", ops[i].op, ty, why);
+            if (t > 1 && ok)
+                fprintf(stderr, "sweep: %s on %s supported\n", ops[i].op, ty);
+            CHECK_EQ_INT(t <= 1, ok);
+            CHECK(ok || why[0]);
+            refused += !ok;
+            npu_graph_free(g);
+        }
+    if (verbose)
+        printf("dtype sweep: %zu ops x %zu types, %d refused, %d not valid for the op\n",
+               sizeof(ops) / sizeof(ops[0]), sizeof(types) / sizeof(types[0]), refused,
+               skipped);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -304,5 +382,6 @@ main(int argc, char **argv)
     test_fp64();
     test_maxpool();
     test_quant_param();
+    test_dtype_sweep();
     return npu_test_done("npu-refuse");
 }
