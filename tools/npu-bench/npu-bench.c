@@ -444,7 +444,8 @@ main(int argc, char **argv)
     {
         /* the sum of every row (not only the printed ones): the per-frame figures below
          * come from the run statistics, so the two agree when every task is attributed */
-        double npu_s = 0, task_s = 0, util_w = 0, host_s = 0;
+        /* utilisation over the whole NPU time, submits included, as the per-frame figure */
+        double npu_s = 0, util_w = 0, host_s = 0;
         unsigned sub = 0, tk = 0;
         uint64_t dma = 0;
         for (int i = 0; i < nrows; i++) {
@@ -452,7 +453,6 @@ main(int argc, char **argv)
             if (!strcmp(r->kind, "npu~"))
                 continue; /* estimates, already counted in their 'job' row */
             npu_s += r->modeled_s;
-            task_s += r->task_s;
             util_w += r->util_w;
             sub += r->submits;
             tk += r->tasks;
@@ -461,7 +461,7 @@ main(int argc, char **argv)
         }
         fprintf(out, "%-44s %-7s %-18s %11.4f %7u %6u %10.3f %6.1f %9.4f\n", "(sum of the rows)",
                 "total", "", npu_s * 1e3, sub, tk, (double)dma / 1e6,
-                task_s > 0 ? util_w / task_s * 100 : 0, host_s * 1e3);
+                npu_s > 0 ? util_w / npu_s * 100 : 0, host_s * 1e3);
     }
     fprintf(out, "\nper frame:\n");
     fprintf(out, "  NPU time         %.3f ms  modeled (timing model v1)%s\n",
