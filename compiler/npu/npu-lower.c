@@ -75,6 +75,12 @@ npu_lower_new(struct npu_lower_ctx *cx, struct npu_node *before, enum npu_op op,
     char buf[8][96];
     if (nout > 8)
         return NULL;
+    /* an unnamed source node (many ONNX exports leave names empty): its rk.* nodes are
+     * named after the value it computes, which is what --emit=ir and npu-bench's per-op
+     * rows (task names) then show; lowerings insert before the node they lower */
+    if ((!name || !*name) && before && !npu_op_is_rk(before->op) && before->nout > 0 &&
+        before->out[0] && before->out[0]->name)
+        name = before->out[0]->name;
     for (int i = 0; i < nout; i++) {
         snprintf(buf[i], sizeof(buf[i]), "%.80s%s%.*d", name && *name ? name : "rk",
                  i ? ".p" : ".npu", i ? 1 : 0, i);

@@ -58,7 +58,21 @@ grep -q "submits" "$WORK/bench.txt" || fail "bench submits"
 # from the .npub (task names stored in it) and from the .onnx (compiled here)
 "$BENCH" "$M/model.onnx" --runs 1 --json "$WORK/b2.json" > "$WORK/bench2.txt" 2>&1 ||
   fail "npu-bench on the .onnx"
-for j in "$WORK/b.json" "$WORK/b2.json"; do
+# nodes without names (as many ONNX exports have them): rows named after their values
+cat > "$WORK/unnamed.npuir" <<'IR'
+# opennpu ir v1
+graph "unnamed" opset=13 {
+  input %x: f32[1,32,8,8]
+  %r: f32[1,32,8,8] = Relu(%x)
+  %y: f32[1,32,8,8] = Sigmoid(%r)
+  output %y
+}
+IR
+"$BENCH" "$WORK/unnamed.npuir" --runs 1 --json "$WORK/b3.json" > "$WORK/bench3.txt" 2>&1 ||
+  fail "npu-bench on unnamed nodes"
+grep -q "^r  *npu " "$WORK/bench3.txt" && grep -q "^y  *npu " "$WORK/bench3.txt" ||
+  fail "bench: rows of unnamed nodes not named after their values"
+for j in "$WORK/b.json" "$WORK/b2.json" "$WORK/b3.json"; do
   /usr/bin/python3 - "$j" <<'PY' || fail "bench per-op rows of $j"
 import json, sys
 d = json.load(open(sys.argv[1]))

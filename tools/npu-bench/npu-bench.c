@@ -145,8 +145,11 @@ static struct op_row *
 row_for(struct op_row **rows, int *n, int *cap, const char *name, const char *kind,
         const char *op)
 {
+    /* compared as stored (unnamed and truncated alike), so one node is one row */
+    char shown[sizeof((*rows)->name)];
+    snprintf(shown, sizeof(shown), "%s", name && name[0] ? name : "(unnamed)");
     for (int i = 0; i < *n; i++)
-        if (!strcmp((*rows)[i].name, name) && !strcmp((*rows)[i].kind, kind))
+        if (!strcmp((*rows)[i].name, shown) && !strcmp((*rows)[i].kind, kind))
             return &(*rows)[i];
     if (*n == *cap) {
         int nc = *cap ? *cap * 2 : 64;
@@ -158,7 +161,7 @@ row_for(struct op_row **rows, int *n, int *cap, const char *name, const char *ki
     }
     struct op_row *r = &(*rows)[(*n)++];
     memset(r, 0, sizeof(*r));
-    snprintf(r->name, sizeof(r->name), "%s", name && name[0] ? name : "(unnamed)");
+    memcpy(r->name, shown, sizeof(r->name));
     r->kind = kind;
     r->op = op ? op : "";
     return r;
