@@ -52,7 +52,8 @@ node_named(struct npu_graph *g, const char *name)
     return NULL;
 }
 
-/* A graph made from a middle part between two [1, 64, 256] x [256, 256] MatMuls:
+/* A graph made from a middle part between two [1, 64, 1024] x [1024, 1024] MatMuls (big
+ * enough that the cost partition puts them on the NPU on any host: 67 M MACs each):
  * x -> MatMul -> %a -> (middle, defining %b) -> MatMul -> y. extra_io adds inputs /
  * outputs (full lines). */
 static char *
@@ -62,13 +63,13 @@ sandwich(const char *extra_in, const char *middle, const char *extra_out)
     snprintf(buf, sizeof(buf),
              "# opennpu ir v1\n"
              "graph \"refuse\" opset=13 {\n"
-             "  input %%x: f32[1,64,256]\n"
+             "  input %%x: f32[1,64,1024]\n"
              "%s"
-             "  const %%w1: f32[256,256] = blob(fnv1a64=0x0, bytes=262144)\n"
-             "  const %%w2: f32[256,256] = blob(fnv1a64=0x0, bytes=262144)\n"
-             "  %%a: f32[1,64,256] = MatMul(%%x, %%w1) <name=\"mm1\">\n"
+             "  const %%w1: f32[1024,1024] = blob(fnv1a64=0x0, bytes=4194304)\n"
+             "  const %%w2: f32[1024,1024] = blob(fnv1a64=0x0, bytes=4194304)\n"
+             "  %%a: f32[1,64,1024] = MatMul(%%x, %%w1) <name=\"mm1\">\n"
              "%s"
-             "  %%y: f32[1,64,256] = MatMul(%%b, %%w2) <name=\"mm2\">\n"
+             "  %%y: f32[1,64,1024] = MatMul(%%b, %%w2) <name=\"mm2\">\n"
              "  output %%y\n"
              "%s"
              "}\n",
@@ -126,6 +127,12 @@ check_case(const char *what, const char *text, const char *name, bool want, cons
         CHECK(reason == NULL || strstr(txt, reason) != NULL);
         free(txt);
     } else if (cost_npu_when_supported) {
+        if (n->device != NPU_DEVICE_NPU) {
+            fprintf(stderr, "%s: the cost partition put the control on the CPU:\n", what);
+            npu_partition_report_print(&r, stderr);
+        } else if (verbose) {
+            npu_partition_report_print(&r, stdout);
+        }
         CHECK_EQ_INT(NPU_DEVICE_NPU, n->device);
     }
     npu_partition_report_free(&r);
@@ -149,31 +156,31 @@ test_dropout(void)
     check_case("Dropout, training_mode an input",
                sandwich("  input %t: bool[]\n",
                         "  const %r: f32[] = [0.5]\n"
-                        "  %b: f32[1,64,256] = Dropout(%a, %r, %t) <name=\"drop\">\n", ""),
+                        "  %b: f32[1,64,1024] = Dropout(%a, %r, %t) <name=\"drop\">\n", ""),
                "drop", false, "training_mode", false);
     /* training_mode a constant true: refused */
     check_case("Dropout, training_mode constant true",
                sandwich("", "  const %r: f32[] = [0.5]\n"
                             "  const %t: bool[] = [1]\n"
-                            "  %b: f32[1,64,256] = Dropout(%a, %r, %t) <name=\"drop\">\n", ""),
+                            "  %b: f32[1,64,1024] = Dropout(%a, %r, %t) <name=\"drop\">\n", ""),
                "drop", false, "training mode", false);
     /* the mask output used (a graph output): refused */
     check_case("Dropout, mask output used",
-               sandwich("", "  %b: f32[1,64,256], %m: bool[1,64,256] = Dropout(%a) "
+               sandwich("", "  %b: f32[1,64,1024], %m: bool[1,64,1024] = Dropout(%a) "
                             "<name=\"drop\">\n", "  output %m\n"),
                "drop", false, "mask output", false);
     /* control: inference mode (constant false), no mask: the identity, on the NPU */
     check_case("Dropout, training_mode constant false",
                sandwich("", "  const %r: f32[] = [0.5]\n"
                             "  const %t: bool[] = [0]\n"
-                            "  %b: f32[1,64,256] = Dropout(%a, %r, %t) <name=\"drop\">\n", ""),
+                            "  %b: f32[1,64,1024] = Dropout(%a, %r, %t) <name=\"drop\">\n", ""),
                "drop", true, NULL, true);
 
     /* the front end keeps a training-mode Dropout (it is not a no-op) and drops an
      * inference-mode one */
     struct npu_graph *g = parse(sandwich("  input %t: bool[]\n",
                                          "  const %r: f32[] = [0.5]\n"
-                                         "  %b: f32[1,64,256] = Dropout(%a, %r, %t) "
+                                         "  %b: f32[1,64,1024] = Dropout(%a, %r, %t) "
                                          "<name=\"drop\">\n", ""));
     struct npu_compile_options co = {.verify = 1};
     CHECK_EQ_INT(NPU_OK, npu_compile(g, &co));
@@ -181,7 +188,7 @@ test_dropout(void)
     npu_graph_free(g);
     g = parse(sandwich("", "  const %r: f32[] = [0.5]\n"
                            "  const %t: bool[] = [0]\n"
-                           "  %b: f32[1,64,256] = Dropout(%a, %r, %t) <name=\"drop\">\n", ""));
+                           "  %b: f32[1,64,1024] = Dropout(%a, %r, %t) <name=\"drop\">\n", ""));
     CHECK_EQ_INT(NPU_OK, npu_compile(g, &co));
     CHECK(node_named(g, "drop") == NULL);
     npu_graph_free(g);
@@ -192,29 +199,29 @@ test_fp64(void)
 {
     /* double Add between casts: refused (fp16 would overflow 1e223, facts §2.9) */
     check_case("Add on float64",
-               sandwich("", "  %ad: f64[1,64,256] = Cast(%a) {to=11}\n"
+               sandwich("", "  %ad: f64[1,64,1024] = Cast(%a) {to=11}\n"
                             "  const %k: f64[] = [1.5]\n"
-                            "  %sd: f64[1,64,256] = Add(%ad, %k) <name=\"add64\">\n"
-                            "  %b: f32[1,64,256] = Cast(%sd) {to=1}\n", ""),
+                            "  %sd: f64[1,64,1024] = Add(%ad, %k) <name=\"add64\">\n"
+                            "  %b: f32[1,64,1024] = Cast(%sd) {to=1}\n", ""),
                "add64", false, "float64", false);
     check_case("Relu on float64",
-               sandwich("", "  %ad: f64[1,64,256] = Cast(%a) {to=11}\n"
-                            "  %sd: f64[1,64,256] = Relu(%ad) <name=\"relu64\">\n"
-                            "  %b: f32[1,64,256] = Cast(%sd) {to=1}\n", ""),
+               sandwich("", "  %ad: f64[1,64,1024] = Cast(%a) {to=11}\n"
+                            "  %sd: f64[1,64,1024] = Relu(%ad) <name=\"relu64\">\n"
+                            "  %b: f32[1,64,1024] = Cast(%sd) {to=1}\n", ""),
                "relu64", false, "float64", false);
     check_case("MatMul on float64",
                "# opennpu ir v1\n"
                "graph \"mm64\" opset=13 {\n"
-               "  input %x: f64[1,64,256]\n"
-               "  const %w: f64[256,256] = blob(fnv1a64=0x0, bytes=524288)\n"
-               "  %y: f64[1,64,256] = MatMul(%x, %w) <name=\"mm64\">\n"
+               "  input %x: f64[1,64,1024]\n"
+               "  const %w: f64[1024,1024] = blob(fnv1a64=0x0, bytes=8388608)\n"
+               "  %y: f64[1,64,1024] = MatMul(%x, %w) <name=\"mm64\">\n"
                "  output %y\n"
                "}\n",
                "mm64", false, "float64", false);
     /* control: the same Add on float32 */
     check_case("Add on float32",
                sandwich("", "  const %k: f32[] = [1.5]\n"
-                            "  %b: f32[1,64,256] = Add(%a, %k) <name=\"add32\">\n", ""),
+                            "  %b: f32[1,64,1024] = Add(%a, %k) <name=\"add32\">\n", ""),
                "add32", true, NULL, true);
 }
 
@@ -250,7 +257,7 @@ test_quant_param(void)
     static const char *text =
         "# opennpu ir v1\n"
         "graph \"dql\" opset=13 {\n"
-        "  input %x: f32[1,64,256]\n"
+        "  input %x: f32[1,64,1024]\n"
         "  const %zero: f32[] = [0.0]\n"
         "  const %qmax: f32[] = [255.0]\n"
         "  %mx: f32[] = ReduceMax(%x) {keepdims=0}\n"
@@ -264,7 +271,7 @@ test_quant_param(void)
         "  %zc: f32[] = Clip(%zn, %zero, %qmax) <name=\"zclip\">\n"
         "  %zr: f32[] = Round(%zc)\n"
         "  %zp: u8[] = Cast(%zr) {to=2}\n"
-        "  %y: u8[1,64,256] = QuantizeLinear(%x, %sc, %zp)\n"
+        "  %y: u8[1,64,1024] = QuantizeLinear(%x, %sc, %zp)\n"
         "  output %y\n"
         "}\n";
     static const char *names[] = {"max0", "min0", "range", "scale", "zdiv", "zsub", "zclip"};
@@ -277,7 +284,7 @@ test_quant_param(void)
     check_case("Div of statistics, not a quantisation parameter",
                "# opennpu ir v1\n"
                "graph \"stat\" opset=13 {\n"
-               "  input %x: f32[1,64,256]\n"
+               "  input %x: f32[1,64,1024]\n"
                "  const %qmax: f32[] = [255.0]\n"
                "  %mx: f32[] = ReduceMax(%x) {keepdims=0}\n"
                "  %sc: f32[] = Div(%mx, %qmax) <name=\"scale\">\n"
@@ -288,12 +295,12 @@ test_quant_param(void)
     check_case("MatMul quantised as data",
                "# opennpu ir v1\n"
                "graph \"qdq\" opset=13 {\n"
-               "  input %x: f32[1,64,256]\n"
-               "  const %w: f32[256,256] = blob(fnv1a64=0x0, bytes=262144)\n"
+               "  input %x: f32[1,64,1024]\n"
+               "  const %w: f32[1024,1024] = blob(fnv1a64=0x0, bytes=4194304)\n"
                "  const %s: f32[] = [0.05]\n"
                "  const %z: u8[] = [128]\n"
-               "  %m: f32[1,64,256] = MatMul(%x, %w) <name=\"mm\">\n"
-               "  %y: u8[1,64,256] = QuantizeLinear(%m, %s, %z)\n"
+               "  %m: f32[1,64,1024] = MatMul(%x, %w) <name=\"mm\">\n"
+               "  %y: u8[1,64,1024] = QuantizeLinear(%m, %s, %z)\n"
                "  output %y\n"
                "}\n",
                "mm", true, NULL, false);
