@@ -87,6 +87,9 @@ GST_START_TEST (test_model_errors)
       "model", TEST_MODELS_DIR, NULL);
   expect_start_error ("npuinfer", GST_LIBRARY_ERROR, -1, "corrupt.onnx",
       "model", MODEL ("corrupt.onnx"), "backend", "cpu", NULL);
+  /* through the compiler (NPU path) as well */
+  expect_start_error ("npuembed", GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_INIT,
+      "corrupt.onnx", "model", MODEL ("corrupt.onnx"), "backend", "sim", NULL);
   expect_start_error ("npuinfer", GST_LIBRARY_ERROR,
       GST_LIBRARY_ERROR_SETTINGS, "2 inputs",
       "model", MODEL ("two_inputs.onnx"), "backend", "cpu", NULL);

@@ -315,6 +315,50 @@ GST_START_TEST (test_meta_matches_npu_run)
 
 GST_END_TEST;
 
+/* An int8 output that carries its quantisation (scale 0.05, zero point 3)
+ * reaches the meta as int8 data with that scale and zero point, and
+ * dequantises to within half a step of the float input; the int8 values
+ * are computed here from ONNX QuantizeLinear's definition. */
+GST_START_TEST (test_quantised_output)
+{
+  GstHarness *h = gst_harness_new_parse ("npuinfer backend=cpu model="
+      MODEL ("quant_out.npuir"));
+  guint8 col[3] = { 200, 100, 50 };
+  GstBuffer *out;
+  const GstNpuTensor *t;
+  const gint8 *q;
+  gfloat *f;
+  gsize size, n;
+  gint c, i;
+
+  gst_harness_set_src_caps_str (h, RGB_CAPS (4, 4));
+  out = gst_harness_push_and_pull (h, make_frame (GST_VIDEO_FORMAT_RGB, 4, 4,
+          px_const, col));
+  t = gst_npu_tensor_meta_get_by_name (gst_buffer_get_npu_tensor_meta (out),
+      "q");
+  fail_unless (t != NULL);
+  fail_unless_equals_int (t->data_type, GST_NPU_TENSOR_DATA_TYPE_INT8);
+  fail_unless_equals_float (t->scale, 0.05f);
+  fail_unless_equals_int (t->zero_point, 3);
+  q = gst_npu_tensor_get_data (t, &size);
+  fail_unless_equals_int (size, 48);
+  f = gst_npu_tensor_dup_float (t, &n);
+  fail_unless_equals_int (n, 48);
+  for (c = 0; c < 3; c++)
+    for (i = 0; i < 16; i++) {
+      gdouble x = col[c] / 255.0;
+      gint want = CLAMP ((gint) rint (x / 0.05) + 3, -128, 127);
+
+      fail_unless_equals_int (q[c * 16 + i], want);
+      fail_unless (fabs (f[c * 16 + i] - x) <= 0.025 + 1e-6);
+    }
+  g_free (f);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
 /* The files in @dir whose names end in @suffix (sorted), as one string;
  * removes them when @remove. */
 static gchar *
@@ -1168,6 +1212,7 @@ npuinfer_suite (void)
   tcase_add_test (tc, test_meta_matches_session);
   tcase_add_test (tc, test_meta_matches_npu_run);
   tcase_add_test (tc, test_layouts_and_dtypes);
+  tcase_add_test (tc, test_quantised_output);
   tcase_add_test (tc, test_metadata_defaults);
   tcase_add_test (tc, test_defaults_and_cache_dir);
   tcase_add_test (tc, test_resize_modes);
