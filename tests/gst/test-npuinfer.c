@@ -229,10 +229,9 @@ GST_START_TEST (test_meta_matches_npu_run)
         "model=" SIGLIP_TINY, backends[b]);
     gchar *out_dir = g_build_filename (dir, backends[b], NULL);
     gchar *input_arg = g_strdup_printf ("pixel_values=%s", in_npy);
-    gchar *argv[] = { (gchar *) NPU_RUN, (gchar *) SIGLIP_TINY, (gchar *)
-      "--backend", (gchar *) backends[b], (gchar *) "--threads", (gchar *) "1",
-      (gchar *) "--input", input_arg, (gchar *) "--output-dir", out_dir,
-      (gchar *) "--quiet", NULL
+    const gchar *argv[] = { NPU_RUN, SIGLIP_TINY, "--backend", backends[b],
+      "--threads", "1", "--input", input_arg, "--output-dir", out_dir,
+      "--quiet", NULL
     };
     static gfloat tensor[3 * 32 * 32];
     struct npu_tensor t = { 0 };
@@ -264,8 +263,9 @@ GST_START_TEST (test_meta_matches_npu_run)
     t.dims[3] = 32;
     t.data = tensor;
     fail_unless_equals_int (npu_npy_write (in_npy, &t), NPU_OK);
-    fail_unless (g_spawn_sync (NULL, argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL,
-            NULL, NULL, NULL, &err_text, &status, NULL));
+    fail_unless (g_spawn_sync (NULL, (gchar **) argv, NULL,
+            G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err_text, &status,
+            NULL));
     fail_unless (g_spawn_check_wait_status (status, NULL), "npu-run: %s",
         err_text);
 
@@ -422,8 +422,7 @@ GST_START_TEST (test_defaults_and_cache_dir)
       const gfloat *v = gst_npu_tensor_get_data (t, NULL);
 
       /* the metadata's mean/std and bgr order (float16 on the NPU) */
-      fail_unless (fabs (v[0] - (50 / 255.0 - 0.125) / 0.5) < 4e-3, "%g",
-          v[0]);
+      fail_unless (fabs (v[0] - (50 / 255.0 - 0.125) / 0.5) < 4e-3, "%g", v[0]);
       fail_unless (fabs (v[32] - (200 / 255.0 - 0.5) / 0.5) < 4e-3);
       gst_buffer_unref (out);
     }
