@@ -391,8 +391,9 @@ list_dir (const gchar * dir, const gchar * suffix, gboolean remove)
 
 /* The defaults (backend auto, cores 7: three slots) on the NPU path: frames
  * go to the three cores in turn; cache-dir: the first start compiles and
- * writes one artifact (cached CPU cost measurements may sit beside it), the second start loads it (same file, same bytes)
- * and still applies the model's metadata, which the artifact carries. */
+ * writes one artifact (cached CPU cost measurements may sit beside it), the
+ * second start loads it (same file, same bytes) and still applies the
+ * model's metadata, which the artifact carries. */
 GST_START_TEST (test_defaults_and_cache_dir)
 {
   gchar *dir = g_dir_make_tmp ("npuinfer-cache-XXXXXX", NULL);
