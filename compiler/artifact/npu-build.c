@@ -225,6 +225,12 @@ npu_build_partition_mode(const struct npu_build_options *o)
     return NPU_PARTITION_COST;
 }
 
+enum npu_status
+npu_build_cpu_cost_mode(const struct npu_build_options *o, enum npu_cpu_cost_mode *out)
+{
+    return npu_cpu_cost_mode_resolve(o ? o->cpu_cost : NPU_CPU_COST_AUTO, o && o->on_device, out);
+}
+
 uint64_t
 npu_build_options_hash(const struct npu_build_options *o, char *text, size_t len)
 {
@@ -232,12 +238,19 @@ npu_build_options_hash(const struct npu_build_options *o, char *text, size_t len
     if (!o)
         o = &none;
     char buf[1024];
+    /* the CPU cost model decides the program only when partitioning by cost */
+    enum npu_partition_mode pm = npu_build_partition_mode(o);
+    enum npu_cpu_cost_mode cm;
+    const char *cpu_cost = pm != NPU_PARTITION_COST               ? "-"
+                           : npu_build_cpu_cost_mode(o, &cm) == NPU_OK ? npu_cpu_cost_mode_name(cm)
+                                                                       : "invalid";
     snprintf(buf, sizeof(buf),
              "dims=%s;fusion=%d;partition=%d;threads=%d;mtx=%d;fp16_partials=%d;rknn_tiling=%d;"
-             "max_tasks=%u;no_act_fusion=%d",
-             o->dim_values ? o->dim_values : "", !o->no_fusion, (int)npu_build_partition_mode(o),
+             "max_tasks=%u;no_act_fusion=%d;cpu_cost=%s",
+             o->dim_values ? o->dim_values : "", !o->no_fusion, (int)pm,
              o->cpu_threads, o->backend.mtx_style, o->backend.fp16_partials,
-             o->backend.rknn_tiling, o->backend.max_tasks, (int)o->backend.no_act_fusion);
+             o->backend.rknn_tiling, o->backend.max_tasks, (int)o->backend.no_act_fusion,
+             cpu_cost);
     if (text && len)
         snprintf(text, len, "%s", buf);
     return npu_xxh64(buf, strlen(buf), 0x6f707473);
@@ -274,7 +287,9 @@ compile(const char *path, const struct npu_build_options *o, struct npu_program 
     struct npu_partition_options po = {.mode = npu_build_partition_mode(o),
                                        .backend = &o->backend,
                                        .cache_dir = npu_build_cache_dir(o),
-                                       .cpu_threads = o->cpu_threads};
+                                       .cpu_threads = o->cpu_threads,
+                                       .cpu_cost = o->cpu_cost,
+                                       .on_device = o->on_device};
     if ((st = npu_compile(g, &co)) || (st = npu_partition(g, &po, o->report)) ||
         (st = npu_lower_graph(g, &o->backend)))
         goto out;
@@ -339,6 +354,11 @@ npu_build(const char *path, const struct npu_build_options *opts, struct npu_bui
         return NPU_OK;
     }
 
+    enum npu_cpu_cost_mode cm;
+    if ((st = npu_build_cpu_cost_mode(o, &cm))) { /* a bad $NPU_CPU_COST: said already */
+        free(b);
+        return st;
+    }
     char opt_text[1024];
     b->options_hash = npu_build_options_hash(o, opt_text, sizeof(opt_text));
     const char *dir = npu_build_cache_dir(o);

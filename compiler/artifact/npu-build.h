@@ -48,6 +48,12 @@ struct npu_build_options {
     enum npu_partition_mode partition;
     struct npu_backend_options backend;
     bool no_fusion;             /* front-end fusions off */
+    /* CPU cost model of partitioning by cost (npu-partition.h): auto (the
+     * default: $NPU_CPU_COST, else measured when on_device, else board),
+     * board or measured. Part of the cache key. */
+    enum npu_cpu_cost_mode cpu_cost;
+    bool on_device;             /* the program will run next to a real NPU device (rknpu,
+                                 * rocket), so this host is the board's CPU */
     /* Outputs for tools (may be NULL): */
     FILE *emit_ir;              /* the lowered IR in text form (route b) */
     struct npu_partition_report *report; /* the partition decisions */
@@ -86,6 +92,10 @@ enum npu_status npu_model_content_hash(const char *path, uint64_t *out);
 uint64_t npu_build_options_hash(const struct npu_build_options *o, char *text, size_t len);
 /* The partitioning mode these options and the environment give. */
 enum npu_partition_mode npu_build_partition_mode(const struct npu_build_options *o);
+/* The CPU cost model these options and the environment give (board or
+ * measured; NPU_ERR_INVALID, logged, for a bad $NPU_CPU_COST). */
+enum npu_status npu_build_cpu_cost_mode(const struct npu_build_options *o,
+                                        enum npu_cpu_cost_mode *out);
 /* The cache folder these options use (NULL: none). */
 const char *npu_build_cache_dir(const struct npu_build_options *o);
 

@@ -3,17 +3,26 @@
  * npu-partition.c: partitioning by cost (npu-partition.h). The estimate of a
  * placement d (one device per node) is
  *
- *   T(d) = sum_n cost(n, d[n])                  NPU: modeled, CPU: measured
+ *   T(d) = sum_n cost(n, d[n])                  NPU: modeled (timing model v1),
+ *                                               CPU: the CPU cost model (board
+ *                                               model or measured)
  *        + sum_v convert(v) when v crosses      host conversion of v's bytes
  *        + 60 us * (NPU runs in graph order)    one submit per job
  *
  * and the search minimises it: start from every node on its cheaper side
- * (greedy), then repeatedly try flipping single nodes and whole runs of
- * same-side nodes (which is how two NPU segments separated by a cheap CPU
- * run merge into one job, or how an NPU island too small to pay for its
- * conversions and submit goes back to the CPU), keeping any move that lowers
- * T, until none does. T is recomputed from scratch for each candidate: it is
- * linear in nodes + edges, and graphs are hundreds of nodes.
+ * (greedy), then repeatedly try flipping whole runs of same-side nodes
+ * (which is how two NPU segments separated by a cheap CPU run merge into one
+ * job, or how an NPU island too small to pay for its conversions and submit
+ * goes back to the CPU) and single nodes, keeping any move that lowers T,
+ * until none does. Such local moves can stop in a split placement (a run
+ * flip needs the whole run movable, and a single flip may not pay alone:
+ * test-partition's U A B C chain), so the same search also starts from
+ * "every supported node on the NPU" and the cheaper end wins (ties go to the
+ * greedy start). (Flipping the CPU runs on both sides of an NPU island at
+ * once adds nothing: the savings of the two flips add up, so if neither pays
+ * alone, both together do not either.) T is recomputed from scratch for
+ * each candidate: it is linear in nodes + edges, and graphs are hundreds of
+ * nodes.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -92,9 +101,8 @@ real_supports(const struct npu_graph *g, const struct npu_node *n, char *why, si
 }
 
 static enum npu_status
-build(struct pctx *c, struct npu_graph *g, const struct npu_partition_options *o)
+build(struct pctx *c, struct npu_graph *g, double rate)
 {
-    const struct npu_partition_oracle *or = o->oracle;
     enum npu_status st = npu_graph_update_uses(g);
     if (st)
         return st;
@@ -108,7 +116,6 @@ build(struct pctx *c, struct npu_graph *g, const struct npu_partition_options *o
     if (!c->nodes || !c->sup || !c->locked || !c->npu_s || !c->cpu_s || !c->vals)
         return NPU_ERR_NOMEM;
     c->submit_s = NPU_TM1_SUBMIT_OVERHEAD_S;
-    double rate = or && or->convert_bytes_per_s > 0 ? or->convert_bytes_per_s : npu_convert_rate();
     int i = 0;
     npu_graph_for_each_node(g, n) {
         c->nodes[i] = n;
@@ -182,25 +189,77 @@ try_move(const struct pctx *c, uint8_t *d, int a, int b, uint8_t to, double *bes
     return ok;
 }
 
-static void
+/* End of the run of same-side nodes that starts at a. */
+static int
+run_end(const struct pctx *c, const uint8_t *d, int a)
+{
+    int b = a;
+    while (b + 1 < c->n && d[b + 1] == d[a])
+        b++;
+    return b;
+}
+
+/* Local search from d; returns T of the placement it ends in. */
+static double
 search(const struct pctx *c, uint8_t *d)
 {
     double best = total(c, d, NULL);
     for (int round = 0; round < MAX_ROUNDS; round++) {
         bool improved = false;
         /* whole runs first: they are what merges segments */
-        for (int a = 0; a < c->n;) {
-            int b = a;
-            while (b + 1 < c->n && d[b + 1] == d[a])
-                b++;
-            improved |= try_move(c, d, a, b, !d[a], &best);
-            a = b + 1;
-        }
+        for (int a = 0; a < c->n; a = run_end(c, d, a) + 1)
+            improved |= try_move(c, d, a, run_end(c, d, a), !d[a], &best);
         for (int i = 0; i < c->n; i++)
             improved |= try_move(c, d, i, i, !d[i], &best);
         if (!improved)
             break;
     }
+    return best;
+}
+
+const char *
+npu_cpu_cost_mode_name(enum npu_cpu_cost_mode m)
+{
+    switch (m) {
+    case NPU_CPU_COST_AUTO: return "auto";
+    case NPU_CPU_COST_BOARD: return "board";
+    case NPU_CPU_COST_MEASURED: return "measured";
+    }
+    return "?";
+}
+
+enum npu_status
+npu_cpu_cost_mode_parse(const char *s, enum npu_cpu_cost_mode *out)
+{
+    static const enum npu_cpu_cost_mode all[] = {NPU_CPU_COST_AUTO, NPU_CPU_COST_BOARD,
+                                                 NPU_CPU_COST_MEASURED};
+    for (size_t i = 0; s && i < sizeof(all) / sizeof(all[0]); i++)
+        if (!strcmp(s, npu_cpu_cost_mode_name(all[i]))) {
+            *out = all[i];
+            return NPU_OK;
+        }
+    return NPU_ERR_INVALID;
+}
+
+enum npu_status
+npu_cpu_cost_mode_resolve(enum npu_cpu_cost_mode m, bool on_device, enum npu_cpu_cost_mode *out)
+{
+    if (m != NPU_CPU_COST_AUTO && m != NPU_CPU_COST_BOARD && m != NPU_CPU_COST_MEASURED) {
+        npu_err(DOM, "CPU cost mode %d is not auto, board or measured", (int)m);
+        return NPU_ERR_INVALID;
+    }
+    if (m == NPU_CPU_COST_AUTO) {
+        const char *e = getenv(NPU_CPU_COST_ENV);
+        if (e && e[0] && npu_cpu_cost_mode_parse(e, &m)) {
+            npu_err(DOM, "%s=%s: the CPU cost model must be auto, board or measured",
+                    NPU_CPU_COST_ENV, e);
+            return NPU_ERR_INVALID;
+        }
+    }
+    if (m == NPU_CPU_COST_AUTO)
+        m = on_device ? NPU_CPU_COST_MEASURED : NPU_CPU_COST_BOARD;
+    *out = m;
+    return NPU_OK;
 }
 
 enum npu_status
@@ -216,19 +275,26 @@ npu_partition(struct npu_graph *g, const struct npu_partition_options *opts,
     memset(&c, 0, sizeof(c));
     if (rep)
         memset(rep, 0, sizeof(*rep));
-    enum npu_status st = build(&c, g, o);
-    uint8_t *d = NULL, *d0 = NULL;
+    uint8_t *d = NULL, *d0 = NULL, *d1 = NULL;
     double *att = NULL;
     char (*why)[160] = NULL;
     bool *measured = NULL;
+    enum npu_cpu_cost_mode cm;
+    enum npu_status st = npu_cpu_cost_mode_resolve(o->cpu_cost, o->on_device, &cm);
     if (st)
+        return st;
+    double rate = or && or->convert_bytes_per_s > 0 ? or->convert_bytes_per_s
+                  : cm == NPU_CPU_COST_BOARD        ? npu_cpu_model_convert_rate()
+                                                    : npu_convert_rate();
+    if ((st = build(&c, g, rate)))
         goto out;
     d = calloc((size_t)c.n + 1, 1);
     d0 = calloc((size_t)c.n + 1, 1);
+    d1 = calloc((size_t)c.n + 1, 1);
     att = calloc(2 * (size_t)c.n + 2, sizeof(double));
     why = calloc((size_t)c.n + 1, sizeof(*why));
     measured = calloc((size_t)c.n + 1, sizeof(bool));
-    if (!d || !d0 || !att || !why || !measured) {
+    if (!d || !d0 || !d1 || !att || !why || !measured) {
         st = NPU_ERR_NOMEM;
         goto out;
     }
@@ -263,11 +329,13 @@ npu_partition(struct npu_graph *g, const struct npu_partition_options *opts,
             if (!why[i][0])
                 snprintf(why[i], sizeof(why[i]), "no NPU handler for %s", npu_op_name(n->op));
         }
-        measured[i] = true;
+        measured[i] = cm == NPU_CPU_COST_MEASURED;
         if (o->mode != NPU_PARTITION_COST && !rep)
             c.cpu_s[i] = 0; /* not needed for the decision, nobody asked for the figures */
         else if (or && or->cpu_cost)
             c.cpu_s[i] = or->cpu_cost(g, n, or->user);
+        else if (cm == NPU_CPU_COST_BOARD)
+            c.cpu_s[i] = npu_cpu_model_cost(g, n, o->cpu_threads, NULL);
         else
             c.cpu_s[i] = npu_cpu_cost(g, n, o->cpu_threads, o->cache_dir, &measured[i]);
         if (n->device != NPU_DEVICE_ANY) { /* placed by the caller */
@@ -283,8 +351,17 @@ npu_partition(struct npu_graph *g, const struct npu_partition_options *opts,
     }
     memcpy(d0, d, (size_t)c.n);
     double greedy = total(&c, d, NULL);
-    if (o->mode == NPU_PARTITION_COST)
-        search(&c, d);
+    if (o->mode == NPU_PARTITION_COST) {
+        double t0 = search(&c, d);
+        /* second start: every supported node on the NPU (caller placements kept) */
+        for (int i = 0; i < c.n; i++)
+            d1[i] = c.locked[i] ? d0[i] : c.sup[i];
+        double t1 = search(&c, d1);
+        npu_dbg(DOM, "search from each node's cheaper side: %.3f ms; from every supported node "
+                "on the NPU: %.3f ms", t0 * 1e3, t1 * 1e3);
+        if (t1 < t0 - 1e-12)
+            memcpy(d, d1, (size_t)c.n);
+    }
     double t = total(&c, d, att);
     int jobs = 0, npun = 0;
     for (int i = 0; i < c.n; i++) {
@@ -297,15 +374,17 @@ npu_partition(struct npu_graph *g, const struct npu_partition_options *opts,
     memset(d0, 0, (size_t)c.n);
     double all_cpu = total(&c, d0, NULL);
     npu_info(DOM, "%d of %d nodes on the NPU in %d job(s); estimate %.3f ms (all on the CPU: "
-             "%.3f ms)", npun, c.n, jobs, t * 1e3, all_cpu * 1e3);
+             "%.3f ms; CPU cost model %s)", npun, c.n, jobs, t * 1e3, all_cpu * 1e3,
+             cm == NPU_CPU_COST_BOARD ? "board: RK3588 CPU model v1, modeled" : "measured");
     if (rep) {
         rep->all_cpu_s = all_cpu;
         rep->greedy_s = greedy;
         rep->total_s = t;
         rep->npu_nodes = npun;
         rep->npu_jobs = jobs;
-        rep->convert_bytes_per_s = or && or->convert_bytes_per_s > 0 ? or->convert_bytes_per_s
-                                                                      : npu_convert_rate();
+        rep->convert_bytes_per_s = rate;
+        rep->cpu_cost = cm;
+        rep->cpu_oracle = or && or->cpu_cost;
         rep->n = c.n;
         rep->nodes = calloc((size_t)c.n + 1, sizeof(*rep->nodes));
         if (!rep->nodes) {
@@ -335,6 +414,7 @@ npu_partition(struct npu_graph *g, const struct npu_partition_options *opts,
 out:
     free(d);
     free(d0);
+    free(d1);
     free(att);
     free(why);
     free(measured);
@@ -365,11 +445,17 @@ us(FILE *f, double s, int width)
 void
 npu_partition_report_print(const struct npu_partition_report *r, FILE *f)
 {
-    fprintf(f, "partition: NPU cost modeled (timing model v1); CPU cost measured on this host; "
-               "conversions at %.2f GB/s (measured); submit %.0f us per NPU job (timing model "
-               "v1)\n", r->convert_bytes_per_s * 1e-9, NPU_TM1_SUBMIT_OVERHEAD_S * 1e6);
+    bool board = r->cpu_cost == NPU_CPU_COST_BOARD;
+    const char *cpu_label = r->cpu_oracle ? "given by the caller's oracle"
+                            : board ? "modeled (RK3588 CPU model v1, not measured on a board)"
+                                    : "measured on this host";
+    fprintf(f, "partition: NPU cost modeled (timing model v1); CPU cost model '%s': CPU cost %s; "
+               "conversions at %.2f GB/s (%s); submit %.0f us per NPU job (timing model v1)\n",
+            npu_cpu_cost_mode_name(r->cpu_cost), cpu_label, r->convert_bytes_per_s * 1e-9,
+            board ? "modeled, RK3588 CPU model v1" : "measured on this host",
+            NPU_TM1_SUBMIT_OVERHEAD_S * 1e6);
     fprintf(f, "%4s  %-36s %-20s %-5s %10s %10s %9s %9s  %s\n", "#", "node", "op", "place",
-            "npu_us", "cpu_us", "conv_us", "submit", "reason");
+            "npu_us", board ? "cpu_mod_us" : "cpu_mea_us", "conv_us", "submit", "reason");
     for (int i = 0; i < r->n; i++) {
         const struct npu_partition_node *n = &r->nodes[i];
         char name[37];
@@ -377,9 +463,10 @@ npu_partition_report_print(const struct npu_partition_report *r, FILE *f)
         fprintf(f, "%4d  %-36s %-20s %-5s", n->index, name, npu_op_name(n->op),
                 n->device == NPU_DEVICE_NPU ? "npu" : "cpu");
         us(f, n->npu_s, 10);
+        bool est = !board && !r->cpu_oracle && !n->cpu_measured;
         us(f, n->cpu_s, 10);
-        fprintf(f, "%s", n->cpu_measured ? "" : "~");
-        us(f, n->convert_s, n->cpu_measured ? 9 : 8);
+        fprintf(f, "%s", est ? "~" : "");
+        us(f, n->convert_s, est ? 8 : 9);
         us(f, n->submit_s, 9);
         const char *reason = n->why;
         if (!reason[0] && n->supported && n->device == NPU_DEVICE_CPU)
@@ -389,9 +476,10 @@ npu_partition_report_print(const struct npu_partition_report *r, FILE *f)
         fprintf(f, "  %s\n", reason);
     }
     fprintf(f, "estimate: %.3f ms with %d node(s) on the NPU in %d job(s); all on the CPU "
-               "%.3f ms; each node on its cheaper side %.3f ms (~ = CPU cost estimated, the "
-               "kernel could not run on synthetic inputs)\n",
-            r->total_s * 1e3, r->npu_nodes, r->npu_jobs, r->all_cpu_s * 1e3, r->greedy_s * 1e3);
+               "%.3f ms; each node on its cheaper side %.3f ms%s\n",
+            r->total_s * 1e3, r->npu_nodes, r->npu_jobs, r->all_cpu_s * 1e3, r->greedy_s * 1e3,
+            board ? " (CPU and conversions modeled: RK3588 CPU model v1, not measured on a board)"
+                  : " (~ = CPU cost estimated, the kernel could not run on synthetic inputs)");
 }
 
 enum npu_status

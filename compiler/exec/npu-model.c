@@ -114,8 +114,12 @@ load_npu(const char *path, const struct npu_model_options *o, const char *be,
         st = NPU_ERR_INVALID;
         goto err;
     }
+    /* next to a real NPU this host is the board's CPU: the CPU cost model's
+     * auto rule measures it (npu-partition.h) */
     struct npu_build_options bo = {.dim_values = o->dim_values, .cache_dir = o->cache_dir,
-                                   .cpu_threads = o->cpu_threads};
+                                   .cpu_threads = o->cpu_threads,
+                                   .on_device = !strcmp(info.backend, "rknpu") ||
+                                                !strcmp(info.backend, "rocket")};
     if ((st = npu_build(path, &bo, &m->built)))
         goto err;
     if ((st = npu_prog_model_create(m->dev, m->built->prog, NULL, &m->pm)))

@@ -8,18 +8,31 @@
  *    outweigh the gain; a CPU-faster op between two NPU ops joins them (one
  *    job instead of two); an unsupported op splits the NPU work into two
  *    jobs; an NPU island too small to pay for itself goes back to the CPU
- *    (where greedy put it); caller-placed nodes keep their device; the
+ *    (where greedy put it); a placement that single and run flips cannot
+ *    leave is escaped by the second search start (every supported node on
+ *    the NPU); caller-placed nodes keep their device; the
  *    "supported" and "cpu" modes; every estimate checked against the total
  *    computed here by hand;
- *  - with the real back end: a 196x768x768 MatMul goes to the NPU with its
- *    modeled cost (timing model v1) and a measured CPU cost, an op without an
- *    NPU handler stays on the CPU with the reason, CPU costs land in the
- *    cache file once and are reused;
- *  - the --explain table prints every node.
+ *  - with the real back end and measured CPU costs: a 196x768x768 MatMul goes
+ *    to the NPU with its modeled cost (timing model v1) and a measured CPU
+ *    cost, an op without an NPU handler stays on the CPU with the reason, CPU
+ *    costs land in the cache file once and are reused;
+ *  - with the board model (RK3588 CPU model v1): its CPU costs are the
+ *    model's formula, recomputed here from the published constants and from
+ *    flops and bytes counted here by hand (MatMul, npu.Attention, Add, Exp,
+ *    one thread against four cores); the same MatMul goes to the NPU; a tiny
+ *    Add alone stays on the CPU exactly when the model says its CPU time is
+ *    below the NPU's plus conversions plus a submit; two partitions give the
+ *    same placement and figures; nothing is measured (no cost cache file);
+ *  - the auto rule, $NPU_CPU_COST and its errors, and the compile cache key
+ *    differing by CPU cost model;
+ *  - the --explain table prints every node and names the CPU cost model.
  */
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "npu-build.h"
 #include "npu-partition.h"
 #include "npu-test.h"
 #include "npu/npu-ir.h"
@@ -137,6 +150,14 @@ test_oracle(void)
      * 5 + 30 + 5 + 8 + 60 = 108 */
     const char *f[] = {"X:npu=100,cpu=5", "Y:npu=30,cpu=50", "Z:npu=100,cpu=5"};
     expect_chain(f, 3, "CCC", 60, 0, NPU_PARTITION_COST);
+    /* local moves alone stop in a split placement: greedy C N C N (1000 + 5 + 20 + 100
+     * + 4 x 4 + 2 x 60 = 1261) improves to C C C N (1000 + 50 + 20 + 100 + 8 + 60 =
+     * 1238) by flipping A, and from there no single node or run flip pays (U cannot
+     * move); the search from "everything supported on the NPU" finds C N N N:
+     * 1000 + 5 + 30 + 100 + 8 + 60 = 1203 (the optimum of the 8 placements U allows) */
+    const char *h[] = {"U:npu=-,cpu=1000", "A:npu=5,cpu=50", "B:npu=30,cpu=20",
+                       "C:npu=100,cpu=200"};
+    expect_chain(h, 4, "CNNN", 1203, 1, NPU_PARTITION_COST);
     /* modes */
     expect_chain(d, 3, "NNN", 318, 1, NPU_PARTITION_SUPPORTED);
     expect_chain(f, 3, "NNN", 100 + 30 + 100 + 8 + 60, 1, NPU_PARTITION_SUPPORTED);
@@ -196,7 +217,8 @@ test_real(void)
     CHECK_EQ_INT(NPU_OK, npu_infer_node(g, am));
     npu_graph_add_output(g, am->out[0]);
 
-    struct npu_partition_options o = {.cache_dir = dir, .cpu_threads = 1};
+    struct npu_partition_options o = {.cache_dir = dir, .cpu_threads = 1,
+                                      .cpu_cost = NPU_CPU_COST_MEASURED};
     struct npu_partition_report r;
     CHECK_EQ_INT(NPU_OK, npu_partition(g, &o, &r));
     CHECK_EQ_INT(NPU_DEVICE_NPU, mm->device);
@@ -241,10 +263,246 @@ test_real(void)
     rmdir(dir);
 }
 
+/* ---- the board model ----------------------------------------------------------------- */
+
+/* RK3588 CPU model v1's formula from its constants: max(compute, memory) + dispatch,
+ * with compute = flops at the GEMM rate + elements x cycles at the clock. */
+static double
+formula(double flops, double elems, double cycles_per_elem, double bytes, double cores)
+{
+    const struct npu_cpu_model *m = &npu_cpu_model_v1;
+    double compute = flops / (cores * m->clock_hz * m->flop_per_cycle * m->gemm_efficiency) +
+                     elems * cycles_per_elem / (cores * m->clock_hz);
+    double memory = bytes / m->dram_bytes_per_s;
+    return (compute > memory ? compute : memory) + m->dispatch_s;
+}
+
+static struct npu_graph *
+matmul_graph(struct npu_node **mm_out, struct npu_node **am_out, float **w_out)
+{
+    struct npu_graph *g = npu_graph_new("mm");
+    int64_t xd[2] = {196, 768};
+    struct npu_value *x = npu_graph_add_input(g, "x", NPU_DTYPE_FP32, 2, xd);
+    float *w = calloc(768 * 768, sizeof(float));
+    for (int i = 0; i < 768 * 768; i++)
+        w[i] = (float)((int)((unsigned)i * 7919u % 2001u) - 1000) / 30000.0f;
+    struct npu_tensor wt = {.dtype = NPU_DTYPE_FP32, .ndim = 2, .dims = {768, 768}, .data = w};
+    struct npu_value *in[2] = {x, npu_graph_add_const(g, "w", &wt)};
+    struct npu_node *mm = npu_node_new(g, NPU_OP_MATMUL, "mm", in, 2, 1, NULL);
+    npu_graph_append(g, mm);
+    CHECK_EQ_INT(NPU_OK, npu_infer_node(g, mm));
+    struct npu_value *y = mm->out[0];
+    struct npu_node *am = npu_node_new(g, NPU_OP_ARGMAX, "argmax", &y, 1, 1, NULL);
+    npu_node_set_int(g, am, "axis", 1);
+    npu_graph_append(g, am);
+    CHECK_EQ_INT(NPU_OK, npu_infer_node(g, am));
+    npu_graph_add_output(g, am->out[0]);
+    *mm_out = mm;
+    *am_out = am;
+    *w_out = w;
+    return g;
+}
+
+static void
+test_board(void)
+{
+    const struct npu_cpu_model *m = &npu_cpu_model_v1;
+    /* the published constants (docs/performance.md): A76 peak 16 FLOP/cycle at 2.4 GHz */
+    CHECK_NEAR(38.4e9, m->clock_hz * m->flop_per_cycle, 1);
+    CHECK_EQ_INT(4, (int)m->big_cores);
+
+    char dir[] = "/tmp/npu-part-board-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    struct npu_node *mm, *am;
+    float *w;
+    struct npu_graph *g = matmul_graph(&mm, &am, &w);
+    struct npu_partition_options o = {.cache_dir = dir, .cpu_cost = NPU_CPU_COST_BOARD};
+    struct npu_partition_report r, r2;
+    CHECK_EQ_INT(NPU_OK, npu_partition(g, &o, &r));
+    CHECK_EQ_INT(NPU_CPU_COST_BOARD, r.cpu_cost);
+    CHECK_EQ_INT(NPU_DEVICE_NPU, mm->device);
+    CHECK_EQ_INT(NPU_DEVICE_CPU, am->device);
+    /* MatMul [196, 768] x [768, 768]: 2 x 196 x 768 x 768 flops; reads x and w,
+     * writes y, all fp32; threads 0 = the four big cores */
+    double flops = 2.0 * 196 * 768 * 768;
+    double bytes = 4.0 * (196 * 768 + 768 * 768 + 196 * 768);
+    double want = formula(flops, 0, 0, bytes, 4);
+    CHECK_NEAR(want, r.nodes[0].cpu_s, want * 1e-12);
+    CHECK(!r.nodes[0].cpu_measured);
+    /* ArgMax over [196, 768] -> [196, 1] int64: a reduction, per input element */
+    struct npu_cpu_model_terms t;
+    double am_s = npu_cpu_model_cost(g, am, 0, &t);
+    CHECK_EQ_INT(NPU_CPU_CLASS_REDUCTION, t.cls);
+    CHECK_NEAR(formula(0, 196 * 768, t.cycles_per_elem, 4.0 * 196 * 768 + 8.0 * 196, 4), am_s,
+               1e-15);
+    CHECK_NEAR(am_s, r.nodes[1].cpu_s, 0);
+    /* one thread: one core */
+    double one = npu_cpu_model_cost(g, mm, 1, &t);
+    CHECK_NEAR(formula(flops, 0, 0, bytes, 1), one, 1e-15);
+    CHECK_NEAR(1.0, t.cores, 0);
+    /* the conversion rate is the model's, not this host's */
+    double conv_elem = m->convert_cycles_per_elem / m->clock_hz;
+    if (m->convert_bytes_per_elem / m->dram_bytes_per_s > conv_elem)
+        conv_elem = m->convert_bytes_per_elem / m->dram_bytes_per_s;
+    CHECK_NEAR(4.0 / conv_elem, r.convert_bytes_per_s, 1e-3);
+    printf("board model: MatMul 196x768x768 CPU %.1f us modeled (RK3588 CPU model v1), NPU "
+           "%.1f us modeled (timing model v1); conversions %.2f GB/s modeled\n",
+           r.nodes[0].cpu_s * 1e6, r.nodes[0].npu_s * 1e6, r.convert_bytes_per_s * 1e-9);
+    char *txt = NULL;
+    size_t len = 0;
+    FILE *mf = open_memstream(&txt, &len);
+    npu_partition_report_print(&r, mf);
+    fclose(mf);
+    CHECK(strstr(txt, "RK3588 CPU model v1, not measured on a board") != NULL);
+    CHECK(strstr(txt, "cpu_mod_us") != NULL);
+    free(txt);
+
+    /* deterministic: the same placement and the same figures again */
+    mm->device = am->device = NPU_DEVICE_ANY;
+    CHECK_EQ_INT(NPU_OK, npu_partition(g, &o, &r2));
+    CHECK_EQ_INT(NPU_DEVICE_NPU, mm->device);
+    CHECK_EQ_INT(NPU_DEVICE_CPU, am->device);
+    CHECK(r.total_s == r2.total_s);
+    for (int i = 0; i < r.n; i++)
+        CHECK(r.nodes[i].cpu_s == r2.nodes[i].cpu_s && r.nodes[i].device == r2.nodes[i].device);
+    npu_partition_report_free(&r2);
+    /* nothing was measured: no cost cache file */
+    char path[300];
+    struct stat sb;
+    snprintf(path, sizeof(path), "%s/cpu-costs-v1.tsv", dir);
+    CHECK(stat(path, &sb) != 0);
+    npu_partition_report_free(&r);
+    npu_graph_free(g);
+    free(w);
+
+    /* npu.Attention Q, K, V [1, 12, 196, 64]: two products of 2 x 12 x 196 x 196 x 64
+     * flops, and a softmax over 12 x 196 x 196 scores */
+    g = npu_graph_new("attn");
+    int64_t qd[4] = {1, 12, 196, 64};
+    struct npu_value *qkv[3] = {npu_graph_add_input(g, "q", NPU_DTYPE_FP32, 4, qd),
+                                npu_graph_add_input(g, "k", NPU_DTYPE_FP32, 4, qd),
+                                npu_graph_add_input(g, "v", NPU_DTYPE_FP32, 4, qd)};
+    struct npu_node *at = npu_node_new(g, NPU_OP_FUSED_ATTENTION, "attn", qkv, 3, 1, NULL);
+    npu_node_set_float(g, at, "scale", 0.125f);
+    npu_graph_append(g, at);
+    CHECK_EQ_INT(NPU_OK, npu_infer_node(g, at));
+    double at_s = npu_cpu_model_cost(g, at, 0, &t);
+    CHECK_EQ_INT(NPU_CPU_CLASS_GEMM, t.cls);
+    CHECK_NEAR(2 * 2.0 * 12 * 196 * 196 * 64, t.flops, 0);
+    CHECK_NEAR(12.0 * 196 * 196, t.elems, 0);
+    CHECK_NEAR(formula(t.flops, t.elems, t.cycles_per_elem, 4 * 4.0 * 12 * 196 * 64, 4), at_s,
+               1e-15);
+    npu_graph_free(g);
+
+    /* a tiny Add [1, 8] + [1, 8] alone: CPU unless the NPU's cost plus two input
+     * conversions, one output conversion and a submit is lower */
+    g = npu_graph_new("tiny");
+    int64_t td[2] = {1, 8};
+    struct npu_value *ab[2] = {npu_graph_add_input(g, "a", NPU_DTYPE_FP32, 2, td),
+                               npu_graph_add_input(g, "b", NPU_DTYPE_FP32, 2, td)};
+    struct npu_node *add = npu_node_new(g, NPU_OP_ADD, "add", ab, 2, 1, NULL);
+    npu_graph_append(g, add);
+    CHECK_EQ_INT(NPU_OK, npu_infer_node(g, add));
+    npu_graph_add_output(g, add->out[0]);
+    CHECK_EQ_INT(NPU_OK, npu_partition(g, &o, &r));
+    double add_s = formula(0, 8, m->add_cycles_per_elem, 3 * 32.0, 4);
+    CHECK_NEAR(add_s, r.nodes[0].cpu_s, 1e-15);
+    double npu_side = r.nodes[0].supported ? r.nodes[0].npu_s + 3 * 32.0 / r.convert_bytes_per_s +
+                                                 NPU_TM1_SUBMIT_OVERHEAD_S
+                                           : 1e9;
+    CHECK_EQ_INT(npu_side < add_s ? NPU_DEVICE_NPU : NPU_DEVICE_CPU, add->device);
+    CHECK_EQ_INT(NPU_DEVICE_CPU, add->device); /* what the model says: 1 us against > 60 us */
+    printf("board model: Add [1, 8] CPU %.2f us modeled, NPU alone %.1f us with conversions and "
+           "a submit: %s\n", add_s * 1e6, npu_side * 1e6,
+           add->device == NPU_DEVICE_CPU ? "cpu" : "npu");
+    npu_partition_report_free(&r);
+    /* Exp on the same shape is a transcendental: dearer per element than Add */
+    struct npu_value *a0 = ab[0];
+    struct npu_node *ex = npu_node_new(g, NPU_OP_EXP, "exp", &a0, 1, 1, NULL);
+    npu_graph_append(g, ex);
+    CHECK_EQ_INT(NPU_OK, npu_infer_node(g, ex));
+    double ex_s = npu_cpu_model_cost(g, ex, 2, &t);
+    CHECK_EQ_INT(NPU_CPU_CLASS_TRANSCENDENTAL, t.cls);
+    CHECK(t.cycles_per_elem > m->add_cycles_per_elem);
+    CHECK_NEAR(formula(0, 8, t.cycles_per_elem, 2 * 32.0, 2), ex_s, 1e-15);
+    npu_graph_free(g);
+    rmdir(dir);
+}
+
+/* ---- choosing the CPU cost model ----------------------------------------------------- */
+
+static void
+test_modes(void)
+{
+    enum npu_cpu_cost_mode m;
+    unsetenv(NPU_CPU_COST_ENV);
+    CHECK_EQ_INT(NPU_OK, npu_cpu_cost_mode_parse("board", &m));
+    CHECK_EQ_INT(NPU_CPU_COST_BOARD, m);
+    CHECK_EQ_INT(NPU_OK, npu_cpu_cost_mode_parse("measured", &m));
+    CHECK_EQ_INT(NPU_CPU_COST_MEASURED, m);
+    CHECK_EQ_INT(NPU_OK, npu_cpu_cost_mode_parse("auto", &m));
+    CHECK_EQ_INT(NPU_CPU_COST_AUTO, m);
+    CHECK_EQ_INT(NPU_ERR_INVALID, npu_cpu_cost_mode_parse("Board", &m));
+    CHECK_EQ_INT(NPU_ERR_INVALID, npu_cpu_cost_mode_parse("", &m));
+    CHECK_EQ_INT(NPU_ERR_INVALID, npu_cpu_cost_mode_parse(NULL, &m));
+    /* auto: measured next to a real NPU, board otherwise */
+    CHECK_EQ_INT(NPU_OK, npu_cpu_cost_mode_resolve(NPU_CPU_COST_AUTO, true, &m));
+    CHECK_EQ_INT(NPU_CPU_COST_MEASURED, m);
+    CHECK_EQ_INT(NPU_OK, npu_cpu_cost_mode_resolve(NPU_CPU_COST_AUTO, false, &m));
+    CHECK_EQ_INT(NPU_CPU_COST_BOARD, m);
+    CHECK_EQ_INT(NPU_OK, npu_cpu_cost_mode_resolve(NPU_CPU_COST_MEASURED, false, &m));
+    CHECK_EQ_INT(NPU_CPU_COST_MEASURED, m);
+    /* the environment decides auto, but not an explicit choice */
+    setenv(NPU_CPU_COST_ENV, "measured", 1);
+    CHECK_EQ_INT(NPU_OK, npu_cpu_cost_mode_resolve(NPU_CPU_COST_AUTO, false, &m));
+    CHECK_EQ_INT(NPU_CPU_COST_MEASURED, m);
+    CHECK_EQ_INT(NPU_OK, npu_cpu_cost_mode_resolve(NPU_CPU_COST_BOARD, true, &m));
+    CHECK_EQ_INT(NPU_CPU_COST_BOARD, m);
+    setenv(NPU_CPU_COST_ENV, "auto", 1);
+    CHECK_EQ_INT(NPU_OK, npu_cpu_cost_mode_resolve(NPU_CPU_COST_AUTO, true, &m));
+    CHECK_EQ_INT(NPU_CPU_COST_MEASURED, m);
+    /* a bad value is an error, also for partitioning and building */
+    setenv(NPU_CPU_COST_ENV, "fast", 1);
+    CHECK_EQ_INT(NPU_ERR_INVALID, npu_cpu_cost_mode_resolve(NPU_CPU_COST_AUTO, false, &m));
+    const char *b[] = {"add:npu=2,cpu=1"};
+    struct npu_graph *g = chain(b, 1);
+    struct npu_partition_options po = {0};
+    CHECK_EQ_INT(NPU_ERR_INVALID, npu_partition(g, &po, NULL));
+    po.cpu_cost = NPU_CPU_COST_BOARD; /* explicit: the environment is not read */
+    CHECK_EQ_INT(NPU_OK, npu_partition(g, &po, NULL));
+    npu_graph_free(g);
+    struct npu_build_options bo = {.no_cache = true};
+    struct npu_built *built = NULL;
+    CHECK_EQ_INT(NPU_ERR_INVALID, npu_build("/nonexistent.onnx", &bo, &built));
+    CHECK(built == NULL);
+    unsetenv(NPU_CPU_COST_ENV);
+
+    /* the compile cache key: differs by model when partitioning by cost */
+    struct npu_build_options board = {.cpu_cost = NPU_CPU_COST_BOARD};
+    struct npu_build_options meas = {.cpu_cost = NPU_CPU_COST_MEASURED};
+    struct npu_build_options sim = {0}, dev = {.on_device = true};
+    char tb[1024], tm[1024];
+    uint64_t hb = npu_build_options_hash(&board, tb, sizeof(tb));
+    uint64_t hm = npu_build_options_hash(&meas, tm, sizeof(tm));
+    CHECK(hb != hm);
+    CHECK(strstr(tb, "cpu_cost=board") != NULL);
+    CHECK(strstr(tm, "cpu_cost=measured") != NULL);
+    CHECK(npu_build_options_hash(&sim, NULL, 0) == hb);  /* auto off the device = board */
+    CHECK(npu_build_options_hash(&dev, NULL, 0) == hm);  /* auto on the device = measured */
+    setenv(NPU_CPU_COST_ENV, "measured", 1);
+    CHECK(npu_build_options_hash(&sim, NULL, 0) == hm);
+    unsetenv(NPU_CPU_COST_ENV);
+    /* ... and does not matter when not partitioning by cost */
+    board.partition = meas.partition = NPU_PARTITION_SUPPORTED;
+    CHECK(npu_build_options_hash(&board, NULL, 0) == npu_build_options_hash(&meas, NULL, 0));
+}
+
 int
 main(void)
 {
     test_oracle();
     test_real();
+    test_board();
+    test_modes();
     return npu_test_done("test-partition");
 }

@@ -11,7 +11,10 @@
 #    valid JSON, its per-op rows are all named NPU / CPU / conversion rows,
 #    from the .npub and from the .onnx, and sum to the per-frame figures;
 #  - errors: unknown options, a .npub given to npuc, a damaged .npub refused
-#    by npu-run with the loader's message, exit statuses as documented.
+#    by npu-run with the loader's message, exit statuses as documented;
+#  - the CPU cost model: partitioning by cost with the default (board, off the
+#    device) compiles the same artifact twice and says so in --explain and
+#    npu-bench; --cpu-cost and NPU_CPU_COST errors are clear.
 set -u
 NPUC=$1 RUN=$2 BENCH=$3 DATA=$4 WORK=$5/tools-test
 rm -rf "$WORK"
@@ -104,6 +107,42 @@ head -c 1000 "$WORK/m.npub" > "$WORK/cut.npub"
 "$RUN" "$WORK/cut.npub" --backend sim > "$WORK/cut.txt" 2>&1; [ $? -eq 1 ] || fail "cut .npub: status 1"
 grep -q "header says" "$WORK/cut.txt" || fail "cut .npub: message"
 "$BENCH" "$M/model.onnx" --backend cpu > /dev/null 2>&1; [ $? -eq 2 ] || fail "bench on cpu: status 2"
+
+# the CPU cost model: board by default off the device (the same program on every host
+# and every run), named in --explain; bad values are clear errors
+unset NPU_PARTITION
+"$NPUC" "$M/model.onnx" --explain -o "$WORK/b1.npub" > "$WORK/board1.txt" 2>&1 \
+  || fail "npuc --explain (cost)"
+"$NPUC" "$M/model.onnx" --cpu-cost board --explain -o "$WORK/b2.npub" > "$WORK/board2.txt" 2>&1 \
+  || fail "npuc --cpu-cost board"
+grep -q "CPU cost model 'board'.*RK3588 CPU model v1, not measured on a board" "$WORK/board1.txt" \
+  || fail "--explain names the board model"
+grep -v "^wrote " "$WORK/board1.txt" > "$WORK/board1.cut"
+grep -v "^wrote " "$WORK/board2.txt" > "$WORK/board2.cut"
+cmp -s "$WORK/board1.cut" "$WORK/board2.cut" || fail "board model: two compiles differ"
+cmp -s "$WORK/b1.npub" "$WORK/b2.npub" || fail "board model: two artifacts differ"
+"$NPUC" "$M/model.onnx" --cpu-cost measured --explain -q > "$WORK/meas.txt" 2>&1 \
+  || fail "npuc --cpu-cost measured"
+grep -q "CPU cost model 'measured': CPU cost measured on this host" "$WORK/meas.txt" \
+  || fail "--explain names the measured model"
+"$NPUC" "$M/model.onnx" --cpu-cost fast > "$WORK/e1.txt" 2>&1; [ $? -eq 2 ] \
+  || fail "npuc --cpu-cost fast: status 2"
+grep -q "board, measured or auto" "$WORK/e1.txt" || fail "npuc --cpu-cost fast: message"
+NPU_CPU_COST=fast "$NPUC" "$M/model.onnx" > "$WORK/e2.txt" 2>&1; [ $? -eq 1 ] \
+  || fail "NPU_CPU_COST=fast npuc: status 1"
+grep -q "NPU_CPU_COST=fast: the CPU cost model must be auto, board or measured" "$WORK/e2.txt" \
+  || fail "NPU_CPU_COST=fast: message"
+"$RUN" "$M/model.onnx" --cpu-cost fast > "$WORK/e3.txt" 2>&1; [ $? -eq 2 ] \
+  || fail "npu-run --cpu-cost fast: status 2"
+grep -q "board, measured or auto" "$WORK/e3.txt" || fail "npu-run --cpu-cost fast: message"
+"$BENCH" "$M/model.onnx" --cpu-cost fast > "$WORK/e4.txt" 2>&1; [ $? -eq 2 ] \
+  || fail "npu-bench --cpu-cost fast: status 2"
+grep -q "board, measured or auto" "$WORK/e4.txt" || fail "npu-bench --cpu-cost fast: message"
+"$BENCH" "$M/model.onnx" --runs 1 --warmup 0 > "$WORK/bench-cost.txt" 2>&1 \
+  || fail "npu-bench (cost)"
+grep -q "CPU costs modeled (RK3588 CPU model v1" "$WORK/bench-cost.txt" \
+  || fail "npu-bench names the board model"
+export NPU_PARTITION=supported
 
 if [ $fails -ne 0 ]; then
   echo "tools-test: $fails failure(s)"

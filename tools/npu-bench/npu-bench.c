@@ -44,6 +44,10 @@ static const char usage[] =
     "    -t, --threads N       threads for CPU ops (default 0: all)\n"
     "    -c, --core N          NPU core of the session (default 0)\n"
     "    -p, --partition MODE  cost (default), supported, cpu (sets NPU_PARTITION)\n"
+    "        --cpu-cost MODEL  CPU costs of partitioning by cost: board (RK3588 CPU model\n"
+    "                          v1, modeled), measured (timed on this host), auto (default:\n"
+    "                          $NPU_CPU_COST if set, else measured on rknpu/rocket, board\n"
+    "                          on sim)\n"
     "        --cache-dir DIR   compile cache\n"
     "        --seed S          random inputs' seed (default 0)\n"
     "        --top N           print only the N most expensive ops (default: all)\n"
@@ -203,7 +207,7 @@ is_matmul_class(enum npu_op op)
 int
 main(int argc, char **argv)
 {
-    enum { O_CACHE = 256, O_SEED, O_TOP, O_JSON };
+    enum { O_CACHE = 256, O_SEED, O_TOP, O_JSON, O_CPUCOST };
     static const struct option lopts[] = {
         {"backend", required_argument, NULL, 'b'}, {"runs", required_argument, NULL, 'n'},
         {"warmup", required_argument, NULL, 'w'}, {"dims", required_argument, NULL, 'd'},
@@ -211,6 +215,7 @@ main(int argc, char **argv)
         {"partition", required_argument, NULL, 'p'},
         {"cache-dir", required_argument, NULL, O_CACHE}, {"seed", required_argument, NULL, O_SEED},
         {"top", required_argument, NULL, O_TOP}, {"json", required_argument, NULL, O_JSON},
+        {"cpu-cost", required_argument, NULL, O_CPUCOST},
         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
     };
     struct npu_model_options mo = {.backend = "sim"};
@@ -263,6 +268,12 @@ main(int argc, char **argv)
         case O_SEED: rng_state = strtoull(optarg, &end, 10); break;
         case O_TOP: top = strtol(optarg, &end, 10); break;
         case O_JSON: json = optarg; break;
+        case O_CPUCOST:
+            if (npu_cpu_cost_mode_parse(optarg, &bo.cpu_cost)) {
+                fprintf(stderr, "npu-bench: --cpu-cost %s: board, measured or auto\n", optarg);
+                return 2;
+            }
+            break;
         case 'h': fputs(usage, stdout); return 0;
         default: fputs(usage, stderr); return 2;
         }
@@ -289,14 +300,24 @@ main(int argc, char **argv)
     struct npu_prog_model *pm = NULL;
     struct npu_prog_session *s = NULL;
     char backend_name[16] = "";
-    if (npu_build(model, &bo, &built)) {
+    struct npu_device_info dinfo;
+    if (npu_device_open(mo.backend, &dev) || npu_device_get_info(dev, &dinfo)) {
+        fprintf(stderr, "npu-bench: %s: cannot open backend %s\n", model, mo.backend);
+        npu_device_close(dev);
+        free(est.v);
+        return 1;
+    }
+    /* next to a real NPU this host is the board's CPU (the CPU cost model's auto rule) */
+    bo.on_device = !strcmp(dinfo.backend, "rknpu") || !strcmp(dinfo.backend, "rocket");
+    enum npu_cpu_cost_mode cpu_cost;
+    if (npu_build_cpu_cost_mode(&bo, &cpu_cost) || npu_build(model, &bo, &built)) {
         fprintf(stderr, "npu-bench: %s: cannot load\n", model);
+        npu_device_close(dev);
+        free(est.v);
         return 1;
     }
     const struct npu_program *p = built->prog;
-    struct npu_device_info dinfo;
-    if (npu_device_open(mo.backend, &dev) || npu_device_get_info(dev, &dinfo) ||
-        npu_prog_model_create(dev, p, NULL, &pm) ||
+    if (npu_prog_model_create(dev, p, NULL, &pm) ||
         npu_prog_session_create(pm, core, mo.cpu_threads, &s)) {
         fprintf(stderr, "npu-bench: %s: cannot set up backend %s\n", model, mo.backend);
         npu_prog_session_destroy(s);
@@ -419,6 +440,17 @@ main(int argc, char **argv)
             backend_name, core, runs, warmup);
     fprintf(out, "program  %d steps, %d NPU job(s), %zu task(s)%s\n", p->n_steps, p->n_jobs,
             ntasks, built->from_cache ? " (compile cache hit)" : "");
+    if (built->from_npub)
+        fprintf(out, "partition as compiled into the artifact\n");
+    else if (npu_build_partition_mode(&bo) == NPU_PARTITION_COST)
+        fprintf(out, "partition by cost; CPU costs %s\n",
+                cpu_cost == NPU_CPU_COST_BOARD
+                    ? "modeled (RK3588 CPU model v1, not measured on a board)"
+                    : "measured on this host");
+    else
+        fprintf(out, "partition %s\n", npu_build_partition_mode(&bo) == NPU_PARTITION_SUPPORTED
+                                            ? "supported (every supported node on the NPU)"
+                                            : "cpu (every node on the CPU)");
     fprintf(out, "\nper op: NPU figures modeled (timing model v1); CPU ms measured on this host\n");
     if (unnamed_jobs)
         fprintf(out, "(%d job(s) without task names: each is a 'job' row with the simulator's "

@@ -32,7 +32,8 @@ static const char help_text[] =
     "SYNOPSIS\n"
     "    npu-run MODEL [--input NAME=FILE.npy]... [--output-dir DIR] [--backend NAME]\n"
     "            [--runs N] [--dims name=value,...] [--seed S] [--threads N]\n"
-    "            [--core N] [--cache-dir DIR] [--int-range LO,HI] [--quiet]\n"
+    "            [--core N] [--cache-dir DIR] [--cpu-cost MODEL] [--int-range LO,HI]\n"
+    "            [--quiet]\n"
     "\n"
     "DESCRIPTION\n"
     "    Loads MODEL with npu_model_load(), creates one session, runs it --runs times\n"
@@ -65,6 +66,11 @@ static const char help_text[] =
     "        NPU core (0-2) of the session (default 0; ignored by cpu).\n"
     "    --cache-dir DIR\n"
     "        Compiled-artifact cache.\n"
+    "    --cpu-cost MODEL\n"
+    "        CPU costs when the NPU backends partition by cost: board (RK3588 CPU\n"
+    "        model v1, modeled, the same program on every host), measured (timed on\n"
+    "        this host), auto (default: measured on rknpu/rocket, where this host is\n"
+    "        the board's CPU; board on sim). Sets NPU_CPU_COST.\n"
     "    --int-range LO,HI\n"
     "        Range [LO, HI) of random integer inputs (default 0,100).\n"
     "    -q, --quiet\n"
@@ -247,7 +253,7 @@ usage_error(const char *fmt, const char *arg)
 static int
 parse_args(int argc, char **argv, struct opts *o)
 {
-    enum { OPT_CACHE = 256, OPT_INT_RANGE };
+    enum { OPT_CACHE = 256, OPT_INT_RANGE, OPT_CPU_COST };
     static const struct option lopts[] = {
         {"input", required_argument, NULL, 'i'},   {"output-dir", required_argument, NULL, 'o'},
         {"backend", required_argument, NULL, 'b'}, {"runs", required_argument, NULL, 'n'},
@@ -255,6 +261,7 @@ parse_args(int argc, char **argv, struct opts *o)
         {"threads", required_argument, NULL, 't'}, {"core", required_argument, NULL, 'c'},
         {"cache-dir", required_argument, NULL, OPT_CACHE},
         {"int-range", required_argument, NULL, OPT_INT_RANGE},
+        {"cpu-cost", required_argument, NULL, OPT_CPU_COST},
         {"quiet", no_argument, NULL, 'q'},         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -291,6 +298,13 @@ parse_args(int argc, char **argv, struct opts *o)
         case 'b': o->backend = optarg; break;
         case 'd': o->dims = optarg; break;
         case OPT_CACHE: o->cache_dir = optarg; break;
+        case OPT_CPU_COST:
+            if (strcmp(optarg, "board") && strcmp(optarg, "measured") && strcmp(optarg, "auto")) {
+                usage_error("--cpu-cost wants board, measured or auto, got '%s'", optarg);
+                return 2;
+            }
+            setenv("NPU_CPU_COST", optarg, 1); /* read by the compile (npu-partition.h) */
+            break;
         case 'q': o->quiet = true; break;
         case 'n':
             if (!parse_long(optarg, 1, 1000000, &o->runs)) {

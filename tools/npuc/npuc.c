@@ -28,13 +28,17 @@ static const char usage[] =
     "        --emit=ir         print the lowered IR (text form, docs/ir.md) on stdout;\n"
     "                          compiling that text again gives the same register bytes\n"
     "        --explain         print, per node: the placement, the NPU cost (modeled,\n"
-    "                          timing model v1), the CPU cost (measured on this host), the\n"
+    "                          timing model v1), the CPU cost (by the --cpu-cost model), the\n"
     "                          conversion and submit costs, and why the NPU cannot take it\n"
     "        --info            print what an artifact holds (header, options, model\n"
     "                          metadata, program)\n"
     "    -d, --dims LIST       symbolic input dims, e.g. batch=1,seq=64 (default 1)\n"
     "    -p, --partition MODE  cost (default), supported (every node the NPU supports), cpu\n"
-    "    -t, --threads N       CPU threads the CPU ops will use (CPU costs are measured so)\n"
+    "        --cpu-cost MODEL  CPU costs of partitioning by cost: board (RK3588 CPU model v1,\n"
+    "                          modeled, the same on every host), measured (timed on this\n"
+    "                          host: compile on the board), auto (default: $NPU_CPU_COST if\n"
+    "                          set, else board, since an artifact is for the board)\n"
+    "    -t, --threads N       CPU threads the CPU ops will use (CPU costs assume them)\n"
     "        --cache-dir DIR   compile cache (also keeps measured CPU costs)\n"
     "        --no-fusion       skip the front-end fusions\n"
     "        --mtx-style       MTX Appendix A.1 style matmul tasks (default: RKNN style)\n"
@@ -103,7 +107,7 @@ int
 main(int argc, char **argv)
 {
     enum { O_EMIT = 256, O_EXPLAIN, O_INFO, O_CACHE, O_NOFUSE, O_MTX, O_RKNN, O_FP16P,
-           O_MAXT, O_PRINT };
+           O_MAXT, O_PRINT, O_CPUCOST };
     static const struct option lopts[] = {
         {"output", required_argument, NULL, 'o'}, {"emit", required_argument, NULL, O_EMIT},
         {"explain", no_argument, NULL, O_EXPLAIN}, {"info", no_argument, NULL, O_INFO},
@@ -113,6 +117,7 @@ main(int argc, char **argv)
         {"rknn-tiling", no_argument, NULL, O_RKNN}, {"fp16-partials", no_argument, NULL, O_FP16P},
         {"max-tasks", required_argument, NULL, O_MAXT},
         {"print-program", no_argument, NULL, O_PRINT}, {"quiet", no_argument, NULL, 'q'},
+        {"cpu-cost", required_argument, NULL, O_CPUCOST},
         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
     };
     struct npu_build_options bo = {.no_cache = true};
@@ -167,6 +172,12 @@ main(int argc, char **argv)
             break;
         }
         case O_PRINT: print = true; break;
+        case O_CPUCOST:
+            if (npu_cpu_cost_mode_parse(optarg, &bo.cpu_cost)) {
+                fprintf(stderr, "npuc: --cpu-cost %s: use board, measured or auto\n", optarg);
+                return 2;
+            }
+            break;
         case 'q': quiet = true; break;
         case 'h': fputs(usage, stdout); return 0;
         default: fputs(usage, stderr); return 2;
