@@ -104,7 +104,7 @@ check_case(const char *what, const char *text, const char *name, bool want, cons
     if (verbose)
         printf("%-44s %-9s %s\n", what, got ? "supported" : "refused", got ? "" : why);
 
-    /* cost partition with real costs (CPU kernels measured on this host) */
+    /* cost partition with real costs (the default CPU cost model: RK3588 CPU model v1) */
     struct npu_partition_options o = {.mode = NPU_PARTITION_COST, .cpu_threads = 1};
     struct npu_partition_report r;
     CHECK_EQ_INT(NPU_OK, npu_partition(g, &o, &r));
