@@ -314,7 +314,13 @@ kd_obj_clean(struct kd_obj *o, uint64_t off, uint64_t len)
     clip(o, &off, &len);
     uint64_t lo = off / KD_LINE * KD_LINE, hi = NPU_ALIGN(off + len, (uint64_t)KD_LINE);
     for (uint64_t a = lo; a < hi; a += KD_LINE) {
-        if (memcmp(o->cpu + a, o->shadow + a, KD_LINE)) {
+        /* A store dirties its line whatever the value; the double cannot see stores, so
+         * besides lines that changed since the last maintenance it writes back those that
+         * differ from device memory: the CPU re-storing the bytes its stale view already
+         * held (the same input again, into arena memory the NPU has since reused) must
+         * reach the device, as on a board. */
+        if (memcmp(o->cpu + a, o->shadow + a, KD_LINE) ||
+            memcmp(o->cpu + a, o->dev + a, KD_LINE)) {
             memcpy(o->dev + a, o->cpu + a, KD_LINE);
             memcpy(o->shadow + a, o->cpu + a, KD_LINE);
         }

@@ -10,7 +10,9 @@
  * A cached BO (rknpu RKNPU_MEM_CACHEABLE, every rocket BO: shmem with cached mappings) gets
  * a separate CPU view plus a shadow of what the CPU view held after its last cache
  * maintenance: a 64-byte line whose CPU view differs from its shadow is dirty. Cleaning
- * (MEM_SYNC TO_DEVICE, rocket FINI_BO) writes dirty lines to device memory; invalidating
+ * (MEM_SYNC TO_DEVICE, rocket FINI_BO) writes dirty lines to device memory, and also lines
+ * of the cleaned range whose CPU view differs from device memory (a store of unchanged
+ * bytes dirties a line on a real CPU too; the double cannot see stores); invalidating
  * (MEM_SYNC FROM_DEVICE, rocket PREP_BO) reloads the CPU view from device memory. This is a
  * cache that never evicts: the worst case for a runtime that forgets a sync, so such a bug
  * shows up as wrong data in every run instead of now and then on a board.
