@@ -828,6 +828,103 @@ infer_expand(struct npu_node *n)
     return set_out(n, 0, T(n, 0)->dtype, o.ndim, o.dims);
 }
 
+/* DepthToSpace / SpaceToDepth: NCHW, blocksize b moves b*b channels per pixel. */
+static enum npu_status
+infer_depth_space(struct npu_node *n)
+{
+    NEED_IN(0);
+    const struct npu_tensor *x = T(n, 0);
+    int64_t b = npu_node_int(n, "blocksize", 0);
+    if (x->ndim != 4)
+        FAIL("input must be NCHW (rank 4), not rank %d", x->ndim);
+    if (b < 1 || b > 4096)
+        FAIL("blocksize %lld must be in [1, 4096]", (long long)b);
+    int64_t d[4] = {x->dims[0], x->dims[1], x->dims[2], x->dims[3]};
+    if (n->op == NPU_OP_DEPTH_TO_SPACE) {
+        const char *mode = npu_node_string(n, "mode", "DCR");
+        if (strcmp(mode, "DCR") && strcmp(mode, "CRD"))
+            FAIL("mode '%s' is neither DCR nor CRD", mode);
+        if (d[1] % (b * b))
+            FAIL("channels %lld are not a multiple of blocksize^2", (long long)d[1]);
+        if (d[2] > INT64_MAX / b || d[3] > INT64_MAX / b)
+            FAIL("output too large");
+        d[1] /= b * b, d[2] *= b, d[3] *= b;
+    } else {
+        if (d[2] % b || d[3] % b)
+            FAIL("height and width must be multiples of blocksize %lld", (long long)b);
+        if (d[1] > INT64_MAX / (b * b))
+            FAIL("output too large");
+        d[1] *= b * b, d[2] /= b, d[3] /= b;
+    }
+    return set_out(n, 0, x->dtype, 4, d);
+}
+
+/* ScatterND / ScatterElements: the output is the data; the operands must agree. */
+static enum npu_status
+infer_scatter(struct npu_node *n)
+{
+    NEED_IN(0);
+    NEED_IN(1);
+    NEED_IN(2);
+    const struct npu_tensor *x = T(n, 0), *idx = T(n, 1), *u = T(n, 2);
+    if (idx->dtype != NPU_DTYPE_INT64 && idx->dtype != NPU_DTYPE_INT32)
+        FAIL("indices must be i32 or i64, not %s", npu_dtype_name(idx->dtype));
+    if (u->dtype != x->dtype)
+        FAIL("updates are %s, data %s", npu_dtype_name(u->dtype), npu_dtype_name(x->dtype));
+    const char *red = npu_node_string(n, "reduction", "none");
+    if (strcmp(red, "none") && strcmp(red, "add") && strcmp(red, "mul") && strcmp(red, "max") &&
+        strcmp(red, "min"))
+        FAIL("unknown reduction '%s'", red);
+    if (n->op == NPU_OP_SCATTER_ELEMENTS) {
+        int64_t a;
+        if (!norm_axis(npu_node_int(n, "axis", 0), x->ndim, &a))
+            FAIL("axis out of range for rank %d", x->ndim);
+        if (idx->ndim != x->ndim || u->ndim != idx->ndim ||
+            memcmp(u->dims, idx->dims, sizeof(int64_t) * (size_t)idx->ndim))
+            FAIL("indices and updates must have one shape, of the data's rank");
+        for (int i = 0; i < x->ndim; i++)
+            if (i != a && idx->dims[i] > x->dims[i])
+                FAIL("indices dim %d exceeds the data's", i);
+    } else {
+        if (idx->ndim < 1)
+            FAIL("indices must have rank >= 1");
+        int64_t k = idx->dims[idx->ndim - 1];
+        if (k < 1 || k > x->ndim)
+            FAIL("index tuples of %lld entries for data of rank %d", (long long)k, x->ndim);
+        bool ok = u->ndim == idx->ndim - 1 + x->ndim - (int)k;
+        for (int i = 0; ok && i < idx->ndim - 1; i++)
+            ok = u->dims[i] == idx->dims[i];
+        for (int i = 0; ok && i < x->ndim - (int)k; i++)
+            ok = u->dims[idx->ndim - 1 + i] == x->dims[k + i];
+        if (!ok)
+            FAIL("updates shape is not indices.shape[:-1] + data.shape[%lld:]", (long long)k);
+    }
+    return same_as(n, 0, 0);
+}
+
+/* TopK: K along axis (K must be known at compile time: it sizes the outputs). */
+static enum npu_status
+infer_topk(struct npu_node *n)
+{
+    NEED_IN(0);
+    NEED_DATA(1, "K");
+    const struct npu_tensor *x = T(n, 0);
+    int64_t a, k[2];
+    if (!norm_axis(npu_node_int(n, "axis", -1), x->ndim, &a))
+        FAIL("axis out of range for rank %d", x->ndim);
+    if (read_ints(n->in[1], k, 2) != 1)
+        FAIL("K must be a one-element integer tensor");
+    if (k[0] < 0 || k[0] > x->dims[a])
+        FAIL("K = %lld for an axis of %lld", (long long)k[0], (long long)x->dims[a]);
+    int64_t d[NPU_MAX_DIMS];
+    memcpy(d, x->dims, sizeof(d));
+    d[a] = k[0];
+    enum npu_status st = set_out(n, 0, x->dtype, x->ndim, d);
+    if (!st && n->nout > 1)
+        st = set_out(n, 1, NPU_DTYPE_INT64, x->ndim, d);
+    return st;
+}
+
 static enum npu_status
 infer_tile(struct npu_node *n)
 {
@@ -1381,6 +1478,12 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
         return infer_range(n);
     case NPU_OP_RESIZE:
         return infer_resize(n);
+    case NPU_OP_DEPTH_TO_SPACE: case NPU_OP_SPACE_TO_DEPTH:
+        return infer_depth_space(n);
+    case NPU_OP_SCATTER_ND: case NPU_OP_SCATTER_ELEMENTS:
+        return infer_scatter(n);
+    case NPU_OP_TOP_K:
+        return infer_topk(n);
     case NPU_OP_QUANTIZE_LINEAR:
         NEED_IN(0);
         NEED_IN(1);
@@ -1473,7 +1576,7 @@ ir_infer_node(struct npu_graph *g, struct npu_node *n, bool eval)
     int maxout = 1;
     switch (n->op) {
     case NPU_OP_SPLIT: maxout = 64; break;
-    case NPU_OP_DROPOUT: case NPU_OP_MAX_POOL: maxout = 2; break;
+    case NPU_OP_DROPOUT: case NPU_OP_MAX_POOL: case NPU_OP_TOP_K: maxout = 2; break;
     case NPU_OP_LAYER_NORMALIZATION: maxout = 3; break;
     case NPU_OP_BATCH_NORMALIZATION: maxout = 5; break;
     default: maxout = npu_op_is_rk(n->op) ? 8 : 1; break;

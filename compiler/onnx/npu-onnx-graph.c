@@ -480,6 +480,8 @@ build(struct onnx_ctx *c, const Onnx__ModelProto *m, const struct npu_onnx_optio
         enum npu_op op = strncmp(opt, "npu.", 4) ? npu_op_from_name(opt) : NPU_OP_NONE;
         if (!strcmp(opt, "Upsample"))
             op = NPU_OP_RESIZE;
+        if (!strcmp(opt, "Scatter")) /* opset 9-10's name of ScatterElements */
+            op = NPU_OP_SCATTER_ELEMENTS;
         if (op == NPU_OP_NONE) {
             npu_err(DOM, "node '%s' (%s): unknown or unsupported op '%s'", nname(np), opt, opt);
             st = NPU_ERR_UNSUPPORTED;

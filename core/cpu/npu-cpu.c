@@ -401,6 +401,11 @@ static const struct cpu_entry cpu_table[NPU_OP_COUNT] = {
     [NPU_OP_RESIZE] = {cpu_k_resize, 1, 4, 1, 1, CPU_F16},
     [NPU_OP_TRILU] = {cpu_k_trilu, 1, 2, 1, 1, 0},
     [NPU_OP_CUMSUM] = {cpu_k_cumsum, 2, 2, 1, 1, CPU_F16},
+    [NPU_OP_DEPTH_TO_SPACE] = {cpu_k_depth_to_space, 1, 1, 1, 1, 0},
+    [NPU_OP_SPACE_TO_DEPTH] = {cpu_k_space_to_depth, 1, 1, 1, 1, 0},
+    [NPU_OP_SCATTER_ND] = {cpu_k_scatter_nd, 3, 3, 1, 1, CPU_F16},
+    [NPU_OP_SCATTER_ELEMENTS] = {cpu_k_scatter_elements, 3, 3, 1, 1, CPU_F16},
+    [NPU_OP_TOP_K] = {cpu_k_topk, 2, 2, 1, 2, CPU_F16},
     /* quantisation */
     [NPU_OP_QUANTIZE_LINEAR] = {cpu_k_quantize_linear, 2, 3, 1, 1, CPU_F16},
     [NPU_OP_DEQUANTIZE_LINEAR] = {cpu_k_dequantize_linear, 2, 3, 1, 1, CPU_F16},

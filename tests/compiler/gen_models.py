@@ -168,6 +168,50 @@ def hand_made():
     cc = np.concatenate([x + b[None, :, :, None], xi.astype(np.float32)], axis=1)
     save_case("legacy_opset3", m, [x, xi], [np.maximum(cc, 0).reshape(2, -1)])
 
+    # TopK with its opset-1 attribute k and Scatter (opset 9-10's ScatterElements)
+    x = rng.permutation(24).astype(np.float32).reshape(4, 6)  # distinct: no ties
+    data = rng.standard_normal((3, 5)).astype(np.float32)
+    sidx = np.array([[0, 4], [-1, 1], [2, 2]], np.int64)
+    supd = rng.standard_normal((3, 2)).astype(np.float32)
+    nodes = [
+        helper.make_node("TopK", ["x"], ["tv", "ti"], k=3, axis=1, name="topk"),
+        helper.make_node("Scatter", ["data", "sidx", "supd"], ["sc"], axis=1, name="scatter"),
+    ]
+    m = mk(nodes, [vi("x", F, [4, 6]), vi("data", F, [3, 5])],
+           [vi("tv", F, None), vi("ti", I64, None), vi("sc", F, None)],
+           [init("sidx", sidx), init("supd", supd)], opset=9)
+    ti = np.argsort(-x, axis=1, kind="stable")[:, :3]
+    sc = data.copy()
+    for r in range(3):
+        for j in range(2):
+            sc[r, sidx[r, j]] = supd[r, j]
+    save_case("legacy_topk_scatter_opset9", m, [x, data],
+              [np.take_along_axis(x, ti, 1), ti, sc])
+
+    # DepthToSpace (DCR and CRD), SpaceToDepth, ScatterND with a reduction (opset 16)
+    x = rng.standard_normal((1, 8, 2, 3)).astype(np.float32)
+    nidx = np.array([[0, 1], [0, 1], [1, -1]], np.int64)
+    nupd = rng.standard_normal((3, 6)).astype(np.float32)
+    nodes = [
+        helper.make_node("DepthToSpace", ["x"], ["dcr"], blocksize=2, name="d2s_dcr"),
+        helper.make_node("DepthToSpace", ["x"], ["crd"], blocksize=2, mode="CRD", name="d2s_crd"),
+        helper.make_node("SpaceToDepth", ["dcr"], ["back"], blocksize=2, name="s2d"),
+        helper.make_node("Reshape", ["back", "shp"], ["x4"], name="reshape"),
+        helper.make_node("ScatterND", ["x4", "nidx", "nupd"], ["snd"], reduction="add",
+                         name="scatternd"),
+    ]
+    m = mk(nodes, [vi("x", F, [1, 8, 2, 3])],
+           [vi("dcr", F, None), vi("crd", F, None), vi("snd", F, None)],
+           [init("shp", np.array([2, 4, 6], np.int64)), init("nidx", nidx),
+            init("nupd", nupd)], opset=16)
+    b = 2
+    dcr = x.reshape(1, b, b, 2, 2, 3).transpose(0, 3, 4, 1, 5, 2).reshape(1, 2, 4, 6)
+    crd = x.reshape(1, 2, b, b, 2, 3).transpose(0, 1, 4, 2, 5, 3).reshape(1, 2, 4, 6)
+    snd = x.reshape(2, 4, 6).copy()
+    for t in range(3):
+        snd[nidx[t, 0], nidx[t, 1]] += nupd[t]
+    save_case("index_ops_opset16", m, [x], [dcr, crd, snd])
+
     # Split with the attribute (opset 11) and BatchNorm (opset 7, spatial=1)
     x = rng.standard_normal((1, 4, 3, 3)).astype(np.float32)
     sc, bi, me, va = [rng.standard_normal(4).astype(np.float32) for _ in range(4)]
