@@ -925,6 +925,45 @@ infer_topk(struct npu_node *n)
     return st;
 }
 
+/* RNN / GRU / LSTM (npu-cpu-rnn.c has the shapes): Y [T, D, B, H], Y_h and Y_c
+ * [D, B, H]; layout 1 puts the batch first in X and in every output. */
+static enum npu_status
+infer_rnn(struct npu_node *n)
+{
+    NEED_IN(0);
+    NEED_IN(1);
+    NEED_IN(2);
+    const struct npu_tensor *x = T(n, 0), *w = T(n, 1), *r = T(n, 2);
+    int G = n->op == NPU_OP_LSTM ? 4 : n->op == NPU_OP_GRU ? 3 : 1;
+    if (!npu_dtype_is_float(x->dtype))
+        FAIL("X must be a float tensor, not %s", npu_dtype_name(x->dtype));
+    if (x->ndim != 3 || w->ndim != 3 || r->ndim != 3)
+        FAIL("X, W and R must have rank 3");
+    const char *dir = npu_node_string(n, "direction", "forward");
+    int64_t D = !strcmp(dir, "bidirectional") ? 2 : 1;
+    if (D == 1 && strcmp(dir, "forward") && strcmp(dir, "reverse"))
+        FAIL("direction '%s' is not forward, reverse or bidirectional", dir);
+    int64_t layout = npu_node_int(n, "layout", 0);
+    if (layout != 0 && layout != 1)
+        FAIL("layout %lld is not 0 or 1", (long long)layout);
+    int64_t H = npu_node_int(n, "hidden_size", w->dims[1] / G);
+    int64_t Tn = x->dims[layout ? 1 : 0], B = x->dims[layout ? 0 : 1];
+    if (H < 1 || w->dims[0] != D || w->dims[1] != G * H || w->dims[2] != x->dims[2])
+        FAIL("W must be [%lld, %lld, %lld]", (long long)D, (long long)(G * H),
+             (long long)x->dims[2]);
+    if (r->dims[0] != D || r->dims[1] != G * H || r->dims[2] != H)
+        FAIL("R must be [%lld, %lld, %lld]", (long long)D, (long long)(G * H), (long long)H);
+    if (n->op != NPU_OP_LSTM && n->nout > 2)
+        FAIL("has %d outputs; the op defines 1 to 2", n->nout);
+    int64_t y[4] = {Tn, D, B, H}, hs[3] = {D, B, H};
+    if (layout)
+        y[0] = B, y[1] = Tn, y[2] = D, hs[0] = B, hs[1] = D;
+    enum npu_status st = set_out(n, 0, x->dtype, 4, y);
+    for (int i = 1; !st && i < n->nout; i++)
+        st = set_out(n, i, x->dtype, 3, hs);
+    return st;
+}
+
 static enum npu_status
 infer_tile(struct npu_node *n)
 {
@@ -1484,6 +1523,8 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
         return infer_scatter(n);
     case NPU_OP_TOP_K:
         return infer_topk(n);
+    case NPU_OP_RNN: case NPU_OP_GRU: case NPU_OP_LSTM:
+        return infer_rnn(n);
     case NPU_OP_QUANTIZE_LINEAR:
         NEED_IN(0);
         NEED_IN(1);
@@ -1577,7 +1618,8 @@ ir_infer_node(struct npu_graph *g, struct npu_node *n, bool eval)
     switch (n->op) {
     case NPU_OP_SPLIT: maxout = 64; break;
     case NPU_OP_DROPOUT: case NPU_OP_MAX_POOL: case NPU_OP_TOP_K: maxout = 2; break;
-    case NPU_OP_LAYER_NORMALIZATION: maxout = 3; break;
+    case NPU_OP_LAYER_NORMALIZATION: case NPU_OP_LSTM: maxout = 3; break;
+    case NPU_OP_RNN: case NPU_OP_GRU: maxout = 2; break;
     case NPU_OP_BATCH_NORMALIZATION: maxout = 5; break;
     default: maxout = npu_op_is_rk(n->op) ? 8 : 1; break;
     }

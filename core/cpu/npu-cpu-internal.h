@@ -173,6 +173,8 @@ CPU_DECLARE(cpu_k_sub) CPU_DECLARE(cpu_k_mul) CPU_DECLARE(cpu_k_div) CPU_DECLARE
     /* npu-cpu-index.c */
     CPU_DECLARE(cpu_k_depth_to_space) CPU_DECLARE(cpu_k_space_to_depth)
         CPU_DECLARE(cpu_k_scatter_nd) CPU_DECLARE(cpu_k_scatter_elements) CPU_DECLARE(cpu_k_topk)
+    /* npu-cpu-rnn.c */
+    CPU_DECLARE(cpu_k_rnn) CPU_DECLARE(cpu_k_gru) CPU_DECLARE(cpu_k_lstm)
     /* npu-cpu-quant.c */
     CPU_DECLARE(cpu_k_quantize_linear) CPU_DECLARE(cpu_k_dequantize_linear)
 #undef CPU_DECLARE

@@ -406,6 +406,9 @@ static const struct cpu_entry cpu_table[NPU_OP_COUNT] = {
     [NPU_OP_SCATTER_ND] = {cpu_k_scatter_nd, 3, 3, 1, 1, CPU_F16},
     [NPU_OP_SCATTER_ELEMENTS] = {cpu_k_scatter_elements, 3, 3, 1, 1, CPU_F16},
     [NPU_OP_TOP_K] = {cpu_k_topk, 2, 2, 1, 2, CPU_F16},
+    [NPU_OP_RNN] = {cpu_k_rnn, 3, 6, 1, 2, CPU_F16},
+    [NPU_OP_GRU] = {cpu_k_gru, 3, 6, 1, 2, CPU_F16},
+    [NPU_OP_LSTM] = {cpu_k_lstm, 3, 8, 1, 3, CPU_F16},
     /* quantisation */
     [NPU_OP_QUANTIZE_LINEAR] = {cpu_k_quantize_linear, 2, 3, 1, 1, CPU_F16},
     [NPU_OP_DEQUANTIZE_LINEAR] = {cpu_k_dequantize_linear, 2, 3, 1, 1, CPU_F16},

@@ -212,6 +212,72 @@ def hand_made():
         snd[nidx[t, 0], nidx[t, 1]] += nupd[t]
     save_case("index_ops_opset16", m, [x], [dcr, crd, snd])
 
+    # LSTM (bidirectional, sequence_lens, initial states, clip) and GRU (reverse,
+    # linear_before_reset=0, sequence_lens) against numpy loops written from the
+    # ONNX operator text
+    T_, B_, I_, H_ = 5, 3, 4, 3
+    x = rng.standard_normal((T_, B_, I_)).astype(np.float32)
+    sl = np.array([5, 2, 0], np.int32)
+    lw = (0.5 * rng.standard_normal((2, 4 * H_, I_))).astype(np.float32)
+    lr = (0.5 * rng.standard_normal((2, 4 * H_, H_))).astype(np.float32)
+    lb = (0.3 * rng.standard_normal((2, 8 * H_))).astype(np.float32)
+    h0 = rng.standard_normal((2, B_, H_)).astype(np.float32)
+    c0 = rng.standard_normal((2, B_, H_)).astype(np.float32)
+    gw = (0.5 * rng.standard_normal((1, 3 * H_, I_))).astype(np.float32)
+    gr = (0.5 * rng.standard_normal((1, 3 * H_, H_))).astype(np.float32)
+    gb = (0.3 * rng.standard_normal((1, 6 * H_))).astype(np.float32)
+    sig = lambda v: 1 / (1 + np.exp(-v))
+
+    def lstm_ref(d, clip):
+        y = np.zeros((T_, B_, H_), np.float64)
+        hh, cc = h0[d].astype(np.float64), c0[d].astype(np.float64)
+        for b in range(B_):
+            h, c = hh[b].copy(), cc[b].copy()
+            steps = range(sl[b] - 1, -1, -1) if d == 1 else range(sl[b])
+            for t in steps:
+                g = lw[d] @ x[t, b] + lr[d] @ h + lb[d][:4 * H_] + lb[d][4 * H_:]
+                g = np.clip(g, -clip, clip)
+                i, o, f, cg = sig(g[:H_]), sig(g[H_:2 * H_]), sig(g[2 * H_:3 * H_]), \
+                    np.tanh(g[3 * H_:])
+                c = f * c + i * cg
+                h = o * np.tanh(c)
+                y[t, b] = h
+            hh[b], cc[b] = h, c
+        return y, hh, cc
+
+    def gru_ref():
+        y = np.zeros((T_, B_, H_), np.float64)
+        hn = np.zeros((B_, H_))
+        for b in range(B_):
+            h = np.zeros(H_)
+            for t in range(sl[b] - 1, -1, -1):
+                xw = gw[0] @ x[t, b] + gb[0][:3 * H_]
+                z = sig(xw[:H_] + gr[0][:H_] @ h + gb[0][3 * H_:4 * H_])
+                r = sig(xw[H_:2 * H_] + gr[0][H_:2 * H_] @ h + gb[0][4 * H_:5 * H_])
+                ht = np.tanh(xw[2 * H_:] + gr[0][2 * H_:] @ (r * h) + gb[0][5 * H_:])
+                h = (1 - z) * ht + z * h
+                y[t, b] = h
+            hn[b] = h
+        return y, hn
+
+    nodes = [
+        helper.make_node("LSTM", ["x", "lw", "lr", "lb", "sl", "h0", "c0"], ["ly", "lh", "lc"],
+                         hidden_size=H_, direction="bidirectional", clip=1.5, name="lstm"),
+        helper.make_node("GRU", ["x", "gw", "gr", "gb", "sl"], ["gy", "gh"], hidden_size=H_,
+                         direction="reverse", name="gru"),
+    ]
+    m = mk(nodes, [vi("x", F, [T_, B_, I_])],
+           [vi(n, F, None) for n in ["ly", "lh", "lc", "gy", "gh"]],
+           [init("lw", lw), init("lr", lr), init("lb", lb), init("sl", sl), init("h0", h0),
+            init("c0", c0), init("gw", gw), init("gr", gr), init("gb", gb)], opset=14)
+    f0, f1 = lstm_ref(0, 1.5), lstm_ref(1, 1.5)
+    gy, gh = gru_ref()
+    save_case("rnn_seq_lens", m, [x],
+              [np.stack([f0[0], f1[0]], 1).astype(np.float32),
+               np.stack([f0[1], f1[1]]).astype(np.float32),
+               np.stack([f0[2], f1[2]]).astype(np.float32),
+               gy[:, None].astype(np.float32), gh[None].astype(np.float32)])
+
     # Split with the attribute (opset 11) and BatchNorm (opset 7, spatial=1)
     x = rng.standard_normal((1, 4, 3, 3)).astype(np.float32)
     sc, bi, me, va = [rng.standard_normal(4).astype(np.float32) for _ in range(4)]

@@ -76,7 +76,8 @@ extern "C" {
     X(RK_DPU, "rk.Dpu")                 /* DPU / PPU / small-conv task list (be-dpu) */      \
     /* added after the rows above, whose values artifacts and tests already hold */               \
     X(DEPTH_TO_SPACE, "DepthToSpace") X(SPACE_TO_DEPTH, "SpaceToDepth")                           \
-    X(SCATTER_ND, "ScatterND") X(SCATTER_ELEMENTS, "ScatterElements") X(TOP_K, "TopK")
+    X(SCATTER_ND, "ScatterND") X(SCATTER_ELEMENTS, "ScatterElements") X(TOP_K, "TopK")          \
+    X(RNN, "RNN") X(GRU, "GRU") X(LSTM, "LSTM")
 
 enum npu_op {
     NPU_OP_NONE = 0,
