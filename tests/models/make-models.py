@@ -780,6 +780,33 @@ class UNetTiny(nn.Module):
         return y, side
 
 
+# ------------------------------------------------------------------ CRNN ----
+
+class CRNNTiny(nn.Module):
+    """A CRNN text-line recogniser as EasyOCR/PaddleOCR-style code writes it:
+    conv-BN-ReLU-maxpool stages (the last pools height only), height
+    averaged away, [T, batch, C] sequence, a 2-layer bidirectional
+    nn.LSTM, an nn.GRU, Linear to the classes and log_softmax (CTC)."""
+
+    def __init__(self, classes=37):
+        super().__init__()
+        self.cnn = nn.Sequential(
+            nn.Conv2d(1, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(32, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(),
+            nn.MaxPool2d((2, 1), (2, 1)))
+        self.rnn = nn.LSTM(32, 24, num_layers=2, bidirectional=True)
+        self.gru = nn.GRU(48, 24)
+        self.fc = nn.Linear(24, classes)
+
+    def forward(self, image):
+        f = self.cnn(image).mean(dim=2)        # [batch, C, T]
+        f = f.permute(2, 0, 1)                 # [T, batch, C]
+        f, _ = self.rnn(f)
+        f, _ = self.gru(f)
+        return F.log_softmax(self.fc(f), dim=2)
+
+
 # ------------------------------------------------------ older opsets ----
 
 class OldOpsetCNN(nn.Module):
@@ -1028,6 +1055,10 @@ def randomise_more(module):
                 fan_in = m.weight[0].numel()
                 m.weight.copy_(torch.randn(m.weight.shape, generator=g) / math.sqrt(fan_in))
                 m.bias.copy_(0.05 * torch.randn(m.bias.shape, generator=g))
+            elif isinstance(m, (nn.LSTM, nn.GRU)):
+                for pname, prm in m.named_parameters():
+                    s = 1.0 / math.sqrt(m.hidden_size) if "weight" in pname else 0.1
+                    prm.copy_(s * torch.randn(prm.shape, generator=g))
             elif isinstance(m, nn.MultiheadAttention):
                 m.out_proj.bias.copy_(0.05 * torch.randn(m.out_proj.bias.shape, generator=g))
             elif isinstance(m, ExportQuirks):
@@ -1154,6 +1185,16 @@ def make_more(outdir, which):
         randomise_more(m)
         export(which, m, [torch.randn(2, 3, 16, 16, generator=g)], ["x"], ["probs", "mean"],
                outdir, opset=9 if which == "cnn_opset9" else 11)
+    elif which == "crnn_tiny":
+        m = CRNNTiny()
+        randomise_more(m)
+        # text lines of any width: batch and width symbolic
+        axes = {0: "batch", 3: "width"}
+        export(which, m, [torch.randn(1, 1, 32, 64, generator=g)], ["image"], ["log_probs"],
+               outdir, opset=14, dynamic_axes={"image": axes, "log_probs": {0: "T", 1: "batch"}},
+               dims="batch=1,width=64")
+        extra_data_set(outdir, which, m, [torch.randn(2, 1, 32, 100, generator=g)], ["image"],
+                       ["log_probs"], "batch2_w100", "batch=2,width=100")
     elif which == "audio_tiny":
         m = AudioEncoderTiny()
         randomise_more(m)
@@ -1175,7 +1216,7 @@ def make_more(outdir, which):
         raise SystemExit("unknown model " + which)
 
 
-NEWER = ["bert_tiny", "roberta_tiny", "clip_text_tiny", "audio_tiny", "mobilenet_tiny", "mobilenet_bn", "unet_tiny",
+NEWER = ["bert_tiny", "roberta_tiny", "clip_text_tiny", "audio_tiny", "crnn_tiny", "mobilenet_tiny", "mobilenet_bn", "unet_tiny",
          "cnn_opset9", "cnn_opset11", "export_quirks"]
 DEFAULT = ["siglip_tiny", "gpt2_tiny", "linear_gelu", "cnn_small", "external_data",
            "dynamic_batch", "odd_names"] + NEWER
