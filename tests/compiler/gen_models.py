@@ -278,6 +278,50 @@ def hand_made():
                np.stack([f0[2], f1[2]]).astype(np.float32),
                gy[:, None].astype(np.float32), gh[None].astype(np.float32)])
 
+    # If with a condition that follows from shapes (torch's export of squeeze(d)
+    # on a dim it cannot prove to be 1): the taken branch has its own
+    # initializer and a nested If, captures outer values, and one of them
+    # ("rx") is produced by a node listed after the If (the importer orders by
+    # captures too)
+    x = rng.standard_normal((1, 3, 4)).astype(np.float32)
+    bw = rng.standard_normal((3, 4)).astype(np.float32)
+    wo = rng.standard_normal((3, 4)).astype(np.float32)
+    inner = helper.make_graph(
+        [helper.make_node("Mul", ["sq", "wo"], ["n_then"], name="inner_mul")], "inner_then", [],
+        [vi("n_then", F, None)])
+    inner_else = helper.make_graph(
+        [helper.make_node("Neg", ["sq"], ["n_else"], name="inner_neg")], "inner_else", [],
+        [vi("n_else", F, None)])
+    then_g = helper.make_graph(
+        [helper.make_node("Constant", [], ["ax0"], value=helper.make_tensor("v", I64, [1], [0]),
+                          name="c_ax"),
+         helper.make_node("Squeeze", ["x", "ax0"], ["sq0"], name="sqz"),
+         helper.make_node("Add", ["sq0", "bw"], ["sq1"], name="addb"),
+         helper.make_node("Add", ["sq1", "rx"], ["sq"], name="addr"),
+         helper.make_node("If", ["cond_b"], ["nested"], then_branch=inner, else_branch=inner_else,
+                          name="nested_if")],
+        "then", [], [vi("nested", F, None), vi("sq0", F, None)], [init("bw", bw)])
+    else_g = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["e0"], name="e_id"),
+         helper.make_node("Neg", ["x"], ["e1"], name="e_neg")], "else", [],
+        [vi("e0", F, None), vi("e1", F, None)])
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"], name="shape"),
+        helper.make_node("Gather", ["s", "i0"], ["d0"], axis=0, name="gather"),
+        helper.make_node("Equal", ["d0", "one"], ["cond"], name="eq1"),
+        helper.make_node("Equal", ["d0", "two"], ["cond_b"], name="eq2"),
+        helper.make_node("If", ["cond"], ["y1", "y2"], then_branch=then_g, else_branch=else_g,
+                         name="squeeze_if"),
+        helper.make_node("Relu", ["x1"], ["rx"], name="relu_after"),
+    ]
+    m = mk(nodes, [vi("x", F, [1, 3, 4]), vi("x1", F, [3, 4])],
+           [vi("y1", F, None), vi("y2", F, None)],
+           [init("i0", np.array(0, np.int64)), init("one", np.array(1, np.int64)),
+            init("two", np.array(2, np.int64)), init("wo", wo)], opset=13)
+    x1 = rng.standard_normal((3, 4)).astype(np.float32)
+    sq = x[0] + bw + np.maximum(x1, 0)
+    save_case("if_shape_cond", m, [x, x1], [-sq, x[0]])
+
     # Split with the attribute (opset 11) and BatchNorm (opset 7, spatial=1)
     x = rng.standard_normal((1, 4, 3, 3)).astype(np.float32)
     sc, bi, me, va = [rng.standard_normal(4).astype(np.float32) for _ in range(4)]
@@ -630,6 +674,20 @@ def bad_models():
     add("duplicate_init", mk([helper.make_node("Add", ["x", "w"], ["y"])], [vi("x", F, [2])],
                              [vi("y", F, [2])], [init("w", np.ones(2, np.float32)),
                                                  init("w", np.ones(2, np.float32))]), "twice")
+    then_g = helper.make_graph([helper.make_node("Relu", ["x"], ["t"])], "t", [],
+                               [vi("t", F, None)])
+    else_g = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "e", [],
+                               [vi("e", F, None)])
+    add("if_data_cond", mk([helper.make_node("ReduceSum", ["x"], ["sx"], keepdims=0, name="sum"),
+                            helper.make_node("Greater", ["sx", "z"], ["c"], name="gt"),
+                            helper.make_node("If", ["c"], ["y"], then_branch=then_g,
+                                             else_branch=else_g, name="data_if")],
+                           [vi("x", F, [2])], [vi("y", F, [2])],
+                           [init("z", np.array(0, np.float32))]), "data")
+    add("if_undefined_capture", mk([helper.make_node("If", ["c"], ["y"], then_branch=helper.make_graph(
+        [helper.make_node("Relu", ["nowhere"], ["t"])], "t", [], [vi("t", F, None)]),
+        else_branch=else_g, name="bad_if")], [vi("x", F, [2]), vi("c", TensorProto.BOOL, [])],
+        [vi("y", F, [2])]), "nowhere")
     add("cycle", mk([helper.make_node("Add", ["x", "b"], ["a"], name="n_a"),
                      helper.make_node("Relu", ["a"], ["b"], name="n_b")],
                     [vi("x", F, [2])], [vi("b", F, [2])]), "cycle")
