@@ -780,6 +780,279 @@ class UNetTiny(nn.Module):
         return y, side
 
 
+# ----------------------------------------------------------------- LLaMA ----
+
+class LlamaCfg:
+    def __init__(self, vocab=128, width=64, layers=2, heads=4, kv_heads=2, inner=96,
+                 positions=64, eps=1e-6, theta=10000.0):
+        self.vocab, self.width, self.layers, self.heads = vocab, width, layers, heads
+        self.kv_heads, self.inner, self.positions, self.eps, self.theta = \
+            kv_heads, inner, positions, eps, theta
+
+
+class LlamaRMSNorm(nn.Module):
+    def __init__(self, width, eps):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(width))
+        self.variance_epsilon = eps
+
+    def forward(self, hidden_states):
+        variance = hidden_states.to(torch.float32).pow(2).mean(-1, keepdim=True)
+        hidden_states = hidden_states * torch.rsqrt(variance + self.variance_epsilon)
+        return self.weight * hidden_states
+
+
+def rotate_half(x):
+    x1 = x[..., : x.shape[-1] // 2]
+    x2 = x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+class LlamaRotaryEmbedding(nn.Module):
+    """HF's cos/sin cache (buffers) sliced to the sequence length."""
+
+    def __init__(self, dim, positions, base):
+        super().__init__()
+        inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2).float() / dim))
+        t = torch.arange(positions, dtype=inv_freq.dtype)
+        freqs = torch.einsum("i,j->ij", t, inv_freq)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        self.register_buffer("cos_cached", emb.cos()[None, None, :, :], persistent=False)
+        self.register_buffer("sin_cached", emb.sin()[None, None, :, :], persistent=False)
+
+    def forward(self, seq_len):
+        return self.cos_cached[:, :, :seq_len], self.sin_cached[:, :, :seq_len]
+
+
+class LlamaAttention(nn.Module):
+    """HF LlamaAttention: rotary q/k (position_ids gather of the cos/sin
+    cache), grouped-query attention (repeat_kv: expand + reshape), additive
+    causal mask, softmax in fp32."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.num_heads, self.head_dim = c.heads, c.width // c.heads
+        self.num_key_value_heads = c.kv_heads
+        self.num_key_value_groups = c.heads // c.kv_heads
+        self.q_proj = nn.Linear(c.width, c.heads * self.head_dim, bias=False)
+        self.k_proj = nn.Linear(c.width, c.kv_heads * self.head_dim, bias=False)
+        self.v_proj = nn.Linear(c.width, c.kv_heads * self.head_dim, bias=False)
+        self.o_proj = nn.Linear(c.heads * self.head_dim, c.width, bias=False)
+        self.rotary_emb = LlamaRotaryEmbedding(self.head_dim, c.positions, c.theta)
+
+    @staticmethod
+    def repeat_kv(hidden_states, n_rep):
+        batch, num_key_value_heads, slen, head_dim = hidden_states.shape
+        hidden_states = hidden_states[:, :, None, :, :].expand(batch, num_key_value_heads,
+                                                               n_rep, slen, head_dim)
+        return hidden_states.reshape(batch, num_key_value_heads * n_rep, slen, head_dim)
+
+    def forward(self, hidden_states, attention_mask, position_ids):
+        bsz, q_len, _ = hidden_states.size()
+        q = self.q_proj(hidden_states).view(bsz, q_len, self.num_heads, self.head_dim)
+        k = self.k_proj(hidden_states).view(bsz, q_len, self.num_key_value_heads, self.head_dim)
+        v = self.v_proj(hidden_states).view(bsz, q_len, self.num_key_value_heads, self.head_dim)
+        q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+        cos, sin = self.rotary_emb(q_len)
+        cos = cos.squeeze(1).squeeze(0)[position_ids].unsqueeze(1)
+        sin = sin.squeeze(1).squeeze(0)[position_ids].unsqueeze(1)
+        q = (q * cos) + (rotate_half(q) * sin)
+        k = (k * cos) + (rotate_half(k) * sin)
+        k = self.repeat_kv(k, self.num_key_value_groups)
+        v = self.repeat_kv(v, self.num_key_value_groups)
+        attn_weights = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(self.head_dim)
+        attn_weights = attn_weights + attention_mask
+        attn_weights = F.softmax(attn_weights, dim=-1, dtype=torch.float32).to(q.dtype)
+        attn_output = torch.matmul(attn_weights, v)
+        attn_output = attn_output.transpose(1, 2).contiguous().reshape(bsz, q_len, -1)
+        return self.o_proj(attn_output)
+
+
+class LlamaMLP(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.gate_proj = nn.Linear(c.width, c.inner, bias=False)
+        self.up_proj = nn.Linear(c.width, c.inner, bias=False)
+        self.down_proj = nn.Linear(c.inner, c.width, bias=False)
+
+    def forward(self, x):
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class LlamaDecoderLayer(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.self_attn = LlamaAttention(c)
+        self.mlp = LlamaMLP(c)
+        self.input_layernorm = LlamaRMSNorm(c.width, c.eps)
+        self.post_attention_layernorm = LlamaRMSNorm(c.width, c.eps)
+
+    def forward(self, x, attention_mask, position_ids):
+        x = x + self.self_attn(self.input_layernorm(x), attention_mask, position_ids)
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+
+class LlamaForCausalLM(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(c.vocab, c.width)
+        self.layers = nn.ModuleList([LlamaDecoderLayer(c) for _ in range(c.layers)])
+        self.norm = LlamaRMSNorm(c.width, c.eps)
+        self.lm_head = nn.Linear(c.width, c.vocab, bias=False)
+
+    def forward(self, input_ids, attention_mask):
+        bsz, seq_length = input_ids.shape
+        position_ids = torch.arange(0, seq_length, dtype=torch.long).unsqueeze(0) \
+            .view(-1, seq_length)
+        # HF _prepare_4d_causal_attention_mask: full(min) masked_fill by a
+        # compared arange, then the padding mask added and re-filled
+        dtype = torch.float32
+        min_v = torch.finfo(dtype).min
+        mask = torch.full((seq_length, seq_length), min_v)
+        mask_cond = torch.arange(mask.size(-1))
+        mask.masked_fill_(mask_cond < (mask_cond + 1).view(mask.size(-1), 1), 0)
+        causal = mask[None, None, :, :].expand(bsz, 1, seq_length, seq_length)
+        expanded = attention_mask[:, None, None, :].expand(bsz, 1, seq_length, seq_length) \
+            .to(dtype)
+        inverted = 1.0 - expanded
+        inverted = inverted.masked_fill(inverted.to(torch.bool), min_v)
+        causal = causal.masked_fill(inverted.bool(), min_v)
+        x = self.embed_tokens(input_ids)
+        for layer in self.layers:
+            x = layer(x, causal, position_ids)
+        return self.lm_head(self.norm(x))
+
+
+# ------------------------------------------------------------------ YOLO ----
+
+class ConvBNSiLU(nn.Module):
+    """ultralytics Conv: Conv2d(bias=False) + BatchNorm2d + SiLU."""
+
+    def __init__(self, cin, cout, k=1, s=1):
+        super().__init__()
+        self.conv = nn.Conv2d(cin, cout, k, s, k // 2, bias=False)
+        self.bn = nn.BatchNorm2d(cout)
+
+    def forward(self, x):
+        return F.silu(self.bn(self.conv(x)))
+
+
+class Bottleneck(nn.Module):
+    def __init__(self, c, shortcut=True):
+        super().__init__()
+        self.cv1, self.cv2 = ConvBNSiLU(c, c, 3), ConvBNSiLU(c, c, 3)
+        self.add = shortcut
+
+    def forward(self, x):
+        return x + self.cv2(self.cv1(x)) if self.add else self.cv2(self.cv1(x))
+
+
+class C2f(nn.Module):
+    """ultralytics C2f: 1x1 conv, chunk(2) (Split), n bottlenecks, Concat, 1x1 conv."""
+
+    def __init__(self, cin, cout, n=1, shortcut=False):
+        super().__init__()
+        self.c = cout // 2
+        self.cv1 = ConvBNSiLU(cin, 2 * self.c, 1)
+        self.cv2 = ConvBNSiLU((2 + n) * self.c, cout, 1)
+        self.m = nn.ModuleList(Bottleneck(self.c, shortcut) for _ in range(n))
+
+    def forward(self, x):
+        y = list(self.cv1(x).chunk(2, 1))
+        y.extend(m(y[-1]) for m in self.m)
+        return self.cv2(torch.cat(y, 1))
+
+
+class SPPF(nn.Module):
+    def __init__(self, cin, cout, k=5):
+        super().__init__()
+        self.cv1 = ConvBNSiLU(cin, cin // 2, 1)
+        self.cv2 = ConvBNSiLU(cin // 2 * 4, cout, 1)
+        self.m = nn.MaxPool2d(k, 1, k // 2)
+
+    def forward(self, x):
+        x = self.cv1(x)
+        y1 = self.m(x)
+        y2 = self.m(y1)
+        return self.cv2(torch.cat((x, y1, y2, self.m(y2)), 1))
+
+
+class DFL(nn.Module):
+    """Distribution focal loss integral: softmax over 16 bins, 1x1 conv with
+    weights 0..15 (a fixed, non-trainable Conv2d as ultralytics writes it)."""
+
+    def __init__(self, c1=16):
+        super().__init__()
+        self.conv = nn.Conv2d(c1, 1, 1, bias=False).requires_grad_(False)
+        self.conv.weight.data[:] = torch.arange(c1, dtype=torch.float).view(1, c1, 1, 1)
+        self.c1 = c1
+
+    def forward(self, x):
+        b, c, a = x.shape
+        return self.conv(x.view(b, 4, self.c1, a).transpose(2, 1).softmax(1)).view(b, 4, a)
+
+
+class YoloTiny(nn.Module):
+    """A YOLOv8-style detector at toy width: Conv-BN-SiLU backbone with C2f
+    (Split, bottleneck residuals, Concat), SPPF (chained MaxPool), PAN neck
+    (nearest Upsample, Concat, strided convs), a two-scale decoupled Detect
+    head with DFL, anchors and strides made from the feature shapes
+    (arange/meshgrid), dist2bbox, sigmoid class scores; output [batch, 4+nc, anchors]."""
+
+    def __init__(self, nc=8, reg_max=16):
+        super().__init__()
+        self.nc, self.reg_max = nc, reg_max
+        self.b0 = ConvBNSiLU(3, 8, 3, 2)          # /2
+        self.b1 = ConvBNSiLU(8, 16, 3, 2)         # /4
+        self.c1 = C2f(16, 16, 1, True)
+        self.b2 = ConvBNSiLU(16, 32, 3, 2)        # /8  (P3)
+        self.c2 = C2f(32, 32, 1, True)
+        self.b3 = ConvBNSiLU(32, 32, 3, 2)        # /16 (P4)
+        self.sppf = SPPF(32, 32)
+        self.n1 = C2f(64, 32)
+        self.d1 = ConvBNSiLU(32, 32, 3, 2)
+        self.n2 = C2f(64, 32)
+        self.stride = [8, 16]
+        self.box = nn.ModuleList(nn.Sequential(ConvBNSiLU(32, 16, 3), nn.Conv2d(16, 4 * reg_max, 1))
+                                 for _ in self.stride)
+        self.cls = nn.ModuleList(nn.Sequential(ConvBNSiLU(32, 16, 3), nn.Conv2d(16, nc, 1))
+                                 for _ in self.stride)
+        self.dfl = DFL(reg_max)
+
+    @staticmethod
+    def make_anchors(feats, strides, offset=0.5):
+        anchor_points, stride_tensor = [], []
+        for i, stride in enumerate(strides):
+            _, _, h, w = feats[i].shape
+            sx = torch.arange(end=w, dtype=torch.float32) + offset
+            sy = torch.arange(end=h, dtype=torch.float32) + offset
+            sy, sx = torch.meshgrid(sy, sx, indexing="ij")
+            anchor_points.append(torch.stack((sx, sy), -1).view(-1, 2))
+            stride_tensor.append(torch.full((h * w, 1), stride, dtype=torch.float32))
+        return torch.cat(anchor_points), torch.cat(stride_tensor)
+
+    def forward(self, x):
+        p3 = self.c2(self.b2(self.c1(self.b1(self.b0(x)))))
+        p4 = self.sppf(self.b3(p3))
+        n3 = self.n1(torch.cat([F.interpolate(p4, scale_factor=2.0, mode="nearest"), p3], 1))
+        n4 = self.n2(torch.cat([self.d1(n3), p4], 1))
+        feats = [n3, n4]
+        outs = [torch.cat((self.box[i](f), self.cls[i](f)), 1) for i, f in enumerate(feats)]
+        b = x.shape[0]
+        anchors, strides = (t.transpose(0, 1) for t in self.make_anchors(feats, self.stride))
+        x_cat = torch.cat([o.view(b, 4 * self.reg_max + self.nc, -1) for o in outs], 2)
+        box, cls = x_cat.split((self.reg_max * 4, self.nc), 1)
+        lt, rb = self.dfl(box).chunk(2, 1)
+        anchors = anchors.unsqueeze(0)
+        x1y1, x2y2 = anchors - lt, anchors + rb
+        dbox = torch.cat(((x1y1 + x2y2) / 2, x2y2 - x1y1), 1) * strides
+        scores = cls.sigmoid()
+        # output0 as ultralytics exports it; the scores again on their own, so
+        # that the test's tolerance (relative to the largest |value|, here a
+        # box coordinate) does not hide errors in the 0..1 scores
+        return torch.cat((dbox, scores), 1), scores
+
+
 # ------------------------------------------------------------------ CRNN ----
 
 class CRNNTiny(nn.Module):
@@ -1123,6 +1396,34 @@ def make_roberta(outdir):
                    "batch1_seq20", "batch=1,sequence=20")
 
 
+def make_llama(outdir):
+    torch.manual_seed(SEED)
+    c = LlamaCfg()
+    m = LlamaForCausalLM(c)
+    randomise_more(m)
+    with torch.no_grad():
+        for mod in m.modules():
+            if isinstance(mod, LlamaRMSNorm):
+                mod.weight.copy_(1.0 + 0.1 * torch.randn(mod.weight.shape))
+    g = torch.Generator().manual_seed(SEED + 11)
+
+    def data(batch, seq, pads):
+        ids = torch.randint(0, c.vocab, (batch, seq), generator=g, dtype=torch.int64)
+        mask = torch.ones(batch, seq, dtype=torch.int64)
+        for i, p in enumerate(pads):
+            if p:
+                mask[i, :p] = 0  # left padding, as generation batches are padded
+        return [ids, mask]
+
+    names = ["input_ids", "attention_mask"]
+    axes = {n: {0: "batch_size", 1: "sequence_length"} for n in names}
+    axes["logits"] = {0: "batch_size", 1: "sequence_length"}
+    export("llama_tiny", m, data(1, 12, [0]), names, ["logits"], outdir, opset=14,
+           dynamic_axes=axes, dims="batch_size=1,sequence_length=12")
+    extra_data_set(outdir, "llama_tiny", m, data(2, 7, [0, 3]), names, ["logits"],
+                   "batch2_seq7", "batch_size=2,sequence_length=7")
+
+
 def make_clip_text(outdir):
     torch.manual_seed(SEED)
     c = ClipTextCfg()
@@ -1185,6 +1486,12 @@ def make_more(outdir, which):
         randomise_more(m)
         export(which, m, [torch.randn(2, 3, 16, 16, generator=g)], ["x"], ["probs", "mean"],
                outdir, opset=9 if which == "cnn_opset9" else 11)
+    elif which == "yolo_tiny":
+        m = YoloTiny()
+        randomise_more(m)
+        m.dfl.conv.weight.data[:] = torch.arange(16, dtype=torch.float).view(1, 16, 1, 1)
+        export(which, m, [torch.rand(1, 3, 64, 64, generator=g)], ["images"],
+               ["output0", "scores"], outdir, opset=12)
     elif which == "crnn_tiny":
         m = CRNNTiny()
         randomise_more(m)
@@ -1216,7 +1523,8 @@ def make_more(outdir, which):
         raise SystemExit("unknown model " + which)
 
 
-NEWER = ["bert_tiny", "roberta_tiny", "clip_text_tiny", "audio_tiny", "crnn_tiny", "mobilenet_tiny", "mobilenet_bn", "unet_tiny",
+NEWER = ["bert_tiny", "roberta_tiny", "clip_text_tiny", "llama_tiny", "audio_tiny", "crnn_tiny",
+         "yolo_tiny", "mobilenet_tiny", "mobilenet_bn", "unet_tiny",
          "cnn_opset9", "cnn_opset11", "export_quirks"]
 DEFAULT = ["siglip_tiny", "gpt2_tiny", "linear_gelu", "cnn_small", "external_data",
            "dynamic_batch", "odd_names"] + NEWER
@@ -1243,6 +1551,8 @@ def main():
             make_clip_text(a.out)
         elif name == "roberta_tiny":
             make_roberta(a.out)
+        elif name == "llama_tiny":
+            make_llama(a.out)
         elif name in NEWER:
             make_more(a.out, name)
         else:
