@@ -925,6 +925,62 @@ infer_topk(struct npu_node *n)
     return st;
 }
 
+/* OneHot: the depth must be known (it sizes the output). */
+static enum npu_status
+infer_one_hot(struct npu_node *n)
+{
+    NEED_IN(0);
+    NEED_DATA(1, "depth");
+    NEED_IN(2);
+    const struct npu_tensor *x = T(n, 0), *v = T(n, 2);
+    if (npu_value_numel(n->in[1]) != 1)
+        FAIL("depth must have one element");
+    double dd = npu_dtype_load_f64(T(n, 1)->dtype, npu_value_data(n->in[1]), 0);
+    if (!(dd >= 1) || dd > (double)(1 << 30))
+        FAIL("depth %g out of range", dd);
+    if (v->ndim != 1 || v->dims[0] != 2)
+        FAIL("values must be [off, on]");
+    if (x->ndim + 1 > NPU_MAX_DIMS)
+        FAIL("indices rank too large");
+    int64_t a;
+    if (!norm_axis(npu_node_int(n, "axis", -1), x->ndim + 1, &a))
+        FAIL("axis out of range for rank %d", x->ndim + 1);
+    int64_t d[NPU_MAX_DIMS];
+    for (int i = 0, k = 0; i < x->ndim + 1; i++)
+        d[i] = i == a ? (int64_t)dd : x->dims[k++];
+    return set_out(n, 0, v->dtype, x->ndim + 1, d);
+}
+
+/* GatherND: batch dims + indices.shape[b:-1] + data.shape[b+k:]. */
+static enum npu_status
+infer_gather_nd(struct npu_node *n)
+{
+    NEED_IN(0);
+    NEED_IN(1);
+    const struct npu_tensor *x = T(n, 0), *idx = T(n, 1);
+    if (idx->dtype != NPU_DTYPE_INT64 && idx->dtype != NPU_DTYPE_INT32)
+        FAIL("indices must be i32 or i64, not %s", npu_dtype_name(idx->dtype));
+    int64_t bd = npu_node_int(n, "batch_dims", 0);
+    if (idx->ndim < 1 || bd < 0 || bd >= idx->ndim || bd >= x->ndim)
+        FAIL("batch_dims %lld does not fit ranks %d and %d", (long long)bd, x->ndim, idx->ndim);
+    int64_t k = idx->dims[idx->ndim - 1];
+    if (k < 1 || bd + k > x->ndim)
+        FAIL("index tuples of %lld entries for data of rank %d", (long long)k, x->ndim);
+    int64_t d[NPU_MAX_DIMS];
+    int r = 0;
+    for (int i = 0; i < bd; i++)
+        if (idx->dims[i] != x->dims[i])
+            FAIL("batch dim %d differs between data and indices", i);
+    for (int i = 0; i < idx->ndim - 1; i++)
+        d[r++] = idx->dims[i];
+    for (int i = (int)(bd + k); i < x->ndim; i++) {
+        if (r >= NPU_MAX_DIMS)
+            FAIL("output rank too large");
+        d[r++] = x->dims[i];
+    }
+    return set_out(n, 0, x->dtype, r, d);
+}
+
 /* RNN / GRU / LSTM (npu-cpu-rnn.c has the shapes): Y [T, D, B, H], Y_h and Y_c
  * [D, B, H]; layout 1 puts the batch first in X and in every output. */
 static enum npu_status
@@ -1435,8 +1491,23 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
     }
     case NPU_OP_REDUCE_MEAN: case NPU_OP_REDUCE_SUM: case NPU_OP_REDUCE_MAX:
     case NPU_OP_REDUCE_MIN: case NPU_OP_REDUCE_PROD: case NPU_OP_REDUCE_L2:
-    case NPU_OP_REDUCE_SUM_SQUARE:
+    case NPU_OP_REDUCE_SUM_SQUARE: case NPU_OP_REDUCE_L1: case NPU_OP_REDUCE_LOG_SUM:
+    case NPU_OP_REDUCE_LOG_SUM_EXP:
         return infer_reduce(n);
+    case NPU_OP_IS_NAN: case NPU_OP_IS_INF:
+        NEED_IN(0);
+        if (!npu_dtype_is_float(x->dtype))
+            FAIL("input must be a float tensor, not %s", npu_dtype_name(x->dtype));
+        return set_out(n, 0, NPU_DTYPE_BOOL, x->ndim, x->dims);
+    case NPU_OP_CELU:
+        NEED_IN(0);
+        if (x->dtype != NPU_DTYPE_FP32 && x->dtype != NPU_DTYPE_FP16)
+            FAIL("input must be fp32 or fp16, not %s", npu_dtype_name(x->dtype));
+        return same_as(n, 0, 0);
+    case NPU_OP_ONE_HOT:
+        return infer_one_hot(n);
+    case NPU_OP_GATHER_ND:
+        return infer_gather_nd(n);
     case NPU_OP_ARGMAX: case NPU_OP_ARGMIN:
         return infer_argminmax(n);
     case NPU_OP_RESHAPE:

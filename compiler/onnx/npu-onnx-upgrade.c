@@ -55,7 +55,8 @@ is_reduce(enum npu_op op)
     switch (op) {
     case NPU_OP_REDUCE_MEAN: case NPU_OP_REDUCE_SUM: case NPU_OP_REDUCE_MAX:
     case NPU_OP_REDUCE_MIN: case NPU_OP_REDUCE_PROD: case NPU_OP_REDUCE_L2:
-    case NPU_OP_REDUCE_SUM_SQUARE:
+    case NPU_OP_REDUCE_SUM_SQUARE: case NPU_OP_REDUCE_L1: case NPU_OP_REDUCE_LOG_SUM:
+    case NPU_OP_REDUCE_LOG_SUM_EXP:
         return true;
     default:
         return false;

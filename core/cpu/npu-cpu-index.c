@@ -342,3 +342,102 @@ cpu_k_topk(CPU_KERNEL_ARGS)
     free(it);
     return NPU_OK;
 }
+
+/* ---- OneHot, GatherND ----------------------------------------------------------------------- */
+
+/* OneHot(indices, depth, values[off, on], axis): out has a new dim of `depth`
+ * at axis; indices in [-depth, depth) (negatives count from the end) get `on`,
+ * everything else `off`; out-of-range indices give an all-`off` row (ONNX). */
+enum npu_status
+cpu_k_one_hot(CPU_KERNEL_ARGS)
+{
+    (void)nin;
+    (void)nout;
+    const struct npu_tensor *ind = in[0], *dep = in[1], *val = in[2];
+    if (cpu_numel(dep) != 1)
+        return KINVAL("depth must have one element");
+    double dd = cpu_scalar_f64(dep, 0);
+    if (!(dd >= 1) || dd > (double)(1 << 30))
+        return KINVAL("depth %g out of range", dd);
+    int64_t depth = (int64_t)dd;
+    if (val->ndim != 1 || val->dims[0] != 2)
+        return KINVAL("values must be [off, on]");
+    if (ind->ndim + 1 > NPU_MAX_DIMS)
+        return KINVAL("indices rank too large");
+    int r = ind->ndim + 1, axis;
+    CPU_TRY(cpu_axis(ctx, npu_attrs_int(attrs, "axis", -1), r, &axis));
+    int64_t od[NPU_MAX_DIMS];
+    for (int d = 0, k = 0; d < r; d++)
+        od[d] = d == axis ? depth : ind->dims[k++];
+    CPU_TRY(cpu_check_out(ctx, out[0], val->dtype, r, od));
+    size_t es = cpu_esize(val);
+    const char *off = val->data, *on = (const char *)val->data + es;
+    int64_t outer = cpu_dims_prod(ind->dims, 0, axis), inner = cpu_dims_prod(ind->dims, axis,
+                                                                             ind->ndim);
+    char *o = out[0]->data;
+    for (int64_t a = 0; a < outer; a++)
+        for (int64_t d = 0; d < depth; d++)
+            for (int64_t b = 0; b < inner; b++) {
+                double iv = cpu_scalar_f64(ind, a * inner + b);
+                int64_t k = (int64_t)iv;
+                if (k < 0)
+                    k += depth;
+                bool hit = iv >= -dd && iv < dd && k == d;
+                memcpy(o + (size_t)((a * depth + d) * inner + b) * es, hit ? on : off, es);
+            }
+    return NPU_OK;
+}
+
+/* GatherND(data, indices[..., k], batch_dims): for each index tuple the block
+ * data[batch..., tuple, ...]; out = batch dims + indices.shape[b:-1] +
+ * data.shape[b+k:]. */
+enum npu_status
+cpu_k_gather_nd(CPU_KERNEL_ARGS)
+{
+    (void)nin;
+    (void)nout;
+    const struct npu_tensor *x = in[0], *ind = in[1];
+    if (ind->dtype != NPU_DTYPE_INT64 && ind->dtype != NPU_DTYPE_INT32)
+        return KINVAL("indices must be int32 or int64, not %s", npu_dtype_name(ind->dtype));
+    int64_t bd = npu_attrs_int(attrs, "batch_dims", 0);
+    if (ind->ndim < 1 || bd < 0 || bd >= ind->ndim || bd >= x->ndim)
+        return KINVAL("batch_dims %lld does not fit ranks %d and %d", (long long)bd, x->ndim,
+                      ind->ndim);
+    int64_t k = ind->dims[ind->ndim - 1];
+    if (k < 1 || bd + k > x->ndim)
+        return KINVAL("index tuples of %lld entries for data of rank %d", (long long)k, x->ndim);
+    for (int i = 0; i < bd; i++)
+        if (ind->dims[i] != x->dims[i])
+            return KINVAL("batch dim %d differs between data and indices", i);
+    int64_t od[NPU_MAX_DIMS];
+    int r = 0;
+    for (int i = 0; i < ind->ndim - 1; i++)
+        od[r++] = ind->dims[i];
+    for (int i = (int)(bd + k); i < x->ndim; i++) {
+        if (r >= NPU_MAX_DIMS)
+            return KINVAL("output rank too large");
+        od[r++] = x->dims[i];
+    }
+    CPU_TRY(cpu_check_out(ctx, out[0], x->dtype, r, od));
+    int64_t xs[NPU_MAX_DIMS];
+    cpu_row_strides(x->dims, x->ndim, xs);
+    int64_t batches = cpu_dims_prod(ind->dims, 0, (int)bd);
+    int64_t per = cpu_dims_prod(ind->dims, (int)bd, ind->ndim - 1);
+    int64_t block = cpu_dims_prod(x->dims, (int)(bd + k), x->ndim);
+    size_t es = cpu_esize(x);
+    char *o = out[0]->data;
+    for (int64_t b = 0; b < batches; b++)
+        for (int64_t t = 0; t < per; t++) {
+            int64_t off = bd ? b * xs[bd - 1] : 0, tup = (b * per + t) * k;
+            for (int64_t a = 0; a < k; a++) {
+                int64_t v = cpu_scalar_i64(ind, tup + a), dim = x->dims[bd + a];
+                if (v < -dim || v >= dim)
+                    return KINVAL("index %lld out of range for dim %lld of size %lld",
+                                  (long long)v, (long long)(bd + a), (long long)dim);
+                off += (v < 0 ? v + dim : v) * xs[bd + a];
+            }
+            memcpy(o + (size_t)((b * per + t) * block) * es,
+                   (const char *)x->data + (size_t)off * es, (size_t)block * es);
+        }
+    return NPU_OK;
+}

@@ -1037,6 +1037,37 @@ test_index_ops(void)
     CHECK_EQ_INT(NPU_ERR_INVALID, run2(NPU_OP_TOP_K, &a4, 2, (struct npu_tensor *[]){x, tk}, 2,
                                        (struct npu_tensor *[]){vals, idx}));
     tt_free(tk), tt_free(vals), tt_free(idx), tt_free(x);
+
+    /* GatherND and OneHot refuse out-of-range operands (their values are checked by the
+     * ONNX node tests, cpu-onnx-node-tests); OneHot: an index outside [-depth, depth)
+     * gives an all-off row, -1 counts from the end */
+    x = tt_fill_rand(tt(NPU_DTYPE_FP32, 2, D(3), D(4)), -1, 1);
+    int64_t gv[2] = {1, 4};
+    struct npu_tensor *gi = tt_ints(2, gv), *gy = tt(NPU_DTYPE_FP32, 0);
+    CHECK_EQ_INT(NPU_ERR_INVALID, run2(NPU_OP_GATHER_ND, NULL, 2, (struct npu_tensor *[]){x, gi},
+                                       1, (struct npu_tensor *[]){gy}));
+    gv[1] = -1;
+    tt_free(gi);
+    gi = tt_ints(2, gv);
+    CHECK_EQ_INT(NPU_OK, run2(NPU_OP_GATHER_ND, NULL, 2, (struct npu_tensor *[]){x, gi}, 1,
+                              (struct npu_tensor *[]){gy}));
+    CHECK(tt_get(gy, 0) == tt_get(x, 1 * 4 + 3));
+    tt_free(gi), tt_free(gy), tt_free(x);
+    int64_t ohv[3] = {2, -1, 7}, depth = 3;
+    struct npu_tensor *oi = tt_ints(3, ohv), *od = tt_ints(1, &depth);
+    double onoff[2] = {-1, 5};
+    struct npu_tensor *ov = tt_vals(NPU_DTYPE_FP32, 1, (int64_t[]){2}, onoff);
+    struct npu_tensor *oy = tt(NPU_DTYPE_FP32, 2, D(3), D(3));
+    CHECK_EQ_INT(NPU_OK, run2(NPU_OP_ONE_HOT, NULL, 3, (struct npu_tensor *[]){oi, od, ov}, 1,
+                              (struct npu_tensor *[]){oy}));
+    const double ohw[9] = {-1, -1, 5, -1, -1, 5, -1, -1, -1};
+    CHECK(tt_err(oy, ohw, 0, 0) == 0);
+    depth = 0;
+    tt_free(od);
+    od = tt_ints(1, &depth);
+    CHECK_EQ_INT(NPU_ERR_INVALID, run2(NPU_OP_ONE_HOT, NULL, 3, (struct npu_tensor *[]){oi, od, ov},
+                                       1, (struct npu_tensor *[]){oy}));
+    tt_free(oi), tt_free(od), tt_free(ov), tt_free(oy);
 }
 
 int

@@ -77,7 +77,10 @@ extern "C" {
     /* added after the rows above, whose values artifacts and tests already hold */               \
     X(DEPTH_TO_SPACE, "DepthToSpace") X(SPACE_TO_DEPTH, "SpaceToDepth")                           \
     X(SCATTER_ND, "ScatterND") X(SCATTER_ELEMENTS, "ScatterElements") X(TOP_K, "TopK")          \
-    X(RNN, "RNN") X(GRU, "GRU") X(LSTM, "LSTM")
+    X(RNN, "RNN") X(GRU, "GRU") X(LSTM, "LSTM")                                                  \
+    X(IS_NAN, "IsNaN") X(IS_INF, "IsInf") X(CELU, "Celu") X(ONE_HOT, "OneHot")                    \
+    X(GATHER_ND, "GatherND") X(REDUCE_L1, "ReduceL1") X(REDUCE_LOG_SUM, "ReduceLogSum")           \
+    X(REDUCE_LOG_SUM_EXP, "ReduceLogSumExp")
 
 enum npu_op {
     NPU_OP_NONE = 0,
