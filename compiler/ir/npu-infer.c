@@ -1508,6 +1508,19 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
         return infer_one_hot(n);
     case NPU_OP_GATHER_ND:
         return infer_gather_nd(n);
+    case NPU_OP_GRID_SAMPLE: {
+        NEED_IN(0);
+        NEED_IN(1);
+        const struct npu_tensor *gr = T(n, 1);
+        if (!npu_dtype_is_float(x->dtype) || gr->dtype != x->dtype)
+            FAIL("X and grid must be float tensors of one dtype");
+        if (x->ndim != 4)
+            FAIL("rank-%d input (4-d [N, C, H, W] is supported)", x->ndim);
+        if (gr->ndim != 4 || gr->dims[0] != x->dims[0] || gr->dims[3] != 2)
+            FAIL("grid must be [N, Ho, Wo, 2] with N = %lld", (long long)x->dims[0]);
+        int64_t d[4] = {x->dims[0], x->dims[1], gr->dims[1], gr->dims[2]};
+        return set_out(n, 0, x->dtype, 4, d);
+    }
     case NPU_OP_ARGMAX: case NPU_OP_ARGMIN:
         return infer_argminmax(n);
     case NPU_OP_RESHAPE:

@@ -179,6 +179,8 @@ CPU_DECLARE(cpu_k_sub) CPU_DECLARE(cpu_k_mul) CPU_DECLARE(cpu_k_div) CPU_DECLARE
     CPU_DECLARE(cpu_k_one_hot) CPU_DECLARE(cpu_k_gather_nd) CPU_DECLARE(cpu_k_isnan)
         CPU_DECLARE(cpu_k_isinf) CPU_DECLARE(cpu_k_celu) CPU_DECLARE(cpu_k_reduce_l1)
             CPU_DECLARE(cpu_k_reduce_log_sum) CPU_DECLARE(cpu_k_reduce_log_sum_exp)
+    /* npu-cpu-gridsample.c */
+    CPU_DECLARE(cpu_k_grid_sample)
     /* npu-cpu-quant.c */
     CPU_DECLARE(cpu_k_quantize_linear) CPU_DECLARE(cpu_k_dequantize_linear)
 #undef CPU_DECLARE

@@ -418,6 +418,7 @@ static const struct cpu_entry cpu_table[NPU_OP_COUNT] = {
     [NPU_OP_REDUCE_L1] = {cpu_k_reduce_l1, 1, 2, 1, 1, CPU_F16},
     [NPU_OP_REDUCE_LOG_SUM] = {cpu_k_reduce_log_sum, 1, 2, 1, 1, CPU_F16},
     [NPU_OP_REDUCE_LOG_SUM_EXP] = {cpu_k_reduce_log_sum_exp, 1, 2, 1, 1, CPU_F16},
+    [NPU_OP_GRID_SAMPLE] = {cpu_k_grid_sample, 2, 2, 1, 1, CPU_F16},
     /* quantisation */
     [NPU_OP_QUANTIZE_LINEAR] = {cpu_k_quantize_linear, 2, 3, 1, 1, CPU_F16},
     [NPU_OP_DEQUANTIZE_LINEAR] = {cpu_k_dequantize_linear, 2, 3, 1, 1, CPU_F16},

@@ -80,7 +80,7 @@ extern "C" {
     X(RNN, "RNN") X(GRU, "GRU") X(LSTM, "LSTM")                                                  \
     X(IS_NAN, "IsNaN") X(IS_INF, "IsInf") X(CELU, "Celu") X(ONE_HOT, "OneHot")                    \
     X(GATHER_ND, "GatherND") X(REDUCE_L1, "ReduceL1") X(REDUCE_LOG_SUM, "ReduceLogSum")           \
-    X(REDUCE_LOG_SUM_EXP, "ReduceLogSumExp")
+    X(REDUCE_LOG_SUM_EXP, "ReduceLogSumExp") X(GRID_SAMPLE, "GridSample")
 
 enum npu_op {
     NPU_OP_NONE = 0,
