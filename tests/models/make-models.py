@@ -1080,6 +1080,47 @@ class CRNNTiny(nn.Module):
         return F.log_softmax(self.fc(f), dim=2)
 
 
+# ------------------------------------------------------------------- STN ----
+
+class STNTiny(nn.Module):
+    """The spatial transformer network of PyTorch's tutorial: a localisation
+    net (conv, max-pool, ReLU, Linear) regresses an affine theta, starting
+    from the identity, an affine grid is made from it and F.grid_sample
+    (GridSample, opset 16) warps the input (torch 1.13 cannot export
+    F.affine_grid, so the grid is written out as exported code does: a base
+    grid of (x, y, 1) rows times theta^T); a small classifier
+    follows. A second head warps by a predicted per-pixel flow (optical-flow
+    style: base grid + offsets, bilinear, border padding)."""
+
+    def __init__(self):
+        super().__init__()
+        self.loc = nn.Sequential(nn.Conv2d(1, 8, 5), nn.MaxPool2d(2), nn.ReLU(),
+                                 nn.Conv2d(8, 8, 3), nn.MaxPool2d(2), nn.ReLU())
+        self.fc_loc = nn.Sequential(nn.Linear(8 * 3 * 3, 16), nn.ReLU(), nn.Linear(16, 6))
+        self.flow = nn.Conv2d(1, 2, 3, padding=1)
+        self.cls = nn.Linear(2 * 20 * 20, 10)
+
+    def forward(self, x):
+        xs = self.loc(x).flatten(1)
+        theta = self.fc_loc(xs).view(-1, 2, 3) * 0.2 + torch.tensor([[1.0, 0, 0], [0, 1.0, 0]])
+        n, _, h, w = x.shape
+        # F.affine_grid(theta, x.size(), align_corners=False), written out
+        gx = (torch.arange(w, dtype=torch.float32) * 2 + 1) / w - 1
+        gy = (torch.arange(h, dtype=torch.float32) * 2 + 1) / h - 1
+        by, bx = torch.meshgrid(gy, gx, indexing="ij")
+        base_grid = torch.stack((bx, by, torch.ones_like(bx)), -1).view(1, h * w, 3)
+        grid = torch.matmul(base_grid, theta.transpose(1, 2)).view(n, h, w, 2)
+        warped = F.grid_sample(x, grid, align_corners=False)
+        ys, xs_ = torch.meshgrid(torch.linspace(-1, 1, h), torch.linspace(-1, 1, w),
+                                 indexing="ij")
+        base = torch.stack((xs_, ys), -1).unsqueeze(0)
+        flow = torch.tanh(self.flow(x)).permute(0, 2, 3, 1) * 0.1
+        warped2 = F.grid_sample(x, base + flow, mode="bilinear", padding_mode="border",
+                                align_corners=True)
+        logits = self.cls(torch.cat([warped, warped2], 1).flatten(1))
+        return logits, warped
+
+
 # ------------------------------------------------------ older opsets ----
 
 class OldOpsetCNN(nn.Module):
@@ -1492,6 +1533,11 @@ def make_more(outdir, which):
         m.dfl.conv.weight.data[:] = torch.arange(16, dtype=torch.float).view(1, 16, 1, 1)
         export(which, m, [torch.rand(1, 3, 64, 64, generator=g)], ["images"],
                ["output0", "scores"], outdir, opset=12)
+    elif which == "stn_tiny":
+        m = STNTiny()
+        randomise_more(m)
+        export(which, m, [torch.randn(2, 1, 20, 20, generator=g)], ["x"], ["logits", "warped"],
+               outdir, opset=16)
     elif which == "crnn_tiny":
         m = CRNNTiny()
         randomise_more(m)
@@ -1524,7 +1570,7 @@ def make_more(outdir, which):
 
 
 NEWER = ["bert_tiny", "roberta_tiny", "clip_text_tiny", "llama_tiny", "audio_tiny", "crnn_tiny",
-         "yolo_tiny", "mobilenet_tiny", "mobilenet_bn", "unet_tiny",
+         "yolo_tiny", "stn_tiny", "mobilenet_tiny", "mobilenet_bn", "unet_tiny",
          "cnn_opset9", "cnn_opset11", "export_quirks"]
 DEFAULT = ["siglip_tiny", "gpt2_tiny", "linear_gelu", "cnn_small", "external_data",
            "dynamic_batch", "odd_names"] + NEWER
