@@ -254,109 +254,6 @@ npu_build_cache_dir(const struct npu_build_options *o)
     return e && e[0] ? e : NULL;
 }
 
-/* ---- task names -------------------------------------------------------------------- */
-
-/* Hardware tasks an rk.* compute node emits, from the attribute that lists
- * them (docs/npu-backend.md: rk.Conv "tiles", 11 ints per task; rk.Dpu
- * "tasks", 53 ints per task); false when the node's op or attribute is not
- * one of those. */
-static bool
-rk_tasks(const struct npu_node *n, uint32_t *count)
-{
-    size_t cnt = 0;
-    const char *op = npu_op_name(n->op);
-    size_t per;
-    if (!strcmp(op, "rk.Conv")) {
-        npu_node_ints(n, "tiles", &cnt);
-        per = 11;
-    } else if (!strcmp(op, "rk.Dpu")) {
-        npu_node_ints(n, "tasks", &cnt);
-        per = 53;
-    } else {
-        return false;
-    }
-    if (cnt % per)
-        return false;
-    *count = (uint32_t)(cnt / per);
-    return true;
-}
-
-static bool
-rk_compute(const struct npu_node *n)
-{
-    return npu_op_is_rk(n->op) && n->op != NPU_OP_RK_TO_NPU && n->op != NPU_OP_RK_TO_HOST;
-}
-
-/* Names every task of the program's jobs after the IR node it computes
- * (npu_prog_task.name), so that npu-bench can report the simulator's
- * per-task figures per op. The codegen forms a job from consecutive rk.*
- * compute nodes (a CPU node closes it; conversions do not) and appends each
- * node's tasks in order, so walking the lowered graph the same way and
- * counting each node's tasks gives the attribution; every job's count must
- * match exactly, else nothing is named (the figures then stay per job). */
-static void
-name_tasks(const struct npu_graph *g, struct npu_program *p)
-{
-    struct {
-        const struct npu_node *n;
-        uint32_t count;
-    } *cur = NULL;
-    int ncur = 0, cap = 0, ji = 0;
-    bool ok = true;
-    for (const struct npu_node *n = g->head;; n = n->next) {
-        bool close = !n || (!npu_op_is_rk(n->op));
-        if (n && rk_compute(n)) {
-            uint32_t c;
-            if (!rk_tasks(n, &c)) {
-                npu_dbg(DOM, "task names: node '%s' (%s) does not say how many tasks it emits",
-                        n->name, npu_op_name(n->op));
-                ok = false;
-                break;
-            }
-            if (ncur == cap) {
-                cap = cap ? cap * 2 : 64;
-                void *nc = realloc(cur, sizeof(*cur) * (size_t)cap);
-                if (!nc) {
-                    ok = false;
-                    break;
-                }
-                cur = nc;
-            }
-            cur[ncur].n = n;
-            cur[ncur++].count = c;
-        }
-        if (close && ncur) {
-            uint32_t sum = 0;
-            for (int k = 0; k < ncur; k++)
-                sum += cur[k].count;
-            if (sum) {
-                if (ji >= p->n_jobs || p->jobs[ji].n_tasks != sum) {
-                    npu_dbg(DOM, "task names: job %d has %u tasks, its nodes (from '%s') list %u",
-                            ji, ji < p->n_jobs ? p->jobs[ji].n_tasks : 0, cur[0].n->name, sum);
-                    ok = false;
-                    break;
-                }
-                struct npu_prog_task *t = (struct npu_prog_task *)p->jobs[ji].tasks;
-                uint32_t at = 0;
-                for (int k = 0; k < ncur; k++)
-                    for (uint32_t q = 0; q < cur[k].count; q++)
-                        t[at++].name = npu_program_strdup(p, cur[k].n->name);
-                ji++;
-            }
-            ncur = 0;
-        }
-        if (!n)
-            break;
-    }
-    free(cur);
-    if (!ok || ji != p->n_jobs) {
-        npu_dbg(DOM, "tasks left unnamed: the jobs do not match the lowered graph's task counts");
-        for (int j = 0; j < p->n_jobs; j++)
-            for (uint32_t t = 0; t < p->jobs[j].n_tasks; t++)
-                ((struct npu_prog_task *)p->jobs[j].tasks)[t].name = NULL;
-    }
-}
-
 /* ---- compiling ------------------------------------------------------------------- */
 
 static enum npu_status
@@ -385,7 +282,6 @@ compile(const char *path, const struct npu_build_options *o, struct npu_program 
         goto out;
     if ((st = npu_codegen(g, &o->backend, out)))
         goto out;
-    name_tasks(g, *out);
     if (o->on_lowered)
         o->on_lowered(g, *out, o->on_lowered_user);
     char msg[512];

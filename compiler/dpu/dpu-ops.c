@@ -749,12 +749,51 @@ dl_lower_unary(struct rkd *b, struct npu_node *n, struct why *w)
 
 /* ---- dispatch -------------------------------------------------------------------------- */
 
+/* Dropout is the identity only in inference mode (ONNX Dropout-12/13: training_mode absent or
+ * false; ratio then does not matter) and without its mask output: training mode draws a
+ * random mask and scales by 1 / (1 - ratio), which the NPU path does not do. */
+static bool
+dropout_ok(const struct npu_node *n, struct why *w)
+{
+    const struct npu_value *tm = n->nin > 2 ? n->in[2] : NULL;
+    if (tm) {
+        if (tm->kind != NPU_VALUE_CONST || !npu_value_data(tm) || npu_value_numel(tm) != 1) {
+            why_set(w, "Dropout's training_mode '%s' is not a constant: training mode (a random "
+                       "mask) is not computed on the NPU", tm->name);
+            return false;
+        }
+        if (npu_value_get_f64(tm, 0) != 0) {
+            why_set(w, "Dropout in training mode (a random mask) is not computed on the NPU");
+            return false;
+        }
+    }
+    if (n->nout > 1 && n->out[1] && (n->out[1]->nusers || n->out[1]->is_output)) {
+        why_set(w, "Dropout's mask output is used: the NPU path does not produce it");
+        return false;
+    }
+    return true;
+}
+
+
 static enum npu_status
 lower_any(struct rkd *b, struct npu_node *n, struct why *w)
 {
     /* computed by an earlier lowering (the head merge written by attention) */
     if (npu_node_int(n, "npu_dpu_done", 0))
         return NPU_OK;
+    /* Dropout's and MaxPool's own (their extra outputs would otherwise be refused for
+     * their type), then the refusals common to every handler (float64, output types,
+     * quantisation parameters) */
+    if (n->op == NPU_OP_DROPOUT && !dropout_ok(n, w))
+        return NPU_ERR_UNSUPPORTED;
+    /* a graph output counts as used too: nothing else would write it */
+    if (n->op == NPU_OP_MAX_POOL && n->nout > 1 && n->out[1] &&
+        (n->out[1]->nusers || n->out[1]->is_output))
+        return why_set(w, "MaxPool's indices output (output 1) is used: the PPU does not "
+                          "produce indices");
+    if (!npu_be_common_ok(b->cx ? b->cx->g : NULL, n, false, w ? w->s : NULL,
+                          w ? w->len : 0))
+        return NPU_ERR_UNSUPPORTED;
     switch (n->op) {
     case NPU_OP_ADD:
     case NPU_OP_SUB:

@@ -108,6 +108,14 @@ struct npu_value *npu_lower_const(struct npu_lower_ctx *cx, const char *name, en
  * NPU_ERR_UNSUPPORTED; the driver then keeps the node on the CPU. */
 enum npu_status npu_lower_refuse(const struct npu_node *n, const char *fmt, ...) NPU_PRINTF(2, 3);
 
+/* Refusals common to every source-op handler, called first by their supports(): float64
+ * tensors (the NPU has none, facts §2.9), used outputs of a type the float pipeline does not
+ * make (fp16 / fp32 only, unless integer_op: the int8 conv family checks its own), and
+ * float results that flow into a run-time quantisation parameter (fp16 is too coarse
+ * there). false with a one-line reason in why. */
+bool npu_be_common_ok(const struct npu_graph *g, const struct npu_node *n, bool integer_op,
+                          char *why, size_t why_len);
+
 /* ---- codegen -------------------------------------------------------------- */
 
 /* Where a value lives for the NPU: relocation buffer id and byte offset.

@@ -193,6 +193,10 @@ struct npu_cg {
     struct npu_prog_job *jobs;
     int n_jobs, cap_jobs;
     double job_s;
+    /* the IR node of each task of the open job, in stream order (npu_prog_task.name):
+     * pointers to node names of the graph, copied into the program at close_job */
+    const char **task_node;
+    int n_task_node, cap_task_node;
 };
 
 static bool
@@ -479,7 +483,21 @@ close_job(struct npu_cg *cg, const char *name)
     if (!q || !t || !r)
         goto out;
     memcpy(q, img.qwords, img.n_qwords * 8);
+    if ((int)img.n_tasks != cg->n_task_node) {
+        npu_err(NPU_BE_DOM, "codegen: job '%s' lays out %u tasks, its nodes emitted %d", name,
+                img.n_tasks, cg->n_task_node);
+        st = NPU_ERR_INTERNAL;
+        goto out;
+    }
     for (uint32_t i = 0; i < img.n_tasks; i++) {
+        /* each task named after the node that emitted it: npu-bench attributes the
+         * simulator's per-task figures by it (one copy per distinct name) */
+        if (!i || strcmp(cg->task_node[i], cg->task_node[i - 1]))
+            t[i].name = npu_program_strdup(cg->p, cg->task_node[i]);
+        else
+            t[i].name = t[i - 1].name;
+        if (!t[i].name)
+            goto out;
         t[i].start = img.tasks[i].start;
         t[i].n_body = img.tasks[i].n_body;
         t[i].enable_mask = img.tasks[i].enable_mask;
@@ -508,6 +526,7 @@ out:
     npu_stream_fini(&cg->s);
     npu_stream_init(&cg->s);
     cg->job_s = 0;
+    cg->n_task_node = 0;
     return st;
 }
 
@@ -784,6 +803,12 @@ npu_codegen(const struct npu_graph *g, const struct npu_backend_options *o,
             uint32_t before = npu_cg_stream(&cg)->n_tasks;
             st = h->emit(&cg, n);
             cg.job_s += npu_node_float(n, "modeled_us", 0.0f) * 1e-6;
+            uint32_t made = npu_cg_stream(&cg)->n_tasks - before;
+            if (!st && !grow((void **)&cg.task_node, &cg.cap_task_node,
+                             cg.n_task_node + (int)made, sizeof(*cg.task_node)))
+                st = NPU_ERR_NOMEM;
+            for (uint32_t k = 0; !st && k < made; k++)
+                cg.task_node[cg.n_task_node++] = n->name ? n->name : "";
             /* the count that tools attribute a job's tasks by (npu_backend_node_tasks) */
             int want = npu_backend_node_tasks(n);
             if (!st && want >= 0 && npu_cg_stream(&cg)->n_tasks - before != (uint32_t)want) {
@@ -867,6 +892,7 @@ fail:
     free(cg.tensors);
     free(cg.steps);
     free(cg.jobs);
+    free(cg.task_node);
     free(job_of);
     return st;
 }

@@ -1232,6 +1232,10 @@ npu_conv_supports(const struct npu_graph *g, const struct npu_node *n,
                   const struct npu_backend_options *o, char *why, size_t why_len)
 {
     struct conv_src s;
+    bool integer = n->op == NPU_OP_MATMUL_INTEGER || n->op == NPU_OP_CONV_INTEGER ||
+                   n->op == NPU_OP_QLINEAR_MATMUL || n->op == NPU_OP_QLINEAR_CONV;
+    if (!npu_be_common_ok(g, n, integer, why, why_len))
+        return false;
     if (!read_src(g, n, &s, why, why_len))
         return false;
     s.g.mtx = false;

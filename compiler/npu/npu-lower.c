@@ -75,6 +75,12 @@ npu_lower_new(struct npu_lower_ctx *cx, struct npu_node *before, enum npu_op op,
     char buf[8][96];
     if (nout > 8)
         return NULL;
+    /* an unnamed source node (many ONNX exports leave names empty): its rk.* nodes are
+     * named after the value it computes, which is what --emit=ir and npu-bench's per-op
+     * rows (task names) then show; lowerings insert before the node they lower */
+    if ((!name || !*name) && before && !npu_op_is_rk(before->op) && before->nout > 0 &&
+        before->out[0] && before->out[0]->name)
+        name = before->out[0]->name;
     for (int i = 0; i < nout; i++) {
         snprintf(buf[i], sizeof(buf[i]), "%.80s%s%.*d", name && *name ? name : "rk",
                  i ? ".p" : ".npu", i ? 1 : 0, i);
@@ -191,6 +197,127 @@ npu_lower_const(struct npu_lower_ctx *cx, const char *name, enum npu_dtype dt, i
 
 /* ---- support, cost, partition -------------------------------------------------- */
 
+static bool refuse_why(char *why, size_t len, const char *fmt, ...) NPU_PRINTF(3, 4);
+static bool
+refuse_why(char *why, size_t len, const char *fmt, ...)
+{
+    if (why && len) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(why, len, fmt, ap);
+        va_end(ap);
+    }
+    return false;
+}
+
+static bool
+used(const struct npu_value *v)
+{
+    return v && (v->nusers || v->is_output);
+}
+
+/* Whether input slot `slot` of node u is a quantisation parameter (scale or zero point)
+ * read by the op: QuantizeLinear / DequantizeLinear 1-2, QLinearMatMul / QLinearConv
+ * 1-2, 4-5, 6-7 (ONNX operator specs). */
+static bool
+quant_param_slot(const struct npu_node *u, int slot)
+{
+    switch (u->op) {
+    case NPU_OP_QUANTIZE_LINEAR:
+    case NPU_OP_DEQUANTIZE_LINEAR:
+        return slot == 1 || slot == 2;
+    case NPU_OP_QLINEAR_MATMUL:
+    case NPU_OP_QLINEAR_CONV:
+        return slot == 1 || slot == 2 || slot == 4 || slot == 5 || slot == 6 || slot == 7;
+    default:
+        return false;
+    }
+}
+
+static bool
+reduces(enum npu_op op)
+{
+    switch (op) {
+    case NPU_OP_REDUCE_MAX: case NPU_OP_REDUCE_MIN: case NPU_OP_REDUCE_MEAN:
+    case NPU_OP_REDUCE_SUM: case NPU_OP_REDUCE_PROD: case NPU_OP_REDUCE_L2:
+    case NPU_OP_REDUCE_SUM_SQUARE: case NPU_OP_ARGMAX: case NPU_OP_ARGMIN:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* The quantising node whose scale or zero point v flows into within `depth` more nodes,
+ * or NULL. The walk does not continue through reductions: their inputs are data (whose
+ * fp16 rounding the rest of the graph tolerates), their results statistics. */
+static const struct npu_node *
+feeds_quant_param(const struct npu_value *v, int depth, int *budget)
+{
+    if (!v || depth <= 0)
+        return NULL;
+    for (int i = 0; i < v->nusers; i++) {
+        const struct npu_node *u = v->users[i];
+        if (--*budget < 0)
+            return NULL;
+        for (int k = 0; k < u->nin; k++)
+            if (u->in[k] == v && quant_param_slot(u, k))
+                return u;
+        if (reduces(u->op))
+            continue;
+        for (int k = 0; k < u->nout; k++) {
+            const struct npu_node *q = feeds_quant_param(u->out[k], depth - 1, budget);
+            if (q)
+                return q;
+        }
+    }
+    return NULL;
+}
+
+bool
+npu_be_common_ok(const struct npu_graph *g, const struct npu_node *n, bool integer_op,
+                     char *why, size_t why_len)
+{
+    (void)g;
+    /* facts §2.9: the NPU's element types are int8 / int16 / fp16 (fp32 accumulation and
+     * fp32 DPU stages); a double tensor would go through fp16 (range 65504, 11 bits) and
+     * lose what made it double: it runs on the CPU */
+    for (int k = 0; k < n->nin; k++)
+        if (n->in[k] && n->in[k]->t.dtype == NPU_DTYPE_FP64)
+            return refuse_why(why, why_len, "input '%s' is float64: the NPU has no fp64 (fp16 "
+                           "would lose its range and precision)", n->in[k]->name);
+    for (int k = 0; k < n->nout; k++) {
+        const struct npu_value *o = n->out[k];
+        if (!used(o))
+            continue;
+        if (o->t.dtype == NPU_DTYPE_FP64)
+            return refuse_why(why, why_len, "output '%s' is float64: the NPU has no fp64 (fp16 "
+                           "would lose its range and precision)", o->name);
+        /* the float pipeline stores fp16 / fp32 results only; integer ops check theirs */
+        if (!integer_op && o->t.dtype != NPU_DTYPE_FP32 && o->t.dtype != NPU_DTYPE_FP16)
+            return refuse_why(why, why_len, "output '%s' is %s: the NPU path of %s makes fp16 / "
+                           "fp32 values only", o->name, npu_dtype_name(o->t.dtype),
+                           npu_op_name(n->op));
+    }
+    /* a value that becomes a quantisation parameter at run time (DynamicQuantizeLinear's
+     * expansion: scale = (max - min) / 255, zero point = round(-min / scale)) is shared by
+     * every element it quantises: its fp16 rounding (2^-11 relative) moves x / scale by up
+     * to 0.12 of a step for |x / scale| <= 255, so whole elements round to the next
+     * integer; computed in fp32 on the CPU it matches the reference */
+    if (!integer_op) {
+        int budget = 256;
+        for (int k = 0; k < n->nout; k++) {
+            const struct npu_node *q = feeds_quant_param(n->out[k], 8, &budget);
+            if (q)
+                return refuse_why(why, why_len, "its result feeds the scale / zero point of %s "
+                               "'%s': a quantisation parameter computed in fp16 moves every "
+                               "quantised value", npu_op_name(q->op),
+                               q->name && q->name[0] ? q->name : "(unnamed)");
+        }
+    }
+    return true;
+}
+
+
 bool
 npu_backend_supports(const struct npu_graph *g, const struct npu_node *n,
                      const struct npu_backend_options *o, char *why, size_t why_len)
@@ -219,6 +346,10 @@ npu_backend_cost(const struct npu_graph *g, const struct npu_node *n,
 enum npu_status
 npu_partition_supported(struct npu_graph *g, const struct npu_backend_options *o)
 {
+    /* supports() reads who uses each output (unused outputs, what a result feeds) */
+    enum npu_status st = npu_graph_update_uses(g);
+    if (st)
+        return st;
     npu_graph_for_each_node(g, n) {
         if (n->device != NPU_DEVICE_ANY)
             continue;

@@ -71,8 +71,15 @@ is_noop(const struct npu_node *n)
     case NPU_OP_FLATTEN: case NPU_OP_SQUEEZE: case NPU_OP_UNSQUEEZE: case NPU_OP_EXPAND:
     case NPU_OP_TILE: case NPU_OP_CONCAT:
         return n->op != NPU_OP_CONCAT || n->nin == 1;
-    case NPU_OP_DROPOUT:
+    case NPU_OP_DROPOUT: {
+        /* the identity only in inference mode: training_mode absent or a constant false
+         * (training mode draws a random mask, ONNX Dropout-12/13) */
+        struct npu_value *tm = npu_node_in(n, 2);
+        if (tm && (!npu_value_data(tm) || npu_value_numel(tm) != 1 ||
+                   npu_value_get_i64(tm, 0) != 0))
+            return false;
         return n->nout == 1 || (n->out[1]->nusers == 0 && !n->out[1]->is_output);
+    }
     case NPU_OP_SLICE: {
         struct npu_value *steps = npu_node_in(n, 4);
         if (!steps)

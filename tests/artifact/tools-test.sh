@@ -8,7 +8,8 @@
 #  - npuc --info reads the artifact back; --explain lists every node with
 #    both costs and the estimate; --emit=ir prints lowered IR with rk.* ops;
 #  - npu-bench prints the per-frame figures with the timing-model label and
-#    valid JSON;
+#    valid JSON, its per-op rows are all named NPU / CPU / conversion rows,
+#    from the .npub and from the .onnx, and sum to the per-frame figures;
 #  - errors: unknown options, a .npub given to npuc, a damaged .npub refused
 #    by npu-run with the loader's message, exit statuses as documented.
 set -u
@@ -52,6 +53,47 @@ grep -q "NPU time .* ms  modeled (timing model v1)" "$WORK/bench.txt" || fail "b
 grep -q "submits" "$WORK/bench.txt" || fail "bench submits"
 /usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['per_frame']['submits']>0" \
   "$WORK/b.json" 2>/dev/null || fail "bench JSON"
+# per-op rows: every NPU task attributed to a named node ('npu' rows, no per-job
+# 'job' / 'npu~' fallback), and the rows sum to the run's per-frame figures;
+# from the .npub (task names stored in it) and from the .onnx (compiled here)
+"$BENCH" "$M/model.onnx" --runs 1 --json "$WORK/b2.json" > "$WORK/bench2.txt" 2>&1 ||
+  fail "npu-bench on the .onnx"
+# nodes without names (as many ONNX exports have them): rows named after their values
+cat > "$WORK/unnamed.npuir" <<'IR'
+# opennpu ir v1
+graph "unnamed" opset=13 {
+  input %x: f32[1,32,8,8]
+  %r: f32[1,32,8,8] = Relu(%x)
+  %y: f32[1,32,8,8] = Sigmoid(%r)
+  output %y
+}
+IR
+"$BENCH" "$WORK/unnamed.npuir" --runs 1 --json "$WORK/b3.json" > "$WORK/bench3.txt" 2>&1 ||
+  fail "npu-bench on unnamed nodes"
+grep -q "^r  *npu " "$WORK/bench3.txt" && grep -q "^y  *npu " "$WORK/bench3.txt" ||
+  fail "bench: rows of unnamed nodes not named after their values"
+for j in "$WORK/b.json" "$WORK/b2.json" "$WORK/b3.json"; do
+  /usr/bin/python3 - "$j" <<'PY' || fail "bench per-op rows of $j"
+import json, sys
+d = json.load(open(sys.argv[1]))
+f, ops = d['per_frame'], d['ops']
+bad = [o['name'] for o in ops
+       if o['kind'] not in ('npu', 'cpu', 'convert') or o['name'] in ('', '(unnamed)')]
+if bad:
+    sys.exit('rows not attributed to a named op: %s' % bad[:5])
+npu = [o for o in ops if o['kind'] == 'npu']
+if not npu:
+    sys.exit('no npu rows')
+ms = sum(o['npu_modeled_ms'] for o in npu)
+if abs(ms - f['npu_modeled_ms']) > 1e-5 * len(npu) + 1e-9 * f['npu_modeled_ms']:
+    sys.exit('npu ms: rows %.6f, frame %.6f' % (ms, f['npu_modeled_ms']))
+for k, fk in (('submits', 'submits'), ('tasks', 'tasks'), ('dma_bytes', 'dma_bytes')):
+    if sum(o[k] for o in npu) != f[fk]:
+        sys.exit('%s: rows %d, frame %d' % (k, sum(o[k] for o in npu), f[fk]))
+PY
+done
+grep -q "job(s) without task names" "$WORK/bench.txt" "$WORK/bench2.txt" && fail "bench: unnamed jobs"
+grep -q "(sum of the rows)" "$WORK/bench2.txt" || fail "bench: sum row"
 
 # errors
 "$NPUC" > /dev/null 2>&1; [ $? -eq 2 ] || fail "npuc without a model: status 2"

@@ -8,10 +8,10 @@
  * submits, tasks, DMA bytes and MAC utilisation from the same model, and the
  * host time of the CPU steps and conversions, measured (host-dependent).
  * NPU tasks are attributed to the IR node named on them (npu_prog_task.name,
- * which the build names when the lowered graph's task counts match its jobs);
- * for jobs whose tasks carry no names, the per-node rows are the back end's
- * compile-time estimates (also timing model v1) and the job totals come from
- * the simulator. `npu-bench --help` is the manual.
+ * which the codegen sets on every task it emits and .npub files keep); for
+ * jobs whose tasks carry no names (a program made another way), the per-node
+ * rows are the back end's compile-time estimates (also timing model v1) and
+ * the job totals come from the simulator. `npu-bench --help` is the manual.
  *
  * It compiles and runs through the same calls as the model API's NPU backends
  * (npu-build.h, then the program executor on a device), so that it can see
@@ -145,8 +145,11 @@ static struct op_row *
 row_for(struct op_row **rows, int *n, int *cap, const char *name, const char *kind,
         const char *op)
 {
+    /* compared as stored (unnamed and truncated alike), so one node is one row */
+    char shown[sizeof((*rows)->name)];
+    snprintf(shown, sizeof(shown), "%s", name && name[0] ? name : "(unnamed)");
     for (int i = 0; i < *n; i++)
-        if (!strcmp((*rows)[i].name, name) && !strcmp((*rows)[i].kind, kind))
+        if (!strcmp((*rows)[i].name, shown) && !strcmp((*rows)[i].kind, kind))
             return &(*rows)[i];
     if (*n == *cap) {
         int nc = *cap ? *cap * 2 : 64;
@@ -158,7 +161,7 @@ row_for(struct op_row **rows, int *n, int *cap, const char *name, const char *ki
     }
     struct op_row *r = &(*rows)[(*n)++];
     memset(r, 0, sizeof(*r));
-    snprintf(r->name, sizeof(r->name), "%s", name && name[0] ? name : "(unnamed)");
+    memcpy(r->name, shown, sizeof(r->name));
     r->kind = kind;
     r->op = op ? op : "";
     return r;
@@ -441,6 +444,28 @@ main(int argc, char **argv)
     }
     if (top && nrows > top)
         fprintf(out, "(%d more)\n", nrows - (int)top);
+    {
+        /* the sum of every row (not only the printed ones): the per-frame figures below
+         * come from the run statistics, so the two agree when every task is attributed */
+        /* utilisation over the whole NPU time, submits included, as the per-frame figure */
+        double npu_s = 0, util_w = 0, host_s = 0;
+        unsigned sub = 0, tk = 0;
+        uint64_t dma = 0;
+        for (int i = 0; i < nrows; i++) {
+            const struct op_row *r = &rows[i];
+            if (!strcmp(r->kind, "npu~"))
+                continue; /* estimates, already counted in their 'job' row */
+            npu_s += r->modeled_s;
+            util_w += r->util_w;
+            sub += r->submits;
+            tk += r->tasks;
+            dma += r->dma;
+            host_s += r->host_s;
+        }
+        fprintf(out, "%-44s %-7s %-18s %11.4f %7u %6u %10.3f %6.1f %9.4f\n", "(sum of the rows)",
+                "total", "", npu_s * 1e3, sub, tk, (double)dma / 1e6,
+                npu_s > 0 ? util_w / npu_s * 100 : 0, host_s * 1e3);
+    }
     fprintf(out, "\nper frame:\n");
     fprintf(out, "  NPU time         %.3f ms  modeled (timing model v1)%s\n",
             rs.npu_modeled_s * 1e3, rs.timing_valid ? "" : " (not every job reported timing)");
