@@ -250,10 +250,17 @@ input_type(const Onnx__ValueInfoProto *vi, const char *dims_spec, struct npu_ten
                 npu_err(DOM, "input '%s': dim %d is negative (%lld)", name, i, (long long)v);
                 return NPU_ERR_CORRUPT;
             }
-        } else if (d && d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM) {
-            if (!lookup_dim(dims_spec, d->dim_param, &v)) {
+        } else {
+            /* symbolic (dim_param) or unnamed: by its name, else by "<input>:<axis>" */
+            char key[600];
+            snprintf(key, sizeof(key), "%.580s:%d", name, i);
+            bool named = d && d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+                         d->dim_param && *d->dim_param;
+            if (!(named && lookup_dim(dims_spec, d->dim_param, &v)) &&
+                !lookup_dim(dims_spec, key, &v)) {
                 v = 1;
-                npu_info(DOM, "input '%s': symbolic dim '%s' set to 1", name, s0(d->dim_param));
+                npu_info(DOM, "input '%s': symbolic dim %d '%s' set to 1", name, i,
+                         named ? d->dim_param : "");
             }
         }
         t->dims[i] = v;
@@ -263,6 +270,63 @@ input_type(const Onnx__ValueInfoProto *vi, const char *dims_spec, struct npu_ten
         return NPU_ERR_CORRUPT;
     }
     return NPU_OK;
+}
+
+/* dim_values may size a symbolic dim through an input's axis ("input_ids:1=11",
+ * what npu-run passes for the inputs it reads from files). Such a value also
+ * names the dim's dim_param ("sequence=11") unless the spec names it already,
+ * so that other inputs with that dim (attention_mask) agree. Returns the spec
+ * to use (spec itself, or a malloc'd extension in *owned), NULL on a conflict. */
+static const char *
+bind_dims_by_axis(const Onnx__GraphProto *gp, const char *spec, char **owned)
+{
+    *owned = NULL;
+    if (!spec || !strchr(spec, ':'))
+        return spec;
+    size_t cap = strlen(spec) + 1, len = cap - 1;
+    char *s = malloc(cap);
+    if (!s)
+        return NULL;
+    memcpy(s, spec, cap);
+    for (size_t i = 0; i < gp->n_input; i++) {
+        const Onnx__ValueInfoProto *vi = gp->input[i];
+        if (!vi->name || !vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+            !vi->type->tensor_type || !vi->type->tensor_type->shape)
+            continue;
+        const Onnx__TensorShapeProto *sh = vi->type->tensor_type->shape;
+        for (size_t k = 0; k < sh->n_dim && k < NPU_MAX_DIMS; k++) {
+            const Onnx__TensorShapeProto__Dimension *d = sh->dim[k];
+            if (!d || d->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ||
+                !d->dim_param || !*d->dim_param || strchr(d->dim_param, ',') ||
+                strchr(d->dim_param, '='))
+                continue;
+            char key[600];
+            snprintf(key, sizeof(key), "%.580s:%zu", vi->name, k);
+            int64_t v, have;
+            if (!lookup_dim(spec, key, &v))
+                continue;
+            if (lookup_dim(s, d->dim_param, &have)) {
+                if (have != v && !lookup_dim(spec, d->dim_param, &have)) {
+                    npu_err(DOM, "dim '%s': input '%s' (axis %zu) gives %lld, another input "
+                            "%lld", d->dim_param, vi->name, k, (long long)v, (long long)have);
+                    free(s);
+                    return NULL;
+                }
+                continue;
+            }
+            size_t add = strlen(d->dim_param) + 24;
+            char *t = realloc(s, len + add + 1);
+            if (!t) {
+                free(s);
+                return NULL;
+            }
+            s = t;
+            len += (size_t)snprintf(s + len, add + 1, "%s%s=%lld", len ? "," : "", d->dim_param,
+                                    (long long)v);
+        }
+    }
+    *owned = s;
+    return s;
 }
 
 /* ---- topological order ------------------------------------------------------------- */
@@ -615,10 +679,15 @@ build(struct onnx_ctx *c, const Onnx__ModelProto *m, const struct npu_onnx_optio
         if (!npu_graph_add_const_owned(g, tp->name, &t))
             return NPU_ERR_NOMEM;
     }
+    char *dims_owned = NULL;
+    const char *dims = bind_dims_by_axis(gp, o->dim_values, &dims_owned);
+    if (!dims && o->dim_values)
+        return NPU_ERR_INVALID; /* a conflict (logged), or out of memory */
     for (size_t i = 0; i < gp->n_input; i++) {
         const Onnx__ValueInfoProto *vi = gp->input[i];
         if (!vi->name || !*vi->name) {
             npu_err(DOM, "graph input %zu has no name", i);
+            free(dims_owned);
             return NPU_ERR_CORRUPT;
         }
         struct npu_value *old = npu_graph_find_value(g, vi->name);
@@ -626,14 +695,19 @@ build(struct onnx_ctx *c, const Onnx__ModelProto *m, const struct npu_onnx_optio
             continue; /* an initializer's default: we treat it as a constant */
         if (old) {
             npu_err(DOM, "graph input '%s' is listed twice", vi->name);
-            return NPU_ERR_CORRUPT;
+            st = NPU_ERR_CORRUPT;
+        } else {
+            struct npu_tensor t;
+            if (!(st = input_type(vi, dims, &t)) &&
+                !npu_graph_add_input(g, vi->name, t.dtype, t.ndim, t.dims))
+                st = NPU_ERR_NOMEM;
         }
-        struct npu_tensor t;
-        if ((st = input_type(vi, o->dim_values, &t)))
+        if (st) {
+            free(dims_owned);
             return st;
-        if (!npu_graph_add_input(g, vi->name, t.dtype, t.ndim, t.dims))
-            return NPU_ERR_NOMEM;
+        }
     }
+    free(dims_owned);
 
     /* Register every node output first: names are then all reserved before
      * the upgrades invent any, and producers can be looked up by value id. */
