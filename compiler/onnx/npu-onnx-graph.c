@@ -254,8 +254,9 @@ input_type(const Onnx__ValueInfoProto *vi, const char *dims_spec, struct npu_ten
             /* symbolic (dim_param) or unnamed: by its name, else by "<input>:<axis>" */
             char key[600];
             snprintf(key, sizeof(key), "%.580s:%d", name, i);
-            bool named = d && d->dim_param && *d->dim_param &&
-                         d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+            bool named = d && d->value_case ==
+                                  ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+            named = named && d->dim_param && *d->dim_param; /* a oneof: test the case first */
             if (!(named && lookup_dim(dims_spec, d->dim_param, &v)) &&
                 !lookup_dim(dims_spec, key, &v)) {
                 v = 1;
