@@ -961,7 +961,6 @@ gst_npu_base_start (GstNpuBase * self)
   GstNpuBaseClass *klass = GST_NPU_BASE_GET_CLASS (self);
   struct npu_model_options opts;
   GstNpuModelInfo mi;
-  gboolean have_mi = FALSE;
   gchar *path = NULL, *cache_dir = NULL, *model_id = NULL, *why = NULL;
   GstNpuBackend backend;
   struct npu_model *model = NULL;
@@ -999,21 +998,6 @@ gst_npu_base_start (GstNpuBase * self)
     goto fail;
   }
 
-  gst_npu_model_info_init (&mi);
-  if (g_str_has_suffix (path, ".onnx")) {
-    GError *err = NULL;
-
-    if (gst_npu_model_info_read_onnx (path, &mi, &err)) {
-      have_mi = TRUE;
-      GST_INFO_OBJECT (self, "%u metadata_props in %s", mi.n_props, path);
-    } else {
-      /* npu_model_load will refuse it with the precise reason */
-      GST_WARNING_OBJECT (self, "cannot read metadata of %s: %s", path,
-          err->message);
-      g_clear_error (&err);
-    }
-  }
-
   memset (&opts, 0, sizeof (opts));
   opts.backend = backend_name (backend);
   opts.cache_dir = cache_dir;
@@ -1043,6 +1027,11 @@ gst_npu_base_start (GstNpuBase * self)
   }
   GST_INFO_OBJECT (self, "model runs on backend %s",
       npu_model_backend (priv->model));
+  /* Preprocessing defaults: the model's metadata, the same for an .onnx and
+   * the .npub compiled from it (the compiler carries metadata_props). */
+  gst_npu_model_info_init (&mi);
+  gst_npu_model_info_from_model (&mi, priv->model);
+  GST_INFO_OBJECT (self, "%u metadata entries in %s", mi.n_props, path);
   /* The simulator and the CPU executor can be slow on a slow host without
    * being stuck; a device job that takes 10 s has hung. */
   priv->auto_timeout_ms = !strcmp (npu_model_backend (priv->model), "rknpu")
@@ -1069,11 +1058,11 @@ gst_npu_base_start (GstNpuBase * self)
   }
 
   GST_OBJECT_LOCK (self);
-  if (have_mi && mi.resize >= 0 && !priv->resize_set)
+  if (mi.resize >= 0 && !priv->resize_set)
     priv->cfg.resize = mi.resize;
-  if (have_mi && mi.channel_order >= 0 && !priv->channel_order_set)
+  if (mi.channel_order >= 0 && !priv->channel_order_set)
     priv->cfg.order = mi.channel_order;
-  setup_normalization (self, have_mi ? &mi : NULL);
+  setup_normalization (self, &mi);
   GST_OBJECT_UNLOCK (self);
 
   GST_INFO_OBJECT (self, "input %s: %s %dx%dx%d %s", io->name ? io->name : "",

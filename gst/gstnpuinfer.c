@@ -29,7 +29,8 @@
  * Frames are scaled to the model's input (#GstNpuBase:resize), converted to
  * RGB (or grey for one-channel models, in #GstNpuBase:channel-order), and
  * normalised for float inputs (#GstNpuBase:normalization; defaults from the
- * model's ONNX metadata_props where present). Integer inputs get the pixels
+ * model's metadata where present: the ONNX metadata_props, which a .npub
+ * compiled from the model carries too). Integer inputs get the pixels
  * (uint8) or pixels - 128 (int8).
  *
  * ## Example launch lines
@@ -72,6 +73,10 @@ G_DEFINE_TYPE (GstNpuInfer, gst_npu_infer, GST_TYPE_NPU_BASE);
 GST_ELEMENT_REGISTER_DEFINE (npuinfer, "npuinfer", GST_RANK_NONE,
     GST_TYPE_NPU_INFER);
 
+/* UNTESTED: built only against GStreamer >= 1.26 (Debian 12 has 1.22). It
+ * was checked for syntax against the 1.26 declarations of
+ * gst_tensor_new_simple, gst_buffer_add_tensor_meta and gst_tensor_meta_set
+ * and has never been linked or run (docs/gstreamer.md, Metadata API). */
 #if defined(HAVE_GST_ANALYTICS) && GST_CHECK_VERSION (1, 26, 0)
 static GstTensorDataType
 upstream_dtype (GstNpuTensorDataType t)

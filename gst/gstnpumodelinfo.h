@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gstnpumodelinfo.h: preprocessing defaults read from an ONNX model's
- * metadata_props (ModelProto field 14). The model API (npu-model.h) does not
- * expose them, so the elements read the file's top level themselves; see
- * docs/gstreamer.md "Normalisation defaults" for the keys understood.
+ * gstnpumodelinfo.h: preprocessing defaults from a model's metadata, the
+ * ONNX model's metadata_props that the model API exposes for an .onnx and
+ * for an .npub alike (npu_model_prop, npu-model.h); see docs/gstreamer.md
+ * "Normalisation defaults" for the keys understood.
  */
 #ifndef __GST_NPU_MODEL_INFO_H__
 #define __GST_NPU_MODEL_INFO_H__
 
 #include <glib.h>
+
+#include "npu/npu-model.h"
 
 G_BEGIN_DECLS
 
@@ -19,22 +21,21 @@ typedef struct
   /* -1 when absent; else a GstNpuResizeMode / GstNpuChannelOrder value */
   gint resize;
   gint channel_order;
-  /* number of metadata_props entries seen (all keys, understood or not) */
+  /* number of metadata entries seen (all keys, understood or not) */
   guint n_props;
 } GstNpuModelInfo;
 
 void gst_npu_model_info_init (GstNpuModelInfo * info);
 
-/* Scans the top level of the ONNX file at @path for metadata_props. A file
- * without metadata is fine (returns TRUE with nothing set). Returns FALSE
- * with @error set only if the file cannot be mapped or its top level is not
- * valid protobuf. */
-gboolean gst_npu_model_info_read_onnx (const gchar * path,
-    GstNpuModelInfo * info, GError ** error);
+/* Applies one metadata entry (keys not understood are only counted; a value
+ * that does not parse leaves its setting absent). */
+void gst_npu_model_info_apply (GstNpuModelInfo * info, const gchar * key,
+    const gchar * value);
 
-/* Same, on an in-memory image (for tests). */
-gboolean gst_npu_model_info_parse_onnx (const guint8 * data, gsize len,
-    GstNpuModelInfo * info, GError ** error);
+/* Applies every metadata entry of @model, in order (a later entry of a
+ * synonym, e.g. image_mean after opennpu.mean, wins). */
+void gst_npu_model_info_from_model (GstNpuModelInfo * info,
+    const struct npu_model *model);
 
 G_END_DECLS
 

@@ -303,6 +303,7 @@ npu_built_free(struct npu_built *b)
         return;
     npu_program_free(b->owned);
     npu_npub_free(b->art);
+    free(b->owned_props);
     free(b);
 }
 
@@ -328,6 +329,8 @@ npu_build(const char *path, const struct npu_build_options *opts, struct npu_bui
             return st;
         }
         b->prog = npu_npub_program(b->art);
+        b->props = npu_npub_get_meta(b->art)->props;
+        b->n_props = npu_npub_get_meta(b->art)->n_props;
         b->from_npub = true;
         b->model_hash = npu_npub_get_meta(b->art)->model_hash;
         b->options_hash = npu_npub_get_meta(b->art)->options_hash;
@@ -367,6 +370,8 @@ npu_build(const char *path, const struct npu_build_options *opts, struct npu_bui
             if (m && m->model_hash == b->model_hash && m->options_hash == b->options_hash) {
                 b->art = a;
                 b->prog = npu_npub_program(a);
+                b->props = m->props;
+                b->n_props = m->n_props;
                 b->from_cache = true;
                 b->load_s = now() - t0;
                 npu_info(DOM, "%s: compile cache hit (%s)", path, b->cache_path);
@@ -385,10 +390,16 @@ npu_build(const char *path, const struct npu_build_options *opts, struct npu_bui
     }
     b->prog = b->owned;
     b->compile_s = now() - c0;
+    /* the model imported, so the file is a readable model: a failure here
+     * would only drop the metadata, never the compile */
+    if (!ends_with(path, ".npuir") &&
+        npu_npub_props_from_onnx_file(path, &b->owned_props, &b->n_props) == NPU_OK)
+        b->props = b->owned_props;
     if (dir) {
         struct npu_npub_meta meta = {.model_hash = b->model_hash,
                                      .options_hash = b->options_hash, .options = opt_text,
-                                     .source = path};
+                                     .source = path, .props = b->props,
+                                     .n_props = b->n_props};
         mkdir(dir, 0755); /* one level; an existing folder is fine */
         if (npu_npub_save(b->prog, &meta, b->cache_path))
             npu_warn(DOM, "%s: cannot write the compile cache entry %s", path, b->cache_path);

@@ -65,9 +65,14 @@ struct npu_built {
     double load_s;              /* wall time of the whole call */
     uint64_t model_hash, options_hash;
     char cache_path[1024];      /* the entry used or written, "" without a cache */
+    /* model metadata (ONNX metadata_props; from the artifact for a .npub or a
+     * cache hit), n_props entries; write them into any artifact made of prog */
+    const struct npu_model_prop *props;
+    uint32_t n_props;
     /* private */
     struct npu_program *owned;  /* from npu_codegen */
     struct npu_npub *art;       /* from a .npub */
+    struct npu_model_prop *owned_props; /* read from the .onnx */
 };
 
 enum npu_status npu_build(const char *path, const struct npu_build_options *o,

@@ -10,6 +10,7 @@
  *      record counts times record sizes equal to the section sizes, each
  *      section's hash;
  *   3. records: every string reference inside the pool (which ends in NUL),
+ *      model metadata within its bounds (sizes, unique non-empty keys),
  *      every enum value in range, every index range inside its array, every
  *      payload range inside CONSTS and aligned, constant sizes equal to what
  *      dtype and dims give, op names known;
@@ -61,6 +62,7 @@ struct npu_npub {
     struct npu_prog_reloc *relocs;
     uint64_t *regcmd;
     char *meta_text;
+    struct npu_model_prop *props;
 };
 
 struct sec {
@@ -83,13 +85,14 @@ static const char *const sec_names[SEC_KIND_END] = {
     [SEC_TENSORS] = "TENSORS", [SEC_STEPS] = "STEPS", [SEC_ATTRS] = "ATTRS",
     [SEC_INDICES] = "INDICES", [SEC_JOBS] = "JOBS", [SEC_TASKS] = "TASKS",
     [SEC_RELOCS] = "RELOCS", [SEC_REGCMD] = "REGCMD", [SEC_WEIGHTS] = "WEIGHTS",
-    [SEC_CONSTS] = "CONSTS",
+    [SEC_CONSTS] = "CONSTS", [SEC_PROPS] = "PROPS",
 };
 
 static const uint32_t rec_bytes[SEC_KIND_END] = {
     [SEC_PROGRAM] = PROGRAM_BYTES, [SEC_TENSORS] = TENSOR_BYTES, [SEC_STEPS] = STEP_BYTES,
     [SEC_ATTRS] = ATTR_BYTES, [SEC_INDICES] = 4, [SEC_JOBS] = JOB_BYTES,
     [SEC_TASKS] = TASK_BYTES, [SEC_RELOCS] = RELOC_BYTES, [SEC_REGCMD] = 8,
+    [SEC_PROPS] = PROP_BYTES,
 };
 
 static enum npu_status NPU_PRINTF(2, 3)
@@ -148,9 +151,9 @@ check_container(struct rd *r)
     if (memcmp(b + H_MAGIC, NPUB_MAGIC, 8))
         return fail(r, "bad magic (not a .npub artifact)");
     uint32_t fmt = get32(b + H_FORMAT);
-    if (fmt != NPU_NPUB_FORMAT_VERSION) {
-        fail(r, "format version %u; this build reads version %u (recompile the model)", fmt,
-             NPU_NPUB_FORMAT_VERSION);
+    if (fmt < NPU_NPUB_FORMAT_MIN || fmt > NPU_NPUB_FORMAT_VERSION) {
+        fail(r, "format version %u; this build reads versions %u to %u (recompile the model)",
+             fmt, NPU_NPUB_FORMAT_MIN, NPU_NPUB_FORMAT_VERSION);
         return NPU_ERR_VERSION;
     }
     if (get32(b + H_HEADER_SIZE) != NPUB_HEADER_BYTES)
@@ -192,6 +195,9 @@ check_container(struct rd *r)
         if (kind < SEC_META || kind >= SEC_KIND_END)
             return fail(r, "section %u: kind %u unknown", i, kind);
         const char *nm = sec_names[kind];
+        if (kind == SEC_PROPS && fmt < 2)
+            return fail(r, "section PROPS in a format %u artifact (it exists from format 2)",
+                        fmt);
         struct sec *s = &r->s[kind];
         if (s->present)
             return fail(r, "section %s appears twice", nm);
@@ -268,6 +274,37 @@ read_meta(struct rd *r)
             a->meta.source = eq + 1;
         line = nl + 1;
     }
+    return NPU_OK;
+}
+
+/* Model metadata: PROP records, both strings in the pool, within the bounds
+ * of npu-npub.h (npu_npub_props_check: sizes, non-empty unique keys). */
+static enum npu_status
+read_props(struct rd *r)
+{
+    struct npu_npub *a = r->a;
+    const struct sec *s = &r->s[SEC_PROPS];
+    uint32_t n = s->present ? s->count : 0;
+    if (n > NPU_NPUB_MAX_PROPS)
+        return fail(r, "section PROPS: %u metadata entries (at most %u)", n, NPU_NPUB_MAX_PROPS);
+    if (!n)
+        return NPU_OK;
+    a->props = calloc(n, sizeof(*a->props));
+    if (!a->props)
+        return NPU_ERR_NOMEM;
+    for (uint32_t i = 0; i < n; i++) {
+        const uint8_t *p = s->p + (size_t)i * PROP_BYTES;
+        bool ok = true;
+        a->props[i].key = str_ref(r, get32(p + PR_KEY), "metadata entry", (int)i, &ok);
+        a->props[i].value = str_ref(r, get32(p + PR_VALUE), "metadata entry", (int)i, &ok);
+        if (!ok)
+            return NPU_ERR_CORRUPT;
+    }
+    char why[256];
+    if (!npu_npub_props_check(a->props, n, why, sizeof(why)))
+        return fail(r, "section PROPS: %s", why);
+    a->meta.props = a->props;
+    a->meta.n_props = n;
     return NPU_OK;
 }
 
@@ -735,7 +772,8 @@ parse(struct npu_npub *a, const char *what, char *err, size_t err_len, bool quie
     struct rd r = {.a = a, .err = err ? err : local, .err_len = err ? err_len : sizeof(local)};
     enum npu_status st;
     r.err[0] = 0;
-    if ((st = check_container(&r)) || (st = read_meta(&r)) || (st = read_indices(&r)) ||
+    if ((st = check_container(&r)) || (st = read_meta(&r)) || (st = read_props(&r)) ||
+        (st = read_indices(&r)) ||
         (st = read_tensors(&r)) || (st = read_attrs(&r)) || (st = read_steps(&r)) ||
         (st = read_jobs(&r)) || (st = read_program(&r)))
         goto out;
@@ -775,6 +813,7 @@ npu_npub_free(struct npu_npub *a)
     free(a->relocs);
     free(a->regcmd);
     free(a->meta_text);
+    free(a->props);
     free(a);
 }
 

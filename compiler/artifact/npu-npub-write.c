@@ -7,7 +7,9 @@
  * the program, never copied. Every section is hashed (XXH64), then the body
  * and the header; files are written to a temporary name in the target folder
  * and renamed over the destination once complete and flushed, so a reader
- * (or a concurrent compile-cache user) never sees half a file.
+ * (or a concurrent compile-cache user) never sees half a file. The format
+ * version written is the oldest that holds the artifact (1 without model
+ * metadata, 2 with its PROPS section).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -262,6 +264,14 @@ add_attr(struct writer *w, const struct npu_attr *a)
     put64(r + A_N, n);
 }
 
+/* The format version a file needs: 1 unless it carries model metadata
+ * (npu-npub.h), so files without it stay readable by earlier builds. */
+static uint32_t
+format_of(const struct npu_npub_meta *meta)
+{
+    return meta && meta->n_props ? 2 : 1;
+}
+
 static void
 build(struct writer *w, const struct npu_program *p, const struct npu_npub_meta *meta)
 {
@@ -269,11 +279,19 @@ build(struct writer *w, const struct npu_program *p, const struct npu_npub_meta 
         w->sec[k].kind = (uint32_t)k;
     intern(w, ""); /* offset 0 is the empty string */
 
+    for (uint32_t i = 0; meta && i < meta->n_props; i++) {
+        uint8_t *r = add_record(w, SEC_PROPS, PROP_BYTES);
+        if (!r)
+            return;
+        put32(r + PR_KEY, intern(w, meta->props[i].key));
+        put32(r + PR_VALUE, intern(w, meta->props[i].value));
+    }
+
     char *text = w_alloc(w, 4096 + (meta && meta->options ? strlen(meta->options) : 0) +
                                 (meta && meta->source ? strlen(meta->source) : 0));
     if (text) {
         int n = sprintf(text, "compiler=%s\nformat=%u\nprogram_version=%u\n",
-                        npu_compiler_version_str(), NPU_NPUB_FORMAT_VERSION, p->version);
+                        npu_compiler_version_str(), format_of(meta), p->version);
         if (meta && meta->source)
             n += sprintf(text + n, "source=%s\n", meta->source);
         if (meta && meta->options)
@@ -499,7 +517,7 @@ serialise(struct writer *w, const struct npu_npub_meta *meta, const struct npu_p
     uint8_t hdr[NPUB_HEADER_BYTES];
     memset(hdr, 0, sizeof(hdr));
     memcpy(hdr + H_MAGIC, NPUB_MAGIC, 8);
-    put32(hdr + H_FORMAT, NPU_NPUB_FORMAT_VERSION);
+    put32(hdr + H_FORMAT, format_of(meta));
     put32(hdr + H_HEADER_SIZE, NPUB_HEADER_BYTES);
     put64(hdr + H_FILE_SIZE, pos);
     put32(hdr + H_N_SECTIONS, ns);
@@ -539,6 +557,11 @@ prepare(struct writer *w, const struct npu_program *p, const struct npu_npub_met
     memset(w, 0, sizeof(*w));
     if (!p) {
         npu_err(DOM, "no program to write");
+        return NPU_ERR_INVALID;
+    }
+    char why[256];
+    if (meta && !npu_npub_props_check(meta->props, meta->n_props, why, sizeof(why))) {
+        npu_err(DOM, "cannot write the model metadata: %s", why);
         return NPU_ERR_INVALID;
     }
     build(w, p, meta);

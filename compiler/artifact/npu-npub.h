@@ -18,17 +18,32 @@
 #ifndef NPU_NPUB_H
 #define NPU_NPUB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "npu/npu-common.h"
+#include "npu/npu-model.h"
 #include "npu/npu-program.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define NPU_NPUB_FORMAT_VERSION 1
+/* The newest format this build reads and writes. The writer uses the oldest
+ * version that can hold the artifact: 1 without model metadata (such a file
+ * is exactly what earlier builds wrote and read), 2 with a PROPS section. */
+#define NPU_NPUB_FORMAT_VERSION 2
+#define NPU_NPUB_FORMAT_MIN 1
+
+/* Bounds on the model metadata (ONNX metadata_props) an artifact carries:
+ * the writer refuses a list beyond them, the loader refuses a file beyond
+ * them, and npu_npub_props_from_onnx leaves such entries out. Sizes in bytes
+ * without the terminating NUL. */
+#define NPU_NPUB_MAX_PROPS 256u
+#define NPU_NPUB_MAX_PROP_KEY 256u
+#define NPU_NPUB_MAX_PROP_VALUE 65536u
+#define NPU_NPUB_MAX_PROPS_BYTES (1u << 20) /* every key and value together */
 
 /* What the artifact records about how it was made. */
 struct npu_npub_meta {
@@ -36,6 +51,9 @@ struct npu_npub_meta {
     uint64_t options_hash;    /* hash of the compile options that matter */
     const char *options;      /* their text form, "" if none */
     const char *source;       /* source model file name, "" if unknown */
+    /* model metadata (npu-model.h), n_props entries; none: NULL, 0 */
+    const struct npu_model_prop *props;
+    uint32_t n_props;
     /* Filled by the loader: */
     uint32_t format_version;
     uint32_t compiler_version; /* major * 10000 + minor * 100 + patch */
@@ -68,6 +86,23 @@ const struct npu_program *npu_npub_program(const struct npu_npub *a);
 const struct npu_npub_meta *npu_npub_get_meta(const struct npu_npub *a);
 size_t npu_npub_file_bytes(const struct npu_npub *a);
 void npu_npub_free(struct npu_npub *a);
+
+/* Checks a metadata list against the bounds above (keys non-empty and
+ * unique); false with the reason in err (may be NULL). */
+bool npu_npub_props_check(const struct npu_model_prop *v, uint32_t n, char *err,
+                          size_t err_len);
+/* An ONNX model's metadata_props (ModelProto field 14), read from the top
+ * level of its bytes without parsing the graph (fields are skipped by their
+ * lengths, so the cost does not grow with the weights). Entries that break
+ * the bounds (empty, over-long or NUL-containing strings, a repeated key:
+ * the first wins, more than NPU_NPUB_MAX_PROPS) are left out with a warning
+ * naming the key. *out is one malloc'd block (array and strings; free() it),
+ * NULL when *n is 0. NPU_ERR_CORRUPT when the top level is not protobuf. */
+enum npu_status npu_npub_props_from_onnx(const void *data, size_t len,
+                                         struct npu_model_prop **out, uint32_t *n);
+/* Same on a file (memory-mapped); NPU_ERR_IO when it cannot be read. */
+enum npu_status npu_npub_props_from_onnx_file(const char *path, struct npu_model_prop **out,
+                                              uint32_t *n);
 
 /* Compiler version as a number and as text (compile-cache keys, artifacts). */
 uint32_t npu_compiler_version(void);

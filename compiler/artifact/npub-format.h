@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * npub-format.h: the byte layout of .npub version 1, shared by the writer
- * (npu-npub-write.c) and the loader (npu-npub-read.c). docs/npub-format.md
- * is the description for people; this file is the one for the compiler.
+ * npub-format.h: the byte layout of .npub (versions 1 and 2; 2 adds the
+ * optional PROPS section), shared by the writer (npu-npub-write.c) and the
+ * loader (npu-npub-read.c). docs/npub-format.md is the description for
+ * people; this file is the one for the compiler.
  * Everything is little-endian; records have fixed sizes and fixed field
  * offsets, read and written through the get/put helpers below (no struct
  * overlays, so neither the host's byte order nor its padding matters).
@@ -64,6 +65,7 @@ enum npub_section {
     SEC_REGCMD,      /* u64 regcmd qwords of every job */
     SEC_WEIGHTS,     /* contents of NPU_BUF_WEIGHTS */
     SEC_CONSTS,      /* host constants and attribute payloads (64-byte aligned pieces) */
+    SEC_PROPS,       /* PROP records: model metadata (format 2 on; optional) */
     SEC_KIND_END,
 };
 
@@ -124,6 +126,9 @@ enum {
     K_START = 0, K_N_BODY = 4, K_ENABLE = 8, K_INT_MASK = 12, K_NAME = 16,
     TASK_BYTES = 20,
 };
+
+/* PROP record: one model metadata entry, both strings in STRINGS. */
+enum { PR_KEY = 0, PR_VALUE = 4, PROP_BYTES = 8 };
 
 /* RELOC record. */
 enum { R_QWORD = 0, R_BUFFER = 4, R_OFFSET = 8, RELOC_BYTES = 12 };

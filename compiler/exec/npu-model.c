@@ -16,6 +16,10 @@
  * cannot take (it fails to compile) falls back to the cpu backend with a
  * warning.
  *
+ * Metadata (npu_model_prop): from the artifact on the NPU backends (npu-build
+ * reads the .onnx's metadata_props on a compile and writes them into every
+ * artifact it makes), read from the .onnx itself on the cpu backend.
+ *
  * Sessions of one model run concurrently from different threads (the model
  * itself is read-only once loaded).
  */
@@ -27,6 +31,7 @@
 
 #include "exec-priv.h"
 #include "npu-build.h"
+#include "npu-npub.h"
 #include "npu-program-exec.h"
 #include "npu/npu-exec.h"
 #include "npu/npu-onnx.h"
@@ -46,6 +51,9 @@ struct npu_model {
     int ninputs, noutputs;
     int cpu_threads;
     const char *backend;
+    const struct npu_model_prop *props; /* metadata: built's, or owned_props */
+    uint32_t n_props;
+    struct npu_model_prop *owned_props;  /* cpu backend: read from the .onnx */
 };
 
 struct npu_session {
@@ -126,6 +134,8 @@ load_npu(const char *path, const struct npu_model_options *o, const char *be,
         fill_io_prog(&m->inputs[i], &p->tensors[p->inputs[i]]);
     for (int i = 0; i < p->n_outputs; i++)
         fill_io_prog(&m->outputs[i], &p->tensors[p->outputs[i]]);
+    m->props = m->built->props;
+    m->n_props = m->built->n_props;
     npu_info(DOM, "%s: backend %s, %d steps, %d NPU job(s)%s", path, m->backend, p->n_steps,
              p->n_jobs, m->built->from_cache ? " (compile cache hit)"
                         : m->built->from_npub ? " (artifact)" : "");
@@ -174,11 +184,20 @@ npu_model_load(const char *path, const struct npu_model_options *opts, struct np
     }
     if (st)
         return st;
-    st = npu_model_from_graph(g, &o, 0, out);
-    if (!st)
-        npu_info(DOM, "%s: %d nodes on the cpu backend, %zu bytes of activations (peak)", path,
-                 npu_model_graph(*out)->nnodes, (*out)->plan->arena_bytes);
-    return st;
+    if ((st = npu_model_from_graph(g, &o, 0, out)))
+        return st;
+    /* the same metadata the NPU backends take from their artifact (the
+     * importer accepted the file, so this only fails without memory) */
+    if (!ends_with(path, ".npuir") &&
+        (st = npu_npub_props_from_onnx_file(path, &(*out)->owned_props, &(*out)->n_props))) {
+        npu_model_free(*out);
+        *out = NULL;
+        return st;
+    }
+    (*out)->props = (*out)->owned_props;
+    npu_info(DOM, "%s: %d nodes on the cpu backend, %zu bytes of activations (peak)", path,
+             npu_model_graph(*out)->nnodes, (*out)->plan->arena_bytes);
+    return NPU_OK;
 }
 
 enum npu_status
@@ -231,6 +250,7 @@ npu_model_free(struct npu_model *m)
     npu_device_close(m->dev);
     free(m->inputs);
     free(m->outputs);
+    free(m->owned_props);
     free(m);
 }
 
@@ -256,6 +276,27 @@ const struct npu_io_info *
 npu_model_output(const struct npu_model *m, int i)
 {
     return m && i >= 0 && i < m->noutputs ? &m->outputs[i] : NULL;
+}
+
+int
+npu_model_num_props(const struct npu_model *m)
+{
+    return m ? (int)m->n_props : 0;
+}
+
+const struct npu_model_prop *
+npu_model_prop(const struct npu_model *m, int i)
+{
+    return m && i >= 0 && (uint32_t)i < m->n_props ? &m->props[i] : NULL;
+}
+
+const char *
+npu_model_prop_value(const struct npu_model *m, const char *key)
+{
+    for (uint32_t i = 0; m && key && i < m->n_props; i++)
+        if (!strcmp(m->props[i].key, key))
+            return m->props[i].value;
+    return NULL;
 }
 
 const char *

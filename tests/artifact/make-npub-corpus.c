@@ -2,8 +2,9 @@
 /*
  * make-npub-corpus.c: writes the seed artifacts of tests/artifact/corpus-npub
  * (the fuzz target's starting points): the hand-made A.1 program of
- * hand-prog.h at two sizes, its I/O-on-the-NPU variant, and a program with no
- * NPU job. Run: build/tests/artifact/make-npub-corpus tests/artifact/corpus-npub
+ * hand-prog.h at two sizes, its I/O-on-the-NPU variant, the small one with
+ * model metadata (a format-2 file with a PROPS section), and a program with
+ * no NPU job. Run: build/tests/artifact/make-npub-corpus tests/artifact/corpus-npub
  */
 #include <stdio.h>
 
@@ -37,6 +38,21 @@ main(int argc, char **argv)
             return 1;
         hand_prog_free(&h);
     }
+    /* model metadata: preprocessing keys as an image model carries them, a
+     * value shared with another entry (one pooled string), an empty value */
+    static const struct npu_model_prop props[] = {
+        {"opennpu.mean", "0.5, 0.25, 0.125"}, {"opennpu.std", "[0.5 0.25 0.5]"},
+        {"opennpu.resize", "letterbox"}, {"image_mean", "0.5, 0.25, 0.125"}, {"note", ""},
+    };
+    struct hand_prog hp;
+    if (hand_prog_make(&hp, 4, 32, 16, false, 1))
+        return 1;
+    snprintf(path, sizeof(path), "%s/a1-props-4x32x16.npub", argv[1]);
+    struct npu_npub_meta pmeta = {.options = "seed", .source = "a1-props.onnx", .props = props,
+                                  .n_props = sizeof(props) / sizeof(props[0])};
+    if (npu_npub_save(&hp.p, &pmeta, path))
+        return 1;
+    hand_prog_free(&hp);
     /* CPU steps only: the A.1 program minus its job (input -> bias add -> relu) */
     struct hand_prog h;
     if (hand_prog_make(&h, 4, 32, 16, false, 2))

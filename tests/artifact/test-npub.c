@@ -17,7 +17,10 @@
  *    offset, non-address register, missing), and CPU steps whose output
  *    shape disagrees with shape inference;
  *  - 20 000 seeded random mutations (with and without recomputed checksums)
- *    load cleanly or fail cleanly.
+ *    load cleanly or fail cleanly;
+ *  - model metadata (PROPS, format 2): round trip of every entry, format 1
+ *    without it, the writer's bounds, a damaged section refused with its
+ *    message, and the ONNX metadata_props reader on protobuf built here.
  */
 #include <dirent.h>
 #include <unistd.h>
@@ -289,7 +292,8 @@ roundtrip(struct npu_device *dev, const struct npu_program *p, const struct npu_
     CHECK_STR("dims=;fusion=1", m->options);
     CHECK_STR("hand.onnx", m->source);
     CHECK_STR(npu_compiler_version_str(), m->compiler);
-    CHECK_EQ_INT(NPU_NPUB_FORMAT_VERSION, m->format_version);
+    CHECK_EQ_INT(1, m->format_version); /* no metadata: the oldest format */
+    CHECK_EQ_INT(0, m->n_props);
     CHECK_EQ_INT(npu_compiler_version(), m->compiler_version);
     /* saved again: the same bytes */
     CHECK_EQ_INT(NPU_OK, npu_npub_encode(npu_npub_program(a), &meta, &buf2, &len2));
@@ -418,8 +422,10 @@ test_damage(const struct npu_program *p)
     b[1] = 'Q';
     expect(b, good_len, NPU_ERR_CORRUPT, "bad magic", "magic");
     memcpy(b, good, good_len);
-    put32(b + H_FORMAT, 2);
-    expect(b, good_len, NPU_ERR_VERSION, "format version 2", "version");
+    put32(b + H_FORMAT, NPU_NPUB_FORMAT_VERSION + 1);
+    expect(b, good_len, NPU_ERR_VERSION, "reads versions 1 to 2", "version");
+    put32(b + H_FORMAT, 0);
+    expect(b, good_len, NPU_ERR_VERSION, "format version 0", "version 0");
     memcpy(b, good, good_len);
     put32(b + H_PROGRAM_VERSION, 9);
     npub_rehash(b, good_len, 0);
@@ -536,15 +542,15 @@ test_damage(const struct npu_program *p)
 }
 
 static void
-test_mutations(void)
+test_mutations(const uint8_t *img, size_t img_len, int count, const char *what)
 {
     uint32_t s = 4242;
-    uint8_t *b = malloc(good_len);
+    uint8_t *b = malloc(img_len);
     int loaded = 0;
     npu_log_set_handler(quiet, NULL);
-    for (int i = 0; i < 20000; i++) {
-        memcpy(b, good, good_len);
-        size_t len = good_len;
+    for (int i = 0; i < count; i++) {
+        memcpy(b, img, img_len);
+        size_t len = img_len;
         int edits = 1 + (int)(hp_rand(&s) % 4);
         for (int e = 0; e < edits; e++) {
             size_t at = hp_rand(&s) % len;
@@ -563,9 +569,244 @@ test_mutations(void)
         npu_npub_free(a);
     }
     npu_log_set_handler(NULL, NULL);
-    printf("mutations: 20000 damaged images decoded or refused cleanly (%d still valid)\n",
-           loaded);
+    printf("mutations of %s: %d damaged images decoded or refused cleanly (%d still valid)\n",
+           what, count, loaded);
     free(b);
+}
+
+/* ---- model metadata ------------------------------------------------------------------ */
+
+/* A tiny protobuf writer for the ONNX reader's tests. */
+struct pbw {
+    uint8_t b[4096];
+    size_t n;
+};
+
+static void
+pbw_varint(struct pbw *w, uint64_t v)
+{
+    do {
+        w->b[w->n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+}
+
+static void
+pbw_bytes(struct pbw *w, uint32_t field, const void *p, size_t n)
+{
+    pbw_varint(w, (uint64_t)field << 3 | 2);
+    pbw_varint(w, n);
+    memcpy(w->b + w->n, p, n);
+    w->n += n;
+}
+
+/* ModelProto.metadata_props entry (field 14: key = 1, value = 2). */
+static void
+pbw_prop(struct pbw *w, const char *k, size_t kl, const char *v, size_t vl)
+{
+    struct pbw e = {.n = 0};
+    pbw_bytes(&e, 1, k, kl);
+    pbw_bytes(&e, 2, v, vl);
+    pbw_bytes(w, 14, e.b, e.n);
+}
+
+static void
+test_props_onnx(void)
+{
+    struct pbw w = {.n = 0};
+    struct npu_model_prop *v = NULL;
+    uint32_t n = 0;
+    pbw_varint(&w, 1 << 3 | 0); /* ir_version = 8 */
+    pbw_varint(&w, 8);
+    pbw_bytes(&w, 2, "opennpu-tests", 13);   /* producer_name */
+    pbw_prop(&w, "image_mean", 10, "[0.5, 0.5, 0.5]", 15);
+    pbw_bytes(&w, 7, "\x0a\x03" "abc", 5); /* a graph: skipped, never parsed */
+    pbw_prop(&w, "", 0, "empty key", 9);     /* left out */
+    pbw_prop(&w, "nul", 3, "a\0b", 3);       /* left out */
+    pbw_prop(&w, "image_mean", 10, "second", 6); /* repeated: the first wins */
+    pbw_prop(&w, "opennpu.resize", 14, "crop", 4);
+    pbw_prop(&w, "empty", 5, "", 0);
+    w.b[w.n++] = 0x45; /* field 8, fixed32 */
+    memcpy(w.b + w.n, "\1\2\3\4", 4);
+    w.n += 4;
+    npu_log_set_handler(quiet, NULL);
+    CHECK_EQ_INT(NPU_OK, npu_npub_props_from_onnx(w.b, w.n, &v, &n));
+    CHECK_EQ_INT(3, n);
+    if (n == 3) {
+        CHECK_STR("image_mean", v[0].key);
+        CHECK_STR("[0.5, 0.5, 0.5]", v[0].value);
+        CHECK_STR("opennpu.resize", v[1].key);
+        CHECK_STR("crop", v[1].value);
+        CHECK_STR("empty", v[2].key);
+        CHECK_STR("", v[2].value);
+        CHECK(npu_npub_props_check(v, n, NULL, 0));
+    }
+    free(v);
+    /* malformed: a length past the end */
+    static const uint8_t bad[] = {0x72, 0x7f, 0x0a};
+    CHECK_EQ_INT(NPU_ERR_CORRUPT, npu_npub_props_from_onnx(bad, sizeof(bad), &v, &n));
+    CHECK(v == NULL && n == 0);
+    CHECK_EQ_INT(NPU_OK, npu_npub_props_from_onnx(NULL, 0, &v, &n));
+    CHECK(v == NULL && n == 0);
+    /* more entries than the bound: the first NPU_NPUB_MAX_PROPS are kept */
+    size_t cap = 16 * (NPU_NPUB_MAX_PROPS + 10);
+    uint8_t *big = malloc(cap);
+    size_t bn = 0;
+    for (unsigned i = 0; i < NPU_NPUB_MAX_PROPS + 10; i++) {
+        struct pbw e = {.n = 0};
+        char k[16];
+        int kl = snprintf(k, sizeof(k), "k%u", i);
+        pbw_prop(&e, k, (size_t)kl, "v", 1);
+        memcpy(big + bn, e.b, e.n);
+        bn += e.n;
+    }
+    CHECK_EQ_INT(NPU_OK, npu_npub_props_from_onnx(big, bn, &v, &n));
+    CHECK_EQ_INT(NPU_NPUB_MAX_PROPS, n);
+    CHECK(n && !strcmp(v[n - 1].key, "k255"));
+    free(v);
+    free(big);
+    /* an over-long value is left out, the next entry kept */
+    size_t vl = NPU_NPUB_MAX_PROP_VALUE + 1;
+    char *lv = malloc(vl);
+    memset(lv, 'x', vl);
+    size_t ln = vl + 64;
+    uint8_t *lb = malloc(ln);
+    size_t at = 0;
+    /* entry { key "long", value lv } by hand: the helper's buffer is small */
+    lb[at++] = 14 << 3 | 2;
+    size_t inner = 2 + 4 + 1 + 3 + vl; /* key tag+len+4, value tag + 3-byte len + vl */
+    for (uint64_t x = inner; ; x >>= 7) {
+        lb[at++] = (uint8_t)((x & 0x7f) | (x > 0x7f ? 0x80 : 0));
+        if (x <= 0x7f)
+            break;
+    }
+    memcpy(lb + at, "\x0a\x04long\x12", 7);
+    at += 7;
+    lb[at++] = (uint8_t)(0x80 | (vl & 0x7f));
+    lb[at++] = (uint8_t)(0x80 | ((vl >> 7) & 0x7f));
+    lb[at++] = (uint8_t)(vl >> 14);
+    memcpy(lb + at, lv, vl);
+    at += vl;
+    memcpy(lb + at, "\x72\x08\x0a\x02ok\x12\x02ye", 10);
+    at += 10;
+    CHECK_EQ_INT(NPU_OK, npu_npub_props_from_onnx(lb, at, &v, &n));
+    CHECK_EQ_INT(1, n);
+    CHECK(n == 1 && !strcmp(v[0].key, "ok") && !strcmp(v[0].value, "ye"));
+    free(v);
+    free(lb);
+    free(lv);
+    npu_log_set_handler(NULL, NULL);
+    printf("ONNX metadata_props reader: entries in order, bounds, malformed input\n");
+}
+
+static void
+test_props(const struct npu_program *p)
+{
+    /* two 40000-byte values next to each other in the string pool (strings are
+     * pooled at first use: "big.b" is already there as the value of "alias") */
+    char *va = malloc(40001), *vb = malloc(40001);
+    memset(va, 'a', 40000);
+    memset(vb, 'b', 40000);
+    va[40000] = vb[40000] = 0;
+    const struct npu_model_prop props[] = {
+        {"opennpu.mean", "0.5, 0.25, 0.125"}, {"alias", "big.b"},
+        {"big.a", va}, {"big.b", vb}, {"same", "0.5, 0.25, 0.125"}, {"empty", ""},
+    };
+    const uint32_t np = sizeof(props) / sizeof(props[0]);
+    struct npu_npub_meta meta = {.options = "x", .source = "m.onnx", .props = props,
+                                 .n_props = np};
+    void *buf = NULL, *buf2 = NULL;
+    size_t len = 0, len2 = 0;
+    struct npu_npub *a = NULL;
+    CHECK_EQ_INT(NPU_OK, npu_npub_encode(p, &meta, &buf, &len));
+    CHECK_EQ_INT(NPU_OK, npu_npub_decode(buf, len, &a, NULL, 0));
+    const struct npu_npub_meta *m = a ? npu_npub_get_meta(a) : NULL;
+    CHECK(m && m->format_version == 2 && m->n_props == np);
+    for (uint32_t i = 0; m && i < np && i < m->n_props; i++) {
+        CHECK_STR(props[i].key, m->props[i].key);
+        CHECK_STR(props[i].value, m->props[i].value);
+    }
+    CHECK(a && prog_eq(p, npu_npub_program(a)));
+    struct npu_npub_meta again = {.options = "x", .source = "m.onnx",
+                                  .props = m ? m->props : NULL, .n_props = m ? m->n_props : 0};
+    CHECK_EQ_INT(NPU_OK, npu_npub_encode(npu_npub_program(a), &again, &buf2, &len2));
+    CHECK(len == len2 && !memcmp(buf, buf2, len));
+    free(buf2);
+    npu_npub_free(a);
+
+    /* the writer keeps the bounds */
+    npu_log_set_handler(quiet, NULL);
+    struct npu_model_prop dup[] = {{"k", "1"}, {"k", "2"}};
+    struct npu_npub_meta bad = {.props = dup, .n_props = 2};
+    CHECK_EQ_INT(NPU_ERR_INVALID, npu_npub_encode(p, &bad, &buf2, &len2));
+    dup[1].key = "";
+    CHECK_EQ_INT(NPU_ERR_INVALID, npu_npub_encode(p, &bad, &buf2, &len2));
+    char *lv = malloc(NPU_NPUB_MAX_PROP_VALUE + 2);
+    memset(lv, 'v', NPU_NPUB_MAX_PROP_VALUE + 1);
+    lv[NPU_NPUB_MAX_PROP_VALUE + 1] = 0;
+    dup[1].key = "long";
+    dup[1].value = lv;
+    CHECK_EQ_INT(NPU_ERR_INVALID, npu_npub_encode(p, &bad, &buf2, &len2));
+    lv[NPU_NPUB_MAX_PROP_VALUE] = 0; /* exactly the bound: fine */
+    CHECK_EQ_INT(NPU_OK, npu_npub_encode(p, &bad, &buf2, &len2));
+    free(buf2);
+    free(lv);
+    struct npu_model_prop many[NPU_NPUB_MAX_PROPS + 1];
+    char keys[NPU_NPUB_MAX_PROPS + 1][8];
+    for (unsigned i = 0; i <= NPU_NPUB_MAX_PROPS; i++) {
+        snprintf(keys[i], sizeof(keys[i]), "k%u", i);
+        many[i] = (struct npu_model_prop){keys[i], "v"};
+    }
+    bad.props = many;
+    bad.n_props = NPU_NPUB_MAX_PROPS + 1;
+    CHECK_EQ_INT(NPU_ERR_INVALID, npu_npub_encode(p, &bad, &buf2, &len2));
+    npu_log_set_handler(NULL, NULL);
+
+    /* damage, checksums recomputed so that the PROPS checks are what fires */
+    uint8_t *b = malloc(len);
+    uint64_t psz = 0, poff = npub_section(buf, len, SEC_PROPS, &psz);
+    uint64_t ssz = 0, soff = npub_section(buf, len, SEC_STRINGS, &ssz);
+    CHECK(poff && psz == np * PROP_BYTES && soff);
+#define DAMAGE(edit, words, what)                                                                  \
+    do {                                                                                           \
+        memcpy(b, buf, len);                                                                       \
+        edit;                                                                                      \
+        npub_rehash(b, len, 0);                                                                    \
+        expect(b, len, NPU_ERR_CORRUPT, words, what);                                              \
+    } while (0)
+    DAMAGE(put32(b + poff + PR_KEY, (uint32_t)ssz), "metadata entry 0: string reference",
+           "key outside the pool");
+    DAMAGE(put32(b + poff + PROP_BYTES + PR_VALUE, NPUB_NO_STRING), "metadata entry 1: no value",
+           "no value");
+    DAMAGE(put32(b + poff + PROP_BYTES + PR_KEY, 0), "metadata entry 1: key of 0 bytes",
+           "empty key");
+    DAMAGE(put32(b + poff + PROP_BYTES + PR_KEY, get32(b + poff + PR_KEY)),
+           "entries 0 and 1 have the same key 'opennpu.mean'", "repeated key");
+    /* big.a's NUL made an 'x': its value runs on into big.b's, 80001 bytes */
+    DAMAGE(b[soff + get32(b + poff + 2 * PROP_BYTES + PR_VALUE) + 40000] = 'x',
+           "entry 2 'big.a': value of 80001 bytes (at most 65536)", "over-long value");
+    DAMAGE(put32(b + H_FORMAT, 1), "section PROPS in a format 1 artifact", "PROPS in format 1");
+    DAMAGE(put32(entry(b, SEC_PROPS) + S_COUNT, np - 1), "do not fill", "PROPS count");
+#undef DAMAGE
+    /* the section dropped from the table (count and table shrunk): a format-2
+     * file without metadata loads, with none */
+    memcpy(b, buf, len);
+    uint32_t ns = get32(b + H_N_SECTIONS);
+    uint8_t *pe = entry(b, SEC_PROPS);
+    uint8_t *last = b + NPUB_HEADER_BYTES + (ns - 1) * NPUB_SECTION_ENTRY_BYTES;
+    memmove(pe, pe + NPUB_SECTION_ENTRY_BYTES, (size_t)(last - pe));
+    memset(last, 0, NPUB_SECTION_ENTRY_BYTES);
+    put32(b + H_N_SECTIONS, ns - 1);
+    npub_rehash(b, len, 0);
+    CHECK_EQ_INT(NPU_OK, npu_npub_decode(b, len, &a, NULL, 0));
+    CHECK(a && npu_npub_get_meta(a)->n_props == 0 && npu_npub_get_meta(a)->format_version == 2);
+    npu_npub_free(a);
+    free(b);
+    test_mutations(buf, len, 4000, "an artifact with metadata");
+    free(buf);
+    free(va);
+    free(vb);
+    printf("model metadata: round trip of %u entries (format 2), bounds, damage refused\n", np);
 }
 
 int
@@ -590,7 +831,9 @@ main(void)
     struct npu_tensor xc = {.dtype = NPU_DTYPE_FP32, .ndim = 3, .dims = {2, 3, 4}, .data = xs};
     roundtrip(dev, &c.p, &xc, "CPU program");
     test_damage(&h.p);
-    test_mutations();
+    test_mutations(good, good_len, 20000, "the A.1 program");
+    test_props(&h.p);
+    test_props_onnx();
     free(good);
     free(a);
     hand_prog_free(&h);

@@ -11,14 +11,24 @@
  *     npu_session_run itself.
  *
  * The backend is NPU_BENCH_BACKEND (default "sim"); if that backend cannot
- * load the model, the run falls back to "cpu" and says so.
+ * load the model, the run falls back to "cpu" and says so. On an NPU
+ * backend each model is compiled once here into a private compile cache,
+ * with the options the elements use, and the program's partition (steps on
+ * the NPU, on the CPU, conversions) is printed; the elements then load that
+ * same cache entry, so the figures belong to the printed partition (the
+ * partitioner measures CPU kernels, so two compiles could differ).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include <glib/gstdio.h>
 #include <gst/gst.h>
+
+#include "npu/npu-exec.h"
+#include "npu/npu-model.h"
+#include "npu/npu-program.h"
 
 typedef struct
 {
@@ -101,6 +111,49 @@ out:
   return r;
 }
 
+/* Compiles @model into @cache_dir as the elements will load it (backend,
+ * one CPU thread per session) and prints where its steps run. */
+static void
+print_partition (const gchar * what, const gchar * model, const gchar * backend,
+    const gchar * cache_dir)
+{
+  struct npu_model_options o = {.backend = backend,.cache_dir = cache_dir,
+    .cpu_threads = 1
+  };
+  struct npu_model *m = NULL;
+  const struct npu_program *p;
+  gint s, cpu = 0, jobs = 0, conv = 0;
+  guint tasks = 0;
+  gdouble modeled = 0;
+
+  if (npu_model_load (model, &o, &m) != NPU_OK) {
+    printf ("  %s: cannot load %s on %s\n", what, model, backend);
+    return;
+  }
+  p = npu_model_program (m);
+  if (!p) {
+    printf ("  %s: backend %s, CPU executor (no NPU program)\n", what,
+        npu_model_backend (m));
+    npu_model_free (m);
+    return;
+  }
+  for (s = 0; s < p->n_steps; s++) {
+    cpu += p->steps[s].kind == NPU_STEP_CPU;
+    jobs += p->steps[s].kind == NPU_STEP_NPU_JOB;
+    conv += p->steps[s].kind == NPU_STEP_CONVERT;
+  }
+  for (s = 0; s < p->n_jobs; s++) {
+    tasks += p->jobs[s].n_tasks;
+    modeled += p->jobs[s].modeled_s;
+  }
+  printf ("  %s: backend %s, partition (NPU_PARTITION=%s): %d NPU job(s) "
+      "with %u task(s), %d CPU step(s), %d conversion(s); NPU %.3f ms per "
+      "frame modeled (timing model v1)\n", what, npu_model_backend (m),
+      g_getenv ("NPU_PARTITION") ? g_getenv ("NPU_PARTITION") : "cost", jobs,
+      tasks, cpu, conv, modeled * 1e3);
+  npu_model_free (m);
+}
+
 /* The backend to use: @want if it loads the model, else "cpu". */
 static const gchar *
 pick_backend (const gchar * want, const gchar * model)
@@ -125,7 +178,7 @@ main (int argc, char **argv)
   const gchar *backend;
   guint n_embed = 1000, n_over = 3000, cores[2] = { 1, 7 }, i, rep;
   gdouble fps[2] = { 0, 0 };
-  gchar *desc;
+  gchar *desc, *cache;
   Run id = { 0 }, inf = { 0 };
 
   gst_init (&argc, &argv);
@@ -137,6 +190,11 @@ main (int argc, char **argv)
     n_embed = (guint) atoi (g_getenv ("NPU_BENCH_FRAMES"));
 
   backend = pick_backend (want ? want : "sim", siglip);
+  cache = g_dir_make_tmp ("bench-gst-XXXXXX", NULL);
+  printf ("== programs (compiled once into %s; the elements load them)\n",
+      cache);
+  print_partition ("tiny SigLIP", siglip, backend, cache);
+  print_partition ("1x3x4x4 model", tiny, backend, cache);
   printf ("== npuembed, tiny SigLIP (32x32 input), 320x240 RGB test frames, "
       "backend %s, %u frames, %u host CPUs\n", backend, n_embed,
       g_get_num_processors ());
@@ -148,8 +206,8 @@ main (int argc, char **argv)
     desc = g_strdup_printf ("videotestsrc num-buffers=%u ! "
         "video/x-raw,format=RGB,width=320,height=240,framerate=30/1 ! "
         "npuembed name=npu backend=%s cores=%u cpu-threads=1 mean=<0.5> "
-        "std=<0.5> model=%s ! fakesink name=sink sync=false", n_embed, backend,
-        cores[i], siglip);
+        "std=<0.5> cache-dir=%s model=%s ! fakesink name=sink sync=false",
+        n_embed, backend, cores[i], cache, siglip);
     for (rep = 0; rep < 3; rep++) {
       Run r = run_pipeline (desc);
 
@@ -180,8 +238,8 @@ main (int argc, char **argv)
     desc = g_strdup_printf ("videotestsrc num-buffers=300 ! "
         "video/x-raw,format=RGB,width=320,height=240,framerate=30/1 ! "
         "npuembed name=npu backend=%s cores=%u cpu-threads=1 mean=<0.5> "
-        "std=<0.5> model=%s ! fakesink name=sink sync=false", backend,
-        cores[i], siglip);
+        "std=<0.5> cache-dir=%s model=%s ! fakesink name=sink sync=false",
+        backend, cores[i], cache, siglip);
     r = run_pipeline (desc);
     g_free (desc);
     if (!r.ok)
@@ -210,8 +268,8 @@ main (int argc, char **argv)
       id = r;
     desc = g_strdup_printf ("videotestsrc num-buffers=%u ! "
         "video/x-raw,format=RGB,width=320,height=240,framerate=30/1 ! "
-        "npuinfer name=npu backend=%s model=%s ! fakesink name=sink "
-        "sync=false", n_over, backend, tiny);
+        "npuinfer name=npu backend=%s cpu-threads=1 cache-dir=%s model=%s ! "
+        "fakesink name=sink sync=false", n_over, backend, cache, tiny);
     r = run_pipeline (desc);
     g_free (desc);
     inf.ok = r.ok;
@@ -228,6 +286,21 @@ main (int argc, char **argv)
       "(npu_session_run itself: %.1f us, on worker threads)\n",
       (inf.seconds - id.seconds) * 1e6 / n_over,
       (inf.cpu_seconds - id.cpu_seconds) * 1e6 / n_over, inf.run_us);
+  {
+    GDir *d = g_dir_open (cache, 0, NULL);
+    const gchar *f;
+
+    while (d && (f = g_dir_read_name (d))) {
+      gchar *path = g_build_filename (cache, f, NULL);
+
+      g_unlink (path);
+      g_free (path);
+    }
+    if (d)
+      g_dir_close (d);
+    g_rmdir (cache);
+  }
+  g_free (cache);
   gst_deinit ();
   return 0;
 }

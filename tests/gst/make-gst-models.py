@@ -18,6 +18,9 @@ trusting the element's own code:
     two_inputs.onnx      a, b f32 [1,3,4,4] -> a + b  (not an image model)
     vector_input.onnx    x f32 [1,16] -> Relu(x)      (not an image model)
     corrupt.onnx         random bytes
+    quant_out.npuir      x f32 [1,3,4,4] -> q = QuantizeLinear(x, 0.05, 3), an int8
+                         output carrying its quantisation (IR text: ONNX has no
+                         quantised tensor type, only Quantize/DequantizeLinear)
 
 Usage: make-gst-models.py OUTDIR
 """
@@ -100,6 +103,16 @@ def main():
     g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "vector_input", [x], [y])
     save(helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)]),
          os.path.join(out, "vector_input.onnx"))
+
+    with open(os.path.join(out, "quant_out.npuir"), "w") as f:
+        f.write("# opennpu ir v1\n"
+                "graph \"quant_out\" opset=13 {\n"
+                "  input %x: f32[1,3,4,4]\n"
+                "  const %s: f32[] = [0.05]\n"
+                "  const %z: i8[] = [3]\n"
+                "  %q: i8[1,3,4,4] q(0.05,3) = QuantizeLinear(%x, %s, %z)\n"
+                "  output %q\n"
+                "}\n")
 
     rng = np.random.default_rng(7)
     # 0xff first: not a valid protobuf field key for ModelProto's layout

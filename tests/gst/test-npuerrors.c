@@ -11,6 +11,7 @@
 #include "npu-gst-test.h"
 #include "npu/npu-device.h"
 #include "npu/npu-npy.h"
+#include "../artifact/npub-rehash.h"
 
 /* Builds @factory with the NULL-terminated name/value string pairs, takes it
  * to PAUSED, expects the state change to fail with one error of @domain
@@ -86,6 +87,9 @@ GST_START_TEST (test_model_errors)
       "model", TEST_MODELS_DIR, NULL);
   expect_start_error ("npuinfer", GST_LIBRARY_ERROR, -1, "corrupt.onnx",
       "model", MODEL ("corrupt.onnx"), "backend", "cpu", NULL);
+  /* through the compiler (NPU path) as well */
+  expect_start_error ("npuembed", GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_INIT,
+      "corrupt.onnx", "model", MODEL ("corrupt.onnx"), "backend", "sim", NULL);
   expect_start_error ("npuinfer", GST_LIBRARY_ERROR,
       GST_LIBRARY_ERROR_SETTINGS, "2 inputs",
       "model", MODEL ("two_inputs.onnx"), "backend", "cpu", NULL);
@@ -122,6 +126,96 @@ GST_START_TEST (test_model_errors)
           "model", MODEL ("image_f32.onnx"), "backend", backends[i], NULL);
     }
   }
+}
+
+GST_END_TEST;
+
+/* A damaged copy of image_meta.npub (made by npuc, with a PROPS section)
+ * written to @dir/@name: @edit(bytes, len, props offset, strings size) then
+ * the checksums recomputed unless @keep_hashes. */
+typedef void (*NpubEdit) (guint8 * b, gsize len, guint64 props, guint64 pool);
+
+static gchar *
+damaged_npub (const gchar * dir, const gchar * name, NpubEdit edit,
+    gboolean keep_hashes)
+{
+  gchar *path = g_build_filename (dir, name, NULL), *data = NULL;
+  gsize len = 0;
+  guint64 psize = 0, ssize = 0, props, pool;
+
+  fail_unless (g_file_get_contents (MODEL ("image_meta.npub"), &data, &len,
+          NULL));
+  props = npub_section ((guint8 *) data, len, SEC_PROPS, &psize);
+  pool = npub_section ((guint8 *) data, len, SEC_STRINGS, &ssize);
+  fail_unless (props && psize == 5 * PROP_BYTES && pool);
+  edit ((guint8 *) data, len, props, ssize);
+  if (!keep_hashes)
+    npub_rehash ((guint8 *) data, len, 0);
+  fail_unless (g_file_set_contents (path, data, len, NULL));
+  g_free (data);
+  return path;
+}
+
+static void
+edit_key_outside (guint8 * b, gsize len, guint64 props, guint64 pool)
+{
+  put32 (b + props + PR_KEY, (guint32) pool);
+}
+
+static void
+edit_key_repeated (guint8 * b, gsize len, guint64 props, guint64 pool)
+{
+  put32 (b + props + PROP_BYTES + PR_KEY, get32 (b + props + PR_KEY));
+}
+
+static void
+edit_format (guint8 * b, gsize len, guint64 props, guint64 pool)
+{
+  put32 (b + H_FORMAT, 9);
+}
+
+static void
+edit_value_bit (guint8 * b, gsize len, guint64 props, guint64 pool)
+{
+  b[props + PR_VALUE] ^= 0x10;
+}
+
+/* Artifacts: a metadata section whose records are wrong (checksums made to
+ * fit, so the record checks are what refuses it), a damaged byte caught by
+ * the checksums, a format from the future, and an .npub on the cpu backend
+ * (which runs only .onnx). */
+GST_START_TEST (test_npub_errors)
+{
+  gchar *dir = g_dir_make_tmp ("npuinfer-npub-XXXXXX", NULL);
+  gchar *outside = damaged_npub (dir, "outside.npub", edit_key_outside, FALSE);
+  gchar *repeated = damaged_npub (dir, "repeated.npub", edit_key_repeated,
+      FALSE);
+  gchar *future = damaged_npub (dir, "future.npub", edit_format, FALSE);
+  gchar *bit = damaged_npub (dir, "bit.npub", edit_value_bit, TRUE);
+
+  expect_start_error ("npuinfer", GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_INIT,
+      "metadata entry 0: string reference",
+      "model", outside, "backend", "sim", NULL);
+  expect_start_error ("npuembed", GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_INIT,
+      "metadata entries 0 and 1 have the same key 'opennpu.mean'",
+      "model", repeated, "backend", "sim", NULL);
+  expect_start_error ("npuinfer", GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_INIT,
+      "format version 9", "model", future, "backend", "sim", NULL);
+  expect_start_error ("npuinfer", GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_INIT,
+      "checksum", "model", bit, "backend", "sim", NULL);
+  expect_start_error ("npuinfer", GST_LIBRARY_ERROR, -1, "not on cpu",
+      "model", MODEL ("image_meta.npub"), "backend", "cpu", NULL);
+
+  g_unlink (outside);
+  g_unlink (repeated);
+  g_unlink (future);
+  g_unlink (bit);
+  g_rmdir (dir);
+  g_free (outside);
+  g_free (repeated);
+  g_free (future);
+  g_free (bit);
+  g_free (dir);
 }
 
 GST_END_TEST;
@@ -323,6 +417,7 @@ npuerrors_suite (void)
   suite_add_tcase (s, tc);
   tcase_set_timeout (tc, 120);
   tcase_add_test (tc, test_model_errors);
+  tcase_add_test (tc, test_npub_errors);
   tcase_add_test (tc, test_embed_setting_errors);
   tcase_add_test (tc, test_unsupported_caps);
   tcase_add_test (tc, test_job_timeout);

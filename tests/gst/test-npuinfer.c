@@ -10,7 +10,10 @@
  * Jobs are slowed down with the test hook GST_NPU_TEST_JOB_DELAY_US
  * ("min:max" microseconds, read when the element starts).
  */
+#include <glib/gstdio.h>
+
 #include "npu-gst-test.h"
+#include "npu/npu-npy.h"
 
 #define RGB_CAPS(w, h) \
   "video/x-raw,format=RGB,width=" #w ",height=" #h ",framerate=30/1"
@@ -202,6 +205,275 @@ GST_START_TEST (test_meta_matches_session)
 
 GST_END_TEST;
 
+/* The tiny SigLIP on a 32x32 frame (its input size): every attached tensor
+ * is bit for bit what the npu-run tool writes, in its own process, for the
+ * input tensor computed here from the frame with the documented formula
+ * (scale-offset: pixel * scale + offset, NCHW). Scale 1/256 and offset -0.5
+ * are exact in float, so both sides feed identical bytes; one CPU thread on
+ * both sides and NPU_PARTITION=supported (the NPU computes every node it
+ * supports) make both compile the same program, so the outputs must be
+ * identical, on the cpu and on the sim backend. */
+GST_START_TEST (test_meta_matches_npu_run)
+{
+  const gchar *backends[] = { "cpu", "sim" };
+  gchar *dir = g_dir_make_tmp ("npuinfer-run-XXXXXX", NULL);
+  gchar *in_npy = g_build_filename (dir, "in.npy", NULL);
+  GRand *r = g_rand_new_with_seed (11);
+  guint b;
+
+  g_setenv ("NPU_PARTITION", "supported", TRUE);
+  for (b = 0; b < G_N_ELEMENTS (backends); b++) {
+    gchar *desc = g_strdup_printf ("npuinfer backend=%s cores=1 "
+        "cpu-threads=1 normalization=scale-offset "
+        "scale=<0.00390625,0.00390625,0.00390625> offset=<-0.5,-0.5,-0.5> "
+        "model=" SIGLIP_TINY, backends[b]);
+    gchar *out_dir = g_build_filename (dir, backends[b], NULL);
+    gchar *input_arg = g_strdup_printf ("pixel_values=%s", in_npy);
+    const gchar *argv[] = { NPU_RUN, SIGLIP_TINY, "--backend", backends[b],
+      "--threads", "1", "--input", input_arg, "--output-dir", out_dir,
+      "--quiet", NULL
+    };
+    static gfloat tensor[3 * 32 * 32];
+    struct npu_tensor t = { 0 };
+    GstHarness *h = gst_harness_new_parse (desc);
+    GstBuffer *in, *out;
+    GstVideoInfo info;
+    GstVideoFrame f;
+    GstNpuTensorMeta *meta;
+    gchar *err_text = NULL;
+    gint x, y, c, status = -1;
+    guint i;
+
+    in = make_frame (GST_VIDEO_FORMAT_RGB, 32, 32, px_random, r);
+    gst_video_info_set_format (&info, GST_VIDEO_FORMAT_RGB, 32, 32);
+    fail_unless (gst_video_frame_map (&f, &info, in, GST_MAP_READ));
+    for (y = 0; y < 32; y++)
+      for (x = 0; x < 32; x++)
+        for (c = 0; c < 3; c++) {
+          guint8 p = ((guint8 *) GST_VIDEO_FRAME_PLANE_DATA (&f, 0))
+              [y * GST_VIDEO_FRAME_PLANE_STRIDE (&f, 0) + 3 * x + c];
+          tensor[c * 1024 + y * 32 + x] = p / 256.0f - 0.5f;
+        }
+    gst_video_frame_unmap (&f);
+    t.dtype = NPU_DTYPE_FP32;
+    t.ndim = 4;
+    t.dims[0] = 1;
+    t.dims[1] = 3;
+    t.dims[2] = 32;
+    t.dims[3] = 32;
+    t.data = tensor;
+    fail_unless_equals_int (npu_npy_write (in_npy, &t), NPU_OK);
+    fail_unless (g_spawn_sync (NULL, (gchar **) argv, NULL,
+            G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err_text, &status,
+            NULL));
+    fail_unless (g_spawn_check_wait_status (status, NULL), "npu-run: %s",
+        err_text);
+
+    gst_harness_set_src_caps_str (h, RGB_CAPS (32, 32));
+    out = gst_harness_push_and_pull (h, in);
+    meta = gst_buffer_get_npu_tensor_meta (out);
+    fail_unless (meta != NULL);
+    fail_unless_equals_int (meta->num_tensors, 2);
+    for (i = 0; i < meta->num_tensors; i++) {
+      const GstNpuTensor *mt = &meta->tensors[i];
+      gchar *file = g_strdup_printf ("%s/%s.npy", out_dir,
+          g_quark_to_string (mt->name));
+      struct npu_tensor ref = { 0 };
+      gsize size;
+      gconstpointer data = gst_npu_tensor_get_data (mt, &size);
+      guint d;
+
+      fail_unless_equals_int (npu_npy_read (file, &ref), NPU_OK);
+      fail_unless (ref.dtype == NPU_DTYPE_FP32
+          && mt->data_type == GST_NPU_TENSOR_DATA_TYPE_FLOAT32);
+      fail_unless_equals_int (mt->num_dims, ref.ndim);
+      for (d = 0; d < mt->num_dims; d++)
+        fail_unless_equals_int64 (mt->dims[d], ref.dims[d]);
+      fail_unless_equals_int (size, npu_tensor_nbytes (&ref));
+      fail_unless (memcmp (data, ref.data, size) == 0,
+          "%s on %s differs from npu-run's", g_quark_to_string (mt->name),
+          backends[b]);
+      npu_npy_free (&ref);
+      g_unlink (file);
+      g_free (file);
+    }
+    gst_buffer_unref (out);
+    gst_harness_teardown (h);
+    g_rmdir (out_dir);
+    g_free (out_dir);
+    g_free (input_arg);
+    g_free (err_text);
+    g_free (desc);
+  }
+  g_unsetenv ("NPU_PARTITION");
+  g_unlink (in_npy);
+  g_rmdir (dir);
+  g_free (in_npy);
+  g_free (dir);
+  g_rand_free (r);
+}
+
+GST_END_TEST;
+
+/* An int8 output that carries its quantisation (scale 0.05, zero point 3)
+ * reaches the meta as int8 data with that scale and zero point, and
+ * dequantises to within half a step of the float input; the int8 values
+ * are computed here from ONNX QuantizeLinear's definition. */
+GST_START_TEST (test_quantised_output)
+{
+  GstHarness *h = gst_harness_new_parse ("npuinfer backend=cpu model="
+      MODEL ("quant_out.npuir"));
+  guint8 col[3] = { 200, 100, 50 };
+  GstBuffer *out;
+  const GstNpuTensor *t;
+  const gint8 *q;
+  gfloat *f;
+  gsize size, n;
+  gint c, i;
+
+  gst_harness_set_src_caps_str (h, RGB_CAPS (4, 4));
+  out = gst_harness_push_and_pull (h, make_frame (GST_VIDEO_FORMAT_RGB, 4, 4,
+          px_const, col));
+  t = gst_npu_tensor_meta_get_by_name (gst_buffer_get_npu_tensor_meta (out),
+      "q");
+  fail_unless (t != NULL);
+  fail_unless_equals_int (t->data_type, GST_NPU_TENSOR_DATA_TYPE_INT8);
+  fail_unless_equals_float (t->scale, 0.05f);
+  fail_unless_equals_int (t->zero_point, 3);
+  q = gst_npu_tensor_get_data (t, &size);
+  fail_unless_equals_int (size, 48);
+  f = gst_npu_tensor_dup_float (t, &n);
+  fail_unless_equals_int (n, 48);
+  for (c = 0; c < 3; c++)
+    for (i = 0; i < 16; i++) {
+      gdouble x = col[c] / 255.0;
+      gint want = CLAMP ((gint) rint (x / 0.05) + 3, -128, 127);
+
+      fail_unless_equals_int (q[c * 16 + i], want);
+      fail_unless (fabs (f[c * 16 + i] - x) <= 0.025 + 1e-6);
+    }
+  g_free (f);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* The files in @dir whose names end in @suffix (sorted), as one string;
+ * removes them when @remove. */
+static gchar *
+list_dir (const gchar * dir, const gchar * suffix, gboolean remove)
+{
+  GDir *d = g_dir_open (dir, 0, NULL);
+  GPtrArray *names = g_ptr_array_new_with_free_func (g_free);
+  const gchar *f;
+  gchar *res;
+
+  while (d && (f = g_dir_read_name (d))) {
+    if (!g_str_has_suffix (f, suffix))
+      continue;
+    g_ptr_array_add (names, g_strdup (f));
+    if (remove) {
+      gchar *p = g_build_filename (dir, f, NULL);
+
+      g_unlink (p);
+      g_free (p);
+    }
+  }
+  if (d)
+    g_dir_close (d);
+  g_ptr_array_sort (names, (GCompareFunc) g_strcmp0);
+  g_ptr_array_add (names, NULL);
+  res = g_strjoinv (",", (gchar **) names->pdata);
+  g_ptr_array_unref (names);
+  return res;
+}
+
+/* The defaults (backend auto, cores 7: three slots) on the NPU path: frames
+ * go to the three cores in turn; cache-dir: the first start compiles and
+ * writes one artifact (cached CPU cost measurements may sit beside it), the
+ * second start loads it (same file, same bytes) and still applies the
+ * model's metadata, which the artifact carries. */
+GST_START_TEST (test_defaults_and_cache_dir)
+{
+  gchar *dir = g_dir_make_tmp ("npuinfer-cache-XXXXXX", NULL);
+  gchar *entry_name = NULL, *entry_bytes = NULL;
+  gsize entry_len = 0;
+  guint run, i, cores;
+
+  for (run = 0; run < 2; run++) {
+    gchar *desc = g_strdup_printf ("npuinfer cache-dir=%s model=%s", dir,
+        MODEL ("image_meta.onnx"));
+    GstHarness *h = gst_harness_new_parse (desc);
+    GstElement *e = harness_npu_element (h);
+    GstStructure *st = NULL;
+    const gchar *backend;
+    guint8 col[3] = { 200, 100, 50 };
+    gchar *files, *path, *bytes = NULL;
+    gsize len = 0;
+
+    g_object_get (e, "cores", &cores, NULL);
+    fail_unless_equals_int (cores, 7);
+    gst_harness_set_src_caps_str (h, RGB_CAPS (4, 4));
+    for (i = 0; i < 6; i++) {
+      GstBuffer *out = gst_harness_push_and_pull (h,
+          make_frame (GST_VIDEO_FORMAT_RGB, 4, 4, px_const, col));
+      const GstNpuTensor *t = gst_npu_tensor_meta_get_by_name
+          (gst_buffer_get_npu_tensor_meta (out), "pixels");
+      const gfloat *v = gst_npu_tensor_get_data (t, NULL);
+
+      /* the metadata's mean/std and bgr order (float16 on the NPU) */
+      fail_unless (fabs (v[0] - (50 / 255.0 - 0.125) / 0.5) < 4e-3, "%g", v[0]);
+      fail_unless (fabs (v[32] - (200 / 255.0 - 0.5) / 0.5) < 4e-3);
+      gst_buffer_unref (out);
+    }
+    g_object_get (e, "stats", &st, NULL);
+    backend = gst_structure_get_string (st, "backend");
+    fail_unless (backend && (!strcmp (backend, "sim")
+            || !strcmp (backend, "rknpu") || !strcmp (backend, "rocket")),
+        "auto chose %s", backend);
+    gst_structure_free (st);
+    for (i = 0; i < 3; i++)
+      fail_unless_equals_uint64 (stats_core_jobs (e, i), 2);
+
+    /* (the partitioner keeps its measured CPU costs there too) */
+    files = list_dir (dir, ".npub", FALSE);
+    fail_unless (g_str_has_suffix (files, ".npub") && !strchr (files, ','),
+        "cache folder holds \"%s\"", files);
+    path = g_build_filename (dir, files, NULL);
+    fail_unless (g_file_get_contents (path, &bytes, &len, NULL));
+    if (run == 0) {
+      struct npu_model_options o = {.backend = "sim" };
+      struct npu_model *m = NULL;
+
+      entry_name = g_strdup (files);
+      entry_bytes = bytes;
+      entry_len = len;
+      /* the entry is an artifact with the model's five metadata entries */
+      fail_unless_equals_int (npu_model_load (path, &o, &m), NPU_OK);
+      fail_unless_equals_int (npu_model_num_props (m), 5);
+      npu_model_free (m);
+    } else {
+      fail_unless_equals_string (files, entry_name);
+      fail_unless (len == entry_len && !memcmp (bytes, entry_bytes, len),
+          "the cache entry was rewritten");
+      g_free (bytes);
+    }
+    g_free (path);
+    g_free (files);
+    gst_object_unref (e);
+    gst_harness_teardown (h);
+    g_free (desc);
+  }
+  g_free (list_dir (dir, "", TRUE));
+  g_rmdir (dir);
+  g_free (dir);
+  g_free (entry_name);
+  g_free (entry_bytes);
+}
+
+GST_END_TEST;
+
 /* Feeds one 4x4 frame of @fmt made by @px through @desc and returns the
  * "pixels" output as floats (16 * channels values, the model's layout). */
 static gfloat *
@@ -321,24 +593,43 @@ GST_START_TEST (test_layouts_and_dtypes)
 
 GST_END_TEST;
 
-/* Normalisation defaults come from the model's metadata_props, and a
- * property set explicitly overrides them. */
+/* Normalisation defaults come from the model's metadata_props, for the
+ * .onnx and for the .npub npuc made of it, and a property set explicitly
+ * overrides them. */
 GST_START_TEST (test_metadata_defaults)
 {
+  static const gchar *const with_meta[] = {
+    "npuinfer backend=cpu model=" MODEL ("image_meta.onnx"),
+    "npuinfer backend=sim model=" MODEL ("image_meta.onnx"),
+    "npuinfer backend=sim model=" MODEL ("image_meta.npub"),
+  };
   guint8 col[3] = { 200, 100, 50 };
   gfloat *v;
   gsize n;
-  gint i;
+  gint i, k;
 
   /* image_meta.onnx: mean 0.5,0.25,0.125, std 0.5,0.25,0.5, channel-order
    * bgr, resize letterbox (irrelevant at the model's size) */
-  v = pixels_of ("npuinfer backend=cpu model=" MODEL ("image_meta.onnx"),
-      "RGB", 4, 4, px_const, col, &n);
-  for (i = 0; i < 16; i++) {
-    fail_unless (fabs (v[i] - (50 / 255.0 - 0.125) / 0.5) < 1e-5);
-    fail_unless (fabs (v[16 + i] - (100 / 255.0 - 0.25) / 0.25) < 1e-5);
-    fail_unless (fabs (v[32 + i] - (200 / 255.0 - 0.5) / 0.5) < 1e-5);
+  for (k = 0; k < (gint) G_N_ELEMENTS (with_meta); k++) {
+    /* on sim the Mul may run on the NPU in float16 (2^-11 relative) */
+    gdouble tol = k ? 4e-3 : 1e-5;
+
+    v = pixels_of (with_meta[k], "RGB", 4, 4, px_const, col, &n);
+    fail_unless_equals_int (n, 48);
+    for (i = 0; i < 16; i++) {
+      fail_unless (fabs (v[i] - (50 / 255.0 - 0.125) / 0.5) < tol, "%s: %g",
+          with_meta[k], v[i]);
+      fail_unless (fabs (v[16 + i] - (100 / 255.0 - 0.25) / 0.25) < tol);
+      fail_unless (fabs (v[32 + i] - (200 / 255.0 - 0.5) / 0.5) < tol);
+    }
+    g_free (v);
   }
+
+  /* the .npub: explicit settings still win */
+  v = pixels_of ("npuinfer backend=sim mean=<0,0,0> channel-order=rgb model="
+      MODEL ("image_meta.npub"), "RGB", 4, 4, px_const, col, &n);
+  fail_unless (fabs (v[0] - (200 / 255.0) / 0.5) < 4e-3);
+  fail_unless (fabs (v[32] - (50 / 255.0) / 0.5) < 4e-3);
   g_free (v);
 
   /* explicit mean and channel order win, std still from the metadata */
@@ -919,8 +1210,11 @@ npuinfer_suite (void)
   tcase_set_timeout (tc, 120);
   tcase_add_test (tc, test_caps_formats);
   tcase_add_test (tc, test_meta_matches_session);
+  tcase_add_test (tc, test_meta_matches_npu_run);
   tcase_add_test (tc, test_layouts_and_dtypes);
+  tcase_add_test (tc, test_quantised_output);
   tcase_add_test (tc, test_metadata_defaults);
+  tcase_add_test (tc, test_defaults_and_cache_dir);
   tcase_add_test (tc, test_resize_modes);
   tcase_add_test (tc, test_yuv_conversion);
   tcase_add_test (tc, test_caps_change_midstream);

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test-npumeta.c: the pieces under the elements, without a pipeline: the
- * metadata API (copy, scale transform, dequantisation), the ONNX
- * metadata_props reader, the resize geometry, float->half, and the
+ * metadata API (copy, scale transform, dequantisation), the model's
+ * metadata (npu_model_prop: .onnx, .npub, compile cache) and the defaults
+ * derived from it, the resize geometry, float->half, and the
  * introspected documentation of both elements (every property described,
  * every enum value with a nick).
  */
+#include <glib/gstdio.h>
+
 #include "npu-gst-test.h"
 #include "gstnpumodelinfo.h"
 #include "gstnpupreprocess.h"
@@ -157,16 +160,43 @@ GST_START_TEST (test_embedding_meta)
 
 GST_END_TEST;
 
-/* metadata_props of the generated models, and malformed input. */
-GST_START_TEST (test_model_info)
+/* The entries make-gst-models.py writes into image_meta.onnx, in order. */
+static const gchar *const image_meta_props[][2] = {
+  {"opennpu.mean", "0.5, 0.25, 0.125"},
+  {"opennpu.std", "[0.5 0.25 0.5]"},
+  {"opennpu.resize", "letterbox"},
+  {"opennpu.channel-order", "bgr"},
+  {"unrelated", "ignored"},
+};
+
+/* Loads @path and checks its metadata (npu_model_prop) against
+ * image_meta_props and what the element derives from it. */
+static void
+check_image_meta (const gchar * path, const gchar * backend,
+    const gchar * cache_dir)
 {
+  struct npu_model_options o = {.backend = backend,.cache_dir = cache_dir };
+  struct npu_model *m = NULL;
   GstNpuModelInfo mi;
-  GError *err = NULL;
-  const guint8 bad[] = { 0x0a, 0x7f, 0x01 };    /* length past the end */
+  gint i;
+
+  fail_unless_equals_int (npu_model_load (path, &o, &m), NPU_OK);
+  fail_unless_equals_int (npu_model_num_props (m),
+      G_N_ELEMENTS (image_meta_props));
+  for (i = 0; i < (gint) G_N_ELEMENTS (image_meta_props); i++) {
+    fail_unless_equals_string (npu_model_prop (m, i)->key,
+        image_meta_props[i][0]);
+    fail_unless_equals_string (npu_model_prop (m, i)->value,
+        image_meta_props[i][1]);
+  }
+  fail_unless (npu_model_prop (m, i) == NULL);
+  fail_unless (npu_model_prop (m, -1) == NULL);
+  fail_unless_equals_string (npu_model_prop_value (m, "opennpu.resize"),
+      "letterbox");
+  fail_unless (npu_model_prop_value (m, "image_mean") == NULL);
 
   gst_npu_model_info_init (&mi);
-  fail_unless (gst_npu_model_info_read_onnx (MODEL ("image_meta.onnx"), &mi,
-          &err));
+  gst_npu_model_info_from_model (&mi, m);
   fail_unless (mi.has_mean && mi.has_std && !mi.has_scale);
   fail_unless_equals_float (mi.mean[0], 0.5f);
   fail_unless_equals_float (mi.mean[2], 0.125f);
@@ -174,21 +204,62 @@ GST_START_TEST (test_model_info)
   fail_unless_equals_int (mi.resize, GST_NPU_RESIZE_LETTERBOX);
   fail_unless_equals_int (mi.channel_order, GST_NPU_CHANNEL_ORDER_BGR);
   fail_unless_equals_int (mi.n_props, 5);
+  npu_model_free (m);
+}
 
+/* Metadata through the model API: the .onnx on the cpu and sim backends,
+ * the .npub npuc made of it (carrying metadata_props), the compile cache
+ * (written, then hit); value parsing. */
+GST_START_TEST (test_model_info)
+{
+  GstNpuModelInfo mi;
+  struct npu_model *m = NULL;
+  struct npu_model_options cpu = {.backend = "cpu" };
+  gchar *cache = g_dir_make_tmp ("npu-gst-cache-XXXXXX", NULL);
+  GDir *d;
+  const gchar *f;
+
+  check_image_meta (MODEL ("image_meta.onnx"), "cpu", NULL);
+  check_image_meta (MODEL ("image_meta.onnx"), "sim", NULL);
+  check_image_meta (MODEL ("image_meta.npub"), "sim", NULL);
+  check_image_meta (MODEL ("image_meta.onnx"), "sim", cache);   /* compiles */
+  check_image_meta (MODEL ("image_meta.onnx"), "sim", cache);   /* cache hit */
+  d = g_dir_open (cache, 0, NULL);
+  while (d && (f = g_dir_read_name (d))) {
+    gchar *p = g_build_filename (cache, f, NULL);
+    g_unlink (p);
+    g_free (p);
+  }
+  if (d)
+    g_dir_close (d);
+  g_rmdir (cache);
+  g_free (cache);
+
+  fail_unless_equals_int (npu_model_load (MODEL ("image_f32.onnx"), &cpu, &m),
+      NPU_OK);
+  fail_unless_equals_int (npu_model_num_props (m), 0);
+  fail_unless (npu_model_prop (m, 0) == NULL);
   gst_npu_model_info_init (&mi);
-  fail_unless (gst_npu_model_info_read_onnx (MODEL ("image_f32.onnx"), &mi,
-          NULL));
+  gst_npu_model_info_from_model (&mi, m);
   fail_unless_equals_int (mi.n_props, 0);
   fail_unless_equals_int (mi.resize, -1);
+  fail_if (mi.has_mean || mi.has_std);
+  npu_model_free (m);
 
+  /* value forms; a value that does not parse keeps what an earlier synonym
+   * set */
   gst_npu_model_info_init (&mi);
-  fail_if (gst_npu_model_info_parse_onnx (bad, sizeof (bad), &mi, &err));
-  fail_unless (err != NULL);
-  g_clear_error (&err);
-  fail_if (gst_npu_model_info_read_onnx (MODEL ("corrupt.onnx"), &mi, &err));
-  g_clear_error (&err);
-  fail_if (gst_npu_model_info_read_onnx ("/no/such/file.onnx", &mi, &err));
-  g_clear_error (&err);
+  gst_npu_model_info_apply (&mi, "image_mean", "[0.48145466 0.4578275 0.4]");
+  gst_npu_model_info_apply (&mi, "mean", "0.1, nonsense");
+  gst_npu_model_info_apply (&mi, "STD", "0.25");
+  gst_npu_model_info_apply (&mi, "opennpu.offset", "(1;2;3)");
+  gst_npu_model_info_apply (&mi, "opennpu.resize", "sideways");
+  fail_unless (mi.has_mean && mi.has_std && mi.has_offset && !mi.has_scale);
+  fail_unless_equals_float (mi.mean[1], 0.4578275f);
+  fail_unless_equals_float (mi.std[2], 0.25f);
+  fail_unless_equals_float (mi.offset[2], 3.0f);
+  fail_unless_equals_int (mi.resize, -1);
+  fail_unless_equals_int (mi.n_props, 5);
 }
 
 GST_END_TEST;

@@ -30,7 +30,8 @@ static const char usage[] =
     "        --explain         print, per node: the placement, the NPU cost (modeled,\n"
     "                          timing model v1), the CPU cost (measured on this host), the\n"
     "                          conversion and submit costs, and why the NPU cannot take it\n"
-    "        --info            print what an artifact holds (header, options, program)\n"
+    "        --info            print what an artifact holds (header, options, model\n"
+    "                          metadata, program)\n"
     "    -d, --dims LIST       symbolic input dims, e.g. batch=1,seq=64 (default 1)\n"
     "    -p, --partition MODE  cost (default), supported (every node the NPU supports), cpu\n"
     "    -t, --threads N       CPU threads the CPU ops will use (CPU costs are measured so)\n"
@@ -87,6 +88,12 @@ info(const char *path)
            (unsigned long long)m->model_hash);
     printf("options:  %s (hash %016llx)\n", m->options[0] ? m->options : "-",
            (unsigned long long)m->options_hash);
+    /* model metadata, one entry a line; long values shortened for the eye */
+    for (uint32_t i = 0; i < m->n_props; i++) {
+        size_t vl = strlen(m->props[i].value);
+        printf("%s %s = %.*s%s\n", i ? "         " : "metadata:", m->props[i].key,
+               (int)(vl > 72 ? 72 : vl), m->props[i].value, vl > 72 ? "..." : "");
+    }
     summary(npu_npub_program(a), stdout);
     npu_npub_free(a);
     return 0;
@@ -197,7 +204,8 @@ main(int argc, char **argv)
         char opt_text[1024];
         struct npu_npub_meta meta = {.options_hash = npu_build_options_hash(&bo, opt_text,
                                                                              sizeof(opt_text)),
-                                     .options = opt_text, .source = model};
+                                     .options = opt_text, .source = model,
+                                     .props = b->props, .n_props = b->n_props};
         if (npu_model_content_hash(model, &meta.model_hash) ||
             npu_npub_save(b->prog, &meta, out)) {
             fprintf(stderr, "npuc: cannot write %s\n", out);

@@ -67,6 +67,27 @@ const struct npu_io_info *npu_model_output(const struct npu_model *m, int i);
 /* "cpu", "sim", ...: the backend the model actually runs on. */
 const char *npu_model_backend(const struct npu_model *m);
 
+/*
+ * The model's metadata: the source ONNX model's metadata_props (key/value
+ * strings such as preprocessing hints, "image_mean" = "[0.5, 0.5, 0.5]"),
+ * carried into .npub artifacts by the compiler (docs/npub-format.md, section
+ * PROPS), so an artifact and its .onnx give the same list. Entries are in the
+ * source's order; keys are unique and non-empty. A model from .npuir text, or
+ * an .onnx without metadata_props, has none. Entries larger than the
+ * artifact's bounds (npu-npub.h: NPU_NPUB_MAX_PROP_*) are left out, with a
+ * warning, whichever the file type.
+ */
+struct npu_model_prop {
+    const char *key;
+    const char *value;
+};
+int npu_model_num_props(const struct npu_model *m);
+/* Entry i (0 <= i < npu_model_num_props), NULL when out of range; valid for
+ * the model's lifetime. */
+const struct npu_model_prop *npu_model_prop(const struct npu_model *m, int i);
+/* The value of key (exact, case-sensitive match), NULL when absent. */
+const char *npu_model_prop_value(const struct npu_model *m, const char *key);
+
 /* core: the NPU core this session's jobs go to (0..2); ignored by "cpu". */
 enum npu_status npu_session_create(struct npu_model *m, int core, struct npu_session **out);
 void npu_session_destroy(struct npu_session *s);
