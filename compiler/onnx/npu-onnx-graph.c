@@ -442,7 +442,8 @@ for_each_dep(const Onnx__NodeProto *np, const Onnx__GraphProto **scope, int nsco
             return NPU_ERR_UNSUPPORTED;
         }
         const Onnx__GraphProto *sc[9];
-        memcpy(sc, scope, sizeof(*sc) * (size_t)nscope);
+        if (nscope) /* scope is NULL at the top level */
+            memcpy(sc, scope, sizeof(*sc) * (size_t)nscope);
         sc[nscope] = br;
         for (size_t i = 0; i < br->n_node; i++)
             if ((st = for_each_dep(br->node[i], sc, nscope + 1, fn, arg)))
