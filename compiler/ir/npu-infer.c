@@ -828,6 +828,198 @@ infer_expand(struct npu_node *n)
     return set_out(n, 0, T(n, 0)->dtype, o.ndim, o.dims);
 }
 
+/* DepthToSpace / SpaceToDepth: NCHW, blocksize b moves b*b channels per pixel. */
+static enum npu_status
+infer_depth_space(struct npu_node *n)
+{
+    NEED_IN(0);
+    const struct npu_tensor *x = T(n, 0);
+    int64_t b = npu_node_int(n, "blocksize", 0);
+    if (x->ndim != 4)
+        FAIL("input must be NCHW (rank 4), not rank %d", x->ndim);
+    if (b < 1 || b > 4096)
+        FAIL("blocksize %lld must be in [1, 4096]", (long long)b);
+    int64_t d[4] = {x->dims[0], x->dims[1], x->dims[2], x->dims[3]};
+    if (n->op == NPU_OP_DEPTH_TO_SPACE) {
+        const char *mode = npu_node_string(n, "mode", "DCR");
+        if (strcmp(mode, "DCR") && strcmp(mode, "CRD"))
+            FAIL("mode '%s' is neither DCR nor CRD", mode);
+        if (d[1] % (b * b))
+            FAIL("channels %lld are not a multiple of blocksize^2", (long long)d[1]);
+        if (d[2] > INT64_MAX / b || d[3] > INT64_MAX / b)
+            FAIL("output too large");
+        d[1] /= b * b, d[2] *= b, d[3] *= b;
+    } else {
+        if (d[2] % b || d[3] % b)
+            FAIL("height and width must be multiples of blocksize %lld", (long long)b);
+        if (d[1] > INT64_MAX / (b * b))
+            FAIL("output too large");
+        d[1] *= b * b, d[2] /= b, d[3] /= b;
+    }
+    return set_out(n, 0, x->dtype, 4, d);
+}
+
+/* ScatterND / ScatterElements: the output is the data; the operands must agree. */
+static enum npu_status
+infer_scatter(struct npu_node *n)
+{
+    NEED_IN(0);
+    NEED_IN(1);
+    NEED_IN(2);
+    const struct npu_tensor *x = T(n, 0), *idx = T(n, 1), *u = T(n, 2);
+    if (idx->dtype != NPU_DTYPE_INT64 && idx->dtype != NPU_DTYPE_INT32)
+        FAIL("indices must be i32 or i64, not %s", npu_dtype_name(idx->dtype));
+    if (u->dtype != x->dtype)
+        FAIL("updates are %s, data %s", npu_dtype_name(u->dtype), npu_dtype_name(x->dtype));
+    const char *red = npu_node_string(n, "reduction", "none");
+    if (strcmp(red, "none") && strcmp(red, "add") && strcmp(red, "mul") && strcmp(red, "max") &&
+        strcmp(red, "min"))
+        FAIL("unknown reduction '%s'", red);
+    if (n->op == NPU_OP_SCATTER_ELEMENTS) {
+        int64_t a;
+        if (!norm_axis(npu_node_int(n, "axis", 0), x->ndim, &a))
+            FAIL("axis out of range for rank %d", x->ndim);
+        if (idx->ndim != x->ndim || u->ndim != idx->ndim ||
+            memcmp(u->dims, idx->dims, sizeof(int64_t) * (size_t)idx->ndim))
+            FAIL("indices and updates must have one shape, of the data's rank");
+        for (int i = 0; i < x->ndim; i++)
+            if (i != a && idx->dims[i] > x->dims[i])
+                FAIL("indices dim %d exceeds the data's", i);
+    } else {
+        if (idx->ndim < 1)
+            FAIL("indices must have rank >= 1");
+        int64_t k = idx->dims[idx->ndim - 1];
+        if (k < 1 || k > x->ndim)
+            FAIL("index tuples of %lld entries for data of rank %d", (long long)k, x->ndim);
+        bool ok = u->ndim == idx->ndim - 1 + x->ndim - (int)k;
+        for (int i = 0; ok && i < idx->ndim - 1; i++)
+            ok = u->dims[i] == idx->dims[i];
+        for (int i = 0; ok && i < x->ndim - (int)k; i++)
+            ok = u->dims[idx->ndim - 1 + i] == x->dims[k + i];
+        if (!ok)
+            FAIL("updates shape is not indices.shape[:-1] + data.shape[%lld:]", (long long)k);
+    }
+    return same_as(n, 0, 0);
+}
+
+/* TopK: K along axis (K must be known at compile time: it sizes the outputs). */
+static enum npu_status
+infer_topk(struct npu_node *n)
+{
+    NEED_IN(0);
+    NEED_DATA(1, "K");
+    const struct npu_tensor *x = T(n, 0);
+    int64_t a, k[2];
+    if (!norm_axis(npu_node_int(n, "axis", -1), x->ndim, &a))
+        FAIL("axis out of range for rank %d", x->ndim);
+    if (read_ints(n->in[1], k, 2) != 1)
+        FAIL("K must be a one-element integer tensor");
+    if (k[0] < 0 || k[0] > x->dims[a])
+        FAIL("K = %lld for an axis of %lld", (long long)k[0], (long long)x->dims[a]);
+    int64_t d[NPU_MAX_DIMS];
+    memcpy(d, x->dims, sizeof(d));
+    d[a] = k[0];
+    enum npu_status st = set_out(n, 0, x->dtype, x->ndim, d);
+    if (!st && n->nout > 1)
+        st = set_out(n, 1, NPU_DTYPE_INT64, x->ndim, d);
+    return st;
+}
+
+/* OneHot: the depth must be known (it sizes the output). */
+static enum npu_status
+infer_one_hot(struct npu_node *n)
+{
+    NEED_IN(0);
+    NEED_DATA(1, "depth");
+    NEED_IN(2);
+    const struct npu_tensor *x = T(n, 0), *v = T(n, 2);
+    if (npu_value_numel(n->in[1]) != 1)
+        FAIL("depth must have one element");
+    double dd = npu_dtype_load_f64(T(n, 1)->dtype, npu_value_data(n->in[1]), 0);
+    if (!(dd >= 1) || dd > (double)(1 << 30))
+        FAIL("depth %g out of range", dd);
+    if (v->ndim != 1 || v->dims[0] != 2)
+        FAIL("values must be [off, on]");
+    if (x->ndim + 1 > NPU_MAX_DIMS)
+        FAIL("indices rank too large");
+    int64_t a;
+    if (!norm_axis(npu_node_int(n, "axis", -1), x->ndim + 1, &a))
+        FAIL("axis out of range for rank %d", x->ndim + 1);
+    int64_t d[NPU_MAX_DIMS];
+    for (int i = 0, k = 0; i < x->ndim + 1; i++)
+        d[i] = i == a ? (int64_t)dd : x->dims[k++];
+    return set_out(n, 0, v->dtype, x->ndim + 1, d);
+}
+
+/* GatherND: batch dims + indices.shape[b:-1] + data.shape[b+k:]. */
+static enum npu_status
+infer_gather_nd(struct npu_node *n)
+{
+    NEED_IN(0);
+    NEED_IN(1);
+    const struct npu_tensor *x = T(n, 0), *idx = T(n, 1);
+    if (idx->dtype != NPU_DTYPE_INT64 && idx->dtype != NPU_DTYPE_INT32)
+        FAIL("indices must be i32 or i64, not %s", npu_dtype_name(idx->dtype));
+    int64_t bd = npu_node_int(n, "batch_dims", 0);
+    if (idx->ndim < 1 || bd < 0 || bd >= idx->ndim || bd >= x->ndim)
+        FAIL("batch_dims %lld does not fit ranks %d and %d", (long long)bd, x->ndim, idx->ndim);
+    int64_t k = idx->dims[idx->ndim - 1];
+    if (k < 1 || bd + k > x->ndim)
+        FAIL("index tuples of %lld entries for data of rank %d", (long long)k, x->ndim);
+    int64_t d[NPU_MAX_DIMS];
+    int r = 0;
+    for (int i = 0; i < bd; i++)
+        if (idx->dims[i] != x->dims[i])
+            FAIL("batch dim %d differs between data and indices", i);
+    for (int i = 0; i < idx->ndim - 1; i++)
+        d[r++] = idx->dims[i];
+    for (int i = (int)(bd + k); i < x->ndim; i++) {
+        if (r >= NPU_MAX_DIMS)
+            FAIL("output rank too large");
+        d[r++] = x->dims[i];
+    }
+    return set_out(n, 0, x->dtype, r, d);
+}
+
+/* RNN / GRU / LSTM (npu-cpu-rnn.c has the shapes): Y [T, D, B, H], Y_h and Y_c
+ * [D, B, H]; layout 1 puts the batch first in X and in every output. */
+static enum npu_status
+infer_rnn(struct npu_node *n)
+{
+    NEED_IN(0);
+    NEED_IN(1);
+    NEED_IN(2);
+    const struct npu_tensor *x = T(n, 0), *w = T(n, 1), *r = T(n, 2);
+    int G = n->op == NPU_OP_LSTM ? 4 : n->op == NPU_OP_GRU ? 3 : 1;
+    if (!npu_dtype_is_float(x->dtype))
+        FAIL("X must be a float tensor, not %s", npu_dtype_name(x->dtype));
+    if (x->ndim != 3 || w->ndim != 3 || r->ndim != 3)
+        FAIL("X, W and R must have rank 3");
+    const char *dir = npu_node_string(n, "direction", "forward");
+    int64_t D = !strcmp(dir, "bidirectional") ? 2 : 1;
+    if (D == 1 && strcmp(dir, "forward") && strcmp(dir, "reverse"))
+        FAIL("direction '%s' is not forward, reverse or bidirectional", dir);
+    int64_t layout = npu_node_int(n, "layout", 0);
+    if (layout != 0 && layout != 1)
+        FAIL("layout %lld is not 0 or 1", (long long)layout);
+    int64_t H = npu_node_int(n, "hidden_size", w->dims[1] / G);
+    int64_t Tn = x->dims[layout ? 1 : 0], B = x->dims[layout ? 0 : 1];
+    if (H < 1 || w->dims[0] != D || w->dims[1] != G * H || w->dims[2] != x->dims[2])
+        FAIL("W must be [%lld, %lld, %lld]", (long long)D, (long long)(G * H),
+             (long long)x->dims[2]);
+    if (r->dims[0] != D || r->dims[1] != G * H || r->dims[2] != H)
+        FAIL("R must be [%lld, %lld, %lld]", (long long)D, (long long)(G * H), (long long)H);
+    if (n->op != NPU_OP_LSTM && n->nout > 2)
+        FAIL("has %d outputs; the op defines 1 to 2", n->nout);
+    int64_t y[4] = {Tn, D, B, H}, hs[3] = {D, B, H};
+    if (layout)
+        y[0] = B, y[1] = Tn, y[2] = D, hs[0] = B, hs[1] = D;
+    enum npu_status st = set_out(n, 0, x->dtype, 4, y);
+    for (int i = 1; !st && i < n->nout; i++)
+        st = set_out(n, i, x->dtype, 3, hs);
+    return st;
+}
+
 static enum npu_status
 infer_tile(struct npu_node *n)
 {
@@ -1299,8 +1491,36 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
     }
     case NPU_OP_REDUCE_MEAN: case NPU_OP_REDUCE_SUM: case NPU_OP_REDUCE_MAX:
     case NPU_OP_REDUCE_MIN: case NPU_OP_REDUCE_PROD: case NPU_OP_REDUCE_L2:
-    case NPU_OP_REDUCE_SUM_SQUARE:
+    case NPU_OP_REDUCE_SUM_SQUARE: case NPU_OP_REDUCE_L1: case NPU_OP_REDUCE_LOG_SUM:
+    case NPU_OP_REDUCE_LOG_SUM_EXP:
         return infer_reduce(n);
+    case NPU_OP_IS_NAN: case NPU_OP_IS_INF:
+        NEED_IN(0);
+        if (!npu_dtype_is_float(x->dtype))
+            FAIL("input must be a float tensor, not %s", npu_dtype_name(x->dtype));
+        return set_out(n, 0, NPU_DTYPE_BOOL, x->ndim, x->dims);
+    case NPU_OP_CELU:
+        NEED_IN(0);
+        if (x->dtype != NPU_DTYPE_FP32 && x->dtype != NPU_DTYPE_FP16)
+            FAIL("input must be fp32 or fp16, not %s", npu_dtype_name(x->dtype));
+        return same_as(n, 0, 0);
+    case NPU_OP_ONE_HOT:
+        return infer_one_hot(n);
+    case NPU_OP_GATHER_ND:
+        return infer_gather_nd(n);
+    case NPU_OP_GRID_SAMPLE: {
+        NEED_IN(0);
+        NEED_IN(1);
+        const struct npu_tensor *gr = T(n, 1);
+        if (!npu_dtype_is_float(x->dtype) || gr->dtype != x->dtype)
+            FAIL("X and grid must be float tensors of one dtype");
+        if (x->ndim != 4)
+            FAIL("rank-%d input (4-d [N, C, H, W] is supported)", x->ndim);
+        if (gr->ndim != 4 || gr->dims[0] != x->dims[0] || gr->dims[3] != 2)
+            FAIL("grid must be [N, Ho, Wo, 2] with N = %lld", (long long)x->dims[0]);
+        int64_t d[4] = {x->dims[0], x->dims[1], gr->dims[1], gr->dims[2]};
+        return set_out(n, 0, x->dtype, 4, d);
+    }
     case NPU_OP_ARGMAX: case NPU_OP_ARGMIN:
         return infer_argminmax(n);
     case NPU_OP_RESHAPE:
@@ -1381,6 +1601,14 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
         return infer_range(n);
     case NPU_OP_RESIZE:
         return infer_resize(n);
+    case NPU_OP_DEPTH_TO_SPACE: case NPU_OP_SPACE_TO_DEPTH:
+        return infer_depth_space(n);
+    case NPU_OP_SCATTER_ND: case NPU_OP_SCATTER_ELEMENTS:
+        return infer_scatter(n);
+    case NPU_OP_TOP_K:
+        return infer_topk(n);
+    case NPU_OP_RNN: case NPU_OP_GRU: case NPU_OP_LSTM:
+        return infer_rnn(n);
     case NPU_OP_QUANTIZE_LINEAR:
         NEED_IN(0);
         NEED_IN(1);
@@ -1473,8 +1701,9 @@ ir_infer_node(struct npu_graph *g, struct npu_node *n, bool eval)
     int maxout = 1;
     switch (n->op) {
     case NPU_OP_SPLIT: maxout = 64; break;
-    case NPU_OP_DROPOUT: case NPU_OP_MAX_POOL: maxout = 2; break;
-    case NPU_OP_LAYER_NORMALIZATION: maxout = 3; break;
+    case NPU_OP_DROPOUT: case NPU_OP_MAX_POOL: case NPU_OP_TOP_K: maxout = 2; break;
+    case NPU_OP_LAYER_NORMALIZATION: case NPU_OP_LSTM: maxout = 3; break;
+    case NPU_OP_RNN: case NPU_OP_GRU: maxout = 2; break;
     case NPU_OP_BATCH_NORMALIZATION: maxout = 5; break;
     default: maxout = npu_op_is_rk(n->op) ? 8 : 1; break;
     }

@@ -250,10 +250,18 @@ input_type(const Onnx__ValueInfoProto *vi, const char *dims_spec, struct npu_ten
                 npu_err(DOM, "input '%s': dim %d is negative (%lld)", name, i, (long long)v);
                 return NPU_ERR_CORRUPT;
             }
-        } else if (d && d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM) {
-            if (!lookup_dim(dims_spec, d->dim_param, &v)) {
+        } else {
+            /* symbolic (dim_param) or unnamed: by its name, else by "<input>:<axis>" */
+            char key[600];
+            snprintf(key, sizeof(key), "%.580s:%d", name, i);
+            bool named = d && d->value_case ==
+                                  ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+            named = named && d->dim_param && *d->dim_param; /* a oneof: test the case first */
+            if (!(named && lookup_dim(dims_spec, d->dim_param, &v)) &&
+                !lookup_dim(dims_spec, key, &v)) {
                 v = 1;
-                npu_info(DOM, "input '%s': symbolic dim '%s' set to 1", name, s0(d->dim_param));
+                npu_info(DOM, "input '%s': symbolic dim %d '%s' set to 1", name, i,
+                         named ? d->dim_param : "");
             }
         }
         t->dims[i] = v;
@@ -263,6 +271,63 @@ input_type(const Onnx__ValueInfoProto *vi, const char *dims_spec, struct npu_ten
         return NPU_ERR_CORRUPT;
     }
     return NPU_OK;
+}
+
+/* dim_values may size a symbolic dim through an input's axis ("input_ids:1=11",
+ * what npu-run passes for the inputs it reads from files). Such a value also
+ * names the dim's dim_param ("sequence=11") unless the spec names it already,
+ * so that other inputs with that dim (attention_mask) agree. Returns the spec
+ * to use (spec itself, or a malloc'd extension in *owned), NULL on a conflict. */
+static const char *
+bind_dims_by_axis(const Onnx__GraphProto *gp, const char *spec, char **owned)
+{
+    *owned = NULL;
+    if (!spec || !strchr(spec, ':'))
+        return spec;
+    size_t cap = strlen(spec) + 1, len = cap - 1;
+    char *s = malloc(cap);
+    if (!s)
+        return NULL;
+    memcpy(s, spec, cap);
+    for (size_t i = 0; i < gp->n_input; i++) {
+        const Onnx__ValueInfoProto *vi = gp->input[i];
+        if (!vi->name || !vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+            !vi->type->tensor_type || !vi->type->tensor_type->shape)
+            continue;
+        const Onnx__TensorShapeProto *sh = vi->type->tensor_type->shape;
+        for (size_t k = 0; k < sh->n_dim && k < NPU_MAX_DIMS; k++) {
+            const Onnx__TensorShapeProto__Dimension *d = sh->dim[k];
+            if (!d || d->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ||
+                !d->dim_param || !*d->dim_param || strchr(d->dim_param, ',') ||
+                strchr(d->dim_param, '='))
+                continue;
+            char key[600];
+            snprintf(key, sizeof(key), "%.580s:%zu", vi->name, k);
+            int64_t v, have;
+            if (!lookup_dim(spec, key, &v))
+                continue;
+            if (lookup_dim(s, d->dim_param, &have)) {
+                if (have != v && !lookup_dim(spec, d->dim_param, &have)) {
+                    npu_err(DOM, "dim '%s': input '%s' (axis %zu) gives %lld, another input "
+                            "%lld", d->dim_param, vi->name, k, (long long)v, (long long)have);
+                    free(s);
+                    return NULL;
+                }
+                continue;
+            }
+            size_t add = strlen(d->dim_param) + 24;
+            char *t = realloc(s, len + add + 1);
+            if (!t) {
+                free(s);
+                return NULL;
+            }
+            s = t;
+            len += (size_t)snprintf(s + len, add + 1, "%s%s=%lld", len ? "," : "", d->dim_param,
+                                    (long long)v);
+        }
+    }
+    *owned = s;
+    return s;
 }
 
 /* ---- topological order ------------------------------------------------------------- */
@@ -306,7 +371,279 @@ heap_pop(struct heap *h)
     return top;
 }
 
+/* ---- If with a compile-time condition ---------------------------------------------- */
+
+/* torch.onnx.export writes `x.squeeze(d)` of a dim it cannot prove to be 1 as
+ * If(Shape(x)[d] == 1, then: Squeeze(x, d), else: Identity(x)) (HF LLaMA's
+ * rotary cos/sin, many others). Every dim is concrete once the inputs are
+ * bound, so the condition is known while importing: the taken branch is
+ * imported in place of the If (its outputs feed Identity nodes that define
+ * the If's outputs) and the other is dropped. An If whose condition depends
+ * on input data is refused. */
+
+#define MAX_BRANCH_NODES 4096 /* the capture scan below is quadratic in it */
+
+static const Onnx__GraphProto *
+if_branch(const Onnx__NodeProto *np, const char *name)
+{
+    for (size_t k = 0; k < np->n_attribute; k++) {
+        const Onnx__AttributeProto *a = np->attribute[k];
+        if (a->name && !strcmp(a->name, name) && a->g)
+            return a->g;
+    }
+    return NULL;
+}
+
+/* Whether name is defined inside branch b (by a node or an initializer). */
+static bool
+branch_defines(const Onnx__GraphProto *b, const char *name)
+{
+    for (size_t i = 0; i < b->n_initializer; i++)
+        if (b->initializer[i]->name && !strcmp(b->initializer[i]->name, name))
+            return true;
+    for (size_t i = 0; i < b->n_node; i++)
+        for (size_t k = 0; k < b->node[i]->n_output; k++)
+            if (b->node[i]->output[k] && !strcmp(b->node[i]->output[k], name))
+                return true;
+    return false;
+}
+
+/* Calls fn for every outer-scope name that node np reads: its inputs and, for
+ * an If, the names its branches (and the Ifs nested in them) capture, less
+ * those that an enclosing branch in scope[0..nscope) defines. Stops at the
+ * first non-OK status. */
+static enum npu_status
+for_each_dep(const Onnx__NodeProto *np, const Onnx__GraphProto **scope, int nscope,
+             enum npu_status (*fn)(void *arg, const char *name), void *arg)
+{
+    enum npu_status st;
+    for (size_t k = 0; k < np->n_input; k++) {
+        const char *in = np->input[k];
+        bool inner = false;
+        for (int s = 0; in && *in && !inner && s < nscope; s++)
+            inner = branch_defines(scope[s], in);
+        if (in && *in && !inner && (st = fn(arg, in)))
+            return st;
+    }
+    if (!np->op_type || strcmp(np->op_type, "If"))
+        return NPU_OK;
+    if (nscope >= 8) {
+        npu_err(DOM, "node '%s' (If): branches nested more than 8 deep", nname(np));
+        return NPU_ERR_UNSUPPORTED;
+    }
+    const char *names[2] = {"then_branch", "else_branch"};
+    for (int b = 0; b < 2; b++) {
+        const Onnx__GraphProto *br = if_branch(np, names[b]);
+        if (!br)
+            continue;
+        if (br->n_node > MAX_BRANCH_NODES) {
+            npu_err(DOM, "node '%s' (If): a branch of %zu nodes (at most %d are supported)",
+                    nname(np), br->n_node, MAX_BRANCH_NODES);
+            return NPU_ERR_UNSUPPORTED;
+        }
+        const Onnx__GraphProto *sc[9];
+        if (nscope) /* scope is NULL at the top level */
+            memcpy(sc, scope, sizeof(*sc) * (size_t)nscope);
+        sc[nscope] = br;
+        for (size_t i = 0; i < br->n_node; i++)
+            if ((st = for_each_dep(br->node[i], sc, nscope + 1, fn, arg)))
+                return st;
+        for (size_t i = 0; i < br->n_output; i++) {
+            const char *on = br->output[i]->name;
+            bool inner = false;
+            for (int s = 0; on && *on && !inner && s <= nscope; s++)
+                inner = branch_defines(sc[s], on);
+            if (on && *on && !inner && (st = fn(arg, on)))
+                return st;
+        }
+    }
+    return NPU_OK;
+}
+
+static enum npu_status import_node(struct onnx_ctx *c, const Onnx__NodeProto *np, bool define_outs,
+                                   int depth);
+
+/* Imports the taken branch of an If whose condition is known. */
+static enum npu_status
+import_if(struct onnx_ctx *c, const Onnx__NodeProto *np, int depth)
+{
+    struct npu_graph *g = c->g;
+    if (depth > 8) { /* for_each_dep refused deeper nesting already */
+        npu_err(DOM, "node '%s' (If): branches nested more than 8 deep", nname(np));
+        return NPU_ERR_UNSUPPORTED;
+    }
+    struct npu_value *cond = np->n_input > 0 && np->input[0] && *np->input[0]
+                                 ? npu_graph_find_value(g, np->input[0])
+                                 : NULL;
+    if (!cond) {
+        npu_err(DOM, "node '%s' (If): has no condition input", nname(np));
+        return NPU_ERR_CORRUPT;
+    }
+    const void *cd = npu_value_data(cond);
+    if (!cd || npu_tensor_numel(&cond->t) != 1) {
+        npu_err(DOM, "node '%s' (If): its condition '%s' depends on input data (only an If "
+                "whose condition follows from shapes and constants is supported)", nname(np),
+                cond->name);
+        return NPU_ERR_UNSUPPORTED;
+    }
+    bool take = npu_dtype_load_f64(cond->t.dtype, cd, 0) != 0;
+    const Onnx__GraphProto *br = if_branch(np, take ? "then_branch" : "else_branch");
+    if (!br) {
+        npu_err(DOM, "node '%s' (If): has no %s", nname(np), take ? "then_branch" : "else_branch");
+        return NPU_ERR_CORRUPT;
+    }
+    if (br->n_output != np->n_output) {
+        npu_err(DOM, "node '%s' (If): its %s has %zu outputs, the node %zu", nname(np),
+                take ? "then_branch" : "else_branch", br->n_output, np->n_output);
+        return NPU_ERR_CORRUPT;
+    }
+    if (br->n_sparse_initializer) {
+        npu_err(DOM, "node '%s' (If): sparse initializers are not supported", nname(np));
+        return NPU_ERR_UNSUPPORTED;
+    }
+    enum npu_status st;
+    for (size_t i = 0; i < br->n_initializer; i++) {
+        const Onnx__TensorProto *tp = br->initializer[i];
+        if (!tp->name || !*tp->name || npu_graph_find_value(g, tp->name)) {
+            npu_err(DOM, "node '%s' (If): branch initializer '%s' is unnamed or defined twice",
+                    nname(np), s0(tp->name));
+            return NPU_ERR_CORRUPT;
+        }
+        char what[300];
+        snprintf(what, sizeof(what), "initializer '%s'", tp->name);
+        struct npu_tensor t;
+        if ((st = onnx_tensor_to_npu(tp, c->base_dir, what, g, &t)))
+            return st;
+        if (!npu_graph_add_const_owned(g, tp->name, &t))
+            return NPU_ERR_NOMEM;
+    }
+    /* ONNX graphs list their nodes in topological order */
+    for (size_t i = 0; i < br->n_node; i++)
+        if ((st = import_node(c, br->node[i], true, depth + 1)))
+            return st;
+    for (size_t k = 0; k < np->n_output; k++) {
+        const char *bo = br->output[k]->name, *on = np->output[k];
+        if (!on || !*on)
+            continue;
+        struct npu_value *src = bo && *bo ? npu_graph_find_value(g, bo) : NULL;
+        struct npu_value *dst = npu_graph_find_value(g, on);
+        if (!src || (src->kind == NPU_VALUE_NODE && !src->producer) || !dst) {
+            npu_err(DOM, "node '%s' (If): branch output '%s' is not defined", nname(np), s0(bo));
+            return NPU_ERR_CORRUPT;
+        }
+        char nm[300];
+        snprintf(nm, sizeof(nm), "%.200s/out%zu", nname(np), k);
+        struct npu_node *id = npu_node_new(g, NPU_OP_IDENTITY, nm, NULL, 0, 0, NULL);
+        if (!id)
+            return NPU_ERR_NOMEM;
+        struct npu_value *in1[1] = {src}, *out1[1] = {dst};
+        if ((st = onnx_add_node(c, id, "Identity", in1, 1, out1, 1)))
+            return st;
+    }
+    return NPU_OK;
+}
+
+static enum npu_status
+import_node(struct onnx_ctx *c, const Onnx__NodeProto *np, bool define_outs, int depth)
+{
+    struct npu_graph *g = c->g;
+    enum npu_status st;
+    const char *dom = s0(np->domain);
+    const char *opt = s0(np->op_type);
+    if (*dom && strcmp(dom, "ai.onnx")) {
+        npu_err(DOM, "node '%s' (%s): op of domain '%s' is not supported (only the default "
+                "ONNX domain is)", nname(np), opt, dom);
+        return NPU_ERR_UNSUPPORTED;
+    }
+    if (np->n_input > 1024 || np->n_output > 64) {
+        npu_err(DOM, "node '%s' (%s): too many inputs or outputs", nname(np), opt);
+        return NPU_ERR_UNSUPPORTED;
+    }
+    /* branch nodes' outputs are defined as the branch is imported */
+    for (size_t k = 0; define_outs && k < np->n_output; k++) {
+        const char *on = np->output[k];
+        if (!on || !*on)
+            continue;
+        if (npu_graph_find_value(g, on)) {
+            npu_err(DOM, "node '%s' (%s): output '%s' is already defined (duplicate name)",
+                    nname(np), opt, on);
+            return NPU_ERR_CORRUPT;
+        }
+        if (!npu_value_new_exact(g, on))
+            return NPU_ERR_NOMEM;
+    }
+    for (size_t k = 0; define_outs && k < np->n_input; k++)
+        if (np->input[k] && *np->input[k] && !npu_graph_find_value(g, np->input[k])) {
+            npu_err(DOM, "node '%s' (%s): input '%s' is not defined before it (in its branch "
+                    "or an enclosing graph)", nname(np), opt, np->input[k]);
+            return NPU_ERR_CORRUPT;
+        }
+    if (!strcmp(opt, "If"))
+        return import_if(c, np, depth);
+    enum npu_op op = strncmp(opt, "npu.", 4) ? npu_op_from_name(opt) : NPU_OP_NONE;
+    if (!strcmp(opt, "Upsample"))
+        op = NPU_OP_RESIZE;
+    if (!strcmp(opt, "Scatter")) /* opset 9-10's name of ScatterElements */
+        op = NPU_OP_SCATTER_ELEMENTS;
+    if (op == NPU_OP_NONE) {
+        npu_err(DOM, "node '%s' (%s): unknown or unsupported op '%s'", nname(np), opt, opt);
+        return NPU_ERR_UNSUPPORTED;
+    }
+    struct npu_node *tmp = npu_node_new(g, op, np->name ? np->name : "", NULL, 0, 0, NULL);
+    if (!tmp)
+        return NPU_ERR_NOMEM;
+    for (size_t k = 0; k < np->n_attribute; k++)
+        if ((st = convert_attr(c, np, tmp, np->attribute[k])))
+            return st;
+    struct npu_value *in[1024], *outv[64];
+    for (size_t k = 0; k < np->n_input; k++)
+        in[k] = np->input[k] && *np->input[k] ? npu_graph_find_value(g, np->input[k]) : NULL;
+    for (size_t k = 0; k < np->n_output; k++)
+        outv[k] = np->output[k] && *np->output[k] ? npu_graph_find_value(g, np->output[k])
+                                                  : NULL;
+    if (op == NPU_OP_CONSTANT) {
+        if (np->n_output != 1 || !outv[0]) {
+            npu_err(DOM, "node '%s' (Constant): needs exactly one named output", nname(np));
+            return NPU_ERR_CORRUPT;
+        }
+        return make_constant(c, np, tmp, outv[0]);
+    }
+    return onnx_add_node(c, tmp, opt, in, (int)np->n_input, outv, (int)np->n_output);
+}
+
 /* ---- import ------------------------------------------------------------------------- */
+
+struct dep_count {
+    struct onnx_ctx *c;
+    const Onnx__NodeProto *np;
+    int *prod, *edge_start, *indeg, *edges, *fill;
+    size_t limit, i, nedges;
+    bool fill_pass;
+};
+
+/* One dependency of node i on a named value: an edge from its producer. */
+static enum npu_status
+dep_edge(void *arg, const char *name)
+{
+    struct dep_count *d = arg;
+    struct npu_value *v = npu_graph_find_value(d->c->g, name);
+    if (!v) {
+        npu_err(DOM, "node '%s' (%s): input '%s' is not defined by any node, graph "
+                "input or initializer", nname(d->np), s0(d->np->op_type), name);
+        return NPU_ERR_CORRUPT;
+    }
+    if (v->kind == NPU_VALUE_NODE && v->id < (int)d->limit && d->prod[v->id] >= 0) {
+        int p = d->prod[v->id];
+        if (d->fill_pass) {
+            d->edges[d->edge_start[p] + d->fill[p]++] = (int)d->i;
+        } else {
+            d->edge_start[p + 1]++;
+            d->indeg[d->i]++;
+            d->nedges++;
+        }
+    }
+    return NPU_OK;
+}
 
 static enum npu_status
 build(struct onnx_ctx *c, const Onnx__ModelProto *m, const struct npu_onnx_options *o)
@@ -344,10 +681,15 @@ build(struct onnx_ctx *c, const Onnx__ModelProto *m, const struct npu_onnx_optio
         if (!npu_graph_add_const_owned(g, tp->name, &t))
             return NPU_ERR_NOMEM;
     }
+    char *dims_owned = NULL;
+    const char *dims = bind_dims_by_axis(gp, o->dim_values, &dims_owned);
+    if (!dims && o->dim_values)
+        return NPU_ERR_INVALID; /* a conflict (logged), or out of memory */
     for (size_t i = 0; i < gp->n_input; i++) {
         const Onnx__ValueInfoProto *vi = gp->input[i];
         if (!vi->name || !*vi->name) {
             npu_err(DOM, "graph input %zu has no name", i);
+            free(dims_owned);
             return NPU_ERR_CORRUPT;
         }
         struct npu_value *old = npu_graph_find_value(g, vi->name);
@@ -355,14 +697,19 @@ build(struct onnx_ctx *c, const Onnx__ModelProto *m, const struct npu_onnx_optio
             continue; /* an initializer's default: we treat it as a constant */
         if (old) {
             npu_err(DOM, "graph input '%s' is listed twice", vi->name);
-            return NPU_ERR_CORRUPT;
+            st = NPU_ERR_CORRUPT;
+        } else {
+            struct npu_tensor t;
+            if (!(st = input_type(vi, dims, &t)) &&
+                !npu_graph_add_input(g, vi->name, t.dtype, t.ndim, t.dims))
+                st = NPU_ERR_NOMEM;
         }
-        struct npu_tensor t;
-        if ((st = input_type(vi, o->dim_values, &t)))
+        if (st) {
+            free(dims_owned);
             return st;
-        if (!npu_graph_add_input(g, vi->name, t.dtype, t.ndim, t.dims))
-            return NPU_ERR_NOMEM;
+        }
     }
+    free(dims_owned);
 
     /* Register every node output first: names are then all reserved before
      * the upgrades invent any, and producers can be looked up by value id. */
@@ -400,29 +747,16 @@ build(struct onnx_ctx *c, const Onnx__ModelProto *m, const struct npu_onnx_optio
             prod[v->id] = (int)i;
         }
     }
-    /* Edges producer -> consumer, counted then filled (CSR). */
-    size_t nedges = 0;
+    /* Edges producer -> consumer, counted then filled (CSR). An If also
+     * depends on the outer values its branches capture. */
+    struct dep_count dc = {.c = c, .prod = prod, .edge_start = edge_start, .indeg = indeg,
+                           .limit = nvals_cap * 2};
     for (size_t i = 0; i < nn; i++) {
-        const Onnx__NodeProto *np = gp->node[i];
-        for (size_t k = 0; k < np->n_input; k++) {
-            const char *in = np->input[k];
-            if (!in || !*in)
-                continue;
-            struct npu_value *v = npu_graph_find_value(g, in);
-            if (!v) {
-                npu_err(DOM, "node '%s' (%s): input '%s' is not defined by any node, graph "
-                        "input or initializer", nname(np), s0(np->op_type), in);
-                st = NPU_ERR_CORRUPT;
-                goto out;
-            }
-            if (v->kind == NPU_VALUE_NODE && v->id < (int)(nvals_cap * 2) && prod[v->id] >= 0) {
-                edge_start[prod[v->id] + 1]++;
-                indeg[i]++;
-                nedges++;
-            }
-        }
+        dc.np = gp->node[i], dc.i = i;
+        if ((st = for_each_dep(gp->node[i], NULL, 0, dep_edge, &dc)))
+            goto out;
     }
-    edges = malloc(sizeof(int) * (nedges + 1));
+    edges = malloc(sizeof(int) * (dc.nedges + 1));
     int *fill = calloc(nn + 1, sizeof(int));
     if (!edges || !fill) {
         free(fill);
@@ -431,17 +765,12 @@ build(struct onnx_ctx *c, const Onnx__ModelProto *m, const struct npu_onnx_optio
     }
     for (size_t i = 0; i < nn; i++)
         edge_start[i + 1] += edge_start[i];
+    dc.edges = edges, dc.fill = fill, dc.fill_pass = true;
     for (size_t i = 0; i < nn; i++) {
-        const Onnx__NodeProto *np = gp->node[i];
-        for (size_t k = 0; k < np->n_input; k++) {
-            const char *in = np->input[k];
-            if (!in || !*in)
-                continue;
-            struct npu_value *v = npu_graph_find_value(g, in);
-            if (v->kind == NPU_VALUE_NODE && prod[v->id] >= 0) {
-                int p = prod[v->id];
-                edges[edge_start[p] + fill[p]++] = (int)i;
-            }
+        dc.np = gp->node[i], dc.i = i;
+        if ((st = for_each_dep(gp->node[i], NULL, 0, dep_edge, &dc))) {
+            free(fill);
+            goto out;
         }
     }
     free(fill);
@@ -467,57 +796,9 @@ build(struct onnx_ctx *c, const Onnx__ModelProto *m, const struct npu_onnx_optio
         goto out;
     }
 
-    for (int oi = 0; oi < norder; oi++) {
-        const Onnx__NodeProto *np = gp->node[order[oi]];
-        const char *dom = s0(np->domain);
-        const char *opt = s0(np->op_type);
-        if (*dom && strcmp(dom, "ai.onnx")) {
-            npu_err(DOM, "node '%s' (%s): op of domain '%s' is not supported (only the default "
-                    "ONNX domain is)", nname(np), opt, dom);
-            st = NPU_ERR_UNSUPPORTED;
+    for (int oi = 0; oi < norder; oi++)
+        if ((st = import_node(c, gp->node[order[oi]], false, 0)))
             goto out;
-        }
-        enum npu_op op = strncmp(opt, "npu.", 4) ? npu_op_from_name(opt) : NPU_OP_NONE;
-        if (!strcmp(opt, "Upsample"))
-            op = NPU_OP_RESIZE;
-        if (op == NPU_OP_NONE) {
-            npu_err(DOM, "node '%s' (%s): unknown or unsupported op '%s'", nname(np), opt, opt);
-            st = NPU_ERR_UNSUPPORTED;
-            goto out;
-        }
-        if (np->n_input > 1024 || np->n_output > 64) {
-            npu_err(DOM, "node '%s' (%s): too many inputs or outputs", nname(np), opt);
-            st = NPU_ERR_UNSUPPORTED;
-            goto out;
-        }
-        struct npu_node *tmp = npu_node_new(g, op, np->name ? np->name : "", NULL, 0, 0, NULL);
-        if (!tmp) {
-            st = NPU_ERR_NOMEM;
-            goto out;
-        }
-        for (size_t k = 0; k < np->n_attribute; k++)
-            if ((st = convert_attr(c, np, tmp, np->attribute[k])))
-                goto out;
-        struct npu_value *in[1024], *outv[64];
-        for (size_t k = 0; k < np->n_input; k++)
-            in[k] = np->input[k] && *np->input[k] ? npu_graph_find_value(g, np->input[k]) : NULL;
-        for (size_t k = 0; k < np->n_output; k++)
-            outv[k] = np->output[k] && *np->output[k] ? npu_graph_find_value(g, np->output[k])
-                                                      : NULL;
-        if (op == NPU_OP_CONSTANT) {
-            if (np->n_output != 1 || !outv[0]) {
-                npu_err(DOM, "node '%s' (Constant): needs exactly one named output", nname(np));
-                st = NPU_ERR_CORRUPT;
-                goto out;
-            }
-            if ((st = make_constant(c, np, tmp, outv[0])))
-                goto out;
-            continue;
-        }
-        st = onnx_add_node(c, tmp, opt, in, (int)np->n_input, outv, (int)np->n_output);
-        if (st)
-            goto out;
-    }
 
     for (size_t i = 0; i < gp->n_output; i++) {
         const Onnx__ValueInfoProto *vi = gp->output[i];

@@ -55,7 +55,8 @@ is_reduce(enum npu_op op)
     switch (op) {
     case NPU_OP_REDUCE_MEAN: case NPU_OP_REDUCE_SUM: case NPU_OP_REDUCE_MAX:
     case NPU_OP_REDUCE_MIN: case NPU_OP_REDUCE_PROD: case NPU_OP_REDUCE_L2:
-    case NPU_OP_REDUCE_SUM_SQUARE:
+    case NPU_OP_REDUCE_SUM_SQUARE: case NPU_OP_REDUCE_L1: case NPU_OP_REDUCE_LOG_SUM:
+    case NPU_OP_REDUCE_LOG_SUM_EXP:
         return true;
     default:
         return false;
@@ -404,6 +405,20 @@ onnx_add_node(struct onnx_ctx *c, struct npu_node *tmp, const char *op_type,
             npu_node_del_attr(tmp, "min");
             npu_node_del_attr(tmp, "max");
             nin = mx ? 3 : mn ? 2 : 1;
+        }
+        break;
+    case NPU_OP_TOP_K:
+        /* TopK-1 gave K as attribute k; 10 made it an input */
+        if (opset < 10) {
+            if (!npu_node_attr(tmp, "k"))
+                UFAIL(NPU_ERR_INVALID, "opset %d TopK without attribute k", opset);
+            int64_t k = npu_node_int(tmp, "k", 0);
+            char nm[160];
+            snprintf(nm, sizeof(nm), "%.100s_k", *tmp->name ? tmp->name : "topk");
+            npu_node_del_attr(tmp, "k");
+            if (!(in[1] = npu_graph_const_i64(g, nm, &k, 1, false)))
+                return NPU_ERR_NOMEM;
+            nin = 2;
         }
         break;
     case NPU_OP_DROPOUT:

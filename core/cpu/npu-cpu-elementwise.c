@@ -963,3 +963,61 @@ cpu_act_apply(const struct cpu_act_spec *act, float *x, int64_t n)
         break;
     }
 }
+
+/* ---- IsNaN, IsInf, Celu ------------------------------------------------------------------- */
+
+/* IsNaN / IsInf (detect_negative, detect_positive): float input, bool output. */
+static enum npu_status
+float_class(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs, const struct npu_tensor *x,
+            struct npu_tensor *y, bool inf)
+{
+    if (!npu_dtype_is_float(x->dtype))
+        return KINVAL("input must be a float tensor, not %s", npu_dtype_name(x->dtype));
+    CPU_TRY(cpu_check_out(ctx, y, NPU_DTYPE_BOOL, x->ndim, x->dims));
+    bool neg = npu_attrs_int(attrs, "detect_negative", 1) != 0;
+    bool pos = npu_attrs_int(attrs, "detect_positive", 1) != 0;
+    uint8_t *o = y->data;
+    for (int64_t i = 0, n = cpu_numel(x); i < n; i++) {
+        double v = cpu_scalar_f64(x, i);
+        o[i] = inf ? (isinf(v) && (v > 0 ? pos : neg)) : v != v;
+    }
+    return NPU_OK;
+}
+
+enum npu_status
+cpu_k_isnan(CPU_KERNEL_ARGS)
+{
+    (void)nin;
+    (void)nout;
+    return float_class(ctx, attrs, in[0], out[0], false);
+}
+
+enum npu_status
+cpu_k_isinf(CPU_KERNEL_ARGS)
+{
+    (void)nin;
+    (void)nout;
+    return float_class(ctx, attrs, in[0], out[0], true);
+}
+
+/* Celu: max(0, x) + min(0, alpha * (exp(x / alpha) - 1)); fp16 arrives widened. */
+enum npu_status
+cpu_k_celu(CPU_KERNEL_ARGS)
+{
+    (void)nin;
+    (void)nout;
+    const struct npu_tensor *x = in[0];
+    if (x->dtype != NPU_DTYPE_FP32)
+        return KUNSUP("Celu of %s", npu_dtype_name(x->dtype));
+    float alpha = npu_attrs_float(attrs, "alpha", 1.0f);
+    if (alpha == 0)
+        return KINVAL("alpha must not be 0");
+    CPU_TRY(cpu_check_out(ctx, out[0], x->dtype, x->ndim, x->dims));
+    const float *a = x->data;
+    float *o = out[0]->data;
+    for (int64_t i = 0, n = cpu_numel(x); i < n; i++) {
+        float v = a[i];
+        o[i] = v > 0 ? v : alpha * expm1f(v / alpha);
+    }
+    return NPU_OK;
+}

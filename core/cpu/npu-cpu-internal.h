@@ -170,6 +170,17 @@ CPU_DECLARE(cpu_k_sub) CPU_DECLARE(cpu_k_mul) CPU_DECLARE(cpu_k_div) CPU_DECLARE
                                     CPU_DECLARE(cpu_k_flatten)
     /* npu-cpu-resize.c */
     CPU_DECLARE(cpu_k_resize)
+    /* npu-cpu-index.c */
+    CPU_DECLARE(cpu_k_depth_to_space) CPU_DECLARE(cpu_k_space_to_depth)
+        CPU_DECLARE(cpu_k_scatter_nd) CPU_DECLARE(cpu_k_scatter_elements) CPU_DECLARE(cpu_k_topk)
+    /* npu-cpu-rnn.c */
+    CPU_DECLARE(cpu_k_rnn) CPU_DECLARE(cpu_k_gru) CPU_DECLARE(cpu_k_lstm)
+    /* npu-cpu-index.c, npu-cpu-elementwise.c, npu-cpu-reduce.c: later additions */
+    CPU_DECLARE(cpu_k_one_hot) CPU_DECLARE(cpu_k_gather_nd) CPU_DECLARE(cpu_k_isnan)
+        CPU_DECLARE(cpu_k_isinf) CPU_DECLARE(cpu_k_celu) CPU_DECLARE(cpu_k_reduce_l1)
+            CPU_DECLARE(cpu_k_reduce_log_sum) CPU_DECLARE(cpu_k_reduce_log_sum_exp)
+    /* npu-cpu-gridsample.c */
+    CPU_DECLARE(cpu_k_grid_sample)
     /* npu-cpu-quant.c */
     CPU_DECLARE(cpu_k_quantize_linear) CPU_DECLARE(cpu_k_dequantize_linear)
 #undef CPU_DECLARE

@@ -15,7 +15,10 @@
  */
 #include "npu-cpu-internal.h"
 
-enum red_kind { RED_SUM, RED_MEAN, RED_MAX, RED_MIN, RED_PROD, RED_L2, RED_SUMSQ };
+enum red_kind {
+    RED_SUM, RED_MEAN, RED_MAX, RED_MIN, RED_PROD, RED_L2, RED_SUMSQ,
+    RED_L1, RED_LOGSUM, RED_LOGSUMEXP /* generic path only (the fast paths stop at RED_MIN) */
+};
 
 struct red_job {
     enum red_kind kind;
@@ -98,9 +101,24 @@ reduce_one(const struct red_job *j, int64_t base, int64_t o)
             acc = 0;
             break;
         }
+        double m = -INFINITY; /* LogSumExp: the largest term, subtracted before exp */
+        if (j->kind == RED_LOGSUMEXP)
+            for (int64_t r = 0; r < j->R; r++) {
+                double v = ld_f(x, dt, base + j->roff[r]);
+                m = (v != v || v > m) && m == m ? v : m;
+            }
         for (int64_t r = 0; r < j->R; r++) {
             double v = ld_f(x, dt, base + j->roff[r]);
             switch (j->kind) {
+            case RED_L1:
+                acc += fabs(v);
+                break;
+            case RED_LOGSUM:
+                acc += v;
+                break;
+            case RED_LOGSUMEXP:
+                acc += isinf(m) ? (v == m) : exp(v - m);
+                break;
             case RED_SUM:
             case RED_MEAN:
                 acc += v;
@@ -126,6 +144,10 @@ reduce_one(const struct red_job *j, int64_t base, int64_t o)
             acc = j->R ? acc / (double)j->R : NAN;
         else if (j->kind == RED_L2)
             acc = sqrt(acc);
+        else if (j->kind == RED_LOGSUM)
+            acc = log(acc);
+        else if (j->kind == RED_LOGSUMEXP)
+            acc = m != m ? m : isinf(m) ? m : m + log(acc);
         cpu_convert(&acc, NPU_DTYPE_FP64, (char *)j->y->data + (size_t)o * cpu_esize(j->y),
                     j->y->dtype, 1);
         return;
@@ -149,6 +171,12 @@ reduce_one(const struct red_job *j, int64_t base, int64_t o)
     for (int64_t r = 0; r < j->R; r++) {
         uint64_t v = ld_u(x, dt, base + j->roff[r]);
         switch (j->kind) {
+        case RED_L1:
+            acc += uns || (int64_t)v >= 0 ? v : (uint64_t)0 - v;
+            break;
+        case RED_LOGSUM:
+        case RED_LOGSUMEXP:
+            break; /* refused for integers (reduce_kernel) */
         case RED_SUM:
         case RED_MEAN:
             acc += v;
@@ -389,6 +417,26 @@ REDUCE_KERNEL(cpu_k_reduce_min, RED_MIN)
 REDUCE_KERNEL(cpu_k_reduce_prod, RED_PROD)
 REDUCE_KERNEL(cpu_k_reduce_l2, RED_L2)
 REDUCE_KERNEL(cpu_k_reduce_sum_square, RED_SUMSQ)
+REDUCE_KERNEL(cpu_k_reduce_l1, RED_L1)
+
+/* log(sum) and log(sum(exp)) (torch's logsumexp): float inputs only. */
+enum npu_status
+cpu_k_reduce_log_sum(CPU_KERNEL_ARGS)
+{
+    (void)nout;
+    if (!npu_dtype_is_float(in[0]->dtype))
+        return KUNSUP("%s input (float only)", npu_dtype_name(in[0]->dtype));
+    return reduce_common(ctx, attrs, in, nin, out[0], RED_LOGSUM);
+}
+
+enum npu_status
+cpu_k_reduce_log_sum_exp(CPU_KERNEL_ARGS)
+{
+    (void)nout;
+    if (!npu_dtype_is_float(in[0]->dtype))
+        return KUNSUP("%s input (float only)", npu_dtype_name(in[0]->dtype));
+    return reduce_common(ctx, attrs, in, nin, out[0], RED_LOGSUMEXP);
+}
 
 /* ---- ArgMax / ArgMin ------------------------------------------------------------------------ */
 

@@ -291,6 +291,7 @@ cpu_read_ints(struct npu_cpu_ctx *ctx, const struct npu_tensor *t, const char *w
 
 enum {
     CPU_F16 = 1u << 0, /* fp16 operands are computed in fp32 around the kernel */
+    CPU_OPT_OUT = 1u << 1, /* every output may be absent (NULL), e.g. LSTM's Y */
 };
 
 #define CPU_VAR 255 /* variadic */
@@ -401,6 +402,23 @@ static const struct cpu_entry cpu_table[NPU_OP_COUNT] = {
     [NPU_OP_RESIZE] = {cpu_k_resize, 1, 4, 1, 1, CPU_F16},
     [NPU_OP_TRILU] = {cpu_k_trilu, 1, 2, 1, 1, 0},
     [NPU_OP_CUMSUM] = {cpu_k_cumsum, 2, 2, 1, 1, CPU_F16},
+    [NPU_OP_DEPTH_TO_SPACE] = {cpu_k_depth_to_space, 1, 1, 1, 1, 0},
+    [NPU_OP_SPACE_TO_DEPTH] = {cpu_k_space_to_depth, 1, 1, 1, 1, 0},
+    [NPU_OP_SCATTER_ND] = {cpu_k_scatter_nd, 3, 3, 1, 1, CPU_F16},
+    [NPU_OP_SCATTER_ELEMENTS] = {cpu_k_scatter_elements, 3, 3, 1, 1, CPU_F16},
+    [NPU_OP_TOP_K] = {cpu_k_topk, 2, 2, 1, 2, CPU_F16},
+    [NPU_OP_RNN] = {cpu_k_rnn, 3, 6, 1, 2, CPU_F16 | CPU_OPT_OUT},
+    [NPU_OP_GRU] = {cpu_k_gru, 3, 6, 1, 2, CPU_F16 | CPU_OPT_OUT},
+    [NPU_OP_LSTM] = {cpu_k_lstm, 3, 8, 1, 3, CPU_F16 | CPU_OPT_OUT},
+    [NPU_OP_IS_NAN] = {cpu_k_isnan, 1, 1, 1, 1, 0},
+    [NPU_OP_IS_INF] = {cpu_k_isinf, 1, 1, 1, 1, 0},
+    [NPU_OP_CELU] = {cpu_k_celu, 1, 1, 1, 1, CPU_F16},
+    [NPU_OP_ONE_HOT] = {cpu_k_one_hot, 3, 3, 1, 1, 0},
+    [NPU_OP_GATHER_ND] = {cpu_k_gather_nd, 2, 2, 1, 1, 0},
+    [NPU_OP_REDUCE_L1] = {cpu_k_reduce_l1, 1, 2, 1, 1, CPU_F16},
+    [NPU_OP_REDUCE_LOG_SUM] = {cpu_k_reduce_log_sum, 1, 2, 1, 1, CPU_F16},
+    [NPU_OP_REDUCE_LOG_SUM_EXP] = {cpu_k_reduce_log_sum_exp, 1, 2, 1, 1, CPU_F16},
+    [NPU_OP_GRID_SAMPLE] = {cpu_k_grid_sample, 2, 2, 1, 1, CPU_F16},
     /* quantisation */
     [NPU_OP_QUANTIZE_LINEAR] = {cpu_k_quantize_linear, 2, 3, 1, 1, CPU_F16},
     [NPU_OP_DEQUANTIZE_LINEAR] = {cpu_k_dequantize_linear, 2, 3, 1, 1, CPU_F16},
@@ -540,7 +558,7 @@ npu_cpu_run(struct npu_cpu_ctx *ctx, enum npu_op op, const struct npu_attrs *att
     }
     for (int i = 0; st == NPU_OK && i < nout; i++) {
         if (!out[i]) {
-            if (i < e->min_out)
+            if (i < e->min_out && !(e->flags & CPU_OPT_OUT))
                 st = KINVAL("required output %d is missing", i);
             continue;
         }

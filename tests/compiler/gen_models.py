@@ -168,6 +168,160 @@ def hand_made():
     cc = np.concatenate([x + b[None, :, :, None], xi.astype(np.float32)], axis=1)
     save_case("legacy_opset3", m, [x, xi], [np.maximum(cc, 0).reshape(2, -1)])
 
+    # TopK with its opset-1 attribute k and Scatter (opset 9-10's ScatterElements)
+    x = rng.permutation(24).astype(np.float32).reshape(4, 6)  # distinct: no ties
+    data = rng.standard_normal((3, 5)).astype(np.float32)
+    sidx = np.array([[0, 4], [-1, 1], [2, 2]], np.int64)
+    supd = rng.standard_normal((3, 2)).astype(np.float32)
+    nodes = [
+        helper.make_node("TopK", ["x"], ["tv", "ti"], k=3, axis=1, name="topk"),
+        helper.make_node("Scatter", ["data", "sidx", "supd"], ["sc"], axis=1, name="scatter"),
+    ]
+    m = mk(nodes, [vi("x", F, [4, 6]), vi("data", F, [3, 5])],
+           [vi("tv", F, None), vi("ti", I64, None), vi("sc", F, None)],
+           [init("sidx", sidx), init("supd", supd)], opset=9)
+    ti = np.argsort(-x, axis=1, kind="stable")[:, :3]
+    sc = data.copy()
+    for r in range(3):
+        for j in range(2):
+            sc[r, sidx[r, j]] = supd[r, j]
+    save_case("legacy_topk_scatter_opset9", m, [x, data],
+              [np.take_along_axis(x, ti, 1), ti, sc])
+
+    # DepthToSpace (DCR and CRD), SpaceToDepth, ScatterND with a reduction (opset 16)
+    x = rng.standard_normal((1, 8, 2, 3)).astype(np.float32)
+    nidx = np.array([[0, 1], [0, 1], [1, -1]], np.int64)
+    nupd = rng.standard_normal((3, 6)).astype(np.float32)
+    nodes = [
+        helper.make_node("DepthToSpace", ["x"], ["dcr"], blocksize=2, name="d2s_dcr"),
+        helper.make_node("DepthToSpace", ["x"], ["crd"], blocksize=2, mode="CRD", name="d2s_crd"),
+        helper.make_node("SpaceToDepth", ["dcr"], ["back"], blocksize=2, name="s2d"),
+        helper.make_node("Reshape", ["back", "shp"], ["x4"], name="reshape"),
+        helper.make_node("ScatterND", ["x4", "nidx", "nupd"], ["snd"], reduction="add",
+                         name="scatternd"),
+    ]
+    m = mk(nodes, [vi("x", F, [1, 8, 2, 3])],
+           [vi("dcr", F, None), vi("crd", F, None), vi("snd", F, None)],
+           [init("shp", np.array([2, 4, 6], np.int64)), init("nidx", nidx),
+            init("nupd", nupd)], opset=16)
+    b = 2
+    dcr = x.reshape(1, b, b, 2, 2, 3).transpose(0, 3, 4, 1, 5, 2).reshape(1, 2, 4, 6)
+    crd = x.reshape(1, 2, b, b, 2, 3).transpose(0, 1, 4, 2, 5, 3).reshape(1, 2, 4, 6)
+    snd = x.reshape(2, 4, 6).copy()
+    for t in range(3):
+        snd[nidx[t, 0], nidx[t, 1]] += nupd[t]
+    save_case("index_ops_opset16", m, [x], [dcr, crd, snd])
+
+    # LSTM (bidirectional, sequence_lens, initial states, clip) and GRU (reverse,
+    # linear_before_reset=0, sequence_lens) against numpy loops written from the
+    # ONNX operator text
+    T_, B_, I_, H_ = 5, 3, 4, 3
+    x = rng.standard_normal((T_, B_, I_)).astype(np.float32)
+    sl = np.array([5, 2, 0], np.int32)
+    lw = (0.5 * rng.standard_normal((2, 4 * H_, I_))).astype(np.float32)
+    lr = (0.5 * rng.standard_normal((2, 4 * H_, H_))).astype(np.float32)
+    lb = (0.3 * rng.standard_normal((2, 8 * H_))).astype(np.float32)
+    h0 = rng.standard_normal((2, B_, H_)).astype(np.float32)
+    c0 = rng.standard_normal((2, B_, H_)).astype(np.float32)
+    gw = (0.5 * rng.standard_normal((1, 3 * H_, I_))).astype(np.float32)
+    gr = (0.5 * rng.standard_normal((1, 3 * H_, H_))).astype(np.float32)
+    gb = (0.3 * rng.standard_normal((1, 6 * H_))).astype(np.float32)
+    sig = lambda v: 1 / (1 + np.exp(-v))
+
+    def lstm_ref(d, clip):
+        y = np.zeros((T_, B_, H_), np.float64)
+        hh, cc = h0[d].astype(np.float64), c0[d].astype(np.float64)
+        for b in range(B_):
+            h, c = hh[b].copy(), cc[b].copy()
+            steps = range(sl[b] - 1, -1, -1) if d == 1 else range(sl[b])
+            for t in steps:
+                g = lw[d] @ x[t, b] + lr[d] @ h + lb[d][:4 * H_] + lb[d][4 * H_:]
+                g = np.clip(g, -clip, clip)
+                i, o, f, cg = sig(g[:H_]), sig(g[H_:2 * H_]), sig(g[2 * H_:3 * H_]), \
+                    np.tanh(g[3 * H_:])
+                c = f * c + i * cg
+                h = o * np.tanh(c)
+                y[t, b] = h
+            hh[b], cc[b] = h, c
+        return y, hh, cc
+
+    def gru_ref():
+        y = np.zeros((T_, B_, H_), np.float64)
+        hn = np.zeros((B_, H_))
+        for b in range(B_):
+            h = np.zeros(H_)
+            for t in range(sl[b] - 1, -1, -1):
+                xw = gw[0] @ x[t, b] + gb[0][:3 * H_]
+                z = sig(xw[:H_] + gr[0][:H_] @ h + gb[0][3 * H_:4 * H_])
+                r = sig(xw[H_:2 * H_] + gr[0][H_:2 * H_] @ h + gb[0][4 * H_:5 * H_])
+                ht = np.tanh(xw[2 * H_:] + gr[0][2 * H_:] @ (r * h) + gb[0][5 * H_:])
+                h = (1 - z) * ht + z * h
+                y[t, b] = h
+            hn[b] = h
+        return y, hn
+
+    nodes = [
+        helper.make_node("LSTM", ["x", "lw", "lr", "lb", "sl", "h0", "c0"], ["ly", "lh", "lc"],
+                         hidden_size=H_, direction="bidirectional", clip=1.5, name="lstm"),
+        helper.make_node("GRU", ["x", "gw", "gr", "gb", "sl"], ["gy", "gh"], hidden_size=H_,
+                         direction="reverse", name="gru"),
+    ]
+    m = mk(nodes, [vi("x", F, [T_, B_, I_])],
+           [vi(n, F, None) for n in ["ly", "lh", "lc", "gy", "gh"]],
+           [init("lw", lw), init("lr", lr), init("lb", lb), init("sl", sl), init("h0", h0),
+            init("c0", c0), init("gw", gw), init("gr", gr), init("gb", gb)], opset=14)
+    f0, f1 = lstm_ref(0, 1.5), lstm_ref(1, 1.5)
+    gy, gh = gru_ref()
+    save_case("rnn_seq_lens", m, [x],
+              [np.stack([f0[0], f1[0]], 1).astype(np.float32),
+               np.stack([f0[1], f1[1]]).astype(np.float32),
+               np.stack([f0[2], f1[2]]).astype(np.float32),
+               gy[:, None].astype(np.float32), gh[None].astype(np.float32)])
+
+    # If with a condition that follows from shapes (torch's export of squeeze(d)
+    # on a dim it cannot prove to be 1): the taken branch has its own
+    # initializer and a nested If, captures outer values, and one of them
+    # ("rx") is produced by a node listed after the If (the importer orders by
+    # captures too)
+    x = rng.standard_normal((1, 3, 4)).astype(np.float32)
+    bw = rng.standard_normal((3, 4)).astype(np.float32)
+    wo = rng.standard_normal((3, 4)).astype(np.float32)
+    inner = helper.make_graph(
+        [helper.make_node("Mul", ["sq", "wo"], ["n_then"], name="inner_mul")], "inner_then", [],
+        [vi("n_then", F, None)])
+    inner_else = helper.make_graph(
+        [helper.make_node("Neg", ["sq"], ["n_else"], name="inner_neg")], "inner_else", [],
+        [vi("n_else", F, None)])
+    then_g = helper.make_graph(
+        [helper.make_node("Constant", [], ["ax0"], value=helper.make_tensor("v", I64, [1], [0]),
+                          name="c_ax"),
+         helper.make_node("Squeeze", ["x", "ax0"], ["sq0"], name="sqz"),
+         helper.make_node("Add", ["sq0", "bw"], ["sq1"], name="addb"),
+         helper.make_node("Add", ["sq1", "rx"], ["sq"], name="addr"),
+         helper.make_node("If", ["cond_b"], ["nested"], then_branch=inner, else_branch=inner_else,
+                          name="nested_if")],
+        "then", [], [vi("nested", F, None), vi("sq0", F, None)], [init("bw", bw)])
+    else_g = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["e0"], name="e_id"),
+         helper.make_node("Neg", ["x"], ["e1"], name="e_neg")], "else", [],
+        [vi("e0", F, None), vi("e1", F, None)])
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"], name="shape"),
+        helper.make_node("Gather", ["s", "i0"], ["d0"], axis=0, name="gather"),
+        helper.make_node("Equal", ["d0", "one"], ["cond"], name="eq1"),
+        helper.make_node("Equal", ["d0", "two"], ["cond_b"], name="eq2"),
+        helper.make_node("If", ["cond"], ["y1", "y2"], then_branch=then_g, else_branch=else_g,
+                         name="squeeze_if"),
+        helper.make_node("Relu", ["x1"], ["rx"], name="relu_after"),
+    ]
+    m = mk(nodes, [vi("x", F, [1, 3, 4]), vi("x1", F, [3, 4])],
+           [vi("y1", F, None), vi("y2", F, None)],
+           [init("i0", np.array(0, np.int64)), init("one", np.array(1, np.int64)),
+            init("two", np.array(2, np.int64)), init("wo", wo)], opset=13)
+    x1 = rng.standard_normal((3, 4)).astype(np.float32)
+    sq = x[0] + bw + np.maximum(x1, 0)
+    save_case("if_shape_cond", m, [x, x1], [-sq, x[0]])
+
     # Split with the attribute (opset 11) and BatchNorm (opset 7, spatial=1)
     x = rng.standard_normal((1, 4, 3, 3)).astype(np.float32)
     sc, bi, me, va = [rng.standard_normal(4).astype(np.float32) for _ in range(4)]
@@ -520,6 +674,20 @@ def bad_models():
     add("duplicate_init", mk([helper.make_node("Add", ["x", "w"], ["y"])], [vi("x", F, [2])],
                              [vi("y", F, [2])], [init("w", np.ones(2, np.float32)),
                                                  init("w", np.ones(2, np.float32))]), "twice")
+    then_g = helper.make_graph([helper.make_node("Relu", ["x"], ["t"])], "t", [],
+                               [vi("t", F, None)])
+    else_g = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "e", [],
+                               [vi("e", F, None)])
+    add("if_data_cond", mk([helper.make_node("ReduceSum", ["x"], ["sx"], keepdims=0, name="sum"),
+                            helper.make_node("Greater", ["sx", "z"], ["c"], name="gt"),
+                            helper.make_node("If", ["c"], ["y"], then_branch=then_g,
+                                             else_branch=else_g, name="data_if")],
+                           [vi("x", F, [2])], [vi("y", F, [2])],
+                           [init("z", np.array(0, np.float32))]), "data")
+    add("if_undefined_capture", mk([helper.make_node("If", ["c"], ["y"], then_branch=helper.make_graph(
+        [helper.make_node("Relu", ["nowhere"], ["t"])], "t", [], [vi("t", F, None)]),
+        else_branch=else_g, name="bad_if")], [vi("x", F, [2]), vi("c", TensorProto.BOOL, [])],
+        [vi("y", F, [2])]), "nowhere")
     add("cycle", mk([helper.make_node("Add", ["x", "b"], ["a"], name="n_a"),
                      helper.make_node("Relu", ["a"], ["b"], name="n_b")],
                     [vi("x", F, [2])], [vi("b", F, [2])]), "cycle")

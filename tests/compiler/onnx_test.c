@@ -229,6 +229,53 @@ tensor_files(const char *dir)
     CHECK(npu_onnx_parse_tensor(junk, sizeof(junk), &t, NULL) != NPU_OK);
 }
 
+/* Symbolic dims sized through an input's axis ("x:1=5", what npu-run passes for
+ * --input files): the dim's name takes the value, so every input with that dim
+ * agrees; a name given outright wins; two axes that disagree are refused. */
+static void
+dims_by_axis(const char *dir)
+{
+    char mp[1200];
+    snprintf(mp, sizeof(mp), "%s/valid/torch_block/model.onnx", dir);
+    static const struct {
+        const char *spec;
+        int64_t batch, seq; /* expected dims of x[0], x[1]; 0: the load fails */
+    } cases[] = {
+        {"x:0=2,x:1=5", 2, 5},
+        {"mask:1=7", 1, 7},           /* seq from mask, passed on to x */
+        {"seq=3,x:1=5", 1, 3},        /* the name outright wins */
+        {"x:1=5,mask:1=6", 0, 0},     /* disagree */
+        {"x:1=5,mask:1=5,x:2=9", 1, 5}, /* x:2 is a fixed dim (32): not consulted */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct npu_onnx_options o = {.dim_values = cases[i].spec};
+        struct npu_graph *g = NULL;
+        logbuf[0] = 0;
+        enum npu_status st = npu_onnx_load(mp, &o, &g);
+        if (!cases[i].batch) {
+            CHECK(st != NPU_OK && strstr(logbuf, "dim 'seq'") != NULL);
+            npu_graph_free(g);
+            continue;
+        }
+        CHECK_EQ_INT(NPU_OK, st);
+        if (st) {
+            fprintf(stderr, "%s: %s", cases[i].spec, logbuf);
+            continue;
+        }
+        const struct npu_value *x = npu_graph_find_value(g, "x");
+        const struct npu_value *m = npu_graph_find_value(g, "mask");
+        CHECK(x && m);
+        if (x && m) {
+            CHECK_EQ_INT(cases[i].batch, x->t.dims[0]);
+            CHECK_EQ_INT(cases[i].seq, x->t.dims[1]);
+            CHECK_EQ_INT(32, x->t.dims[2]);
+            CHECK_EQ_INT(cases[i].batch, m->t.dims[0]);
+            CHECK_EQ_INT(cases[i].seq, m->t.dims[1]);
+        }
+        npu_graph_free(g);
+    }
+}
+
 int
 main(int argc, char **argv)
 {
@@ -242,5 +289,6 @@ main(int argc, char **argv)
     fusion_cases(argv[1]);
     torch_fusions(argv[1]);
     tensor_files(argv[1]);
+    dims_by_axis(argv[1]);
     return npu_test_done("onnx_test");
 }

@@ -876,6 +876,200 @@ test_quant(void)
         tt_free(s4);
 }
 
+/* DepthToSpace / SpaceToDepth, ScatterND / ScatterElements, TopK (npu-cpu-index.c), each
+ * against references written from the ONNX operator text (the 6-d reshape/transpose of
+ * DepthToSpace, the scatter loops, TopK by repeated selection); bad operands are refused. */
+static void
+test_index_ops(void)
+{
+    /* DepthToSpace: x [1, C=8, 2, 3], b = 2 -> [1, 2, 4, 6] */
+    const int64_t b = 2, C = 8, H = 2, W = 3, C2 = C / 4;
+    struct npu_tensor *x = tt_fill_rand(tt(NPU_DTYPE_FP32, 4, D(1), D(C), D(H), D(W)), -1, 1);
+    struct npu_tensor *y = tt(NPU_DTYPE_FP32, 4, D(1), D(C2), D(H * b), D(W * b));
+    for (int crd = 0; crd < 2; crd++) {
+        struct alist al = {0};
+        al_int(&al, "blocksize", b);
+        al_str(&al, "mode", crd ? "CRD" : "DCR");
+        struct npu_tensor *in[1] = {x}, *out[1] = {y};
+        CHECK_EQ_INT(NPU_OK, run2(NPU_OP_DEPTH_TO_SPACE, &al, 1, in, 1, out));
+        /* ONNX: DCR reshapes to [N, b, b, C', H, W] and transposes (0,3,4,1,5,2); CRD
+         * reshapes to [N, C', b, b, H, W] and transposes (0,1,4,2,5,3). Walk the
+         * reshaped 6-d input and place each element where the transpose sends it. */
+        int bad = 0;
+        for (int64_t e = 0; e < C * H * W; e++) {
+            int64_t d0, d1, d2, h = (e / W) % H, w = e % W, c = e / (H * W);
+            int64_t cc, i, j;
+            if (crd) {
+                d0 = c / (b * b), d1 = (c / b) % b, d2 = c % b; /* [C', b, b] */
+                cc = d0, i = d1, j = d2;
+            } else {
+                d0 = c / (b * C2), d1 = (c / C2) % b, d2 = c % C2; /* [b, b, C'] */
+                cc = d2, i = d0, j = d1;
+            }
+            int64_t o = (cc * H * b + h * b + i) * W * b + w * b + j;
+            bad += tt_get(y, o) != tt_get(x, e);
+        }
+        CHECK_EQ_INT(0, bad);
+        if (!crd) { /* SpaceToDepth inverts DCR */
+            struct npu_tensor *z = tt(NPU_DTYPE_FP32, 4, D(1), D(C), D(H), D(W));
+            struct alist a2 = {0};
+            al_int(&a2, "blocksize", b);
+            struct npu_tensor *i2[1] = {y}, *o2[1] = {z};
+            CHECK_EQ_INT(NPU_OK, run2(NPU_OP_SPACE_TO_DEPTH, &a2, 1, i2, 1, o2));
+            CHECK(tt_same_bytes(z, x));
+            tt_free(z);
+        }
+    }
+    struct alist bad_b = {0};
+    al_int(&bad_b, "blocksize", 3); /* 8 channels are not a multiple of 9 */
+    CHECK_EQ_INT(NPU_ERR_INVALID, run2(NPU_OP_DEPTH_TO_SPACE, &bad_b, 1, (struct npu_tensor *[]){x},
+                                       1, (struct npu_tensor *[]){y}));
+    tt_free(x), tt_free(y);
+
+    /* ScatterND: data [4,3]; rows 1 and -1 (= 3) replaced; with reduction add a
+     * duplicated row index accumulates both updates */
+    struct npu_tensor *data = tt_fill_rand(tt(NPU_DTYPE_FP32, 2, D(4), D(3)), -1, 1);
+    struct npu_tensor *upd = tt_fill_rand(tt(NPU_DTYPE_FP32, 2, D(2), D(3)), -1, 1);
+    struct npu_tensor *out = tt(NPU_DTYPE_FP32, 2, D(4), D(3));
+    for (int red = 0; red < 2; red++) {
+        int64_t iv[2] = {red ? 0 : 1, red ? 0 : -1};
+        struct npu_tensor *ind = tt_ints(2, iv);
+        ind->ndim = 2, ind->dims[0] = 2, ind->dims[1] = 1;
+        struct alist al = {0};
+        if (red)
+            al_str(&al, "reduction", "add");
+        struct npu_tensor *in[3] = {data, ind, upd}, *o[1] = {out};
+        CHECK_EQ_INT(NPU_OK, run2(NPU_OP_SCATTER_ND, &al, 3, in, 1, o));
+        int bad = 0;
+        for (int64_t r = 0; r < 4; r++)
+            for (int64_t c = 0; c < 3; c++) {
+                double want = tt_get(data, r * 3 + c);
+                if (!red && r == 1)
+                    want = tt_get(upd, c);
+                if (!red && r == 3)
+                    want = tt_get(upd, 3 + c);
+                if (red && r == 0)
+                    want = (double)((float)((float)want + (float)tt_get(upd, c)) +
+                                    (float)tt_get(upd, 3 + c));
+                bad += fabs(tt_get(out, r * 3 + c) - want) > 1e-6;
+            }
+        CHECK_EQ_INT(0, bad);
+        tt_free(ind);
+    }
+    int64_t oob[2] = {4, 0};
+    struct npu_tensor *ind = tt_ints(2, oob);
+    ind->ndim = 2, ind->dims[0] = 2, ind->dims[1] = 1;
+    CHECK_EQ_INT(NPU_ERR_INVALID, run2(NPU_OP_SCATTER_ND, NULL, 3,
+                                       (struct npu_tensor *[]){data, ind, upd}, 1,
+                                       (struct npu_tensor *[]){out}));
+    tt_free(ind);
+
+    /* ScatterElements along axis 1 with negative indices */
+    int64_t ev[6] = {0, -1, 1, 2, -3, 0};
+    ind = tt_ints(6, ev);
+    ind->ndim = 2, ind->dims[0] = 2, ind->dims[1] = 3;
+    struct npu_tensor *upd2 = tt_fill_rand(tt(NPU_DTYPE_FP32, 2, D(2), D(3)), -1, 1);
+    struct alist al = {0};
+    al_int(&al, "axis", 1);
+    CHECK_EQ_INT(NPU_OK, run2(NPU_OP_SCATTER_ELEMENTS, &al, 3,
+                              (struct npu_tensor *[]){data, ind, upd2}, 1,
+                              (struct npu_tensor *[]){out}));
+    double want[12];
+    for (int e = 0; e < 12; e++)
+        want[e] = tt_get(data, e);
+    for (int r = 0; r < 2; r++)
+        for (int j = 0; j < 3; j++) {
+            int64_t col = ev[r * 3 + j] < 0 ? ev[r * 3 + j] + 3 : ev[r * 3 + j];
+            want[r * 3 + col] = tt_get(upd2, r * 3 + j);
+        }
+    CHECK(tt_err(out, want, 0, 0) == 0);
+    /* updates of another shape than the indices */
+    struct npu_tensor *upd3 = tt(NPU_DTYPE_FP32, 2, D(2), D(2));
+    CHECK_EQ_INT(NPU_ERR_INVALID, run2(NPU_OP_SCATTER_ELEMENTS, &al, 3,
+                                       (struct npu_tensor *[]){data, ind, upd3}, 1,
+                                       (struct npu_tensor *[]){out}));
+    tt_free(upd3);
+    tt_free(ind), tt_free(upd2), tt_free(data), tt_free(upd), tt_free(out);
+
+    /* TopK along axis 1 of [3, 7, 2] with ties (values on a coarse grid), largest and
+     * smallest, against selection: repeatedly take the best unused value, lowest index
+     * first among equals */
+    x = tt(NPU_DTYPE_FP32, 3, D(3), D(7), D(2));
+    for (int64_t e = 0; e < tt_n(x); e++)
+        tt_set(x, e, (double)(int)tt_uniform(-3, 3));
+    int64_t k = 4;
+    struct npu_tensor *tk = tt_ints(1, &k);
+    struct npu_tensor *vals = tt(NPU_DTYPE_FP32, 3, D(3), D(4), D(2));
+    struct npu_tensor *idx = tt(NPU_DTYPE_INT64, 3, D(3), D(4), D(2));
+    for (int largest = 0; largest < 2; largest++) {
+        struct alist a3 = {0};
+        al_int(&a3, "axis", 1);
+        al_int(&a3, "largest", largest);
+        CHECK_EQ_INT(NPU_OK, run2(NPU_OP_TOP_K, &a3, 2, (struct npu_tensor *[]){x, tk}, 2,
+                                  (struct npu_tensor *[]){vals, idx}));
+        int bad = 0;
+        for (int a = 0; a < 3; a++)
+            for (int c = 0; c < 2; c++) {
+                bool used[7] = {0};
+                for (int r = 0; r < 4; r++) {
+                    int best = -1;
+                    for (int l = 0; l < 7; l++) {
+                        if (used[l])
+                            continue;
+                        double v = tt_get(x, (a * 7 + l) * 2 + c);
+                        double bv = best < 0 ? 0 : tt_get(x, (a * 7 + best) * 2 + c);
+                        if (best < 0 || (largest ? v > bv : v < bv))
+                            best = l;
+                    }
+                    used[best] = true;
+                    int64_t o = (a * 4 + r) * 2 + c;
+                    bad += tt_get(idx, o) != best;
+                    bad += tt_get(vals, o) != tt_get(x, (a * 7 + best) * 2 + c);
+                }
+            }
+        CHECK_EQ_INT(0, bad);
+    }
+    k = 8; /* more than the axis holds */
+    tt_free(tk);
+    tk = tt_ints(1, &k);
+    struct alist a4 = {0};
+    al_int(&a4, "axis", 1);
+    CHECK_EQ_INT(NPU_ERR_INVALID, run2(NPU_OP_TOP_K, &a4, 2, (struct npu_tensor *[]){x, tk}, 2,
+                                       (struct npu_tensor *[]){vals, idx}));
+    tt_free(tk), tt_free(vals), tt_free(idx), tt_free(x);
+
+    /* GatherND and OneHot refuse out-of-range operands (their values are checked by the
+     * ONNX node tests, cpu-onnx-node-tests); OneHot: an index outside [-depth, depth)
+     * gives an all-off row, -1 counts from the end */
+    x = tt_fill_rand(tt(NPU_DTYPE_FP32, 2, D(3), D(4)), -1, 1);
+    int64_t gv[2] = {1, 4};
+    struct npu_tensor *gi = tt_ints(2, gv), *gy = tt(NPU_DTYPE_FP32, 0);
+    CHECK_EQ_INT(NPU_ERR_INVALID, run2(NPU_OP_GATHER_ND, NULL, 2, (struct npu_tensor *[]){x, gi},
+                                       1, (struct npu_tensor *[]){gy}));
+    gv[1] = -1;
+    tt_free(gi);
+    gi = tt_ints(2, gv);
+    CHECK_EQ_INT(NPU_OK, run2(NPU_OP_GATHER_ND, NULL, 2, (struct npu_tensor *[]){x, gi}, 1,
+                              (struct npu_tensor *[]){gy}));
+    CHECK(tt_get(gy, 0) == tt_get(x, 1 * 4 + 3));
+    tt_free(gi), tt_free(gy), tt_free(x);
+    int64_t ohv[3] = {2, -1, 7}, depth = 3;
+    struct npu_tensor *oi = tt_ints(3, ohv), *od = tt_ints(1, &depth);
+    double onoff[2] = {-1, 5};
+    struct npu_tensor *ov = tt_vals(NPU_DTYPE_FP32, 1, (int64_t[]){2}, onoff);
+    struct npu_tensor *oy = tt(NPU_DTYPE_FP32, 2, D(3), D(3));
+    CHECK_EQ_INT(NPU_OK, run2(NPU_OP_ONE_HOT, NULL, 3, (struct npu_tensor *[]){oi, od, ov}, 1,
+                              (struct npu_tensor *[]){oy}));
+    const double ohw[9] = {-1, -1, 5, -1, -1, 5, -1, -1, -1};
+    CHECK(tt_err(oy, ohw, 0, 0) == 0);
+    depth = 0;
+    tt_free(od);
+    od = tt_ints(1, &depth);
+    CHECK_EQ_INT(NPU_ERR_INVALID, run2(NPU_OP_ONE_HOT, NULL, 3, (struct npu_tensor *[]){oi, od, ov},
+                                       1, (struct npu_tensor *[]){oy}));
+    tt_free(oi), tt_free(od), tt_free(ov), tt_free(oy);
+}
+
 int
 main(void)
 {
@@ -889,6 +1083,7 @@ main(void)
     test_small_ops();
     test_resize();
     test_quant();
+    test_index_ops();
     CHECK_EQ_INT(0, t_thread_mismatches);
     tctx_fini();
     return npu_test_done("test-cpu-shape");

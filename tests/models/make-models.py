@@ -376,6 +376,819 @@ class DynBatch(nn.Module):
         return self.fc(x.reshape(x.shape[0], -1))
 
 
+# ------------------------------------------------------------------ BERT ----
+
+class BertCfg:
+    def __init__(self, vocab=128, positions=32, types=2, width=64, layers=2, heads=4, inner=128,
+                 eps=1e-12):
+        self.vocab, self.positions, self.types = vocab, positions, types
+        self.width, self.layers, self.heads, self.inner, self.eps = width, layers, heads, inner, eps
+
+
+class BertEmbeddings(nn.Module):
+    """HF BertEmbeddings: word + token_type + absolute position embeddings
+    (position_ids a buffer sliced to the sequence), LayerNorm."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.word_embeddings = nn.Embedding(c.vocab, c.width)
+        self.position_embeddings = nn.Embedding(c.positions, c.width)
+        self.token_type_embeddings = nn.Embedding(c.types, c.width)
+        self.LayerNorm = nn.LayerNorm(c.width, eps=c.eps)
+        self.register_buffer("position_ids", torch.arange(c.positions).expand((1, -1)),
+                             persistent=False)
+
+    def forward(self, input_ids, token_type_ids):
+        seq_length = input_ids.size()[1]
+        position_ids = self.position_ids[:, 0:seq_length]
+        embeddings = self.word_embeddings(input_ids) + self.token_type_embeddings(token_type_ids)
+        embeddings = embeddings + self.position_embeddings(position_ids)
+        return self.LayerNorm(embeddings)
+
+
+class BertSelfAttention(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.num_attention_heads = c.heads
+        self.attention_head_size = c.width // c.heads
+        self.all_head_size = c.width
+        self.query = nn.Linear(c.width, c.width)
+        self.key = nn.Linear(c.width, c.width)
+        self.value = nn.Linear(c.width, c.width)
+
+    def transpose_for_scores(self, x):
+        new_x_shape = x.size()[:-1] + (self.num_attention_heads, self.attention_head_size)
+        x = x.view(new_x_shape)
+        return x.permute(0, 2, 1, 3)
+
+    def forward(self, hidden_states, attention_mask):
+        query_layer = self.transpose_for_scores(self.query(hidden_states))
+        key_layer = self.transpose_for_scores(self.key(hidden_states))
+        value_layer = self.transpose_for_scores(self.value(hidden_states))
+        attention_scores = torch.matmul(query_layer, key_layer.transpose(-1, -2))
+        attention_scores = attention_scores / math.sqrt(self.attention_head_size)
+        attention_scores = attention_scores + attention_mask
+        attention_probs = F.softmax(attention_scores, dim=-1)
+        context_layer = torch.matmul(attention_probs, value_layer)
+        context_layer = context_layer.permute(0, 2, 1, 3).contiguous()
+        new_context_layer_shape = context_layer.size()[:-2] + (self.all_head_size,)
+        return context_layer.view(new_context_layer_shape)
+
+
+class BertLayer(nn.Module):
+    """Post-LN: LayerNorm(x + dense(attn)), LayerNorm(h + dense(gelu(dense(h))))."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.attention = BertSelfAttention(c)
+        self.attn_out = nn.Linear(c.width, c.width)
+        self.attn_ln = nn.LayerNorm(c.width, eps=c.eps)
+        self.intermediate = nn.Linear(c.width, c.inner)
+        self.output = nn.Linear(c.inner, c.width)
+        self.out_ln = nn.LayerNorm(c.width, eps=c.eps)
+
+    def forward(self, x, attention_mask):
+        h = self.attn_ln(self.attn_out(self.attention(x, attention_mask)) + x)
+        return self.out_ln(self.output(F.gelu(self.intermediate(h))) + h)
+
+
+class BertModel(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.embeddings = BertEmbeddings(c)
+        self.layer = nn.ModuleList([BertLayer(c) for _ in range(c.layers)])
+        self.pooler = nn.Linear(c.width, c.width)
+
+    def forward(self, input_ids, attention_mask, token_type_ids):
+        # HF get_extended_attention_mask
+        dtype = torch.float32
+        extended = attention_mask[:, None, None, :]
+        extended = extended.to(dtype=dtype)
+        extended = (1.0 - extended) * torch.finfo(dtype).min
+        x = self.embeddings(input_ids, token_type_ids)
+        for layer in self.layer:
+            x = layer(x, extended)
+        pooled = torch.tanh(self.pooler(x[:, 0]))
+        return x, pooled
+
+
+class RobertaEmbeddings(nn.Module):
+    """HF RobertaEmbeddings: position ids from the padding mask by CumSum
+    (create_position_ids_from_input_ids), padding_idx 1, one token type."""
+
+    def __init__(self, c, padding_idx=1):
+        super().__init__()
+        self.padding_idx = padding_idx
+        self.word_embeddings = nn.Embedding(c.vocab, c.width, padding_idx=padding_idx)
+        self.position_embeddings = nn.Embedding(c.positions + padding_idx + 1, c.width,
+                                                padding_idx=padding_idx)
+        self.token_type_embeddings = nn.Embedding(1, c.width)
+        self.LayerNorm = nn.LayerNorm(c.width, eps=c.eps)
+
+    def forward(self, input_ids):
+        mask = input_ids.ne(self.padding_idx).int()
+        incremental_indices = torch.cumsum(mask, dim=1).type_as(mask) * mask
+        position_ids = incremental_indices.long() + self.padding_idx
+        token_type_ids = torch.zeros(input_ids.size(), dtype=torch.long)
+        e = self.word_embeddings(input_ids) + self.token_type_embeddings(token_type_ids)
+        return self.LayerNorm(e + self.position_embeddings(position_ids))
+
+
+class RobertaModel(nn.Module):
+    """BERT's layers under RoBERTa's embeddings; the mask made with
+    torch.where on a bool, opset 17 (LayerNormalization kept)."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.embeddings = RobertaEmbeddings(c)
+        self.layer = nn.ModuleList([BertLayer(c) for _ in range(c.layers)])
+
+    def forward(self, input_ids, attention_mask):
+        m = attention_mask[:, None, None, :].bool()
+        extended = torch.where(m, torch.tensor(0.0), torch.tensor(torch.finfo(torch.float32).min))
+        x = self.embeddings(input_ids)
+        for layer in self.layer:
+            x = layer(x, extended)
+        return x
+
+
+# ------------------------------------------------------------- audio ----
+
+class AudioEncoderTiny(nn.Module):
+    """Whisper/wav2vec-style front end: Conv1d + GELU, strided Conv1d + GELU,
+    permute to [batch, frames, width], sinusoidal positions (a buffer),
+    torch.nn.MultiheadAttention in its default sequence-first layout, LayerNorm,
+    mean over frames."""
+
+    def __init__(self, mels=16, width=32, frames=24, heads=4):
+        super().__init__()
+        self.conv1 = nn.Conv1d(mels, width, 3, padding=1)
+        self.conv2 = nn.Conv1d(width, width, 3, stride=2, padding=1)
+        pos = torch.arange(frames // 2)[:, None] / (10000 ** (torch.arange(0, width, 2) / width))
+        self.register_buffer("positional_embedding",
+                             torch.cat([torch.sin(pos), torch.cos(pos)], dim=1))
+        self.attn = nn.MultiheadAttention(width, heads)
+        self.ln = nn.LayerNorm(width)
+        self.pool = nn.AvgPool1d(2)
+
+    def forward(self, mel):
+        x = F.gelu(self.conv1(mel))
+        x = F.gelu(self.conv2(x))
+        x = x.permute(0, 2, 1)
+        x = x + self.positional_embedding[: x.shape[1]]
+        t = x.transpose(0, 1)                          # [frames, batch, width]
+        t = t + self.attn(t, t, t, need_weights=False)[0]
+        x = self.ln(t.transpose(0, 1))
+        pooled = self.pool(x.transpose(1, 2)).max(dim=-1).values
+        return x, pooled
+
+
+# ------------------------------------------------------------- CLIP text ----
+
+class ClipTextCfg:
+    def __init__(self, vocab=128, positions=32, width=64, layers=2, heads=4, mlp=128, eps=1e-5):
+        self.vocab, self.positions, self.width = vocab, positions, width
+        self.layers, self.heads, self.mlp, self.eps = layers, heads, mlp, eps
+
+
+class ClipAttention(nn.Module):
+    """HF CLIPAttention: q scaled before the product, (bsz*heads, seq, hd)
+    views, bmm, causal and padding masks added on a 4-d view."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.embed_dim, self.num_heads = c.width, c.heads
+        self.head_dim = c.width // c.heads
+        self.scale = self.head_dim ** -0.5
+        self.k_proj = nn.Linear(c.width, c.width)
+        self.v_proj = nn.Linear(c.width, c.width)
+        self.q_proj = nn.Linear(c.width, c.width)
+        self.out_proj = nn.Linear(c.width, c.width)
+
+    def _shape(self, tensor, seq_len, bsz):
+        return tensor.view(bsz, seq_len, self.num_heads, self.head_dim).transpose(1, 2) \
+            .contiguous()
+
+    def forward(self, hidden_states, attention_mask, causal_attention_mask):
+        bsz, tgt_len, embed_dim = hidden_states.size()
+        query_states = self.q_proj(hidden_states) * self.scale
+        key_states = self._shape(self.k_proj(hidden_states), -1, bsz)
+        value_states = self._shape(self.v_proj(hidden_states), -1, bsz)
+        proj_shape = (bsz * self.num_heads, -1, self.head_dim)
+        query_states = self._shape(query_states, tgt_len, bsz).view(*proj_shape)
+        key_states = key_states.view(*proj_shape)
+        value_states = value_states.view(*proj_shape)
+        src_len = key_states.size(1)
+        attn_weights = torch.bmm(query_states, key_states.transpose(1, 2))
+        attn_weights = attn_weights.view(bsz, self.num_heads, tgt_len, src_len) + \
+            causal_attention_mask
+        attn_weights = attn_weights.view(bsz * self.num_heads, tgt_len, src_len)
+        attn_weights = attn_weights.view(bsz, self.num_heads, tgt_len, src_len) + attention_mask
+        attn_weights = attn_weights.view(bsz * self.num_heads, tgt_len, src_len)
+        attn_weights = F.softmax(attn_weights, dim=-1)
+        attn_output = torch.bmm(attn_weights, value_states)
+        attn_output = attn_output.view(bsz, self.num_heads, tgt_len, self.head_dim)
+        attn_output = attn_output.transpose(1, 2)
+        attn_output = attn_output.reshape(bsz, tgt_len, embed_dim)
+        return self.out_proj(attn_output)
+
+
+class ClipMLP(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.fc1 = nn.Linear(c.width, c.mlp)
+        self.fc2 = nn.Linear(c.mlp, c.width)
+
+    def forward(self, x):
+        x = self.fc1(x)
+        x = x * torch.sigmoid(1.702 * x)  # HF "quick_gelu"
+        return self.fc2(x)
+
+
+class ClipEncoderLayer(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.self_attn = ClipAttention(c)
+        self.layer_norm1 = nn.LayerNorm(c.width, eps=c.eps)
+        self.mlp = ClipMLP(c)
+        self.layer_norm2 = nn.LayerNorm(c.width, eps=c.eps)
+
+    def forward(self, x, attention_mask, causal_attention_mask):
+        x = x + self.self_attn(self.layer_norm1(x), attention_mask, causal_attention_mask)
+        return x + self.mlp(self.layer_norm2(x))
+
+
+class ClipText(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.token_embedding = nn.Embedding(c.vocab, c.width)
+        self.position_embedding = nn.Embedding(c.positions, c.width)
+        self.register_buffer("position_ids", torch.arange(c.positions).expand((1, -1)))
+        self.layers = nn.ModuleList([ClipEncoderLayer(c) for _ in range(c.layers)])
+        self.final_layer_norm = nn.LayerNorm(c.width, eps=c.eps)
+
+    @staticmethod
+    def _build_causal_attention_mask(bsz, seq_len, dtype):
+        # HF CLIPTextTransformer: torch.empty + fill_(finfo.min) + triu_(1)
+        mask = torch.empty(bsz, seq_len, seq_len, dtype=dtype)
+        mask.fill_(torch.tensor(torch.finfo(dtype).min))
+        mask.triu_(1)
+        return mask.unsqueeze(1)
+
+    @staticmethod
+    def _expand_mask(mask, dtype, tgt_len):
+        # HF _expand_mask: [bsz, seq] -> [bsz, 1, tgt, seq], masked_fill(bool, finfo.min)
+        bsz, src_len = mask.size()
+        expanded = mask[:, None, None, :].expand(bsz, 1, tgt_len, src_len).to(dtype)
+        inverted = 1.0 - expanded
+        return inverted.masked_fill(inverted.to(torch.bool), torch.finfo(dtype).min)
+
+    def forward(self, input_ids, attention_mask):
+        input_shape = input_ids.size()
+        input_ids = input_ids.view(-1, input_shape[-1])
+        seq_length = input_ids.shape[-1]
+        position_ids = self.position_ids[:, :seq_length]
+        x = self.token_embedding(input_ids) + self.position_embedding(position_ids)
+        bsz, seq_len = input_shape
+        causal = self._build_causal_attention_mask(bsz, seq_len, x.dtype)
+        mask = self._expand_mask(attention_mask, x.dtype, seq_len)
+        for layer in self.layers:
+            x = layer(x, mask, causal)
+        last_hidden_state = self.final_layer_norm(x)
+        # the EOS token (the highest id) is each sequence's summary
+        pooled = last_hidden_state[
+            torch.arange(last_hidden_state.shape[0]),
+            input_ids.to(dtype=torch.int).argmax(dim=-1)]
+        return last_hidden_state, pooled
+
+
+# ------------------------------------------------------------ MobileNet ----
+
+def conv_bn(cin, cout, k, stride=1, groups=1, act=None):
+    layers = [nn.Conv2d(cin, cout, k, stride, (k - 1) // 2, groups=groups, bias=False),
+              nn.BatchNorm2d(cout)]
+    if act is not None:
+        layers.append(act())
+    return nn.Sequential(*layers)
+
+
+class InvertedResidualV2(nn.Module):
+    """torchvision MobileNetV2's block: 1x1 expand + ReLU6, 3x3 depthwise +
+    ReLU6, 1x1 project (linear), residual Add when shapes allow."""
+
+    def __init__(self, cin, cout, stride, expand):
+        super().__init__()
+        hidden = cin * expand
+        self.use_res = stride == 1 and cin == cout
+        self.conv = nn.Sequential(conv_bn(cin, hidden, 1, act=nn.ReLU6),
+                                  conv_bn(hidden, hidden, 3, stride, groups=hidden, act=nn.ReLU6),
+                                  conv_bn(hidden, cout, 1))
+
+    def forward(self, x):
+        return x + self.conv(x) if self.use_res else self.conv(x)
+
+
+class SqueezeExcitation(nn.Module):
+    """torchvision's SE: adaptive avg pool, 1x1 fc + ReLU, 1x1 fc + Hardsigmoid, scale."""
+
+    def __init__(self, c, squeeze):
+        super().__init__()
+        self.fc1 = nn.Conv2d(c, squeeze, 1)
+        self.fc2 = nn.Conv2d(squeeze, c, 1)
+
+    def forward(self, x):
+        s = F.adaptive_avg_pool2d(x, 1)
+        s = F.hardsigmoid(self.fc2(F.relu(self.fc1(s))))
+        return s * x
+
+
+class InvertedResidualV3(nn.Module):
+    """MobileNetV3's block: expand + Hardswish, 5x5 depthwise + Hardswish, SE, project."""
+
+    def __init__(self, cin, hidden, cout, k, stride):
+        super().__init__()
+        self.use_res = stride == 1 and cin == cout
+        self.block = nn.Sequential(conv_bn(cin, hidden, 1, act=nn.Hardswish),
+                                   conv_bn(hidden, hidden, k, stride, groups=hidden,
+                                           act=nn.Hardswish),
+                                   SqueezeExcitation(hidden, hidden // 4),
+                                   conv_bn(hidden, cout, 1))
+
+    def forward(self, x):
+        y = self.block(x)
+        return x + y if self.use_res else y
+
+
+class MobileNetTiny(nn.Module):
+    def __init__(self, classes=10):
+        super().__init__()
+        self.features = nn.Sequential(
+            conv_bn(3, 16, 3, 2, act=nn.Hardswish),
+            InvertedResidualV2(16, 16, 1, 2),
+            InvertedResidualV2(16, 24, 2, 3),
+            InvertedResidualV3(24, 48, 24, 5, 1),
+            InvertedResidualV3(24, 64, 32, 3, 2),
+            conv_bn(32, 96, 1, act=nn.Hardswish))
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.classifier = nn.Sequential(nn.Linear(96, 64), nn.Hardswish(), nn.Dropout(0.2),
+                                        nn.Linear(64, classes))
+
+    def forward(self, x):
+        x = self.avgpool(self.features(x))
+        return self.classifier(torch.flatten(x, 1))
+
+
+# ------------------------------------------------------------------ UNet ----
+
+class UNetTiny(nn.Module):
+    """A small UNet/decoder: MaxPool and strided-conv downsampling,
+    ConvTranspose, nearest Upsample by scale, bilinear Resize by scale
+    (align_corners False) and to a size (align_corners True), nearest Resize
+    to a size read from another tensor's shape, Concat skips, constant and
+    reflect Pad, GroupNorm + SiLU, pixel_shuffle (DepthToSpace); height and
+    width symbolic."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.enc2 = nn.Conv2d(8, 16, 3, padding=1)
+        self.down = nn.Conv2d(16, 16, 3, stride=2, padding=1)
+        self.up1 = nn.ConvTranspose2d(16, 16, 2, stride=2)
+        self.dec1 = nn.Conv2d(32, 16, 3, padding=1)
+        self.dec2 = nn.Conv2d(24, 8, 3, padding=1)
+        self.up3 = nn.ConvTranspose2d(8, 4, 3, stride=2, padding=1, output_padding=1)
+        self.head = nn.Conv2d(8, 2, 1)
+        self.norm = nn.GroupNorm(4, 16)  # diffusers' ResnetBlock2D: GroupNorm + SiLU
+        self.sub = nn.Conv2d(8, 8, 3, padding=1)  # ESPCN-style sub-pixel upsampling
+
+    def forward(self, x):
+        e1 = F.relu(self.enc1(x))                               # 8 x H x W
+        e2 = F.relu(self.enc2(F.max_pool2d(e1, 2)))             # 16 x H/2 x W/2
+        b = F.relu(self.down(e2))                               # 16 x H/4 x W/4
+        d1 = torch.cat([self.up1(b), e2], dim=1)                # 32 x H/2 x W/2
+        d1 = F.silu(self.norm(self.dec1(d1)))
+        # torchvision FPN: upsample to the skip's size, read from its shape
+        d2 = F.interpolate(d1, size=e1.shape[-2:], mode="nearest")  # 16 x H x W
+        d2 = F.relu(self.dec2(torch.cat([d2, e1], dim=1)))      # 8 x H x W
+        u = self.up3(d2)                                        # 4 x 32 x 32
+        v = F.interpolate(d2, scale_factor=2, mode="bilinear", align_corners=False)
+        v = F.pad(v[:, :4], (1, 0, 0, 1))[:, :, :-1, 1:]        # 4 x 2H x 2W
+        s = F.pixel_shuffle(self.sub(d2), 2)                    # 2 x 2H x 2W (DepthToSpace)
+        y = self.head(torch.cat([u, v], dim=1)) + s             # 2 x 2H x 2W
+        side = F.interpolate(F.pad(d2, (1, 1, 2, 0), mode="reflect"), size=(20, 22),
+                             mode="bilinear", align_corners=True)
+        return y, side
+
+
+# ----------------------------------------------------------------- LLaMA ----
+
+class LlamaCfg:
+    def __init__(self, vocab=128, width=64, layers=2, heads=4, kv_heads=2, inner=96,
+                 positions=64, eps=1e-6, theta=10000.0):
+        self.vocab, self.width, self.layers, self.heads = vocab, width, layers, heads
+        self.kv_heads, self.inner, self.positions, self.eps, self.theta = \
+            kv_heads, inner, positions, eps, theta
+
+
+class LlamaRMSNorm(nn.Module):
+    def __init__(self, width, eps):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(width))
+        self.variance_epsilon = eps
+
+    def forward(self, hidden_states):
+        variance = hidden_states.to(torch.float32).pow(2).mean(-1, keepdim=True)
+        hidden_states = hidden_states * torch.rsqrt(variance + self.variance_epsilon)
+        return self.weight * hidden_states
+
+
+def rotate_half(x):
+    x1 = x[..., : x.shape[-1] // 2]
+    x2 = x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+class LlamaRotaryEmbedding(nn.Module):
+    """HF's cos/sin cache (buffers) sliced to the sequence length."""
+
+    def __init__(self, dim, positions, base):
+        super().__init__()
+        inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2).float() / dim))
+        t = torch.arange(positions, dtype=inv_freq.dtype)
+        freqs = torch.einsum("i,j->ij", t, inv_freq)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        self.register_buffer("cos_cached", emb.cos()[None, None, :, :], persistent=False)
+        self.register_buffer("sin_cached", emb.sin()[None, None, :, :], persistent=False)
+
+    def forward(self, seq_len):
+        return self.cos_cached[:, :, :seq_len], self.sin_cached[:, :, :seq_len]
+
+
+class LlamaAttention(nn.Module):
+    """HF LlamaAttention: rotary q/k (position_ids gather of the cos/sin
+    cache), grouped-query attention (repeat_kv: expand + reshape), additive
+    causal mask, softmax in fp32."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.num_heads, self.head_dim = c.heads, c.width // c.heads
+        self.num_key_value_heads = c.kv_heads
+        self.num_key_value_groups = c.heads // c.kv_heads
+        self.q_proj = nn.Linear(c.width, c.heads * self.head_dim, bias=False)
+        self.k_proj = nn.Linear(c.width, c.kv_heads * self.head_dim, bias=False)
+        self.v_proj = nn.Linear(c.width, c.kv_heads * self.head_dim, bias=False)
+        self.o_proj = nn.Linear(c.heads * self.head_dim, c.width, bias=False)
+        self.rotary_emb = LlamaRotaryEmbedding(self.head_dim, c.positions, c.theta)
+
+    @staticmethod
+    def repeat_kv(hidden_states, n_rep):
+        batch, num_key_value_heads, slen, head_dim = hidden_states.shape
+        hidden_states = hidden_states[:, :, None, :, :].expand(batch, num_key_value_heads,
+                                                               n_rep, slen, head_dim)
+        return hidden_states.reshape(batch, num_key_value_heads * n_rep, slen, head_dim)
+
+    def forward(self, hidden_states, attention_mask, position_ids):
+        bsz, q_len, _ = hidden_states.size()
+        q = self.q_proj(hidden_states).view(bsz, q_len, self.num_heads, self.head_dim)
+        k = self.k_proj(hidden_states).view(bsz, q_len, self.num_key_value_heads, self.head_dim)
+        v = self.v_proj(hidden_states).view(bsz, q_len, self.num_key_value_heads, self.head_dim)
+        q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+        cos, sin = self.rotary_emb(q_len)
+        cos = cos.squeeze(1).squeeze(0)[position_ids].unsqueeze(1)
+        sin = sin.squeeze(1).squeeze(0)[position_ids].unsqueeze(1)
+        q = (q * cos) + (rotate_half(q) * sin)
+        k = (k * cos) + (rotate_half(k) * sin)
+        k = self.repeat_kv(k, self.num_key_value_groups)
+        v = self.repeat_kv(v, self.num_key_value_groups)
+        attn_weights = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(self.head_dim)
+        attn_weights = attn_weights + attention_mask
+        attn_weights = F.softmax(attn_weights, dim=-1, dtype=torch.float32).to(q.dtype)
+        attn_output = torch.matmul(attn_weights, v)
+        attn_output = attn_output.transpose(1, 2).contiguous().reshape(bsz, q_len, -1)
+        return self.o_proj(attn_output)
+
+
+class LlamaMLP(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.gate_proj = nn.Linear(c.width, c.inner, bias=False)
+        self.up_proj = nn.Linear(c.width, c.inner, bias=False)
+        self.down_proj = nn.Linear(c.inner, c.width, bias=False)
+
+    def forward(self, x):
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class LlamaDecoderLayer(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.self_attn = LlamaAttention(c)
+        self.mlp = LlamaMLP(c)
+        self.input_layernorm = LlamaRMSNorm(c.width, c.eps)
+        self.post_attention_layernorm = LlamaRMSNorm(c.width, c.eps)
+
+    def forward(self, x, attention_mask, position_ids):
+        x = x + self.self_attn(self.input_layernorm(x), attention_mask, position_ids)
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+
+class LlamaForCausalLM(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(c.vocab, c.width)
+        self.layers = nn.ModuleList([LlamaDecoderLayer(c) for _ in range(c.layers)])
+        self.norm = LlamaRMSNorm(c.width, c.eps)
+        self.lm_head = nn.Linear(c.width, c.vocab, bias=False)
+
+    def forward(self, input_ids, attention_mask):
+        bsz, seq_length = input_ids.shape
+        position_ids = torch.arange(0, seq_length, dtype=torch.long).unsqueeze(0) \
+            .view(-1, seq_length)
+        # HF _prepare_4d_causal_attention_mask: full(min) masked_fill by a
+        # compared arange, then the padding mask added and re-filled
+        dtype = torch.float32
+        min_v = torch.finfo(dtype).min
+        mask = torch.full((seq_length, seq_length), min_v)
+        mask_cond = torch.arange(mask.size(-1))
+        mask.masked_fill_(mask_cond < (mask_cond + 1).view(mask.size(-1), 1), 0)
+        causal = mask[None, None, :, :].expand(bsz, 1, seq_length, seq_length)
+        expanded = attention_mask[:, None, None, :].expand(bsz, 1, seq_length, seq_length) \
+            .to(dtype)
+        inverted = 1.0 - expanded
+        inverted = inverted.masked_fill(inverted.to(torch.bool), min_v)
+        causal = causal.masked_fill(inverted.bool(), min_v)
+        x = self.embed_tokens(input_ids)
+        for layer in self.layers:
+            x = layer(x, causal, position_ids)
+        return self.lm_head(self.norm(x))
+
+
+# ------------------------------------------------------------------ YOLO ----
+
+class ConvBNSiLU(nn.Module):
+    """ultralytics Conv: Conv2d(bias=False) + BatchNorm2d + SiLU."""
+
+    def __init__(self, cin, cout, k=1, s=1):
+        super().__init__()
+        self.conv = nn.Conv2d(cin, cout, k, s, k // 2, bias=False)
+        self.bn = nn.BatchNorm2d(cout)
+
+    def forward(self, x):
+        return F.silu(self.bn(self.conv(x)))
+
+
+class Bottleneck(nn.Module):
+    def __init__(self, c, shortcut=True):
+        super().__init__()
+        self.cv1, self.cv2 = ConvBNSiLU(c, c, 3), ConvBNSiLU(c, c, 3)
+        self.add = shortcut
+
+    def forward(self, x):
+        return x + self.cv2(self.cv1(x)) if self.add else self.cv2(self.cv1(x))
+
+
+class C2f(nn.Module):
+    """ultralytics C2f: 1x1 conv, chunk(2) (Split), n bottlenecks, Concat, 1x1 conv."""
+
+    def __init__(self, cin, cout, n=1, shortcut=False):
+        super().__init__()
+        self.c = cout // 2
+        self.cv1 = ConvBNSiLU(cin, 2 * self.c, 1)
+        self.cv2 = ConvBNSiLU((2 + n) * self.c, cout, 1)
+        self.m = nn.ModuleList(Bottleneck(self.c, shortcut) for _ in range(n))
+
+    def forward(self, x):
+        y = list(self.cv1(x).chunk(2, 1))
+        y.extend(m(y[-1]) for m in self.m)
+        return self.cv2(torch.cat(y, 1))
+
+
+class SPPF(nn.Module):
+    def __init__(self, cin, cout, k=5):
+        super().__init__()
+        self.cv1 = ConvBNSiLU(cin, cin // 2, 1)
+        self.cv2 = ConvBNSiLU(cin // 2 * 4, cout, 1)
+        self.m = nn.MaxPool2d(k, 1, k // 2)
+
+    def forward(self, x):
+        x = self.cv1(x)
+        y1 = self.m(x)
+        y2 = self.m(y1)
+        return self.cv2(torch.cat((x, y1, y2, self.m(y2)), 1))
+
+
+class DFL(nn.Module):
+    """Distribution focal loss integral: softmax over 16 bins, 1x1 conv with
+    weights 0..15 (a fixed, non-trainable Conv2d as ultralytics writes it)."""
+
+    def __init__(self, c1=16):
+        super().__init__()
+        self.conv = nn.Conv2d(c1, 1, 1, bias=False).requires_grad_(False)
+        self.conv.weight.data[:] = torch.arange(c1, dtype=torch.float).view(1, c1, 1, 1)
+        self.c1 = c1
+
+    def forward(self, x):
+        b, c, a = x.shape
+        return self.conv(x.view(b, 4, self.c1, a).transpose(2, 1).softmax(1)).view(b, 4, a)
+
+
+class YoloTiny(nn.Module):
+    """A YOLOv8-style detector at toy width: Conv-BN-SiLU backbone with C2f
+    (Split, bottleneck residuals, Concat), SPPF (chained MaxPool), PAN neck
+    (nearest Upsample, Concat, strided convs), a two-scale decoupled Detect
+    head with DFL, anchors and strides made from the feature shapes
+    (arange/meshgrid), dist2bbox, sigmoid class scores; output [batch, 4+nc, anchors]."""
+
+    def __init__(self, nc=8, reg_max=16):
+        super().__init__()
+        self.nc, self.reg_max = nc, reg_max
+        self.b0 = ConvBNSiLU(3, 8, 3, 2)          # /2
+        self.b1 = ConvBNSiLU(8, 16, 3, 2)         # /4
+        self.c1 = C2f(16, 16, 1, True)
+        self.b2 = ConvBNSiLU(16, 32, 3, 2)        # /8  (P3)
+        self.c2 = C2f(32, 32, 1, True)
+        self.b3 = ConvBNSiLU(32, 32, 3, 2)        # /16 (P4)
+        self.sppf = SPPF(32, 32)
+        self.n1 = C2f(64, 32)
+        self.d1 = ConvBNSiLU(32, 32, 3, 2)
+        self.n2 = C2f(64, 32)
+        self.stride = [8, 16]
+        self.box = nn.ModuleList(nn.Sequential(ConvBNSiLU(32, 16, 3), nn.Conv2d(16, 4 * reg_max, 1))
+                                 for _ in self.stride)
+        self.cls = nn.ModuleList(nn.Sequential(ConvBNSiLU(32, 16, 3), nn.Conv2d(16, nc, 1))
+                                 for _ in self.stride)
+        self.dfl = DFL(reg_max)
+
+    @staticmethod
+    def make_anchors(feats, strides, offset=0.5):
+        anchor_points, stride_tensor = [], []
+        for i, stride in enumerate(strides):
+            _, _, h, w = feats[i].shape
+            sx = torch.arange(end=w, dtype=torch.float32) + offset
+            sy = torch.arange(end=h, dtype=torch.float32) + offset
+            sy, sx = torch.meshgrid(sy, sx, indexing="ij")
+            anchor_points.append(torch.stack((sx, sy), -1).view(-1, 2))
+            stride_tensor.append(torch.full((h * w, 1), stride, dtype=torch.float32))
+        return torch.cat(anchor_points), torch.cat(stride_tensor)
+
+    def forward(self, x):
+        p3 = self.c2(self.b2(self.c1(self.b1(self.b0(x)))))
+        p4 = self.sppf(self.b3(p3))
+        n3 = self.n1(torch.cat([F.interpolate(p4, scale_factor=2.0, mode="nearest"), p3], 1))
+        n4 = self.n2(torch.cat([self.d1(n3), p4], 1))
+        feats = [n3, n4]
+        outs = [torch.cat((self.box[i](f), self.cls[i](f)), 1) for i, f in enumerate(feats)]
+        b = x.shape[0]
+        anchors, strides = (t.transpose(0, 1) for t in self.make_anchors(feats, self.stride))
+        x_cat = torch.cat([o.view(b, 4 * self.reg_max + self.nc, -1) for o in outs], 2)
+        box, cls = x_cat.split((self.reg_max * 4, self.nc), 1)
+        lt, rb = self.dfl(box).chunk(2, 1)
+        anchors = anchors.unsqueeze(0)
+        x1y1, x2y2 = anchors - lt, anchors + rb
+        dbox = torch.cat(((x1y1 + x2y2) / 2, x2y2 - x1y1), 1) * strides
+        scores = cls.sigmoid()
+        # output0 as ultralytics exports it; the scores again on their own, so
+        # that the test's tolerance (relative to the largest |value|, here a
+        # box coordinate) does not hide errors in the 0..1 scores
+        return torch.cat((dbox, scores), 1), scores
+
+
+# ------------------------------------------------------------------ CRNN ----
+
+class CRNNTiny(nn.Module):
+    """A CRNN text-line recogniser as EasyOCR/PaddleOCR-style code writes it:
+    conv-BN-ReLU-maxpool stages (the last pools height only), height
+    averaged away, [T, batch, C] sequence, a 2-layer bidirectional
+    nn.LSTM, an nn.GRU, Linear to the classes and log_softmax (CTC)."""
+
+    def __init__(self, classes=37):
+        super().__init__()
+        self.cnn = nn.Sequential(
+            nn.Conv2d(1, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(32, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(),
+            nn.MaxPool2d((2, 1), (2, 1)))
+        self.rnn = nn.LSTM(32, 24, num_layers=2, bidirectional=True)
+        self.gru = nn.GRU(48, 24)
+        self.fc = nn.Linear(24, classes)
+
+    def forward(self, image):
+        f = self.cnn(image).mean(dim=2)        # [batch, C, T]
+        f = f.permute(2, 0, 1)                 # [T, batch, C]
+        f, _ = self.rnn(f)
+        f, _ = self.gru(f)
+        return F.log_softmax(self.fc(f), dim=2)
+
+
+# ------------------------------------------------------------------- STN ----
+
+class STNTiny(nn.Module):
+    """The spatial transformer network of PyTorch's tutorial: a localisation
+    net (conv, max-pool, ReLU, Linear) regresses an affine theta, starting
+    from the identity, an affine grid is made from it and F.grid_sample
+    (GridSample, opset 16) warps the input (torch 1.13 cannot export
+    F.affine_grid, so the grid is written out as exported code does: a base
+    grid of (x, y, 1) rows times theta^T); a small classifier
+    follows. A second head warps by a predicted per-pixel flow (optical-flow
+    style: base grid + offsets, bilinear, border padding)."""
+
+    def __init__(self):
+        super().__init__()
+        self.loc = nn.Sequential(nn.Conv2d(1, 8, 5), nn.MaxPool2d(2), nn.ReLU(),
+                                 nn.Conv2d(8, 8, 3), nn.MaxPool2d(2), nn.ReLU())
+        self.fc_loc = nn.Sequential(nn.Linear(8 * 3 * 3, 16), nn.ReLU(), nn.Linear(16, 6))
+        self.flow = nn.Conv2d(1, 2, 3, padding=1)
+        self.cls = nn.Linear(2 * 20 * 20, 10)
+
+    def forward(self, x):
+        xs = self.loc(x).flatten(1)
+        theta = self.fc_loc(xs).view(-1, 2, 3) * 0.2 + torch.tensor([[1.0, 0, 0], [0, 1.0, 0]])
+        n, _, h, w = x.shape
+        # F.affine_grid(theta, x.size(), align_corners=False), written out
+        gx = (torch.arange(w, dtype=torch.float32) * 2 + 1) / w - 1
+        gy = (torch.arange(h, dtype=torch.float32) * 2 + 1) / h - 1
+        by, bx = torch.meshgrid(gy, gx, indexing="ij")
+        base_grid = torch.stack((bx, by, torch.ones_like(bx)), -1).view(1, h * w, 3)
+        grid = torch.matmul(base_grid, theta.transpose(1, 2)).view(n, h, w, 2)
+        warped = F.grid_sample(x, grid, align_corners=False)
+        ys, xs_ = torch.meshgrid(torch.linspace(-1, 1, h), torch.linspace(-1, 1, w),
+                                 indexing="ij")
+        base = torch.stack((xs_, ys), -1).unsqueeze(0)
+        flow = torch.tanh(self.flow(x)).permute(0, 2, 3, 1) * 0.1
+        warped2 = F.grid_sample(x, base + flow, mode="bilinear", padding_mode="border",
+                                align_corners=True)
+        logits = self.cls(torch.cat([warped, warped2], 1).flatten(1))
+        return logits, warped
+
+
+# ------------------------------------------------------ older opsets ----
+
+class OldOpsetCNN(nn.Module):
+    """Exported at opset 9 and 11: Clip with min/max attributes (9) or
+    inputs (11), Slice and Pad with attributes (9), Upsample (9) or Resize
+    (11), Unsqueeze/Squeeze with axes attributes, Softmax with the pre-13
+    2-d coercion, Split with a split attribute, Gemm."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.conv2 = nn.Conv2d(8, 8, 3, groups=8, padding=1)
+        self.conv3 = nn.Conv2d(8, 8, 1)
+        self.fc = nn.Linear(4 * 7 * 7, 12)
+
+    def forward(self, x):
+        x = F.relu6(self.conv1(x))                               # 8 x 16 x 16
+        x = x[:, :, 1:-1, 2:]                                    # 8 x 14 x 14
+        x = F.pad(x, (1, 1, 1, 1), value=0.5)                    # 8 x 16 x 16
+        x = F.hardtanh(self.conv2(F.max_pool2d(x, 2)), -1.0, 2.0)  # 8 x 8 x 8
+        x = F.interpolate(x, scale_factor=2, mode="nearest")     # 8 x 16 x 16
+        a, b = torch.split(self.conv3(x), [4, 4], dim=1)
+        x = F.avg_pool2d(a * torch.sigmoid(b), 2)                # 4 x 8 x 8
+        x = x[:, :, :7, :7].unsqueeze(1).squeeze(1)
+        y = self.fc(torch.flatten(x, 1)).view(-1, 3, 4)
+        return torch.softmax(y, dim=-1), y.mean(dim=1, keepdim=True)
+
+
+# ------------------------------------------------------ exporter quirks ----
+
+class ExportQuirks(nn.Module):
+    """What exporters leave around ordinary code: Shape->Gather->Unsqueeze->
+    Concat->Reshape chains, Constant shape tensors, Casts to int64 and back
+    (float->int truncates toward zero), Where with bool masks, Expand with
+    -1 and 1 dims, the same tensor as two outputs (Identity), masked_fill,
+    argmax-driven GatherElements, torch.topk (TopK), slice assignment
+    (ScatterND); exported with keep_initializers_as_inputs=True and
+    the large weights in one external file, the small ones inline."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6 * 8, 32)
+        self.proj = nn.Linear(8, 8)
+        self.scale = nn.Parameter(torch.randn(1, 1, 8))
+        self.offset = nn.Parameter(torch.randn(4, 1))
+
+    def forward(self, x, mask):
+        b = x.shape[0]
+        y = self.fc(x.reshape(b, -1))                  # [b, 32]
+        y = y.view(b, 4, -1)                           # [b, 4, 8]
+        y = y + self.scale.expand(b, -1, -1)           # Expand with -1
+        y = y + self.offset.expand(-1, y.size(-1))     # [4, 8]
+        q = (y * 3.0).to(torch.int64).to(torch.float32) / 3.0
+        keep = mask.to(torch.int64) > 0                # [b, 8] bool
+        z = torch.where(keep[:, None, :], self.proj(q), torch.zeros_like(q))
+        z = z.masked_fill(~keep[:, None, :], -1.0)
+        n = torch.tensor(z.shape[-1], dtype=torch.float32)
+        w = z.sum(dim=-1, keepdim=True) / n
+        idx = y.argmax(dim=-1)                         # [b, 4]
+        g = torch.gather(y, 2, idx.unsqueeze(-1))      # [b, 4, 1]
+        top, _ = torch.topk(y, 3, dim=-1)              # TopK [b, 4, 3]
+        z = z.clone()
+        z[:, 1:3, 0] = z[:, 0:2, 1] * 2.0              # slice assignment: ScatterND
+        z[:, -1] = 0.5
+        out = torch.cat([z, w, g, top], dim=-1).reshape(b, -1)
+        return out, out, idx
+
+
 # ------------------------------------------------------------ exporting ----
 
 def set_bn_stats(module):
@@ -401,15 +1214,20 @@ def npu_run_file_name(names, k):
 
 
 def export(name, module, inputs, input_names, output_names, outdir, opset, dynamic_axes=None,
-           dims="", external=False):
+           dims="", external=False, external_threshold=0, **export_args):
+    """export_args go to torch.onnx.export (do_constant_folding, training,
+    keep_initializers_as_inputs); external_threshold: tensors smaller than this
+    many bytes stay inline when external is set (onnx's size_threshold)."""
     d = os.path.join(outdir, name)
     os.makedirs(d, exist_ok=True)
     module.eval()
     path = os.path.join(d, "model.onnx")
+    kw = {"do_constant_folding": True}
+    kw.update(export_args)
     with torch.no_grad():
         torch.onnx.export(module, tuple(inputs), path, input_names=input_names,
                           output_names=output_names, opset_version=opset,
-                          dynamic_axes=dynamic_axes or {}, do_constant_folding=True)
+                          dynamic_axes=dynamic_axes or {}, **kw)
         outs = module(*inputs)
     if not isinstance(outs, (tuple, list)):
         outs = (outs,)
@@ -418,9 +1236,10 @@ def export(name, module, inputs, input_names, output_names, outdir, opset, dynam
         for f in os.listdir(d):
             if f.startswith("model.onnx"):
                 os.remove(os.path.join(d, f))
-        # What HF/optimum do for big models: one side file, every tensor in it.
+        # What HF/optimum do for big models: one side file, every tensor in it
+        # (or every tensor of at least external_threshold bytes).
         onnx.save_model(m, path, save_as_external_data=True, all_tensors_to_one_file=True,
-                        location="model.onnx.data", size_threshold=0)
+                        location="model.onnx.data", size_threshold=external_threshold)
     elif os.path.getsize(path) > 1.5e9:
         pass  # torch writes external data itself past 2 GB; nothing to do
     onnx.checker.check_model(path)
@@ -524,8 +1343,237 @@ def make_small(outdir, which):
         raise SystemExit("unknown model " + which)
 
 
+def set_bn_affine(module):
+    """Non-trivial BatchNorm gains, offsets and running statistics."""
+    g = torch.Generator().manual_seed(SEED + 5)
+    with torch.no_grad():
+        for m in module.modules():
+            if isinstance(m, nn.BatchNorm2d):
+                m.weight.copy_(1.0 + 0.1 * torch.randn(m.weight.shape, generator=g))
+                m.bias.copy_(0.05 * torch.randn(m.bias.shape, generator=g))
+                m.running_mean.copy_(0.1 * torch.randn(m.running_mean.shape, generator=g))
+                m.running_var.copy_(0.5 + torch.rand(m.running_var.shape, generator=g))
+
+
+def randomise_more(module):
+    """randomise() plus the module kinds only the newer models use."""
+    randomise(module)
+    g = torch.Generator().manual_seed(SEED + 6)
+    with torch.no_grad():
+        for m in module.modules():
+            if isinstance(m, nn.ConvTranspose2d):
+                fan_in = m.weight.shape[0] * m.weight[0, 0].numel() // m.stride[0] // m.stride[1]
+                m.weight.copy_(torch.randn(m.weight.shape, generator=g) / math.sqrt(fan_in))
+                m.bias.copy_(0.05 * torch.randn(m.bias.shape, generator=g))
+            elif isinstance(m, nn.Conv1d):
+                fan_in = m.weight[0].numel()
+                m.weight.copy_(torch.randn(m.weight.shape, generator=g) / math.sqrt(fan_in))
+                m.bias.copy_(0.05 * torch.randn(m.bias.shape, generator=g))
+            elif isinstance(m, (nn.LSTM, nn.GRU)):
+                for pname, prm in m.named_parameters():
+                    s = 1.0 / math.sqrt(m.hidden_size) if "weight" in pname else 0.1
+                    prm.copy_(s * torch.randn(prm.shape, generator=g))
+            elif isinstance(m, nn.MultiheadAttention):
+                m.out_proj.bias.copy_(0.05 * torch.randn(m.out_proj.bias.shape, generator=g))
+            elif isinstance(m, ExportQuirks):
+                m.scale.copy_(torch.randn(m.scale.shape, generator=g))
+                m.offset.copy_(torch.randn(m.offset.shape, generator=g))
+    set_bn_affine(module)
+
+
+def make_bert(outdir):
+    torch.manual_seed(SEED)
+    c = BertCfg()
+    m = BertModel(c)
+    randomise_more(m)
+    g = torch.Generator().manual_seed(SEED + 7)
+
+    def data(batch, seq, pads):
+        ids = torch.randint(1, c.vocab, (batch, seq), generator=g, dtype=torch.int64)
+        ids[:, 0] = 1  # [CLS]
+        types = torch.zeros(batch, seq, dtype=torch.int64)
+        types[:, seq // 2:] = 1  # sentence pair
+        mask = torch.ones(batch, seq, dtype=torch.int64)
+        for i, p in enumerate(pads):
+            if p:
+                mask[i, -p:] = 0
+                ids[i, -p:] = 0  # [PAD]
+        return [ids, mask, types]
+
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    axes = {n: {0: "batch", 1: "sequence"} for n in names}
+    axes.update({"last_hidden_state": {0: "batch", 1: "sequence"}, "pooler_output": {0: "batch"}})
+    export("bert_tiny", m, data(1, 16, [3]), names, ["last_hidden_state", "pooler_output"], outdir,
+           opset=14, dynamic_axes=axes, dims="batch=1,sequence=16")
+    # Another batch and a sequence length the export never saw.
+    extra_data_set(outdir, "bert_tiny", m, data(2, 11, [0, 4]), names,
+                   ["last_hidden_state", "pooler_output"], "batch2_seq11",
+                   "batch=2,sequence=11")
+
+
+def make_roberta(outdir):
+    torch.manual_seed(SEED)
+    c = BertCfg(layers=1)
+    m = RobertaModel(c)
+    randomise_more(m)
+    g = torch.Generator().manual_seed(SEED + 10)
+
+    def data(batch, seq, pads):
+        ids = torch.randint(3, c.vocab, (batch, seq), generator=g, dtype=torch.int64)
+        ids[:, 0] = 0  # <s>
+        mask = torch.ones(batch, seq, dtype=torch.int64)
+        for i, p in enumerate(pads):
+            if p:
+                ids[i, -p:] = 1  # <pad>: position id stays padding_idx
+                mask[i, -p:] = 0
+        return [ids, mask]
+
+    names = ["input_ids", "attention_mask"]
+    axes = {n: {0: "batch", 1: "sequence"} for n in names}
+    axes["last_hidden_state"] = {0: "batch", 1: "sequence"}
+    export("roberta_tiny", m, data(2, 12, [0, 5]), names, ["last_hidden_state"], outdir,
+           opset=17, dynamic_axes=axes, dims="batch=2,sequence=12")
+    extra_data_set(outdir, "roberta_tiny", m, data(1, 20, [2]), names, ["last_hidden_state"],
+                   "batch1_seq20", "batch=1,sequence=20")
+
+
+def make_llama(outdir):
+    torch.manual_seed(SEED)
+    c = LlamaCfg()
+    m = LlamaForCausalLM(c)
+    randomise_more(m)
+    with torch.no_grad():
+        for mod in m.modules():
+            if isinstance(mod, LlamaRMSNorm):
+                mod.weight.copy_(1.0 + 0.1 * torch.randn(mod.weight.shape))
+    g = torch.Generator().manual_seed(SEED + 11)
+
+    def data(batch, seq, pads):
+        ids = torch.randint(0, c.vocab, (batch, seq), generator=g, dtype=torch.int64)
+        mask = torch.ones(batch, seq, dtype=torch.int64)
+        for i, p in enumerate(pads):
+            if p:
+                mask[i, :p] = 0  # left padding, as generation batches are padded
+        return [ids, mask]
+
+    names = ["input_ids", "attention_mask"]
+    axes = {n: {0: "batch_size", 1: "sequence_length"} for n in names}
+    axes["logits"] = {0: "batch_size", 1: "sequence_length"}
+    export("llama_tiny", m, data(1, 12, [0]), names, ["logits"], outdir, opset=14,
+           dynamic_axes=axes, dims="batch_size=1,sequence_length=12")
+    extra_data_set(outdir, "llama_tiny", m, data(2, 7, [0, 3]), names, ["logits"],
+                   "batch2_seq7", "batch_size=2,sequence_length=7")
+
+
+def make_clip_text(outdir):
+    torch.manual_seed(SEED)
+    c = ClipTextCfg()
+    m = ClipText(c)
+    randomise_more(m)
+    g = torch.Generator().manual_seed(SEED + 8)
+
+    def data(batch, seq, lengths):
+        # BOS=vocab-2, EOS=vocab-1 (the highest id: argmax finds it), pad 0
+        ids = torch.randint(1, c.vocab - 2, (batch, seq), generator=g, dtype=torch.int64)
+        mask = torch.ones(batch, seq, dtype=torch.int64)
+        ids[:, 0] = c.vocab - 2
+        for i, n in enumerate(lengths):
+            ids[i, n - 1] = c.vocab - 1
+            ids[i, n:] = 0
+            mask[i, n:] = 0
+        return [ids, mask]
+
+    names = ["input_ids", "attention_mask"]
+    axes = {n: {0: "batch", 1: "sequence"} for n in names}
+    axes.update({"last_hidden_state": {0: "batch", 1: "sequence"}, "pooler_output": {0: "batch"}})
+    export("clip_text_tiny", m, data(1, 16, [12]), names, ["last_hidden_state", "pooler_output"],
+           outdir, opset=14, dynamic_axes=axes, dims="batch=1,sequence=16")
+    extra_data_set(outdir, "clip_text_tiny", m, data(3, 9, [9, 4, 6]), names,
+                   ["last_hidden_state", "pooler_output"], "batch3_seq9", "batch=3,sequence=9")
+
+
+def make_more(outdir, which):
+    torch.manual_seed(SEED)
+    g = torch.Generator().manual_seed(SEED + 9)
+    if which in ("mobilenet_tiny", "mobilenet_bn"):
+        m = MobileNetTiny()
+        randomise_more(m)
+        x = torch.randn(1, 3, 32, 32, generator=g)
+        if which == "mobilenet_tiny":
+            # the default export: every BN folded into its conv; opset 14 has
+            # HardSwish; batch and image size symbolic
+            axes = {0: "batch", 2: "height", 3: "width"}
+            export(which, m, [x], ["input"], ["logits"], outdir, opset=14,
+                   dynamic_axes={"input": axes, "logits": {0: "batch"}},
+                   dims="batch=1,height=32,width=32")
+            extra_data_set(outdir, which, m, [torch.randn(2, 3, 40, 48, generator=g)], ["input"],
+                           ["logits"], "batch2_40x48", "batch=2,height=40,width=48")
+        else:
+            # BN kept as BatchNormalization (no eval peephole, no folding);
+            # opset 13 writes Hardswish as x * HardSigmoid(x)
+            export(which, m, [x], ["input"], ["logits"], outdir, opset=13,
+                   training=torch.onnx.TrainingMode.PRESERVE, do_constant_folding=False)
+    elif which == "unet_tiny":
+        m = UNetTiny()
+        randomise_more(m)
+        hw = {2: "height", 3: "width"}
+        export(which, m, [torch.randn(1, 3, 16, 16, generator=g)], ["image"], ["mask", "side"],
+               outdir, opset=13, dynamic_axes={"image": hw, "mask": hw},
+               dims="height=16,width=16")
+        extra_data_set(outdir, which, m, [torch.randn(1, 3, 24, 20, generator=g)], ["image"],
+                       ["mask", "side"], "h24_w20", "height=24,width=20")
+    elif which in ("cnn_opset9", "cnn_opset11"):
+        m = OldOpsetCNN()
+        randomise_more(m)
+        export(which, m, [torch.randn(2, 3, 16, 16, generator=g)], ["x"], ["probs", "mean"],
+               outdir, opset=9 if which == "cnn_opset9" else 11)
+    elif which == "yolo_tiny":
+        m = YoloTiny()
+        randomise_more(m)
+        m.dfl.conv.weight.data[:] = torch.arange(16, dtype=torch.float).view(1, 16, 1, 1)
+        export(which, m, [torch.rand(1, 3, 64, 64, generator=g)], ["images"],
+               ["output0", "scores"], outdir, opset=12)
+    elif which == "stn_tiny":
+        m = STNTiny()
+        randomise_more(m)
+        export(which, m, [torch.randn(2, 1, 20, 20, generator=g)], ["x"], ["logits", "warped"],
+               outdir, opset=16)
+    elif which == "crnn_tiny":
+        m = CRNNTiny()
+        randomise_more(m)
+        # text lines of any width: batch and width symbolic
+        axes = {0: "batch", 3: "width"}
+        export(which, m, [torch.randn(1, 1, 32, 64, generator=g)], ["image"], ["log_probs"],
+               outdir, opset=14, dynamic_axes={"image": axes, "log_probs": {0: "T", 1: "batch"}},
+               dims="batch=1,width=64")
+        extra_data_set(outdir, which, m, [torch.randn(2, 1, 32, 100, generator=g)], ["image"],
+                       ["log_probs"], "batch2_w100", "batch=2,width=100")
+    elif which == "audio_tiny":
+        m = AudioEncoderTiny()
+        randomise_more(m)
+        export(which, m, [torch.randn(2, 16, 24, generator=g)], ["mel"],
+               ["hidden", "pooled"], outdir, opset=14)
+    elif which == "export_quirks":
+        m = ExportQuirks()
+        randomise_more(m)
+        x = torch.randn(2, 6, 8, generator=g)
+        mask = torch.tensor([[1, 1, 0, 1, 1, 1, 0, 1], [0, 1, 1, 1, 1, 1, 1, 1]],
+                            dtype=torch.int64)
+        export(which, m, [x, mask], ["x", "mask"], ["out", "out_again", "argmax"], outdir,
+               opset=13, dynamic_axes={"x": {0: "batch"}, "mask": {0: "batch"},
+                                       "out": {0: "batch"}, "out_again": {0: "batch"},
+                                       "argmax": {0: "batch"}},
+               dims="batch=2", external=True, external_threshold=1024,
+               keep_initializers_as_inputs=True)
+    else:
+        raise SystemExit("unknown model " + which)
+
+
+NEWER = ["bert_tiny", "roberta_tiny", "clip_text_tiny", "llama_tiny", "audio_tiny", "crnn_tiny",
+         "yolo_tiny", "stn_tiny", "mobilenet_tiny", "mobilenet_bn", "unet_tiny",
+         "cnn_opset9", "cnn_opset11", "export_quirks"]
 DEFAULT = ["siglip_tiny", "gpt2_tiny", "linear_gelu", "cnn_small", "external_data",
-           "dynamic_batch", "odd_names"]
+           "dynamic_batch", "odd_names"] + NEWER
 
 
 def main():
@@ -543,6 +1591,16 @@ def main():
                                                heads=12, mlp=3072))
         elif name == "gpt2_tiny":
             make_gpt2(a.out)
+        elif name == "bert_tiny":
+            make_bert(a.out)
+        elif name == "clip_text_tiny":
+            make_clip_text(a.out)
+        elif name == "roberta_tiny":
+            make_roberta(a.out)
+        elif name == "llama_tiny":
+            make_llama(a.out)
+        elif name in NEWER:
+            make_more(a.out, name)
         else:
             make_small(a.out, name)
 

@@ -45,8 +45,14 @@ expect 1 "cannot load"         -- "$work/garbage.onnx"
 expect 2 "has no input 'nope'.*'x'" -- "$lg/model.onnx" -i "nope=$lg/in.x.npy"
 expect 2 "cannot open"         -- "$lg/model.onnx" -i "x=$work/missing.npy"
 expect 2 "holds f32.*wants i64" -- "$gp/model.onnx" -i "input_ids=$lg/in.x.npy"
-expect 2 "has shape \[3, 1, 8, 8\], the model wants \[1, 1, 8, 8\]" -- \
-  "$db/model.onnx" -i "x=$db/in.x.npy"
+expect 2 "has shape \[3, 1, 8, 8\], the model wants \[2, 1, 8, 8\]" -- \
+  "$db/model.onnx" -i "x=$db/in.x.npy" --dims batch=2
+expect 2 "has shape \[3, 1, 8, 8\], the model wants \[2, 16\]" -- \
+  "$lg/model.onnx" -i "x=$db/in.x.npy"
+# Two input files that disagree on a symbolic dim they share.
+expect 1 "dim 'batch': input 'attention_mask' \(axis 0\) gives 1, another input 3" -- \
+  "$gp/model.onnx" -b cpu -i "input_ids=$gp/batch3/in.input_ids.npy" \
+  -i "attention_mask=$gp/in.attention_mask.npy"
 head -c 100 "$lg/in.x.npy" >"$work/truncated.npy"
 expect 2 "truncated"           -- "$lg/model.onnx" -i "x=$work/truncated.npy"
 expect 1 "cannot create"       -- "$lg/model.onnx" -o "$work/no/such/dir"
@@ -69,6 +75,11 @@ fi
 # Given inputs mixed with random ones, --dims for a symbolic batch.
 expect 0 "attention_mask .*random"  -- "$gp/model.onnx" -b cpu -i "input_ids=$gp/in.input_ids.npy"
 expect 0 "output y .*\[3, 5\]"  -- "$db/model.onnx" -b cpu --dims batch=3
+# Without --dims a symbolic dim takes the --input file's size, and passes it on
+# to the other inputs with that dim (attention_mask follows input_ids).
+expect 0 "output y .*\[3, 5\]"  -- "$db/model.onnx" -b cpu -i "x=$db/in.x.npy"
+expect 0 "attention_mask .*\[3, 16\] random" -- "$gp/model.onnx" -b cpu \
+  -i "input_ids=$gp/batch3/in.input_ids.npy"
 # Output names that are not file names (see npu-run --help, OUTPUT FILES).
 expect 0 "written as .*out_scores_0-1.npy" -- "$data/odd_names/model.onnx" -b cpu -o "$work/odd"
 checks=$((checks + 1))

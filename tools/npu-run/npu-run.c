@@ -44,7 +44,7 @@ static const char help_text[] =
     "OPTIONS\n"
     "    -i, --input NAME=FILE.npy\n"
     "        Feed model input NAME from FILE (NumPy .npy, C order, little-endian).\n"
-    "        Its dtype and shape must equal the model's (after --dims). Repeatable;\n"
+    "        Its dtype and shape must equal the model's (see --dims). Repeatable;\n"
     "        inputs not given get seeded random data (see RANDOM INPUTS).\n"
     "    -o, --output-dir DIR\n"
     "        Write each output to DIR/<name>.npy (see OUTPUT FILES). DIR is created\n"
@@ -55,8 +55,9 @@ static const char help_text[] =
     "    -n, --runs N\n"
     "        Run N times (default 1); times are reported as mean and min over N.\n"
     "    -d, --dims name=value,...\n"
-    "        Sizes for symbolic input dims (e.g. batch=4,seq=64). Unlisted symbolic\n"
-    "        dims are 1.\n"
+    "        Sizes for symbolic input dims (e.g. batch=4,seq=64). A symbolic dim\n"
+    "        not listed takes its size from the --input file that has it (and\n"
+    "        passes it on to other inputs with the same dim name), else 1.\n"
     "    -s, --seed S\n"
     "        Seed of the random inputs (default 0). Input number k uses stream\n"
     "        S*1000+k, so giving some inputs by file does not change the others.\n"
@@ -365,6 +366,61 @@ parse_args(int argc, char **argv, struct opts *o)
     return -1;
 }
 
+/* The --dims string to load the model with: --dims, then "<input>:<axis>=<size>"
+ * for every axis of every --input file that can be read (the importer sizes
+ * a symbolic dim by them when --dims does not name it, and passes the value
+ * on to the dim's name: attention_mask follows input_ids). Files that cannot
+ * be read are reported later, by prepare_inputs. NULL if there is nothing to
+ * add (then --dims alone is used); else malloc'd. */
+static void
+drop_log(enum npu_log_level level, const char *domain, const char *msg, void *user)
+{
+    (void)level, (void)domain, (void)msg, (void)user;
+}
+
+static char *
+dims_with_input_shapes(const struct opts *o)
+{
+    size_t cap = (o->dims ? strlen(o->dims) : 0) + 1, len = 0;
+    char *s = malloc(cap);
+    if (!s)
+        return NULL;
+    s[0] = '\0';
+    if (o->dims)
+        len = (size_t)snprintf(s, cap, "%s", o->dims);
+    bool added = false;
+    for (int a = 0; a < o->nin; a++) {
+        const char *nm = o->in[a].name;
+        if (strchr(nm, ',') || strchr(nm, '='))
+            continue; /* cannot be written in a dims string */
+        struct npu_tensor t;
+        npu_log_set_handler(drop_log, NULL); /* prepare_inputs reports unreadable files */
+        enum npu_status st = npu_npy_read(o->in[a].file, &t);
+        npu_log_set_handler(NULL, NULL);
+        if (st != NPU_OK)
+            continue;
+        for (int d = 0; d < t.ndim; d++) {
+            size_t add = strlen(nm) + 48;
+            char *n2 = realloc(s, len + add + 1);
+            if (!n2) {
+                npu_npy_free(&t);
+                free(s);
+                return NULL;
+            }
+            s = n2;
+            len += (size_t)snprintf(s + len, add + 1, "%s%s:%d=%" PRId64, len ? "," : "", nm, d,
+                                    t.dims[d]);
+            added = true;
+        }
+        npu_npy_free(&t);
+    }
+    if (!added) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
 /* Loads --input files and fills the rest with random data; returns 0 or an
  * exit status. */
 static int
@@ -414,7 +470,8 @@ prepare_inputs(const struct npu_model *m, struct opts *o, struct npu_tensor *in,
             if (!same) {
                 fprintf(stderr, "npu-run: input '%s': %s has shape %s, the model wants %s%s\n",
                         info->name, file, got, want,
-                        " (symbolic dims take --dims values, default 1)");
+                        " (a symbolic dim takes its --dims value, else the size of the"
+                        " --input that has it, else 1)");
                 return 2;
             }
             if (!o->quiet)
@@ -532,13 +589,15 @@ main(int argc, char **argv)
     if (rc >= 0)
         return rc;
 
+    char *dims = dims_with_input_shapes(&o);
     struct npu_model_options mo = {
         .backend = o.backend,
         .cache_dir = o.cache_dir,
         .cpu_threads = o.threads,
-        .dim_values = o.dims,
+        .dim_values = dims ? dims : o.dims,
     };
     st = npu_model_load(o.model, &mo, &m);
+    free(dims);
     if (st != NPU_OK) {
         fprintf(stderr, "npu-run: cannot load %s: %s\n", o.model, npu_status_str(st));
         return 1;

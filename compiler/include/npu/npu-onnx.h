@@ -22,8 +22,11 @@ extern "C" {
 #endif
 
 struct npu_onnx_options {
-    /* "batch=1,seq=64": values for symbolic (dim_param) input dims; unnamed and
-     * unlisted symbolic dims become 1. NULL = all 1. */
+    /* "batch=1,seq=64": values for symbolic (dim_param) input dims. An entry
+     * "<input>:<axis>=N" sizes that axis when it is symbolic or unnamed, and a
+     * dim_param not listed by name takes it (so other inputs with that dim
+     * agree; two axes giving one name different values are refused).
+     * Unlisted symbolic dims become 1. NULL = all 1. */
     const char *dim_values;
     /* Folder that external-data locations are relative to. npu_onnx_load uses
      * the model file's folder when this is NULL; npu_onnx_import refuses

@@ -31,8 +31,9 @@ struct npu_model_options {
     const char *cache_dir; /* compiled-artifact cache; NULL = no cache */
     uint32_t core_mask;    /* NPU cores sessions may use; 0 = all */
     int cpu_threads;       /* threads for CPU ops; 0 = number of CPUs */
-    /* Concrete sizes for symbolic input dims ("batch=1,seq=64"); unnamed or
-     * unlisted symbolic dims default to 1. NULL = all defaults. */
+    /* Concrete sizes for symbolic input dims ("batch=1,seq=64"; also
+     * "<input>:<axis>=N", see npu-onnx.h); unnamed or unlisted symbolic dims
+     * default to 1. NULL = all defaults. */
     const char *dim_values;
 };
 

@@ -73,7 +73,14 @@ extern "C" {
     X(RK_TO_NPU, "rk.ToNpu")            /* host tensor -> NPU tensor (CONVERT step) */          \
     X(RK_TO_HOST, "rk.ToHost")          /* NPU tensor -> host tensor (CONVERT step) */          \
     X(RK_CONV, "rk.Conv")               /* conv / matmul tasks on CNA+CORE+DPU */               \
-    X(RK_DPU, "rk.Dpu")                 /* DPU / PPU / small-conv task list (be-dpu) */
+    X(RK_DPU, "rk.Dpu")                 /* DPU / PPU / small-conv task list (be-dpu) */      \
+    /* added after the rows above, whose values artifacts and tests already hold */               \
+    X(DEPTH_TO_SPACE, "DepthToSpace") X(SPACE_TO_DEPTH, "SpaceToDepth")                           \
+    X(SCATTER_ND, "ScatterND") X(SCATTER_ELEMENTS, "ScatterElements") X(TOP_K, "TopK")          \
+    X(RNN, "RNN") X(GRU, "GRU") X(LSTM, "LSTM")                                                  \
+    X(IS_NAN, "IsNaN") X(IS_INF, "IsInf") X(CELU, "Celu") X(ONE_HOT, "OneHot")                    \
+    X(GATHER_ND, "GatherND") X(REDUCE_L1, "ReduceL1") X(REDUCE_LOG_SUM, "ReduceLogSum")           \
+    X(REDUCE_LOG_SUM_EXP, "ReduceLogSumExp") X(GRID_SAMPLE, "GridSample")
 
 enum npu_op {
     NPU_OP_NONE = 0,
