@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * npu-be-ops.c: THE table of NPU back-end op handlers (BACKEND.md contract 3,
+ * npu-be-ops.c: THE table of NPU back-end op handlers (docs/npu-backend-contracts.md contract 3,
  * docs/npu-backend.md). One row per op:
  *   source ops (ONNX / npu.*): supports, cost, lower;
  *   rk.* ops: infer, emit.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * npu-lower.c: the lowering driver (BACKEND.md contract 2) and the helpers
+ * npu-lower.c: the lowering driver (docs/npu-backend-contracts.md, contract 2) and the helpers
  * handlers use to build rk.* nodes.
  *
  * The driver walks the graph in topological order. A node with device=npu

@@ -67,7 +67,7 @@ struct npu_backend_options {
     int force_order;
 };
 
-/* ---- the handler table (contract 3 of BACKEND.md) ------------------------- */
+/* ---- the handler table (contract 3, docs/npu-backend-contracts.md) ----------- */
 
 /* One row per op. Source ops (ONNX / npu.*) fill supports, cost and lower;
  * rk.* ops fill infer and emit. */
