@@ -87,25 +87,19 @@ cpu_have_blas(void)
 #define MC 120  /* multiple of MR */
 #define NC 1024 /* multiple of NRMAX */
 
-static inline v8f
-ld8(const float *p)
-{
-    v8f v;
-    memcpy(&v, p, sizeof(v));
-    return v;
-}
-static inline void
-st8(float *p, v8f v)
-{
-    memcpy(p, &v, sizeof(v));
-}
+/* Unaligned 8-lane loads and stores as macros, not functions: a function taking or returning
+ * v8f has a different ABI with and without AVX, which clang refuses to call from the
+ * AVX2 clone below (the fuzzing build is clang). */
+#define ld8(v, p) memcpy(&(v), (p), sizeof(v))
+#define st8(p, v) memcpy((p), &(v), sizeof(v))
 
 /* tile[MR][16] = Ap . Bp over kc: 12 accumulators of 8 lanes (AVX2, NEON) */
 #define UKERNEL16_BODY                                                                             \
     v8f c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0}, c20 = {0}, c21 = {0};                          \
     v8f c30 = {0}, c31 = {0}, c40 = {0}, c41 = {0}, c50 = {0}, c51 = {0};                          \
     for (int64_t k = 0; k < kc; k++) {                                                             \
-        v8f b0 = ld8(bp), b1 = ld8(bp + 8);                                                        \
+        v8f b0, b1;                                                                                \
+        ld8(b0, bp), ld8(b1, bp + 8);                                                              \
         c00 += ap[0] * b0;                                                                         \
         c01 += ap[0] * b1;                                                                         \
         c10 += ap[1] * b0;                                                                         \
