@@ -387,31 +387,7 @@ emit_dpu(struct npu_stream *s, const struct dpu_task *t)
     npu_emit(s, REG_DPU_UNDOC_40C4, 0);
     npu_emit(s, REG_DPU_LUT_ACCESS_CFG, 0);
     npu_emit(s, REG_DPU_LUT_ACCESS_DATA, 0);
-    if (lut) {
-        /* RKNN's tanh configuration, the only one strict mode accepts: LO_LE_MUX 2,
-         * OFLOW_PRIORITY 1 (LO above both ranges), HYBRID_PRIORITY 1 (LO on overlap). */
-        npu_emit(s, REG_DPU_LUT_CFG,
-                 DPU_LUT_CFG_LUT_LO_LE_MUX(2) | DPU_LUT_CFG_LUT_OFLOW_PRIORITY(1) |
-                     DPU_LUT_CFG_LUT_HYBRID_PRIORITY(1));
-        npu_emit(s, REG_DPU_LUT_INFO,
-                 DPU_LUT_INFO_LUT_LE_INDEX_SELECT(lut->le_sel) |
-                     DPU_LUT_INFO_LUT_LO_INDEX_SELECT(lut->lo_sel));
-        npu_emit(s, REG_DPU_LUT_LE_START, (uint32_t)lut->le_start);
-        npu_emit(s, REG_DPU_LUT_LE_END, (uint32_t)(lut->le_start + (512 << lut->le_sel)));
-        npu_emit(s, REG_DPU_LUT_LO_START, (uint32_t)lut->lo_start);
-        npu_emit(s, REG_DPU_LUT_LO_END, (uint32_t)(lut->lo_start + (512 << lut->lo_sel)));
-    } else {
-        npu_emit(s, REG_DPU_LUT_CFG, 0);
-        npu_emit(s, REG_DPU_LUT_INFO, 0);
-        npu_emit(s, REG_DPU_LUT_LE_START, 0);
-        npu_emit(s, REG_DPU_LUT_LE_END, 0);
-        npu_emit(s, REG_DPU_LUT_LO_START, 0);
-        npu_emit(s, REG_DPU_LUT_LO_END, 0);
-    }
-    npu_emit(s, REG_DPU_LUT_LE_SLOPE_SCALE, 0);
-    npu_emit(s, REG_DPU_LUT_LE_SLOPE_SHIFT, 0);
-    npu_emit(s, REG_DPU_LUT_LO_SLOPE_SCALE, 0);
-    npu_emit(s, REG_DPU_LUT_LO_SLOPE_SHIFT, 0);
+    npu_dpu_emit_lut_regs(s, lut);
 }
 
 /*
@@ -684,6 +660,38 @@ npu_dpu_emit_guard(struct npu_stream *s, struct npu_dpu_ref scratch, struct npu_
         return r;
     npu_dpu_cost_add(cost, s, 1.0 / TM_CLOCK_HZ, 32, 0);
     return NPU_OK;
+}
+
+/* The DPU LUT registers of a task: the table's ranges when lut is set (the table itself
+ * is uploaded by npu_dpu_emit_lut_upload), else all zero. */
+void
+npu_dpu_emit_lut_regs(struct npu_stream *s, const struct npu_dpu_lut *lut)
+{
+    if (lut) {
+        /* RKNN's tanh configuration, the only one strict mode accepts: LO_LE_MUX 2,
+         * OFLOW_PRIORITY 1 (LO above both ranges), HYBRID_PRIORITY 1 (LO on overlap). */
+        npu_emit(s, REG_DPU_LUT_CFG,
+                 DPU_LUT_CFG_LUT_LO_LE_MUX(2) | DPU_LUT_CFG_LUT_OFLOW_PRIORITY(1) |
+                     DPU_LUT_CFG_LUT_HYBRID_PRIORITY(1));
+        npu_emit(s, REG_DPU_LUT_INFO,
+                 DPU_LUT_INFO_LUT_LE_INDEX_SELECT(lut->le_sel) |
+                     DPU_LUT_INFO_LUT_LO_INDEX_SELECT(lut->lo_sel));
+        npu_emit(s, REG_DPU_LUT_LE_START, (uint32_t)lut->le_start);
+        npu_emit(s, REG_DPU_LUT_LE_END, (uint32_t)(lut->le_start + (512 << lut->le_sel)));
+        npu_emit(s, REG_DPU_LUT_LO_START, (uint32_t)lut->lo_start);
+        npu_emit(s, REG_DPU_LUT_LO_END, (uint32_t)(lut->lo_start + (512 << lut->lo_sel)));
+    } else {
+        npu_emit(s, REG_DPU_LUT_CFG, 0);
+        npu_emit(s, REG_DPU_LUT_INFO, 0);
+        npu_emit(s, REG_DPU_LUT_LE_START, 0);
+        npu_emit(s, REG_DPU_LUT_LE_END, 0);
+        npu_emit(s, REG_DPU_LUT_LO_START, 0);
+        npu_emit(s, REG_DPU_LUT_LO_END, 0);
+    }
+    npu_emit(s, REG_DPU_LUT_LE_SLOPE_SCALE, 0);
+    npu_emit(s, REG_DPU_LUT_LE_SLOPE_SHIFT, 0);
+    npu_emit(s, REG_DPU_LUT_LO_SLOPE_SCALE, 0);
+    npu_emit(s, REG_DPU_LUT_LO_SLOPE_SHIFT, 0);
 }
 
 enum npu_status

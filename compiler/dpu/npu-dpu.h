@@ -219,6 +219,10 @@ struct npu_dpu_conv {
 enum npu_status npu_dpu_emit_conv(struct npu_stream *s, const struct npu_dpu_conv *c,
                                   struct npu_dpu_cost *cost);
 
+/* The DPU LUT registers of a task (LUT_CFG, LUT_INFO, ranges, slopes): the ranges of lut,
+ * or zeros when lut is NULL. */
+void npu_dpu_emit_lut_regs(struct npu_stream *s, const struct npu_dpu_lut *lut);
+
 /*
  * A LUT upload task (NOTES S19: its own task, LUT_ACCESS_CFG write LE, 513 data words,
  * LO, 513 words) carrying a 1x1x16 int8 flying copy from scratch to scratch + 16 (the

@@ -791,30 +791,7 @@ rk_emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk
     npu_emit(s, REG_DPU_UNDOC_40C4, 0);
     npu_emit(s, REG_DPU_LUT_ACCESS_CFG, 0);
     npu_emit(s, REG_DPU_LUT_ACCESS_DATA, 0);
-    if (lut) {
-        /* RKNN's LUT_CFG 0x68 (the only one strict mode accepts), ranges of the table */
-        npu_emit(s, REG_DPU_LUT_CFG,
-                 DPU_LUT_CFG_LUT_LO_LE_MUX(2) | DPU_LUT_CFG_LUT_OFLOW_PRIORITY(1) |
-                     DPU_LUT_CFG_LUT_HYBRID_PRIORITY(1));
-        npu_emit(s, REG_DPU_LUT_INFO,
-                 DPU_LUT_INFO_LUT_LE_INDEX_SELECT(lut->le_sel) |
-                     DPU_LUT_INFO_LUT_LO_INDEX_SELECT(lut->lo_sel));
-        npu_emit(s, REG_DPU_LUT_LE_START, (uint32_t)lut->le_start);
-        npu_emit(s, REG_DPU_LUT_LE_END, (uint32_t)(lut->le_start + (512 << lut->le_sel)));
-        npu_emit(s, REG_DPU_LUT_LO_START, (uint32_t)lut->lo_start);
-        npu_emit(s, REG_DPU_LUT_LO_END, (uint32_t)(lut->lo_start + (512 << lut->lo_sel)));
-    } else {
-        npu_emit(s, REG_DPU_LUT_CFG, 0);
-        npu_emit(s, REG_DPU_LUT_INFO, 0);
-        npu_emit(s, REG_DPU_LUT_LE_START, 0);
-        npu_emit(s, REG_DPU_LUT_LE_END, 0);
-        npu_emit(s, REG_DPU_LUT_LO_START, 0);
-        npu_emit(s, REG_DPU_LUT_LO_END, 0);
-    }
-    npu_emit(s, REG_DPU_LUT_LE_SLOPE_SCALE, 0);
-    npu_emit(s, REG_DPU_LUT_LE_SLOPE_SHIFT, 0);
-    npu_emit(s, REG_DPU_LUT_LO_SLOPE_SCALE, 0);
-    npu_emit(s, REG_DPU_LUT_LO_SLOPE_SHIFT, 0);
+    npu_dpu_emit_lut_regs(s, lut); /* RKNN's LUT_CFG 0x68, the one strict mode accepts */
 
     if (rdma) {
         /* DPU_RDMA feeding BS (BRDMA) and EW (ERDMA) of a conv: not flying,
