@@ -23,6 +23,7 @@
 #include "npu-build.h"
 #include "npu-hash.h"
 #include "npu-npub.h"
+#include "npu-pbscan.h"
 #include "npu-program-check.h"
 #include "npu/npu-onnx.h"
 #include "npu/npu-passes.h"
@@ -46,47 +47,6 @@ ends_with(const char *s, const char *suf)
 
 /* ---- content hash ----------------------------------------------------------------- */
 
-struct pb {
-    const uint8_t *p, *end;
-};
-
-static bool
-pb_varint(struct pb *b, uint64_t *v)
-{
-    *v = 0;
-    for (int s = 0; s < 64 && b->p < b->end; s += 7) {
-        uint8_t c = *b->p++;
-        *v |= (uint64_t)(c & 0x7f) << s;
-        if (!(c & 0x80))
-            return true;
-    }
-    return false;
-}
-
-/* Next field: number, wire type, and for LEN fields the sub-buffer. */
-static bool
-pb_next(struct pb *b, uint32_t *field, struct pb *sub)
-{
-    uint64_t tag, v;
-    if (b->p >= b->end || !pb_varint(b, &tag))
-        return false;
-    *field = (uint32_t)(tag >> 3);
-    sub->p = sub->end = NULL;
-    switch (tag & 7) {
-    case 0: return pb_varint(b, &v);
-    case 1: if (b->end - b->p < 8) return false; b->p += 8; return true;
-    case 5: if (b->end - b->p < 4) return false; b->p += 4; return true;
-    case 2:
-        if (!pb_varint(b, &v) || v > (uint64_t)(b->end - b->p))
-            return false;
-        sub->p = b->p;
-        sub->end = b->p + v;
-        b->p += v;
-        return true;
-    default: return false; /* groups: not used by ONNX */
-    }
-}
-
 struct locs {
     char **v;
     int n;
@@ -109,20 +69,20 @@ add_loc(struct locs *l, const uint8_t *s, size_t n)
 static void
 scan_onnx(const uint8_t *data, size_t len, struct locs *l)
 {
-    struct pb m = {data, data + len}, g, t, e, kv, sub;
+    struct npu_pb m = {data, data + len}, g, t, e, kv, sub;
     uint32_t f;
-    while (pb_next(&m, &f, &g)) {
+    while (npu_pb_next(&m, &f, &g, NULL)) {
         if (f != 7 || !g.p) /* ModelProto.graph */
             continue;
-        while (pb_next(&g, &f, &t)) {
+        while (npu_pb_next(&g, &f, &t, NULL)) {
             if (f != 5 || !t.p) /* GraphProto.initializer */
                 continue;
-            while (pb_next(&t, &f, &e)) {
+            while (npu_pb_next(&t, &f, &e, NULL)) {
                 if (f != 13 || !e.p) /* TensorProto.external_data */
                     continue;
-                struct pb key = {0}, val = {0};
+                struct npu_pb key = {0}, val = {0};
                 kv = e;
-                while (pb_next(&kv, &f, &sub)) {
+                while (npu_pb_next(&kv, &f, &sub, NULL)) {
                     if (f == 1)
                         key = sub;
                     else if (f == 2)

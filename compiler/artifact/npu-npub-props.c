@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "npu-npub.h"
+#include "npu-pbscan.h"
 
 #define DOM "npub"
 
@@ -76,67 +77,6 @@ npu_npub_props_check(const struct npu_model_prop *v, uint32_t n, char *err, size
 
 /* ---- ONNX metadata_props ----------------------------------------------------------- */
 
-struct pb {
-    const uint8_t *p, *end;
-};
-
-static bool
-pb_varint(struct pb *b, uint64_t *v)
-{
-    *v = 0;
-    for (int s = 0; s < 64 && b->p < b->end; s += 7) {
-        uint8_t c = *b->p++;
-        *v |= (uint64_t)(c & 0x7f) << s;
-        if (!(c & 0x80))
-            return true;
-    }
-    return false;
-}
-
-/* Next field: its number, and for a length-delimited field its payload in
- * *sub (else sub->p = NULL). False at the end or on malformed input; *bad
- * tells which. */
-static bool
-pb_next(struct pb *b, uint32_t *field, struct pb *sub, bool *bad)
-{
-    uint64_t tag, v;
-    *bad = false;
-    if (b->p >= b->end)
-        return false;
-    *bad = true;
-    if (!pb_varint(b, &tag))
-        return false;
-    *field = (uint32_t)(tag >> 3);
-    sub->p = sub->end = NULL;
-    switch (tag & 7) {
-    case 0:
-        if (!pb_varint(b, &v))
-            return false;
-        break;
-    case 1:
-        if (b->end - b->p < 8)
-            return false;
-        b->p += 8;
-        break;
-    case 5:
-        if (b->end - b->p < 4)
-            return false;
-        b->p += 4;
-        break;
-    case 2:
-        if (!pb_varint(b, &v) || v > (uint64_t)(b->end - b->p))
-            return false;
-        sub->p = b->p;
-        sub->end = b->p + v;
-        b->p += v;
-        break;
-    default:
-        return false; /* groups: not used by ONNX */
-    }
-    *bad = false;
-    return true;
-}
-
 struct raw {
     const uint8_t *k, *v;
     size_t kl, vl;
@@ -188,18 +128,18 @@ npu_npub_props_from_onnx(const void *data, size_t len, struct npu_model_prop **o
     struct raw *kept = NULL;
     uint32_t nkept = 0, cap = 0;
     uint64_t total = 0;
-    struct pb m = {data, (const uint8_t *)data + len}, e, sub;
+    struct npu_pb m = {data, (const uint8_t *)data + len}, e, sub;
     uint32_t f;
     bool bad;
     *out = NULL;
     *n = 0;
     if (!data)
         m.p = m.end = &empty;
-    while (pb_next(&m, &f, &e, &bad)) {
+    while (npu_pb_next(&m, &f, &e, &bad)) {
         if (f != 14 || !e.p) /* ModelProto.metadata_props */
             continue;
         struct raw r = {&empty, &empty, 0, 0};
-        while (pb_next(&e, &f, &sub, &bad)) {
+        while (npu_pb_next(&e, &f, &sub, &bad)) {
             if (f == 1 && sub.p)
                 r.k = sub.p, r.kl = (size_t)(sub.end - sub.p);
             else if (f == 2 && sub.p)
