@@ -108,6 +108,9 @@ struct npu_value *npu_lower_const(struct npu_lower_ctx *cx, const char *name, en
  * NPU_ERR_UNSUPPORTED; the driver then keeps the node on the CPU. */
 enum npu_status npu_lower_refuse(const struct npu_node *n, const char *fmt, ...) NPU_PRINTF(2, 3);
 
+/* A handler's refusal: the reason formatted into why (when why is not NULL), returns false. */
+bool npu_be_refuse(char *why, size_t len, const char *fmt, ...) NPU_PRINTF(3, 4);
+
 /* Refusals common to every source-op handler, called first by their supports(): float64
  * tensors (the NPU has none, facts §2.9), used outputs of a type the float pipeline does not
  * make (fp16 / fp32 only, unless integer_op: the int8 conv family checks its own), and

@@ -90,20 +90,6 @@ struct conv_src {
 
 /* ---- reading the source node ---------------------------------------------------------- */
 
-static bool
-why_set(char *why, size_t len, const char *fmt, ...) NPU_PRINTF(3, 4);
-
-static bool
-why_set(char *why, size_t len, const char *fmt, ...)
-{
-    if (why && len) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(why, len, fmt, ap);
-        va_end(ap);
-    }
-    return false;
-}
 
 static bool
 const_float(const struct npu_value *v)
@@ -170,16 +156,18 @@ read_zero_points(const struct npu_node *n, struct conv_src *s, uint32_t kernels,
     s->x_zp = s->x_u8 ? -128 : 0;
     if (xz) {
         if (xz->kind != NPU_VALUE_CONST || npu_value_numel(xz) != 1 || xz->t.dtype != x->t.dtype)
-            return why_set(why, wl, "input zero point must be a scalar constant of the input's "
-                                    "type");
+            return npu_be_refuse(why, wl,
+                                 "input zero point must be a scalar constant of the input's "
+                                 "type");
         s->x_zp = (int32_t)npu_value_get_i64(xz, 0) - (s->x_u8 ? 128 : 0);
     }
     if (wz) {
         int64_t nz = npu_value_numel(wz);
         if (wz->kind != NPU_VALUE_CONST || wz->t.dtype != w->t.dtype ||
             (nz != 1 && nz != kernels))
-            return why_set(why, wl, "weight zero point must be a constant of the weights' type, "
-                                    "per tensor or per output channel");
+            return npu_be_refuse(why, wl,
+                                 "weight zero point must be a constant of the weights' type, "
+                                 "per tensor or per output channel");
         s->w_zp = wz;
     }
     return true;
@@ -200,26 +188,28 @@ read_qparams(const struct npu_node *n, struct conv_src *s, uint32_t kernels, cha
     const struct npu_value *xs = npu_node_in(n, 1), *ws = npu_node_in(n, 4);
     const struct npu_value *ys = npu_node_in(n, 6), *yz = npu_node_in(n, 7);
     if (!scalar_f32(xs) || !scalar_f32(ys))
-        return why_set(why, wl, "x / y scales must be float scalar constants");
+        return npu_be_refuse(why, wl, "x / y scales must be float scalar constants");
     int64_t nws = ws ? npu_value_numel(ws) : 0;
     if (!ws || ws->kind != NPU_VALUE_CONST || ws->t.dtype != NPU_DTYPE_FP32 ||
         (nws != 1 && nws != kernels))
-        return why_set(why, wl, "weight scale must be a float constant per tensor or channel");
+        return npu_be_refuse(why, wl,
+                             "weight scale must be a float constant per tensor or channel");
     s->sx = (float)npu_value_get_f64(xs, 0);
     s->sy = (float)npu_value_get_f64(ys, 0);
     if (!(s->sx > 0) || !(s->sy > 0) || !isfinite(s->sx) || !isfinite(s->sy))
-        return why_set(why, wl, "scales must be positive and finite");
+        return npu_be_refuse(why, wl, "scales must be positive and finite");
     for (int64_t i = 0; i < nws; i++)
         if (!(npu_value_get_f64(ws, i) > 0) || !isfinite(npu_value_get_f64(ws, i)))
-            return why_set(why, wl, "weight scales must be positive and finite");
+            return npu_be_refuse(why, wl, "weight scales must be positive and finite");
     s->ws = ws;
     s->y_dt = n->out[0]->t.dtype;
     if (s->y_dt != NPU_DTYPE_INT8 && s->y_dt != NPU_DTYPE_UINT8)
-        return why_set(why, wl, "result type %s (int8 / uint8)", npu_dtype_name(s->y_dt));
+        return npu_be_refuse(why, wl, "result type %s (int8 / uint8)", npu_dtype_name(s->y_dt));
     s->y_zp = 0;
     if (yz) {
         if (yz->kind != NPU_VALUE_CONST || npu_value_numel(yz) != 1 || yz->t.dtype != s->y_dt)
-            return why_set(why, wl, "y zero point must be a scalar constant of the result type");
+            return npu_be_refuse(why, wl,
+                                 "y zero point must be a scalar constant of the result type");
         s->y_zp = (int32_t)npu_value_get_i64(yz, 0);
     }
     return true;
@@ -238,15 +228,15 @@ read_matmul(const struct npu_graph *gr, const struct npu_node *n, struct conv_sr
     (void)gr;
     struct npu_value *a = npu_node_in(n, s->xi), *b = npu_node_in(n, s->wi);
     if (!a || !b)
-        return why_set(why, wl, "missing operand");
+        return npu_be_refuse(why, wl, "missing operand");
     if (s->kind == SRC_GEMM) {
         if (npu_node_int(n, "transA", 0))
-            return why_set(why, wl, "Gemm with transA=1");
+            return npu_be_refuse(why, wl, "Gemm with transA=1");
         s->w_trans = npu_node_int(n, "transB", 0) == 0;
         s->alpha = npu_node_float(n, "alpha", 1.0f);
         s->beta = npu_node_float(n, "beta", 1.0f);
         if (a->t.ndim != 2)
-            return why_set(why, wl, "Gemm A must be 2-D");
+            return npu_be_refuse(why, wl, "Gemm A must be 2-D");
     } else {
         s->w_trans = true;
         s->alpha = 1.0f;
@@ -254,31 +244,31 @@ read_matmul(const struct npu_graph *gr, const struct npu_node *n, struct conv_sr
     }
     if (s->integer) {
         if (!int8_operand(a))
-            return why_set(why, wl, "integer product of %s (int8 / uint8 only)",
+            return npu_be_refuse(why, wl, "integer product of %s (int8 / uint8 only)",
                            npu_dtype_name(a->t.dtype));
         if (b->kind != NPU_VALUE_CONST || !int8_operand(b))
-            return why_set(why, wl, "integer product: B must be an int8 / uint8 constant");
+            return npu_be_refuse(why, wl, "integer product: B must be an int8 / uint8 constant");
     } else {
         if (!npu_dtype_is_float(a->t.dtype) || a->t.dtype == NPU_DTYPE_FP64)
-            return why_set(why, wl, "activation dtype %s (fp32/fp16 only)",
+            return npu_be_refuse(why, wl, "activation dtype %s (fp32/fp16 only)",
                            npu_dtype_name(a->t.dtype));
         if (!const_float(b))
-            return why_set(why, wl, "B is not a float constant (activation x activation "
+            return npu_be_refuse(why, wl, "B is not a float constant (activation x activation "
                                     "products go through be-dpu's attention lowering)");
     }
     if (b->t.ndim != 2)
-        return why_set(why, wl, "B must be 2-D");
+        return npu_be_refuse(why, wl, "B must be 2-D");
     if (a->t.ndim < 1 || a->t.ndim > 4)
-        return why_set(why, wl, "A must have rank 1 to 4");
+        return npu_be_refuse(why, wl, "A must have rank 1 to 4");
     uint32_t K = (uint32_t)a->t.dims[a->t.ndim - 1];
     uint32_t N = (uint32_t)(s->w_trans ? b->t.dims[1] : b->t.dims[0]);
     if ((s->w_trans ? b->t.dims[0] : b->t.dims[1]) != K)
-        return why_set(why, wl, "inner dims disagree");
+        return npu_be_refuse(why, wl, "inner dims disagree");
     uint64_t M = 1;
     for (int i = 0; i < a->t.ndim - 1; i++)
         M *= (uint64_t)a->t.dims[i];
     if (M > 8192 || K > 8192 || N > 8192)
-        return why_set(why, wl, "M %llu, K %u, N %u: the NPU views hold at most 8192",
+        return npu_be_refuse(why, wl, "M %llu, K %u, N %u: the NPU views hold at most 8192",
                        (unsigned long long)M, K, N);
     s->x = a;
     s->in_view[0] = K;
@@ -298,13 +288,13 @@ read_matmul(const struct npu_graph *gr, const struct npu_node *n, struct conv_sr
         return false;
     if (c) {
         if (!const_float(c))
-            return why_set(why, wl, "bias is not a float constant");
+            return npu_be_refuse(why, wl, "bias is not a float constant");
         int64_t nb = npu_value_numel(c);
         if (nb != 1 && nb != N)
-            return why_set(why, wl, "bias must be per output column (%u values) or a scalar",
+            return npu_be_refuse(why, wl, "bias must be per output column (%u values) or a scalar",
                            N);
         if (nb == N && c->t.ndim > 0 && c->t.dims[c->t.ndim - 1] != N)
-            return why_set(why, wl, "bias does not broadcast per column");
+            return npu_be_refuse(why, wl, "bias does not broadcast per column");
         s->b = c;
     }
     struct rk_conv_geom *g = &s->g;
@@ -327,33 +317,34 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
     struct npu_value *x = npu_node_in(n, s->xi), *w = npu_node_in(n, s->wi);
     struct npu_value *b = npu_node_in(n, 2);
     if (!x || !w)
-        return why_set(why, wl, "missing operand");
+        return npu_be_refuse(why, wl, "missing operand");
     if (x->t.ndim != 4 || x->t.dims[0] != 1)
-        return why_set(why, wl, "only 2-D convolutions of one image (input [1, C, H, W])");
+        return npu_be_refuse(why, wl, "only 2-D convolutions of one image (input [1, C, H, W])");
     if (s->integer) {
         b = NULL;
         if (!int8_operand(x))
-            return why_set(why, wl, "integer conv of %s (int8 / uint8 only)",
+            return npu_be_refuse(why, wl, "integer conv of %s (int8 / uint8 only)",
                            npu_dtype_name(x->t.dtype));
         if (w->kind != NPU_VALUE_CONST || !int8_operand(w) || w->t.ndim != 4)
-            return why_set(why, wl, "integer conv: weights must be a 4-D int8 / uint8 constant");
+            return npu_be_refuse(why, wl,
+                                 "integer conv: weights must be a 4-D int8 / uint8 constant");
         if (s->qlinear && npu_node_in(n, 8)) {
             const struct npu_value *qb = npu_node_in(n, 8);
             if (qb->kind != NPU_VALUE_CONST || qb->t.dtype != NPU_DTYPE_INT32 ||
                 npu_value_numel(qb) != w->t.dims[0])
-                return why_set(why, wl, "QLinearConv B must be an int32 constant per kernel");
+                return npu_be_refuse(why, wl, "QLinearConv B must be an int32 constant per kernel");
             s->qb = qb;
         }
     } else {
         if (!npu_dtype_is_float(x->t.dtype) || x->t.dtype == NPU_DTYPE_FP64)
-            return why_set(why, wl, "activation dtype %s (fp32/fp16 only)",
+            return npu_be_refuse(why, wl, "activation dtype %s (fp32/fp16 only)",
                            npu_dtype_name(x->t.dtype));
         if (!const_float(w) || w->t.ndim != 4)
-            return why_set(why, wl, "weights are not a 4-D float constant");
+            return npu_be_refuse(why, wl, "weights are not a 4-D float constant");
     }
     if (b && (!const_float(b) ||
               npu_value_numel(b) != (s->transposed ? w->t.dims[1] : w->t.dims[0])))
-        return why_set(why, wl, "bias is not a per-kernel float constant");
+        return npu_be_refuse(why, wl, "bias is not a per-kernel float constant");
     const char *ap = npu_node_string(n, "auto_pad", "NOTSET");
     size_t cnt;
     const int64_t *v;
@@ -364,18 +355,18 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
     if (s->transposed) {
         /* ConvTranspose weights are [C, K/group, kh, kw] */
         if (grp != 1)
-            return why_set(why, wl, "grouped ConvTranspose");
+            return npu_be_refuse(why, wl, "grouped ConvTranspose");
         if (strcmp(ap, "NOTSET") || npu_node_attr(n, "output_shape"))
-            return why_set(why, wl, "ConvTranspose with auto_pad / output_shape");
+            return npu_be_refuse(why, wl, "ConvTranspose with auto_pad / output_shape");
         if ((v = npu_node_ints(n, "strides", &cnt)))
             for (size_t i = 0; i < cnt; i++)
                 if (v[i] != 1)
-                    return why_set(why, wl, "ConvTranspose with stride > 1 (no NPU lowering: "
+                    return npu_be_refuse(why, wl, "ConvTranspose with stride > 1 (no NPU lowering: "
                                             "outputs would interleave phases; CPU)");
         if ((v = npu_node_ints(n, "dilations", &cnt)))
             for (size_t i = 0; i < cnt; i++)
                 if (v[i] != 1)
-                    return why_set(why, wl, "dilated ConvTranspose");
+                    return npu_be_refuse(why, wl, "dilated ConvTranspose");
         int64_t p4[4] = {0, 0, 0, 0};
         if ((v = npu_node_ints(n, "pads", &cnt)) && cnt == 4)
             memcpy(p4, v, sizeof(p4));
@@ -384,7 +375,8 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
         int64_t pt = (int64_t)kh - 1 - p4[0], pl = (int64_t)kw - 1 - p4[1];
         int64_t pb = y->dims[2] - H - pt + kh - 1, pr = y->dims[3] - W - pl + kw - 1;
         if (pt < 0 || pl < 0 || pb < 0 || pr < 0 || pt > 15 || pl > 15 || pb > 15 || pr > 15)
-            return why_set(why, wl, "ConvTranspose padding beyond the kernel (PAD_CON0 0..15)");
+            return npu_be_refuse(why, wl,
+                                 "ConvTranspose padding beyond the kernel (PAD_CON0 0..15)");
         s->x = x;
         s->w = w;
         s->b = b;
@@ -396,7 +388,7 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
         s->pads[3] = (uint32_t)pr;
         if (C > 8192 || K > 8192 || H > 8192 || y->dims[2] > 8192 || W > MAX_WIDTH ||
             y->dims[3] > MAX_WIDTH || kh > 32 || kw > 32)
-            return why_set(why, wl, "ConvTranspose sizes past the register fields");
+            return npu_be_refuse(why, wl, "ConvTranspose sizes past the register fields");
         s->in_view[0] = C;
         s->in_view[1] = H;
         s->in_view[2] = W;
@@ -431,8 +423,9 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
         dil[1] = (uint32_t)v[1];
     }
     if (dil[0] != 1 || dil[1] != 1)
-        return why_set(why, wl, "dilation %ux%u: the ATROUS encoding is untested (facts §6.14) "
-                                "and the simulator refuses it in strict mode",
+        return npu_be_refuse(why, wl,
+                             "dilation %ux%u: the ATROUS encoding is untested (facts §6.14) "
+                             "and the simulator refuses it in strict mode",
                        dil[0], dil[1]);
     bool patch = grp == 1 && st[0] == kh && st[1] == kw && (kh > 1 || kw > 1) && !s->integer &&
                  H % kh == 0 && W % kw == 0;
@@ -469,9 +462,9 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
         ap = "VALID";
     }
     if (st[0] < 1 || st[1] < 1 || st[0] > 7 || st[1] > 7)
-        return why_set(why, wl, "stride %ux%u (CONV_CON3 holds 1..7)", st[0], st[1]);
+        return npu_be_refuse(why, wl, "stride %ux%u (CONV_CON3 holds 1..7)", st[0], st[1]);
     if (kh < 1 || kw < 1 || kh > 32 || kw > 32)
-        return why_set(why, wl, "kernel %ux%u (WEIGHT_SIZE2 holds 1..32)", kh, kw);
+        return npu_be_refuse(why, wl, "kernel %ux%u (WEIGHT_SIZE2 holds 1..32)", kh, kw);
     if (!strcmp(ap, "NOTSET")) {
         if ((v = npu_node_ints(n, "pads", &cnt)) && cnt == 4) {
             pads[0] = v[0]; /* top */
@@ -492,26 +485,27 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
             pads[2 + d] = upper ? big : small;
         }
     } else if (strcmp(ap, "VALID")) {
-        return why_set(why, wl, "auto_pad %s", ap);
+        return npu_be_refuse(why, wl, "auto_pad %s", ap);
     }
     for (int i = 0; i < 4; i++)
         if (pads[i] < 0 || pads[i] > 15)
-            return why_set(why, wl, "padding %lld (PAD_CON0 holds 0..15)", (long long)pads[i]);
+            return npu_be_refuse(why, wl,
+                                 "padding %lld (PAD_CON0 holds 0..15)", (long long)pads[i]);
     if (grp < 1 || C % grp || K % grp ||
         w->t.dims[1] * (s->patchify ? (int64_t)s->pk[0] * s->pk[1] : 1) != C / grp)
-        return why_set(why, wl, "inconsistent group %lld", (long long)grp);
+        return npu_be_refuse(why, wl, "inconsistent group %lld", (long long)grp);
     int64_t oh = (H + pads[0] + pads[2] - kh) / st[0] + 1;
     int64_t ow = (W + pads[1] + pads[3] - kw) / st[1] + 1;
     if (H + pads[0] + pads[2] < kh || W + pads[1] + pads[3] < kw || oh < 1 || ow < 1)
-        return why_set(why, wl, "empty output");
+        return npu_be_refuse(why, wl, "empty output");
     /* 1..4 channels of a host image: small-channel input mode (facts §2.10,
      * RKNN's ARGB capture): packed pixels instead of 16-byte atoms */
     if (!s->patchify && !s->integer && grp == 1 && C <= 4 && host_in)
         s->g.argb = C;
     if (C > 8192 || K > 8192 || H > 8192 || oh > 8192)
-        return why_set(why, wl, "channel or height over 8192 (DPU cube fields)");
+        return npu_be_refuse(why, wl, "channel or height over 8192 (DPU cube fields)");
     if (W > MAX_WIDTH || ow > MAX_WIDTH)
-        return why_set(why, wl, "width over %u (CNA DATAIN_WIDTH)", MAX_WIDTH);
+        return npu_be_refuse(why, wl, "width over %u (CNA DATAIN_WIDTH)", MAX_WIDTH);
     s->x = x;
     s->in_view[0] = C;
     s->in_view[1] = H;
@@ -547,7 +541,7 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
     g->pl = (uint32_t)pads[1];
     g->bias = b != NULL || (s->integer && (s->x_zp || s->qb));
     if (grp > 1 && s->integer)
-        return why_set(why, wl, "grouped ConvInteger");
+        return npu_be_refuse(why, wl, "grouped ConvInteger");
     if (grp > 1) {
         uint32_t cg = C / (uint32_t)grp, kgp = K / (uint32_t)grp;
         if (grp == C && K == C) {
@@ -557,7 +551,8 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
         } else if ((uint64_t)K * C * kh * kw <= (64u << 20)) {
             s->block_diag = true; /* dense conv, zero weights off the diagonal blocks */
         } else {
-            return why_set(why, wl, "group %lld with %u/%u channels per group", (long long)grp,
+            return npu_be_refuse(why, wl,
+                                 "group %lld with %u/%u channels per group", (long long)grp,
                            cg, kgp);
         }
     }
@@ -582,11 +577,11 @@ read_src(const struct npu_graph *g, const struct npu_node *n, struct conv_src *s
     s->xzi = 2;
     s->wzi = s->qlinear ? 5 : 3;
     if (n->nout != 1)
-        return why_set(why, wl, "extra outputs");
+        return npu_be_refuse(why, wl, "extra outputs");
     if (s->qlinear ? !int8_operand(n->out[0])
                    : s->integer ? n->out[0]->t.dtype != NPU_DTYPE_INT32
                                 : !npu_dtype_is_float(n->out[0]->t.dtype))
-        return why_set(why, wl, "result dtype %s", npu_dtype_name(n->out[0]->t.dtype));
+        return npu_be_refuse(why, wl, "result dtype %s", npu_dtype_name(n->out[0]->t.dtype));
     bool ok = s->kind == SRC_CONV ? read_conv(g, n, s, why, wl) : read_matmul(g, n, s, why, wl);
     if (!ok)
         return false;
@@ -1241,7 +1236,7 @@ npu_conv_supports(const struct npu_graph *g, const struct npu_node *n,
     s.g.mtx = false;
     struct plan p;
     if (!plan_conv(&s.g, s.groups, o, &p))
-        return why_set(why, why_len, "no tiling fits the CBUF within %u tasks",
+        return npu_be_refuse(why, why_len, "no tiling fits the CBUF within %u tasks",
                        o->max_tasks ? o->max_tasks : 4095);
     plan_free(&p);
     return true;

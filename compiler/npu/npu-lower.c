@@ -197,9 +197,8 @@ npu_lower_const(struct npu_lower_ctx *cx, const char *name, enum npu_dtype dt, i
 
 /* ---- support, cost, partition -------------------------------------------------- */
 
-static bool refuse_why(char *why, size_t len, const char *fmt, ...) NPU_PRINTF(3, 4);
-static bool
-refuse_why(char *why, size_t len, const char *fmt, ...)
+bool
+npu_be_refuse(char *why, size_t len, const char *fmt, ...)
 {
     if (why && len) {
         va_list ap;
@@ -283,18 +282,18 @@ npu_be_common_ok(const struct npu_graph *g, const struct npu_node *n, bool integ
      * lose what made it double: it runs on the CPU */
     for (int k = 0; k < n->nin; k++)
         if (n->in[k] && n->in[k]->t.dtype == NPU_DTYPE_FP64)
-            return refuse_why(why, why_len, "input '%s' is float64: the NPU has no fp64 (fp16 "
+            return npu_be_refuse(why, why_len, "input '%s' is float64: the NPU has no fp64 (fp16 "
                            "would lose its range and precision)", n->in[k]->name);
     for (int k = 0; k < n->nout; k++) {
         const struct npu_value *o = n->out[k];
         if (!used(o))
             continue;
         if (o->t.dtype == NPU_DTYPE_FP64)
-            return refuse_why(why, why_len, "output '%s' is float64: the NPU has no fp64 (fp16 "
+            return npu_be_refuse(why, why_len, "output '%s' is float64: the NPU has no fp64 (fp16 "
                            "would lose its range and precision)", o->name);
         /* the float pipeline stores fp16 / fp32 results only; integer ops check theirs */
         if (!integer_op && o->t.dtype != NPU_DTYPE_FP32 && o->t.dtype != NPU_DTYPE_FP16)
-            return refuse_why(why, why_len, "output '%s' is %s: the NPU path of %s makes fp16 / "
+            return npu_be_refuse(why, why_len, "output '%s' is %s: the NPU path of %s makes fp16 / "
                            "fp32 values only", o->name, npu_dtype_name(o->t.dtype),
                            npu_op_name(n->op));
     }
@@ -308,7 +307,7 @@ npu_be_common_ok(const struct npu_graph *g, const struct npu_node *n, bool integ
         for (int k = 0; k < n->nout; k++) {
             const struct npu_node *q = feeds_quant_param(n->out[k], 8, &budget);
             if (q)
-                return refuse_why(why, why_len, "its result feeds the scale / zero point of %s "
+                return npu_be_refuse(why, why_len, "its result feeds the scale / zero point of %s "
                                "'%s': a quantisation parameter computed in fp16 moves every "
                                "quantised value", npu_op_name(q->op),
                                q->name && q->name[0] ? q->name : "(unnamed)");
