@@ -76,6 +76,16 @@ struct conv_src {
     struct rk_conv_geom g;
     uint32_t pads[4];
     uint32_t groups;            /* grouped conv run per group (1 = not) */
+    /* batch and 1-D convs (docs/npu-backend.md "Batches and 1-D convs"): N images are N
+     * channel blocks of one map, x viewed as (N * C, H, W) (NCHW order: image n's channel
+     * c is map channel n * C + c), the conv as one of N * group groups whose weights
+     * repeat per image; a 1-D conv is a 2-D one with H = 1 */
+    uint32_t images;            /* N (1 = one image) */
+    bool one_d;                 /* [N, C, L] input */
+    uint32_t k_src, c_src;      /* kernels, channels per group of the source weights */
+    /* dilation run as a dense kernel with zero taps between the source's (the ATROUS
+     * fields are unverified, facts §6.14): source taps skh x skw, dilation dy x dx */
+    uint32_t skh, skw, dly, dlx;
     bool block_diag;            /* grouped conv expanded to dense */
     const struct npu_value *w;  /* weights constant */
     bool w_trans;               /* matmul/gemm: B is [K][N] (false: [N][K], Gemm transB) */
@@ -318,14 +328,26 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
     struct npu_value *b = npu_node_in(n, 2);
     if (!x || !w)
         return npu_be_refuse(why, wl, "missing operand");
-    if (x->t.ndim != 4 || x->t.dims[0] != 1)
-        return npu_be_refuse(why, wl, "only 2-D convolutions of one image (input [1, C, H, W])");
+    /* 2-D ([N, C, H, W]) and 1-D ([N, C, L], run as H = 1) convs */
+    const bool one_d = x->t.ndim == 3 && !s->transposed;
+    if ((x->t.ndim != 4 && !one_d) || x->t.dims[0] < 1)
+        return npu_be_refuse(why, wl, "only 1-D and 2-D convolutions (input [N, C, L] or "
+                                      "[N, C, H, W])");
+    const uint32_t wnd = one_d ? 3 : 4;
+    if (x->t.dims[0] > 1 && (s->transposed || s->integer))
+        return npu_be_refuse(why, wl, "batch %lld of a %s (one image only)",
+                             (long long)x->t.dims[0],
+                             s->transposed ? "ConvTranspose" : "integer conv");
+    if (x->t.dims[0] > 8192)
+        return npu_be_refuse(why, wl, "batch %lld", (long long)x->t.dims[0]);
+    s->images = (uint32_t)x->t.dims[0];
+    s->one_d = one_d;
     if (s->integer) {
         b = NULL;
         if (!int8_operand(x))
             return npu_be_refuse(why, wl, "integer conv of %s (int8 / uint8 only)",
                            npu_dtype_name(x->t.dtype));
-        if (w->kind != NPU_VALUE_CONST || !int8_operand(w) || w->t.ndim != 4)
+        if (w->kind != NPU_VALUE_CONST || !int8_operand(w) || w->t.ndim != (int)wnd)
             return npu_be_refuse(why, wl,
                                  "integer conv: weights must be a 4-D int8 / uint8 constant");
         if (s->qlinear && npu_node_in(n, 8)) {
@@ -339,8 +361,8 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
         if (!npu_dtype_is_float(x->t.dtype) || x->t.dtype == NPU_DTYPE_FP64)
             return npu_be_refuse(why, wl, "activation dtype %s (fp32/fp16 only)",
                            npu_dtype_name(x->t.dtype));
-        if (!const_float(w) || w->t.ndim != 4)
-            return npu_be_refuse(why, wl, "weights are not a 4-D float constant");
+        if (!const_float(w) || w->t.ndim != (int)wnd)
+            return npu_be_refuse(why, wl, "weights are not a %u-D float constant", wnd);
     }
     if (b && (!const_float(b) ||
               npu_value_numel(b) != (s->transposed ? w->t.dims[1] : w->t.dims[0])))
@@ -348,9 +370,13 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
     const char *ap = npu_node_string(n, "auto_pad", "NOTSET");
     size_t cnt;
     const int64_t *v;
-    uint32_t C = (uint32_t)x->t.dims[1], H = (uint32_t)x->t.dims[2], W = (uint32_t)x->t.dims[3];
+    if (x->t.dims[1] > 8192 || x->t.dims[2] > 8192 || x->t.dims[wnd - 1] > 8192 ||
+        w->t.dims[0] > 8192 || w->t.dims[2] > 8192 || w->t.dims[wnd - 1] > 8192)
+        return npu_be_refuse(why, wl, "dims over 8192");
+    uint32_t C = (uint32_t)x->t.dims[1], H = one_d ? 1 : (uint32_t)x->t.dims[2];
+    uint32_t W = (uint32_t)x->t.dims[wnd - 1];
     uint32_t K = (uint32_t)w->t.dims[0];
-    uint32_t kh = (uint32_t)w->t.dims[2], kw = (uint32_t)w->t.dims[3];
+    uint32_t kh = one_d ? 1 : (uint32_t)w->t.dims[2], kw = (uint32_t)w->t.dims[wnd - 1];
     int64_t grp = npu_node_int(n, "group", 1);
     if (s->transposed) {
         /* ConvTranspose weights are [C, K/group, kh, kw] */
@@ -414,21 +440,42 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
     }
     uint32_t st[2] = {1, 1}, dil[2] = {1, 1};
     int64_t pads[4] = {0, 0, 0, 0};
-    if ((v = npu_node_ints(n, "strides", &cnt)) && cnt == 2) {
-        st[0] = (uint32_t)v[0];
-        st[1] = (uint32_t)v[1];
+    /* 1-D: stride / dilation on W only, pads [b, e] -> [0, b, 0, e] */
+    const size_t nsp = one_d ? 1 : 2;
+    if ((v = npu_node_ints(n, "strides", &cnt)) && cnt == nsp) {
+        for (size_t i = 0; i < nsp; i++)
+            if (v[i] < 1 || v[i] > 64)
+                return npu_be_refuse(why, wl, "stride %lld", (long long)v[i]);
+        st[0] = one_d ? 1 : (uint32_t)v[0];
+        st[1] = (uint32_t)v[nsp - 1];
     }
-    if ((v = npu_node_ints(n, "dilations", &cnt)) && cnt == 2) {
-        dil[0] = (uint32_t)v[0];
-        dil[1] = (uint32_t)v[1];
+    if ((v = npu_node_ints(n, "dilations", &cnt)) && cnt == nsp) {
+        for (size_t i = 0; i < nsp; i++)
+            if (v[i] < 1 || v[i] > 32)
+                return npu_be_refuse(why, wl, "dilation %lld", (long long)v[i]);
+        dil[0] = one_d ? 1 : (uint32_t)v[0];
+        dil[1] = (uint32_t)v[nsp - 1];
     }
-    if (dil[0] != 1 || dil[1] != 1)
-        return npu_be_refuse(why, wl,
-                             "dilation %ux%u: the ATROUS encoding is untested (facts §6.14) "
-                             "and the simulator refuses it in strict mode",
-                       dil[0], dil[1]);
+    s->skh = kh;
+    s->skw = kw;
+    s->dly = dil[0];
+    s->dlx = dil[1];
+    if (dil[0] != 1 || dil[1] != 1) {
+        /* the ATROUS encoding is untested (facts §6.14) and the simulator refuses it in
+         * strict mode: the dilated kernel runs as a dense one with zero taps between the
+         * source's, (k - 1) * d + 1 taps (WEIGHT_SIZE2 holds 32) */
+        if (s->integer)
+            return npu_be_refuse(why, wl, "dilated integer conv");
+        kh = (kh - 1) * dil[0] + 1;
+        kw = (kw - 1) * dil[1] + 1;
+        if (kh > 32 || kw > 32)
+            return npu_be_refuse(why, wl, "dilated kernel %ux%u (WEIGHT_SIZE2 holds 1..32 "
+                                          "taps; the ATROUS fields are unverified, facts "
+                                          "§6.14)", kh, kw);
+    }
     bool patch = grp == 1 && st[0] == kh && st[1] == kw && (kh > 1 || kw > 1) && !s->integer &&
-                 H % kh == 0 && W % kw == 0;
+                 H % kh == 0 && W % kw == 0 && s->images == 1 && !one_d &&
+                 dil[0] == 1 && dil[1] == 1;
     /* only a host value can be rearranged on the way in */
     bool host_in = !(x->kind == NPU_VALUE_NODE &&
                      (!x->producer || npu_op_is_rk(x->producer->op) ||
@@ -458,6 +505,7 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
         H /= kh;
         W /= kw;
         kh = kw = 1;
+        s->skh = s->skw = 1; /* the flattened OIHW weights are the 1x1 kernels */
         st[0] = st[1] = 1;
         ap = "VALID";
     }
@@ -466,11 +514,14 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
     if (kh < 1 || kw < 1 || kh > 32 || kw > 32)
         return npu_be_refuse(why, wl, "kernel %ux%u (WEIGHT_SIZE2 holds 1..32)", kh, kw);
     if (!strcmp(ap, "NOTSET")) {
-        if ((v = npu_node_ints(n, "pads", &cnt)) && cnt == 4) {
+        if (!one_d && (v = npu_node_ints(n, "pads", &cnt)) && cnt == 4) {
             pads[0] = v[0]; /* top */
             pads[1] = v[1]; /* left */
             pads[2] = v[2]; /* bottom */
             pads[3] = v[3]; /* right */
+        } else if (one_d && (v = npu_node_ints(n, "pads", &cnt)) && cnt == 2) {
+            pads[1] = v[0]; /* begin */
+            pads[3] = v[1]; /* end */
         }
     } else if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
         for (int d = 0; d < 2; d++) {
@@ -491,7 +542,7 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
         if (pads[i] < 0 || pads[i] > 15)
             return npu_be_refuse(why, wl,
                                  "padding %lld (PAD_CON0 holds 0..15)", (long long)pads[i]);
-    if (grp < 1 || C % grp || K % grp ||
+    if (grp < 1 || grp > 8192 || C % grp || K % grp ||
         w->t.dims[1] * (s->patchify ? (int64_t)s->pk[0] * s->pk[1] : 1) != C / grp)
         return npu_be_refuse(why, wl, "inconsistent group %lld", (long long)grp);
     int64_t oh = (H + pads[0] + pads[2] - kh) / st[0] + 1;
@@ -500,12 +551,28 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
         return npu_be_refuse(why, wl, "empty output");
     /* 1..4 channels of a host image: small-channel input mode (facts §2.10,
      * RKNN's ARGB capture): packed pixels instead of 16-byte atoms */
-    if (!s->patchify && !s->integer && grp == 1 && C <= 4 && host_in)
+    if (!s->patchify && !s->integer && grp == 1 && C <= 4 && host_in && s->images == 1 &&
+        !one_d)
         s->g.argb = C;
+    /* the images as channel blocks, the groups repeated per image */
+    s->k_src = K;
+    s->c_src = C / (uint32_t)grp;
+    if (s->images > 1) {
+        if ((uint64_t)C * s->images > 8192 || (uint64_t)K * s->images > 8192)
+            return npu_be_refuse(why, wl, "batch %u x %u channels over 8192 (DPU cube fields)",
+                                 s->images, C > K ? C : K);
+        C *= s->images;
+        K *= s->images;
+        grp *= s->images;
+    }
     if (C > 8192 || K > 8192 || H > 8192 || oh > 8192)
         return npu_be_refuse(why, wl, "channel or height over 8192 (DPU cube fields)");
     if (W > MAX_WIDTH || ow > MAX_WIDTH)
         return npu_be_refuse(why, wl, "width over %u (CNA DATAIN_WIDTH)", MAX_WIDTH);
+    /* a 1-D map (N * C, 1, L) reads as NCHW unless N * C == L (npu_rk_order_of) */
+    if (one_d && ((C == W && W > 1) || (K == ow && ow > 1)))
+        return npu_be_refuse(why, wl, "1-D conv whose length equals its batch x channels "
+                                      "(the NPU view would read as rows)");
     s->x = x;
     s->in_view[0] = C;
     s->in_view[1] = H;
@@ -1005,6 +1072,21 @@ plan_conv1(const struct rk_conv_geom *g, uint32_t groups, const struct npu_backe
 
 /* ---- weights, bias ----------------------------------------------------------------------- */
 
+/* Source weight of kernel o (of the images' K' = N * K, repeating per image), group-local
+ * channel c, tap (ky, kx) of the (dilation-expanded) kernel: zero between the source's
+ * taps. */
+static float
+conv_w(const struct conv_src *s, uint32_t o, uint32_t c, uint32_t ky, uint32_t kx)
+{
+    uint32_t dy = s->dly ? s->dly : 1, dx = s->dlx ? s->dlx : 1;
+    if (ky % dy || kx % dx)
+        return 0.0f;
+    uint32_t skh = s->skh ? s->skh : s->g.kh, skw = s->skw ? s->skw : s->g.kw;
+    uint32_t k_src = s->k_src ? s->k_src : s->g.k;
+    uint32_t c_src = s->c_src ? s->c_src : s->g.c;
+    return elem_f(s->w, (((int64_t)(o % k_src) * c_src + c) * skh + ky / dy) * skw + kx / dx);
+}
+
 /* fp32 OIHW weights of the source, grouped convs expanded to dense when
  * block_diag; alpha applied. */
 static float *
@@ -1052,11 +1134,13 @@ dense_weights(const struct conv_src *s)
             if (!w)
                 return NULL;
         }
-        for (size_t i = 0; i < n; i++)
-            w[i] = elem_f(s->w, (int64_t)i);
+        for (uint32_t o = 0; o < K; o++)
+            for (uint32_t c = 0; c < cg; c++)
+                for (uint32_t t = 0; t < taps; t++)
+                    w[((size_t)o * cg + c) * taps + t] = conv_w(s, o, c, t / g->kw, t % g->kw);
         return w;
     }
-    /* block diagonal */
+    /* block diagonal (the groups of every image) */
     uint32_t grp = (uint32_t)(g->c / (uint32_t)s->w->t.dims[1]);
     uint32_t cg = g->c / grp, kgp = K / grp;
     for (uint32_t o = 0; o < K; o++) {
@@ -1064,7 +1148,7 @@ dense_weights(const struct conv_src *s)
         for (uint32_t c = 0; c < cg; c++)
             for (uint32_t t = 0; t < taps; t++)
                 w[((size_t)o * g->c + gi * cg + c) * taps + t] =
-                    elem_f(s->w, ((int64_t)o * cg + c) * taps + t);
+                    conv_w(s, o, c, t / g->kw, t % g->kw);
     }
     return w;
 }
@@ -1084,11 +1168,17 @@ pack_weights(const struct conv_src *s, struct plan *p, uint8_t **out, uint64_t *
         return NPU_ERR_NOMEM;
     for (uint32_t i = 0; i < p->n; i++) {
         struct rk_tile *t = &p->t[i];
-        /* same set as an earlier tile? */
+        /* same set as an earlier tile? The images of a batch share their weights: a
+         * tile's set is that of the same kernels and channels of image 0 (per-group and
+         * depthwise layouts; block-diagonal sets differ per image) */
         bool found = false;
+        const bool share = s->images > 1 && !s->block_diag;
+        const uint32_t km = share ? s->k_src : UINT32_MAX, cm = share ? cg : UINT32_MAX;
         for (uint32_t j = 0; j < i; j++) {
             const struct rk_tile *q = &p->t[j];
-            if (q->k0 == t->k0 && q->nk == t->nk && q->c0 == t->c0 && q->nc == t->nc) {
+            if (q->k0 % km == t->k0 % km && q->nk == t->nk &&
+                (g->depthwise ? q->c0 % km == t->c0 % km : q->c0 % cm == t->c0 % cm) &&
+                q->nc == t->nc) {
                 t->woff = q->woff;
                 found = true;
                 break;
@@ -1208,7 +1298,9 @@ bias_array(const struct conv_src *s, uint32_t *len)
     for (uint32_t k = 0; k < g->k; k++) {
         float v = 0;
         if (s->b)
-            v = s->beta * elem_f(s->b, npu_value_numel(s->b) == 1 ? 0 : (int64_t)k);
+            v = s->beta * elem_f(s->b, npu_value_numel(s->b) == 1
+                                           ? 0
+                                           : (int64_t)(s->k_src ? k % s->k_src : k));
         b[k] = v - lo;
     }
     *len = n;
@@ -1470,6 +1562,7 @@ residual_add(struct npu_lower_ctx *cx, struct npu_node *n, const struct conv_src
     uint32_t rv[3];
     if (!r || !npu_rk_view(r, rv) || rv[0] != s->out_view[0] || rv[1] != s->out_view[1] ||
         rv[2] != s->out_view[2] || strcmp(npu_rk_layout(r), "nc1hwc2") ||
+        npu_rk_view_order(r) != npu_rk_order_of(&y->t, s->out_view) ||
         (r->t.dtype != NPU_DTYPE_FP16 && r->t.dtype != NPU_DTYPE_FP32))
         return NULL;
     *res = r;
@@ -1627,6 +1720,12 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
         plan_free(&p);
         return npu_lower_refuse(n, "input '%s' cannot be read in the NC1HWC2 view %ux%ux%u",
                                 s.x->name, s.in_view[0], s.in_view[1], s.in_view[2]);
+    }
+    if ((s.images > 1 || s.one_d) && s.in_view[1] * s.in_view[2] > 1 &&
+        npu_rk_view_order(x) != NPU_VIEW_NCHW) {
+        plan_free(&p);
+        return npu_lower_refuse(n, "input '%s' is on the NPU as rows, not as a map",
+                                s.x->name);
     }
     uint8_t *blob = NULL;
     uint64_t blob_bytes = 0;

@@ -132,6 +132,9 @@ tu_matmul_graph(const struct tu_mm *p)
 
 struct tu_conv {
     int C, H, W, K, kh, kw, sy, sx, pt, pl, pb, pr, group;
+    int N;       /* images (0: 1) */
+    bool one_d;  /* Conv1d: input [N, C, W], kernel [K, C/g, kw]; sx, pl / pr, dx only */
+    int dy, dx;  /* dilation (0: 1) */
     bool bias;
     const char *act;
     float act_alpha, act_beta;
@@ -144,17 +147,22 @@ tu_conv_graph(const struct tu_conv *p)
 {
     struct npu_graph *g = npu_graph_new("conv");
     uint32_t s = p->seed;
-    int64_t xd[4] = {1, p->C, p->H, p->W};
-    struct npu_value *x = npu_graph_add_input(g, "x", NPU_DTYPE_FP32, 4, xd);
+    const int nd = p->one_d ? 3 : 4;
+    int64_t xd[4] = {p->N ? p->N : 1, p->C, p->H, p->W};
+    if (p->one_d)
+        xd[2] = p->W;
+    struct npu_value *x = npu_graph_add_input(g, "x", NPU_DTYPE_FP32, nd, xd);
     int grp = p->group ? p->group : 1;
-    size_t nw = (size_t)p->K * (p->C / grp) * p->kh * p->kw;
+    size_t nw = (size_t)p->K * (p->C / grp) * (p->one_d ? 1 : p->kh) * p->kw;
     float *w = malloc(nw * 4);
     if (p->range)
         tu_fill(w, nw, &s, p->range);
     else
         tu_fill_real(w, nw, &s);
-    struct npu_tensor wt = {.dtype = NPU_DTYPE_FP32, .ndim = 4,
+    struct npu_tensor wt = {.dtype = NPU_DTYPE_FP32, .ndim = nd,
                             .dims = {p->K, p->C / grp, p->kh, p->kw}, .data = w};
+    if (p->one_d)
+        wt.dims[2] = p->kw;
     struct npu_value *wv = npu_graph_add_const(g, "w", &wt);
     free(w);
     struct npu_value *in[3] = {x, wv, NULL};
@@ -172,9 +180,21 @@ tu_conv_graph(const struct tu_conv *p)
     struct npu_node *n = npu_node_new(g, NPU_OP_CONV, "conv", in, nin, 1, (const char *[]){"y"});
     int64_t k2[2] = {p->kh, p->kw}, s2[2] = {p->sy ? p->sy : 1, p->sx ? p->sx : 1};
     int64_t pads[4] = {p->pt, p->pl, p->pb, p->pr};
-    npu_node_set_ints(g, n, "kernel_shape", k2, 2);
-    npu_node_set_ints(g, n, "strides", s2, 2);
-    npu_node_set_ints(g, n, "pads", pads, 4);
+    int64_t d2[2] = {p->dy ? p->dy : 1, p->dx ? p->dx : 1};
+    if (p->one_d) {
+        int64_t pads1[2] = {p->pl, p->pr};
+        npu_node_set_ints(g, n, "kernel_shape", k2 + 1, 1);
+        npu_node_set_ints(g, n, "strides", s2 + 1, 1);
+        npu_node_set_ints(g, n, "pads", pads1, 2);
+        if (p->dx)
+            npu_node_set_ints(g, n, "dilations", d2 + 1, 1);
+    } else {
+        npu_node_set_ints(g, n, "kernel_shape", k2, 2);
+        npu_node_set_ints(g, n, "strides", s2, 2);
+        npu_node_set_ints(g, n, "pads", pads, 4);
+        if (p->dy || p->dx)
+            npu_node_set_ints(g, n, "dilations", d2, 2);
+    }
     if (grp > 1)
         npu_node_set_int(g, n, "group", grp);
     if (p->act) {

@@ -4,7 +4,10 @@
  * against the CPU executor: kernels 1/3/5/7, strides 1/2, padding, bias,
  * ReLU / clip, depthwise, grouped (per group and block-diagonal), 1-4 input
  * channels, maps large enough for row tiles, many kernels, many channels
- * (channel-block accumulation), and refusals (dilation stays on the CPU).
+ * (channel-block accumulation); batches of 2 and 3 images (the images as
+ * channel blocks of one map, docs/npu-backend.md), Conv1d (H = 1) with
+ * stride, padding, dilation, groups and bias, dilation as a zero-tap kernel;
+ * cost() equal to the lowered rk.Conv's modeled time; refusals.
  *
  * Tolerance as in test-npu-matmul.c: data k/16 with |k| <= range are exact in
  * fp16, every partial sum is exact in fp32, so the only possible difference
@@ -23,7 +26,7 @@ check_conv(const struct tu_conv *p, const struct npu_backend_options *o, int wan
     CHECK(g1 && g2);
     if (!g1 || !g2)
         return;
-    size_t n = (size_t)p->C * p->H * p->W;
+    size_t n = (size_t)(p->N ? p->N : 1) * p->C * (p->one_d ? 1 : p->H) * p->W;
     float *x = malloc(n * 4);
     uint32_t s = p->seed * 13 + 7;
     tu_fill(x, n, &s, p->range);
@@ -50,6 +53,45 @@ check_conv(const struct tu_conv *p, const struct npu_backend_options *o, int wan
     free(x);
     free(want.data);
     free(got.data);
+    /* cost() prices what the lowering emits: the rk.Conv's modeled time. A 1x1 conv reads
+     * the result on the NPU too, so that it stays fp16 (a result only the host reads is
+     * written as fp32 after lowering, npu_rk_conv_widen_outputs, which cost() does not
+     * foresee) */
+    struct npu_graph *g3 = tu_conv_graph(p);
+    CHECK(g3 != NULL);
+    if (!g3)
+        return;
+    struct npu_node *c1 = g3->tail;
+    {
+        struct npu_value *y = c1->out[0];
+        float *w2 = calloc((size_t)8 * p->K, sizeof(float));
+        for (int i = 0; i < 8 && i < p->K; i++)
+            w2[i * p->K + i] = 1;
+        struct npu_tensor wt = {.dtype = NPU_DTYPE_FP32, .ndim = y->t.ndim,
+                                .dims = {8, p->K, 1, 1}, .data = w2};
+        struct npu_value *in2[2] = {y, npu_graph_add_const(g3, "w2", &wt)};
+        free(w2);
+        struct npu_node *c2 = npu_node_new(g3, NPU_OP_CONV, "conv2", in2, 2, 1,
+                                           (const char *[]){"y2"});
+        npu_graph_append(g3, c2);
+        CHECK(npu_infer_node(g3, c2) == NPU_OK);
+        npu_graph_add_output(g3, c2->out[0]);
+    }
+    npu_graph_update_uses(g3);
+    double cost = npu_backend_cost(g3, c1, o);
+    CHECK_EQ_INT(NPU_OK, npu_lower_graph(g3, o));
+    int seen = 0;
+    npu_graph_for_each_node(g3, q) {
+        if (q->op != NPU_OP_RK_CONV || strcmp(q->name, "conv"))
+            continue;
+        double got_s = npu_node_float(q, "modeled_us", 0) * 1e-6;
+        if (!(fabs(got_s - cost) < 1e-6 * got_s + 1e-9))
+            fprintf(stderr, "%s: cost() %.9g s, lowered %.9g s\n", label, cost, got_s);
+        CHECK(fabs(got_s - cost) < 1e-6 * got_s + 1e-9);
+        seen++;
+    }
+    CHECK_EQ_INT(1, seen);
+    npu_graph_free(g3);
 }
 
 /* ConvTranspose(x [1,C,H,W], W [C,K,k,k]) stride 1, pads, output_padding. */
@@ -337,19 +379,92 @@ main(int argc, char **argv)
         free(want.data);
         free(got.data);
     }
-    /* dilation: refused (unverified ATROUS encoding, facts §6.14) -> CPU */
+    /* dilation: a dense kernel with zero taps between the source's (the ATROUS encoding
+     * is unverified, facts §6.14, and strict mode refuses it) */
+    p = (struct tu_conv){.C = 8, .H = 12, .W = 12, .K = 8, .kh = 3, .kw = 3, .dy = 2, .dx = 2,
+                         .pt = 2, .pl = 2, .pb = 2, .pr = 2, .bias = true, .range = 16,
+                         .seed = 67};
+    check_conv(&p, &o, 0, "conv 3x3 dilation 2 pad 2 (as 5x5 with zero taps)");
+    p = (struct tu_conv){.C = 16, .H = 14, .W = 15, .K = 16, .kh = 3, .kw = 2, .dy = 3, .dx = 4,
+                         .sy = 2, .group = 16, .range = 16, .seed = 68};
+    check_conv(&p, &o, 0, "depthwise 3x2 dilation 3x4 stride 2x1");
     {
-        p = (struct tu_conv){.C = 8, .H = 12, .W = 12, .K = 8, .kh = 3, .kw = 3, .range = 16,
-                             .seed = 67};
+        /* past WEIGHT_SIZE2's 32 taps once dilated: CPU */
+        p = (struct tu_conv){.C = 8, .H = 40, .W = 40, .K = 8, .kh = 3, .kw = 3, .dy = 16,
+                             .dx = 16, .range = 16, .seed = 69};
         struct npu_graph *g = tu_conv_graph(&p);
-        int64_t d2[2] = {2, 2};
-        npu_node_set_ints(g, g->tail, "dilations", d2, 2);
-        npu_infer_node(g, g->tail);
         char why[200];
-        CHECK(!npu_backend_supports(g, g->tail, &o, why, sizeof(why)));
-        CHECK(strstr(why, "dilation") != NULL);
-        if (verbose)
-            printf("dilated conv stays on the CPU: %s\n", why);
+        CHECK(g && !npu_backend_supports(g, g->tail, &o, why, sizeof(why)));
+        CHECK(g && strstr(why, "dilated kernel") != NULL);
+        if (verbose && g)
+            printf("dilated 3x3 / 16 stays on the CPU: %s\n", why);
+        npu_graph_free(g);
+    }
+    /* batches: the images are channel blocks of one map (N * C, H, W), the conv one of
+     * N * group groups (per-group tasks when aligned, else block-diagonal), the weights
+     * shared */
+    p = (struct tu_conv){.N = 2, .C = 16, .H = 13, .W = 11, .K = 32, .kh = 3, .kw = 3, .sy = 2,
+                         .sx = 2, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .bias = true,
+                         .act = "relu", .range = 16, .seed = 70};
+    check_conv(&p, &o, 0, "batch 2 conv 3x3/2 pad 1 16->32 bias relu");
+    p = (struct tu_conv){.N = 3, .C = 12, .H = 9, .W = 10, .K = 20, .kh = 3, .kw = 3, .pt = 1,
+                         .pl = 0, .pb = 2, .pr = 1, .bias = true, .range = 16, .seed = 71};
+    check_conv(&p, &o, 0, "batch 3 conv 3x3 pads 1,0,2,1 12->20 (block diagonal)");
+    p = (struct tu_conv){.N = 2, .C = 48, .H = 19, .W = 21, .K = 48, .kh = 3, .kw = 3, .sy = 2,
+                         .sx = 2, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .group = 48, .bias = true,
+                         .act = "relu", .range = 16, .seed = 72};
+    check_conv(&p, &o, 0, "batch 2 depthwise 3x3/2 48 channels bias relu");
+    p = (struct tu_conv){.N = 3, .C = 20, .H = 9, .W = 9, .K = 20, .kh = 5, .kw = 5, .pt = 2,
+                         .pl = 2, .pb = 2, .pr = 2, .group = 20, .range = 16, .seed = 73};
+    check_conv(&p, &o, 0, "batch 3 depthwise 5x5 20 channels");
+    p = (struct tu_conv){.N = 2, .C = 32, .H = 12, .W = 12, .K = 64, .kh = 3, .kw = 3, .pt = 1,
+                         .pl = 1, .pb = 1, .pr = 1, .group = 2, .bias = true, .range = 16,
+                         .seed = 74};
+    check_conv(&p, &o, 0, "batch 2 grouped 2 groups 16->32 (per-group tasks)");
+    p = (struct tu_conv){.N = 3, .C = 12, .H = 10, .W = 10, .K = 18, .kh = 3, .kw = 3,
+                         .group = 3, .range = 16, .seed = 75};
+    check_conv(&p, &o, 0, "batch 3 grouped 3 groups 4->6 (block diagonal)");
+    p = (struct tu_conv){.N = 3, .C = 3, .H = 20, .W = 18, .K = 16, .kh = 3, .kw = 3, .sy = 2,
+                         .sx = 2, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .bias = true, .range = 16,
+                         .seed = 76};
+    check_conv(&p, &o, 0, "batch 3 conv 3x3/2 3 input channels");
+    p = (struct tu_conv){.N = 2, .C = 64, .H = 40, .W = 40, .K = 64, .kh = 3, .kw = 3, .pt = 1,
+                         .pl = 1, .pb = 1, .pr = 1, .bias = true, .range = 8, .seed = 77};
+    check_conv(&p, &o, 0, "batch 2 conv 3x3 64x40x40 (row tiles)");
+    /* Conv1d: a 2-D conv with H = 1 (kernel 1 x K, pads [b, e] -> [0, b, 0, e]) */
+    p = (struct tu_conv){.one_d = true, .C = 16, .W = 24, .K = 32, .kw = 3, .pl = 1, .pr = 1,
+                         .bias = true, .range = 16, .seed = 80};
+    check_conv(&p, &o, 0, "conv1d k3 pad 1 16x24->32 bias");
+    p = (struct tu_conv){.one_d = true, .N = 2, .C = 32, .W = 24, .K = 32, .kw = 3, .sx = 2,
+                         .pl = 1, .pr = 1, .bias = true, .act = "relu", .range = 16, .seed = 81};
+    check_conv(&p, &o, 0, "conv1d batch 2 k3/2 pad 1 32x24->32 bias relu");
+    p = (struct tu_conv){.one_d = true, .N = 3, .C = 10, .W = 50, .K = 12, .kw = 5, .sx = 3,
+                         .pl = 2, .pr = 0, .range = 16, .seed = 82};
+    check_conv(&p, &o, 0, "conv1d batch 3 k5/3 pads 2,0 10x50->12");
+    p = (struct tu_conv){.one_d = true, .N = 2, .C = 8, .W = 40, .K = 16, .kw = 3, .dx = 4,
+                         .pl = 4, .pr = 4, .bias = true, .range = 16, .seed = 83};
+    check_conv(&p, &o, 0, "conv1d batch 2 k3 dilation 4 pad 4");
+    p = (struct tu_conv){.one_d = true, .N = 2, .C = 24, .W = 30, .K = 24, .kw = 7, .pl = 3,
+                         .pr = 3, .group = 24, .bias = true, .range = 16, .seed = 84};
+    check_conv(&p, &o, 0, "conv1d batch 2 depthwise k7 pad 3");
+    p = (struct tu_conv){.one_d = true, .N = 2, .C = 32, .W = 20, .K = 64, .kw = 3, .dx = 2,
+                         .sx = 2, .pl = 2, .pr = 1, .group = 2, .bias = true, .range = 16,
+                         .seed = 85};
+    check_conv(&p, &o, 0, "conv1d batch 2 grouped 2 k3 dilation 2 stride 2");
+    p = (struct tu_conv){.one_d = true, .N = 3, .C = 6, .W = 17, .K = 9, .kw = 3, .pl = 1,
+                         .pr = 1, .group = 3, .range = 16, .seed = 86};
+    check_conv(&p, &o, 0, "conv1d batch 3 grouped 3 (block diagonal)");
+    p = (struct tu_conv){.one_d = true, .C = 3, .W = 300, .K = 16, .kw = 9, .sx = 2, .pl = 4,
+                         .pr = 4, .bias = true, .act = "relu", .range = 8, .seed = 87};
+    check_conv(&p, &o, 0, "conv1d 3 channels k9/2 length 300");
+    {
+        /* over CNA DATAIN_WIDTH (2047): CPU; batch of a ConvTranspose: CPU */
+        p = (struct tu_conv){.one_d = true, .C = 8, .W = 3000, .K = 8, .kw = 3, .range = 16,
+                             .seed = 88};
+        struct npu_graph *g = tu_conv_graph(&p);
+        char why[200];
+        CHECK(g && !npu_backend_supports(g, g->tail, &o, why, sizeof(why)));
+        CHECK(g && strstr(why, "width") != NULL);
         npu_graph_free(g);
     }
     return npu_test_done("npu-conv");
