@@ -193,31 +193,73 @@ zero_pad_rows(struct rkd *b, const struct hsrc *x, uint32_t hn, uint32_t Skp)
 }
 
 /* The head merge after attention: out -> Transpose (0, 2, 1, 3) -> Reshape to [.., Sq,
- * heads x Dv], both NPU nodes of be-dpu with no other reader. */
+ * heads x Dv], both be-dpu nodes with no other reader. `placed`: the lowering (both on the
+ * NPU); else cost() predicting it (neither forced onto the CPU). */
 static bool
-merge_follows(struct rkd *b, struct npu_node *n, uint32_t hn, uint32_t sq, uint32_t dv,
+merge_follows(const struct npu_node *n, bool placed, uint32_t hn, uint32_t sq, uint32_t dv,
               struct npu_node **t3, struct npu_node **r3)
 {
-    if (!b->cx || n->out[0]->is_output || n->out[0]->nusers != 1)
+    if (n->out[0]->is_output || n->out[0]->nusers != 1)
         return false;
     struct npu_node *t = n->out[0]->users[0];
     size_t np = 0;
     const int64_t *perm = npu_node_ints(t, "perm", &np);
-    if (t->op != NPU_OP_TRANSPOSE || t->device != NPU_DEVICE_NPU || !perm ||
+    bool t_npu = placed ? t->device == NPU_DEVICE_NPU : t->device != NPU_DEVICE_CPU;
+    if (t->op != NPU_OP_TRANSPOSE || !t_npu || !perm ||
         !((np == 4 && perm[0] == 0 && perm[1] == 2 && perm[2] == 1 && perm[3] == 3) ||
           (np == 3 && perm[0] == 1 && perm[1] == 0 && perm[2] == 2)) ||
         n->out[0]->t.ndim != (int)np || (np == 4 && n->out[0]->t.dims[0] != 1) ||
         t->out[0]->is_output || t->out[0]->nusers != 1)
         return false;
     struct npu_node *r = t->out[0]->users[0];
+    bool r_npu = placed ? r->device == NPU_DEVICE_NPU : r->device != NPU_DEVICE_CPU;
     uint32_t view[3];
-    if ((r->op != NPU_OP_RESHAPE && r->op != NPU_OP_FLATTEN) || r->device != NPU_DEVICE_NPU ||
+    if ((r->op != NPU_OP_RESHAPE && r->op != NPU_OP_FLATTEN) || !r_npu ||
         !npu_rk_canonical_view(&r->out[0]->t, view) || view[0] != hn * dv || view[1] != sq ||
         view[2] != 1 || npu_rk_order_of(&r->out[0]->t, view) != NPU_VIEW_HWC)
         return false;
     *t3 = t;
     *r3 = r;
     return true;
+}
+
+/* Heads, query rows and Dv of attention node a (as dl_lower_attention reads them). */
+static bool
+attn_dims(const struct npu_node *a, uint32_t *hn, uint32_t *sq, uint32_t *dv)
+{
+    if (a->nin < 3 || !a->in[0] || !a->in[2] || a->nout != 1)
+        return false;
+    const struct npu_tensor *qt = &a->in[0]->t, *vt = &a->in[2]->t;
+    int r = qt->ndim;
+    if (r < 2 || vt->ndim != r)
+        return false;
+    int64_t h = 1;
+    for (int i = 0; i < r - 2; i++)
+        h *= qt->dims[i];
+    *hn = (uint32_t)h;
+    *sq = (uint32_t)qt->dims[r - 2];
+    *dv = (uint32_t)vt->dims[r - 1];
+    return true;
+}
+
+bool
+dl_attn_merged(const struct npu_graph *g, const struct npu_node *n,
+               const struct npu_backend_options *o)
+{
+    const struct npu_node *t = n;
+    if (n->op == NPU_OP_RESHAPE || n->op == NPU_OP_FLATTEN)
+        t = n->nin >= 1 && n->in[0] ? n->in[0]->producer : NULL;
+    if (!t || t->op != NPU_OP_TRANSPOSE || t->nin < 1 || !t->in[0])
+        return false;
+    const struct npu_node *a = t->in[0]->producer;
+    const struct npu_op_handler *h = a ? npu_op_handler(a->op) : NULL;
+    uint32_t hn, sq, dv;
+    struct npu_node *t3, *r3;
+    if (!a || a->op != NPU_OP_FUSED_ATTENTION || a->device == NPU_DEVICE_CPU || !h ||
+        h->lower != npu_dpu_lower || !attn_dims(a, &hn, &sq, &dv) ||
+        !merge_follows(a, false, hn, sq, dv, &t3, &r3) || t3 != t || (n != t && r3 != n))
+        return false;
+    return npu_dpu_supports(g, a, o, NULL, 0);
 }
 
 enum npu_status
@@ -262,7 +304,7 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
     /* the result: [heads x Sq, Dv], or, when a head merge (Transpose + Reshape) follows, the
      * merged [Sq, heads x Dv] that the merge's reader gets directly */
     struct npu_node *t3 = NULL, *r3 = NULL;
-    bool merged = merge_follows(b, n, Hn, Sq, Dv, &t3, &r3);
+    bool merged = (b->cx || b->g) && merge_follows(n, b->cx != NULL, Hn, Sq, Dv, &t3, &r3);
     struct vmap vo = {.view = {Dv, Hn * Sq, 1}, .order = NPU_VIEW_HWC};
     if (merged) {
         vo.view[0] = Hn * Dv;
@@ -595,6 +637,8 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
         return dl_finish(b, 0, &vo);
     /* the merge's nodes have nothing left to do; the Reshape's result is ours */
     enum npu_status fs;
+    if (!b->cx) /* cost(): priced with the merge, which then costs nothing (dl_attn_merged) */
+        return rkd_finish(b, 0, NPU_DTYPE_FP16, 0, NULL, vo.view, vo.order);
     if ((fs = npu_node_set_int(b->cx->g, t3, "npu_dpu_done", 1)) ||
         (fs = npu_node_set_int(b->cx->g, r3, "npu_dpu_done", 1)))
         return fs;

@@ -52,9 +52,10 @@ bool dl_input(struct rkd *b, struct npu_value *v, const struct vmap *vm, struct 
 int dl_alias_kind(const struct npu_value *v);
 /* The value whose bytes an alias (kind 1) chain shows. */
 struct npu_value *dl_source(struct npu_value *v);
-/* Whether output `out` of the node being lowered may be a view without a copy: lowering
- * only (not dry), not a graph output, every reader an NPU node lowered by be-dpu (of op
- * `only` unless NPU_OP_NONE) that accepts it. Other readers would see unwritten memory. */
+/* Whether output `out` of the node being lowered may be a view without a copy: not a graph
+ * output, every reader an NPU node lowered by be-dpu (of op `only` unless NPU_OP_NONE) that
+ * accepts it. Other readers would see unwritten memory. Lowering, and cost() dry runs
+ * (b->g set, readers not on the CPU counted as NPU ones); false in supports() dry runs. */
 bool dl_alias_ok(const struct rkd *b, const struct npu_value *out, enum npu_op only);
 /* A packed fp16 map over a view at ref. */
 struct npu_dpu_map dl_map(struct npu_dpu_ref ref, const struct vmap *vm);
@@ -83,6 +84,11 @@ enum npu_status dl_lower_move(struct rkd *b, struct npu_node *n, struct why *w);
 enum npu_status dl_lower_layernorm(struct rkd *b, struct npu_node *n, struct why *w);
 enum npu_status dl_lower_softmax(struct rkd *b, struct npu_node *n, struct why *w);
 enum npu_status dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w);
+/* Whether n (the Transpose or the Reshape / Flatten of a head merge) will be written
+ * directly by the attention before it, so that n has no task of its own: the test
+ * dl_lower_attention makes, predicted for cost() (readers not yet placed). */
+bool dl_attn_merged(const struct npu_graph *g, const struct npu_node *n,
+                    const struct npu_backend_options *o);
 
 /* Whether npu_dpu_center_streams would centre the input of layer norm ln (dpu-center.c):
  * dry runs price such a layer norm as centred. Reads the graph's use lists. */

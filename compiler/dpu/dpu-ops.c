@@ -103,14 +103,19 @@ dl_source(struct npu_value *v)
 bool
 dl_alias_ok(const struct rkd *b, const struct npu_value *out, enum npu_op only)
 {
-    if (!b->cx || out->is_output || !out->nusers)
+    /* cost() predicts the lowering (b->g set): the readers are not placed yet, so any
+     * reader not forced onto the CPU counts as an NPU one; the partition then prices the
+     * crossing if it places one on the CPU. supports() dry runs (no g) stay with the copy. */
+    const struct npu_graph *g = b->cx ? b->cx->g : b->g;
+    const struct npu_backend_options *o = b->cx ? b->cx->o : b->o;
+    if (!g || out->is_output || !out->nusers)
         return false;
     for (int i = 0; i < out->nusers; i++) {
         const struct npu_node *u = out->users[i];
         const struct npu_op_handler *h = npu_op_handler(u->op);
-        if (u->device != NPU_DEVICE_NPU || !h || h->lower != npu_dpu_lower ||
-            (only != NPU_OP_NONE && u->op != only) ||
-            !npu_dpu_supports(b->cx->g, u, b->cx->o, NULL, 0))
+        bool npu = b->cx ? u->device == NPU_DEVICE_NPU : u->device != NPU_DEVICE_CPU;
+        if (!npu || !h || h->lower != npu_dpu_lower || (only != NPU_OP_NONE && u->op != only) ||
+            !npu_dpu_supports(g, u, o, NULL, 0))
             return false;
     }
     return true;
@@ -875,9 +880,15 @@ npu_dpu_cost(const struct npu_graph *g, const struct npu_node *n,
     /* a residual Add the producing MatMul will compute in its DPU (priced there) */
     if (n->op == NPU_OP_ADD && npu_conv_residual_likely(g, n, o))
         return 0;
+    /* a head merge the attention before it writes directly (priced there) */
+    if ((n->op == NPU_OP_TRANSPOSE || n->op == NPU_OP_RESHAPE || n->op == NPU_OP_FLATTEN) &&
+        dl_attn_merged(g, n, o))
+        return 0;
     struct rkd b;
     rkd_init(&b, NULL, (struct npu_node *)n);
     b.no_center = o && o->no_center_fold;
+    b.g = g; /* views: predict alias or copy as the lowering will (dl_alias_ok) */
+    b.o = o;
     enum npu_status st = lower_any(&b, (struct npu_node *)n, NULL);
     double s = st == NPU_OK && !b.err ? rkd_seconds(&b) : -1.0;
     rkd_fini(&b);

@@ -132,6 +132,10 @@ struct rkd {
     bool nonneg;    /* the result is known to be >= 0 (rk.Dpu attribute "nonneg") */
     bool no_center; /* dry runs: the back end will not centre residual streams */
     bool finished;  /* a result was declared (rkd_finish / rkd_alias) */
+    /* cost() dry runs only: the graph and options, so that dl_alias_ok() predicts whether
+     * the lowering will make a view an alias (no task) rather than a copy */
+    const struct npu_graph *g;
+    const struct npu_backend_options *o;
 };
 
 void rkd_init(struct rkd *b, struct npu_lower_ctx *cx, struct npu_node *orig);
