@@ -36,6 +36,7 @@
 #include "npu-hash.h"
 #include "npu-npub.h"
 #include "npu-program-check.h"
+#include "npu/npu-backend.h"
 #include "npu/npu-ir.h"
 #include "npub-format.h"
 
@@ -768,6 +769,7 @@ check_cpu_shapes(struct rd *r)
 static enum npu_status
 parse(struct npu_npub *a, const char *what, char *err, size_t err_len, bool quiet)
 {
+    npu_backend_register(); /* the artifact's rk.* nodes are inferred */
     char local[512];
     struct rd r = {.a = a, .err = err ? err : local, .err_len = err ? err_len : sizeof(local)};
     enum npu_status st;

@@ -13,12 +13,20 @@
 #include <stdlib.h>
 
 #include "ir-priv.h"
-#include "npu/npu-backend.h"
 
 #define DOM "ir"
 /* Outputs up to this many elements get their contents computed at compile
  * time when every input is known (shape arithmetic, masks, small tables). */
 #define KNOWN_MAX_ELEMS (1 << 16)
+
+/* The back end's inference of rk.* ops (npu_ir_register_rk_infer). */
+static npu_ext_infer_fn rk_infer;
+
+void
+npu_ir_register_rk_infer(npu_ext_infer_fn fn)
+{
+    __atomic_store_n(&rk_infer, fn, __ATOMIC_RELEASE);
+}
 
 void
 ir_node_log(enum npu_log_level lvl, const struct npu_node *n, const char *fmt, ...)
@@ -1628,9 +1636,13 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
     case NPU_OP_NONE: case NPU_OP_COUNT:
         break;
     default:
-        /* the NPU back end's lowered rk.* ops (npu-backend.h) */
-        if (npu_op_is_rk(n->op))
-            return npu_rk_infer_node(g, n);
+        /* the NPU back end's lowered rk.* ops, through the hook it registers */
+        if (npu_op_is_rk(n->op)) {
+            npu_ext_infer_fn fn = __atomic_load_n(&rk_infer, __ATOMIC_ACQUIRE);
+            if (fn)
+                return fn(g, n);
+            FAIL("an NPU back-end op, but no back end is registered to infer it");
+        }
         break;
     }
     FAIL("no shape inference for this op");

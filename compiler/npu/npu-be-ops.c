@@ -132,3 +132,18 @@ npu_op_handlers(size_t *count)
     *count = NPU_ARRAY_SIZE(handlers);
     return handlers;
 }
+
+void
+npu_backend_register(void)
+{
+    npu_ir_register_rk_infer(npu_rk_infer_node);
+}
+
+/* Loading the back end is enough for rk.* nodes to infer (IR text and .npub
+ * readers included); the entry points register again, for static links that
+ * leave this object out until they call into the back end. */
+__attribute__((constructor)) static void
+backend_ctor(void)
+{
+    npu_backend_register();
+}

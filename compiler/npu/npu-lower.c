@@ -392,6 +392,7 @@ enum npu_status
 npu_lower_graph(struct npu_graph *g, const struct npu_backend_options *o)
 {
     struct npu_lower_ctx cx = {.g = g, .o = o ? o : &default_opts};
+    npu_backend_register();
     enum npu_status st = npu_partition_supported(g, cx.o);
     if (st)
         return st;

@@ -16,13 +16,6 @@
 #define VIEW_MAX 8192u
 
 bool
-npu_op_is_rk(enum npu_op op)
-{
-    const char *nm = npu_op_name(op);
-    return nm[0] == 'r' && nm[1] == 'k' && nm[2] == '.';
-}
-
-bool
 npu_rk_canonical_view(const struct npu_tensor *t, uint32_t view[3])
 {
     uint64_t c, h, w;

@@ -32,7 +32,7 @@
  * (NPU_ERR_TIMEOUT naming it); a fence is never signalled, so the wait gives up after
  * NPU_HW_WAIT_MS (default 3 x timeout + 1 s, the driver's own "wait up to 3 times").
  */
-#include "npu-backend.h"
+#include "npu-device-backend.h"
 
 #include <errno.h>
 #include <poll.h>

@@ -32,7 +32,7 @@
  * and warns when a job took longer than the kernel's 500 ms job limit
  * (NPU_ROCKET_JOB_TIMEOUT_MS, 0 = do not warn).
  */
-#include "npu-backend.h"
+#include "npu-device-backend.h"
 
 #include <errno.h>
 #include <stdio.h>

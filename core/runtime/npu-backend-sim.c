@@ -4,7 +4,7 @@
  * functional simulator of core/sim, which emulates the kernel driver's submit
  * handling and the three NPU cores (each on its own worker thread).
  */
-#include "npu-backend.h"
+#include "npu-device-backend.h"
 #include "npu-sim.h"
 
 static enum npu_status

@@ -7,7 +7,7 @@
  * (no node with its driver, no access, unknown driver version), and the
  * reasons are logged (npu-info prints them).
  */
-#include "npu-backend.h"
+#include "npu-device-backend.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -19,6 +19,13 @@ npu_op_name(enum npu_op op)
     return (unsigned)op < NPU_OP_COUNT ? op_names[op] : "?";
 }
 
+bool
+npu_op_is_rk(enum npu_op op)
+{
+    const char *nm = npu_op_name(op);
+    return nm[0] == 'r' && nm[1] == 'k' && nm[2] == '.';
+}
+
 enum npu_op
 npu_op_from_name(const char *name)
 {

@@ -17,7 +17,7 @@
 
 #include "npu-kdouble.h"
 #include "npu-test.h"
-#include "sim-test-util.h"
+#include "npu-handprog.h"
 
 static inline int
 kt_open(const char *node)

@@ -29,7 +29,7 @@
 #include "npu-kdouble.h"
 #include "npu-refprog.h"
 #include "npu-test.h"
-#include "sim-test-util.h"
+#include "npu-handprog.h"
 
 static const char *backend;
 static bool is_sim, is_rknpu, is_rocket;

@@ -13,7 +13,7 @@
 #include "npu-layout.h"
 #include "npu-mc-matmul.h"
 #include "npu-test.h"
-#include "sim-test-util.h"
+#include "npu-handprog.h"
 
 enum { A, B, C, NB };
 

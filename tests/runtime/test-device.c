@@ -15,7 +15,7 @@
 #include <pthread.h>
 
 #include "npu-test.h"
-#include "sim-test-util.h"
+#include "npu-handprog.h"
 
 #define P_INT8 0u
 

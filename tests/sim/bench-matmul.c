@@ -14,7 +14,7 @@
 
 #include "npu-test.h"
 #include "sim-gemm.h"
-#include "sim-test-util.h"
+#include "npu-handprog.h"
 
 #ifdef SIM_HAVE_CBLAS
 #include <cblas.h>

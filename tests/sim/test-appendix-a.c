@@ -17,7 +17,7 @@
 #include <math.h>
 
 #include "npu-test.h"
-#include "sim-test-util.h"
+#include "npu-handprog.h"
 
 enum { BUF_A = 0, BUF_B, BUF_C, N_BUFS };
 

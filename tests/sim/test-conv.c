@@ -11,7 +11,7 @@
 #include <math.h>
 
 #include "npu-test.h"
-#include "sim-test-conv.h"
+#include "npu-handconv.h"
 
 struct rig {
     struct npu_device *dev;

@@ -12,7 +12,7 @@
 #include <math.h>
 
 #include "npu-test.h"
-#include "sim-test-conv.h"
+#include "npu-handconv.h"
 
 /* --------------------------------------------------------------- helpers */
 

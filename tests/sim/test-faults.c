@@ -12,7 +12,7 @@
  * modeled time exceeds the submit timeout.
  */
 #include "npu-test.h"
-#include "sim-test-conv.h"
+#include "npu-handconv.h"
 
 #define W_ 16
 #define C_ 8

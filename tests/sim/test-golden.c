@@ -27,7 +27,7 @@
 
 #include "golden-file.h"
 #include "npu-test.h"
-#include "sim-test-util.h"
+#include "npu-handprog.h"
 
 #define PAGE 4096u
 

@@ -8,7 +8,7 @@
  * result must be OK or one of the documented error statuses with a message.
  */
 #include "npu-test.h"
-#include "sim-test-conv.h"
+#include "npu-handconv.h"
 
 static const uint32_t masks[] = {0x0d, 0x1d, 0x18, 0x60, 0x2d, 0x7d, 0x08, 0x01, 0x7f, 0x02};
 

@@ -26,7 +26,7 @@
 #include "npu-layout.h"
 #include "npu-mc-matmul.h"
 #include "npu-refprog.h"
-#include "sim-test-conv.h"
+#include "npu-handconv.h"
 
 #ifndef NPU_SELFTEST_GOLDEN_DIR
 #define NPU_SELFTEST_GOLDEN_DIR "tests/golden/vectors"

@@ -96,11 +96,14 @@ const struct npu_op_handler *npu_op_handler(enum npu_op op);
 /* Rows of the table (for npuc --explain and tests). */
 const struct npu_op_handler *npu_op_handlers(size_t *count);
 
-/* True for the rk.* ops (lowered, NPU-resident). */
-bool npu_op_is_rk(enum npu_op op);
 
-/* Output inference of rk.* nodes (called by npu_infer_node). */
+/* Output inference of rk.* nodes (npu_infer_node calls it through the IR's hook). */
 enum npu_status npu_rk_infer_node(struct npu_graph *g, struct npu_node *n);
+
+/* Registers the back end's rk.* inference with the IR (npu_ir_register_rk_infer).
+ * Idempotent; the back end's entry points call it, and so does the library's
+ * constructor, so graphs holding rk.* nodes (IR text, .npub) infer anywhere. */
+void npu_backend_register(void);
 
 /* supports() of the node's handler; false with "no NPU handler" when none. */
 bool npu_backend_supports(const struct npu_graph *g, const struct npu_node *n,
@@ -147,20 +150,6 @@ enum npu_status npu_job_to_golden(const struct npu_prog_job *j, const char *name
  * text came from. */
 enum npu_status npu_job_from_golden(const char *text, size_t len, struct npu_program *p,
                                     struct npu_prog_job *out);
-
-/* ---- programs ------------------------------------------------------------- */
-
-/* An empty program whose memory comes from one arena (npu_program_alloc);
- * for codegen and for loaders that build programs. */
-struct npu_program *npu_program_new(void);
-/* Zeroed memory owned by the program, 64-byte aligned; NULL on OOM. */
-void *npu_program_alloc(struct npu_program *p, size_t size);
-char *npu_program_strdup(struct npu_program *p, const char *s);
-/* Frees a program made by npu_program_new / npu_codegen (NULL allowed). */
-void npu_program_free(struct npu_program *p);
-
-/* Prints the program's steps, tensors and jobs (one line each) for humans. */
-void npu_program_print(const struct npu_program *p, FILE *f);
 
 #ifdef __cplusplus
 }

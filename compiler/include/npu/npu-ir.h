@@ -276,6 +276,14 @@ void npu_graph_gc_values(struct npu_graph *g);
 enum npu_status npu_infer_node(struct npu_graph *g, struct npu_node *n);
 enum npu_status npu_graph_infer(struct npu_graph *g);
 
+/* Shape inference of the ops a later stage defines (the NPU back end's rk.*
+ * ops, npu_op_is_rk): that stage registers it, so the IR knows nothing of
+ * the stage. The back end registers itself before it builds or loads rk.*
+ * nodes (npu_backend_register(), npu-backend.h); until then such a node fails
+ * inference with a message saying so. Safe to call from several threads. */
+typedef enum npu_status (*npu_ext_infer_fn)(struct npu_graph *g, struct npu_node *n);
+void npu_ir_register_rk_infer(npu_ext_infer_fn fn);
+
 /* Checks SSA, topological order, dangling edges, dtypes and shapes (by
  * re-running inference and comparing). Logs every problem found. */
 enum npu_status npu_graph_verify(struct npu_graph *g);

@@ -14,6 +14,7 @@
 #define NPU_OPS_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "npu/npu-tensor.h"
@@ -94,6 +95,8 @@ enum npu_op {
 const char *npu_op_name(enum npu_op op);
 /* Exact, case-sensitive; NPU_OP_NONE if unknown. */
 enum npu_op npu_op_from_name(const char *name);
+/* True for the NPU back end's lowered ops ("rk.*": NPU-resident, defined by the back end). */
+bool npu_op_is_rk(enum npu_op op);
 
 enum npu_attr_type {
     NPU_ATTR_INT,

@@ -25,6 +25,7 @@
 #define NPU_PROGRAM_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -156,6 +157,20 @@ struct npu_program {
 };
 
 #define NPU_PROGRAM_VERSION 1
+
+/* ---- programs ------------------------------------------------------------- */
+
+/* An empty program whose memory comes from one arena (npu_program_alloc);
+ * for codegen and for loaders that build programs. */
+struct npu_program *npu_program_new(void);
+/* Zeroed memory owned by the program, 64-byte aligned; NULL on OOM. */
+void *npu_program_alloc(struct npu_program *p, size_t size);
+char *npu_program_strdup(struct npu_program *p, const char *s);
+/* Frees a program made by npu_program_new / npu_codegen (NULL allowed). */
+void npu_program_free(struct npu_program *p);
+
+/* Prints the program's steps, tensors and jobs (one line each) for humans. */
+void npu_program_print(const struct npu_program *p, FILE *f);
 
 #ifdef __cplusplus
 }

@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sim-test-conv.h: builds complete one-task conv programs for the simulator
- * tests from a plain description (the A.1 register set of facts Appendix A
+ * npu-handconv.h: builds complete one-task conv programs for the simulator
+ * tests and npu-selftest from a plain description (the A.1 register set of facts Appendix A
  * generalised with the §2.10 rules: strides 4W / W(H-4), DATA_ENTRIES,
  * bank split, SIZE_E, SURFACE_ADD), plus NC1HWC2 / weight packing and a
  * double-precision reference convolution. Registers can be overridden by
  * writing them again before the tail (the last write wins, facts §1.3).
  */
-#ifndef SIM_TEST_CONV_H
-#define SIM_TEST_CONV_H
+#ifndef NPU_HANDCONV_H
+#define NPU_HANDCONV_H
 
-#include "sim-test-util.h"
+#include "npu-handprog.h"
 
 struct tconv {
     unsigned prec;     /* NPU_CNA_PRECISION_INT8/INT16/FP16 */
@@ -263,4 +263,4 @@ tc_ref(const struct tconv *t, const double *in, const double *w, uint32_t k, uin
     return acc;
 }
 
-#endif /* SIM_TEST_CONV_H */
+#endif /* NPU_HANDCONV_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * npu-backend.h: the table a device backend fills in (internal to
+ * npu-device-backend.h: the table a device backend fills in (internal to
  * core/runtime). The public functions of npu-device.h check their arguments,
  * keep the bookkeeping (BO and job wrappers, mapping once, leak reports) and
  * call these slots. A backend only translates: the simulator hands the submit
@@ -12,8 +12,8 @@
  * Adding a backend: write npu-backend-<name>.c defining a const struct
  * npu_device_ops, and list it in backends[] in npu-device.c.
  */
-#ifndef NPU_BACKEND_H
-#define NPU_BACKEND_H
+#ifndef NPU_DEVICE_BACKEND_H
+#define NPU_DEVICE_BACKEND_H
 
 #include <pthread.h>
 
@@ -101,4 +101,4 @@ extern const struct npu_device_ops npu_backend_sim;
 extern const struct npu_device_ops npu_backend_rknpu;
 extern const struct npu_device_ops npu_backend_rocket;
 
-#endif /* NPU_BACKEND_H */
+#endif /* NPU_DEVICE_BACKEND_H */

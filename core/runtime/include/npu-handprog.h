@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sim-test-util.h: small helpers the simulator and device tests share: a
+ * npu-handprog.h: hand-written register programs, for the bring-up tool
+ * (npu-selftest) and the simulator and device tests: a
  * growable regcmd program (register writes through the generated register
  * header, tails per facts §1.3), rknpu_task descriptors in a task BO, and a
- * submit-and-wait wrapper. Header-only so each test stays one executable.
+ * submit-and-wait wrapper. Header-only, so each test and the tool stay one executable each;
+ * kept in core (not tests/) because an installed tool uses it.
  */
-#ifndef SIM_TEST_UTIL_H
-#define SIM_TEST_UTIL_H
+#ifndef NPU_HANDPROG_H
+#define NPU_HANDPROG_H
 
 #include <stdint.h>
 #include <stdio.h>
@@ -194,4 +196,4 @@ trand(uint32_t *s)
     return *s;
 }
 
-#endif /* SIM_TEST_UTIL_H */
+#endif /* NPU_HANDPROG_H */

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-program.c: the program object's memory and its printout. A program
+ * (npu/npu-program.h) owns one arena from which every tensor, step, job and
+ * image comes, so a whole program is freed at once; codegen and the .npub
+ * loader build programs with these, the runtime executes them.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npu/npu-program.h"
+
+/* ---- program arena ------------------------------------------------------------------ */
+
+struct prog_block {
+    struct prog_block *next;
+    size_t used, cap;
+    _Alignas(64) unsigned char data[];
+};
+
+struct prog_box {
+    struct npu_program p; /* first: npu_program_free() casts back */
+    struct prog_block *blocks;
+};
+
+struct npu_program *
+npu_program_new(void)
+{
+    struct prog_box *b = calloc(1, sizeof(*b));
+    if (!b)
+        return NULL;
+    b->p.version = NPU_PROGRAM_VERSION;
+    return &b->p;
+}
+
+void *
+npu_program_alloc(struct npu_program *p, size_t size)
+{
+    struct prog_box *b = (struct prog_box *)p;
+    size = (size + 63) & ~(size_t)63;
+    if (!size)
+        size = 64;
+    struct prog_block *k = b->blocks;
+    if (!k || k->cap - k->used < size) {
+        size_t cap = size > (1u << 20) ? size : (1u << 20);
+        k = aligned_alloc(64, (sizeof(*k) + cap + 63) & ~(size_t)63);
+        if (!k)
+            return NULL;
+        k->next = b->blocks;
+        k->used = 0;
+        k->cap = cap;
+        b->blocks = k;
+    }
+    void *r = k->data + k->used;
+    k->used += size;
+    memset(r, 0, size);
+    return r;
+}
+
+char *
+npu_program_strdup(struct npu_program *p, const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n = strlen(s) + 1;
+    char *r = npu_program_alloc(p, n);
+    if (r)
+        memcpy(r, s, n);
+    return r;
+}
+
+void
+npu_program_free(struct npu_program *p)
+{
+    if (!p)
+        return;
+    struct prog_box *b = (struct prog_box *)p;
+    for (struct prog_block *k = b->blocks, *n; k; k = n) {
+        n = k->next;
+        free(k);
+    }
+    free(b);
+}
+
+/* ---- printing -------------------------------------------------------------------- */
+
+void
+npu_program_print(const struct npu_program *p, FILE *f)
+{
+    static const char *const kinds[] = {"cpu", "npu-job", "convert"};
+    fprintf(f, "program v%u: %d steps, %d jobs, %d tensors, weights %llu B, activations %llu B, "
+               "host arena %llu B\n",
+            p->version, p->n_steps, p->n_jobs, p->n_tensors,
+            (unsigned long long)p->weights_bytes, (unsigned long long)p->act_bytes,
+            (unsigned long long)p->host_bytes);
+    for (int i = 0; i < p->n_steps; i++) {
+        const struct npu_prog_step *s = &p->steps[i];
+        fprintf(f, "  step %d %s", i, kinds[s->kind]);
+        if (s->kind == NPU_STEP_CPU)
+            fprintf(f, " %s", npu_op_name(s->op));
+        if (s->kind == NPU_STEP_NPU_JOB) {
+            const struct npu_prog_job *j = &p->jobs[s->job];
+            fprintf(f, " job %d: %u tasks, %u qwords, %u relocs, modeled %.1f us (timing model "
+                       "v1)",
+                    s->job, j->n_tasks, j->n_qwords, j->n_relocs, j->modeled_s * 1e6);
+        }
+        for (int k = 0; k < s->nin; k++)
+            if (s->in[k] >= 0)
+                fprintf(f, " <%s", p->tensors[s->in[k]].name);
+        for (int k = 0; k < s->nout; k++)
+            fprintf(f, " >%s", p->tensors[s->out[k]].name);
+        fprintf(f, "  [%s]\n", s->name ? s->name : "");
+    }
+}
