@@ -17,8 +17,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "../ir/ir-priv.h"
-#include "../passes/passes-priv.h"
+#include "ir-priv.h"
+#include "passes-priv.h"
 #include "exec-priv.h"
 #include "npu/npu-exec.h"
 

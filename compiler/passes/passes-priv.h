@@ -3,7 +3,7 @@
 #ifndef NPU_PASSES_PRIV_H
 #define NPU_PASSES_PRIV_H
 
-#include "../ir/ir-priv.h"
+#include "ir-priv.h"
 #include "npu/npu-passes.h"
 
 /* Producer of v if it is a node output with op `op` (any op when op is NONE). */

@@ -69,11 +69,10 @@ struct npu_backend_options {
 
 /* ---- the handler table (contract 3, docs/npu-backend-contracts.md) ----------- */
 
-/* One row per op. Source ops (ONNX / npu.*) fill supports, cost and lower;
- * rk.* ops fill infer and emit. */
+/* One row per source op (ONNX / npu.*) the NPU can run. The rk.* ops the
+ * lowering produces are codegen's (inference and emitters, not in this table). */
 struct npu_op_handler {
     enum npu_op op;
-    const char *owner; /* "be-conv", "be-dpu": who maintains the row */
     /* Whether the NPU can run node n as it is (dtypes, shapes, attributes).
      * On false, writes a one-line reason to why (may be NULL). */
     bool (*supports)(const struct npu_graph *g, const struct npu_node *n,
@@ -85,17 +84,12 @@ struct npu_op_handler {
                    const struct npu_backend_options *o);
     /* Replaces n by rk.* nodes (npu-be.h helpers). */
     enum npu_status (*lower)(struct npu_lower_ctx *cx, struct npu_node *n);
-    /* rk.* ops: output dtypes and shapes from inputs and attributes. */
-    enum npu_status (*infer)(struct npu_graph *g, struct npu_node *n);
-    /* rk.* ops: appends the node's hardware tasks to the current job. */
-    enum npu_status (*emit)(struct npu_cg *cg, const struct npu_node *n);
 };
 
 /* The handler of op, or NULL. */
 const struct npu_op_handler *npu_op_handler(enum npu_op op);
 /* Rows of the table (for npuc --explain and tests). */
 const struct npu_op_handler *npu_op_handlers(size_t *count);
-
 
 /* Output inference of rk.* nodes (npu_infer_node calls it through the IR's hook). */
 enum npu_status npu_rk_infer_node(struct npu_graph *g, struct npu_node *n);
@@ -120,23 +114,39 @@ int npu_backend_node_tasks(const struct npu_node *n);
 
 /* ---- passes ---------------------------------------------------------------- */
 
-/* Placeholder partitioner: device=npu for every node a handler supports,
- * device=cpu for the rest. Nodes that already have a device keep it. */
-enum npu_status npu_partition_supported(struct npu_graph *g, const struct npu_backend_options *o);
+/* The back end's graph passes, in the order the back-end pipeline runs them
+ * (npu_backend_compile, compiler/driver/npu-be-pipeline.c, one list):
+ *   partition         npu_partition (by cost, compiler/partition) or
+ *                     npu_partition_supported
+ *   center_streams    npu_be_pass_center_streams (unless no_center_fold)
+ *   lower             npu_be_pass_lower
+ *   prune_boundaries  npu_be_pass_prune_boundaries
+ *   widen_outputs     npu_be_pass_widen_outputs
+ * then npu_codegen makes the program. */
 
-/* Lowers every device=npu node (device=any nodes are partitioned first with
- * npu_partition_supported). Nodes whose lowering refuses them (a reason is
- * logged at info level) stay on the CPU. The graph stays verifiable. */
+/* device=npu for every node a handler supports, device=cpu for the rest.
+ * Nodes that already have a device keep it. */
+enum npu_status npu_partition_supported(struct npu_graph *g, const struct npu_backend_options *o);
+/* Folds layer-norm centring into the producers of residual streams. */
+enum npu_status npu_be_pass_center_streams(struct npu_graph *g, const struct npu_backend_options *o);
+/* Lowers every device=npu node through its handler. Nodes whose lowering
+ * refuses them (a reason is logged at info level) stay on the CPU. The graph
+ * stays verifiable. */
+enum npu_status npu_be_pass_lower(struct npu_graph *g, const struct npu_backend_options *o);
+/* Removes boundary nodes nobody reads (an rk.ToHost whose result only NPU
+ * nodes needed, an rk.ToNpu made for a refused lowering). */
+enum npu_status npu_be_pass_prune_boundaries(struct npu_graph *g);
+/* Convs whose result only goes to the host as f32 write f32 directly. */
+enum npu_status npu_be_pass_widen_outputs(struct npu_graph *g);
+
+/* The pipeline's passes with npu_partition_supported as the partition and no
+ * codegen (tests, tools): device=any nodes go to the NPU when supported. */
 enum npu_status npu_lower_graph(struct npu_graph *g, const struct npu_backend_options *o);
 
 /* Plans memory and generates the program of a lowered graph. The graph is
  * not changed. *out is freed with npu_program_free(). */
 enum npu_status npu_codegen(const struct npu_graph *g, const struct npu_backend_options *o,
                             struct npu_program **out);
-
-/* npu_compile (front end) + npu_lower_graph + npu_codegen. g is modified. */
-enum npu_status npu_backend_compile(struct npu_graph *g, const struct npu_backend_options *o,
-                                    struct npu_program **out);
 
 /* ---- codegen route (c): template replay ------------------------------------ */
 

@@ -12,96 +12,18 @@
 #ifndef NPU_DPU_OPS_H
 #define NPU_DPU_OPS_H
 
-#include "npu-dpu.h"
+#include "npu-rk.h"
 #include "npu/npu-tensor.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* ------------------------------------------------------------------ LUT */
-
-enum npu_dpu_fn {
-    NPU_DPU_FN_SIGMOID = 0,
-    NPU_DPU_FN_TANH,
-    NPU_DPU_FN_ERF,
-    NPU_DPU_FN_GELU,      /* x * Phi(x), one table (saturates at |y| = 16) */
-    NPU_DPU_FN_GELU_TANH, /* tanh form, one table */
-    NPU_DPU_FN_SILU,      /* x * sigmoid(x), one table (saturates at 16) */
-    NPU_DPU_FN_PHI,       /* Phi(x) = 0.5 (1 + erf(x / sqrt 2)), for x * Phi(x) in two passes */
-    NPU_DPU_FN_PHI_TANH,
-    NPU_DPU_FN_EXP_NEG, /* exp(t), t <= 0 (softmax after the max is subtracted) */
-    NPU_DPU_FN_COUNT
-};
-
-/* Bands of the 1/sqrt tables cover [2^lg, 2^(lg + NPU_DPU_RSQRT_BAND_LG)]. */
-#define NPU_DPU_RSQRT_BAND_LG 14
-
-/* fp64 reference of a table's function. */
-double npu_dpu_fn_ref(enum npu_dpu_fn fn, double x);
-const char *npu_dpu_fn_name(enum npu_dpu_fn fn);
-/* Fills the table of fn (entries, ranges, output scaling, input scale, id). */
-enum npu_status npu_dpu_lut_build(enum npu_dpu_fn fn, struct npu_dpu_lut *l);
-/* The 1/sqrt band table for v in [2^lg_lo, 2^(lg_lo + 14)], lg_lo in -20..12. */
-enum npu_status npu_dpu_lut_rsqrt_band(int lg_lo, struct npu_dpu_lut *l);
-/* Rebuilds a table from its id (the rk.Dpu attributes carry only the id). */
-enum npu_status npu_dpu_lut_from_id(uint32_t id, struct npu_dpu_lut *l);
-/* The shared, immutable table of an id (NULL for an unknown id). */
-const struct npu_dpu_lut *npu_dpu_lut_get(uint32_t id);
-static inline uint32_t
-npu_dpu_lut_fn_id(enum npu_dpu_fn fn)
-{
-    return 0x100u + (uint32_t)fn;
-}
-static inline uint32_t
-npu_dpu_lut_band_id(int lg_lo)
-{
-    return 0x200u + (uint32_t)(lg_lo + 64);
-}
-/* The lookup of u (already in the index domain) as the simulator performs it, before the
- * fp16 store. */
-double npu_dpu_lut_lookup(const struct npu_dpu_lut *l, double u);
-/* The whole BN-scale + lookup + fp16 store of argument t, as the NPU computes it. */
-double npu_dpu_lut_eval(const struct npu_dpu_lut *l, float t);
-
-/* ------------------------------------------------------------- rk.Dpu */
-
-/* Symbolic buffers of maps inside an rk.Dpu node: input i / output j of the node. */
-#define RKD_IN(i) (0x10000u + (uint32_t)(i))
-#define RKD_OUT(j) (0x20000u + (uint32_t)(j))
-
-enum rkd_kind {
-    RKD_PASS = 1, /* npu_dpu_emit_pass */
-    RKD_CONV,     /* npu_dpu_emit_conv */
-    RKD_LUT,      /* npu_dpu_emit_lut_upload (scratch = map A's ref) */
-    RKD_POOL,     /* npu_dpu_emit_pool */
-    RKD_TP,       /* npu_dpu_emit_tp (dst = map B's ref) */
-    RKD_GUARD,    /* a 1x1x16 int8 copy (scratch = map A's ref): no LUT use before an upload */
-};
-
 struct npu_lower_ctx;
 struct npu_node;
 struct npu_value;
 struct npu_graph;
 
-/* One task of an rk.Dpu node: its kind and the emitter's argument struct with symbolic refs
- * (RKD_IN / RKD_OUT). */
-struct rkd_task {
-    enum rkd_kind kind;
-    union {
-        struct npu_dpu_pass pass;
-        struct npu_dpu_conv conv;
-        struct npu_dpu_pool pool;
-        struct npu_dpu_tp tp;
-        struct {
-            uint32_t id;
-            struct npu_dpu_ref scratch;
-        } lut;
-    } u;
-};
-
-#define RKD_MAX_IN 32
-#define RKD_MAX_OUT 8
 
 /*
  * The builder of one rk.Dpu node. With cx == NULL it is a dry run: tasks are emitted into a
@@ -185,13 +107,7 @@ rkd_seconds(const struct rkd *b)
  * and its layer norms marked "npu_centered". Run before lowering. */
 enum npu_status npu_dpu_center_streams(struct npu_graph *g);
 
-/* Tasks an rk.Dpu node emits (0 for a view, -1 when its task list is malformed). */
-int npu_rk_dpu_task_count(const struct npu_node *n);
 
-/* rk.Dpu rows of the handler table. */
-enum npu_status npu_rk_dpu_infer(struct npu_graph *g, struct npu_node *n);
-struct npu_cg;
-enum npu_status npu_rk_dpu_emit(struct npu_cg *cg, const struct npu_node *n);
 
 /* ------------------------------------------------------------- handlers */
 

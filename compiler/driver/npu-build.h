@@ -54,6 +54,10 @@ struct npu_build_options {
     enum npu_cpu_cost_mode cpu_cost;
     bool on_device;             /* the program will run next to a real NPU device (rknpu,
                                  * rocket), so this host is the board's CPU */
+    /* Print the IR after these passes, front end's or back end's ("all" or a
+     * comma list; npuc --dump-after) to dump_file (NULL = stderr). */
+    const char *dump_after;
+    FILE *dump_file;
     /* Outputs for tools (may be NULL): */
     FILE *emit_ir;              /* the lowered IR in text form (route b) */
     struct npu_partition_report *report; /* the partition decisions */
@@ -62,6 +66,27 @@ struct npu_build_options {
     void (*on_lowered)(const struct npu_graph *g, const struct npu_program *p, void *user);
     void *on_lowered_user;
 };
+
+/* ---- the back-end pipeline (npu-be-pipeline.c) -------------------------------------- */
+
+struct npu_backend_compile_options {
+    const struct npu_backend_options *backend;       /* NULL = defaults */
+    const struct npu_partition_options *partition;   /* NULL = every supported node on the NPU */
+    struct npu_partition_report *report;             /* the partition's decisions (may be NULL) */
+    /* Print the IR after these back-end passes: "all" or a comma list of
+     * npu_backend_pass_names() (NULL: none), to dump_file (NULL = stderr). */
+    const char *dump_after;
+    FILE *dump_file;
+    int verify;    /* > 0: verify the graph after each pass */
+    FILE *emit_ir; /* the lowered IR in text form, before codegen (npuc --emit=ir) */
+};
+
+/* The back end's passes in order (partition, centre_streams, lower,
+ * prune_boundaries, widen_outputs), then codegen. g is modified. */
+enum npu_status npu_backend_compile(struct npu_graph *g, const struct npu_backend_compile_options *o,
+                                    struct npu_program **out);
+/* Names of the back end's graph passes, NULL-terminated (for --dump-after). */
+const char *const *npu_backend_pass_names(void);
 
 struct npu_built {
     const struct npu_program *prog;

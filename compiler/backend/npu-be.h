@@ -1,21 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * npu-be.h: the back end's internal API for op handlers (lowering) and rk.*
- * emitters (codegen). Used by compiler/npu (be-conv) and compiler/dpu
- * (be-dpu); not installed. The contract is described in docs/npu-backend.md.
- *
- * Conventions for rk.* values (values defined by rk.* nodes):
- *  - they live in NPU memory (NPU_BUF_ACT); their IR dtype is the element
- *    type in memory (f16 for the fp16 pipeline, f32 / i8 / i32 ...), their
- *    dims are the logical ONNX dims of the value they stand for;
- *  - their layout is NC1HWC2 (facts §2.10) over a 3-D view (C, H, W). The
- *    view is the producer's int-list attribute "view" = [c, h, w] when
- *    present, else the canonical view of the dims (npu_rk_canonical_view);
- *  - a producer may name another layout with the string attribute "layout"
- *    ("nc1hwc2" is the default; others are documented per op).
- * rk.ToNpu(x){view, dtype} makes the NPU copy of a host value, rk.ToHost(y)
- * {dtype} the host copy of an NPU value; codegen turns both into CONVERT
- * steps.
+ * npu-be.h: the lowering stage's internal API, for the op handlers of this
+ * folder: the lowering context and its helpers (new rk.* nodes, NPU copies
+ * of inputs, results, constants), the handlers' refusal helpers, and the
+ * conv/matmul entry the composite lowerings share. rk.* values, their
+ * attribute formats and emitters are codegen's (codegen/npu-rk.h), which
+ * this stage builds on; not installed. docs/npu-backend.md has the contract.
  */
 #ifndef NPU_BE_H
 #define NPU_BE_H
@@ -24,45 +14,9 @@
 #include <stdint.h>
 
 #include "npu-hw.h"
+#include "npu-rk.h"
 #include "npu/npu-backend.h"
 #include "npu/npu-ir.h"
-
-#define NPU_BE_DOM "npu-be"
-
-/* ---- views and layouts ----------------------------------------------------- */
-
-/* Canonical 3-D view of logical dims: rank 4 [1, C, H, W] -> (C, H, W); any
- * other rank r -> (C = last dim, H = product of the others, W = 1), so a
- * matrix [.., M, K] is M one-pixel rows of K channels (facts §2.10 "matmul as
- * 1x1 conv"). Returns false for rank 4 with N > 1, rank > 4 with a leading
- * product that overflows, or dims past the 13-bit DPU cube fields. */
-bool npu_rk_canonical_view(const struct npu_tensor *t, uint32_t view[3]);
-/* View of an rk.* value (producer's "view" attribute or canonical). */
-bool npu_rk_view(const struct npu_value *v, uint32_t view[3]);
-/* How the value's logical row-major elements map onto its view (enum
- * npu_view_order, npu-program.h): the producer's "order" attribute ("nchw" /
- * "hwc") when present; else NCHW when the value is rank 4 and its view is
- * dims[1..3], HWC otherwise (matrices: rows x channels). */
-uint32_t npu_rk_view_order(const struct npu_value *v);
-/* Same rule for a host value given the view it is converted to. */
-uint32_t npu_rk_order_of(const struct npu_tensor *t, const uint32_t view[3]);
-/* Layout name of an rk.* value ("nc1hwc2" unless the producer says otherwise). */
-const char *npu_rk_layout(const struct npu_value *v);
-/* Bytes an NC1HWC2 tensor of this dtype and view occupies in NPU memory:
- * ceil(align(C, 64) / C2) * H * W * 16, room for the channel padding a conv
- * writes (kernel group 16 / 32, depthwise block 32 / 64; docs/npu-backend.md). */
-uint64_t npu_rk_nc1hwc2_bytes(enum npu_dtype dt, const uint32_t view[3]);
-/* Bytes an rk.* value occupies in NPU memory (its layout's size). */
-uint64_t npu_rk_value_bytes(const struct npu_value *v);
-/* Atoms from one channel surface of an NC1HWC2 rk.* value to the next: the producer's
- * "surf" attribute when a reader had the rows padded (be-dpu's attention, docs/npu-dpu-ops.md
- * §3.8; output 0 only), else H x W of its view. */
-uint32_t npu_rk_surf(const struct npu_value *v);
-/* True when the value's surfaces are packed (surf = H x W): what every reader but the one
- * that asked for padding expects. */
-bool npu_rk_packed(const struct npu_value *v);
-/* True when v is an rk.* value (defined by an rk.* node). */
-bool npu_rk_value(const struct npu_value *v);
 
 /* ---- lowering ------------------------------------------------------------- */
 
@@ -119,15 +73,6 @@ bool npu_be_refuse(char *why, size_t len, const char *fmt, ...) NPU_PRINTF(3, 4)
 bool npu_be_common_ok(const struct npu_graph *g, const struct npu_node *n, bool integer_op,
                           char *why, size_t why_len);
 
-/* ---- codegen -------------------------------------------------------------- */
-
-/* Where a value lives for the NPU: relocation buffer id and byte offset.
- * Constants are in NPU_BUF_WEIGHTS, rk.* values in NPU_BUF_ACT. */
-enum npu_status npu_cg_addr(struct npu_cg *cg, const struct npu_value *v, struct npu_ref_buf *out);
-/* The stream of the job being generated (tasks are appended to it). */
-struct npu_stream *npu_cg_stream(struct npu_cg *cg);
-const struct npu_backend_options *npu_cg_options(struct npu_cg *cg);
-
 /* ---- conv / matmul tasks for composites (be-conv) ------------------------------ */
 
 /*
@@ -164,11 +109,5 @@ enum npu_status npu_conv_emit_call(struct npu_stream *s, const struct npu_conv_c
  * one of its operands (npu-conv.c): its cost() is then 0 (priced in the MatMul's). */
 bool npu_conv_residual_likely(const struct npu_graph *g, const struct npu_node *add,
                               const struct npu_backend_options *o);
-
-/* ---- attribute helpers ---------------------------------------------------- */
-
-/* Reads an int-list attribute of exactly cnt entries into out (false if absent
- * or of another length). */
-bool npu_attr_ints_n(const struct npu_node *n, const char *name, int64_t *out, size_t cnt);
 
 #endif /* NPU_BE_H */

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "npu-be.h"
+#include "npu-rk.h"
 
 /* DPU cube and CNA sizes are 13-bit minus-one fields (facts §2.5), so no
  * NPU view dimension may exceed 8192. */
@@ -263,9 +263,14 @@ npu_rk_infer_to_host(struct npu_graph *g, struct npu_node *n)
 enum npu_status
 npu_rk_infer_node(struct npu_graph *g, struct npu_node *n)
 {
-    const struct npu_op_handler *h = npu_op_handler(n->op);
-    if (!h || !h->infer)
-        return rk_fail(n, "no inference for this rk op");
+    enum npu_status (*infer)(struct npu_graph *, struct npu_node *) = NULL;
+    switch (n->op) {
+    case NPU_OP_RK_TO_NPU: infer = npu_rk_infer_to_npu; break;
+    case NPU_OP_RK_TO_HOST: infer = npu_rk_infer_to_host; break;
+    case NPU_OP_RK_CONV: infer = npu_rk_conv_infer; break;
+    case NPU_OP_RK_DPU: infer = npu_rk_dpu_infer; break;
+    default: return rk_fail(n, "no inference for this rk op");
+    }
     /* Every non-constant input of an rk op other than rk.ToNpu must itself
      * live on the NPU. */
     if (n->op != NPU_OP_RK_TO_NPU)
@@ -275,5 +280,15 @@ npu_rk_infer_node(struct npu_graph *g, struct npu_node *n)
                 return rk_fail(n, "input %d ('%s') is not an NPU value (use rk.ToNpu)", i,
                                v->name);
         }
-    return h->infer(g, n);
+    return infer(g, n);
+}
+
+npu_rk_emit_fn
+npu_rk_emitter(enum npu_op op)
+{
+    switch (op) {
+    case NPU_OP_RK_CONV: return npu_rk_conv_emit;
+    case NPU_OP_RK_DPU: return npu_rk_dpu_emit;
+    default: return NULL; /* rk.ToNpu / rk.ToHost are conversion steps, not tasks */
+    }
 }

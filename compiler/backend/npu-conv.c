@@ -31,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../dpu/npu-dpu-ops.h"
+#include "npu-dpu-ops.h"
 #include "npu-be-priv.h"
 
 extern int npu_dpu_gelu_two_pass; /* dpu-ops.c: x * f(x) activations as two passes */

@@ -22,8 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "npu-be-priv.h"
-#include "npu/npu-passes.h"
+#include "npu-rk.h"
 
 #define CG_ALIGN 64u
 
@@ -719,8 +718,8 @@ npu_codegen(const struct npu_graph *g, const struct npu_backend_options *o,
             else
                 st = NPU_ERR_NOMEM;
         } else if (is_compute(n)) {
-            const struct npu_op_handler *h = npu_op_handler(n->op);
-            if (!h || !h->emit) {
+            enum npu_status (*emit)(struct npu_cg *, const struct npu_node *) = npu_rk_emitter(n->op);
+            if (!emit) {
                 npu_err(NPU_BE_DOM, "codegen: no emitter for %s", npu_op_name(n->op));
                 st = NPU_ERR_UNSUPPORTED;
                 break;
@@ -730,7 +729,7 @@ npu_codegen(const struct npu_graph *g, const struct npu_backend_options *o,
                 job_name = n->name;
             }
             uint32_t before = npu_cg_stream(&cg)->n_tasks;
-            st = h->emit(&cg, n);
+            st = emit(&cg, n);
             cg.job_s += npu_node_float(n, "modeled_us", 0.0f) * 1e-6;
             uint32_t made = npu_cg_stream(&cg)->n_tasks - before;
             if (!st && !grow((void **)&cg.task_node, &cg.cap_task_node,
@@ -823,18 +822,5 @@ fail:
     free(cg.jobs);
     free(cg.task_node);
     free(job_of);
-    return st;
-}
-
-enum npu_status
-npu_backend_compile(struct npu_graph *g, const struct npu_backend_options *o,
-                    struct npu_program **out)
-{
-    *out = NULL;
-    enum npu_status st = npu_compile(g, NULL);
-    if (!st)
-        st = npu_lower_graph(g, o);
-    if (!st)
-        st = npu_codegen(g, o, out);
     return st;
 }

@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "npu-dpu.h"
+#include "npu-rk.h"
 
 static const char dom[] = "dpu";
 

@@ -31,8 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../dpu/npu-dpu-ops.h"
-#include "npu-be-priv.h"
+#include "npu-rk.h"
 
 /* K of an rk.Conv from its view attribute (0 when absent). */
 static int64_t
@@ -947,38 +946,6 @@ rk_lut_prologue_seconds(void)
         sec = c.s;
     }
     return sec;
-}
-
-enum npu_status
-npu_rk_conv_widen_outputs(struct npu_graph *gr)
-{
-    /* A conv whose result only goes to the host as fp32 writes fp32 directly
-     * (facts §2.9: fp16 in, fp32 out is a proven combination): no fp16
-     * rounding of the result and no extra conversion. */
-    npu_graph_for_each_node(gr, n) {
-        if (n->op != NPU_OP_RK_CONV)
-            continue;
-        const struct npu_value *y = n->out[0];
-        if (y->t.dtype != NPU_DTYPE_FP16 || !y->nusers || y->is_output)
-            continue;
-        bool all = true;
-        for (int u = 0; u < y->nusers && all; u++) {
-            const struct npu_node *h = y->users[u];
-            all = h->op == NPU_OP_RK_TO_HOST && h->out[0]->t.dtype == NPU_DTYPE_FP32;
-        }
-        if (!all)
-            continue;
-        enum npu_status st = npu_node_set_string(gr, n, "dtype", "f32");
-        if (!st)
-            st = npu_infer_node(gr, n);
-        if (!st)
-            st = npu_node_set_float(gr, n, "modeled_us", (float)(rk_conv_modeled(n) * 1e6));
-        for (int u = 0; !st && u < y->nusers; u++)
-            st = npu_infer_node(gr, y->users[u]);
-        if (st)
-            return st;
-    }
-    return NPU_OK;
 }
 
 int

@@ -10,7 +10,7 @@
 
 #include <stdio.h>
 
-#include "../npu/npu-be.h"
+#include "npu-be.h"
 #include "npu-dpu-ops.h"
 
 /* How a value sits in NPU memory: NC1HWC2 over view (C, H, W), logical order. */

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "npu-be-priv.h"
+#include "npu-rk.h"
 
 static const struct {
     const char *name;

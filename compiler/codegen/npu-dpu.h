@@ -285,6 +285,55 @@ npu_dpu_fp16_exact(float v)
     return npu_fp16_to_fp32(npu_fp32_to_fp16(v)) == v;
 }
 
+/* ---- LUT functions and tables ------------------------------------------- */
+
+/* ------------------------------------------------------------------ LUT */
+
+enum npu_dpu_fn {
+    NPU_DPU_FN_SIGMOID = 0,
+    NPU_DPU_FN_TANH,
+    NPU_DPU_FN_ERF,
+    NPU_DPU_FN_GELU,      /* x * Phi(x), one table (saturates at |y| = 16) */
+    NPU_DPU_FN_GELU_TANH, /* tanh form, one table */
+    NPU_DPU_FN_SILU,      /* x * sigmoid(x), one table (saturates at 16) */
+    NPU_DPU_FN_PHI,       /* Phi(x) = 0.5 (1 + erf(x / sqrt 2)), for x * Phi(x) in two passes */
+    NPU_DPU_FN_PHI_TANH,
+    NPU_DPU_FN_EXP_NEG, /* exp(t), t <= 0 (softmax after the max is subtracted) */
+    NPU_DPU_FN_COUNT
+};
+
+/* Bands of the 1/sqrt tables cover [2^lg, 2^(lg + NPU_DPU_RSQRT_BAND_LG)]. */
+#define NPU_DPU_RSQRT_BAND_LG 14
+
+/* fp64 reference of a table's function. */
+double npu_dpu_fn_ref(enum npu_dpu_fn fn, double x);
+const char *npu_dpu_fn_name(enum npu_dpu_fn fn);
+/* Fills the table of fn (entries, ranges, output scaling, input scale, id). */
+enum npu_status npu_dpu_lut_build(enum npu_dpu_fn fn, struct npu_dpu_lut *l);
+/* The 1/sqrt band table for v in [2^lg_lo, 2^(lg_lo + 14)], lg_lo in -20..12. */
+enum npu_status npu_dpu_lut_rsqrt_band(int lg_lo, struct npu_dpu_lut *l);
+/* Rebuilds a table from its id (the rk.Dpu attributes carry only the id). */
+enum npu_status npu_dpu_lut_from_id(uint32_t id, struct npu_dpu_lut *l);
+/* The shared, immutable table of an id (NULL for an unknown id). */
+const struct npu_dpu_lut *npu_dpu_lut_get(uint32_t id);
+static inline uint32_t
+npu_dpu_lut_fn_id(enum npu_dpu_fn fn)
+{
+    return 0x100u + (uint32_t)fn;
+}
+static inline uint32_t
+npu_dpu_lut_band_id(int lg_lo)
+{
+    return 0x200u + (uint32_t)(lg_lo + 64);
+}
+/* The lookup of u (already in the index domain) as the simulator performs it, before the
+ * fp16 store. */
+double npu_dpu_lut_lookup(const struct npu_dpu_lut *l, double u);
+/* The whole BN-scale + lookup + fp16 store of argument t, as the NPU computes it. */
+double npu_dpu_lut_eval(const struct npu_dpu_lut *l, float t);
+
+/* ------------------------------------------------------------- rk.Dpu */
+
 #ifdef __cplusplus
 }
 #endif

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../dpu/npu-dpu-ops.h"
+#include "npu-dpu-ops.h"
 #include "npu-be-priv.h"
 
 static const struct npu_backend_options default_opts;
@@ -362,12 +362,12 @@ npu_partition_supported(struct npu_graph *g, const struct npu_backend_options *o
     return NPU_OK;
 }
 
-/* ---- the driver -------------------------------------------------------------------- */
+/* ---- the lowering passes (listed in order by the back-end pipeline, driver/) ------------ */
 
 /* Removes boundary nodes nobody reads (an rk.ToHost whose result only NPU
  * nodes needed, an rk.ToNpu made for a refused lowering). */
-static enum npu_status
-prune_boundaries(struct npu_graph *g)
+enum npu_status
+npu_be_pass_prune_boundaries(struct npu_graph *g)
 {
     bool again = true;
     while (again) {
@@ -389,17 +389,12 @@ prune_boundaries(struct npu_graph *g)
 }
 
 enum npu_status
-npu_lower_graph(struct npu_graph *g, const struct npu_backend_options *o)
+npu_be_pass_lower(struct npu_graph *g, const struct npu_backend_options *o)
 {
     struct npu_lower_ctx cx = {.g = g, .o = o ? o : &default_opts};
     npu_backend_register();
-    enum npu_status st = npu_partition_supported(g, cx.o);
+    enum npu_status st = npu_graph_update_uses(g);
     if (st)
-        return st;
-    /* graph-level rewrites for the NPU lowerings (be-dpu): centred residual streams */
-    if (!cx.o->no_center_fold && (st = npu_dpu_center_streams(g)))
-        return st;
-    if ((st = npu_graph_update_uses(g)))
         return st;
     npu_graph_for_each_node_safe(g, n, tmp) {
         if (npu_op_is_rk(n->op))
@@ -429,10 +424,54 @@ npu_lower_graph(struct npu_graph *g, const struct npu_backend_options *o)
         if ((st = npu_graph_update_uses(g)))
             goto out;
     }
-    st = prune_boundaries(g);
-    if (!st)
-        st = npu_rk_conv_widen_outputs(g);
+    st = NPU_OK; /* a refusal of the last node is not the pass's failure */
 out:
     free(cx.npu_of);
     return st;
+}
+
+enum npu_status
+npu_rk_conv_widen_outputs(struct npu_graph *gr)
+{
+    /* A conv whose result only goes to the host as fp32 writes fp32 directly
+     * (facts §2.9: fp16 in, fp32 out is a proven combination): no fp16
+     * rounding of the result and no extra conversion. */
+    npu_graph_for_each_node(gr, n) {
+        if (n->op != NPU_OP_RK_CONV)
+            continue;
+        const struct npu_value *y = n->out[0];
+        if (y->t.dtype != NPU_DTYPE_FP16 || !y->nusers || y->is_output)
+            continue;
+        bool all = true;
+        for (int u = 0; u < y->nusers && all; u++) {
+            const struct npu_node *h = y->users[u];
+            all = h->op == NPU_OP_RK_TO_HOST && h->out[0]->t.dtype == NPU_DTYPE_FP32;
+        }
+        if (!all)
+            continue;
+        enum npu_status st = npu_node_set_string(gr, n, "dtype", "f32");
+        if (!st)
+            st = npu_infer_node(gr, n);
+        if (!st)
+            st = npu_node_set_float(gr, n, "modeled_us", (float)(rk_conv_modeled(n) * 1e6));
+        for (int u = 0; !st && u < y->nusers; u++)
+            st = npu_infer_node(gr, y->users[u]);
+        if (st)
+            return st;
+    }
+    return NPU_OK;
+}
+
+enum npu_status
+npu_be_pass_center_streams(struct npu_graph *g, const struct npu_backend_options *o)
+{
+    if (o && o->no_center_fold)
+        return NPU_OK;
+    return npu_dpu_center_streams(g);
+}
+
+enum npu_status
+npu_be_pass_widen_outputs(struct npu_graph *g)
+{
+    return npu_rk_conv_widen_outputs(g);
 }

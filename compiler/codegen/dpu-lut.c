@@ -20,7 +20,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "npu-dpu-ops.h"
+#include "npu-dpu.h"
 
 /* Standard normal CDF and the tanh form used by GELU(approximate="tanh"). */
 static double

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ir/ir-priv.h"
+#include "ir-priv.h"
 #include "onnx-priv.h"
 
 #define DOM "onnx"

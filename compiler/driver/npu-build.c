@@ -243,19 +243,23 @@ compile(const char *path, const struct npu_build_options *o, struct npu_program 
     }
     if (st)
         return st;
-    struct npu_compile_options co = {.no_fusion = o->no_fusion, .verify = -1};
+    struct npu_compile_options co = {.no_fusion = o->no_fusion,
+                                     .verify = -1,
+                                     .dump_after = o->dump_after,
+                                     .dump_file = o->dump_file};
     struct npu_partition_options po = {.mode = npu_build_partition_mode(o),
                                        .backend = &o->backend,
                                        .cache_dir = npu_build_cache_dir(o),
                                        .cpu_threads = o->cpu_threads,
                                        .cpu_cost = o->cpu_cost,
                                        .on_device = o->on_device};
-    if ((st = npu_compile(g, &co)) || (st = npu_partition(g, &po, o->report)) ||
-        (st = npu_lower_graph(g, &o->backend)))
-        goto out;
-    if (o->emit_ir && (st = npu_ir_print(g, o->emit_ir, NULL)))
-        goto out;
-    if ((st = npu_codegen(g, &o->backend, out)))
+    struct npu_backend_compile_options bo = {.backend = &o->backend,
+                                             .partition = &po,
+                                             .report = o->report,
+                                             .dump_after = o->dump_after,
+                                             .dump_file = o->dump_file,
+                                             .emit_ir = o->emit_ir};
+    if ((st = npu_compile(g, &co)) || (st = npu_backend_compile(g, &bo, out)))
         goto out;
     if (o->on_lowered)
         o->on_lowered(g, *out, o->on_lowered_user);
