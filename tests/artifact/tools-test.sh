@@ -50,6 +50,18 @@ grep -q "^estimate: " "$WORK/explain.txt" || fail "--explain estimate line"
 "$NPUC" "$M/model.onnx" --emit=ir > "$WORK/ir.txt" 2>&1 || fail "npuc --emit=ir"
 grep -q "rk.Conv" "$WORK/ir.txt" || fail "--emit=ir has no rk.* op"
 grep -q "^graph" "$WORK/ir.txt" || fail "--emit=ir is not IR text"
+# --dump-after: the IR after a front-end and a back-end pass, on stderr; lower's dump
+# holds rk.* ops, fuse_bias's does not; an unknown pass is a command-line error
+"$NPUC" "$M/model.onnx" --dump-after fuse_bias,lower -q > "$WORK/dump.out" 2> "$WORK/dump.txt" \
+  || fail "npuc --dump-after"
+[ "$(grep -c '^# ---- IR after' "$WORK/dump.txt")" -eq 2 ] || fail "--dump-after: two dumps"
+sed -n '/^# ---- IR after lower/,$p' "$WORK/dump.txt" | grep -q "rk.Conv" \
+  || fail "--dump-after lower has no rk.* op"
+sed -n '/^# ---- IR after fuse_bias/,/^# ---- IR after lower/p' "$WORK/dump.txt" \
+  | grep -q "rk\." && fail "--dump-after fuse_bias already lowered"
+"$NPUC" "$M/model.onnx" --dump-after lowr > "$WORK/dump-bad.txt" 2>&1; [ $? -eq 2 ] \
+  || fail "npuc --dump-after lowr: status 2"
+grep -q "unknown pass" "$WORK/dump-bad.txt" || fail "--dump-after lowr: message"
 
 "$BENCH" "$WORK/m.npub" --runs 1 --json "$WORK/b.json" > "$WORK/bench.txt" 2>&1 || fail "npu-bench"
 grep -q "NPU time .* ms  modeled (timing model v1)" "$WORK/bench.txt" || fail "bench label"

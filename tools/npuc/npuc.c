@@ -15,6 +15,7 @@
 #include "npu-build.h"
 #include "npu-npub.h"
 #include "npu-partition.h"
+#include "npu/npu-passes.h"
 
 static const char usage[] =
     "usage: npuc MODEL [-o OUT.npub] [--emit=ir] [--explain] [options]\n"
@@ -41,6 +42,9 @@ static const char usage[] =
     "    -t, --threads N       CPU threads the CPU ops will use (CPU costs assume them)\n"
     "        --cache-dir DIR   compile cache (also keeps measured CPU costs)\n"
     "        --no-fusion       skip the front-end fusions\n"
+    "        --dump-after LIST print the IR (text form) on stderr after these passes: 'all' or\n"
+    "                          a comma list of front-end and back-end pass names; 'list'\n"
+    "                          names them (compiles without the cache)\n"
     "        --mtx-style       MTX Appendix A.1 style matmul tasks (default: RKNN style)\n"
     "        --rknn-tiling     RKNN's single-core tiling rule when it applies\n"
     "        --fp16-partials   fp16 partial sums for channel-block accumulation\n"
@@ -52,6 +56,47 @@ static const char usage[] =
     "Exit status: 0 success, 1 compile or I/O failure, 2 command line.\n"
     "Example:\n"
     "    npuc siglip.onnx -o siglip.npub --explain\n";
+
+/* The pass names --dump-after takes: the front end's, then the back end's. */
+static void
+print_pass_names(FILE *f)
+{
+    fputs("front end:", f);
+    for (const char *const *p = npu_compile_pass_names(); *p; p++)
+        fprintf(f, " %s", *p);
+    fputs("\nback end: ", f);
+    for (const char *const *p = npu_backend_pass_names(); *p; p++)
+        fprintf(f, " %s", *p);
+    fputs("\n", f);
+}
+
+static bool
+pass_known(const char *name, size_t len)
+{
+    const char *const *lists[2] = {npu_compile_pass_names(), npu_backend_pass_names()};
+    for (int l = 0; l < 2; l++)
+        for (const char *const *p = lists[l]; *p; p++)
+            if (strlen(*p) == len && !strncmp(*p, name, len))
+                return true;
+    return false;
+}
+
+/* "all", or a comma list of known pass names. */
+static bool
+dump_list_ok(const char *list)
+{
+    if (!strcmp(list, "all"))
+        return true;
+    for (const char *p = list;;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (!len || !pass_known(p, len))
+            return false;
+        if (!e)
+            return true;
+        p = e + 1;
+    }
+}
 
 static void
 summary(const struct npu_program *p, FILE *f)
@@ -107,7 +152,7 @@ int
 main(int argc, char **argv)
 {
     enum { O_EMIT = 256, O_EXPLAIN, O_INFO, O_CACHE, O_NOFUSE, O_MTX, O_RKNN, O_FP16P,
-           O_MAXT, O_PRINT, O_CPUCOST };
+           O_MAXT, O_PRINT, O_CPUCOST, O_DUMP };
     static const struct option lopts[] = {
         {"output", required_argument, NULL, 'o'}, {"emit", required_argument, NULL, O_EMIT},
         {"explain", no_argument, NULL, O_EXPLAIN}, {"info", no_argument, NULL, O_INFO},
@@ -118,6 +163,7 @@ main(int argc, char **argv)
         {"max-tasks", required_argument, NULL, O_MAXT},
         {"print-program", no_argument, NULL, O_PRINT}, {"quiet", no_argument, NULL, 'q'},
         {"cpu-cost", required_argument, NULL, O_CPUCOST},
+        {"dump-after", required_argument, NULL, O_DUMP},
         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
     };
     struct npu_build_options bo = {.no_cache = true};
@@ -177,6 +223,19 @@ main(int argc, char **argv)
                 fprintf(stderr, "npuc: --cpu-cost %s: use board, measured or auto\n", optarg);
                 return 2;
             }
+            break;
+        case O_DUMP:
+            if (!strcmp(optarg, "list")) {
+                print_pass_names(stdout);
+                return 0;
+            }
+            if (!dump_list_ok(optarg)) {
+                fprintf(stderr, "npuc: --dump-after %s: unknown pass; the passes are:\n", optarg);
+                print_pass_names(stderr);
+                return 2;
+            }
+            bo.dump_after = optarg;
+            bo.no_cache = true; /* a cache hit would compile nothing to dump */
             break;
         case 'q': quiet = true; break;
         case 'h': fputs(usage, stdout); return 0;
