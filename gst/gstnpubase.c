@@ -32,10 +32,9 @@
 
 #include "gstnpubase.h"
 #include "gstnpuenums.h"
+#include "gstnpuerror.h"
 #include "gstnpumodelinfo.h"
 #include "gstnpupreprocess.h"
-
-GST_DEBUG_CATEGORY (gst_npu_core_debug);
 
 /* Base-class code logs into the subclass's category (npuinfer, npuembed);
  * every function that logs has a `self`. */
@@ -220,138 +219,6 @@ static gboolean gst_npu_base_sink_activate_mode (GstPad * pad,
 static gboolean gst_npu_base_src_activate_mode (GstPad * pad,
     GstObject * parent, GstPadMode mode, gboolean active);
 static void gst_npu_base_loop (GstPad * pad);
-
-/* ---- OpenNPU log -> GStreamer debug log ---------------------------------- */
-
-/* The last error the core logged on this thread, to name the cause in
- * GST_ELEMENT_ERROR messages (npu_model_load logs why it failed). */
-static GPrivate last_core_error = G_PRIVATE_INIT (g_free);
-
-static void
-core_log_handler (enum npu_log_level level, const char *domain,
-    const char *msg, void *user)
-{
-  GstDebugLevel gl;
-
-  switch (level) {
-    case NPU_LOG_ERROR:
-      gl = GST_LEVEL_ERROR;
-      g_private_replace (&last_core_error, g_strdup_printf ("%s: %s",
-              domain ? domain : "npu", msg));
-      break;
-    case NPU_LOG_WARN:
-      gl = GST_LEVEL_WARNING;
-      break;
-    case NPU_LOG_INFO:
-      gl = GST_LEVEL_INFO;
-      break;
-    default:
-      gl = GST_LEVEL_DEBUG;
-      break;
-  }
-  GST_CAT_LEVEL_LOG (gst_npu_core_debug, gl, NULL, "[%s] %s",
-      domain ? domain : "npu", msg);
-}
-
-static void
-install_core_log (void)
-{
-  static gsize done = 0;
-
-  if (g_once_init_enter (&done)) {
-    GstDebugLevel th;
-
-    GST_DEBUG_CATEGORY_INIT (gst_npu_core_debug, "opennpu", 0,
-        "OpenNPU core (compiler, runtime, simulator) messages");
-    npu_log_set_handler (core_log_handler, NULL);
-    /* One GST_DEBUG setting controls both logs: raise (never lower) the
-     * core's level to what the opennpu category would print. */
-    th = gst_debug_category_get_threshold (gst_npu_core_debug);
-    if (th >= GST_LEVEL_DEBUG)
-      npu_log_set_level (NPU_LOG_DEBUG);
-    else if (th >= GST_LEVEL_INFO && npu_log_get_level () < NPU_LOG_INFO)
-      npu_log_set_level (NPU_LOG_INFO);
-    g_once_init_leave (&done, 1);
-  }
-}
-
-static gchar *
-take_core_error (void)
-{
-  gchar *e = g_private_get (&last_core_error);
-
-  if (!e)
-    return NULL;
-  e = g_strdup (e);
-  g_private_replace (&last_core_error, NULL);
-  return e;
-}
-
-static void
-clear_core_error (void)
-{
-  g_private_replace (&last_core_error, NULL);
-}
-
-/* Stage of the failing call, for the error domain. */
-typedef enum
-{
-  STAGE_LOAD,
-  STAGE_SESSION,
-  STAGE_RUN,
-} NpuStage;
-
-static void
-post_npu_error (GstNpuBase * self, NpuStage stage, enum npu_status status,
-    const gchar * file, const gchar * func, gint line, gchar * text)
-{
-  GQuark domain;
-  gint code;
-  gchar *cause = take_core_error ();
-  gchar *dbg;
-
-  if (stage == STAGE_RUN) {
-    domain = GST_STREAM_ERROR;
-    code = GST_STREAM_ERROR_FAILED;
-  } else {
-    switch (status) {
-      case NPU_ERR_IO:
-        domain = GST_RESOURCE_ERROR;
-        code = GST_RESOURCE_ERROR_OPEN_READ;
-        break;
-      case NPU_ERR_NO_DEVICE:
-      case NPU_ERR_PERMISSION:
-        domain = GST_RESOURCE_ERROR;
-        code = GST_RESOURCE_ERROR_OPEN_READ_WRITE;
-        break;
-      case NPU_ERR_BUSY:
-        domain = GST_RESOURCE_ERROR;
-        code = GST_RESOURCE_ERROR_BUSY;
-        break;
-      default:
-        domain = GST_LIBRARY_ERROR;
-        code = stage == STAGE_LOAD ? GST_LIBRARY_ERROR_INIT :
-            GST_LIBRARY_ERROR_FAILED;
-        break;
-    }
-  }
-  dbg = g_strdup_printf ("%s%s%s", npu_status_str (status),
-      cause ? ": " : "", cause ? cause : "");
-  gst_element_message_full (GST_ELEMENT (self), GST_MESSAGE_ERROR, domain,
-      code, text, dbg, file, func, line);
-  g_free (cause);
-}
-
-#define POST_NPU_ERROR(self, stage, status, ...) \
-  post_npu_error (self, stage, status, __FILE__, GST_FUNCTION, __LINE__, \
-      g_strdup_printf (__VA_ARGS__))
-
-void
-gst_npu_base_post_status_error (GstNpuBase * self, enum npu_status status,
-    const gchar * what)
-{
-  POST_NPU_ERROR (self, STAGE_RUN, status, "%s", what);
-}
 
 /* ---- items --------------------------------------------------------------- */
 
@@ -580,13 +447,13 @@ run_job (GstNpuBase * self, GstNpuSlot * slot, GstNpuItem * item)
   in.data = slot->input;
   memset (slot->outs, 0, sizeof (struct npu_tensor) * nout);
 
-  clear_core_error ();
+  gst_npu_clear_core_error ();
   t0 = g_get_monotonic_time ();
   st = npu_session_run (slot->session, &in, 1, slot->outs, nout, NULL);
   t1 = g_get_monotonic_time ();
   res->run_ns = (guint64) (t1 - t0) * 1000;
   if (st != NPU_OK) {
-    gchar *cause = take_core_error ();
+    gchar *cause = gst_npu_take_core_error ();
 
     item->status = st;
     item->error = g_strdup_printf ("npu_session_run on core %d failed: %s%s%s",
@@ -909,7 +776,7 @@ gst_npu_base_start (GstNpuBase * self)
 
   GST_INFO_OBJECT (self, "loading %s (backend %s, cores 0x%x, %d CPU threads "
       "per session)", path, opts.backend, cores, cpu_threads);
-  clear_core_error ();
+  gst_npu_clear_core_error ();
   st = npu_model_load (path, &opts, &model);
   g_mutex_lock (&priv->lock);
   priv->model = model;
@@ -995,7 +862,7 @@ gst_npu_base_start (GstNpuBase * self)
         npu_model_num_outputs (priv->model));
     slot->rand = g_rand_new_with_seed (0x6e7075 + core);
 
-    clear_core_error ();
+    gst_npu_clear_core_error ();
     st = npu_session_create (priv->model, core, &slot->session);
     if (st != NPU_OK) {
       POST_NPU_ERROR (self, STAGE_SESSION, st, "Could not open NPU core %u "
@@ -1790,7 +1657,7 @@ gst_npu_base_class_init (GstNpuBaseClass * klass)
   const GParamFlags rw_ready = rw | GST_PARAM_MUTABLE_READY;
   const GParamFlags rw_playing = rw | GST_PARAM_MUTABLE_PLAYING;
 
-  install_core_log ();
+  gst_npu_install_core_log ();
   /* subclasses replace it with their own category in their class_init */
   klass->debug_category = gst_npu_core_debug;
 
