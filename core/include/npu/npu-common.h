@@ -4,7 +4,7 @@
  * functions return, the log sink (so that the GStreamer elements can route our
  * messages into their debug category), and the NPU_DEBUG switches.
  *
- * Convention (docs/style.md): functions return enum npu_status, or a pointer
+ * Convention (docs/contributing.md, "Style"): functions return enum npu_status, or a pointer
  * that is NULL on failure after logging the reason with npu_log().
  */
 #ifndef NPU_COMMON_H
