@@ -8,13 +8,8 @@
  * is small and derived from shapes, which is how the Shape/Gather/Concat
  * chains that exporters emit resolve once the input shapes are concrete.
  */
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
+#include "infer-priv.h"
 
-#include "ir-priv.h"
-
-#define DOM "ir"
 /* Outputs up to this many elements get their contents computed at compile
  * time when every input is known (shape arithmetic, masks, small tables). */
 #define KNOWN_MAX_ELEMS (1 << 16)
@@ -26,169 +21,6 @@ void
 npu_ir_register_rk_infer(npu_ext_infer_fn fn)
 {
     __atomic_store_n(&rk_infer, fn, __ATOMIC_RELEASE);
-}
-
-void
-ir_node_log(enum npu_log_level lvl, const struct npu_node *n, const char *fmt, ...)
-{
-    char msg[768];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    npu_log(lvl, DOM, "node '%s' (%s): %s", n->name && *n->name ? n->name : "<unnamed>",
-            npu_op_name(n->op), msg);
-}
-
-static const struct {
-    int code;
-    enum npu_dtype dt;
-} onnx_types[] = {
-    {1, NPU_DTYPE_FP32},   {2, NPU_DTYPE_UINT8},  {3, NPU_DTYPE_INT8},    {4, NPU_DTYPE_UINT16},
-    {5, NPU_DTYPE_INT16},  {6, NPU_DTYPE_INT32},  {7, NPU_DTYPE_INT64},   {9, NPU_DTYPE_BOOL},
-    {10, NPU_DTYPE_FP16},  {11, NPU_DTYPE_FP64},  {12, NPU_DTYPE_UINT32}, {13, NPU_DTYPE_UINT64},
-};
-
-enum npu_dtype
-npu_dtype_from_onnx(int64_t code)
-{
-    for (size_t i = 0; i < NPU_ARRAY_SIZE(onnx_types); i++)
-        if (onnx_types[i].code == code)
-            return onnx_types[i].dt;
-    return NPU_DTYPE_UNDEFINED;
-}
-
-int
-npu_dtype_to_onnx(enum npu_dtype t)
-{
-    for (size_t i = 0; i < NPU_ARRAY_SIZE(onnx_types); i++)
-        if (onnx_types[i].dt == t)
-            return onnx_types[i].code;
-    return 0;
-}
-
-/* ---- shape helpers --------------------------------------------------------- */
-
-void
-ir_strides(const struct npu_tensor *t, int64_t *st)
-{
-    int64_t s = 1;
-    for (int i = t->ndim - 1; i >= 0; i--) {
-        st[i] = s;
-        s *= t->dims[i];
-    }
-}
-
-bool
-ir_broadcast(const struct npu_tensor *a, const struct npu_tensor *b, struct npu_tensor *out)
-{
-    int r = NPU_MAX(a->ndim, b->ndim);
-    int64_t d[NPU_MAX_DIMS];
-    for (int i = 0; i < r; i++) {
-        int ia = i - (r - a->ndim), ib = i - (r - b->ndim);
-        int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
-        if (da == db || db == 1)
-            d[i] = da;
-        else if (da == 1)
-            d[i] = db;
-        else
-            return false;
-    }
-    out->ndim = r;
-    for (int i = 0; i < r; i++)
-        out->dims[i] = d[i];
-    return true;
-}
-
-int64_t
-ir_bcast_offset(const struct npu_tensor *t, const int64_t *idx, int ond)
-{
-    int64_t off = 0, s = 1;
-    for (int i = t->ndim - 1; i >= 0; i--) {
-        int oi = i + (ond - t->ndim);
-        if (t->dims[i] != 1)
-            off += idx[oi] * s;
-        s *= t->dims[i];
-    }
-    return off;
-}
-
-#define FAIL(...)                                                                                  \
-    do {                                                                                           \
-        ir_node_err(n, __VA_ARGS__);                                                               \
-        return NPU_ERR_INVALID;                                                                    \
-    } while (0)
-
-#define NEED_IN(i)                                                                                 \
-    do {                                                                                           \
-        if ((i) >= n->nin || !n->in[i])                                                            \
-            FAIL("missing input %d", (i));                                                         \
-    } while (0)
-
-#define NEED_DATA(i, what)                                                                         \
-    do {                                                                                           \
-        NEED_IN(i);                                                                                \
-        if (!npu_value_data(n->in[i]))                                                             \
-            FAIL("%s (input %d '%s') is not a compile-time constant; shapes that depend on "      \
-                 "run-time values are not supported",                                              \
-                 what, (i), n->in[i]->name);                                                       \
-    } while (0)
-
-static const struct npu_tensor *
-T(const struct npu_node *n, int i)
-{
-    return i < n->nin && n->in[i] ? &n->in[i]->t : NULL;
-}
-
-static enum npu_status
-set_out(const struct npu_node *n, int i, enum npu_dtype dt, int ndim, const int64_t *dims)
-{
-    if (i >= n->nout)
-        return NPU_OK;
-    if (ndim < 0 || ndim > NPU_MAX_DIMS)
-        FAIL("output rank %d exceeds the supported %d", ndim, NPU_MAX_DIMS);
-    struct npu_tensor *t = &n->out[i]->t;
-    t->dtype = dt;
-    t->ndim = ndim;
-    for (int k = 0; k < ndim; k++) {
-        if (dims[k] < 0)
-            FAIL("output dim %d is negative (%lld)", k, (long long)dims[k]);
-        t->dims[k] = dims[k];
-    }
-    if (npu_tensor_nbytes(t) < 0)
-        FAIL("output size overflows");
-    /* An absurd output (over 64 GiB) is a corrupt model, not a big one. */
-    if (npu_tensor_nbytes(t) > ((int64_t)1 << 36))
-        FAIL("output of %lld bytes is absurdly large", (long long)npu_tensor_nbytes(t));
-    return NPU_OK;
-}
-
-static enum npu_status
-same_as(const struct npu_node *n, int o, int i)
-{
-    const struct npu_tensor *t = T(n, i);
-    return set_out(n, o, t->dtype, t->ndim, t->dims);
-}
-
-static bool
-norm_axis(int64_t a, int rank, int64_t *out)
-{
-    if (a < -rank || a >= rank)
-        return false;
-    *out = a < 0 ? a + rank : a;
-    return true;
-}
-
-/* Reads up to max entries of an integer vector input with data. */
-static int
-read_ints(const struct npu_value *v, int64_t *buf, int max)
-{
-    int64_t cnt = npu_value_numel(v);
-    if (cnt < 0 || cnt > max || !npu_dtype_is_int(v->t.dtype))
-        return -1;
-    for (int64_t i = 0; i < cnt; i++)
-        buf[i] = npu_value_get_i64(v, i);
-    return (int)cnt;
 }
 
 static int64_t
@@ -208,9 +40,9 @@ infer_broadcast_n(struct npu_node *n, int first, int count, enum npu_dtype out_d
     struct npu_tensor acc = {0};
     for (int i = first; i < first + count; i++) {
         NEED_IN(i);
-        const struct npu_tensor *t = T(n, i);
-        if (same_dt && t->dtype != T(n, first)->dtype)
-            FAIL("input dtypes differ (%s vs %s)", npu_dtype_name(T(n, first)->dtype),
+        const struct npu_tensor *t = ir_T(n, i);
+        if (same_dt && t->dtype != ir_T(n, first)->dtype)
+            FAIL("input dtypes differ (%s vs %s)", npu_dtype_name(ir_T(n, first)->dtype),
                  npu_dtype_name(t->dtype));
         if (i == first) {
             acc = *t;
@@ -218,7 +50,7 @@ infer_broadcast_n(struct npu_node *n, int first, int count, enum npu_dtype out_d
             FAIL("input shapes cannot be broadcast together (input %d '%s')", i, n->in[i]->name);
         }
     }
-    return set_out(n, 0, out_dt ? out_dt : T(n, first)->dtype, acc.ndim, acc.dims);
+    return ir_set_out(n, 0, out_dt ? out_dt : ir_T(n, first)->dtype, acc.ndim, acc.dims);
 }
 
 static enum npu_status
@@ -257,15 +89,11 @@ matmul_shape(struct npu_node *n, const struct npu_tensor *a, const struct npu_te
         d[r++] = M;
     if (!vb)
         d[r++] = N;
-    return set_out(n, out, dt, r, d);
+    return ir_set_out(n, out, dt, r, d);
 }
 
 /* Spatial output sizes shared by Conv, ConvTranspose and the pools. Fills
  * pads (2*ns: begins then ends) resolved from auto_pad. */
-enum npu_status ir_conv_geometry(const struct npu_node *n, int ns, const int64_t *in_sp,
-                                 const int64_t *k, bool transposed, bool pool, int64_t *pads,
-                                 int64_t *out_sp);
-
 enum npu_status
 ir_conv_geometry(const struct npu_node *n, int ns, const int64_t *in_sp, const int64_t *k,
                  bool transposed, bool pool, int64_t *pads, int64_t *out_sp)
@@ -389,7 +217,7 @@ infer_conv(struct npu_node *n, int xi, int wi, enum npu_dtype dt, bool transpose
 {
     NEED_IN(xi);
     NEED_IN(wi);
-    const struct npu_tensor *x = T(n, xi), *w = T(n, wi);
+    const struct npu_tensor *x = ir_T(n, xi), *w = ir_T(n, wi);
     if (x->ndim < 3 || w->ndim != x->ndim)
         FAIL("input rank %d and weight rank %d do not make a convolution", x->ndim, w->ndim);
     int ns = x->ndim - 2;
@@ -431,19 +259,19 @@ infer_conv(struct npu_node *n, int xi, int wi, enum npu_dtype dt, bool transpose
         d[2 + i] = osp[i];
     const struct npu_tensor *b = NULL;
     if (n->op == NPU_OP_CONV || n->op == NPU_OP_CONV_TRANSPOSE)
-        b = T(n, 2);
+        b = ir_T(n, 2);
     else if (n->op == NPU_OP_QLINEAR_CONV)
-        b = T(n, 8);
+        b = ir_T(n, 8);
     if (b && (b->ndim != 1 || b->dims[0] != m))
         FAIL("bias must have shape [%lld]", (long long)m);
-    return set_out(n, 0, dt, x->ndim, d);
+    return ir_set_out(n, 0, dt, x->ndim, d);
 }
 
 static enum npu_status
 infer_pool(struct npu_node *n)
 {
     NEED_IN(0);
-    const struct npu_tensor *x = T(n, 0);
+    const struct npu_tensor *x = ir_T(n, 0);
     if (x->ndim < 3)
         FAIL("pooling needs rank >= 3, input has %d", x->ndim);
     int ns = x->ndim - 2;
@@ -459,9 +287,9 @@ infer_pool(struct npu_node *n)
     d[1] = x->dims[1];
     for (int i = 0; i < ns; i++)
         d[2 + i] = osp[i];
-    st = set_out(n, 0, x->dtype, x->ndim, d);
+    st = ir_set_out(n, 0, x->dtype, x->ndim, d);
     if (!st && n->nout > 1)
-        st = set_out(n, 1, NPU_DTYPE_INT64, x->ndim, d);
+        st = ir_set_out(n, 1, NPU_DTYPE_INT64, x->ndim, d);
     return st;
 }
 
@@ -469,27 +297,27 @@ static enum npu_status
 infer_reduce(struct npu_node *n)
 {
     NEED_IN(0);
-    const struct npu_tensor *x = T(n, 0);
+    const struct npu_tensor *x = ir_T(n, 0);
     bool keep = npu_node_int(n, "keepdims", 1) != 0;
     bool noop = npu_node_int(n, "noop_with_empty_axes", 0) != 0;
     bool red[NPU_MAX_DIMS] = {0};
     int64_t ax[NPU_MAX_DIMS * 2];
     int na = 0;
-    if (T(n, 1)) {
+    if (ir_T(n, 1)) {
         NEED_DATA(1, "axes");
-        na = read_ints(n->in[1], ax, NPU_MAX_DIMS * 2);
+        na = ir_read_ints(n->in[1], ax, NPU_MAX_DIMS * 2);
         if (na < 0)
             FAIL("axes must be an integer vector of at most %d entries", NPU_MAX_DIMS);
     }
     if (na == 0) {
         if (noop)
-            return same_as(n, 0, 0);
+            return ir_same_as(n, 0, 0);
         for (int i = 0; i < x->ndim; i++)
             red[i] = true;
     }
     for (int i = 0; i < na; i++) {
         int64_t a;
-        if (!norm_axis(ax[i], x->ndim, &a))
+        if (!ir_norm_axis(ax[i], x->ndim, &a))
             FAIL("axis %lld out of range for rank %d", (long long)ax[i], x->ndim);
         red[a] = true;
     }
@@ -501,16 +329,16 @@ infer_reduce(struct npu_node *n)
         else if (keep)
             d[r++] = 1;
     }
-    return set_out(n, 0, x->dtype, r, d);
+    return ir_set_out(n, 0, x->dtype, r, d);
 }
 
 static enum npu_status
 infer_argminmax(struct npu_node *n)
 {
     NEED_IN(0);
-    const struct npu_tensor *x = T(n, 0);
+    const struct npu_tensor *x = ir_T(n, 0);
     int64_t a;
-    if (!norm_axis(npu_node_int(n, "axis", 0), x->ndim, &a))
+    if (!ir_norm_axis(npu_node_int(n, "axis", 0), x->ndim, &a))
         FAIL("axis out of range");
     bool keep = npu_node_int(n, "keepdims", 1) != 0;
     int64_t d[NPU_MAX_DIMS];
@@ -521,7 +349,7 @@ infer_argminmax(struct npu_node *n)
         else if (keep)
             d[r++] = 1;
     }
-    return set_out(n, 0, NPU_DTYPE_INT64, r, d);
+    return ir_set_out(n, 0, NPU_DTYPE_INT64, r, d);
 }
 
 static enum npu_status
@@ -529,9 +357,9 @@ infer_reshape(struct npu_node *n)
 {
     NEED_IN(0);
     NEED_DATA(1, "shape");
-    const struct npu_tensor *x = T(n, 0);
+    const struct npu_tensor *x = ir_T(n, 0);
     int64_t s[NPU_MAX_DIMS];
-    int r = read_ints(n->in[1], s, NPU_MAX_DIMS);
+    int r = ir_read_ints(n->in[1], s, NPU_MAX_DIMS);
     if (r < 0 || n->in[1]->t.ndim != 1)
         FAIL("shape must be an integer vector of at most %d entries", NPU_MAX_DIMS);
     bool allowzero = npu_node_int(n, "allowzero", 0) != 0;
@@ -564,7 +392,7 @@ infer_reshape(struct npu_node *n)
     } else if (known != total) {
         FAIL("shape holds %lld elements, input has %lld", (long long)known, (long long)total);
     }
-    return set_out(n, 0, x->dtype, r, s);
+    return ir_set_out(n, 0, x->dtype, r, s);
 }
 
 static enum npu_status
@@ -573,23 +401,24 @@ infer_slice(struct npu_node *n)
     NEED_IN(0);
     NEED_DATA(1, "starts");
     NEED_DATA(2, "ends");
-    const struct npu_tensor *x = T(n, 0);
+    const struct npu_tensor *x = ir_T(n, 0);
     int64_t st[NPU_MAX_DIMS], en[NPU_MAX_DIMS], ax[NPU_MAX_DIMS], sp[NPU_MAX_DIMS];
-    int ns = read_ints(n->in[1], st, NPU_MAX_DIMS), ne = read_ints(n->in[2], en, NPU_MAX_DIMS);
+    int ns = ir_read_ints(n->in[1], st, NPU_MAX_DIMS),
+        ne = ir_read_ints(n->in[2], en, NPU_MAX_DIMS);
     if (ns < 0 || ne != ns)
         FAIL("starts and ends must be integer vectors of equal length <= %d", NPU_MAX_DIMS);
     for (int i = 0; i < ns; i++) {
         ax[i] = i;
         sp[i] = 1;
     }
-    if (T(n, 3)) {
+    if (ir_T(n, 3)) {
         NEED_DATA(3, "axes");
-        if (read_ints(n->in[3], ax, NPU_MAX_DIMS) != ns)
+        if (ir_read_ints(n->in[3], ax, NPU_MAX_DIMS) != ns)
             FAIL("axes must have as many entries as starts");
     }
-    if (T(n, 4)) {
+    if (ir_T(n, 4)) {
         NEED_DATA(4, "steps");
-        if (read_ints(n->in[4], sp, NPU_MAX_DIMS) != ns)
+        if (ir_read_ints(n->in[4], sp, NPU_MAX_DIMS) != ns)
             FAIL("steps must have as many entries as starts");
     }
     int64_t d[NPU_MAX_DIMS];
@@ -598,7 +427,7 @@ infer_slice(struct npu_node *n)
         d[i] = x->dims[i];
     for (int i = 0; i < ns; i++) {
         int64_t a;
-        if (!norm_axis(ax[i], x->ndim, &a) || seen[a])
+        if (!ir_norm_axis(ax[i], x->ndim, &a) || seen[a])
             FAIL("axis %lld out of range or repeated", (long long)ax[i]);
         seen[a] = true;
         if (sp[i] == 0)
@@ -620,7 +449,7 @@ infer_slice(struct npu_node *n)
             d[a] = s > e ? (s - e + (-sp[i]) - 1) / (-sp[i]) : 0;
         }
     }
-    return set_out(n, 0, x->dtype, x->ndim, d);
+    return ir_set_out(n, 0, x->dtype, x->ndim, d);
 }
 
 static enum npu_status
@@ -629,16 +458,16 @@ infer_concat(struct npu_node *n)
     if (n->nin < 1)
         FAIL("no inputs");
     NEED_IN(0);
-    const struct npu_tensor *x = T(n, 0);
+    const struct npu_tensor *x = ir_T(n, 0);
     int64_t a;
-    if (!norm_axis(npu_node_int(n, "axis", 0), x->ndim, &a))
+    if (!ir_norm_axis(npu_node_int(n, "axis", 0), x->ndim, &a))
         FAIL("axis out of range for rank %d", x->ndim);
     int64_t d[NPU_MAX_DIMS];
     for (int i = 0; i < x->ndim; i++)
         d[i] = x->dims[i];
     for (int k = 1; k < n->nin; k++) {
         NEED_IN(k);
-        const struct npu_tensor *t = T(n, k);
+        const struct npu_tensor *t = ir_T(n, k);
         if (t->dtype != x->dtype || t->ndim != x->ndim)
             FAIL("input %d ('%s') differs in dtype or rank", k, n->in[k]->name);
         for (int i = 0; i < x->ndim; i++)
@@ -646,24 +475,24 @@ infer_concat(struct npu_node *n)
                 FAIL("input %d ('%s') differs in dim %d", k, n->in[k]->name, i);
         d[a] += t->dims[a];
     }
-    return set_out(n, 0, x->dtype, x->ndim, d);
+    return ir_set_out(n, 0, x->dtype, x->ndim, d);
 }
 
 static enum npu_status
 infer_split(struct npu_node *n)
 {
     NEED_IN(0);
-    const struct npu_tensor *x = T(n, 0);
+    const struct npu_tensor *x = ir_T(n, 0);
     int64_t a;
-    if (!norm_axis(npu_node_int(n, "axis", 0), x->ndim, &a))
+    if (!ir_norm_axis(npu_node_int(n, "axis", 0), x->ndim, &a))
         FAIL("axis out of range");
     int64_t sz[64];
     int cnt;
     if (n->nout > 64)
         FAIL("more than 64 outputs");
-    if (T(n, 1)) {
+    if (ir_T(n, 1)) {
         NEED_DATA(1, "split");
-        cnt = read_ints(n->in[1], sz, 64);
+        cnt = ir_read_ints(n->in[1], sz, 64);
         if (cnt != n->nout)
             FAIL("split has %d entries for %d outputs", cnt, n->nout);
         int64_t tot = 0;
@@ -691,7 +520,7 @@ infer_split(struct npu_node *n)
         int64_t d[NPU_MAX_DIMS];
         memcpy(d, x->dims, sizeof(d));
         d[a] = sz[i];
-        enum npu_status st = set_out(n, i, x->dtype, x->ndim, d);
+        enum npu_status st = ir_set_out(n, i, x->dtype, x->ndim, d);
         if (st)
             return st;
     }
@@ -702,12 +531,12 @@ static enum npu_status
 infer_squeeze(struct npu_node *n, bool unsq)
 {
     NEED_IN(0);
-    const struct npu_tensor *x = T(n, 0);
+    const struct npu_tensor *x = ir_T(n, 0);
     int64_t ax[NPU_MAX_DIMS];
     int na = 0;
-    if (T(n, 1)) {
+    if (ir_T(n, 1)) {
         NEED_DATA(1, "axes");
-        na = read_ints(n->in[1], ax, NPU_MAX_DIMS);
+        na = ir_read_ints(n->in[1], ax, NPU_MAX_DIMS);
         if (na < 0)
             FAIL("axes must be an integer vector of at most %d entries", NPU_MAX_DIMS);
     } else if (unsq) {
@@ -722,19 +551,19 @@ infer_squeeze(struct npu_node *n, bool unsq)
         bool ins[NPU_MAX_DIMS] = {0};
         for (int i = 0; i < na; i++) {
             int64_t a;
-            if (!norm_axis(ax[i], orank, &a) || ins[a])
+            if (!ir_norm_axis(ax[i], orank, &a) || ins[a])
                 FAIL("axis %lld out of range or repeated", (long long)ax[i]);
             ins[a] = true;
         }
         int k = 0;
         for (int i = 0; i < orank; i++)
             d[r++] = ins[i] ? 1 : x->dims[k++];
-        return set_out(n, 0, x->dtype, r, d);
+        return ir_set_out(n, 0, x->dtype, r, d);
     }
     bool rm[NPU_MAX_DIMS] = {0};
     for (int i = 0; i < na; i++) {
         int64_t a;
-        if (!norm_axis(ax[i], x->ndim, &a))
+        if (!ir_norm_axis(ax[i], x->ndim, &a))
             FAIL("axis %lld out of range", (long long)ax[i]);
         if (x->dims[a] != 1)
             FAIL("cannot squeeze dim %lld of size %lld", (long long)a, (long long)x->dims[a]);
@@ -743,7 +572,7 @@ infer_squeeze(struct npu_node *n, bool unsq)
     for (int i = 0; i < x->ndim; i++)
         if (!(na ? rm[i] : x->dims[i] == 1))
             d[r++] = x->dims[i];
-    return set_out(n, 0, x->dtype, r, d);
+    return ir_set_out(n, 0, x->dtype, r, d);
 }
 
 static enum npu_status
@@ -751,16 +580,16 @@ infer_gather(struct npu_node *n)
 {
     NEED_IN(0);
     NEED_IN(1);
-    const struct npu_tensor *x = T(n, 0), *idx = T(n, 1);
+    const struct npu_tensor *x = ir_T(n, 0), *idx = ir_T(n, 1);
     if (idx->dtype != NPU_DTYPE_INT64 && idx->dtype != NPU_DTYPE_INT32)
         FAIL("indices must be i32 or i64, not %s", npu_dtype_name(idx->dtype));
     int64_t a;
-    if (!norm_axis(npu_node_int(n, "axis", 0), x->ndim, &a))
+    if (!ir_norm_axis(npu_node_int(n, "axis", 0), x->ndim, &a))
         FAIL("axis out of range for rank %d", x->ndim);
     if (n->op == NPU_OP_GATHER_ELEMENTS) {
         if (idx->ndim != x->ndim)
             FAIL("indices rank differs from data rank");
-        return set_out(n, 0, x->dtype, idx->ndim, idx->dims);
+        return ir_set_out(n, 0, x->dtype, idx->ndim, idx->dims);
     }
     int64_t d[NPU_MAX_DIMS * 2];
     int r = 0;
@@ -779,7 +608,7 @@ infer_gather(struct npu_node *n)
                      (long long)x->dims[a]);
         }
     }
-    return set_out(n, 0, x->dtype, r, d);
+    return ir_set_out(n, 0, x->dtype, r, d);
 }
 
 static enum npu_status
@@ -787,15 +616,15 @@ infer_pad(struct npu_node *n)
 {
     NEED_IN(0);
     NEED_DATA(1, "pads");
-    const struct npu_tensor *x = T(n, 0);
+    const struct npu_tensor *x = ir_T(n, 0);
     int64_t p[2 * NPU_MAX_DIMS], ax[NPU_MAX_DIMS];
-    int np = read_ints(n->in[1], p, 2 * NPU_MAX_DIMS);
+    int np = ir_read_ints(n->in[1], p, 2 * NPU_MAX_DIMS);
     int na = x->ndim;
     for (int i = 0; i < na; i++)
         ax[i] = i;
-    if (T(n, 3)) {
+    if (ir_T(n, 3)) {
         NEED_DATA(3, "axes");
-        na = read_ints(n->in[3], ax, NPU_MAX_DIMS);
+        na = ir_read_ints(n->in[3], ax, NPU_MAX_DIMS);
         if (na < 0)
             FAIL("bad axes");
     }
@@ -805,7 +634,7 @@ infer_pad(struct npu_node *n)
     memcpy(d, x->dims, sizeof(d));
     for (int i = 0; i < na; i++) {
         int64_t a;
-        if (!norm_axis(ax[i], x->ndim, &a))
+        if (!ir_norm_axis(ax[i], x->ndim, &a))
             FAIL("axis out of range");
         if (p[i] < -(1ll << 40) || p[i] > (1ll << 40) || p[i + na] < -(1ll << 40) ||
             p[i + na] > (1ll << 40))
@@ -814,7 +643,7 @@ infer_pad(struct npu_node *n)
         if (d[a] < 0)
             FAIL("pads make dim %lld negative", (long long)a);
     }
-    return set_out(n, 0, x->dtype, x->ndim, d);
+    return ir_set_out(n, 0, x->dtype, x->ndim, d);
 }
 
 static enum npu_status
@@ -823,7 +652,7 @@ infer_expand(struct npu_node *n)
     NEED_IN(0);
     NEED_DATA(1, "shape");
     struct npu_tensor s = {.ndim = 0};
-    int r = read_ints(n->in[1], s.dims, NPU_MAX_DIMS);
+    int r = ir_read_ints(n->in[1], s.dims, NPU_MAX_DIMS);
     if (r < 0)
         FAIL("shape must be an integer vector of at most %d entries", NPU_MAX_DIMS);
     s.ndim = r;
@@ -831,9 +660,9 @@ infer_expand(struct npu_node *n)
         if (s.dims[i] < 0)
             FAIL("negative dim in shape");
     struct npu_tensor o;
-    if (!ir_broadcast(T(n, 0), &s, &o))
+    if (!ir_broadcast(ir_T(n, 0), &s, &o))
         FAIL("input shape cannot be expanded to the given shape");
-    return set_out(n, 0, T(n, 0)->dtype, o.ndim, o.dims);
+    return ir_set_out(n, 0, ir_T(n, 0)->dtype, o.ndim, o.dims);
 }
 
 /* DepthToSpace / SpaceToDepth: NCHW, blocksize b moves b*b channels per pixel. */
@@ -841,7 +670,7 @@ static enum npu_status
 infer_depth_space(struct npu_node *n)
 {
     NEED_IN(0);
-    const struct npu_tensor *x = T(n, 0);
+    const struct npu_tensor *x = ir_T(n, 0);
     int64_t b = npu_node_int(n, "blocksize", 0);
     if (x->ndim != 4)
         FAIL("input must be NCHW (rank 4), not rank %d", x->ndim);
@@ -864,7 +693,7 @@ infer_depth_space(struct npu_node *n)
             FAIL("output too large");
         d[1] *= b * b, d[2] /= b, d[3] /= b;
     }
-    return set_out(n, 0, x->dtype, 4, d);
+    return ir_set_out(n, 0, x->dtype, 4, d);
 }
 
 /* ScatterND / ScatterElements: the output is the data; the operands must agree. */
@@ -874,7 +703,7 @@ infer_scatter(struct npu_node *n)
     NEED_IN(0);
     NEED_IN(1);
     NEED_IN(2);
-    const struct npu_tensor *x = T(n, 0), *idx = T(n, 1), *u = T(n, 2);
+    const struct npu_tensor *x = ir_T(n, 0), *idx = ir_T(n, 1), *u = ir_T(n, 2);
     if (idx->dtype != NPU_DTYPE_INT64 && idx->dtype != NPU_DTYPE_INT32)
         FAIL("indices must be i32 or i64, not %s", npu_dtype_name(idx->dtype));
     if (u->dtype != x->dtype)
@@ -885,7 +714,7 @@ infer_scatter(struct npu_node *n)
         FAIL("unknown reduction '%s'", red);
     if (n->op == NPU_OP_SCATTER_ELEMENTS) {
         int64_t a;
-        if (!norm_axis(npu_node_int(n, "axis", 0), x->ndim, &a))
+        if (!ir_norm_axis(npu_node_int(n, "axis", 0), x->ndim, &a))
             FAIL("axis out of range for rank %d", x->ndim);
         if (idx->ndim != x->ndim || u->ndim != idx->ndim ||
             memcmp(u->dims, idx->dims, sizeof(int64_t) * (size_t)idx->ndim))
@@ -907,7 +736,7 @@ infer_scatter(struct npu_node *n)
         if (!ok)
             FAIL("updates shape is not indices.shape[:-1] + data.shape[%lld:]", (long long)k);
     }
-    return same_as(n, 0, 0);
+    return ir_same_as(n, 0, 0);
 }
 
 /* TopK: K along axis (K must be known at compile time: it sizes the outputs). */
@@ -916,20 +745,20 @@ infer_topk(struct npu_node *n)
 {
     NEED_IN(0);
     NEED_DATA(1, "K");
-    const struct npu_tensor *x = T(n, 0);
+    const struct npu_tensor *x = ir_T(n, 0);
     int64_t a, k[2];
-    if (!norm_axis(npu_node_int(n, "axis", -1), x->ndim, &a))
+    if (!ir_norm_axis(npu_node_int(n, "axis", -1), x->ndim, &a))
         FAIL("axis out of range for rank %d", x->ndim);
-    if (read_ints(n->in[1], k, 2) != 1)
+    if (ir_read_ints(n->in[1], k, 2) != 1)
         FAIL("K must be a one-element integer tensor");
     if (k[0] < 0 || k[0] > x->dims[a])
         FAIL("K = %lld for an axis of %lld", (long long)k[0], (long long)x->dims[a]);
     int64_t d[NPU_MAX_DIMS];
     memcpy(d, x->dims, sizeof(d));
     d[a] = k[0];
-    enum npu_status st = set_out(n, 0, x->dtype, x->ndim, d);
+    enum npu_status st = ir_set_out(n, 0, x->dtype, x->ndim, d);
     if (!st && n->nout > 1)
-        st = set_out(n, 1, NPU_DTYPE_INT64, x->ndim, d);
+        st = ir_set_out(n, 1, NPU_DTYPE_INT64, x->ndim, d);
     return st;
 }
 
@@ -940,10 +769,10 @@ infer_one_hot(struct npu_node *n)
     NEED_IN(0);
     NEED_DATA(1, "depth");
     NEED_IN(2);
-    const struct npu_tensor *x = T(n, 0), *v = T(n, 2);
+    const struct npu_tensor *x = ir_T(n, 0), *v = ir_T(n, 2);
     if (npu_value_numel(n->in[1]) != 1)
         FAIL("depth must have one element");
-    double dd = npu_dtype_load_f64(T(n, 1)->dtype, npu_value_data(n->in[1]), 0);
+    double dd = npu_dtype_load_f64(ir_T(n, 1)->dtype, npu_value_data(n->in[1]), 0);
     if (!(dd >= 1) || dd > (double)(1 << 30))
         FAIL("depth %g out of range", dd);
     if (v->ndim != 1 || v->dims[0] != 2)
@@ -951,12 +780,12 @@ infer_one_hot(struct npu_node *n)
     if (x->ndim + 1 > NPU_MAX_DIMS)
         FAIL("indices rank too large");
     int64_t a;
-    if (!norm_axis(npu_node_int(n, "axis", -1), x->ndim + 1, &a))
+    if (!ir_norm_axis(npu_node_int(n, "axis", -1), x->ndim + 1, &a))
         FAIL("axis out of range for rank %d", x->ndim + 1);
     int64_t d[NPU_MAX_DIMS];
     for (int i = 0, k = 0; i < x->ndim + 1; i++)
         d[i] = i == a ? (int64_t)dd : x->dims[k++];
-    return set_out(n, 0, v->dtype, x->ndim + 1, d);
+    return ir_set_out(n, 0, v->dtype, x->ndim + 1, d);
 }
 
 /* GatherND: batch dims + indices.shape[b:-1] + data.shape[b+k:]. */
@@ -965,7 +794,7 @@ infer_gather_nd(struct npu_node *n)
 {
     NEED_IN(0);
     NEED_IN(1);
-    const struct npu_tensor *x = T(n, 0), *idx = T(n, 1);
+    const struct npu_tensor *x = ir_T(n, 0), *idx = ir_T(n, 1);
     if (idx->dtype != NPU_DTYPE_INT64 && idx->dtype != NPU_DTYPE_INT32)
         FAIL("indices must be i32 or i64, not %s", npu_dtype_name(idx->dtype));
     int64_t bd = npu_node_int(n, "batch_dims", 0);
@@ -986,7 +815,7 @@ infer_gather_nd(struct npu_node *n)
             FAIL("output rank too large");
         d[r++] = x->dims[i];
     }
-    return set_out(n, 0, x->dtype, r, d);
+    return ir_set_out(n, 0, x->dtype, r, d);
 }
 
 /* RNN / GRU / LSTM (npu-cpu-rnn.c has the shapes): Y [T, D, B, H], Y_h and Y_c
@@ -997,7 +826,7 @@ infer_rnn(struct npu_node *n)
     NEED_IN(0);
     NEED_IN(1);
     NEED_IN(2);
-    const struct npu_tensor *x = T(n, 0), *w = T(n, 1), *r = T(n, 2);
+    const struct npu_tensor *x = ir_T(n, 0), *w = ir_T(n, 1), *r = ir_T(n, 2);
     int G = n->op == NPU_OP_LSTM ? 4 : n->op == NPU_OP_GRU ? 3 : 1;
     if (!npu_dtype_is_float(x->dtype))
         FAIL("X must be a float tensor, not %s", npu_dtype_name(x->dtype));
@@ -1022,9 +851,9 @@ infer_rnn(struct npu_node *n)
     int64_t y[4] = {Tn, D, B, H}, hs[3] = {D, B, H};
     if (layout)
         y[0] = B, y[1] = Tn, y[2] = D, hs[0] = B, hs[1] = D;
-    enum npu_status st = set_out(n, 0, x->dtype, 4, y);
+    enum npu_status st = ir_set_out(n, 0, x->dtype, 4, y);
     for (int i = 1; !st && i < n->nout; i++)
-        st = set_out(n, i, x->dtype, 3, hs);
+        st = ir_set_out(n, i, x->dtype, 3, hs);
     return st;
 }
 
@@ -1033,16 +862,16 @@ infer_tile(struct npu_node *n)
 {
     NEED_IN(0);
     NEED_DATA(1, "repeats");
-    const struct npu_tensor *x = T(n, 0);
+    const struct npu_tensor *x = ir_T(n, 0);
     int64_t rep[NPU_MAX_DIMS], d[NPU_MAX_DIMS];
-    if (read_ints(n->in[1], rep, NPU_MAX_DIMS) != x->ndim)
+    if (ir_read_ints(n->in[1], rep, NPU_MAX_DIMS) != x->ndim)
         FAIL("repeats must have one entry per input dim");
     for (int i = 0; i < x->ndim; i++) {
         if (rep[i] < 0 || (rep[i] && x->dims[i] > INT64_MAX / rep[i]))
             FAIL("repeats out of range");
         d[i] = x->dims[i] * rep[i];
     }
-    return set_out(n, 0, x->dtype, x->ndim, d);
+    return ir_set_out(n, 0, x->dtype, x->ndim, d);
 }
 
 static enum npu_status
@@ -1051,9 +880,9 @@ infer_range(struct npu_node *n)
     NEED_DATA(0, "start");
     NEED_DATA(1, "limit");
     NEED_DATA(2, "delta");
-    enum npu_dtype dt = T(n, 0)->dtype;
+    enum npu_dtype dt = ir_T(n, 0)->dtype;
     for (int i = 0; i < 3; i++)
-        if (npu_value_numel(n->in[i]) != 1 || T(n, i)->dtype != dt)
+        if (npu_value_numel(n->in[i]) != 1 || ir_T(n, i)->dtype != dt)
             FAIL("start, limit and delta must be scalars of one dtype");
     int64_t cnt;
     if (npu_dtype_is_int(dt)) {
@@ -1075,14 +904,14 @@ infer_range(struct npu_node *n)
     }
     if (cnt > ((int64_t)1 << 34))
         FAIL("range of %lld elements is absurd", (long long)cnt);
-    return set_out(n, 0, dt, 1, &cnt);
+    return ir_set_out(n, 0, dt, 1, &cnt);
 }
 
 static enum npu_status
 infer_resize(struct npu_node *n)
 {
     NEED_IN(0);
-    const struct npu_tensor *x = T(n, 0);
+    const struct npu_tensor *x = ir_T(n, 0);
     int64_t ax[NPU_MAX_DIMS];
     size_t na;
     const int64_t *axv = npu_node_ints(n, "axes", &na);
@@ -1091,14 +920,14 @@ infer_resize(struct npu_node *n)
     if ((int)na > x->ndim)
         FAIL("too many axes");
     for (size_t i = 0; i < na; i++)
-        if (!norm_axis(axv ? axv[i] : (int64_t)i, x->ndim, &ax[i]))
+        if (!ir_norm_axis(axv ? axv[i] : (int64_t)i, x->ndim, &ax[i]))
             FAIL("axis out of range");
     int64_t d[NPU_MAX_DIMS];
     memcpy(d, x->dims, sizeof(d));
-    if (T(n, 3) && npu_value_numel(n->in[3]) > 0) {
+    if (ir_T(n, 3) && npu_value_numel(n->in[3]) > 0) {
         NEED_DATA(3, "sizes");
         int64_t sz[NPU_MAX_DIMS];
-        if (read_ints(n->in[3], sz, NPU_MAX_DIMS) != (int)na)
+        if (ir_read_ints(n->in[3], sz, NPU_MAX_DIMS) != (int)na)
             FAIL("sizes must have one entry per resized axis");
         const char *pol = npu_node_string(n, "keep_aspect_ratio_policy", "stretch");
         if (!strcmp(pol, "stretch")) {
@@ -1116,9 +945,9 @@ infer_resize(struct npu_node *n)
             for (size_t i = 0; i < na; i++)
                 d[ax[i]] = (int64_t)floor((double)x->dims[ax[i]] * sc + 0.5);
         }
-    } else if (T(n, 2) && npu_value_numel(n->in[2]) > 0) {
+    } else if (ir_T(n, 2) && npu_value_numel(n->in[2]) > 0) {
         NEED_DATA(2, "scales");
-        if (npu_value_numel(n->in[2]) != (int64_t)na || !npu_dtype_is_float(T(n, 2)->dtype))
+        if (npu_value_numel(n->in[2]) != (int64_t)na || !npu_dtype_is_float(ir_T(n, 2)->dtype))
             FAIL("scales must be a float vector with one entry per resized axis");
         for (size_t i = 0; i < na; i++) {
             double s = npu_value_get_f64(n->in[2], (int64_t)i);
@@ -1132,7 +961,7 @@ infer_resize(struct npu_node *n)
     for (int i = 0; i < x->ndim; i++)
         if (d[i] < 0 || d[i] > ((int64_t)1 << 32))
             FAIL("output dim out of range");
-    return set_out(n, 0, x->dtype, x->ndim, d);
+    return ir_set_out(n, 0, x->dtype, x->ndim, d);
 }
 
 /* Einsum: explicit or implicit output, ellipsis broadcast. */
@@ -1156,7 +985,7 @@ infer_einsum(struct npu_node *n)
         if (opi >= n->nin)
             FAIL("equation has more operands than inputs");
         NEED_IN(opi);
-        const struct npu_tensor *t = T(n, opi);
+        const struct npu_tensor *t = ir_T(n, opi);
         char labs[NPU_MAX_DIMS + 1];
         int nl = 0, ellpos = -1;
         while (*p && *p != ',' && !(p[0] == '-' && p[1] == '>')) {
@@ -1232,7 +1061,7 @@ infer_einsum(struct npu_node *n)
             if (lab_cnt[c] == 1 && r < NPU_MAX_DIMS)
                 d[r++] = lab_dim[c];
     }
-    return set_out(n, 0, T(n, 0)->dtype, r, d);
+    return ir_set_out(n, 0, ir_T(n, 0)->dtype, r, d);
 }
 
 static enum npu_status
@@ -1241,7 +1070,7 @@ infer_attention(struct npu_node *n)
     NEED_IN(0);
     NEED_IN(1);
     NEED_IN(2);
-    const struct npu_tensor *q = T(n, 0), *k = T(n, 1), *v = T(n, 2);
+    const struct npu_tensor *q = ir_T(n, 0), *k = ir_T(n, 1), *v = ir_T(n, 2);
     if (q->ndim < 2 || k->ndim < 2 || v->ndim < 2)
         FAIL("Q, K, V need rank >= 2");
     if (q->dims[q->ndim - 1] != k->dims[k->ndim - 1])
@@ -1257,11 +1086,11 @@ infer_attention(struct npu_node *n)
     memcpy(bv.dims, v->dims, sizeof(int64_t) * (size_t)bv.ndim);
     if (!ir_broadcast(&bq, &bk, &b) || !ir_broadcast(&b, &bv, &b))
         FAIL("batch dims of Q, K, V cannot be broadcast");
-    if (T(n, 3)) {
+    if (ir_T(n, 3)) {
         struct npu_tensor s = b, o;
         s.dims[s.ndim++] = q->dims[q->ndim - 2];
         s.dims[s.ndim++] = k->dims[k->ndim - 2];
-        if (!ir_broadcast(&s, T(n, 3), &o) || o.ndim != s.ndim ||
+        if (!ir_broadcast(&s, ir_T(n, 3), &o) || o.ndim != s.ndim ||
             memcmp(o.dims, s.dims, sizeof(int64_t) * (size_t)s.ndim))
             FAIL("mask does not broadcast to the score shape");
     }
@@ -1271,16 +1100,16 @@ infer_attention(struct npu_node *n)
         d[r++] = b.dims[i];
     d[r++] = q->dims[q->ndim - 2];
     d[r++] = v->dims[v->ndim - 1];
-    return set_out(n, 0, q->dtype, r, d);
+    return ir_set_out(n, 0, q->dtype, r, d);
 }
 
 static enum npu_status
 infer_shape_ops(struct npu_graph *g, struct npu_node *n, bool eval)
 {
     NEED_IN(0);
-    const struct npu_tensor *x = T(n, 0);
+    const struct npu_tensor *x = ir_T(n, 0);
     if (n->op == NPU_OP_SIZE) {
-        enum npu_status st = set_out(n, 0, NPU_DTYPE_INT64, 0, NULL);
+        enum npu_status st = ir_set_out(n, 0, NPU_DTYPE_INT64, 0, NULL);
         if (st || !eval)
             return st;
         int64_t *k = npu_graph_alloc(g, 8);
@@ -1298,7 +1127,7 @@ infer_shape_ops(struct npu_graph *g, struct npu_node *n, bool eval)
     s = NPU_MIN(NPU_MAX(s, 0), x->ndim);
     e = NPU_MIN(NPU_MAX(e, 0), x->ndim);
     int64_t len = e > s ? e - s : 0;
-    enum npu_status st = set_out(n, 0, NPU_DTYPE_INT64, 1, &len);
+    enum npu_status st = ir_set_out(n, 0, NPU_DTYPE_INT64, 1, &len);
     if (st || !eval)
         return st;
     int64_t *k = npu_graph_alloc(g, sizeof(int64_t) * (size_t)(len ? len : 1));
@@ -1313,7 +1142,7 @@ infer_shape_ops(struct npu_graph *g, struct npu_node *n, bool eval)
 static enum npu_status
 infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
 {
-    const struct npu_tensor *x = T(n, 0);
+    const struct npu_tensor *x = ir_T(n, 0);
     enum npu_dtype dt;
     switch (n->op) {
     case NPU_OP_ADD: case NPU_OP_SUB: case NPU_OP_MUL: case NPU_OP_DIV: case NPU_OP_MOD:
@@ -1345,16 +1174,16 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
             FAIL("condition must be bool, not %s", npu_dtype_name(x->dtype));
         NEED_IN(1);
         NEED_IN(2);
-        if (T(n, 1)->dtype != T(n, 2)->dtype)
-            FAIL("X and Y dtypes differ (%s vs %s)", npu_dtype_name(T(n, 1)->dtype),
-                 npu_dtype_name(T(n, 2)->dtype));
-        return infer_broadcast_n(n, 0, 3, T(n, 1)->dtype, false);
+        if (ir_T(n, 1)->dtype != ir_T(n, 2)->dtype)
+            FAIL("X and Y dtypes differ (%s vs %s)", npu_dtype_name(ir_T(n, 1)->dtype),
+                 npu_dtype_name(ir_T(n, 2)->dtype));
+        return infer_broadcast_n(n, 0, 3, ir_T(n, 1)->dtype, false);
     }
     case NPU_OP_NOT:
         NEED_IN(0);
         if (x->dtype != NPU_DTYPE_BOOL)
             FAIL("input must be bool");
-        return same_as(n, 0, 0);
+        return ir_same_as(n, 0, 0);
     case NPU_OP_SQRT: case NPU_OP_EXP: case NPU_OP_LOG: case NPU_OP_RECIPROCAL:
     case NPU_OP_SIGMOID: case NPU_OP_TANH: case NPU_OP_HARD_SIGMOID: case NPU_OP_HARD_SWISH:
     case NPU_OP_ELU: case NPU_OP_SELU: case NPU_OP_GELU: case NPU_OP_SOFTPLUS: case NPU_OP_ERF:
@@ -1363,17 +1192,17 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
         NEED_IN(0);
         if (!npu_dtype_is_float(x->dtype))
             FAIL("input must be a float tensor, not %s", npu_dtype_name(x->dtype));
-        return same_as(n, 0, 0);
+        return ir_same_as(n, 0, 0);
     case NPU_OP_ABS: case NPU_OP_NEG: case NPU_OP_RELU: case NPU_OP_LEAKY_RELU:
     case NPU_OP_SIGN: case NPU_OP_IDENTITY: case NPU_OP_CLIP: case NPU_OP_TRILU:
     case NPU_OP_CUMSUM:
         NEED_IN(0);
-        return same_as(n, 0, 0);
+        return ir_same_as(n, 0, 0);
     case NPU_OP_DROPOUT: {
         NEED_IN(0);
-        enum npu_status st = same_as(n, 0, 0);
+        enum npu_status st = ir_same_as(n, 0, 0);
         if (!st && n->nout > 1)
-            st = set_out(n, 1, NPU_DTYPE_BOOL, x->ndim, x->dims);
+            st = ir_set_out(n, 1, NPU_DTYPE_BOOL, x->ndim, x->dims);
         return st;
     }
     case NPU_OP_CAST:
@@ -1381,39 +1210,39 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
         dt = npu_dtype_from_onnx(npu_node_int(n, "to", 0));
         if (!dt)
             FAIL("unsupported target type %lld", (long long)npu_node_int(n, "to", 0));
-        return set_out(n, 0, dt, x->ndim, x->dims);
+        return ir_set_out(n, 0, dt, x->ndim, x->dims);
     case NPU_OP_CAST_LIKE:
         NEED_IN(0);
         NEED_IN(1);
-        return set_out(n, 0, T(n, 1)->dtype, x->ndim, x->dims);
+        return ir_set_out(n, 0, ir_T(n, 1)->dtype, x->ndim, x->dims);
     case NPU_OP_MATMUL:
         NEED_IN(0);
         NEED_IN(1);
-        if (x->dtype != T(n, 1)->dtype)
+        if (x->dtype != ir_T(n, 1)->dtype)
             FAIL("operand dtypes differ (%s vs %s)", npu_dtype_name(x->dtype),
-                 npu_dtype_name(T(n, 1)->dtype));
-        if (T(n, 2)) { /* our fused bias (docs/ir.md): one value per output column */
-            enum npu_status st = matmul_shape(n, x, T(n, 1), x->dtype, 0);
+                 npu_dtype_name(ir_T(n, 1)->dtype));
+        if (ir_T(n, 2)) { /* our fused bias (docs/ir.md): one value per output column */
+            enum npu_status st = matmul_shape(n, x, ir_T(n, 1), x->dtype, 0);
             const struct npu_tensor *o = &n->out[0]->t;
-            if (!st && (o->ndim < 1 || T(n, 2)->dtype != x->dtype ||
-                        npu_tensor_numel(T(n, 2)) != o->dims[o->ndim - 1]))
+            if (!st && (o->ndim < 1 || ir_T(n, 2)->dtype != x->dtype ||
+                        npu_tensor_numel(ir_T(n, 2)) != o->dims[o->ndim - 1]))
                 FAIL("fused bias must have one %s per output column", npu_dtype_name(x->dtype));
             return st;
         }
-        return matmul_shape(n, x, T(n, 1), x->dtype, 0);
+        return matmul_shape(n, x, ir_T(n, 1), x->dtype, 0);
     case NPU_OP_MATMUL_INTEGER:
         NEED_IN(0);
         NEED_IN(1);
-        return matmul_shape(n, x, T(n, 1), NPU_DTYPE_INT32, 0);
+        return matmul_shape(n, x, ir_T(n, 1), NPU_DTYPE_INT32, 0);
     case NPU_OP_QLINEAR_MATMUL:
         NEED_IN(0);
         NEED_IN(3);
         NEED_IN(7);
-        return matmul_shape(n, x, T(n, 3), T(n, 7)->dtype, 0);
+        return matmul_shape(n, x, ir_T(n, 3), ir_T(n, 7)->dtype, 0);
     case NPU_OP_GEMM: {
         NEED_IN(0);
         NEED_IN(1);
-        const struct npu_tensor *b = T(n, 1);
+        const struct npu_tensor *b = ir_T(n, 1);
         if (x->ndim != 2 || b->ndim != 2)
             FAIL("A and B must be matrices (ranks %d, %d)", x->ndim, b->ndim);
         bool ta = npu_node_int(n, "transA", 0), tb = npu_node_int(n, "transB", 0);
@@ -1422,13 +1251,13 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
         if (K != K2)
             FAIL("inner dimensions differ (%lld vs %lld)", (long long)K, (long long)K2);
         int64_t d[2] = {M, N};
-        if (T(n, 2)) {
+        if (ir_T(n, 2)) {
             struct npu_tensor o, mn = {.ndim = 2, .dims = {M, N}};
-            if (!ir_broadcast(&mn, T(n, 2), &o) || o.dims[0] != M || o.dims[1] != N ||
+            if (!ir_broadcast(&mn, ir_T(n, 2), &o) || o.dims[0] != M || o.dims[1] != N ||
                 o.ndim != 2)
                 FAIL("C does not broadcast to [%lld,%lld]", (long long)M, (long long)N);
         }
-        return set_out(n, 0, x->dtype, 2, d);
+        return ir_set_out(n, 0, x->dtype, 2, d);
     }
     case NPU_OP_CONV:
         return infer_conv(n, 0, 1, x ? x->dtype : 0, false);
@@ -1438,7 +1267,7 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
         return infer_conv(n, 0, 1, NPU_DTYPE_INT32, false);
     case NPU_OP_QLINEAR_CONV:
         NEED_IN(7);
-        return infer_conv(n, 0, 3, T(n, 7)->dtype, false);
+        return infer_conv(n, 0, 3, ir_T(n, 7)->dtype, false);
     case NPU_OP_EINSUM:
         return infer_einsum(n);
     case NPU_OP_MAX_POOL: case NPU_OP_AVERAGE_POOL:
@@ -1450,7 +1279,7 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
         int64_t d[NPU_MAX_DIMS];
         for (int i = 0; i < x->ndim; i++)
             d[i] = i < 2 ? x->dims[i] : 1;
-        return set_out(n, 0, x->dtype, x->ndim, d);
+        return ir_set_out(n, 0, x->dtype, x->ndim, d);
     }
     case NPU_OP_BATCH_NORMALIZATION: case NPU_OP_INSTANCE_NORMALIZATION: {
         NEED_IN(0);
@@ -1463,39 +1292,39 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
                 FAIL("parameter %d ('%s') must have %lld elements", i, n->in[i]->name,
                      (long long)x->dims[1]);
         }
-        enum npu_status st = same_as(n, 0, 0);
+        enum npu_status st = ir_same_as(n, 0, 0);
         for (int i = 1; !st && i < n->nout; i++)
-            st = set_out(n, i, x->dtype, 1, &x->dims[1]);
+            st = ir_set_out(n, i, x->dtype, 1, &x->dims[1]);
         return st;
     }
     case NPU_OP_LAYER_NORMALIZATION: {
         NEED_IN(0);
         NEED_IN(1);
         int64_t a;
-        if (!norm_axis(npu_node_int(n, "axis", -1), x->ndim, &a))
+        if (!ir_norm_axis(npu_node_int(n, "axis", -1), x->ndim, &a))
             FAIL("axis out of range");
         struct npu_tensor ns = {.ndim = x->ndim - (int)a}, o;
         for (int i = 0; i < ns.ndim; i++)
             ns.dims[i] = x->dims[a + i];
         for (int i = 1; i < 3; i++)
-            if (T(n, i) && (!ir_broadcast(&ns, T(n, i), &o) || o.ndim != ns.ndim ||
-                            memcmp(o.dims, ns.dims, sizeof(int64_t) * (size_t)ns.ndim)))
+            if (ir_T(n, i) && (!ir_broadcast(&ns, ir_T(n, i), &o) || o.ndim != ns.ndim ||
+                               memcmp(o.dims, ns.dims, sizeof(int64_t) * (size_t)ns.ndim)))
                 FAIL("%s does not broadcast to the normalized shape", i == 1 ? "scale" : "bias");
-        enum npu_status st = same_as(n, 0, 0);
+        enum npu_status st = ir_same_as(n, 0, 0);
         int64_t d[NPU_MAX_DIMS];
         for (int i = 0; i < x->ndim; i++)
             d[i] = i < a ? x->dims[i] : 1;
         dt = npu_dtype_from_onnx(npu_node_int(n, "stash_type", 1));
         for (int i = 1; !st && i < n->nout; i++)
-            st = set_out(n, i, dt ? dt : NPU_DTYPE_FP32, x->ndim, d);
+            st = ir_set_out(n, i, dt ? dt : NPU_DTYPE_FP32, x->ndim, d);
         return st;
     }
     case NPU_OP_SOFTMAX: case NPU_OP_LOG_SOFTMAX: {
         NEED_IN(0);
         int64_t a;
-        if (!norm_axis(npu_node_int(n, "axis", -1), x->ndim, &a))
+        if (!ir_norm_axis(npu_node_int(n, "axis", -1), x->ndim, &a))
             FAIL("axis out of range");
-        return same_as(n, 0, 0);
+        return ir_same_as(n, 0, 0);
     }
     case NPU_OP_REDUCE_MEAN: case NPU_OP_REDUCE_SUM: case NPU_OP_REDUCE_MAX:
     case NPU_OP_REDUCE_MIN: case NPU_OP_REDUCE_PROD: case NPU_OP_REDUCE_L2:
@@ -1506,12 +1335,12 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
         NEED_IN(0);
         if (!npu_dtype_is_float(x->dtype))
             FAIL("input must be a float tensor, not %s", npu_dtype_name(x->dtype));
-        return set_out(n, 0, NPU_DTYPE_BOOL, x->ndim, x->dims);
+        return ir_set_out(n, 0, NPU_DTYPE_BOOL, x->ndim, x->dims);
     case NPU_OP_CELU:
         NEED_IN(0);
         if (x->dtype != NPU_DTYPE_FP32 && x->dtype != NPU_DTYPE_FP16)
             FAIL("input must be fp32 or fp16, not %s", npu_dtype_name(x->dtype));
-        return same_as(n, 0, 0);
+        return ir_same_as(n, 0, 0);
     case NPU_OP_ONE_HOT:
         return infer_one_hot(n);
     case NPU_OP_GATHER_ND:
@@ -1519,7 +1348,7 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
     case NPU_OP_GRID_SAMPLE: {
         NEED_IN(0);
         NEED_IN(1);
-        const struct npu_tensor *gr = T(n, 1);
+        const struct npu_tensor *gr = ir_T(n, 1);
         if (!npu_dtype_is_float(x->dtype) || gr->dtype != x->dtype)
             FAIL("X and grid must be float tensors of one dtype");
         if (x->ndim != 4)
@@ -1527,7 +1356,7 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
         if (gr->ndim != 4 || gr->dims[0] != x->dims[0] || gr->dims[3] != 2)
             FAIL("grid must be [N, Ho, Wo, 2] with N = %lld", (long long)x->dims[0]);
         int64_t d[4] = {x->dims[0], x->dims[1], gr->dims[1], gr->dims[2]};
-        return set_out(n, 0, x->dtype, 4, d);
+        return ir_set_out(n, 0, x->dtype, 4, d);
     }
     case NPU_OP_ARGMAX: case NPU_OP_ARGMIN:
         return infer_argminmax(n);
@@ -1541,7 +1370,7 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
         if (a < 0 || a > x->ndim)
             FAIL("axis out of range");
         int64_t d[2] = {prod(x->dims, 0, (int)a), prod(x->dims, (int)a, x->ndim)};
-        return set_out(n, 0, x->dtype, 2, d);
+        return ir_set_out(n, 0, x->dtype, 2, d);
     }
     case NPU_OP_TRANSPOSE: {
         NEED_IN(0);
@@ -1558,7 +1387,7 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
             seen[p] = true;
             d[i] = x->dims[p];
         }
-        return set_out(n, 0, x->dtype, x->ndim, d);
+        return ir_set_out(n, 0, x->dtype, x->ndim, d);
     }
     case NPU_OP_SQUEEZE:
         return infer_squeeze(n, false);
@@ -1585,7 +1414,7 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
                                                       "value");
         if (!t)
             FAIL("Constant without a tensor value");
-        enum npu_status st = set_out(n, 0, t->dtype, t->ndim, t->dims);
+        enum npu_status st = ir_set_out(n, 0, t->dtype, t->ndim, t->dims);
         if (!st && eval)
             n->out[0]->known = t->data;
         return st;
@@ -1593,7 +1422,7 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
     case NPU_OP_CONSTANT_OF_SHAPE: {
         NEED_DATA(0, "shape");
         int64_t d[NPU_MAX_DIMS];
-        int r = read_ints(n->in[0], d, NPU_MAX_DIMS);
+        int r = ir_read_ints(n->in[0], d, NPU_MAX_DIMS);
         if (r < 0)
             FAIL("shape must be an integer vector of at most %d entries", NPU_MAX_DIMS);
         const struct npu_attr *v = npu_node_attr(n, "value");
@@ -1603,7 +1432,7 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
                 FAIL("value must be a one-element tensor");
             dt = v->t->dtype;
         }
-        return set_out(n, 0, dt, r, d);
+        return ir_set_out(n, 0, dt, r, d);
     }
     case NPU_OP_RANGE:
         return infer_range(n);
@@ -1620,17 +1449,17 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
     case NPU_OP_QUANTIZE_LINEAR:
         NEED_IN(0);
         NEED_IN(1);
-        dt = T(n, 2) ? T(n, 2)->dtype : NPU_DTYPE_UINT8;
+        dt = ir_T(n, 2) ? ir_T(n, 2)->dtype : NPU_DTYPE_UINT8;
         if (npu_node_int(n, "output_dtype", 0))
             dt = npu_dtype_from_onnx(npu_node_int(n, "output_dtype", 0));
         if (dt != NPU_DTYPE_UINT8 && dt != NPU_DTYPE_INT8 && dt != NPU_DTYPE_INT16 &&
             dt != NPU_DTYPE_UINT16 && dt != NPU_DTYPE_INT32)
             FAIL("unsupported quantised type %s", npu_dtype_name(dt));
-        return set_out(n, 0, dt, x->ndim, x->dims);
+        return ir_set_out(n, 0, dt, x->ndim, x->dims);
     case NPU_OP_DEQUANTIZE_LINEAR:
         NEED_IN(0);
         NEED_IN(1);
-        return set_out(n, 0, T(n, 1)->dtype, x->ndim, x->dims);
+        return ir_set_out(n, 0, ir_T(n, 1)->dtype, x->ndim, x->dims);
     case NPU_OP_FUSED_ATTENTION:
         return infer_attention(n);
     case NPU_OP_NONE: case NPU_OP_COUNT:
@@ -1699,8 +1528,6 @@ infer_known(struct npu_graph *g, struct npu_node *n)
         n->out[i]->known = tout[i].data;
     return NPU_OK;
 }
-
-enum npu_status ir_infer_node(struct npu_graph *g, struct npu_node *n, bool eval);
 
 enum npu_status
 ir_infer_node(struct npu_graph *g, struct npu_node *n, bool eval)
