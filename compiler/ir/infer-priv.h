@@ -49,4 +49,28 @@ bool ir_norm_axis(int64_t a, int rank, int64_t *out);
  * not an integer tensor of at most max entries. */
 int ir_read_ints(const struct npu_value *v, int64_t *buf, int max);
 
+/* ---- infer-shape-ops.c: data movement and indexing ------------------------- */
+
+enum npu_status ir_infer_reshape(struct npu_node *n);
+enum npu_status ir_infer_slice(struct npu_node *n);
+enum npu_status ir_infer_concat(struct npu_node *n);
+enum npu_status ir_infer_split(struct npu_node *n);
+/* Squeeze, or Unsqueeze when unsq. */
+enum npu_status ir_infer_squeeze(struct npu_node *n, bool unsq);
+/* Gather and GatherElements. */
+enum npu_status ir_infer_gather(struct npu_node *n);
+enum npu_status ir_infer_pad(struct npu_node *n);
+enum npu_status ir_infer_expand(struct npu_node *n);
+/* DepthToSpace and SpaceToDepth. */
+enum npu_status ir_infer_depth_space(struct npu_node *n);
+/* ScatterND and ScatterElements. */
+enum npu_status ir_infer_scatter(struct npu_node *n);
+enum npu_status ir_infer_topk(struct npu_node *n);
+enum npu_status ir_infer_one_hot(struct npu_node *n);
+enum npu_status ir_infer_gather_nd(struct npu_node *n);
+enum npu_status ir_infer_tile(struct npu_node *n);
+enum npu_status ir_infer_range(struct npu_node *n);
+/* Shape and Size; with eval, their contents too (the node's `known` output). */
+enum npu_status ir_infer_shape_ops(struct npu_graph *g, struct npu_node *n, bool eval);
+
 #endif /* NPU_INFER_PRIV_H */
