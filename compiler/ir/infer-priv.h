@@ -73,4 +73,23 @@ enum npu_status ir_infer_range(struct npu_node *n);
 /* Shape and Size; with eval, their contents too (the node's `known` output). */
 enum npu_status ir_infer_shape_ops(struct npu_graph *g, struct npu_node *n, bool eval);
 
+/* ---- infer-nn.c: conv, pools, reductions, RNNs, Resize, Einsum, attention -- */
+
+/* Conv, ConvTranspose (transposed), ConvInteger and QLinearConv: input xi,
+ * weight wi, output dtype dt. */
+enum npu_status ir_infer_conv(struct npu_node *n, int xi, int wi, enum npu_dtype dt,
+                              bool transposed);
+/* MaxPool and AveragePool. */
+enum npu_status ir_infer_pool(struct npu_node *n);
+/* The Reduce* ops. */
+enum npu_status ir_infer_reduce(struct npu_node *n);
+/* ArgMax and ArgMin. */
+enum npu_status ir_infer_argminmax(struct npu_node *n);
+/* RNN, GRU and LSTM. */
+enum npu_status ir_infer_rnn(struct npu_node *n);
+enum npu_status ir_infer_resize(struct npu_node *n);
+enum npu_status ir_infer_einsum(struct npu_node *n);
+/* npu.Attention, our fused attention (docs/ir.md). */
+enum npu_status ir_infer_attention(struct npu_node *n);
+
 #endif /* NPU_INFER_PRIV_H */
