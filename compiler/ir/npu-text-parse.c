@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * npu-text-parse.c: reads the IR's text form (docs/ir.md has the grammar,
- * npu-text.c writes it) back into a graph, line by line: constants' data
- * inline or from the sidecar file (blobs, checked against their hash), each
- * node inferred as it is added and checked against its declared types, the
- * graph verified at the end. Errors name the line. npu_ir_load reads a file
- * and its sidecar.
+ * npu-text-print.c writes it) back into a graph, line by line: constants'
+ * data inline or from the sidecar file (blobs, checked against their hash),
+ * each node inferred as it is added and checked against its declared types,
+ * the graph verified at the end. Errors name the line. npu_ir_load reads a
+ * file and its sidecar.
  */
 #include <ctype.h>
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * text-priv.h: what the IR text form's printer (npu-text.c) and parser
+ * text-priv.h: what the IR text form's printer (npu-text-print.c) and parser
  * (npu-text-parse.c) share (not public).
  */
 #ifndef NPU_TEXT_PRIV_H

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * npu-text.c: the IR's text form (docs/ir.md has the grammar). One line per
- * input, constant, node and output, MLIR-like:
+ * npu-text-print.c: prints the IR's text form (docs/ir.md has the grammar,
+ * npu-text-parse.c reads it back). One line per input, constant, node and
+ * output, MLIR-like:
  *
  *   %y: f32[1,64,768] = MatMul(%x, %w) {transB=0} <name="mm1", device=npu>
  *
@@ -9,7 +10,8 @@
  * (FNV-1a 64 content hash, byte count and, when a sidecar file is written, the
  * offset of their bytes in it). Printing is deterministic and the parser reads
  * back exactly what the printer writes, so print -> parse -> print is an
- * identity (tests/compiler checks it on every test model).
+ * identity (tests/compiler checks it on every test model). npu_ir_save
+ * writes the text and its sidecar file.
  */
 #include <ctype.h>
 #include <errno.h>
