@@ -7,14 +7,15 @@
  * a constant, or a value that inference itself computed (`known`) because it
  * is small and derived from shapes, which is how the Shape/Gather/Concat
  * chains that exporters emit resolve once the input shapes are concrete.
+ *
+ * This file is the driver: the entry points, the dispatch over the ops (the
+ * elementwise, matmul, normalization, cast, quantization and constant ops are
+ * inferred right there), the compile-time evaluation of small outputs and the
+ * hook for the back end's rk.* ops. The op families are in infer-shape-ops.c
+ * and infer-nn.c, the helpers they share in infer-util.c.
  */
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
+#include "infer-priv.h"
 
-#include "ir-priv.h"
-
-#define DOM "ir"
 /* Outputs up to this many elements get their contents computed at compile
  * time when every input is known (shape arithmetic, masks, small tables). */
 #define KNOWN_MAX_ELEMS (1 << 16)
@@ -26,169 +27,6 @@ void
 npu_ir_register_rk_infer(npu_ext_infer_fn fn)
 {
     __atomic_store_n(&rk_infer, fn, __ATOMIC_RELEASE);
-}
-
-void
-ir_node_log(enum npu_log_level lvl, const struct npu_node *n, const char *fmt, ...)
-{
-    char msg[768];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    npu_log(lvl, DOM, "node '%s' (%s): %s", n->name && *n->name ? n->name : "<unnamed>",
-            npu_op_name(n->op), msg);
-}
-
-static const struct {
-    int code;
-    enum npu_dtype dt;
-} onnx_types[] = {
-    {1, NPU_DTYPE_FP32},   {2, NPU_DTYPE_UINT8},  {3, NPU_DTYPE_INT8},    {4, NPU_DTYPE_UINT16},
-    {5, NPU_DTYPE_INT16},  {6, NPU_DTYPE_INT32},  {7, NPU_DTYPE_INT64},   {9, NPU_DTYPE_BOOL},
-    {10, NPU_DTYPE_FP16},  {11, NPU_DTYPE_FP64},  {12, NPU_DTYPE_UINT32}, {13, NPU_DTYPE_UINT64},
-};
-
-enum npu_dtype
-npu_dtype_from_onnx(int64_t code)
-{
-    for (size_t i = 0; i < NPU_ARRAY_SIZE(onnx_types); i++)
-        if (onnx_types[i].code == code)
-            return onnx_types[i].dt;
-    return NPU_DTYPE_UNDEFINED;
-}
-
-int
-npu_dtype_to_onnx(enum npu_dtype t)
-{
-    for (size_t i = 0; i < NPU_ARRAY_SIZE(onnx_types); i++)
-        if (onnx_types[i].dt == t)
-            return onnx_types[i].code;
-    return 0;
-}
-
-/* ---- shape helpers --------------------------------------------------------- */
-
-void
-ir_strides(const struct npu_tensor *t, int64_t *st)
-{
-    int64_t s = 1;
-    for (int i = t->ndim - 1; i >= 0; i--) {
-        st[i] = s;
-        s *= t->dims[i];
-    }
-}
-
-bool
-ir_broadcast(const struct npu_tensor *a, const struct npu_tensor *b, struct npu_tensor *out)
-{
-    int r = NPU_MAX(a->ndim, b->ndim);
-    int64_t d[NPU_MAX_DIMS];
-    for (int i = 0; i < r; i++) {
-        int ia = i - (r - a->ndim), ib = i - (r - b->ndim);
-        int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
-        if (da == db || db == 1)
-            d[i] = da;
-        else if (da == 1)
-            d[i] = db;
-        else
-            return false;
-    }
-    out->ndim = r;
-    for (int i = 0; i < r; i++)
-        out->dims[i] = d[i];
-    return true;
-}
-
-int64_t
-ir_bcast_offset(const struct npu_tensor *t, const int64_t *idx, int ond)
-{
-    int64_t off = 0, s = 1;
-    for (int i = t->ndim - 1; i >= 0; i--) {
-        int oi = i + (ond - t->ndim);
-        if (t->dims[i] != 1)
-            off += idx[oi] * s;
-        s *= t->dims[i];
-    }
-    return off;
-}
-
-#define FAIL(...)                                                                                  \
-    do {                                                                                           \
-        ir_node_err(n, __VA_ARGS__);                                                               \
-        return NPU_ERR_INVALID;                                                                    \
-    } while (0)
-
-#define NEED_IN(i)                                                                                 \
-    do {                                                                                           \
-        if ((i) >= n->nin || !n->in[i])                                                            \
-            FAIL("missing input %d", (i));                                                         \
-    } while (0)
-
-#define NEED_DATA(i, what)                                                                         \
-    do {                                                                                           \
-        NEED_IN(i);                                                                                \
-        if (!npu_value_data(n->in[i]))                                                             \
-            FAIL("%s (input %d '%s') is not a compile-time constant; shapes that depend on "      \
-                 "run-time values are not supported",                                              \
-                 what, (i), n->in[i]->name);                                                       \
-    } while (0)
-
-static const struct npu_tensor *
-T(const struct npu_node *n, int i)
-{
-    return i < n->nin && n->in[i] ? &n->in[i]->t : NULL;
-}
-
-static enum npu_status
-set_out(const struct npu_node *n, int i, enum npu_dtype dt, int ndim, const int64_t *dims)
-{
-    if (i >= n->nout)
-        return NPU_OK;
-    if (ndim < 0 || ndim > NPU_MAX_DIMS)
-        FAIL("output rank %d exceeds the supported %d", ndim, NPU_MAX_DIMS);
-    struct npu_tensor *t = &n->out[i]->t;
-    t->dtype = dt;
-    t->ndim = ndim;
-    for (int k = 0; k < ndim; k++) {
-        if (dims[k] < 0)
-            FAIL("output dim %d is negative (%lld)", k, (long long)dims[k]);
-        t->dims[k] = dims[k];
-    }
-    if (npu_tensor_nbytes(t) < 0)
-        FAIL("output size overflows");
-    /* An absurd output (over 64 GiB) is a corrupt model, not a big one. */
-    if (npu_tensor_nbytes(t) > ((int64_t)1 << 36))
-        FAIL("output of %lld bytes is absurdly large", (long long)npu_tensor_nbytes(t));
-    return NPU_OK;
-}
-
-static enum npu_status
-same_as(const struct npu_node *n, int o, int i)
-{
-    const struct npu_tensor *t = T(n, i);
-    return set_out(n, o, t->dtype, t->ndim, t->dims);
-}
-
-static bool
-norm_axis(int64_t a, int rank, int64_t *out)
-{
-    if (a < -rank || a >= rank)
-        return false;
-    *out = a < 0 ? a + rank : a;
-    return true;
-}
-
-/* Reads up to max entries of an integer vector input with data. */
-static int
-read_ints(const struct npu_value *v, int64_t *buf, int max)
-{
-    int64_t cnt = npu_value_numel(v);
-    if (cnt < 0 || cnt > max || !npu_dtype_is_int(v->t.dtype))
-        return -1;
-    for (int64_t i = 0; i < cnt; i++)
-        buf[i] = npu_value_get_i64(v, i);
-    return (int)cnt;
 }
 
 static int64_t
@@ -208,9 +46,9 @@ infer_broadcast_n(struct npu_node *n, int first, int count, enum npu_dtype out_d
     struct npu_tensor acc = {0};
     for (int i = first; i < first + count; i++) {
         NEED_IN(i);
-        const struct npu_tensor *t = T(n, i);
-        if (same_dt && t->dtype != T(n, first)->dtype)
-            FAIL("input dtypes differ (%s vs %s)", npu_dtype_name(T(n, first)->dtype),
+        const struct npu_tensor *t = ir_T(n, i);
+        if (same_dt && t->dtype != ir_T(n, first)->dtype)
+            FAIL("input dtypes differ (%s vs %s)", npu_dtype_name(ir_T(n, first)->dtype),
                  npu_dtype_name(t->dtype));
         if (i == first) {
             acc = *t;
@@ -218,7 +56,7 @@ infer_broadcast_n(struct npu_node *n, int first, int count, enum npu_dtype out_d
             FAIL("input shapes cannot be broadcast together (input %d '%s')", i, n->in[i]->name);
         }
     }
-    return set_out(n, 0, out_dt ? out_dt : T(n, first)->dtype, acc.ndim, acc.dims);
+    return ir_set_out(n, 0, out_dt ? out_dt : ir_T(n, first)->dtype, acc.ndim, acc.dims);
 }
 
 static enum npu_status
@@ -257,1063 +95,13 @@ matmul_shape(struct npu_node *n, const struct npu_tensor *a, const struct npu_te
         d[r++] = M;
     if (!vb)
         d[r++] = N;
-    return set_out(n, out, dt, r, d);
-}
-
-/* Spatial output sizes shared by Conv, ConvTranspose and the pools. Fills
- * pads (2*ns: begins then ends) resolved from auto_pad. */
-enum npu_status ir_conv_geometry(const struct npu_node *n, int ns, const int64_t *in_sp,
-                                 const int64_t *k, bool transposed, bool pool, int64_t *pads,
-                                 int64_t *out_sp);
-
-enum npu_status
-ir_conv_geometry(const struct npu_node *n, int ns, const int64_t *in_sp, const int64_t *k,
-                 bool transposed, bool pool, int64_t *pads, int64_t *out_sp)
-{
-    size_t cnt;
-    int64_t s[NPU_MAX_DIMS], d[NPU_MAX_DIMS], op[NPU_MAX_DIMS];
-    const int64_t *v;
-    for (int i = 0; i < ns; i++) {
-        s[i] = d[i] = 1;
-        op[i] = 0;
-        pads[i] = pads[i + ns] = 0;
-    }
-    if ((v = npu_node_ints(n, "strides", &cnt))) {
-        if ((int)cnt != ns)
-            FAIL("strides has %zu entries for %d spatial dims", cnt, ns);
-        for (int i = 0; i < ns; i++)
-            s[i] = v[i];
-    }
-    if ((v = npu_node_ints(n, "dilations", &cnt))) {
-        if ((int)cnt != ns)
-            FAIL("dilations has %zu entries for %d spatial dims", cnt, ns);
-        for (int i = 0; i < ns; i++)
-            d[i] = v[i];
-    }
-    if ((v = npu_node_ints(n, "pads", &cnt))) {
-        if ((int)cnt != 2 * ns)
-            FAIL("pads has %zu entries for %d spatial dims", cnt, ns);
-        for (int i = 0; i < 2 * ns; i++)
-            pads[i] = v[i];
-    }
-    if ((v = npu_node_ints(n, "output_padding", &cnt))) {
-        if ((int)cnt != ns)
-            FAIL("output_padding has %zu entries for %d spatial dims", cnt, ns);
-        for (int i = 0; i < ns; i++)
-            op[i] = v[i];
-    }
-    for (int i = 0; i < ns; i++) {
-        if (s[i] < 1 || d[i] < 1 || k[i] < 1 || s[i] > (1 << 20) || d[i] > (1 << 20) ||
-            k[i] > (1 << 20))
-            FAIL("kernel %lld, stride %lld, dilation %lld out of range", (long long)k[i],
-                 (long long)s[i], (long long)d[i]);
-        if (pads[i] < 0 || pads[i + ns] < 0 || pads[i] > (1 << 24) || pads[i + ns] > (1 << 24))
-            FAIL("pads out of range");
-        if (op[i] < 0 || op[i] >= NPU_MAX(s[i], d[i]))
-            FAIL("output_padding out of range");
-    }
-    const char *ap = npu_node_string(n, "auto_pad", "NOTSET");
-    bool same_u = !strcmp(ap, "SAME_UPPER"), same_l = !strcmp(ap, "SAME_LOWER");
-    bool valid = !strcmp(ap, "VALID");
-    if (!same_u && !same_l && !valid && strcmp(ap, "NOTSET"))
-        FAIL("unknown auto_pad '%s'", ap);
-    bool ceil_mode = pool && npu_node_int(n, "ceil_mode", 0);
-    size_t ocnt;
-    const int64_t *oshape = transposed ? npu_node_ints(n, "output_shape", &ocnt) : NULL;
-    if (oshape && (int)ocnt != ns) {
-        /* output_shape may include N and C */
-        if ((int)ocnt == ns + 2)
-            oshape += 2;
-        else
-            FAIL("output_shape has %zu entries for %d spatial dims", ocnt, ns);
-    }
-    for (int i = 0; i < ns; i++) {
-        int64_t ek = (k[i] - 1) * d[i] + 1;
-        if (transposed) {
-            int64_t o;
-            if (oshape) {
-                o = oshape[i];
-                int64_t total = s[i] * (in_sp[i] - 1) + op[i] + ek - o;
-                if (total < 0)
-                    total = 0;
-                if (same_l || same_u || !npu_node_attr(n, "pads")) {
-                    pads[i] = same_u ? total / 2 : total - total / 2;
-                    pads[i + ns] = total - pads[i];
-                    if (!same_l && !same_u) { /* ONNX default: extra at the end */
-                        pads[i] = total / 2;
-                        pads[i + ns] = total - pads[i];
-                    }
-                }
-            } else if (same_u || same_l) {
-                o = in_sp[i] * s[i];
-                int64_t total = s[i] * (in_sp[i] - 1) + op[i] + ek - o;
-                if (total < 0)
-                    total = 0;
-                pads[i] = same_u ? total / 2 : total - total / 2;
-                pads[i + ns] = total - pads[i];
-            } else {
-                if (valid)
-                    pads[i] = pads[i + ns] = 0;
-                o = s[i] * (in_sp[i] - 1) + op[i] + ek - pads[i] - pads[i + ns];
-            }
-            if (o < 1)
-                FAIL("spatial dim %d of the output would be %lld", i, (long long)o);
-            out_sp[i] = o;
-            continue;
-        }
-        if (same_u || same_l) {
-            int64_t o = (in_sp[i] + s[i] - 1) / s[i];
-            int64_t total = (o - 1) * s[i] + ek - in_sp[i];
-            if (total < 0)
-                total = 0;
-            pads[i] = same_u ? total / 2 : total - total / 2;
-            pads[i + ns] = total - pads[i];
-        } else if (valid) {
-            pads[i] = pads[i + ns] = 0;
-        }
-        int64_t span = in_sp[i] + pads[i] + pads[i + ns] - ek;
-        if (span < 0)
-            FAIL("kernel (%lld) larger than padded input (%lld) on spatial dim %d",
-                 (long long)ek, (long long)(in_sp[i] + pads[i] + pads[i + ns]), i);
-        int64_t o = (ceil_mode ? (span + s[i] - 1) / s[i] : span / s[i]) + 1;
-        /* The last window must start inside the input or left padding. */
-        if (ceil_mode && (o - 1) * s[i] >= in_sp[i] + pads[i])
-            o--;
-        out_sp[i] = o;
-    }
-    return NPU_OK;
-}
-
-static enum npu_status
-infer_conv(struct npu_node *n, int xi, int wi, enum npu_dtype dt, bool transposed)
-{
-    NEED_IN(xi);
-    NEED_IN(wi);
-    const struct npu_tensor *x = T(n, xi), *w = T(n, wi);
-    if (x->ndim < 3 || w->ndim != x->ndim)
-        FAIL("input rank %d and weight rank %d do not make a convolution", x->ndim, w->ndim);
-    int ns = x->ndim - 2;
-    int64_t group = npu_node_int(n, "group", 1);
-    if (group < 1 || group > x->dims[1])
-        FAIL("group %lld out of range", (long long)group);
-    int64_t k[NPU_MAX_DIMS], pads[2 * NPU_MAX_DIMS], osp[NPU_MAX_DIMS];
-    size_t cnt;
-    const int64_t *ks = npu_node_ints(n, "kernel_shape", &cnt);
-    for (int i = 0; i < ns; i++)
-        k[i] = w->dims[2 + i];
-    if (ks) {
-        if ((int)cnt != ns)
-            FAIL("kernel_shape has %zu entries for %d spatial dims", cnt, ns);
-        for (int i = 0; i < ns; i++)
-            if (ks[i] != k[i])
-                FAIL("kernel_shape disagrees with the weight shape");
-    }
-    int64_t m;
-    if (!transposed) {
-        if (x->dims[1] != w->dims[1] * group)
-            FAIL("input has %lld channels, weight expects %lld x group %lld",
-                 (long long)x->dims[1], (long long)w->dims[1], (long long)group);
-        if (w->dims[0] % group)
-            FAIL("output channels %lld not divisible by group %lld", (long long)w->dims[0],
-                 (long long)group);
-        m = w->dims[0];
-    } else {
-        if (x->dims[1] != w->dims[0])
-            FAIL("input has %lld channels, weight expects %lld", (long long)x->dims[1],
-                 (long long)w->dims[0]);
-        m = w->dims[1] * group;
-    }
-    enum npu_status st = ir_conv_geometry(n, ns, x->dims + 2, k, transposed, false, pads, osp);
-    if (st)
-        return st;
-    int64_t d[NPU_MAX_DIMS] = {x->dims[0], m};
-    for (int i = 0; i < ns; i++)
-        d[2 + i] = osp[i];
-    const struct npu_tensor *b = NULL;
-    if (n->op == NPU_OP_CONV || n->op == NPU_OP_CONV_TRANSPOSE)
-        b = T(n, 2);
-    else if (n->op == NPU_OP_QLINEAR_CONV)
-        b = T(n, 8);
-    if (b && (b->ndim != 1 || b->dims[0] != m))
-        FAIL("bias must have shape [%lld]", (long long)m);
-    return set_out(n, 0, dt, x->ndim, d);
-}
-
-static enum npu_status
-infer_pool(struct npu_node *n)
-{
-    NEED_IN(0);
-    const struct npu_tensor *x = T(n, 0);
-    if (x->ndim < 3)
-        FAIL("pooling needs rank >= 3, input has %d", x->ndim);
-    int ns = x->ndim - 2;
-    size_t cnt;
-    const int64_t *ks = npu_node_ints(n, "kernel_shape", &cnt);
-    if (!ks || (int)cnt != ns)
-        FAIL("kernel_shape missing or of the wrong length");
-    int64_t pads[2 * NPU_MAX_DIMS], osp[NPU_MAX_DIMS], d[NPU_MAX_DIMS];
-    enum npu_status st = ir_conv_geometry(n, ns, x->dims + 2, ks, false, true, pads, osp);
-    if (st)
-        return st;
-    d[0] = x->dims[0];
-    d[1] = x->dims[1];
-    for (int i = 0; i < ns; i++)
-        d[2 + i] = osp[i];
-    st = set_out(n, 0, x->dtype, x->ndim, d);
-    if (!st && n->nout > 1)
-        st = set_out(n, 1, NPU_DTYPE_INT64, x->ndim, d);
-    return st;
-}
-
-static enum npu_status
-infer_reduce(struct npu_node *n)
-{
-    NEED_IN(0);
-    const struct npu_tensor *x = T(n, 0);
-    bool keep = npu_node_int(n, "keepdims", 1) != 0;
-    bool noop = npu_node_int(n, "noop_with_empty_axes", 0) != 0;
-    bool red[NPU_MAX_DIMS] = {0};
-    int64_t ax[NPU_MAX_DIMS * 2];
-    int na = 0;
-    if (T(n, 1)) {
-        NEED_DATA(1, "axes");
-        na = read_ints(n->in[1], ax, NPU_MAX_DIMS * 2);
-        if (na < 0)
-            FAIL("axes must be an integer vector of at most %d entries", NPU_MAX_DIMS);
-    }
-    if (na == 0) {
-        if (noop)
-            return same_as(n, 0, 0);
-        for (int i = 0; i < x->ndim; i++)
-            red[i] = true;
-    }
-    for (int i = 0; i < na; i++) {
-        int64_t a;
-        if (!norm_axis(ax[i], x->ndim, &a))
-            FAIL("axis %lld out of range for rank %d", (long long)ax[i], x->ndim);
-        red[a] = true;
-    }
-    int64_t d[NPU_MAX_DIMS];
-    int r = 0;
-    for (int i = 0; i < x->ndim; i++) {
-        if (!red[i])
-            d[r++] = x->dims[i];
-        else if (keep)
-            d[r++] = 1;
-    }
-    return set_out(n, 0, x->dtype, r, d);
-}
-
-static enum npu_status
-infer_argminmax(struct npu_node *n)
-{
-    NEED_IN(0);
-    const struct npu_tensor *x = T(n, 0);
-    int64_t a;
-    if (!norm_axis(npu_node_int(n, "axis", 0), x->ndim, &a))
-        FAIL("axis out of range");
-    bool keep = npu_node_int(n, "keepdims", 1) != 0;
-    int64_t d[NPU_MAX_DIMS];
-    int r = 0;
-    for (int i = 0; i < x->ndim; i++) {
-        if (i != a)
-            d[r++] = x->dims[i];
-        else if (keep)
-            d[r++] = 1;
-    }
-    return set_out(n, 0, NPU_DTYPE_INT64, r, d);
-}
-
-static enum npu_status
-infer_reshape(struct npu_node *n)
-{
-    NEED_IN(0);
-    NEED_DATA(1, "shape");
-    const struct npu_tensor *x = T(n, 0);
-    int64_t s[NPU_MAX_DIMS];
-    int r = read_ints(n->in[1], s, NPU_MAX_DIMS);
-    if (r < 0 || n->in[1]->t.ndim != 1)
-        FAIL("shape must be an integer vector of at most %d entries", NPU_MAX_DIMS);
-    bool allowzero = npu_node_int(n, "allowzero", 0) != 0;
-    int neg = -1;
-    int64_t known = 1;
-    for (int i = 0; i < r; i++) {
-        if (s[i] == 0 && !allowzero) {
-            if (i >= x->ndim)
-                FAIL("shape[%d] = 0 copies a dim the input does not have", i);
-            s[i] = x->dims[i];
-        }
-        if (s[i] == -1) {
-            if (neg >= 0)
-                FAIL("shape has more than one -1");
-            neg = i;
-        } else if (s[i] < 0) {
-            FAIL("shape[%d] = %lld is invalid", i, (long long)s[i]);
-        } else {
-            if (s[i] && known > INT64_MAX / s[i])
-                FAIL("shape overflows");
-            known *= s[i];
-        }
-    }
-    int64_t total = npu_tensor_numel(x);
-    if (neg >= 0) {
-        if (known == 0 || total % known)
-            FAIL("cannot infer the -1 dim: %lld elements into blocks of %lld", (long long)total,
-                 (long long)known);
-        s[neg] = total / known;
-    } else if (known != total) {
-        FAIL("shape holds %lld elements, input has %lld", (long long)known, (long long)total);
-    }
-    return set_out(n, 0, x->dtype, r, s);
-}
-
-static enum npu_status
-infer_slice(struct npu_node *n)
-{
-    NEED_IN(0);
-    NEED_DATA(1, "starts");
-    NEED_DATA(2, "ends");
-    const struct npu_tensor *x = T(n, 0);
-    int64_t st[NPU_MAX_DIMS], en[NPU_MAX_DIMS], ax[NPU_MAX_DIMS], sp[NPU_MAX_DIMS];
-    int ns = read_ints(n->in[1], st, NPU_MAX_DIMS), ne = read_ints(n->in[2], en, NPU_MAX_DIMS);
-    if (ns < 0 || ne != ns)
-        FAIL("starts and ends must be integer vectors of equal length <= %d", NPU_MAX_DIMS);
-    for (int i = 0; i < ns; i++) {
-        ax[i] = i;
-        sp[i] = 1;
-    }
-    if (T(n, 3)) {
-        NEED_DATA(3, "axes");
-        if (read_ints(n->in[3], ax, NPU_MAX_DIMS) != ns)
-            FAIL("axes must have as many entries as starts");
-    }
-    if (T(n, 4)) {
-        NEED_DATA(4, "steps");
-        if (read_ints(n->in[4], sp, NPU_MAX_DIMS) != ns)
-            FAIL("steps must have as many entries as starts");
-    }
-    int64_t d[NPU_MAX_DIMS];
-    bool seen[NPU_MAX_DIMS] = {0};
-    for (int i = 0; i < x->ndim; i++)
-        d[i] = x->dims[i];
-    for (int i = 0; i < ns; i++) {
-        int64_t a;
-        if (!norm_axis(ax[i], x->ndim, &a) || seen[a])
-            FAIL("axis %lld out of range or repeated", (long long)ax[i]);
-        seen[a] = true;
-        if (sp[i] == 0)
-            FAIL("step 0 on axis %lld", (long long)a);
-        int64_t dim = x->dims[a], s = st[i], e = en[i];
-        if (s < 0)
-            s = s < -dim ? 0 : s + dim;
-        if (e < 0)
-            e = e < -dim ? -1 : e + dim;
-        if (sp[i] > 0) {
-            s = NPU_MIN(s, dim);
-            e = NPU_MIN(NPU_MAX(e, 0), dim);
-            d[a] = e > s ? (e - s + sp[i] - 1) / sp[i] : 0;
-        } else {
-            s = NPU_MIN(s, dim - 1);
-            e = NPU_MAX(e, -1);
-            if (sp[i] == INT64_MIN)
-                FAIL("step out of range");
-            d[a] = s > e ? (s - e + (-sp[i]) - 1) / (-sp[i]) : 0;
-        }
-    }
-    return set_out(n, 0, x->dtype, x->ndim, d);
-}
-
-static enum npu_status
-infer_concat(struct npu_node *n)
-{
-    if (n->nin < 1)
-        FAIL("no inputs");
-    NEED_IN(0);
-    const struct npu_tensor *x = T(n, 0);
-    int64_t a;
-    if (!norm_axis(npu_node_int(n, "axis", 0), x->ndim, &a))
-        FAIL("axis out of range for rank %d", x->ndim);
-    int64_t d[NPU_MAX_DIMS];
-    for (int i = 0; i < x->ndim; i++)
-        d[i] = x->dims[i];
-    for (int k = 1; k < n->nin; k++) {
-        NEED_IN(k);
-        const struct npu_tensor *t = T(n, k);
-        if (t->dtype != x->dtype || t->ndim != x->ndim)
-            FAIL("input %d ('%s') differs in dtype or rank", k, n->in[k]->name);
-        for (int i = 0; i < x->ndim; i++)
-            if (i != a && t->dims[i] != x->dims[i])
-                FAIL("input %d ('%s') differs in dim %d", k, n->in[k]->name, i);
-        d[a] += t->dims[a];
-    }
-    return set_out(n, 0, x->dtype, x->ndim, d);
-}
-
-static enum npu_status
-infer_split(struct npu_node *n)
-{
-    NEED_IN(0);
-    const struct npu_tensor *x = T(n, 0);
-    int64_t a;
-    if (!norm_axis(npu_node_int(n, "axis", 0), x->ndim, &a))
-        FAIL("axis out of range");
-    int64_t sz[64];
-    int cnt;
-    if (n->nout > 64)
-        FAIL("more than 64 outputs");
-    if (T(n, 1)) {
-        NEED_DATA(1, "split");
-        cnt = read_ints(n->in[1], sz, 64);
-        if (cnt != n->nout)
-            FAIL("split has %d entries for %d outputs", cnt, n->nout);
-        int64_t tot = 0;
-        for (int i = 0; i < cnt; i++) {
-            if (sz[i] < 0)
-                FAIL("negative split size");
-            tot += sz[i];
-        }
-        if (tot != x->dims[a])
-            FAIL("split sizes add up to %lld, dim is %lld", (long long)tot,
-                 (long long)x->dims[a]);
-    } else {
-        int64_t parts = npu_node_int(n, "num_outputs", n->nout);
-        if (parts != n->nout || parts < 1)
-            FAIL("num_outputs %lld does not match %d outputs", (long long)parts, n->nout);
-        int64_t chunk = (x->dims[a] + parts - 1) / parts;
-        for (int i = 0; i < n->nout; i++) {
-            int64_t rem = x->dims[a] - chunk * i;
-            sz[i] = rem < 0 ? 0 : NPU_MIN(chunk, rem);
-        }
-        if (chunk * (parts - 1) >= x->dims[a] && x->dims[a] > 0 && parts > 1)
-            FAIL("cannot split %lld into %lld parts", (long long)x->dims[a], (long long)parts);
-    }
-    for (int i = 0; i < n->nout; i++) {
-        int64_t d[NPU_MAX_DIMS];
-        memcpy(d, x->dims, sizeof(d));
-        d[a] = sz[i];
-        enum npu_status st = set_out(n, i, x->dtype, x->ndim, d);
-        if (st)
-            return st;
-    }
-    return NPU_OK;
-}
-
-static enum npu_status
-infer_squeeze(struct npu_node *n, bool unsq)
-{
-    NEED_IN(0);
-    const struct npu_tensor *x = T(n, 0);
-    int64_t ax[NPU_MAX_DIMS];
-    int na = 0;
-    if (T(n, 1)) {
-        NEED_DATA(1, "axes");
-        na = read_ints(n->in[1], ax, NPU_MAX_DIMS);
-        if (na < 0)
-            FAIL("axes must be an integer vector of at most %d entries", NPU_MAX_DIMS);
-    } else if (unsq) {
-        FAIL("axes input missing");
-    }
-    int64_t d[NPU_MAX_DIMS];
-    int r = 0;
-    if (unsq) {
-        int orank = x->ndim + na;
-        if (orank > NPU_MAX_DIMS)
-            FAIL("output rank %d exceeds %d", orank, NPU_MAX_DIMS);
-        bool ins[NPU_MAX_DIMS] = {0};
-        for (int i = 0; i < na; i++) {
-            int64_t a;
-            if (!norm_axis(ax[i], orank, &a) || ins[a])
-                FAIL("axis %lld out of range or repeated", (long long)ax[i]);
-            ins[a] = true;
-        }
-        int k = 0;
-        for (int i = 0; i < orank; i++)
-            d[r++] = ins[i] ? 1 : x->dims[k++];
-        return set_out(n, 0, x->dtype, r, d);
-    }
-    bool rm[NPU_MAX_DIMS] = {0};
-    for (int i = 0; i < na; i++) {
-        int64_t a;
-        if (!norm_axis(ax[i], x->ndim, &a))
-            FAIL("axis %lld out of range", (long long)ax[i]);
-        if (x->dims[a] != 1)
-            FAIL("cannot squeeze dim %lld of size %lld", (long long)a, (long long)x->dims[a]);
-        rm[a] = true;
-    }
-    for (int i = 0; i < x->ndim; i++)
-        if (!(na ? rm[i] : x->dims[i] == 1))
-            d[r++] = x->dims[i];
-    return set_out(n, 0, x->dtype, r, d);
-}
-
-static enum npu_status
-infer_gather(struct npu_node *n)
-{
-    NEED_IN(0);
-    NEED_IN(1);
-    const struct npu_tensor *x = T(n, 0), *idx = T(n, 1);
-    if (idx->dtype != NPU_DTYPE_INT64 && idx->dtype != NPU_DTYPE_INT32)
-        FAIL("indices must be i32 or i64, not %s", npu_dtype_name(idx->dtype));
-    int64_t a;
-    if (!norm_axis(npu_node_int(n, "axis", 0), x->ndim, &a))
-        FAIL("axis out of range for rank %d", x->ndim);
-    if (n->op == NPU_OP_GATHER_ELEMENTS) {
-        if (idx->ndim != x->ndim)
-            FAIL("indices rank differs from data rank");
-        return set_out(n, 0, x->dtype, idx->ndim, idx->dims);
-    }
-    int64_t d[NPU_MAX_DIMS * 2];
-    int r = 0;
-    for (int i = 0; i < a; i++)
-        d[r++] = x->dims[i];
-    for (int i = 0; i < idx->ndim; i++)
-        d[r++] = idx->dims[i];
-    for (int i = (int)a + 1; i < x->ndim; i++)
-        d[r++] = x->dims[i];
-    if (npu_value_data(n->in[1])) {
-        int64_t cnt = npu_value_numel(n->in[1]);
-        for (int64_t i = 0; i < cnt; i++) {
-            int64_t v = npu_value_get_i64(n->in[1], i);
-            if (v < -x->dims[a] || v >= x->dims[a])
-                FAIL("index %lld out of range for dim of %lld", (long long)v,
-                     (long long)x->dims[a]);
-        }
-    }
-    return set_out(n, 0, x->dtype, r, d);
-}
-
-static enum npu_status
-infer_pad(struct npu_node *n)
-{
-    NEED_IN(0);
-    NEED_DATA(1, "pads");
-    const struct npu_tensor *x = T(n, 0);
-    int64_t p[2 * NPU_MAX_DIMS], ax[NPU_MAX_DIMS];
-    int np = read_ints(n->in[1], p, 2 * NPU_MAX_DIMS);
-    int na = x->ndim;
-    for (int i = 0; i < na; i++)
-        ax[i] = i;
-    if (T(n, 3)) {
-        NEED_DATA(3, "axes");
-        na = read_ints(n->in[3], ax, NPU_MAX_DIMS);
-        if (na < 0)
-            FAIL("bad axes");
-    }
-    if (np != 2 * na)
-        FAIL("pads has %d entries, expected %d", np, 2 * na);
-    int64_t d[NPU_MAX_DIMS];
-    memcpy(d, x->dims, sizeof(d));
-    for (int i = 0; i < na; i++) {
-        int64_t a;
-        if (!norm_axis(ax[i], x->ndim, &a))
-            FAIL("axis out of range");
-        if (p[i] < -(1ll << 40) || p[i] > (1ll << 40) || p[i + na] < -(1ll << 40) ||
-            p[i + na] > (1ll << 40))
-            FAIL("pads out of range");
-        d[a] += p[i] + p[i + na];
-        if (d[a] < 0)
-            FAIL("pads make dim %lld negative", (long long)a);
-    }
-    return set_out(n, 0, x->dtype, x->ndim, d);
-}
-
-static enum npu_status
-infer_expand(struct npu_node *n)
-{
-    NEED_IN(0);
-    NEED_DATA(1, "shape");
-    struct npu_tensor s = {.ndim = 0};
-    int r = read_ints(n->in[1], s.dims, NPU_MAX_DIMS);
-    if (r < 0)
-        FAIL("shape must be an integer vector of at most %d entries", NPU_MAX_DIMS);
-    s.ndim = r;
-    for (int i = 0; i < r; i++)
-        if (s.dims[i] < 0)
-            FAIL("negative dim in shape");
-    struct npu_tensor o;
-    if (!ir_broadcast(T(n, 0), &s, &o))
-        FAIL("input shape cannot be expanded to the given shape");
-    return set_out(n, 0, T(n, 0)->dtype, o.ndim, o.dims);
-}
-
-/* DepthToSpace / SpaceToDepth: NCHW, blocksize b moves b*b channels per pixel. */
-static enum npu_status
-infer_depth_space(struct npu_node *n)
-{
-    NEED_IN(0);
-    const struct npu_tensor *x = T(n, 0);
-    int64_t b = npu_node_int(n, "blocksize", 0);
-    if (x->ndim != 4)
-        FAIL("input must be NCHW (rank 4), not rank %d", x->ndim);
-    if (b < 1 || b > 4096)
-        FAIL("blocksize %lld must be in [1, 4096]", (long long)b);
-    int64_t d[4] = {x->dims[0], x->dims[1], x->dims[2], x->dims[3]};
-    if (n->op == NPU_OP_DEPTH_TO_SPACE) {
-        const char *mode = npu_node_string(n, "mode", "DCR");
-        if (strcmp(mode, "DCR") && strcmp(mode, "CRD"))
-            FAIL("mode '%s' is neither DCR nor CRD", mode);
-        if (d[1] % (b * b))
-            FAIL("channels %lld are not a multiple of blocksize^2", (long long)d[1]);
-        if (d[2] > INT64_MAX / b || d[3] > INT64_MAX / b)
-            FAIL("output too large");
-        d[1] /= b * b, d[2] *= b, d[3] *= b;
-    } else {
-        if (d[2] % b || d[3] % b)
-            FAIL("height and width must be multiples of blocksize %lld", (long long)b);
-        if (d[1] > INT64_MAX / (b * b))
-            FAIL("output too large");
-        d[1] *= b * b, d[2] /= b, d[3] /= b;
-    }
-    return set_out(n, 0, x->dtype, 4, d);
-}
-
-/* ScatterND / ScatterElements: the output is the data; the operands must agree. */
-static enum npu_status
-infer_scatter(struct npu_node *n)
-{
-    NEED_IN(0);
-    NEED_IN(1);
-    NEED_IN(2);
-    const struct npu_tensor *x = T(n, 0), *idx = T(n, 1), *u = T(n, 2);
-    if (idx->dtype != NPU_DTYPE_INT64 && idx->dtype != NPU_DTYPE_INT32)
-        FAIL("indices must be i32 or i64, not %s", npu_dtype_name(idx->dtype));
-    if (u->dtype != x->dtype)
-        FAIL("updates are %s, data %s", npu_dtype_name(u->dtype), npu_dtype_name(x->dtype));
-    const char *red = npu_node_string(n, "reduction", "none");
-    if (strcmp(red, "none") && strcmp(red, "add") && strcmp(red, "mul") && strcmp(red, "max") &&
-        strcmp(red, "min"))
-        FAIL("unknown reduction '%s'", red);
-    if (n->op == NPU_OP_SCATTER_ELEMENTS) {
-        int64_t a;
-        if (!norm_axis(npu_node_int(n, "axis", 0), x->ndim, &a))
-            FAIL("axis out of range for rank %d", x->ndim);
-        if (idx->ndim != x->ndim || u->ndim != idx->ndim ||
-            memcmp(u->dims, idx->dims, sizeof(int64_t) * (size_t)idx->ndim))
-            FAIL("indices and updates must have one shape, of the data's rank");
-        for (int i = 0; i < x->ndim; i++)
-            if (i != a && idx->dims[i] > x->dims[i])
-                FAIL("indices dim %d exceeds the data's", i);
-    } else {
-        if (idx->ndim < 1)
-            FAIL("indices must have rank >= 1");
-        int64_t k = idx->dims[idx->ndim - 1];
-        if (k < 1 || k > x->ndim)
-            FAIL("index tuples of %lld entries for data of rank %d", (long long)k, x->ndim);
-        bool ok = u->ndim == idx->ndim - 1 + x->ndim - (int)k;
-        for (int i = 0; ok && i < idx->ndim - 1; i++)
-            ok = u->dims[i] == idx->dims[i];
-        for (int i = 0; ok && i < x->ndim - (int)k; i++)
-            ok = u->dims[idx->ndim - 1 + i] == x->dims[k + i];
-        if (!ok)
-            FAIL("updates shape is not indices.shape[:-1] + data.shape[%lld:]", (long long)k);
-    }
-    return same_as(n, 0, 0);
-}
-
-/* TopK: K along axis (K must be known at compile time: it sizes the outputs). */
-static enum npu_status
-infer_topk(struct npu_node *n)
-{
-    NEED_IN(0);
-    NEED_DATA(1, "K");
-    const struct npu_tensor *x = T(n, 0);
-    int64_t a, k[2];
-    if (!norm_axis(npu_node_int(n, "axis", -1), x->ndim, &a))
-        FAIL("axis out of range for rank %d", x->ndim);
-    if (read_ints(n->in[1], k, 2) != 1)
-        FAIL("K must be a one-element integer tensor");
-    if (k[0] < 0 || k[0] > x->dims[a])
-        FAIL("K = %lld for an axis of %lld", (long long)k[0], (long long)x->dims[a]);
-    int64_t d[NPU_MAX_DIMS];
-    memcpy(d, x->dims, sizeof(d));
-    d[a] = k[0];
-    enum npu_status st = set_out(n, 0, x->dtype, x->ndim, d);
-    if (!st && n->nout > 1)
-        st = set_out(n, 1, NPU_DTYPE_INT64, x->ndim, d);
-    return st;
-}
-
-/* OneHot: the depth must be known (it sizes the output). */
-static enum npu_status
-infer_one_hot(struct npu_node *n)
-{
-    NEED_IN(0);
-    NEED_DATA(1, "depth");
-    NEED_IN(2);
-    const struct npu_tensor *x = T(n, 0), *v = T(n, 2);
-    if (npu_value_numel(n->in[1]) != 1)
-        FAIL("depth must have one element");
-    double dd = npu_dtype_load_f64(T(n, 1)->dtype, npu_value_data(n->in[1]), 0);
-    if (!(dd >= 1) || dd > (double)(1 << 30))
-        FAIL("depth %g out of range", dd);
-    if (v->ndim != 1 || v->dims[0] != 2)
-        FAIL("values must be [off, on]");
-    if (x->ndim + 1 > NPU_MAX_DIMS)
-        FAIL("indices rank too large");
-    int64_t a;
-    if (!norm_axis(npu_node_int(n, "axis", -1), x->ndim + 1, &a))
-        FAIL("axis out of range for rank %d", x->ndim + 1);
-    int64_t d[NPU_MAX_DIMS];
-    for (int i = 0, k = 0; i < x->ndim + 1; i++)
-        d[i] = i == a ? (int64_t)dd : x->dims[k++];
-    return set_out(n, 0, v->dtype, x->ndim + 1, d);
-}
-
-/* GatherND: batch dims + indices.shape[b:-1] + data.shape[b+k:]. */
-static enum npu_status
-infer_gather_nd(struct npu_node *n)
-{
-    NEED_IN(0);
-    NEED_IN(1);
-    const struct npu_tensor *x = T(n, 0), *idx = T(n, 1);
-    if (idx->dtype != NPU_DTYPE_INT64 && idx->dtype != NPU_DTYPE_INT32)
-        FAIL("indices must be i32 or i64, not %s", npu_dtype_name(idx->dtype));
-    int64_t bd = npu_node_int(n, "batch_dims", 0);
-    if (idx->ndim < 1 || bd < 0 || bd >= idx->ndim || bd >= x->ndim)
-        FAIL("batch_dims %lld does not fit ranks %d and %d", (long long)bd, x->ndim, idx->ndim);
-    int64_t k = idx->dims[idx->ndim - 1];
-    if (k < 1 || bd + k > x->ndim)
-        FAIL("index tuples of %lld entries for data of rank %d", (long long)k, x->ndim);
-    int64_t d[NPU_MAX_DIMS];
-    int r = 0;
-    for (int i = 0; i < bd; i++)
-        if (idx->dims[i] != x->dims[i])
-            FAIL("batch dim %d differs between data and indices", i);
-    for (int i = 0; i < idx->ndim - 1; i++)
-        d[r++] = idx->dims[i];
-    for (int i = (int)(bd + k); i < x->ndim; i++) {
-        if (r >= NPU_MAX_DIMS)
-            FAIL("output rank too large");
-        d[r++] = x->dims[i];
-    }
-    return set_out(n, 0, x->dtype, r, d);
-}
-
-/* RNN / GRU / LSTM (npu-cpu-rnn.c has the shapes): Y [T, D, B, H], Y_h and Y_c
- * [D, B, H]; layout 1 puts the batch first in X and in every output. */
-static enum npu_status
-infer_rnn(struct npu_node *n)
-{
-    NEED_IN(0);
-    NEED_IN(1);
-    NEED_IN(2);
-    const struct npu_tensor *x = T(n, 0), *w = T(n, 1), *r = T(n, 2);
-    int G = n->op == NPU_OP_LSTM ? 4 : n->op == NPU_OP_GRU ? 3 : 1;
-    if (!npu_dtype_is_float(x->dtype))
-        FAIL("X must be a float tensor, not %s", npu_dtype_name(x->dtype));
-    if (x->ndim != 3 || w->ndim != 3 || r->ndim != 3)
-        FAIL("X, W and R must have rank 3");
-    const char *dir = npu_node_string(n, "direction", "forward");
-    int64_t D = !strcmp(dir, "bidirectional") ? 2 : 1;
-    if (D == 1 && strcmp(dir, "forward") && strcmp(dir, "reverse"))
-        FAIL("direction '%s' is not forward, reverse or bidirectional", dir);
-    int64_t layout = npu_node_int(n, "layout", 0);
-    if (layout != 0 && layout != 1)
-        FAIL("layout %lld is not 0 or 1", (long long)layout);
-    int64_t H = npu_node_int(n, "hidden_size", w->dims[1] / G);
-    int64_t Tn = x->dims[layout ? 1 : 0], B = x->dims[layout ? 0 : 1];
-    if (H < 1 || w->dims[0] != D || w->dims[1] != G * H || w->dims[2] != x->dims[2])
-        FAIL("W must be [%lld, %lld, %lld]", (long long)D, (long long)(G * H),
-             (long long)x->dims[2]);
-    if (r->dims[0] != D || r->dims[1] != G * H || r->dims[2] != H)
-        FAIL("R must be [%lld, %lld, %lld]", (long long)D, (long long)(G * H), (long long)H);
-    if (n->op != NPU_OP_LSTM && n->nout > 2)
-        FAIL("has %d outputs; the op defines 1 to 2", n->nout);
-    int64_t y[4] = {Tn, D, B, H}, hs[3] = {D, B, H};
-    if (layout)
-        y[0] = B, y[1] = Tn, y[2] = D, hs[0] = B, hs[1] = D;
-    enum npu_status st = set_out(n, 0, x->dtype, 4, y);
-    for (int i = 1; !st && i < n->nout; i++)
-        st = set_out(n, i, x->dtype, 3, hs);
-    return st;
-}
-
-static enum npu_status
-infer_tile(struct npu_node *n)
-{
-    NEED_IN(0);
-    NEED_DATA(1, "repeats");
-    const struct npu_tensor *x = T(n, 0);
-    int64_t rep[NPU_MAX_DIMS], d[NPU_MAX_DIMS];
-    if (read_ints(n->in[1], rep, NPU_MAX_DIMS) != x->ndim)
-        FAIL("repeats must have one entry per input dim");
-    for (int i = 0; i < x->ndim; i++) {
-        if (rep[i] < 0 || (rep[i] && x->dims[i] > INT64_MAX / rep[i]))
-            FAIL("repeats out of range");
-        d[i] = x->dims[i] * rep[i];
-    }
-    return set_out(n, 0, x->dtype, x->ndim, d);
-}
-
-static enum npu_status
-infer_range(struct npu_node *n)
-{
-    NEED_DATA(0, "start");
-    NEED_DATA(1, "limit");
-    NEED_DATA(2, "delta");
-    enum npu_dtype dt = T(n, 0)->dtype;
-    for (int i = 0; i < 3; i++)
-        if (npu_value_numel(n->in[i]) != 1 || T(n, i)->dtype != dt)
-            FAIL("start, limit and delta must be scalars of one dtype");
-    int64_t cnt;
-    if (npu_dtype_is_int(dt)) {
-        int64_t s = npu_value_get_i64(n->in[0], 0), l = npu_value_get_i64(n->in[1], 0),
-                d = npu_value_get_i64(n->in[2], 0);
-        if (d == 0)
-            FAIL("delta is 0");
-        double c = ceil(((double)l - (double)s) / (double)d);
-        cnt = c > 0 ? (int64_t)c : 0;
-    } else {
-        double s = npu_value_get_f64(n->in[0], 0), l = npu_value_get_f64(n->in[1], 0),
-               d = npu_value_get_f64(n->in[2], 0);
-        if (d == 0 || !isfinite(s) || !isfinite(l) || !isfinite(d))
-            FAIL("delta is 0 or a bound is not finite");
-        double c = ceil((l - s) / d);
-        if (c > 1e12)
-            FAIL("range of %g elements is absurd", c);
-        cnt = c > 0 ? (int64_t)c : 0;
-    }
-    if (cnt > ((int64_t)1 << 34))
-        FAIL("range of %lld elements is absurd", (long long)cnt);
-    return set_out(n, 0, dt, 1, &cnt);
-}
-
-static enum npu_status
-infer_resize(struct npu_node *n)
-{
-    NEED_IN(0);
-    const struct npu_tensor *x = T(n, 0);
-    int64_t ax[NPU_MAX_DIMS];
-    size_t na;
-    const int64_t *axv = npu_node_ints(n, "axes", &na);
-    if (!axv)
-        na = (size_t)x->ndim;
-    if ((int)na > x->ndim)
-        FAIL("too many axes");
-    for (size_t i = 0; i < na; i++)
-        if (!norm_axis(axv ? axv[i] : (int64_t)i, x->ndim, &ax[i]))
-            FAIL("axis out of range");
-    int64_t d[NPU_MAX_DIMS];
-    memcpy(d, x->dims, sizeof(d));
-    if (T(n, 3) && npu_value_numel(n->in[3]) > 0) {
-        NEED_DATA(3, "sizes");
-        int64_t sz[NPU_MAX_DIMS];
-        if (read_ints(n->in[3], sz, NPU_MAX_DIMS) != (int)na)
-            FAIL("sizes must have one entry per resized axis");
-        const char *pol = npu_node_string(n, "keep_aspect_ratio_policy", "stretch");
-        if (!strcmp(pol, "stretch")) {
-            for (size_t i = 0; i < na; i++)
-                d[ax[i]] = sz[i];
-        } else {
-            bool larger = !strcmp(pol, "not_smaller");
-            if (!larger && strcmp(pol, "not_larger"))
-                FAIL("unknown keep_aspect_ratio_policy '%s'", pol);
-            double sc = larger ? 0 : INFINITY;
-            for (size_t i = 0; i < na; i++) {
-                double s = x->dims[ax[i]] ? (double)sz[i] / (double)x->dims[ax[i]] : 1;
-                sc = larger ? fmax(sc, s) : fmin(sc, s);
-            }
-            for (size_t i = 0; i < na; i++)
-                d[ax[i]] = (int64_t)floor((double)x->dims[ax[i]] * sc + 0.5);
-        }
-    } else if (T(n, 2) && npu_value_numel(n->in[2]) > 0) {
-        NEED_DATA(2, "scales");
-        if (npu_value_numel(n->in[2]) != (int64_t)na || !npu_dtype_is_float(T(n, 2)->dtype))
-            FAIL("scales must be a float vector with one entry per resized axis");
-        for (size_t i = 0; i < na; i++) {
-            double s = npu_value_get_f64(n->in[2], (int64_t)i);
-            if (!(s > 0) || s > 1e6)
-                FAIL("scale %g out of range", s);
-            d[ax[i]] = (int64_t)floor((double)x->dims[ax[i]] * s);
-        }
-    } else {
-        FAIL("neither scales nor sizes given");
-    }
-    for (int i = 0; i < x->ndim; i++)
-        if (d[i] < 0 || d[i] > ((int64_t)1 << 32))
-            FAIL("output dim out of range");
-    return set_out(n, 0, x->dtype, x->ndim, d);
-}
-
-/* Einsum: explicit or implicit output, ellipsis broadcast. */
-static enum npu_status
-infer_einsum(struct npu_node *n)
-{
-    const char *eq = npu_node_string(n, "equation", NULL);
-    if (!eq)
-        FAIL("missing equation");
-    int64_t lab_dim[128];
-    int lab_cnt[128] = {0};
-    for (int i = 0; i < 128; i++)
-        lab_dim[i] = -1;
-    struct npu_tensor ell = {.ndim = 0};
-    bool have_ell = false;
-    const char *p = eq;
-    int opi = 0;
-    char lhs_labels[2048];
-    size_t ll = 0;
-    for (; *p && !(p[0] == '-' && p[1] == '>'); opi++) {
-        if (opi >= n->nin)
-            FAIL("equation has more operands than inputs");
-        NEED_IN(opi);
-        const struct npu_tensor *t = T(n, opi);
-        char labs[NPU_MAX_DIMS + 1];
-        int nl = 0, ellpos = -1;
-        while (*p && *p != ',' && !(p[0] == '-' && p[1] == '>')) {
-            if (*p == ' ') {
-                p++;
-                continue;
-            }
-            if (p[0] == '.' && p[1] == '.' && p[2] == '.') {
-                if (ellpos >= 0)
-                    FAIL("two ellipses in one operand");
-                ellpos = nl;
-                p += 3;
-                continue;
-            }
-            if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')) || nl >= NPU_MAX_DIMS)
-                FAIL("bad equation '%s'", eq);
-            labs[nl++] = *p++;
-        }
-        int ne = ellpos >= 0 ? t->ndim - nl : 0;
-        if (ne < 0 || (ellpos < 0 && nl != t->ndim))
-            FAIL("operand %d has rank %d, equation term has %d labels", opi, t->ndim, nl);
-        if (ellpos >= 0) {
-            struct npu_tensor e = {.ndim = ne};
-            for (int i = 0; i < ne; i++)
-                e.dims[i] = t->dims[ellpos + i];
-            if (!have_ell) {
-                ell = e;
-                have_ell = true;
-            } else if (!ir_broadcast(&ell, &e, &ell)) {
-                FAIL("ellipsis dims cannot be broadcast");
-            }
-        }
-        for (int i = 0; i < nl; i++) {
-            int di = i < (ellpos >= 0 ? ellpos : nl) ? i : i + ne;
-            int c = (unsigned char)labs[i];
-            int64_t dim = t->dims[di];
-            if (lab_dim[c] < 0 || lab_dim[c] == 1)
-                lab_dim[c] = dim;
-            else if (dim != lab_dim[c] && dim != 1)
-                FAIL("label '%c' has sizes %lld and %lld", c, (long long)lab_dim[c],
-                     (long long)dim);
-            lab_cnt[c]++;
-            if (ll < sizeof(lhs_labels) - 1)
-                lhs_labels[ll++] = labs[i];
-        }
-        if (*p == ',')
-            p++;
-    }
-    if (opi != n->nin)
-        FAIL("equation has %d operands, node has %d inputs", opi, n->nin);
-    int64_t d[NPU_MAX_DIMS];
-    int r = 0;
-    if (p[0] == '-') {
-        p += 2;
-        for (; *p; p++) {
-            if (*p == ' ')
-                continue;
-            if (p[0] == '.' && p[1] == '.' && p[2] == '.') {
-                for (int i = 0; i < ell.ndim && r < NPU_MAX_DIMS; i++)
-                    d[r++] = ell.dims[i];
-                p += 2;
-                continue;
-            }
-            int c = (unsigned char)*p;
-            if (c >= 128 || lab_dim[c] < 0 || r >= NPU_MAX_DIMS)
-                FAIL("output label '%c' unknown", *p);
-            d[r++] = lab_dim[c];
-        }
-    } else {
-        for (int i = 0; i < ell.ndim; i++)
-            d[r++] = ell.dims[i];
-        for (int c = 'A'; c <= 'z'; c++)
-            if (lab_cnt[c] == 1 && r < NPU_MAX_DIMS)
-                d[r++] = lab_dim[c];
-    }
-    return set_out(n, 0, T(n, 0)->dtype, r, d);
-}
-
-static enum npu_status
-infer_attention(struct npu_node *n)
-{
-    NEED_IN(0);
-    NEED_IN(1);
-    NEED_IN(2);
-    const struct npu_tensor *q = T(n, 0), *k = T(n, 1), *v = T(n, 2);
-    if (q->ndim < 2 || k->ndim < 2 || v->ndim < 2)
-        FAIL("Q, K, V need rank >= 2");
-    if (q->dims[q->ndim - 1] != k->dims[k->ndim - 1])
-        FAIL("Q and K head sizes differ");
-    if (k->dims[k->ndim - 2] != v->dims[v->ndim - 2])
-        FAIL("K and V sequence lengths differ");
-    if (q->dtype != k->dtype || q->dtype != v->dtype)
-        FAIL("Q, K, V dtypes differ");
-    struct npu_tensor bq = {.ndim = q->ndim - 2}, bk = {.ndim = k->ndim - 2},
-                      bv = {.ndim = v->ndim - 2}, b;
-    memcpy(bq.dims, q->dims, sizeof(int64_t) * (size_t)bq.ndim);
-    memcpy(bk.dims, k->dims, sizeof(int64_t) * (size_t)bk.ndim);
-    memcpy(bv.dims, v->dims, sizeof(int64_t) * (size_t)bv.ndim);
-    if (!ir_broadcast(&bq, &bk, &b) || !ir_broadcast(&b, &bv, &b))
-        FAIL("batch dims of Q, K, V cannot be broadcast");
-    if (T(n, 3)) {
-        struct npu_tensor s = b, o;
-        s.dims[s.ndim++] = q->dims[q->ndim - 2];
-        s.dims[s.ndim++] = k->dims[k->ndim - 2];
-        if (!ir_broadcast(&s, T(n, 3), &o) || o.ndim != s.ndim ||
-            memcmp(o.dims, s.dims, sizeof(int64_t) * (size_t)s.ndim))
-            FAIL("mask does not broadcast to the score shape");
-    }
-    int64_t d[NPU_MAX_DIMS];
-    int r = 0;
-    for (int i = 0; i < b.ndim; i++)
-        d[r++] = b.dims[i];
-    d[r++] = q->dims[q->ndim - 2];
-    d[r++] = v->dims[v->ndim - 1];
-    return set_out(n, 0, q->dtype, r, d);
-}
-
-static enum npu_status
-infer_shape_ops(struct npu_graph *g, struct npu_node *n, bool eval)
-{
-    NEED_IN(0);
-    const struct npu_tensor *x = T(n, 0);
-    if (n->op == NPU_OP_SIZE) {
-        enum npu_status st = set_out(n, 0, NPU_DTYPE_INT64, 0, NULL);
-        if (st || !eval)
-            return st;
-        int64_t *k = npu_graph_alloc(g, 8);
-        if (!k)
-            return NPU_ERR_NOMEM;
-        *k = npu_tensor_numel(x);
-        n->out[0]->known = k;
-        return NPU_OK;
-    }
-    int64_t s = npu_node_int(n, "start", 0), e = npu_node_int(n, "end", x->ndim);
-    if (s < 0)
-        s += x->ndim;
-    if (e < 0)
-        e += x->ndim;
-    s = NPU_MIN(NPU_MAX(s, 0), x->ndim);
-    e = NPU_MIN(NPU_MAX(e, 0), x->ndim);
-    int64_t len = e > s ? e - s : 0;
-    enum npu_status st = set_out(n, 0, NPU_DTYPE_INT64, 1, &len);
-    if (st || !eval)
-        return st;
-    int64_t *k = npu_graph_alloc(g, sizeof(int64_t) * (size_t)(len ? len : 1));
-    if (!k)
-        return NPU_ERR_NOMEM;
-    for (int64_t i = 0; i < len; i++)
-        k[i] = x->dims[s + i];
-    n->out[0]->known = k;
-    return NPU_OK;
+    return ir_set_out(n, out, dt, r, d);
 }
 
 static enum npu_status
 infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
 {
-    const struct npu_tensor *x = T(n, 0);
+    const struct npu_tensor *x = ir_T(n, 0);
     enum npu_dtype dt;
     switch (n->op) {
     case NPU_OP_ADD: case NPU_OP_SUB: case NPU_OP_MUL: case NPU_OP_DIV: case NPU_OP_MOD:
@@ -1345,16 +133,16 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
             FAIL("condition must be bool, not %s", npu_dtype_name(x->dtype));
         NEED_IN(1);
         NEED_IN(2);
-        if (T(n, 1)->dtype != T(n, 2)->dtype)
-            FAIL("X and Y dtypes differ (%s vs %s)", npu_dtype_name(T(n, 1)->dtype),
-                 npu_dtype_name(T(n, 2)->dtype));
-        return infer_broadcast_n(n, 0, 3, T(n, 1)->dtype, false);
+        if (ir_T(n, 1)->dtype != ir_T(n, 2)->dtype)
+            FAIL("X and Y dtypes differ (%s vs %s)", npu_dtype_name(ir_T(n, 1)->dtype),
+                 npu_dtype_name(ir_T(n, 2)->dtype));
+        return infer_broadcast_n(n, 0, 3, ir_T(n, 1)->dtype, false);
     }
     case NPU_OP_NOT:
         NEED_IN(0);
         if (x->dtype != NPU_DTYPE_BOOL)
             FAIL("input must be bool");
-        return same_as(n, 0, 0);
+        return ir_same_as(n, 0, 0);
     case NPU_OP_SQRT: case NPU_OP_EXP: case NPU_OP_LOG: case NPU_OP_RECIPROCAL:
     case NPU_OP_SIGMOID: case NPU_OP_TANH: case NPU_OP_HARD_SIGMOID: case NPU_OP_HARD_SWISH:
     case NPU_OP_ELU: case NPU_OP_SELU: case NPU_OP_GELU: case NPU_OP_SOFTPLUS: case NPU_OP_ERF:
@@ -1363,17 +151,17 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
         NEED_IN(0);
         if (!npu_dtype_is_float(x->dtype))
             FAIL("input must be a float tensor, not %s", npu_dtype_name(x->dtype));
-        return same_as(n, 0, 0);
+        return ir_same_as(n, 0, 0);
     case NPU_OP_ABS: case NPU_OP_NEG: case NPU_OP_RELU: case NPU_OP_LEAKY_RELU:
     case NPU_OP_SIGN: case NPU_OP_IDENTITY: case NPU_OP_CLIP: case NPU_OP_TRILU:
     case NPU_OP_CUMSUM:
         NEED_IN(0);
-        return same_as(n, 0, 0);
+        return ir_same_as(n, 0, 0);
     case NPU_OP_DROPOUT: {
         NEED_IN(0);
-        enum npu_status st = same_as(n, 0, 0);
+        enum npu_status st = ir_same_as(n, 0, 0);
         if (!st && n->nout > 1)
-            st = set_out(n, 1, NPU_DTYPE_BOOL, x->ndim, x->dims);
+            st = ir_set_out(n, 1, NPU_DTYPE_BOOL, x->ndim, x->dims);
         return st;
     }
     case NPU_OP_CAST:
@@ -1381,39 +169,39 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
         dt = npu_dtype_from_onnx(npu_node_int(n, "to", 0));
         if (!dt)
             FAIL("unsupported target type %lld", (long long)npu_node_int(n, "to", 0));
-        return set_out(n, 0, dt, x->ndim, x->dims);
+        return ir_set_out(n, 0, dt, x->ndim, x->dims);
     case NPU_OP_CAST_LIKE:
         NEED_IN(0);
         NEED_IN(1);
-        return set_out(n, 0, T(n, 1)->dtype, x->ndim, x->dims);
+        return ir_set_out(n, 0, ir_T(n, 1)->dtype, x->ndim, x->dims);
     case NPU_OP_MATMUL:
         NEED_IN(0);
         NEED_IN(1);
-        if (x->dtype != T(n, 1)->dtype)
+        if (x->dtype != ir_T(n, 1)->dtype)
             FAIL("operand dtypes differ (%s vs %s)", npu_dtype_name(x->dtype),
-                 npu_dtype_name(T(n, 1)->dtype));
-        if (T(n, 2)) { /* our fused bias (docs/ir.md): one value per output column */
-            enum npu_status st = matmul_shape(n, x, T(n, 1), x->dtype, 0);
+                 npu_dtype_name(ir_T(n, 1)->dtype));
+        if (ir_T(n, 2)) { /* our fused bias (docs/ir.md): one value per output column */
+            enum npu_status st = matmul_shape(n, x, ir_T(n, 1), x->dtype, 0);
             const struct npu_tensor *o = &n->out[0]->t;
-            if (!st && (o->ndim < 1 || T(n, 2)->dtype != x->dtype ||
-                        npu_tensor_numel(T(n, 2)) != o->dims[o->ndim - 1]))
+            if (!st && (o->ndim < 1 || ir_T(n, 2)->dtype != x->dtype ||
+                        npu_tensor_numel(ir_T(n, 2)) != o->dims[o->ndim - 1]))
                 FAIL("fused bias must have one %s per output column", npu_dtype_name(x->dtype));
             return st;
         }
-        return matmul_shape(n, x, T(n, 1), x->dtype, 0);
+        return matmul_shape(n, x, ir_T(n, 1), x->dtype, 0);
     case NPU_OP_MATMUL_INTEGER:
         NEED_IN(0);
         NEED_IN(1);
-        return matmul_shape(n, x, T(n, 1), NPU_DTYPE_INT32, 0);
+        return matmul_shape(n, x, ir_T(n, 1), NPU_DTYPE_INT32, 0);
     case NPU_OP_QLINEAR_MATMUL:
         NEED_IN(0);
         NEED_IN(3);
         NEED_IN(7);
-        return matmul_shape(n, x, T(n, 3), T(n, 7)->dtype, 0);
+        return matmul_shape(n, x, ir_T(n, 3), ir_T(n, 7)->dtype, 0);
     case NPU_OP_GEMM: {
         NEED_IN(0);
         NEED_IN(1);
-        const struct npu_tensor *b = T(n, 1);
+        const struct npu_tensor *b = ir_T(n, 1);
         if (x->ndim != 2 || b->ndim != 2)
             FAIL("A and B must be matrices (ranks %d, %d)", x->ndim, b->ndim);
         bool ta = npu_node_int(n, "transA", 0), tb = npu_node_int(n, "transB", 0);
@@ -1422,27 +210,27 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
         if (K != K2)
             FAIL("inner dimensions differ (%lld vs %lld)", (long long)K, (long long)K2);
         int64_t d[2] = {M, N};
-        if (T(n, 2)) {
+        if (ir_T(n, 2)) {
             struct npu_tensor o, mn = {.ndim = 2, .dims = {M, N}};
-            if (!ir_broadcast(&mn, T(n, 2), &o) || o.dims[0] != M || o.dims[1] != N ||
+            if (!ir_broadcast(&mn, ir_T(n, 2), &o) || o.dims[0] != M || o.dims[1] != N ||
                 o.ndim != 2)
                 FAIL("C does not broadcast to [%lld,%lld]", (long long)M, (long long)N);
         }
-        return set_out(n, 0, x->dtype, 2, d);
+        return ir_set_out(n, 0, x->dtype, 2, d);
     }
     case NPU_OP_CONV:
-        return infer_conv(n, 0, 1, x ? x->dtype : 0, false);
+        return ir_infer_conv(n, 0, 1, x ? x->dtype : 0, false);
     case NPU_OP_CONV_TRANSPOSE:
-        return infer_conv(n, 0, 1, x ? x->dtype : 0, true);
+        return ir_infer_conv(n, 0, 1, x ? x->dtype : 0, true);
     case NPU_OP_CONV_INTEGER:
-        return infer_conv(n, 0, 1, NPU_DTYPE_INT32, false);
+        return ir_infer_conv(n, 0, 1, NPU_DTYPE_INT32, false);
     case NPU_OP_QLINEAR_CONV:
         NEED_IN(7);
-        return infer_conv(n, 0, 3, T(n, 7)->dtype, false);
+        return ir_infer_conv(n, 0, 3, ir_T(n, 7)->dtype, false);
     case NPU_OP_EINSUM:
-        return infer_einsum(n);
+        return ir_infer_einsum(n);
     case NPU_OP_MAX_POOL: case NPU_OP_AVERAGE_POOL:
-        return infer_pool(n);
+        return ir_infer_pool(n);
     case NPU_OP_GLOBAL_AVERAGE_POOL: case NPU_OP_GLOBAL_MAX_POOL: {
         NEED_IN(0);
         if (x->ndim < 3)
@@ -1450,7 +238,7 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
         int64_t d[NPU_MAX_DIMS];
         for (int i = 0; i < x->ndim; i++)
             d[i] = i < 2 ? x->dims[i] : 1;
-        return set_out(n, 0, x->dtype, x->ndim, d);
+        return ir_set_out(n, 0, x->dtype, x->ndim, d);
     }
     case NPU_OP_BATCH_NORMALIZATION: case NPU_OP_INSTANCE_NORMALIZATION: {
         NEED_IN(0);
@@ -1463,63 +251,63 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
                 FAIL("parameter %d ('%s') must have %lld elements", i, n->in[i]->name,
                      (long long)x->dims[1]);
         }
-        enum npu_status st = same_as(n, 0, 0);
+        enum npu_status st = ir_same_as(n, 0, 0);
         for (int i = 1; !st && i < n->nout; i++)
-            st = set_out(n, i, x->dtype, 1, &x->dims[1]);
+            st = ir_set_out(n, i, x->dtype, 1, &x->dims[1]);
         return st;
     }
     case NPU_OP_LAYER_NORMALIZATION: {
         NEED_IN(0);
         NEED_IN(1);
         int64_t a;
-        if (!norm_axis(npu_node_int(n, "axis", -1), x->ndim, &a))
+        if (!ir_norm_axis(npu_node_int(n, "axis", -1), x->ndim, &a))
             FAIL("axis out of range");
         struct npu_tensor ns = {.ndim = x->ndim - (int)a}, o;
         for (int i = 0; i < ns.ndim; i++)
             ns.dims[i] = x->dims[a + i];
         for (int i = 1; i < 3; i++)
-            if (T(n, i) && (!ir_broadcast(&ns, T(n, i), &o) || o.ndim != ns.ndim ||
-                            memcmp(o.dims, ns.dims, sizeof(int64_t) * (size_t)ns.ndim)))
+            if (ir_T(n, i) && (!ir_broadcast(&ns, ir_T(n, i), &o) || o.ndim != ns.ndim ||
+                               memcmp(o.dims, ns.dims, sizeof(int64_t) * (size_t)ns.ndim)))
                 FAIL("%s does not broadcast to the normalized shape", i == 1 ? "scale" : "bias");
-        enum npu_status st = same_as(n, 0, 0);
+        enum npu_status st = ir_same_as(n, 0, 0);
         int64_t d[NPU_MAX_DIMS];
         for (int i = 0; i < x->ndim; i++)
             d[i] = i < a ? x->dims[i] : 1;
         dt = npu_dtype_from_onnx(npu_node_int(n, "stash_type", 1));
         for (int i = 1; !st && i < n->nout; i++)
-            st = set_out(n, i, dt ? dt : NPU_DTYPE_FP32, x->ndim, d);
+            st = ir_set_out(n, i, dt ? dt : NPU_DTYPE_FP32, x->ndim, d);
         return st;
     }
     case NPU_OP_SOFTMAX: case NPU_OP_LOG_SOFTMAX: {
         NEED_IN(0);
         int64_t a;
-        if (!norm_axis(npu_node_int(n, "axis", -1), x->ndim, &a))
+        if (!ir_norm_axis(npu_node_int(n, "axis", -1), x->ndim, &a))
             FAIL("axis out of range");
-        return same_as(n, 0, 0);
+        return ir_same_as(n, 0, 0);
     }
     case NPU_OP_REDUCE_MEAN: case NPU_OP_REDUCE_SUM: case NPU_OP_REDUCE_MAX:
     case NPU_OP_REDUCE_MIN: case NPU_OP_REDUCE_PROD: case NPU_OP_REDUCE_L2:
     case NPU_OP_REDUCE_SUM_SQUARE: case NPU_OP_REDUCE_L1: case NPU_OP_REDUCE_LOG_SUM:
     case NPU_OP_REDUCE_LOG_SUM_EXP:
-        return infer_reduce(n);
+        return ir_infer_reduce(n);
     case NPU_OP_IS_NAN: case NPU_OP_IS_INF:
         NEED_IN(0);
         if (!npu_dtype_is_float(x->dtype))
             FAIL("input must be a float tensor, not %s", npu_dtype_name(x->dtype));
-        return set_out(n, 0, NPU_DTYPE_BOOL, x->ndim, x->dims);
+        return ir_set_out(n, 0, NPU_DTYPE_BOOL, x->ndim, x->dims);
     case NPU_OP_CELU:
         NEED_IN(0);
         if (x->dtype != NPU_DTYPE_FP32 && x->dtype != NPU_DTYPE_FP16)
             FAIL("input must be fp32 or fp16, not %s", npu_dtype_name(x->dtype));
-        return same_as(n, 0, 0);
+        return ir_same_as(n, 0, 0);
     case NPU_OP_ONE_HOT:
-        return infer_one_hot(n);
+        return ir_infer_one_hot(n);
     case NPU_OP_GATHER_ND:
-        return infer_gather_nd(n);
+        return ir_infer_gather_nd(n);
     case NPU_OP_GRID_SAMPLE: {
         NEED_IN(0);
         NEED_IN(1);
-        const struct npu_tensor *gr = T(n, 1);
+        const struct npu_tensor *gr = ir_T(n, 1);
         if (!npu_dtype_is_float(x->dtype) || gr->dtype != x->dtype)
             FAIL("X and grid must be float tensors of one dtype");
         if (x->ndim != 4)
@@ -1527,12 +315,12 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
         if (gr->ndim != 4 || gr->dims[0] != x->dims[0] || gr->dims[3] != 2)
             FAIL("grid must be [N, Ho, Wo, 2] with N = %lld", (long long)x->dims[0]);
         int64_t d[4] = {x->dims[0], x->dims[1], gr->dims[1], gr->dims[2]};
-        return set_out(n, 0, x->dtype, 4, d);
+        return ir_set_out(n, 0, x->dtype, 4, d);
     }
     case NPU_OP_ARGMAX: case NPU_OP_ARGMIN:
-        return infer_argminmax(n);
+        return ir_infer_argminmax(n);
     case NPU_OP_RESHAPE:
-        return infer_reshape(n);
+        return ir_infer_reshape(n);
     case NPU_OP_FLATTEN: {
         NEED_IN(0);
         int64_t a = npu_node_int(n, "axis", 1);
@@ -1541,7 +329,7 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
         if (a < 0 || a > x->ndim)
             FAIL("axis out of range");
         int64_t d[2] = {prod(x->dims, 0, (int)a), prod(x->dims, (int)a, x->ndim)};
-        return set_out(n, 0, x->dtype, 2, d);
+        return ir_set_out(n, 0, x->dtype, 2, d);
     }
     case NPU_OP_TRANSPOSE: {
         NEED_IN(0);
@@ -1558,34 +346,34 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
             seen[p] = true;
             d[i] = x->dims[p];
         }
-        return set_out(n, 0, x->dtype, x->ndim, d);
+        return ir_set_out(n, 0, x->dtype, x->ndim, d);
     }
     case NPU_OP_SQUEEZE:
-        return infer_squeeze(n, false);
+        return ir_infer_squeeze(n, false);
     case NPU_OP_UNSQUEEZE:
-        return infer_squeeze(n, true);
+        return ir_infer_squeeze(n, true);
     case NPU_OP_CONCAT:
-        return infer_concat(n);
+        return ir_infer_concat(n);
     case NPU_OP_SPLIT:
-        return infer_split(n);
+        return ir_infer_split(n);
     case NPU_OP_SLICE:
-        return infer_slice(n);
+        return ir_infer_slice(n);
     case NPU_OP_GATHER: case NPU_OP_GATHER_ELEMENTS:
-        return infer_gather(n);
+        return ir_infer_gather(n);
     case NPU_OP_PAD:
-        return infer_pad(n);
+        return ir_infer_pad(n);
     case NPU_OP_EXPAND:
-        return infer_expand(n);
+        return ir_infer_expand(n);
     case NPU_OP_TILE:
-        return infer_tile(n);
+        return ir_infer_tile(n);
     case NPU_OP_SHAPE: case NPU_OP_SIZE:
-        return infer_shape_ops(g, n, eval);
+        return ir_infer_shape_ops(g, n, eval);
     case NPU_OP_CONSTANT: {
         const struct npu_tensor *t = npu_attrs_tensor(&(struct npu_attrs){n->attr, (size_t)n->nattr},
                                                       "value");
         if (!t)
             FAIL("Constant without a tensor value");
-        enum npu_status st = set_out(n, 0, t->dtype, t->ndim, t->dims);
+        enum npu_status st = ir_set_out(n, 0, t->dtype, t->ndim, t->dims);
         if (!st && eval)
             n->out[0]->known = t->data;
         return st;
@@ -1593,7 +381,7 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
     case NPU_OP_CONSTANT_OF_SHAPE: {
         NEED_DATA(0, "shape");
         int64_t d[NPU_MAX_DIMS];
-        int r = read_ints(n->in[0], d, NPU_MAX_DIMS);
+        int r = ir_read_ints(n->in[0], d, NPU_MAX_DIMS);
         if (r < 0)
             FAIL("shape must be an integer vector of at most %d entries", NPU_MAX_DIMS);
         const struct npu_attr *v = npu_node_attr(n, "value");
@@ -1603,36 +391,36 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
                 FAIL("value must be a one-element tensor");
             dt = v->t->dtype;
         }
-        return set_out(n, 0, dt, r, d);
+        return ir_set_out(n, 0, dt, r, d);
     }
     case NPU_OP_RANGE:
-        return infer_range(n);
+        return ir_infer_range(n);
     case NPU_OP_RESIZE:
-        return infer_resize(n);
+        return ir_infer_resize(n);
     case NPU_OP_DEPTH_TO_SPACE: case NPU_OP_SPACE_TO_DEPTH:
-        return infer_depth_space(n);
+        return ir_infer_depth_space(n);
     case NPU_OP_SCATTER_ND: case NPU_OP_SCATTER_ELEMENTS:
-        return infer_scatter(n);
+        return ir_infer_scatter(n);
     case NPU_OP_TOP_K:
-        return infer_topk(n);
+        return ir_infer_topk(n);
     case NPU_OP_RNN: case NPU_OP_GRU: case NPU_OP_LSTM:
-        return infer_rnn(n);
+        return ir_infer_rnn(n);
     case NPU_OP_QUANTIZE_LINEAR:
         NEED_IN(0);
         NEED_IN(1);
-        dt = T(n, 2) ? T(n, 2)->dtype : NPU_DTYPE_UINT8;
+        dt = ir_T(n, 2) ? ir_T(n, 2)->dtype : NPU_DTYPE_UINT8;
         if (npu_node_int(n, "output_dtype", 0))
             dt = npu_dtype_from_onnx(npu_node_int(n, "output_dtype", 0));
         if (dt != NPU_DTYPE_UINT8 && dt != NPU_DTYPE_INT8 && dt != NPU_DTYPE_INT16 &&
             dt != NPU_DTYPE_UINT16 && dt != NPU_DTYPE_INT32)
             FAIL("unsupported quantised type %s", npu_dtype_name(dt));
-        return set_out(n, 0, dt, x->ndim, x->dims);
+        return ir_set_out(n, 0, dt, x->ndim, x->dims);
     case NPU_OP_DEQUANTIZE_LINEAR:
         NEED_IN(0);
         NEED_IN(1);
-        return set_out(n, 0, T(n, 1)->dtype, x->ndim, x->dims);
+        return ir_set_out(n, 0, ir_T(n, 1)->dtype, x->ndim, x->dims);
     case NPU_OP_FUSED_ATTENTION:
-        return infer_attention(n);
+        return ir_infer_attention(n);
     case NPU_OP_NONE: case NPU_OP_COUNT:
         break;
     default:
@@ -1699,8 +487,6 @@ infer_known(struct npu_graph *g, struct npu_node *n)
         n->out[i]->known = tout[i].data;
     return NPU_OK;
 }
-
-enum npu_status ir_infer_node(struct npu_graph *g, struct npu_node *n, bool eval);
 
 enum npu_status
 ir_infer_node(struct npu_graph *g, struct npu_node *n, bool eval)
