@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "npu-build.h"
-#include "npu-npub.h"
-#include "npu-partition.h"
+#include "npu/npu-build.h"
+#include "npu/npu-npub.h"
+#include "npu/npu-partition.h"
 
 static const char usage[] =
     "usage: npuc MODEL [-o OUT.npub] [--emit=ir] [--explain] [options]\n"
