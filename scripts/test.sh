@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # The second command of README.md: runs the test suite in five stages: the
-# normal build (./build); an AddressSanitizer + UndefinedBehaviorSanitizer build
-# (./build-san, without suite 'slow'); the normal build again with the kernel
+# normal build (./build), then its install into a temporary DESTDIR
+# (scripts/test-install.sh); an AddressSanitizer + UndefinedBehaviorSanitizer
+# build (./build-san, without suite 'slow'); the normal build again with the kernel
 # double preloaded, once as the vendor rknpu driver and once as rocket; and an
 # aarch64 cross build (./build-aarch64) whose unit and simulator suites run
 # under qemu-user. Any failure fails the script. Assumes scripts/setup.sh has
@@ -17,6 +18,10 @@ if [ ! -f build/build.ninja ]; then
 fi
 meson compile -C build
 meson test -C build --print-errorlogs --num-processes "$JOBS"
+# The normal build installed into a temporary DESTDIR: library, headers, opennpu.pc, tools,
+# plugin; examples/run-model built there with make and pkg-config, as an outside app.
+echo "== tests: install (DESTDIR) =="
+sh scripts/test-install.sh build
 
 echo "== tests: ASan + UBSan build =="
 if [ ! -f build-san/build.ninja ]; then

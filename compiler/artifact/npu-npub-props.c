@@ -20,8 +20,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "npu-npub.h"
 #include "npu-pbscan.h"
+#include "npu/npu-npub.h"
 
 #define DOM "npub"
 

@@ -34,10 +34,10 @@
 #include <unistd.h>
 
 #include "npu-hash.h"
-#include "npu-npub.h"
-#include "npu-program-check.h"
 #include "npu/npu-backend.h"
 #include "npu/npu-ir.h"
+#include "npu/npu-npub.h"
+#include "npu/npu-program-check.h"
 #include "npub-format.h"
 
 #define DOM "npub"

@@ -19,8 +19,8 @@
 #include <unistd.h>
 
 #include "npu-hash.h"
-#include "npu-npub.h"
 #include "npu-version.h"
+#include "npu/npu-npub.h"
 #include "npub-format.h"
 
 #define DOM "npub"

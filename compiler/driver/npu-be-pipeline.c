@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "npu-build.h"
+#include "npu/npu-build.h"
 
 #define DOM "backend"
 

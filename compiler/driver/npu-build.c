@@ -20,13 +20,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "npu-build.h"
 #include "npu-hash.h"
-#include "npu-npub.h"
 #include "npu-pbscan.h"
-#include "npu-program-check.h"
+#include "npu/npu-build.h"
+#include "npu/npu-npub.h"
 #include "npu/npu-onnx.h"
 #include "npu/npu-passes.h"
+#include "npu/npu-program-check.h"
 
 #define DOM "build"
 

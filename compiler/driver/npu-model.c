@@ -30,12 +30,12 @@
 #include <time.h>
 
 #include "exec-priv.h"
-#include "npu-build.h"
-#include "npu-npub.h"
-#include "npu-program-exec.h"
+#include "npu/npu-build.h"
 #include "npu/npu-exec.h"
+#include "npu/npu-npub.h"
 #include "npu/npu-onnx.h"
 #include "npu/npu-passes.h"
+#include "npu/npu-program-exec.h"
 
 #define DOM "model"
 

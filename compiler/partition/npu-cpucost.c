@@ -29,9 +29,9 @@
 
 #include "npu-fp16.h"
 #include "npu-hash.h"
-#include "npu-partition.h"
-#include "npu-program-check.h"
 #include "npu/npu-cpu.h"
+#include "npu/npu-partition.h"
+#include "npu/npu-program-check.h"
 
 #define DOM "partition"
 #define COST_FILE "cpu-costs-v1.tsv"

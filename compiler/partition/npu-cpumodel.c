@@ -45,7 +45,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "npu-partition.h"
+#include "npu/npu-partition.h"
 
 const struct npu_cpu_model npu_cpu_model_v1 = {
     .name = "RK3588 CPU model v1",

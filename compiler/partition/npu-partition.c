@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "npu-partition.h"
+#include "npu/npu-partition.h"
 
 #define DOM "partition"
 #define MAX_ROUNDS 64

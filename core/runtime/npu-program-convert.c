@@ -18,7 +18,7 @@
 
 #include "npu-fp16.h"
 #include "npu-layout.h"
-#include "npu-program-check.h"
+#include "npu/npu-program-check.h"
 
 #define DOM "program"
 

@@ -7,8 +7,8 @@
 #define NPU_PROGRAM_PRIV_H
 
 #include "npu-fp16.h"
-#include "npu-program-exec.h"
 #include "npu/npu-cpu.h"
+#include "npu/npu-program-exec.h"
 
 #define PROG_DOM "program"
 

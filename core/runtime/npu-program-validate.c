@@ -17,10 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "npu-program-check.h"
 #include "npu-regcmd.h"
 #include "npu-task.h"
 #include "npu/npu-cpu.h"
+#include "npu/npu-program-check.h"
 
 /* Per-submit task limit of the vendor driver (facts §4.1 max_submit_number). */
 #define MAX_TASKS_PER_JOB 4095u

@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "npu-partition.h"
 #include "npu/npu-ir.h"
+#include "npu/npu-partition.h"
 
 #define ROWS 196
 #define COLS 768

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "npu-npub.h"
-#include "npu-program-exec.h"
+#include "npu/npu-npub.h"
+#include "npu/npu-program-exec.h"
 #include "npub-rehash.h"
 
 #define RUN_LIMIT (4u << 20) /* bytes of host arena / activations worth running */

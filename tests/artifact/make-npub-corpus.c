@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 #include "hand-prog.h"
-#include "npu-npub.h"
+#include "npu/npu-npub.h"
 
 int
 main(int argc, char **argv)

@@ -24,10 +24,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "npu-npub.h"
 #include "npu-test.h"
 #include "npu/npu-exec.h"
 #include "npu/npu-model.h"
+#include "npu/npu-npub.h"
 #include "npu/npu-npy.h"
 #include "npu/npu-program.h"
 

@@ -26,9 +26,9 @@
 #include <unistd.h>
 
 #include "hand-prog.h"
-#include "npu-npub.h"
-#include "npu-program-exec.h"
 #include "npu-test.h"
+#include "npu/npu-npub.h"
+#include "npu/npu-program-exec.h"
 #include "npub-rehash.h"
 
 /* ---- XXH64 -------------------------------------------------------------------------- */

@@ -32,10 +32,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "npu-build.h"
-#include "npu-partition.h"
 #include "npu-test.h"
+#include "npu/npu-build.h"
 #include "npu/npu-ir.h"
+#include "npu/npu-partition.h"
 
 /* Oracle: a node named "name:npu=N,cpu=M" (microseconds; npu=- unsupported). */
 static bool

@@ -18,8 +18,8 @@
 #include <pthread.h>
 
 #include "hand-prog.h"
-#include "npu-program-exec.h"
 #include "npu-test.h"
+#include "npu/npu-program-exec.h"
 
 static uint32_t seed = 12345;
 

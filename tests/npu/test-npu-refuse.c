@@ -24,10 +24,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "npu-partition.h"
 #include "npu-test.h"
 #include "npu/npu-backend.h"
 #include "npu/npu-ir.h"
+#include "npu/npu-partition.h"
 #include "npu/npu-passes.h"
 
 static int verbose;

@@ -23,9 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "npu-build.h"
-#include "npu-program-exec.h"
+#include "npu/npu-build.h"
 #include "npu/npu-model.h"
+#include "npu/npu-program-exec.h"
 #include "npu/npu-program.h"
 
 static const char usage[] =

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "npu-build.h"
-#include "npu-npub.h"
-#include "npu-partition.h"
+#include "npu/npu-build.h"
+#include "npu/npu-npub.h"
+#include "npu/npu-partition.h"
 #include "npu/npu-passes.h"
 
 static const char usage[] =

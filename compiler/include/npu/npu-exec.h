@@ -25,7 +25,7 @@ const struct npu_graph *npu_model_graph(const struct npu_model *m);
 /* ---- NPU backends (sim, rknpu, rocket) ---------------------------------- */
 
 struct npu_program;
-struct npu_prog_run_stats; /* core/runtime npu-program-exec.h */
+struct npu_prog_run_stats; /* npu/npu-program-exec.h */
 
 /* The compiled program the model runs (NULL on the cpu backend). */
 const struct npu_program *npu_model_program(const struct npu_model *m);

@@ -24,13 +24,16 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "npu-partition.h"
 #include "npu/npu-backend.h"
+#include "npu/npu-model.h"
+#include "npu/npu-partition.h"
 #include "npu/npu-program.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+struct npu_npub; /* npu/npu-npub.h */
 
 /* Environment variable naming the compile cache folder when the caller gives
  * none. */

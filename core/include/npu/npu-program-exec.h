@@ -24,9 +24,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "npu-program-check.h"
 #include "npu/npu-common.h"
 #include "npu/npu-device.h"
+#include "npu/npu-program-check.h"
 #include "npu/npu-program.h"
 #include "npu/npu-tensor.h"
 
