@@ -763,8 +763,10 @@ dropout_ok(const struct npu_node *n, struct why *w)
     const struct npu_value *tm = n->nin > 2 ? n->in[2] : NULL;
     if (tm) {
         if (tm->kind != NPU_VALUE_CONST || !npu_value_data(tm) || npu_value_numel(tm) != 1) {
-            why_set(w, "Dropout's training_mode '%s' is not a constant: training mode (a random "
-                       "mask) is not computed on the NPU", tm->name);
+            why_set(w,
+                    "Dropout's training_mode '%s' is not a constant: training mode (a random "
+                    "mask) is not computed on the NPU",
+                    tm->name);
             return false;
         }
         if (npu_value_get_f64(tm, 0) != 0) {
@@ -778,7 +780,6 @@ dropout_ok(const struct npu_node *n, struct why *w)
     }
     return true;
 }
-
 
 static enum npu_status
 lower_any(struct rkd *b, struct npu_node *n, struct why *w)
@@ -796,8 +797,7 @@ lower_any(struct rkd *b, struct npu_node *n, struct why *w)
         (n->out[1]->nusers || n->out[1]->is_output))
         return why_set(w, "MaxPool's indices output (output 1) is used: the PPU does not "
                           "produce indices");
-    if (!npu_be_common_ok(b->cx ? b->cx->g : NULL, n, false, w ? w->s : NULL,
-                          w ? w->len : 0))
+    if (!npu_be_common_ok(b->cx ? b->cx->g : NULL, n, false, w ? w->s : NULL, w ? w->len : 0))
         return NPU_ERR_UNSUPPORTED;
     switch (n->op) {
     case NPU_OP_ADD:

@@ -31,8 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "npu-dpu-ops.h"
 #include "npu-be-priv.h"
+#include "npu-dpu-ops.h"
 
 extern int npu_dpu_gelu_two_pass; /* dpu-ops.c: x * f(x) activations as two passes */
 
@@ -46,60 +46,59 @@ enum src_kind { SRC_MATMUL, SRC_GEMM, SRC_CONV };
 /* A source node read into one convolution description. */
 struct conv_src {
     enum src_kind kind;
-    bool integer;               /* int8 pipeline: MatMulInteger / ConvInteger (-> int32),
-                                   QLinearMatMul / QLinearConv (-> int8 / uint8) */
+    bool integer; /* int8 pipeline: MatMulInteger / ConvInteger (-> int32),
+                     QLinearMatMul / QLinearConv (-> int8 / uint8) */
     bool qlinear;
-    int xi, wi, xzi, wzi;       /* input indices of x, w and their zero points */
-    int32_t x_zp;               /* input zero point (on the NPU's int8 scale) */
-    bool x_u8;                  /* uint8 input: the NPU holds x - 128 (facts §5.2, Mesa) */
+    int xi, wi, xzi, wzi; /* input indices of x, w and their zero points */
+    int32_t x_zp;         /* input zero point (on the NPU's int8 scale) */
+    bool x_u8;            /* uint8 input: the NPU holds x - 128 (facts §5.2, Mesa) */
     bool w_u8;
     /* QLinear requantisation: y = round(acc * sx * sw[k] / sy) + zy */
     float sx, sy;
     const struct npu_value *ws; /* weight scale(s) */
     int32_t y_zp;
-    enum npu_dtype y_dt;        /* int8 / uint8 host result */
-    const struct npu_value *qb; /* QLinearConv B (int32) */
+    enum npu_dtype y_dt;          /* int8 / uint8 host result */
+    const struct npu_value *qb;   /* QLinearConv B (int32) */
     const struct npu_value *w_zp; /* weight zero point(s) or NULL */
     /* kernel == stride, no padding: run as space-to-depth on the host (the
      * input is a host value) + 1x1 conv over C*kh*kw channels (CONV_CON3
      * holds strides up to 7 only; ViT patch embeddings use 14..32) */
     bool patchify;
-    uint32_t pk[2];             /* the original kernel (= stride) */
+    uint32_t pk[2]; /* the original kernel (= stride) */
     /* ConvTranspose with stride 1: the conv of x with the kernels flipped and
      * in/out swapped, padded by k - 1 - pad (output size (H-1) + k - pads) */
     bool transposed;
-    struct npu_value *x;        /* activation input */
-    uint32_t in_view[3];        /* how x is viewed (C, H, W) */
+    struct npu_value *x; /* activation input */
+    uint32_t in_view[3]; /* how x is viewed (C, H, W) */
     uint32_t out_view[3];
     int out_ndim;
     int64_t out_dims[NPU_MAX_DIMS];
     struct rk_conv_geom g;
     uint32_t pads[4];
-    uint32_t groups;            /* grouped conv run per group (1 = not) */
+    uint32_t groups; /* grouped conv run per group (1 = not) */
     /* batch and 1-D convs (docs/npu-backend.md "Batches and 1-D convs"): N images are N
      * channel blocks of one map, x viewed as (N * C, H, W) (NCHW order: image n's channel
      * c is map channel n * C + c), the conv as one of N * group groups whose weights
      * repeat per image; a 1-D conv is a 2-D one with H = 1 */
-    uint32_t images;            /* N (1 = one image) */
-    bool one_d;                 /* [N, C, L] input */
-    uint32_t k_src, c_src;      /* kernels, channels per group of the source weights */
+    uint32_t images;       /* N (1 = one image) */
+    bool one_d;            /* [N, C, L] input */
+    uint32_t k_src, c_src; /* kernels, channels per group of the source weights */
     /* dilation run as a dense kernel with zero taps between the source's (the ATROUS
      * fields are unverified, facts §6.14): source taps skh x skw, dilation dy x dx */
     uint32_t skh, skw, dly, dlx;
-    bool block_diag;            /* grouped conv expanded to dense */
-    const struct npu_value *w;  /* weights constant */
-    bool w_trans;               /* matmul/gemm: B is [K][N] (false: [N][K], Gemm transB) */
-    float alpha;                /* Gemm alpha */
-    const struct npu_value *b;  /* bias constant (per output channel) or NULL */
+    bool block_diag;           /* grouped conv expanded to dense */
+    const struct npu_value *w; /* weights constant */
+    bool w_trans;              /* matmul/gemm: B is [K][N] (false: [N][K], Gemm transB) */
+    float alpha;               /* Gemm alpha */
+    const struct npu_value *b; /* bias constant (per output channel) or NULL */
     float beta;
     /* activation (npu_act) */
     const char *act_name;
     float act_alpha, act_beta;
-    bool act_fused;             /* expressible in the conv's DPU stages */
+    bool act_fused; /* expressible in the conv's DPU stages */
 };
 
 /* ---- reading the source node ---------------------------------------------------------- */
-
 
 static bool
 const_float(const struct npu_value *v)
@@ -173,8 +172,7 @@ read_zero_points(const struct npu_node *n, struct conv_src *s, uint32_t kernels,
     }
     if (wz) {
         int64_t nz = npu_value_numel(wz);
-        if (wz->kind != NPU_VALUE_CONST || wz->t.dtype != w->t.dtype ||
-            (nz != 1 && nz != kernels))
+        if (wz->kind != NPU_VALUE_CONST || wz->t.dtype != w->t.dtype || (nz != 1 && nz != kernels))
             return npu_be_refuse(why, wl,
                                  "weight zero point must be a constant of the weights' type, "
                                  "per tensor or per output channel");
@@ -192,8 +190,7 @@ scalar_f32(const struct npu_value *v)
 
 /* QLinear scales and the output zero point (inputs 1, 4, 6, 7). */
 static bool
-read_qparams(const struct npu_node *n, struct conv_src *s, uint32_t kernels, char *why,
-             size_t wl)
+read_qparams(const struct npu_node *n, struct conv_src *s, uint32_t kernels, char *why, size_t wl)
 {
     const struct npu_value *xs = npu_node_in(n, 1), *ws = npu_node_in(n, 4);
     const struct npu_value *ys = npu_node_in(n, 6), *yz = npu_node_in(n, 7);
@@ -255,16 +252,17 @@ read_matmul(const struct npu_graph *gr, const struct npu_node *n, struct conv_sr
     if (s->integer) {
         if (!int8_operand(a))
             return npu_be_refuse(why, wl, "integer product of %s (int8 / uint8 only)",
-                           npu_dtype_name(a->t.dtype));
+                                 npu_dtype_name(a->t.dtype));
         if (b->kind != NPU_VALUE_CONST || !int8_operand(b))
             return npu_be_refuse(why, wl, "integer product: B must be an int8 / uint8 constant");
     } else {
         if (!npu_dtype_is_float(a->t.dtype) || a->t.dtype == NPU_DTYPE_FP64)
             return npu_be_refuse(why, wl, "activation dtype %s (fp32/fp16 only)",
-                           npu_dtype_name(a->t.dtype));
+                                 npu_dtype_name(a->t.dtype));
         if (!const_float(b))
-            return npu_be_refuse(why, wl, "B is not a float constant (activation x activation "
-                                    "products go through be-dpu's attention lowering)");
+            return npu_be_refuse(why, wl,
+                                 "B is not a float constant (activation x activation "
+                                 "products go through be-dpu's attention lowering)");
     }
     if (b->t.ndim != 2)
         return npu_be_refuse(why, wl, "B must be 2-D");
@@ -279,7 +277,7 @@ read_matmul(const struct npu_graph *gr, const struct npu_node *n, struct conv_sr
         M *= (uint64_t)a->t.dims[i];
     if (M > 8192 || K > 8192 || N > 8192)
         return npu_be_refuse(why, wl, "M %llu, K %u, N %u: the NPU views hold at most 8192",
-                       (unsigned long long)M, K, N);
+                             (unsigned long long)M, K, N);
     s->x = a;
     s->in_view[0] = K;
     s->in_view[1] = (uint32_t)M;
@@ -302,7 +300,7 @@ read_matmul(const struct npu_graph *gr, const struct npu_node *n, struct conv_sr
         int64_t nb = npu_value_numel(c);
         if (nb != 1 && nb != N)
             return npu_be_refuse(why, wl, "bias must be per output column (%u values) or a scalar",
-                           N);
+                                 N);
         if (nb == N && c->t.ndim > 0 && c->t.dims[c->t.ndim - 1] != N)
             return npu_be_refuse(why, wl, "bias does not broadcast per column");
         s->b = c;
@@ -331,8 +329,9 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
     /* 2-D ([N, C, H, W]) and 1-D ([N, C, L], run as H = 1) convs */
     const bool one_d = x->t.ndim == 3 && !s->transposed;
     if ((x->t.ndim != 4 && !one_d) || x->t.dims[0] < 1)
-        return npu_be_refuse(why, wl, "only 1-D and 2-D convolutions (input [N, C, L] or "
-                                      "[N, C, H, W])");
+        return npu_be_refuse(why, wl,
+                             "only 1-D and 2-D convolutions (input [N, C, L] or "
+                             "[N, C, H, W])");
     const uint32_t wnd = one_d ? 3 : 4;
     if (x->t.dims[0] > 1 && (s->transposed || s->integer))
         return npu_be_refuse(why, wl, "batch %lld of a %s (one image only)",
@@ -346,7 +345,7 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
         b = NULL;
         if (!int8_operand(x))
             return npu_be_refuse(why, wl, "integer conv of %s (int8 / uint8 only)",
-                           npu_dtype_name(x->t.dtype));
+                                 npu_dtype_name(x->t.dtype));
         if (w->kind != NPU_VALUE_CONST || !int8_operand(w) || w->t.ndim != (int)wnd)
             return npu_be_refuse(why, wl,
                                  "integer conv: weights must be a 4-D int8 / uint8 constant");
@@ -360,12 +359,12 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
     } else {
         if (!npu_dtype_is_float(x->t.dtype) || x->t.dtype == NPU_DTYPE_FP64)
             return npu_be_refuse(why, wl, "activation dtype %s (fp32/fp16 only)",
-                           npu_dtype_name(x->t.dtype));
+                                 npu_dtype_name(x->t.dtype));
         if (!const_float(w) || w->t.ndim != (int)wnd)
             return npu_be_refuse(why, wl, "weights are not a %u-D float constant", wnd);
     }
-    if (b && (!const_float(b) ||
-              npu_value_numel(b) != (s->transposed ? w->t.dims[1] : w->t.dims[0])))
+    if (b &&
+        (!const_float(b) || npu_value_numel(b) != (s->transposed ? w->t.dims[1] : w->t.dims[0])))
         return npu_be_refuse(why, wl, "bias is not a per-kernel float constant");
     const char *ap = npu_node_string(n, "auto_pad", "NOTSET");
     size_t cnt;
@@ -387,8 +386,9 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
         if ((v = npu_node_ints(n, "strides", &cnt)))
             for (size_t i = 0; i < cnt; i++)
                 if (v[i] != 1)
-                    return npu_be_refuse(why, wl, "ConvTranspose with stride > 1 (no NPU lowering: "
-                                            "outputs would interleave phases; CPU)");
+                    return npu_be_refuse(why, wl,
+                                         "ConvTranspose with stride > 1 (no NPU lowering: "
+                                         "outputs would interleave phases; CPU)");
         if ((v = npu_node_ints(n, "dilations", &cnt)))
             for (size_t i = 0; i < cnt; i++)
                 if (v[i] != 1)
@@ -469,17 +469,18 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
         kh = (kh - 1) * dil[0] + 1;
         kw = (kw - 1) * dil[1] + 1;
         if (kh > 32 || kw > 32)
-            return npu_be_refuse(why, wl, "dilated kernel %ux%u (WEIGHT_SIZE2 holds 1..32 "
-                                          "taps; the ATROUS fields are unverified, facts "
-                                          "§6.14)", kh, kw);
+            return npu_be_refuse(why, wl,
+                                 "dilated kernel %ux%u (WEIGHT_SIZE2 holds 1..32 "
+                                 "taps; the ATROUS fields are unverified, facts "
+                                 "§6.14)",
+                                 kh, kw);
     }
     bool patch = grp == 1 && st[0] == kh && st[1] == kw && (kh > 1 || kw > 1) && !s->integer &&
-                 H % kh == 0 && W % kw == 0 && s->images == 1 && !one_d &&
-                 dil[0] == 1 && dil[1] == 1;
+                 H % kh == 0 && W % kw == 0 && s->images == 1 && !one_d && dil[0] == 1 &&
+                 dil[1] == 1;
     /* only a host value can be rearranged on the way in */
-    bool host_in = !(x->kind == NPU_VALUE_NODE &&
-                     (!x->producer || npu_op_is_rk(x->producer->op) ||
-                      x->producer->device == NPU_DEVICE_NPU));
+    bool host_in = !(x->kind == NPU_VALUE_NODE && (!x->producer || npu_op_is_rk(x->producer->op) ||
+                                                   x->producer->device == NPU_DEVICE_NPU));
     if (patch) {
         const int64_t *pp = npu_node_ints(n, "pads", &cnt);
         for (size_t i = 0; pp && i < cnt; i++)
@@ -488,9 +489,8 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
         if (strcmp(ap, "NOTSET") && strcmp(ap, "VALID"))
             patch = false;
         /* only a host value can be rearranged on the way in */
-        if (x->kind == NPU_VALUE_NODE &&
-            (!x->producer || npu_op_is_rk(x->producer->op) ||
-             x->producer->device == NPU_DEVICE_NPU))
+        if (x->kind == NPU_VALUE_NODE && (!x->producer || npu_op_is_rk(x->producer->op) ||
+                                          x->producer->device == NPU_DEVICE_NPU))
             patch = false;
         if ((uint64_t)C * kh * kw > 8192)
             patch = false;
@@ -540,8 +540,8 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
     }
     for (int i = 0; i < 4; i++)
         if (pads[i] < 0 || pads[i] > 15)
-            return npu_be_refuse(why, wl,
-                                 "padding %lld (PAD_CON0 holds 0..15)", (long long)pads[i]);
+            return npu_be_refuse(why, wl, "padding %lld (PAD_CON0 holds 0..15)",
+                                 (long long)pads[i]);
     if (grp < 1 || grp > 8192 || C % grp || K % grp ||
         w->t.dims[1] * (s->patchify ? (int64_t)s->pk[0] * s->pk[1] : 1) != C / grp)
         return npu_be_refuse(why, wl, "inconsistent group %lld", (long long)grp);
@@ -551,8 +551,7 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
         return npu_be_refuse(why, wl, "empty output");
     /* 1..4 channels of a host image: small-channel input mode (facts §2.10,
      * RKNN's ARGB capture): packed pixels instead of 16-byte atoms */
-    if (!s->patchify && !s->integer && grp == 1 && C <= 4 && host_in && s->images == 1 &&
-        !one_d)
+    if (!s->patchify && !s->integer && grp == 1 && C <= 4 && host_in && s->images == 1 && !one_d)
         s->g.argb = C;
     /* the images as channel blocks, the groups repeated per image */
     s->k_src = K;
@@ -571,8 +570,9 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
         return npu_be_refuse(why, wl, "width over %u (CNA DATAIN_WIDTH)", MAX_WIDTH);
     /* a 1-D map (N * C, 1, L) reads as NCHW unless N * C == L (npu_rk_order_of) */
     if (one_d && ((C == W && W > 1) || (K == ow && ow > 1)))
-        return npu_be_refuse(why, wl, "1-D conv whose length equals its batch x channels "
-                                      "(the NPU view would read as rows)");
+        return npu_be_refuse(why, wl,
+                             "1-D conv whose length equals its batch x channels "
+                             "(the NPU view would read as rows)");
     s->x = x;
     s->in_view[0] = C;
     s->in_view[1] = H;
@@ -618,9 +618,8 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
         } else if ((uint64_t)K * C * kh * kw <= (64u << 20)) {
             s->block_diag = true; /* dense conv, zero weights off the diagonal blocks */
         } else {
-            return npu_be_refuse(why, wl,
-                                 "group %lld with %u/%u channels per group", (long long)grp,
-                           cg, kgp);
+            return npu_be_refuse(why, wl, "group %lld with %u/%u channels per group",
+                                 (long long)grp, cg, kgp);
         }
     }
     return true;
@@ -634,7 +633,8 @@ read_src(const struct npu_graph *g, const struct npu_node *n, struct conv_src *s
     s->groups = 1;
     s->transposed = n->op == NPU_OP_CONV_TRANSPOSE;
     s->kind = (n->op == NPU_OP_CONV || n->op == NPU_OP_CONV_INTEGER || s->transposed) ? SRC_CONV
-              : n->op == NPU_OP_GEMM ? SRC_GEMM : SRC_MATMUL;
+              : n->op == NPU_OP_GEMM                                                  ? SRC_GEMM
+                                                                                      : SRC_MATMUL;
     s->qlinear = n->op == NPU_OP_QLINEAR_MATMUL || n->op == NPU_OP_QLINEAR_CONV;
     s->integer = s->qlinear || n->op == NPU_OP_MATMUL_INTEGER || n->op == NPU_OP_CONV_INTEGER;
     if (n->op == NPU_OP_QLINEAR_CONV || n->op == NPU_OP_QLINEAR_MATMUL)
@@ -645,9 +645,9 @@ read_src(const struct npu_graph *g, const struct npu_node *n, struct conv_src *s
     s->wzi = s->qlinear ? 5 : 3;
     if (n->nout != 1)
         return npu_be_refuse(why, wl, "extra outputs");
-    if (s->qlinear ? !int8_operand(n->out[0])
-                   : s->integer ? n->out[0]->t.dtype != NPU_DTYPE_INT32
-                                : !npu_dtype_is_float(n->out[0]->t.dtype))
+    if (s->qlinear   ? !int8_operand(n->out[0])
+        : s->integer ? n->out[0]->t.dtype != NPU_DTYPE_INT32
+                     : !npu_dtype_is_float(n->out[0]->t.dtype))
         return npu_be_refuse(why, wl, "result dtype %s", npu_dtype_name(n->out[0]->t.dtype));
     bool ok = s->kind == SRC_CONV ? read_conv(g, n, s, why, wl) : read_matmul(g, n, s, why, wl);
     if (!ok)
@@ -674,8 +674,8 @@ read_src(const struct npu_graph *g, const struct npu_node *n, struct conv_src *s
 struct plan {
     struct rk_tile *t;
     uint32_t n, cap;
-    uint32_t parts;       /* partial-sum buffers (0 or 2) */
-    double seconds;       /* modeled, timing model v1, without the submit */
+    uint32_t parts; /* partial-sum buffers (0 or 2) */
+    double seconds; /* modeled, timing model v1, without the submit */
     uint64_t dma_bytes, macs;
 };
 
@@ -703,11 +703,11 @@ plan_push(struct plan *p, const struct rk_tile *t)
 
 /* Parameters of one candidate. */
 struct cand {
-    uint32_t nc;      /* input channels per block (S = ceil(C / nc) blocks) */
-    uint32_t bank;    /* DATA_BANK */
-    uint32_t rows;    /* output rows per row tile */
-    uint32_t nk;      /* kernels per kernel tile */
-    bool kern_outer;  /* loop kernels (then blocks) outside rows: weights stay, WEIGHT_REUSE */
+    uint32_t nc;     /* input channels per block (S = ceil(C / nc) blocks) */
+    uint32_t bank;   /* DATA_BANK */
+    uint32_t rows;   /* output rows per row tile */
+    uint32_t nk;     /* kernels per kernel tile */
+    bool kern_outer; /* loop kernels (then blocks) outside rows: weights stay, WEIGHT_REUSE */
 };
 
 /* Output rows a tile of `in_rows` input rows can produce. */
@@ -841,8 +841,8 @@ build(const struct rk_conv_geom *g, const struct cand *c, uint32_t groups, uint3
                     q = &p->t[j];
                     break;
                 }
-            if (res && q && q->k0 == t->k0 && q->nk == t->nk && q->c0 == t->c0 &&
-                q->nc == t->nc && q->bank == t->bank)
+            if (res && q && q->k0 == t->k0 && q->nk == t->nk && q->c0 == t->c0 && q->nc == t->nc &&
+                q->bank == t->bank)
                 t->flags |= RKT_F_WREUSE;
             else
                 t->flags &= ~RKT_F_WREUSE;
@@ -923,9 +923,8 @@ rknn_cand(const struct rk_conv_geom *g, uint32_t C, uint32_t K, struct cand *c)
 }
 
 /* Chooses the tiling of a conv (per group when groups > 1). */
-static bool
-plan_conv1(const struct rk_conv_geom *g, uint32_t groups, const struct npu_backend_options *o,
-           bool one_set, struct plan *best);
+static bool plan_conv1(const struct rk_conv_geom *g, uint32_t groups,
+                       const struct npu_backend_options *o, bool one_set, struct plan *best);
 
 static bool
 plan_conv(const struct rk_conv_geom *g, uint32_t groups, const struct npu_backend_options *o,
@@ -950,20 +949,20 @@ plan_conv1(const struct rk_conv_geom *g, uint32_t groups, const struct npu_backe
 
     /* forced tiling (tests): candidates must match what is forced */
     const bool forced = o->force_rows || o->force_kernels || o->force_channels || o->force_order;
-#define FORCED_OK(c_)                                                                          \
-    ((!o->force_rows || (c_)->rows == NPU_MIN(o->force_rows, g->oh)) &&                        \
-     (!o->force_kernels || (c_)->nk == NPU_MIN(o->force_kernels, K)) &&                        \
-     (!o->force_channels || g->depthwise || (c_)->nc == NPU_MIN(o->force_channels, C)) &&      \
+#define FORCED_OK(c_)                                                                              \
+    ((!o->force_rows || (c_)->rows == NPU_MIN(o->force_rows, g->oh)) &&                            \
+     (!o->force_kernels || (c_)->nk == NPU_MIN(o->force_kernels, K)) &&                            \
+     (!o->force_channels || g->depthwise || (c_)->nc == NPU_MIN(o->force_channels, C)) &&          \
      (!o->force_order || (c_)->kern_outer == (o->force_order == 2)))
-#define TRY(cand_)                                                                             \
-    do {                                                                                       \
-        if (FORCED_OK(cand_) && build(g, (cand_), groups, max_tasks, &p) &&                    \
-            (!have || p.seconds < best->seconds * (1 - 1e-9))) {                               \
-            struct plan t_ = *best;                                                            \
-            *best = p;                                                                         \
-            p = t_;                                                                            \
-            have = true;                                                                       \
-        }                                                                                      \
+#define TRY(cand_)                                                                                 \
+    do {                                                                                           \
+        if (FORCED_OK(cand_) && build(g, (cand_), groups, max_tasks, &p) &&                        \
+            (!have || p.seconds < best->seconds * (1 - 1e-9))) {                                   \
+            struct plan t_ = *best;                                                                \
+            *best = p;                                                                             \
+            p = t_;                                                                                \
+            have = true;                                                                           \
+        }                                                                                          \
     } while (0)
 
     struct cand c;
@@ -985,8 +984,7 @@ plan_conv1(const struct rk_conv_geom *g, uint32_t groups, const struct npu_backe
                 c.nc = nc;
                 c.nk = nk;
                 c.bank = bank;
-                c.rows = o->force_rows ? NPU_MIN(o->force_rows, g->oh)
-                                       : rows_fit(g, nc, bank);
+                c.rows = o->force_rows ? NPU_MIN(o->force_rows, g->oh) : rows_fit(g, nc, bank);
                 c.kern_outer = order == 1;
                 if (c.rows)
                     TRY(&c);
@@ -1113,9 +1111,9 @@ dense_weights(const struct conv_src *s)
             for (uint32_t c = 0; c < C; c++)
                 for (uint32_t ky = 0; ky < g->kh; ky++)
                     for (uint32_t kx = 0; kx < g->kw; kx++)
-                        w[(((size_t)k * C + c) * g->kh + ky) * g->kw + kx] = elem_f(
-                            s->w, (((int64_t)c * K + k) * g->kh + (g->kh - 1 - ky)) * g->kw +
-                                      (g->kw - 1 - kx));
+                        w[(((size_t)k * C + c) * g->kh + ky) * g->kw + kx] =
+                            elem_f(s->w, (((int64_t)c * K + k) * g->kh + (g->kh - 1 - ky)) * g->kw +
+                                             (g->kw - 1 - kx));
         return w;
     }
     if (s->w_zp) {
@@ -1310,8 +1308,7 @@ bias_array(const struct conv_src *s, uint32_t *len)
 /* ---- handlers -------------------------------------------------------------------------- */
 
 static uint32_t lut_of_act(const char *a);
-static const struct npu_node *residual_reader(const struct npu_node *n,
-                                              const struct conv_src *s,
+static const struct npu_node *residual_reader(const struct npu_node *n, const struct conv_src *s,
                                               const struct npu_backend_options *o);
 
 bool
@@ -1329,7 +1326,7 @@ npu_conv_supports(const struct npu_graph *g, const struct npu_node *n,
     struct plan p;
     if (!plan_conv(&s.g, s.groups, o, &p))
         return npu_be_refuse(why, why_len, "no tiling fits the CBUF within %u tasks",
-                       o->max_tasks ? o->max_tasks : 4095);
+                             o->max_tasks ? o->max_tasks : 4095);
     plan_free(&p);
     return true;
 }
@@ -1365,17 +1362,28 @@ split_act(struct npu_lower_ctx *cx, struct npu_node *n, const struct conv_src *s
     struct npu_graph *g = cx->g;
     const char *a = s->act_name;
     enum npu_op op;
-    if (!strcmp(a, "relu")) op = NPU_OP_RELU;
-    else if (!strcmp(a, "leaky_relu")) op = NPU_OP_LEAKY_RELU;
-    else if (!strcmp(a, "clip")) op = NPU_OP_CLIP;
-    else if (!strcmp(a, "sigmoid")) op = NPU_OP_SIGMOID;
-    else if (!strcmp(a, "tanh")) op = NPU_OP_TANH;
-    else if (!strcmp(a, "gelu")) op = NPU_OP_GELU;
-    else if (!strcmp(a, "gelu_tanh")) op = NPU_OP_FUSED_GELU_TANH;
-    else if (!strcmp(a, "silu")) op = NPU_OP_FUSED_SILU;
-    else if (!strcmp(a, "hard_swish")) op = NPU_OP_HARD_SWISH;
-    else if (!strcmp(a, "hard_sigmoid")) op = NPU_OP_HARD_SIGMOID;
-    else return npu_lower_refuse(n, "unknown npu_act '%s'", a);
+    if (!strcmp(a, "relu"))
+        op = NPU_OP_RELU;
+    else if (!strcmp(a, "leaky_relu"))
+        op = NPU_OP_LEAKY_RELU;
+    else if (!strcmp(a, "clip"))
+        op = NPU_OP_CLIP;
+    else if (!strcmp(a, "sigmoid"))
+        op = NPU_OP_SIGMOID;
+    else if (!strcmp(a, "tanh"))
+        op = NPU_OP_TANH;
+    else if (!strcmp(a, "gelu"))
+        op = NPU_OP_GELU;
+    else if (!strcmp(a, "gelu_tanh"))
+        op = NPU_OP_FUSED_GELU_TANH;
+    else if (!strcmp(a, "silu"))
+        op = NPU_OP_FUSED_SILU;
+    else if (!strcmp(a, "hard_swish"))
+        op = NPU_OP_HARD_SWISH;
+    else if (!strcmp(a, "hard_sigmoid"))
+        op = NPU_OP_HARD_SIGMOID;
+    else
+        return npu_lower_refuse(n, "unknown npu_act '%s'", a);
     struct npu_value *y = n->out[0];
     struct npu_value *pre = npu_value_new(g, y->name);
     if (!pre)
@@ -1577,8 +1585,8 @@ residual_reader(const struct npu_node *n, const struct conv_src *s,
                 const struct npu_backend_options *o)
 {
     const struct npu_value *y = n->out[0];
-    if (o->no_ew_fusion || s->integer || s->g.in_dt != NPU_DTYPE_FP16 || s->g.mtx ||
-        y->is_output || y->nusers != 1 || (s->act_name && lut_of_act(s->act_name)))
+    if (o->no_ew_fusion || s->integer || s->g.in_dt != NPU_DTYPE_FP16 || s->g.mtx || y->is_output ||
+        y->nusers != 1 || (s->act_name && lut_of_act(s->act_name)))
         return NULL;
     const struct npu_node *a = y->users[0];
     if (a->op != NPU_OP_ADD || a->device == NPU_DEVICE_CPU || a->nin != 2 || a->nout != 1 ||
@@ -1614,8 +1622,8 @@ npu_conv_residual_likely(const struct npu_graph *g, const struct npu_node *add,
         const struct npu_value *y = add->in[i];
         const struct npu_node *p = y && y->kind == NPU_VALUE_NODE ? y->producer : NULL;
         struct conv_src s;
-        if (!p || (p->op != NPU_OP_MATMUL && p->op != NPU_OP_GEMM) ||
-            p->device == NPU_DEVICE_CPU || !read_src(g, p, &s, NULL, 0))
+        if (!p || (p->op != NPU_OP_MATMUL && p->op != NPU_OP_GEMM) || p->device == NPU_DEVICE_CPU ||
+            !read_src(g, p, &s, NULL, 0))
             continue;
         if (residual_reader(p, &s, o) == add)
             return true;
@@ -1642,8 +1650,8 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
     }
     if (!planned)
         return npu_lower_refuse(n, "no tiling fits the CBUF");
-    if (s.g.mtx && (p.n != 1 || s.g.bias || s.act_name || s.kind == SRC_CONV ||
-                    s.g.c % 32 || s.g.k % 16 || (s.g.h != 1 && s.g.h % 4))) {
+    if (s.g.mtx && (p.n != 1 || s.g.bias || s.act_name || s.kind == SRC_CONV || s.g.c % 32 ||
+                    s.g.k % 16 || (s.g.h != 1 && s.g.h % 4))) {
         /* MTX's template covers one plain task (facts A.1 constraints) */
         s.g.mtx = false;
         plan_free(&p);
@@ -1714,8 +1722,8 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
         plan_free(&p);
         return st;
     }
-    struct npu_value *x = s.g.argb ? small_c_input(cx, n, s.x)
-                                   : npu_lower_input(cx, n, s.x, s.in_view, s.g.in_dt);
+    struct npu_value *x =
+        s.g.argb ? small_c_input(cx, n, s.x) : npu_lower_input(cx, n, s.x, s.in_view, s.g.in_dt);
     if (!x) {
         plan_free(&p);
         return npu_lower_refuse(n, "input '%s' cannot be read in the NC1HWC2 view %ux%ux%u",
@@ -1724,8 +1732,7 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
     if ((s.images > 1 || s.one_d) && s.in_view[1] * s.in_view[2] > 1 &&
         npu_rk_view_order(x) != NPU_VIEW_NCHW) {
         plan_free(&p);
-        return npu_lower_refuse(n, "input '%s' is on the NPU as rows, not as a map",
-                                s.x->name);
+        return npu_lower_refuse(n, "input '%s' is on the NPU as rows, not as a map", s.x->name);
     }
     uint8_t *blob = NULL;
     uint64_t blob_bytes = 0;
@@ -1796,8 +1803,8 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
                 return NPU_ERR_NOMEM;
             }
             for (int64_t k = 0; k < nws; k++)
-                mul[k] = (int32_t)rint(ldexp((double)s.sx * npu_value_get_f64(s.ws, k) / s.sy,
-                                             (int)smin));
+                mul[k] = (int32_t)rint(
+                    ldexp((double)s.sx * npu_value_get_f64(s.ws, k) / s.sy, (int)smin));
             chshift = smin;
             snprintf(name, sizeof(name), "%.100s.qmul", n->out[0]->name);
             int64_t qd = kpad;
@@ -1815,8 +1822,7 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
     int nin = qv ? 4 : need_bias ? 3 : 2;
     if (res)
         in[nin++] = res;
-    struct npu_node *r = npu_lower_new(cx, n, NPU_OP_RK_CONV, n->name, in, nin,
-                                       1 + (int)p.parts);
+    struct npu_node *r = npu_lower_new(cx, n, NPU_OP_RK_CONV, n->name, in, nin, 1 + (int)p.parts);
     if (!r) {
         plan_free(&p);
         return NPU_ERR_NOMEM;
@@ -1908,12 +1914,11 @@ npu_conv_emit_call(struct npu_stream *s, const struct npu_conv_call *c, double *
     static const struct npu_backend_options defaults;
     struct rk_conv_geom g;
     memset(&g, 0, sizeof(g));
-    if (!c->c || !c->h || !c->w_px || !c->k || !c->kh || !c->kw || !c->sy || !c->sx ||
-        c->kh > 32 || c->kw > 32 || c->sy > 7 || c->sx > 7 || c->pad_top > 15 ||
-        c->pad_left > 15 || c->pad_bottom > 15 || c->pad_right > 15 || c->c > 8192 ||
-        c->k > 8192 || c->h > 8192 || c->w_px > MAX_WIDTH ||
-        (c->out_dt != NPU_DTYPE_FP16 && c->out_dt != NPU_DTYPE_FP32) || c->act < 0 ||
-        c->act > 2 || (c->w.offset & 15) || (c->y.offset & 15)) {
+    if (!c->c || !c->h || !c->w_px || !c->k || !c->kh || !c->kw || !c->sy || !c->sx || c->kh > 32 ||
+        c->kw > 32 || c->sy > 7 || c->sx > 7 || c->pad_top > 15 || c->pad_left > 15 ||
+        c->pad_bottom > 15 || c->pad_right > 15 || c->c > 8192 || c->k > 8192 || c->h > 8192 ||
+        c->w_px > MAX_WIDTH || (c->out_dt != NPU_DTYPE_FP16 && c->out_dt != NPU_DTYPE_FP32) ||
+        c->act < 0 || c->act > 2 || (c->w.offset & 15) || (c->y.offset & 15)) {
         npu_err(NPU_BE_DOM, "npu_conv_emit_call: geometry outside the hardware fields");
         return NPU_ERR_INVALID;
     }
@@ -1950,8 +1955,8 @@ npu_conv_emit_call(struct npu_stream *s, const struct npu_conv_call *c, double *
     }
     struct plan p;
     if (!plan_conv1(&g, 1, &defaults, true, &p)) {
-        npu_err(NPU_BE_DOM, "npu_conv_emit_call: no tiling of %ux%ux%u -> %u fits the CBUF",
-                c->c, c->h, c->w_px, c->k);
+        npu_err(NPU_BE_DOM, "npu_conv_emit_call: no tiling of %ux%ux%u -> %u fits the CBUF", c->c,
+                c->h, c->w_px, c->k);
         return NPU_ERR_UNSUPPORTED;
     }
     /* kernel tiles: their slice of the one packed set (kernel groups are

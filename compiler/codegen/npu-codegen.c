@@ -26,15 +26,14 @@
 
 #define CG_ALIGN 64u
 
-
 /* ---- interval allocation ----------------------------------------------------------- */
 
 struct ival {
-    int id;            /* value id */
-    int ord;           /* tie-break: first mention in node order */
-    int start, end;    /* first and last position (inclusive) */
+    int id;         /* value id */
+    int ord;        /* tie-break: first mention in node order */
+    int start, end; /* first and last position (inclusive) */
     uint64_t size;
-    uint64_t offset;   /* result */
+    uint64_t offset; /* result */
 };
 
 static int
@@ -91,18 +90,18 @@ place(struct ival *v, int n, bool *nomem)
 /* ---- codegen state ---------------------------------------------------------------- */
 
 struct vinfo {
-    int host;          /* program tensor index on the host, -1 */
-    int npu;           /* program tensor index in NPU memory, -1 */
-    int first, last;   /* positions (node order) */
-    bool npu_val;      /* rk.* value (NPU_BUF_ACT) */
-    bool npu_const;    /* constant the NPU reads (NPU_BUF_WEIGHTS) */
-    bool host_val;     /* non-constant host value */
-    bool host_const;   /* constant a CPU step or conversion reads */
+    int host;        /* program tensor index on the host, -1 */
+    int npu;         /* program tensor index in NPU memory, -1 */
+    int first, last; /* positions (node order) */
+    bool npu_val;    /* rk.* value (NPU_BUF_ACT) */
+    bool npu_const;  /* constant the NPU reads (NPU_BUF_WEIGHTS) */
+    bool host_val;   /* non-constant host value */
+    bool host_const; /* constant a CPU step or conversion reads */
     uint64_t act_off, w_off, host_off;
-    int job;           /* job that writes (npu) or -1 */
-    int ord;           /* first mention in node order (inputs, then outputs): the
-                          planning order, independent of value ids, so that a
-                          graph parsed from its text plans identically */
+    int job; /* job that writes (npu) or -1 */
+    int ord; /* first mention in node order (inputs, then outputs): the
+                planning order, independent of value ids, so that a
+                graph parsed from its text plans identically */
 };
 
 struct npu_cg {
@@ -467,8 +466,7 @@ analyse(struct npu_cg *cg, int **pos_job_out)
 {
     const struct npu_graph *g = cg->g;
     int nn = 0;
-    npu_graph_for_each_node(g, n)
-        n->pass_data = (void *)(intptr_t)nn++;
+    npu_graph_for_each_node(g, n) n->pass_data = (void *)(intptr_t)nn++;
     int *job_of = malloc(sizeof(int) * (size_t)(nn + 1));
     int *job_first = malloc(sizeof(int) * (size_t)(nn + 1));
     int *job_last = malloc(sizeof(int) * (size_t)(nn + 1));
@@ -480,7 +478,8 @@ analyse(struct npu_cg *cg, int **pos_job_out)
     }
     /* jobs: runs of compute nodes between CPU nodes */
     int nj = 0, cur = -1, pos = 0;
-    npu_graph_for_each_node(g, n) {
+    npu_graph_for_each_node(g, n)
+    {
         job_of[pos] = -1;
         if (is_compute(n)) {
             if (cur < 0) {
@@ -503,7 +502,8 @@ analyse(struct npu_cg *cg, int **pos_job_out)
     int ord = 0;
     for (int k = 0; k < g->ninputs; k++)
         cg->vi[g->inputs[k]->id].ord = ord++;
-    npu_graph_for_each_node(g, n) {
+    npu_graph_for_each_node(g, n)
+    {
         for (int k = 0; k < n->nin; k++)
             if (n->in[k] && cg->vi[n->in[k]->id].ord < 0)
                 cg->vi[n->in[k]->id].ord = ord++;
@@ -511,17 +511,18 @@ analyse(struct npu_cg *cg, int **pos_job_out)
             if (cg->vi[n->out[k]->id].ord < 0)
                 cg->vi[n->out[k]->id].ord = ord++;
     }
-#define SPAN(v, p)                                                                             \
-    do {                                                                                       \
-        struct vinfo *i_ = &cg->vi[(v)->id];                                                   \
-        if (i_->first < 0 || (p) < i_->first)                                                  \
-            i_->first = (p);                                                                   \
-        if ((p) > i_->last)                                                                    \
-            i_->last = (p);                                                                    \
+#define SPAN(v, p)                                                                                 \
+    do {                                                                                           \
+        struct vinfo *i_ = &cg->vi[(v)->id];                                                       \
+        if (i_->first < 0 || (p) < i_->first)                                                      \
+            i_->first = (p);                                                                       \
+        if ((p) > i_->last)                                                                        \
+            i_->last = (p);                                                                        \
     } while (0)
     /* the job a conversion's NPU side belongs to */
     pos = 0;
-    npu_graph_for_each_node(g, n) {
+    npu_graph_for_each_node(g, n)
+    {
         int p = pos++;
         bool rk = npu_op_is_rk(n->op);
         for (int k = 0; k < n->nout; k++) {
@@ -632,8 +633,8 @@ plan_memory(struct npu_cg *cg)
             a[na++] = (struct ival){v->id, i->ord, i->first, i->last, b, 0};
         }
         if (i->host_val && v->kind != NPU_VALUE_CONST && i->first >= 0)
-            h[nh++] = (struct ival){v->id, i->ord, i->first, i->last,
-                                    (uint64_t)npu_tensor_nbytes(&v->t), 0};
+            h[nh++] = (struct ival){
+                v->id, i->ord, i->first, i->last, (uint64_t)npu_tensor_nbytes(&v->t), 0};
     }
     free(byord);
     uint64_t act = place(a, na, &nomem);
@@ -701,7 +702,8 @@ npu_codegen(const struct npu_graph *g, const struct npu_backend_options *o,
     bool open = false;
     const char *job_name = NULL;
     st = NPU_OK;
-    npu_graph_for_each_node(g, n) {
+    npu_graph_for_each_node(g, n)
+    {
         if (n->op == NPU_OP_RK_TO_NPU) {
             if (!open) {
                 st = convert_step(&cg, n);
@@ -718,7 +720,8 @@ npu_codegen(const struct npu_graph *g, const struct npu_backend_options *o,
             else
                 st = NPU_ERR_NOMEM;
         } else if (is_compute(n)) {
-            enum npu_status (*emit)(struct npu_cg *, const struct npu_node *) = npu_rk_emitter(n->op);
+            enum npu_status (*emit)(struct npu_cg *, const struct npu_node *) =
+                npu_rk_emitter(n->op);
             if (!emit) {
                 npu_err(NPU_BE_DOM, "codegen: no emitter for %s", npu_op_name(n->op));
                 st = NPU_ERR_UNSUPPORTED;
@@ -732,16 +735,16 @@ npu_codegen(const struct npu_graph *g, const struct npu_backend_options *o,
             st = emit(&cg, n);
             cg.job_s += npu_node_float(n, "modeled_us", 0.0f) * 1e-6;
             uint32_t made = npu_cg_stream(&cg)->n_tasks - before;
-            if (!st && !grow((void **)&cg.task_node, &cg.cap_task_node,
-                             cg.n_task_node + (int)made, sizeof(*cg.task_node)))
+            if (!st && !grow((void **)&cg.task_node, &cg.cap_task_node, cg.n_task_node + (int)made,
+                             sizeof(*cg.task_node)))
                 st = NPU_ERR_NOMEM;
             for (uint32_t k = 0; !st && k < made; k++)
                 cg.task_node[cg.n_task_node++] = n->name ? n->name : "";
             /* the count that tools attribute a job's tasks by (npu_backend_node_tasks) */
             int want = npu_backend_node_tasks(n);
             if (!st && want >= 0 && npu_cg_stream(&cg)->n_tasks - before != (uint32_t)want) {
-                npu_err(NPU_BE_DOM, "codegen: node '%s' emitted %u tasks but lists %d",
-                        n->name, npu_cg_stream(&cg)->n_tasks - before, want);
+                npu_err(NPU_BE_DOM, "codegen: node '%s' emitted %u tasks but lists %d", n->name,
+                        npu_cg_stream(&cg)->n_tasks - before, want);
                 st = NPU_ERR_INVALID;
             }
         } else {

@@ -143,8 +143,8 @@ rk_task_seconds(const struct rk_conv_geom *g, const struct rk_tile *t, uint64_t 
     if (g->depthwise)
         steps = (cpad + kg - 1) / kg * hw;
     else
-        steps = (uint64_t)((t->nk + kg - 1) / kg) * ((cpad + TMV1_CHANNEL_GROUP - 1) /
-                                                    TMV1_CHANNEL_GROUP) * hw;
+        steps = (uint64_t)((t->nk + kg - 1) / kg) *
+                ((cpad + TMV1_CHANNEL_GROUP - 1) / TMV1_CHANNEL_GROUP) * hw;
     double compute = (double)steps / TMV1_CLOCK_HZ;
     uint64_t bytes = 0;
     if (!(t->flags & RKT_F_DREUSE))
@@ -162,15 +162,15 @@ rk_task_seconds(const struct rk_conv_geom *g, const struct rk_tile *t, uint64_t 
         /* the simulator charges the ERDMA extent (first to last byte) */
         uint32_t pes = rk_esize(g->part_dt), pc2 = 16 / pes;
         uint64_t c1 = (kout + pc2 - 1) / pc2;
-        bytes += (c1 - 1) * (uint64_t)g->ow * g->oh * 16 +
-                 ((uint64_t)(t->oh - 1) * g->ow + g->ow) * 16;
+        bytes +=
+            (c1 - 1) * (uint64_t)g->ow * g->oh * 16 + ((uint64_t)(t->oh - 1) * g->ow + g->ow) * 16;
     }
     if (res_here(g, t)) {
         /* the residual through ERDMA, charged over its extent like the partial sums */
         uint32_t rc2 = 16 / rk_esize(g->res_dt);
         uint64_t c1 = (kout + rc2 - 1) / rc2;
-        bytes += (c1 - 1) * (uint64_t)g->ow * g->oh * 16 +
-                 ((uint64_t)(t->oh - 1) * g->ow + g->ow) * 16;
+        bytes +=
+            (c1 - 1) * (uint64_t)g->ow * g->oh * 16 + ((uint64_t)(t->oh - 1) * g->ow + g->ow) * 16;
     }
     uint32_t oc2 = 16 / rk_esize(odt);
     bytes += (uint64_t)((kout + oc2 - 1) / oc2) * g->ow * t->oh * 16;
@@ -329,9 +329,9 @@ rk_conv_decode(const struct npu_node *n, struct rk_conv_geom *g, struct rk_tile 
     g->part_dt = g->in_dt == NPU_DTYPE_INT8 ? NPU_DTYPE_INT32 : NPU_DTYPE_FP32;
     if (pdt) {
         g->part_dt = npu_dtype_from_name(pdt);
-        if (g->in_dt == NPU_DTYPE_INT8 ? g->part_dt != NPU_DTYPE_INT32
-                                       : (g->part_dt != NPU_DTYPE_FP32 &&
-                                          g->part_dt != NPU_DTYPE_FP16))
+        if (g->in_dt == NPU_DTYPE_INT8
+                ? g->part_dt != NPU_DTYPE_INT32
+                : (g->part_dt != NPU_DTYPE_FP32 && g->part_dt != NPU_DTYPE_FP16))
             return bad(n, "partial must be f32/f16 (fp16 pipeline) or i32 (int8)");
     }
     for (int i = 1; i < n->nout; i++) {
@@ -404,10 +404,9 @@ rk_conv_decode(const struct npu_node *n, struct rk_conv_geom *g, struct rk_tile 
         x1->woff = (uint32_t)f[RKT_WOFF];
         x1->src = (int32_t)f[RKT_SRC];
         x1->dst = (int32_t)f[RKT_DST];
-        if (!x1->oh || x1->oy0 + x1->oh > g->oh || !x1->nk || x1->k0 + x1->nk > g->k ||
-            !x1->nc || x1->c0 + x1->nc > g->c || x1->bank < 1 || x1->bank > 11 ||
-            x1->flags > 15 || x1->src == 0 || x1->src >= n->nout || x1->dst >= n->nout ||
-            x1->src == x1->dst)
+        if (!x1->oh || x1->oy0 + x1->oh > g->oh || !x1->nk || x1->k0 + x1->nk > g->k || !x1->nc ||
+            x1->c0 + x1->nc > g->c || x1->bank < 1 || x1->bank > 11 || x1->flags > 15 ||
+            x1->src == 0 || x1->src >= n->nout || x1->dst >= n->nout || x1->src == x1->dst)
             goto badtile;
         /* channel windows start on atoms; kernel tiles on kernel groups so the
          * packed sets and output surfaces line up (facts §2.10) */
@@ -467,9 +466,9 @@ npu_rk_conv_infer(struct npu_graph *gr, struct npu_node *n)
     if (npu_tensor_numel(y) != view[0] * view[1] * view[2])
         return bad(n, "shape and view hold different element counts");
     const char *pdt = npu_node_string(n, "partial", NULL);
-    enum npu_dtype pd = pdt ? npu_dtype_from_name(pdt)
-                            : (n->in[0] && n->in[0]->t.dtype == NPU_DTYPE_INT8 ? NPU_DTYPE_INT32
-                                                                              : NPU_DTYPE_FP32);
+    enum npu_dtype pd =
+        pdt ? npu_dtype_from_name(pdt)
+            : (n->in[0] && n->in[0]->t.dtype == NPU_DTYPE_INT8 ? NPU_DTYPE_INT32 : NPU_DTYPE_FP32);
     for (int i = 1; i < n->nout; i++) {
         struct npu_tensor *p = &n->out[i]->t;
         p->dtype = pd;
@@ -507,10 +506,14 @@ static uint32_t
 dpu_prec(enum npu_dtype dt)
 {
     switch (dt) {
-    case NPU_DTYPE_INT8: return NPU_PRECISION_INT8;
-    case NPU_DTYPE_INT32: return NPU_PRECISION_INT32;
-    case NPU_DTYPE_FP32: return NPU_PRECISION_FP32;
-    default: return NPU_PRECISION_FP16;
+    case NPU_DTYPE_INT8:
+        return NPU_PRECISION_INT8;
+    case NPU_DTYPE_INT32:
+        return NPU_PRECISION_INT32;
+    case NPU_DTYPE_FP32:
+        return NPU_PRECISION_FP32;
+    default:
+        return NPU_PRECISION_FP16;
     }
 }
 
@@ -539,20 +542,20 @@ rk_emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk
     const uint32_t per_kernel = g->kh * g->kw * cpad * es;
     /* DATA_ENTRIES: row bytes / 64; W x H_tile in small-channel mode (facts
      * §2.10, NOTES §2 ARGB case) */
-    const uint32_t entries = g->argb ? g->w * r.ih
-                                     : (uint32_t)(((uint64_t)g->w * cpad * es + 63) / 64);
+    const uint32_t entries =
+        g->argb ? g->w * r.ih : (uint32_t)(((uint64_t)g->w * cpad * es + 63) / 64);
     const uint32_t cbuf0 = CNA_CBUF_CON0_WEIGHT_REUSE((t->flags & RKT_F_WREUSE) ? 1 : 0) |
                            CNA_CBUF_CON0_DATA_REUSE((t->flags & RKT_F_DREUSE) ? 1 : 0) |
                            CNA_CBUF_CON0_WEIGHT_BANK(12 - t->bank) |
                            CNA_CBUF_CON0_DATA_BANK(t->bank);
     /* small-channel mode: NONALIGN_DMA | GROUP_LINE_OFF | ARGB_IN (7 + C) (facts
      * §2.10, RKNN's ARGB capture 0x6000a120) */
-    const uint32_t con1 = CNA_CONV_CON1_PROC_PRECISION(cp) | CNA_CONV_CON1_IN_PRECISION(cp) |
-                          CNA_CONV_CON1_CONV_MODE(mode) |
-                          (g->argb ? CNA_CONV_CON1_NONALIGN_DMA(1) |
-                                         CNA_CONV_CON1_GROUP_LINE_OFF(1) |
-                                         CNA_CONV_CON1_ARGB_IN(NPU_ARGB_IN_1CH + g->argb - 1)
-                                   : 0);
+    const uint32_t con1 =
+        CNA_CONV_CON1_PROC_PRECISION(cp) | CNA_CONV_CON1_IN_PRECISION(cp) |
+        CNA_CONV_CON1_CONV_MODE(mode) |
+        (g->argb ? CNA_CONV_CON1_NONALIGN_DMA(1) | CNA_CONV_CON1_GROUP_LINE_OFF(1) |
+                       CNA_CONV_CON1_ARGB_IN(NPU_ARGB_IN_1CH + g->argb - 1)
+                 : 0);
     /* REAL: MTX writes C - 1, RKNN (C - 1) mod 64 (errata S5) */
     const uint32_t real = g->mtx ? t->nc - 1 : (t->nc - 1) % 64;
     /* FEATURE_GRAINS is buffering only (NOTES S11): MTX M + 1; ARGB: the
@@ -596,8 +599,7 @@ rk_emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk
     /* converter bypassed; RKNN writes 0xb, but only BYPASS in ARGB mode */
     npu_emit(s, REG_CNA_CVT_CON0,
              g->argb ? CNA_CVT_CON0_CVT_BYPASS(1)
-                     : CNA_CVT_CON0_DATA_SIGN(1) |
-                           CNA_CVT_CON0_CVT_TYPE(NPU_CVT_ORDER_ADD_FIRST) |
+                     : CNA_CVT_CON0_DATA_SIGN(1) | CNA_CVT_CON0_CVT_TYPE(NPU_CVT_ORDER_ADD_FIRST) |
                            CNA_CVT_CON0_CVT_BYPASS(1));
     npu_emit(s, REG_CNA_CVT_CON1, CNA_CVT_CON1_CVT_SCALE0(1));
     npu_emit(s, REG_CNA_CVT_CON2, CNA_CVT_CON2_CVT_SCALE1(1));
@@ -617,9 +619,9 @@ rk_emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk
     /* normal-mode strides of the whole stored map (facts §2.10, NOTES S12) */
     /* small-channel mode: LINE = W, SURF = W (H - 1) pixels (facts §2.10) */
     npu_emit(s, REG_CNA_DMA_CON1, CNA_DMA_CON1_LINE_STRIDE(g->argb ? g->w : 4 * g->w));
-    npu_emit(s, REG_CNA_DMA_CON2,
-             CNA_DMA_CON2_SURF_STRIDE((uint32_t)((int64_t)g->w *
-                                                 ((int64_t)g->h - (g->argb ? 1 : 4)))));
+    npu_emit(
+        s, REG_CNA_DMA_CON2,
+        CNA_DMA_CON2_SURF_STRIDE((uint32_t)((int64_t)g->w * ((int64_t)g->h - (g->argb ? 1 : 4)))));
     npu_emit(s, REG_CNA_FC_DATA_SIZE0,
              CNA_FC_DATA_SIZE0_DMA_WIDTH(g->w) | CNA_FC_DATA_SIZE0_DMA_HEIGHT(r.ih));
     npu_emit(s, REG_CNA_FC_DATA_SIZE1, CNA_FC_DATA_SIZE1_DMA_CHANNEL(cpad));
@@ -739,12 +741,12 @@ rk_emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk
              DPU_FEATURE_MODE_CFG_BURST_LEN(NPU_BURST_LEN_BURST16) |
                  DPU_FEATURE_MODE_CFG_OUTPUT_MODE(NPU_DPU_OUTPUT_MODE_MEMORY) |
                  DPU_FEATURE_MODE_CFG_CONV_MODE(mode));
-    npu_emit(s, REG_DPU_DATA_FORMAT,
-             DPU_DATA_FORMAT_OUT_PRECISION(dpu_prec(odt)) |
-                 DPU_DATA_FORMAT_IN_PRECISION(dpu_prec(g->in_dt)) |
-                 DPU_DATA_FORMAT_BN_MUL_SHIFT_VALUE_NEG(
-                     final_q && g->q_per_channel ? g->q_chshift : 0) |
-                 DPU_DATA_FORMAT_PROC_PRECISION(dpu_prec(g->in_dt)));
+    npu_emit(
+        s, REG_DPU_DATA_FORMAT,
+        DPU_DATA_FORMAT_OUT_PRECISION(dpu_prec(odt)) |
+            DPU_DATA_FORMAT_IN_PRECISION(dpu_prec(g->in_dt)) |
+            DPU_DATA_FORMAT_BN_MUL_SHIFT_VALUE_NEG(final_q && g->q_per_channel ? g->q_chshift : 0) |
+            DPU_DATA_FORMAT_PROC_PRECISION(dpu_prec(g->in_dt)));
     npu_emit(s, REG_DPU_OFFSET_PEND, 0);
     npu_emit_reloc(s, REG_DPU_DST_BASE_ADDR, dst->buffer, dst->offset + out_off);
     npu_emit(s, REG_DPU_DST_SURF_STRIDE, DPU_DST_SURF_STRIDE_DST_SURF_STRIDE(dsurf));
@@ -777,7 +779,9 @@ rk_emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk
      * shift with round half to even, then the offset = output zero point) */
     /* after a LUT: RKNN's tanh offset and MINUS_EXP (the table's output scale, S19) */
     npu_emit(s, REG_DPU_OUT_CVT_OFFSET,
-             final_q ? (uint32_t)g->q_offset : lut ? (uint32_t)lut->out_offset : 0);
+             final_q ? (uint32_t)g->q_offset
+             : lut   ? (uint32_t)lut->out_offset
+                     : 0);
     npu_emit(s, REG_DPU_OUT_CVT_SCALE,
              DPU_OUT_CVT_SCALE_FP32TOFP16_EN(odt == NPU_DTYPE_FP16 ? 1 : 0) |
                  DPU_OUT_CVT_SCALE_OUT_CVT_SCALE(final_q ? g->q_scale : 1));
@@ -884,8 +888,7 @@ npu_rk_conv_emit(struct npu_cg *cg, const struct npu_node *n)
         uint32_t before = s->n_tasks;
         rk_emit_task(s, &g, &t[i], &a);
         if ((st = npu_stream_status(s))) {
-            npu_err(NPU_BE_DOM, "node '%s' (rk.Conv) task %u: %s", n->name, i,
-                    npu_stream_error(s));
+            npu_err(NPU_BE_DOM, "node '%s' (rk.Conv) task %u: %s", n->name, i, npu_stream_error(s));
             goto out;
         }
         if (s->tasks[before].n_body != rk_task_body_qwords(&g, &t[i]))
