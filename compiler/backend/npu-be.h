@@ -106,7 +106,7 @@ enum npu_status npu_conv_emit_call(struct npu_stream *s, const struct npu_conv_c
                                    double *modeled_s);
 
 /* Whether the residual Add `add` will likely run in the DPU of the MatMul that produces
- * one of its operands (npu-conv.c): its cost() is then 0 (priced in the MatMul's). */
+ * one of its operands (conv-fuse.c): its cost() is then 0 (priced in the MatMul's). */
 bool npu_conv_residual_likely(const struct npu_graph *g, const struct npu_node *add,
                               const struct npu_backend_options *o);
 
