@@ -12,7 +12,7 @@
 
 #include "conv-priv.h"
 
-extern int npu_dpu_gelu_two_pass; /* dpu-ops.c: x * f(x) activations as two passes */
+extern int npu_dpu_gelu_two_pass; /* dpu-unary.c: x * f(x) activations as two passes */
 
 /* Splits a non-fusable activation off into its own node after n: n now
  * defines a fresh value, the activation node the original output. */
