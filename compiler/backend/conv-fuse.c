@@ -86,8 +86,8 @@ conv_split_act(struct npu_lower_ctx *cx, struct npu_node *n, const struct conv_s
     return npu_infer_node(g, act);
 }
 
-/* The be-dpu LUT table that applies activation `a` in one lookup (0: none). x * f(x)
- * functions use their one-table form unless be-dpu is set to two passes. */
+/* The DPU LUT table that applies activation `a` in one lookup (0: none). x * f(x)
+ * functions use their one-table form unless the DPU lowerings are set to two passes. */
 uint32_t
 conv_lut_of_act(const char *a)
 {
@@ -134,7 +134,7 @@ conv_residual_add(struct npu_lower_ctx *cx, struct npu_node *n, const struct con
         if (ot->dims[i] != y->t.dims[i] || at->dims[i] != y->t.dims[i])
             return NULL;
     struct npu_value *r = npu_lower_lookup(cx, o);
-    /* a be-dpu view without tasks (rk.Dpu alias 1: the same bytes under another view) has
+    /* a DPU lowering's view without tasks (rk.Dpu alias 1: the same bytes under another view) has
      * no bytes of its own: the EW operand reads its source's */
     while (r && r->producer && r->producer->op == NPU_OP_RK_DPU &&
            npu_node_int(r->producer, "alias", 0)) {

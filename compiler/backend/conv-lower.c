@@ -104,7 +104,7 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
         if (!conv_plan_conv(&s.g, s.groups, cx->o, &p))
             return npu_lower_refuse(n, "no tiling fits the CBUF");
     }
-    /* LUT functions run in the EW stage of the last block (be-dpu's tables) */
+    /* LUT functions run in the EW stage of the last block (the DPU LUT tables) */
     uint32_t lut = cx->o->no_act_fusion || s.g.mtx ? 0 : conv_lut_of_act(s.act_name);
     if (lut) {
         s.g.lut_id = lut;
@@ -340,7 +340,7 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
     if (!st)
         st = npu_lower_done(cx, r);
     if (!st && radd) {
-        /* the Add is computed here: it has nothing left to do (be-dpu's handler sees the
+        /* the Add is computed here: it has nothing left to do (the DPU handler sees the
          * mark), and its result is ours */
         st = npu_node_set_int(g, radd, "npu_dpu_done", 1);
         if (!st)

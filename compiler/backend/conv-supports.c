@@ -52,7 +52,7 @@ read_act(const struct npu_node *n, struct conv_src *s)
         }
     } else {
         /* leaky_relu needs BS PReLU (unverified, facts §5.3); LUT activations
-         * are be-dpu's: all run as a separate node after the conv */
+         * are the DPU lowerings': all run as a separate node after the conv */
         s->act_fused = false;
         s->act_alpha = npu_node_float(n, "npu_act_alpha", 0);
         s->act_beta = npu_node_float(n, "npu_act_beta", 0);
@@ -93,7 +93,7 @@ read_matmul(const struct npu_graph *gr, const struct npu_node *n, struct conv_sr
         if (!const_float(b))
             return npu_be_refuse(why, wl,
                                  "B is not a float constant (activation x activation "
-                                 "products go through be-dpu's attention lowering)");
+                                 "products go through the DPU attention lowering)");
     }
     if (b->t.ndim != 2)
         return npu_be_refuse(why, wl, "B must be 2-D");

@@ -25,7 +25,7 @@ dl_npu_value(const struct rkd *b, const struct npu_value *v)
     return NULL;
 }
 
-/* Dry runs do not have the NPU values yet: the view a be-dpu producer will give its result
+/* Dry runs do not have the NPU values yet: the view a DPU-lowered producer will give its result
  * is predicted by a dry lowering of that producer (depth-limited). */
 static bool
 predict_view(const struct npu_value *v, struct vmap *vm, int depth)

@@ -53,7 +53,7 @@ int dl_alias_kind(const struct npu_value *v);
 /* The value whose bytes an alias (kind 1) chain shows. */
 struct npu_value *dl_source(struct npu_value *v);
 /* Whether output `out` of the node being lowered may be a view without a copy: not a graph
- * output, every reader an NPU node lowered by be-dpu (of op `only` unless NPU_OP_NONE) that
+ * output, every reader an NPU node of the DPU lowerings (of op `only` unless NPU_OP_NONE) that
  * accepts it. Other readers would see unwritten memory. Lowering, and cost() dry runs
  * (b->g set, readers not on the CPU counted as NPU ones); false in supports() dry runs. */
 bool dl_alias_ok(const struct rkd *b, const struct npu_value *out, enum npu_op only);

@@ -107,7 +107,7 @@ dl_lower_any(struct rkd *b, struct npu_node *n, struct why *w)
     case NPU_OP_FUSED_ATTENTION:
         return dl_lower_attention(b, n, w);
     default:
-        return why_set(w, "no be-dpu lowering for %s", npu_op_name(n->op));
+        return why_set(w, "no DPU lowering for %s", npu_op_name(n->op));
     }
 }
 

@@ -73,17 +73,17 @@ bool npu_be_refuse(char *why, size_t len, const char *fmt, ...) NPU_PRINTF(3, 4)
 bool npu_be_common_ok(const struct npu_graph *g, const struct npu_node *n, bool integer_op,
                           char *why, size_t why_len);
 
-/* ---- conv / matmul tasks for composites (be-conv) ------------------------------ */
+/* ---- conv / matmul tasks for composites (the conv/matmul lowering) ------------- */
 
 /*
  * y = act(conv(x, w) + bias) as tiled CNA + CORE + DPU tasks appended to s, for
- * lowerings that build their own task lists (e.g. be-dpu's attention, whose
+ * lowerings that build their own task lists (e.g. the DPU attention lowering, whose
  * Q.K^T and A.V read an activation as the weight operand):
  *   x: NC1HWC2 fp16 over (c, h, w) (the whole map; row tiles read windows);
  *   w: the weights in any buffer, packed as core/hw npu_weight_pack() packs k
  *      kernels of c channels x kh x kw (fp16): [group of 16 kernels][block of
  *      32 channels][ky][kx][kernel][channel]. An activation gets there by a
- *      layout copy (be-dpu's transpose copy, docs/npu-backend.md §7);
+ *      layout copy (the DPU transpose copy, docs/npu-backend.md §7);
  *   y: NC1HWC2 of out_dt (f16 or f32) over (k, oh, ow), oh / ow from the
  *      geometry;
  *   bias: optional fp32 per output channel (k padded to 64 entries), relu or

@@ -260,7 +260,7 @@ rk_emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk
                  DPU_EW_CFG_EW_OP_CVT_BYPASS(1) | DPU_EW_CFG_EW_LUT_BYPASS(1) |
                  DPU_EW_CFG_EW_OP_SRC(NPU_OPERAND_SRC_MEMORY) | DPU_EW_CFG_EW_RELU_BYPASS(1);
     }
-    /* LUT function (be-dpu's tables, NOTES S19 configuration): BN MUL scales every
+    /* LUT function (the DPU LUT tables, NOTES S19 configuration): BN MUL scales every
      * block's contribution into the table's index domain (u = t * in_scale, exact power of
      * two); the last block looks up u after its partial-sum add. */
     const struct npu_dpu_lut *lut =

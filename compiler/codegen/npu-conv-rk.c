@@ -182,7 +182,7 @@ rk_conv_decode(const struct npu_node *n, struct rk_conv_geom *g, struct rk_tile 
     }
     int64_t lid = npu_node_int(n, "lut", 0);
     if (lid) {
-        /* a function table of be-dpu: input scale exact in the fp16 BN MUL operand, no
+        /* a DPU LUT function table: input scale exact in the fp16 BN MUL operand, no
          * input offset (BN would add it once per channel block) */
         const struct npu_dpu_lut *l =
             lid > 0 && lid < 0x10000 ? npu_dpu_lut_get((uint32_t)lid) : NULL;
