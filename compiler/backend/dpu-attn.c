@@ -193,7 +193,7 @@ zero_pad_rows(struct rkd *b, const struct hsrc *x, uint32_t hn, uint32_t Skp)
 }
 
 /* The head merge after attention: out -> Transpose (0, 2, 1, 3) -> Reshape to [.., Sq,
- * heads x Dv], both be-dpu nodes with no other reader. `placed`: the lowering (both on the
+ * heads x Dv], both DPU-lowered nodes with no other reader. `placed`: the lowering (both on the
  * NPU); else cost() predicting it (neither forced onto the CPU). */
 static bool
 merge_follows(const struct npu_node *n, bool placed, uint32_t hn, uint32_t sq, uint32_t dv,

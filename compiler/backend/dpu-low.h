@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dpu-low.h: helpers the be-dpu lowerings share (views of values, NPU inputs, constants laid
- * out for the DPU) and the per-family lowering entry points dpu-ops.c dispatches to. Every
- * lowering works in two modes through struct rkd: dry (cx == NULL: validate and price, for
- * supports() and cost()) and real (insert the rk.Dpu node).
+ * dpu-low.h: helpers the DPU lowerings share (dpu-low.c: views of values, NPU inputs,
+ * constants laid out for the DPU) and the per-family lowering entry points dpu-ops.c
+ * dispatches to. Every lowering works in two modes through struct rkd: dry (cx == NULL:
+ * validate and price, for supports() and cost()) and real (insert the rk.Dpu node).
  */
 #ifndef DPU_LOW_H
 #define DPU_LOW_H
@@ -53,7 +53,7 @@ int dl_alias_kind(const struct npu_value *v);
 /* The value whose bytes an alias (kind 1) chain shows. */
 struct npu_value *dl_source(struct npu_value *v);
 /* Whether output `out` of the node being lowered may be a view without a copy: not a graph
- * output, every reader an NPU node lowered by be-dpu (of op `only` unless NPU_OP_NONE) that
+ * output, every reader an NPU node of the DPU lowerings (of op `only` unless NPU_OP_NONE) that
  * accepts it. Other readers would see unwritten memory. Lowering, and cost() dry runs
  * (b->g set, readers not on the CPU counted as NPU ones); false in supports() dry runs. */
 bool dl_alias_ok(const struct rkd *b, const struct npu_value *out, enum npu_op only);
@@ -75,6 +75,13 @@ enum npu_status dl_finish(struct rkd *b, int idx, const struct vmap *vm);
 /* Applies LUT function fn to map `in` into `out` (one pass, BN scales into the table). */
 void dl_lut_pass(struct rkd *b, enum npu_dpu_fn fn, const struct npu_dpu_map *in,
                  const struct npu_dpu_map *out);
+
+/* Whether v is a constant with its data at hand. */
+bool dl_is_const(const struct npu_value *v);
+
+/* Lowers n with b (dry or real): the refusals every DPU handler shares, then the lowering
+ * of n's family (dpu-ops.c). The dry runs that predict a producer's view use it too. */
+enum npu_status dl_lower_any(struct rkd *b, struct npu_node *n, struct why *w);
 
 /* Lowerings by family (n = b->orig). */
 enum npu_status dl_lower_eltwise(struct rkd *b, struct npu_node *n, struct why *w);

@@ -138,7 +138,7 @@ lower_remap(struct rkd *b, int idx, struct npu_value *x, const struct remap *r, 
     for (int k = 0; k < nc; k++) {
         if (npu_value_numel(x) == n && same_bytes(&vin, &cand[k], r, n)) {
             /* a reinterpretation: a view of the input's bytes when every reader is a
-             * be-dpu lowering, else one flat copy in the input's geometry */
+             * DPU lowering, else one flat copy in the input's geometry */
             if (!dl_input(b, x, &vin, &xm, w))
                 return NPU_ERR_UNSUPPORTED;
             if (dl_alias_ok(b, out, NPU_OP_NONE)) {

@@ -151,7 +151,7 @@ dl_lower_pool(struct rkd *b, struct npu_node *n, struct why *w)
     struct npu_value *x = n->in[0], *out = n->out[0];
     if (!x || n->nout < 1 || x->t.ndim != 4 || x->t.dims[0] != 1 || out->t.ndim != 4)
         return why_set(w, "pooling of a [1, C, H, W] map only");
-    /* a used indices output (MaxPool's output 1) is refused by lower_any (dpu-ops.c) */
+    /* a used indices output (MaxPool's output 1) is refused by dl_lower_any (dpu-ops.c) */
     if (!npu_dtype_is_float(x->t.dtype))
         return why_set(w, "only float tensors (fp16 on the NPU)");
     struct vmap vin = {

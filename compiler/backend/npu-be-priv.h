@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * npu-be-priv.h: be-conv's private declarations: the rows of the handler
- * table it owns, the rk.Conv task record and geometry shared by the tiler
- * (npu-conv.c) and the emitter (npu-conv-emit.c), the timing-model figures
- * both use, and the memory plan of codegen.
+ * npu-be-priv.h: the conv/matmul lowering's declarations for the rest of the
+ * back end: its rows of the handler table (conv-supports.c, conv-lower.c) and
+ * the pass that widens rk.Conv results read as f32 (npu-lower.c). The files of
+ * the conv/matmul lowering share conv-priv.h.
  */
 #ifndef NPU_BE_PRIV_H
 #define NPU_BE_PRIV_H

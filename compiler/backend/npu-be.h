@@ -73,17 +73,17 @@ bool npu_be_refuse(char *why, size_t len, const char *fmt, ...) NPU_PRINTF(3, 4)
 bool npu_be_common_ok(const struct npu_graph *g, const struct npu_node *n, bool integer_op,
                           char *why, size_t why_len);
 
-/* ---- conv / matmul tasks for composites (be-conv) ------------------------------ */
+/* ---- conv / matmul tasks for composites (the conv/matmul lowering) ------------- */
 
 /*
  * y = act(conv(x, w) + bias) as tiled CNA + CORE + DPU tasks appended to s, for
- * lowerings that build their own task lists (e.g. be-dpu's attention, whose
+ * lowerings that build their own task lists (e.g. the DPU attention lowering, whose
  * Q.K^T and A.V read an activation as the weight operand):
  *   x: NC1HWC2 fp16 over (c, h, w) (the whole map; row tiles read windows);
  *   w: the weights in any buffer, packed as core/hw npu_weight_pack() packs k
  *      kernels of c channels x kh x kw (fp16): [group of 16 kernels][block of
  *      32 channels][ky][kx][kernel][channel]. An activation gets there by a
- *      layout copy (be-dpu's transpose copy, docs/npu-backend.md §7);
+ *      layout copy (the DPU transpose copy, docs/npu-backend.md §7);
  *   y: NC1HWC2 of out_dt (f16 or f32) over (k, oh, ow), oh / ow from the
  *      geometry;
  *   bias: optional fp32 per output channel (k padded to 64 entries), relu or
@@ -106,7 +106,7 @@ enum npu_status npu_conv_emit_call(struct npu_stream *s, const struct npu_conv_c
                                    double *modeled_s);
 
 /* Whether the residual Add `add` will likely run in the DPU of the MatMul that produces
- * one of its operands (npu-conv.c): its cost() is then 0 (priced in the MatMul's). */
+ * one of its operands (conv-fuse.c): its cost() is then 0 (priced in the MatMul's). */
 bool npu_conv_residual_likely(const struct npu_graph *g, const struct npu_node *add,
                               const struct npu_backend_options *o);
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * npu-dpu-ops.h: be-dpu's part of the NPU back end (docs/npu-dpu-ops.md):
+ * npu-dpu-ops.h: the DPU lowerings' part of the NPU back end (docs/npu-dpu-ops.md):
  *   - LUT tables for activation functions and their host model (dpu-lut.c);
  *   - rk.Dpu, the lowered op that holds a list of DPU / PPU / small-convolution tasks with
  *     every register-relevant parameter in its attributes, and the builder the lowerings
@@ -91,7 +91,7 @@ enum npu_status rkd_finish(struct rkd *b, int idx, enum npu_dtype dt, int ndim, 
                            const uint32_t view[3], uint32_t order);
 /* Output idx of b->orig as a view of src's bytes (no task): kind 1 = the same bytes under
  * another (view, order); kind 2 = the heads of attention, [rows, heads x D] read as
- * [heads, rows, D] (heads = {rows, heads, D}; only be-dpu's attention reads it). */
+ * [heads, rows, D] (heads = {rows, heads, D}; only the DPU attention lowering reads it). */
 enum npu_status rkd_alias(struct rkd *b, int idx, struct npu_value *src, int kind,
                           const int64_t *heads, enum npu_dtype dt, int ndim, const int64_t *dims,
                           const uint32_t view[3], uint32_t order);

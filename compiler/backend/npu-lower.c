@@ -132,8 +132,8 @@ npu_lower_input(struct npu_lower_ctx *cx, struct npu_node *before, struct npu_va
     if (c && npu_rk_view(c, have) && same_view(have, want) && c->t.dtype == dt)
         return c;
     if (c && c->producer && c->producer->op != NPU_OP_RK_TO_NPU) {
-        /* An NPU result in another view: this needs a relayout op (be-dpu's
-         * data movement), not a round trip through the host. */
+        /* An NPU result in another view: this needs a relayout op (the DPU
+         * data-movement lowering), not a round trip through the host. */
         npu_info(NPU_BE_DOM, "value '%s' lives on the NPU in another view", v->name);
         return NULL;
     }

@@ -94,12 +94,12 @@ uint32_t
 npu_rk_order_of(const struct npu_tensor *t, const uint32_t view[3])
 {
     /* [N, C, H, W] as (N * C, H, W): images back to back are channel blocks of one map
-     * (be-conv's batched convs, docs/npu-backend.md) */
+     * (the conv/matmul lowering's batched convs, docs/npu-backend.md) */
     if (t->ndim == 4 && t->dims[0] * t->dims[1] == view[0] && t->dims[2] == view[1] &&
         t->dims[3] == view[2])
         return NPU_VIEW_NCHW;
-    /* [N, C, L] as (N * C, 1, L): a 1-D conv's map (be-conv); L == N * C keeps the row
-     * reading (HWC), which a 1-D conv then refuses */
+    /* [N, C, L] as (N * C, 1, L): a 1-D conv's map (the conv/matmul lowering); L == N * C keeps the
+     * row reading (HWC), which a 1-D conv then refuses */
     if (t->ndim == 3 && t->dims[0] * t->dims[1] == view[0] && view[1] == 1 &&
         t->dims[2] == view[2] && view[2] > 1 && view[0] != view[2])
         return NPU_VIEW_NCHW;

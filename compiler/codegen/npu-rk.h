@@ -69,8 +69,8 @@ uint64_t npu_rk_nc1hwc2_bytes(enum npu_dtype dt, const uint32_t view[3]);
 /* Bytes an rk.* value occupies in NPU memory (its layout's size). */
 uint64_t npu_rk_value_bytes(const struct npu_value *v);
 /* Atoms from one channel surface of an NC1HWC2 rk.* value to the next: the producer's
- * "surf" attribute when a reader had the rows padded (be-dpu's attention, docs/npu-dpu-ops.md
- * §3.8; output 0 only), else H x W of its view. */
+ * "surf" attribute when a reader had the rows padded (the DPU attention lowering,
+ * docs/npu-dpu-ops.md §3.8; output 0 only), else H x W of its view. */
 uint32_t npu_rk_surf(const struct npu_value *v);
 /* True when the value's surfaces are packed (surf = H x W): what every reader but the one
  * that asked for padding expects. */
@@ -163,7 +163,7 @@ struct rk_conv_geom {
     uint32_t q_scale, q_shift, q_chshift;
     int32_t q_offset;
     /* EW-stage fusions (docs/npu-backend.md §3, fp16 pipeline):
-     *  lut_id: a LUT function of be-dpu (npu_dpu_lut_get) applied to the final result in
+     *  lut_id: a DPU LUT function (npu_dpu_lut_get) applied to the final result in
      *    the EW stage after any partial-sum add; its input scale is BN MUL in every task
      *    (so partial sums carry it), a guard + upload task precede the conv tasks;
      *  residual: the last input (an NPU value in the output's view) added per pixel by the
@@ -172,7 +172,7 @@ struct rk_conv_geom {
     bool residual;
     enum npu_dtype res_dt;
     /* atoms between output surfaces of the result (attribute "surf", >= ow x oh): rows
-     * padded for be-dpu's attention (npu_rk_surf) */
+     * padded for the DPU attention lowering (npu_rk_surf) */
     uint32_t out_surf;
 };
 

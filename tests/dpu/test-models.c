@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test-models.c: the test models (tests/models/data, torch-exported) through the front-end
- * passes, the back end with be-dpu's ops and the strict simulator, against the CPU executor
+ * passes, the back end with the DPU lowerings and the strict simulator, against the CPU executor
  * on the same seeded inputs: cosine similarity >= 0.999 of every output (the issue's target),
  * and the job figures (submits, tasks, nodes left on the CPU, modeled NPU time, timing
  * model v1). Usage: test-models DATA_DIR [model...].

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test-ops.c: be-dpu's elementwise, activation, pooling and data-movement lowerings through
+ * test-ops.c: the DPU elementwise, activation, pooling and data-movement lowerings through
  * the whole back end on the strict simulator, against the CPU executor on the same graph:
  * broadcast patterns (same shape, scalar, per channel, full constant, constant first),
  * odd channel counts and sizes that are not multiples of 8 or 16, rank 3 (row-major views)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test-robust.c: rk.Dpu nodes read from IR text are untrusted input (route b, npuc). The
- * lowered text of test models with be-dpu's lowerings (layer norm, attention, softmax,
+ * lowered text of test models with the DPU lowerings (layer norm, attention, softmax,
  * GELU, residual adds, pooling, views/aliases) is mutated at random inside rk.Dpu lines'
  * attribute braces (digits changed, minus signs, numbers replaced by extreme ones,
  * characters dropped), parsed, compiled and, when that succeeds, run on the strict
@@ -47,7 +47,7 @@ lowered_text(const char *dir, const char *name, char **side, size_t *side_len)
         npu_graph_free(g);
         return NULL;
     }
-    char tmp[] = "/tmp/be-dpu-robust-XXXXXX";
+    char tmp[] = "/tmp/dpu-robust-XXXXXX";
     int fd = mkstemp(tmp);
     if (fd >= 0) {
         close(fd);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test-routes.c: route b for be-dpu's rk.Dpu nodes: a model lowered by the back end (with
- * be-dpu's layer norm, attention, softmax, GELU, pooling, data movement and aliases),
+ * test-routes.c: route b for rk.Dpu nodes: a model lowered by the back end (with the
+ * DPU lowerings' layer norm, attention, softmax, GELU, pooling, data movement and aliases),
  * saved as IR text + sidecar, loaded again (which re-runs rk.Dpu's inference and its
  * bounds checks) and compiled, gives the same program: the same regcmd bytes, tasks,
  * relocations, weights and memory sizes. Usage: test-routes DATA_DIR [model...].
@@ -63,7 +63,7 @@ route_b(const char *dir, const char *name)
             jobs += pa->jobs[j].n_tasks;
         CHECK_EQ_INT(jobs, listed);
     }
-    char tmp[] = "/tmp/be-dpu-routes-XXXXXX";
+    char tmp[] = "/tmp/dpu-routes-XXXXXX";
     int fd = mkstemp(tmp);
     CHECK(fd >= 0);
     close(fd);
@@ -103,7 +103,7 @@ main(int argc, char **argv)
         return 2;
     }
     static const char *const def[] = {"siglip_tiny", "gpt2_tiny", "cnn_small", "external_data"};
-    printf("route b (IR text) with be-dpu's ops:\n");
+    printf("route b (IR text) with the DPU lowerings' ops:\n");
     if (argc > 2)
         for (int i = 2; i < argc; i++)
             route_b(argv[1], argv[i]);

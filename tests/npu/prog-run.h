@@ -6,8 +6,8 @@
  * each job's regcmd and task descriptors, a malloc'd host arena; CPU steps
  * through the CPU kernels, CONVERT steps element by element (NCHW <-> NC1HWC2
  * with the view order of npu-program.h), NPU jobs relocated with
- * npu_image_relocate and submitted as one chain on core 0. be-rt's runtime
- * is the real executor; this one exists so be-conv can test before it lands.
+ * npu_image_relocate and submitted as one chain on core 0. The runtime
+ * is the real executor; this one lets the back-end tests run without it.
  */
 #ifndef PROG_RUN_H
 #define PROG_RUN_H

@@ -146,7 +146,7 @@ check_res(const struct rcase *p, const struct npu_backend_options *o, bool expec
     return st ? -1 : res.n_dpu;
 }
 
-/* The residual as a view: x -> MatMul (r [M, N]) -> Reshape [1, M, N] (a be-dpu view
+/* The residual as a view: x -> MatMul (r [M, N]) -> Reshape [1, M, N] (a DPU view
  * without tasks) -> Add with MatMul(x3 [1, M, K]) + bias: the fused Add must read the
  * view's source bytes (the view has none of its own). */
 static struct npu_graph *

@@ -11,7 +11,7 @@
  *  - MaxPool whose indices output is used (a graph output counts);
  *  - float ops whose result becomes a run-time quantisation parameter
  *    (DynamicQuantizeLinear's expansion: fp16 moves whole quantised steps);
- *  - a sweep of the be-dpu ops over every element type: only fp32 / fp16
+ *  - a sweep of the DPU lowerings' ops over every element type: only fp32 / fp16
  *    are supported (int64 / int32 / int8 / bool arithmetic and float64 are
  *    refused).
  * Each case checks supports() refuses with its reason, that the cost

@@ -3,9 +3,9 @@
  * npu-backend.h: the NPU back end of the compiler (docs/npu-backend.md).
  *
  * After the front-end passes (npu_compile), the back end
- *   1. partitions: every node gets device=npu or device=cpu (be-rt's cost
+ *   1. partitions: every node gets device=npu or device=cpu (the cost
  *      partitioner; npu_partition_supported() marks every node a handler
- *      supports until it lands);
+ *      supports);
  *   2. lowers: each device=npu node is replaced by rk.* nodes (npu-ops.h)
  *      whose attributes fix their hardware tasks, with rk.ToNpu / rk.ToHost
  *      at the host <-> NPU boundaries (npu_lower_graph);
@@ -20,8 +20,9 @@
  *
  * Per-op behaviour comes from one table of handlers (struct
  * npu_op_handler): supports / cost / lower for the source ops, and infer /
- * emit for the rk.* ops. be-conv owns the table file
- * (compiler/npu/npu-be-ops.c); be-dpu adds its rows there.
+ * emit for the rk.* ops, all in one table file
+ * (compiler/backend/npu-handlers.c): the conv/matmul rows and the DPU
+ * lowerings' rows.
  */
 #ifndef NPU_BACKEND_H
 #define NPU_BACKEND_H

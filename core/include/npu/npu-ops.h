@@ -74,7 +74,7 @@ extern "C" {
     X(RK_TO_NPU, "rk.ToNpu")            /* host tensor -> NPU tensor (CONVERT step) */          \
     X(RK_TO_HOST, "rk.ToHost")          /* NPU tensor -> host tensor (CONVERT step) */          \
     X(RK_CONV, "rk.Conv")               /* conv / matmul tasks on CNA+CORE+DPU */               \
-    X(RK_DPU, "rk.Dpu")                 /* DPU / PPU / small-conv task list (be-dpu) */      \
+    X(RK_DPU, "rk.Dpu")                 /* DPU / PPU / small-conv task list (DPU lowerings) */  \
     /* added after the rows above, whose values artifacts and tests already hold */               \
     X(DEPTH_TO_SPACE, "DepthToSpace") X(SPACE_TO_DEPTH, "SpaceToDepth")                           \
     X(SCATTER_ND, "ScatterND") X(SCATTER_ELEMENTS, "ScatterElements") X(TOP_K, "TopK")          \

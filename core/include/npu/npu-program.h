@@ -79,11 +79,11 @@ struct npu_prog_tensor {
      * logical dims map onto it is recorded by the producer (docs/npu-backend.md). */
     uint32_t npu_c, npu_h, npu_w;
     /* How the logical row-major elements map onto the (C, H, W) view
-     * (enum npu_view_order; added by be-conv, additive). */
+     * (enum npu_view_order; added later, additive). */
     uint32_t npu_order;
     /* NPU element = host element + npu_offset in CONVERT steps: -128 where
      * uint8 host data is held as int8 on the NPU (Mesa's convention, facts
-     * §5.2), else 0 (added by be-conv, additive). */
+     * §5.2), else 0 (added later, additive). */
     int32_t npu_offset;
     int io_input;           /* >= 0: graph input index */
     int io_output;          /* >= 0: graph output index */

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * conv-quant.c: the integer pipeline of the conv/matmul lowering (MatMulInteger,
+ * ConvInteger, QLinearMatMul, QLinearConv): the zero points and QLinear scales read from
+ * the node, the int32 bias that carries the input zero point, and the dyadic scale
+ * (multiplier and shift) the requantisation uses.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "conv-priv.h"
+
+/* Zero points of the integer ops: the input's becomes a bias (-x_zp x the
+ * kernel's weight sum) and the pad value; the weights' is subtracted at
+ * compile time (the result must stay int8). uint8 operands are held as
+ * value - 128 on the NPU (facts §5.2: Mesa's uint8 convention), so a uint8
+ * zero point moves by 128 too. */
+bool
+conv_read_zero_points(const struct npu_node *n, struct conv_src *s, uint32_t kernels, char *why,
+                      size_t wl)
+{
+    const struct npu_value *x = npu_node_in(n, s->xi), *w = npu_node_in(n, s->wi);
+    const struct npu_value *xz = npu_node_in(n, s->xzi), *wz = npu_node_in(n, s->wzi);
+    s->x_u8 = x->t.dtype == NPU_DTYPE_UINT8;
+    s->w_u8 = w->t.dtype == NPU_DTYPE_UINT8;
+    s->x_zp = s->x_u8 ? -128 : 0;
+    if (xz) {
+        if (xz->kind != NPU_VALUE_CONST || npu_value_numel(xz) != 1 || xz->t.dtype != x->t.dtype)
+            return npu_be_refuse(why, wl,
+                                 "input zero point must be a scalar constant of the input's "
+                                 "type");
+        s->x_zp = (int32_t)npu_value_get_i64(xz, 0) - (s->x_u8 ? 128 : 0);
+    }
+    if (wz) {
+        int64_t nz = npu_value_numel(wz);
+        if (wz->kind != NPU_VALUE_CONST || wz->t.dtype != w->t.dtype || (nz != 1 && nz != kernels))
+            return npu_be_refuse(why, wl,
+                                 "weight zero point must be a constant of the weights' type, "
+                                 "per tensor or per output channel");
+        s->w_zp = wz;
+    }
+    return true;
+}
+
+static bool
+scalar_f32(const struct npu_value *v)
+{
+    return v && v->kind == NPU_VALUE_CONST && v->t.dtype == NPU_DTYPE_FP32 &&
+           npu_value_numel(v) == 1;
+}
+
+/* QLinear scales and the output zero point (inputs 1, 4, 6, 7). */
+bool
+conv_read_qparams(const struct npu_node *n, struct conv_src *s, uint32_t kernels, char *why,
+                  size_t wl)
+{
+    const struct npu_value *xs = npu_node_in(n, 1), *ws = npu_node_in(n, 4);
+    const struct npu_value *ys = npu_node_in(n, 6), *yz = npu_node_in(n, 7);
+    if (!scalar_f32(xs) || !scalar_f32(ys))
+        return npu_be_refuse(why, wl, "x / y scales must be float scalar constants");
+    int64_t nws = ws ? npu_value_numel(ws) : 0;
+    if (!ws || ws->kind != NPU_VALUE_CONST || ws->t.dtype != NPU_DTYPE_FP32 ||
+        (nws != 1 && nws != kernels))
+        return npu_be_refuse(why, wl,
+                             "weight scale must be a float constant per tensor or channel");
+    s->sx = (float)npu_value_get_f64(xs, 0);
+    s->sy = (float)npu_value_get_f64(ys, 0);
+    if (!(s->sx > 0) || !(s->sy > 0) || !isfinite(s->sx) || !isfinite(s->sy))
+        return npu_be_refuse(why, wl, "scales must be positive and finite");
+    for (int64_t i = 0; i < nws; i++)
+        if (!(npu_value_get_f64(ws, i) > 0) || !isfinite(npu_value_get_f64(ws, i)))
+            return npu_be_refuse(why, wl, "weight scales must be positive and finite");
+    s->ws = ws;
+    s->y_dt = n->out[0]->t.dtype;
+    if (s->y_dt != NPU_DTYPE_INT8 && s->y_dt != NPU_DTYPE_UINT8)
+        return npu_be_refuse(why, wl, "result type %s (int8 / uint8)", npu_dtype_name(s->y_dt));
+    s->y_zp = 0;
+    if (yz) {
+        if (yz->kind != NPU_VALUE_CONST || npu_value_numel(yz) != 1 || yz->t.dtype != s->y_dt)
+            return npu_be_refuse(why, wl,
+                                 "y zero point must be a scalar constant of the result type");
+        s->y_zp = (int32_t)npu_value_get_i64(yz, 0);
+    }
+    return true;
+}
+
+bool
+conv_int8_operand(const struct npu_value *v)
+{
+    return v && (v->t.dtype == NPU_DTYPE_INT8 || v->t.dtype == NPU_DTYPE_UINT8);
+}
+
+/* Integer kinds: -x_zp x (weight sum of the kernel), int32 per channel. */
+int32_t *
+conv_bias_array_int(const struct conv_src *s, const float *w, uint32_t *len)
+{
+    const struct rk_conv_geom *g = &s->g;
+    uint32_t n = (g->k + 63) / 64 * 64; /* BRDMA reads the padded channels */
+    uint64_t per = (uint64_t)g->c * g->kh * g->kw;
+    int32_t *b = calloc(n, sizeof(int32_t));
+    if (!b)
+        return NULL;
+    for (uint32_t k = 0; k < g->k; k++) {
+        int64_t sum = 0;
+        for (uint64_t i = 0; i < per; i++)
+            sum += (int64_t)lrintf(w[k * per + i]);
+        int64_t v = -(int64_t)s->x_zp * sum + (s->qb ? npu_value_get_i64(s->qb, k) : 0);
+        if (v < INT32_MIN || v > INT32_MAX) {
+            free(b);
+            return NULL;
+        }
+        b[k] = (int32_t)v;
+    }
+    *len = n;
+    return b;
+}
+
+/* x * m / 2^shift approximates f with m <= 32767 (16-bit OUT_CVT_SCALE and
+ * MUL operands, kept positive), the largest shift <= max_shift that allows
+ * it (facts §5.3: Mesa derives a 15-bit scale and a shift the same way).
+ * Exact whenever f is such a dyadic fraction. */
+bool
+conv_dyadic(double f, unsigned max_shift, uint32_t *m, uint32_t *shift)
+{
+    if (!(f > 0) || f >= 32767.5)
+        return false;
+    int sh = 0;
+    while (sh < (int)max_shift && ldexp(f, sh + 1) < 32767.5)
+        sh++;
+    double v = rint(ldexp(f, sh));
+    if (v < 1)
+        return false;
+    *m = (uint32_t)v;
+    *shift = (uint32_t)sh;
+    return true;
+}

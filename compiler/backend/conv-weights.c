@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * conv-weights.c: the constants an rk.Conv reads: the source weights as dense fp32
+ * kernels (MatMul / Gemm B, transposed, grouped, dilated, batched and zero-point forms),
+ * packed per tile into the NPU's weight layout (npu-layout.h), and the per-channel fp32
+ * bias array of the BS stage.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conv-priv.h"
+
+static float
+elem_f(const struct npu_value *v, int64_t i)
+{
+    return (float)npu_value_get_f64(v, i);
+}
+
+/* Source weight of kernel o (of the images' K' = N * K, repeating per image), group-local
+ * channel c, tap (ky, kx) of the (dilation-expanded) kernel: zero between the source's
+ * taps. */
+static float
+conv_w(const struct conv_src *s, uint32_t o, uint32_t c, uint32_t ky, uint32_t kx)
+{
+    uint32_t dy = s->dly ? s->dly : 1, dx = s->dlx ? s->dlx : 1;
+    if (ky % dy || kx % dx)
+        return 0.0f;
+    uint32_t skh = s->skh ? s->skh : s->g.kh, skw = s->skw ? s->skw : s->g.kw;
+    uint32_t k_src = s->k_src ? s->k_src : s->g.k;
+    uint32_t c_src = s->c_src ? s->c_src : s->g.c;
+    return elem_f(s->w, (((int64_t)(o % k_src) * c_src + c) * skh + ky / dy) * skw + kx / dx);
+}
+
+/* fp32 OIHW weights of the source, grouped convs expanded to dense when
+ * block_diag; alpha applied. */
+float *
+conv_dense_weights(const struct conv_src *s)
+{
+    const struct rk_conv_geom *g = &s->g;
+    uint32_t K = g->k, C = g->depthwise ? 1 : g->c, taps = g->kh * g->kw;
+    size_t n = (size_t)K * C * taps;
+    float *w = calloc(n ? n : 1, sizeof(float));
+    if (!w)
+        return NULL;
+    if (s->kind != SRC_CONV) {
+        /* B[K][N] (or [N][K]) -> kernel n, channel k */
+        for (uint32_t o = 0; o < K; o++)
+            for (uint32_t c = 0; c < C; c++)
+                w[(size_t)o * C + c] =
+                    s->alpha * elem_f(s->w, s->w_trans ? (int64_t)c * K + o : (int64_t)o * C + c) -
+                    (s->w_zp ? elem_f(s->w_zp, npu_value_numel(s->w_zp) == 1 ? 0 : o) : 0.0f);
+        return w;
+    }
+    if (s->transposed) {
+        /* w'[k][c][ky][kx] = W[c][k][kh-1-ky][kw-1-kx] */
+        for (uint32_t k = 0; k < K; k++)
+            for (uint32_t c = 0; c < C; c++)
+                for (uint32_t ky = 0; ky < g->kh; ky++)
+                    for (uint32_t kx = 0; kx < g->kw; kx++)
+                        w[(((size_t)k * C + c) * g->kh + ky) * g->kw + kx] =
+                            elem_f(s->w, (((int64_t)c * K + k) * g->kh + (g->kh - 1 - ky)) * g->kw +
+                                             (g->kw - 1 - kx));
+        return w;
+    }
+    if (s->w_zp) {
+        for (size_t i = 0; i < n; i++)
+            w[i] = elem_f(s->w, (int64_t)i) -
+                   elem_f(s->w_zp, npu_value_numel(s->w_zp) == 1 ? 0 : (int64_t)(i / (C * taps)));
+        return w;
+    }
+    if (g->depthwise || !s->block_diag) {
+        uint32_t cg = g->depthwise ? 1 : (s->groups > 1 ? g->c / s->groups : g->c);
+        if (s->groups > 1) {
+            /* keep per-group layout [K][C/g][kh][kw]; packed per group later */
+            free(w);
+            n = (size_t)K * cg * taps;
+            w = calloc(n, sizeof(float));
+            if (!w)
+                return NULL;
+        }
+        for (uint32_t o = 0; o < K; o++)
+            for (uint32_t c = 0; c < cg; c++)
+                for (uint32_t t = 0; t < taps; t++)
+                    w[((size_t)o * cg + c) * taps + t] = conv_w(s, o, c, t / g->kw, t % g->kw);
+        return w;
+    }
+    /* block diagonal (the groups of every image) */
+    uint32_t grp = (uint32_t)(g->c / (uint32_t)s->w->t.dims[1]);
+    uint32_t cg = g->c / grp, kgp = K / grp;
+    for (uint32_t o = 0; o < K; o++) {
+        uint32_t gi = o / kgp;
+        for (uint32_t c = 0; c < cg; c++)
+            for (uint32_t t = 0; t < taps; t++)
+                w[((size_t)o * g->c + gi * cg + c) * taps + t] =
+                    conv_w(s, o, c, t / g->kw, t % g->kw);
+    }
+    return w;
+}
+
+/* Packs the weight set of every tile (deduplicated), 64-byte aligned. */
+enum npu_status
+conv_pack_weights(const struct conv_src *s, struct plan *p, uint8_t **out, uint64_t *out_bytes)
+{
+    const struct rk_conv_geom *g = &s->g;
+    const uint32_t taps = g->kh * g->kw;
+    const uint32_t cg = g->depthwise ? 1 : (s->groups > 1 ? g->c / s->groups : g->c);
+    enum npu_status st = NPU_OK;
+    float *w = conv_dense_weights(s);
+    uint8_t *blob = NULL;
+    uint64_t size = 0;
+    if (!w)
+        return NPU_ERR_NOMEM;
+    for (uint32_t i = 0; i < p->n; i++) {
+        struct rk_tile *t = &p->t[i];
+        /* same set as an earlier tile? The images of a batch share their weights: a
+         * tile's set is that of the same kernels and channels of image 0 (per-group and
+         * depthwise layouts; block-diagonal sets differ per image) */
+        bool found = false;
+        const bool share = s->images > 1 && !s->block_diag;
+        const uint32_t km = share ? s->k_src : UINT32_MAX, cm = share ? cg : UINT32_MAX;
+        for (uint32_t j = 0; j < i; j++) {
+            const struct rk_tile *q = &p->t[j];
+            if (q->k0 % km == t->k0 % km && q->nk == t->nk &&
+                (g->depthwise ? q->c0 % km == t->c0 % km : q->c0 % cm == t->c0 % cm) &&
+                q->nc == t->nc) {
+                t->woff = q->woff;
+                found = true;
+                break;
+            }
+        }
+        if (found)
+            continue;
+        struct npu_weight_layout l;
+        st = npu_weight_layout_init(&l, rk_esize(g->in_dt), g->depthwise ? t->nc : t->nk, t->nc,
+                                    g->kh, g->kw, g->depthwise);
+        if (st)
+            goto out;
+        uint64_t off = (size + 63) / 64 * 64;
+        uint64_t nsize = off + l.total_bytes;
+        if (nsize > 0xffffffffull) {
+            st = NPU_ERR_UNSUPPORTED;
+            goto out;
+        }
+        uint8_t *nb = realloc(blob, nsize);
+        if (!nb) {
+            st = NPU_ERR_NOMEM;
+            goto out;
+        }
+        blob = nb;
+        memset(blob + size, 0, nsize - size);
+        /* OIHW fp16 of the set: kernels t->k0.., channels t->c0.. (group-local) */
+        uint32_t nk = g->depthwise ? 1 : t->nk;
+        size_t sub = (size_t)(g->depthwise ? t->nc : nk) * (g->depthwise ? 1 : t->nc) * taps;
+        const bool i8 = g->in_dt == NPU_DTYPE_INT8;
+        uint16_t *h = malloc(sub * 2);
+        if (!h) {
+            st = NPU_ERR_NOMEM;
+            goto out;
+        }
+#define CV(f) (i8 ? (uint16_t)(uint8_t)(int8_t)lrintf(f) : npu_fp32_to_fp16(f))
+        uint32_t c_local0 = s->groups > 1 ? t->c0 % cg : t->c0;
+        if (g->depthwise) {
+            for (uint32_t c = 0; c < t->nc; c++)
+                for (uint32_t k = 0; k < taps; k++)
+                    h[(size_t)c * taps + k] = CV(w[(size_t)(t->c0 + c) * taps + k]);
+        } else {
+            for (uint32_t o = 0; o < nk; o++)
+                for (uint32_t c = 0; c < t->nc; c++)
+                    for (uint32_t k = 0; k < taps; k++)
+                        h[((size_t)o * t->nc + c) * taps + k] =
+                            CV(w[((size_t)(t->k0 + o) * cg + c_local0 + c) * taps + k]);
+        }
+#undef CV
+        if (i8) { /* npu_weight_pack reads esize-byte elements */
+            uint8_t *h8 = (uint8_t *)h;
+            for (size_t q = 0; q < sub; q++)
+                h8[q] = (uint8_t)h[q];
+        }
+        st = npu_weight_pack(&l, blob + off, l.total_bytes, h, 0);
+        free(h);
+        if (st)
+            goto out;
+        t->woff = (uint32_t)off;
+        size = nsize;
+    }
+    size = (size + 63) / 64 * 64;
+    if (size) {
+        uint8_t *nb = realloc(blob, size);
+        if (!nb) {
+            st = NPU_ERR_NOMEM;
+            goto out;
+        }
+        blob = nb;
+    }
+out:
+    free(w);
+    if (st) {
+        free(blob);
+        return st;
+    }
+    *out = blob;
+    *out_bytes = size;
+    return NPU_OK;
+}
+
+/* Per-channel BS operand: bias (times beta) minus the clip's lower bound,
+ * padded to 16 channels (BRDMA reads the padded channel count, facts §2.6). */
+float *
+conv_bias_array(const struct conv_src *s, uint32_t *len)
+{
+    const struct rk_conv_geom *g = &s->g;
+    uint32_t n = (g->k + 63) / 64 * 64; /* BRDMA reads the padded channels */
+    float *b = calloc(n, sizeof(float));
+    if (!b)
+        return NULL;
+    float lo = g->act == RK_ACT_CLIP ? g->act_lo : 0.0f;
+    for (uint32_t k = 0; k < g->k; k++) {
+        float v = 0;
+        if (s->b)
+            v = s->beta * elem_f(s->b, npu_value_numel(s->b) == 1
+                                           ? 0
+                                           : (int64_t)(s->k_src ? k % s->k_src : k));
+        b[k] = v - lo;
+    }
+    *len = n;
+    return b;
+}

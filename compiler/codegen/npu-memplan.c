@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-memplan.c: codegen's memory plan. rk.* values get offsets in NPU_BUF_ACT
+ * by lifetime (first writer to last reader, widened to the whole job for values
+ * the conversions touch), reusing dead tensors' space (first fit, 64-byte
+ * aligned: every NPU address register needs 16, RKNN places tensors on 64,
+ * errata S6). Constants the NPU reads are packed into NPU_BUF_WEIGHTS (64-byte
+ * aligned). Host values get offsets in the host arena the same way.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "npu-codegen-priv.h"
+
+#define CG_ALIGN 64u
+
+/* ---- interval allocation ----------------------------------------------------------- */
+
+struct ival {
+    int id;         /* value id */
+    int ord;        /* tie-break: first mention in node order */
+    int start, end; /* first and last position (inclusive) */
+    uint64_t size;
+    uint64_t offset; /* result */
+};
+
+static int
+cmp_ival(const void *a, const void *b)
+{
+    const struct ival *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    if (x->size != y->size)
+        return x->size > y->size ? -1 : 1;
+    return x->ord - y->ord;
+}
+
+static int
+cmp_off(const void *a, const void *b)
+{
+    const struct ival *const *x = a, *const *y = b;
+    return (*x)->offset < (*y)->offset ? -1 : (*x)->offset > (*y)->offset;
+}
+
+/* First-fit placement of intervals whose lifetimes overlap; returns the peak. */
+static uint64_t
+place(struct ival *v, int n, bool *nomem)
+{
+    uint64_t peak = 0;
+    qsort(v, (size_t)n, sizeof(*v), cmp_ival);
+    const struct ival **live = malloc(sizeof(*live) * (size_t)(n ? n : 1));
+    if (!live) {
+        *nomem = true;
+        return 0;
+    }
+    for (int i = 0; i < n; i++) {
+        int nl = 0;
+        for (int j = 0; j < i; j++)
+            if (v[j].end >= v[i].start && v[j].start <= v[i].end)
+                live[nl++] = &v[j];
+        qsort(live, (size_t)nl, sizeof(*live), cmp_off);
+        uint64_t off = 0;
+        for (int j = 0; j < nl; j++) {
+            if (live[j]->offset >= off + v[i].size)
+                break;
+            uint64_t e = (live[j]->offset + live[j]->size + CG_ALIGN - 1) / CG_ALIGN * CG_ALIGN;
+            if (e > off)
+                off = e;
+        }
+        v[i].offset = off;
+        if (off + v[i].size > peak)
+            peak = off + v[i].size;
+    }
+    free(live);
+    return (peak + CG_ALIGN - 1) / CG_ALIGN * CG_ALIGN;
+}
+
+/* ---- planning ------------------------------------------------------------------- */
+
+/* Positions, jobs and lifetimes; fills cg->vi. Lifetimes follow node order:
+ * a job's tasks run one after another on one core. */
+enum npu_status
+cg_analyse(struct npu_cg *cg, int **pos_job_out)
+{
+    const struct npu_graph *g = cg->g;
+    int nn = 0;
+    npu_graph_for_each_node(g, n) n->pass_data = (void *)(intptr_t)nn++;
+    int *job_of = malloc(sizeof(int) * (size_t)(nn + 1));
+    int *job_first = malloc(sizeof(int) * (size_t)(nn + 1));
+    int *job_last = malloc(sizeof(int) * (size_t)(nn + 1));
+    if (!job_of || !job_first || !job_last) {
+        free(job_of);
+        free(job_first);
+        free(job_last);
+        return NPU_ERR_NOMEM;
+    }
+    /* jobs: runs of compute nodes between CPU nodes */
+    int nj = 0, cur = -1, pos = 0;
+    npu_graph_for_each_node(g, n)
+    {
+        job_of[pos] = -1;
+        if (cg_is_compute(n)) {
+            if (cur < 0) {
+                cur = nj++;
+                job_first[cur] = pos;
+            }
+            job_of[pos] = cur;
+            job_last[cur] = pos;
+        } else if (!npu_op_is_rk(n->op)) {
+            cur = -1;
+        }
+        pos++;
+    }
+    for (int i = 0; i < cg->nvi; i++) {
+        cg->vi[i].host = cg->vi[i].npu = -1;
+        cg->vi[i].first = cg->vi[i].last = -1;
+        cg->vi[i].job = -1;
+        cg->vi[i].ord = -1;
+    }
+    int ord = 0;
+    for (int k = 0; k < g->ninputs; k++)
+        cg->vi[g->inputs[k]->id].ord = ord++;
+    npu_graph_for_each_node(g, n)
+    {
+        for (int k = 0; k < n->nin; k++)
+            if (n->in[k] && cg->vi[n->in[k]->id].ord < 0)
+                cg->vi[n->in[k]->id].ord = ord++;
+        for (int k = 0; k < n->nout; k++)
+            if (cg->vi[n->out[k]->id].ord < 0)
+                cg->vi[n->out[k]->id].ord = ord++;
+    }
+#define SPAN(v, p)                                                                                 \
+    do {                                                                                           \
+        struct vinfo *i_ = &cg->vi[(v)->id];                                                       \
+        if (i_->first < 0 || (p) < i_->first)                                                      \
+            i_->first = (p);                                                                       \
+        if ((p) > i_->last)                                                                        \
+            i_->last = (p);                                                                        \
+    } while (0)
+    /* the job a conversion's NPU side belongs to */
+    pos = 0;
+    npu_graph_for_each_node(g, n)
+    {
+        int p = pos++;
+        bool rk = npu_op_is_rk(n->op);
+        for (int k = 0; k < n->nout; k++) {
+            struct npu_value *v = n->out[k];
+            struct vinfo *i = &cg->vi[v->id];
+            if (rk && n->op != NPU_OP_RK_TO_HOST)
+                i->npu_val = true;
+            else
+                i->host_val = true;
+            SPAN(v, p);
+            if (n->op == NPU_OP_RK_TO_NPU) {
+                /* written before the first job that reads it starts */
+                for (int u = 0; u < v->nusers; u++) {
+                    int up = (int)(intptr_t)v->users[u]->pass_data;
+                    int jb = job_of[up];
+                    SPAN(v, jb >= 0 ? job_first[jb] : up);
+                }
+            }
+        }
+        for (int k = 0; k < n->nin; k++) {
+            struct npu_value *v = n->in[k];
+            if (!v)
+                continue;
+            struct vinfo *i = &cg->vi[v->id];
+            if (v->kind == NPU_VALUE_CONST) {
+                if (cg_is_compute(n))
+                    i->npu_const = true;
+                else
+                    i->host_const = true;
+            }
+            if (v->kind == NPU_VALUE_INPUT) {
+                i->host_val = true;
+                SPAN(v, 0);
+            }
+            SPAN(v, p);
+            if (n->op == NPU_OP_RK_TO_HOST && v->producer) {
+                /* read after the job that wrote it ends */
+                int pp = (int)(intptr_t)v->producer->pass_data;
+                int jb = job_of[pp];
+                if (jb >= 0)
+                    SPAN(v, job_last[jb] + 1 > p ? job_last[jb] + 1 : p);
+            }
+        }
+    }
+    /* NPU buffers are reused one node later than their last reader, so that
+     * no task writes memory the task right before it still reads (the PC
+     * prefetches the next task, facts §1.4) */
+    for (int k = 0; k < cg->nvi; k++)
+        if (cg->vi[k].npu_val && cg->vi[k].last >= 0)
+            cg->vi[k].last++;
+    for (int k = 0; k < g->noutputs; k++)
+        SPAN(g->outputs[k], nn);
+#undef SPAN
+    free(job_first);
+    free(job_last);
+    *pos_job_out = job_of;
+    return NPU_OK;
+}
+
+enum npu_status
+cg_plan_memory(struct npu_cg *cg)
+{
+    const struct npu_graph *g = cg->g;
+    struct ival *a = calloc((size_t)g->nvalues + 1, sizeof(*a));
+    struct ival *h = calloc((size_t)g->nvalues + 1, sizeof(*h));
+    int na = 0, nh = 0;
+    bool nomem = false;
+    if (!a || !h) {
+        free(a);
+        free(h);
+        return NPU_ERR_NOMEM;
+    }
+    uint64_t wsize = 0;
+    /* values by first mention */
+    const struct npu_value **byord = calloc((size_t)g->nvalues + 1, sizeof(*byord));
+    int nord = 0;
+    if (!byord) {
+        free(a);
+        free(h);
+        return NPU_ERR_NOMEM;
+    }
+    for (int k = 0; k < g->nvalues; k++)
+        if (g->values[k]->id < cg->nvi && cg->vi[g->values[k]->id].ord >= 0)
+            byord[nord++] = g->values[k];
+    for (int k = 1; k < nord; k++) /* insertion sort by ord */
+        for (int q = k; q > 0 && cg->vi[byord[q - 1]->id].ord > cg->vi[byord[q]->id].ord; q--) {
+            const struct npu_value *t = byord[q];
+            byord[q] = byord[q - 1];
+            byord[q - 1] = t;
+        }
+    for (int k = 0; k < nord; k++) {
+        const struct npu_value *v = byord[k];
+        struct vinfo *i = &cg->vi[v->id];
+        if (i->npu_const) {
+            wsize = (wsize + CG_ALIGN - 1) / CG_ALIGN * CG_ALIGN;
+            i->w_off = wsize;
+            wsize += (uint64_t)npu_tensor_nbytes(&v->t);
+        }
+        if (i->npu_val && i->first >= 0) {
+            uint64_t b = npu_rk_value_bytes(v);
+            if (!b) {
+                npu_err(NPU_BE_DOM, "codegen: NPU value '%s' has no size", v->name);
+                free(a);
+                free(h);
+                free(byord);
+                return NPU_ERR_INVALID;
+            }
+            a[na++] = (struct ival){v->id, i->ord, i->first, i->last, b, 0};
+        }
+        if (i->host_val && v->kind != NPU_VALUE_CONST && i->first >= 0)
+            h[nh++] = (struct ival){
+                v->id, i->ord, i->first, i->last, (uint64_t)npu_tensor_nbytes(&v->t), 0};
+    }
+    free(byord);
+    uint64_t act = place(a, na, &nomem);
+    uint64_t host = place(h, nh, &nomem);
+    for (int k = 0; k < na; k++)
+        cg->vi[a[k].id].act_off = a[k].offset;
+    for (int k = 0; k < nh; k++)
+        cg->vi[h[k].id].host_off = h[k].offset;
+    free(a);
+    free(h);
+    if (nomem)
+        return NPU_ERR_NOMEM;
+    if (act > 0xffffffffull || wsize > 0xffffffffull) {
+        npu_err(NPU_BE_DOM, "codegen: NPU memory over 4 GiB (activations %llu, weights %llu)",
+                (unsigned long long)act, (unsigned long long)wsize);
+        return NPU_ERR_UNSUPPORTED;
+    }
+    cg->p->act_bytes = act;
+    cg->p->host_bytes = host;
+    wsize = (wsize + CG_ALIGN - 1) / CG_ALIGN * CG_ALIGN;
+    uint8_t *w = npu_program_alloc(cg->p, (size_t)(wsize ? wsize : 64));
+    if (!w)
+        return NPU_ERR_NOMEM;
+    for (int k = 0; k < g->nvalues; k++) {
+        const struct npu_value *v = g->values[k];
+        if (v->id < cg->nvi && cg->vi[v->id].npu_const)
+            memcpy(w + cg->vi[v->id].w_off, v->t.data, (size_t)npu_tensor_nbytes(&v->t));
+    }
+    cg->p->weights = w;
+    cg->p->weights_bytes = wsize;
+    return NPU_OK;
+}
