@@ -184,6 +184,7 @@ conv_pack_weights(const struct conv_src *s, struct plan *p, uint8_t **out, uint6
         t->woff = (uint32_t)off;
         size = nsize;
     }
+    uint64_t used = size;
     size = (size + 63) / 64 * 64;
     if (size) {
         uint8_t *nb = realloc(blob, size);
@@ -192,6 +193,8 @@ conv_pack_weights(const struct conv_src *s, struct plan *p, uint8_t **out, uint6
             goto out;
         }
         blob = nb;
+        /* the padding goes into the artifact: unzeroed, every compile wrote other heap bytes */
+        memset(blob + used, 0, size - used);
     }
 out:
     free(w);

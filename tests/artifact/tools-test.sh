@@ -50,6 +50,14 @@ grep -q "^estimate: " "$WORK/explain.txt" || fail "--explain estimate line"
 "$NPUC" "$M/model.onnx" --emit=ir > "$WORK/ir.txt" 2>&1 || fail "npuc --emit=ir"
 grep -q "rk.Conv" "$WORK/ir.txt" || fail "--emit=ir has no rk.* op"
 grep -q "^graph" "$WORK/ir.txt" || fail "--emit=ir is not IR text"
+# The same model compiles to the same bytes whatever the heap held: YOLO's packed conv
+# weights end in padding that once carried heap garbage into the artifact (the two
+# MALLOC_PERTURB_ values fill fresh memory differently)
+MALLOC_PERTURB_=165 "$NPUC" "$DATA/yolo_tiny/model.onnx" -p supported -q -o "$WORK/rep1.npub" \
+  || fail "npuc yolo_tiny"
+MALLOC_PERTURB_=0 "$NPUC" "$DATA/yolo_tiny/model.onnx" -p supported -q -o "$WORK/rep2.npub" \
+  || fail "npuc yolo_tiny (2)"
+cmp -s "$WORK/rep1.npub" "$WORK/rep2.npub" || fail "two compiles of yolo_tiny differ"
 # --dump-after: the IR after a front-end and a back-end pass, on stderr; lower's dump
 # holds rk.* ops, fuse_bias's does not; an unknown pass is a command-line error
 "$NPUC" "$M/model.onnx" --dump-after fuse_bias,lower -q > "$WORK/dump.out" 2> "$WORK/dump.txt" \
