@@ -8,16 +8,26 @@
  * is lowered, generated and run on the strict simulator by the program executor, and the
  * modeled time of its NPU jobs is compared with cost() plus one submit overhead per job.
  * The codegen's own estimate (npu_prog_job.modeled_s) is compared too.
+ *
+ * And every consumer reads the one table of npu/npu-timing.h: the v1 row holds the
+ * document's constants (shared/hw/timing-model-v1.md), the simulator's jobs add its
+ * submit overhead to their tasks and carry its label, the partition charges its submit
+ * overhead per NPU job (and prints it), prices a node without an estimate with its task
+ * overhead and DMA rate, and the multi-core planner adds its submit overhead.
  */
+#include "npu-mc-matmul.h"
+#include "npu-partition.h"
 #include "npu-program-exec.h"
 #include "npu-rk.h"
 #include "npu-test-util.h"
+#include "npu/npu-timing.h"
 
 struct figures {
     double cost;     /* the handler's cost() before lowering */
     double compiled; /* sum of the program's jobs' compile-time estimates */
     double sim;      /* sum of the simulator's modeled job times */
     double widen;    /* what widen_outputs added to the rk.Conv tasks (see check_op) */
+    double tasks_s;  /* sum of the simulator's task_s over the jobs' tasks */
     int jobs;
     unsigned tasks;
 };
@@ -66,6 +76,8 @@ measure(struct npu_graph *g, const char *name, struct figures *f)
     struct npu_tensor in[8], out[8];
     int nin = 0;
     struct npu_prog_step_stats *steps = calloc((size_t)p->n_steps + 1, sizeof(*steps));
+    enum { TASK_CAP = 4096 };
+    struct npu_prog_task_stats *ts = calloc(TASK_CAP, sizeof(*ts));
     st = npu_device_open_ex("sim", &dopt, &dev);
     if (!st)
         st = npu_prog_model_create(dev, p, NULL, &m);
@@ -79,9 +91,12 @@ measure(struct npu_graph *g, const char *name, struct figures *f)
             in[nin].data = malloc((size_t)n * 4 + 4);
             tu_fill_real(in[nin].data, (size_t)n, &seed);
         }
-        struct npu_prog_run_stats rs = {.steps = steps};
+        struct npu_prog_run_stats rs = {.steps = steps, .task_stats = ts, .task_cap = TASK_CAP};
         st = npu_prog_session_run(s, in, nin, out, p->n_outputs, &rs);
         CHECK(rs.timing_valid);
+        CHECK(rs.n_task_stats < TASK_CAP);
+        for (size_t k = 0; k < rs.n_task_stats; k++)
+            f->tasks_s += ts[k].modeled_s;
         for (int k = 0; k < p->n_steps; k++)
             if (p->steps[k].kind == NPU_STEP_NPU_JOB) {
                 f->sim += steps[k].modeled_s;
@@ -95,6 +110,7 @@ measure(struct npu_graph *g, const char *name, struct figures *f)
     for (int i = 0; i < nin; i++)
         free(in[i].data);
     free(steps);
+    free(ts);
     npu_prog_session_destroy(s);
     npu_prog_model_destroy(m);
     npu_device_close(dev);
@@ -217,7 +233,7 @@ check_op(const char *label, struct npu_graph *g, const char *node)
     struct figures f;
     if (!measure(g, node, &f))
         return;
-    const double submit = 60e-6;
+    const double submit = npu_timing_model()->submit_overhead_s;
     double want = f.cost + f.widen + f.jobs * submit;
     double gap = (f.sim - want) / want;
     printf("  %-36s cost %10.3f us  jobs %d  tasks %4u  compiled %10.3f us  simulated %10.3f us"
@@ -227,6 +243,8 @@ check_op(const char *label, struct npu_graph *g, const char *node)
     CHECK(f.jobs >= 1);
     CHECK(fabs(gap) <= 1e-9);
     CHECK(fabs(f.compiled - f.sim) <= 1e-6 * f.sim);
+    /* the simulator's job: the table's submit overhead once per job, then its tasks' chain */
+    CHECK(fabs(f.sim - f.tasks_s - f.jobs * submit) <= 1e-12);
 }
 
 static void
@@ -258,9 +276,131 @@ test_single_ops(void)
     check_op("LayerNormalization [1,16,128]", g_layernorm(1, 16, 128), "op");
 }
 
+/* ---- every consumer reads the same table ------------------------------------------------ */
+
+static void
+test_table(void)
+{
+    const struct npu_timing_model *tm = npu_timing_model();
+    CHECK(tm != NULL);
+    CHECK(npu_timing_model_get("v1") == tm);
+    CHECK(npu_timing_model_get("v2") == NULL);
+    CHECK(npu_timing_model_get("") == NULL);
+    CHECK(npu_timing_model_get(NULL) == NULL);
+    CHECK_STR("v1", tm->name);
+    CHECK_EQ_INT(1, tm->version);
+    CHECK_STR("timing model v1", tm->label);
+    CHECK_STR("shared/hw/timing-model-v1.md", tm->doc);
+    /* the document's "Constants", exactly */
+    CHECK(tm->clock_hz == 1.0e9);
+    CHECK_EQ_INT(1024, tm->mac_per_cycle_int8);
+    CHECK_EQ_INT(512, tm->mac_per_cycle_fp16);
+    CHECK_EQ_INT(32, tm->kernel_group_int8);
+    CHECK_EQ_INT(16, tm->kernel_group_fp16);
+    CHECK_EQ_INT(32, tm->channel_group);
+    CHECK_EQ_INT(16, tm->flying_elems_per_cycle);
+    CHECK(tm->dma_bytes_per_s_core == 10.0e9);
+    CHECK(tm->dma_bytes_per_s_total == 25.0e9);
+    CHECK_EQ_INT(393216, tm->cbuf_bytes);
+    CHECK(tm->task_overhead_s == 2.0e-6);
+    CHECK(tm->submit_overhead_s == 60.0e-6);
+}
+
+static void
+test_sim_label(void)
+{
+    struct npu_device *dev = NULL;
+    struct npu_device_info info;
+    CHECK_EQ_INT(NPU_OK, npu_device_open("sim", &dev));
+    if (!dev)
+        return;
+    CHECK_EQ_INT(NPU_OK, npu_device_get_info(dev, &info));
+    CHECK_STR(npu_timing_model()->label, info.timing_model);
+    CHECK(strstr(info.description, npu_timing_model()->label) != NULL);
+    npu_device_close(dev);
+}
+
+static double
+o_no_cost(const struct npu_graph *g, const struct npu_node *n, void *user)
+{
+    (void)g, (void)n, (void)user;
+    return -1; /* a supported node without an estimate */
+}
+
+static double
+o_cpu(const struct npu_graph *g, const struct npu_node *n, void *user)
+{
+    (void)g, (void)n, (void)user;
+    return 1.0;
+}
+
+/* The partition: Add [1, 8] on the NPU (every supported node there). Its submit overhead,
+ * the fallback price of a node whose handler gives no estimate, and the --explain header. */
+static void
+test_partition(void)
+{
+    const struct npu_timing_model *tm = npu_timing_model();
+    for (int fallback = 0; fallback < 2; fallback++) {
+        struct npu_graph *g = npu_graph_new("tiny");
+        int64_t d[2] = {1, 8};
+        struct npu_value *ab[2] = {input(g, "a", 2, d), input(g, "b", 2, d)};
+        g = finish(g, op_node(g, NPU_OP_ADD, ab, 2));
+        CHECK(g != NULL);
+        if (!g)
+            return;
+        struct npu_partition_oracle orc = {
+            .npu_cost = fallback ? o_no_cost : NULL, .cpu_cost = o_cpu, .convert_bytes_per_s = 1e9};
+        struct npu_partition_options o = {.mode = NPU_PARTITION_SUPPORTED, .oracle = &orc};
+        struct npu_partition_report r;
+        CHECK_EQ_INT(NPU_OK, npu_partition(g, &o, &r));
+        CHECK_EQ_INT(1, r.n);
+        CHECK_EQ_INT(1, r.npu_jobs);
+        CHECK_EQ_INT(NPU_DEVICE_NPU, r.nodes[0].device);
+        CHECK(r.nodes[0].submit_s == tm->submit_overhead_s);
+        if (fallback) {
+            /* half of each fp32 value's bytes (its fp16 size) moved once, as one task */
+            int64_t b = 3 * 8 * 4 / 2;
+            CHECK(r.nodes[0].npu_s == tm->task_overhead_s + (double)b / tm->dma_bytes_per_s_core);
+        } else {
+            CHECK(r.nodes[0].npu_s > 0);
+        }
+        char *text = NULL, want[96];
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        npu_partition_report_print(&r, f);
+        fclose(f);
+        snprintf(want, sizeof(want), "submit %.0f us per NPU job (%s)", tm->submit_overhead_s * 1e6,
+                 tm->label);
+        CHECK(text && strstr(text, want) != NULL);
+        free(text);
+        npu_partition_report_free(&r);
+        npu_graph_free(g);
+    }
+}
+
+/* The multi-core planner: a job is the table's submit overhead plus its longest chain. */
+static void
+test_mc_planner(void)
+{
+    const struct npu_timing_model *tm = npu_timing_model();
+    for (unsigned cores = 1; cores <= 3; cores++) {
+        struct npu_mc_plan p;
+        CHECK_EQ_INT(NPU_OK,
+                     npu_mc_plan_matmul_cores(64, 768, 3072, NPU_REF_MATMUL_FP16_FP16, cores, &p));
+        double longest = 0;
+        for (unsigned c = 0; c < p.cores; c++)
+            longest = fmax(longest, p.share[c].est_s);
+        CHECK(p.est_s == tm->submit_overhead_s + longest);
+    }
+}
+
 int
 main(void)
 {
+    test_table();
+    test_sim_label();
+    test_partition();
+    test_mc_planner();
     test_single_ops();
     return npu_test_done("npu-timing");
 }
