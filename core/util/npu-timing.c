@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * npu-timing.c: the table of NPU timing models (npu/npu-timing.h), one read-only row
- * per version of the model document. Row 0 is the current model. Adding v2 means a
- * shared/hw/timing-model-v2.md, a second row here and npu_timing_model() returning it;
- * v1 stays so that old figures can be reproduced by name.
+ * per version of the model document; CURRENT_MODEL is the row npu_timing_model()
+ * returns. Adding v2 means a shared/hw/timing-model-v2.md, a second row here and
+ * CURRENT_MODEL pointing at it; v1 stays so that old figures can be reproduced by name.
  */
 #include "npu/npu-timing.h"
 
@@ -32,10 +32,13 @@ static const struct npu_timing_model models[] = {
     },
 };
 
+/* The row npu_timing_model() returns. */
+enum { CURRENT_MODEL = 0 };
+
 const struct npu_timing_model *
 npu_timing_model(void)
 {
-    return &models[0];
+    return &models[CURRENT_MODEL];
 }
 
 const struct npu_timing_model *
