@@ -22,13 +22,6 @@
 
 static const char dom[] = "dpu";
 
-/* Timing model v1 constants (shared/hw/timing-model-v1.md). */
-#define TM_CLOCK_HZ 1.0e9
-#define TM_DMA_BPS 10.0e9
-#define TM_TASK_S 2.0e-6
-#define TM_KG16 16u
-#define TM_CHANNEL_GROUP 32u
-
 static enum npu_status refuse(struct npu_stream *s, const char *fmt, ...) NPU_PRINTF(2, 3);
 
 static enum npu_status
@@ -138,13 +131,30 @@ npu_dpu_cost_add(struct npu_dpu_cost *cost, const struct npu_stream *s, double c
     uint32_t n = s->tasks[s->n_tasks - 1].n_body + NPU_TASK_TAIL_QWORDS;
     uint64_t regcmd = npu_pc_amount_qwords(npu_pc_amount(n)) * 8;
     uint64_t bytes = dma_bytes + regcmd;
-    double dma_s = (double)bytes / TM_DMA_BPS;
-    cost->s += (compute_s > dma_s ? compute_s : dma_s) + TM_TASK_S;
+    const struct npu_timing_model *tm = npu_timing_model();
+    double dma_s = (double)bytes / tm->dma_bytes_per_s_core;
+    cost->s += (compute_s > dma_s ? compute_s : dma_s) + tm->task_overhead_s;
     cost->compute_s += compute_s;
     cost->dma_s += dma_s;
     cost->dma_bytes += bytes;
     cost->macs += macs;
     cost->tasks++;
+}
+
+/* Compute seconds of a DPU- or PPU-only task over elems elements: the timing model's
+ * flying rate (one 16-byte atom per cycle, "Per task"). */
+static double
+flying_s(double elems)
+{
+    const struct npu_timing_model *tm = npu_timing_model();
+    return elems / (tm->clock_hz * tm->flying_elems_per_cycle);
+}
+
+/* Compute seconds of one cycle (a guard task, a LUT upload). */
+static double
+cycle_s(void)
+{
+    return 1.0 / npu_timing_model()->clock_hz;
 }
 
 /* ------------------------------------------------------- register helpers */
@@ -559,7 +569,7 @@ npu_dpu_emit_pass(struct npu_stream *s, const struct npu_dpu_pass *p, struct npu
         return r;
     uint64_t c1 = npu_dpu_map_c1(in);
     uint64_t bytes = c1 * in->w * in->h * 16 * 2 + stage_rdma_bytes(&p->st, in->c);
-    npu_dpu_cost_add(cost, s, (double)in->w * in->h * in->c / (TM_CLOCK_HZ * 16), bytes, 0);
+    npu_dpu_cost_add(cost, s, flying_s((double)in->w * in->h * in->c), bytes, 0);
     return NPU_OK;
 }
 
@@ -616,8 +626,7 @@ npu_dpu_emit_tp(struct npu_stream *s, const struct npu_dpu_tp *t, struct npu_dpu
         return r;
     uint64_t c1 = npu_dpu_map_c1(in);
     uint64_t out_bytes = (uint64_t)((in->c + 7) / 8) * in->w * in->h * 16;
-    npu_dpu_cost_add(cost, s, (double)pixels * in->c / (TM_CLOCK_HZ * 16),
-                     c1 * pixels * 16 + out_bytes, 0);
+    npu_dpu_cost_add(cost, s, flying_s((double)pixels * in->c), c1 * pixels * 16 + out_bytes, 0);
     return NPU_OK;
 }
 
@@ -658,7 +667,7 @@ npu_dpu_emit_guard(struct npu_stream *s, struct npu_dpu_ref scratch, struct npu_
     if ((r = emit_dummy(s, scratch)) ||
         (r = npu_stream_end_task(s, NPU_OP_EN_DPU | NPU_OP_EN_DPU_RDMA)))
         return r;
-    npu_dpu_cost_add(cost, s, 1.0 / TM_CLOCK_HZ, 32, 0);
+    npu_dpu_cost_add(cost, s, cycle_s(), 32, 0);
     return NPU_OK;
 }
 
@@ -714,7 +723,7 @@ npu_dpu_emit_lut_upload(struct npu_stream *s, const struct npu_dpu_lut *lut,
         npu_emit(s, REG_DPU_LUT_ACCESS_DATA, (uint32_t)(int32_t)lut->lo[i]);
     if ((r = npu_stream_end_task(s, NPU_OP_EN_DPU | NPU_OP_EN_DPU_RDMA)))
         return r;
-    npu_dpu_cost_add(cost, s, 1.0 / TM_CLOCK_HZ, 32, 0);
+    npu_dpu_cost_add(cost, s, cycle_s(), 32, 0);
     return NPU_OK;
 }
 
@@ -803,7 +812,7 @@ npu_dpu_emit_pool(struct npu_stream *s, const struct npu_dpu_pool *p, struct npu
     if ((r = npu_stream_end_task(s, NPU_OP_EN_PPU | NPU_OP_EN_PPU_RDMA)))
         return r;
     uint64_t c1 = npu_dpu_map_c1(in);
-    npu_dpu_cost_add(cost, s, (double)in->w * in->h * in->c / (TM_CLOCK_HZ * 16),
+    npu_dpu_cost_add(cost, s, flying_s((double)in->w * in->h * in->c),
                      c1 * in->w * in->h * 16 + c1 * out->w * out->h * 16, 0);
     return NPU_OK;
 }
@@ -933,18 +942,19 @@ emit_conv_tile(struct npu_stream *s, const struct npu_dpu_conv *cv,
 
     uint64_t taps = (uint64_t)cv->kh * cv->kw, hw = (uint64_t)out.w * oh * taps;
     uint64_t steps, macs;
+    const struct npu_timing_model *tm = npu_timing_model();
     if (cv->depthwise) {
-        steps = NPU_DIV_ROUND_UP((uint64_t)c_pad, TM_KG16) * hw;
+        steps = NPU_DIV_ROUND_UP((uint64_t)c_pad, tm->kernel_group_fp16) * hw;
         macs = (uint64_t)c_pad * hw;
     } else {
-        steps = NPU_DIV_ROUND_UP((uint64_t)cv->kernels, TM_KG16) *
-                NPU_DIV_ROUND_UP((uint64_t)c_pad, TM_CHANNEL_GROUP) * hw;
+        steps = NPU_DIV_ROUND_UP((uint64_t)cv->kernels, tm->kernel_group_fp16) *
+                NPU_DIV_ROUND_UP((uint64_t)c_pad, tm->channel_group) * hw;
         macs = (uint64_t)cv->kernels * c_pad * hw;
     }
     uint64_t bytes = (cv->data_reuse ? 0 : (uint64_t)(c_pad / 8) * in->w * ih * 16) +
                      wl->total_bytes + (uint64_t)NPU_DIV_ROUND_UP(k_pad, out_c2) * out.w * oh * 16 +
                      stage_rdma_bytes(&st, k_pad);
-    npu_dpu_cost_add(cost, s, (double)steps / TM_CLOCK_HZ, bytes, macs);
+    npu_dpu_cost_add(cost, s, (double)steps / tm->clock_hz, bytes, macs);
     return NPU_OK;
 }
 

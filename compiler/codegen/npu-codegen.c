@@ -337,7 +337,7 @@ close_job(struct npu_cg *cg, const char *name)
     j->relocs = r;
     j->n_relocs = img.n_relocs;
     j->segment_align = img.align;
-    j->modeled_s = cg->job_s + TMV1_SUBMIT_S;
+    j->modeled_s = cg->job_s + npu_timing_model()->submit_overhead_s;
     struct npu_prog_step *s = new_step(cg, NPU_STEP_NPU_JOB, name);
     if (!s)
         goto out;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "npu-conv-priv.h"
+#include "npu/npu-timing.h"
 
 void
 rk_tile_rows(const struct rk_conv_geom *g, uint32_t oy0, uint32_t oh, struct rk_rows *r)
@@ -94,15 +95,17 @@ rk_task_seconds(const struct rk_conv_geom *g, const struct rk_tile *t, uint64_t 
     rk_tile_rows(g, t->oy0, t->oh, &r);
     const uint32_t es = rk_esize(g->in_dt), c2 = 16 / es;
     const uint32_t cpad = rk_cpad(g, t->nc);
-    const uint32_t kg = rk_kernel_group(g);
+    const struct npu_timing_model *tm = npu_timing_model();
+    const uint32_t kg = g->in_dt == NPU_DTYPE_INT8 ? tm->kernel_group_int8 : tm->kernel_group_fp16;
+    const uint32_t cg = tm->channel_group;
     const uint64_t hw = (uint64_t)t->oh * g->ow * g->kh * g->kw;
     uint64_t steps;
     if (g->depthwise)
         steps = (cpad + kg - 1) / kg * hw;
     else
         steps = (uint64_t)((t->nk + kg - 1) / kg) *
-                ((cpad + TMV1_CHANNEL_GROUP - 1) / TMV1_CHANNEL_GROUP) * hw;
-    double compute = (double)steps / TMV1_CLOCK_HZ;
+                ((cpad + cg - 1) / cg) * hw;
+    double compute = (double)steps / tm->clock_hz;
     uint64_t bytes = 0;
     if (!(t->flags & RKT_F_DREUSE))
         bytes += g->argb ? (uint64_t)g->w * r.ih * g->argb * es
@@ -137,8 +140,8 @@ rk_task_seconds(const struct rk_conv_geom *g, const struct rk_tile *t, uint64_t 
         *dma_bytes = bytes;
     if (macs)
         *macs = (uint64_t)(g->depthwise ? t->nc : (uint64_t)t->nk * t->nc) * hw;
-    double dma = (double)bytes / TMV1_DMA_BPS;
-    return (compute > dma ? compute : dma) + TMV1_TASK_S;
+    double dma = (double)bytes / tm->dma_bytes_per_s_core;
+    return (compute > dma ? compute : dma) + tm->task_overhead_s;
 }
 
 double

@@ -3,7 +3,8 @@
  * npu-rk.h: the rk.* ops, the NPU's instructions in the IR, as codegen
  * defines them: the layout conventions of rk.* values, the attribute formats
  * of rk.Conv and rk.Dpu (what lowering writes and codegen reads), their
- * inference, the per-task timing (timing model v1) and the task emitters.
+ * inference, the per-task timing (the timing model, npu/npu-timing.h) and the task
+ * emitters.
  * The back end's lowering (compiler/backend) builds rk.* nodes with these;
  * codegen (this folder) emits them. Nothing here knows of lowering.
  *
@@ -30,18 +31,9 @@
 #include "npu-hw.h"
 #include "npu/npu-backend.h"
 #include "npu/npu-ir.h"
+#include "npu/npu-timing.h"
 
 #define NPU_BE_DOM "npu-be"
-
-/* ---- timing model v1 (shared/hw/timing-model-v1.md) ----------------------------------- */
-
-#define TMV1_CLOCK_HZ 1.0e9
-#define TMV1_DMA_BPS 10.0e9
-#define TMV1_TASK_S 2.0e-6
-#define TMV1_SUBMIT_S 60.0e-6
-#define TMV1_CHANNEL_GROUP 32u
-#define TMV1_MAC_16BIT 512.0
-#define TMV1_MAC_INT8 1024.0
 
 /* ---- views and layouts ----------------------------------------------------- */
 
@@ -216,11 +208,11 @@ uint64_t rk_weight_set_bytes(const struct rk_conv_geom *g, uint32_t nk, uint32_t
 uint64_t rk_tile_data_bytes(const struct rk_conv_geom *g, uint32_t rows, uint32_t nc);
 /* Body qwords of one task as the emitter writes it. */
 uint32_t rk_task_body_qwords(const struct rk_conv_geom *g, const struct rk_tile *t);
-/* Modeled seconds of one task (timing model v1, the simulator's accounting). */
+/* Modeled seconds of one task (npu_timing_model(), the simulator's accounting). */
 double rk_task_seconds(const struct rk_conv_geom *g, const struct rk_tile *t, uint64_t *dma_bytes,
                        uint64_t *macs);
 
-/* Modeled seconds of all tasks of an rk.Conv (timing model v1), < 0 on error. */
+/* Modeled seconds of all tasks of an rk.Conv (npu_timing_model()), < 0 on error. */
 double rk_conv_modeled(const struct npu_node *n);
 
 /* Emits one task of a conv (npu-conv-emit.c); addresses: x, w, bias, per-channel

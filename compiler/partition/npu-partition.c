@@ -7,7 +7,8 @@
  *                                               CPU: the CPU cost model (board
  *                                               model or measured)
  *        + sum_v convert(v) when v crosses      host conversion of v's bytes
- *        + 60 us * (NPU runs in graph order)    one submit per job
+ *        + 60 us * (NPU runs in graph order)    one submit per job (submit_overhead_s
+ *                                               of npu/npu-timing.h, v1)
  *
  * and the search minimises it: start from every node on its cheaper side
  * (greedy), then repeatedly try flipping whole runs of same-side nodes
@@ -29,6 +30,7 @@
 #include <string.h>
 
 #include "npu/npu-partition.h"
+#include "npu/npu-timing.h"
 
 #define DOM "partition"
 #define MAX_ROUNDS 64
@@ -115,7 +117,7 @@ build(struct pctx *c, struct npu_graph *g, double rate)
     c->vals = calloc((size_t)g->nvalues + 1, sizeof(*c->vals));
     if (!c->nodes || !c->sup || !c->locked || !c->npu_s || !c->cpu_s || !c->vals)
         return NPU_ERR_NOMEM;
-    c->submit_s = NPU_TM1_SUBMIT_OVERHEAD_S;
+    c->submit_s = npu_timing_model()->submit_overhead_s;
     int i = 0;
     npu_graph_for_each_node(g, n) {
         c->nodes[i] = n;
@@ -313,14 +315,16 @@ npu_partition(struct npu_graph *g, const struct npu_partition_options *opts,
             c.npu_s[i] = or && or->npu_cost ? or->npu_cost(g, n, or->user)
                                             : npu_backend_cost(g, n, bo);
             if (!(c.npu_s[i] >= 0) || !isfinite(c.npu_s[i])) {
-                /* supported but no estimate: the cost of moving its bytes once */
+                /* supported but no estimate: the cost of moving its bytes once, as one
+                 * task of the timing model */
+                const struct npu_timing_model *tm = npu_timing_model();
                 int64_t b = 0;
                 for (int k = 0; k < n->nin; k++)
                     if (n->in[k])
                         b += NPU_MAX(npu_tensor_nbytes(&n->in[k]->t), 0) / 2;
                 for (int k = 0; k < n->nout; k++)
                     b += NPU_MAX(npu_tensor_nbytes(&n->out[k]->t), 0) / 2;
-                c.npu_s[i] = 2e-6 + (double)b / 10e9;
+                c.npu_s[i] = tm->task_overhead_s + (double)b / tm->dma_bytes_per_s_core;
                 snprintf(why[i], sizeof(why[i]), "no modeled cost from the handler: "
                          "estimated from its bytes");
             }
@@ -449,11 +453,14 @@ npu_partition_report_print(const struct npu_partition_report *r, FILE *f)
     const char *cpu_label = r->cpu_oracle ? "given by the caller's oracle"
                             : board ? "modeled (RK3588 CPU model v1, not measured on a board)"
                                     : "measured on this host";
-    fprintf(f, "partition: NPU cost modeled (timing model v1); CPU cost model '%s': CPU cost %s; "
-               "conversions at %.2f GB/s (%s); submit %.0f us per NPU job (timing model v1)\n",
-            npu_cpu_cost_mode_name(r->cpu_cost), cpu_label, r->convert_bytes_per_s * 1e-9,
+    const struct npu_timing_model *tm = npu_timing_model();
+    fprintf(f,
+            "partition: NPU cost modeled (%s); CPU cost model '%s': CPU cost %s; "
+            "conversions at %.2f GB/s (%s); submit %.0f us per NPU job (%s)\n",
+            tm->label, npu_cpu_cost_mode_name(r->cpu_cost), cpu_label,
+            r->convert_bytes_per_s * 1e-9,
             board ? "modeled, RK3588 CPU model v1" : "measured on this host",
-            NPU_TM1_SUBMIT_OVERHEAD_S * 1e6);
+            tm->submit_overhead_s * 1e6, tm->label);
     fprintf(f, "%4s  %-36s %-20s %-5s %10s %10s %9s %9s  %s\n", "#", "node", "op", "place",
             "npu_us", board ? "cpu_mod_us" : "cpu_mea_us", "conv_us", "submit", "reason");
     for (int i = 0; i < r->n; i++) {

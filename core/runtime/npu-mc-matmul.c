@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * npu-mc-matmul.c: planning, emitting and submitting a matmul split by N over the NPU's
- * cores (npu-mc-matmul.h), with timing model v1 (shared/hw/timing-model-v1.md) as the
- * judge of whether splitting pays.
+ * cores (npu-mc-matmul.h), with the timing model (npu/npu-timing.h, the simulator's) as
+ * the judge of whether splitting pays.
  */
 #include "npu-mc-matmul.h"
 
@@ -10,14 +10,8 @@
 #include <string.h>
 
 #include "npu-layout.h"
+#include "npu/npu-timing.h"
 
-/* Timing model v1 constants (never tuned here). */
-#define TM_CLOCK_HZ 1.0e9
-#define TM_DMA_CORE 10.0e9
-#define TM_DMA_TOTAL 25.0e9
-#define TM_TASK_OVERHEAD 2.0e-6
-#define TM_SUBMIT_OVERHEAD 60.0e-6
-#define TM_CHANNEL_GROUP 32u
 /* Regcmd fetch of one A.1 task: about 104 body qwords + 4 tail, 16 * (AMOUNT + 1) bytes. */
 #define MC_REGCMD_BYTES 880.0
 
@@ -33,14 +27,16 @@ out_esize(enum npu_ref_matmul_kind kind)
     return kind == NPU_REF_MATMUL_FP16_FP16 ? 2 : 4;
 }
 
-/* One tile's compute seconds and DMA bytes (timing model v1, "Per task"). */
+/* One tile's compute seconds and DMA bytes (the timing model's "Per task"). */
 static void
 tile_cost(const struct npu_mc_plan *p, uint32_t nt, double *compute_s, double *bytes)
 {
-    uint32_t kg = p->kind == NPU_REF_MATMUL_INT8_INT32 ? 32 : 16;
-    double steps = (double)NPU_DIV_ROUND_UP(nt, kg) * NPU_DIV_ROUND_UP(p->k, TM_CHANNEL_GROUP) *
-                   p->m;
-    *compute_s = steps / TM_CLOCK_HZ;
+    const struct npu_timing_model *tm = npu_timing_model();
+    uint32_t kg =
+        p->kind == NPU_REF_MATMUL_INT8_INT32 ? tm->kernel_group_int8 : tm->kernel_group_fp16;
+    double steps =
+        (double)NPU_DIV_ROUND_UP(nt, kg) * NPU_DIV_ROUND_UP(p->k, tm->channel_group) * p->m;
+    *compute_s = steps / tm->clock_hz;
     size_t es = in_esize(p->kind);
     *bytes = (double)p->m * p->k * es + (double)p->k * nt * es + (double)p->m * nt *
              out_esize(p->kind) + MC_REGCMD_BYTES;
@@ -50,12 +46,13 @@ tile_cost(const struct npu_mc_plan *p, uint32_t nt, double *compute_s, double *b
 static double
 chain_s(const struct npu_mc_plan *p, const struct npu_mc_share *sh, double f, double *bytes)
 {
+    const struct npu_timing_model *tm = npu_timing_model();
     double t = 0, b = 0;
     for (uint32_t n0 = 0; n0 < sh->n; n0 += p->tile_n) {
         uint32_t nt = NPU_MIN(p->tile_n, sh->n - n0);
         double c, d;
         tile_cost(p, nt, &c, &d);
-        t += fmax(c, d * f / TM_DMA_CORE) + TM_TASK_OVERHEAD;
+        t += fmax(c, d * f / tm->dma_bytes_per_s_core) + tm->task_overhead_s;
         b += d;
     }
     *bytes = b;
@@ -66,7 +63,8 @@ static void
 estimate(struct npu_mc_plan *p)
 {
     /* Cores run at once: if together they would pull more than dma_bytes_per_s_total, every
-     * DMA term is stretched by the same factor (timing model v1, "Per job"). Fixed point. */
+     * DMA term is stretched by the same factor (the timing model's "Per job"). Fixed point. */
+    const struct npu_timing_model *tm = npu_timing_model();
     double f = 1;
     for (int it = 0; it < 16; it++) {
         double demand = 0;
@@ -75,7 +73,7 @@ estimate(struct npu_mc_plan *p)
             if (t > 0)
                 demand += bytes / t * f; /* unstretched rate while running */
         }
-        double nf = p->cores > 1 ? fmax(1.0, demand / TM_DMA_TOTAL) : 1.0;
+        double nf = p->cores > 1 ? fmax(1.0, demand / tm->dma_bytes_per_s_total) : 1.0;
         if (fabs(nf - f) < 1e-9)
             break;
         f = nf;
@@ -87,7 +85,7 @@ estimate(struct npu_mc_plan *p)
         longest = fmax(longest, p->share[c].est_s);
     }
     p->dma_stretch = f;
-    p->est_s = TM_SUBMIT_OVERHEAD + longest;
+    p->est_s = tm->submit_overhead_s + longest;
 }
 
 enum npu_status

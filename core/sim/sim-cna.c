@@ -57,7 +57,7 @@ struct conv {
 static unsigned
 kernel_group(unsigned prec)
 {
-    return prec == NPU_CNA_PRECISION_INT8 ? TM_KG_INT8 : TM_KG_16BIT;
+    return prec == NPU_CNA_PRECISION_INT8 ? SIM_KERNEL_GROUP_INT8 : SIM_KERNEL_GROUP_16BIT;
 }
 
 /* The packed weight layout (facts §2.10): [kernel group of KG][channel block]
@@ -845,9 +845,11 @@ sim_cna_run(struct sim_exec *x, struct sim_cube *out)
             }
     }
 
-    /* ---- timing model v1 inputs */
+    /* ---- timing model inputs */
     {
-        uint32_t kg = kernel_group(v.prec);
+        const struct npu_timing_model *tm = npu_timing_model();
+        bool i8 = v.prec == NPU_CNA_PRECISION_INT8;
+        uint32_t kg = i8 ? tm->kernel_group_int8 : tm->kernel_group_fp16;
         uint64_t hw = (uint64_t)v.out_h * v.out_w * taps;
         uint32_t c_useful = v.argb ? v.argb : v.c;
         if (v.depthwise) {
@@ -855,11 +857,11 @@ sim_cna_run(struct sim_exec *x, struct sim_cube *out)
             x->rec.macs = (uint64_t)c_useful * hw;
         } else {
             x->rec.mac_steps = NPU_DIV_ROUND_UP((uint64_t)v.k, kg) *
-                               NPU_DIV_ROUND_UP((uint64_t)v.c, TM_CHANNEL_GROUP) * hw;
+                               NPU_DIV_ROUND_UP((uint64_t)v.c, tm->channel_group) * hw;
             x->rec.macs = (uint64_t)v.k * c_useful * hw;
         }
-        x->rec.mac_per_cycle = v.prec == NPU_CNA_PRECISION_INT8 ? TM_MAC_INT8 : TM_MAC_16BIT;
-        x->rec.compute_s = (double)x->rec.mac_steps / TM_CLOCK_HZ;
+        x->rec.mac_per_cycle = i8 ? tm->mac_per_cycle_int8 : tm->mac_per_cycle_fp16;
+        x->rec.compute_s = (double)x->rec.mac_steps / tm->clock_hz;
     }
     res = true;
 out:

@@ -97,13 +97,14 @@ finish_job_locked(struct npu_sim *sim, struct npu_sim_job *job)
      * on the board too. */
     if (r->status == NPU_OK && r->timing_valid) {
         double limit = job->timeout_ms * 1e-3;
-        double chain = r->modeled_s - TM_SUBMIT_OVERHEAD;
+        const struct npu_timing_model *tm = npu_timing_model();
+        double chain = r->modeled_s - tm->submit_overhead_s;
         if (chain > limit) {
             r->status = NPU_ERR_TIMEOUT;
             snprintf(r->message, sizeof(r->message),
-                     "job needs %.3f ms modeled (timing model v1), more than the submit timeout "
+                     "job needs %.3f ms modeled (%s), more than the submit timeout "
                      "of %u ms: the driver would time out",
-                     chain * 1e3, job->timeout_ms);
+                     chain * 1e3, tm->label, job->timeout_ms);
         }
     }
     r->host_s = sim_now_s() - job->host_t0;
@@ -266,9 +267,9 @@ npu_sim_get_info(const struct npu_sim *sim, struct npu_device_info *info)
     snprintf(info->drv_version_str, sizeof(info->drv_version_str),
              "simulator %s (rknpu 0.9.8 submit semantics)", NPU_SIM_VERSION_STR);
     snprintf(info->description, sizeof(info->description),
-             "OpenNPU functional simulator %s, %u cores, %s mode, timing model v1",
-             NPU_SIM_VERSION_STR, sim->n_cores, sim->strict ? "strict" : "lenient");
-    snprintf(info->timing_model, sizeof(info->timing_model), "timing model v1");
+             "OpenNPU functional simulator %s, %u cores, %s mode, %s", NPU_SIM_VERSION_STR,
+             sim->n_cores, sim->strict ? "strict" : "lenient", npu_timing_model()->label);
+    snprintf(info->timing_model, sizeof(info->timing_model), "%s", npu_timing_model()->label);
     info->flags = NPU_DEVICE_SIMULATED | NPU_DEVICE_MODELED_TIMING | NPU_DEVICE_FIXED_IOVA |
                   (sim->strict ? NPU_DEVICE_STRICT : 0);
 }

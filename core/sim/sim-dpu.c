@@ -1280,9 +1280,10 @@ sim_dpu_run(struct sim_exec *x, const struct sim_cube *in, bool to_ppu, bool to_
     }
     if (to_mem)
         x->rec.output_bytes += (uint64_t)NPU_DIV_ROUND_UP(d.c, 16 / obytes) * d.w * d.h * 16;
-    /* A DPU-only task: one 16-byte atom per cycle (timing model v1). */
+    /* A DPU-only task: one 16-byte atom per cycle (the timing model's flying rate). */
     if (!(x->enable & NPU_OP_EN_CNA)) {
-        double s = (double)d.w * d.h * d.c / (TM_CLOCK_HZ * 16);
+        const struct npu_timing_model *tm = npu_timing_model();
+        double s = (double)d.w * d.h * d.c / (tm->clock_hz * tm->flying_elems_per_cycle);
         if (s > x->rec.compute_s)
             x->rec.compute_s = s;
     }

@@ -302,7 +302,8 @@ sim_ppu_run(struct sim_exec *x, const struct sim_cube *from_dpu)
             }
     x->rec.output_bytes += (uint64_t)c1 * OW * OH * 16;
     if (!(x->enable & NPU_OP_EN_CNA)) {
-        double s = (double)W * H * C / (TM_CLOCK_HZ * 16);
+        const struct npu_timing_model *tm = npu_timing_model();
+        double s = (double)W * H * C / (tm->clock_hz * tm->flying_elems_per_cycle);
         if (s > x->rec.compute_s)
             x->rec.compute_s = s;
     }

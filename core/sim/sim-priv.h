@@ -4,7 +4,7 @@
  * nothing else: the IOVA space (sim-mem.c), the device/driver emulation with
  * one worker thread per core (sim-device.c), the PC chain walk and register
  * groups (sim-exec.c), the compute blocks (sim-cna.c, sim-dpu.c, sim-ppu.c)
- * and timing model v1 (sim-timing.c).
+ * and the timing model (sim-timing.c, with the constants of npu/npu-timing.h).
  */
 #ifndef SIM_PRIV_H
 #define SIM_PRIV_H
@@ -15,6 +15,7 @@
 
 #include "npu-hw.h"
 #include "npu-sim.h"
+#include "npu/npu-timing.h"
 
 /* ------------------------------------------------------------ IOVA space */
 
@@ -72,19 +73,6 @@ sim_task_rec_bytes(const struct sim_task_rec *r)
     return r->feature_bytes + r->weight_bytes + r->rdma_bytes + r->output_bytes + r->regcmd_bytes;
 }
 
-/* Timing model v1 constants (shared/hw/timing-model-v1.md); never tuned here. */
-#define TM_CLOCK_HZ 1.0e9
-#define TM_MAC_INT8 1024u
-#define TM_MAC_16BIT 512u
-#define TM_KG_INT8 32u
-#define TM_KG_16BIT 16u
-#define TM_CHANNEL_GROUP 32u
-#define TM_DMA_CORE 10.0e9
-#define TM_DMA_TOTAL 25.0e9
-#define TM_TASK_OVERHEAD 2.0e-6
-#define TM_SUBMIT_OVERHEAD 60.0e-6
-#define TM_CBUF_BYTES 393216u
-
 struct sim_interval {
     double t0, t1;
     double rate; /* bytes per second moved during [t0, t1) */
@@ -140,6 +128,9 @@ struct npu_sim_job {
 #define SIM_LUT_ENTRIES 513  /* per table (facts 5.3) */
 #define SIM_CBUF_BANKS 12
 #define SIM_CBUF_BANK_BYTES 32768u
+/* Kernels per group of the packed weight layout (facts §2.10). */
+#define SIM_KERNEL_GROUP_INT8 32u
+#define SIM_KERNEL_GROUP_16BIT 16u
 
 /* What the CBUF holds after a conv task, for WEIGHT_REUSE / DATA_REUSE. */
 struct sim_cbuf {

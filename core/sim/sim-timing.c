@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sim-timing.c: timing model v1 (shared/hw/timing-model-v1.md), applied to
- * the tasks a job actually executed. The executing core records per task the
- * compute time (MAC steps, or 16-byte atoms for DPU/PPU-only tasks) and the
- * bytes each DMA engine moved; this file turns them into modeled times:
+ * sim-timing.c: the timing model (the constants of npu/npu-timing.h; v1 is
+ * shared/hw/timing-model-v1.md), applied to the tasks a job actually
+ * executed. The executing core records per task the compute time (MAC steps,
+ * or 16-byte atoms for DPU/PPU-only tasks) and the bytes each DMA engine
+ * moved; this file turns them into modeled times:
  *
  *   dma_s  = bytes / dma_bytes_per_s_core (x stretch)
  *   task_s = max(compute_s, dma_s) + task_overhead_s
@@ -26,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TM_ITERATIONS 4
+#define TM_ITERATIONS 4 /* of the fixed point below (a solver setting, not the model's) */
 
 void
 sim_ledger_fini(struct sim_ledger *l)
@@ -101,6 +102,7 @@ ledger_append(struct sim_ledger *l, unsigned c, double t0, double t1, double rat
 enum npu_status
 sim_timing_place(struct sim_ledger *l, struct npu_sim_job *job)
 {
+    const struct npu_timing_model *tm = npu_timing_model();
     struct npu_job_result *r = &job->res;
     size_t total = 0;
     for (unsigned s = 0; s < job->n_sub; s++)
@@ -125,13 +127,13 @@ sim_timing_place(struct sim_ledger *l, struct npu_sim_job *job)
         first[s + 1] = first[s] + sub->n_recs;
         double t = fmax(job->min_start, l->core_free[sub->core]);
         job_start = fmin(job_start, t);
-        start[s] = t + TM_SUBMIT_OVERHEAD;
+        start[s] = t + tm->submit_overhead_s;
         for (size_t i = 0; i < sub->n_recs; i++) {
             const struct sim_task_rec *rec = &sub->recs[i];
             struct tm_task *x = &tt[first[s] + i];
             double bytes = (double)sim_task_rec_bytes(rec);
             x->compute = rec->compute_s;
-            x->dma = bytes / TM_DMA_CORE;
+            x->dma = bytes / tm->dma_bytes_per_s_core;
             double main = fmax(x->compute, x->dma);
             x->rate = main > 0 ? bytes / main : 0.0;
             x->factor = 1.0;
@@ -156,7 +158,7 @@ sim_timing_place(struct sim_ledger *l, struct npu_sim_job *job)
                 struct tm_task *x = &tt[i];
                 x->t0 = t;
                 x->t1 = t + fmax(x->compute, x->dma * x->factor);
-                t = x->t1 + TM_TASK_OVERHEAD;
+                t = x->t1 + tm->task_overhead_s;
                 mine[s][i - first[s]] = (struct sim_interval){x->t0, x->t1, x->rate};
             }
         }
@@ -184,7 +186,8 @@ sim_timing_place(struct sim_ledger *l, struct npu_sim_job *job)
                     if (!in_job && c != core)
                         demand += avg_rate(l->iv[c], l->n_iv[c], d0, d1);
                 }
-                x->factor = demand > TM_DMA_TOTAL ? demand / TM_DMA_TOTAL : 1.0;
+                x->factor =
+                    demand > tm->dma_bytes_per_s_total ? demand / tm->dma_bytes_per_s_total : 1.0;
             }
         }
     }
@@ -203,13 +206,13 @@ sim_timing_place(struct sim_ledger *l, struct npu_sim_job *job)
             struct npu_task_timing *o = &out[first[s] + i];
             x->t0 = t;
             x->t1 = t + fmax(x->compute, x->dma * x->factor);
-            t = x->t1 + TM_TASK_OVERHEAD;
+            t = x->t1 + tm->task_overhead_s;
             o->task = rec->task;
             o->core = sub->core;
             o->enable = rec->enable;
             o->compute_s = x->compute;
             o->dma_s = x->dma * x->factor;
-            o->task_s = fmax(o->compute_s, o->dma_s) + TM_TASK_OVERHEAD;
+            o->task_s = fmax(o->compute_s, o->dma_s) + tm->task_overhead_s;
             o->feature_bytes = rec->feature_bytes;
             o->weight_bytes = rec->weight_bytes;
             o->rdma_bytes = rec->rdma_bytes;
@@ -219,9 +222,9 @@ sim_timing_place(struct sim_ledger *l, struct npu_sim_job *job)
             o->mac_steps = rec->mac_steps;
             o->macs = rec->macs;
             o->mac_utilisation =
-                rec->mac_per_cycle ? (double)rec->macs / ((double)rec->mac_per_cycle *
-                                                          TM_CLOCK_HZ * o->task_s)
-                                   : 0.0;
+                rec->mac_per_cycle
+                    ? (double)rec->macs / ((double)rec->mac_per_cycle * tm->clock_hz * o->task_s)
+                    : 0.0;
             if (rec->mac_per_cycle > mpc)
                 mpc = rec->mac_per_cycle;
             macs += rec->macs;
@@ -236,12 +239,12 @@ sim_timing_place(struct sim_ledger *l, struct npu_sim_job *job)
         job_end = fmax(job_end, t);
     }
     if (!job->n_sub)
-        job_end = job_start + TM_SUBMIT_OVERHEAD;
+        job_end = job_start + tm->submit_overhead_s;
     for (size_t i = 0; i < total; i++)
         out[i].start_s = tt[i].t0 - job_start;
 
     r->timing_valid = true;
-    r->timing_model = "timing model v1";
+    r->timing_model = tm->label;
     r->modeled_start_s = job_start;
     r->modeled_end_s = job_end;
     r->modeled_s = job_end - job_start;
@@ -251,7 +254,7 @@ sim_timing_place(struct sim_ledger *l, struct npu_sim_job *job)
     r->macs = macs;
     r->mac_utilisation =
         mpc && r->modeled_s > 0
-            ? (double)macs / ((double)mpc * job->n_sub * TM_CLOCK_HZ * r->modeled_s)
+            ? (double)macs / ((double)mpc * job->n_sub * tm->clock_hz * r->modeled_s)
             : 0.0;
     r->n_tasks = (uint32_t)total;
     job->timings = out;

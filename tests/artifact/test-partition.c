@@ -36,6 +36,7 @@
 #include "npu/npu-build.h"
 #include "npu/npu-ir.h"
 #include "npu/npu-partition.h"
+#include "npu/npu-timing.h"
 
 /* Oracle: a node named "name:npu=N,cpu=M" (microseconds; npu=- unsupported). */
 static bool
@@ -227,7 +228,8 @@ test_real(void)
      * y's conversions (196 x 768 fp32 each) and one submit. The board model's placement,
      * which is host-independent, is checked to be the NPU in test_board. */
     double conv_s = 2.0 * 196 * 768 * 4 / r.convert_bytes_per_s;
-    bool npu_cheaper = r.nodes[0].npu_s + conv_s + NPU_TM1_SUBMIT_OVERHEAD_S < r.nodes[0].cpu_s;
+    double submit_s = npu_timing_model()->submit_overhead_s;
+    bool npu_cheaper = r.nodes[0].npu_s + conv_s + submit_s < r.nodes[0].cpu_s;
     CHECK_EQ_INT(npu_cheaper ? NPU_DEVICE_NPU : NPU_DEVICE_CPU, mm->device);
     CHECK_EQ_INT(NPU_DEVICE_CPU, am->device);
     CHECK(r.nodes[0].supported && r.nodes[0].npu_s > 0);
@@ -415,7 +417,7 @@ test_board(void)
     double add_s = formula(0, 8, m->add_cycles_per_elem, 3 * 32.0, 4);
     CHECK_NEAR(add_s, r.nodes[0].cpu_s, 1e-15);
     double npu_side = r.nodes[0].supported ? r.nodes[0].npu_s + 3 * 32.0 / r.convert_bytes_per_s +
-                                                 NPU_TM1_SUBMIT_OVERHEAD_S
+                                                 npu_timing_model()->submit_overhead_s
                                            : 1e9;
     CHECK_EQ_INT(npu_side < add_s ? NPU_DEVICE_NPU : NPU_DEVICE_CPU, add->device);
     CHECK_EQ_INT(NPU_DEVICE_CPU, add->device); /* what the model says: 1 us against > 60 us */

@@ -12,7 +12,7 @@
  *     side and read on the other (or a graph input read by the NPU, or an
  *     NPU result that is a graph output) costs a host conversion, its bytes
  *     over the NC1HWC2/fp16 conversion rate of the same CPU cost model;
- *   + submit_overhead_s (60 us, timing model v1) per NPU job, a job being a
+ *   + submit_overhead_s (npu/npu-timing.h: 60 us in v1) per NPU job, a job being a
  *     maximal run of consecutive NPU nodes in the graph's order (what the
  *     codegen submits as one chain).
  *
@@ -47,9 +47,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* submit_overhead_s of timing model v1 (shared/hw/timing-model-v1.md). */
-#define NPU_TM1_SUBMIT_OVERHEAD_S 60e-6
 
 /* Where the costs come from; NULL members use the real ones (tests replace
  * them to make decisions whose answer is known). */

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-timing.h: the NPU timing model as one versioned table. Every modeled NPU figure
+ * (the simulator's per-task and per-job times, the multi-core planner's estimate, the
+ * back end's cost() and task emitters, the codegen's job estimates, the partition's
+ * submit overhead) is computed from the constants of this table and of nothing else, so
+ * that the compiler's estimates and the simulator's reports follow one model.
+ *
+ * The constants are those of shared/hw/timing-model-v1.md ("Constants"), which says
+ * what each one is based on; they are never tuned in code. A new model (v2) is a new
+ * document and a new row of the table (core/util/npu-timing.c) with its own name and
+ * version; every published figure says which version produced it (`label`).
+ */
+#ifndef NPU_TIMING_H
+#define NPU_TIMING_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Each field cites shared/hw/timing-model-v1.md: its name in the document's "Constants"
+ * table and the section whose formula uses it. */
+struct npu_timing_model {
+    const char *name;  /* "v1": the row's name for npu_timing_model_get() */
+    int version;       /* 1 */
+    const char *label; /* "timing model v1": how every figure of this model is labelled */
+    const char *doc;   /* "shared/hw/timing-model-v1.md": the document it implements */
+
+    /* Compute ("Per task": compute_s = mac_steps / clock_hz). */
+    double clock_hz;                 /* clock_hz = 1.0e9: one MAC step, one full array cycle */
+    uint32_t mac_per_cycle_int8;     /* mac_per_cycle int8 = 1024 per core (MAC utilisation) */
+    uint32_t mac_per_cycle_fp16;     /* mac_per_cycle int16, fp16 = 512 per core: every 16-bit
+                                      * precision (MAC utilisation) */
+    uint32_t kernel_group_int8;      /* kernel_group int8 = 32: kernels processed in parallel,
+                                      * mac_steps = ceil(K / kernel_group) * ... */
+    uint32_t kernel_group_fp16;      /* kernel_group int16, fp16 = 16 */
+    uint32_t channel_group;          /* channel_group = 32: input channels per MAC step,
+                                      * ... * ceil(C / channel_group) * ... */
+    uint32_t flying_elems_per_cycle; /* "Per task", DPU-only (flying mode) and PPU-only
+                                      * tasks: compute_s = elements / (clock_hz * 16), one
+                                      * 16-byte atom per cycle; 16 */
+
+    /* Data movement ("Per task": dma_s = dma_bytes / dma_bytes_per_s_core). */
+    double dma_bytes_per_s_core;  /* dma_bytes_per_s_core = 10.0e9: one core's AXI
+                                   * read + write */
+    double dma_bytes_per_s_total; /* dma_bytes_per_s_total = 25.0e9: all cores together;
+                                   * "Per job": above it, concurrent DMA terms stretch */
+    uint32_t cbuf_bytes;          /* cbuf_bytes = 393216 per core (12 banks x 32 KiB); no
+                                   * formula of v1 reads it: the tilers and the simulator
+                                   * take the CBUF geometry from the hardware facts */
+
+    /* Overheads. */
+    double task_overhead_s;   /* task_overhead_s = 2.0e-6 ("Per task": task_s = max(compute_s,
+                               * dma_s) + task_overhead_s): a task's regcmd fetch by the PC
+                               * and the pipeline's fill and drain */
+    double submit_overhead_s; /* submit_overhead_s = 60.0e-6 ("Per job": job_s =
+                               * submit_overhead_s + the tasks' chain): one job through the
+                               * vendor driver */
+};
+
+/* The current model (v1), which every modeled figure uses. Never NULL. */
+const struct npu_timing_model *npu_timing_model(void);
+/* The model named name ("v1"), or NULL when there is none of that name (or name is
+ * NULL). */
+const struct npu_timing_model *npu_timing_model_get(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NPU_TIMING_H */
