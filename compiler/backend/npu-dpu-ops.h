@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * npu-dpu-ops.h: the DPU lowerings' part of the NPU back end (docs/npu-dpu-ops.md):
- *   - LUT tables for activation functions and their host model (dpu-lut.c);
- *   - rk.Dpu, the lowered op that holds a list of DPU / PPU / small-convolution tasks with
- *     every register-relevant parameter in its attributes, and the builder the lowerings
- *     use to make one (dpu-rk.c);
+ *   - the builder of rk.Dpu, the lowered op that holds a list of DPU / PPU /
+ *     small-convolution tasks with every register-relevant parameter in its attributes
+ *     (dpu-build.c; the op's format, inference and emission are codegen's,
+ *     codegen/npu-rk.h and codegen/dpu-rk.c, and so are the LUT tables,
+ *     codegen/npu-dpu.h and codegen/dpu-lut.c);
  *   - the op handlers (supports / cost / lower) of the elementwise, activation, pooling,
- *     data-movement and composite ops (dpu-ops.c, dpu-norm.c, dpu-attn.c), whose rows are
- *     in the handler table (compiler/npu/npu-be-ops.c).
+ *     data-movement and composite ops (dpu-ops.c, dispatching to dpu-eltwise.c,
+ *     dpu-unary.c, dpu-move.c, dpu-pool.c, dpu-norm.c, dpu-attn.c), whose rows are
+ *     in the handler table (npu-handlers.c).
  */
 #ifndef NPU_DPU_OPS_H
 #define NPU_DPU_OPS_H

@@ -3,7 +3,7 @@
  * npu-rk.c: what every rk.* value shares: its 3-D NC1HWC2 view, its size in
  * NPU memory, and the inference of the boundary ops rk.ToNpu / rk.ToHost.
  * The IR's inference (npu_infer_node) reaches rk.* ops through
- * npu_rk_infer_node, which dispatches on the handler table.
+ * npu_rk_infer_node, which dispatches on the rk.* op.
  */
 #include <stdarg.h>
 #include <stdio.h>

@@ -282,7 +282,7 @@ enum npu_status rkd_emit_task(struct npu_stream *s, const struct rkd_task *t,
                               const struct npu_dpu_lut *lut, struct npu_dpu_cost *cost);
 /* Tasks an rk.Dpu node emits (0 for a view, -1 when its task list is malformed). */
 int npu_rk_dpu_task_count(const struct npu_node *n);
-/* rk.Dpu rows of the handler table. */
+/* rk.Dpu inference and emission (dpu-rk.c). */
 enum npu_status npu_rk_dpu_infer(struct npu_graph *g, struct npu_node *n);
 struct npu_cg;
 enum npu_status npu_rk_dpu_emit(struct npu_cg *cg, const struct npu_node *n);

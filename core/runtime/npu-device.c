@@ -2,7 +2,7 @@
 /*
  * npu-device.c: the public device API of npu-device.h. It checks arguments,
  * keeps the wrappers for BOs and jobs, and dispatches to the backend table
- * (npu-backend.h). Backend choice: a name, or "auto": rknpu, then rocket,
+ * (npu-device-backend.h). Backend choice: a name, or "auto": rknpu, then rocket,
  * then the simulator; a hardware backend is passed over when its probe fails
  * (no node with its driver, no access, unknown driver version), and the
  * reasons are logged (npu-info prints them).

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * calib-cpu-model: the offline calibration behind the relative constants of
- * "RK3588 CPU model v1" (compiler/artifact/npu-cpumodel.c). It times our own
+ * "RK3588 CPU model v1" (compiler/partition/npu-cpumodel.c). It times our own
  * CPU kernels on THIS host, one thread, on B/16-sized operands that stay in
  * this host's caches (so that the figures are compute, not DRAM), and prints
  * each op's time per element as a ratio to Add's. The model takes those

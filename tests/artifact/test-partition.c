@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test-partition.c: partitioning by cost (compiler/artifact/npu-partition.c)
+ * test-partition.c: partitioning by cost (compiler/partition/npu-partition.c)
  * on small graphs where the answer is clear:
  *  - with a fixed cost oracle (costs in the node names, conversions at 1 GB/s,
  *    60 us per submit): NPU for a node much faster there; CPU for a tiny op;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test-center.c: layer-norm centring folded into residual streams (compiler/dpu/
+ * test-center.c: layer-norm centring folded into residual streams (compiler/backend/
  * dpu-center.c, docs/npu-dpu-ops.md §3.6).
  *
  *  1. The rewrite itself, on the CPU executor: a pre-LN residual block stack (patch-style

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test-views.c: the DPU lowerings' cost() of data-movement views (Reshape, Transpose) predicts what
- * the lowering emits (compiler/dpu/dpu-move.c, docs/performance.md). A reshape or transpose
+ * the lowering emits (compiler/backend/dpu-move.c, docs/performance.md). A reshape or transpose
  * that keeps the bytes and whose readers are all DPU-lowered NPU nodes is lowered by addressing
  * (an rk.Dpu alias without tasks), so cost() must be 0; one whose result is a graph output,
  * or that moves bytes (the attention head split read by something other than the attention

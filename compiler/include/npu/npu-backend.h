@@ -19,10 +19,10 @@
  * compiling the parsed text gives the same register bytes (route b).
  *
  * Per-op behaviour comes from one table of handlers (struct
- * npu_op_handler): supports / cost / lower for the source ops, and infer /
- * emit for the rk.* ops, all in one table file
- * (compiler/backend/npu-handlers.c): the conv/matmul rows and the DPU
- * lowerings' rows.
+ * npu_op_handler): supports / cost / lower for the source ops, all in one
+ * table file (compiler/backend/npu-handlers.c): the conv/matmul rows and the
+ * DPU lowerings' rows. The rk.* ops' inference and emitters are codegen's
+ * (compiler/codegen/npu-rk.h).
  */
 #ifndef NPU_BACKEND_H
 #define NPU_BACKEND_H
@@ -38,8 +38,8 @@
 extern "C" {
 #endif
 
-struct npu_lower_ctx; /* lowering state (compiler/npu/npu-be.h) */
-struct npu_cg;        /* codegen state (compiler/npu/npu-be.h) */
+struct npu_lower_ctx; /* lowering state (compiler/backend/npu-be.h) */
+struct npu_cg;        /* codegen state (compiler/codegen/npu-rk.h) */
 
 /* Options of the back end. Zero-initialised = defaults. */
 struct npu_backend_options {

@@ -13,7 +13,7 @@
  * shapes are re-inferred from its inputs and attributes; a bad file is refused
  * with NPU_ERR_CORRUPT (NPU_ERR_VERSION for a format from another version) and
  * a message naming the field. No input makes the loader crash or read outside
- * the file (tests/fuzz/fuzz-npub.c).
+ * the file (tests/artifact/fuzz-npub.c).
  */
 #ifndef NPU_NPUB_H
 #define NPU_NPUB_H

@@ -2,10 +2,11 @@
 /*
  * npu-program-check.h: the parts of the program executor that do not touch a
  * device: whole-program validation and the layout/dtype conversions. Kept
- * apart from npu-program-exec.h because that one includes npu-device.h,
- * whose `struct npu_device` cannot share a translation unit with the IR's
- * `enum npu_device` (npu-ir.h): C gives struct and enum tags one namespace.
- * The artifact loader, which also runs IR shape inference, includes this.
+ * apart from npu-program-exec.h (which includes npu-device.h) so that code
+ * that checks or converts programs without running them needs no device API:
+ * the artifact loader (npu_program_validate), the compile driver
+ * (compiler/driver/npu-build.c) and the CPU cost measurement
+ * (compiler/partition/npu-cpucost.c, the conversions) include this.
  */
 #ifndef NPU_PROGRAM_CHECK_H
 #define NPU_PROGRAM_CHECK_H

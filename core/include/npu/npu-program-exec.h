@@ -2,7 +2,7 @@
 /*
  * npu-program-exec.h: running a compiled program (npu-program.h) on a device
  * (npu-device.h). This is the runtime half of the model API's NPU backends
- * ("sim", "rknpu", "rocket"): compiler/exec/npu-model.c compiles or loads a
+ * ("sim", "rknpu", "rocket"): compiler/driver/npu-model.c compiles or loads a
  * program and runs it through these calls.
  *
  * A loaded program (struct npu_prog_model) owns the model's one weights BO,
