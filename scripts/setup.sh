@@ -11,7 +11,7 @@ PKGS="
   libopenblas-dev libdrm-dev
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
-  check libsqlite3-dev indent
+  check libsqlite3-dev indent clang-format
   clang libclang-rt-14-dev
   python3-numpy python3-onnx python3-torch
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# The second command of README.md: runs the test suite in five stages: the
-# normal build (./build), then its install into a temporary DESTDIR
+# The second command of README.md: checks the formatting, then runs the test
+# suite in five stages: the normal build (./build), then its install into a temporary DESTDIR
 # (scripts/test-install.sh); an AddressSanitizer + UndefinedBehaviorSanitizer
 # build (./build-san, without suite 'slow'); the normal build again with the kernel
 # double preloaded, once as the vendor rknpu driver and once as rocket; and an
@@ -11,6 +11,11 @@
 set -eu
 cd "$(dirname "$0")/.."
 JOBS=${NPU_TEST_JOBS:-$(nproc)}
+
+# Formatting first: the C tree by the checked-in .clang-format, gst/ by gst-indent
+# (docs/contributing.md); an unformatted file fails the run.
+echo "== tests: formatting =="
+sh scripts/check-format.sh
 
 echo "== tests: normal build =="
 if [ ! -f build/build.ninja ]; then
