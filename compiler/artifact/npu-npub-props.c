@@ -67,8 +67,8 @@ npu_npub_props_check(const struct npu_model_prop *v, uint32_t n, char *err, size
         /* n <= 256: quadratic is at most 32640 comparisons */
         for (uint32_t j = 0; j < i; j++)
             if (!strcmp(v[j].key, v[i].key)) {
-                snprintf(err, err_len, "metadata entries %u and %u have the same key '%s'", j,
-                         i, v[i].key);
+                snprintf(err, err_len, "metadata entries %u and %u have the same key '%s'", j, i,
+                         v[i].key);
                 return false;
             }
     }
@@ -97,14 +97,16 @@ raw_ok(const struct raw *r, const struct raw *kept, uint32_t nkept, uint64_t tot
         return false;
     }
     if (r->kl > NPU_NPUB_MAX_PROP_KEY || r->vl > NPU_NPUB_MAX_PROP_VALUE) {
-        npu_warn(DOM, "model metadata '%.*s%s': %zu-byte key, %zu-byte value (at most %u and "
-                 "%u); left out", shown, (const char *)r->k, r->kl > 64 ? "..." : "", r->kl,
-                 r->vl, NPU_NPUB_MAX_PROP_KEY, NPU_NPUB_MAX_PROP_VALUE);
+        npu_warn(DOM,
+                 "model metadata '%.*s%s': %zu-byte key, %zu-byte value (at most %u and "
+                 "%u); left out",
+                 shown, (const char *)r->k, r->kl > 64 ? "..." : "", r->kl, r->vl,
+                 NPU_NPUB_MAX_PROP_KEY, NPU_NPUB_MAX_PROP_VALUE);
         return false;
     }
     if (total + r->kl + r->vl > NPU_NPUB_MAX_PROPS_BYTES) {
-        npu_warn(DOM, "model metadata '%.*s': over %u bytes of metadata in all; left out",
-                 shown, (const char *)r->k, NPU_NPUB_MAX_PROPS_BYTES);
+        npu_warn(DOM, "model metadata '%.*s': over %u bytes of metadata in all; left out", shown,
+                 (const char *)r->k, NPU_NPUB_MAX_PROPS_BYTES);
         return false;
     }
     for (uint32_t j = 0; j < nkept; j++)

@@ -82,22 +82,27 @@ struct rd {
 };
 
 static const char *const sec_names[SEC_KIND_END] = {
-    [SEC_META] = "META", [SEC_STRINGS] = "STRINGS", [SEC_PROGRAM] = "PROGRAM",
-    [SEC_TENSORS] = "TENSORS", [SEC_STEPS] = "STEPS", [SEC_ATTRS] = "ATTRS",
-    [SEC_INDICES] = "INDICES", [SEC_JOBS] = "JOBS", [SEC_TASKS] = "TASKS",
-    [SEC_RELOCS] = "RELOCS", [SEC_REGCMD] = "REGCMD", [SEC_WEIGHTS] = "WEIGHTS",
-    [SEC_CONSTS] = "CONSTS", [SEC_PROPS] = "PROPS",
+    [SEC_META] = "META",       [SEC_STRINGS] = "STRINGS", [SEC_PROGRAM] = "PROGRAM",
+    [SEC_TENSORS] = "TENSORS", [SEC_STEPS] = "STEPS",     [SEC_ATTRS] = "ATTRS",
+    [SEC_INDICES] = "INDICES", [SEC_JOBS] = "JOBS",       [SEC_TASKS] = "TASKS",
+    [SEC_RELOCS] = "RELOCS",   [SEC_REGCMD] = "REGCMD",   [SEC_WEIGHTS] = "WEIGHTS",
+    [SEC_CONSTS] = "CONSTS",   [SEC_PROPS] = "PROPS",
 };
 
 static const uint32_t rec_bytes[SEC_KIND_END] = {
-    [SEC_PROGRAM] = PROGRAM_BYTES, [SEC_TENSORS] = TENSOR_BYTES, [SEC_STEPS] = STEP_BYTES,
-    [SEC_ATTRS] = ATTR_BYTES, [SEC_INDICES] = 4, [SEC_JOBS] = JOB_BYTES,
-    [SEC_TASKS] = TASK_BYTES, [SEC_RELOCS] = RELOC_BYTES, [SEC_REGCMD] = 8,
+    [SEC_PROGRAM] = PROGRAM_BYTES,
+    [SEC_TENSORS] = TENSOR_BYTES,
+    [SEC_STEPS] = STEP_BYTES,
+    [SEC_ATTRS] = ATTR_BYTES,
+    [SEC_INDICES] = 4,
+    [SEC_JOBS] = JOB_BYTES,
+    [SEC_TASKS] = TASK_BYTES,
+    [SEC_RELOCS] = RELOC_BYTES,
+    [SEC_REGCMD] = 8,
     [SEC_PROPS] = PROP_BYTES,
 };
 
-static enum npu_status NPU_PRINTF(2, 3)
-fail(struct rd *r, const char *fmt, ...)
+static enum npu_status NPU_PRINTF(2, 3) fail(struct rd *r, const char *fmt, ...)
 {
     if (r->err && r->err_len) {
         va_list ap;
@@ -125,8 +130,8 @@ str_ref(struct rd *r, uint32_t ref, const char *what, int idx, bool *ok)
     const struct sec *s = &r->s[SEC_STRINGS];
     if (ref >= s->size) {
         if (*ok)
-            fail(r, "%s %d: string reference %u outside the %llu-byte string pool", what, idx,
-                 ref, (unsigned long long)s->size);
+            fail(r, "%s %d: string reference %u outside the %llu-byte string pool", what, idx, ref,
+                 (unsigned long long)s->size);
         *ok = false;
         return NULL;
     }
@@ -153,13 +158,12 @@ check_container(struct rd *r)
         return fail(r, "bad magic (not a .npub artifact)");
     uint32_t fmt = get32(b + H_FORMAT);
     if (fmt < NPU_NPUB_FORMAT_MIN || fmt > NPU_NPUB_FORMAT_VERSION) {
-        fail(r, "format version %u; this build reads versions %u to %u (recompile the model)",
-             fmt, NPU_NPUB_FORMAT_MIN, NPU_NPUB_FORMAT_VERSION);
+        fail(r, "format version %u; this build reads versions %u to %u (recompile the model)", fmt,
+             NPU_NPUB_FORMAT_MIN, NPU_NPUB_FORMAT_VERSION);
         return NPU_ERR_VERSION;
     }
     if (get32(b + H_HEADER_SIZE) != NPUB_HEADER_BYTES)
-        return fail(r, "header size %u (expected %u)", get32(b + H_HEADER_SIZE),
-                    NPUB_HEADER_BYTES);
+        return fail(r, "header size %u (expected %u)", get32(b + H_HEADER_SIZE), NPUB_HEADER_BYTES);
     if (get64(b + H_HEADER_HASH) != npu_xxh64(b, H_HEADER_HASH, 0))
         return fail(r, "header checksum mismatch (the header is damaged)");
     if (get64(b + H_FILE_SIZE) != len)
@@ -197,16 +201,16 @@ check_container(struct rd *r)
             return fail(r, "section %u: kind %u unknown", i, kind);
         const char *nm = sec_names[kind];
         if (kind == SEC_PROPS && fmt < 2)
-            return fail(r, "section PROPS in a format %u artifact (it exists from format 2)",
-                        fmt);
+            return fail(r, "section PROPS in a format %u artifact (it exists from format 2)", fmt);
         struct sec *s = &r->s[kind];
         if (s->present)
             return fail(r, "section %s appears twice", nm);
         if (off % NPUB_ALIGN || off < tend || !in_range(off, size, len))
-            return fail(r, "section %s: bytes [%llu, +%llu) misplaced (file %llu bytes, table "
-                        "ends at %llu, alignment %u)", nm, (unsigned long long)off,
-                        (unsigned long long)size, (unsigned long long)len,
-                        (unsigned long long)tend, NPUB_ALIGN);
+            return fail(r,
+                        "section %s: bytes [%llu, +%llu) misplaced (file %llu bytes, table "
+                        "ends at %llu, alignment %u)",
+                        nm, (unsigned long long)off, (unsigned long long)size,
+                        (unsigned long long)len, (unsigned long long)tend, NPUB_ALIGN);
         if (rec_bytes[kind] && (uint64_t)count * rec_bytes[kind] != size)
             return fail(r, "section %s: %u records of %u bytes do not fill its %llu bytes", nm,
                         count, rec_bytes[kind], (unsigned long long)size);
@@ -327,8 +331,8 @@ static enum npu_status
 index_range(struct rd *r, uint32_t start, uint32_t n, const char *what, int idx, const int **out)
 {
     if (!in_range(start, n, r->n_indices))
-        return fail(r, "%s %d: operand range [%u, +%u) outside the %u indices", what, idx, start,
-                    n, r->n_indices);
+        return fail(r, "%s %d: operand range [%u, +%u) outside the %u indices", what, idx, start, n,
+                    r->n_indices);
     *out = r->a->indices + start;
     return NPU_OK;
 }
@@ -359,8 +363,10 @@ payload(struct rd *r, uint64_t off, uint64_t bytes, uint64_t align, const char *
         return NULL;
     if (!c->present || !in_range(off, bytes, c->size) || off % align) {
         if (*ok)
-            fail(r, "%s %d: payload [%llu, +%llu) outside CONSTS (%llu bytes) or not %llu-byte "
-                 "aligned", what, idx, (unsigned long long)off, (unsigned long long)bytes,
+            fail(r,
+                 "%s %d: payload [%llu, +%llu) outside CONSTS (%llu bytes) or not %llu-byte "
+                 "aligned",
+                 what, idx, (unsigned long long)off, (unsigned long long)bytes,
                  (unsigned long long)(c->present ? c->size : 0), (unsigned long long)align);
         *ok = false;
         return NULL;
@@ -400,8 +406,8 @@ read_tensors(struct rd *r)
             return fail(r, "tensor %u: flags 0x%x unknown", i, flags);
         t->t.dtype = (enum npu_dtype)dt;
         t->t.ndim = (int)NPU_MIN(get32(p + T_NDIM), 255u);
-        enum npu_status st = read_dims(r, p + T_DIMS, get32(p + T_NDIM), t->t.dims, "tensor",
-                                       (int)i);
+        enum npu_status st =
+            read_dims(r, p + T_DIMS, get32(p + T_NDIM), t->t.dims, "tensor", (int)i);
         if (st)
             return st;
         t->t.qscale = getf32(p + T_QSCALE);
@@ -424,9 +430,10 @@ read_tensors(struct rd *r)
             if (place != NPU_PLACE_HOST)
                 return fail(r, "tensor %u '%s': constant data on an NPU tensor", i, t->name);
             if (nb < 0 || (uint64_t)nb != dsz)
-                return fail(r, "tensor %u '%s': %llu bytes of constant data, its dtype and dims "
-                            "need %lld", i, t->name ? t->name : "", (unsigned long long)dsz,
-                            (long long)nb);
+                return fail(r,
+                            "tensor %u '%s': %llu bytes of constant data, its dtype and dims "
+                            "need %lld",
+                            i, t->name ? t->name : "", (unsigned long long)dsz, (long long)nb);
             if (dsz) {
                 t->t.data = (void *)payload(r, doff, dsz, NPUB_ALIGN, "tensor", (int)i, &ok);
             } else {
@@ -484,12 +491,8 @@ read_attrs(struct rd *r)
         if (cnt > (1ull << 32))
             return fail(r, "attribute %u: %llu elements", i, (unsigned long long)cnt);
         switch (x->type) {
-        case NPU_ATTR_INT:
-            x->i = (int64_t)get64(p + A_I);
-            break;
-        case NPU_ATTR_FLOAT:
-            x->f = getf32(p + A_F);
-            break;
+        case NPU_ATTR_INT: x->i = (int64_t)get64(p + A_I); break;
+        case NPU_ATTR_FLOAT: x->f = getf32(p + A_F); break;
         case NPU_ATTR_STRING:
             x->s = str_ref(r, get32(p + A_S), "attribute", (int)i, &ok);
             if (ok && !x->s)
@@ -540,17 +543,18 @@ read_attrs(struct rd *r)
                             x->name ? x->name : "", dt);
             t->dtype = (enum npu_dtype)dt;
             t->ndim = (int)NPU_MIN(get32(p + A_T_NDIM), 255u);
-            enum npu_status st = read_dims(r, p + A_T_DIMS, get32(p + A_T_NDIM), t->dims,
-                                           "attribute", (int)i);
+            enum npu_status st =
+                read_dims(r, p + A_T_DIMS, get32(p + A_T_NDIM), t->dims, "attribute", (int)i);
             if (st)
                 return st;
             t->qscale = getf32(p + A_T_QSCALE);
             t->qzero = (int32_t)get32(p + A_T_QZERO);
             int64_t nb = npu_tensor_nbytes(t);
             if (nb < 0 || (uint64_t)nb != cnt)
-                return fail(r, "attribute %u '%s': %llu bytes of tensor data, dtype and dims "
-                            "need %lld", i, x->name ? x->name : "", (unsigned long long)cnt,
-                            (long long)nb);
+                return fail(r,
+                            "attribute %u '%s': %llu bytes of tensor data, dtype and dims "
+                            "need %lld",
+                            i, x->name ? x->name : "", (unsigned long long)cnt, (long long)nb);
             pl = payload(r, off, cnt, NPUB_ALIGN, "attribute", (int)i, &ok);
             t->data = (void *)pl;
             x->t = t;
@@ -568,8 +572,8 @@ read_steps(struct rd *r)
 {
     struct npu_npub *a = r->a;
     const struct sec *s = &r->s[SEC_STEPS];
-    uint32_t n = s->present ? s->count : 0, nattrs = r->s[SEC_ATTRS].present ?
-                                                         r->s[SEC_ATTRS].count : 0;
+    uint32_t n = s->present ? s->count : 0,
+             nattrs = r->s[SEC_ATTRS].present ? r->s[SEC_ATTRS].count : 0;
     a->steps = calloc((size_t)n + 1, sizeof(*a->steps));
     if (!a->steps)
         return NPU_ERR_NOMEM;
@@ -644,8 +648,8 @@ read_jobs(struct rd *r)
     }
     for (uint32_t i = 0; i < nr; i++) {
         const uint8_t *p = srl->p + (size_t)i * RELOC_BYTES;
-        a->relocs[i] = (struct npu_prog_reloc){get32(p + R_QWORD), get32(p + R_BUFFER),
-                                               get32(p + R_OFFSET)};
+        a->relocs[i] =
+            (struct npu_prog_reloc){get32(p + R_QWORD), get32(p + R_BUFFER), get32(p + R_OFFSET)};
     }
     for (uint32_t i = 0; i < n; i++) {
         const uint8_t *p = s->p + (size_t)i * JOB_BYTES;
@@ -661,8 +665,8 @@ read_jobs(struct rd *r)
             return fail(r, "job %u: tasks [%u, +%u) outside TASKS (%u)", i, t0, ntk, nt);
         if (!in_range(r0, nrl, nr))
             return fail(r, "job %u: relocations [%u, +%u) outside RELOCS (%u)", i, r0, nrl, nr);
-        *j = (struct npu_prog_job){a->regcmd + q0, nqw, a->tasks + t0, ntk, a->relocs + r0, nrl,
-                                   get32(p + J_ALIGN), getf64(p + J_MODELED)};
+        *j = (struct npu_prog_job){a->regcmd + q0, nqw, a->tasks + t0,      ntk,
+                                   a->relocs + r0, nrl, get32(p + J_ALIGN), getf64(p + J_MODELED)};
     }
     a->prog.jobs = a->jobs;
     a->prog.n_jobs = (int)n;
@@ -680,8 +684,7 @@ read_program(struct rd *r)
     pg->version = get32(a->bytes + H_PROGRAM_VERSION);
     uint32_t ni = get32(p + P_N_INPUTS), no = get32(p + P_N_OUTPUTS);
     if ((st = index_range(r, get32(p + P_INPUTS_START), ni, "program inputs", 0, &pg->inputs)) ||
-        (st = index_range(r, get32(p + P_OUTPUTS_START), no, "program outputs", 0,
-                          &pg->outputs)))
+        (st = index_range(r, get32(p + P_OUTPUTS_START), no, "program outputs", 0, &pg->outputs)))
         return st;
     pg->n_inputs = (int)ni;
     pg->n_outputs = (int)no;
@@ -733,8 +736,9 @@ check_cpu_shapes(struct rd *r)
             else
                 in[k]->t.qscale = t->t.qscale, in[k]->t.qzero = t->t.qzero;
         }
-        struct npu_node *n = e ? NULL : npu_node_new(g, st->op, st->name ? st->name : "", in,
-                                                     st->nin, st->nout, NULL);
+        struct npu_node *n =
+            e ? NULL
+              : npu_node_new(g, st->op, st->name ? st->name : "", in, st->nin, st->nout, NULL);
         if (!e && !n)
             e = NPU_ERR_NOMEM;
         for (size_t k = 0; !e && k < st->attrs.n; k++)
@@ -743,18 +747,20 @@ check_cpu_shapes(struct rd *r)
             break;
         npu_graph_append(g, n);
         if (npu_infer_node(g, n)) {
-            e = fail(r, "step %d '%s': %s with these operands and attributes is not a valid op "
-                     "(shape inference refuses it)", s, st->name ? st->name : "",
-                     npu_op_name(st->op));
+            e = fail(r,
+                     "step %d '%s': %s with these operands and attributes is not a valid op "
+                     "(shape inference refuses it)",
+                     s, st->name ? st->name : "", npu_op_name(st->op));
             break;
         }
         for (int k = 0; k < st->nout; k++) {
             const struct npu_tensor *want = &n->out[k]->t, *got = &p->tensors[st->out[k]].t;
             if (want->dtype != got->dtype || want->ndim != got->ndim ||
                 memcmp(want->dims, got->dims, sizeof(int64_t) * (size_t)got->ndim)) {
-                e = fail(r, "step %d '%s': output %d (%s, rank %d) disagrees with shape "
-                         "inference of %s (%s, rank %d, or other dims)", s,
-                         st->name ? st->name : "", k, npu_dtype_name(got->dtype), got->ndim,
+                e = fail(r,
+                         "step %d '%s': output %d (%s, rank %d) disagrees with shape "
+                         "inference of %s (%s, rank %d, or other dims)",
+                         s, st->name ? st->name : "", k, npu_dtype_name(got->dtype), got->ndim,
                          npu_op_name(st->op), npu_dtype_name(want->dtype), want->ndim);
                 break;
             }
@@ -775,9 +781,8 @@ parse(struct npu_npub *a, const char *what, char *err, size_t err_len, bool quie
     enum npu_status st;
     r.err[0] = 0;
     if ((st = check_container(&r)) || (st = read_meta(&r)) || (st = read_props(&r)) ||
-        (st = read_indices(&r)) ||
-        (st = read_tensors(&r)) || (st = read_attrs(&r)) || (st = read_steps(&r)) ||
-        (st = read_jobs(&r)) || (st = read_program(&r)))
+        (st = read_indices(&r)) || (st = read_tensors(&r)) || (st = read_attrs(&r)) ||
+        (st = read_steps(&r)) || (st = read_jobs(&r)) || (st = read_program(&r)))
         goto out;
     char msg[512];
     if ((st = npu_program_validate(&a->prog, msg, sizeof(msg)))) {
@@ -851,8 +856,7 @@ npu_npub_load(const char *path, struct npu_npub **out, char *err, size_t err_len
 }
 
 enum npu_status
-npu_npub_load_ex(const char *path, struct npu_npub **out, char *err, size_t err_len,
-                 unsigned flags)
+npu_npub_load_ex(const char *path, struct npu_npub **out, char *err, size_t err_len, unsigned flags)
 {
     bool quiet = flags & NPU_NPUB_QUIET;
     *out = NULL;
@@ -863,8 +867,7 @@ npu_npub_load_ex(const char *path, struct npu_npub **out, char *err, size_t err_
         if (err && err_len)
             snprintf(err, err_len, "cannot open: %s", fd < 0 ? strerror(e) : "not a regular file");
         if (!quiet)
-            npu_err(DOM, "%s: cannot open: %s", path,
-                    fd < 0 ? strerror(e) : "not a regular file");
+            npu_err(DOM, "%s: cannot open: %s", path, fd < 0 ? strerror(e) : "not a regular file");
         if (fd >= 0)
             close(fd);
         return NPU_ERR_IO;

@@ -217,15 +217,9 @@ add_attr(struct writer *w, const struct npu_attr *a)
     uint64_t n = 0, off = 0;
     uint8_t *pl = NULL;
     switch (a->type) {
-    case NPU_ATTR_INT:
-        put64(r + A_I, (uint64_t)a->i);
-        break;
-    case NPU_ATTR_FLOAT:
-        putf32(r + A_F, a->f);
-        break;
-    case NPU_ATTR_STRING:
-        put32(r + A_S, intern(w, a->s));
-        break;
+    case NPU_ATTR_INT: put64(r + A_I, (uint64_t)a->i); break;
+    case NPU_ATTR_FLOAT: putf32(r + A_F, a->f); break;
+    case NPU_ATTR_STRING: put32(r + A_S, intern(w, a->s)); break;
     case NPU_ATTR_INTS:
         n = a->n;
         if (n && (pl = w_alloc(w, 8 * n)))
@@ -348,7 +342,8 @@ build(struct writer *w, const struct npu_program *p, const struct npu_npub_meta 
         if (!r)
             return;
         put32(r + ST_KIND, (uint32_t)st->kind);
-        put32(r + ST_OP, st->kind == NPU_STEP_CPU ? intern(w, npu_op_name(st->op)) : NPUB_NO_STRING);
+        put32(r + ST_OP,
+              st->kind == NPU_STEP_CPU ? intern(w, npu_op_name(st->op)) : NPUB_NO_STRING);
         put32(r + ST_JOB, (uint32_t)st->job);
         put32(r + ST_NAME, intern(w, st->name));
         put32(r + ST_IN_START, add_indices(w, st->in, st->nin));
@@ -491,8 +486,8 @@ serialise(struct writer *w, const struct npu_npub_meta *meta, const struct npu_p
     uint32_t ns = 0;
     for (int k = 1; k < SEC_KIND_END; k++)
         ns += present(w, k);
-    uint64_t pos = NPU_ALIGN(NPUB_HEADER_BYTES + (uint64_t)ns * NPUB_SECTION_ENTRY_BYTES,
-                             NPUB_ALIGN);
+    uint64_t pos =
+        NPU_ALIGN(NPUB_HEADER_BYTES + (uint64_t)ns * NPUB_SECTION_ENTRY_BYTES, NPUB_ALIGN);
     uint32_t e = 0;
     memset(table, 0, sizeof(table));
     for (int k = 1; k < SEC_KIND_END; k++) {

@@ -53,8 +53,7 @@ next(struct npu_pb *b, uint32_t *field, struct npu_pb *sub, bool *bad)
         sub->end = b->p + v;
         b->p += v;
         break;
-    default:
-        return false; /* groups: not used by ONNX */
+    default: return false; /* groups: not used by ONNX */
     }
     *bad = false;
     return true;

@@ -327,8 +327,7 @@ npu_dpu_center_streams(struct npu_graph *g)
     if (!s)
         return NPU_ERR_NOMEM;
     bool changed = false;
-    npu_graph_for_each_node(g, n)
-    {
+    npu_graph_for_each_node (g, n) {
         if (!last_axis_ln(n) || n->device != NPU_DEVICE_NPU || npu_node_int(n, "npu_centered", 0))
             continue;
         memset(s, 0, sizeof(*s));

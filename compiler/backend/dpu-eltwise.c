@@ -39,20 +39,13 @@ static enum npu_dpu_ew_op
 ew_of(enum npu_op op)
 {
     switch (op) {
-    case NPU_OP_ADD:
-        return NPU_DPU_EW_ADD;
-    case NPU_OP_SUB:
-        return NPU_DPU_EW_SUB;
-    case NPU_OP_MUL:
-        return NPU_DPU_EW_MUL;
-    case NPU_OP_DIV:
-        return NPU_DPU_EW_DIV;
-    case NPU_OP_MAX:
-        return NPU_DPU_EW_MAX;
-    case NPU_OP_MIN:
-        return NPU_DPU_EW_MIN;
-    default:
-        return NPU_DPU_EW_NONE;
+    case NPU_OP_ADD: return NPU_DPU_EW_ADD;
+    case NPU_OP_SUB: return NPU_DPU_EW_SUB;
+    case NPU_OP_MUL: return NPU_DPU_EW_MUL;
+    case NPU_OP_DIV: return NPU_DPU_EW_DIV;
+    case NPU_OP_MAX: return NPU_DPU_EW_MAX;
+    case NPU_OP_MIN: return NPU_DPU_EW_MIN;
+    default: return NPU_DPU_EW_NONE;
     }
 }
 
@@ -113,8 +106,7 @@ const_stages(struct rkd *b, enum npu_op op, bool swapped, int kind, const float 
         bn->alu_mem = cr;
         break;
     }
-    default:
-        break;
+    default: break;
     }
     free(tmp);
 }

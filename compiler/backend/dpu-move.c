@@ -448,7 +448,6 @@ dl_lower_move(struct rkd *b, struct npu_node *n, struct why *w)
         }
         return dl_finish(b, 0, &vo);
     }
-    default:
-        return why_set(w, "not a data-movement op");
+    default: return why_set(w, "not a data-movement op");
     }
 }

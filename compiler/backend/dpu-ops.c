@@ -66,8 +66,7 @@ dl_lower_any(struct rkd *b, struct npu_node *n, struct why *w)
     case NPU_OP_DIV:
     case NPU_OP_MAX:
     case NPU_OP_MIN:
-    case NPU_OP_POW:
-        return dl_lower_eltwise(b, n, w);
+    case NPU_OP_POW: return dl_lower_eltwise(b, n, w);
     case NPU_OP_RELU:
     case NPU_OP_LEAKY_RELU:
     case NPU_OP_PRELU:
@@ -83,13 +82,11 @@ dl_lower_any(struct rkd *b, struct npu_node *n, struct why *w)
     case NPU_OP_NEG:
     case NPU_OP_ABS:
     case NPU_OP_IDENTITY:
-    case NPU_OP_DROPOUT:
-        return dl_lower_unary(b, n, w);
+    case NPU_OP_DROPOUT: return dl_lower_unary(b, n, w);
     case NPU_OP_MAX_POOL:
     case NPU_OP_GLOBAL_MAX_POOL:
     case NPU_OP_AVERAGE_POOL:
-    case NPU_OP_GLOBAL_AVERAGE_POOL:
-        return dl_lower_pool(b, n, w);
+    case NPU_OP_GLOBAL_AVERAGE_POOL: return dl_lower_pool(b, n, w);
     case NPU_OP_RESHAPE:
     case NPU_OP_FLATTEN:
     case NPU_OP_SQUEEZE:
@@ -98,16 +95,11 @@ dl_lower_any(struct rkd *b, struct npu_node *n, struct why *w)
     case NPU_OP_SLICE:
     case NPU_OP_CONCAT:
     case NPU_OP_SPLIT:
-    case NPU_OP_GATHER:
-        return dl_lower_move(b, n, w);
-    case NPU_OP_LAYER_NORMALIZATION:
-        return dl_lower_layernorm(b, n, w);
-    case NPU_OP_SOFTMAX:
-        return dl_lower_softmax(b, n, w);
-    case NPU_OP_FUSED_ATTENTION:
-        return dl_lower_attention(b, n, w);
-    default:
-        return why_set(w, "no DPU lowering for %s", npu_op_name(n->op));
+    case NPU_OP_GATHER: return dl_lower_move(b, n, w);
+    case NPU_OP_LAYER_NORMALIZATION: return dl_lower_layernorm(b, n, w);
+    case NPU_OP_SOFTMAX: return dl_lower_softmax(b, n, w);
+    case NPU_OP_FUSED_ATTENTION: return dl_lower_attention(b, n, w);
+    default: return why_set(w, "no DPU lowering for %s", npu_op_name(n->op));
     }
 }
 

@@ -33,17 +33,13 @@ nonneg(const struct npu_value *v)
     case NPU_OP_RELU:
     case NPU_OP_SIGMOID:
     case NPU_OP_ABS:
-    case NPU_OP_HARD_SIGMOID:
-        return true;
-    case NPU_OP_RK_DPU:
-        return npu_node_int(p, "nonneg", 0) != 0;
-    case NPU_OP_MAX_POOL:
-        return p->in[0] && nonneg(p->in[0]);
+    case NPU_OP_HARD_SIGMOID: return true;
+    case NPU_OP_RK_DPU: return npu_node_int(p, "nonneg", 0) != 0;
+    case NPU_OP_MAX_POOL: return p->in[0] && nonneg(p->in[0]);
     case NPU_OP_CLIP:
         return p->nin > 1 && p->in[1] && npu_value_data(p->in[1]) &&
                npu_value_get_f64(p->in[1], 0) >= 0;
-    default:
-        break;
+    default: break;
     }
     const char *act = npu_node_string(p, p->op == NPU_OP_RK_CONV ? "act" : "npu_act", NULL);
     if (!act)

@@ -49,8 +49,7 @@ dl_lower_unary(struct rkd *b, struct npu_node *n, struct why *w)
 
     switch (n->op) {
     case NPU_OP_IDENTITY:
-    case NPU_OP_DROPOUT:
-        break;
+    case NPU_OP_DROPOUT: break;
     case NPU_OP_RELU:
         p.st.bs.relu = true;
         b->nonneg = true;
@@ -204,26 +203,16 @@ dl_lower_unary(struct rkd *b, struct npu_node *n, struct why *w)
     case NPU_OP_FUSED_SILU: {
         enum npu_dpu_fn fn, g;
         switch (n->op) {
-        case NPU_OP_SIGMOID:
-            fn = NPU_DPU_FN_SIGMOID;
-            break;
-        case NPU_OP_TANH:
-            fn = NPU_DPU_FN_TANH;
-            break;
-        case NPU_OP_ERF:
-            fn = NPU_DPU_FN_ERF;
-            break;
+        case NPU_OP_SIGMOID: fn = NPU_DPU_FN_SIGMOID; break;
+        case NPU_OP_TANH: fn = NPU_DPU_FN_TANH; break;
+        case NPU_OP_ERF: fn = NPU_DPU_FN_ERF; break;
         case NPU_OP_GELU: {
             const char *ap = npu_node_string(n, "approximate", "none");
             fn = !strcmp(ap, "tanh") ? NPU_DPU_FN_GELU_TANH : NPU_DPU_FN_GELU;
             break;
         }
-        case NPU_OP_FUSED_GELU_TANH:
-            fn = NPU_DPU_FN_GELU_TANH;
-            break;
-        default:
-            fn = NPU_DPU_FN_SILU;
-            break;
+        case NPU_OP_FUSED_GELU_TANH: fn = NPU_DPU_FN_GELU_TANH; break;
+        default: fn = NPU_DPU_FN_SILU; break;
         }
         bool xg = fn == NPU_DPU_FN_GELU || fn == NPU_DPU_FN_GELU_TANH || fn == NPU_DPU_FN_SILU;
         b->nonneg = fn == NPU_DPU_FN_SIGMOID;
@@ -241,8 +230,7 @@ dl_lower_unary(struct rkd *b, struct npu_node *n, struct why *w)
         p.st.ew.operand = xm;
         break;
     }
-    default:
-        return why_set(w, "no DPU lowering for %s", npu_op_name(n->op));
+    default: return why_set(w, "no DPU lowering for %s", npu_op_name(n->op));
     }
     rkd_pass(b, &p);
     return dl_finish(b, 0, &vm);

@@ -12,7 +12,6 @@
 
 /* ---- handler rows ---------------------------------------------------------------- */
 
-
 bool npu_conv_supports(const struct npu_graph *g, const struct npu_node *n,
                        const struct npu_backend_options *o, char *why, size_t why_len);
 double npu_conv_cost(const struct npu_graph *g, const struct npu_node *n,

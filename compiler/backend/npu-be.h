@@ -71,7 +71,7 @@ bool npu_be_refuse(char *why, size_t len, const char *fmt, ...) NPU_PRINTF(3, 4)
  * float results that flow into a run-time quantisation parameter (fp16 is too coarse
  * there). false with a one-line reason in why. */
 bool npu_be_common_ok(const struct npu_graph *g, const struct npu_node *n, bool integer_op,
-                          char *why, size_t why_len);
+                      char *why, size_t why_len);
 
 /* ---- conv / matmul tasks for composites (the conv/matmul lowering) ------------- */
 
@@ -99,7 +99,7 @@ struct npu_conv_call {
     uint32_t pad_top, pad_left, pad_bottom, pad_right;
     enum npu_dtype out_dt;
     bool has_bias;
-    int act;            /* 0 none, 1 relu, 2 clip */
+    int act; /* 0 none, 1 relu, 2 clip */
     float act_min, act_max;
 };
 enum npu_status npu_conv_emit_call(struct npu_stream *s, const struct npu_conv_call *c,

@@ -26,7 +26,6 @@ struct npu_node;
 struct npu_value;
 struct npu_graph;
 
-
 /*
  * The builder of one rk.Dpu node. With cx == NULL it is a dry run: tasks are emitted into a
  * private stream only to validate them and to price them (cost()), nothing is added to a
@@ -108,8 +107,6 @@ rkd_seconds(const struct rkd *b)
  * stream's addends (products, convolutions, constants) are centred over the normalised axis
  * and its layer norms marked "npu_centered". Run before lowering. */
 enum npu_status npu_dpu_center_streams(struct npu_graph *g);
-
-
 
 /* ------------------------------------------------------------- handlers */
 

@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "npu-dpu-ops.h"
 #include "npu-be-priv.h"
+#include "npu-dpu-ops.h"
 
 static const struct npu_backend_options default_opts;
 
@@ -68,8 +68,8 @@ npu_lower_lookup(const struct npu_lower_ctx *cx, struct npu_value *v)
 }
 
 struct npu_node *
-npu_lower_new(struct npu_lower_ctx *cx, struct npu_node *before, enum npu_op op,
-              const char *name, struct npu_value *const *in, int nin, int nout)
+npu_lower_new(struct npu_lower_ctx *cx, struct npu_node *before, enum npu_op op, const char *name,
+              struct npu_value *const *in, int nin, int nout)
 {
     const char *names[8] = {0};
     char buf[8][96];
@@ -223,13 +223,11 @@ quant_param_slot(const struct npu_node *u, int slot)
 {
     switch (u->op) {
     case NPU_OP_QUANTIZE_LINEAR:
-    case NPU_OP_DEQUANTIZE_LINEAR:
-        return slot == 1 || slot == 2;
+    case NPU_OP_DEQUANTIZE_LINEAR: return slot == 1 || slot == 2;
     case NPU_OP_QLINEAR_MATMUL:
     case NPU_OP_QLINEAR_CONV:
         return slot == 1 || slot == 2 || slot == 4 || slot == 5 || slot == 6 || slot == 7;
-    default:
-        return false;
+    default: return false;
     }
 }
 
@@ -237,12 +235,16 @@ static bool
 reduces(enum npu_op op)
 {
     switch (op) {
-    case NPU_OP_REDUCE_MAX: case NPU_OP_REDUCE_MIN: case NPU_OP_REDUCE_MEAN:
-    case NPU_OP_REDUCE_SUM: case NPU_OP_REDUCE_PROD: case NPU_OP_REDUCE_L2:
-    case NPU_OP_REDUCE_SUM_SQUARE: case NPU_OP_ARGMAX: case NPU_OP_ARGMIN:
-        return true;
-    default:
-        return false;
+    case NPU_OP_REDUCE_MAX:
+    case NPU_OP_REDUCE_MIN:
+    case NPU_OP_REDUCE_MEAN:
+    case NPU_OP_REDUCE_SUM:
+    case NPU_OP_REDUCE_PROD:
+    case NPU_OP_REDUCE_L2:
+    case NPU_OP_REDUCE_SUM_SQUARE:
+    case NPU_OP_ARGMAX:
+    case NPU_OP_ARGMIN: return true;
+    default: return false;
     }
 }
 
@@ -273,8 +275,8 @@ feeds_quant_param(const struct npu_value *v, int depth, int *budget)
 }
 
 bool
-npu_be_common_ok(const struct npu_graph *g, const struct npu_node *n, bool integer_op,
-                     char *why, size_t why_len)
+npu_be_common_ok(const struct npu_graph *g, const struct npu_node *n, bool integer_op, char *why,
+                 size_t why_len)
 {
     (void)g;
     /* facts §2.9: the NPU's element types are int8 / int16 / fp16 (fp32 accumulation and
@@ -282,20 +284,25 @@ npu_be_common_ok(const struct npu_graph *g, const struct npu_node *n, bool integ
      * lose what made it double: it runs on the CPU */
     for (int k = 0; k < n->nin; k++)
         if (n->in[k] && n->in[k]->t.dtype == NPU_DTYPE_FP64)
-            return npu_be_refuse(why, why_len, "input '%s' is float64: the NPU has no fp64 (fp16 "
-                           "would lose its range and precision)", n->in[k]->name);
+            return npu_be_refuse(why, why_len,
+                                 "input '%s' is float64: the NPU has no fp64 (fp16 "
+                                 "would lose its range and precision)",
+                                 n->in[k]->name);
     for (int k = 0; k < n->nout; k++) {
         const struct npu_value *o = n->out[k];
         if (!used(o))
             continue;
         if (o->t.dtype == NPU_DTYPE_FP64)
-            return npu_be_refuse(why, why_len, "output '%s' is float64: the NPU has no fp64 (fp16 "
-                           "would lose its range and precision)", o->name);
+            return npu_be_refuse(why, why_len,
+                                 "output '%s' is float64: the NPU has no fp64 (fp16 "
+                                 "would lose its range and precision)",
+                                 o->name);
         /* the float pipeline stores fp16 / fp32 results only; integer ops check theirs */
         if (!integer_op && o->t.dtype != NPU_DTYPE_FP32 && o->t.dtype != NPU_DTYPE_FP16)
-            return npu_be_refuse(why, why_len, "output '%s' is %s: the NPU path of %s makes fp16 / "
-                           "fp32 values only", o->name, npu_dtype_name(o->t.dtype),
-                           npu_op_name(n->op));
+            return npu_be_refuse(why, why_len,
+                                 "output '%s' is %s: the NPU path of %s makes fp16 / "
+                                 "fp32 values only",
+                                 o->name, npu_dtype_name(o->t.dtype), npu_op_name(n->op));
     }
     /* a value that becomes a quantisation parameter at run time (DynamicQuantizeLinear's
      * expansion: scale = (max - min) / 255, zero point = round(-min / scale)) is shared by
@@ -307,15 +314,16 @@ npu_be_common_ok(const struct npu_graph *g, const struct npu_node *n, bool integ
         for (int k = 0; k < n->nout; k++) {
             const struct npu_node *q = feeds_quant_param(n->out[k], 8, &budget);
             if (q)
-                return npu_be_refuse(why, why_len, "its result feeds the scale / zero point of %s "
-                               "'%s': a quantisation parameter computed in fp16 moves every "
-                               "quantised value", npu_op_name(q->op),
-                               q->name && q->name[0] ? q->name : "(unnamed)");
+                return npu_be_refuse(why, why_len,
+                                     "its result feeds the scale / zero point of %s "
+                                     "'%s': a quantisation parameter computed in fp16 moves every "
+                                     "quantised value",
+                                     npu_op_name(q->op),
+                                     q->name && q->name[0] ? q->name : "(unnamed)");
         }
     }
     return true;
 }
-
 
 bool
 npu_backend_supports(const struct npu_graph *g, const struct npu_node *n,
@@ -349,15 +357,14 @@ npu_partition_supported(struct npu_graph *g, const struct npu_backend_options *o
     enum npu_status st = npu_graph_update_uses(g);
     if (st)
         return st;
-    npu_graph_for_each_node(g, n) {
+    npu_graph_for_each_node (g, n) {
         if (n->device != NPU_DEVICE_ANY)
             continue;
         char why[200];
-        n->device = npu_backend_supports(g, n, o, why, sizeof(why)) ? NPU_DEVICE_NPU
-                                                                     : NPU_DEVICE_CPU;
+        n->device =
+            npu_backend_supports(g, n, o, why, sizeof(why)) ? NPU_DEVICE_NPU : NPU_DEVICE_CPU;
         if (n->device == NPU_DEVICE_CPU)
-            npu_dbg(NPU_BE_DOM, "node '%s' (%s) on the CPU: %s", n->name, npu_op_name(n->op),
-                    why);
+            npu_dbg(NPU_BE_DOM, "node '%s' (%s) on the CPU: %s", n->name, npu_op_name(n->op), why);
     }
     return NPU_OK;
 }
@@ -375,7 +382,7 @@ npu_be_pass_prune_boundaries(struct npu_graph *g)
         enum npu_status st = npu_graph_update_uses(g);
         if (st)
             return st;
-        npu_graph_for_each_node_safe(g, n, tmp) {
+        npu_graph_for_each_node_safe (g, n, tmp) {
             if (n->op != NPU_OP_RK_TO_HOST && n->op != NPU_OP_RK_TO_NPU)
                 continue;
             if (n->out[0]->nusers || n->out[0]->is_output)
@@ -396,13 +403,12 @@ npu_be_pass_lower(struct npu_graph *g, const struct npu_backend_options *o)
     enum npu_status st = npu_graph_update_uses(g);
     if (st)
         return st;
-    npu_graph_for_each_node_safe(g, n, tmp) {
+    npu_graph_for_each_node_safe (g, n, tmp) {
         if (npu_op_is_rk(n->op))
             continue;
         if (n->device == NPU_DEVICE_ANY) {
             /* made by an earlier lowering (e.g. an activation split off) */
-            n->device = npu_backend_supports(g, n, cx.o, NULL, 0) ? NPU_DEVICE_NPU
-                                                                 : NPU_DEVICE_CPU;
+            n->device = npu_backend_supports(g, n, cx.o, NULL, 0) ? NPU_DEVICE_NPU : NPU_DEVICE_CPU;
         }
         if (n->device != NPU_DEVICE_NPU)
             continue;
@@ -436,7 +442,7 @@ npu_rk_conv_widen_outputs(struct npu_graph *gr)
     /* A conv whose result only goes to the host as fp32 writes fp32 directly
      * (facts §2.9: fp16 in, fp32 out is a proven combination): no fp16
      * rounding of the result and no extra conversion. */
-    npu_graph_for_each_node(gr, n) {
+    npu_graph_for_each_node (gr, n) {
         if (n->op != NPU_OP_RK_CONV)
             continue;
         const struct npu_value *y = n->out[0];

@@ -44,12 +44,9 @@ unsigned
 npu_dpu_type_bytes(enum npu_dpu_type t)
 {
     switch (t) {
-    case NPU_DPU_FP16:
-        return 2;
-    case NPU_DPU_FP32:
-        return 4;
-    case NPU_DPU_INT8:
-        return 1;
+    case NPU_DPU_FP16: return 2;
+    case NPU_DPU_FP32: return 4;
+    case NPU_DPU_INT8: return 1;
     }
     return 2;
 }
@@ -58,12 +55,9 @@ static unsigned
 type_size_code(enum npu_dpu_type t)
 {
     switch (t) {
-    case NPU_DPU_FP16:
-        return NPU_ELEM_SIZE_16BIT;
-    case NPU_DPU_FP32:
-        return NPU_ELEM_SIZE_32BIT;
-    case NPU_DPU_INT8:
-        return NPU_ELEM_SIZE_8BIT;
+    case NPU_DPU_FP16: return NPU_ELEM_SIZE_16BIT;
+    case NPU_DPU_FP32: return NPU_ELEM_SIZE_32BIT;
+    case NPU_DPU_INT8: return NPU_ELEM_SIZE_8BIT;
     }
     return NPU_ELEM_SIZE_16BIT;
 }
@@ -216,12 +210,8 @@ ew_cfg(const struct npu_dpu_ew *ew)
          DPU_EW_CFG_EDATA_SIZE(type_size_code(ew->operand.type)) |
          DPU_EW_CFG_EW_OP_SRC(NPU_OPERAND_SRC_MEMORY);
     switch (ew->op) {
-    case NPU_DPU_EW_ADD:
-        v |= DPU_EW_CFG_EW_ALU_ALGO(NPU_ALU_ALGO_ADD);
-        break;
-    case NPU_DPU_EW_SUB:
-        v |= DPU_EW_CFG_EW_ALU_ALGO(NPU_ALU_ALGO_MINUS);
-        break;
+    case NPU_DPU_EW_ADD: v |= DPU_EW_CFG_EW_ALU_ALGO(NPU_ALU_ALGO_ADD); break;
+    case NPU_DPU_EW_SUB: v |= DPU_EW_CFG_EW_ALU_ALGO(NPU_ALU_ALGO_MINUS); break;
     case NPU_DPU_EW_DIV:
         v |= DPU_EW_CFG_EW_ALU_ALGO(NPU_ALU_ALGO_DIV) | DPU_EW_CFG_EW_OP_CVT_BYPASS(1);
         break;
@@ -234,8 +224,7 @@ ew_cfg(const struct npu_dpu_ew *ew)
     case NPU_DPU_EW_MUL:
         v |= DPU_EW_CFG_EW_OP_TYPE(NPU_EW_OP_TYPE_MUL) | DPU_EW_CFG_EW_OP_CVT_BYPASS(1);
         break;
-    default:
-        break;
+    default: break;
     }
     return v;
 }

@@ -39,26 +39,16 @@ double
 npu_dpu_fn_ref(enum npu_dpu_fn fn, double x)
 {
     switch (fn) {
-    case NPU_DPU_FN_SIGMOID:
-        return 1.0 / (1.0 + exp(-x));
-    case NPU_DPU_FN_TANH:
-        return tanh(x);
-    case NPU_DPU_FN_ERF:
-        return erf(x);
-    case NPU_DPU_FN_GELU:
-        return x * phi_erf(x);
-    case NPU_DPU_FN_GELU_TANH:
-        return x * phi_tanh(x);
-    case NPU_DPU_FN_SILU:
-        return x / (1.0 + exp(-x));
-    case NPU_DPU_FN_PHI:
-        return phi_erf(x);
-    case NPU_DPU_FN_PHI_TANH:
-        return phi_tanh(x);
-    case NPU_DPU_FN_EXP_NEG:
-        return exp(x);
-    case NPU_DPU_FN_COUNT:
-        break;
+    case NPU_DPU_FN_SIGMOID: return 1.0 / (1.0 + exp(-x));
+    case NPU_DPU_FN_TANH: return tanh(x);
+    case NPU_DPU_FN_ERF: return erf(x);
+    case NPU_DPU_FN_GELU: return x * phi_erf(x);
+    case NPU_DPU_FN_GELU_TANH: return x * phi_tanh(x);
+    case NPU_DPU_FN_SILU: return x / (1.0 + exp(-x));
+    case NPU_DPU_FN_PHI: return phi_erf(x);
+    case NPU_DPU_FN_PHI_TANH: return phi_tanh(x);
+    case NPU_DPU_FN_EXP_NEG: return exp(x);
+    case NPU_DPU_FN_COUNT: break;
     }
     return NAN;
 }
@@ -91,17 +81,14 @@ design_for(enum npu_dpu_fn fn)
         return (struct design){128, -4, 0, 0, 0, 15};
     case NPU_DPU_FN_SIGMOID: /* [-16, 16] in steps of 1/32; sigmoid(-16) = 1.1e-7 */
     case NPU_DPU_FN_PHI:
-    case NPU_DPU_FN_PHI_TANH:
-        return (struct design){32, -16, 0, 0, 0, 15};
+    case NPU_DPU_FN_PHI_TANH: return (struct design){32, -16, 0, 0, 0, 15};
     case NPU_DPU_FN_GELU: /* LE [-8, 0] steps 1/64, LO [0, 16] steps 1/32; |y| <= 16 */
-    case NPU_DPU_FN_GELU_TANH:
-        return (struct design){64, -8, 0, 0, 1, 11};
+    case NPU_DPU_FN_GELU_TANH: return (struct design){64, -8, 0, 0, 1, 11};
     case NPU_DPU_FN_SILU: /* [-16, 16] steps 1/32, silu(-16) = -1.8e-6 */
         return (struct design){32, -16, 0, 0, 0, 11};
     case NPU_DPU_FN_EXP_NEG: /* LO [-16, 0] steps 1/32, LE below: all 0 */
         return (struct design){32, -32, 0, -16, 0, 15};
-    default:
-        break;
+    default: break;
     }
     return (struct design){1, 0, 0, 0, 0, 0};
 }

@@ -288,21 +288,15 @@ decode(const int64_t *f, const float *v, struct dec *d)
 /* Runs the emitter of one task on stream s. */
 enum npu_status
 rkd_emit_task(struct npu_stream *s, const struct rkd_task *t, const struct npu_dpu_lut *lut,
-          struct npu_dpu_cost *cost)
+              struct npu_dpu_cost *cost)
 {
     switch (t->kind) {
-    case RKD_PASS:
-        return npu_dpu_emit_pass(s, &t->u.pass, cost);
-    case RKD_CONV:
-        return npu_dpu_emit_conv(s, &t->u.conv, cost);
-    case RKD_POOL:
-        return npu_dpu_emit_pool(s, &t->u.pool, cost);
-    case RKD_TP:
-        return npu_dpu_emit_tp(s, &t->u.tp, cost);
-    case RKD_LUT:
-        return npu_dpu_emit_lut_upload(s, lut, t->u.lut.scratch, cost);
-    case RKD_GUARD:
-        return npu_dpu_emit_guard(s, t->u.lut.scratch, cost);
+    case RKD_PASS: return npu_dpu_emit_pass(s, &t->u.pass, cost);
+    case RKD_CONV: return npu_dpu_emit_conv(s, &t->u.conv, cost);
+    case RKD_POOL: return npu_dpu_emit_pool(s, &t->u.pool, cost);
+    case RKD_TP: return npu_dpu_emit_tp(s, &t->u.tp, cost);
+    case RKD_LUT: return npu_dpu_emit_lut_upload(s, lut, t->u.lut.scratch, cost);
+    case RKD_GUARD: return npu_dpu_emit_guard(s, t->u.lut.scratch, cost);
     }
     return NPU_ERR_INVALID;
 }
@@ -419,8 +413,7 @@ check_task_span(const struct refcheck *rc, const struct rkd_task *t)
         return check_span(rc, p->dst, ext, "transpose output");
     }
     case RKD_LUT:
-    case RKD_GUARD:
-        return check_span(rc, t->u.lut.scratch, 32, "LUT scratch");
+    case RKD_GUARD: return check_span(rc, t->u.lut.scratch, 32, "LUT scratch");
     }
     return NPU_ERR_INVALID;
 }
@@ -669,9 +662,7 @@ place_task(const struct placed *p, struct rkd_task *t)
         place(p, &t->u.tp.dst);
         break;
     case RKD_LUT:
-    case RKD_GUARD:
-        place(p, &t->u.lut.scratch);
-        break;
+    case RKD_GUARD: place(p, &t->u.lut.scratch); break;
     }
 }
 

@@ -204,9 +204,7 @@ copy_attrs(struct npu_cg *cg, const struct npu_node *n, struct npu_attrs *out)
         a[i] = *s;
         a[i].name = npu_program_strdup(cg->p, s->name);
         switch (s->type) {
-        case NPU_ATTR_STRING:
-            a[i].s = npu_program_strdup(cg->p, s->s);
-            break;
+        case NPU_ATTR_STRING: a[i].s = npu_program_strdup(cg->p, s->s); break;
         case NPU_ATTR_INTS: {
             int64_t *v = npu_program_alloc(cg->p, sizeof(int64_t) * (s->n ? s->n : 1));
             if (!v)
@@ -247,8 +245,7 @@ copy_attrs(struct npu_cg *cg, const struct npu_node *n, struct npu_attrs *out)
             a[i].t = t;
             break;
         }
-        default:
-            break;
+        default: break;
         }
     }
     out->v = a;
@@ -386,8 +383,7 @@ npu_codegen(const struct npu_graph *g, const struct npu_backend_options *o,
     bool open = false;
     const char *job_name = NULL;
     st = NPU_OK;
-    npu_graph_for_each_node(g, n)
-    {
+    npu_graph_for_each_node (g, n) {
         if (n->op == NPU_OP_RK_TO_NPU) {
             if (!open) {
                 st = convert_step(&cg, n);

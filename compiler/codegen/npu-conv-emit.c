@@ -51,14 +51,10 @@ static uint32_t
 dpu_prec(enum npu_dtype dt)
 {
     switch (dt) {
-    case NPU_DTYPE_INT8:
-        return NPU_PRECISION_INT8;
-    case NPU_DTYPE_INT32:
-        return NPU_PRECISION_INT32;
-    case NPU_DTYPE_FP32:
-        return NPU_PRECISION_FP32;
-    default:
-        return NPU_PRECISION_FP16;
+    case NPU_DTYPE_INT8: return NPU_PRECISION_INT8;
+    case NPU_DTYPE_INT32: return NPU_PRECISION_INT32;
+    case NPU_DTYPE_FP32: return NPU_PRECISION_FP32;
+    default: return NPU_PRECISION_FP16;
     }
 }
 

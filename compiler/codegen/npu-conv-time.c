@@ -103,8 +103,7 @@ rk_task_seconds(const struct rk_conv_geom *g, const struct rk_tile *t, uint64_t 
     if (g->depthwise)
         steps = (cpad + kg - 1) / kg * hw;
     else
-        steps = (uint64_t)((t->nk + kg - 1) / kg) *
-                ((cpad + cg - 1) / cg) * hw;
+        steps = (uint64_t)((t->nk + kg - 1) / kg) * ((cpad + cg - 1) / cg) * hw;
     double compute = (double)steps / tm->clock_hz;
     uint64_t bytes = 0;
     if (!(t->flags & RKT_F_DREUSE))

@@ -84,7 +84,8 @@ cg_analyse(struct npu_cg *cg, int **pos_job_out)
 {
     const struct npu_graph *g = cg->g;
     int nn = 0;
-    npu_graph_for_each_node(g, n) n->pass_data = (void *)(intptr_t)nn++;
+    npu_graph_for_each_node (g, n)
+        n->pass_data = (void *)(intptr_t)nn++;
     int *job_of = malloc(sizeof(int) * (size_t)(nn + 1));
     int *job_first = malloc(sizeof(int) * (size_t)(nn + 1));
     int *job_last = malloc(sizeof(int) * (size_t)(nn + 1));
@@ -96,8 +97,7 @@ cg_analyse(struct npu_cg *cg, int **pos_job_out)
     }
     /* jobs: runs of compute nodes between CPU nodes */
     int nj = 0, cur = -1, pos = 0;
-    npu_graph_for_each_node(g, n)
-    {
+    npu_graph_for_each_node (g, n) {
         job_of[pos] = -1;
         if (cg_is_compute(n)) {
             if (cur < 0) {
@@ -120,8 +120,7 @@ cg_analyse(struct npu_cg *cg, int **pos_job_out)
     int ord = 0;
     for (int k = 0; k < g->ninputs; k++)
         cg->vi[g->inputs[k]->id].ord = ord++;
-    npu_graph_for_each_node(g, n)
-    {
+    npu_graph_for_each_node (g, n) {
         for (int k = 0; k < n->nin; k++)
             if (n->in[k] && cg->vi[n->in[k]->id].ord < 0)
                 cg->vi[n->in[k]->id].ord = ord++;
@@ -139,8 +138,7 @@ cg_analyse(struct npu_cg *cg, int **pos_job_out)
     } while (0)
     /* the job a conversion's NPU side belongs to */
     pos = 0;
-    npu_graph_for_each_node(g, n)
-    {
+    npu_graph_for_each_node (g, n) {
         int p = pos++;
         bool rk = npu_op_is_rk(n->op);
         for (int k = 0; k < n->nout; k++) {

@@ -177,8 +177,10 @@ npu_job_from_golden(const char *text, size_t len, struct npu_program *p, struct 
             if (gt->q[q].flags & NPU_GQ_RELOC) {
                 int32_t b = gt->q[q].buffer >= 0 ? map[gt->q[q].buffer] : -1;
                 if (b < 0) {
-                    npu_err(NPU_BE_DOM, "template: task %u qword %u: relocation against a "
-                                        "buffer other than weights, act or regcmd", t, q);
+                    npu_err(NPU_BE_DOM,
+                            "template: task %u qword %u: relocation against a "
+                            "buffer other than weights, act or regcmd",
+                            t, q);
                     st = NPU_ERR_CORRUPT;
                     goto out;
                 }

@@ -277,8 +277,7 @@ npu_rk_infer_node(struct npu_graph *g, struct npu_node *n)
         for (int i = 0; i < n->nin; i++) {
             const struct npu_value *v = n->in[i];
             if (v && v->kind != NPU_VALUE_CONST && !npu_rk_value(v))
-                return rk_fail(n, "input %d ('%s') is not an NPU value (use rk.ToNpu)", i,
-                               v->name);
+                return rk_fail(n, "input %d ('%s') is not an NPU value (use rk.ToNpu)", i, v->name);
         }
     return infer(g, n);
 }

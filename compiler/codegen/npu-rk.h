@@ -133,21 +133,21 @@ enum rk_act {
 
 /* Everything an rk.Conv's tasks depend on besides the tile list. */
 struct rk_conv_geom {
-    uint32_t c, h, w;      /* input view (NC1HWC2) */
-    uint32_t k, oh, ow;    /* output view: K real output channels */
+    uint32_t c, h, w;   /* input view (NC1HWC2) */
+    uint32_t k, oh, ow; /* output view: K real output channels */
     uint32_t kh, kw, sy, sx, dy, dx;
-    uint32_t pt, pl;       /* top / left padding; bottom / right follow from the output size */
-    bool depthwise;        /* one filter per channel (K == C) */
-    uint32_t argb;         /* small-channel input mode (facts §2.10): 1..4 real channels
-                              stored as packed pixels [H][W][C]; 0 = NC1HWC2 */
-    enum npu_dtype in_dt;  /* f16 or i8 */
-    enum npu_dtype out_dt; /* f16, f32 (fp16 pipeline); i8, i32 (int8 pipeline) */
+    uint32_t pt, pl;        /* top / left padding; bottom / right follow from the output size */
+    bool depthwise;         /* one filter per channel (K == C) */
+    uint32_t argb;          /* small-channel input mode (facts §2.10): 1..4 real channels
+                               stored as packed pixels [H][W][C]; 0 = NC1HWC2 */
+    enum npu_dtype in_dt;   /* f16 or i8 */
+    enum npu_dtype out_dt;  /* f16, f32 (fp16 pipeline); i8, i32 (int8 pipeline) */
     enum npu_dtype part_dt; /* partial sums: f32 / f16 / i32 */
     bool bias;
     enum rk_act act;
     float act_lo, act_hi;
-    bool mtx;              /* MTX Appendix A.1 register style */
-    int32_t pad_value;     /* CNA PAD_CON1 (int8: the input zero point) */
+    bool mtx;          /* MTX Appendix A.1 register style */
+    int32_t pad_value; /* CNA PAD_CON1 (int8: the input zero point) */
     /* int8 requantisation of the final result (facts §5.3 OUT_CVT):
      * y = sat(((x * q_scale) >> q_shift) + q_offset), half-to-even; per channel:
      * BN MUL by a per-channel multiplier (input 3) >> q_chshift, then + q_offset */

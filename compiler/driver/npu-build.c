@@ -201,16 +201,15 @@ npu_build_options_hash(const struct npu_build_options *o, char *text, size_t len
     /* the CPU cost model decides the program only when partitioning by cost */
     enum npu_partition_mode pm = npu_build_partition_mode(o);
     enum npu_cpu_cost_mode cm;
-    const char *cpu_cost = pm != NPU_PARTITION_COST               ? "-"
+    const char *cpu_cost = pm != NPU_PARTITION_COST                    ? "-"
                            : npu_build_cpu_cost_mode(o, &cm) == NPU_OK ? npu_cpu_cost_mode_name(cm)
                                                                        : "invalid";
     snprintf(buf, sizeof(buf),
              "dims=%s;fusion=%d;partition=%d;threads=%d;mtx=%d;fp16_partials=%d;rknn_tiling=%d;"
              "max_tasks=%u;no_act_fusion=%d;cpu_cost=%s",
-             o->dim_values ? o->dim_values : "", !o->no_fusion, (int)pm,
-             o->cpu_threads, o->backend.mtx_style, o->backend.fp16_partials,
-             o->backend.rknn_tiling, o->backend.max_tasks, (int)o->backend.no_act_fusion,
-             cpu_cost);
+             o->dim_values ? o->dim_values : "", !o->no_fusion, (int)pm, o->cpu_threads,
+             o->backend.mtx_style, o->backend.fp16_partials, o->backend.rknn_tiling,
+             o->backend.max_tasks, (int)o->backend.no_act_fusion, cpu_cost);
     if (text && len)
         snprintf(text, len, "%s", buf);
     return npu_xxh64(buf, strlen(buf), 0x6f707473);
@@ -381,8 +380,10 @@ npu_build(const char *path, const struct npu_build_options *opts, struct npu_bui
         b->props = b->owned_props;
     if (dir) {
         struct npu_npub_meta meta = {.model_hash = b->model_hash,
-                                     .options_hash = b->options_hash, .options = opt_text,
-                                     .source = path, .props = b->props,
+                                     .options_hash = b->options_hash,
+                                     .options = opt_text,
+                                     .source = path,
+                                     .props = b->props,
                                      .n_props = b->n_props};
         mkdir(dir, 0755); /* one level; an existing folder is fine */
         if (npu_npub_save(b->prog, &meta, b->cache_path))

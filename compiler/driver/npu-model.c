@@ -40,8 +40,8 @@
 #define DOM "model"
 
 struct npu_model {
-    struct exec_plan *plan;           /* cpu backend */
-    struct npu_device *dev;           /* NPU backends */
+    struct exec_plan *plan; /* cpu backend */
+    struct npu_device *dev; /* NPU backends */
     struct npu_built *built;
     struct npu_prog_model *pm;
     uint32_t core_mask;
@@ -53,14 +53,14 @@ struct npu_model {
     const char *backend;
     const struct npu_model_prop *props; /* metadata: built's, or owned_props */
     uint32_t n_props;
-    struct npu_model_prop *owned_props;  /* cpu backend: read from the .onnx */
+    struct npu_model_prop *owned_props; /* cpu backend: read from the .onnx */
 };
 
 struct npu_session {
     struct npu_model *m;
     void *arena, *scratch;
     struct npu_cpu_ctx *ctx;
-    struct npu_prog_session *ps;      /* NPU backends */
+    struct npu_prog_session *ps; /* NPU backends */
 };
 
 static bool
@@ -109,14 +109,15 @@ load_npu(const char *path, const struct npu_model_options *o, const char *be,
     m->n_cores = info.n_cores ? info.n_cores : 1;
     m->core_mask = o->core_mask ? o->core_mask : (1u << m->n_cores) - 1;
     if (!(m->core_mask & ((1u << m->n_cores) - 1))) {
-        npu_err(DOM, "%s: core mask 0x%x names none of the device's %u cores", path,
-                o->core_mask, m->n_cores);
+        npu_err(DOM, "%s: core mask 0x%x names none of the device's %u cores", path, o->core_mask,
+                m->n_cores);
         st = NPU_ERR_INVALID;
         goto err;
     }
     /* next to a real NPU this host is the board's CPU: the CPU cost model's
      * auto rule measures it (npu-partition.h) */
-    struct npu_build_options bo = {.dim_values = o->dim_values, .cache_dir = o->cache_dir,
+    struct npu_build_options bo = {.dim_values = o->dim_values,
+                                   .cache_dir = o->cache_dir,
                                    .cpu_threads = o->cpu_threads,
                                    .on_device = !strcmp(info.backend, "rknpu") ||
                                                 !strcmp(info.backend, "rocket")};
@@ -141,8 +142,10 @@ load_npu(const char *path, const struct npu_model_options *o, const char *be,
     m->props = m->built->props;
     m->n_props = m->built->n_props;
     npu_info(DOM, "%s: backend %s, %d steps, %d NPU job(s)%s", path, m->backend, p->n_steps,
-             p->n_jobs, m->built->from_cache ? " (compile cache hit)"
-                        : m->built->from_npub ? " (artifact)" : "");
+             p->n_jobs,
+             m->built->from_cache  ? " (compile cache hit)"
+             : m->built->from_npub ? " (artifact)"
+                                   : "");
     *out = m;
     return NPU_OK;
 err:
@@ -174,8 +177,10 @@ npu_model_load(const char *path, const struct npu_model_options *opts, struct np
                  npu_status_str(st));
     }
     if (ends_with(path, ".npub")) {
-        npu_err(DOM, "%s: a compiled .npub artifact runs on the NPU backends (sim, rknpu, "
-                "rocket, auto), not on cpu", path);
+        npu_err(DOM,
+                "%s: a compiled .npub artifact runs on the NPU backends (sim, rknpu, "
+                "rocket, auto), not on cpu",
+                path);
         return NPU_ERR_UNSUPPORTED;
     }
     struct npu_graph *g = NULL;

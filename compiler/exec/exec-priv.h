@@ -16,9 +16,9 @@ enum slot_kind { SLOT_INPUT, SLOT_CONST, SLOT_ARENA };
 
 struct exec_slot {
     enum slot_kind kind;
-    struct npu_tensor t;   /* dtype/shape; data for SLOT_CONST */
-    int64_t offset;        /* SLOT_ARENA: byte offset in the arena */
-    int input;             /* SLOT_INPUT: graph input index */
+    struct npu_tensor t; /* dtype/shape; data for SLOT_CONST */
+    int64_t offset;      /* SLOT_ARENA: byte offset in the arena */
+    int input;           /* SLOT_INPUT: graph input index */
 };
 
 /* How a step runs: a kernel call, possibly followed by an epilogue (fused
@@ -26,28 +26,28 @@ struct exec_slot {
  * kernels lack. */
 struct exec_step {
     struct npu_node *node;
-    enum npu_op op;            /* kernel op for the main call */
-    struct npu_attrs attrs;    /* attributes without the npu_* fusion ones */
-    int *in, nin;              /* slot per input, -1 = absent */
+    enum npu_op op;         /* kernel op for the main call */
+    struct npu_attrs attrs; /* attributes without the npu_* fusion ones */
+    int *in, nin;           /* slot per input, -1 = absent */
     int *out, nout;
-    int bias;                  /* slot of a fused bias to add, -1 = none */
-    enum npu_op act;           /* fused activation, NONE = none */
+    int bias;        /* slot of a fused bias to add, -1 = none */
+    enum npu_op act; /* fused activation, NONE = none */
     struct npu_attrs act_attrs;
     struct npu_tensor act_lo, act_hi; /* Clip bounds as scalar tensors */
-    bool decompose;            /* fused op without a kernel: executor fallback */
+    bool decompose;                   /* fused op without a kernel: executor fallback */
 };
 
 struct exec_plan {
-    struct npu_graph *g;       /* owned */
+    struct npu_graph *g; /* owned */
     struct exec_slot *slots;
     int nslots;
     struct exec_step *steps;
     int nsteps;
     int *input_slot, ninputs;
     int *output_slot, noutputs;
-    int *output_copy;          /* arena offset to copy a CONST/INPUT output to, -1 = none */
-    size_t arena_bytes;        /* peak activation memory */
-    size_t scratch_bytes;      /* for decompositions */
+    int *output_copy;     /* arena offset to copy a CONST/INPUT output to, -1 = none */
+    size_t arena_bytes;   /* peak activation memory */
+    size_t scratch_bytes; /* for decompositions */
 };
 
 enum npu_status exec_plan_build(struct npu_graph *g, unsigned flags, struct exec_plan **out);

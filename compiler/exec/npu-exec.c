@@ -17,10 +17,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "ir-priv.h"
-#include "passes-priv.h"
 #include "exec-priv.h"
+#include "ir-priv.h"
 #include "npu/npu-exec.h"
+#include "passes-priv.h"
 
 #define DOM "exec"
 #define ALIGN 64
@@ -120,21 +120,33 @@ plan_epilogue(struct npu_graph *g, struct exec_step *s, const struct npu_node *n
     s->act = NPU_OP_NONE;
     if (!act)
         return NPU_OK;
-    static const enum npu_op acts[] = {
-        NPU_OP_RELU, NPU_OP_LEAKY_RELU, NPU_OP_CLIP, NPU_OP_SIGMOID, NPU_OP_TANH, NPU_OP_GELU,
-        NPU_OP_FUSED_GELU_TANH, NPU_OP_FUSED_SILU, NPU_OP_HARD_SWISH, NPU_OP_HARD_SIGMOID};
+    static const enum npu_op acts[] = {NPU_OP_RELU,
+                                       NPU_OP_LEAKY_RELU,
+                                       NPU_OP_CLIP,
+                                       NPU_OP_SIGMOID,
+                                       NPU_OP_TANH,
+                                       NPU_OP_GELU,
+                                       NPU_OP_FUSED_GELU_TANH,
+                                       NPU_OP_FUSED_SILU,
+                                       NPU_OP_HARD_SWISH,
+                                       NPU_OP_HARD_SIGMOID};
     for (size_t i = 0; i < NPU_ARRAY_SIZE(acts); i++)
         if (!strcmp(act, pass_act_name(acts[i])))
             s->act = acts[i];
-    float alpha = npu_node_float(n, "npu_act_alpha", 0), beta = npu_node_float(n, "npu_act_beta", 0);
+    float alpha = npu_node_float(n, "npu_act_alpha", 0),
+          beta = npu_node_float(n, "npu_act_beta", 0);
     struct npu_attr *v = npu_graph_alloc(g, sizeof(*v) * 2);
     if (!v)
         return NPU_ERR_NOMEM;
     s->act_attrs.v = v;
     switch (s->act) {
-    case NPU_OP_RELU: case NPU_OP_SIGMOID: case NPU_OP_TANH: case NPU_OP_GELU:
-    case NPU_OP_FUSED_SILU: case NPU_OP_FUSED_GELU_TANH: case NPU_OP_HARD_SWISH:
-        break;
+    case NPU_OP_RELU:
+    case NPU_OP_SIGMOID:
+    case NPU_OP_TANH:
+    case NPU_OP_GELU:
+    case NPU_OP_FUSED_SILU:
+    case NPU_OP_FUSED_GELU_TANH:
+    case NPU_OP_HARD_SWISH: break;
     case NPU_OP_LEAKY_RELU:
         v[0] = (struct npu_attr){.name = "alpha", .type = NPU_ATTR_FLOAT, .f = alpha};
         s->act_attrs.n = 1;
@@ -156,9 +168,7 @@ plan_epilogue(struct npu_graph *g, struct exec_step *s, const struct npu_node *n
         ir_store_f64(dt, s->act_hi.data, 0, beta);
         break;
     }
-    default:
-        ir_node_err(n, "unknown fused activation '%s'", act);
-        return NPU_ERR_UNSUPPORTED;
+    default: ir_node_err(n, "unknown fused activation '%s'", act); return NPU_ERR_UNSUPPORTED;
     }
     return NPU_OK;
 }
@@ -239,8 +249,9 @@ exec_plan_build(struct npu_graph *g, unsigned flags, struct exec_plan **out)
         struct npu_value *v = g->values[i];
         struct exec_slot *s = &p->slots[p->nslots];
         s->t = v->t;
-        s->kind = v->kind == NPU_VALUE_CONST ? SLOT_CONST
-                  : v->kind == NPU_VALUE_INPUT ? SLOT_INPUT : SLOT_ARENA;
+        s->kind = v->kind == NPU_VALUE_CONST   ? SLOT_CONST
+                  : v->kind == NPU_VALUE_INPUT ? SLOT_INPUT
+                                               : SLOT_ARENA;
         if (s->kind != SLOT_CONST)
             s->t.data = NULL;
         s->offset = -1;
@@ -253,7 +264,7 @@ exec_plan_build(struct npu_graph *g, unsigned flags, struct exec_plan **out)
     }
     p->ninputs = g->ninputs;
     int si = 0;
-    npu_graph_for_each_node(g, n) {
+    npu_graph_for_each_node (g, n) {
         struct exec_step *s = &p->steps[si];
         s->node = n;
         s->op = n->op;
@@ -366,8 +377,8 @@ now(void)
 }
 
 static enum npu_status
-run1(struct npu_cpu_ctx *ctx, enum npu_op op, const struct npu_attrs *a,
-     const struct npu_tensor *x, const struct npu_tensor *y, struct npu_tensor *o)
+run1(struct npu_cpu_ctx *ctx, enum npu_op op, const struct npu_attrs *a, const struct npu_tensor *x,
+     const struct npu_tensor *y, struct npu_tensor *o)
 {
     const struct npu_tensor *in[2] = {x, y};
     struct npu_tensor *out[1] = {o};
@@ -382,8 +393,8 @@ scalar(enum npu_dtype dt, void *buf, double v)
     return t;
 }
 
-static enum npu_status
-run_act(struct npu_cpu_ctx *ctx, const struct exec_step *s, struct npu_tensor *o);
+static enum npu_status run_act(struct npu_cpu_ctx *ctx, const struct exec_step *s,
+                               struct npu_tensor *o);
 
 /* Fused ops without a kernel, as sequences of unfused kernel calls. */
 static enum npu_status
@@ -449,8 +460,7 @@ decompose(struct npu_cpu_ctx *ctx, const struct exec_step *s, const struct npu_t
             return st;
         return run1(ctx, NPU_OP_MATMUL, &none, &pr, v, o);
     }
-    default:
-        return NPU_ERR_INTERNAL;
+    default: return NPU_ERR_INTERNAL;
     }
 }
 

@@ -116,8 +116,8 @@ ir_conv_geometry(const struct npu_node *n, int ns, const int64_t *in_sp, const i
         }
         int64_t span = in_sp[i] + pads[i] + pads[i + ns] - ek;
         if (span < 0)
-            FAIL("kernel (%lld) larger than padded input (%lld) on spatial dim %d",
-                 (long long)ek, (long long)(in_sp[i] + pads[i] + pads[i + ns]), i);
+            FAIL("kernel (%lld) larger than padded input (%lld) on spatial dim %d", (long long)ek,
+                 (long long)(in_sp[i] + pads[i] + pads[i + ns]), i);
         int64_t o = (ceil_mode ? (span + s[i] - 1) / s[i] : span / s[i]) + 1;
         /* The last window must start inside the input or left padding. */
         if (ceil_mode && (o - 1) * s[i] >= in_sp[i] + pads[i])
@@ -154,8 +154,8 @@ ir_infer_conv(struct npu_node *n, int xi, int wi, enum npu_dtype dt, bool transp
     int64_t m;
     if (!transposed) {
         if (x->dims[1] != w->dims[1] * group)
-            FAIL("input has %lld channels, weight expects %lld x group %lld",
-                 (long long)x->dims[1], (long long)w->dims[1], (long long)group);
+            FAIL("input has %lld channels, weight expects %lld x group %lld", (long long)x->dims[1],
+                 (long long)w->dims[1], (long long)group);
         if (w->dims[0] % group)
             FAIL("output channels %lld not divisible by group %lld", (long long)w->dims[0],
                  (long long)group);

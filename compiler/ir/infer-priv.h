@@ -28,7 +28,7 @@
     do {                                                                                           \
         NEED_IN(i);                                                                                \
         if (!npu_value_data(n->in[i]))                                                             \
-            FAIL("%s (input %d '%s') is not a compile-time constant; shapes that depend on "      \
+            FAIL("%s (input %d '%s') is not a compile-time constant; shapes that depend on "       \
                  "run-time values are not supported",                                              \
                  what, (i), n->in[i]->name);                                                       \
     } while (0)

@@ -159,8 +159,7 @@ ir_infer_split(struct npu_node *n)
             tot += sz[i];
         }
         if (tot != x->dims[a])
-            FAIL("split sizes add up to %lld, dim is %lld", (long long)tot,
-                 (long long)x->dims[a]);
+            FAIL("split sizes add up to %lld, dim is %lld", (long long)tot, (long long)x->dims[a]);
     } else {
         int64_t parts = npu_node_int(n, "num_outputs", n->nout);
         if (parts != n->nout || parts < 1)

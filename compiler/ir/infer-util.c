@@ -28,9 +28,9 @@ static const struct {
     int code;
     enum npu_dtype dt;
 } onnx_types[] = {
-    {1, NPU_DTYPE_FP32},   {2, NPU_DTYPE_UINT8},  {3, NPU_DTYPE_INT8},    {4, NPU_DTYPE_UINT16},
-    {5, NPU_DTYPE_INT16},  {6, NPU_DTYPE_INT32},  {7, NPU_DTYPE_INT64},   {9, NPU_DTYPE_BOOL},
-    {10, NPU_DTYPE_FP16},  {11, NPU_DTYPE_FP64},  {12, NPU_DTYPE_UINT32}, {13, NPU_DTYPE_UINT64},
+    {1, NPU_DTYPE_FP32},  {2, NPU_DTYPE_UINT8}, {3, NPU_DTYPE_INT8},    {4, NPU_DTYPE_UINT16},
+    {5, NPU_DTYPE_INT16}, {6, NPU_DTYPE_INT32}, {7, NPU_DTYPE_INT64},   {9, NPU_DTYPE_BOOL},
+    {10, NPU_DTYPE_FP16}, {11, NPU_DTYPE_FP64}, {12, NPU_DTYPE_UINT32}, {13, NPU_DTYPE_UINT64},
 };
 
 enum npu_dtype

@@ -91,7 +91,8 @@ binary(const struct npu_node *n, const struct npu_tensor *a, const struct npu_te
             int64_t y = npu_dtype_load_i64(b->dtype, b->data, ib);
             int64_t r;
             switch (n->op) {
-            case NPU_OP_ADD: case NPU_OP_SUM: r = iwrap_add(x, y); break;
+            case NPU_OP_ADD:
+            case NPU_OP_SUM: r = iwrap_add(x, y); break;
             case NPU_OP_SUB: r = iwrap_add(x, -(uint64_t)y); break;
             case NPU_OP_MUL: r = iwrap_mul(x, y); break;
             case NPU_OP_DIV: r = idiv(x, y); break;
@@ -119,7 +120,8 @@ binary(const struct npu_node *n, const struct npu_tensor *a, const struct npu_te
                 continue;
             }
             switch (n->op) {
-            case NPU_OP_ADD: case NPU_OP_SUM: r = x + y; break;
+            case NPU_OP_ADD:
+            case NPU_OP_SUM: r = x + y; break;
             case NPU_OP_SUB: r = x - y; break;
             case NPU_OP_MUL: r = x * y; break;
             case NPU_OP_DIV: r = x / y; break;
@@ -161,12 +163,13 @@ unary(const struct npu_node *n, const struct npu_tensor *a, struct npu_tensor *o
         if (isint) {
             int64_t x = npu_dtype_load_i64(a->dtype, a->data, i), r;
             switch (n->op) {
-            case NPU_OP_NEG: r = (int64_t)-(uint64_t)x; break;
-            case NPU_OP_ABS: r = x < 0 ? (int64_t)-(uint64_t)x : x; break;
+            case NPU_OP_NEG: r = (int64_t) - (uint64_t)x; break;
+            case NPU_OP_ABS: r = x < 0 ? (int64_t) - (uint64_t)x : x; break;
             case NPU_OP_RELU: r = x > 0 ? x : 0; break;
             case NPU_OP_SIGN: r = (x > 0) - (x < 0); break;
             case NPU_OP_NOT: r = !x; break;
-            case NPU_OP_IDENTITY: case NPU_OP_DROPOUT: r = x; break;
+            case NPU_OP_IDENTITY:
+            case NPU_OP_DROPOUT: r = x; break;
             default: return NPU_ERR_UNSUPPORTED;
             }
             ir_store_i64(o->dtype, o->data, i, r);
@@ -177,7 +180,8 @@ unary(const struct npu_node *n, const struct npu_tensor *a, struct npu_tensor *o
             case NPU_OP_ABS: r = fabs(x); break;
             case NPU_OP_RELU: r = x > 0 ? x : 0; break;
             case NPU_OP_SIGN: r = (x > 0) - (x < 0); break;
-            case NPU_OP_IDENTITY: case NPU_OP_DROPOUT: r = x; break;
+            case NPU_OP_IDENTITY:
+            case NPU_OP_DROPOUT: r = x; break;
             case NPU_OP_SQRT: r = sqrt(x); break;
             case NPU_OP_EXP: r = exp(x); break;
             case NPU_OP_LOG: r = log(x); break;
@@ -369,12 +373,23 @@ npu_eval_node(const struct npu_node *n, const struct npu_tensor *const *in,
 {
     struct npu_tensor *o = out[0];
     switch (n->op) {
-    case NPU_OP_ADD: case NPU_OP_SUB: case NPU_OP_MUL: case NPU_OP_DIV: case NPU_OP_POW:
-    case NPU_OP_MOD: case NPU_OP_EQUAL: case NPU_OP_LESS: case NPU_OP_GREATER:
-    case NPU_OP_LESS_OR_EQUAL: case NPU_OP_GREATER_OR_EQUAL: case NPU_OP_AND: case NPU_OP_OR:
-    case NPU_OP_XOR:
-        return binary(n, in[0], in[1], o);
-    case NPU_OP_MAX: case NPU_OP_MIN: case NPU_OP_SUM:
+    case NPU_OP_ADD:
+    case NPU_OP_SUB:
+    case NPU_OP_MUL:
+    case NPU_OP_DIV:
+    case NPU_OP_POW:
+    case NPU_OP_MOD:
+    case NPU_OP_EQUAL:
+    case NPU_OP_LESS:
+    case NPU_OP_GREATER:
+    case NPU_OP_LESS_OR_EQUAL:
+    case NPU_OP_GREATER_OR_EQUAL:
+    case NPU_OP_AND:
+    case NPU_OP_OR:
+    case NPU_OP_XOR: return binary(n, in[0], in[1], o);
+    case NPU_OP_MAX:
+    case NPU_OP_MIN:
+    case NPU_OP_SUM:
         if (n->nin == 1)
             break;
         if (n->nin != 2)
@@ -390,26 +405,40 @@ npu_eval_node(const struct npu_node *n, const struct npu_tensor *const *in,
         }
         return NPU_OK;
     }
-    case NPU_OP_NEG: case NPU_OP_ABS: case NPU_OP_RELU: case NPU_OP_SIGN: case NPU_OP_NOT:
-    case NPU_OP_SQRT: case NPU_OP_EXP: case NPU_OP_LOG: case NPU_OP_RECIPROCAL:
-    case NPU_OP_FLOOR: case NPU_OP_CEIL: case NPU_OP_ROUND: case NPU_OP_SIGMOID:
-    case NPU_OP_TANH: case NPU_OP_ERF: case NPU_OP_SIN: case NPU_OP_COS: case NPU_OP_CAST:
-    case NPU_OP_CAST_LIKE:
-        return unary(n, in[0], o);
-    case NPU_OP_IDENTITY: case NPU_OP_DROPOUT: case NPU_OP_RESHAPE: case NPU_OP_FLATTEN:
-    case NPU_OP_SQUEEZE: case NPU_OP_UNSQUEEZE:
+    case NPU_OP_NEG:
+    case NPU_OP_ABS:
+    case NPU_OP_RELU:
+    case NPU_OP_SIGN:
+    case NPU_OP_NOT:
+    case NPU_OP_SQRT:
+    case NPU_OP_EXP:
+    case NPU_OP_LOG:
+    case NPU_OP_RECIPROCAL:
+    case NPU_OP_FLOOR:
+    case NPU_OP_CEIL:
+    case NPU_OP_ROUND:
+    case NPU_OP_SIGMOID:
+    case NPU_OP_TANH:
+    case NPU_OP_ERF:
+    case NPU_OP_SIN:
+    case NPU_OP_COS:
+    case NPU_OP_CAST:
+    case NPU_OP_CAST_LIKE: return unary(n, in[0], o);
+    case NPU_OP_IDENTITY:
+    case NPU_OP_DROPOUT:
+    case NPU_OP_RESHAPE:
+    case NPU_OP_FLATTEN:
+    case NPU_OP_SQUEEZE:
+    case NPU_OP_UNSQUEEZE:
         if (n->op == NPU_OP_DROPOUT && n->nout > 1)
             memset(out[1]->data, 1, (size_t)numel(out[1]));
         break;
-    case NPU_OP_CONCAT:
-        return eval_concat(n, in, o);
-    case NPU_OP_GATHER:
-        return eval_gather(n, in[0], in[1], o);
-    case NPU_OP_SLICE:
-        return eval_slice(n, in, o);
-    case NPU_OP_TRANSPOSE:
-        return eval_transpose(n, in[0], o);
-    case NPU_OP_EXPAND: case NPU_OP_TILE: {
+    case NPU_OP_CONCAT: return eval_concat(n, in, o);
+    case NPU_OP_GATHER: return eval_gather(n, in[0], in[1], o);
+    case NPU_OP_SLICE: return eval_slice(n, in, o);
+    case NPU_OP_TRANSPOSE: return eval_transpose(n, in[0], o);
+    case NPU_OP_EXPAND:
+    case NPU_OP_TILE: {
         int64_t cnt = numel(o), idx[NPU_MAX_DIMS];
         const struct npu_tensor *x = in[0];
         for (int64_t i = 0; i < cnt; i++) {
@@ -467,11 +496,12 @@ npu_eval_node(const struct npu_node *n, const struct npu_tensor *const *in,
         }
         return NPU_OK;
     }
-    case NPU_OP_REDUCE_SUM: case NPU_OP_REDUCE_PROD: case NPU_OP_REDUCE_MAX:
-    case NPU_OP_REDUCE_MIN: case NPU_OP_REDUCE_MEAN:
-        return eval_reduce(n, in, o);
-    default:
-        return NPU_ERR_UNSUPPORTED;
+    case NPU_OP_REDUCE_SUM:
+    case NPU_OP_REDUCE_PROD:
+    case NPU_OP_REDUCE_MAX:
+    case NPU_OP_REDUCE_MIN:
+    case NPU_OP_REDUCE_MEAN: return eval_reduce(n, in, o);
+    default: return NPU_ERR_UNSUPPORTED;
     }
     /* Copy of input 0 (same element count) */
     if (in[0]->dtype != o->dtype)

@@ -104,10 +104,12 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
     const struct npu_tensor *x = ir_T(n, 0);
     enum npu_dtype dt;
     switch (n->op) {
-    case NPU_OP_ADD: case NPU_OP_SUB: case NPU_OP_MUL: case NPU_OP_DIV: case NPU_OP_MOD:
-        return infer_broadcast_n(n, 0, 2, 0, true);
-    case NPU_OP_POW:
-        return infer_broadcast_n(n, 0, 2, 0, false);
+    case NPU_OP_ADD:
+    case NPU_OP_SUB:
+    case NPU_OP_MUL:
+    case NPU_OP_DIV:
+    case NPU_OP_MOD: return infer_broadcast_n(n, 0, 2, 0, true);
+    case NPU_OP_POW: return infer_broadcast_n(n, 0, 2, 0, false);
     case NPU_OP_PRELU: {
         enum npu_status st = infer_broadcast_n(n, 0, 2, 0, true);
         if (!st && (n->out[0]->t.ndim != x->ndim ||
@@ -115,14 +117,21 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
             FAIL("slope must broadcast to the input shape");
         return st;
     }
-    case NPU_OP_MAX: case NPU_OP_MIN: case NPU_OP_SUM: case NPU_OP_MEAN:
+    case NPU_OP_MAX:
+    case NPU_OP_MIN:
+    case NPU_OP_SUM:
+    case NPU_OP_MEAN:
         if (n->nin < 1)
             FAIL("no inputs");
         return infer_broadcast_n(n, 0, n->nin, 0, true);
-    case NPU_OP_EQUAL: case NPU_OP_LESS: case NPU_OP_GREATER: case NPU_OP_LESS_OR_EQUAL:
-    case NPU_OP_GREATER_OR_EQUAL:
-        return infer_broadcast_n(n, 0, 2, NPU_DTYPE_BOOL, true);
-    case NPU_OP_AND: case NPU_OP_OR: case NPU_OP_XOR:
+    case NPU_OP_EQUAL:
+    case NPU_OP_LESS:
+    case NPU_OP_GREATER:
+    case NPU_OP_LESS_OR_EQUAL:
+    case NPU_OP_GREATER_OR_EQUAL: return infer_broadcast_n(n, 0, 2, NPU_DTYPE_BOOL, true);
+    case NPU_OP_AND:
+    case NPU_OP_OR:
+    case NPU_OP_XOR:
         NEED_IN(0);
         if (x->dtype != NPU_DTYPE_BOOL)
             FAIL("inputs must be bool");
@@ -143,20 +152,39 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
         if (x->dtype != NPU_DTYPE_BOOL)
             FAIL("input must be bool");
         return ir_same_as(n, 0, 0);
-    case NPU_OP_SQRT: case NPU_OP_EXP: case NPU_OP_LOG: case NPU_OP_RECIPROCAL:
-    case NPU_OP_SIGMOID: case NPU_OP_TANH: case NPU_OP_HARD_SIGMOID: case NPU_OP_HARD_SWISH:
-    case NPU_OP_ELU: case NPU_OP_SELU: case NPU_OP_GELU: case NPU_OP_SOFTPLUS: case NPU_OP_ERF:
-    case NPU_OP_FLOOR: case NPU_OP_CEIL: case NPU_OP_ROUND: case NPU_OP_SIN: case NPU_OP_COS:
-    case NPU_OP_FUSED_SILU: case NPU_OP_FUSED_GELU_TANH:
+    case NPU_OP_SQRT:
+    case NPU_OP_EXP:
+    case NPU_OP_LOG:
+    case NPU_OP_RECIPROCAL:
+    case NPU_OP_SIGMOID:
+    case NPU_OP_TANH:
+    case NPU_OP_HARD_SIGMOID:
+    case NPU_OP_HARD_SWISH:
+    case NPU_OP_ELU:
+    case NPU_OP_SELU:
+    case NPU_OP_GELU:
+    case NPU_OP_SOFTPLUS:
+    case NPU_OP_ERF:
+    case NPU_OP_FLOOR:
+    case NPU_OP_CEIL:
+    case NPU_OP_ROUND:
+    case NPU_OP_SIN:
+    case NPU_OP_COS:
+    case NPU_OP_FUSED_SILU:
+    case NPU_OP_FUSED_GELU_TANH:
         NEED_IN(0);
         if (!npu_dtype_is_float(x->dtype))
             FAIL("input must be a float tensor, not %s", npu_dtype_name(x->dtype));
         return ir_same_as(n, 0, 0);
-    case NPU_OP_ABS: case NPU_OP_NEG: case NPU_OP_RELU: case NPU_OP_LEAKY_RELU:
-    case NPU_OP_SIGN: case NPU_OP_IDENTITY: case NPU_OP_CLIP: case NPU_OP_TRILU:
-    case NPU_OP_CUMSUM:
-        NEED_IN(0);
-        return ir_same_as(n, 0, 0);
+    case NPU_OP_ABS:
+    case NPU_OP_NEG:
+    case NPU_OP_RELU:
+    case NPU_OP_LEAKY_RELU:
+    case NPU_OP_SIGN:
+    case NPU_OP_IDENTITY:
+    case NPU_OP_CLIP:
+    case NPU_OP_TRILU:
+    case NPU_OP_CUMSUM: NEED_IN(0); return ir_same_as(n, 0, 0);
     case NPU_OP_DROPOUT: {
         NEED_IN(0);
         enum npu_status st = ir_same_as(n, 0, 0);
@@ -218,20 +246,15 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
         }
         return ir_set_out(n, 0, x->dtype, 2, d);
     }
-    case NPU_OP_CONV:
-        return ir_infer_conv(n, 0, 1, x ? x->dtype : 0, false);
-    case NPU_OP_CONV_TRANSPOSE:
-        return ir_infer_conv(n, 0, 1, x ? x->dtype : 0, true);
-    case NPU_OP_CONV_INTEGER:
-        return ir_infer_conv(n, 0, 1, NPU_DTYPE_INT32, false);
-    case NPU_OP_QLINEAR_CONV:
-        NEED_IN(7);
-        return ir_infer_conv(n, 0, 3, ir_T(n, 7)->dtype, false);
-    case NPU_OP_EINSUM:
-        return ir_infer_einsum(n);
-    case NPU_OP_MAX_POOL: case NPU_OP_AVERAGE_POOL:
-        return ir_infer_pool(n);
-    case NPU_OP_GLOBAL_AVERAGE_POOL: case NPU_OP_GLOBAL_MAX_POOL: {
+    case NPU_OP_CONV: return ir_infer_conv(n, 0, 1, x ? x->dtype : 0, false);
+    case NPU_OP_CONV_TRANSPOSE: return ir_infer_conv(n, 0, 1, x ? x->dtype : 0, true);
+    case NPU_OP_CONV_INTEGER: return ir_infer_conv(n, 0, 1, NPU_DTYPE_INT32, false);
+    case NPU_OP_QLINEAR_CONV: NEED_IN(7); return ir_infer_conv(n, 0, 3, ir_T(n, 7)->dtype, false);
+    case NPU_OP_EINSUM: return ir_infer_einsum(n);
+    case NPU_OP_MAX_POOL:
+    case NPU_OP_AVERAGE_POOL: return ir_infer_pool(n);
+    case NPU_OP_GLOBAL_AVERAGE_POOL:
+    case NPU_OP_GLOBAL_MAX_POOL: {
         NEED_IN(0);
         if (x->ndim < 3)
             FAIL("needs rank >= 3");
@@ -240,7 +263,8 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
             d[i] = i < 2 ? x->dims[i] : 1;
         return ir_set_out(n, 0, x->dtype, x->ndim, d);
     }
-    case NPU_OP_BATCH_NORMALIZATION: case NPU_OP_INSTANCE_NORMALIZATION: {
+    case NPU_OP_BATCH_NORMALIZATION:
+    case NPU_OP_INSTANCE_NORMALIZATION: {
         NEED_IN(0);
         if (x->ndim < 2)
             FAIL("needs rank >= 2");
@@ -278,19 +302,26 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
             st = ir_set_out(n, i, dt ? dt : NPU_DTYPE_FP32, x->ndim, d);
         return st;
     }
-    case NPU_OP_SOFTMAX: case NPU_OP_LOG_SOFTMAX: {
+    case NPU_OP_SOFTMAX:
+    case NPU_OP_LOG_SOFTMAX: {
         NEED_IN(0);
         int64_t a;
         if (!ir_norm_axis(npu_node_int(n, "axis", -1), x->ndim, &a))
             FAIL("axis out of range");
         return ir_same_as(n, 0, 0);
     }
-    case NPU_OP_REDUCE_MEAN: case NPU_OP_REDUCE_SUM: case NPU_OP_REDUCE_MAX:
-    case NPU_OP_REDUCE_MIN: case NPU_OP_REDUCE_PROD: case NPU_OP_REDUCE_L2:
-    case NPU_OP_REDUCE_SUM_SQUARE: case NPU_OP_REDUCE_L1: case NPU_OP_REDUCE_LOG_SUM:
-    case NPU_OP_REDUCE_LOG_SUM_EXP:
-        return ir_infer_reduce(n);
-    case NPU_OP_IS_NAN: case NPU_OP_IS_INF:
+    case NPU_OP_REDUCE_MEAN:
+    case NPU_OP_REDUCE_SUM:
+    case NPU_OP_REDUCE_MAX:
+    case NPU_OP_REDUCE_MIN:
+    case NPU_OP_REDUCE_PROD:
+    case NPU_OP_REDUCE_L2:
+    case NPU_OP_REDUCE_SUM_SQUARE:
+    case NPU_OP_REDUCE_L1:
+    case NPU_OP_REDUCE_LOG_SUM:
+    case NPU_OP_REDUCE_LOG_SUM_EXP: return ir_infer_reduce(n);
+    case NPU_OP_IS_NAN:
+    case NPU_OP_IS_INF:
         NEED_IN(0);
         if (!npu_dtype_is_float(x->dtype))
             FAIL("input must be a float tensor, not %s", npu_dtype_name(x->dtype));
@@ -300,10 +331,8 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
         if (x->dtype != NPU_DTYPE_FP32 && x->dtype != NPU_DTYPE_FP16)
             FAIL("input must be fp32 or fp16, not %s", npu_dtype_name(x->dtype));
         return ir_same_as(n, 0, 0);
-    case NPU_OP_ONE_HOT:
-        return ir_infer_one_hot(n);
-    case NPU_OP_GATHER_ND:
-        return ir_infer_gather_nd(n);
+    case NPU_OP_ONE_HOT: return ir_infer_one_hot(n);
+    case NPU_OP_GATHER_ND: return ir_infer_gather_nd(n);
     case NPU_OP_GRID_SAMPLE: {
         NEED_IN(0);
         NEED_IN(1);
@@ -317,10 +346,9 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
         int64_t d[4] = {x->dims[0], x->dims[1], gr->dims[1], gr->dims[2]};
         return ir_set_out(n, 0, x->dtype, 4, d);
     }
-    case NPU_OP_ARGMAX: case NPU_OP_ARGMIN:
-        return ir_infer_argminmax(n);
-    case NPU_OP_RESHAPE:
-        return ir_infer_reshape(n);
+    case NPU_OP_ARGMAX:
+    case NPU_OP_ARGMIN: return ir_infer_argminmax(n);
+    case NPU_OP_RESHAPE: return ir_infer_reshape(n);
     case NPU_OP_FLATTEN: {
         NEED_IN(0);
         int64_t a = npu_node_int(n, "axis", 1);
@@ -348,29 +376,21 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
         }
         return ir_set_out(n, 0, x->dtype, x->ndim, d);
     }
-    case NPU_OP_SQUEEZE:
-        return ir_infer_squeeze(n, false);
-    case NPU_OP_UNSQUEEZE:
-        return ir_infer_squeeze(n, true);
-    case NPU_OP_CONCAT:
-        return ir_infer_concat(n);
-    case NPU_OP_SPLIT:
-        return ir_infer_split(n);
-    case NPU_OP_SLICE:
-        return ir_infer_slice(n);
-    case NPU_OP_GATHER: case NPU_OP_GATHER_ELEMENTS:
-        return ir_infer_gather(n);
-    case NPU_OP_PAD:
-        return ir_infer_pad(n);
-    case NPU_OP_EXPAND:
-        return ir_infer_expand(n);
-    case NPU_OP_TILE:
-        return ir_infer_tile(n);
-    case NPU_OP_SHAPE: case NPU_OP_SIZE:
-        return ir_infer_shape_ops(g, n, eval);
+    case NPU_OP_SQUEEZE: return ir_infer_squeeze(n, false);
+    case NPU_OP_UNSQUEEZE: return ir_infer_squeeze(n, true);
+    case NPU_OP_CONCAT: return ir_infer_concat(n);
+    case NPU_OP_SPLIT: return ir_infer_split(n);
+    case NPU_OP_SLICE: return ir_infer_slice(n);
+    case NPU_OP_GATHER:
+    case NPU_OP_GATHER_ELEMENTS: return ir_infer_gather(n);
+    case NPU_OP_PAD: return ir_infer_pad(n);
+    case NPU_OP_EXPAND: return ir_infer_expand(n);
+    case NPU_OP_TILE: return ir_infer_tile(n);
+    case NPU_OP_SHAPE:
+    case NPU_OP_SIZE: return ir_infer_shape_ops(g, n, eval);
     case NPU_OP_CONSTANT: {
-        const struct npu_tensor *t = npu_attrs_tensor(&(struct npu_attrs){n->attr, (size_t)n->nattr},
-                                                      "value");
+        const struct npu_tensor *t =
+            npu_attrs_tensor(&(struct npu_attrs){n->attr, (size_t)n->nattr}, "value");
         if (!t)
             FAIL("Constant without a tensor value");
         enum npu_status st = ir_set_out(n, 0, t->dtype, t->ndim, t->dims);
@@ -393,18 +413,16 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
         }
         return ir_set_out(n, 0, dt, r, d);
     }
-    case NPU_OP_RANGE:
-        return ir_infer_range(n);
-    case NPU_OP_RESIZE:
-        return ir_infer_resize(n);
-    case NPU_OP_DEPTH_TO_SPACE: case NPU_OP_SPACE_TO_DEPTH:
-        return ir_infer_depth_space(n);
-    case NPU_OP_SCATTER_ND: case NPU_OP_SCATTER_ELEMENTS:
-        return ir_infer_scatter(n);
-    case NPU_OP_TOP_K:
-        return ir_infer_topk(n);
-    case NPU_OP_RNN: case NPU_OP_GRU: case NPU_OP_LSTM:
-        return ir_infer_rnn(n);
+    case NPU_OP_RANGE: return ir_infer_range(n);
+    case NPU_OP_RESIZE: return ir_infer_resize(n);
+    case NPU_OP_DEPTH_TO_SPACE:
+    case NPU_OP_SPACE_TO_DEPTH: return ir_infer_depth_space(n);
+    case NPU_OP_SCATTER_ND:
+    case NPU_OP_SCATTER_ELEMENTS: return ir_infer_scatter(n);
+    case NPU_OP_TOP_K: return ir_infer_topk(n);
+    case NPU_OP_RNN:
+    case NPU_OP_GRU:
+    case NPU_OP_LSTM: return ir_infer_rnn(n);
     case NPU_OP_QUANTIZE_LINEAR:
         NEED_IN(0);
         NEED_IN(1);
@@ -419,10 +437,9 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
         NEED_IN(0);
         NEED_IN(1);
         return ir_set_out(n, 0, ir_T(n, 1)->dtype, x->ndim, x->dims);
-    case NPU_OP_FUSED_ATTENTION:
-        return ir_infer_attention(n);
-    case NPU_OP_NONE: case NPU_OP_COUNT:
-        break;
+    case NPU_OP_FUSED_ATTENTION: return ir_infer_attention(n);
+    case NPU_OP_NONE:
+    case NPU_OP_COUNT: break;
     default:
         /* the NPU back end's lowered rk.* ops, through the hook it registers */
         if (npu_op_is_rk(n->op)) {
@@ -441,10 +458,10 @@ static bool
 evaluable(enum npu_op op)
 {
     switch (op) {
-    case NPU_OP_SHAPE: case NPU_OP_SIZE: case NPU_OP_CONSTANT:
-        return false; /* handled above */
-    default:
-        return !npu_op_is_rk(op); /* NPU programs are not evaluated */
+    case NPU_OP_SHAPE:
+    case NPU_OP_SIZE:
+    case NPU_OP_CONSTANT: return false; /* handled above */
+    default: return !npu_op_is_rk(op);  /* NPU programs are not evaluated */
     }
 }
 
@@ -499,9 +516,13 @@ ir_infer_node(struct npu_graph *g, struct npu_node *n, bool eval)
     int maxout = 1;
     switch (n->op) {
     case NPU_OP_SPLIT: maxout = 64; break;
-    case NPU_OP_DROPOUT: case NPU_OP_MAX_POOL: case NPU_OP_TOP_K: maxout = 2; break;
-    case NPU_OP_LAYER_NORMALIZATION: case NPU_OP_LSTM: maxout = 3; break;
-    case NPU_OP_RNN: case NPU_OP_GRU: maxout = 2; break;
+    case NPU_OP_DROPOUT:
+    case NPU_OP_MAX_POOL:
+    case NPU_OP_TOP_K: maxout = 2; break;
+    case NPU_OP_LAYER_NORMALIZATION:
+    case NPU_OP_LSTM: maxout = 3; break;
+    case NPU_OP_RNN:
+    case NPU_OP_GRU: maxout = 2; break;
     case NPU_OP_BATCH_NORMALIZATION: maxout = 5; break;
     default: maxout = npu_op_is_rk(n->op) ? 8 : 1; break;
     }
@@ -525,7 +546,7 @@ npu_infer_node(struct npu_graph *g, struct npu_node *n)
 enum npu_status
 npu_graph_infer(struct npu_graph *g)
 {
-    npu_graph_for_each_node(g, n) {
+    npu_graph_for_each_node (g, n) {
         enum npu_status st = npu_infer_node(g, n);
         if (st)
             return st;

@@ -346,16 +346,16 @@ npu_graph_add_const(struct npu_graph *g, const char *name, const struct npu_tens
 struct npu_value *
 npu_graph_const_i64(struct npu_graph *g, const char *name, const int64_t *v, int n, bool scalar)
 {
-    struct npu_tensor t = {.dtype = NPU_DTYPE_INT64, .ndim = scalar ? 0 : 1, .dims = {n},
-                           .data = (void *)v};
+    struct npu_tensor t = {
+        .dtype = NPU_DTYPE_INT64, .ndim = scalar ? 0 : 1, .dims = {n}, .data = (void *)v};
     return npu_graph_add_const(g, name, &t);
 }
 
 struct npu_value *
 npu_graph_const_f32(struct npu_graph *g, const char *name, const float *v, int n, bool scalar)
 {
-    struct npu_tensor t = {.dtype = NPU_DTYPE_FP32, .ndim = scalar ? 0 : 1, .dims = {n},
-                           .data = (void *)v};
+    struct npu_tensor t = {
+        .dtype = NPU_DTYPE_FP32, .ndim = scalar ? 0 : 1, .dims = {n}, .data = (void *)v};
     return npu_graph_add_const(g, name, &t);
 }
 
@@ -515,7 +515,7 @@ npu_node_set_output(struct npu_node *n, int i, struct npu_value *v)
 void
 npu_graph_replace_uses(struct npu_graph *g, struct npu_value *from, struct npu_value *to)
 {
-    npu_graph_for_each_node(g, n)
+    npu_graph_for_each_node (g, n)
         for (int i = 0; i < n->nin; i++)
             if (n->in[i] == from)
                 n->in[i] = to;
@@ -529,7 +529,7 @@ npu_graph_update_uses(struct npu_graph *g)
         g->values[i]->nusers = 0;
         g->values[i]->users = NULL;
     }
-    npu_graph_for_each_node(g, n)
+    npu_graph_for_each_node (g, n)
         total += (size_t)n->nin;
     if (total > g->cap_use_pool) {
         struct npu_node **p = realloc(g->use_pool, (total + 64) * sizeof(*p));
@@ -538,7 +538,7 @@ npu_graph_update_uses(struct npu_graph *g)
         g->use_pool = p;
         g->cap_use_pool = total + 64;
     }
-    npu_graph_for_each_node(g, n)
+    npu_graph_for_each_node (g, n)
         for (int i = 0; i < n->nin; i++)
             if (n->in[i])
                 n->in[i]->nusers++;
@@ -549,7 +549,7 @@ npu_graph_update_uses(struct npu_graph *g)
         off += (size_t)v->nusers;
         v->nusers = 0;
     }
-    npu_graph_for_each_node(g, n) {
+    npu_graph_for_each_node (g, n) {
         for (int i = 0; i < n->nin; i++) {
             struct npu_value *v = n->in[i];
             /* A node using one value twice is listed once per use. */
@@ -813,6 +813,6 @@ npu_device_name(enum npu_node_device d)
 void
 npu_graph_apply_cost(struct npu_graph *g, npu_ir_cost_fn fn, void *user)
 {
-    npu_graph_for_each_node(g, n)
+    npu_graph_for_each_node (g, n)
         n->cost = fn(n, n->device, user);
 }

@@ -28,8 +28,7 @@ struct parser {
     bool failed;
 };
 
-static void NPU_PRINTF(2, 3)
-perr(struct parser *ps, const char *fmt, ...)
+static void NPU_PRINTF(2, 3) perr(struct parser *ps, const char *fmt, ...)
 {
     if (ps->failed)
         return;
@@ -341,8 +340,9 @@ parse_blob(struct parser *ps, struct npu_tensor *t)
             t->data = npu_graph_alloc(ps->g, (size_t)bytes);
             return t->data != NULL;
         }
-        perr(ps, ps->allow_missing ? "blobs without a sidecar exceed 1 GiB (%lld more bytes)"
-                                   : "constant data (%lld bytes) is in a sidecar that was not given",
+        perr(ps,
+             ps->allow_missing ? "blobs without a sidecar exceed 1 GiB (%lld more bytes)"
+                               : "constant data (%lld bytes) is in a sidecar that was not given",
              (long long)bytes);
         return false;
     }
@@ -690,8 +690,12 @@ parse_text(const char *text, size_t len, const void *sidecar, size_t sidecar_len
            bool allow_missing_blobs, struct npu_graph **out)
 {
     *out = NULL;
-    struct parser ps = {.p = text, .end = text + len, .line = 1, .side = sidecar,
-                        .side_len = sidecar_len, .allow_missing = allow_missing_blobs};
+    struct parser ps = {.p = text,
+                        .end = text + len,
+                        .line = 1,
+                        .side = sidecar,
+                        .side_len = sidecar_len,
+                        .allow_missing = allow_missing_blobs};
     skip_ws(&ps, true);
     if (!accept(&ps, "graph")) {
         npu_err(DOM, "line %d: expected 'graph'", ps.line);

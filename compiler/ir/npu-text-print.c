@@ -186,8 +186,8 @@ print_const(FILE *f, struct npu_value *v, const struct npu_ir_print_opts *o)
             return NPU_ERR_IO;
         long aligned = (long)NPU_ALIGN((unsigned long)pos, 64);
         static const char zeros[64];
-        if (aligned > pos && fwrite(zeros, 1, (size_t)(aligned - pos), o->sidecar) !=
-                                 (size_t)(aligned - pos))
+        if (aligned > pos &&
+            fwrite(zeros, 1, (size_t)(aligned - pos), o->sidecar) != (size_t)(aligned - pos))
             return NPU_ERR_IO;
         if (nb && fwrite(v->t.data, 1, (size_t)nb, o->sidecar) != (size_t)nb)
             return NPU_ERR_IO;
@@ -216,7 +216,7 @@ npu_ir_print(const struct npu_graph *g, FILE *f, const struct npu_ir_print_opts 
             if (st)
                 return st;
         }
-    npu_graph_for_each_node(g, n) {
+    npu_graph_for_each_node (g, n) {
         fputs("  ", f);
         for (int i = 0; i < n->nout; i++) {
             if (i)

@@ -63,8 +63,8 @@ npu_graph_verify(struct npu_graph *g)
         if (v->kind != NPU_VALUE_NODE) {
             defined[v->id] = 1;
             if (v->t.dtype == NPU_DTYPE_UNDEFINED || npu_tensor_nbytes(&v->t) < 0) {
-                npu_err(DOM, "%s '%s' has no valid type", v->kind == NPU_VALUE_CONST ? "constant" : "input",
-                        v->name);
+                npu_err(DOM, "%s '%s' has no valid type",
+                        v->kind == NPU_VALUE_CONST ? "constant" : "input", v->name);
                 errors++;
             }
             if (v->kind == NPU_VALUE_CONST && !v->t.data && npu_tensor_numel(&v->t) > 0) {
@@ -72,8 +72,8 @@ npu_graph_verify(struct npu_graph *g)
                 errors++;
             }
             if (v->producer) {
-                npu_err(DOM, "%s '%s' has a producer", v->kind == NPU_VALUE_CONST ? "constant" : "input",
-                        v->name);
+                npu_err(DOM, "%s '%s' has a producer",
+                        v->kind == NPU_VALUE_CONST ? "constant" : "input", v->name);
                 errors++;
             }
         }
@@ -85,7 +85,7 @@ npu_graph_verify(struct npu_graph *g)
         }
     int count = 0;
     struct npu_node *prev = NULL;
-    npu_graph_for_each_node(g, n) {
+    npu_graph_for_each_node (g, n) {
         count++;
         if (n->prev != prev) {
             ir_node_err(n, "node list is corrupt (prev link)");
@@ -140,8 +140,8 @@ npu_graph_verify(struct npu_graph *g)
                 char a[160], b[160];
                 shape_str(&saved[i], a, sizeof(a));
                 shape_str(&inferred, b, sizeof(b));
-                ir_node_err(n, "output '%s' is recorded as %s but infers as %s",
-                            n->out[i]->name, a, b);
+                ir_node_err(n, "output '%s' is recorded as %s but infers as %s", n->out[i]->name, a,
+                            b);
                 errors++;
             }
         }

@@ -322,7 +322,8 @@ npu_convert_rate(void)
     if (rate == 0) {
         enum { C = 64, H = 64, W = 64 };
         struct npu_prog_tensor a = {.t = {.dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, C, H, W}},
-                                    .layout = NPU_LAYOUT_NCHW, .mem_dtype = NPU_DTYPE_FP32};
+                                    .layout = NPU_LAYOUT_NCHW,
+                                    .mem_dtype = NPU_DTYPE_FP32};
         struct npu_prog_tensor b = a;
         b.layout = NPU_LAYOUT_NC1HWC2;
         b.mem_dtype = NPU_DTYPE_FP16;

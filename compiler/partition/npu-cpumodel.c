@@ -73,69 +73,93 @@ op_model(enum npu_op op)
 {
     switch (op) {
     /* GEMM-like: priced by flops */
-    case NPU_OP_MATMUL: case NPU_OP_GEMM: case NPU_OP_CONV: case NPU_OP_CONV_TRANSPOSE:
-    case NPU_OP_EINSUM: case NPU_OP_MATMUL_INTEGER: case NPU_OP_CONV_INTEGER:
-    case NPU_OP_QLINEAR_MATMUL: case NPU_OP_QLINEAR_CONV:
-        return (struct op_model){NPU_CPU_CLASS_GEMM, 0};
+    case NPU_OP_MATMUL:
+    case NPU_OP_GEMM:
+    case NPU_OP_CONV:
+    case NPU_OP_CONV_TRANSPOSE:
+    case NPU_OP_EINSUM:
+    case NPU_OP_MATMUL_INTEGER:
+    case NPU_OP_CONV_INTEGER:
+    case NPU_OP_QLINEAR_MATMUL:
+    case NPU_OP_QLINEAR_CONV: return (struct op_model){NPU_CPU_CLASS_GEMM, 0};
     case NPU_OP_FUSED_ATTENTION: /* its two products, plus the softmax per score */
         return (struct op_model){NPU_CPU_CLASS_GEMM, 6.25};
     /* elementwise, calibrated: Add 1.00, Mul 0.9-1.0, Relu 0.7, Div 1.47, Sqrt 2.44,
      * Cast to fp16 3.85 */
-    case NPU_OP_DIV: case NPU_OP_RECIPROCAL: case NPU_OP_MOD:
-        return (struct op_model){NPU_CPU_CLASS_ELEMENTWISE, 1.47};
-    case NPU_OP_SQRT:
-        return (struct op_model){NPU_CPU_CLASS_ELEMENTWISE, 2.44};
-    case NPU_OP_CAST: case NPU_OP_CAST_LIKE:
-        return (struct op_model){NPU_CPU_CLASS_ELEMENTWISE, 3.85};
+    case NPU_OP_DIV:
+    case NPU_OP_RECIPROCAL:
+    case NPU_OP_MOD: return (struct op_model){NPU_CPU_CLASS_ELEMENTWISE, 1.47};
+    case NPU_OP_SQRT: return (struct op_model){NPU_CPU_CLASS_ELEMENTWISE, 2.44};
+    case NPU_OP_CAST:
+    case NPU_OP_CAST_LIKE: return (struct op_model){NPU_CPU_CLASS_ELEMENTWISE, 3.85};
     /* transcendental, calibrated: Exp 3.71, Tanh 8.2, Erf 7.5, Sigmoid 5.45, Gelu 9.1,
      * npu.GeluTanh 5.93, npu.SiLU 5.93; Log as Exp, Sin/Cos/Pow as Tanh, Softplus,
      * Elu, Selu as Sigmoid (not calibrated) */
-    case NPU_OP_EXP: case NPU_OP_LOG:
-        return (struct op_model){NPU_CPU_CLASS_TRANSCENDENTAL, 3.71};
-    case NPU_OP_TANH: case NPU_OP_SIN: case NPU_OP_COS: case NPU_OP_POW:
-        return (struct op_model){NPU_CPU_CLASS_TRANSCENDENTAL, 8.2};
-    case NPU_OP_ERF:
-        return (struct op_model){NPU_CPU_CLASS_TRANSCENDENTAL, 7.5};
-    case NPU_OP_SIGMOID: case NPU_OP_SOFTPLUS: case NPU_OP_ELU: case NPU_OP_SELU:
-        return (struct op_model){NPU_CPU_CLASS_TRANSCENDENTAL, 5.45};
-    case NPU_OP_GELU:
-        return (struct op_model){NPU_CPU_CLASS_TRANSCENDENTAL, 9.1};
-    case NPU_OP_FUSED_GELU_TANH: case NPU_OP_FUSED_SILU:
-        return (struct op_model){NPU_CPU_CLASS_TRANSCENDENTAL, 5.93};
+    case NPU_OP_EXP:
+    case NPU_OP_LOG: return (struct op_model){NPU_CPU_CLASS_TRANSCENDENTAL, 3.71};
+    case NPU_OP_TANH:
+    case NPU_OP_SIN:
+    case NPU_OP_COS:
+    case NPU_OP_POW: return (struct op_model){NPU_CPU_CLASS_TRANSCENDENTAL, 8.2};
+    case NPU_OP_ERF: return (struct op_model){NPU_CPU_CLASS_TRANSCENDENTAL, 7.5};
+    case NPU_OP_SIGMOID:
+    case NPU_OP_SOFTPLUS:
+    case NPU_OP_ELU:
+    case NPU_OP_SELU: return (struct op_model){NPU_CPU_CLASS_TRANSCENDENTAL, 5.45};
+    case NPU_OP_GELU: return (struct op_model){NPU_CPU_CLASS_TRANSCENDENTAL, 9.1};
+    case NPU_OP_FUSED_GELU_TANH:
+    case NPU_OP_FUSED_SILU: return (struct op_model){NPU_CPU_CLASS_TRANSCENDENTAL, 5.93};
     /* normalisations and reductions, calibrated: Softmax 6.25 per element,
      * LayerNorm 2.7, ReduceMean 0.78 per input element; InstanceNorm as LayerNorm,
      * BatchNorm (an affine per element) 1.5, other reductions as ReduceMean */
-    case NPU_OP_SOFTMAX: case NPU_OP_LOG_SOFTMAX:
-        return (struct op_model){NPU_CPU_CLASS_REDUCTION, 6.25};
-    case NPU_OP_LAYER_NORMALIZATION: case NPU_OP_INSTANCE_NORMALIZATION:
-        return (struct op_model){NPU_CPU_CLASS_REDUCTION, 2.7};
-    case NPU_OP_BATCH_NORMALIZATION:
-        return (struct op_model){NPU_CPU_CLASS_REDUCTION, 1.5};
-    case NPU_OP_REDUCE_MEAN: case NPU_OP_REDUCE_SUM: case NPU_OP_REDUCE_MAX:
-    case NPU_OP_REDUCE_MIN: case NPU_OP_REDUCE_PROD: case NPU_OP_REDUCE_L2:
-    case NPU_OP_REDUCE_SUM_SQUARE: case NPU_OP_ARGMAX: case NPU_OP_ARGMIN:
-    case NPU_OP_GLOBAL_AVERAGE_POOL: case NPU_OP_GLOBAL_MAX_POOL: case NPU_OP_CUMSUM:
-        return (struct op_model){NPU_CPU_CLASS_REDUCTION, 0.78};
-    case NPU_OP_MAX_POOL: case NPU_OP_AVERAGE_POOL: /* per output element and window tap */
+    case NPU_OP_SOFTMAX:
+    case NPU_OP_LOG_SOFTMAX: return (struct op_model){NPU_CPU_CLASS_REDUCTION, 6.25};
+    case NPU_OP_LAYER_NORMALIZATION:
+    case NPU_OP_INSTANCE_NORMALIZATION: return (struct op_model){NPU_CPU_CLASS_REDUCTION, 2.7};
+    case NPU_OP_BATCH_NORMALIZATION: return (struct op_model){NPU_CPU_CLASS_REDUCTION, 1.5};
+    case NPU_OP_REDUCE_MEAN:
+    case NPU_OP_REDUCE_SUM:
+    case NPU_OP_REDUCE_MAX:
+    case NPU_OP_REDUCE_MIN:
+    case NPU_OP_REDUCE_PROD:
+    case NPU_OP_REDUCE_L2:
+    case NPU_OP_REDUCE_SUM_SQUARE:
+    case NPU_OP_ARGMAX:
+    case NPU_OP_ARGMIN:
+    case NPU_OP_GLOBAL_AVERAGE_POOL:
+    case NPU_OP_GLOBAL_MAX_POOL:
+    case NPU_OP_CUMSUM: return (struct op_model){NPU_CPU_CLASS_REDUCTION, 0.78};
+    case NPU_OP_MAX_POOL:
+    case NPU_OP_AVERAGE_POOL: /* per output element and window tap */
         return (struct op_model){NPU_CPU_CLASS_REDUCTION, 1.0};
     /* data movement, calibrated: Transpose 4.3 per element, Identity (a memmove)
      * 0.68; Gather and GatherElements as Transpose (indexed reads), Resize as
      * Tanh (interpolation), contiguous copies as Add */
-    case NPU_OP_TRANSPOSE: case NPU_OP_GATHER: case NPU_OP_GATHER_ELEMENTS:
-        return (struct op_model){NPU_CPU_CLASS_MOVE, 4.3};
-    case NPU_OP_RESIZE:
-        return (struct op_model){NPU_CPU_CLASS_MOVE, 8.2};
-    case NPU_OP_CONCAT: case NPU_OP_SPLIT: case NPU_OP_SLICE: case NPU_OP_PAD:
-    case NPU_OP_EXPAND: case NPU_OP_TILE: case NPU_OP_TRILU:
-        return (struct op_model){NPU_CPU_CLASS_MOVE, 1.0};
+    case NPU_OP_TRANSPOSE:
+    case NPU_OP_GATHER:
+    case NPU_OP_GATHER_ELEMENTS: return (struct op_model){NPU_CPU_CLASS_MOVE, 4.3};
+    case NPU_OP_RESIZE: return (struct op_model){NPU_CPU_CLASS_MOVE, 8.2};
+    case NPU_OP_CONCAT:
+    case NPU_OP_SPLIT:
+    case NPU_OP_SLICE:
+    case NPU_OP_PAD:
+    case NPU_OP_EXPAND:
+    case NPU_OP_TILE:
+    case NPU_OP_TRILU: return (struct op_model){NPU_CPU_CLASS_MOVE, 1.0};
     /* views: our CPU executor still copies the bytes (memmove) */
-    case NPU_OP_RESHAPE: case NPU_OP_FLATTEN: case NPU_OP_SQUEEZE: case NPU_OP_UNSQUEEZE:
-    case NPU_OP_IDENTITY: case NPU_OP_DROPOUT:
-        return (struct op_model){NPU_CPU_CLASS_VIEW, 0.68};
-    case NPU_OP_SHAPE: case NPU_OP_SIZE: case NPU_OP_CONSTANT: case NPU_OP_CONSTANT_OF_SHAPE:
-    case NPU_OP_RANGE:
-        return (struct op_model){NPU_CPU_CLASS_VIEW, 1.0};
-    case NPU_OP_QUANTIZE_LINEAR: case NPU_OP_DEQUANTIZE_LINEAR: /* as Div (scale, round) */
+    case NPU_OP_RESHAPE:
+    case NPU_OP_FLATTEN:
+    case NPU_OP_SQUEEZE:
+    case NPU_OP_UNSQUEEZE:
+    case NPU_OP_IDENTITY:
+    case NPU_OP_DROPOUT: return (struct op_model){NPU_CPU_CLASS_VIEW, 0.68};
+    case NPU_OP_SHAPE:
+    case NPU_OP_SIZE:
+    case NPU_OP_CONSTANT:
+    case NPU_OP_CONSTANT_OF_SHAPE:
+    case NPU_OP_RANGE: return (struct op_model){NPU_CPU_CLASS_VIEW, 1.0};
+    case NPU_OP_QUANTIZE_LINEAR:
+    case NPU_OP_DEQUANTIZE_LINEAR: /* as Div (scale, round) */
         return (struct op_model){NPU_CPU_CLASS_ELEMENTWISE, 1.47};
     default: /* the remaining elementwise ops: as Add */
         return (struct op_model){NPU_CPU_CLASS_ELEMENTWISE, 1.0};
@@ -249,33 +273,31 @@ gemm_flops(const struct npu_node *n)
     const struct npu_value *y = n->nout ? n->out[0] : NULL;
     double out = (double)numel(y);
     switch (n->op) {
-    case NPU_OP_MATMUL: case NPU_OP_MATMUL_INTEGER:
-        return 2 * out * (double)dim_or1(n->nin ? n->in[0] : NULL, -1);
-    case NPU_OP_QLINEAR_MATMUL:
-        return 2 * out * (double)dim_or1(n->nin ? n->in[0] : NULL, -1);
+    case NPU_OP_MATMUL:
+    case NPU_OP_MATMUL_INTEGER: return 2 * out * (double)dim_or1(n->nin ? n->in[0] : NULL, -1);
+    case NPU_OP_QLINEAR_MATMUL: return 2 * out * (double)dim_or1(n->nin ? n->in[0] : NULL, -1);
     case NPU_OP_GEMM: {
         const struct npu_value *a = n->nin ? n->in[0] : NULL;
         bool ta = npu_node_int(n, "transA", 0) != 0;
         return 2 * out * (double)dim_or1(a, ta ? 0 : 1);
     }
-    case NPU_OP_CONV: case NPU_OP_CONV_INTEGER: /* W [Cout, Cin/group, k...] */
+    case NPU_OP_CONV:
+    case NPU_OP_CONV_INTEGER: /* W [Cout, Cin/group, k...] */
         return 2 * out * dims_from(n->nin > 1 ? n->in[1] : NULL, 1);
-    case NPU_OP_QLINEAR_CONV:
-        return 2 * out * dims_from(n->nin > 3 ? n->in[3] : NULL, 1);
+    case NPU_OP_QLINEAR_CONV: return 2 * out * dims_from(n->nin > 3 ? n->in[3] : NULL, 1);
     case NPU_OP_CONV_TRANSPOSE: /* W [Cin, Cout/group, k...]: every input element scatters */
         return 2 * (double)numel(n->nin ? n->in[0] : NULL) *
                dims_from(n->nin > 1 ? n->in[1] : NULL, 1);
-    case NPU_OP_EINSUM:
-        return einsum_flops(n);
-    case NPU_OP_FUSED_ATTENTION: { /* Q [.., Sq, D], K [.., Sk, D], V [.., Sk, Dv], Y [.., Sq, Dv] */
+    case NPU_OP_EINSUM: return einsum_flops(n);
+    case NPU_OP_FUSED_ATTENTION: { /* Q [.., Sq, D], K [.., Sk, D], V [.., Sk, Dv], Y [.., Sq, Dv]
+                                    */
         double d = (double)dim_or1(n->nin ? n->in[0] : NULL, -1);
         double sk = (double)dim_or1(n->nin > 1 ? n->in[1] : NULL, -2);
         double dv = (double)dim_or1(y, -1);
         double rows = dv > 0 ? out / dv : 0;
         return 2 * rows * sk * d + 2 * out * sk;
     }
-    default:
-        return 0;
+    default: return 0;
     }
 }
 
@@ -306,22 +328,28 @@ npu_cpu_model_cost(const struct npu_graph *g, const struct npu_node *n, int thre
         t.flops = gemm_flops(n);
         if (n->op == NPU_OP_FUSED_ATTENTION) { /* the softmax over the scores */
             double dv = (double)dim_or1(y, -1);
-            t.elems = dv > 0 ? (double)numel(y) / dv * (double)dim_or1(n->nin > 1 ? n->in[1]
-                                                                                  : NULL, -2)
-                             : 0;
+            t.elems =
+                dv > 0 ? (double)numel(y) / dv * (double)dim_or1(n->nin > 1 ? n->in[1] : NULL, -2)
+                       : 0;
             t.cycles_per_elem = om.rel * m->add_cycles_per_elem;
         }
         t.compute_s = t.flops / (t.cores * m->flop_per_cycle * m->gemm_efficiency * per_core_hz) +
                       t.elems * t.cycles_per_elem / (t.cores * per_core_hz);
     } else {
         switch (n->op) {
-        case NPU_OP_REDUCE_MEAN: case NPU_OP_REDUCE_SUM: case NPU_OP_REDUCE_MAX:
-        case NPU_OP_REDUCE_MIN: case NPU_OP_REDUCE_PROD: case NPU_OP_REDUCE_L2:
-        case NPU_OP_REDUCE_SUM_SQUARE: case NPU_OP_ARGMAX: case NPU_OP_ARGMIN:
-        case NPU_OP_GLOBAL_AVERAGE_POOL: case NPU_OP_GLOBAL_MAX_POOL:
-            t.elems = (double)numel(n->nin ? n->in[0] : NULL);
-            break;
-        case NPU_OP_MAX_POOL: case NPU_OP_AVERAGE_POOL: {
+        case NPU_OP_REDUCE_MEAN:
+        case NPU_OP_REDUCE_SUM:
+        case NPU_OP_REDUCE_MAX:
+        case NPU_OP_REDUCE_MIN:
+        case NPU_OP_REDUCE_PROD:
+        case NPU_OP_REDUCE_L2:
+        case NPU_OP_REDUCE_SUM_SQUARE:
+        case NPU_OP_ARGMAX:
+        case NPU_OP_ARGMIN:
+        case NPU_OP_GLOBAL_AVERAGE_POOL:
+        case NPU_OP_GLOBAL_MAX_POOL: t.elems = (double)numel(n->nin ? n->in[0] : NULL); break;
+        case NPU_OP_MAX_POOL:
+        case NPU_OP_AVERAGE_POOL: {
             size_t nk = 0;
             const int64_t *k = npu_node_ints(n, "kernel_shape", &nk);
             double taps = 1;

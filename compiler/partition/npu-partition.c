@@ -36,11 +36,11 @@
 #define MAX_ROUNDS 64
 
 struct pval {
-    int producer;      /* node index, -1 = graph input (host) */
-    int *users;        /* node indices */
+    int producer; /* node index, -1 = graph input (host) */
+    int *users;   /* node indices */
     int nusers;
     bool is_output;
-    double conv_s;     /* conversion cost if it crosses */
+    double conv_s; /* conversion cost if it crosses */
 };
 
 struct pctx {
@@ -119,7 +119,7 @@ build(struct pctx *c, struct npu_graph *g, double rate)
         return NPU_ERR_NOMEM;
     c->submit_s = npu_timing_model()->submit_overhead_s;
     int i = 0;
-    npu_graph_for_each_node(g, n) {
+    npu_graph_for_each_node (g, n) {
         c->nodes[i] = n;
         n->pass_data = (void *)(intptr_t)i;
         i++;
@@ -129,8 +129,8 @@ build(struct pctx *c, struct npu_graph *g, double rate)
         if (v->kind == NPU_VALUE_CONST || (!v->nusers && !v->is_output))
             continue;
         struct pval *pv = &c->vals[c->nvals];
-        pv->producer = v->kind == NPU_VALUE_NODE && v->producer ?
-                           (int)(intptr_t)v->producer->pass_data : -1;
+        pv->producer =
+            v->kind == NPU_VALUE_NODE && v->producer ? (int)(intptr_t)v->producer->pass_data : -1;
         pv->is_output = v->is_output;
         pv->users = calloc((size_t)v->nusers + 1, sizeof(int));
         if (!pv->users)
@@ -272,14 +272,14 @@ npu_partition(struct npu_graph *g, const struct npu_partition_options *opts,
     static const struct npu_backend_options bdefaults;
     const struct npu_partition_options *o = opts ? opts : &defaults;
     const struct npu_backend_options *bo = o->backend ? o->backend : &bdefaults;
-    const struct npu_partition_oracle *or = o->oracle;
+    const struct npu_partition_oracle * or = o->oracle;
     struct pctx c;
     memset(&c, 0, sizeof(c));
     if (rep)
         memset(rep, 0, sizeof(*rep));
     uint8_t *d = NULL, *d0 = NULL, *d1 = NULL;
     double *att = NULL;
-    char (*why)[160] = NULL;
+    char(*why)[160] = NULL;
     bool *measured = NULL;
     enum npu_cpu_cost_mode cm;
     enum npu_status st = npu_cpu_cost_mode_resolve(o->cpu_cost, o->on_device, &cm);
@@ -312,8 +312,8 @@ npu_partition(struct npu_graph *g, const struct npu_partition_options *opts,
         c.sup[i] = or && or->supports ? or->supports(g, n, why[i], sizeof(why[i]), or->user)
                                       : real_supports(g, n, why[i], sizeof(why[i]), bo);
         if (c.sup[i]) {
-            c.npu_s[i] = or && or->npu_cost ? or->npu_cost(g, n, or->user)
-                                            : npu_backend_cost(g, n, bo);
+            c.npu_s[i] =
+                or && or->npu_cost ? or->npu_cost(g, n, or->user) : npu_backend_cost(g, n, bo);
             if (!(c.npu_s[i] >= 0) || !isfinite(c.npu_s[i])) {
                 /* supported but no estimate: the cost of moving its bytes once, as one
                  * task of the timing model */
@@ -325,7 +325,8 @@ npu_partition(struct npu_graph *g, const struct npu_partition_options *opts,
                 for (int k = 0; k < n->nout; k++)
                     b += NPU_MAX(npu_tensor_nbytes(&n->out[k]->t), 0) / 2;
                 c.npu_s[i] = tm->task_overhead_s + (double)b / tm->dma_bytes_per_s_core;
-                snprintf(why[i], sizeof(why[i]), "no modeled cost from the handler: "
+                snprintf(why[i], sizeof(why[i]),
+                         "no modeled cost from the handler: "
                          "estimated from its bytes");
             }
         } else {
@@ -361,8 +362,10 @@ npu_partition(struct npu_graph *g, const struct npu_partition_options *opts,
         for (int i = 0; i < c.n; i++)
             d1[i] = c.locked[i] ? d0[i] : c.sup[i];
         double t1 = search(&c, d1);
-        npu_dbg(DOM, "search from each node's cheaper side: %.3f ms; from every supported node "
-                "on the NPU: %.3f ms", t0 * 1e3, t1 * 1e3);
+        npu_dbg(DOM,
+                "search from each node's cheaper side: %.3f ms; from every supported node "
+                "on the NPU: %.3f ms",
+                t0 * 1e3, t1 * 1e3);
         if (t1 < t0 - 1e-12)
             memcpy(d, d1, (size_t)c.n);
     }
@@ -377,8 +380,10 @@ npu_partition(struct npu_graph *g, const struct npu_partition_options *opts,
     }
     memset(d0, 0, (size_t)c.n);
     double all_cpu = total(&c, d0, NULL);
-    npu_info(DOM, "%d of %d nodes on the NPU in %d job(s); estimate %.3f ms (all on the CPU: "
-             "%.3f ms; CPU cost model %s)", npun, c.n, jobs, t * 1e3, all_cpu * 1e3,
+    npu_info(DOM,
+             "%d of %d nodes on the NPU in %d job(s); estimate %.3f ms (all on the CPU: "
+             "%.3f ms; CPU cost model %s)",
+             npun, c.n, jobs, t * 1e3, all_cpu * 1e3,
              cm == NPU_CPU_COST_BOARD ? "board: RK3588 CPU model v1, modeled" : "measured");
     if (rep) {
         rep->all_cpu_s = all_cpu;
@@ -451,8 +456,8 @@ npu_partition_report_print(const struct npu_partition_report *r, FILE *f)
 {
     bool board = r->cpu_cost == NPU_CPU_COST_BOARD;
     const char *cpu_label = r->cpu_oracle ? "given by the caller's oracle"
-                            : board ? "modeled (RK3588 CPU model v1, not measured on a board)"
-                                    : "measured on this host";
+                            : board       ? "modeled (RK3588 CPU model v1, not measured on a board)"
+                                          : "measured on this host";
     const struct npu_timing_model *tm = npu_timing_model();
     fprintf(f,
             "partition: NPU cost modeled (%s); CPU cost model '%s': CPU cost %s; "
@@ -478,12 +483,13 @@ npu_partition_report_print(const struct npu_partition_report *r, FILE *f)
         const char *reason = n->why;
         if (!reason[0] && n->supported && n->device == NPU_DEVICE_CPU)
             reason = n->npu_s >= n->cpu_s ? "CPU is faster"
-                                           : "NPU faster alone, but conversions and submits "
-                                             "outweigh it";
+                                          : "NPU faster alone, but conversions and submits "
+                                            "outweigh it";
         fprintf(f, "  %s\n", reason);
     }
-    fprintf(f, "estimate: %.3f ms with %d node(s) on the NPU in %d job(s); all on the CPU "
-               "%.3f ms; each node on its cheaper side %.3f ms%s\n",
+    fprintf(f,
+            "estimate: %.3f ms with %d node(s) on the NPU in %d job(s); all on the CPU "
+            "%.3f ms; each node on its cheaper side %.3f ms%s\n",
             r->total_s * 1e3, r->npu_nodes, r->npu_jobs, r->all_cpu_s * 1e3, r->greedy_s * 1e3,
             board ? " (CPU and conversions modeled: RK3588 CPU model v1, not measured on a board)"
                   : " (~ = CPU cost estimated, the kernel could not run on synthetic inputs)");

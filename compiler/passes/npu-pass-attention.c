@@ -122,8 +122,8 @@ try_fuse(struct npu_graph *g, struct npu_node *sm, enum npu_status *st)
         k = t->out[0];
     }
     struct npu_value *ins[4] = {q, k, v, mask};
-    struct npu_node *n = npu_node_new(g, NPU_OP_FUSED_ATTENTION, mm2->name, ins, mask ? 4 : 3, 1,
-                                      NULL);
+    struct npu_node *n =
+        npu_node_new(g, NPU_OP_FUSED_ATTENTION, mm2->name, ins, mask ? 4 : 3, 1, NULL);
     if (!n || npu_node_set_float(g, n, "scale", (float)scale)) {
         *st = NPU_ERR_NOMEM;
         return false;

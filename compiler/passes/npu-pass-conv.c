@@ -100,8 +100,7 @@ fuse_bias_add(struct npu_graph *g, struct npu_node *add, enum npu_status *st)
     for (int side = 0; side < 2; side++) {
         struct npu_value *y = add->in[side], *b = add->in[1 - side];
         struct npu_node *p = producer_op(y, NPU_OP_NONE);
-        if (!p || !single_use(y) || !b || b->kind != NPU_VALUE_CONST ||
-            npu_node_attr(p, "npu_act"))
+        if (!p || !single_use(y) || !b || b->kind != NPU_VALUE_CONST || npu_node_attr(p, "npu_act"))
             continue;
         if (p->op != NPU_OP_CONV && p->op != NPU_OP_GEMM && p->op != NPU_OP_MATMUL)
             continue;
@@ -182,14 +181,14 @@ act_params(struct npu_node *a, float *alpha, float *beta)
     *alpha = 0;
     *beta = 0;
     switch (a->op) {
-    case NPU_OP_RELU: case NPU_OP_SIGMOID: case NPU_OP_TANH: case NPU_OP_FUSED_SILU:
-    case NPU_OP_FUSED_GELU_TANH: case NPU_OP_HARD_SWISH:
-        return a->nin == 1;
-    case NPU_OP_GELU:
-        return strcmp(npu_node_string(a, "approximate", "none"), "none") == 0;
-    case NPU_OP_LEAKY_RELU:
-        *alpha = npu_node_float(a, "alpha", 0.01f);
-        return true;
+    case NPU_OP_RELU:
+    case NPU_OP_SIGMOID:
+    case NPU_OP_TANH:
+    case NPU_OP_FUSED_SILU:
+    case NPU_OP_FUSED_GELU_TANH:
+    case NPU_OP_HARD_SWISH: return a->nin == 1;
+    case NPU_OP_GELU: return strcmp(npu_node_string(a, "approximate", "none"), "none") == 0;
+    case NPU_OP_LEAKY_RELU: *alpha = npu_node_float(a, "alpha", 0.01f); return true;
     case NPU_OP_HARD_SIGMOID:
         *alpha = npu_node_float(a, "alpha", 0.2f);
         *beta = npu_node_float(a, "beta", 0.5f);
@@ -202,8 +201,7 @@ act_params(struct npu_node *a, float *alpha, float *beta)
         *beta = hi ? (float)npu_value_get_f64(hi, 0) : INFINITY;
         return true;
     }
-    default:
-        return false;
+    default: return false;
     }
 }
 
@@ -280,12 +278,17 @@ static bool
 is_act(enum npu_op op)
 {
     switch (op) {
-    case NPU_OP_RELU: case NPU_OP_SIGMOID: case NPU_OP_TANH: case NPU_OP_FUSED_SILU:
-    case NPU_OP_FUSED_GELU_TANH: case NPU_OP_GELU: case NPU_OP_LEAKY_RELU:
-    case NPU_OP_HARD_SIGMOID: case NPU_OP_HARD_SWISH: case NPU_OP_CLIP:
-        return true;
-    default:
-        return false;
+    case NPU_OP_RELU:
+    case NPU_OP_SIGMOID:
+    case NPU_OP_TANH:
+    case NPU_OP_FUSED_SILU:
+    case NPU_OP_FUSED_GELU_TANH:
+    case NPU_OP_GELU:
+    case NPU_OP_LEAKY_RELU:
+    case NPU_OP_HARD_SIGMOID:
+    case NPU_OP_HARD_SWISH:
+    case NPU_OP_CLIP: return true;
+    default: return false;
     }
 }
 

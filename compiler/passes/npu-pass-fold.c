@@ -88,7 +88,7 @@ npu_pass_fold_constants(struct npu_graph *g)
 {
     struct npu_cpu_ctx *ctx = npu_cpu_ctx_create(1);
     enum npu_status st = NPU_OK;
-    npu_graph_for_each_node_safe(g, n, tmp) {
+    npu_graph_for_each_node_safe (g, n, tmp) {
         if (!all_const(n))
             continue;
         if ((st = fold_node(g, ctx, n)))

@@ -79,8 +79,8 @@ try_fuse(struct npu_graph *g, struct npu_node *mean1, bool *fused)
         return NPU_OK;
     m[nm++] = sq;
     struct npu_node *mean2 = sole_user(sq->out[0], NPU_OP_REDUCE_MEAN);
-    if (!mean2 || npu_node_int(mean2, "keepdims", 1) != 1 || pass_reduce_axes(mean2, r, ax2) != na ||
-        memcmp(ax1, ax2, sizeof(int64_t) * (size_t)na))
+    if (!mean2 || npu_node_int(mean2, "keepdims", 1) != 1 ||
+        pass_reduce_axes(mean2, r, ax2) != na || memcmp(ax1, ax2, sizeof(int64_t) * (size_t)na))
         return NPU_OK;
     m[nm++] = mean2;
     struct npu_node *add = sole_user(mean2->out[0], NPU_OP_ADD);
@@ -145,8 +145,8 @@ try_fuse(struct npu_graph *g, struct npu_node *mean1, bool *fused)
     if (!scale || (beta && !bias))
         return NPU_ERR_NOMEM;
     struct npu_value *ins[3] = {x, scale, bias};
-    struct npu_node *ln = npu_node_new(g, NPU_OP_LAYER_NORMALIZATION, last->name, ins,
-                                       bias ? 3 : 2, 1, NULL);
+    struct npu_node *ln =
+        npu_node_new(g, NPU_OP_LAYER_NORMALIZATION, last->name, ins, bias ? 3 : 2, 1, NULL);
     if (!ln || npu_node_set_int(g, ln, "axis", axis) ||
         npu_node_set_float(g, ln, "epsilon", (float)epsv))
         return NPU_ERR_NOMEM;

@@ -32,12 +32,9 @@ lossless(enum npu_dtype from, enum npu_dtype to)
     if (from == to)
         return true;
     switch (from) {
-    case NPU_DTYPE_BOOL:
-        return to != NPU_DTYPE_UNDEFINED;
-    case NPU_DTYPE_FP16:
-        return to == NPU_DTYPE_FP32 || to == NPU_DTYPE_FP64;
-    case NPU_DTYPE_FP32:
-        return to == NPU_DTYPE_FP64;
+    case NPU_DTYPE_BOOL: return to != NPU_DTYPE_UNDEFINED;
+    case NPU_DTYPE_FP16: return to == NPU_DTYPE_FP32 || to == NPU_DTYPE_FP64;
+    case NPU_DTYPE_FP32: return to == NPU_DTYPE_FP64;
     case NPU_DTYPE_INT8:
         return to == NPU_DTYPE_INT16 || to == NPU_DTYPE_INT32 || to == NPU_DTYPE_INT64 ||
                to == NPU_DTYPE_FP16 || to == NPU_DTYPE_FP32 || to == NPU_DTYPE_FP64;
@@ -51,12 +48,10 @@ lossless(enum npu_dtype from, enum npu_dtype to)
     case NPU_DTYPE_UINT16:
         return to == NPU_DTYPE_INT32 || to == NPU_DTYPE_UINT32 || to == NPU_DTYPE_INT64 ||
                to == NPU_DTYPE_UINT64 || to == NPU_DTYPE_FP32 || to == NPU_DTYPE_FP64;
-    case NPU_DTYPE_INT32:
-        return to == NPU_DTYPE_INT64 || to == NPU_DTYPE_FP64;
+    case NPU_DTYPE_INT32: return to == NPU_DTYPE_INT64 || to == NPU_DTYPE_FP64;
     case NPU_DTYPE_UINT32:
         return to == NPU_DTYPE_INT64 || to == NPU_DTYPE_UINT64 || to == NPU_DTYPE_FP64;
-    default:
-        return false;
+    default: return false;
     }
 }
 
@@ -67,16 +62,22 @@ is_noop(const struct npu_node *n)
     if (n->nin < 1 || !n->in[0] || n->nout < 1 || !same_type(&n->in[0]->t, &n->out[0]->t))
         return false;
     switch (n->op) {
-    case NPU_OP_IDENTITY: case NPU_OP_CAST: case NPU_OP_CAST_LIKE: case NPU_OP_RESHAPE:
-    case NPU_OP_FLATTEN: case NPU_OP_SQUEEZE: case NPU_OP_UNSQUEEZE: case NPU_OP_EXPAND:
-    case NPU_OP_TILE: case NPU_OP_CONCAT:
-        return n->op != NPU_OP_CONCAT || n->nin == 1;
+    case NPU_OP_IDENTITY:
+    case NPU_OP_CAST:
+    case NPU_OP_CAST_LIKE:
+    case NPU_OP_RESHAPE:
+    case NPU_OP_FLATTEN:
+    case NPU_OP_SQUEEZE:
+    case NPU_OP_UNSQUEEZE:
+    case NPU_OP_EXPAND:
+    case NPU_OP_TILE:
+    case NPU_OP_CONCAT: return n->op != NPU_OP_CONCAT || n->nin == 1;
     case NPU_OP_DROPOUT: {
         /* the identity only in inference mode: training_mode absent or a constant false
          * (training mode draws a random mask, ONNX Dropout-12/13) */
         struct npu_value *tm = npu_node_in(n, 2);
-        if (tm && (!npu_value_data(tm) || npu_value_numel(tm) != 1 ||
-                   npu_value_get_i64(tm, 0) != 0))
+        if (tm &&
+            (!npu_value_data(tm) || npu_value_numel(tm) != 1 || npu_value_get_i64(tm, 0) != 0))
             return false;
         return n->nout == 1 || (n->out[1]->nusers == 0 && !n->out[1]->is_output);
     }
@@ -120,8 +121,7 @@ is_noop(const struct npu_node *n)
         }
         return true;
     }
-    default:
-        return false;
+    default: return false;
     }
 }
 
@@ -147,7 +147,7 @@ npu_pass_simplify_shapes(struct npu_graph *g)
         changed = false;
         if (npu_graph_update_uses(g))
             return NPU_ERR_NOMEM;
-        npu_graph_for_each_node_safe(g, n, tmp) {
+        npu_graph_for_each_node_safe (g, n, tmp) {
             if (fold_known(g, n)) {
                 changed = true;
                 continue;
@@ -165,8 +165,8 @@ npu_pass_simplify_shapes(struct npu_graph *g)
             /* Reshape-like(Reshape-like(x)) -> Reshape(x, final shape) */
             struct npu_node *p = producer_op(x, NPU_OP_NONE);
             if (reshape_like(n->op) && p && reshape_like(p->op) && p->in[0]) {
-                struct npu_value *shape = npu_graph_const_i64(g, "shape", y->t.dims, y->t.ndim,
-                                                              false);
+                struct npu_value *shape =
+                    npu_graph_const_i64(g, "shape", y->t.dims, y->t.ndim, false);
                 if (!shape)
                     return NPU_ERR_NOMEM;
                 struct npu_value *ins[2] = {p->in[0], shape};
@@ -189,14 +189,15 @@ npu_pass_simplify_shapes(struct npu_graph *g)
             if (n->op == NPU_OP_TRANSPOSE && p && p->op == NPU_OP_TRANSPOSE && p->in[0]) {
                 int r = y->t.ndim;
                 size_t c1, c2;
-                const int64_t *p1 = npu_node_ints(p, "perm", &c1), *p2 = npu_node_ints(n, "perm", &c2);
+                const int64_t *p1 = npu_node_ints(p, "perm", &c1),
+                              *p2 = npu_node_ints(n, "perm", &c2);
                 int64_t perm[NPU_MAX_DIMS];
                 for (int i = 0; i < r; i++) {
                     int64_t j = p2 ? p2[i] : r - 1 - i;
                     perm[i] = p1 ? p1[j] : r - 1 - j;
                 }
-                struct npu_node *t = npu_node_new(g, NPU_OP_TRANSPOSE, n->name, &p->in[0], 1, 1,
-                                                  NULL);
+                struct npu_node *t =
+                    npu_node_new(g, NPU_OP_TRANSPOSE, n->name, &p->in[0], 1, 1, NULL);
                 if (!t || npu_node_set_ints(g, t, "perm", perm, (size_t)r))
                     return NPU_ERR_NOMEM;
                 npu_graph_insert_before(g, n, t);

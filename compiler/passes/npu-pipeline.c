@@ -83,8 +83,8 @@ npu_compile(struct npu_graph *g, const struct npu_compile_options *o)
     bool fuse = !(o && o->no_fusion);
     dump(&r, "input");
 
-    RUN(simplify_shapes);  /* shape subgraphs -> constants, identities gone */
-    RUN(fold_constants);   /* constant subgraphs evaluated */
+    RUN(simplify_shapes); /* shape subgraphs -> constants, identities gone */
+    RUN(fold_constants);  /* constant subgraphs evaluated */
     RUN(dce);
     if (fuse) {
         RUN(fuse_layernorm);
@@ -92,9 +92,9 @@ npu_compile(struct npu_graph *g, const struct npu_compile_options *o)
         RUN(fuse_silu);
         RUN(fuse_attention);
         RUN(fold_conv_bn);
-        RUN(fuse_bias);        /* after conv-bn, so the folded bias absorbs it */
-        RUN(fuse_activation);  /* after bias, so the epilogue order is bias, act */
-        RUN(simplify_shapes);  /* Transposes the fusions inserted may merge */
+        RUN(fuse_bias);       /* after conv-bn, so the folded bias absorbs it */
+        RUN(fuse_activation); /* after bias, so the epilogue order is bias, act */
+        RUN(simplify_shapes); /* Transposes the fusions inserted may merge */
         RUN(dce);
     }
     return NPU_OK;
@@ -103,9 +103,10 @@ npu_compile(struct npu_graph *g, const struct npu_compile_options *o)
 const char *const *
 npu_compile_pass_names(void)
 {
-    static const char *const names[] = {
-        "input", "simplify_shapes", "fold_constants", "dce", "fuse_layernorm", "fuse_gelu",
-        "fuse_silu", "fuse_attention", "fold_conv_bn", "fuse_bias", "fuse_activation", NULL};
+    static const char *const names[] = {"input",     "simplify_shapes", "fold_constants",
+                                        "dce",       "fuse_layernorm",  "fuse_gelu",
+                                        "fuse_silu", "fuse_attention",  "fold_conv_bn",
+                                        "fuse_bias", "fuse_activation", NULL};
     /* (simplify_shapes and dce run again at the end) */
     return names;
 }

@@ -56,7 +56,8 @@ const_tol(enum npu_dtype dt)
 static inline bool
 is_const_val(const struct npu_value *v, double x)
 {
-    return v && v->kind == NPU_VALUE_CONST && npu_value_is_scalar_const(v, x, const_tol(v->t.dtype));
+    return v && v->kind == NPU_VALUE_CONST &&
+           npu_value_is_scalar_const(v, x, const_tol(v->t.dtype));
 }
 
 static inline bool

@@ -15,36 +15,16 @@
 
 /* Source element i as the widest exact type for its class. */
 #define SRC_CASES(DST_T, CONV_F, CONV_I, CONV_U, CONV_B)                                           \
-    case NPU_DTYPE_FP32:                                                                           \
-        LOOP(float, CONV_F);                                                                       \
-        break;                                                                                     \
-    case NPU_DTYPE_FP64:                                                                           \
-        LOOP(double, CONV_F);                                                                      \
-        break;                                                                                     \
-    case NPU_DTYPE_INT8:                                                                           \
-        LOOP(int8_t, CONV_I);                                                                      \
-        break;                                                                                     \
-    case NPU_DTYPE_INT16:                                                                          \
-        LOOP(int16_t, CONV_I);                                                                     \
-        break;                                                                                     \
-    case NPU_DTYPE_INT32:                                                                          \
-        LOOP(int32_t, CONV_I);                                                                     \
-        break;                                                                                     \
-    case NPU_DTYPE_INT64:                                                                          \
-        LOOP(int64_t, CONV_I);                                                                     \
-        break;                                                                                     \
-    case NPU_DTYPE_UINT8:                                                                          \
-        LOOP(uint8_t, CONV_U);                                                                     \
-        break;                                                                                     \
-    case NPU_DTYPE_UINT16:                                                                         \
-        LOOP(uint16_t, CONV_U);                                                                    \
-        break;                                                                                     \
-    case NPU_DTYPE_UINT32:                                                                         \
-        LOOP(uint32_t, CONV_U);                                                                    \
-        break;                                                                                     \
-    case NPU_DTYPE_UINT64:                                                                         \
-        LOOP(uint64_t, CONV_U);                                                                    \
-        break;                                                                                     \
+    case NPU_DTYPE_FP32: LOOP(float, CONV_F); break;                                               \
+    case NPU_DTYPE_FP64: LOOP(double, CONV_F); break;                                              \
+    case NPU_DTYPE_INT8: LOOP(int8_t, CONV_I); break;                                              \
+    case NPU_DTYPE_INT16: LOOP(int16_t, CONV_I); break;                                            \
+    case NPU_DTYPE_INT32: LOOP(int32_t, CONV_I); break;                                            \
+    case NPU_DTYPE_INT64: LOOP(int64_t, CONV_I); break;                                            \
+    case NPU_DTYPE_UINT8: LOOP(uint8_t, CONV_U); break;                                            \
+    case NPU_DTYPE_UINT16: LOOP(uint16_t, CONV_U); break;                                          \
+    case NPU_DTYPE_UINT32: LOOP(uint32_t, CONV_U); break;                                          \
+    case NPU_DTYPE_UINT64: LOOP(uint64_t, CONV_U); break;                                          \
     case NPU_DTYPE_BOOL:                                                                           \
         LOOP(uint8_t, CONV_B);                                                                     \
         break;
@@ -64,11 +44,8 @@
     {                                                                                              \
         switch (sdt) {                                                                             \
             SRC_CASES(T, (T)x, (T)x, (T)x, (T)(x != 0))                                            \
-        case NPU_DTYPE_FP16:                                                                       \
-            LOOP(uint16_t, (T)npu_fp16_to_fp32(x));                                                \
-            break;                                                                                 \
-        default:                                                                                   \
-            break;                                                                                 \
+        case NPU_DTYPE_FP16: LOOP(uint16_t, (T)npu_fp16_to_fp32(x)); break;                        \
+        default: break;                                                                            \
         }                                                                                          \
     }
 TO_FLOAT_FN(to_f32, float)
@@ -80,11 +57,8 @@ TO_FLOAT_FN(to_f64, double)
     {                                                                                              \
         switch (sdt) {                                                                             \
             SRC_CASES(T, SAT((double)x), (T)x, (T)x, (T)(x != 0))                                  \
-        case NPU_DTYPE_FP16:                                                                       \
-            LOOP(uint16_t, SAT((double)npu_fp16_to_fp32(x)));                                      \
-            break;                                                                                 \
-        default:                                                                                   \
-            break;                                                                                 \
+        case NPU_DTYPE_FP16: LOOP(uint16_t, SAT((double)npu_fp16_to_fp32(x))); break;              \
+        default: break;                                                                            \
         }                                                                                          \
     }
 TO_INT_FN(to_i8, int8_t, cpu_sat_i8)
@@ -102,11 +76,8 @@ to_bool(const void *src, enum npu_dtype sdt, uint8_t *d, int64_t n)
     switch (sdt) {
         SRC_CASES(uint8_t, (uint8_t)(x != 0), (uint8_t)(x != 0), (uint8_t)(x != 0),
                   (uint8_t)(x != 0))
-    case NPU_DTYPE_FP16:
-        LOOP(uint16_t, (uint8_t)((x & 0x7fff) != 0));
-        break;
-    default:
-        break;
+    case NPU_DTYPE_FP16: LOOP(uint16_t, (uint8_t)((x & 0x7fff) != 0)); break;
+    default: break;
     }
 }
 
@@ -117,42 +88,19 @@ to_f16(const void *src, enum npu_dtype sdt, uint16_t *d, int64_t n)
     case NPU_DTYPE_FP32:
         npu_fp32_to_fp16_n(d, src, (size_t)n); /* the vectorised bulk conversion */
         break;
-    case NPU_DTYPE_FP64:
-        LOOP(double, npu_fp64_to_fp16(x));
-        break;
-    case NPU_DTYPE_FP16:
-        memcpy(d, src, (size_t)n * 2);
-        break;
-    case NPU_DTYPE_INT8:
-        LOOP(int8_t, npu_fp32_to_fp16((float)x));
-        break;
-    case NPU_DTYPE_INT16:
-        LOOP(int16_t, npu_fp32_to_fp16((float)x));
-        break;
-    case NPU_DTYPE_UINT8:
-        LOOP(uint8_t, npu_fp32_to_fp16((float)x));
-        break;
-    case NPU_DTYPE_UINT16:
-        LOOP(uint16_t, npu_fp32_to_fp16((float)x));
-        break;
+    case NPU_DTYPE_FP64: LOOP(double, npu_fp64_to_fp16(x)); break;
+    case NPU_DTYPE_FP16: memcpy(d, src, (size_t)n * 2); break;
+    case NPU_DTYPE_INT8: LOOP(int8_t, npu_fp32_to_fp16((float)x)); break;
+    case NPU_DTYPE_INT16: LOOP(int16_t, npu_fp32_to_fp16((float)x)); break;
+    case NPU_DTYPE_UINT8: LOOP(uint8_t, npu_fp32_to_fp16((float)x)); break;
+    case NPU_DTYPE_UINT16: LOOP(uint16_t, npu_fp32_to_fp16((float)x)); break;
     /* wide integers: through double, exact below 2^53; above that fp16 is inf anyway */
-    case NPU_DTYPE_INT32:
-        LOOP(int32_t, npu_fp64_to_fp16((double)x));
-        break;
-    case NPU_DTYPE_INT64:
-        LOOP(int64_t, npu_fp64_to_fp16((double)x));
-        break;
-    case NPU_DTYPE_UINT32:
-        LOOP(uint32_t, npu_fp64_to_fp16((double)x));
-        break;
-    case NPU_DTYPE_UINT64:
-        LOOP(uint64_t, npu_fp64_to_fp16((double)x));
-        break;
-    case NPU_DTYPE_BOOL:
-        LOOP(uint8_t, (uint16_t)(x ? 0x3c00 : 0));
-        break;
-    default:
-        break;
+    case NPU_DTYPE_INT32: LOOP(int32_t, npu_fp64_to_fp16((double)x)); break;
+    case NPU_DTYPE_INT64: LOOP(int64_t, npu_fp64_to_fp16((double)x)); break;
+    case NPU_DTYPE_UINT32: LOOP(uint32_t, npu_fp64_to_fp16((double)x)); break;
+    case NPU_DTYPE_UINT64: LOOP(uint64_t, npu_fp64_to_fp16((double)x)); break;
+    case NPU_DTYPE_BOOL: LOOP(uint8_t, (uint16_t)(x ? 0x3c00 : 0)); break;
+    default: break;
     }
 }
 
@@ -174,41 +122,18 @@ cpu_convert(const void *src, enum npu_dtype sdt, void *dst, enum npu_dtype ddt, 
         else
             to_f32(src, sdt, dst, n);
         break;
-    case NPU_DTYPE_FP64:
-        to_f64(src, sdt, dst, n);
-        break;
-    case NPU_DTYPE_FP16:
-        to_f16(src, sdt, dst, n);
-        break;
-    case NPU_DTYPE_INT8:
-        to_i8(src, sdt, dst, n);
-        break;
-    case NPU_DTYPE_INT16:
-        to_i16(src, sdt, dst, n);
-        break;
-    case NPU_DTYPE_INT32:
-        to_i32(src, sdt, dst, n);
-        break;
-    case NPU_DTYPE_INT64:
-        to_i64(src, sdt, dst, n);
-        break;
-    case NPU_DTYPE_UINT8:
-        to_u8(src, sdt, dst, n);
-        break;
-    case NPU_DTYPE_UINT16:
-        to_u16(src, sdt, dst, n);
-        break;
-    case NPU_DTYPE_UINT32:
-        to_u32(src, sdt, dst, n);
-        break;
-    case NPU_DTYPE_UINT64:
-        to_u64(src, sdt, dst, n);
-        break;
-    case NPU_DTYPE_BOOL:
-        to_bool(src, sdt, dst, n);
-        break;
-    default:
-        npu_die("cpu_convert to dtype %d", (int)ddt);
+    case NPU_DTYPE_FP64: to_f64(src, sdt, dst, n); break;
+    case NPU_DTYPE_FP16: to_f16(src, sdt, dst, n); break;
+    case NPU_DTYPE_INT8: to_i8(src, sdt, dst, n); break;
+    case NPU_DTYPE_INT16: to_i16(src, sdt, dst, n); break;
+    case NPU_DTYPE_INT32: to_i32(src, sdt, dst, n); break;
+    case NPU_DTYPE_INT64: to_i64(src, sdt, dst, n); break;
+    case NPU_DTYPE_UINT8: to_u8(src, sdt, dst, n); break;
+    case NPU_DTYPE_UINT16: to_u16(src, sdt, dst, n); break;
+    case NPU_DTYPE_UINT32: to_u32(src, sdt, dst, n); break;
+    case NPU_DTYPE_UINT64: to_u64(src, sdt, dst, n); break;
+    case NPU_DTYPE_BOOL: to_bool(src, sdt, dst, n); break;
+    default: npu_die("cpu_convert to dtype %d", (int)ddt);
     }
 }
 
@@ -251,32 +176,19 @@ enum npu_dtype
 cpu_dtype_from_onnx(int64_t code)
 {
     switch (code) {
-    case 1:
-        return NPU_DTYPE_FP32;
-    case 2:
-        return NPU_DTYPE_UINT8;
-    case 3:
-        return NPU_DTYPE_INT8;
-    case 4:
-        return NPU_DTYPE_UINT16;
-    case 5:
-        return NPU_DTYPE_INT16;
-    case 6:
-        return NPU_DTYPE_INT32;
-    case 7:
-        return NPU_DTYPE_INT64;
-    case 9:
-        return NPU_DTYPE_BOOL;
-    case 10:
-        return NPU_DTYPE_FP16;
-    case 11:
-        return NPU_DTYPE_FP64;
-    case 12:
-        return NPU_DTYPE_UINT32;
-    case 13:
-        return NPU_DTYPE_UINT64;
-    default:
-        return NPU_DTYPE_UNDEFINED;
+    case 1: return NPU_DTYPE_FP32;
+    case 2: return NPU_DTYPE_UINT8;
+    case 3: return NPU_DTYPE_INT8;
+    case 4: return NPU_DTYPE_UINT16;
+    case 5: return NPU_DTYPE_INT16;
+    case 6: return NPU_DTYPE_INT32;
+    case 7: return NPU_DTYPE_INT64;
+    case 9: return NPU_DTYPE_BOOL;
+    case 10: return NPU_DTYPE_FP16;
+    case 11: return NPU_DTYPE_FP64;
+    case 12: return NPU_DTYPE_UINT32;
+    case 13: return NPU_DTYPE_UINT64;
+    default: return NPU_DTYPE_UNDEFINED;
     }
 }
 

@@ -23,13 +23,13 @@ struct ew_param {
     X(f32, float, float, FP32, __VA_ARGS__) X(f64, double, double, FP64, __VA_ARGS__)
 #define SINT_TYPES(X, ...)                                                                         \
     X(i8, int8_t, uint32_t, INT8, __VA_ARGS__)                                                     \
-    X(i16, int16_t, uint32_t, INT16, __VA_ARGS__) X(i32, int32_t, uint32_t, INT32, __VA_ARGS__)    \
-        X(i64, int64_t, uint64_t, INT64, __VA_ARGS__)
+    X(i16, int16_t, uint32_t, INT16, __VA_ARGS__)                                                  \
+    X(i32, int32_t, uint32_t, INT32, __VA_ARGS__) X(i64, int64_t, uint64_t, INT64, __VA_ARGS__)
 #define UINT_TYPES(X, ...)                                                                         \
     X(u8, uint8_t, uint32_t, UINT8, __VA_ARGS__)                                                   \
     X(u16, uint16_t, uint32_t, UINT16, __VA_ARGS__)                                                \
-        X(u32, uint32_t, uint32_t, UINT32, __VA_ARGS__)                                            \
-            X(u64, uint64_t, uint64_t, UINT64, __VA_ARGS__)
+    X(u32, uint32_t, uint32_t, UINT32, __VA_ARGS__)                                                \
+    X(u64, uint64_t, uint64_t, UINT64, __VA_ARGS__)
 #define INT_TYPES(X, ...) SINT_TYPES(X, __VA_ARGS__) UINT_TYPES(X, __VA_ARGS__)
 #define NUM_TYPES(X, ...) FLOAT_TYPES(X, __VA_ARGS__) INT_TYPES(X, __VA_ARGS__)
 
@@ -438,18 +438,10 @@ cpu_k_where(CPU_KERNEL_ARGS)
         return KINVAL("X, Y and output dtypes differ");
     cpu_bc_fn fn;
     switch (cpu_esize(x)) {
-    case 1:
-        fn = where_8;
-        break;
-    case 2:
-        fn = where_16;
-        break;
-    case 4:
-        fn = where_32;
-        break;
-    default:
-        fn = where_64;
-        break;
+    case 1: fn = where_8; break;
+    case 2: fn = where_16; break;
+    case 4: fn = where_32; break;
+    default: fn = where_64; break;
     }
     struct cpu_bcast bc;
     CPU_TRY(cpu_bcast_plan(ctx, &bc, o, in, 3, true));
@@ -828,8 +820,7 @@ type_limits(enum npu_dtype dt, void *lo, void *hi)
         LIM(UINT32, uint32_t, 0, UINT32_MAX)
         LIM(UINT64, uint64_t, 0, UINT64_MAX)
 #undef LIM
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -912,8 +903,7 @@ cpu_act_apply(const struct cpu_act_spec *act, float *x, int64_t n)
 {
     float a = act->alpha, b = act->beta;
     switch (act->kind) {
-    case CPU_ACT_NONE:
-        break;
+    case CPU_ACT_NONE: break;
     case CPU_ACT_RELU:
         for (int64_t i = 0; i < n; i++)
             x[i] = x[i] < 0 ? 0.0f : x[i];

@@ -613,23 +613,12 @@ matmul_generic(struct npu_cpu_ctx *ctx, const struct mm_shape *s, const struct n
 {
     mm_row_fn fn;
     switch (a->dtype) {
-    case NPU_DTYPE_FP64:
-        fn = mm_row_f64;
-        break;
-    case NPU_DTYPE_INT32:
-        fn = mm_row_i32;
-        break;
-    case NPU_DTYPE_INT64:
-        fn = mm_row_i64;
-        break;
-    case NPU_DTYPE_UINT32:
-        fn = mm_row_u32;
-        break;
-    case NPU_DTYPE_UINT64:
-        fn = mm_row_u64;
-        break;
-    default:
-        return KUNSUP("dtype %s is not supported", npu_dtype_name(a->dtype));
+    case NPU_DTYPE_FP64: fn = mm_row_f64; break;
+    case NPU_DTYPE_INT32: fn = mm_row_i32; break;
+    case NPU_DTYPE_INT64: fn = mm_row_i64; break;
+    case NPU_DTYPE_UINT32: fn = mm_row_u32; break;
+    case NPU_DTYPE_UINT64: fn = mm_row_u64; break;
+    default: return KUNSUP("dtype %s is not supported", npu_dtype_name(a->dtype));
     }
     struct mm_gen_job j = {fn,       cpu_esize(a), a->data, b->data, y->data,
                            s->a_off, s->b_off,     s->M,    s->N,    s->K};

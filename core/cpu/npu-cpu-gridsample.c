@@ -81,8 +81,7 @@ cpu_k_grid_sample(CPU_KERNEL_ARGS)
     (void)nout;
     const struct npu_tensor *X = in[0], *G = in[1];
     if (X->dtype != NPU_DTYPE_FP32 || G->dtype != NPU_DTYPE_FP32)
-        return KUNSUP("GridSample of %s (fp32 and fp16 are supported)",
-                      npu_dtype_name(X->dtype));
+        return KUNSUP("GridSample of %s (fp32 and fp16 are supported)", npu_dtype_name(X->dtype));
     if (X->ndim != 4)
         return KUNSUP("rank-%d input (4-d [N, C, H, W] is supported)", X->ndim);
     if (G->ndim != 4 || G->dims[0] != X->dims[0] || G->dims[3] != 2)
@@ -133,8 +132,7 @@ cpu_k_grid_sample(CPU_KERNEL_ARGS)
                                 for (int b = 0; b < 4; b++) {
                                     double ty = gs_pad_coord(fy - 1 + a, H, pad, align);
                                     double tx = gs_pad_coord(fx - 1 + b, W, pad, align);
-                                    v += wy[a] * wx[b] *
-                                         gs_at(pl, H, W, (int64_t)ty, (int64_t)tx);
+                                    v += wy[a] * wx[b] * gs_at(pl, H, W, (int64_t)ty, (int64_t)tx);
                                 }
                         }
                     } else {

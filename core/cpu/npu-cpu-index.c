@@ -57,7 +57,7 @@ depth_space(CPU_KERNEL_ARGS, bool to_space)
     /* Walk the space-side tensor (the output of DepthToSpace, the input of
      * SpaceToDepth): its position (n, c, y, xw) pairs with the depth-side
      * element (n, cd, y/b, xw/b). */
-    const int64_t *sd = to_space ? od : x->dims;   /* space-side dims */
+    const int64_t *sd = to_space ? od : x->dims; /* space-side dims */
     int64_t Cs = sd[1], Hs = sd[2], Ws = sd[3], Hd = Hs / b, Wd = Ws / b, Cd = Cs * b * b;
     for (int64_t n = 0; n < N; n++)
         for (int64_t c = 0; c < Cs; c++)
@@ -307,8 +307,8 @@ cpu_k_topk(CPU_KERNEL_ARGS)
     int64_t K = cpu_scalar_i64(in[1], 0), L = x->dims[axis];
     if (K < 0 || K > L)
         return KINVAL("K = %lld for an axis of %lld", (long long)K, (long long)L);
-    if (x->dtype != NPU_DTYPE_FP32 && x->dtype != NPU_DTYPE_FP64 &&
-        x->dtype != NPU_DTYPE_INT32 && x->dtype != NPU_DTYPE_INT64)
+    if (x->dtype != NPU_DTYPE_FP32 && x->dtype != NPU_DTYPE_FP64 && x->dtype != NPU_DTYPE_INT32 &&
+        x->dtype != NPU_DTYPE_INT64)
         return KUNSUP("TopK of %s", npu_dtype_name(x->dtype));
     int64_t od[NPU_MAX_DIMS];
     memcpy(od, x->dims, sizeof(int64_t) * (size_t)x->ndim);
@@ -317,8 +317,8 @@ cpu_k_topk(CPU_KERNEL_ARGS)
     if (nout > 1)
         CPU_TRY(cpu_check_out(ctx, out[1], NPU_DTYPE_INT64, x->ndim, od));
     bool largest = npu_attrs_int(attrs, "largest", 1) != 0;
-    int64_t outer = cpu_dims_prod(x->dims, 0, axis), inner = cpu_dims_prod(x->dims, axis + 1,
-                                                                           x->ndim);
+    int64_t outer = cpu_dims_prod(x->dims, 0, axis),
+            inner = cpu_dims_prod(x->dims, axis + 1, x->ndim);
     struct topk_item *it = malloc(sizeof(*it) * (size_t)(L ? L : 1));
     if (!it)
         return KNOMEM();
@@ -372,8 +372,8 @@ cpu_k_one_hot(CPU_KERNEL_ARGS)
     CPU_TRY(cpu_check_out(ctx, out[0], val->dtype, r, od));
     size_t es = cpu_esize(val);
     const char *off = val->data, *on = (const char *)val->data + es;
-    int64_t outer = cpu_dims_prod(ind->dims, 0, axis), inner = cpu_dims_prod(ind->dims, axis,
-                                                                             ind->ndim);
+    int64_t outer = cpu_dims_prod(ind->dims, 0, axis),
+            inner = cpu_dims_prod(ind->dims, axis, ind->ndim);
     char *o = out[0]->data;
     for (int64_t a = 0; a < outer; a++)
         for (int64_t d = 0; d < depth; d++)
@@ -432,8 +432,8 @@ cpu_k_gather_nd(CPU_KERNEL_ARGS)
             for (int64_t a = 0; a < k; a++) {
                 int64_t v = cpu_scalar_i64(ind, tup + a), dim = x->dims[bd + a];
                 if (v < -dim || v >= dim)
-                    return KINVAL("index %lld out of range for dim %lld of size %lld",
-                                  (long long)v, (long long)(bd + a), (long long)dim);
+                    return KINVAL("index %lld out of range for dim %lld of size %lld", (long long)v,
+                                  (long long)(bd + a), (long long)dim);
                 off += (v < 0 ? v + dim : v) * xs[bd + a];
             }
             memcpy(o + (size_t)((b * per + t) * block) * es,

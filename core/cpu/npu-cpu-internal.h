@@ -118,77 +118,145 @@ enum npu_status cpu_fail(struct npu_cpu_ctx *ctx, enum npu_status st, const char
 #define CPU_DECLARE(name) enum npu_status name(CPU_KERNEL_ARGS);
 /* npu-cpu-elementwise.c */
 CPU_DECLARE(cpu_k_add)
-CPU_DECLARE(cpu_k_sub) CPU_DECLARE(cpu_k_mul) CPU_DECLARE(cpu_k_div) CPU_DECLARE(cpu_k_pow)
-    CPU_DECLARE(cpu_k_mod) CPU_DECLARE(cpu_k_max) CPU_DECLARE(cpu_k_min) CPU_DECLARE(cpu_k_sum)
-        CPU_DECLARE(cpu_k_mean) CPU_DECLARE(cpu_k_equal) CPU_DECLARE(cpu_k_less) CPU_DECLARE(
-            cpu_k_greater) CPU_DECLARE(cpu_k_less_equal) CPU_DECLARE(cpu_k_greater_equal)
-            CPU_DECLARE(cpu_k_and) CPU_DECLARE(cpu_k_or) CPU_DECLARE(cpu_k_xor)
-                CPU_DECLARE(cpu_k_where) CPU_DECLARE(cpu_k_prelu) CPU_DECLARE(cpu_k_sqrt)
-                    CPU_DECLARE(cpu_k_exp) CPU_DECLARE(cpu_k_log) CPU_DECLARE(cpu_k_abs)
-                        CPU_DECLARE(cpu_k_neg) CPU_DECLARE(cpu_k_reciprocal) CPU_DECLARE(cpu_k_relu)
-                            CPU_DECLARE(cpu_k_leaky_relu) CPU_DECLARE(cpu_k_sigmoid)
-                                CPU_DECLARE(cpu_k_tanh) CPU_DECLARE(cpu_k_hard_sigmoid) CPU_DECLARE(
-                                    cpu_k_hard_swish) CPU_DECLARE(cpu_k_elu) CPU_DECLARE(cpu_k_selu)
-                                    CPU_DECLARE(cpu_k_gelu) CPU_DECLARE(cpu_k_softplus)
-                                        CPU_DECLARE(cpu_k_clip) CPU_DECLARE(cpu_k_erf)
-                                            CPU_DECLARE(cpu_k_not) CPU_DECLARE(cpu_k_floor)
-                                                CPU_DECLARE(cpu_k_ceil) CPU_DECLARE(cpu_k_round)
-                                                    CPU_DECLARE(cpu_k_sign) CPU_DECLARE(cpu_k_sin)
-                                                        CPU_DECLARE(cpu_k_cos)
-                                                            CPU_DECLARE(cpu_k_silu)
-                                                                CPU_DECLARE(cpu_k_gelu_tanh)
-    /* npu-cpu-cast.c */
-    CPU_DECLARE(cpu_k_cast) CPU_DECLARE(cpu_k_cast_like)
-    /* npu-cpu-gemm.c */
-    CPU_DECLARE(cpu_k_matmul) CPU_DECLARE(cpu_k_gemm) CPU_DECLARE(cpu_k_matmul_integer)
-        CPU_DECLARE(cpu_k_qlinear_matmul)
-    /* npu-cpu-einsum.c */
-    CPU_DECLARE(cpu_k_einsum)
-    /* npu-cpu-conv.c */
-    CPU_DECLARE(cpu_k_conv) CPU_DECLARE(cpu_k_conv_transpose) CPU_DECLARE(cpu_k_conv_integer)
-        CPU_DECLARE(cpu_k_qlinear_conv)
-    /* npu-cpu-pool.c */
-    CPU_DECLARE(cpu_k_max_pool) CPU_DECLARE(cpu_k_average_pool)
-        CPU_DECLARE(cpu_k_global_average_pool) CPU_DECLARE(cpu_k_global_max_pool)
-    /* npu-cpu-norm.c */
-    CPU_DECLARE(cpu_k_batch_norm) CPU_DECLARE(cpu_k_instance_norm) CPU_DECLARE(cpu_k_layer_norm)
-        CPU_DECLARE(cpu_k_softmax) CPU_DECLARE(cpu_k_log_softmax) CPU_DECLARE(cpu_k_attention)
-    /* npu-cpu-reduce.c */
-    CPU_DECLARE(cpu_k_reduce_mean) CPU_DECLARE(cpu_k_reduce_sum) CPU_DECLARE(cpu_k_reduce_max)
-        CPU_DECLARE(cpu_k_reduce_min) CPU_DECLARE(cpu_k_reduce_prod) CPU_DECLARE(cpu_k_reduce_l2)
-            CPU_DECLARE(cpu_k_reduce_sum_square) CPU_DECLARE(cpu_k_argmax) CPU_DECLARE(cpu_k_argmin)
-                CPU_DECLARE(cpu_k_cumsum)
-    /* npu-cpu-shape.c */
-    CPU_DECLARE(cpu_k_copy) CPU_DECLARE(cpu_k_dropout) CPU_DECLARE(cpu_k_transpose)
-        CPU_DECLARE(cpu_k_concat) CPU_DECLARE(cpu_k_split) CPU_DECLARE(cpu_k_slice)
-            CPU_DECLARE(cpu_k_gather) CPU_DECLARE(cpu_k_gather_elements) CPU_DECLARE(cpu_k_pad)
-                CPU_DECLARE(cpu_k_expand) CPU_DECLARE(cpu_k_tile) CPU_DECLARE(cpu_k_shape)
-                    CPU_DECLARE(cpu_k_size) CPU_DECLARE(cpu_k_constant)
-                        CPU_DECLARE(cpu_k_constant_of_shape) CPU_DECLARE(cpu_k_range)
-                            CPU_DECLARE(cpu_k_trilu) CPU_DECLARE(cpu_k_reshape)
-                                CPU_DECLARE(cpu_k_squeeze) CPU_DECLARE(cpu_k_unsqueeze)
-                                    CPU_DECLARE(cpu_k_flatten)
-    /* npu-cpu-resize.c */
-    CPU_DECLARE(cpu_k_resize)
-    /* npu-cpu-index.c */
-    CPU_DECLARE(cpu_k_depth_to_space) CPU_DECLARE(cpu_k_space_to_depth)
-        CPU_DECLARE(cpu_k_scatter_nd) CPU_DECLARE(cpu_k_scatter_elements) CPU_DECLARE(cpu_k_topk)
-    /* npu-cpu-rnn.c */
-    CPU_DECLARE(cpu_k_rnn) CPU_DECLARE(cpu_k_gru) CPU_DECLARE(cpu_k_lstm)
-    /* npu-cpu-index.c, npu-cpu-elementwise.c, npu-cpu-reduce.c: later additions */
-    CPU_DECLARE(cpu_k_one_hot) CPU_DECLARE(cpu_k_gather_nd) CPU_DECLARE(cpu_k_isnan)
-        CPU_DECLARE(cpu_k_isinf) CPU_DECLARE(cpu_k_celu) CPU_DECLARE(cpu_k_reduce_l1)
-            CPU_DECLARE(cpu_k_reduce_log_sum) CPU_DECLARE(cpu_k_reduce_log_sum_exp)
-    /* npu-cpu-gridsample.c */
-    CPU_DECLARE(cpu_k_grid_sample)
-    /* npu-cpu-quant.c */
-    CPU_DECLARE(cpu_k_quantize_linear) CPU_DECLARE(cpu_k_dequantize_linear)
+CPU_DECLARE(cpu_k_sub)
+CPU_DECLARE(cpu_k_mul)
+CPU_DECLARE(cpu_k_div)
+CPU_DECLARE(cpu_k_pow)
+CPU_DECLARE(cpu_k_mod)
+CPU_DECLARE(cpu_k_max)
+CPU_DECLARE(cpu_k_min)
+CPU_DECLARE(cpu_k_sum)
+CPU_DECLARE(cpu_k_mean)
+CPU_DECLARE(cpu_k_equal)
+CPU_DECLARE(cpu_k_less)
+CPU_DECLARE(cpu_k_greater)
+CPU_DECLARE(cpu_k_less_equal)
+CPU_DECLARE(cpu_k_greater_equal)
+CPU_DECLARE(cpu_k_and)
+CPU_DECLARE(cpu_k_or)
+CPU_DECLARE(cpu_k_xor)
+CPU_DECLARE(cpu_k_where)
+CPU_DECLARE(cpu_k_prelu)
+CPU_DECLARE(cpu_k_sqrt)
+CPU_DECLARE(cpu_k_exp)
+CPU_DECLARE(cpu_k_log)
+CPU_DECLARE(cpu_k_abs)
+CPU_DECLARE(cpu_k_neg)
+CPU_DECLARE(cpu_k_reciprocal)
+CPU_DECLARE(cpu_k_relu)
+CPU_DECLARE(cpu_k_leaky_relu)
+CPU_DECLARE(cpu_k_sigmoid)
+CPU_DECLARE(cpu_k_tanh)
+CPU_DECLARE(cpu_k_hard_sigmoid)
+CPU_DECLARE(cpu_k_hard_swish)
+CPU_DECLARE(cpu_k_elu)
+CPU_DECLARE(cpu_k_selu)
+CPU_DECLARE(cpu_k_gelu)
+CPU_DECLARE(cpu_k_softplus)
+CPU_DECLARE(cpu_k_clip)
+CPU_DECLARE(cpu_k_erf)
+CPU_DECLARE(cpu_k_not)
+CPU_DECLARE(cpu_k_floor)
+CPU_DECLARE(cpu_k_ceil)
+CPU_DECLARE(cpu_k_round)
+CPU_DECLARE(cpu_k_sign)
+CPU_DECLARE(cpu_k_sin)
+CPU_DECLARE(cpu_k_cos)
+CPU_DECLARE(cpu_k_silu)
+CPU_DECLARE(cpu_k_gelu_tanh)
+/* npu-cpu-cast.c */
+CPU_DECLARE(cpu_k_cast)
+CPU_DECLARE(cpu_k_cast_like)
+/* npu-cpu-gemm.c */
+CPU_DECLARE(cpu_k_matmul)
+CPU_DECLARE(cpu_k_gemm)
+CPU_DECLARE(cpu_k_matmul_integer)
+CPU_DECLARE(cpu_k_qlinear_matmul)
+/* npu-cpu-einsum.c */
+CPU_DECLARE(cpu_k_einsum)
+/* npu-cpu-conv.c */
+CPU_DECLARE(cpu_k_conv)
+CPU_DECLARE(cpu_k_conv_transpose)
+CPU_DECLARE(cpu_k_conv_integer)
+CPU_DECLARE(cpu_k_qlinear_conv)
+/* npu-cpu-pool.c */
+CPU_DECLARE(cpu_k_max_pool)
+CPU_DECLARE(cpu_k_average_pool)
+CPU_DECLARE(cpu_k_global_average_pool)
+CPU_DECLARE(cpu_k_global_max_pool)
+/* npu-cpu-norm.c */
+CPU_DECLARE(cpu_k_batch_norm)
+CPU_DECLARE(cpu_k_instance_norm)
+CPU_DECLARE(cpu_k_layer_norm)
+CPU_DECLARE(cpu_k_softmax)
+CPU_DECLARE(cpu_k_log_softmax)
+CPU_DECLARE(cpu_k_attention)
+/* npu-cpu-reduce.c */
+CPU_DECLARE(cpu_k_reduce_mean)
+CPU_DECLARE(cpu_k_reduce_sum)
+CPU_DECLARE(cpu_k_reduce_max)
+CPU_DECLARE(cpu_k_reduce_min)
+CPU_DECLARE(cpu_k_reduce_prod)
+CPU_DECLARE(cpu_k_reduce_l2)
+CPU_DECLARE(cpu_k_reduce_sum_square)
+CPU_DECLARE(cpu_k_argmax)
+CPU_DECLARE(cpu_k_argmin)
+CPU_DECLARE(cpu_k_cumsum)
+/* npu-cpu-shape.c */
+CPU_DECLARE(cpu_k_copy)
+CPU_DECLARE(cpu_k_dropout)
+CPU_DECLARE(cpu_k_transpose)
+CPU_DECLARE(cpu_k_concat)
+CPU_DECLARE(cpu_k_split)
+CPU_DECLARE(cpu_k_slice)
+CPU_DECLARE(cpu_k_gather)
+CPU_DECLARE(cpu_k_gather_elements)
+CPU_DECLARE(cpu_k_pad)
+CPU_DECLARE(cpu_k_expand)
+CPU_DECLARE(cpu_k_tile)
+CPU_DECLARE(cpu_k_shape)
+CPU_DECLARE(cpu_k_size)
+CPU_DECLARE(cpu_k_constant)
+CPU_DECLARE(cpu_k_constant_of_shape)
+CPU_DECLARE(cpu_k_range)
+CPU_DECLARE(cpu_k_trilu)
+CPU_DECLARE(cpu_k_reshape)
+CPU_DECLARE(cpu_k_squeeze)
+CPU_DECLARE(cpu_k_unsqueeze)
+CPU_DECLARE(cpu_k_flatten)
+/* npu-cpu-resize.c */
+CPU_DECLARE(cpu_k_resize)
+/* npu-cpu-index.c */
+CPU_DECLARE(cpu_k_depth_to_space)
+CPU_DECLARE(cpu_k_space_to_depth)
+CPU_DECLARE(cpu_k_scatter_nd)
+CPU_DECLARE(cpu_k_scatter_elements)
+CPU_DECLARE(cpu_k_topk)
+/* npu-cpu-rnn.c */
+CPU_DECLARE(cpu_k_rnn)
+CPU_DECLARE(cpu_k_gru)
+CPU_DECLARE(cpu_k_lstm)
+/* npu-cpu-index.c, npu-cpu-elementwise.c, npu-cpu-reduce.c: later additions */
+CPU_DECLARE(cpu_k_one_hot)
+CPU_DECLARE(cpu_k_gather_nd)
+CPU_DECLARE(cpu_k_isnan)
+CPU_DECLARE(cpu_k_isinf)
+CPU_DECLARE(cpu_k_celu)
+CPU_DECLARE(cpu_k_reduce_l1)
+CPU_DECLARE(cpu_k_reduce_log_sum)
+CPU_DECLARE(cpu_k_reduce_log_sum_exp)
+/* npu-cpu-gridsample.c */
+CPU_DECLARE(cpu_k_grid_sample)
+/* npu-cpu-quant.c */
+CPU_DECLARE(cpu_k_quantize_linear)
+CPU_DECLARE(cpu_k_dequantize_linear)
 #undef CPU_DECLARE
 
-    /* ---- tensor helpers -------------------------------------------------------------------------
-     */
+/* ---- tensor helpers -------------------------------------------------------------------------
+ */
 
-    static inline int64_t cpu_numel(const struct npu_tensor *t)
+static inline int64_t
+cpu_numel(const struct npu_tensor *t)
 {
     int64_t n = 1;
     for (int i = 0; i < t->ndim; i++)

@@ -241,15 +241,13 @@ pool_common(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs, const struct
 {
     switch (x->dtype) {
     case NPU_DTYPE_FP32:
-    case NPU_DTYPE_FP64:
-        break;
+    case NPU_DTYPE_FP64: break;
     case NPU_DTYPE_INT8:
     case NPU_DTYPE_UINT8:
         if (is_max)
             break;
         /* fall through */
-    default:
-        return KUNSUP("dtype %s is not supported", npu_dtype_name(x->dtype));
+    default: return KUNSUP("dtype %s is not supported", npu_dtype_name(x->dtype));
     }
     struct cpu_win w;
     CPU_TRY(pool_setup(ctx, attrs, x, &w));

@@ -89,8 +89,7 @@ qrange(enum npu_dtype dt, float *lo, float *hi)
         *lo = 0;
         *hi = 65535;
         return true;
-    default:
-        return false;
+    default: return false;
     }
 }
 
@@ -123,18 +122,10 @@ cpu_k_quantize_linear(CPU_KERNEL_ARGS)
         float v = rintf(xv / s[qi]) + z;
         v = v != v ? z : v < lo ? lo : v > hi ? hi : v;
         switch (y->dtype) {
-        case NPU_DTYPE_INT8:
-            ((int8_t *)y->data)[e] = (int8_t)v;
-            break;
-        case NPU_DTYPE_UINT8:
-            ((uint8_t *)y->data)[e] = (uint8_t)v;
-            break;
-        case NPU_DTYPE_INT16:
-            ((int16_t *)y->data)[e] = (int16_t)v;
-            break;
-        default:
-            ((uint16_t *)y->data)[e] = (uint16_t)v;
-            break;
+        case NPU_DTYPE_INT8: ((int8_t *)y->data)[e] = (int8_t)v; break;
+        case NPU_DTYPE_UINT8: ((uint8_t *)y->data)[e] = (uint8_t)v; break;
+        case NPU_DTYPE_INT16: ((int16_t *)y->data)[e] = (int16_t)v; break;
+        default: ((uint16_t *)y->data)[e] = (uint16_t)v; break;
         }
     }
     return NPU_OK;
@@ -151,10 +142,8 @@ cpu_k_dequantize_linear(CPU_KERNEL_ARGS)
     case NPU_DTYPE_UINT8:
     case NPU_DTYPE_INT16:
     case NPU_DTYPE_UINT16:
-    case NPU_DTYPE_INT32:
-        break;
-    default:
-        return KUNSUP("input dtype %s is not supported", npu_dtype_name(x->dtype));
+    case NPU_DTYPE_INT32: break;
+    default: return KUNSUP("input dtype %s is not supported", npu_dtype_name(x->dtype));
     }
     if (zp && zp->dtype != x->dtype)
         return KINVAL("zero point dtype differs from the input's");

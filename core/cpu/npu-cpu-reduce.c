@@ -16,8 +16,16 @@
 #include "npu-cpu-internal.h"
 
 enum red_kind {
-    RED_SUM, RED_MEAN, RED_MAX, RED_MIN, RED_PROD, RED_L2, RED_SUMSQ,
-    RED_L1, RED_LOGSUM, RED_LOGSUMEXP /* generic path only (the fast paths stop at RED_MIN) */
+    RED_SUM,
+    RED_MEAN,
+    RED_MAX,
+    RED_MIN,
+    RED_PROD,
+    RED_L2,
+    RED_SUMSQ,
+    RED_L1,
+    RED_LOGSUM,
+    RED_LOGSUMEXP /* generic path only (the fast paths stop at RED_MIN) */
 };
 
 struct red_job {
@@ -36,12 +44,9 @@ static inline double
 ld_f(const void *p, enum npu_dtype dt, int64_t i)
 {
     switch (dt) {
-    case NPU_DTYPE_FP32:
-        return ((const float *)p)[i];
-    case NPU_DTYPE_FP64:
-        return ((const double *)p)[i];
-    default:
-        return cpu_scalar_f64(&(struct npu_tensor){.dtype = dt, .data = (void *)p}, i);
+    case NPU_DTYPE_FP32: return ((const float *)p)[i];
+    case NPU_DTYPE_FP64: return ((const double *)p)[i];
+    default: return cpu_scalar_f64(&(struct npu_tensor){.dtype = dt, .data = (void *)p}, i);
     }
 }
 
@@ -56,26 +61,16 @@ static inline uint64_t
 ld_u(const void *p, enum npu_dtype dt, int64_t i)
 {
     switch (dt) {
-    case NPU_DTYPE_INT8:
-        return (uint64_t)(int64_t)((const int8_t *)p)[i];
-    case NPU_DTYPE_UINT8:
-        return ((const uint8_t *)p)[i];
-    case NPU_DTYPE_INT16:
-        return (uint64_t)(int64_t)((const int16_t *)p)[i];
-    case NPU_DTYPE_UINT16:
-        return ((const uint16_t *)p)[i];
-    case NPU_DTYPE_INT32:
-        return (uint64_t)(int64_t)((const int32_t *)p)[i];
-    case NPU_DTYPE_UINT32:
-        return ((const uint32_t *)p)[i];
-    case NPU_DTYPE_INT64:
-        return (uint64_t)((const int64_t *)p)[i];
-    case NPU_DTYPE_UINT64:
-        return ((const uint64_t *)p)[i];
-    case NPU_DTYPE_BOOL:
-        return ((const uint8_t *)p)[i] != 0;
-    default:
-        return 0;
+    case NPU_DTYPE_INT8: return (uint64_t)(int64_t)((const int8_t *)p)[i];
+    case NPU_DTYPE_UINT8: return ((const uint8_t *)p)[i];
+    case NPU_DTYPE_INT16: return (uint64_t)(int64_t)((const int16_t *)p)[i];
+    case NPU_DTYPE_UINT16: return ((const uint16_t *)p)[i];
+    case NPU_DTYPE_INT32: return (uint64_t)(int64_t)((const int32_t *)p)[i];
+    case NPU_DTYPE_UINT32: return ((const uint32_t *)p)[i];
+    case NPU_DTYPE_INT64: return (uint64_t)((const int64_t *)p)[i];
+    case NPU_DTYPE_UINT64: return ((const uint64_t *)p)[i];
+    case NPU_DTYPE_BOOL: return ((const uint8_t *)p)[i] != 0;
+    default: return 0;
     }
 }
 
@@ -88,18 +83,10 @@ reduce_one(const struct red_job *j, int64_t base, int64_t o)
     if (npu_dtype_is_float(dt)) {
         double acc;
         switch (j->kind) {
-        case RED_MAX:
-            acc = -INFINITY;
-            break;
-        case RED_MIN:
-            acc = INFINITY;
-            break;
-        case RED_PROD:
-            acc = 1;
-            break;
-        default:
-            acc = 0;
-            break;
+        case RED_MAX: acc = -INFINITY; break;
+        case RED_MIN: acc = INFINITY; break;
+        case RED_PROD: acc = 1; break;
+        default: acc = 0; break;
         }
         double m = -INFINITY; /* LogSumExp: the largest term, subtracted before exp */
         if (j->kind == RED_LOGSUMEXP)
@@ -110,32 +97,16 @@ reduce_one(const struct red_job *j, int64_t base, int64_t o)
         for (int64_t r = 0; r < j->R; r++) {
             double v = ld_f(x, dt, base + j->roff[r]);
             switch (j->kind) {
-            case RED_L1:
-                acc += fabs(v);
-                break;
-            case RED_LOGSUM:
-                acc += v;
-                break;
-            case RED_LOGSUMEXP:
-                acc += isinf(m) ? (v == m) : exp(v - m);
-                break;
+            case RED_L1: acc += fabs(v); break;
+            case RED_LOGSUM: acc += v; break;
+            case RED_LOGSUMEXP: acc += isinf(m) ? (v == m) : exp(v - m); break;
             case RED_SUM:
-            case RED_MEAN:
-                acc += v;
-                break;
-            case RED_MAX:
-                acc = (v != v || v > acc) ? v : acc;
-                break;
-            case RED_MIN:
-                acc = (v != v || v < acc) ? v : acc;
-                break;
-            case RED_PROD:
-                acc *= v;
-                break;
+            case RED_MEAN: acc += v; break;
+            case RED_MAX: acc = (v != v || v > acc) ? v : acc; break;
+            case RED_MIN: acc = (v != v || v < acc) ? v : acc; break;
+            case RED_PROD: acc *= v; break;
             case RED_L2:
-            case RED_SUMSQ:
-                acc += v * v;
-                break;
+            case RED_SUMSQ: acc += v * v; break;
             }
             if (acc != acc && (j->kind == RED_MAX || j->kind == RED_MIN))
                 break;
@@ -155,45 +126,28 @@ reduce_one(const struct red_job *j, int64_t base, int64_t o)
     bool uns = is_unsigned(dt);
     uint64_t acc;
     switch (j->kind) {
-    case RED_MAX:
-        acc = uns ? 0 : (uint64_t)INT64_MIN;
-        break;
-    case RED_MIN:
-        acc = uns ? UINT64_MAX : (uint64_t)INT64_MAX;
-        break;
-    case RED_PROD:
-        acc = 1;
-        break;
-    default:
-        acc = 0;
-        break;
+    case RED_MAX: acc = uns ? 0 : (uint64_t)INT64_MIN; break;
+    case RED_MIN: acc = uns ? UINT64_MAX : (uint64_t)INT64_MAX; break;
+    case RED_PROD: acc = 1; break;
+    default: acc = 0; break;
     }
     for (int64_t r = 0; r < j->R; r++) {
         uint64_t v = ld_u(x, dt, base + j->roff[r]);
         switch (j->kind) {
-        case RED_L1:
-            acc += uns || (int64_t)v >= 0 ? v : (uint64_t)0 - v;
-            break;
+        case RED_L1: acc += uns || (int64_t)v >= 0 ? v : (uint64_t)0 - v; break;
         case RED_LOGSUM:
-        case RED_LOGSUMEXP:
-            break; /* refused for integers (reduce_kernel) */
+        case RED_LOGSUMEXP: break; /* refused for integers (reduce_kernel) */
         case RED_SUM:
-        case RED_MEAN:
-            acc += v;
-            break;
+        case RED_MEAN: acc += v; break;
         case RED_MAX:
             acc = uns ? (v > acc ? v : acc) : ((int64_t)v > (int64_t)acc ? v : acc);
             break;
         case RED_MIN:
             acc = uns ? (v < acc ? v : acc) : ((int64_t)v < (int64_t)acc ? v : acc);
             break;
-        case RED_PROD:
-            acc *= v;
-            break;
+        case RED_PROD: acc *= v; break;
         case RED_L2:
-        case RED_SUMSQ:
-            acc += v * v;
-            break;
+        case RED_SUMSQ: acc += v * v; break;
         }
     }
     int64_t res = (int64_t)acc;
@@ -561,26 +515,13 @@ cpu_k_cumsum(CPU_KERNEL_ARGS)
     int64_t inner = cpu_dims_prod(x->dims, axis + 1, x->ndim);
     void (*fn)(const void *, void *, int64_t, int64_t, int64_t, bool, bool);
     switch (x->dtype) {
-    case NPU_DTYPE_FP32:
-        fn = cumsum_f32;
-        break;
-    case NPU_DTYPE_FP64:
-        fn = cumsum_f64;
-        break;
-    case NPU_DTYPE_INT32:
-        fn = cumsum_i32;
-        break;
-    case NPU_DTYPE_INT64:
-        fn = cumsum_i64;
-        break;
-    case NPU_DTYPE_UINT32:
-        fn = cumsum_u32;
-        break;
-    case NPU_DTYPE_UINT64:
-        fn = cumsum_u64;
-        break;
-    default:
-        return KUNSUP("dtype %s is not supported", npu_dtype_name(x->dtype));
+    case NPU_DTYPE_FP32: fn = cumsum_f32; break;
+    case NPU_DTYPE_FP64: fn = cumsum_f64; break;
+    case NPU_DTYPE_INT32: fn = cumsum_i32; break;
+    case NPU_DTYPE_INT64: fn = cumsum_i64; break;
+    case NPU_DTYPE_UINT32: fn = cumsum_u32; break;
+    case NPU_DTYPE_UINT64: fn = cumsum_u64; break;
+    default: return KUNSUP("dtype %s is not supported", npu_dtype_name(x->dtype));
     }
     fn(x->data, out[0]->data, outer, D, inner, excl, rev);
     return NPU_OK;

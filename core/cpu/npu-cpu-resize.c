@@ -50,21 +50,16 @@ src_coord(const struct rs_params *p, double x, double scale, int64_t in, int64_t
 {
     double out_w = scale * (double)in; /* as the ONNX reference does */
     switch (p->ctm) {
-    case CTM_HALF_PIXEL:
-        return (x + 0.5) / scale - 0.5;
+    case CTM_HALF_PIXEL: return (x + 0.5) / scale - 0.5;
     case CTM_HALF_PIXEL_SYM: {
         double adj = (double)out / out_w, center = (double)in / 2;
         double offset = center * (1 - adj);
         return offset + (x + 0.5) / scale - 0.5;
     }
-    case CTM_PYTORCH_HALF_PIXEL:
-        return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
-    case CTM_ALIGN_CORNERS:
-        return out_w == 1 ? 0.0 : x * (double)(in - 1) / (out_w - 1);
-    case CTM_ASYMMETRIC:
-        return x / scale;
-    case CTM_TF_HALF_PIXEL_FOR_NN:
-        return (x + 0.5) / scale;
+    case CTM_PYTORCH_HALF_PIXEL: return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+    case CTM_ALIGN_CORNERS: return out_w == 1 ? 0.0 : x * (double)(in - 1) / (out_w - 1);
+    case CTM_ASYMMETRIC: return x / scale;
+    case CTM_TF_HALF_PIXEL_FOR_NN: return (x + 0.5) / scale;
     case CTM_TF_CROP_AND_RESIZE:
         if (out > 1)
             return roi_s * (double)(in - 1) +
@@ -106,18 +101,10 @@ make_tap(const struct rs_params *p, double xo, int64_t in, struct rs_tap *t)
     if (p->mode == RS_NEAREST) {
         double f = floor(xo), r;
         switch (p->nearest) {
-        case NR_ROUND_PREFER_FLOOR:
-            r = xo == f + 0.5 ? f : round(xo);
-            break;
-        case NR_ROUND_PREFER_CEIL:
-            r = xo == f + 0.5 ? f + 1 : round(xo);
-            break;
-        case NR_FLOOR:
-            r = f;
-            break;
-        default:
-            r = ceil(xo);
-            break;
+        case NR_ROUND_PREFER_FLOOR: r = xo == f + 0.5 ? f : round(xo); break;
+        case NR_ROUND_PREFER_CEIL: r = xo == f + 0.5 ? f + 1 : round(xo); break;
+        case NR_FLOOR: r = f; break;
+        default: r = ceil(xo); break;
         }
         t->n = 1;
         t->idx[0] = clampi((int64_t)fmax(fmin(r, 1e15), -1e15), in);

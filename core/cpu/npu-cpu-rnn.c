@@ -23,8 +23,17 @@
 enum rnn_kind { RNN_PLAIN, RNN_GRU, RNN_LSTM };
 
 enum act_kind {
-    ACT_SIGMOID, ACT_TANH, ACT_RELU, ACT_HARD_SIGMOID, ACT_LEAKY_RELU, ACT_THRESHOLDED_RELU,
-    ACT_SCALED_TANH, ACT_AFFINE, ACT_ELU, ACT_SOFTSIGN, ACT_SOFTPLUS
+    ACT_SIGMOID,
+    ACT_TANH,
+    ACT_RELU,
+    ACT_HARD_SIGMOID,
+    ACT_LEAKY_RELU,
+    ACT_THRESHOLDED_RELU,
+    ACT_SCALED_TANH,
+    ACT_AFFINE,
+    ACT_ELU,
+    ACT_SOFTSIGN,
+    ACT_SOFTPLUS
 };
 
 struct act {
@@ -63,11 +72,16 @@ act_parse(const char *s, struct act *a)
         enum act_kind k;
         float alpha, beta;
     } tab[] = {
-        {"Sigmoid", ACT_SIGMOID, 0, 0},       {"Tanh", ACT_TANH, 0, 0},
-        {"Relu", ACT_RELU, 0, 0},             {"HardSigmoid", ACT_HARD_SIGMOID, 0.2f, 0.5f},
-        {"LeakyRelu", ACT_LEAKY_RELU, 0.01f, 0}, {"ThresholdedRelu", ACT_THRESHOLDED_RELU, 1, 0},
-        {"ScaledTanh", ACT_SCALED_TANH, 1, 1}, {"Affine", ACT_AFFINE, 1, 0},
-        {"Elu", ACT_ELU, 1, 0},               {"Softsign", ACT_SOFTSIGN, 0, 0},
+        {"Sigmoid", ACT_SIGMOID, 0, 0},
+        {"Tanh", ACT_TANH, 0, 0},
+        {"Relu", ACT_RELU, 0, 0},
+        {"HardSigmoid", ACT_HARD_SIGMOID, 0.2f, 0.5f},
+        {"LeakyRelu", ACT_LEAKY_RELU, 0.01f, 0},
+        {"ThresholdedRelu", ACT_THRESHOLDED_RELU, 1, 0},
+        {"ScaledTanh", ACT_SCALED_TANH, 1, 1},
+        {"Affine", ACT_AFFINE, 1, 0},
+        {"Elu", ACT_ELU, 1, 0},
+        {"Softsign", ACT_SOFTSIGN, 0, 0},
         {"Softplus", ACT_SOFTPLUS, 0, 0},
     };
     for (size_t i = 0; i < NPU_ARRAY_SIZE(tab); i++)

@@ -762,12 +762,9 @@ pad_src(enum pad_mode m, int64_t o, int64_t before, int64_t dim)
     if (i >= 0 && i < dim)
         return i;
     switch (m) {
-    case PAD_CONSTANT:
-        return -1;
-    case PAD_EDGE:
-        return i < 0 ? 0 : dim - 1;
-    case PAD_WRAP:
-        return ((i % dim) + dim) % dim;
+    case PAD_CONSTANT: return -1;
+    case PAD_EDGE: return i < 0 ? 0 : dim - 1;
+    case PAD_WRAP: return ((i % dim) + dim) % dim;
     case PAD_REFLECT:
         if (dim == 1)
             return 0;
@@ -910,18 +907,10 @@ bcast_copy(struct npu_cpu_ctx *ctx, const struct npu_tensor *x, struct npu_tenso
     CPU_TRY(cpu_bcast_plan(ctx, &bc, o, ins, 1, false));
     cpu_bc_fn fn;
     switch (cpu_esize(x)) {
-    case 1:
-        fn = bcopy_8;
-        break;
-    case 2:
-        fn = bcopy_16;
-        break;
-    case 4:
-        fn = bcopy_32;
-        break;
-    default:
-        fn = bcopy_64;
-        break;
+    case 1: fn = bcopy_8; break;
+    case 2: fn = bcopy_16; break;
+    case 4: fn = bcopy_32; break;
+    default: fn = bcopy_64; break;
     }
     const void *ip[1] = {x->data};
     size_t sz[1] = {cpu_esize(x)};

@@ -290,7 +290,7 @@ cpu_read_ints(struct npu_cpu_ctx *ctx, const struct npu_tensor *t, const char *w
 /* ---- dispatch ------------------------------------------------------------------------------- */
 
 enum {
-    CPU_F16 = 1u << 0, /* fp16 operands are computed in fp32 around the kernel */
+    CPU_F16 = 1u << 0,     /* fp16 operands are computed in fp32 around the kernel */
     CPU_OPT_OUT = 1u << 1, /* every output may be absent (NULL), e.g. LSTM's Y */
 };
 

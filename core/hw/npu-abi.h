@@ -19,7 +19,7 @@ extern "C" {
 #endif
 
 /* DRM ioctl encoding (Linux asm-generic): dir<<30 | size<<16 | type<<8 | nr. */
-#define NPU_DRM_IOCTL_BASE 0x64u    /* 'd' */
+#define NPU_DRM_IOCTL_BASE 0x64u /* 'd' */
 #define NPU_DRM_COMMAND_BASE 0x40u
 #define NPU_IOC_WRITE 1u
 #define NPU_IOC_READ 2u
@@ -108,14 +108,14 @@ struct npu_rknpu_action {
 };
 
 struct npu_rknpu_mem_create {
-    uint32_t handle;          /* Output */
-    uint32_t flags;           /* Input: NPU_RKNPU_MEM_* */
-    uint64_t size;            /* Input */
-    uint64_t obj_addr;        /* Output: kernel object cookie (task BO goes to submit by this) */
-    uint64_t dma_addr;        /* Output: NPU IOVA */
-    uint64_t sram_size;       /* Input */
-    int32_t iommu_domain_id;  /* Input (0.9.x only) */
-    uint32_t core_mask;       /* Input (0.9.x only) */
+    uint32_t handle;         /* Output */
+    uint32_t flags;          /* Input: NPU_RKNPU_MEM_* */
+    uint64_t size;           /* Input */
+    uint64_t obj_addr;       /* Output: kernel object cookie (task BO goes to submit by this) */
+    uint64_t dma_addr;       /* Output: NPU IOVA */
+    uint64_t sram_size;      /* Input */
+    int32_t iommu_domain_id; /* Input (0.9.x only) */
+    uint32_t core_mask;      /* Input (0.9.x only) */
 };
 
 /* The older 40-byte form (e.g. MTX's header): ends after sram_size. The DRM core zero-extends
@@ -130,19 +130,19 @@ struct npu_rknpu_mem_create_v1 {
 };
 
 struct npu_rknpu_mem_map {
-    uint32_t handle;   /* Input */
+    uint32_t handle; /* Input */
     uint32_t reserved;
-    uint64_t offset;   /* Output: pass to mmap() on the DRM fd */
+    uint64_t offset; /* Output: pass to mmap() on the DRM fd */
 };
 
 struct npu_rknpu_mem_destroy {
-    uint32_t handle;   /* Input */
+    uint32_t handle; /* Input */
     uint32_t reserved;
     uint64_t obj_addr; /* Input */
 };
 
 struct npu_rknpu_mem_sync {
-    uint32_t flags;    /* Input: NPU_RKNPU_MEM_SYNC_* */
+    uint32_t flags; /* Input: NPU_RKNPU_MEM_SYNC_* */
     uint32_t reserved;
     uint64_t obj_addr; /* Input */
     uint64_t offset;   /* Input */
@@ -172,13 +172,13 @@ struct npu_rknpu_subcore_task {
 /* Submit (104 bytes). subcore_task indexing in 0.9.8: with 1 or 2 cores core i takes [i];
  * with all 3 (mask 7) core i takes [i + 2]; with auto mask the chosen core i takes [i]. */
 struct npu_rknpu_submit {
-    uint32_t flags;          /* Input: NPU_RKNPU_JOB_* (PC mandatory) */
-    uint32_t timeout;        /* Input: ms, waited up to 3 times */
-    uint32_t task_start;     /* Input */
-    uint32_t task_number;    /* Input: > 0 */
-    uint32_t task_counter;   /* Output: tasks completed */
-    int32_t priority;        /* Input */
-    uint64_t task_obj_addr;  /* Input: obj_addr of the task BO (needs KERNEL_MAPPING) */
+    uint32_t flags;           /* Input: NPU_RKNPU_JOB_* (PC mandatory) */
+    uint32_t timeout;         /* Input: ms, waited up to 3 times */
+    uint32_t task_start;      /* Input */
+    uint32_t task_number;     /* Input: > 0 */
+    uint32_t task_counter;    /* Output: tasks completed */
+    int32_t priority;         /* Input */
+    uint64_t task_obj_addr;   /* Input: obj_addr of the task BO (needs KERNEL_MAPPING) */
     uint32_t iommu_domain_id; /* Input (older headers: regcfg_obj_addr u64 at 32..39) */
     uint32_t reserved;
     uint64_t task_base_addr; /* Input: -> PC TASK_DMA_BASE_ADDR, normally 0 */
@@ -207,9 +207,9 @@ struct npu_rocket_create_bo {
 
 /* Waits for NPU writes and syncs the cache for the CPU. */
 struct npu_rocket_prep_bo {
-    uint32_t handle;     /* Input */
-    uint32_t reserved;   /* must be 0 */
-    int64_t timeout_ns;  /* Input: absolute */
+    uint32_t handle;    /* Input */
+    uint32_t reserved;  /* must be 0 */
+    int64_t timeout_ns; /* Input: absolute */
 };
 
 /* Syncs the cache for the device. */

@@ -24,8 +24,7 @@ struct parser {
     enum npu_status st;
 };
 
-static void __attribute__((format(printf, 2, 3)))
-perr(struct parser *p, const char *fmt, ...)
+static void __attribute__((format(printf, 2, 3))) perr(struct parser *p, const char *fmt, ...)
 {
     va_list ap;
     int n;
@@ -122,8 +121,8 @@ npu_golden_add_buffer(struct npu_golden *g, const char *name, uint32_t start, ui
 
     if (!name || !*name || strpbrk(name, " \t+@"))
         return NPU_ERR_INVALID;
-    snprintf(line, sizeof(line), "%s 0x%08x 0x%x%s%s", name, start, size,
-             note && *note ? " " : "", note ? note : "");
+    snprintf(line, sizeof(line), "%s 0x%08x 0x%x%s%s", name, start, size, note && *note ? " " : "",
+             note ? note : "");
     st = npu_golden_add_header(g, "buffer", line);
     if (st == NPU_OK)
         st = add_buffer_entry(g, name, strlen(name), start, size, note);
@@ -498,8 +497,8 @@ parse_qword(struct parser *p, const char *s, size_t n)
             uint64_t ov;
             size_t nl;
 
-            if (!plus || plus == f[3] + 1 || (size_t)(f[3] + fl[3] - plus) < 4 ||
-                plus[1] != '0' || plus[2] != 'x' ||
+            if (!plus || plus == f[3] + 1 || (size_t)(f[3] + fl[3] - plus) < 4 || plus[1] != '0' ||
+                plus[2] != 'x' ||
                 !parse_hex_n(plus + 3, (size_t)(f[3] + fl[3] - plus - 3), 8, &ov)) {
                 perr(p, "address flag must be '@name+0xOFFSET'");
                 return;
@@ -561,8 +560,8 @@ npu_golden_parse(const char *text, size_t len, const char *name, struct npu_gold
         n = (size_t)(le - s);
         if (memchr(s, '\0', n)) {
             perr(&p, "NUL byte in text");
-        } else if (p.line == 1 && (n != strlen("# " FORMAT_LINE) ||
-                                   memcmp(s, "# " FORMAT_LINE, n))) {
+        } else if (p.line == 1 &&
+                   (n != strlen("# " FORMAT_LINE) || memcmp(s, "# " FORMAT_LINE, n))) {
             perr(&p, "first line must be '# " FORMAT_LINE "'");
         } else if (n == 0) {
             /* blank lines carry nothing */

@@ -42,8 +42,8 @@ struct npu_golden_kv {
 };
 
 struct npu_golden_task {
-    uint32_t index; /* N of "task N" */
-    int line;       /* line of the task header in the source */
+    uint32_t index;             /* N of "task N" */
+    int line;                   /* line of the task header in the source */
     struct npu_golden_kv *keys; /* in source order */
     uint32_t n_keys;
     /* Common keys, parsed; -1 when absent. */

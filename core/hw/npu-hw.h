@@ -17,14 +17,14 @@
 
 #include "npu/npu-common.h"
 
-#include "npu-rk3588-regs.h"
-#include "npu-regdb.h"
-#include "npu-regcmd.h"
 #include "npu-abi.h"
-#include "npu/npu-fp16.h"
 #include "npu-golden.h"
 #include "npu-layout.h"
 #include "npu-refprog.h"
+#include "npu-regcmd.h"
+#include "npu-regdb.h"
+#include "npu-rk3588-regs.h"
 #include "npu-task.h"
+#include "npu/npu-fp16.h"
 
 #endif /* NPU_HW_H */

@@ -15,15 +15,9 @@ static inline void
 put(uint8_t *d, const uint8_t *s, size_t esize)
 {
     switch (esize) {
-    case 1:
-        *d = *s;
-        break;
-    case 2:
-        memcpy(d, s, 2);
-        break;
-    default:
-        memcpy(d, s, 4);
-        break;
+    case 1: *d = *s; break;
+    case 2: memcpy(d, s, 2); break;
+    default: memcpy(d, s, 4); break;
     }
 }
 
@@ -143,8 +137,8 @@ npu_nc1hwc2_to_nchw(void *dst, size_t dst_size, const void *src, size_t src_size
         return st;
     plain = (size_t)n * c * hw * esize;
     if (!dst || !src || src_size < total || dst_size < plain) {
-        npu_err(dom, "layout: NC1HWC2 -> NCHW needs %zu source and %zu destination bytes",
-                total, plain);
+        npu_err(dom, "layout: NC1HWC2 -> NCHW needs %zu source and %zu destination bytes", total,
+                plain);
         return NPU_ERR_INVALID;
     }
     c2 = npu_c2(esize);
@@ -178,8 +172,8 @@ npu_argb_bytes(size_t esize, uint32_t c, uint32_t h, uint32_t w, uint32_t line)
 }
 
 enum npu_status
-npu_nchw_to_argb(void *dst, size_t dst_size, const void *src, size_t esize, uint32_t c,
-                 uint32_t h, uint32_t w, uint32_t line, uint32_t pad_bits)
+npu_nchw_to_argb(void *dst, size_t dst_size, const void *src, size_t esize, uint32_t c, uint32_t h,
+                 uint32_t w, uint32_t line, uint32_t pad_bits)
 {
     size_t need;
 
@@ -187,8 +181,10 @@ npu_nchw_to_argb(void *dst, size_t dst_size, const void *src, size_t esize, uint
         line = w;
     need = npu_argb_bytes(esize, c, h, w, line);
     if (!need || !w || !h) {
-        npu_err(dom, "layout: small-channel input needs 1-4 channels, esize 1/2/4 and line >= W "
-                     "(got C=%u esize=%zu W=%u line=%u)", c, esize, w, line);
+        npu_err(dom,
+                "layout: small-channel input needs 1-4 channels, esize 1/2/4 and line >= W "
+                "(got C=%u esize=%zu W=%u line=%u)",
+                c, esize, w, line);
         return NPU_ERR_INVALID;
     }
     if (!dst || !src || dst_size < need) {
@@ -229,8 +225,7 @@ npu_weight_layout_init(struct npu_weight_layout *l, size_t esize, uint32_t kerne
         return NPU_ERR_INVALID;
     }
     if (depthwise && kernels != channels) {
-        npu_err(dom, "weights: depthwise needs kernels == channels (%u != %u)", kernels,
-                channels);
+        npu_err(dom, "weights: depthwise needs kernels == channels (%u != %u)", kernels, channels);
         return NPU_ERR_INVALID;
     }
     l->esize = esize;
@@ -295,8 +290,8 @@ check_pack(const struct npu_weight_layout *l, void *dst, size_t dst_size, const 
 }
 
 enum npu_status
-npu_weight_pack(const struct npu_weight_layout *l, void *dst, size_t dst_size,
-                const void *src_oihw, uint32_t pad_bits)
+npu_weight_pack(const struct npu_weight_layout *l, void *dst, size_t dst_size, const void *src_oihw,
+                uint32_t pad_bits)
 {
     const uint8_t *s = src_oihw;
     uint8_t *d = dst;
@@ -312,15 +307,15 @@ npu_weight_pack(const struct npu_weight_layout *l, void *dst, size_t dst_size,
             for (uint32_t c = l->channels; c < l->c_pad; c++)
                 for (uint32_t y = 0; y < l->kh; y++)
                     for (uint32_t x = 0; x < l->kw; x++)
-                        fill(d + npu_weight_offset(l, l->depthwise ? c : k, c, y, x), 1,
-                             l->esize, pad_bits);
+                        fill(d + npu_weight_offset(l, l->depthwise ? c : k, c, y, x), 1, l->esize,
+                             pad_bits);
     }
     for (uint32_t k = 0; k < l->kernels; k++) {
         /* Depthwise source is C x 1 x kh x kw: kernel k filters channel k only. */
         uint32_t c0 = l->depthwise ? k : 0, c1 = l->depthwise ? k + 1 : l->channels;
         for (uint32_t c = c0; c < c1; c++) {
-            const uint8_t *sp = s + ((size_t)k * (l->depthwise ? 1 : l->channels) + (c - c0)) *
-                                        taps * l->esize;
+            const uint8_t *sp =
+                s + ((size_t)k * (l->depthwise ? 1 : l->channels) + (c - c0)) * taps * l->esize;
             for (uint32_t y = 0; y < l->kh; y++)
                 for (uint32_t x = 0; x < l->kw; x++)
                     put(d + npu_weight_offset(l, k, c, y, x),

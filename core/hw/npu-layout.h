@@ -64,9 +64,8 @@ enum npu_status npu_nchw_to_nc1hwc2(void *dst, size_t dst_size, const void *src,
                                     uint32_t n, uint32_t c, uint32_t h, uint32_t w,
                                     uint32_t pad_bits);
 /* NC1HWC2 -> NCHW; padding channels are dropped. */
-enum npu_status npu_nc1hwc2_to_nchw(void *dst, size_t dst_size, const void *src,
-                                    size_t src_size, size_t esize, uint32_t n, uint32_t c,
-                                    uint32_t h, uint32_t w);
+enum npu_status npu_nc1hwc2_to_nchw(void *dst, size_t dst_size, const void *src, size_t src_size,
+                                    size_t esize, uint32_t n, uint32_t c, uint32_t h, uint32_t w);
 
 /* Small-channel input: bytes of one image, h * line * c * esize (line 0 means w). */
 size_t npu_argb_bytes(size_t esize, uint32_t c, uint32_t h, uint32_t w, uint32_t line);
@@ -77,9 +76,9 @@ enum npu_status npu_nchw_to_argb(void *dst, size_t dst_size, const void *src, si
 
 /* Geometry and sizes of packed weights. */
 struct npu_weight_layout {
-    size_t esize;       /* 1 int8, 2 int16/fp16 */
-    uint32_t kernels;   /* output channels (K) */
-    uint32_t channels;  /* input channels (C) before padding */
+    size_t esize;      /* 1 int8, 2 int16/fp16 */
+    uint32_t kernels;  /* output channels (K) */
+    uint32_t channels; /* input channels (C) before padding */
     uint32_t kh, kw;
     bool depthwise;
     uint32_t kernel_group;  /* kernels per group: 32 int8, 16 fp16 (1 when depthwise) */
@@ -93,9 +92,8 @@ struct npu_weight_layout {
 
 /* Fills l; errors for esize not 1/2, zero sizes, kh/kw > 32 (5-bit fields), depthwise with
  * kernels != channels, or sizes past the register fields. */
-enum npu_status npu_weight_layout_init(struct npu_weight_layout *l, size_t esize,
-                                       uint32_t kernels, uint32_t channels, uint32_t kh,
-                                       uint32_t kw, bool depthwise);
+enum npu_status npu_weight_layout_init(struct npu_weight_layout *l, size_t esize, uint32_t kernels,
+                                       uint32_t channels, uint32_t kh, uint32_t kw, bool depthwise);
 /* Byte offset of weight (kernel k, channel c, ky, kx) in the packed buffer; for depthwise k
  * must equal c (the only non-zero weights). */
 size_t npu_weight_offset(const struct npu_weight_layout *l, uint32_t k, uint32_t c, uint32_t ky,

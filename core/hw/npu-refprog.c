@@ -48,8 +48,8 @@ npu_ref_matmul_emit(struct npu_stream *s, const struct npu_ref_matmul *p)
     const uint32_t esize = int8 ? 1 : 2;
     const uint32_t cna_prec = int8 ? NPU_CNA_PRECISION_INT8 : NPU_CNA_PRECISION_FP16;
     const uint32_t dpu_in = int8 ? NPU_PRECISION_INT8 : NPU_PRECISION_FP16;
-    const uint32_t dpu_out = int8 ? NPU_PRECISION_INT32
-                                  : (fp16_out ? NPU_PRECISION_FP16 : NPU_PRECISION_FP32);
+    const uint32_t dpu_out =
+        int8 ? NPU_PRECISION_INT32 : (fp16_out ? NPU_PRECISION_FP16 : NPU_PRECISION_FP32);
     /* facts 2.10: SIZE_E = kernel group x output bytes / 16 - 1; SURFACE_ADD =
      * DST_SURF_STRIDE x (SIZE_E + 1). Kernel group 32 int8, 16 fp16. */
     const uint32_t kg = int8 ? 32 : 16, out_bytes = fp16_out ? 2 : 4;
@@ -81,7 +81,8 @@ npu_ref_matmul_emit(struct npu_stream *s, const struct npu_ref_matmul *p)
              CNA_CONV_CON1_PROC_PRECISION(cna_prec) | CNA_CONV_CON1_IN_PRECISION(cna_prec));
     npu_emit(s, REG_CNA_CONV_CON2, CNA_CONV_CON2_FEATURE_GRAINS(m + 1));
     npu_emit(s, REG_CNA_CONV_CON3, CNA_CONV_CON3_CONV_X_STRIDE(1) | CNA_CONV_CON3_CONV_Y_STRIDE(1));
-    npu_emit(s, REG_CNA_DATA_SIZE0, CNA_DATA_SIZE0_DATAIN_WIDTH(1) | CNA_DATA_SIZE0_DATAIN_HEIGHT(m));
+    npu_emit(s, REG_CNA_DATA_SIZE0,
+             CNA_DATA_SIZE0_DATAIN_WIDTH(1) | CNA_DATA_SIZE0_DATAIN_HEIGHT(m));
     /* MTX writes K - 1 (works on hardware); RKNN would write (K - 1) mod 64 (errata S5). */
     npu_emit(s, REG_CNA_DATA_SIZE1,
              CNA_DATA_SIZE1_DATAIN_CHANNEL_REAL(k - 1) | CNA_DATA_SIZE1_DATAIN_CHANNEL(k));
@@ -178,7 +179,8 @@ npu_ref_matmul_emit(struct npu_stream *s, const struct npu_ref_matmul *p)
     npu_emit(s, REG_DPU_EW_RELUX_CMP_VALUE, 0);
     npu_emit(s, REG_DPU_OUT_CVT_OFFSET, 0);
     npu_emit(s, REG_DPU_OUT_CVT_SCALE,
-             DPU_OUT_CVT_SCALE_FP32TOFP16_EN(fp16_out ? 1 : 0) | DPU_OUT_CVT_SCALE_OUT_CVT_SCALE(1));
+             DPU_OUT_CVT_SCALE_FP32TOFP16_EN(fp16_out ? 1 : 0) |
+                 DPU_OUT_CVT_SCALE_OUT_CVT_SCALE(1));
     npu_emit(s, REG_DPU_OUT_CVT_SHIFT, 0);
     for (unsigned i = 0; i < REG_DPU_EW_OP_VALUE__COUNT; i++)
         npu_emit(s, REG_DPU_EW_OP_VALUE(i), 0);
@@ -196,18 +198,11 @@ npu_ref_eltwise_emit(struct npu_stream *s, const struct npu_ref_eltwise *p)
     enum npu_status st;
 
     switch (p->precision) {
-    case NPU_PRECISION_INT8:
-        size_code = NPU_ELEM_SIZE_8BIT;
-        break;
+    case NPU_PRECISION_INT8: size_code = NPU_ELEM_SIZE_8BIT; break;
     case NPU_PRECISION_INT16:
-    case NPU_PRECISION_FP16:
-        size_code = NPU_ELEM_SIZE_16BIT;
-        break;
-    case NPU_PRECISION_INT32:
-        size_code = NPU_ELEM_SIZE_32BIT;
-        break;
-    default:
-        return refuse(s, "elementwise precision must be int8, int16, fp16 or int32 (A.2)");
+    case NPU_PRECISION_FP16: size_code = NPU_ELEM_SIZE_16BIT; break;
+    case NPU_PRECISION_INT32: size_code = NPU_ELEM_SIZE_32BIT; break;
+    default: return refuse(s, "elementwise precision must be int8, int16, fp16 or int32 (A.2)");
     }
     if (p->op > NPU_REF_EW_MIN)
         return refuse(s, "unknown elementwise op");
@@ -224,31 +219,24 @@ npu_ref_eltwise_emit(struct npu_stream *s, const struct npu_ref_eltwise *p)
      * ops carry their algorithm (MAX/MIN also EQUAL_EN), MUL sets OP_TYPE. The operand
      * converter is bypassed for int32 (A.2) and, as in RKNN's fp16 templates, for MUL and DIV
      * (NOTES S18: 0x108003c4, 0x108303c0). */
-    op_cvt_bypass = prec == NPU_PRECISION_INT32 ||
-                    (prec == NPU_PRECISION_FP16 && (p->op == NPU_REF_EW_MUL || p->op == NPU_REF_EW_DIV));
-    ew_cfg = DPU_EW_CFG_EW_DATA_MODE(NPU_EW_DATA_MODE_PER_PIXEL) | DPU_EW_CFG_EDATA_SIZE(size_code) |
-             DPU_EW_CFG_EW_RELU_BYPASS(1) | DPU_EW_CFG_EW_LUT_BYPASS(1) |
-             DPU_EW_CFG_EW_OP_SRC(NPU_OPERAND_SRC_MEMORY) |
+    op_cvt_bypass =
+        prec == NPU_PRECISION_INT32 ||
+        (prec == NPU_PRECISION_FP16 && (p->op == NPU_REF_EW_MUL || p->op == NPU_REF_EW_DIV));
+    ew_cfg = DPU_EW_CFG_EW_DATA_MODE(NPU_EW_DATA_MODE_PER_PIXEL) |
+             DPU_EW_CFG_EDATA_SIZE(size_code) | DPU_EW_CFG_EW_RELU_BYPASS(1) |
+             DPU_EW_CFG_EW_LUT_BYPASS(1) | DPU_EW_CFG_EW_OP_SRC(NPU_OPERAND_SRC_MEMORY) |
              DPU_EW_CFG_EW_OP_CVT_BYPASS(op_cvt_bypass ? 1 : 0);
     switch (p->op) {
-    case NPU_REF_EW_ADD:
-        ew_cfg |= DPU_EW_CFG_EW_ALU_ALGO(NPU_ALU_ALGO_ADD);
-        break;
-    case NPU_REF_EW_SUB:
-        ew_cfg |= DPU_EW_CFG_EW_ALU_ALGO(NPU_ALU_ALGO_MINUS);
-        break;
-    case NPU_REF_EW_DIV:
-        ew_cfg |= DPU_EW_CFG_EW_ALU_ALGO(NPU_ALU_ALGO_DIV);
-        break;
+    case NPU_REF_EW_ADD: ew_cfg |= DPU_EW_CFG_EW_ALU_ALGO(NPU_ALU_ALGO_ADD); break;
+    case NPU_REF_EW_SUB: ew_cfg |= DPU_EW_CFG_EW_ALU_ALGO(NPU_ALU_ALGO_MINUS); break;
+    case NPU_REF_EW_DIV: ew_cfg |= DPU_EW_CFG_EW_ALU_ALGO(NPU_ALU_ALGO_DIV); break;
     case NPU_REF_EW_MAX:
         ew_cfg |= DPU_EW_CFG_EW_ALU_ALGO(NPU_ALU_ALGO_MAX) | DPU_EW_CFG_EW_EQUAL_EN(1);
         break;
     case NPU_REF_EW_MIN:
         ew_cfg |= DPU_EW_CFG_EW_ALU_ALGO(NPU_ALU_ALGO_MIN) | DPU_EW_CFG_EW_EQUAL_EN(1);
         break;
-    case NPU_REF_EW_MUL:
-        ew_cfg |= DPU_EW_CFG_EW_OP_TYPE(NPU_EW_OP_TYPE_MUL);
-        break;
+    case NPU_REF_EW_MUL: ew_cfg |= DPU_EW_CFG_EW_OP_TYPE(NPU_EW_OP_TYPE_MUL); break;
     }
     rdma_mode = DPU_RDMA_FEATURE_MODE_CFG_IN_PRECISION(prec) |
                 DPU_RDMA_FEATURE_MODE_CFG_BURST_LEN(NPU_BURST_LEN_BURST16) |
@@ -277,7 +265,8 @@ npu_ref_eltwise_emit(struct npu_stream *s, const struct npu_ref_eltwise *p)
     npu_emit(s, REG_DPU_DATA_CUBE_HEIGHT, DPU_DATA_CUBE_HEIGHT_HEIGHT(0));
     npu_emit(s, REG_DPU_DATA_CUBE_NOTCH_ADDR, 0);
     npu_emit(s, REG_DPU_DATA_CUBE_CHANNEL,
-             DPU_DATA_CUBE_CHANNEL_ORIG_CHANNEL(p->c - 1) | DPU_DATA_CUBE_CHANNEL_CHANNEL(p->c - 1));
+             DPU_DATA_CUBE_CHANNEL_ORIG_CHANNEL(p->c - 1) |
+                 DPU_DATA_CUBE_CHANNEL_CHANNEL(p->c - 1));
     npu_emit(s, REG_DPU_BS_CFG,
              DPU_BS_CFG_BS_RELU_BYPASS(1) | DPU_BS_CFG_BS_MUL_BYPASS(1) |
                  DPU_BS_CFG_BS_ALU_BYPASS(1) | DPU_BS_CFG_BS_BYPASS(1));
@@ -328,8 +317,8 @@ npu_ref_eltwise_emit(struct npu_stream *s, const struct npu_ref_eltwise *p)
     npu_emit(s, REG_DPU_RDMA_SURF_NOTCH, 0);
     npu_emit(s, REG_DPU_RDMA_PAD_CFG, 0);
     npu_emit(s, REG_DPU_RDMA_WEIGHT,
-             DPU_RDMA_WEIGHT_E_WEIGHT(1) | DPU_RDMA_WEIGHT_N_WEIGHT(1) | DPU_RDMA_WEIGHT_B_WEIGHT(1) |
-                 DPU_RDMA_WEIGHT_M_WEIGHT(1));
+             DPU_RDMA_WEIGHT_E_WEIGHT(1) | DPU_RDMA_WEIGHT_N_WEIGHT(1) |
+                 DPU_RDMA_WEIGHT_B_WEIGHT(1) | DPU_RDMA_WEIGHT_M_WEIGHT(1));
     npu_emit(s, REG_DPU_RDMA_EW_SURF_NOTCH, 0);
     return npu_stream_end_task(s, NPU_OP_EN_DPU | NPU_OP_EN_DPU_RDMA);
 }

@@ -208,22 +208,14 @@ const char *
 npu_qword_kind_str(enum npu_qword_kind kind)
 {
     switch (kind) {
-    case NPU_QW_REG:
-        return "register write";
-    case NPU_QW_NOP:
-        return "no-op";
-    case NPU_QW_MARKER:
-        return "marker";
-    case NPU_QW_OP_EN:
-        return "op_en";
-    case NPU_QW_UNKNOWN_TARGET:
-        return "unknown target";
-    case NPU_QW_TARGET_MISMATCH:
-        return "target does not match the offset's block";
-    case NPU_QW_UNKNOWN_REG:
-        return "unknown register";
-    case NPU_QW_BAD_SPECIAL:
-        return "malformed special entry";
+    case NPU_QW_REG: return "register write";
+    case NPU_QW_NOP: return "no-op";
+    case NPU_QW_MARKER: return "marker";
+    case NPU_QW_OP_EN: return "op_en";
+    case NPU_QW_UNKNOWN_TARGET: return "unknown target";
+    case NPU_QW_TARGET_MISMATCH: return "target does not match the offset's block";
+    case NPU_QW_UNKNOWN_REG: return "unknown register";
+    case NPU_QW_BAD_SPECIAL: return "malformed special entry";
     }
     return "?";
 }
@@ -234,8 +226,7 @@ struct sbuf {
     size_t size, len;
 };
 
-static void __attribute__((format(printf, 2, 3)))
-sb_printf(struct sbuf *sb, const char *fmt, ...)
+static void __attribute__((format(printf, 2, 3))) sb_printf(struct sbuf *sb, const char *fmt, ...)
 {
     va_list ap;
     int n;

@@ -52,7 +52,7 @@ struct npu_enum_info {
 struct npu_field_info {
     const char *name; /* "CONV_X_STRIDE" */
     uint8_t low, high;
-    uint16_t flags; /* enum npu_field_flags */
+    uint16_t flags;                   /* enum npu_field_flags */
     const struct npu_enum_info *type; /* enumeration of the values, or NULL */
     const char *doc;
     const char *unverified; /* why the field is open, or NULL */
@@ -60,10 +60,10 @@ struct npu_field_info {
 
 struct npu_reg_info {
     uint16_t offset;
-    uint16_t block; /* enum npu_block */
-    uint32_t flags; /* enum npu_reg_flags */
-    const char *name;      /* "CONV_CON3" */
-    const char *full_name; /* "CNA.CONV_CON3" */
+    uint16_t block;                      /* enum npu_block */
+    uint32_t flags;                      /* enum npu_reg_flags */
+    const char *name;                    /* "CONV_CON3" */
+    const char *full_name;               /* "CNA.CONV_CON3" */
     const struct npu_field_info *fields; /* in bit order as the XML lists them */
     unsigned n_fields;
     const char *doc;
@@ -73,7 +73,7 @@ struct npu_reg_info {
 struct npu_block_info {
     const char *name; /* "DPU_RDMA" */
     uint16_t base, size;
-    uint16_t target; /* regcmd target code, 0 if the block is not regcmd-addressable */
+    uint16_t target;  /* regcmd target code, 0 if the block is not regcmd-addressable */
     int8_t op_en_bit; /* bit in the op_en mask, -1 if none */
     bool regcmd;
 };

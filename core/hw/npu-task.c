@@ -124,8 +124,8 @@ check_reg(struct npu_stream *s, uint16_t reg)
         return NULL;
     }
     if (ri->flags & (NPU_REG_RO | NPU_REG_NO_REGCMD)) {
-        fail(s, NPU_ERR_INVALID, "task %u: %s cannot be written by a regcmd stream",
-             s->n_tasks - 1, ri->full_name);
+        fail(s, NPU_ERR_INVALID, "task %u: %s cannot be written by a regcmd stream", s->n_tasks - 1,
+             ri->full_name);
         return NULL;
     }
     return ri;
@@ -256,8 +256,8 @@ npu_stream_layout(const struct npu_stream *s, uint32_t iova, uint32_t align,
     if (!align)
         align = NPU_SEGMENT_ALIGN;
     if (align < NPU_SEGMENT_ALIGN_MIN || (align & (align - 1)) || iova % align) {
-        npu_err(dom, "layout: alignment %u must be a power of two >= 16 dividing IOVA 0x%x",
-                align, iova);
+        npu_err(dom, "layout: alignment %u must be a power of two >= 16 dividing IOVA 0x%x", align,
+                iova);
         return NPU_ERR_INVALID;
     }
     for (uint32_t i = 0; i < s->n_tasks; i++) {
@@ -323,14 +323,14 @@ npu_image_chain(struct npu_regcmd_image *img, uint32_t first, uint32_t count, un
         bool have = false;
 
         if (amount > PC_REGISTER_AMOUNTS_PC_DATA_AMOUNT__MAX) {
-            npu_err(dom, "chain: task %u has %u qwords, more than one PC fetch can hold",
-                    i + 1, next->n_body + NPU_TASK_TAIL_QWORDS);
+            npu_err(dom, "chain: task %u has %u qwords, more than one PC fetch can hold", i + 1,
+                    next->n_body + NPU_TASK_TAIL_QWORDS);
             return NPU_ERR_INVALID;
         }
         tail[0] = npu_regcmd_reg(REG_PC_BASE_ADDRESS, npu_image_task_iova(img, i + 1));
-        tail[1] = npu_regcmd_reg(REG_PC_REGISTER_AMOUNTS,
-                                 PC_REGISTER_AMOUNTS_PC_DATA_AMOUNT(amount) |
-                                     PC_REGISTER_AMOUNTS_CORE_NUM(cores - 1));
+        tail[1] =
+            npu_regcmd_reg(REG_PC_REGISTER_AMOUNTS, PC_REGISTER_AMOUNTS_PC_DATA_AMOUNT(amount) |
+                                                        PC_REGISTER_AMOUNTS_CORE_NUM(cores - 1));
         /* Record the chain address as a relocation against the regcmd buffer itself. */
         for (uint32_t r = 0; r < img->n_relocs; r++)
             if (img->relocs[r].qword == tail0)
@@ -436,8 +436,7 @@ npu_tail_parse(const uint64_t *seg, size_t n, struct npu_tail *out)
                                     npu_regcmd_offset(t0) == REG_PC_BASE_ADDRESS)) &&
                        npu_regcmd_target(t1) == NPU_TARGET_PC &&
                        npu_regcmd_offset(t1) == REG_PC_REGISTER_AMOUNTS &&
-                       t[2] == NPU_MARKER_QWORD &&
-                       npu_qword_classify(t[3], NULL) == NPU_QW_OP_EN;
+                       t[2] == NPU_MARKER_QWORD && npu_qword_classify(t[3], NULL) == NPU_QW_OP_EN;
     if (t0 && npu_regcmd_offset(t0) == REG_PC_BASE_ADDRESS)
         out->next_addr = npu_regcmd_value(t0);
     out->has_next = out->next_addr != 0;

@@ -28,9 +28,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "npu/npu-common.h"
 #include "npu-abi.h"
 #include "npu-regcmd.h"
+#include "npu/npu-common.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -62,7 +62,7 @@ struct npu_task_seg {
 struct npu_stream {
     struct npu_task_seg *tasks;
     uint32_t n_tasks, cap_tasks;
-    bool open; /* a task is being emitted */
+    bool open;             /* a task is being emitted */
     enum npu_status error; /* first error, sticky */
     char errmsg[160];
 };
@@ -139,12 +139,12 @@ enum npu_status npu_image_fill_rocket_tasks(const struct npu_regcmd_image *img,
 
 /* What a segment's tail says. */
 struct npu_tail {
-    bool well_formed;    /* tail-0 PC_BASE_ADDRESS write or zero qword, tail-1 AMOUNTS write,
-                            tail-2 marker, tail-3 op_en */
-    bool has_next;       /* tail-0 carries a non-zero next address */
-    uint32_t next_addr;  /* PC_BASE_ADDRESS value */
+    bool well_formed;     /* tail-0 PC_BASE_ADDRESS write or zero qword, tail-1 AMOUNTS write,
+                             tail-2 marker, tail-3 op_en */
+    bool has_next;        /* tail-0 carries a non-zero next address */
+    uint32_t next_addr;   /* PC_BASE_ADDRESS value */
     uint32_t next_amount; /* PC_DATA_AMOUNT (bits 15:0) */
-    unsigned cores;      /* CORE_NUM + 1 (bits 17:16) */
+    unsigned cores;       /* CORE_NUM + 1 (bits 17:16) */
     uint32_t enable_mask; /* op_en value */
 };
 

@@ -43,20 +43,14 @@ npu_drm_errno_status(int r)
 {
     switch (r) {
     case -ENOMEM:
-    case -ENOSPC:
-        return NPU_ERR_NOMEM;
+    case -ENOSPC: return NPU_ERR_NOMEM;
     case -EACCES:
-    case -EPERM:
-        return NPU_ERR_PERMISSION;
-    case -ETIMEDOUT:
-        return NPU_ERR_TIMEOUT;
-    case -EBUSY:
-        return NPU_ERR_BUSY;
+    case -EPERM: return NPU_ERR_PERMISSION;
+    case -ETIMEDOUT: return NPU_ERR_TIMEOUT;
+    case -EBUSY: return NPU_ERR_BUSY;
     case -ENODEV:
-    case -ENXIO:
-        return NPU_ERR_NO_DEVICE;
-    default:
-        return NPU_ERR_INVALID;
+    case -ENXIO: return NPU_ERR_NO_DEVICE;
+    default: return NPU_ERR_INVALID;
     }
 }
 
@@ -190,8 +184,7 @@ npu_drm_find_node(const char *subdir, const char *const *prefixes, size_t n_pref
             }
             if (strcmp(name, driver)) {
                 size_t l = strlen(others);
-                snprintf(others + l, sizeof(others) - l, "%s%s=%s", l ? ", " : "", names[i],
-                         name);
+                snprintf(others + l, sizeof(others) - l, "%s%s=%s", l ? ", " : "", names[i], name);
                 close(fd);
                 continue;
             }

@@ -36,8 +36,8 @@ const char *npu_drm_dev_dir(void);
  * NPU_ERR_NO_DEVICE otherwise. why (one line) says what was found or why nothing was.
  */
 enum npu_status npu_drm_find_node(const char *subdir, const char *const *prefixes,
-                                  size_t n_prefixes, const char *driver,
-                                  struct npu_drm_node *node, char *why, size_t why_size);
+                                  size_t n_prefixes, const char *driver, struct npu_drm_node *node,
+                                  char *why, size_t why_size);
 
 /* ioctl() retried on EINTR/EAGAIN as drmIoctl does; returns 0 or -errno. */
 int npu_drm_ioctl(int fd, unsigned long request, void *arg);

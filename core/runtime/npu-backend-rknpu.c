@@ -53,9 +53,9 @@ struct rk_dev {
     uint32_t hw_version, drv_version, freq_hz;
     bool iommu;
     pthread_mutex_t lock;
-    bool mem_create_v1;  /* use the 40-byte RKNPU_MEM_CREATE */
+    bool mem_create_v1; /* use the 40-byte RKNPU_MEM_CREATE */
     bool mem_create_known;
-    int fence_mode;      /* 1 fences, 0 blocking submits on threads, -1 not known yet */
+    int fence_mode; /* 1 fences, 0 blocking submits on threads, -1 not known yet */
 };
 
 struct rk_bo {
@@ -106,8 +106,8 @@ version_str(uint32_t v, char *buf, size_t n)
 static enum npu_status
 rk_connect(struct rk_dev *d, char *why, size_t why_size)
 {
-    enum npu_status st = npu_drm_find_node("dri", rk_prefixes, NPU_ARRAY_SIZE(rk_prefixes),
-                                           "rknpu", &d->node, why, why_size);
+    enum npu_status st = npu_drm_find_node("dri", rk_prefixes, NPU_ARRAY_SIZE(rk_prefixes), "rknpu",
+                                           &d->node, why, why_size);
     if (st != NPU_OK)
         return st;
     uint32_t v = 0;
@@ -317,8 +317,7 @@ rk_bo_map(void *priv, struct npu_bo *bo, void **cpu)
         npu_err(DOM, "RKNPU_MEM_MAP of handle %u failed: %s", b->handle, strerror(-r));
         return npu_drm_errno_status(r);
     }
-    void *p = mmap(NULL, b->size, PROT_READ | PROT_WRITE, MAP_SHARED, d->node.fd,
-                   (off_t)mm.offset);
+    void *p = mmap(NULL, b->size, PROT_READ | PROT_WRITE, MAP_SHARED, d->node.fd, (off_t)mm.offset);
     if (p == MAP_FAILED) {
         npu_err(DOM, "mmap of BO handle %u (offset 0x%llx) failed: %s", b->handle,
                 (unsigned long long)mm.offset, strerror(errno));
@@ -373,8 +372,7 @@ static enum npu_status
 check_submit(const struct npu_submit *s, uint64_t n_desc)
 {
     if (!(s->flags & NPU_JOB_PC)) {
-        npu_err(DOM, "submit: flags 0x%x lack RKNPU_JOB_PC (the driver returns -EINVAL)",
-                s->flags);
+        npu_err(DOM, "submit: flags 0x%x lack RKNPU_JOB_PC (the driver returns -EINVAL)", s->flags);
         return NPU_ERR_INVALID;
     }
     if (s->task_number == 0) {
@@ -405,8 +403,7 @@ check_submit(const struct npu_submit *s, uint64_t n_desc)
         unsigned slot = n == 3 ? c + 2 : c;
         const struct npu_subcore_range *r = &s->subcore_task[slot];
         if (r->task_number == 0) {
-            npu_err(DOM,
-                    "submit: core %u would run subcore_task[%u], which is empty%s", c, slot,
+            npu_err(DOM, "submit: core %u would run subcore_task[%u], which is empty%s", c, slot,
                     s->core_mask ? "" : " (with core mask 0 the driver may pick any core)");
             return NPU_ERR_INVALID;
         }

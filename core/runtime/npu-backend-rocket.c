@@ -160,9 +160,8 @@ fini_bo(struct rkt_dev *d, uint32_t handle)
 static enum npu_status
 rkt_connect(struct rkt_dev *d, char *why, size_t why_size)
 {
-    enum npu_status st = npu_drm_find_node("accel", rkt_prefixes,
-                                           NPU_ARRAY_SIZE(rkt_prefixes), "rocket", &d->node,
-                                           why, why_size);
+    enum npu_status st = npu_drm_find_node("accel", rkt_prefixes, NPU_ARRAY_SIZE(rkt_prefixes),
+                                           "rocket", &d->node, why, why_size);
     if (st != NPU_OK)
         return st;
     /* Rocket declares no version (0.0.0); a new major would mean a new ABI. */
@@ -196,8 +195,8 @@ rkt_connect(struct rkt_dev *d, char *why, size_t why_size)
         close(d->node.fd);
         return NPU_ERR_VERSION;
     }
-    snprintf(why, why_size, "%s (rocket %d.%d.%d)", d->node.path, d->node.major,
-             d->node.minor, d->node.patch);
+    snprintf(why, why_size, "%s (rocket %d.%d.%d)", d->node.path, d->node.major, d->node.minor,
+             d->node.patch);
     return NPU_OK;
 }
 
@@ -306,8 +305,7 @@ rkt_bo_map(void *priv, struct npu_bo *bo, void **cpu)
 {
     struct rkt_dev *d = priv;
     struct rkt_bo *b = bo->handle;
-    void *p = mmap(NULL, b->size, PROT_READ | PROT_WRITE, MAP_SHARED, d->node.fd,
-                   (off_t)b->offset);
+    void *p = mmap(NULL, b->size, PROT_READ | PROT_WRITE, MAP_SHARED, d->node.fd, (off_t)b->offset);
     if (p == MAP_FAILED) {
         npu_err(DOM, "mmap of BO handle %u failed: %s", b->handle, strerror(errno));
         return errno_status(-errno);
@@ -334,8 +332,8 @@ rkt_bo_sync(void *priv, struct npu_bo *bo, unsigned dir, size_t offset, size_t l
     if (!r && (dir & NPU_SYNC_FROM_DEVICE))
         r = prep_bo(d, b->handle, mono_ns(npu_env_ms("NPU_HW_WAIT_MS", 10000) * 1e-3));
     if (r) {
-        npu_err(DOM, "%s of BO 0x%08x failed: %s", r && (dir & NPU_SYNC_TO_DEVICE) ? "FINI_BO" :
-                "PREP_BO", bo->iova, strerror(-r));
+        npu_err(DOM, "%s of BO 0x%08x failed: %s",
+                r && (dir & NPU_SYNC_TO_DEVICE) ? "FINI_BO" : "PREP_BO", bo->iova, strerror(-r));
         return errno_status(r);
     }
     return NPU_OK;
@@ -390,8 +388,9 @@ rkt_submit(void *priv, const struct npu_submit *s, void **job)
         return NPU_ERR_INVALID;
     }
     if (s->task_base_addr) {
-        npu_err(DOM, "submit: rocket always programs TASK_DMA_BASE_ADDR 0; task_base_addr "
-                     "0x%llx cannot be honoured",
+        npu_err(DOM,
+                "submit: rocket always programs TASK_DMA_BASE_ADDR 0; task_base_addr "
+                "0x%llx cannot be honoured",
                 (unsigned long long)s->task_base_addr);
         return NPU_ERR_UNSUPPORTED;
     }
@@ -420,8 +419,9 @@ rkt_submit(void *priv, const struct npu_submit *s, void **job)
         }
         const struct npu_subcore_range *r = &s->subcore_task[slot];
         if (r->task_number == 0 || (uint64_t)r->task_start + r->task_number > n_desc) {
-            npu_err(DOM, "submit: subcore_task[%u] (tasks %u+%u) is empty or outside the %llu "
-                         "descriptors of the task BO",
+            npu_err(DOM,
+                    "submit: subcore_task[%u] (tasks %u+%u) is empty or outside the %llu "
+                    "descriptors of the task BO",
                     slot, r->task_start, r->task_number, (unsigned long long)n_desc);
             return NPU_ERR_INVALID;
         }
@@ -546,8 +546,7 @@ rkt_wait(void *priv, void *job, int timeout_ms, struct npu_job_result *result)
             double took = npu_drm_now_s() - j->t_submit;
             if (r) {
                 res->status = errno_status(r);
-                snprintf(res->message, sizeof(res->message), "PREP_BO failed: %s",
-                         strerror(-r));
+                snprintf(res->message, sizeof(res->message), "PREP_BO failed: %s", strerror(-r));
             } else {
                 res->status = NPU_OK;
                 res->task_counter = j->n_tasks;

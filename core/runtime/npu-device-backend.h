@@ -30,16 +30,16 @@ struct npu_device {
 
 struct npu_bo {
     struct npu_device *dev;
-    void *handle;  /* backend BO (sim: struct npu_sim_bo *) */
+    void *handle; /* backend BO (sim: struct npu_sim_bo *) */
     uint32_t iova;
     size_t size;
     uint32_t flags;
-    void *cpu;     /* mapping, made on first npu_bo_map (under dev->lock) */
+    void *cpu; /* mapping, made on first npu_bo_map (under dev->lock) */
 };
 
 struct npu_job {
     struct npu_device *dev;
-    void *handle;  /* backend job */
+    void *handle; /* backend job */
 };
 
 struct npu_device_ops {

@@ -144,8 +144,7 @@ bo_create_common(struct npu_device *dev, bool fixed, uint32_t iova, size_t size,
         return NPU_ERR_INVALID;
     }
     if (size > 0xffffffffull) {
-        npu_err("device", "npu_bo_create: %zu bytes do not fit the 32-bit NPU address space",
-                size);
+        npu_err("device", "npu_bo_create: %zu bytes do not fit the 32-bit NPU address space", size);
         return NPU_ERR_INVALID;
     }
     if (fixed && !dev->ops->bo_create_at) {

@@ -38,8 +38,8 @@ tile_cost(const struct npu_mc_plan *p, uint32_t nt, double *compute_s, double *b
         (double)NPU_DIV_ROUND_UP(nt, kg) * NPU_DIV_ROUND_UP(p->k, tm->channel_group) * p->m;
     *compute_s = steps / tm->clock_hz;
     size_t es = in_esize(p->kind);
-    *bytes = (double)p->m * p->k * es + (double)p->k * nt * es + (double)p->m * nt *
-             out_esize(p->kind) + MC_REGCMD_BYTES;
+    *bytes = (double)p->m * p->k * es + (double)p->k * nt * es +
+             (double)p->m * nt * out_esize(p->kind) + MC_REGCMD_BYTES;
 }
 
 /* A core's chain time with its DMA terms stretched by f; *bytes gets its DMA bytes. */
@@ -95,8 +95,9 @@ npu_mc_plan_matmul_cores(uint32_t m, uint32_t k, uint32_t n, enum npu_ref_matmul
     memset(p, 0, sizeof(*p));
     if (cores < 1 || cores > NPU_MAX_CORES || !m || !k || !n || k % 32 || n % 16 ||
         (m != 1 && m % 4) || kind > NPU_REF_MATMUL_INT8_INT32) {
-        npu_err("mc", "cannot plan a %ux%ux%u matmul on %u cores (A.1 shapes: K %% 32, N %% 16, "
-                      "M %% 4 or 1)",
+        npu_err("mc",
+                "cannot plan a %ux%ux%u matmul on %u cores (A.1 shapes: K %% 32, N %% 16, "
+                "M %% 4 or 1)",
                 m, k, n, cores);
         return NPU_ERR_INVALID;
     }
@@ -179,7 +180,10 @@ npu_mc_emit_matmul(struct npu_mc_plan *plan, struct npu_stream *s, struct npu_re
              * kernel_group kernels, tiles are whole groups). C: channel groups of C2 are
              * surfaces of M x 16 bytes, so the tile's channels are contiguous too. */
             struct npu_ref_matmul p = {
-                .kind = plan->kind, .m = plan->m, .k = plan->k, .n = nt,
+                .kind = plan->kind,
+                .m = plan->m,
+                .k = plan->k,
+                .n = nt,
                 .input = a,
                 .weight = {b.buffer, b.offset + (uint32_t)npu_weight_offset(&wl, n0, 0, 0, 0)},
                 .output = {c.buffer, c.offset + (n0 / c2) * plan->m * NPU_ATOM_BYTES},

@@ -155,7 +155,8 @@ load_i(enum npu_dtype d, const void *p, size_t i)
 {
     switch (d) {
     case NPU_DTYPE_INT8: return ((const int8_t *)p)[i];
-    case NPU_DTYPE_UINT8: case NPU_DTYPE_BOOL: return ((const uint8_t *)p)[i];
+    case NPU_DTYPE_UINT8:
+    case NPU_DTYPE_BOOL: return ((const uint8_t *)p)[i];
     case NPU_DTYPE_INT16: return ((const int16_t *)p)[i];
     case NPU_DTYPE_UINT16: return ((const uint16_t *)p)[i];
     case NPU_DTYPE_INT32: return ((const int32_t *)p)[i];
@@ -257,7 +258,7 @@ dtype_pass(enum npu_dtype a, const void *src, enum npu_dtype b, void *dst, size_
     static void chw_##T(T *npu, T *lin, const struct view *v, bool to_npu)                         \
     {                                                                                              \
         const uint32_t c2 = 16 / sizeof(T);                                                        \
-        const size_t hw = (size_t)v->h * v->w, c1 = (v->c + c2 - 1) / c2;                           \
+        const size_t hw = (size_t)v->h * v->w, c1 = (v->c + c2 - 1) / c2;                          \
         for (uint64_t n = 0; n < v->n; n++) {                                                      \
             T *img = npu + n * c1 * hw * c2;                                                       \
             T *plane = lin + n * (size_t)v->c * hw;                                                \

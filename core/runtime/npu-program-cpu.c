@@ -54,9 +54,8 @@ store_scalar(enum npu_dtype dt, void *buf, double v)
 }
 
 static enum npu_status
-run1(struct npu_cpu_ctx *ctx, enum npu_op op, const struct npu_attrs *a,
-     const struct npu_tensor *x, const struct npu_tensor *y, const struct npu_tensor *z,
-     struct npu_tensor *o)
+run1(struct npu_cpu_ctx *ctx, enum npu_op op, const struct npu_attrs *a, const struct npu_tensor *x,
+     const struct npu_tensor *y, const struct npu_tensor *z, struct npu_tensor *o)
 {
     const struct npu_tensor *in[3] = {x, y, z};
     struct npu_tensor *out[1] = {o};
@@ -67,10 +66,16 @@ static const struct {
     const char *name;
     enum npu_op op;
 } acts[] = {
-    {"relu", NPU_OP_RELU}, {"leaky_relu", NPU_OP_LEAKY_RELU}, {"clip", NPU_OP_CLIP},
-    {"sigmoid", NPU_OP_SIGMOID}, {"tanh", NPU_OP_TANH}, {"gelu", NPU_OP_GELU},
-    {"gelu_tanh", NPU_OP_FUSED_GELU_TANH}, {"silu", NPU_OP_FUSED_SILU},
-    {"hard_swish", NPU_OP_HARD_SWISH}, {"hard_sigmoid", NPU_OP_HARD_SIGMOID},
+    {"relu", NPU_OP_RELU},
+    {"leaky_relu", NPU_OP_LEAKY_RELU},
+    {"clip", NPU_OP_CLIP},
+    {"sigmoid", NPU_OP_SIGMOID},
+    {"tanh", NPU_OP_TANH},
+    {"gelu", NPU_OP_GELU},
+    {"gelu_tanh", NPU_OP_FUSED_GELU_TANH},
+    {"silu", NPU_OP_FUSED_SILU},
+    {"hard_swish", NPU_OP_HARD_SWISH},
+    {"hard_sigmoid", NPU_OP_HARD_SIGMOID},
 };
 
 static enum npu_status
@@ -114,8 +119,7 @@ epilogue(struct npu_cpu_ctx *ctx, const struct npu_prog_step *st, const struct n
         store_scalar(o->dtype, &hi_b, beta);
         return run1(ctx, NPU_OP_CLIP, &none, o, &lo, &hi, o);
     }
-    default:
-        break;
+    default: break;
     }
     return run1(ctx, op, &aa, o, NULL, NULL, o);
 }

@@ -57,8 +57,8 @@ struct npu_prog_session {
     uint8_t *host, *scratch, *outbuf;
     struct npu_cpu_ctx *ctx;
     struct sjob *jobs;
-    struct npu_tensor *views;  /* per tensor: host data or NPU mapping */
-    struct npu_job *pending;   /* a job that outlived its wait */
+    struct npu_tensor *views; /* per tensor: host data or NPU mapping */
+    struct npu_job *pending;  /* a job that outlived its wait */
     char err[640];
 };
 
@@ -132,17 +132,17 @@ npu_prog_model_create(struct npu_device *dev, const struct npu_program *p,
         simulated = (info.flags & NPU_DEVICE_SIMULATED) != 0;
     }
     m->job_timeout_ms = opts && opts->job_timeout_ms ? opts->job_timeout_ms
-                        : simulated                   ? 600000
-                                                      : 10000;
+                        : simulated                  ? 600000
+                                                     : 10000;
     m->submit_timeout_ms = opts ? opts->submit_timeout_ms : 0;
 
     /* Scratch for conversions: CONVERT steps and the I/O of NPU tensors. */
     for (int s = 0; s < p->n_steps; s++) {
         const struct npu_prog_step *stp = &p->steps[s];
         if (stp->kind == NPU_STEP_CONVERT)
-            m->scratch_bytes = NPU_MAX(m->scratch_bytes,
-                                       npu_prog_convert_scratch(&p->tensors[stp->in[0]],
-                                                                &p->tensors[stp->out[0]]));
+            m->scratch_bytes =
+                NPU_MAX(m->scratch_bytes, npu_prog_convert_scratch(&p->tensors[stp->in[0]],
+                                                                   &p->tensors[stp->out[0]]));
     }
     for (int i = 0; i < p->n_inputs; i++) {
         const struct npu_prog_tensor *t = &p->tensors[p->inputs[i]];
@@ -176,8 +176,8 @@ npu_prog_model_create(struct npu_device *dev, const struct npu_program *p,
         if (t->place == NPU_PLACE_NPU) {
             const char *why;
             if (!npu_prog_convert_ok(t, &u, &why)) {
-                npu_err(PROG_DOM, "output %d '%s' cannot be converted from its NPU layout: %s",
-                        i, t->name ? t->name : "", why);
+                npu_err(PROG_DOM, "output %d '%s' cannot be converted from its NPU layout: %s", i,
+                        t->name ? t->name : "", why);
                 st = NPU_ERR_CORRUPT;
                 goto err;
             }
@@ -259,11 +259,10 @@ session_job(struct npu_prog_session *s, int j)
     }
     for (uint32_t t = 0; t < jb->n_tasks; t++)
         img.tasks[t] = (struct npu_image_task){jb->tasks[t].start, jb->tasks[t].n_body,
-                                               jb->tasks[t].enable_mask, jb->tasks[t].int_mask,
-                                               t};
+                                               jb->tasks[t].enable_mask, jb->tasks[t].int_mask, t};
     for (uint32_t r = 0; r < jb->n_relocs; r++)
-        img.relocs[r] = (struct npu_reloc){jb->relocs[r].qword, jb->relocs[r].buffer,
-                                           jb->relocs[r].offset};
+        img.relocs[r] =
+            (struct npu_reloc){jb->relocs[r].qword, jb->relocs[r].buffer, jb->relocs[r].offset};
     uint32_t iova[NPU_BUF_COUNT] = {
         [NPU_BUF_WEIGHTS] = m->weights ? npu_bo_iova(m->weights) : 0,
         [NPU_BUF_ACT] = s->act ? npu_bo_iova(s->act) : 0,
@@ -367,7 +366,7 @@ npu_prog_session_error(const struct npu_prog_session *s)
 }
 
 static enum npu_status NPU_PRINTF(3, 4)
-run_fail(struct npu_prog_session *s, enum npu_status st, const char *fmt, ...)
+    run_fail(struct npu_prog_session *s, enum npu_status st, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -420,8 +419,8 @@ run_job(struct npu_prog_session *s, int step, struct npu_prog_run_stats *rs)
     if (st == NPU_ERR_TIMEOUT && r.status != NPU_ERR_TIMEOUT) {
         /* Still running: keep the job (its BOs stay alive with the session). */
         s->pending = job;
-        return run_fail(s, st, "step %d '%s': job %d on core %d did not finish within %d ms",
-                        step, nm, stp->job, s->core, m->job_timeout_ms);
+        return run_fail(s, st, "step %d '%s': job %d on core %d did not finish within %d ms", step,
+                        nm, stp->job, s->core, m->job_timeout_ms);
     }
     if (st) {
         run_fail(s, st, "step %d '%s': job %d (%u tasks) on core %d failed: %s: %s", step, nm,
@@ -452,10 +451,14 @@ run_job(struct npu_prog_session *s, int step, struct npu_prog_run_stats *rs)
             if (rs->n_task_stats >= rs->task_cap)
                 break;
             const char *tn = tt->task < jb->n_tasks ? jb->tasks[tt->task].name : NULL;
-            rs->task_stats[rs->n_task_stats++] = (struct npu_prog_task_stats){
-                .step = step, .task = tt->task, .name = tn ? tn : nm,
-                .modeled_s = tt->task_s, .dma_bytes = tt->dma_bytes, .macs = tt->macs,
-                .mac_utilisation = tt->mac_utilisation};
+            rs->task_stats[rs->n_task_stats++] =
+                (struct npu_prog_task_stats){.step = step,
+                                             .task = tt->task,
+                                             .name = tn ? tn : nm,
+                                             .modeled_s = tt->task_s,
+                                             .dma_bytes = tt->dma_bytes,
+                                             .macs = tt->macs,
+                                             .mac_utilisation = tt->mac_utilisation};
         }
     } else {
         rs->timing_valid = false;
@@ -527,8 +530,10 @@ npu_prog_session_run(struct npu_prog_session *s, const struct npu_tensor *inputs
         s->pending = NULL;
     }
     if (nin != p->n_inputs || nout != p->n_outputs)
-        return run_fail(s, NPU_ERR_INVALID, "the program has %d inputs and %d outputs, %d and %d "
-                        "given", p->n_inputs, p->n_outputs, nin, nout);
+        return run_fail(s, NPU_ERR_INVALID,
+                        "the program has %d inputs and %d outputs, %d and %d "
+                        "given",
+                        p->n_inputs, p->n_outputs, nin, nout);
     for (int i = 0; i < nin; i++) {
         int ti = p->inputs[i];
         const struct npu_prog_tensor *t = &p->tensors[ti];
@@ -536,9 +541,10 @@ npu_prog_session_run(struct npu_prog_session *s, const struct npu_tensor *inputs
         if (u->dtype != t->t.dtype || u->ndim != t->t.ndim ||
             memcmp(u->dims, t->t.dims, sizeof(int64_t) * (size_t)u->ndim) ||
             (!u->data && npu_tensor_numel(u) > 0))
-            return run_fail(s, NPU_ERR_INVALID, "input %d ('%s') must be %s of rank %d with the "
-                            "program's dims", i, t->name ? t->name : "",
-                            npu_dtype_name(t->t.dtype), t->t.ndim);
+            return run_fail(s, NPU_ERR_INVALID,
+                            "input %d ('%s') must be %s of rank %d with the "
+                            "program's dims",
+                            i, t->name ? t->name : "", npu_dtype_name(t->t.dtype), t->t.ndim);
         if (t->place == NPU_PLACE_HOST) {
             s->views[ti].data = (void *)u->data; /* read in place: no step writes an input */
             continue;
@@ -593,8 +599,8 @@ npu_prog_session_run(struct npu_prog_session *s, const struct npu_tensor *inputs
         if (t->place == NPU_PLACE_NPU) {
             if ((st = sync_tensor(s, t, NPU_SYNC_FROM_DEVICE)) ||
                 (st = npu_prog_convert(t, s->views[ti].data, &uv, o->data, s->scratch)))
-                return run_fail(s, st, "output %d ('%s'): conversion from the NPU layout failed",
-                                i, t->name ? t->name : "");
+                return run_fail(s, st, "output %d ('%s'): conversion from the NPU layout failed", i,
+                                t->name ? t->name : "");
         } else {
             memcpy(o->data, s->views[ti].data, (size_t)uv.bytes);
         }

@@ -34,8 +34,7 @@ struct vctx {
     size_t len;
 };
 
-static enum npu_status NPU_PRINTF(2, 3)
-fail(struct vctx *v, const char *fmt, ...)
+static enum npu_status NPU_PRINTF(2, 3) fail(struct vctx *v, const char *fmt, ...)
 {
     if (v->msg && v->len) {
         va_list ap;
@@ -96,9 +95,10 @@ check_tensor(struct vctx *v, const struct npu_program *p, int i, bool input)
                     tname(p, i), (double)l->qscale);
     uint64_t need = npu_prog_tensor_need(t);
     if (need == UINT64_MAX)
-        return fail(v, "tensor %d '%s': layout view C=%u H=%u W=%u (map %u) does not match its "
-                    "dims or memory dtype", i, tname(p, i), t->npu_c, t->npu_h, t->npu_w,
-                    t->npu_order);
+        return fail(v,
+                    "tensor %d '%s': layout view C=%u H=%u W=%u (map %u) does not match its "
+                    "dims or memory dtype",
+                    i, tname(p, i), t->npu_c, t->npu_h, t->npu_w, t->npu_order);
     if (t->bytes < need)
         return fail(v, "tensor %d '%s': %llu bytes given, its layout needs %llu", i, tname(p, i),
                     (unsigned long long)t->bytes, (unsigned long long)need);
@@ -113,9 +113,11 @@ check_tensor(struct vctx *v, const struct npu_program *p, int i, bool input)
             break; /* a constant (the program holds its data) or a graph input (bound to the
                       caller's memory at run time, no arena space needed) */
         if (t->offset > p->host_bytes || t->bytes > p->host_bytes - t->offset)
-            return fail(v, "tensor %d '%s': host bytes [%llu, +%llu) outside the %llu-byte "
-                        "host arena", i, tname(p, i), (unsigned long long)t->offset,
-                        (unsigned long long)t->bytes, (unsigned long long)p->host_bytes);
+            return fail(v,
+                        "tensor %d '%s': host bytes [%llu, +%llu) outside the %llu-byte "
+                        "host arena",
+                        i, tname(p, i), (unsigned long long)t->offset, (unsigned long long)t->bytes,
+                        (unsigned long long)p->host_bytes);
         if (t->offset % 16)
             return fail(v, "tensor %d '%s': host offset %llu is not 16-byte aligned", i,
                         tname(p, i), (unsigned long long)t->offset);
@@ -126,15 +128,15 @@ check_tensor(struct vctx *v, const struct npu_program *p, int i, bool input)
                         tname(p, i), t->buffer);
         uint64_t size = buffer_size(p, t->buffer);
         if (t->offset > size || t->bytes > size - t->offset)
-            return fail(v, "tensor %d '%s': bytes [%llu, +%llu) outside the %s buffer (%llu "
-                        "bytes)", i, tname(p, i), (unsigned long long)t->offset,
-                        (unsigned long long)t->bytes, t->buffer ? "ACT" : "WEIGHTS",
-                        (unsigned long long)size);
+            return fail(v,
+                        "tensor %d '%s': bytes [%llu, +%llu) outside the %s buffer (%llu "
+                        "bytes)",
+                        i, tname(p, i), (unsigned long long)t->offset, (unsigned long long)t->bytes,
+                        t->buffer ? "ACT" : "WEIGHTS", (unsigned long long)size);
         break;
     }
     default:
-        return fail(v, "tensor %d '%s': placement %d is not HOST or NPU", i, tname(p, i),
-                    t->place);
+        return fail(v, "tensor %d '%s': placement %d is not HOST or NPU", i, tname(p, i), t->place);
     }
     return NPU_OK;
 }
@@ -157,8 +159,8 @@ check_attrs(struct vctx *v, int s, const struct npu_attrs *a)
         if (!x->name)
             return fail(v, "step %d: attribute %zu has no name", s, i);
         switch (x->type) {
-        case NPU_ATTR_INT: case NPU_ATTR_FLOAT:
-            break;
+        case NPU_ATTR_INT:
+        case NPU_ATTR_FLOAT: break;
         case NPU_ATTR_STRING:
             if (!x->s)
                 return fail(v, "step %d: attribute '%s': string missing", s, x->name);
@@ -185,8 +187,7 @@ check_attrs(struct vctx *v, int s, const struct npu_attrs *a)
                 return fail(v, "step %d: attribute '%s': malformed tensor", s, x->name);
             break;
         }
-        default:
-            return fail(v, "step %d: attribute '%s': type %d unknown", s, x->name, x->type);
+        default: return fail(v, "step %d: attribute '%s': type %d unknown", s, x->name, x->type);
         }
     }
     return NPU_OK;
@@ -212,11 +213,13 @@ check_step(struct vctx *v, const struct npu_program *p, int s, const bool *is_in
             return fail(v, "step %d '%s': output %d names tensor %d (%d tensors)", s, nm, k, o,
                         p->n_tensors);
         const struct npu_prog_tensor *t = &p->tensors[o];
-        if (is_const(t) || is_input[o] || (t->place == NPU_PLACE_NPU &&
-                                           t->buffer == NPU_BUF_WEIGHTS))
-            return fail(v, "step %d '%s': output %d writes tensor %d '%s', which is a %s", s, nm,
-                        k, o, tname(p, o),
-                        is_const(t) ? "constant" : is_input[o] ? "graph input" : "weight");
+        if (is_const(t) || is_input[o] ||
+            (t->place == NPU_PLACE_NPU && t->buffer == NPU_BUF_WEIGHTS))
+            return fail(v, "step %d '%s': output %d writes tensor %d '%s', which is a %s", s, nm, k,
+                        o, tname(p, o),
+                        is_const(t)   ? "constant"
+                        : is_input[o] ? "graph input"
+                                      : "weight");
     }
     switch (st->kind) {
     case NPU_STEP_CPU:
@@ -230,8 +233,8 @@ check_step(struct vctx *v, const struct npu_program *p, int s, const bool *is_in
                             st->in[k], tname(p, st->in[k]));
         for (int k = 0; k < st->nout; k++)
             if (p->tensors[st->out[k]].place != NPU_PLACE_HOST)
-                return fail(v, "step %d '%s': CPU op writes tensor %d '%s' in NPU memory", s,
-                            nm, st->out[k], tname(p, st->out[k]));
+                return fail(v, "step %d '%s': CPU op writes tensor %d '%s' in NPU memory", s, nm,
+                            st->out[k], tname(p, st->out[k]));
         if (!st->nout)
             return fail(v, "step %d '%s': CPU op without outputs", s, nm);
         return check_attrs(v, s, &st->attrs);
@@ -303,8 +306,10 @@ check_job(struct vctx *v, const struct npu_program *p, int j, uint8_t *mark)
         struct npu_qword_info qi;
         if (npu_qword_classify(jb->regcmd[rl->qword], &qi) != NPU_QW_REG ||
             !(qi.reg->flags & NPU_REG_ADDR))
-            return fail(v, "job %d reloc %u: qword %u (0x%016llx) is not a DMA address register "
-                        "write", j, r, rl->qword, (unsigned long long)jb->regcmd[rl->qword]);
+            return fail(v,
+                        "job %d reloc %u: qword %u (0x%016llx) is not a DMA address register "
+                        "write",
+                        j, r, rl->qword, (unsigned long long)jb->regcmd[rl->qword]);
         mark[rl->qword] = 1;
     }
     /* No address register may keep an absolute (unrelocated) address. */
@@ -313,8 +318,8 @@ check_job(struct vctx *v, const struct npu_program *p, int j, uint8_t *mark)
         if (mark[q] || npu_qword_classify(jb->regcmd[q], &qi) != NPU_QW_REG)
             continue;
         if ((qi.reg->flags & NPU_REG_ADDR) && qi.value)
-            return fail(v, "job %d: qword %u writes %s = 0x%x, an address without a relocation",
-                        j, q, qi.reg->full_name, qi.value);
+            return fail(v, "job %d: qword %u writes %s = 0x%x, an address without a relocation", j,
+                        q, qi.reg->full_name, qi.value);
     }
     return NPU_OK;
 }
@@ -348,8 +353,8 @@ check_dataflow(struct vctx *v, const struct npu_program *p, const bool *is_input
     }
     for (int i = 0; i < p->n_outputs && !st; i++)
         if (!w[p->outputs[i]])
-            st = fail(v, "output %d: tensor %d '%s' is never written by any step", i,
-                      p->outputs[i], tname(p, p->outputs[i]));
+            st = fail(v, "output %d: tensor %d '%s' is never written by any step", i, p->outputs[i],
+                      tname(p, p->outputs[i]));
     free(w);
     return st;
 }
@@ -368,8 +373,7 @@ npu_program_validate(const struct npu_program *p, char *msg, size_t msg_len)
     if (p->version != NPU_PROGRAM_VERSION)
         return fail(&v, "program version %u (this runtime reads %u)", p->version,
                     NPU_PROGRAM_VERSION);
-    if (p->n_tensors < 0 || p->n_steps < 0 || p->n_jobs < 0 || p->n_inputs < 0 ||
-        p->n_outputs < 0)
+    if (p->n_tensors < 0 || p->n_steps < 0 || p->n_jobs < 0 || p->n_inputs < 0 || p->n_outputs < 0)
         return fail(&v, "negative count");
     if ((p->n_tensors && !p->tensors) || (p->n_steps && !p->steps) || (p->n_jobs && !p->jobs) ||
         (p->n_inputs && !p->inputs) || (p->n_outputs && !p->outputs))

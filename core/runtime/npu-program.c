@@ -89,11 +89,11 @@ void
 npu_program_print(const struct npu_program *p, FILE *f)
 {
     static const char *const kinds[] = {"cpu", "npu-job", "convert"};
-    fprintf(f, "program v%u: %d steps, %d jobs, %d tensors, weights %llu B, activations %llu B, "
-               "host arena %llu B\n",
-            p->version, p->n_steps, p->n_jobs, p->n_tensors,
-            (unsigned long long)p->weights_bytes, (unsigned long long)p->act_bytes,
-            (unsigned long long)p->host_bytes);
+    fprintf(f,
+            "program v%u: %d steps, %d jobs, %d tensors, weights %llu B, activations %llu B, "
+            "host arena %llu B\n",
+            p->version, p->n_steps, p->n_jobs, p->n_tensors, (unsigned long long)p->weights_bytes,
+            (unsigned long long)p->act_bytes, (unsigned long long)p->host_bytes);
     for (int i = 0; i < p->n_steps; i++) {
         const struct npu_prog_step *s = &p->steps[i];
         fprintf(f, "  step %d %s", i, kinds[s->kind]);
@@ -101,8 +101,9 @@ npu_program_print(const struct npu_program *p, FILE *f)
             fprintf(f, " %s", npu_op_name(s->op));
         if (s->kind == NPU_STEP_NPU_JOB) {
             const struct npu_prog_job *j = &p->jobs[s->job];
-            fprintf(f, " job %d: %u tasks, %u qwords, %u relocs, modeled %.1f us (timing model "
-                       "v1)",
+            fprintf(f,
+                    " job %d: %u tasks, %u qwords, %u relocs, modeled %.1f us (timing model "
+                    "v1)",
                     s->job, j->n_tasks, j->n_qwords, j->n_relocs, j->modeled_s * 1e6);
         }
         for (int k = 0; k < s->nin; k++)

@@ -32,11 +32,11 @@
 
 /* Decoded CNA + CORE programming of one task. */
 struct conv {
-    unsigned prec;           /* enum npu_cna_precision */
-    unsigned esize;          /* bytes per element */
-    unsigned c2;             /* channels per 16-byte atom */
+    unsigned prec;  /* enum npu_cna_precision */
+    unsigned esize; /* bytes per element */
+    unsigned c2;    /* channels per 16-byte atom */
     bool depthwise;
-    unsigned argb;           /* real channels in small-channel mode, else 0 */
+    unsigned argb; /* real channels in small-channel mode, else 0 */
     bool group_line_off;
     uint32_t in_w, in_h, c, c_real;
     uint32_t out_w, out_h, k, k_out;
@@ -48,7 +48,7 @@ struct conv {
     uint32_t w_bytes, w_per_kernel;
     uint32_t data_bank, weight_bank, data_entries;
     bool weight_reuse, data_reuse;
-    bool cvt;                /* input converter active */
+    bool cvt; /* input converter active */
     uint32_t cvt_con0, cvt_lane[4];
     bool qd_en;
     uint32_t clip, clip_half_up;
@@ -92,8 +92,10 @@ decode(struct sim_exec *x, struct conv *v)
     /* ---- mode and precision */
     unsigned mode = CNA_CONV_CON1_CONV_MODE__GET(con1);
     if (mode != NPU_CONV_MODE_DIRECT && mode != NPU_CONV_MODE_DEPTHWISE)
-        return sim_fail(x, NPU_ERR_UNSUPPORTED, "CNA: CONV_MODE %u is not direct (0) or "
-                        "depthwise (3)", mode);
+        return sim_fail(x, NPU_ERR_UNSUPPORTED,
+                        "CNA: CONV_MODE %u is not direct (0) or "
+                        "depthwise (3)",
+                        mode);
     v->depthwise = mode == NPU_CONV_MODE_DEPTHWISE;
     if (CNA_CONV_CON1_DECONV__GET(con1))
         return sim_fail(x, NPU_ERR_UNSUPPORTED,
@@ -143,7 +145,8 @@ decode(struct sim_exec *x, struct conv *v)
                         CNA_DATA_SIZE3_SURF_MODE__GET(ds3)))
         return false;
     if (CNA_FC_CON0_FC_SKIP_EN__GET(fc0))
-        return sim_fail(x, NPU_ERR_UNSUPPORTED, "CNA: FC zero skipping (FC_SKIP_EN) is not "
+        return sim_fail(x, NPU_ERR_UNSUPPORTED,
+                        "CNA: FC zero skipping (FC_SKIP_EN) is not "
                         "simulated");
     if (dctrl || dregnum)
         return sim_fail(x, NPU_ERR_UNSUPPORTED,
@@ -202,9 +205,8 @@ decode(struct sim_exec *x, struct conv *v)
                         v->out_w, CORE_DATAOUT_SIZE_0_DATAOUT_WIDTH__GET(os0) + 1, v->out_h,
                         CNA_DATA_SIZE3_DATAOUT_ATOMICS__GET(ds3));
     if (v->depthwise) {
-        if (v->k != 1 &&
-            !sim_unverified(x, "facts §5.2: depthwise has WEIGHT_KERNELS = 1",
-                            "depthwise conv with WEIGHT_KERNELS = %u", v->k))
+        if (v->k != 1 && !sim_unverified(x, "facts §5.2: depthwise has WEIGHT_KERNELS = 1",
+                                         "depthwise conv with WEIGHT_KERNELS = %u", v->k))
             return false;
         if (v->k_out < v->c)
             return sim_fail(x, NPU_ERR_HW_REFUSED,
@@ -245,7 +247,8 @@ decode(struct sim_exec *x, struct conv *v)
                             "(DATAIN_CHANNEL %u)",
                             v->argb, v->c_real, v->c);
         if (v->depthwise)
-            return sim_fail(x, NPU_ERR_UNSUPPORTED, "CNA: depthwise with ARGB input is not "
+            return sim_fail(x, NPU_ERR_UNSUPPORTED,
+                            "CNA: depthwise with ARGB input is not "
                             "simulated");
     }
 
@@ -256,8 +259,8 @@ decode(struct sim_exec *x, struct conv *v)
     if (v->argb) {
         /* line = LINE pixels, surface = LINE + SURF pixels; one surface. */
         uint32_t mesa_line = NPU_MAX(v->in_w, 16u);
-        bool verified = (line == v->in_w || line == mesa_line) && total > 0 &&
-                        total % line == 0 && total / line >= v->in_h;
+        bool verified = (line == v->in_w || line == mesa_line) && total > 0 && total % line == 0 &&
+                        total / line >= v->in_h;
         if (!verified && !sim_unverified(x, "facts §2.10 non-aligned stride pattern",
                                          "CNA ARGB strides LINE %u SURF %lld for a %ux%u tile",
                                          line, (long long)surf, v->in_w, v->in_h))
@@ -350,8 +353,8 @@ check_cbuf(struct sim_exec *x, const struct conv *v)
          * channeltile); each pixel occupies one padded atom. */
         if (v->data_entries != v->in_w * v->in_h &&
             !sim_unverified(x, "NOTES §2 ARGB case: DATA_ENTRIES = W x H_tile",
-                            "CNA DATA_ENTRIES %u for a %ux%u small-channel tile",
-                            v->data_entries, v->in_w, v->in_h))
+                            "CNA DATA_ENTRIES %u for a %ux%u small-channel tile", v->data_entries,
+                            v->in_w, v->in_h))
             return false;
         uint64_t need = (uint64_t)v->in_w * v->in_h * v->c * v->esize;
         if (need > data_cap)
@@ -481,9 +484,9 @@ load_input(struct sim_exec *x, const struct conv *v, float *inf, int32_t *ini)
             }
         }
     }
-    x->rec.feature_bytes =
-        v->argb ? (uint64_t)v->in_w * v->in_h * v->pixel_bytes
-                : (uint64_t)((v->c + v->c2 - 1) / v->c2) * v->in_w * v->in_h * 16;
+    x->rec.feature_bytes = v->argb
+                               ? (uint64_t)v->in_w * v->in_h * v->pixel_bytes
+                               : (uint64_t)((v->c + v->c2 - 1) / v->c2) * v->in_w * v->in_h * 16;
     return true;
 }
 
@@ -601,9 +604,9 @@ sim_cna_run(struct sim_exec *x, struct sim_cube *out)
         if (!ok)
             return false;
         if (is_fp) {
-            if (pv && !sim_unverified(x, "facts §5.2: every fp16 program pads with 0",
-                                      "CNA PAD_VALUE 0x%08x on fp16 input (taken as fp16 bits)",
-                                      pv))
+            if (pv &&
+                !sim_unverified(x, "facts §5.2: every fp16 program pads with 0",
+                                "CNA PAD_VALUE 0x%08x on fp16 input (taken as fp16 bits)", pv))
                 return false;
             v.pad_value = pv & 0xffff;
         } else {
@@ -660,8 +663,7 @@ sim_cna_run(struct sim_exec *x, struct sim_cube *out)
     /* ---- weights (from memory, or resident with WEIGHT_REUSE) */
     const uint8_t *wsrc;
     if (v.weight_reuse) {
-        if (!cb->weights_valid || cb->weight_bytes != v.w_bytes ||
-            cb->weight_bank0 != v.data_bank)
+        if (!cb->weights_valid || cb->weight_bytes != v.w_bytes || cb->weight_bank0 != v.data_bank)
             return sim_fail(x, NPU_ERR_HW_REFUSED,
                             "CNA: WEIGHT_REUSE=1 but the CBUF holds no complete set of %u weight "
                             "bytes in banks %u..11 from an earlier task; the hardware would use "
@@ -814,8 +816,8 @@ sim_cna_run(struct sim_exec *x, struct sim_cube *out)
         }
         size_t n = (size_t)v.k_out * P;
         for (size_t i = 0; i < n; i++)
-            out->i[i] = sim_sat(sim_shift_round(out->i[i], v.clip, v.clip_half_up), INT32_MIN,
-                                INT32_MAX);
+            out->i[i] =
+                sim_sat(sim_shift_round(out->i[i], v.clip, v.clip_half_up), INT32_MIN, INT32_MAX);
     } else if (v.clip && !sim_unverified(x, "facts §2.4: CLIP_TRUNCATE acts on integers",
                                          "CORE CLIP_TRUNCATE = %u on fp16", v.clip)) {
         goto out;

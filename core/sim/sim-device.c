@@ -175,8 +175,7 @@ npu_sim_create(const struct npu_sim_options *opts, struct npu_sim **out)
     sim->n_cores = opts && opts->n_cores ? opts->n_cores : NPU_MAX_CORES;
     if (sim->n_cores > NPU_MAX_CORES) {
         free(sim);
-        npu_err("sim", "the RK3588 NPU has %d cores, not %u", NPU_MAX_CORES,
-                opts->n_cores);
+        npu_err("sim", "the RK3588 NPU has %d cores, not %u", NPU_MAX_CORES, opts->n_cores);
         return NPU_ERR_INVALID;
     }
     sim_mem_init(&sim->mem);
@@ -231,8 +230,7 @@ npu_sim_destroy(struct npu_sim *sim)
         sim_core_free(w->state);
     }
     if (sim->jobs_alive)
-        npu_warn("sim", "%u job handle(s) not destroyed before the device closed",
-                 sim->jobs_alive);
+        npu_warn("sim", "%u job handle(s) not destroyed before the device closed", sim->jobs_alive);
     sim_ledger_fini(&sim->ledger);
     sim_mem_fini(&sim->mem);
     pthread_cond_destroy(&sim->work_cond);
@@ -260,8 +258,8 @@ npu_sim_get_info(const struct npu_sim *sim, struct npu_device_info *info)
     snprintf(info->backend, sizeof(info->backend), "sim");
     info->n_cores = sim->n_cores;
     info->hw_version = 0;
-    info->drv_version = NPU_SIM_VERSION_MAJOR * 10000 + NPU_SIM_VERSION_MINOR * 100 +
-                        NPU_SIM_VERSION_PATCH;
+    info->drv_version =
+        NPU_SIM_VERSION_MAJOR * 10000 + NPU_SIM_VERSION_MINOR * 100 + NPU_SIM_VERSION_PATCH;
     snprintf(info->hw_version_str, sizeof(info->hw_version_str),
              "simulated RK3588 NPU (no hardware)");
     snprintf(info->drv_version_str, sizeof(info->drv_version_str),

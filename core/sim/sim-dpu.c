@@ -210,7 +210,7 @@ struct stage {
     unsigned algo;
     uint32_t alu_reg, mul_reg, relux_reg;
     unsigned shift, shift_neg;
-    bool mul_first; /* BN: MUL then ALU (AB observation) */
+    bool mul_first;     /* BN: MUL then ALU (AB observation) */
     const uint8_t *ops; /* per-channel operand array (BRDMA/NRDMA) */
     unsigned op_stride, alu_slot, mul_slot;
 };
@@ -218,8 +218,8 @@ struct stage {
 struct ew {
     bool bypass, op_bypass, mul, prelu, op_mem, lut, cvt, relu, relux;
     unsigned algo;
-    unsigned mode;       /* ERDMA data mode */
-    unsigned esize;      /* operand element bytes */
+    unsigned mode;  /* ERDMA data mode */
+    unsigned esize; /* operand element bytes */
     uint32_t cvt_offset, cvt_scale_reg;
     uint32_t relux_reg;
     uint32_t op_value[8];
@@ -231,7 +231,7 @@ struct ew {
 
 struct dpu {
     unsigned in_p, proc_p, out_p;
-    bool fp;                /* fp pipeline (binary32) */
+    bool fp; /* fp pipeline (binary32) */
     uint32_t w, h, c, c_real;
     struct stage bs, bn;
     bool cpend;
@@ -328,22 +328,21 @@ decode_stage(struct sim_exec *x, struct stage *s, bool bn, bool fp, unsigned neg
         s->shift = DPU_BS_MUL_CFG_BS_MUL_SHIFT_VALUE__GET(mc);
         s->shift_neg = neg_shift;
         if (DPU_BS_MUL_CFG_BS_TRUNCATE_SRC__GET(mc) &&
-            !sim_unverified(x, "facts §2.5: no program sets TRUNCATE_SRC",
-                            "DPU %s TRUNCATE_SRC", nm))
+            !sim_unverified(x, "facts §2.5: no program sets TRUNCATE_SRC", "DPU %s TRUNCATE_SRC",
+                            nm))
             return false;
         if (fp && (s->shift || s->shift_neg) &&
             !sim_unverified(x, "facts §5.3: MUL shifts are integer-pipeline fields",
-                            "DPU %s MUL shift %u/%u in an fp pipeline", nm, s->shift,
-                            s->shift_neg))
+                            "DPU %s MUL shift %u/%u in an fp pipeline", nm, s->shift, s->shift_neg))
             return false;
-        if (s->prelu && !sim_unverified(x, "facts §5.3: PReLU has no proven program",
-                                        "DPU %s MUL_PRELU", nm))
+        if (s->prelu &&
+            !sim_unverified(x, "facts §5.3: PReLU has no proven program", "DPU %s MUL_PRELU", nm))
             return false;
     }
     if (!s->relu_bypass) {
         if (s->relux) {
-            s->relux_reg = sim_reg(x, bn ? REG_DPU_BN_RELUX_CMP_VALUE : REG_DPU_BS_RELUX_CMP_VALUE,
-                                   &ok);
+            s->relux_reg =
+                sim_reg(x, bn ? REG_DPU_BN_RELUX_CMP_VALUE : REG_DPU_BS_RELUX_CMP_VALUE, &ok);
             if (!ok)
                 return false;
         }
@@ -551,8 +550,7 @@ decode_ew(struct sim_exec *x, struct dpu *d, uint32_t fmt)
                             "(facts §5.3)",
                             e->algo);
         if (!e->mul && e->algo > NPU_ALU_ALGO_CEIL)
-            return sim_fail(x, NPU_ERR_HW_REFUSED, "DPU: EW_ALU_ALGO %u is not defined",
-                            e->algo);
+            return sim_fail(x, NPU_ERR_HW_REFUSED, "DPU: EW_ALU_ALGO %u is not defined", e->algo);
         uint32_t sc = sim_reg(x, REG_DPU_EW_CVT_SCALE_VALUE, &ok);
         if (!ok)
             return false;
@@ -601,7 +599,8 @@ decode_ew(struct sim_exec *x, struct dpu *d, uint32_t fmt)
                                 "DPU_RDMA ERDMA surf-mode / non-align bits"))
                 return false;
             if (edata == NPU_ELEM_SIZE_4BIT)
-                return sim_fail(x, NPU_ERR_UNSUPPORTED, "DPU: 4-bit EW operands are not "
+                return sim_fail(x, NPU_ERR_UNSUPPORTED,
+                                "DPU: 4-bit EW operands are not "
                                 "simulated");
             e->esize = 1u << (edata - 1);
             unsigned c2 = 16 / e->esize;
@@ -611,12 +610,10 @@ decode_ew(struct sim_exec *x, struct dpu *d, uint32_t fmt)
                 uint32_t hh = sim_reg(x, REG_DPU_RDMA_DATA_CUBE_HEIGHT, &ok);
                 if (!ok)
                     return false;
-                e->surf_bytes =
-                    (uint64_t)DPU_RDMA_EW_SURF_STRIDE_EW_SURF_STRIDE__GET(ss) * 16;
+                e->surf_bytes = (uint64_t)DPU_RDMA_EW_SURF_STRIDE_EW_SURF_STRIDE__GET(ss) * 16;
                 e->line_atoms = d->w + DPU_RDMA_DATA_CUBE_HEIGHT_EW_LINE_NOTCH_ADDR__GET(hh);
                 uint64_t c1 = (d->c + c2 - 1) / c2;
-                n = (c1 - 1) * e->surf_bytes +
-                    ((uint64_t)(d->h - 1) * e->line_atoms + d->w) * 16;
+                n = (c1 - 1) * e->surf_bytes + ((uint64_t)(d->h - 1) * e->line_atoms + d->w) * 16;
                 if (e->surf_bytes < (uint64_t)d->h * e->line_atoms * 16 && c1 > 1 &&
                     !sim_unverified(x, "facts §2.6: EW surfaces overlap",
                                     "DPU_RDMA EW_SURF_STRIDE %llu bytes for %ux%u pixels",
@@ -687,8 +684,8 @@ decode_ew(struct sim_exec *x, struct dpu *d, uint32_t fmt)
                                     DPU_LUT_CFG_LUT_HYBRID_PRIORITY(1);
         if ((l->cfg != proven_cfg || les || lesh || los || losh) &&
             !sim_unverified(x, "facts §5.3: LUT semantics follow NVDLA beyond RKNN's tanh",
-                            "DPU LUT_CFG 0x%x slopes 0x%x/0x%x/0x%x/0x%x", l->cfg, les, lesh,
-                            los, losh))
+                            "DPU LUT_CFG 0x%x slopes 0x%x/0x%x/0x%x/0x%x", l->cfg, les, lesh, los,
+                            losh))
             return false;
     }
     return true;
@@ -701,8 +698,8 @@ check_precisions(struct sim_exec *x, struct dpu *d, bool flying, bool core_int, 
     if (!prec_bytes(out) || !prec_bytes(in) || in == NPU_PRECISION_BF16 ||
         out == NPU_PRECISION_BF16 || proc == NPU_PRECISION_BF16)
         return sim_fail(x, NPU_ERR_UNSUPPORTED,
-                        "DPU: precisions in %s / proc %s / out %s are not simulated",
-                        prec_name(in), prec_name(proc), prec_name(out));
+                        "DPU: precisions in %s / proc %s / out %s are not simulated", prec_name(in),
+                        prec_name(proc), prec_name(out));
     bool proven = false;
     bool f16tof32 = flying && DPU_RDMA_FEATURE_MODE_CFG_MRDMA_FP16TOFP32_EN__GET(rdma_fm);
     if (!flying) {
@@ -787,10 +784,12 @@ mrdma_read(struct sim_exec *x, struct dpu *d, uint32_t rdma_fm, struct sim_cube 
     int64_t lo = NPU_MIN((int64_t)0, (int64_t)(c1 - 1) * surf);
     int64_t hi = NPU_MAX((int64_t)(c1 - 1) * surf, (int64_t)0) + (int64_t)(h - 1) * line + w;
     if (surf < (int64_t)w && c1 > 1 && surf <= 0 && lo < 0)
-        return sim_fail(x, NPU_ERR_FAULT, "DPU_RDMA: surface notch %lld moves before the source "
-                        "address", (long long)snv);
-    const uint8_t *base = sim_dma(x, NPU_BLOCK_DPU_RDMA, "MRDMA input read", src,
-                                  (uint64_t)(hi - lo) * 16);
+        return sim_fail(x, NPU_ERR_FAULT,
+                        "DPU_RDMA: surface notch %lld moves before the source "
+                        "address",
+                        (long long)snv);
+    const uint8_t *base =
+        sim_dma(x, NPU_BLOCK_DPU_RDMA, "MRDMA input read", src, (uint64_t)(hi - lo) * 16);
     if (!base)
         return false;
     if (!sim_cube_alloc(x, cube, w, h, c, !d->fp))
@@ -849,8 +848,8 @@ decode_out(struct sim_exec *x, struct dpu *d)
             return false;
     }
     if (e0 != e1 || e0 != e2) {
-        if (!sim_unverified(x, "facts §2.10: SIZE_E_0/1/2 are always equal",
-                            "DPU SIZE_E %u/%u/%u", e0, e1, e2))
+        if (!sim_unverified(x, "facts §2.10: SIZE_E_0/1/2 are always equal", "DPU SIZE_E %u/%u/%u",
+                            e0, e1, e2))
             return false;
     }
     unsigned obytes = prec_bytes(d->out_p);
@@ -1034,13 +1033,12 @@ sim_dpu_run(struct sim_exec *x, const struct sim_cube *in, bool to_ppu, bool to_
     /* ---- mode fields that are refused or flagged */
     if (DPU_FEATURE_MODE_CFG_TP_EN__GET(fm) || DPU_FEATURE_MODE_CFG_RGP_TYPE__GET(fm) ||
         DPU_FEATURE_MODE_CFG_COMB_USE__GET(fm) || DPU_FEATURE_MODE_CFG_NONALIGN__GET(fm)) {
-        if (!sim_unverified(x, "NOTES S17: DPU transpose/regroup semantics not derived",
-                            "DPU FEATURE_MODE_CFG 0x%08x (TP_EN %u, RGP_TYPE %u, COMB_USE %u, "
-                            "NONALIGN %u)",
-                            fm, DPU_FEATURE_MODE_CFG_TP_EN__GET(fm),
-                            DPU_FEATURE_MODE_CFG_RGP_TYPE__GET(fm),
-                            DPU_FEATURE_MODE_CFG_COMB_USE__GET(fm),
-                            DPU_FEATURE_MODE_CFG_NONALIGN__GET(fm)))
+        if (!sim_unverified(
+                x, "NOTES S17: DPU transpose/regroup semantics not derived",
+                "DPU FEATURE_MODE_CFG 0x%08x (TP_EN %u, RGP_TYPE %u, COMB_USE %u, "
+                "NONALIGN %u)",
+                fm, DPU_FEATURE_MODE_CFG_TP_EN__GET(fm), DPU_FEATURE_MODE_CFG_RGP_TYPE__GET(fm),
+                DPU_FEATURE_MODE_CFG_COMB_USE__GET(fm), DPU_FEATURE_MODE_CFG_NONALIGN__GET(fm)))
             return false;
         return sim_fail(x, NPU_ERR_UNSUPPORTED,
                         "DPU: TP_EN / RGP_TYPE / COMB_USE / NONALIGN modes are not simulated");
@@ -1051,8 +1049,8 @@ sim_dpu_run(struct sim_exec *x, const struct sim_cube *in, bool to_ppu, bool to_
                         DPU_DATA_CUBE_HEIGHT_MINMAX_CTL__GET(ch)))
         return false;
     if (d.c_real > d.c)
-        return sim_fail(x, NPU_ERR_HW_REFUSED,
-                        "DPU: ORIG_CHANNEL %u exceeds the padded CHANNEL %u", d.c_real, d.c);
+        return sim_fail(x, NPU_ERR_HW_REFUSED, "DPU: ORIG_CHANNEL %u exceeds the padded CHANNEL %u",
+                        d.c_real, d.c);
 
     if (!flying) {
         if (in->w != d.w || in->h != d.h || in->c != d.c)
@@ -1084,8 +1082,7 @@ sim_dpu_run(struct sim_exec *x, const struct sim_cube *in, bool to_ppu, bool to_
         if (!ok)
             return false;
         if (!DPU_RDMA_FEATURE_MODE_CFG_FLYING_MODE__GET(rdma_fm))
-            return sim_fail(x, NPU_ERR_HW_REFUSED,
-                            "DPU FLYING_MODE=1 but DPU_RDMA FLYING_MODE=0");
+            return sim_fail(x, NPU_ERR_HW_REFUSED, "DPU FLYING_MODE=1 but DPU_RDMA FLYING_MODE=0");
     }
     if (!check_precisions(x, &d, flying, in && in->is_int, rdma_fm))
         return false;
@@ -1130,18 +1127,18 @@ sim_dpu_run(struct sim_exec *x, const struct sim_cube *in, bool to_ppu, bool to_
                      !DPU_OUT_CVT_SHIFT_MINUS_EXP__GET(d.cvt_shift_reg) &&
                      !DPU_OUT_CVT_SHIFT_CVT_TYPE__GET(d.cvt_shift_reg);
         /* RKNN's tanh: offset and MINUS_EXP after the LUT (NOTES S19). */
-        bool tanh_like = scale == 1 && !shift && d.ew.lut &&
-                         !DPU_OUT_CVT_SHIFT_CVT_TYPE__GET(d.cvt_shift_reg);
+        bool tanh_like =
+            scale == 1 && !shift && d.ew.lut && !DPU_OUT_CVT_SHIFT_CVT_TYPE__GET(d.cvt_shift_reg);
         if (!plain && !tanh_like &&
             !sim_unverified(x, "facts §5.3: fp OUT_CVT beyond identity",
-                            "DPU fp OUT_CVT scale %u shift %u offset %d MINUS_EXP %u", scale,
-                            shift, (int32_t)d.cvt_offset,
+                            "DPU fp OUT_CVT scale %u shift %u offset %d MINUS_EXP %u", scale, shift,
+                            (int32_t)d.cvt_offset,
                             DPU_OUT_CVT_SHIFT_MINUS_EXP__GET(d.cvt_shift_reg)))
             return false;
     } else if (DPU_OUT_CVT_SHIFT_MINUS_EXP__GET(d.cvt_shift_reg) &&
                !sim_unverified(x, "facts §2.5: MINUS_EXP in an integer pipeline",
-                               "DPU MINUS_EXP %u", DPU_OUT_CVT_SHIFT_MINUS_EXP__GET(
-                                                       d.cvt_shift_reg))) {
+                               "DPU MINUS_EXP %u",
+                               DPU_OUT_CVT_SHIFT_MINUS_EXP__GET(d.cvt_shift_reg))) {
         return false;
     }
     if (!decode_out(x, &d))
@@ -1196,11 +1193,11 @@ sim_dpu_run(struct sim_exec *x, const struct sim_cube *in, bool to_ppu, bool to_
                             double op;
                             if (e->op_mem) {
                                 const uint8_t *p = ew_operand(e, c, y, xx);
-                                op = e->esize == 2 ? sim_f16_to_f32((uint16_t)(p[0] | p[1] << 8))
-                                     : e->esize == 4 ? (double)npu_bits_f32(
-                                                           (uint32_t)p[0] | (uint32_t)p[1] << 8 |
-                                                           (uint32_t)p[2] << 16 |
-                                                           (uint32_t)p[3] << 24)
+                                op = e->esize == 2   ? sim_f16_to_f32((uint16_t)(p[0] | p[1] << 8))
+                                     : e->esize == 4 ? (double)npu_bits_f32((uint32_t)p[0] |
+                                                                            (uint32_t)p[1] << 8 |
+                                                                            (uint32_t)p[2] << 16 |
+                                                                            (uint32_t)p[3] << 24)
                                                      : (double)(int8_t)p[0];
                             } else {
                                 op = npu_bits_f32(e->op_value[c % 8]);

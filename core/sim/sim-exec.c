@@ -111,8 +111,9 @@ sim_reg(struct sim_exec *x, uint16_t off, bool *ok)
                      npu_block_name(b), sim_reg_name(off), g);
             *ok = false;
         } else {
-            sim_unverified(x, "reset values, facts §2", "%s reads the never-written %s (taken as 0)",
-                           npu_block_name(b), sim_reg_name(off));
+            sim_unverified(x, "reset values, facts §2",
+                           "%s reads the never-written %s (taken as 0)", npu_block_name(b),
+                           sim_reg_name(off));
         }
     }
     return x->core->regs[b][g][i];
@@ -163,8 +164,7 @@ sim_cube_alloc(struct sim_exec *x, struct sim_cube *cube, uint32_t w, uint32_t h
      * (2^27 elements is 100x the largest vendor task) rather than exhaust
      * host memory. */
     if (n == 0 || n > (1ull << 27)) {
-        sim_fail(x, NPU_ERR_UNSUPPORTED, "feature cube %ux%ux%u is too large to simulate", w, h,
-                 c);
+        sim_fail(x, NPU_ERR_UNSUPPORTED, "feature cube %ux%ux%u is too large to simulate", w, h, c);
         return false;
     }
     cube->w = w;
@@ -250,8 +250,8 @@ write_s_pointer(struct sim_exec *x, int blk, uint32_t v, bool from_kernel)
     }
     if (base & CNA_S_POINTER_POINTER_PP_CLEAR(1))
         c->ptr[blk] = 0;
-    c->pp_toggle[blk] = (base & CNA_S_POINTER_POINTER_PP_EN__MASK) &&
-                        (base & CNA_S_POINTER_POINTER_PP_MODE__MASK);
+    c->pp_toggle[blk] =
+        (base & CNA_S_POINTER_POINTER_PP_EN__MASK) && (base & CNA_S_POINTER_POINTER_PP_MODE__MASK);
     if (!(base & CNA_S_POINTER_POINTER_PP_EN__MASK))
         c->ptr[blk] = CNA_S_POINTER_POINTER__GET(base);
     return true;
@@ -342,8 +342,7 @@ launch(struct sim_exec *x, uint32_t m)
         ppu_flying = PPU_OPERATION_MODE_CFG_FLYING_MODE__GET(om);
         if (ppu_flying && !prdma)
             return sim_fail(x, NPU_ERR_HW_REFUSED,
-                            "PPU FLYING_MODE=1 reads PPU_RDMA, which op_en 0x%x does not start",
-                            m);
+                            "PPU FLYING_MODE=1 reads PPU_RDMA, which op_en 0x%x does not start", m);
         if (!ppu_flying && !(dpu && dpu_to_ppu))
             return sim_fail(x, NPU_ERR_HW_REFUSED,
                             "PPU FLYING_MODE=0 takes its input from the DPU, which does not send "
@@ -422,9 +421,8 @@ write_block_reg(struct sim_exec *x, const struct npu_qword_info *q)
                         "%s: write of 0x%08x to read-only register %s (0x%04x)", npu_block_name(b),
                         q->value, r->full_name, q->offset);
     if (r->flags & NPU_REG_NO_REGCMD)
-        return sim_fail(x, NPU_ERR_HW_REFUSED,
-                        "%s: %s (0x%04x) is not written through regcmd", npu_block_name(b),
-                        r->full_name, q->offset);
+        return sim_fail(x, NPU_ERR_HW_REFUSED, "%s: %s (0x%04x) is not written through regcmd",
+                        npu_block_name(b), r->full_name, q->offset);
     uint32_t reserved = npu_reg_reserved_bits(r, q->value);
     /* RKNN writes LUT entries sign-extended to 32 bits (onpu-tanh, NOTES
      * S19): vendor-proven, the upper half is ignored. */
@@ -438,22 +436,22 @@ write_block_reg(struct sim_exec *x, const struct npu_qword_info *q)
                         "%s: %s = 0x%08x is not 16-byte aligned (the register keeps bits 31:4, "
                         "facts §2.10)",
                         npu_block_name(b), r->full_name, q->value);
-    if (reserved && !sim_unverified(x, "reserved bits in the TRM / facts §2",
-                                    "%s = 0x%08x sets reserved bits 0x%08x", r->full_name,
-                                    q->value, reserved))
+    if (reserved &&
+        !sim_unverified(x, "reserved bits in the TRM / facts §2",
+                        "%s = 0x%08x sets reserved bits 0x%08x", r->full_name, q->value, reserved))
         return false;
     unsigned i = reg_index(b, q->offset);
     if (i == reg_index(b, REG_CNA_S_POINTER - NPU_BLOCK_BASE_CNA + npu_rk3588_blocks[b].base))
         return write_s_pointer(x, b, q->value, false);
-    if (i == reg_index(b, REG_CNA_OPERATION_ENABLE - NPU_BLOCK_BASE_CNA +
-                              npu_rk3588_blocks[b].base))
+    if (i ==
+        reg_index(b, REG_CNA_OPERATION_ENABLE - NPU_BLOCK_BASE_CNA + npu_rk3588_blocks[b].base))
         return sim_fail(x, NPU_ERR_HW_REFUSED,
                         "%s: OPERATION_ENABLE written from regcmd; blocks start through the op_en "
                         "entry (NOTES S15)",
                         npu_block_name(b));
     if ((r->flags & NPU_REG_UNDOCUMENTED) && q->value)
-        if (!sim_unverified(x, "facts §6.9: every generator writes 0",
-                            "undocumented %s = 0x%08x", r->full_name, q->value))
+        if (!sim_unverified(x, "facts §6.9: every generator writes 0", "undocumented %s = 0x%08x",
+                            r->full_name, q->value))
             return false;
     struct sim_core *c = x->core;
     unsigned g = c->ptr[b];
@@ -480,11 +478,8 @@ apply_qword(struct sim_exec *x, struct seg_state *s, uint64_t qw, unsigned idx)
     bool marker = s->after_marker;
     s->after_marker = false;
     switch (kind) {
-    case NPU_QW_NOP:
-        return true;
-    case NPU_QW_MARKER:
-        s->after_marker = true;
-        return true;
+    case NPU_QW_NOP: return true;
+    case NPU_QW_MARKER: s->after_marker = true; return true;
     case NPU_QW_OP_EN:
         if (!marker)
             return sim_fail(x, NPU_ERR_HW_REFUSED,
@@ -522,8 +517,8 @@ apply_qword(struct sim_exec *x, struct seg_state *s, uint64_t qw, unsigned idx)
                  x->core->index, x->task, q.offset, npu_block_name(q.block));
         return true;
     case NPU_QW_BAD_SPECIAL:
-        return sim_fail(x, NPU_ERR_HW_REFUSED,
-                        "qword %u (0x%016llx): malformed %s entry", idx, (unsigned long long)qw,
+        return sim_fail(x, NPU_ERR_HW_REFUSED, "qword %u (0x%016llx): malformed %s entry", idx,
+                        (unsigned long long)qw,
                         q.target == NPU_TARGET_OP_EN    ? "op_en"
                         : q.target == NPU_TARGET_MARKER ? "marker"
                                                         : "target-0");
@@ -584,8 +579,7 @@ run_chain(struct sim_exec *x)
         !write_s_pointer(x, NPU_BLOCK_CORE, sp, true))
         return;
     if (first.regcmd_addr > 0xffffffffull) {
-        sim_fail(x, NPU_ERR_FAULT,
-                 "PC: regcmd_addr 0x%llx does not fit the 32-bit PC_BASE_ADDRESS",
+        sim_fail(x, NPU_ERR_FAULT, "PC: regcmd_addr 0x%llx does not fit the 32-bit PC_BASE_ADDRESS",
                  (unsigned long long)first.regcmd_addr);
         return;
     }

@@ -38,8 +38,8 @@ void
 sim_sgemm(size_t M, size_t N, size_t K, const float *A, const float *B, float *C)
 {
 #ifdef SIM_HAVE_CBLAS
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0f, A,
-                (int)K, B, (int)N, 0.0f, C, (int)N);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0f, A, (int)K,
+                B, (int)N, 0.0f, C, (int)N);
 #else
     /* Blocked so that a row block of C and a panel of B stay in cache; the
      * innermost loop runs over contiguous N and vectorises. Each C element

@@ -34,7 +34,7 @@ sim_shift_round(int64_t x, unsigned s, int half_up)
     if (s == 0)
         return x;
     if (s >= 63)
-        return 0; /* |x| < 2^63: the quotient rounds to 0 */
+        return 0;       /* |x| < 2^63: the quotient rounds to 0 */
     int64_t q = x >> s; /* floor */
     int64_t rem = x - q * ((int64_t)1 << s);
     int64_t half = (int64_t)1 << (s - 1);

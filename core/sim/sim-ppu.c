@@ -83,10 +83,10 @@ sim_ppu_run(struct sim_exec *x, const struct sim_cube *from_dpu)
         return sim_fail(x, NPU_ERR_HW_REFUSED, "PPU: POOLING_METHOD %u is not average, max or min",
                         method);
     if (PPU_OPERATION_MODE_CFG_INDEX_EN__GET(mode))
-        return sim_fail(x, NPU_ERR_UNSUPPORTED,
-                        "PPU: INDEX_EN (argmax output) is not simulated");
-    if ((PPU_OPERATION_MODE_CFG_USE_CNT__GET(mode) || PPU_OPERATION_MODE_CFG_NOTCH_ADDR__GET(mode) ||
-         PPU_MISC_CTRL_NONALIGN__GET(misc) || PPU_MISC_CTRL_MC_SURF_OUT__GET(misc)) &&
+        return sim_fail(x, NPU_ERR_UNSUPPORTED, "PPU: INDEX_EN (argmax output) is not simulated");
+    if ((PPU_OPERATION_MODE_CFG_USE_CNT__GET(mode) ||
+         PPU_OPERATION_MODE_CFG_NOTCH_ADDR__GET(mode) || PPU_MISC_CTRL_NONALIGN__GET(misc) ||
+         PPU_MISC_CTRL_MC_SURF_OUT__GET(misc)) &&
         !sim_unverified(x, "facts §2.7: no program sets them",
                         "PPU USE_CNT/NOTCH_ADDR 0x%x, MISC_CTRL 0x%x", mode, misc))
         return false;
@@ -104,8 +104,8 @@ sim_ppu_run(struct sim_exec *x, const struct sim_cube *from_dpu)
     if (OC != C)
         return sim_fail(x, NPU_ERR_HW_REFUSED, "PPU: %u output channels for %u input channels", OC,
                         C);
-    if (W + pl + pr < kw || H + pt + pb < kh ||
-        OW != (W + pl + pr - kw) / sw + 1 || OH != (H + pt + pb - kh) / sh + 1) {
+    if (W + pl + pr < kw || H + pt + pb < kh || OW != (W + pl + pr - kw) / sw + 1 ||
+        OH != (H + pt + pb - kh) / sh + 1) {
         if (!sim_unverified(x, "facts §5.4: out = (in + pads - k) / stride + 1",
                             "PPU output %ux%u for input %ux%u, kernel %ux%u, stride %ux%u, pads "
                             "l%u r%u t%u b%u",
@@ -126,9 +126,9 @@ sim_ppu_run(struct sim_exec *x, const struct sim_cube *from_dpu)
         if (raw & ((int64_t)1 << 34))
             raw -= (int64_t)1 << 35;
         if (fp) {
-            if (raw && !sim_unverified(x, "facts §5.4: pad-value format for fp pooling",
-                                       "PPU fp pad value 0x%llx (taken as fp32 bits)",
-                                       (long long)raw))
+            if (raw &&
+                !sim_unverified(x, "facts §5.4: pad-value format for fp pooling",
+                                "PPU fp pad value 0x%llx (taken as fp32 bits)", (long long)raw))
                 return false;
             pad_f = npu_bits_f32((uint32_t)raw);
         } else {
@@ -232,8 +232,8 @@ sim_ppu_run(struct sim_exec *x, const struct sim_cube *from_dpu)
     uint32_t c1 = (C + c2 - 1) / c2;
     if (c1 > 1 && surf < (uint64_t)OW * OH * 16 &&
         !sim_unverified(x, "facts §2.7: output surfaces overlap",
-                        "PPU DST_SURF_STRIDE %llu bytes for %ux%u pixels",
-                        (unsigned long long)surf, OW, OH))
+                        "PPU DST_SURF_STRIDE %llu bytes for %ux%u pixels", (unsigned long long)surf,
+                        OW, OH))
         return false;
     uint64_t ext = (uint64_t)(c1 - 1) * surf + (uint64_t)OW * OH * 16;
     uint8_t *out = sim_dma(x, NPU_BLOCK_PPU, "output write", dst, ext);

@@ -25,8 +25,8 @@ struct npu_sim_bo {
     size_t size;   /* requested bytes: DMA beyond them faults */
     uint64_t span; /* page-rounded extent reserved in the IOVA space */
     uint8_t *host;
-    int refs;      /* atomic: the owner plus every job snapshot holding it */
-    bool mapped;   /* under sim_mem.lock */
+    int refs;    /* atomic: the owner plus every job snapshot holding it */
+    bool mapped; /* under sim_mem.lock */
 };
 
 struct sim_mem {
@@ -125,7 +125,7 @@ struct npu_sim_job {
 /* Register blocks reachable through regcmd: enum npu_block PC..PPU_RDMA. */
 #define SIM_NBLK (NPU_BLOCK_PPU_RDMA + 1)
 #define SIM_BLOCK_REGS 1024 /* 4 KiB window of 32-bit registers */
-#define SIM_LUT_ENTRIES 513  /* per table (facts 5.3) */
+#define SIM_LUT_ENTRIES 513 /* per table (facts 5.3) */
 #define SIM_CBUF_BANKS 12
 #define SIM_CBUF_BANK_BYTES 32768u
 /* Kernels per group of the packed weight layout (facts §2.10). */
@@ -135,13 +135,13 @@ struct npu_sim_job {
 /* What the CBUF holds after a conv task, for WEIGHT_REUSE / DATA_REUSE. */
 struct sim_cbuf {
     bool weights_valid;
-    uint32_t weight_bank0;   /* first weight bank (= DATA_BANK of the loading task) */
+    uint32_t weight_bank0; /* first weight bank (= DATA_BANK of the loading task) */
     uint32_t weight_bytes;
-    uint8_t *weights;        /* copy of the resident weight bytes */
+    uint8_t *weights; /* copy of the resident weight bytes */
     size_t weights_cap;
     bool data_valid;
-    uint32_t data_key[8];    /* geometry of the resident input tile */
-    float *data_f;           /* resident decoded tile */
+    uint32_t data_key[8]; /* geometry of the resident input tile */
+    float *data_f;        /* resident decoded tile */
     int32_t *data_i;
     size_t data_n, data_cap;
 };
@@ -152,8 +152,8 @@ struct sim_core {
     uint32_t regs[SIM_NBLK][2][SIM_BLOCK_REGS];
     /* Whether the register was ever written in that group since power-on. */
     uint8_t written[SIM_NBLK][2][SIM_BLOCK_REGS];
-    uint8_t ptr[SIM_NBLK];     /* group the next writes and launch use */
-    bool pp_toggle[SIM_NBLK];  /* S_POINTER enables alternation */
+    uint8_t ptr[SIM_NBLK];    /* group the next writes and launch use */
+    bool pp_toggle[SIM_NBLK]; /* S_POINTER enables alternation */
     /* DPU LUT RAM (not ping-pong: uploaded once, used by later tasks, NOTES S19). */
     int16_t lut[2][SIM_LUT_ENTRIES];
     bool lut_written[2];
@@ -180,17 +180,17 @@ struct sim_exec {
     struct sim_subjob *sub;
     struct sim_memview mem;
     bool strict;
-    uint32_t task_base;        /* TASK_DMA_BASE_ADDR */
-    uint32_t task;             /* descriptor index of the running task */
-    uint8_t grp[SIM_NBLK];     /* register group each block executes with */
-    uint32_t enable;           /* op_en of the running task */
-    enum npu_status status;    /* first failure */
-    char warned[16][96];       /* lenient-mode warnings already printed */
+    uint32_t task_base;     /* TASK_DMA_BASE_ADDR */
+    uint32_t task;          /* descriptor index of the running task */
+    uint8_t grp[SIM_NBLK];  /* register group each block executes with */
+    uint32_t enable;        /* op_en of the running task */
+    enum npu_status status; /* first failure */
+    char warned[16][96];    /* lenient-mode warnings already printed */
     unsigned n_warned;
-    struct sim_task_rec rec;   /* figures of the running task */
-    struct sim_cube core_out;  /* CORE -> DPU */
-    struct sim_cube dpu_out;   /* DPU -> PPU */
-    struct sim_cube rdma_in;   /* MRDMA / PPU_RDMA input */
+    struct sim_task_rec rec;  /* figures of the running task */
+    struct sim_cube core_out; /* CORE -> DPU */
+    struct sim_cube dpu_out;  /* DPU -> PPU */
+    struct sim_cube rdma_in;  /* MRDMA / PPU_RDMA input */
 };
 
 /* Failure of the running task: records "task N: <text>" (first one wins) and
@@ -210,8 +210,8 @@ const char *sim_reg_name(uint16_t off);
  * what and the address if the range is not inside one mapped BO. */
 uint8_t *sim_dma(struct sim_exec *x, int blk, const char *what, uint32_t addr, uint64_t len);
 /* Ensures cube storage for w*h*c elements of the given kind. */
-bool sim_cube_alloc(struct sim_exec *x, struct sim_cube *cube, uint32_t w, uint32_t h,
-                    uint32_t c, bool is_int);
+bool sim_cube_alloc(struct sim_exec *x, struct sim_cube *cube, uint32_t w, uint32_t h, uint32_t c,
+                    bool is_int);
 void sim_cube_free(struct sim_cube *cube);
 
 /* The blocks (sim-cna.c, sim-dpu.c, sim-ppu.c). Each returns false after
@@ -231,7 +231,7 @@ struct sim_worker {
     bool started;
     struct sim_subjob *head, *tail; /* under sim->lock */
     unsigned queued;
-    struct sim_core *state;         /* touched only by this worker */
+    struct sim_core *state; /* touched only by this worker */
 };
 
 struct npu_sim {

@@ -79,7 +79,7 @@ avg_rate(const struct sim_interval *iv, size_t n, double t0, double t1)
 struct tm_task {
     double compute, dma, rate; /* nominal */
     double factor;
-    double t0, t1;             /* main phase (DMA/compute) in modeled seconds */
+    double t0, t1; /* main phase (DMA/compute) in modeled seconds */
 };
 
 static enum npu_status

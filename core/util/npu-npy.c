@@ -130,17 +130,19 @@ parse_descr(const char *d, const char *what, enum npu_dtype *out)
     case 'V':
         npu_err(DOM, "%s: structured/void dtype '%s' is not supported", what, d);
         return NPU_ERR_UNSUPPORTED;
-    case 'U': case 'S': case 'a':
+    case 'U':
+    case 'S':
+    case 'a':
         npu_err(DOM, "%s: string dtype '%s' is not supported", what, d);
         return NPU_ERR_UNSUPPORTED;
     case 'c':
         npu_err(DOM, "%s: complex dtype '%s' is not supported", what, d);
         return NPU_ERR_UNSUPPORTED;
-    case 'M': case 'm':
+    case 'M':
+    case 'm':
         npu_err(DOM, "%s: datetime dtype '%s' is not supported", what, d);
         return NPU_ERR_UNSUPPORTED;
-    default:
-        break;
+    default: break;
     }
     int size = 0;
     const char *q = d + 2;
@@ -159,8 +161,10 @@ parse_descr(const char *d, const char *what, enum npu_dtype *out)
             continue;
         /* The byte order only matters for multi-byte elements. */
         if (size > 1 && order == '>') {
-            npu_err(DOM, "%s: big-endian dtype '%s' is not supported (save it with "
-                    "arr.astype(arr.dtype.newbyteorder('<')))", what, d);
+            npu_err(DOM,
+                    "%s: big-endian dtype '%s' is not supported (save it with "
+                    "arr.astype(arr.dtype.newbyteorder('<')))",
+                    what, d);
             return NPU_ERR_UNSUPPORTED;
         }
         if (size > 1 && order == '|') {
@@ -170,8 +174,10 @@ parse_descr(const char *d, const char *what, enum npu_dtype *out)
         *out = npy_types[i].dtype;
         return NPU_OK;
     }
-    npu_err(DOM, "%s: dtype '%s' is not supported (supported: f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 "
-            "b1)", what, d);
+    npu_err(DOM,
+            "%s: dtype '%s' is not supported (supported: f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 "
+            "b1)",
+            what, d);
     return NPU_ERR_UNSUPPORTED;
 }
 
@@ -257,8 +263,10 @@ scan_dict(struct scan *s, struct npy_header *h)
         } else if (!strcmp(key, "fortran_order") && !have_fortran) {
             skip_ws(s);
             if ((size_t)(s->end - s->p) >= 4 && !memcmp(s->p, "True", 4)) {
-                npu_err(DOM, "%s: Fortran-order arrays are not supported (save with "
-                        "np.ascontiguousarray)", s->what);
+                npu_err(DOM,
+                        "%s: Fortran-order arrays are not supported (save with "
+                        "np.ascontiguousarray)",
+                        s->what);
                 return NPU_ERR_UNSUPPORTED;
             }
             if ((size_t)(s->end - s->p) < 5 || memcmp(s->p, "False", 5)) {
@@ -289,7 +297,9 @@ scan_dict(struct scan *s, struct npy_header *h)
     }
     if (!have_descr || !have_fortran || !have_shape) {
         npu_err(DOM, "%s: header lacks %s", s->what,
-                !have_descr ? "'descr'" : !have_fortran ? "'fortran_order'" : "'shape'");
+                !have_descr     ? "'descr'"
+                : !have_fortran ? "'fortran_order'"
+                                : "'shape'");
         return NPU_ERR_CORRUPT;
     }
     return NPU_OK;
@@ -516,11 +526,10 @@ npu_npy_encode(const struct npu_tensor *t, void **buf, size_t *len)
 
     /* At most 8 dims of 19 digits plus separators: well under 512 bytes. */
     char dict[512];
-    int n = snprintf(dict, sizeof(dict), "{'descr': '%s', 'fortran_order': False, 'shape': (",
-                     descr);
+    int n =
+        snprintf(dict, sizeof(dict), "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
     for (int i = 0; i < t->ndim; i++)
-        n += snprintf(dict + n, sizeof(dict) - (size_t)n, "%s%" PRId64, i ? ", " : "",
-                      t->dims[i]);
+        n += snprintf(dict + n, sizeof(dict) - (size_t)n, "%s%" PRId64, i ? ", " : "", t->dims[i]);
     n += snprintf(dict + n, sizeof(dict) - (size_t)n, "%s), }", t->ndim == 1 ? "," : "");
 
     /* Pad with spaces and a final '\n' so that the data starts 64-byte aligned

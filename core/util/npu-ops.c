@@ -6,10 +6,9 @@
 
 #include "npu/npu-common.h"
 
-static const char *const op_names[NPU_OP_COUNT] = {
-    [NPU_OP_NONE] = "?",
+static const char *const op_names[NPU_OP_COUNT] = {[NPU_OP_NONE] = "?",
 #define NPU_OP_NAME(e, n) [NPU_OP_##e] = n,
-    NPU_OP_LIST(NPU_OP_NAME)
+                                                   NPU_OP_LIST(NPU_OP_NAME)
 #undef NPU_OP_NAME
 };
 

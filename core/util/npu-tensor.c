@@ -10,10 +10,9 @@
 static const struct {
     const char *name;
     size_t size;
-} dtype_info[NPU_DTYPE_COUNT] = {
-    [NPU_DTYPE_UNDEFINED] = {"undef", 0},
+} dtype_info[NPU_DTYPE_COUNT] = {[NPU_DTYPE_UNDEFINED] = {"undef", 0},
 #define NPU_DT_INFO(e, n, s) [NPU_DTYPE_##e] = {n, s},
-    NPU_DTYPE_LIST(NPU_DT_INFO)
+                                 NPU_DTYPE_LIST(NPU_DT_INFO)
 #undef NPU_DT_INFO
 };
 
@@ -48,11 +47,15 @@ bool
 npu_dtype_is_int(enum npu_dtype t)
 {
     switch (t) {
-    case NPU_DTYPE_INT8: case NPU_DTYPE_UINT8: case NPU_DTYPE_INT16: case NPU_DTYPE_INT32:
-    case NPU_DTYPE_INT64: case NPU_DTYPE_UINT16: case NPU_DTYPE_UINT32: case NPU_DTYPE_UINT64:
-        return true;
-    default:
-        return false;
+    case NPU_DTYPE_INT8:
+    case NPU_DTYPE_UINT8:
+    case NPU_DTYPE_INT16:
+    case NPU_DTYPE_INT32:
+    case NPU_DTYPE_INT64:
+    case NPU_DTYPE_UINT16:
+    case NPU_DTYPE_UINT32:
+    case NPU_DTYPE_UINT64: return true;
+    default: return false;
     }
 }
 

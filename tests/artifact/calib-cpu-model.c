@@ -193,10 +193,11 @@ main(void)
     printf("  %-14s %8.3f ns/elem  %6.2f x Add   (fp32 NCHW -> fp16 NC1HWC2, npu_convert_rate)\n",
            "conversion", conv * 1e9, conv / add);
     double f = gemm();
-    printf("  %-14s %8.3f GFLOP/s (1 thread)  Add element = %.2f GEMM FLOPs\n", "MatMul",
-           1e-9 / f, add / f);
+    printf("  %-14s %8.3f GFLOP/s (1 thread)  Add element = %.2f GEMM FLOPs\n", "MatMul", 1e-9 / f,
+           add / f);
     printf("  %-14s %8.3f us (1 thread), [1, 8]; %.3f us (2 threads); [1, 65536]: %.3f us "
-           "(1 thread), %.3f us (2 threads)\n", "tiny Add", tiny_add(1, 8) * 1e6,
-           tiny_add(2, 8) * 1e6, tiny_add(1, 65536) * 1e6, tiny_add(2, 65536) * 1e6);
+           "(1 thread), %.3f us (2 threads)\n",
+           "tiny Add", tiny_add(1, 8) * 1e6, tiny_add(2, 8) * 1e6, tiny_add(1, 65536) * 1e6,
+           tiny_add(2, 65536) * 1e6);
     return 0;
 }

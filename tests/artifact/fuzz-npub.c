@@ -64,8 +64,8 @@ one(const uint8_t *data, size_t size)
     size_t l1 = 0, l2 = 0;
     struct npu_npub *a2 = NULL;
     const struct npu_npub_meta *m = npu_npub_get_meta(a);
-    struct npu_npub_meta meta = {m->model_hash, m->options_hash, m->options, m->source,
-                                 m->props, m->n_props};
+    struct npu_npub_meta meta = {m->model_hash, m->options_hash, m->options,
+                                 m->source,     m->props,        m->n_props};
     if (npu_npub_encode(npu_npub_program(a), &meta, &b1, &l1) != NPU_OK ||
         npu_npub_decode(b1, l1, &a2, NULL, 0) != NPU_OK ||
         npu_npub_encode(npu_npub_program(a2), &meta, &b2, &l2) != NPU_OK || l1 != l2 ||

@@ -157,7 +157,10 @@ hand_prog_make(struct hand_prog *h, uint32_t m, uint32_t k, uint32_t n, bool io_
     /* The job: A.1 with input and output in ACT, weights in WEIGHTS. */
     struct npu_stream s;
     npu_stream_init(&s);
-    struct npu_ref_matmul rm = {.kind = NPU_REF_MATMUL_FP16_FP32, .m = m, .k = k, .n = n,
+    struct npu_ref_matmul rm = {.kind = NPU_REF_MATMUL_FP16_FP32,
+                                .m = m,
+                                .k = k,
+                                .n = n,
                                 .input = {NPU_BUF_ACT, 0},
                                 .weight = {NPU_BUF_WEIGHTS, 0},
                                 .output = {NPU_BUF_ACT, (uint32_t)c32_off}};
@@ -172,14 +175,14 @@ hand_prog_make(struct hand_prog *h, uint32_t m, uint32_t k, uint32_t n, bool io_
     h->relocs = calloc(img.n_relocs + 1, sizeof(*h->relocs));
     memcpy(h->regcmd, img.qwords, img.n_qwords * 8);
     for (uint32_t i = 0; i < img.n_tasks; i++)
-        h->tasks[i] = (struct npu_prog_task){img.tasks[i].start, img.tasks[i].n_body,
-                                             img.tasks[i].enable_mask, img.tasks[i].int_mask,
-                                             "matmul"};
+        h->tasks[i] =
+            (struct npu_prog_task){img.tasks[i].start, img.tasks[i].n_body,
+                                   img.tasks[i].enable_mask, img.tasks[i].int_mask, "matmul"};
     for (uint32_t i = 0; i < img.n_relocs; i++)
         h->relocs[i] = (struct npu_prog_reloc){img.relocs[i].qword, img.relocs[i].buffer,
                                                img.relocs[i].offset};
-    h->job = (struct npu_prog_job){h->regcmd, (uint32_t)img.n_qwords, h->tasks, img.n_tasks,
-                                   h->relocs, img.n_relocs, img.align, 0};
+    h->job = (struct npu_prog_job){h->regcmd, (uint32_t)img.n_qwords, h->tasks,  img.n_tasks,
+                                   h->relocs, img.n_relocs,           img.align, 0};
     npu_image_fini(&img);
 
     /* Steps. io[]: operand lists. */
@@ -187,20 +190,38 @@ hand_prog_make(struct hand_prog *h, uint32_t m, uint32_t k, uint32_t n, bool io_
     int ns = 0;
     if (!io_on_npu) {
         io[0] = HT_A, io[1] = HT_A16;
-        h->s[ns++] = (struct npu_prog_step){.kind = NPU_STEP_CONVERT, .in = &io[0], .nin = 1,
-                                            .out = &io[1], .nout = 1, .name = "to_npu"};
+        h->s[ns++] = (struct npu_prog_step){.kind = NPU_STEP_CONVERT,
+                                            .in = &io[0],
+                                            .nin = 1,
+                                            .out = &io[1],
+                                            .nout = 1,
+                                            .name = "to_npu"};
     }
     h->s[ns++] = (struct npu_prog_step){.kind = NPU_STEP_NPU_JOB, .job = 0, .name = "matmul"};
     if (!io_on_npu) {
         io[2] = HT_C32, io[3] = HT_C;
-        h->s[ns++] = (struct npu_prog_step){.kind = NPU_STEP_CONVERT, .in = &io[2], .nin = 1,
-                                            .out = &io[3], .nout = 1, .name = "to_host"};
+        h->s[ns++] = (struct npu_prog_step){.kind = NPU_STEP_CONVERT,
+                                            .in = &io[2],
+                                            .nin = 1,
+                                            .out = &io[3],
+                                            .nout = 1,
+                                            .name = "to_host"};
         io[4] = HT_C, io[5] = HT_BIAS, io[6] = HT_CB;
-        h->s[ns++] = (struct npu_prog_step){.kind = NPU_STEP_CPU, .op = NPU_OP_ADD, .in = &io[4],
-                                            .nin = 2, .out = &io[6], .nout = 1, .name = "bias"};
+        h->s[ns++] = (struct npu_prog_step){.kind = NPU_STEP_CPU,
+                                            .op = NPU_OP_ADD,
+                                            .in = &io[4],
+                                            .nin = 2,
+                                            .out = &io[6],
+                                            .nout = 1,
+                                            .name = "bias"};
         io[7] = HT_CB, io[8] = HT_Y;
-        h->s[ns++] = (struct npu_prog_step){.kind = NPU_STEP_CPU, .op = NPU_OP_RELU, .in = &io[7],
-                                            .nin = 1, .out = &io[8], .nout = 1, .name = "relu"};
+        h->s[ns++] = (struct npu_prog_step){.kind = NPU_STEP_CPU,
+                                            .op = NPU_OP_RELU,
+                                            .in = &io[7],
+                                            .nin = 1,
+                                            .out = &io[8],
+                                            .nout = 1,
+                                            .name = "relu"};
     }
     io[10] = io_on_npu ? HT_A16 : HT_A;
     io[11] = io_on_npu ? HT_C32 : HT_Y;

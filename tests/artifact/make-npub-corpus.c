@@ -41,14 +41,19 @@ main(int argc, char **argv)
     /* model metadata: preprocessing keys as an image model carries them, a
      * value shared with another entry (one pooled string), an empty value */
     static const struct npu_model_prop props[] = {
-        {"opennpu.mean", "0.5, 0.25, 0.125"}, {"opennpu.std", "[0.5 0.25 0.5]"},
-        {"opennpu.resize", "letterbox"}, {"image_mean", "0.5, 0.25, 0.125"}, {"note", ""},
+        {"opennpu.mean", "0.5, 0.25, 0.125"},
+        {"opennpu.std", "[0.5 0.25 0.5]"},
+        {"opennpu.resize", "letterbox"},
+        {"image_mean", "0.5, 0.25, 0.125"},
+        {"note", ""},
     };
     struct hand_prog hp;
     if (hand_prog_make(&hp, 4, 32, 16, false, 1))
         return 1;
     snprintf(path, sizeof(path), "%s/a1-props-4x32x16.npub", argv[1]);
-    struct npu_npub_meta pmeta = {.options = "seed", .source = "a1-props.onnx", .props = props,
+    struct npu_npub_meta pmeta = {.options = "seed",
+                                  .source = "a1-props.onnx",
+                                  .props = props,
                                   .n_props = sizeof(props) / sizeof(props[0])};
     if (npu_npub_save(&hp.p, &pmeta, path))
         return 1;

@@ -25,7 +25,8 @@ npub_rehash(uint8_t *b, size_t len, int fix_size)
         put64(b + H_FILE_SIZE, len);
     uint32_t ns = get32(b + H_N_SECTIONS);
     uint64_t toff = get64(b + H_TABLE_OFFSET);
-    if (ns <= NPUB_MAX_SECTIONS && toff <= len && ns * (uint64_t)NPUB_SECTION_ENTRY_BYTES <= len - toff) {
+    if (ns <= NPUB_MAX_SECTIONS && toff <= len &&
+        ns * (uint64_t)NPUB_SECTION_ENTRY_BYTES <= len - toff) {
         for (uint32_t i = 0; i < ns; i++) {
             uint8_t *e = b + toff + (size_t)i * NPUB_SECTION_ENTRY_BYTES;
             uint64_t off = get64(e + S_OFFSET), size = get64(e + S_SIZE);

@@ -141,8 +141,8 @@ test_accuracy(const char *model, const char *sub, const char *dims)
     for (int k = 0; k < no && no == no2; k++) {
         double err = 0, c = cosine(&oc_out[k], &os_out[k], &err);
         printf("accuracy %s%s%s output %s: cosine %.6f, max abs error %.3g (sim, %u submits, "
-               "%u tasks, %.3f ms NPU modeled (timing model v1)) vs cpu\n", model,
-               sub ? "/" : "", sub ? sub : "", npu_model_output(ms, k)->name, c, err,
+               "%u tasks, %.3f ms NPU modeled (timing model v1)) vs cpu\n",
+               model, sub ? "/" : "", sub ? sub : "", npu_model_output(ms, k)->name, c, err,
                st.submits, st.tasks, st.npu_modeled_s * 1e3);
         CHECK(c >= 0.999);
     }
@@ -207,8 +207,9 @@ test_cache(void)
     double hit = now() - t0;
     CHECK(m2 && npu_model_from_cache(m2) && npu_model_compile_seconds(m2) == 0);
     printf("cache: siglip_tiny load %.1f ms on a miss (compile %.1f ms), %.1f ms on a hit: "
-           "%.1f ms saved (x%.1f)\n", miss * 1e3, npu_model_compile_seconds(m1) * 1e3,
-           hit * 1e3, (miss - hit) * 1e3, miss / hit);
+           "%.1f ms saved (x%.1f)\n",
+           miss * 1e3, npu_model_compile_seconds(m1) * 1e3, hit * 1e3, (miss - hit) * 1e3,
+           miss / hit);
     struct inputs in;
     read_inputs(m1, md, &in);
     struct npu_tensor a[4], b[4];
@@ -352,8 +353,9 @@ test_threads(void)
     /* a session on a core outside the mask is refused */
     struct npu_model *m2 = NULL;
     struct npu_session *s = NULL;
-    CHECK_EQ_INT(NPU_OK, npu_model_load(mp, &(struct npu_model_options){.backend = "sim",
-                                                                        .core_mask = 0x2}, &m2));
+    CHECK_EQ_INT(
+        NPU_OK,
+        npu_model_load(mp, &(struct npu_model_options){.backend = "sim", .core_mask = 0x2}, &m2));
     npu_log_set_level(-1);
     CHECK_EQ_INT(NPU_ERR_INVALID, npu_session_create(m2, 0, &s));
     npu_log_set_level(NPU_LOG_WARN);

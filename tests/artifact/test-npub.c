@@ -110,44 +110,75 @@ cpu_prog_make(struct cpu_prog *c)
     c->fl[0] = 1.5f, c->fl[1] = -2.25f;
     c->strs[0] = "first", c->strs[1] = "";
     c->half = 0.5f;
-    c->value = (struct npu_tensor){.dtype = NPU_DTYPE_FP32, .ndim = 1, .dims = {1},
-                                   .data = &c->half};
+    c->value =
+        (struct npu_tensor){.dtype = NPU_DTYPE_FP32, .ndim = 1, .dims = {1}, .data = &c->half};
     c->a[0] = (struct npu_attr){.name = "perm", .type = NPU_ATTR_INTS, .ints = c->perm, .n = 3};
-    c->a[1] = (struct npu_attr){.name = "npu_note", .type = NPU_ATTR_STRINGS, .strs = c->strs,
-                                .n = 2};
-    c->a[2] = (struct npu_attr){.name = "npu_f", .type = NPU_ATTR_FLOATS, .floats = c->fl,
-                                .n = 2};
+    c->a[1] =
+        (struct npu_attr){.name = "npu_note", .type = NPU_ATTR_STRINGS, .strs = c->strs, .n = 2};
+    c->a[2] = (struct npu_attr){.name = "npu_f", .type = NPU_ATTR_FLOATS, .floats = c->fl, .n = 2};
     c->a[3] = (struct npu_attr){.name = "alpha", .type = NPU_ATTR_FLOAT, .f = 0.2f};
     c->a[4] = (struct npu_attr){.name = "value", .type = NPU_ATTR_TENSOR, .t = &c->value};
     c->a[5] = (struct npu_attr){.name = "to", .type = NPU_ATTR_INT, .i = 10};
     c->a[6] = (struct npu_attr){.name = "npu_s", .type = NPU_ATTR_STRING, .s = "text"};
     int *io = c->io;
     io[0] = 0, io[1] = 1;
-    c->s[0] = (struct npu_prog_step){.kind = NPU_STEP_CPU, .op = NPU_OP_TRANSPOSE,
-                                     .attrs = {&c->a[0], 3}, .in = &io[0], .nin = 1,
-                                     .out = &io[1], .nout = 1, .name = "transpose"};
+    c->s[0] = (struct npu_prog_step){.kind = NPU_STEP_CPU,
+                                     .op = NPU_OP_TRANSPOSE,
+                                     .attrs = {&c->a[0], 3},
+                                     .in = &io[0],
+                                     .nin = 1,
+                                     .out = &io[1],
+                                     .nout = 1,
+                                     .name = "transpose"};
     io[2] = 1, io[3] = 2;
-    c->s[1] = (struct npu_prog_step){.kind = NPU_STEP_CPU, .op = NPU_OP_LEAKY_RELU,
-                                     .attrs = {&c->a[3], 1}, .in = &io[2], .nin = 1,
-                                     .out = &io[3], .nout = 1, .name = "leaky"};
+    c->s[1] = (struct npu_prog_step){.kind = NPU_STEP_CPU,
+                                     .op = NPU_OP_LEAKY_RELU,
+                                     .attrs = {&c->a[3], 1},
+                                     .in = &io[2],
+                                     .nin = 1,
+                                     .out = &io[3],
+                                     .nout = 1,
+                                     .name = "leaky"};
     io[4] = 3, io[5] = 4;
-    c->s[2] = (struct npu_prog_step){.kind = NPU_STEP_CPU, .op = NPU_OP_CONSTANT_OF_SHAPE,
-                                     .attrs = {&c->a[4], 1}, .in = &io[4], .nin = 1,
-                                     .out = &io[5], .nout = 1, .name = "const"};
+    c->s[2] = (struct npu_prog_step){.kind = NPU_STEP_CPU,
+                                     .op = NPU_OP_CONSTANT_OF_SHAPE,
+                                     .attrs = {&c->a[4], 1},
+                                     .in = &io[4],
+                                     .nin = 1,
+                                     .out = &io[5],
+                                     .nout = 1,
+                                     .name = "const"};
     io[6] = 2, io[7] = 4, io[8] = 5;
-    c->s[3] = (struct npu_prog_step){.kind = NPU_STEP_CPU, .op = NPU_OP_ADD, .in = &io[6],
-                                     .nin = 2, .out = &io[8], .nout = 1, .name = NULL};
+    c->s[3] = (struct npu_prog_step){.kind = NPU_STEP_CPU,
+                                     .op = NPU_OP_ADD,
+                                     .in = &io[6],
+                                     .nin = 2,
+                                     .out = &io[8],
+                                     .nout = 1,
+                                     .name = NULL};
     io[9] = 5, io[10] = 6;
-    c->s[4] = (struct npu_prog_step){.kind = NPU_STEP_CPU, .op = NPU_OP_CAST,
-                                     .attrs = {&c->a[5], 2}, .in = &io[9], .nin = 1,
-                                     .out = &io[10], .nout = 1, .name = "cast"};
+    c->s[4] = (struct npu_prog_step){.kind = NPU_STEP_CPU,
+                                     .op = NPU_OP_CAST,
+                                     .attrs = {&c->a[5], 2},
+                                     .in = &io[9],
+                                     .nin = 1,
+                                     .out = &io[10],
+                                     .nout = 1,
+                                     .name = "cast"};
     io[11] = 0, io[12] = 5, io[13] = 6;
     c->t[0].io_input = 0;
     c->t[5].io_output = 0;
     c->t[6].io_output = 1;
-    c->p = (struct npu_program){.version = NPU_PROGRAM_VERSION, .tensors = c->t, .n_tensors = 7,
-                                .steps = c->s, .n_steps = 5, .inputs = &io[11], .n_inputs = 1,
-                                .outputs = &io[12], .n_outputs = 2, .host_bytes = 768,
+    c->p = (struct npu_program){.version = NPU_PROGRAM_VERSION,
+                                .tensors = c->t,
+                                .n_tensors = 7,
+                                .steps = c->s,
+                                .n_steps = 5,
+                                .inputs = &io[11],
+                                .n_inputs = 1,
+                                .outputs = &io[12],
+                                .n_outputs = 2,
+                                .host_bytes = 768,
                                 .producer = "test-npub cpu"};
 }
 
@@ -202,11 +233,11 @@ ints_eq(const int *a, const int *b, int n)
 static int
 prog_eq(const struct npu_program *a, const struct npu_program *b)
 {
-    int ok = a->version == b->version && a->n_tensors == b->n_tensors &&
-             a->n_steps == b->n_steps && a->n_jobs == b->n_jobs && a->n_inputs == b->n_inputs &&
-             a->n_outputs == b->n_outputs && a->weights_bytes == b->weights_bytes &&
-             a->act_bytes == b->act_bytes && a->host_bytes == b->host_bytes &&
-             str_eq(a->producer, b->producer) && ints_eq(a->inputs, b->inputs, a->n_inputs) &&
+    int ok = a->version == b->version && a->n_tensors == b->n_tensors && a->n_steps == b->n_steps &&
+             a->n_jobs == b->n_jobs && a->n_inputs == b->n_inputs && a->n_outputs == b->n_outputs &&
+             a->weights_bytes == b->weights_bytes && a->act_bytes == b->act_bytes &&
+             a->host_bytes == b->host_bytes && str_eq(a->producer, b->producer) &&
+             ints_eq(a->inputs, b->inputs, a->n_inputs) &&
              ints_eq(a->outputs, b->outputs, a->n_outputs) &&
              (!a->weights_bytes || !memcmp(a->weights, b->weights, a->weights_bytes));
     for (int i = 0; ok && i < a->n_tensors; i++) {
@@ -229,9 +260,8 @@ prog_eq(const struct npu_program *a, const struct npu_program *b)
     }
     for (int j = 0; ok && j < a->n_jobs; j++) {
         const struct npu_prog_job *x = &a->jobs[j], *y = &b->jobs[j];
-        ok = x->n_qwords == y->n_qwords && x->n_tasks == y->n_tasks &&
-             x->n_relocs == y->n_relocs && x->segment_align == y->segment_align &&
-             x->modeled_s == y->modeled_s &&
+        ok = x->n_qwords == y->n_qwords && x->n_tasks == y->n_tasks && x->n_relocs == y->n_relocs &&
+             x->segment_align == y->segment_align && x->modeled_s == y->modeled_s &&
              !memcmp(x->regcmd, y->regcmd, 8 * (size_t)x->n_qwords) &&
              !memcmp(x->relocs, y->relocs, sizeof(*x->relocs) * x->n_relocs);
         for (uint32_t t = 0; ok && t < x->n_tasks; t++)
@@ -271,8 +301,10 @@ static void
 roundtrip(struct npu_device *dev, const struct npu_program *p, const struct npu_tensor *x,
           const char *what)
 {
-    struct npu_npub_meta meta = {.model_hash = 0x1234, .options_hash = 0x5678,
-                                 .options = "dims=;fusion=1", .source = "hand.onnx"};
+    struct npu_npub_meta meta = {.model_hash = 0x1234,
+                                 .options_hash = 0x5678,
+                                 .options = "dims=;fusion=1",
+                                 .source = "hand.onnx"};
     void *buf = NULL, *buf2 = NULL;
     size_t len = 0, len2 = 0;
     struct npu_npub *a = NULL, *b = NULL;
@@ -409,8 +441,8 @@ test_damage(const struct npu_program *p)
 
     /* truncated: every length up to the header, then a spread of longer ones */
     for (size_t n = 0; n < good_len; n += n < 160 ? 1 : 61)
-        expect(good, n, NPU_ERR_CORRUPT, n < 128 ? "shorter than the 128-byte header" : "header says",
-               "truncated");
+        expect(good, n, NPU_ERR_CORRUPT,
+               n < 128 ? "shorter than the 128-byte header" : "header says", "truncated");
     expect(good, good_len - 1, NPU_ERR_CORRUPT, "header says", "truncated by one");
     /* extended */
     uint8_t *longer = calloc(1, good_len + 8);
@@ -498,21 +530,20 @@ test_damage(const struct npu_program *p)
     expect_field(SEC_TENSORS, 2, TENSOR_BYTES, T_PLACE, 4, "placement 4", "placement");
     expect_field(SEC_TENSORS, 2, TENSOR_BYTES, T_NDIM, 9, "rank 9", "rank");
     expect_field64(SEC_TENSORS, 2, TENSOR_BYTES, T_DIMS, (uint64_t)-5, "dim 0 = -5", "dim");
-    expect_field64(SEC_TENSORS, 2, TENSOR_BYTES, T_OFFSET, p->act_bytes,
-                   "tensor 2 'c32': bytes", "tensor outside ACT");
+    expect_field64(SEC_TENSORS, 2, TENSOR_BYTES, T_OFFSET, p->act_bytes, "tensor 2 'c32': bytes",
+                   "tensor outside ACT");
     expect_field(SEC_TENSORS, 2, TENSOR_BYTES, T_BUFFER, 3, "buffer 3", "tensor buffer");
     expect_field(SEC_TENSORS, 2, TENSOR_BYTES, T_NPU_C, 31, "does not match its dims",
                  "layout view");
     expect_field(SEC_TENSORS, HT_BIAS, TENSOR_BYTES, T_FLAGS, 0x10, "flags 0x10", "flags");
-    expect_field64(SEC_TENSORS, HT_BIAS, TENSOR_BYTES, T_DATA_OFFSET, 1ull << 40,
-                   "outside CONSTS", "constant payload");
+    expect_field64(SEC_TENSORS, HT_BIAS, TENSOR_BYTES, T_DATA_OFFSET, 1ull << 40, "outside CONSTS",
+                   "constant payload");
     expect_field64(SEC_TENSORS, HT_BIAS, TENSOR_BYTES, T_DATA_OFFSET, 4, "aligned",
                    "constant alignment");
     expect_field64(SEC_TENSORS, HT_BIAS, TENSOR_BYTES, T_DATA_SIZE, 8, "need", "constant size");
     expect_field(SEC_STEPS, 3, STEP_BYTES, ST_KIND, 9, "kind 9", "step kind");
     expect_field(SEC_STEPS, 3, STEP_BYTES, ST_OP, 0, "op '' unknown", "op name");
-    expect_field(SEC_STEPS, 3, STEP_BYTES, ST_IN_START, 1u << 30, "operand range",
-                 "operand range");
+    expect_field(SEC_STEPS, 3, STEP_BYTES, ST_IN_START, 1u << 30, "operand range", "operand range");
     expect_field(SEC_STEPS, 3, STEP_BYTES, ST_NIN, 0xffffffffu, "operand range", "nin");
     expect_field(SEC_STEPS, 1, STEP_BYTES, ST_JOB, 5, "job 5", "job index");
     expect_field(SEC_STEPS, 3, STEP_BYTES, ST_ATTR_START, 40, "attribute range", "attrs");
@@ -557,8 +588,14 @@ test_mutations(const uint8_t *img, size_t img_len, int count, const char *what)
             switch (hp_rand(&s) % 4) {
             case 0: b[at] ^= (uint8_t)(1u << (hp_rand(&s) % 8)); break;
             case 1: b[at] = (uint8_t)hp_rand(&s); break;
-            case 2: if (at + 4 <= len) put32(b + at, hp_rand(&s) % 2 ? 0xffffffffu : hp_rand(&s) % 256); break;
-            default: if (hp_rand(&s) % 8 == 0) len = at; break;
+            case 2:
+                if (at + 4 <= len)
+                    put32(b + at, hp_rand(&s) % 2 ? 0xffffffffu : hp_rand(&s) % 256);
+                break;
+            default:
+                if (hp_rand(&s) % 8 == 0)
+                    len = at;
+                break;
             }
         }
         if (i % 2)
@@ -569,8 +606,8 @@ test_mutations(const uint8_t *img, size_t img_len, int count, const char *what)
         npu_npub_free(a);
     }
     npu_log_set_handler(NULL, NULL);
-    printf("mutations of %s: %d damaged images decoded or refused cleanly (%d still valid)\n",
-           what, count, loaded);
+    printf("mutations of %s: %d damaged images decoded or refused cleanly (%d still valid)\n", what,
+           count, loaded);
     free(b);
 }
 
@@ -618,11 +655,14 @@ test_props_onnx(void)
     uint32_t n = 0;
     pbw_varint(&w, 1 << 3 | 0); /* ir_version = 8 */
     pbw_varint(&w, 8);
-    pbw_bytes(&w, 2, "opennpu-tests", 13);   /* producer_name */
+    pbw_bytes(&w, 2, "opennpu-tests", 13); /* producer_name */
     pbw_prop(&w, "image_mean", 10, "[0.5, 0.5, 0.5]", 15);
-    pbw_bytes(&w, 7, "\x0a\x03" "abc", 5); /* a graph: skipped, never parsed */
-    pbw_prop(&w, "", 0, "empty key", 9);     /* left out */
-    pbw_prop(&w, "nul", 3, "a\0b", 3);       /* left out */
+    pbw_bytes(&w, 7,
+              "\x0a\x03"
+              "abc",
+              5);                                /* a graph: skipped, never parsed */
+    pbw_prop(&w, "", 0, "empty key", 9);         /* left out */
+    pbw_prop(&w, "nul", 3, "a\0b", 3);           /* left out */
     pbw_prop(&w, "image_mean", 10, "second", 6); /* repeated: the first wins */
     pbw_prop(&w, "opennpu.resize", 14, "crop", 4);
     pbw_prop(&w, "empty", 5, "", 0);
@@ -675,7 +715,7 @@ test_props_onnx(void)
     /* entry { key "long", value lv } by hand: the helper's buffer is small */
     lb[at++] = 14 << 3 | 2;
     size_t inner = 2 + 4 + 1 + 3 + vl; /* key tag+len+4, value tag + 3-byte len + vl */
-    for (uint64_t x = inner; ; x >>= 7) {
+    for (uint64_t x = inner;; x >>= 7) {
         lb[at++] = (uint8_t)((x & 0x7f) | (x > 0x7f ? 0x80 : 0));
         if (x <= 0x7f)
             break;
@@ -709,12 +749,11 @@ test_props(const struct npu_program *p)
     memset(vb, 'b', 40000);
     va[40000] = vb[40000] = 0;
     const struct npu_model_prop props[] = {
-        {"opennpu.mean", "0.5, 0.25, 0.125"}, {"alias", "big.b"},
-        {"big.a", va}, {"big.b", vb}, {"same", "0.5, 0.25, 0.125"}, {"empty", ""},
+        {"opennpu.mean", "0.5, 0.25, 0.125"}, {"alias", "big.b"}, {"big.a", va}, {"big.b", vb},
+        {"same", "0.5, 0.25, 0.125"},         {"empty", ""},
     };
     const uint32_t np = sizeof(props) / sizeof(props[0]);
-    struct npu_npub_meta meta = {.options = "x", .source = "m.onnx", .props = props,
-                                 .n_props = np};
+    struct npu_npub_meta meta = {.options = "x", .source = "m.onnx", .props = props, .n_props = np};
     void *buf = NULL, *buf2 = NULL;
     size_t len = 0, len2 = 0;
     struct npu_npub *a = NULL;
@@ -727,8 +766,10 @@ test_props(const struct npu_program *p)
         CHECK_STR(props[i].value, m->props[i].value);
     }
     CHECK(a && prog_eq(p, npu_npub_program(a)));
-    struct npu_npub_meta again = {.options = "x", .source = "m.onnx",
-                                  .props = m ? m->props : NULL, .n_props = m ? m->n_props : 0};
+    struct npu_npub_meta again = {.options = "x",
+                                  .source = "m.onnx",
+                                  .props = m ? m->props : NULL,
+                                  .n_props = m ? m->n_props : 0};
     CHECK_EQ_INT(NPU_OK, npu_npub_encode(npu_npub_program(a), &again, &buf2, &len2));
     CHECK(len == len2 && !memcmp(buf, buf2, len));
     free(buf2);

@@ -92,7 +92,7 @@ static const char *
 placement(struct npu_graph *g, char *buf)
 {
     int k = 0;
-    npu_graph_for_each_node(g, n)
+    npu_graph_for_each_node (g, n)
         buf[k++] = n->device == NPU_DEVICE_NPU ? 'N' : n->device == NPU_DEVICE_CPU ? 'C' : '?';
     buf[k] = 0;
     return buf;
@@ -118,8 +118,8 @@ expect_chain(const char *const *names, int n, const char *want, double want_us, 
     double sum = 0;
     for (int i = 0; i < r.n; i++) {
         const struct npu_partition_node *pn = &r.nodes[i];
-        sum += (pn->device == NPU_DEVICE_NPU ? pn->npu_s : pn->cpu_s) + pn->convert_s +
-               pn->submit_s;
+        sum +=
+            (pn->device == NPU_DEVICE_NPU ? pn->npu_s : pn->cpu_s) + pn->convert_s + pn->submit_s;
     }
     CHECK_NEAR(r.total_s, sum, 1e-12); /* the per-node attribution adds up */
     CHECK(r.total_s <= r.greedy_s + 1e-12);
@@ -218,8 +218,8 @@ test_real(void)
     CHECK_EQ_INT(NPU_OK, npu_infer_node(g, am));
     npu_graph_add_output(g, am->out[0]);
 
-    struct npu_partition_options o = {.cache_dir = dir, .cpu_threads = 1,
-                                      .cpu_cost = NPU_CPU_COST_MEASURED};
+    struct npu_partition_options o = {
+        .cache_dir = dir, .cpu_threads = 1, .cpu_cost = NPU_CPU_COST_MEASURED};
     struct npu_partition_report r;
     CHECK_EQ_INT(NPU_OK, npu_partition(g, &o, &r));
     /* Measured costs depend on the host (the sanitizer build's conversions run at a
@@ -239,8 +239,8 @@ test_real(void)
     CHECK(r.nodes[0].cpu_measured && r.nodes[0].cpu_s > 0);
     CHECK(!r.nodes[1].supported && strstr(r.nodes[1].why, "ArgMax") != NULL);
     printf("MatMul 196x768x768: NPU %.1f us modeled (timing model v1), CPU %.1f us measured "
-           "(1 thread); ArgMax: %s\n", r.nodes[0].npu_s * 1e6, r.nodes[0].cpu_s * 1e6,
-           r.nodes[1].why);
+           "(1 thread); ArgMax: %s\n",
+           r.nodes[0].npu_s * 1e6, r.nodes[0].cpu_s * 1e6, r.nodes[1].why);
     npu_partition_report_print(&r, stdout);
     /* the CPU costs are in the cache file, one line per measurement */
     char path[300], line[600];
@@ -422,8 +422,8 @@ test_board(void)
     CHECK_EQ_INT(npu_side < add_s ? NPU_DEVICE_NPU : NPU_DEVICE_CPU, add->device);
     CHECK_EQ_INT(NPU_DEVICE_CPU, add->device); /* what the model says: 1 us against > 60 us */
     printf("board model: Add [1, 8] CPU %.2f us modeled, NPU alone %.1f us with conversions and "
-           "a submit: %s\n", add_s * 1e6, npu_side * 1e6,
-           add->device == NPU_DEVICE_CPU ? "cpu" : "npu");
+           "a submit: %s\n",
+           add_s * 1e6, npu_side * 1e6, add->device == NPU_DEVICE_CPU ? "cpu" : "npu");
     npu_partition_report_free(&r);
     /* Exp on the same shape is a transcendental: dearer per element than Add */
     struct npu_value *a0 = ab[0];
@@ -496,8 +496,8 @@ test_modes(void)
     CHECK(hb != hm);
     CHECK(strstr(tb, "cpu_cost=board") != NULL);
     CHECK(strstr(tm, "cpu_cost=measured") != NULL);
-    CHECK(npu_build_options_hash(&sim, NULL, 0) == hb);  /* auto off the device = board */
-    CHECK(npu_build_options_hash(&dev, NULL, 0) == hm);  /* auto on the device = measured */
+    CHECK(npu_build_options_hash(&sim, NULL, 0) == hb); /* auto off the device = board */
+    CHECK(npu_build_options_hash(&dev, NULL, 0) == hm); /* auto on the device = measured */
     setenv(NPU_CPU_COST_ENV, "measured", 1);
     CHECK(npu_build_options_hash(&sim, NULL, 0) == hm);
     unsetenv(NPU_CPU_COST_ENV);

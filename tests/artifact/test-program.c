@@ -118,8 +118,9 @@ test_convert_rows(uint32_t b, uint32_t p, uint32_t c, uint32_t npu_w)
             float v = frand();
             src[q * c + k] = v;
             uint16_t h16 = npu_fp32_to_fp16(v);
-            memcpy(ref + npu_nc1hwc2_offset(2, k, (uint32_t)(q / npu_w), (uint32_t)(q % npu_w),
-                                            hh, npu_w), &h16, 2);
+            memcpy(ref + npu_nc1hwc2_offset(2, k, (uint32_t)(q / npu_w), (uint32_t)(q % npu_w), hh,
+                                            npu_w),
+                   &h16, 2);
         }
     memset(got, 0xa5, npu.bytes);
     CHECK_EQ_INT(NPU_OK, npu_prog_convert(&host, src, &npu, got, tmp));
@@ -142,8 +143,8 @@ test_convert_misc(void)
     /* int8 quantisation: q = sat(round_half_even(x / s) + z) (ONNX QuantizeLinear) */
     int64_t d2[2] = {3, 20};
     struct npu_prog_tensor host = tdesc(NPU_DTYPE_FP32, 2, d2, NPU_LAYOUT_NCHW, 0, 0, 0, 0, 0);
-    struct npu_prog_tensor q8 = tdesc(NPU_DTYPE_FP32, 2, d2, NPU_LAYOUT_NC1HWC2, NPU_DTYPE_INT8,
-                                      20, 3, 1, NPU_VIEW_HWC);
+    struct npu_prog_tensor q8 =
+        tdesc(NPU_DTYPE_FP32, 2, d2, NPU_LAYOUT_NC1HWC2, NPU_DTYPE_INT8, 20, 3, 1, NPU_VIEW_HWC);
     q8.t.qscale = 0.05f;
     q8.t.qzero = 3;
     float x[60], back[60];
@@ -175,8 +176,8 @@ test_convert_misc(void)
     /* small-channel input (facts §2.10) against core/hw */
     int64_t d4[4] = {1, 3, 5, 7};
     struct npu_prog_tensor img = tdesc(NPU_DTYPE_FP32, 4, d4, NPU_LAYOUT_NCHW, 0, 0, 0, 0, 0);
-    struct npu_prog_tensor sc = tdesc(NPU_DTYPE_FP32, 4, d4, NPU_LAYOUT_SMALL_C, NPU_DTYPE_FP16,
-                                      3, 5, 7, NPU_VIEW_NCHW);
+    struct npu_prog_tensor sc =
+        tdesc(NPU_DTYPE_FP32, 4, d4, NPU_LAYOUT_SMALL_C, NPU_DTYPE_FP16, 3, 5, 7, NPU_VIEW_NCHW);
     float px[105];
     uint16_t p16[105];
     for (int i = 0; i < 105; i++) {
@@ -221,8 +222,8 @@ test_convert_misc(void)
     CHECK(!npu_prog_convert_ok(&bl, &host, &why) && strstr(why, "dtype pair"));
     /* fp64 host data to fp16 on the NPU: through fp32, as the NPU computes in fp16 */
     struct npu_prog_tensor f64 = tdesc(NPU_DTYPE_FP64, 2, d2, NPU_LAYOUT_NCHW, 0, 0, 0, 0, 0);
-    struct npu_prog_tensor f64n = tdesc(NPU_DTYPE_FP64, 2, d2, NPU_LAYOUT_NC1HWC2,
-                                        NPU_DTYPE_FP16, 20, 3, 1, NPU_VIEW_HWC);
+    struct npu_prog_tensor f64n =
+        tdesc(NPU_DTYPE_FP64, 2, d2, NPU_LAYOUT_NC1HWC2, NPU_DTYPE_FP16, 20, 3, 1, NPU_VIEW_HWC);
     double dv[60], dback[60];
     for (int i = 0; i < 60; i++)
         dv[i] = frand() * 3.0;
@@ -244,8 +245,8 @@ test_convert_misc(void)
     CHECK_EQ_INT(0, bad);
     free(h);
     free(tmp);
-    struct npu_prog_tensor chw_bad = tdesc(NPU_DTYPE_FP32, 4, d4, NPU_LAYOUT_NC1HWC2,
-                                           NPU_DTYPE_FP16, 3, 7, 4, NPU_VIEW_NCHW);
+    struct npu_prog_tensor chw_bad =
+        tdesc(NPU_DTYPE_FP32, 4, d4, NPU_LAYOUT_NC1HWC2, NPU_DTYPE_FP16, 3, 7, 4, NPU_VIEW_NCHW);
     CHECK_EQ_INT(UINT64_MAX, chw_bad.bytes); /* 84 view elements for 105 */
 
     /* The order is defined on the logical element index, not on the dims: a
@@ -253,10 +254,10 @@ test_convert_misc(void)
      * the [1, 3, 5, 7] map does. */
     int64_t dflat[2] = {1, 105};
     struct npu_prog_tensor flat_h = tdesc(NPU_DTYPE_FP32, 2, dflat, NPU_LAYOUT_NCHW, 0, 0, 0, 0, 0);
-    struct npu_prog_tensor flat_n = tdesc(NPU_DTYPE_FP32, 2, dflat, NPU_LAYOUT_NC1HWC2,
-                                          NPU_DTYPE_FP16, 3, 5, 7, NPU_VIEW_NCHW);
-    struct npu_prog_tensor map_n = tdesc(NPU_DTYPE_FP32, 4, d4, NPU_LAYOUT_NC1HWC2,
-                                         NPU_DTYPE_FP16, 3, 5, 7, NPU_VIEW_NCHW);
+    struct npu_prog_tensor flat_n =
+        tdesc(NPU_DTYPE_FP32, 2, dflat, NPU_LAYOUT_NC1HWC2, NPU_DTYPE_FP16, 3, 5, 7, NPU_VIEW_NCHW);
+    struct npu_prog_tensor map_n =
+        tdesc(NPU_DTYPE_FP32, 4, d4, NPU_LAYOUT_NC1HWC2, NPU_DTYPE_FP16, 3, 5, 7, NPU_VIEW_NCHW);
     CHECK_EQ_INT(map_n.bytes, flat_n.bytes);
     uint8_t *m1 = malloc(map_n.bytes), *m2 = malloc(map_n.bytes);
     void *tm = malloc(npu_prog_convert_scratch(&img, &map_n));
@@ -347,7 +348,8 @@ test_run(struct npu_device *dev, bool io_on_npu)
     CHECK_EQ_INT(NPU_ERR_INVALID, npu_prog_session_run(s, &bad, 1, &out, 1, NULL));
     CHECK(strstr(npu_prog_session_error(s), "input 0") != NULL);
     CHECK_EQ_INT(NPU_ERR_INVALID, npu_prog_session_run(s, &bad, 1, &out, 2, NULL));
-    CHECK_EQ_INT(NPU_ERR_INVALID, npu_prog_session_create(m, 3, 1, &(struct npu_prog_session *){0}));
+    CHECK_EQ_INT(NPU_ERR_INVALID,
+                 npu_prog_session_create(m, 3, 1, &(struct npu_prog_session *){0}));
     npu_prog_session_destroy(s);
     npu_prog_model_destroy(m);
     hand_prog_free(&h);
@@ -572,11 +574,24 @@ test_cpu_epilogue(void)
         {.name = "npu_act_beta", .type = NPU_ATTR_FLOAT, .f = 1},
     };
     int ins[3] = {0, 1, 2}, outs[1] = {3}, pin[1] = {0}, pout[1] = {3};
-    struct npu_prog_step st = {.kind = NPU_STEP_CPU, .op = NPU_OP_MATMUL, .attrs = {at, 3},
-                               .in = ins, .nin = 3, .out = outs, .nout = 1, .name = "mm"};
-    struct npu_program p = {.version = NPU_PROGRAM_VERSION, .tensors = t, .n_tensors = 4,
-                            .steps = &st, .n_steps = 1, .inputs = pin, .n_inputs = 1,
-                            .outputs = pout, .n_outputs = 1, .host_bytes = 128};
+    struct npu_prog_step st = {.kind = NPU_STEP_CPU,
+                               .op = NPU_OP_MATMUL,
+                               .attrs = {at, 3},
+                               .in = ins,
+                               .nin = 3,
+                               .out = outs,
+                               .nout = 1,
+                               .name = "mm"};
+    struct npu_program p = {.version = NPU_PROGRAM_VERSION,
+                            .tensors = t,
+                            .n_tensors = 4,
+                            .steps = &st,
+                            .n_steps = 1,
+                            .inputs = pin,
+                            .n_inputs = 1,
+                            .outputs = pout,
+                            .n_outputs = 1,
+                            .host_bytes = 128};
     struct npu_prog_model *m = NULL;
     struct npu_prog_session *s = NULL;
     CHECK_EQ_INT(NPU_OK, npu_prog_model_create(NULL, &p, NULL, &m));

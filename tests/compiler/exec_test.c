@@ -84,8 +84,7 @@ max_err(const struct npu_tensor *got, const struct npu_tensor *want)
             a = (double)((const int64_t *)got->data)[i];
             b = (double)((const int64_t *)want->data)[i];
             break;
-        default:
-            return INFINITY;
+        default: return INFINITY;
         }
         double d = fabs(a - b) / (1 + fabs(b));
         if (!(d <= e))
@@ -146,8 +145,10 @@ run_all_models(void)
                     double e = max_err(&outs[k], &d.out[k]);
                     CHECK(e < 1e-4);
                     if (!(e < 1e-4))
-                        fprintf(stderr, "%s (variant %d): output %d differs from the reference "
-                                "by %g\n", name, variant, k, e);
+                        fprintf(stderr,
+                                "%s (variant %d): output %d differs from the reference "
+                                "by %g\n",
+                                name, variant, k, e);
                 }
                 CHECK(stats.wall_s >= stats.cpu_s && stats.cpu_s >= 0);
                 printf("exec_test: %-22s v%d ok %3d nodes %8zu B activations %.3f ms\n", name,
@@ -200,8 +201,8 @@ concurrency(void)
     snprintf(mp, sizeof(mp), "%s/model.onnx", md);
     struct dataset d;
     load_dataset(md, &d);
-    struct npu_model_options o = {.backend = "cpu", .dim_values = "batch=1,seq=6",
-                                  .cpu_threads = 1};
+    struct npu_model_options o = {
+        .backend = "cpu", .dim_values = "batch=1,seq=6", .cpu_threads = 1};
     struct npu_model *m = NULL;
     CHECK_EQ_INT(NPU_OK, npu_model_load(mp, &o, &m));
     CHECK_STR("cpu", npu_model_backend(m));

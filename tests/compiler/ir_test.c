@@ -88,7 +88,8 @@ test_inference(void)
 
     /* Conv 3x3 stride 2 pad 1, 4 out channels: 8 -> 4 */
     float wdata[4 * 3 * 9] = {0};
-    struct npu_tensor wt = {.dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {4, 3, 3, 3}, .data = wdata};
+    struct npu_tensor wt = {
+        .dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {4, 3, 3, 3}, .data = wdata};
     v[1] = npu_graph_add_const(g, "w", &wt);
     n = node(g, NPU_OP_CONV, 2, v, 1);
     npu_node_set_ints(g, n, "strides", (int64_t[]){2, 2}, 2);
@@ -124,7 +125,8 @@ test_inference(void)
     v[0] = m;
     CHECK(npu_infer_node(g, node(g, NPU_OP_MATMUL, 2, v, 1)) != NPU_OK);
     /* Gemm transB */
-    struct npu_value *wa = in(g, "wa", NPU_DTYPE_FP32, 2, 3, 7), *wb = in(g, "wb", NPU_DTYPE_FP32, 2, 9, 7);
+    struct npu_value *wa = in(g, "wa", NPU_DTYPE_FP32, 2, 3, 7),
+                     *wb = in(g, "wb", NPU_DTYPE_FP32, 2, 9, 7);
     v[0] = wa, v[1] = wb;
     n = node(g, NPU_OP_GEMM, 2, v, 1);
     npu_node_set_int(g, n, "transB", 1);
@@ -265,8 +267,8 @@ test_shape_chain(void)
     char *dumped = NULL;
     size_t dlen = 0;
     FILE *df = open_memstream(&dumped, &dlen);
-    struct npu_compile_options o = {.verify = 1, .dump_after = "input,simplify_shapes",
-                                    .dump_file = df};
+    struct npu_compile_options o = {
+        .verify = 1, .dump_after = "input,simplify_shapes", .dump_file = df};
     CHECK_EQ_INT(NPU_OK, npu_compile(g, &o));
     fclose(df);
     /* the dump names the passes and each dumped graph parses back */

@@ -93,7 +93,7 @@ valid_models(const char *dir)
             CHECK_EQ_INT(NPU_OK, npu_compile(g, &co));
             roundtrip(g, name);
             /* with concrete shapes no Shape node survives the pipeline */
-            npu_graph_for_each_node(g, nd)
+            npu_graph_for_each_node (g, nd)
                 CHECK(nd->op != NPU_OP_SHAPE && nd->op != NPU_OP_CONSTANT);
         }
         npu_graph_free(g);
@@ -138,7 +138,7 @@ static int
 count_op(const struct npu_graph *g, const char *op)
 {
     int c = 0;
-    npu_graph_for_each_node(g, n)
+    npu_graph_for_each_node (g, n)
         c += !strcmp(npu_op_name(n->op), op);
     return c;
 }
@@ -186,12 +186,18 @@ torch_fusions(const char *dir)
         const char *model, *op;
         int count;
     } want[] = {
-        {"torch_block", "LayerNormalization", 2}, {"torch_block", "npu.Attention", 1},
-        {"torch_block", "Gelu", 0},               {"torch_block", "npu.SiLU", 1},
-        {"torch_block_tanh", "npu.GeluTanh", 0},  {"torch_block_tanh", "npu.Attention", 1},
-        {"torch_mlp", "Gelu", 1},                 {"torch_silu", "npu.SiLU", 1},
-        {"torch_convnet", "BatchNormalization", 0}, {"torch_convnet", "Relu", 0},
-        {"torch_convnet", "Clip", 0},             {"torch_block_opset17", "npu.Attention", 1},
+        {"torch_block", "LayerNormalization", 2},
+        {"torch_block", "npu.Attention", 1},
+        {"torch_block", "Gelu", 0},
+        {"torch_block", "npu.SiLU", 1},
+        {"torch_block_tanh", "npu.GeluTanh", 0},
+        {"torch_block_tanh", "npu.Attention", 1},
+        {"torch_mlp", "Gelu", 1},
+        {"torch_silu", "npu.SiLU", 1},
+        {"torch_convnet", "BatchNormalization", 0},
+        {"torch_convnet", "Relu", 0},
+        {"torch_convnet", "Clip", 0},
+        {"torch_block_opset17", "npu.Attention", 1},
     };
     for (size_t i = 0; i < NPU_ARRAY_SIZE(want); i++) {
         char mp[1200];
@@ -241,10 +247,9 @@ dims_by_axis(const char *dir)
         const char *spec;
         int64_t batch, seq; /* expected dims of x[0], x[1]; 0: the load fails */
     } cases[] = {
-        {"x:0=2,x:1=5", 2, 5},
-        {"mask:1=7", 1, 7},           /* seq from mask, passed on to x */
-        {"seq=3,x:1=5", 1, 3},        /* the name outright wins */
-        {"x:1=5,mask:1=6", 0, 0},     /* disagree */
+        {"x:0=2,x:1=5", 2, 5},          {"mask:1=7", 1, 7}, /* seq from mask, passed on to x */
+        {"seq=3,x:1=5", 1, 3},                              /* the name outright wins */
+        {"x:1=5,mask:1=6", 0, 0},                           /* disagree */
         {"x:1=5,mask:1=5,x:2=9", 1, 5}, /* x:2 is a fixed dim (32): not consulted */
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

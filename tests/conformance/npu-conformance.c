@@ -53,7 +53,7 @@ struct test {
     bool to_run;
     char reason[REASON];
     double maxerr;
-    int baked; /* shape-operand inputs given as constants (see bake_shape_inputs) */
+    int baked;        /* shape-operand inputs given as constants (see bake_shape_inputs) */
     unsigned submits; /* NPU jobs the run submitted (NPU backends) */
     /* the verdicts per backend (copied from the fields above after each pass) */
     struct result {
@@ -116,8 +116,7 @@ static const struct tolerance tol_fp16 = {1e-3, 1e-2, 1e-3, 1e-2};
 static const char *const importer_ops[] = {"Constant", "Identity"};
 
 /* Verdict text, cut to REASON bytes. */
-static void NPU_PRINTF(2, 3)
-set_reason(char *r, const char *fmt, ...)
+static void NPU_PRINTF(2, 3) set_reason(char *r, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -149,13 +148,12 @@ static bool
 io_in_scope(const struct pb_io *io, const char *what, char *reason)
 {
     if (!io->is_tensor) {
-        set_reason(reason, "%s '%s' is not a tensor (sequence/map/optional)", what,
-                 io->name);
+        set_reason(reason, "%s '%s' is not a tensor (sequence/map/optional)", what, io->name);
         return false;
     }
     if (pb_onnx_dtype(io->elem_type) == NPU_DTYPE_UNDEFINED) {
         set_reason(reason, "%s '%s' has type %s, which npu_dtype lacks", what, io->name,
-                 pb_onnx_type_name(io->elem_type));
+                   pb_onnx_type_name(io->elem_type));
         return false;
     }
     return true;
@@ -175,8 +173,8 @@ in_scope(const struct pb_model *m, char *reason)
     for (int i = 0; i < m->nops; i++) {
         if (op_supported(m->ops[i]))
             continue;
-        n += (size_t)snprintf(missing + n, n < sizeof(missing) ? sizeof(missing) - n : 0,
-                              "%s%s", n ? " " : "", m->ops[i]);
+        n += (size_t)snprintf(missing + n, n < sizeof(missing) ? sizeof(missing) - n : 0, "%s%s",
+                              n ? " " : "", m->ops[i]);
         if (n >= sizeof(missing))
             break;
     }
@@ -247,8 +245,8 @@ compare(const struct npu_tensor *got, const struct npu_tensor *exp, int idx, cha
     shape_str(got, gs, sizeof(gs));
     shape_str(exp, es, sizeof(es));
     if (got->dtype != exp->dtype) {
-        set_reason(reason, "output %d: dtype %s, expected %s", idx,
-                 npu_dtype_name(got->dtype), npu_dtype_name(exp->dtype));
+        set_reason(reason, "output %d: dtype %s, expected %s", idx, npu_dtype_name(got->dtype),
+                   npu_dtype_name(exp->dtype));
         return false;
     }
     bool same = got->ndim == exp->ndim;
@@ -285,9 +283,9 @@ compare(const struct npu_tensor *got, const struct npu_tensor *exp, int idx, cha
         }
         if (bad) {
             set_reason(reason,
-                     "output %d: %" PRId64 " of %" PRId64 " values off (first at %" PRId64
-                     ": got %.7g, expected %.7g), max abs err %.3g",
-                     idx, bad, n, first, elem_f(got, first), elem_f(exp, first), *maxerr);
+                       "output %d: %" PRId64 " of %" PRId64 " values off (first at %" PRId64
+                       ": got %.7g, expected %.7g), max abs err %.3g",
+                       idx, bad, n, first, elem_f(got, first), elem_f(exp, first), *maxerr);
             return false;
         }
         return true;
@@ -299,8 +297,8 @@ compare(const struct npu_tensor *got, const struct npu_tensor *exp, int idx, cha
         if (exp->dtype == NPU_DTYPE_BOOL)
             ok = (((const uint8_t *)got->data)[k] != 0) == (((const uint8_t *)exp->data)[k] != 0);
         else
-            ok = !memcmp((const uint8_t *)got->data + k * es_,
-                         (const uint8_t *)exp->data + k * es_, es_);
+            ok = !memcmp((const uint8_t *)got->data + k * es_, (const uint8_t *)exp->data + k * es_,
+                         es_);
         if (!ok && bad++ == 0)
             first = k;
     }
@@ -309,9 +307,9 @@ compare(const struct npu_tensor *got, const struct npu_tensor *exp, int idx, cha
         memcpy(&gv, (const uint8_t *)got->data + first * es_, es_);
         memcpy(&ev, (const uint8_t *)exp->data + first * es_, es_);
         set_reason(reason,
-                 "output %d: %" PRId64 " of %" PRId64 " values differ (first at %" PRId64
-                 ": got %lld, expected %lld)",
-                 idx, bad, n, first, gv, ev);
+                   "output %d: %" PRId64 " of %" PRId64 " values differ (first at %" PRId64
+                   ": got %lld, expected %lld)",
+                   idx, bad, n, first, gv, ev);
         return false;
     }
     return true;
@@ -319,8 +317,8 @@ compare(const struct npu_tensor *got, const struct npu_tensor *exp, int idx, cha
 
 /* Reads DIR/PREFIX_k.pb for k = 0.. into an array; returns the count or -1. */
 static int
-read_pbs(const char *dir, const char *prefix, struct npu_tensor *t, char (*names)[PB_NAME],
-         int cap, char *reason)
+read_pbs(const char *dir, const char *prefix, struct npu_tensor *t, char (*names)[PB_NAME], int cap,
+         char *reason)
 {
     int n = 0;
     for (;; n++) {
@@ -343,8 +341,8 @@ read_pbs(const char *dir, const char *prefix, struct npu_tensor *t, char (*names
         free(buf);
         if (st) {
             set_reason(reason, "%s_%d.pb: %s (type %s)", prefix, n,
-                     st == NPU_ERR_UNSUPPORTED ? "not a tensor we represent" : "malformed",
-                     pb_onnx_type_name(et));
+                       st == NPU_ERR_UNSUPPORTED ? "not a tensor we represent" : "malformed",
+                       pb_onnx_type_name(et));
             return -1;
         }
     }
@@ -380,8 +378,8 @@ io_index(const struct pb_io *ios, int nios, char (*pb_names)[PB_NAME], int n, co
  * still runs on the backend; only the operand is known at load.
  */
 static int
-bake_shape_inputs(const struct test *t, const char *setdir, const char *model_path,
-                  char *tmp_path, size_t cap, int *baked, char *reason)
+bake_shape_inputs(const struct test *t, const char *setdir, const char *model_path, char *tmp_path,
+                  size_t cap, int *baked, char *reason)
 {
     const struct pb_model *sm = t->summary;
     const char *names[PB_MAX_IO];
@@ -513,14 +511,14 @@ run_data_set(const struct test *t, const char *setdir, char *reason, double *max
             char b[96];
             shape_str(&in[k], b, sizeof(b));
             set_reason(reason, "input '%s': model wants %s %s, data is %s %s", info->name,
-                     npu_dtype_name(info->dtype), a, npu_dtype_name(in[k].dtype), b);
+                       npu_dtype_name(info->dtype), a, npu_dtype_name(in[k].dtype), b);
             goto out;
         }
     }
     st = npu_session_create(m, 0, &s);
     if (st) {
         set_reason(reason, "session: %s: %s", npu_status_str(st),
-                 child_first_error[0] ? child_first_error : "(no message)");
+                   child_first_error[0] ? child_first_error : "(no message)");
         goto out;
     }
     struct npu_run_stats rstats;
@@ -529,7 +527,7 @@ run_data_set(const struct test *t, const char *setdir, char *reason, double *max
         *submits = rstats.submits;
     if (st) {
         set_reason(reason, "run: %s: %s", npu_status_str(st),
-                 child_first_error[0] ? child_first_error : "(no message)");
+                   child_first_error[0] ? child_first_error : "(no message)");
         goto out;
     }
     for (int i = 0; i < mnout; i++) {
@@ -668,17 +666,16 @@ finish_child(struct test *t, int status, bool timed_out)
     } else if (WIFSIGNALED(status)) {
         t->v = V_CRASH;
         set_reason(t->reason, "killed by signal %d (%s)", WTERMSIG(status),
-                 strsignal(WTERMSIG(status)));
+                   strsignal(WTERMSIG(status)));
     } else if (n <= 0) {
         t->v = V_CRASH;
-        set_reason(t->reason, "exited with status %d without a verdict",
-                 WEXITSTATUS(status));
+        set_reason(t->reason, "exited with status %d without a verdict", WEXITSTATUS(status));
     } else if (WEXITSTATUS(status) != 0) {
         t->v = V_CRASH;
-        set_reason(t->reason, "exited with status %d after its verdict (%c): a sanitizer "
-                 "or leak report? (run with --filter %.100s --verbose)", WEXITSTATUS(status),
-                 msg[0],
-                 t->name);
+        set_reason(t->reason,
+                   "exited with status %d after its verdict (%c): a sanitizer "
+                   "or leak report? (run with --filter %.100s --verbose)",
+                   WEXITSTATUS(status), msg[0], t->name);
     } else {
         char *sp = strchr(msg, ' ');
         t->baked = sp ? atoi(sp + 1) : 0;
@@ -866,8 +863,7 @@ report_set(const char *setdir, struct test *tests, int n, int set, int *in_scope
             for (int b = 1; b < nb; b++) {
                 const struct result *r = &t->res[b];
                 if (r->v == V_PASS && nb > 1)
-                    printf(" | %s %.3g%s", opt.backends[b], r->maxerr,
-                           r->submits ? " (NPU)" : "");
+                    printf(" | %s %.3g%s", opt.backends[b], r->maxerr, r->submits ? " (NPU)" : "");
                 else if (r->v != V_OUT_OF_SCOPE && strcmp(r->reason, r0->reason))
                     printf(" | %s: %s", opt.backends[b], r->reason);
             }
@@ -898,7 +894,9 @@ report_set(const char *setdir, struct test *tests, int n, int set, int *in_scope
         int notpassed = failed[b] + crashed[b] + timeouts[b];
         bool cpu = !strcmp(opt.backends[b], "cpu");
         printf("\n== %s (backend %s, %s tolerances)\n", setdir, opt.backends[b],
-               opt.tol_name ? opt.tol_name : cpu ? "fp32" : "fp16");
+               opt.tol_name ? opt.tol_name
+               : cpu        ? "fp32"
+                            : "fp16");
         printf("   tests %d, in scope %d, passed %d, failed %d (crashed %d, timed out %d), "
                "out of scope %d\n",
                total, scope, passed[b], notpassed, crashed[b], timeouts[b], total - scope);
@@ -909,8 +907,8 @@ report_set(const char *setdir, struct test *tests, int n, int set, int *in_scope
                !cpu && opt.bake_weights ? " or weight" : "");
         if (!cpu)
             printf("   %d of the passes ran NPU jobs (partition: %s); the others ran their "
-                   "ops as CPU steps of the compiled program\n", npu_work[b],
-                   opt.partition ? opt.partition : "cost");
+                   "ops as CPU steps of the compiled program\n",
+                   npu_work[b], opt.partition ? opt.partition : "cost");
         if (nops[b]) {
             for (int x = 0; x < nops[b]; x++)
                 for (int y = x + 1; y < nops[b]; y++)
@@ -952,13 +950,18 @@ int
 main(int argc, char **argv)
 {
     static const struct option lopts[] = {
-        {"backend", required_argument, NULL, 'b'}, {"tol", required_argument, NULL, 'T'},
-        {"timeout", required_argument, NULL, 't'}, {"jobs", required_argument, NULL, 'j'},
-        {"min-pass", required_argument, NULL, 'm'}, {"filter", required_argument, NULL, 'f'},
-        {"quiet", no_argument, NULL, 'q'},         {"verbose", no_argument, NULL, 'v'},
+        {"backend", required_argument, NULL, 'b'},
+        {"tol", required_argument, NULL, 'T'},
+        {"timeout", required_argument, NULL, 't'},
+        {"jobs", required_argument, NULL, 'j'},
+        {"min-pass", required_argument, NULL, 'm'},
+        {"filter", required_argument, NULL, 'f'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"verbose", no_argument, NULL, 'v'},
         {"partition", required_argument, NULL, 'p'},
         {"no-weight-constants", no_argument, NULL, 'W'},
-        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     const char *tol = NULL;
     int c;
@@ -1051,8 +1054,8 @@ main(int argc, char **argv)
         report_set(argv[s], tests, n, s - optind, scope, passed);
         for (int b = 0; b < opt.nbackends; b++) {
             if (opt.min_pass >= 0 && scope[b] && 100.0 * passed[b] / scope[b] < opt.min_pass) {
-                printf("   GATE: %s below the required %.1f%% of in-scope tests\n",
-                       opt.backends[b], opt.min_pass);
+                printf("   GATE: %s below the required %.1f%% of in-scope tests\n", opt.backends[b],
+                       opt.min_pass);
                 gate_ok = false;
             }
         }

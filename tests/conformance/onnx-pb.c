@@ -29,8 +29,8 @@ struct pb {
 
 struct pb_field {
     uint32_t num;
-    int wt;       /* 0 varint, 1 fixed64, 2 bytes, 5 fixed32 */
-    uint64_t v;   /* varint or fixed value */
+    int wt;        /* 0 varint, 1 fixed64, 2 bytes, 5 fixed32 */
+    uint64_t v;    /* varint or fixed value */
     struct pb sub; /* wt 2 */
 };
 
@@ -91,8 +91,7 @@ pb_next(struct pb *b, struct pb_field *f, bool *err)
         b->p += n;
         return true;
     }
-    default:
-        goto bad;
+    default: goto bad;
     }
 bad:
     *err = true;
@@ -114,14 +113,22 @@ static const struct {
     const char *name;
     enum npu_dtype dt;
 } onnx_types[] = {
-    {1, "float", NPU_DTYPE_FP32},     {2, "uint8", NPU_DTYPE_UINT8},
-    {3, "int8", NPU_DTYPE_INT8},      {4, "uint16", NPU_DTYPE_UINT16},
-    {5, "int16", NPU_DTYPE_INT16},    {6, "int32", NPU_DTYPE_INT32},
-    {7, "int64", NPU_DTYPE_INT64},    {8, "string", NPU_DTYPE_UNDEFINED},
-    {9, "bool", NPU_DTYPE_BOOL},      {10, "float16", NPU_DTYPE_FP16},
-    {11, "double", NPU_DTYPE_FP64},   {12, "uint32", NPU_DTYPE_UINT32},
-    {13, "uint64", NPU_DTYPE_UINT64}, {14, "complex64", NPU_DTYPE_UNDEFINED},
-    {15, "complex128", NPU_DTYPE_UNDEFINED}, {16, "bfloat16", NPU_DTYPE_UNDEFINED},
+    {1, "float", NPU_DTYPE_FP32},
+    {2, "uint8", NPU_DTYPE_UINT8},
+    {3, "int8", NPU_DTYPE_INT8},
+    {4, "uint16", NPU_DTYPE_UINT16},
+    {5, "int16", NPU_DTYPE_INT16},
+    {6, "int32", NPU_DTYPE_INT32},
+    {7, "int64", NPU_DTYPE_INT64},
+    {8, "string", NPU_DTYPE_UNDEFINED},
+    {9, "bool", NPU_DTYPE_BOOL},
+    {10, "float16", NPU_DTYPE_FP16},
+    {11, "double", NPU_DTYPE_FP64},
+    {12, "uint32", NPU_DTYPE_UINT32},
+    {13, "uint64", NPU_DTYPE_UINT64},
+    {14, "complex64", NPU_DTYPE_UNDEFINED},
+    {15, "complex128", NPU_DTYPE_UNDEFINED},
+    {16, "bfloat16", NPU_DTYPE_UNDEFINED},
 };
 
 enum npu_dtype
@@ -226,14 +233,30 @@ static const struct {
     const char *op;
     uint32_t mask; /* bit k: input k */
 } shape_operands[] = {
-    {"Reshape", 1u << 1},      {"Expand", 1u << 1},       {"Tile", 1u << 1},
-    {"Slice", 0x1e},           {"Squeeze", 1u << 1},      {"Unsqueeze", 1u << 1},
-    {"ReduceSum", 1u << 1},    {"ReduceMean", 1u << 1},   {"ReduceMax", 1u << 1},
-    {"ReduceMin", 1u << 1},    {"ReduceProd", 1u << 1},   {"ReduceL1", 1u << 1},
-    {"ReduceL2", 1u << 1},     {"ReduceSumSquare", 1u << 1}, {"ReduceLogSum", 1u << 1},
-    {"ReduceLogSumExp", 1u << 1}, {"Split", 1u << 1},     {"Pad", (1u << 1) | (1u << 3)},
-    {"Resize", 0xe},           {"Upsample", 1u << 1},     {"ConstantOfShape", 1u << 0},
-    {"Range", 0x7},            {"TopK", 1u << 1},         {"OneHot", 1u << 1},
+    {"Reshape", 1u << 1},
+    {"Expand", 1u << 1},
+    {"Tile", 1u << 1},
+    {"Slice", 0x1e},
+    {"Squeeze", 1u << 1},
+    {"Unsqueeze", 1u << 1},
+    {"ReduceSum", 1u << 1},
+    {"ReduceMean", 1u << 1},
+    {"ReduceMax", 1u << 1},
+    {"ReduceMin", 1u << 1},
+    {"ReduceProd", 1u << 1},
+    {"ReduceL1", 1u << 1},
+    {"ReduceL2", 1u << 1},
+    {"ReduceSumSquare", 1u << 1},
+    {"ReduceLogSum", 1u << 1},
+    {"ReduceLogSumExp", 1u << 1},
+    {"Split", 1u << 1},
+    {"Pad", (1u << 1) | (1u << 3)},
+    {"Resize", 0xe},
+    {"Upsample", 1u << 1},
+    {"ConstantOfShape", 1u << 0},
+    {"Range", 0x7},
+    {"TopK", 1u << 1},
+    {"OneHot", 1u << 1},
     {"CenterCropPad", 1u << 1},
 };
 
@@ -244,10 +267,16 @@ static const struct {
     const char *op;
     uint32_t mask;
 } weight_operands[] = {
-    {"MatMul", 1u << 1},       {"Gemm", 0x6},             {"Conv", 0x6},
-    {"ConvTranspose", 0x6},    {"MatMulInteger", 0xa},    {"ConvInteger", 0xa},
-    {"BatchNormalization", 0x1e}, {"InstanceNormalization", 0x6},
-    {"LayerNormalization", 0x6}, {"PRelu", 1u << 1},
+    {"MatMul", 1u << 1},
+    {"Gemm", 0x6},
+    {"Conv", 0x6},
+    {"ConvTranspose", 0x6},
+    {"MatMulInteger", 0xa},
+    {"ConvInteger", 0xa},
+    {"BatchNormalization", 0x1e},
+    {"InstanceNormalization", 0x6},
+    {"LayerNormalization", 0x6},
+    {"PRelu", 1u << 1},
 };
 
 bool
@@ -414,7 +443,7 @@ parse_graph(struct pb s, struct pb_model *m, bool top)
     bool err = false;
     enum npu_status st;
     /* Initializer names, to drop them from the inputs (IR < 4 lists both). */
-    char (*inits)[PB_NAME] = NULL;
+    char(*inits)[PB_NAME] = NULL;
     int ninits = 0, cap = 0;
     struct pb_io *ins = NULL;
     int nins = 0;
@@ -520,10 +549,8 @@ pb_model_summary(const uint8_t *buf, size_t len, struct pb_model *m)
         /* The graph inputs that shape operands are (computed) from. */
         shape_closure(&ctx);
         for (int i = 0; i < m->ninputs; i++)
-            if (nl_has(&ctx.shape, m->inputs[i].name) &&
-                m->nshape_operands < PB_MAX_SHAPE_OPERANDS)
-                snprintf(m->shape_operands[m->nshape_operands++], PB_NAME, "%s",
-                         m->inputs[i].name);
+            if (nl_has(&ctx.shape, m->inputs[i].name) && m->nshape_operands < PB_MAX_SHAPE_OPERANDS)
+                snprintf(m->shape_operands[m->nshape_operands++], PB_NAME, "%s", m->inputs[i].name);
         for (int i = 0; i < m->ninputs; i++)
             if (nl_has(&ctx.weight, m->inputs[i].name) && !nl_has(&ctx.shape, m->inputs[i].name) &&
                 m->nweight_operands < PB_MAX_SHAPE_OPERANDS)
@@ -679,16 +706,22 @@ store_elem(struct npu_tensor *t, int64_t k, uint64_t v)
 {
     void *d = t->data;
     switch (t->dtype) {
-    case NPU_DTYPE_FP32: { uint32_t w = (uint32_t)v; memcpy((float *)d + k, &w, 4); break; }
+    case NPU_DTYPE_FP32: {
+        uint32_t w = (uint32_t)v;
+        memcpy((float *)d + k, &w, 4);
+        break;
+    }
     case NPU_DTYPE_FP64: memcpy((double *)d + k, &v, 8); break;
-    case NPU_DTYPE_INT64: case NPU_DTYPE_UINT64: ((uint64_t *)d)[k] = v; break;
-    case NPU_DTYPE_INT32: case NPU_DTYPE_UINT32: ((uint32_t *)d)[k] = (uint32_t)v; break;
-    case NPU_DTYPE_INT16: case NPU_DTYPE_UINT16: case NPU_DTYPE_FP16:
-        ((uint16_t *)d)[k] = (uint16_t)v;
-        break;
-    case NPU_DTYPE_INT8: case NPU_DTYPE_UINT8: case NPU_DTYPE_BOOL:
-        ((uint8_t *)d)[k] = (uint8_t)v;
-        break;
+    case NPU_DTYPE_INT64:
+    case NPU_DTYPE_UINT64: ((uint64_t *)d)[k] = v; break;
+    case NPU_DTYPE_INT32:
+    case NPU_DTYPE_UINT32: ((uint32_t *)d)[k] = (uint32_t)v; break;
+    case NPU_DTYPE_INT16:
+    case NPU_DTYPE_UINT16:
+    case NPU_DTYPE_FP16: ((uint16_t *)d)[k] = (uint16_t)v; break;
+    case NPU_DTYPE_INT8:
+    case NPU_DTYPE_UINT8:
+    case NPU_DTYPE_BOOL: ((uint8_t *)d)[k] = (uint8_t)v; break;
     default: break;
     }
 }
@@ -701,7 +734,8 @@ typed_field(enum npu_dtype dt)
     case NPU_DTYPE_FP32: return 4;
     case NPU_DTYPE_INT64: return 7;
     case NPU_DTYPE_FP64: return 10;
-    case NPU_DTYPE_UINT32: case NPU_DTYPE_UINT64: return 11;
+    case NPU_DTYPE_UINT32:
+    case NPU_DTYPE_UINT64: return 11;
     default: return 5; /* int32_data: int8/16/32, uint8/16, bool, float16 bits */
     }
 }

@@ -24,9 +24,9 @@
 
 struct pb_io {
     char name[PB_NAME];
-    int elem_type;             /* TensorProto.DataType, 0 if not a tensor */
-    bool is_tensor;            /* TypeProto.tensor_type (not sequence/map/optional/sparse) */
-    int ndim;                  /* -1: no shape given */
+    int elem_type;  /* TensorProto.DataType, 0 if not a tensor */
+    bool is_tensor; /* TypeProto.tensor_type (not sequence/map/optional/sparse) */
+    int ndim;       /* -1: no shape given */
     int64_t dims[NPU_MAX_DIMS];
     char params[NPU_MAX_DIMS][PB_NAME]; /* dim_param, "" when dims[i] is a value */
 };
@@ -36,12 +36,12 @@ struct pb_io {
 #define PB_MAX_SHAPE_OPERANDS PB_MAX_IO
 
 struct pb_model {
-    int64_t opset;              /* default-domain opset, 0 if absent */
-    int nops;                   /* distinct (domain, op_type) pairs, subgraphs included */
-    char ops[PB_MAX_OPS][PB_NAME];    /* "Add", or "domain:Op" outside the default domain */
-    bool has_subgraphs;         /* a node carries a graph attribute (If, Loop, Scan) */
-    bool has_functions;         /* the model defines local functions */
-    int ninputs, noutputs;      /* graph inputs exclude initializers */
+    int64_t opset;                 /* default-domain opset, 0 if absent */
+    int nops;                      /* distinct (domain, op_type) pairs, subgraphs included */
+    char ops[PB_MAX_OPS][PB_NAME]; /* "Add", or "domain:Op" outside the default domain */
+    bool has_subgraphs;            /* a node carries a graph attribute (If, Loop, Scan) */
+    bool has_functions;            /* the model defines local functions */
+    int ninputs, noutputs;         /* graph inputs exclude initializers */
     struct pb_io inputs[PB_MAX_IO], outputs[PB_MAX_IO];
     /* Graph inputs that shape operands are, or are computed from. */
     int nshape_operands;

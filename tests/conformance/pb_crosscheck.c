@@ -44,12 +44,11 @@ check_file(const char *path)
     if (sa && sb) {
         both_refused++;
     } else if (sa || sb) {
-        fprintf(stderr, "%s: runner reader says %s, importer says %s\n", path,
-                npu_status_str(sa), npu_status_str(sb));
+        fprintf(stderr, "%s: runner reader says %s, importer says %s\n", path, npu_status_str(sa),
+                npu_status_str(sb));
         disagree++;
     } else {
-        bool same = a.dtype == b.dtype && a.ndim == b.ndim &&
-                    !strcmp(name_a, name_b ? name_b : "");
+        bool same = a.dtype == b.dtype && a.ndim == b.ndim && !strcmp(name_a, name_b ? name_b : "");
         for (int i = 0; same && i < a.ndim; i++)
             same = a.dims[i] == b.dims[i];
         int64_t nb = npu_tensor_nbytes(&a);

@@ -136,44 +136,19 @@ tt_set(struct npu_tensor *t, int64_t i, double v)
 {
     void *p = t->data;
     switch (t->dtype) {
-    case NPU_DTYPE_FP32:
-        ((float *)p)[i] = (float)v;
-        break;
-    case NPU_DTYPE_FP16:
-        ((uint16_t *)p)[i] = tt_f16_from(v);
-        break;
-    case NPU_DTYPE_FP64:
-        ((double *)p)[i] = v;
-        break;
-    case NPU_DTYPE_INT8:
-        ((int8_t *)p)[i] = (int8_t)v;
-        break;
-    case NPU_DTYPE_UINT8:
-        ((uint8_t *)p)[i] = (uint8_t)v;
-        break;
-    case NPU_DTYPE_BOOL:
-        ((uint8_t *)p)[i] = v != 0;
-        break;
-    case NPU_DTYPE_INT16:
-        ((int16_t *)p)[i] = (int16_t)v;
-        break;
-    case NPU_DTYPE_UINT16:
-        ((uint16_t *)p)[i] = (uint16_t)v;
-        break;
-    case NPU_DTYPE_INT32:
-        ((int32_t *)p)[i] = (int32_t)v;
-        break;
-    case NPU_DTYPE_UINT32:
-        ((uint32_t *)p)[i] = (uint32_t)v;
-        break;
-    case NPU_DTYPE_INT64:
-        ((int64_t *)p)[i] = (int64_t)v;
-        break;
-    case NPU_DTYPE_UINT64:
-        ((uint64_t *)p)[i] = (uint64_t)v;
-        break;
-    default:
-        break;
+    case NPU_DTYPE_FP32: ((float *)p)[i] = (float)v; break;
+    case NPU_DTYPE_FP16: ((uint16_t *)p)[i] = tt_f16_from(v); break;
+    case NPU_DTYPE_FP64: ((double *)p)[i] = v; break;
+    case NPU_DTYPE_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
+    case NPU_DTYPE_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+    case NPU_DTYPE_BOOL: ((uint8_t *)p)[i] = v != 0; break;
+    case NPU_DTYPE_INT16: ((int16_t *)p)[i] = (int16_t)v; break;
+    case NPU_DTYPE_UINT16: ((uint16_t *)p)[i] = (uint16_t)v; break;
+    case NPU_DTYPE_INT32: ((int32_t *)p)[i] = (int32_t)v; break;
+    case NPU_DTYPE_UINT32: ((uint32_t *)p)[i] = (uint32_t)v; break;
+    case NPU_DTYPE_INT64: ((int64_t *)p)[i] = (int64_t)v; break;
+    case NPU_DTYPE_UINT64: ((uint64_t *)p)[i] = (uint64_t)v; break;
+    default: break;
     }
 }
 

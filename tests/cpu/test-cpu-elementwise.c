@@ -569,30 +569,14 @@ cast_ref(double v, enum npu_dtype to, enum npu_dtype from)
     /* to integer */
     double lo, hi;
     switch (to) {
-    case NPU_DTYPE_INT8:
-        lo = -128, hi = 127;
-        break;
-    case NPU_DTYPE_UINT8:
-        lo = 0, hi = 255;
-        break;
-    case NPU_DTYPE_INT16:
-        lo = -32768, hi = 32767;
-        break;
-    case NPU_DTYPE_UINT16:
-        lo = 0, hi = 65535;
-        break;
-    case NPU_DTYPE_INT32:
-        lo = -2147483648.0, hi = 2147483647.0;
-        break;
-    case NPU_DTYPE_UINT32:
-        lo = 0, hi = 4294967295.0;
-        break;
-    case NPU_DTYPE_INT64:
-        lo = -9223372036854775808.0, hi = 9223372036854775807.0;
-        break;
-    default:
-        lo = 0, hi = 18446744073709551615.0;
-        break;
+    case NPU_DTYPE_INT8: lo = -128, hi = 127; break;
+    case NPU_DTYPE_UINT8: lo = 0, hi = 255; break;
+    case NPU_DTYPE_INT16: lo = -32768, hi = 32767; break;
+    case NPU_DTYPE_UINT16: lo = 0, hi = 65535; break;
+    case NPU_DTYPE_INT32: lo = -2147483648.0, hi = 2147483647.0; break;
+    case NPU_DTYPE_UINT32: lo = 0, hi = 4294967295.0; break;
+    case NPU_DTYPE_INT64: lo = -9223372036854775808.0, hi = 9223372036854775807.0; break;
+    default: lo = 0, hi = 18446744073709551615.0; break;
     }
     if (npu_dtype_is_float(from)) {
         if (v != v)
@@ -754,18 +738,10 @@ test_where_clip_variadic(void)
                    q = tt_get(b, tt_bcast_index(b, 3, idx));
             double r = tt_get(c, tt_bcast_index(c, 3, idx)), w;
             switch (k) {
-            case 0:
-                w = p + q + r;
-                break;
-            case 1:
-                w = (p + q + r) / 3;
-                break;
-            case 2:
-                w = fmax(p, fmax(q, r));
-                break;
-            default:
-                w = fmin(p, fmin(q, r));
-                break;
+            case 0: w = p + q + r; break;
+            case 1: w = (p + q + r) / 3; break;
+            case 2: w = fmax(p, fmax(q, r)); break;
+            default: w = fmin(p, fmin(q, r)); break;
             }
             worst = fmax(worst, fabs(tt_get(o, e) - w));
         }

@@ -408,21 +408,11 @@ check_reduce(int kind, enum npu_dtype dt, int nd, const int64_t *dims, int na, c
         cnt[o]++;
         switch (kind) {
         case R_SUM:
-        case R_MEAN:
-            ref[o] += v;
-            break;
-        case R_MAX:
-            ref[o] = fmax(ref[o], v);
-            break;
-        case R_MIN:
-            ref[o] = fmin(ref[o], v);
-            break;
-        case R_PROD:
-            ref[o] *= v;
-            break;
-        default:
-            ref[o] += v * v;
-            break;
+        case R_MEAN: ref[o] += v; break;
+        case R_MAX: ref[o] = fmax(ref[o], v); break;
+        case R_MIN: ref[o] = fmin(ref[o], v); break;
+        case R_PROD: ref[o] *= v; break;
+        default: ref[o] += v * v; break;
         }
     }
     for (int64_t o = 0; o < ny; o++) {

@@ -959,9 +959,9 @@ test_index_ops(void)
     int64_t oob[2] = {4, 0};
     struct npu_tensor *ind = tt_ints(2, oob);
     ind->ndim = 2, ind->dims[0] = 2, ind->dims[1] = 1;
-    CHECK_EQ_INT(NPU_ERR_INVALID, run2(NPU_OP_SCATTER_ND, NULL, 3,
-                                       (struct npu_tensor *[]){data, ind, upd}, 1,
-                                       (struct npu_tensor *[]){out}));
+    CHECK_EQ_INT(NPU_ERR_INVALID,
+                 run2(NPU_OP_SCATTER_ND, NULL, 3, (struct npu_tensor *[]){data, ind, upd}, 1,
+                      (struct npu_tensor *[]){out}));
     tt_free(ind);
 
     /* ScatterElements along axis 1 with negative indices */
@@ -971,9 +971,9 @@ test_index_ops(void)
     struct npu_tensor *upd2 = tt_fill_rand(tt(NPU_DTYPE_FP32, 2, D(2), D(3)), -1, 1);
     struct alist al = {0};
     al_int(&al, "axis", 1);
-    CHECK_EQ_INT(NPU_OK, run2(NPU_OP_SCATTER_ELEMENTS, &al, 3,
-                              (struct npu_tensor *[]){data, ind, upd2}, 1,
-                              (struct npu_tensor *[]){out}));
+    CHECK_EQ_INT(NPU_OK,
+                 run2(NPU_OP_SCATTER_ELEMENTS, &al, 3, (struct npu_tensor *[]){data, ind, upd2}, 1,
+                      (struct npu_tensor *[]){out}));
     double want[12];
     for (int e = 0; e < 12; e++)
         want[e] = tt_get(data, e);
@@ -985,9 +985,9 @@ test_index_ops(void)
     CHECK(tt_err(out, want, 0, 0) == 0);
     /* updates of another shape than the indices */
     struct npu_tensor *upd3 = tt(NPU_DTYPE_FP32, 2, D(2), D(2));
-    CHECK_EQ_INT(NPU_ERR_INVALID, run2(NPU_OP_SCATTER_ELEMENTS, &al, 3,
-                                       (struct npu_tensor *[]){data, ind, upd3}, 1,
-                                       (struct npu_tensor *[]){out}));
+    CHECK_EQ_INT(NPU_ERR_INVALID,
+                 run2(NPU_OP_SCATTER_ELEMENTS, &al, 3, (struct npu_tensor *[]){data, ind, upd3}, 1,
+                      (struct npu_tensor *[]){out}));
     tt_free(upd3);
     tt_free(ind), tt_free(upd2), tt_free(data), tt_free(upd), tt_free(out);
 
@@ -1044,8 +1044,8 @@ test_index_ops(void)
     x = tt_fill_rand(tt(NPU_DTYPE_FP32, 2, D(3), D(4)), -1, 1);
     int64_t gv[2] = {1, 4};
     struct npu_tensor *gi = tt_ints(2, gv), *gy = tt(NPU_DTYPE_FP32, 0);
-    CHECK_EQ_INT(NPU_ERR_INVALID, run2(NPU_OP_GATHER_ND, NULL, 2, (struct npu_tensor *[]){x, gi},
-                                       1, (struct npu_tensor *[]){gy}));
+    CHECK_EQ_INT(NPU_ERR_INVALID, run2(NPU_OP_GATHER_ND, NULL, 2, (struct npu_tensor *[]){x, gi}, 1,
+                                       (struct npu_tensor *[]){gy}));
     gv[1] = -1;
     tt_free(gi);
     gi = tt_ints(2, gv);

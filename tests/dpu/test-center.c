@@ -140,8 +140,8 @@ static int
 marked(struct npu_graph *g)
 {
     int k = 0;
-    npu_graph_for_each_node(g, n) k +=
-        n->op == NPU_OP_LAYER_NORMALIZATION && npu_node_int(n, "npu_centered", 0);
+    npu_graph_for_each_node (g, n)
+        k += n->op == NPU_OP_LAYER_NORMALIZATION && npu_node_int(n, "npu_centered", 0);
     return k;
 }
 
@@ -153,15 +153,18 @@ rewrite_case(const struct blk *p, int expect_marked, const char *label)
     CHECK(g1 && g2);
     if (!g1 || !g2)
         return;
-    npu_graph_for_each_node(g2, n) n->device = NPU_DEVICE_NPU;
+    npu_graph_for_each_node (g2, n)
+        n->device = NPU_DEVICE_NPU;
     char *before = npu_ir_print_str(g2, NULL);
     CHECK_EQ_INT(NPU_OK, npu_dpu_center_streams(g2));
     int m = marked(g2);
     CHECK_EQ_INT(expect_marked, m);
-    npu_graph_for_each_node(g2, n) n->device = NPU_DEVICE_ANY;
+    npu_graph_for_each_node (g2, n)
+        n->device = NPU_DEVICE_ANY;
     if (!expect_marked) {
         /* left alone: the graph is unchanged */
-        npu_graph_for_each_node(g2, n) n->device = NPU_DEVICE_NPU;
+        npu_graph_for_each_node (g2, n)
+            n->device = NPU_DEVICE_NPU;
         char *after = npu_ir_print_str(g2, NULL);
         CHECK(before && after && !strcmp(before, after));
         printf("  %-44s unchanged\n", label);
@@ -228,23 +231,23 @@ cost_case(const struct blk *p)
     double want[16];
     const char *names[16];
     int k = 0;
-    npu_graph_for_each_node(g, n) if (n->op == NPU_OP_LAYER_NORMALIZATION && k < 16)
-    {
-        names[k] = n->name;
-        want[k++] = npu_backend_cost(g, n, NULL);
-    }
+    npu_graph_for_each_node (g, n)
+        if (n->op == NPU_OP_LAYER_NORMALIZATION && k < 16) {
+            names[k] = n->name;
+            want[k++] = npu_backend_cost(g, n, NULL);
+        }
     CHECK_EQ_INT(NPU_OK, npu_lower_graph(g, NULL));
     int matched = 0;
     for (int i = 0; i < k; i++)
-        npu_graph_for_each_node(g, n) if (n->op == NPU_OP_RK_DPU && !strcmp(n->name, names[i]))
-        {
-            double got = npu_node_float(n, "modeled_us", 0) * 1e-6;
-            if (!(fabs(got - want[i]) < 1e-9 + 1e-6 * got))
-                printf("    %s: cost %.3f us, lowered %.3f us\n", names[i], want[i] * 1e6,
-                       got * 1e6);
-            CHECK(fabs(got - want[i]) < 1e-9 + 1e-6 * got);
-            matched++;
-        }
+        npu_graph_for_each_node (g, n)
+            if (n->op == NPU_OP_RK_DPU && !strcmp(n->name, names[i])) {
+                double got = npu_node_float(n, "modeled_us", 0) * 1e-6;
+                if (!(fabs(got - want[i]) < 1e-9 + 1e-6 * got))
+                    printf("    %s: cost %.3f us, lowered %.3f us\n", names[i], want[i] * 1e6,
+                           got * 1e6);
+                CHECK(fabs(got - want[i]) < 1e-9 + 1e-6 * got);
+                matched++;
+            }
     CHECK_EQ_INT(k, matched);
     printf("  cost() of %d layer norms = their centred lowerings' modeled time\n", matched);
     npu_graph_free(g);

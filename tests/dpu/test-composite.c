@@ -355,8 +355,8 @@ test_attention_block(void)
         struct npu_graph *g = build_blk(p);
         int padded = 0;
         CHECK_EQ_INT(NPU_OK, npu_lower_graph(g, NULL));
-        npu_graph_for_each_node(g, n) padded +=
-            n->op == NPU_OP_RK_CONV && npu_node_int(n, "surf", 0) > 0;
+        npu_graph_for_each_node (g, n)
+            padded += n->op == NPU_OP_RK_CONV && npu_node_int(n, "surf", 0) > 0;
         npu_graph_free(g);
         int64_t skp = (p->s + 15) / 16 * 16;
         if (skp > 32)

@@ -16,20 +16,13 @@ static double
 ref_ew(enum npu_dpu_ew_op op, double a, double b)
 {
     switch (op) {
-    case NPU_DPU_EW_ADD:
-        return (float)(a + b);
-    case NPU_DPU_EW_SUB:
-        return (float)(a - b);
-    case NPU_DPU_EW_MUL:
-        return (float)(a * b);
-    case NPU_DPU_EW_DIV:
-        return (float)(a / b);
-    case NPU_DPU_EW_MAX:
-        return a > b ? a : b;
-    case NPU_DPU_EW_MIN:
-        return a < b ? a : b;
-    default:
-        return a;
+    case NPU_DPU_EW_ADD: return (float)(a + b);
+    case NPU_DPU_EW_SUB: return (float)(a - b);
+    case NPU_DPU_EW_MUL: return (float)(a * b);
+    case NPU_DPU_EW_DIV: return (float)(a / b);
+    case NPU_DPU_EW_MAX: return a > b ? a : b;
+    case NPU_DPU_EW_MIN: return a < b ? a : b;
+    default: return a;
     }
 }
 

@@ -78,7 +78,8 @@ run_npu(struct npu_graph *g, const struct npu_backend_options *o, const struct n
     if (!st)
         st = npu_graph_verify(g);
     if (!st)
-        npu_graph_for_each_node(g, n) res->n_cpu += !npu_op_is_rk(n->op);
+        npu_graph_for_each_node (g, n)
+            res->n_cpu += !npu_op_is_rk(n->op);
     if (!st)
         st = npu_codegen(g, o, &p);
     npu_graph_free(g);
@@ -199,8 +200,7 @@ breakdown(const char *dir, const char *name)
     } acc[64];
     int na = 0;
     double total = 0;
-    npu_graph_for_each_node(g, n)
-    {
+    npu_graph_for_each_node (g, n) {
         if (!npu_op_is_rk(n->op))
             continue;
         double us = npu_node_float(n, "modeled_us", 0);

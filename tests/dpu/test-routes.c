@@ -46,12 +46,12 @@ route_b(const char *dir, const char *name)
     CHECK_EQ_INT(NPU_OK, npu_lower_graph(ga, NULL));
     CHECK_EQ_INT(NPU_OK, npu_codegen(ga, NULL, &pa));
     int n_dpu = 0;
-    npu_graph_for_each_node(ga, n) n_dpu += n->op == NPU_OP_RK_DPU;
+    npu_graph_for_each_node (ga, n)
+        n_dpu += n->op == NPU_OP_RK_DPU;
     /* every job's tasks are what its nodes say they emit (npu_backend_node_tasks) */
     if (pa) {
         long listed = 0, jobs = 0;
-        npu_graph_for_each_node(ga, n)
-        {
+        npu_graph_for_each_node (ga, n) {
             int c = npu_backend_node_tasks(n);
             if (c > 0)
                 listed += c;

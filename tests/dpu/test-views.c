@@ -16,10 +16,10 @@
 enum want { VIEW, COPY };
 
 struct vcase {
-    int kind;     /* 0: conv -> Reshape -> Transpose -> Add (the patch embedding) */
-                  /* 1: Add -> Reshape -> Transpose (0,2,1,3) -> Add (a head split) */
-    bool tp_out;  /* the Transpose's result is also a graph output */
-    int T, C, H;  /* tokens, width, heads (kind 1) */
+    int kind;    /* 0: conv -> Reshape -> Transpose -> Add (the patch embedding) */
+                 /* 1: Add -> Reshape -> Transpose (0,2,1,3) -> Add (a head split) */
+    bool tp_out; /* the Transpose's result is also a graph output */
+    int T, C, H; /* tokens, width, heads (kind 1) */
 };
 
 static struct npu_value *
@@ -103,14 +103,17 @@ check_cost(const struct vcase *p, enum want w_reshape, enum want w_transpose, co
     const char *names[2] = {"reshape", "transpose"};
     enum want want[2] = {w_reshape, w_transpose};
     double cost[2] = {-1, -1};
-    npu_graph_for_each_node(g, n) for (int i = 0; i < 2; i++) if (!strcmp(n->name, names[i]))
-        cost[i] = npu_backend_cost(g, n, NULL);
+    npu_graph_for_each_node (g, n)
+        for (int i = 0; i < 2; i++)
+            if (!strcmp(n->name, names[i]))
+                cost[i] = npu_backend_cost(g, n, NULL);
     CHECK_EQ_INT(NPU_OK, npu_lower_graph(g, NULL));
     printf("  %-44s", label);
     for (int i = 0; i < 2; i++) {
         const struct npu_node *r = NULL;
-        npu_graph_for_each_node(g, n) if (n->op == NPU_OP_RK_DPU && !strcmp(n->name, names[i]))
-            r = n;
+        npu_graph_for_each_node (g, n)
+            if (n->op == NPU_OP_RK_DPU && !strcmp(n->name, names[i]))
+                r = n;
         CHECK(r != NULL);
         if (!r)
             continue;
@@ -127,8 +130,8 @@ check_cost(const struct vcase *p, enum want w_reshape, enum want w_transpose, co
             CHECK(lowered > 0);
         }
         CHECK(fabs(cost[i] - lowered) <= 1e-9 + 1e-6 * lowered);
-        printf("  %s %s cost %.2f us lowered %.2f us (%d tasks)", names[i],
-               alias ? "view" : "copy", cost[i] * 1e6, lowered * 1e6, tasks);
+        printf("  %s %s cost %.2f us lowered %.2f us (%d tasks)", names[i], alias ? "view" : "copy",
+               cost[i] * 1e6, lowered * 1e6, tasks);
     }
     printf("\n");
     npu_graph_free(g);
@@ -167,8 +170,7 @@ check_merge(void)
         return;
     npu_graph_update_uses(g);
     double c_attn = -1, c_tp = -1, c_rs = -1;
-    npu_graph_for_each_node(g, n)
-    {
+    npu_graph_for_each_node (g, n) {
         if (!strcmp(n->name, "attn"))
             c_attn = npu_backend_cost(g, n, NULL);
         else if (!strcmp(n->name, "transpose"))
@@ -178,19 +180,20 @@ check_merge(void)
     }
     CHECK_EQ_INT(NPU_OK, npu_lower_graph(g, NULL));
     const struct npu_node *r = NULL, *t = NULL;
-    npu_graph_for_each_node(g, n) if (n->op == NPU_OP_RK_DPU)
-    {
-        if (!strcmp(n->name, "reshape"))
-            r = n;
-        if (!strcmp(n->name, "transpose"))
-            t = n;
-    }
+    npu_graph_for_each_node (g, n)
+        if (n->op == NPU_OP_RK_DPU) {
+            if (!strcmp(n->name, "reshape"))
+                r = n;
+            if (!strcmp(n->name, "transpose"))
+                t = n;
+        }
     CHECK(r != NULL && t == NULL);
     double lowered = r ? npu_node_float(r, "modeled_us", -1) * 1e-6 : -1;
     CHECK(c_tp == 0 && c_rs == 0);
     CHECK(lowered > 0 && fabs(c_attn - lowered) <= 1e-9 + 1e-6 * lowered);
     printf("  %-44s  transpose %.2f us reshape %.2f us; attention cost %.2f us lowered %.2f "
-           "us\n", "head merge written by the attention", c_tp * 1e6, c_rs * 1e6, c_attn * 1e6,
+           "us\n",
+           "head merge written by the attention", c_tp * 1e6, c_rs * 1e6, c_attn * 1e6,
            lowered * 1e6);
     npu_graph_free(g);
 }
@@ -199,8 +202,13 @@ check_merge(void)
 static void
 run_case(const struct vcase *p, const char *label)
 {
-    struct gcase c = {.label = label, .build = build, .ctx = p, .nin = 1, .atol = 2e-2,
-                      .rtol = 1e-2, .expect_all_npu = true};
+    struct gcase c = {.label = label,
+                      .build = build,
+                      .ctx = p,
+                      .nin = 1,
+                      .atol = 2e-2,
+                      .rtol = 1e-2,
+                      .expect_all_npu = true};
     if (p->kind == 0) {
         int64_t xd[4] = {1, 3, 2, 2 * p->T};
         gc_fill(&c.in[0], 4, xd, 21, 16, 0);
@@ -209,8 +217,8 @@ run_case(const struct vcase *p, const char *label)
         gc_fill(&c.in[0], 3, xd, 22, 16, 0);
     }
     struct gresult r = gc_run(&c);
-    printf("  %-44s tasks %4u  modeled %8.1f us  err/tol %.2f\n", label, r.tasks,
-           r.modeled_s * 1e6, r.err);
+    printf("  %-44s tasks %4u  modeled %8.1f us  err/tol %.2f\n", label, r.tasks, r.modeled_s * 1e6,
+           r.err);
     free(c.in[0].data);
 }
 

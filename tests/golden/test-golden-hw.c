@@ -343,10 +343,10 @@ test_tsv_weights(void)
         struct npu_weight_layout l;
 
         /* fp16 throughout (table header); depthwise: one kernel per channel. */
-        CHECK_EQ_INT(NPU_OK, npu_weight_layout_init(&l, 2, depthwise ? c : k, c,
-                                                    CNA_WEIGHT_SIZE2_WEIGHT_HEIGHT__GET(ws2),
-                                                    CNA_WEIGHT_SIZE2_WEIGHT_WIDTH__GET(ws2),
-                                                    depthwise));
+        CHECK_EQ_INT(NPU_OK,
+                     npu_weight_layout_init(&l, 2, depthwise ? c : k, c,
+                                            CNA_WEIGHT_SIZE2_WEIGHT_HEIGHT__GET(ws2),
+                                            CNA_WEIGHT_SIZE2_WEIGHT_WIDTH__GET(ws2), depthwise));
         CHECK_EQ_HEX(strtoul(cols[w0], NULL, 16), l.total_bytes);
         CHECK_EQ_HEX(strtoul(cols[w1], NULL, 16), l.bytes_per_kernel);
         CHECK_EQ_INT(k, l.weight_kernels);

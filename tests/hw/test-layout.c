@@ -61,8 +61,8 @@ test_nc1hwc2(void)
             for (uint32_t c = 0; c < C; c++)
                 for (uint32_t y = 0; y < H; y++)
                     for (uint32_t x = 0; x < W; x++) {
-                        size_t fo = b * img + (c / c2) * (W * H * 16) + (y * W + x) * 16 +
-                                    (c % c2) * es;
+                        size_t fo =
+                            b * img + (c / c2) * (W * H * 16) + (y * W + x) * 16 + (c % c2) * es;
                         size_t so = (((size_t)b * C + c) * H + y) * W + x;
                         bad += memcmp(dst + fo, src + so * es, es) != 0;
                     }
@@ -77,14 +77,18 @@ test_nc1hwc2(void)
         CHECK_EQ_INT(NPU_OK, npu_nc1hwc2_to_nchw(back, plain, dst, N * img, es, N, C, H, W));
         CHECK(!memcmp(src, back, plain));
         /* Size checks. */
-        CHECK_EQ_INT(NPU_ERR_INVALID, npu_nchw_to_nc1hwc2(dst, N * img - 1, src, es, N, C, H, W, 0));
-        CHECK_EQ_INT(NPU_ERR_INVALID, npu_nc1hwc2_to_nchw(back, plain - 1, dst, N * img, es, N, C, H, W));
+        CHECK_EQ_INT(NPU_ERR_INVALID,
+                     npu_nchw_to_nc1hwc2(dst, N * img - 1, src, es, N, C, H, W, 0));
+        CHECK_EQ_INT(NPU_ERR_INVALID,
+                     npu_nc1hwc2_to_nchw(back, plain - 1, dst, N * img, es, N, C, H, W));
         free(src);
         free(dst);
         free(back);
     }
-    CHECK_EQ_INT(NPU_ERR_INVALID, npu_nchw_to_nc1hwc2((void *)1, 1 << 20, (void *)1, 3, 1, 1, 1, 1, 0));
-    CHECK_EQ_INT(NPU_ERR_INVALID, npu_nchw_to_nc1hwc2((void *)1, 1 << 20, (void *)1, 2, 1, 0, 1, 1, 0));
+    CHECK_EQ_INT(NPU_ERR_INVALID,
+                 npu_nchw_to_nc1hwc2((void *)1, 1 << 20, (void *)1, 3, 1, 1, 1, 1, 0));
+    CHECK_EQ_INT(NPU_ERR_INVALID,
+                 npu_nchw_to_nc1hwc2((void *)1, 1 << 20, (void *)1, 2, 1, 0, 1, 1, 0));
     CHECK_EQ_INT(0, npu_nc1hwc2_bytes(2, 0xffffffffu, 0xffffffffu, 0xffffffffu));
 }
 
@@ -149,8 +153,8 @@ test_weights_conv(void)
     for (unsigned s = 0; s < NPU_ARRAY_SIZE(shapes); s++) {
         CHECK_EQ_INT(NPU_OK, npu_weight_layout_init(&l, shapes[s].es, shapes[s].k, shapes[s].c,
                                                     shapes[s].kh, shapes[s].kw, false));
-        uint32_t cpad = (shapes[s].c + (shapes[s].es == 1 ? 15 : 7)) / (shapes[s].es == 1 ? 16 : 8) *
-                        (shapes[s].es == 1 ? 16 : 8);
+        uint32_t cpad = (shapes[s].c + (shapes[s].es == 1 ? 15 : 7)) /
+                        (shapes[s].es == 1 ? 16 : 8) * (shapes[s].es == 1 ? 16 : 8);
         CHECK_EQ_INT(cpad, l.c_pad);
         CHECK_EQ_INT(shapes[s].kh * shapes[s].kw * cpad * shapes[s].es, l.bytes_per_kernel);
         CHECK_EQ_INT(l.bytes_per_kernel * shapes[s].k, l.total_bytes);
@@ -181,7 +185,12 @@ test_weights_conv(void)
                     for (uint32_t x = 0; x < l.kw; x++) {
                         const uint8_t *d = dst + npu_weight_offset(&l, k, c, y, x);
                         if (c < l.channels)
-                            bad += memcmp(d, src + (((size_t)k * l.channels + c) * l.kh + y) * l.kw * l.esize + x * l.esize, l.esize) != 0;
+                            bad += memcmp(d,
+                                          src +
+                                              (((size_t)k * l.channels + c) * l.kh + y) * l.kw *
+                                                  l.esize +
+                                              x * l.esize,
+                                          l.esize) != 0;
                         else
                             for (size_t b = 0; b < l.esize; b++)
                                 bad += d[b] != 0;
@@ -219,7 +228,8 @@ test_weights_matmul(void)
     int bad = 0;
     for (uint32_t n = 0; n < N; n++)
         for (uint32_t k = 0; k < K; k++) {
-            size_t mtx = (size_t)(k / 32) * 32 * 16 + (size_t)(n / 16) * 16 * K + k % 32 + (n % 16) * 32;
+            size_t mtx =
+                (size_t)(k / 32) * 32 * 16 + (size_t)(n / 16) * 16 * K + k % 32 + (n % 16) * 32;
             bad += npu_weight_offset(&l, n, k, 0, 0) != mtx * 2;
         }
     CHECK_EQ_INT(0, bad);
@@ -227,7 +237,8 @@ test_weights_matmul(void)
     bad = 0;
     for (uint32_t n = 0; n < 64; n++)
         for (uint32_t k = 0; k < K; k++) {
-            size_t mtx = (size_t)(k / 32) * 32 * 32 + (size_t)(n / 32) * 32 * K + k % 32 + (n % 32) * 32;
+            size_t mtx =
+                (size_t)(k / 32) * 32 * 32 + (size_t)(n / 32) * 32 * K + k % 32 + (n % 32) * 32;
             bad += npu_weight_offset(&l, n, k, 0, 0) != mtx;
         }
     CHECK_EQ_INT(0, bad);
@@ -282,7 +293,8 @@ test_weights_depthwise(void)
         for (uint32_t c = 0; c < cpad; c++)
             for (uint32_t y = 0; y < l.kh; y++)
                 for (uint32_t x = 0; x < l.kw; x++)
-                    bad += npu_weight_offset(&l, c, c, y, x) != idx[(c * l.kh + y) * l.kw + x] * l.esize;
+                    bad += npu_weight_offset(&l, c, c, y, x) !=
+                           idx[(c * l.kh + y) * l.kw + x] * l.esize;
         CHECK_EQ_INT(0, bad);
         /* Pack C x 1 x kh x kw. */
         size_t ns = (size_t)l.channels * l.kh * l.kw * l.esize;

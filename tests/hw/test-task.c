@@ -155,7 +155,7 @@ test_relocs(void)
     npu_emit_reloc(&s, REG_DPU_DST_BASE_ADDR, 2, 0x20);
     npu_stream_end_task(&s, 0);
     npu_stream_begin_task(&s);
-    npu_emit_reloc(&s, REG_DPU_RDMA_SRC_BASE_ADDR, 2, 0x20); /* output of task 0 */
+    npu_emit_reloc(&s, REG_DPU_RDMA_SRC_BASE_ADDR, 2, 0x20);                /* output of task 0 */
     npu_emit_reloc(&s, REG_DPU_RDMA_EW_BASE_ADDR, NPU_RELOC_REGCMD, 0x3c0); /* constants */
     npu_emit_reloc(&s, REG_DPU_DST_BASE_ADDR, 0, 0);
     npu_stream_end_task(&s, 0);
@@ -218,9 +218,9 @@ test_errors(void)
     CHECK_EQ_INT(NPU_ERR_INVALID, npu_stream_layout(&s, 0, 0, &img));
     npu_stream_fini(&s);
     /* Read-only, MMIO-only, chain registers, non-address relocation. */
-    static const uint16_t bad[] = {REG_PC_VERSION, REG_PC_TASK_CON, REG_PC_BASE_ADDRESS,
-                                   REG_GLOBAL_OPERATION_ENABLE, REG_DDMA_CFG_OUTSTANDING,
-                                   REG_CNA_S_STATUS};
+    static const uint16_t bad[] = {REG_PC_VERSION,           REG_PC_TASK_CON,
+                                   REG_PC_BASE_ADDRESS,      REG_GLOBAL_OPERATION_ENABLE,
+                                   REG_DDMA_CFG_OUTSTANDING, REG_CNA_S_STATUS};
     for (unsigned i = 0; i < NPU_ARRAY_SIZE(bad); i++) {
         npu_stream_init(&s);
         npu_stream_begin_task(&s);
@@ -274,8 +274,7 @@ test_many_tasks(void)
         uint32_t n = img.tasks[t].n_body + 4, nn = img.tasks[t + 1].n_body + 4;
         npu_tail_parse(&img.qwords[img.tasks[t].start], n, &tl);
         bad += !tl.well_formed || tl.next_addr != npu_image_task_iova(&img, t + 1) ||
-               tl.next_amount != (nn + 1) / 2 - 1 || tl.cores != 3 ||
-               img.tasks[t].start % 8 != 0;
+               tl.next_amount != (nn + 1) / 2 - 1 || tl.cores != 3 || img.tasks[t].start % 8 != 0;
     }
     CHECK_EQ_INT(0, bad);
     npu_image_fini(&img);

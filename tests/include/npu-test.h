@@ -31,8 +31,8 @@ static int npu_test_checks;
         npu_test_checks++;                                                                         \
         if (e_ != a_) {                                                                            \
             npu_test_failures++;                                                                   \
-            fprintf(stderr, "%s:%d: %s => %lld, expected %lld\n", __FILE__, __LINE__, #actual,     \
-                    a_, e_);                                                                       \
+            fprintf(stderr, "%s:%d: %s => %lld, expected %lld\n", __FILE__, __LINE__, #actual, a_, \
+                    e_);                                                                           \
         }                                                                                          \
     } while (0)
 
@@ -43,8 +43,8 @@ static int npu_test_checks;
         npu_test_checks++;                                                                         \
         if (e_ != a_) {                                                                            \
             npu_test_failures++;                                                                   \
-            fprintf(stderr, "%s:%d: %s => 0x%llx, expected 0x%llx\n", __FILE__, __LINE__,          \
-                    #actual, a_, e_);                                                              \
+            fprintf(stderr, "%s:%d: %s => 0x%llx, expected 0x%llx\n", __FILE__, __LINE__, #actual, \
+                    a_, e_);                                                                       \
         }                                                                                          \
     } while (0)
 

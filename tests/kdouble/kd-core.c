@@ -319,8 +319,7 @@ kd_obj_clean(struct kd_obj *o, uint64_t off, uint64_t len)
          * differ from device memory: the CPU re-storing the bytes its stale view already
          * held (the same input again, into arena memory the NPU has since reused) must
          * reach the device, as on a board. */
-        if (memcmp(o->cpu + a, o->shadow + a, KD_LINE) ||
-            memcmp(o->cpu + a, o->dev + a, KD_LINE)) {
+        if (memcmp(o->cpu + a, o->shadow + a, KD_LINE) || memcmp(o->cpu + a, o->dev + a, KD_LINE)) {
             memcpy(o->dev + a, o->cpu + a, KD_LINE);
             memcpy(o->shadow + a, o->cpu + a, KD_LINE);
         }
@@ -700,8 +699,7 @@ ioctl_gem_close(struct kd_file *f, void *karg)
 }
 
 static const struct kd_ioctl core_ioctls[] = {
-    {0x00, sizeof(struct kd_drm_version), NPU_IOC_READ | NPU_IOC_WRITE, ioctl_version,
-     "VERSION"},
+    {0x00, sizeof(struct kd_drm_version), NPU_IOC_READ | NPU_IOC_WRITE, ioctl_version, "VERSION"},
     {0x09, sizeof(struct kd_drm_gem_close), NPU_IOC_WRITE, ioctl_gem_close, "GEM_CLOSE"},
 };
 

@@ -42,7 +42,7 @@ enum kd_driver {
 struct kd_npu {
     enum kd_driver drv;
     struct npu_sim *sim;
-    unsigned refs;              /* files, objects and jobs using it */
+    unsigned refs; /* files, objects and jobs using it */
     /* rocket: the kernel's private descriptor BO (rocket has no task BO; the double hands
      * each launch to the simulator as a one-task rknpu-style range) */
     struct npu_sim_bo *ktask;
@@ -57,19 +57,19 @@ struct kd_fence {
 };
 
 struct kd_obj {
-    unsigned refs;              /* handles + mappings + jobs */
+    unsigned refs; /* handles + mappings + jobs */
     struct kd_npu *npu;
-    struct npu_sim_bo *sbo;     /* NULL if not visible to the simulator (rocket IOVA page 0) */
+    struct npu_sim_bo *sbo; /* NULL if not visible to the simulator (rocket IOVA page 0) */
     uint64_t iova;
-    uint64_t size;              /* page-rounded */
-    uint32_t flags;             /* rknpu MEM_* flags; rocket: 0 */
-    bool cached;                /* separate CPU view (see above) */
-    uint8_t *dev;               /* device memory */
-    uint8_t *cpu, *shadow;      /* CPU view (== dev when !cached) and its shadow */
-    uint8_t *own;               /* device memory owned here when sbo is NULL */
-    uint64_t mmap_offset;       /* DRM fake offset, 0 until created */
-    bool ever_mapped;           /* the CPU has had a mapping (cache lines may exist) */
-    uint64_t cookie;            /* rknpu obj_addr */
+    uint64_t size;                /* page-rounded */
+    uint32_t flags;               /* rknpu MEM_* flags; rocket: 0 */
+    bool cached;                  /* separate CPU view (see above) */
+    uint8_t *dev;                 /* device memory */
+    uint8_t *cpu, *shadow;        /* CPU view (== dev when !cached) and its shadow */
+    uint8_t *own;                 /* device memory owned here when sbo is NULL */
+    uint64_t mmap_offset;         /* DRM fake offset, 0 until created */
+    bool ever_mapped;             /* the CPU has had a mapping (cache lines may exist) */
+    uint64_t cookie;              /* rknpu obj_addr */
     struct kd_fence *write_fence; /* rocket: last job that listed it as an output */
     struct kd_obj *next;
 };
@@ -83,23 +83,23 @@ struct kd_rjob;
 
 struct kd_file {
     int fd;
-    unsigned refs;              /* the fd + ioctls in progress */
+    unsigned refs; /* the fd + ioctls in progress */
     bool closed;
     enum kd_driver drv;
     char node[64];
-    struct kd_npu *npu;         /* NULL for the display driver */
-    uint32_t version;           /* rknpu: major*10000 + minor*100 + patch */
+    struct kd_npu *npu; /* NULL for the display driver */
+    uint32_t version;   /* rknpu: major*10000 + minor*100 + patch */
     bool strict_size;
-    bool fence_ok;              /* rknpu: CONFIG_ROCKCHIP_RKNPU_FENCE */
-    bool mem_create_40;         /* rknpu: the driver's MEM_CREATE struct is the 40-byte one */
-    bool old_uapi;              /* rocket: CREATE_BO and SUBMIT only */
+    bool fence_ok;      /* rknpu: CONFIG_ROCKCHIP_RKNPU_FENCE */
+    bool mem_create_40; /* rknpu: the driver's MEM_CREATE struct is the 40-byte one */
+    bool old_uapi;      /* rocket: CREATE_BO and SUBMIT only */
     struct kd_handle *handles;
     size_t n_handles, cap_handles;
     /* rocket: the file's scheduler entity, run in order by one worker thread */
     struct kd_rjob *q_head, *q_tail;
     pthread_t worker;
     bool worker_started, stopping;
-    int last_core;              /* core of the entity's last job, -1 before any */
+    int last_core; /* core of the entity's last job, -1 before any */
     uint64_t iova_hint;
     struct kd_file *next;
 };
@@ -113,15 +113,15 @@ struct kd_map {
 
 struct kd_state {
     pthread_mutex_t lock;
-    pthread_cond_t cond;        /* any fence or job state change */
+    pthread_cond_t cond; /* any fence or job state change */
     struct kd_libc libc;
     struct kd_file *files;
     struct kd_obj *objs;
     struct kd_map *maps;
-    struct kd_npu *rknpu;       /* the shared rknpu NPU, while referenced */
-    uint64_t next_pgoff;        /* DRM fake mmap offsets, in pages */
+    struct kd_npu *rknpu; /* the shared rknpu NPU, while referenced */
+    uint64_t next_pgoff;  /* DRM fake mmap offsets, in pages */
     uint64_t next_cookie;
-    unsigned core_jobs[3];      /* jobs queued or running per core (rocket scheduling) */
+    unsigned core_jobs[3]; /* jobs queued or running per core (rocket scheduling) */
     unsigned core_busy_mask;
     struct npu_kdouble_stats stats;
     bool quiet;

@@ -35,8 +35,8 @@
 #include "kd-priv.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -54,17 +54,12 @@ rknpu_action(struct kd_file *f, void *karg)
     case NPU_RKNPU_GET_HW_VERSION:
         a->value = 0x46495245u; /* what boards report (facts §2.2, ONPU) */
         return 0;
-    case NPU_RKNPU_GET_DRV_VERSION:
-        a->value = f->version;
-        return 0;
-    case NPU_RKNPU_GET_FREQ:
-        a->value = 1000000000u;
-        return 0;
+    case NPU_RKNPU_GET_DRV_VERSION: a->value = f->version; return 0;
+    case NPU_RKNPU_GET_FREQ: a->value = 1000000000u; return 0;
     case NPU_RKNPU_GET_VOLT:
         a->value = 825000u; /* microvolts */
         return 0;
-    case NPU_RKNPU_ACT_RESET:
-        return 0;
+    case NPU_RKNPU_ACT_RESET: return 0;
     case NPU_RKNPU_ACT_CLR_TOTAL_RW_AMOUNT:
     case NPU_RKNPU_GET_DT_WR_AMOUNT:
     case NPU_RKNPU_GET_DT_RD_AMOUNT:
@@ -72,16 +67,11 @@ rknpu_action(struct kd_file *f, void *karg)
     case NPU_RKNPU_GET_TOTAL_RW_AMOUNT:
         kd_dmesg(DRV, "Get rw_amount is not supported on this device!");
         return 0;
-    case NPU_RKNPU_GET_IOMMU_EN:
-        a->value = 1;
-        return 0;
-    case NPU_RKNPU_SET_PROC_NICE:
-        return 0;
+    case NPU_RKNPU_GET_IOMMU_EN: a->value = 1; return 0;
+    case NPU_RKNPU_SET_PROC_NICE: return 0;
     case NPU_RKNPU_GET_TOTAL_SRAM_SIZE:
     case NPU_RKNPU_GET_FREE_SRAM_SIZE:
-    case NPU_RKNPU_GET_IOMMU_DOMAIN_ID:
-        a->value = 0;
-        return 0;
+    case NPU_RKNPU_GET_IOMMU_DOMAIN_ID: a->value = 0; return 0;
     case NPU_RKNPU_SET_IOMMU_DOMAIN_ID:
         if (a->value == 0)
             return 0;
@@ -211,11 +201,11 @@ rknpu_mem_sync(struct kd_file *f, void *karg)
 
 struct kd_kjob {
     struct kd_npu *npu;
-    struct kd_obj *task;         /* reference held */
+    struct kd_obj *task; /* reference held */
     struct npu_rknpu_submit args;
-    struct npu_sim_job *sj;      /* NULL: the hardware never starts it */
-    char why[400];               /* why it will hang */
-    int fence;                   /* the kernel's reference to the fence fd, or -1 */
+    struct npu_sim_job *sj; /* NULL: the hardware never starts it */
+    char why[400];          /* why it will hang */
+    int fence;              /* the kernel's reference to the fence fd, or -1 */
     double t0;
     unsigned busy_mask;
     uint32_t ranges[NPU_MAX_CORES][2];
@@ -362,8 +352,7 @@ rknpu_submit(struct kd_file *f, void *karg)
     if (mask == 5 || mask == 6) {
         never = true;
         snprintf(j->why, sizeof(j->why),
-                 "core mask %#x: rknpu_job_commit has no case for it, nothing is committed",
-                 mask);
+                 "core mask %#x: rknpu_job_commit has no case for it, nothing is committed", mask);
     }
     uint64_t n_desc = 0;
     pthread_mutex_lock(&kd.lock);
@@ -430,9 +419,8 @@ rknpu_submit(struct kd_file *f, void *karg)
         for (unsigned c = 0; c < NPU_MAX_CORES; c++) {
             if (mask & (1u << c)) {
                 unsigned slot = n == 3 ? c + 2 : c;
-                kd.stats.launches[c] +=
-                    NPU_DIV_ROUND_UP(a->subcore_task[slot].task_number,
-                                     NPU_RKNPU_MAX_SUBMIT_NUMBER);
+                kd.stats.launches[c] += NPU_DIV_ROUND_UP(a->subcore_task[slot].task_number,
+                                                         NPU_RKNPU_MAX_SUBMIT_NUMBER);
             }
         }
         j->busy_mask = mask;
@@ -487,7 +475,10 @@ rknpu_submit(struct kd_file *f, void *karg)
 
 /* ------------------------------------------------------------------- table */
 
-#define RK(nr, type, fn) {0x40 + (nr), sizeof(type), NPU_IOC_READ | NPU_IOC_WRITE, fn, #fn}
+#define RK(nr, type, fn)                                                                           \
+    {                                                                                              \
+        0x40 + (nr), sizeof(type), NPU_IOC_READ | NPU_IOC_WRITE, fn, #fn                           \
+    }
 
 static const struct kd_ioctl rknpu_ioctls[] = {
     RK(0x00, struct npu_rknpu_action, rknpu_action),

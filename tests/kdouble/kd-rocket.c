@@ -177,8 +177,8 @@ submit_job(struct kd_file *f, const struct npu_rocket_job *job)
     if (!j)
         return -ENOMEM;
     j->tasks = calloc(job->task_count, sizeof(*j->tasks));
-    j->bos = calloc((size_t)job->in_bo_handle_count + job->out_bo_handle_count + 1,
-                    sizeof(*j->bos));
+    j->bos =
+        calloc((size_t)job->in_bo_handle_count + job->out_bo_handle_count + 1, sizeof(*j->bos));
     int r = (!j->tasks || !j->bos) ? -ENOMEM : 0;
     for (uint32_t i = 0; !r && i < job->task_count; i++) {
         r = kd_copy_from_user(&j->tasks[i], job->tasks + (uint64_t)i * job->task_struct_size,
@@ -257,8 +257,9 @@ rocket_submit(struct kd_file *f, void *karg)
         int r = submit_job(f, &jobs[i]);
         if (r) {
             /* rocket_ioctl_submit does not look at the job's result. */
-            kd_dmesg("kdouble", "rocket job %u of %u dropped by the kernel (error %d), and "
-                                "SUBMIT still returns 0",
+            kd_dmesg("kdouble",
+                     "rocket job %u of %u dropped by the kernel (error %d), and "
+                     "SUBMIT still returns 0",
                      i, a->job_count, r);
             pthread_mutex_lock(&kd.lock);
             kd.stats.jobs_dropped++;
@@ -416,8 +417,7 @@ rocket_prep_bo(struct kd_file *f, void *karg)
     int64_t now_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
     /* drm_timeout_abs_to_jiffies: zero or past means "do not wait". */
     bool poll = a->timeout_ns <= now_ns;
-    struct timespec dl = {(time_t)(a->timeout_ns / 1000000000),
-                          (long)(a->timeout_ns % 1000000000)};
+    struct timespec dl = {(time_t)(a->timeout_ns / 1000000000), (long)(a->timeout_ns % 1000000000)};
     pthread_mutex_lock(&kd.lock);
     kd.stats.syncs++;
     struct kd_obj *o = kd_handle_find(f, a->handle);

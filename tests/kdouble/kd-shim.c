@@ -106,8 +106,7 @@ load_kernel(void)
         }
         void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
         if (!h) {
-            fprintf(stderr, "npu-kdouble: cannot load the fake kernel %s: %s\n", path,
-                    dlerror());
+            fprintf(stderr, "npu-kdouble: cannot load the fake kernel %s: %s\n", path, dlerror());
         } else {
             const struct kd_kernel_ops *(*init)(const struct kd_libc *) =
                 (const struct kd_kernel_ops *(*)(const struct kd_libc *))dlsym(
@@ -145,8 +144,8 @@ static int
 open_common(int dirfd, const char *path, int flags, mode_t mode, bool at)
 {
     need_real();
-    const char *node = (!at || dirfd == AT_FDCWD || (path && path[0] == '/')) ? fake_node(path)
-                                                                               : NULL;
+    const char *node =
+        (!at || dirfd == AT_FDCWD || (path && path[0] == '/')) ? fake_node(path) : NULL;
     if (node)
         return fake_open(path, node, flags);
     if (at) {

@@ -15,9 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "npu-handprog.h"
 #include "npu-kdouble.h"
 #include "npu-test.h"
-#include "npu-handprog.h"
 
 static inline int
 kt_open(const char *node)

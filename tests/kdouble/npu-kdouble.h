@@ -47,18 +47,18 @@ extern "C" {
 
 /* What the fake kernel has done so far in this process (test hooks). */
 struct npu_kdouble_stats {
-    uint64_t opens;             /* successful opens of fake nodes */
-    uint64_t ioctls;            /* ioctls on fake fds */
-    uint64_t jobs_submitted;    /* rknpu submits queued / rocket jobs accepted */
-    uint64_t jobs_done;         /* jobs that completed normally */
-    uint64_t jobs_failed;       /* jobs that hung (timed out) on the "hardware" */
-    uint64_t jobs_dropped;      /* rocket jobs the kernel rejected silently (errors ignored) */
-    uint64_t launches[3];       /* hardware launches per core (rocket: one per task) */
-    uint64_t syncs;             /* MEM_SYNC / PREP_BO / FINI_BO calls */
-    uint64_t bos_live;          /* GEM objects alive (handles, mappings or jobs hold them) */
-    uint64_t mmaps_live;        /* user mappings of fake BOs */
-    unsigned max_concurrent;    /* most jobs running on distinct cores at the same time */
-    char last_dmesg[512];       /* last kernel log line */
+    uint64_t opens;          /* successful opens of fake nodes */
+    uint64_t ioctls;         /* ioctls on fake fds */
+    uint64_t jobs_submitted; /* rknpu submits queued / rocket jobs accepted */
+    uint64_t jobs_done;      /* jobs that completed normally */
+    uint64_t jobs_failed;    /* jobs that hung (timed out) on the "hardware" */
+    uint64_t jobs_dropped;   /* rocket jobs the kernel rejected silently (errors ignored) */
+    uint64_t launches[3];    /* hardware launches per core (rocket: one per task) */
+    uint64_t syncs;          /* MEM_SYNC / PREP_BO / FINI_BO calls */
+    uint64_t bos_live;       /* GEM objects alive (handles, mappings or jobs hold them) */
+    uint64_t mmaps_live;     /* user mappings of fake BOs */
+    unsigned max_concurrent; /* most jobs running on distinct cores at the same time */
+    char last_dmesg[512];    /* last kernel log line */
 };
 
 /* True when the interposer is in the process (it always is, if this links). */

@@ -26,10 +26,10 @@
 #include <math.h>
 #include <pthread.h>
 
+#include "npu-handprog.h"
 #include "npu-kdouble.h"
 #include "npu-refprog.h"
 #include "npu-test.h"
-#include "npu-handprog.h"
 
 static const char *backend;
 static bool is_sim, is_rknpu, is_rocket;
@@ -247,8 +247,13 @@ test_matmul(struct npu_device *dev, uint32_t M, uint32_t K, uint32_t N)
 
     struct npu_stream s;
     npu_stream_init(&s);
-    struct npu_ref_matmul p = {.kind = NPU_REF_MATMUL_FP16_FP32, .m = M, .k = K, .n = N,
-                               .input = {A, 0}, .weight = {B, 0}, .output = {C, 0}};
+    struct npu_ref_matmul p = {.kind = NPU_REF_MATMUL_FP16_FP32,
+                               .m = M,
+                               .k = K,
+                               .n = N,
+                               .input = {A, 0},
+                               .weight = {B, 0},
+                               .output = {C, 0}};
     CHECK_EQ_INT(NPU_OK, npu_ref_matmul_emit(&s, &p));
     struct npu_bo *rc, *task;
     CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, 64 * 1024, 0, &rc));
@@ -267,8 +272,8 @@ test_matmul(struct npu_device *dev, uint32_t M, uint32_t K, uint32_t N)
         fprintf(stderr, "matmul: %s\n", msg);
     CHECK_EQ_INT(NPU_OK, npu_bo_sync(buf[C], NPU_SYNC_FROM_DEVICE, 0, 0));
     float *c = malloc(sizeof(float) * M * N);
-    CHECK_EQ_INT(NPU_OK, npu_nc1hwc2_to_nchw(c, sizeof(float) * M * N, npu_bo_map(buf[C]),
-                                             c_bytes, 4, 1, N, M, 1));
+    CHECK_EQ_INT(NPU_OK, npu_nc1hwc2_to_nchw(c, sizeof(float) * M * N, npu_bo_map(buf[C]), c_bytes,
+                                             4, 1, N, M, 1));
     double worst = 0;
     for (uint32_t m = 0; m < M; m++) {
         for (uint32_t n = 0; n < N; n++) {

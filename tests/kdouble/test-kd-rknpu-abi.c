@@ -9,8 +9,9 @@
  */
 #include "kd-test.h"
 
-#define WC_FLAGS (NPU_RKNPU_MEM_NON_CONTIGUOUS | NPU_RKNPU_MEM_WRITE_COMBINE | \
-                  NPU_RKNPU_MEM_IOMMU_LIMIT_IOVA_ALIGNMENT)
+#define WC_FLAGS                                                                                   \
+    (NPU_RKNPU_MEM_NON_CONTIGUOUS | NPU_RKNPU_MEM_WRITE_COMBINE |                                  \
+     NPU_RKNPU_MEM_IOMMU_LIMIT_IOVA_ALIGNMENT)
 #define DATA_FLAGS 0x403u /* librknnrt: NON_CONTIGUOUS | CACHEABLE | LIMIT_IOVA_ALIGNMENT */
 #define TASK_FLAGS 0x40bu /* + KERNEL_MAPPING */
 

@@ -157,9 +157,9 @@ rjob_make(int fd, struct rjob *j, uint32_t W, uint32_t seed)
     CHECK_EQ_INT(0, rcreate(fd, W * 16, &j->y));
     CHECK_EQ_INT(0, rcreate(fd, W * 16, &j->z));
     kt_fill(j->x.map, j->y.map, j->ref, W * 16, seed);
-    uint32_t body = kt_add_prog(j->rc.map, (uint32_t)j->x.c.dma_address,
-                                (uint32_t)j->y.c.dma_address, (uint32_t)j->z.c.dma_address, W,
-                                0, 0);
+    uint32_t body =
+        kt_add_prog(j->rc.map, (uint32_t)j->x.c.dma_address, (uint32_t)j->y.c.dma_address,
+                    (uint32_t)j->z.c.dma_address, W, 0, 0);
     j->task.regcmd = (uint32_t)j->rc.c.dma_address;
     j->task.regcmd_count = body + 4;
 }
@@ -186,8 +186,8 @@ submit(int fd, struct npu_rocket_task *tasks, uint32_t n, uint32_t *in, uint32_t
         .in_bo_handle_count = n_in,
         .out_bo_handle_count = n_out,
     };
-    struct npu_rocket_submit s = {.jobs = (uint64_t)(uintptr_t)&job, .job_count = 1,
-                                  .job_struct_size = sizeof(job)};
+    struct npu_rocket_submit s = {
+        .jobs = (uint64_t)(uintptr_t)&job, .job_count = 1, .job_struct_size = sizeof(job)};
     return kt_ioctl(fd, NPU_ROCKET_IOCTL_SUBMIT, &s);
 }
 
@@ -252,15 +252,15 @@ test_jobs(void)
     struct npu_rocket_task zero = {j.task.regcmd, 0};
     CHECK_EQ_INT(0, submit(fd, &zero, 1, in, 2, &out, 1)); /* regcmd_count 0 */
     uint32_t bad = 4242;
-    CHECK_EQ_INT(0, submit(fd, &j.task, 1, in, 2, &bad, 1)); /* unknown handle */
+    CHECK_EQ_INT(0, submit(fd, &j.task, 1, in, 2, &bad, 1));    /* unknown handle */
     CHECK_EQ_INT(0, submit(fd, (void *)64, 1, in, 2, &out, 1)); /* unreadable tasks */
     npu_kdouble_get_stats(&st1);
     CHECK_EQ_INT(4, (int)(st1.jobs_dropped - st0.jobs_dropped));
     CHECK_EQ_INT(0, (int)(st1.jobs_submitted - st0.jobs_submitted));
 
     /* a fault: the job is reset after 500 ms and its fence signalled anyway */
-    kt_add_prog(j.rc.map, 0x00100000u, (uint32_t)j.y.c.dma_address,
-                (uint32_t)j.z.c.dma_address, 64, 0, 0);
+    kt_add_prog(j.rc.map, 0x00100000u, (uint32_t)j.y.c.dma_address, (uint32_t)j.z.c.dma_address, 64,
+                0, 0);
     CHECK_EQ_INT(0, fini(fd, j.rc.c.handle));
     npu_kdouble_get_stats(&st0);
     double t0 = kt_now();

@@ -9,11 +9,11 @@
  */
 #include <math.h>
 
+#include "npu-handprog.h"
 #include "npu-kdouble.h"
 #include "npu-layout.h"
 #include "npu-mc-matmul.h"
 #include "npu-test.h"
-#include "npu-handprog.h"
 
 enum { A, B, C, NB };
 
@@ -31,8 +31,8 @@ run_plan(struct npu_device *dev, struct npu_mc_plan *plan, struct npu_bo *const 
     struct npu_stream s;
     npu_stream_init(&s);
     CHECK_EQ_INT(NPU_OK, npu_mc_emit_matmul(plan, &s, (struct npu_ref_buf){A, 0},
-                                            (struct npu_ref_buf){B, 0},
-                                            (struct npu_ref_buf){C, 0}, NULL, NULL));
+                                            (struct npu_ref_buf){B, 0}, (struct npu_ref_buf){C, 0},
+                                            NULL, NULL));
     uint32_t n_tasks = s.n_tasks;
     struct npu_bo *rc, *task;
     CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, (size_t)n_tasks * 1024 + 4096, 0, &rc));
@@ -117,8 +117,8 @@ test_split(struct npu_device *dev, uint32_t M, uint32_t K, uint32_t N, bool timi
     npu_kdouble_get_stats(&st1);
     printf("matmul %ux%ux%u fp16: %u tasks of %u columns; planner: 1 core %.1f us, 3 cores %.1f "
            "us (DMA stretch %.2f), chooses %u core(s) - modeled (timing model v1)\n",
-           M, K, N, NPU_DIV_ROUND_UP(N, one.tile_n), one.tile_n, one.est_s * 1e6,
-           three.est_s * 1e6, three.dma_stretch, best.cores);
+           M, K, N, NPU_DIV_ROUND_UP(N, one.tile_n), one.tile_n, one.est_s * 1e6, three.est_s * 1e6,
+           three.dma_stretch, best.cores);
     if (timing_backend && r1.timing && r3.timing) {
         printf("  simulator: 1 core %.1f us, 3 cores %.1f us, speed-up %.2fx - modeled (timing "
                "model v1)\n",
@@ -159,10 +159,10 @@ main(int argc, char **argv)
     static const uint32_t shapes[][3] = {{200, 768, 768}, {200, 768, 2304}, {200, 768, 3072}};
     for (size_t i = 0; i < NPU_ARRAY_SIZE(shapes); i++) {
         struct npu_mc_plan p1, p3;
-        npu_mc_plan_matmul_cores(shapes[i][0], shapes[i][1], shapes[i][2],
-                                 NPU_REF_MATMUL_FP16_FP32, 1, &p1);
-        npu_mc_plan_matmul_cores(shapes[i][0], shapes[i][1], shapes[i][2],
-                                 NPU_REF_MATMUL_FP16_FP32, 3, &p3);
+        npu_mc_plan_matmul_cores(shapes[i][0], shapes[i][1], shapes[i][2], NPU_REF_MATMUL_FP16_FP32,
+                                 1, &p1);
+        npu_mc_plan_matmul_cores(shapes[i][0], shapes[i][1], shapes[i][2], NPU_REF_MATMUL_FP16_FP32,
+                                 3, &p3);
         printf("plan %ux%ux%u: 1 core %.1f us, 3 cores %.1f us, speed-up %.2fx - modeled "
                "(timing model v1)\n",
                shapes[i][0], shapes[i][1], shapes[i][2], p1.est_s * 1e6, p3.est_s * 1e6,

@@ -61,7 +61,7 @@ static double
 siglip_gflop(int image, int patch, int width, int layers, int mlp)
 {
     double t = (double)(image / patch) * (image / patch), d = width, m = mlp;
-    double f = t * d * 3.0 * patch * patch;              /* patch embedding conv */
+    double f = t * d * 3.0 * patch * patch;                        /* patch embedding conv */
     f += layers * (4 * t * d * d + 2 * t * t * d + 2 * t * d * m); /* q,k,v,o; QK^T, AV; MLP */
     f += 2 * d * d + 2 * t * d * d + 2 * t * d + 2 * d * m; /* pooling head: q,o; k,v; attn; MLP */
     return 2.0 * f * 1e-9;
@@ -110,8 +110,8 @@ bench_matmul(int threads, double peak)
     else
         printf("MatMul 196x768x768   %d thread(s): %8.3f ms  %7.1f GFLOP/s  %5.1f%% of peak"
                "  (busy threads %.1f)%s\n",
-               npu_cpu_ctx_threads(ctx), best * 1e3, gflop / best,
-               100.0 * gflop / best / peak, cpu / wall, busy_note(cpu / wall));
+               npu_cpu_ctx_threads(ctx), best * 1e3, gflop / best, 100.0 * gflop / best / peak,
+               cpu / wall, busy_note(cpu / wall));
     npu_cpu_ctx_destroy(ctx);
     free(a.data);
     free(b.data);
@@ -154,8 +154,8 @@ bench_model(const char *label, const char *dir, int threads, int runs, double gf
     else
         printf("%-20s %d thread(s): %8.3f ms min, %8.3f ms mean  %7.1f GFLOP/s  %5.1f%% of peak"
                "  (busy threads %.1f, %.3f GFLOP, load %.0f ms)%s\n",
-               label, threads, best * 1e3, sum / n * 1e3, gflop / best,
-               100.0 * gflop / best / peak, cpu / sum, gflop, load * 1e3, busy_note(cpu / sum));
+               label, threads, best * 1e3, sum / n * 1e3, gflop / best, 100.0 * gflop / best / peak,
+               cpu / sum, gflop, load * 1e3, busy_note(cpu / sum));
     npu_npy_free(&in);
     npu_session_destroy(s);
     npu_model_free(m);

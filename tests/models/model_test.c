@@ -106,8 +106,7 @@ int
 main(int argc, char **argv)
 {
     if (argc < 4 || argc > 6) {
-        fprintf(stderr, "usage: %s NPU_RUN MODEL_DIR WORK_DIR [BACKEND [DATA_SUBDIR]]\n",
-                argv[0]);
+        fprintf(stderr, "usage: %s NPU_RUN MODEL_DIR WORK_DIR [BACKEND [DATA_SUBDIR]]\n", argv[0]);
         return 2;
     }
     const char *npu_run = argv[1], *work = argv[3];

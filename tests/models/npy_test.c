@@ -201,39 +201,33 @@ test_hand_made_headers(void)
                  NPU_ERR_CORRUPT);
     check_header("{'descr': '<f4', 'fortran_order': False, 'shape': (4)}", 16, NPU_ERR_CORRUPT);
     check_header("{'descr': '<f4', 'fortran_order': False, 'shape': (-1,)}", 4, NPU_ERR_CORRUPT);
-    check_header("{'descr': '<f4', 'fortran_order': False, 'shape': (1,) junk", 4,
-                 NPU_ERR_CORRUPT);
+    check_header("{'descr': '<f4', 'fortran_order': False, 'shape': (1,) junk", 4, NPU_ERR_CORRUPT);
     check_header("{'descr': '<f4', 'fortran_order': False, 'shape': (1,)} junk", 4,
                  NPU_ERR_CORRUPT);
     check_header("{'descr': '<f4', 'fortran_order': false, 'shape': (1,)}", 4, NPU_ERR_CORRUPT);
     check_header("{'descr': 'f4', 'fortran_order': False, 'shape': (1,)}", 4, NPU_ERR_CORRUPT);
     check_header("{'descr': '|f4', 'fortran_order': False, 'shape': (1,)}", 4, NPU_ERR_CORRUPT);
-    check_header("{'descr': '<f3', 'fortran_order': False, 'shape': (1,)}", 3,
-                 NPU_ERR_UNSUPPORTED);
-    check_header("{'descr': '<f', 'fortran_order': False, 'shape': (1,)}", 4,
-                 NPU_ERR_UNSUPPORTED);
-    check_header("{'descr': '<f4', 'fortran_order': True, 'shape': (1,)}", 4,
-                 NPU_ERR_UNSUPPORTED);
-    check_header("{'descr': '>i8', 'fortran_order': False, 'shape': (1,)}", 8,
-                 NPU_ERR_UNSUPPORTED);
+    check_header("{'descr': '<f3', 'fortran_order': False, 'shape': (1,)}", 3, NPU_ERR_UNSUPPORTED);
+    check_header("{'descr': '<f', 'fortran_order': False, 'shape': (1,)}", 4, NPU_ERR_UNSUPPORTED);
+    check_header("{'descr': '<f4', 'fortran_order': True, 'shape': (1,)}", 4, NPU_ERR_UNSUPPORTED);
+    check_header("{'descr': '>i8', 'fortran_order': False, 'shape': (1,)}", 8, NPU_ERR_UNSUPPORTED);
     check_header("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,)}", 4,
                  NPU_ERR_UNSUPPORTED);
-    check_header("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,)}",
-                 4, NPU_ERR_CORRUPT);
+    check_header("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,)}", 4,
+                 NPU_ERR_CORRUPT);
     check_header("{'descr': '<f8', 'fortran_order': False, "
-                 "'shape': (4294967296, 4294967296)}", 8, NPU_ERR_CORRUPT);
+                 "'shape': (4294967296, 4294967296)}",
+                 8, NPU_ERR_CORRUPT);
     check_header("{'descr': '<f4', 'fortran_order': False, 'shape': (1,1,1,1,1,1,1,1,1)}", 4,
                  NPU_ERR_UNSUPPORTED);
-    check_header("{'descr': '<f4\\n', 'fortran_order': False, 'shape': (1,)}", 4,
-                 NPU_ERR_CORRUPT);
+    check_header("{'descr': '<f4\\n', 'fortran_order': False, 'shape': (1,)}", 4, NPU_ERR_CORRUPT);
     check_header("{'descr': '<f4", 0, NPU_ERR_CORRUPT);
     check_header("", 0, NPU_ERR_CORRUPT);
 
     /* Bad prelude: magic, version, header length beyond the buffer. */
     size_t len;
     struct npu_tensor t;
-    uint8_t *b = make_image(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1,)}", 4,
-                            &len);
+    uint8_t *b = make_image(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1,)}", 4, &len);
     b[1] = 'n';
     CHECK_EQ_INT(NPU_ERR_CORRUPT, npu_npy_decode(b, len, "magic", &t));
     b[1] = 'N';

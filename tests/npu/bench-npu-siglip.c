@@ -20,8 +20,8 @@ static void
 run_shape(const struct shape *s, const struct npu_backend_options *o, double *frame_s,
           double *frame_floor)
 {
-    struct tu_mm p = {.rank = 2, .M = s->M, .K = s->K, .N = s->N, .bias = true, .range = 4,
-                      .seed = 7};
+    struct tu_mm p = {
+        .rank = 2, .M = s->M, .K = s->K, .N = s->N, .bias = true, .range = 4, .seed = 7};
     struct npu_graph *g = tu_matmul_graph(&p);
     size_t na = (size_t)s->M * s->K;
     float *a = malloc(na * 4);
@@ -51,10 +51,8 @@ main(int argc, char **argv)
     if (argc > 1 && !strcmp(argv[1], "--fp16-partials"))
         o.fp16_partials = 1;
     static const struct shape shapes[] = {
-        {"q/k/v proj (each)", 196, 768, 768, 3},
-        {"qkv fused", 196, 768, 2304, 0},
-        {"attn out proj", 196, 768, 768, 1},
-        {"mlp fc1", 196, 768, 3072, 1},
+        {"q/k/v proj (each)", 196, 768, 768, 3}, {"qkv fused", 196, 768, 2304, 0},
+        {"attn out proj", 196, 768, 768, 1},     {"mlp fc1", 196, 768, 3072, 1},
         {"mlp fc2", 196, 3072, 768, 1},
     };
     double frame = 0, floor = 0;
@@ -63,8 +61,17 @@ main(int argc, char **argv)
     for (size_t i = 0; i < NPU_ARRAY_SIZE(shapes); i++)
         run_shape(&shapes[i], &o, &frame, &floor);
     /* patch embedding: Conv 3 -> 768, 16x16 stride 16 on 224x224 */
-    struct tu_conv pc = {.C = 3, .H = 224, .W = 224, .K = 768, .kh = 16, .kw = 16, .sy = 16,
-                         .sx = 16, .bias = true, .range = 4, .seed = 9};
+    struct tu_conv pc = {.C = 3,
+                         .H = 224,
+                         .W = 224,
+                         .K = 768,
+                         .kh = 16,
+                         .kw = 16,
+                         .sy = 16,
+                         .sx = 16,
+                         .bias = true,
+                         .range = 4,
+                         .seed = 9};
     struct npu_graph *g = tu_conv_graph(&pc);
     size_t nx = 3 * 224 * 224;
     float *x = malloc(nx * 4);

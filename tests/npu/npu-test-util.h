@@ -52,15 +52,15 @@ tu_fill_real(float *v, size_t n, uint32_t *s)
 }
 
 struct tu_mm {
-    int rank;          /* rank of A: 1, 2 or 3 */
-    int b0;            /* leading batch dim for rank 3 */
+    int rank; /* rank of A: 1, 2 or 3 */
+    int b0;   /* leading batch dim for rank 3 */
     int M, K, N;
     bool bias;
-    const char *act;   /* npu_act or NULL */
+    const char *act; /* npu_act or NULL */
     float act_alpha, act_beta;
     bool gemm, trans_b;
     float alpha, beta;
-    int range;         /* tu_val range, 0 = real-valued data */
+    int range; /* tu_val range, 0 = real-valued data */
     uint32_t seed;
 };
 
@@ -132,9 +132,9 @@ tu_matmul_graph(const struct tu_mm *p)
 
 struct tu_conv {
     int C, H, W, K, kh, kw, sy, sx, pt, pl, pb, pr, group;
-    int N;       /* images (0: 1) */
-    bool one_d;  /* Conv1d: input [N, C, W], kernel [K, C/g, kw]; sx, pl / pr, dx only */
-    int dy, dx;  /* dilation (0: 1) */
+    int N;      /* images (0: 1) */
+    bool one_d; /* Conv1d: input [N, C, W], kernel [K, C/g, kw]; sx, pl / pr, dx only */
+    int dy, dx; /* dilation (0: 1) */
     bool bias;
     const char *act;
     float act_alpha, act_beta;
@@ -159,8 +159,8 @@ tu_conv_graph(const struct tu_conv *p)
         tu_fill(w, nw, &s, p->range);
     else
         tu_fill_real(w, nw, &s);
-    struct npu_tensor wt = {.dtype = NPU_DTYPE_FP32, .ndim = nd,
-                            .dims = {p->K, p->C / grp, p->kh, p->kw}, .data = w};
+    struct npu_tensor wt = {
+        .dtype = NPU_DTYPE_FP32, .ndim = nd, .dims = {p->K, p->C / grp, p->kh, p->kw}, .data = w};
     if (p->one_d)
         wt.dims[2] = p->kw;
     struct npu_value *wv = npu_graph_add_const(g, "w", &wt);
@@ -244,9 +244,9 @@ struct tu_npu_result {
     double modeled_s;
     unsigned submits, tasks;
     uint64_t macs, dma_bytes;
-    int n_rk;         /* rk.Conv nodes after lowering */
-    int n_dpu;        /* rk.Dpu nodes with tasks (not views) */
-    int n_cpu;        /* CPU steps */
+    int n_rk;  /* rk.Conv nodes after lowering */
+    int n_dpu; /* rk.Dpu nodes with tasks (not views) */
+    int n_cpu; /* CPU steps */
 };
 
 /* Lowers g (taken), generates the program, runs it on the simulator (strict). */
@@ -265,7 +265,7 @@ tu_run_npu(struct npu_graph *g, const struct npu_backend_options *o, const struc
     }
     if (res) {
         memset(res, 0, sizeof(*res));
-        npu_graph_for_each_node(g, n) {
+        npu_graph_for_each_node (g, n) {
             if (n->op == NPU_OP_RK_CONV)
                 res->n_rk++;
             else if (n->op == NPU_OP_RK_DPU && !npu_node_int(n, "alias", 0))

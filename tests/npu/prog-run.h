@@ -197,8 +197,7 @@ prun_job(struct prun *r, int j)
         it[i].int_mask = jb->tasks[i].int_mask;
     }
     for (uint32_t i = 0; i < jb->n_relocs; i++)
-        rl[i] = (struct npu_reloc){jb->relocs[i].qword, jb->relocs[i].buffer,
-                                   jb->relocs[i].offset};
+        rl[i] = (struct npu_reloc){jb->relocs[i].qword, jb->relocs[i].buffer, jb->relocs[i].offset};
     img.tasks = it;
     img.n_tasks = jb->n_tasks;
     img.relocs = rl;

@@ -23,9 +23,20 @@ static void
 run(uint32_t C, uint32_t H, uint32_t W, uint32_t K, uint32_t kh, uint32_t s1, uint32_t pad,
     bool bias, int act, const char *label)
 {
-    struct npu_conv_call c = {.c = C, .h = H, .w_px = W, .k = K, .kh = kh, .kw = kh, .sy = s1,
-                              .sx = s1, .pad_top = pad, .pad_left = pad, .pad_bottom = pad,
-                              .pad_right = pad, .out_dt = NPU_DTYPE_FP32, .has_bias = bias,
+    struct npu_conv_call c = {.c = C,
+                              .h = H,
+                              .w_px = W,
+                              .k = K,
+                              .kh = kh,
+                              .kw = kh,
+                              .sy = s1,
+                              .sx = s1,
+                              .pad_top = pad,
+                              .pad_left = pad,
+                              .pad_bottom = pad,
+                              .pad_right = pad,
+                              .out_dt = NPU_DTYPE_FP32,
+                              .has_bias = bias,
                               .act = act};
     uint32_t oh = (H + 2 * pad - kh) / s1 + 1, ow = (W + 2 * pad - kh) / s1 + 1;
     struct npu_weight_layout l;
@@ -110,8 +121,7 @@ run(uint32_t C, uint32_t H, uint32_t W, uint32_t K, uint32_t kh, uint32_t s1, ui
                 float got;
                 memcpy(&got, m + c.y.offset + npu_nc1hwc2_offset(4, k, y, xx, oh, ow), 4);
                 if ((double)got != (double)(float)acc && bad++ < 3)
-                    fprintf(stderr, "%s: (%u,%u,%u) %g, expected %g\n", label, k, y, xx, got,
-                            acc);
+                    fprintf(stderr, "%s: (%u,%u,%u) %g, expected %g\n", label, k, y, xx, got, acc);
             }
     CHECK_EQ_INT(0, bad);
     printf("%-44s %u task(s), modeled %.1f us (timing model v1), exact\n", label, img.n_tasks,

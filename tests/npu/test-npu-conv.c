@@ -67,12 +67,12 @@ check_conv(const struct tu_conv *p, const struct npu_backend_options *o, int wan
         float *w2 = calloc((size_t)8 * p->K, sizeof(float));
         for (int i = 0; i < 8 && i < p->K; i++)
             w2[i * p->K + i] = 1;
-        struct npu_tensor wt = {.dtype = NPU_DTYPE_FP32, .ndim = y->t.ndim,
-                                .dims = {8, p->K, 1, 1}, .data = w2};
+        struct npu_tensor wt = {
+            .dtype = NPU_DTYPE_FP32, .ndim = y->t.ndim, .dims = {8, p->K, 1, 1}, .data = w2};
         struct npu_value *in2[2] = {y, npu_graph_add_const(g3, "w2", &wt)};
         free(w2);
-        struct npu_node *c2 = npu_node_new(g3, NPU_OP_CONV, "conv2", in2, 2, 1,
-                                           (const char *[]){"y2"});
+        struct npu_node *c2 =
+            npu_node_new(g3, NPU_OP_CONV, "conv2", in2, 2, 1, (const char *[]){"y2"});
         npu_graph_append(g3, c2);
         CHECK(npu_infer_node(g3, c2) == NPU_OK);
         npu_graph_add_output(g3, c2->out[0]);
@@ -81,7 +81,7 @@ check_conv(const struct tu_conv *p, const struct npu_backend_options *o, int wan
     double cost = npu_backend_cost(g3, c1, o);
     CHECK_EQ_INT(NPU_OK, npu_lower_graph(g3, o));
     int seen = 0;
-    npu_graph_for_each_node(g3, q) {
+    npu_graph_for_each_node (g3, q) {
         if (q->op != NPU_OP_RK_CONV || strcmp(q->name, "conv"))
             continue;
         double got_s = npu_node_float(q, "modeled_us", 0) * 1e-6;
@@ -114,8 +114,8 @@ convt_graph(int C, int H, int W, int K, int k, int pad, int opad, int stride, bo
         tu_fill(b, (size_t)K, &s, 16);
         in[2] = npu_graph_const_f32(g, "b", b, K, false);
     }
-    struct npu_node *n = npu_node_new(g, NPU_OP_CONV_TRANSPOSE, "convt", in, bias ? 3 : 2, 1,
-                                      (const char *[]){"y"});
+    struct npu_node *n =
+        npu_node_new(g, NPU_OP_CONV_TRANSPOSE, "convt", in, bias ? 3 : 2, 1, (const char *[]){"y"});
     int64_t pads[4] = {pad, pad, pad, pad}, st[2] = {stride, stride}, op[2] = {opad, opad};
     npu_node_set_ints(g, n, "pads", pads, 4);
     npu_node_set_ints(g, n, "strides", st, 2);
@@ -224,21 +224,57 @@ main(int argc, char **argv)
                 int k = ks[i];
                 if (pad > k / 2 + 1)
                     continue;
-                struct tu_conv p = {.C = 12, .H = 17, .W = 15, .K = 20, .kh = k, .kw = k,
-                                    .sy = st, .sx = st, .pt = pad, .pl = pad, .pb = pad,
-                                    .pr = pad, .bias = (i + st) % 2 == 0, .range = 16,
+                struct tu_conv p = {.C = 12,
+                                    .H = 17,
+                                    .W = 15,
+                                    .K = 20,
+                                    .kh = k,
+                                    .kw = k,
+                                    .sy = st,
+                                    .sx = st,
+                                    .pt = pad,
+                                    .pl = pad,
+                                    .pb = pad,
+                                    .pr = pad,
+                                    .bias = (i + st) % 2 == 0,
+                                    .range = 16,
                                     .seed = seed++};
-                snprintf(label, sizeof(label), "conv %dx%d/%d pad %d 12x17x15->20%s", k, k, st,
-                         pad, p.bias ? " bias" : "");
+                snprintf(label, sizeof(label), "conv %dx%d/%d pad %d 12x17x15->20%s", k, k, st, pad,
+                         p.bias ? " bias" : "");
                 check_conv(&p, &o, 0, label);
             }
     /* asymmetric kernel, stride and pads */
-    struct tu_conv p = {.C = 16, .H = 20, .W = 23, .K = 24, .kh = 3, .kw = 5, .sy = 2, .sx = 1,
-                        .pt = 1, .pl = 2, .pb = 0, .pr = 1, .bias = true, .range = 16, .seed = 40};
+    struct tu_conv p = {.C = 16,
+                        .H = 20,
+                        .W = 23,
+                        .K = 24,
+                        .kh = 3,
+                        .kw = 5,
+                        .sy = 2,
+                        .sx = 1,
+                        .pt = 1,
+                        .pl = 2,
+                        .pb = 0,
+                        .pr = 1,
+                        .bias = true,
+                        .range = 16,
+                        .seed = 40};
     check_conv(&p, &o, 0, "conv 3x5 stride 2x1 pads 1,2,0,1");
     /* activations */
-    p = (struct tu_conv){.C = 16, .H = 14, .W = 14, .K = 32, .kh = 3, .kw = 3, .pt = 1, .pl = 1,
-                         .pb = 1, .pr = 1, .bias = true, .act = "relu", .range = 16, .seed = 41};
+    p = (struct tu_conv){.C = 16,
+                         .H = 14,
+                         .W = 14,
+                         .K = 32,
+                         .kh = 3,
+                         .kw = 3,
+                         .pt = 1,
+                         .pl = 1,
+                         .pb = 1,
+                         .pr = 1,
+                         .bias = true,
+                         .act = "relu",
+                         .range = 16,
+                         .seed = 41};
     check_conv(&p, &o, 0, "conv 3x3 bias relu");
     p.act = "clip";
     p.act_alpha = 0;
@@ -251,44 +287,111 @@ main(int argc, char **argv)
     static const int dwk[] = {3, 5};
     for (int i = 0; i < 2; i++)
         for (int st = 1; st <= 2; st++) {
-            p = (struct tu_conv){.C = 48, .H = 19, .W = 21, .K = 48, .kh = dwk[i], .kw = dwk[i],
-                                 .sy = st, .sx = st, .pt = dwk[i] / 2, .pl = dwk[i] / 2,
-                                 .pb = dwk[i] / 2, .pr = dwk[i] / 2, .group = 48, .bias = true,
-                                 .act = "relu", .range = 16, .seed = seed++};
-            snprintf(label, sizeof(label), "depthwise %dx%d/%d 48x19x21 bias relu", dwk[i],
-                     dwk[i], st);
+            p = (struct tu_conv){.C = 48,
+                                 .H = 19,
+                                 .W = 21,
+                                 .K = 48,
+                                 .kh = dwk[i],
+                                 .kw = dwk[i],
+                                 .sy = st,
+                                 .sx = st,
+                                 .pt = dwk[i] / 2,
+                                 .pl = dwk[i] / 2,
+                                 .pb = dwk[i] / 2,
+                                 .pr = dwk[i] / 2,
+                                 .group = 48,
+                                 .bias = true,
+                                 .act = "relu",
+                                 .range = 16,
+                                 .seed = seed++};
+            snprintf(label, sizeof(label), "depthwise %dx%d/%d 48x19x21 bias relu", dwk[i], dwk[i],
+                     st);
             check_conv(&p, &o, 0, label);
         }
-    p = (struct tu_conv){.C = 20, .H = 9, .W = 9, .K = 20, .kh = 3, .kw = 3, .pt = 1, .pl = 1,
-                         .pb = 1, .pr = 1, .group = 20, .range = 16, .seed = 50};
+    p = (struct tu_conv){.C = 20,
+                         .H = 9,
+                         .W = 9,
+                         .K = 20,
+                         .kh = 3,
+                         .kw = 3,
+                         .pt = 1,
+                         .pl = 1,
+                         .pb = 1,
+                         .pr = 1,
+                         .group = 20,
+                         .range = 16,
+                         .seed = 50};
     check_conv(&p, &o, 0, "depthwise 3x3 20 channels (not a multiple of 8)");
     /* grouped: per group (aligned) and block-diagonal (unaligned) */
-    p = (struct tu_conv){.C = 32, .H = 12, .W = 12, .K = 64, .kh = 3, .kw = 3, .pt = 1, .pl = 1,
-                         .pb = 1, .pr = 1, .group = 2, .bias = true, .range = 16, .seed = 51};
+    p = (struct tu_conv){.C = 32,
+                         .H = 12,
+                         .W = 12,
+                         .K = 64,
+                         .kh = 3,
+                         .kw = 3,
+                         .pt = 1,
+                         .pl = 1,
+                         .pb = 1,
+                         .pr = 1,
+                         .group = 2,
+                         .bias = true,
+                         .range = 16,
+                         .seed = 51};
     check_conv(&p, &o, 0, "grouped 2 groups 16->32 each (per-group tasks)");
-    p = (struct tu_conv){.C = 12, .H = 10, .W = 10, .K = 18, .kh = 3, .kw = 3, .group = 3,
-                         .range = 16, .seed = 52};
+    p = (struct tu_conv){
+        .C = 12, .H = 10, .W = 10, .K = 18, .kh = 3, .kw = 3, .group = 3, .range = 16, .seed = 52};
     check_conv(&p, &o, 0, "grouped 3 groups 4->6 each (block diagonal)");
     /* 1-4 input channels */
     for (int c = 1; c <= 4; c++) {
-        p = (struct tu_conv){.C = c, .H = 30, .W = 34, .K = 16, .kh = 3, .kw = 3, .sy = 1,
-                             .sx = 1, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .bias = true,
-                             .range = 16, .seed = seed++};
+        p = (struct tu_conv){.C = c,
+                             .H = 30,
+                             .W = 34,
+                             .K = 16,
+                             .kh = 3,
+                             .kw = 3,
+                             .sy = 1,
+                             .sx = 1,
+                             .pt = 1,
+                             .pl = 1,
+                             .pb = 1,
+                             .pr = 1,
+                             .bias = true,
+                             .range = 16,
+                             .seed = seed++};
         snprintf(label, sizeof(label), "conv 3x3 %d input channel(s)", c);
         check_conv(&p, &o, 0, label);
     }
     /* kernel == stride (ViT patch embedding): host space-to-depth (3 CPU
      * nodes before the job) + 1x1 conv; stride 16 is past CONV_CON3's 7 */
-    p = (struct tu_conv){.C = 3, .H = 64, .W = 48, .K = 40, .kh = 16, .kw = 16, .sy = 16,
-                         .sx = 16, .bias = true, .range = 8, .seed = 55};
+    p = (struct tu_conv){.C = 3,
+                         .H = 64,
+                         .W = 48,
+                         .K = 40,
+                         .kh = 16,
+                         .kw = 16,
+                         .sy = 16,
+                         .sx = 16,
+                         .bias = true,
+                         .range = 8,
+                         .seed = 55};
     check_conv(&p, &o, 3, "patch 16x16/16 3x64x48->40 (space-to-depth)");
-    p = (struct tu_conv){.C = 3, .H = 32, .W = 32, .K = 64, .kh = 8, .kw = 8, .sy = 8, .sx = 8,
-                         .bias = true, .act = "relu", .range = 8, .seed = 56};
+    p = (struct tu_conv){.C = 3,
+                         .H = 32,
+                         .W = 32,
+                         .K = 64,
+                         .kh = 8,
+                         .kw = 8,
+                         .sy = 8,
+                         .sx = 8,
+                         .bias = true,
+                         .act = "relu",
+                         .range = 8,
+                         .seed = 56};
     check_conv(&p, &o, 3, "patch 8x8/8 3x32x32->64 relu (space-to-depth)");
     /* the small-channel cases above ran in ARGB mode (packed pixels) */
     {
-        p = (struct tu_conv){.C = 3, .H = 30, .W = 34, .K = 16, .kh = 3, .kw = 3, .range = 16,
-                             .seed = 57};
+        p = (struct tu_conv){
+            .C = 3, .H = 30, .W = 34, .K = 16, .kh = 3, .kw = 3, .range = 16, .seed = 57};
         struct npu_graph *g = tu_conv_graph(&p);
         struct npu_backend_options o2 = {0};
         CHECK_EQ_INT(NPU_OK, npu_lower_graph(g, &o2));
@@ -298,40 +401,127 @@ main(int argc, char **argv)
         npu_graph_free(g);
     }
     /* small-channel image over the CBUF: row tiles of packed pixels */
-    p = (struct tu_conv){.C = 3, .H = 224, .W = 224, .K = 32, .kh = 3, .kw = 3, .pt = 1,
-                         .pl = 1, .pb = 1, .pr = 1, .bias = true, .act = "relu", .range = 8,
+    p = (struct tu_conv){.C = 3,
+                         .H = 224,
+                         .W = 224,
+                         .K = 32,
+                         .kh = 3,
+                         .kw = 3,
+                         .pt = 1,
+                         .pl = 1,
+                         .pb = 1,
+                         .pr = 1,
+                         .bias = true,
+                         .act = "relu",
+                         .range = 8,
                          .seed = 58};
     check_conv(&p, &o, 0, "conv 3x3 3x224x224->32 small-channel row tiles");
     /* large map: row tiles (input over the CBUF) */
-    p = (struct tu_conv){.C = 32, .H = 160, .W = 160, .K = 32, .kh = 3, .kw = 3, .pt = 1,
-                         .pl = 1, .pb = 1, .pr = 1, .bias = true, .act = "relu", .range = 8,
+    p = (struct tu_conv){.C = 32,
+                         .H = 160,
+                         .W = 160,
+                         .K = 32,
+                         .kh = 3,
+                         .kw = 3,
+                         .pt = 1,
+                         .pl = 1,
+                         .pb = 1,
+                         .pr = 1,
+                         .bias = true,
+                         .act = "relu",
+                         .range = 8,
                          .seed = 60};
     check_conv(&p, &o, 0, "conv 3x3 32x160x160 (row tiles)");
-    p = (struct tu_conv){.C = 16, .H = 150, .W = 150, .K = 16, .kh = 5, .kw = 5, .sy = 2,
-                         .sx = 2, .pt = 2, .pl = 2, .pb = 2, .pr = 2, .range = 8, .seed = 61};
+    p = (struct tu_conv){.C = 16,
+                         .H = 150,
+                         .W = 150,
+                         .K = 16,
+                         .kh = 5,
+                         .kw = 5,
+                         .sy = 2,
+                         .sx = 2,
+                         .pt = 2,
+                         .pl = 2,
+                         .pb = 2,
+                         .pr = 2,
+                         .range = 8,
+                         .seed = 61};
     check_conv(&p, &o, 0, "conv 5x5/2 16x150x150 (row tiles, stride)");
     /* depthwise on a large map */
-    p = (struct tu_conv){.C = 64, .H = 112, .W = 112, .K = 64, .kh = 3, .kw = 3, .pt = 1,
-                         .pl = 1, .pb = 1, .pr = 1, .group = 64, .range = 8, .seed = 62};
+    p = (struct tu_conv){.C = 64,
+                         .H = 112,
+                         .W = 112,
+                         .K = 64,
+                         .kh = 3,
+                         .kw = 3,
+                         .pt = 1,
+                         .pl = 1,
+                         .pb = 1,
+                         .pr = 1,
+                         .group = 64,
+                         .range = 8,
+                         .seed = 62};
     check_conv(&p, &o, 0, "depthwise 3x3 64x112x112 (tiles)");
     /* many kernels (weights over the CBUF) */
-    p = (struct tu_conv){.C = 64, .H = 14, .W = 14, .K = 1000, .kh = 3, .kw = 3, .pt = 1,
-                         .pl = 1, .pb = 1, .pr = 1, .bias = true, .range = 4, .seed = 63};
+    p = (struct tu_conv){.C = 64,
+                         .H = 14,
+                         .W = 14,
+                         .K = 1000,
+                         .kh = 3,
+                         .kw = 3,
+                         .pt = 1,
+                         .pl = 1,
+                         .pb = 1,
+                         .pr = 1,
+                         .bias = true,
+                         .range = 4,
+                         .seed = 63};
     check_conv(&p, &o, 0, "conv 3x3 64x14x14->1000 (streamed weights)");
-    p = (struct tu_conv){.C = 64, .H = 60, .W = 60, .K = 512, .kh = 3, .kw = 3, .pt = 1,
-                         .pl = 1, .pb = 1, .pr = 1, .range = 4, .seed = 64};
+    p = (struct tu_conv){.C = 64,
+                         .H = 60,
+                         .W = 60,
+                         .K = 512,
+                         .kh = 3,
+                         .kw = 3,
+                         .pt = 1,
+                         .pl = 1,
+                         .pb = 1,
+                         .pr = 1,
+                         .range = 4,
+                         .seed = 64};
     check_conv(&p, &o, 0, "conv 3x3 64x60x60->512 (rows x kernels)");
     /* many channels: channel-block accumulation */
-    p = (struct tu_conv){.C = 1024, .H = 12, .W = 12, .K = 64, .kh = 3, .kw = 3, .pt = 1,
-                         .pl = 1, .pb = 1, .pr = 1, .bias = true, .act = "clip", .act_alpha = 0,
-                         .act_beta = 4, .range = 2, .seed = 65};
+    p = (struct tu_conv){.C = 1024,
+                         .H = 12,
+                         .W = 12,
+                         .K = 64,
+                         .kh = 3,
+                         .kw = 3,
+                         .pt = 1,
+                         .pl = 1,
+                         .pb = 1,
+                         .pr = 1,
+                         .bias = true,
+                         .act = "clip",
+                         .act_alpha = 0,
+                         .act_beta = 4,
+                         .range = 2,
+                         .seed = 65};
     check_conv(&p, &o, 0, "conv 3x3 1024x12x12->64 (channel blocks) relu6");
     p.act_alpha = -1; /* clip with a non-zero lower bound after accumulation: split off */
     check_conv(&p, &o, 0, "conv 3x3 1024x12x12->64 clip(-1,4)");
     /* leaky relu: split off the conv (BS PReLU is unverified, facts §5.3) into its own DPU
      * pass (BS MUL + EW MAX, docs/npu-dpu-ops.md): no CPU step */
-    p = (struct tu_conv){.C = 8, .H = 8, .W = 8, .K = 8, .kh = 3, .kw = 3, .act = "leaky_relu",
-                         .act_alpha = 0.125f, .range = 16, .seed = 66};
+    p = (struct tu_conv){.C = 8,
+                         .H = 8,
+                         .W = 8,
+                         .K = 8,
+                         .kh = 3,
+                         .kw = 3,
+                         .act = "leaky_relu",
+                         .act_alpha = 0.125f,
+                         .range = 16,
+                         .seed = 66};
     {
         struct npu_graph *g1 = tu_conv_graph(&p), *g2 = tu_conv_graph(&p);
         float x[8 * 8 * 8];
@@ -381,17 +571,47 @@ main(int argc, char **argv)
     }
     /* dilation: a dense kernel with zero taps between the source's (the ATROUS encoding
      * is unverified, facts §6.14, and strict mode refuses it) */
-    p = (struct tu_conv){.C = 8, .H = 12, .W = 12, .K = 8, .kh = 3, .kw = 3, .dy = 2, .dx = 2,
-                         .pt = 2, .pl = 2, .pb = 2, .pr = 2, .bias = true, .range = 16,
+    p = (struct tu_conv){.C = 8,
+                         .H = 12,
+                         .W = 12,
+                         .K = 8,
+                         .kh = 3,
+                         .kw = 3,
+                         .dy = 2,
+                         .dx = 2,
+                         .pt = 2,
+                         .pl = 2,
+                         .pb = 2,
+                         .pr = 2,
+                         .bias = true,
+                         .range = 16,
                          .seed = 67};
     check_conv(&p, &o, 0, "conv 3x3 dilation 2 pad 2 (as 5x5 with zero taps)");
-    p = (struct tu_conv){.C = 16, .H = 14, .W = 15, .K = 16, .kh = 3, .kw = 2, .dy = 3, .dx = 4,
-                         .sy = 2, .group = 16, .range = 16, .seed = 68};
+    p = (struct tu_conv){.C = 16,
+                         .H = 14,
+                         .W = 15,
+                         .K = 16,
+                         .kh = 3,
+                         .kw = 2,
+                         .dy = 3,
+                         .dx = 4,
+                         .sy = 2,
+                         .group = 16,
+                         .range = 16,
+                         .seed = 68};
     check_conv(&p, &o, 0, "depthwise 3x2 dilation 3x4 stride 2x1");
     {
         /* past WEIGHT_SIZE2's 32 taps once dilated: CPU */
-        p = (struct tu_conv){.C = 8, .H = 40, .W = 40, .K = 8, .kh = 3, .kw = 3, .dy = 16,
-                             .dx = 16, .range = 16, .seed = 69};
+        p = (struct tu_conv){.C = 8,
+                             .H = 40,
+                             .W = 40,
+                             .K = 8,
+                             .kh = 3,
+                             .kw = 3,
+                             .dy = 16,
+                             .dx = 16,
+                             .range = 16,
+                             .seed = 69};
         struct npu_graph *g = tu_conv_graph(&p);
         char why[200];
         CHECK(g && !npu_backend_supports(g, g->tail, &o, why, sizeof(why)));
@@ -403,64 +623,240 @@ main(int argc, char **argv)
     /* batches: the images are channel blocks of one map (N * C, H, W), the conv one of
      * N * group groups (per-group tasks when aligned, else block-diagonal), the weights
      * shared */
-    p = (struct tu_conv){.N = 2, .C = 16, .H = 13, .W = 11, .K = 32, .kh = 3, .kw = 3, .sy = 2,
-                         .sx = 2, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .bias = true,
-                         .act = "relu", .range = 16, .seed = 70};
+    p = (struct tu_conv){.N = 2,
+                         .C = 16,
+                         .H = 13,
+                         .W = 11,
+                         .K = 32,
+                         .kh = 3,
+                         .kw = 3,
+                         .sy = 2,
+                         .sx = 2,
+                         .pt = 1,
+                         .pl = 1,
+                         .pb = 1,
+                         .pr = 1,
+                         .bias = true,
+                         .act = "relu",
+                         .range = 16,
+                         .seed = 70};
     check_conv(&p, &o, 0, "batch 2 conv 3x3/2 pad 1 16->32 bias relu");
-    p = (struct tu_conv){.N = 3, .C = 12, .H = 9, .W = 10, .K = 20, .kh = 3, .kw = 3, .pt = 1,
-                         .pl = 0, .pb = 2, .pr = 1, .bias = true, .range = 16, .seed = 71};
+    p = (struct tu_conv){.N = 3,
+                         .C = 12,
+                         .H = 9,
+                         .W = 10,
+                         .K = 20,
+                         .kh = 3,
+                         .kw = 3,
+                         .pt = 1,
+                         .pl = 0,
+                         .pb = 2,
+                         .pr = 1,
+                         .bias = true,
+                         .range = 16,
+                         .seed = 71};
     check_conv(&p, &o, 0, "batch 3 conv 3x3 pads 1,0,2,1 12->20 (block diagonal)");
-    p = (struct tu_conv){.N = 2, .C = 48, .H = 19, .W = 21, .K = 48, .kh = 3, .kw = 3, .sy = 2,
-                         .sx = 2, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .group = 48, .bias = true,
-                         .act = "relu", .range = 16, .seed = 72};
+    p = (struct tu_conv){.N = 2,
+                         .C = 48,
+                         .H = 19,
+                         .W = 21,
+                         .K = 48,
+                         .kh = 3,
+                         .kw = 3,
+                         .sy = 2,
+                         .sx = 2,
+                         .pt = 1,
+                         .pl = 1,
+                         .pb = 1,
+                         .pr = 1,
+                         .group = 48,
+                         .bias = true,
+                         .act = "relu",
+                         .range = 16,
+                         .seed = 72};
     check_conv(&p, &o, 0, "batch 2 depthwise 3x3/2 48 channels bias relu");
-    p = (struct tu_conv){.N = 3, .C = 20, .H = 9, .W = 9, .K = 20, .kh = 5, .kw = 5, .pt = 2,
-                         .pl = 2, .pb = 2, .pr = 2, .group = 20, .range = 16, .seed = 73};
+    p = (struct tu_conv){.N = 3,
+                         .C = 20,
+                         .H = 9,
+                         .W = 9,
+                         .K = 20,
+                         .kh = 5,
+                         .kw = 5,
+                         .pt = 2,
+                         .pl = 2,
+                         .pb = 2,
+                         .pr = 2,
+                         .group = 20,
+                         .range = 16,
+                         .seed = 73};
     check_conv(&p, &o, 0, "batch 3 depthwise 5x5 20 channels");
-    p = (struct tu_conv){.N = 2, .C = 32, .H = 12, .W = 12, .K = 64, .kh = 3, .kw = 3, .pt = 1,
-                         .pl = 1, .pb = 1, .pr = 1, .group = 2, .bias = true, .range = 16,
+    p = (struct tu_conv){.N = 2,
+                         .C = 32,
+                         .H = 12,
+                         .W = 12,
+                         .K = 64,
+                         .kh = 3,
+                         .kw = 3,
+                         .pt = 1,
+                         .pl = 1,
+                         .pb = 1,
+                         .pr = 1,
+                         .group = 2,
+                         .bias = true,
+                         .range = 16,
                          .seed = 74};
     check_conv(&p, &o, 0, "batch 2 grouped 2 groups 16->32 (per-group tasks)");
-    p = (struct tu_conv){.N = 3, .C = 12, .H = 10, .W = 10, .K = 18, .kh = 3, .kw = 3,
-                         .group = 3, .range = 16, .seed = 75};
+    p = (struct tu_conv){.N = 3,
+                         .C = 12,
+                         .H = 10,
+                         .W = 10,
+                         .K = 18,
+                         .kh = 3,
+                         .kw = 3,
+                         .group = 3,
+                         .range = 16,
+                         .seed = 75};
     check_conv(&p, &o, 0, "batch 3 grouped 3 groups 4->6 (block diagonal)");
-    p = (struct tu_conv){.N = 3, .C = 3, .H = 20, .W = 18, .K = 16, .kh = 3, .kw = 3, .sy = 2,
-                         .sx = 2, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .bias = true, .range = 16,
+    p = (struct tu_conv){.N = 3,
+                         .C = 3,
+                         .H = 20,
+                         .W = 18,
+                         .K = 16,
+                         .kh = 3,
+                         .kw = 3,
+                         .sy = 2,
+                         .sx = 2,
+                         .pt = 1,
+                         .pl = 1,
+                         .pb = 1,
+                         .pr = 1,
+                         .bias = true,
+                         .range = 16,
                          .seed = 76};
     check_conv(&p, &o, 0, "batch 3 conv 3x3/2 3 input channels");
-    p = (struct tu_conv){.N = 2, .C = 64, .H = 40, .W = 40, .K = 64, .kh = 3, .kw = 3, .pt = 1,
-                         .pl = 1, .pb = 1, .pr = 1, .bias = true, .range = 8, .seed = 77};
+    p = (struct tu_conv){.N = 2,
+                         .C = 64,
+                         .H = 40,
+                         .W = 40,
+                         .K = 64,
+                         .kh = 3,
+                         .kw = 3,
+                         .pt = 1,
+                         .pl = 1,
+                         .pb = 1,
+                         .pr = 1,
+                         .bias = true,
+                         .range = 8,
+                         .seed = 77};
     check_conv(&p, &o, 0, "batch 2 conv 3x3 64x40x40 (row tiles)");
     /* Conv1d: a 2-D conv with H = 1 (kernel 1 x K, pads [b, e] -> [0, b, 0, e]) */
-    p = (struct tu_conv){.one_d = true, .C = 16, .W = 24, .K = 32, .kw = 3, .pl = 1, .pr = 1,
-                         .bias = true, .range = 16, .seed = 80};
+    p = (struct tu_conv){.one_d = true,
+                         .C = 16,
+                         .W = 24,
+                         .K = 32,
+                         .kw = 3,
+                         .pl = 1,
+                         .pr = 1,
+                         .bias = true,
+                         .range = 16,
+                         .seed = 80};
     check_conv(&p, &o, 0, "conv1d k3 pad 1 16x24->32 bias");
-    p = (struct tu_conv){.one_d = true, .N = 2, .C = 32, .W = 24, .K = 32, .kw = 3, .sx = 2,
-                         .pl = 1, .pr = 1, .bias = true, .act = "relu", .range = 16, .seed = 81};
+    p = (struct tu_conv){.one_d = true,
+                         .N = 2,
+                         .C = 32,
+                         .W = 24,
+                         .K = 32,
+                         .kw = 3,
+                         .sx = 2,
+                         .pl = 1,
+                         .pr = 1,
+                         .bias = true,
+                         .act = "relu",
+                         .range = 16,
+                         .seed = 81};
     check_conv(&p, &o, 0, "conv1d batch 2 k3/2 pad 1 32x24->32 bias relu");
-    p = (struct tu_conv){.one_d = true, .N = 3, .C = 10, .W = 50, .K = 12, .kw = 5, .sx = 3,
-                         .pl = 2, .pr = 0, .range = 16, .seed = 82};
+    p = (struct tu_conv){.one_d = true,
+                         .N = 3,
+                         .C = 10,
+                         .W = 50,
+                         .K = 12,
+                         .kw = 5,
+                         .sx = 3,
+                         .pl = 2,
+                         .pr = 0,
+                         .range = 16,
+                         .seed = 82};
     check_conv(&p, &o, 0, "conv1d batch 3 k5/3 pads 2,0 10x50->12");
-    p = (struct tu_conv){.one_d = true, .N = 2, .C = 8, .W = 40, .K = 16, .kw = 3, .dx = 4,
-                         .pl = 4, .pr = 4, .bias = true, .range = 16, .seed = 83};
+    p = (struct tu_conv){.one_d = true,
+                         .N = 2,
+                         .C = 8,
+                         .W = 40,
+                         .K = 16,
+                         .kw = 3,
+                         .dx = 4,
+                         .pl = 4,
+                         .pr = 4,
+                         .bias = true,
+                         .range = 16,
+                         .seed = 83};
     check_conv(&p, &o, 0, "conv1d batch 2 k3 dilation 4 pad 4");
-    p = (struct tu_conv){.one_d = true, .N = 2, .C = 24, .W = 30, .K = 24, .kw = 7, .pl = 3,
-                         .pr = 3, .group = 24, .bias = true, .range = 16, .seed = 84};
+    p = (struct tu_conv){.one_d = true,
+                         .N = 2,
+                         .C = 24,
+                         .W = 30,
+                         .K = 24,
+                         .kw = 7,
+                         .pl = 3,
+                         .pr = 3,
+                         .group = 24,
+                         .bias = true,
+                         .range = 16,
+                         .seed = 84};
     check_conv(&p, &o, 0, "conv1d batch 2 depthwise k7 pad 3");
-    p = (struct tu_conv){.one_d = true, .N = 2, .C = 32, .W = 20, .K = 64, .kw = 3, .dx = 2,
-                         .sx = 2, .pl = 2, .pr = 1, .group = 2, .bias = true, .range = 16,
+    p = (struct tu_conv){.one_d = true,
+                         .N = 2,
+                         .C = 32,
+                         .W = 20,
+                         .K = 64,
+                         .kw = 3,
+                         .dx = 2,
+                         .sx = 2,
+                         .pl = 2,
+                         .pr = 1,
+                         .group = 2,
+                         .bias = true,
+                         .range = 16,
                          .seed = 85};
     check_conv(&p, &o, 0, "conv1d batch 2 grouped 2 k3 dilation 2 stride 2");
-    p = (struct tu_conv){.one_d = true, .N = 3, .C = 6, .W = 17, .K = 9, .kw = 3, .pl = 1,
-                         .pr = 1, .group = 3, .range = 16, .seed = 86};
+    p = (struct tu_conv){.one_d = true,
+                         .N = 3,
+                         .C = 6,
+                         .W = 17,
+                         .K = 9,
+                         .kw = 3,
+                         .pl = 1,
+                         .pr = 1,
+                         .group = 3,
+                         .range = 16,
+                         .seed = 86};
     check_conv(&p, &o, 0, "conv1d batch 3 grouped 3 (block diagonal)");
-    p = (struct tu_conv){.one_d = true, .C = 3, .W = 300, .K = 16, .kw = 9, .sx = 2, .pl = 4,
-                         .pr = 4, .bias = true, .act = "relu", .range = 8, .seed = 87};
+    p = (struct tu_conv){.one_d = true,
+                         .C = 3,
+                         .W = 300,
+                         .K = 16,
+                         .kw = 9,
+                         .sx = 2,
+                         .pl = 4,
+                         .pr = 4,
+                         .bias = true,
+                         .act = "relu",
+                         .range = 8,
+                         .seed = 87};
     check_conv(&p, &o, 0, "conv1d 3 channels k9/2 length 300");
     {
         /* over CNA DATAIN_WIDTH (2047): CPU; batch of a ConvTranspose: CPU */
-        p = (struct tu_conv){.one_d = true, .C = 8, .W = 3000, .K = 8, .kw = 3, .range = 16,
-                             .seed = 88};
+        p = (struct tu_conv){
+            .one_d = true, .C = 8, .W = 3000, .K = 8, .kw = 3, .range = 16, .seed = 88};
         struct npu_graph *g = tu_conv_graph(&p);
         char why[200];
         CHECK(g && !npu_backend_supports(g, g->tail, &o, why, sizeof(why)));

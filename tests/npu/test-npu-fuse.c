@@ -278,8 +278,7 @@ check_cost(struct npu_graph *g, bool fused, const char *label)
     double mm[4], add = -1;
     const char *names[4];
     int k = 0;
-    npu_graph_for_each_node(g, n)
-    {
+    npu_graph_for_each_node (g, n) {
         if (n->op == NPU_OP_MATMUL && k < 4) {
             names[k] = n->name;
             mm[k++] = npu_backend_cost(g, n, NULL);
@@ -289,8 +288,7 @@ check_cost(struct npu_graph *g, bool fused, const char *label)
     }
     CHECK_EQ_INT(NPU_OK, npu_lower_graph(g, NULL));
     int matched = 0, adds = 0;
-    npu_graph_for_each_node(g, n)
-    {
+    npu_graph_for_each_node (g, n) {
         adds += n->op == NPU_OP_RK_DPU && strstr(n->name, "add");
         for (int i = 0; i < k; i++)
             if (n->op == NPU_OP_RK_CONV && !strcmp(n->name, names[i])) {

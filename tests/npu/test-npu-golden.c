@@ -120,14 +120,14 @@ check_mtx(const char *file)
     struct npu_value *a = npu_graph_add_input(g, "A", adt, 2, ad);
     size_t nb = (size_t)k * n;
     void *bdata = calloc(nb, 4);
-    struct npu_tensor bt = {.dtype = int8 ? NPU_DTYPE_INT8 : adt, .ndim = 2, .dims = {k, n},
-                            .data = bdata};
+    struct npu_tensor bt = {
+        .dtype = int8 ? NPU_DTYPE_INT8 : adt, .ndim = 2, .dims = {k, n}, .data = bdata};
     (void)bd;
     struct npu_value *b = npu_graph_add_const(g, "B", &bt);
     free(bdata);
     struct npu_value *in[2] = {a, b};
-    struct npu_node *mm = npu_node_new(g, int8 ? NPU_OP_MATMUL_INTEGER : NPU_OP_MATMUL, "mm", in,
-                                       2, 1, (const char *[]){"C"});
+    struct npu_node *mm = npu_node_new(g, int8 ? NPU_OP_MATMUL_INTEGER : NPU_OP_MATMUL, "mm", in, 2,
+                                       1, (const char *[]){"C"});
     npu_graph_append(g, mm);
     CHECK_EQ_INT(NPU_OK, npu_infer_node(g, mm));
     npu_graph_add_output(g, mm->out[0]);
@@ -295,8 +295,8 @@ compare_chain0(const char *file, const struct npu_golden *gf, const struct npu_p
         npu_tail_parse(mq, mn, &tm);
         /* the next amount can only agree when the next golden task is a full
          * one (RKNN's delta tasks, NOTES S2, are shorter by construction) */
-        bool next_full = t + 1 >= ng || gf->tasks[idx[t + 1]].amount ==
-                                            (int64_t)j->tasks[t + 1].n_body;
+        bool next_full =
+            t + 1 >= ng || gf->tasks[idx[t + 1]].amount == (int64_t)j->tasks[t + 1].n_body;
         if (!tg.well_formed || !tm.well_formed || tg.has_next != tm.has_next ||
             (next_full && tg.next_amount != tm.next_amount) || tg.enable_mask != tm.enable_mask) {
             {
@@ -312,8 +312,9 @@ compare_chain0(const char *file, const struct npu_golden *gf, const struct npu_p
             while (pos + NPU_TASK_TAIL_QWORDS < mn && (mq[pos] & 0xffff00000000ffffull) != key)
                 pos++;
             if (pos + NPU_TASK_TAIL_QWORDS >= mn) {
-                fprintf(stderr, "%s task %u: golden register %04x:%04x (qword %u) is not in our "
-                                "order\n",
+                fprintf(stderr,
+                        "%s task %u: golden register %04x:%04x (qword %u) is not in our "
+                        "order\n",
                         file, t, npu_regcmd_target(gq[i]), npu_regcmd_offset(gq[i]), i);
                 bad++;
                 break;
@@ -411,12 +412,13 @@ check_conv(const char *file)
     snprintf(path, sizeof(path), "%s/%s", gdir, file);
     struct npu_golden gf;
     CHECK_EQ_INT(NPU_OK, npu_golden_load(path, &gf));
-    struct tu_conv tc = {.C = c.C, .H = c.H, .W = c.W, .K = c.K, .kh = c.kh, .kw = c.kw,
-                         .range = 4, .seed = 1};
+    struct tu_conv tc = {
+        .C = c.C, .H = c.H, .W = c.W, .K = c.K, .kh = c.kh, .kw = c.kw, .range = 4, .seed = 1};
     struct npu_graph *g = tu_conv_graph(&tc);
     /* RKNN's program reads and writes fp16 tensors: keep the result fp16 */
     g->inputs[0]->t.dtype = NPU_DTYPE_FP16;
-    npu_graph_for_each_node(g, n) npu_infer_node(g, n);
+    npu_graph_for_each_node (g, n)
+        npu_infer_node(g, n);
     struct npu_backend_options o = {.rknn_tiling = 1};
     struct npu_program *p = compile(g, &o);
     CHECK(p != NULL);

@@ -46,11 +46,11 @@ cscalar(struct npu_graph *g, const char *name, enum npu_dtype dt, double v)
 struct qcase {
     bool conv, qlinear;
     enum npu_dtype xdt, wdt, ydt;
-    int M, K, N;                 /* matmul: A [M, K], B [K, N] */
+    int M, K, N;                  /* matmul: A [M, K], B [K, N] */
     int C, H, W, Kc, kh, ks, pad; /* conv */
     int xzp, wzp, yzp;
     float sx, sy;
-    const float *sw;             /* NULL: per tensor sw0 */
+    const float *sw; /* NULL: per tensor sw0 */
     float sw0;
     bool bias;
     uint32_t seed;
@@ -165,15 +165,15 @@ check(const struct qcase *q, const char *label)
         if (bad) {
             struct npu_tensor *t = &want;
             fprintf(stderr, "%s: %lld of %lld differ, first %lld: npu %g cpu %g\n", label,
-                    (long long)bad, (long long)n, (long long)first,
-                    prun_get(&got, got.data, first), prun_get(t, t->data, first));
+                    (long long)bad, (long long)n, (long long)first, prun_get(&got, got.data, first),
+                    prun_get(t, t->data, first));
         }
         CHECK_EQ_INT(0, bad);
         CHECK_EQ_INT(1, res.n_rk);
         CHECK_EQ_INT(0, res.n_cpu);
         if (verbose)
-            printf("%-50s exact, %u task(s), modeled %.1f us (timing model v1)\n", label,
-                   res.tasks, res.modeled_s * 1e6);
+            printf("%-50s exact, %u task(s), modeled %.1f us (timing model v1)\n", label, res.tasks,
+                   res.modeled_s * 1e6);
     }
     free(x);
     free(want.data);
@@ -189,42 +189,124 @@ main(int argc, char **argv)
 
     q = (struct qcase){.M = 9, .K = 40, .N = 24, .xdt = I8, .wdt = I8, .seed = 1};
     check(&q, "MatMulInteger int8 9x40x24");
-    q = (struct qcase){.M = 5, .K = 70, .N = 33, .xdt = U8, .wdt = I8, .xzp = 131, .wzp = -3,
-                       .seed = 2};
+    q = (struct qcase){
+        .M = 5, .K = 70, .N = 33, .xdt = U8, .wdt = I8, .xzp = 131, .wzp = -3, .seed = 2};
     check(&q, "MatMulInteger uint8 x, zero points 131 / -3");
-    q = (struct qcase){.conv = true, .C = 12, .H = 9, .W = 11, .Kc = 20, .kh = 3, .ks = 1,
-                       .pad = 1, .xdt = U8, .wdt = U8, .xzp = 100, .wzp = 120, .seed = 3};
+    q = (struct qcase){.conv = true,
+                       .C = 12,
+                       .H = 9,
+                       .W = 11,
+                       .Kc = 20,
+                       .kh = 3,
+                       .ks = 1,
+                       .pad = 1,
+                       .xdt = U8,
+                       .wdt = U8,
+                       .xzp = 100,
+                       .wzp = 120,
+                       .seed = 3};
     check(&q, "ConvInteger uint8 3x3 pad 1 (pad value = zero point)");
 
-    q = (struct qcase){.qlinear = true, .M = 16, .K = 64, .N = 48, .xdt = I8, .wdt = I8,
-                       .ydt = I8, .xzp = 3, .yzp = -5, .sx = 0.5f, .sw0 = 0.0078125f,
-                       .sy = 1.0f, .seed = 4};
+    q = (struct qcase){.qlinear = true,
+                       .M = 16,
+                       .K = 64,
+                       .N = 48,
+                       .xdt = I8,
+                       .wdt = I8,
+                       .ydt = I8,
+                       .xzp = 3,
+                       .yzp = -5,
+                       .sx = 0.5f,
+                       .sw0 = 0.0078125f,
+                       .sy = 1.0f,
+                       .seed = 4};
     check(&q, "QLinearMatMul int8 per tensor (scale 2^-8)");
-    q = (struct qcase){.qlinear = true, .M = 7, .K = 100, .N = 30, .xdt = U8, .wdt = U8,
-                       .ydt = U8, .xzp = 128, .wzp = 127, .yzp = 130, .sx = 0.0625f,
-                       .sw0 = 0.046875f, .sy = 0.5f, .seed = 5};
+    q = (struct qcase){.qlinear = true,
+                       .M = 7,
+                       .K = 100,
+                       .N = 30,
+                       .xdt = U8,
+                       .wdt = U8,
+                       .ydt = U8,
+                       .xzp = 128,
+                       .wzp = 127,
+                       .yzp = 130,
+                       .sx = 0.0625f,
+                       .sw0 = 0.046875f,
+                       .sy = 0.5f,
+                       .seed = 5};
     check(&q, "QLinearMatMul uint8 per tensor (3/512)");
     float sw[40];
     for (int i = 0; i < 40; i++)
         sw[i] = (float)ldexp(1 + 2 * (i % 5), -9 - (i % 3)); /* dyadic per column */
-    q = (struct qcase){.qlinear = true, .M = 12, .K = 96, .N = 40, .xdt = I8, .wdt = I8,
-                       .ydt = I8, .xzp = -7, .yzp = 4, .sx = 0.25f, .sw = sw, .sy = 0.125f,
+    q = (struct qcase){.qlinear = true,
+                       .M = 12,
+                       .K = 96,
+                       .N = 40,
+                       .xdt = I8,
+                       .wdt = I8,
+                       .ydt = I8,
+                       .xzp = -7,
+                       .yzp = 4,
+                       .sx = 0.25f,
+                       .sw = sw,
+                       .sy = 0.125f,
                        .seed = 6};
     check(&q, "QLinearMatMul int8 per-column weight scales");
-    q = (struct qcase){.qlinear = true, .conv = true, .C = 16, .H = 14, .W = 13, .Kc = 40,
-                       .kh = 3, .ks = 2, .pad = 1, .xdt = U8, .wdt = I8, .ydt = U8, .xzp = 120,
-                       .yzp = 128, .sx = 0.03125f, .sw = sw, .sy = 0.0625f, .bias = true,
+    q = (struct qcase){.qlinear = true,
+                       .conv = true,
+                       .C = 16,
+                       .H = 14,
+                       .W = 13,
+                       .Kc = 40,
+                       .kh = 3,
+                       .ks = 2,
+                       .pad = 1,
+                       .xdt = U8,
+                       .wdt = I8,
+                       .ydt = U8,
+                       .xzp = 120,
+                       .yzp = 128,
+                       .sx = 0.03125f,
+                       .sw = sw,
+                       .sy = 0.0625f,
+                       .bias = true,
                        .seed = 7};
     check(&q, "QLinearConv uint8 3x3/2 pad, per-channel, bias");
-    q = (struct qcase){.qlinear = true, .conv = true, .C = 8, .H = 20, .W = 20, .Kc = 32,
-                       .kh = 5, .ks = 1, .pad = 2, .xdt = I8, .wdt = I8, .ydt = I8, .xzp = 0,
-                       .yzp = 0, .sx = 1.0f, .sw0 = 0.015625f, .sy = 2.0f, .bias = true,
+    q = (struct qcase){.qlinear = true,
+                       .conv = true,
+                       .C = 8,
+                       .H = 20,
+                       .W = 20,
+                       .Kc = 32,
+                       .kh = 5,
+                       .ks = 1,
+                       .pad = 2,
+                       .xdt = I8,
+                       .wdt = I8,
+                       .ydt = I8,
+                       .xzp = 0,
+                       .yzp = 0,
+                       .sx = 1.0f,
+                       .sw0 = 0.015625f,
+                       .sy = 2.0f,
+                       .bias = true,
                        .seed = 8};
     check(&q, "QLinearConv int8 5x5 per tensor, bias");
     /* K large enough for channel-block accumulation in int32 */
-    q = (struct qcase){.qlinear = true, .M = 196, .K = 3072, .N = 64, .xdt = I8, .wdt = I8,
-                       .ydt = I8, .xzp = 1, .yzp = 0, .sx = 0.125f, .sw0 = 0.001953125f,
-                       .sy = 4.0f, .seed = 9};
+    q = (struct qcase){.qlinear = true,
+                       .M = 196,
+                       .K = 3072,
+                       .N = 64,
+                       .xdt = I8,
+                       .wdt = I8,
+                       .ydt = I8,
+                       .xzp = 1,
+                       .yzp = 0,
+                       .sx = 0.125f,
+                       .sw0 = 0.001953125f,
+                       .sy = 4.0f,
+                       .seed = 9};
     check(&q, "QLinearMatMul 196x3072x64 (int32 partial sums)");
     return npu_test_done("npu-int8");
 }

@@ -85,8 +85,8 @@ main(int argc, char **argv)
                 /* keep the run short: skip most of the large products */
                 if (ms[i] * ks[j] * ns[k] > 4000000 && (i + j + k) % 3)
                     continue;
-                p = (struct tu_mm){.rank = 2, .M = ms[i], .K = ks[j], .N = ns[k], .range = 32,
-                                   .seed = seed++};
+                p = (struct tu_mm){
+                    .rank = 2, .M = ms[i], .K = ks[j], .N = ns[k], .range = 32, .seed = seed++};
                 snprintf(label, sizeof(label), "matmul %dx%dx%d", ms[i], ks[j], ns[k]);
                 check_mm(&p, &o, label);
             }
@@ -94,20 +94,57 @@ main(int argc, char **argv)
     /* rank 1 and 3 (batched rows), bias, activations */
     p = (struct tu_mm){.rank = 1, .K = 64, .N = 40, .bias = true, .range = 32, .seed = 3};
     check_mm(&p, &o, "matmul vec 64x40 + bias");
-    p = (struct tu_mm){.rank = 3, .b0 = 3, .M = 7, .K = 48, .N = 24, .bias = true, .act = "relu",
-                       .range = 32, .seed = 4};
+    p = (struct tu_mm){.rank = 3,
+                       .b0 = 3,
+                       .M = 7,
+                       .K = 48,
+                       .N = 24,
+                       .bias = true,
+                       .act = "relu",
+                       .range = 32,
+                       .seed = 4};
     check_mm(&p, &o, "matmul 3x7x48x24 + bias relu");
-    p = (struct tu_mm){.rank = 2, .M = 9, .K = 40, .N = 36, .bias = true, .act = "clip",
-                       .act_alpha = 0, .act_beta = 1.5f, .range = 32, .seed = 5};
+    p = (struct tu_mm){.rank = 2,
+                       .M = 9,
+                       .K = 40,
+                       .N = 36,
+                       .bias = true,
+                       .act = "clip",
+                       .act_alpha = 0,
+                       .act_beta = 1.5f,
+                       .range = 32,
+                       .seed = 5};
     check_mm(&p, &o, "matmul + bias relu6-like clip(0,1.5)");
-    p = (struct tu_mm){.rank = 2, .M = 9, .K = 40, .N = 36, .bias = true, .act = "clip",
-                       .act_alpha = -0.75f, .act_beta = 1.25f, .range = 32, .seed = 6};
+    p = (struct tu_mm){.rank = 2,
+                       .M = 9,
+                       .K = 40,
+                       .N = 36,
+                       .bias = true,
+                       .act = "clip",
+                       .act_alpha = -0.75f,
+                       .act_beta = 1.25f,
+                       .range = 32,
+                       .seed = 6};
     check_mm(&p, &o, "matmul + bias clip(-0.75,1.25)");
-    p = (struct tu_mm){.rank = 2, .M = 9, .K = 40, .N = 36, .act = "clip", .act_alpha = -0.5f,
-                       .act_beta = 2.0f, .range = 32, .seed = 7};
+    p = (struct tu_mm){.rank = 2,
+                       .M = 9,
+                       .K = 40,
+                       .N = 36,
+                       .act = "clip",
+                       .act_alpha = -0.5f,
+                       .act_beta = 2.0f,
+                       .range = 32,
+                       .seed = 7};
     check_mm(&p, &o, "matmul clip(-0.5,2) no bias");
-    p = (struct tu_mm){.rank = 2, .M = 6, .K = 24, .N = 20, .bias = true, .act = "leaky_relu",
-                       .act_alpha = 0.125f, .range = 32, .seed = 8};
+    p = (struct tu_mm){.rank = 2,
+                       .M = 6,
+                       .K = 24,
+                       .N = 20,
+                       .bias = true,
+                       .act = "leaky_relu",
+                       .act_alpha = 0.125f,
+                       .range = 32,
+                       .seed = 8};
     /* leaky_relu is split off the matmul (BS PReLU is unverified, facts §5.3) and runs as
      * its own DPU pass (BS MUL + EW MAX, docs/npu-dpu-ops.md): no CPU step */
     {
@@ -127,14 +164,29 @@ main(int argc, char **argv)
     }
 
     /* Gemm: transB, alpha, beta */
-    p = (struct tu_mm){.rank = 2, .M = 10, .K = 48, .N = 24, .bias = true, .gemm = true,
-                       .trans_b = true, .alpha = 0.5f, .beta = 2.0f, .range = 32, .seed = 11};
+    p = (struct tu_mm){.rank = 2,
+                       .M = 10,
+                       .K = 48,
+                       .N = 24,
+                       .bias = true,
+                       .gemm = true,
+                       .trans_b = true,
+                       .alpha = 0.5f,
+                       .beta = 2.0f,
+                       .range = 32,
+                       .seed = 11};
     check_mm(&p, &o, "gemm transB alpha 0.5 beta 2");
 
     /* tiling: K large enough for channel-block accumulation, M for row tiles,
      * N for kernel tiles */
-    p = (struct tu_mm){.rank = 2, .M = 196, .K = 3072, .N = 64, .bias = true, .act = "relu",
-                       .range = 8, .seed = 12};
+    p = (struct tu_mm){.rank = 2,
+                       .M = 196,
+                       .K = 3072,
+                       .N = 64,
+                       .bias = true,
+                       .act = "relu",
+                       .range = 8,
+                       .seed = 12};
     check_mm(&p, &o, "matmul 196x3072x64 (channel blocks)");
     p = (struct tu_mm){.rank = 2, .M = 1500, .K = 256, .N = 48, .range = 32, .seed = 13};
     check_mm(&p, &o, "matmul 1500x256x48 (row tiles)");

@@ -173,8 +173,8 @@ one_shape(const struct row *rows, int first, int n_rows, struct stats *st, int v
     if (dw) {
         /* depthwise tasks cover channel tiles (RKNN: 32-channel blocks or as many
          * as fit): the tiles' rows repeat per channel tile */
-        uint32_t per = CNA_WEIGHT_SIZE1_WEIGHT_BYTES_PER_KERNEL__GET(
-            colv(r0, REG_CNA_WEIGHT_SIZE1));
+        uint32_t per =
+            CNA_WEIGHT_SIZE1_WEIGHT_BYTES_PER_KERNEL__GET(colv(r0, REG_CNA_WEIGHT_SIZE1));
         int nc = (int)(per / (uint32_t)(kh * kw * 2));
         int ct = nc > 0 ? (C + nc - 1) / nc : 1;
         oh /= ct;
@@ -202,12 +202,25 @@ one_shape(const struct row *rows, int first, int n_rows, struct stats *st, int v
         return;
     }
     int ptop = pv / 2, pbot = pv - ptop;
-    struct tu_conv tc = {.C = C, .H = H, .W = W, .K = dw ? C : K, .kh = kh, .kw = kw, .sy = sx,
-                         .sx = sx, .pt = ptop, .pl = pl, .pb = pbot, .pr = pr,
-                         .group = dw ? C : 1, .range = 4, .seed = 1};
+    struct tu_conv tc = {.C = C,
+                         .H = H,
+                         .W = W,
+                         .K = dw ? C : K,
+                         .kh = kh,
+                         .kw = kw,
+                         .sy = sx,
+                         .sx = sx,
+                         .pt = ptop,
+                         .pl = pl,
+                         .pb = pbot,
+                         .pr = pr,
+                         .group = dw ? C : 1,
+                         .range = 4,
+                         .seed = 1};
     struct npu_graph *g = tu_conv_graph(&tc);
     g->inputs[0]->t.dtype = NPU_DTYPE_FP16;
-    npu_graph_for_each_node(g, n) npu_infer_node(g, n);
+    npu_graph_for_each_node (g, n)
+        npu_infer_node(g, n);
     struct npu_backend_options o = {.rknn_tiling = 1};
     struct npu_program *p = NULL;
     CHECK_EQ_INT(NPU_OK, npu_lower_graph(g, &o));
@@ -293,8 +306,7 @@ one_shape(const struct row *rows, int first, int n_rows, struct stats *st, int v
         st->tiled_ok += ok;
     }
     if (single && !ok)
-        fprintf(stderr, "%s (%dx%d/%d, %s): %s\n", r0->slug, kh, kw, sx, dw ? "dw" : "conv",
-                why);
+        fprintf(stderr, "%s (%dx%d/%d, %s): %s\n", r0->slug, kh, kw, sx, dw ? "dw" : "conv", why);
     if (verbose)
         printf("%-28s %dx%d/%d %-4s %2d task(s): %s%s\n", r0->slug, kh, kw, sx, dw ? "dw" : "",
                chain, ok ? "L0 L2 L4 match" : "differs: ", ok ? "" : why);

@@ -46,7 +46,7 @@ parse(const char *text)
 static struct npu_node *
 node_named(struct npu_graph *g, const char *name)
 {
-    npu_graph_for_each_node(g, n)
+    npu_graph_for_each_node (g, n)
         if (n->name && !strcmp(n->name, name))
             return n;
     return NULL;
@@ -156,24 +156,31 @@ test_dropout(void)
     check_case("Dropout, training_mode an input",
                sandwich("  input %t: bool[]\n",
                         "  const %r: f32[] = [0.5]\n"
-                        "  %b: f32[1,64,1024] = Dropout(%a, %r, %t) <name=\"drop\">\n", ""),
+                        "  %b: f32[1,64,1024] = Dropout(%a, %r, %t) <name=\"drop\">\n",
+                        ""),
                "drop", false, "training_mode", false);
     /* training_mode a constant true: refused */
     check_case("Dropout, training_mode constant true",
-               sandwich("", "  const %r: f32[] = [0.5]\n"
-                            "  const %t: bool[] = [1]\n"
-                            "  %b: f32[1,64,1024] = Dropout(%a, %r, %t) <name=\"drop\">\n", ""),
+               sandwich("",
+                        "  const %r: f32[] = [0.5]\n"
+                        "  const %t: bool[] = [1]\n"
+                        "  %b: f32[1,64,1024] = Dropout(%a, %r, %t) <name=\"drop\">\n",
+                        ""),
                "drop", false, "training mode", false);
     /* the mask output used (a graph output): refused */
     check_case("Dropout, mask output used",
-               sandwich("", "  %b: f32[1,64,1024], %m: bool[1,64,1024] = Dropout(%a) "
-                            "<name=\"drop\">\n", "  output %m\n"),
+               sandwich("",
+                        "  %b: f32[1,64,1024], %m: bool[1,64,1024] = Dropout(%a) "
+                        "<name=\"drop\">\n",
+                        "  output %m\n"),
                "drop", false, "mask output", false);
     /* control: inference mode (constant false), no mask: the identity, on the NPU */
     check_case("Dropout, training_mode constant false",
-               sandwich("", "  const %r: f32[] = [0.5]\n"
-                            "  const %t: bool[] = [0]\n"
-                            "  %b: f32[1,64,1024] = Dropout(%a, %r, %t) <name=\"drop\">\n", ""),
+               sandwich("",
+                        "  const %r: f32[] = [0.5]\n"
+                        "  const %t: bool[] = [0]\n"
+                        "  %b: f32[1,64,1024] = Dropout(%a, %r, %t) <name=\"drop\">\n",
+                        ""),
                "drop", true, NULL, true);
 
     /* the front end keeps a training-mode Dropout (it is not a no-op) and drops an
@@ -181,14 +188,17 @@ test_dropout(void)
     struct npu_graph *g = parse(sandwich("  input %t: bool[]\n",
                                          "  const %r: f32[] = [0.5]\n"
                                          "  %b: f32[1,64,1024] = Dropout(%a, %r, %t) "
-                                         "<name=\"drop\">\n", ""));
+                                         "<name=\"drop\">\n",
+                                         ""));
     struct npu_compile_options co = {.verify = 1};
     CHECK_EQ_INT(NPU_OK, npu_compile(g, &co));
     CHECK(node_named(g, "drop") != NULL);
     npu_graph_free(g);
-    g = parse(sandwich("", "  const %r: f32[] = [0.5]\n"
-                           "  const %t: bool[] = [0]\n"
-                           "  %b: f32[1,64,1024] = Dropout(%a, %r, %t) <name=\"drop\">\n", ""));
+    g = parse(sandwich("",
+                       "  const %r: f32[] = [0.5]\n"
+                       "  const %t: bool[] = [0]\n"
+                       "  %b: f32[1,64,1024] = Dropout(%a, %r, %t) <name=\"drop\">\n",
+                       ""));
     CHECK_EQ_INT(NPU_OK, npu_compile(g, &co));
     CHECK(node_named(g, "drop") == NULL);
     npu_graph_free(g);
@@ -199,15 +209,19 @@ test_fp64(void)
 {
     /* double Add between casts: refused (fp16 would overflow 1e223, facts §2.9) */
     check_case("Add on float64",
-               sandwich("", "  %ad: f64[1,64,1024] = Cast(%a) {to=11}\n"
-                            "  const %k: f64[] = [1.5]\n"
-                            "  %sd: f64[1,64,1024] = Add(%ad, %k) <name=\"add64\">\n"
-                            "  %b: f32[1,64,1024] = Cast(%sd) {to=1}\n", ""),
+               sandwich("",
+                        "  %ad: f64[1,64,1024] = Cast(%a) {to=11}\n"
+                        "  const %k: f64[] = [1.5]\n"
+                        "  %sd: f64[1,64,1024] = Add(%ad, %k) <name=\"add64\">\n"
+                        "  %b: f32[1,64,1024] = Cast(%sd) {to=1}\n",
+                        ""),
                "add64", false, "float64", false);
     check_case("Relu on float64",
-               sandwich("", "  %ad: f64[1,64,1024] = Cast(%a) {to=11}\n"
-                            "  %sd: f64[1,64,1024] = Relu(%ad) <name=\"relu64\">\n"
-                            "  %b: f32[1,64,1024] = Cast(%sd) {to=1}\n", ""),
+               sandwich("",
+                        "  %ad: f64[1,64,1024] = Cast(%a) {to=11}\n"
+                        "  %sd: f64[1,64,1024] = Relu(%ad) <name=\"relu64\">\n"
+                        "  %b: f32[1,64,1024] = Cast(%sd) {to=1}\n",
+                        ""),
                "relu64", false, "float64", false);
     check_case("MatMul on float64",
                "# opennpu ir v1\n"
@@ -220,8 +234,10 @@ test_fp64(void)
                "mm64", false, "float64", false);
     /* control: the same Add on float32 */
     check_case("Add on float32",
-               sandwich("", "  const %k: f32[] = [1.5]\n"
-                            "  %b: f32[1,64,1024] = Add(%a, %k) <name=\"add32\">\n", ""),
+               sandwich("",
+                        "  const %k: f32[] = [1.5]\n"
+                        "  %b: f32[1,64,1024] = Add(%a, %k) <name=\"add32\">\n",
+                        ""),
                "add32", true, NULL, true);
 }
 
@@ -254,26 +270,25 @@ test_quant_param(void)
 {
     /* DynamicQuantizeLinear's expansion (ONNX function body), shortened: the float ops
      * computing scale and zero point stay on the CPU */
-    static const char *text =
-        "# opennpu ir v1\n"
-        "graph \"dql\" opset=13 {\n"
-        "  input %x: f32[1,64,1024]\n"
-        "  const %zero: f32[] = [0.0]\n"
-        "  const %qmax: f32[] = [255.0]\n"
-        "  %mx: f32[] = ReduceMax(%x) {keepdims=0}\n"
-        "  %mn: f32[] = ReduceMin(%x) {keepdims=0}\n"
-        "  %mx0: f32[] = Max(%mx, %zero) <name=\"max0\">\n"
-        "  %mn0: f32[] = Min(%mn, %zero) <name=\"min0\">\n"
-        "  %rng: f32[] = Sub(%mx0, %mn0) <name=\"range\">\n"
-        "  %sc: f32[] = Div(%rng, %qmax) <name=\"scale\">\n"
-        "  %zf: f32[] = Div(%mn0, %sc) <name=\"zdiv\">\n"
-        "  %zn: f32[] = Sub(%zero, %zf) <name=\"zsub\">\n"
-        "  %zc: f32[] = Clip(%zn, %zero, %qmax) <name=\"zclip\">\n"
-        "  %zr: f32[] = Round(%zc)\n"
-        "  %zp: u8[] = Cast(%zr) {to=2}\n"
-        "  %y: u8[1,64,1024] = QuantizeLinear(%x, %sc, %zp)\n"
-        "  output %y\n"
-        "}\n";
+    static const char *text = "# opennpu ir v1\n"
+                              "graph \"dql\" opset=13 {\n"
+                              "  input %x: f32[1,64,1024]\n"
+                              "  const %zero: f32[] = [0.0]\n"
+                              "  const %qmax: f32[] = [255.0]\n"
+                              "  %mx: f32[] = ReduceMax(%x) {keepdims=0}\n"
+                              "  %mn: f32[] = ReduceMin(%x) {keepdims=0}\n"
+                              "  %mx0: f32[] = Max(%mx, %zero) <name=\"max0\">\n"
+                              "  %mn0: f32[] = Min(%mn, %zero) <name=\"min0\">\n"
+                              "  %rng: f32[] = Sub(%mx0, %mn0) <name=\"range\">\n"
+                              "  %sc: f32[] = Div(%rng, %qmax) <name=\"scale\">\n"
+                              "  %zf: f32[] = Div(%mn0, %sc) <name=\"zdiv\">\n"
+                              "  %zn: f32[] = Sub(%zero, %zf) <name=\"zsub\">\n"
+                              "  %zc: f32[] = Clip(%zn, %zero, %qmax) <name=\"zclip\">\n"
+                              "  %zr: f32[] = Round(%zc)\n"
+                              "  %zp: u8[] = Cast(%zr) {to=2}\n"
+                              "  %y: u8[1,64,1024] = QuantizeLinear(%x, %sc, %zp)\n"
+                              "  output %y\n"
+                              "}\n";
     static const char *names[] = {"max0", "min0", "range", "scale", "zdiv", "zsub", "zclip"};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         char what[64];
@@ -322,16 +337,30 @@ test_dtype_sweep(void)
         const char *op, *attrs;
         int nin; /* activations of the swept type */
     } ops[] = {
-        {"Relu", "", 1}, {"Neg", "", 1}, {"Abs", "", 1}, {"Identity", "", 1},
-        {"Sigmoid", "", 1}, {"Tanh", "", 1}, {"Erf", "", 1},
-        {"LeakyRelu", " {alpha=0.1}", 1}, {"HardSigmoid", "", 1},
-        {"HardSwish", "", 1}, {"Softmax", " {axis=-1}", 1}, {"Gelu", "", 1},
-        {"Add", "", 2}, {"Sub", "", 2}, {"Mul", "", 2}, {"Div", "", 2},
-        {"Max", "", 2}, {"Min", "", 2}, {"Dropout", "", 1},
+        {"Relu", "", 1},
+        {"Neg", "", 1},
+        {"Abs", "", 1},
+        {"Identity", "", 1},
+        {"Sigmoid", "", 1},
+        {"Tanh", "", 1},
+        {"Erf", "", 1},
+        {"LeakyRelu", " {alpha=0.1}", 1},
+        {"HardSigmoid", "", 1},
+        {"HardSwish", "", 1},
+        {"Softmax", " {axis=-1}", 1},
+        {"Gelu", "", 1},
+        {"Add", "", 2},
+        {"Sub", "", 2},
+        {"Mul", "", 2},
+        {"Div", "", 2},
+        {"Max", "", 2},
+        {"Min", "", 2},
+        {"Dropout", "", 1},
         {"Flatten", " {axis=1}", 1}, /* the data-movement family's check */
         {"MaxPool", " {kernel_shape=[2,2], strides=[2,2]}", 1},
         {"AveragePool", " {kernel_shape=[2,2], strides=[2,2]}", 1},
-        {"GlobalAveragePool", "", 1}, {"GlobalMaxPool", "", 1},
+        {"GlobalAveragePool", "", 1},
+        {"GlobalMaxPool", "", 1},
     };
     static const char *types[] = {"f32", "f16", "f64", "i64", "i32", "i16", "i8", "u8", "bool"};
     int refused = 0, skipped = 0;
@@ -339,9 +368,10 @@ test_dtype_sweep(void)
         for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
             const char *ty = types[t];
             bool is_pool = strstr(ops[i].op, "Pool") != NULL;
-            const char *oshape = !strcmp(ops[i].op, "Flatten") ? "[1,8192]"
+            const char *oshape = !strcmp(ops[i].op, "Flatten")      ? "[1,8192]"
                                  : !strncmp(ops[i].op, "Global", 6) ? "[1,16,1,1]"
-                                 : is_pool ? "[1,16,8,16]" : "[1,16,16,32]";
+                                 : is_pool                          ? "[1,16,8,16]"
+                                                                    : "[1,16,16,32]";
             char text[1024];
             snprintf(text, sizeof(text),
                      "# opennpu ir v1\n"
@@ -351,8 +381,7 @@ test_dtype_sweep(void)
                      "  %%y: %s%s = %s(%%x%s)%s <name=\"op\">\n"
                      "  output %%y\n"
                      "}\n",
-                     ty, ty, ty, oshape, ops[i].op, ops[i].nin == 2 ? ", %z" : "",
-                     ops[i].attrs);
+                     ty, ty, ty, oshape, ops[i].op, ops[i].nin == 2 ? ", %z" : "", ops[i].attrs);
             struct npu_graph *g = NULL;
             npu_log_set_handler(quiet, NULL); /* the parser's type errors are expected */
             enum npu_status pst = npu_ir_parse(text, strlen(text), NULL, 0, true, &g);
@@ -377,8 +406,7 @@ test_dtype_sweep(void)
         }
     if (verbose)
         printf("dtype sweep: %zu ops x %zu types, %d refused, %d not valid for the op\n",
-               sizeof(ops) / sizeof(ops[0]), sizeof(types) / sizeof(types[0]), refused,
-               skipped);
+               sizeof(ops) / sizeof(ops[0]), sizeof(types) / sizeof(types[0]), refused, skipped);
 }
 
 int

@@ -172,16 +172,43 @@ int
 main(int argc, char **argv)
 {
     int iters = argc > 1 ? atoi(argv[1]) : 400;
-    struct tu_conv c1 = {.C = 16, .H = 30, .W = 30, .K = 24, .kh = 3, .kw = 3, .sy = 2, .sx = 2,
-                         .pt = 1, .pl = 1, .pb = 1, .pr = 1, .bias = true, .act = "clip",
-                         .act_alpha = -1, .act_beta = 3, .range = 8, .seed = 1};
-    struct tu_mm m1 = {.rank = 2, .M = 100, .K = 1536, .N = 40, .bias = true, .act = "relu",
-                       .range = 8, .seed = 2};
-    struct tu_conv c2 = {.C = 3, .H = 40, .W = 40, .K = 16, .kh = 3, .kw = 3, .range = 8,
-                         .seed = 3};
+    struct tu_conv c1 = {.C = 16,
+                         .H = 30,
+                         .W = 30,
+                         .K = 24,
+                         .kh = 3,
+                         .kw = 3,
+                         .sy = 2,
+                         .sx = 2,
+                         .pt = 1,
+                         .pl = 1,
+                         .pb = 1,
+                         .pr = 1,
+                         .bias = true,
+                         .act = "clip",
+                         .act_alpha = -1,
+                         .act_beta = 3,
+                         .range = 8,
+                         .seed = 1};
+    struct tu_mm m1 = {.rank = 2,
+                       .M = 100,
+                       .K = 1536,
+                       .N = 40,
+                       .bias = true,
+                       .act = "relu",
+                       .range = 8,
+                       .seed = 2};
+    struct tu_conv c2 = {
+        .C = 3, .H = 40, .W = 40, .K = 16, .kh = 3, .kw = 3, .range = 8, .seed = 3};
     /* EW-stage fusions: a LUT activation after channel blocks, a residual Add */
-    struct tu_mm m2 = {.rank = 2, .M = 30, .K = 512, .N = 48, .bias = true, .act = "gelu_tanh",
-                       .range = 8, .seed = 4};
+    struct tu_mm m2 = {.rank = 2,
+                       .M = 30,
+                       .K = 512,
+                       .N = 48,
+                       .bias = true,
+                       .act = "gelu_tanh",
+                       .range = 8,
+                       .seed = 4};
     struct npu_graph *gs[5] = {tu_conv_graph(&c1), tu_matmul_graph(&m1), tu_conv_graph(&c2),
                                tu_matmul_graph(&m2), residual_graph()};
     npu_log_set_handler(quiet, NULL); /* thousands of expected refusals */

@@ -62,8 +62,8 @@ relocated(const struct npu_prog_job *j)
         img.tasks[i].int_mask = j->tasks[i].int_mask;
     }
     for (uint32_t i = 0; i < j->n_relocs; i++)
-        img.relocs[i] = (struct npu_reloc){j->relocs[i].qword, j->relocs[i].buffer,
-                                           j->relocs[i].offset};
+        img.relocs[i] =
+            (struct npu_reloc){j->relocs[i].qword, j->relocs[i].buffer, j->relocs[i].offset};
     img.n_tasks = j->n_tasks;
     img.n_relocs = img.cap_relocs = j->n_relocs;
     uint32_t iova[NPU_BUF_COUNT] = {0x10000000, 0x20000000};
@@ -127,8 +127,8 @@ routes(struct npu_graph *(*make)(const void *), const void *arg, const char *lab
             struct prun r1, r2;
             struct npu_program *pc = pa;
             const struct npu_prog_job *keep = pa->jobs;
-            struct npu_prog_job *swapped = npu_program_alloc(pa, sizeof(*swapped) *
-                                                                     (size_t)pa->n_jobs);
+            struct npu_prog_job *swapped =
+                npu_program_alloc(pa, sizeof(*swapped) * (size_t)pa->n_jobs);
             memcpy(swapped, pa->jobs, sizeof(*swapped) * (size_t)pa->n_jobs);
             swapped[0] = jc;
             swapped[0].modeled_s = pa->jobs[0].modeled_s;
@@ -175,17 +175,48 @@ make_conv(const void *arg)
 int
 main(void)
 {
-    struct tu_mm mm = {.rank = 2, .M = 196, .K = 1536, .N = 40, .bias = true, .act = "relu",
-                       .range = 8, .seed = 3};
+    struct tu_mm mm = {.rank = 2,
+                       .M = 196,
+                       .K = 1536,
+                       .N = 40,
+                       .bias = true,
+                       .act = "relu",
+                       .range = 8,
+                       .seed = 3};
     routes(make_mm, &mm, "matmul 196x1536x40 (channel blocks)");
     struct tu_mm mm2 = {.rank = 2, .M = 4, .K = 32, .N = 16, .range = 8, .seed = 4};
     routes(make_mm, &mm2, "matmul 4x32x16");
-    struct tu_conv cv = {.C = 24, .H = 90, .W = 90, .K = 40, .kh = 3, .kw = 3, .sy = 2, .sx = 2,
-                         .pt = 1, .pl = 1, .pb = 1, .pr = 1, .bias = true, .act = "clip",
-                         .act_alpha = -1, .act_beta = 2, .range = 8, .seed = 5};
+    struct tu_conv cv = {.C = 24,
+                         .H = 90,
+                         .W = 90,
+                         .K = 40,
+                         .kh = 3,
+                         .kw = 3,
+                         .sy = 2,
+                         .sx = 2,
+                         .pt = 1,
+                         .pl = 1,
+                         .pb = 1,
+                         .pr = 1,
+                         .bias = true,
+                         .act = "clip",
+                         .act_alpha = -1,
+                         .act_beta = 2,
+                         .range = 8,
+                         .seed = 5};
     routes(make_conv, &cv, "conv 3x3/2 pad 1 24x90x90->40 bias clip");
-    struct tu_conv cv2 = {.C = 64, .H = 120, .W = 120, .K = 64, .kh = 3, .kw = 3, .pt = 1,
-                          .pl = 1, .pb = 1, .pr = 1, .range = 8, .seed = 6};
+    struct tu_conv cv2 = {.C = 64,
+                          .H = 120,
+                          .W = 120,
+                          .K = 64,
+                          .kh = 3,
+                          .kw = 3,
+                          .pt = 1,
+                          .pl = 1,
+                          .pb = 1,
+                          .pr = 1,
+                          .range = 8,
+                          .seed = 6};
     routes(make_conv, &cv2, "conv 3x3 64x120x120->64 (row tiles)");
     return npu_test_done("npu-routes");
 }

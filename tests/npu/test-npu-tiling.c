@@ -16,13 +16,13 @@ static int verbose;
 
 /* Counts tiles and reuse flags of the rk.Conv after lowering. */
 static void
-tile_stats(struct npu_graph *g, const struct npu_backend_options *o, int *tasks, int *wre,
-           int *dre, int *acc)
+tile_stats(struct npu_graph *g, const struct npu_backend_options *o, int *tasks, int *wre, int *dre,
+           int *acc)
 {
     *tasks = *wre = *dre = *acc = 0;
     if (npu_lower_graph(g, o))
         return;
-    npu_graph_for_each_node(g, n) {
+    npu_graph_for_each_node (g, n) {
         if (n->op != NPU_OP_RK_CONV)
             continue;
         size_t c;
@@ -73,8 +73,20 @@ int
 main(int argc, char **argv)
 {
     verbose = argc > 1 && !strcmp(argv[1], "-v");
-    struct tu_conv c = {.C = 96, .H = 24, .W = 24, .K = 80, .kh = 3, .kw = 3, .pt = 1, .pl = 1,
-                        .pb = 1, .pr = 1, .bias = true, .act = "relu", .range = 8, .seed = 1};
+    struct tu_conv c = {.C = 96,
+                        .H = 24,
+                        .W = 24,
+                        .K = 80,
+                        .kh = 3,
+                        .kw = 3,
+                        .pt = 1,
+                        .pl = 1,
+                        .pb = 1,
+                        .pr = 1,
+                        .bias = true,
+                        .act = "relu",
+                        .range = 8,
+                        .seed = 1};
     struct npu_backend_options o;
 
     o = (struct npu_backend_options){.force_rows = 5};
@@ -89,11 +101,11 @@ main(int argc, char **argv)
     run_conv(&c, &o, "rows of 6 x kernels of 16, input resident", 0, 1, 0);
     o = (struct npu_backend_options){.force_channels = 32};
     run_conv(&c, &o, "channel blocks of 32 (fp32 partials)", 0, 0, 1);
-    o = (struct npu_backend_options){.force_channels = 32, .force_rows = 7, .force_kernels = 32,
-                                     .force_order = 1};
+    o = (struct npu_backend_options){
+        .force_channels = 32, .force_rows = 7, .force_kernels = 32, .force_order = 1};
     run_conv(&c, &o, "blocks x rows x kernels, rows outside", 0, 0, 1);
-    o = (struct npu_backend_options){.force_channels = 64, .force_rows = 7, .force_kernels = 48,
-                                     .force_order = 2};
+    o = (struct npu_backend_options){
+        .force_channels = 64, .force_rows = 7, .force_kernels = 48, .force_order = 2};
     run_conv(&c, &o, "blocks x rows x kernels, kernels outside", 1, 0, 1);
     o = (struct npu_backend_options){.force_channels = 32, .fp16_partials = 1};
     c.range = 4;
@@ -106,23 +118,46 @@ main(int argc, char **argv)
     o = (struct npu_backend_options){.force_channels = 32, .force_rows = 12};
     run_conv(&c, &o, "channel blocks + clip(0,2) in the EW stage", 0, 0, 1);
     /* stride 2 with row tiles */
-    struct tu_conv c2 = {.C = 40, .H = 31, .W = 29, .K = 48, .kh = 5, .kw = 5, .sy = 2, .sx = 2,
-                         .pt = 2, .pl = 2, .pb = 2, .pr = 2, .range = 8, .seed = 2};
+    struct tu_conv c2 = {.C = 40,
+                         .H = 31,
+                         .W = 29,
+                         .K = 48,
+                         .kh = 5,
+                         .kw = 5,
+                         .sy = 2,
+                         .sx = 2,
+                         .pt = 2,
+                         .pl = 2,
+                         .pb = 2,
+                         .pr = 2,
+                         .range = 8,
+                         .seed = 2};
     o = (struct npu_backend_options){.force_rows = 3};
     run_conv(&c2, &o, "5x5/2 rows of 3", 0, 0, 0);
-    o = (struct npu_backend_options){.force_rows = 4, .force_channels = 32, .force_kernels = 16,
-                                     .force_order = 2};
+    o = (struct npu_backend_options){
+        .force_rows = 4, .force_channels = 32, .force_kernels = 16, .force_order = 2};
     run_conv(&c2, &o, "5x5/2 rows x kernels x blocks", 1, 0, 1);
     /* depthwise channel tiles x rows */
-    struct tu_conv dw = {.C = 96, .H = 20, .W = 22, .K = 96, .kh = 3, .kw = 3, .pt = 1, .pl = 1,
-                         .pb = 1, .pr = 1, .group = 96, .bias = true, .range = 8, .seed = 3};
+    struct tu_conv dw = {.C = 96,
+                         .H = 20,
+                         .W = 22,
+                         .K = 96,
+                         .kh = 3,
+                         .kw = 3,
+                         .pt = 1,
+                         .pl = 1,
+                         .pb = 1,
+                         .pr = 1,
+                         .group = 96,
+                         .bias = true,
+                         .range = 8,
+                         .seed = 3};
     o = (struct npu_backend_options){.force_kernels = 32, .force_rows = 6, .force_order = 1};
     run_conv(&dw, &o, "depthwise tiles of 32 x rows of 6", 0, 0, 0);
     o = (struct npu_backend_options){.force_kernels = 32, .force_rows = 6, .force_order = 2};
     run_conv(&dw, &o, "depthwise rows inside channel tiles", 1, 0, 0);
     /* matmul: blocks and kernels */
-    struct tu_mm m = {.rank = 2, .M = 100, .K = 200, .N = 70, .bias = true, .range = 8,
-                      .seed = 4};
+    struct tu_mm m = {.rank = 2, .M = 100, .K = 200, .N = 70, .bias = true, .range = 8, .seed = 4};
     {
         struct npu_graph *g1 = tu_matmul_graph(&m), *g2 = tu_matmul_graph(&m);
         float a[100 * 200];
@@ -130,8 +165,8 @@ main(int argc, char **argv)
         tu_fill(a, NPU_ARRAY_SIZE(a), &s, 8);
         struct npu_tensor in = g1->inputs[0]->t, want = {0}, got = {0};
         in.data = a;
-        o = (struct npu_backend_options){.force_channels = 64, .force_kernels = 32,
-                                         .force_rows = 30};
+        o = (struct npu_backend_options){
+            .force_channels = 64, .force_kernels = 32, .force_rows = 30};
         CHECK_EQ_INT(NPU_OK, tu_run_cpu(g1, &in, 1, &want));
         CHECK_EQ_INT(NPU_OK, tu_run_npu(g2, &o, &in, &got, NULL));
         CHECK(tu_cmp(&got, &want, 1e-7, ldexp(1, -11), NULL) <= 1);

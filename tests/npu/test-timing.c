@@ -16,10 +16,10 @@
  * overhead and DMA rate, and the multi-core planner adds its submit overhead.
  */
 #include "npu-mc-matmul.h"
-#include "npu/npu-partition.h"
-#include "npu/npu-program-exec.h"
 #include "npu-rk.h"
 #include "npu-test-util.h"
+#include "npu/npu-partition.h"
+#include "npu/npu-program-exec.h"
 #include "npu/npu-timing.h"
 
 struct figures {

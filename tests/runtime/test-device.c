@@ -14,8 +14,8 @@
 #include <math.h>
 #include <pthread.h>
 
-#include "npu-test.h"
 #include "npu-handprog.h"
+#include "npu-test.h"
 
 #define P_INT8 0u
 
@@ -147,7 +147,7 @@ test_info(struct npu_device *dev)
      * the simulator; with one, auto takes the first backend whose probe succeeds. */
     struct npu_backend_probe pr[3];
     CHECK_EQ_INT(3, (int)npu_device_probe_backends(pr, 3));
-    const char *want = pr[0].status == NPU_OK ? pr[0].name
+    const char *want = pr[0].status == NPU_OK   ? pr[0].name
                        : pr[1].status == NPU_OK ? pr[1].name
                                                 : "sim";
     struct npu_device *d2 = NULL;

@@ -12,9 +12,9 @@
 #include <math.h>
 #include <time.h>
 
+#include "npu-handprog.h"
 #include "npu-test.h"
 #include "sim-gemm.h"
-#include "npu-handprog.h"
 
 #ifdef SIM_HAVE_CBLAS
 #include <cblas.h>
@@ -87,12 +87,18 @@ main(int argc, char **argv)
             at[(size_t)k * M + m] = a16[(size_t)m * K + k];
     CHECK_EQ_INT(NPU_OK,
                  npu_nchw_to_nc1hwc2(npu_bo_map(buf[BUF_A]), a_bytes, at, 2, 1, K, M, 1, 0));
-    CHECK_EQ_INT(NPU_OK, npu_weight_pack_matmul(&wl, npu_bo_map(buf[BUF_B]), wl.total_bytes, b16, 0));
+    CHECK_EQ_INT(NPU_OK,
+                 npu_weight_pack_matmul(&wl, npu_bo_map(buf[BUF_B]), wl.total_bytes, b16, 0));
 
     struct npu_stream s;
     npu_stream_init(&s);
-    struct npu_ref_matmul p = {.kind = NPU_REF_MATMUL_FP16_FP32, .m = M, .k = K, .n = N,
-                               .input = {BUF_A, 0}, .weight = {BUF_B, 0}, .output = {BUF_C, 0}};
+    struct npu_ref_matmul p = {.kind = NPU_REF_MATMUL_FP16_FP32,
+                               .m = M,
+                               .k = K,
+                               .n = N,
+                               .input = {BUF_A, 0},
+                               .weight = {BUF_B, 0},
+                               .output = {BUF_C, 0}};
     CHECK_EQ_INT(NPU_OK, npu_ref_matmul_emit(&s, &p));
     struct npu_regcmd_image img;
     CHECK_EQ_INT(NPU_OK, npu_stream_layout(&s, npu_bo_iova(rc), NPU_SEGMENT_ALIGN, &img));
@@ -145,8 +151,9 @@ main(int argc, char **argv)
            sim_gemm_has_blas() ? "yes (OpenBLAS)" : "no (built-in blocked GEMM)");
     printf("  simulated (device API, A.1 program, host): %8.3f ms  %7.2f GFLOP/s  (best %.3f ms)\n",
            t_sim * 1e3, flop / t_sim * 1e-9, t_sim_min * 1e3);
-    printf("  plain fp32 sgemm (host):                    %8.3f ms  %7.2f GFLOP/s  (best %.3f ms)\n",
-           t_ref * 1e3, flop / t_ref * 1e-9, t_ref_min * 1e3);
+    printf(
+        "  plain fp32 sgemm (host):                    %8.3f ms  %7.2f GFLOP/s  (best %.3f ms)\n",
+        t_ref * 1e3, flop / t_ref * 1e-9, t_ref_min * 1e3);
     printf("  ratio simulated / sgemm time (median):      %8.2f x  (best-of: %.2f x)\n",
            t_sim / t_ref, t_sim_min / t_ref_min);
     printf("  NPU time, modeled (timing model v1):        %8.3f ms  (%llu DMA bytes, MAC "

@@ -27,12 +27,12 @@ struct gf_buf {
 struct gf_task {
     int index;
     uint32_t amount, enable, int_mask, addr;
-    int chain;       /* -1 if absent */
-    char ran[32];    /* "yes", "no", "yes(submit1)", "unknown", ... */
+    int chain;    /* -1 if absent */
+    char ran[32]; /* "yes", "no", "yes(submit1)", "unknown", ... */
     char plan[16];
-    int dup_of;      /* -1 if absent */
-    int submit;      /* -1 if absent */
-    int next;        /* -1 none or absent */
+    int dup_of; /* -1 if absent */
+    int submit; /* -1 if absent */
+    int next;   /* -1 none or absent */
     uint64_t *q;
     unsigned nq;
 };

@@ -16,8 +16,8 @@
  */
 #include <math.h>
 
-#include "npu-test.h"
 #include "npu-handprog.h"
+#include "npu-test.h"
 
 enum { BUF_A = 0, BUF_B, BUF_C, N_BUFS };
 
@@ -101,15 +101,20 @@ test_matmul(struct npu_device *dev, enum npu_ref_matmul_kind kind, uint32_t M, u
         for (uint32_t k = 0; k < K; k++)
             memcpy((uint8_t *)a_nchw + es * ((size_t)k * M + m),
                    (uint8_t *)a_raw + es * ((size_t)m * K + k), es);
-    CHECK_EQ_INT(NPU_OK, npu_nchw_to_nc1hwc2(npu_bo_map(buf[BUF_A]), a_bytes, a_nchw, es, 1, K,
-                                             M, 1, 0));
-    CHECK_EQ_INT(NPU_OK, npu_weight_pack_matmul(&wl, npu_bo_map(buf[BUF_B]), wl.total_bytes,
-                                                b_raw, 0));
+    CHECK_EQ_INT(NPU_OK,
+                 npu_nchw_to_nc1hwc2(npu_bo_map(buf[BUF_A]), a_bytes, a_nchw, es, 1, K, M, 1, 0));
+    CHECK_EQ_INT(NPU_OK,
+                 npu_weight_pack_matmul(&wl, npu_bo_map(buf[BUF_B]), wl.total_bytes, b_raw, 0));
 
     struct npu_stream s;
     npu_stream_init(&s);
-    struct npu_ref_matmul p = {.kind = kind, .m = M, .k = K, .n = N,
-                               .input = {BUF_A, 0}, .weight = {BUF_B, 0}, .output = {BUF_C, 0}};
+    struct npu_ref_matmul p = {.kind = kind,
+                               .m = M,
+                               .k = K,
+                               .n = N,
+                               .input = {BUF_A, 0},
+                               .weight = {BUF_B, 0},
+                               .output = {BUF_C, 0}};
     npu_ref_matmul_emit(&s, &p);
     char msg[512] = "";
     struct npu_job_result res;
@@ -160,13 +165,15 @@ test_matmul(struct npu_device *dev, enum npu_ref_matmul_kind kind, uint32_t M, u
             if (tol > 0)
                 worst = fmax(worst, err / tol);
             if (err > tol && bad++ < 3)
-                fprintf(stderr, "matmul %ux%ux%u: C[%u][%u] = %.9g, expected %.9g\n", M, K, N, m,
-                        n, got, ref);
+                fprintf(stderr, "matmul %ux%ux%u: C[%u][%u] = %.9g, expected %.9g\n", M, K, N, m, n,
+                        got, ref);
         }
     CHECK_EQ_INT(0, bad);
     if (st == NPU_OK)
         printf("A.1 %s M=%u K=%u N=%u %s: %s\n",
-               int8 ? "int8->int32" : kind == NPU_REF_MATMUL_FP16_FP16 ? "fp16->fp16" : "fp16->fp32",
+               int8                               ? "int8->int32"
+               : kind == NPU_REF_MATMUL_FP16_FP16 ? "fp16->fp16"
+                                                  : "fp16->fp32",
                M, K, N, int8 || integer_valued ? "integer data" : "random fp16",
                int8 || integer_valued ? "bit-exact" : "within the fp32 summation bound");
     free(a);
@@ -183,15 +190,20 @@ test_matmul(struct npu_device *dev, enum npu_ref_matmul_kind kind, uint32_t M, u
 static int64_t
 sat(int64_t v, enum npu_precision p)
 {
-    int64_t lo = p == NPU_PRECISION_INT8 ? INT8_MIN : p == NPU_PRECISION_INT16 ? INT16_MIN : INT32_MIN;
-    int64_t hi = p == NPU_PRECISION_INT8 ? INT8_MAX : p == NPU_PRECISION_INT16 ? INT16_MAX : INT32_MAX;
+    int64_t lo = p == NPU_PRECISION_INT8    ? INT8_MIN
+                 : p == NPU_PRECISION_INT16 ? INT16_MIN
+                                            : INT32_MIN;
+    int64_t hi = p == NPU_PRECISION_INT8    ? INT8_MAX
+                 : p == NPU_PRECISION_INT16 ? INT16_MAX
+                                            : INT32_MAX;
     return v < lo ? lo : v > hi ? hi : v;
 }
 
 static const char *const op_names[] = {"add", "sub", "mul", "div", "max", "min"};
 
 static void
-test_eltwise(struct npu_device *dev, enum npu_ref_ew_op op, enum npu_precision prec, int fp32_internal)
+test_eltwise(struct npu_device *dev, enum npu_ref_ew_op op, enum npu_precision prec,
+             int fp32_internal)
 {
     const uint32_t W = 37, C = 24;
     size_t es = prec == NPU_PRECISION_INT8 ? 1 : prec == NPU_PRECISION_INT32 ? 4 : 2;
@@ -225,9 +237,14 @@ test_eltwise(struct npu_device *dev, enum npu_ref_ew_op op, enum npu_precision p
     }
     struct npu_stream s;
     npu_stream_init(&s);
-    struct npu_ref_eltwise p = {.op = op, .precision = prec, .w = W, .c = C,
-                                .fp32_internal = fp32_internal, .x = {BUF_A, 0},
-                                .y = {BUF_B, 0}, .z = {BUF_C, 0}};
+    struct npu_ref_eltwise p = {.op = op,
+                                .precision = prec,
+                                .w = W,
+                                .c = C,
+                                .fp32_internal = fp32_internal,
+                                .x = {BUF_A, 0},
+                                .y = {BUF_B, 0},
+                                .z = {BUF_C, 0}};
     npu_ref_eltwise_emit(&s, &p);
     char msg[512] = "";
     enum npu_status st = run_stream(dev, &s, buf, NULL, msg);
@@ -297,8 +314,7 @@ test_eltwise(struct npu_device *dev, enum npu_ref_ew_op op, enum npu_precision p
             }
             if (got != want && bad++ < 3)
                 fprintf(stderr, "int p%d %s(%lld, %lld) = %lld, expected %lld\n", prec,
-                        op_names[op], (long long)a, (long long)b, (long long)got,
-                        (long long)want);
+                        op_names[op], (long long)a, (long long)b, (long long)got, (long long)want);
         }
     CHECK_EQ_INT(0, bad);
     for (int i = 0; i < N_BUFS; i++)

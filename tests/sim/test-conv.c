@@ -10,8 +10,8 @@
  */
 #include <math.h>
 
-#include "npu-test.h"
 #include "npu-handconv.h"
+#include "npu-test.h"
 
 struct rig {
     struct npu_device *dev;
@@ -133,29 +133,81 @@ test_conv_shapes(void)
     struct rig r;
     rig_open(&r, 1);
     /* fp16 3x3, stride 2, pad 1 on both sides (bottom/right implied) */
-    struct tconv t = {.prec = NPU_CNA_PRECISION_FP16, .out_prec = NPU_PRECISION_FP16, .C = 16,
-                      .H = 9, .W = 9, .K = 24, .kh = 3, .kw = 3, .sx = 2, .sy = 2, .pad_t = 1,
-                      .pad_l = 1, .out_h = 5, .out_w = 5};
+    struct tconv t = {.prec = NPU_CNA_PRECISION_FP16,
+                      .out_prec = NPU_PRECISION_FP16,
+                      .C = 16,
+                      .H = 9,
+                      .W = 9,
+                      .K = 24,
+                      .kh = 3,
+                      .kw = 3,
+                      .sx = 2,
+                      .sy = 2,
+                      .pad_t = 1,
+                      .pad_l = 1,
+                      .out_h = 5,
+                      .out_w = 5};
     check_conv(&r, &t, -3, 3, -2, 2, "fp16 3x3 s2 p1");
     /* fp16 5x3 kernel, stride 1x2, fp32 output */
-    t = (struct tconv){.prec = NPU_CNA_PRECISION_FP16, .out_prec = NPU_PRECISION_FP32, .C = 40,
-                       .H = 11, .W = 12, .K = 20, .kh = 5, .kw = 3, .sx = 2, .sy = 1,
-                       .out_h = 7, .out_w = 5};
+    t = (struct tconv){.prec = NPU_CNA_PRECISION_FP16,
+                       .out_prec = NPU_PRECISION_FP32,
+                       .C = 40,
+                       .H = 11,
+                       .W = 12,
+                       .K = 20,
+                       .kh = 5,
+                       .kw = 3,
+                       .sx = 2,
+                       .sy = 1,
+                       .out_h = 7,
+                       .out_w = 5};
     check_conv(&r, &t, -4, 4, -3, 3, "fp16 5x3 s(2,1) -> fp32");
     /* int8 3x3 with padding and a non-zero pad value (Mesa's izp - 128) -> int32 */
-    t = (struct tconv){.prec = NPU_CNA_PRECISION_INT8, .out_prec = NPU_PRECISION_INT32, .C = 32,
-                       .H = 8, .W = 10, .K = 40, .kh = 3, .kw = 3, .sx = 1, .sy = 1,
-                       .pad_t = 1, .pad_l = 1, .pad_value = -5, .out_h = 8, .out_w = 10};
+    t = (struct tconv){.prec = NPU_CNA_PRECISION_INT8,
+                       .out_prec = NPU_PRECISION_INT32,
+                       .C = 32,
+                       .H = 8,
+                       .W = 10,
+                       .K = 40,
+                       .kh = 3,
+                       .kw = 3,
+                       .sx = 1,
+                       .sy = 1,
+                       .pad_t = 1,
+                       .pad_l = 1,
+                       .pad_value = -5,
+                       .out_h = 8,
+                       .out_w = 10};
     check_conv(&r, &t, -128, 127, -128, 127, "int8 3x3 p1 pad-value -5 -> int32");
     /* int16 1x1 -> int32 */
-    t = (struct tconv){.prec = NPU_CNA_PRECISION_INT16, .out_prec = NPU_PRECISION_INT32, .C = 24,
-                       .H = 6, .W = 7, .K = 16, .kh = 1, .kw = 1, .sx = 1, .sy = 1,
-                       .out_h = 6, .out_w = 7};
+    t = (struct tconv){.prec = NPU_CNA_PRECISION_INT16,
+                       .out_prec = NPU_PRECISION_INT32,
+                       .C = 24,
+                       .H = 6,
+                       .W = 7,
+                       .K = 16,
+                       .kh = 1,
+                       .kw = 1,
+                       .sx = 1,
+                       .sy = 1,
+                       .out_h = 6,
+                       .out_w = 7};
     check_conv(&r, &t, -3000, 3000, -3000, 3000, "int16 1x1 -> int32");
     /* depthwise fp16 3x3 pad 1 */
-    t = (struct tconv){.prec = NPU_CNA_PRECISION_FP16, .out_prec = NPU_PRECISION_FP16, .C = 32,
-                       .H = 12, .W = 12, .kh = 3, .kw = 3, .sx = 1, .sy = 1, .pad_t = 1,
-                       .pad_l = 1, .out_h = 12, .out_w = 12, .depthwise = true};
+    t = (struct tconv){.prec = NPU_CNA_PRECISION_FP16,
+                       .out_prec = NPU_PRECISION_FP16,
+                       .C = 32,
+                       .H = 12,
+                       .W = 12,
+                       .kh = 3,
+                       .kw = 3,
+                       .sx = 1,
+                       .sy = 1,
+                       .pad_t = 1,
+                       .pad_l = 1,
+                       .out_h = 12,
+                       .out_w = 12,
+                       .depthwise = true};
     check_conv(&r, &t, -4, 4, -3, 3, "depthwise fp16 3x3 p1");
     /* non-integer fp16 data: within fp32 accumulation rounding of the exact sum */
     rig_close(&r);
@@ -169,8 +221,17 @@ test_fp16_rounding(void)
      * by at most n * 2^-24 * sum|terms| (worst-case fp32 summation bound). */
     struct rig r;
     rig_open(&r, 1);
-    struct tconv t = {.prec = NPU_CNA_PRECISION_FP16, .out_prec = NPU_PRECISION_FP32, .C = 256,
-                      .H = 4, .W = 4, .K = 16, .kh = 1, .kw = 1, .sx = 1, .sy = 1, .out_h = 4,
+    struct tconv t = {.prec = NPU_CNA_PRECISION_FP16,
+                      .out_prec = NPU_PRECISION_FP32,
+                      .C = 256,
+                      .H = 4,
+                      .W = 4,
+                      .K = 16,
+                      .kh = 1,
+                      .kw = 1,
+                      .sx = 1,
+                      .sy = 1,
+                      .out_h = 4,
                       .out_w = 4};
     rig_bufs(&r, &t);
     uint32_t seed = 5;
@@ -210,9 +271,19 @@ test_fp16_rounding(void)
 static void
 test_dilation(void)
 {
-    struct tconv t = {.prec = NPU_CNA_PRECISION_FP16, .out_prec = NPU_PRECISION_FP16, .C = 8,
-                      .H = 9, .W = 9, .K = 16, .kh = 3, .kw = 3, .sx = 1, .sy = 1, .dil = 1,
-                      .out_h = 5, .out_w = 5};
+    struct tconv t = {.prec = NPU_CNA_PRECISION_FP16,
+                      .out_prec = NPU_PRECISION_FP16,
+                      .C = 8,
+                      .H = 9,
+                      .W = 9,
+                      .K = 16,
+                      .kh = 3,
+                      .kw = 3,
+                      .sx = 1,
+                      .sy = 1,
+                      .dil = 1,
+                      .out_h = 5,
+                      .out_w = 5};
     struct rig r;
     rig_open(&r, 1);
     rig_bufs(&r, &t);
@@ -237,9 +308,18 @@ test_input_converter(void)
 {
     struct rig r;
     rig_open(&r, 1);
-    struct tconv t = {.prec = NPU_CNA_PRECISION_INT8, .out_prec = NPU_PRECISION_INT32, .C = 16,
-                      .H = 6, .W = 16, .K = 32, .kh = 3, .kw = 3, .sx = 1, .sy = 1,
-                      .out_h = 4, .out_w = 14};
+    struct tconv t = {.prec = NPU_CNA_PRECISION_INT8,
+                      .out_prec = NPU_PRECISION_INT32,
+                      .C = 16,
+                      .H = 6,
+                      .W = 16,
+                      .K = 32,
+                      .kh = 3,
+                      .kw = 3,
+                      .sx = 1,
+                      .sy = 1,
+                      .out_h = 4,
+                      .out_w = 14};
     rig_bufs(&r, &t);
     uint32_t seed = 77;
     uint8_t *img = npu_bo_map(r.in);
@@ -247,7 +327,7 @@ test_input_converter(void)
     for (uint32_t h = 0; h < 6; h++)
         for (uint32_t x = 0; x < 16; x++) {
             uint8_t v = (uint8_t)trand(&seed);
-            img[h * 16 + x] = v;   /* packed: one byte per pixel */
+            img[h * 16 + x] = v;        /* packed: one byte per pixel */
             in[h * 16 + x] = v - 128.0; /* channel 0 after the converter */
         }
     double w[32 * 16 * 9];
@@ -260,7 +340,8 @@ test_input_converter(void)
     for (uint32_t k = 0; k < 32; k++)
         for (uint32_t c = 0; c < 16; c++)
             for (uint32_t i = 0; i < 9; i++)
-                tc_put(pw + tc_w_index(&t, k, c, i / 3, i % 3), t.prec, w[((size_t)k * 16 + c) * 9 + i]);
+                tc_put(pw + tc_w_index(&t, k, c, i / 3, i % 3), t.prec,
+                       w[((size_t)k * 16 + c) * 9 + i]);
     struct tprog p = {.n = 0};
     tc_body(&p, &t);
     tp_reg(&p, REG_CNA_CONV_CON1,
@@ -270,7 +351,7 @@ test_input_converter(void)
     tp_reg(&p, REG_CNA_DATA_SIZE1,
            CNA_DATA_SIZE1_DATAIN_CHANNEL_REAL(0) | CNA_DATA_SIZE1_DATAIN_CHANNEL(16));
     tp_reg(&p, REG_CNA_CBUF_CON1, 16 * 6); /* W x H in small-channel mode */
-    tp_reg(&p, REG_CNA_DMA_CON1, 16);       /* Mesa: max(W, 16) and that x (H - 1) */
+    tp_reg(&p, REG_CNA_DMA_CON1, 16);      /* Mesa: max(W, 16) and that x (H - 1) */
     tp_reg(&p, REG_CNA_DMA_CON2, 16 * 5);
     tp_reg(&p, REG_CNA_CVT_CON0,
            CNA_CVT_CON0_CVT_TYPE(1) | CNA_CVT_CON0_CVT_TRUNCATE_0(14) |
@@ -306,9 +387,18 @@ test_reuse(void)
 {
     struct rig r;
     rig_open(&r, 1);
-    struct tconv t = {.prec = NPU_CNA_PRECISION_FP16, .out_prec = NPU_PRECISION_FP16, .C = 16,
-                      .H = 6, .W = 6, .K = 16, .kh = 3, .kw = 3, .sx = 1, .sy = 1,
-                      .out_h = 4, .out_w = 4};
+    struct tconv t = {.prec = NPU_CNA_PRECISION_FP16,
+                      .out_prec = NPU_PRECISION_FP16,
+                      .C = 16,
+                      .H = 6,
+                      .W = 6,
+                      .K = 16,
+                      .kh = 3,
+                      .kw = 3,
+                      .sx = 1,
+                      .sy = 1,
+                      .out_h = 4,
+                      .out_w = 4};
     rig_bufs(&r, &t);
     CHECK_EQ_INT(NPU_OK, npu_bo_create(r.dev, tc_w_bytes(&t) + 4096, 0, &r.aux));
     uint32_t seed = 31;
@@ -398,9 +488,20 @@ test_bias_relu_requant(void)
 {
     struct rig r;
     rig_open(&r, 1);
-    struct tconv t = {.prec = NPU_CNA_PRECISION_INT8, .out_prec = NPU_PRECISION_INT8, .C = 16,
-                      .H = 5, .W = 5, .K = 32, .kh = 3, .kw = 3, .sx = 1, .sy = 1, .pad_t = 1,
-                      .pad_l = 1, .out_h = 5, .out_w = 5};
+    struct tconv t = {.prec = NPU_CNA_PRECISION_INT8,
+                      .out_prec = NPU_PRECISION_INT8,
+                      .C = 16,
+                      .H = 5,
+                      .W = 5,
+                      .K = 32,
+                      .kh = 3,
+                      .kw = 3,
+                      .sx = 1,
+                      .sy = 1,
+                      .pad_t = 1,
+                      .pad_l = 1,
+                      .out_h = 5,
+                      .out_w = 5};
     rig_bufs(&r, &t);
     CHECK_EQ_INT(NPU_OK, npu_bo_create(r.dev, 32 * 4, 0, &r.aux));
     uint32_t seed = 9;
@@ -426,9 +527,8 @@ test_bias_relu_requant(void)
     tp_reg(&p, REG_DPU_OUT_CVT_OFFSET, (uint32_t)zp);
     char msg[512] = "";
     unsigned body_n = p.n;
-    enum npu_status st =
-        rig_run1(&r, &p, NPU_OP_EN_CNA | NPU_OP_EN_CORE | NPU_OP_EN_DPU | NPU_OP_EN_DPU_RDMA, NULL,
-                 msg);
+    enum npu_status st = rig_run1(
+        &r, &p, NPU_OP_EN_CNA | NPU_OP_EN_CORE | NPU_OP_EN_DPU | NPU_OP_EN_DPU_RDMA, NULL, msg);
     CHECK_EQ_INT(NPU_OK, st);
     if (st)
         fprintf(stderr, "bias: %s\n", msg);
@@ -438,7 +538,7 @@ test_bias_relu_requant(void)
         for (uint32_t y = 0; y < 5; y++)
             for (uint32_t x = 0; x < 5; x++) {
                 int64_t acc = (int64_t)tc_ref(&t, in, w, k, y, x) + bias[k];
-                acc = acc < 0 ? 0 : acc;          /* BS ReLU */
+                acc = acc < 0 ? 0 : acc; /* BS ReLU */
                 double q = (double)acc * scale / (double)(1u << shift);
                 int64_t v = (int64_t)nearbyint(q) + zp; /* half-to-even */
                 v = v > 127 ? 127 : v < -128 ? -128 : v;
@@ -463,8 +563,17 @@ test_fp_operands(void)
 {
     struct rig r;
     rig_open(&r, 1);
-    struct tconv t = {.prec = NPU_CNA_PRECISION_FP16, .out_prec = NPU_PRECISION_FP32, .C = 8,
-                      .H = 4, .W = 4, .K = 16, .kh = 1, .kw = 1, .sx = 1, .sy = 1, .out_h = 4,
+    struct tconv t = {.prec = NPU_CNA_PRECISION_FP16,
+                      .out_prec = NPU_PRECISION_FP32,
+                      .C = 8,
+                      .H = 4,
+                      .W = 4,
+                      .K = 16,
+                      .kh = 1,
+                      .kw = 1,
+                      .sx = 1,
+                      .sy = 1,
+                      .out_h = 4,
                       .out_w = 4};
     rig_bufs(&r, &t);
     uint32_t seed = 3;
@@ -483,8 +592,7 @@ test_fp_operands(void)
                DPU_BS_CFG_BS_RELU_BYPASS(1));
     tp_reg(&p, REG_DPU_BS_ALU_CFG, addb);
     tp_reg(&p, REG_DPU_BN_CFG, DPU_BS_CFG_BS_ALU_BYPASS(1) | DPU_BS_CFG_BS_RELUX_EN(1));
-    tp_reg(&p, REG_DPU_BN_MUL_CFG,
-           DPU_BS_MUL_CFG_BS_MUL_OPERAND(npu_fp32_to_fp16(mul)));
+    tp_reg(&p, REG_DPU_BN_MUL_CFG, DPU_BS_MUL_CFG_BS_MUL_OPERAND(npu_fp32_to_fp16(mul)));
     tp_reg(&p, REG_DPU_BN_RELUX_CMP_VALUE, capb);
     char msg[512] = "";
     enum npu_status st = rig_run1(&r, &p, 0x0d, NULL, msg);
@@ -514,9 +622,18 @@ test_conv_timing(void)
 {
     struct rig r;
     rig_open(&r, 1);
-    struct tconv t = {.prec = NPU_CNA_PRECISION_FP16, .out_prec = NPU_PRECISION_FP16, .C = 40,
-                      .H = 10, .W = 10, .K = 20, .kh = 3, .kw = 3, .sx = 1, .sy = 1,
-                      .out_h = 8, .out_w = 8};
+    struct tconv t = {.prec = NPU_CNA_PRECISION_FP16,
+                      .out_prec = NPU_PRECISION_FP16,
+                      .C = 40,
+                      .H = 10,
+                      .W = 10,
+                      .K = 20,
+                      .kh = 3,
+                      .kw = 3,
+                      .sx = 1,
+                      .sy = 1,
+                      .out_h = 8,
+                      .out_w = 8};
     rig_bufs(&r, &t);
     struct tprog p = {.n = 0};
     tc_body(&p, &t);

@@ -11,8 +11,8 @@
  */
 #include <math.h>
 
-#include "npu-test.h"
 #include "npu-handconv.h"
+#include "npu-test.h"
 
 /* --------------------------------------------------------------- helpers */
 
@@ -80,7 +80,7 @@ f2h(uint8_t *p, float v)
 
 /* ------------------------------------------------------------ EW stage */
 
-static const char *const algo_names[] = {"max", "min", "add", "div", "minus",
+static const char *const algo_names[] = {"max", "min", "add",   "div",  "minus",
                                          "abs", "neg", "floor", "ceil", "mul"};
 
 static float
@@ -115,8 +115,13 @@ test_ew_algos(void)
         f2h(y + 2 * i, fabsf(v) < 0.1f ? 0.75f : v);
     }
     for (unsigned algo = 0; algo <= 9; algo++) {
-        struct fly f = {.prec = NPU_PRECISION_FP16, .W = W, .H = H, .C = C,
-                        .x = npu_bo_iova(r.a), .y = npu_bo_iova(r.b), .z = npu_bo_iova(r.c),
+        struct fly f = {.prec = NPU_PRECISION_FP16,
+                        .W = W,
+                        .H = H,
+                        .C = C,
+                        .x = npu_bo_iova(r.a),
+                        .y = npu_bo_iova(r.b),
+                        .z = npu_bo_iova(r.c),
                         .f32 = true};
         f.ew_cfg = DPU_EW_CFG_EW_DATA_MODE(1) | DPU_EW_CFG_EDATA_SIZE(NPU_ELEM_SIZE_16BIT) |
                    DPU_EW_CFG_EW_RELU_BYPASS(1) | DPU_EW_CFG_EW_LUT_BYPASS(1) |
@@ -135,8 +140,8 @@ test_ew_algos(void)
         for (size_t i = 0; i < bytes / 2; i++) {
             /* compared as numbers: the sign of a zero result (ceil(-0.5),
              * then OUT_CVT's + 0 offset) is not modelled */
-            float want = npu_fp16_to_fp32(npu_fp32_to_fp16(
-                ew_ref(algo, h2f(x + 2 * i), h2f(y + 2 * i))));
+            float want =
+                npu_fp16_to_fp32(npu_fp32_to_fp16(ew_ref(algo, h2f(x + 2 * i), h2f(y + 2 * i))));
             if (want != h2f(z + 2 * i) && bad++ < 3)
                 fprintf(stderr, "ew %s: %g op %g = %g, expected %g\n", algo_names[algo],
                         h2f(x + 2 * i), h2f(y + 2 * i), h2f(z + 2 * i), want);
@@ -146,8 +151,14 @@ test_ew_algos(void)
     printf("EW max/min/add/div/minus/abs/neg/floor/ceil/mul (fp16, ERDMA per pixel): exact\n");
 
     /* register operands and per-channel ERDMA: unverified -> strict refuses */
-    struct fly f = {.prec = NPU_PRECISION_FP16, .W = W, .H = H, .C = C, .x = npu_bo_iova(r.a),
-                    .y = npu_bo_iova(r.b), .z = npu_bo_iova(r.c), .f32 = true};
+    struct fly f = {.prec = NPU_PRECISION_FP16,
+                    .W = W,
+                    .H = H,
+                    .C = C,
+                    .x = npu_bo_iova(r.a),
+                    .y = npu_bo_iova(r.b),
+                    .z = npu_bo_iova(r.c),
+                    .f32 = true};
     f.ew_cfg = DPU_EW_CFG_EDATA_SIZE(NPU_ELEM_SIZE_16BIT) | DPU_EW_CFG_EW_RELU_BYPASS(1) |
                DPU_EW_CFG_EW_LUT_BYPASS(1) | DPU_EW_CFG_EW_ALU_ALGO(NPU_ALU_ALGO_ADD);
     struct tprog p = {.n = 0};
@@ -242,8 +253,14 @@ test_lut(void)
 
     /* task 0: upload; task 1: apply (the RKNN tanh configuration, NOTES S19) */
     struct tprog p[2] = {{.n = 0}, {.n = 0}};
-    struct fly f = {.prec = NPU_PRECISION_FP16, .W = W, .H = H, .C = C, .x = npu_bo_iova(r.a),
-                    .y = npu_bo_iova(r.b), .z = npu_bo_iova(r.b), .f32 = true,
+    struct fly f = {.prec = NPU_PRECISION_FP16,
+                    .W = W,
+                    .H = H,
+                    .C = C,
+                    .x = npu_bo_iova(r.a),
+                    .y = npu_bo_iova(r.b),
+                    .z = npu_bo_iova(r.b),
+                    .f32 = true,
                     .ew_cfg = 0x383};
     tp_fly(&p[0], &f); /* a plain copy into b while uploading */
     tp_lut_upload(&p[0], le, lo);
@@ -322,7 +339,8 @@ tp_pool(struct tprog *p, const struct pool *q)
     tp_reg(p, REG_PPU_DATA_CUBE_OUT_HEIGHT, q->OH - 1);
     tp_reg(p, REG_PPU_DATA_CUBE_OUT_CHANNEL, q->C - 1);
     tp_reg(p, REG_PPU_OPERATION_MODE_CFG,
-           PPU_OPERATION_MODE_CFG_POOLING_METHOD(q->method) | PPU_OPERATION_MODE_CFG_FLYING_MODE(1));
+           PPU_OPERATION_MODE_CFG_POOLING_METHOD(q->method) |
+               PPU_OPERATION_MODE_CFG_FLYING_MODE(1));
     tp_reg(p, REG_PPU_POOLING_KERNEL_CFG,
            PPU_POOLING_KERNEL_CFG_KERNEL_WIDTH(q->kw - 1) |
                PPU_POOLING_KERNEL_CFG_KERNEL_HEIGHT(q->kh - 1) |
@@ -353,7 +371,7 @@ tp_pool(struct tprog *p, const struct pool *q)
 static double
 pool_ref(const struct pool *q, const double *in, uint32_t c, uint32_t oy, uint32_t ox)
 {
-    double acc = q->method == NPU_POOLING_METHOD_MAX ? -INFINITY
+    double acc = q->method == NPU_POOLING_METHOD_MAX   ? -INFINITY
                  : q->method == NPU_POOLING_METHOD_MIN ? INFINITY
                                                        : 0;
     for (uint32_t ky = 0; ky < q->kh; ky++)
@@ -387,13 +405,15 @@ run_pool(struct pool *q, int strict, enum npu_status expect, const char *label)
     for (uint32_t c = 0; c < q->C; c++)
         for (uint32_t y = 0; y < q->H; y++)
             for (uint32_t x = 0; x < q->W; x++) {
-                size_t o = (size_t)(c / c2) * q->H * q->W * 16 + ((size_t)y * q->W + x) * 16 + (c % c2) * es;
+                size_t o = (size_t)(c / c2) * q->H * q->W * 16 + ((size_t)y * q->W + x) * 16 +
+                           (c % c2) * es;
                 double v;
                 if (es == 1) {
                     v = (int8_t)trand(&seed);
                     in[o] = (uint8_t)(int8_t)v;
                 } else {
-                    v = npu_fp16_to_fp32(npu_fp32_to_fp16(((int)(trand(&seed) % 401) - 200) / 8.0f));
+                    v = npu_fp16_to_fp32(
+                        npu_fp32_to_fp16(((int)(trand(&seed) % 401) - 200) / 8.0f));
                     f2h(in + o, (float)v);
                 }
                 ref_in[((size_t)c * q->H + y) * q->W + x] = v;
@@ -412,8 +432,8 @@ run_pool(struct pool *q, int strict, enum npu_status expect, const char *label)
             for (uint32_t y = 0; y < q->OH; y++)
                 for (uint32_t x = 0; x < q->OW; x++) {
                     double want = pool_ref(q, ref_in, c, y, x), got;
-                    size_t o = (size_t)(c / c2) * q->OH * q->OW * 16 + ((size_t)y * q->OW + x) * 16 +
-                               (c % c2) * es;
+                    size_t o = (size_t)(c / c2) * q->OH * q->OW * 16 +
+                               ((size_t)y * q->OW + x) * 16 + (c % c2) * es;
                     if (es == 1) {
                         got = (int8_t)out[o];
                         if (q->method == NPU_POOLING_METHOD_AVERAGE) {
@@ -443,21 +463,51 @@ run_pool(struct pool *q, int strict, enum npu_status expect, const char *label)
 static void
 test_ppu(void)
 {
-    struct pool q = {.prec = NPU_PRECISION_INT8, .method = NPU_POOLING_METHOD_MAX, .W = 11,
-                     .H = 9, .C = 32, .kw = 3, .kh = 3, .sw = 2, .sh = 2, .pl = 1, .pr = 1,
-                     .pt = 1, .pb = 1, .pad = -128};
+    struct pool q = {.prec = NPU_PRECISION_INT8,
+                     .method = NPU_POOLING_METHOD_MAX,
+                     .W = 11,
+                     .H = 9,
+                     .C = 32,
+                     .kw = 3,
+                     .kh = 3,
+                     .sw = 2,
+                     .sh = 2,
+                     .pl = 1,
+                     .pr = 1,
+                     .pt = 1,
+                     .pb = 1,
+                     .pad = -128};
     q.OW = (q.W + 2 - 3) / 2 + 1;
     q.OH = (q.H + 2 - 3) / 2 + 1;
     run_pool(&q, 1, NPU_OK, "PPU int8 max 3x3 s2 p1");
     q.method = NPU_POOLING_METHOD_MIN;
     q.pad = 127;
     run_pool(&q, 1, NPU_OK, "PPU int8 min 3x3 s2 p1");
-    q = (struct pool){.prec = NPU_PRECISION_INT8, .method = NPU_POOLING_METHOD_AVERAGE, .W = 8,
-                      .H = 6, .C = 16, .kw = 2, .kh = 2, .sw = 2, .sh = 2, .OW = 4, .OH = 3,
-                      .recip_w = 32768, .recip_h = 32768};
+    q = (struct pool){.prec = NPU_PRECISION_INT8,
+                      .method = NPU_POOLING_METHOD_AVERAGE,
+                      .W = 8,
+                      .H = 6,
+                      .C = 16,
+                      .kw = 2,
+                      .kh = 2,
+                      .sw = 2,
+                      .sh = 2,
+                      .OW = 4,
+                      .OH = 3,
+                      .recip_w = 32768,
+                      .recip_h = 32768};
     run_pool(&q, 1, NPU_OK, "PPU int8 average 2x2 (RECIP = 2^16/2)");
-    q = (struct pool){.prec = NPU_PRECISION_FP16, .method = NPU_POOLING_METHOD_MAX, .W = 10,
-                      .H = 10, .C = 8, .kw = 2, .kh = 2, .sw = 2, .sh = 2, .OW = 5, .OH = 5};
+    q = (struct pool){.prec = NPU_PRECISION_FP16,
+                      .method = NPU_POOLING_METHOD_MAX,
+                      .W = 10,
+                      .H = 10,
+                      .C = 8,
+                      .kw = 2,
+                      .kh = 2,
+                      .sw = 2,
+                      .sh = 2,
+                      .OW = 5,
+                      .OH = 5};
     run_pool(&q, 1, NPU_OK, "PPU fp16 max 2x2 s2");
     /* fp16 average: AB's working program writes 30720 = fp16(32768) (facts §6.6) */
     q.method = NPU_POOLING_METHOD_AVERAGE;
@@ -474,9 +524,18 @@ test_conv_to_ppu(void)
         struct npu_device *dev = NULL;
         struct npu_device_options o = {.strict = strict};
         CHECK_EQ_INT(NPU_OK, npu_device_open_ex("sim", &o, &dev));
-        struct tconv t = {.prec = NPU_CNA_PRECISION_FP16, .out_prec = NPU_PRECISION_FP16, .C = 8,
-                          .H = 8, .W = 8, .K = 16, .kh = 3, .kw = 3, .sx = 1, .sy = 1,
-                          .out_h = 6, .out_w = 6};
+        struct tconv t = {.prec = NPU_CNA_PRECISION_FP16,
+                          .out_prec = NPU_PRECISION_FP16,
+                          .C = 8,
+                          .H = 8,
+                          .W = 8,
+                          .K = 16,
+                          .kh = 3,
+                          .kw = 3,
+                          .sx = 1,
+                          .sy = 1,
+                          .out_h = 6,
+                          .out_w = 6};
         struct npu_bo *task, *rc, *in, *wt, *out;
         CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, 40, NPU_BO_TASKS, &task));
         CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, 8192, 0, &rc));
@@ -497,8 +556,17 @@ test_conv_to_ppu(void)
         tc_body(&p, &t);
         tp_reg(&p, REG_DPU_FEATURE_MODE_CFG,
                DPU_FEATURE_MODE_CFG_BURST_LEN(15) | DPU_FEATURE_MODE_CFG_OUTPUT_MODE(1));
-        struct pool q = {.prec = NPU_PRECISION_FP16, .method = NPU_POOLING_METHOD_MAX, .W = 6,
-                         .H = 6, .C = 16, .OW = 3, .OH = 3, .kw = 2, .kh = 2, .sw = 2, .sh = 2,
+        struct pool q = {.prec = NPU_PRECISION_FP16,
+                         .method = NPU_POOLING_METHOD_MAX,
+                         .W = 6,
+                         .H = 6,
+                         .C = 16,
+                         .OW = 3,
+                         .OH = 3,
+                         .kw = 2,
+                         .kh = 2,
+                         .sw = 2,
+                         .sh = 2,
                          .dst = npu_bo_iova(out)};
         tp_reg(&p, REG_PPU_S_POINTER, 0x0e);
         tp_reg(&p, REG_PPU_DATA_CUBE_IN_WIDTH, 5);
@@ -540,9 +608,10 @@ test_conv_to_ppu(void)
                         double m = -INFINITY;
                         for (int dy = 0; dy < 2; dy++)
                             for (int dx = 0; dx < 2; dx++)
-                                m = fmax(m, npu_fp16_to_fp32(npu_fp32_to_fp16(
-                                                (float)tc_ref(&t, xin, w, k, 2 * y + dy, 2 * x + dx))));
-                        if (h2f(ob + (size_t)(k / 8) * 9 * 16 + (y * 3 + x) * 16 + (k % 8) * 2) != m)
+                                m = fmax(m, npu_fp16_to_fp32(npu_fp32_to_fp16((float)tc_ref(
+                                                &t, xin, w, k, 2 * y + dy, 2 * x + dx))));
+                        if (h2f(ob + (size_t)(k / 8) * 9 * 16 + (y * 3 + x) * 16 + (k % 8) * 2) !=
+                            m)
                             bad++;
                     }
             CHECK_EQ_INT(0, bad);
@@ -584,8 +653,13 @@ test_pingpong(void)
         f2h(x + 2 * i, (float)(i % 17));
         f2h(y + 2 * i, (float)(i % 5) + 0.5f);
     }
-    struct fly f = {.prec = NPU_PRECISION_FP16, .W = W, .H = H, .C = C, .x = npu_bo_iova(r.a),
-                    .y = npu_bo_iova(r.b), .f32 = true};
+    struct fly f = {.prec = NPU_PRECISION_FP16,
+                    .W = W,
+                    .H = H,
+                    .C = C,
+                    .x = npu_bo_iova(r.a),
+                    .y = npu_bo_iova(r.b),
+                    .f32 = true};
     uint32_t ew = DPU_EW_CFG_EW_DATA_MODE(1) | DPU_EW_CFG_EDATA_SIZE(NPU_ELEM_SIZE_16BIT) |
                   DPU_EW_CFG_EW_RELU_BYPASS(1) | DPU_EW_CFG_EW_LUT_BYPASS(1) |
                   DPU_EW_CFG_EW_OP_SRC(1);
@@ -597,7 +671,7 @@ test_pingpong(void)
         tp_fly(&p[0], &f); /* A: add, one group */
         f.z = npu_bo_iova(out[1]);
         f.ew_cfg = ew | DPU_EW_CFG_EW_ALU_ALGO(NPU_ALU_ALGO_MINUS);
-        tp_fly(&p[1], &f); /* B: subtract, the other group */
+        tp_fly(&p[1], &f);                          /* B: subtract, the other group */
         tp_delta(&p[2], 0x0e, npu_bo_iova(out[2])); /* C: A's group -> add */
         tp_delta(&p[3], clear ? 0x30 : 0x0e, npu_bo_iova(out[3]));
         tp_delta(&p[4], 0x0e, npu_bo_iova(out[4]));

@@ -11,8 +11,8 @@
  * (refused strict; added to block DMA addresses lenient), and a job whose
  * modeled time exceeds the submit timeout.
  */
-#include "npu-test.h"
 #include "npu-handconv.h"
+#include "npu-test.h"
 
 #define W_ 16
 #define C_ 8
@@ -50,8 +50,8 @@ rig_close(struct rig *r)
 static void
 add_body(struct rig *r, struct tprog *p, uint32_t x, uint32_t y, uint32_t z)
 {
-    struct fly f = {.prec = NPU_PRECISION_FP16, .W = W_, .H = 1, .C = C_, .x = x, .y = y, .z = z,
-                    .f32 = true};
+    struct fly f = {
+        .prec = NPU_PRECISION_FP16, .W = W_, .H = 1, .C = C_, .x = x, .y = y, .z = z, .f32 = true};
     f.ew_cfg = DPU_EW_CFG_EW_DATA_MODE(1) | DPU_EW_CFG_EDATA_SIZE(NPU_ELEM_SIZE_16BIT) |
                DPU_EW_CFG_EW_RELU_BYPASS(1) | DPU_EW_CFG_EW_LUT_BYPASS(1) |
                DPU_EW_CFG_EW_OP_SRC(1) | DPU_EW_CFG_EW_ALU_ALGO(NPU_ALU_ALGO_ADD);
@@ -240,9 +240,18 @@ test_cbuf_overflow(void)
     struct npu_device *dev = NULL;
     struct npu_device_options o = {.strict = 1};
     CHECK_EQ_INT(NPU_OK, npu_device_open_ex("sim", &o, &dev));
-    struct tconv t = {.prec = NPU_CNA_PRECISION_FP16, .out_prec = NPU_PRECISION_FP16, .C = 64,
-                      .H = 40, .W = 40, .K = 16, .kh = 1, .kw = 1, .sx = 1, .sy = 1,
-                      .out_h = 40, .out_w = 40};
+    struct tconv t = {.prec = NPU_CNA_PRECISION_FP16,
+                      .out_prec = NPU_PRECISION_FP16,
+                      .C = 64,
+                      .H = 40,
+                      .W = 40,
+                      .K = 16,
+                      .kh = 1,
+                      .kw = 1,
+                      .sx = 1,
+                      .sy = 1,
+                      .out_h = 40,
+                      .out_w = 40};
     struct npu_bo *task, *rc, *in, *wt, *out;
     CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, 40, NPU_BO_TASKS, &task));
     CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, 4096, 0, &rc));
@@ -358,8 +367,14 @@ test_submit_timeout(void)
     CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, bytes, 0, &x));
     CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, bytes, 0, &y));
     CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, bytes, 0, &z));
-    struct fly f = {.prec = NPU_PRECISION_FP16, .W = W, .H = H, .C = C, .x = npu_bo_iova(x),
-                    .y = npu_bo_iova(y), .z = npu_bo_iova(z), .f32 = true};
+    struct fly f = {.prec = NPU_PRECISION_FP16,
+                    .W = W,
+                    .H = H,
+                    .C = C,
+                    .x = npu_bo_iova(x),
+                    .y = npu_bo_iova(y),
+                    .z = npu_bo_iova(z),
+                    .f32 = true};
     f.ew_cfg = DPU_EW_CFG_EW_DATA_MODE(1) | DPU_EW_CFG_EDATA_SIZE(NPU_ELEM_SIZE_16BIT) |
                DPU_EW_CFG_EW_RELU_BYPASS(1) | DPU_EW_CFG_EW_LUT_BYPASS(1) |
                DPU_EW_CFG_EW_OP_SRC(1) | DPU_EW_CFG_EW_ALU_ALGO(NPU_ALU_ALGO_ADD);

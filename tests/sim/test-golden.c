@@ -26,8 +26,8 @@
 #include <math.h>
 
 #include "golden-file.h"
-#include "npu-test.h"
 #include "npu-handprog.h"
+#include "npu-test.h"
 
 #define PAGE 4096u
 
@@ -278,7 +278,8 @@ run_conv(struct env *e, const struct gf *g, const unsigned *idx, unsigned n_run)
     uint32_t fin = task_reg(t0, REG_CNA_FEATURE_DATA_ADDR, 0);
     uint32_t wad = task_reg(t0, REG_CNA_DCOMP_ADDR0, 0);
     uint32_t dst = task_reg(t0, REG_DPU_DST_BASE_ADDR, 0);
-    uint32_t oss = DPU_DST_SURF_STRIDE_DST_SURF_STRIDE__GET(task_reg(t0, REG_DPU_DST_SURF_STRIDE, 0)) * 16;
+    uint32_t oss =
+        DPU_DST_SURF_STRIDE_DST_SURF_STRIDE__GET(task_reg(t0, REG_DPU_DST_SURF_STRIDE, 0)) * 16;
     printf("%s: conv %ux%ux%u -> %ux%ux%u, kernel %ux%u, %s input, %u task(s)\n", g_name, C, H, W,
            Ko, OH, OW, KH, KW, argb ? "ARGB" : "NC1HWC2", n_run);
 
@@ -335,8 +336,9 @@ run_conv(struct env *e, const struct gf *g, const unsigned *idx, unsigned n_run)
                                     acc += (double)in[((size_t)c * H + y + ky) * W + x + kx] *
                                            wt[(((size_t)k * Cp + c) * KH + ky) * KW + kx];
                         uint16_t want = f16((float)acc), got;
-                        memcpy(&got, pout + (size_t)(k / 8) * oss + ((size_t)y * OW + x) * 16 +
-                                         (k % 8) * 2,
+                        memcpy(&got,
+                               pout + (size_t)(k / 8) * oss + ((size_t)y * OW + x) * 16 +
+                                   (k % 8) * 2,
                                2);
                         if (got != want && bad++ < 5)
                             fprintf(stderr, "%s: out[%u][%u][%u] = 0x%04x, expected 0x%04x\n",
@@ -404,7 +406,8 @@ run_matmul_task(struct env *e, const struct gf_task *t, unsigned M, unsigned K, 
         return;
     for (unsigned m = 0; m < M; m++)
         for (unsigned n = 0; n < N; n++) {
-            const uint8_t *p = pc + (size_t)(n / oc2) * M * 16 + (size_t)m * 16 + (n % oc2) * obytes;
+            const uint8_t *p =
+                pc + (size_t)(n / oc2) * M * 16 + (size_t)m * 16 + (n % oc2) * obytes;
             double v;
             if (obytes == 2) {
                 uint16_t h;
@@ -439,7 +442,10 @@ run_matmul(struct env *e, const struct gf *g, const unsigned *idx, unsigned n_ru
     bool int8 = strstr(cs, "int8") != NULL;
     unsigned obytes = strstr(cs, "fp16-fp16") ? 2 : 4;
     printf("%s: matmul M=%u K=%u N=%u %s, %u submit(s)\n", g_name, M, K, N,
-           int8 ? "int8->int32" : obytes == 2 ? "fp16->fp16" : "fp16->fp32", n_run);
+           int8          ? "int8->int32"
+           : obytes == 2 ? "fp16->fp16"
+                         : "fp16->fp32",
+           n_run);
     uint32_t seed = 777;
     float *A = malloc(sizeof(float) * M * K);
     float *B = malloc(sizeof(float) * (size_t)K * N);

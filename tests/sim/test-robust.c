@@ -7,8 +7,8 @@
  * qwords, other op_en masks) and run in strict and lenient mode; every
  * result must be OK or one of the documented error statuses with a message.
  */
-#include "npu-test.h"
 #include "npu-handconv.h"
+#include "npu-test.h"
 
 static const uint32_t masks[] = {0x0d, 0x1d, 0x18, 0x60, 0x2d, 0x7d, 0x08, 0x01, 0x7f, 0x02};
 
@@ -34,15 +34,33 @@ main(int argc, char **argv)
         }
         struct tprog base[3];
         /* conv */
-        struct tconv t = {.prec = NPU_CNA_PRECISION_FP16, .out_prec = NPU_PRECISION_FP16, .C = 16,
-                          .H = 8, .W = 8, .K = 16, .kh = 3, .kw = 3, .sx = 1, .sy = 1,
-                          .pad_t = 1, .pad_l = 1, .out_h = 8, .out_w = 8,
-                          .in = npu_bo_iova(a), .wt = npu_bo_iova(b), .out = npu_bo_iova(c)};
+        struct tconv t = {.prec = NPU_CNA_PRECISION_FP16,
+                          .out_prec = NPU_PRECISION_FP16,
+                          .C = 16,
+                          .H = 8,
+                          .W = 8,
+                          .K = 16,
+                          .kh = 3,
+                          .kw = 3,
+                          .sx = 1,
+                          .sy = 1,
+                          .pad_t = 1,
+                          .pad_l = 1,
+                          .out_h = 8,
+                          .out_w = 8,
+                          .in = npu_bo_iova(a),
+                          .wt = npu_bo_iova(b),
+                          .out = npu_bo_iova(c)};
         base[0].n = 0;
         tc_body(&base[0], &t);
         /* elementwise */
-        struct fly f = {.prec = NPU_PRECISION_INT8, .W = 32, .H = 4, .C = 16, .x = npu_bo_iova(a),
-                        .y = npu_bo_iova(b), .z = npu_bo_iova(c)};
+        struct fly f = {.prec = NPU_PRECISION_INT8,
+                        .W = 32,
+                        .H = 4,
+                        .C = 16,
+                        .x = npu_bo_iova(a),
+                        .y = npu_bo_iova(b),
+                        .z = npu_bo_iova(c)};
         f.ew_cfg = DPU_EW_CFG_EW_DATA_MODE(1) | DPU_EW_CFG_EDATA_SIZE(NPU_ELEM_SIZE_8BIT) |
                    DPU_EW_CFG_EW_RELU_BYPASS(1) | DPU_EW_CFG_EW_LUT_BYPASS(1) |
                    DPU_EW_CFG_EW_OP_SRC(1) | DPU_EW_CFG_EW_ALU_ALGO(NPU_ALU_ALGO_ADD);
@@ -52,7 +70,7 @@ main(int argc, char **argv)
         base[2].n = 0;
         tp_reg(&base[2], REG_PPU_S_POINTER, 0x0e);
         tp_reg(&base[2], REG_PPU_RDMA_S_POINTER, 0x0e);
-        uint16_t ppu_regs[] = {REG_PPU_DATA_CUBE_IN_WIDTH,  REG_PPU_DATA_CUBE_IN_HEIGHT,
+        uint16_t ppu_regs[] = {REG_PPU_DATA_CUBE_IN_WIDTH,   REG_PPU_DATA_CUBE_IN_HEIGHT,
                                REG_PPU_DATA_CUBE_IN_CHANNEL, REG_PPU_DATA_CUBE_OUT_WIDTH,
                                REG_PPU_DATA_CUBE_OUT_HEIGHT, REG_PPU_DATA_CUBE_OUT_CHANNEL};
         uint32_t ppu_vals[] = {7, 7, 15, 3, 3, 15};
@@ -88,9 +106,7 @@ main(int argc, char **argv)
                 unsigned i = trand(&seed) % p.n;
                 switch (trand(&seed) % 5) {
                 case 0: /* flip a low value bit */
-                case 1:
-                    p.q[i] ^= (uint64_t)1 << (16 + trand(&seed) % 16);
-                    break;
+                case 1: p.q[i] ^= (uint64_t)1 << (16 + trand(&seed) % 16); break;
                 case 2: { /* move the write to another register of the database */
                     const struct npu_reg_info *r =
                         &npu_rk3588_regs[trand(&seed) % npu_rk3588_n_regs];
@@ -102,9 +118,7 @@ main(int argc, char **argv)
                 case 3: /* a random qword */
                     p.q[i] = (uint64_t)trand(&seed) << 32 | trand(&seed);
                     break;
-                default:
-                    mask = masks[trand(&seed) % NPU_ARRAY_SIZE(masks)];
-                    break;
+                default: mask = masks[trand(&seed) % NPU_ARRAY_SIZE(masks)]; break;
                 }
             }
             tp_tail(&p, 0, 0, mask);

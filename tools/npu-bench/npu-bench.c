@@ -75,7 +75,7 @@ static void
 collect_estimates(const struct npu_graph *g, const struct npu_program *p, void *user)
 {
     struct ests *e = user;
-    npu_graph_for_each_node(g, n) {
+    npu_graph_for_each_node (g, n) {
         if (!npu_op_is_rk(n->op) || n->op == NPU_OP_RK_TO_NPU || n->op == NPU_OP_RK_TO_HOST)
             continue;
         if (e->n == e->cap) {
@@ -100,8 +100,8 @@ struct op_row {
     double modeled_s, host_s;
     unsigned submits, tasks;
     uint64_t dma, macs;
-    double util_w;    /* task mac_utilisation x task time, for the weighted mean */
-    double task_s;    /* modeled time of the tasks alone */
+    double util_w; /* task mac_utilisation x task time, for the weighted mean */
+    double task_s; /* modeled time of the tasks alone */
 };
 
 static uint64_t rng_state;
@@ -136,7 +136,8 @@ random_input(const struct npu_io_info *io, struct npu_tensor *t)
         case NPU_DTYPE_INT64: ((int64_t *)d)[i] = iv; break;
         case NPU_DTYPE_INT32: ((int32_t *)d)[i] = (int32_t)iv; break;
         case NPU_DTYPE_INT16: ((int16_t *)d)[i] = (int16_t)iv; break;
-        case NPU_DTYPE_INT8: case NPU_DTYPE_UINT8: ((uint8_t *)d)[i] = (uint8_t)iv; break;
+        case NPU_DTYPE_INT8:
+        case NPU_DTYPE_UINT8: ((uint8_t *)d)[i] = (uint8_t)iv; break;
         case NPU_DTYPE_BOOL: ((uint8_t *)d)[i] = 1; break;
         default: break;
         }
@@ -146,8 +147,7 @@ random_input(const struct npu_io_info *io, struct npu_tensor *t)
 }
 
 static struct op_row *
-row_for(struct op_row **rows, int *n, int *cap, const char *name, const char *kind,
-        const char *op)
+row_for(struct op_row **rows, int *n, int *cap, const char *name, const char *kind, const char *op)
 {
     /* compared as stored (unnamed and truncated alike), so one node is one row */
     char shown[sizeof((*rows)->name)];
@@ -209,14 +209,20 @@ main(int argc, char **argv)
 {
     enum { O_CACHE = 256, O_SEED, O_TOP, O_JSON, O_CPUCOST };
     static const struct option lopts[] = {
-        {"backend", required_argument, NULL, 'b'}, {"runs", required_argument, NULL, 'n'},
-        {"warmup", required_argument, NULL, 'w'}, {"dims", required_argument, NULL, 'd'},
-        {"threads", required_argument, NULL, 't'}, {"core", required_argument, NULL, 'c'},
+        {"backend", required_argument, NULL, 'b'},
+        {"runs", required_argument, NULL, 'n'},
+        {"warmup", required_argument, NULL, 'w'},
+        {"dims", required_argument, NULL, 'd'},
+        {"threads", required_argument, NULL, 't'},
+        {"core", required_argument, NULL, 'c'},
         {"partition", required_argument, NULL, 'p'},
-        {"cache-dir", required_argument, NULL, O_CACHE}, {"seed", required_argument, NULL, O_SEED},
-        {"top", required_argument, NULL, O_TOP}, {"json", required_argument, NULL, O_JSON},
+        {"cache-dir", required_argument, NULL, O_CACHE},
+        {"seed", required_argument, NULL, O_SEED},
+        {"top", required_argument, NULL, O_TOP},
+        {"json", required_argument, NULL, O_JSON},
         {"cpu-cost", required_argument, NULL, O_CPUCOST},
-        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     struct npu_model_options mo = {.backend = "sim"};
     struct npu_build_options bo = {.no_cache = true};
@@ -264,7 +270,11 @@ main(int argc, char **argv)
             }
             setenv("NPU_PARTITION", optarg, 1);
             break;
-        case O_CACHE: mo.cache_dir = optarg; bo.cache_dir = optarg; bo.no_cache = false; break;
+        case O_CACHE:
+            mo.cache_dir = optarg;
+            bo.cache_dir = optarg;
+            bo.no_cache = false;
+            break;
         case O_SEED: rng_state = strtoull(optarg, &end, 10); break;
         case O_TOP: top = strtol(optarg, &end, 10); break;
         case O_JSON: json = optarg; break;
@@ -428,8 +438,7 @@ main(int argc, char **argv)
     }
     if (unnamed_jobs)
         for (int i = 0; i < est.n; i++) {
-            struct op_row *r = row_for(&rows, &nrows, &caprows, est.v[i].name, "npu~",
-                                       est.v[i].op);
+            struct op_row *r = row_for(&rows, &nrows, &caprows, est.v[i].name, "npu~", est.v[i].op);
             if (r)
                 r->modeled_s += est.v[i].s;
         }
@@ -438,8 +447,8 @@ main(int argc, char **argv)
 
     fprintf(out, "model    %s on backend %s, core %d, %ld run(s) after %ld warm-up\n", model,
             backend_name, core, runs, warmup);
-    fprintf(out, "program  %d steps, %d NPU job(s), %zu task(s)%s\n", p->n_steps, p->n_jobs,
-            ntasks, built->from_cache ? " (compile cache hit)" : "");
+    fprintf(out, "program  %d steps, %d NPU job(s), %zu task(s)%s\n", p->n_steps, p->n_jobs, ntasks,
+            built->from_cache ? " (compile cache hit)" : "");
     if (built->from_npub)
         fprintf(out, "partition as compiled into the artifact\n");
     else if (npu_build_partition_mode(&bo) == NPU_PARTITION_COST)
@@ -448,17 +457,20 @@ main(int argc, char **argv)
                     ? "modeled (RK3588 CPU model v1, not measured on a board)"
                     : "measured on this host");
     else
-        fprintf(out, "partition %s\n", npu_build_partition_mode(&bo) == NPU_PARTITION_SUPPORTED
-                                            ? "supported (every supported node on the NPU)"
-                                            : "cpu (every node on the CPU)");
+        fprintf(out, "partition %s\n",
+                npu_build_partition_mode(&bo) == NPU_PARTITION_SUPPORTED
+                    ? "supported (every supported node on the NPU)"
+                    : "cpu (every node on the CPU)");
     fprintf(out, "\nper op: NPU figures modeled (timing model v1); CPU ms measured on this host\n");
     if (unnamed_jobs)
-        fprintf(out, "(%d job(s) without task names: each is a 'job' row with the simulator's "
-                     "figures, and its nodes are 'npu~' rows with the back end's compile-time "
-                     "estimates%s)\n", unnamed_jobs,
+        fprintf(out,
+                "(%d job(s) without task names: each is a 'job' row with the simulator's "
+                "figures, and its nodes are 'npu~' rows with the back end's compile-time "
+                "estimates%s)\n",
+                unnamed_jobs,
                 est.n ? "" : " - none here: compile from the model, not a .npub, to get them");
-    fprintf(out, "%-44s %-7s %-18s %11s %7s %6s %10s %6s %9s\n", "op", "kind", "cpu op",
-            "npu_ms", "submits", "tasks", "dma_MB", "util%", "cpu_ms");
+    fprintf(out, "%-44s %-7s %-18s %11s %7s %6s %10s %6s %9s\n", "op", "kind", "cpu op", "npu_ms",
+            "submits", "tasks", "dma_MB", "util%", "cpu_ms");
     for (int i = 0; i < nrows && (!top || i < top); i++) {
         const struct op_row *r = &rows[i];
         char nm[45];
@@ -471,8 +483,8 @@ main(int argc, char **argv)
             fprintf(out, "%-44s %-7s %-18s %11.4f %7s %6s %10s %6s %9s\n", nm, r->kind, r->op,
                     r->modeled_s * 1e3, "-", "-", "-", "-", "-");
         else
-            fprintf(out, "%-44s %-7s %-18s %11s %7s %6s %10s %6s %9.4f\n", nm, r->kind, r->op,
-                    "-", "-", "-", "-", "-", r->host_s * 1e3);
+            fprintf(out, "%-44s %-7s %-18s %11s %7s %6s %10s %6s %9.4f\n", nm, r->kind, r->op, "-",
+                    "-", "-", "-", "-", r->host_s * 1e3);
     }
     if (top && nrows > top)
         fprintf(out, "(%d more)\n", nrows - (int)top);
@@ -525,10 +537,11 @@ main(int argc, char **argv)
         fprintf(jf, ",\n  \"backend\": ");
         json_str(jf, backend_name);
         fprintf(jf, ",\n  \"timing_model\": \"timing model v1\",\n  \"runs\": %ld,\n", runs);
-        fprintf(jf, "  \"per_frame\": {\"npu_modeled_ms\": %.6f, \"submits\": %u, \"tasks\": %u, "
-                    "\"dma_bytes\": %llu, \"mac_utilisation\": %.6f, \"cpu_ms\": %.6f, "
-                    "\"convert_ms\": %.6f, \"wall_ms\": %.6f, \"timing_valid\": %s, "
-                    "\"cpu_matmul_ops\": %d},\n",
+        fprintf(jf,
+                "  \"per_frame\": {\"npu_modeled_ms\": %.6f, \"submits\": %u, \"tasks\": %u, "
+                "\"dma_bytes\": %llu, \"mac_utilisation\": %.6f, \"cpu_ms\": %.6f, "
+                "\"convert_ms\": %.6f, \"wall_ms\": %.6f, \"timing_valid\": %s, "
+                "\"cpu_matmul_ops\": %d},\n",
                 rs.npu_modeled_s * 1e3, rs.submits, rs.tasks, (unsigned long long)rs.dma_bytes,
                 rs.mac_utilisation, cpu / (double)runs * 1e3, conv / (double)runs * 1e3,
                 wall / (double)runs * 1e3, rs.timing_valid ? "true" : "false", cpu_mm);
@@ -539,8 +552,9 @@ main(int argc, char **argv)
             json_str(jf, r->name);
             fprintf(jf, ", \"kind\": \"%s\", \"cpu_op\": ", r->kind);
             json_str(jf, r->op);
-            fprintf(jf, ", \"npu_modeled_ms\": %.6f, \"submits\": %u, \"tasks\": %u, "
-                        "\"dma_bytes\": %llu, \"macs\": %llu, \"cpu_ms\": %.6f}%s\n",
+            fprintf(jf,
+                    ", \"npu_modeled_ms\": %.6f, \"submits\": %u, \"tasks\": %u, "
+                    "\"dma_bytes\": %llu, \"macs\": %llu, \"cpu_ms\": %.6f}%s\n",
                     r->modeled_s * 1e3, r->submits, r->tasks, (unsigned long long)r->dma,
                     (unsigned long long)r->macs, r->host_s * 1e3, i + 1 < nrows ? "," : "");
         }

@@ -48,8 +48,7 @@ struct dis {
 
 static const char *prog = "npu-dis";
 
-static void __attribute__((format(printf, 1, 2), noreturn))
-die_input(const char *fmt, ...)
+static void __attribute__((format(printf, 1, 2), noreturn)) die_input(const char *fmt, ...)
 {
     va_list ap;
 
@@ -61,8 +60,7 @@ die_input(const char *fmt, ...)
     exit(2);
 }
 
-static void __attribute__((format(printf, 2, 3)))
-out(struct dis *d, const char *fmt, ...)
+static void __attribute__((format(printf, 2, 3))) out(struct dis *d, const char *fmt, ...)
 {
     va_list ap;
 
@@ -110,8 +108,8 @@ check_value(struct dis *d, const struct npu_reg_info *r, uint32_t value, const c
         uint32_t v = npu_field_get(f, value);
 
         if (f->type && !npu_enum_name(f->type, v))
-            problem(d, true, "      !! %s%s.%s = %u is not a known %s value\n", where,
-                    r->full_name, f->name, v, f->type->name);
+            problem(d, true, "      !! %s%s.%s = %u is not a known %s value\n", where, r->full_name,
+                    f->name, v, f->type->name);
     }
     if (res)
         problem(d, true, "      !! %s%s: reserved bits 0x%08x set\n", where, r->full_name, res);
@@ -154,8 +152,8 @@ dis_qword(struct dis *d, uint64_t q, size_t idx, const struct npu_golden *g,
             }
             out(d, "%-26s ADDRESS 0x%08x%s%s\n", qi.reg->full_name, qi.value, where, note);
             if (npu_reg_reserved_bits(qi.reg, qi.value))
-                problem(d, true, "      !! %s = 0x%08x is not 16-byte aligned\n",
-                        qi.reg->full_name, qi.value);
+                problem(d, true, "      !! %s = 0x%08x is not 16-byte aligned\n", qi.reg->full_name,
+                        qi.value);
         } else {
             npu_format_reg(fields, sizeof(fields), qi.reg, qi.value, d->fmt_flags);
             out(d, "%-26s %s%s%s\n", qi.reg->full_name, fields,
@@ -170,12 +168,8 @@ dis_qword(struct dis *d, uint64_t q, size_t idx, const struct npu_golden *g,
                     out(d, "         unverified %s: %s\n", qi.reg->fields[i].name,
                         qi.reg->fields[i].unverified);
         break;
-    case NPU_QW_NOP:
-        out(d, "no-op (zero qword)%s\n", note);
-        break;
-    case NPU_QW_MARKER:
-        out(d, "marker (must precede op_en)\n");
-        break;
+    case NPU_QW_NOP: out(d, "no-op (zero qword)%s\n", note); break;
+    case NPU_QW_MARKER: out(d, "marker (must precede op_en)\n"); break;
     case NPU_QW_OP_EN:
         npu_format_op_en(fields, sizeof(fields), qi.value);
         out(d, "op_en %s\n", fields);
@@ -212,8 +206,9 @@ dis_segment(struct dis *d, const uint64_t *q, size_t n, const struct npu_golden 
         dis_qword(d, q[i], i, g, gt ? &gt->q[i] : NULL);
     d->fmt_flags = save;
     if (!tail.well_formed) {
-        problem(d, true, "  !! malformed tail (want next address or 0, PC_REGISTER_AMOUNTS, "
-                         "0x0041 marker, 0x0081 op_en)\n");
+        problem(d, true,
+                "  !! malformed tail (want next address or 0, PC_REGISTER_AMOUNTS, "
+                "0x0041 marker, 0x0081 op_en)\n");
         return;
     }
     npu_format_op_en(mask, sizeof(mask), tail.enable_mask);
@@ -225,8 +220,9 @@ dis_segment(struct dis *d, const uint64_t *q, size_t n, const struct npu_golden 
             }
     }
     if (tail.has_next)
-        out(d, "  => next task at 0x%08x, fetch amount %u = %zu qwords (ceil(N/2)-1 for a "
-               "segment of %zu or %zu), plan of %u core%s; then op_en %s starts this task\n",
+        out(d,
+            "  => next task at 0x%08x, fetch amount %u = %zu qwords (ceil(N/2)-1 for a "
+            "segment of %zu or %zu), plan of %u core%s; then op_en %s starts this task\n",
             tail.next_addr, tail.next_amount, npu_pc_amount_qwords(tail.next_amount),
             npu_pc_amount_qwords(tail.next_amount) - 1, npu_pc_amount_qwords(tail.next_amount),
             tail.cores, tail.cores > 1 ? "s" : "", mask);
@@ -277,8 +273,9 @@ run_golden(struct dis *d, const char *path, const char *text, size_t len)
         for (uint32_t j = 0; j < t->n_q; j++)
             buf[j] = t->q[j].q;
         if (t->amount >= 0)
-            out(d, "  body %lld qwords (descriptor regcfg_amount) + 4 tail; PC fetch amount for "
-                   "this segment would be %u\n",
+            out(d,
+                "  body %lld qwords (descriptor regcfg_amount) + 4 tail; PC fetch amount for "
+                "this segment would be %u\n",
                 (long long)t->amount, npu_pc_amount((size_t)t->amount + 4));
         dis_segment(d, buf, t->n_q, &g, t);
         if (t->n_q >= 4 && t->enable >= 0 && npu_regcmd_value(buf[t->n_q - 1]) != t->enable)
@@ -341,8 +338,8 @@ run_tsv(struct dis *d, const char *path, char *text, size_t len)
                     unsigned t, o;
                     char *par = strrchr(f, '(');
                     if (!par || sscanf(par, "(%4x:%4x)", &t, &o) != 2)
-                        die_input("%s:%d: column %d '%s' does not name TARGET:OFFSET", path,
-                                  line, ncol + 1, f);
+                        die_input("%s:%d: column %d '%s' does not name TARGET:OFFSET", path, line,
+                                  ncol + 1, f);
                     col_target[ncol] = (uint16_t)t;
                     col_offset[ncol] = (uint16_t)o;
                     *par = '\0';
@@ -356,8 +353,8 @@ run_tsv(struct dis *d, const char *path, char *text, size_t len)
                 uint64_t q = npu_regcmd_pack(col_target[c], col_offset[c], 0);
                 struct npu_qword_info qi;
                 if (npu_qword_classify(q, &qi) != NPU_QW_REG)
-                    problem(d, true, "!! column %s (%04x:%04x): %s\n", col_name[c],
-                            col_target[c], col_offset[c], npu_qword_kind_str(qi.kind));
+                    problem(d, true, "!! column %s (%04x:%04x): %s\n", col_name[c], col_target[c],
+                            col_offset[c], npu_qword_kind_str(qi.kind));
             }
             have_header = true;
             continue;
@@ -461,8 +458,8 @@ run_bin(struct dis *d, const char *path, const char *data, size_t len, uint32_t 
 
         read_file(tasks_path, &td, &tl);
         if (tl % sizeof(struct npu_rknpu_task) || !tl)
-            die_input("%s: %zu bytes is not a whole number of 40-byte task descriptors",
-                      tasks_path, tl);
+            die_input("%s: %zu bytes is not a whole number of 40-byte task descriptors", tasks_path,
+                      tl);
         for (size_t t = 0; t < tl / sizeof(struct npu_rknpu_task); t++) {
             struct npu_rknpu_task desc;
             uint64_t off, cnt;
@@ -476,8 +473,9 @@ run_bin(struct dis *d, const char *path, const char *data, size_t len, uint32_t 
                           tasks_path, t, t * sizeof(desc), (unsigned long long)desc.regcmd_addr,
                           (unsigned long long)cnt, path);
             d->tasks++;
-            out(d, "\ntask %zu @0x%08llx: body %u qwords + 4 tail, enable_mask 0x%x, int_mask "
-                   "0x%x, op_idx %u\n",
+            out(d,
+                "\ntask %zu @0x%08llx: body %u qwords + 4 tail, enable_mask 0x%x, int_mask "
+                "0x%x, op_idx %u\n",
                 t, (unsigned long long)desc.regcmd_addr, desc.regcfg_amount, desc.enable_mask,
                 desc.int_mask, desc.op_idx);
             dis_segment(d, q + off / 8, (size_t)cnt, NULL, NULL);
@@ -511,8 +509,8 @@ run_bin(struct dis *d, const char *path, const char *data, size_t len, uint32_t 
                 if (npu_regcmd_target(q[i]) == NPU_TARGET_OP_EN)
                     break;
             if (i == stop)
-                die_input("%s: no op_en entry (target 0x0081) in the segment at byte 0x%zx%s",
-                          path, pos * 8, limit ? " within its fetch amount" : "");
+                die_input("%s: no op_en entry (target 0x0081) in the segment at byte 0x%zx%s", path,
+                          pos * 8, limit ? " within its fetch amount" : "");
             cnt = i + 1 - pos;
         }
         d->tasks++;
@@ -578,12 +576,18 @@ int
 main(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"format", required_argument, NULL, 'f'}, {"base", required_argument, NULL, 'b'},
-        {"tasks", required_argument, NULL, 't'},  {"start", required_argument, NULL, 's'},
-        {"amount", required_argument, NULL, 'n'}, {"buffer", required_argument, NULL, 'B'},
-        {"all-fields", no_argument, NULL, 'a'},   {"raw", no_argument, NULL, 'r'},
-        {"verbose", no_argument, NULL, 'v'},      {"quiet", no_argument, NULL, 'q'},
-        {"strict", no_argument, NULL, 'S'},       {"help", no_argument, NULL, 'h'},
+        {"format", required_argument, NULL, 'f'},
+        {"base", required_argument, NULL, 'b'},
+        {"tasks", required_argument, NULL, 't'},
+        {"start", required_argument, NULL, 's'},
+        {"amount", required_argument, NULL, 'n'},
+        {"buffer", required_argument, NULL, 'B'},
+        {"all-fields", no_argument, NULL, 'a'},
+        {"raw", no_argument, NULL, 'r'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"strict", no_argument, NULL, 'S'},
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     struct dis d = {.out = stdout};
@@ -614,12 +618,8 @@ main(int argc, char **argv)
             if (base > UINT32_MAX)
                 die_input("--base: 0x%llx is past 4 GiB", (unsigned long long)base);
             break;
-        case 't':
-            tasks = optarg;
-            break;
-        case 's':
-            start = parse_num("--start", optarg);
-            break;
+        case 't': tasks = optarg; break;
+        case 's': start = parse_num("--start", optarg); break;
         case 'n':
             if (parse_num("--amount", optarg) > 65535 * 2)
                 die_input("--amount: %s is larger than one PC fetch", optarg);
@@ -640,27 +640,13 @@ main(int argc, char **argv)
             b->size = (uint32_t)sz;
             break;
         }
-        case 'a':
-            d.fmt_flags |= NPU_FMT_ALL_FIELDS;
-            break;
-        case 'r':
-            d.fmt_flags |= NPU_FMT_RAW;
-            break;
-        case 'v':
-            d.verbose = true;
-            break;
-        case 'q':
-            d.quiet = true;
-            break;
-        case 'S':
-            d.strict = true;
-            break;
-        case 'h':
-            usage(stdout);
-            return 0;
-        default:
-            usage(stderr);
-            return 2;
+        case 'a': d.fmt_flags |= NPU_FMT_ALL_FIELDS; break;
+        case 'r': d.fmt_flags |= NPU_FMT_RAW; break;
+        case 'v': d.verbose = true; break;
+        case 'q': d.quiet = true; break;
+        case 'S': d.strict = true; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
         }
     }
     if (optind + 1 != argc) {
@@ -687,8 +673,7 @@ main(int argc, char **argv)
     fprintf(d.out, "\n# %u tasks, %u qwords, %u unknown, %u warnings\n", d.tasks, d.qwords,
             d.unknown, d.warnings);
     if (d.strict && d.unknown) {
-        fprintf(stderr, "%s: %s: %u unknown items (see lines marked !!)\n", prog, path,
-                d.unknown);
+        fprintf(stderr, "%s: %s: %u unknown items (see lines marked !!)\n", prog, path, d.unknown);
         return 1;
     }
     return 0;

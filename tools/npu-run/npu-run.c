@@ -256,14 +256,19 @@ parse_args(int argc, char **argv, struct opts *o)
 {
     enum { OPT_CACHE = 256, OPT_INT_RANGE, OPT_CPU_COST };
     static const struct option lopts[] = {
-        {"input", required_argument, NULL, 'i'},   {"output-dir", required_argument, NULL, 'o'},
-        {"backend", required_argument, NULL, 'b'}, {"runs", required_argument, NULL, 'n'},
-        {"dims", required_argument, NULL, 'd'},    {"seed", required_argument, NULL, 's'},
-        {"threads", required_argument, NULL, 't'}, {"core", required_argument, NULL, 'c'},
+        {"input", required_argument, NULL, 'i'},
+        {"output-dir", required_argument, NULL, 'o'},
+        {"backend", required_argument, NULL, 'b'},
+        {"runs", required_argument, NULL, 'n'},
+        {"dims", required_argument, NULL, 'd'},
+        {"seed", required_argument, NULL, 's'},
+        {"threads", required_argument, NULL, 't'},
+        {"core", required_argument, NULL, 'c'},
         {"cache-dir", required_argument, NULL, OPT_CACHE},
         {"int-range", required_argument, NULL, OPT_INT_RANGE},
         {"cpu-cost", required_argument, NULL, OPT_CPU_COST},
-        {"quiet", no_argument, NULL, 'q'},         {"help", no_argument, NULL, 'h'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     long v;
@@ -341,8 +346,8 @@ parse_args(int argc, char **argv, struct opts *o)
         case OPT_INT_RANGE: {
             long long lo, hi;
             char tail;
-            if (sscanf(optarg, "%lld,%lld%c", &lo, &hi, &tail) != 2 || hi <= lo ||
-                lo < INT32_MIN || hi > INT32_MAX) {
+            if (sscanf(optarg, "%lld,%lld%c", &lo, &hi, &tail) != 2 || hi <= lo || lo < INT32_MIN ||
+                hi > INT32_MAX) {
                 usage_error("--int-range wants LO,HI with LO < HI (32-bit), got '%s'", optarg);
                 return 2;
             }
@@ -350,12 +355,8 @@ parse_args(int argc, char **argv, struct opts *o)
             o->int_hi = hi;
             break;
         }
-        case 'h':
-            fputs(help_text, stdout);
-            return 0;
-        default:
-            fprintf(stderr, "Try 'npu-run --help'.\n");
-            return 2;
+        case 'h': fputs(help_text, stdout); return 0;
+        default: fprintf(stderr, "Try 'npu-run --help'.\n"); return 2;
         }
     }
     if (optind != argc - 1) {
@@ -433,8 +434,7 @@ prepare_inputs(const struct npu_model *m, struct opts *o, struct npu_tensor *in,
             if (!strcmp(npu_model_input(m, k)->name, o->in[a].name))
                 break;
         if (k == nin) {
-            fprintf(stderr, "npu-run: the model has no input '%s'; its inputs are:",
-                    o->in[a].name);
+            fprintf(stderr, "npu-run: the model has no input '%s'; its inputs are:", o->in[a].name);
             for (int i = 0; i < nin; i++)
                 fprintf(stderr, " '%s'", npu_model_input(m, i)->name);
             fprintf(stderr, "\n");
@@ -452,8 +452,8 @@ prepare_inputs(const struct npu_model *m, struct opts *o, struct npu_tensor *in,
         format_shape(want, sizeof(want), info->ndim, info->dims);
         if (file) {
             if (npu_npy_read(file, &in[k]) != NPU_OK) {
-                fprintf(stderr, "npu-run: input '%s': cannot use %s (reason above)\n",
-                        info->name, file);
+                fprintf(stderr, "npu-run: input '%s': cannot use %s (reason above)\n", info->name,
+                        file);
                 return 2;
             }
             owned_npy[k] = true;
@@ -505,16 +505,17 @@ static void
 summarise(const struct npu_tensor *t, char *buf, size_t cap)
 {
     int64_t n = npu_tensor_numel(t);
-    if (n <= 0 || !t->data || (t->dtype != NPU_DTYPE_FP32 && t->dtype != NPU_DTYPE_FP64 &&
-                               t->dtype != NPU_DTYPE_INT64 && t->dtype != NPU_DTYPE_INT32)) {
+    if (n <= 0 || !t->data ||
+        (t->dtype != NPU_DTYPE_FP32 && t->dtype != NPU_DTYPE_FP64 && t->dtype != NPU_DTYPE_INT64 &&
+         t->dtype != NPU_DTYPE_INT32)) {
         buf[0] = '\0';
         return;
     }
     double mn = INFINITY, mx = -INFINITY, sum = 0;
     int64_t nan = 0;
     for (int64_t k = 0; k < n; k++) {
-        double v = t->dtype == NPU_DTYPE_FP32   ? ((const float *)t->data)[k]
-                   : t->dtype == NPU_DTYPE_FP64 ? ((const double *)t->data)[k]
+        double v = t->dtype == NPU_DTYPE_FP32    ? ((const float *)t->data)[k]
+                   : t->dtype == NPU_DTYPE_FP64  ? ((const double *)t->data)[k]
                    : t->dtype == NPU_DTYPE_INT64 ? (double)((const int64_t *)t->data)[k]
                                                  : ((const int32_t *)t->data)[k];
         if (isnan(v)) {
@@ -533,7 +534,7 @@ static int
 write_outputs(const struct npu_model *m, const struct opts *o, const struct npu_tensor *out)
 {
     int nout = npu_model_num_outputs(m);
-    char (*files)[256] = calloc((size_t)nout + 1, sizeof(*files));
+    char(*files)[256] = calloc((size_t)nout + 1, sizeof(*files));
     int rc = 0;
     if (!files)
         return 1;

@@ -23,10 +23,10 @@
 #include <string.h>
 
 #include "npu-golden.h"
+#include "npu-handconv.h"
 #include "npu-layout.h"
 #include "npu-mc-matmul.h"
 #include "npu-refprog.h"
-#include "npu-handconv.h"
 
 #ifndef NPU_SELFTEST_GOLDEN_DIR
 #define NPU_SELFTEST_GOLDEN_DIR "tests/golden/vectors"
@@ -37,8 +37,7 @@ static unsigned n_pass, n_fail;
 static const char *golden_dir = NPU_SELFTEST_GOLDEN_DIR;
 static bool big;
 
-static void
-report(bool ok, const char *fmt, ...) NPU_PRINTF(2, 3);
+static void report(bool ok, const char *fmt, ...) NPU_PRINTF(2, 3);
 
 static void
 report(bool ok, const char *fmt, ...)
@@ -149,9 +148,14 @@ step_eltwise(void)
         }
         struct npu_stream s;
         npu_stream_init(&s);
-        struct npu_ref_eltwise p = {.op = NPU_REF_EW_ADD, .precision = cases[ci].prec, .w = W,
-                                    .c = C, .fp32_internal = -1,
-                                    .x = {0, 0}, .y = {1, 0}, .z = {2, 0}};
+        struct npu_ref_eltwise p = {.op = NPU_REF_EW_ADD,
+                                    .precision = cases[ci].prec,
+                                    .w = W,
+                                    .c = C,
+                                    .fp32_internal = -1,
+                                    .x = {0, 0},
+                                    .y = {1, 0},
+                                    .z = {2, 0}};
         npu_ref_eltwise_emit(&s, &p);
         struct npu_job_result r;
         memset(&r, 0, sizeof(r));
@@ -185,9 +189,8 @@ step_eltwise(void)
 /* Runs the fp16 matmul (kind) M x K x N as one task (or as the multi-core plan when plan is
  * given); returns the worst error in units of the fp32 summation bound. */
 static double
-matmul(enum npu_ref_matmul_kind kind, uint32_t M, uint32_t K, uint32_t N,
-       struct npu_mc_plan *plan, struct npu_job_result *r, enum npu_status *st_out,
-       const struct npu_golden *golden)
+matmul(enum npu_ref_matmul_kind kind, uint32_t M, uint32_t K, uint32_t N, struct npu_mc_plan *plan,
+       struct npu_job_result *r, enum npu_status *st_out, const struct npu_golden *golden)
 {
     bool int8 = kind == NPU_REF_MATMUL_INT8_INT32;
     size_t es = int8 ? 1 : 2, os = kind == NPU_REF_MATMUL_FP16_FP16 ? 2 : 4;
@@ -253,8 +256,13 @@ matmul(enum npu_ref_matmul_kind kind, uint32_t M, uint32_t K, uint32_t N,
         npu_bo_destroy(rc);
         npu_bo_destroy(task);
     } else {
-        struct npu_ref_matmul p = {.kind = kind, .m = M, .k = K, .n = N,
-                                   .input = {0, 0}, .weight = {1, 0}, .output = {2, 0}};
+        struct npu_ref_matmul p = {.kind = kind,
+                                   .m = M,
+                                   .k = K,
+                                   .n = N,
+                                   .input = {0, 0},
+                                   .weight = {1, 0},
+                                   .output = {2, 0}};
         npu_ref_matmul_emit(&s, &p);
         if (golden && npu_stream_status(&s) == NPU_OK) {
             /* The captured stream, addresses aside, must be what we are about to run. */
@@ -337,9 +345,20 @@ step_matmul(void)
 static void
 step_conv(void)
 {
-    struct tconv t = {.prec = NPU_CNA_PRECISION_FP16, .out_prec = NPU_PRECISION_FP16, .C = 16,
-                      .H = 9, .W = 9, .K = 24, .kh = 3, .kw = 3, .sx = 2, .sy = 2, .pad_t = 1,
-                      .pad_l = 1, .out_h = 5, .out_w = 5};
+    struct tconv t = {.prec = NPU_CNA_PRECISION_FP16,
+                      .out_prec = NPU_PRECISION_FP16,
+                      .C = 16,
+                      .H = 9,
+                      .W = 9,
+                      .K = 24,
+                      .kh = 3,
+                      .kw = 3,
+                      .sx = 2,
+                      .sy = 2,
+                      .pad_t = 1,
+                      .pad_l = 1,
+                      .out_h = 5,
+                      .out_w = 5};
     struct npu_bo *in = NULL, *wt = NULL, *out = NULL, *rc = NULL, *task = NULL;
     npu_bo_create(dev, tc_in_bytes(&t), 0, &in);
     npu_bo_create(dev, tc_w_bytes(&t), 0, &wt);
@@ -380,10 +399,9 @@ step_conv(void)
                 bad += h != npu_fp32_to_fp16((float)tc_ref(&t, x, w, k, y, xx));
             }
     char tb[96];
-    report(st == NPU_OK && !bad,
-           "conv fp16 3x3 stride 2 pad 1, 16x9x9 -> 24x5x5: %s%s%u wrong (%s)",
-           st == NPU_OK ? "" : r.message, st == NPU_OK ? "" : "; ", bad,
-           time_str(&r, tb, sizeof(tb)));
+    report(
+        st == NPU_OK && !bad, "conv fp16 3x3 stride 2 pad 1, 16x9x9 -> 24x5x5: %s%s%u wrong (%s)",
+        st == NPU_OK ? "" : r.message, st == NPU_OK ? "" : "; ", bad, time_str(&r, tb, sizeof(tb)));
     free(x);
     free(w);
 out:
@@ -419,12 +437,12 @@ step_golden(void)
     for (size_t i = 0; i < n; i++) {
         char in[8], outp[8];
         unsigned m, k, nn;
-        if (sscanf(names[i], "mtx-matmul-%7[a-z0-9]-%7[a-z0-9]-m%uk%un%u.regcmd", in, outp, &m,
-                   &k, &nn) != 5)
+        if (sscanf(names[i], "mtx-matmul-%7[a-z0-9]-%7[a-z0-9]-m%uk%un%u.regcmd", in, outp, &m, &k,
+                   &nn) != 5)
             continue;
-        enum npu_ref_matmul_kind kind = !strcmp(in, "int8")      ? NPU_REF_MATMUL_INT8_INT32
+        enum npu_ref_matmul_kind kind = !strcmp(in, "int8")     ? NPU_REF_MATMUL_INT8_INT32
                                         : !strcmp(outp, "fp16") ? NPU_REF_MATMUL_FP16_FP16
-                                                                  : NPU_REF_MATMUL_FP16_FP32;
+                                                                : NPU_REF_MATMUL_FP16_FP32;
         if ((uint64_t)k * nn > 32u * 1024 * 1024 && !big) {
             printf("skip  %s (%.0f MB of weights; --big runs it)\n", names[i],
                    (double)k * nn * (kind == NPU_REF_MATMUL_INT8_INT32 ? 1 : 2) / 1e6);
@@ -454,15 +472,19 @@ step_multicore(void)
     bool ok = true;
     for (int i = 0; i < 3; i++) {
         for (int j = 0; j < 4; j++)
-            npu_bo_create(dev, j == 3 ? 40 : (j == 0 ? 4096 : W * 16),
-                          j == 3 ? NPU_BO_TASKS : 0, &b[i][j]);
+            npu_bo_create(dev, j == 3 ? 40 : (j == 0 ? 4096 : W * 16), j == 3 ? NPU_BO_TASKS : 0,
+                          &b[i][j]);
         uint32_t seed = 9 + i;
         int8_t *x = npu_bo_map(b[i][1]);
         for (uint32_t k = 0; k < W * 16; k++)
             x[k] = (int8_t)trand(&seed);
         struct tprog p = {.n = 0};
-        struct fly f = {.prec = NPU_PRECISION_INT8, .W = W, .H = 1, .C = 16,
-                        .x = npu_bo_iova(b[i][1]), .y = npu_bo_iova(b[i][1]),
+        struct fly f = {.prec = NPU_PRECISION_INT8,
+                        .W = W,
+                        .H = 1,
+                        .C = 16,
+                        .x = npu_bo_iova(b[i][1]),
+                        .y = npu_bo_iova(b[i][1]),
                         .z = npu_bo_iova(b[i][2])};
         f.ew_cfg = DPU_EW_CFG_EW_DATA_MODE(1) | DPU_EW_CFG_EDATA_SIZE(NPU_ELEM_SIZE_8BIT) |
                    DPU_EW_CFG_EW_ALU_ALGO(NPU_ALU_ALGO_ADD) | DPU_EW_CFG_EW_RELU_BYPASS(1) |
@@ -491,8 +513,7 @@ step_multicore(void)
         for (int j = 0; j < 4; j++)
             npu_bo_destroy(b[i][j]);
     }
-    report(ok, "three jobs submitted at once with core masks 1, 2, 4 (cores reported: 0x%x)",
-           mask);
+    report(ok, "three jobs submitted at once with core masks 1, 2, 4 (cores reported: 0x%x)", mask);
 
     struct npu_mc_plan p3;
     npu_mc_plan_matmul_cores(200, 768, 768, NPU_REF_MATMUL_FP16_FP32, 3, &p3);
@@ -504,8 +525,8 @@ step_multicore(void)
     report(st == NPU_OK && worst <= 768,
            "matmul 200x768x768 split by N over 3 cores, one mask-7 submit (subcore_task[2..4]): "
            "%s (%s; planned %.1f us vs %.1f us on one core, modeled, timing model v1)",
-           st == NPU_OK ? "within bound" : r.message, time_str(&r, tb, sizeof(tb)),
-           p3.est_s * 1e6, p3.est_single_s * 1e6);
+           st == NPU_OK ? "within bound" : r.message, time_str(&r, tb, sizeof(tb)), p3.est_s * 1e6,
+           p3.est_single_s * 1e6);
 }
 
 static int

@@ -112,8 +112,10 @@ summary(const struct npu_program *p, FILE *f)
         tasks += p->jobs[j].n_tasks;
         modeled += p->jobs[j].modeled_s;
     }
-    fprintf(f, "program: %d steps (%d CPU, %d NPU jobs with %u tasks, %d conversions), "
-               "%d tensors\n", p->n_steps, cpu, p->n_jobs, tasks, conv, p->n_tensors);
+    fprintf(f,
+            "program: %d steps (%d CPU, %d NPU jobs with %u tasks, %d conversions), "
+            "%d tensors\n",
+            p->n_steps, cpu, p->n_jobs, tasks, conv, p->n_tensors);
     fprintf(f, "memory:  weights %llu B, activations %llu B (NPU), host arena %llu B\n",
             (unsigned long long)p->weights_bytes, (unsigned long long)p->act_bytes,
             (unsigned long long)p->host_bytes);
@@ -151,20 +153,40 @@ info(const char *path)
 int
 main(int argc, char **argv)
 {
-    enum { O_EMIT = 256, O_EXPLAIN, O_INFO, O_CACHE, O_NOFUSE, O_MTX, O_RKNN, O_FP16P,
-           O_MAXT, O_PRINT, O_CPUCOST, O_DUMP };
+    enum {
+        O_EMIT = 256,
+        O_EXPLAIN,
+        O_INFO,
+        O_CACHE,
+        O_NOFUSE,
+        O_MTX,
+        O_RKNN,
+        O_FP16P,
+        O_MAXT,
+        O_PRINT,
+        O_CPUCOST,
+        O_DUMP
+    };
     static const struct option lopts[] = {
-        {"output", required_argument, NULL, 'o'}, {"emit", required_argument, NULL, O_EMIT},
-        {"explain", no_argument, NULL, O_EXPLAIN}, {"info", no_argument, NULL, O_INFO},
-        {"dims", required_argument, NULL, 'd'}, {"partition", required_argument, NULL, 'p'},
-        {"threads", required_argument, NULL, 't'}, {"cache-dir", required_argument, NULL, O_CACHE},
-        {"no-fusion", no_argument, NULL, O_NOFUSE}, {"mtx-style", no_argument, NULL, O_MTX},
-        {"rknn-tiling", no_argument, NULL, O_RKNN}, {"fp16-partials", no_argument, NULL, O_FP16P},
+        {"output", required_argument, NULL, 'o'},
+        {"emit", required_argument, NULL, O_EMIT},
+        {"explain", no_argument, NULL, O_EXPLAIN},
+        {"info", no_argument, NULL, O_INFO},
+        {"dims", required_argument, NULL, 'd'},
+        {"partition", required_argument, NULL, 'p'},
+        {"threads", required_argument, NULL, 't'},
+        {"cache-dir", required_argument, NULL, O_CACHE},
+        {"no-fusion", no_argument, NULL, O_NOFUSE},
+        {"mtx-style", no_argument, NULL, O_MTX},
+        {"rknn-tiling", no_argument, NULL, O_RKNN},
+        {"fp16-partials", no_argument, NULL, O_FP16P},
         {"max-tasks", required_argument, NULL, O_MAXT},
-        {"print-program", no_argument, NULL, O_PRINT}, {"quiet", no_argument, NULL, 'q'},
+        {"print-program", no_argument, NULL, O_PRINT},
+        {"quiet", no_argument, NULL, 'q'},
         {"cpu-cost", required_argument, NULL, O_CPUCOST},
         {"dump-after", required_argument, NULL, O_DUMP},
-        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     struct npu_build_options bo = {.no_cache = true};
     const char *out = NULL;
@@ -203,7 +225,10 @@ main(int argc, char **argv)
                 return 2;
             }
             break;
-        case O_CACHE: bo.cache_dir = optarg; bo.no_cache = false; break;
+        case O_CACHE:
+            bo.cache_dir = optarg;
+            bo.no_cache = false;
+            break;
         case O_NOFUSE: bo.no_fusion = true; break;
         case O_MTX: bo.backend.mtx_style = 1; break;
         case O_RKNN: bo.backend.rknn_tiling = 1; break;
@@ -272,12 +297,13 @@ main(int argc, char **argv)
     int rc = 0;
     if (out) {
         char opt_text[1024];
-        struct npu_npub_meta meta = {.options_hash = npu_build_options_hash(&bo, opt_text,
-                                                                             sizeof(opt_text)),
-                                     .options = opt_text, .source = model,
-                                     .props = b->props, .n_props = b->n_props};
-        if (npu_model_content_hash(model, &meta.model_hash) ||
-            npu_npub_save(b->prog, &meta, out)) {
+        struct npu_npub_meta meta = {.options_hash =
+                                         npu_build_options_hash(&bo, opt_text, sizeof(opt_text)),
+                                     .options = opt_text,
+                                     .source = model,
+                                     .props = b->props,
+                                     .n_props = b->n_props};
+        if (npu_model_content_hash(model, &meta.model_hash) || npu_npub_save(b->prog, &meta, out)) {
             fprintf(stderr, "npuc: cannot write %s\n", out);
             rc = 1;
         }

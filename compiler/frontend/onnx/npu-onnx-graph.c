@@ -89,19 +89,25 @@ convert_attr(struct onnx_ctx *c, const Onnx__NodeProto *np, struct npu_node *n,
     }
     int type = a->has_type ? (int)a->type : 0;
     if (!type) { /* very old exporters leave the type out */
-        if (a->has_f) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
-        else if (a->has_i) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
-        else if (a->has_s) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
-        else if (a->t) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
-        else if (a->n_floats) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS;
-        else if (a->n_ints) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
-        else if (a->n_strings) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS;
+        if (a->has_f)
+            type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
+        else if (a->has_i)
+            type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+        else if (a->has_s)
+            type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
+        else if (a->t)
+            type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
+        else if (a->n_floats)
+            type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS;
+        else if (a->n_ints)
+            type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+        else if (a->n_strings)
+            type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS;
     }
     switch (type) {
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT:
         return npu_node_set_float(g, n, a->name, a->f);
-    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT:
-        return npu_node_set_int(g, n, a->name, a->i);
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT: return npu_node_set_int(g, n, a->name, a->i);
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING: {
         /* Strings are bytes in ONNX; ours are C strings, so refuse embedded NULs. */
         if (a->s.len && memchr(a->s.data, 0, a->s.len)) {
@@ -126,9 +132,9 @@ convert_attr(struct onnx_ctx *c, const Onnx__NodeProto *np, struct npu_node *n,
         for (size_t i = 0; !st && i < a->n_strings; i++) {
             if (a->strings[i].len && memchr(a->strings[i].data, 0, a->strings[i].len))
                 st = NPU_ERR_CORRUPT;
-            else if (!(v[i] = a->strings[i].len ? strndup((const char *)a->strings[i].data,
-                                                          a->strings[i].len)
-                                                : strdup("")))
+            else if (!(v[i] = a->strings[i].len
+                                  ? strndup((const char *)a->strings[i].data, a->strings[i].len)
+                                  : strdup("")))
                 st = NPU_ERR_NOMEM;
         }
         if (!st)
@@ -157,8 +163,10 @@ convert_attr(struct onnx_ctx *c, const Onnx__NodeProto *np, struct npu_node *n,
         return npu_node_set_tensor(g, n, a->name, &t);
     }
     default:
-        npu_err(DOM, "node '%s' (%s): attribute '%s' of type %d (graphs, sparse tensors, type "
-                "protos) is not supported", nname(np), s0(np->op_type), a->name, type);
+        npu_err(DOM,
+                "node '%s' (%s): attribute '%s' of type %d (graphs, sparse tensors, type "
+                "protos) is not supported",
+                nname(np), s0(np->op_type), a->name, type);
         return NPU_ERR_UNSUPPORTED;
     }
 }
@@ -172,8 +180,8 @@ make_constant(struct onnx_ctx *c, const Onnx__NodeProto *np, struct npu_node *tm
     struct npu_tensor t = {0};
     const struct npu_attr *a;
     if (tmp->nattr != 1) {
-        npu_err(DOM, "node '%s' (Constant): needs exactly one value attribute, has %d",
-                nname(np), tmp->nattr);
+        npu_err(DOM, "node '%s' (Constant): needs exactly one value attribute, has %d", nname(np),
+                tmp->nattr);
         return NPU_ERR_CORRUPT;
     }
     a = &tmp->attr[0];
@@ -200,8 +208,10 @@ make_constant(struct onnx_ctx *c, const Onnx__NodeProto *np, struct npu_node *tm
         t.dims[0] = (int64_t)a->n;
         t.data = (void *)a->ints;
     } else {
-        npu_err(DOM, "node '%s' (Constant): attribute '%s' is not a supported constant value "
-                "(string and sparse constants are not supported)", nname(np), a->name);
+        npu_err(DOM,
+                "node '%s' (Constant): attribute '%s' is not a supported constant value "
+                "(string and sparse constants are not supported)",
+                nname(np), a->name);
         return NPU_ERR_UNSUPPORTED;
     }
     if (!t.data)
@@ -254,8 +264,7 @@ input_type(const Onnx__ValueInfoProto *vi, const char *dims_spec, struct npu_ten
             /* symbolic (dim_param) or unnamed: by its name, else by "<input>:<axis>" */
             char key[600];
             snprintf(key, sizeof(key), "%.580s:%d", name, i);
-            bool named = d && d->value_case ==
-                                  ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+            bool named = d && d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
             named = named && d->dim_param && *d->dim_param; /* a oneof: test the case first */
             if (!(named && lookup_dim(dims_spec, d->dim_param, &v)) &&
                 !lookup_dim(dims_spec, key, &v)) {
@@ -308,8 +317,10 @@ bind_dims_by_axis(const Onnx__GraphProto *gp, const char *spec, char **owned)
                 continue;
             if (lookup_dim(s, d->dim_param, &have)) {
                 if (have != v && !lookup_dim(spec, d->dim_param, &have)) {
-                    npu_err(DOM, "dim '%s': input '%s' (axis %zu) gives %lld, another input "
-                            "%lld", d->dim_param, vi->name, k, (long long)v, (long long)have);
+                    npu_err(DOM,
+                            "dim '%s': input '%s' (axis %zu) gives %lld, another input "
+                            "%lld",
+                            d->dim_param, vi->name, k, (long long)v, (long long)have);
                     free(s);
                     return NULL;
                 }
@@ -481,9 +492,10 @@ import_if(struct onnx_ctx *c, const Onnx__NodeProto *np, int depth)
     }
     const void *cd = npu_value_data(cond);
     if (!cd || npu_tensor_numel(&cond->t) != 1) {
-        npu_err(DOM, "node '%s' (If): its condition '%s' depends on input data (only an If "
-                "whose condition follows from shapes and constants is supported)", nname(np),
-                cond->name);
+        npu_err(DOM,
+                "node '%s' (If): its condition '%s' depends on input data (only an If "
+                "whose condition follows from shapes and constants is supported)",
+                nname(np), cond->name);
         return NPU_ERR_UNSUPPORTED;
     }
     bool take = npu_dtype_load_f64(cond->t.dtype, cd, 0) != 0;
@@ -551,8 +563,10 @@ import_node(struct onnx_ctx *c, const Onnx__NodeProto *np, bool define_outs, int
     const char *dom = s0(np->domain);
     const char *opt = s0(np->op_type);
     if (*dom && strcmp(dom, "ai.onnx")) {
-        npu_err(DOM, "node '%s' (%s): op of domain '%s' is not supported (only the default "
-                "ONNX domain is)", nname(np), opt, dom);
+        npu_err(DOM,
+                "node '%s' (%s): op of domain '%s' is not supported (only the default "
+                "ONNX domain is)",
+                nname(np), opt, dom);
         return NPU_ERR_UNSUPPORTED;
     }
     if (np->n_input > 1024 || np->n_output > 64) {
@@ -574,8 +588,10 @@ import_node(struct onnx_ctx *c, const Onnx__NodeProto *np, bool define_outs, int
     }
     for (size_t k = 0; define_outs && k < np->n_input; k++)
         if (np->input[k] && *np->input[k] && !npu_graph_find_value(g, np->input[k])) {
-            npu_err(DOM, "node '%s' (%s): input '%s' is not defined before it (in its branch "
-                    "or an enclosing graph)", nname(np), opt, np->input[k]);
+            npu_err(DOM,
+                    "node '%s' (%s): input '%s' is not defined before it (in its branch "
+                    "or an enclosing graph)",
+                    nname(np), opt, np->input[k]);
             return NPU_ERR_CORRUPT;
         }
     if (!strcmp(opt, "If"))
@@ -599,8 +615,7 @@ import_node(struct onnx_ctx *c, const Onnx__NodeProto *np, bool define_outs, int
     for (size_t k = 0; k < np->n_input; k++)
         in[k] = np->input[k] && *np->input[k] ? npu_graph_find_value(g, np->input[k]) : NULL;
     for (size_t k = 0; k < np->n_output; k++)
-        outv[k] = np->output[k] && *np->output[k] ? npu_graph_find_value(g, np->output[k])
-                                                  : NULL;
+        outv[k] = np->output[k] && *np->output[k] ? npu_graph_find_value(g, np->output[k]) : NULL;
     if (op == NPU_OP_CONSTANT) {
         if (np->n_output != 1 || !outv[0]) {
             npu_err(DOM, "node '%s' (Constant): needs exactly one named output", nname(np));
@@ -628,8 +643,10 @@ dep_edge(void *arg, const char *name)
     struct dep_count *d = arg;
     struct npu_value *v = npu_graph_find_value(d->c->g, name);
     if (!v) {
-        npu_err(DOM, "node '%s' (%s): input '%s' is not defined by any node, graph "
-                "input or initializer", nname(d->np), s0(d->np->op_type), name);
+        npu_err(DOM,
+                "node '%s' (%s): input '%s' is not defined by any node, graph "
+                "input or initializer",
+                nname(d->np), s0(d->np->op_type), name);
         return NPU_ERR_CORRUPT;
     }
     if (v->kind == NPU_VALUE_NODE && v->id < (int)d->limit && d->prod[v->id] >= 0) {
@@ -749,8 +766,8 @@ build(struct onnx_ctx *c, const Onnx__ModelProto *m, const struct npu_onnx_optio
     }
     /* Edges producer -> consumer, counted then filled (CSR). An If also
      * depends on the outer values its branches capture. */
-    struct dep_count dc = {.c = c, .prod = prod, .edge_start = edge_start, .indeg = indeg,
-                           .limit = nvals_cap * 2};
+    struct dep_count dc = {
+        .c = c, .prod = prod, .edge_start = edge_start, .indeg = indeg, .limit = nvals_cap * 2};
     for (size_t i = 0; i < nn; i++) {
         dc.np = gp->node[i], dc.i = i;
         if ((st = for_each_dep(gp->node[i], NULL, 0, dep_edge, &dc)))

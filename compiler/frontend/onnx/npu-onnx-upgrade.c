@@ -30,8 +30,8 @@ const_ints_from_attr(struct onnx_ctx *c, struct npu_node *n, const char *attr)
     const int64_t *v = npu_node_ints(n, attr, &cnt);
     char nm[160];
     snprintf(nm, sizeof(nm), "%.100s_%s", *n->name ? n->name : npu_op_name(n->op), attr);
-    struct npu_value *cv = npu_graph_const_i64(c->g, nm, v ? v : (const int64_t[]){0}, (int)cnt,
-                                               false);
+    struct npu_value *cv =
+        npu_graph_const_i64(c->g, nm, v ? v : (const int64_t[]){0}, (int)cnt, false);
     npu_node_del_attr(n, attr);
     return cv;
 }
@@ -53,13 +53,17 @@ static bool
 is_reduce(enum npu_op op)
 {
     switch (op) {
-    case NPU_OP_REDUCE_MEAN: case NPU_OP_REDUCE_SUM: case NPU_OP_REDUCE_MAX:
-    case NPU_OP_REDUCE_MIN: case NPU_OP_REDUCE_PROD: case NPU_OP_REDUCE_L2:
-    case NPU_OP_REDUCE_SUM_SQUARE: case NPU_OP_REDUCE_L1: case NPU_OP_REDUCE_LOG_SUM:
-    case NPU_OP_REDUCE_LOG_SUM_EXP:
-        return true;
-    default:
-        return false;
+    case NPU_OP_REDUCE_MEAN:
+    case NPU_OP_REDUCE_SUM:
+    case NPU_OP_REDUCE_MAX:
+    case NPU_OP_REDUCE_MIN:
+    case NPU_OP_REDUCE_PROD:
+    case NPU_OP_REDUCE_L2:
+    case NPU_OP_REDUCE_SUM_SQUARE:
+    case NPU_OP_REDUCE_L1:
+    case NPU_OP_REDUCE_LOG_SUM:
+    case NPU_OP_REDUCE_LOG_SUM_EXP: return true;
+    default: return false;
     }
 }
 
@@ -156,8 +160,8 @@ explicit_pads(struct onnx_ctx *c, struct npu_node *n)
     bool pool = n->op == NPU_OP_MAX_POOL || n->op == NPU_OP_AVERAGE_POOL;
     for (int i = 0; i < ns; i++)
         k[i] = pool ? ks[i] : n->in[wi]->t.dims[2 + i];
-    enum npu_status st = ir_conv_geometry(n, ns, x->dims + 2, k,
-                                          n->op == NPU_OP_CONV_TRANSPOSE, pool, pads, osp);
+    enum npu_status st =
+        ir_conv_geometry(n, ns, x->dims + 2, k, n->op == NPU_OP_CONV_TRANSPOSE, pool, pads, osp);
     if (st)
         return st;
     if (n->op == NPU_OP_CONV_TRANSPOSE && npu_node_attr(n, "output_shape"))
@@ -170,12 +174,18 @@ static bool
 legacy_broadcast_op(enum npu_op op)
 {
     switch (op) {
-    case NPU_OP_ADD: case NPU_OP_SUB: case NPU_OP_MUL: case NPU_OP_DIV: case NPU_OP_POW:
-    case NPU_OP_AND: case NPU_OP_OR: case NPU_OP_XOR: case NPU_OP_EQUAL: case NPU_OP_GREATER:
-    case NPU_OP_LESS:
-        return true;
-    default:
-        return false;
+    case NPU_OP_ADD:
+    case NPU_OP_SUB:
+    case NPU_OP_MUL:
+    case NPU_OP_DIV:
+    case NPU_OP_POW:
+    case NPU_OP_AND:
+    case NPU_OP_OR:
+    case NPU_OP_XOR:
+    case NPU_OP_EQUAL:
+    case NPU_OP_GREATER:
+    case NPU_OP_LESS: return true;
+    default: return false;
     }
 }
 
@@ -221,8 +231,8 @@ legacy_opset(struct onnx_ctx *c, struct npu_node *n, enum npu_op op, struct npu_
                 snprintf(nm, sizeof(nm), "%.100s_bcast", *n->name ? n->name : npu_op_name(op));
                 struct npu_value *shape = npu_graph_const_i64(g, nm, d, rb + trailing, false);
                 struct npu_value *rin[2] = {in[1], shape};
-                struct npu_node *r = shape ? npu_node_new(g, NPU_OP_RESHAPE, nm, rin, 2, 1, NULL)
-                                           : NULL;
+                struct npu_node *r =
+                    shape ? npu_node_new(g, NPU_OP_RESHAPE, nm, rin, 2, 1, NULL) : NULL;
                 if (!r || set_allowzero(g, r, d, rb + trailing))
                     return NPU_ERR_NOMEM;
                 enum npu_status st = finish(c, r);
@@ -235,9 +245,7 @@ legacy_opset(struct onnx_ctx *c, struct npu_node *n, enum npu_op op, struct npu_
         npu_node_del_attr(n, "axis");
     }
     switch (op) {
-    case NPU_OP_GEMM:
-        npu_node_del_attr(n, "broadcast");
-        break;
+    case NPU_OP_GEMM: npu_node_del_attr(n, "broadcast"); break;
     case NPU_OP_RESHAPE:
         if (npu_node_attr(n, "shape")) {
             if (!(in[1] = const_ints_from_attr(c, n, "shape")))
@@ -248,9 +256,9 @@ legacy_opset(struct onnx_ctx *c, struct npu_node *n, enum npu_op op, struct npu_
     case NPU_OP_CAST: {
         const struct npu_attr *to = npu_node_attr(n, "to");
         if (to && to->type == NPU_ATTR_STRING) {
-            static const char *const names[] = {
-                "", "FLOAT", "UINT8", "INT8", "UINT16", "INT16", "INT32", "INT64", "STRING",
-                "BOOL", "FLOAT16", "DOUBLE", "UINT32", "UINT64"};
+            static const char *const names[] = {"",        "FLOAT",  "UINT8",  "INT8",   "UINT16",
+                                                "INT16",   "INT32",  "INT64",  "STRING", "BOOL",
+                                                "FLOAT16", "DOUBLE", "UINT32", "UINT64"};
             int code = 0;
             for (int i = 1; i < (int)NPU_ARRAY_SIZE(names); i++)
                 if (!strcmp(to->s, names[i]))
@@ -273,17 +281,16 @@ legacy_opset(struct onnx_ctx *c, struct npu_node *n, enum npu_op op, struct npu_
     case NPU_OP_RESIZE:
         if (!npu_node_attr(n, "scales") && *nin < 2)
             UFAIL(NPU_ERR_UNSUPPORTED, "Upsample before opset 7 (width/height_scale) is not "
-                  "supported");
+                                       "supported");
         break;
-    default:
-        break;
+    default: break;
     }
     return NPU_OK;
 }
 
 enum npu_status
-onnx_add_node(struct onnx_ctx *c, struct npu_node *tmp, const char *op_type,
-              struct npu_value **in_, int nin, struct npu_value **out_, int nout)
+onnx_add_node(struct onnx_ctx *c, struct npu_node *tmp, const char *op_type, struct npu_value **in_,
+              int nin, struct npu_value **out_, int nout)
 {
     struct npu_graph *g = c->g;
     struct npu_node *n = tmp; /* for messages */
@@ -373,7 +380,8 @@ onnx_add_node(struct onnx_ctx *c, struct npu_node *tmp, const char *op_type,
             nin = 2;
         }
         break;
-    case NPU_OP_SQUEEZE: case NPU_OP_UNSQUEEZE:
+    case NPU_OP_SQUEEZE:
+    case NPU_OP_UNSQUEEZE:
         if (opset < 13 && npu_node_attr(tmp, "axes")) {
             if (!(in[1] = const_ints_from_attr(c, tmp, "axes")))
                 return NPU_ERR_NOMEM;
@@ -451,7 +459,8 @@ onnx_add_node(struct onnx_ctx *c, struct npu_node *tmp, const char *op_type,
             UFAIL(NPU_ERR_INVALID, "at most 3 outputs");
         }
         break;
-    case NPU_OP_SOFTMAX: case NPU_OP_LOG_SOFTMAX:
+    case NPU_OP_SOFTMAX:
+    case NPU_OP_LOG_SOFTMAX:
         if (opset < 13) {
             if (nin < 1 || !in[0])
                 UFAIL(NPU_ERR_INVALID, "missing input");
@@ -480,9 +489,12 @@ onnx_add_node(struct onnx_ctx *c, struct npu_node *tmp, const char *op_type,
         return st;
     n = nn;
     switch (op) {
-    case NPU_OP_CONV: case NPU_OP_CONV_TRANSPOSE: case NPU_OP_MAX_POOL:
-    case NPU_OP_AVERAGE_POOL: case NPU_OP_QLINEAR_CONV: case NPU_OP_CONV_INTEGER:
-        return explicit_pads(c, n);
+    case NPU_OP_CONV:
+    case NPU_OP_CONV_TRANSPOSE:
+    case NPU_OP_MAX_POOL:
+    case NPU_OP_AVERAGE_POOL:
+    case NPU_OP_QLINEAR_CONV:
+    case NPU_OP_CONV_INTEGER: return explicit_pads(c, n);
     case NPU_OP_SPLIT:
         if (n->nin < 2 || !n->in[1]) {
             int64_t sz[64];
@@ -504,7 +516,6 @@ onnx_add_node(struct onnx_ctx *c, struct npu_node *tmp, const char *op_type,
             npu_node_del_attr(n, "num_outputs");
         }
         return NPU_OK;
-    default:
-        return NPU_OK;
+    default: return NPU_OK;
     }
 }

@@ -31,10 +31,10 @@ static const char *
 onnx_type_name(int32_t code)
 {
     static const char *const names[] = {
-        "UNDEFINED", "FLOAT", "UINT8", "INT8", "UINT16", "INT16", "INT32", "INT64",
-        "STRING", "BOOL", "FLOAT16", "DOUBLE", "UINT32", "UINT64", "COMPLEX64", "COMPLEX128",
-        "BFLOAT16", "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "UINT4",
-        "INT4"};
+        "UNDEFINED",      "FLOAT",      "UINT8",          "INT8",       "UINT16",   "INT16",
+        "INT32",          "INT64",      "STRING",         "BOOL",       "FLOAT16",  "DOUBLE",
+        "UINT32",         "UINT64",     "COMPLEX64",      "COMPLEX128", "BFLOAT16", "FLOAT8E4M3FN",
+        "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "UINT4",      "INT4"};
     return code >= 0 && (size_t)code < NPU_ARRAY_SIZE(names) ? names[code] : "unknown";
 }
 
@@ -89,8 +89,8 @@ resolve_external(const char *base_dir, const char *loc, const char *what)
         if (!real)
             npu_err(DOM, "%s: external data file '%s': %s", what, loc, strerror(errno));
         else if (strncmp(real, base, bl) || (real[bl] != '/' && strcmp(base, "/"))) {
-            npu_err(DOM, "%s: external data file '%s' resolves outside the model's folder",
-                    what, loc);
+            npu_err(DOM, "%s: external data file '%s' resolves outside the model's folder", what,
+                    loc);
             free(real);
             real = NULL;
         }
@@ -148,8 +148,7 @@ read_external(const Onnx__TensorProto *tp, const char *base_dir, const char *wha
     }
     if (off > (uint64_t)sb.st_size || len > (uint64_t)sb.st_size - off) {
         npu_err(DOM, "%s: external data [%llu, +%llu) lies beyond the end of '%s' (%lld bytes)",
-                what, (unsigned long long)off, (unsigned long long)len, loc,
-                (long long)sb.st_size);
+                what, (unsigned long long)off, (unsigned long long)len, loc, (long long)sb.st_size);
         st = NPU_ERR_CORRUPT;
         goto out;
     }
@@ -178,8 +177,7 @@ onnx_tensor_to_npu(const Onnx__TensorProto *tp, const char *base_dir, const char
     int32_t code = tp->has_data_type ? tp->data_type : 0;
     enum npu_dtype dt = npu_dtype_from_onnx(code);
     if (!dt) {
-        npu_err(DOM, "%s: element type %s (%d) is not supported", what, onnx_type_name(code),
-                code);
+        npu_err(DOM, "%s: element type %s (%d) is not supported", what, onnx_type_name(code), code);
         return NPU_ERR_UNSUPPORTED;
     }
     if (tp->n_dims > NPU_MAX_DIMS) {
@@ -205,21 +203,34 @@ onnx_tensor_to_npu(const Onnx__TensorProto *tp, const char *base_dir, const char
                 (long long)MAX_TENSOR_BYTES);
         return NPU_ERR_CORRUPT;
     }
-    bool external = tp->has_data_location &&
-                    tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+    bool external =
+        tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
     /* Check the payload's size before allocating, so that a tiny file cannot
      * make us allocate gigabytes. */
     size_t typed = 0;
     const char *field = NULL;
     switch (dt) {
-    case NPU_DTYPE_FP32: typed = tp->n_float_data; field = "float_data"; break;
-    case NPU_DTYPE_INT64: typed = tp->n_int64_data; field = "int64_data"; break;
-    case NPU_DTYPE_FP64: typed = tp->n_double_data; field = "double_data"; break;
-    case NPU_DTYPE_UINT32: case NPU_DTYPE_UINT64:
+    case NPU_DTYPE_FP32:
+        typed = tp->n_float_data;
+        field = "float_data";
+        break;
+    case NPU_DTYPE_INT64:
+        typed = tp->n_int64_data;
+        field = "int64_data";
+        break;
+    case NPU_DTYPE_FP64:
+        typed = tp->n_double_data;
+        field = "double_data";
+        break;
+    case NPU_DTYPE_UINT32:
+    case NPU_DTYPE_UINT64:
         typed = tp->n_uint64_data;
         field = "uint64_data";
         break;
-    default: typed = tp->n_int32_data; field = "int32_data"; break;
+    default:
+        typed = tp->n_int32_data;
+        field = "int32_data";
+        break;
     }
     if (external) {
         if (tp->has_raw_data || typed) {
@@ -228,8 +239,8 @@ onnx_tensor_to_npu(const Onnx__TensorProto *tp, const char *base_dir, const char
         }
     } else if (tp->has_raw_data) {
         if (tp->raw_data.len != (size_t)nb) {
-            npu_err(DOM, "%s: raw_data has %zu bytes, the shape needs %lld", what,
-                    tp->raw_data.len, (long long)nb);
+            npu_err(DOM, "%s: raw_data has %zu bytes, the shape needs %lld", what, tp->raw_data.len,
+                    (long long)nb);
             return NPU_ERR_CORRUPT;
         }
     } else if (typed != (size_t)n) {
@@ -257,7 +268,8 @@ onnx_tensor_to_npu(const Onnx__TensorProto *tp, const char *base_dir, const char
             case NPU_DTYPE_FP64: ((double *)d)[i] = tp->double_data[i]; break;
             case NPU_DTYPE_UINT32: ((uint32_t *)d)[i] = (uint32_t)tp->uint64_data[i]; break;
             case NPU_DTYPE_UINT64: ((uint64_t *)d)[i] = tp->uint64_data[i]; break;
-            case NPU_DTYPE_FP16: case NPU_DTYPE_UINT16:
+            case NPU_DTYPE_FP16:
+            case NPU_DTYPE_UINT16:
                 /* float16 travels as its bit pattern in int32_data */
                 ((uint16_t *)d)[i] = (uint16_t)tp->int32_data[i];
                 break;
@@ -291,8 +303,8 @@ npu_onnx_parse_tensor(const void *data, size_t len, struct npu_tensor *out, char
         npu_err(DOM, "not a valid TensorProto (truncated or corrupt protobuf)");
         return NPU_ERR_CORRUPT;
     }
-    enum npu_status st = onnx_tensor_to_npu(tp, NULL, tp->name && *tp->name ? tp->name : "tensor",
-                                            NULL, out);
+    enum npu_status st =
+        onnx_tensor_to_npu(tp, NULL, tp->name && *tp->name ? tp->name : "tensor", NULL, out);
     if (!st && name) {
         *name = strdup(tp->name ? tp->name : "");
         if (!*name) {

@@ -129,7 +129,8 @@ int npu_backend_node_tasks(const struct npu_node *n);
  * Nodes that already have a device keep it. */
 enum npu_status npu_partition_supported(struct npu_graph *g, const struct npu_backend_options *o);
 /* Folds layer-norm centring into the producers of residual streams. */
-enum npu_status npu_be_pass_center_streams(struct npu_graph *g, const struct npu_backend_options *o);
+enum npu_status npu_be_pass_center_streams(struct npu_graph *g,
+                                           const struct npu_backend_options *o);
 /* Lowers every device=npu node through its handler. Nodes whose lowering
  * refuses them (a reason is logged at info level) stay on the CPU. The graph
  * stays verifiable. */

@@ -44,25 +44,25 @@ struct npu_npub; /* npu/npu-npub.h */
 #define NPU_PARTITION_ENV "NPU_PARTITION"
 
 struct npu_build_options {
-    const char *dim_values;     /* symbolic input dims ("batch=2") */
-    const char *cache_dir;      /* NULL: $NPU_CACHE_DIR if set, else no cache */
-    bool no_cache;              /* ignore the cache even if configured */
-    int cpu_threads;            /* CPU op threads (partitioning measures with them) */
+    const char *dim_values; /* symbolic input dims ("batch=2") */
+    const char *cache_dir;  /* NULL: $NPU_CACHE_DIR if set, else no cache */
+    bool no_cache;          /* ignore the cache even if configured */
+    int cpu_threads;        /* CPU op threads (partitioning measures with them) */
     enum npu_partition_mode partition;
     struct npu_backend_options backend;
-    bool no_fusion;             /* front-end fusions off */
+    bool no_fusion; /* front-end fusions off */
     /* CPU cost model of partitioning by cost (npu-partition.h): auto (the
      * default: $NPU_CPU_COST, else measured when on_device, else board),
      * board or measured. Part of the cache key. */
     enum npu_cpu_cost_mode cpu_cost;
-    bool on_device;             /* the program will run next to a real NPU device (rknpu,
-                                 * rocket), so this host is the board's CPU */
+    bool on_device; /* the program will run next to a real NPU device (rknpu,
+                     * rocket), so this host is the board's CPU */
     /* Print the IR after these passes, front end's or back end's ("all" or a
      * comma list; npuc --dump-after) to dump_file (NULL = stderr). */
     const char *dump_after;
     FILE *dump_file;
     /* Outputs for tools (may be NULL): */
-    FILE *emit_ir;              /* the lowered IR in text form (route b) */
+    FILE *emit_ir;                       /* the lowered IR in text form (route b) */
     struct npu_partition_report *report; /* the partition decisions */
     /* Called with the lowered graph after codegen (a real compile only, not
      * on a cache hit or for a .npub); npu-bench reads per-node estimates. */
@@ -73,9 +73,9 @@ struct npu_build_options {
 /* ---- the back-end pipeline (npu-be-pipeline.c) -------------------------------------- */
 
 struct npu_backend_compile_options {
-    const struct npu_backend_options *backend;       /* NULL = defaults */
-    const struct npu_partition_options *partition;   /* NULL = every supported node on the NPU */
-    struct npu_partition_report *report;             /* the partition's decisions (may be NULL) */
+    const struct npu_backend_options *backend;     /* NULL = defaults */
+    const struct npu_partition_options *partition; /* NULL = every supported node on the NPU */
+    struct npu_partition_report *report;           /* the partition's decisions (may be NULL) */
     /* Print the IR after these back-end passes: "all" or a comma list of
      * npu_backend_pass_names() (NULL: none), to dump_file (NULL = stderr). */
     const char *dump_after;
@@ -86,26 +86,27 @@ struct npu_backend_compile_options {
 
 /* The back end's passes in order (partition, centre_streams, lower,
  * prune_boundaries, widen_outputs), then codegen. g is modified. */
-enum npu_status npu_backend_compile(struct npu_graph *g, const struct npu_backend_compile_options *o,
+enum npu_status npu_backend_compile(struct npu_graph *g,
+                                    const struct npu_backend_compile_options *o,
                                     struct npu_program **out);
 /* Names of the back end's graph passes, NULL-terminated (for --dump-after). */
 const char *const *npu_backend_pass_names(void);
 
 struct npu_built {
     const struct npu_program *prog;
-    bool from_cache;            /* the program came from the compile cache */
-    bool from_npub;             /* the model file was an artifact */
-    double compile_s;           /* wall time of import + compile (0 when loaded) */
-    double load_s;              /* wall time of the whole call */
+    bool from_cache;  /* the program came from the compile cache */
+    bool from_npub;   /* the model file was an artifact */
+    double compile_s; /* wall time of import + compile (0 when loaded) */
+    double load_s;    /* wall time of the whole call */
     uint64_t model_hash, options_hash;
-    char cache_path[1024];      /* the entry used or written, "" without a cache */
+    char cache_path[1024]; /* the entry used or written, "" without a cache */
     /* model metadata (ONNX metadata_props; from the artifact for a .npub or a
      * cache hit), n_props entries; write them into any artifact made of prog */
     const struct npu_model_prop *props;
     uint32_t n_props;
     /* private */
-    struct npu_program *owned;  /* from npu_codegen */
-    struct npu_npub *art;       /* from a .npub */
+    struct npu_program *owned;          /* from npu_codegen */
+    struct npu_npub *art;               /* from a .npub */
     struct npu_model_prop *owned_props; /* read from the .onnx */
 };
 

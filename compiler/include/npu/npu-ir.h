@@ -51,9 +51,9 @@ enum npu_value_kind {
 
 struct npu_value {
     int id;
-    const char *name;        /* unique in the graph */
+    const char *name; /* unique in the graph */
     enum npu_value_kind kind;
-    struct npu_tensor t;     /* dtype, shape, qscale/qzero; t.data: CONST payload */
+    struct npu_tensor t; /* dtype, shape, qscale/qzero; t.data: CONST payload */
     /* NODE values whose contents inference could compute at compile time
      * (shape arithmetic): same layout as t.data would have. NULL if unknown. */
     const void *known;
@@ -101,18 +101,18 @@ const char *npu_device_name(enum npu_node_device d);
 struct npu_node {
     int id;
     enum npu_op op;
-    const char *name;        /* from the model, for messages; may be "" */
-    struct npu_value **in;   /* nin entries; NULL = absent optional input */
+    const char *name;      /* from the model, for messages; may be "" */
+    struct npu_value **in; /* nin entries; NULL = absent optional input */
     int nin;
-    struct npu_value **out;  /* nout entries, never NULL */
+    struct npu_value **out; /* nout entries, never NULL */
     int nout;
-    struct npu_attr *attr;   /* generic attributes (npu-ops.h) */
+    struct npu_attr *attr; /* generic attributes (npu-ops.h) */
     int nattr, cap_attr;
     enum npu_node_device device;  /* partitioning decision, printed as device=... */
-    double cost;             /* estimated seconds (cost hook), 0 = unknown */
+    double cost;                  /* estimated seconds (cost hook), 0 = unknown */
     struct npu_node *prev, *next; /* topological order */
-    bool attached;           /* in the graph's node list */
-    void *pass_data;         /* scratch for the pass that is running */
+    bool attached;                /* in the graph's node list */
+    void *pass_data;              /* scratch for the pass that is running */
 };
 
 static inline struct npu_attrs
@@ -191,7 +191,7 @@ struct npu_name_map; /* private */
 
 struct npu_graph {
     const char *name;
-    int opset;                /* default-domain opset the model was written for */
+    int opset; /* default-domain opset the model was written for */
     struct npu_node *head, *tail;
     int nnodes;
     struct npu_value **values; /* every live value, in creation order */
@@ -230,8 +230,8 @@ struct npu_value *npu_graph_add_const_owned(struct npu_graph *g, const char *nam
 /* Small helpers for passes and the importer. */
 struct npu_value *npu_graph_const_i64(struct npu_graph *g, const char *name, const int64_t *v,
                                       int n, bool scalar);
-struct npu_value *npu_graph_const_f32(struct npu_graph *g, const char *name, const float *v,
-                                      int n, bool scalar);
+struct npu_value *npu_graph_const_f32(struct npu_graph *g, const char *name, const float *v, int n,
+                                      bool scalar);
 enum npu_status npu_graph_add_output(struct npu_graph *g, struct npu_value *v);
 
 /* Turns a NODE value into a CONST holding `data` (arena memory, t.dtype/dims kept)
@@ -265,7 +265,7 @@ void npu_graph_gc_values(struct npu_graph *g);
 #define npu_graph_for_each_node(g, n) for (struct npu_node *n = (g)->head; n; n = n->next)
 /* Safe against removal of n. */
 #define npu_graph_for_each_node_safe(g, n, tmp)                                                    \
-    for (struct npu_node *n = (g)->head, *tmp = n ? n->next : NULL; n;                            \
+    for (struct npu_node *n = (g)->head, *tmp = n ? n->next : NULL; n;                             \
          n = tmp, tmp = n ? n->next : NULL)
 
 /* ---- inference and verification ------------------------------------------ */

@@ -45,12 +45,12 @@ struct npu_io_info {
 };
 
 struct npu_run_stats {
-    double wall_s;            /* host wall time of the whole run */
-    double cpu_s;             /* host time spent in CPU ops */
-    double npu_modeled_s;     /* modeled NPU time, timing model v1 (0 on the cpu backend) */
-    unsigned submits, tasks;  /* NPU jobs and tasks */
-    uint64_t dma_bytes;       /* modeled DMA traffic */
-    double mac_utilisation;   /* useful MACs / (peak MAC rate * npu_modeled_s) */
+    double wall_s;           /* host wall time of the whole run */
+    double cpu_s;            /* host time spent in CPU ops */
+    double npu_modeled_s;    /* modeled NPU time, timing model v1 (0 on the cpu backend) */
+    unsigned submits, tasks; /* NPU jobs and tasks */
+    uint64_t dma_bytes;      /* modeled DMA traffic */
+    double mac_utilisation;  /* useful MACs / (peak MAC rate * npu_modeled_s) */
 };
 
 /* Loads (and compiles, for .onnx) a model. On failure returns an error status

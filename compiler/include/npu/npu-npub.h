@@ -47,10 +47,10 @@ extern "C" {
 
 /* What the artifact records about how it was made. */
 struct npu_npub_meta {
-    uint64_t model_hash;      /* content hash of the source model (npu_cache_model_hash) */
-    uint64_t options_hash;    /* hash of the compile options that matter */
-    const char *options;      /* their text form, "" if none */
-    const char *source;       /* source model file name, "" if unknown */
+    uint64_t model_hash;   /* content hash of the source model (npu_cache_model_hash) */
+    uint64_t options_hash; /* hash of the compile options that matter */
+    const char *options;   /* their text form, "" if none */
+    const char *source;    /* source model file name, "" if unknown */
     /* model metadata (npu-model.h), n_props entries; none: NULL, 0 */
     const struct npu_model_prop *props;
     uint32_t n_props;
@@ -77,8 +77,8 @@ enum npu_status npu_npub_load(const char *path, struct npu_npub **out, char *err
 enum npu_npub_load_flags {
     NPU_NPUB_QUIET = 1u << 0, /* do not log a refusal (err still says why) */
 };
-enum npu_status npu_npub_load_ex(const char *path, struct npu_npub **out, char *err,
-                                 size_t err_len, unsigned flags);
+enum npu_status npu_npub_load_ex(const char *path, struct npu_npub **out, char *err, size_t err_len,
+                                 unsigned flags);
 /* Same from memory (the bytes are copied). */
 enum npu_status npu_npub_decode(const void *data, size_t len, struct npu_npub **out, char *err,
                                 size_t err_len);
@@ -89,8 +89,7 @@ void npu_npub_free(struct npu_npub *a);
 
 /* Checks a metadata list against the bounds above (keys non-empty and
  * unique); false with the reason in err (may be NULL). */
-bool npu_npub_props_check(const struct npu_model_prop *v, uint32_t n, char *err,
-                          size_t err_len);
+bool npu_npub_props_check(const struct npu_model_prop *v, uint32_t n, char *err, size_t err_len);
 /* An ONNX model's metadata_props (ModelProto field 14), read from the top
  * level of its bytes without parsing the graph (fields are skipped by their
  * lengths, so the cost does not grow with the weights). Entries that break
@@ -98,8 +97,8 @@ bool npu_npub_props_check(const struct npu_model_prop *v, uint32_t n, char *err,
  * the first wins, more than NPU_NPUB_MAX_PROPS) are left out with a warning
  * naming the key. *out is one malloc'd block (array and strings; free() it),
  * NULL when *n is 0. NPU_ERR_CORRUPT when the top level is not protobuf. */
-enum npu_status npu_npub_props_from_onnx(const void *data, size_t len,
-                                         struct npu_model_prop **out, uint32_t *n);
+enum npu_status npu_npub_props_from_onnx(const void *data, size_t len, struct npu_model_prop **out,
+                                         uint32_t *n);
 /* Same on a file (memory-mapped); NPU_ERR_IO when it cannot be read. */
 enum npu_status npu_npub_props_from_onnx_file(const char *path, struct npu_model_prop **out,
                                               uint32_t *n);

@@ -51,8 +51,8 @@ extern "C" {
 /* Where the costs come from; NULL members use the real ones (tests replace
  * them to make decisions whose answer is known). */
 struct npu_partition_oracle {
-    bool (*supports)(const struct npu_graph *g, const struct npu_node *n, char *why,
-                     size_t why_len, void *user);
+    bool (*supports)(const struct npu_graph *g, const struct npu_node *n, char *why, size_t why_len,
+                     void *user);
     double (*npu_cost)(const struct npu_graph *g, const struct npu_node *n, void *user);
     double (*cpu_cost)(const struct npu_graph *g, const struct npu_node *n, void *user);
     double convert_bytes_per_s; /* 0 = measured on this host */
@@ -60,16 +60,16 @@ struct npu_partition_oracle {
 };
 
 enum npu_partition_mode {
-    NPU_PARTITION_COST = 0,     /* by cost (the default) */
-    NPU_PARTITION_SUPPORTED,    /* every supported node on the NPU */
-    NPU_PARTITION_CPU,          /* everything on the CPU */
+    NPU_PARTITION_COST = 0,  /* by cost (the default) */
+    NPU_PARTITION_SUPPORTED, /* every supported node on the NPU */
+    NPU_PARTITION_CPU,       /* everything on the CPU */
 };
 
 /* Where CPU costs (and the conversion rate) come from. */
 enum npu_cpu_cost_mode {
-    NPU_CPU_COST_AUTO = 0,      /* $NPU_CPU_COST if set, else measured when on_device, else board */
-    NPU_CPU_COST_BOARD,         /* RK3588 CPU model v1 (modeled; nothing is measured) */
-    NPU_CPU_COST_MEASURED,      /* timed on this host */
+    NPU_CPU_COST_AUTO = 0, /* $NPU_CPU_COST if set, else measured when on_device, else board */
+    NPU_CPU_COST_BOARD,    /* RK3588 CPU model v1 (modeled; nothing is measured) */
+    NPU_CPU_COST_MEASURED, /* timed on this host */
 };
 
 /* Environment variable choosing the CPU cost model when the options say auto:
@@ -79,40 +79,40 @@ enum npu_cpu_cost_mode {
 struct npu_partition_options {
     enum npu_partition_mode mode;
     const struct npu_backend_options *backend; /* NULL = defaults */
-    const char *cache_dir;      /* CPU-cost cache folder (measured mode); NULL = in memory only */
-    int cpu_threads;            /* threads the CPU ops will run with (<= 0: all) */
+    const char *cache_dir; /* CPU-cost cache folder (measured mode); NULL = in memory only */
+    int cpu_threads;       /* threads the CPU ops will run with (<= 0: all) */
     const struct npu_partition_oracle *oracle; /* NULL = real costs */
     enum npu_cpu_cost_mode cpu_cost;
-    bool on_device;             /* the program will run next to a real NPU device (rknpu,
-                                 * rocket): what auto decides by */
+    bool on_device; /* the program will run next to a real NPU device (rknpu,
+                     * rocket): what auto decides by */
 };
 
 /* Per node, what the decision rested on (npuc --explain). */
 struct npu_partition_node {
-    const char *name;           /* node name, or "" (a copy owned by the report) */
+    const char *name; /* node name, or "" (a copy owned by the report) */
     enum npu_op op;
-    int index;                  /* position in the graph */
-    bool supported;             /* by an NPU handler */
-    char why[160];              /* reason when not supported */
-    double npu_s;               /* modeled (timing model v1); < 0 unknown */
-    double cpu_s;               /* by the report's cpu_cost model */
-    bool cpu_measured;          /* measured on this host (false: modeled, or estimated from
-                                 * its bytes when the kernel could not run) */
-    double convert_s;           /* conversions of this node's inputs and outputs it implies */
-    double submit_s;            /* submit overhead when it starts an NPU job */
+    int index;         /* position in the graph */
+    bool supported;    /* by an NPU handler */
+    char why[160];     /* reason when not supported */
+    double npu_s;      /* modeled (timing model v1); < 0 unknown */
+    double cpu_s;      /* by the report's cpu_cost model */
+    bool cpu_measured; /* measured on this host (false: modeled, or estimated from
+                        * its bytes when the kernel could not run) */
+    double convert_s;  /* conversions of this node's inputs and outputs it implies */
+    double submit_s;   /* submit overhead when it starts an NPU job */
     enum npu_node_device device;
 };
 
 struct npu_partition_report {
     struct npu_partition_node *nodes;
     int n;
-    double total_s;             /* the chosen partition's estimate */
-    double all_cpu_s;           /* everything on the CPU */
-    double greedy_s;            /* each node on its cheaper side, before the search */
+    double total_s;   /* the chosen partition's estimate */
+    double all_cpu_s; /* everything on the CPU */
+    double greedy_s;  /* each node on its cheaper side, before the search */
     int npu_nodes, npu_jobs;
-    double convert_bytes_per_s; /* the rate used */
+    double convert_bytes_per_s;      /* the rate used */
     enum npu_cpu_cost_mode cpu_cost; /* the model used: board or measured (never auto) */
-    bool cpu_oracle;            /* CPU costs came from the caller's oracle */
+    bool cpu_oracle;                 /* CPU costs came from the caller's oracle */
 };
 
 enum npu_status npu_partition(struct npu_graph *g, const struct npu_partition_options *o,
@@ -164,23 +164,23 @@ struct npu_cpu_model {
 extern const struct npu_cpu_model npu_cpu_model_v1;
 
 enum npu_cpu_class {
-    NPU_CPU_CLASS_GEMM,             /* MatMul, Gemm, Conv, ConvTranspose, Einsum, npu.Attention */
+    NPU_CPU_CLASS_GEMM, /* MatMul, Gemm, Conv, ConvTranspose, Einsum, npu.Attention */
     NPU_CPU_CLASS_ELEMENTWISE,
-    NPU_CPU_CLASS_TRANSCENDENTAL,   /* Exp, Tanh, Erf, Sigmoid, Gelu, ... */
-    NPU_CPU_CLASS_REDUCTION,        /* reductions, normalisations, softmax, pooling */
-    NPU_CPU_CLASS_MOVE,             /* Transpose, Gather, Concat, Slice, ... */
-    NPU_CPU_CLASS_VIEW,             /* Reshape and friends (a copy in our executor) */
+    NPU_CPU_CLASS_TRANSCENDENTAL, /* Exp, Tanh, Erf, Sigmoid, Gelu, ... */
+    NPU_CPU_CLASS_REDUCTION,      /* reductions, normalisations, softmax, pooling */
+    NPU_CPU_CLASS_MOVE,           /* Transpose, Gather, Concat, Slice, ... */
+    NPU_CPU_CLASS_VIEW,           /* Reshape and friends (a copy in our executor) */
 };
 const char *npu_cpu_class_name(enum npu_cpu_class c);
 
 /* How the model priced a node. */
 struct npu_cpu_model_terms {
     enum npu_cpu_class cls;
-    double cores;                   /* A76 cores the op runs on */
-    double flops;                   /* GEMM-like ops: multiply and add counted apart */
-    double elems;                   /* elements priced per element (GEMM class: softmax scores) */
+    double cores; /* A76 cores the op runs on */
+    double flops; /* GEMM-like ops: multiply and add counted apart */
+    double elems; /* elements priced per element (GEMM class: softmax scores) */
     double cycles_per_elem;
-    double bytes;                   /* read and written */
+    double bytes; /* read and written */
     double compute_s, memory_s, total_s;
 };
 

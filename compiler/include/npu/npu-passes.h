@@ -27,10 +27,10 @@ struct npu_compile_options {
      * ("input" prints the graph before the first pass). NULL: all passes when
      * NPU_DEBUG=dump_ir is set, none otherwise. */
     const char *dump_after;
-    FILE *dump_file;    /* NULL = stderr */
-    bool no_fusion;     /* skip the pattern fusions (for tests and debugging) */
-    int verify;         /* 1 = verify after each pass, 0 = never, -1 = default
-                           (on in debug builds) */
+    FILE *dump_file; /* NULL = stderr */
+    bool no_fusion;  /* skip the pattern fusions (for tests and debugging) */
+    int verify;      /* 1 = verify after each pass, 0 = never, -1 = default
+                        (on in debug builds) */
 };
 
 /* The pipeline: shape simplification, constant folding, dead-code elimination

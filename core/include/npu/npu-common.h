@@ -26,20 +26,20 @@ extern "C" {
 
 enum npu_status {
     NPU_OK = 0,
-    NPU_ERR_INVALID = -1,      /* bad argument or malformed input */
-    NPU_ERR_NOMEM = -2,        /* allocation failed */
-    NPU_ERR_IO = -3,           /* file could not be read or written */
-    NPU_ERR_UNSUPPORTED = -4,  /* valid, but not implemented (op, dtype, mode) */
-    NPU_ERR_NO_DEVICE = -5,    /* backend or device node not present */
-    NPU_ERR_PERMISSION = -6,   /* device present but not accessible */
-    NPU_ERR_TIMEOUT = -7,      /* job did not finish in time */
-    NPU_ERR_FAULT = -8,        /* the NPU (or simulator) faulted: bad DMA, bad regcmd */
-    NPU_ERR_HW_REFUSED = -9,   /* the hardware would refuse this program (strict mode) */
-    NPU_ERR_CORRUPT = -10,     /* artifact or model file failed validation */
-    NPU_ERR_VERSION = -11,     /* driver, artifact or opset version not supported */
-    NPU_ERR_BUSY = -12,        /* resource in use; try again */
-    NPU_ERR_CANCELLED = -13,   /* work was cancelled before it ran */
-    NPU_ERR_INTERNAL = -14,    /* a bug in OpenNPU */
+    NPU_ERR_INVALID = -1,     /* bad argument or malformed input */
+    NPU_ERR_NOMEM = -2,       /* allocation failed */
+    NPU_ERR_IO = -3,          /* file could not be read or written */
+    NPU_ERR_UNSUPPORTED = -4, /* valid, but not implemented (op, dtype, mode) */
+    NPU_ERR_NO_DEVICE = -5,   /* backend or device node not present */
+    NPU_ERR_PERMISSION = -6,  /* device present but not accessible */
+    NPU_ERR_TIMEOUT = -7,     /* job did not finish in time */
+    NPU_ERR_FAULT = -8,       /* the NPU (or simulator) faulted: bad DMA, bad regcmd */
+    NPU_ERR_HW_REFUSED = -9,  /* the hardware would refuse this program (strict mode) */
+    NPU_ERR_CORRUPT = -10,    /* artifact or model file failed validation */
+    NPU_ERR_VERSION = -11,    /* driver, artifact or opset version not supported */
+    NPU_ERR_BUSY = -12,       /* resource in use; try again */
+    NPU_ERR_CANCELLED = -13,  /* work was cancelled before it ran */
+    NPU_ERR_INTERNAL = -14,   /* a bug in OpenNPU */
 };
 
 /* Returns a static, human-readable name for a status ("invalid argument", ...). */

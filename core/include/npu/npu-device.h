@@ -57,9 +57,9 @@ struct npu_device_info {
     uint32_t drv_version;    /* major*10000 + minor*100 + patch (driver or simulator) */
     char hw_version_str[64]; /* human-readable forms of the two versions */
     char drv_version_str[64];
-    char description[256];   /* one line for logs and npu-info */
-    char timing_model[32];   /* "timing model v1" when MODELED_TIMING, else "" */
-    uint32_t flags;          /* enum npu_device_info_flags */
+    char description[256]; /* one line for logs and npu-info */
+    char timing_model[32]; /* "timing model v1" when MODELED_TIMING, else "" */
+    uint32_t flags;        /* enum npu_device_info_flags */
 };
 
 struct npu_device_options {
@@ -119,8 +119,8 @@ enum npu_status npu_bo_create(struct npu_device *dev, size_t size, uint32_t flag
  * NPU_DEVICE_FIXED_IOVA (the simulator) support it, others return
  * NPU_ERR_UNSUPPORTED.
  */
-enum npu_status npu_bo_create_at(struct npu_device *dev, uint32_t iova, size_t size,
-                                 uint32_t flags, struct npu_bo **out);
+enum npu_status npu_bo_create_at(struct npu_device *dev, uint32_t iova, size_t size, uint32_t flags,
+                                 struct npu_bo **out);
 /* The BO's NPU address (what regcmd address registers hold). */
 uint32_t npu_bo_iova(const struct npu_bo *bo);
 /* Size in bytes as requested (the mapping itself is page-rounded). */
@@ -158,10 +158,10 @@ struct npu_subcore_range {
  * subcore_task[i + 2] (vendor 0.9.8 indexing, facts §4.1).
  */
 struct npu_submit {
-    struct npu_bo *task_bo;  /* rknpu_task array (borrowed; must outlive the job) */
-    uint32_t task_start;     /* used when the device takes the whole range on one core */
-    uint32_t task_number;    /* > 0 */
-    uint32_t core_mask;      /* 0 auto, or bits 0..2 */
+    struct npu_bo *task_bo; /* rknpu_task array (borrowed; must outlive the job) */
+    uint32_t task_start;    /* used when the device takes the whole range on one core */
+    uint32_t task_number;   /* > 0 */
+    uint32_t core_mask;     /* 0 auto, or bits 0..2 */
     struct npu_subcore_range subcore_task[NPU_SUBCORE_SLOTS];
     uint32_t flags;          /* enum npu_job_flags; NPU_JOB_PC is required */
     uint32_t timeout_ms;     /* kernel-side timeout; 0 = backend default (6000 ms) */
@@ -171,44 +171,44 @@ struct npu_submit {
 
 /* Modeled figures of one task (timing model v1). */
 struct npu_task_timing {
-    uint32_t task;           /* descriptor index in the task BO */
-    uint32_t core;           /* core that ran it */
-    uint32_t enable;         /* op_en block mask of the task */
-    double start_s;          /* modeled start, seconds after the job's modeled start */
-    double compute_s;        /* MAC-array (or DPU/PPU atom) time */
-    double dma_s;            /* DMA time after any multi-core bandwidth stretch */
-    double task_s;           /* max(compute_s, dma_s) + task overhead */
-    uint64_t dma_bytes;      /* sum of the five below */
-    uint64_t feature_bytes;  /* CNA feature reads */
-    uint64_t weight_bytes;   /* CNA weight reads (0 when reused from CBUF) */
-    uint64_t rdma_bytes;     /* DPU_RDMA / PPU_RDMA reads */
-    uint64_t output_bytes;   /* DPU / PPU writes */
-    uint64_t regcmd_bytes;   /* regcmd fetch: 16 * (AMOUNT + 1) */
-    uint64_t mac_steps;      /* full-array steps */
-    uint64_t macs;           /* useful multiply-accumulates */
-    double mac_utilisation;  /* macs / (mac_per_cycle * clock * task_s) */
+    uint32_t task;          /* descriptor index in the task BO */
+    uint32_t core;          /* core that ran it */
+    uint32_t enable;        /* op_en block mask of the task */
+    double start_s;         /* modeled start, seconds after the job's modeled start */
+    double compute_s;       /* MAC-array (or DPU/PPU atom) time */
+    double dma_s;           /* DMA time after any multi-core bandwidth stretch */
+    double task_s;          /* max(compute_s, dma_s) + task overhead */
+    uint64_t dma_bytes;     /* sum of the five below */
+    uint64_t feature_bytes; /* CNA feature reads */
+    uint64_t weight_bytes;  /* CNA weight reads (0 when reused from CBUF) */
+    uint64_t rdma_bytes;    /* DPU_RDMA / PPU_RDMA reads */
+    uint64_t output_bytes;  /* DPU / PPU writes */
+    uint64_t regcmd_bytes;  /* regcmd fetch: 16 * (AMOUNT + 1) */
+    uint64_t mac_steps;     /* full-array steps */
+    uint64_t macs;          /* useful multiply-accumulates */
+    double mac_utilisation; /* macs / (mac_per_cycle * clock * task_s) */
 };
 
 struct npu_job_result {
-    enum npu_status status;        /* NPU_OK, or why the job failed */
-    char message[512];             /* fault / refusal text naming task, block, address */
-    uint32_t core_mask;            /* cores the job ran on */
+    enum npu_status status;             /* NPU_OK, or why the job failed */
+    char message[512];                  /* fault / refusal text naming task, block, address */
+    uint32_t core_mask;                 /* cores the job ran on */
     uint32_t int_status[NPU_MAX_CORES]; /* interrupt status written back per core */
-    uint32_t task_counter;         /* tasks completed, all cores */
-    double host_s;                 /* host wall time the backend spent (simulation time) */
-    double hw_elapsed_s;           /* hardware backends: measured time; 0 on the simulator */
+    uint32_t task_counter;              /* tasks completed, all cores */
+    double host_s;                      /* host wall time the backend spent (simulation time) */
+    double hw_elapsed_s;                /* hardware backends: measured time; 0 on the simulator */
 
     /* modeled (timing model v1); only when timing_valid */
     bool timing_valid;
-    const char *timing_model;      /* "timing model v1" */
-    double modeled_s;              /* submit overhead + longest core chain */
-    double modeled_start_s;        /* on the device's modeled timeline */
+    const char *timing_model; /* "timing model v1" */
+    double modeled_s;         /* submit overhead + longest core chain */
+    double modeled_start_s;   /* on the device's modeled timeline */
     double modeled_end_s;
-    double compute_s;              /* sums over tasks */
+    double compute_s; /* sums over tasks */
     double dma_s;
     uint64_t dma_bytes;
     uint64_t macs;
-    double mac_utilisation;        /* macs / (mac_per_cycle * cores used * clock * modeled_s) */
+    double mac_utilisation; /* macs / (mac_per_cycle * cores used * clock * modeled_s) */
     uint32_t n_tasks;
     const struct npu_task_timing *tasks; /* owned by the job; valid until npu_job_destroy */
 };

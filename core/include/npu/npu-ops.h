@@ -13,8 +13,8 @@
 #ifndef NPU_OPS_H
 #define NPU_OPS_H
 
-#include <stddef.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "npu/npu-tensor.h"
@@ -25,7 +25,7 @@ extern "C" {
 
 /* X(enum suffix, name) */
 #define NPU_OP_LIST(X)                                                                             \
-    /* elementwise, binary with numpy broadcasting */                                             \
+    /* elementwise, binary with numpy broadcasting */                                              \
     X(ADD, "Add") X(SUB, "Sub") X(MUL, "Mul") X(DIV, "Div") X(POW, "Pow") X(MAX, "Max")           \
     X(MIN, "Min") X(MOD, "Mod") X(SUM, "Sum") X(MEAN, "Mean")                                     \
     X(EQUAL, "Equal") X(LESS, "Less") X(GREATER, "Greater") X(LESS_OR_EQUAL, "LessOrEqual")       \
@@ -111,12 +111,12 @@ enum npu_attr_type {
 struct npu_attr {
     const char *name;
     enum npu_attr_type type;
-    int64_t i;                /* INT */
-    float f;                  /* FLOAT */
-    const char *s;            /* STRING */
-    const int64_t *ints;      /* INTS, n entries */
-    const float *floats;      /* FLOATS, n entries */
-    const char *const *strs;  /* STRINGS, n entries */
+    int64_t i;               /* INT */
+    float f;                 /* FLOAT */
+    const char *s;           /* STRING */
+    const int64_t *ints;     /* INTS, n entries */
+    const float *floats;     /* FLOATS, n entries */
+    const char *const *strs; /* STRINGS, n entries */
     size_t n;
     const struct npu_tensor *t; /* TENSOR (data materialised) */
 };

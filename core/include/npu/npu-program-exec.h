@@ -67,8 +67,8 @@ void npu_prog_session_destroy(struct npu_prog_session *s);
 
 /* Figures of one step of a run. */
 struct npu_prog_step_stats {
-    double host_s;          /* measured wall time (CPU op, conversion, or submit to end of wait) */
-    double modeled_s;       /* NPU jobs: modeled (timing model v1), submit overhead included */
+    double host_s;    /* measured wall time (CPU op, conversion, or submit to end of wait) */
+    double modeled_s; /* NPU jobs: modeled (timing model v1), submit overhead included */
     uint32_t tasks;
     uint64_t dma_bytes;     /* modeled */
     uint64_t macs;          /* useful multiply-accumulates */
@@ -77,24 +77,24 @@ struct npu_prog_step_stats {
 
 /* Figures of one task of an NPU job (for per-op breakdowns). */
 struct npu_prog_task_stats {
-    int step;               /* the job's step */
-    uint32_t task;          /* index in the job */
-    const char *name;       /* npu_prog_task.name, else the step's name */
-    double modeled_s;       /* task_s of timing model v1 */
+    int step;         /* the job's step */
+    uint32_t task;    /* index in the job */
+    const char *name; /* npu_prog_task.name, else the step's name */
+    double modeled_s; /* task_s of timing model v1 */
     uint64_t dma_bytes;
     uint64_t macs;
     double mac_utilisation; /* the task's, timing model v1 */
 };
 
 struct npu_prog_run_stats {
-    double wall_s;          /* whole run */
-    double cpu_s;           /* CPU steps (measured, host-dependent) */
-    double convert_s;       /* CONVERT steps and I/O conversions (measured) */
-    double npu_wait_s;      /* submit to end of wait (simulation time on the simulator) */
-    bool timing_valid;      /* every job reported modeled figures */
-    double npu_modeled_s;   /* sum of the jobs' modeled times (timing model v1) */
+    double wall_s;        /* whole run */
+    double cpu_s;         /* CPU steps (measured, host-dependent) */
+    double convert_s;     /* CONVERT steps and I/O conversions (measured) */
+    double npu_wait_s;    /* submit to end of wait (simulation time on the simulator) */
+    bool timing_valid;    /* every job reported modeled figures */
+    double npu_modeled_s; /* sum of the jobs' modeled times (timing model v1) */
     unsigned submits, tasks;
-    uint32_t core_mask;     /* cores the jobs ran on (OR of the job results) */
+    uint32_t core_mask; /* cores the jobs ran on (OR of the job results) */
     uint64_t dma_bytes;
     uint64_t macs;
     double mac_utilisation; /* time-weighted over the jobs (each job's own peak) */

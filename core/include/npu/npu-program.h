@@ -25,9 +25,9 @@
 #define NPU_PROGRAM_H
 
 #include <stdbool.h>
-#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "npu/npu-common.h"
 #include "npu/npu-ops.h"
@@ -37,17 +37,13 @@
 extern "C" {
 #endif
 
-enum npu_buf_id {
-    NPU_BUF_WEIGHTS = 0,
-    NPU_BUF_ACT = 1,
-    NPU_BUF_COUNT
-};
+enum npu_buf_id { NPU_BUF_WEIGHTS = 0, NPU_BUF_ACT = 1, NPU_BUF_COUNT };
 
 /* How a tensor is laid out in memory. */
 enum npu_layout {
-    NPU_LAYOUT_NCHW = 0,    /* row-major in the logical dims (host tensors) */
-    NPU_LAYOUT_NC1HWC2,     /* facts §2.10: [C/C2][H][W][C2], 16-byte atoms */
-    NPU_LAYOUT_SMALL_C,     /* facts §2.10 small-channel input: pixels of C (1-4) values */
+    NPU_LAYOUT_NCHW = 0, /* row-major in the logical dims (host tensors) */
+    NPU_LAYOUT_NC1HWC2,  /* facts §2.10: [C/C2][H][W][C2], 16-byte atoms */
+    NPU_LAYOUT_SMALL_C,  /* facts §2.10 small-channel input: pixels of C (1-4) values */
 };
 
 /* Element (c, h, w) of an NPU view is logical (row-major) element
@@ -60,19 +56,19 @@ enum npu_view_order {
 };
 
 enum npu_place {
-    NPU_PLACE_HOST = 0,     /* host memory: constant blob, or the session's host arena */
-    NPU_PLACE_NPU,          /* NPU memory: buffer + offset */
+    NPU_PLACE_HOST = 0, /* host memory: constant blob, or the session's host arena */
+    NPU_PLACE_NPU,      /* NPU memory: buffer + offset */
 };
 
 struct npu_prog_tensor {
     const char *name;
-    struct npu_tensor t;    /* logical dtype and dims; t.data = host constant data or NULL */
+    struct npu_tensor t; /* logical dtype and dims; t.data = host constant data or NULL */
     enum npu_place place;
     /* HOST, non-constant: byte offset in the session's host arena.
      * NPU: buffer (enum npu_buf_id) and byte offset inside it. */
     uint32_t buffer;
     uint64_t offset;
-    uint64_t bytes;         /* bytes occupied (layout padding included) */
+    uint64_t bytes; /* bytes occupied (layout padding included) */
     enum npu_layout layout;
     enum npu_dtype mem_dtype; /* element type in memory (fp16 for an fp32 tensor the NPU holds) */
     /* The 3-D view the NPU uses (C, H, W) for NC1HWC2 / SMALL_C tensors; how the
@@ -85,8 +81,8 @@ struct npu_prog_tensor {
      * uint8 host data is held as int8 on the NPU (Mesa's convention, facts
      * §5.2), else 0 (added later, additive). */
     int32_t npu_offset;
-    int io_input;           /* >= 0: graph input index */
-    int io_output;          /* >= 0: graph output index */
+    int io_input;  /* >= 0: graph input index */
+    int io_output; /* >= 0: graph output index */
 };
 
 enum npu_step_kind {
@@ -106,24 +102,24 @@ struct npu_prog_step {
     int nout;
     /* NPU_JOB: index into program->jobs. CONVERT: in[0] -> out[0]. */
     int job;
-    const char *name;       /* the IR node(s) this step came from, for messages and --explain */
+    const char *name; /* the IR node(s) this step came from, for messages and --explain */
 };
 
 /* One submit's worth of hardware tasks, position independent. */
 struct npu_prog_task {
-    uint32_t start;         /* first qword of the segment in regcmd[] */
-    uint32_t n_body;        /* body qwords (regcfg_amount), tail excluded */
-    uint32_t enable_mask;   /* op_en value */
-    uint32_t int_mask;      /* 0x300 ending in DPU, 0xC00 in PPU */
+    uint32_t start;       /* first qword of the segment in regcmd[] */
+    uint32_t n_body;      /* body qwords (regcfg_amount), tail excluded */
+    uint32_t enable_mask; /* op_en value */
+    uint32_t int_mask;    /* 0x300 ending in DPU, 0xC00 in PPU */
     /* The IR node this task computes part of (for per-op figures in npu-bench
      * and --explain); NULL = the job's step name. */
     const char *name;
 };
 
 struct npu_prog_reloc {
-    uint32_t qword;         /* index into regcmd[] */
-    uint32_t buffer;        /* enum npu_buf_id, or NPU_RELOC_REGCMD (UINT32_MAX) */
-    uint32_t offset;        /* byte offset inside that buffer */
+    uint32_t qword;  /* index into regcmd[] */
+    uint32_t buffer; /* enum npu_buf_id, or NPU_RELOC_REGCMD (UINT32_MAX) */
+    uint32_t offset; /* byte offset inside that buffer */
 };
 
 struct npu_prog_job {
@@ -138,22 +134,22 @@ struct npu_prog_job {
 };
 
 struct npu_program {
-    uint32_t version;       /* NPU_PROGRAM_VERSION */
+    uint32_t version; /* NPU_PROGRAM_VERSION */
     const struct npu_prog_tensor *tensors;
     int n_tensors;
     const struct npu_prog_step *steps;
     int n_steps;
     const struct npu_prog_job *jobs;
     int n_jobs;
-    const int *inputs;      /* tensor indices of the graph inputs, in order */
+    const int *inputs; /* tensor indices of the graph inputs, in order */
     int n_inputs;
     const int *outputs;
     int n_outputs;
     const uint8_t *weights; /* contents of NPU_BUF_WEIGHTS */
     uint64_t weights_bytes;
-    uint64_t act_bytes;     /* size of NPU_BUF_ACT per session */
-    uint64_t host_bytes;    /* size of the host arena per session */
-    const char *producer;   /* "opennpu <version>" and the options that made it */
+    uint64_t act_bytes;   /* size of NPU_BUF_ACT per session */
+    uint64_t host_bytes;  /* size of the host arena per session */
+    const char *producer; /* "opennpu <version>" and the options that made it */
 };
 
 #define NPU_PROGRAM_VERSION 1

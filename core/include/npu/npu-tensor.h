@@ -52,9 +52,9 @@ bool npu_dtype_is_int(enum npu_dtype t); /* signed or unsigned integer, not bool
 
 struct npu_tensor {
     enum npu_dtype dtype;
-    int ndim;                    /* 0 = scalar */
+    int ndim; /* 0 = scalar */
     int64_t dims[NPU_MAX_DIMS];
-    void *data;                  /* row-major elements, or NULL if not materialised */
+    void *data; /* row-major elements, or NULL if not materialised */
     /* Quantisation (int8/uint8 tensors carrying QDQ parameters); scale 0 = none. */
     float qscale;
     int32_t qzero;

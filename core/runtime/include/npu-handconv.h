@@ -30,7 +30,7 @@ tc_esize(unsigned prec)
 static inline unsigned
 tc_obytes(unsigned p)
 {
-    return p == NPU_PRECISION_INT8 ? 1
+    return p == NPU_PRECISION_INT8                                 ? 1
            : (p == NPU_PRECISION_INT16 || p == NPU_PRECISION_FP16) ? 2
                                                                    : 4;
 }
@@ -240,8 +240,7 @@ tc_store(const struct tconv *t, uint8_t *in_host, uint8_t *w_host, const double 
 
 /* Exact reference accumulator of output (k, y, x). */
 static inline double
-tc_ref(const struct tconv *t, const double *in, const double *w, uint32_t k, uint32_t y,
-       uint32_t x)
+tc_ref(const struct tconv *t, const double *in, const double *w, uint32_t k, uint32_t y, uint32_t x)
 {
     double acc = 0;
     uint32_t d = t->dil + 1;

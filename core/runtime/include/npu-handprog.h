@@ -123,18 +123,20 @@ ts_run(struct npu_device *dev, const struct npu_submit *s, struct npu_job_result
 /* A DPU flying-mode task (facts Appendix A.2 register set, with height):
  * z = x EW y over a W x H x C cube, in = proc = out precision. */
 struct fly {
-    unsigned prec;      /* in = proc = out */
+    unsigned prec; /* in = proc = out */
     uint32_t W, H, C;
-    uint32_t x, y, z;   /* IOVAs */
+    uint32_t x, y, z; /* IOVAs */
     uint32_t ew_cfg;
-    bool f32;           /* fp16 computed in fp32 (RKNN templates) */
+    bool f32; /* fp16 computed in fp32 (RKNN templates) */
 };
 
 static inline void
 tp_fly(struct tprog *p, const struct fly *f)
 {
     unsigned es = f->prec == NPU_PRECISION_INT8 ? 1 : f->prec == NPU_PRECISION_INT32 ? 4 : 2;
-    unsigned size = es == 1 ? NPU_ELEM_SIZE_8BIT : es == 2 ? NPU_ELEM_SIZE_16BIT : NPU_ELEM_SIZE_32BIT;
+    unsigned size = es == 1   ? NPU_ELEM_SIZE_8BIT
+                    : es == 2 ? NPU_ELEM_SIZE_16BIT
+                              : NPU_ELEM_SIZE_32BIT;
     uint32_t surf = f->W * f->H;
     tp_reg(p, REG_DPU_S_POINTER, 0x0e);
     tp_reg(p, REG_DPU_RDMA_S_POINTER, 0x0e);

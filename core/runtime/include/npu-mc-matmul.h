@@ -28,20 +28,20 @@
 #include "npu/npu-device.h"
 
 struct npu_mc_share {
-    uint32_t n0, n;            /* output channels of this core */
+    uint32_t n0, n;               /* output channels of this core */
     uint32_t first_task, n_tasks; /* in the emitted stream (set by npu_mc_emit_matmul) */
-    double est_s;              /* modeled chain time, DMA stretched (timing model v1) */
+    double est_s;                 /* modeled chain time, DMA stretched (timing model v1) */
 };
 
 struct npu_mc_plan {
     uint32_t m, k, n;
     enum npu_ref_matmul_kind kind;
-    uint32_t tile_n;           /* output channels per task */
-    unsigned cores;            /* 1, 2 or 3 */
+    uint32_t tile_n; /* output channels per task */
+    unsigned cores;  /* 1, 2 or 3 */
     struct npu_mc_share share[NPU_MAX_CORES];
-    double est_s;              /* modeled job time of this plan (timing model v1) */
-    double est_single_s;       /* the same matmul on one core */
-    double dma_stretch;        /* >= 1: the total-bandwidth factor applied */
+    double est_s;        /* modeled job time of this plan (timing model v1) */
+    double est_single_s; /* the same matmul on one core */
+    double dma_stretch;  /* >= 1: the total-bandwidth factor applied */
 };
 
 /* Plans the split over exactly `cores` (1..3) cores. */
@@ -61,8 +61,8 @@ typedef enum npu_status (*npu_mc_emit_fn)(struct npu_stream *s, const struct npu
  * all N, C as NC1HWC2 for all N; the tiles address their parts). Fills the shares' task
  * ranges. emit NULL = npu_ref_matmul_emit. */
 enum npu_status npu_mc_emit_matmul(struct npu_mc_plan *plan, struct npu_stream *s,
-                                   struct npu_ref_buf a, struct npu_ref_buf b,
-                                   struct npu_ref_buf c, npu_mc_emit_fn emit, void *user);
+                                   struct npu_ref_buf a, struct npu_ref_buf b, struct npu_ref_buf c,
+                                   npu_mc_emit_fn emit, void *user);
 
 /* After layout and relocation: chains each core's tasks and fills the submit's core mask and
  * subcore_task ranges (task_start/task_number cover all tasks). */
