@@ -10,9 +10,9 @@
  * dump_after (npuc --dump-after), the same way the front end does.
  */
 #include <stdio.h>
-#include <string.h>
 
 #include "npu/npu-build.h"
+#include "npu/npu-passes.h"
 
 #define DOM "backend"
 
@@ -22,25 +22,6 @@ struct run {
     const struct npu_backend_options *bo;
     bool verify;
 };
-
-/* True when pass is named in the comma list (or the list is "all"). */
-static bool
-listed(const char *list, const char *pass)
-{
-    if (!list)
-        return false;
-    if (!strcmp(list, "all"))
-        return true;
-    size_t n = strlen(pass);
-    for (const char *p = list; *p;) {
-        const char *e = strchr(p, ',');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        if (len == n && !strncmp(p, pass, n))
-            return true;
-        p += len + (e ? 1 : 0);
-    }
-    return false;
-}
 
 static enum npu_status
 finish_pass(struct run *r, const char *name, enum npu_status st)
@@ -54,7 +35,7 @@ finish_pass(struct run *r, const char *name, enum npu_status st)
         npu_err(DOM, "graph is invalid after pass %s (a compiler bug)", name);
         return NPU_ERR_INTERNAL;
     }
-    if (r->o && listed(r->o->dump_after, name)) {
+    if (r->o && npu_pass_listed(r->o->dump_after, name)) {
         FILE *f = r->o->dump_file ? r->o->dump_file : stderr;
         fprintf(f, "# ---- IR after %s\n", name);
         npu_ir_print(r->g, f, NULL);

@@ -19,12 +19,11 @@ struct run {
     bool verify;
 };
 
-static bool
-dump_wanted(const struct run *r, const char *pass)
+bool
+npu_pass_listed(const char *list, const char *pass)
 {
-    const char *list = r->o ? r->o->dump_after : NULL;
     if (!list)
-        return (npu_debug_flags() & NPU_DEBUG_DUMP_IR) != 0;
+        return false;
     if (!strcmp(list, "all"))
         return true;
     size_t n = strlen(pass);
@@ -36,6 +35,15 @@ dump_wanted(const struct run *r, const char *pass)
         p += len + (e ? 1 : 0);
     }
     return false;
+}
+
+static bool
+dump_wanted(const struct run *r, const char *pass)
+{
+    const char *list = r->o ? r->o->dump_after : NULL;
+    if (!list)
+        return (npu_debug_flags() & NPU_DEBUG_DUMP_IR) != 0;
+    return npu_pass_listed(list, pass);
 }
 
 static void

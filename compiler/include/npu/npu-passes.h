@@ -39,6 +39,9 @@ enum npu_status npu_compile(struct npu_graph *g, const struct npu_compile_option
 
 /* Names of the passes npu_compile runs, NULL-terminated (for --dump-after help). */
 const char *const *npu_compile_pass_names(void);
+/* True when pass is named in list: "all", or a comma list of pass names (NULL: false).
+ * The front end's and the back end's pass lists read --dump-after with it. */
+bool npu_pass_listed(const char *list, const char *pass);
 
 /* Shape arithmetic: nodes whose outputs inference could compute (Shape,
  * Gather on shapes, Concat, Cast chains...) become constants; identity-like
