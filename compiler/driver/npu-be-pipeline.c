@@ -27,8 +27,7 @@ static enum npu_status
 finish_pass(struct run *r, const char *name, enum npu_status st)
 {
     if (st) {
-        if (st != NPU_ERR_NOMEM)
-            npu_err(DOM, "pass %s failed: %s", name, npu_status_str(st));
+        npu_err(DOM, "pass %s failed: %s", name, npu_status_str(st));
         return st;
     }
     if (r->verify && npu_graph_verify(r->g)) {
