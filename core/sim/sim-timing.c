@@ -4,7 +4,8 @@
  * shared/hw/timing-model-v1.md), applied to the tasks a job actually
  * executed. The executing core records per task the compute time (MAC steps,
  * or 16-byte atoms for DPU/PPU-only tasks) and the bytes each DMA engine
- * moved; this file turns them into modeled times:
+ * moved; this file turns them into modeled times (npu_timing_task(): v1 below,
+ * v2 per mechanism, docs/timing-model-v2.md):
  *
  *   dma_s  = bytes / dma_bytes_per_s_core (x stretch)
  *   task_s = max(compute_s, dma_s) + task_overhead_s
@@ -132,8 +133,8 @@ sim_timing_place(struct sim_ledger *l, struct npu_sim_job *job)
             const struct sim_task_rec *rec = &sub->recs[i];
             struct tm_task *x = &tt[first[s] + i];
             double bytes = (double)sim_task_rec_bytes(rec);
-            x->compute = rec->compute_s;
-            x->dma = bytes / tm->dma_bytes_per_s_core;
+            npu_timing_task(tm, (rec->enable & NPU_OP_EN_CNA) != 0, rec->compute_s,
+                            rec->weight_bytes, sim_task_rec_bytes(rec), &x->compute, &x->dma);
             double main = fmax(x->compute, x->dma);
             x->rate = main > 0 ? bytes / main : 0.0;
             x->factor = 1.0;

@@ -27,13 +27,15 @@
 #include "npu/npu-model.h"
 #include "npu/npu-program-exec.h"
 #include "npu/npu-program.h"
+#include "npu/npu-timing.h"
 
 static const char usage[] =
     "usage: npu-bench MODEL [options]\n"
     "\n"
     "Runs MODEL (.onnx, .npuir or a compiled .npub) on an NPU backend and reports per op\n"
     "(IR node or step) and per frame: NPU time, submits, tasks, DMA bytes and MAC\n"
-    "utilisation - all modeled (timing model v1) on the simulator - and the CPU time of\n"
+    "utilisation - all modeled (timing model v1 unless --timing says otherwise) on the\n"
+    "simulator - and the CPU time of\n"
     "the CPU steps and conversions, measured on this host.\n"
     "\n"
     "    -b, --backend NAME    sim (default), rknpu, rocket, auto\n"
@@ -48,6 +50,8 @@ static const char usage[] =
     "                          v1, modeled), measured (timed on this host), auto (default:\n"
     "                          $NPU_CPU_COST if set, else measured on rknpu/rocket, board\n"
     "                          on sim)\n"
+    "        --timing NAME     timing model of every modeled figure: v1 (default), v2\n"
+    "                          (docs/timing-model-v2.md); sets what $NPU_TIMING would\n"
     "        --cache-dir DIR   compile cache\n"
     "        --seed S          random inputs' seed (default 0)\n"
     "        --top N           print only the N most expensive ops (default: all)\n"
@@ -207,7 +211,7 @@ is_matmul_class(enum npu_op op)
 int
 main(int argc, char **argv)
 {
-    enum { O_CACHE = 256, O_SEED, O_TOP, O_JSON, O_CPUCOST };
+    enum { O_CACHE = 256, O_SEED, O_TOP, O_JSON, O_CPUCOST, O_TIMING };
     static const struct option lopts[] = {
         {"backend", required_argument, NULL, 'b'},
         {"runs", required_argument, NULL, 'n'},
@@ -221,6 +225,7 @@ main(int argc, char **argv)
         {"top", required_argument, NULL, O_TOP},
         {"json", required_argument, NULL, O_JSON},
         {"cpu-cost", required_argument, NULL, O_CPUCOST},
+        {"timing", required_argument, NULL, O_TIMING},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -278,6 +283,13 @@ main(int argc, char **argv)
         case O_SEED: rng_state = strtoull(optarg, &end, 10); break;
         case O_TOP: top = strtol(optarg, &end, 10); break;
         case O_JSON: json = optarg; break;
+        case O_TIMING:
+            if (npu_timing_model_select(optarg)) {
+                fprintf(stderr, "npu-bench: --timing %s: use %s\n", optarg,
+                        npu_timing_model_names());
+                return 2;
+            }
+            break;
         case O_CPUCOST:
             if (npu_cpu_cost_mode_parse(optarg, &bo.cpu_cost)) {
                 fprintf(stderr, "npu-bench: --cpu-cost %s: board, measured or auto\n", optarg);
@@ -299,6 +311,7 @@ main(int argc, char **argv)
     }
     const char *model = argv[optind];
     FILE *out = json && !strcmp(json, "-") ? stderr : stdout;
+    const char *tml = npu_timing_model()->label;
 
     struct ests est = {0};
     bo.dim_values = mo.dim_values;
@@ -461,7 +474,7 @@ main(int argc, char **argv)
                 npu_build_partition_mode(&bo) == NPU_PARTITION_SUPPORTED
                     ? "supported (every supported node on the NPU)"
                     : "cpu (every node on the CPU)");
-    fprintf(out, "\nper op: NPU figures modeled (timing model v1); CPU ms measured on this host\n");
+    fprintf(out, "\nper op: NPU figures modeled (%s); CPU ms measured on this host\n", tml);
     if (unnamed_jobs)
         fprintf(out,
                 "(%d job(s) without task names: each is a 'job' row with the simulator's "
@@ -511,13 +524,12 @@ main(int argc, char **argv)
                 npu_s > 0 ? util_w / npu_s * 100 : 0, host_s * 1e3);
     }
     fprintf(out, "\nper frame:\n");
-    fprintf(out, "  NPU time         %.3f ms  modeled (timing model v1)%s\n",
-            rs.npu_modeled_s * 1e3, rs.timing_valid ? "" : " (not every job reported timing)");
+    fprintf(out, "  NPU time         %.3f ms  modeled (%s)%s\n", rs.npu_modeled_s * 1e3, tml,
+            rs.timing_valid ? "" : " (not every job reported timing)");
     fprintf(out, "  submits          %u\n", rs.submits);
     fprintf(out, "  tasks            %u\n", rs.tasks);
-    fprintf(out, "  DMA              %.3f MB  modeled (timing model v1)\n", rs.dma_bytes / 1e6);
-    fprintf(out, "  MAC utilisation  %.1f%%  modeled (timing model v1)\n",
-            rs.mac_utilisation * 100);
+    fprintf(out, "  DMA              %.3f MB  modeled (%s)\n", rs.dma_bytes / 1e6, tml);
+    fprintf(out, "  MAC utilisation  %.1f%%  modeled (%s)\n", rs.mac_utilisation * 100, tml);
     fprintf(out, "  CPU ops          %.3f ms  measured (host)\n", cpu / (double)runs * 1e3);
     fprintf(out, "  conversions      %.3f ms  measured (host)\n", conv / (double)runs * 1e3);
     fprintf(out, "  wall             %.3f ms  measured (host; includes simulating the NPU)\n",
@@ -536,7 +548,11 @@ main(int argc, char **argv)
         json_str(jf, model);
         fprintf(jf, ",\n  \"backend\": ");
         json_str(jf, backend_name);
-        fprintf(jf, ",\n  \"timing_model\": \"timing model v1\",\n  \"runs\": %ld,\n", runs);
+        fprintf(jf, ",\n  \"timing_model\": \"%s\",\n", tml);
+        fprintf(jf, "  \"task_overhead_us\": %.3f,\n  \"submit_overhead_us\": %.3f,\n",
+                npu_timing_model()->task_overhead_s * 1e6,
+                npu_timing_model()->submit_overhead_s * 1e6);
+        fprintf(jf, "  \"runs\": %ld,\n", runs);
         fprintf(jf,
                 "  \"per_frame\": {\"npu_modeled_ms\": %.6f, \"submits\": %u, \"tasks\": %u, "
                 "\"dma_bytes\": %llu, \"mac_utilisation\": %.6f, \"cpu_ms\": %.6f, "
