@@ -58,6 +58,7 @@ chain_s(const struct npu_mc_plan *p, const struct npu_mc_share *sh, double f, do
             double dma;
             npu_timing_task(tm, 1, c, (uint64_t)w, (uint64_t)d, &c, &dma);
             t += fmax(c, dma * f) + tm->task_overhead_s;
+            d = npu_timing_dram_load(tm, (uint64_t)w, (uint64_t)d); /* for the shared cap */
         } else {
             t += fmax(c, d * f / tm->dma_bytes_per_s_core) + tm->task_overhead_s;
         }

@@ -120,3 +120,12 @@ npu_timing_model_get(const char *name)
             return &models[i];
     return NULL;
 }
+
+double
+npu_timing_dram_load(const struct npu_timing_model *tm, uint64_t weight_bytes, uint64_t dma_bytes)
+{
+    if (!tm->per_mechanism)
+        return (double)dma_bytes;
+    uint64_t w = weight_bytes < dma_bytes ? weight_bytes : dma_bytes;
+    return (double)w / tm->dma_eff_weight + (double)(dma_bytes - w) / tm->dma_eff_line;
+}

@@ -355,6 +355,9 @@ test_table(void)
     CHECK(fabs(d - (0.5e-6 + 1000 / (12e9 * 0.92) + 29000 / (12e9 * 0.65))) < 1e-18);
     npu_timing_task(v2, 0, 1e-6, 0, 0, &c, &d);
     CHECK(c == 1e-6 && d == 0);
+    /* the shared DRAM's load: v1 the bytes, v2 each stream's bytes over its efficiency */
+    CHECK(npu_timing_dram_load(tm, 1000, 30000) == 30000.0);
+    CHECK(fabs(npu_timing_dram_load(v2, 1000, 30000) - (1000 / 0.92 + 29000 / 0.65)) < 1e-9);
 }
 
 /* v2 against v1 on DMA-bound matmuls (the simulator's task chains, without the submit):

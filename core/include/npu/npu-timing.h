@@ -82,6 +82,13 @@ void npu_timing_task(const struct npu_timing_model *tm, int cna, double compute_
                      uint64_t weight_bytes, uint64_t dma_bytes, double *compute_out,
                      double *dma_out);
 
+/* What a task's bytes cost the DRAM shared by the cores, in bytes at full rate, for the
+ * dma_bytes_per_s_total cap: v1 dma_bytes; v2 each stream's bytes over its efficiency
+ * (dma_eff_weight, dma_eff_line), since short bursts occupy the DRAM as long per byte as
+ * they take. */
+double npu_timing_dram_load(const struct npu_timing_model *tm, uint64_t weight_bytes,
+                            uint64_t dma_bytes);
+
 /* The model every modeled figure uses: the one selected, else $NPU_TIMING's (read once),
  * else v1. Never NULL. */
 const struct npu_timing_model *npu_timing_model(void);
