@@ -4,13 +4,14 @@
  * backend (the simulator unless told otherwise). It loads the model through
  * the model API (compiling it, with the compile cache when one is set), runs
  * it on random inputs and reports, per IR node / step and in total: the NPU
- * time, modeled by timing model v1 (never a measurement on the simulator),
+ * time, modeled by the selected timing model (v1 unless --timing or NPU_TIMING
+ * says otherwise; never a measurement on the simulator),
  * submits, tasks, DMA bytes and MAC utilisation from the same model, and the
  * host time of the CPU steps and conversions, measured (host-dependent).
  * NPU tasks are attributed to the IR node named on them (npu_prog_task.name,
  * which the codegen sets on every task it emits and .npub files keep); for
  * jobs whose tasks carry no names (a program made another way), the per-node
- * rows are the back end's compile-time estimates (also timing model v1) and
+ * rows are the back end's compile-time estimates (the same timing model) and
  * the job totals come from the simulator. `npu-bench --help` is the manual.
  *
  * It compiles and runs through the same calls as the model API's NPU backends
