@@ -119,14 +119,24 @@ void
 npu_dpu_cost_add(struct npu_dpu_cost *cost, const struct npu_stream *s, double compute_s,
                  uint64_t dma_bytes, uint64_t macs)
 {
+    npu_dpu_cost_add_w(cost, s, compute_s, dma_bytes, 0, macs);
+}
+
+void
+npu_dpu_cost_add_w(struct npu_dpu_cost *cost, const struct npu_stream *s, double compute_s,
+                   uint64_t dma_bytes, uint64_t weight_bytes, uint64_t macs)
+{
     if (!cost || !s->n_tasks)
         return;
     /* The PC fetches (AMOUNT + 1) * 2 qwords of a segment of body + 4 (facts §1.3). */
-    uint32_t n = s->tasks[s->n_tasks - 1].n_body + NPU_TASK_TAIL_QWORDS;
+    const struct npu_task_seg *last = &s->tasks[s->n_tasks - 1];
+    uint32_t n = last->n_body + NPU_TASK_TAIL_QWORDS;
     uint64_t regcmd = npu_pc_amount_qwords(npu_pc_amount(n)) * 8;
     uint64_t bytes = dma_bytes + regcmd;
     const struct npu_timing_model *tm = npu_timing_model();
-    double dma_s = (double)bytes / tm->dma_bytes_per_s_core;
+    double dma_s;
+    npu_timing_task(tm, (last->enable_mask & NPU_OP_EN_CNA) != 0, compute_s, weight_bytes, bytes,
+                    &compute_s, &dma_s);
     cost->s += (compute_s > dma_s ? compute_s : dma_s) + tm->task_overhead_s;
     cost->compute_s += compute_s;
     cost->dma_s += dma_s;
@@ -943,7 +953,7 @@ emit_conv_tile(struct npu_stream *s, const struct npu_dpu_conv *cv,
     uint64_t bytes = (cv->data_reuse ? 0 : (uint64_t)(c_pad / 8) * in->w * ih * 16) +
                      wl->total_bytes + (uint64_t)NPU_DIV_ROUND_UP(k_pad, out_c2) * out.w * oh * 16 +
                      stage_rdma_bytes(&st, k_pad);
-    npu_dpu_cost_add(cost, s, (double)steps / tm->clock_hz, bytes, macs);
+    npu_dpu_cost_add_w(cost, s, (double)steps / tm->clock_hz, bytes, wl->total_bytes, macs);
     return NPU_OK;
 }
 

@@ -2,8 +2,8 @@
 /*
  * npu-conv-time.c: the geometry of one rk.Conv task (the input rows a tile reads, the CBUF
  * bytes of its data and weights, the output channels CORE and DPU carry, the size of its
- * register program) and its modeled time (timing model v1, as the simulator accounts
- * tasks): per task, per node, and for the LUT upload before a conv.
+ * register program) and its modeled time (the selected timing model, npu_timing_task(), as
+ * the simulator accounts tasks): per task, per node, and for the LUT upload before a conv.
  */
 #include <stdlib.h>
 
@@ -109,8 +109,9 @@ rk_task_seconds(const struct rk_conv_geom *g, const struct rk_tile *t, uint64_t 
     if (!(t->flags & RKT_F_DREUSE))
         bytes += g->argb ? (uint64_t)g->w * r.ih * g->argb * es
                          : (uint64_t)((cpad + c2 - 1) / c2) * g->w * r.ih * 16;
+    uint64_t wbytes = 0;
     if (!(t->flags & RKT_F_WREUSE))
-        bytes += rk_weight_set_bytes(g, t->nk, t->nc);
+        bytes += wbytes = rk_weight_set_bytes(g, t->nk, t->nc);
     enum npu_dtype odt = conv_tile_out_dt(g, t);
     uint32_t kout = conv_kout_of(g, t->nk, odt);
     if (t->flags & RKT_F_BIAS)
@@ -139,7 +140,8 @@ rk_task_seconds(const struct rk_conv_geom *g, const struct rk_tile *t, uint64_t 
         *dma_bytes = bytes;
     if (macs)
         *macs = (uint64_t)(g->depthwise ? t->nc : (uint64_t)t->nk * t->nc) * hw;
-    double dma = (double)bytes / tm->dma_bytes_per_s_core;
+    double dma;
+    npu_timing_task(tm, 1, compute, wbytes, bytes, &compute, &dma);
     return (compute > dma ? compute : dma) + tm->task_overhead_s;
 }
 

@@ -277,6 +277,10 @@ enum npu_status npu_dpu_emit_tp(struct npu_stream *s, const struct npu_dpu_tp *t
  * call it, composites may use it for tasks they build themselves. */
 void npu_dpu_cost_add(struct npu_dpu_cost *cost, const struct npu_stream *s, double compute_s,
                       uint64_t dma_bytes, uint64_t macs);
+/* The same with weight_bytes of dma_bytes a contiguous weight stream (timing model v2's
+ * DMA efficiency by access pattern, npu_timing_task()). */
+void npu_dpu_cost_add_w(struct npu_dpu_cost *cost, const struct npu_stream *s, double compute_s,
+                        uint64_t dma_bytes, uint64_t weight_bytes, uint64_t macs);
 
 /* fp16 helpers shared by the emitters and the LUT builders. */
 static inline bool

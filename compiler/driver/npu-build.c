@@ -27,6 +27,7 @@
 #include "npu/npu-onnx.h"
 #include "npu/npu-passes.h"
 #include "npu/npu-program-check.h"
+#include "npu/npu-timing.h"
 
 #define DOM "build"
 
@@ -210,6 +211,13 @@ npu_build_options_hash(const struct npu_build_options *o, char *text, size_t len
              o->dim_values ? o->dim_values : "", !o->no_fusion, (int)pm, o->cpu_threads,
              o->backend.mtx_style, o->backend.fp16_partials, o->backend.rknn_tiling,
              o->backend.max_tasks, (int)o->backend.no_act_fusion, cpu_cost);
+    /* the timing model prices the partition and the jobs' estimates; v1 keys stay as
+     * they were before v2 existed */
+    const struct npu_timing_model *tm = npu_timing_model();
+    if (tm->version != 1) {
+        size_t k = strlen(buf);
+        snprintf(buf + k, sizeof(buf) - k, ";timing=%s", tm->name);
+    }
     if (text && len)
         snprintf(text, len, "%s", buf);
     return npu_xxh64(buf, strlen(buf), 0x6f707473);

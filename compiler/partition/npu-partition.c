@@ -324,7 +324,9 @@ npu_partition(struct npu_graph *g, const struct npu_partition_options *opts,
                         b += NPU_MAX(npu_tensor_nbytes(&n->in[k]->t), 0) / 2;
                 for (int k = 0; k < n->nout; k++)
                     b += NPU_MAX(npu_tensor_nbytes(&n->out[k]->t), 0) / 2;
-                c.npu_s[i] = tm->task_overhead_s + (double)b / tm->dma_bytes_per_s_core;
+                double compute_s, dma_s;
+                npu_timing_task(tm, 0, 0.0, 0, (uint64_t)b, &compute_s, &dma_s);
+                c.npu_s[i] = tm->task_overhead_s + dma_s;
                 snprintf(why[i], sizeof(why[i]),
                          "no modeled cost from the handler: "
                          "estimated from its bytes");

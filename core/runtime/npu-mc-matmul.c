@@ -29,7 +29,8 @@ out_esize(enum npu_ref_matmul_kind kind)
 
 /* One tile's compute seconds and DMA bytes (the timing model's "Per task"). */
 static void
-tile_cost(const struct npu_mc_plan *p, uint32_t nt, double *compute_s, double *bytes)
+tile_cost(const struct npu_mc_plan *p, uint32_t nt, double *compute_s, double *bytes,
+          double *weight_bytes)
 {
     const struct npu_timing_model *tm = npu_timing_model();
     uint32_t kg =
@@ -40,6 +41,7 @@ tile_cost(const struct npu_mc_plan *p, uint32_t nt, double *compute_s, double *b
     size_t es = in_esize(p->kind);
     *bytes = (double)p->m * p->k * es + (double)p->k * nt * es +
              (double)p->m * nt * out_esize(p->kind) + MC_REGCMD_BYTES;
+    *weight_bytes = (double)p->k * nt * es;
 }
 
 /* A core's chain time with its DMA terms stretched by f; *bytes gets its DMA bytes. */
@@ -50,9 +52,16 @@ chain_s(const struct npu_mc_plan *p, const struct npu_mc_share *sh, double f, do
     double t = 0, b = 0;
     for (uint32_t n0 = 0; n0 < sh->n; n0 += p->tile_n) {
         uint32_t nt = NPU_MIN(p->tile_n, sh->n - n0);
-        double c, d;
-        tile_cost(p, nt, &c, &d);
-        t += fmax(c, d * f / tm->dma_bytes_per_s_core) + tm->task_overhead_s;
+        double c, d, w;
+        tile_cost(p, nt, &c, &d, &w);
+        if (tm->per_mechanism) { /* v2: per mechanism (npu_timing_task) */
+            double dma;
+            npu_timing_task(tm, 1, c, (uint64_t)w, (uint64_t)d, &c, &dma);
+            t += fmax(c, dma * f) + tm->task_overhead_s;
+            d = npu_timing_dram_load(tm, (uint64_t)w, (uint64_t)d); /* for the shared cap */
+        } else {
+            t += fmax(c, d * f / tm->dma_bytes_per_s_core) + tm->task_overhead_s;
+        }
         b += d;
     }
     *bytes = b;

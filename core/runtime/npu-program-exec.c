@@ -435,6 +435,10 @@ run_job(struct npu_prog_session *s, int step, struct npu_prog_run_stats *rs)
     if (rs->steps)
         rs->steps[step].tasks = jb->n_tasks;
     if (r.timing_valid) {
+        if (rs->submits == 1 || r.modeled_start_s < rs->npu_modeled_start_s)
+            rs->npu_modeled_start_s = r.modeled_start_s;
+        if (r.modeled_end_s > rs->npu_modeled_end_s)
+            rs->npu_modeled_end_s = r.modeled_end_s;
         rs->npu_modeled_s += r.modeled_s;
         rs->dma_bytes += r.dma_bytes;
         rs->macs += r.macs;

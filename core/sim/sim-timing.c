@@ -4,14 +4,16 @@
  * shared/hw/timing-model-v1.md), applied to the tasks a job actually
  * executed. The executing core records per task the compute time (MAC steps,
  * or 16-byte atoms for DPU/PPU-only tasks) and the bytes each DMA engine
- * moved; this file turns them into modeled times:
+ * moved; this file turns them into modeled times (npu_timing_task(): v1 below,
+ * v2 per mechanism, docs/timing-model-v2.md):
  *
  *   dma_s  = bytes / dma_bytes_per_s_core (x stretch)
  *   task_s = max(compute_s, dma_s) + task_overhead_s
  *   job_s  = submit_overhead_s + chain of task_s   (longest core chain)
  *
  * Multi-core bandwidth cap: the sum of the rates of the tasks running at the
- * same modeled time may not exceed dma_bytes_per_s_total; where it would,
+ * same modeled time (v2: of their DRAM load, npu_timing_dram_load()) may not
+ * exceed dma_bytes_per_s_total; where it would,
  * every concurrent task's DMA term is stretched by the same factor
  * (sum of nominal rates / total). The tasks of one job (its cores) are
  * solved together by fixed-point iteration, so they see each other
@@ -131,11 +133,11 @@ sim_timing_place(struct sim_ledger *l, struct npu_sim_job *job)
         for (size_t i = 0; i < sub->n_recs; i++) {
             const struct sim_task_rec *rec = &sub->recs[i];
             struct tm_task *x = &tt[first[s] + i];
-            double bytes = (double)sim_task_rec_bytes(rec);
-            x->compute = rec->compute_s;
-            x->dma = bytes / tm->dma_bytes_per_s_core;
+            npu_timing_task(tm, (rec->enable & NPU_OP_EN_CNA) != 0, rec->compute_s,
+                            rec->weight_bytes, sim_task_rec_bytes(rec), &x->compute, &x->dma);
             double main = fmax(x->compute, x->dma);
-            x->rate = main > 0 ? bytes / main : 0.0;
+            double load = npu_timing_dram_load(tm, rec->weight_bytes, sim_task_rec_bytes(rec));
+            x->rate = main > 0 ? load / main : 0.0;
             x->factor = 1.0;
         }
         if (sub->n_recs) {

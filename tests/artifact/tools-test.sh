@@ -164,6 +164,29 @@ grep -q "CPU costs modeled (RK3588 CPU model v1" "$WORK/bench-cost.txt" \
   || fail "npu-bench names the board model"
 export NPU_PARTITION=supported
 
+# timing models: --timing / NPU_TIMING label every modeled figure with the model used;
+# a bad name is a command-line error naming the choices; --cores runs frames round robin
+"$BENCH" "$M/model.onnx" --runs 1 --warmup 0 --timing v2 > "$WORK/bench-v2.txt" 2>&1 \
+  || fail "npu-bench --timing v2"
+grep -q "NPU time .* ms  modeled (timing model v2)" "$WORK/bench-v2.txt" || fail "bench v2 label"
+NPU_TIMING=v2 "$BENCH" "$M/model.onnx" --runs 1 --warmup 0 > "$WORK/bench-v2e.txt" 2>&1 \
+  || fail "NPU_TIMING=v2 npu-bench"
+grep -q "NPU time .* ms  modeled (timing model v2)" "$WORK/bench-v2e.txt" \
+  || fail "NPU_TIMING=v2 label"
+"$BENCH" "$M/model.onnx" --timing v7 > "$WORK/e5.txt" 2>&1; [ $? -eq 2 ] \
+  || fail "npu-bench --timing v7: status 2"
+grep -q "v1, v2" "$WORK/e5.txt" || fail "npu-bench --timing v7: message"
+"$NPUC" "$M/model.onnx" --timing v7 > "$WORK/e6.txt" 2>&1; [ $? -eq 2 ] \
+  || fail "npuc --timing v7: status 2"
+"$NPUC" "$M/model.onnx" --timing v2 -o "$WORK/v2.npub" > "$WORK/npuc-v2.txt" 2>&1 \
+  || fail "npuc --timing v2"
+grep -q "modeled (timing model v2), compile-time estimate" "$WORK/npuc-v2.txt" \
+  || fail "npuc --timing v2 label"
+"$BENCH" "$M/model.onnx" --runs 1 --warmup 0 --timing v2 --cores 3 --frames 6 \
+  > "$WORK/bench-rr.txt" 2>&1 || fail "npu-bench --cores 3"
+grep -q "6 frames round robin over 3 core(s)" "$WORK/bench-rr.txt" && \
+  grep -q "frames/s .* modeled (timing model v2)" "$WORK/bench-rr.txt" || fail "--cores output"
+
 if [ $fails -ne 0 ]; then
   echo "tools-test: $fails failure(s)"
   exit 1

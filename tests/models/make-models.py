@@ -18,6 +18,8 @@ external data. Every model directory holds:
 Usage:
     make-models.py [--out DIR] [MODEL ...]      default: the checked-in set
     make-models.py --out DIR siglip_b16         SigLIP-B/16 dims, ~350 MB (benchmarks)
+    make-models.py --out DIR mobilenet_v1 ...   the timing model's calibration networks
+                                                (BENCH: docs/models.md, docs/performance.md)
 
 Models (docs/models.md has the full description):
     siglip_tiny     SigLIP-style ViT: 32 px, patch 8, width 64, 2 layers, 4 heads,
@@ -1569,6 +1571,353 @@ def make_more(outdir, which):
         raise SystemExit("unknown model " + which)
 
 
+
+# ------------------------------------------------- benchmark networks ----
+# The networks of shared/hw/published-measurements.md section 1 at the published input
+# sizes, with random weights, for calibrating the NPU timing model against board figures
+# (docs/performance.md). Built on demand only (tens to ~350 MB each); never in the tests.
+
+def bn_act(cin, cout, k, stride=1, groups=1, act="relu", pad=None):
+    """Conv (no bias) + BatchNorm + activation, the unit every CNN below is made of."""
+    layers = [nn.Conv2d(cin, cout, k, stride, k // 2 if pad is None else pad, groups=groups,
+                        bias=False), nn.BatchNorm2d(cout)]
+    if act == "relu":
+        layers.append(nn.ReLU())
+    elif act == "relu6":
+        layers.append(nn.ReLU6())
+    elif act == "silu":
+        layers.append(nn.SiLU())
+    return nn.Sequential(*layers)
+
+
+class MobileNetV1(nn.Module):
+    """MobileNetV1 (Howard et al. 2017), width 1.0, 224 px: a 3x3/2 conv to 32 channels,
+    13 depthwise-separable blocks (3x3 depthwise + BN + ReLU, 1x1 pointwise + BN + ReLU),
+    global average pool, a 1000-way Linear. ReLU where the TF original has ReLU6."""
+
+    def __init__(self):
+        super().__init__()
+        cfg = [(64, 1), (128, 2), (128, 1), (256, 2), (256, 1), (512, 2)] + [(512, 1)] * 5 + \
+              [(1024, 2), (1024, 1)]
+        layers, c = [bn_act(3, 32, 3, 2)], 32
+        for cout, s in cfg:
+            layers += [bn_act(c, c, 3, s, groups=c), bn_act(c, cout, 1)]
+            c = cout
+        self.features = nn.Sequential(*layers)
+        self.fc = nn.Linear(1024, 1000)
+
+    def forward(self, x):
+        return self.fc(torch.flatten(F.adaptive_avg_pool2d(self.features(x), 1), 1))
+
+
+class MobileNetV2(nn.Module):
+    """MobileNetV2 (Sandler et al. 2018), width 1.0, 224 px, the layer shapes of
+    torchvision's mobilenet_v2 (written here: torchvision is not in Debian's python):
+    3x3/2 conv to 32, 17 inverted residuals (1x1 expansion x t, 3x3 depthwise, 1x1
+    linear projection; residual when stride 1 and shapes match), 1x1 to 1280, global
+    average pool, a 1000-way Linear. ReLU6 is Clip(0, 6)."""
+
+    def __init__(self):
+        super().__init__()
+        cfg = [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1),
+               (6, 160, 3, 2), (6, 320, 1, 1)]
+        self.stem, c = bn_act(3, 32, 3, 2, act="relu6"), 32
+        self.blocks = nn.ModuleList()
+        for t, cout, n, s in cfg:
+            for i in range(n):
+                hid = c * t
+                layers = [bn_act(c, hid, 1, act="relu6")] if t != 1 else []
+                layers += [bn_act(hid, hid, 3, s if i == 0 else 1, groups=hid, act="relu6"),
+                           bn_act(hid, cout, 1, act=None)]
+                blk = nn.Sequential(*layers)
+                blk.residual = (s if i == 0 else 1) == 1 and c == cout
+                self.blocks.append(blk)
+                c = cout
+        self.head = bn_act(c, 1280, 1, act="relu6")
+        self.fc = nn.Linear(1280, 1000)
+
+    def forward(self, x):
+        x = self.stem(x)
+        for b in self.blocks:
+            x = x + b(x) if b.residual else b(x)
+        return self.fc(torch.flatten(F.adaptive_avg_pool2d(self.head(x), 1), 1))
+
+
+class Bottleneck50(nn.Module):
+    """ResNet-50's bottleneck (v1.5, stride on the 3x3): 1x1, 3x3, 1x1 x4 expansion, with
+    a 1x1 + BN projection on the shortcut when the shape changes; ReLU after the sum."""
+
+    def __init__(self, c, mid, stride):
+        super().__init__()
+        self.body = nn.Sequential(bn_act(c, mid, 1), bn_act(mid, mid, 3, stride),
+                                  bn_act(mid, 4 * mid, 1, act=None))
+        self.proj = bn_act(c, 4 * mid, 1, stride, act=None, pad=0) \
+            if stride != 1 or c != 4 * mid else None
+
+    def forward(self, x):
+        return F.relu(self.body(x) + (self.proj(x) if self.proj is not None else x))
+
+
+class ResNet50(nn.Module):
+    """ResNet-50 at 224 px, the layer shapes of torchvision's resnet50 (written here):
+    7x7/2 conv to 64, 3x3/2 max pool, bottleneck stages of 3, 4, 6, 3 blocks (64, 128,
+    256, 512 wide, x4 out), global average pool, a 1000-way Linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(bn_act(3, 64, 7, 2), nn.MaxPool2d(3, 2, 1))
+        blocks, c = [], 64
+        for mid, n, s in [(64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)]:
+            for i in range(n):
+                blocks.append(Bottleneck50(c, mid, s if i == 0 else 1))
+                c = 4 * mid
+        self.blocks = nn.Sequential(*blocks)
+        self.fc = nn.Linear(2048, 1000)
+
+    def forward(self, x):
+        x = self.blocks(self.stem(x))
+        return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+
+class C3(nn.Module):
+    """YOLOv5's CSP block: two 1x1 branches, n bottlenecks (1x1, 3x3, optional residual)
+    on the first, concatenated and fused by a 1x1."""
+
+    def __init__(self, c1, c2, n, shortcut, act):
+        super().__init__()
+        c = c2 // 2
+        self.cv1, self.cv2 = bn_act(c1, c, 1, act=act), bn_act(c1, c, 1, act=act)
+        self.cv3 = bn_act(2 * c, c2, 1, act=act)
+        self.m = nn.ModuleList([nn.Sequential(bn_act(c, c, 1, act=act), bn_act(c, c, 3, act=act))
+                                for _ in range(n)])
+        self.shortcut = shortcut
+
+    def forward(self, x):
+        y = self.cv1(x)
+        for b in self.m:
+            y = y + b(y) if self.shortcut else b(y)
+        return self.cv3(torch.cat([y, self.cv2(x)], 1))
+
+
+class C2f(nn.Module):
+    """YOLOv8's C2f: a 1x1 to 2c channels split in two halves, n bottlenecks (3x3, 3x3,
+    optional residual) chained on the second, every intermediate concatenated, a 1x1."""
+
+    def __init__(self, c1, c2, n, shortcut, act):
+        super().__init__()
+        self.c = c2 // 2
+        self.cv1 = bn_act(c1, 2 * self.c, 1, act=act)
+        self.cv2 = bn_act((2 + n) * self.c, c2, 1, act=act)
+        self.m = nn.ModuleList([nn.Sequential(bn_act(self.c, self.c, 3, act=act),
+                                              bn_act(self.c, self.c, 3, act=act))
+                                for _ in range(n)])
+        self.shortcut = shortcut
+
+    def forward(self, x):
+        y = list(self.cv1(x).split((self.c, self.c), 1))
+        for b in self.m:
+            y.append(y[-1] + b(y[-1]) if self.shortcut else b(y[-1]))
+        return self.cv2(torch.cat(y, 1))
+
+
+class SPPF(nn.Module):
+    """Spatial pyramid pooling, fast: 1x1 to c1/2, three chained 5x5/1 max pools,
+    the four concatenated, 1x1."""
+
+    def __init__(self, c1, c2, act):
+        super().__init__()
+        c = c1 // 2
+        self.cv1, self.cv2 = bn_act(c1, c, 1, act=act), bn_act(4 * c, c2, 1, act=act)
+        self.pool = nn.MaxPool2d(5, 1, 2)
+
+    def forward(self, x):
+        x = self.cv1(x)
+        y1 = self.pool(x)
+        y2 = self.pool(y1)
+        return self.cv2(torch.cat([x, y1, y2, self.pool(y2)], 1))
+
+
+class YoloV5s(nn.Module):
+    """YOLOv5s v6 (depth 0.33, width 0.50) at 640 px with ReLU for SiLU (the model zoo's
+    "relu" variant): backbone (6x6/2 stem, C3 x1/2/3/1, SPPF), PAN neck (nearest 2x
+    upsampling, concatenation, C3 without residuals) and the three 1x1 detection convs
+    (3 anchors x 85 = 255 channels at strides 8, 16, 32); the box decoding (sigmoid,
+    grid, anchors) is left to the host as the model zoo does."""
+
+    def __init__(self, act="relu"):
+        super().__init__()
+        a = act
+        self.b0 = bn_act(3, 32, 6, 2, pad=2, act=a)
+        self.b1 = nn.Sequential(bn_act(32, 64, 3, 2, act=a), C3(64, 64, 1, True, a))
+        self.b2 = nn.Sequential(bn_act(64, 128, 3, 2, act=a), C3(128, 128, 2, True, a))
+        self.b3 = nn.Sequential(bn_act(128, 256, 3, 2, act=a), C3(256, 256, 3, True, a))
+        self.b4 = nn.Sequential(bn_act(256, 512, 3, 2, act=a), C3(512, 512, 1, True, a),
+                                SPPF(512, 512, a))
+        self.h10 = bn_act(512, 256, 1, act=a)
+        self.h13 = C3(512, 256, 1, False, a)
+        self.h14 = bn_act(256, 128, 1, act=a)
+        self.h17 = C3(256, 128, 1, False, a)
+        self.h18 = bn_act(128, 128, 3, 2, act=a)
+        self.h20 = C3(256, 256, 1, False, a)
+        self.h21 = bn_act(256, 256, 3, 2, act=a)
+        self.h23 = C3(512, 512, 1, False, a)
+        self.det = nn.ModuleList([nn.Conv2d(c, 255, 1) for c in (128, 256, 512)])
+        self.up = nn.Upsample(scale_factor=2, mode="nearest")
+
+    def forward(self, x):
+        p3 = self.b2(self.b1(self.b0(x)))
+        p4 = self.b3(p3)
+        p5 = self.b4(p4)
+        h10 = self.h10(p5)
+        h14 = self.h14(self.h13(torch.cat([self.up(h10), p4], 1)))
+        o3 = self.h17(torch.cat([self.up(h14), p3], 1))
+        o4 = self.h20(torch.cat([self.h18(o3), h14], 1))
+        o5 = self.h23(torch.cat([self.h21(o4), h10], 1))
+        return tuple(d(o) for d, o in zip(self.det, (o3, o4, o5)))
+
+
+class YoloV8n(nn.Module):
+    """YOLOv8n (depth 0.33, width 0.25) at 640 px with SiLU: backbone (3x3/2 convs, C2f
+    x1/2/2/1, SPPF), neck (upsampling, concatenation, C2f without residuals) and the
+    decoupled head per stride (box branch 3x3, 3x3 to 64 channels, 1x1 to 4 x 16 DFL bins;
+    class branch 3x3, 3x3 to 80, 1x1 to 80 classes); DFL, grid decoding and NMS are left
+    to the host, as the model zoo's export does."""
+
+    def __init__(self, act="silu"):
+        super().__init__()
+        a = act
+        self.b0 = nn.Sequential(bn_act(3, 16, 3, 2, act=a), bn_act(16, 32, 3, 2, act=a),
+                                C2f(32, 32, 1, True, a))
+        self.b1 = nn.Sequential(bn_act(32, 64, 3, 2, act=a), C2f(64, 64, 2, True, a))
+        self.b2 = nn.Sequential(bn_act(64, 128, 3, 2, act=a), C2f(128, 128, 2, True, a))
+        self.b3 = nn.Sequential(bn_act(128, 256, 3, 2, act=a), C2f(256, 256, 1, True, a),
+                                SPPF(256, 256, a))
+        self.h12 = C2f(384, 128, 1, False, a)
+        self.h15 = C2f(192, 64, 1, False, a)
+        self.h16 = bn_act(64, 64, 3, 2, act=a)
+        self.h18 = C2f(192, 128, 1, False, a)
+        self.h19 = bn_act(128, 128, 3, 2, act=a)
+        self.h21 = C2f(384, 256, 1, False, a)
+        self.up = nn.Upsample(scale_factor=2, mode="nearest")
+
+        def branch(c, mid, out):
+            return nn.Sequential(bn_act(c, mid, 3, act=a), bn_act(mid, mid, 3, act=a),
+                                 nn.Conv2d(mid, out, 1))
+        self.box = nn.ModuleList([branch(c, 64, 64) for c in (64, 128, 256)])
+        self.cls = nn.ModuleList([branch(c, 80, 80) for c in (64, 128, 256)])
+
+    def forward(self, x):
+        p3 = self.b1(self.b0(x))
+        p4 = self.b2(p3)
+        p5 = self.b3(p4)
+        h12 = self.h12(torch.cat([self.up(p5), p4], 1))
+        o3 = self.h15(torch.cat([self.up(h12), p3], 1))
+        o4 = self.h18(torch.cat([self.h16(o3), h12], 1))
+        o5 = self.h21(torch.cat([self.h19(o4), p5], 1))
+        outs = []
+        for i, o in enumerate((o3, o4, o5)):
+            outs += [self.box[i](o), self.cls[i](o)]
+        return tuple(outs)
+
+
+class ClipVisionLayer(nn.Module):
+    """One pre-LN layer of CLIP's vision transformer, written as HF CLIPEncoderLayer:
+    q/k/v/out projections with biases, softmax attention, MLP with quick GELU."""
+
+    def __init__(self, width, heads, mlp):
+        super().__init__()
+        self.heads, self.hd = heads, width // heads
+        self.ln1, self.ln2 = nn.LayerNorm(width, eps=1e-5), nn.LayerNorm(width, eps=1e-5)
+        self.q, self.k, self.v = (nn.Linear(width, width), nn.Linear(width, width),
+                                  nn.Linear(width, width))
+        self.o = nn.Linear(width, width)
+        self.fc1, self.fc2 = nn.Linear(width, mlp), nn.Linear(mlp, width)
+
+    def forward(self, x):
+        b, t, w = x.shape
+        h = self.ln1(x)
+        q = (self.q(h) * self.hd ** -0.5).view(b, t, self.heads, self.hd).transpose(1, 2)
+        k = self.k(h).view(b, t, self.heads, self.hd).transpose(1, 2)
+        v = self.v(h).view(b, t, self.heads, self.hd).transpose(1, 2)
+        a = torch.matmul(F.softmax(torch.matmul(q, k.transpose(2, 3)), dim=-1), v)
+        x = x + self.o(a.transpose(1, 2).reshape(b, t, w))
+        h = self.fc1(self.ln2(x))
+        return x + self.fc2(h * torch.sigmoid(1.702 * h))
+
+
+class ClipVision(nn.Module):
+    """CLIP ViT-B/32 image tower (224 px, patch 32: 49 patches + the class token, width
+    768, 12 layers, 12 heads, MLP 3072, quick GELU), as HF CLIPVisionModelWithProjection:
+    patch conv without bias, class token and position embedding, pre-LN, encoder,
+    post-LN of the class token, 768 -> 512 projection without bias."""
+
+    def __init__(self, image=224, patch=32, width=768, layers=12, heads=12, mlp=3072, proj=512):
+        super().__init__()
+        self.patch = nn.Conv2d(3, width, patch, patch, bias=False)
+        self.cls = nn.Parameter(0.02 * torch.randn(1, 1, width))
+        self.pos = nn.Parameter(0.02 * torch.randn(1, (image // patch) ** 2 + 1, width))
+        self.ln_pre, self.ln_post = nn.LayerNorm(width), nn.LayerNorm(width)
+        self.layers = nn.ModuleList([ClipVisionLayer(width, heads, mlp) for _ in range(layers)])
+        self.proj = nn.Linear(width, proj, bias=False)
+
+    def forward(self, pixel_values):
+        x = self.patch(pixel_values).flatten(2).transpose(1, 2)
+        x = torch.cat([self.cls.expand(x.shape[0], -1, -1), x], 1) + self.pos
+        x = self.ln_pre(x)
+        for layer in self.layers:
+            x = layer(x)
+        return self.proj(self.ln_post(x[:, 0]))
+
+
+class ConstMatMul(nn.Module):
+    """y = x @ W with W [K, N] a constant: the vendor matmul API's B."""
+
+    def __init__(self, k, n):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(k, n) / math.sqrt(k))
+
+    def forward(self, x):
+        return torch.matmul(x, self.w)
+
+
+# The matmuls of published-measurements.md section 2: matmul_MxKxN.
+BENCH_MATMULS = ["matmul_128x1024x8192", "matmul_1x4096x4096", "matmul_1x32x16",
+                 "matmul_1x768x768", "matmul_1x768x3072"]
+BENCH = ["mobilenet_v1", "mobilenet_v2", "resnet50", "yolov5s_relu", "yolov8n",
+         "clip_vit_b32"] + BENCH_MATMULS
+
+
+def make_bench(outdir, name):
+    """One benchmark network: random weights (randomise, set_bn_stats), batch 1."""
+    torch.manual_seed(SEED)
+    if name.startswith("matmul_"):
+        m, k, n = (int(v) for v in name[len("matmul_"):].split("x"))
+        x = torch.randn(m, k, generator=torch.Generator().manual_seed(SEED))
+        export(name, ConstMatMul(k, n), [x], ["a"], ["y"], outdir, 13)
+        return
+    size = 640 if name.startswith("yolo") else 224
+    if name == "mobilenet_v1":
+        m = MobileNetV1()
+    elif name == "mobilenet_v2":
+        m = MobileNetV2()
+    elif name == "resnet50":
+        m = ResNet50()
+    elif name == "yolov5s_relu":
+        m = YoloV5s("relu")
+    elif name == "yolov8n":
+        m = YoloV8n("silu")
+    else:
+        m = ClipVision()
+    randomise(m)
+    set_bn_stats(m)
+    x = torch.rand(1, 3, size, size, generator=torch.Generator().manual_seed(SEED))
+    with torch.no_grad():
+        n_out = len(m.eval()(x)) if name.startswith("yolo") else 1
+    outs = ["output%d" % i for i in range(n_out)] if n_out > 1 else ["output"]
+    export(name, m, [x], ["images" if name.startswith("yolo") else "pixel_values"], outs,
+           outdir, 17 if name == "clip_vit_b32" else 13)
+
+
 NEWER = ["bert_tiny", "roberta_tiny", "clip_text_tiny", "llama_tiny", "audio_tiny", "crnn_tiny",
          "yolo_tiny", "stn_tiny", "mobilenet_tiny", "mobilenet_bn", "unet_tiny",
          "cnn_opset9", "cnn_opset11", "export_quirks"]
@@ -1601,6 +1950,8 @@ def main():
             make_llama(a.out)
         elif name in NEWER:
             make_more(a.out, name)
+        elif name in BENCH:
+            make_bench(a.out, name)
         else:
             make_small(a.out, name)
 

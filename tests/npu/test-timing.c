@@ -9,9 +9,11 @@
  * modeled time of its NPU jobs is compared with cost() plus one submit overhead per job.
  * The codegen's own estimate (npu_prog_job.modeled_s) is compared too.
  *
- * And every consumer reads the one table of npu/npu-timing.h: the v1 row holds the
- * document's constants (shared/hw/timing-model-v1.md), the simulator's jobs add its
- * submit overhead to their tasks and carry its label, the partition charges its submit
+ * All of it under v1 and under v2 (npu_timing_model_select()). And every consumer reads
+ * the one table of npu/npu-timing.h: the v1 row holds the document's constants
+ * (shared/hw/timing-model-v1.md), the v2 rows theirs (docs/timing-model-v2.md), selected
+ * by name; v2 moves a weight-bound and an activation-bound matmul the expected way; the simulator's
+ * jobs add its submit overhead to their tasks and carry its label, the partition charges its submit
  * overhead per NPU job (and prints it), prices a node without an estimate with its task
  * overhead and DMA rate, and the multi-core planner adds its submit overhead.
  */
@@ -281,10 +283,13 @@ test_single_ops(void)
 static void
 test_table(void)
 {
-    const struct npu_timing_model *tm = npu_timing_model();
+    const struct npu_timing_model *tm = npu_timing_model_get("v1");
     CHECK(tm != NULL);
-    CHECK(npu_timing_model_get("v1") == tm);
-    CHECK(npu_timing_model_get("v2") == NULL);
+    if (!tm)
+        return;
+    if (!getenv("NPU_TIMING"))
+        CHECK(npu_timing_model() == tm); /* the default */
+    CHECK(npu_timing_model_get("v3") == NULL);
     CHECK(npu_timing_model_get("") == NULL);
     CHECK(npu_timing_model_get(NULL) == NULL);
     CHECK_STR("v1", tm->name);
@@ -304,6 +309,84 @@ test_table(void)
     CHECK_EQ_INT(393216, tm->cbuf_bytes);
     CHECK(tm->task_overhead_s == 2.0e-6);
     CHECK(tm->submit_overhead_s == 60.0e-6);
+    CHECK_EQ_INT(0, tm->per_mechanism);
+
+    /* v2 and its bounds (docs/timing-model-v2.md "Constants") */
+    const struct npu_timing_model *v2 = npu_timing_model_get("v2");
+    const struct npu_timing_model *lo = npu_timing_model_get("v2-low");
+    const struct npu_timing_model *hi = npu_timing_model_get("v2-high");
+    CHECK(v2 != NULL && lo != NULL && hi != NULL);
+    if (!v2 || !lo || !hi)
+        return;
+    CHECK_STR("v2", v2->name);
+    CHECK_EQ_INT(2, v2->version);
+    CHECK_STR("timing model v2", v2->label);
+    CHECK_STR("docs/timing-model-v2.md", v2->doc);
+    CHECK_EQ_INT(1, v2->per_mechanism);
+    CHECK(v2->dma_bytes_per_s_core == 12.0e9);
+    CHECK(v2->dma_bytes_per_s_total == 28.0e9);
+    CHECK(v2->task_overhead_s == 3.0e-6);
+    CHECK(v2->submit_overhead_s == 25.0e-6);
+    CHECK(v2->cna_efficiency == 0.88);
+    CHECK(v2->dma_eff_weight == 0.92);
+    CHECK(v2->dma_eff_line == 0.65);
+    CHECK(v2->dma_task_latency_s == 0.5e-6);
+    CHECK(strstr(lo->label, "timing model v2") == lo->label);
+    CHECK(strstr(hi->label, "timing model v2") == hi->label);
+    CHECK(lo->dma_bytes_per_s_core > v2->dma_bytes_per_s_core);
+    CHECK(hi->dma_bytes_per_s_core < v2->dma_bytes_per_s_core);
+    CHECK(lo->task_overhead_s < v2->task_overhead_s && v2->task_overhead_s < hi->task_overhead_s);
+    CHECK(lo->cna_efficiency <= 1.0 && hi->cna_efficiency < v2->cna_efficiency);
+
+    /* selected by name; an unknown name changes nothing */
+    CHECK_EQ_INT(0, npu_timing_model_select("v2"));
+    CHECK(npu_timing_model() == v2);
+    CHECK_EQ_INT(-1, npu_timing_model_select("v9"));
+    CHECK(npu_timing_model() == v2);
+    CHECK_EQ_INT(0, npu_timing_model_select("v1"));
+    CHECK(npu_timing_model() == tm);
+
+    /* v1's formula, and v2's per mechanism, on one task */
+    double c, d;
+    npu_timing_task(tm, 1, 1e-6, 1000, 30000, &c, &d);
+    CHECK(c == 1e-6 && d == 30000 / 10.0e9);
+    npu_timing_task(v2, 1, 1e-6, 1000, 30000, &c, &d);
+    CHECK(c == 1e-6 / 0.88);
+    CHECK(fabs(d - (0.5e-6 + 1000 / (12e9 * 0.92) + 29000 / (12e9 * 0.65))) < 1e-18);
+    npu_timing_task(v2, 0, 1e-6, 0, 0, &c, &d);
+    CHECK(c == 1e-6 && d == 0);
+    /* the shared DRAM's load: v1 the bytes, v2 each stream's bytes over its efficiency */
+    CHECK(npu_timing_dram_load(tm, 1000, 30000) == 30000.0);
+    CHECK(fabs(npu_timing_dram_load(v2, 1000, 30000) - (1000 / 0.92 + 29000 / 0.65)) < 1e-9);
+}
+
+/* v2 against v1 on DMA-bound matmuls (the simulator's task chains, without the submit):
+ * a GEMV streams its weights, which v2 moves at 92 % of 12 GB/s (the vendor GEMV's
+ * ~11 GB/s) against v1's 10 GB/s, so v2 is faster; a matmul with few weights and many
+ * activation lines moves them at 65 % of 12 GB/s, so v2 is slower. */
+static void
+test_v2_direction(void)
+{
+    struct tu_mm gemv = {.rank = 2, .M = 1, .K = 2048, .N = 2048, .seed = 7};
+    struct tu_mm lines = {.rank = 2, .M = 1024, .K = 64, .N = 32, .seed = 8};
+    struct figures f1, f2, l1, l2;
+    CHECK_EQ_INT(0, npu_timing_model_select("v1"));
+    bool ok =
+        measure(tu_matmul_graph(&gemv), "mm", &f1) && measure(tu_matmul_graph(&lines), "mm", &l1);
+    CHECK_EQ_INT(0, npu_timing_model_select("v2"));
+    ok = ok && measure(tu_matmul_graph(&gemv), "mm", &f2) &&
+         measure(tu_matmul_graph(&lines), "mm", &l2);
+    CHECK_EQ_INT(0, npu_timing_model_select("v1"));
+    CHECK(ok);
+    if (!ok)
+        return;
+    printf("DMA-bound matmuls, tasks' chain: GEMV 1x2048x2048 v1 %.3f us, v2 %.3f us; "
+           "1024x64x32 v1 %.3f us, v2 %.3f us\n",
+           f1.tasks_s * 1e6, f2.tasks_s * 1e6, l1.tasks_s * 1e6, l2.tasks_s * 1e6);
+    CHECK(f2.tasks_s < f1.tasks_s);
+    /* about 10 / 11.04 of v1's: the weights dominate */
+    CHECK(f2.tasks_s > 0.85 * f1.tasks_s && f2.tasks_s < 0.95 * f1.tasks_s);
+    CHECK(l2.tasks_s > l1.tasks_s);
 }
 
 static void
@@ -360,7 +443,12 @@ test_partition(void)
         if (fallback) {
             /* half of each fp32 value's bytes (its fp16 size) moved once, as one task */
             int64_t b = 3 * 8 * 4 / 2;
-            CHECK(r.nodes[0].npu_s == tm->task_overhead_s + (double)b / tm->dma_bytes_per_s_core);
+            double c, dma;
+            npu_timing_task(tm, 0, 0.0, 0, (uint64_t)b, &c, &dma);
+            CHECK(r.nodes[0].npu_s == tm->task_overhead_s + dma);
+            if (tm->version == 1)
+                CHECK(r.nodes[0].npu_s ==
+                      tm->task_overhead_s + (double)b / tm->dma_bytes_per_s_core);
         } else {
             CHECK(r.nodes[0].npu_s > 0);
         }
@@ -398,9 +486,17 @@ int
 main(void)
 {
     test_table();
-    test_sim_label();
-    test_partition();
-    test_mc_planner();
-    test_single_ops();
+    /* every consumer and cost() against the simulator, under each model */
+    static const char *const names[] = {"v1", "v2"};
+    for (size_t i = 0; i < NPU_ARRAY_SIZE(names); i++) {
+        printf("timing model %s:\n", names[i]);
+        CHECK_EQ_INT(0, npu_timing_model_select(names[i]));
+        test_sim_label();
+        test_partition();
+        test_mc_planner();
+        test_single_ops();
+    }
+    CHECK_EQ_INT(0, npu_timing_model_select("v1"));
+    test_v2_direction();
     return npu_test_done("npu-timing");
 }

@@ -4,13 +4,14 @@
  * backend (the simulator unless told otherwise). It loads the model through
  * the model API (compiling it, with the compile cache when one is set), runs
  * it on random inputs and reports, per IR node / step and in total: the NPU
- * time, modeled by timing model v1 (never a measurement on the simulator),
+ * time, modeled by the selected timing model (v1 unless --timing or NPU_TIMING
+ * says otherwise; never a measurement on the simulator),
  * submits, tasks, DMA bytes and MAC utilisation from the same model, and the
  * host time of the CPU steps and conversions, measured (host-dependent).
  * NPU tasks are attributed to the IR node named on them (npu_prog_task.name,
  * which the codegen sets on every task it emits and .npub files keep); for
  * jobs whose tasks carry no names (a program made another way), the per-node
- * rows are the back end's compile-time estimates (also timing model v1) and
+ * rows are the back end's compile-time estimates (the same timing model) and
  * the job totals come from the simulator. `npu-bench --help` is the manual.
  *
  * It compiles and runs through the same calls as the model API's NPU backends
@@ -19,6 +20,7 @@
  */
 #include <getopt.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,13 +29,15 @@
 #include "npu/npu-model.h"
 #include "npu/npu-program-exec.h"
 #include "npu/npu-program.h"
+#include "npu/npu-timing.h"
 
 static const char usage[] =
     "usage: npu-bench MODEL [options]\n"
     "\n"
     "Runs MODEL (.onnx, .npuir or a compiled .npub) on an NPU backend and reports per op\n"
     "(IR node or step) and per frame: NPU time, submits, tasks, DMA bytes and MAC\n"
-    "utilisation - all modeled (timing model v1) on the simulator - and the CPU time of\n"
+    "utilisation - all modeled (timing model v1 unless --timing says otherwise) on the\n"
+    "simulator - and the CPU time of\n"
     "the CPU steps and conversions, measured on this host.\n"
     "\n"
     "    -b, --backend NAME    sim (default), rknpu, rocket, auto\n"
@@ -48,6 +52,12 @@ static const char usage[] =
     "                          v1, modeled), measured (timed on this host), auto (default:\n"
     "                          $NPU_CPU_COST if set, else measured on rknpu/rocket, board\n"
     "                          on sim)\n"
+    "        --timing NAME     timing model of every modeled figure: v1 (default), v2\n"
+    "                          (docs/timing-model-v2.md); sets what $NPU_TIMING would\n"
+    "        --cores N         then run frames round robin over cores 0 .. N-1 (1-3), one\n"
+    "                          session per core, all at once (their jobs share DRAM), and\n"
+    "                          print the modeled frames per second\n"
+    "        --frames F        frames of --cores (default 4 per core)\n"
     "        --cache-dir DIR   compile cache\n"
     "        --seed S          random inputs' seed (default 0)\n"
     "        --top N           print only the N most expensive ops (default: all)\n"
@@ -146,6 +156,85 @@ random_input(const struct npu_io_info *io, struct npu_tensor *t)
     return d;
 }
 
+/* One core's share of the round-robin frames (--cores): frames c, c + n, ... */
+struct rr_worker {
+    struct npu_prog_session *s;
+    const struct npu_tensor *in;
+    int nin, nout;
+    long frames;
+    double start, end; /* modeled timeline of its runs */
+    int failed;
+    pthread_t th;
+};
+
+static void *
+rr_run(void *arg)
+{
+    struct rr_worker *w = arg;
+    struct npu_tensor *outs = calloc((size_t)w->nout + 1, sizeof(*outs));
+    w->start = INFINITY;
+    w->end = -INFINITY;
+    for (long f = 0; f < w->frames && outs; f++) {
+        struct npu_prog_run_stats rs = {0};
+        if (npu_prog_session_run(w->s, w->in, w->nin, outs, w->nout, &rs) || !rs.timing_valid ||
+            !rs.submits) {
+            w->failed = 1;
+            break;
+        }
+        w->start = fmin(w->start, rs.npu_modeled_start_s);
+        w->end = fmax(w->end, rs.npu_modeled_end_s);
+    }
+    w->failed |= !outs;
+    free(outs);
+    return NULL;
+}
+
+/* --cores N: frames round robin over cores 0 .. N-1, one session per core, all running at
+ * once (their jobs share DRAM on the device's modeled timeline). Prints the modeled span
+ * from the first job's start to the last job's end and the frames per second it gives. */
+static int
+round_robin(FILE *out, struct npu_prog_model *pm, int cores, long frames, int threads,
+            const struct npu_tensor *in, int nin, int nout, double one_frame_s, const char *tml)
+{
+    struct rr_worker w[3] = {0};
+    int rc = 0;
+    for (int c = 0; c < cores; c++) {
+        w[c] = (struct rr_worker){
+            .in = in, .nin = nin, .nout = nout, .frames = frames / cores + (c < frames % cores)};
+        if (npu_prog_session_create(pm, c, threads, &w[c].s)) {
+            fprintf(stderr, "npu-bench: cannot open a session on core %d\n", c);
+            rc = 1;
+        }
+    }
+    int started = 0;
+    for (int c = 0; c < cores && !rc; c++, started++)
+        if (pthread_create(&w[c].th, NULL, rr_run, &w[c]))
+            rc = 1;
+    for (int c = 0; c < started; c++)
+        pthread_join(w[c].th, NULL);
+    double t0 = INFINITY, t1 = -INFINITY;
+    for (int c = 0; c < cores; c++) {
+        rc |= w[c].failed;
+        if (w[c].frames) {
+            t0 = fmin(t0, w[c].start);
+            t1 = fmax(t1, w[c].end);
+        }
+        npu_prog_session_destroy(w[c].s);
+    }
+    if (rc) {
+        fprintf(stderr, "npu-bench: round-robin runs failed\n");
+        return 1;
+    }
+    double span = t1 - t0;
+    fprintf(out, "\n%ld frames round robin over %d core(s), one session per core at once:\n",
+            frames, cores);
+    fprintf(out, "  NPU span         %.3f ms  modeled (%s): first job's start to last job's end\n",
+            span * 1e3, tml);
+    fprintf(out, "  frames/s         %.1f  modeled (%s); one core, frame after frame: %.1f\n",
+            span > 0 ? (double)frames / span : 0.0, tml, one_frame_s > 0 ? 1.0 / one_frame_s : 0.0);
+    return 0;
+}
+
 static struct op_row *
 row_for(struct op_row **rows, int *n, int *cap, const char *name, const char *kind, const char *op)
 {
@@ -207,7 +296,7 @@ is_matmul_class(enum npu_op op)
 int
 main(int argc, char **argv)
 {
-    enum { O_CACHE = 256, O_SEED, O_TOP, O_JSON, O_CPUCOST };
+    enum { O_CACHE = 256, O_SEED, O_TOP, O_JSON, O_CPUCOST, O_TIMING, O_CORES, O_FRAMES };
     static const struct option lopts[] = {
         {"backend", required_argument, NULL, 'b'},
         {"runs", required_argument, NULL, 'n'},
@@ -221,12 +310,16 @@ main(int argc, char **argv)
         {"top", required_argument, NULL, O_TOP},
         {"json", required_argument, NULL, O_JSON},
         {"cpu-cost", required_argument, NULL, O_CPUCOST},
+        {"timing", required_argument, NULL, O_TIMING},
+        {"cores", required_argument, NULL, O_CORES},
+        {"frames", required_argument, NULL, O_FRAMES},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     struct npu_model_options mo = {.backend = "sim"};
     struct npu_build_options bo = {.no_cache = true};
-    long runs = 3, warmup = 1, top = 0;
+    long runs = 3, warmup = 1, top = 0, rr_frames = 0;
+    int rr_cores = 0;
     int core = 0;
     const char *json = NULL;
     int c;
@@ -278,6 +371,27 @@ main(int argc, char **argv)
         case O_SEED: rng_state = strtoull(optarg, &end, 10); break;
         case O_TOP: top = strtol(optarg, &end, 10); break;
         case O_JSON: json = optarg; break;
+        case O_CORES:
+            rr_cores = (int)strtol(optarg, &end, 10);
+            if (*end || rr_cores < 1 || rr_cores > 3) {
+                fprintf(stderr, "npu-bench: --cores %s: 1, 2 or 3\n", optarg);
+                return 2;
+            }
+            break;
+        case O_FRAMES:
+            rr_frames = strtol(optarg, &end, 10);
+            if (*end || rr_frames < 1 || rr_frames > 100000) {
+                fprintf(stderr, "npu-bench: --frames %s: 1 to 100000\n", optarg);
+                return 2;
+            }
+            break;
+        case O_TIMING:
+            if (npu_timing_model_select(optarg)) {
+                fprintf(stderr, "npu-bench: --timing %s: use %s\n", optarg,
+                        npu_timing_model_names());
+                return 2;
+            }
+            break;
         case O_CPUCOST:
             if (npu_cpu_cost_mode_parse(optarg, &bo.cpu_cost)) {
                 fprintf(stderr, "npu-bench: --cpu-cost %s: board, measured or auto\n", optarg);
@@ -299,6 +413,7 @@ main(int argc, char **argv)
     }
     const char *model = argv[optind];
     FILE *out = json && !strcmp(json, "-") ? stderr : stdout;
+    const char *tml = npu_timing_model()->label;
 
     struct ests est = {0};
     bo.dim_values = mo.dim_values;
@@ -461,7 +576,7 @@ main(int argc, char **argv)
                 npu_build_partition_mode(&bo) == NPU_PARTITION_SUPPORTED
                     ? "supported (every supported node on the NPU)"
                     : "cpu (every node on the CPU)");
-    fprintf(out, "\nper op: NPU figures modeled (timing model v1); CPU ms measured on this host\n");
+    fprintf(out, "\nper op: NPU figures modeled (%s); CPU ms measured on this host\n", tml);
     if (unnamed_jobs)
         fprintf(out,
                 "(%d job(s) without task names: each is a 'job' row with the simulator's "
@@ -511,19 +626,23 @@ main(int argc, char **argv)
                 npu_s > 0 ? util_w / npu_s * 100 : 0, host_s * 1e3);
     }
     fprintf(out, "\nper frame:\n");
-    fprintf(out, "  NPU time         %.3f ms  modeled (timing model v1)%s\n",
-            rs.npu_modeled_s * 1e3, rs.timing_valid ? "" : " (not every job reported timing)");
+    fprintf(out, "  NPU time         %.3f ms  modeled (%s)%s\n", rs.npu_modeled_s * 1e3, tml,
+            rs.timing_valid ? "" : " (not every job reported timing)");
     fprintf(out, "  submits          %u\n", rs.submits);
     fprintf(out, "  tasks            %u\n", rs.tasks);
-    fprintf(out, "  DMA              %.3f MB  modeled (timing model v1)\n", rs.dma_bytes / 1e6);
-    fprintf(out, "  MAC utilisation  %.1f%%  modeled (timing model v1)\n",
-            rs.mac_utilisation * 100);
+    fprintf(out, "  DMA              %.3f MB  modeled (%s)\n", rs.dma_bytes / 1e6, tml);
+    fprintf(out, "  MAC utilisation  %.1f%%  modeled (%s)\n", rs.mac_utilisation * 100, tml);
     fprintf(out, "  CPU ops          %.3f ms  measured (host)\n", cpu / (double)runs * 1e3);
     fprintf(out, "  conversions      %.3f ms  measured (host)\n", conv / (double)runs * 1e3);
     fprintf(out, "  wall             %.3f ms  measured (host; includes simulating the NPU)\n",
             wall / (double)runs * 1e3);
     fprintf(out, "  matmul-class ops on the CPU: %d%s\n", cpu_mm,
             cpu_mm ? " (see the cpu rows above)" : " (every one runs on the NPU)");
+    if (rr_cores > 0 && round_robin(out, pm, rr_cores, rr_frames ? rr_frames : 4L * rr_cores,
+                                    mo.cpu_threads, in, nin, nout, rs.npu_modeled_s, tml)) {
+        rc = 1;
+        goto done;
+    }
 
     if (json) {
         FILE *jf = !strcmp(json, "-") ? stdout : fopen(json, "w");
@@ -536,7 +655,11 @@ main(int argc, char **argv)
         json_str(jf, model);
         fprintf(jf, ",\n  \"backend\": ");
         json_str(jf, backend_name);
-        fprintf(jf, ",\n  \"timing_model\": \"timing model v1\",\n  \"runs\": %ld,\n", runs);
+        fprintf(jf, ",\n  \"timing_model\": \"%s\",\n", tml);
+        fprintf(jf, "  \"task_overhead_us\": %.3f,\n  \"submit_overhead_us\": %.3f,\n",
+                npu_timing_model()->task_overhead_s * 1e6,
+                npu_timing_model()->submit_overhead_s * 1e6);
+        fprintf(jf, "  \"runs\": %ld,\n", runs);
         fprintf(jf,
                 "  \"per_frame\": {\"npu_modeled_ms\": %.6f, \"submits\": %u, \"tasks\": %u, "
                 "\"dma_bytes\": %llu, \"mac_utilisation\": %.6f, \"cpu_ms\": %.6f, "

@@ -16,6 +16,7 @@
 #include "npu/npu-npub.h"
 #include "npu/npu-partition.h"
 #include "npu/npu-passes.h"
+#include "npu/npu-timing.h"
 
 static const char usage[] =
     "usage: npuc MODEL [-o OUT.npub] [--emit=ir] [--explain] [options]\n"
@@ -35,6 +36,8 @@ static const char usage[] =
     "                          metadata, program)\n"
     "    -d, --dims LIST       symbolic input dims, e.g. batch=1,seq=64 (default 1)\n"
     "    -p, --partition MODE  cost (default), supported (every node the NPU supports), cpu\n"
+    "        --timing NAME     timing model of the estimates: v1 (default), v2\n"
+    "                          (docs/timing-model-v2.md); sets what $NPU_TIMING would\n"
     "        --cpu-cost MODEL  CPU costs of partitioning by cost: board (RK3588 CPU model v1,\n"
     "                          modeled, the same on every host), measured (timed on this\n"
     "                          host: compile on the board), auto (default: $NPU_CPU_COST if\n"
@@ -119,8 +122,8 @@ summary(const struct npu_program *p, FILE *f)
     fprintf(f, "memory:  weights %llu B, activations %llu B (NPU), host arena %llu B\n",
             (unsigned long long)p->weights_bytes, (unsigned long long)p->act_bytes,
             (unsigned long long)p->host_bytes);
-    fprintf(f, "NPU:     %.3f ms per run, modeled (timing model v1), compile-time estimate\n",
-            modeled * 1e3);
+    fprintf(f, "NPU:     %.3f ms per run, modeled (%s), compile-time estimate\n", modeled * 1e3,
+            npu_timing_model()->label);
 }
 
 static int
@@ -165,6 +168,7 @@ main(int argc, char **argv)
         O_MAXT,
         O_PRINT,
         O_CPUCOST,
+        O_TIMING,
         O_DUMP
     };
     static const struct option lopts[] = {
@@ -184,6 +188,7 @@ main(int argc, char **argv)
         {"print-program", no_argument, NULL, O_PRINT},
         {"quiet", no_argument, NULL, 'q'},
         {"cpu-cost", required_argument, NULL, O_CPUCOST},
+        {"timing", required_argument, NULL, O_TIMING},
         {"dump-after", required_argument, NULL, O_DUMP},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -243,6 +248,12 @@ main(int argc, char **argv)
             break;
         }
         case O_PRINT: print = true; break;
+        case O_TIMING:
+            if (npu_timing_model_select(optarg)) {
+                fprintf(stderr, "npuc: --timing %s: use %s\n", optarg, npu_timing_model_names());
+                return 2;
+            }
+            break;
         case O_CPUCOST:
             if (npu_cpu_cost_mode_parse(optarg, &bo.cpu_cost)) {
                 fprintf(stderr, "npuc: --cpu-cost %s: use board, measured or auto\n", optarg);

@@ -103,6 +103,9 @@ struct npu_prog_run_stats {
     struct npu_prog_step_stats *steps;
     struct npu_prog_task_stats *task_stats;
     size_t task_cap, n_task_stats;
+    /* The device's modeled timeline (timing_valid): the start of the run's first job and
+     * the end of its last; with several sessions at once, their spans overlap. */
+    double npu_modeled_start_s, npu_modeled_end_s;
 };
 
 /*

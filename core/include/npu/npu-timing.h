@@ -6,10 +6,12 @@
  * submit overhead) is computed from the constants of this table and of nothing else, so
  * that the compiler's estimates and the simulator's reports follow one model.
  *
- * The constants are those of shared/hw/timing-model-v1.md ("Constants"), which says
- * what each one is based on; they are never tuned in code. A new model (v2) is a new
- * document and a new row of the table (core/util/npu-timing.c) with its own name and
- * version; every published figure says which version produced it (`label`).
+ * Row v1 holds the constants of shared/hw/timing-model-v1.md ("Constants"), which says
+ * what each one is based on; they are never tuned in code. Row v2 (docs/timing-model-v2.md)
+ * adds constants per mechanism, fitted to published board figures; its formulas are
+ * npu_timing_task()'s. Every published figure says which version produced it (`label`).
+ * The row in use is v1 unless NPU_TIMING=v1|v2 in the environment or
+ * npu_timing_model_select() (the tools' --timing) says otherwise.
  */
 #ifndef NPU_TIMING_H
 #define NPU_TIMING_H
@@ -58,13 +60,47 @@ struct npu_timing_model {
     double submit_overhead_s; /* submit_overhead_s = 60.0e-6 ("Per job": job_s =
                                * submit_overhead_s + the tasks' chain): one job through the
                                * vendor driver */
+
+    /* Mechanisms of v2 (docs/timing-model-v2.md); v1's formulas read none of them. */
+    int per_mechanism;         /* 0: v1's formulas, 1: v2's (npu_timing_task()) */
+    double cna_efficiency;     /* share of a CNA task's MAC steps the array issues back to
+                                * back: compute_s = mac_steps / (clock_hz x this) */
+    double dma_eff_weight;     /* share of dma_bytes_per_s_core a contiguous weight stream
+                                * reaches (long bursts) */
+    double dma_eff_line;       /* the same for feature, output and DPU/PPU RDMA traffic:
+                                * NC1HWC2 lines, strided surfaces, short bursts */
+    double dma_task_latency_s; /* per task with DMA: the first burst's DRAM round trip,
+                                * which compute cannot hide */
 };
 
-/* The current model (v1), which every modeled figure uses. Never NULL. */
+/* Seconds of one task's two phases under model tm: *compute_s from its MAC steps'
+ * (or flying atoms') seconds at full rate, *dma_s from its bytes (weight_bytes of them
+ * a contiguous weight stream). cna: a CNA task (MAC steps), else DPU/PPU-only. The task
+ * takes max(*compute_s, *dma_s) + task_overhead_s. v1: compute as given, dma_bytes /
+ * dma_bytes_per_s_core. */
+void npu_timing_task(const struct npu_timing_model *tm, int cna, double compute_s,
+                     uint64_t weight_bytes, uint64_t dma_bytes, double *compute_out,
+                     double *dma_out);
+
+/* What a task's bytes cost the DRAM shared by the cores, in bytes at full rate, for the
+ * dma_bytes_per_s_total cap: v1 dma_bytes; v2 each stream's bytes over its efficiency
+ * (dma_eff_weight, dma_eff_line), since short bursts occupy the DRAM as long per byte as
+ * they take. */
+double npu_timing_dram_load(const struct npu_timing_model *tm, uint64_t weight_bytes,
+                            uint64_t dma_bytes);
+
+/* The model every modeled figure uses: the one selected, else $NPU_TIMING's (read once),
+ * else v1. Never NULL. */
 const struct npu_timing_model *npu_timing_model(void);
-/* The model named name ("v1"), or NULL when there is none of that name (or name is
+/* The model named name ("v1", "v2"), or NULL when there is none of that name (or name is
  * NULL). */
 const struct npu_timing_model *npu_timing_model_get(const char *name);
+/* Makes the model named name the one npu_timing_model() returns from now on (for the
+ * whole process; select before compiling or running). 0, or -1 when there is no model
+ * of that name (nothing changes). */
+int npu_timing_model_select(const char *name);
+/* The names of the models, comma separated ("v1, v2"), for messages. */
+const char *npu_timing_model_names(void);
 
 #ifdef __cplusplus
 }
