@@ -46,6 +46,13 @@ OPERAND = re.compile(
     r"^LUT_L[EO]_(START|END)$"
 )
 
+# Fields of control registers that hold sizes, counts or addresses: left out of the compared
+# bits (the entry's mask), so that the pattern is the control bits.
+FREE_FIELDS = re.compile(
+    r"^(DATA_BANK|WEIGHT_BANK|FC_DATA_BANK|SURF_LEN|LINE_NOTCH_ADDR|NOTCH_ADDR|INDEX_ADD|"
+    r"CORE_INDEX|LUT_ADDR)$"
+)
+
 FACTS = {
     "PC": "facts §1.3 (task tail, PC chaining) and §1.2 (op_en)",
     "CNA": "facts §2.3 (CNA register map), §2.10, §5.2",
@@ -89,7 +96,7 @@ def load_regs(path):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     _, domains, _ = mod.parse(path)
-    byoff, addr, doc = {}, set(), {}
+    byoff, addr, doc, mask = {}, set(), {}, {}
     for d in domains:
         if not d.regcmd:
             continue
@@ -99,7 +106,12 @@ def load_regs(path):
             if r.addr:
                 addr.add(name)
             doc[name] = (r.doc or "").strip(), [f.name for f in r.fields]
-    return byoff, addr, doc
+            m = 0xFFFFFFFF
+            for f in r.fields:
+                if FREE_FIELDS.match(f.name):
+                    m &= ~f.mask & 0xFFFFFFFF
+            mask[name] = m
+    return byoff, addr, doc, mask
 
 
 def golden_level(fname):
@@ -111,7 +123,7 @@ def golden_level(fname):
     return None
 
 
-def parse_golden(gdir, byoff):
+def parse_golden(gdir, byoff, mask):
     """{(reg, value): {level: "file task N"}} and {reg: {level: "file task N"}}."""
     vals = collections.defaultdict(dict)
     regs = collections.defaultdict(dict)
@@ -139,6 +151,7 @@ def parse_golden(gdir, byoff):
                 name = byoff.get(o)
                 if not name:
                     continue
+            v &= mask.get(name, 0xFFFFFFFF)
             where = f"{os.path.basename(f)} task {task}"
             vals[(name, v)].setdefault(lv, where)
             regs[name].setdefault(lv, where)
@@ -146,7 +159,7 @@ def parse_golden(gdir, byoff):
     return vals, regs, per_file
 
 
-def parse_traces(paths):
+def parse_traces(paths, mask):
     seen = collections.defaultdict(set)
     for p in paths:
         for line in open(p):
@@ -160,7 +173,7 @@ def parse_traces(paths):
                 v = int(f[1], 16)
             except ValueError:
                 continue
-            seen[(f[0], v)].add(f[2] if len(f) > 2 else "?")
+            seen[(f[0], v & mask.get(f[0], 0xFFFFFFFF))].add(f[2] if len(f) > 2 else "?")
     return seen
 
 
@@ -197,8 +210,8 @@ def main():
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--ledger")
     a = ap.parse_args()
-    byoff, addr, doc = load_regs(a.registers)
-    gvals, gregs, per_file = parse_golden(a.golden, byoff)
+    byoff, addr, doc, mask = load_regs(a.registers)
+    gvals, gregs, per_file = parse_golden(a.golden, byoff, mask)
     if a.list:
         for name in sorted(per_file):
             print(name)
@@ -207,7 +220,7 @@ def main():
                 shown = " ".join(f"0x{v:x}" for v in vs[:12])
                 print(f"    {f}: {shown}{' ...' if len(vs) > 12 else ''}")
         return 0
-    emitted = parse_traces(a.trace)
+    emitted = parse_traces(a.trace, mask)
     names = {n for n, _ in emitted} | set(gregs)
     known = set(byoff.values()) | {"PC.OP_EN"}
     unknown = sorted(n for n in names if n not in known)
@@ -218,11 +231,12 @@ def main():
     for name in sorted(n for n in names if n in known):
         block, reg = name.split(".", 1)
         kind = kind_of(name, addr)
+        m = mask.get(name, 0xFFFFFFFF) if kind == "control" else 0xFFFFFFFF
         purpose = purpose_of(name, kind, doc)
         if kind == "geometry":
             lv = best(gregs[name]) if name in gregs else "T"
             src = gregs[name][lv] if name in gregs else FACTS[block]
-            out.append((name, lv, "any", src, purpose))
+            out.append((name, lv, "any", src, purpose, m))
             continue
         bylv = collections.defaultdict(list)
         srcs = {}
@@ -244,20 +258,22 @@ def main():
             vs = sorted(bylv[lv])
             where = sorted(set(srcs[lv][v] for v in vs))
             src = "; ".join(where[:3]) + (f"; +{len(where) - 3} more" if len(where) > 3 else "")
-            out.append((name, lv, " ".join(f"0x{v:x}" for v in vs), src, purpose))
+            out.append((name, lv, " ".join(f"0x{v:x}" for v in vs), src, purpose, m))
         progs = sorted({p for (n, v), ps in emitted.items() if n == name for p in ps})
         emit = ", ".join(progs[:4]) + (" ..." if len(progs) > 4 else "")
         if kind == "operand" and any((name, v) not in gvals for v in values):
-            out.append((name, "T", "any", f"{FACTS[block]}; emitted by {emit}", purpose))
+            out.append((name, "T", "any", f"{FACTS[block]}; emitted by {emit}", purpose, m))
         elif bylv["T"]:
             vs = sorted(bylv["T"])
             out.append((name, "T", " ".join(f"0x{v:x}" for v in vs),
-                        f"{FACTS[block]}; emitted by {emit}", purpose))
+                        f"{FACTS[block]}; emitted by {emit}", purpose, m))
     with open(a.ledger, "w") as f:
         f.write(HEADER)
-        for name, lv, vals, src, purpose in out:
+        for name, lv, vals, src, purpose, m in out:
             block, reg = name.split(".", 1)
             va = 'any="1"' if vals == "any" else f"values={quoteattr(vals)}"
+            if m != 0xFFFFFFFF:
+                va += f' mask="0x{m:08x}"'
             f.write(f"<entry id={quoteattr(name + '.' + lv)} block={quoteattr(block)} "
                     f"reg={quoteattr(reg)} level=\"{lv}\" {va}\n"
                     f"       source={quoteattr(src)}\n"
@@ -272,7 +288,8 @@ HEADER = """<?xml version="1.0" encoding="UTF-8"?>
   evidence.xml: the evidence ledger of the register patterns OpenNPU emits.
 
   One <entry> per register pattern: a register of one block (PC.OP_EN = the op_en entry of the
-  task tail), the values it covers (a hex list, or any="1"), its evidence level (V, M, O, T),
+  task tail), the values it covers (a hex list, compared under `mask` when the register also
+  holds sizes or addresses; or any="1"), its evidence level (V, M, O, T),
   the source that proves it (golden file and task, Mesa file and function, or the facts section
   a T pattern is inferred from, with the programs that emit it) and what it is for.
   gen-evidence.py turns it into the C table of npu-evidence.c and into docs/evidence.md.
@@ -294,7 +311,9 @@ writes (golden `ab-*` files) is V, one a hardware-tested open project writes (`m
 is O, Mesa-attributed values (as the facts file attributes them) are M, the rest T. Geometry
 registers (addresses, sizes, strides, counts) carry one entry for any value, at the best level of
 a source that writes the register; operand registers (constants the data path applies) list the
-golden values and add a T entry for any other constant; control registers list exact values.
+golden values and add a T entry for any other constant; control registers list exact values,
+compared under a mask that leaves out their size and address fields (CBUF bank split, surface
+lengths, notches, PPU index addresses, the core index of S_POINTER, the LUT upload address).
 Generated from core/hw/evidence.xml; regenerate with core/hw/gen-evidence.py.
 </doc>
 """

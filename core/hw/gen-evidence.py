@@ -8,7 +8,8 @@
 
 The ledger says, for every register pattern the back end can emit, how well it is known to work
 on the hardware (levels V, M, O, T; docs/evidence.md). Each <entry> names one register of one
-block and the values it covers, either a list (`values`) or every value (`any="1"`, for
+block and the values it covers, either a list (`values`, compared under `mask` when given) or
+every value (`any="1"`, for
 addresses, sizes and strides whose meaning the cited source exercises over many values). The
 pseudo-register PC.OP_EN stands for the op_en entry of the task tail (target 0x0081).
 
@@ -96,6 +97,12 @@ def parse_ledger(path, regs):
             raise LedgerError(f"{where}: values must be hex numbers")
         if any(v > 0xFFFFFFFF for v in e.values):
             raise LedgerError(f"{where}: value above 32 bits")
+        try:
+            e.mask = int(el.get("mask", "0xffffffff"), 16)
+        except ValueError:
+            raise LedgerError(f"{where}: mask must be a hex number")
+        if any(v & ~e.mask for v in e.values):
+            raise LedgerError(f"{where}: a value sets bits outside the mask")
         if e.any == bool(e.values):
             raise LedgerError(f"{where}: give either any=\"1\" or a values list")
         e.source = el.get("source")
@@ -124,11 +131,11 @@ def write_table(entries, out):
         vals = f"v{i}, {len(e.values)}" if e.values else "NULL, 0"
         lines.append(
             f"    {{{cstr(e.id)}, 0x{e.offset:04x}, NPU_EVIDENCE_{e.level}, "
-            f"{'true' if e.any else 'false'}, {vals}, {cstr(e.block)}, {cstr(e.reg)}, "
+            f"{'true' if e.any else 'false'}, 0x{e.mask:08x}u, {vals}, {cstr(e.block)}, {cstr(e.reg)}, "
             f"{cstr(e.source)}, {cstr(e.purpose)}}},"
         )
     if not entries:
-        lines.append("    {NULL, 0, NPU_EVIDENCE_NONE, false, NULL, 0, NULL, NULL, NULL, NULL},")
+        lines.append("    {NULL, 0, NPU_EVIDENCE_NONE, false, 0, NULL, 0, NULL, NULL, NULL, NULL},")
     lines.append("};")
     lines.append(f"const unsigned npu_evidence_n_entries = {len(entries)};")
     with open(out, "w") as f:
@@ -141,6 +148,8 @@ def values_text(e):
     shown = " ".join(f"0x{v:x}" for v in e.values[:10])
     if len(e.values) > 10:
         shown += f" … ({len(e.values)} values)"
+    if e.mask != 0xFFFFFFFF:
+        shown += f" (bits 0x{e.mask:08x})"
     return shown
 
 

@@ -71,6 +71,7 @@ holds(const struct npu_evidence_entry *e, uint32_t value)
 {
     if (e->any)
         return true;
+    value &= e->mask;
     unsigned lo = 0, hi = e->n_values;
     while (lo < hi) {
         unsigned mid = lo + (hi - lo) / 2;
@@ -108,17 +109,26 @@ npu_evidence_nearest(uint16_t offset, uint32_t value, uint32_t *nearest_value)
             break;
         }
         for (unsigned k = 0; k < e->n_values; k++) {
-            int d = __builtin_popcount(e->values[k] ^ value);
+            int d = __builtin_popcount((e->values[k] ^ value) & e->mask);
             if (d < best_d) {
                 best_d = d;
                 best = e;
-                best_v = e->values[k];
+                best_v = e->values[k] | (value & ~e->mask);
             }
         }
     }
     if (nearest_value)
         *nearest_value = best_v;
     return best;
+}
+
+const char *
+npu_evidence_reg_name(uint16_t offset)
+{
+    if (offset == NPU_OP_EN_OFFSET)
+        return "PC.OP_EN";
+    const struct npu_reg_info *r = npu_reg_lookup(offset);
+    return r ? r->full_name : "?";
 }
 
 enum npu_status

@@ -25,8 +25,10 @@ enum npu_status
 sim_evidence_threshold(int requested, int *out)
 {
     if (requested < 0 || requested > NPU_EVIDENCE_V) {
-        npu_err("sim", "evidence threshold %d: use 1 (T) to 4 (V), 0 for the default or "
-                       "-1 for no allow-list", requested);
+        npu_err("sim",
+                "evidence threshold %d: use 1 (T) to 4 (V), 0 for the default or "
+                "-1 for no allow-list",
+                requested);
         return NPU_ERR_INVALID;
     }
     if (requested) {
@@ -72,8 +74,9 @@ trace_write(uint16_t off, uint32_t value)
         if (f) {
             const struct npu_reg_info *r = npu_reg_lookup(off);
             extern char *program_invocation_short_name;
-            fprintf(f, "%s 0x%08x %s\n", off == NPU_OP_EN_OFFSET ? "PC.OP_EN" : (r ? r->full_name : "?"),
-                    value, program_invocation_short_name);
+            fprintf(f, "%s 0x%08x %s\n",
+                    off == NPU_OP_EN_OFFSET ? "PC.OP_EN" : (r ? r->full_name : "?"), value,
+                    program_invocation_short_name);
             fclose(f);
         }
     }

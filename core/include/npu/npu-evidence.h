@@ -44,7 +44,8 @@ struct npu_evidence_entry {
     uint16_t offset; /* register offset; 0x0008 (in PC) = the op_en entry of the tail */
     enum npu_evidence_level level;
     bool any;               /* every value is covered */
-    const uint32_t *values; /* sorted, when !any */
+    uint32_t mask;          /* bits compared (size and address fields left out) */
+    const uint32_t *values; /* sorted, masked, when !any */
     unsigned n_values;
     const char *block;   /* "DPU" */
     const char *reg;     /* "LUT_INFO", or "OP_EN" */
@@ -75,6 +76,9 @@ const struct npu_evidence_entry *npu_evidence_lookup(uint16_t offset, uint32_t v
  * (fewest differing bits), or NULL if the ledger has none for the register. */
 const struct npu_evidence_entry *npu_evidence_nearest(uint16_t offset, uint32_t value,
                                                       uint32_t *nearest_value);
+
+/* "DPU.LUT_INFO" for a register offset, "PC.OP_EN" for 0x0008, "?" if unknown. */
+const char *npu_evidence_reg_name(uint16_t offset);
 
 /*
  * Classifies the register writes of one task segment (body and tail, as the
