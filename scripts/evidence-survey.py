@@ -63,9 +63,39 @@ FACTS = {
     "PPU_RDMA": "facts §2.7 (PPU_RDMA register map), §5.4",
 }
 
-# Mesa-attributed values (level M) as the facts file attributes them.
+# Level M: values Mesa's rocket driver (hardware-tested int8 convolution) writes, read from
+# src/gallium/drivers/rocket/rkt_regcmd.c, fill_first_regcmd() (bminor/mesa-mesa @5b82965, the
+# mirror the facts file cites) and the facts file's attributions; values only, no code.
+_RKT = "Mesa rocket rkt_regcmd.c fill_first_regcmd (bminor/mesa-mesa @5b82965)"
 MESA = {
     ("PC.OP_EN", 0x1D): "Mesa rocket rkt_regcmd.c (op_en CNA+CORE+DPU+DPU_RDMA, facts §1.2)",
+    ("CNA.CONV_CON1", 0x0): _RKT + ": int8 direct conv",
+    ("CNA.CONV_CON1", 0x3): _RKT + ": int8 depthwise conv",
+    ("CNA.CONV_CON1", 0x60008000): _RKT + ": 1-channel uint8 input (ARGB_IN 8, non-aligned)",
+    ("CNA.CVT_CON0", 0xB): _RKT + ": input converter bypassed, signed data",
+    ("CNA.CVT_CON0", 0x38E38E0): _RKT + ": 1-channel input converter, truncate 14",
+    ("CNA.CVT_CON0", 0x3CF3CF0): _RKT + ": 1-channel input converter with an add, truncate 15",
+    ("CNA.CVT_CON5", 0x0): _RKT + ": no per-channel converter",
+    ("CNA.CVT_CON5", 0xFFFF): _RKT + ": 1-channel input, per-channel converter",
+    ("CNA.DMA_CON0", 0x000F000F): _RKT + ": data and weight bursts of 16",
+    ("CNA.DCOMP_CTRL", 0x0): _RKT + ": weight decompression off",
+    ("CNA.DCOMP_REGNUM", 0x0): _RKT + ": weight decompression off",
+    ("CNA.FC_CON0", 0x0): _RKT,
+    ("CNA.FC_CON1", 0x0): _RKT,
+    ("CNA.FC_CON2", 0x0): _RKT,
+    ("CORE.MISC_CFG", 0x1): _RKT + ": int8 conv, QD_EN (window sums for the weight zero point)",
+    ("CORE.MISC_CFG", 0x3): _RKT + ": int8 depthwise, QD_EN + DW_EN",
+    ("CORE.UNDOC_3030", 0x0): _RKT + " (facts §2.4)",
+    ("DPU.FEATURE_MODE_CFG", 0x1E4): _RKT + ": output to memory, burst 16",
+    ("DPU.FEATURE_MODE_CFG", 0x1FC): _RKT + ": depthwise, output to memory, burst 16",
+    ("DPU.DATA_FORMAT", 0x0): _RKT + ": int8 pipeline",
+    ("DPU.OFFSET_PEND", 0x0): _RKT,
+    ("DPU.DATA_CUBE_NOTCH_ADDR", 0x0): _RKT,
+    ("DPU.BS_CFG", 0x20150): _RKT + ": bias add from BRDMA (ALU_SRC 1, algo ADD), MUL and ReLU bypassed",
+    ("DPU.BS_OW_CFG", 0x124): _RKT + ": SIZE_E 1 (int8 direct)",
+    ("DPU.BS_OW_CFG", 0x36C): _RKT + ": SIZE_E 3 (int8 depthwise)",
+    ("DPU.BN_CFG", 0x53): _RKT + ": BN stage bypassed",
+    ("DPU.EW_CFG", 0x904202C0): _RKT + ": int8 residual add from ERDMA (per pixel, ADD, converter add-first)",
 }
 
 # Purposes worth more than the generic text.
@@ -241,15 +271,15 @@ def main():
         bylv = collections.defaultdict(list)
         srcs = {}
         values = {v for (n, v) in gvals if n == name} | {v for (n, v) in emitted if n == name}
+        values |= {v for (n, v) in MESA if n == name and kind != "geometry"}
         for v in values:
-            g = gvals.get((name, v), {})
+            g = dict(gvals.get((name, v), {}))
+            if (name, v) in MESA:
+                g["M"] = MESA[(name, v)]
             if g:
                 lv = best(g)
                 bylv[lv].append(v)
                 srcs.setdefault(lv, {})[v] = g[lv]
-            elif (name, v) in MESA:
-                bylv["M"].append(v)
-                srcs.setdefault("M", {})[v] = MESA[(name, v)]
             elif kind == "control":
                 bylv["T"].append(v)
         for lv in ("V", "M", "O"):
