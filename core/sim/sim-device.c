@@ -172,6 +172,12 @@ npu_sim_create(const struct npu_sim_options *opts, struct npu_sim **out)
     if (strict < 0)
         strict = !(npu_debug_flags() & NPU_DEBUG_LENIENT);
     sim->strict = strict != 0;
+    if (opts && opts->evidence < 0)
+        sim->evidence = -1;
+    else if (sim_evidence_threshold(opts ? opts->evidence : 0, &sim->evidence) != NPU_OK) {
+        free(sim);
+        return NPU_ERR_INVALID;
+    }
     sim->n_cores = opts && opts->n_cores ? opts->n_cores : NPU_MAX_CORES;
     if (sim->n_cores > NPU_MAX_CORES) {
         free(sim);

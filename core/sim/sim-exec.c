@@ -300,6 +300,9 @@ launch(struct sim_exec *x, uint32_t m)
     if (prdma && !ppu)
         return sim_fail(x, NPU_ERR_HW_REFUSED, "op_en 0x%x (%s): PPU_RDMA only feeds the PPU", m,
                         op_en_text(m, names, sizeof(names)));
+    /* The deny-list passed; now the allow-list (sim-evidence.c). */
+    if (!sim_evidence_check(x, NPU_OP_EN_OFFSET, m))
+        return false;
 
     bool ok = true;
     bool dpu_flying = false, dpu_to_ppu = false, dpu_to_mem = false, ppu_flying = false;
@@ -388,7 +391,7 @@ write_pc(struct sim_exec *x, struct seg_state *s, const struct npu_qword_info *q
     if (q->offset == REG_PC_BASE_ADDRESS) {
         s->next_addr = q->value;
         s->next_addr_set = true;
-        return true;
+        return sim_evidence_check(x, q->offset, q->value);
     }
     if (q->offset == REG_PC_REGISTER_AMOUNTS) {
         uint32_t cores = PC_REGISTER_AMOUNTS_CORE_NUM__GET(q->value);
@@ -402,7 +405,7 @@ write_pc(struct sim_exec *x, struct seg_state *s, const struct npu_qword_info *q
             return false;
         s->next_amount = q->value;
         s->next_amount_set = true;
-        return true;
+        return sim_evidence_check(x, q->offset, q->value);
     }
     /* The regcmd stream writes only the chain registers (NOTES S15). */
     return sim_fail(x, NPU_ERR_HW_REFUSED,
@@ -442,7 +445,7 @@ write_block_reg(struct sim_exec *x, const struct npu_qword_info *q)
         return false;
     unsigned i = reg_index(b, q->offset);
     if (i == reg_index(b, REG_CNA_S_POINTER - NPU_BLOCK_BASE_CNA + npu_rk3588_blocks[b].base))
-        return write_s_pointer(x, b, q->value, false);
+        return write_s_pointer(x, b, q->value, false) && sim_evidence_check(x, q->offset, q->value);
     if (i ==
         reg_index(b, REG_CNA_OPERATION_ENABLE - NPU_BLOCK_BASE_CNA + npu_rk3588_blocks[b].base))
         return sim_fail(x, NPU_ERR_HW_REFUSED,
@@ -453,6 +456,8 @@ write_block_reg(struct sim_exec *x, const struct npu_qword_info *q)
         if (!sim_unverified(x, "facts §6.9: every generator writes 0", "undocumented %s = 0x%08x",
                             r->full_name, q->value))
             return false;
+    if (!sim_evidence_check(x, q->offset, q->value))
+        return false;
     struct sim_core *c = x->core;
     unsigned g = c->ptr[b];
     c->regs[b][g][i] = q->value;

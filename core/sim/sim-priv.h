@@ -219,6 +219,12 @@ void sim_cube_free(struct sim_cube *cube);
 bool sim_cna_run(struct sim_exec *x, struct sim_cube *out);
 bool sim_dpu_run(struct sim_exec *x, const struct sim_cube *in, bool to_ppu, bool to_mem);
 bool sim_ppu_run(struct sim_exec *x, const struct sim_cube *from_dpu);
+/* Strict mode's allow-list (sim-evidence.c): false after sim_fail() when no
+ * ledger entry at or above the threshold covers the write (off 0x0008 = the
+ * op_en entry). */
+bool sim_evidence_check(struct sim_exec *x, uint16_t off, uint32_t value);
+/* Resolves a requested threshold (0 = $NPU_SIM_EVIDENCE, else T). */
+enum npu_status sim_evidence_threshold(int requested, int *out);
 /* Writes a value to the LUT RAM through LUT_ACCESS_CFG/DATA (sim-dpu.c). */
 bool sim_lut_access(struct sim_exec *x, uint16_t off, uint32_t value);
 
@@ -236,6 +242,7 @@ struct sim_worker {
 
 struct npu_sim {
     bool strict;
+    int evidence; /* strict allow-list threshold: enum npu_evidence_level, or -1 = off */
     unsigned n_cores;
     struct sim_mem mem;
     pthread_mutex_t lock;

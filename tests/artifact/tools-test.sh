@@ -5,6 +5,8 @@
 #  - npuc compiles a model to .npub; npu-run runs the .npub and the .onnx on
 #    the sim backend with the same input and writes byte-identical outputs
 #    (same partition mode, so the same program);
+#  - npuc --evidence prints the task counts per evidence level, summing to the
+#    program's tasks, and with --explain a per-op table;
 #  - npuc --info reads the artifact back; --explain lists every node with
 #    both costs and the estimate; --emit=ir prints lowered IR with rk.* ops;
 #  - npu-bench prints the per-frame figures with the timing-model label and
@@ -40,6 +42,16 @@ done
 grep -q "source:   $M/model.onnx" "$WORK/info.txt" || fail "--info source"
 grep -q "NPU jobs" "$WORK/info.txt" || fail "--info program"
 
+"$NPUC" "$M/model.onnx" --evidence > "$WORK/ev.txt" 2>&1 || fail "npuc --evidence"
+ev=$(grep '^evidence: V=[0-9]* M=[0-9]* O=[0-9]* T=[0-9]*$' "$WORK/ev.txt")
+[ -n "$ev" ] || fail "npuc --evidence line: $(cat "$WORK/ev.txt")"
+ev_sum=$(echo "$ev" | sed 's/[^0-9 ]//g' | { read -r a b c d; echo $((a + b + c + d)); })
+tasks=$(sed -n 's/.*NPU jobs with \([0-9]*\) tasks.*/\1/p' "$WORK/ev.txt")
+[ "$ev_sum" = "$tasks" ] || fail "--evidence counts $ev_sum tasks, the program has $tasks"
+"$NPUC" "$M/model.onnx" --evidence --explain -q > "$WORK/evx.txt" 2>&1 || fail "npuc --evidence --explain"
+grep -q '^op (IR node) .* tasks level  T patterns$' "$WORK/evx.txt" || fail "--evidence --explain table"
+grep -q ' T  .*\.T' "$WORK/evx.txt" || fail "--evidence --explain names T patterns"
+grep -q '^uncovered:' "$WORK/evx.txt" && fail "--evidence --explain: writes outside the ledger"
 "$NPUC" "$M/model.onnx" --explain -q > "$WORK/explain.txt" 2>&1 || fail "npuc --explain"
 nodes=$(grep -c '^ *[0-9][0-9]*  ' "$WORK/explain.txt")
 [ "$nodes" -ge 50 ] || fail "--explain lists $nodes nodes"

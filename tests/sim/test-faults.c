@@ -9,10 +9,14 @@
  * segment without op_en, an int_mask that does not match the last task's
  * interrupt, a read of a register no regcmd ever wrote, TASK_DMA_BASE_ADDR
  * (refused strict; added to block DMA addresses lenient), and a job whose
- * modeled time exceeds the submit timeout.
+ * modeled time exceeds the submit timeout. Strict mode's allow-list (the
+ * evidence ledger): a stream with one register value no ledger entry covers is
+ * refused naming the task, register, value and nearest entry; at threshold O a
+ * T-only pattern is refused; NPU_SIM_EVIDENCE=off runs both.
  */
 #include "npu-handconv.h"
 #include "npu-test.h"
+#include "npu/npu-evidence.h"
 
 #define W_ 16
 #define C_ 8
@@ -23,16 +27,22 @@ struct rig {
 };
 
 static void
-rig_open(struct rig *r, int strict)
+rig_open_ev(struct rig *r, int strict, int evidence)
 {
     memset(r, 0, sizeof(*r));
-    struct npu_device_options o = {.strict = strict};
+    struct npu_device_options o = {.strict = strict, .evidence = evidence};
     CHECK_EQ_INT(NPU_OK, npu_device_open_ex("sim", &o, &r->dev));
     CHECK_EQ_INT(NPU_OK, npu_bo_create(r->dev, 40 * 4, NPU_BO_TASKS, &r->task));
     CHECK_EQ_INT(NPU_OK, npu_bo_create(r->dev, 16384, 0, &r->regcmd));
     CHECK_EQ_INT(NPU_OK, npu_bo_create(r->dev, W_ * 16, 0, &r->x));
     CHECK_EQ_INT(NPU_OK, npu_bo_create(r->dev, W_ * 16, 0, &r->y));
     CHECK_EQ_INT(NPU_OK, npu_bo_create(r->dev, W_ * 16, 0, &r->z));
+}
+
+static void
+rig_open(struct rig *r, int strict)
+{
+    rig_open_ev(r, strict, 0);
 }
 
 static void
@@ -397,9 +407,129 @@ test_submit_timeout(void)
     npu_device_close(dev);
 }
 
+/* Index of the first write of register off in p, or p->n. */
+static unsigned
+find_reg(const struct tprog *p, uint16_t off)
+{
+    for (unsigned i = 0; i < p->n; i++) {
+        struct npu_qword_info q;
+        if (npu_qword_classify(p->q[i], &q) == NPU_QW_REG && q.offset == off)
+            return i;
+    }
+    return p->n;
+}
+
+static void
+test_evidence(void)
+{
+    struct rig r;
+    char msg[512], a[64];
+    struct tprog p;
+
+    /* The fp16 add as the hand builder writes it: covered at T. */
+    rig_open_ev(&r, 1, NPU_EVIDENCE_T);
+    uint32_t X = npu_bo_iova(r.x), Y = npu_bo_iova(r.y), Z = npu_bo_iova(r.z);
+    add_body(&r, &p, X, Y, Z);
+    tp_tail(&p, 0, 0, 0x18);
+    enum npu_evidence_level lv = NPU_EVIDENCE_NONE;
+    CHECK_EQ_INT(NPU_OK, npu_evidence_classify_task(p.q, p.n, NULL, 0, NULL, &lv));
+    CHECK(lv >= NPU_EVIDENCE_T);
+    CHECK_EQ_INT(NPU_OK, run(&r, &p, 1, 1, 0, 0, msg));
+
+    /* One value mutated to one no entry covers: DPU FEATURE_MODE_CFG with a
+     * burst length of 4 (every source uses 16). */
+    unsigned i = find_reg(&p, REG_DPU_FEATURE_MODE_CFG);
+    CHECK(i < p.n);
+    uint32_t v = (uint32_t)(p.q[i] >> 16);
+    v = (v & ~DPU_FEATURE_MODE_CFG_BURST_LEN__MASK) |
+        DPU_FEATURE_MODE_CFG_BURST_LEN(NPU_BURST_LEN_BURST4);
+    CHECK(!npu_evidence_lookup(REG_DPU_FEATURE_MODE_CFG, v));
+    p.q[i] = npu_regcmd_pack(NPU_TARGET_DPU, REG_DPU_FEATURE_MODE_CFG, v);
+    snprintf(a, sizeof(a), "0x%08x", v);
+    expect(NPU_ERR_HW_REFUSED, run(&r, &p, 1, 1, 0, 0, msg), msg,
+           (const char *[]){"task 0", "evidence", "DPU.FEATURE_MODE_CFG", a, "no ledger entry",
+                            "nearest: DPU.FEATURE_MODE_CFG.", NULL},
+           "value outside the ledger");
+    rig_close(&r);
+
+    /* Threshold O: the builder's add is the onpu-add pattern (O) and runs;
+     * with the EW ALU switched to MAX (a pattern only OpenNPU writes, T) it is
+     * refused. */
+    rig_open_ev(&r, 1, NPU_EVIDENCE_O);
+    X = npu_bo_iova(r.x), Y = npu_bo_iova(r.y), Z = npu_bo_iova(r.z);
+    add_body(&r, &p, X, Y, Z);
+    tp_tail(&p, 0, 0, 0x18);
+    CHECK_EQ_INT(NPU_OK, npu_evidence_classify_task(p.q, p.n, NULL, 0, NULL, &lv));
+    CHECK_EQ_INT(NPU_EVIDENCE_O, lv);
+    CHECK_EQ_INT(NPU_OK, run(&r, &p, 1, 1, 0, 0, msg));
+    unsigned e = find_reg(&p, REG_DPU_EW_CFG);
+    CHECK(e < p.n);
+    uint32_t ew = (uint32_t)(p.q[e] >> 16);
+    ew = (ew & ~DPU_EW_CFG_EW_ALU_ALGO__MASK) | DPU_EW_CFG_EW_ALU_ALGO(NPU_ALU_ALGO_MAX);
+    p.q[e] = npu_regcmd_pack(NPU_TARGET_DPU, REG_DPU_EW_CFG, ew);
+    const struct npu_evidence_entry *te = npu_evidence_lookup(REG_DPU_EW_CFG, ew);
+    CHECK(te && te->level == NPU_EVIDENCE_T);
+    struct npu_evidence_write w[256];
+    size_t n = 0;
+    CHECK_EQ_INT(NPU_OK, npu_evidence_classify_task(p.q, p.n, w, 256, &n, &lv));
+    CHECK_EQ_INT(NPU_EVIDENCE_T, lv);
+    CHECK(n == p.n - 2); /* every qword but the NOP and the marker */
+    CHECK(e < n && w[e].entry == te && w[e].value == ew);
+    if (te) {
+        snprintf(a, sizeof(a), "0x%08x", ew);
+        expect(NPU_ERR_HW_REFUSED, run(&r, &p, 1, 1, 0, 0, msg), msg,
+               (const char *[]){"task 0", "evidence", "DPU.EW_CFG", a, te->id, "level T",
+                                "below the threshold O", NULL},
+               "T pattern at threshold O");
+    }
+    rig_close(&r);
+
+    /* -1: no allow-list; the mutated stream runs (the deny-list accepts it). */
+    rig_open_ev(&r, 1, -1);
+    X = npu_bo_iova(r.x), Y = npu_bo_iova(r.y), Z = npu_bo_iova(r.z);
+    add_body(&r, &p, X, Y, Z);
+    tp_tail(&p, 0, 0, 0x18);
+    p.q[i] = npu_regcmd_pack(NPU_TARGET_DPU, REG_DPU_FEATURE_MODE_CFG, v);
+    CHECK_EQ_INT(NPU_OK, run(&r, &p, 1, 1, 0, 0, msg));
+    rig_close(&r);
+
+    /* The default without $NPU_SIM_EVIDENCE: no allow-list (a user's model the
+     * ledger has not seen still runs); the variable, as the test setup sets it,
+     * turns it on. */
+    const char *env = getenv("NPU_SIM_EVIDENCE");
+    char saved[16] = "";
+    if (env)
+        snprintf(saved, sizeof(saved), "%s", env);
+    unsetenv("NPU_SIM_EVIDENCE");
+    rig_open(&r, 1);
+    X = npu_bo_iova(r.x), Y = npu_bo_iova(r.y), Z = npu_bo_iova(r.z);
+    add_body(&r, &p, X, Y, Z);
+    tp_tail(&p, 0, 0, 0x18);
+    p.q[i] = npu_regcmd_pack(NPU_TARGET_DPU, REG_DPU_FEATURE_MODE_CFG, v);
+    CHECK_EQ_INT(NPU_OK, run(&r, &p, 1, 1, 0, 0, msg));
+    rig_close(&r);
+    setenv("NPU_SIM_EVIDENCE", "T", 1);
+    rig_open(&r, 1);
+    expect(NPU_ERR_HW_REFUSED, run(&r, &p, 1, 1, 0, 0, msg), msg,
+           (const char *[]){"task 0", "DPU.FEATURE_MODE_CFG", "no ledger entry", NULL},
+           "NPU_SIM_EVIDENCE=T");
+    rig_close(&r);
+    if (env)
+        setenv("NPU_SIM_EVIDENCE", saved, 1);
+    else
+        unsetenv("NPU_SIM_EVIDENCE");
+
+    /* A threshold out of range is refused at open. */
+    struct npu_device *dev = NULL;
+    struct npu_device_options o = {.strict = 1, .evidence = 9};
+    CHECK(npu_device_open_ex("sim", &o, &dev) != NPU_OK);
+    CHECK(dev == NULL);
+}
+
 int
 main(void)
 {
+    test_evidence();
     test_dma_faults();
     test_stream_faults();
     test_cbuf_overflow();

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "npu/npu-build.h"
+#include "npu/npu-evidence.h"
 #include "npu/npu-npub.h"
 #include "npu/npu-partition.h"
 #include "npu/npu-passes.h"
@@ -53,6 +54,10 @@ static const char usage[] =
     "        --fp16-partials   fp16 partial sums for channel-block accumulation\n"
     "        --max-tasks N     cap on tasks per conv/matmul\n"
     "        --print-program   list the program's steps and jobs\n"
+    "        --evidence        print 'evidence: V=n M=n O=n T=n': the program's NPU tasks\n"
+    "                          counted by the weakest register pattern each uses in the\n"
+    "                          evidence ledger (docs/evidence.md); with --explain also a\n"
+    "                          per-op table and the T patterns each op uses\n"
     "    -q, --quiet           no summary\n"
     "    -h, --help            this text\n"
     "\n"
@@ -126,6 +131,114 @@ summary(const struct npu_program *p, FILE *f)
             npu_timing_model()->label);
 }
 
+/* Per-op figures of --evidence --explain. */
+struct ev_op {
+    const char *name;
+    unsigned tasks;
+    enum npu_evidence_level weakest;
+    const struct npu_evidence_entry *t[8]; /* T entries used, first 8 */
+    unsigned n_t;
+};
+
+static struct ev_op *
+ev_op_of(struct ev_op *ops, unsigned *n, unsigned cap, const char *name)
+{
+    for (unsigned i = 0; i < *n; i++)
+        if (!strcmp(ops[i].name, name))
+            return &ops[i];
+    if (*n == cap)
+        return NULL;
+    ops[*n] = (struct ev_op){.name = name, .weakest = NPU_EVIDENCE_V};
+    return &ops[(*n)++];
+}
+
+/* Counts the program's NPU tasks by their weakest ledger level; with explain,
+ * a table per op (the IR node each task computes) and every uncovered write
+ * as an "uncovered:" line (scripts/evidence-survey.py reads those). */
+static int
+evidence(const struct npu_program *p, bool explain, FILE *f)
+{
+    unsigned count[NPU_EVIDENCE_LEVELS] = {0};
+    unsigned cap = 4096, n_ops = 0;
+    struct ev_op *ops = calloc(cap, sizeof(*ops));
+    struct npu_evidence_write *w = NULL;
+    size_t wcap = 0;
+    int rc = 1;
+    if (!ops)
+        goto out;
+    for (int s = 0; s < p->n_steps; s++) {
+        const struct npu_prog_step *st = &p->steps[s];
+        if (st->kind != NPU_STEP_NPU_JOB)
+            continue;
+        const struct npu_prog_job *j = &p->jobs[st->job];
+        for (uint32_t t = 0; t < j->n_tasks; t++) {
+            const struct npu_prog_task *tk = &j->tasks[t];
+            size_t nq = (size_t)tk->n_body + 4; /* body and the 4-qword tail */
+            if (tk->start + nq > j->n_qwords) {
+                fprintf(stderr, "npuc: job %d task %u: segment outside the regcmd image\n", st->job,
+                        t);
+                goto out;
+            }
+            if (nq > wcap) {
+                free(w);
+                wcap = nq;
+                w = malloc(wcap * sizeof(*w));
+                if (!w)
+                    goto out;
+            }
+            enum npu_evidence_level lv;
+            size_t nw = 0;
+            if (npu_evidence_classify_task(j->regcmd + tk->start, nq, w, wcap, &nw, &lv))
+                goto out;
+            count[lv]++;
+            if (!explain)
+                continue;
+            const char *name = tk->name ? tk->name : st->name ? st->name : "?";
+            struct ev_op *o = ev_op_of(ops, &n_ops, cap, name);
+            if (!o)
+                continue;
+            o->tasks++;
+            if (lv < o->weakest)
+                o->weakest = lv;
+            for (size_t k = 0; k < nw; k++) {
+                const struct npu_evidence_entry *e = w[k].entry;
+                if (!e) {
+                    fprintf(f, "uncovered: %s 0x%08x %s\n", npu_evidence_reg_name(w[k].offset),
+                            w[k].value, name);
+                    continue;
+                }
+                if (e->level != NPU_EVIDENCE_T)
+                    continue;
+                bool seen = false;
+                for (unsigned i = 0; i < o->n_t; i++)
+                    seen |= o->t[i] == e;
+                if (!seen && o->n_t < NPU_ARRAY_SIZE(o->t))
+                    o->t[o->n_t++] = e;
+            }
+        }
+    }
+    if (explain) {
+        fprintf(f, "%-40s %6s %5s  %s\n", "op (IR node)", "tasks", "level", "T patterns");
+        for (unsigned i = 0; i < n_ops; i++) {
+            fprintf(f, "%-40s %6u %5s ", ops[i].name, ops[i].tasks,
+                    npu_evidence_level_name(ops[i].weakest));
+            for (unsigned k = 0; k < ops[i].n_t; k++)
+                fprintf(f, " %s", ops[i].t[k]->id);
+            fputs("\n", f);
+        }
+    }
+    fprintf(f, "evidence: V=%u M=%u O=%u T=%u", count[NPU_EVIDENCE_V], count[NPU_EVIDENCE_M],
+            count[NPU_EVIDENCE_O], count[NPU_EVIDENCE_T]);
+    if (count[NPU_EVIDENCE_NONE])
+        fprintf(f, " none=%u", count[NPU_EVIDENCE_NONE]);
+    fputs("\n", f);
+    rc = 0;
+out:
+    free(w);
+    free(ops);
+    return rc;
+}
+
 static int
 info(const char *path)
 {
@@ -169,7 +282,8 @@ main(int argc, char **argv)
         O_PRINT,
         O_CPUCOST,
         O_TIMING,
-        O_DUMP
+        O_DUMP,
+        O_EVIDENCE
     };
     static const struct option lopts[] = {
         {"output", required_argument, NULL, 'o'},
@@ -190,12 +304,14 @@ main(int argc, char **argv)
         {"cpu-cost", required_argument, NULL, O_CPUCOST},
         {"timing", required_argument, NULL, O_TIMING},
         {"dump-after", required_argument, NULL, O_DUMP},
+        {"evidence", no_argument, NULL, O_EVIDENCE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     struct npu_build_options bo = {.no_cache = true};
     const char *out = NULL;
     bool emit_ir = false, explain = false, want_info = false, print = false, quiet = false;
+    bool want_evidence = false;
     int c;
     char *end;
     while ((c = getopt_long(argc, argv, "o:d:p:t:qh", lopts, NULL)) != -1) {
@@ -254,6 +370,7 @@ main(int argc, char **argv)
                 return 2;
             }
             break;
+        case O_EVIDENCE: want_evidence = true; break;
         case O_CPUCOST:
             if (npu_cpu_cost_mode_parse(optarg, &bo.cpu_cost)) {
                 fprintf(stderr, "npuc: --cpu-cost %s: use board, measured or auto\n", optarg);
@@ -306,6 +423,8 @@ main(int argc, char **argv)
     if (print)
         npu_program_print(b->prog, stdout);
     int rc = 0;
+    if (want_evidence && evidence(b->prog, explain, stdout))
+        rc = 1;
     if (out) {
         char opt_text[1024];
         struct npu_npub_meta meta = {.options_hash =

@@ -67,6 +67,12 @@ struct npu_device_options {
      * patterns), 0 lenient (warn and continue), -1 default = strict unless
      * NPU_DEBUG contains "lenient". */
     int strict;
+    /* Simulator strict mode only: the evidence threshold of the allow-list, an
+     * enum npu_evidence_level (npu/npu-evidence.h) from 1 (T) to 4 (V): every
+     * register write must be covered by a ledger entry at that level or above.
+     * 0 = default ($NPU_SIM_EVIDENCE = V, M, O, T or off; unset: no
+     * allow-list); -1 = no allow-list (the deny-list checks only). */
+    int evidence;
 };
 
 /*

@@ -42,6 +42,10 @@ struct npu_sim_job;
 struct npu_sim_options {
     int strict;       /* 1 strict, 0 lenient, -1 default (strict unless NPU_DEBUG=lenient) */
     unsigned n_cores; /* 1..3; 0 = 3 */
+    /* Strict mode's allow-list threshold (docs/evidence.md): an enum
+     * npu_evidence_level from NPU_EVIDENCE_T to NPU_EVIDENCE_V; 0 = default
+     * ($NPU_SIM_EVIDENCE = V, M, O, T or off, else T); -1 = no allow-list. */
+    int evidence;
 };
 
 enum npu_status npu_sim_create(const struct npu_sim_options *opts, struct npu_sim **out);
