@@ -42,6 +42,7 @@ struct npu_sim_job;
 struct npu_sim_options {
     int strict;       /* 1 strict, 0 lenient, -1 default (strict unless NPU_DEBUG=lenient) */
     unsigned n_cores; /* 1..3; 0 = 3 */
+    int lut_index;    /* enum npu_lut_index; 0 = NPU_SIM_LUT (double|fixed), else double */
 };
 
 enum npu_status npu_sim_create(const struct npu_sim_options *opts, struct npu_sim **out);
