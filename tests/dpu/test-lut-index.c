@@ -9,10 +9,12 @@
  * scale and ranges and INDEX_SELECT 5 lower: 0, 1 or 7), which is the table
  * docs/npu-dpu-ops.md quotes. It bounds the emitted configurations under both models and
  * checks that the simulator under NPU_SIM_LUT=fixed gives exactly the host model's fixed
- * outputs (npu_dpu_lut_eval_fixed) for the functions a graph reaches directly. The coarse
+ * outputs (npu_dpu_lut_eval_fixed) for the functions a graph reaches directly and, through
+ * a hand-emitted upload and pass, for the coarse exp table and a 1/sqrt band. The coarse
  * exp table (attention with the shift as an fp16 operand, dpu-attn.c) keeps INDEX_SELECT 0
  * and is flagged: under the fixed model it steps by 1/32 in t.
  */
+#include "dpu-test.h"
 #include "graph-case.h"
 #include "npu-dpu-ops.h"
 
@@ -135,11 +137,59 @@ sim_fixed(enum npu_op op, const char *approx, enum npu_dpu_fn fn, double lo, dou
                 fprintf(stderr, "%s(%g): sim %g, host model %g\n", npu_dpu_fn_name(fn), x[k], y[k],
                         npu_dpu_lut_eval_fixed(l, x[k]));
         CHECK_EQ_INT(0, bad);
-        printf("  simulator (NPU_SIM_LUT=fixed) = host model on %lld %s inputs: %s\n",
-               (long long)n, npu_dpu_fn_name(fn), bad ? "NO" : "yes");
+        printf("  simulator (NPU_SIM_LUT=fixed) = host model on %lld %s inputs: %s\n", (long long)n,
+               npu_dpu_fn_name(fn), bad ? "NO" : "yes");
         free(got.data);
     }
     free(x);
+}
+
+/* The simulator under NPU_SIM_LUT=fixed against the host model for a table no single graph
+ * op reaches (the coarse exp: INDEX_SELECT 0; a 1/sqrt band: 5 / 12), through one upload
+ * and one flying pass (BN MUL by in_scale, then the LUT), every fp16 t in [lo, hi]. */
+static void
+sim_fixed_table(const struct npu_dpu_lut *l, const char *name, double lo, double hi)
+{
+    const uint32_t C = 8, W = 64;
+    float *t = malloc(65536 * sizeof(float) + C * W * 4);
+    size_t n = 0;
+    for (uint32_t h = 0; h < 65536; h++) {
+        float f = npu_fp16_to_fp32((uint16_t)h);
+        if (isfinite(f) && f >= lo && f <= hi)
+            t[n++] = f;
+    }
+    while (n % (C * W))
+        t[n++] = (float)lo;
+    uint32_t H = (uint32_t)(n / (C * W));
+    struct drig r;
+    drig_open(&r, 4096, 4u << 20);
+    struct npu_dpu_ref scratch = drig_alloc(&r, DRIG_A, 32);
+    struct npu_dpu_map x = drig_map(&r, DRIG_A, NPU_DPU_FP16, C, H, W);
+    struct npu_dpu_map y = drig_map(&r, DRIG_A, NPU_DPU_FP16, C, H, W);
+    drig_put(&r, &x, t);
+    CHECK_EQ_INT(NPU_OK, npu_dpu_emit_lut_upload(&r.s, l, scratch, NULL));
+    struct npu_dpu_pass p = {.in = x, .out = y};
+    p.st.bn.mul = NPU_DPU_SRC_REG;
+    p.st.bn.mul_value = l->in_scale;
+    p.st.ew.lut = l;
+    CHECK_EQ_INT(NPU_OK, npu_dpu_emit_pass(&r.s, &p, NULL));
+    enum npu_status st = drig_run(&r);
+    CHECK_EQ_INT(NPU_OK, st);
+    if (st)
+        fprintf(stderr, "%s: %s\n", name, r.msg);
+    float *got = malloc(n * sizeof(float));
+    drig_get(&r, &y, got);
+    size_t bad = 0;
+    for (size_t k = 0; !st && k < n; k++)
+        if ((float)npu_dpu_lut_eval_fixed(l, t[k]) != got[k] && bad++ < 3)
+            fprintf(stderr, "%s(%g): sim %g, host model %g\n", name, t[k], got[k],
+                    npu_dpu_lut_eval_fixed(l, t[k]));
+    CHECK_EQ_INT(0, bad);
+    printf("  simulator (NPU_SIM_LUT=fixed) = host model on %zu %s inputs: %s\n", n, name,
+           bad || st ? "NO" : "yes");
+    free(got);
+    free(t);
+    drig_close(&r);
 }
 
 int
@@ -170,7 +220,7 @@ main(void)
            "double: max abs / mean / max rel / raw", "fixed: max abs / mean / max rel / raw");
     for (size_t i = 0; i < NPU_ARRAY_SIZE(rows); i++) {
         const struct row *r = &rows[i];
-        uint32_t id = r->id                        ? r->id
+        uint32_t id = r->id                       ? r->id
                       : r->fn == NPU_DPU_FN_COUNT ? npu_dpu_lut_band_id(r->band_lg)
                                                   : npu_dpu_lut_fn_id(r->fn);
         const struct npu_dpu_lut *l = npu_dpu_lut_get(id);
@@ -187,8 +237,9 @@ main(void)
             printf("  %-17s %-10s %-32s | %.2e %.2e %.2e %.2e | %.2e %.2e %.2e %.2e%s\n",
                    old ? "" : r->name, old ? "" : dom, cfg, d.max_abs, d.mean_abs, d.max_rel,
                    d.max_raw, f.max_abs, f.mean_abs, f.max_rel, f.max_raw,
-                   old ? "  (previous)" : r->coarse ? "  (emitted, FLAG: no fraction bits)"
-                                                    : "  (emitted)");
+                   old         ? "  (previous)"
+                   : r->coarse ? "  (emitted, FLAG: no fraction bits)"
+                               : "  (emitted)");
             if (!old && r->coarse) {
                 CHECK(d.max_abs <= r->bound);
             } else if (!old) {
@@ -207,6 +258,8 @@ main(void)
     sim_fixed(NPU_OP_TANH, NULL, NPU_DPU_FN_TANH, -8, 8);
     sim_fixed(NPU_OP_GELU, NULL, NPU_DPU_FN_GELU, -8, 16);
     sim_fixed(NPU_OP_FUSED_SILU, NULL, NPU_DPU_FN_SILU, -16, 16);
+    sim_fixed_table(npu_dpu_lut_get(NPU_DPU_LUT_EXP_NEG_COARSE), "exp_neg coarse", -20, 0);
+    sim_fixed_table(npu_dpu_lut_get(npu_dpu_lut_band_id(-6)), "rsqrt band 2^-6", 0, 512);
     unsetenv("NPU_SIM_LUT");
     return npu_test_done("dpu-lut-index");
 }
