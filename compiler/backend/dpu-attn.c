@@ -468,8 +468,13 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
      * that padded keys never exceed a real key's score in the row maxima) */
     for (uint32_t i = Sk; i < Skp; i++)
         kmask[i] = qshift ? (float)(-65504.0 / scale) : -30000.0f;
-    const struct npu_dpu_lut *lut = npu_dpu_lut_get(npu_dpu_lut_fn_id(NPU_DPU_FN_EXP_NEG));
-    const float a = lut->in_scale; /* 32: table units per unit of t */
+    /* the exp table: with the shift inside the product u is fp32 all the way, so the fine
+     * layout (1024 index units per unit of t, 32 per entry: dpu-lut.c); with the shift as an
+     * fp16 EW operand in index units (-a max - 2a + a mask) the coarse one (a = 32), which
+     * keeps that map finite */
+    const struct npu_dpu_lut *lut = npu_dpu_lut_get(qshift ? npu_dpu_lut_fn_id(NPU_DPU_FN_EXP_NEG)
+                                                           : NPU_DPU_LUT_EXP_NEG_COARSE);
+    const float a = lut->in_scale; /* table index units per unit of t */
     struct npu_dpu_ref kmask_ref = dl_chan_const(b, "kmask", kmask, Skp);
     struct npu_dpu_ref kmask_hi = dl_chan_const(b, "kmaskhi", kmask + (Skp - Sh), Sh);
     for (uint32_t i = 0; i < Skp; i++)

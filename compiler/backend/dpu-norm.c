@@ -310,7 +310,7 @@ dl_rsqrt(struct rkd *b, const struct npu_dpu_map *v, const struct npu_dpu_map *r
         rkd_lut(b, l->id);
         struct npu_dpu_pass p = {.in = *v, .out = g[k]};
         p.in.c = 8;
-        /* the index scale 2^(2 - lg) (up to 2^22) as two fp16-exact factors */
+        /* the index scale 2^(7 - lg) (up to 2^27) as two fp16-exact factors */
         int e = (int)lrint(log2(l->in_scale)), e1 = e / 2;
         p.st.bs.mul = NPU_DPU_SRC_REG;
         p.st.bs.mul_value = ldexpf(1.0f, e1);
@@ -524,7 +524,8 @@ dl_lower_softmax(struct rkd *b, struct npu_node *n, struct why *w)
     st.ew.operand = xm;
     dl_bcast(b, &m8, NULL, -1.0f, &t1, &st);
     /* e = exp(max(t, -300) - 2): BS clamps (t + 300, ReLU: exact for t in [-300, 0] in
-     * fp32), BN scales into the table's units (u = 32 t) and subtracts 32 (300 + 2); the
+     * fp32), BN scales into the table's units (u = a t, a = in_scale) and subtracts a (300 +
+     * 2); the
      * clamp keeps -inf inputs (masked scores) out of the LUT, whose end slopes would give
      * 0 * inf = NaN; exp(-302) is 0 in fp16 anyway */
     rkd_lut(b, l->id);

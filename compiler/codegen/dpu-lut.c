@@ -11,7 +11,8 @@
  *
  * Our tables: the function's argument t is scaled into the index domain by the BN stage
  * (u = t * in_scale, in_scale a power of two so it is exact in the fp16 MUL operand), LE
- * covers the negative side and LO the positive side, each with 512 steps; entries are
+ * covers the negative side and LO the positive side, each with 512 steps of 2^LUT_FRAC_BITS
+ * index units (so that a fixed-point index keeps interpolation bits); entries are
  * round(f(t) * 2^mexp) - 1 with OUT_CVT offset 1 (RKNN's tanh offset: 32767 + 1 = 2^15
  * represents 1 exactly). Designs per function are in docs/npu-dpu-ops.md with their
  * measured errors.
@@ -104,12 +105,27 @@ entry(double v, unsigned mexp)
     return (int16_t)e;
 }
 
+/*
+ * Index bits below each step: every table's index domain is 2^5 times finer than its step
+ * (in_scale, ranges x 32, INDEX_SELECT + 5), RKNN's layout (tanh: ranges -16384 ... 0 ...
+ * 16384, INDEX_SELECT 5, NOTES S19). Under the simulator's double index model this changes
+ * no output (the same entries, the same fractional index: the scales are powers of two);
+ * under the fixed model (the value rounded to an integer at the LUT, docs/simulator.md)
+ * it leaves 32 interpolation steps per entry where INDEX_SELECT 0 left none
+ * (docs/npu-dpu-ops.md has both models' errors). [DER: that the hardware indexes an
+ * integer is inferred from RKNN's integer ranges, not proven.]
+ */
+#define LUT_FRAC_BITS 5
+
 enum npu_status
 npu_dpu_lut_build(enum npu_dpu_fn fn, struct npu_dpu_lut *l)
 {
     if (fn >= NPU_DPU_FN_COUNT)
         return NPU_ERR_INVALID;
     struct design d = design_for(fn);
+    d.scale *= 1u << LUT_FRAC_BITS;
+    d.le_sel += LUT_FRAC_BITS;
+    d.lo_sel += LUT_FRAC_BITS;
     memset(l, 0, sizeof(*l));
     l->in_scale = (float)d.scale;
     l->in_offset = 0;
@@ -142,16 +158,17 @@ npu_dpu_lut_build(enum npu_dpu_fn fn, struct npu_dpu_lut *l)
 enum npu_status
 npu_dpu_lut_rsqrt_band(int lg_lo, struct npu_dpu_lut *l)
 {
-    /* u = v * 4 / L: LE starts at u = 4 with step 1, LO at u = 516 with step 128 */
+    /* u = v * 128 / L: LE starts at u = 128 with step 32 (v steps of L / 4), LO at u =
+     * 16512 with step 4096 (32 L); LUT_FRAC_BITS index bits below each step */
     if (lg_lo < -20 || lg_lo > 12)
         return NPU_ERR_INVALID;
     double L = ldexp(1.0, lg_lo), H = ldexp(1.0, lg_lo + NPU_DPU_RSQRT_BAND_LG);
     memset(l, 0, sizeof(*l));
-    l->in_scale = (float)ldexp(1.0, 2 - lg_lo);
-    l->le_start = 4;
-    l->le_sel = 0;
-    l->lo_start = 516;
-    l->lo_sel = 7;
+    l->in_scale = (float)ldexp(1.0, 2 + LUT_FRAC_BITS - lg_lo);
+    l->le_start = 4 << LUT_FRAC_BITS;
+    l->le_sel = LUT_FRAC_BITS;
+    l->lo_start = 516 << LUT_FRAC_BITS;
+    l->lo_sel = 7 + LUT_FRAC_BITS;
     l->minus_exp = 15;
     l->out_offset = 1;
     l->id = 0x200u + (uint32_t)(lg_lo + 64);
@@ -203,18 +220,63 @@ npu_dpu_lut_lookup(const struct npu_dpu_lut *l, double u)
     return (v + l->out_offset) * ldexp(1.0, -(int)l->minus_exp);
 }
 
+/* The fixed-point index model of the simulator (sim-dpu.c lut_fix): the integer nearest
+ * u, saturated to int32, then the same lookup (exact: an integer u gives the index and the
+ * low-bit fraction of the fixed-point form). */
 double
-npu_dpu_lut_eval(const struct npu_dpu_lut *l, float t)
+npu_dpu_lut_lookup_fixed(const struct npu_dpu_lut *l, double u)
+{
+    double q = u != u               ? 0
+               : u >= 2147483647.0  ? 2147483647.0
+               : u <= -2147483648.0 ? -2147483648.0
+                                    : nearbyint(u);
+    return npu_dpu_lut_lookup(l, q);
+}
+
+static double
+eval(const struct npu_dpu_lut *l, float t, bool fixed)
 {
     /* BN: MUL by the fp16 operand, then ADD the fp32 operand, each rounded to fp32 */
     float u = t * npu_fp16_to_fp32(npu_fp32_to_fp16(l->in_scale));
     u = u + l->in_offset;
-    return npu_fp16_to_fp32(npu_fp32_to_fp16((float)npu_dpu_lut_lookup(l, u)));
+    double y = fixed ? npu_dpu_lut_lookup_fixed(l, u) : npu_dpu_lut_lookup(l, u);
+    return npu_fp16_to_fp32(npu_fp32_to_fp16((float)y));
+}
+
+double
+npu_dpu_lut_eval(const struct npu_dpu_lut *l, float t)
+{
+    return eval(l, t, false);
+}
+
+double
+npu_dpu_lut_eval_fixed(const struct npu_dpu_lut *l, float t)
+{
+    return eval(l, t, true);
+}
+
+/* exp(t), t <= 0, with INDEX_SELECT 0 (u = 32 t): for the attention path whose shift is an
+ * fp16 map in table units (dpu-attn.c), where the finer domain would overflow fp16. Under
+ * the fixed index model its output steps by 1/32 in t (docs/npu-dpu-ops.md). */
+static void
+exp_neg_coarse(struct npu_dpu_lut *l)
+{
+    npu_dpu_lut_build(NPU_DPU_FN_EXP_NEG, l);
+    l->le_start /= 1 << LUT_FRAC_BITS;
+    l->lo_start /= 1 << LUT_FRAC_BITS;
+    l->le_sel -= LUT_FRAC_BITS;
+    l->lo_sel -= LUT_FRAC_BITS;
+    l->in_scale /= 1 << LUT_FRAC_BITS;
+    l->id = NPU_DPU_LUT_EXP_NEG_COARSE;
 }
 
 enum npu_status
 npu_dpu_lut_from_id(uint32_t id, struct npu_dpu_lut *l)
 {
+    if (id == NPU_DPU_LUT_EXP_NEG_COARSE) {
+        exp_neg_coarse(l);
+        return NPU_OK;
+    }
     if (id >= 0x100u && id < 0x100u + NPU_DPU_FN_COUNT)
         return npu_dpu_lut_build((enum npu_dpu_fn)(id - 0x100u), l);
     if (id >= 0x200u && id < 0x200u + 128u)
@@ -225,6 +287,7 @@ npu_dpu_lut_from_id(uint32_t id, struct npu_dpu_lut *l)
 /* Every table, built once (tables are 2 KB each; rk.Dpu tasks keep pointers to them). */
 static struct npu_dpu_lut fn_tables[NPU_DPU_FN_COUNT];
 static struct npu_dpu_lut band_tables[33]; /* lg_lo -20 .. 12 */
+static struct npu_dpu_lut exp_coarse_table;
 static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
 
 static void
@@ -234,12 +297,15 @@ build_tables(void)
         npu_dpu_lut_build((enum npu_dpu_fn)f, &fn_tables[f]);
     for (int i = 0; i < 33; i++)
         npu_dpu_lut_rsqrt_band(i - 20, &band_tables[i]);
+    exp_neg_coarse(&exp_coarse_table);
 }
 
 const struct npu_dpu_lut *
 npu_dpu_lut_get(uint32_t id)
 {
     pthread_once(&tables_once, build_tables);
+    if (id == NPU_DPU_LUT_EXP_NEG_COARSE)
+        return &exp_coarse_table;
     if (id >= 0x100u && id < 0x100u + NPU_DPU_FN_COUNT)
         return &fn_tables[id - 0x100u];
     if (id >= 0x200u + 44u && id <= 0x200u + 76u)

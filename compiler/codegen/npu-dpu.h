@@ -316,6 +316,9 @@ const char *npu_dpu_fn_name(enum npu_dpu_fn fn);
 enum npu_status npu_dpu_lut_build(enum npu_dpu_fn fn, struct npu_dpu_lut *l);
 /* The 1/sqrt band table for v in [2^lg_lo, 2^(lg_lo + 14)], lg_lo in -20..12. */
 enum npu_status npu_dpu_lut_rsqrt_band(int lg_lo, struct npu_dpu_lut *l);
+/* exp(t), t <= 0, in the coarse layout (INDEX_SELECT 0, u = 32 t) for index domains that
+ * must stay within fp16 (the attention path's shift map, dpu-attn.c). */
+#define NPU_DPU_LUT_EXP_NEG_COARSE 0x180u
 /* Rebuilds a table from its id (the rk.Dpu attributes carry only the id). */
 enum npu_status npu_dpu_lut_from_id(uint32_t id, struct npu_dpu_lut *l);
 /* The shared, immutable table of an id (NULL for an unknown id). */
@@ -335,6 +338,11 @@ npu_dpu_lut_band_id(int lg_lo)
 double npu_dpu_lut_lookup(const struct npu_dpu_lut *l, double u);
 /* The whole BN-scale + lookup + fp16 store of argument t, as the NPU computes it. */
 double npu_dpu_lut_eval(const struct npu_dpu_lut *l, float t);
+/* The same under the simulator's fixed-point index model (NPU_SIM_LUT=fixed,
+ * docs/simulator.md): u is first rounded to the nearest integer (ties to even), so only
+ * the low le_sel / lo_sel bits interpolate. */
+double npu_dpu_lut_lookup_fixed(const struct npu_dpu_lut *l, double u);
+double npu_dpu_lut_eval_fixed(const struct npu_dpu_lut *l, float t);
 
 /* ------------------------------------------------------------- rk.Dpu */
 

@@ -10,7 +10,10 @@
 static enum npu_status
 sim_open(const struct npu_device_options *opts, void **priv)
 {
-    struct npu_sim_options so = {.strict = opts->strict, .n_cores = 0, .evidence = opts->evidence};
+    struct npu_sim_options so = {.strict = opts->strict,
+                                 .n_cores = 0,
+                                 .evidence = opts->evidence,
+                                 .lut_index = opts->lut_index};
     struct npu_sim *sim = NULL;
     enum npu_status st = npu_sim_create(&so, &sim);
     *priv = sim;

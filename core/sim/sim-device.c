@@ -178,6 +178,19 @@ npu_sim_create(const struct npu_sim_options *opts, struct npu_sim **out)
         free(sim);
         return NPU_ERR_INVALID;
     }
+    int li = opts ? opts->lut_index : NPU_LUT_INDEX_DEFAULT;
+    if (li == NPU_LUT_INDEX_DEFAULT) {
+        const char *env = getenv("NPU_SIM_LUT");
+        li = env && !strcmp(env, "fixed") ? NPU_LUT_INDEX_FIXED : NPU_LUT_INDEX_DOUBLE;
+        if (env && strcmp(env, "fixed") && strcmp(env, "double"))
+            npu_warn("sim", "NPU_SIM_LUT=%s: expected double or fixed; using double", env);
+    }
+    if (li != NPU_LUT_INDEX_DOUBLE && li != NPU_LUT_INDEX_FIXED) {
+        free(sim);
+        npu_err("sim", "LUT index model %d: expected double (1) or fixed (2)", li);
+        return NPU_ERR_INVALID;
+    }
+    sim->lut_fixed = li == NPU_LUT_INDEX_FIXED;
     sim->n_cores = opts && opts->n_cores ? opts->n_cores : NPU_MAX_CORES;
     if (sim->n_cores > NPU_MAX_CORES) {
         free(sim);
@@ -214,8 +227,8 @@ npu_sim_create(const struct npu_sim_options *opts, struct npu_sim **out)
         npu_sim_destroy(sim);
         return st;
     }
-    npu_info("sim", "simulator %s up: %u cores, %s mode", NPU_SIM_VERSION_STR, sim->n_cores,
-             sim->strict ? "strict" : "lenient");
+    npu_info("sim", "simulator %s up: %u cores, %s mode, LUT index %s", NPU_SIM_VERSION_STR,
+             sim->n_cores, sim->strict ? "strict" : "lenient", sim->lut_fixed ? "fixed" : "double");
     *out = sim;
     return NPU_OK;
 }

@@ -178,6 +178,41 @@ lut_table(const int16_t *t, double xv, int64_t start, int64_t end, unsigned sel,
     return t[i] + (t[i + 1] - t[i]) * frac;
 }
 
+/*
+ * The LUT index models (docs/simulator.md, "LUT"; chosen per device, npu_device_options
+ * lut_index or NPU_SIM_LUT):
+ *
+ *   double: idx = (u - START) / 2^INDEX_SELECT of the exact value u (binary32 in fp
+ *           pipelines), frac = idx - floor(idx). Every bit of u interpolates.
+ *   fixed:  q = the integer nearest u (ties to even, saturated to int32; NaN taken as 0),
+ *           idx = (q - START) >> INDEX_SELECT, frac = ((q - START) mod 2^INDEX_SELECT) /
+ *           2^INDEX_SELECT. Only the low INDEX_SELECT bits of q interpolate, so with
+ *           INDEX_SELECT 0 the output steps from entry to entry.
+ *
+ * Evidence for fixed [DER from RKNN's tanh, NOTES S19, and AB's SiLU program]: the range
+ * registers hold integers (LE_START 0xffffc000 = -16384 would be a NaN as binary32) although
+ * the pipeline is fp16, and RKNN scales x by 5424 (BN MUL 0x6d4c) so that its 512 steps span
+ * +-16384 with INDEX_SELECT 5, leaving 5 integer bits under each step; with a real-valued
+ * index a scale of 169.5 and INDEX_SELECT 0 would do. The BN ALU's 0x80000000 is binary32
+ * -0.0, the exact identity of IEEE addition (an int32 add of -2^31 would send every value
+ * below LE_START), so the conversion to an integer happens at the LUT, after BN. Inferred,
+ * not proven: the rounding of the conversion (nearest-even here; truncation would double
+ * the error of an INDEX_SELECT 0 table), saturation, NaN, and that the interpolation keeps
+ * the exact fraction (an integer result would add <= 0.5 entry units). Integer pipelines
+ * give both models the same result (u is an integer already).
+ */
+static inline double
+lut_fix(double u)
+{
+    if (u != u)
+        return 0; /* [GUESS] */
+    if (u >= 2147483647.0)
+        return 2147483647.0;
+    if (u <= -2147483648.0)
+        return -2147483648.0;
+    return nearbyint(u);
+}
+
 static inline double
 lut_eval(const struct sim_core *c, const struct lut_cfg *l, double xv)
 {
@@ -1206,7 +1241,7 @@ sim_dpu_run(struct sim_exec *x, const struct sim_cube *in, bool to_ppu, bool to_
                                        : (float)alu_f(e->algo, (float)v, (float)op);
                         }
                         if (e->lut)
-                            v = lut_eval(x->core, &e->lut_cfg, v);
+                            v = lut_eval(x->core, &e->lut_cfg, x->lut_fixed ? lut_fix(v) : v);
                         if (e->relu) {
                             v = v < 0 ? 0 : v;
                             if (e->relux && v > npu_bits_f32(e->relux_reg))
@@ -1243,7 +1278,9 @@ sim_dpu_run(struct sim_exec *x, const struct sim_cube *in, bool to_ppu, bool to_
                             }
                         }
                         if (e->lut)
-                            v = (int64_t)llrint(lut_eval(x->core, &e->lut_cfg, (double)v));
+                            v = (int64_t)llrint(
+                                lut_eval(x->core, &e->lut_cfg,
+                                         x->lut_fixed ? lut_fix((double)v) : (double)v));
                         if (e->relu) {
                             v = v < 0 ? 0 : v;
                             if (e->relux && v > (int32_t)e->relux_reg)

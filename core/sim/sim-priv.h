@@ -180,6 +180,7 @@ struct sim_exec {
     struct sim_subjob *sub;
     struct sim_memview mem;
     bool strict;
+    bool lut_fixed;         /* the device's LUT index model is FIXED */
     uint32_t task_base;     /* TASK_DMA_BASE_ADDR */
     uint32_t task;          /* descriptor index of the running task */
     uint8_t grp[SIM_NBLK];  /* register group each block executes with */
@@ -242,7 +243,8 @@ struct sim_worker {
 
 struct npu_sim {
     bool strict;
-    int evidence; /* strict allow-list threshold: enum npu_evidence_level, or -1 = off */
+    int evidence;   /* strict allow-list threshold: enum npu_evidence_level, or -1 = off */
+    bool lut_fixed; /* LUT index model FIXED (sim-dpu.c lut_fix) */
     unsigned n_cores;
     struct sim_mem mem;
     pthread_mutex_t lock;

@@ -73,6 +73,18 @@ struct npu_device_options {
      * 0 = default ($NPU_SIM_EVIDENCE = V, M, O, T or off; unset: no
      * allow-list); -1 = no allow-list (the deny-list checks only). */
     int evidence;
+    /* Simulator only: how the DPU LUT forms its index (enum npu_lut_index; 0 = the
+     * environment's NPU_SIM_LUT=double|fixed, else double). docs/simulator.md. */
+    int lut_index;
+};
+
+/* The simulator's models of the DPU LUT index (docs/simulator.md, "LUT"): DOUBLE takes the
+ * fractional index (u - START) / 2^INDEX_SELECT of the exact value; FIXED first rounds the
+ * value to an integer, so only the low INDEX_SELECT bits interpolate. */
+enum npu_lut_index {
+    NPU_LUT_INDEX_DEFAULT = 0,
+    NPU_LUT_INDEX_DOUBLE = 1,
+    NPU_LUT_INDEX_FIXED = 2,
 };
 
 /*

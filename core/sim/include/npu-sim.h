@@ -44,8 +44,9 @@ struct npu_sim_options {
     unsigned n_cores; /* 1..3; 0 = 3 */
     /* Strict mode's allow-list threshold (docs/evidence.md): an enum
      * npu_evidence_level from NPU_EVIDENCE_T to NPU_EVIDENCE_V; 0 = default
-     * ($NPU_SIM_EVIDENCE = V, M, O, T or off, else T); -1 = no allow-list. */
+     * ($NPU_SIM_EVIDENCE = V, M, O, T or off; unset: none); -1 = no allow-list. */
     int evidence;
+    int lut_index; /* enum npu_lut_index; 0 = NPU_SIM_LUT (double|fixed), else double */
 };
 
 enum npu_status npu_sim_create(const struct npu_sim_options *opts, struct npu_sim **out);
