@@ -867,6 +867,9 @@ npu_onnx_import(const void *data, size_t len, const struct npu_onnx_options *opt
     enum npu_status st = check_dim_spec(o.dim_values);
     if (st)
         return st;
+    /* protobuf-c recurses once per nested message: measure first. */
+    if ((st = onnx_check_depth(data, len, NULL)))
+        return st;
     Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, data);
     if (!m) {
         npu_err(DOM, "not a valid ONNX model (truncated or corrupt protobuf)");

@@ -34,6 +34,14 @@ struct npu_onnx_options {
     const char *base_dir;
 };
 
+/* Nesting limits, checked on the wire format before protobuf-c decodes the
+ * model (its decoder recurses once per nested message with no limit, so a
+ * deeper file would overflow the stack): subgraphs (If/Loop/Scan bodies)
+ * inside subgraphs, and protobuf messages of any kind inside one another. A
+ * model at the limits decodes on a thread with a 256 KB stack. */
+#define NPU_ONNX_MAX_GRAPH_DEPTH 64
+#define NPU_ONNX_MAX_MESSAGE_DEPTH 256
+
 /* Reads and imports a .onnx file. *out is NULL on failure. */
 enum npu_status npu_onnx_load(const char *path, const struct npu_onnx_options *opts,
                               struct npu_graph **out);
