@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "npu-hash.h"
@@ -632,10 +633,15 @@ npu_npub_save(const struct npu_program *p, const struct npu_npub_meta *meta, con
         st = NPU_ERR_IO;
     if (fclose(f))
         st = NPU_ERR_IO;
-    if (!st && rename(tmp, path)) {
+    /* rename() would replace a device node, FIFO or symbolic link by the file */
+    struct stat sb;
+    if (!st && !lstat(path, &sb) && !S_ISREG(sb.st_mode)) {
+        npu_err(DOM, "%s: exists and is not a regular file; not replacing it", path);
+        st = NPU_ERR_INVALID;
+    } else if (!st && rename(tmp, path)) {
         npu_err(DOM, "%s: cannot rename into place: %s", path, strerror(errno));
         st = NPU_ERR_IO;
-    } else if (st) {
+    } else if (st && st != NPU_ERR_INVALID) {
         npu_err(DOM, "%s: write failed: %s", tmp, strerror(errno));
     }
     if (st)

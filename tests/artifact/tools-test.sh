@@ -164,6 +164,32 @@ grep -q "CPU costs modeled (RK3588 CPU model v1" "$WORK/bench-cost.txt" \
   || fail "npu-bench names the board model"
 export NPU_PARTITION=supported
 
+# -o never destroys what it should not (issue 17): the input model (by name or through a hard
+# link), a FIFO, a symbolic link to one, a symbolic link, a folder. Only files made here: a
+# real device node would be replaced before the fix.
+cp "$M/model.onnx" "$WORK/self.onnx"
+ln "$WORK/self.onnx" "$WORK/self-link.onnx"
+mkfifo "$WORK/fifo"
+ln -s "$WORK/fifo" "$WORK/to-fifo"
+ln -s "$WORK/m.npub" "$WORK/to-file"
+for o in self.onnx self-link.onnx fifo to-fifo to-file .; do
+  if "$NPUC" "$WORK/self.onnx" -q -o "$WORK/$o" > "$WORK/o.txt" 2>&1; then
+    fail "npuc -o $o accepted"
+  fi
+  grep -q "npuc: -o $WORK/$o " "$WORK/o.txt" || fail "npuc -o $o: $(cat "$WORK/o.txt")"
+done
+cmp -s "$M/model.onnx" "$WORK/self.onnx" || fail "npuc -o the input changed it"
+[ -p "$WORK/fifo" ] || fail "npuc -o replaced the FIFO"
+[ -L "$WORK/to-fifo" ] && [ -L "$WORK/to-file" ] || fail "npuc -o replaced a symbolic link"
+"$NPUC" "$WORK/self.onnx" -q -o "$WORK/self.onnx" 2>&1 | grep -q "is the input model" ||
+  fail "npuc -o input: message"
+"$NPUC" "$WORK/self.onnx" -q -o "$WORK/fifo" 2>&1 | grep -q "not a regular file (a FIFO)" ||
+  fail "npuc -o fifo: message"
+# a regular file is replaced atomically, as before
+cp "$WORK/m.npub" "$WORK/old.npub"
+"$NPUC" "$WORK/self.onnx" -q -o "$WORK/old.npub" || fail "npuc -o over a regular file"
+"$NPUC" --info "$WORK/old.npub" > /dev/null 2>&1 || fail "npuc -o over a regular file: unreadable"
+
 if [ $fails -ne 0 ]; then
   echo "tools-test: $fails failure(s)"
   exit 1

@@ -12,8 +12,8 @@
 #include <pthread.h>
 
 #include "npu-test.h"
-#include "npu/npu-npub.h"
 #include "npu/npu-ir.h"
+#include "npu/npu-npub.h"
 #include "npu/npu-onnx.h"
 
 /* ---- a protobuf writer that prepends (inner messages first) ---- */
@@ -91,9 +91,9 @@ finish_model(struct pbw *w, size_t *len)
 {
     pre_wrap(w, 7, 0); /* ModelProto.graph */
     size_t m = mark(w);
-    pre_int(w, 2, 13);                    /* OperatorSetIdProto.version */
-    pre_wrap(w, 8, m);                    /* ModelProto.opset_import */
-    pre_int(w, 1, 8);                     /* ir_version */
+    pre_int(w, 2, 13); /* OperatorSetIdProto.version */
+    pre_wrap(w, 8, m); /* ModelProto.opset_import */
+    pre_int(w, 1, 8);  /* ir_version */
     *len = w->cap - w->pos;
     uint8_t *out = malloc(*len);
     if (!out)
@@ -127,7 +127,7 @@ static uint8_t *
 nested_type_model(int levels, size_t *len)
 {
     struct pbw w = {.buf = malloc(4096), .cap = 4096, .pos = 4096};
-    pre_int(&w, 1, 1); /* Tensor.elem_type FLOAT */
+    pre_int(&w, 1, 1);  /* Tensor.elem_type FLOAT */
     pre_wrap(&w, 1, 0); /* TypeProto.tensor_type */
     for (int i = 0; i < levels; i++) {
         pre_wrap(&w, 1, 0); /* Sequence.elem_type */
@@ -270,7 +270,8 @@ main(int argc, char **argv)
     CHECK(run_small_stack(1, t, strlen(t)) != NPU_OK);
     free(t);
     t = malloc(n * 4 + 256);
-    k = snprintf(t, 256, "graph \"g\" opset=17 {\n  %%x: input f32[1]\n  %%y: f32[1] = Relu(%%x) {a=[");
+    k = snprintf(t, 256,
+                 "graph \"g\" opset=17 {\n  %%x: input f32[1]\n  %%y: f32[1] = Relu(%%x) {a=[");
     for (size_t i = 0; i < n; i++)
         memcpy(t + k + 2 * i, "1,", 2);
     memcpy(t + k + 2 * n - 1, "]}\n}\n", 6);
