@@ -190,6 +190,18 @@ cp "$WORK/m.npub" "$WORK/old.npub"
 "$NPUC" "$WORK/self.onnx" -q -o "$WORK/old.npub" || fail "npuc -o over a regular file"
 "$NPUC" --info "$WORK/old.npub" > /dev/null 2>&1 || fail "npuc -o over a regular file: unreadable"
 
+# a memory budget checked before anything is allocated, with the sizes in the error
+"$RUN" "$M/model.onnx" --backend cpu --max-memory 1K -q > "$WORK/mem.txt" 2>&1
+[ $? -eq 1 ] || fail "--max-memory 1K: exit status"
+grep -q "inputs and outputs need .* more than the memory budget of 1024 bytes (--max-memory)" \
+  "$WORK/mem.txt" || fail "--max-memory message: $(cat "$WORK/mem.txt")"
+grep -q "the largest is 'last_hidden_state'\|the largest is 'pixel_values'" "$WORK/mem.txt" ||
+  fail "--max-memory names the largest tensor: $(cat "$WORK/mem.txt")"
+"$RUN" "$M/model.onnx" --backend cpu --max-memory 1G -q > /dev/null 2>&1 ||
+  fail "--max-memory 1G refused a small model"
+"$RUN" "$M/model.onnx" --backend cpu --max-memory lots -q > "$WORK/mem.txt" 2>&1
+[ $? -eq 2 ] || fail "--max-memory lots: exit status"
+
 if [ $fails -ne 0 ]; then
   echo "tools-test: $fails failure(s)"
   exit 1
