@@ -237,7 +237,7 @@ compile(const char *path, const struct npu_build_options *o, struct npu_program 
     if (ends_with(path, ".npuir")) {
         st = npu_ir_load(path, &g);
     } else {
-        struct npu_onnx_options oo = {.dim_values = o->dim_values};
+        struct npu_onnx_options oo = {.dim_values = o->dim_values, .strict_dims = o->strict_dims};
         st = npu_onnx_load(path, &oo, &g);
     }
     if (st)

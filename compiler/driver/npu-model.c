@@ -117,6 +117,7 @@ load_npu(const char *path, const struct npu_model_options *o, const char *be,
     /* next to a real NPU this host is the board's CPU: the CPU cost model's
      * auto rule measures it (npu-partition.h) */
     struct npu_build_options bo = {.dim_values = o->dim_values,
+                                   .strict_dims = o->strict_dims,
                                    .cache_dir = o->cache_dir,
                                    .cpu_threads = o->cpu_threads,
                                    .on_device = !strcmp(info.backend, "rknpu") ||
@@ -188,7 +189,7 @@ npu_model_load(const char *path, const struct npu_model_options *opts, struct np
     if (ends_with(path, ".npuir")) {
         st = npu_ir_load(path, &g);
     } else {
-        struct npu_onnx_options oo = {.dim_values = o.dim_values};
+        struct npu_onnx_options oo = {.dim_values = o.dim_values, .strict_dims = o.strict_dims};
         st = npu_onnx_load(path, &oo, &g);
     }
     if (st)

@@ -202,6 +202,16 @@ grep -q "the largest is 'last_hidden_state'\|the largest is 'pixel_values'" "$WO
 "$RUN" "$M/model.onnx" --backend cpu --max-memory lots -q > "$WORK/mem.txt" 2>&1
 [ $? -eq 2 ] || fail "--max-memory lots: exit status"
 
+# --dims: a name that is no symbolic dim of the model, and a negative size, are errors
+"$RUN" "$M/model.onnx" --backend cpu --dims nosuch=3 -q > "$WORK/dims.txt" 2>&1 &&
+  fail "--dims nosuch=3 accepted"
+grep -q "'nosuch' is not a symbolic dim of any input (the model's are 'batch')" "$WORK/dims.txt" ||
+  fail "--dims nosuch: $(cat "$WORK/dims.txt")"
+"$RUN" "$M/model.onnx" --backend cpu --dims batch=-1 -q > "$WORK/dims.txt" 2>&1 &&
+  fail "--dims batch=-1 accepted"
+grep -q "'batch=-1': the size must be a whole number" "$WORK/dims.txt" ||
+  fail "--dims batch=-1: $(cat "$WORK/dims.txt")"
+
 if [ $fails -ne 0 ]; then
   echo "tools-test: $fails failure(s)"
   exit 1

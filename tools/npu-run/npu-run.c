@@ -724,6 +724,7 @@ main(int argc, char **argv)
         .cache_dir = o.cache_dir,
         .cpu_threads = o.threads,
         .dim_values = dims ? dims : o.dims,
+        .strict_dims = true,
     };
     st = npu_model_load(o.model, &mo, &m);
     free(dims);

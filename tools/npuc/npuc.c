@@ -233,7 +233,7 @@ main(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    struct npu_build_options bo = {.no_cache = true};
+    struct npu_build_options bo = {.no_cache = true, .strict_dims = true};
     const char *out = NULL;
     bool emit_ir = false, explain = false, want_info = false, print = false, quiet = false;
     int c;

@@ -32,6 +32,9 @@ struct npu_onnx_options {
      * the model file's folder when this is NULL; npu_onnx_import refuses
      * external data when it is NULL. */
     const char *base_dir;
+    /* Refuse a plain name in dim_values ("batch=4") that is the dim_param of
+     * no graph input; off, it is logged at info level and ignored. */
+    bool strict_dims;
 };
 
 /* Nesting limits, checked on the wire format before protobuf-c decodes the
