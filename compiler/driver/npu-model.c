@@ -29,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "driver-priv.h"
 #include "exec-priv.h"
 #include "npu/npu-build.h"
 #include "npu/npu-exec.h"
@@ -62,13 +63,6 @@ struct npu_session {
     struct npu_cpu_ctx *ctx;
     struct npu_prog_session *ps; /* NPU backends */
 };
-
-static bool
-ends_with(const char *s, const char *suf)
-{
-    size_t a = strlen(s), b = strlen(suf);
-    return a >= b && !strcmp(s + a - b, suf);
-}
 
 static void
 fill_io(struct npu_io_info *io, const struct npu_value *v)
@@ -163,6 +157,8 @@ npu_model_load(const char *path, const struct npu_model_options *opts, struct np
         npu_err(DOM, "no model path given");
         return NPU_ERR_INVALID;
     }
+    if (npu_driver_check_nonempty(path))
+        return NPU_ERR_CORRUPT;
     const char *be = o.backend ? o.backend : "auto";
     if (strcmp(be, "auto") && strcmp(be, "cpu") && strcmp(be, "sim") && strcmp(be, "rknpu") &&
         strcmp(be, "rocket")) {
@@ -172,12 +168,12 @@ npu_model_load(const char *path, const struct npu_model_options *opts, struct np
     if (strcmp(be, "cpu")) {
         enum npu_status st = load_npu(path, &o, be, out);
         if (st == NPU_OK || strcmp(be, "auto") || st == NPU_ERR_IO || st == NPU_ERR_CORRUPT ||
-            st == NPU_ERR_VERSION || ends_with(path, ".npub"))
+            st == NPU_ERR_VERSION || npu_driver_model_is(path, ".npub"))
             return st;
         npu_warn(DOM, "%s: the NPU path failed (%s); running on the cpu backend", path,
                  npu_status_str(st));
     }
-    if (ends_with(path, ".npub")) {
+    if (npu_driver_model_is(path, ".npub")) {
         npu_err(DOM,
                 "%s: a compiled .npub artifact runs on the NPU backends (sim, rknpu, "
                 "rocket, auto), not on cpu",
@@ -186,7 +182,7 @@ npu_model_load(const char *path, const struct npu_model_options *opts, struct np
     }
     struct npu_graph *g = NULL;
     enum npu_status st;
-    if (ends_with(path, ".npuir")) {
+    if (npu_driver_model_is(path, ".npuir")) {
         st = npu_ir_load(path, &g);
     } else {
         struct npu_onnx_options oo = {.dim_values = o.dim_values, .strict_dims = o.strict_dims};
@@ -198,7 +194,7 @@ npu_model_load(const char *path, const struct npu_model_options *opts, struct np
         return st;
     /* the same metadata the NPU backends take from their artifact (the
      * importer accepted the file, so this only fails without memory) */
-    if (!ends_with(path, ".npuir") &&
+    if (!npu_driver_model_is(path, ".npuir") &&
         (st = npu_npub_props_from_onnx_file(path, &(*out)->owned_props, &(*out)->n_props))) {
         npu_model_free(*out);
         *out = NULL;

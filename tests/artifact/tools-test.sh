@@ -212,6 +212,48 @@ grep -q "'nosuch' is not a symbolic dim of any input (the model's are 'batch')" 
 grep -q "'batch=-1': the size must be a whole number" "$WORK/dims.txt" ||
   fail "--dims batch=-1: $(cat "$WORK/dims.txt")"
 
+# outputs on a full disk: an error, and no truncated .npy left behind (a 4 KiB tmpfs in a
+# private mount namespace; where that is not allowed, RLIMIT_FSIZE through ulimit -f)
+"$RUN" "$M/model.onnx" --backend cpu -q -o "$WORK/ref" > /dev/null 2>&1 || fail "npu-run -o ref"
+cat > "$WORK/full.sh" << EOF
+if [ "\$1" = tmpfs ]; then
+  mkdir -p "$WORK/mnt" && mount -t tmpfs -o size=4k tmpfs "$WORK/mnt" || exit 77
+else
+  mkdir -p "$WORK/mnt"
+  ulimit -f 8
+fi
+"$RUN" "$M/model.onnx" --backend cpu -q -o "$WORK/mnt/out" > "$WORK/full.txt" 2>&1
+echo \$? > "$WORK/full.rc"
+for f in "$WORK"/mnt/out/*.npy; do
+  [ -e "\$f" ] || continue
+  cmp -s "\$f" "$WORK/ref/\$(basename "\$f")" || echo "\$f: \$(wc -c < "\$f") bytes"
+done > "$WORK/full.bad"
+EOF
+unshare -rm sh "$WORK/full.sh" tmpfs 2> /dev/null || (trap '' XFSZ && sh "$WORK/full.sh" ulimit)
+[ "$(cat "$WORK/full.rc")" = 1 ] || fail "full disk: exit $(cat "$WORK/full.rc")"
+grep -q "write error (No space left on device\|write error (File too large" "$WORK/full.txt" ||
+  fail "full disk: message $(cat "$WORK/full.txt")"
+[ ! -s "$WORK/full.bad" ] || fail "full disk: incomplete .npy left: $(cat "$WORK/full.bad")"
+
+# the file type comes from the content, not the name; an empty file says so; a compile
+# cache that cannot be written is a warning when the run succeeds
+: > "$WORK/empty.onnx"
+"$RUN" "$WORK/empty.onnx" -q > "$WORK/t.txt" 2>&1 && fail "an empty model accepted"
+grep -q "the file is empty" "$WORK/t.txt" || fail "empty model: $(cat "$WORK/t.txt")"
+cp "$WORK/m.npub" "$WORK/npub-named.onnx"
+cp "$M/model.onnx" "$WORK/onnx-named.npub"
+for f in npub-named.onnx onnx-named.npub; do
+  "$RUN" "$WORK/$f" --backend sim --input "$IN" -q -o "$WORK/o-$f" > "$WORK/t.txt" 2>&1 ||
+    fail "$f: $(cat "$WORK/t.txt")"
+  cmp -s "$WORK/o1/pooler_output.npy" "$WORK/o-$f/pooler_output.npy" || fail "$f: other output"
+done
+: > "$WORK/not-a-folder"
+"$RUN" "$M/model.onnx" --backend sim -q --cache-dir "$WORK/not-a-folder" > "$WORK/t.txt" 2>&1 ||
+  fail "an unwritable cache failed the run: $(cat "$WORK/t.txt")"
+grep -q "warning: .*cannot write the compile cache entry" "$WORK/t.txt" ||
+  fail "cache warning: $(cat "$WORK/t.txt")"
+! grep -q "opennpu error" "$WORK/t.txt" || fail "cache failure logged as an error: $(cat "$WORK/t.txt")"
+
 if [ $fails -ne 0 ]; then
   echo "tools-test: $fails failure(s)"
   exit 1

@@ -931,6 +931,10 @@ npu_onnx_import(const void *data, size_t len, const struct npu_onnx_options *opt
     enum npu_status st = check_dim_spec(o.dim_values);
     if (st)
         return st;
+    if (!len) {
+        npu_err(DOM, "the model is empty (0 bytes): not an ONNX model");
+        return NPU_ERR_CORRUPT;
+    }
     /* protobuf-c recurses once per nested message: measure first. */
     if ((st = onnx_check_depth(data, len, NULL)))
         return st;
