@@ -256,6 +256,17 @@ GST_START_TEST (test_embed_setting_errors)
   expect_start_error ("npuembed", GST_RESOURCE_ERROR,
       GST_RESOURCE_ERROR_SETTINGS, "labels-file",
       "model", SIGLIP_TINY, "backend", "cpu", "label-embeddings", npy, NULL);
+  /* a std of 0 (it divides) and a two-number mean refuse to start
+   * (issue 17: they were replaced by 1 / ignored with a debug warning) */
+  expect_start_error ("npuembed", GST_LIBRARY_ERROR,
+      GST_LIBRARY_ERROR_SETTINGS, "std <0, 0, 0> has a zero value",
+      "model", SIGLIP_TINY, "backend", "cpu", "std", "<0,0,0>", NULL);
+  expect_start_error ("npuinfer", GST_LIBRARY_ERROR,
+      GST_LIBRARY_ERROR_SETTINGS, "std <0.5, 0, 0.5> has a zero value",
+      "model", SIGLIP_TINY, "backend", "cpu", "std", "<0.5,0,0.5>", NULL);
+  expect_start_error ("npuembed", GST_LIBRARY_ERROR,
+      GST_LIBRARY_ERROR_SETTINGS, "mean needs 1 or 3 numbers, got 2",
+      "model", SIGLIP_TINY, "backend", "cpu", "mean", "<0.5,0.5>", NULL);
 
   g_unlink (labels);
   g_unlink (npy);
