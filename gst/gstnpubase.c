@@ -222,7 +222,6 @@ gst_npu_base_set_property (GObject * object, guint prop_id,
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_MODEL:
-      g_free (priv->bad_setting);
       g_free (priv->model_path);
       priv->model_path = g_value_dup_string (value);
       break;
@@ -406,6 +405,7 @@ gst_npu_base_finalize (GObject * object)
   GstNpuBase *self = GST_NPU_BASE (object);
   GstNpuBasePrivate *priv = PRIV (self);
 
+  g_free (priv->bad_setting);
   g_free (priv->model_path);
   g_free (priv->model_id);
   g_free (priv->cache_dir);
