@@ -4,7 +4,7 @@
  * depth, never overflow the stack (issue 17, item 1). Every parse runs on a
  * thread with a 256 KB stack. The ONNX models are written here byte by byte:
  * `If` nodes whose then_branch holds the next `If`, 3,000 deep (113 KB, which
- * crashed protobuf-c's recursive decoder), 64 deep (the limit: must decode)
+ * crashed protobuf-c's recursive decoder), 32 deep (the limit: must decode)
  * and sequence types nested 3,000 deep in a graph input. The IR text parser
  * and the .npub reader do not recurse; their deep or huge-count inputs are
  * checked the same way.
@@ -219,9 +219,9 @@ main(int argc, char **argv)
         uint8_t *m = nested_if_model(3000, &len);
         bad |= write_seed(argv[2], "deep_if_3000.onnx", m, len);
         m = nested_if_model(NPU_ONNX_MAX_GRAPH_DEPTH, &len);
-        bad |= write_seed(argv[2], "deep_if_64.onnx", m, len);
+        bad |= write_seed(argv[2], "deep_if_32.onnx", m, len);
         m = nested_if_model(NPU_ONNX_MAX_GRAPH_DEPTH + 1, &len);
-        bad |= write_seed(argv[2], "deep_if_65.onnx", m, len);
+        bad |= write_seed(argv[2], "deep_if_33.onnx", m, len);
         m = nested_type_model(3000, &len);
         bad |= write_seed(argv[2], "deep_seq_type_3000.onnx", m, len);
         m = nested_type_model(200, &len);
@@ -235,14 +235,14 @@ main(int argc, char **argv)
     CHECK(len > 100000);
     CHECK_EQ_INT(NPU_ERR_UNSUPPORTED, run_small_stack(0, m, len));
     CHECK(strstr(last_err, "subgraphs 3000 deep") != NULL);
-    CHECK(strstr(last_err, "limit is 64") != NULL);
+    CHECK(strstr(last_err, "limit is 32") != NULL);
     free(m);
 
     /* One over the limit is refused; at the limit the model decodes (and is
      * refused later for its 8-deep If limit, without crashing). */
     m = nested_if_model(NPU_ONNX_MAX_GRAPH_DEPTH + 1, &len);
     CHECK_EQ_INT(NPU_ERR_UNSUPPORTED, run_small_stack(0, m, len));
-    CHECK(strstr(last_err, "subgraphs 65 deep") != NULL);
+    CHECK(strstr(last_err, "subgraphs 33 deep") != NULL);
     free(m);
     m = nested_if_model(NPU_ONNX_MAX_GRAPH_DEPTH, &len);
     CHECK(run_small_stack(0, m, len) != NPU_OK);
@@ -251,6 +251,19 @@ main(int argc, char **argv)
 
     /* Types nested 3,000 deep in a graph input. */
     m = nested_type_model(3000, &len);
+    CHECK_EQ_INT(NPU_ERR_UNSUPPORTED, run_small_stack(0, m, len));
+    CHECK(strstr(last_err, "protobuf messages") != NULL);
+    free(m);
+
+    /* Just under the message limit (graph 1, value info 2, type 3, then two
+     * messages per sequence level, the tensor type last): decodes on the
+     * small stack; one level more is refused. */
+    int lv = (NPU_ONNX_MAX_MESSAGE_DEPTH - 4) / 2;
+    m = nested_type_model(lv, &len);
+    run_small_stack(0, m, len);
+    CHECK(strstr(last_err, "protobuf messages") == NULL);
+    free(m);
+    m = nested_type_model(lv + 1, &len);
     CHECK_EQ_INT(NPU_ERR_UNSUPPORTED, run_small_stack(0, m, len));
     CHECK(strstr(last_err, "protobuf messages") != NULL);
     free(m);

@@ -135,8 +135,8 @@ onnx_check_depth(const void *data, size_t len, struct onnx_depth *out)
         if (c == M_LEAF)
             continue;
         int graphs = f->graphs + (c == M_GRAPH);
-        if ((int)n + 1 > d.messages)
-            d.messages = (int)n + 1;
+        if ((int)n > d.messages) /* the child's depth: the ModelProto (st[0]) is 0 */
+            d.messages = (int)n;
         if (graphs > d.graphs)
             d.graphs = graphs;
         if (n >= MEASURE_CAP) {
