@@ -75,6 +75,16 @@ holder=
 [ "$(stored "$tmp/out")" -eq 70 ] || fail "after the wait: $(cat "$tmp/out")"
 [ "$(rows "$tmp/lock.db")" -eq $((n0 + 70)) ] || fail "after the wait: rows"
 
+# ---- two writers at once: the second waits for the first's lock ----
+"$STORE" record $common -d "$tmp/two.db" -s test -n 150 > "$tmp/w1" 2> "$tmp/e1" &
+w1=$!
+"$STORE" record $common -d "$tmp/two.db" -s test:ball -n 150 > "$tmp/w2" 2> "$tmp/e2" ||
+  fail "second writer: $(cat "$tmp/e2")"
+wait "$w1" || fail "first writer: $(cat "$tmp/e1")"
+[ "$(stored "$tmp/w1")" -eq 150 ] && [ "$(stored "$tmp/w2")" -eq 150 ] ||
+  fail "two writers: $(cat "$tmp/w1" "$tmp/w2")"
+[ "$(rows "$tmp/two.db")" -eq 300 ] || fail "two writers: $(rows "$tmp/two.db") rows"
+
 # ---- a full disk ----
 cat > "$tmp/full.sh" << EOF
 set -u
