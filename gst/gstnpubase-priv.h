@@ -88,6 +88,9 @@ typedef struct
   GstNpuNormalization normalization;
   gfloat mean[3], std[3], scale[3], offset[3];
   gboolean mean_set, std_set, scale_set, offset_set;
+  /* why the last mean/std/scale/offset value was refused (the element
+   * refuses to start with it), or NULL */
+  gchar *bad_setting;
   guint border_color;
   gint cpu_threads;
   /* read by the streaming threads without the object lock (atomic) */

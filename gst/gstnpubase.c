@@ -34,6 +34,9 @@
  * FLUSH_STOP (and stop) wait for running jobs to return before the FIFO is
  * emptied; the wait is bounded by one inference per slot.
  */
+#include <math.h>
+#include <string.h>
+
 #include "gstnpubase-priv.h"
 #include "gstnpuenums.h"
 #include "gstnpuerror.h"
@@ -158,15 +161,40 @@ get_triplet (const GValue * value, gfloat out[3])
   return TRUE;
 }
 
-/* A mean/std/scale/offset property: 1 or 3 numbers; *set records that the user gave it. */
+/* A mean/std/scale/offset property: 1 or 3 numbers (std: none of them 0);
+ * *set records that the user gave it. A refused value is kept in
+ * bad_setting and stops the element from starting: silently running with
+ * another normalisation would give wrong results. */
 static void
 set_triplet_prop (GstNpuBase * self, GParamSpec * pspec, const GValue * value,
     gfloat out[3], gboolean * set)
 {
-  if (get_triplet (value, out))
-    *set = TRUE;
-  else
-    GST_WARNING_OBJECT (self, "%s needs 1 or 3 numbers", pspec->name);
+  GstNpuBasePrivate *priv = PRIV (self);
+  gfloat v[3];
+  gchar *why = NULL;
+  guint i;
+
+  if (!get_triplet (value, v)) {
+    why = g_strdup_printf ("%s needs 1 or 3 numbers, got %u", pspec->name,
+        gst_value_array_get_size (value));
+  } else {
+    for (i = 0; i < 3 && !why; i++)
+      if (!isfinite (v[i]) || (!strcmp (pspec->name, "std") && v[i] == 0.0f))
+        why = g_strdup_printf ("%s <%g, %g, %g> has a %s value", pspec->name,
+            v[0], v[1], v[2], isfinite (v[i]) ? "zero" : "non-finite");
+  }
+  if (why) {
+    GST_WARNING_OBJECT (self, "%s", why);
+    g_free (priv->bad_setting);
+    priv->bad_setting = why;
+    return;
+  }
+  if (priv->bad_setting && g_str_has_prefix (priv->bad_setting, pspec->name)) {
+    g_free (priv->bad_setting);
+    priv->bad_setting = NULL;
+  }
+  memcpy (out, v, sizeof (v));
+  *set = TRUE;
 }
 
 static void
@@ -377,6 +405,7 @@ gst_npu_base_finalize (GObject * object)
   GstNpuBase *self = GST_NPU_BASE (object);
   GstNpuBasePrivate *priv = PRIV (self);
 
+  g_free (priv->bad_setting);
   g_free (priv->model_path);
   g_free (priv->model_id);
   g_free (priv->cache_dir);

@@ -187,6 +187,7 @@ gst_npu_base_start (GstNpuBase * self)
   struct npu_model_options opts;
   GstNpuModelInfo mi;
   gchar *path = NULL, *cache_dir = NULL, *model_id = NULL, *why = NULL;
+  gchar *bad = NULL;
   GstNpuBackend backend;
   struct npu_model *model = NULL;
   guint cores, max_in_flight, i, core;
@@ -205,7 +206,15 @@ gst_npu_base_start (GstNpuBase * self)
   priv->cfg.resize = priv->resize;
   priv->cfg.order = priv->channel_order;
   priv->cfg.border_rgb = priv->border_color;
+  bad = g_strdup (priv->bad_setting);
   GST_OBJECT_UNLOCK (self);
+
+  if (bad) {
+    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
+        ("Invalid normalisation property: %s.", bad), (NULL));
+    g_free (bad);
+    goto fail;
+  }
 
   if (!path || !*path) {
     GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND, ("No model given."),

@@ -34,11 +34,64 @@
 
 static gchar *opt_model, *opt_db, *opt_source = NULL, *opt_backend = NULL;
 static gchar *opt_image, *opt_text, *opt_out, *opt_norm = NULL;
-static gint opt_frames = -1, opt_top = 5, opt_row = 0, opt_interval = 1;
+/* G_MININT: not given */
+static gint opt_frames = G_MININT, opt_top = 5, opt_row = 0, opt_interval = 1;
 static guint opt_cores = 7;
+static gint opt_busy_ms = 5000;
 static gboolean opt_quiet;
 /* the backend npuembed reported running on (stats), for the summaries */
 static gchar *used_backend;
+
+/* The values g_option_context_parse cannot check: a clear error (and exit 2)
+ * before anything runs, instead of GLib CRITICALs from the element or a
+ * silently ignored value. */
+static gboolean
+check_options (void)
+{
+  static const gchar *const backends[] = { "auto", "sim", "rknpu", "rocket",
+    "cpu", NULL
+  };
+
+  if (opt_frames == G_MININT)
+    opt_frames = -1;
+  else if (opt_frames < 1) {
+    g_printerr ("--frames wants a count of at least 1, got %d\n", opt_frames);
+    return FALSE;
+  }
+  if (opt_interval < 1) {
+    g_printerr ("--interval wants at least 1, got %d\n", opt_interval);
+    return FALSE;
+  }
+  if (opt_top < 1) {
+    g_printerr ("--top wants at least 1, got %d\n", opt_top);
+    return FALSE;
+  }
+  if (opt_backend && !g_strv_contains (backends, opt_backend)) {
+    g_printerr ("--backend wants auto, sim, rknpu, rocket or cpu, got '%s'\n",
+        opt_backend);
+    return FALSE;
+  }
+  if (opt_norm) {
+    gchar **p = g_strsplit (opt_norm, ",", -1);
+    gchar *e1 = NULL, *e2 = NULL;
+    gdouble m = 0, sd = 0;
+    gboolean ok = g_strv_length (p) == 2;
+
+    if (ok) {
+      m = g_ascii_strtod (p[0], &e1);
+      sd = g_ascii_strtod (p[1], &e2);
+      ok = e1 != p[0] && !*e1 && e2 != p[1] && !*e2 && isfinite (m)
+          && isfinite (sd) && sd != 0;
+    }
+    g_strfreev (p);
+    if (!ok) {
+      g_printerr ("--normalize wants \"MEAN,STD\" (two numbers, STD not 0), "
+          "got '%s'\n", opt_norm);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
 
 static GOptionEntry entries[] = {
   {"model", 'm', 0, G_OPTION_ARG_FILENAME, &opt_model,
@@ -68,13 +121,17 @@ static GOptionEntry entries[] = {
       "K"},
   {"out", 'o', 0, G_OPTION_ARG_FILENAME, &opt_out,
       "labels: labels file to write (the .npy goes next to it)", "FILE"},
+  {"busy-timeout", 0, 0, G_OPTION_ARG_INT, &opt_busy_ms,
+      "record: wait up to MS for another connection's lock, per try "
+        "(default 5000)", "MS"},
   {"quiet", 'q', 0, G_OPTION_ARG_NONE, &opt_quiet, "Print less", NULL},
   {NULL}
 };
 
 /* ---- pipeline ------------------------------------------------------------ */
 
-/* Ctrl-C ends a recording with EOS, so the last rows are committed. */
+/* Ctrl-C or SIGTERM ends a recording with EOS, so the last rows are
+ * committed; a storage failure ends it the same way. */
 static volatile sig_atomic_t interrupted;
 
 static void
@@ -299,8 +356,12 @@ typedef struct
   sqlite3 *db;
   sqlite3_stmt *ins;
   const gchar *source;
-  guint64 stored;
+  guint64 embedded;             /* frames that came with an embedding */
+  guint64 pending;              /* inserted in the open transaction */
+  guint64 committed;            /* rows whose COMMIT succeeded */
+  gboolean in_txn;
   gboolean failed;
+  gchar *why;                   /* the first failure */
 } RecordCtx;
 
 static const char schema[] = "CREATE TABLE IF NOT EXISTS frames (" "  id INTEGER PRIMARY KEY," "  source TEXT NOT NULL," "  frame INTEGER NOT NULL,"    /* input frame number */
@@ -309,11 +370,30 @@ static const char schema[] = "CREATE TABLE IF NOT EXISTS frames (" "  id INTEGER
     "  model TEXT NOT NULL," "  dims INTEGER NOT NULL," "  embedding BLOB NOT NULL"     /* dims float32, little-endian, unit norm */
     ");" "CREATE INDEX IF NOT EXISTS frames_model ON frames (model);";
 
+/* How long a statement waits for another connection's lock (sqlite3's busy
+ * handler), and how many times a statement that still found the database
+ * busy is tried again before the rows are reported lost. */
+#define BUSY_RETRIES 3
+
+/* Runs @sql, retrying while the database is busy (each try waits up to the
+ * busy timeout). Returns the last SQLite result code. */
+static int
+exec_retry (sqlite3 * db, const char *sql)
+{
+  int rc = SQLITE_BUSY, tries;
+
+  for (tries = 0; tries <= BUSY_RETRIES; tries++) {
+    rc = sqlite3_exec (db, sql, NULL, NULL, NULL);
+    if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED)
+      break;
+  }
+  return rc;
+}
+
 static sqlite3 *
 open_db (const gchar * path, gboolean create)
 {
   sqlite3 *db = NULL;
-  char *emsg = NULL;
   int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
 
   if (sqlite3_open_v2 (path, &db, flags, NULL) != SQLITE_OK) {
@@ -322,13 +402,47 @@ open_db (const gchar * path, gboolean create)
     sqlite3_close (db);
     return NULL;
   }
-  if (create && sqlite3_exec (db, schema, NULL, NULL, &emsg) != SQLITE_OK) {
-    g_printerr ("%s: %s\n", path, emsg);
-    sqlite3_free (emsg);
+  sqlite3_busy_timeout (db, opt_busy_ms);
+  if (create && exec_retry (db, schema) != SQLITE_OK) {
+    g_printerr ("%s: %s\n", path, sqlite3_errmsg (db));
     sqlite3_close (db);
     return NULL;
   }
   return db;
+}
+
+/* Records the first failure and stops the recording (the pipeline gets EOS
+ * as on Ctrl-C): rows that cannot be stored must not be reported stored. */
+static void
+record_fail (RecordCtx * ctx, const char *what)
+{
+  if (ctx->failed)
+    return;
+  ctx->failed = TRUE;
+  ctx->why = g_strdup_printf ("%s: %s", what, sqlite3_errmsg (ctx->db));
+  g_printerr ("%s\n", ctx->why);
+  if (!interrupted)
+    interrupted = 1;
+}
+
+/* Commits the open transaction; on failure rolls it back (its rows are
+ * lost and counted as such). */
+static gboolean
+record_commit (RecordCtx * ctx)
+{
+  if (!ctx->in_txn)
+    return TRUE;
+  if (exec_retry (ctx->db, "COMMIT") != SQLITE_OK) {
+    record_fail (ctx, "COMMIT failed");
+    sqlite3_exec (ctx->db, "ROLLBACK", NULL, NULL, NULL);
+    ctx->in_txn = FALSE;
+    ctx->pending = 0;
+    return FALSE;
+  }
+  ctx->committed += ctx->pending;
+  ctx->pending = 0;
+  ctx->in_txn = FALSE;
+  return TRUE;
 }
 
 static void
@@ -336,11 +450,18 @@ store_frame (const GstNpuEmbeddingMeta * meta, guint64 frame, GstClockTime pts,
     gpointer user)
 {
   RecordCtx *ctx = user;
+  int rc = SQLITE_BUSY, tries;
 
+  ctx->embedded++;
   if (ctx->failed)
     return;
-  if (ctx->stored % 64 == 0)
-    sqlite3_exec (ctx->db, "BEGIN", NULL, NULL, NULL);
+  if (!ctx->in_txn) {
+    if (exec_retry (ctx->db, "BEGIN") != SQLITE_OK) {
+      record_fail (ctx, "BEGIN failed");
+      return;
+    }
+    ctx->in_txn = TRUE;
+  }
   sqlite3_reset (ctx->ins);
   sqlite3_bind_text (ctx->ins, 1, ctx->source, -1, SQLITE_STATIC);
   sqlite3_bind_int64 (ctx->ins, 2, (sqlite3_int64) frame);
@@ -355,15 +476,24 @@ store_frame (const GstNpuEmbeddingMeta * meta, guint64 frame, GstClockTime pts,
   /* host order is little-endian on every target OpenNPU builds for */
   sqlite3_bind_blob (ctx->ins, 7, meta->data, (int) (meta->dims *
           sizeof (gfloat)), SQLITE_TRANSIENT);
-  if (sqlite3_step (ctx->ins) != SQLITE_DONE) {
-    g_printerr ("insert failed: %s\n", sqlite3_errmsg (ctx->db));
-    ctx->failed = TRUE;
+  for (tries = 0; tries <= BUSY_RETRIES; tries++) {
+    rc = sqlite3_step (ctx->ins);
+    if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED)
+      break;
+    sqlite3_reset (ctx->ins);
+  }
+  if (rc != SQLITE_DONE) {
+    record_fail (ctx, "INSERT failed");
+    sqlite3_reset (ctx->ins);
+    sqlite3_exec (ctx->db, "ROLLBACK", NULL, NULL, NULL);
+    ctx->in_txn = FALSE;
+    ctx->pending = 0;
     return;
   }
-  ctx->stored++;
-  if (ctx->stored % 64 == 0)
-    sqlite3_exec (ctx->db, "COMMIT", NULL, NULL, NULL);
-  if (!opt_quiet && ctx->stored % 25 == 1)
+  ctx->pending++;
+  if (ctx->pending == 64)
+    record_commit (ctx);
+  if (!opt_quiet && ctx->embedded % 25 == 1)
     g_print ("frame %" G_GUINT64_FORMAT " stored (%u dims)\n", frame,
         meta->dims);
 }
@@ -373,6 +503,7 @@ cmd_record (void)
 {
   RecordCtx ctx = { 0 };
   gboolean ok;
+  guint64 lost;
 
   if (!opt_model || !opt_db) {
     g_printerr ("record needs --model and --db\n");
@@ -390,13 +521,23 @@ cmd_record (void)
   }
   ctx.source = opt_source ? opt_source : "test";
   ok = run_embedding (opt_source, opt_frames, store_frame, &ctx);
-  if (ctx.stored % 64 != 0)
-    sqlite3_exec (ctx.db, "COMMIT", NULL, NULL, NULL);
+  record_commit (&ctx);
   sqlite3_finalize (ctx.ins);
-  sqlite3_close (ctx.db);
+  if (sqlite3_close (ctx.db) != SQLITE_OK && !ctx.failed) {
+    ctx.failed = TRUE;
+    ctx.why = g_strdup (sqlite3_errmsg (ctx.db));
+  }
+  lost = ctx.embedded - ctx.committed;
   g_print ("%" G_GUINT64_FORMAT " embeddings stored in %s (backend %s)\n",
-      ctx.stored, opt_db, used_backend ? used_backend : "?");
-  return ok && !ctx.failed ? 0 : 1;
+      ctx.committed, opt_db, used_backend ? used_backend : "?");
+  if (lost || ctx.failed) {
+    g_printerr ("error: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
+        " embeddings were NOT stored (%s)\n", lost, ctx.embedded,
+        ctx.why ? ctx.why : "stopped early");
+    g_free (ctx.why);
+    return 1;
+  }
+  return ok ? 0 : 1;
 }
 
 /* ---- query --------------------------------------------------------------- */
@@ -485,6 +626,44 @@ hit_cmp (gconstpointer a, gconstpointer b)
       (x->id > y->id) - (x->id < y->id);
 }
 
+/* How far from 1 a stored vector's norm may be (float32 rounding of a
+ * normalised vector is ~1e-7 per element). */
+#define UNIT_NORM_TOL 1e-3
+
+/* PRAGMA quick_check: FALSE (after printing what it found) on a damaged
+ * database or when the check itself cannot run. */
+static gboolean
+check_db (sqlite3 * db)
+{
+  sqlite3_stmt *st;
+  gboolean ok = FALSE;
+  int rc;
+
+  if (sqlite3_prepare_v2 (db, "PRAGMA quick_check(5)", -1, &st,
+          NULL) != SQLITE_OK) {
+    g_printerr ("%s: cannot check the database: %s\n", opt_db,
+        sqlite3_errmsg (db));
+    return FALSE;
+  }
+  while ((rc = sqlite3_step (st)) == SQLITE_ROW) {
+    const char *r = (const char *) sqlite3_column_text (st, 0);
+
+    if (r && !strcmp (r, "ok")) {
+      ok = TRUE;
+      continue;
+    }
+    g_printerr ("%s: the database is damaged: %s\n", opt_db, r ? r : "?");
+    ok = FALSE;
+  }
+  if (rc != SQLITE_DONE) {
+    g_printerr ("%s: the database is damaged: %s\n", opt_db,
+        sqlite3_errmsg (db));
+    ok = FALSE;
+  }
+  sqlite3_finalize (st);
+  return ok;
+}
+
 static int
 cmd_query (void)
 {
@@ -493,7 +672,8 @@ cmd_query (void)
   sqlite3_stmt *st;
   GArray *hits;
   guint i, skipped = 0;
-  int rc = 1;
+  int rc = 1, src;
+  gboolean bad = FALSE;
 
   if (!opt_db || (!opt_image == !opt_text) || (opt_image && !opt_model)) {
     g_printerr ("query needs --db and either --image (with --model) or "
@@ -507,18 +687,24 @@ cmd_query (void)
       !read_text_embedding (opt_text, opt_row, &q))
     goto out;
 
+  /* A damaged file must not rank the rows that happen to be readable:
+   * check the structure first (quick_check reads every page once). */
+  if (!check_db (db))
+    goto out;
   if (sqlite3_prepare_v2 (db, "SELECT id, source, frame, pts_ns, dims, "
           "embedding, model FROM frames", -1, &st, NULL) != SQLITE_OK) {
     g_printerr ("%s: %s\n", opt_db, sqlite3_errmsg (db));
     goto out;
   }
   hits = g_array_new (FALSE, FALSE, sizeof (Hit));
-  while (sqlite3_step (st) == SQLITE_ROW) {
+  while ((src = sqlite3_step (st)) == SQLITE_ROW) {
     const gfloat *v = sqlite3_column_blob (st, 5);
     gint dims = sqlite3_column_int (st, 4);
     const char *model = (const char *) sqlite3_column_text (st, 6);
+    const char *source = (const char *) sqlite3_column_text (st, 1);
     Hit h;
     gint k;
+    gdouble ss = 0;
 
     /* vectors of another model (or size) are not comparable */
     if (dims != (gint) q.dims || sqlite3_column_bytes (st, 5) != dims * 4 ||
@@ -527,7 +713,17 @@ cmd_query (void)
       continue;
     }
     h.id = sqlite3_column_int64 (st, 0);
-    h.source = g_strdup ((const char *) sqlite3_column_text (st, 1));
+    /* stored vectors are unit length (or zero, for a frame the model gave
+     * nothing for); any other norm is damage, and would give scores > 1 */
+    for (k = 0; k < dims; k++)
+      ss += (gdouble) v[k] * v[k];
+    if (!(ss == 0 || fabs (sqrt (ss) - 1.0) <= UNIT_NORM_TOL)) {
+      g_printerr ("%s: row %" G_GINT64_FORMAT ": the embedding's norm is %g, "
+          "not 1: the database is damaged\n", opt_db, h.id, sqrt (ss));
+      bad = TRUE;
+      break;
+    }
+    h.source = g_strdup (source ? source : "");
     h.frame = sqlite3_column_int64 (st, 2);
     h.pts = sqlite3_column_type (st, 3) == SQLITE_NULL ? -1 :
         sqlite3_column_int64 (st, 3);
@@ -536,7 +732,18 @@ cmd_query (void)
       h.score += (gdouble) v[k] * q.vec[k];
     g_array_append_val (hits, h);
   }
+  if (!bad && src != SQLITE_DONE) {
+    g_printerr ("%s: reading the frames failed after %u rows: %s\n", opt_db,
+        hits->len + skipped, sqlite3_errmsg (db));
+    bad = TRUE;
+  }
   sqlite3_finalize (st);
+  if (bad) {
+    for (i = 0; i < hits->len; i++)
+      g_free (g_array_index (hits, Hit, i).source);
+    g_array_free (hits, TRUE);
+    goto out;
+  }
   g_array_sort (hits, hit_cmp);
 
   if (!opt_quiet)
@@ -663,9 +870,16 @@ main (int argc, char **argv)
     g_printerr ("usage: npu-embed-store record|query|labels ... (--help)\n");
     return 2;
   }
+  if (!check_options ())
+    return 2;
   if (!ensure_plugin ())
     return 1;
   signal (SIGINT, on_sigint);
+  /* SIGTERM (a service stopping) commits like Ctrl-C */
+  signal (SIGTERM, on_sigint);
+  /* past RLIMIT_FSIZE a write fails with EFBIG (SQLite reports it) instead
+   * of killing the process */
+  signal (SIGXFSZ, SIG_IGN);
 
   cmd = argv[1];
   if (!strcmp (cmd, "record"))

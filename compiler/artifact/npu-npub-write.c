@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "npu-hash.h"
@@ -598,6 +599,16 @@ npu_npub_encode(const struct npu_program *p, const struct npu_npub_meta *meta, v
 enum npu_status
 npu_npub_save(const struct npu_program *p, const struct npu_npub_meta *meta, const char *path)
 {
+    return npu_npub_save_ex(p, meta, path, 0);
+}
+
+enum npu_status
+npu_npub_save_ex(const struct npu_program *p, const struct npu_npub_meta *meta, const char *path,
+                 unsigned flags)
+{
+    /* the file-system failures of an optional write (the compile cache) are
+     * warnings: the caller goes on without the file */
+    enum npu_log_level lvl = flags & NPU_NPUB_QUIET ? NPU_LOG_WARN : NPU_LOG_ERROR;
     struct writer w;
     uint64_t size = 0;
     enum npu_status st = prepare(&w, p, meta);
@@ -620,7 +631,7 @@ npu_npub_save(const struct npu_program *p, const struct npu_npub_meta *meta, con
              __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
     fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0 || !(f = fdopen(fd, "wb"))) {
-        npu_err(DOM, "%s: cannot create: %s", tmp, strerror(errno));
+        npu_log(lvl, DOM, "%s: cannot create: %s", tmp, strerror(errno));
         if (fd >= 0)
             close(fd);
         st = NPU_ERR_IO;
@@ -632,11 +643,16 @@ npu_npub_save(const struct npu_program *p, const struct npu_npub_meta *meta, con
         st = NPU_ERR_IO;
     if (fclose(f))
         st = NPU_ERR_IO;
-    if (!st && rename(tmp, path)) {
-        npu_err(DOM, "%s: cannot rename into place: %s", path, strerror(errno));
+    /* rename() would replace a device node, FIFO or symbolic link by the file */
+    struct stat sb;
+    if (!st && !lstat(path, &sb) && !S_ISREG(sb.st_mode)) {
+        npu_log(lvl, DOM, "%s: exists and is not a regular file; not replacing it", path);
+        st = NPU_ERR_INVALID;
+    } else if (!st && rename(tmp, path)) {
+        npu_log(lvl, DOM, "%s: cannot rename into place: %s", path, strerror(errno));
         st = NPU_ERR_IO;
-    } else if (st) {
-        npu_err(DOM, "%s: write failed: %s", tmp, strerror(errno));
+    } else if (st && st != NPU_ERR_INVALID) {
+        npu_log(lvl, DOM, "%s: write failed: %s", tmp, strerror(errno));
     }
     if (st)
         unlink(tmp);

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "driver-priv.h"
 #include "npu-hash.h"
 #include "npu-pbscan.h"
 #include "npu/npu-build.h"
@@ -44,6 +45,44 @@ ends_with(const char *s, const char *suf)
 {
     size_t a = strlen(s), b = strlen(suf);
     return a >= b && !strcmp(s + a - b, suf);
+}
+
+bool
+npu_driver_model_is(const char *path, const char *ext)
+{
+    static const unsigned char npub_magic[8] = {'N', 'P', 'U', 'B', 0x0d, 0x0a, 0x1a, 0x0a};
+    unsigned char head[64];
+    ssize_t n = -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat sb;
+    if (fd >= 0 && !fstat(fd, &sb) && S_ISREG(sb.st_mode))
+        n = read(fd, head, sizeof(head));
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return ends_with(path, ext);
+    bool npub = n >= 8 && !memcmp(head, npub_magic, 8);
+    const char *t = (const char *)head, *e = t + n;
+    while (t < e && (*t == ' ' || *t == '\t' || *t == '\n' || *t == '\r'))
+        t++;
+    bool ir = ((size_t)(e - t) >= 12 && !memcmp(t, "# opennpu ir", 12)) ||
+              ((size_t)(e - t) >= 7 && !memcmp(t, "graph \"", 7));
+    if (!strcmp(ext, ".npub"))
+        return npub;
+    if (!strcmp(ext, ".npuir"))
+        return ir;
+    return ends_with(path, ext);
+}
+
+enum npu_status
+npu_driver_check_nonempty(const char *path)
+{
+    struct stat sb;
+    if (!stat(path, &sb) && S_ISREG(sb.st_mode) && sb.st_size == 0) {
+        npu_err(DOM, "%s: the file is empty (not a model)", path);
+        return NPU_ERR_CORRUPT;
+    }
+    return NPU_OK;
 }
 
 /* ---- content hash ----------------------------------------------------------------- */
@@ -138,7 +177,7 @@ npu_model_content_hash(const char *path, uint64_t *out)
         return NPU_ERR_IO;
     }
     struct locs l = {0};
-    if (ends_with(path, ".npuir")) {
+    if (npu_driver_model_is(path, ".npuir")) {
         l.v = malloc(sizeof(char *));
         if (l.v && (l.v[0] = malloc(strlen(path) + 8))) {
             sprintf(l.v[0], "%s.bin", path);
@@ -242,10 +281,10 @@ compile(const char *path, const struct npu_build_options *o, struct npu_program 
     struct npu_graph *g = NULL;
     enum npu_status st;
     *out = NULL;
-    if (ends_with(path, ".npuir")) {
+    if (npu_driver_model_is(path, ".npuir")) {
         st = npu_ir_load(path, &g);
     } else {
-        struct npu_onnx_options oo = {.dim_values = o->dim_values};
+        struct npu_onnx_options oo = {.dim_values = o->dim_values, .strict_dims = o->strict_dims};
         st = npu_onnx_load(path, &oo, &g);
     }
     if (st)
@@ -305,10 +344,12 @@ npu_build(const char *path, const struct npu_build_options *opts, struct npu_bui
         npu_err(DOM, "no model path given");
         return NPU_ERR_INVALID;
     }
+    if (npu_driver_check_nonempty(path))
+        return NPU_ERR_CORRUPT;
     struct npu_built *b = calloc(1, sizeof(*b));
     if (!b)
         return NPU_ERR_NOMEM;
-    if (ends_with(path, ".npub")) {
+    if (npu_driver_model_is(path, ".npub")) {
         char err[512];
         if ((st = npu_npub_load(path, &b->art, err, sizeof(err)))) {
             free(b);
@@ -383,7 +424,7 @@ npu_build(const char *path, const struct npu_build_options *opts, struct npu_bui
     b->compile_s = now() - c0;
     /* the model imported, so the file is a readable model: a failure here
      * would only drop the metadata, never the compile */
-    if (!ends_with(path, ".npuir") &&
+    if (!npu_driver_model_is(path, ".npuir") &&
         npu_npub_props_from_onnx_file(path, &b->owned_props, &b->n_props) == NPU_OK)
         b->props = b->owned_props;
     if (dir) {
@@ -394,7 +435,7 @@ npu_build(const char *path, const struct npu_build_options *opts, struct npu_bui
                                      .props = b->props,
                                      .n_props = b->n_props};
         mkdir(dir, 0755); /* one level; an existing folder is fine */
-        if (npu_npub_save(b->prog, &meta, b->cache_path))
+        if (npu_npub_save_ex(b->prog, &meta, b->cache_path, NPU_NPUB_QUIET))
             npu_warn(DOM, "%s: cannot write the compile cache entry %s", path, b->cache_path);
     }
     b->load_s = now() - t0;

@@ -29,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "driver-priv.h"
 #include "exec-priv.h"
 #include "npu/npu-build.h"
 #include "npu/npu-exec.h"
@@ -62,13 +63,6 @@ struct npu_session {
     struct npu_cpu_ctx *ctx;
     struct npu_prog_session *ps; /* NPU backends */
 };
-
-static bool
-ends_with(const char *s, const char *suf)
-{
-    size_t a = strlen(s), b = strlen(suf);
-    return a >= b && !strcmp(s + a - b, suf);
-}
 
 static void
 fill_io(struct npu_io_info *io, const struct npu_value *v)
@@ -117,6 +111,7 @@ load_npu(const char *path, const struct npu_model_options *o, const char *be,
     /* next to a real NPU this host is the board's CPU: the CPU cost model's
      * auto rule measures it (npu-partition.h) */
     struct npu_build_options bo = {.dim_values = o->dim_values,
+                                   .strict_dims = o->strict_dims,
                                    .cache_dir = o->cache_dir,
                                    .cpu_threads = o->cpu_threads,
                                    .on_device = !strcmp(info.backend, "rknpu") ||
@@ -162,6 +157,8 @@ npu_model_load(const char *path, const struct npu_model_options *opts, struct np
         npu_err(DOM, "no model path given");
         return NPU_ERR_INVALID;
     }
+    if (npu_driver_check_nonempty(path))
+        return NPU_ERR_CORRUPT;
     const char *be = o.backend ? o.backend : "auto";
     if (strcmp(be, "auto") && strcmp(be, "cpu") && strcmp(be, "sim") && strcmp(be, "rknpu") &&
         strcmp(be, "rocket")) {
@@ -171,12 +168,12 @@ npu_model_load(const char *path, const struct npu_model_options *opts, struct np
     if (strcmp(be, "cpu")) {
         enum npu_status st = load_npu(path, &o, be, out);
         if (st == NPU_OK || strcmp(be, "auto") || st == NPU_ERR_IO || st == NPU_ERR_CORRUPT ||
-            st == NPU_ERR_VERSION || ends_with(path, ".npub"))
+            st == NPU_ERR_VERSION || npu_driver_model_is(path, ".npub"))
             return st;
         npu_warn(DOM, "%s: the NPU path failed (%s); running on the cpu backend", path,
                  npu_status_str(st));
     }
-    if (ends_with(path, ".npub")) {
+    if (npu_driver_model_is(path, ".npub")) {
         npu_err(DOM,
                 "%s: a compiled .npub artifact runs on the NPU backends (sim, rknpu, "
                 "rocket, auto), not on cpu",
@@ -185,10 +182,10 @@ npu_model_load(const char *path, const struct npu_model_options *opts, struct np
     }
     struct npu_graph *g = NULL;
     enum npu_status st;
-    if (ends_with(path, ".npuir")) {
+    if (npu_driver_model_is(path, ".npuir")) {
         st = npu_ir_load(path, &g);
     } else {
-        struct npu_onnx_options oo = {.dim_values = o.dim_values};
+        struct npu_onnx_options oo = {.dim_values = o.dim_values, .strict_dims = o.strict_dims};
         st = npu_onnx_load(path, &oo, &g);
     }
     if (st)
@@ -197,7 +194,7 @@ npu_model_load(const char *path, const struct npu_model_options *opts, struct np
         return st;
     /* the same metadata the NPU backends take from their artifact (the
      * importer accepted the file, so this only fails without memory) */
-    if (!ends_with(path, ".npuir") &&
+    if (!npu_driver_model_is(path, ".npuir") &&
         (st = npu_npub_props_from_onnx_file(path, &(*out)->owned_props, &(*out)->n_props))) {
         npu_model_free(*out);
         *out = NULL;

@@ -579,11 +579,19 @@ npu_npy_write(const char *path, const struct npu_tensor *t)
         free(buf);
         return NPU_ERR_IO;
     }
+    errno = 0;
     bool ok = fwrite(buf, 1, len, f) == len;
+    ok = (fflush(f) == 0) && ok;
+    int err = errno;
     ok = (fclose(f) == 0) && ok;
+    if (!ok && !err)
+        err = errno;
     free(buf);
     if (!ok) {
-        npu_err(DOM, "%s: write error: %s", path, strerror(errno));
+        /* a full disk: leave no truncated (often 0-byte) file that looks like
+         * an output */
+        unlink(path);
+        npu_err(DOM, "%s: write error (%s); removed the incomplete file", path, strerror(err));
         return NPU_ERR_IO;
     }
     return NPU_OK;

@@ -199,6 +199,96 @@ grep -q "modeled (timing model v2), compile-time estimate" "$WORK/npuc-v2.txt" \
 grep -q "6 frames round robin over 3 core(s)" "$WORK/bench-rr.txt" && \
   grep -q "frames/s .* modeled (timing model v2)" "$WORK/bench-rr.txt" || fail "--cores output"
 
+# -o never destroys what it should not (issue 17): the input model (by name or through a hard
+# link), a FIFO, a symbolic link to one, a symbolic link, a folder. Only files made here: a
+# real device node would be replaced before the fix.
+cp "$M/model.onnx" "$WORK/self.onnx"
+ln "$WORK/self.onnx" "$WORK/self-link.onnx"
+mkfifo "$WORK/fifo"
+ln -s "$WORK/fifo" "$WORK/to-fifo"
+ln -s "$WORK/m.npub" "$WORK/to-file"
+for o in self.onnx self-link.onnx fifo to-fifo to-file .; do
+  if "$NPUC" "$WORK/self.onnx" -q -o "$WORK/$o" > "$WORK/o.txt" 2>&1; then
+    fail "npuc -o $o accepted"
+  fi
+  grep -q "npuc: -o $WORK/$o " "$WORK/o.txt" || fail "npuc -o $o: $(cat "$WORK/o.txt")"
+done
+cmp -s "$M/model.onnx" "$WORK/self.onnx" || fail "npuc -o the input changed it"
+[ -p "$WORK/fifo" ] || fail "npuc -o replaced the FIFO"
+[ -L "$WORK/to-fifo" ] && [ -L "$WORK/to-file" ] || fail "npuc -o replaced a symbolic link"
+"$NPUC" "$WORK/self.onnx" -q -o "$WORK/self.onnx" 2>&1 | grep -q "is the input model" ||
+  fail "npuc -o input: message"
+"$NPUC" "$WORK/self.onnx" -q -o "$WORK/fifo" 2>&1 | grep -q "not a regular file (a FIFO)" ||
+  fail "npuc -o fifo: message"
+# a regular file is replaced atomically, as before
+cp "$WORK/m.npub" "$WORK/old.npub"
+"$NPUC" "$WORK/self.onnx" -q -o "$WORK/old.npub" || fail "npuc -o over a regular file"
+"$NPUC" --info "$WORK/old.npub" > /dev/null 2>&1 || fail "npuc -o over a regular file: unreadable"
+
+# a memory budget checked before anything is allocated, with the sizes in the error
+"$RUN" "$M/model.onnx" --backend cpu --max-memory 1K -q > "$WORK/mem.txt" 2>&1
+[ $? -eq 1 ] || fail "--max-memory 1K: exit status"
+grep -q "inputs and outputs need .* more than the memory budget of 1024 bytes (--max-memory)" \
+  "$WORK/mem.txt" || fail "--max-memory message: $(cat "$WORK/mem.txt")"
+grep -q "the largest is 'last_hidden_state'\|the largest is 'pixel_values'" "$WORK/mem.txt" ||
+  fail "--max-memory names the largest tensor: $(cat "$WORK/mem.txt")"
+"$RUN" "$M/model.onnx" --backend cpu --max-memory 1G -q > /dev/null 2>&1 ||
+  fail "--max-memory 1G refused a small model"
+"$RUN" "$M/model.onnx" --backend cpu --max-memory lots -q > "$WORK/mem.txt" 2>&1
+[ $? -eq 2 ] || fail "--max-memory lots: exit status"
+
+# --dims: a name that is no symbolic dim of the model, and a negative size, are errors
+"$RUN" "$M/model.onnx" --backend cpu --dims nosuch=3 -q > "$WORK/dims.txt" 2>&1 &&
+  fail "--dims nosuch=3 accepted"
+grep -q "'nosuch' is not a symbolic dim of any input (the model's are 'batch')" "$WORK/dims.txt" ||
+  fail "--dims nosuch: $(cat "$WORK/dims.txt")"
+"$RUN" "$M/model.onnx" --backend cpu --dims batch=-1 -q > "$WORK/dims.txt" 2>&1 &&
+  fail "--dims batch=-1 accepted"
+grep -q "'batch=-1': the size must be a whole number" "$WORK/dims.txt" ||
+  fail "--dims batch=-1: $(cat "$WORK/dims.txt")"
+
+# outputs on a full disk: an error, and no truncated .npy left behind (a 4 KiB tmpfs in a
+# private mount namespace; where that is not allowed, RLIMIT_FSIZE through ulimit -f)
+"$RUN" "$M/model.onnx" --backend cpu -q -o "$WORK/ref" > /dev/null 2>&1 || fail "npu-run -o ref"
+cat > "$WORK/full.sh" << EOF
+if [ "\$1" = tmpfs ]; then
+  mkdir -p "$WORK/mnt" && mount -t tmpfs -o size=4k tmpfs "$WORK/mnt" || exit 77
+else
+  mkdir -p "$WORK/mnt"
+  ulimit -f 8
+fi
+"$RUN" "$M/model.onnx" --backend cpu -q -o "$WORK/mnt/out" > "$WORK/full.txt" 2>&1
+echo \$? > "$WORK/full.rc"
+for f in "$WORK"/mnt/out/*.npy; do
+  [ -e "\$f" ] || continue
+  cmp -s "\$f" "$WORK/ref/\$(basename "\$f")" || echo "\$f: \$(wc -c < "\$f") bytes"
+done > "$WORK/full.bad"
+EOF
+unshare -rm sh "$WORK/full.sh" tmpfs 2> /dev/null || (trap '' XFSZ && sh "$WORK/full.sh" ulimit)
+[ "$(cat "$WORK/full.rc")" = 1 ] || fail "full disk: exit $(cat "$WORK/full.rc")"
+grep -q "write error (No space left on device\|write error (File too large" "$WORK/full.txt" ||
+  fail "full disk: message $(cat "$WORK/full.txt")"
+[ ! -s "$WORK/full.bad" ] || fail "full disk: incomplete .npy left: $(cat "$WORK/full.bad")"
+
+# the file type comes from the content, not the name; an empty file says so; a compile
+# cache that cannot be written is a warning when the run succeeds
+: > "$WORK/empty.onnx"
+"$RUN" "$WORK/empty.onnx" -q > "$WORK/t.txt" 2>&1 && fail "an empty model accepted"
+grep -q "the file is empty" "$WORK/t.txt" || fail "empty model: $(cat "$WORK/t.txt")"
+cp "$WORK/m.npub" "$WORK/npub-named.onnx"
+cp "$M/model.onnx" "$WORK/onnx-named.npub"
+for f in npub-named.onnx onnx-named.npub; do
+  "$RUN" "$WORK/$f" --backend sim --input "$IN" -q -o "$WORK/o-$f" > "$WORK/t.txt" 2>&1 ||
+    fail "$f: $(cat "$WORK/t.txt")"
+  cmp -s "$WORK/o1/pooler_output.npy" "$WORK/o-$f/pooler_output.npy" || fail "$f: other output"
+done
+: > "$WORK/not-a-folder"
+"$RUN" "$M/model.onnx" --backend sim -q --cache-dir "$WORK/not-a-folder" > "$WORK/t.txt" 2>&1 ||
+  fail "an unwritable cache failed the run: $(cat "$WORK/t.txt")"
+grep -q "warning: .*cannot write the compile cache entry" "$WORK/t.txt" ||
+  fail "cache warning: $(cat "$WORK/t.txt")"
+! grep -q "opennpu error" "$WORK/t.txt" || fail "cache failure logged as an error: $(cat "$WORK/t.txt")"
+
 if [ $fails -ne 0 ]; then
   echo "tools-test: $fails failure(s)"
   exit 1

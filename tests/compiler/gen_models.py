@@ -661,7 +661,7 @@ def bad_models():
     raw = good.SerializeToString()
     add("truncated", raw[: len(raw) // 2], "protobuf")
     add("garbage", b"\xff\xfe\x00garbage" * 10, "protobuf")
-    add("empty", b"", "opset")
+    add("empty", b"", "is empty")
     add("unknown_op", mk([helper.make_node("FooBar", ["x"], ["y"], name="foo")],
                          [vi("x", F, [2])], [vi("y", F, [2])]), "FooBar")
     add("other_domain", mk([helper.make_node("Gelu", ["x"], ["y"], name="g", domain="com.microsoft")],

@@ -12,6 +12,7 @@
  */
 #include <dirent.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "npu-test.h"
@@ -281,6 +282,63 @@ dims_by_axis(const char *dir)
     }
 }
 
+/* A model laid out like the Hugging Face hub cache (snapshots/<rev>/ files are
+ * symbolic links into blobs/) loads; a link to a file outside that tree's
+ * blobs folder is still refused. */
+static void
+hub_layout(const char *dir)
+{
+    char tmpl[] = "/tmp/npu-hub-XXXXXX";
+    char *t = mkdtemp(tmpl), p[1024], q[1024];
+    CHECK(t != NULL);
+    if (!t)
+        return;
+    const char *mk[] = {"models--o--m", "models--o--m/blobs", "models--o--m/snapshots",
+                        "models--o--m/snapshots/rev1", "other"};
+    for (size_t i = 0; i < sizeof(mk) / sizeof(mk[0]); i++) {
+        snprintf(p, sizeof(p), "%s/%s", t, mk[i]);
+        CHECK(mkdir(p, 0755) == 0);
+    }
+    const char *files[][2] = {{"model.onnx", "models--o--m/blobs/1111"},
+                              {"weights.bin", "models--o--m/blobs/2222"},
+                              {"weights.bin", "other/2222"}};
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(p, sizeof(p), "%s/valid/external_data/%s", dir, files[i][0]);
+        snprintf(q, sizeof(q), "%s/%s", t, files[i][1]);
+        FILE *in = fopen(p, "rb"), *out = fopen(q, "wb");
+        CHECK(in && out);
+        char buf[4096];
+        size_t n;
+        while (in && out && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+            CHECK(fwrite(buf, 1, n, out) == n);
+        if (in)
+            fclose(in);
+        if (out)
+            fclose(out);
+    }
+    snprintf(p, sizeof(p), "%s/models--o--m/snapshots/rev1/model.onnx", t);
+    CHECK(symlink("../../blobs/1111", p) == 0);
+    snprintf(q, sizeof(q), "%s/models--o--m/snapshots/rev1/weights.bin", t);
+    CHECK(symlink("../../blobs/2222", q) == 0);
+    struct npu_graph *g = NULL;
+    logbuf[0] = 0;
+    CHECK_EQ_INT(NPU_OK, npu_onnx_load(p, NULL, &g));
+    if (logbuf[0])
+        fprintf(stderr, "hub layout: %s\n", logbuf);
+    npu_graph_free(g);
+    g = NULL;
+    /* the data file linked to a file outside the tree's blobs folder */
+    CHECK(unlink(q) == 0);
+    CHECK(symlink("../../../other/2222", q) == 0);
+    logbuf[0] = 0;
+    CHECK(npu_onnx_load(p, NULL, &g) != NPU_OK);
+    CHECK(strstr(logbuf, "outside the model's folder") != NULL);
+    npu_graph_free(g);
+    char cmd[256];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", t);
+    CHECK(system(cmd) == 0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -295,5 +353,6 @@ main(int argc, char **argv)
     torch_fusions(argv[1]);
     tensor_files(argv[1]);
     dims_by_axis(argv[1]);
+    hub_layout(argv[1]);
     return npu_test_done("onnx_test");
 }

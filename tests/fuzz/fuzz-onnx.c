@@ -34,7 +34,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     struct npu_graph *g = NULL;
     struct npu_onnx_options o = {.dim_values = "batch=2,seq=3"};
-    if (npu_onnx_import(data, size, &o, &g) != NPU_OK)
+    enum npu_status st = npu_onnx_import(data, size, &o, &g);
+    if (st != NPU_OK)
         return 0;
     if (npu_graph_verify(g) != NPU_OK)
         abort(); /* an imported graph must always verify */
@@ -66,7 +67,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         bytes += npu_tensor_nbytes(&g->values[i]->t);
     if (g->nnodes <= 64 && bytes <= (1 << 16)) {
         struct npu_compile_options co = {.verify = 1};
-        enum npu_status st = npu_compile(g, &co);
+        st = npu_compile(g, &co);
         if (st == NPU_ERR_INTERNAL)
             abort(); /* a pass broke the graph */
     }

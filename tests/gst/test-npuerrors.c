@@ -256,6 +256,17 @@ GST_START_TEST (test_embed_setting_errors)
   expect_start_error ("npuembed", GST_RESOURCE_ERROR,
       GST_RESOURCE_ERROR_SETTINGS, "labels-file",
       "model", SIGLIP_TINY, "backend", "cpu", "label-embeddings", npy, NULL);
+  /* a std of 0 (it divides) and a two-number mean refuse to start
+   * (issue 17: they were replaced by 1 / ignored with a debug warning) */
+  expect_start_error ("npuembed", GST_LIBRARY_ERROR,
+      GST_LIBRARY_ERROR_SETTINGS, "std <0, 0, 0> has a zero value",
+      "model", SIGLIP_TINY, "backend", "cpu", "std", "<0,0,0>", NULL);
+  expect_start_error ("npuinfer", GST_LIBRARY_ERROR,
+      GST_LIBRARY_ERROR_SETTINGS, "std <0.5, 0, 0.5> has a zero value",
+      "model", SIGLIP_TINY, "backend", "cpu", "std", "<0.5,0,0.5>", NULL);
+  expect_start_error ("npuembed", GST_LIBRARY_ERROR,
+      GST_LIBRARY_ERROR_SETTINGS, "mean needs 1 or 3 numbers, got 2",
+      "model", SIGLIP_TINY, "backend", "cpu", "mean", "<0.5,0.5>", NULL);
 
   g_unlink (labels);
   g_unlink (npy);
@@ -389,6 +400,43 @@ GST_START_TEST (test_job_timeout)
 
 GST_END_TEST;
 
+/* The device failing (NPU_SIM_FAULT: the simulator backend's first submit
+ * fails as a driver error would): the frame fails the stream with an error
+ * naming it; a new start of the element runs again and outputs the frame. */
+GST_START_TEST (test_device_fault)
+{
+  GstBus *bus;
+  GstHarness *h;
+  GstBuffer *b;
+  gint round;
+
+  g_setenv ("NPU_PARTITION", "supported", TRUE);
+  for (round = 0; round < 2; round++) {
+    if (round == 0)
+      g_setenv ("NPU_SIM_FAULT", "submit:1", TRUE);
+    else
+      g_unsetenv ("NPU_SIM_FAULT");
+    h = harness_with_bus ("npuinfer backend=sim model=" SIGLIP_TINY, &bus);
+    gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=8,"
+        "height=8,framerate=30/1");
+    b = gst_buffer_new_allocate (NULL, 8 * 8 * 3, NULL);
+    gst_buffer_memset (b, 0, 0x40, gst_buffer_get_size (b));
+    fail_unless_equals_int (gst_harness_push (h, b), GST_FLOW_OK);
+    if (round == 0) {
+      expect_bus_error (bus, GST_STREAM_ERROR, GST_STREAM_ERROR_FAILED,
+          "i/o error");
+    } else {
+      b = gst_harness_pull (h);
+      fail_unless (b != NULL);
+      gst_buffer_unref (b);
+    }
+    harness_teardown_with_bus (h, bus);
+  }
+  g_unsetenv ("NPU_PARTITION");
+}
+
+GST_END_TEST;
+
 /* A buffer smaller than its caps say fails the frame with a STREAM error
  * instead of reading past its end. */
 GST_START_TEST (test_short_buffer)
@@ -422,6 +470,7 @@ npuerrors_suite (void)
   tcase_add_test (tc, test_unsupported_caps);
   tcase_add_test (tc, test_job_timeout);
   tcase_add_test (tc, test_short_buffer);
+  tcase_add_test (tc, test_device_fault);
   return s;
 }
 

@@ -341,7 +341,10 @@ main(int argc, char **argv)
                 return 2;
             }
             break;
-        case 'd': mo.dim_values = optarg; break;
+        case 'd':
+            mo.dim_values = optarg;
+            mo.strict_dims = true;
+            break;
         case 't':
             mo.cpu_threads = (int)strtol(optarg, &end, 10);
             if (*end || mo.cpu_threads < 0) {
@@ -417,6 +420,7 @@ main(int argc, char **argv)
 
     struct ests est = {0};
     bo.dim_values = mo.dim_values;
+    bo.strict_dims = mo.strict_dims;
     bo.cpu_threads = mo.cpu_threads;
     bo.on_lowered = collect_estimates;
     bo.on_lowered_user = &est;

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "npu/npu-common.h"
 #include "npu/npu-fp16.h"
@@ -33,7 +34,7 @@ static const char help_text[] =
     "    npu-run MODEL [--input NAME=FILE.npy]... [--output-dir DIR] [--backend NAME]\n"
     "            [--runs N] [--dims name=value,...] [--seed S] [--threads N]\n"
     "            [--core N] [--cache-dir DIR] [--cpu-cost MODEL] [--int-range LO,HI]\n"
-    "            [--quiet]\n"
+    "            [--max-memory SIZE] [--quiet]\n"
     "\n"
     "DESCRIPTION\n"
     "    Loads MODEL with npu_model_load(), creates one session, runs it --runs times\n"
@@ -74,6 +75,11 @@ static const char help_text[] =
     "        the board's CPU; board on sim). Sets NPU_CPU_COST.\n"
     "    --int-range LO,HI\n"
     "        Range [LO, HI) of random integer inputs (default 0,100).\n"
+    "    --max-memory SIZE\n"
+    "        Refuse, before allocating anything, a model whose inputs and outputs\n"
+    "        together need more than SIZE bytes (suffix K, M, G or T: powers of\n"
+    "        1024; 0 = no limit). Default: 80% of this machine's RAM. The error\n"
+    "        gives the sizes.\n"
     "    -q, --quiet\n"
     "        Print only errors and the timing line.\n"
     "    -h, --help\n"
@@ -124,6 +130,8 @@ struct opts {
     int threads;
     int core;
     int64_t int_lo, int_hi;
+    uint64_t max_memory; /* bytes; 0 = no limit */
+    bool max_memory_set;
     bool quiet;
     struct input_arg in[MAX_INPUT_ARGS];
     int nin;
@@ -243,6 +251,117 @@ sanitise_name(const char *name, int k, char *buf, size_t cap)
         buf[0] = '_';
 }
 
+/* "123", "512K", "8G" (powers of 1024). */
+static bool
+parse_size(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    if (!s || !*s || *s == '-' || *s == '+')
+        return false;
+    double v = strtod(s, &end);
+    if (errno || end == s || !(v >= 0))
+        return false;
+    int shift = 0;
+    switch (*end) {
+    case '\0': break;
+    case 'k':
+    case 'K':
+        shift = 10;
+        end++;
+        break;
+    case 'm':
+    case 'M':
+        shift = 20;
+        end++;
+        break;
+    case 'g':
+    case 'G':
+        shift = 30;
+        end++;
+        break;
+    case 't':
+    case 'T':
+        shift = 40;
+        end++;
+        break;
+    default: return false;
+    }
+    if (*end == 'B' || *end == 'i')
+        end += *end == 'i' && end[1] == 'B' ? 2 : 1;
+    if (*end)
+        return false;
+    v = ldexp(v, shift);
+    if (v >= 18446744073709551615.0)
+        return false;
+    *out = (uint64_t)v;
+    return true;
+}
+
+static void
+format_bytes(char *buf, size_t cap, uint64_t b)
+{
+    if (b >= (1ull << 30))
+        snprintf(buf, cap, "%.1f GiB", (double)b / (1ull << 30));
+    else if (b >= (1ull << 20))
+        snprintf(buf, cap, "%.1f MiB", (double)b / (1ull << 20));
+    else
+        snprintf(buf, cap, "%" PRIu64 " bytes", b);
+}
+
+/* The default budget: 80% of the machine's RAM (0 = unknown, no limit). */
+static uint64_t
+default_budget(uint64_t *ram)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGE_SIZE);
+    *ram = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : 0;
+    return *ram / 5 * 4;
+}
+
+/* Refuses a model whose inputs and outputs alone exceed the budget, before
+ * any of them is allocated (random input generation runs at ~10 s/GB and an
+ * oversized run would end with the OOM killer). Returns 0 or an exit status. */
+static int
+check_memory(const struct npu_model *m, const struct opts *o)
+{
+    uint64_t ram = 0, budget = o->max_memory_set ? o->max_memory : default_budget(&ram);
+    uint64_t tin = 0, tout = 0, big = 0;
+    const struct npu_io_info *bigi = NULL;
+    for (int pass = 0; pass < 2; pass++) {
+        int n = pass ? npu_model_num_outputs(m) : npu_model_num_inputs(m);
+        for (int k = 0; k < n; k++) {
+            const struct npu_io_info *io = pass ? npu_model_output(m, k) : npu_model_input(m, k);
+            struct npu_tensor t = {.dtype = io->dtype, .ndim = io->ndim};
+            memcpy(t.dims, io->dims, sizeof(io->dims));
+            int64_t nb = npu_tensor_nbytes(&t);
+            uint64_t b = nb < 0 ? UINT64_MAX / 4 : (uint64_t)nb;
+            *(pass ? &tout : &tin) += b;
+            if (b >= big) {
+                big = b;
+                bigi = io;
+            }
+        }
+    }
+    if (!budget || tin + tout <= budget)
+        return 0;
+    char a[32], bi[32], bo[32], bb[32], bg[32], r[32], shape[160];
+    format_bytes(a, sizeof(a), tin + tout);
+    format_bytes(bi, sizeof(bi), tin);
+    format_bytes(bo, sizeof(bo), tout);
+    format_bytes(bb, sizeof(bb), budget);
+    format_bytes(bg, sizeof(bg), big);
+    format_bytes(r, sizeof(r), ram);
+    format_shape(shape, sizeof(shape), bigi->ndim, bigi->dims);
+    fprintf(stderr,
+            "npu-run: the model's inputs and outputs need %s (inputs %s, outputs %s; the largest "
+            "is '%s', %s %s, %s), more than the memory budget of %s (%s%s%s); check --dims, or "
+            "raise --max-memory\n",
+            a, bi, bo, bigi->name ? bigi->name : "", npu_dtype_name(bigi->dtype), shape, bg, bb,
+            o->max_memory_set ? "--max-memory" : "80% of this machine's ",
+            o->max_memory_set ? "" : r, o->max_memory_set ? "" : " of RAM; --max-memory");
+    return 1;
+}
+
 static void
 usage_error(const char *fmt, const char *arg)
 {
@@ -254,7 +373,7 @@ usage_error(const char *fmt, const char *arg)
 static int
 parse_args(int argc, char **argv, struct opts *o)
 {
-    enum { OPT_CACHE = 256, OPT_INT_RANGE, OPT_CPU_COST };
+    enum { OPT_CACHE = 256, OPT_INT_RANGE, OPT_CPU_COST, OPT_MAX_MEM };
     static const struct option lopts[] = {
         {"input", required_argument, NULL, 'i'},
         {"output-dir", required_argument, NULL, 'o'},
@@ -267,6 +386,7 @@ parse_args(int argc, char **argv, struct opts *o)
         {"cache-dir", required_argument, NULL, OPT_CACHE},
         {"int-range", required_argument, NULL, OPT_INT_RANGE},
         {"cpu-cost", required_argument, NULL, OPT_CPU_COST},
+        {"max-memory", required_argument, NULL, OPT_MAX_MEM},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -355,6 +475,14 @@ parse_args(int argc, char **argv, struct opts *o)
             o->int_hi = hi;
             break;
         }
+        case OPT_MAX_MEM:
+            if (!parse_size(optarg, &o->max_memory)) {
+                usage_error("--max-memory wants a size such as 512M or 8G (0 = no limit), got '%s'",
+                            optarg);
+                return 2;
+            }
+            o->max_memory_set = true;
+            break;
         case 'h': fputs(help_text, stdout); return 0;
         default: fprintf(stderr, "Try 'npu-run --help'.\n"); return 2;
         }
@@ -596,6 +724,7 @@ main(int argc, char **argv)
         .cache_dir = o.cache_dir,
         .cpu_threads = o.threads,
         .dim_values = dims ? dims : o.dims,
+        .strict_dims = true,
     };
     st = npu_model_load(o.model, &mo, &m);
     free(dims);
@@ -616,7 +745,7 @@ main(int argc, char **argv)
     if (!o.quiet)
         printf("model  %s: %d input(s), %d output(s), backend %s\n", o.model, nin, nout,
                npu_model_backend(m));
-    if ((rc = prepare_inputs(m, &o, in, owned)))
+    if ((rc = check_memory(m, &o)) || (rc = prepare_inputs(m, &o, in, owned)))
         goto out_free;
 
     st = npu_session_create(m, o.core, &s);

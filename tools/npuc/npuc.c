@@ -7,10 +7,12 @@
  * partition decisions (--explain) or a summary of an existing artifact.
  * `npuc --help` is the manual.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "npu/npu-build.h"
 #include "npu/npu-evidence.h"
@@ -18,6 +20,49 @@
 #include "npu/npu-partition.h"
 #include "npu/npu-passes.h"
 #include "npu/npu-timing.h"
+
+/* -o must name a new path or an existing regular file that is not the model:
+ * the artifact is written to a temporary file and renamed over OUT, which
+ * would destroy the source model, and would replace a device node, FIFO,
+ * /dev/stdout or a symbolic link by a regular file. Checked before compiling;
+ * npu_npub_save checks the type again just before the rename. */
+static bool
+output_ok(const char *out, const char *model)
+{
+    struct stat so, sm;
+    if (lstat(out, &so)) {
+        if (errno == ENOENT)
+            return true;
+        fprintf(stderr, "npuc: -o %s: %s\n", out, strerror(errno));
+        return false;
+    }
+    if (S_ISLNK(so.st_mode)) {
+        fprintf(stderr,
+                "npuc: -o %s is a symbolic link; npuc replaces only a regular file or writes a "
+                "new one (give the link's target, or another path)\n",
+                out);
+        return false;
+    }
+    if (!S_ISREG(so.st_mode)) {
+        fprintf(stderr,
+                "npuc: -o %s exists and is not a regular file (%s); npuc would replace it by a "
+                "regular file\n",
+                out,
+                S_ISDIR(so.st_mode)    ? "a folder"
+                : S_ISCHR(so.st_mode)  ? "a character device"
+                : S_ISBLK(so.st_mode)  ? "a block device"
+                : S_ISFIFO(so.st_mode) ? "a FIFO"
+                : S_ISSOCK(so.st_mode) ? "a socket"
+                                       : "not a file");
+        return false;
+    }
+    if (!stat(model, &sm) && sm.st_dev == so.st_dev && sm.st_ino == so.st_ino) {
+        fprintf(stderr, "npuc: -o %s is the input model %s; refusing to overwrite it\n", out,
+                model);
+        return false;
+    }
+    return true;
+}
 
 static const char usage[] =
     "usage: npuc MODEL [-o OUT.npub] [--emit=ir] [--explain] [options]\n"
@@ -308,7 +353,7 @@ main(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    struct npu_build_options bo = {.no_cache = true};
+    struct npu_build_options bo = {.no_cache = true, .strict_dims = true};
     const char *out = NULL;
     bool emit_ir = false, explain = false, want_info = false, print = false, quiet = false;
     bool want_evidence = false;
@@ -408,6 +453,8 @@ main(int argc, char **argv)
         fprintf(stderr, "npuc: %s is already compiled (use --info to inspect it)\n", model);
         return 2;
     }
+    if (out && !output_ok(out, model))
+        return 2;
 
     struct npu_partition_report rep;
     memset(&rep, 0, sizeof(rep));

@@ -62,8 +62,13 @@ check_dim_spec(const char *spec)
         const char *eq = memchr(p, '=', len);
         char *e = NULL;
         long long x = eq ? strtoll(eq + 1, &e, 10) : -1;
-        if (!eq || eq == p || e != p + len || x < 0 || x > (1ll << 32)) {
+        if (!eq || eq == p) {
             npu_err(DOM, "dim_values: bad entry '%.*s' (expected name=value)", (int)len, p);
+            return NPU_ERR_INVALID;
+        }
+        if (e == eq + 1 || e != p + len || x < 0 || x > (1ll << 32)) {
+            npu_err(DOM, "dim_values: '%.*s': the size must be a whole number from 0 to 2^32",
+                    (int)len, p);
             return NPU_ERR_INVALID;
         }
         p += len + (end ? 1 : 0);
@@ -278,6 +283,62 @@ input_type(const Onnx__ValueInfoProto *vi, const char *dims_spec, struct npu_ten
     if (npu_tensor_nbytes(t) < 0 || npu_tensor_nbytes(t) > ((int64_t)1 << 36)) {
         npu_err(DOM, "input '%s': absurd size", name);
         return NPU_ERR_CORRUPT;
+    }
+    return NPU_OK;
+}
+
+/* A plain name in dim_values ("batch=4") must be the dim_param of some graph
+ * input: a misspelt name would otherwise be ignored silently and the dim left
+ * at 1. ("<input>:<axis>" entries are checked where they are used.) */
+static enum npu_status
+check_dim_names(const Onnx__GraphProto *gp, const char *spec, bool strict)
+{
+    for (const char *p = spec; p && *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        const char *eq = memchr(p, '=', len);
+        size_t nl = eq ? (size_t)(eq - p) : len;
+        bool found = memchr(p, ':', nl) != NULL;
+        for (size_t i = 0; !found && i < gp->n_input; i++) {
+            const Onnx__TypeProto *tp = gp->input[i]->type;
+            const Onnx__TypeProto__Tensor *tt =
+                tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ? tp->tensor_type
+                                                                            : NULL;
+            for (size_t k = 0; tt && tt->shape && !found && k < tt->shape->n_dim; k++) {
+                const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[k];
+                found = d &&
+                        d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+                        d->dim_param && strlen(d->dim_param) == nl && !strncmp(d->dim_param, p, nl);
+            }
+        }
+        if (!found) {
+            char names[256] = "";
+            size_t nlen = 0;
+            for (size_t i = 0; i < gp->n_input && nlen + 1 < sizeof(names); i++) {
+                const Onnx__TypeProto *tp = gp->input[i]->type;
+                const Onnx__TypeProto__Tensor *tt =
+                    tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ? tp->tensor_type
+                                                                                : NULL;
+                for (size_t k = 0; tt && tt->shape && k < tt->shape->n_dim; k++) {
+                    const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[k];
+                    if (!d ||
+                        d->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ||
+                        !d->dim_param || !*d->dim_param || strstr(names, d->dim_param))
+                        continue;
+                    int w = snprintf(names + nlen, sizeof(names) - nlen, "%s'%s'", nlen ? ", " : "",
+                                     d->dim_param);
+                    if (w < 0 || (size_t)w >= sizeof(names) - nlen)
+                        break;
+                    nlen += (size_t)w;
+                }
+            }
+            npu_log(strict ? NPU_LOG_ERROR : NPU_LOG_INFO, DOM,
+                    "dim_values: '%.*s' is not a symbolic dim of any input (%s%s)", (int)nl, p,
+                    nlen ? "the model's are " : "the model has none", names);
+            if (strict)
+                return NPU_ERR_INVALID;
+        }
+        p += len + (end ? 1 : 0);
     }
     return NPU_OK;
 }
@@ -699,6 +760,9 @@ build(struct onnx_ctx *c, const Onnx__ModelProto *m, const struct npu_onnx_optio
             return NPU_ERR_NOMEM;
     }
     char *dims_owned = NULL;
+    enum npu_status dst = check_dim_names(gp, o->dim_values, o->strict_dims);
+    if (dst)
+        return dst;
     const char *dims = bind_dims_by_axis(gp, o->dim_values, &dims_owned);
     if (!dims && o->dim_values)
         return NPU_ERR_INVALID; /* a conflict (logged), or out of memory */
@@ -866,6 +930,13 @@ npu_onnx_import(const void *data, size_t len, const struct npu_onnx_options *opt
     *out = NULL;
     enum npu_status st = check_dim_spec(o.dim_values);
     if (st)
+        return st;
+    if (!len) {
+        npu_err(DOM, "the model is empty (0 bytes): not an ONNX model");
+        return NPU_ERR_CORRUPT;
+    }
+    /* protobuf-c recurses once per nested message: measure first. */
+    if ((st = onnx_check_depth(data, len, NULL)))
         return st;
     Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, data);
     if (!m) {

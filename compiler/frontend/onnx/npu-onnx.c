@@ -52,8 +52,31 @@ parse_u64_str(const char *s, uint64_t *v)
     return true;
 }
 
+/* The Hugging Face hub cache keeps a download as
+ *   models--org--name/snapshots/<revision>/<files>  (symbolic links)
+ *   models--org--name/blobs/<hash>                  (their targets)
+ * so a model's external data resolves outside the model's folder. real is
+ * accepted when base (the model's real folder) lies in such a snapshot tree
+ * and real is a file directly in the blobs folder of the same tree. */
+static bool
+in_same_hub_tree(const char *base, const char *real)
+{
+    /* find ".../snapshots/<revision>" in base: the last "/snapshots/" */
+    const char *snap = NULL;
+    for (const char *p = strstr(base, "/snapshots/"); p; p = strstr(p + 1, "/snapshots/"))
+        snap = p;
+    if (!snap || snap == base || !snap[11] || snap[11] == '/')
+        return false;
+    size_t root = (size_t)(snap - base); /* ".../models--org--name" */
+    if (strncmp(real, base, root) || strncmp(real + root, "/blobs/", 7))
+        return false;
+    const char *blob = real + root + 7;
+    return *blob && !strchr(blob, '/');
+}
+
 /* Resolves an external-data location inside base_dir: relative, no "..", and
- * (after symlinks) still inside the folder. Returns a malloc'd real path. */
+ * (after symlinks) still inside the folder, or a blob of the same Hugging Face
+ * hub snapshot tree (in_same_hub_tree). Returns a malloc'd real path. */
 static char *
 resolve_external(const char *base_dir, const char *loc, const char *what)
 {
@@ -88,7 +111,8 @@ resolve_external(const char *base_dir, const char *loc, const char *what)
         real = realpath(joined, NULL);
         if (!real)
             npu_err(DOM, "%s: external data file '%s': %s", what, loc, strerror(errno));
-        else if (strncmp(real, base, bl) || (real[bl] != '/' && strcmp(base, "/"))) {
+        else if ((strncmp(real, base, bl) || (real[bl] != '/' && strcmp(base, "/"))) &&
+                 !in_same_hub_tree(base, real)) {
             npu_err(DOM, "%s: external data file '%s' resolves outside the model's folder", what,
                     loc);
             free(real);

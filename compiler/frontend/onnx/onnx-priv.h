@@ -13,6 +13,17 @@ enum npu_status onnx_tensor_to_npu(const Onnx__TensorProto *tp, const char *base
                                    const char *what, struct npu_graph *g, struct npu_tensor *out);
 enum npu_status onnx_read_file(const char *path, unsigned char **buf, size_t *len);
 
+/* The deepest nesting of a model's wire format (npu-onnx-depth.c). */
+struct onnx_depth {
+    int graphs;   /* GraphProtos inside one another (the main graph is 1) */
+    int messages; /* messages inside one another (the ModelProto is 0) */
+    bool capped;  /* stopped measuring: deeper than the figures say */
+};
+/* Measures the nesting of the serialized model (iteratively: safe for any
+ * input) and refuses, with a logged message naming the depth, one deeper than
+ * NPU_ONNX_MAX_GRAPH_DEPTH / NPU_ONNX_MAX_MESSAGE_DEPTH. out may be NULL. */
+enum npu_status onnx_check_depth(const void *data, size_t len, struct onnx_depth *out);
+
 /* Import state shared by the graph builder and the op upgrades. */
 struct onnx_ctx {
     struct npu_graph *g;

@@ -45,6 +45,7 @@ struct npu_npub; /* npu/npu-npub.h */
 
 struct npu_build_options {
     const char *dim_values; /* symbolic input dims ("batch=2") */
+    bool strict_dims;       /* an unknown name in dim_values is an error (npu-model.h) */
     const char *cache_dir;  /* NULL: $NPU_CACHE_DIR if set, else no cache */
     bool no_cache;          /* ignore the cache even if configured */
     int cpu_threads;        /* CPU op threads (partitioning measures with them) */

@@ -35,6 +35,11 @@ struct npu_model_options {
      * "<input>:<axis>=N", see npu-onnx.h); unnamed or unlisted symbolic dims
      * default to 1. NULL = all defaults. */
     const char *dim_values;
+    /* Refuse a plain name in dim_values that is no symbolic dim of the
+     * model's inputs (what a user typed: npu-run, npuc). Off, such a name is
+     * logged at info level and ignored (callers that pass one spec to many
+     * models). */
+    bool strict_dims;
 };
 
 struct npu_io_info {

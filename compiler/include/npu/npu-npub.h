@@ -66,6 +66,9 @@ struct npu_npub;
  * then renamed over path). meta may be NULL. */
 enum npu_status npu_npub_save(const struct npu_program *p, const struct npu_npub_meta *meta,
                               const char *path);
+/* npu_npub_save with flags (NPU_NPUB_QUIET: a failure is logged as a warning). */
+enum npu_status npu_npub_save_ex(const struct npu_program *p, const struct npu_npub_meta *meta,
+                                 const char *path, unsigned flags);
 /* Same into a malloc'd buffer (free() it). */
 enum npu_status npu_npub_encode(const struct npu_program *p, const struct npu_npub_meta *meta,
                                 void **buf, size_t *len);
@@ -73,9 +76,11 @@ enum npu_status npu_npub_encode(const struct npu_program *p, const struct npu_np
 /* Loads and validates an artifact. err (may be NULL) receives the reason of a
  * refusal, which is also logged. */
 enum npu_status npu_npub_load(const char *path, struct npu_npub **out, char *err, size_t err_len);
-/* Flags of npu_npub_load_ex. */
+/* Flags of npu_npub_load_ex and npu_npub_save_ex. */
 enum npu_npub_load_flags {
-    NPU_NPUB_QUIET = 1u << 0, /* do not log a refusal (err still says why) */
+    /* load: do not log a refusal (err still says why); save: log a file-system
+     * failure as a warning (an optional write such as the compile cache) */
+    NPU_NPUB_QUIET = 1u << 0,
 };
 enum npu_status npu_npub_load_ex(const char *path, struct npu_npub **out, char *err, size_t err_len,
                                  unsigned flags);

@@ -32,7 +32,21 @@ struct npu_onnx_options {
      * the model file's folder when this is NULL; npu_onnx_import refuses
      * external data when it is NULL. */
     const char *base_dir;
+    /* Refuse a plain name in dim_values ("batch=4") that is the dim_param of
+     * no graph input; off, it is logged at info level and ignored. */
+    bool strict_dims;
 };
+
+/* Nesting limits, checked on the wire format before protobuf-c decodes the
+ * model (its decoder recurses once per nested message with no limit, so a
+ * deeper file would overflow the stack): subgraphs (If/Loop/Scan bodies)
+ * inside subgraphs, and protobuf messages of any kind inside one another. A
+ * model at the limits decodes on a thread with a 256 KB stack: protobuf-c
+ * needs ~1.25 KB of stack per level (measured: 204 levels overflow 256 KB),
+ * so 128 levels leave half the stack to the caller. Real models nest a few
+ * levels. */
+#define NPU_ONNX_MAX_GRAPH_DEPTH 32
+#define NPU_ONNX_MAX_MESSAGE_DEPTH 128
 
 /* Reads and imports a .onnx file. *out is NULL on failure. */
 enum npu_status npu_onnx_load(const char *path, const struct npu_onnx_options *opts,
