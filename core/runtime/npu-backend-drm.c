@@ -47,6 +47,7 @@ npu_drm_errno_status(int r)
     case -EACCES:
     case -EPERM: return NPU_ERR_PERMISSION;
     case -ETIMEDOUT: return NPU_ERR_TIMEOUT;
+    case -EIO: return NPU_ERR_IO;
     case -EBUSY: return NPU_ERR_BUSY;
     case -ENODEV:
     case -ENXIO: return NPU_ERR_NO_DEVICE;

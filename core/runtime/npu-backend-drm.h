@@ -43,7 +43,8 @@ enum npu_status npu_drm_find_node(const char *subdir, const char *const *prefixe
 int npu_drm_ioctl(int fd, unsigned long request, void *arg);
 
 /* The status for a failed ioctl's -errno: ENOMEM/ENOSPC no memory, EACCES/EPERM permission,
- * ETIMEDOUT timeout, EBUSY busy, ENODEV/ENXIO no device, anything else invalid. */
+ * ETIMEDOUT timeout, EIO I/O error, EBUSY busy, ENODEV/ENXIO no device, anything else
+ * invalid. */
 enum npu_status npu_drm_errno_status(int r);
 
 /* Milliseconds from the environment variable name, or def if unset or malformed. */

@@ -6,7 +6,9 @@
  * npu_session_create / npu_session_run (no crash, and under ASan no leak),
  * and the same session's next run works (after a timed-out wait, once the
  * job has finished: BUSY until then) and gives the same outputs as a run that
- * never failed. Argument: the test models folder (siglip_tiny).
+ * never failed. Arguments: the test models folder (siglip_tiny), then the
+ * backend: sim (default), or rknpu / rocket through the kernel double, whose
+ * NPU_KDOUBLE_FAULT fails the same calls as ioctls (-EIO, -ETIMEDOUT, -ENOMEM).
  */
 #include <stdlib.h>
 #include <unistd.h>
@@ -14,10 +16,13 @@
 #include "npu-test.h"
 #include "npu/npu-model.h"
 
+static const char *backend = "sim";
+static const char *fault_var = "NPU_SIM_FAULT";
+
 static struct npu_model *
 load(const char *path)
 {
-    struct npu_model_options o = {.backend = "sim"};
+    struct npu_model_options o = {.backend = backend};
     struct npu_model *m = NULL;
     CHECK_EQ_INT(NPU_OK, npu_model_load(path, &o, &m));
     return m;
@@ -54,24 +59,30 @@ static void
 check_fault(const char *model, const char *spec, enum npu_status want_run,
             enum npu_status want_create, const struct npu_tensor *ref)
 {
+    /* rknpu's wait is a blocking SUBMIT (polling a fence fd is no ioctl to fail) */
+    bool blocking = !strcmp(backend, "rknpu") && !strncmp(spec, "wait", 4);
+    if (blocking)
+        setenv("NPU_RKNPU_FENCE", "0", 1);
     struct npu_model *m = load(model);
     struct npu_session *s = NULL;
+    if (blocking)
+        unsetenv("NPU_RKNPU_FENCE");
     if (!m)
         return;
-    setenv("NPU_SIM_FAULT", spec, 1);
+    setenv(fault_var, spec, 1);
     enum npu_status st = npu_session_create(m, 0, &s);
     if (want_create) {
         CHECK_EQ_INT(want_create, st);
         CHECK(s == NULL);
         npu_session_destroy(s);
         s = NULL;
-        unsetenv("NPU_SIM_FAULT");
+        unsetenv(fault_var);
         /* the next session works */
         CHECK_EQ_INT(NPU_OK, npu_session_create(m, 0, &s));
     } else {
         CHECK_EQ_INT(NPU_OK, st);
         CHECK_EQ_INT(want_run, run_once(m, s, NULL));
-        unsetenv("NPU_SIM_FAULT");
+        unsetenv(fault_var);
     }
     /* after a timed-out wait the job may still be running on the simulator's
      * core: the session answers BUSY until it has finished, then runs */
@@ -92,13 +103,17 @@ int
 main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: test-faults MODELS_DIR\n");
+        fprintf(stderr, "usage: test-faults MODELS_DIR [sim|rknpu|rocket]\n");
         return 2;
     }
+    if (argc > 2)
+        backend = argv[2];
+    if (strcmp(backend, "sim"))
+        fault_var = "NPU_KDOUBLE_FAULT";
     char model[1024];
     snprintf(model, sizeof(model), "%s/siglip_tiny/model.onnx", argv[1]);
     setenv("NPU_PARTITION", "supported", 1); /* NPU jobs, whatever the cost model says */
-    unsetenv("NPU_SIM_FAULT");
+    unsetenv(fault_var);
 
     struct npu_model *m = load(model);
     struct npu_session *s = NULL;
@@ -115,5 +130,7 @@ main(int argc, char **argv)
     check_fault(model, "bo:2", NPU_OK, NPU_ERR_NOMEM, &ref);
 
     free(ref.data);
-    return npu_test_done("faults");
+    char name[64];
+    snprintf(name, sizeof(name), "faults-%s", backend);
+    return npu_test_done(name);
 }

@@ -70,6 +70,35 @@ kd_dmesg(const char *drv, const char *fmt, ...)
         fprintf(stderr, "[kdouble] %s: %s\n", drv, line);
 }
 
+/* NPU_KDOUBLE_FAULT="submit:N,bo:M,wait:K" (the spec of NPU_SIM_FAULT): true when this
+ * call is the Nth/Mth/Kth of its kind in the process, counted from when the variable last
+ * changed; 1-based, 0 or absent = never. Logged as a kernel line. */
+static long fault_seen[KD_FAULT_COUNT];
+static char fault_spec[128];
+static pthread_mutex_t fault_lock = PTHREAD_MUTEX_INITIALIZER;
+
+bool
+kd_fault_now(enum kd_fault kind)
+{
+    static const char *const names[KD_FAULT_COUNT] = {"submit:", "bo:", "wait:"};
+    const char *spec = getenv("NPU_KDOUBLE_FAULT");
+    if (!spec || !*spec)
+        return false;
+    const char *p = strstr(spec, names[kind]);
+    long at = p ? strtol(p + strlen(names[kind]), NULL, 10) : 0;
+    pthread_mutex_lock(&fault_lock);
+    if (strncmp(spec, fault_spec, sizeof(fault_spec) - 1)) {
+        snprintf(fault_spec, sizeof(fault_spec), "%s", spec);
+        memset(fault_seen, 0, sizeof(fault_seen));
+    }
+    long n = ++fault_seen[kind];
+    pthread_mutex_unlock(&fault_lock);
+    if (at <= 0 || n != at)
+        return false;
+    kd_dmesg("kdouble", "NPU_KDOUBLE_FAULT: failing %s call %ld on purpose", names[kind], n);
+    return true;
+}
+
 /* copy_from_user / copy_to_user: the kernel never faults on a bad user pointer, it returns
  * -EFAULT. process_vm_readv/writev on our own pid report an inaccessible range the same
  * way without touching it. */

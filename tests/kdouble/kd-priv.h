@@ -132,6 +132,11 @@ extern struct kd_state kd;
 /* Kernel log ("dmesg"): printed to stderr unless NPU_KDOUBLE_QUIET=1, last line kept. */
 void kd_dmesg(const char *drv, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Fault injection (NPU_KDOUBLE_FAULT, see kd-core.c): true when this submit / buffer
+ * creation / wait is the one to fail. One count per kind for the process, both drivers. */
+enum kd_fault { KD_FAULT_SUBMIT, KD_FAULT_BO, KD_FAULT_WAIT, KD_FAULT_COUNT };
+bool kd_fault_now(enum kd_fault kind);
+
 /* User memory access as copy_from_user/copy_to_user: -EFAULT when not accessible. */
 int kd_copy_from_user(void *dst, uint64_t uptr, size_t n);
 int kd_copy_to_user(uint64_t uptr, const void *src, size_t n);

@@ -106,7 +106,9 @@ mem_create_common(struct kd_file *f, struct npu_rknpu_mem_create *a, bool v0)
             pthread_mutex_unlock(&kd.lock);
             return -ENOMEM;
         }
-        o = kd_obj_new(f->npu, a->size, (a->flags & NPU_RKNPU_MEM_CACHEABLE) != 0, false, 0);
+        o = kd_fault_now(KD_FAULT_BO)
+                ? NULL
+                : kd_obj_new(f->npu, a->size, (a->flags & NPU_RKNPU_MEM_CACHEABLE) != 0, false, 0);
         if (!o) {
             pthread_mutex_unlock(&kd.lock);
             kd_dmesg(DRV, "failed to allocate %llu buffer.", (unsigned long long)a->size);
@@ -294,6 +296,12 @@ static int
 rknpu_submit(struct kd_file *f, void *karg)
 {
     struct npu_rknpu_submit *a = karg;
+    /* NPU_KDOUBLE_FAULT submit: -EIO. The facts give rknpu no errno for a job that fails
+     * other than by hanging (a hang is -ETIMEDOUT from the wait, the "wait" fault below;
+     * commit failures are -EINVAL, the caller's fault): -EIO is the kernel's generic
+     * hardware I/O error, and the backends report it as NPU_ERR_IO like NPU_SIM_FAULT. */
+    if (kd_fault_now(KD_FAULT_SUBMIT))
+        return -EIO;
     if (a->task_number == 0) {
         kd_dmesg(DRV, "invalid rknpu task number!");
         return -EINVAL;
@@ -467,6 +475,11 @@ rknpu_submit(struct kd_file *f, void *karg)
         return -ETIMEDOUT;
     }
     int r = kjob_finish(j, true);
+    /* NPU_KDOUBLE_FAULT wait (a blocking submit is rknpu's wait; a fence fd's poll is no
+     * ioctl and is not counted): rknpu_job_wait giving up, -ETIMEDOUT (facts §4.1). The job
+     * has run to its end here, so the next one starts at once. */
+    if (!r && kd_fault_now(KD_FAULT_WAIT))
+        r = -ETIMEDOUT;
     a->task_counter = j->args.task_counter;
     a->hw_elapse_time = j->args.hw_elapse_time;
     kjob_free(j);

@@ -116,7 +116,8 @@ rocket_create_bo(struct kd_file *f, void *karg)
     if (!iova_alloc(f->npu, size, &iova)) {
         r = -ENOSPC;
     } else {
-        struct kd_obj *o = kd_obj_new(f->npu, size, true, true, iova);
+        struct kd_obj *o =
+            kd_fault_now(KD_FAULT_BO) ? NULL : kd_obj_new(f->npu, size, true, true, iova);
         if (!o) {
             r = -ENOMEM;
         } else {
@@ -242,6 +243,12 @@ rocket_submit(struct kd_file *f, void *karg)
     }
     if (a->job_count > (1u << 20))
         return -ENOMEM;
+    /* NPU_KDOUBLE_FAULT submit: -EIO before any job is queued. Rocket reports no job's
+     * failure to userspace (facts §4.2: SUBMIT drops a job's errors, a hung job is reset and
+     * its fence signalled), so there is no rocket errno to copy: -EIO, the kernel's generic
+     * hardware I/O error, which the backends report as NPU_ERR_IO like NPU_SIM_FAULT. */
+    if (kd_fault_now(KD_FAULT_SUBMIT))
+        return -EIO;
     struct npu_rocket_job *jobs = calloc(a->job_count, sizeof(*jobs));
     if (!jobs)
         return -ENOMEM;
@@ -427,7 +434,12 @@ rocket_prep_bo(struct kd_file *f, void *karg)
     }
     o->refs++;
     int r = 0;
-    while (o->write_fence && !o->write_fence->signaled) {
+    /* NPU_KDOUBLE_FAULT wait: PREP_BO's -ETIMEDOUT as when the deadline passes (facts
+     * §4.2), at once; the job runs on. Counted: a PREP_BO that may wait (a timeout ahead)
+     * on a BO some job wrote, i.e. a wait for a job, not a plain cache sync. */
+    if (!poll && o->write_fence && kd_fault_now(KD_FAULT_WAIT))
+        r = -ETIMEDOUT;
+    while (!r && o->write_fence && !o->write_fence->signaled) {
         if (poll) {
             r = -EBUSY;
             break;
