@@ -6,7 +6,8 @@
  * checks the result against a plain C reference; it prints PASS/FAIL per check and the
  * job time (measured by the driver where it reports one, else modeled, timing model v1).
  *
- *   npu-selftest [-b BACKEND] STEP...     STEP: info eltwise matmul conv golden multicore all
+ *   npu-selftest [-b BACKEND] [--report FILE] STEP...
+ *       STEP: info eltwise matmul conv golden multicore chain dma all
  *   npu-selftest -b rknpu golden [--golden DIR] [--big]
  *
  * Steps: info (backends probed, device opened); eltwise (A.2 int8 and fp16 adds, one DPU
@@ -14,7 +15,11 @@
  * golden (every mtx-matmul golden stream regenerated at this device's addresses, checked
  * against the captured bytes, run and checked against the reference; --big adds the
  * 128 MB weight one); multicore (three jobs on cores 0/1/2 at once, then one matmul split
- * over three cores in one mask-7 submit).
+ * over three cores in one mask-7 submit); chain (chains of 1 ... 2000 tiny fp16 adds, one
+ * submit each, every output checked; least squares gives the per-task and per-submit cost);
+ * dma (a 4 MiB-operand fp16 add on each core: bytes moved per second). --report writes the
+ * JSON report of docs/hardware.md ("The bring-up report"): the backend, the device, each
+ * step's PASS/FAIL counts and the fitted figures, each measured, modeled or host-timed.
  */
 #include <dirent.h>
 #include <math.h>
@@ -27,6 +32,7 @@
 #include "npu-layout.h"
 #include "npu-mc-matmul.h"
 #include "npu-refprog.h"
+#include "npu/npu-timing.h"
 
 #ifndef NPU_SELFTEST_GOLDEN_DIR
 #define NPU_SELFTEST_GOLDEN_DIR "tests/golden/vectors"
@@ -36,6 +42,30 @@ static struct npu_device *dev;
 static unsigned n_pass, n_fail;
 static const char *golden_dir = NPU_SELFTEST_GOLDEN_DIR;
 static bool big;
+static const char *report_path;
+
+/* Where a figure's times come from: the driver's measurement of the job, the simulator's
+ * timing model, or the host's wall clock from submit to completion (the vendor driver
+ * reports no time for a job waited on through its fence, as the rknpu backend does). */
+enum time_src { SRC_MEASURED, SRC_MODELED, SRC_HOST };
+
+static const char *const src_names[] = {"measured", "modeled", "host"};
+
+/* What the report of --report holds beyond the PASS/FAIL counts (docs/hardware.md,
+ * "The bring-up report"). */
+#define MAX_STEPS 16
+static struct {
+    const char *name;
+    unsigned pass, fail;
+} step_counts[MAX_STEPS];
+static unsigned n_step_counts;
+static struct npu_device_info dev_info;
+static bool have_chain;
+static enum time_src chain_src;
+static double fit_task_s, fit_submit_s;
+static bool have_dma[NPU_SUBCORE_SLOTS];
+static enum time_src dma_src[NPU_SUBCORE_SLOTS];
+static double dma_bps[NPU_SUBCORE_SLOTS];
 
 static void report(bool ok, const char *fmt, ...) NPU_PRINTF(2, 3);
 
@@ -61,9 +91,37 @@ time_str(const struct npu_job_result *r, char *buf, size_t n)
     if (r->hw_elapsed_s > 0)
         snprintf(buf, n, "%.1f us measured by the driver", r->hw_elapsed_s * 1e6);
     else if (r->timing_valid)
-        snprintf(buf, n, "%.1f us modeled (timing model v1)", r->modeled_s * 1e6);
+        snprintf(buf, n, "%.1f us modeled (%s)", r->modeled_s * 1e6, npu_timing_model()->label);
     else
         snprintf(buf, n, "%.1f us host wait", r->host_s * 1e6);
+    return buf;
+}
+
+/* The job's time for the fits, from the best source it has; *src says which. */
+static double
+job_time(const struct npu_job_result *r, enum time_src *src)
+{
+    if (r->hw_elapsed_s > 0) {
+        *src = SRC_MEASURED;
+        return r->hw_elapsed_s;
+    }
+    if (r->timing_valid) {
+        *src = SRC_MODELED;
+        return r->modeled_s;
+    }
+    *src = SRC_HOST;
+    return r->host_s;
+}
+
+static const char *
+time_kind(enum time_src src)
+{
+    static char buf[64];
+    if (src == SRC_MEASURED)
+        return "measured by the driver";
+    if (src == SRC_HOST)
+        return "host wall time, submit to completion";
+    snprintf(buf, sizeof(buf), "modeled (%s)", npu_timing_model()->label);
     return buf;
 }
 
@@ -529,11 +587,238 @@ step_multicore(void)
            p3.est_single_s * 1e6);
 }
 
+/* Fills n fp16 values of x and y with small numbers whose sums fp16 holds exactly. */
+static void
+fill_fp16(uint16_t *x, uint16_t *y, size_t n, uint32_t seed)
+{
+    for (size_t i = 0; i < n; i++) {
+        x[i] = npu_fp32_to_fp16(((int)(trand(&seed) % 201) - 100) / 4.0f);
+        y[i] = npu_fp32_to_fp16(((int)(trand(&seed) % 201) - 100) / 4.0f);
+    }
+}
+
+/* Counts the elements of z that are not x + y (exact: quarters below 50 add exactly). */
+static size_t
+count_wrong_fp16(const uint16_t *x, const uint16_t *y, const uint16_t *z, size_t n)
+{
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += npu_fp16_to_fp32(z[i]) != npu_fp16_to_fp32(x[i]) + npu_fp16_to_fp32(y[i]);
+    return bad;
+}
+
+/* Per-task and per-submit cost: chains of 1, 2, 4, ... 1024 and 2000 identical tiny fp16
+ * adds (the eltwise step's task at 8 pixels x 8 channels, so that a task's data takes a few
+ * ns and its time is the task overhead), chained through the PC by npu_image_chain(), each
+ * chain one submit. Least squares of time = submit + n * task over the chains. */
+#define CHAIN_RUNS 3
+
+static void
+step_chain(void)
+{
+    static const unsigned lens[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2000};
+    const uint32_t W = 8, C = 8;
+    size_t bytes = npu_nc1hwc2_bytes(2, C, 1, W);
+    struct npu_bo *b[3] = {0};
+    for (int i = 0; i < 3; i++)
+        if (npu_bo_create(dev, bytes, 0, &b[i]) != NPU_OK) {
+            report(false, "chain: cannot create buffers");
+            goto out;
+        }
+    uint16_t *x = npu_bo_map(b[0]), *y = npu_bo_map(b[1]), *z = npu_bo_map(b[2]);
+    fill_fp16(x, y, bytes / 2, 77);
+    double sn = 0, st_ = 0, snn = 0, snt = 0;
+    unsigned n_pts = 0;
+    enum time_src src = SRC_MODELED;
+    bool mixed = false;
+    for (size_t li = 0; li < NPU_ARRAY_SIZE(lens); li++) {
+        unsigned n = lens[li];
+        struct npu_stream s;
+        npu_stream_init(&s);
+        struct npu_ref_eltwise p = {.op = NPU_REF_EW_ADD,
+                                    .precision = NPU_PRECISION_FP16,
+                                    .w = W,
+                                    .c = C,
+                                    .fp32_internal = -1,
+                                    .x = {0, 0},
+                                    .y = {1, 0},
+                                    .z = {2, 0}};
+        for (unsigned t = 0; t < n; t++)
+            npu_ref_eltwise_emit(&s, &p);
+        /* The fastest of a few runs: a wall clock is disturbed only upwards. */
+        enum npu_status st = NPU_OK;
+        struct npu_job_result r;
+        size_t bad = 0;
+        double t = 0;
+        enum time_src m = SRC_MODELED;
+        for (unsigned rep = 0; rep < CHAIN_RUNS && st == NPU_OK; rep++) {
+            memset(z, 0, bytes);
+            memset(&r, 0, sizeof(r));
+            st = run_stream(&s, b, 3, &r);
+            bad += st == NPU_OK ? count_wrong_fp16(x, y, z, bytes / 2) : 0;
+            double ti = st == NPU_OK ? job_time(&r, &m) : 0;
+            t = rep == 0 || ti < t ? ti : t;
+        }
+        npu_stream_fini(&s);
+        if (st == NPU_OK && t > 0) {
+            if (n_pts && m != src)
+                mixed = true;
+            src = m;
+            sn += n;
+            st_ += t;
+            snn += (double)n * n;
+            snt += n * t;
+            n_pts++;
+        }
+        report(st == NPU_OK && !bad && t > 0,
+               "chain of %u fp16 add tasks, one submit, %u runs: %s%s%zu wrong (fastest %.1f us "
+               "%s)",
+               n, CHAIN_RUNS, st == NPU_OK ? "" : r.message, st == NPU_OK ? "" : "; ", bad, t * 1e6,
+               time_kind(m));
+    }
+    double den = n_pts * snn - sn * sn;
+    if (n_pts < 2 || den <= 0 || mixed) {
+        report(false, "chain: no fit (%u timed chains%s)", n_pts,
+               mixed ? ", their times from different sources" : "");
+        goto out;
+    }
+    fit_task_s = (n_pts * snt - sn * st_) / den;
+    fit_submit_s = (st_ - fit_task_s * sn) / n_pts;
+    chain_src = src;
+    have_chain = true;
+    printf("      fit time = submit_overhead + n x task_cost over %u chains (%s):\n", n_pts,
+           time_kind(src));
+    printf("      task_cost %.3f us, submit_overhead %.3f us\n", fit_task_s * 1e6,
+           fit_submit_s * 1e6);
+    /* A host-timed intercept is the host's submit path plus noise, not a hardware figure:
+     * only its slope must be positive (docs/hardware.md, "The bring-up report"). */
+    report(fit_task_s > 0 && (fit_submit_s > 0 || src == SRC_HOST),
+           "chain: fitted task cost positive%s",
+           src == SRC_HOST ? " (host wall time: the submit overhead is not checked)"
+                           : ", submit overhead positive");
+out:
+    for (int i = 0; i < 3; i++)
+        npu_bo_destroy(b[i]);
+}
+
+/* Per-core DMA bandwidth: one large fp16 add (two 4 MiB operands in, one out, a DPU
+ * flying-mode task, facts A.2) per core, bytes moved over the task's share of the job time
+ * (the job time less the chain step's fitted submit and task overheads when it ran). */
+static void
+step_dma(void)
+{
+    const uint32_t W = 256, H = 256, C = 32;
+    size_t bytes = npu_nc1hwc2_bytes(2, C, H, W);
+    unsigned cores = dev_info.n_cores < NPU_SUBCORE_SLOTS ? dev_info.n_cores : NPU_SUBCORE_SLOTS;
+    struct npu_bo *b[5] = {0};
+    for (int i = 0; i < 5; i++)
+        if (npu_bo_create(dev,
+                          i == 3   ? 4096
+                          : i == 4 ? 40
+                                   : bytes,
+                          i == 4 ? NPU_BO_TASKS : 0, &b[i]) != NPU_OK) {
+            report(false, "dma: cannot create buffers");
+            goto out;
+        }
+    uint16_t *x = npu_bo_map(b[0]), *y = npu_bo_map(b[1]), *z = npu_bo_map(b[2]);
+    fill_fp16(x, y, bytes / 2, 91);
+    uint32_t en = NPU_OP_EN_DPU | NPU_OP_EN_DPU_RDMA;
+    struct tprog p = {.n = 0};
+    struct fly f = {.prec = NPU_PRECISION_FP16,
+                    .W = W,
+                    .H = H,
+                    .C = C,
+                    .x = npu_bo_iova(b[0]),
+                    .y = npu_bo_iova(b[1]),
+                    .z = npu_bo_iova(b[2])};
+    f.ew_cfg = DPU_EW_CFG_EW_DATA_MODE(1) | DPU_EW_CFG_EDATA_SIZE(NPU_ELEM_SIZE_16BIT) |
+               DPU_EW_CFG_EW_ALU_ALGO(NPU_ALU_ALGO_ADD) | DPU_EW_CFG_EW_RELU_BYPASS(1) |
+               DPU_EW_CFG_EW_LUT_BYPASS(1) | DPU_EW_CFG_EW_OP_SRC(1);
+    tp_fly(&p, &f);
+    tp_tail(&p, 0, 0, en);
+    uint32_t body = tp_store(b[3], 0, &p);
+    td_set(b[4], 0, en, body, npu_bo_iova(b[3]));
+    double moved = 3.0 * (double)bytes;
+    for (unsigned core = 0; core < cores; core++) {
+        memset(z, 0, bytes);
+        struct npu_submit s = ts_submit(b[4], 0, 1, 1u << core);
+        struct npu_job_result r;
+        memset(&r, 0, sizeof(r));
+        enum npu_status st = ts_run(dev, &s, &r, r.message, sizeof(r.message));
+        size_t bad = st == NPU_OK ? count_wrong_fp16(x, y, z, bytes / 2) : 0;
+        enum time_src m = SRC_MODELED;
+        double t = st == NPU_OK ? job_time(&r, &m) : 0;
+        double fixed = have_chain && chain_src == m ? fit_submit_s + fit_task_s : 0;
+        double bps = t - fixed > 0 ? moved / (t - fixed) : 0;
+        if (st == NPU_OK && !bad && bps > 0) {
+            have_dma[core] = true;
+            dma_src[core] = m;
+            dma_bps[core] = bps;
+        }
+        report(st == NPU_OK && !bad && bps > 0,
+               "dma core %u: fp16 add %ux%ux%u, %.1f MB moved in %.1f us%s: %.2f GB/s (%s)%s%s",
+               core, W, H, C, moved / 1e6, t * 1e6, fixed > 0 ? " less the fitted overheads" : "",
+               bps / 1e9, time_kind(m), st == NPU_OK ? "" : "; ", st == NPU_OK ? "" : r.message);
+        if (bad)
+            printf("      %zu of %zu outputs wrong\n", bad, bytes / 2);
+    }
+out:
+    for (int i = 0; i < 5; i++)
+        npu_bo_destroy(b[i]);
+}
+
+/* The report of --report: JSON, format in docs/hardware.md ("The bring-up report"). */
+static int
+write_report(const char *path, const char *backend)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "npu-selftest: cannot write %s\n", path);
+        return -1;
+    }
+    const struct npu_timing_model *tm = npu_timing_model();
+    fprintf(f, "{\n  \"format\": \"opennpu-bringup-report\",\n  \"version\": 1,\n");
+    fprintf(f, "  \"backend\": \"%s\",\n  \"backend_requested\": \"%s\",\n", dev_info.backend,
+            backend);
+    fprintf(f,
+            "  \"device\": {\"n_cores\": %u, \"hw_version\": %u, \"drv_version\": %u, "
+            "\"timing_model\": \"%s\"},\n",
+            dev_info.n_cores, dev_info.hw_version, dev_info.drv_version, dev_info.timing_model);
+    fprintf(f, "  \"steps\": {");
+    for (unsigned i = 0; i < n_step_counts; i++)
+        fprintf(f, "%s\n    \"%s\": {\"pass\": %u, \"fail\": %u}", i ? "," : "",
+                step_counts[i].name, step_counts[i].pass, step_counts[i].fail);
+    fprintf(f, "\n  },\n  \"pass\": %u,\n  \"fail\": %u,\n", n_pass, n_fail);
+    fprintf(f, "  \"figures\": {\n");
+    if (have_chain)
+        fprintf(f,
+                "    \"task_overhead_s\": {\"value\": %.6e, \"source\": \"%s\"},\n"
+                "    \"submit_overhead_s\": {\"value\": %.6e, \"source\": \"%s\"},\n",
+                fit_task_s, src_names[chain_src], fit_submit_s, src_names[chain_src]);
+    fprintf(f, "    \"dma_bytes_per_s_core\": [");
+    bool first = true;
+    for (unsigned c = 0; c < NPU_SUBCORE_SLOTS; c++) {
+        if (!have_dma[c])
+            continue;
+        fprintf(f, "%s\n      {\"core\": %u, \"value\": %.6e, \"source\": \"%s\"}",
+                first ? "" : ",", c, dma_bps[c], src_names[dma_src[c]]);
+        first = false;
+    }
+    fprintf(f, "%s]\n  },\n", first ? "" : "\n    ");
+    /* The table row the modeled figures follow, so that a checker can compare them. */
+    fprintf(f,
+            "  \"timing_model\": {\"name\": \"%s\", \"label\": \"%s\", \"task_overhead_s\": "
+            "%.6e, \"submit_overhead_s\": %.6e, \"dma_bytes_per_s_core\": %.6e}\n}\n",
+            tm->name, tm->label, tm->task_overhead_s, tm->submit_overhead_s,
+            tm->dma_bytes_per_s_core);
+    return fclose(f) == 0 ? 0 : -1;
+}
+
 static int
 usage(FILE *f)
 {
     fprintf(f, "usage: npu-selftest [-b auto|sim|rknpu|rocket] [--golden DIR] [--big] "
-               "info|eltwise|matmul|conv|golden|multicore|all ...\n");
+               "[--report FILE] info|eltwise|matmul|conv|golden|multicore|chain|dma|all ...\n");
     return f == stdout ? 0 : 2;
 }
 
@@ -548,6 +833,8 @@ main(int argc, char **argv)
             backend = argv[++i];
         else if (!strcmp(argv[i], "--golden") && i + 1 < argc)
             golden_dir = argv[++i];
+        else if (!strcmp(argv[i], "--report") && i + 1 < argc)
+            report_path = argv[++i];
         else if (!strcmp(argv[i], "--big"))
             big = true;
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
@@ -571,9 +858,11 @@ main(int argc, char **argv)
                 npu_status_str(st));
         return 1;
     }
+    npu_device_get_info(dev, &dev_info);
     for (int i = 0; i < n_steps; i++) {
         bool all = !strcmp(steps[i], "all");
         bool known = false;
+        unsigned pass0 = n_pass, fail0 = n_fail;
         if (all || !strcmp(steps[i], "info"))
             known = true, step_info();
         if (all || !strcmp(steps[i], "eltwise"))
@@ -586,12 +875,24 @@ main(int argc, char **argv)
             known = true, step_golden();
         if (all || !strcmp(steps[i], "multicore"))
             known = true, step_multicore();
+        if (all || !strcmp(steps[i], "chain"))
+            known = true, step_chain();
+        if (all || !strcmp(steps[i], "dma"))
+            known = true, step_dma();
         if (!known) {
             npu_device_close(dev);
             return usage(stderr);
         }
+        if (n_step_counts < MAX_STEPS) {
+            step_counts[n_step_counts].name = steps[i];
+            step_counts[n_step_counts].pass = n_pass - pass0;
+            step_counts[n_step_counts].fail = n_fail - fail0;
+            n_step_counts++;
+        }
     }
     npu_device_close(dev);
+    if (report_path && write_report(report_path, backend) != 0)
+        n_fail++;
     printf("%u passed, %u failed\n", n_pass, n_fail);
     return n_fail ? 1 : 0;
 }

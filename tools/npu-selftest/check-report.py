@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Runs `npu-selftest -b auto info chain dma --report FILE` and checks the report it writes
+(format: docs/hardware.md, "The bring-up report"): it parses, has every field, its figures are
+positive, its counts add up. Where the figures are modeled under timing model v1 (the
+simulator, normal build), the fit must recover the timing table's submit and task overheads
+and DMA rate, which the report also carries: that is what makes this test able to fail.
+Otherwise only the form and signs are checked. The test sets NPU_RKNPU_FENCE=0, so that
+under the kernel double's rknpu the driver reports each job's time ("measured"); rocket reports
+none, so there the figures are host wall times ("host"), whose fitted submit overhead may come
+out of any sign.
+
+    check-report.py NPU_SELFTEST REPORT_FILE
+"""
+import json
+import math
+import subprocess
+import sys
+
+
+def fail(msg):
+    print("FAIL  report: " + msg)
+    sys.exit(1)
+
+
+def positive(x, what):
+    if not isinstance(x, (int, float)) or not math.isfinite(x) or x <= 0:
+        fail(f"{what} is {x!r}, not a positive number")
+
+
+def near(got, want, lo, hi, what):
+    if not (want * lo <= got <= want * hi):
+        fail(f"{what} {got:.6e} is not within [{lo}, {hi}] x the table's {want:.6e}")
+    print(f"PASS  {what} {got:.6e} within [{lo}, {hi}] x the table's {want:.6e}")
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__)
+        return 2
+    exe, path = sys.argv[1], sys.argv[2]
+    run = subprocess.run([exe, "-b", "auto", "info", "chain", "dma", "--report", path])
+    if run.returncode != 0:
+        fail(f"npu-selftest exited with {run.returncode}")
+    try:
+        with open(path) as f:
+            rep = json.load(f)
+    except (OSError, ValueError) as e:
+        fail(f"{path}: {e}")
+
+    if rep.get("format") != "opennpu-bringup-report" or rep.get("version") != 1:
+        fail("format/version is not opennpu-bringup-report 1")
+    for key in ("backend", "backend_requested", "device", "steps", "pass", "fail", "figures",
+                "timing_model"):
+        if key not in rep:
+            fail(f"no '{key}'")
+    dev = rep["device"]
+    positive(dev.get("n_cores"), "device.n_cores")
+    steps = rep["steps"]
+    if sorted(steps) != ["chain", "dma", "info"]:
+        fail(f"steps are {sorted(steps)}, not info, chain, dma")
+    if sum(s["pass"] for s in steps.values()) != rep["pass"] or rep["fail"] != 0:
+        fail("step counts do not add up to pass, or something failed")
+
+    fig = rep["figures"]
+    sources = set()
+    for key in ("task_overhead_s", "submit_overhead_s"):
+        if key not in fig:
+            fail(f"no figures.{key}")
+        v, src = fig[key]["value"], fig[key]["source"]
+        if key == "submit_overhead_s" and src == "host":
+            # a wall-clock intercept: the host's submit path and noise, any sign
+            if not isinstance(v, (int, float)) or not math.isfinite(v):
+                fail(f"figures.{key} is {v!r}, not a number")
+        else:
+            positive(v, f"figures.{key}")
+        sources.add(src)
+    dma = fig.get("dma_bytes_per_s_core")
+    if not isinstance(dma, list) or len(dma) != dev["n_cores"]:
+        fail(f"dma_bytes_per_s_core has no entry per core ({dev['n_cores']})")
+    for i, d in enumerate(dma):
+        if d.get("core") != i:
+            fail(f"dma_bytes_per_s_core[{i}] is for core {d.get('core')}")
+        positive(d["value"], f"dma_bytes_per_s_core[{i}]")
+        sources.add(d["source"])
+    if not sources <= {"measured", "modeled", "host"}:
+        fail(f"sources {sorted(sources)}: not measured/modeled/host")
+    print(f"PASS  report {path}: backend {rep['backend']}, {rep['pass']} checks passed, "
+          f"figures {', '.join(sorted(sources))}")
+
+    tm = rep["timing_model"]
+    if sources == {"modeled"} and tm.get("name") == "v1":
+        # v1: job = submit + n x (max(compute, dma) + task overhead). The chain's tasks move
+        # a few hundred bytes (tens of ns at 10 GB/s), so their cost sits just above the
+        # overhead; the DMA task moves 12.6 MB, so its rate is the table's.
+        near(fig["submit_overhead_s"]["value"], tm["submit_overhead_s"], 0.99, 1.01,
+             "submit_overhead_s")
+        near(fig["task_overhead_s"]["value"], tm["task_overhead_s"], 1.0, 1.06,
+             "task_overhead_s")
+        for i, d in enumerate(dma):
+            near(d["value"], tm["dma_bytes_per_s_core"], 0.99, 1.01,
+                 f"dma_bytes_per_s_core[{i}]")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
