@@ -14,6 +14,8 @@ out of any sign.
 """
 import json
 import math
+import os
+import shlex
 import subprocess
 import sys
 
@@ -39,7 +41,9 @@ def main():
         print(__doc__)
         return 2
     exe, path = sys.argv[1], sys.argv[2]
-    run = subprocess.run([exe, "-b", "auto", "info", "chain", "dma", "--report", path])
+    # a cross build's binary runs under the emulator meson names (qemu-aarch64)
+    wrapper = shlex.split(os.environ.get("MESON_EXE_WRAPPER", ""))
+    run = subprocess.run(wrapper + [exe, "-b", "auto", "info", "chain", "dma", "--report", path])
     if run.returncode != 0:
         fail(f"npu-selftest exited with {run.returncode}")
     try:
