@@ -42,7 +42,8 @@ failed(PJRT_Error *e, const char *what)
     PJRT_ERROR_MESSAGE(api)(&m);
     PJRT_Error_GetCode_Args g = {.struct_size = PJRT_Error_GetCode_Args_STRUCT_SIZE, .error = e};
     PJRT_Error *e2 = api->PJRT_Error_GetCode(&g);
-    fprintf(stderr, "pjrt-run: %s: %.*s (code %d)\n", what, (int)m.message_size, m.message,
+    (void)what; /* the plugin's messages name the entry */
+    fprintf(stderr, "pjrt-run: %.*s (code %d)\n", (int)m.message_size, m.message,
             e2 ? -1 : (int)g.code);
     PJRT_Error_Destroy_Args d = {.struct_size = PJRT_Error_Destroy_Args_STRUCT_SIZE, .error = e};
     PJRT_ERROR_DESTROY(api)(&d);

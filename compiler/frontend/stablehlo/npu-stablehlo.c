@@ -96,7 +96,7 @@ type_str(const struct shlo_type *t, char *buf, size_t len)
     for (int i = 0; i < t->ndim && n < len; i++)
         n += (size_t)snprintf(buf + n, len - n, "%lldx", (long long)t->dims[i]);
     if (n < len)
-        snprintf(buf + n, len - n, "%s>", npu_dtype_name(t->dt));
+        snprintf(buf + n, len - n, "%s>", t->dt == NPU_DTYPE_BOOL ? "i1" : npu_dtype_name(t->dt));
 }
 
 /* ---- scopes ---------------------------------------------------------------- */
@@ -327,8 +327,16 @@ split_stmt(struct cx *c, const struct scope *sc, struct stmt *s)
         t = shlo_ws(t, end);
         if (t < end && *t == '(')
             t++;
-        if (!shlo_parse_type(&t, end, &s->out, why, sizeof why))
-            return fail(c, t, NPU_ERR_UNSUPPORTED, "%s: %s", s->op, why);
+        /* without an arrow the types are a list whose last is the result's
+         * (`select %p, %a, %b : tensor<..xi1>, tensor<..>`) */
+        for (;;) {
+            if (!shlo_parse_type(&t, end, &s->out, why, sizeof why))
+                return fail(c, t, NPU_ERR_UNSUPPORTED, "%s: %s", s->op, why);
+            const char *q = shlo_ws(t, end);
+            if (arrow || q >= end || *q != ',')
+                break;
+            t = q + 1;
+        }
         s->has_out = true;
     }
     return NPU_OK;
