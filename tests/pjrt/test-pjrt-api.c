@@ -9,7 +9,10 @@
  * destination buffer, deleted buffers, and double destroys of every kind of
  * handle. Run under ASan it also proves none of these touches freed memory.
  *
- * Usage: test-pjrt-api PLUGIN.so
+ * Usage: test-pjrt-api PLUGIN.so [ARTIFACT.mlir.bc PRODUCER OP]...
+ *   each artifact (MLIR bytecode) must be refused as UNIMPLEMENTED with a
+ *   message naming its producer and the op, and every truncation of it must
+ *   be refused cleanly (INVALID_ARGUMENT or UNIMPLEMENTED).
  */
 #include <dlfcn.h>
 #include <math.h>
@@ -28,7 +31,7 @@ static int failures;
             failures++;                                                                            \
             fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
             fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                             \
+            fprintf(stderr, "\n");                                                                 \
         }                                                                                          \
     } while (0)
 
@@ -86,9 +89,8 @@ compile(PJRT_Client *c, const char *code, size_t len, const char *format,
                       .code_size = len,
                       .format = format,
                       .format_size = strlen(format)};
-    PJRT_Client_Compile_Args a = {.struct_size = PJRT_Client_Compile_Args_STRUCT_SIZE,
-                                  .client = c,
-                                  .program = &p};
+    PJRT_Client_Compile_Args a = {
+        .struct_size = PJRT_Client_Compile_Args_STRUCT_SIZE, .client = c, .program = &p};
     PJRT_Error *e = api->PJRT_Client_Compile(&a);
     *out = e ? NULL : a.executable;
     return e;
@@ -117,15 +119,37 @@ execute(PJRT_LoadedExecutable *e, PJRT_Buffer **args, size_t nargs, PJRT_Buffer 
 {
     PJRT_Buffer *const *al = args;
     PJRT_Buffer **ol = outs;
-    PJRT_LoadedExecutable_Execute_Args x = {
-        .struct_size = PJRT_LoadedExecutable_Execute_Args_STRUCT_SIZE,
-        .executable = e,
-        .argument_lists = &al,
-        .num_devices = 1,
-        .num_args = nargs,
-        .output_lists = &ol,
-        .device_complete_events = done};
+    PJRT_LoadedExecutable_Execute_Args x = {.struct_size =
+                                                PJRT_LoadedExecutable_Execute_Args_STRUCT_SIZE,
+                                            .executable = e,
+                                            .argument_lists = &al,
+                                            .num_devices = 1,
+                                            .num_args = nargs,
+                                            .output_lists = &ol,
+                                            .device_complete_events = done};
     return api->PJRT_LoadedExecutable_Execute(&x);
+}
+
+static void
+test_bytecode(PJRT_Client *client, const char *path, const char *producer, const char *op)
+{
+    FILE *f = fopen(path, "rb");
+    CHECK(f, "cannot open %s", path);
+    if (!f)
+        return;
+    static char buf[1 << 20];
+    size_t len = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    PJRT_LoadedExecutable *exe = NULL;
+    char m[2048];
+    int code = take(compile(client, buf, len, "mlir", &exe), m, sizeof m);
+    CHECK(code == PJRT_Error_Code_UNIMPLEMENTED && strstr(m, producer) && strstr(m, op),
+          "%s: code %d: %s", path, code, m);
+    for (size_t cut = 4; cut < len; cut++) {
+        code = take(compile(client, buf, cut, "mlir", &exe), m, sizeof m);
+        CHECK(code == PJRT_Error_Code_UNIMPLEMENTED || code == PJRT_Error_Code_INVALID_ARGUMENT,
+              "%s cut at %zu: code %d: %s", path, cut, code, m);
+    }
 }
 
 static int ready_calls;
@@ -183,8 +207,8 @@ test_unimplemented(void)
 int
 main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: test-pjrt-api PLUGIN.so\n");
+    if (argc < 2 || (argc - 2) % 3) {
+        fprintf(stderr, "usage: test-pjrt-api PLUGIN.so [ARTIFACT.mlir.bc PRODUCER OP]...\n");
         return 2;
     }
     void *so = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
@@ -278,7 +302,7 @@ main(int argc, char **argv)
     EXPECT_ERR(compile(client, cosine, sizeof cosine - 1, "mlir", &exe),
                PJRT_Error_Code_UNIMPLEMENTED, "StableHLO 1.0.0");
     EXPECT_ERR(compile(client, "ML\xefR\x00\x01\x02", 7, "mlir", &exe),
-               PJRT_Error_Code_UNIMPLEMENTED, "bytecode");
+               PJRT_Error_Code_INVALID_ARGUMENT, "corrupt MLIR bytecode");
     EXPECT_ERR(compile(client, "hello", 5, "mlir", &exe), PJRT_Error_Code_INVALID_ARGUMENT,
                "no public function");
     const char badshape[] = "func.func public @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {\n"
@@ -286,6 +310,8 @@ main(int argc, char **argv)
                             "  return %0 : tensor<5xf32>\n}\n";
     EXPECT_ERR(compile(client, badshape, sizeof badshape - 1, "mlir", &exe),
                PJRT_Error_Code_INVALID_ARGUMENT, "line 2");
+    for (int i = 2; i + 2 < argc; i += 3)
+        test_bytecode(client, argv[i], argv[i + 1], argv[i + 2]);
     EXPECT_OK(compile(client, add_program, sizeof add_program - 1, "mlir", &exe));
 
     PJRT_LoadedExecutable_GetExecutable_Args ge = {.struct_size = sizeof ge,
@@ -310,8 +336,7 @@ main(int argc, char **argv)
     EXPECT_ERR(execute(exe, args, 1, outs, NULL), PJRT_Error_Code_INVALID_ARGUMENT,
                "1 arguments, the program takes 2");
     PJRT_Buffer *wargs[2] = {bw, bs};
-    EXPECT_ERR(execute(exe, wargs, 2, outs, NULL), PJRT_Error_Code_INVALID_ARGUMENT,
-               "argument 0");
+    EXPECT_ERR(execute(exe, wargs, 2, outs, NULL), PJRT_Error_Code_INVALID_ARGUMENT, "argument 0");
     EXPECT_OK(execute(exe, args, 2, outs, &done));
     PJRT_Event_Await_Args aw = {.struct_size = PJRT_Event_Destroy_Args_STRUCT_SIZE, .event = done};
     EXPECT_OK(api->PJRT_Event_Await(&aw));
@@ -386,8 +411,7 @@ main(int argc, char **argv)
                "destroyed twice");
     PJRT_Client_Destroy_Args cd = {.struct_size = sizeof cd, .client = client};
     EXPECT_OK(api->PJRT_Client_Destroy(&cd));
-    EXPECT_ERR(api->PJRT_Client_Destroy(&cd), PJRT_Error_Code_INVALID_ARGUMENT,
-               "destroyed twice");
+    EXPECT_ERR(api->PJRT_Client_Destroy(&cd), PJRT_Error_Code_INVALID_ARGUMENT, "destroyed twice");
     EXPECT_ERR(api->PJRT_Client_PlatformName(&pn), PJRT_Error_Code_INVALID_ARGUMENT,
                "not a live handle");
     PJRT_Buffer_Device_Args bdev = {.struct_size = sizeof bdev, .buffer = outs[0]};
@@ -396,8 +420,7 @@ main(int argc, char **argv)
     EXPECT_OK(api->PJRT_Buffer_Destroy(&bd));
     /* an error destroyed twice is reported on stderr and ignored */
     PJRT_Error *er = api->PJRT_Client_Destroy(&cd);
-    PJRT_Error_Destroy_Args erd = {.struct_size = PJRT_Error_Destroy_Args_STRUCT_SIZE,
-                                   .error = er};
+    PJRT_Error_Destroy_Args erd = {.struct_size = PJRT_Error_Destroy_Args_STRUCT_SIZE, .error = er};
     PJRT_ERROR_DESTROY(api)(&erd);
     PJRT_ERROR_DESTROY(api)(&erd);
     erd.error = NULL;

@@ -1352,9 +1352,10 @@ npu_stablehlo_parse(const char *text, size_t len, struct npu_graph **out)
         return NPU_ERR_INVALID;
     }
     if (len >= 4 && !memcmp(text, "ML\xefR", 4)) {
-        npu_err(SHLO_DOM, "MLIR bytecode (a portable artifact) is not supported yet: give the "
-                          "module as text (jax: lower(...).as_text())");
-        return NPU_ERR_UNSUPPORTED;
+        char msg[2048];
+        enum npu_status bst = shlo_bytecode_describe(text, len, msg, sizeof msg);
+        npu_err(SHLO_DOM, "%s", msg);
+        return bst;
     }
     if (memchr(text, 0, len)) {
         npu_err(SHLO_DOM, "the text contains NUL bytes: not StableHLO text");

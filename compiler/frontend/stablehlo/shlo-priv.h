@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "npu/npu-common.h"
 #include "npu/npu-fp16.h"
 #include "npu/npu-tensor.h"
 
@@ -33,5 +34,10 @@ int shlo_int_list(const char **pp, const char *end, int64_t *v, int max);
 bool shlo_parse_type(const char **pp, const char *end, struct shlo_type *t, char *why, size_t wlen);
 bool shlo_parse_dense(const char *p, const char *end, enum npu_dtype dt, int64_t numel, void *data,
                       char *why, size_t wlen);
+
+/* Describes an MLIR bytecode module (version, producer, operations) in msg:
+ * NPU_ERR_UNSUPPORTED for a well-formed one (the reader does not decode
+ * bytecode), NPU_ERR_INVALID for a damaged one. */
+enum npu_status shlo_bytecode_describe(const void *buf, size_t len, char *msg, size_t mlen);
 
 #endif /* NPU_SHLO_PRIV_H */
