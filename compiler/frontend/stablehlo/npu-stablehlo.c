@@ -526,19 +526,23 @@ conv_layout(const char *p, const char *end, char l1, char l2, int *p1, int *p2, 
     int pos = 0;
     *p1 = *p2 = -1;
     *nsp = 0;
+    for (int i = 0; i < NPU_MAX_DIMS; i++)
+        sp[i] = -1;
     for (;;) {
         p = shlo_ws(p, end);
-        if (p >= end)
+        if (p >= end || pos > NPU_MAX_DIMS)
             return NULL;
         if (*p == ']')
-            return p + 1;
-        if (*p == l1)
+            break;
+        if (pos == NPU_MAX_DIMS)
+            return NULL;
+        if (*p == l1 && *p1 < 0)
             *p1 = pos, p++;
-        else if (*p == l2)
+        else if (*p == l2 && *p2 < 0)
             *p2 = pos, p++;
-        else if (isdigit((unsigned char)*p)) {
-            int k = (int)strtol(p, (char **)&p, 10);
-            if (k < 0 || k >= NPU_MAX_DIMS)
+        else if (*p >= '0' && *p <= '9') {
+            int k = *p++ - '0';
+            if (k >= NPU_MAX_DIMS || sp[k] >= 0 || (p < end && *p >= '0' && *p <= '9'))
                 return NULL;
             sp[k] = pos;
             (*nsp)++;
@@ -549,6 +553,13 @@ conv_layout(const char *p, const char *end, char l1, char l2, int *p1, int *p2, 
         if (p < end && *p == ',')
             p++;
     }
+    /* each letter once, spatial dims 0..n-1 each once */
+    if (*p1 < 0 || *p2 < 0 || pos != *nsp + 2)
+        return NULL;
+    for (int i = 0; i < *nsp; i++)
+        if (sp[i] < 0)
+            return NULL;
+    return p + 1;
 }
 
 static struct npu_value *
