@@ -158,13 +158,44 @@ def run(pjrt_run, plugin, program, backend, inputs, tmp):
     return p
 
 
+UNSUPPORTED = '''func.func public @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.cosine %arg0 : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+'''
+
+
+def check_errors(pjrt_run, plugin):
+    """pjrt-run's failures: a non-zero status and the reason on stderr."""
+    bad = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        prog = os.path.join(tmp, 'cos.mlir')
+        with open(prog, 'w') as f:
+            f.write(UNSUPPORTED)
+        x = os.path.join(tmp, 'x.npy')
+        np.save(x, np.ones(4, np.float32))
+        cases = [
+            ([prog, '--input', x], "'stablehlo.cosine' is not supported"),
+            ([os.path.join(tmp, 'missing.mlir'), '--input', x], 'cannot read'),
+            ([prog, '--input', x, '--backend', 'tpu'], "unknown backend 'tpu'"),
+        ]
+        for args, needle in cases:
+            p = subprocess.run([pjrt_run] + args + ['--plugin', plugin, '--output-dir', tmp],
+                               capture_output=True, text=True)
+            ok = p.returncode != 0 and needle in p.stderr
+            print('%s pjrt-run %s: exit %d, %r' % ('ok  ' if ok else 'FAIL', ' '.join(args[:1]),
+                                                   p.returncode, p.stderr.strip()[-200:]))
+            bad += not ok
+    return bad
+
+
 def main():
     if len(sys.argv) < 5:
         print(__doc__)
         return 2
     pjrt_run, plugin, pdir, backends = sys.argv[1:5]
     names = sys.argv[5:] or sorted(PROGRAMS)
-    bad = 0
+    bad = check_errors(pjrt_run, plugin)
     for name in names:
         inputs, refs = PROGRAMS[name]()
         for backend in backends.split(','):

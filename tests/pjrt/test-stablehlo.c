@@ -10,6 +10,8 @@
  * that disagrees with the op, recursion, a missing entry.
  *
  * Usage: test-stablehlo PROGRAM.mlir...
+ *   $STABLEHLO_MUTANTS (default 3000) and $STABLEHLO_SEED (default 12345)
+ *   set the number of mutants per program and the seed, for longer runs.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,8 +58,7 @@ expect_error(const char *text, const char *needle)
     enum npu_status st = parse(text, strlen(text));
     if (st == NPU_OK || !strstr(last, needle)) {
         failures++;
-        fprintf(stderr, "FAIL: expected an error with '%s', got status %d: %s\n", needle, st,
-                last);
+        fprintf(stderr, "FAIL: expected an error with '%s', got status %d: %s\n", needle, st, last);
     }
 }
 
@@ -87,7 +88,9 @@ main(int argc, char **argv)
 {
     npu_log_set_handler(sink, NULL);
     static const char hot[] = "%{}()[]<>:=,x0-\"\n @#";
-    unsigned seed = 12345;
+    const char *es = getenv("STABLEHLO_SEED"), *em = getenv("STABLEHLO_MUTANTS");
+    unsigned seed = es ? (unsigned)strtoul(es, NULL, 0) : 12345;
+    int nmut = em ? atoi(em) : 3000;
     for (int a = 1; a < argc; a++) {
         size_t len = 0;
         char *text = slurp(argv[a], &len);
@@ -100,7 +103,7 @@ main(int argc, char **argv)
             failures++;
             fprintf(stderr, "FAIL: %s: %s\n", argv[a], last);
         }
-        int accepted = 0, mutants = 3000;
+        int accepted = 0, mutants = nmut;
         for (size_t cut = 0; cut < len; cut += 1 + len / 1500)
             accepted += parse(text, cut) == NPU_OK;
         char *m = malloc(len + 1);
