@@ -136,7 +136,17 @@ def prog_ops():
     return [x, y, w], [sel, red, t.astype(np.float32), i32]
 
 
+def prog_extras():
+    import math
+    r = rng(6)
+    x = normal(r, (3, 8), 1.0)
+    erf = np.vectorize(math.erf)
+    gelu = (x * (1 + erf(x * np.float32(0.707106769))) * 0.5).astype(np.float32)
+    return [x], [gelu, (np.abs(x) ** 1.5).min(axis=1).astype(np.float32)]
+
+
 PROGRAMS = {
+    'extras': prog_extras,
     'mlp': prog_mlp,
     'attention': prog_attention,
     'conv_block': prog_conv_block,

@@ -729,6 +729,9 @@ is_identity_init(const struct npu_value *init, enum npu_op op)
     double v = npu_value_get_f64(init, 0);
     if (op == NPU_OP_REDUCE_SUM)
         return v == 0;
+    if (op == NPU_OP_REDUCE_MIN)
+        return v == INFINITY || v >= 3.4e38 ||
+               (npu_dtype_is_int(init->t.dtype) && v >= 2147483647.0);
     /* max: -inf or the lowest finite value of the type */
     return v == -INFINITY || v <= -3.4e38 ||
            (npu_dtype_is_int(init->t.dtype) && v <= -2147483648.0);
@@ -749,9 +752,10 @@ do_reduce(struct cx *c, const struct stmt *s)
     } bodies[] = {
         {"stablehlo.add", NPU_OP_REDUCE_SUM, NPU_OP_ADD},
         {"stablehlo.maximum", NPU_OP_REDUCE_MAX, NPU_OP_MAX},
+        {"stablehlo.minimum", NPU_OP_REDUCE_MIN, NPU_OP_MIN},
     };
     int found = -1, kinds = 0;
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 3; i++) {
         size_t l = strlen(bodies[i].name);
         for (const char *q = s->rest; q + l <= s->end; q++)
             if (!memcmp(q, bodies[i].name, l) && (q + l == s->end || !shlo_is_ident(q[l]))) {
@@ -770,7 +774,7 @@ do_reduce(struct cx *c, const struct stmt *s)
         while (q + l < s->end && shlo_is_ident(q[l]) && l < 40)
             l++;
         fail(c, s->start, NPU_ERR_UNSUPPORTED,
-             "reduce: only a body of one stablehlo.add or stablehlo.maximum is supported%s%.*s",
+             "reduce: only a body of one stablehlo.add, maximum or minimum is supported%s%.*s",
              other ? ", found " : "", other ? l : 0, q);
         return NULL;
     }
@@ -1016,7 +1020,7 @@ static const struct {
     {"divide", NPU_OP_DIV, 2},   {"maximum", NPU_OP_MAX, 2},      {"minimum", NPU_OP_MIN, 2},
     {"negate", NPU_OP_NEG, 1},   {"exponential", NPU_OP_EXP, 1},  {"log", NPU_OP_LOG, 1},
     {"tanh", NPU_OP_TANH, 1},    {"logistic", NPU_OP_SIGMOID, 1}, {"sqrt", NPU_OP_SQRT, 1},
-    {"select", NPU_OP_WHERE, 3},
+    {"select", NPU_OP_WHERE, 3}, {"abs", NPU_OP_ABS, 1},          {"power", NPU_OP_POW, 2},
 };
 
 /* One statement; *done is set by a return. */
@@ -1041,6 +1045,12 @@ emit_stmt(struct cx *c, struct scope *sc, struct stmt *s, struct npu_value **out
     }
     if (!strcmp(s->op, "call") || !strcmp(s->op, "func.call"))
         return do_call(c, sc, s);
+    if (!strcmp(s->op, "chlo.erf")) { /* jax.nn.gelu(approximate=False) */
+        if ((st = need_in(c, s, 1)))
+            return st;
+        y = mk1(c, NPU_OP_ERF, s->in, 1);
+        goto check;
+    }
     if (!strncmp(s->op, "stablehlo.", 10)) {
         bool known = false;
         for (size_t i = 0; i < sizeof simple_ops / sizeof simple_ops[0]; i++)
@@ -1159,18 +1169,23 @@ emit_stmt(struct cx *c, struct scope *sc, struct stmt *s, struct npu_value **out
                             p++, tl++;
                 }
             }
-            if (!tn || tl != strlen(NPU_STABLEHLO_MATMUL_TARGET) ||
-                strncmp(tn, NPU_STABLEHLO_MATMUL_TARGET, tl))
+            if (tn && tl == 8 && !strncmp(tn, "Sharding", 8) && s->nin == 1) {
+                /* a sharding annotation: one device, nothing to do */
+                y = mk1(c, NPU_OP_IDENTITY, s->in, 1);
+            } else if (!tn || tl != strlen(NPU_STABLEHLO_MATMUL_TARGET) ||
+                       strncmp(tn, NPU_STABLEHLO_MATMUL_TARGET, tl))
                 return fail(
                     c, s->start, NPU_ERR_UNSUPPORTED,
                     "custom_call target '%.*s' is not supported (StableHLO reader %d.%d.%d; "
-                    "only @%s)",
+                    "only @%s and @Sharding)",
                     (int)(tn ? tl : 0), tn ? tn : "", NPU_STABLEHLO_VERSION_MAJOR,
                     NPU_STABLEHLO_VERSION_MINOR, NPU_STABLEHLO_VERSION_PATCH,
                     NPU_STABLEHLO_MATMUL_TARGET);
-            if ((st = need_in(c, s, 2)))
-                return st;
-            y = mk1(c, NPU_OP_MATMUL, s->in, 2);
+            else {
+                if ((st = need_in(c, s, 2)))
+                    return st;
+                y = mk1(c, NPU_OP_MATMUL, s->in, 2);
+            }
         } else
             return fail(c, s->start, NPU_ERR_UNSUPPORTED,
                         "'%s' is not supported by the StableHLO reader (StableHLO %d.%d.%d ops: "
@@ -1182,6 +1197,7 @@ emit_stmt(struct cx *c, struct scope *sc, struct stmt *s, struct npu_value **out
                     "'%s' is not supported by the StableHLO reader (StableHLO %d.%d.%d)", s->op,
                     NPU_STABLEHLO_VERSION_MAJOR, NPU_STABLEHLO_VERSION_MINOR,
                     NPU_STABLEHLO_VERSION_PATCH);
+check:
     if (!y)
         return fail(c, s->start, NPU_ERR_INVALID, "%s could not be mapped (see above)", s->op);
     if (!same_type(y, &s->out)) {
