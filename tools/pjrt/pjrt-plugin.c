@@ -65,6 +65,17 @@ reg_add(const void *p, enum kind k)
     return ok;
 }
 
+/* The registry's array lives as long as the plugin is loaded. */
+__attribute__((destructor)) static void
+reg_release(void)
+{
+    pthread_mutex_lock(&reg_lock);
+    free(reg);
+    reg = NULL;
+    reg_n = reg_cap = 0;
+    pthread_mutex_unlock(&reg_lock);
+}
+
 static bool
 reg_find(const void *p, enum kind k, bool remove)
 {

@@ -1465,7 +1465,7 @@ npu_stablehlo_parse(const char *text, size_t len, struct npu_graph **out)
 out:
     if (c->g)
         npu_graph_free(c->g);
-    for (int i = 0; i < c->nfuncs; i++) {
+    for (int i = 0; i <= c->nfuncs && i < MAX_FUNCS; i++) { /* and one parsed in part */
         free(c->funcs[i].argname);
         free(c->funcs[i].argt);
     }
