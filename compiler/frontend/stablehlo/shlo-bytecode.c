@@ -16,9 +16,11 @@
  * length, with alignment a varint alignment and 0xCB padding, then the data.
  * String section (id 0): count, the lengths in reverse order (each counting
  * the NUL), the NUL-terminated strings. Dialect section (id 1): count, per
- * dialect (string index << 1 | has-version) followed, with a version, by a
- * nested section; the total count of operation names; then groups of
- * dialect index, count, (string index << 1 | registered) per name.
+ * dialect (string index << 1 | has-version, from bytecode 1 on) followed,
+ * with a version, by a nested section; from bytecode 3 on the total count of
+ * operation names; then groups of dialect index, count, and per name its
+ * string index (shifted left over a registered flag in the version 6 files
+ * we have; version 0 files have no flag; 1 to 4 are untested).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,8 +183,8 @@ shlo_bytecode_describe(const void *buf, size_t len, char *msg, size_t mlen)
                                 "lower(...).as_text()); the module's operations:",
                                 (unsigned long long)version, prod_len > 64 ? 64 : prod_len,
                                 (const char *)prod);
-    if (version >= 1 && dial.p < dial.end)
-        (void)varint(&dial); /* total count of op names */
+    if (version >= 3 && dial.p < dial.end)
+        (void)varint(&dial); /* total count of op names, from bytecode 3 on */
     int shown = 0;
     while (dial.p < dial.end && !dial.bad) {
         uint64_t di = varint(&dial), cnt = varint(&dial);
