@@ -3,7 +3,8 @@
  * npu-timing.c: the table of NPU timing models (npu/npu-timing.h), one read-only row
  * per version of the model document, and the per-task formulas of each. DEFAULT_MODEL is
  * the row npu_timing_model() returns unless NPU_TIMING or npu_timing_model_select() names
- * another; v1 stays so that old figures can be reproduced by name.
+ * another: v2 (docs/timing-model-v2.md); v1 stays so that old figures can be reproduced by
+ * name.
  */
 #include "npu/npu-timing.h"
 
@@ -55,7 +56,7 @@ static const struct npu_timing_model models[] = {
 };
 
 /* The row npu_timing_model() returns when nothing selects another. */
-enum { DEFAULT_MODEL = 0 };
+enum { DEFAULT_MODEL = 1 };
 
 static const struct npu_timing_model *selected;
 

@@ -4,7 +4,8 @@
  * backend (a board's rknpu or rocket, the kernel double, or the simulator for comparison).
  * Every step builds its program with the hardware layer, runs it through the device API and
  * checks the result against a plain C reference; it prints PASS/FAIL per check and the
- * job time (measured by the driver where it reports one, else modeled, timing model v1).
+ * job time (measured by the driver where it reports one, else modeled, timing model v2 unless
+ * NPU_TIMING names another).
  *
  *   npu-selftest [-b BACKEND] [--report FILE] STEP...
  *       STEP: info eltwise matmul conv golden multicore chain dma all
@@ -582,9 +583,9 @@ step_multicore(void)
     char tb[96];
     report(st == NPU_OK && worst <= 768,
            "matmul 200x768x768 split by N over 3 cores, one mask-7 submit (subcore_task[2..4]): "
-           "%s (%s; planned %.1f us vs %.1f us on one core, modeled, timing model v1)",
+           "%s (%s; planned %.1f us vs %.1f us on one core, modeled, %s)",
            st == NPU_OK ? "within bound" : r.message, time_str(&r, tb, sizeof(tb)), p3.est_s * 1e6,
-           p3.est_single_s * 1e6);
+           p3.est_single_s * 1e6, npu_timing_model()->label);
 }
 
 /* Fills n fp16 values of x and y with small numbers whose sums fp16 holds exactly. */

@@ -10,8 +10,9 @@
  * what each one is based on; they are never tuned in code. Row v2 (docs/timing-model-v2.md)
  * adds constants per mechanism, fitted to published board figures; its formulas are
  * npu_timing_task()'s. Every published figure says which version produced it (`label`).
- * The row in use is v1 unless NPU_TIMING=v1|v2 in the environment or
- * npu_timing_model_select() (the tools' --timing) says otherwise.
+ * The row in use is v2 unless NPU_TIMING=v1|v2|v2-low|v2-high in the environment or
+ * npu_timing_model_select() (the tools' --timing) says otherwise; v1 stays selectable so
+ * that old figures can be reproduced.
  */
 #ifndef NPU_TIMING_H
 #define NPU_TIMING_H
@@ -90,7 +91,7 @@ double npu_timing_dram_load(const struct npu_timing_model *tm, uint64_t weight_b
                             uint64_t dma_bytes);
 
 /* The model every modeled figure uses: the one selected, else $NPU_TIMING's (read once),
- * else v1. Never NULL. */
+ * else v2. Never NULL. */
 const struct npu_timing_model *npu_timing_model(void);
 /* The model named name ("v1", "v2"), or NULL when there is none of that name (or name is
  * NULL). */
