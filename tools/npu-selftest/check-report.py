@@ -2,9 +2,13 @@
 # SPDX-License-Identifier: MIT
 """Runs `npu-selftest -b auto info chain dma --report FILE` and checks the report it writes
 (format: docs/hardware.md, "The bring-up report"): it parses, has every field, its figures are
-positive, its counts add up. Where the figures are modeled under timing model v1 (the
-simulator, normal build), the fit must recover the timing table's submit and task overheads
-and DMA rate, which the report also carries: that is what makes this test able to fail.
+positive, its counts add up. Where the figures are modeled (the simulator, normal build),
+the fit must recover the timing table's submit and task overheads and DMA rate, which the
+report also carries (v2, the default: the task cost is the overhead plus one DRAM round trip
+and the DMA rate is the line rate; v1: the overheads and the rate themselves): that is what
+makes this test able to fail. Then the report is loaded back as a timing model
+(NPU_TIMING=REPORT_FILE) and an eltwise run must be labelled "timing model report:FILE" and,
+on the simulator under v2, give the same job times as v2 to within 1 %.
 Otherwise only the form and signs are checked. The test sets NPU_RKNPU_FENCE=0, so that
 under the kernel double's rknpu the driver reports each job's time ("measured"); rocket reports
 none, so there the figures are host wall times ("host"), whose fitted submit overhead may come
@@ -13,6 +17,7 @@ out of any sign.
     check-report.py NPU_SELFTEST REPORT_FILE
 """
 import json
+import re
 import math
 import os
 import shlex
@@ -104,6 +109,44 @@ def main():
         for i, d in enumerate(dma):
             near(d["value"], tm["dma_bytes_per_s_core"], 0.99, 1.01,
                  f"dma_bytes_per_s_core[{i}]")
+    elif sources == {"modeled"} and tm.get("per_mechanism") == 1:
+        # v2: a chain task costs its overhead, one DRAM round trip and its few hundred bytes
+        # at the line rate (dma_eff_line of the core's rate); the DMA task's 12.6 MB of
+        # NC1HWC2 lines move at that line rate.
+        line = tm["dma_bytes_per_s_core"] * tm["dma_eff_line"]
+        near(fig["submit_overhead_s"]["value"], tm["submit_overhead_s"], 0.99, 1.01,
+             "submit_overhead_s")
+        positive(fig.get("chain_task_bytes"), "figures.chain_task_bytes")
+        near(fig["task_overhead_s"]["value"],
+             tm["task_overhead_s"] + tm["dma_task_latency_s"] + fig["chain_task_bytes"] / line,
+             0.99, 1.01, "task_overhead_s (overhead + round trip + bytes)")
+        for i, d in enumerate(dma):
+            near(d["value"], line, 0.99, 1.01, f"dma_bytes_per_s_core[{i}] (line rate)")
+
+    # the report as a timing model: NPU_TIMING=FILE (a path: it contains a '/')
+    rpath = os.path.abspath(path)
+    env = dict(os.environ, NPU_TIMING=rpath)
+    out = subprocess.run(wrapper + [exe, "-b", "sim", "eltwise"], env=env,
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        fail(f"NPU_TIMING={rpath} npu-selftest -b sim eltwise exited with {out.returncode}: "
+             f"{out.stderr.strip()}")
+    label = f"modeled (timing model report:{rpath})"
+    if label not in out.stdout:
+        fail(f"NPU_TIMING={rpath}: no '{label}' in the eltwise step's output")
+    print(f"PASS  NPU_TIMING={rpath}: figures labelled '{label}'")
+    if sources == {"modeled"} and tm.get("name") == "v2":
+        base = subprocess.run(wrapper + [exe, "-b", "sim", "eltwise"],
+                              env=dict(os.environ, NPU_TIMING="v2"), capture_output=True,
+                              text=True)
+        got = [float(x) for x in re.findall(r"([0-9.]+) us modeled \(timing model report",
+                                            out.stdout)]
+        want = [float(x) for x in re.findall(r"([0-9.]+) us modeled \(timing model v2\)",
+                                             base.stdout)]
+        if not got or len(got) != len(want):
+            fail(f"eltwise job times: {len(got)} under the report, {len(want)} under v2")
+        for g, w in zip(got, want):
+            near(g, w, 0.99, 1.01, "eltwise job time under the report")
     return 0
 
 

@@ -64,6 +64,7 @@ static struct npu_device_info dev_info;
 static bool have_chain;
 static enum time_src chain_src;
 static double fit_task_s, fit_submit_s;
+static double chain_task_bytes; /* what one chain task moves (the model's count, else ours) */
 static bool have_dma[NPU_SUBCORE_SLOTS];
 static enum time_src dma_src[NPU_SUBCORE_SLOTS];
 static double dma_bps[NPU_SUBCORE_SLOTS];
@@ -117,7 +118,7 @@ job_time(const struct npu_job_result *r, enum time_src *src)
 static const char *
 time_kind(enum time_src src)
 {
-    static char buf[64];
+    static char buf[400];
     if (src == SRC_MEASURED)
         return "measured by the driver";
     if (src == SRC_HOST)
@@ -236,7 +237,7 @@ step_eltwise(void)
                 bad += fabsf(npu_fp16_to_fp32(hz) - ref) > 1e-3f * fabsf(ref) + 1e-3f;
             }
         }
-        char tb[96];
+        char tb[512];
         report(st == NPU_OK && !bad, "eltwise %s add %ux%u: %s%s%u wrong (%s)", cases[ci].name, W,
                C, st == NPU_OK ? "" : r.message, st == NPU_OK ? "" : "; ", bad,
                time_str(&r, tb, sizeof(tb)));
@@ -386,7 +387,7 @@ matmul_case(enum npu_ref_matmul_kind kind, uint32_t M, uint32_t K, uint32_t N, c
     enum npu_status st;
     double worst = matmul(kind, M, K, N, NULL, &r, &st, g);
     double bound = kind == NPU_REF_MATMUL_INT8_INT32 ? 1 : K;
-    char tb[96];
+    char tb[512];
     report(st == NPU_OK && worst <= bound, "%s %ux%ux%u: %s%s (%s)", label, M, K, N,
            st == NPU_OK ? "worst error within bound" : npu_status_str(st),
            st == NPU_OK ? "" : r.message, time_str(&r, tb, sizeof(tb)));
@@ -457,7 +458,7 @@ step_conv(void)
                 memcpy(&h, (uint8_t *)npu_bo_map(out) + tc_out_off(&t, k, y, xx), 2);
                 bad += h != npu_fp32_to_fp16((float)tc_ref(&t, x, w, k, y, xx));
             }
-    char tb[96];
+    char tb[512];
     report(
         st == NPU_OK && !bad, "conv fp16 3x3 stride 2 pad 1, 16x9x9 -> 24x5x5: %s%s%u wrong (%s)",
         st == NPU_OK ? "" : r.message, st == NPU_OK ? "" : "; ", bad, time_str(&r, tb, sizeof(tb)));
@@ -580,7 +581,7 @@ step_multicore(void)
     memset(&r, 0, sizeof(r));
     enum npu_status st;
     double worst = matmul(NPU_REF_MATMUL_FP16_FP32, 200, 768, 768, &p3, &r, &st, NULL);
-    char tb[96];
+    char tb[512];
     report(st == NPU_OK && worst <= 768,
            "matmul 200x768x768 split by N over 3 cores, one mask-7 submit (subcore_task[2..4]): "
            "%s (%s; planned %.1f us vs %.1f us on one core, modeled, %s)",
@@ -661,6 +662,9 @@ step_chain(void)
             t = rep == 0 || ti < t ? ti : t;
         }
         npu_stream_fini(&s);
+        if (st == NPU_OK && n == 1)
+            chain_task_bytes =
+                r.timing_valid && r.dma_bytes ? (double)r.dma_bytes : 3.0 * (double)bytes;
         if (st == NPU_OK && t > 0) {
             if (n_pts && m != src)
                 mixed = true;
@@ -794,8 +798,10 @@ write_report(const char *path, const char *backend)
     if (have_chain)
         fprintf(f,
                 "    \"task_overhead_s\": {\"value\": %.6e, \"source\": \"%s\"},\n"
-                "    \"submit_overhead_s\": {\"value\": %.6e, \"source\": \"%s\"},\n",
-                fit_task_s, src_names[chain_src], fit_submit_s, src_names[chain_src]);
+                "    \"submit_overhead_s\": {\"value\": %.6e, \"source\": \"%s\"},\n"
+                "    \"chain_task_bytes\": %.0f,\n",
+                fit_task_s, src_names[chain_src], fit_submit_s, src_names[chain_src],
+                chain_task_bytes);
     fprintf(f, "    \"dma_bytes_per_s_core\": [");
     bool first = true;
     for (unsigned c = 0; c < NPU_SUBCORE_SLOTS; c++) {
@@ -809,9 +815,11 @@ write_report(const char *path, const char *backend)
     /* The table row the modeled figures follow, so that a checker can compare them. */
     fprintf(f,
             "  \"timing_model\": {\"name\": \"%s\", \"label\": \"%s\", \"task_overhead_s\": "
-            "%.6e, \"submit_overhead_s\": %.6e, \"dma_bytes_per_s_core\": %.6e}\n}\n",
+            "%.6e, \"submit_overhead_s\": %.6e, \"dma_bytes_per_s_core\": %.6e, "
+            "\"per_mechanism\": %d, \"dma_eff_line\": %.6e, \"dma_task_latency_s\": %.6e}\n}\n",
             tm->name, tm->label, tm->task_overhead_s, tm->submit_overhead_s,
-            tm->dma_bytes_per_s_core);
+            tm->dma_bytes_per_s_core, tm->per_mechanism, tm->per_mechanism ? tm->dma_eff_line : 1.0,
+            tm->per_mechanism ? tm->dma_task_latency_s : 0.0);
     return fclose(f) == 0 ? 0 : -1;
 }
 
