@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Runs `npu-selftest -b auto info chain dma --report FILE` and checks the report it writes
+"""Runs `npu-selftest -b auto info chain dma lut --lut-quick --report FILE` and checks the report it writes
 (format: docs/hardware.md, "The bring-up report"): it parses, has every field, its figures are
 positive, its counts add up. Where the figures are modeled (the simulator, normal build),
 the fit must recover the timing table's submit and task overheads and DMA rate, which the
@@ -48,7 +48,8 @@ def main():
     exe, path = sys.argv[1], sys.argv[2]
     # a cross build's binary runs under the emulator meson names (qemu-aarch64)
     wrapper = shlex.split(os.environ.get("MESON_EXE_WRAPPER", ""))
-    run = subprocess.run(wrapper + [exe, "-b", "auto", "info", "chain", "dma", "--report", path])
+    run = subprocess.run(wrapper + [exe, "-b", "auto", "info", "chain", "dma", "lut",
+                                    "--lut-quick", "--report", path])
     if run.returncode != 0:
         fail(f"npu-selftest exited with {run.returncode}")
     try:
@@ -60,14 +61,25 @@ def main():
     if rep.get("format") != "opennpu-bringup-report" or rep.get("version") != 1:
         fail("format/version is not opennpu-bringup-report 1")
     for key in ("backend", "backend_requested", "device", "steps", "pass", "fail", "figures",
-                "timing_model"):
+                "timing_model", "confirmed"):
         if key not in rep:
             fail(f"no '{key}'")
     dev = rep["device"]
     positive(dev.get("n_cores"), "device.n_cores")
     steps = rep["steps"]
-    if sorted(steps) != ["chain", "dma", "info"]:
-        fail(f"steps are {sorted(steps)}, not info, chain, dma")
+    if sorted(steps) != ["chain", "dma", "info", "lut"]:
+        fail(f"steps are {sorted(steps)}, not info, chain, dma, lut")
+    # the LUT sweep (--lut-quick: three configurations) matched the simulator; a device
+    # other than the simulator itself (a board, the kernel double) confirms them
+    conf = rep["confirmed"]
+    if not isinstance(conf, list) or not all(isinstance(c, str) for c in conf):
+        fail(f"confirmed is {conf!r}, not a list of pattern names")
+    quick = {"lut:sigmoid", "lut:exp_neg_coarse", "lut:rsqrt_band_-6"}
+    if rep["backend"] == "sim" and conf:
+        fail(f"the simulator confirmed {conf}: it can only check itself")
+    if rep["backend"] != "sim" and set(conf) != quick:
+        fail(f"confirmed {sorted(conf)}, not the three LUT configurations of --lut-quick")
+    print(f"PASS  confirmed: {conf}")
     if sum(s["pass"] for s in steps.values()) != rep["pass"] or rep["fail"] != 0:
         fail("step counts do not add up to pass, or something failed")
 

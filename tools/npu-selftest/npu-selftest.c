@@ -7,7 +7,7 @@
  * job time (measured by the driver where it reports one, else modeled, timing model v2 unless
  * NPU_TIMING names another).
  *
- *   npu-selftest [-b BACKEND] [--report FILE] STEP...
+ *   npu-selftest [-b BACKEND] [--report FILE] [--lut-quick] STEP...
  *       STEP: info eltwise matmul conv golden multicore chain dma all
  *   npu-selftest -b rknpu golden [--golden DIR] [--big]
  *
@@ -18,7 +18,9 @@
  * 128 MB weight one); multicore (three jobs on cores 0/1/2 at once, then one matmul split
  * over three cores in one mask-7 submit); chain (chains of 1 ... 2000 tiny fp16 adds, one
  * submit each, every output checked; least squares gives the per-task and per-submit cost);
- * dma (a 4 MiB-operand fp16 add on each core: bytes moved per second). --report writes the
+ * dma (a 4 MiB-operand fp16 add on each core: bytes moved per second); lut (every LUT
+ * configuration the back end emits over all 65,536 fp16 inputs against the simulator;
+ * --lut-quick: three of them). --report writes the
  * JSON report of docs/hardware.md ("The bring-up report"): the backend, the device, each
  * step's PASS/FAIL counts and the fitted figures, each measured, modeled or host-timed.
  */
@@ -28,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "npu-dpu.h"
 #include "npu-golden.h"
 #include "npu-handconv.h"
 #include "npu-layout.h"
@@ -130,8 +133,8 @@ time_kind(enum time_src src)
 /* Lays out a stream at a new regcmd BO, relocates it against bufs, fills descriptors, runs
  * it as one chain on `mask` (0 auto) and waits. */
 static enum npu_status
-run_stream(struct npu_stream *s, struct npu_bo *const *bufs, unsigned n_bufs,
-           struct npu_job_result *res)
+run_stream_on(struct npu_device *dev, struct npu_stream *s, struct npu_bo *const *bufs,
+              unsigned n_bufs, struct npu_job_result *res)
 {
     enum npu_status st = npu_stream_status(s);
     if (st != NPU_OK) {
@@ -141,9 +144,15 @@ run_stream(struct npu_stream *s, struct npu_bo *const *bufs, unsigned n_bufs,
     struct npu_bo *rc = NULL, *task = NULL;
     struct npu_regcmd_image img;
     memset(&img, 0, sizeof(img));
-    st = npu_bo_create(dev, (size_t)s->n_tasks * 2048 + 4096, 0, &rc);
+    /* every task's body and tail, each segment padded to its alignment (a LUT upload's
+     * body alone is over a thousand qwords) */
+    size_t rc_bytes = 4096;
+    for (uint32_t i = 0; i < s->n_tasks; i++)
+        rc_bytes += ((size_t)s->tasks[i].n_body + 8) * 8 + NPU_SEGMENT_ALIGN;
+    st = npu_bo_create(dev, rc_bytes, 0, &rc);
     if (st == NPU_OK)
         st = npu_bo_create(dev, 40 * (size_t)s->n_tasks, NPU_BO_TASKS, &task);
+
     if (st == NPU_OK)
         st = npu_stream_layout(s, npu_bo_iova(rc), NPU_SEGMENT_ALIGN, &img);
     if (st == NPU_OK && img.n_tasks > 1)
@@ -153,6 +162,11 @@ run_stream(struct npu_stream *s, struct npu_bo *const *bufs, unsigned n_bufs,
         iova[i] = npu_bo_iova(bufs[i]);
     if (st == NPU_OK)
         st = npu_image_relocate(&img, iova, n_bufs);
+    if (st == NPU_OK && (size_t)img.n_qwords * 8 > rc_bytes) {
+        snprintf(res->message, sizeof(res->message), "regcmd image of %u qwords over its BO",
+                 (unsigned)img.n_qwords);
+        st = NPU_ERR_INVALID;
+    }
     if (st == NPU_OK) {
         memcpy(npu_bo_map(rc), img.qwords, img.n_qwords * 8);
         st = npu_image_fill_rknpu_tasks(&img, npu_bo_map(task), img.n_tasks);
@@ -165,6 +179,13 @@ run_stream(struct npu_stream *s, struct npu_bo *const *bufs, unsigned n_bufs,
     npu_bo_destroy(rc);
     npu_bo_destroy(task);
     return st;
+}
+
+static enum npu_status
+run_stream(struct npu_stream *s, struct npu_bo *const *bufs, unsigned n_bufs,
+           struct npu_job_result *res)
+{
+    return run_stream_on(dev, s, bufs, n_bufs, res);
 }
 
 /* ------------------------------------------------------------------ steps */
@@ -772,6 +793,184 @@ out:
         npu_bo_destroy(b[i]);
 }
 
+/* ---------------------------------------------------------------------- lut */
+
+/* Patterns this device ran exactly as the simulator computes them (the report's
+ * "confirmed"; only on a backend other than the simulator itself). */
+#define MAX_CONFIRMED 64
+static char confirmed[MAX_CONFIRMED][48];
+static unsigned n_confirmed;
+static bool lut_quick;
+
+static void
+confirm(const char *name)
+{
+    if (n_confirmed < MAX_CONFIRMED)
+        snprintf(confirmed[n_confirmed++], sizeof(confirmed[0]), "%s", name);
+}
+
+/* The 1/sqrt band table's function: sqrt(2^lg / v), v clamped into the band. */
+static double
+band_ref(int lg, double v)
+{
+    double L = ldexp(1.0, lg), H = ldexp(1.0, lg + NPU_DPU_RSQRT_BAND_LG);
+    return sqrt(L / fmin(fmax(v, L), H));
+}
+
+/* Runs one LUT configuration over every fp16 bit pattern (C 8 x H 128 x W 64, one flying
+ * pass: BN scales t into the table's index domain, EW looks it up) on device d: the upload
+ * and the pass in one submit. out gets the 65,536 results. */
+static enum npu_status
+lut_run(struct npu_device *d, const struct npu_dpu_lut *l, uint16_t *out, char *msg, size_t n)
+{
+    const uint32_t C = 8, H = 128, W = 64;
+    const size_t map = (size_t)C * H * W * 2;
+    struct npu_bo *bo = NULL;
+    enum npu_status st = npu_bo_create(d, 2 * map + 4096, 0, &bo);
+    if (st != NPU_OK) {
+        snprintf(msg, n, "cannot create a %zu-byte buffer", 2 * map + 4096);
+        return st;
+    }
+    uint16_t *x = npu_bo_map(bo), *y = (uint16_t *)((uint8_t *)npu_bo_map(bo) + map);
+    /* element (c, y, x) of the one C2 = 8 surface holds the bit pattern (c H + y) W + x */
+    for (uint32_t c = 0; c < C; c++)
+        for (uint32_t r = 0; r < H; r++)
+            for (uint32_t k = 0; k < W; k++)
+                x[((size_t)r * W + k) * 8 + c] = (uint16_t)(((size_t)c * H + r) * W + k);
+    memset(y, 0, map);
+    struct npu_stream s;
+    npu_stream_init(&s);
+    struct npu_dpu_map in = npu_dpu_map_packed((struct npu_dpu_ref){0, 0}, NPU_DPU_FP16, C, H, W);
+    struct npu_dpu_map o =
+        npu_dpu_map_packed((struct npu_dpu_ref){0, (uint32_t)map}, NPU_DPU_FP16, C, H, W);
+    st = npu_dpu_emit_lut_upload(&s, l, (struct npu_dpu_ref){0, (uint32_t)(2 * map)}, NULL);
+    struct npu_dpu_pass p = {.in = in, .out = o};
+    /* the index scale as the back end applies it: one fp16-exact BN factor, or for the
+     * 1/sqrt bands (up to 2^27) two, BS then BN (dpu-norm.c) */
+    int e = (int)lrint(log2(l->in_scale)), e1 = e / 2;
+    bool two = ldexp(1.0, e) == (double)l->in_scale && (e > 15 || e < -14);
+    if (two) {
+        p.st.bs.mul = NPU_DPU_SRC_REG;
+        p.st.bs.mul_value = ldexpf(1.0f, e1);
+    }
+    p.st.bn.mul = NPU_DPU_SRC_REG;
+    p.st.bn.mul_value = two ? ldexpf(1.0f, e - e1) : l->in_scale;
+    p.st.ew.lut = l;
+    if (st == NPU_OK)
+        st = npu_dpu_emit_pass(&s, &p, NULL);
+    struct npu_job_result r;
+    memset(&r, 0, sizeof(r));
+    if (st == NPU_OK)
+        st = run_stream_on(d, &s, &bo, 1, &r);
+    if (st != NPU_OK)
+        snprintf(msg, n, "%s", r.message[0] ? r.message : npu_status_str(st));
+    for (uint32_t c = 0; st == NPU_OK && c < C; c++)
+        for (uint32_t q = 0; q < H; q++)
+            for (uint32_t k = 0; k < W; k++)
+                out[((size_t)c * H + q) * W + k] = y[((size_t)q * W + k) * 8 + c];
+    npu_stream_fini(&s);
+    npu_bo_destroy(bo);
+    return st;
+}
+
+/* Every LUT configuration the back end emits (each function's table, the coarse exp table
+ * of attention, the three 1/sqrt bands of LayerNormalization, 2^-20, 2^-6 and 2^8, with
+ * their two-stage input scale; --lut-quick: three of them), swept over
+ * all 65,536 fp16 inputs on this device and on a fresh strict simulator: on a board the
+ * simulator is the reference and every output must match bit for bit; on the simulator or
+ * the kernel double it is a self-consistency check. The error against the CPU's fp64
+ * function (finite inputs of its domain) is printed for each. */
+static void
+step_lut(void)
+{
+    struct npu_device *ref = NULL;
+    struct npu_device_options o = {.strict = 1};
+    if (npu_device_open_ex("sim", &o, &ref) != NPU_OK) {
+        report(false, "lut: cannot open the reference simulator");
+        return;
+    }
+    bool on_sim = !strcmp(dev_info.backend, "sim");
+    uint16_t *got = malloc(65536 * 2), *want = malloc(65536 * 2);
+    if (!got || !want) {
+        report(false, "lut: out of memory");
+        goto out;
+    }
+    static const int bands[3] = {-20, -20 + NPU_DPU_RSQRT_BAND_LG, -20 + 2 * NPU_DPU_RSQRT_BAND_LG};
+    for (int k = 0; k < NPU_DPU_FN_COUNT + 1 + 3; k++) {
+        uint32_t id;
+        char name[48];
+        int lg = 0;
+        enum npu_dpu_fn fn = NPU_DPU_FN_COUNT;
+        if (k < NPU_DPU_FN_COUNT) {
+            fn = (enum npu_dpu_fn)k;
+            id = npu_dpu_lut_fn_id(fn);
+            snprintf(name, sizeof(name), "lut:%s", npu_dpu_fn_name(fn));
+        } else if (k == NPU_DPU_FN_COUNT) {
+            fn = NPU_DPU_FN_EXP_NEG;
+            id = NPU_DPU_LUT_EXP_NEG_COARSE;
+            snprintf(name, sizeof(name), "lut:exp_neg_coarse");
+        } else {
+            lg = bands[k - NPU_DPU_FN_COUNT - 1];
+            id = npu_dpu_lut_band_id(lg);
+            snprintf(name, sizeof(name), "lut:rsqrt_band_%d", lg);
+        }
+        if (lut_quick && id != npu_dpu_lut_fn_id(NPU_DPU_FN_SIGMOID) &&
+            id != NPU_DPU_LUT_EXP_NEG_COARSE && id != npu_dpu_lut_band_id(-6))
+            continue;
+        const struct npu_dpu_lut *l = npu_dpu_lut_get(id);
+        if (!l) {
+            report(false, "%s: no table of id 0x%x", name, id);
+            continue;
+        }
+        char m1[512] = "", m2[512] = "";
+        enum npu_status s1 = lut_run(dev, l, got, m1, sizeof(m1));
+        enum npu_status s2 = lut_run(ref, l, want, m2, sizeof(m2));
+        size_t diff = 0, first = 0;
+        double err = 0;
+        size_t n_ref = 0;
+        for (uint32_t h = 0; s1 == NPU_OK && s2 == NPU_OK && h < 65536; h++) {
+            if (got[h] != want[h] && !diff++)
+                first = h;
+            float t = npu_fp16_to_fp32((uint16_t)h);
+            double f;
+            if (fn != NPU_DPU_FN_COUNT && k < NPU_DPU_FN_COUNT + 1) {
+                double lo = fn == NPU_DPU_FN_EXP_NEG ? -16 : -8,
+                       hi = fn == NPU_DPU_FN_EXP_NEG ? 0 : 8;
+                if (!isfinite(t) || t < lo || t > hi)
+                    continue;
+                f = npu_dpu_fn_ref(fn, t);
+            } else {
+                if (!isfinite(t) || t <= 0)
+                    continue;
+                f = band_ref(lg, t);
+            }
+            err = fmax(err, fabs(npu_fp16_to_fp32(got[h]) - f));
+            n_ref++;
+        }
+        bool ok = s1 == NPU_OK && s2 == NPU_OK && !diff;
+        if (ok && !on_sim)
+            confirm(name);
+        report(ok,
+               "%s: 65536 fp16 inputs, %zu differ from the simulator%s%s%s; max abs error %.2e "
+               "against fp64 over %zu inputs of its domain",
+               name, diff, on_sim ? " (self-consistency: the device is a simulator)" : "",
+               s1   ? "; device: "
+               : s2 ? "; simulator: "
+                    : "",
+               s1   ? m1
+               : s2 ? m2
+                    : "",
+               err, n_ref);
+        if (diff)
+            printf("      first: input 0x%04zx, device 0x%04x, simulator 0x%04x\n", first,
+                   got[first], want[first]);
+    }
+out:
+    free(got);
+    free(want);
+    npu_device_close(ref);
+}
+
 /* The report of --report: JSON, format in docs/hardware.md ("The bring-up report"). */
 static int
 write_report(const char *path, const char *backend)
@@ -812,6 +1011,12 @@ write_report(const char *path, const char *backend)
         first = false;
     }
     fprintf(f, "%s]\n  },\n", first ? "" : "\n    ");
+    /* Patterns this device computed exactly as the simulator (docs/hardware.md): they count
+     * as verified on this installation. */
+    fprintf(f, "  \"confirmed\": [");
+    for (unsigned i = 0; i < n_confirmed; i++)
+        fprintf(f, "%s\"%s\"", i ? ", " : "", confirmed[i]);
+    fprintf(f, "],\n");
     /* The table row the modeled figures follow, so that a checker can compare them. */
     fprintf(f,
             "  \"timing_model\": {\"name\": \"%s\", \"label\": \"%s\", \"task_overhead_s\": "
@@ -826,8 +1031,10 @@ write_report(const char *path, const char *backend)
 static int
 usage(FILE *f)
 {
-    fprintf(f, "usage: npu-selftest [-b auto|sim|rknpu|rocket] [--golden DIR] [--big] "
-               "[--report FILE] info|eltwise|matmul|conv|golden|multicore|chain|dma|all ...\n");
+    fprintf(f,
+            "usage: npu-selftest [-b auto|sim|rknpu|rocket] [--golden DIR] [--big] "
+            "[--report FILE] [--lut-quick] info|eltwise|matmul|conv|golden|multicore|chain|dma|lut|"
+            "all ...\n");
     return f == stdout ? 0 : 2;
 }
 
@@ -844,6 +1051,8 @@ main(int argc, char **argv)
             golden_dir = argv[++i];
         else if (!strcmp(argv[i], "--report") && i + 1 < argc)
             report_path = argv[++i];
+        else if (!strcmp(argv[i], "--lut-quick"))
+            lut_quick = true;
         else if (!strcmp(argv[i], "--big"))
             big = true;
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
@@ -888,6 +1097,8 @@ main(int argc, char **argv)
             known = true, step_chain();
         if (all || !strcmp(steps[i], "dma"))
             known = true, step_dma();
+        if (all || !strcmp(steps[i], "lut"))
+            known = true, step_lut();
         if (!known) {
             npu_device_close(dev);
             return usage(stderr);
