@@ -121,9 +121,9 @@ test_split(struct npu_device *dev, uint32_t M, uint32_t K, uint32_t N, bool timi
            M, K, N, NPU_DIV_ROUND_UP(N, one.tile_n), one.tile_n, one.est_s * 1e6, three.est_s * 1e6,
            three.dma_stretch, best.cores, npu_timing_model()->label);
     if (timing_backend && r1.timing && r3.timing) {
-        printf("  simulator: 1 core %.1f us, 3 cores %.1f us, speed-up %.2fx - modeled (timing "
-               "model v1)\n",
-               r1.modeled_s * 1e6, r3.modeled_s * 1e6, r1.modeled_s / r3.modeled_s);
+        printf("  simulator: 1 core %.1f us, 3 cores %.1f us, speed-up %.2fx - modeled (%s)\n",
+               r1.modeled_s * 1e6, r3.modeled_s * 1e6, r1.modeled_s / r3.modeled_s,
+               npu_timing_model()->label);
         /* the analytic plan and the simulator's task-by-task model agree */
         CHECK(fabs(one.est_s - r1.modeled_s) <= 0.15 * r1.modeled_s);
         CHECK(fabs(three.est_s - r3.modeled_s) <= 0.15 * r3.modeled_s);
