@@ -18,7 +18,8 @@
  * 128 MB weight one); multicore (three jobs on cores 0/1/2 at once, then one matmul split
  * over three cores in one mask-7 submit); chain (chains of 1 ... 2000 tiny fp16 adds, one
  * submit each, every output checked; least squares gives the per-task and per-submit cost);
- * dma (a 4 MiB-operand fp16 add on each core: bytes moved per second); lut (every LUT
+ * dma (a 4 MiB-operand fp16 add on each core: bytes moved per second); raw (read-after-write
+ * through a chain for DPU->DPU, DPU->PPU and DPU->CNA, one submit each); lut (every LUT
  * configuration the back end emits over all 65,536 fp16 inputs against the simulator;
  * --lut-quick: three of them). --report writes the
  * JSON report of docs/hardware.md ("The bring-up report"): the backend, the device, each
@@ -793,6 +794,202 @@ out:
         npu_bo_destroy(b[i]);
 }
 
+/* ---------------------------------------------------------------------- raw */
+
+static void confirm(const char *name);
+
+/* fp16 element (c, p) of a [ceil(C/8)][W][8] tensor (the eltwise layout; with W = M pixels
+ * also the A.1 matmul's input layout W 1, H M, C K). */
+static inline size_t
+ew_idx(uint32_t c, uint32_t p, uint32_t w)
+{
+    return ((size_t)(c / 8) * w + p) * 8 + c % 8;
+}
+
+/* Read-after-write through a chain, one submit per block pair, every task reading what the
+ * task before it wrote: DPU -> DPU (16 dependent fp16 adds, z = z + y, ping-ponging two
+ * buffers), DPU -> PPU (an add, a 2x2 max pooling of its output, then an add of the pooled
+ * map: PPU -> DPU too, and the chain ends in a DPU task as rocket needs), DPU -> CNA (an add,
+ * then an fp16 matmul whose A is that output). Values are small quarters and integers, so
+ * every result is exact and compared for equality with the C reference. */
+static void
+step_raw(void)
+{
+    const uint32_t C = 32, W = 16; /* DPU->DPU / DPU->CNA: 16 pixels (M) x 32 channels (K) */
+    const uint32_t N = 16;
+    size_t tb = npu_nc1hwc2_bytes(2, C, 1, W);
+    struct npu_weight_layout wl;
+    npu_weight_layout_init(&wl, 2, N, C, 1, 1, false);
+    size_t ob = npu_nc1hwc2_bytes(4, N, W, 1);
+    struct npu_bo *b[6] = {0};
+    size_t sizes[6] = {tb, tb, tb, tb, wl.total_bytes, ob + tb};
+    for (int i = 0; i < 6; i++)
+        if (npu_bo_create(dev, sizes[i], 0, &b[i]) != NPU_OK) {
+            report(false, "raw: cannot create buffers");
+            goto out;
+        }
+    uint16_t *x = npu_bo_map(b[0]), *y = npu_bo_map(b[1]);
+    uint16_t *z[2] = {npu_bo_map(b[2]), npu_bo_map(b[3])};
+    for (size_t i = 0; i < tb / 2; i++) {
+        x[i] = npu_fp32_to_fp16((float)((int)(i * 37 % 64) - 32) / 4.0f);
+        y[i] = npu_fp32_to_fp16((float)((int)(i * 11 % 8) - 4) / 4.0f);
+    }
+
+    /* DPU -> DPU */
+    struct npu_stream s;
+    npu_stream_init(&s);
+    const unsigned n_dd = 16;
+    for (unsigned t = 0; t < n_dd; t++) {
+        struct npu_ref_eltwise p = {.op = NPU_REF_EW_ADD,
+                                    .precision = NPU_PRECISION_FP16,
+                                    .w = W,
+                                    .c = C,
+                                    .fp32_internal = -1,
+                                    .x = {t ? 2 + (t - 1) % 2 : 0, 0},
+                                    .y = {1, 0},
+                                    .z = {2 + t % 2, 0}};
+        npu_ref_eltwise_emit(&s, &p);
+    }
+    memset(z[0], 0, tb);
+    memset(z[1], 0, tb);
+    struct npu_job_result r;
+    memset(&r, 0, sizeof(r));
+    enum npu_status st = run_stream(&s, b, 4, &r);
+    npu_stream_fini(&s);
+    size_t bad = 0;
+    const uint16_t *last = z[(n_dd - 1) % 2];
+    for (size_t i = 0; st == NPU_OK && i < tb / 2; i++)
+        bad += npu_fp16_to_fp32(last[i]) !=
+               npu_fp16_to_fp32(x[i]) + (float)n_dd * npu_fp16_to_fp32(y[i]);
+    char tbuf[512];
+    bool on_sim = !strcmp(dev_info.backend, "sim");
+    if (st == NPU_OK && !bad && !on_sim)
+        confirm("raw:DPU->DPU");
+    report(st == NPU_OK && !bad,
+           "raw DPU->DPU: %u chained fp16 adds, each reading the last one's output: %zu of %zu "
+           "wrong%s%s (%s)",
+           n_dd, bad, tb / 2, st ? "; " : "",
+           st ? (r.message[0] ? r.message : npu_status_str(st)) : "", time_str(&r, tbuf, 512));
+
+    /* DPU -> PPU: z = x + y as a packed 8-channel map 4 x 8 (32 pixels), then 2x2/2 max */
+    npu_stream_init(&s);
+    {
+        struct npu_ref_eltwise p = {.op = NPU_REF_EW_ADD,
+                                    .precision = NPU_PRECISION_FP16,
+                                    .w = 32,
+                                    .c = 8,
+                                    .fp32_internal = -1,
+                                    .x = {0, 0},
+                                    .y = {1, 0},
+                                    .z = {2, 0}};
+        npu_ref_eltwise_emit(&s, &p);
+        struct npu_dpu_pool pool = {.op = NPU_DPU_POOL_MAX, .kh = 2, .kw = 2, .sy = 2, .sx = 2};
+        pool.in = npu_dpu_map_packed((struct npu_dpu_ref){2, 0}, NPU_DPU_FP16, 8, 4, 8);
+        pool.out = npu_dpu_map_packed((struct npu_dpu_ref){3, 0}, NPU_DPU_FP16, 8, 2, 4);
+        npu_dpu_emit_pool(&s, &pool, NULL);
+        /* and back to the DPU: w = pooled + pooled (a chain must end in a DPU task on
+         * rocket, which cannot wait for a PPU interrupt) */
+        struct npu_ref_eltwise d = {.op = NPU_REF_EW_ADD,
+                                    .precision = NPU_PRECISION_FP16,
+                                    .w = 8,
+                                    .c = 8,
+                                    .fp32_internal = -1,
+                                    .x = {3, 0},
+                                    .y = {3, 0},
+                                    .z = {5, 0}};
+        npu_ref_eltwise_emit(&s, &d);
+    }
+    memset(z[0], 0, tb);
+    memset(z[1], 0, tb);
+    memset(npu_bo_map(b[5]), 0, ob + tb);
+    memset(&r, 0, sizeof(r));
+    st = run_stream(&s, b, 6, &r);
+    npu_stream_fini(&s);
+    bad = 0;
+    for (uint32_t c = 0; st == NPU_OK && c < 8; c++)
+        for (uint32_t oy = 0; oy < 2; oy++)
+            for (uint32_t ox = 0; ox < 4; ox++) {
+                float m = -INFINITY;
+                for (uint32_t dy = 0; dy < 2; dy++)
+                    for (uint32_t dx = 0; dx < 2; dx++) {
+                        size_t i = ew_idx(c, (2 * oy + dy) * 8 + 2 * ox + dx, 32);
+                        m = fmaxf(m, npu_fp16_to_fp32(x[i]) + npu_fp16_to_fp32(y[i]));
+                    }
+                size_t o = ew_idx(c, oy * 4 + ox, 8);
+                bad += npu_fp16_to_fp32(z[1][o]) != m ||
+                       npu_fp16_to_fp32(((const uint16_t *)npu_bo_map(b[5]))[o]) != 2 * m;
+            }
+    if (st == NPU_OK && !bad && !on_sim)
+        confirm("raw:DPU->PPU->DPU");
+    if (st == NPU_ERR_UNSUPPORTED && !strcmp(dev_info.backend, "rocket"))
+        printf("SKIP  raw DPU->PPU->DPU: rocket launches every task alone and needs each to end "
+               "in a DPU interrupt, so no PPU task can run through it (docs/hardware.md)\n");
+    else
+        report(st == NPU_OK && !bad,
+               "raw DPU->PPU->DPU: fp16 add, 2x2/2 max pooling of its output, an add of the pooled "
+               "map: %zu of 64 wrong%s%s (%s)",
+               bad, st ? "; " : "", st ? (r.message[0] ? r.message : npu_status_str(st)) : "",
+               time_str(&r, tbuf, 512));
+
+    /* DPU -> CNA: z = x + y (M 16 x K 32), then C = z . B (K 32 x N 16, integers -2 .. 2) */
+    uint16_t *bm = malloc((size_t)C * N * 2);
+    if (!bm) {
+        report(false, "raw: out of memory");
+        goto out;
+    }
+    for (uint32_t k = 0; k < C; k++)
+        for (uint32_t n = 0; n < N; n++)
+            bm[k * N + n] = npu_fp32_to_fp16((float)((int)((k * 5 + n * 3) % 5) - 2));
+    npu_weight_pack_matmul(&wl, npu_bo_map(b[4]), wl.total_bytes, bm, 0);
+    npu_stream_init(&s);
+    {
+        struct npu_ref_eltwise p = {.op = NPU_REF_EW_ADD,
+                                    .precision = NPU_PRECISION_FP16,
+                                    .w = W,
+                                    .c = C,
+                                    .fp32_internal = -1,
+                                    .x = {0, 0},
+                                    .y = {1, 0},
+                                    .z = {2, 0}};
+        npu_ref_eltwise_emit(&s, &p);
+        struct npu_ref_matmul mm = {.kind = NPU_REF_MATMUL_FP16_FP32,
+                                    .m = W,
+                                    .k = C,
+                                    .n = N,
+                                    .input = {2, 0},
+                                    .weight = {4, 0},
+                                    .output = {5, 0}};
+        npu_ref_matmul_emit(&s, &mm);
+    }
+    memset(z[0], 0, tb);
+    memset(npu_bo_map(b[5]), 0, ob + tb);
+    memset(&r, 0, sizeof(r));
+    st = run_stream(&s, b, 6, &r);
+    npu_stream_fini(&s);
+    bad = 0;
+    const float *cm = npu_bo_map(b[5]);
+    for (uint32_t m = 0; st == NPU_OK && m < W; m++)
+        for (uint32_t n = 0; n < N; n++) {
+            float want = 0;
+            for (uint32_t k = 0; k < C; k++)
+                want +=
+                    (npu_fp16_to_fp32(x[ew_idx(k, m, W)]) + npu_fp16_to_fp32(y[ew_idx(k, m, W)])) *
+                    npu_fp16_to_fp32(bm[k * N + n]);
+            bad += cm[((size_t)(n / 4) * W + m) * 4 + n % 4] != want;
+        }
+    if (st == NPU_OK && !bad && !on_sim)
+        confirm("raw:DPU->CNA");
+    report(st == NPU_OK && !bad,
+           "raw DPU->CNA: fp16 add, then a %ux%ux%u fp16 matmul reading its output as A: %zu of "
+           "%u wrong%s%s (%s)",
+           W, C, N, bad, W * N, st ? "; " : "",
+           st ? (r.message[0] ? r.message : npu_status_str(st)) : "", time_str(&r, tbuf, 512));
+    free(bm);
+out:
+    for (int i = 0; i < 6; i++)
+        npu_bo_destroy(b[i]);
+}
+
 /* ---------------------------------------------------------------------- lut */
 
 /* Patterns this device ran exactly as the simulator computes them (the report's
@@ -1031,10 +1228,11 @@ write_report(const char *path, const char *backend)
 static int
 usage(FILE *f)
 {
-    fprintf(f,
-            "usage: npu-selftest [-b auto|sim|rknpu|rocket] [--golden DIR] [--big] "
-            "[--report FILE] [--lut-quick] info|eltwise|matmul|conv|golden|multicore|chain|dma|lut|"
-            "all ...\n");
+    fprintf(
+        f,
+        "usage: npu-selftest [-b auto|sim|rknpu|rocket] [--golden DIR] [--big] "
+        "[--report FILE] [--lut-quick] info|eltwise|matmul|conv|golden|multicore|chain|dma|raw|lut|"
+        "all ...\n");
     return f == stdout ? 0 : 2;
 }
 
@@ -1097,6 +1295,8 @@ main(int argc, char **argv)
             known = true, step_chain();
         if (all || !strcmp(steps[i], "dma"))
             known = true, step_dma();
+        if (all || !strcmp(steps[i], "raw"))
+            known = true, step_raw();
         if (all || !strcmp(steps[i], "lut"))
             known = true, step_lut();
         if (!known) {
