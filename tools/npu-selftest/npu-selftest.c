@@ -37,6 +37,7 @@
 #include "npu-layout.h"
 #include "npu-mc-matmul.h"
 #include "npu-refprog.h"
+#include "npu/npu-evidence.h"
 #include "npu/npu-timing.h"
 
 #ifndef NPU_SELFTEST_GOLDEN_DIR
@@ -1014,6 +1015,53 @@ band_ref(int lg, double v)
     return sqrt(L / fmin(fmax(v, L), H));
 }
 
+/* The upload of table l (scratch: 32 bytes) and one flying pass out = f(in) through it, the
+ * index scale applied as the back end applies it: one fp16-exact BN factor, or for the
+ * 1/sqrt bands (up to 2^27) two, BS then BN (dpu-norm.c). */
+static enum npu_status
+lut_emit(struct npu_stream *s, const struct npu_dpu_lut *l, struct npu_dpu_map in,
+         struct npu_dpu_map out, struct npu_dpu_ref scratch)
+{
+    enum npu_status st = npu_dpu_emit_lut_upload(s, l, scratch, NULL);
+    struct npu_dpu_pass p = {.in = in, .out = out};
+    int e = (int)lrint(log2(l->in_scale)), e1 = e / 2;
+    bool two = ldexp(1.0, e) == (double)l->in_scale && (e > 15 || e < -14);
+    if (two) {
+        p.st.bs.mul = NPU_DPU_SRC_REG;
+        p.st.bs.mul_value = ldexpf(1.0f, e1);
+    }
+    p.st.bn.mul = NPU_DPU_SRC_REG;
+    p.st.bn.mul_value = two ? ldexpf(1.0f, e - e1) : l->in_scale;
+    p.st.ew.lut = l;
+    return st ? st : npu_dpu_emit_pass(s, &p, NULL);
+}
+
+/* The LUT configurations the back end emits: k = 0 .. LUT_CONFIGS - 1 gives the table's id
+ * and a name (the functions' tables, attention's coarse exp table, LayerNormalization's
+ * three 1/sqrt bands); *fn and *lg say what its fp64 reference is. */
+#define LUT_CONFIGS (NPU_DPU_FN_COUNT + 1 + 3)
+
+static uint32_t
+lut_config(int k, char *name, size_t n, enum npu_dpu_fn *fn, int *lg)
+{
+    static const int bands[3] = {-20, -20 + NPU_DPU_RSQRT_BAND_LG, -20 + 2 * NPU_DPU_RSQRT_BAND_LG};
+    *fn = NPU_DPU_FN_COUNT;
+    *lg = 0;
+    if (k < NPU_DPU_FN_COUNT) {
+        *fn = (enum npu_dpu_fn)k;
+        snprintf(name, n, "lut:%s", npu_dpu_fn_name(*fn));
+        return npu_dpu_lut_fn_id(*fn);
+    }
+    if (k == NPU_DPU_FN_COUNT) {
+        *fn = NPU_DPU_FN_EXP_NEG;
+        snprintf(name, n, "lut:exp_neg_coarse");
+        return NPU_DPU_LUT_EXP_NEG_COARSE;
+    }
+    *lg = bands[k - NPU_DPU_FN_COUNT - 1];
+    snprintf(name, n, "lut:rsqrt_band_%d", *lg);
+    return npu_dpu_lut_band_id(*lg);
+}
+
 /* Runs one LUT configuration over every fp16 bit pattern (C 8 x H 128 x W 64, one flying
  * pass: BN scales t into the table's index domain, EW looks it up) on device d: the upload
  * and the pass in one submit. out gets the 65,536 results. */
@@ -1040,21 +1088,7 @@ lut_run(struct npu_device *d, const struct npu_dpu_lut *l, uint16_t *out, char *
     struct npu_dpu_map in = npu_dpu_map_packed((struct npu_dpu_ref){0, 0}, NPU_DPU_FP16, C, H, W);
     struct npu_dpu_map o =
         npu_dpu_map_packed((struct npu_dpu_ref){0, (uint32_t)map}, NPU_DPU_FP16, C, H, W);
-    st = npu_dpu_emit_lut_upload(&s, l, (struct npu_dpu_ref){0, (uint32_t)(2 * map)}, NULL);
-    struct npu_dpu_pass p = {.in = in, .out = o};
-    /* the index scale as the back end applies it: one fp16-exact BN factor, or for the
-     * 1/sqrt bands (up to 2^27) two, BS then BN (dpu-norm.c) */
-    int e = (int)lrint(log2(l->in_scale)), e1 = e / 2;
-    bool two = ldexp(1.0, e) == (double)l->in_scale && (e > 15 || e < -14);
-    if (two) {
-        p.st.bs.mul = NPU_DPU_SRC_REG;
-        p.st.bs.mul_value = ldexpf(1.0f, e1);
-    }
-    p.st.bn.mul = NPU_DPU_SRC_REG;
-    p.st.bn.mul_value = two ? ldexpf(1.0f, e - e1) : l->in_scale;
-    p.st.ew.lut = l;
-    if (st == NPU_OK)
-        st = npu_dpu_emit_pass(&s, &p, NULL);
+    st = lut_emit(&s, l, in, o, (struct npu_dpu_ref){0, (uint32_t)(2 * map)});
     struct npu_job_result r;
     memset(&r, 0, sizeof(r));
     if (st == NPU_OK)
@@ -1092,25 +1126,11 @@ step_lut(void)
         report(false, "lut: out of memory");
         goto out;
     }
-    static const int bands[3] = {-20, -20 + NPU_DPU_RSQRT_BAND_LG, -20 + 2 * NPU_DPU_RSQRT_BAND_LG};
-    for (int k = 0; k < NPU_DPU_FN_COUNT + 1 + 3; k++) {
-        uint32_t id;
+    for (int k = 0; k < LUT_CONFIGS; k++) {
         char name[48];
-        int lg = 0;
-        enum npu_dpu_fn fn = NPU_DPU_FN_COUNT;
-        if (k < NPU_DPU_FN_COUNT) {
-            fn = (enum npu_dpu_fn)k;
-            id = npu_dpu_lut_fn_id(fn);
-            snprintf(name, sizeof(name), "lut:%s", npu_dpu_fn_name(fn));
-        } else if (k == NPU_DPU_FN_COUNT) {
-            fn = NPU_DPU_FN_EXP_NEG;
-            id = NPU_DPU_LUT_EXP_NEG_COARSE;
-            snprintf(name, sizeof(name), "lut:exp_neg_coarse");
-        } else {
-            lg = bands[k - NPU_DPU_FN_COUNT - 1];
-            id = npu_dpu_lut_band_id(lg);
-            snprintf(name, sizeof(name), "lut:rsqrt_band_%d", lg);
-        }
+        int lg;
+        enum npu_dpu_fn fn;
+        uint32_t id = lut_config(k, name, sizeof(name), &fn, &lg);
         if (lut_quick && id != npu_dpu_lut_fn_id(NPU_DPU_FN_SIGMOID) &&
             id != NPU_DPU_LUT_EXP_NEG_COARSE && id != npu_dpu_lut_band_id(-6))
             continue;
@@ -1166,6 +1186,288 @@ out:
     free(got);
     free(want);
     npu_device_close(ref);
+}
+
+/* ------------------------------------------------------------------- tlevel */
+
+/* The single-task programs of the T-level step: each emits one task (a LUT pass: its upload
+ * and the pass) over four buffers of TL_BUF bytes: 0 the input map, 1 the second operand or
+ * the weights, 2 the output, 3 fp32 per-channel operands and scratch. */
+#define TL_BUF (256u * 1024u)
+/* tl_gen's answer past the last program */
+#define TL_END NPU_ERR_CANCELLED
+
+static enum npu_status
+tl_gen(int g, struct npu_stream *s, char *name, size_t n)
+{
+    static const char *const ops[] = {"add", "sub", "mul", "div", "max", "min"};
+    static const char *const kinds[] = {"fp16->fp32", "fp16->fp16", "int8->int32"};
+    struct npu_dpu_ref r0 = {0, 0}, r1 = {1, 0}, r2 = {2, 0}, r3 = {3, 0};
+    if (g < 12) {
+        bool i8 = g >= 6;
+        struct npu_ref_eltwise p = {.op = (enum npu_ref_ew_op)(g % 6),
+                                    .precision = i8 ? NPU_PRECISION_INT8 : NPU_PRECISION_FP16,
+                                    .w = 64,
+                                    .c = 32,
+                                    .fp32_internal = -1,
+                                    .x = {0, 0},
+                                    .y = {1, 0},
+                                    .z = {2, 0}};
+        snprintf(name, n, "eltwise %s %s (A.2)", i8 ? "int8" : "fp16", ops[g % 6]);
+        return npu_ref_eltwise_emit(s, &p);
+    }
+    if (g < 15) {
+        struct npu_ref_matmul m = {.kind = (enum npu_ref_matmul_kind)(g - 12),
+                                   .m = 16,
+                                   .k = 64,
+                                   .n = 32,
+                                   .input = {0, 0},
+                                   .weight = {1, 0},
+                                   .output = {2, 0}};
+        snprintf(name, n, "matmul 16x64x32 %s (A.1)", kinds[g - 12]);
+        return npu_ref_matmul_emit(s, &m);
+    }
+    struct npu_dpu_map in = npu_dpu_map_packed(r0, NPU_DPU_FP16, 32, 8, 16);
+    struct npu_dpu_map out = npu_dpu_map_packed(r2, NPU_DPU_FP16, 32, 8, 16);
+    struct npu_dpu_pass p = {.in = in, .out = out};
+    if (g >= 27 && g < 27 + LUT_CONFIGS) {
+        char lname[32];
+        enum npu_dpu_fn fn;
+        int lg;
+        const struct npu_dpu_lut *l =
+            npu_dpu_lut_get(lut_config(g - 27, lname, sizeof(lname), &fn, &lg));
+        snprintf(name, n, "LUT upload and pass, %s", lname);
+        return l ? lut_emit(s, l, in, out, (struct npu_dpu_ref){3, TL_BUF - 4096})
+                 : NPU_ERR_INTERNAL;
+    }
+    switch (g) {
+    case 20:
+        snprintf(name, n, "DPU pass: BS ReLU-X, BN add per channel (memory), ReLU");
+        p.st.bs.relu = true, p.st.bs.relux = true, p.st.bs.relux_value = 1.5f;
+        p.st.bn.alu = NPU_DPU_SRC_MEM, p.st.bn.alu_mem = r3, p.st.bn.relu = true;
+        return npu_dpu_emit_pass(s, &p, NULL);
+    case 15:
+        snprintf(name, n, "DPU pass: BS add, BN mul (register operands)");
+        p.st.bs.alu = NPU_DPU_SRC_REG, p.st.bs.alu_value = 0.5f;
+        p.st.bn.mul = NPU_DPU_SRC_REG, p.st.bn.mul_value = 0.75f;
+        return npu_dpu_emit_pass(s, &p, NULL);
+    case 16:
+        snprintf(name, n, "DPU pass: BS add, BN mul per channel (memory)");
+        p.st.bs.alu = NPU_DPU_SRC_MEM, p.st.bs.alu_mem = r3;
+        p.st.bn.mul = NPU_DPU_SRC_MEM, p.st.bn.mul_mem = (struct npu_dpu_ref){3, 4096};
+        return npu_dpu_emit_pass(s, &p, NULL);
+    case 17:
+    case 18:
+    case 19:
+        p.st.ew.op = g == 17 ? NPU_DPU_EW_MUL : g == 18 ? NPU_DPU_EW_DIV : NPU_DPU_EW_MAX;
+        p.st.ew.operand = npu_dpu_map_packed(r1, NPU_DPU_FP16, 32, 8, 16);
+        p.st.ew.relu = g == 17;
+        snprintf(name, n, "DPU pass: EW %s per pixel%s",
+                 g == 17   ? "mul"
+                 : g == 18 ? "div"
+                           : "max",
+                 g == 17 ? ", ReLU" : "");
+        return npu_dpu_emit_pass(s, &p, NULL);
+    case 21:
+    case 22: {
+        struct npu_dpu_pool q = {.op = g == 21 ? NPU_DPU_POOL_MAX : NPU_DPU_POOL_MIN,
+                                 .in = npu_dpu_map_packed(r0, NPU_DPU_FP16, 16, 8, 8),
+                                 .kh = g == 21 ? 2 : 3,
+                                 .kw = g == 21 ? 2 : 3,
+                                 .sy = 2,
+                                 .sx = 2,
+                                 .pad_top = g == 22,
+                                 .pad_left = g == 22,
+                                 .pad_bottom = g == 22,
+                                 .pad_right = g == 22};
+        q.out = npu_dpu_map_packed(r2, NPU_DPU_FP16, 16, 4, 4);
+        snprintf(name, n, "PPU %s pooling %ux%u/2", g == 21 ? "max" : "min", q.kh, q.kw);
+        return npu_dpu_emit_pool(s, &q, NULL);
+    }
+    case 23: {
+        struct npu_dpu_tp t = {.in = npu_dpu_map_packed(r0, NPU_DPU_FP16, 8, 8, 8),
+                               .dst = r2,
+                               .grid_w = 8,
+                               .grid_line = 8,
+                               .chan_stride = 8};
+        snprintf(name, n, "DPU transpose copy");
+        return npu_dpu_emit_tp(s, &t, NULL);
+    }
+    case 24:
+    case 25:
+    case 26: {
+        bool dw = g == 26, fp32 = g == 25;
+        struct npu_dpu_conv c = {.in = npu_dpu_map_packed(r0, NPU_DPU_FP16, 16, 8, 8),
+                                 .weights = r1,
+                                 .kernels = 16,
+                                 .kh = g == 25 ? 1 : 3,
+                                 .kw = g == 25 ? 1 : 3,
+                                 .sy = 1,
+                                 .sx = 1,
+                                 .pad_top = g != 25,
+                                 .pad_left = g != 25,
+                                 .depthwise = dw};
+        c.out = npu_dpu_map_packed(r2, fp32 ? NPU_DPU_FP32 : NPU_DPU_FP16, 16, 8, 8);
+        if (fp32) {
+            c.st.ew.op = NPU_DPU_EW_ADD;
+            c.st.ew.operand = npu_dpu_map_packed(r3, NPU_DPU_FP32, 16, 8, 8);
+        }
+        snprintf(name, n, "conv %s (CNA+CORE+DPU)",
+                 dw     ? "3x3 depthwise"
+                 : fp32 ? "1x1 -> fp32 + EW add (fp32 operand)"
+                        : "3x3");
+        return npu_dpu_emit_conv(s, &c, NULL);
+    }
+    default: return TL_END;
+    }
+}
+
+/* Fills the four buffers the same way on every device: small fp16 values (no zero, so
+ * divisions stay finite) in 0 .. 2, small fp32 values in 3. */
+static void
+tl_fill(struct npu_bo *const *b)
+{
+    for (int k = 0; k < 3; k++) {
+        uint16_t *h = npu_bo_map(b[k]);
+        for (size_t i = 0; i < TL_BUF / 2; i++)
+            h[i] = k == 2 ? 0 : npu_fp32_to_fp16((float)((int)((i * 13 + k * 7) % 16) + 1) / 8.0f);
+    }
+    float *f = npu_bo_map(b[3]);
+    for (size_t i = 0; i < TL_BUF / 4; i++)
+        f[i] = (float)((int)(i % 9) - 4) / 4.0f;
+}
+
+/* Runs program g on device d; out gets the four buffers' contents after it. */
+static enum npu_status
+tl_run(struct npu_device *d, int g, uint8_t *out, char *msg, size_t n)
+{
+    struct npu_bo *b[4] = {0};
+    enum npu_status st = NPU_OK;
+    for (int i = 0; i < 4 && st == NPU_OK; i++)
+        st = npu_bo_create(d, TL_BUF, 0, &b[i]);
+    struct npu_job_result r;
+    memset(&r, 0, sizeof(r));
+    char name[64];
+    struct npu_stream s;
+    npu_stream_init(&s);
+    if (st == NPU_OK) {
+        tl_fill(b);
+        tl_gen(g, &s, name, sizeof(name));
+        st = run_stream_on(d, &s, b, 4, &r);
+    }
+    if (st != NPU_OK)
+        snprintf(msg, n, "%s", r.message[0] ? r.message : npu_status_str(st));
+    for (int i = 0; i < 4 && st == NPU_OK; i++)
+        memcpy(out + (size_t)i * TL_BUF, npu_bo_map(b[i]), TL_BUF);
+    npu_stream_fini(&s);
+    for (int i = 0; i < 4; i++)
+        npu_bo_destroy(b[i]);
+    return st;
+}
+
+/* Each T-level pattern of the evidence ledger (core/hw/evidence.xml: inferred from the TRM
+ * and the facts only) that one of the single-task programs above writes is run alone - the
+ * first program that writes it, as its own submit - on this device and on a fresh
+ * simulator, and every byte of the four buffers compared: on a board a match confirms the
+ * pattern (the report's "confirmed"); on the simulator it is a self-consistency check.
+ * The T entries none of these programs write are counted and named at the end: they need
+ * a compiled model to exercise. */
+static void
+step_tlevel(void)
+{
+    unsigned n_led = 0;
+    const struct npu_evidence_entry *led = npu_evidence_ledger(&n_led);
+    int *first = malloc(sizeof(int) * (n_led ? n_led : 1));
+    uint8_t *got = malloc(4 * (size_t)TL_BUF), *want = malloc(4 * (size_t)TL_BUF);
+    struct npu_device *ref = NULL;
+    struct npu_device_options o = {.strict = 1, .evidence = -1};
+    if (!first || !got || !want || npu_device_open_ex("sim", &o, &ref) != NPU_OK) {
+        report(false, "tlevel: out of memory or no reference simulator");
+        goto out;
+    }
+    for (unsigned i = 0; i < n_led; i++)
+        first[i] = -1;
+    char name[64];
+    for (int g = 0;; g++) {
+        struct npu_stream s;
+        npu_stream_init(&s);
+        enum npu_status st = tl_gen(g, &s, name, sizeof(name));
+        if (st == TL_END) {
+            npu_stream_fini(&s);
+            break;
+        }
+        /* a program counts only if the ledger covers every write of it (the back end's
+         * patterns): the weakest level over its tasks is not NONE */
+        bool covered = st == NPU_OK;
+        int found[16];
+        unsigned n_found = 0;
+        for (uint32_t t = 0; covered && t < s.n_tasks; t++) {
+            size_t nw = 0, cap = s.tasks[t].n_body;
+            struct npu_evidence_write *w = calloc(cap ? cap : 1, sizeof(*w));
+            enum npu_evidence_level lv = NPU_EVIDENCE_NONE;
+            if (!w || npu_evidence_classify_task(s.tasks[t].body, s.tasks[t].n_body, w, cap, &nw,
+                                                 &lv) != NPU_OK)
+                covered = false;
+            covered = covered && lv != NPU_EVIDENCE_NONE;
+            for (size_t k = 0; covered && k < nw && k < cap; k++)
+                if (w[k].entry && w[k].entry->level == NPU_EVIDENCE_T && n_found < 16)
+                    found[n_found++] = (int)(w[k].entry - led);
+            free(w);
+        }
+        for (unsigned k = 0; covered && k < n_found; k++)
+            if (first[found[k]] < 0)
+                first[found[k]] = g;
+        if (!covered)
+            printf("      program \"%s\" not used: it writes a pattern outside the ledger\n", name);
+        npu_stream_fini(&s);
+    }
+    bool on_sim = !strcmp(dev_info.backend, "sim");
+    unsigned n_t = 0, n_run = 0;
+    for (unsigned i = 0; i < n_led; i++) {
+        if (led[i].level != NPU_EVIDENCE_T)
+            continue;
+        n_t++;
+        if (first[i] < 0)
+            continue;
+        n_run++;
+        struct npu_stream s;
+        npu_stream_init(&s);
+        tl_gen(first[i], &s, name, sizeof(name));
+        npu_stream_fini(&s);
+        char m1[512] = "", m2[512] = "";
+        enum npu_status s1 = tl_run(dev, first[i], got, m1, sizeof(m1));
+        enum npu_status s2 = tl_run(ref, first[i], want, m2, sizeof(m2));
+        size_t diff = 0;
+        for (size_t k = 0; !s1 && !s2 && k < 4 * (size_t)TL_BUF; k++)
+            diff += got[k] != want[k];
+        bool ok = !s1 && !s2 && !diff;
+        if (ok && !on_sim)
+            confirm(led[i].id);
+        if (s1 == NPU_ERR_UNSUPPORTED && !strcmp(dev_info.backend, "rocket")) {
+            printf("SKIP  T %s alone in \"%s\": rocket cannot run it (%s)\n", led[i].id, name, m1);
+            continue;
+        }
+        report(ok, "T %s (%s) alone in \"%s\": %zu bytes differ from the simulator%s%s%s",
+               led[i].id, led[i].purpose, name, diff, on_sim ? " (self-consistency)" : "",
+               s1   ? "; device: "
+               : s2 ? "; simulator: "
+                    : "",
+               s1   ? m1
+               : s2 ? m2
+                    : "");
+    }
+    printf("      %u of the ledger's %u T-level patterns run alone; not written by these "
+           "programs:",
+           n_run, n_t);
+    for (unsigned i = 0; i < n_led; i++)
+        if (led[i].level == NPU_EVIDENCE_T && first[i] < 0)
+            printf(" %s", led[i].id);
+    printf("\n");
+out:
+    npu_device_close(ref);
+    free(first);
+    free(got);
+    free(want);
 }
 
 /* The report of --report: JSON, format in docs/hardware.md ("The bring-up report"). */
@@ -1232,6 +1534,7 @@ usage(FILE *f)
         f,
         "usage: npu-selftest [-b auto|sim|rknpu|rocket] [--golden DIR] [--big] "
         "[--report FILE] [--lut-quick] info|eltwise|matmul|conv|golden|multicore|chain|dma|raw|lut|"
+        "tlevel|"
         "all ...\n");
     return f == stdout ? 0 : 2;
 }
@@ -1299,6 +1602,8 @@ main(int argc, char **argv)
             known = true, step_raw();
         if (all || !strcmp(steps[i], "lut"))
             known = true, step_lut();
+        if (all || !strcmp(steps[i], "tlevel"))
+            known = true, step_tlevel();
         if (!known) {
             npu_device_close(dev);
             return usage(stderr);
