@@ -35,10 +35,11 @@ run_shape(const struct shape *s, const struct npu_backend_options *o, double *fr
     CHECK_EQ_INT(NPU_OK, st);
     double floor_s = (double)s->M * s->K * s->N / (512.0 * 1e9);
     double task_s = r.modeled_s - npu_timing_model()->submit_overhead_s; /* without the submit */
-    printf("%-22s %4dx%4dx%4d  tasks %2u  modeled %7.1f us (+60 submit)  floor %7.1f us  "
+    printf("%-22s %4dx%4dx%4d  tasks %2u  modeled %7.1f us (+%.0f submit)  floor %7.1f us  "
            "util %5.1f%%  DMA %6.2f MB\n",
-           s->what, s->M, s->K, s->N, r.tasks, task_s * 1e6, floor_s * 1e6,
-           100.0 * floor_s / task_s, r.dma_bytes / 1e6);
+           s->what, s->M, s->K, s->N, r.tasks, task_s * 1e6,
+           npu_timing_model()->submit_overhead_s * 1e6, floor_s * 1e6, 100.0 * floor_s / task_s,
+           r.dma_bytes / 1e6);
     *frame_s += task_s * s->count * 12;
     *frame_floor += floor_s * s->count * 12;
     free(a);
