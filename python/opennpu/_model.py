@@ -169,7 +169,9 @@ class Model:
         for info, a in zip(self.inputs, inputs):
             a = np.asarray(a)
             if a.dtype != info.dtype:
-                if not np.can_cast(a.dtype, info.dtype, casting="same_kind"):
+                kinds = ({a.dtype.kind, info.dtype.kind} <= set("iu") or
+                         a.dtype.kind == info.dtype.kind)
+                if not kinds or not np.can_cast(a.dtype, info.dtype, casting="same_kind"):
                     raise TypeError("input '%s' must be %s, not %s" %
                                     (info.name, info.dtype, a.dtype))
                 a = a.astype(info.dtype)

@@ -69,10 +69,30 @@ def _user_frame(tb_or_stack):
     return None
 
 
+class _Proxy(torch.fx.Proxy):
+    """torch 1.13's Proxy.__iter__ finds the unpacking instruction by f_lasti // 2,
+    which Python 3.11's inline caches break (`a, b = proxy` fails with an
+    IndexError); this one looks the instruction up by its offset."""
+
+    def __iter__(self):
+        import dis
+        import inspect
+        frame = inspect.currentframe().f_back
+        for inst in dis.get_instructions(frame.f_code):
+            if inst.offset == frame.f_lasti:
+                if inst.opname == "UNPACK_SEQUENCE":
+                    return (self[i] for i in range(inst.argval))
+                break
+        return self.tracer.iter(self)
+
+
 class _Tracer(torch.fx.Tracer):
     """symbolic_trace, keeping as leaves only the torch.nn modules that have a
     conversion (others, e.g. TransformerEncoderLayer, are traced through)."""
     record_stack_traces = True
+
+    def proxy(self, node):
+        return _Proxy(node, self)
 
     def is_leaf_module(self, m, qualname):
         if type(m) in _MODULES:
@@ -186,9 +206,9 @@ def _target_name(node):
     if node.op == "call_module":
         return "module:" + t
     if isinstance(t, torch._ops.OpOverload):
-        return t.overloadpacket.__name__
+        return t.overloadpacket.__name__.rstrip("_")
     if isinstance(t, torch._ops.OpOverloadPacket):
-        return t.__name__
+        return t.__name__.rstrip("_")
     n = getattr(t, "__name__", str(t))
     if t is operator.truediv:
         return "div"
@@ -1068,6 +1088,17 @@ def _normalize(c, x, p=2.0, dim=1, eps=1e-12, out=None):
     return c.ew("Div", x, n)
 
 
+@_f("norm", "linalg_vector_norm", "linalg_norm")
+def _norm(c, x, p=2, dim=None, keepdim=False, *a, **kw):
+    if p is None:
+        p = 2
+    if isinstance(p, str) or float(p) not in (1.0, 2.0):
+        raise _Unsup("norm with p=%s" % (p,))
+    if isinstance(dim, int):
+        dim = [dim]
+    return c.reduce("ReduceL2" if float(p) == 2.0 else "ReduceL1", x, dim or None, keepdim)
+
+
 @_f("scaled_dot_product_attention")
 def _sdpa(c, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False):
     return _attention(c, q, k, v, attn_mask, is_causal)
@@ -1464,6 +1495,8 @@ def compile(module, example_inputs, backend="auto", fallback="error", trace="aut
             raise ValueError("the example inputs do not fit %s: %s: %s" % (
                 type(module).__name__, type(e).__name__, str(e).split("\n")[0])) from e
     gm, tracer = _trace(module, example_inputs, trace)
+    gm.graph.eliminate_dead_code()  # e.g. the indices of make_fx's max_pool*_with_indices
+    gm.recompile()
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     if len(placeholders) < len(example_inputs):
         raise ValueError("%s takes %d inputs, %d example inputs given" % (
