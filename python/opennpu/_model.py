@@ -11,7 +11,11 @@ import ctypes
 import os
 import threading
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError as e:  # e.g. a pyenv python3 first on PATH
+    raise ImportError("opennpu needs numpy, which %s lacks (%s); Debian's /usr/bin/python3 "
+                      "has it (python3-numpy)" % (__import__("sys").executable, e)) from e
 
 from . import _lib
 

@@ -23,7 +23,13 @@ import traceback
 import warnings
 
 import numpy as np
-import torch
+
+try:
+    import torch
+except ImportError as e:
+    raise ImportError("opennpu.torch needs torch, which %s lacks (%s); Debian's "
+                      "/usr/bin/python3 has torch 1.13 (python3-torch)" %
+                      (__import__("sys").executable, e)) from e
 import torch.fx
 import torch.nn as nn
 import torch.nn.functional as F
