@@ -110,7 +110,13 @@ def _trace(module, example, how):
     errors = []
     if how in ("auto", "fx"):
         try:
-            graph = _Tracer().trace(module)
+            # every Proxy (x.shape is an Attribute proxy, made without tracer.proxy)
+            saved_iter = torch.fx.proxy.Proxy.__iter__
+            torch.fx.proxy.Proxy.__iter__ = _Proxy.__iter__
+            try:
+                graph = _Tracer().trace(module)
+            finally:
+                torch.fx.proxy.Proxy.__iter__ = saved_iter
             return torch.fx.GraphModule(module, graph), "fx"
         except Exception as e:  # noqa: BLE001 - torch raises many kinds
             where = _user_frame(e.__traceback__)
@@ -340,8 +346,12 @@ class _Conv:
     # the node
     def convert(self, node):
         self.node = node
-        args = self.val(node.args)
-        kwargs = self.val(node.kwargs)
+        # tensors known at compile time (parameters, masks built from shapes) become
+        # constants, so that every conversion sees IR values
+        args = tuple(self.T(a) if isinstance(a, torch.Tensor) else a
+                     for a in self.val(node.args))
+        kwargs = {k: self.T(a) if isinstance(a, torch.Tensor) else a
+                  for k, a in self.val(node.kwargs).items()}
         if node.op == "call_module":
             m = self.gm.get_submodule(node.target)
             h = _MODULES.get(type(m))

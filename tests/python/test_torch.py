@@ -121,16 +121,21 @@ def models(backend):
                 backend, tol, "fx",
                 no_ledger="its 7x7 stem conv pads by 3 (CNA.PAD_CON0 = 0x33), a value the "
                 "evidence ledger has no entry for")
-        compare("mobilenet_v3_small", reinit_linears(torchvision.models.mobilenet_v3_small()),
-                (torch.randn(1, 3, 64, 64),), backend, tol, "fx")
+        mnet = reinit_linears(torchvision.models.mobilenet_v3_small())
+        compare("mobilenet_v3_small", mnet, (torch.randn(1, 3, 64, 64),), backend, tol, "fx")
+        # the same network as make_fx's ATen-level graph (convolution, hardswish, ...)
+        compare("mobilenet_v3_small/aten", mnet, (torch.randn(1, 3, 64, 64),), backend, tol,
+                "make_fx", trace="make_fx")
         # vit_b_16's architecture (VisionTransformer: conv patchify, class token, encoder
-        # blocks with nn.MultiheadAttention) at a small width/depth; its input check reads
-        # shapes in Python (`n, c, h, w = x.shape`), so this takes the make_fx path
+        # blocks with nn.MultiheadAttention) at a small width/depth (vit_b_16 itself at
+        # 224 px: suite 'slow'); traced both ways: the ATen graph decomposes attention
         vit = torchvision.models.VisionTransformer(image_size=32, patch_size=16, num_layers=2,
                                                    num_heads=4, hidden_dim=64, mlp_dim=128,
                                                    num_classes=10)
-        compare("vit_b_16-arch", reinit_linears(vit), (torch.randn(1, 3, 32, 32),), backend,
-                tol, "make_fx")
+        vit = reinit_linears(vit)
+        compare("vit_b_16-arch", vit, (torch.randn(1, 3, 32, 32),), backend, tol, "fx")
+        compare("vit_b_16-arch/aten", vit, (torch.randn(1, 3, 32, 32),), backend, tol,
+                "make_fx", trace="make_fx")
     compare("gpt2_block", tm.GPT2Block(), (torch.randn(1, 16, 64),), backend, tol, "make_fx")
     mask = torch.ones(2, 12, dtype=torch.int64)
     mask[1, 9:] = 0
