@@ -552,8 +552,8 @@ def _matmul(c, a, b):
 
 
 @_f("linear")
-def _linear(c, x, w, b=None):
-    w = c.T(w)
+def _linear(c, x, weight, bias=None):
+    w, b = c.T(weight), bias
     wt = c.transpose(w, [1, 0])
     y = c.matmul(x, wt)
     if b is not None:
@@ -868,8 +868,9 @@ def _tril(c, x, diagonal=0):
 
 
 @_f("layer_norm", "native_layer_norm")
-def _layer_norm(c, x, shape, w=None, b=None, eps=1e-5, *a):
-    k = len(shape)
+def _layer_norm(c, x, normalized_shape, weight=None, bias=None, eps=1e-5, *a):
+    k = len(normalized_shape)
+    w, b = weight, bias
     nshape = tuple(x.shape[-k:])
     w = c.T(w) if w is not None else c.g.const(np.ones(nshape, _np_dtype(x.dtype)), "ones")
     b = c.T(b) if b is not None else c.g.const(np.zeros(nshape, _np_dtype(x.dtype)), "zeros")
@@ -910,8 +911,18 @@ def _group_norm_impl(c, x, G, w, b, eps):
 
 
 @_f("batch_norm", "native_batch_norm", "_native_batch_norm_legit_no_training")
-def _batch_norm(c, x, w, b, mean, var, *a, **kw):
+def _batch_norm(c, x, w=None, b=None, mean=None, var=None, *a, **kw):
     name = _target_name(c.node)
+    if c.node.target is F.batch_norm:  # F.batch_norm(input, running_mean, running_var,
+        # weight=None, bias=None, training=False, momentum=0.1, eps=1e-5)
+        mean, var = w, b
+        w = a[0] if a else kw.get("weight")
+        b = a[1] if len(a) > 1 else kw.get("bias")
+        training = a[2] if len(a) > 2 else kw.get("training", False)
+        eps = a[4] if len(a) > 4 else kw.get("eps", 1e-5)
+        if training:
+            raise _Unsup("batch norm in training mode (call module.eval() before compiling)")
+        return _bn_impl(c, x, w, b, mean, var, eps)
     if name == "_native_batch_norm_legit_no_training":
         training, eps = False, a[1] if len(a) > 1 else kw.get("eps", 1e-5)
     else:
@@ -980,13 +991,14 @@ def _conv(c, x, w, b, stride, padding, dilation, groups, transposed=False, out_p
 
 
 @_f("conv1d", "conv2d", "conv3d")
-def _conv_fn(c, x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
-    return _conv(c, x, w, b, stride, padding, dilation, groups)
+def _conv_fn(c, x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _conv(c, x, weight, bias, stride, padding, dilation, groups)
 
 
 @_f("conv_transpose1d", "conv_transpose2d")
-def _convt_fn(c, x, w, b=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
-    return _conv(c, x, w, b, stride, padding, dilation, groups, True, output_padding)
+def _convt_fn(c, x, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+              dilation=1):
+    return _conv(c, x, weight, bias, stride, padding, dilation, groups, True, output_padding)
 
 
 @_f("convolution")
@@ -1007,8 +1019,9 @@ def _pool_attrs(k, kernel, stride, padding, dilation=1, ceil_mode=False):
 
 
 @_f("max_pool1d", "max_pool2d", "max_pool2d_with_indices", "max_pool1d_with_indices")
-def _maxpool(c, x, kernel, stride=None, padding=0, dilation=1, ceil_mode=False,
+def _maxpool(c, x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
              return_indices=False):
+    kernel = kernel_size
     name = _target_name(c.node)
     if return_indices:
         raise _Unsup("max pooling with indices")
@@ -1020,8 +1033,9 @@ def _maxpool(c, x, kernel, stride=None, padding=0, dilation=1, ceil_mode=False,
 
 
 @_f("avg_pool1d", "avg_pool2d")
-def _avgpool(c, x, kernel, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
-             divisor_override=None):
+def _avgpool(c, x, kernel_size, stride=None, padding=0, ceil_mode=False,
+             count_include_pad=True, divisor_override=None):
+    kernel = kernel_size
     if divisor_override:
         raise _Unsup("avg_pool with divisor_override")
     k = len(kernel) if isinstance(kernel, (list, tuple)) else x.rank - 2
@@ -1033,7 +1047,7 @@ def _avgpool(c, x, kernel, stride=None, padding=0, ceil_mode=False, count_includ
 
 @_f("adaptive_avg_pool1d", "adaptive_avg_pool2d", "_adaptive_avg_pool2d",
     "adaptive_max_pool2d")
-def _adaptive(c, x, out_size, *a):
+def _adaptive(c, x, output_size, *a, **kw):
     name = _target_name(c.node)
     dt, shape = c.out_meta(0 if name == "adaptive_max_pool2d" else None)
     k = x.rank - 2
@@ -1093,6 +1107,19 @@ def _pad(c, x, pad, mode="constant", value=None):
         ins.append(c.T(float(value or 0.0) if x.dtype in _FLOAT else int(value or 0), x))
     return c.op1("Pad", ins, x.dtype, shape,
                  {"mode": {"replicate": "edge"}.get(mode, mode)})
+
+
+@_f("prelu")
+def _prelu(c, x, w):
+    w = c.T(w)
+    if w.shape != (1,) and x.rank > 2:
+        w = c.reshape(w, (-1 if False else w.shape[0],) + (1,) * (x.rank - 2))
+    return c.op1("PRelu", [x, w], x.dtype, x.shape)
+
+
+@_f("reflection_pad1d", "reflection_pad2d", "replication_pad1d", "replication_pad2d")
+def _pad_aten(c, x, pad):
+    return _pad(c, x, pad, "reflect" if "reflection" in _target_name(c.node) else "replicate")
 
 
 @_f("normalize")
