@@ -1167,9 +1167,22 @@ def _attention(c, q, k, v, mask=None, causal=False, scale=None):
     return c.matmul(p, v), p
 
 
-@_f("size", "dim", "numel", "getattr")
+@_f("size", "dim", "numel")
 def _shape_query(c, *a, **kw):
     return c.node.meta["concrete"]
+
+
+@_f("getattr")
+def _getattr(c, x, attr):
+    if not isinstance(c.node.meta["concrete"], torch.Tensor):
+        return c.node.meta["concrete"]  # .shape, .dtype, ...
+    if attr == "T":
+        return c.transpose(x, list(range(x.rank))[::-1])
+    if attr == "mT":
+        return c.transpose(x, list(range(x.rank - 2)) + [x.rank - 1, x.rank - 2])
+    if attr == "data":
+        return x
+    raise _Unsup("tensor attribute .%s" % attr)
 
 
 @_f("item", "tolist", "__bool__", "nonzero", "unique", "masked_select")
@@ -1265,8 +1278,13 @@ _m(nn.LeakyReLU)(_act(_leaky, "negative_slope"))
 _m(nn.ELU)(_act(_elu, "alpha"))
 _m(nn.SELU)(_act(_FUNCS["selu"]))
 _m(nn.Mish)(_act(_mish))
-_m(nn.Softmax)(_act(_softmax, "dim"))
-_m(nn.LogSoftmax)(_act(_softmax, "dim"))
+
+
+@_m(nn.Softmax, nn.LogSoftmax)
+def _m_softmax(c, m, x):
+    dim = m.dim if m.dim is not None else -1
+    return c.un("LogSoftmax" if isinstance(m, nn.LogSoftmax) else "Softmax", x,
+                {"axis": _norm_axis(dim, x.rank)})
 
 
 @_m(nn.Softplus)
@@ -1397,7 +1415,8 @@ def _m_mha(c, m, query, key, value, key_padding_mask=None, need_weights=True, at
 
 def supported_ops():
     """The names of the functions/methods/ATen ops and the module classes converted."""
-    return sorted(_FUNCS), sorted(cl.__name__ for cl in _MODULES)
+    return (sorted(k for k, h in _FUNCS.items() if h is not _data_dependent),
+            sorted(cl.__name__ for cl in _MODULES))
 
 
 def _flatten(v, out):
@@ -1600,7 +1619,8 @@ def _build(gm, placeholders, args, backend, fallback, tracer, opts):
             continue
         is_dyn = any(a in dyn for a in ins)
         name = _target_name(n) if n.op != "call_module" else None
-        if not is_dyn or (name in _SHAPE_ONLY):
+        if not is_dyn or (name in _SHAPE_ONLY and not (
+                name == "getattr" and isinstance(n.meta.get("concrete"), torch.Tensor))):
             const[n] = n.meta["concrete"]
             continue
         dyn.add(n)

@@ -59,6 +59,8 @@ CASES = [
                        a=nn.ReLU6(), b=nn.LeakyReLU(0.2), c=nn.ELU(), d=nn.GELU(),
                        e=nn.GELU("tanh"), f=nn.Hardswish(), g=nn.Hardsigmoid(), h=nn.SiLU(),
                        i=nn.Mish(), j=nn.Softplus(), k=nn.Tanh()), X2),
+    ("Softmax/LogSoftmax modules", Fn(lambda s, x: s.logits(x) + s.sm(x),
+                                      logits=nn.Softmax(dim=0), sm=nn.LogSoftmax(dim=1)), X2),
     ("Upsample bilinear align", Fn(lambda s, x: s.u(x), u=nn.Upsample(scale_factor=2,
                                                                       mode="bilinear",
                                                                       align_corners=True)), X4),
@@ -90,6 +92,8 @@ CASES = [
     ("split/chunk/stack/unbind", Fn(lambda s, x: (lambda p, u: torch.stack(
         [p[0], p[1], x.narrow(1, 0, 2)], 0).sum(0) + (u[0] + u[5])[:, None, :])(
         x.split([2, 4], dim=1)[1].chunk(2, dim=1), x.unbind(1))), X3),
+    ("getattr .T/.mT/.shape", Fn(lambda s, x: x.T.permute(2, 1, 0) +
+                                 x.mT.transpose(1, 2) * x.shape[1] + x.data), X3),
     ("getitem/select/index", Fn(lambda s, x: x[:, 1] + x[:, 3:5].sum(1) + x[:, None, 2, :]
                                 .squeeze(1) + x.select(1, -1) +
                                 x[:, torch.tensor([0, 2, 2, 5])].sum(1)), X3),
