@@ -8,6 +8,7 @@
                                  weights, a GPT-2 block, HF-style attention with an
                                  additive mask, a UNet-style decoder, a functional/
                                  method-heavy module, nn.MultiheadAttention
+  test_torch.py vit_b16          torchvision vit_b_16 at 224 px on cpu and sim (slow)
   test_torch.py errors           data-dependent control flow, an unsupported op
                                  (error and fallback="cpu"), wrong example inputs
 
@@ -152,6 +153,20 @@ def models(backend):
             "fx")
 
 
+def vit_b16():
+    """torchvision's vit_b_16 itself (86 M parameters, 224 px): suite 'slow'."""
+    import importlib.util
+    if importlib.util.find_spec("torchvision") is None:
+        print("SKIP: torchvision is not installed (python3-torchvision)")
+        sys.exit(77)
+    import torchvision
+    torch.manual_seed(0)
+    m = reinit_linears(torchvision.models.vit_b_16())
+    x = torch.randn(1, 3, 224, 224)
+    compare("vit_b_16", m, (x,), "cpu", 1e-4, "fx")
+    compare("vit_b_16", m, (x,), "sim", 2e-2, "fx")
+
+
 def expect_error(what, exc, fn, *needles):
     try:
         fn()
@@ -256,8 +271,10 @@ def main():
         models(sys.argv[2] if len(sys.argv) > 2 else "cpu")
     elif what == "errors":
         errors()
+    elif what == "vit_b16":
+        vit_b16()
     else:
-        print("usage: test_torch.py models cpu|sim | errors")
+        print("usage: test_torch.py models cpu|sim | errors | vit_b16")
         return 2
     if failures:
         print("%d failure(s)" % len(failures))
