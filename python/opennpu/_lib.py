@@ -109,3 +109,5 @@ probe_backends = _decl("npu_device_probe_backends", ctypes.c_uint,
                        ctypes.POINTER(BackendProbe), ctypes.c_uint)
 timing_model = _decl("npu_timing_model", ctypes.POINTER(TimingModelHead))
 fnv1a64 = _decl("npu_fnv1a64", ctypes.c_uint64, ctypes.c_char_p, ctypes.c_size_t)
+model_from_cache = _decl("npu_model_from_cache", ctypes.c_bool, _P)
+model_compile_seconds = _decl("npu_model_compile_seconds", ctypes.c_double, _P)

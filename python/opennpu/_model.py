@@ -120,6 +120,10 @@ class Model:
         self.inputs = [_io(_lib.model_input(m, i)) for i in range(_lib.model_num_inputs(m))]
         self.outputs = [_io(_lib.model_output(m, i)) for i in range(_lib.model_num_outputs(m))]
         self.backend = _lib.model_backend(m).decode()
+        # NPU backends: whether the compile cache served the program, and how long the
+        # compile took (0 on a hit and on the cpu backend)
+        self.from_cache = bool(_lib.model_from_cache(m))
+        self.compile_s = float(_lib.model_compile_seconds(m))
         self.metadata = {}
         for i in range(_lib.model_num_props(m)):
             kv = _lib.model_prop(m, i).contents

@@ -1751,16 +1751,34 @@ def _check_result(n, r):
 
 
 def _load(text, side, backend, opts):
+    """Loads the IR through npu_model_load from a .npuir + .bin pair. With a cache_dir
+    the pair is written under cache_dir/torch-ir/ with a name from the text's hash
+    (which covers every constant's hash): the compile cache keys on the file's
+    contents and path, so the same module compiles once. Otherwise a temporary folder
+    holds it while it loads."""
     cache = opts.get("cache_dir")
+    kw = dict(backend=backend, cache_dir=cache, cpu_threads=opts.get("cpu_threads", 0),
+              partition=opts.get("partition"))
+    data = text.encode()
+    if cache:
+        d = os.path.join(os.fspath(cache), "torch-ir")
+        os.makedirs(d, exist_ok=True)
+        path = os.path.join(d, "%016x.npuir" % _ir._fnv_fast(data))
+        if not (os.path.exists(path) and os.path.exists(path + ".bin") and
+                os.path.getsize(path + ".bin") == len(side)):
+            for p, b in ((path + ".bin", side), (path, data)):
+                with open(p + ".tmp", "wb") as f:
+                    f.write(b)
+                os.replace(p + ".tmp", p)
+        return Model(path, **kw)
     d = tempfile.mkdtemp(prefix="opennpu-torch-")
     path = os.path.join(d, "model.npuir")
     try:
-        with open(path, "w") as f:
-            f.write(text)
+        with open(path, "wb") as f:
+            f.write(data)
         with open(path + ".bin", "wb") as f:
             f.write(side)
-        return Model(path, backend=backend, cache_dir=cache,
-                     cpu_threads=opts.get("cpu_threads", 0), partition=opts.get("partition"))
+        return Model(path, **kw)
     finally:
         for p in (path, path + ".bin"):
             try:

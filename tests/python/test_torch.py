@@ -255,6 +255,18 @@ def errors():
     bn = nn.BatchNorm1d(8)  # left in training mode
     expect_error("training-mode BatchNorm", ot.UnsupportedError,
                  lambda: ot.compile(nn.Sequential(bn), (x,), backend="cpu"), "eval()")
+    # the compile cache: the same module compiles once
+    import tempfile
+    cache = tempfile.mkdtemp(prefix="opennpu-cache-")
+    g = tm.GPT2Block().eval()
+    xg = torch.randn(1, 16, 64)
+    c1 = ot.compile(g, (xg,), backend="sim", cache_dir=cache)
+    c2 = ot.compile(g, (xg,), backend="sim", cache_dir=cache)
+    check(not c1.models[0].from_cache and c2.models[0].from_cache and
+          torch.equal(c1(xg), c2(xg)), "compile cache: the second compile is a hit (%s, %s)" %
+          (c1.models[0].from_cache, c2.models[0].from_cache))
+    import shutil
+    shutil.rmtree(cache)
     # parameters are read at compile time: a recompile picks up new weights
     lin2 = nn.Linear(8, 4).eval()
     cm1 = ot.compile(lin2, (x,), backend="cpu")
