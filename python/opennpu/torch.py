@@ -393,10 +393,12 @@ def _binary(op):
         if rest:
             alpha = rest[0]
         dt = _promoted(c)
+        if op == "RSub":  # rsub(x, other, alpha) = other - alpha * x
+            if alpha is not None and alpha != 1:
+                a = c.ew("Mul", a, alpha, cast_to=dt)
+            return c.ew("Sub", b, a, cast_to=dt)
         if alpha is not None and alpha != 1:
             b = c.ew("Mul", b, alpha, cast_to=dt)
-        if op == "RSub":
-            return c.ew("Sub", b, a, cast_to=dt)
         if op == "Div" and dt not in _FLOAT:
             raise _Unsup("integer division")
         return c.ew(op, a, b, cast_to=dt)
@@ -1174,6 +1176,8 @@ def _shape_query(c, *a, **kw):
 
 @_f("getattr")
 def _getattr(c, x, attr):
+    if isinstance(x, (tuple, list)) and attr in ("values", "indices"):
+        return x[0 if attr == "values" else 1]  # max/min(dim=...) results
     if not isinstance(c.node.meta["concrete"], torch.Tensor):
         return c.node.meta["concrete"]  # .shape, .dtype, ...
     if attr == "T":
@@ -1571,7 +1575,28 @@ def compile(module, example_inputs, backend="auto", fallback="error", trace="aut
     with torch.no_grad():
         _Concrete(gm).run(*args)
     placeholders = placeholders[:len(example_inputs)]
+    _split_tuple_outputs(gm)
     return _build(gm, placeholders, args, backend, fallback, tracer, compile_options)
+
+
+def _split_tuple_outputs(gm):
+    """An output that is one node holding a tuple (`return x.chunk(2)`) becomes a
+    tuple of getitem nodes, so that each element is a compiled model output."""
+    out_node = [n for n in gm.graph.nodes if n.op == "output"][0]
+
+    def expand(a):
+        vals = a.meta.get("concrete")
+        if not isinstance(vals, (tuple, list)) or a.op == "placeholder":
+            return a
+        items = []
+        for i, v in enumerate(vals):
+            with gm.graph.inserting_before(out_node):
+                g = gm.graph.call_function(operator.getitem, (a, i))
+            g.meta["concrete"] = v
+            items.append(expand(g))
+        return list(items) if isinstance(vals, list) else tuple(items)
+
+    out_node.args = (torch.fx.node.map_arg(out_node.args[0], expand),)
 
 
 def _all_nodes(node):

@@ -18,8 +18,11 @@ except ImportError as e:
     print("SKIP: %s (run with /usr/bin/python3, which has torch and numpy)" % e)
     sys.exit(77)
 
-import opennpu.torch as ot
+import warnings  # noqa: E402
 
+import opennpu.torch as ot  # noqa: E402
+
+warnings.filterwarnings("ignore", message="The use of `x.T` on tensors")
 torch.manual_seed(0)
 
 
@@ -123,10 +126,20 @@ CASES = [
                                              + x.sigmoid() * x.tanh() + x.clip(max=0.3) +
                                              x.floor() + torch.ceil(x) + x.round() +
                                              (x * 4).long().float()), X2),
+    ("tuple/dict outputs, rsub alpha", Fn(lambda s, x: {"parts": x.chunk(3, dim=-1),
+                                                  "r": torch.rsub(x, 1.0, alpha=2)}), X2),
     ("MultiheadAttention seq-first+mask", Fn(
         lambda s, x: s.m(x, x, x, attn_mask=torch.ones(6, 6).triu(1).bool())[0],
         m=nn.MultiheadAttention(16, 2)), (torch.randn(6, 2, 16),)),
 ]
+
+
+def flat(v):
+    if isinstance(v, dict):
+        return [t for k in sorted(v) for t in flat(v[k])]
+    if isinstance(v, (list, tuple)):
+        return [t for x in v for t in flat(x)]
+    return [v]
 
 
 def main():
@@ -142,8 +155,12 @@ def main():
             try:
                 cm = ot.compile(mod, inputs, backend="cpu", trace=trace)
                 got = cm(*inputs)
-                err = (got - ref).abs().max().item() / max(ref.abs().max().item(), 1e-6)
-                ok = err < 1e-4 and not cm.cpu_nodes and got.shape == ref.shape
+                gl, rl = flat(got), flat(ref)
+                err = max((g - r).abs().max().item() / max(r.abs().max().item(), 1e-6)
+                          for g, r in zip(gl, rl))
+                ok = err < 1e-4 and not cm.cpu_nodes and len(gl) == len(rl) and \
+                    all(g.shape == r.shape for g, r in zip(gl, rl)) and \
+                    type(got) is type(ref)
                 msg = "rel err %.1e" % err
             except Exception as e:  # noqa: BLE001 - report and go on
                 ok, msg = False, "%s: %s" % (type(e).__name__, str(e).split("\n")[0][:300])
