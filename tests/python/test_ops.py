@@ -128,6 +128,12 @@ CASES = [
                                              (x * 4).long().float()), X2),
     ("tuple/dict outputs, rsub alpha", Fn(lambda s, x: {"parts": x.chunk(3, dim=-1),
                                                   "r": torch.rsub(x, 1.0, alpha=2)}), X2),
+    ("TransformerEncoder (post-norm relu, pre-norm gelu)", Fn(
+        lambda s, x: s.b(s.a(x)),
+        a=nn.TransformerEncoder(nn.TransformerEncoderLayer(16, 2, 32, batch_first=True), 1),
+        b=nn.TransformerEncoderLayer(16, 4, 32, batch_first=True, norm_first=True,
+                                     activation="gelu")), X3,
+     ("auto", "make_fx")),  # its library code branches on tensor properties: not fx
     ("MultiheadAttention seq-first+mask", Fn(
         lambda s, x: s.m(x, x, x, attn_mask=torch.ones(6, 6).triu(1).bool())[0],
         m=nn.MultiheadAttention(16, 2)), (torch.randn(6, 2, 16),)),
@@ -145,13 +151,13 @@ def flat(v):
 def main():
     fails = []
     only = sys.argv[1:]
-    for name, mod, inputs in CASES:
+    for name, mod, inputs, *traces in CASES:
         if only and not any(o in name for o in only):
             continue
         mod.eval()
         with torch.no_grad():
             ref = mod(*inputs)
-        for trace in ("fx", "make_fx"):
+        for trace in (traces[0] if traces else ("fx", "make_fx")):
             try:
                 cm = ot.compile(mod, inputs, backend="cpu", trace=trace)
                 got = cm(*inputs)
