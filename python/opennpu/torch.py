@@ -35,7 +35,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from . import _ir
-from ._model import Model
+from ._model import Error, Model
 
 __all__ = ["compile", "CompiledModule", "UnsupportedError", "TraceError", "supported_ops"]
 
@@ -1753,7 +1753,10 @@ def _build(gm, placeholders, args, backend, fallback, tracer, opts):
     for s in built:
         text, side = s.g.to_text()
         ir_text.append(text)
-        s.model = _load(text, side, backend, opts)
+        try:
+            s.model = _load(text, side, backend, opts)
+        except Error as e:
+            raise _with_ir_line(e, text) from None
     stages = [(k, s) for k, s in stages if k == "cpu" or s in built]
     if cpu_nodes:
         warnings.warn("opennpu.torch.compile: %d node(s) run in torch (fallback='cpu'), the "
@@ -1762,6 +1765,19 @@ def _build(gm, placeholders, args, backend, fallback, tracer, opts):
     cm = CompiledModule(gm, stages, placeholders, spec, out_leaves, tracer, ir_text)
     cm.cpu_node_reasons = cpu_nodes
     return cm
+
+
+def _with_ir_line(e, text):
+    """The library names IR lines ("ir-text: line 12: ..."): add the line itself,
+    whose <name="..."> is the FX node it came from."""
+    import re
+    m = re.search(r"line (\d+):", e.messages or "")
+    if m:
+        lines = text.split("\n")
+        k = int(m.group(1))
+        if 0 < k <= len(lines):
+            e.args = (str(e) + "\nIR line %d: %s" % (k, lines[k - 1].strip()),)
+    return e
 
 
 def _check_result(n, r):
