@@ -1470,12 +1470,13 @@ class CompiledModule(nn.Module):
         self.cpu_nodes = [n.name for k, n in stages if k == "cpu"]
         self.ir_text = ir_text
         self.stats = None
+        self._consts = {}
 
     def forward(self, *inputs):
         if len(inputs) != len(self._placeholders):
             raise TypeError("expected %d inputs, got %d" % (len(self._placeholders),
                                                             len(inputs)))
-        env = {}
+        env = dict(self._consts)
         for n, v in zip(self._placeholders, inputs):
             env[n] = v
         stats = []
@@ -1763,6 +1764,10 @@ def _build(gm, placeholders, args, backend, fallback, tracer, opts):
                       "graph is split into %d compiled part(s):\n  %s" %
                       (len(cpu_nodes), len(built), "\n  ".join(cpu_nodes)), stacklevel=3)
     cm = CompiledModule(gm, stages, placeholders, spec, out_leaves, tracer, ir_text)
+    # what the nodes run in torch take that was fixed at compile time (parameters,
+    # sizes): kept, not recomputed
+    cm._consts = {a: const[a] for k, n in stages if k == "cpu" for a in _all_nodes(n)
+                  if a in const}
     cm.cpu_node_reasons = cpu_nodes
     return cm
 

@@ -207,6 +207,19 @@ class Unsupported(nn.Module):
         return self.b(y).relu()
 
 
+class UnsupportedWithConsts(nn.Module):
+    """Unsupported nodes that take a parameter and a size computed at trace time."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 8)
+        self.p = nn.Parameter(torch.rand(8) + 0.5)
+
+    def forward(self, x):
+        y = torch.fmod(self.a(x), self.p)
+        return torch.roll(y, shifts=y.size(1) // 2, dims=1) * 2
+
+
 def errors():
     x = torch.randn(2, 8)
     m = DataDependent().eval()
@@ -234,6 +247,14 @@ def errors():
         err = (cm(x) - u(x)).abs().max().item()
     check(err < 1e-5, "fallback result differs by %g" % err)
     print("ok fallback='cpu': %s, %d part(s), diff %.1e" % (cm.cpu_nodes, len(cm.models), err))
+    uc = UnsupportedWithConsts().eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cmc = ot.compile(uc, (x,), backend="cpu", fallback="cpu")
+    with torch.no_grad():
+        errc = (cmc(x) - uc(x)).abs().max().item()
+    check(cmc.cpu_nodes == ["fmod", "roll"] and errc < 1e-5,
+          "fallback with parameters and sizes: %s, diff %g" % (cmc.cpu_nodes, errc))
     lin = nn.Linear(8, 4).eval()
     expect_error("wrong example shape", ValueError,
                  lambda: ot.compile(lin, (torch.randn(2, 7),), backend="cpu"),
