@@ -143,7 +143,11 @@ class Model:
             _lib.model_free(self._m)
             self._m = None
 
-    __del__ = close
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown: ctypes may be gone
+            pass
 
     def __enter__(self):
         return self
