@@ -130,6 +130,8 @@ def main():
     ap.add_argument("--partition", choices=("cost", "supported", "cpu"),
                     help="NPU backends: how nodes are placed (default cost)")
     ap.add_argument("--save", help="write the embedding to this .npy file")
+    ap.add_argument("--export", metavar="DIR", help="--framework onnx: keep the exported "
+                    "vision_encoder.onnx and the input image (pixel_values.npy) in DIR")
     a = ap.parse_args()
     model = build(a.dims, a.seed)
     size = DIMS[a.dims]["image"]
@@ -148,7 +150,10 @@ def main():
         stats, backend = enc.stats, enc.models[0].backend
     else:
         with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, "vision_encoder.onnx")
+            if a.export:
+                os.makedirs(a.export, exist_ok=True)
+                np.save(os.path.join(a.export, "pixel_values.npy"), img.numpy())
+            path = os.path.join(a.export or tmp, "vision_encoder.onnx")
             torch.onnx.export(model, (img,), path, input_names=["pixel_values"],
                               output_names=["embedding"], opset_version=17)
             m = opennpu.Model(path, backend=a.backend, cache_dir=a.cache_dir,

@@ -3,7 +3,8 @@
 """opennpu.torch.compile against eager torch (suite 'python', run with Debian's
 /usr/bin/python3, which has torch 1.13 and torchvision 0.14).
 
-  test_torch.py models cpu|sim   torchvision resnet18, mobilenet_v3_small and a small
+  test_torch.py models cpu|sim [vision|blocks]
+                                 torchvision resnet18, mobilenet_v3_small and a small
                                  vit_b_16-architecture VisionTransformer with random
                                  weights, a GPT-2 block, HF-style attention with an
                                  additive mask, a UNet-style decoder, a functional/
@@ -110,33 +111,45 @@ def reinit_linears(m, std=0.2):
     return m
 
 
-def models(backend):
+def models(backend, group):
+    if group in ("all", "vision"):
+        vision_models(backend)
+    if group in ("all", "blocks"):
+        block_models(backend)
+
+
+def vision_models(backend):
     import importlib.util
     tol = 1e-4 if backend == "cpu" else 2e-2
     torch.manual_seed(0)
     if importlib.util.find_spec("torchvision") is None:
-        print("skip torchvision models: torchvision is not installed (python3-torchvision)")
-    else:
-        import torchvision
-        compare("resnet18", torchvision.models.resnet18(), (torch.randn(1, 3, 64, 64),),
-                backend, tol, "fx",
-                no_ledger="its 7x7 stem conv pads by 3 (CNA.PAD_CON0 = 0x33), a value the "
-                "evidence ledger has no entry for")
-        mnet = reinit_linears(torchvision.models.mobilenet_v3_small())
-        compare("mobilenet_v3_small", mnet, (torch.randn(1, 3, 64, 64),), backend, tol, "fx")
-        # the same network as make_fx's ATen-level graph (convolution, hardswish, ...)
-        compare("mobilenet_v3_small/aten", mnet, (torch.randn(1, 3, 64, 64),), backend, tol,
-                "make_fx", trace="make_fx")
-        # vit_b_16's architecture (VisionTransformer: conv patchify, class token, encoder
-        # blocks with nn.MultiheadAttention) at a small width/depth (vit_b_16 itself at
-        # 224 px: suite 'slow'); traced both ways: the ATen graph decomposes attention
-        vit = torchvision.models.VisionTransformer(image_size=32, patch_size=16, num_layers=2,
-                                                   num_heads=4, hidden_dim=64, mlp_dim=128,
-                                                   num_classes=10)
-        vit = reinit_linears(vit)
-        compare("vit_b_16-arch", vit, (torch.randn(1, 3, 32, 32),), backend, tol, "fx")
-        compare("vit_b_16-arch/aten", vit, (torch.randn(1, 3, 32, 32),), backend, tol,
-                "make_fx", trace="make_fx")
+        print("SKIP: torchvision is not installed (python3-torchvision)")
+        sys.exit(77)
+    import torchvision
+    compare("resnet18", torchvision.models.resnet18(), (torch.randn(1, 3, 64, 64),),
+            backend, tol, "fx",
+            no_ledger="its 7x7 stem conv pads by 3 (CNA.PAD_CON0 = 0x33), a value the "
+            "evidence ledger has no entry for")
+    mnet = reinit_linears(torchvision.models.mobilenet_v3_small())
+    compare("mobilenet_v3_small", mnet, (torch.randn(1, 3, 64, 64),), backend, tol, "fx")
+    # the same network as make_fx's ATen-level graph (convolution, hardswish, ...)
+    compare("mobilenet_v3_small/aten", mnet, (torch.randn(1, 3, 64, 64),), backend, tol,
+            "make_fx", trace="make_fx")
+    # vit_b_16's architecture (VisionTransformer: conv patchify, class token, encoder
+    # blocks with nn.MultiheadAttention) at a small width/depth (vit_b_16 itself at
+    # 224 px: suite 'slow'); traced both ways: the ATen graph decomposes attention
+    vit = torchvision.models.VisionTransformer(image_size=32, patch_size=16, num_layers=2,
+                                               num_heads=4, hidden_dim=64, mlp_dim=128,
+                                               num_classes=10)
+    vit = reinit_linears(vit)
+    compare("vit_b_16-arch", vit, (torch.randn(1, 3, 32, 32),), backend, tol, "fx")
+    compare("vit_b_16-arch/aten", vit, (torch.randn(1, 3, 32, 32),), backend, tol,
+            "make_fx", trace="make_fx")
+
+
+def block_models(backend):
+    tol = 1e-4 if backend == "cpu" else 2e-2
+    torch.manual_seed(0)
     compare("gpt2_block", tm.GPT2Block(), (torch.randn(1, 16, 64),), backend, tol, "make_fx")
     mask = torch.ones(2, 12, dtype=torch.int64)
     mask[1, 9:] = 0
@@ -301,13 +314,14 @@ def errors():
 def main():
     what = sys.argv[1] if len(sys.argv) > 1 else "models"
     if what == "models":
-        models(sys.argv[2] if len(sys.argv) > 2 else "cpu")
+        models(sys.argv[2] if len(sys.argv) > 2 else "cpu",
+               sys.argv[3] if len(sys.argv) > 3 else "all")
     elif what == "errors":
         errors()
     elif what == "vit_b16":
         vit_b16()
     else:
-        print("usage: test_torch.py models cpu|sim | errors | vit_b16")
+        print("usage: test_torch.py models cpu|sim [vision|blocks] | errors | vit_b16")
         return 2
     if failures:
         print("%d failure(s)" % len(failures))
