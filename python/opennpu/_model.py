@@ -56,14 +56,18 @@ class RunStats(collections.namedtuple(
         "RunStats", "wall_s cpu_s npu_modeled_s npu_time_label submits tasks dma_bytes "
         "mac_utilisation")):
     """Statistics of the last run. npu_modeled_s is the NPU time the simulator's timing
-    model gives (labelled by npu_time_label, e.g. "modeled (timing model v1)"), 0 on the
-    cpu backend; wall_s and cpu_s are host times (whole run, CPU ops)."""
+    model gives (labelled by npu_time_label, e.g. "modeled (timing model v1)"); 0, with
+    an empty label, on the cpu backend and on the hardware backends (whose jobs report
+    no modeled time); wall_s and cpu_s are host times (whole run, CPU ops)."""
 
     def __str__(self):
         s = "host %.3f ms (CPU ops %.3f ms)" % (self.wall_s * 1e3, self.cpu_s * 1e3)
-        if self.submits:
+        if self.submits and self.npu_time_label:
             s += ", NPU %.3f ms %s, %d submits, %d tasks" % (
                 self.npu_modeled_s * 1e3, self.npu_time_label, self.submits, self.tasks)
+        elif self.submits:
+            s += ", %d NPU submits, %d tasks (no modeled NPU time: a hardware backend)" % (
+                self.submits, self.tasks)
         return s
 
 
@@ -229,7 +233,8 @@ class Model:
                         v = v.copy()
                 res[info.name] = v
             self.stats = RunStats(st.wall_s, st.cpu_s, st.npu_modeled_s,
-                                  timing_label() if st.submits else "", st.submits, st.tasks,
+                                  timing_label() if st.npu_modeled_s > 0 else "", st.submits,
+                                  st.tasks,
                                   st.dma_bytes, st.mac_utilisation)
         return res
 
