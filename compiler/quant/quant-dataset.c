@@ -136,8 +136,8 @@ npu_quant_dataset_load(const char *list, const struct npu_graph *g, struct npu_q
         goto err;
     }
     if (d->nsamples < NPU_QUANT_MIN_SAMPLES) {
-        npu_err(DOM, "dataset %s: %d sample%s; the quantiser needs at least %d", list,
-                d->nsamples, d->nsamples == 1 ? "" : "s", NPU_QUANT_MIN_SAMPLES);
+        npu_err(DOM, "dataset %s: %d sample%s; the quantiser needs at least %d", list, d->nsamples,
+                d->nsamples == 1 ? "" : "s", NPU_QUANT_MIN_SAMPLES);
         st = NPU_ERR_INVALID;
         goto err;
     }

@@ -38,8 +38,8 @@ void quant_run_fini(struct quant_run *r);
 struct quant_stat {
     const char *name;
     bool seen;
-    float lo, hi; /* observed range */
-    double *hist; /* QUANT_BINS over [lo, hi] after pass 1; NULL for minmax */
+    float lo, hi;   /* observed range */
+    double *hist;   /* QUANT_BINS over [lo, hi] after pass 1; NULL for minmax */
     float clo, chi; /* the chosen range */
 };
 struct quant_stats {

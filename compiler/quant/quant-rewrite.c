@@ -76,8 +76,8 @@ scalar_f32(struct npu_graph *g, const char *name, float v)
 
 /* A copy of n without its fused activation (and, with drop_bias, without
  * input 2), defining a new value named after y. */
-static struct npu_node *
-bare_copy(struct npu_graph *g, struct npu_node *n, int nin, enum npu_op op)
+struct npu_node *
+quant_bare_copy(struct npu_graph *g, struct npu_node *n, int nin, enum npu_op op)
 {
     char name[256];
     snprintf(name, sizeof(name), "%s_pre", n->out[0]->name);
@@ -92,8 +92,8 @@ bare_copy(struct npu_graph *g, struct npu_node *n, int nin, enum npu_op op)
 }
 
 /* The activation node of n's npu_act reading x and defining y. */
-static struct npu_node *
-act_node(struct npu_graph *g, struct npu_node *n, struct npu_value *x, struct npu_value *y)
+struct npu_node *
+quant_act_node(struct npu_graph *g, struct npu_node *n, struct npu_value *x, struct npu_value *y)
 {
     const char *a = npu_node_string(n, "npu_act", NULL);
     enum npu_op op = act_op(a);
@@ -114,7 +114,8 @@ act_node(struct npu_graph *g, struct npu_node *n, struct npu_value *x, struct np
     struct npu_node *m = npu_node_new_v(g, op, name, in, nin, &y, 1);
     if (!m)
         return NULL;
-    if (op == NPU_OP_LEAKY_RELU && npu_node_set_float(g, m, "alpha", npu_node_float(n, "npu_act_alpha", 0.01f)))
+    if (op == NPU_OP_LEAKY_RELU &&
+        npu_node_set_float(g, m, "alpha", npu_node_float(n, "npu_act_alpha", 0.01f)))
         return NULL;
     if (op == NPU_OP_HARD_SIGMOID &&
         (npu_node_set_float(g, m, "alpha", npu_node_float(n, "npu_act_alpha", 0.2f)) ||
@@ -174,10 +175,10 @@ quant_prepare(struct npu_graph *g)
 {
     enum npu_status st = NPU_OK;
     npu_graph_for_each_node_safe (g, n, tmp) {
-        bool conv = n->op == NPU_OP_CONV && n->nin >= 2 && const_f32(n->in[1]) &&
-                    n->in[1]->t.ndim == 4;
-        bool mm = n->op == NPU_OP_MATMUL && n->nin >= 2 && const_f32(n->in[1]) &&
-                  n->in[1]->t.ndim == 2;
+        bool conv =
+            n->op == NPU_OP_CONV && n->nin >= 2 && const_f32(n->in[1]) && n->in[1]->t.ndim == 4;
+        bool mm =
+            n->op == NPU_OP_MATMUL && n->nin >= 2 && const_f32(n->in[1]) && n->in[1]->t.ndim == 2;
         bool gemm = n->op == NPU_OP_GEMM && n->nin >= 2;
         if (!(conv || mm || gemm) || n->nout != 1 || n->out[0]->t.dtype != NPU_DTYPE_FP32)
             continue;
@@ -191,7 +192,7 @@ quant_prepare(struct npu_graph *g)
         if (gemm) {
             if (!(core = gemm_as_matmul(g, n, &bias)))
                 continue;
-        } else if (!(core = bare_copy(g, n, mm ? 2 : n->nin, n->op))) {
+        } else if (!(core = quant_bare_copy(g, n, mm ? 2 : n->nin, n->op))) {
             return NPU_ERR_NOMEM;
         }
         struct npu_node *nodes[3] = {core};
@@ -219,7 +220,7 @@ quant_prepare(struct npu_graph *g)
             cur = add->out[0];
         }
         if (act) {
-            struct npu_node *a = act_node(g, n, cur, y);
+            struct npu_node *a = quant_act_node(g, n, cur, y);
             if (!a)
                 return NPU_ERR_INVALID;
             nodes[k++] = a;
@@ -315,7 +316,7 @@ rewrite_one(struct npu_graph *g, struct npu_node *n, const struct quant_stats *s
         goto out;
     }
     /* element e of kernel k: conv [K, per] rows, matmul [per, K] columns */
-#define WIDX(k, e) (conv ? (k) * per + (e) : (e) * K + (k))
+#define WIDX(k, e) (conv ? (k)*per + (e) : (e)*K + (k))
     for (int64_t k = 0; k < K; k++) {
         float m = 0;
         for (int64_t e = 0; e < per; e++)
@@ -344,10 +345,10 @@ rewrite_one(struct npu_graph *g, struct npu_node *n, const struct quant_stats *s
     struct npu_value *xs = const_of(g, base, "_x_scale", NPU_DTYPE_FP32, 0, &one, &r->sx);
     struct npu_value *xz = const_of(g, base, "_x_zp", NPU_DTYPE_INT8, 0, &one, &r->zx);
     struct npu_value *wv = const_of(g, base, "_wq", NPU_DTYPE_INT8, w->t.ndim, w->t.dims, wq);
-    struct npu_value *wsv = const_of(g, base, "_w_scale", NPU_DTYPE_FP32, o->per_layer ? 0 : 1,
-                                     &ns, ws);
-    struct npu_value *wzv = const_of(g, base, "_w_zp", NPU_DTYPE_INT8, o->per_layer ? 0 : 1, &ns,
-                                     wz);
+    struct npu_value *wsv =
+        const_of(g, base, "_w_scale", NPU_DTYPE_FP32, o->per_layer ? 0 : 1, &ns, ws);
+    struct npu_value *wzv =
+        const_of(g, base, "_w_zp", NPU_DTYPE_INT8, o->per_layer ? 0 : 1, &ns, wz);
     struct npu_value *ysv = const_of(g, base, "_y_scale", NPU_DTYPE_FP32, 0, &one, &r->sy);
     struct npu_value *yzv = const_of(g, base, "_y_zp", NPU_DTYPE_INT8, 0, &one, &r->zy);
     struct npu_value *bv = bq ? const_of(g, base, "_bq", NPU_DTYPE_INT32, 1, &K, bq) : NULL;

@@ -39,4 +39,11 @@ enum npu_status quant_rewrite(struct npu_graph *g, const struct quant_stats *st,
                               const struct npu_quant_options *o, const char *exclude,
                               const struct quant_layers *hybrid_out, struct quant_layers *L);
 
+/* A copy of n (not inserted) with its first nin inputs and without its fused
+ * activation, defining a new value "<y>_pre". */
+struct npu_node *quant_bare_copy(struct npu_graph *g, struct npu_node *n, int nin, enum npu_op op);
+/* The node (not inserted) of n's fused activation, reading x and defining y. */
+struct npu_node *quant_act_node(struct npu_graph *g, struct npu_node *n, struct npu_value *x,
+                                struct npu_value *y);
+
 #endif /* NPU_QUANT_REWRITE_H */

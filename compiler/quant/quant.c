@@ -89,8 +89,7 @@ finish(double xy, double xx, double yy, double dd, double *cos, double *rel)
 
 /* The layer's quantised arithmetic on fp32 input x, dequantised into y. */
 static enum npu_status
-run_layer(struct npu_cpu_ctx *ctx, const struct npu_node *ql, const struct npu_tensor *x,
-          float *y)
+run_layer(struct npu_cpu_ctx *ctx, const struct npu_node *ql, const struct npu_tensor *x, float *y)
 {
     struct npu_attrs none = {NULL, 0}, qa = npu_node_attrs(ql);
     struct npu_tensor xq = *x, yq = ql->out[0]->t, yd = ql->out[0]->t;
@@ -392,8 +391,8 @@ npu_quant_report_print(const struct npu_quant_report *rep, FILE *f)
     struct npu_quant_layer *s = sorted(rep);
     if (!s)
         return;
-    fprintf(f, "quantised %d of %d layers (%s, %s); worst first\n", rep->nquantised,
-            rep->nlayers, rep->mode ? rep->mode : "?", rep->algo ? rep->algo : "?");
+    fprintf(f, "quantised %d of %d layers (%s, %s); worst first\n", rep->nquantised, rep->nlayers,
+            rep->mode ? rep->mode : "?", rep->algo ? rep->algo : "?");
     fprintf(f, "%-32s %-14s %10s %10s %10s %10s  %s\n", "layer", "op", "entire cos", "entire rel",
             "single cos", "single rel", "precision");
     for (int i = 0; i < rep->nlayers; i++) {

@@ -34,5 +34,9 @@ expect 0 "entire cos" "$m" --quantize w8a8 --dataset "$dir/calib.txt" --algorith
 for key in '"layers"' '"entire"' '"single"' '"cosine"' '"relative_error"' '"precision": "int8"'; do
     grep -q -- "$key" "$work/report.json" || { echo "FAIL: report lacks $key"; fails=$((fails + 1)); }
 done
+# hybrid: a threshold above some layers' single cosine keeps exactly those float
+expect 0 "hybrid: single-layer cosine" "$m" --quantize hybrid --dataset "$dir/calib.txt" \
+    --hybrid-threshold 0.99995 --accuracy "$work/hybrid.json"
+grep -q '"precision": "int8"' "$work/hybrid.json" || { echo "FAIL: hybrid kept every layer float"; fails=$((fails + 1)); }
 [ -s "$work/q.npub" ] || { echo "FAIL: no artifact"; fails=$((fails + 1)); }
 exit $((fails > 0))

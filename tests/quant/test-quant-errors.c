@@ -124,8 +124,9 @@ main(int argc, char **argv)
     npu_quant_dataset_free(d);
     enum npu_quant_algo a;
     enum npu_quant_mode m;
-    if (npu_quant_algo_parse("kl", &a) || a != NPU_QUANT_KL || !npu_quant_algo_parse("entropy", &a) ||
-        npu_quant_mode_parse("hybrid", &m) || m != NPU_QUANT_HYBRID || !npu_quant_mode_parse("w4", &m)) {
+    if (npu_quant_algo_parse("kl", &a) || a != NPU_QUANT_KL ||
+        !npu_quant_algo_parse("entropy", &a) || npu_quant_mode_parse("hybrid", &m) ||
+        m != NPU_QUANT_HYBRID || !npu_quant_mode_parse("w4", &m)) {
         fprintf(stderr, "FAIL: option names\n");
         fails++;
     }

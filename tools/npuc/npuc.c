@@ -118,6 +118,8 @@ static const char usage[] =
     "        --keep-float LIST comma list of layers (node or output names) kept float\n"
     "        --accuracy FILE   per-layer cosine and relative error against fp32, entire and\n"
     "                          single, worst first: printed, and written to FILE as JSON\n"
+    "        --emit-qdq FILE   also write the quantised graph as a QDQ ONNX model (the same\n"
+    "                          arithmetic, for ONNX Runtime or any QDQ importer)\n"
     "    -q, --quiet           no summary\n"
     "    -h, --help            this text\n"
     "\n"
@@ -302,7 +304,7 @@ out:
 /* --quantize: the build's transform hook (after the front-end passes). */
 struct quant_cli {
     struct npu_quant_options o;
-    const char *dataset, *accuracy;
+    const char *dataset, *accuracy, *qdq;
     bool quiet;
     int failed; /* 1: the quantiser failed (its reason is logged) */
 };
@@ -335,6 +337,10 @@ quantize_hook(struct npu_graph *g, void *user)
                rep.nquantised, rep.nlayers, rep.mode, rep.algo, rep.total_s, rep.calib_s);
     }
     npu_quant_report_free(&rep);
+    if (!st && q->qdq && (st = npu_quant_emit_qdq(g, q->qdq)))
+        q->failed = 1;
+    else if (!st && q->qdq && !q->quiet)
+        printf("wrote %s (QDQ ONNX)\n", q->qdq);
     return st;
 }
 
@@ -390,7 +396,8 @@ main(int argc, char **argv)
         O_PERLAYER,
         O_HYBRID,
         O_KEEP,
-        O_ACCURACY
+        O_ACCURACY,
+        O_QDQ
     };
     static const struct option lopts[] = {
         {"output", required_argument, NULL, 'o'},
@@ -420,6 +427,7 @@ main(int argc, char **argv)
         {"hybrid-threshold", required_argument, NULL, O_HYBRID},
         {"keep-float", required_argument, NULL, O_KEEP},
         {"accuracy", required_argument, NULL, O_ACCURACY},
+        {"emit-qdq", required_argument, NULL, O_QDQ},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -540,6 +548,7 @@ main(int argc, char **argv)
             break;
         case O_KEEP: qc.o.keep_float = optarg; break;
         case O_ACCURACY: qc.accuracy = optarg; break;
+        case O_QDQ: qc.qdq = optarg; break;
         case 'q': quiet = true; break;
         case 'h': fputs(usage, stdout); return 0;
         default: fputs(usage, stderr); return 2;
@@ -560,8 +569,9 @@ main(int argc, char **argv)
     }
     if (out && !output_ok(out, model))
         return 2;
-    if (!quantize && (qc.dataset || qc.accuracy || qc.o.keep_float)) {
-        fprintf(stderr, "npuc: --dataset, --accuracy and --keep-float go with --quantize\n");
+    if (!quantize && (qc.dataset || qc.accuracy || qc.o.keep_float || qc.qdq)) {
+        fprintf(stderr,
+                "npuc: --dataset, --accuracy, --keep-float and --emit-qdq go with --quantize\n");
         return 2;
     }
     if (quantize) {

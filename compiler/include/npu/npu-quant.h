@@ -61,7 +61,7 @@ void npu_quant_dataset_free(struct npu_quant_dataset *d);
 struct npu_quant_options {
     enum npu_quant_mode mode;
     enum npu_quant_algo algo;
-    bool per_layer;         /* one weight scale per tensor (default: per output channel) */
+    bool per_layer;          /* one weight scale per tensor (default: per output channel) */
     double hybrid_threshold; /* single-layer cosine under which hybrid keeps a layer float;
                               * <= 0: 0.999 */
     const char *keep_float;  /* comma list of node names kept float (any mode) */
@@ -75,7 +75,7 @@ struct npu_quant_layer {
     char name[128]; /* the node's name */
     char op[24];    /* its source op */
     bool quantised;
-    char why[160]; /* when float: why (named, hybrid threshold, NPU refusal) */
+    char why[160];                 /* when float: why (named, hybrid threshold, NPU refusal) */
     double single_cos, single_rel; /* < -1: not measured */
     double entire_cos, entire_rel;
 };
@@ -98,6 +98,11 @@ void npu_quant_report_free(struct npu_quant_report *rep);
 void npu_quant_report_print(const struct npu_quant_report *rep, FILE *f);
 /* Writes the report as JSON. */
 enum npu_status npu_quant_report_write_json(const struct npu_quant_report *rep, const char *path);
+
+/* Writes a quantised graph (after npu_quantize) as a QDQ ONNX model: the
+ * QLinear products as DequantizeLinear -> Conv / MatMul -> QuantizeLinear,
+ * OpenNPU's fused ops as standard ONNX ops (opset 17), the same arithmetic. */
+enum npu_status npu_quant_emit_qdq(const struct npu_graph *g, const char *path);
 
 /* Parse helpers for command lines: NPU_ERR_INVALID for an unknown name. */
 enum npu_status npu_quant_mode_parse(const char *s, enum npu_quant_mode *out);
