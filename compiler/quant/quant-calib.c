@@ -11,6 +11,7 @@
  * kl_divergence). Also the graph copy the runs use.
  */
 #include <float.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -289,10 +290,13 @@ choose_range(struct quant_stat *s, enum npu_quant_algo algo)
             int b = (int)(c / aw);
             h[NPU_MIN(b, QUANT_BINS - 1)] += s->hist[i];
         }
+        /* int8 levels over [0, T]: 128 per side when both signs occur, the
+         * whole 256 when the tensor is one-sided (after a ReLU) */
+        int levels = s->lo >= 0 || s->hi <= 0 ? 256 : 128;
         double best = INFINITY;
         int bi = QUANT_BINS;
-        for (int n = 128; n <= QUANT_BINS; n += 16) {
-            double kl = kl_at(h, n, 128);
+        for (int n = levels; n <= QUANT_BINS; n += 16) {
+            double kl = kl_at(h, n, levels);
             if (kl < best) {
                 best = kl;
                 bi = n;

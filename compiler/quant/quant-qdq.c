@@ -81,9 +81,9 @@ qlinear(struct qctx *c, struct npu_node *n, struct npu_value *y)
     struct npu_value *w = n->in[3], *ws = n->in[4];
     int64_t K = conv ? w->t.dims[0] : w->t.dims[1];
     struct npu_value *xf = mk(c, NPU_OP_DEQUANTIZE_LINEAR, n->in, 3, NULL, NULL, 0, NULL, 0);
-    struct npu_value *wf = mk(c, NPU_OP_DEQUANTIZE_LINEAR, (struct npu_value *[]){w, ws, n->in[5]},
-                              3, NULL, npu_value_numel(ws) > 1 ? "axis" : NULL, conv ? 0 : 1,
-                              NULL, 0);
+    struct npu_value *wf =
+        mk(c, NPU_OP_DEQUANTIZE_LINEAR, (struct npu_value *[]){w, ws, n->in[5]}, 3, NULL,
+           npu_value_numel(ws) > 1 ? "axis" : NULL, conv ? 0 : 1, NULL, 0);
     struct npu_value *bf = NULL;
     if (conv && n->nin > 8 && n->in[8]) {
         /* bias scale sx * sw per kernel, zero point 0 */
@@ -116,8 +116,8 @@ qlinear(struct qctx *c, struct npu_node *n, struct npu_value *y)
     struct npu_value *in[3] = {xf, wf, bf};
     char name[300];
     snprintf(name, sizeof(name), "%s_float", c->base);
-    struct npu_node *p = npu_node_new(c->g, conv ? NPU_OP_CONV : NPU_OP_MATMUL, n->name, in,
-                                      bf ? 3 : 2, 1, NULL);
+    struct npu_node *p =
+        npu_node_new(c->g, conv ? NPU_OP_CONV : NPU_OP_MATMUL, n->name, in, bf ? 3 : 2, 1, NULL);
     if (!p) {
         c->st = NPU_ERR_NOMEM;
         return;
@@ -133,8 +133,8 @@ qlinear(struct qctx *c, struct npu_node *n, struct npu_value *y)
         npu_graph_append(c->g, p);
     if ((c->st = npu_infer_node(c->g, p)))
         return;
-    mk(c, NPU_OP_QUANTIZE_LINEAR, (struct npu_value *[]){p->out[0], n->in[6], n->in[7]}, 3, y,
-       NULL, 0, NULL, 0);
+    mk(c, NPU_OP_QUANTIZE_LINEAR, (struct npu_value *[]){p->out[0], n->in[6], n->in[7]}, 3, y, NULL,
+       0, NULL, 0);
 }
 
 static void
@@ -201,7 +201,9 @@ standardise(struct npu_graph *g, struct npu_node *n, enum npu_status *st)
     switch (n->op) {
     case NPU_OP_QLINEAR_CONV:
     case NPU_OP_QLINEAR_MATMUL: qlinear(c, n, y); break;
-    case NPU_OP_FUSED_SILU: MK2(NPU_OP_MUL, n->in[0], MK1(NPU_OP_SIGMOID, n->in[0], NULL), y); break;
+    case NPU_OP_FUSED_SILU:
+        MK2(NPU_OP_MUL, n->in[0], MK1(NPU_OP_SIGMOID, n->in[0], NULL), y);
+        break;
     case NPU_OP_FUSED_GELU_TANH: gelu_tanh(c, n->in[0], y); break;
     case NPU_OP_GELU:
         if (strcmp(npu_node_string(n, "approximate", "none"), "none"))
@@ -254,8 +256,8 @@ npu_quant_emit_qdq(const struct npu_graph *g, const char *path)
     npu_graph_for_each_node_safe (c, n, tmp) {
         standardise(c, n, &st);
         if (st) {
-            npu_err(QDOM, "%s: node '%s' (%s): cannot write it in standard ONNX ops", path,
-                    n->name, npu_op_name(n->op));
+            npu_err(QDOM, "%s: node '%s' (%s): cannot write it in standard ONNX ops", path, n->name,
+                    npu_op_name(n->op));
             goto out;
         }
     }
