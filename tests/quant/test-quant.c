@@ -215,6 +215,7 @@ main(int argc, char **argv)
     CHECK(worst_agree >= 0.995, "sim vs cpu quantised cosine %.6f < 0.995", worst_agree);
 out:
     npu_quant_report_free(&h.rep);
+    npu_quant_report_free(&h2.rep);
     npu_model_free(cpu_q);
     npu_model_free(fp);
     npu_model_free(sim);
