@@ -39,4 +39,6 @@ expect 0 "hybrid: single-layer cosine" "$m" --quantize hybrid --dataset "$dir/ca
     --hybrid-threshold 0.99995 --accuracy "$work/hybrid.json"
 grep -q '"precision": "int8"' "$work/hybrid.json" || { echo "FAIL: hybrid kept every layer float"; fails=$((fails + 1)); }
 [ -s "$work/q.npub" ] || { echo "FAIL: no artifact"; fails=$((fails + 1)); }
+"$npuc" --info "$work/q.npub" | grep -q "quantize=w8a8;algorithm=mse;weights=per-channel" ||
+    { echo "FAIL: the artifact's options do not say how it was quantised"; fails=$((fails + 1)); }
 exit $((fails > 0))

@@ -616,6 +616,13 @@ main(int argc, char **argv)
                                      .source = model,
                                      .props = b->props,
                                      .n_props = b->n_props};
+        if (quantize) { /* the artifact says how it was quantised (npuc --info) */
+            size_t k = strlen(opt_text);
+            snprintf(opt_text + k, sizeof(opt_text) - k, ";quantize=%s;algorithm=%s;weights=%s",
+                     npu_quant_mode_name(qc.o.mode), npu_quant_algo_name(qc.o.algo),
+                     qc.o.per_layer ? "per-layer" : "per-channel");
+            meta.options_hash ^= npu_fnv1a64(opt_text, strlen(opt_text));
+        }
         if (npu_model_content_hash(model, &meta.model_hash) || npu_npub_save(b->prog, &meta, out)) {
             fprintf(stderr, "npuc: cannot write %s\n", out);
             rc = 1;
