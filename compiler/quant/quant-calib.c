@@ -11,8 +11,8 @@
  * kl_divergence). Also the graph copy the runs use.
  */
 #include <float.h>
-#include <stdio.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
