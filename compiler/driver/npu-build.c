@@ -305,7 +305,8 @@ compile(const char *path, const struct npu_build_options *o, struct npu_program 
                                              .dump_after = o->dump_after,
                                              .dump_file = o->dump_file,
                                              .emit_ir = o->emit_ir};
-    if ((st = npu_compile(g, &co)) || (st = npu_backend_compile(g, &bo, out)))
+    if ((st = npu_compile(g, &co)) || (o->transform && (st = o->transform(g, o->transform_user))) ||
+        (st = npu_backend_compile(g, &bo, out)))
         goto out;
     if (o->on_lowered)
         o->on_lowered(g, *out, o->on_lowered_user);
@@ -373,7 +374,7 @@ npu_build(const char *path, const struct npu_build_options *opts, struct npu_bui
     }
     char opt_text[1024];
     b->options_hash = npu_build_options_hash(o, opt_text, sizeof(opt_text));
-    const char *dir = npu_build_cache_dir(o);
+    const char *dir = o->transform ? NULL : npu_build_cache_dir(o);
     bool want_outputs = o->emit_ir || o->report || o->on_lowered; /* need a real compile */
     if (dir) {
         if ((st = npu_model_content_hash(path, &b->model_hash))) {
