@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: MIT
+// Writes tests/text/expected-NAME.json: the token ids and decoded text that
+// implementations written by others give for every line of corpus.json, with
+// the tokenizers of tests/text/data. Run by hand (node >= 18) with the npm
+// packages installed outside the repository:
+//   npm install --prefix /work/npm-ref --ignore-scripts @huggingface/transformers gpt-3-encoder llama-tokenizer-js
+//   node tests/text/make-expected.mjs /work/npm-ref/node_modules tests/text
+// References: @huggingface/transformers' PreTrainedTokenizer (its tokenizer.json
+// pipeline) for every tokenizer; gpt-3-encoder (OpenAI's GPT-2 encoder ported
+// to JS) for gpt2; llama-tokenizer-js for llama2. A reference that cannot read
+// a line as the tokenizer.json does (special-token text, which the two small
+// packages do not split out; the empty line) gets null there, with the reason
+// in "skipped". With --check it compares with the files instead of writing
+// them (the optional test tokenizer-reference-live).
+import fs from 'fs';
+import path from 'path';
+import zlib from 'zlib';
+import { createRequire } from 'module';
+
+const args = process.argv.slice(2);
+const check = args[0] === '--check';
+if (check) args.shift();
+const [nm, dir] = args;
+const require = createRequire(path.join(nm, 'x.js'));
+const version = (p) => JSON.parse(fs.readFileSync(path.join(nm, p, 'package.json'), 'utf8')).version;
+const { PreTrainedTokenizer } = await import(path.join(nm, '@huggingface/transformers/dist/transformers.node.mjs'));
+const gpt3 = require('gpt-3-encoder');
+const llamaJs = (await import(path.join(nm, 'llama-tokenizer-js/llama-tokenizer.js'))).default;
+
+const corpus = JSON.parse(fs.readFileSync(path.join(dir, 'corpus.json'), 'utf8'));
+const tokenizers = ['gpt2', 'llama2', 'llama3-style', 'qwen2-style', 'smollm-style'];
+let bad = 0;
+for (const name of tokenizers) {
+  const gz = path.join(dir, 'data', name + '.json.gz');
+  const file = fs.existsSync(gz) ? gz : path.join(dir, 'data', name + '.json');
+  let raw = fs.readFileSync(file);
+  if (file.endsWith('.gz')) raw = zlib.gunzipSync(raw);
+  const tj = JSON.parse(raw.toString('utf8'));
+  let tok = new PreTrainedTokenizer(tj, { clean_up_tokenization_spaces: false });
+  // transformers.js's Digits pre-tokenizer matches ASCII \d only, where `tokenizers`
+  // (Rust) splits on char::is_numeric (Unicode N: fullwidth digits, Roman numerals).
+  // The expectation is made with the Rust semantics, by stating Digits as the
+  // equivalent Split on \p{N}, which transformers.js runs with Unicode classes; the
+  // lines where its own Digits differs are recorded with the reason.
+  let asis = null;
+  const digits = (tj.pre_tokenizer?.pretokenizers || []).findIndex((p) => p.type === 'Digits');
+  if (digits >= 0) {
+    asis = tok;
+    const ind = tj.pre_tokenizer.pretokenizers[digits].individual_digits;
+    const tj2 = JSON.parse(JSON.stringify(tj));
+    tj2.pre_tokenizer.pretokenizers[digits] = { type: 'Split',
+      pattern: { Regex: ind ? '\\p{N}' : '\\p{N}+' }, behavior: 'Isolated', invert: false };
+    tok = new PreTrainedTokenizer(tj2, { clean_up_tokenization_spaces: false });
+  }
+  const refs = { '@huggingface/transformers': version('@huggingface/transformers'),
+    '@huggingface/tokenizers': version('@huggingface/tokenizers') };
+  if (name === 'gpt2') refs['gpt-3-encoder'] = version('gpt-3-encoder');
+  if (name === 'llama2') refs['llama-tokenizer-js'] = version('llama-tokenizer-js');
+  const cases = corpus.map((text) => {
+    const ids = tok.encode(text, { add_special_tokens: true });
+    const c = {
+      ids,
+      ids_no_special: tok.encode(text, { add_special_tokens: false }),
+      decode: ids.length ? tok.decode(ids, { skip_special_tokens: false, clean_up_tokenization_spaces: false }) : '',
+      decode_skip: ids.length ? tok.decode(ids, { skip_special_tokens: true, clean_up_tokenization_spaces: false }) : '',
+    };
+    if (asis) {
+      const other = asis.encode(text, { add_special_tokens: true });
+      if (JSON.stringify(other) !== JSON.stringify(ids))
+        c.reference_digits_ascii = { ids: other, reason: "transformers.js's Digits splits ASCII " +
+          'digits only; tokenizers (Rust) splits on char::is_numeric, as these ids do' };
+    }
+    const hasSpecial = tj.added_tokens.some((a) => text.includes(a.content));
+    if (name === 'gpt2') {
+      if (hasSpecial) c.skipped = 'gpt-3-encoder does not split out special tokens';
+      else c['gpt-3-encoder'] = gpt3.encode(text);
+    }
+    if (name === 'llama2') {
+      if (hasSpecial) c.skipped = 'llama-tokenizer-js does not split out special tokens';
+      else if (text === '') c.skipped = 'llama-tokenizer-js returns no BOS for empty text';
+      else c['llama-tokenizer-js'] = llamaJs.encode(text, true, true);
+    }
+    return c;
+  });
+  const out = { tokenizer: path.basename(file), corpus: 'corpus.json', references: refs,
+    generated_by: 'tests/text/make-expected.mjs', cases };
+  const outFile = path.join(dir, `expected-${name}.json`);
+  const text = JSON.stringify(out, null, 0).replace(/\{"ids"/g, '\n{"ids"') + '\n';
+  if (check) {
+    const old = JSON.parse(fs.readFileSync(outFile, 'utf8'));
+    if (JSON.stringify(old.cases) !== JSON.stringify(out.cases)) {
+      console.log(`${name}: the installed references disagree with ${outFile}`);
+      bad++;
+    } else {
+      console.log(`${name}: ${corpus.length} lines agree with the installed references`);
+    }
+  } else {
+    fs.writeFileSync(outFile, text);
+    console.log(`wrote ${outFile}`);
+  }
+}
+process.exit(bad ? 1 : 0);
