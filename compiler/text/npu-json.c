@@ -82,8 +82,7 @@ fail(struct parser *ps, const char *fmt, ...)
 static void
 skip_ws(struct parser *ps)
 {
-    while (ps->p < ps->end &&
-           (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' || *ps->p == '\r'))
+    while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' || *ps->p == '\r'))
         ps->p++;
 }
 
@@ -378,7 +377,10 @@ parse_value(struct parser *ps, struct npu_json *v, int depth)
     case '{': return parse_container(ps, v, depth, true);
     case '[': return parse_container(ps, v, depth, false);
     case '"': v->type = NPU_JSON_STRING; return parse_string(ps, &v->str, &v->len);
-    case 't': v->type = NPU_JSON_BOOL; v->b = true; return literal(ps, "true");
+    case 't':
+        v->type = NPU_JSON_BOOL;
+        v->b = true;
+        return literal(ps, "true");
     case 'f': v->type = NPU_JSON_BOOL; return literal(ps, "false");
     case 'n': v->type = NPU_JSON_NULL; return literal(ps, "null");
     default: return parse_number(ps, v);
@@ -394,8 +396,8 @@ npu_json_parse(const char *buf, size_t len, char *err, size_t errlen)
             snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    struct parser ps = {.p = buf, .start = buf, .end = buf + len, .doc = doc, .err = err,
-                        .errlen = errlen};
+    struct parser ps = {
+        .p = buf, .start = buf, .end = buf + len, .doc = doc, .err = err, .errlen = errlen};
     if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
         ps.p += 3;
     if (parse_value(&ps, &doc->root, 0))

@@ -25,8 +25,8 @@ struct npu_json {
     enum npu_json_type type;
     bool b;
     double num;
-    const char *str; /* STRING: NUL-terminated, len bytes (may contain NUL) */
-    size_t len;      /* STRING: bytes; ARRAY/OBJECT: number of items */
+    const char *str;        /* STRING: NUL-terminated, len bytes (may contain NUL) */
+    size_t len;             /* STRING: bytes; ARRAY/OBJECT: number of items */
     struct npu_json *items; /* ARRAY/OBJECT: the values */
     const char **keys;      /* OBJECT: the keys, NUL-terminated */
     size_t *key_lens;       /* OBJECT: key lengths */

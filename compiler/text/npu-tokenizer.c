@@ -643,8 +643,9 @@ parse_behavior(struct loader *L, const struct npu_json *n, const char *field,
             return NPU_OK;
         }
     }
-    LERR(L, "%s.behavior: '%s' is not one of Removed, Isolated, MergedWithPrevious, "
-            "MergedWithNext, Contiguous",
+    LERR(L,
+         "%s.behavior: '%s' is not one of Removed, Isolated, MergedWithPrevious, "
+         "MergedWithNext, Contiguous",
          field, b ? b : "(missing)");
     return NPU_ERR_CORRUPT;
 }
@@ -820,8 +821,7 @@ load_decoder(struct loader *L, const struct npu_json *n, const char *field, stru
         d.start = start && start->type == NPU_JSON_NUMBER ? (int)start->num : 0;
         d.stop = stop && stop->type == NPU_JSON_NUMBER ? (int)stop->num : 0;
         if (!content || strcmp(content, " ") || d.stop != 0 || d.start < 0 || d.start > 16) {
-            LERR(L, "%s: only Strip of leading spaces (content \" \", stop 0) is supported",
-                 field);
+            LERR(L, "%s: only Strip of leading spaces (content \" \", stop 0) is supported", field);
             return NPU_ERR_UNSUPPORTED;
         }
     } else if (!strcmp(type, "Metaspace")) {
@@ -830,8 +830,8 @@ load_decoder(struct loader *L, const struct npu_json *n, const char *field, stru
         d.a = r ? r : "\xE2\x96\x81";
         d.alen = strlen(d.a);
         const char *scheme = jstr(n, "prepend_scheme");
-        d.metaspace_prefix = scheme ? strcmp(scheme, "never") != 0
-                                    : jbool(n, "add_prefix_space", true);
+        d.metaspace_prefix =
+            scheme ? strcmp(scheme, "never") != 0 : jbool(n, "add_prefix_space", true);
     } else {
         LERR(L, "%s.type: decoder '%s' is not supported", field, type);
         return NPU_ERR_UNSUPPORTED;
@@ -1055,8 +1055,9 @@ load_post(struct loader *L, const struct npu_json *n, const char *field)
         }
         const char *name = jstr(sp, "id");
         if (!name) {
-            LERR(L, "%s.single[%zu]: expected {\"SpecialToken\": {\"id\": ...}} or "
-                    "{\"Sequence\": ...}",
+            LERR(L,
+                 "%s.single[%zu]: expected {\"SpecialToken\": {\"id\": ...}} or "
+                 "{\"Sequence\": ...}",
                  field, i);
             return NPU_ERR_CORRUPT;
         }
@@ -1181,8 +1182,8 @@ load_model(struct loader *L, const struct npu_json *m, const struct npu_json *ad
         if (it->type == NPU_JSON_STRING) {
             const char *sp = memchr(it->str, ' ', it->len);
             if (!sp || memchr(sp + 1, ' ', it->len - (size_t)(sp + 1 - it->str))) {
-                LERR(L, "model.merges[%zu]: \"%.60s\" is not two tokens separated by one space",
-                     i, it->str);
+                LERR(L, "model.merges[%zu]: \"%.60s\" is not two tokens separated by one space", i,
+                     it->str);
                 free(joined.p);
                 return NPU_ERR_CORRUPT;
             }
@@ -1212,7 +1213,9 @@ load_model(struct loader *L, const struct npu_json *m, const struct npu_json *ad
         if (ia < 0 || ib < 0 || io < 0) {
             LERR(L, "model.merges[%zu]: \"%.*s\" + \"%.*s\": %s is not in model.vocab", i,
                  (int)NPU_MIN(alen, 60), a, (int)NPU_MIN(blen, 60), b,
-                 ia < 0 ? "the first part" : ib < 0 ? "the second part" : "the merged token");
+                 ia < 0   ? "the first part"
+                 : ib < 0 ? "the second part"
+                          : "the merged token");
             free(joined.p);
             return NPU_ERR_CORRUPT;
         }
@@ -1349,8 +1352,8 @@ load_doc(struct npu_tokenizer *t, const char *json, size_t len, const char *what
     qsort(t->added, t->n_added, sizeof(*t->added), cmp_added_len);
     t->bos = t->n_prefix ? t->prefix[0] : -1;
     t->eos = -1;
-    static const char *eos_names[] = {"</s>", "<|endoftext|>", "<|end_of_text|>", "<|im_end|>",
-                                      "<|eot_id|>", "<eos>"};
+    static const char *eos_names[] = {"</s>",       "<|endoftext|>", "<|end_of_text|>",
+                                      "<|im_end|>", "<|eot_id|>",    "<eos>"};
     for (size_t i = 0; i < NPU_ARRAY_SIZE(eos_names) && t->eos < 0; i++) {
         int32_t id = token_id(t, eos_names[i]);
         if (id >= 0 && t->is_added[id])
@@ -1822,8 +1825,8 @@ pretokenize(const struct npu_tokenizer *t, const char *s, size_t len, bool at_st
                     goto out;
                 }
                 struct pieces parts = {0};
-                int r = p->re ? split_piece(p, pre.p, pre.n, &parts)
-                              : pieces_add(&parts, pre.p, pre.n);
+                int r =
+                    p->re ? split_piece(p, pre.p, pre.n, &parts) : pieces_add(&parts, pre.p, pre.n);
                 free(pre.p);
                 for (size_t j = 0; !r && j < parts.n; j++) {
                     struct buf m = {0};
@@ -1847,6 +1850,120 @@ out:
     pieces_free(&cur);
     pieces_free(&nxt);
     return rc;
+}
+
+struct bpe_cand {
+    uint32_t rank;
+    uint32_t pos; /* left symbol */
+    int32_t left, right;
+};
+
+static bool
+cand_less(const struct bpe_cand *a, const struct bpe_cand *b)
+{
+    return a->rank != b->rank ? a->rank < b->rank : a->pos < b->pos;
+}
+
+struct bpe_heap {
+    struct bpe_cand *v;
+    size_t n, cap;
+};
+
+static int
+heap_push(struct bpe_heap *h, struct bpe_cand c)
+{
+    if (h->n == h->cap) {
+        size_t cap = h->cap ? h->cap * 2 : 64;
+        struct bpe_cand *v = realloc(h->v, cap * sizeof(*v));
+        if (!v)
+            return -1;
+        h->v = v;
+        h->cap = cap;
+    }
+    size_t i = h->n++;
+    while (i > 0 && cand_less(&c, &h->v[(i - 1) / 2])) {
+        h->v[i] = h->v[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h->v[i] = c;
+    return 0;
+}
+
+static struct bpe_cand
+heap_pop(struct bpe_heap *h)
+{
+    struct bpe_cand top = h->v[0], last = h->v[--h->n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= h->n)
+            break;
+        if (c + 1 < h->n && cand_less(&h->v[c + 1], &h->v[c]))
+            c++;
+        if (!cand_less(&h->v[c], &last))
+            break;
+        h->v[i] = h->v[c];
+        i = c;
+    }
+    if (h->n)
+        h->v[i] = last;
+    return top;
+}
+
+/* Merges sym in place by rank; O(n log n) in the symbols of the piece. */
+static enum npu_status
+bpe_merge(const struct npu_tokenizer *t, struct ids *sym)
+{
+    size_t n = sym->n;
+    int32_t *next = malloc(n * sizeof(*next)), *prev = malloc(n * sizeof(*prev));
+    struct bpe_heap h = {0};
+    enum npu_status st = NPU_ERR_NOMEM;
+    if (!next || !prev)
+        goto out;
+    for (size_t i = 0; i < n; i++) {
+        next[i] = i + 1 < n ? (int32_t)(i + 1) : -1;
+        prev[i] = (int32_t)i - 1;
+    }
+    for (size_t i = 0; i + 1 < n; i++) {
+        uint32_t r;
+        int32_t o;
+        if (mergemap_get(&t->merges, sym->v[i], sym->v[i + 1], &r, &o) &&
+            heap_push(&h, (struct bpe_cand){r, (uint32_t)i, sym->v[i], sym->v[i + 1]}))
+            goto out;
+    }
+    while (h.n) {
+        struct bpe_cand c = heap_pop(&h);
+        int32_t a = (int32_t)c.pos, b = next[a];
+        /* stale: a was merged away (marked -2), or a neighbour changed */
+        if (sym->v[a] != c.left || b < 0 || sym->v[b] != c.right || prev[a] == -2)
+            continue;
+        uint32_t r;
+        int32_t o, unused;
+        mergemap_get(&t->merges, c.left, c.right, &r, &o);
+        sym->v[a] = o;
+        next[a] = next[b];
+        if (next[b] >= 0)
+            prev[next[b]] = a;
+        prev[b] = -2;
+        sym->v[b] = -1;
+        if (prev[a] >= 0 && mergemap_get(&t->merges, sym->v[prev[a]], o, &r, &unused) &&
+            heap_push(&h, (struct bpe_cand){r, (uint32_t)prev[a], sym->v[prev[a]], o}))
+            goto out;
+        if (next[a] >= 0 && mergemap_get(&t->merges, o, sym->v[next[a]], &r, &unused) &&
+            heap_push(&h, (struct bpe_cand){r, (uint32_t)a, sym->v[a], sym->v[next[a]]}))
+            goto out;
+    }
+    /* compact the survivors in order */
+    size_t k = 0;
+    for (int32_t i = 0; i >= 0; i = next[i])
+        sym->v[k++] = sym->v[i];
+    sym->n = k;
+    st = NPU_OK;
+out:
+    free(h.v);
+    free(next);
+    free(prev);
+    return st;
 }
 
 /* Runs the BPE model over one piece. */
@@ -1879,8 +1996,9 @@ bpe_piece(const struct npu_tokenizer *t, const char *s, size_t len, struct ids *
         }
         if (id < 0) {
             if (t->unk_id < 0) {
-                npu_err(TOK_DOM, "character \"%.*s\" is not in the vocabulary and the model has "
-                                 "no unk_token",
+                npu_err(TOK_DOM,
+                        "character \"%.*s\" is not in the vocabulary and the model has "
+                        "no unk_token",
                         (int)l, s + i);
                 st = NPU_ERR_INVALID;
                 goto out;
@@ -1895,26 +2013,11 @@ bpe_piece(const struct npu_tokenizer *t, const char *s, size_t len, struct ids *
             goto out;
         i += l;
     }
-    /* merge the lowest-ranked adjacent pair until none is left */
-    for (;;) {
-        uint32_t best = UINT32_MAX;
-        size_t at = 0;
-        int32_t best_out = -1;
-        for (size_t i = 0; i + 1 < sym.n; i++) {
-            uint32_t r;
-            int32_t o;
-            if (mergemap_get(&t->merges, sym.v[i], sym.v[i + 1], &r, &o) && r < best) {
-                best = r;
-                at = i;
-                best_out = o;
-            }
-        }
-        if (best_out < 0)
-            break;
-        sym.v[at] = best_out;
-        memmove(sym.v + at + 1, sym.v + at + 2, (sym.n - at - 2) * sizeof(*sym.v));
-        sym.n--;
-    }
+    /* merge the lowest-ranked adjacent pair (leftmost first) until none is left: a doubly
+     * linked list of symbols and a min-heap of candidate pairs, checked when popped */
+    if (sym.n > 1 && (st = bpe_merge(t, &sym)))
+        goto out;
+    st = NPU_ERR_NOMEM;
     for (size_t i = 0; i < sym.n; i++)
         if (ids_add(out, sym.v[i]))
             goto out;
@@ -1957,8 +2060,8 @@ is_space(char c)
 static bool
 is_word(char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || (unsigned char)c >= 0x80;
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           (unsigned char)c >= 0x80;
 }
 
 enum npu_status

@@ -167,11 +167,29 @@ main(int argc, char **argv)
         free(ids);
         free(ns);
     }
+    /* id sequences that break UTF-8: U+FFFD where the reference puts it */
+    const struct npu_json *dcases = npu_json_get(npu_json_root(edoc), "decode_cases");
+    size_t agree_broken = 0, n_broken = dcases ? dcases->len : 0;
+    for (size_t i = 0; i < n_broken; i++) {
+        const struct npu_json *ids = npu_json_get(&dcases->items[i], "ids");
+        const struct npu_json *want = npu_json_get(&dcases->items[i], "decode");
+        bool valid;
+        char *got = stream_decode(t, ids, 0, &valid);
+        bool ok = valid && want && !strcmp(got, want->str);
+        agree_broken += ok;
+        if (!ok)
+            fprintf(stderr, "decode case %zu: \"%s\", want \"%s\"\n", i, got,
+                    want ? want->str : "?");
+        free(got);
+    }
+    CHECK_EQ_INT(n_broken, agree_broken);
     size_t L = corpus->len;
     const struct npu_json *tv = npu_json_get(refs, "@huggingface/transformers");
     printf("%s: %zu lines; @huggingface/transformers %s: ids %zu/%zu, ids without special "
            "tokens %zu/%zu, streamed decode %zu/%zu, skipping special %zu/%zu",
            argv[1], L, tv ? tv->str : "?", agree_ids, L, agree_ns, L, agree_dec, L, agree_skip, L);
+    if (n_broken)
+        printf("; broken UTF-8 id sequences %zu/%zu", agree_broken, n_broken);
     if (alt_name) {
         const struct npu_json *av = npu_json_get(refs, alt_name);
         printf("; %s %s: ids %zu/%zu", alt_name, av ? av->str : "?", agree_alt, n_alt);

@@ -80,13 +80,14 @@ bytelevel_json(const char *extra_vocab, const char *merges, const char *pre, con
     static const char *hex = "0123456789abcdef";
     size_t cap = 1 << 16, n = 0;
     char *s = malloc(cap);
-    n += (size_t)snprintf(s + n, cap - n,
-                          "{\"added_tokens\":[{\"id\":300,\"content\":\"<|end|>\",\"special\":true},"
-                          "{\"id\":301,\"content\":\"<pad>\",\"special\":false,\"lstrip\":true,"
-                          "\"rstrip\":true}],\"pre_tokenizer\":%s,\"post_processor\":%s,"
-                          "\"decoder\":{\"type\":\"ByteLevel\"},\"model\":{\"type\":\"BPE\","
-                          "\"vocab\":{",
-                          pre, post);
+    n +=
+        (size_t)snprintf(s + n, cap - n,
+                         "{\"added_tokens\":[{\"id\":300,\"content\":\"<|end|>\",\"special\":true},"
+                         "{\"id\":301,\"content\":\"<pad>\",\"special\":false,\"lstrip\":true,"
+                         "\"rstrip\":true}],\"pre_tokenizer\":%s,\"post_processor\":%s,"
+                         "\"decoder\":{\"type\":\"ByteLevel\"},\"model\":{\"type\":\"BPE\","
+                         "\"vocab\":{",
+                         pre, post);
     for (unsigned b = 0; b < 256; b++) {
         /* the GPT-2 byte table, written as \u escapes */
         unsigned cp = b, k = 0;
@@ -189,7 +190,8 @@ test_bytelevel(void)
         CHECK(!strcmp(text, "hi"));
         free(text);
         CHECK(npu_tokenizer_is_special(t, 300) && !npu_tokenizer_is_special(t, 301));
-        CHECK(!strcmp(npu_tokenizer_id_to_token(t, 258), "\xC4\xA0" "ab"));
+        CHECK(!strcmp(npu_tokenizer_id_to_token(t, 258), "\xC4\xA0"
+                                                         "ab"));
         /* invalid UTF-8 input is refused with the offset */
         int32_t *ids;
         size_t n;
@@ -248,9 +250,9 @@ test_sentencepiece(void)
     CHECK_EQ_INT(NPU_OK, npu_tokenizer_decode(t, ids, 3, 0, &text, &tl));
     CHECK(!strcmp(text, "<s> hi hi"));
     free(text);
-    CHECK_EQ_INT(NPU_OK, npu_tokenizer_decode(t, ids + 1, 2,
-                                              NPU_DETOK_SKIP_SPECIAL | NPU_DETOK_CONTINUATION,
-                                              &text, &tl));
+    CHECK_EQ_INT(NPU_OK,
+                 npu_tokenizer_decode(t, ids + 1, 2,
+                                      NPU_DETOK_SKIP_SPECIAL | NPU_DETOK_CONTINUATION, &text, &tl));
     CHECK(!strcmp(text, " hi hi"));
     free(text);
     /* byte fallback streams: nothing until the fourth byte */
@@ -268,85 +270,81 @@ test_sentencepiece(void)
 }
 
 /* Files that must be refused, and the field the message must name. */
-static void
-test_refusals(void)
-{
-    static const struct {
-        const char *json, *msg;
-        enum npu_status st;
-    } bad[] = {
-        {"[]", "(top level): expected object", NPU_ERR_CORRUPT},
-        {"{}", "model: missing", NPU_ERR_CORRUPT},
-        {"{\"model\":{\"type\":\"Unigram\",\"vocab\":[]}}", "model.type: 'Unigram'",
-         NPU_ERR_UNSUPPORTED},
-        {"{\"model\":{\"type\":\"BPE\",\"merges\":[]}}", "model.vocab: missing", NPU_ERR_CORRUPT},
-        {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":\"x\"},\"merges\":[]}}",
-         "model.vocab[\"a\"]: expected a non-negative integer id", NPU_ERR_CORRUPT},
-        {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[\"a b\"]}}",
-         "model.merges[0]: \"a\" + \"b\": the second part is not in model.vocab",
-         NPU_ERR_CORRUPT},
-        {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[\"a a a\"]}}",
-         "model.merges[0]: \"a a a\" is not two tokens", NPU_ERR_CORRUPT},
-        {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[7]}}",
-         "model.merges[0]: expected", NPU_ERR_CORRUPT},
-        {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0,\"b\":0},\"merges\":[]}}",
-         "id 0 is given to both", NPU_ERR_CORRUPT},
-        {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[],\"unk_token\":\"?\"}}",
-         "model.unk_token: \"?\" is not in model.vocab", NPU_ERR_CORRUPT},
-        {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[],\"dropout\":0.1}}",
-         "model.dropout", NPU_ERR_UNSUPPORTED},
-        {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[]},\"added_tokens\":[{"
-         "\"id\":1}]}",
-         "added_tokens[0].content: missing", NPU_ERR_CORRUPT},
-        {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[]},\"pre_tokenizer\":{"
-         "\"type\":\"Sequence\",\"pretokenizers\":[{\"type\":\"BertPreTokenizer\"}]}}",
-         "pre_tokenizer.pretokenizers[0].type: pre-tokenizer 'BertPreTokenizer' is not supported",
-         NPU_ERR_UNSUPPORTED},
-        {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[]},\"normalizer\":{"
-         "\"type\":\"NFKC\"}}",
-         "normalizer.type: normalizer 'NFKC' is not supported", NPU_ERR_UNSUPPORTED},
-        {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[]},\"decoder\":{"
-         "\"type\":\"WordPiece\"}}",
-         "decoder.type: decoder 'WordPiece' is not supported", NPU_ERR_UNSUPPORTED},
-        {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[]},\"post_processor\":{"
-         "\"type\":\"TemplateProcessing\",\"single\":[{\"SpecialToken\":{\"id\":\"<s>\"}}],"
-         "\"special_tokens\":{}}}",
-         "post_processor.special_tokens[\"<s>\"].ids: missing", NPU_ERR_CORRUPT},
-        {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[]},\"pre_tokenizer\":{"
-         "\"type\":\"Split\",\"pattern\":{\"Regex\":\"(a\"},\"behavior\":\"Isolated\"}}",
+static void test_refusals(void){static const struct {const char * json, *msg;
+enum npu_status st;
+}
+bad[] = {
+    {"[]", "(top level): expected object", NPU_ERR_CORRUPT},
+    {"{}", "model: missing", NPU_ERR_CORRUPT},
+    {"{\"model\":{\"type\":\"Unigram\",\"vocab\":[]}}", "model.type: 'Unigram'",
+     NPU_ERR_UNSUPPORTED},
+    {"{\"model\":{\"type\":\"BPE\",\"merges\":[]}}", "model.vocab: missing", NPU_ERR_CORRUPT},
+    {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":\"x\"},\"merges\":[]}}",
+     "model.vocab[\"a\"]: expected a non-negative integer id", NPU_ERR_CORRUPT},
+    {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[\"a b\"]}}",
+     "model.merges[0]: \"a\" + \"b\": the second part is not in model.vocab", NPU_ERR_CORRUPT},
+    {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[\"a a a\"]}}",
+     "model.merges[0]: \"a a a\" is not two tokens", NPU_ERR_CORRUPT},
+    {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[7]}}",
+     "model.merges[0]: expected", NPU_ERR_CORRUPT},
+    {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0,\"b\":0},\"merges\":[]}}",
+     "id 0 is given to both", NPU_ERR_CORRUPT},
+    {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[],\"unk_token\":\"?\"}}",
+     "model.unk_token: \"?\" is not in model.vocab", NPU_ERR_CORRUPT},
+    {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[],\"dropout\":0.1}}",
+     "model.dropout", NPU_ERR_UNSUPPORTED},
+    {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[]},\"added_tokens\":[{"
+     "\"id\":1}]}",
+     "added_tokens[0].content: missing", NPU_ERR_CORRUPT},
+    {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[]},\"pre_tokenizer\":{"
+     "\"type\":\"Sequence\",\"pretokenizers\":[{\"type\":\"BertPreTokenizer\"}]}}",
+     "pre_tokenizer.pretokenizers[0].type: pre-tokenizer 'BertPreTokenizer' is not supported",
+     NPU_ERR_UNSUPPORTED},
+    {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[]},\"normalizer\":{"
+     "\"type\":\"NFKC\"}}",
+     "normalizer.type: normalizer 'NFKC' is not supported", NPU_ERR_UNSUPPORTED},
+    {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[]},\"decoder\":{"
+     "\"type\":\"WordPiece\"}}",
+     "decoder.type: decoder 'WordPiece' is not supported", NPU_ERR_UNSUPPORTED},
+    {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[]},\"post_processor\":{"
+     "\"type\":\"TemplateProcessing\",\"single\":[{\"SpecialToken\":{\"id\":\"<s>\"}}],"
+     "\"special_tokens\":{}}}",
+     "post_processor.special_tokens[\"<s>\"].ids: missing", NPU_ERR_CORRUPT},
+    {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[]},\"pre_tokenizer\":{"
+     "\"type\":\"Split\",\"pattern\":{\"Regex\":\"(a\"},\"behavior\":\"Isolated\"}}",
 #ifdef NPU_HAVE_PCRE2
-         "pre_tokenizer.pattern: regex does not compile", NPU_ERR_CORRUPT},
+     "pre_tokenizer.pattern: regex does not compile", NPU_ERR_CORRUPT},
 #else
-         "pre_tokenizer.pattern: this build has no regex engine", NPU_ERR_UNSUPPORTED},
+     "pre_tokenizer.pattern: this build has no regex engine", NPU_ERR_UNSUPPORTED},
 #endif
-        {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[]},\"pre_tokenizer\":{"
-         "\"type\":\"Split\",\"pattern\":{\"Regex\":\"a\"},\"behavior\":\"Sideways\"}}",
-         "pre_tokenizer.behavior: 'Sideways'", NPU_ERR_CORRUPT},
-        {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[]}", "not valid JSON: line 1",
-         NPU_ERR_CORRUPT},
-    };
-    for (size_t i = 0; i < NPU_ARRAY_SIZE(bad); i++) {
-        struct npu_tokenizer *t = (struct npu_tokenizer *)1;
-        last_err[0] = '\0';
-        enum npu_status st = npu_tokenizer_load_json(bad[i].json, strlen(bad[i].json), &t);
-        CHECK_EQ_INT(bad[i].st, st);
-        CHECK(t == NULL);
-        if (!strstr(last_err, bad[i].msg))
-            fprintf(stderr, "case %zu: error '%s' lacks '%s'\n", i, last_err, bad[i].msg);
-        CHECK(strstr(last_err, bad[i].msg) != NULL);
-    }
-    /* a character the vocabulary lacks, with no unk and no byte fallback */
-    const char *nounk = "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[]}}";
-    struct npu_tokenizer *t;
-    CHECK_EQ_INT(NPU_OK, npu_tokenizer_load_json(nounk, strlen(nounk), &t));
-    int32_t *ids;
-    size_t n;
-    CHECK_EQ_INT(NPU_ERR_INVALID, npu_tokenizer_encode(t, "ab", 2, 0, &ids, &n));
-    CHECK(strstr(last_err, "\"b\" is not in the vocabulary") != NULL);
-    npu_tokenizer_free(t);
-    /* missing files */
-    CHECK_EQ_INT(NPU_ERR_IO, npu_tokenizer_load("/nonexistent/tokenizer.json", &t));
+    {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[]},\"pre_tokenizer\":{"
+     "\"type\":\"Split\",\"pattern\":{\"Regex\":\"a\"},\"behavior\":\"Sideways\"}}",
+     "pre_tokenizer.behavior: 'Sideways'", NPU_ERR_CORRUPT},
+    {"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[]}", "not valid JSON: line 1",
+     NPU_ERR_CORRUPT},
+};
+for (size_t i = 0; i < NPU_ARRAY_SIZE(bad); i++) {
+    struct npu_tokenizer *t = (struct npu_tokenizer *)1;
+    last_err[0] = '\0';
+    enum npu_status st = npu_tokenizer_load_json(bad[i].json, strlen(bad[i].json), &t);
+    CHECK_EQ_INT(bad[i].st, st);
     CHECK(t == NULL);
+    if (!strstr(last_err, bad[i].msg))
+        fprintf(stderr, "case %zu: error '%s' lacks '%s'\n", i, last_err, bad[i].msg);
+    CHECK(strstr(last_err, bad[i].msg) != NULL);
+}
+/* a character the vocabulary lacks, with no unk and no byte fallback */
+const char *nounk = "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[]}}";
+struct npu_tokenizer *t;
+CHECK_EQ_INT(NPU_OK, npu_tokenizer_load_json(nounk, strlen(nounk), &t));
+int32_t *ids;
+size_t n;
+CHECK_EQ_INT(NPU_ERR_INVALID, npu_tokenizer_encode(t, "ab", 2, 0, &ids, &n));
+CHECK(strstr(last_err, "\"b\" is not in the vocabulary") != NULL);
+npu_tokenizer_free(t);
+/* missing files */
+CHECK_EQ_INT(NPU_ERR_IO, npu_tokenizer_load("/nonexistent/tokenizer.json", &t));
+CHECK(t == NULL);
 }
 
 /* A model folder: tokenizer.json plus tokenizer_config.json / config.json naming BOS/EOS. */
