@@ -130,9 +130,10 @@ test_bytelevel(void)
     const char *fmts[2] = {"\"a b\",\"ab c\",\"\\u0120 ab\"", "[\"a\",\"b\"],[\"ab\",\"c\"],"
                                                               "[\"\\u0120\",\"ab\"]"};
     for (int f = 0; f < 2; f++) {
-        char *js = bytelevel_json("\"ab\":256,\"abc\":257,\"\\u0120ab\":258", fmts[f],
-                                  "{\"type\":\"ByteLevel\",\"add_prefix_space\":false}",
-                                  "{\"type\":\"ByteLevel\"}");
+        char *js = bytelevel_json(
+            "\"ab\":256,\"abc\":257,\"\\u0120ab\":258", fmts[f],
+            "{\"type\":\"ByteLevel\",\"add_prefix_space\":false,\"use_regex\":false}",
+            "{\"type\":\"ByteLevel\"}");
         struct npu_tokenizer *t = NULL;
         CHECK_EQ_INT(NPU_OK, npu_tokenizer_load_json(js, strlen(js), &t));
         free(js);
