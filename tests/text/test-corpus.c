@@ -183,6 +183,26 @@ main(int argc, char **argv)
         free(got);
     }
     CHECK_EQ_INT(n_broken, agree_broken);
+    /* random id sequences: every piece the stream lets out is valid UTF-8 */
+    uint64_t rng = 0x9E3779B97F4A7C15ull;
+    size_t vocab = npu_tokenizer_vocab_size(t), bad_pieces = 0;
+    for (int seq = 0; seq < 200; seq++) {
+        struct npu_detok *d = npu_detok_new(t, seq & 1 ? NPU_DETOK_SKIP_SPECIAL : 0);
+        for (int k = 0; k <= 50; k++) {
+            rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+            int32_t id = (int32_t)((rng >> 33) % vocab);
+            if (seq & 2) /* favour the byte tokens (GPT-2: the first 256; LLaMA: 3..258) */
+                id = (int32_t)((rng >> 33) % 260);
+            const char *s;
+            size_t l;
+            enum npu_status st =
+                k < 50 ? npu_detok_push(d, id, &s, &l) : npu_detok_flush(d, &s, &l);
+            if (st == NPU_OK && !tok_utf8_valid(s, l, NULL))
+                bad_pieces++;
+        }
+        npu_detok_free(d);
+    }
+    CHECK_EQ_INT(0, bad_pieces);
     size_t L = corpus->len;
     const struct npu_json *tv = npu_json_get(refs, "@huggingface/transformers");
     printf("%s: %zu lines; @huggingface/transformers %s: ids %zu/%zu, ids without special "

@@ -386,6 +386,37 @@ test_folder(void)
     rmdir(dir);
 }
 
+/* Every prefix of a valid file, and the file with single bytes changed, loads or fails
+ * cleanly (no crash, no leak: the sanitizer build runs this). */
+static void
+test_truncated(void)
+{
+    size_t len = strlen(sp_json), fails = 0;
+    char *buf = malloc(len + 1);
+    for (size_t cut = 0; cut < len; cut++) {
+        struct npu_tokenizer *t = NULL;
+        memcpy(buf, sp_json, cut);
+        if (npu_tokenizer_load_json(buf, cut, &t) != NPU_OK)
+            fails++;
+        npu_tokenizer_free(t);
+    }
+    CHECK_EQ_INT(len, fails); /* no proper prefix of an object is a document */
+    static const char flips[] = {'"', '}', ']', ',', ':', '\\', '0', 'x', ' ', '\0'};
+    for (size_t at = 0; at < len; at += 3) {
+        memcpy(buf, sp_json, len);
+        buf[at] = flips[at % sizeof(flips)];
+        struct npu_tokenizer *t = NULL;
+        if (npu_tokenizer_load_json(buf, len, &t) == NPU_OK) {
+            int32_t *ids;
+            size_t n;
+            if (npu_tokenizer_encode(t, "hi \xF0\x9F\x98\x80 there", 13, 1, &ids, &n) == NPU_OK)
+                free(ids);
+        }
+        npu_tokenizer_free(t);
+    }
+    free(buf);
+}
+
 int
 main(void)
 {
@@ -396,5 +427,6 @@ main(void)
     test_sentencepiece();
     test_refusals();
     test_folder();
+    test_truncated();
     return npu_test_done("tokenizer-unit");
 }
