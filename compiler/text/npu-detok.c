@@ -40,7 +40,8 @@ out_add(struct npu_detok *d, const void *s, size_t n)
         d->out = p;
         d->cap = cap;
     }
-    memcpy(d->out + d->nout, s, n);
+    if (n)
+        memcpy(d->out + d->nout, s, n);
     d->nout += n;
     d->out[d->nout] = '\0';
     return 0;

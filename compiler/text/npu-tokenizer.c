@@ -286,7 +286,8 @@ buf_add(struct buf *b, const void *s, size_t n)
         b->p = p;
         b->cap = cap;
     }
-    memcpy(b->p + b->n, s, n);
+    if (n)
+        memcpy(b->p + b->n, s, n);
     b->n += n;
     b->p[b->n] = '\0';
     return 0;
@@ -1349,7 +1350,8 @@ load_doc(struct npu_tokenizer *t, const char *json, size_t len, const char *what
         goto out;
     if ((st = build_decoder(&L, npu_json_get(root, "decoder"))))
         goto out;
-    qsort(t->added, t->n_added, sizeof(*t->added), cmp_added_len);
+    if (t->n_added)
+        qsort(t->added, t->n_added, sizeof(*t->added), cmp_added_len);
     t->bos = t->n_prefix ? t->prefix[0] : -1;
     t->eos = -1;
     static const char *eos_names[] = {"</s>",       "<|endoftext|>", "<|end_of_text|>",
