@@ -470,6 +470,61 @@ set_token(struct loader *L, int32_t id, const char *s, size_t len)
 }
 
 #ifdef NPU_HAVE_PCRE2
+/* Oniguruma's Unicode \s, which `tokenizers` compiles its patterns with: U+0009-000D, NEL
+ * and the Zl, Zp, Zs categories. PCRE2's UCP \s differs at the edges (it adds U+180E), and
+ * JavaScript's (transformers.js) adds U+FEFF and drops NEL. */
+static const char onig_space[] = "\\t\\n\\x0B\\f\\r\\x{85}\\p{Zl}\\p{Zp}\\p{Zs}";
+
+/* Rewrites \s and \S of a pattern to Oniguruma's set; everything else is copied. */
+static int
+onig_spaces(const char *pat, size_t len, struct buf *out)
+{
+    bool in_class = false;
+    for (size_t i = 0; i < len; i++) {
+        char c = pat[i];
+        if (c == '\\' && i + 1 < len) {
+            char e = pat[i + 1];
+            int r;
+            if (e == 's')
+                r = in_class ? buf_add(out, onig_space, sizeof(onig_space) - 1)
+                             : (buf_add(out, "[", 1) ||
+                                buf_add(out, onig_space, sizeof(onig_space) - 1) ||
+                                buf_add(out, "]", 1));
+            else if (e == 'S' && !in_class)
+                r = buf_add(out, "[^", 2) || buf_add(out, onig_space, sizeof(onig_space) - 1) ||
+                    buf_add(out, "]", 1);
+            else
+                r = buf_add(out, pat + i, 2);
+            if (r)
+                return -1;
+            i++;
+            continue;
+        }
+        if (c == '[' && !in_class) {
+            in_class = true;
+            /* a leading ] or ^] is a literal inside the class */
+            if (buf_add(out, pat + i, 1))
+                return -1;
+            if (i + 1 < len && pat[i + 1] == '^') {
+                if (buf_add(out, "^", 1))
+                    return -1;
+                i++;
+            }
+            if (i + 1 < len && pat[i + 1] == ']') {
+                if (buf_add(out, "]", 1))
+                    return -1;
+                i++;
+            }
+            continue;
+        }
+        if (c == ']' && in_class)
+            in_class = false;
+        if (buf_add(out, &c, 1))
+            return -1;
+    }
+    return buf_add(out, "", 0);
+}
+
 static enum npu_status
 compile_re(struct loader *L, const char *pat, size_t len, bool literal, const char *field,
            void **out)
@@ -477,7 +532,17 @@ compile_re(struct loader *L, const char *pat, size_t len, bool literal, const ch
     int errcode;
     PCRE2_SIZE erroff;
     uint32_t opts = PCRE2_UTF | PCRE2_UCP | (literal ? PCRE2_LITERAL : 0);
+    struct buf rw = {0};
+    if (!literal) {
+        if (onig_spaces(pat, len, &rw)) {
+            free(rw.p);
+            return NPU_ERR_NOMEM;
+        }
+        pat = rw.p;
+        len = rw.n;
+    }
     pcre2_code *re = pcre2_compile((PCRE2_SPTR)pat, len, opts, &errcode, &erroff, NULL);
+    free(rw.p);
     if (!re) {
         PCRE2_UCHAR msg[200];
         pcre2_get_error_message(errcode, msg, sizeof(msg));

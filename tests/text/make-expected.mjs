@@ -27,6 +27,54 @@ const { PreTrainedTokenizer } = await import(path.join(nm, '@huggingface/transfo
 const gpt3 = require('gpt-3-encoder');
 const llamaJs = (await import(path.join(nm, 'llama-tokenizer-js/llama-tokenizer.js'))).default;
 
+
+const gpt2Pattern = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
+const onigSpace = '\\t\\n\\x0B\\f\\r\\x85\\p{Zl}\\p{Zp}\\p{Zs}';
+function onigSpaces(pat) {
+  let out = '', inClass = false;
+  for (let i = 0; i < pat.length; i++) {
+    const c = pat[i];
+    if (c === '\\' && i + 1 < pat.length) {
+      const e = pat[i + 1];
+      if (e === 's') out += inClass ? onigSpace : `[${onigSpace}]`;
+      else if (e === 'S' && !inClass) out += `[^${onigSpace}]`;
+      else out += c + e;
+      i++;
+      continue;
+    }
+    if (c === '[' && !inClass) {
+      inClass = true;
+      out += c;
+      if (pat[i + 1] === '^') { out += '^'; i++; }
+      if (pat[i + 1] === ']') { out += ']'; i++; }
+      continue;
+    }
+    if (c === ']' && inClass) inClass = false;
+    out += c;
+  }
+  return out;
+}
+function rustPre(p) {
+  if (!p) return p;
+  if (p.type === 'Sequence') return { ...p, pretokenizers: p.pretokenizers.flatMap((q) => {
+    const r = rustPre(q);
+    return r.type === 'Sequence' && q.type !== 'Sequence' ? r.pretokenizers : [r];
+  }) };
+  if (p.type === 'Digits') return { type: 'Split', pattern: { Regex: p.individual_digits ? '\\p{N}' : '\\p{N}+' },
+    behavior: 'Isolated', invert: false };
+  if (p.type === 'Split' && p.pattern.Regex) return { ...p, pattern: { Regex: onigSpaces(p.pattern.Regex) } };
+  if (p.type === 'ByteLevel' && p.use_regex !== false && !p.add_prefix_space)
+    return { type: 'Sequence', pretokenizers: [
+      { type: 'Split', pattern: { Regex: onigSpaces(gpt2Pattern) }, behavior: 'Isolated', invert: false },
+      { ...p, use_regex: false }] };
+  return p;
+}
+function rustSemantics(tj) {
+  const t = JSON.parse(JSON.stringify(tj));
+  t.pre_tokenizer = rustPre(t.pre_tokenizer);
+  return t;
+}
+
 const corpus = JSON.parse(fs.readFileSync(path.join(dir, 'corpus.json'), 'utf8'));
 const tokenizers = ['gpt2', 'llama2', 'llama3-style', 'qwen2-style', 'smollm-style'];
 let bad = 0;
@@ -36,22 +84,16 @@ for (const name of tokenizers) {
   let raw = fs.readFileSync(file);
   if (file.endsWith('.gz')) raw = zlib.gunzipSync(raw);
   const tj = JSON.parse(raw.toString('utf8'));
-  let tok = new PreTrainedTokenizer(tj, { clean_up_tokenization_spaces: false });
-  // transformers.js's Digits pre-tokenizer matches ASCII \d only, where `tokenizers`
-  // (Rust) splits on char::is_numeric (Unicode N: fullwidth digits, Roman numerals).
-  // The expectation is made with the Rust semantics, by stating Digits as the
-  // equivalent Split on \p{N}, which transformers.js runs with Unicode classes; the
-  // lines where its own Digits differs are recorded with the reason.
-  let asis = null;
-  const digits = (tj.pre_tokenizer?.pretokenizers || []).findIndex((p) => p.type === 'Digits');
-  if (digits >= 0) {
-    asis = tok;
-    const ind = tj.pre_tokenizer.pretokenizers[digits].individual_digits;
-    const tj2 = JSON.parse(JSON.stringify(tj));
-    tj2.pre_tokenizer.pretokenizers[digits] = { type: 'Split',
-      pattern: { Regex: ind ? '\\p{N}' : '\\p{N}+' }, behavior: 'Isolated', invert: false };
-    tok = new PreTrainedTokenizer(tj2, { clean_up_tokenization_spaces: false });
-  }
+  // The expectations follow `tokenizers` (Rust) where transformers.js departs from it, by
+  // stating the same pipeline in terms transformers.js runs the Rust way:
+  // - Digits: transformers.js splits ASCII \d only, Rust on char::is_numeric; stated as a
+  //   Split on \p{N} (Unicode in JS too);
+  // - \s: JavaScript's adds U+FEFF and lacks NEL (U+0085), Oniguruma's (which Rust compiles
+  //   the patterns with) is U+0009-000D, NEL, Zl, Zp, Zs; every regex is stated with that
+  //   set, and ByteLevel's built-in GPT-2 regex as the equivalent Split before it.
+  // Lines where transformers.js as it is gives other ids are recorded with the reason.
+  const asisTok = new PreTrainedTokenizer(tj, { clean_up_tokenization_spaces: false });
+  const tok = new PreTrainedTokenizer(rustSemantics(tj), { clean_up_tokenization_spaces: false });
   const refs = { '@huggingface/transformers': version('@huggingface/transformers'),
     '@huggingface/tokenizers': version('@huggingface/tokenizers') };
   if (name === 'gpt2') refs['gpt-3-encoder'] = version('gpt-3-encoder');
@@ -64,16 +106,23 @@ for (const name of tokenizers) {
       decode: ids.length ? tok.decode(ids, { skip_special_tokens: false, clean_up_tokenization_spaces: false }) : '',
       decode_skip: ids.length ? tok.decode(ids, { skip_special_tokens: true, clean_up_tokenization_spaces: false }) : '',
     };
-    if (asis) {
-      const other = asis.encode(text, { add_special_tokens: true });
-      if (JSON.stringify(other) !== JSON.stringify(ids))
-        c.reference_digits_ascii = { ids: other, reason: "transformers.js's Digits splits ASCII " +
-          'digits only; tokenizers (Rust) splits on char::is_numeric, as these ids do' };
-    }
+    const other = asisTok.encode(text, { add_special_tokens: true });
+    if (JSON.stringify(other) !== JSON.stringify(ids))
+      c.transformers_js_as_is = { ids: other, reason: 'transformers.js departs from ' +
+        'tokenizers (Rust) here: its Digits splits ASCII digits only (Rust: char::is_numeric) ' +
+        'and its \\s is JavaScript\'s (U+FEFF in, NEL out; Rust: Oniguruma\'s)' };
     const hasSpecial = tj.added_tokens.some((a) => text.includes(a.content));
     if (name === 'gpt2') {
       if (hasSpecial) c.skipped = 'gpt-3-encoder does not split out special tokens';
-      else c['gpt-3-encoder'] = gpt3.encode(text);
+      else {
+        const g = gpt3.encode(text);
+        // gpt-3-encoder runs GPT-2's regex with JavaScript's \s; on a line holding one of
+        // the characters where that differs from Oniguruma's, a difference is that one
+        if (JSON.stringify(g) !== JSON.stringify(c.ids_no_special) && /[\u0085\ufeff\u180e]/.test(text))
+          c.gpt3_encoder_js_whitespace = { ids: g, reason: "gpt-3-encoder's \\s is JavaScript's " +
+            '(U+FEFF in, NEL out); tokenizers (Rust) uses Oniguruma\'s' };
+        else c['gpt-3-encoder'] = g;
+      }
     }
     if (name === 'llama2') {
       if (hasSpecial) c.skipped = 'llama-tokenizer-js does not split out special tokens';

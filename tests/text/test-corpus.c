@@ -210,6 +210,17 @@ main(int argc, char **argv)
            argv[1], L, tv ? tv->str : "?", agree_ids, L, agree_ns, L, agree_dec, L, agree_skip, L);
     if (n_broken)
         printf("; broken UTF-8 id sequences %zu/%zu", agree_broken, n_broken);
+    size_t departs = 0, gpt3_ws = 0;
+    for (size_t i = 0; i < cases->len; i++) {
+        departs += npu_json_get(&cases->items[i], "transformers_js_as_is") != NULL;
+        gpt3_ws += npu_json_get(&cases->items[i], "gpt3_encoder_js_whitespace") != NULL;
+    }
+    if (departs)
+        printf("; transformers.js as it is departs from tokenizers (Rust) on %zu lines (recorded, "
+               "see the file)",
+               departs);
+    if (gpt3_ws)
+        printf("; gpt-3-encoder's JavaScript \\s on %zu line (recorded)", gpt3_ws);
     if (alt_name) {
         const struct npu_json *av = npu_json_get(refs, alt_name);
         printf("; %s %s: ids %zu/%zu", alt_name, av ? av->str : "?", agree_alt, n_alt);
