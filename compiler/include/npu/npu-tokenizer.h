@@ -44,8 +44,7 @@ struct npu_tokenizer;
  * (bos_token_id, eos_token_id) are read when present to name BOS and EOS. */
 enum npu_status npu_tokenizer_load(const char *path, struct npu_tokenizer **out);
 /* The same from a tokenizer.json already in memory (no folder, no side files). */
-enum npu_status npu_tokenizer_load_json(const char *json, size_t len,
-                                        struct npu_tokenizer **out);
+enum npu_status npu_tokenizer_load_json(const char *json, size_t len, struct npu_tokenizer **out);
 void npu_tokenizer_free(struct npu_tokenizer *t);
 
 /* Encodes len bytes of UTF-8 text (invalid UTF-8 is refused, naming the byte
