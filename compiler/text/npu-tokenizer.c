@@ -1832,7 +1832,9 @@ metaspace_piece(const struct tok_pre *p, const char *s, size_t len, bool at_star
     struct buf b = {0};
     int rc = -1;
     bool prepend = p->prepend == 2 || (p->prepend == 1 && at_start);
-    if (prepend && !(len >= p->repl_len && memcmp(s, p->repl, p->repl_len) == 0))
+    /* the prefix goes in unless the text, spaces replaced, already starts with it */
+    if (prepend && !(len && s[0] == ' ') &&
+        !(len >= p->repl_len && memcmp(s, p->repl, p->repl_len) == 0))
         if (buf_add(&b, p->repl, p->repl_len))
             goto out;
     for (size_t i = 0; i < len; i++)

@@ -76,14 +76,30 @@ function rustSemantics(tj) {
 }
 
 const corpus = JSON.parse(fs.readFileSync(path.join(dir, 'corpus.json'), 'utf8'));
-const tokenizers = ['gpt2', 'llama2', 'llama3-style', 'qwen2-style', 'smollm-style'];
+// llama2-metaspace-first: the variant derive.py builds from llama2 (same vocabulary, the
+// Metaspace pre-tokenizer with split false). Metaspace with split true (older exports) is
+// not compared: transformers.js ignores `split` (and add_prefix_space), so it is no
+// reference for it; test-tokenizer.c checks it on the Rust library's own test case.
+const tokenizers = ['gpt2', 'llama2', 'llama3-style', 'qwen2-style', 'smollm-style',
+  'llama2-metaspace-first'];
+function variantOf(tj, variant) {
+  const t = JSON.parse(JSON.stringify(tj));
+  t.normalizer = null;
+  if (variant !== 'metaspace-first') throw new Error(`unknown variant ${variant}`);
+  t.pre_tokenizer = { type: 'Metaspace', replacement: '\u2581', prepend_scheme: 'first', split: false };
+  t.decoder = { type: 'Metaspace', replacement: '\u2581', prepend_scheme: 'first', split: false };
+  return t;
+}
 let bad = 0;
 for (const name of tokenizers) {
-  const gz = path.join(dir, 'data', name + '.json.gz');
-  const file = fs.existsSync(gz) ? gz : path.join(dir, 'data', name + '.json');
+  const variant = name.startsWith('llama2-') ? name.slice(7) : null;
+  const base = variant ? 'llama2' : name;
+  const gz = path.join(dir, 'data', base + '.json.gz');
+  const file = fs.existsSync(gz) ? gz : path.join(dir, 'data', base + '.json');
   let raw = fs.readFileSync(file);
   if (file.endsWith('.gz')) raw = zlib.gunzipSync(raw);
-  const tj = JSON.parse(raw.toString('utf8'));
+  let tj = JSON.parse(raw.toString('utf8'));
+  if (variant) tj = variantOf(tj, variant);
   // The expectations follow `tokenizers` (Rust) where transformers.js departs from it, by
   // stating the same pipeline in terms transformers.js runs the Rust way:
   // - Digits: transformers.js splits ASCII \d only, Rust on char::is_numeric; stated as a
@@ -140,7 +156,7 @@ for (const name of tokenizers) {
   }[name] || [];
   const decode_cases = brokenIds.map((ids) => ({ ids,
     decode: tok.decode(ids, { skip_special_tokens: false, clean_up_tokenization_spaces: false }) }));
-  const out = { tokenizer: path.basename(file), corpus: 'corpus.json', references: refs,
+  const out = { tokenizer: path.basename(file) + (variant ? ` (derive.py ${variant})` : ''), corpus: 'corpus.json', references: refs,
     generated_by: 'tests/text/make-expected.mjs', decode_cases, cases };
   const outFile = path.join(dir, `expected-${name}.json`);
   const text = JSON.stringify(out, null, 0).replace(/\{"ids"/g, '\n{"ids"') + '\n';

@@ -270,6 +270,32 @@ test_sentencepiece(void)
     npu_tokenizer_free(t);
 }
 
+/* Metaspace with split (older SentencePiece exports), on the `tokenizers` library's own test
+ * case: "Hey   friend!" pre-tokenises to "▁Hey", "▁", "▁", "▁friend!" (a space run gives one
+ * piece per space). ignore_merges makes each piece in the vocabulary one token. */
+static void
+test_metaspace_split(void)
+{
+    const char *js =
+        "{\"pre_tokenizer\":{\"type\":\"Metaspace\",\"replacement\":\"\\u2581\",\"add_prefix_"
+        "space\":true},\"decoder\":{\"type\":\"Metaspace\",\"replacement\":\"\\u2581\","
+        "\"add_prefix_space\":true},\"model\":{\"type\":\"BPE\",\"ignore_merges\":true,"
+        "\"unk_token\":\"?\",\"fuse_unk\":true,\"vocab\":{\"\\u2581Hey\":0,\"\\u2581\":1,"
+        "\"\\u2581friend!\":2,\"?\":3},\"merges\":[]}}";
+    struct npu_tokenizer *t = NULL;
+    CHECK_EQ_INT(NPU_OK, npu_tokenizer_load_json(js, strlen(js), &t));
+    if (!t)
+        return;
+    check_ids(t, "Hey   friend!", 0, (int32_t[]){0, 1, 1, 2}, 4);
+    check_ids(t, " Hey", 0, (int32_t[]){0}, 1); /* already starts with the replacement */
+    char *text;
+    size_t tl;
+    CHECK_EQ_INT(NPU_OK, npu_tokenizer_decode(t, (int32_t[]){0, 1, 1, 2}, 4, 0, &text, &tl));
+    CHECK(!strcmp(text, "Hey   friend!"));
+    free(text);
+    npu_tokenizer_free(t);
+}
+
 /* Files that must be refused, and the field the message must name. */
 static void test_refusals(void){static const struct {const char * json, *msg;
 enum npu_status st;
@@ -425,6 +451,7 @@ main(void)
     test_json();
     test_bytelevel();
     test_sentencepiece();
+    test_metaspace_split();
     test_refusals();
     test_folder();
     test_truncated();
