@@ -33,7 +33,7 @@ if ! dpkg --print-foreign-architectures | grep -qx arm64; then
   dpkg --add-architecture arm64
 fi
 PKGS="$PKGS libprotobuf-c-dev:arm64 libdrm-dev:arm64 libopenblas-dev:arm64"
-PKGS="$PKGS libpcre2-dev:arm64"
+PKGS="$PKGS libpcre2-dev:arm64 libicu-dev:arm64"
 
 missing=""
 for p in $PKGS; do
