@@ -1883,7 +1883,8 @@ pretokenize(const struct npu_tokenizer *t, const char *s, size_t len, bool at_st
                     goto out;
             } else { /* BYTELEVEL */
                 struct buf pre = {0};
-                if (p->add_prefix_space && i == 0 && ps[0] != ' ') {
+                /* every piece so far gets the prefix, as `tokenizers` does */
+                if (p->add_prefix_space && ps[0] != ' ') {
                     if (buf_add(&pre, " ", 1)) {
                         free(pre.p);
                         goto out;
