@@ -531,7 +531,8 @@ compile_re(struct loader *L, const char *pat, size_t len, bool literal, const ch
 {
     int errcode;
     PCRE2_SIZE erroff;
-    uint32_t opts = PCRE2_UTF | PCRE2_UCP | (literal ? PCRE2_LITERAL : 0);
+    /* PCRE2_LITERAL refuses PCRE2_UCP (nothing in a literal needs it) */
+    uint32_t opts = PCRE2_UTF | (literal ? PCRE2_LITERAL : PCRE2_UCP);
     struct buf rw = {0};
     if (!literal) {
         if (onig_spaces(pat, len, &rw)) {

@@ -296,6 +296,43 @@ test_metaspace_split(void)
     npu_tokenizer_free(t);
 }
 
+/* Split's five behaviours, on the example of the `tokenizers` documentation:
+ * "the-final--countdown" split on "-". Each expected piece is a vocabulary entry
+ * (ignore_merges), anything else would come out as the unknown token. */
+static void
+test_split_behaviors(void)
+{
+#ifdef NPU_HAVE_PCRE2
+    static const struct {
+        const char *behavior;
+        int32_t ids[6];
+        size_t n;
+    } cases[] = {
+        {"Removed", {0, 1, 2}, 3},
+        {"Isolated", {0, 3, 1, 3, 3, 2}, 6},
+        {"MergedWithPrevious", {6, 7, 3, 2}, 4},
+        {"MergedWithNext", {0, 4, 3, 5}, 4},
+        {"Contiguous", {0, 3, 1, 8, 2}, 5},
+    };
+    for (size_t i = 0; i < NPU_ARRAY_SIZE(cases); i++) {
+        char js[800];
+        snprintf(js, sizeof(js),
+                 "{\"pre_tokenizer\":{\"type\":\"Split\",\"pattern\":{\"String\":\"-\"},"
+                 "\"behavior\":\"%s\",\"invert\":false},\"model\":{\"type\":\"BPE\","
+                 "\"ignore_merges\":true,\"unk_token\":\"?\",\"vocab\":{\"the\":0,"
+                 "\"final\":1,\"countdown\":2,\"-\":3,\"-final\":4,\"-countdown\":5,"
+                 "\"the-\":6,\"final-\":7,\"--\":8,\"?\":9},\"merges\":[]}}",
+                 cases[i].behavior);
+        struct npu_tokenizer *t = NULL;
+        CHECK_EQ_INT(NPU_OK, npu_tokenizer_load_json(js, strlen(js), &t));
+        if (!t)
+            continue;
+        check_ids(t, "the-final--countdown", 0, cases[i].ids, cases[i].n);
+        npu_tokenizer_free(t);
+    }
+#endif
+}
+
 /* Files that must be refused, and the field the message must name. */
 static void test_refusals(void){static const struct {const char * json, *msg;
 enum npu_status st;
@@ -452,6 +489,7 @@ main(void)
     test_bytelevel();
     test_sentencepiece();
     test_metaspace_split();
+    test_split_behaviors();
     test_refusals();
     test_folder();
     test_truncated();
