@@ -159,11 +159,13 @@ npu_detok_push(struct npu_detok *d, int32_t id, const char **out, size_t *len)
     if ((d->flags & NPU_DETOK_SKIP_SPECIAL) && t->is_added[id] == 2)
         return NPU_OK;
     const unsigned char *s = (const unsigned char *)t->dec[id];
+    /* the Metaspace decoder drops every replacement character of the first token (as
+     * `tokenizers` does; they became spaces here), unless the text continues a prompt */
+    bool drop_spaces =
+        d->first_token && t->dec_metaspace_first && !(d->flags & NPU_DETOK_CONTINUATION);
     for (size_t i = 0; i < t->dec_len[id]; i++)
-        if (feed(d, s[i]))
+        if (!(drop_spaces && s[i] == ' ') && feed(d, s[i]))
             return NPU_ERR_NOMEM;
-    if (d->first_token && t->dec_strip_only_first_token)
-        d->strip = 0;
     d->first_token = false;
     *out = d->out;
     *len = d->nout;

@@ -1005,10 +1005,8 @@ build_decoder(struct loader *L, const struct npu_json *dj)
             }
             t->dec_strip_first = steps[i].start;
         }
-        if (steps[i].kind == TOK_D_METASPACE && steps[i].metaspace_prefix) {
-            t->dec_strip_first = 1;
-            t->dec_strip_only_first_token = true;
-        }
+        if (steps[i].kind == TOK_D_METASPACE && steps[i].metaspace_prefix)
+            t->dec_metaspace_first = true;
     }
     int16_t cp_to_byte[0x800];
     for (size_t i = 0; i < NPU_ARRAY_SIZE(cp_to_byte); i++)

@@ -101,8 +101,8 @@ struct npu_tokenizer {
     /* decoding: per id, the bytes the decoder chain gives it */
     char **dec;
     uint32_t *dec_len;
-    int dec_strip_first; /* spaces removed from the start of the text (Strip, Metaspace) */
-    bool dec_strip_only_first_token; /* Metaspace: only from the first token */
+    int dec_strip_first;      /* spaces removed from the start of the text (Strip) */
+    bool dec_metaspace_first; /* Metaspace: the first token's replacements are dropped */
 
     int32_t bos, eos;
 };

@@ -25,6 +25,14 @@ const require = createRequire(path.join(nm, 'x.js'));
 const version = (p) => JSON.parse(fs.readFileSync(path.join(nm, p, 'package.json'), 'utf8')).version;
 const { PreTrainedTokenizer } = await import(path.join(nm, '@huggingface/transformers/dist/transformers.node.mjs'));
 const gpt3 = require('gpt-3-encoder');
+// The Rust library itself, through its official Node binding (npm `tokenizers`, the
+// prebuilt N-API module in the package): optional, its fields are left out without it.
+let RustTokenizer = null;
+try {
+  RustTokenizer = require('tokenizers').Tokenizer;
+} catch (e) {
+  console.log('tokenizers (Rust binding) not installed: its fields are left out');
+}
 const llamaJs = (await import(path.join(nm, 'llama-tokenizer-js/llama-tokenizer.js'))).default;
 
 
@@ -113,8 +121,11 @@ for (const name of tokenizers) {
   const refs = { '@huggingface/transformers': version('@huggingface/transformers'),
     '@huggingface/tokenizers': version('@huggingface/tokenizers') };
   if (name === 'gpt2') refs['gpt-3-encoder'] = version('gpt-3-encoder');
+  const rust = RustTokenizer ? RustTokenizer.fromString(JSON.stringify(tj)) : null;
+  if (rust) refs['tokenizers (Rust, npm binding)'] = version('tokenizers');
   if (name === 'llama2') refs['llama-tokenizer-js'] = version('llama-tokenizer-js');
-  const cases = corpus.map((text) => {
+  const cases = [];
+  for (const text of corpus) cases.push(await (async () => {
     const ids = tok.encode(text, { add_special_tokens: true });
     const c = {
       ids,
@@ -145,8 +156,22 @@ for (const name of tokenizers) {
       else if (text === '') c.skipped = 'llama-tokenizer-js returns no BOS for empty text';
       else c['llama-tokenizer-js'] = llamaJs.encode(text, true, true);
     }
+    if (rust) {
+      c.rust_ids = (await rust.encode(text, null, { addSpecialTokens: true })).getIds();
+      c.rust_ids_no_special = (await rust.encode(text, null, { addSpecialTokens: false })).getIds();
+      c.rust_decode = await rust.decode(c.rust_ids, false);
+      c.rust_decode_skip = await rust.decode(c.rust_ids, true);
+      // transformers.js's Metaspace decoder strips one leading space of the first token;
+      // Rust drops every replacement character of it: the text follows Rust
+      if (c.rust_decode !== c.decode || c.rust_decode_skip !== c.decode_skip) {
+        c.transformers_js_decode_as_is = { decode: c.decode, decode_skip: c.decode_skip,
+          reason: 'transformers.js decodes differently from tokenizers (Rust); the text follows Rust' };
+        c.decode = c.rust_decode;
+        c.decode_skip = c.rust_decode_skip;
+      }
+    }
     return c;
-  });
+  })());
   // Id sequences that do not decode to valid UTF-8 on their own: a character's bytes cut
   // short or interrupted (byte-level BPE pieces of an emoji; <0xNN> byte-fallback tokens).
   const brokenIds = {
@@ -154,8 +179,22 @@ for (const name of tokenizers) {
     llama2: [[243, 162, 15043], [243], [15043, 243, 162, 155, 131], [162], [68, 243, 15043],
       [68, 243], [15043, 162, 162], [1, 243, 162, 155]],
   }[name] || [];
-  const decode_cases = brokenIds.map((ids) => ({ ids,
-    decode: tok.decode(ids, { skip_special_tokens: false, clean_up_tokenization_spaces: false }) }));
+  const decode_cases = [];
+  for (const ids of brokenIds) {
+    const d = { ids,
+      decode: tok.decode(ids, { skip_special_tokens: false, clean_up_tokenization_spaces: false }) };
+    if (rust) {
+      const r = await rust.decode(ids, false);
+      // tokenizers' ByteFallback turns a whole invalid run of <0xNN> tokens into one U+FFFD
+      // per token, valid bytes before the bad one included; a stream has handed those out
+      // already, so ours (and transformers.js) keep them: recorded, not compared
+      if (r !== d.decode && JSON.stringify(tj.decoder || {}).includes('ByteFallback'))
+        d.rust_bytefallback_run = { decode: r, reason: 'tokenizers (Rust) replaces every ' +
+          'byte of an invalid <0xNN> run; a stream cannot take back bytes it let out' };
+      else d.rust_decode = r;
+    }
+    decode_cases.push(d);
+  }
   const out = { tokenizer: path.basename(file) + (variant ? ` (derive.py ${variant})` : ''), corpus: 'corpus.json', references: refs,
     generated_by: 'tests/text/make-expected.mjs', decode_cases, cases };
   const outFile = path.join(dir, `expected-${name}.json`);

@@ -10,7 +10,7 @@ if ! command -v node >/dev/null 2>&1; then
     echo "skip: node is not installed"
     exit 77
 fi
-for p in @huggingface/transformers gpt-3-encoder llama-tokenizer-js; do
+for p in @huggingface/transformers gpt-3-encoder llama-tokenizer-js tokenizers; do
     if [ ! -d "$ref/node_modules/$p" ]; then
         echo "skip: $ref/node_modules/$p is missing (npm install --prefix $ref --ignore-scripts $p)"
         exit 77

@@ -113,6 +113,7 @@ main(int argc, char **argv)
         return 1;
     static const char *alt[] = {"gpt-3-encoder", "llama-tokenizer-js"};
     size_t agree_ids = 0, agree_ns = 0, agree_dec = 0, agree_skip = 0, agree_alt = 0, n_alt = 0;
+    size_t n_rust = 0, agree_rust = 0, agree_rust_dec = 0;
     const char *alt_name = NULL;
     for (size_t i = 0; i < corpus->len; i++) {
         const struct npu_json *text = &corpus->items[i], *c = &cases->items[i];
@@ -146,12 +147,32 @@ main(int argc, char **argv)
                 print_ids(alt[k], k == 0 ? ns : ids, k == 0 ? nn : n, want);
             }
         }
+        const struct npu_json *rust = npu_json_get(c, "rust_ids");
+        if (rust) {
+            n_rust++;
+            bool ok =
+                same_ids(rust, ids, n) && same_ids(npu_json_get(c, "rust_ids_no_special"), ns, nn);
+            agree_rust += ok;
+            if (!ok) {
+                fprintf(stderr, "line %zu \"%.50s\": ids differ from tokenizers (Rust)\n", i,
+                        text->str);
+                print_ids("rust", ids, n, rust);
+            }
+        }
         const struct npu_json *want_ids = npu_json_get(c, "ids");
         const struct npu_json *dec = npu_json_get(c, "decode");
         const struct npu_json *skip = npu_json_get(c, "decode_skip");
         bool valid1, valid2;
         char *d1 = stream_decode(t, want_ids, 0, &valid1);
         char *d2 = stream_decode(t, want_ids, NPU_DETOK_SKIP_SPECIAL, &valid2);
+        const struct npu_json *rdec = npu_json_get(c, "rust_decode");
+        const struct npu_json *rskip = npu_json_get(c, "rust_decode_skip");
+        if (rdec && rskip) {
+            bool ok = !strcmp(d1, rdec->str) && !strcmp(d2, rskip->str);
+            agree_rust_dec += ok;
+            if (!ok)
+                fprintf(stderr, "line %zu: decode differs from tokenizers (Rust)\n", i);
+        }
         bool ok_dec = valid1 && dec && !strcmp(d1, dec->str);
         bool ok_skip = valid2 && skip && !strcmp(d2, skip->str);
         agree_dec += ok_dec;
@@ -176,6 +197,9 @@ main(int argc, char **argv)
         bool valid;
         char *got = stream_decode(t, ids, 0, &valid);
         bool ok = valid && want && !strcmp(got, want->str);
+        const struct npu_json *rwant = npu_json_get(&dcases->items[i], "rust_decode");
+        if (rwant && strcmp(got, rwant->str))
+            ok = false;
         agree_broken += ok;
         if (!ok)
             fprintf(stderr, "decode case %zu: \"%s\", want \"%s\"\n", i, got,
@@ -208,6 +232,11 @@ main(int argc, char **argv)
     printf("%s: %zu lines; @huggingface/transformers %s: ids %zu/%zu, ids without special "
            "tokens %zu/%zu, streamed decode %zu/%zu, skipping special %zu/%zu",
            argv[1], L, tv ? tv->str : "?", agree_ids, L, agree_ns, L, agree_dec, L, agree_skip, L);
+    if (n_rust) {
+        const struct npu_json *rv = npu_json_get(refs, "tokenizers (Rust, npm binding)");
+        printf("; tokenizers (Rust) %s: ids %zu/%zu, decode %zu/%zu", rv ? rv->str : "?",
+               agree_rust, n_rust, agree_rust_dec, n_rust);
+    }
     if (n_broken)
         printf("; broken UTF-8 id sequences %zu/%zu", agree_broken, n_broken);
     size_t departs = 0, gpt3_ws = 0;
@@ -231,6 +260,8 @@ main(int argc, char **argv)
     CHECK_EQ_INT(L, agree_dec);
     CHECK_EQ_INT(L, agree_skip);
     CHECK_EQ_INT(n_alt, agree_alt);
+    CHECK_EQ_INT(n_rust, agree_rust);
+    CHECK_EQ_INT(n_rust, agree_rust_dec);
     npu_json_free(cdoc);
     npu_json_free(edoc);
     free(cbuf);

@@ -76,8 +76,8 @@ enum npu_detok_flags {
     /* Special added tokens produce no text (skip_special_tokens=True). */
     NPU_DETOK_SKIP_SPECIAL = 1u << 0,
     /* The stream continues text decoded before (generated tokens after a
-     * prompt): do not drop the leading space that SentencePiece-style
-     * decoders (Strip, Metaspace) remove from the first token. */
+     * prompt): keep the spaces that SentencePiece-style decoders remove
+     * from the start (Strip: leading spaces; Metaspace: the first token's). */
     NPU_DETOK_CONTINUATION = 1u << 1,
 };
 
