@@ -3,10 +3,12 @@
 // implementations written by others give for every line of corpus.json, with
 // the tokenizers of tests/text/data. Run by hand (node >= 18) with the npm
 // packages installed outside the repository:
-//   npm install --prefix /work/npm-ref --ignore-scripts @huggingface/transformers gpt-3-encoder llama-tokenizer-js
+//   npm install --prefix /work/npm-ref --ignore-scripts @huggingface/transformers gpt-3-encoder \
+//       llama-tokenizer-js tokenizers
 //   node tests/text/make-expected.mjs /work/npm-ref/node_modules tests/text
 // References: @huggingface/transformers' PreTrainedTokenizer (its tokenizer.json
-// pipeline) for every tokenizer; gpt-3-encoder (OpenAI's GPT-2 encoder ported
+// pipeline) for every tokenizer; the Rust `tokenizers` library itself through its
+// official Node binding (npm `tokenizers`, a prebuilt module in the package); gpt-3-encoder (OpenAI's GPT-2 encoder ported
 // to JS) for gpt2; llama-tokenizer-js for llama2. A reference that cannot read
 // a line as the tokenizer.json does (special-token text, which the two small
 // packages do not split out; the empty line) gets null there, with the reason
