@@ -6,6 +6,8 @@
 # variantOf()):
 #   metaspace-first: Metaspace(prepend_scheme "first", split false) and the
 #                    Metaspace decoder (tokenizers >= 0.14 exports, "legacy": false)
+#   metaspace-split: Metaspace(prepend_scheme "always", split true), the older
+#                    exports' behaviour (one piece per word, each space its own)
 import gzip
 import json
 import sys
@@ -19,6 +21,11 @@ if variant == 'metaspace-first':
                            'prepend_scheme': 'first', 'split': False}
     tj['decoder'] = {'type': 'Metaspace', 'replacement': '\u2581',
                      'prepend_scheme': 'first', 'split': False}
+elif variant == 'metaspace-split':
+    tj['pre_tokenizer'] = {'type': 'Metaspace', 'replacement': '\u2581',
+                           'prepend_scheme': 'always', 'split': True}
+    tj['decoder'] = {'type': 'Metaspace', 'replacement': '\u2581',
+                     'prepend_scheme': 'always', 'split': True}
 else:
     sys.exit('derive.py: unknown variant ' + variant)
 with open(dst, 'w', encoding='utf-8') as f:

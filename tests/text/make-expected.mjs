@@ -86,18 +86,23 @@ function rustSemantics(tj) {
 }
 
 const corpus = JSON.parse(fs.readFileSync(path.join(dir, 'corpus.json'), 'utf8'));
-// llama2-metaspace-first: the variant derive.py builds from llama2 (same vocabulary, the
-// Metaspace pre-tokenizer with split false). Metaspace with split true (older exports) is
-// not compared: transformers.js ignores `split` (and add_prefix_space), so it is no
-// reference for it; test-tokenizer.c checks it on the Rust library's own test case.
+// llama2-metaspace-first / -split: the variants derive.py builds from llama2 (same
+// vocabulary, the Metaspace pre-tokenizer with split false / true). transformers.js
+// ignores `split`, so for -split the ids follow the Rust library (required for it).
 const tokenizers = ['gpt2', 'llama2', 'llama3-style', 'qwen2-style', 'smollm-style',
-  'llama2-metaspace-first'];
+  'llama2-metaspace-first', 'llama2-metaspace-split'];
 function variantOf(tj, variant) {
   const t = JSON.parse(JSON.stringify(tj));
   t.normalizer = null;
-  if (variant !== 'metaspace-first') throw new Error(`unknown variant ${variant}`);
-  t.pre_tokenizer = { type: 'Metaspace', replacement: '\u2581', prepend_scheme: 'first', split: false };
-  t.decoder = { type: 'Metaspace', replacement: '\u2581', prepend_scheme: 'first', split: false };
+  if (variant === 'metaspace-first') {
+    t.pre_tokenizer = { type: 'Metaspace', replacement: '\u2581', prepend_scheme: 'first', split: false };
+    t.decoder = { type: 'Metaspace', replacement: '\u2581', prepend_scheme: 'first', split: false };
+  } else if (variant === 'metaspace-split') {
+    t.pre_tokenizer = { type: 'Metaspace', replacement: '\u2581', prepend_scheme: 'always', split: true };
+    t.decoder = { type: 'Metaspace', replacement: '\u2581', prepend_scheme: 'always', split: true };
+  } else {
+    throw new Error(`unknown variant ${variant}`);
+  }
   return t;
 }
 let bad = 0;
@@ -163,6 +168,15 @@ for (const name of tokenizers) {
       c.rust_ids_no_special = (await rust.encode(text, null, { addSpecialTokens: false })).getIds();
       c.rust_decode = await rust.decode(c.rust_ids, false);
       c.rust_decode_skip = await rust.decode(c.rust_ids, true);
+      // where transformers.js's ids differ from Rust's (Metaspace with split: it ignores
+      // `split`), the ids follow Rust and transformers.js's are recorded
+      if (JSON.stringify([c.rust_ids, c.rust_ids_no_special]) !==
+          JSON.stringify([c.ids, c.ids_no_special])) {
+        c.transformers_js_ids_as_is = { ids: c.ids, ids_no_special: c.ids_no_special,
+          reason: 'transformers.js ignores Metaspace split; the ids follow tokenizers (Rust)' };
+        c.ids = c.rust_ids;
+        c.ids_no_special = c.rust_ids_no_special;
+      }
       // transformers.js's Metaspace decoder strips one leading space of the first token;
       // Rust drops every replacement character of it: the text follows Rust
       if (c.rust_decode !== c.decode || c.rust_decode_skip !== c.decode_skip) {
