@@ -59,6 +59,9 @@
  * the others start new tracks. A track unmatched for more than
  * #GstNpuDetect:tracking-max-age inferred frames ends. Ids start at 1.
  *
+ * `GST_DEBUG=npudetect:6` logs one line per detection (label, class,
+ * confidence, rectangle, track id).
+ *
  * ## Example launch lines
  * |[
  * gst-launch-1.0 videotestsrc num-buffers=30 ! \
@@ -445,6 +448,10 @@ gst_npu_detect_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
     roi = gst_buffer_add_video_region_of_interest_meta (buf, label, x0, y0,
         x1 > x0 ? x1 - x0 : 0, y1 > y0 ? y1 - y0 : 0);
     roi->id = (gint) i;
+    GST_LOG_OBJECT (self, "frame %" GST_TIME_FORMAT " detection %u: %s "
+        "(class %d) %.3f at %u,%u %ux%u track %d",
+        GST_TIME_ARGS (GST_BUFFER_PTS (buf)), i, label, b->class_id,
+        b->score, roi->x, roi->y, roi->w, roi->h, b->track_id);
     gst_video_region_of_interest_meta_add_param (roi,
         gst_structure_new (GST_NPU_DETECTION_STRUCTURE,
             "label", G_TYPE_STRING, label,
