@@ -360,8 +360,7 @@ GST_START_TEST (test_tracking)
     g_free (d);
   }
 
-  /* a frame without tensor meta (not inferred) passes without ROIs and
-   * does not age the tracks */
+  /* a frame without tensor meta (not inferred) passes without ROIs */
   {
     GstBuffer *plain = gst_buffer_new_allocate (NULL, 128 * 64 * 3, NULL);
 
