@@ -944,6 +944,14 @@ npu_onnx_import(const void *data, size_t len, const struct npu_onnx_options *opt
         return NPU_ERR_CORRUPT;
     }
     struct onnx_ctx c = {.base_dir = o.base_dir, .opset = -1};
+    if (m->has_ir_version && (m->ir_version < 0 || m->ir_version > NPU_ONNX_MAX_IR_VERSION)) {
+        npu_err(DOM,
+                "IR version %lld is not supported (up to %d is: ONNX %s; a newer model needs "
+                "a newer importer)",
+                (long long)m->ir_version, NPU_ONNX_MAX_IR_VERSION, NPU_ONNX_NEWEST_RELEASE);
+        st = NPU_ERR_VERSION;
+        goto out;
+    }
     for (size_t i = 0; i < m->n_opset_import; i++) {
         const Onnx__OperatorSetIdProto *os = m->opset_import[i];
         const char *d = s0(os->domain);
@@ -955,8 +963,11 @@ npu_onnx_import(const void *data, size_t len, const struct npu_onnx_options *opt
         st = NPU_ERR_VERSION;
         goto out;
     }
-    if (c.opset < 1 || c.opset > 21) {
-        npu_err(DOM, "opset %d of the default domain is not supported (1 to 21 are)", c.opset);
+    if (c.opset < 1 || c.opset > NPU_ONNX_MAX_OPSET) {
+        npu_err(DOM,
+                "opset %d of the default domain is not supported (1 to %d are: the ops of "
+                "ONNX %s)",
+                c.opset, NPU_ONNX_MAX_OPSET, NPU_ONNX_NEWEST_RELEASE);
         st = NPU_ERR_VERSION;
         goto out;
     }

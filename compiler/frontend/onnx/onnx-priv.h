@@ -24,6 +24,18 @@ struct onnx_depth {
  * NPU_ONNX_MAX_GRAPH_DEPTH / NPU_ONNX_MAX_MESSAGE_DEPTH. out may be NULL. */
 enum npu_status onnx_check_depth(const void *data, size_t len, struct onnx_depth *out);
 
+/* The newest ONNX release whose operator sets the importer accepts (the
+ * v1.22.0 tag of onnx/onnx, whose backend node tests are checked in under
+ * tests/conformance/onnx-1.22.0), its newest opset of the default domain and
+ * its IR version. Opsets 22 to 27 changed the ops we have only in the element
+ * types they allow (bfloat16, float8, int4, float4, int2, refused by the
+ * element type check where we lack them), QuantizeLinear/DequantizeLinear's
+ * `output_dtype`, and Range-27's `stash_type` (fp16 ranges computed in
+ * float, as ours always are); docs/conformance.md lists them. */
+#define NPU_ONNX_MAX_OPSET 27
+#define NPU_ONNX_NEWEST_RELEASE "1.22.0"
+#define NPU_ONNX_MAX_IR_VERSION 13
+
 /* Import state shared by the graph builder and the op upgrades. */
 struct onnx_ctx {
     struct npu_graph *g;
