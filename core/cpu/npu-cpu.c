@@ -368,6 +368,12 @@ static const struct cpu_entry cpu_table[NPU_OP_COUNT] = {
     [NPU_OP_BATCH_NORMALIZATION] = {cpu_k_batch_norm, 5, 5, 1, 3, CPU_F16},
     [NPU_OP_INSTANCE_NORMALIZATION] = {cpu_k_instance_norm, 3, 3, 1, 1, CPU_F16},
     [NPU_OP_LAYER_NORMALIZATION] = {cpu_k_layer_norm, 2, 3, 1, 3, CPU_F16},
+    [NPU_OP_GROUP_NORMALIZATION] = {cpu_k_group_norm, 3, 3, 1, 1, CPU_F16},
+    [NPU_OP_MISH] = {cpu_k_mish, 1, 1, 1, 1, CPU_F16},
+    [NPU_OP_BITWISE_AND] = {cpu_k_bitwise_and, 2, 2, 1, 1, 0},
+    [NPU_OP_BITWISE_OR] = {cpu_k_bitwise_or, 2, 2, 1, 1, 0},
+    [NPU_OP_BITWISE_XOR] = {cpu_k_bitwise_xor, 2, 2, 1, 1, 0},
+    [NPU_OP_BITWISE_NOT] = {cpu_k_bitwise_not, 1, 1, 1, 1, 0},
     [NPU_OP_SOFTMAX] = {cpu_k_softmax, 1, 1, 1, 1, CPU_F16},
     [NPU_OP_LOG_SOFTMAX] = {cpu_k_log_softmax, 1, 1, 1, 1, CPU_F16},
     /* reductions */
