@@ -477,6 +477,9 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
         NEED_IN(1);
         return ir_set_out(n, 0, ir_T(n, 1)->dtype, x->ndim, x->dims);
     case NPU_OP_FUSED_ATTENTION: return ir_infer_attention(n);
+    case NPU_OP_RMS_NORMALIZATION: return ir_infer_rms_norm(n);
+    case NPU_OP_CENTER_CROP_PAD: return ir_infer_center_crop_pad(n);
+    case NPU_OP_COL2IM: return ir_infer_col2im(n);
     case NPU_OP_NONE:
     case NPU_OP_COUNT: break;
     default:

@@ -258,6 +258,7 @@ static const struct {
     {"TopK", 1u << 1},
     {"OneHot", 1u << 1},
     {"CenterCropPad", 1u << 1},
+    {"Col2Im", 0x6},
 };
 
 /* Parameter inputs that exported models carry as initializers (weights,
@@ -276,6 +277,8 @@ static const struct {
     {"BatchNormalization", 0x1e},
     {"InstanceNormalization", 0x6},
     {"LayerNormalization", 0x6},
+    {"GroupNormalization", 0x6},
+    {"RMSNormalization", 1u << 1},
     {"PRelu", 1u << 1},
 };
 

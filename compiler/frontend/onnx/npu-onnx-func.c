@@ -175,8 +175,8 @@ static enum npu_status expand(struct onnx_inlined *x, const Onnx__ModelProto *m,
  * node (then the function's defaults). *res is NULL when the attribute is
  * left out (a reference the call does not set and the function has no default). */
 static enum npu_status
-resolve_attr(struct onnx_inlined *x, const struct call_frame *fr,
-             const Onnx__AttributeProto *a, const Onnx__AttributeProto **res)
+resolve_attr(struct onnx_inlined *x, const struct call_frame *fr, const Onnx__AttributeProto *a,
+             const Onnx__AttributeProto **res)
 {
     *res = a;
     if (a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH ||
@@ -191,8 +191,7 @@ resolve_attr(struct onnx_inlined *x, const struct call_frame *fr,
         return NPU_OK;
     const Onnx__AttributeProto *src = NULL;
     for (size_t k = 0; k < fr->call->n_attribute && !src; k++)
-        if (fr->call->attribute[k]->name &&
-            !strcmp(fr->call->attribute[k]->name, a->ref_attr_name))
+        if (fr->call->attribute[k]->name && !strcmp(fr->call->attribute[k]->name, a->ref_attr_name))
             src = fr->call->attribute[k];
     enum npu_status st = NPU_OK;
     if (!src)
@@ -267,8 +266,7 @@ copy_body_node(struct onnx_inlined *x, const Onnx__ModelProto *m, const struct c
     c->n_attribute = na;
     /* a call of another local function inside the body */
     if (find_function(m, b->domain, b->op_type))
-        return expand(x, m, c, fr, (const char *const *)ins, (const char *const *)outs,
-                      depth + 1);
+        return expand(x, m, c, fr, (const char *const *)ins, (const char *const *)outs, depth + 1);
     return push_node(x, c);
 }
 
@@ -276,8 +274,7 @@ static enum npu_status
 push_node(struct onnx_inlined *x, Onnx__NodeProto *np)
 {
     if (x->nnodes >= MAX_INLINED_NODES) {
-        npu_err(DOM, "inlining model-local functions gives more than %d nodes",
-                MAX_INLINED_NODES);
+        npu_err(DOM, "inlining model-local functions gives more than %d nodes", MAX_INLINED_NODES);
         return NPU_ERR_UNSUPPORTED;
     }
     if (x->nnodes == x->cap) {
@@ -402,8 +399,8 @@ onnx_inline_functions(const Onnx__ModelProto *m, struct onnx_inlined **out,
             st = push_node(x, (Onnx__NodeProto *)np);
             continue;
         }
-        st = expand(x, m, np, NULL, (const char *const *)np->input,
-                    (const char *const *)np->output, 1);
+        st = expand(x, m, np, NULL, (const char *const *)np->input, (const char *const *)np->output,
+                    1);
     }
     if (st) {
         onnx_inline_free(x);

@@ -84,7 +84,8 @@ extern "C" {
     X(REDUCE_LOG_SUM_EXP, "ReduceLogSumExp") X(GRID_SAMPLE, "GridSample")                       \
     X(GROUP_NORMALIZATION, "GroupNormalization") X(MISH, "Mish")                                  \
     X(BITWISE_AND, "BitwiseAnd") X(BITWISE_OR, "BitwiseOr") X(BITWISE_XOR, "BitwiseXor")          \
-    X(BITWISE_NOT, "BitwiseNot")
+    X(BITWISE_NOT, "BitwiseNot") X(RMS_NORMALIZATION, "RMSNormalization")                        \
+    X(CENTER_CROP_PAD, "CenterCropPad") X(COL2IM, "Col2Im")
 
 enum npu_op {
     NPU_OP_NONE = 0,
