@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * infer-opset18.c: shape and dtype rules of ops that ONNX added in opsets 18
- * to 23: RMSNormalization (23), CenterCropPad (18) and Col2Im (18, whose
- * image_shape and block_shape must be constants, as every shape is fixed at
+ * to 23: RMSNormalization (23), CenterCropPad (18), AffineGrid (20) and
+ * Col2Im (18; AffineGrid's size and Col2Im's image_shape and block_shape must
+ * be constants, as every shape is fixed at
  * load time). GroupNormalization, Mish and the Bitwise ops sit with their
  * families in npu-infer.c.
  */
@@ -94,9 +95,36 @@ ir_infer_col2im(struct npu_node *n)
         d[2 + i] = img[i];
     }
     if (x->dims[1] % bprod)
-        FAIL("input dim 1 (%lld) is not a multiple of the block size %lld",
-             (long long)x->dims[1], (long long)bprod);
+        FAIL("input dim 1 (%lld) is not a multiple of the block size %lld", (long long)x->dims[1],
+             (long long)bprod);
     d[0] = x->dims[0];
     d[1] = x->dims[1] / bprod;
     return ir_set_out(n, 0, x->dtype, nd + 2, d);
+}
+
+enum npu_status
+ir_infer_affine_grid(struct npu_node *n)
+{
+    NEED_IN(0);
+    NEED_DATA(1, "size");
+    const struct npu_tensor *th = ir_T(n, 0);
+    int64_t sz[5];
+    int k = ir_read_ints(n->in[1], sz, 5);
+    if (k != 4 && k != 5)
+        FAIL("size must be [N, C, H, W] or [N, C, D, H, W]");
+    int sd = k - 2; /* spatial dims */
+    if (!npu_dtype_is_float(th->dtype))
+        FAIL("theta must be a float tensor, not %s", npu_dtype_name(th->dtype));
+    if (th->ndim != 3 || th->dims[0] != sz[0] || th->dims[1] != sd || th->dims[2] != sd + 1)
+        FAIL("theta must be [%lld, %d, %d] for a size of %d entries", (long long)sz[0], sd, sd + 1,
+             k);
+    int64_t d[5];
+    d[0] = sz[0];
+    for (int i = 0; i < sd; i++) {
+        if (sz[2 + i] < 0)
+            FAIL("negative size");
+        d[1 + i] = sz[2 + i];
+    }
+    d[1 + sd] = sd;
+    return ir_set_out(n, 0, th->dtype, sd + 2, d);
 }

@@ -96,5 +96,6 @@ enum npu_status ir_infer_attention(struct npu_node *n);
 enum npu_status ir_infer_rms_norm(struct npu_node *n);
 enum npu_status ir_infer_center_crop_pad(struct npu_node *n);
 enum npu_status ir_infer_col2im(struct npu_node *n);
+enum npu_status ir_infer_affine_grid(struct npu_node *n);
 
 #endif /* NPU_INFER_PRIV_H */

@@ -480,6 +480,7 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
     case NPU_OP_RMS_NORMALIZATION: return ir_infer_rms_norm(n);
     case NPU_OP_CENTER_CROP_PAD: return ir_infer_center_crop_pad(n);
     case NPU_OP_COL2IM: return ir_infer_col2im(n);
+    case NPU_OP_AFFINE_GRID: return ir_infer_affine_grid(n);
     case NPU_OP_NONE:
     case NPU_OP_COUNT: break;
     default:

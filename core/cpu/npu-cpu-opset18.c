@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * npu-cpu-opset18.c: CPU kernels of ops that ONNX added in opsets 18 to 23
- * and current exporters emit: RMSNormalization (23), CenterCropPad (18) and
- * Col2Im (18). GroupNormalization, Mish and the Bitwise ops live with their
+ * and current exporters emit: RMSNormalization (23), CenterCropPad (18),
+ * Col2Im (18) and AffineGrid (20). GroupNormalization, Mish and the Bitwise ops live with their
  * families (npu-cpu-norm.c, npu-cpu-elementwise.c).
  */
 #include "npu-cpu-internal.h"
@@ -168,8 +168,7 @@ cpu_k_col2im(CPU_KERNEL_ARGS)
     }
     if (x->dims[1] % bprod || x->dims[2] != L)
         return KINVAL("input dims [%lld, %lld] do not fit %lld-element blocks at %lld positions",
-                      (long long)x->dims[1], (long long)x->dims[2], (long long)bprod,
-                      (long long)L);
+                      (long long)x->dims[1], (long long)x->dims[2], (long long)bprod, (long long)L);
     int64_t N = x->dims[0], C = x->dims[1] / bprod, odims[NPU_MAX_DIMS] = {N, C};
     for (int d = 0; d < nd; d++)
         odims[2 + d] = img[d];
@@ -208,5 +207,65 @@ cpu_k_col2im(CPU_KERNEL_ARGS)
             }
         }
     free(acc);
+    return NPU_OK;
+}
+
+/* ---- AffineGrid ----------------------------------------------------------------------------- */
+
+/* Normalised coordinate i of a dim of s points: -1..1 through the corner
+ * points (align_corners) or through the pixel centres. */
+static double
+grid_coord(int64_t i, int64_t s, bool align)
+{
+    if (align)
+        return s > 1 ? -1.0 + 2.0 * (double)i / (double)(s - 1) : -1.0;
+    return (2.0 * (double)i + 1.0) / (double)s - 1.0;
+}
+
+/* grid[n, (d,) h, w] = theta[n] . (x_w, y_h, (z_d,) 1) */
+enum npu_status
+cpu_k_affine_grid(CPU_KERNEL_ARGS)
+{
+    const struct npu_tensor *th = in[0];
+    if (th->dtype != NPU_DTYPE_FP32 && th->dtype != NPU_DTYPE_FP64)
+        return KUNSUP("dtype %s is not supported", npu_dtype_name(th->dtype));
+    int k = (int)cpu_numel(in[1]);
+    if (k != 4 && k != 5)
+        return KINVAL("size must have 4 or 5 entries");
+    int sd = k - 2;
+    int64_t N = cpu_scalar_i64(in[1], 0), sp[3] = {1, 1, 1}, d[5] = {N};
+    for (int i = 0; i < sd; i++) {
+        sp[3 - sd + i] = cpu_scalar_i64(in[1], 2 + i); /* (D,) H, W */
+        d[1 + i] = sp[3 - sd + i];
+        if (d[1 + i] < 0)
+            return KINVAL("negative size");
+    }
+    d[1 + sd] = sd;
+    if (th->ndim != 3 || th->dims[0] != N || th->dims[1] != sd || th->dims[2] != sd + 1)
+        return KINVAL("theta must be [%lld, %d, %d]", (long long)N, sd, sd + 1);
+    CPU_TRY(cpu_check_out(ctx, out[0], th->dtype, sd + 2, d));
+    bool align = npu_attrs_int(attrs, "align_corners", 0) != 0, f64 = th->dtype == NPU_DTYPE_FP64;
+    int64_t e = 0;
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t z = 0; z < sp[0]; z++)
+            for (int64_t y = 0; y < sp[1]; y++)
+                for (int64_t x = 0; x < sp[2]; x++) {
+                    double c[4] = {grid_coord(x, sp[2], align), grid_coord(y, sp[1], align)};
+                    if (sd == 3)
+                        c[2] = grid_coord(z, sp[0], align);
+                    c[sd] = 1.0;
+                    for (int r = 0; r < sd; r++, e++) {
+                        double acc = 0;
+                        for (int j = 0; j <= sd; j++) {
+                            int64_t ti = (n * sd + r) * (sd + 1) + j;
+                            acc += c[j] * (f64 ? ((const double *)th->data)[ti]
+                                               : ((const float *)th->data)[ti]);
+                        }
+                        if (f64)
+                            ((double *)out[0]->data)[e] = acc;
+                        else
+                            ((float *)out[0]->data)[e] = (float)acc;
+                    }
+                }
     return NPU_OK;
 }

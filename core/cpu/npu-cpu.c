@@ -377,6 +377,7 @@ static const struct cpu_entry cpu_table[NPU_OP_COUNT] = {
     [NPU_OP_RMS_NORMALIZATION] = {cpu_k_rms_norm, 2, 2, 1, 1, CPU_F16},
     [NPU_OP_CENTER_CROP_PAD] = {cpu_k_center_crop_pad, 2, 2, 1, 1, 0},
     [NPU_OP_COL2IM] = {cpu_k_col2im, 3, 3, 1, 1, CPU_F16},
+    [NPU_OP_AFFINE_GRID] = {cpu_k_affine_grid, 2, 2, 1, 1, CPU_F16},
     [NPU_OP_SOFTMAX] = {cpu_k_softmax, 1, 1, 1, 1, CPU_F16},
     [NPU_OP_LOG_SOFTMAX] = {cpu_k_log_softmax, 1, 1, 1, 1, CPU_F16},
     /* reductions */

@@ -259,6 +259,7 @@ static const struct {
     {"OneHot", 1u << 1},
     {"CenterCropPad", 1u << 1},
     {"Col2Im", 0x6},
+    {"AffineGrid", 1u << 1},
 };
 
 /* Parameter inputs that exported models carry as initializers (weights,

@@ -85,7 +85,7 @@ extern "C" {
     X(GROUP_NORMALIZATION, "GroupNormalization") X(MISH, "Mish")                                  \
     X(BITWISE_AND, "BitwiseAnd") X(BITWISE_OR, "BitwiseOr") X(BITWISE_XOR, "BitwiseXor")          \
     X(BITWISE_NOT, "BitwiseNot") X(RMS_NORMALIZATION, "RMSNormalization")                        \
-    X(CENTER_CROP_PAD, "CenterCropPad") X(COL2IM, "Col2Im")
+    X(CENTER_CROP_PAD, "CenterCropPad") X(COL2IM, "Col2Im") X(AFFINE_GRID, "AffineGrid")
 
 enum npu_op {
     NPU_OP_NONE = 0,
