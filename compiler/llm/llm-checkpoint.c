@@ -73,16 +73,45 @@ read_json(const char *path)
 /* ---- config.json ------------------------------------------------------------ */
 
 /* keys with no effect on inference (training, bookkeeping, generation defaults) */
-static const char *const harmless_keys[] = {
-    "_name_or_path", "architectures", "model_type", "torch_dtype", "transformers_version",
-    "use_cache", "initializer_range", "attn_pdrop", "embd_pdrop", "resid_pdrop",
-    "attention_dropout", "hidden_dropout", "summary_activation", "summary_first_dropout",
-    "summary_proj_to_labels", "summary_type", "summary_use_proj", "task_specific_params",
-    "pad_token_id", "bos_token_id", "tokenizer_class", "output_attentions",
-    "output_hidden_states", "return_dict", "pretraining_tp", "decoder_start_token_id",
-    "max_length", "min_length", "do_sample", "temperature", "top_p", "top_k",
-    "max_window_layers", "sliding_window", "id2label", "label2id", "layer_types", "dtype",
-    NULL};
+static const char *const harmless_keys[] = {"_name_or_path",
+                                            "architectures",
+                                            "model_type",
+                                            "torch_dtype",
+                                            "transformers_version",
+                                            "use_cache",
+                                            "initializer_range",
+                                            "attn_pdrop",
+                                            "embd_pdrop",
+                                            "resid_pdrop",
+                                            "attention_dropout",
+                                            "hidden_dropout",
+                                            "summary_activation",
+                                            "summary_first_dropout",
+                                            "summary_proj_to_labels",
+                                            "summary_type",
+                                            "summary_use_proj",
+                                            "task_specific_params",
+                                            "pad_token_id",
+                                            "bos_token_id",
+                                            "tokenizer_class",
+                                            "output_attentions",
+                                            "output_hidden_states",
+                                            "return_dict",
+                                            "pretraining_tp",
+                                            "decoder_start_token_id",
+                                            "max_length",
+                                            "min_length",
+                                            "do_sample",
+                                            "temperature",
+                                            "top_p",
+                                            "top_k",
+                                            "max_window_layers",
+                                            "sliding_window",
+                                            "id2label",
+                                            "label2id",
+                                            "layer_types",
+                                            "dtype",
+                                            NULL};
 
 struct key_rule {
     const char *key;
@@ -183,7 +212,8 @@ get_string_is(const struct llm_json *cfg, const char *key, const char *const *al
             if (!strcmp(v->s, allowed[i]))
                 return true;
     npu_err(DOM, "%s: config key '%s' = %s%s%s is not supported (supported: %s%s%s)", path, key,
-            v->type == LLM_JSON_STRING ? "'" : "", v->type == LLM_JSON_STRING ? v->s : "(not a string)",
+            v->type == LLM_JSON_STRING ? "'" : "",
+            v->type == LLM_JSON_STRING ? v->s : "(not a string)",
             v->type == LLM_JSON_STRING ? "'" : "", allowed[0], allowed[1] ? ", " : "",
             allowed[1] ? allowed[1] : "");
     return false;
@@ -230,8 +260,8 @@ parse_config(const char *path, struct llm_config *c)
         for (size_t r = 0; r < sizeof(known_keys) / sizeof(known_keys[0]) && !ok; r++)
             ok = !strcmp(k, known_keys[r].key) && (known_keys[r].archs & (1u << c->arch));
         if (!ok) {
-            npu_err(DOM, "%s: unknown config key '%s' for %s (not understood by this loader)",
-                    path, k, an);
+            npu_err(DOM, "%s: unknown config key '%s' for %s (not understood by this loader)", path,
+                    k, an);
             st = NPU_ERR_UNSUPPORTED;
             goto out;
         }
@@ -319,8 +349,7 @@ parse_config(const char *path, struct llm_config *c)
     if (c->hidden % c->n_heads || c->n_heads % c->n_kv_heads ||
         (c->arch == LLM_ARCH_GPT2 && c->head_dim * c->n_heads != c->hidden) ||
         (c->arch != LLM_ARCH_GPT2 && c->head_dim % 2)) {
-        npu_err(DOM,
-                "%s: inconsistent heads: hidden %d, heads %d, key/value heads %d, head dim %d",
+        npu_err(DOM, "%s: inconsistent heads: hidden %d, heads %d, key/value heads %d, head dim %d",
                 path, c->hidden, c->n_heads, c->n_kv_heads, c->head_dim);
         goto out;
     }
@@ -388,8 +417,10 @@ add_file(struct llm_checkpoint *ck, const char *path)
                               *off = llm_json_get(e, "data_offsets");
         if (!dt || dt->type != LLM_JSON_STRING || !sh || sh->type != LLM_JSON_ARRAY ||
             sh->n > NPU_MAX_DIMS || !off || off->type != LLM_JSON_ARRAY || off->n != 2) {
-            npu_err(DOM, "%s: corrupt safetensors header: entry '%s' lacks dtype, shape or "
-                    "data_offsets", path, name);
+            npu_err(DOM,
+                    "%s: corrupt safetensors header: entry '%s' lacks dtype, shape or "
+                    "data_offsets",
+                    path, name);
             goto out;
         }
         struct llm_st_tensor t = {0};
@@ -404,8 +435,8 @@ add_file(struct llm_checkpoint *ck, const char *path)
             t.dt = LLM_ST_BF16;
             es = 2;
         } else {
-            npu_err(DOM, "%s: tensor '%s' has dtype %s: not supported (F32, F16, BF16)", path,
-                    name, dt->s);
+            npu_err(DOM, "%s: tensor '%s' has dtype %s: not supported (F32, F16, BF16)", path, name,
+                    dt->s);
             st = NPU_ERR_UNSUPPORTED;
             goto out;
         }

@@ -211,8 +211,8 @@ enum npu_status
 llm_build_graph(const struct llm_config *c, const struct llm_weights *w, int s, int past,
                 struct npu_graph **out)
 {
-    const int64_t D = c->hidden, H = c->n_heads, KVH = c->n_kv_heads, hd = c->head_dim,
-                  G = H / KVH, T = past + s, Vn = c->vocab;
+    const int64_t D = c->hidden, H = c->n_heads, KVH = c->n_kv_heads, hd = c->head_dim, G = H / KVH,
+                  T = past + s, Vn = c->vocab;
     const bool gpt2 = c->arch == LLM_ARCH_GPT2;
     struct gb b = {.g = npu_graph_new(gpt2 ? "gpt2" : "llama")};
     float *rot = NULL;
@@ -329,8 +329,7 @@ llm_build_graph(const struct llm_config *c, const struct llm_weights *w, int s, 
             V *gt = linear(&b, a, L->w_gate, NULL, D, c->ffn, nm);
             snprintf(nm, sizeof(nm), "l%d.up", l);
             V *up = linear(&b, a, L->w_up, NULL, D, c->ffn, nm);
-            m = op2(&b, NPU_OP_MUL, op2(&b, NPU_OP_MUL, gt, op2(&b, NPU_OP_SIGMOID, gt, NULL)),
-                    up);
+            m = op2(&b, NPU_OP_MUL, op2(&b, NPU_OP_MUL, gt, op2(&b, NPU_OP_SIGMOID, gt, NULL)), up);
         }
         snprintf(nm, sizeof(nm), "l%d.down", l);
         x = op2(&b, NPU_OP_ADD, x, linear(&b, m, L->w_down, L->b_down, c->ffn, D, nm));

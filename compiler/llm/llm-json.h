@@ -31,7 +31,7 @@ struct llm_json {
     double num;
     bool is_int; /* a number written without fraction or exponent */
     int64_t i;
-    char *s;               /* STRING */
+    char *s;                /* STRING */
     struct llm_json **kids; /* ARRAY items, OBJECT values */
     char **keys;            /* OBJECT keys */
     size_t n;

@@ -60,10 +60,10 @@ struct llm_layer_w {
 };
 
 struct llm_weights {
-    float *embed;   /* [vocab, hidden] */
-    float *pos;     /* GPT-2 [max_pos, hidden] */
+    float *embed; /* [vocab, hidden] */
+    float *pos;   /* GPT-2 [max_pos, hidden] */
     float *lnf_w, *lnf_b;
-    float *head;    /* [hidden, vocab] */
+    float *head; /* [hidden, vocab] */
     struct llm_layer_w *layers;
 };
 

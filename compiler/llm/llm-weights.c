@@ -64,8 +64,7 @@ to_f32(const struct llm_st_tensor *t, float *dst, size_t n)
 
 /* Tensor name (printf-style) of shape {d0[, d1]}: fp32 copy, transposed when
  * transpose (a [d0, d1] tensor becomes [d1, d0]). NULL and ctx->failed on error. */
-static float *
-get(struct wctx *x, bool transpose, int64_t d0, int64_t d1, const char *fmt, ...)
+static float *get(struct wctx *x, bool transpose, int64_t d0, int64_t d1, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
 static float *
@@ -308,8 +307,8 @@ llm_weights_free(const struct llm_config *c, struct llm_weights *w)
     if (w->layers)
         for (int l = 0; l < c->n_layers; l++) {
             struct llm_layer_w *L = &w->layers[l];
-            float *all[] = {L->ln1_w, L->ln1_b, L->ln2_w, L->ln2_b, L->wq,   L->wk,
-                            L->wv,    L->wo,    L->bq,    L->bk,    L->bv,   L->bo,
+            float *all[] = {L->ln1_w, L->ln1_b, L->ln2_w,  L->ln2_b,  L->wq,    L->wk,
+                            L->wv,    L->wo,    L->bq,     L->bk,     L->bv,    L->bo,
                             L->w_up,  L->b_up,  L->w_gate, L->w_down, L->b_down};
             for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
                 free(all[i]);

@@ -31,6 +31,7 @@
 #include "llm-priv.h"
 #include "npu/npu-exec.h"
 #include "npu/npu-model.h"
+#include "npu/npu-program-exec.h"
 
 #define DOM "llm"
 #define MASK_OFF (-10000.0f)
@@ -46,6 +47,7 @@ struct npu_llm {
     int pre_len;
     float *kc, *vc; /* [L][KVH][C][hd] */
     int len;
+    int32_t pending; /* the last token made, not yet fed to the model (-1: none) */
     int64_t *ids, *pos;
     float *cos, *sin, *mask, *inv_freq, *probs;
     int *order;
@@ -80,9 +82,8 @@ make_model(struct npu_llm *m, int s, int past, struct npu_model **mo, struct npu
     enum npu_status st = llm_build_graph(&m->ck.cfg, &m->w, s, past, &g);
     if (st)
         return st;
-    struct npu_model_options mo_opts = {.backend = m->o.backend,
-                                        .cpu_threads = m->o.cpu_threads,
-                                        .cache_dir = m->o.cache_dir};
+    struct npu_model_options mo_opts = {
+        .backend = m->o.backend, .cpu_threads = m->o.cpu_threads, .cache_dir = m->o.cache_dir};
     char name[96];
     snprintf(name, sizeof(name), "%s %s", m->ck.cfg.arch_name, past ? "decode" : "prefill");
     if ((st = npu_model_load_graph(g, name, &mo_opts, mo)))
@@ -132,8 +133,10 @@ ensure_buffers(struct npu_llm *m, int s)
  * step (past = max_context), appends their k/v to the cache, copies the last
  * token's logits into m->probs. */
 static enum npu_status
-run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, double *mod_s)
+run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, double *mod_s,
+    double *wait_s)
 {
+    const double t0 = now();
     const struct llm_config *c = &m->ck.cfg;
     const int L = c->n_layers, KVH = c->n_kv_heads, hd = c->head_dim,
               G = c->n_heads / c->n_kv_heads, C = m->info.max_context;
@@ -176,29 +179,34 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
         return NPU_ERR_NOMEM;
     }
     int k = 0;
-    in[k++] = (struct npu_tensor){.dtype = NPU_DTYPE_INT64, .ndim = 2, .dims = {1, s}, .data = m->ids};
+    in[k++] =
+        (struct npu_tensor){.dtype = NPU_DTYPE_INT64, .ndim = 2, .dims = {1, s}, .data = m->ids};
     if (c->arch == LLM_ARCH_GPT2) {
-        in[k++] = (struct npu_tensor){.dtype = NPU_DTYPE_INT64, .ndim = 2, .dims = {1, s},
-                                      .data = m->pos};
+        in[k++] = (struct npu_tensor){
+            .dtype = NPU_DTYPE_INT64, .ndim = 2, .dims = {1, s}, .data = m->pos};
     } else {
-        in[k++] = (struct npu_tensor){.dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, 1, s, hd},
-                                      .data = m->cos};
-        in[k++] = (struct npu_tensor){.dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, 1, s, hd},
-                                      .data = m->sin};
+        in[k++] = (struct npu_tensor){
+            .dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, 1, s, hd}, .data = m->cos};
+        in[k++] = (struct npu_tensor){
+            .dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, 1, s, hd}, .data = m->sin};
     }
-    in[k++] = (struct npu_tensor){.dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, 1, G * s, T},
-                                  .data = m->mask};
+    in[k++] = (struct npu_tensor){
+        .dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, 1, G * s, T}, .data = m->mask};
     const size_t layer = (size_t)KVH * C * hd;
     for (int l = 0; l < L && past; l++) {
-        in[k++] = (struct npu_tensor){.dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, KVH, C, hd},
-                                      .data = m->kc + l * layer};
-        in[k++] = (struct npu_tensor){.dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, KVH, C, hd},
-                                      .data = m->vc + l * layer};
+        in[k++] = (struct npu_tensor){
+            .dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, KVH, C, hd}, .data = m->kc + l * layer};
+        in[k++] = (struct npu_tensor){
+            .dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, KVH, C, hd}, .data = m->vc + l * layer};
     }
-    struct npu_run_stats rs = {0};
-    double t0 = now();
-    st = npu_session_run(prefill ? m->pre_s : m->dec_s, in, nin, out, 1 + 2 * L, &rs);
-    double t1 = now();
+    struct npu_session *se = prefill ? m->pre_s : m->dec_s;
+    struct npu_prog_run_stats rs = {0};
+    if (strcmp(m->info.backend ? m->info.backend : "cpu", "cpu")) {
+        st = npu_session_run_detailed(se, in, nin, out, 1 + 2 * L, &rs);
+    } else {
+        struct npu_run_stats cs = {0};
+        st = npu_session_run(se, in, nin, out, 1 + 2 * L, &cs);
+    }
     if (!st) {
         if (out[0].dtype != NPU_DTYPE_FP32 || npu_tensor_numel(&out[0]) != c->vocab) {
             npu_err(DOM, "the program's logits are not %d floats", c->vocab);
@@ -227,8 +235,9 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
     if (st)
         return st;
     m->len += s;
-    *host_s += t1 - t0;
+    *host_s += now() - t0;
     *mod_s += rs.npu_modeled_s;
+    *wait_s += rs.npu_wait_s;
     return NPU_OK;
 }
 
@@ -288,6 +297,7 @@ npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm
     if ((st = make_model(m, 1, C, &m->dec, &m->dec_s)))
         goto err;
     i->backend = npu_model_backend(m->dec);
+    m->pending = -1;
     *out = m;
     return NPU_OK;
 err:
@@ -328,8 +338,10 @@ npu_llm_get_info(const struct npu_llm *m)
 void
 npu_llm_reset(struct npu_llm *m)
 {
-    if (m)
+    if (m) {
         m->len = 0;
+        m->pending = -1;
+    }
 }
 
 int
@@ -414,8 +426,8 @@ is_eos(const struct npu_llm *m, int32_t t)
 
 enum npu_status
 npu_llm_generate(struct npu_llm *m, const int32_t *prompt, int n, int max_new,
-                 const struct npu_llm_sampling *sampling, const int32_t *force,
-                 npu_llm_token_fn cb, void *user, struct npu_llm_stats *stats)
+                 const struct npu_llm_sampling *sampling, const int32_t *force, npu_llm_token_fn cb,
+                 void *user, struct npu_llm_stats *stats)
 {
     struct npu_llm_stats sx = {0};
     struct npu_llm_stats *s = stats ? stats : &sx;
@@ -427,45 +439,58 @@ npu_llm_generate(struct npu_llm *m, const int32_t *prompt, int n, int max_new,
         npu_err(DOM, "an empty prompt with an empty context: give at least one token");
         return NPU_ERR_INVALID;
     }
-    const int C = m->info.max_context;
-    /* the last new token is not fed back: n + max_new - 1 tokens of context */
-    if ((int64_t)m->len + n + (max_new > 0 ? max_new - 1 : 0) > C) {
-        npu_err(DOM,
-                "context overflow: %d token(s) in the context, a prompt of %d and %d new "
-                "token(s) need %lld, the maximum context is %d (--max-context)",
-                m->len, n, max_new, (long long)m->len + n + (max_new > 0 ? max_new - 1 : 0), C);
-        return NPU_ERR_INVALID;
-    }
     if (sampling && !sampling->greedy &&
         (!(sampling->temperature > 0) || sampling->top_k < 0 || sampling->top_p < 0 ||
          sampling->top_p > 1)) {
         npu_err(DOM, "sampling needs temperature > 0, top_k >= 0 and 0 <= top_p <= 1");
         return NPU_ERR_INVALID;
     }
+    /* the previous call's last token goes in first */
+    const int np = m->pending >= 0 ? 1 : 0, nf = n + np;
+    const int C = m->info.max_context;
+    /* the last new token is not fed: len + nf + max_new - 1 tokens of context */
+    const int64_t need = (int64_t)m->len + nf + (max_new > 0 ? max_new - 1 : 0);
+    if (need > C) {
+        npu_err(DOM,
+                "context overflow: %d token(s) in the context, a prompt of %d and %d new "
+                "token(s) need %lld, the maximum context is %d (--max-context)",
+                m->len + np, n, max_new, (long long)need, C);
+        return NPU_ERR_INVALID;
+    }
+    int32_t *seq = malloc(((size_t)nf + 1) * sizeof(int32_t));
+    if (!seq)
+        return NPU_ERR_NOMEM;
+    if (np)
+        seq[0] = m->pending;
+    if (n)
+        memcpy(seq + np, prompt, (size_t)n * sizeof(int32_t));
     if (sampling && !sampling->greedy)
         m->rng = sampling->seed;
     s->prompt_tokens = n;
-    double dummy = 0;
-    if (n > 0 && m->len == 0) {
-        if (!m->pre || m->pre_len != n) {
+    st = NPU_OK;
+    if (nf > 0 && m->len == 0) {
+        if (!m->pre || m->pre_len != nf) {
             double t0 = now();
             npu_session_destroy(m->pre_s);
             npu_model_free(m->pre);
             m->pre = NULL;
             m->pre_s = NULL;
-            if ((st = make_model(m, n, 0, &m->pre, &m->pre_s)))
-                return st;
-            m->pre_len = n;
+            if (!(st = make_model(m, nf, 0, &m->pre, &m->pre_s)))
+                m->pre_len = nf;
             s->compile_s += now() - t0;
         }
-        if ((st = run(m, prompt, n, true, &s->prefill_host_s, &s->prefill_modeled_s)))
-            return st;
+        if (!st)
+            st = run(m, seq, nf, true, &s->prefill_host_s, &s->prefill_modeled_s,
+                     &s->prefill_npu_wait_s);
     } else {
-        for (int i = 0; i < n; i++)
-            if ((st = run(m, prompt + i, 1, false, &s->prefill_host_s, &s->prefill_modeled_s)))
-                return st;
+        for (int i = 0; i < nf && !st; i++)
+            st = run(m, seq + i, 1, false, &s->prefill_host_s, &s->prefill_modeled_s,
+                     &s->prefill_npu_wait_s);
     }
-    (void)dummy;
+    free(seq);
+    if (st)
+        return st;
+    m->pending = -1;
     s->modeled = s->prefill_modeled_s > 0;
     s->stop = NPU_LLM_STOP_LIMIT;
     float *logits = malloc((size_t)m->ck.cfg.vocab * sizeof(float));
@@ -475,6 +500,7 @@ npu_llm_generate(struct npu_llm *m, const int32_t *prompt, int n, int max_new,
         memcpy(logits, m->probs, (size_t)m->ck.cfg.vocab * sizeof(float));
         int32_t t = force ? force[k] : choose(m, logits, sampling);
         s->new_tokens++;
+        m->pending = t;
         if (cb && cb(t, logits, user)) {
             s->stop = NPU_LLM_STOP_CALLBACK;
             break;
@@ -485,10 +511,12 @@ npu_llm_generate(struct npu_llm *m, const int32_t *prompt, int n, int max_new,
         }
         if (k + 1 == max_new)
             break;
-        if ((st = run(m, &t, 1, false, &s->decode_host_s, &s->decode_modeled_s))) {
+        if ((st = run(m, &t, 1, false, &s->decode_host_s, &s->decode_modeled_s,
+                      &s->decode_npu_wait_s))) {
             free(logits);
             return st;
         }
+        m->pending = -1;
     }
     free(logits);
     s->modeled = s->modeled || s->decode_modeled_s > 0;

@@ -10,7 +10,12 @@
 # (the KV cache is allocated up front; peak RSS of the two runs within 2 MiB).
 # Needs /usr/bin/python3 with torch (gen-llm.py) and numpy; skips otherwise.
 #
-#   test-llm-errors.py NPU_GENERATE
+# Also examples/generate (EXAMPLE): its first run prints npu-generate's ids, a
+# continuation, and after a reset the first run's ids again. And sampling:
+# a seed gives the same ids twice, another seed other ids; EOS stops and says
+# so.
+#
+#   test-llm-errors.py NPU_GENERATE [EXAMPLE]
 import copy
 import importlib.util
 import json
@@ -132,6 +137,51 @@ def main():
         else:
             print(f"FAIL prefixed names: {a.stdout!r} vs {b.stdout!r}\n{b.stderr}")
             fails += 1
+
+        # sampling: reproducible per seed, different across seeds
+        samp = ["--prompt-ids", "5,77,130", "--max-new-tokens", "16", "--ids",
+                "--temperature", "1.5", "--top-k", "50", "--top-p", "0.95"]
+        s1 = run(good, *samp, "--seed", "1")
+        s1b = run(good, *samp, "--seed", "1")
+        s2 = run(good, *samp, "--seed", "2")
+        ok = s1.returncode == 0 and s1.stdout == s1b.stdout and s1.stdout != s2.stdout
+        print(f"{'ok  ' if ok else 'FAIL'} sampling: seed 1 {s1.stdout.strip()!r} twice, "
+              f"seed 2 {s2.stdout.strip()!r}")
+        fails += not ok
+        r = run(good, "--prompt-ids", "1", "--greedy", "--temperature", "1")
+        ok = r.returncode == 2 and "exclude each other" in r.stderr
+        print(f"{'ok  ' if ok else 'FAIL'} --greedy with sampling options refused")
+        fails += not ok
+
+        # EOS: a greedy id whose first appearance is the 3rd or later
+        a = run(good, "--prompt-ids", ",".join(map(str, gl.PROMPT)), "--max-new-tokens", "8",
+                "--ids")
+        ids8 = a.stdout.split()[1:]
+        at = next(i for i in range(2, 8) if ids8[i] not in ids8[:i])
+        eos = variant(tmp, "eos", cfg, p, edit_cfg=lambda c: c.update(eos_token_id=int(ids8[at])))
+        r = run(eos, "--prompt-ids", ",".join(map(str, gl.PROMPT)), "--max-new-tokens", "8",
+                "--ids")
+        first = at + 1
+        ok = r.returncode == 0 and r.stdout.split()[1:] == ids8[:first] and \
+            "stopped: end of sequence" in r.stderr
+        print(f"{'ok  ' if ok else 'FAIL'} EOS {ids8[at]} stops after {first} token(s): "
+              f"{r.stdout.strip()!r}")
+        fails += not ok
+
+        if len(sys.argv) > 2:
+            r = subprocess.run([sys.argv[2], "-b", "cpu", good, ",".join(map(str, gl.PROMPT))],
+                               capture_output=True, text=True)
+            a = run(good, "--prompt-ids", ",".join(map(str, gl.PROMPT)), "--max-new-tokens",
+                    "20", "--ids")
+            lines = dict(ln.split(":", 1) for ln in r.stdout.splitlines() if ":" in ln)
+            got = lines.get("first", "").split() + lines.get("more", "").split()
+            # the continuation is the greedy sequence's tokens 17..20
+            ok = r.returncode == 0 and got == a.stdout.split()[1:] and \
+                lines.get("again") == lines.get("first")
+            print(f"{'ok  ' if ok else 'FAIL'} examples/generate: first, more, again after reset")
+            if not ok:
+                print(r.stdout, r.stderr)
+            fails += not ok
 
         # memory flat over 2,000 tokens (LLaMA checkpoint, context 2,048)
         cfg, p, _ = gl.make("llama", gl.SEEDS["llama"])

@@ -239,8 +239,8 @@ main(int argc, char **argv)
         fprintf(stderr,
                 "model: %s, %d layers, hidden %d, %d heads (%d key/value), vocab %d; backend %s\n"
                 "KV cache: %zu bytes (max context %d tokens, fp32)\n",
-                in->architecture, in->n_layers, in->hidden, in->n_heads, in->n_kv_heads,
-                in->vocab, in->backend, in->kv_cache_bytes, in->max_context);
+                in->architecture, in->n_layers, in->hidden, in->n_heads, in->n_kv_heads, in->vocab,
+                in->backend, in->kv_cache_bytes, in->max_context);
     struct npu_llm_stats s;
     st = npu_llm_generate(m, ids, n, (int)max_new, &sp, force, on_token, &r, &s);
     if (r.stream)
@@ -269,6 +269,9 @@ main(int argc, char **argv)
             if (s.modeled)
                 fprintf(stderr, ", %.3f ms/token modeled (%s)", s.decode_modeled_s * 1e3 / steps,
                         label);
+            if (s.decode_npu_wait_s > 0)
+                fprintf(stderr, "; host work besides the NPU %.3f ms/token",
+                        (s.decode_host_s - s.decode_npu_wait_s) * 1e3 / steps);
         }
         fputc('\n', stderr);
         if (s.stop == NPU_LLM_STOP_EOS)
@@ -278,10 +281,8 @@ main(int argc, char **argv)
             fprintf(stderr, "stopped: limit of %d new token(s) reached\n", (int)max_new);
     }
     if (logits_out) {
-        struct npu_tensor t = {.dtype = NPU_DTYPE_FP32,
-                               .ndim = 2,
-                               .dims = {r.n_got, in->vocab},
-                               .data = r.logits};
+        struct npu_tensor t = {
+            .dtype = NPU_DTYPE_FP32, .ndim = 2, .dims = {r.n_got, in->vocab}, .data = r.logits};
         if (npu_npy_write(logits_out, &t)) {
             fprintf(stderr, "npu-generate: cannot write %s\n", logits_out);
             goto out;

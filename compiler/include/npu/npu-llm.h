@@ -71,8 +71,12 @@ struct npu_llm_stats {
     double prefill_modeled_s; /* modeled NPU time of it (timing model v1; 0 on cpu) */
     double decode_host_s;     /* measured wall time of all decode steps */
     double decode_modeled_s;  /* modeled NPU time of all decode steps */
-    double compile_s;         /* building and compiling programs during this call */
-    bool modeled;             /* the backend reports modeled NPU time (sim) */
+    /* Of the host times above, the part spent waiting for NPU jobs (on the
+     * simulator: simulating them); host time minus this is the loop's own
+     * work (inputs, CPU ops, conversions, the cache append, sampling). */
+    double prefill_npu_wait_s, decode_npu_wait_s;
+    double compile_s; /* building and compiling programs during this call */
+    bool modeled;     /* the backend reports modeled NPU time (sim) */
     enum npu_llm_stop stop;
 };
 
@@ -87,7 +91,10 @@ const struct npu_llm_info *npu_llm_get_info(const struct npu_llm *m);
 
 /*
  * Appends prompt (n ids, n >= 1 unless the context is not empty) to the
- * context and makes up to max_new tokens. force (NULL or max_new ids) feeds
+ * context and makes up to max_new tokens. A later call continues the same
+ * context (the previous call's last token is fed first) until
+ * npu_llm_reset(); the context must hold every token fed (else an error
+ * saying so, before anything runs). force (NULL or max_new ids) feeds
  * the given tokens instead of sampled ones (teacher forcing: the callback
  * still sees each step's logits). stats may be NULL.
  */
