@@ -140,6 +140,44 @@ linear(struct gb *b, V *x, const float *w, const float *bias, int64_t in, int64_
     return y;
 }
 
+/* The LM head, [D, vocab], in slices of at most HEAD_CHUNK columns (an NPU
+ * matmul's output view holds at most 8192 channels), joined by a Concat.
+ * The slices are copies (the head is [D, vocab] row-major). */
+#define HEAD_CHUNK 8192
+static V *
+lm_head(struct gb *b, V *x, const float *w, int64_t D, int64_t Vn)
+{
+    if (Vn <= HEAD_CHUNK)
+        return linear(b, x, w, NULL, D, Vn, "lm_head");
+    int nc = (int)((Vn + HEAD_CHUNK - 1) / HEAD_CHUNK);
+    V **parts = calloc((size_t)nc, sizeof(V *));
+    float *tmp = malloc((size_t)(D * HEAD_CHUNK) * sizeof(float));
+    V *y = NULL;
+    if (!parts || !tmp)
+        b->failed = true;
+    for (int c = 0; c < nc && !b->failed; c++) {
+        int64_t c0 = (int64_t)c * HEAD_CHUNK, n = Vn - c0 < HEAD_CHUNK ? Vn - c0 : HEAD_CHUNK;
+        for (int64_t i = 0; i < D; i++)
+            memcpy(tmp + i * n, w + i * Vn + c0, (size_t)n * sizeof(float));
+        char nm[48];
+        snprintf(nm, sizeof(nm), "lm_head.%d.weight", c);
+        int64_t wd[2] = {D, n};
+        parts[c] = op2(b, NPU_OP_MATMUL, x, cst_copy(b, nm, tmp, 2, wd));
+    }
+    if (!b->failed) {
+        struct npu_node *n = npu_node_new(b->g, NPU_OP_CONCAT, "lm_head", parts, nc, 1, NULL);
+        if (!n || npu_node_set_int(b->g, n, "axis", -1)) {
+            b->failed = true;
+        } else {
+            npu_graph_append(b->g, n);
+            y = done(b, n->out[0]);
+        }
+    }
+    free(parts);
+    free(tmp);
+    return y;
+}
+
 static V *
 layernorm(struct gb *b, V *x, const float *w, const float *bias, int64_t d, float eps,
           const char *name)
@@ -277,9 +315,11 @@ llm_build_graph(const struct llm_config *c, const struct llm_weights *w, int s, 
         snprintf(nm, sizeof(nm), "l%d.v", l);
         V *v = linear(&b, a, L->wv, L->bv, D, KVH * hd, nm);
         int64_t qd[4] = {1, s, H, hd}, kd[4] = {1, s, KVH, hd};
-        q = transpose(&b, reshape(&b, q, 4, qd), 4, p0213); /* [1, H, s, hd] */
-        k = transpose(&b, reshape(&b, k, 4, kd), 4, p0213);
-        v = transpose(&b, reshape(&b, v, 4, kd), 4, p0213);
+        /* [1, H, s, hd]; for one token the transpose is a reshape */
+        int64_t q1[4] = {1, H, 1, hd}, k1[4] = {1, KVH, 1, hd};
+        q = s == 1 ? reshape(&b, q, 4, q1) : transpose(&b, reshape(&b, q, 4, qd), 4, p0213);
+        k = s == 1 ? reshape(&b, k, 4, k1) : transpose(&b, reshape(&b, k, 4, kd), 4, p0213);
+        v = s == 1 ? reshape(&b, v, 4, k1) : transpose(&b, reshape(&b, v, 4, kd), 4, p0213);
         if (!gpt2) {
             q = op2(&b, NPU_OP_ADD, op2(&b, NPU_OP_MUL, q, cosv),
                     op2(&b, NPU_OP_MUL, op2(&b, NPU_OP_MATMUL, q, rotv), sinv));
@@ -311,9 +351,13 @@ llm_build_graph(const struct llm_config *c, const struct llm_weights *w, int s, 
         p = done(&b, p);
         V *y = op2(&b, NPU_OP_MATMUL, p, va); /* [1, KVH, G*s, hd] */
         int64_t hd4[4] = {1, H, s, hd}, flat[3] = {1, s, H * hd};
-        if (G > 1)
-            y = reshape(&b, y, 4, hd4);
-        y = reshape(&b, transpose(&b, y, 4, p0213), 3, flat);
+        if (s == 1) {
+            y = reshape(&b, y, 3, flat);
+        } else {
+            if (G > 1)
+                y = reshape(&b, y, 4, hd4);
+            y = reshape(&b, transpose(&b, y, 4, p0213), 3, flat);
+        }
         snprintf(nm, sizeof(nm), "l%d.o", l);
         x = op2(&b, NPU_OP_ADD, x, linear(&b, y, L->wo, L->bo, H * hd, D, nm));
         snprintf(nm, sizeof(nm), "l%d.ln2", l);
@@ -347,7 +391,7 @@ llm_build_graph(const struct llm_config *c, const struct llm_weights *w, int s, 
     }
     x = gpt2 ? layernorm(&b, x, w->lnf_w, w->lnf_b, D, c->eps, "ln_f")
              : rmsnorm(&b, x, w->lnf_w, D, c->eps, "norm");
-    V *logits = linear(&b, x, w->head, NULL, D, Vn, "lm_head");
+    V *logits = lm_head(&b, x, w->head, D, Vn);
     /* logits first, then k.L, v.L: the outputs were added in layer order, so
      * move logits to the front */
     output(&b, logits, "logits");

@@ -32,6 +32,7 @@
 #include "npu/npu-exec.h"
 #include "npu/npu-model.h"
 #include "npu/npu-program-exec.h"
+#include "npu/npu-program.h"
 
 #define DOM "llm"
 #define MASK_OFF (-10000.0f)
@@ -297,6 +298,14 @@ npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm
     if ((st = make_model(m, 1, C, &m->dec, &m->dec_s)))
         goto err;
     i->backend = npu_model_backend(m->dec);
+    const struct npu_program *pg = npu_model_program(m->dec);
+    for (int k = 0; pg && k < pg->n_steps; k++) {
+        const struct npu_prog_step *ps = &pg->steps[k];
+        i->decode_npu_jobs += ps->kind == NPU_STEP_NPU_JOB;
+        i->decode_converts += ps->kind == NPU_STEP_CONVERT;
+        i->decode_cpu_steps += ps->kind == NPU_STEP_CPU;
+        i->decode_cpu_matmuls += ps->kind == NPU_STEP_CPU && ps->op == NPU_OP_MATMUL;
+    }
     m->pending = -1;
     *out = m;
     return NPU_OK;

@@ -241,6 +241,10 @@ main(int argc, char **argv)
                 "KV cache: %zu bytes (max context %d tokens, fp32)\n",
                 in->architecture, in->n_layers, in->hidden, in->n_heads, in->n_kv_heads, in->vocab,
                 in->backend, in->kv_cache_bytes, in->max_context);
+    if (!quiet && strcmp(in->backend, "cpu"))
+        fprintf(
+            stderr, "decode program: %d NPU job(s), %d CPU step(s) (%d MatMul), %d conversion(s)\n",
+            in->decode_npu_jobs, in->decode_cpu_steps, in->decode_cpu_matmuls, in->decode_converts);
     struct npu_llm_stats s;
     st = npu_llm_generate(m, ids, n, (int)max_new, &sp, force, on_token, &r, &s);
     if (r.stream)
