@@ -6,10 +6,11 @@
  *
  * Programs: the decode step (1 token after max_context cache slots) is built
  * and compiled once at load; the prefill (the prompt's length, no cache) is
- * built and compiled when a prompt of a new length comes (compile time is
- * reported apart from run time). Both run through the model API
- * (npu_model_load_graph): on the NPU backends their weights are uploaded once,
- * when the program is loaded, and stay resident for the handle's life.
+ * built and compiled when a prompt of a new length (2 tokens or more) comes
+ * to an empty context (compile time is reported apart from run time); a
+ * prompt to a non-empty context goes through the decode step token by token. Both run through the
+ * model API (npu_model_load_graph): on the NPU backends their weights are uploaded once, when the
+ * program is loaded, and stay resident for the handle's life.
  *
  * The KV cache: [layer][kv head][max_context][head dim] fp32 per K and V,
  * allocated at load (its size is stated up front, npu_llm_info). What this
@@ -37,6 +38,11 @@
 #define DOM "llm"
 #define MASK_OFF (-10000.0f)
 
+struct cand {
+    float p;
+    int id;
+};
+
 struct npu_llm {
     struct llm_checkpoint ck;
     struct llm_weights w;
@@ -50,9 +56,10 @@ struct npu_llm {
     int len;
     int32_t pending; /* the last token made, not yet fed to the model (-1: none) */
     int64_t *ids, *pos;
-    float *cos, *sin, *mask, *inv_freq, *probs;
-    int *order;
-    size_t buf_tokens; /* capacity of the per-token input buffers */
+    float *cos, *sin, *mask, *inv_freq;
+    float *last;        /* the last run's logits (vocab) */
+    struct cand *order; /* sampling scratch, vocab entries */
+    size_t buf_tokens;  /* capacity of the per-token input buffers */
     uint64_t rng;
 };
 
@@ -132,7 +139,7 @@ ensure_buffers(struct npu_llm *m, int s)
 
 /* Runs s tokens at positions len.. through prefill (past 0) or the decode
  * step (past = max_context), appends their k/v to the cache, copies the last
- * token's logits into m->probs. */
+ * token's logits into m->last. */
 static enum npu_status
 run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, double *mod_s,
     double *wait_s)
@@ -213,7 +220,7 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
             npu_err(DOM, "the program's logits are not %d floats", c->vocab);
             st = NPU_ERR_INTERNAL;
         } else {
-            memcpy(m->probs, out[0].data, (size_t)c->vocab * sizeof(float));
+            memcpy(m->last, out[0].data, (size_t)c->vocab * sizeof(float));
         }
         for (int l = 0; l < L && !st; l++)
             for (int kv = 0; kv < 2; kv++) {
@@ -284,10 +291,10 @@ npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm
     i->kv_cache_bytes = 2 * cache * sizeof(float);
     m->kc = calloc(cache, sizeof(float));
     m->vc = calloc(cache, sizeof(float));
-    m->probs = malloc((size_t)c->vocab * sizeof(float));
-    m->order = malloc((size_t)c->vocab * sizeof(int));
+    m->last = malloc((size_t)c->vocab * sizeof(float));
+    m->order = malloc((size_t)c->vocab * sizeof(*m->order));
     m->inv_freq = malloc((size_t)(c->head_dim / 2 + 1) * sizeof(float));
-    if (!m->kc || !m->vc || !m->probs || !m->order || !m->inv_freq) {
+    if (!m->kc || !m->vc || !m->last || !m->order || !m->inv_freq) {
         npu_err(DOM, "%s: no memory for a KV cache of %zu bytes", dir, i->kv_cache_bytes);
         st = NPU_ERR_NOMEM;
         goto err;
@@ -333,7 +340,7 @@ npu_llm_free(struct npu_llm *m)
     free(m->sin);
     free(m->mask);
     free(m->inv_freq);
-    free(m->probs);
+    free(m->last);
     free(m->order);
     free(m);
 }
@@ -369,12 +376,11 @@ rng_next(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-static const float *sort_keys;
 static int
 by_prob_desc(const void *a, const void *b)
 {
-    float x = sort_keys[*(const int *)a], y = sort_keys[*(const int *)b];
-    return x < y ? 1 : x > y ? -1 : (*(const int *)a - *(const int *)b);
+    const struct cand *x = a, *y = b;
+    return x->p < y->p ? 1 : x->p > y->p ? -1 : x->id - y->id;
 }
 
 static int32_t
@@ -388,24 +394,23 @@ choose(struct npu_llm *m, const float *logits, const struct npu_llm_sampling *sp
     if (!sp || sp->greedy || sp->temperature <= 0)
         return best;
     /* softmax at the temperature, then top-k and top-p over the sorted list */
-    float *p = m->probs;
+    struct cand *c = m->order;
     double sum = 0;
     for (int i = 0; i < V; i++) {
-        p[i] = expf((logits[i] - logits[best]) / sp->temperature);
-        sum += p[i];
-        m->order[i] = i;
+        c[i].p = expf((logits[i] - logits[best]) / sp->temperature);
+        c[i].id = i;
+        sum += c[i].p;
     }
     for (int i = 0; i < V; i++)
-        p[i] = (float)(p[i] / sum);
-    sort_keys = p;
-    qsort(m->order, (size_t)V, sizeof(int), by_prob_desc);
+        c[i].p = (float)(c[i].p / sum);
+    qsort(c, (size_t)V, sizeof(*c), by_prob_desc);
     int n = V;
     if (sp->top_k > 0 && sp->top_k < n)
         n = sp->top_k;
     if (sp->top_p > 0 && sp->top_p < 1) {
         double cum = 0;
         for (int i = 0; i < n; i++) {
-            cum += p[m->order[i]];
+            cum += c[i].p;
             if (cum >= sp->top_p) {
                 n = i + 1;
                 break;
@@ -414,14 +419,14 @@ choose(struct npu_llm *m, const float *logits, const struct npu_llm_sampling *sp
     }
     double tot = 0;
     for (int i = 0; i < n; i++)
-        tot += p[m->order[i]];
+        tot += c[i].p;
     double r = (double)(rng_next(&m->rng) >> 11) * (1.0 / 9007199254740992.0) * tot;
     for (int i = 0; i < n; i++) {
-        r -= p[m->order[i]];
+        r -= c[i].p;
         if (r <= 0)
-            return m->order[i];
+            return c[i].id;
     }
-    return m->order[n - 1];
+    return c[n - 1].id;
 }
 
 static bool
@@ -477,7 +482,8 @@ npu_llm_generate(struct npu_llm *m, const int32_t *prompt, int n, int max_new,
         m->rng = sampling->seed;
     s->prompt_tokens = n;
     st = NPU_OK;
-    if (nf > 0 && m->len == 0) {
+    /* one token needs no prefill program: the decode step takes it */
+    if (nf > 1 && m->len == 0) {
         if (!m->pre || m->pre_len != nf) {
             double t0 = now();
             npu_session_destroy(m->pre_s);
@@ -506,7 +512,7 @@ npu_llm_generate(struct npu_llm *m, const int32_t *prompt, int n, int max_new,
     if (!logits)
         return NPU_ERR_NOMEM;
     for (int k = 0; k < max_new; k++) {
-        memcpy(logits, m->probs, (size_t)m->ck.cfg.vocab * sizeof(float));
+        memcpy(logits, m->last, (size_t)m->ck.cfg.vocab * sizeof(float));
         int32_t t = force ? force[k] : choose(m, logits, sampling);
         s->new_tokens++;
         m->pending = t;

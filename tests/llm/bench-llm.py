@@ -79,12 +79,15 @@ def main():
     ap.add_argument("--partition", default="cost", choices=["cost", "supported"])
     ap.add_argument("--cache", default="/tmp/npu-llm-bench")
     ap.add_argument("--steps", type=int, default=4)
+    ap.add_argument("--prompt-len", type=int, default=128,
+                    help="1: no prefill program (memory: TinyLlama's shape)")
     a = ap.parse_args()
     t0 = time.time()
     d = checkpoint(a.cache, a.shape)
     print(f"checkpoint {d} ({time.time() - t0:.1f} s)")
     env = dict(os.environ, NPU_PARTITION=a.partition)
-    prompt = ",".join(str((i * 37 + 11) % 1000) for i in range(128))
+    prompt = ",".join(str((i * 37 + 11) % 1000) for i in range(a.prompt_len))
+    # the decode step's cost is set by its static context (it reads every cache slot)
     cmd = [a.npu_generate, d, "--backend", "sim", "--prompt-ids", prompt, "--max-new-tokens",
            str(a.steps + 1), "--max-context", str(128 + a.steps + 1), "--ids"]
     t0 = time.time()
@@ -105,8 +108,13 @@ def main():
         print(f"  decode at 128 context: {dec:.2f} ms/token modeled ({m.group(2)}); bandwidth "
               f"floor {floor1:.2f} ms (one core, 10 GB/s), {floor3:.2f} ms (three cores, 25 GB/s) "
               f"for {wb / 1e6:.0f} MB of fp16 weights; {dec / floor1:.2f}x the one-core floor")
-    if pm:
-        print(f"  prefill of 128 tokens: {float(pm.group(1)):.2f} ms modeled")
+    if pm and a.prompt_len > 1:
+        label = m.group(2) if m else ""
+        print(f"  prefill of {a.prompt_len} tokens: {float(pm.group(1)):.2f} ms modeled ({label})")
+    hm = re.search(r"host work besides the NPU ([\d.]+) ms/token", r.stderr)
+    if hm:
+        print(f"  host work per decode token besides the NPU (this host, measured): "
+              f"{float(hm.group(1)):.2f} ms")
 
 
 if __name__ == "__main__":
