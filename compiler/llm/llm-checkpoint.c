@@ -150,6 +150,7 @@ static const struct key_rule known_keys[] = {
     {"hidden_act", A_LQ},
     {"attention_bias", A_LLAMA},
     {"mlp_bias", A_LLAMA},
+    {"rope_interleaved", A_LLAMA},
     {"use_sliding_window", A_QWEN2},
     {"use_mrope", A_QWEN2},
 };
@@ -329,15 +330,16 @@ parse_config(const char *path, struct llm_config *c)
             st = NPU_ERR_UNSUPPORTED;
             goto out;
         }
-        bool b[3] = {false, false, false};
+        bool b[4] = {false, false, false, false};
         if (!get_bool(j, "attention_bias", &b[0], path) || !get_bool(j, "mlp_bias", &b[1], path) ||
-            !get_bool(j, "use_sliding_window", &b[2], path))
+            !get_bool(j, "use_sliding_window", &b[2], path) ||
+            !get_bool(j, "rope_interleaved", &b[3], path))
             goto out;
         const struct llm_json *mr = llm_json_get(j, "use_mrope");
-        if (b[0] || b[1] || b[2] || (mr && mr->type == LLM_JSON_BOOL && mr->b)) {
+        if (b[0] || b[1] || b[2] || b[3] || (mr && mr->type == LLM_JSON_BOOL && mr->b)) {
             npu_err(DOM,
-                    "%s: attention_bias / mlp_bias (LLaMA), use_sliding_window / use_mrope "
-                    "(Qwen2) are not supported",
+                    "%s: attention_bias / mlp_bias / rope_interleaved (LLaMA), use_sliding_window "
+                    "/ use_mrope (Qwen2) set: not supported",
                     path);
             st = NPU_ERR_UNSUPPORTED;
             goto out;
