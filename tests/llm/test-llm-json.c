@@ -16,7 +16,7 @@ static int fails;
 #define CHECK(c)                                                                                   \
     do {                                                                                           \
         if (!(c)) {                                                                                \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                 \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                  \
             fails++;                                                                               \
         }                                                                                          \
     } while (0)
@@ -55,20 +55,8 @@ main(void)
     llm_json_free(j);
 
     static const char *const bad[] = {
-        "",
-        "{",
-        "{\"a\" 1}",
-        "{\"a\": 1,}",
-        "[1 2]",
-        "\"abc",
-        "\"a\\qb\"",
-        "\"\\u12g4\"",
-        "\"a\nb\"",
-        "-",
-        "1.2.3",
-        "tru",
-        "{} x",
-        "{1: 2}",
+        "",         "{", "{\"a\" 1}", "{\"a\": 1,}", "[1 2]", "\"abc",  "\"a\\qb\"", "\"\\u12g4\"",
+        "\"a\nb\"", "-", "1.2.3",     "tru",         "{} x",  "{1: 2}",
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         err[0] = 0;
