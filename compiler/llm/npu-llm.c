@@ -90,8 +90,7 @@ make_model(struct npu_llm *m, int s, int past, struct npu_model **mo, struct npu
     enum npu_status st = llm_build_graph(&m->ck.cfg, &m->w, s, past, &g);
     if (st)
         return st;
-    struct npu_model_options mo_opts = {
-        .backend = m->o.backend, .cpu_threads = m->o.cpu_threads, .cache_dir = m->o.cache_dir};
+    struct npu_model_options mo_opts = {.backend = m->o.backend, .cpu_threads = m->o.cpu_threads};
     char name[96];
     snprintf(name, sizeof(name), "%s %s", m->ck.cfg.arch_name, past ? "decode" : "prefill");
     if ((st = npu_model_load_graph(g, name, &mo_opts, mo)))

@@ -32,10 +32,11 @@ extern "C" {
 struct npu_llm;
 
 struct npu_llm_options {
-    const char *backend;   /* "cpu", "sim", "rknpu", "rocket", "auto" (NULL = "auto") */
-    int max_context;       /* tokens the KV cache holds; 0 = min(config's, 256) */
-    int cpu_threads;       /* threads for CPU ops; 0 = all */
-    const char *cache_dir; /* compile cache (npu-build.h); NULL = none */
+    const char *backend; /* "cpu", "sim", "rknpu", "rocket", "auto" (NULL = "auto") */
+    int max_context;     /* tokens the KV cache holds; 0 = min(config's, 256) */
+    int cpu_threads;     /* threads for CPU ops; 0 = all */
+    /* (no compile cache: the programs are compiled at each load, and the
+     * prefill again for each new prompt length; npu_llm_stats.compile_s) */
 };
 
 struct npu_llm_info {
