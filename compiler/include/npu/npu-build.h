@@ -120,6 +120,11 @@ struct npu_built {
 enum npu_status npu_build(const char *path, const struct npu_build_options *o,
                           struct npu_built **out);
 void npu_built_free(struct npu_built *b);
+/* Compiles an IR graph built in memory (taken: freed on return, success or
+ * not) through the same passes as a model file, without the compile cache
+ * (the graph has no file to hash). name is for messages. */
+enum npu_status npu_build_graph(struct npu_graph *g, const char *name,
+                                const struct npu_build_options *o, struct npu_built **out);
 
 /* Content hash of a model: XXH64 over the file and every external-data file
  * its initializers name (in order, with their names). */
