@@ -124,7 +124,7 @@ def main():
         expect_error("token outside the vocabulary", good, "outside the vocabulary",
                      "--prompt-ids", "1,9999", "--max-new-tokens", "2")
         expect_error("text prompt without a tokenizer", good,
-                     "this build has no tokenizer yet; use --prompt-ids", "--prompt", "hello")
+                     "--prompt needs the model folder's tokenizer.json", "--prompt", "hello")
 
         # transformer.-prefixed names and a saved copy of the tied head load, same ids
         q = {"transformer." + k: v for k, v in p.items()}

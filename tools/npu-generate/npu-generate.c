@@ -23,7 +23,7 @@ static const char usage[] =
     "\n"
     "  MODEL_DIR          a Hugging Face checkpoint folder (config.json, model.safetensors or\n"
     "                     model.safetensors.index.json) or a hub cache folder (models--org--name)\n"
-    "  --prompt TEXT      the prompt as text (needs the tokenizer)\n"
+    "  --prompt TEXT      the prompt as text (the folder's tokenizer.json)\n"
     "  --prompt-ids LIST  the prompt as token ids, comma or space separated\n"
     "  --max-new-tokens N tokens to make at most (default 32); stops earlier at EOS\n"
     "  --backend NAME     where the programs run (default auto)\n"
