@@ -55,8 +55,9 @@ gen_text_stream_open(const char *model_dir, FILE *out)
     s->out = out;
     if (npu_tokenizer_load(model_dir, &s->tok) != NPU_OK) {
         s->tok = NULL;
-        fprintf(stderr, "npu-generate: no usable tokenizer in %s (above): the output is "
-                        "token ids\n",
+        fprintf(stderr,
+                "npu-generate: no usable tokenizer in %s (above): the output is "
+                "token ids\n",
                 model_dir);
         return s;
     }
