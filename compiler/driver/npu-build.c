@@ -257,6 +257,11 @@ npu_build_options_hash(const struct npu_build_options *o, char *text, size_t len
         size_t k = strlen(buf);
         snprintf(buf + k, sizeof(buf) - k, ";timing=%s", tm->name);
     }
+    /* the verified profile's program differs; fast keys stay as they were before profiles */
+    if (npu_hw_profile_resolve(o->backend.hw_profile, o->on_device) == NPU_HW_PROFILE_VERIFIED) {
+        size_t k = strlen(buf);
+        snprintf(buf + k, sizeof(buf) - k, ";hw_profile=verified");
+    }
     if (text && len)
         snprintf(text, len, "%s", buf);
     return npu_xxh64(buf, strlen(buf), 0x6f707473);
@@ -275,8 +280,11 @@ npu_build_cache_dir(const struct npu_build_options *o)
 
 /* ---- compiling ------------------------------------------------------------------- */
 
+/* One compile with the back-end options be; the tools' outputs (IR dump,
+ * emitted IR, partition report, on_lowered) only when outputs. */
 static enum npu_status
-compile(const char *path, const struct npu_build_options *o, struct npu_program **out)
+compile_once(const char *path, const struct npu_build_options *o,
+             const struct npu_backend_options *be, bool outputs, struct npu_program **out)
 {
     struct npu_graph *g = NULL;
     enum npu_status st;
@@ -290,24 +298,26 @@ compile(const char *path, const struct npu_build_options *o, struct npu_program 
     if (st)
         return st;
     struct npu_compile_options co = {.no_fusion = o->no_fusion,
+                                     .no_epilogue_fusion =
+                                         be->hw_profile == NPU_HW_PROFILE_VERIFIED,
                                      .verify = -1,
-                                     .dump_after = o->dump_after,
+                                     .dump_after = outputs ? o->dump_after : NULL,
                                      .dump_file = o->dump_file};
     struct npu_partition_options po = {.mode = npu_build_partition_mode(o),
-                                       .backend = &o->backend,
+                                       .backend = be,
                                        .cache_dir = npu_build_cache_dir(o),
                                        .cpu_threads = o->cpu_threads,
                                        .cpu_cost = o->cpu_cost,
                                        .on_device = o->on_device};
-    struct npu_backend_compile_options bo = {.backend = &o->backend,
+    struct npu_backend_compile_options bo = {.backend = be,
                                              .partition = &po,
-                                             .report = o->report,
-                                             .dump_after = o->dump_after,
+                                             .report = outputs ? o->report : NULL,
+                                             .dump_after = outputs ? o->dump_after : NULL,
                                              .dump_file = o->dump_file,
-                                             .emit_ir = o->emit_ir};
+                                             .emit_ir = outputs ? o->emit_ir : NULL};
     if ((st = npu_compile(g, &co)) || (st = npu_backend_compile(g, &bo, out)))
         goto out;
-    if (o->on_lowered)
+    if (outputs && o->on_lowered)
         o->on_lowered(g, *out, o->on_lowered_user);
     char msg[512];
     if ((st = npu_program_validate(*out, msg, sizeof(msg)))) {
@@ -318,6 +328,75 @@ compile(const char *path, const struct npu_build_options *o, struct npu_program 
     }
 out:
     npu_graph_free(g);
+    return st;
+}
+
+/* Rounds of the verified profile before giving up (each round moves at least one more
+ * node to the CPU; SigLIP-B/16 converges in a few). */
+#define HW_VERIFY_MAX_ROUNDS 24
+
+/*
+ * The fast profile compiles once. The verified profile compiles, classifies the
+ * program's tasks with the evidence ledger (npu-hwverify.c) and compiles again
+ * with every node that emitted a task below level O refused by supports()
+ * (naming the pattern; the cost partition then keeps it on the CPU), until no
+ * task is below O. Where the back end has a vendor-matched variant of a lowering
+ * the profile selects it first (fp16 partial sums: the fp32 partial through a
+ * 32-bit EW operand has no capture).
+ */
+static enum npu_status
+compile(const char *path, const struct npu_build_options *o, struct npu_program **out)
+{
+    struct npu_backend_options be = o->backend;
+    be.hw_profile = npu_hw_profile_resolve(o->backend.hw_profile, o->on_device);
+    if (be.hw_profile != NPU_HW_PROFILE_VERIFIED)
+        return compile_once(path, o, &be, true, out);
+    be.fp16_partials = 1;
+    /* biases and activations as passes of their own (compile_once) */
+    bool side = o->emit_ir || o->report || o->dump_after || o->on_lowered;
+    struct npu_hw_refusals r = {0};
+    enum npu_status st;
+    for (int round = 1;; round++) {
+        be.hw_refused = r.v;
+        be.n_hw_refused = r.n;
+        if ((st = compile_once(path, o, &be, !side, out)))
+            break;
+        int added = 0, below = 0;
+        if ((st = npu_hw_collect_refusals(*out, &r, &added, &below)))
+            break;
+        if (!below) {
+            npu_info(DOM,
+                     "%s: hw-profile verified: every NPU task at ledger level O or better "
+                     "after %d compile%s, %d node%s kept on the CPU for their patterns",
+                     path, round, round > 1 ? "s" : "", r.n, r.n == 1 ? "" : "s");
+            if (side) { /* again, with the tools' outputs: the same program */
+                npu_program_free(*out);
+                *out = NULL;
+                st = compile_once(path, o, &be, true, out);
+            }
+            break;
+        }
+        if (!added || round == HW_VERIFY_MAX_ROUNDS) {
+            npu_err(DOM,
+                    "%s: hw-profile verified: %d NPU task%s still below ledger level O after %d "
+                    "compiles (%s)",
+                    path, below, below == 1 ? "" : "s", round,
+                    added ? "no convergence" : "tasks that name no node");
+            st = NPU_ERR_INTERNAL;
+            break;
+        }
+        npu_info(DOM,
+                 "%s: hw-profile verified: compile %d has %d task%s below level O; %d more "
+                 "node%s to the CPU",
+                 path, round, below, below == 1 ? "" : "s", added, added == 1 ? "" : "s");
+        npu_program_free(*out);
+        *out = NULL;
+    }
+    if (st) {
+        npu_program_free(*out);
+        *out = NULL;
+    }
+    npu_hw_refusals_free(&r);
     return st;
 }
 

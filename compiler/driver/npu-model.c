@@ -116,6 +116,7 @@ load_npu(const char *path, const struct npu_model_options *o, const char *be,
                                    .cpu_threads = o->cpu_threads,
                                    .on_device = !strcmp(info.backend, "rknpu") ||
                                                 !strcmp(info.backend, "rocket")};
+    bo.backend.hw_profile = o->hw_profile;
     if ((st = npu_build(path, &bo, &m->built)))
         goto err;
     if ((st = npu_prog_model_create(m->dev, m->built->prog, NULL, &m->pm)))
