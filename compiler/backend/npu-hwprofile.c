@@ -64,6 +64,13 @@ npu_be_hw_refused(const struct npu_node *n, const struct npu_backend_options *o,
         return false;
     for (int i = 0; i < o->n_hw_refused; i++) {
         const struct npu_hw_refusal *r = &o->hw_refused[i];
+        if (!strcmp(r->node, "*")) { /* the driver's last resort: nothing on the NPU */
+            if (why && why_len)
+                snprintf(why, why_len,
+                         "hw-profile verified: the program kept a task below level O that "
+                         "names no node; everything on the CPU");
+            return true;
+        }
         if (strcmp(r->node, n->name))
             continue;
         if (why && why_len)

@@ -356,11 +356,14 @@ compile(const char *path, const struct npu_build_options *o, struct npu_program 
     bool side = o->emit_ir || o->report || o->dump_after || o->on_lowered;
     struct npu_hw_refusals r = {0};
     enum npu_status st;
+    bool all_cpu = false;
     for (int round = 1;; round++) {
-        be.hw_refused = r.v;
-        be.n_hw_refused = r.n;
-        if ((st = compile_once(path, o, &be, !side, out)))
-            break;
+        if (!all_cpu) {
+            be.hw_refused = r.v;
+            be.n_hw_refused = r.n;
+            if ((st = compile_once(path, o, &be, !side, out)))
+                break;
+        }
         int added = 0, below = 0;
         if ((st = npu_hw_collect_refusals(*out, &r, &added, &below)))
             break;
@@ -376,14 +379,32 @@ compile(const char *path, const struct npu_build_options *o, struct npu_program 
             }
             break;
         }
-        if (!added || round == HW_VERIFY_MAX_ROUNDS) {
+        if (all_cpu) { /* cannot happen: a program without NPU tasks has none below O */
             npu_err(DOM,
-                    "%s: hw-profile verified: %d NPU task%s still below ledger level O after %d "
-                    "compiles (%s)",
-                    path, below, below == 1 ? "" : "s", round,
-                    added ? "no convergence" : "tasks that name no node");
+                    "%s: hw-profile verified: NPU tasks below level O with every node "
+                    "refused (a compiler bug)",
+                    path);
             st = NPU_ERR_INTERNAL;
             break;
+        }
+        if (!added || round == HW_VERIFY_MAX_ROUNDS) {
+            /* a task that names no source node (or no convergence): the last resort
+             * is a program without NPU tasks, which is trivially verified */
+            npu_warn(DOM,
+                     "%s: hw-profile verified: %d NPU task%s still below ledger level O after "
+                     "%d compiles (%s); compiling everything for the CPU",
+                     path, below, below == 1 ? "" : "s", round,
+                     added ? "no convergence" : "tasks that name no node");
+            static const struct npu_hw_refusal every = {
+                .node = "*", .pattern = "-", .reg = "-", .level = 0};
+            be.hw_refused = &every;
+            be.n_hw_refused = 1;
+            all_cpu = true;
+            npu_program_free(*out);
+            *out = NULL;
+            if ((st = compile_once(path, o, &be, !side, out)))
+                break;
+            continue;
         }
         npu_info(DOM,
                  "%s: hw-profile verified: compile %d has %d task%s below level O; %d more "

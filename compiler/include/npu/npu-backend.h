@@ -89,7 +89,7 @@ enum npu_hw_profile {
 
 /* A node the verified profile keeps off the NPU and the pattern that decided it. */
 struct npu_hw_refusal {
-    const char *node;    /* source node name (the name its tasks carry) */
+    const char *node;    /* source node name (the name its tasks carry); "*" = every node */
     const char *pattern; /* the ledger entry covering the write ("DPU.LUT_INFO.T"), or
                           * "none" when no entry covers it */
     const char *reg;     /* "DPU.LUT_INFO" */
