@@ -59,8 +59,7 @@ bool
 npu_be_hw_refused(const struct npu_node *n, const struct npu_backend_options *o, char *why,
                   size_t why_len)
 {
-    if (!o || o->hw_profile != NPU_HW_PROFILE_VERIFIED || !o->n_hw_refused || !n->name ||
-        !n->name[0])
+    if (!o || o->hw_profile != NPU_HW_PROFILE_VERIFIED || !o->n_hw_refused)
         return false;
     for (int i = 0; i < o->n_hw_refused; i++) {
         const struct npu_hw_refusal *r = &o->hw_refused[i];
@@ -71,7 +70,7 @@ npu_be_hw_refused(const struct npu_node *n, const struct npu_backend_options *o,
                          "names no node; everything on the CPU");
             return true;
         }
-        if (strcmp(r->node, n->name))
+        if (!n->name || !n->name[0] || strcmp(r->node, n->name))
             continue;
         if (why && why_len)
             snprintf(why, why_len,

@@ -89,7 +89,8 @@ npu_hw_collect_refusals(const struct npu_program *p, struct npu_hw_refusals *r, 
             if (lv >= NPU_EVIDENCE_O)
                 continue;
             (*below)++;
-            const char *name = tk->name && tk->name[0] ? tk->name : sp->name;
+            /* an unnamed node cannot be refused by name: the caller's last resort */
+            const char *name = tk->name;
             if (!name || !name[0] || listed(r, name))
                 continue;
             /* the first write at the task's level decides */
