@@ -14,6 +14,7 @@ PKGS="
   check libsqlite3-dev indent clang-format
   clang libclang-rt-14-dev
   python3-numpy python3-onnx python3-torch
+  python3-torchvision
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
 "
 

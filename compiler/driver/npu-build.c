@@ -316,7 +316,7 @@ compile_once(const char *path, const struct npu_build_options *o,
                                              .dump_after = outputs ? o->dump_after : NULL,
                                              .dump_file = o->dump_file,
                                              .emit_ir = outputs ? o->emit_ir : NULL};
-    if ((st = npu_compile(g, &co)))
+    if ((st = npu_compile(g, &co)) || (o->transform && (st = o->transform(g, o->transform_user))))
         goto out;
     if (be->hw_profile == NPU_HW_PROFILE_VERIFIED) {
         /* the verified rounds refuse nodes by the name their tasks carry: give unnamed
@@ -492,7 +492,7 @@ npu_build(const char *path, const struct npu_build_options *opts, struct npu_bui
     }
     char opt_text[1024];
     b->options_hash = npu_build_options_hash(o, opt_text, sizeof(opt_text));
-    const char *dir = npu_build_cache_dir(o);
+    const char *dir = o->transform ? NULL : npu_build_cache_dir(o);
     bool want_outputs = o->emit_ir || o->report || o->on_lowered; /* need a real compile */
     if (dir) {
         if ((st = npu_model_content_hash(path, &b->model_hash))) {

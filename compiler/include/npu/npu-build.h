@@ -69,6 +69,12 @@ struct npu_build_options {
      * on a cache hit or for a .npub); npu-bench reads per-node estimates. */
     void (*on_lowered)(const struct npu_graph *g, const struct npu_program *p, void *user);
     void *on_lowered_user;
+    /* Called on the graph after the front-end passes, before the back end (npuc
+     * --quantize runs the quantiser here, npu/npu-quant.h); a failure fails the
+     * build. The compile cache is not used when set (the cache key does not
+     * cover what the hook does). */
+    enum npu_status (*transform)(struct npu_graph *g, void *user);
+    void *transform_user;
 };
 
 /* ---- the back-end pipeline (npu-be-pipeline.c) -------------------------------------- */

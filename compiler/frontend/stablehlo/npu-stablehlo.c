@@ -1,0 +1,1515 @@
+// SPDX-License-Identifier: MIT
+/*
+ * npu-stablehlo.c: StableHLO text (what JAX's `lower(...).as_text()` prints)
+ * to the IR, without MLIR. The module's functions are found first; then the
+ * public entry (@main, else the only public function) is walked statement by
+ * statement, each op mapped to IR nodes in their ONNX form (dot_general to
+ * MatMul with the transposes and reshapes its dimension numbers need,
+ * convolution to Conv in NCHW between transposes, broadcast_in_dim to
+ * Reshape + Expand, reduce to ReduceSum/ReduceMax, ...). Calls of private
+ * functions are inlined. Every node is inferred as it is made and its shape
+ * compared with the type the program declares, so a mapping mistake or a
+ * malformed program fails at the op that caused it, with its line.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npu/npu-stablehlo.h"
+#include "shlo-priv.h"
+
+#define MAX_IN 64
+#define MAX_CALL_DEPTH 32
+#define MAX_FUNCS 256
+#define MAX_ARGS 1024
+
+struct func {
+    char name[128];
+    bool is_public;
+    int nargs;
+    char (*argname)[64];
+    struct shlo_type *argt;
+    const char *body, *body_end; /* inside the braces */
+    const char *at;
+};
+
+struct binding {
+    char name[64];
+    struct npu_value *v;
+};
+
+struct scope {
+    struct binding *b;
+    int n, cap;
+};
+
+struct cx {
+    struct npu_graph *g;
+    const char *text; /* cleaned */
+    struct func funcs[MAX_FUNCS];
+    int nfuncs;
+    int depth;
+    unsigned uniq;
+    char prefix[96];
+};
+
+struct stmt {
+    const char *start, *rest, *pre_end, *sig, *end;
+    char res[64];
+    int nres;
+    char op[96];
+    const char *sop; /* op without "stablehlo." */
+    struct npu_value *in[MAX_IN];
+    int nin;
+    struct shlo_type out;
+    bool has_out;
+};
+
+static int
+line_of(const struct cx *c, const char *p)
+{
+    int l = 1;
+    for (const char *q = c->text; q < p; q++)
+        l += *q == '\n';
+    return l;
+}
+
+static enum npu_status NPU_PRINTF(4, 5)
+    fail(const struct cx *c, const char *at, enum npu_status st, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    npu_err(SHLO_DOM, "line %d: %s", at ? line_of(c, at) : 0, msg);
+    return st;
+}
+
+static void
+type_str(const struct shlo_type *t, char *buf, size_t len)
+{
+    size_t n = (size_t)snprintf(buf, len, "tensor<");
+    for (int i = 0; i < t->ndim && n < len; i++)
+        n += (size_t)snprintf(buf + n, len - n, "%lldx", (long long)t->dims[i]);
+    if (n < len)
+        snprintf(buf + n, len - n, "%s>", t->dt == NPU_DTYPE_BOOL ? "i1" : npu_dtype_name(t->dt));
+}
+
+/* ---- scopes ---------------------------------------------------------------- */
+
+static struct npu_value *
+lookup(const struct scope *s, const char *name)
+{
+    for (int i = s->n - 1; i >= 0; i--)
+        if (!strcmp(s->b[i].name, name))
+            return s->b[i].v;
+    return NULL;
+}
+
+static bool
+bind(struct scope *s, const char *name, struct npu_value *v)
+{
+    if (s->n == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 64;
+        struct binding *b = realloc(s->b, (size_t)cap * sizeof *b);
+        if (!b)
+            return false;
+        s->b = b;
+        s->cap = cap;
+    }
+    snprintf(s->b[s->n].name, sizeof s->b[s->n].name, "%s", name);
+    s->b[s->n++].v = v;
+    return true;
+}
+
+/* `%name` at p (p on '%'): the name without '%' into buf; returns the end. */
+static const char *
+read_ref(const char *p, const char *end, char *buf, size_t len)
+{
+    size_t n = 0;
+    p++;
+    while (p < end && (shlo_is_ident(*p) || *p == '#') && *p != '-') {
+        if (n + 1 < len)
+            buf[n++] = *p;
+        p++;
+    }
+    buf[n] = 0;
+    return p;
+}
+
+/* ---- node helpers ---------------------------------------------------------- */
+
+static struct npu_value *
+mk(struct cx *c, enum npu_op op, struct npu_value *const *in, int nin, struct npu_node **node)
+{
+    char nm[192];
+    snprintf(nm, sizeof nm, "%s%s_%u", c->prefix, npu_op_name(op), c->uniq++);
+    struct npu_node *n = npu_node_new(c->g, op, nm, in, nin, 1, NULL);
+    if (!n)
+        return NULL;
+    if (node)
+        *node = n;
+    npu_graph_append(c->g, n);
+    return n->out[0];
+}
+
+static bool
+infer(struct cx *c, struct npu_value *v)
+{
+    return v && v->producer && npu_infer_node(c->g, v->producer) == NPU_OK;
+}
+
+static struct npu_value *
+mk1(struct cx *c, enum npu_op op, struct npu_value *const *in, int nin)
+{
+    struct npu_value *v = mk(c, op, in, nin, NULL);
+    return infer(c, v) ? v : NULL;
+}
+
+static struct npu_value *
+const_i64(struct cx *c, const int64_t *v, int n)
+{
+    char nm[128];
+    snprintf(nm, sizeof nm, "%sshape_%u", c->prefix, c->uniq++);
+    return npu_graph_const_i64(c->g, nm, v, n, false);
+}
+
+static struct npu_value *
+transpose(struct cx *c, struct npu_value *x, const int64_t *perm, int n)
+{
+    bool id = true;
+    for (int i = 0; i < n; i++)
+        id &= perm[i] == i;
+    if (id || !x)
+        return x;
+    struct npu_node *node;
+    struct npu_value *v = mk(c, NPU_OP_TRANSPOSE, &x, 1, &node);
+    if (!v || npu_node_set_ints(c->g, node, "perm", perm, (size_t)n))
+        return NULL;
+    return infer(c, v) ? v : NULL;
+}
+
+static struct npu_value *
+reshape(struct cx *c, struct npu_value *x, const int64_t *dims, int n)
+{
+    if (!x)
+        return NULL;
+    if (x->t.ndim == n && !memcmp(x->t.dims, dims, (size_t)n * sizeof *dims))
+        return x;
+    struct npu_value *in[2] = {x, const_i64(c, dims, n)};
+    return in[1] ? mk1(c, NPU_OP_RESHAPE, in, 2) : NULL;
+}
+
+static bool
+same_type(const struct npu_value *v, const struct shlo_type *t)
+{
+    return v->t.dtype == t->dt && v->t.ndim == t->ndim &&
+           !memcmp(v->t.dims, t->dims, (size_t)t->ndim * sizeof t->dims[0]);
+}
+
+/* ---- statements ------------------------------------------------------------- */
+
+/* Splits a statement into results, op name, operands and result type. */
+static enum npu_status
+split_stmt(struct cx *c, const struct scope *sc, struct stmt *s)
+{
+    const char *p = s->start, *end = s->end;
+    char why[160];
+    s->nres = 0;
+    s->res[0] = 0;
+    if (*p == '%') {
+        p = read_ref(p, end, s->res, sizeof s->res);
+        s->nres = 1;
+        if (p < end && *p == ':') {
+            int64_t k = strtoll(p + 1, NULL, 10);
+            if (k < 1 || k > MAX_IN)
+                return fail(c, s->start, NPU_ERR_INVALID, "bad result count");
+            s->nres = (int)k;
+            p++;
+            while (p < end && isdigit((unsigned char)*p))
+                p++;
+        }
+        p = shlo_ws(p, end);
+        if (p < end && *p == ',')
+            return fail(c, s->start, NPU_ERR_UNSUPPORTED,
+                        "results listed one by one (%%a, %%b = ...) are not supported");
+        if (p >= end || *p != '=')
+            return fail(c, s->start, NPU_ERR_INVALID, "expected '=' after the result name");
+        p = shlo_ws(p + 1, end);
+    }
+    const char *o = p;
+    if (p < end && *p == '"') {
+        p = shlo_skip_string(p, end);
+        snprintf(s->op, sizeof s->op, "%.*s", (int)(p - o - 2), o + 1);
+    } else {
+        while (p < end && shlo_is_ident(*p))
+            p++;
+        snprintf(s->op, sizeof s->op, "%.*s", (int)(p - o), o);
+    }
+    if (!s->op[0])
+        return fail(c, s->start, NPU_ERR_INVALID, "expected an operation, found '%.20s'", o);
+    s->sop = !strncmp(s->op, "stablehlo.", 10) ? s->op + 10 : s->op;
+    s->rest = p;
+    /* the signature colon: the last ':' at depth 0 */
+    s->sig = NULL;
+    int depth = 0;
+    for (const char *q = p; q < end; q++) {
+        if (*q == '"') {
+            q = shlo_skip_string(q, end) - 1;
+            continue;
+        }
+        if (*q == '>' && q[-1] == '-')
+            continue;
+        if (strchr("([{<", *q))
+            depth++;
+        else if (strchr(")]}>", *q))
+            depth--;
+        else if (*q == ':' && depth == 0) {
+            s->sig = q + 1;
+            if (q + 1 < end && q[1] == ':')
+                s->sig = NULL, q++;
+        }
+        if (depth == 0 && end - q > 8 && !strncmp(q, "reducer", 7) && !shlo_is_ident(q[-1]))
+            break; /* the region of the pretty reduce */
+    }
+    s->pre_end = s->sig ? s->sig - 1 : end;
+    /* operands: %refs before the signature outside braces and angles */
+    s->nin = 0;
+    int braces = 0;
+    for (const char *q = s->rest; q < s->pre_end; q++) {
+        if (*q == '"') {
+            q = shlo_skip_string(q, end) - 1;
+            continue;
+        }
+        if (*q == '>' && q[-1] == '-')
+            continue;
+        if (*q == '{' || *q == '<')
+            braces++;
+        else if (*q == '}' || *q == '>')
+            braces--;
+        else if (*q == '%' && braces == 0) {
+            char nm[64];
+            const char *r = read_ref(q, s->pre_end, nm, sizeof nm);
+            struct npu_value *v = lookup(sc, nm);
+            if (!v)
+                return fail(c, q, NPU_ERR_INVALID, "'%%%s' is not defined", nm);
+            if (s->nin >= MAX_IN)
+                return fail(c, q, NPU_ERR_UNSUPPORTED, "more than %d operands", MAX_IN);
+            s->in[s->nin++] = v;
+            q = r - 1;
+        }
+    }
+    /* result type: after the last top-level "->" of the signature, else its first type */
+    s->has_out = false;
+    if (s->sig && s->nres) {
+        const char *t = s->sig, *arrow = NULL;
+        depth = 0;
+        for (const char *q = s->sig; q < end; q++) {
+            if (*q == '-' && q + 1 < end && q[1] == '>') {
+                if (depth == 0)
+                    arrow = q + 2;
+                q++;
+                continue;
+            }
+            if (strchr("([{<", *q))
+                depth++;
+            else if (strchr(")]}>", *q))
+                depth--;
+            if (depth == 0 && end - q > 8 && !strncmp(q, "reducer", 7))
+                break;
+        }
+        if (arrow)
+            t = arrow;
+        t = shlo_ws(t, end);
+        if (t < end && *t == '(')
+            t++;
+        /* without an arrow the types are a list whose last is the result's
+         * (`select %p, %a, %b : tensor<..xi1>, tensor<..>`) */
+        for (;;) {
+            if (!shlo_parse_type(&t, end, &s->out, why, sizeof why))
+                return fail(c, t, NPU_ERR_UNSUPPORTED, "%s: %s", s->op, why);
+            const char *q = shlo_ws(t, end);
+            if (arrow || q >= end || *q != ',')
+                break;
+            t = q + 1;
+        }
+        s->has_out = true;
+    }
+    return NPU_OK;
+}
+
+static enum npu_status
+need_in(struct cx *c, const struct stmt *s, int n)
+{
+    if (s->nin != n)
+        return fail(c, s->start, NPU_ERR_INVALID, "%s takes %d operands, found %d", s->op, n,
+                    s->nin);
+    if (s->nres != 1 || !s->has_out)
+        return fail(c, s->start, NPU_ERR_INVALID, "%s: expected one result with a type", s->op);
+    return NPU_OK;
+}
+
+/* A list attribute: `key = [..]` (or array<>, dense<>); -1 when absent. */
+static int
+attr_ints(const struct stmt *s, const char *key, int64_t *v, int max)
+{
+    const char *p = shlo_find_attr(s->rest, s->pre_end, key);
+    if (!p)
+        return -1;
+    return shlo_int_list(&p, s->pre_end, v, max);
+}
+
+/* `key = [a] x [b]` (pretty dot_general) into a and b. */
+static bool
+attr_pair(const struct stmt *s, const char *key, int64_t *a, int *na, int64_t *b, int *nb)
+{
+    const char *p = shlo_find_attr(s->rest, s->pre_end, key);
+    if (!p)
+        return false;
+    *na = shlo_int_list(&p, s->pre_end, a, NPU_MAX_DIMS);
+    p = shlo_ws(p, s->pre_end);
+    if (*na < 0 || p >= s->pre_end || *p != 'x')
+        return (*na = -1), false;
+    p++;
+    *nb = shlo_int_list(&p, s->pre_end, b, NPU_MAX_DIMS);
+    return *nb >= 0;
+}
+
+static bool
+has_dup_or_range(const int64_t *v, int n, int rank)
+{
+    for (int i = 0; i < n; i++) {
+        if (v[i] < 0 || v[i] >= rank)
+            return true;
+        for (int j = 0; j < i; j++)
+            if (v[i] == v[j])
+                return true;
+    }
+    return false;
+}
+
+static bool
+in_list(int64_t x, const int64_t *v, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i] == x)
+            return true;
+    return false;
+}
+
+static struct npu_value *
+do_dot(struct cx *c, const struct stmt *s, struct npu_value *l, struct npu_value *r)
+{
+    int64_t lb[NPU_MAX_DIMS], rb[NPU_MAX_DIMS], lc[NPU_MAX_DIMS], rc[NPU_MAX_DIMS];
+    int nlb = 0, nrb = 0, nlc = 0, nrc = 0;
+    if (!attr_pair(s, "batching_dims", lb, &nlb, rb, &nrb)) {
+        nlb = attr_ints(s, "lhs_batching_dimensions", lb, NPU_MAX_DIMS);
+        nrb = attr_ints(s, "rhs_batching_dimensions", rb, NPU_MAX_DIMS);
+        nlb = nlb < 0 ? 0 : nlb;
+        nrb = nrb < 0 ? 0 : nrb;
+    }
+    if (!attr_pair(s, "contracting_dims", lc, &nlc, rc, &nrc)) {
+        nlc = attr_ints(s, "lhs_contracting_dimensions", lc, NPU_MAX_DIMS);
+        nrc = attr_ints(s, "rhs_contracting_dimensions", rc, NPU_MAX_DIMS);
+        nlc = nlc < 0 ? 0 : nlc;
+        nrc = nrc < 0 ? 0 : nrc;
+    }
+    int rl = l->t.ndim, rr = r->t.ndim;
+    if (nlb != nrb || nlc != nrc || has_dup_or_range(lb, nlb, rl) ||
+        has_dup_or_range(rb, nrb, rr) || has_dup_or_range(lc, nlc, rl) ||
+        has_dup_or_range(rc, nrc, rr)) {
+        fail(c, s->start, NPU_ERR_INVALID, "dot_general: bad dimension numbers");
+        return NULL;
+    }
+    for (int i = 0; i < nlb; i++)
+        if (l->t.dims[lb[i]] != r->t.dims[rb[i]]) {
+            fail(c, s->start, NPU_ERR_INVALID, "dot_general: batch dimensions differ");
+            return NULL;
+        }
+    int64_t K = 1;
+    for (int i = 0; i < nlc; i++) {
+        if (l->t.dims[lc[i]] != r->t.dims[rc[i]]) {
+            fail(c, s->start, NPU_ERR_INVALID, "dot_general: contracting dimensions differ");
+            return NULL;
+        }
+        K *= l->t.dims[lc[i]];
+    }
+    int64_t lf[NPU_MAX_DIMS], rf[NPU_MAX_DIMS];
+    int nlf = 0, nrf = 0;
+    for (int i = 0; i < rl; i++)
+        if (!in_list(i, lb, nlb) && !in_list(i, lc, nlc))
+            lf[nlf++] = i;
+    for (int i = 0; i < rr; i++)
+        if (!in_list(i, rb, nrb) && !in_list(i, rc, nrc))
+            rf[nrf++] = i;
+    int64_t pl[NPU_MAX_DIMS], pr[NPU_MAX_DIMS], M = 1, N = 1;
+    int k = 0;
+    for (int i = 0; i < nlb; i++)
+        pl[k++] = lb[i];
+    for (int i = 0; i < nlf; i++)
+        pl[k++] = lf[i], M *= l->t.dims[lf[i]];
+    for (int i = 0; i < nlc; i++)
+        pl[k++] = lc[i];
+    k = 0;
+    for (int i = 0; i < nrb; i++)
+        pr[k++] = rb[i];
+    for (int i = 0; i < nrc; i++)
+        pr[k++] = rc[i];
+    for (int i = 0; i < nrf; i++)
+        pr[k++] = rf[i], N *= r->t.dims[rf[i]];
+    /* [batch..., M, K] x [batch..., K, N]: MatMul's batched form */
+    int64_t ls[NPU_MAX_DIMS + 2], rs[NPU_MAX_DIMS + 2], os[NPU_MAX_DIMS];
+    int no = 0;
+    for (int i = 0; i < nlb; i++)
+        ls[i] = rs[i] = os[no++] = l->t.dims[lb[i]];
+    for (int i = 0; i < nlf; i++)
+        os[no++] = l->t.dims[lf[i]];
+    for (int i = 0; i < nrf; i++)
+        os[no++] = r->t.dims[rf[i]];
+    if (nlb + 2 > NPU_MAX_DIMS) {
+        fail(c, s->start, NPU_ERR_UNSUPPORTED, "dot_general: too many batch dimensions");
+        return NULL;
+    }
+    ls[nlb] = M, ls[nlb + 1] = K;
+    rs[nlb] = K, rs[nlb + 1] = N;
+    struct npu_value *a = reshape(c, transpose(c, l, pl, rl), ls, nlb + 2);
+    struct npu_value *b = reshape(c, transpose(c, r, pr, rr), rs, nlb + 2);
+    if (!a || !b)
+        return NULL;
+    struct npu_value *in[2] = {a, b};
+    struct npu_value *y = mk1(c, NPU_OP_MATMUL, in, 2);
+    y = reshape(c, y, os, no);
+    if (y && y->t.dtype != s->out.dt) {
+        struct npu_node *n;
+        struct npu_value *v = mk(c, NPU_OP_CAST, &y, 1, &n);
+        if (!v || npu_node_set_int(c->g, n, "to", npu_dtype_to_onnx(s->out.dt)) || !infer(c, v))
+            return NULL;
+        y = v;
+    }
+    return y;
+}
+
+/* Integers of a bracketed group (nested lists flattened), p on its opener. */
+static int
+flat_ints(const char *p, const char *end, int64_t *v, int max)
+{
+    const char *e = shlo_skip_group(p, end);
+    int n = 0;
+    for (const char *q = p; q < e && n < max;) {
+        if (isdigit((unsigned char)*q) ||
+            (*q == '-' && q + 1 < e && isdigit((unsigned char)q[1]))) {
+            char *x;
+            v[n++] = strtoll(q, &x, 10);
+            q = x;
+        } else if (isalpha((unsigned char)*q)) { /* skip words such as i64, dense */
+            while (q < e && isalnum((unsigned char)*q))
+                q++;
+        } else
+            q++;
+    }
+    return n;
+}
+
+/* One `[b, 0, 1, f]` group of conv dimension numbers: positions of the
+ * letters (a, b) and of the spatial indices. */
+static const char *
+conv_layout(const char *p, const char *end, char l1, char l2, int *p1, int *p2, int *sp, int *nsp)
+{
+    p = shlo_ws(p, end);
+    if (p >= end || *p != '[')
+        return NULL;
+    p++;
+    int pos = 0;
+    *p1 = *p2 = -1;
+    *nsp = 0;
+    for (int i = 0; i < NPU_MAX_DIMS; i++)
+        sp[i] = -1;
+    for (;;) {
+        p = shlo_ws(p, end);
+        if (p >= end || pos > NPU_MAX_DIMS)
+            return NULL;
+        if (*p == ']')
+            break;
+        if (pos == NPU_MAX_DIMS)
+            return NULL;
+        if (*p == l1 && *p1 < 0)
+            *p1 = pos, p++;
+        else if (*p == l2 && *p2 < 0)
+            *p2 = pos, p++;
+        else if (*p >= '0' && *p <= '9') {
+            int k = *p++ - '0';
+            if (k >= NPU_MAX_DIMS || sp[k] >= 0 || (p < end && *p >= '0' && *p <= '9'))
+                return NULL;
+            sp[k] = pos;
+            (*nsp)++;
+        } else
+            return NULL;
+        pos++;
+        p = shlo_ws(p, end);
+        if (p < end && *p == ',')
+            p++;
+    }
+    /* each letter once, spatial dims 0..n-1 each once */
+    if (*p1 < 0 || *p2 < 0 || pos != *nsp + 2)
+        return NULL;
+    for (int i = 0; i < *nsp; i++)
+        if (sp[i] < 0)
+            return NULL;
+    return p + 1;
+}
+
+static struct npu_value *
+do_conv(struct cx *c, const struct stmt *s)
+{
+    struct npu_value *x = s->in[0], *w = s->in[1];
+    const char *p = shlo_find_attr(s->rest, s->pre_end, "dim_numbers");
+    if (!p) {
+        p = shlo_find_attr(s->rest, s->pre_end, "dimension_numbers");
+        if (p && !strncmp(p, "#stablehlo.conv<", 16))
+            p += 16;
+    }
+    int ib, ifeat, isp[NPU_MAX_DIMS], ko, ki, ksp[NPU_MAX_DIMS], ob, of, osp[NPU_MAX_DIMS];
+    int n1, n2, n3;
+    const char *e = s->pre_end;
+    if (p)
+        p = conv_layout(p, e, 'b', 'f', &ib, &ifeat, isp, &n1);
+    if (p) {
+        p = shlo_ws(p, e);
+        p = p < e && *p == 'x' ? conv_layout(p + 1, e, 'o', 'i', &ko, &ki, ksp, &n2) : NULL;
+    }
+    if (p) {
+        p = shlo_ws(p, e);
+        p = e - p > 2 && p[0] == '-' && p[1] == '>'
+                ? conv_layout(p + 2, e, 'b', 'f', &ob, &of, osp, &n3)
+                : NULL;
+    }
+    int rank = x->t.ndim;
+    if (!p || n1 != rank - 2 || n2 != n1 || n3 != n1 || ib < 0 || ifeat < 0 || ko < 0 || ki < 0 ||
+        ob < 0 || of < 0 || w->t.ndim != rank) {
+        fail(c, s->start, NPU_ERR_INVALID, "convolution: missing or bad dimension numbers");
+        return NULL;
+    }
+    int ns = n1;
+    int64_t stride[NPU_MAX_DIMS], pad[2 * NPU_MAX_DIMS], ld[NPU_MAX_DIMS], rd[NPU_MAX_DIMS];
+    for (int i = 0; i < ns; i++)
+        stride[i] = ld[i] = rd[i] = 1, pad[2 * i] = pad[2 * i + 1] = 0;
+    int n;
+    if ((n = attr_ints(s, "stride", stride, ns)) >= 0 && n != ns)
+        goto bad_window;
+    if ((n = attr_ints(s, "window_strides", stride, ns)) >= 0 && n != ns)
+        goto bad_window;
+    if ((n = attr_ints(s, "lhs_dilate", ld, ns)) >= 0 && n != ns)
+        goto bad_window;
+    if ((n = attr_ints(s, "lhs_dilation", ld, ns)) >= 0 && n != ns)
+        goto bad_window;
+    if ((n = attr_ints(s, "rhs_dilate", rd, ns)) >= 0 && n != ns)
+        goto bad_window;
+    if ((n = attr_ints(s, "rhs_dilation", rd, ns)) >= 0 && n != ns)
+        goto bad_window;
+    const char *pp = shlo_find_attr(s->rest, s->pre_end, "pad");
+    if (!pp)
+        pp = shlo_find_attr(s->rest, s->pre_end, "padding");
+    if (pp) {
+        if (!strncmp(pp, "dense<", 6))
+            pp += 5;
+        n = flat_ints(pp, s->pre_end, pad, 2 * ns);
+        if (n == 1)
+            for (int i = 1; i < 2 * ns; i++)
+                pad[i] = pad[0];
+        else if (n != 2 * ns)
+            goto bad_window;
+    }
+    for (int i = 0; i < ns; i++) {
+        if (ld[i] != 1) {
+            fail(c, s->start, NPU_ERR_UNSUPPORTED,
+                 "convolution: input dilation (lhs_dilate, a transposed convolution) is not "
+                 "supported");
+            return NULL;
+        }
+        if (pad[2 * i] < 0 || pad[2 * i + 1] < 0 || stride[i] < 1 || rd[i] < 1)
+            goto bad_window;
+    }
+    if (shlo_find_attr(s->rest, s->pre_end, "reverse")) {
+        const char *rv = shlo_find_attr(s->rest, s->pre_end, "reverse");
+        for (const char *q = rv; q < s->pre_end && *q != ']' && *q != '>'; q++)
+            if (!strncmp(q, "true", 4) || *q == '1') {
+                fail(c, s->start, NPU_ERR_UNSUPPORTED, "convolution: window reversal");
+                return NULL;
+            }
+    }
+    int64_t groups = 1, bgroups = 1;
+    attr_ints(s, "feature_group_count", &groups, 1);
+    attr_ints(s, "batch_group_count", &bgroups, 1);
+    if (bgroups != 1 || groups < 1) {
+        fail(c, s->start, NPU_ERR_UNSUPPORTED, "convolution: batch_group_count %lld",
+             (long long)bgroups);
+        return NULL;
+    }
+    int64_t px[NPU_MAX_DIMS], pw[NPU_MAX_DIMS], po[NPU_MAX_DIMS];
+    px[0] = ib, px[1] = ifeat, pw[0] = ko, pw[1] = ki;
+    po[ob] = 0, po[of] = 1;
+    for (int i = 0; i < ns; i++)
+        px[2 + i] = isp[i], pw[2 + i] = ksp[i], po[osp[i]] = 2 + i;
+    struct npu_value *xt = transpose(c, x, px, rank), *wt = transpose(c, w, pw, rank);
+    if (!xt || !wt)
+        return NULL;
+    struct npu_value *in[2] = {xt, wt};
+    struct npu_node *node;
+    struct npu_value *y = mk(c, NPU_OP_CONV, in, 2, &node);
+    int64_t pads[2 * NPU_MAX_DIMS];
+    for (int i = 0; i < ns; i++)
+        pads[i] = pad[2 * i], pads[ns + i] = pad[2 * i + 1];
+    if (!y || npu_node_set_ints(c->g, node, "strides", stride, (size_t)ns) ||
+        npu_node_set_ints(c->g, node, "pads", pads, (size_t)(2 * ns)) ||
+        npu_node_set_ints(c->g, node, "dilations", rd, (size_t)ns) ||
+        npu_node_set_int(c->g, node, "group", groups) || !infer(c, y))
+        return NULL;
+    return transpose(c, y, po, rank);
+bad_window:
+    fail(c, s->start, NPU_ERR_INVALID, "convolution: bad window attributes");
+    return NULL;
+}
+
+static struct npu_value *
+do_broadcast(struct cx *c, const struct stmt *s)
+{
+    struct npu_value *x = s->in[0];
+    int64_t d[NPU_MAX_DIMS];
+    int n = attr_ints(s, "dims", d, NPU_MAX_DIMS);
+    if (n < 0)
+        n = attr_ints(s, "broadcast_dimensions", d, NPU_MAX_DIMS);
+    if (n != x->t.ndim || has_dup_or_range(d, n, s->out.ndim)) {
+        fail(c, s->start, NPU_ERR_INVALID, "broadcast_in_dim: bad or missing dims");
+        return NULL;
+    }
+    /* operand dims in increasing target order first */
+    int64_t perm[NPU_MAX_DIMS], sd[NPU_MAX_DIMS];
+    for (int i = 0; i < n; i++)
+        perm[i] = i;
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && d[perm[j - 1]] > d[perm[j]]; j--) {
+            int64_t t = perm[j];
+            perm[j] = perm[j - 1];
+            perm[j - 1] = t;
+        }
+    for (int i = 0; i < n; i++)
+        sd[i] = d[perm[i]];
+    x = transpose(c, x, perm, n);
+    if (!x)
+        return NULL;
+    int64_t shape[NPU_MAX_DIMS];
+    for (int i = 0; i < s->out.ndim; i++)
+        shape[i] = 1;
+    for (int i = 0; i < n; i++) {
+        if (x->t.dims[i] != 1 && x->t.dims[i] != s->out.dims[sd[i]]) {
+            fail(c, s->start, NPU_ERR_INVALID,
+                 "broadcast_in_dim: operand dim %d (%lld) does not "
+                 "fit the result's %lld",
+                 i, (long long)x->t.dims[i], (long long)s->out.dims[sd[i]]);
+            return NULL;
+        }
+        shape[sd[i]] = x->t.dims[i];
+    }
+    x = reshape(c, x, shape, s->out.ndim);
+    if (!x || same_type(x, &s->out))
+        return x;
+    struct npu_value *in[2] = {x, const_i64(c, s->out.dims, s->out.ndim)};
+    return in[1] ? mk1(c, NPU_OP_EXPAND, in, 2) : NULL;
+}
+
+static bool
+is_identity_init(const struct npu_value *init, enum npu_op op)
+{
+    if (!npu_value_data(init) || npu_value_numel(init) != 1)
+        return false;
+    double v = npu_value_get_f64(init, 0);
+    if (op == NPU_OP_REDUCE_SUM)
+        return v == 0;
+    if (op == NPU_OP_REDUCE_MIN)
+        return v == INFINITY || v >= 3.4e38 ||
+               (npu_dtype_is_int(init->t.dtype) && v >= 2147483647.0);
+    /* max: -inf or the lowest finite value of the type */
+    return v == -INFINITY || v <= -3.4e38 ||
+           (npu_dtype_is_int(init->t.dtype) && v <= -2147483648.0);
+}
+
+static struct npu_value *
+do_reduce(struct cx *c, const struct stmt *s)
+{
+    if (s->nin != 2) {
+        fail(c, s->start, NPU_ERR_UNSUPPORTED,
+             "reduce: only one operand and one init value are supported (found %d operands)",
+             s->nin);
+        return NULL;
+    }
+    static const struct {
+        const char *name;
+        enum npu_op red, elt;
+    } bodies[] = {
+        {"stablehlo.add", NPU_OP_REDUCE_SUM, NPU_OP_ADD},
+        {"stablehlo.maximum", NPU_OP_REDUCE_MAX, NPU_OP_MAX},
+        {"stablehlo.minimum", NPU_OP_REDUCE_MIN, NPU_OP_MIN},
+    };
+    int found = -1, kinds = 0;
+    for (int i = 0; i < 3; i++) {
+        size_t l = strlen(bodies[i].name);
+        for (const char *q = s->rest; q + l <= s->end; q++)
+            if (!memcmp(q, bodies[i].name, l) && (q + l == s->end || !shlo_is_ident(q[l]))) {
+                found = i, kinds++;
+                break;
+            }
+    }
+    const char *other = NULL;
+    for (const char *q = s->rest; q + 10 <= s->end && !other; q++)
+        if (!memcmp(q, "stablehlo.", 10) && (q + 16 > s->end || memcmp(q, "stablehlo.return", 16)))
+            if (found < 0 || memcmp(q, bodies[found].name, strlen(bodies[found].name)))
+                other = q;
+    if (kinds != 1 || other) {
+        const char *q = other ? other : s->rest;
+        int l = 0;
+        while (q + l < s->end && shlo_is_ident(q[l]) && l < 40)
+            l++;
+        fail(c, s->start, NPU_ERR_UNSUPPORTED,
+             "reduce: only a body of one stablehlo.add, maximum or minimum is supported%s%.*s",
+             other ? ", found " : "", other ? l : 0, q);
+        return NULL;
+    }
+    int64_t dims[NPU_MAX_DIMS];
+    int nd = attr_ints(s, "dimensions", dims, NPU_MAX_DIMS);
+    if (nd < 0 || has_dup_or_range(dims, nd, s->in[0]->t.ndim)) {
+        fail(c, s->start, NPU_ERR_INVALID, "reduce: bad or missing dimensions");
+        return NULL;
+    }
+    struct npu_value *y = s->in[0];
+    if (nd > 0) {
+        struct npu_value *in[2] = {s->in[0], const_i64(c, dims, nd)};
+        struct npu_node *node;
+        y = in[1] ? mk(c, bodies[found].red, in, 2, &node) : NULL;
+        if (!y || npu_node_set_int(c->g, node, "keepdims", 0) || !infer(c, y))
+            return NULL;
+    }
+    if (!is_identity_init(s->in[1], bodies[found].red)) {
+        struct npu_value *in[2] = {y, s->in[1]};
+        y = mk1(c, bodies[found].elt, in, 2);
+    }
+    return y;
+}
+
+static struct npu_value *
+do_slice(struct cx *c, const struct stmt *s)
+{
+    struct npu_value *x = s->in[0];
+    int r = x->t.ndim;
+    int64_t st[NPU_MAX_DIMS], en[NPU_MAX_DIMS], sp[NPU_MAX_DIMS], ax[NPU_MAX_DIMS];
+    int n1 = attr_ints(s, "start_indices", st, NPU_MAX_DIMS);
+    if (n1 >= 0) {
+        int n2 = attr_ints(s, "limit_indices", en, NPU_MAX_DIMS);
+        int n3 = attr_ints(s, "strides", sp, NPU_MAX_DIMS);
+        if (n3 < 0)
+            for (n3 = 0; n3 < r; n3++)
+                sp[n3] = 1;
+        if (n1 != r || n2 != r || n3 != r)
+            goto bad;
+    } else { /* pretty: %x [a:b(:s), ...] */
+        const char *p = s->rest;
+        while (p < s->pre_end && *p != '[')
+            p++;
+        if (p >= s->pre_end)
+            goto bad;
+        p++;
+        for (int i = 0; i < r; i++) {
+            char *q;
+            st[i] = strtoll(p, &q, 10);
+            if (*q != ':')
+                goto bad;
+            en[i] = strtoll(q + 1, &q, 10);
+            sp[i] = 1;
+            if (*q == ':')
+                sp[i] = strtoll(q + 1, &q, 10);
+            p = shlo_ws(q, s->pre_end);
+            if (p < s->pre_end && *p == ',')
+                p++;
+            p = shlo_ws(p, s->pre_end);
+        }
+        if (p >= s->pre_end || *p != ']')
+            goto bad;
+    }
+    for (int i = 0; i < r; i++) {
+        if (st[i] < 0 || en[i] < st[i] || en[i] > x->t.dims[i] || sp[i] < 1)
+            goto bad;
+        ax[i] = i;
+    }
+    struct npu_value *in[5] = {x, const_i64(c, st, r), const_i64(c, en, r), const_i64(c, ax, r),
+                               const_i64(c, sp, r)};
+    if (!in[1] || !in[2] || !in[3] || !in[4])
+        return NULL;
+    return mk1(c, NPU_OP_SLICE, in, 5);
+bad:
+    fail(c, s->start, NPU_ERR_INVALID, "slice: bad or missing start/limit/stride indices");
+    return NULL;
+}
+
+static struct npu_value *
+do_constant(struct cx *c, const struct stmt *s)
+{
+    const char *p = s->rest;
+    const char *v = shlo_find_attr(s->rest, s->pre_end, "value");
+    if (v)
+        p = v;
+    p = shlo_ws(p, s->pre_end);
+    char why[160];
+    if (s->pre_end - p < 6 || strncmp(p, "dense<", 6)) {
+        fail(c, s->start, NPU_ERR_UNSUPPORTED, "constant: only dense<...> literals are supported");
+        return NULL;
+    }
+    struct npu_tensor t = {.dtype = s->out.dt, .ndim = s->out.ndim};
+    memcpy(t.dims, s->out.dims, sizeof t.dims);
+    int64_t nb = npu_tensor_nbytes(&t);
+    if (nb < 0 || nb > ((int64_t)1 << 31)) {
+        fail(c, s->start, NPU_ERR_INVALID, "constant: too large");
+        return NULL;
+    }
+    t.data = npu_graph_alloc(c->g, (size_t)(nb ? nb : 1));
+    if (!t.data)
+        return NULL;
+    if (!shlo_parse_dense(p + 6, s->pre_end, t.dtype, npu_tensor_numel(&t), t.data, why,
+                          sizeof why)) {
+        fail(c, s->start, NPU_ERR_INVALID, "constant: %s", why);
+        return NULL;
+    }
+    char nm[192];
+    snprintf(nm, sizeof nm, "%s%s", c->prefix, s->res);
+    return npu_graph_add_const_owned(c->g, nm, &t);
+}
+
+static struct npu_value *
+do_iota(struct cx *c, const struct stmt *s)
+{
+    int64_t d = -1;
+    if (attr_ints(s, "dim", &d, 1) < 0)
+        attr_ints(s, "iota_dimension", &d, 1);
+    if (d < 0 || d >= s->out.ndim) {
+        fail(c, s->start, NPU_ERR_INVALID, "iota: bad or missing dimension");
+        return NULL;
+    }
+    struct npu_tensor t = {.dtype = s->out.dt, .ndim = s->out.ndim};
+    memcpy(t.dims, s->out.dims, sizeof t.dims);
+    int64_t numel = npu_tensor_numel(&t), nb = npu_tensor_nbytes(&t);
+    if (nb < 0 || nb > ((int64_t)1 << 28)) {
+        fail(c, s->start, NPU_ERR_INVALID, "iota: too large");
+        return NULL;
+    }
+    t.data = npu_graph_alloc(c->g, (size_t)(nb ? nb : 1));
+    if (!t.data)
+        return NULL;
+    int64_t inner = 1;
+    for (int i = (int)d + 1; i < t.ndim; i++)
+        inner *= t.dims[i];
+    for (int64_t i = 0; i < numel; i++) {
+        double v = (double)((i / inner) % t.dims[d]);
+        switch (t.dtype) {
+        case NPU_DTYPE_FP32: ((float *)t.data)[i] = (float)v; break;
+        case NPU_DTYPE_FP16: ((uint16_t *)t.data)[i] = npu_fp32_to_fp16((float)v); break;
+        case NPU_DTYPE_INT32: ((int32_t *)t.data)[i] = (int32_t)v; break;
+        case NPU_DTYPE_INT64: ((int64_t *)t.data)[i] = (int64_t)v; break;
+        default:
+            fail(c, s->start, NPU_ERR_UNSUPPORTED, "iota of %s", npu_dtype_name(t.dtype));
+            return NULL;
+        }
+    }
+    char nm[192];
+    snprintf(nm, sizeof nm, "%s%s", c->prefix, s->res);
+    return npu_graph_add_const_owned(c->g, nm, &t);
+}
+
+static struct npu_value *
+do_compare(struct cx *c, const struct stmt *s)
+{
+    static const char *dirs[] = {"EQ", "NE", "GE", "GT", "LE", "LT"};
+    int dir = -1;
+    for (const char *q = s->rest; q + 2 <= s->pre_end && dir < 0; q++) {
+        if (q > s->rest && (shlo_is_ident(q[-1]) || q[-1] == '%'))
+            continue;
+        for (int i = 0; i < 6; i++)
+            if (!memcmp(q, dirs[i], 2) && (q + 2 == s->pre_end || !shlo_is_ident(q[2])))
+                dir = i;
+    }
+    if (dir < 0) {
+        fail(c, s->start, NPU_ERR_INVALID, "compare: missing comparison direction");
+        return NULL;
+    }
+    static const enum npu_op ops[] = {NPU_OP_EQUAL,   NPU_OP_EQUAL,         NPU_OP_GREATER_OR_EQUAL,
+                                      NPU_OP_GREATER, NPU_OP_LESS_OR_EQUAL, NPU_OP_LESS};
+    struct npu_value *y = mk1(c, ops[dir], s->in, 2);
+    if (y && dir == 1)
+        y = mk1(c, NPU_OP_NOT, &y, 1);
+    return y;
+}
+
+static enum npu_status emit_func(struct cx *c, const struct func *f, struct npu_value *const *args,
+                                 int nargs, struct npu_value **outs, int *nouts, int max_outs);
+
+static const struct func *
+find_func(const struct cx *c, const char *name)
+{
+    for (int i = 0; i < c->nfuncs; i++)
+        if (!strcmp(c->funcs[i].name, name))
+            return &c->funcs[i];
+    return NULL;
+}
+
+static enum npu_status
+do_call(struct cx *c, struct scope *sc, const struct stmt *s)
+{
+    const char *p = s->rest;
+    while (p < s->pre_end && *p != '@')
+        p++;
+    char name[128];
+    size_t n = 0;
+    p++;
+    if (p < s->pre_end && *p == '"') {
+        const char *q = shlo_skip_string(p, s->pre_end);
+        snprintf(name, sizeof name, "%.*s", (int)(q - p - 2), p + 1);
+    } else {
+        while (p < s->pre_end && shlo_is_ident(*p) && n + 1 < sizeof name)
+            name[n++] = *p++;
+        name[n] = 0;
+    }
+    const struct func *f = find_func(c, name);
+    if (!f)
+        return fail(c, s->start, NPU_ERR_INVALID, "call of unknown function @%s", name);
+    if (c->depth >= MAX_CALL_DEPTH)
+        return fail(c, s->start, NPU_ERR_UNSUPPORTED, "calls nested deeper than %d (recursion?)",
+                    MAX_CALL_DEPTH);
+    struct npu_value *outs[MAX_IN];
+    int nouts = 0;
+    char saved[sizeof c->prefix];
+    memcpy(saved, c->prefix, sizeof saved);
+    snprintf(c->prefix, sizeof c->prefix, "%.40s%.40s/", saved, name);
+    c->depth++;
+    enum npu_status st = emit_func(c, f, s->in, s->nin, outs, &nouts, MAX_IN);
+    c->depth--;
+    memcpy(c->prefix, saved, sizeof saved);
+    if (st)
+        return st;
+    if (nouts != (s->nres ? s->nres : 0))
+        return fail(c, s->start, NPU_ERR_INVALID, "@%s returns %d values, the call binds %d", name,
+                    nouts, s->nres);
+    for (int i = 0; i < nouts; i++) {
+        char nm[80];
+        if (nouts == 1)
+            snprintf(nm, sizeof nm, "%s", s->res);
+        else
+            snprintf(nm, sizeof nm, "%s#%d", s->res, i);
+        if (!bind(sc, nm, outs[i]))
+            return NPU_ERR_NOMEM;
+    }
+    return NPU_OK;
+}
+
+static const struct {
+    const char *name;
+    enum npu_op op;
+    int nin;
+} simple_ops[] = {
+    {"add", NPU_OP_ADD, 2},      {"subtract", NPU_OP_SUB, 2},     {"multiply", NPU_OP_MUL, 2},
+    {"divide", NPU_OP_DIV, 2},   {"maximum", NPU_OP_MAX, 2},      {"minimum", NPU_OP_MIN, 2},
+    {"negate", NPU_OP_NEG, 1},   {"exponential", NPU_OP_EXP, 1},  {"log", NPU_OP_LOG, 1},
+    {"tanh", NPU_OP_TANH, 1},    {"logistic", NPU_OP_SIGMOID, 1}, {"sqrt", NPU_OP_SQRT, 1},
+    {"select", NPU_OP_WHERE, 3}, {"abs", NPU_OP_ABS, 1},          {"power", NPU_OP_POW, 2},
+};
+
+/* One statement; *done is set by a return. */
+static enum npu_status
+emit_stmt(struct cx *c, struct scope *sc, struct stmt *s, struct npu_value **outs, int *nouts,
+          int max_outs, bool *done)
+{
+    enum npu_status st = split_stmt(c, sc, s);
+    if (st)
+        return st;
+    const char *o = s->sop;
+    struct npu_value *y = NULL;
+    if (!strcmp(s->op, "return") || !strcmp(s->op, "func.return") ||
+        !strcmp(s->op, "stablehlo.return")) {
+        if (s->nin > max_outs)
+            return fail(c, s->start, NPU_ERR_UNSUPPORTED, "too many results");
+        for (int i = 0; i < s->nin; i++)
+            outs[i] = s->in[i];
+        *nouts = s->nin;
+        *done = true;
+        return NPU_OK;
+    }
+    if (!strcmp(s->op, "call") || !strcmp(s->op, "func.call"))
+        return do_call(c, sc, s);
+    if (!strcmp(s->op, "chlo.erf")) { /* jax.nn.gelu(approximate=False) */
+        if ((st = need_in(c, s, 1)))
+            return st;
+        y = mk1(c, NPU_OP_ERF, s->in, 1);
+        goto check;
+    }
+    if (!strncmp(s->op, "stablehlo.", 10)) {
+        bool known = false;
+        for (size_t i = 0; i < sizeof simple_ops / sizeof simple_ops[0]; i++)
+            if (!strcmp(o, simple_ops[i].name)) {
+                if ((st = need_in(c, s, simple_ops[i].nin)))
+                    return st;
+                y = mk1(c, simple_ops[i].op, s->in, s->nin);
+                known = true;
+                break;
+            }
+        if (known)
+            ;
+        else if (!strcmp(o, "rsqrt")) {
+            if ((st = need_in(c, s, 1)))
+                return st;
+            y = mk1(c, NPU_OP_SQRT, s->in, 1);
+            y = y ? mk1(c, NPU_OP_RECIPROCAL, &y, 1) : NULL;
+        } else if (!strcmp(o, "constant")) {
+            if ((st = need_in(c, s, 0)))
+                return st;
+            y = do_constant(c, s);
+        } else if (!strcmp(o, "iota")) {
+            if ((st = need_in(c, s, 0)))
+                return st;
+            y = do_iota(c, s);
+        } else if (!strcmp(o, "dot_general") || !strcmp(o, "dot")) {
+            if ((st = need_in(c, s, 2)))
+                return st;
+            if (!strcmp(o, "dot")) { /* plain dot: [.., K] x [K, ..] */
+                if (s->in[0]->t.ndim < 1 || s->in[1]->t.ndim < 1 || s->in[0]->t.ndim > 2 ||
+                    s->in[1]->t.ndim > 2)
+                    return fail(c, s->start, NPU_ERR_INVALID, "dot: operands must be 1-D or 2-D");
+                y = mk1(c, NPU_OP_MATMUL, s->in, 2);
+            } else
+                y = do_dot(c, s, s->in[0], s->in[1]);
+        } else if (!strcmp(o, "convolution")) {
+            if ((st = need_in(c, s, 2)))
+                return st;
+            y = do_conv(c, s);
+        } else if (!strcmp(o, "broadcast_in_dim")) {
+            if ((st = need_in(c, s, 1)))
+                return st;
+            y = do_broadcast(c, s);
+        } else if (!strcmp(o, "reshape")) {
+            if ((st = need_in(c, s, 1)))
+                return st;
+            int64_t numel = 1;
+            for (int i = 0; i < s->out.ndim; i++)
+                numel *= s->out.dims[i];
+            if (numel != npu_value_numel(s->in[0]))
+                return fail(c, s->start, NPU_ERR_INVALID, "reshape: element counts differ");
+            y = reshape(c, s->in[0], s->out.dims, s->out.ndim);
+        } else if (!strcmp(o, "transpose")) {
+            if ((st = need_in(c, s, 1)))
+                return st;
+            int64_t perm[NPU_MAX_DIMS];
+            int n = attr_ints(s, "dims", perm, NPU_MAX_DIMS);
+            if (n < 0)
+                n = attr_ints(s, "permutation", perm, NPU_MAX_DIMS);
+            if (n != s->in[0]->t.ndim || has_dup_or_range(perm, n, n))
+                return fail(c, s->start, NPU_ERR_INVALID, "transpose: bad or missing dims");
+            y = transpose(c, s->in[0], perm, n);
+        } else if (!strcmp(o, "reduce")) {
+            if (s->nres != 1 || !s->has_out)
+                return fail(c, s->start, NPU_ERR_UNSUPPORTED, "reduce: one result expected");
+            y = do_reduce(c, s);
+        } else if (!strcmp(o, "convert")) {
+            if ((st = need_in(c, s, 1)))
+                return st;
+            if (s->in[0]->t.dtype == s->out.dt)
+                y = s->in[0];
+            else {
+                struct npu_node *n;
+                y = mk(c, NPU_OP_CAST, s->in, 1, &n);
+                if (!y || npu_node_set_int(c->g, n, "to", npu_dtype_to_onnx(s->out.dt)) ||
+                    !infer(c, y))
+                    y = NULL;
+            }
+        } else if (!strcmp(o, "compare")) {
+            if ((st = need_in(c, s, 2)))
+                return st;
+            y = do_compare(c, s);
+        } else if (!strcmp(o, "concatenate")) {
+            if (s->nin < 1 || s->nres != 1 || !s->has_out)
+                return fail(c, s->start, NPU_ERR_INVALID, "concatenate: no operands");
+            int64_t ax = -1;
+            if (attr_ints(s, "dim", &ax, 1) < 0)
+                attr_ints(s, "dimension", &ax, 1);
+            if (ax < 0 || ax >= s->out.ndim)
+                return fail(c, s->start, NPU_ERR_INVALID, "concatenate: bad or missing dimension");
+            struct npu_node *n;
+            y = mk(c, NPU_OP_CONCAT, s->in, s->nin, &n);
+            if (!y || npu_node_set_int(c->g, n, "axis", ax) || !infer(c, y))
+                y = NULL;
+        } else if (!strcmp(o, "slice")) {
+            if ((st = need_in(c, s, 1)))
+                return st;
+            y = do_slice(c, s);
+        } else if (!strcmp(o, "custom_call")) {
+            const char *p = s->rest, *tn = NULL;
+            size_t tl = 0;
+            const char *a = shlo_find_attr(s->rest, s->pre_end, "call_target_name");
+            if (a && *a == '"') {
+                tn = a + 1;
+                tl = (size_t)(shlo_skip_string(a, s->pre_end) - a - 2);
+            } else {
+                while (p < s->pre_end && *p != '@')
+                    p++;
+                if (p < s->pre_end) {
+                    tn = ++p;
+                    if (*p == '"') {
+                        tn = p + 1;
+                        tl = (size_t)(shlo_skip_string(p, s->pre_end) - p - 2);
+                    } else
+                        while (p < s->pre_end && shlo_is_ident(*p))
+                            p++, tl++;
+                }
+            }
+            if (tn && tl == 8 && !strncmp(tn, "Sharding", 8) && s->nin == 1) {
+                /* a sharding annotation: one device, nothing to do */
+                y = mk1(c, NPU_OP_IDENTITY, s->in, 1);
+            } else if (!tn || tl != strlen(NPU_STABLEHLO_MATMUL_TARGET) ||
+                       strncmp(tn, NPU_STABLEHLO_MATMUL_TARGET, tl))
+                return fail(
+                    c, s->start, NPU_ERR_UNSUPPORTED,
+                    "custom_call target '%.*s' is not supported (StableHLO reader %d.%d.%d; "
+                    "only @%s and @Sharding)",
+                    (int)(tn ? tl : 0), tn ? tn : "", NPU_STABLEHLO_VERSION_MAJOR,
+                    NPU_STABLEHLO_VERSION_MINOR, NPU_STABLEHLO_VERSION_PATCH,
+                    NPU_STABLEHLO_MATMUL_TARGET);
+            else {
+                if ((st = need_in(c, s, 2)))
+                    return st;
+                y = mk1(c, NPU_OP_MATMUL, s->in, 2);
+            }
+        } else
+            return fail(c, s->start, NPU_ERR_UNSUPPORTED,
+                        "'%s' is not supported by the StableHLO reader (StableHLO %d.%d.%d ops: "
+                        "see docs/jax.md)",
+                        s->op, NPU_STABLEHLO_VERSION_MAJOR, NPU_STABLEHLO_VERSION_MINOR,
+                        NPU_STABLEHLO_VERSION_PATCH);
+    } else
+        return fail(c, s->start, NPU_ERR_UNSUPPORTED,
+                    "'%s' is not supported by the StableHLO reader (StableHLO %d.%d.%d)", s->op,
+                    NPU_STABLEHLO_VERSION_MAJOR, NPU_STABLEHLO_VERSION_MINOR,
+                    NPU_STABLEHLO_VERSION_PATCH);
+check:
+    if (!y)
+        return fail(c, s->start, NPU_ERR_INVALID, "%s could not be mapped (see above)", s->op);
+    if (!same_type(y, &s->out)) {
+        char a[128], b[128];
+        struct shlo_type got = {.dt = y->t.dtype, .ndim = y->t.ndim};
+        memcpy(got.dims, y->t.dims, sizeof got.dims);
+        type_str(&got, a, sizeof a);
+        type_str(&s->out, b, sizeof b);
+        return fail(c, s->start, NPU_ERR_INVALID,
+                    "%s: the result is %s but the program declares %s", s->op, a, b);
+    }
+    return bind(sc, s->res, y) ? NPU_OK : NPU_ERR_NOMEM;
+}
+
+static enum npu_status
+emit_func(struct cx *c, const struct func *f, struct npu_value *const *args, int nargs,
+          struct npu_value **outs, int *nouts, int max_outs)
+{
+    struct scope sc = {0};
+    enum npu_status st = NPU_OK;
+    if (nargs != f->nargs) {
+        st = fail(c, f->at, NPU_ERR_INVALID, "@%s takes %d arguments, called with %d", f->name,
+                  f->nargs, nargs);
+        goto out;
+    }
+    for (int i = 0; i < nargs; i++) {
+        if (!same_type(args[i], &f->argt[i])) {
+            st = fail(c, f->at, NPU_ERR_INVALID, "@%s: argument %d has the wrong type", f->name, i);
+            goto out;
+        }
+        if (!bind(&sc, f->argname[i], args[i])) {
+            st = NPU_ERR_NOMEM;
+            goto out;
+        }
+    }
+    bool done = false;
+    const char *p = f->body, *end = f->body_end;
+    while (!done) {
+        p = shlo_ws(p, end);
+        if (p >= end)
+            break;
+        struct stmt s = {.start = p};
+        s.end = shlo_stmt_end(p, end);
+        const char *q = shlo_ws(s.end, end);
+        if (end - q > 7 && !strncmp(q, "reducer", 7)) { /* the pretty reduce's region */
+            while (q < end && *q != '{')
+                q++;
+            s.end = shlo_skip_group(q, end);
+        }
+        if (s.end == p) {
+            st = fail(c, p, NPU_ERR_INVALID, "unexpected '%c'", *p);
+            goto out;
+        }
+        if ((st = emit_stmt(c, &sc, &s, outs, nouts, max_outs, &done)))
+            goto out;
+        p = s.end;
+    }
+    if (!done)
+        st = fail(c, f->at, NPU_ERR_INVALID, "@%s has no return", f->name);
+out:
+    free(sc.b);
+    return st;
+}
+
+/* ---- module ---------------------------------------------------------------- */
+
+static enum npu_status
+parse_func(struct cx *c, const char *p, const char *end, const char **next)
+{
+    char why[160];
+    if (c->nfuncs >= MAX_FUNCS)
+        return fail(c, p, NPU_ERR_UNSUPPORTED, "more than %d functions", MAX_FUNCS);
+    struct func *f = &c->funcs[c->nfuncs];
+    memset(f, 0, sizeof *f);
+    f->at = p;
+    p = shlo_ws(p + 9, end);
+    f->is_public = true;
+    if (end - p > 7 && !strncmp(p, "private", 7))
+        f->is_public = false, p += 7;
+    else if (end - p > 6 && !strncmp(p, "public", 6))
+        p += 6;
+    p = shlo_ws(p, end);
+    if (p >= end || *p != '@')
+        return fail(c, p, NPU_ERR_INVALID, "expected a function name");
+    p++;
+    size_t n = 0;
+    if (p < end && *p == '"') {
+        const char *q = shlo_skip_string(p, end);
+        snprintf(f->name, sizeof f->name, "%.*s", (int)(q - p - 2), p + 1);
+        p = q;
+    } else {
+        while (p < end && shlo_is_ident(*p)) {
+            if (n + 1 < sizeof f->name)
+                f->name[n++] = *p;
+            p++;
+        }
+    }
+    p = shlo_ws(p, end);
+    if (p >= end || *p != '(')
+        return fail(c, p, NPU_ERR_INVALID, "@%s: expected '('", f->name);
+    const char *ae = shlo_skip_group(p, end) - 1;
+    p++;
+    int cap = 0;
+    for (;;) {
+        p = shlo_ws(p, ae);
+        if (p >= ae)
+            break;
+        if (*p != '%')
+            return fail(c, p, NPU_ERR_INVALID, "@%s: expected an argument", f->name);
+        if (f->nargs == cap) {
+            cap = cap ? 2 * cap : 16;
+            if (cap > MAX_ARGS)
+                return fail(c, p, NPU_ERR_UNSUPPORTED, "more than %d arguments", MAX_ARGS);
+            void *a = realloc(f->argname, (size_t)cap * sizeof *f->argname);
+            if (!a)
+                return NPU_ERR_NOMEM;
+            f->argname = a;
+            a = realloc(f->argt, (size_t)cap * sizeof *f->argt);
+            if (!a)
+                return NPU_ERR_NOMEM;
+            f->argt = a;
+        }
+        p = read_ref(p, ae, f->argname[f->nargs], sizeof f->argname[0]);
+        p = shlo_ws(p, ae);
+        if (p >= ae || *p != ':')
+            return fail(c, p, NPU_ERR_INVALID, "@%s: expected ':' after an argument", f->name);
+        p++;
+        if (!shlo_parse_type(&p, ae, &f->argt[f->nargs], why, sizeof why))
+            return fail(c, p, NPU_ERR_UNSUPPORTED, "@%s argument %d: %s", f->name, f->nargs, why);
+        f->nargs++;
+        p = shlo_ws(p, ae);
+        if (p < ae && *p == '{')
+            p = shlo_skip_group(p, ae);
+        p = shlo_ws(p, ae);
+        if (p < ae && *p == ',')
+            p++;
+    }
+    p = ae + 1;
+    /* results and attributes up to the body */
+    while (p < end && *p != '{') {
+        if (*p == '(' || *p == '<' || *p == '[') {
+            p = shlo_skip_group(p, end);
+            continue;
+        }
+        if (*p == '-' && p + 1 < end && p[1] == '>') {
+            p += 2;
+            continue;
+        }
+        if (end - p > 10 && !strncmp(p, "attributes", 10)) {
+            p = shlo_ws(p + 10, end);
+            if (p < end && *p == '{')
+                p = shlo_skip_group(p, end);
+            continue;
+        }
+        if (*p == '\n' && shlo_ws(p, end) < end && !strncmp(shlo_ws(p, end), "func.func", 9))
+            break; /* a declaration without a body */
+        p++;
+    }
+    if (p < end && *p == '{') {
+        const char *be = shlo_skip_group(p, end);
+        f->body = p + 1;
+        f->body_end = be - 1;
+        p = be;
+    }
+    c->nfuncs++;
+    *next = p;
+    return NPU_OK;
+}
+
+enum npu_status
+npu_stablehlo_parse(const char *text, size_t len, struct npu_graph **out)
+{
+    enum npu_status st = NPU_OK;
+    if (!out)
+        return NPU_ERR_INVALID;
+    *out = NULL;
+    if (!text) {
+        npu_err(SHLO_DOM, "no text");
+        return NPU_ERR_INVALID;
+    }
+    if (len >= 4 && !memcmp(text, "ML\xefR", 4)) {
+        char msg[2048];
+        enum npu_status bst = shlo_bytecode_describe(text, len, msg, sizeof msg);
+        npu_err(SHLO_DOM, "%s", msg);
+        return bst;
+    }
+    if (memchr(text, 0, len)) {
+        npu_err(SHLO_DOM, "the text contains NUL bytes: not StableHLO text");
+        return NPU_ERR_INVALID;
+    }
+    struct cx *c = calloc(1, sizeof *c);
+    char *clean = c ? shlo_clean(text, len) : NULL;
+    if (!clean) {
+        free(c);
+        return NPU_ERR_NOMEM;
+    }
+    c->text = clean;
+    const char *p = clean, *end = clean + strlen(clean);
+    while (p < end) {
+        if (*p == '"') {
+            p = shlo_skip_string(p, end);
+            continue;
+        }
+        if (end - p > 9 && !strncmp(p, "func.func", 9) && (p == clean || !shlo_is_ident(p[-1]))) {
+            if ((st = parse_func(c, p, end, &p)))
+                goto out;
+            continue;
+        }
+        p++;
+    }
+    const struct func *main_fn = find_func(c, "main");
+    if (!main_fn || !main_fn->is_public) {
+        main_fn = NULL;
+        for (int i = 0; i < c->nfuncs; i++)
+            if (c->funcs[i].is_public && c->funcs[i].body) {
+                if (main_fn) {
+                    st = fail(c, NULL, NPU_ERR_INVALID, "no @main and several public functions");
+                    goto out;
+                }
+                main_fn = &c->funcs[i];
+            }
+    }
+    if (!main_fn || !main_fn->body) {
+        st = fail(c, NULL, NPU_ERR_INVALID, "no public function with a body (func.func @main)");
+        goto out;
+    }
+    c->g = npu_graph_new(main_fn->name);
+    if (!c->g) {
+        st = NPU_ERR_NOMEM;
+        goto out;
+    }
+    struct npu_value **args = calloc((size_t)main_fn->nargs + 1, sizeof *args);
+    struct npu_value *outs[MAX_IN];
+    int nouts = 0;
+    if (!args) {
+        st = NPU_ERR_NOMEM;
+        goto out;
+    }
+    for (int i = 0; i < main_fn->nargs && !st; i++) {
+        const struct shlo_type *t = &main_fn->argt[i];
+        args[i] = npu_graph_add_input(c->g, main_fn->argname[i], t->dt, t->ndim, t->dims);
+        if (!args[i])
+            st = NPU_ERR_INVALID;
+    }
+    if (!st)
+        st = emit_func(c, main_fn, args, main_fn->nargs, outs, &nouts, MAX_IN);
+    free(args);
+    for (int i = 0; !st && i < nouts; i++) {
+        struct npu_value *v = outs[i];
+        if (v->kind != NPU_VALUE_NODE || v->is_output) {
+            v = mk1(c, NPU_OP_IDENTITY, &v, 1);
+            if (!v) {
+                st = NPU_ERR_INVALID;
+                break;
+            }
+        }
+        st = npu_graph_add_output(c->g, v);
+    }
+    if (!st && nouts == 0)
+        st = fail(c, main_fn->at, NPU_ERR_INVALID, "@%s returns nothing", main_fn->name);
+    if (!st) {
+        *out = c->g;
+        c->g = NULL;
+    }
+out:
+    if (c->g)
+        npu_graph_free(c->g);
+    for (int i = 0; i <= c->nfuncs && i < MAX_FUNCS; i++) { /* and one parsed in part */
+        free(c->funcs[i].argname);
+        free(c->funcs[i].argt);
+    }
+    free(clean);
+    free(c);
+    return st;
+}
+
+enum npu_status
+npu_stablehlo_load(const char *path, struct npu_graph **out)
+{
+    if (out)
+        *out = NULL;
+    FILE *f = path ? fopen(path, "rb") : NULL;
+    if (!f) {
+        npu_err(SHLO_DOM, "%s: %s", path ? path : "(null)", strerror(errno));
+        return NPU_ERR_IO;
+    }
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len == cap) {
+            cap = cap ? 2 * cap : 65536;
+            char *b = realloc(buf, cap);
+            if (!b) {
+                free(buf);
+                fclose(f);
+                return NPU_ERR_NOMEM;
+            }
+            buf = b;
+        }
+        size_t r = fread(buf + len, 1, cap - len, f);
+        if (!r)
+            break;
+        len += r;
+    }
+    bool err = ferror(f);
+    fclose(f);
+    if (err) {
+        free(buf);
+        npu_err(SHLO_DOM, "%s: read error", path);
+        return NPU_ERR_IO;
+    }
+    enum npu_status st = npu_stablehlo_parse(buf ? buf : "", len, out);
+    free(buf);
+    return st;
+}

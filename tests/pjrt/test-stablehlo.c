@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test-stablehlo.c: the StableHLO text reader on its own. Each program given
+ * on the command line must parse into a graph that verifies; then every
+ * prefix of it (up to 800) and 1,500 random mutations (bytes replaced by the
+ * characters the syntax hangs on) must be refused or accepted without a
+ * crash, a hang or a leak (run under ASan by the sanitizer build); and the
+ * refusals must name the problem: an unknown op with its line and the
+ * StableHLO version, an undefined value, dynamic shapes, bf16, a result type
+ * that disagrees with the op, recursion, a missing entry.
+ *
+ * Usage: test-stablehlo PROGRAM.mlir...
+ *   $STABLEHLO_MUTANTS (default 1500) and $STABLEHLO_SEED (default 12345)
+ *   set the number of mutants per program and the seed, for longer runs.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npu/npu-ir.h"
+#include "npu/npu-stablehlo.h"
+
+static int failures;
+static char last[16384];
+
+static void
+sink(enum npu_log_level level, const char *domain, const char *msg, void *user)
+{
+    (void)user;
+    (void)domain;
+    size_t n = strlen(last);
+    if (level == NPU_LOG_ERROR && n + 2 < sizeof last)
+        snprintf(last + n, sizeof last - n, "%s%s", n ? "; " : "", msg);
+}
+
+static enum npu_status
+parse(const char *text, size_t len)
+{
+    struct npu_graph *g = NULL;
+    last[0] = 0;
+    enum npu_status st = npu_stablehlo_parse(text, len, &g);
+    if (st == NPU_OK) {
+        if (!g || npu_graph_verify(g) != NPU_OK) {
+            failures++;
+            fprintf(stderr, "FAIL: accepted text gives a graph that does not verify\n");
+        }
+        npu_graph_free(g);
+    } else if (g) {
+        failures++;
+        fprintf(stderr, "FAIL: a graph came back with an error\n");
+    }
+    return st;
+}
+
+static void
+expect_error(const char *text, const char *needle)
+{
+    enum npu_status st = parse(text, strlen(text));
+    if (st == NPU_OK || !strstr(last, needle)) {
+        failures++;
+        fprintf(stderr, "FAIL: expected an error with '%s', got status %d: %s\n", needle, st, last);
+    }
+}
+
+static char *
+slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+        free(b);
+        b = NULL;
+    }
+    fclose(f);
+    if (b)
+        b[n] = 0;
+    *len = (size_t)n;
+    return b;
+}
+
+int
+main(int argc, char **argv)
+{
+    npu_log_set_handler(sink, NULL);
+    static const char hot[] = "%{}()[]<>:=,x0-\"\n @#";
+    const char *es = getenv("STABLEHLO_SEED"), *em = getenv("STABLEHLO_MUTANTS");
+    unsigned seed = es ? (unsigned)strtoul(es, NULL, 0) : 12345;
+    int nmut = em ? atoi(em) : 1500;
+    for (int a = 1; a < argc; a++) {
+        size_t len = 0;
+        char *text = slurp(argv[a], &len);
+        if (!text) {
+            fprintf(stderr, "FAIL: cannot read %s\n", argv[a]);
+            failures++;
+            continue;
+        }
+        if (parse(text, len) != NPU_OK) {
+            failures++;
+            fprintf(stderr, "FAIL: %s: %s\n", argv[a], last);
+        }
+        int accepted = 0, mutants = nmut;
+        for (size_t cut = 0; cut < len; cut += 1 + len / 800)
+            accepted += parse(text, cut) == NPU_OK;
+        char *m = malloc(len + 1);
+        for (int i = 0; m && i < mutants; i++) {
+            memcpy(m, text, len + 1);
+            for (int k = 0; k < 1 + i % 3; k++) {
+                seed = seed * 1103515245u + 12345u;
+                size_t pos = (seed >> 8) % (len ? len : 1);
+                seed = seed * 1103515245u + 12345u;
+                m[pos] = hot[(seed >> 8) % (sizeof hot - 1)];
+            }
+            accepted += parse(m, len) == NPU_OK;
+        }
+        free(m);
+        printf("%s: parsed; prefixes and %d mutants survived (%d accepted)\n", argv[a], mutants,
+               accepted);
+        free(text);
+    }
+
+    expect_error("func.func public @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {\n"
+                 "  %0 = stablehlo.add %arg0, %arg0 : tensor<4xf32>\n"
+                 "  %1 = stablehlo.sine %0 : tensor<4xf32>\n"
+                 "  return %1 : tensor<4xf32>\n}\n",
+                 "line 3: 'stablehlo.sine' is not supported by the StableHLO reader (StableHLO "
+                 "1.0.0");
+    expect_error("func.func public @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {\n"
+                 "  %0 = stablehlo.add %arg0, %nope : tensor<4xf32>\n"
+                 "  return %0 : tensor<4xf32>\n}\n",
+                 "'%nope' is not defined");
+    expect_error("func.func public @main(%arg0: tensor<?x4xf32>) -> tensor<?x4xf32> {\n"
+                 "  return %arg0 : tensor<?x4xf32>\n}\n",
+                 "dynamic shapes");
+    expect_error("func.func public @main(%arg0: tensor<4xbf16>) -> tensor<4xbf16> {\n"
+                 "  return %arg0 : tensor<4xbf16>\n}\n",
+                 "'bf16' is not supported");
+    expect_error("func.func public @main(%arg0: tensor<2x3xf32>) -> tensor<3x2xf32> {\n"
+                 "  %0 = stablehlo.transpose %arg0, dims = [1, 0] : (tensor<2x3xf32>) -> "
+                 "tensor<2x3xf32>\n"
+                 "  return %0 : tensor<2x3xf32>\n}\n",
+                 "the result is tensor<3x2xf32> but the program declares tensor<2x3xf32>");
+    expect_error("func.func public @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {\n"
+                 "  %0 = call @f(%arg0) : (tensor<4xf32>) -> tensor<4xf32>\n"
+                 "  return %0 : tensor<4xf32>\n}\n"
+                 "func.func private @f(%arg0: tensor<4xf32>) -> tensor<4xf32> {\n"
+                 "  %0 = call @f(%arg0) : (tensor<4xf32>) -> tensor<4xf32>\n"
+                 "  return %0 : tensor<4xf32>\n}\n",
+                 "nested deeper than");
+    expect_error("func.func public @a(%arg0: tensor<4xf32>) -> tensor<4xf32> {\n"
+                 "  return %arg0 : tensor<4xf32>\n}\n"
+                 "func.func public @b(%arg0: tensor<4xf32>) -> tensor<4xf32> {\n"
+                 "  return %arg0 : tensor<4xf32>\n}\n",
+                 "several public functions");
+    expect_error("func.func public @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {\n"
+                 "  %0 = stablehlo.custom_call @foo(%arg0) : (tensor<4xf32>) -> tensor<4xf32>\n"
+                 "  return %0 : tensor<4xf32>\n}\n",
+                 "custom_call target 'foo'");
+    expect_error("func.func public @main(%arg0: tensor<2x3xf32>) -> tensor<2xf32> {\n"
+                 "  %c = stablehlo.constant dense<1.0> : tensor<f32>\n"
+                 "  %0 = stablehlo.reduce(%arg0 init: %c) applies stablehlo.multiply across "
+                 "dimensions = [1] : (tensor<2x3xf32>, tensor<f32>) -> tensor<2xf32>\n"
+                 "  return %0 : tensor<2xf32>\n}\n",
+                 "stablehlo.multiply");
+    expect_error("func.func public @main() -> tensor<3xf32> {\n"
+                 "  %c = stablehlo.constant dense<[1.0, 2.0]> : tensor<3xf32>\n"
+                 "  return %c : tensor<3xf32>\n}\n",
+                 "dense literal has 2 elements");
+    if (failures)
+        fprintf(stderr, "%d failure(s)\n", failures);
+    return failures ? 1 : 0;
+}
