@@ -93,6 +93,7 @@ typedef struct
   gchar *bad_setting;
   guint border_color;
   gint cpu_threads;
+  gint hw_profile;              /* enum npu_hw_profile (npu-backend.h) */
   /* read by the streaming threads without the object lock (atomic) */
   gint interval;
   gint drop;

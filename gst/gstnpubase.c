@@ -42,6 +42,7 @@
 #include "gstnpuerror.h"
 #include "gstnpusetup.h"
 #include "gstnpustream.h"
+#include "npu/npu-backend.h"
 
 #define DEFAULT_PROP_MODEL NULL
 #define DEFAULT_PROP_MODEL_ID NULL
@@ -79,6 +80,7 @@ enum
   PROP_OFFSET,
   PROP_BORDER_COLOR,
   PROP_CPU_THREADS,
+  PROP_HW_PROFILE,
   PROP_STATS,
 };
 
@@ -280,6 +282,16 @@ gst_npu_base_set_property (GObject * object, guint prop_id,
     case PROP_CPU_THREADS:
       priv->cpu_threads = g_value_get_int (value);
       break;
+    case PROP_HW_PROFILE:{
+      const gchar *v = g_value_get_string (value);
+      int p;
+      if (npu_hw_profile_parse (v ? v : "auto", &p) == NPU_OK)
+        priv->hw_profile = p;
+      else
+        g_warning ("%s: hw-profile '%s': use auto, fast or verified; kept '%s'",
+            GST_OBJECT_NAME (self), v, npu_hw_profile_name (priv->hw_profile));
+      break;
+    }
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -391,6 +403,9 @@ gst_npu_base_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_CPU_THREADS:
       g_value_set_int (value, priv->cpu_threads);
+      break;
+    case PROP_HW_PROFILE:
+      g_value_set_string (value, npu_hw_profile_name (priv->hw_profile));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -747,6 +762,22 @@ gst_npu_base_class_init (GstNpuBaseClass * klass)
       g_param_spec_int ("cpu-threads", "CPU threads",
           "Threads per session for CPU operations (0 = CPUs / core slots)",
           0, 256, DEFAULT_PROP_CPU_THREADS, rw_ready));
+
+  /**
+   * GstNpuBase:hw-profile:
+   *
+   * Register patterns the compiled program may use (docs/evidence.md,
+   * "Compile profiles"): "fast" (every pattern the back end knows),
+   * "verified" (only NPU tasks the evidence ledger covers at level V, M or O;
+   * other operations run on the CPU) or "auto" ($NPU_HW_PROFILE, else
+   * verified on rknpu and rocket, fast on sim).
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_HW_PROFILE,
+      g_param_spec_string ("hw-profile", "Hardware profile",
+          "Register patterns of the compiled program: auto, fast or verified",
+          "auto", rw_ready));
 
   /**
    * GstNpuBase:stats:

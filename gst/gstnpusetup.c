@@ -191,7 +191,7 @@ gst_npu_base_start (GstNpuBase * self)
   GstNpuBackend backend;
   struct npu_model *model = NULL;
   guint cores, max_in_flight, i, core;
-  gint cpu_threads;
+  gint cpu_threads, hw_profile;
   enum npu_status st;
   const struct npu_io_info *io;
 
@@ -203,6 +203,7 @@ gst_npu_base_start (GstNpuBase * self)
   cores = priv->cores & 7;
   max_in_flight = priv->max_in_flight;
   cpu_threads = priv->cpu_threads;
+  hw_profile = priv->hw_profile;
   priv->cfg.resize = priv->resize;
   priv->cfg.order = priv->channel_order;
   priv->cfg.border_rgb = priv->border_color;
@@ -246,6 +247,7 @@ gst_npu_base_start (GstNpuBase * self)
     cpu_threads = MAX (1, (gint) g_get_num_processors () / (gint) MAX (n, 1));
   }
   opts.cpu_threads = cpu_threads;
+  opts.hw_profile = hw_profile;
 
   GST_INFO_OBJECT (self, "loading %s (backend %s, cores 0x%x, %d CPU threads "
       "per session)", path, opts.backend, cores, cpu_threads);

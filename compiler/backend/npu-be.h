@@ -73,6 +73,12 @@ bool npu_be_refuse(char *why, size_t len, const char *fmt, ...) NPU_PRINTF(3, 4)
 bool npu_be_common_ok(const struct npu_graph *g, const struct npu_node *n, bool integer_op,
                       char *why, size_t why_len);
 
+/* The verified profile's refusal (npu-hwprofile.c): true, with the pattern in why, when
+ * o is the verified profile and n is one of o->hw_refused. npu_backend_supports() asks it
+ * before the node's handler. */
+bool npu_be_hw_refused(const struct npu_node *n, const struct npu_backend_options *o, char *why,
+                       size_t why_len);
+
 /* ---- conv / matmul tasks for composites (the conv/matmul lowering) ------------- */
 
 /*

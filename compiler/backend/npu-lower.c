@@ -337,6 +337,8 @@ npu_backend_supports(const struct npu_graph *g, const struct npu_node *n,
             snprintf(why, why_len, "no NPU handler for %s", npu_op_name(n->op));
         return false;
     }
+    if (npu_be_hw_refused(n, o, why, why_len))
+        return false;
     return h->supports(g, n, o, why, why_len);
 }
 

@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -257,6 +258,11 @@ npu_build_options_hash(const struct npu_build_options *o, char *text, size_t len
         size_t k = strlen(buf);
         snprintf(buf + k, sizeof(buf) - k, ";timing=%s", tm->name);
     }
+    /* the verified profile's program differs; fast keys stay as they were before profiles */
+    if (npu_hw_profile_resolve(o->backend.hw_profile, o->on_device) == NPU_HW_PROFILE_VERIFIED) {
+        size_t k = strlen(buf);
+        snprintf(buf + k, sizeof(buf) - k, ";hw_profile=verified");
+    }
     if (text && len)
         snprintf(text, len, "%s", buf);
     return npu_xxh64(buf, strlen(buf), 0x6f707473);
@@ -276,10 +282,15 @@ npu_build_cache_dir(const struct npu_build_options *o)
 /* ---- compiling ------------------------------------------------------------------- */
 
 static enum npu_status compile_graph(struct npu_graph *g, const char *path,
-                                     const struct npu_build_options *o, struct npu_program **out);
+                                     const struct npu_build_options *o,
+                                     const struct npu_backend_options *be, bool outputs,
+                                     struct npu_program **out);
 
+/* One compile with the back-end options be; the tools' outputs (IR dump,
+ * emitted IR, partition report, on_lowered) only when outputs. */
 static enum npu_status
-compile(const char *path, const struct npu_build_options *o, struct npu_program **out)
+compile_once(const char *path, const struct npu_build_options *o,
+             const struct npu_backend_options *be, bool outputs, struct npu_program **out)
 {
     struct npu_graph *g = NULL;
     enum npu_status st;
@@ -292,36 +303,56 @@ compile(const char *path, const struct npu_build_options *o, struct npu_program 
     }
     if (st)
         return st;
-    return compile_graph(g, path, o, out);
+    return compile_graph(g, path, o, be, outputs, out);
 }
 
-/* Compiles g (taken: freed here) through the front- and back-end passes. */
+/* Compiles g (taken: freed here) through the front- and back-end passes with the
+ * back-end options be. */
 static enum npu_status
 compile_graph(struct npu_graph *g, const char *path, const struct npu_build_options *o,
-              struct npu_program **out)
+              const struct npu_backend_options *be, bool outputs, struct npu_program **out)
 {
     enum npu_status st;
     *out = NULL;
     struct npu_compile_options co = {.no_fusion = o->no_fusion,
+                                     .no_epilogue_fusion =
+                                         be->hw_profile == NPU_HW_PROFILE_VERIFIED,
                                      .verify = -1,
-                                     .dump_after = o->dump_after,
+                                     .dump_after = outputs ? o->dump_after : NULL,
                                      .dump_file = o->dump_file};
     struct npu_partition_options po = {.mode = npu_build_partition_mode(o),
-                                       .backend = &o->backend,
+                                       .backend = be,
                                        .cache_dir = npu_build_cache_dir(o),
                                        .cpu_threads = o->cpu_threads,
                                        .cpu_cost = o->cpu_cost,
                                        .on_device = o->on_device};
-    struct npu_backend_compile_options bo = {.backend = &o->backend,
+    struct npu_backend_compile_options bo = {.backend = be,
                                              .partition = &po,
-                                             .report = o->report,
-                                             .dump_after = o->dump_after,
+                                             .report = outputs ? o->report : NULL,
+                                             .dump_after = outputs ? o->dump_after : NULL,
                                              .dump_file = o->dump_file,
-                                             .emit_ir = o->emit_ir};
-    if ((st = npu_compile(g, &co)) || (o->transform && (st = o->transform(g, o->transform_user))) ||
-        (st = npu_backend_compile(g, &bo, out)))
+                                             .emit_ir = outputs ? o->emit_ir : NULL};
+    if ((st = npu_compile(g, &co)) || (o->transform && (st = o->transform(g, o->transform_user))))
         goto out;
-    if (o->on_lowered)
+    if (be->hw_profile == NPU_HW_PROFILE_VERIFIED) {
+        /* the verified rounds refuse nodes by the name their tasks carry: give unnamed
+         * nodes one, "<op>#<position>" (the front end's graph is the same every round) */
+        int k = 0;
+        npu_graph_for_each_node (g, n) {
+            if (!n->name || !n->name[0]) {
+                char nm[64];
+                snprintf(nm, sizeof(nm), "%s#%d", npu_op_name(n->op), k);
+                if (!(n->name = npu_graph_strdup(g, nm))) {
+                    st = NPU_ERR_NOMEM;
+                    goto out;
+                }
+            }
+            k++;
+        }
+    }
+    if ((st = npu_backend_compile(g, &bo, out)))
+        goto out;
+    if (outputs && o->on_lowered)
         o->on_lowered(g, *out, o->on_lowered_user);
     char msg[512];
     if ((st = npu_program_validate(*out, msg, sizeof(msg)))) {
@@ -332,6 +363,131 @@ compile_graph(struct npu_graph *g, const char *path, const struct npu_build_opti
     }
 out:
     npu_graph_free(g);
+    return st;
+}
+
+/* Rounds of the verified profile before giving up (each round moves at least one more
+ * node to the CPU; SigLIP-B/16 converges in a few). */
+#define HW_VERIFY_MAX_ROUNDS 24
+
+/*
+ * The fast profile compiles once. The verified profile compiles, classifies the
+ * program's tasks with the evidence ledger (npu-hwverify.c) and compiles again
+ * with every node that emitted a task below level O refused by supports()
+ * (naming the pattern; the cost partition then keeps it on the CPU), until no
+ * task is below O. Where the back end has a vendor-matched variant of a lowering
+ * the profile selects it first (fp16 partial sums: the fp32 partial through a
+ * 32-bit EW operand has no capture).
+ */
+static enum npu_status
+compile(const char *path, const struct npu_build_options *o, struct npu_program **out)
+{
+    struct npu_backend_options be = o->backend;
+    be.hw_profile = npu_hw_profile_resolve(o->backend.hw_profile, o->on_device);
+    if (be.hw_profile != NPU_HW_PROFILE_VERIFIED)
+        return compile_once(path, o, &be, true, out);
+    be.fp16_partials = 1;
+    /* biases and activations as passes of their own (compile_once) */
+    bool side = o->emit_ir || o->report || o->dump_after || o->on_lowered;
+    struct npu_hw_refusals r = {0};
+    enum npu_status st;
+    bool all_cpu = false;
+    for (int round = 1;; round++) {
+        if (!all_cpu) {
+            be.hw_refused = r.v;
+            be.n_hw_refused = r.n;
+            if ((st = compile_once(path, o, &be, !side, out)))
+                break;
+        }
+        int added = 0, below = 0;
+        if ((st = npu_hw_collect_refusals(*out, &r, &added, &below)))
+            break;
+        if (!below) {
+            npu_info(DOM,
+                     "%s: hw-profile verified: every NPU task at ledger level O or better "
+                     "after %d compile%s, %d node%s kept on the CPU for their patterns",
+                     path, round, round > 1 ? "s" : "", r.n, r.n == 1 ? "" : "s");
+            if (side) { /* again, with the tools' outputs: the same program */
+                npu_program_free(*out);
+                *out = NULL;
+                st = compile_once(path, o, &be, true, out);
+            }
+            break;
+        }
+        if (all_cpu) { /* cannot happen: a program without NPU tasks has none below O */
+            npu_err(DOM,
+                    "%s: hw-profile verified: NPU tasks below level O with every node "
+                    "refused (a compiler bug)",
+                    path);
+            st = NPU_ERR_INTERNAL;
+            break;
+        }
+        if (!added || round == HW_VERIFY_MAX_ROUNDS) {
+            /* a task that names no source node (or no convergence): the last resort
+             * is a program without NPU tasks, which is trivially verified */
+            npu_warn(DOM,
+                     "%s: hw-profile verified: %d NPU task%s still below ledger level O after "
+                     "%d compiles (%s); compiling everything for the CPU",
+                     path, below, below == 1 ? "" : "s", round,
+                     added ? "no convergence" : "tasks that name no node");
+            static const struct npu_hw_refusal every = {
+                .node = "*", .pattern = "-", .reg = "-", .level = 0};
+            be.hw_refused = &every;
+            be.n_hw_refused = 1;
+            all_cpu = true;
+            npu_program_free(*out);
+            *out = NULL;
+            if ((st = compile_once(path, o, &be, !side, out)))
+                break;
+            continue;
+        }
+        npu_info(DOM,
+                 "%s: hw-profile verified: compile %d has %d task%s below level O; %d more "
+                 "node%s to the CPU",
+                 path, round, below, below == 1 ? "" : "s", added, added == 1 ? "" : "s");
+        npu_program_free(*out);
+        *out = NULL;
+    }
+    if (st) {
+        npu_program_free(*out);
+        *out = NULL;
+    }
+    npu_hw_refusals_free(&r);
+    return st;
+}
+
+/*
+ * The verified profile's rounds compile the graph afresh each time, from a file:
+ * an in-memory graph (taken: freed here) is saved in its text form with its
+ * constants (npu_ir_save) into a private temporary folder, compiled from there
+ * like a .npuir model, and the folder removed.
+ */
+static enum npu_status
+compile_graph_verified(struct npu_graph *g, const char *name, const struct npu_build_options *o,
+                       struct npu_program **out)
+{
+    const char *tmp = getenv("TMPDIR");
+    char dir[512], path[600], side[640];
+    enum npu_status st;
+
+    *out = NULL;
+    snprintf(dir, sizeof(dir), "%s/npu-build-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    if (!mkdtemp(dir)) {
+        npu_err(DOM, "%s: hw-profile verified: cannot make a temporary folder %s: %s", name, dir,
+                strerror(errno));
+        npu_graph_free(g);
+        return NPU_ERR_IO;
+    }
+    snprintf(path, sizeof(path), "%s/graph.npuir", dir);
+    st = npu_ir_save(g, path);
+    npu_graph_free(g);
+    if (st == NPU_OK)
+        st = compile(path, o, out);
+    /* npu_ir_save writes PATH and its constants' sidecar PATH.bin (docs/ir.md) */
+    snprintf(side, sizeof(side), "%s.bin", path);
+    unlink(side);
+    unlink(path);
+    rmdir(dir);
     return st;
 }
 
@@ -478,7 +634,12 @@ npu_build_graph(struct npu_graph *g, const char *name, const struct npu_build_op
         return st;
     }
     b->options_hash = npu_build_options_hash(o, NULL, 0);
-    if ((st = compile_graph(g, name ? name : "graph", o, &b->owned))) {
+    struct npu_backend_options be = o->backend;
+    be.hw_profile = npu_hw_profile_resolve(o->backend.hw_profile, o->on_device);
+    st = be.hw_profile == NPU_HW_PROFILE_VERIFIED
+             ? compile_graph_verified(g, name ? name : "graph", o, &b->owned)
+             : compile_graph(g, name ? name : "graph", o, &be, true, &b->owned);
+    if (st) {
         free(b);
         return st;
     }

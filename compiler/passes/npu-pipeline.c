@@ -100,8 +100,10 @@ npu_compile(struct npu_graph *g, const struct npu_compile_options *o)
         RUN(fuse_silu);
         RUN(fuse_attention);
         RUN(fold_conv_bn);
-        RUN(fuse_bias);       /* after conv-bn, so the folded bias absorbs it */
-        RUN(fuse_activation); /* after bias, so the epilogue order is bias, act */
+        if (!o || !o->no_epilogue_fusion) {
+            RUN(fuse_bias);       /* after conv-bn, so the folded bias absorbs it */
+            RUN(fuse_activation); /* after bias, so the epilogue order is bias, act */
+        }
         RUN(simplify_shapes); /* Transposes the fusions inserted may merge */
         RUN(dce);
     }

@@ -170,6 +170,17 @@ def render_doc(root, entries):
     for lv in ["V", "M", "O", "T"]:
         out.append(f"| {lv} | {LEVEL_TEXT[lv]} |")
     out.append("")
+    # <section title="...">: prose (and tables: paragraphs whose lines start with "|")
+    for sec in root.findall("section"):
+        out.append(f"## {sec.get('title')}")
+        out.append("")
+        for para in (sec.text or "").strip().split("\n\n"):
+            lines = [ln.strip() for ln in para.strip().split("\n")]
+            if lines and lines[0].startswith("|"):
+                out.extend(lines)
+            else:
+                out.append(" ".join(para.split()))
+            out.append("")
     out.append("## Entries per block and level")
     out.append("")
     out.append("| block | V | M | O | T | registers |")

@@ -49,7 +49,8 @@ ev_sum=$(echo "$ev" | sed 's/[^0-9 ]//g' | { read -r a b c d; echo $((a + b + c 
 tasks=$(sed -n 's/.*NPU jobs with \([0-9]*\) tasks.*/\1/p' "$WORK/ev.txt")
 [ "$ev_sum" = "$tasks" ] || fail "--evidence counts $ev_sum tasks, the program has $tasks"
 "$NPUC" "$M/model.onnx" --evidence --explain -q > "$WORK/evx.txt" 2>&1 || fail "npuc --evidence --explain"
-grep -q '^op (IR node) .* tasks level  T patterns$' "$WORK/evx.txt" || fail "--evidence --explain table"
+grep -q '^op (IR node) *place  *tasks level  decided by  *T patterns$' "$WORK/evx.txt" ||
+    fail "--evidence --explain table"
 grep -q ' T  .*\.T' "$WORK/evx.txt" || fail "--evidence --explain names T patterns"
 grep -q '^uncovered:' "$WORK/evx.txt" && fail "--evidence --explain: writes outside the ledger"
 "$NPUC" "$M/model.onnx" --explain -q > "$WORK/explain.txt" 2>&1 || fail "npuc --explain"

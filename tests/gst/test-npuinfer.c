@@ -511,6 +511,49 @@ px_xy (gint x, gint y, guint8 rgb[3], gpointer user)
 /* channel-order=bgr, NHWC uint8 inputs, int8 grey inputs, float16 inputs,
  * normalization=none and scale-offset: each gives the layout and values the
  * documentation promises. */
+/* hw-profile: "auto" by default, reads back what was set, and the verified
+ * profile's program (only evidence-ledger V/M/O tasks on the NPU) runs on the
+ * simulator with the same pixels as the default program. */
+GST_START_TEST (test_hw_profile)
+{
+  GstElement *e = gst_element_factory_make ("npuinfer", NULL);
+  gchar *v = NULL;
+  guint8 col[3] = { 200, 100, 50 };
+  gfloat px0[2];
+  guint k;
+
+  g_object_get (e, "hw-profile", &v, NULL);
+  fail_unless_equals_string (v, "auto");
+  g_free (v);
+  g_object_set (e, "hw-profile", "verified", NULL);
+  g_object_get (e, "hw-profile", &v, NULL);
+  fail_unless_equals_string (v, "verified");
+  g_free (v);
+  gst_object_unref (e);
+
+  for (k = 0; k < 2; k++) {
+    gchar *desc =
+        g_strdup_printf ("npuinfer backend=sim hw-profile=%s model=%s",
+        k ? "verified" : "fast", MODEL ("image_meta.onnx"));
+    GstHarness *h = gst_harness_new_parse (desc);
+    GstBuffer *out;
+    const gfloat *d;
+
+    gst_harness_set_src_caps_str (h, RGB_CAPS (4, 4));
+    out = gst_harness_push_and_pull (h,
+        make_frame (GST_VIDEO_FORMAT_RGB, 4, 4, px_const, col));
+    d = gst_npu_tensor_get_data (gst_npu_tensor_meta_get_by_name
+        (gst_buffer_get_npu_tensor_meta (out), "pixels"), NULL);
+    px0[k] = d[0];
+    gst_buffer_unref (out);
+    gst_harness_teardown (h);
+    g_free (desc);
+  }
+  fail_unless (fabs (px0[0] - px0[1]) < 4e-3, "%g %g", px0[0], px0[1]);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_layouts_and_dtypes)
 {
   gfloat *v;
@@ -1226,6 +1269,7 @@ npuinfer_suite (void)
   tcase_add_test (tc, test_eos_with_jobs_in_flight);
   tcase_add_test (tc, test_latency_query);
   tcase_add_test (tc, test_state_cycles);
+  tcase_add_test (tc, test_hw_profile);
   return s;
 }
 

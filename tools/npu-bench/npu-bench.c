@@ -55,6 +55,9 @@ static const char usage[] =
     "        --timing NAME     timing model of every modeled figure: v2 (default,\n"
     "                          docs/timing-model-v2.md), v2-low, v2-high (its bounds), v1;\n"
     "                          sets what $NPU_TIMING would\n"
+    "        --hw-profile P    register patterns of the program: fast, verified (only\n"
+    "                          ledger level V/M/O tasks, docs/evidence.md) or auto (default:\n"
+    "                          $NPU_HW_PROFILE, else verified on rknpu/rocket, fast on sim)\n"
     "        --cores N         then run frames round robin over cores 0 .. N-1 (1-3), one\n"
     "                          session per core, all at once (their jobs share DRAM), and\n"
     "                          print the modeled frames per second\n"
@@ -297,7 +300,17 @@ is_matmul_class(enum npu_op op)
 int
 main(int argc, char **argv)
 {
-    enum { O_CACHE = 256, O_SEED, O_TOP, O_JSON, O_CPUCOST, O_TIMING, O_CORES, O_FRAMES };
+    enum {
+        O_CACHE = 256,
+        O_SEED,
+        O_TOP,
+        O_JSON,
+        O_CPUCOST,
+        O_TIMING,
+        O_CORES,
+        O_FRAMES,
+        O_HWPROFILE
+    };
     static const struct option lopts[] = {
         {"backend", required_argument, NULL, 'b'},
         {"runs", required_argument, NULL, 'n'},
@@ -314,6 +327,7 @@ main(int argc, char **argv)
         {"timing", required_argument, NULL, O_TIMING},
         {"cores", required_argument, NULL, O_CORES},
         {"frames", required_argument, NULL, O_FRAMES},
+        {"hw-profile", required_argument, NULL, O_HWPROFILE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -386,6 +400,12 @@ main(int argc, char **argv)
             rr_frames = strtol(optarg, &end, 10);
             if (*end || rr_frames < 1 || rr_frames > 100000) {
                 fprintf(stderr, "npu-bench: --frames %s: 1 to 100000\n", optarg);
+                return 2;
+            }
+            break;
+        case O_HWPROFILE:
+            if (npu_hw_profile_parse(optarg, &bo.backend.hw_profile)) {
+                fprintf(stderr, "npu-bench: --hw-profile %s: use fast, verified or auto\n", optarg);
                 return 2;
             }
             break;
@@ -631,6 +651,8 @@ main(int argc, char **argv)
                 npu_s > 0 ? util_w / npu_s * 100 : 0, host_s * 1e3);
     }
     fprintf(out, "\nper frame:\n");
+    fprintf(out, "  hw profile       %s\n",
+            npu_hw_profile_name(npu_hw_profile_resolve(bo.backend.hw_profile, bo.on_device)));
     fprintf(out, "  NPU time         %.3f ms  modeled (%s)%s\n", rs.npu_modeled_s * 1e3, tml,
             rs.timing_valid ? "" : " (not every job reported timing)");
     fprintf(out, "  submits          %u\n", rs.submits);
@@ -660,6 +682,8 @@ main(int argc, char **argv)
         json_str(jf, model);
         fprintf(jf, ",\n  \"backend\": ");
         json_str(jf, backend_name);
+        fprintf(jf, ",\n  \"hw_profile\": \"%s\"",
+                npu_hw_profile_name(npu_hw_profile_resolve(bo.backend.hw_profile, bo.on_device)));
         fprintf(jf, ",\n  \"timing_model\": \"%s\",\n", tml);
         fprintf(jf, "  \"task_overhead_us\": %.3f,\n  \"submit_overhead_us\": %.3f,\n",
                 npu_timing_model()->task_overhead_s * 1e6,

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "npu/npu-backend.h"
 #include "npu/npu-common.h"
 #include "npu/npu-fp16.h"
 #include "npu/npu-model.h"
@@ -35,7 +36,7 @@ static const char help_text[] =
     "    npu-run MODEL [--input NAME=FILE.npy]... [--output-dir DIR] [--backend NAME]\n"
     "            [--runs N] [--dims name=value,...] [--seed S] [--threads N]\n"
     "            [--core N] [--cache-dir DIR] [--cpu-cost MODEL] [--int-range LO,HI]\n"
-    "            [--max-memory SIZE] [--quiet]\n"
+    "            [--max-memory SIZE] [--hw-profile fast|verified] [--quiet]\n"
     "\n"
     "DESCRIPTION\n"
     "    Loads MODEL with npu_model_load(), creates one session, runs it --runs times\n"
@@ -74,6 +75,12 @@ static const char help_text[] =
     "        model v1, modeled, the same program on every host), measured (timed on\n"
     "        this host), auto (default: measured on rknpu/rocket, where this host is\n"
     "        the board's CPU; board on sim). Sets NPU_CPU_COST.\n"
+    "    --hw-profile fast|verified|auto\n"
+    "        Register patterns the compiled program may use (docs/evidence.md): fast\n"
+    "        (every pattern the back end knows) or verified (only NPU tasks whose\n"
+    "        every register write the evidence ledger covers at level V, M or O;\n"
+    "        other nodes run on the CPU). Default auto: $NPU_HW_PROFILE, else\n"
+    "        verified on rknpu and rocket and fast on sim.\n"
     "    --int-range LO,HI\n"
     "        Range [LO, HI) of random integer inputs (default 0,100).\n"
     "    --max-memory SIZE\n"
@@ -127,6 +134,7 @@ struct opts {
     const char *backend;
     const char *dims;
     const char *cache_dir;
+    int hw_profile; /* enum npu_hw_profile */
     uint64_t seed;
     long runs;
     int threads;
@@ -375,7 +383,7 @@ usage_error(const char *fmt, const char *arg)
 static int
 parse_args(int argc, char **argv, struct opts *o)
 {
-    enum { OPT_CACHE = 256, OPT_INT_RANGE, OPT_CPU_COST, OPT_MAX_MEM };
+    enum { OPT_CACHE = 256, OPT_INT_RANGE, OPT_CPU_COST, OPT_MAX_MEM, OPT_HW_PROFILE };
     static const struct option lopts[] = {
         {"input", required_argument, NULL, 'i'},
         {"output-dir", required_argument, NULL, 'o'},
@@ -389,6 +397,7 @@ parse_args(int argc, char **argv, struct opts *o)
         {"int-range", required_argument, NULL, OPT_INT_RANGE},
         {"cpu-cost", required_argument, NULL, OPT_CPU_COST},
         {"max-memory", required_argument, NULL, OPT_MAX_MEM},
+        {"hw-profile", required_argument, NULL, OPT_HW_PROFILE},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -432,6 +441,12 @@ parse_args(int argc, char **argv, struct opts *o)
                 return 2;
             }
             setenv("NPU_CPU_COST", optarg, 1); /* read by the compile (npu-partition.h) */
+            break;
+        case OPT_HW_PROFILE:
+            if (npu_hw_profile_parse(optarg, &o->hw_profile)) {
+                usage_error("--hw-profile wants fast, verified or auto, got '%s'", optarg);
+                return 2;
+            }
             break;
         case 'q': o->quiet = true; break;
         case 'n':
@@ -727,6 +742,7 @@ main(int argc, char **argv)
         .cpu_threads = o.threads,
         .dim_values = dims ? dims : o.dims,
         .strict_dims = true,
+        .hw_profile = o.hw_profile,
     };
     st = npu_model_load(o.model, &mo, &m);
     free(dims);

@@ -104,7 +104,13 @@ static const char usage[] =
     "        --evidence        print 'evidence: V=n M=n O=n T=n': the program's NPU tasks\n"
     "                          counted by the weakest register pattern each uses in the\n"
     "                          evidence ledger (docs/evidence.md); with --explain also a\n"
-    "                          per-op table and the T patterns each op uses\n"
+    "                          per-op table: placement, tasks, weakest level, the pattern\n"
+    "                          that decided it and the T patterns the op uses\n"
+    "        --hw-profile P    register patterns the program may use: fast (every pattern\n"
+    "                          the back end knows) or verified (only tasks whose every write\n"
+    "                          the ledger covers at level V, M or O; other nodes go to the\n"
+    "                          CPU); default $NPU_HW_PROFILE, else fast (npu-run and the\n"
+    "                          plugin default to verified on rknpu and rocket)\n"
     "        --quantize MODE   post-training quantisation (docs/quantisation.md): w8a8\n"
     "                          (int8 weights per channel, int8 activations) or hybrid (w8a8\n"
     "                          but layers under --hybrid-threshold stay float); w16a16i is\n"
@@ -199,7 +205,10 @@ struct ev_op {
     const char *name;
     unsigned tasks;
     enum npu_evidence_level weakest;
-    const struct npu_evidence_entry *t[8]; /* T entries used, first 8 */
+    const struct npu_evidence_entry *decided; /* the entry of the first write at weakest */
+    uint16_t decided_reg;                     /* its register (for an uncovered write) */
+    uint32_t decided_value;                   /* and the value written */
+    const struct npu_evidence_entry *t[8];    /* T entries used, first 8 */
     unsigned n_t;
 };
 
@@ -219,7 +228,7 @@ ev_op_of(struct ev_op *ops, unsigned *n, unsigned cap, const char *name)
  * a table per op (the IR node each task computes) and every uncovered write
  * as an "uncovered:" line (scripts/evidence-survey.py reads those). */
 static int
-evidence(const struct npu_program *p, bool explain, FILE *f)
+evidence(const struct npu_program *p, const struct npu_partition_report *rep, bool explain, FILE *f)
 {
     unsigned count[NPU_EVIDENCE_LEVELS] = {0};
     unsigned cap = 4096, n_ops = 0;
@@ -260,9 +269,19 @@ evidence(const struct npu_program *p, bool explain, FILE *f)
             struct ev_op *o = ev_op_of(ops, &n_ops, cap, name);
             if (!o)
                 continue;
-            o->tasks++;
-            if (lv < o->weakest)
+            if (lv < o->weakest || !o->tasks) {
                 o->weakest = lv;
+                o->decided = NULL;
+                o->decided_reg = 0;
+                for (size_t k = 0; k < nw && k < wcap; k++)
+                    if ((w[k].entry ? w[k].entry->level : NPU_EVIDENCE_NONE) == lv) {
+                        o->decided = w[k].entry;
+                        o->decided_reg = w[k].offset;
+                        o->decided_value = w[k].value;
+                        break;
+                    }
+            }
+            o->tasks++;
             for (size_t k = 0; k < nw; k++) {
                 const struct npu_evidence_entry *e = w[k].entry;
                 if (!e) {
@@ -281,13 +300,34 @@ evidence(const struct npu_program *p, bool explain, FILE *f)
         }
     }
     if (explain) {
-        fprintf(f, "%-40s %6s %5s  %s\n", "op (IR node)", "tasks", "level", "T patterns");
+        fprintf(f, "%-40s %-5s %6s %5s  %-40s %s\n", "op (IR node)", "place", "tasks", "level",
+                "decided by", "T patterns");
         for (unsigned i = 0; i < n_ops; i++) {
-            fprintf(f, "%-40s %6u %5s ", ops[i].name, ops[i].tasks,
-                    npu_evidence_level_name(ops[i].weakest));
+            char dec[96];
+            if (ops[i].decided)
+                snprintf(dec, sizeof(dec), "%s=0x%x", ops[i].decided->id, ops[i].decided_value);
+            else
+                snprintf(dec, sizeof(dec), "%s=0x%x (no entry)",
+                         npu_evidence_reg_name(ops[i].decided_reg), ops[i].decided_value);
+            fprintf(f, "%-40s %-5s %6u %5s  %-40s", ops[i].name, "npu", ops[i].tasks,
+                    npu_evidence_level_name(ops[i].weakest), dec);
             for (unsigned k = 0; k < ops[i].n_t; k++)
                 fprintf(f, " %s", ops[i].t[k]->id);
             fputs("\n", f);
+        }
+        /* the nodes the partition kept on the CPU, and the pattern when the verified
+         * profile refused them */
+        static const char tag[] = "hw-profile verified: ";
+        for (int i = 0; rep && i < rep->n; i++) {
+            const struct npu_partition_node *pn = &rep->nodes[i];
+            if (pn->device != NPU_DEVICE_CPU)
+                continue;
+            const char *pat = strstr(pn->why, "pattern ");
+            char dec[64] = "-";
+            if (!strncmp(pn->why, tag, sizeof(tag) - 1) && pat)
+                sscanf(pat + 8, "%63s", dec);
+            fprintf(f, "%-40s %-5s %6u %5s  %s\n", pn->name[0] ? pn->name : "(unnamed)", "cpu", 0u,
+                    "-", dec);
         }
     }
     fprintf(f, "evidence: V=%u M=%u O=%u T=%u", count[NPU_EVIDENCE_V], count[NPU_EVIDENCE_M],
@@ -390,6 +430,7 @@ main(int argc, char **argv)
         O_TIMING,
         O_DUMP,
         O_EVIDENCE,
+        O_HWPROFILE,
         O_QUANT,
         O_DATASET,
         O_ALGO,
@@ -420,6 +461,7 @@ main(int argc, char **argv)
         {"timing", required_argument, NULL, O_TIMING},
         {"dump-after", required_argument, NULL, O_DUMP},
         {"evidence", no_argument, NULL, O_EVIDENCE},
+        {"hw-profile", required_argument, NULL, O_HWPROFILE},
         {"quantize", required_argument, NULL, O_QUANT},
         {"dataset", required_argument, NULL, O_DATASET},
         {"algorithm", required_argument, NULL, O_ALGO},
@@ -496,6 +538,12 @@ main(int argc, char **argv)
             }
             break;
         case O_EVIDENCE: want_evidence = true; break;
+        case O_HWPROFILE:
+            if (npu_hw_profile_parse(optarg, &bo.backend.hw_profile)) {
+                fprintf(stderr, "npuc: --hw-profile %s: use fast, verified or auto\n", optarg);
+                return 2;
+            }
+            break;
         case O_CPUCOST:
             if (npu_cpu_cost_mode_parse(optarg, &bo.cpu_cost)) {
                 fprintf(stderr, "npuc: --cpu-cost %s: use board, measured or auto\n", optarg);
@@ -607,7 +655,7 @@ main(int argc, char **argv)
     if (print)
         npu_program_print(b->prog, stdout);
     int rc = 0;
-    if (want_evidence && evidence(b->prog, explain, stdout))
+    if (want_evidence && evidence(b->prog, explain ? &rep : NULL, explain, stdout))
         rc = 1;
     if (out) {
         char opt_text[1024];

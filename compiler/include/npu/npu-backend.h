@@ -66,7 +66,46 @@ struct npu_backend_options {
      * loop order (0 free, 1 rows outside kernels, 2 kernels outside rows). */
     uint32_t force_rows, force_kernels, force_channels;
     int force_order;
+    /* Register-pattern profile (enum npu_hw_profile, docs/evidence.md): AUTO
+     * resolves by npu_hw_profile_resolve(); FAST is the program with every
+     * pattern the back end knows; VERIFIED keeps only tasks whose every
+     * register write the evidence ledger covers at level O or better. */
+    int hw_profile;
+    /* Set by the driver under VERIFIED (npu_build), not by callers: source
+     * nodes whose lowering wrote a pattern below level O in an earlier
+     * compile of the same graph. supports() refuses them, naming the pattern,
+     * so the partition keeps them on the CPU. */
+    const struct npu_hw_refusal *hw_refused;
+    int n_hw_refused;
 };
+
+/* Register-pattern profiles (npuc/npu-run/npu-bench --hw-profile, $NPU_HW_PROFILE). */
+enum npu_hw_profile {
+    NPU_HW_PROFILE_AUTO = 0, /* $NPU_HW_PROFILE, else VERIFIED on a real NPU, FAST otherwise */
+    NPU_HW_PROFILE_FAST,
+    NPU_HW_PROFILE_VERIFIED,
+};
+#define NPU_HW_PROFILE_ENV "NPU_HW_PROFILE"
+
+/* A node the verified profile keeps off the NPU and the pattern that decided it. */
+struct npu_hw_refusal {
+    const char *node;    /* source node name (the name its tasks carry); "*" = every node */
+    const char *pattern; /* the ledger entry covering the write ("DPU.LUT_INFO.T"), or
+                          * "none" when no entry covers it */
+    const char *reg;     /* "DPU.LUT_INFO" */
+    uint32_t value;      /* the value written */
+    int level;           /* enum npu_evidence_level of the write */
+};
+
+/* "auto", "fast", "verified". */
+const char *npu_hw_profile_name(int profile);
+/* Parses "fast" or "verified" (or "auto"); NPU_ERR_INVALID (nothing logged) otherwise. */
+enum npu_status npu_hw_profile_parse(const char *s, int *out);
+/* The profile a compile uses: p when not AUTO, else $NPU_HW_PROFILE when set
+ * (a bad value is logged and ignored), else VERIFIED when on_device (the
+ * program runs on rknpu or rocket: until a board's bring-up report upgrades
+ * patterns, only ledger-backed ones go to silicon) and FAST otherwise. */
+int npu_hw_profile_resolve(int p, bool on_device);
 
 /* ---- the handler table (contract 3, docs/npu-backend-contracts.md) ----------- */
 

@@ -40,6 +40,10 @@ struct npu_model_options {
      * logged at info level and ignored (callers that pass one spec to many
      * models). */
     bool strict_dims;
+    /* Register-pattern profile of the compile (enum npu_hw_profile,
+     * npu-backend.h): 0 = auto ($NPU_HW_PROFILE, else verified on rknpu and
+     * rocket, fast on sim); docs/evidence.md "Compile profiles". */
+    int hw_profile;
 };
 
 struct npu_io_info {

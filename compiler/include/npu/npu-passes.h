@@ -31,6 +31,10 @@ struct npu_compile_options {
     bool no_fusion;  /* skip the pattern fusions (for tests and debugging) */
     int verify;      /* 1 = verify after each pass, 0 = never, -1 = default
                         (on in debug builds) */
+    /* Skip fuse_bias and fuse_activation: biases and activations stay nodes of
+     * their own (the verified hw profile: the captured conv/matmul tasks have
+     * neither, docs/evidence.md "Compile profiles"). */
+    bool no_epilogue_fusion;
 };
 
 /* The pipeline: shape simplification, constant folding, dead-code elimination
