@@ -712,12 +712,12 @@ main(int argc, char **argv)
     if (split_layers && split_frame(out, pm, rr_cores > 1 ? rr_cores : 3, mo.cpu_threads, in, nin,
                                     outs, nout, rs.npu_modeled_s, tml)) {
         rc = 1;
-        goto done;
+        goto done_rows;
     }
     if (rr_cores > 0 && round_robin(out, pm, rr_cores, rr_frames ? rr_frames : 4L * rr_cores,
                                     mo.cpu_threads, in, nin, nout, rs.npu_modeled_s, tml)) {
         rc = 1;
-        goto done;
+        goto done_rows;
     }
 
     if (json) {
@@ -725,7 +725,7 @@ main(int argc, char **argv)
         if (!jf) {
             fprintf(stderr, "npu-bench: cannot write %s\n", json);
             rc = 1;
-            goto done;
+            goto done_rows;
         }
         fprintf(jf, "{\n  \"model\": ");
         json_str(jf, model);
@@ -761,6 +761,7 @@ main(int argc, char **argv)
         if (jf != stdout)
             fclose(jf);
     }
+done_rows:
     free(rows);
 done:
     for (int i = 0; i < nin; i++)
