@@ -22,6 +22,7 @@
  * before, range by range (npu_bo_sync); the simulator ignores it, hardware
  * backends with cached mappings need it.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,7 @@
 
 #include "npu-program-priv.h"
 #include "npu-task.h"
+#include "npu/npu-timing.h"
 
 #define HOST_ALIGN 64
 
@@ -45,8 +47,26 @@ struct npu_prog_model {
     uint64_t *out_off;    /* per output: offset in the output buffer, UINT64_MAX = view */
 };
 
+/* A task's figures from the simulator (layer split planning and the order check). */
+struct task_rec {
+    struct npu_task_timing t;
+    double t0, t1; /* modeled, on the device's timeline */
+    bool valid;
+};
+
+/* One submit of a split job: tasks first .. first + n - 1; cores > 1 runs core c's
+ * share cut[c] .. cut[c + 1] - 1 (cut[0] = first, cut[cores] = first + n). */
+struct split_seg {
+    uint32_t first, n;
+    unsigned cores;
+    uint32_t cut[NPU_MAX_CORES + 1];
+};
+
 struct sjob {
     struct npu_bo *regcmd, *tasks;
+    struct split_seg *segs; /* NULL: the whole job in one submit on the session's core */
+    uint32_t n_segs;
+    struct task_rec *rec; /* per task, while recording */
 };
 
 struct npu_prog_session {
@@ -59,6 +79,7 @@ struct npu_prog_session {
     struct sjob *jobs;
     struct npu_tensor *views; /* per tensor: host data or NPU mapping */
     struct npu_job *pending;  /* a job that outlived its wait */
+    bool rec_on;              /* record every task's figures (simulator) */
     char err[640];
 };
 
@@ -348,6 +369,8 @@ npu_prog_session_destroy(struct npu_prog_session *s)
     for (int j = 0; s->jobs && j < s->m->p->n_jobs; j++) {
         npu_bo_destroy(s->jobs[j].regcmd);
         npu_bo_destroy(s->jobs[j].tasks);
+        free(s->jobs[j].segs);
+        free(s->jobs[j].rec);
     }
     npu_bo_destroy(s->act);
     npu_cpu_ctx_destroy(s->ctx);
@@ -390,8 +413,172 @@ sync_tensor(struct npu_prog_session *s, const struct npu_prog_tensor *t, unsigne
     return npu_bo_sync(bo_of(s, t), dir, t->offset, t->bytes);
 }
 
+/* ---- layer split (npu_prog_session_split_layers) ---------------------------- */
+
+static bool
+access_conflict(const struct npu_task_timing *a, const struct npu_task_timing *b)
+{
+    for (uint32_t i = 0; i < a->n_access; i++)
+        for (uint32_t k = 0; k < b->n_access; k++) {
+            const struct npu_task_access *x = &a->access[i], *y = &b->access[k];
+            if ((x->write || y->write) && x->lo < y->hi && y->lo < x->hi)
+                return true;
+        }
+    return false;
+}
+
+/* Task pairs of job j, in program order, that touch the same bytes (one of them writing)
+ * while the later one started on the modeled timeline before the earlier one ended. */
+static uint32_t
+order_check(const struct npu_prog_session *s, int j)
+{
+    const struct sjob *sj = &s->jobs[j];
+    uint32_t n = s->m->p->jobs[j].n_tasks, bad = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct task_rec *b = &sj->rec[i];
+        if (!b->valid) {
+            bad++;
+            continue;
+        }
+        for (uint32_t k = 0; k < i; k++) {
+            const struct task_rec *a = &sj->rec[k];
+            if (a->valid && a->t1 > b->t0 + 1e-12 && access_conflict(&a->t, &b->t))
+                bad++;
+        }
+    }
+    return bad;
+}
+
+/* Plans job j from its recorded tasks: maximal runs of consecutive tasks that are pairwise
+ * independent (no byte one writes is read or written by another) and touch no LUT become
+ * a submit over `cores` cores, each core a contiguous share balanced by the tasks' modeled
+ * times, when that saves more than one submit's overhead; everything else runs in order on
+ * core 0, consecutive such tasks in one submit. */
 static enum npu_status
-run_job(struct npu_prog_session *s, int step, struct npu_prog_run_stats *rs)
+plan_job(struct npu_prog_session *s, int j, unsigned cores, struct npu_prog_split_info *info)
+{
+    struct sjob *sj = &s->jobs[j];
+    uint32_t n = s->m->p->jobs[j].n_tasks;
+    const struct task_rec *rec = sj->rec;
+    for (uint32_t t = 0; t < n; t++)
+        if (!rec[t].valid || !rec[t].t.n_access) {
+            npu_err(PROG_DOM,
+                    "layer split: job %d task %u has no DRAM access record (it needs the "
+                    "simulator backend)",
+                    j, t);
+            return NPU_ERR_UNSUPPORTED;
+        }
+    struct split_seg *segs = calloc(n + 1, sizeof(*segs));
+    if (!segs)
+        return NPU_ERR_NOMEM;
+    double ovh = npu_timing_model()->submit_overhead_s;
+    /* test knob: plan as if no two tasks conflicted, so that the tests can show the order
+     * check and the output comparison catching a wrong split */
+    const char *unsafe = getenv("NPU_SPLIT_UNSAFE");
+    bool ignore_deps = unsafe && !strcmp(unsafe, "1");
+    /* test knob: split every independent run of two or more tasks, gain or not (small
+     * models' tasks are shorter than a submit) */
+    const char *force = getenv("NPU_SPLIT_FORCE");
+    if (force && !strcmp(force, "1"))
+        ovh = -1.0;
+    uint32_t ns = 0;
+    bool split = false;
+    /* glued[t]: task t must follow task t - 1 in the same chain, because it or a later
+     * task uses CBUF contents (DATA_REUSE / WEIGHT_REUSE) loaded by t - 1 or earlier */
+    bool *glued = calloc(n + 1, sizeof(*glued));
+    if (!glued) {
+        free(segs);
+        return NPU_ERR_NOMEM;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t from = rec[i].t.cbuf_from;
+        if (from == UINT32_MAX)
+            continue;
+        if (from >= i) /* loaded outside this job's earlier tasks: keep all in order */
+            from = 0;
+        for (uint32_t t = from + 1; t <= i; t++)
+            glued[t] = true;
+    }
+    for (uint32_t i = 0; i < n;) {
+        /* units: a task and the tasks glued to it */
+        uint32_t e = i + 1;
+        bool lut = rec[i].t.uses_lut;
+        for (; e < n && glued[e]; e++)
+            lut |= rec[e].t.uses_lut != 0;
+        while (!lut && e < n) {
+            uint32_t f = e + 1;
+            bool ok = !rec[e].t.uses_lut;
+            for (; f < n && glued[f]; f++)
+                ok &= !rec[f].t.uses_lut;
+            for (uint32_t u = e; u < f && ok && !ignore_deps; u++)
+                for (uint32_t k = i; k < e && ok; k++)
+                    ok = !access_conflict(&rec[k].t, &rec[u].t);
+            if (!ok)
+                break;
+            e = f;
+        }
+        double sum = 0;
+        for (uint32_t t = i; t < e; t++)
+            sum += rec[t].t.task_s;
+        struct split_seg g = {.first = i, .n = e - i, .cores = NPU_MIN(cores, e - i)};
+        unsigned k = 1;
+        g.cut[0] = i;
+        double acc = 0, chunk = 0, longest = 0;
+        for (uint32_t t = i; t < e; t++) {
+            acc += rec[t].t.task_s;
+            chunk += rec[t].t.task_s;
+            if (k < g.cores && acc >= sum * k / g.cores && t + 1 < e && !glued[t + 1]) {
+                g.cut[k++] = t + 1;
+                longest = fmax(longest, chunk);
+                chunk = 0;
+            }
+        }
+        longest = fmax(longest, chunk);
+        g.cores = k;
+        g.cut[k] = e;
+        if (g.cores >= 2 && sum - longest > ovh) {
+            segs[ns++] = g;
+            split = true;
+            info->parallel_segs++;
+            info->parallel_tasks += g.n;
+        } else if (ns && segs[ns - 1].cores == 1) {
+            segs[ns - 1].n += e - i;
+            segs[ns - 1].cut[1] = e;
+        } else {
+            segs[ns++] = (struct split_seg){.first = i, .n = e - i, .cores = 1, .cut = {i, e}};
+        }
+        i = e;
+    }
+    free(glued);
+    info->tasks += n;
+    if (!split) {
+        free(segs);
+        info->submits++;
+        return NPU_OK;
+    }
+    sj->segs = segs;
+    sj->n_segs = ns;
+    info->jobs_split++;
+    info->submits += ns;
+    return NPU_OK;
+}
+
+static void
+split_clear(struct npu_prog_session *s)
+{
+    for (int j = 0; j < s->m->p->n_jobs; j++) {
+        free(s->jobs[j].segs);
+        s->jobs[j].segs = NULL;
+        s->jobs[j].n_segs = 0;
+        free(s->jobs[j].rec);
+        s->jobs[j].rec = NULL;
+    }
+    s->rec_on = false;
+}
+
+static enum npu_status
+run_submit(struct npu_prog_session *s, int step, uint32_t first, uint32_t n, unsigned cores,
+           const uint32_t *cut, struct npu_prog_run_stats *rs)
 {
     const struct npu_prog_model *m = s->m;
     const struct npu_prog_step *stp = &m->p->steps[step];
@@ -399,11 +586,20 @@ run_job(struct npu_prog_session *s, int step, struct npu_prog_run_stats *rs)
     struct npu_submit sub;
     memset(&sub, 0, sizeof(sub));
     sub.task_bo = s->jobs[stp->job].tasks;
-    sub.task_start = 0;
-    sub.task_number = jb->n_tasks;
+    sub.task_start = first;
+    sub.task_number = n;
     sub.core_mask = s->core < 0 ? 0 : 1u << s->core;
     for (unsigned i = 0; i < NPU_SUBCORE_SLOTS; i++)
-        sub.subcore_task[i] = (struct npu_subcore_range){0, jb->n_tasks};
+        sub.subcore_task[i] = (struct npu_subcore_range){first, n};
+    if (cores > 1) {
+        /* a layer split's parallel segment: core c runs tasks cut[c] .. cut[c + 1] - 1 as a
+         * chain of its own (facts §4.1: two cores read slots 0-1, three read 2-4) */
+        sub.core_mask = (1u << cores) - 1;
+        unsigned base = cores == 3 ? 2 : 0;
+        memset(sub.subcore_task, 0, sizeof(sub.subcore_task));
+        for (unsigned c = 0; c < cores; c++)
+            sub.subcore_task[base + c] = (struct npu_subcore_range){cut[c], cut[c + 1] - cut[c]};
+    }
     sub.flags = NPU_JOB_PC | NPU_JOB_PINGPONG;
     sub.timeout_ms = m->submit_timeout_ms;
     const char *nm = stp->name ? stp->name : "";
@@ -412,7 +608,7 @@ run_job(struct npu_prog_session *s, int step, struct npu_prog_run_stats *rs)
     enum npu_status st = npu_job_submit(m->dev, &sub, &job);
     if (st)
         return run_fail(s, st, "step %d '%s': job %d (%u tasks) refused at submit: %s", step, nm,
-                        stp->job, jb->n_tasks, npu_status_str(st));
+                        stp->job, n, npu_status_str(st));
     struct npu_job_result r;
     memset(&r, 0, sizeof(r));
     st = npu_job_wait(job, m->job_timeout_ms, &r);
@@ -424,16 +620,25 @@ run_job(struct npu_prog_session *s, int step, struct npu_prog_run_stats *rs)
     }
     if (st) {
         run_fail(s, st, "step %d '%s': job %d (%u tasks) on core %d failed: %s: %s", step, nm,
-                 stp->job, jb->n_tasks, s->core, npu_status_str(st),
+                 stp->job, n, s->core, npu_status_str(st),
                  r.message[0] ? r.message : "(no message)");
         npu_job_destroy(job);
         return st;
     }
+    if (s->rec_on && r.timing_valid)
+        for (uint32_t i = 0; i < r.n_tasks; i++)
+            if (r.tasks[i].task < jb->n_tasks) {
+                struct task_rec *tr = &s->jobs[stp->job].rec[r.tasks[i].task];
+                tr->t = r.tasks[i];
+                tr->t0 = r.modeled_start_s + r.tasks[i].start_s;
+                tr->t1 = tr->t0 + r.tasks[i].task_s;
+                tr->valid = true;
+            }
     rs->submits++;
-    rs->tasks += jb->n_tasks;
+    rs->tasks += n;
     rs->core_mask |= r.core_mask;
     if (rs->steps)
-        rs->steps[step].tasks = jb->n_tasks;
+        rs->steps[step].tasks += n;
     if (r.timing_valid) {
         if (rs->submits == 1 || r.modeled_start_s < rs->npu_modeled_start_s)
             rs->npu_modeled_start_s = r.modeled_start_s;
@@ -445,10 +650,12 @@ run_job(struct npu_prog_session *s, int step, struct npu_prog_run_stats *rs)
         rs->mac_utilisation += r.mac_utilisation * r.modeled_s; /* normalised at the end */
         if (rs->steps) {
             struct npu_prog_step_stats *ss = &rs->steps[step];
-            ss->modeled_s = r.modeled_s;
-            ss->dma_bytes = r.dma_bytes;
-            ss->macs = r.macs;
-            ss->mac_utilisation = r.mac_utilisation;
+            ss->mac_utilisation =
+                (ss->mac_utilisation * ss->modeled_s + r.mac_utilisation * r.modeled_s) /
+                (ss->modeled_s + r.modeled_s > 0 ? ss->modeled_s + r.modeled_s : 1.0);
+            ss->modeled_s += r.modeled_s;
+            ss->dma_bytes += r.dma_bytes;
+            ss->macs += r.macs;
         }
         for (uint32_t i = 0; rs->task_stats && i < r.n_tasks; i++) {
             const struct npu_task_timing *tt = &r.tasks[i];
@@ -468,6 +675,25 @@ run_job(struct npu_prog_session *s, int step, struct npu_prog_run_stats *rs)
         rs->timing_valid = false;
     }
     npu_job_destroy(job);
+    return NPU_OK;
+}
+
+static enum npu_status
+run_job(struct npu_prog_session *s, int step, struct npu_prog_run_stats *rs)
+{
+    const struct npu_prog_step *stp = &s->m->p->steps[step];
+    const struct npu_prog_job *jb = &s->m->p->jobs[stp->job];
+    const struct sjob *sj = &s->jobs[stp->job];
+    enum npu_status st;
+    if (!sj->n_segs)
+        return run_submit(s, step, 0, jb->n_tasks, 1, NULL, rs);
+    for (uint32_t g = 0; g < sj->n_segs; g++) {
+        const struct split_seg *sg = &sj->segs[g];
+        if ((st = run_submit(s, step, sg->first, sg->n, sg->cores, sg->cut, rs)))
+            return st;
+    }
+    if (s->rec_on)
+        rs->order_violations += order_check(s, stp->job);
     return NPU_OK;
 }
 
@@ -614,4 +840,46 @@ npu_prog_session_run(struct npu_prog_session *s, const struct npu_tensor *inputs
         rs->mac_utilisation /= rs->npu_modeled_s;
     rs->wall_s = now() - t0;
     return NPU_OK;
+}
+
+enum npu_status
+npu_prog_session_split_layers(struct npu_prog_session *s, const struct npu_tensor *inputs, int nin,
+                              unsigned cores, struct npu_prog_split_info *info)
+{
+    struct npu_prog_split_info local, *inf = info ? info : &local;
+    memset(inf, 0, sizeof(*inf));
+    if (!s)
+        return NPU_ERR_INVALID;
+    const struct npu_program *p = s->m->p;
+    if (cores < 1 || cores > s->m->n_cores || cores > NPU_MAX_CORES) {
+        npu_err(PROG_DOM, "layer split over %u cores: the device has %u", cores, s->m->n_cores);
+        return NPU_ERR_INVALID;
+    }
+    if (s->core != 0) {
+        npu_err(PROG_DOM, "layer split: the session must be on core 0 (it is on %d)", s->core);
+        return NPU_ERR_INVALID;
+    }
+    split_clear(s);
+    inf->cores = cores;
+    if (cores == 1)
+        return NPU_OK;
+    enum npu_status st = NPU_ERR_NOMEM;
+    struct npu_tensor *outs = calloc((size_t)p->n_outputs + 1, sizeof(*outs));
+    if (!outs)
+        goto out;
+    for (int j = 0; j < p->n_jobs; j++)
+        if (!(s->jobs[j].rec = calloc((size_t)p->jobs[j].n_tasks + 1, sizeof(struct task_rec))))
+            goto out;
+    s->rec_on = true;
+    if ((st = npu_prog_session_run(s, inputs, nin, outs, p->n_outputs, NULL)))
+        goto out;
+    for (int j = 0; j < p->n_jobs && !st; j++)
+        st = plan_job(s, j, cores, inf);
+out:
+    free(outs);
+    if (st) {
+        split_clear(s);
+        memset(inf, 0, sizeof(*inf));
+    }
+    return st;
 }

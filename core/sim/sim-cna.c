@@ -636,6 +636,7 @@ sim_cna_run(struct sim_exec *x, struct sim_cube *out)
         inf = cb->data_f;
         ini = cb->data_i;
         x->rec.feature_bytes = 0;
+        x->rec.cbuf_from = NPU_MIN(x->rec.cbuf_from, cb->data_task);
     } else {
         /* Keep the tile in the core's CBUF copy for a later DATA_REUSE. */
         if (cb->data_cap < in_n) {
@@ -655,6 +656,7 @@ sim_cna_run(struct sim_exec *x, struct sim_cube *out)
         if (!load_input(x, &v, inf, ini))
             return false;
         memcpy(cb->data_key, key, sizeof(key));
+        cb->data_task = x->task;
         cb->data_n = in_n;
         cb->data_valid = true;
     }
@@ -671,6 +673,7 @@ sim_cna_run(struct sim_exec *x, struct sim_cube *out)
                             v.w_bytes, v.data_bank);
         wsrc = cb->weights;
         x->rec.weight_bytes = 0;
+        x->rec.cbuf_from = NPU_MIN(x->rec.cbuf_from, cb->weights_task);
     } else {
         wsrc = sim_dma(x, NPU_BLOCK_CNA, "weight read", v.weights, v.w_bytes);
         if (!wsrc)
@@ -686,6 +689,7 @@ sim_cna_run(struct sim_exec *x, struct sim_cube *out)
             if (cb->weights) {
                 memcpy(cb->weights, wsrc, v.w_bytes);
                 cb->weights_valid = true;
+                cb->weights_task = x->task;
                 cb->weight_bytes = v.w_bytes;
                 cb->weight_bank0 = v.data_bank;
             }

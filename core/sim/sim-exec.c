@@ -121,6 +121,38 @@ sim_reg(struct sim_exec *x, uint16_t off, bool *ok)
 
 /* ------------------------------------------------------------------ DMA */
 
+/* Adds [lo, hi) to the task's access record: merged with a touching range of the same
+ * kind, else appended, else (record full) the nearest range of that kind is widened to
+ * cover it, so the record is always a superset of what the task touched. */
+static void
+rec_access(struct sim_task_rec *r, uint32_t lo, uint32_t hi, bool write)
+{
+    int best = -1;
+    uint64_t best_gap = UINT64_MAX;
+    for (uint32_t i = 0; i < r->n_access; i++) {
+        struct npu_task_access *e = &r->access[i];
+        if (e->write != (uint32_t)write)
+            continue;
+        uint64_t gap = hi < e->lo ? e->lo - hi : lo > e->hi ? lo - e->hi : 0;
+        if (gap < best_gap)
+            best_gap = gap, best = (int)i;
+    }
+    if (best >= 0 && (best_gap == 0 || r->n_access == NPU_TASK_ACCESS_MAX)) {
+        struct npu_task_access *e = &r->access[best];
+        e->lo = NPU_MIN(e->lo, lo);
+        e->hi = NPU_MAX(e->hi, hi);
+        return;
+    }
+    if (r->n_access < NPU_TASK_ACCESS_MAX) {
+        r->access[r->n_access++] = (struct npu_task_access){lo, hi, write};
+        return;
+    }
+    /* full and no range of this kind: widen range 0 and make it count as both kinds */
+    r->access[0].lo = NPU_MIN(r->access[0].lo, lo);
+    r->access[0].hi = NPU_MAX(r->access[0].hi, hi);
+    r->access[0].write = 1;
+}
+
 uint8_t *
 sim_dma(struct sim_exec *x, int blk, const char *what, uint32_t addr, uint64_t len)
 {
@@ -140,8 +172,12 @@ sim_dma(struct sim_exec *x, int blk, const char *what, uint32_t addr, uint64_t l
     }
     const struct npu_sim_bo *bo = NULL;
     uint8_t *p = sim_memview_resolve(&x->mem, a, len, &bo);
-    if (p)
+    if (p) {
+        if (blk != NPU_BLOCK_PC)
+            rec_access(&x->rec, (uint32_t)a, (uint32_t)(a + len),
+                       blk == NPU_BLOCK_DPU || blk == NPU_BLOCK_PPU);
         return p;
+    }
     if (!bo)
         sim_fail(x, NPU_ERR_FAULT,
                  "%s: %s DMA at 0x%08llx (%llu bytes): address not mapped (IOMMU fault)",
@@ -600,6 +636,7 @@ run_chain(struct sim_exec *x)
         x->task = sub->task_start + k;
         memset(&x->rec, 0, sizeof(x->rec));
         x->rec.task = x->task;
+        x->rec.cbuf_from = UINT32_MAX;
         if (addr & 0xfu) {
             sim_fail(x, NPU_ERR_FAULT,
                      "PC: regcmd address 0x%08x is not 16-byte aligned (PC_BASE_ADDRESS keeps "

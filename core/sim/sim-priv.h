@@ -65,6 +65,10 @@ struct sim_task_rec {
     double compute_s;
     uint64_t feature_bytes, weight_bytes, rdma_bytes, output_bytes, regcmd_bytes;
     uint64_t mac_steps, macs;
+    uint32_t n_access; /* DRAM ranges touched (PC fetches excluded), see npu_task_access */
+    struct npu_task_access access[NPU_TASK_ACCESS_MAX];
+    uint32_t uses_lut;
+    uint32_t cbuf_from;
 };
 
 static inline uint64_t
@@ -144,6 +148,7 @@ struct sim_cbuf {
     float *data_f;        /* resident decoded tile */
     int32_t *data_i;
     size_t data_n, data_cap;
+    uint32_t weights_task, data_task; /* descriptor index of the task that loaded them */
 };
 
 struct sim_core {

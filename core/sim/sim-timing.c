@@ -223,6 +223,10 @@ sim_timing_place(struct sim_ledger *l, struct npu_sim_job *job)
             o->dma_bytes = sim_task_rec_bytes(rec);
             o->mac_steps = rec->mac_steps;
             o->macs = rec->macs;
+            o->n_access = rec->n_access;
+            memcpy(o->access, rec->access, sizeof(o->access));
+            o->uses_lut = rec->uses_lut;
+            o->cbuf_from = rec->cbuf_from;
             o->mac_utilisation =
                 rec->mac_per_cycle
                     ? (double)rec->macs / ((double)rec->mac_per_cycle * tm->clock_hz * o->task_s)

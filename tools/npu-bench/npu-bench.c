@@ -62,6 +62,11 @@ static const char usage[] =
     "                          session per core, all at once (their jobs share DRAM), and\n"
     "                          print the modeled frames per second\n"
     "        --frames F        frames of --cores (default 4 per core)\n"
+    "        --split-layers    also run one frame with its jobs split over the --cores\n"
+    "                          cores (default 3; independent tasks share a multi-core\n"
+    "                          submit, the rest stays on core 0; simulator only) and print\n"
+    "                          its modeled latency next to one core's, after checking that\n"
+    "                          its outputs equal one core's bit for bit\n"
     "        --cache-dir DIR   compile cache\n"
     "        --seed S          random inputs' seed (default 0)\n"
     "        --top N           print only the N most expensive ops (default: all)\n"
@@ -239,6 +244,64 @@ round_robin(FILE *out, struct npu_prog_model *pm, int cores, long frames, int th
     return 0;
 }
 
+/* --split-layers: one frame with every job split over cores 0 .. cores-1
+ * (npu_prog_session_split_layers); its outputs must equal the one-core run's (ref, from
+ * the main session's last run) bit for bit and no task may run before its inputs exist. */
+static int
+split_frame(FILE *out, struct npu_prog_model *pm, int cores, int threads,
+            const struct npu_tensor *in, int nin, const struct npu_tensor *ref, int nout,
+            double one_frame_s, const char *tml)
+{
+    struct npu_prog_session *s = NULL;
+    struct npu_tensor *outs = calloc((size_t)nout + 1, sizeof(*outs));
+    struct npu_prog_split_info info;
+    struct npu_prog_run_stats rs = {0};
+    int rc = 1;
+    if (!outs || npu_prog_session_create(pm, 0, threads, &s)) {
+        fprintf(stderr, "npu-bench: cannot open a session on core 0\n");
+        goto out;
+    }
+    if (npu_prog_session_split_layers(s, in, nin, (unsigned)cores, &info)) {
+        fprintf(stderr, "npu-bench: --split-layers: cannot split the program over %d cores\n",
+                cores);
+        goto out;
+    }
+    if (npu_prog_session_run(s, in, nin, outs, nout, &rs) || !rs.timing_valid) {
+        fprintf(stderr, "npu-bench: --split-layers: the split run failed: %s\n",
+                npu_prog_session_error(s));
+        goto out;
+    }
+    int differ = 0;
+    for (int i = 0; i < nout; i++) {
+        size_t bytes = (size_t)npu_tensor_numel(&ref[i]) * npu_dtype_size(ref[i].dtype);
+        differ += outs[i].dtype != ref[i].dtype ||
+                  npu_tensor_numel(&outs[i]) != npu_tensor_numel(&ref[i]) ||
+                  memcmp(outs[i].data, ref[i].data, bytes) != 0;
+    }
+    fprintf(out, "\none frame, layers split over %d core(s) (--split-layers):\n", cores);
+    fprintf(out,
+            "  plan             %u of %u tasks in %u multi-core submit(s); %u submit(s) in all "
+            "(%u job(s) split)\n",
+            info.parallel_tasks, info.tasks, info.parallel_segs, info.submits, info.jobs_split);
+    fprintf(out, "  outputs          %s\n",
+            differ ? "DIFFER from the one-core run" : "equal to the one-core run, bit for bit");
+    fprintf(out,
+            "  order check      %u violation(s) (task pairs touching the same bytes, one "
+            "writing, that overlap on the modeled timeline)\n",
+            rs.order_violations);
+    fprintf(out, "  latency          one core %.3f ms, %d cores %.3f ms  modeled (%s)\n",
+            one_frame_s * 1e3, cores, rs.npu_modeled_s * 1e3, tml);
+    fprintf(out, "  speed-up         %.2fx  modeled (%s)\n",
+            rs.npu_modeled_s > 0 ? one_frame_s / rs.npu_modeled_s : 0.0, tml);
+    rc = differ || rs.order_violations;
+    if (rc)
+        fprintf(stderr, "npu-bench: --split-layers: the split program is not equivalent\n");
+out:
+    npu_prog_session_destroy(s);
+    free(outs);
+    return rc;
+}
+
 static struct op_row *
 row_for(struct op_row **rows, int *n, int *cap, const char *name, const char *kind, const char *op)
 {
@@ -309,7 +372,8 @@ main(int argc, char **argv)
         O_TIMING,
         O_CORES,
         O_FRAMES,
-        O_HWPROFILE
+        O_HWPROFILE,
+        O_SPLIT
     };
     static const struct option lopts[] = {
         {"backend", required_argument, NULL, 'b'},
@@ -328,6 +392,7 @@ main(int argc, char **argv)
         {"cores", required_argument, NULL, O_CORES},
         {"frames", required_argument, NULL, O_FRAMES},
         {"hw-profile", required_argument, NULL, O_HWPROFILE},
+        {"split-layers", no_argument, NULL, O_SPLIT},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -336,6 +401,7 @@ main(int argc, char **argv)
     long runs = 3, warmup = 1, top = 0, rr_frames = 0;
     int rr_cores = 0;
     int core = 0;
+    bool split_layers = false;
     const char *json = NULL;
     int c;
     char *end;
@@ -396,6 +462,7 @@ main(int argc, char **argv)
                 return 2;
             }
             break;
+        case O_SPLIT: split_layers = true; break;
         case O_FRAMES:
             rr_frames = strtol(optarg, &end, 10);
             if (*end || rr_frames < 1 || rr_frames > 100000) {
@@ -665,10 +732,15 @@ main(int argc, char **argv)
             wall / (double)runs * 1e3);
     fprintf(out, "  matmul-class ops on the CPU: %d%s\n", cpu_mm,
             cpu_mm ? " (see the cpu rows above)" : " (every one runs on the NPU)");
+    if (split_layers && split_frame(out, pm, rr_cores > 1 ? rr_cores : 3, mo.cpu_threads, in, nin,
+                                    outs, nout, rs.npu_modeled_s, tml)) {
+        rc = 1;
+        goto done_rows;
+    }
     if (rr_cores > 0 && round_robin(out, pm, rr_cores, rr_frames ? rr_frames : 4L * rr_cores,
                                     mo.cpu_threads, in, nin, nout, rs.npu_modeled_s, tml)) {
         rc = 1;
-        goto done;
+        goto done_rows;
     }
 
     if (json) {
@@ -676,7 +748,7 @@ main(int argc, char **argv)
         if (!jf) {
             fprintf(stderr, "npu-bench: cannot write %s\n", json);
             rc = 1;
-            goto done;
+            goto done_rows;
         }
         fprintf(jf, "{\n  \"model\": ");
         json_str(jf, model);
@@ -714,6 +786,7 @@ main(int argc, char **argv)
         if (jf != stdout)
             fclose(jf);
     }
+done_rows:
     free(rows);
 done:
     for (int i = 0; i < nin; i++)

@@ -188,6 +188,14 @@ struct npu_submit {
 };
 
 /* Modeled figures of one task (timing model v1). */
+/* One DRAM range a task touched, [lo, hi) in IOVA (the simulator's record, for
+ * ordering checks and the layer split of npu_prog_session_split_layers()). */
+struct npu_task_access {
+    uint32_t lo, hi;
+    uint32_t write; /* 1: written (DPU WDMA / PPU output), 0: read */
+};
+#define NPU_TASK_ACCESS_MAX 8
+
 struct npu_task_timing {
     uint32_t task;          /* descriptor index in the task BO */
     uint32_t core;          /* core that ran it */
@@ -205,6 +213,16 @@ struct npu_task_timing {
     uint64_t mac_steps;     /* full-array steps */
     uint64_t macs;          /* useful multiply-accumulates */
     double mac_utilisation; /* macs / (mac_per_cycle * clock * task_s) */
+    /* Simulator only (n_access 0 elsewhere): the DRAM the task read and wrote, as at most
+     * NPU_TASK_ACCESS_MAX ranges (merged, widened when there are more: a superset), and
+     * whether it uploaded or used the core's LUT (state that stays in the core). */
+    uint32_t n_access;
+    struct npu_task_access access[NPU_TASK_ACCESS_MAX];
+    uint32_t uses_lut;
+    /* DATA_REUSE / WEIGHT_REUSE: the descriptor index of the task whose CBUF contents it
+     * used (the earliest, if both), UINT32_MAX if none; it must run on the same core,
+     * after that task, with no other CBUF load in between. */
+    uint32_t cbuf_from;
 };
 
 struct npu_job_result {

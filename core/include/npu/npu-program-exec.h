@@ -106,6 +106,10 @@ struct npu_prog_run_stats {
     /* The device's modeled timeline (timing_valid): the start of the run's first job and
      * the end of its last; with several sessions at once, their spans overlap. */
     double npu_modeled_start_s, npu_modeled_end_s;
+    /* After npu_prog_session_split_layers: task pairs of a job that touch the same bytes
+     * (one writing) and overlap on the modeled timeline, or that left no record; 0 when
+     * every task's inputs were written before it ran. */
+    uint32_t order_violations;
 };
 
 /*
@@ -121,6 +125,31 @@ enum npu_status npu_prog_session_run(struct npu_prog_session *s, const struct np
                                      struct npu_prog_run_stats *stats);
 /* The message of the last failed run ("" after a success). */
 const char *npu_prog_session_error(const struct npu_prog_session *s);
+
+/* What npu_prog_session_split_layers planned (per run of the program). */
+struct npu_prog_split_info {
+    unsigned cores;
+    uint32_t jobs_split;     /* jobs with at least one multi-core submit */
+    uint32_t submits;        /* NPU submits of one run */
+    uint32_t parallel_segs;  /* of them, multi-core */
+    uint32_t tasks;          /* all NPU tasks */
+    uint32_t parallel_tasks; /* tasks in multi-core submits */
+};
+
+/*
+ * Layer split (one frame over several cores): runs the program once with the inputs on
+ * the session's core (which must be 0), recording each task's DRAM reads and writes
+ * (simulator backend only; elsewhere NPU_ERR_UNSUPPORTED), then splits every job into
+ * submits: runs of consecutive tasks that are pairwise independent and use no LUT go to
+ * cores 0 .. cores-1 as contiguous shares of one submit (one chain per core, as
+ * npu-mc-matmul.h); the rest runs in order on core 0. A submit is the barrier: the next
+ * starts when every core of the last one is done. Later runs use the split and count
+ * order violations (npu_prog_run_stats.order_violations). cores 1 undoes the split.
+ * The inputs only steer the recording: addresses do not depend on data.
+ */
+enum npu_status npu_prog_session_split_layers(struct npu_prog_session *s,
+                                              const struct npu_tensor *inputs, int nin,
+                                              unsigned cores, struct npu_prog_split_info *info);
 
 #ifdef __cplusplus
 }
