@@ -18,9 +18,9 @@
  * rectangle and a caption with the label (the parameter structure
  * "npu-detection" that npudetect adds, or else the meta's roi_type), the
  * confidence and the track id (when it is not -1). The whole-frame meta of
- * type "npu-classification" that npuclassify (and npuembed's zero-shot
- * labels) attach is drawn as a list of labels and confidences in the
- * top-left corner instead of as a box.
+ * type "npu-classification" that npuclassify attaches, and the
+ * "npu-zero-shot" one of npuembed's zero-shot labels, are drawn as a list of
+ * labels and scores in the top-left corner instead of as a box.
  *
  * Colours: by default each class gets its own colour (a hue picked by a hash
  * of the class id; metas without a class id use a hash of their roi_type);
@@ -197,14 +197,16 @@ draw_caption (cairo_t * cr, PangoLayout * layout, const gchar * text,
   dirty_add (dirty, x, y, x + tw + 4, y + th);
 }
 
-/* The classification list of @s ("labels"/"confidences", else "label"/
- * "confidence", else @fallback) as lines. */
+/* The classification list of @s ("labels" with the scores in the array
+ * @scores_field, else "label" and @score_field, else @fallback) appended to
+ * @out as lines. */
 static void
-classification_text (const GstStructure * s, const gchar * fallback,
-    gboolean show_scores, GString * out)
+classification_text (const GstStructure * s, const gchar * scores_field,
+    const gchar * score_field, const gchar * fallback, gboolean show_scores,
+    GString * out)
 {
   const GValue *labels = s ? gst_structure_get_value (s, "labels") : NULL;
-  const GValue *confs = s ? gst_structure_get_value (s, "confidences") : NULL;
+  const GValue *confs = s ? gst_structure_get_value (s, scores_field) : NULL;
   guint i, n;
 
   if (labels && GST_VALUE_HOLDS_ARRAY (labels)) {
@@ -232,7 +234,7 @@ classification_text (const GstStructure * s, const gchar * fallback,
     gdouble conf;
 
     g_string_append (out, label ? label : fallback);
-    if (show_scores && s && gst_structure_get_double (s, "confidence", &conf))
+    if (show_scores && s && gst_structure_get_double (s, score_field, &conf))
       g_string_append_printf (out, " %.2f", conf);
   }
 }
@@ -330,6 +332,7 @@ gst_npu_overlay_transform_frame_ip (GstVideoFilter * filter,
   GstNpuOverlay *self = GST_NPU_OVERLAY (filter);
   GQuark classification_q =
       g_quark_from_static_string (GST_NPU_CLASSIFICATION_ROI_TYPE);
+  GQuark zero_shot_q = g_quark_from_static_string (GST_NPU_ZERO_SHOT_ROI_TYPE);
   gpointer state = NULL;
   GstMeta *meta;
   cairo_t *cr;
@@ -381,7 +384,15 @@ gst_npu_overlay_transform_frame_ip (GstVideoFilter * filter,
     if (roi->roi_type == classification_q) {
       if (show_labels || show_scores)
         classification_text (gst_video_region_of_interest_meta_get_param
-            (roi, GST_NPU_CLASSIFICATION_STRUCTURE), type, show_scores, corner);
+            (roi, GST_NPU_CLASSIFICATION_STRUCTURE), "confidences",
+            "confidence", type, show_scores, corner);
+      continue;
+    }
+    if (roi->roi_type == zero_shot_q) {
+      if (show_labels || show_scores)
+        classification_text (gst_video_region_of_interest_meta_get_param
+            (roi, GST_NPU_ZERO_SHOT_STRUCTURE), "scores", "score", type,
+            show_scores, corner);
       continue;
     }
 

@@ -234,9 +234,11 @@ GST_START_TEST (test_class_colors)
 
 GST_END_TEST;
 
-/* npuclassify's whole-frame ROI: a darkened label list in the top-left
- * corner, no box around the frame. */
-GST_START_TEST (test_classification_corner)
+/* npuclassify's (and npuembed's zero-shot) whole-frame ROI: a darkened
+ * label list in the top-left corner, no box around the frame. */
+static void
+check_corner (const gchar * roi_type, const gchar * structure,
+    const gchar * scores_field)
 {
   GstHarness *h = overlay_harness ("RGB", "");
   GstBuffer *in = make_frame (GST_VIDEO_FORMAT_RGB, W, H, gray, NULL), *out;
@@ -259,19 +261,17 @@ GST_START_TEST (test_classification_corner)
   g_value_set_double (&v, 0.2);
   gst_value_array_append_value (&confs, &v);
   g_value_unset (&v);
-  s = gst_structure_new (GST_NPU_CLASSIFICATION_STRUCTURE, "label",
-      G_TYPE_STRING, "tabby", "confidence", G_TYPE_DOUBLE, 0.7, NULL);
+  s = gst_structure_new (structure, "label", G_TYPE_STRING, "tabby", NULL);
   gst_structure_take_value (s, "labels", &labels);
-  gst_structure_take_value (s, "confidences", &confs);
-  roi = gst_buffer_add_video_region_of_interest_meta (in,
-      GST_NPU_CLASSIFICATION_ROI_TYPE, 0, 0, W, H);
+  gst_structure_take_value (s, scores_field, &confs);
+  roi = gst_buffer_add_video_region_of_interest_meta (in, roi_type, 0, 0, W, H);
   gst_video_region_of_interest_meta_add_param (roi, s);
 
   fail_unless_equals_int (gst_harness_push (h, in), GST_FLOW_OK);
   out = gst_harness_pull (h);
   get_rgb (out, GST_VIDEO_FORMAT_RGB, 0, 1, px);
   fail_unless (px[0] == px[1] && px[1] == px[2] && px[0] >= 38 && px[0] <= 42,
-      "corner band %d,%d,%d", px[0], px[1], px[2]);
+      "%s corner band %d,%d,%d", roi_type, px[0], px[1], px[2]);
   /* no outline along the frame's right and bottom edges */
   get_rgb (out, GST_VIDEO_FORMAT_RGB, W - 1, H / 2, px);
   ASSERT_RGB (px, GRAY, GRAY, GRAY, "right edge");
@@ -279,6 +279,14 @@ GST_START_TEST (test_classification_corner)
   ASSERT_RGB (px, GRAY, GRAY, GRAY, "bottom edge");
   gst_buffer_unref (out);
   gst_harness_teardown (h);
+}
+
+GST_START_TEST (test_classification_corner)
+{
+  check_corner (GST_NPU_CLASSIFICATION_ROI_TYPE,
+      GST_NPU_CLASSIFICATION_STRUCTURE, "confidences");
+  check_corner (GST_NPU_ZERO_SHOT_ROI_TYPE, GST_NPU_ZERO_SHOT_STRUCTURE,
+      "scores");
 }
 
 GST_END_TEST;
