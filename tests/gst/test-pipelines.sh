@@ -90,7 +90,23 @@ for p in "160 120" "40 50" "300 200"; do
   [ "$(px $p)" = "0 0 0" ] || fail "detect-overlay.sh: pixel $p is $(px $p), not black"
 done
 [ "$(px 80 120)" != "$(px 20 40)" ] || fail "detect-overlay.sh: classes a and b share a colour"
-GST_PLUGIN_PATH_1_0="$B/gst" GST_REGISTRY_1_0="$B/gst/registry-demo.bin" \
-  gst-inspect-1.0 npuoverlay > "$tmp/inspect" 2>&1 || fail "gst-inspect-1.0 npuoverlay"
+# The documented playbin line: a black Theora clip (I420 through the
+# filter), frames to PNG; box b's edge bright, its inside still black.
+export GST_PLUGIN_PATH_1_0="$B/gst" GST_REGISTRY_1_0="$B/gst/registry-demo.bin"
+gst-launch-1.0 -q videotestsrc num-buffers=3 pattern=black ! video/x-raw,width=320,height=240 ! \
+  theoraenc ! oggmux ! filesink location="$tmp/black.ogg" > "$tmp/enc" 2>&1 || fail "clip: $(cat "$tmp/enc")"
+mkdir "$tmp/pb"
+gst-launch-1.0 playbin uri="file://$tmp/black.ogg" \
+  video-filter="npuinfer model=$B/tests/gst/detector_v8.onnx resize=letterbox ! npudetect ! npuoverlay" \
+  video-sink="videoconvert ! pngenc ! multifilesink location=$tmp/pb/f-%02d.png" > "$tmp/pblog" 2>&1 \
+  || fail "playbin: $(tail -5 "$tmp/pblog")"
+[ "$(ls "$tmp/pb" | wc -l)" -eq 3 ] || fail "playbin: $(ls "$tmp/pb" | wc -l) frames"
+gst-launch-1.0 -q filesrc location="$tmp/pb/f-02.png" ! pngdec ! videoconvert ! \
+  video/x-raw,format=RGB ! filesink location="$tmp/frame.rgb" > "$tmp/dec" 2>&1 \
+  || fail "decoding the playbin PNG: $(cat "$tmp/dec")"
+sum() { px "$@" | awk '{ print $1 + $2 + $3 }'; }
+[ "$(sum 80 120)" -ge 150 ] || fail "playbin: box edge at 80,120 is $(px 80 120)"
+[ "$(sum 160 120)" -le 30 ] || fail "playbin: inside of the box at 160,120 is $(px 160 120)"
+gst-inspect-1.0 npuoverlay > "$tmp/inspect" 2>&1 || fail "gst-inspect-1.0 npuoverlay"
 grep -q "line-width" "$tmp/inspect" || fail "gst-inspect-1.0 npuoverlay: no line-width property"
-echo "pipelines: detect-overlay.sh PNG frames as documented; gst-inspect-1.0 npuoverlay"
+echo "pipelines: detect-overlay.sh PNG frames and the playbin video-filter line as documented; gst-inspect-1.0 npuoverlay"
