@@ -125,8 +125,12 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
 static void
 dirty_add (Dirty * d, gdouble x0, gdouble y0, gdouble x1, gdouble y1)
 {
-  gint ix0 = (gint) floor (x0) - 1, iy0 = (gint) floor (y0) - 1;
-  gint ix1 = (gint) ceil (x1) + 1, iy1 = (gint) ceil (y1) + 1;
+  /* ROI metas are guint: keep the casts below in gint range */
+  const gdouble lim = 1 << 24;
+  gint ix0 = (gint) floor (CLAMP (x0, -lim, lim)) - 1;
+  gint iy0 = (gint) floor (CLAMP (y0, -lim, lim)) - 1;
+  gint ix1 = (gint) ceil (CLAMP (x1, -lim, lim)) + 1;
+  gint iy1 = (gint) ceil (CLAMP (y1, -lim, lim)) + 1;
 
   if (d->x1 <= d->x0 || d->y1 <= d->y0) {
     d->x0 = ix0;

@@ -314,6 +314,7 @@ GST_START_TEST (test_no_meta_and_clipping)
   in = make_frame (GST_VIDEO_FORMAT_RGB, W, H, gray, NULL);
   add_detection (in, "big", 2, 0.5, 7, 100, 80, 400, 300);
   add_detection (in, "top", 3, 0.5, 8, 0, 0, W, H);
+  add_detection (in, "huge", 4, 0.5, 9, G_MAXUINT - 10, 5, G_MAXUINT, 10);
   fail_unless_equals_int (gst_harness_push (h, in), GST_FLOW_OK);
   out = gst_harness_pull (h);
   gst_buffer_unref (out);
