@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gstnpu.c: the opennpu plugin: registers npuinfer, npuembed and the
- * decoders npudetect and npuclassify. Nothing else lives here; the inference
+ * gstnpu.c: the opennpu plugin: registers npuinfer, npuembed, the
+ * decoders npudetect and npuclassify and npuoverlay (when built with Cairo
+ * and Pango). Nothing else lives here; the inference
  * elements share GstNpuBase (gstnpubase.c).
  */
 /**
@@ -11,7 +12,7 @@
  * with OpenNPU: npuinfer attaches raw output tensors to video frames,
  * npuembed attaches embeddings and zero-shot labels, npudetect and
  * npuclassify decode detector and classifier outputs into regions of
- * interest.
+ * interest, npuoverlay draws those into the video.
  *
  * Since: 0.1
  */
@@ -23,6 +24,9 @@
 #include "gstnpudetect.h"
 #include "gstnpuembed.h"
 #include "gstnpuinfer.h"
+#ifdef HAVE_NPU_OVERLAY
+#include "gstnpuoverlay.h"
+#endif
 
 static gboolean
 plugin_init (GstPlugin * plugin)
@@ -35,6 +39,10 @@ plugin_init (GstPlugin * plugin)
     return FALSE;
   if (!GST_ELEMENT_REGISTER (npuclassify, plugin))
     return FALSE;
+#ifdef HAVE_NPU_OVERLAY
+  if (!GST_ELEMENT_REGISTER (npuoverlay, plugin))
+    return FALSE;
+#endif
   return TRUE;
 }
 

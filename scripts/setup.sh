@@ -17,6 +17,7 @@ PKGS="
   python3-torchvision
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
   libpcre2-dev libicu-dev
+  libcairo2-dev libpango1.0-dev
 "
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -10,7 +10,9 @@
 #    frames go to cores 0, 1, 2, 0 (round robin, in order);
 #  - file-infer.sh: a 60-frame Theora clip made on the spot, through
 #    decodebin into npuinfer: one "tensors" log line per frame, frames 0..59
-#    in order.
+#    in order;
+#  - detect.sh and detect-overlay.sh (npuoverlay, PNG frames checked) on the
+#    build's fixed-output test detector.
 set -eu
 B=$1
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
@@ -63,3 +65,48 @@ for e in npudetect npuclassify; do
   grep -q "labels" "$tmp/inspect" || fail "gst-inspect-1.0 $e: no labels property"
 done
 echo "pipelines: detect.sh as documented; gst-inspect-1.0 npudetect, npuclassify"
+
+# detect-overlay.sh: the same detections drawn by npuoverlay into black
+# frames, written as PNGs. Decoded back to RGB: box b's left edge (80, 120)
+# and a's (20, 40) are coloured, the insides (160, 120) and (40, 50) and a
+# point outside both (300, 200) stay black.
+if [ "${NPU_HAVE_OVERLAY:-0}" != 1 ]; then
+  echo "pipelines: detect-overlay.sh skipped: npuoverlay not built (needs cairo, pangocairo)"
+  exit 0
+fi
+FRAMES=3 PATTERN=black sh "$SRC/pipelines/detect-overlay.sh" "$B/tests/gst/detector_v8.onnx" "$B" \
+  "$tmp/png" "$tmp/labels.txt" > "$tmp/overlay" 2>&1 || fail "detect-overlay.sh: $(tail -5 "$tmp/overlay")"
+[ "$(ls "$tmp/png" | wc -l)" -eq 3 ] || fail "detect-overlay.sh: $(ls "$tmp/png" | wc -l) PNG files"
+GST_PLUGIN_PATH_1_0="$B/gst" GST_REGISTRY_1_0="$B/gst/registry-demo.bin" gst-launch-1.0 -q \
+  filesrc location="$tmp/png/frame-00002.png" ! pngdec ! videoconvert ! \
+  video/x-raw,format=RGB ! filesink location="$tmp/frame.rgb" > "$tmp/dec" 2>&1 \
+  || fail "decoding the PNG: $(cat "$tmp/dec")"
+[ "$(wc -c < "$tmp/frame.rgb")" -eq $((320 * 240 * 3)) ] || fail "PNG is not 320x240 RGB"
+px() { od -A n -t u1 -j $((($2 * 320 + $1) * 3)) -N 3 "$tmp/frame.rgb" | tr -s ' ' | sed 's/^ //'; }
+for p in "80 120" "20 40"; do
+  [ "$(px $p)" != "0 0 0" ] || fail "detect-overlay.sh: no box edge at $p"
+done
+for p in "160 120" "40 50" "300 200"; do
+  [ "$(px $p)" = "0 0 0" ] || fail "detect-overlay.sh: pixel $p is $(px $p), not black"
+done
+[ "$(px 80 120)" != "$(px 20 40)" ] || fail "detect-overlay.sh: classes a and b share a colour"
+# The documented playbin line: a black Theora clip (I420 through the
+# filter), frames to PNG; box b's edge bright, its inside still black.
+export GST_PLUGIN_PATH_1_0="$B/gst" GST_REGISTRY_1_0="$B/gst/registry-demo.bin"
+gst-launch-1.0 -q videotestsrc num-buffers=3 pattern=black ! video/x-raw,width=320,height=240 ! \
+  theoraenc ! oggmux ! filesink location="$tmp/black.ogg" > "$tmp/enc" 2>&1 || fail "clip: $(cat "$tmp/enc")"
+mkdir "$tmp/pb"
+gst-launch-1.0 playbin uri="file://$tmp/black.ogg" \
+  video-filter="npuinfer model=$B/tests/gst/detector_v8.onnx resize=letterbox ! npudetect ! npuoverlay" \
+  video-sink="videoconvert ! pngenc ! multifilesink location=$tmp/pb/f-%02d.png" > "$tmp/pblog" 2>&1 \
+  || fail "playbin: $(tail -5 "$tmp/pblog")"
+[ "$(ls "$tmp/pb" | wc -l)" -eq 3 ] || fail "playbin: $(ls "$tmp/pb" | wc -l) frames"
+gst-launch-1.0 -q filesrc location="$tmp/pb/f-02.png" ! pngdec ! videoconvert ! \
+  video/x-raw,format=RGB ! filesink location="$tmp/frame.rgb" > "$tmp/dec" 2>&1 \
+  || fail "decoding the playbin PNG: $(cat "$tmp/dec")"
+sum() { px "$@" | awk '{ print $1 + $2 + $3 }'; }
+[ "$(sum 80 120)" -ge 150 ] || fail "playbin: box edge at 80,120 is $(px 80 120)"
+[ "$(sum 160 120)" -le 30 ] || fail "playbin: inside of the box at 160,120 is $(px 160 120)"
+gst-inspect-1.0 npuoverlay > "$tmp/inspect" 2>&1 || fail "gst-inspect-1.0 npuoverlay"
+grep -q "line-width" "$tmp/inspect" || fail "gst-inspect-1.0 npuoverlay: no line-width property"
+echo "pipelines: detect-overlay.sh PNG frames and the playbin video-filter line as documented; gst-inspect-1.0 npuoverlay"
