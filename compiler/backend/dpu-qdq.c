@@ -33,8 +33,8 @@ int8_input(struct rkd *b, struct npu_value *v, const struct vmap *vm, struct npu
     if (b->cx) {
         nv = npu_lower_input(b->cx, b->orig, v, vm->view, NPU_DTYPE_INT8);
         if (!nv) {
-            why_set(w, "input '%s' is not available on the NPU as int8 in view %ux%ux%u",
-                    v->name, vm->view[0], vm->view[1], vm->view[2]);
+            why_set(w, "input '%s' is not available on the NPU as int8 in view %ux%ux%u", v->name,
+                    vm->view[0], vm->view[1], vm->view[2]);
             return false;
         }
         if (npu_rk_view_order(nv) != vm->order) {
@@ -47,8 +47,7 @@ int8_input(struct rkd *b, struct npu_value *v, const struct vmap *vm, struct npu
         }
         nv = dl_source(nv);
     }
-    *m = npu_dpu_map_packed(rkd_input(b, nv), NPU_DPU_INT8, vm->view[0], vm->view[1],
-                            vm->view[2]);
+    *m = npu_dpu_map_packed(rkd_input(b, nv), NPU_DPU_INT8, vm->view[0], vm->view[1], vm->view[2]);
     if (nv && !npu_rk_packed(nv))
         m->surf = npu_rk_surf(nv);
     return true;
@@ -87,8 +86,7 @@ dl_lower_qdq(struct rkd *b, struct npu_node *n, struct why *w)
         return why_set(w, "%s of %s: the NPU path handles int8 only", op,
                        npu_dtype_name(iv->t.dtype));
     if (fv->t.dtype != NPU_DTYPE_FP32 && fv->t.dtype != NPU_DTYPE_FP16)
-        return why_set(w, "%s of %s: fp32 / fp16 float side only", op,
-                       npu_dtype_name(fv->t.dtype));
+        return why_set(w, "%s of %s: fp32 / fp16 float side only", op, npu_dtype_name(fv->t.dtype));
     double z = 0;
     if (zp) {
         if (!scalar_const(zp) || zp->t.dtype != NPU_DTYPE_INT8)

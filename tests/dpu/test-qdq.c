@@ -51,9 +51,8 @@ build(const void *vp)
 {
     const struct qcase *p = vp;
     struct npu_graph *g = npu_graph_new("qdq");
-    struct npu_value *x = p->kind == 1
-                              ? npu_graph_add_input(g, "x", p->qt, p->nd, p->d)
-                              : gc_input(g, "x", p->nd, p->d);
+    struct npu_value *x = p->kind == 1 ? npu_graph_add_input(g, "x", p->qt, p->nd, p->d)
+                                       : gc_input(g, "x", p->nd, p->d);
     struct npu_value *zp, *s = qparams(g, p, &zp);
     struct npu_value *in[3] = {x, s, zp};
     if (p->kind != 1) {
