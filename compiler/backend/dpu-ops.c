@@ -2,7 +2,8 @@
 /*
  * dpu-ops.c: the op handlers of the DPU lowerings (supports / cost / lower,
  * docs/npu-dpu-ops.md): the refusals they all share and the dispatch to each family's
- * lowering (dpu-eltwise.c, dpu-unary.c, dpu-pool.c, dpu-move.c, dpu-norm.c, dpu-attn.c).
+ * lowering (dpu-eltwise.c, dpu-unary.c, dpu-pool.c, dpu-move.c, dpu-norm.c, dpu-attn.c,
+ * dpu-qdq.c).
  *
  * One lowering function per family serves all three handler entry points: it runs on a
  * dry rk.Dpu builder for supports() (does the emitter accept every task?) and cost() (the
@@ -57,7 +58,9 @@ dl_lower_any(struct rkd *b, struct npu_node *n, struct why *w)
         (n->out[1]->nusers || n->out[1]->is_output))
         return why_set(w, "MaxPool's indices output (output 1) is used: the PPU does not "
                           "produce indices");
-    if (!npu_be_common_ok(b->cx ? b->cx->g : NULL, n, false, w ? w->s : NULL, w ? w->len : 0))
+    /* QuantizeLinear's int8 result is checked by its lowering (dpu-qdq.c) */
+    bool int_out = n->op == NPU_OP_QUANTIZE_LINEAR;
+    if (!npu_be_common_ok(b->cx ? b->cx->g : NULL, n, int_out, w ? w->s : NULL, w ? w->len : 0))
         return NPU_ERR_UNSUPPORTED;
     switch (n->op) {
     case NPU_OP_ADD:
@@ -99,6 +102,8 @@ dl_lower_any(struct rkd *b, struct npu_node *n, struct why *w)
     case NPU_OP_LAYER_NORMALIZATION: return dl_lower_layernorm(b, n, w);
     case NPU_OP_SOFTMAX: return dl_lower_softmax(b, n, w);
     case NPU_OP_FUSED_ATTENTION: return dl_lower_attention(b, n, w);
+    case NPU_OP_QUANTIZE_LINEAR:
+    case NPU_OP_DEQUANTIZE_LINEAR: return dl_lower_qdq(b, n, w);
     default: return why_set(w, "no DPU lowering for %s", npu_op_name(n->op));
     }
 }

@@ -159,6 +159,14 @@ static const struct npu_op_handler handlers[] = {
      .supports = npu_dpu_supports,
      .cost = npu_dpu_cost,
      .lower = npu_dpu_lower},
+    {.op = NPU_OP_QUANTIZE_LINEAR,
+     .supports = npu_dpu_supports,
+     .cost = npu_dpu_cost,
+     .lower = npu_dpu_lower},
+    {.op = NPU_OP_DEQUANTIZE_LINEAR,
+     .supports = npu_dpu_supports,
+     .cost = npu_dpu_cost,
+     .lower = npu_dpu_lower},
 };
 
 const struct npu_op_handler *

@@ -297,6 +297,7 @@ struct dpu_task {
     bool flying;
     bool depthwise;
     unsigned in_prec, out_prec; /* DPU precision codes */
+    unsigned proc_prec;         /* PROC_PRECISION when it differs from in_prec (0: in_prec) */
     bool f32tof16;              /* OUT_CVT FP32TOFP16_EN */
     unsigned size_e;
     uint32_t c_pad;
@@ -327,7 +328,7 @@ emit_dpu(struct npu_stream *s, const struct dpu_task *t)
     npu_emit(s, REG_DPU_FEATURE_MODE_CFG, fm);
     npu_emit(s, REG_DPU_DATA_FORMAT,
              DPU_DATA_FORMAT_OUT_PRECISION(t->out_prec) | DPU_DATA_FORMAT_IN_PRECISION(t->in_prec) |
-                 DPU_DATA_FORMAT_PROC_PRECISION(t->in_prec));
+                 DPU_DATA_FORMAT_PROC_PRECISION(t->proc_prec ? t->proc_prec : t->in_prec));
     npu_emit(s, REG_DPU_OFFSET_PEND, 0);
     emit_ref(s, REG_DPU_DST_BASE_ADDR, t->tp ? t->tp_dst : o->ref);
     npu_emit(s, REG_DPU_DST_SURF_STRIDE,
@@ -403,8 +404,8 @@ emit_dpu(struct npu_stream *s, const struct dpu_task *t)
  * DPU_RDMA registers. in: the flying input (NULL after a conv). cube: w, h, c of the DPU.
  */
 static void
-emit_rdma(struct npu_stream *s, const struct npu_dpu_map *in, uint32_t w, uint32_t h, uint32_t c,
-          unsigned prec, bool fp32_internal, const struct npu_dpu_stages *st)
+emit_rdma2(struct npu_stream *s, const struct npu_dpu_map *in, uint32_t w, uint32_t h, uint32_t c,
+           unsigned prec, unsigned proc, bool fp32_internal, const struct npu_dpu_stages *st)
 {
     const struct npu_dpu_ew *ew = &st->ew;
     bool ew_mem = ew->op != NPU_DPU_EW_NONE;
@@ -448,7 +449,7 @@ emit_rdma(struct npu_stream *s, const struct npu_dpu_map *in, uint32_t w, uint32
     npu_emit(s, REG_DPU_RDMA_FEATURE_MODE_CFG,
              DPU_RDMA_FEATURE_MODE_CFG_IN_PRECISION(prec) |
                  DPU_RDMA_FEATURE_MODE_CFG_BURST_LEN(NPU_BURST_LEN_BURST16) |
-                 DPU_RDMA_FEATURE_MODE_CFG_PROC_PRECISION(prec) |
+                 DPU_RDMA_FEATURE_MODE_CFG_PROC_PRECISION(proc) |
                  DPU_RDMA_FEATURE_MODE_CFG_MRDMA_FP16TOFP32_EN(fp32_internal) |
                  DPU_RDMA_FEATURE_MODE_CFG_MRDMA_DISABLE(in == NULL) |
                  DPU_RDMA_FEATURE_MODE_CFG_FLYING_MODE(in != NULL));
@@ -467,6 +468,13 @@ emit_rdma(struct npu_stream *s, const struct npu_dpu_map *in, uint32_t w, uint32
              DPU_RDMA_WEIGHT_E_WEIGHT(1) | DPU_RDMA_WEIGHT_N_WEIGHT(1) |
                  DPU_RDMA_WEIGHT_B_WEIGHT(1) | DPU_RDMA_WEIGHT_M_WEIGHT(1));
     npu_emit(s, REG_DPU_RDMA_EW_SURF_NOTCH, 0);
+}
+
+static void
+emit_rdma(struct npu_stream *s, const struct npu_dpu_map *in, uint32_t w, uint32_t h, uint32_t c,
+          unsigned prec, bool fp32_internal, const struct npu_dpu_stages *st)
+{
+    emit_rdma2(s, in, w, h, c, prec, prec, fp32_internal, st);
 }
 
 static enum npu_status
@@ -535,8 +543,15 @@ npu_dpu_emit_pass(struct npu_stream *s, const struct npu_dpu_pass *p, struct npu
     const struct npu_dpu_map *in = &p->in;
     struct npu_dpu_map out = p->out;
 
-    if (in->type != NPU_DPU_FP16 || out.type != NPU_DPU_FP16)
-        return refuse(s, "DPU pass: flying mode runs fp16 -> fp16 only (facts §2.9, §5.5)");
+    /* fp16 -> int8 (quantise) and int8 -> fp16 (dequantise) through an fp16 PROC stage:
+     * TRM-inferred precision combinations (facts §2.9; ledger level T), BS / BN only */
+    bool quant = in->type == NPU_DPU_FP16 && out.type == NPU_DPU_INT8;
+    bool dequant = in->type == NPU_DPU_INT8 && out.type == NPU_DPU_FP16;
+    if (!(in->type == NPU_DPU_FP16 && out.type == NPU_DPU_FP16) && !quant && !dequant)
+        return refuse(s, "DPU pass: flying mode runs fp16 -> fp16, fp16 -> int8 or int8 -> fp16 "
+                         "only (facts §2.9, §5.5)");
+    if ((quant || dequant) && (p->st.ew.op != NPU_DPU_EW_NONE || p->st.ew.lut || p->st.ew.relu))
+        return refuse(s, "DPU pass: an int8 conversion uses the BS / BN stages only");
     if (out.w != in->w || out.h != in->h || out.c != in->c)
         return refuse(s, "DPU pass: output %ux%ux%u differs from the input %ux%ux%u", out.c, out.h,
                       out.w, in->c, in->h, in->w);
@@ -552,22 +567,30 @@ npu_dpu_emit_pass(struct npu_stream *s, const struct npu_dpu_pass *p, struct npu
     /* RKNN's fp16 templates compute in fp32 (MRDMA_FP16TOFP32 + FP32TOFP16), except DIV,
      * which stays in fp16 (NOTES S18); the simulator accepts both when they match. */
     bool fp32_internal = p->st.ew.op != NPU_DPU_EW_DIV;
+    unsigned in_prec = dequant ? NPU_PRECISION_INT8 : NPU_PRECISION_FP16;
+    /* quantise: fp16 read widened to fp32 (MRDMA_FP16TOFP32), int8 written (no FP32TOFP16);
+     * dequantise: int8 read, fp32 inside, fp16 written (FP32TOFP16) */
     struct dpu_task t = {.flying = true,
-                         .in_prec = NPU_PRECISION_FP16,
-                         .out_prec = NPU_PRECISION_FP16,
-                         .f32tof16 = fp32_internal,
+                         .in_prec = in_prec,
+                         .out_prec = quant ? NPU_PRECISION_INT8 : NPU_PRECISION_FP16,
+                         .proc_prec = NPU_PRECISION_FP16,
+                         .f32tof16 = quant     ? false
+                                     : dequant ? true
+                                               : fp32_internal,
                          .size_e = 0,
                          .c_pad = out.c,
                          .out = &out,
                          .st = &p->st};
+    if (dequant)
+        fp32_internal = false;
     if ((r = npu_stream_begin_task(s)))
         return r;
     emit_dpu(s, &t);
-    emit_rdma(s, in, in->w, in->h, in->c, NPU_PRECISION_FP16, fp32_internal, &p->st);
+    emit_rdma2(s, in, in->w, in->h, in->c, in_prec, NPU_PRECISION_FP16, fp32_internal, &p->st);
     if ((r = npu_stream_end_task(s, NPU_OP_EN_DPU | NPU_OP_EN_DPU_RDMA)))
         return r;
-    uint64_t c1 = npu_dpu_map_c1(in);
-    uint64_t bytes = c1 * in->w * in->h * 16 * 2 + stage_rdma_bytes(&p->st, in->c);
+    uint64_t c1 = npu_dpu_map_c1(in), c1o = npu_dpu_map_c1(&out);
+    uint64_t bytes = (c1 + c1o) * in->w * in->h * 16 + stage_rdma_bytes(&p->st, in->c);
     npu_dpu_cost_add(cost, s, flying_s((double)in->w * in->h * in->c), bytes, 0);
     return NPU_OK;
 }

@@ -763,6 +763,18 @@ check_precisions(struct sim_exec *x, struct dpu *d, bool flying, bool core_int, 
         else if (prec_is_int(in) && proc == in && !f16tof32 && !d->f32tof16)
             /* AB elementwise_int.py; RKNN int16 layout copies; AB int16 -> int32 */
             proven = out == in || (in == NPU_PRECISION_INT16 && out == NPU_PRECISION_INT32);
+        else if (in == NPU_PRECISION_FP16 && proc == NPU_PRECISION_FP16 &&
+                 out == NPU_PRECISION_INT8)
+            /* quantise: TRM-inferred only (facts §2.9 lists IN / PROC / OUT_PRECISION as
+             * separate fields; the int8 result is rounded half to even and saturated, the
+             * CVT_ROUND 0 reading of §5.3). Not hardware-tested: its DATA_FORMAT and
+             * FEATURE_MODE_CFG values are ledger level T, which NPU_SIM_EVIDENCE=O or
+             * above refuses. */
+            proven = f16tof32 && !d->f32tof16;
+        else if (in == NPU_PRECISION_INT8 && proc == NPU_PRECISION_FP16 &&
+                 out == NPU_PRECISION_FP16)
+            /* dequantise: int8 read into the fp pipeline; TRM-inferred as above */
+            proven = !f16tof32 && d->f32tof16;
     }
     if (!proven &&
         !sim_unverified(x, "facts §2.9 / §5.5 proven precision combinations",

@@ -8,7 +8,10 @@
  * quantised graph on the CPU executor, the compiled program on the
  * simulator. Each quantised output must be within the stated cosine of fp32;
  * the NPU must agree with the CPU's quantised arithmetic; the program must
- * hold int8 products. Usage: test-quant DIR ALGO MIN_COS [KEEP_FLOAT].
+ * hold int8 products. QuantizeLinear / DequantizeLinear run on the NPU
+ * (compiler/backend/dpu-qdq.c): the program must have fewer NPU jobs than the
+ * same build with them on the CPU (npu_dpu_qdq = 0).
+ * Usage: test-quant DIR ALGO MIN_COS [KEEP_FLOAT].
  */
 #include <math.h>
 #include <stdio.h>
@@ -23,6 +26,9 @@
 #include "npu/npu-onnx.h"
 #include "npu/npu-passes.h"
 #include "npu/npu-quant.h"
+#include "npu/npu-timing.h"
+
+extern int npu_dpu_qdq; /* compiler/backend/dpu-qdq.c */
 
 static int fails;
 #define CHECK(c, ...)                                                                              \
@@ -76,7 +82,7 @@ cosine(const float *a, const float *b, int64_t n)
 
 /* Runs model m on x, output 0 copied into a malloc'd float buffer. */
 static float *
-run(struct npu_model *m, const struct npu_tensor *x, int64_t *n, double *npu_s)
+run(struct npu_model *m, const struct npu_tensor *x, int64_t *n, double *npu_s, unsigned *submits)
 {
     struct npu_session *s = NULL;
     struct npu_tensor out[4];
@@ -92,6 +98,8 @@ run(struct npu_model *m, const struct npu_tensor *x, int64_t *n, double *npu_s)
     memcpy(o, out[0].data, sizeof(float) * (size_t)*n);
     if (npu_s)
         *npu_s = rs.npu_modeled_s;
+    if (submits)
+        *submits = rs.submits;
 out:
     npu_session_destroy(s);
     return o;
@@ -151,6 +159,27 @@ main(int argc, char **argv)
             }
         CHECK(found, "layer %s not in the report", h.o.keep_float);
     }
+    /* the same build with QuantizeLinear / DequantizeLinear on the CPU: more NPU jobs */
+    int jobs = b->prog->n_jobs, steps = b->prog->n_steps;
+    struct hook h0 = h;
+    memset(&h0.rep, 0, sizeof(h0.rep));
+    h0.o.accuracy = false;
+    h0.int8_layers = 0;
+    struct npu_build_options bo0 = bo;
+    bo0.transform_user = &h0;
+    struct npu_built *b0 = NULL;
+    npu_dpu_qdq = 0;
+    CHECK(!npu_build(model, &bo0, &b0), "build with Q / DQ on the CPU");
+    npu_dpu_qdq = 1;
+    if (b0) {
+        printf("NPU jobs / program steps: %d / %d with QuantizeLinear / DequantizeLinear on the "
+               "NPU, %d / %d with them on the CPU\n",
+               jobs, steps, b0->prog->n_jobs, b0->prog->n_steps);
+        CHECK(jobs < b0->prog->n_jobs, "Q / DQ on the NPU: %d jobs, not fewer than %d", jobs,
+              b0->prog->n_jobs);
+    }
+    npu_built_free(b0);
+    npu_quant_report_free(&h0.rep);
     /* the program holds int8 products: tasks of QLinear nodes exist */
     struct npu_npub_meta meta = {.source = model};
     CHECK(!npu_npub_save(b->prog, &meta, npub), "cannot save %s", npub);
@@ -176,6 +205,7 @@ main(int argc, char **argv)
     CHECK(f, "cannot open %s", held);
     char line[1024];
     double worst_q = 1, worst_sim = 1, worst_agree = 1, npu_s = 0;
+    unsigned submits = 0;
     int k = 0;
     while (f && fgets(line, sizeof(line), f)) {
         line[strcspn(line, "\r\n")] = 0;
@@ -189,8 +219,8 @@ main(int argc, char **argv)
             break;
         }
         int64_t n0, n1, n2;
-        float *r = run(fp, &x, &n0, NULL), *q = run(cpu_q, &x, &n1, NULL);
-        float *s = run(sim, &x, &n2, &npu_s);
+        float *r = run(fp, &x, &n0, NULL, NULL), *q = run(cpu_q, &x, &n1, NULL, NULL);
+        float *s = run(sim, &x, &n2, &npu_s, &submits);
         CHECK(r && q && s && n0 == n1 && n0 == n2, "runs on %s", path);
         if (r && q && s && n0 == n1 && n0 == n2) {
             worst_q = fmin(worst_q, cosine(r, q, n0));
@@ -206,8 +236,9 @@ main(int argc, char **argv)
     if (f)
         fclose(f);
     printf("%s %s: %d held-out inputs; worst cosine vs fp32: quantised on cpu %.6f, on sim %.6f; "
-           "cpu vs sim %.6f; NPU %.3f ms modeled (timing model v1)\n",
-           dir, argv[2], k, worst_q, worst_sim, worst_agree, npu_s * 1e3);
+           "cpu vs sim %.6f; NPU %.3f ms modeled (%s) in %u submits\n",
+           dir, argv[2], k, worst_q, worst_sim, worst_agree, npu_s * 1e3, npu_timing_model()->label,
+           submits);
     CHECK(k > 0, "no held-out inputs");
     CHECK(worst_q >= min_cos, "quantised (cpu) cosine %.6f < %.6f", worst_q, min_cos);
     CHECK(worst_sim >= min_cos, "quantised (sim) cosine %.6f < %.6f", worst_sim, min_cos);
