@@ -72,6 +72,11 @@ dl_lower_qdq(struct rkd *b, struct npu_node *n, struct why *w)
     struct npu_value *y = n->out[0];
     if (npu_node_int(n, "block_size", 0))
         return why_set(w, "%s with block_size (blocked quantisation) runs on the CPU", op);
+    /* 4-bit results (ONNX INT4/UINT4, held one a byte: the importer's qbits = 4) saturate
+     * to [-8, 7]; the DPU's int8 output converter saturates to the int8 range only */
+    if (npu_node_int(n, "qbits", 8) != 8)
+        return why_set(w, "%s to %d bits runs on the CPU (the NPU path saturates to int8)", op,
+                       (int)npu_node_int(n, "qbits", 8));
     if (!scalar_const(sc))
         return why_set(w,
                        "%s scale '%s' is not a scalar constant: the NPU path takes "

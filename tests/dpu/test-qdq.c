@@ -21,6 +21,7 @@ struct qcase {
     int zp;
     enum npu_dtype qt; /* int8, or uint8 for the refusal */
     int per_axis;      /* scale of C values (refused) */
+    int qbits;         /* 4: a 4-bit result held one a byte, as the importer marks INT4 (refused) */
 };
 
 static struct npu_value *
@@ -59,6 +60,8 @@ build(const void *vp)
         struct npu_node *q = gc_node(g, NPU_OP_QUANTIZE_LINEAR, "q", in, 3, 1);
         if (p->per_axis)
             npu_node_set_int(g, q, "axis", 1);
+        if (p->qbits)
+            npu_node_set_int(g, q, "qbits", p->qbits);
         x = gc_done(g, q);
         if (!x)
             return g;
@@ -225,7 +228,8 @@ main(void)
     run_case("Q -> DQ [1,33,4,4] s 0.0119 zp -7", &c4, 1.6f, false);
     check_cost(&c4);
 
-    struct qcase u8 = q4, pa = q4, du8 = d4;
+    struct qcase u8 = q4, pa = q4, du8 = d4, i4 = q4;
+    i4.qbits = 4;
     u8.qt = NPU_DTYPE_UINT8;
     u8.zp = 128;
     du8.qt = NPU_DTYPE_UINT8;
@@ -234,6 +238,7 @@ main(void)
     check_refused("Q to uint8", &u8, "q", "int8 only");
     check_refused("DQ of uint8", &du8, "dq", "int8 only");
     check_refused("Q per-axis scale", &pa, "q", "per-tensor");
+    check_refused("Q to int4 (qbits 4)", &i4, "q", "to 4 bits");
     npu_dpu_qdq = 0;
     check_refused("Q with npu_dpu_qdq = 0", &q4, "q", "switched off");
     npu_dpu_qdq = 1;
