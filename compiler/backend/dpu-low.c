@@ -251,9 +251,8 @@ dl_const_kind(const float *full, int64_t n, const struct vmap *vm, float *chv)
     bool *seen = calloc(C, 1);
     if (!seen)
         return 2;
-    for (int64_t i = 0; i < n && (scalar || chan); i++) {
-        uint32_t o[3];
-        dl_cyx(vm, i, o);
+    uint32_t o[3] = {0, 0, 0};
+    for (int64_t i = 0; i < n && (scalar || chan); i++, dl_cyx_next(vm, o)) {
         if (full[i] != full[0] && !(isnan(full[i]) && isnan(full[0])))
             scalar = false;
         if (!seen[o[0]]) {
@@ -299,9 +298,8 @@ dl_map_const(struct rkd *b, const char *name, const float *full, int64_t n, cons
         b->err = NPU_ERR_NOMEM;
         return m;
     }
-    for (int64_t i = 0; i < n; i++) {
-        uint32_t o[3];
-        dl_cyx(vm, i, o);
+    uint32_t o[3] = {0, 0, 0};
+    for (int64_t i = 0; i < n; i++, dl_cyx_next(vm, o)) {
         uint16_t h = npu_fp32_to_fp16(full[i]);
         size_t at =
             (size_t)(o[0] / 8) * m.surf * 16 + ((size_t)o[1] * m.line + o[2]) * 16 + (o[0] % 8) * 2;
