@@ -3,8 +3,9 @@
 # bench-ort.sh: our CPU executor against ONNX Runtime, one command (issue 16). For every
 # model folder (model.onnx + in.<input>.npy) both run the same inputs with the same thread
 # count (1 and 2 by default) in the default environment (no BLAS variables are set here);
-# each side's best time over --runs runs (after warm-up) is compared and the ratio
-# ORT time / our time printed (> 1: we are faster), with the geometric mean per thread count.
+# model by model, ORT then ours (so that both see the same load on a shared machine), each
+# side's best time over --runs runs (after warm-up) is compared and the ratio ORT time / our
+# time printed (> 1: we are faster), with the geometric mean per thread count.
 # With --compile also `npuc --stats` (compile for the NPU, default partition) against ORT's
 # session creation of the same file.
 #
@@ -74,14 +75,12 @@ echo "host: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'),
      "load $(cut -d' ' -f1-3 /proc/loadavg)"
 "$build/tools/npu-info/npu-info" -b sim 2>/dev/null | grep '^cpu gemm' || true
 for t in $threads; do
-  node "$here/bench-ort.mjs" "$ort" "$t" "$runs" "$@" > "$tmp/ort-$t.txt"
-done
-head -1 "$tmp/ort-1.txt" >/dev/null 2>&1 || true
-for t in $threads; do
   printf '\n%-24s %8s %12s %12s %10s\n' model threads "ours (ms)" "ORT (ms)" "ORT/ours"
   logsum=0 count=0
   for d in "$@"; do
     name=$(basename "$d")
+    # ORT then ours, model by model: on a shared machine both see the same load
+    node "$here/bench-ort.mjs" "$ort" "$t" "$runs" "$d" >> "$tmp/ort-$t.txt"
     o=$(ours "$d" "$t")
     r=$(awk -v n="$name" '$1 == "ort" && $2 == n && $4 ~ /^create_ms/ {
           sub("min_ms=", "", $5); print $5 }' "$tmp/ort-$t.txt")

@@ -13,6 +13,7 @@
  * for any thread count. OpenBLAS is therefore pinned to one thread (its own
  * pool would otherwise compete with ours for the same cores).
  */
+#include <stdio.h>
 #include <strings.h>
 
 #include "npu-cpu-internal.h"
