@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gstnpu.c: the opennpu plugin: registers npuinfer and npuembed. Nothing
- * else lives here; the elements share GstNpuBase (gstnpubase.c).
+ * gstnpu.c: the opennpu plugin: registers npuinfer, npuembed and the
+ * decoders npudetect and npuclassify. Nothing else lives here; the inference
+ * elements share GstNpuBase (gstnpubase.c).
  */
 /**
  * plugin-opennpu:
  *
  * Neural network inference on the RK3588 NPU (or its simulator, or the CPU)
  * with OpenNPU: npuinfer attaches raw output tensors to video frames,
- * npuembed attaches embeddings and zero-shot labels.
+ * npuembed attaches embeddings and zero-shot labels, npudetect and
+ * npuclassify decode detector and classifier outputs into regions of
+ * interest.
  *
  * Since: 0.1
  */
@@ -16,6 +19,8 @@
 #include "config.h"
 #endif
 
+#include "gstnpuclassify.h"
+#include "gstnpudetect.h"
 #include "gstnpuembed.h"
 #include "gstnpuinfer.h"
 
@@ -25,6 +30,10 @@ plugin_init (GstPlugin * plugin)
   if (!GST_ELEMENT_REGISTER (npuinfer, plugin))
     return FALSE;
   if (!GST_ELEMENT_REGISTER (npuembed, plugin))
+    return FALSE;
+  if (!GST_ELEMENT_REGISTER (npudetect, plugin))
+    return FALSE;
+  if (!GST_ELEMENT_REGISTER (npuclassify, plugin))
     return FALSE;
   return TRUE;
 }

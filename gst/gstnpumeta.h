@@ -226,6 +226,43 @@ GstNpuEmbeddingMeta *gst_buffer_add_npu_embedding_meta (GstBuffer * buffer,
  */
 #define GST_NPU_ZERO_SHOT_STRUCTURE "npu-zero-shot"
 
+/**
+ * GST_NPU_DETECTION_STRUCTURE:
+ *
+ * Name of the parameter structure that npudetect adds to each
+ * #GstVideoRegionOfInterestMeta it attaches (one per detected object; the
+ * meta's roi_type is the label). Fields: `label` (string), `class-id` (int),
+ * `confidence` (double), `track-id` (int; -1 unless tracking is on),
+ * `model-id` (string, may be absent).
+ *
+ * Since: 0.1
+ */
+#define GST_NPU_DETECTION_STRUCTURE "npu-detection"
+
+/**
+ * GST_NPU_CLASSIFICATION_ROI_TYPE:
+ *
+ * The roi_type of the #GstVideoRegionOfInterestMeta that npuclassify
+ * attaches: it covers the whole frame and carries one parameter structure
+ * named #GST_NPU_CLASSIFICATION_STRUCTURE.
+ *
+ * Since: 0.1
+ */
+#define GST_NPU_CLASSIFICATION_ROI_TYPE "npu-classification"
+
+/**
+ * GST_NPU_CLASSIFICATION_STRUCTURE:
+ *
+ * Name of the parameter structure of the classification ROI meta. Fields:
+ * `label` (string, best class), `class-id` (int), `confidence` (double),
+ * `labels` (#GstValueArray of strings, the top-k best first), `class-ids`
+ * (#GstValueArray of ints), `confidences` (#GstValueArray of doubles),
+ * `model-id` (string, may be absent).
+ *
+ * Since: 0.1
+ */
+#define GST_NPU_CLASSIFICATION_STRUCTURE "npu-classification"
+
 G_END_DECLS
 
 #endif /* __GST_NPU_META_H__ */

@@ -48,9 +48,13 @@ OPERAND = re.compile(
 
 # Fields of control registers that hold sizes, counts or addresses: left out of the compared
 # bits (the entry's mask), so that the pattern is the control bits.
+# The converters' shift amounts (OUT_CVT_SHIFT, the BS / BN multipliers' shifts in
+# DPU.DATA_FORMAT) are free too: with the scale beside them they form the dyadic
+# requantisation scale m / 2^s a quantised model's own scales decide (data, like the
+# CVT_SCALE operands); the bits around them stay compared.
 FREE_FIELDS = re.compile(
     r"^(DATA_BANK|WEIGHT_BANK|FC_DATA_BANK|SURF_LEN|LINE_NOTCH_ADDR|NOTCH_ADDR|INDEX_ADD|"
-    r"CORE_INDEX|LUT_ADDR)$"
+    r"CORE_INDEX|LUT_ADDR|OUT_CVT_SHIFT|BS_MUL_SHIFT_VALUE_NEG|BN_MUL_SHIFT_VALUE_NEG)$"
 )
 
 FACTS = {

@@ -14,7 +14,9 @@ PKGS="
   check libsqlite3-dev indent clang-format
   clang libclang-rt-14-dev
   python3-numpy python3-onnx python3-torch
+  python3-torchvision
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
+  libpcre2-dev libicu-dev
 "
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -32,6 +34,7 @@ if ! dpkg --print-foreign-architectures | grep -qx arm64; then
   dpkg --add-architecture arm64
 fi
 PKGS="$PKGS libprotobuf-c-dev:arm64 libdrm-dev:arm64 libopenblas-dev:arm64"
+PKGS="$PKGS libpcre2-dev:arm64 libicu-dev:arm64"
 
 missing=""
 for p in $PKGS; do

@@ -196,4 +196,25 @@ if [ $have_gst = yes ]; then
   fi
 fi
 
+# The Python package (python/meson.build): in the site-packages of the Python meson ran
+# with, its _install_config.py naming the installed libdir; run with Debian's python3.
+if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+  step "the installed Python package"
+  P=$(find "$D" -path '*/opennpu/__init__.py' | head -1)
+  [ -n "$P" ] || fail "no opennpu Python package installed"
+  PD=$(dirname "$(dirname "$P")")
+  grep -q "^LIBDIR = \"$libdir\"$" "$PD/opennpu/_install_config.py" ||
+    fail "_install_config.py does not name $libdir"
+  OPENNPU_LIBRARY="$L/libopennpu.so.0" PYTHONPATH="$PD" /usr/bin/python3 -c '
+import sys, numpy as np, opennpu
+assert opennpu.__file__.startswith(sys.argv[1]), opennpu.__file__
+m = opennpu.Model(sys.argv[2], backend="sim", partition="supported")
+out = m.run([np.load(sys.argv[3])])
+assert out["logits"].shape == (1, 10) and m.stats.submits > 0, (out, m.stats)
+print("  %s: logits %s, %s" % (m.backend, out["logits"].shape, m.stats))
+' "$PD" "$M/cnn_small/model.onnx" "$M/cnn_small/in.image.npy" ||
+    fail "the installed Python package does not run cnn_small"
+  echo "  $(echo "$PD" | sed "s|$D|\$DESTDIR|")/opennpu"
+fi
+
 step "passed"

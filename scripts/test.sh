@@ -36,8 +36,9 @@ fi
 meson compile -C build-san
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  meson test -C build-san --print-errorlogs --num-processes "$JOBS" --no-suite slow
-# The whole suite again (normal build) with the kernel double preloaded, once as the vendor
+  meson test -C build-san --print-errorlogs --num-processes "$JOBS" --no-suite slow --no-suite python-heavy
+# The whole suite again (normal build; without suite python-heavy, whose model tests never
+# open a device) with the kernel double preloaded, once as the vendor
 # rknpu driver and once as rocket: "auto" then opens that backend, whose jobs the double runs
 # on the simulator (docs/hardware.md, "Testing without a board"). The sanitizer build runs
 # the double in process instead (its tests link it; LD_PRELOAD would put it ahead of ASan).
@@ -46,7 +47,7 @@ for drv in rknpu rocket; do
   echo "== tests: normal build, kernel double as $drv =="
   LD_PRELOAD="$KD/libnpu-kdouble.so" NPU_KDOUBLE=$drv NPU_DEV_DIR="$KD/dev" \
   NPU_KDOUBLE_QUIET=1 NPU_HW_WAIT_MS=600000 NPU_ROCKET_JOB_TIMEOUT_MS=0 \
-    meson test -C build --no-rebuild --print-errorlogs --num-processes "$JOBS" --no-suite slow
+    meson test -C build --no-rebuild --print-errorlogs --num-processes "$JOBS" --no-suite slow --no-suite python-heavy
 done
 # aarch64: the library, compiler and tools cross-compiled for the board and the unit and
 # simulator suites run under qemu-user. Left native: suite 'golden' (its npu-dis check execs

@@ -1,10 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /* util_test.c: status names, dtype tables, tensor size overflow checks, element loads, op
- * and attribute lookup (core/util). */
+ * and attribute lookup, the per-thread last-error record (core/util). */
+#include <string.h>
+
 #include "npu-test.h"
 #include "npu/npu-common.h"
 #include "npu/npu-ops.h"
 #include "npu/npu-tensor.h"
+
+static void
+quiet_sink(enum npu_log_level level, const char *domain, const char *msg, void *user)
+{
+}
 
 int
 main(void)
@@ -72,5 +79,23 @@ main(void)
     CHECK(npu_attrs_ints(&a, "axis", &n) == NULL && n == 0);
     CHECK_STR("linear", npu_attrs_string(&a, "mode", "nearest"));
     CHECK(npu_attrs_tensor(&a, "value") == NULL);
+
+    /* npu_last_error: errors only, whatever the level, oldest first */
+    npu_log_set_handler(quiet_sink, NULL);
+    npu_clear_last_error();
+    CHECK_STR("", npu_last_error());
+    npu_warn("test", "not an error");
+    CHECK_STR("", npu_last_error());
+    npu_err("test", "first %d", 1);
+    npu_err("other", "second");
+    CHECK_STR("test: first 1\nother: second", npu_last_error());
+    for (int i = 0; i < 200; i++)
+        npu_err("fill", "message number %d", i);
+    CHECK(strlen(npu_last_error()) < 2048);
+    CHECK(strstr(npu_last_error(), "message number 199") != NULL);
+    CHECK(strstr(npu_last_error(), "first 1") == NULL);
+    npu_clear_last_error();
+    CHECK_STR("", npu_last_error());
+    npu_log_set_handler(NULL, NULL);
     return npu_test_done("util_test");
 }

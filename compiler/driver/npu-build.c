@@ -275,6 +275,9 @@ npu_build_cache_dir(const struct npu_build_options *o)
 
 /* ---- compiling ------------------------------------------------------------------- */
 
+static enum npu_status compile_graph(struct npu_graph *g, const char *path,
+                                     const struct npu_build_options *o, struct npu_program **out);
+
 static enum npu_status
 compile(const char *path, const struct npu_build_options *o, struct npu_program **out)
 {
@@ -289,6 +292,16 @@ compile(const char *path, const struct npu_build_options *o, struct npu_program 
     }
     if (st)
         return st;
+    return compile_graph(g, path, o, out);
+}
+
+/* Compiles g (taken: freed here) through the front- and back-end passes. */
+static enum npu_status
+compile_graph(struct npu_graph *g, const char *path, const struct npu_build_options *o,
+              struct npu_program **out)
+{
+    enum npu_status st;
+    *out = NULL;
     struct npu_compile_options co = {.no_fusion = o->no_fusion,
                                      .verify = -1,
                                      .dump_after = o->dump_after,
@@ -305,7 +318,8 @@ compile(const char *path, const struct npu_build_options *o, struct npu_program 
                                              .dump_after = o->dump_after,
                                              .dump_file = o->dump_file,
                                              .emit_ir = o->emit_ir};
-    if ((st = npu_compile(g, &co)) || (st = npu_backend_compile(g, &bo, out)))
+    if ((st = npu_compile(g, &co)) || (o->transform && (st = o->transform(g, o->transform_user))) ||
+        (st = npu_backend_compile(g, &bo, out)))
         goto out;
     if (o->on_lowered)
         o->on_lowered(g, *out, o->on_lowered_user);
@@ -373,7 +387,7 @@ npu_build(const char *path, const struct npu_build_options *opts, struct npu_bui
     }
     char opt_text[1024];
     b->options_hash = npu_build_options_hash(o, opt_text, sizeof(opt_text));
-    const char *dir = npu_build_cache_dir(o);
+    const char *dir = o->transform ? NULL : npu_build_cache_dir(o);
     bool want_outputs = o->emit_ir || o->report || o->on_lowered; /* need a real compile */
     if (dir) {
         if ((st = npu_model_content_hash(path, &b->model_hash))) {
@@ -439,6 +453,37 @@ npu_build(const char *path, const struct npu_build_options *opts, struct npu_bui
             npu_warn(DOM, "%s: cannot write the compile cache entry %s", path, b->cache_path);
     }
     b->load_s = now() - t0;
+    *out = b;
+    return NPU_OK;
+}
+
+enum npu_status
+npu_build_graph(struct npu_graph *g, const char *name, const struct npu_build_options *opts,
+                struct npu_built **out)
+{
+    static const struct npu_build_options none;
+    const struct npu_build_options *o = opts ? opts : &none;
+    double t0 = now();
+    enum npu_status st;
+    *out = NULL;
+    struct npu_built *b = calloc(1, sizeof(*b));
+    if (!b) {
+        npu_graph_free(g);
+        return NPU_ERR_NOMEM;
+    }
+    enum npu_cpu_cost_mode cm;
+    if ((st = npu_build_cpu_cost_mode(o, &cm))) {
+        npu_graph_free(g);
+        free(b);
+        return st;
+    }
+    b->options_hash = npu_build_options_hash(o, NULL, 0);
+    if ((st = compile_graph(g, name ? name : "graph", o, &b->owned))) {
+        free(b);
+        return st;
+    }
+    b->prog = b->owned;
+    b->compile_s = b->load_s = now() - t0;
     *out = b;
     return NPU_OK;
 }

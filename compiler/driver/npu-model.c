@@ -84,20 +84,25 @@ fill_io_prog(struct npu_io_info *io, const struct npu_prog_tensor *t)
 
 /* The NPU backends: compile or load the program, open the device, upload. */
 static enum npu_status
-load_npu(const char *path, const struct npu_model_options *o, const char *be,
+load_npu(const char *path, struct npu_graph *g, const struct npu_model_options *o, const char *be,
          struct npu_model **out)
 {
     struct npu_model *m = calloc(1, sizeof(*m));
     enum npu_status st;
-    if (!m)
+    if (!m) {
+        npu_graph_free(g);
         return NPU_ERR_NOMEM;
+    }
     if ((st = npu_device_open(be, &m->dev))) {
+        npu_graph_free(g);
         npu_err(DOM, "%s: backend '%s' has no device", path, be);
         goto err;
     }
     struct npu_device_info info;
-    if ((st = npu_device_get_info(m->dev, &info)))
+    if ((st = npu_device_get_info(m->dev, &info))) {
+        npu_graph_free(g);
         goto err;
+    }
     snprintf(m->backend_name, sizeof(m->backend_name), "%s", info.backend);
     m->backend = m->backend_name;
     m->n_cores = info.n_cores ? info.n_cores : 1;
@@ -105,6 +110,7 @@ load_npu(const char *path, const struct npu_model_options *o, const char *be,
     if (!(m->core_mask & ((1u << m->n_cores) - 1))) {
         npu_err(DOM, "%s: core mask 0x%x names none of the device's %u cores", path, o->core_mask,
                 m->n_cores);
+        npu_graph_free(g);
         st = NPU_ERR_INVALID;
         goto err;
     }
@@ -116,7 +122,7 @@ load_npu(const char *path, const struct npu_model_options *o, const char *be,
                                    .cpu_threads = o->cpu_threads,
                                    .on_device = !strcmp(info.backend, "rknpu") ||
                                                 !strcmp(info.backend, "rocket")};
-    if ((st = npu_build(path, &bo, &m->built)))
+    if ((st = g ? npu_build_graph(g, path, &bo, &m->built) : npu_build(path, &bo, &m->built)))
         goto err;
     if ((st = npu_prog_model_create(m->dev, m->built->prog, NULL, &m->pm)))
         goto err;
@@ -166,7 +172,7 @@ npu_model_load(const char *path, const struct npu_model_options *opts, struct np
         return NPU_ERR_INVALID;
     }
     if (strcmp(be, "cpu")) {
-        enum npu_status st = load_npu(path, &o, be, out);
+        enum npu_status st = load_npu(path, NULL, &o, be, out);
         if (st == NPU_OK || strcmp(be, "auto") || st == NPU_ERR_IO || st == NPU_ERR_CORRUPT ||
             st == NPU_ERR_VERSION || npu_driver_model_is(path, ".npub"))
             return st;
@@ -243,6 +249,25 @@ npu_model_from_graph(struct npu_graph *g, const struct npu_model_options *opts, 
         fill_io(&m->outputs[i], g->outputs[i]);
     *out = m;
     return NPU_OK;
+}
+
+enum npu_status
+npu_model_load_graph(struct npu_graph *g, const char *name, const struct npu_model_options *opts,
+                     struct npu_model **out)
+{
+    struct npu_model_options o = opts ? *opts : (struct npu_model_options){0};
+    const char *be = o.backend ? o.backend : "auto";
+    *out = NULL;
+    if (!g)
+        return NPU_ERR_INVALID;
+    if (!strcmp(be, "cpu"))
+        return npu_model_from_graph(g, &o, 0, out);
+    if (strcmp(be, "auto") && strcmp(be, "sim") && strcmp(be, "rknpu") && strcmp(be, "rocket")) {
+        npu_err(DOM, "unknown backend '%s' (cpu, sim, rknpu, rocket, auto)", be);
+        npu_graph_free(g);
+        return NPU_ERR_INVALID;
+    }
+    return load_npu(name ? name : g->name, g, &o, be, out);
 }
 
 void

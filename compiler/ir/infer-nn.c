@@ -380,7 +380,8 @@ ir_infer_einsum(struct npu_node *n)
     int opi = 0;
     char lhs_labels[2048];
     size_t ll = 0;
-    for (; *p && !(p[0] == '-' && p[1] == '>'); opi++) {
+    /* the first term may be empty: "->" sums a scalar (opset 12 test_einsum_scalar) */
+    for (bool first = true; first || (*p && !(p[0] == '-' && p[1] == '>')); opi++, first = false) {
         if (opi >= n->nin)
             FAIL("equation has more operands than inputs");
         NEED_IN(opi);

@@ -92,4 +92,10 @@ enum npu_status ir_infer_einsum(struct npu_node *n);
 /* npu.Attention, our fused attention (docs/ir.md). */
 enum npu_status ir_infer_attention(struct npu_node *n);
 
+/* ---- infer-opset18.c: ops added in opsets 18-23 ------------------------------ */
+enum npu_status ir_infer_rms_norm(struct npu_node *n);
+enum npu_status ir_infer_center_crop_pad(struct npu_node *n);
+enum npu_status ir_infer_col2im(struct npu_node *n);
+enum npu_status ir_infer_affine_grid(struct npu_node *n);
+
 #endif /* NPU_INFER_PRIV_H */

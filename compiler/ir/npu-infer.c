@@ -152,6 +152,18 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
         if (x->dtype != NPU_DTYPE_BOOL)
             FAIL("input must be bool");
         return ir_same_as(n, 0, 0);
+    case NPU_OP_BITWISE_AND:
+    case NPU_OP_BITWISE_OR:
+    case NPU_OP_BITWISE_XOR:
+        NEED_IN(0);
+        if (!npu_dtype_is_int(x->dtype))
+            FAIL("inputs must be integers, not %s", npu_dtype_name(x->dtype));
+        return infer_broadcast_n(n, 0, 2, 0, true);
+    case NPU_OP_BITWISE_NOT:
+        NEED_IN(0);
+        if (!npu_dtype_is_int(x->dtype))
+            FAIL("input must be an integer tensor, not %s", npu_dtype_name(x->dtype));
+        return ir_same_as(n, 0, 0);
     case NPU_OP_SQRT:
     case NPU_OP_EXP:
     case NPU_OP_LOG:
@@ -164,6 +176,7 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
     case NPU_OP_SELU:
     case NPU_OP_GELU:
     case NPU_OP_SOFTPLUS:
+    case NPU_OP_MISH:
     case NPU_OP_ERF:
     case NPU_OP_FLOOR:
     case NPU_OP_CEIL:
@@ -279,6 +292,32 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
         for (int i = 1; !st && i < n->nout; i++)
             st = ir_set_out(n, i, x->dtype, 1, &x->dims[1]);
         return st;
+    }
+    case NPU_OP_GROUP_NORMALIZATION: {
+        /* scale and bias: [C] per channel (opset 21) or [num_groups] per group
+         * (opset 18; the same thing when num_groups == C) */
+        NEED_IN(0);
+        NEED_IN(1);
+        NEED_IN(2);
+        if (x->ndim < 2)
+            FAIL("needs rank >= 2");
+        if (!npu_dtype_is_float(x->dtype))
+            FAIL("input must be a float tensor, not %s", npu_dtype_name(x->dtype));
+        if (!npu_node_attr(n, "num_groups"))
+            FAIL("attribute num_groups is required");
+        int64_t G = npu_node_int(n, "num_groups", 0), C = x->dims[1];
+        if (G <= 0 || C % G)
+            FAIL("num_groups %lld must be positive and divide the %lld channels", (long long)G,
+                 (long long)C);
+        for (int i = 1; i < 3; i++) {
+            int64_t k = npu_value_numel(n->in[i]);
+            if (ir_T(n, i)->ndim != 1 || (k != C && k != G))
+                FAIL("%s must have shape [%lld] (per channel) or [%lld] (per group, opset 18)",
+                     i == 1 ? "scale" : "bias", (long long)C, (long long)G);
+        }
+        if (npu_value_numel(n->in[1]) != npu_value_numel(n->in[2]))
+            FAIL("scale and bias must have the same shape");
+        return ir_same_as(n, 0, 0);
     }
     case NPU_OP_LAYER_NORMALIZATION: {
         NEED_IN(0);
@@ -438,6 +477,10 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
         NEED_IN(1);
         return ir_set_out(n, 0, ir_T(n, 1)->dtype, x->ndim, x->dims);
     case NPU_OP_FUSED_ATTENTION: return ir_infer_attention(n);
+    case NPU_OP_RMS_NORMALIZATION: return ir_infer_rms_norm(n);
+    case NPU_OP_CENTER_CROP_PAD: return ir_infer_center_crop_pad(n);
+    case NPU_OP_COL2IM: return ir_infer_col2im(n);
+    case NPU_OP_AFFINE_GRID: return ir_infer_affine_grid(n);
     case NPU_OP_NONE:
     case NPU_OP_COUNT: break;
     default:

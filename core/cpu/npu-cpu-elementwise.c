@@ -107,6 +107,9 @@ NUM_TYPES(CMP_INST, lt, x < y)
 NUM_TYPES(CMP_INST, gt, x > y)
 NUM_TYPES(CMP_INST, le, x <= y)
 NUM_TYPES(CMP_INST, ge, x >= y)
+INT_TYPES(BIN_INST, band, x &y)
+INT_TYPES(BIN_INST, bor, x | y)
+INT_TYPES(BIN_INST, bxor, x ^ y)
 BIN_FN(and_b, uint8_t, uint8_t, uint8_t, (x != 0) & (y != 0))
 BIN_FN(or_b, uint8_t, uint8_t, uint8_t, (x != 0) | (y != 0))
 BIN_FN(xor_b, uint8_t, uint8_t, uint8_t, (x != 0) ^ (y != 0))
@@ -128,6 +131,9 @@ BIN_TABLE(le, NUM_TYPES)
 BIN_TABLE(ge, NUM_TYPES)
 static const cpu_bc_fn eq_tab[NPU_DTYPE_COUNT] = {NUM_TYPES(BIN_ROW, eq)[NPU_DTYPE_BOOL] = eq_b};
 static const cpu_bc_fn and_tab[NPU_DTYPE_COUNT] = {[NPU_DTYPE_BOOL] = and_b};
+BIN_TABLE(band, INT_TYPES)
+BIN_TABLE(bor, INT_TYPES)
+BIN_TABLE(bxor, INT_TYPES)
 static const cpu_bc_fn or_tab[NPU_DTYPE_COUNT] = {[NPU_DTYPE_BOOL] = or_b};
 static const cpu_bc_fn xor_tab[NPU_DTYPE_COUNT] = {[NPU_DTYPE_BOOL] = xor_b};
 
@@ -173,6 +179,9 @@ SIMPLE_BINARY(cpu_k_greater_equal, ge_tab, NPU_DTYPE_BOOL)
 SIMPLE_BINARY(cpu_k_and, and_tab, NPU_DTYPE_BOOL)
 SIMPLE_BINARY(cpu_k_or, or_tab, NPU_DTYPE_BOOL)
 SIMPLE_BINARY(cpu_k_xor, xor_tab, NPU_DTYPE_BOOL)
+SIMPLE_BINARY(cpu_k_bitwise_and, band_tab, in[0]->dtype)
+SIMPLE_BINARY(cpu_k_bitwise_or, bor_tab, in[0]->dtype)
+SIMPLE_BINARY(cpu_k_bitwise_xor, bxor_tab, in[0]->dtype)
 
 enum npu_status
 cpu_k_mod(CPU_KERNEL_ARGS)
@@ -585,6 +594,9 @@ UN_FN(selu_f32, float, float,
 UN_HOT_FN(gelu_f32, float, float, cpu_geluf(x))
 UN_HOT_FN(gelutanh_f32, float, float, gelu_tanhf_(x))
 UN_FN(softplus_f32, float, float, x > 0 ? x + log1pf(expf(-x)) : log1pf(expf(x)))
+/* Mish: x * tanh(softplus(x)), the softplus in double so large x stay exact */
+UN_FN(mish_f32, float, float,
+      (float)((double)x *tanh(x > 0 ? x + log1p(exp(-(double)x)) : log1p(exp((double)x)))))
 UN_HOT_FN(erf_f32, float, float, cpu_erff(x))
 UN_FN(floor_f32, float, float, floorf(x))
 UN_FN(ceil_f32, float, float, ceilf(x))
@@ -615,6 +627,7 @@ UN_FN(selu_f64, double, double, x > 0 ? p->gamma * x : p->gamma * (p->alpha * ex
 UN_FN(gelu_f64, double, double, 0.5 * x * erfc(-x * 0.70710678118654752440))
 UN_FN(gelutanh_f64, double, double, gelu_tanh_d(x))
 UN_FN(softplus_f64, double, double, x > 0 ? x + log1p(exp(-x)) : log1p(exp(x)))
+UN_FN(mish_f64, double, double, x *tanh(x > 0 ? x + log1p(exp(-x)) : log1p(exp(x))))
 UN_FN(erf_f64, double, double, erf(x))
 UN_FN(floor_f64, double, double, floor(x))
 UN_FN(ceil_f64, double, double, ceil(x))
@@ -636,6 +649,7 @@ UINT_TYPES(UN_INST, relu, x)
 SINT_TYPES(UN_INST, sign, x > 0 ? 1 : x < 0 ? -1 : 0)
 UINT_TYPES(UN_INST, sign, x > 0 ? 1 : 0)
 UN_FN(not_b, uint8_t, uint8_t, x == 0)
+INT_TYPES(UN_INST, bnot, (T_)~x)
 
 #define F_ROWS(op) [NPU_DTYPE_FP32] = op##_f32, [NPU_DTYPE_FP64] = op##_f64
 static const un_fn sqrt_tab[NPU_DTYPE_COUNT] = {F_ROWS(sqrt)};
@@ -664,6 +678,8 @@ static const un_fn sin_tab[NPU_DTYPE_COUNT] = {F_ROWS(sin)};
 static const un_fn cos_tab[NPU_DTYPE_COUNT] = {F_ROWS(cos)};
 static const un_fn silu_tab[NPU_DTYPE_COUNT] = {F_ROWS(silu)};
 static const un_fn not_tab[NPU_DTYPE_COUNT] = {[NPU_DTYPE_BOOL] = not_b};
+static const un_fn bnot_tab[NPU_DTYPE_COUNT] = {INT_TYPES(UN_ROW, bnot)};
+static const un_fn mish_tab[NPU_DTYPE_COUNT] = {F_ROWS(mish)};
 
 struct un_job {
     un_fn fn;
@@ -715,6 +731,8 @@ UNARY(cpu_k_hard_swish, hswish_tab, CHEAP)
 UNARY(cpu_k_softplus, softplus_tab, COSTLY)
 UNARY(cpu_k_erf, erf_tab, COSTLY)
 UNARY(cpu_k_not, not_tab, CHEAP)
+UNARY(cpu_k_bitwise_not, bnot_tab, CHEAP)
+UNARY(cpu_k_mish, mish_tab, COSTLY)
 UNARY(cpu_k_floor, floor_tab, CHEAP)
 UNARY(cpu_k_ceil, ceil_tab, CHEAP)
 UNARY(cpu_k_round, round_tab, CHEAP)

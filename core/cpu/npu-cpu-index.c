@@ -291,8 +291,8 @@ topk_cmp_smallest(const void *pa, const void *pb)
 }
 
 /* TopK(X, K) -> Values, Indices (int64) along axis: the K largest (or
- * smallest) in order. Output 0 keeps X's dtype (read and written through
- * double: exact for every float and for integers below 2^53). */
+ * smallest) in order. Output 0 keeps X's dtype (compared through double:
+ * exact for every float and for integers below 2^53; copied unchanged). */
 enum npu_status
 cpu_k_topk(CPU_KERNEL_ARGS)
 {
@@ -307,8 +307,9 @@ cpu_k_topk(CPU_KERNEL_ARGS)
     int64_t K = cpu_scalar_i64(in[1], 0), L = x->dims[axis];
     if (K < 0 || K > L)
         return KINVAL("K = %lld for an axis of %lld", (long long)K, (long long)L);
-    if (x->dtype != NPU_DTYPE_FP32 && x->dtype != NPU_DTYPE_FP64 && x->dtype != NPU_DTYPE_INT32 &&
-        x->dtype != NPU_DTYPE_INT64)
+    /* every numeric type (opset 11+ lists the unsigned ones too); values are
+     * compared through double, copied as they are */
+    if (x->dtype != NPU_DTYPE_FP32 && x->dtype != NPU_DTYPE_FP64 && !npu_dtype_is_int(x->dtype))
         return KUNSUP("TopK of %s", npu_dtype_name(x->dtype));
     int64_t od[NPU_MAX_DIMS];
     memcpy(od, x->dims, sizeof(int64_t) * (size_t)x->ndim);

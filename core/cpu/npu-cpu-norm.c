@@ -342,6 +342,54 @@ cpu_k_instance_norm(CPU_KERNEL_ARGS)
     return st;
 }
 
+/* GroupNormalization (opsets 18 and 21): the C channels of each sample fall
+ * into num_groups groups of C/G consecutive channels; each group is normalised
+ * over its channels and spatial positions (statistics in double, which covers
+ * stash_type), then scaled per channel ([C], opset 21) or per group ([G],
+ * opset 18). */
+enum npu_status
+cpu_k_group_norm(CPU_KERNEL_ARGS)
+{
+    const struct npu_tensor *x = in[0];
+    int64_t N, C, HW;
+    CPU_TRY(nchw_setup(ctx, x, out[0], &N, &C, &HW));
+    int64_t G = npu_attrs_int(attrs, "num_groups", 0);
+    if (G <= 0 || C % G)
+        return KINVAL("num_groups %lld must be positive and divide the %lld channels", (long long)G,
+                      (long long)C);
+    double eps = npu_attrs_float(attrs, "epsilon", 1e-5f);
+    int64_t k = cpu_numel(in[1]);
+    if ((k != C && k != G) || cpu_numel(in[2]) != k)
+        return KINVAL("scale and bias must have shape [%lld] or [%lld]", (long long)C,
+                      (long long)G);
+    enum npu_status st = NPU_OK;
+    double *sc = channel_vec(ctx, in[1], k, "scale", &st);
+    double *bi = st == NPU_OK ? channel_vec(ctx, in[2], k, "bias", &st) : NULL;
+    double *buf =
+        st == NPU_OK ? malloc(sizeof(double) * (size_t)(2 * N * G + 2 * N * C + 4)) : NULL;
+    if (st == NPU_OK && !buf)
+        st = KNOMEM();
+    if (st == NPU_OK && N * C > 0) {
+        int64_t cpg = C / G;
+        double *mean = buf, *var = buf + N * G, *a = buf + 2 * N * G, *b = a + N * C;
+        /* a group's channels are contiguous: N*G planes of cpg*HW elements */
+        plane_stats(x, N, G, cpg * HW, false, mean, var);
+        for (int64_t t = 0; t < N * C; t++) {
+            int64_t c = t % C, grp = (t / C) * G + c / cpg;
+            int64_t p = k == C ? c : c / cpg;
+            a[t] = sc[p] / sqrt(var[grp] + eps);
+            b[t] = bi[p] - mean[grp] * a[t];
+        }
+        struct affine_job j = {x->data, out[0]->data, a, b, N * C, HW, x->dtype == NPU_DTYPE_FP64};
+        cpu_parallel_for(ctx, N * C, NPU_MAX((int64_t)1, 32768 / NPU_MAX(HW, (int64_t)1)),
+                         affine_task, &j);
+    }
+    free(sc);
+    free(bi);
+    free(buf);
+    return st;
+}
+
 /* ---- LayerNormalization --------------------------------------------------------------------- */
 
 struct ln_job {

@@ -7,7 +7,9 @@
  * Quantize: y = saturate(round_half_even(x / scale) + zero_point), with the
  * division done in fp32 as the ONNX reference does (not a multiplication by
  * 1/scale, which differs in the last bit). NaN quantises to the zero point.
- * Dequantize: y = (x - zero_point) * scale, in fp32.
+ * Dequantize: y = (x - zero_point) * scale, in fp32. INT4/UINT4 tensors
+ * arrive widened to int8/uint8 (the ONNX importer unpacks them); a Quantize
+ * to 4 bits carries qbits = 4 and saturates to [-8, 7] / [0, 15].
  */
 #include "npu-cpu-internal.h"
 
@@ -102,6 +104,15 @@ cpu_k_quantize_linear(CPU_KERNEL_ARGS)
     float lo, hi;
     if (!qrange(y->dtype, &lo, &hi))
         return KUNSUP("output dtype %s is not supported", npu_dtype_name(y->dtype));
+    /* INT4/UINT4 results held one a byte (the ONNX importer sets qbits) */
+    int64_t bits = npu_attrs_int(attrs, "qbits", 0);
+    if (bits == 4 && (y->dtype == NPU_DTYPE_INT8 || y->dtype == NPU_DTYPE_UINT8)) {
+        lo = y->dtype == NPU_DTYPE_INT8 ? -8.0f : 0.0f;
+        hi = y->dtype == NPU_DTYPE_INT8 ? 7.0f : 15.0f;
+    } else if (bits) {
+        return KINVAL("qbits %lld is not supported for %s (4 with int8/uint8 is)", (long long)bits,
+                      npu_dtype_name(y->dtype));
+    }
     if (zp && zp->dtype != y->dtype)
         return KINVAL("zero point dtype %s differs from the output's %s", npu_dtype_name(zp->dtype),
                       npu_dtype_name(y->dtype));

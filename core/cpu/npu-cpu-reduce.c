@@ -263,8 +263,18 @@ reduce_common(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs,
 {
     const struct npu_tensor *x = in[0];
     int r = x->ndim;
-    if (x->dtype == NPU_DTYPE_BOOL)
-        return KUNSUP("bool input is not supported");
+    if (x->dtype == NPU_DTYPE_BOOL) {
+        /* opset 20: ReduceMax / ReduceMin of bool are any / all: the same as
+         * max / min of the 0/1 bytes */
+        if (kind != RED_MAX && kind != RED_MIN)
+            return KUNSUP("bool input is not supported (ReduceMax and ReduceMin take it)");
+        if (y->dtype != NPU_DTYPE_BOOL)
+            return KINVAL("output must be bool like the input");
+        struct npu_tensor xb = *x, yb = *y;
+        xb.dtype = yb.dtype = NPU_DTYPE_UINT8;
+        const struct npu_tensor *in2[2] = {&xb, nin > 1 ? in[1] : NULL};
+        return reduce_common(ctx, attrs, in2, nin > 2 ? 2 : nin, &yb, kind);
+    }
     int64_t axes[NPU_MAX_DIMS];
     int na = 0;
     if (nin > 1 && in[1] && !cpu_absent(in[1])) {

@@ -5,7 +5,10 @@
  * every coordinate_transformation_mode (half_pixel, half_pixel_symmetric,
  * pytorch_half_pixel, align_corners, asymmetric, tf_half_pixel_for_nn,
  * tf_crop_and_resize with roi and extrapolation_value); scales or sizes,
- * `axes`, keep_aspect_ratio_policy. antialias=1 is not supported.
+ * `axes`, keep_aspect_ratio_policy, and antialias (opset 18) for linear and
+ * cubic downscaling: the filter is stretched by 1/scale over as many taps as
+ * it then covers, as the ONNX reference does (weights normalised to sum 1,
+ * edge samples repeated unless exclude_outside).
  *
  * All three modes are separable, so the kernel resamples one axis at a time
  * (skipping axes that map to themselves), computing in double. Coordinates
@@ -164,6 +167,83 @@ resample_axis(const struct rs_params *p, const double *src, double *dst, int64_t
         }
 }
 
+static double
+cubic_kernel(double x, double A)
+{
+    x = fabs(x);
+    if (x <= 1)
+        return ((A + 2) * x - (A + 3)) * x * x + 1;
+    if (x < 2)
+        return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A;
+    return 0;
+}
+
+/* Antialiased downscaling of one axis (scale < 1, linear or cubic): output q
+ * reads the n = 2 - 2 * start source points around its coordinate, weighted
+ * by the filter at (point - coordinate) * scale. */
+static enum npu_status
+resample_axis_aa(struct npu_cpu_ctx *ctx, const struct rs_params *p, const double *src, double *dst,
+                 int64_t outer, int64_t in, int64_t out, int64_t inner, double scale, double roi_s,
+                 double roi_e)
+{
+    double support = p->mode == RS_LINEAR ? 1.0 : 2.0;
+    int64_t start = (int64_t)floor(-support / scale) + 1, n = 2 - 2 * start;
+    if (n > ((int64_t)1 << 24))
+        return KUNSUP("antialias filter of %lld taps (scale %g) is too wide", (long long)n, scale);
+    int64_t *idx = malloc(sizeof(int64_t) * (size_t)(n * out + 1));
+    double *w = malloc(sizeof(double) * (size_t)(n * out + 1));
+    bool *extra = calloc((size_t)out + 1, sizeof(bool));
+    if (!idx || !w || !extra) {
+        free(idx);
+        free(w);
+        free(extra);
+        return KNOMEM();
+    }
+    for (int64_t q = 0; q < out; q++) {
+        double xo = src_coord(p, (double)q, scale, in, out, roi_s, roi_e);
+        if (p->ctm == CTM_TF_CROP_AND_RESIZE && (xo < 0 || xo > (double)(in - 1))) {
+            extra[q] = true;
+            continue;
+        }
+        double f = floor(xo), ratio = xo - f;
+        if (ratio == 0) { /* the reference's neighbours of an integer coordinate */
+            ratio = 1;
+            f -= 1;
+        }
+        int64_t x0 = (int64_t)fmax(fmin(f, 1e15), -1e15);
+        double sum = 0;
+        for (int64_t k = 0; k < n; k++) {
+            double a = ((double)(start + k) - ratio) * scale;
+            double c =
+                p->mode == RS_LINEAR ? fmax(0.0, 1.0 - fabs(a)) : cubic_kernel(a, p->cubic_a);
+            int64_t pos = x0 + start + k;
+            if (p->exclude_outside && (pos < 0 || pos >= in))
+                c = 0;
+            idx[q * n + k] = clampi(pos, in);
+            w[q * n + k] = c;
+            sum += c;
+        }
+        for (int64_t k = 0; k < n; k++)
+            w[q * n + k] = sum != 0 ? w[q * n + k] / sum : 0;
+    }
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t q = 0; q < out; q++) {
+            double *d = dst + (o * out + q) * inner;
+            for (int64_t l = 0; l < inner; l++)
+                d[l] = extra[q] ? p->extrapolation : 0;
+            for (int64_t k = 0; !extra[q] && k < n; k++) {
+                const double *sp = src + (o * in + idx[q * n + k]) * inner;
+                double wk = w[q * n + k];
+                for (int64_t l = 0; l < inner; l++)
+                    d[l] += wk * sp[l];
+            }
+        }
+    free(idx);
+    free(w);
+    free(extra);
+    return NPU_OK;
+}
+
 enum npu_status
 cpu_k_resize(CPU_KERNEL_ARGS)
 {
@@ -292,11 +372,6 @@ cpu_k_resize(CPU_KERNEL_ARGS)
             }
     }
     CPU_TRY(cpu_check_out(ctx, y, x->dtype, r, od));
-    if (antialias) {
-        for (int d = 0; d < r; d++)
-            if (sc[d] < 1 && p.mode != RS_NEAREST)
-                return KUNSUP("antialias=1 (downscaling with a filter) is not supported");
-    }
     int64_t on = cpu_numel(y), xn = cpu_numel(x);
     if (on == 0)
         return NPU_OK;
@@ -327,11 +402,17 @@ cpu_k_resize(CPU_KERNEL_ARGS)
         bool ident = od[d] == x->dims[d] && sc[d] == 1 && p.ctm != CTM_TF_CROP_AND_RESIZE;
         if (ident)
             continue;
-        for (int64_t q = 0; q < od[d]; q++)
-            make_tap(&p, src_coord(&p, (double)q, sc[d], x->dims[d], od[d], rs[d], re[d]),
-                     x->dims[d], &taps[q]);
         int64_t outer = cpu_dims_prod(cur, 0, d), inner = cpu_dims_prod(cur, d + 1, r);
-        resample_axis(&p, a, b, outer, cur[d], od[d], inner, taps);
+        if (antialias && sc[d] < 1 && p.mode != RS_NEAREST) {
+            st = resample_axis_aa(ctx, &p, a, b, outer, cur[d], od[d], inner, sc[d], rs[d], re[d]);
+            if (st)
+                goto out;
+        } else {
+            for (int64_t q = 0; q < od[d]; q++)
+                make_tap(&p, src_coord(&p, (double)q, sc[d], x->dims[d], od[d], rs[d], re[d]),
+                         x->dims[d], &taps[q]);
+            resample_axis(&p, a, b, outer, cur[d], od[d], inner, taps);
+        }
         cur[d] = od[d];
         double *t = a;
         a = b;

@@ -110,14 +110,56 @@ npu_log_get_level(void)
     return (enum npu_log_level)__atomic_load_n(&log_level, __ATOMIC_RELAXED);
 }
 
+/* The errors logged on this thread since npu_clear_last_error() (npu_last_error),
+ * "domain: message" lines, oldest first; the oldest lines go when it is full. */
+static _Thread_local char last_err[2048];
+
+static void
+remember_error(const char *domain, const char *msg)
+{
+    char line[1100];
+    int n = snprintf(line, sizeof(line), "%s: %s", domain ? domain : "npu", msg);
+    size_t ln = n < 0 ? 0 : NPU_MIN((size_t)n, sizeof(line) - 1);
+    size_t have = strlen(last_err);
+    while (have && have + 1 + ln >= sizeof(last_err)) {
+        char *nl = strchr(last_err, '\n');
+        if (!nl) {
+            have = 0;
+            break;
+        }
+        memmove(last_err, nl + 1, strlen(nl + 1) + 1);
+        have = strlen(last_err);
+    }
+    if (have)
+        last_err[have++] = '\n';
+    memcpy(last_err + have, line, ln);
+    last_err[have + ln] = 0;
+}
+
+const char *
+npu_last_error(void)
+{
+    return last_err;
+}
+
+void
+npu_clear_last_error(void)
+{
+    last_err[0] = 0;
+}
+
 void
 npu_logv(enum npu_log_level level, const char *domain, const char *fmt, va_list ap)
 {
     static const char *const lvl[] = {"error", "warning", "info", "debug"};
-    if ((int)level > (int)npu_log_get_level())
+    if (level != NPU_LOG_ERROR && (int)level > (int)npu_log_get_level())
         return;
     char msg[1024];
     vsnprintf(msg, sizeof(msg), fmt, ap);
+    if (level == NPU_LOG_ERROR)
+        remember_error(domain, msg);
+    if ((int)level > (int)npu_log_get_level())
+        return;
     pthread_mutex_lock(&sink_lock);
     struct sink s = log_sink;
     pthread_mutex_unlock(&sink_lock);

@@ -3,10 +3,13 @@
  * npu-timing.c: the table of NPU timing models (npu/npu-timing.h), one read-only row
  * per version of the model document, and the per-task formulas of each. DEFAULT_MODEL is
  * the row npu_timing_model() returns unless NPU_TIMING or npu_timing_model_select() names
- * another; v1 stays so that old figures can be reproduced by name.
+ * another: v2 (docs/timing-model-v2.md); v1 stays so that old figures can be reproduced by
+ * name.
  */
 #include "npu/npu-timing.h"
 
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +58,7 @@ static const struct npu_timing_model models[] = {
 };
 
 /* The row npu_timing_model() returns when nothing selects another. */
-enum { DEFAULT_MODEL = 0 };
+enum { DEFAULT_MODEL = 1 };
 
 static const struct npu_timing_model *selected;
 
@@ -65,9 +68,12 @@ npu_timing_model(void)
     if (!selected) {
         const char *e = getenv("NPU_TIMING");
         const struct npu_timing_model *m = e && *e ? npu_timing_model_get(e) : NULL;
+        char msg[400] = "";
+        if (e && *e && !m && strchr(e, '/'))
+            m = npu_timing_model_load_report(e, msg, sizeof(msg));
         if (e && *e && !m)
-            fprintf(stderr, "NPU_TIMING=%s: no timing model of that name (%s); using %s\n", e,
-                    npu_timing_model_names(), models[DEFAULT_MODEL].name);
+            fprintf(stderr, "NPU_TIMING=%s: no timing model of that name (%s)%s%s; using %s\n", e,
+                    npu_timing_model_names(), *msg ? "; " : "", msg, models[DEFAULT_MODEL].name);
         selected = m ? m : &models[DEFAULT_MODEL];
     }
     return selected;
@@ -77,6 +83,8 @@ int
 npu_timing_model_select(const char *name)
 {
     const struct npu_timing_model *m = npu_timing_model_get(name);
+    if (!m && name && strchr(name, '/'))
+        m = npu_timing_model_load_report(name, NULL, 0);
     if (!m)
         return -1;
     selected = m;
@@ -86,7 +94,7 @@ npu_timing_model_select(const char *name)
 const char *
 npu_timing_model_names(void)
 {
-    return "v1, v2, v2-low, v2-high";
+    return "v1, v2, v2-low, v2-high, or a bring-up report's path (npu-selftest --report)";
 }
 
 void
@@ -110,6 +118,137 @@ npu_timing_task(const struct npu_timing_model *tm, int cna, double compute_s, ui
                    : 0.0;
 }
 
+/* ---- a bring-up report as a timing model ---------------------------------------------- */
+
+/* The report row (one per process: the last report loaded) and its names. */
+static struct npu_timing_model report_row;
+static char report_name[288], report_label[320];
+
+/* The number after "key" (the first occurrence at or after from), NAN when absent. */
+static double
+json_num(const char *from, const char *end, const char *key)
+{
+    const char *k = strstr(from, key);
+    if (!k || k >= end)
+        return NAN;
+    const char *c = strchr(k + strlen(key), ':');
+    if (!c || c >= end)
+        return NAN;
+    char *e = NULL;
+    errno = 0;
+    double v = strtod(c + 1, &e);
+    return e == c + 1 || errno ? NAN : v;
+}
+
+/* Whether the "source" after from (before end) is src. */
+static int
+json_source_is(const char *from, const char *end, const char *src)
+{
+    const char *k = strstr(from, "\"source\"");
+    if (!k || k >= end)
+        return 0;
+    const char *q = strchr(k + 8, '"');
+    return q && q < end && !strncmp(q + 1, src, strlen(src)) && q[1 + strlen(src)] == '"';
+}
+
+/* Fills report_row from the text of a report (docs/hardware.md, "The bring-up report"):
+ * v2's row with the report's fitted per-task and per-submit cost and DMA rate. -1 and
+ * *why when it is not a report or lacks those figures. */
+static int
+report_parse(const char *txt, const char *path, const char **why)
+{
+    if (!strstr(txt, "\"opennpu-bringup-report\"")) {
+        *why = "not an opennpu-bringup-report (npu-selftest --report FILE writes one)";
+        return -1;
+    }
+    const char *fig = strstr(txt, "\"figures\"");
+    const char *fig_end = fig ? strstr(fig, "\"timing_model\"") : NULL;
+    if (!fig || !fig_end) {
+        *why = "no \"figures\" section";
+        return -1;
+    }
+    const char *t = strstr(fig, "\"task_overhead_s\"");
+    const char *sb = strstr(fig, "\"submit_overhead_s\"");
+    const char *d = strstr(fig, "\"dma_bytes_per_s_core\"");
+    if (!t || t > fig_end || !sb || sb > fig_end || !d || d > fig_end) {
+        *why = "its figures lack task_overhead_s, submit_overhead_s or dma_bytes_per_s_core "
+               "(run the chain and dma steps)";
+        return -1;
+    }
+    double task = json_num(t, fig_end, "\"value\"");
+    double submit = json_num(sb, fig_end, "\"value\"");
+    int submit_host = json_source_is(sb, fig_end, "host");
+    double chain_bytes = json_num(fig, fig_end, "\"chain_task_bytes\"");
+    /* the mean of the cores' DMA rates */
+    const char *d_end = strchr(d, ']');
+    double dma = 0;
+    int n_dma = 0;
+    for (const char *c = strstr(d, "\"value\""); c && d_end && c < d_end;
+         c = strstr(c + 7, "\"value\"")) {
+        double v = json_num(c, d_end, "\"value\"");
+        if (!(v > 0) || !isfinite(v)) {
+            *why = "a dma_bytes_per_s_core value is not a positive number";
+            return -1;
+        }
+        dma += v;
+        n_dma++;
+    }
+    if (!n_dma || !(task > 0) || !isfinite(task) || !isfinite(submit)) {
+        *why = "its task cost, submit overhead or DMA rates are missing or not positive";
+        return -1;
+    }
+    dma /= n_dma;
+    const struct npu_timing_model *v2 = npu_timing_model_get("v2");
+    report_row = *v2;
+    /* The dma step moves NC1HWC2 lines (feature traffic): its rate is the line rate. The
+     * chain's tasks each include one DRAM round trip and their few bytes at that rate;
+     * what remains is the task overhead. A host-timed intercept is the host's submit path,
+     * not the NPU's: v2's submit overhead stays. */
+    report_row.dma_bytes_per_s_core = dma / v2->dma_eff_line;
+    double rest = task - v2->dma_task_latency_s - (chain_bytes > 0 ? chain_bytes / dma : 0.0);
+    report_row.task_overhead_s = rest > 0 ? rest : task;
+    if (!submit_host && submit > 0)
+        report_row.submit_overhead_s = submit;
+    snprintf(report_name, sizeof(report_name), "report:%s", path);
+    snprintf(report_label, sizeof(report_label), "timing model report:%s", path);
+    report_row.name = report_name;
+    report_row.label = report_label;
+    report_row.doc = "docs/hardware.md";
+    return 0;
+}
+
+const struct npu_timing_model *
+npu_timing_model_load_report(const char *path, char *msg, size_t msg_len)
+{
+    const char *why = NULL;
+    char *txt = NULL;
+    FILE *f = path ? fopen(path, "rb") : NULL;
+    if (!f) {
+        why = path ? strerror(errno) : "no file named";
+        goto fail;
+    }
+    txt = calloc(1, 1u << 20);
+    size_t n = txt ? fread(txt, 1, (1u << 20) - 1, f) : 0;
+    fclose(f);
+    if (!txt) {
+        why = "out of memory";
+        goto fail;
+    }
+    if (!n) {
+        why = "empty or unreadable";
+        goto fail;
+    }
+    if (report_parse(txt, path, &why))
+        goto fail;
+    free(txt);
+    return &report_row;
+fail:
+    free(txt);
+    if (msg && msg_len)
+        snprintf(msg, msg_len, "%s: %s", path ? path : "(null)", why);
+    return NULL;
+}
+
 const struct npu_timing_model *
 npu_timing_model_get(const char *name)
 {
@@ -118,6 +257,8 @@ npu_timing_model_get(const char *name)
     for (size_t i = 0; i < NPU_ARRAY_SIZE(models); i++)
         if (!strcmp(models[i].name, name))
             return &models[i];
+    if (report_row.name && !strcmp(report_row.name, name))
+        return &report_row;
     return NULL;
 }
 

@@ -30,6 +30,7 @@
 #include "npu/npu-npub.h"
 #include "npu/npu-npy.h"
 #include "npu/npu-program.h"
+#include "npu/npu-timing.h"
 
 static const char *data_dir;
 
@@ -141,9 +142,9 @@ test_accuracy(const char *model, const char *sub, const char *dims)
     for (int k = 0; k < no && no == no2; k++) {
         double err = 0, c = cosine(&oc_out[k], &os_out[k], &err);
         printf("accuracy %s%s%s output %s: cosine %.6f, max abs error %.3g (sim, %u submits, "
-               "%u tasks, %.3f ms NPU modeled (timing model v1)) vs cpu\n",
+               "%u tasks, %.3f ms NPU modeled (%s)) vs cpu\n",
                model, sub ? "/" : "", sub ? sub : "", npu_model_output(ms, k)->name, c, err,
-               st.submits, st.tasks, st.npu_modeled_s * 1e3);
+               st.submits, st.tasks, st.npu_modeled_s * 1e3, npu_timing_model()->label);
         CHECK(c >= 0.999);
     }
     if (no > 0)

@@ -20,6 +20,7 @@
 #include "hand-prog.h"
 #include "npu-test.h"
 #include "npu/npu-program-exec.h"
+#include "npu/npu-timing.h"
 
 static uint32_t seed = 12345;
 
@@ -327,7 +328,8 @@ test_run(struct npu_device *dev, bool io_on_npu)
     CHECK_EQ_INT(1, rs.tasks);
     CHECK_EQ_INT(0x2, rs.core_mask);
     CHECK(rs.timing_valid);
-    CHECK(rs.npu_modeled_s > 60e-6); /* submit overhead of timing model v1 + the task */
+    CHECK(rs.npu_modeled_s > npu_timing_model()->submit_overhead_s); /* the submit overhead of
+                                                                      * the model + the task */
     CHECK(rs.dma_bytes >= 64ull * 64 * 2 + 64ull * 32 * 4);
     CHECK_EQ_INT(64ull * 64 * 32, rs.macs);
     CHECK(rs.mac_utilisation > 0 && rs.mac_utilisation <= 1);

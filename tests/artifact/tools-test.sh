@@ -29,7 +29,7 @@ IN="pixel_values=$M/in.pixel_values.npy"
 
 "$NPUC" "$M/model.onnx" -o "$WORK/m.npub" > "$WORK/npuc.txt" 2>&1 || fail "npuc -o"
 grep -q "wrote $WORK/m.npub" "$WORK/npuc.txt" || fail "npuc summary"
-grep -q "modeled (timing model v1)" "$WORK/npuc.txt" || fail "npuc timing label"
+grep -q "modeled (timing model v2)" "$WORK/npuc.txt" || fail "npuc timing label"
 "$RUN" "$WORK/m.npub" --backend sim --input "$IN" --output-dir "$WORK/o1" -q > /dev/null 2>&1 \
   || fail "npu-run .npub"
 "$RUN" "$M/model.onnx" --backend sim --input "$IN" --output-dir "$WORK/o2" -q > /dev/null 2>&1 \
@@ -55,7 +55,7 @@ grep -q '^uncovered:' "$WORK/evx.txt" && fail "--evidence --explain: writes outs
 "$NPUC" "$M/model.onnx" --explain -q > "$WORK/explain.txt" 2>&1 || fail "npuc --explain"
 nodes=$(grep -c '^ *[0-9][0-9]*  ' "$WORK/explain.txt")
 [ "$nodes" -ge 50 ] || fail "--explain lists $nodes nodes"
-grep -q "timing model v1" "$WORK/explain.txt" || fail "--explain label"
+grep -q "timing model v2" "$WORK/explain.txt" || fail "--explain label"
 grep -q "  reason\$" "$WORK/explain.txt" || fail "--explain reason column"
 grep -q "^estimate: " "$WORK/explain.txt" || fail "--explain estimate line"
 
@@ -84,7 +84,7 @@ sed -n '/^# ---- IR after fuse_bias/,/^# ---- IR after lower/p' "$WORK/dump.txt"
 grep -q "unknown pass" "$WORK/dump-bad.txt" || fail "--dump-after lowr: message"
 
 "$BENCH" "$WORK/m.npub" --runs 1 --json "$WORK/b.json" > "$WORK/bench.txt" 2>&1 || fail "npu-bench"
-grep -q "NPU time .* ms  modeled (timing model v1)" "$WORK/bench.txt" || fail "bench label"
+grep -q "NPU time .* ms  modeled (timing model v2)" "$WORK/bench.txt" || fail "bench label"
 grep -q "submits" "$WORK/bench.txt" || fail "bench submits"
 /usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['per_frame']['submits']>0" \
   "$WORK/b.json" 2>/dev/null || fail "bench JSON"
@@ -178,22 +178,22 @@ export NPU_PARTITION=supported
 
 # timing models: --timing / NPU_TIMING label every modeled figure with the model used;
 # a bad name is a command-line error naming the choices; --cores runs frames round robin
-"$BENCH" "$M/model.onnx" --runs 1 --warmup 0 --timing v2 > "$WORK/bench-v2.txt" 2>&1 \
-  || fail "npu-bench --timing v2"
-grep -q "NPU time .* ms  modeled (timing model v2)" "$WORK/bench-v2.txt" || fail "bench v2 label"
-NPU_TIMING=v2 "$BENCH" "$M/model.onnx" --runs 1 --warmup 0 > "$WORK/bench-v2e.txt" 2>&1 \
-  || fail "NPU_TIMING=v2 npu-bench"
-grep -q "NPU time .* ms  modeled (timing model v2)" "$WORK/bench-v2e.txt" \
-  || fail "NPU_TIMING=v2 label"
+"$BENCH" "$M/model.onnx" --runs 1 --warmup 0 --timing v1 > "$WORK/bench-v1.txt" 2>&1 \
+  || fail "npu-bench --timing v1"
+grep -q "NPU time .* ms  modeled (timing model v1)" "$WORK/bench-v1.txt" || fail "bench v1 label"
+NPU_TIMING=v1 "$BENCH" "$M/model.onnx" --runs 1 --warmup 0 > "$WORK/bench-v1e.txt" 2>&1 \
+  || fail "NPU_TIMING=v1 npu-bench"
+grep -q "NPU time .* ms  modeled (timing model v1)" "$WORK/bench-v1e.txt" \
+  || fail "NPU_TIMING=v1 label"
 "$BENCH" "$M/model.onnx" --timing v7 > "$WORK/e5.txt" 2>&1; [ $? -eq 2 ] \
   || fail "npu-bench --timing v7: status 2"
 grep -q "v1, v2" "$WORK/e5.txt" || fail "npu-bench --timing v7: message"
 "$NPUC" "$M/model.onnx" --timing v7 > "$WORK/e6.txt" 2>&1; [ $? -eq 2 ] \
   || fail "npuc --timing v7: status 2"
-"$NPUC" "$M/model.onnx" --timing v2 -o "$WORK/v2.npub" > "$WORK/npuc-v2.txt" 2>&1 \
-  || fail "npuc --timing v2"
-grep -q "modeled (timing model v2), compile-time estimate" "$WORK/npuc-v2.txt" \
-  || fail "npuc --timing v2 label"
+"$NPUC" "$M/model.onnx" --timing v1 -o "$WORK/v1.npub" > "$WORK/npuc-v1.txt" 2>&1 \
+  || fail "npuc --timing v1"
+grep -q "modeled (timing model v1), compile-time estimate" "$WORK/npuc-v1.txt" \
+  || fail "npuc --timing v1 label"
 "$BENCH" "$M/model.onnx" --runs 1 --warmup 0 --timing v2 --cores 3 --frames 6 \
   > "$WORK/bench-rr.txt" 2>&1 || fail "npu-bench --cores 3"
 grep -q "6 frames round robin over 3 core(s)" "$WORK/bench-rr.txt" && \

@@ -159,15 +159,12 @@ io_in_scope(const struct pb_io *io, const char *what, char *reason)
     return true;
 }
 
-/* In scope: every op is in the default domain and supported, no local
- * functions, every graph input and output a tensor of a type we have. */
+/* In scope: every op (local functions' bodies included, which the importer
+ * inlines) is in the default domain and supported, every graph input and
+ * output a tensor of a type we have. */
 static bool
 in_scope(const struct pb_model *m, char *reason)
 {
-    if (m->has_functions) {
-        set_reason(reason, "model-local functions");
-        return false;
-    }
     char missing[REASON] = "";
     size_t n = 0;
     for (int i = 0; i < m->nops; i++) {

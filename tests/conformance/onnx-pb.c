@@ -258,6 +258,8 @@ static const struct {
     {"TopK", 1u << 1},
     {"OneHot", 1u << 1},
     {"CenterCropPad", 1u << 1},
+    {"Col2Im", 0x6},
+    {"AffineGrid", 1u << 1},
 };
 
 /* Parameter inputs that exported models carry as initializers (weights,
@@ -276,6 +278,8 @@ static const struct {
     {"BatchNormalization", 0x1e},
     {"InstanceNormalization", 0x6},
     {"LayerNormalization", 0x6},
+    {"GroupNormalization", 0x6},
+    {"RMSNormalization", 1u << 1},
     {"PRelu", 1u << 1},
 };
 
@@ -540,8 +544,39 @@ pb_model_summary(const uint8_t *buf, size_t len, struct pb_model *m)
                 break;
             have_graph = true;
         } else if (f.num == 25 && f.wt == 2) {
+            /* FunctionProto: name 1, node 7, domain 10. Its body's ops count
+             * as the model's; the calls of it are not ops (removed below). */
             m->has_functions = true;
+            char fname[PB_NAME] = "", fdom[PB_NAME] = "";
+            struct pb_field g;
+            struct pb o = f.sub;
+            while (!st && pb_next(&o, &g, &err)) {
+                if (g.num == 1 && g.wt == 2)
+                    pb_copy_str(&g.sub, fname, sizeof(fname));
+                else if (g.num == 10 && g.wt == 2)
+                    pb_copy_str(&g.sub, fdom, sizeof(fdom));
+                else if (g.num == 7 && g.wt == 2)
+                    st = parse_node(g.sub, m, false);
+            }
+            if (st)
+                break;
+            if (m->nfuncs < PB_MAX_OPS) {
+                if (!fdom[0] || !strcmp(fdom, "ai.onnx"))
+                    snprintf(m->funcs[m->nfuncs++], PB_NAME, "%s", fname);
+                else
+                    snprintf(m->funcs[m->nfuncs++], PB_NAME, "%.60s:%.60s", fdom, fname);
+            }
         }
+    }
+    /* calls of local functions are not ops of their own */
+    for (int i = 0; !st && i < m->nops;) {
+        bool call = false;
+        for (int k = 0; k < m->nfuncs && !call; k++)
+            call = !strcmp(m->ops[i], m->funcs[k]);
+        if (call)
+            memmove(m->ops[i], m->ops[i + 1], sizeof(m->ops[0]) * (size_t)(--m->nops - i));
+        else
+            i++;
     }
     if (!st && (ctx.io.oom || ctx.shape.oom || ctx.weight.oom))
         st = NPU_ERR_NOMEM;

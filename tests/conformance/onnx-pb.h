@@ -36,12 +36,14 @@ struct pb_io {
 #define PB_MAX_SHAPE_OPERANDS PB_MAX_IO
 
 struct pb_model {
-    int64_t opset;                 /* default-domain opset, 0 if absent */
-    int nops;                      /* distinct (domain, op_type) pairs, subgraphs included */
-    char ops[PB_MAX_OPS][PB_NAME]; /* "Add", or "domain:Op" outside the default domain */
-    bool has_subgraphs;            /* a node carries a graph attribute (If, Loop, Scan) */
-    bool has_functions;            /* the model defines local functions */
-    int ninputs, noutputs;         /* graph inputs exclude initializers */
+    int64_t opset;                   /* default-domain opset, 0 if absent */
+    int nops;                        /* distinct (domain, op_type) pairs, subgraphs included */
+    char ops[PB_MAX_OPS][PB_NAME];   /* "Add", or "domain:Op" outside the default domain */
+    bool has_subgraphs;              /* a node carries a graph attribute (If, Loop, Scan) */
+    bool has_functions;              /* the model defines local functions */
+    int nfuncs;                      /* their "domain:name" keys (the ops their calls are) */
+    char funcs[PB_MAX_OPS][PB_NAME]; /* ops holds their bodies' ops, not the calls */
+    int ninputs, noutputs;           /* graph inputs exclude initializers */
     struct pb_io inputs[PB_MAX_IO], outputs[PB_MAX_IO];
     /* Graph inputs that shape operands are, or are computed from. */
     int nshape_operands;

@@ -4,7 +4,7 @@
  * test-composite.c: LayerNormalization, Softmax and npu.Attention lowered to NPU task lists,
  * run on the strict simulator and compared with the CPU executor (fp32) at small shapes,
  * odd sizes and SigLIP-B/16-like shapes (196 tokens, width 768, 12 heads of 64), printing the
- * modeled time (timing model v1) and task count of each.
+ * modeled time (the timing model in use, v2 by default) and task count of each.
  *
  * Tolerances: inputs are real-valued (rounded to fp16 on the way to the NPU), results are
  * fp16; layer norm's output is O(1): 4e-3 absolute + 4e-3 relative covers the fp16 input

@@ -8,6 +8,7 @@
  */
 #include "graph-case.h"
 #include "npu/npu-onnx.h"
+#include "npu/npu-timing.h"
 
 static void
 fill_inputs(struct npu_graph *g, struct npu_tensor *in, uint32_t seed)
@@ -228,7 +229,8 @@ breakdown(const char *dir, const char *name)
         }
         total += us;
     }
-    printf("  %s: modeled time by node kind (timing model v1, submits excluded):\n", name);
+    printf("  %s: modeled time by node kind (%s, submits excluded):\n", name,
+           npu_timing_model()->label);
     for (int k = 0; k < na; k++)
         printf("    %-36s %4d nodes %10.1f us  %5.1f %%\n", acc[k].key, acc[k].n, acc[k].us,
                100 * acc[k].us / total);

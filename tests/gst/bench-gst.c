@@ -29,6 +29,7 @@
 #include "npu/npu-exec.h"
 #include "npu/npu-model.h"
 #include "npu/npu-program.h"
+#include "npu/npu-timing.h"
 
 typedef struct
 {
@@ -148,9 +149,9 @@ print_partition (const gchar * what, const gchar * model, const gchar * backend,
   }
   printf ("  %s: backend %s, partition (NPU_PARTITION=%s): %d NPU job(s) "
       "with %u task(s), %d CPU step(s), %d conversion(s); NPU %.3f ms per "
-      "frame modeled (timing model v1)\n", what, npu_model_backend (m),
+      "frame modeled (%s)\n", what, npu_model_backend (m),
       g_getenv ("NPU_PARTITION") ? g_getenv ("NPU_PARTITION") : "cost", jobs,
-      tasks, cpu, conv, modeled * 1e3);
+      tasks, cpu, conv, modeled * 1e3, npu_timing_model ()->label);
   npu_model_free (m);
 }
 

@@ -18,6 +18,9 @@ trusting the element's own code:
     two_inputs.onnx      a, b f32 [1,3,4,4] -> a + b  (not an image model)
     vector_input.onnx    x f32 [1,16] -> Relu(x)      (not an image model)
     corrupt.onnx         random bytes
+    detector_v8.onnx     x f32 [1,3,32,32] -> output0 [1,6,4], a YOLOv8-layout
+                         output (2 classes, 4 anchors) that does not depend on
+                         the picture: DETECTOR_V8 below (+ 0 * mean(x))
     quant_out.npuir      x f32 [1,3,4,4] -> q = QuantizeLinear(x, 0.05, 3), an int8
                          output carrying its quantisation (IR text: ONNX has no
                          quantised tensor type, only Quantize/DequantizeLinear)
@@ -32,6 +35,19 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 OPSET = 13
+
+# YOLOv8 layout [4+nc, anchors] in model input pixels (32x32): anchor 0 a
+# class-1 box at (8,12)-(24,20) scoring 0.9, anchor 1 the same box shifted by
+# one pixel scoring 0.6 (NMS drops it), anchor 2 below any threshold, anchor 3
+# a class-0 box at (2,6)-(6,10) scoring 0.5.
+DETECTOR_V8 = [
+    [16, 17, 5, 4],        # cx
+    [16, 16, 5, 8],        # cy
+    [16, 16, 4, 4],        # w
+    [8, 8, 4, 4],          # h
+    [0.1, 0.0, 0.01, 0.5],  # class 0
+    [0.9, 0.6, 0.02, 0.0],  # class 1
+]
 
 
 def save(model, path):
@@ -113,6 +129,19 @@ def main():
                 "  %q: i8[1,3,4,4] q(0.05,3) = QuantizeLinear(%x, %s, %z)\n"
                 "  output %q\n"
                 "}\n")
+
+    x = helper.make_tensor_value_info("x", F, [1, 3, 32, 32])
+    y = helper.make_tensor_value_info("output0", F, [1, 6, 4])
+    g = helper.make_graph([
+        helper.make_node("ReduceMean", ["x"], ["m"], axes=[1, 2, 3], keepdims=0),
+        helper.make_node("Mul", ["m", "zero"], ["z"]),
+        helper.make_node("Add", ["z", "boxes"], ["output0"]),
+    ], "detector_v8", [x], [y], [
+        numpy_helper.from_array(np.zeros((1, 1, 1), dtype=np.float32), "zero"),
+        numpy_helper.from_array(np.array([DETECTOR_V8], dtype=np.float32), "boxes"),
+    ])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)]),
+         os.path.join(out, "detector_v8.onnx"))
 
     rng = np.random.default_rng(7)
     # 0xff first: not a valid protobuf field key for ModelProto's layout

@@ -42,3 +42,24 @@ awk '{ if ($2 != NR - 1) { print "frame " $2 " at line " NR; exit 1 } }' "$tmp/f
   || fail "file-infer order"
 grep -q "Execution ended" "$tmp/file" || fail "file-infer did not end cleanly"
 echo "pipelines: demo-embed.sh and file-infer.sh as documented"
+
+# detect.sh: the fixed-output test detector through npuinfer (letterbox
+# 320x240 into 32x32: model rows 4..28, scale 10) and npudetect: per frame
+# "b" at 80,80 160x80 track 1 and "a" at 20,20 40x40 track 2 (the model's
+# boxes (8,12)-(24,20) and (2,6)-(6,10), the duplicate removed by NMS).
+printf 'a\nb\n' > "$tmp/labels.txt"
+FRAMES=5 sh "$SRC/pipelines/detect.sh" "$B/tests/gst/detector_v8.onnx" "$B" "$tmp/labels.txt" \
+  > "$tmp/detect" 2>&1 || fail "detect.sh: $(tail -5 "$tmp/detect")"
+[ "$(grep -c 'detection 0: b (class 1) 0.900 at 80,80 160x80 track 1$' "$tmp/detect")" -eq 5 ] \
+  || fail "detect.sh box b: $(cat "$tmp/detect")"
+[ "$(grep -c 'detection 1: a (class 0) 0.500 at 20,20 40x40 track 2$' "$tmp/detect")" -eq 5 ] \
+  || fail "detect.sh box a: $(cat "$tmp/detect")"
+[ "$(grep -c 'detection [0-9]' "$tmp/detect")" -eq 10 ] || fail "detect.sh: extra detections"
+grep -q "Execution ended" "$tmp/detect" || fail "detect.sh did not end cleanly"
+# gst-inspect documents the decoders
+for e in npudetect npuclassify; do
+  GST_PLUGIN_PATH_1_0="$B/gst" GST_REGISTRY_1_0="$B/gst/registry-demo.bin" \
+    gst-inspect-1.0 "$e" > "$tmp/inspect" 2>&1 || fail "gst-inspect-1.0 $e"
+  grep -q "labels" "$tmp/inspect" || fail "gst-inspect-1.0 $e: no labels property"
+done
+echo "pipelines: detect.sh as documented; gst-inspect-1.0 npudetect, npuclassify"

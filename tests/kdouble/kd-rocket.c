@@ -29,6 +29,7 @@
 #define _GNU_SOURCE
 #endif
 #include "kd-priv.h"
+#include "npu/npu-timing.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -361,9 +362,9 @@ entity_main(void *arg)
             if (st == NPU_OK && modeled > ROCKET_JOB_TIMEOUT_S) {
                 st = NPU_ERR_TIMEOUT;
                 snprintf(msg, sizeof(msg),
-                         "%.1f ms modeled (timing model v1) after %u tasks, past the 500 ms "
+                         "%.1f ms modeled (%s) after %u tasks, past the 500 ms "
                          "job timeout",
-                         modeled * 1e3, done + 1);
+                         modeled * 1e3, npu_timing_model()->label, done + 1);
             }
         }
         int err = 0;

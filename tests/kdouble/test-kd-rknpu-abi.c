@@ -350,7 +350,7 @@ test_submit(int fd)
     struct npu_rknpu_submit s = submit_args(&j, 0, 1);
     CHECK_EQ_INT(0, kt_ioctl(fd, NPU_RKNPU_IOCTL_SUBMIT, &s));
     CHECK_EQ_INT(1, (int)s.task_counter);
-    CHECK(s.hw_elapse_time > 0); /* modeled (timing model v1), in ns */
+    CHECK(s.hw_elapse_time > 0); /* modeled (the timing model in use), in ns */
     CHECK(job_ok(fd, &j));
     /* the driver writes the status back into the last descriptor */
     CHECK((((struct npu_rknpu_task *)j.task.map)[0].int_status & 0x300u) != 0);

@@ -4,8 +4,8 @@
  * submit with core mask 7 and the three chains in subcore_task[2..4], on the backend named
  * by argv[1]; and the same matmul on one core. Both must match a double-precision reference.
  * On the simulator the job results carry modeled times, so the split's speed-up is printed
- * (modeled, timing model v1: three cores sharing dma_bytes_per_s_total) and the planner's
- * analytic estimate is checked against the simulator's task-by-task figures.
+ * (modeled, timing model v2, the default: three cores sharing dma_bytes_per_s_total) and the
+ * planner's analytic estimate is checked against the simulator's task-by-task figures.
  */
 #include <math.h>
 
@@ -14,6 +14,7 @@
 #include "npu-layout.h"
 #include "npu-mc-matmul.h"
 #include "npu-test.h"
+#include "npu/npu-timing.h"
 
 enum { A, B, C, NB };
 
@@ -116,13 +117,13 @@ test_split(struct npu_device *dev, uint32_t M, uint32_t K, uint32_t N, bool timi
     run_plan(dev, &three, buf, a, b, &r3);
     npu_kdouble_get_stats(&st1);
     printf("matmul %ux%ux%u fp16: %u tasks of %u columns; planner: 1 core %.1f us, 3 cores %.1f "
-           "us (DMA stretch %.2f), chooses %u core(s) - modeled (timing model v1)\n",
+           "us (DMA stretch %.2f), chooses %u core(s) - modeled (%s)\n",
            M, K, N, NPU_DIV_ROUND_UP(N, one.tile_n), one.tile_n, one.est_s * 1e6, three.est_s * 1e6,
-           three.dma_stretch, best.cores);
+           three.dma_stretch, best.cores, npu_timing_model()->label);
     if (timing_backend && r1.timing && r3.timing) {
-        printf("  simulator: 1 core %.1f us, 3 cores %.1f us, speed-up %.2fx - modeled (timing "
-               "model v1)\n",
-               r1.modeled_s * 1e6, r3.modeled_s * 1e6, r1.modeled_s / r3.modeled_s);
+        printf("  simulator: 1 core %.1f us, 3 cores %.1f us, speed-up %.2fx - modeled (%s)\n",
+               r1.modeled_s * 1e6, r3.modeled_s * 1e6, r1.modeled_s / r3.modeled_s,
+               npu_timing_model()->label);
         /* the analytic plan and the simulator's task-by-task model agree */
         CHECK(fabs(one.est_s - r1.modeled_s) <= 0.15 * r1.modeled_s);
         CHECK(fabs(three.est_s - r3.modeled_s) <= 0.15 * r3.modeled_s);
@@ -164,9 +165,9 @@ main(int argc, char **argv)
         npu_mc_plan_matmul_cores(shapes[i][0], shapes[i][1], shapes[i][2], NPU_REF_MATMUL_FP16_FP32,
                                  3, &p3);
         printf("plan %ux%ux%u: 1 core %.1f us, 3 cores %.1f us, speed-up %.2fx - modeled "
-               "(timing model v1)\n",
+               "(%s)\n",
                shapes[i][0], shapes[i][1], shapes[i][2], p1.est_s * 1e6, p3.est_s * 1e6,
-               p1.est_s / p3.est_s);
+               p1.est_s / p3.est_s, npu_timing_model()->label);
         CHECK(p3.est_s < p1.est_s);
     }
     npu_device_close(dev);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench-npu-siglip.c: modeled time (timing model v1) of SigLIP-B/16's matrix
+ * bench-npu-siglip.c: modeled time (the timing model in use, v2 by default) of SigLIP-B/16's matrix
  * products and patch embedding as the back end compiles them, run on the
  * simulator (strict): per shape the tasks, modeled time, DMA bytes and MAC
  * utilisation (useful MACs / (512 MAC/cycle x 1 GHz x modeled time)), against
@@ -10,6 +10,7 @@
  * usage: bench-npu-siglip [--fp16-partials]
  */
 #include "npu-test-util.h"
+#include "npu/npu-timing.h"
 
 struct shape {
     const char *what;
@@ -33,11 +34,12 @@ run_shape(const struct shape *s, const struct npu_backend_options *o, double *fr
     enum npu_status st = tu_run_npu(g, o, &in, &out, &r);
     CHECK_EQ_INT(NPU_OK, st);
     double floor_s = (double)s->M * s->K * s->N / (512.0 * 1e9);
-    double task_s = r.modeled_s - 60e-6; /* without the submit */
-    printf("%-22s %4dx%4dx%4d  tasks %2u  modeled %7.1f us (+60 submit)  floor %7.1f us  "
+    double task_s = r.modeled_s - npu_timing_model()->submit_overhead_s; /* without the submit */
+    printf("%-22s %4dx%4dx%4d  tasks %2u  modeled %7.1f us (+%.0f submit)  floor %7.1f us  "
            "util %5.1f%%  DMA %6.2f MB\n",
-           s->what, s->M, s->K, s->N, r.tasks, task_s * 1e6, floor_s * 1e6,
-           100.0 * floor_s / task_s, r.dma_bytes / 1e6);
+           s->what, s->M, s->K, s->N, r.tasks, task_s * 1e6,
+           npu_timing_model()->submit_overhead_s * 1e6, floor_s * 1e6, 100.0 * floor_s / task_s,
+           r.dma_bytes / 1e6);
     *frame_s += task_s * s->count * 12;
     *frame_floor += floor_s * s->count * 12;
     free(a);
@@ -56,7 +58,7 @@ main(int argc, char **argv)
         {"mlp fc2", 196, 3072, 768, 1},
     };
     double frame = 0, floor = 0;
-    printf("SigLIP-B/16 matrix products, modeled (timing model v1)%s\n",
+    printf("SigLIP-B/16 matrix products, modeled (%s)%s\n", npu_timing_model()->label,
            o.fp16_partials ? ", fp16 partial sums" : "");
     for (size_t i = 0; i < NPU_ARRAY_SIZE(shapes); i++)
         run_shape(&shapes[i], &o, &frame, &floor);
@@ -81,16 +83,16 @@ main(int argc, char **argv)
     in.data = x;
     struct tu_npu_result r;
     CHECK_EQ_INT(NPU_OK, tu_run_npu(g, &o, &in, &out, &r));
-    double pf = 196.0 * 768 * 768 / 512e9, pt = r.modeled_s - 60e-6;
+    double pf = 196.0 * 768 * 768 / 512e9, pt = r.modeled_s - npu_timing_model()->submit_overhead_s;
     printf("%-22s 3x224x224 16x16/16 -> 768  tasks %2u  modeled %7.1f us  floor %7.1f us  "
            "util %5.1f%%\n",
            "patch embedding", r.tasks, pt * 1e6, pf * 1e6, 100 * pf / pt);
     frame += pt;
     floor += pf;
     printf("per frame (12 layers, separate q/k/v, + patch embedding): modeled %.2f ms, floor "
-           "%.2f ms, utilisation %.1f%% (timing model v1; attention products, norms and "
+           "%.2f ms, utilisation %.1f%% (%s; attention products, norms and "
            "activations not included)\n",
-           frame * 1e3, floor * 1e3, 100 * floor / frame);
+           frame * 1e3, floor * 1e3, 100 * floor / frame, npu_timing_model()->label);
     free(x);
     free(out.data);
     return npu_test_done("bench-npu-siglip");

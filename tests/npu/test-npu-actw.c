@@ -11,6 +11,7 @@
  */
 #include "npu-be.h"
 #include "npu-test-util.h"
+#include "npu/npu-timing.h"
 
 static void
 put16(uint8_t *p, float v)
@@ -124,8 +125,8 @@ run(uint32_t C, uint32_t H, uint32_t W, uint32_t K, uint32_t kh, uint32_t s1, ui
                     fprintf(stderr, "%s: (%u,%u,%u) %g, expected %g\n", label, k, y, xx, got, acc);
             }
     CHECK_EQ_INT(0, bad);
-    printf("%-44s %u task(s), modeled %.1f us (timing model v1), exact\n", label, img.n_tasks,
-           sec * 1e6);
+    printf("%-44s %u task(s), modeled %.1f us (%s), exact\n", label, img.n_tasks, sec * 1e6,
+           npu_timing_model()->label);
     npu_job_destroy(job);
     npu_image_fini(&img);
     npu_stream_fini(&s);

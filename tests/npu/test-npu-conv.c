@@ -15,6 +15,7 @@
  * chain checks an fp16 intermediate that stays in NPU memory.
  */
 #include "npu-test-util.h"
+#include "npu/npu-timing.h"
 
 static int verbose;
 
@@ -47,8 +48,8 @@ check_conv(const struct tu_conv *p, const struct npu_backend_options *o, int wan
         CHECK_EQ_INT(1, res.n_rk);
         CHECK_EQ_INT(1, res.submits);
         if (verbose || e > 1)
-            printf("%-52s tasks %3u  cpu nodes %d  modeled %8.1f us (timing model v1)\n", label,
-                   res.tasks, res.n_cpu, res.modeled_s * 1e6);
+            printf("%-52s tasks %3u  cpu nodes %d  modeled %8.1f us (%s)\n", label, res.tasks,
+                   res.n_cpu, res.modeled_s * 1e6, npu_timing_model()->label);
     }
     free(x);
     free(want.data);

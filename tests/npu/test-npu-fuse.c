@@ -17,6 +17,7 @@
  * GELU 1.2e-3 abs, sigmoid / tanh 2.7e-4) plus the fp16 store.
  */
 #include "npu-test-util.h"
+#include "npu/npu-timing.h"
 
 static int verbose;
 
@@ -137,8 +138,9 @@ check_res(const struct rcase *p, const struct npu_backend_options *o, bool expec
         /* fused: no DPU pass left for the Add */
         CHECK_EQ_INT(expect_fused ? 0 : 1, res.n_dpu);
         if (verbose || e > 1)
-            printf("%-52s tasks %3u  modeled %8.1f us  (timing model v1)  err %.2f  %s\n", label,
-                   res.tasks, res.modeled_s * 1e6, e, res.n_dpu ? "Add apart" : "Add fused");
+            printf("%-52s tasks %3u  modeled %8.1f us  (%s)  err %.2f  %s\n", label, res.tasks,
+                   res.modeled_s * 1e6, npu_timing_model()->label, e,
+                   res.n_dpu ? "Add apart" : "Add fused");
     }
     free(x);
     free(want.data);

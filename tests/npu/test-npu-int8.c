@@ -13,6 +13,7 @@
  * compute round_half_even(acc * m / 2^s) exactly.
  */
 #include "npu-test-util.h"
+#include "npu/npu-timing.h"
 
 static int verbose;
 
@@ -172,8 +173,8 @@ check(const struct qcase *q, const char *label)
         CHECK_EQ_INT(1, res.n_rk);
         CHECK_EQ_INT(0, res.n_cpu);
         if (verbose)
-            printf("%-50s exact, %u task(s), modeled %.1f us (timing model v1)\n", label, res.tasks,
-                   res.modeled_s * 1e6);
+            printf("%-50s exact, %u task(s), modeled %.1f us (%s)\n", label, res.tasks,
+                   res.modeled_s * 1e6, npu_timing_model()->label);
     }
     free(x);
     free(want.data);

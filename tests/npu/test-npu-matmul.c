@@ -13,6 +13,7 @@
  * weights against a statistical bound (see real_data()).
  */
 #include "npu-test-util.h"
+#include "npu/npu-timing.h"
 
 static int verbose;
 
@@ -49,8 +50,8 @@ check_mm(const struct tu_mm *p, const struct npu_backend_options *o, const char 
         CHECK_EQ_INT(1, res.submits);
         CHECK_EQ_INT(1, res.n_rk);
         if (verbose || e > 1)
-            printf("%-40s tasks %3u  modeled %8.1f us  (timing model v1)  err %.2f\n", label,
-                   res.tasks, res.modeled_s * 1e6, e);
+            printf("%-40s tasks %3u  modeled %8.1f us  (%s)  err %.2f\n", label, res.tasks,
+                   res.modeled_s * 1e6, npu_timing_model()->label, e);
     }
     free(a);
     free(want.data);

@@ -17,6 +17,10 @@
  * overhead per NPU job (and prints it), prices a node without an estimate with its task
  * overhead and DMA rate, and the multi-core planner adds its submit overhead.
  */
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
 #include "npu-mc-matmul.h"
 #include "npu-rk.h"
 #include "npu-test-util.h"
@@ -288,7 +292,7 @@ test_table(void)
     if (!tm)
         return;
     if (!getenv("NPU_TIMING"))
-        CHECK(npu_timing_model() == tm); /* the default */
+        CHECK(npu_timing_model() == npu_timing_model_get("v2")); /* the default */
     CHECK(npu_timing_model_get("v3") == NULL);
     CHECK(npu_timing_model_get("") == NULL);
     CHECK(npu_timing_model_get(NULL) == NULL);
@@ -482,10 +486,66 @@ test_mc_planner(void)
     }
 }
 
+/* ---- a bring-up report as a timing model (npu_timing_model_load_report) ----------------- */
+
+static void
+test_report_model(void)
+{
+    char msg[512] = "";
+    CHECK(npu_timing_model_load_report("/nonexistent/report.json", msg, sizeof(msg)) == NULL);
+    CHECK(strstr(msg, "/nonexistent/report.json") != NULL);
+    char path[] = "/tmp/npu-timing-report-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    if (fd < 0)
+        return;
+    FILE *f = fdopen(fd, "w");
+    fputs("{\"format\": \"something else\"}\n", f);
+    fclose(f);
+    CHECK(npu_timing_model_load_report(path, msg, sizeof(msg)) == NULL);
+    CHECK(strstr(msg, "not an opennpu-bringup-report") != NULL);
+    /* a board's figures: 4.0 us per chain task of 400 bytes, 40 us per submit, cores at
+     * 6.5 and 7.5 GB/s of lines */
+    f = fopen(path, "w");
+    fputs(
+        "{\"format\": \"opennpu-bringup-report\", \"version\": 1,\n"
+        " \"device\": {\"timing_model\": \"\"},\n"
+        " \"figures\": {\"task_overhead_s\": {\"value\": 4.0e-06, \"source\": \"measured\"},\n"
+        "  \"submit_overhead_s\": {\"value\": 4.0e-05, \"source\": \"measured\"},\n"
+        "  \"chain_task_bytes\": 400,\n"
+        "  \"dma_bytes_per_s_core\": [{\"core\": 0, \"value\": 6.5e9, \"source\": \"measured\"},\n"
+        "   {\"core\": 1, \"value\": 7.5e9, \"source\": \"measured\"}]},\n"
+        " \"timing_model\": {\"name\": \"v2\"}}\n",
+        f);
+    fclose(f);
+    const struct npu_timing_model *v2 = npu_timing_model_get("v2");
+    const struct npu_timing_model *r = npu_timing_model_load_report(path, msg, sizeof(msg));
+    CHECK(r != NULL);
+    if (r) {
+        char name[300];
+        snprintf(name, sizeof(name), "report:%s", path);
+        CHECK_STR(name, r->name);
+        CHECK(strstr(r->label, "timing model report:") == r->label);
+        CHECK(npu_timing_model_get(name) == r);
+        /* the mean line rate over dma_eff_line; the task cost less v2's round trip and the
+         * chain task's 400 bytes at that line rate; the submit as measured; the rest v2's */
+        CHECK_NEAR(7.0e9 / 0.65, r->dma_bytes_per_s_core, 1.0);
+        CHECK_NEAR(4.0e-6 - 0.5e-6 - 400 / 7.0e9, r->task_overhead_s, 1e-15);
+        CHECK_NEAR(40e-6, r->submit_overhead_s, 1e-15);
+        CHECK(r->per_mechanism == 1 && r->cna_efficiency == v2->cna_efficiency);
+        CHECK(r->dma_bytes_per_s_total == v2->dma_bytes_per_s_total);
+        CHECK_EQ_INT(0, npu_timing_model_select(path));
+        CHECK(npu_timing_model() == r);
+        CHECK_EQ_INT(0, npu_timing_model_select("v2"));
+    }
+    remove(path);
+}
+
 int
 main(void)
 {
     test_table();
+    test_report_model();
     /* every consumer and cost() against the simulator, under each model */
     static const char *const names[] = {"v1", "v2"};
     for (size_t i = 0; i < NPU_ARRAY_SIZE(names); i++) {

@@ -5,7 +5,7 @@
  * simulator (one task from the hardware layer's Appendix A.1 builder: the
  * 301 KB input fits 10 data banks, the weights stream through 2) and a plain
  * fp32 sgemm of the same shape in this program, and prints both rates and
- * their ratio, plus the job's modeled NPU time (timing model v1).
+ * their ratio, plus the job's modeled NPU time (the timing model in use, v2 by default).
  *
  *   bench-matmul [iterations]
  */
@@ -14,6 +14,7 @@
 
 #include "npu-handprog.h"
 #include "npu-test.h"
+#include "npu/npu-timing.h"
 #include "sim-gemm.h"
 
 #ifdef SIM_HAVE_CBLAS
@@ -156,9 +157,10 @@ main(int argc, char **argv)
         t_ref * 1e3, flop / t_ref * 1e-9, t_ref_min * 1e3);
     printf("  ratio simulated / sgemm time (median):      %8.2f x  (best-of: %.2f x)\n",
            t_sim / t_ref, t_sim_min / t_ref_min);
-    printf("  NPU time, modeled (timing model v1):        %8.3f ms  (%llu DMA bytes, MAC "
+    printf("  NPU time, modeled (%s):        %8.3f ms  (%llu DMA bytes, MAC "
            "utilisation %.1f%%)\n",
-           res.modeled_s * 1e3, (unsigned long long)res.dma_bytes, 100 * res.mac_utilisation);
+           npu_timing_model()->label, res.modeled_s * 1e3, (unsigned long long)res.dma_bytes,
+           100 * res.mac_utilisation);
     printf("  max |simulated - sgemm| = %.2e\n", worst);
 
     free(a);

@@ -12,6 +12,7 @@
 
 #include "npu-handconv.h"
 #include "npu-test.h"
+#include "npu/npu-timing.h"
 
 struct rig {
     struct npu_device *dev;
@@ -646,11 +647,14 @@ test_conv_timing(void)
     struct npu_job_result res;
     CHECK_EQ_INT(NPU_OK, npu_job_wait(job, -1, &res));
     const struct npu_task_timing *tt = &res.tasks[0];
-    /* timing model v1: ceil(K/16) * ceil(C/32) * H_out * W_out * kh * kw */
+    /* MAC steps (timing models v1 and v2): ceil(K/16) * ceil(C/32) * H_out * W_out * kh * kw;
+     * compute_s = steps / clock_hz, over cna_efficiency under v2 (the default model; 1 in v1) */
+    const struct npu_timing_model *tm = npu_timing_model();
     uint64_t steps = 2 * 2 * 8 * 8 * 9;
     CHECK_EQ_INT(steps, tt->mac_steps);
     CHECK_EQ_INT(20ull * 40 * 64 * 9, tt->macs);
-    CHECK_NEAR(steps / 1e9, tt->compute_s, 1e-15);
+    CHECK_NEAR(steps / tm->clock_hz / (tm->per_mechanism ? tm->cna_efficiency : 1.0), tt->compute_s,
+               1e-15);
     CHECK_EQ_INT(tc_in_bytes(&t), tt->feature_bytes);
     CHECK_EQ_INT(tc_w_bytes(&t), tt->weight_bytes);
     CHECK_EQ_INT(3 * 8 * 8 * 16, tt->output_bytes); /* 24 padded channels / 8 per atom */

@@ -28,6 +28,7 @@
 #include "golden-file.h"
 #include "npu-handprog.h"
 #include "npu-test.h"
+#include "npu/npu-timing.h"
 
 #define PAGE 4096u
 
@@ -345,10 +346,10 @@ run_conv(struct env *e, const struct gf *g, const unsigned *idx, unsigned n_run)
                                     g_name, k, y, x, got, want);
                     }
             CHECK_EQ_INT(0, bad);
-            printf("%s: %u outputs bit-exact; modeled (timing model v1) %.1f us, %llu DMA bytes, "
+            printf("%s: %u outputs bit-exact; modeled (%s) %.1f us, %llu DMA bytes, "
                    "MAC utilisation %.1f%%\n",
-                   g_name, Ko * OH * OW, res.modeled_s * 1e6, (unsigned long long)res.dma_bytes,
-                   100 * res.mac_utilisation);
+                   g_name, Ko * OH * OW, npu_timing_model()->label, res.modeled_s * 1e6,
+                   (unsigned long long)res.dma_bytes, 100 * res.mac_utilisation);
         }
     }
     free(in);

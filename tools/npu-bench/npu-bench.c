@@ -4,7 +4,7 @@
  * backend (the simulator unless told otherwise). It loads the model through
  * the model API (compiling it, with the compile cache when one is set), runs
  * it on random inputs and reports, per IR node / step and in total: the NPU
- * time, modeled by the selected timing model (v1 unless --timing or NPU_TIMING
+ * time, modeled by the selected timing model (v2 unless --timing or NPU_TIMING
  * says otherwise; never a measurement on the simulator),
  * submits, tasks, DMA bytes and MAC utilisation from the same model, and the
  * host time of the CPU steps and conversions, measured (host-dependent).
@@ -36,7 +36,7 @@ static const char usage[] =
     "\n"
     "Runs MODEL (.onnx, .npuir or a compiled .npub) on an NPU backend and reports per op\n"
     "(IR node or step) and per frame: NPU time, submits, tasks, DMA bytes and MAC\n"
-    "utilisation - all modeled (timing model v1 unless --timing says otherwise) on the\n"
+    "utilisation - all modeled (timing model v2 unless --timing says otherwise) on the\n"
     "simulator - and the CPU time of\n"
     "the CPU steps and conversions, measured on this host.\n"
     "\n"
@@ -52,8 +52,9 @@ static const char usage[] =
     "                          v1, modeled), measured (timed on this host), auto (default:\n"
     "                          $NPU_CPU_COST if set, else measured on rknpu/rocket, board\n"
     "                          on sim)\n"
-    "        --timing NAME     timing model of every modeled figure: v1 (default), v2\n"
-    "                          (docs/timing-model-v2.md); sets what $NPU_TIMING would\n"
+    "        --timing NAME     timing model of every modeled figure: v2 (default,\n"
+    "                          docs/timing-model-v2.md), v2-low, v2-high (its bounds), v1;\n"
+    "                          sets what $NPU_TIMING would\n"
     "        --cores N         then run frames round robin over cores 0 .. N-1 (1-3), one\n"
     "                          session per core, all at once (their jobs share DRAM), and\n"
     "                          print the modeled frames per second\n"

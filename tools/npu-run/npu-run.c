@@ -23,6 +23,7 @@
 #include "npu/npu-fp16.h"
 #include "npu/npu-model.h"
 #include "npu/npu-npy.h"
+#include "npu/npu-timing.h"
 
 #define MAX_INPUT_ARGS 256
 
@@ -103,8 +104,9 @@ static const char help_text[] =
     "\n"
     "STATISTICS\n"
     "    wall and host CPU-op time are measured; NPU time, DMA bytes and MAC\n"
-    "    utilisation are modeled and printed as \"modeled (timing model v1)\" when\n"
-    "    the backend reports them (never on cpu).\n"
+    "    utilisation are modeled and printed as \"modeled (timing model v2)\" (the\n"
+    "    model in use: v2 unless $NPU_TIMING names another) when the backend\n"
+    "    reports them (never on cpu).\n"
     "\n"
     "EXIT STATUS\n"
     "    0 success; 1 load or run failure; 2 bad command line or input file.\n"
@@ -779,8 +781,9 @@ main(int argc, char **argv)
             printf("stats  NPU jobs: %u submit(s), %u task(s)\n", stats.submits, stats.tasks);
         if (stats.npu_modeled_s > 0 || stats.dma_bytes || stats.mac_utilisation > 0)
             printf("stats  NPU time %.3f ms, DMA %" PRIu64 " bytes, MAC utilisation %.1f%%: "
-                   "modeled (timing model v1)\n",
-                   stats.npu_modeled_s * 1e3, stats.dma_bytes, stats.mac_utilisation * 100.0);
+                   "modeled (%s)\n",
+                   stats.npu_modeled_s * 1e3, stats.dma_bytes, stats.mac_utilisation * 100.0,
+                   npu_timing_model()->label);
     }
     rc = 0;
 out_session:

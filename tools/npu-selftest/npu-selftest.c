@@ -4,9 +4,10 @@
  * backend (a board's rknpu or rocket, the kernel double, or the simulator for comparison).
  * Every step builds its program with the hardware layer, runs it through the device API and
  * checks the result against a plain C reference; it prints PASS/FAIL per check and the
- * job time (measured by the driver where it reports one, else modeled, timing model v1).
+ * job time (measured by the driver where it reports one, else modeled, timing model v2 unless
+ * NPU_TIMING names another).
  *
- *   npu-selftest [-b BACKEND] [--report FILE] STEP...
+ *   npu-selftest [-b BACKEND] [--report FILE] [--lut-quick] STEP...
  *       STEP: info eltwise matmul conv golden multicore chain dma all
  *   npu-selftest -b rknpu golden [--golden DIR] [--big]
  *
@@ -17,7 +18,10 @@
  * 128 MB weight one); multicore (three jobs on cores 0/1/2 at once, then one matmul split
  * over three cores in one mask-7 submit); chain (chains of 1 ... 2000 tiny fp16 adds, one
  * submit each, every output checked; least squares gives the per-task and per-submit cost);
- * dma (a 4 MiB-operand fp16 add on each core: bytes moved per second). --report writes the
+ * dma (a 4 MiB-operand fp16 add on each core: bytes moved per second); raw (read-after-write
+ * through a chain for DPU->DPU, DPU->PPU and DPU->CNA, one submit each); lut (every LUT
+ * configuration the back end emits over all 65,536 fp16 inputs against the simulator;
+ * --lut-quick: three of them). --report writes the
  * JSON report of docs/hardware.md ("The bring-up report"): the backend, the device, each
  * step's PASS/FAIL counts and the fitted figures, each measured, modeled or host-timed.
  */
@@ -27,11 +31,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "npu-dpu.h"
 #include "npu-golden.h"
 #include "npu-handconv.h"
 #include "npu-layout.h"
 #include "npu-mc-matmul.h"
 #include "npu-refprog.h"
+#include "npu/npu-evidence.h"
 #include "npu/npu-timing.h"
 
 #ifndef NPU_SELFTEST_GOLDEN_DIR
@@ -63,6 +69,7 @@ static struct npu_device_info dev_info;
 static bool have_chain;
 static enum time_src chain_src;
 static double fit_task_s, fit_submit_s;
+static double chain_task_bytes; /* what one chain task moves (the model's count, else ours) */
 static bool have_dma[NPU_SUBCORE_SLOTS];
 static enum time_src dma_src[NPU_SUBCORE_SLOTS];
 static double dma_bps[NPU_SUBCORE_SLOTS];
@@ -116,7 +123,7 @@ job_time(const struct npu_job_result *r, enum time_src *src)
 static const char *
 time_kind(enum time_src src)
 {
-    static char buf[64];
+    static char buf[400];
     if (src == SRC_MEASURED)
         return "measured by the driver";
     if (src == SRC_HOST)
@@ -128,8 +135,8 @@ time_kind(enum time_src src)
 /* Lays out a stream at a new regcmd BO, relocates it against bufs, fills descriptors, runs
  * it as one chain on `mask` (0 auto) and waits. */
 static enum npu_status
-run_stream(struct npu_stream *s, struct npu_bo *const *bufs, unsigned n_bufs,
-           struct npu_job_result *res)
+run_stream_on(struct npu_device *dev, struct npu_stream *s, struct npu_bo *const *bufs,
+              unsigned n_bufs, struct npu_job_result *res)
 {
     enum npu_status st = npu_stream_status(s);
     if (st != NPU_OK) {
@@ -139,9 +146,15 @@ run_stream(struct npu_stream *s, struct npu_bo *const *bufs, unsigned n_bufs,
     struct npu_bo *rc = NULL, *task = NULL;
     struct npu_regcmd_image img;
     memset(&img, 0, sizeof(img));
-    st = npu_bo_create(dev, (size_t)s->n_tasks * 2048 + 4096, 0, &rc);
+    /* every task's body and tail, each segment padded to its alignment (a LUT upload's
+     * body alone is over a thousand qwords) */
+    size_t rc_bytes = 4096;
+    for (uint32_t i = 0; i < s->n_tasks; i++)
+        rc_bytes += ((size_t)s->tasks[i].n_body + 8) * 8 + NPU_SEGMENT_ALIGN;
+    st = npu_bo_create(dev, rc_bytes, 0, &rc);
     if (st == NPU_OK)
         st = npu_bo_create(dev, 40 * (size_t)s->n_tasks, NPU_BO_TASKS, &task);
+
     if (st == NPU_OK)
         st = npu_stream_layout(s, npu_bo_iova(rc), NPU_SEGMENT_ALIGN, &img);
     if (st == NPU_OK && img.n_tasks > 1)
@@ -151,6 +164,11 @@ run_stream(struct npu_stream *s, struct npu_bo *const *bufs, unsigned n_bufs,
         iova[i] = npu_bo_iova(bufs[i]);
     if (st == NPU_OK)
         st = npu_image_relocate(&img, iova, n_bufs);
+    if (st == NPU_OK && (size_t)img.n_qwords * 8 > rc_bytes) {
+        snprintf(res->message, sizeof(res->message), "regcmd image of %u qwords over its BO",
+                 (unsigned)img.n_qwords);
+        st = NPU_ERR_INVALID;
+    }
     if (st == NPU_OK) {
         memcpy(npu_bo_map(rc), img.qwords, img.n_qwords * 8);
         st = npu_image_fill_rknpu_tasks(&img, npu_bo_map(task), img.n_tasks);
@@ -163,6 +181,13 @@ run_stream(struct npu_stream *s, struct npu_bo *const *bufs, unsigned n_bufs,
     npu_bo_destroy(rc);
     npu_bo_destroy(task);
     return st;
+}
+
+static enum npu_status
+run_stream(struct npu_stream *s, struct npu_bo *const *bufs, unsigned n_bufs,
+           struct npu_job_result *res)
+{
+    return run_stream_on(dev, s, bufs, n_bufs, res);
 }
 
 /* ------------------------------------------------------------------ steps */
@@ -235,7 +260,7 @@ step_eltwise(void)
                 bad += fabsf(npu_fp16_to_fp32(hz) - ref) > 1e-3f * fabsf(ref) + 1e-3f;
             }
         }
-        char tb[96];
+        char tb[512];
         report(st == NPU_OK && !bad, "eltwise %s add %ux%u: %s%s%u wrong (%s)", cases[ci].name, W,
                C, st == NPU_OK ? "" : r.message, st == NPU_OK ? "" : "; ", bad,
                time_str(&r, tb, sizeof(tb)));
@@ -385,7 +410,7 @@ matmul_case(enum npu_ref_matmul_kind kind, uint32_t M, uint32_t K, uint32_t N, c
     enum npu_status st;
     double worst = matmul(kind, M, K, N, NULL, &r, &st, g);
     double bound = kind == NPU_REF_MATMUL_INT8_INT32 ? 1 : K;
-    char tb[96];
+    char tb[512];
     report(st == NPU_OK && worst <= bound, "%s %ux%ux%u: %s%s (%s)", label, M, K, N,
            st == NPU_OK ? "worst error within bound" : npu_status_str(st),
            st == NPU_OK ? "" : r.message, time_str(&r, tb, sizeof(tb)));
@@ -456,7 +481,7 @@ step_conv(void)
                 memcpy(&h, (uint8_t *)npu_bo_map(out) + tc_out_off(&t, k, y, xx), 2);
                 bad += h != npu_fp32_to_fp16((float)tc_ref(&t, x, w, k, y, xx));
             }
-    char tb[96];
+    char tb[512];
     report(
         st == NPU_OK && !bad, "conv fp16 3x3 stride 2 pad 1, 16x9x9 -> 24x5x5: %s%s%u wrong (%s)",
         st == NPU_OK ? "" : r.message, st == NPU_OK ? "" : "; ", bad, time_str(&r, tb, sizeof(tb)));
@@ -579,12 +604,12 @@ step_multicore(void)
     memset(&r, 0, sizeof(r));
     enum npu_status st;
     double worst = matmul(NPU_REF_MATMUL_FP16_FP32, 200, 768, 768, &p3, &r, &st, NULL);
-    char tb[96];
+    char tb[512];
     report(st == NPU_OK && worst <= 768,
            "matmul 200x768x768 split by N over 3 cores, one mask-7 submit (subcore_task[2..4]): "
-           "%s (%s; planned %.1f us vs %.1f us on one core, modeled, timing model v1)",
+           "%s (%s; planned %.1f us vs %.1f us on one core, modeled, %s)",
            st == NPU_OK ? "within bound" : r.message, time_str(&r, tb, sizeof(tb)), p3.est_s * 1e6,
-           p3.est_single_s * 1e6);
+           p3.est_single_s * 1e6, npu_timing_model()->label);
 }
 
 /* Fills n fp16 values of x and y with small numbers whose sums fp16 holds exactly. */
@@ -660,6 +685,9 @@ step_chain(void)
             t = rep == 0 || ti < t ? ti : t;
         }
         npu_stream_fini(&s);
+        if (st == NPU_OK && n == 1)
+            chain_task_bytes =
+                r.timing_valid && r.dma_bytes ? (double)r.dma_bytes : 3.0 * (double)bytes;
         if (st == NPU_OK && t > 0) {
             if (n_pts && m != src)
                 mixed = true;
@@ -767,6 +795,681 @@ out:
         npu_bo_destroy(b[i]);
 }
 
+/* ---------------------------------------------------------------------- raw */
+
+static void confirm(const char *name);
+
+/* fp16 element (c, p) of a [ceil(C/8)][W][8] tensor (the eltwise layout; with W = M pixels
+ * also the A.1 matmul's input layout W 1, H M, C K). */
+static inline size_t
+ew_idx(uint32_t c, uint32_t p, uint32_t w)
+{
+    return ((size_t)(c / 8) * w + p) * 8 + c % 8;
+}
+
+/* Read-after-write through a chain, one submit per block pair, every task reading what the
+ * task before it wrote: DPU -> DPU (16 dependent fp16 adds, z = z + y, ping-ponging two
+ * buffers), DPU -> PPU (an add, a 2x2 max pooling of its output, then an add of the pooled
+ * map: PPU -> DPU too, and the chain ends in a DPU task as rocket needs), DPU -> CNA (an add,
+ * then an fp16 matmul whose A is that output). Values are small quarters and integers, so
+ * every result is exact and compared for equality with the C reference. */
+static void
+step_raw(void)
+{
+    const uint32_t C = 32, W = 16; /* DPU->DPU / DPU->CNA: 16 pixels (M) x 32 channels (K) */
+    const uint32_t N = 16;
+    size_t tb = npu_nc1hwc2_bytes(2, C, 1, W);
+    struct npu_weight_layout wl;
+    npu_weight_layout_init(&wl, 2, N, C, 1, 1, false);
+    size_t ob = npu_nc1hwc2_bytes(4, N, W, 1);
+    struct npu_bo *b[6] = {0};
+    size_t sizes[6] = {tb, tb, tb, tb, wl.total_bytes, ob + tb};
+    for (int i = 0; i < 6; i++)
+        if (npu_bo_create(dev, sizes[i], 0, &b[i]) != NPU_OK) {
+            report(false, "raw: cannot create buffers");
+            goto out;
+        }
+    uint16_t *x = npu_bo_map(b[0]), *y = npu_bo_map(b[1]);
+    uint16_t *z[2] = {npu_bo_map(b[2]), npu_bo_map(b[3])};
+    for (size_t i = 0; i < tb / 2; i++) {
+        x[i] = npu_fp32_to_fp16((float)((int)(i * 37 % 64) - 32) / 4.0f);
+        y[i] = npu_fp32_to_fp16((float)((int)(i * 11 % 8) - 4) / 4.0f);
+    }
+
+    /* DPU -> DPU */
+    struct npu_stream s;
+    npu_stream_init(&s);
+    const unsigned n_dd = 16;
+    for (unsigned t = 0; t < n_dd; t++) {
+        struct npu_ref_eltwise p = {.op = NPU_REF_EW_ADD,
+                                    .precision = NPU_PRECISION_FP16,
+                                    .w = W,
+                                    .c = C,
+                                    .fp32_internal = -1,
+                                    .x = {t ? 2 + (t - 1) % 2 : 0, 0},
+                                    .y = {1, 0},
+                                    .z = {2 + t % 2, 0}};
+        npu_ref_eltwise_emit(&s, &p);
+    }
+    memset(z[0], 0, tb);
+    memset(z[1], 0, tb);
+    struct npu_job_result r;
+    memset(&r, 0, sizeof(r));
+    enum npu_status st = run_stream(&s, b, 4, &r);
+    npu_stream_fini(&s);
+    size_t bad = 0;
+    const uint16_t *last = z[(n_dd - 1) % 2];
+    for (size_t i = 0; st == NPU_OK && i < tb / 2; i++)
+        bad += npu_fp16_to_fp32(last[i]) !=
+               npu_fp16_to_fp32(x[i]) + (float)n_dd * npu_fp16_to_fp32(y[i]);
+    char tbuf[512];
+    bool on_sim = !strcmp(dev_info.backend, "sim");
+    if (st == NPU_OK && !bad && !on_sim)
+        confirm("raw:DPU->DPU");
+    report(st == NPU_OK && !bad,
+           "raw DPU->DPU: %u chained fp16 adds, each reading the last one's output: %zu of %zu "
+           "wrong%s%s (%s)",
+           n_dd, bad, tb / 2, st ? "; " : "",
+           st ? (r.message[0] ? r.message : npu_status_str(st)) : "", time_str(&r, tbuf, 512));
+
+    /* DPU -> PPU: z = x + y as a packed 8-channel map 4 x 8 (32 pixels), then 2x2/2 max */
+    npu_stream_init(&s);
+    {
+        struct npu_ref_eltwise p = {.op = NPU_REF_EW_ADD,
+                                    .precision = NPU_PRECISION_FP16,
+                                    .w = 32,
+                                    .c = 8,
+                                    .fp32_internal = -1,
+                                    .x = {0, 0},
+                                    .y = {1, 0},
+                                    .z = {2, 0}};
+        npu_ref_eltwise_emit(&s, &p);
+        struct npu_dpu_pool pool = {.op = NPU_DPU_POOL_MAX, .kh = 2, .kw = 2, .sy = 2, .sx = 2};
+        pool.in = npu_dpu_map_packed((struct npu_dpu_ref){2, 0}, NPU_DPU_FP16, 8, 4, 8);
+        pool.out = npu_dpu_map_packed((struct npu_dpu_ref){3, 0}, NPU_DPU_FP16, 8, 2, 4);
+        npu_dpu_emit_pool(&s, &pool, NULL);
+        /* and back to the DPU: w = pooled + pooled (a chain must end in a DPU task on
+         * rocket, which cannot wait for a PPU interrupt) */
+        struct npu_ref_eltwise d = {.op = NPU_REF_EW_ADD,
+                                    .precision = NPU_PRECISION_FP16,
+                                    .w = 8,
+                                    .c = 8,
+                                    .fp32_internal = -1,
+                                    .x = {3, 0},
+                                    .y = {3, 0},
+                                    .z = {5, 0}};
+        npu_ref_eltwise_emit(&s, &d);
+    }
+    memset(z[0], 0, tb);
+    memset(z[1], 0, tb);
+    memset(npu_bo_map(b[5]), 0, ob + tb);
+    memset(&r, 0, sizeof(r));
+    st = run_stream(&s, b, 6, &r);
+    npu_stream_fini(&s);
+    bad = 0;
+    for (uint32_t c = 0; st == NPU_OK && c < 8; c++)
+        for (uint32_t oy = 0; oy < 2; oy++)
+            for (uint32_t ox = 0; ox < 4; ox++) {
+                float m = -INFINITY;
+                for (uint32_t dy = 0; dy < 2; dy++)
+                    for (uint32_t dx = 0; dx < 2; dx++) {
+                        size_t i = ew_idx(c, (2 * oy + dy) * 8 + 2 * ox + dx, 32);
+                        m = fmaxf(m, npu_fp16_to_fp32(x[i]) + npu_fp16_to_fp32(y[i]));
+                    }
+                size_t o = ew_idx(c, oy * 4 + ox, 8);
+                bad += npu_fp16_to_fp32(z[1][o]) != m ||
+                       npu_fp16_to_fp32(((const uint16_t *)npu_bo_map(b[5]))[o]) != 2 * m;
+            }
+    if (st == NPU_OK && !bad && !on_sim)
+        confirm("raw:DPU->PPU->DPU");
+    if (st == NPU_ERR_UNSUPPORTED && !strcmp(dev_info.backend, "rocket"))
+        printf("SKIP  raw DPU->PPU->DPU: rocket launches every task alone and needs each to end "
+               "in a DPU interrupt, so no PPU task can run through it (docs/hardware.md)\n");
+    else
+        report(st == NPU_OK && !bad,
+               "raw DPU->PPU->DPU: fp16 add, 2x2/2 max pooling of its output, an add of the pooled "
+               "map: %zu of 64 wrong%s%s (%s)",
+               bad, st ? "; " : "", st ? (r.message[0] ? r.message : npu_status_str(st)) : "",
+               time_str(&r, tbuf, 512));
+
+    /* DPU -> CNA: z = x + y (M 16 x K 32), then C = z . B (K 32 x N 16, integers -2 .. 2) */
+    uint16_t *bm = malloc((size_t)C * N * 2);
+    if (!bm) {
+        report(false, "raw: out of memory");
+        goto out;
+    }
+    for (uint32_t k = 0; k < C; k++)
+        for (uint32_t n = 0; n < N; n++)
+            bm[k * N + n] = npu_fp32_to_fp16((float)((int)((k * 5 + n * 3) % 5) - 2));
+    npu_weight_pack_matmul(&wl, npu_bo_map(b[4]), wl.total_bytes, bm, 0);
+    npu_stream_init(&s);
+    {
+        struct npu_ref_eltwise p = {.op = NPU_REF_EW_ADD,
+                                    .precision = NPU_PRECISION_FP16,
+                                    .w = W,
+                                    .c = C,
+                                    .fp32_internal = -1,
+                                    .x = {0, 0},
+                                    .y = {1, 0},
+                                    .z = {2, 0}};
+        npu_ref_eltwise_emit(&s, &p);
+        struct npu_ref_matmul mm = {.kind = NPU_REF_MATMUL_FP16_FP32,
+                                    .m = W,
+                                    .k = C,
+                                    .n = N,
+                                    .input = {2, 0},
+                                    .weight = {4, 0},
+                                    .output = {5, 0}};
+        npu_ref_matmul_emit(&s, &mm);
+    }
+    memset(z[0], 0, tb);
+    memset(npu_bo_map(b[5]), 0, ob + tb);
+    memset(&r, 0, sizeof(r));
+    st = run_stream(&s, b, 6, &r);
+    npu_stream_fini(&s);
+    bad = 0;
+    const float *cm = npu_bo_map(b[5]);
+    for (uint32_t m = 0; st == NPU_OK && m < W; m++)
+        for (uint32_t n = 0; n < N; n++) {
+            float want = 0;
+            for (uint32_t k = 0; k < C; k++)
+                want +=
+                    (npu_fp16_to_fp32(x[ew_idx(k, m, W)]) + npu_fp16_to_fp32(y[ew_idx(k, m, W)])) *
+                    npu_fp16_to_fp32(bm[k * N + n]);
+            bad += cm[((size_t)(n / 4) * W + m) * 4 + n % 4] != want;
+        }
+    if (st == NPU_OK && !bad && !on_sim)
+        confirm("raw:DPU->CNA");
+    report(st == NPU_OK && !bad,
+           "raw DPU->CNA: fp16 add, then a %ux%ux%u fp16 matmul reading its output as A: %zu of "
+           "%u wrong%s%s (%s)",
+           W, C, N, bad, W * N, st ? "; " : "",
+           st ? (r.message[0] ? r.message : npu_status_str(st)) : "", time_str(&r, tbuf, 512));
+    free(bm);
+out:
+    for (int i = 0; i < 6; i++)
+        npu_bo_destroy(b[i]);
+}
+
+/* ---------------------------------------------------------------------- lut */
+
+/* Patterns this device ran exactly as the simulator computes them (the report's
+ * "confirmed"; only on a backend other than the simulator itself). */
+#define MAX_CONFIRMED 64
+static char confirmed[MAX_CONFIRMED][48];
+static unsigned n_confirmed;
+static bool lut_quick;
+
+static void
+confirm(const char *name)
+{
+    if (n_confirmed < MAX_CONFIRMED)
+        snprintf(confirmed[n_confirmed++], sizeof(confirmed[0]), "%s", name);
+}
+
+/* The 1/sqrt band table's function: sqrt(2^lg / v), v clamped into the band. */
+static double
+band_ref(int lg, double v)
+{
+    double L = ldexp(1.0, lg), H = ldexp(1.0, lg + NPU_DPU_RSQRT_BAND_LG);
+    return sqrt(L / fmin(fmax(v, L), H));
+}
+
+/* The upload of table l (scratch: 32 bytes) and one flying pass out = f(in) through it, the
+ * index scale applied as the back end applies it: one fp16-exact BN factor, or for the
+ * 1/sqrt bands (up to 2^27) two, BS then BN (dpu-norm.c). */
+static enum npu_status
+lut_emit(struct npu_stream *s, const struct npu_dpu_lut *l, struct npu_dpu_map in,
+         struct npu_dpu_map out, struct npu_dpu_ref scratch)
+{
+    enum npu_status st = npu_dpu_emit_lut_upload(s, l, scratch, NULL);
+    struct npu_dpu_pass p = {.in = in, .out = out};
+    int e = (int)lrint(log2(l->in_scale)), e1 = e / 2;
+    bool two = ldexp(1.0, e) == (double)l->in_scale && (e > 15 || e < -14);
+    if (two) {
+        p.st.bs.mul = NPU_DPU_SRC_REG;
+        p.st.bs.mul_value = ldexpf(1.0f, e1);
+    }
+    p.st.bn.mul = NPU_DPU_SRC_REG;
+    p.st.bn.mul_value = two ? ldexpf(1.0f, e - e1) : l->in_scale;
+    p.st.ew.lut = l;
+    return st ? st : npu_dpu_emit_pass(s, &p, NULL);
+}
+
+/* The LUT configurations the back end emits: k = 0 .. LUT_CONFIGS - 1 gives the table's id
+ * and a name (the functions' tables, attention's coarse exp table, LayerNormalization's
+ * three 1/sqrt bands); *fn and *lg say what its fp64 reference is. */
+#define LUT_CONFIGS (NPU_DPU_FN_COUNT + 1 + 3)
+
+static uint32_t
+lut_config(int k, char *name, size_t n, enum npu_dpu_fn *fn, int *lg)
+{
+    static const int bands[3] = {-20, -20 + NPU_DPU_RSQRT_BAND_LG, -20 + 2 * NPU_DPU_RSQRT_BAND_LG};
+    *fn = NPU_DPU_FN_COUNT;
+    *lg = 0;
+    if (k < NPU_DPU_FN_COUNT) {
+        *fn = (enum npu_dpu_fn)k;
+        snprintf(name, n, "lut:%s", npu_dpu_fn_name(*fn));
+        return npu_dpu_lut_fn_id(*fn);
+    }
+    if (k == NPU_DPU_FN_COUNT) {
+        *fn = NPU_DPU_FN_EXP_NEG;
+        snprintf(name, n, "lut:exp_neg_coarse");
+        return NPU_DPU_LUT_EXP_NEG_COARSE;
+    }
+    *lg = bands[k - NPU_DPU_FN_COUNT - 1];
+    snprintf(name, n, "lut:rsqrt_band_%d", *lg);
+    return npu_dpu_lut_band_id(*lg);
+}
+
+/* Runs one LUT configuration over every fp16 bit pattern (C 8 x H 128 x W 64, one flying
+ * pass: BN scales t into the table's index domain, EW looks it up) on device d: the upload
+ * and the pass in one submit. out gets the 65,536 results. */
+static enum npu_status
+lut_run(struct npu_device *d, const struct npu_dpu_lut *l, uint16_t *out, char *msg, size_t n)
+{
+    const uint32_t C = 8, H = 128, W = 64;
+    const size_t map = (size_t)C * H * W * 2;
+    struct npu_bo *bo = NULL;
+    enum npu_status st = npu_bo_create(d, 2 * map + 4096, 0, &bo);
+    if (st != NPU_OK) {
+        snprintf(msg, n, "cannot create a %zu-byte buffer", 2 * map + 4096);
+        return st;
+    }
+    uint16_t *x = npu_bo_map(bo), *y = (uint16_t *)((uint8_t *)npu_bo_map(bo) + map);
+    /* element (c, y, x) of the one C2 = 8 surface holds the bit pattern (c H + y) W + x */
+    for (uint32_t c = 0; c < C; c++)
+        for (uint32_t r = 0; r < H; r++)
+            for (uint32_t k = 0; k < W; k++)
+                x[((size_t)r * W + k) * 8 + c] = (uint16_t)(((size_t)c * H + r) * W + k);
+    memset(y, 0, map);
+    struct npu_stream s;
+    npu_stream_init(&s);
+    struct npu_dpu_map in = npu_dpu_map_packed((struct npu_dpu_ref){0, 0}, NPU_DPU_FP16, C, H, W);
+    struct npu_dpu_map o =
+        npu_dpu_map_packed((struct npu_dpu_ref){0, (uint32_t)map}, NPU_DPU_FP16, C, H, W);
+    st = lut_emit(&s, l, in, o, (struct npu_dpu_ref){0, (uint32_t)(2 * map)});
+    struct npu_job_result r;
+    memset(&r, 0, sizeof(r));
+    if (st == NPU_OK)
+        st = run_stream_on(d, &s, &bo, 1, &r);
+    if (st != NPU_OK)
+        snprintf(msg, n, "%s", r.message[0] ? r.message : npu_status_str(st));
+    for (uint32_t c = 0; st == NPU_OK && c < C; c++)
+        for (uint32_t q = 0; q < H; q++)
+            for (uint32_t k = 0; k < W; k++)
+                out[((size_t)c * H + q) * W + k] = y[((size_t)q * W + k) * 8 + c];
+    npu_stream_fini(&s);
+    npu_bo_destroy(bo);
+    return st;
+}
+
+/* Every LUT configuration the back end emits (each function's table, the coarse exp table
+ * of attention, the three 1/sqrt bands of LayerNormalization, 2^-20, 2^-6 and 2^8, with
+ * their two-stage input scale; --lut-quick: three of them), swept over
+ * all 65,536 fp16 inputs on this device and on a fresh strict simulator: on a board the
+ * simulator is the reference and every output must match bit for bit; on the simulator or
+ * the kernel double it is a self-consistency check. The error against the CPU's fp64
+ * function (finite inputs of its domain) is printed for each. */
+static void
+step_lut(void)
+{
+    struct npu_device *ref = NULL;
+    struct npu_device_options o = {.strict = 1};
+    if (npu_device_open_ex("sim", &o, &ref) != NPU_OK) {
+        report(false, "lut: cannot open the reference simulator");
+        return;
+    }
+    bool on_sim = !strcmp(dev_info.backend, "sim");
+    uint16_t *got = malloc(65536 * 2), *want = malloc(65536 * 2);
+    if (!got || !want) {
+        report(false, "lut: out of memory");
+        goto out;
+    }
+    for (int k = 0; k < LUT_CONFIGS; k++) {
+        char name[48];
+        int lg;
+        enum npu_dpu_fn fn;
+        uint32_t id = lut_config(k, name, sizeof(name), &fn, &lg);
+        if (lut_quick && id != npu_dpu_lut_fn_id(NPU_DPU_FN_SIGMOID) &&
+            id != NPU_DPU_LUT_EXP_NEG_COARSE && id != npu_dpu_lut_band_id(-6))
+            continue;
+        const struct npu_dpu_lut *l = npu_dpu_lut_get(id);
+        if (!l) {
+            report(false, "%s: no table of id 0x%x", name, id);
+            continue;
+        }
+        char m1[512] = "", m2[512] = "";
+        enum npu_status s1 = lut_run(dev, l, got, m1, sizeof(m1));
+        enum npu_status s2 = lut_run(ref, l, want, m2, sizeof(m2));
+        size_t diff = 0, first = 0;
+        double err = 0;
+        size_t n_ref = 0;
+        for (uint32_t h = 0; s1 == NPU_OK && s2 == NPU_OK && h < 65536; h++) {
+            if (got[h] != want[h] && !diff++)
+                first = h;
+            float t = npu_fp16_to_fp32((uint16_t)h);
+            double f;
+            if (fn != NPU_DPU_FN_COUNT && k < NPU_DPU_FN_COUNT + 1) {
+                double lo = fn == NPU_DPU_FN_EXP_NEG ? -16 : -8,
+                       hi = fn == NPU_DPU_FN_EXP_NEG ? 0 : 8;
+                if (!isfinite(t) || t < lo || t > hi)
+                    continue;
+                f = npu_dpu_fn_ref(fn, t);
+            } else {
+                if (!isfinite(t) || t <= 0)
+                    continue;
+                f = band_ref(lg, t);
+            }
+            err = fmax(err, fabs(npu_fp16_to_fp32(got[h]) - f));
+            n_ref++;
+        }
+        bool ok = s1 == NPU_OK && s2 == NPU_OK && !diff;
+        if (ok && !on_sim)
+            confirm(name);
+        report(ok,
+               "%s: 65536 fp16 inputs, %zu differ from the simulator%s%s%s; max abs error %.2e "
+               "against fp64 over %zu inputs of its domain",
+               name, diff, on_sim ? " (self-consistency: the device is a simulator)" : "",
+               s1   ? "; device: "
+               : s2 ? "; simulator: "
+                    : "",
+               s1   ? m1
+               : s2 ? m2
+                    : "",
+               err, n_ref);
+        if (diff)
+            printf("      first: input 0x%04zx, device 0x%04x, simulator 0x%04x\n", first,
+                   got[first], want[first]);
+    }
+out:
+    free(got);
+    free(want);
+    npu_device_close(ref);
+}
+
+/* ------------------------------------------------------------------- tlevel */
+
+/* The single-task programs of the T-level step: each emits one task (a LUT pass: its upload
+ * and the pass) over four buffers of TL_BUF bytes: 0 the input map, 1 the second operand or
+ * the weights, 2 the output, 3 fp32 per-channel operands and scratch. */
+#define TL_BUF (256u * 1024u)
+/* tl_gen's answer past the last program */
+#define TL_END NPU_ERR_CANCELLED
+
+static enum npu_status
+tl_gen(int g, struct npu_stream *s, char *name, size_t n)
+{
+    static const char *const ops[] = {"add", "sub", "mul", "div", "max", "min"};
+    static const char *const kinds[] = {"fp16->fp32", "fp16->fp16", "int8->int32"};
+    struct npu_dpu_ref r0 = {0, 0}, r1 = {1, 0}, r2 = {2, 0}, r3 = {3, 0};
+    if (g < 12) {
+        bool i8 = g >= 6;
+        struct npu_ref_eltwise p = {.op = (enum npu_ref_ew_op)(g % 6),
+                                    .precision = i8 ? NPU_PRECISION_INT8 : NPU_PRECISION_FP16,
+                                    .w = 64,
+                                    .c = 32,
+                                    .fp32_internal = -1,
+                                    .x = {0, 0},
+                                    .y = {1, 0},
+                                    .z = {2, 0}};
+        snprintf(name, n, "eltwise %s %s (A.2)", i8 ? "int8" : "fp16", ops[g % 6]);
+        return npu_ref_eltwise_emit(s, &p);
+    }
+    if (g < 15) {
+        struct npu_ref_matmul m = {.kind = (enum npu_ref_matmul_kind)(g - 12),
+                                   .m = 16,
+                                   .k = 64,
+                                   .n = 32,
+                                   .input = {0, 0},
+                                   .weight = {1, 0},
+                                   .output = {2, 0}};
+        snprintf(name, n, "matmul 16x64x32 %s (A.1)", kinds[g - 12]);
+        return npu_ref_matmul_emit(s, &m);
+    }
+    struct npu_dpu_map in = npu_dpu_map_packed(r0, NPU_DPU_FP16, 32, 8, 16);
+    struct npu_dpu_map out = npu_dpu_map_packed(r2, NPU_DPU_FP16, 32, 8, 16);
+    struct npu_dpu_pass p = {.in = in, .out = out};
+    if (g >= 27 && g < 27 + LUT_CONFIGS) {
+        char lname[32];
+        enum npu_dpu_fn fn;
+        int lg;
+        const struct npu_dpu_lut *l =
+            npu_dpu_lut_get(lut_config(g - 27, lname, sizeof(lname), &fn, &lg));
+        snprintf(name, n, "LUT upload and pass, %s", lname);
+        return l ? lut_emit(s, l, in, out, (struct npu_dpu_ref){3, TL_BUF - 4096})
+                 : NPU_ERR_INTERNAL;
+    }
+    switch (g) {
+    case 20:
+        snprintf(name, n, "DPU pass: BS ReLU-X, BN add per channel (memory), ReLU");
+        p.st.bs.relu = true, p.st.bs.relux = true, p.st.bs.relux_value = 1.5f;
+        p.st.bn.alu = NPU_DPU_SRC_MEM, p.st.bn.alu_mem = r3, p.st.bn.relu = true;
+        return npu_dpu_emit_pass(s, &p, NULL);
+    case 15:
+        snprintf(name, n, "DPU pass: BS add, BN mul (register operands)");
+        p.st.bs.alu = NPU_DPU_SRC_REG, p.st.bs.alu_value = 0.5f;
+        p.st.bn.mul = NPU_DPU_SRC_REG, p.st.bn.mul_value = 0.75f;
+        return npu_dpu_emit_pass(s, &p, NULL);
+    case 16:
+        snprintf(name, n, "DPU pass: BS add, BN mul per channel (memory)");
+        p.st.bs.alu = NPU_DPU_SRC_MEM, p.st.bs.alu_mem = r3;
+        p.st.bn.mul = NPU_DPU_SRC_MEM, p.st.bn.mul_mem = (struct npu_dpu_ref){3, 4096};
+        return npu_dpu_emit_pass(s, &p, NULL);
+    case 17:
+    case 18:
+    case 19:
+        p.st.ew.op = g == 17 ? NPU_DPU_EW_MUL : g == 18 ? NPU_DPU_EW_DIV : NPU_DPU_EW_MAX;
+        p.st.ew.operand = npu_dpu_map_packed(r1, NPU_DPU_FP16, 32, 8, 16);
+        p.st.ew.relu = g == 17;
+        snprintf(name, n, "DPU pass: EW %s per pixel%s",
+                 g == 17   ? "mul"
+                 : g == 18 ? "div"
+                           : "max",
+                 g == 17 ? ", ReLU" : "");
+        return npu_dpu_emit_pass(s, &p, NULL);
+    case 21:
+    case 22: {
+        struct npu_dpu_pool q = {.op = g == 21 ? NPU_DPU_POOL_MAX : NPU_DPU_POOL_MIN,
+                                 .in = npu_dpu_map_packed(r0, NPU_DPU_FP16, 16, 8, 8),
+                                 .kh = g == 21 ? 2 : 3,
+                                 .kw = g == 21 ? 2 : 3,
+                                 .sy = 2,
+                                 .sx = 2,
+                                 .pad_top = g == 22,
+                                 .pad_left = g == 22,
+                                 .pad_bottom = g == 22,
+                                 .pad_right = g == 22};
+        q.out = npu_dpu_map_packed(r2, NPU_DPU_FP16, 16, 4, 4);
+        snprintf(name, n, "PPU %s pooling %ux%u/2", g == 21 ? "max" : "min", q.kh, q.kw);
+        return npu_dpu_emit_pool(s, &q, NULL);
+    }
+    case 23: {
+        struct npu_dpu_tp t = {.in = npu_dpu_map_packed(r0, NPU_DPU_FP16, 8, 8, 8),
+                               .dst = r2,
+                               .grid_w = 8,
+                               .grid_line = 8,
+                               .chan_stride = 8};
+        snprintf(name, n, "DPU transpose copy");
+        return npu_dpu_emit_tp(s, &t, NULL);
+    }
+    case 24:
+    case 25:
+    case 26: {
+        bool dw = g == 26, fp32 = g == 25;
+        struct npu_dpu_conv c = {.in = npu_dpu_map_packed(r0, NPU_DPU_FP16, 16, 8, 8),
+                                 .weights = r1,
+                                 .kernels = 16,
+                                 .kh = g == 25 ? 1 : 3,
+                                 .kw = g == 25 ? 1 : 3,
+                                 .sy = 1,
+                                 .sx = 1,
+                                 .pad_top = g != 25,
+                                 .pad_left = g != 25,
+                                 .depthwise = dw};
+        c.out = npu_dpu_map_packed(r2, fp32 ? NPU_DPU_FP32 : NPU_DPU_FP16, 16, 8, 8);
+        if (fp32) {
+            c.st.ew.op = NPU_DPU_EW_ADD;
+            c.st.ew.operand = npu_dpu_map_packed(r3, NPU_DPU_FP32, 16, 8, 8);
+        }
+        snprintf(name, n, "conv %s (CNA+CORE+DPU)",
+                 dw     ? "3x3 depthwise"
+                 : fp32 ? "1x1 -> fp32 + EW add (fp32 operand)"
+                        : "3x3");
+        return npu_dpu_emit_conv(s, &c, NULL);
+    }
+    default: return TL_END;
+    }
+}
+
+/* Fills the four buffers the same way on every device: small fp16 values (no zero, so
+ * divisions stay finite) in 0 .. 2, small fp32 values in 3. */
+static void
+tl_fill(struct npu_bo *const *b)
+{
+    for (int k = 0; k < 3; k++) {
+        uint16_t *h = npu_bo_map(b[k]);
+        for (size_t i = 0; i < TL_BUF / 2; i++)
+            h[i] = k == 2 ? 0 : npu_fp32_to_fp16((float)((int)((i * 13 + k * 7) % 16) + 1) / 8.0f);
+    }
+    float *f = npu_bo_map(b[3]);
+    for (size_t i = 0; i < TL_BUF / 4; i++)
+        f[i] = (float)((int)(i % 9) - 4) / 4.0f;
+}
+
+/* Runs program g on device d; out gets the four buffers' contents after it. */
+static enum npu_status
+tl_run(struct npu_device *d, int g, uint8_t *out, char *msg, size_t n)
+{
+    struct npu_bo *b[4] = {0};
+    enum npu_status st = NPU_OK;
+    for (int i = 0; i < 4 && st == NPU_OK; i++)
+        st = npu_bo_create(d, TL_BUF, 0, &b[i]);
+    struct npu_job_result r;
+    memset(&r, 0, sizeof(r));
+    char name[64];
+    struct npu_stream s;
+    npu_stream_init(&s);
+    if (st == NPU_OK) {
+        tl_fill(b);
+        tl_gen(g, &s, name, sizeof(name));
+        st = run_stream_on(d, &s, b, 4, &r);
+    }
+    if (st != NPU_OK)
+        snprintf(msg, n, "%s", r.message[0] ? r.message : npu_status_str(st));
+    for (int i = 0; i < 4 && st == NPU_OK; i++)
+        memcpy(out + (size_t)i * TL_BUF, npu_bo_map(b[i]), TL_BUF);
+    npu_stream_fini(&s);
+    for (int i = 0; i < 4; i++)
+        npu_bo_destroy(b[i]);
+    return st;
+}
+
+/* Each T-level pattern of the evidence ledger (core/hw/evidence.xml: inferred from the TRM
+ * and the facts only) that one of the single-task programs above writes is run alone - the
+ * first program that writes it, as its own submit - on this device and on a fresh
+ * simulator, and every byte of the four buffers compared: on a board a match confirms the
+ * pattern (the report's "confirmed"); on the simulator it is a self-consistency check.
+ * The T entries none of these programs write are counted and named at the end: they need
+ * a compiled model to exercise. */
+static void
+step_tlevel(void)
+{
+    unsigned n_led = 0;
+    const struct npu_evidence_entry *led = npu_evidence_ledger(&n_led);
+    int *first = malloc(sizeof(int) * (n_led ? n_led : 1));
+    uint8_t *got = malloc(4 * (size_t)TL_BUF), *want = malloc(4 * (size_t)TL_BUF);
+    struct npu_device *ref = NULL;
+    struct npu_device_options o = {.strict = 1, .evidence = -1};
+    if (!first || !got || !want || npu_device_open_ex("sim", &o, &ref) != NPU_OK) {
+        report(false, "tlevel: out of memory or no reference simulator");
+        goto out;
+    }
+    for (unsigned i = 0; i < n_led; i++)
+        first[i] = -1;
+    char name[64];
+    for (int g = 0;; g++) {
+        struct npu_stream s;
+        npu_stream_init(&s);
+        enum npu_status st = tl_gen(g, &s, name, sizeof(name));
+        if (st == TL_END) {
+            npu_stream_fini(&s);
+            break;
+        }
+        /* a program counts only if the ledger covers every write of it (the back end's
+         * patterns): the weakest level over its tasks is not NONE */
+        bool covered = st == NPU_OK;
+        int found[16];
+        unsigned n_found = 0;
+        for (uint32_t t = 0; covered && t < s.n_tasks; t++) {
+            size_t nw = 0, cap = s.tasks[t].n_body;
+            struct npu_evidence_write *w = calloc(cap ? cap : 1, sizeof(*w));
+            enum npu_evidence_level lv = NPU_EVIDENCE_NONE;
+            if (!w || npu_evidence_classify_task(s.tasks[t].body, s.tasks[t].n_body, w, cap, &nw,
+                                                 &lv) != NPU_OK)
+                covered = false;
+            covered = covered && lv != NPU_EVIDENCE_NONE;
+            for (size_t k = 0; covered && k < nw && k < cap; k++)
+                if (w[k].entry && w[k].entry->level == NPU_EVIDENCE_T && n_found < 16)
+                    found[n_found++] = (int)(w[k].entry - led);
+            free(w);
+        }
+        for (unsigned k = 0; covered && k < n_found; k++)
+            if (first[found[k]] < 0)
+                first[found[k]] = g;
+        if (!covered)
+            printf("      program \"%s\" not used: it writes a pattern outside the ledger\n", name);
+        npu_stream_fini(&s);
+    }
+    bool on_sim = !strcmp(dev_info.backend, "sim");
+    unsigned n_t = 0, n_run = 0;
+    for (unsigned i = 0; i < n_led; i++) {
+        if (led[i].level != NPU_EVIDENCE_T)
+            continue;
+        n_t++;
+        if (first[i] < 0)
+            continue;
+        n_run++;
+        struct npu_stream s;
+        npu_stream_init(&s);
+        tl_gen(first[i], &s, name, sizeof(name));
+        npu_stream_fini(&s);
+        char m1[512] = "", m2[512] = "";
+        enum npu_status s1 = tl_run(dev, first[i], got, m1, sizeof(m1));
+        enum npu_status s2 = tl_run(ref, first[i], want, m2, sizeof(m2));
+        size_t diff = 0;
+        for (size_t k = 0; !s1 && !s2 && k < 4 * (size_t)TL_BUF; k++)
+            diff += got[k] != want[k];
+        bool ok = !s1 && !s2 && !diff;
+        if (ok && !on_sim)
+            confirm(led[i].id);
+        if (s1 == NPU_ERR_UNSUPPORTED && !strcmp(dev_info.backend, "rocket")) {
+            printf("SKIP  T %s alone in \"%s\": rocket cannot run it (%s)\n", led[i].id, name, m1);
+            continue;
+        }
+        report(ok, "T %s (%s) alone in \"%s\": %zu bytes differ from the simulator%s%s%s",
+               led[i].id, led[i].purpose, name, diff, on_sim ? " (self-consistency)" : "",
+               s1   ? "; device: "
+               : s2 ? "; simulator: "
+                    : "",
+               s1   ? m1
+               : s2 ? m2
+                    : "");
+    }
+    printf("      %u of the ledger's %u T-level patterns run alone; not written by these "
+           "programs:",
+           n_run, n_t);
+    for (unsigned i = 0; i < n_led; i++)
+        if (led[i].level == NPU_EVIDENCE_T && first[i] < 0)
+            printf(" %s", led[i].id);
+    printf("\n");
+out:
+    npu_device_close(ref);
+    free(first);
+    free(got);
+    free(want);
+}
+
 /* The report of --report: JSON, format in docs/hardware.md ("The bring-up report"). */
 static int
 write_report(const char *path, const char *backend)
@@ -793,8 +1496,10 @@ write_report(const char *path, const char *backend)
     if (have_chain)
         fprintf(f,
                 "    \"task_overhead_s\": {\"value\": %.6e, \"source\": \"%s\"},\n"
-                "    \"submit_overhead_s\": {\"value\": %.6e, \"source\": \"%s\"},\n",
-                fit_task_s, src_names[chain_src], fit_submit_s, src_names[chain_src]);
+                "    \"submit_overhead_s\": {\"value\": %.6e, \"source\": \"%s\"},\n"
+                "    \"chain_task_bytes\": %.0f,\n",
+                fit_task_s, src_names[chain_src], fit_submit_s, src_names[chain_src],
+                chain_task_bytes);
     fprintf(f, "    \"dma_bytes_per_s_core\": [");
     bool first = true;
     for (unsigned c = 0; c < NPU_SUBCORE_SLOTS; c++) {
@@ -805,20 +1510,32 @@ write_report(const char *path, const char *backend)
         first = false;
     }
     fprintf(f, "%s]\n  },\n", first ? "" : "\n    ");
+    /* Patterns this device computed exactly as the simulator (docs/hardware.md): they count
+     * as verified on this installation. */
+    fprintf(f, "  \"confirmed\": [");
+    for (unsigned i = 0; i < n_confirmed; i++)
+        fprintf(f, "%s\"%s\"", i ? ", " : "", confirmed[i]);
+    fprintf(f, "],\n");
     /* The table row the modeled figures follow, so that a checker can compare them. */
     fprintf(f,
             "  \"timing_model\": {\"name\": \"%s\", \"label\": \"%s\", \"task_overhead_s\": "
-            "%.6e, \"submit_overhead_s\": %.6e, \"dma_bytes_per_s_core\": %.6e}\n}\n",
+            "%.6e, \"submit_overhead_s\": %.6e, \"dma_bytes_per_s_core\": %.6e, "
+            "\"per_mechanism\": %d, \"dma_eff_line\": %.6e, \"dma_task_latency_s\": %.6e}\n}\n",
             tm->name, tm->label, tm->task_overhead_s, tm->submit_overhead_s,
-            tm->dma_bytes_per_s_core);
+            tm->dma_bytes_per_s_core, tm->per_mechanism, tm->per_mechanism ? tm->dma_eff_line : 1.0,
+            tm->per_mechanism ? tm->dma_task_latency_s : 0.0);
     return fclose(f) == 0 ? 0 : -1;
 }
 
 static int
 usage(FILE *f)
 {
-    fprintf(f, "usage: npu-selftest [-b auto|sim|rknpu|rocket] [--golden DIR] [--big] "
-               "[--report FILE] info|eltwise|matmul|conv|golden|multicore|chain|dma|all ...\n");
+    fprintf(
+        f,
+        "usage: npu-selftest [-b auto|sim|rknpu|rocket] [--golden DIR] [--big] "
+        "[--report FILE] [--lut-quick] info|eltwise|matmul|conv|golden|multicore|chain|dma|raw|lut|"
+        "tlevel|"
+        "all ...\n");
     return f == stdout ? 0 : 2;
 }
 
@@ -835,6 +1552,8 @@ main(int argc, char **argv)
             golden_dir = argv[++i];
         else if (!strcmp(argv[i], "--report") && i + 1 < argc)
             report_path = argv[++i];
+        else if (!strcmp(argv[i], "--lut-quick"))
+            lut_quick = true;
         else if (!strcmp(argv[i], "--big"))
             big = true;
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
@@ -879,6 +1598,12 @@ main(int argc, char **argv)
             known = true, step_chain();
         if (all || !strcmp(steps[i], "dma"))
             known = true, step_dma();
+        if (all || !strcmp(steps[i], "raw"))
+            known = true, step_raw();
+        if (all || !strcmp(steps[i], "lut"))
+            known = true, step_lut();
+        if (all || !strcmp(steps[i], "tlevel"))
+            known = true, step_tlevel();
         if (!known) {
             npu_device_close(dev);
             return usage(stderr);

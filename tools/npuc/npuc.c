@@ -21,6 +21,7 @@
 #include "npu/npu-npub.h"
 #include "npu/npu-partition.h"
 #include "npu/npu-passes.h"
+#include "npu/npu-quant.h"
 #include "npu/npu-timing.h"
 
 /* -o must name a new path or an existing regular file that is not the model:
@@ -78,14 +79,15 @@ static const char usage[] =
     "        --emit=ir         print the lowered IR (text form, docs/ir.md) on stdout;\n"
     "                          compiling that text again gives the same register bytes\n"
     "        --explain         print, per node: the placement, the NPU cost (modeled,\n"
-    "                          timing model v1), the CPU cost (by the --cpu-cost model), the\n"
+    "                          timing model v2), the CPU cost (by the --cpu-cost model), the\n"
     "                          conversion and submit costs, and why the NPU cannot take it\n"
     "        --info            print what an artifact holds (header, options, model\n"
     "                          metadata, program)\n"
     "    -d, --dims LIST       symbolic input dims, e.g. batch=1,seq=64 (default 1)\n"
     "    -p, --partition MODE  cost (default), supported (every node the NPU supports), cpu\n"
-    "        --timing NAME     timing model of the estimates: v1 (default), v2\n"
-    "                          (docs/timing-model-v2.md); sets what $NPU_TIMING would\n"
+    "        --timing NAME     timing model of the estimates: v2 (default,\n"
+    "                          docs/timing-model-v2.md), v2-low, v2-high (its bounds), v1;\n"
+    "                          sets what $NPU_TIMING would\n"
     "        --cpu-cost MODEL  CPU costs of partitioning by cost: board (RK3588 CPU model v1,\n"
     "                          modeled, the same on every host), measured (timed on this\n"
     "                          host: compile on the board), auto (default: $NPU_CPU_COST if\n"
@@ -105,6 +107,22 @@ static const char usage[] =
     "                          counted by the weakest register pattern each uses in the\n"
     "                          evidence ledger (docs/evidence.md); with --explain also a\n"
     "                          per-op table and the T patterns each op uses\n"
+    "        --quantize MODE   post-training quantisation (docs/quantisation.md): w8a8\n"
+    "                          (int8 weights per channel, int8 activations) or hybrid (w8a8\n"
+    "                          but layers under --hybrid-threshold stay float); w16a16i is\n"
+    "                          refused (no int16 path yet)\n"
+    "        --dataset LIST    calibration samples: one a line, the inputs' .npy files in\n"
+    "                          input order separated by spaces (at least 4 samples)\n"
+    "        --algorithm A     activation ranges: minmax (default), percentile, mse, kl\n"
+    "        --per-channel     one weight scale per output channel (default)\n"
+    "        --per-layer       one weight scale per layer\n"
+    "        --hybrid-threshold COS  single-layer cosine under which hybrid keeps a layer\n"
+    "                          float (default 0.999)\n"
+    "        --keep-float LIST comma list of layers (node or output names) kept float\n"
+    "        --accuracy FILE   per-layer cosine and relative error against fp32, entire and\n"
+    "                          single, worst first: printed, and written to FILE as JSON\n"
+    "        --emit-qdq FILE   also write the quantised graph as a QDQ ONNX model (the same\n"
+    "                          arithmetic, for ONNX Runtime or any QDQ importer)\n"
     "        --stats           print the compile time (wall and CPU) and the peak memory\n"
     "                          (getrusage maxrss) on stderr\n"
     "    -q, --quiet           no summary\n"
@@ -288,6 +306,49 @@ out:
     return rc;
 }
 
+/* --quantize: the build's transform hook (after the front-end passes). */
+struct quant_cli {
+    struct npu_quant_options o;
+    const char *dataset, *accuracy, *qdq;
+    bool quiet;
+    int failed; /* 1: the quantiser failed (its reason is logged) */
+};
+
+static enum npu_status
+quantize_hook(struct npu_graph *g, void *user)
+{
+    struct quant_cli *q = user;
+    struct npu_quant_dataset *d = NULL;
+    struct npu_quant_report rep;
+    enum npu_status st = npu_quant_dataset_load(q->dataset, g, &d);
+    if (st) {
+        q->failed = 1;
+        return st;
+    }
+    q->o.data = d;
+    q->o.accuracy = q->accuracy != NULL;
+    st = npu_quantize(g, &q->o, &rep);
+    q->o.data = NULL;
+    npu_quant_dataset_free(d);
+    if (st) {
+        q->failed = 1;
+        return st;
+    }
+    if (q->accuracy) {
+        npu_quant_report_print(&rep, stdout);
+        st = npu_quant_report_write_json(&rep, q->accuracy);
+    } else if (!q->quiet) {
+        printf("quantised %d of %d layers (%s, %s) in %.3f s (calibration %.3f s)\n",
+               rep.nquantised, rep.nlayers, rep.mode, rep.algo, rep.total_s, rep.calib_s);
+    }
+    npu_quant_report_free(&rep);
+    if (!st && q->qdq && (st = npu_quant_emit_qdq(g, q->qdq)))
+        q->failed = 1;
+    else if (!st && q->qdq && !q->quiet)
+        printf("wrote %s (QDQ ONNX)\n", q->qdq);
+    return st;
+}
+
 static int
 info(const char *path)
 {
@@ -353,6 +414,15 @@ main(int argc, char **argv)
         O_TIMING,
         O_DUMP,
         O_EVIDENCE,
+        O_QUANT,
+        O_DATASET,
+        O_ALGO,
+        O_PERCH,
+        O_PERLAYER,
+        O_HYBRID,
+        O_KEEP,
+        O_ACCURACY,
+        O_QDQ,
         O_STATS
     };
     static const struct option lopts[] = {
@@ -375,6 +445,15 @@ main(int argc, char **argv)
         {"timing", required_argument, NULL, O_TIMING},
         {"dump-after", required_argument, NULL, O_DUMP},
         {"evidence", no_argument, NULL, O_EVIDENCE},
+        {"quantize", required_argument, NULL, O_QUANT},
+        {"dataset", required_argument, NULL, O_DATASET},
+        {"algorithm", required_argument, NULL, O_ALGO},
+        {"per-channel", no_argument, NULL, O_PERCH},
+        {"per-layer", no_argument, NULL, O_PERLAYER},
+        {"hybrid-threshold", required_argument, NULL, O_HYBRID},
+        {"keep-float", required_argument, NULL, O_KEEP},
+        {"accuracy", required_argument, NULL, O_ACCURACY},
+        {"emit-qdq", required_argument, NULL, O_QDQ},
         {"stats", no_argument, NULL, O_STATS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -382,7 +461,8 @@ main(int argc, char **argv)
     struct npu_build_options bo = {.no_cache = true, .strict_dims = true};
     const char *out = NULL;
     bool emit_ir = false, explain = false, want_info = false, print = false, quiet = false;
-    bool want_evidence = false;
+    bool want_evidence = false, quantize = false;
+    struct quant_cli qc = {.o = {.mode = NPU_QUANT_W8A8}};
     bool want_stats = false;
     int c;
     char *end;
@@ -463,6 +543,41 @@ main(int argc, char **argv)
             bo.dump_after = optarg;
             bo.no_cache = true; /* a cache hit would compile nothing to dump */
             break;
+        case O_QUANT:
+            if (npu_quant_mode_parse(optarg, &qc.o.mode)) {
+                fprintf(stderr, "npuc: --quantize %s: use w8a8, hybrid or w16a16i\n", optarg);
+                return 2;
+            }
+            if (qc.o.mode == NPU_QUANT_W16A16I) {
+                fprintf(stderr,
+                        "npuc: --quantize w16a16i is not implemented: OpenNPU has no int16 "
+                        "conv/DPU register programs yet (docs/quantisation.md says why); use "
+                        "w8a8 or hybrid\n");
+                return 2;
+            }
+            quantize = true;
+            break;
+        case O_DATASET: qc.dataset = optarg; break;
+        case O_ALGO:
+            if (npu_quant_algo_parse(optarg, &qc.o.algo)) {
+                fprintf(stderr,
+                        "npuc: --algorithm %s: unknown; use minmax, percentile, mse or kl\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case O_PERCH: qc.o.per_layer = false; break;
+        case O_PERLAYER: qc.o.per_layer = true; break;
+        case O_HYBRID:
+            qc.o.hybrid_threshold = strtod(optarg, &end);
+            if (*end || !(qc.o.hybrid_threshold > -1) || qc.o.hybrid_threshold > 1) {
+                fprintf(stderr, "npuc: --hybrid-threshold %s: a cosine in (-1, 1]\n", optarg);
+                return 2;
+            }
+            break;
+        case O_KEEP: qc.o.keep_float = optarg; break;
+        case O_ACCURACY: qc.accuracy = optarg; break;
+        case O_QDQ: qc.qdq = optarg; break;
         case 'q': quiet = true; break;
         case 'h': fputs(usage, stdout); return 0;
         default: fputs(usage, stderr); return 2;
@@ -483,6 +598,28 @@ main(int argc, char **argv)
     }
     if (out && !output_ok(out, model))
         return 2;
+    if (!quantize && (qc.dataset || qc.accuracy || qc.o.keep_float || qc.qdq)) {
+        fprintf(stderr,
+                "npuc: --dataset, --accuracy, --keep-float and --emit-qdq go with --quantize\n");
+        return 2;
+    }
+    if (quantize) {
+        if (!qc.dataset) {
+            fprintf(stderr, "npuc: --quantize needs a calibration set (--dataset LIST.txt)\n");
+            return 2;
+        }
+        FILE *df = fopen(qc.dataset, "r");
+        if (!df) {
+            fprintf(stderr, "npuc: --dataset %s: %s\n", qc.dataset, strerror(errno));
+            return 2;
+        }
+        fclose(df);
+        qc.o.threads = bo.cpu_threads;
+        qc.quiet = quiet || emit_ir;
+        bo.transform = quantize_hook;
+        bo.transform_user = &qc;
+        bo.no_cache = true;
+    }
 
     struct npu_partition_report rep;
     memset(&rep, 0, sizeof(rep));
@@ -492,7 +629,7 @@ main(int argc, char **argv)
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if (npu_build(model, &bo, &b)) {
-        fprintf(stderr, "npuc: %s: compilation failed\n", model);
+        fprintf(stderr, "npuc: %s: %s failed\n", model, qc.failed ? "quantisation" : "compilation");
         return 1;
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -513,6 +650,13 @@ main(int argc, char **argv)
                                      .source = model,
                                      .props = b->props,
                                      .n_props = b->n_props};
+        if (quantize) { /* the artifact says how it was quantised (npuc --info) */
+            size_t k = strlen(opt_text);
+            snprintf(opt_text + k, sizeof(opt_text) - k, ";quantize=%s;algorithm=%s;weights=%s",
+                     npu_quant_mode_name(qc.o.mode), npu_quant_algo_name(qc.o.algo),
+                     qc.o.per_layer ? "per-layer" : "per-channel");
+            meta.options_hash ^= npu_fnv1a64(opt_text, strlen(opt_text));
+        }
         if (npu_model_content_hash(model, &meta.model_hash) || npu_npub_save(b->prog, &meta, out)) {
             fprintf(stderr, "npuc: cannot write %s\n", out);
             rc = 1;

@@ -26,6 +26,52 @@ s0(const char *s)
     return s ? s : "";
 }
 
+/* ---- 4-bit constants --------------------------------------------------------------- */
+
+static enum npu_status
+note_int4(struct onnx_ctx *c, const Onnx__TensorProto *tp, const char *name)
+{
+    if (!tp || !tp->has_data_type || (tp->data_type != ONNX_INT4 && tp->data_type != ONNX_UINT4))
+        return NPU_OK;
+    if (c->n_int4 == c->cap_int4) {
+        size_t cap = c->cap_int4 ? 2 * c->cap_int4 : 16;
+        const char **v = realloc(c->int4_names, cap * sizeof(*v));
+        if (!v)
+            return NPU_ERR_NOMEM;
+        c->int4_names = v, c->cap_int4 = cap;
+    }
+    c->int4_names[c->n_int4++] = name; /* the model's string: lives as long as the import */
+    return NPU_OK;
+}
+
+static bool
+is_int4(const struct onnx_ctx *c, const char *name)
+{
+    for (size_t i = 0; name && i < c->n_int4; i++)
+        if (!strcmp(c->int4_names[i], name))
+            return true;
+    return false;
+}
+
+/* QuantizeLinear to INT4/UINT4 (output_dtype 22/21, or a 4-bit zero point):
+ * the IR holds the result in int8/uint8, so the node is told to saturate to
+ * the 4-bit range (attribute qbits = 4, which the CPU kernel honours). */
+static enum npu_status
+quantize_to_4bit(struct onnx_ctx *c, const Onnx__NodeProto *np, struct npu_node *tmp)
+{
+    int64_t od = npu_node_int(tmp, "output_dtype", 0);
+    bool four = od == ONNX_INT4 || od == ONNX_UINT4;
+    bool zp4 = np->n_input > 2 && is_int4(c, np->input[2]);
+    if (!four && !zp4)
+        return NPU_OK;
+    enum npu_status st = NPU_OK;
+    if (four) /* 8-bit of the same signedness; a zero point, if any, says the same */
+        st = npu_node_set_int(c->g, tmp, "output_dtype", od == ONNX_INT4 ? 3 : 2);
+    if (!st)
+        st = npu_node_set_int(c->g, tmp, "qbits", 4);
+    return st;
+}
+
 /* ---- symbolic dims ---------------------------------------------------------------- */
 
 static bool
@@ -242,6 +288,13 @@ input_type(const Onnx__ValueInfoProto *vi, const char *dims_spec, struct npu_ten
     const Onnx__TypeProto__Tensor *tt = vi->type->tensor_type;
     int32_t code = tt->has_elem_type ? tt->elem_type : 0;
     t->dtype = npu_dtype_from_onnx(code);
+    if (code == ONNX_INT4 || code == ONNX_UINT4) {
+        npu_err(DOM,
+                "input '%s': element type %s is supported for initializers and constants "
+                "only (the runtime has no packed 4-bit buffers)",
+                name, code == ONNX_INT4 ? "INT4" : "UINT4");
+        return NPU_ERR_UNSUPPORTED;
+    }
     if (!t->dtype) {
         npu_err(DOM, "input '%s': element type %d is not supported", name, code);
         return NPU_ERR_UNSUPPORTED;
@@ -626,7 +679,7 @@ import_node(struct onnx_ctx *c, const Onnx__NodeProto *np, bool define_outs, int
     if (*dom && strcmp(dom, "ai.onnx")) {
         npu_err(DOM,
                 "node '%s' (%s): op of domain '%s' is not supported (only the default "
-                "ONNX domain is)",
+                "ONNX domain and the model's local functions are)",
                 nname(np), opt, dom);
         return NPU_ERR_UNSUPPORTED;
     }
@@ -682,8 +735,14 @@ import_node(struct onnx_ctx *c, const Onnx__NodeProto *np, bool define_outs, int
             npu_err(DOM, "node '%s' (Constant): needs exactly one named output", nname(np));
             return NPU_ERR_CORRUPT;
         }
+        for (size_t k = 0; k < np->n_attribute; k++)
+            if (np->attribute[k]->name && !strcmp(np->attribute[k]->name, "value") &&
+                (st = note_int4(c, np->attribute[k]->t, np->output[0])))
+                return st;
         return make_constant(c, np, tmp, outv[0]);
     }
+    if (op == NPU_OP_QUANTIZE_LINEAR && (st = quantize_to_4bit(c, np, tmp)))
+        return st;
     return onnx_add_node(c, tmp, opt, in, (int)np->n_input, outv, (int)np->n_output);
 }
 
@@ -724,10 +783,9 @@ dep_edge(void *arg, const char *name)
 }
 
 static enum npu_status
-build(struct onnx_ctx *c, const Onnx__ModelProto *m, const struct npu_onnx_options *o)
+build(struct onnx_ctx *c, const Onnx__GraphProto *gp, const struct npu_onnx_options *o)
 {
     struct npu_graph *g = c->g;
-    const Onnx__GraphProto *gp = m->graph;
     enum npu_status st = NPU_OK;
     int *prod = NULL, *order = NULL, *indeg = NULL, *edge_start = NULL, *edges = NULL;
     struct heap h = {0};
@@ -758,6 +816,8 @@ build(struct onnx_ctx *c, const Onnx__ModelProto *m, const struct npu_onnx_optio
             return st;
         if (!npu_graph_add_const_owned(g, tp->name, &t))
             return NPU_ERR_NOMEM;
+        if ((st = note_int4(c, tp, tp->name)))
+            return st;
     }
     char *dims_owned = NULL;
     enum npu_status dst = check_dim_names(gp, o->dim_values, o->strict_dims);
@@ -944,6 +1004,14 @@ npu_onnx_import(const void *data, size_t len, const struct npu_onnx_options *opt
         return NPU_ERR_CORRUPT;
     }
     struct onnx_ctx c = {.base_dir = o.base_dir, .opset = -1};
+    if (m->has_ir_version && (m->ir_version < 0 || m->ir_version > NPU_ONNX_MAX_IR_VERSION)) {
+        npu_err(DOM,
+                "IR version %lld is not supported (up to %d is: ONNX %s; a newer model needs "
+                "a newer importer)",
+                (long long)m->ir_version, NPU_ONNX_MAX_IR_VERSION, NPU_ONNX_NEWEST_RELEASE);
+        st = NPU_ERR_VERSION;
+        goto out;
+    }
     for (size_t i = 0; i < m->n_opset_import; i++) {
         const Onnx__OperatorSetIdProto *os = m->opset_import[i];
         const char *d = s0(os->domain);
@@ -955,8 +1023,11 @@ npu_onnx_import(const void *data, size_t len, const struct npu_onnx_options *opt
         st = NPU_ERR_VERSION;
         goto out;
     }
-    if (c.opset < 1 || c.opset > 21) {
-        npu_err(DOM, "opset %d of the default domain is not supported (1 to 21 are)", c.opset);
+    if (c.opset < 1 || c.opset > NPU_ONNX_MAX_OPSET) {
+        npu_err(DOM,
+                "opset %d of the default domain is not supported (1 to %d are: the ops of "
+                "ONNX %s)",
+                c.opset, NPU_ONNX_MAX_OPSET, NPU_ONNX_NEWEST_RELEASE);
         st = NPU_ERR_VERSION;
         goto out;
     }
@@ -971,7 +1042,12 @@ npu_onnx_import(const void *data, size_t len, const struct npu_onnx_options *opt
         goto out;
     }
     c.g->opset = c.opset;
-    st = build(&c, m, &o);
+    struct onnx_inlined *inl = NULL;
+    const Onnx__GraphProto *gp = m->graph;
+    st = onnx_inline_functions(m, &inl, &gp);
+    if (!st)
+        st = build(&c, gp, &o);
+    onnx_inline_free(inl);
 #ifndef NDEBUG
     if (!st && npu_graph_verify(c.g)) {
         npu_err(DOM, "imported graph fails verification (a bug in the importer)");
@@ -984,6 +1060,7 @@ npu_onnx_import(const void *data, size_t len, const struct npu_onnx_options *opt
     }
     *out = c.g;
 out:
+    free(c.int4_names);
     onnx__model_proto__free_unpacked(m, NULL);
     return st;
 }

@@ -193,12 +193,91 @@ out:
     return st;
 }
 
+/* INT4 / UINT4 (opset 21, IR 10): two elements a byte, the first in the low
+ * nibble, in raw_data (ceil(n/2) bytes), external data (the same bytes) or
+ * int32_data (one packed byte per entry). The IR has no 4-bit type: the
+ * values are widened to int8 (sign-extended) / uint8, one a byte, which every
+ * consumer (DequantizeLinear, Cast, MatMulInteger) computes with exactly. */
+static enum npu_status
+int4_to_npu(const Onnx__TensorProto *tp, const char *base_dir, const char *what,
+            struct npu_graph *g, struct npu_tensor *out)
+{
+    bool sgn = tp->data_type == ONNX_INT4;
+    if (tp->n_dims > NPU_MAX_DIMS) {
+        npu_err(DOM, "%s: rank %zu exceeds the supported %d", what, tp->n_dims, NPU_MAX_DIMS);
+        return NPU_ERR_UNSUPPORTED;
+    }
+    if (tp->segment) {
+        npu_err(DOM, "%s: segmented tensors are not supported", what);
+        return NPU_ERR_UNSUPPORTED;
+    }
+    out->dtype = sgn ? NPU_DTYPE_INT8 : NPU_DTYPE_UINT8;
+    out->ndim = (int)tp->n_dims;
+    for (size_t i = 0; i < tp->n_dims; i++) {
+        if (tp->dims[i] < 0) {
+            npu_err(DOM, "%s: negative dim %lld", what, (long long)tp->dims[i]);
+            return NPU_ERR_CORRUPT;
+        }
+        out->dims[i] = tp->dims[i];
+    }
+    int64_t n = npu_tensor_numel(out);
+    if (n < 0 || n > MAX_TENSOR_BYTES) {
+        npu_err(DOM, "%s: absurd size (shape overflows or exceeds %lld elements)", what,
+                (long long)MAX_TENSOR_BYTES);
+        return NPU_ERR_CORRUPT;
+    }
+    int64_t packed = (n + 1) / 2;
+    bool external =
+        tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+    if (external           ? (tp->has_raw_data || tp->n_int32_data)
+        : tp->has_raw_data ? tp->raw_data.len != (size_t)packed
+                           : tp->n_int32_data != (size_t)packed) {
+        npu_err(DOM, "%s: %s 4-bit data has %zu bytes, the shape needs %lld (two a byte)", what,
+                onnx_type_name(tp->data_type),
+                external           ? (size_t)0
+                : tp->has_raw_data ? tp->raw_data.len
+                                   : tp->n_int32_data,
+                (long long)packed);
+        return NPU_ERR_CORRUPT;
+    }
+    unsigned char *src = malloc((size_t)packed + 1);
+    void *d = g ? npu_graph_alloc(g, (size_t)(n ? n : 1)) : calloc(1, (size_t)(n ? n : 1));
+    enum npu_status st = NPU_OK;
+    if (!src || !d) {
+        npu_err(DOM, "%s: out of memory for %lld elements", what, (long long)n);
+        st = NPU_ERR_NOMEM;
+        goto out;
+    }
+    if (external)
+        st = read_external(tp, base_dir, what, src, packed);
+    else if (tp->has_raw_data)
+        memcpy(src, tp->raw_data.data, (size_t)packed);
+    else
+        for (int64_t i = 0; i < packed; i++)
+            src[i] = (unsigned char)tp->int32_data[i];
+    for (int64_t i = 0; !st && i < n; i++) {
+        unsigned v = (src[i / 2] >> (4 * (i & 1))) & 15u;
+        if (sgn)
+            ((int8_t *)d)[i] = (int8_t)(v >= 8 ? (int)v - 16 : (int)v);
+        else
+            ((uint8_t *)d)[i] = (uint8_t)v;
+    }
+out:
+    free(src);
+    if (st && !g)
+        free(d);
+    out->data = st ? NULL : d;
+    return st;
+}
+
 enum npu_status
 onnx_tensor_to_npu(const Onnx__TensorProto *tp, const char *base_dir, const char *what,
                    struct npu_graph *g, struct npu_tensor *out)
 {
     memset(out, 0, sizeof(*out));
     int32_t code = tp->has_data_type ? tp->data_type : 0;
+    if (code == ONNX_INT4 || code == ONNX_UINT4)
+        return int4_to_npu(tp, base_dir, what, g, out);
     enum npu_dtype dt = npu_dtype_from_onnx(code);
     if (!dt) {
         npu_err(DOM, "%s: element type %s (%d) is not supported", what, onnx_type_name(code), code);

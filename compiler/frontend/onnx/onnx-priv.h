@@ -7,8 +7,13 @@
 #include "npu/npu-onnx.h"
 #include "onnx.pb-c.h"
 
+/* TensorProto.DataType codes the IR has no type of its own for. */
+#define ONNX_UINT4 21
+#define ONNX_INT4 22
+
 /* Converts a TensorProto into a tensor whose data is allocated in g's arena
- * (or malloc'd when g is NULL). `what` names the tensor in messages. */
+ * (or malloc'd when g is NULL). `what` names the tensor in messages. INT4 and
+ * UINT4 tensors are unpacked into int8 / uint8, one element a byte. */
 enum npu_status onnx_tensor_to_npu(const Onnx__TensorProto *tp, const char *base_dir,
                                    const char *what, struct npu_graph *g, struct npu_tensor *out);
 enum npu_status onnx_read_file(const char *path, unsigned char **buf, size_t *len);
@@ -24,11 +29,35 @@ struct onnx_depth {
  * NPU_ONNX_MAX_GRAPH_DEPTH / NPU_ONNX_MAX_MESSAGE_DEPTH. out may be NULL. */
 enum npu_status onnx_check_depth(const void *data, size_t len, struct onnx_depth *out);
 
+/* The newest ONNX release whose operator sets the importer accepts (the
+ * v1.22.0 tag of onnx/onnx, whose backend node tests are checked in under
+ * tests/conformance/onnx-1.22.0), its newest opset of the default domain and
+ * its IR version. Opsets 22 to 27 changed the ops we have only in the element
+ * types they allow (bfloat16, float8, int4, float4, int2, refused by the
+ * element type check where we lack them), QuantizeLinear/DequantizeLinear's
+ * `output_dtype`, and Range-27's `stash_type` (fp16 ranges computed in
+ * float, as ours always are); docs/conformance.md lists them. */
+#define NPU_ONNX_MAX_OPSET 27
+#define NPU_ONNX_NEWEST_RELEASE "1.22.0"
+#define NPU_ONNX_MAX_IR_VERSION 13
+
+/* Model-local functions (npu-onnx-func.c): *gp is the graph to build, m's
+ * own or, when m calls local functions, a copy with every call inlined
+ * (*out, freed with onnx_inline_free() after the build; NULL otherwise). */
+struct onnx_inlined;
+enum npu_status onnx_inline_functions(const Onnx__ModelProto *m, struct onnx_inlined **out,
+                                      const Onnx__GraphProto **gp);
+void onnx_inline_free(struct onnx_inlined *x);
+
 /* Import state shared by the graph builder and the op upgrades. */
 struct onnx_ctx {
     struct npu_graph *g;
     int opset;
     const char *base_dir;
+    /* constants that were INT4/UINT4 in the model (widened to 8 bits): a
+     * QuantizeLinear whose zero point is one of them saturates to 4 bits */
+    const char **int4_names;
+    size_t n_int4, cap_int4;
 };
 
 /* Builds the IR node for one ONNX node (attributes already converted into

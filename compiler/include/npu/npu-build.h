@@ -69,6 +69,12 @@ struct npu_build_options {
      * on a cache hit or for a .npub); npu-bench reads per-node estimates. */
     void (*on_lowered)(const struct npu_graph *g, const struct npu_program *p, void *user);
     void *on_lowered_user;
+    /* Called on the graph after the front-end passes, before the back end (npuc
+     * --quantize runs the quantiser here, npu/npu-quant.h); a failure fails the
+     * build. The compile cache is not used when set (the cache key does not
+     * cover what the hook does). */
+    enum npu_status (*transform)(struct npu_graph *g, void *user);
+    void *transform_user;
 };
 
 /* ---- the back-end pipeline (npu-be-pipeline.c) -------------------------------------- */
@@ -114,6 +120,11 @@ struct npu_built {
 enum npu_status npu_build(const char *path, const struct npu_build_options *o,
                           struct npu_built **out);
 void npu_built_free(struct npu_built *b);
+/* Compiles an IR graph built in memory (taken: freed on return, success or
+ * not) through the same passes as a model file, without the compile cache
+ * (the graph has no file to hash). name is for messages. */
+enum npu_status npu_build_graph(struct npu_graph *g, const char *name,
+                                const struct npu_build_options *o, struct npu_built **out);
 
 /* Content hash of a model: XXH64 over the file and every external-data file
  * its initializers name (in order, with their names). */

@@ -55,6 +55,13 @@ enum npu_exec_flags {
 enum npu_status npu_model_from_graph(struct npu_graph *g, const struct npu_model_options *opts,
                                      unsigned flags, struct npu_model **out);
 
+/* Makes a model of a graph built in memory on any backend (opts->backend):
+ * cpu as npu_model_from_graph; the NPU backends compile it through the whole
+ * pipeline (npu_build_graph, no compile cache). g is taken. name is for
+ * messages. */
+enum npu_status npu_model_load_graph(struct npu_graph *g, const char *name,
+                                     const struct npu_model_options *opts, struct npu_model **out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -62,6 +62,12 @@ enum npu_status npu_onnx_read_tensor(const char *path, struct npu_tensor *out, c
 enum npu_status npu_onnx_parse_tensor(const void *data, size_t len, struct npu_tensor *out,
                                       char **name);
 
+/* Writes g as an ONNX model (ir_version 8, default-domain opset `opset`): nodes,
+ * constants as initializers, inputs and outputs with their types and shapes. g
+ * must hold standard ONNX ops only: an npu.* or rk.* op or an npu_* fusion
+ * attribute is refused (NPU_ERR_UNSUPPORTED, logged with the node). */
+enum npu_status npu_onnx_save(const struct npu_graph *g, int opset, const char *path);
+
 #ifdef __cplusplus
 }
 #endif

@@ -66,6 +66,16 @@ enum npu_log_level npu_log_get_level(void);
 void npu_log(enum npu_log_level level, const char *domain, const char *fmt, ...) NPU_PRINTF(3, 4);
 void npu_logv(enum npu_log_level level, const char *domain, const char *fmt, va_list ap);
 
+/*
+ * The error messages logged (at NPU_LOG_ERROR, whatever the level and sink)
+ * on the calling thread since npu_clear_last_error(): "domain: message" lines,
+ * oldest first, joined by '\n' (the oldest are dropped past 2 KiB); "" when
+ * none. For bindings that turn a failed status into an exception carrying the
+ * reason (python/opennpu). Valid until the thread's next log call.
+ */
+const char *npu_last_error(void);
+void npu_clear_last_error(void);
+
 #define npu_err(dom, ...) npu_log(NPU_LOG_ERROR, dom, __VA_ARGS__)
 #define npu_warn(dom, ...) npu_log(NPU_LOG_WARN, dom, __VA_ARGS__)
 #define npu_info(dom, ...) npu_log(NPU_LOG_INFO, dom, __VA_ARGS__)

@@ -216,9 +216,9 @@ struct npu_job_result {
     double host_s;                      /* host wall time the backend spent (simulation time) */
     double hw_elapsed_s;                /* hardware backends: measured time; 0 on the simulator */
 
-    /* modeled (timing model v1); only when timing_valid */
+    /* modeled (the timing model in use, v2 by default); only when timing_valid */
     bool timing_valid;
-    const char *timing_model; /* "timing model v1" */
+    const char *timing_model; /* "timing model v2" */
     double modeled_s;         /* submit overhead + longest core chain */
     double modeled_start_s;   /* on the device's modeled timeline */
     double modeled_end_s;

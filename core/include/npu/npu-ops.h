@@ -81,7 +81,11 @@ extern "C" {
     X(RNN, "RNN") X(GRU, "GRU") X(LSTM, "LSTM")                                                  \
     X(IS_NAN, "IsNaN") X(IS_INF, "IsInf") X(CELU, "Celu") X(ONE_HOT, "OneHot")                    \
     X(GATHER_ND, "GatherND") X(REDUCE_L1, "ReduceL1") X(REDUCE_LOG_SUM, "ReduceLogSum")           \
-    X(REDUCE_LOG_SUM_EXP, "ReduceLogSumExp") X(GRID_SAMPLE, "GridSample")
+    X(REDUCE_LOG_SUM_EXP, "ReduceLogSumExp") X(GRID_SAMPLE, "GridSample")                       \
+    X(GROUP_NORMALIZATION, "GroupNormalization") X(MISH, "Mish")                                  \
+    X(BITWISE_AND, "BitwiseAnd") X(BITWISE_OR, "BitwiseOr") X(BITWISE_XOR, "BitwiseXor")          \
+    X(BITWISE_NOT, "BitwiseNot") X(RMS_NORMALIZATION, "RMSNormalization")                        \
+    X(CENTER_CROP_PAD, "CenterCropPad") X(COL2IM, "Col2Im") X(AFFINE_GRID, "AffineGrid")
 
 enum npu_op {
     NPU_OP_NONE = 0,

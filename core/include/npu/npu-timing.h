@@ -10,12 +10,15 @@
  * what each one is based on; they are never tuned in code. Row v2 (docs/timing-model-v2.md)
  * adds constants per mechanism, fitted to published board figures; its formulas are
  * npu_timing_task()'s. Every published figure says which version produced it (`label`).
- * The row in use is v1 unless NPU_TIMING=v1|v2 in the environment or
- * npu_timing_model_select() (the tools' --timing) says otherwise.
+ * The row in use is v2 unless NPU_TIMING=v1|v2|v2-low|v2-high|PATH-OF-A-REPORT in the
+ * environment or
+ * npu_timing_model_select() (the tools' --timing) says otherwise; v1 stays selectable so
+ * that old figures can be reproduced.
  */
 #ifndef NPU_TIMING_H
 #define NPU_TIMING_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -90,7 +93,7 @@ double npu_timing_dram_load(const struct npu_timing_model *tm, uint64_t weight_b
                             uint64_t dma_bytes);
 
 /* The model every modeled figure uses: the one selected, else $NPU_TIMING's (read once),
- * else v1. Never NULL. */
+ * else v2. Never NULL. */
 const struct npu_timing_model *npu_timing_model(void);
 /* The model named name ("v1", "v2"), or NULL when there is none of that name (or name is
  * NULL). */
@@ -99,6 +102,17 @@ const struct npu_timing_model *npu_timing_model_get(const char *name);
  * whole process; select before compiling or running). 0, or -1 when there is no model
  * of that name (nothing changes). */
 int npu_timing_model_select(const char *name);
+/* Loads a bring-up report (npu-selftest --report FILE; docs/hardware.md) as a timing model:
+ * row v2 with the report's fitted per-task cost (less v2's DRAM round trip and the chain
+ * task's bytes), per-submit overhead (unless host-timed) and mean per-core DMA rate (a line
+ * rate: over v2's dma_eff_line). Its name is "report:FILE", its label "timing model
+ * report:FILE". One report row per process (a later load replaces it). NULL, and a message
+ * naming the problem in msg (may be NULL), when the file cannot be read or is not a report
+ * with those figures. npu_timing_model_select() and $NPU_TIMING accept such a path (one
+ * containing a '/': "./report.json"). */
+const struct npu_timing_model *npu_timing_model_load_report(const char *path, char *msg,
+                                                            size_t msg_len);
+
 /* The names of the models, comma separated ("v1, v2"), for messages. */
 const char *npu_timing_model_names(void);
 

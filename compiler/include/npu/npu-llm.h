@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-llm.h: causal language models from Hugging Face checkpoints (a folder
+ * with config.json and model.safetensors, or sharded with
+ * model.safetensors.index.json; F32, F16 or BF16 tensors; the hub cache's
+ * layout with files symlinked into blobs/ included). Architectures:
+ * GPT2LMHeadModel, LlamaForCausalLM, Qwen2ForCausalLM (docs/llm.md).
+ *
+ * The decoder is built as an IR graph (npu-ir.h) and compiled by the same
+ * pipeline as any model (npu-build.h): a prefill program for the prompt and a
+ * decode-step program of static shape (the maximum context; the valid length
+ * is a mask), each with its weights uploaded once. Token ids in, token ids
+ * out: text is the tokenizer's job.
+ *
+ * Usage: npu_llm_load(), then npu_llm_generate() with a per-token callback;
+ * npu_llm_reset() forgets the context (the KV cache). One generation at a
+ * time per handle.
+ */
+#ifndef NPU_LLM_H
+#define NPU_LLM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "npu/npu-common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct npu_llm;
+
+struct npu_llm_options {
+    const char *backend; /* "cpu", "sim", "rknpu", "rocket", "auto" (NULL = "auto") */
+    int max_context;     /* tokens the KV cache holds; 0 = min(config's, 256) */
+    int cpu_threads;     /* threads for CPU ops; 0 = all */
+    /* (no compile cache: the programs are compiled at each load, and the
+     * prefill again for each new prompt length; npu_llm_stats.compile_s) */
+};
+
+struct npu_llm_info {
+    const char *architecture; /* "GPT2LMHeadModel", ... */
+    const char *backend;      /* what the programs run on */
+    int n_layers, hidden, n_heads, n_kv_heads, head_dim, intermediate, vocab;
+    int max_context;       /* of this handle */
+    int64_t eos_ids[8];    /* config's eos_token_id(s) */
+    int n_eos;             /* 0: the model has none */
+    size_t kv_cache_bytes; /* the KV cache of this handle (fp32 host copy) */
+    size_t weight_bytes;   /* the checkpoint's tensors as stored */
+    /* The decode-step program's steps (NPU backends; 0 on cpu): NPU jobs,
+     * CPU steps and how many of those are MatMuls (weights the partition
+     * left on the host), layout conversions. */
+    int decode_npu_jobs, decode_cpu_steps, decode_cpu_matmuls, decode_converts;
+};
+
+struct npu_llm_sampling {
+    bool greedy;       /* argmax (the default when the struct is NULL) */
+    float temperature; /* > 0 */
+    int top_k;         /* 0 = off */
+    float top_p;       /* 1 = off */
+    uint64_t seed;
+};
+
+enum npu_llm_stop {
+    NPU_LLM_STOP_LIMIT = 0, /* max_new tokens made */
+    NPU_LLM_STOP_EOS,       /* the model made an end-of-sequence token */
+    NPU_LLM_STOP_CALLBACK,  /* the callback asked to stop */
+    NPU_LLM_STOP_CONTEXT,   /* the context is full (the KV cache) */
+};
+const char *npu_llm_stop_name(enum npu_llm_stop s);
+
+struct npu_llm_stats {
+    int prompt_tokens, new_tokens;
+    double prefill_host_s;    /* measured wall time of the prompt's run */
+    double prefill_modeled_s; /* modeled NPU time of it (timing model v1; 0 on cpu) */
+    double decode_host_s;     /* measured wall time of all decode steps */
+    double decode_modeled_s;  /* modeled NPU time of all decode steps */
+    /* Of the host times above, the part spent waiting for NPU jobs (on the
+     * simulator: simulating them); host time minus this is the loop's own
+     * work (inputs, CPU ops, conversions, the cache append, sampling). */
+    double prefill_npu_wait_s, decode_npu_wait_s;
+    double compile_s; /* building and compiling programs during this call */
+    bool modeled;     /* the backend reports modeled NPU time (sim) */
+    enum npu_llm_stop stop;
+};
+
+/* Called for each new token; a nonzero return stops the generation. logits
+ * (vocab floats, the step's) is valid during the call. */
+typedef int (*npu_llm_token_fn)(int32_t token, const float *logits, void *user);
+
+enum npu_status npu_llm_load(const char *dir, const struct npu_llm_options *opts,
+                             struct npu_llm **out);
+void npu_llm_free(struct npu_llm *m);
+const struct npu_llm_info *npu_llm_get_info(const struct npu_llm *m);
+
+/*
+ * Appends prompt (n ids, n >= 1 unless the context is not empty) to the
+ * context and makes up to max_new tokens. A later call continues the same
+ * context (the previous call's last token is fed first) until
+ * npu_llm_reset(); the context must hold every token fed (else an error
+ * saying so, before anything runs). force (NULL or max_new ids) feeds
+ * the given tokens instead of sampled ones (teacher forcing: the callback
+ * still sees each step's logits). stats may be NULL.
+ */
+enum npu_status npu_llm_generate(struct npu_llm *m, const int32_t *prompt, int n, int max_new,
+                                 const struct npu_llm_sampling *sampling, const int32_t *force,
+                                 npu_llm_token_fn cb, void *user, struct npu_llm_stats *stats);
+/* Forgets the context: the next generate starts from an empty KV cache. */
+void npu_llm_reset(struct npu_llm *m);
+/* Tokens in the context now. */
+int npu_llm_context_length(const struct npu_llm *m);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NPU_LLM_H */

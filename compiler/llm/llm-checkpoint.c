@@ -1,0 +1,636 @@
+// SPDX-License-Identifier: MIT
+/*
+ * llm-checkpoint.c: a Hugging Face checkpoint folder: config.json (the
+ * architecture and its dimensions; every key must be one this loader
+ * understands or knows to be harmless, so a feature we lack - rope_scaling,
+ * sliding windows, cross attention - is an error naming it, not a silent
+ * wrong answer) and the safetensors files, mapped read-only (one
+ * model.safetensors, or the shards model.safetensors.index.json lists). A
+ * hub cache folder (models--org--name with refs/main and snapshots/) is
+ * followed to its snapshot; the snapshot's symlinks into blobs/ are opened
+ * like plain files.
+ *
+ * safetensors: 8 bytes little-endian header length N, N bytes of JSON
+ * {name: {dtype, shape, data_offsets: [begin, end]}, "__metadata__": {...}},
+ * then the data; offsets are relative to the end of the header.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "llm-json.h"
+#include "llm-priv.h"
+
+#define DOM "llm"
+#define MAX_HEADER (100u << 20)
+
+static char *
+read_text(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = NULL;
+    if (fseek(f, 0, SEEK_END) == 0) {
+        long n = ftell(f);
+        if (n >= 0 && n < (64l << 20) && fseek(f, 0, SEEK_SET) == 0 &&
+            (buf = malloc((size_t)n + 1))) {
+            if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
+                free(buf);
+                buf = NULL;
+            } else {
+                buf[n] = 0;
+                *len = (size_t)n;
+            }
+        }
+    }
+    fclose(f);
+    return buf;
+}
+
+static struct llm_json *
+read_json(const char *path)
+{
+    size_t len = 0;
+    char *t = read_text(path, &len), err[256];
+    if (!t) {
+        npu_err(DOM, "%s: cannot read (%s)", path, strerror(errno));
+        return NULL;
+    }
+    struct llm_json *j = llm_json_parse(t, len, err, sizeof(err));
+    free(t);
+    if (!j)
+        npu_err(DOM, "%s: not valid JSON: %s", path, err);
+    return j;
+}
+
+/* ---- config.json ------------------------------------------------------------ */
+
+/* keys with no effect on inference (training, bookkeeping, generation defaults) */
+static const char *const harmless_keys[] = {"_name_or_path",
+                                            "architectures",
+                                            "model_type",
+                                            "torch_dtype",
+                                            "transformers_version",
+                                            "use_cache",
+                                            "initializer_range",
+                                            "attn_pdrop",
+                                            "embd_pdrop",
+                                            "resid_pdrop",
+                                            "attention_dropout",
+                                            "hidden_dropout",
+                                            "summary_activation",
+                                            "summary_first_dropout",
+                                            "summary_proj_to_labels",
+                                            "summary_type",
+                                            "summary_use_proj",
+                                            "task_specific_params",
+                                            "pad_token_id",
+                                            "bos_token_id",
+                                            "tokenizer_class",
+                                            "output_attentions",
+                                            "output_hidden_states",
+                                            "return_dict",
+                                            "pretraining_tp",
+                                            "decoder_start_token_id",
+                                            "max_length",
+                                            "min_length",
+                                            "do_sample",
+                                            "temperature",
+                                            "top_p",
+                                            "top_k",
+                                            "max_window_layers",
+                                            "sliding_window",
+                                            "id2label",
+                                            "label2id",
+                                            "layer_types",
+                                            "dtype",
+                                            NULL};
+
+struct key_rule {
+    const char *key;
+    unsigned archs; /* bit per enum llm_arch */
+};
+#define A_GPT2 (1u << LLM_ARCH_GPT2)
+#define A_LLAMA (1u << LLM_ARCH_LLAMA)
+#define A_QWEN2 (1u << LLM_ARCH_QWEN2)
+#define A_LQ (A_LLAMA | A_QWEN2)
+static const struct key_rule known_keys[] = {
+    {"vocab_size", A_GPT2 | A_LQ},
+    {"eos_token_id", A_GPT2 | A_LQ},
+    {"tie_word_embeddings", A_GPT2 | A_LQ},
+    {"n_layer", A_GPT2},
+    {"n_embd", A_GPT2},
+    {"n_head", A_GPT2},
+    {"n_inner", A_GPT2},
+    {"n_positions", A_GPT2},
+    {"n_ctx", A_GPT2},
+    {"layer_norm_epsilon", A_GPT2},
+    {"activation_function", A_GPT2},
+    {"scale_attn_weights", A_GPT2},
+    {"scale_attn_by_inverse_layer_idx", A_GPT2},
+    {"reorder_and_upcast_attn", A_GPT2},
+    {"add_cross_attention", A_GPT2},
+    {"hidden_size", A_LQ},
+    {"intermediate_size", A_LQ},
+    {"num_hidden_layers", A_LQ},
+    {"num_attention_heads", A_LQ},
+    {"num_key_value_heads", A_LQ},
+    {"head_dim", A_LQ},
+    {"max_position_embeddings", A_LQ},
+    {"rms_norm_eps", A_LQ},
+    {"rope_theta", A_LQ},
+    {"rope_scaling", A_LQ},
+    {"hidden_act", A_LQ},
+    {"attention_bias", A_LLAMA},
+    {"mlp_bias", A_LLAMA},
+    {"rope_interleaved", A_LLAMA},
+    {"use_sliding_window", A_QWEN2},
+    {"use_mrope", A_QWEN2},
+};
+
+static bool
+get_int(const struct llm_json *cfg, const char *key, int lo, int hi, bool required, int *out,
+        const char *path)
+{
+    const struct llm_json *v = llm_json_get(cfg, key);
+    if (!v || v->type == LLM_JSON_NULL) {
+        if (required)
+            npu_err(DOM, "%s: config key '%s' is missing", path, key);
+        return !required;
+    }
+    if (v->type != LLM_JSON_NUMBER || !v->is_int || v->i < lo || v->i > hi) {
+        npu_err(DOM, "%s: config key '%s' must be an integer in %d..%d", path, key, lo, hi);
+        return false;
+    }
+    *out = (int)v->i;
+    return true;
+}
+
+static bool
+get_float(const struct llm_json *cfg, const char *key, float *out, const char *path)
+{
+    const struct llm_json *v = llm_json_get(cfg, key);
+    if (!v || v->type == LLM_JSON_NULL)
+        return true;
+    if (v->type != LLM_JSON_NUMBER || !(v->num > 0)) {
+        npu_err(DOM, "%s: config key '%s' must be a positive number", path, key);
+        return false;
+    }
+    *out = (float)v->num;
+    return true;
+}
+
+static bool
+get_bool(const struct llm_json *cfg, const char *key, bool *out, const char *path)
+{
+    const struct llm_json *v = llm_json_get(cfg, key);
+    if (!v || v->type == LLM_JSON_NULL)
+        return true;
+    if (v->type != LLM_JSON_BOOL) {
+        npu_err(DOM, "%s: config key '%s' must be true or false", path, key);
+        return false;
+    }
+    *out = v->b;
+    return true;
+}
+
+static bool
+get_string_is(const struct llm_json *cfg, const char *key, const char *const *allowed,
+              const char *path)
+{
+    const struct llm_json *v = llm_json_get(cfg, key);
+    if (!v)
+        return true;
+    if (v->type == LLM_JSON_STRING)
+        for (int i = 0; allowed[i]; i++)
+            if (!strcmp(v->s, allowed[i]))
+                return true;
+    npu_err(DOM, "%s: config key '%s' = %s%s%s is not supported (supported: %s%s%s)", path, key,
+            v->type == LLM_JSON_STRING ? "'" : "",
+            v->type == LLM_JSON_STRING ? v->s : "(not a string)",
+            v->type == LLM_JSON_STRING ? "'" : "", allowed[0], allowed[1] ? ", " : "",
+            allowed[1] ? allowed[1] : "");
+    return false;
+}
+
+static enum npu_status
+parse_config(const char *path, struct llm_config *c)
+{
+    struct llm_json *j = read_json(path);
+    enum npu_status st = NPU_ERR_INVALID;
+    if (!j)
+        return NPU_ERR_CORRUPT;
+    memset(c, 0, sizeof(*c));
+    if (j->type != LLM_JSON_OBJECT) {
+        npu_err(DOM, "%s: not a JSON object", path);
+        goto out;
+    }
+    const struct llm_json *ar = llm_json_get(j, "architectures");
+    if (!ar || ar->type != LLM_JSON_ARRAY || ar->n != 1 || ar->kids[0]->type != LLM_JSON_STRING) {
+        npu_err(DOM, "%s: 'architectures' must be a list of one name", path);
+        goto out;
+    }
+    const char *an = ar->kids[0]->s;
+    snprintf(c->arch_name, sizeof(c->arch_name), "%s", an);
+    if (!strcmp(an, "GPT2LMHeadModel"))
+        c->arch = LLM_ARCH_GPT2;
+    else if (!strcmp(an, "LlamaForCausalLM"))
+        c->arch = LLM_ARCH_LLAMA;
+    else if (!strcmp(an, "Qwen2ForCausalLM"))
+        c->arch = LLM_ARCH_QWEN2;
+    else {
+        npu_err(DOM,
+                "%s: unknown architecture '%s' (supported: GPT2LMHeadModel, LlamaForCausalLM, "
+                "Qwen2ForCausalLM)",
+                path, an);
+        st = NPU_ERR_UNSUPPORTED;
+        goto out;
+    }
+    for (size_t i = 0; i < j->n; i++) {
+        const char *k = j->keys[i];
+        bool ok = false;
+        for (int h = 0; harmless_keys[h] && !ok; h++)
+            ok = !strcmp(k, harmless_keys[h]);
+        for (size_t r = 0; r < sizeof(known_keys) / sizeof(known_keys[0]) && !ok; r++)
+            ok = !strcmp(k, known_keys[r].key) && (known_keys[r].archs & (1u << c->arch));
+        if (!ok) {
+            npu_err(DOM, "%s: unknown config key '%s' for %s (not understood by this loader)", path,
+                    k, an);
+            st = NPU_ERR_UNSUPPORTED;
+            goto out;
+        }
+    }
+    const int BIG = 1 << 24;
+    c->tied = true;
+    if (c->arch == LLM_ARCH_GPT2) {
+        c->eps = 1e-5f;
+        c->max_pos = 1024;
+        if (!get_int(j, "n_layer", 1, 1024, true, &c->n_layers, path) ||
+            !get_int(j, "n_embd", 1, 65536, true, &c->hidden, path) ||
+            !get_int(j, "n_head", 1, 1024, true, &c->n_heads, path) ||
+            !get_int(j, "vocab_size", 1, BIG, true, &c->vocab, path) ||
+            !get_int(j, "n_positions", 1, BIG, false, &c->max_pos, path) ||
+            !get_float(j, "layer_norm_epsilon", &c->eps, path) ||
+            !get_bool(j, "tie_word_embeddings", &c->tied, path))
+            goto out;
+        c->ffn = 4 * c->hidden;
+        if (!get_int(j, "n_inner", 1, BIG, false, &c->ffn, path))
+            goto out;
+        c->n_kv_heads = c->n_heads;
+        static const char *const gelu[] = {"gelu_new", "gelu_pytorch_tanh", NULL};
+        if (!get_string_is(j, "activation_function", gelu, path))
+            goto out;
+        bool f = true;
+        if (!get_bool(j, "scale_attn_weights", &f, path))
+            goto out;
+        bool no[3] = {false, false, false};
+        if (!f || !get_bool(j, "scale_attn_by_inverse_layer_idx", &no[0], path) ||
+            !get_bool(j, "reorder_and_upcast_attn", &no[1], path) ||
+            !get_bool(j, "add_cross_attention", &no[2], path) || no[0] || no[2]) {
+            npu_err(DOM,
+                    "%s: scale_attn_weights=false, scale_attn_by_inverse_layer_idx=true and "
+                    "add_cross_attention=true are not supported",
+                    path);
+            st = NPU_ERR_UNSUPPORTED;
+            goto out;
+        }
+        /* reorder_and_upcast_attn only changes where fp32 is used: we are fp32 on the host */
+    } else {
+        c->eps = 1e-6f;
+        c->rope_theta = 10000.0f;
+        c->max_pos = 2048;
+        c->tied = false; /* LlamaConfig's and Qwen2Config's default */
+        if (!get_int(j, "num_hidden_layers", 1, 1024, true, &c->n_layers, path) ||
+            !get_int(j, "hidden_size", 1, 65536, true, &c->hidden, path) ||
+            !get_int(j, "num_attention_heads", 1, 1024, true, &c->n_heads, path) ||
+            !get_int(j, "intermediate_size", 1, BIG, true, &c->ffn, path) ||
+            !get_int(j, "vocab_size", 1, BIG, true, &c->vocab, path) ||
+            !get_int(j, "max_position_embeddings", 1, BIG, false, &c->max_pos, path) ||
+            !get_float(j, "rms_norm_eps", &c->eps, path) ||
+            !get_float(j, "rope_theta", &c->rope_theta, path) ||
+            !get_bool(j, "tie_word_embeddings", &c->tied, path))
+            goto out;
+        c->n_kv_heads = c->n_heads;
+        if (!get_int(j, "num_key_value_heads", 1, 1024, false, &c->n_kv_heads, path))
+            goto out;
+        static const char *const silu[] = {"silu", NULL};
+        if (!get_string_is(j, "hidden_act", silu, path))
+            goto out;
+        const struct llm_json *rs = llm_json_get(j, "rope_scaling");
+        if (rs && rs->type != LLM_JSON_NULL) {
+            npu_err(DOM, "%s: config key 'rope_scaling' is set: scaled RoPE is not supported",
+                    path);
+            st = NPU_ERR_UNSUPPORTED;
+            goto out;
+        }
+        bool b[4] = {false, false, false, false};
+        if (!get_bool(j, "attention_bias", &b[0], path) || !get_bool(j, "mlp_bias", &b[1], path) ||
+            !get_bool(j, "use_sliding_window", &b[2], path) ||
+            !get_bool(j, "rope_interleaved", &b[3], path))
+            goto out;
+        const struct llm_json *mr = llm_json_get(j, "use_mrope");
+        if (b[0] || b[1] || b[2] || b[3] || (mr && mr->type == LLM_JSON_BOOL && mr->b)) {
+            npu_err(DOM,
+                    "%s: attention_bias / mlp_bias / rope_interleaved (LLaMA), use_sliding_window "
+                    "/ use_mrope (Qwen2) set: not supported",
+                    path);
+            st = NPU_ERR_UNSUPPORTED;
+            goto out;
+        }
+    }
+    c->head_dim = c->hidden / c->n_heads;
+    if (c->arch != LLM_ARCH_GPT2 && !get_int(j, "head_dim", 1, 4096, false, &c->head_dim, path))
+        goto out;
+    if (c->hidden % c->n_heads || c->n_heads % c->n_kv_heads ||
+        (c->arch == LLM_ARCH_GPT2 && c->head_dim * c->n_heads != c->hidden) ||
+        (c->arch != LLM_ARCH_GPT2 && c->head_dim % 2)) {
+        npu_err(DOM, "%s: inconsistent heads: hidden %d, heads %d, key/value heads %d, head dim %d",
+                path, c->hidden, c->n_heads, c->n_kv_heads, c->head_dim);
+        goto out;
+    }
+    const struct llm_json *e = llm_json_get(j, "eos_token_id");
+    if (e && e->type == LLM_JSON_NUMBER && e->is_int)
+        c->eos[c->n_eos++] = e->i;
+    else if (e && e->type == LLM_JSON_ARRAY)
+        for (size_t i = 0; i < e->n && c->n_eos < 8; i++)
+            if (e->kids[i]->type == LLM_JSON_NUMBER && e->kids[i]->is_int)
+                c->eos[c->n_eos++] = e->kids[i]->i;
+    st = NPU_OK;
+out:
+    llm_json_free(j);
+    return st;
+}
+
+/* ---- safetensors --------------------------------------------------------------- */
+
+static enum npu_status
+add_file(struct llm_checkpoint *ck, const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        npu_err(DOM, "%s: cannot open (%s)", path, strerror(errno));
+        return NPU_ERR_IO;
+    }
+    struct stat sb;
+    enum npu_status st = NPU_ERR_CORRUPT;
+    struct llm_json *j = NULL;
+    void *map = MAP_FAILED;
+    if (fstat(fd, &sb) || sb.st_size < 8) {
+        npu_err(DOM, "%s: not a safetensors file (shorter than its 8-byte header length)", path);
+        goto out;
+    }
+    size_t size = (size_t)sb.st_size;
+    map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map == MAP_FAILED) {
+        npu_err(DOM, "%s: cannot map (%s)", path, strerror(errno));
+        st = NPU_ERR_IO;
+        goto out;
+    }
+    const unsigned char *b = map;
+    uint64_t hl = 0;
+    for (int i = 7; i >= 0; i--)
+        hl = hl << 8 | b[i];
+    if (hl > MAX_HEADER || hl > size - 8) {
+        npu_err(DOM, "%s: corrupt safetensors header: length %llu does not fit the %zu-byte file",
+                path, (unsigned long long)hl, size);
+        goto out;
+    }
+    char err[256];
+    j = llm_json_parse((const char *)b + 8, (size_t)hl, err, sizeof(err));
+    if (!j || j->type != LLM_JSON_OBJECT) {
+        npu_err(DOM, "%s: corrupt safetensors header: %s", path, j ? "not a JSON object" : err);
+        goto out;
+    }
+    const unsigned char *data = b + 8 + hl;
+    size_t dlen = size - 8 - (size_t)hl;
+    for (size_t i = 0; i < j->n; i++) {
+        const char *name = j->keys[i];
+        const struct llm_json *e = j->kids[i];
+        if (!strcmp(name, "__metadata__"))
+            continue;
+        const struct llm_json *dt = llm_json_get(e, "dtype"), *sh = llm_json_get(e, "shape"),
+                              *off = llm_json_get(e, "data_offsets");
+        if (!dt || dt->type != LLM_JSON_STRING || !sh || sh->type != LLM_JSON_ARRAY ||
+            sh->n > NPU_MAX_DIMS || !off || off->type != LLM_JSON_ARRAY || off->n != 2) {
+            npu_err(DOM,
+                    "%s: corrupt safetensors header: entry '%s' lacks dtype, shape or "
+                    "data_offsets",
+                    path, name);
+            goto out;
+        }
+        struct llm_st_tensor t = {0};
+        size_t es;
+        if (!strcmp(dt->s, "F32")) {
+            t.dt = LLM_ST_F32;
+            es = 4;
+        } else if (!strcmp(dt->s, "F16")) {
+            t.dt = LLM_ST_F16;
+            es = 2;
+        } else if (!strcmp(dt->s, "BF16")) {
+            t.dt = LLM_ST_BF16;
+            es = 2;
+        } else {
+            npu_err(DOM, "%s: tensor '%s' has dtype %s: not supported (F32, F16, BF16)", path, name,
+                    dt->s);
+            st = NPU_ERR_UNSUPPORTED;
+            goto out;
+        }
+        uint64_t numel = 1;
+        t.ndim = (int)sh->n;
+        for (size_t d = 0; d < sh->n; d++) {
+            const struct llm_json *x = sh->kids[d];
+            if (x->type != LLM_JSON_NUMBER || !x->is_int || x->i < 0 || x->i > (1ll << 40)) {
+                npu_err(DOM, "%s: corrupt safetensors header: bad shape of '%s'", path, name);
+                goto out;
+            }
+            t.dims[d] = x->i;
+            numel *= (uint64_t)x->i;
+            if (numel > (1ull << 40)) {
+                npu_err(DOM, "%s: corrupt safetensors header: '%s' is too large", path, name);
+                goto out;
+            }
+        }
+        const struct llm_json *o0 = off->kids[0], *o1 = off->kids[1];
+        if (o0->type != LLM_JSON_NUMBER || o1->type != LLM_JSON_NUMBER || !o0->is_int ||
+            !o1->is_int || o0->i < 0 || o1->i < o0->i || (uint64_t)o1->i > dlen ||
+            (uint64_t)(o1->i - o0->i) != numel * es) {
+            npu_err(DOM,
+                    "%s: corrupt safetensors header: data_offsets of '%s' do not match its "
+                    "shape and dtype or leave the file",
+                    path, name);
+            goto out;
+        }
+        for (int k = 0; k < ck->nt; k++)
+            if (!strcmp(ck->t[k].name, name)) {
+                npu_err(DOM, "%s: tensor '%s' appears twice in the checkpoint", path, name);
+                goto out;
+            }
+        t.data = data + o0->i;
+        t.nbytes = numel * es;
+        if (!(t.name = strdup(name))) {
+            st = NPU_ERR_NOMEM;
+            goto out;
+        }
+        if (ck->nt == ck->cap) {
+            int nc = ck->cap ? ck->cap * 2 : 64;
+            struct llm_st_tensor *nt = realloc(ck->t, (size_t)nc * sizeof(*nt));
+            if (!nt) {
+                free(t.name);
+                st = NPU_ERR_NOMEM;
+                goto out;
+            }
+            ck->t = nt;
+            ck->cap = nc;
+        }
+        ck->t[ck->nt++] = t;
+        ck->bytes += t.nbytes;
+    }
+    struct llm_st_file *nf = realloc(ck->files, (size_t)(ck->nfiles + 1) * sizeof(*nf));
+    if (!nf) {
+        st = NPU_ERR_NOMEM;
+        goto out;
+    }
+    ck->files = nf;
+    ck->files[ck->nfiles++] = (struct llm_st_file){map, size};
+    map = MAP_FAILED;
+    st = NPU_OK;
+out:
+    if (map != MAP_FAILED)
+        munmap(map, (size_t)sb.st_size);
+    llm_json_free(j);
+    close(fd);
+    return st;
+}
+
+static bool
+exists(const char *p)
+{
+    struct stat sb;
+    return !stat(p, &sb);
+}
+
+enum npu_status
+llm_checkpoint_open(const char *dir_in, struct llm_checkpoint *ck)
+{
+    char dir[PATH_MAX], p[PATH_MAX + 64];
+    enum npu_status st;
+    memset(ck, 0, sizeof(*ck));
+    if (!dir_in || !*dir_in) {
+        npu_err(DOM, "no model folder given");
+        return NPU_ERR_INVALID;
+    }
+    snprintf(dir, sizeof(dir), "%s", dir_in);
+    snprintf(p, sizeof(p), "%s/config.json", dir);
+    if (!exists(p)) {
+        /* the hub cache: models--org--name/{refs/main, snapshots/<rev>/} */
+        char ref[256] = "";
+        snprintf(p, sizeof(p), "%s/refs/main", dir);
+        FILE *f = fopen(p, "r");
+        if (f) {
+            if (!fgets(ref, sizeof(ref), f))
+                ref[0] = 0;
+            fclose(f);
+            ref[strcspn(ref, "\r\n")] = 0;
+        }
+        if (!ref[0] || strchr(ref, '/')) {
+            npu_err(DOM, "%s: no config.json (and no hub cache refs/main)", dir_in);
+            return NPU_ERR_IO;
+        }
+        int w = snprintf(dir, sizeof(dir), "%s/snapshots/%s", dir_in, ref);
+        if (w < 0 || (size_t)w >= sizeof(dir)) {
+            npu_err(DOM, "%s: path too long", dir_in);
+            return NPU_ERR_INVALID;
+        }
+        snprintf(p, sizeof(p), "%s/config.json", dir);
+        if (!exists(p)) {
+            npu_err(DOM, "%s: hub cache snapshot %s has no config.json", dir_in, ref);
+            return NPU_ERR_IO;
+        }
+    }
+    if ((st = parse_config(p, &ck->cfg)))
+        return st;
+    snprintf(p, sizeof(p), "%s/model.safetensors", dir);
+    if (exists(p)) {
+        if ((st = add_file(ck, p)))
+            goto err;
+        return NPU_OK;
+    }
+    snprintf(p, sizeof(p), "%s/model.safetensors.index.json", dir);
+    if (!exists(p)) {
+        npu_err(DOM, "%s: neither model.safetensors nor model.safetensors.index.json", dir);
+        return NPU_ERR_IO;
+    }
+    struct llm_json *ix = read_json(p);
+    if (!ix) {
+        st = NPU_ERR_CORRUPT;
+        goto err;
+    }
+    const struct llm_json *wm = llm_json_get(ix, "weight_map");
+    if (!wm || wm->type != LLM_JSON_OBJECT || !wm->n) {
+        npu_err(DOM, "%s: no 'weight_map' object", p);
+        llm_json_free(ix);
+        st = NPU_ERR_CORRUPT;
+        goto err;
+    }
+    /* each shard once, in order of first mention */
+    for (size_t i = 0; i < wm->n; i++) {
+        const struct llm_json *f = wm->kids[i];
+        if (f->type != LLM_JSON_STRING || strchr(f->s, '/') || !f->s[0]) {
+            npu_err(DOM, "%s: weight_map entry '%s' does not name a file of the folder", p,
+                    wm->keys[i]);
+            llm_json_free(ix);
+            st = NPU_ERR_CORRUPT;
+            goto err;
+        }
+        bool seen = false;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = !strcmp(wm->kids[k]->s, f->s);
+        if (seen)
+            continue;
+        char sp[PATH_MAX + 300];
+        snprintf(sp, sizeof(sp), "%s/%s", dir, f->s);
+        if ((st = add_file(ck, sp))) {
+            llm_json_free(ix);
+            goto err;
+        }
+    }
+    /* every tensor the index names is in its shard */
+    for (size_t i = 0; i < wm->n; i++) {
+        bool found = false;
+        for (int k = 0; k < ck->nt && !found; k++)
+            found = !strcmp(ck->t[k].name, wm->keys[i]);
+        if (!found) {
+            npu_err(DOM, "%s: tensor '%s' is listed in the index but not in %s", p, wm->keys[i],
+                    wm->kids[i]->s);
+            llm_json_free(ix);
+            st = NPU_ERR_CORRUPT;
+            goto err;
+        }
+    }
+    llm_json_free(ix);
+    return NPU_OK;
+err:
+    llm_checkpoint_close(ck);
+    return st;
+}
+
+void
+llm_checkpoint_close(struct llm_checkpoint *ck)
+{
+    for (int i = 0; i < ck->nt; i++)
+        free(ck->t[i].name);
+    free(ck->t);
+    for (int i = 0; i < ck->nfiles; i++)
+        munmap(ck->files[i].map, ck->files[i].size);
+    free(ck->files);
+    ck->t = NULL;
+    ck->files = NULL;
+    ck->nt = ck->nfiles = 0;
+}

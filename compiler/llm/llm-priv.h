@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * llm-priv.h: the inside of compiler/llm: the checkpoint (config.json and
+ * safetensors files mapped read-only), the architecture-neutral weight set
+ * the graph builder reads, and the graph builder.
+ */
+#ifndef NPU_LLM_PRIV_H
+#define NPU_LLM_PRIV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "npu/npu-ir.h"
+#include "npu/npu-llm.h"
+
+enum llm_arch { LLM_ARCH_GPT2, LLM_ARCH_LLAMA, LLM_ARCH_QWEN2 };
+
+struct llm_config {
+    enum llm_arch arch;
+    char arch_name[64];
+    int n_layers, hidden, n_heads, n_kv_heads, head_dim, ffn, vocab, max_pos;
+    float eps, rope_theta;
+    bool tied;
+    int64_t eos[8];
+    int n_eos;
+};
+
+enum llm_st_dtype { LLM_ST_F32, LLM_ST_F16, LLM_ST_BF16 };
+
+struct llm_st_tensor {
+    char *name;
+    enum llm_st_dtype dt;
+    int ndim;
+    int64_t dims[NPU_MAX_DIMS];
+    const void *data;
+    size_t nbytes;
+    bool used;
+};
+
+struct llm_st_file {
+    void *map;
+    size_t size;
+};
+
+struct llm_checkpoint {
+    struct llm_config cfg;
+    struct llm_st_file *files;
+    int nfiles;
+    struct llm_st_tensor *t;
+    int nt, cap;
+    size_t bytes;
+};
+
+/* One layer's weights as fp32, laid out for x @ W (W is [in, out]). */
+struct llm_layer_w {
+    float *ln1_w, *ln1_b, *ln2_w, *ln2_b; /* b: GPT-2 only */
+    float *wq, *wk, *wv, *wo, *bq, *bk, *bv, *bo;
+    float *w_up, *b_up, *w_gate, *w_down, *b_down; /* GPT-2: c_fc = up, c_proj = down */
+};
+
+struct llm_weights {
+    float *embed; /* [vocab, hidden] */
+    float *pos;   /* GPT-2 [max_pos, hidden] */
+    float *lnf_w, *lnf_b;
+    float *head; /* [hidden, vocab] */
+    struct llm_layer_w *layers;
+};
+
+enum npu_status llm_checkpoint_open(const char *dir, struct llm_checkpoint *ck);
+void llm_checkpoint_close(struct llm_checkpoint *ck);
+/* Maps every tensor of the architecture to fp32 arrays, checking shapes and
+ * naming missing and unexpected tensors. */
+enum npu_status llm_weights_load(struct llm_checkpoint *ck, struct llm_weights *w);
+void llm_weights_free(const struct llm_config *c, struct llm_weights *w);
+
+/* The decoder over s new tokens after past cache slots (0 = none): inputs
+ * ids [1,s] i64, pos [1,s] i64 (GPT-2) or cos, sin [1,1,s,hd] (RoPE),
+ * mask [1,1,g*s,past+s] (g = heads per KV head; 0 or -1e4) and, when
+ * past > 0, past_k.L, past_v.L [1,kvh,past,hd]; outputs logits [1,1,vocab]
+ * (the last token's), then k.L, v.L [1,kvh,s,hd] for every layer. */
+enum npu_status llm_build_graph(const struct llm_config *c, const struct llm_weights *w, int s,
+                                int past, struct npu_graph **out);
+
+#endif /* NPU_LLM_PRIV_H */

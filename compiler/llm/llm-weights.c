@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: MIT
+/*
+ * llm-weights.c: from checkpoint tensor names to the weight set the graph
+ * builder reads, as fp32 arrays laid out for x @ W ([in, out]):
+ *
+ *   GPT2LMHeadModel   [transformer.]wte, wpe, h.N.{ln_1, attn.c_attn, attn.c_proj, ln_2,
+ *                     mlp.c_fc, mlp.c_proj}, ln_f; Conv1D weights are stored [in, out]
+ *                     already; c_attn is split into q, k, v; the old checkpoints'
+ *                     attn.bias / attn.masked_bias buffers (the causal mask) are accepted
+ *                     and ignored; lm_head.weight, when present, must be the tied wte.
+ *   Llama / Qwen2     model.embed_tokens, model.layers.N.{input_layernorm,
+ *                     self_attn.{q,k,v,o}_proj, post_attention_layernorm,
+ *                     mlp.{gate,up,down}_proj}, model.norm, lm_head (untied); nn.Linear
+ *                     weights are [out, in] and are transposed here. Qwen2 has q/k/v biases.
+ *
+ * Every tensor's shape is checked against the config; a missing tensor and
+ * every tensor nobody asked for (an unexpected one) are named.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "llm-priv.h"
+#include "npu/npu-fp16.h"
+
+#define DOM "llm"
+
+struct wctx {
+    struct llm_checkpoint *ck;
+    const char *prefix; /* GPT-2: "" or "transformer." */
+    bool failed;
+    enum npu_status st;
+};
+
+static struct llm_st_tensor *
+find(struct llm_checkpoint *ck, const char *name)
+{
+    for (int i = 0; i < ck->nt; i++)
+        if (!strcmp(ck->t[i].name, name))
+            return &ck->t[i];
+    return NULL;
+}
+
+static void
+to_f32(const struct llm_st_tensor *t, float *dst, size_t n)
+{
+    const unsigned char *b = t->data;
+    for (size_t i = 0; i < n; i++) {
+        if (t->dt == LLM_ST_F32) {
+            memcpy(&dst[i], b + 4 * i, 4);
+        } else {
+            uint16_t h;
+            memcpy(&h, b + 2 * i, 2);
+            if (t->dt == LLM_ST_F16) {
+                dst[i] = npu_fp16_to_fp32(h);
+            } else {
+                uint32_t u = (uint32_t)h << 16;
+                memcpy(&dst[i], &u, 4);
+            }
+        }
+    }
+}
+
+/* Tensor name (printf-style) of shape {d0[, d1]}: fp32 copy, transposed when
+ * transpose (a [d0, d1] tensor becomes [d1, d0]). NULL and ctx->failed on error. */
+static float *get(struct wctx *x, bool transpose, int64_t d0, int64_t d1, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static float *
+get(struct wctx *x, bool transpose, int64_t d0, int64_t d1, const char *fmt, ...)
+{
+    char name[256], full[300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof(name), fmt, ap);
+    va_end(ap);
+    if (x->failed)
+        return NULL;
+    snprintf(full, sizeof(full), "%s%s", x->prefix, name);
+    struct llm_st_tensor *t = find(x->ck, full);
+    if (!t) {
+        npu_err(DOM, "checkpoint: tensor '%s' is missing (%s)", full, x->ck->cfg.arch_name);
+        x->failed = true;
+        x->st = NPU_ERR_INVALID;
+        return NULL;
+    }
+    int nd = d1 ? 2 : 1;
+    if (t->ndim != nd || t->dims[0] != d0 || (d1 && t->dims[1] != d1)) {
+        char got[128] = "";
+        size_t o = 0;
+        for (int i = 0; i < t->ndim && o < sizeof(got) - 24; i++)
+            o += (size_t)snprintf(got + o, sizeof(got) - o, "%s%lld", i ? ", " : "",
+                                  (long long)t->dims[i]);
+        if (d1)
+            npu_err(DOM, "checkpoint: tensor '%s' has shape [%s], the config says [%lld, %lld]",
+                    full, got, (long long)d0, (long long)d1);
+        else
+            npu_err(DOM, "checkpoint: tensor '%s' has shape [%s], the config says [%lld]", full,
+                    got, (long long)d0);
+        x->failed = true;
+        x->st = NPU_ERR_INVALID;
+        return NULL;
+    }
+    t->used = true;
+    size_t n = (size_t)d0 * (size_t)(d1 ? d1 : 1);
+    float *f = malloc(n * sizeof(float));
+    if (!f) {
+        x->failed = true;
+        x->st = NPU_ERR_NOMEM;
+        return NULL;
+    }
+    to_f32(t, f, n);
+    if (transpose && d1) {
+        float *tt = malloc(n * sizeof(float));
+        if (!tt) {
+            free(f);
+            x->failed = true;
+            x->st = NPU_ERR_NOMEM;
+            return NULL;
+        }
+        for (int64_t i = 0; i < d0; i++)
+            for (int64_t j = 0; j < d1; j++)
+                tt[j * d0 + i] = f[i * d1 + j];
+        free(f);
+        f = tt;
+    }
+    return f;
+}
+
+static float *
+transpose_copy(const float *a, int64_t r, int64_t c)
+{
+    float *t = malloc((size_t)(r * c) * sizeof(float));
+    if (t)
+        for (int64_t i = 0; i < r; i++)
+            for (int64_t j = 0; j < c; j++)
+                t[j * r + i] = a[i * c + j];
+    return t;
+}
+
+static bool
+ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && !strcmp(s + n - k, suffix);
+}
+
+static bool
+is_gpt2_buffer(const char *name)
+{
+    return ends_with(name, ".attn.bias") || ends_with(name, ".attn.masked_bias");
+}
+
+static void
+load_gpt2(struct wctx *x, struct llm_weights *w)
+{
+    const struct llm_config *c = &x->ck->cfg;
+    const int64_t D = c->hidden, F = c->ffn;
+    x->prefix = find(x->ck, "transformer.wte.weight") ? "transformer." : "";
+    w->embed = get(x, false, c->vocab, D, "wte.weight");
+    w->pos = get(x, false, c->max_pos, D, "wpe.weight");
+    for (int l = 0; l < c->n_layers; l++) {
+        struct llm_layer_w *L = &w->layers[l];
+        L->ln1_w = get(x, false, D, 0, "h.%d.ln_1.weight", l);
+        L->ln1_b = get(x, false, D, 0, "h.%d.ln_1.bias", l);
+        float *ca = get(x, false, D, 3 * D, "h.%d.attn.c_attn.weight", l);
+        float *cb = get(x, false, 3 * D, 0, "h.%d.attn.c_attn.bias", l);
+        if (ca && cb) {
+            float **ws[3] = {&L->wq, &L->wk, &L->wv}, **bs[3] = {&L->bq, &L->bk, &L->bv};
+            for (int k = 0; k < 3; k++) {
+                *ws[k] = malloc((size_t)(D * D) * sizeof(float));
+                *bs[k] = malloc((size_t)D * sizeof(float));
+                if (!*ws[k] || !*bs[k]) {
+                    x->failed = true;
+                    x->st = NPU_ERR_NOMEM;
+                    break;
+                }
+                for (int64_t i = 0; i < D; i++)
+                    memcpy(*ws[k] + i * D, ca + i * 3 * D + k * D, (size_t)D * sizeof(float));
+                memcpy(*bs[k], cb + k * D, (size_t)D * sizeof(float));
+            }
+        }
+        free(ca);
+        free(cb);
+        L->wo = get(x, false, D, D, "h.%d.attn.c_proj.weight", l);
+        L->bo = get(x, false, D, 0, "h.%d.attn.c_proj.bias", l);
+        L->ln2_w = get(x, false, D, 0, "h.%d.ln_2.weight", l);
+        L->ln2_b = get(x, false, D, 0, "h.%d.ln_2.bias", l);
+        L->w_up = get(x, false, D, F, "h.%d.mlp.c_fc.weight", l);
+        L->b_up = get(x, false, F, 0, "h.%d.mlp.c_fc.bias", l);
+        L->w_down = get(x, false, F, D, "h.%d.mlp.c_proj.weight", l);
+        L->b_down = get(x, false, D, 0, "h.%d.mlp.c_proj.bias", l);
+    }
+    w->lnf_w = get(x, false, D, 0, "ln_f.weight");
+    w->lnf_b = get(x, false, D, 0, "ln_f.bias");
+    if (x->failed)
+        return;
+    /* the causal-mask buffers of old checkpoints: ours is built per step */
+    for (int i = 0; i < x->ck->nt; i++)
+        if (is_gpt2_buffer(x->ck->t[i].name))
+            x->ck->t[i].used = true;
+    struct llm_st_tensor *lh = find(x->ck, "lm_head.weight");
+    if (lh && !c->tied) {
+        x->prefix = "";
+        float *h = get(x, true, c->vocab, D, "lm_head.weight");
+        w->head = h;
+        return;
+    }
+    if (lh) {
+        /* saved tied heads are a copy of wte: check it is one */
+        x->prefix = "";
+        float *h = get(x, false, c->vocab, D, "lm_head.weight");
+        if (h && memcmp(h, w->embed, (size_t)(c->vocab * D) * sizeof(float))) {
+            npu_err(DOM, "checkpoint: lm_head.weight differs from wte.weight although the "
+                         "config ties them (tie_word_embeddings)");
+            x->failed = true;
+            x->st = NPU_ERR_INVALID;
+        }
+        free(h);
+    }
+    if (!x->failed && !(w->head = transpose_copy(w->embed, c->vocab, D))) {
+        x->failed = true;
+        x->st = NPU_ERR_NOMEM;
+    }
+}
+
+static void
+load_llama(struct wctx *x, struct llm_weights *w)
+{
+    const struct llm_config *c = &x->ck->cfg;
+    const int64_t D = c->hidden, F = c->ffn, Q = (int64_t)c->n_heads * c->head_dim,
+                  KV = (int64_t)c->n_kv_heads * c->head_dim;
+    const bool qb = c->arch == LLM_ARCH_QWEN2;
+    x->prefix = "model.";
+    w->embed = get(x, false, c->vocab, D, "embed_tokens.weight");
+    for (int l = 0; l < c->n_layers; l++) {
+        struct llm_layer_w *L = &w->layers[l];
+        L->ln1_w = get(x, false, D, 0, "layers.%d.input_layernorm.weight", l);
+        L->wq = get(x, true, Q, D, "layers.%d.self_attn.q_proj.weight", l);
+        L->wk = get(x, true, KV, D, "layers.%d.self_attn.k_proj.weight", l);
+        L->wv = get(x, true, KV, D, "layers.%d.self_attn.v_proj.weight", l);
+        if (qb) {
+            L->bq = get(x, false, Q, 0, "layers.%d.self_attn.q_proj.bias", l);
+            L->bk = get(x, false, KV, 0, "layers.%d.self_attn.k_proj.bias", l);
+            L->bv = get(x, false, KV, 0, "layers.%d.self_attn.v_proj.bias", l);
+        }
+        L->wo = get(x, true, D, Q, "layers.%d.self_attn.o_proj.weight", l);
+        L->ln2_w = get(x, false, D, 0, "layers.%d.post_attention_layernorm.weight", l);
+        L->w_gate = get(x, true, F, D, "layers.%d.mlp.gate_proj.weight", l);
+        L->w_up = get(x, true, F, D, "layers.%d.mlp.up_proj.weight", l);
+        L->w_down = get(x, true, D, F, "layers.%d.mlp.down_proj.weight", l);
+    }
+    w->lnf_w = get(x, false, D, 0, "norm.weight");
+    x->prefix = "";
+    struct llm_st_tensor *lh = find(x->ck, "lm_head.weight");
+    if (!c->tied) {
+        w->head = get(x, true, c->vocab, D, "lm_head.weight");
+    } else {
+        if (lh)
+            lh->used = true; /* a saved copy of the tied embedding */
+        if (!x->failed && !(w->head = transpose_copy(w->embed, c->vocab, D))) {
+            x->failed = true;
+            x->st = NPU_ERR_NOMEM;
+        }
+    }
+}
+
+enum npu_status
+llm_weights_load(struct llm_checkpoint *ck, struct llm_weights *w)
+{
+    const struct llm_config *c = &ck->cfg;
+    struct wctx x = {.ck = ck, .prefix = "", .st = NPU_OK};
+    memset(w, 0, sizeof(*w));
+    if (!(w->layers = calloc((size_t)c->n_layers, sizeof(*w->layers))))
+        return NPU_ERR_NOMEM;
+    if (c->arch == LLM_ARCH_GPT2)
+        load_gpt2(&x, w);
+    else
+        load_llama(&x, w);
+    if (!x.failed) {
+        int unexpected = 0;
+        for (int i = 0; i < ck->nt; i++)
+            if (!ck->t[i].used) {
+                if (unexpected < 8)
+                    npu_err(DOM, "checkpoint: unexpected tensor '%s' (not part of %s)",
+                            ck->t[i].name, c->arch_name);
+                unexpected++;
+            }
+        if (unexpected) {
+            if (unexpected > 8)
+                npu_err(DOM, "checkpoint: ... and %d more unexpected tensors", unexpected - 8);
+            x.failed = true;
+            x.st = NPU_ERR_INVALID;
+        }
+    }
+    if (x.failed) {
+        llm_weights_free(c, w);
+        return x.st;
+    }
+    return NPU_OK;
+}
+
+void
+llm_weights_free(const struct llm_config *c, struct llm_weights *w)
+{
+    if (w->layers)
+        for (int l = 0; l < c->n_layers; l++) {
+            struct llm_layer_w *L = &w->layers[l];
+            float *all[] = {L->ln1_w, L->ln1_b, L->ln2_w,  L->ln2_b,  L->wq,    L->wk,
+                            L->wv,    L->wo,    L->bq,     L->bk,     L->bv,    L->bo,
+                            L->w_up,  L->b_up,  L->w_gate, L->w_down, L->b_down};
+            for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+                free(all[i]);
+        }
+    free(w->layers);
+    free(w->embed);
+    free(w->pos);
+    free(w->lnf_w);
+    free(w->lnf_b);
+    free(w->head);
+    memset(w, 0, sizeof(*w));
+}

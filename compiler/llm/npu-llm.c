@@ -1,0 +1,538 @@
+// SPDX-License-Identifier: MIT
+/*
+ * npu-llm.c: the language-model API of npu-llm.h: load a checkpoint, build
+ * and compile the decoder programs, run prefill and decode steps with a KV
+ * cache, sample.
+ *
+ * Programs: the decode step (1 token after max_context cache slots) is built
+ * and compiled once at load; the prefill (the prompt's length, no cache) is
+ * built and compiled when a prompt of a new length (2 tokens or more) comes
+ * to an empty context (compile time is reported apart from run time); a
+ * prompt to a non-empty context goes through the decode step token by token. Both run through the
+ * model API (npu_model_load_graph): on the NPU backends their weights are uploaded once, when the
+ * program is loaded, and stay resident for the handle's life.
+ *
+ * The KV cache: [layer][kv head][max_context][head dim] fp32 per K and V,
+ * allocated at load (its size is stated up front, npu_llm_info). What this
+ * version does, exactly: the step program reads the cache as inputs (past_k.L,
+ * past_v.L, views of the cache, no copy on the host) and outputs the new
+ * token's k and v; the host writes those rows into the cache at the current
+ * length. The program executor has no persistent device tensors a later run
+ * can write in place, so on the NPU backends the executor moves the cache to
+ * the device with the step's other inputs on every step (docs/llm.md).
+ */
+#include "npu/npu-llm.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "llm-priv.h"
+#include "npu/npu-exec.h"
+#include "npu/npu-model.h"
+#include "npu/npu-program-exec.h"
+#include "npu/npu-program.h"
+
+#define DOM "llm"
+#define MASK_OFF (-10000.0f)
+
+struct cand {
+    float p;
+    int id;
+};
+
+struct npu_llm {
+    struct llm_checkpoint ck;
+    struct llm_weights w;
+    struct npu_llm_info info;
+    struct npu_llm_options o;
+    char backend[16];
+    struct npu_model *dec, *pre;
+    struct npu_session *dec_s, *pre_s;
+    int pre_len;
+    float *kc, *vc; /* [L][KVH][C][hd] */
+    int len;
+    int32_t pending; /* the last token made, not yet fed to the model (-1: none) */
+    int64_t *ids, *pos;
+    float *cos, *sin, *mask, *inv_freq;
+    float *last;        /* the last run's logits (vocab) */
+    struct cand *order; /* sampling scratch, vocab entries */
+    size_t buf_tokens;  /* capacity of the per-token input buffers */
+    uint64_t rng;
+};
+
+static double
+now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+const char *
+npu_llm_stop_name(enum npu_llm_stop s)
+{
+    switch (s) {
+    case NPU_LLM_STOP_LIMIT: return "limit";
+    case NPU_LLM_STOP_EOS: return "eos";
+    case NPU_LLM_STOP_CALLBACK: return "callback";
+    case NPU_LLM_STOP_CONTEXT: return "context";
+    }
+    return "?";
+}
+
+static enum npu_status
+make_model(struct npu_llm *m, int s, int past, struct npu_model **mo, struct npu_session **se)
+{
+    struct npu_graph *g = NULL;
+    enum npu_status st = llm_build_graph(&m->ck.cfg, &m->w, s, past, &g);
+    if (st)
+        return st;
+    struct npu_model_options mo_opts = {.backend = m->o.backend, .cpu_threads = m->o.cpu_threads};
+    char name[96];
+    snprintf(name, sizeof(name), "%s %s", m->ck.cfg.arch_name, past ? "decode" : "prefill");
+    if ((st = npu_model_load_graph(g, name, &mo_opts, mo)))
+        return st;
+    int nout = npu_model_num_outputs(*mo);
+    if (nout != 1 + 2 * m->ck.cfg.n_layers) {
+        npu_err(DOM, "%s: the compiled program has %d outputs, expected %d", name, nout,
+                1 + 2 * m->ck.cfg.n_layers);
+        npu_model_free(*mo);
+        *mo = NULL;
+        return NPU_ERR_INTERNAL;
+    }
+    if ((st = npu_session_create(*mo, 0, se))) {
+        npu_model_free(*mo);
+        *mo = NULL;
+    }
+    return st;
+}
+
+static enum npu_status
+ensure_buffers(struct npu_llm *m, int s)
+{
+    const struct llm_config *c = &m->ck.cfg;
+    if ((size_t)s <= m->buf_tokens)
+        return NPU_OK;
+    size_t hd = (size_t)c->head_dim, G = (size_t)(c->n_heads / c->n_kv_heads);
+    size_t T = (size_t)m->info.max_context + (size_t)s;
+    free(m->ids);
+    free(m->pos);
+    free(m->cos);
+    free(m->sin);
+    free(m->mask);
+    m->ids = calloc((size_t)s, sizeof(int64_t));
+    m->pos = calloc((size_t)s, sizeof(int64_t));
+    m->cos = calloc((size_t)s * hd, sizeof(float));
+    m->sin = calloc((size_t)s * hd, sizeof(float));
+    m->mask = calloc(G * (size_t)s * T, sizeof(float));
+    if (!m->ids || !m->pos || !m->cos || !m->sin || !m->mask) {
+        m->buf_tokens = 0;
+        return NPU_ERR_NOMEM;
+    }
+    m->buf_tokens = (size_t)s;
+    return NPU_OK;
+}
+
+/* Runs s tokens at positions len.. through prefill (past 0) or the decode
+ * step (past = max_context), appends their k/v to the cache, copies the last
+ * token's logits into m->last. */
+static enum npu_status
+run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, double *mod_s,
+    double *wait_s)
+{
+    const double t0 = now();
+    const struct llm_config *c = &m->ck.cfg;
+    const int L = c->n_layers, KVH = c->n_kv_heads, hd = c->head_dim,
+              G = c->n_heads / c->n_kv_heads, C = m->info.max_context;
+    const int past = prefill ? 0 : C, T = past + s;
+    enum npu_status st;
+    if ((st = ensure_buffers(m, s)))
+        return st;
+    for (int i = 0; i < s; i++) {
+        if (tok[i] < 0 || tok[i] >= c->vocab) {
+            npu_err(DOM, "token id %d is outside the vocabulary (0..%d)", tok[i], c->vocab - 1);
+            return NPU_ERR_INVALID;
+        }
+        m->ids[i] = tok[i];
+        m->pos[i] = m->len + i;
+        if (c->arch == LLM_ARCH_GPT2 && m->pos[i] >= c->max_pos) {
+            npu_err(DOM, "position %lld is beyond GPT-2's %d position embeddings",
+                    (long long)m->pos[i], c->max_pos);
+            return NPU_ERR_INVALID;
+        }
+        for (int j = 0; j < hd / 2 && c->arch != LLM_ARCH_GPT2; j++) {
+            float f = (float)(m->len + i) * m->inv_freq[j];
+            m->cos[i * hd + j] = m->cos[i * hd + j + hd / 2] = cosf(f);
+            m->sin[i * hd + j] = m->sin[i * hd + j + hd / 2] = sinf(f);
+        }
+    }
+    for (int j = 0; j < G; j++)
+        for (int i = 0; i < s; i++) {
+            float *row = m->mask + ((size_t)j * s + i) * T;
+            for (int t = 0; t < past; t++)
+                row[t] = t < m->len ? 0.0f : MASK_OFF;
+            for (int t = 0; t < s; t++)
+                row[past + t] = t <= i ? 0.0f : MASK_OFF;
+        }
+    int nin = 2 + (c->arch == LLM_ARCH_GPT2 ? 1 : 2) + (past ? 2 * L : 0);
+    struct npu_tensor *in = calloc((size_t)nin, sizeof(*in));
+    struct npu_tensor *out = calloc((size_t)(1 + 2 * L), sizeof(*out));
+    if (!in || !out) {
+        free(in);
+        free(out);
+        return NPU_ERR_NOMEM;
+    }
+    int k = 0;
+    in[k++] =
+        (struct npu_tensor){.dtype = NPU_DTYPE_INT64, .ndim = 2, .dims = {1, s}, .data = m->ids};
+    if (c->arch == LLM_ARCH_GPT2) {
+        in[k++] = (struct npu_tensor){
+            .dtype = NPU_DTYPE_INT64, .ndim = 2, .dims = {1, s}, .data = m->pos};
+    } else {
+        in[k++] = (struct npu_tensor){
+            .dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, 1, s, hd}, .data = m->cos};
+        in[k++] = (struct npu_tensor){
+            .dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, 1, s, hd}, .data = m->sin};
+    }
+    in[k++] = (struct npu_tensor){
+        .dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, 1, G * s, T}, .data = m->mask};
+    const size_t layer = (size_t)KVH * C * hd;
+    for (int l = 0; l < L && past; l++) {
+        in[k++] = (struct npu_tensor){
+            .dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, KVH, C, hd}, .data = m->kc + l * layer};
+        in[k++] = (struct npu_tensor){
+            .dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, KVH, C, hd}, .data = m->vc + l * layer};
+    }
+    struct npu_session *se = prefill ? m->pre_s : m->dec_s;
+    struct npu_prog_run_stats rs = {0};
+    if (strcmp(m->info.backend ? m->info.backend : "cpu", "cpu")) {
+        st = npu_session_run_detailed(se, in, nin, out, 1 + 2 * L, &rs);
+    } else {
+        struct npu_run_stats cs = {0};
+        st = npu_session_run(se, in, nin, out, 1 + 2 * L, &cs);
+    }
+    if (!st) {
+        if (out[0].dtype != NPU_DTYPE_FP32 || npu_tensor_numel(&out[0]) != c->vocab) {
+            npu_err(DOM, "the program's logits are not %d floats", c->vocab);
+            st = NPU_ERR_INTERNAL;
+        } else {
+            memcpy(m->last, out[0].data, (size_t)c->vocab * sizeof(float));
+        }
+        for (int l = 0; l < L && !st; l++)
+            for (int kv = 0; kv < 2; kv++) {
+                const struct npu_tensor *o = &out[1 + 2 * l + kv];
+                if (o->dtype != NPU_DTYPE_FP32 || npu_tensor_numel(o) != (int64_t)KVH * s * hd) {
+                    npu_err(DOM, "the program's key/value output %d has the wrong shape",
+                            1 + 2 * l + kv);
+                    st = NPU_ERR_INTERNAL;
+                    break;
+                }
+                const float *src = o->data;
+                float *dst = (kv ? m->vc : m->kc) + l * layer;
+                for (int h = 0; h < KVH; h++)
+                    memcpy(dst + ((size_t)h * C + m->len) * hd, src + (size_t)h * s * hd,
+                           (size_t)s * hd * sizeof(float));
+            }
+    }
+    free(in);
+    free(out);
+    if (st)
+        return st;
+    m->len += s;
+    *host_s += now() - t0;
+    *mod_s += rs.npu_modeled_s;
+    *wait_s += rs.npu_wait_s;
+    return NPU_OK;
+}
+
+enum npu_status
+npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm **out)
+{
+    enum npu_status st;
+    *out = NULL;
+    struct npu_llm *m = calloc(1, sizeof(*m));
+    if (!m)
+        return NPU_ERR_NOMEM;
+    m->o = opts ? *opts : (struct npu_llm_options){0};
+    snprintf(m->backend, sizeof(m->backend), "%s", m->o.backend ? m->o.backend : "auto");
+    m->o.backend = m->backend;
+    if ((st = llm_checkpoint_open(dir, &m->ck))) {
+        free(m);
+        return st;
+    }
+    const struct llm_config *c = &m->ck.cfg;
+    if ((st = llm_weights_load(&m->ck, &m->w)))
+        goto err;
+    int C = m->o.max_context ? m->o.max_context : (c->max_pos < 256 ? c->max_pos : 256);
+    if (C < 1 || C > (1 << 20) || (c->arch == LLM_ARCH_GPT2 && C > c->max_pos)) {
+        npu_err(DOM, "%s: a maximum context of %d tokens is out of range (1..%d)", dir, C,
+                c->arch == LLM_ARCH_GPT2 ? c->max_pos : 1 << 20);
+        st = NPU_ERR_INVALID;
+        goto err;
+    }
+    struct npu_llm_info *i = &m->info;
+    i->architecture = c->arch_name;
+    i->n_layers = c->n_layers;
+    i->hidden = c->hidden;
+    i->n_heads = c->n_heads;
+    i->n_kv_heads = c->n_kv_heads;
+    i->head_dim = c->head_dim;
+    i->intermediate = c->ffn;
+    i->vocab = c->vocab;
+    i->max_context = C;
+    i->n_eos = c->n_eos;
+    memcpy(i->eos_ids, c->eos, sizeof(i->eos_ids));
+    i->weight_bytes = m->ck.bytes;
+    size_t cache = (size_t)c->n_layers * c->n_kv_heads * (size_t)C * c->head_dim;
+    i->kv_cache_bytes = 2 * cache * sizeof(float);
+    m->kc = calloc(cache, sizeof(float));
+    m->vc = calloc(cache, sizeof(float));
+    m->last = malloc((size_t)c->vocab * sizeof(float));
+    m->order = malloc((size_t)c->vocab * sizeof(*m->order));
+    m->inv_freq = malloc((size_t)(c->head_dim / 2 + 1) * sizeof(float));
+    if (!m->kc || !m->vc || !m->last || !m->order || !m->inv_freq) {
+        npu_err(DOM, "%s: no memory for a KV cache of %zu bytes", dir, i->kv_cache_bytes);
+        st = NPU_ERR_NOMEM;
+        goto err;
+    }
+    for (int j = 0; j < c->head_dim / 2; j++)
+        m->inv_freq[j] =
+            (float)(1.0 / pow((double)c->rope_theta, (double)(2 * j) / (double)c->head_dim));
+    if ((st = make_model(m, 1, C, &m->dec, &m->dec_s)))
+        goto err;
+    i->backend = npu_model_backend(m->dec);
+    const struct npu_program *pg = npu_model_program(m->dec);
+    for (int k = 0; pg && k < pg->n_steps; k++) {
+        const struct npu_prog_step *ps = &pg->steps[k];
+        i->decode_npu_jobs += ps->kind == NPU_STEP_NPU_JOB;
+        i->decode_converts += ps->kind == NPU_STEP_CONVERT;
+        i->decode_cpu_steps += ps->kind == NPU_STEP_CPU;
+        i->decode_cpu_matmuls += ps->kind == NPU_STEP_CPU && ps->op == NPU_OP_MATMUL;
+    }
+    m->pending = -1;
+    *out = m;
+    return NPU_OK;
+err:
+    npu_llm_free(m);
+    return st;
+}
+
+void
+npu_llm_free(struct npu_llm *m)
+{
+    if (!m)
+        return;
+    npu_session_destroy(m->pre_s);
+    npu_model_free(m->pre);
+    npu_session_destroy(m->dec_s);
+    npu_model_free(m->dec);
+    llm_weights_free(&m->ck.cfg, &m->w);
+    llm_checkpoint_close(&m->ck);
+    free(m->kc);
+    free(m->vc);
+    free(m->ids);
+    free(m->pos);
+    free(m->cos);
+    free(m->sin);
+    free(m->mask);
+    free(m->inv_freq);
+    free(m->last);
+    free(m->order);
+    free(m);
+}
+
+const struct npu_llm_info *
+npu_llm_get_info(const struct npu_llm *m)
+{
+    return m ? &m->info : NULL;
+}
+
+void
+npu_llm_reset(struct npu_llm *m)
+{
+    if (m) {
+        m->len = 0;
+        m->pending = -1;
+    }
+}
+
+int
+npu_llm_context_length(const struct npu_llm *m)
+{
+    return m ? m->len : 0;
+}
+
+/* splitmix64 */
+static uint64_t
+rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static int
+by_prob_desc(const void *a, const void *b)
+{
+    const struct cand *x = a, *y = b;
+    return x->p < y->p ? 1 : x->p > y->p ? -1 : x->id - y->id;
+}
+
+static int32_t
+choose(struct npu_llm *m, const float *logits, const struct npu_llm_sampling *sp)
+{
+    const int V = m->ck.cfg.vocab;
+    int best = 0;
+    for (int i = 1; i < V; i++)
+        if (logits[i] > logits[best])
+            best = i;
+    if (!sp || sp->greedy || sp->temperature <= 0)
+        return best;
+    /* softmax at the temperature, then top-k and top-p over the sorted list */
+    struct cand *c = m->order;
+    double sum = 0;
+    for (int i = 0; i < V; i++) {
+        c[i].p = expf((logits[i] - logits[best]) / sp->temperature);
+        c[i].id = i;
+        sum += c[i].p;
+    }
+    for (int i = 0; i < V; i++)
+        c[i].p = (float)(c[i].p / sum);
+    qsort(c, (size_t)V, sizeof(*c), by_prob_desc);
+    int n = V;
+    if (sp->top_k > 0 && sp->top_k < n)
+        n = sp->top_k;
+    if (sp->top_p > 0 && sp->top_p < 1) {
+        double cum = 0;
+        for (int i = 0; i < n; i++) {
+            cum += c[i].p;
+            if (cum >= sp->top_p) {
+                n = i + 1;
+                break;
+            }
+        }
+    }
+    double tot = 0;
+    for (int i = 0; i < n; i++)
+        tot += c[i].p;
+    double r = (double)(rng_next(&m->rng) >> 11) * (1.0 / 9007199254740992.0) * tot;
+    for (int i = 0; i < n; i++) {
+        r -= c[i].p;
+        if (r <= 0)
+            return c[i].id;
+    }
+    return c[n - 1].id;
+}
+
+static bool
+is_eos(const struct npu_llm *m, int32_t t)
+{
+    for (int i = 0; i < m->info.n_eos; i++)
+        if (m->info.eos_ids[i] == t)
+            return true;
+    return false;
+}
+
+enum npu_status
+npu_llm_generate(struct npu_llm *m, const int32_t *prompt, int n, int max_new,
+                 const struct npu_llm_sampling *sampling, const int32_t *force, npu_llm_token_fn cb,
+                 void *user, struct npu_llm_stats *stats)
+{
+    struct npu_llm_stats sx = {0};
+    struct npu_llm_stats *s = stats ? stats : &sx;
+    enum npu_status st;
+    memset(s, 0, sizeof(*s));
+    if (!m || n < 0 || max_new < 0 || (n > 0 && !prompt))
+        return NPU_ERR_INVALID;
+    if (n == 0 && m->len == 0) {
+        npu_err(DOM, "an empty prompt with an empty context: give at least one token");
+        return NPU_ERR_INVALID;
+    }
+    if (sampling && !sampling->greedy &&
+        (!(sampling->temperature > 0) || sampling->top_k < 0 || sampling->top_p < 0 ||
+         sampling->top_p > 1)) {
+        npu_err(DOM, "sampling needs temperature > 0, top_k >= 0 and 0 <= top_p <= 1");
+        return NPU_ERR_INVALID;
+    }
+    /* the previous call's last token goes in first */
+    const int np = m->pending >= 0 ? 1 : 0, nf = n + np;
+    const int C = m->info.max_context;
+    /* the last new token is not fed: len + nf + max_new - 1 tokens of context */
+    const int64_t need = (int64_t)m->len + nf + (max_new > 0 ? max_new - 1 : 0);
+    if (need > C) {
+        npu_err(DOM,
+                "context overflow: %d token(s) in the context, a prompt of %d and %d new "
+                "token(s) need %lld, the maximum context is %d (--max-context)",
+                m->len + np, n, max_new, (long long)need, C);
+        return NPU_ERR_INVALID;
+    }
+    int32_t *seq = malloc(((size_t)nf + 1) * sizeof(int32_t));
+    if (!seq)
+        return NPU_ERR_NOMEM;
+    if (np)
+        seq[0] = m->pending;
+    if (n)
+        memcpy(seq + np, prompt, (size_t)n * sizeof(int32_t));
+    if (sampling && !sampling->greedy)
+        m->rng = sampling->seed;
+    s->prompt_tokens = n;
+    st = NPU_OK;
+    /* one token needs no prefill program: the decode step takes it */
+    if (nf > 1 && m->len == 0) {
+        if (!m->pre || m->pre_len != nf) {
+            double t0 = now();
+            npu_session_destroy(m->pre_s);
+            npu_model_free(m->pre);
+            m->pre = NULL;
+            m->pre_s = NULL;
+            if (!(st = make_model(m, nf, 0, &m->pre, &m->pre_s)))
+                m->pre_len = nf;
+            s->compile_s += now() - t0;
+        }
+        if (!st)
+            st = run(m, seq, nf, true, &s->prefill_host_s, &s->prefill_modeled_s,
+                     &s->prefill_npu_wait_s);
+    } else {
+        for (int i = 0; i < nf && !st; i++)
+            st = run(m, seq + i, 1, false, &s->prefill_host_s, &s->prefill_modeled_s,
+                     &s->prefill_npu_wait_s);
+    }
+    free(seq);
+    if (st)
+        return st;
+    m->pending = -1;
+    s->modeled = s->prefill_modeled_s > 0;
+    s->stop = NPU_LLM_STOP_LIMIT;
+    float *logits = malloc((size_t)m->ck.cfg.vocab * sizeof(float));
+    if (!logits)
+        return NPU_ERR_NOMEM;
+    for (int k = 0; k < max_new; k++) {
+        memcpy(logits, m->last, (size_t)m->ck.cfg.vocab * sizeof(float));
+        int32_t t = force ? force[k] : choose(m, logits, sampling);
+        s->new_tokens++;
+        m->pending = t;
+        if (cb && cb(t, logits, user)) {
+            s->stop = NPU_LLM_STOP_CALLBACK;
+            break;
+        }
+        if (!force && is_eos(m, t)) {
+            s->stop = NPU_LLM_STOP_EOS;
+            break;
+        }
+        if (k + 1 == max_new)
+            break;
+        if ((st = run(m, &t, 1, false, &s->decode_host_s, &s->decode_modeled_s,
+                      &s->decode_npu_wait_s))) {
+            free(logits);
+            return st;
+        }
+        m->pending = -1;
+    }
+    free(logits);
+    s->modeled = s->modeled || s->decode_modeled_s > 0;
+    return NPU_OK;
+}

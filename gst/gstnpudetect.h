@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gstnpudetect.h: npudetect, turns the raw output tensors that npuinfer
+ * attaches (GstNpuTensorMeta) into object detections
+ * (GstVideoRegionOfInterestMeta). See gstnpudetect.c.
+ */
+#ifndef __GST_NPU_DETECT_H__
+#define __GST_NPU_DETECT_H__
+
+#include <gst/gst.h>
+#include <gst/base/gstbasetransform.h>
+
+G_BEGIN_DECLS
+
+/**
+ * GstNpuDetectFormat:
+ * @GST_NPU_DETECT_FORMAT_AUTO: chosen from the output shapes
+ * @GST_NPU_DETECT_FORMAT_YOLOV8: ultralytics YOLOv8/YOLO11, [1, 4+nc, N]
+ * @GST_NPU_DETECT_FORMAT_YOLOV5: ultralytics YOLOv5, [1, N, 5+nc]
+ * @GST_NPU_DETECT_FORMAT_SSD: boxes [1, N, 4] and scores [1, N, nc]
+ *
+ * Layout of a detector's outputs.
+ *
+ * Since: 0.1
+ */
+typedef enum
+{
+  GST_NPU_DETECT_FORMAT_AUTO = 0,
+  GST_NPU_DETECT_FORMAT_YOLOV8 = 1,
+  GST_NPU_DETECT_FORMAT_YOLOV5 = 2,
+  GST_NPU_DETECT_FORMAT_SSD = 3,
+} GstNpuDetectFormat;
+
+#define GST_TYPE_NPU_DETECT_FORMAT (gst_npu_detect_format_get_type ())
+GType gst_npu_detect_format_get_type (void);
+
+#define GST_TYPE_NPU_DETECT (gst_npu_detect_get_type ())
+G_DECLARE_FINAL_TYPE (GstNpuDetect, gst_npu_detect, GST, NPU_DETECT,
+    GstBaseTransform);
+
+GST_ELEMENT_REGISTER_DECLARE (npudetect);
+
+/* Reads a labels file (one label per line; a final empty line is ignored).
+ * Shared with npuclassify. */
+gchar **gst_npu_read_labels (const gchar * path, guint * n_labels,
+    GError ** error);
+
+G_END_DECLS
+
+#endif /* __GST_NPU_DETECT_H__ */

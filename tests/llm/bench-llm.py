@@ -1,0 +1,121 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+# On-demand benchmark of npu-generate (not part of the test suite): a
+# checkpoint of a real model's shape with random weights (written once into
+# CACHE, default /tmp/npu-llm-bench), then one run on the simulator with a
+# 128-token prompt: prefill of 128 tokens and decode steps at 128 tokens of
+# context (the step program's static context is 136), modeled (timing model
+# v1, or $NPU_TIMING's) next to the decode's bandwidth floor (fp16 weight
+# bytes the NPU reads per token / DRAM bandwidth of one core and of all
+# cores, from the timing model's table), and the host's own work per token.
+# Needs /usr/bin/python3 with torch.
+#
+#   bench-llm.py NPU_GENERATE [gpt2-small|tinyllama] [--partition cost|supported]
+#                [--cache DIR] [--steps N]
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import importlib.util  # noqa: E402
+
+spec = importlib.util.spec_from_file_location("gen_llm", os.path.join(HERE, "gen-llm.py"))
+gl = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(gl)
+
+SHAPES = {
+    "gpt2-small": {"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "n_layer": 12,
+                   "n_embd": 768, "n_head": 12, "vocab_size": 50257, "n_positions": 1024,
+                   "n_ctx": 1024, "activation_function": "gelu_new",
+                   "layer_norm_epsilon": 1e-5, "eos_token_id": 50256},
+    "tinyllama": {"architectures": ["LlamaForCausalLM"], "model_type": "llama",
+                  "num_hidden_layers": 22, "hidden_size": 2048, "num_attention_heads": 32,
+                  "num_key_value_heads": 4, "intermediate_size": 5632, "vocab_size": 32000,
+                  "max_position_embeddings": 2048, "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
+                  "hidden_act": "silu", "tie_word_embeddings": False, "eos_token_id": 2},
+}
+
+
+def checkpoint(cache, shape):
+    d = os.path.join(cache, shape)
+    if os.path.exists(os.path.join(d, "model.safetensors")):
+        return d
+    os.makedirs(d, exist_ok=True)
+    cfg = SHAPES[shape]
+    g = torch.Generator().manual_seed(0)
+    if shape.startswith("gpt2"):
+        p = gl.gpt2_params(cfg, g, 0.02)
+    else:
+        p = gl.llama_params(cfg, g, 0.02, False)
+    json.dump(cfg, open(os.path.join(d, "config.json"), "w"), indent=2)
+    gl.write_safetensors(os.path.join(d, "model.safetensors"), p, "F16")
+    return d
+
+
+def npu_weight_bytes(cfg):
+    """fp16 bytes the NPU reads per decode token: every matmul weight and the LM head
+    (the embedding gather stays on the host)."""
+    if "n_embd" in cfg:
+        D, L, V = cfg["n_embd"], cfg["n_layer"], cfg["vocab_size"]
+        return 2 * (L * (3 * D * D + D * D + 8 * D * D) + D * V)
+    D, L, V = cfg["hidden_size"], cfg["num_hidden_layers"], cfg["vocab_size"]
+    hd = D // cfg["num_attention_heads"]
+    kv = cfg["num_key_value_heads"] * hd
+    F = cfg["intermediate_size"]
+    return 2 * (L * (D * D + 2 * D * kv + D * D + 3 * D * F) + D * V)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("npu_generate")
+    ap.add_argument("shape", nargs="?", default="gpt2-small", choices=sorted(SHAPES))
+    ap.add_argument("--partition", default="cost", choices=["cost", "supported"])
+    ap.add_argument("--cache", default="/tmp/npu-llm-bench")
+    ap.add_argument("--steps", type=int, default=4)
+    ap.add_argument("--prompt-len", type=int, default=128,
+                    help="1: no prefill program (memory: TinyLlama's shape)")
+    a = ap.parse_args()
+    t0 = time.time()
+    d = checkpoint(a.cache, a.shape)
+    print(f"checkpoint {d} ({time.time() - t0:.1f} s)")
+    env = dict(os.environ, NPU_PARTITION=a.partition)
+    prompt = ",".join(str((i * 37 + 11) % 1000) for i in range(a.prompt_len))
+    # the decode step's cost is set by its static context (it reads every cache slot)
+    cmd = [a.npu_generate, d, "--backend", "sim", "--prompt-ids", prompt, "--max-new-tokens",
+           str(a.steps + 1), "--max-context", str(128 + a.steps + 1), "--ids"]
+    t0 = time.time()
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    wall = time.time() - t0
+    print(r.stderr.strip())
+    if r.returncode:
+        sys.exit(1)
+    m = re.search(r"([\d.]+) ms/token modeled \((timing model v\d)\)", r.stderr)
+    pm = re.search(r"prefill [\d.]+ ms host, ([\d.]+) ms modeled", r.stderr)
+    cfg = SHAPES[a.shape]
+    wb = npu_weight_bytes(cfg)
+    # DRAM bandwidth of the timing model's table: one core 10 GB/s, all cores 25 GB/s (v1)
+    floor1, floor3 = wb / 10.0e9 * 1e3, wb / 25.0e9 * 1e3
+    print(f"\n{a.shape}, partition {a.partition}, run {wall:.0f} s:")
+    if m:
+        dec = float(m.group(1))
+        print(f"  decode at 128 context: {dec:.2f} ms/token modeled ({m.group(2)}); bandwidth "
+              f"floor {floor1:.2f} ms (one core, 10 GB/s), {floor3:.2f} ms (three cores, 25 GB/s) "
+              f"for {wb / 1e6:.0f} MB of fp16 weights; {dec / floor1:.2f}x the one-core floor")
+    if pm and a.prompt_len > 1:
+        label = m.group(2) if m else ""
+        print(f"  prefill of {a.prompt_len} tokens: {float(pm.group(1)):.2f} ms modeled ({label})")
+    hm = re.search(r"host work besides the NPU ([\d.]+) ms/token", r.stderr)
+    if hm:
+        print(f"  host work per decode token besides the NPU (this host, measured): "
+              f"{float(hm.group(1)):.2f} ms")
+
+
+if __name__ == "__main__":
+    main()

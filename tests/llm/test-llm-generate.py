@@ -1,0 +1,79 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+# npu-generate against the PyTorch fp32 reference of gen-llm.py, on one
+# backend: for the GPT-2 (F16, bare names with attn.bias buffers), LLaMA (GQA,
+# BF16, untied, hub cache layout) and Qwen2 (biases, tied, F32, sharded) test
+# checkpoints, `--prompt-ids ... --max-new-tokens 32 --greedy --ids` must give
+# the reference's 32 ids exactly, and with the reference ids forced
+# (--force-ids) every step's logits must agree with the reference's
+# teacher-forced logits to cosine >= 0.999. On sim the partition puts every
+# node the NPU takes on the NPU (NPU_PARTITION=supported), so the NPU
+# really computes. Needs /usr/bin/python3 with torch and numpy (skips
+# otherwise).
+#
+#   test-llm-generate.py NPU_GENERATE BACKEND
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy as np
+    import torch  # noqa: F401  (gen-llm.py needs it)
+except ImportError as e:
+    print(f"SKIP: {e} (needs Debian's /usr/bin/python3 with torch and numpy)")
+    sys.exit(77)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def main():
+    gen, backend = sys.argv[1], sys.argv[2]
+    env = dict(os.environ)
+    if backend == "sim":
+        env["NPU_PARTITION"] = "supported"
+    fails = 0
+    with tempfile.TemporaryDirectory(prefix="npu-llm-") as tmp:
+        subprocess.run([sys.executable, os.path.join(HERE, "gen-llm.py"), tmp], check=True,
+                       stdout=subprocess.DEVNULL)
+        for name in ("gpt2", "llama", "qwen2"):
+            ref = json.load(open(os.path.join(tmp, name + ".ref.json")))
+            folder = os.path.join(tmp, ref["dir"])
+            prompt = ",".join(map(str, ref["prompt"]))
+            base = [gen, folder, "--prompt-ids", prompt, "--max-new-tokens", "32",
+                    "--backend", backend]
+            r = subprocess.run(base + ["--greedy", "--ids"], env=env, capture_output=True,
+                               text=True)
+            want = "ids: " + " ".join(map(str, ref["ids"])) + "\n"
+            if r.returncode != 0 or r.stdout != want:
+                print(f"FAIL {name} {backend}: greedy ids differ\n  want {want!r}\n  got  "
+                      f"{r.stdout!r}\n{r.stderr}")
+                fails += 1
+            else:
+                print(f"ok   {name} {backend}: 32 greedy ids match the reference")
+            lo = os.path.join(tmp, name + "." + backend + ".npy")
+            r = subprocess.run(base + ["--ids", "--quiet", "--force-ids",
+                                       ",".join(map(str, ref["ids"])), "--logits-out", lo],
+                               env=env, capture_output=True, text=True)
+            if r.returncode != 0:
+                print(f"FAIL {name} {backend}: teacher-forced run failed\n{r.stderr}")
+                fails += 1
+                continue
+            got = np.load(lo).astype(np.float64)
+            exp = np.load(os.path.join(tmp, name + ".logits.npy")).astype(np.float64)
+            if got.shape != exp.shape:
+                print(f"FAIL {name} {backend}: logits shape {got.shape}, want {exp.shape}")
+                fails += 1
+                continue
+            cos = (got * exp).sum(1) / np.linalg.norm(got, axis=1) / np.linalg.norm(exp, axis=1)
+            worst = int(np.argmin(cos))
+            verdict = "ok  " if cos.min() >= 0.999 else "FAIL"
+            fails += verdict == "FAIL"
+            print(f"{verdict} {name} {backend}: teacher-forced logits cosine min {cos.min():.6f} "
+                  f"(step {worst}), mean {cos.mean():.6f}")
+    sys.exit(1 if fails else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test-quant.c: the quantiser end to end on a trained test model
+ * (tests/quant/data/<model>: model.onnx, calib.txt, heldout.txt, made by
+ * gen-quant-models.py). Quantises with the given algorithm (w8a8, or hybrid
+ * with --keep-float), compiles with every node the NPU supports on the NPU,
+ * and runs the held-out inputs three ways: the fp32 model on the CPU, the
+ * quantised graph on the CPU executor, the compiled program on the
+ * simulator. Each quantised output must be within the stated cosine of fp32;
+ * the NPU must agree with the CPU's quantised arithmetic; the program must
+ * hold int8 products. Usage: test-quant DIR ALGO MIN_COS [KEEP_FLOAT].
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "npu/npu-build.h"
+#include "npu/npu-exec.h"
+#include "npu/npu-npub.h"
+#include "npu/npu-npy.h"
+#include "npu/npu-onnx.h"
+#include "npu/npu-passes.h"
+#include "npu/npu-quant.h"
+
+static int fails;
+#define CHECK(c, ...)                                                                              \
+    do {                                                                                           \
+        if (!(c)) {                                                                                \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+            fails++;                                                                               \
+        }                                                                                          \
+    } while (0)
+
+struct hook {
+    struct npu_quant_options o;
+    const char *list;
+    struct npu_quant_report rep;
+    int int8_layers; /* QLinear nodes left in the graph */
+    bool keep_seen_float;
+};
+
+static enum npu_status
+hook(struct npu_graph *g, void *user)
+{
+    struct hook *h = user;
+    struct npu_quant_dataset *d = NULL;
+    enum npu_status st = npu_quant_dataset_load(h->list, g, &d);
+    if (st)
+        return st;
+    h->o.data = d;
+    st = npu_quantize(g, &h->o, &h->rep);
+    npu_quant_dataset_free(d);
+    npu_graph_for_each_node (g, n) {
+        h->int8_layers += n->op == NPU_OP_QLINEAR_CONV || n->op == NPU_OP_QLINEAR_MATMUL;
+        if (h->o.keep_float && (n->op == NPU_OP_QLINEAR_CONV || n->op == NPU_OP_QLINEAR_MATMUL))
+            CHECK(strcmp(n->name, h->o.keep_float), "%s was named float but is int8", n->name);
+    }
+    return st;
+}
+
+static double
+cosine(const float *a, const float *b, int64_t n)
+{
+    double xy = 0, xx = 0, yy = 0;
+    for (int64_t i = 0; i < n; i++) {
+        xy += (double)a[i] * b[i];
+        xx += (double)a[i] * a[i];
+        yy += (double)b[i] * b[i];
+    }
+    return xx > 0 && yy > 0 ? xy / sqrt(xx * yy) : (xx == yy ? 1 : 0);
+}
+
+/* Runs model m on x, output 0 copied into a malloc'd float buffer. */
+static float *
+run(struct npu_model *m, const struct npu_tensor *x, int64_t *n, double *npu_s)
+{
+    struct npu_session *s = NULL;
+    struct npu_tensor out[4];
+    struct npu_run_stats rs = {0};
+    float *o = NULL;
+    int nout = npu_model_num_outputs(m);
+    if (nout < 1 || nout > 4 || npu_session_create(m, 0, &s) ||
+        npu_session_run(s, x, 1, out, nout, &rs) || out[0].dtype != NPU_DTYPE_FP32)
+        goto out;
+    *n = npu_tensor_numel(&out[0]);
+    if (!(o = malloc(sizeof(float) * (size_t)*n)))
+        goto out;
+    memcpy(o, out[0].data, sizeof(float) * (size_t)*n);
+    if (npu_s)
+        *npu_s = rs.npu_modeled_s;
+out:
+    npu_session_destroy(s);
+    return o;
+}
+
+int
+main(int argc, char **argv)
+{
+    if (argc < 4) {
+        fprintf(stderr, "usage: test-quant DIR ALGO MIN_COS [KEEP_FLOAT]\n");
+        return 2;
+    }
+    const char *dir = argv[1];
+    double min_cos = atof(argv[3]);
+    char model[1024], calib[1024], held[1024], npub[1024];
+    snprintf(model, sizeof(model), "%s/model.onnx", dir);
+    snprintf(calib, sizeof(calib), "%s/calib.txt", dir);
+    snprintf(held, sizeof(held), "%s/heldout.txt", dir);
+    snprintf(npub, sizeof(npub), "/tmp/test-quant-%d.npub", (int)getpid());
+    if (access(model, R_OK)) {
+        fprintf(stderr, "SKIP: %s missing\n", model);
+        return 77;
+    }
+    struct hook h = {.list = calib};
+    h.o.mode = argc > 4 ? NPU_QUANT_HYBRID : NPU_QUANT_W8A8;
+    h.o.keep_float = argc > 4 ? argv[4] : NULL;
+    h.o.accuracy = true;
+    if (npu_quant_algo_parse(argv[2], &h.o.algo)) {
+        fprintf(stderr, "unknown algorithm %s\n", argv[2]);
+        return 2;
+    }
+    /* hybrid at the default threshold may keep everything float on a model
+     * this small: a low threshold keeps only the named layer float */
+    if (h.o.mode == NPU_QUANT_HYBRID)
+        h.o.hybrid_threshold = 0.9;
+    struct npu_build_options bo = {.no_cache = true,
+                                   .partition = NPU_PARTITION_SUPPORTED,
+                                   .transform = hook,
+                                   .transform_user = &h};
+    struct npu_built *b = NULL;
+    if (npu_build(model, &bo, &b)) {
+        fprintf(stderr, "FAIL: quantised build of %s\n", model);
+        return 1;
+    }
+    npu_quant_report_print(&h.rep, stdout);
+    CHECK(h.int8_layers > 0, "no int8 layer in the quantised graph");
+    CHECK(h.rep.out_cos >= min_cos, "calibration-set output cosine %.6f < %.6f", h.rep.out_cos,
+          min_cos);
+    if (h.o.keep_float) {
+        bool found = false;
+        for (int i = 0; i < h.rep.nlayers; i++)
+            if (!strcmp(h.rep.layers[i].name, h.o.keep_float)) {
+                found = true;
+                CHECK(!h.rep.layers[i].quantised, "%s quantised despite --keep-float",
+                      h.o.keep_float);
+                CHECK(strstr(h.rep.layers[i].why, "keep-float"), "why: %s", h.rep.layers[i].why);
+            }
+        CHECK(found, "layer %s not in the report", h.o.keep_float);
+    }
+    /* the program holds int8 products: tasks of QLinear nodes exist */
+    struct npu_npub_meta meta = {.source = model};
+    CHECK(!npu_npub_save(b->prog, &meta, npub), "cannot save %s", npub);
+    npu_built_free(b);
+
+    /* the quantised graph on the CPU executor */
+    struct npu_graph *g = NULL;
+    struct npu_model *cpu_q = NULL, *fp = NULL, *sim = NULL;
+    struct hook h2 = h;
+    memset(&h2.rep, 0, sizeof(h2.rep));
+    h2.o.accuracy = false;
+    h2.int8_layers = 0;
+    CHECK(!npu_onnx_load(model, NULL, &g), "load");
+    CHECK(g && !npu_compile(g, NULL) && !hook(g, &h2), "quantise for the CPU run");
+    CHECK(g && !npu_model_from_graph(g, NULL, NPU_EXEC_NO_PASSES, &cpu_q), "cpu model");
+    struct npu_model_options mo_cpu = {.backend = "cpu"}, mo_sim = {.backend = "sim"};
+    CHECK(!npu_model_load(model, &mo_cpu, &fp), "fp32 model");
+    CHECK(!npu_model_load(npub, &mo_sim, &sim), "sim model");
+    if (fails || !cpu_q || !fp || !sim)
+        goto out;
+
+    FILE *f = fopen(held, "r");
+    CHECK(f, "cannot open %s", held);
+    char line[1024];
+    double worst_q = 1, worst_sim = 1, worst_agree = 1, npu_s = 0;
+    int k = 0;
+    while (f && fgets(line, sizeof(line), f)) {
+        line[strcspn(line, "\r\n")] = 0;
+        if (!line[0])
+            continue;
+        char path[2048];
+        snprintf(path, sizeof(path), "%s/%s", dir, line);
+        struct npu_tensor x;
+        if (npu_npy_read(path, &x)) {
+            CHECK(0, "cannot read %s", path);
+            break;
+        }
+        int64_t n0, n1, n2;
+        float *r = run(fp, &x, &n0, NULL), *q = run(cpu_q, &x, &n1, NULL);
+        float *s = run(sim, &x, &n2, &npu_s);
+        CHECK(r && q && s && n0 == n1 && n0 == n2, "runs on %s", path);
+        if (r && q && s && n0 == n1 && n0 == n2) {
+            worst_q = fmin(worst_q, cosine(r, q, n0));
+            worst_sim = fmin(worst_sim, cosine(r, s, n0));
+            worst_agree = fmin(worst_agree, cosine(q, s, n0));
+        }
+        free(r);
+        free(q);
+        free(s);
+        npu_npy_free(&x);
+        k++;
+    }
+    if (f)
+        fclose(f);
+    printf("%s %s: %d held-out inputs; worst cosine vs fp32: quantised on cpu %.6f, on sim %.6f; "
+           "cpu vs sim %.6f; NPU %.3f ms modeled (timing model v1)\n",
+           dir, argv[2], k, worst_q, worst_sim, worst_agree, npu_s * 1e3);
+    CHECK(k > 0, "no held-out inputs");
+    CHECK(worst_q >= min_cos, "quantised (cpu) cosine %.6f < %.6f", worst_q, min_cos);
+    CHECK(worst_sim >= min_cos, "quantised (sim) cosine %.6f < %.6f", worst_sim, min_cos);
+    /* the float layers run in fp16 on the NPU, in fp32 on the CPU executor */
+    CHECK(worst_agree >= 0.995, "sim vs cpu quantised cosine %.6f < 0.995", worst_agree);
+out:
+    npu_quant_report_free(&h.rep);
+    npu_quant_report_free(&h2.rep);
+    npu_model_free(cpu_q);
+    npu_model_free(fp);
+    npu_model_free(sim);
+    unlink(npub);
+    if (fails)
+        fprintf(stderr, "%d failure(s)\n", fails);
+    return fails ? 1 : 0;
+}

@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: MIT
+/*
+ * npu-generate: text generation with a Hugging Face causal language model
+ * (GPT-2, LLaMA, Qwen2 checkpoints) through npu/npu-llm.h. Token ids in
+ * (--prompt-ids) or text (--prompt, through gen-text.h's tokenizer), new
+ * tokens streamed to stdout as they come; with --ids exactly one line
+ * "ids: ..." and nothing else on stdout. Statistics go to stderr.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen-text.h"
+#include "npu/npu-llm.h"
+#include "npu/npu-npy.h"
+#include "npu/npu-timing.h"
+
+static const char usage[] =
+    "usage: npu-generate MODEL_DIR [--prompt TEXT | --prompt-ids 1,2,3] [--max-new-tokens N]\n"
+    "                    [--backend cpu|sim|rknpu|rocket|auto] [--greedy | --temperature T\n"
+    "                    --top-k K --top-p P --seed S] [--max-context N] [--ids] [--quiet]\n"
+    "\n"
+    "  MODEL_DIR          a Hugging Face checkpoint folder (config.json, model.safetensors or\n"
+    "                     model.safetensors.index.json) or a hub cache folder (models--org--name)\n"
+    "  --prompt TEXT      the prompt as text (the folder's tokenizer.json)\n"
+    "  --prompt-ids LIST  the prompt as token ids, comma or space separated\n"
+    "  --max-new-tokens N tokens to make at most (default 32); stops earlier at EOS\n"
+    "  --backend NAME     where the programs run (default auto)\n"
+    "  --greedy           argmax (the default)\n"
+    "  --temperature T    sample at temperature T (> 0), with --top-k K (0 = off),\n"
+    "                     --top-p P (1 = off) and --seed S (default 0)\n"
+    "  --max-context N    tokens the KV cache holds (default min(config, 256))\n"
+    "  --ids              print only 'ids: <new ids>' on stdout\n"
+    "  --quiet            no statistics on stderr\n"
+    "  --logits-out FILE  write each step's logits as a float32 .npy [steps, vocab]\n"
+    "  --force-ids LIST   feed these tokens instead of the chosen ones (teacher forcing)\n"
+    "\n"
+    "Statistics (stderr): prompt tokens, prefill time, decode time per token (host time\n"
+    "measured; on sim also modeled NPU time, labelled with the timing model), KV-cache bytes,\n"
+    "why generation stopped.\n";
+
+struct run_ctx {
+    bool ids_only;
+    struct gen_text_stream *stream; /* opened at the first token */
+    const char *dir;
+    int32_t *got;
+    int n_got;
+    float *logits;
+    int vocab, cap;
+};
+
+static int
+on_token(int32_t t, const float *logits, void *user)
+{
+    struct run_ctx *r = user;
+    if (r->n_got < r->cap) {
+        r->got[r->n_got] = t;
+        if (r->logits)
+            memcpy(r->logits + (size_t)r->n_got * r->vocab, logits,
+                   (size_t)r->vocab * sizeof(float));
+        r->n_got++;
+    }
+    if (!r->ids_only && !r->stream && !(r->stream = gen_text_stream_open(r->dir, stdout)))
+        return 1;
+    if (r->stream)
+        gen_text_stream_push(r->stream, t);
+    return 0;
+}
+
+static int
+parse_ids(const char *s, int32_t **out, int *n, const char *what)
+{
+    int cap = 16;
+    int32_t *v = malloc((size_t)cap * sizeof(*v));
+    *n = 0;
+    if (!v)
+        return -1;
+    while (*s) {
+        while (*s == ',' || *s == ' ')
+            s++;
+        if (!*s)
+            break;
+        char *e;
+        errno = 0;
+        long x = strtol(s, &e, 10);
+        if (e == s || errno || x < 0 || x > 0x7fffffff || (*e && *e != ',' && *e != ' ')) {
+            fprintf(stderr, "npu-generate: %s: '%s' is not a list of token ids\n", what, s);
+            free(v);
+            return -1;
+        }
+        if (*n == cap) {
+            int32_t *nv = realloc(v, (size_t)(cap *= 2) * sizeof(*v));
+            if (!nv) {
+                free(v);
+                return -1;
+            }
+            v = nv;
+        }
+        v[(*n)++] = (int32_t)x;
+        s = e;
+    }
+    *out = v;
+    return 0;
+}
+
+static bool
+num_arg(const char *opt, const char *val, double lo, double hi, double *out)
+{
+    char *e;
+    double x = val ? strtod(val, &e) : 0;
+    if (!val || e == val || *e || !(x >= lo && x <= hi)) {
+        fprintf(stderr, "npu-generate: %s needs a number in %g..%g\n", opt, lo, hi);
+        return false;
+    }
+    *out = x;
+    return true;
+}
+
+int
+main(int argc, char **argv)
+{
+    const char *dir = NULL, *prompt = NULL, *prompt_ids = NULL, *logits_out = NULL,
+               *force_ids = NULL;
+    struct npu_llm_options o = {.backend = "auto"};
+    struct npu_llm_sampling sp = {.greedy = true, .temperature = 1, .top_p = 1};
+    bool ids_only = false, quiet = false, greedy_flag = false, sample_flag = false;
+    double max_new = 32, x;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(usage, stdout);
+            return 0;
+        } else if (!strcmp(a, "--prompt") && v) {
+            prompt = v, i++;
+        } else if (!strcmp(a, "--prompt-ids") && v) {
+            prompt_ids = v, i++;
+        } else if (!strcmp(a, "--max-new-tokens")) {
+            if (!num_arg(a, v, 0, 1 << 24, &max_new))
+                return 2;
+            i++;
+        } else if (!strcmp(a, "--backend") && v) {
+            o.backend = v, i++;
+        } else if (!strcmp(a, "--greedy")) {
+            greedy_flag = true;
+        } else if (!strcmp(a, "--temperature")) {
+            if (!num_arg(a, v, 1e-6, 1e6, &x))
+                return 2;
+            sp.temperature = (float)x, sample_flag = true, i++;
+        } else if (!strcmp(a, "--top-k")) {
+            if (!num_arg(a, v, 0, 1 << 30, &x))
+                return 2;
+            sp.top_k = (int)x, sample_flag = true, i++;
+        } else if (!strcmp(a, "--top-p")) {
+            if (!num_arg(a, v, 0, 1, &x))
+                return 2;
+            sp.top_p = (float)x, sample_flag = true, i++;
+        } else if (!strcmp(a, "--seed")) {
+            if (!num_arg(a, v, 0, 1.8e19, &x))
+                return 2;
+            sp.seed = (uint64_t)x, sample_flag = true, i++;
+        } else if (!strcmp(a, "--max-context")) {
+            if (!num_arg(a, v, 1, 1 << 20, &x))
+                return 2;
+            o.max_context = (int)x, i++;
+        } else if (!strcmp(a, "--ids")) {
+            ids_only = true;
+        } else if (!strcmp(a, "--quiet")) {
+            quiet = true;
+        } else if (!strcmp(a, "--logits-out") && v) {
+            logits_out = v, i++;
+        } else if (!strcmp(a, "--force-ids") && v) {
+            force_ids = v, i++;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "npu-generate: unknown option or missing value: %s\n%s", a, usage);
+            return 2;
+        } else if (!dir) {
+            dir = a;
+        } else {
+            fprintf(stderr, "npu-generate: more than one model folder: %s\n", a);
+            return 2;
+        }
+    }
+    if (!dir) {
+        fputs(usage, stderr);
+        return 2;
+    }
+    if (greedy_flag && sample_flag) {
+        fprintf(stderr, "npu-generate: --greedy and sampling options exclude each other\n");
+        return 2;
+    }
+    sp.greedy = !sample_flag;
+    if ((prompt != NULL) == (prompt_ids != NULL)) {
+        fprintf(stderr, "npu-generate: give exactly one of --prompt and --prompt-ids\n");
+        return 2;
+    }
+    int32_t *ids = NULL, *force = NULL;
+    int n = 0, nforce = 0;
+    if (prompt) {
+        if (gen_text_encode(dir, prompt, &ids, &n))
+            return 1;
+    } else if (parse_ids(prompt_ids, &ids, &n, "--prompt-ids")) {
+        return 2;
+    }
+    if (n == 0) {
+        fprintf(stderr, "npu-generate: the prompt has no tokens\n");
+        free(ids);
+        return 2;
+    }
+    if (force_ids && parse_ids(force_ids, &force, &nforce, "--force-ids")) {
+        free(ids);
+        return 2;
+    }
+    if (force && nforce < (int)max_new) {
+        fprintf(stderr, "npu-generate: --force-ids has %d ids for --max-new-tokens %d\n", nforce,
+                (int)max_new);
+        free(ids);
+        free(force);
+        return 2;
+    }
+    int rc = 1;
+    struct npu_llm *m = NULL;
+    struct run_ctx r = {.ids_only = ids_only, .cap = (int)max_new, .dir = dir};
+    enum npu_status st = npu_llm_load(dir, &o, &m);
+    if (st) {
+        fprintf(stderr, "npu-generate: cannot load %s: %s\n", dir, npu_status_str(st));
+        goto out;
+    }
+    const struct npu_llm_info *in = npu_llm_get_info(m);
+    r.vocab = in->vocab;
+    r.got = malloc(((size_t)max_new + 1) * sizeof(int32_t));
+    if (logits_out)
+        r.logits = malloc(((size_t)max_new + 1) * (size_t)in->vocab * sizeof(float));
+    if (!r.got || (logits_out && !r.logits)) {
+        fprintf(stderr, "npu-generate: out of memory\n");
+        goto out;
+    }
+    if (!quiet)
+        fprintf(stderr,
+                "model: %s, %d layers, hidden %d, %d heads (%d key/value), vocab %d; backend %s\n"
+                "KV cache: %zu bytes (max context %d tokens, fp32)\n",
+                in->architecture, in->n_layers, in->hidden, in->n_heads, in->n_kv_heads, in->vocab,
+                in->backend, in->kv_cache_bytes, in->max_context);
+    if (!quiet && strcmp(in->backend, "cpu"))
+        fprintf(
+            stderr, "decode program: %d NPU job(s), %d CPU step(s) (%d MatMul), %d conversion(s)\n",
+            in->decode_npu_jobs, in->decode_cpu_steps, in->decode_cpu_matmuls, in->decode_converts);
+    struct npu_llm_stats s;
+    st = npu_llm_generate(m, ids, n, (int)max_new, &sp, force, on_token, &r, &s);
+    if (r.stream)
+        gen_text_stream_close(r.stream);
+    if (st) {
+        fprintf(stderr, "npu-generate: generation failed: %s\n", npu_status_str(st));
+        goto out;
+    }
+    if (ids_only) {
+        fputs("ids:", stdout);
+        for (int i = 0; i < r.n_got; i++)
+            printf(" %d", r.got[i]);
+        fputc('\n', stdout);
+    }
+    if (!quiet) {
+        const char *label = npu_timing_model()->label;
+        int steps = s.new_tokens > 1 ? s.new_tokens - 1 : 0;
+        fprintf(stderr, "prompt tokens: %d; prefill %.3f ms host", s.prompt_tokens,
+                s.prefill_host_s * 1e3);
+        if (s.modeled)
+            fprintf(stderr, ", %.3f ms modeled (%s)", s.prefill_modeled_s * 1e3, label);
+        fprintf(stderr, "; compile %.3f s\n", s.compile_s);
+        fprintf(stderr, "decode: %d token(s), %d step(s)", s.new_tokens, steps);
+        if (steps) {
+            fprintf(stderr, ", %.3f ms/token host", s.decode_host_s * 1e3 / steps);
+            if (s.modeled)
+                fprintf(stderr, ", %.3f ms/token modeled (%s)", s.decode_modeled_s * 1e3 / steps,
+                        label);
+            if (s.decode_npu_wait_s > 0)
+                fprintf(stderr, "; host work besides the NPU %.3f ms/token",
+                        (s.decode_host_s - s.decode_npu_wait_s) * 1e3 / steps);
+        }
+        fputc('\n', stderr);
+        if (s.stop == NPU_LLM_STOP_EOS)
+            fprintf(stderr, "stopped: end of sequence (token %d) after %d new token(s)\n",
+                    r.got[r.n_got - 1], s.new_tokens);
+        else
+            fprintf(stderr, "stopped: limit of %d new token(s) reached\n", (int)max_new);
+    }
+    if (logits_out) {
+        struct npu_tensor t = {
+            .dtype = NPU_DTYPE_FP32, .ndim = 2, .dims = {r.n_got, in->vocab}, .data = r.logits};
+        if (npu_npy_write(logits_out, &t)) {
+            fprintf(stderr, "npu-generate: cannot write %s\n", logits_out);
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    npu_llm_free(m);
+    free(r.got);
+    free(r.logits);
+    free(ids);
+    free(force);
+    return rc;
+}
