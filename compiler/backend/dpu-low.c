@@ -25,6 +25,25 @@ dl_npu_value(const struct rkd *b, const struct npu_value *v)
     return NULL;
 }
 
+/* Predictions made inside one outermost prediction, by (value, depth): a dry lowering asks
+ * for its inputs' views more than once (dl_input, dl_view), and each asks its producer's
+ * the same way, so without this a chain costs 2^depth dry lowerings per node (a 500-node
+ * Relu chain: 67 M register writes emitted). A prediction depends on the value and the depth
+ * alone (dry lowerings see no compile context and change nothing), and the graph does not
+ * change while the outermost one runs, so a remembered answer is the one it would compute.
+ * The table lives for that one outermost call (per thread) and is then forgotten. */
+struct pv_entry {
+    const struct npu_value *v;
+    int depth;
+    bool ok;
+    struct vmap vm;
+};
+static _Thread_local struct {
+    int active; /* nesting of predict_view calls */
+    int n;
+    struct pv_entry e[64];
+} pv_memo;
+
 /* Dry runs do not have the NPU values yet: the view a DPU-lowered producer will give its result
  * is predicted by a dry lowering of that producer (depth-limited). */
 static bool
@@ -36,6 +55,13 @@ predict_view(const struct npu_value *v, struct vmap *vm, int depth)
     const struct npu_op_handler *h = npu_op_handler(p->op);
     if (!h || h->lower != npu_dpu_lower || p->device == NPU_DEVICE_CPU)
         return false;
+    for (int i = 0; i < pv_memo.n; i++)
+        if (pv_memo.e[i].v == v && pv_memo.e[i].depth == depth) {
+            if (pv_memo.e[i].ok)
+                *vm = pv_memo.e[i].vm;
+            return pv_memo.e[i].ok;
+        }
+    pv_memo.active++;
     struct rkd sub;
     rkd_init(&sub, NULL, p);
     sub.depth = depth + 1;
@@ -43,6 +69,16 @@ predict_view(const struct npu_value *v, struct vmap *vm, int depth)
     if (ok)
         *vm = *(const struct vmap *)sub.result_view;
     rkd_fini(&sub);
+    if (--pv_memo.active == 0) {
+        pv_memo.n = 0; /* the outermost prediction is done: forget */
+    } else if (pv_memo.n < (int)NPU_ARRAY_SIZE(pv_memo.e)) {
+        struct pv_entry *e = &pv_memo.e[pv_memo.n++];
+        e->v = v;
+        e->depth = depth;
+        e->ok = ok;
+        if (ok)
+            e->vm = *vm;
+    }
     return ok;
 }
 
@@ -215,9 +251,8 @@ dl_const_kind(const float *full, int64_t n, const struct vmap *vm, float *chv)
     bool *seen = calloc(C, 1);
     if (!seen)
         return 2;
-    for (int64_t i = 0; i < n && (scalar || chan); i++) {
-        uint32_t o[3];
-        dl_cyx(vm, i, o);
+    uint32_t o[3] = {0, 0, 0};
+    for (int64_t i = 0; i < n && (scalar || chan); i++, dl_cyx_next(vm, o)) {
         if (full[i] != full[0] && !(isnan(full[i]) && isnan(full[0])))
             scalar = false;
         if (!seen[o[0]]) {
@@ -263,9 +298,8 @@ dl_map_const(struct rkd *b, const char *name, const float *full, int64_t n, cons
         b->err = NPU_ERR_NOMEM;
         return m;
     }
-    for (int64_t i = 0; i < n; i++) {
-        uint32_t o[3];
-        dl_cyx(vm, i, o);
+    uint32_t o[3] = {0, 0, 0};
+    for (int64_t i = 0; i < n; i++, dl_cyx_next(vm, o)) {
         uint16_t h = npu_fp32_to_fp16(full[i]);
         size_t at =
             (size_t)(o[0] / 8) * m.surf * 16 + ((size_t)o[1] * m.line + o[2]) * 16 + (o[0] % 8) * 2;

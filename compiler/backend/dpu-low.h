@@ -44,6 +44,27 @@ struct npu_value *dl_npu_value(const struct rkd *b, const struct npu_value *v);
 bool dl_view(const struct rkd *b, const struct npu_value *v, struct vmap *vm);
 /* Logical element index -> (c, y, x) under a view. */
 void dl_cyx(const struct vmap *vm, int64_t idx, uint32_t out[3]);
+/* (c, y, x) of element idx + 1 from that of element idx: what dl_cyx gives, without its
+ * divisions, for walks over every element in order (constant layouts, copy classification). */
+static inline void
+dl_cyx_next(const struct vmap *vm, uint32_t o[3])
+{
+    if (vm->order == NPU_VIEW_NCHW) {
+        if (++o[2] == vm->view[2]) {
+            o[2] = 0;
+            if (++o[1] == vm->view[1]) {
+                o[1] = 0;
+                o[0]++;
+            }
+        }
+    } else if (++o[0] == vm->view[0]) {
+        o[0] = 0;
+        if (++o[2] == vm->view[2]) {
+            o[2] = 0;
+            o[1]++;
+        }
+    }
+}
 /* Adds v as an input read in view vm (inserting rk.ToNpu for host values) and returns the
  * packed fp16 map; false (reason in w) when v cannot be read that way. */
 bool dl_input(struct rkd *b, struct npu_value *v, const struct vmap *vm, struct npu_dpu_map *m,

@@ -60,15 +60,49 @@ addr_of(const struct vmap *v, const uint32_t o[3])
            ((int64_t)o[1] * v->view[2] + o[2]) * 16 + (o[0] % 8) * 2;
 }
 
+/* Walks output elements 0, 1, ... in order: their (c, y, x) under the output view and the
+ * input element remap_idx gives, both kept incrementally (the input's (c, y, x) is the one
+ * computation per element left). The same answers as dl_cyx and remap_idx per index. */
+struct walk {
+    const struct remap *r;
+    int64_t q[NPU_MAX_DIMS]; /* output coordinates, last fastest */
+    int64_t ii;              /* remap_idx(r, i) */
+    uint32_t a[3];           /* dl_cyx(out, i) */
+};
+
+static void
+walk_init(struct walk *w, const struct remap *r)
+{
+    memset(w, 0, sizeof(*w));
+    w->r = r;
+    w->ii = remap_idx(r, 0);
+}
+
+static void
+walk_next(struct walk *w, const struct vmap *out)
+{
+    const struct remap *r = w->r;
+    dl_cyx_next(out, w->a);
+    for (int d = r->ndim - 1; d >= 0; d--) {
+        w->ii += r->in_strides[d];
+        if (++w->q[d] < r->out_dims[d])
+            break;
+        /* this digit wraps (the top one too, as remap_idx's modulo does) */
+        w->ii -= w->q[d] * r->in_strides[d];
+        w->q[d] = 0;
+    }
+}
+
 /* Same bytes: every output element sits where its input element sits. */
 static bool
 same_bytes(const struct vmap *in, const struct vmap *out, const struct remap *r, int64_t n)
 {
-    for (int64_t i = 0; i < n; i++) {
-        uint32_t a[3], b[3];
-        dl_cyx(out, i, a);
-        dl_cyx(in, remap_idx(r, i), b);
-        if (addr_of(out, a) != addr_of(in, b))
+    struct walk w;
+    walk_init(&w, r);
+    for (int64_t i = 0; i < n; i++, walk_next(&w, out)) {
+        uint32_t b[3];
+        dl_cyx(in, w.ii, b);
+        if (addr_of(out, w.a) != addr_of(in, b))
             return false;
     }
     return true;
@@ -79,10 +113,12 @@ static bool
 const_offset(const struct vmap *in, const struct vmap *out, const struct remap *r, int64_t n,
              int64_t d[3])
 {
-    for (int64_t i = 0; i < n; i++) {
-        uint32_t a[3], b[3];
-        dl_cyx(out, i, a);
-        dl_cyx(in, remap_idx(r, i), b);
+    struct walk w;
+    walk_init(&w, r);
+    for (int64_t i = 0; i < n; i++, walk_next(&w, out)) {
+        uint32_t b[3];
+        const uint32_t *a = w.a;
+        dl_cyx(in, w.ii, b);
         int64_t e[3] = {(int64_t)b[0] - a[0], (int64_t)b[1] - a[1], (int64_t)b[2] - a[2]};
         if (i == 0) {
             memcpy(d, e, sizeof(e));

@@ -146,7 +146,9 @@ npu_pass_fuse_attention(struct npu_graph *g)
     enum npu_status st = NPU_OK;
     for (struct npu_node *n = g->head, *next; n; n = next) {
         next = n->next;
-        if (n->op == NPU_OP_SOFTMAX && n->in[0] && try_fuse(g, n, &st))
+        if (n->op != NPU_OP_SOFTMAX || !n->in[0])
+            continue; /* the graph is unchanged: the uses are still current */
+        if (try_fuse(g, n, &st))
             next = g->head;
         if (st)
             return st;

@@ -13,6 +13,9 @@
  * for any thread count. OpenBLAS is therefore pinned to one thread (its own
  * pool would otherwise compete with ours for the same cores).
  */
+#include <stdio.h>
+#include <strings.h>
+
 #include "npu-cpu-internal.h"
 
 #ifdef NPU_HAVE_BLAS
@@ -63,12 +66,6 @@ blas_takes(int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, int64_t ld
 }
 #endif
 
-void
-cpu_gemm_use_blas(bool on)
-{
-    __atomic_store_n(&blas_on, on && cpu_have_blas(), __ATOMIC_RELAXED);
-}
-
 bool
 cpu_have_blas(void)
 {
@@ -77,6 +74,155 @@ cpu_have_blas(void)
 #else
     return false;
 #endif
+}
+
+/* ---- which fp32 GEMM runs, and why ------------------------------------------------------------
+ * Debian's OpenBLAS is built with DYNAMIC_ARCH and picks its kernel set when it is loaded, from
+ * a table of CPUs it knows. A CPU newer than that table gets a generic set ("Prescott": SSE3,
+ * a quarter of an AVX-512 machine's speed), silently; the core it picked is only readable
+ * after the fact (openblas_get_corename), and OPENBLAS_CORETYPE is read at load time, before
+ * any code of ours runs. So the fp32 path is decided here, once: the ISA level of the kernel
+ * set OpenBLAS runs is compared with the CPU's own (cpuid), and when OpenBLAS's is lower our
+ * packed micro-kernels (AVX2+FMA or AVX-512, chosen by CPU feature) take the fp32 GEMMs.
+ * NPU_CPU_GEMM=openblas|own forces a path. fp64 stays with BLAS (our fp64 loop is plain). */
+
+/* ISA levels: 0 scalar/SSE, 1 AVX, 2 AVX2+FMA, 3 AVX-512F; NEON counts as 2 on aarch64 */
+static int
+cpu_isa_level(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f"))
+        return 3;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        return 2;
+    if (__builtin_cpu_supports("avx"))
+        return 1;
+    return 0;
+#elif defined(__aarch64__)
+    return 2;
+#else
+    return 0;
+#endif
+}
+
+static const char *
+isa_name(int level)
+{
+#if defined(__aarch64__)
+    return level >= 2 ? "NEON" : "scalar";
+#else
+    static const char *const n[] = {"SSE", "AVX", "AVX2+FMA", "AVX-512"};
+    return n[level < 0 ? 0 : level > 3 ? 3 : level];
+#endif
+}
+
+/* The ISA level of an OpenBLAS x86-64 kernel set, by the core name OpenBLAS reports;
+ * -1 for a name not in this table (then it is trusted). */
+int
+cpu_openblas_core_level(const char *core)
+{
+    static const struct {
+        const char *name;
+        int level;
+    } t[] = {
+        {"SkylakeX", 3},    {"Cooperlake", 3},  {"SapphireRapids", 3}, {"Haswell", 2},
+        {"Zen", 2},         {"Sandybridge", 1}, {"Bulldozer", 1},      {"Piledriver", 1},
+        {"Steamroller", 1}, {"Excavator", 1},   {"Prescott", 0},       {"Core2", 0},
+        {"Penryn", 0},      {"Dunnington", 0},  {"Nehalem", 0},        {"Atom", 0},
+        {"Nano", 0},        {"Opteron", 0},     {"Opteron(SSE3)", 0},  {"Barcelona", 0},
+        {"Bobcat", 0},      {"Katmai", 0},      {"Coppermine", 0},     {"Northwood", 0},
+        {"Banias", 0},      {"Athlon", 0},      {"Generic", 0},
+    };
+    if (!core)
+        return -1;
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+        if (!strcasecmp(core, t[i].name))
+            return t[i].level;
+    return -1;
+}
+
+static pthread_once_t path_once = PTHREAD_ONCE_INIT;
+static bool path_own;      /* fp32 GEMM on our micro-kernels although BLAS is there */
+static char path_why[256]; /* the reason, for npu-info */
+static char path_name[96]; /* "OpenBLAS 0.3.21 (Haswell kernels)", "own AVX-512 6x32" */
+
+static void own_kernel_name(char *buf, size_t n);
+
+static void
+path_decide(void)
+{
+    int cpu = cpu_isa_level();
+    const char *force = getenv("NPU_CPU_GEMM");
+    char own[64];
+    own_kernel_name(own, sizeof(own));
+    if (!blas_enabled()) {
+        path_own = true;
+        snprintf(path_name, sizeof(path_name), "own %s", own);
+        snprintf(path_why, sizeof(path_why), "%s",
+                 cpu_have_blas() ? "BLAS switched off (NPU_CPU_BLAS=0)" : "built without OpenBLAS");
+        return;
+    }
+    const char *core = NULL;
+#ifdef NPU_HAVE_OPENBLAS_CORENAME
+    core = openblas_get_corename();
+#endif
+    int blas = -1;
+#if defined(__x86_64__)
+    blas = cpu_openblas_core_level(core);
+#endif
+    if (force && !strcmp(force, "own")) {
+        path_own = true;
+        snprintf(path_why, sizeof(path_why), "NPU_CPU_GEMM=own");
+    } else if (force && !strcmp(force, "openblas")) {
+        path_own = false;
+        snprintf(path_why, sizeof(path_why), "NPU_CPU_GEMM=openblas");
+    } else if (blas >= 0 && blas < cpu && cpu >= 2) {
+        path_own = true;
+        snprintf(path_why, sizeof(path_why),
+                 "OpenBLAS picked its '%s' kernels (%s) on a CPU with %s (%s); ours use %s", core,
+                 isa_name(blas), isa_name(cpu),
+                 blas == 0 ? "a generic fallback: it does not know this CPU"
+                           : "it does not know this CPU's wider units",
+                 isa_name(cpu));
+    } else {
+        path_own = false;
+        if (blas >= 0)
+            snprintf(path_why, sizeof(path_why), "OpenBLAS's '%s' kernels use %s, the CPU has %s",
+                     core, isa_name(blas), isa_name(cpu));
+        else
+            snprintf(path_why, sizeof(path_why), "OpenBLAS core '%s' (CPU: %s)",
+                     core ? core : "unknown", isa_name(cpu));
+    }
+    if (path_own)
+        snprintf(path_name, sizeof(path_name), "own %s", own);
+    else
+        snprintf(path_name, sizeof(path_name), "OpenBLAS (%s kernels)", core ? core : "?");
+}
+
+const char *
+npu_cpu_gemm_path(const char **why)
+{
+    pthread_once(&path_once, path_decide);
+    if (why)
+        *why = path_why;
+    return path_name;
+}
+
+/* fp32 GEMMs go to BLAS unless the path decided on our own kernels */
+static bool
+sgemm_blas(void)
+{
+    pthread_once(&path_once, path_decide);
+    return !path_own;
+}
+
+void
+cpu_gemm_use_blas(bool on)
+{
+    pthread_once(&path_once, path_decide);
+    __atomic_store_n(&blas_on, on && cpu_have_blas(), __ATOMIC_RELAXED);
+    path_own = !(on && cpu_have_blas());
 }
 
 /* ---- fallback fp32 GEMM --------------------------------------------------------------------- */
@@ -186,6 +332,24 @@ uk_pick(void)
         uk_fn = ukernel32;
         uk_nr = 32;
     }
+#endif
+}
+
+static void
+own_kernel_name(char *buf, size_t n)
+{
+    pthread_once(&uk_once, uk_pick);
+#ifdef HAVE_UKERNEL32
+    if (uk_fn == ukernel32)
+        snprintf(buf, n, "AVX-512 6x32 micro-kernel");
+    else if (uk_fn == ukernel16_avx2)
+        snprintf(buf, n, "AVX2+FMA 6x16 micro-kernel");
+    else
+        snprintf(buf, n, "baseline-ISA 6x16 micro-kernel");
+#elif defined(__aarch64__)
+    snprintf(buf, n, "NEON 6x16 micro-kernel");
+#else
+    snprintf(buf, n, "portable 6x16 micro-kernel");
 #endif
 }
 
@@ -363,7 +527,7 @@ cpu_sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const 
     if (M <= 0 || N <= 0)
         return;
 #ifdef NPU_HAVE_BLAS
-    if (blas_takes(M, N, K, lda, ldb, ldc)) {
+    if (sgemm_blas() && blas_takes(M, N, K, lda, ldb, ldc)) {
         cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
                     (int)M, (int)N, (int)K, alpha, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
         return;

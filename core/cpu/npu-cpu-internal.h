@@ -635,5 +635,8 @@ void cpu_gemm_use_blas(bool on);
 /* The fallback kernel's panel width: 16 (AVX2/NEON/SSE) or 32 (AVX-512, if the CPU has it);
  * `want` 0 just reports. Not thread-safe against running GEMMs: tests and benchmarks only. */
 int cpu_gemm_kernel_width(int want);
+/* The ISA level (0 SSE, 1 AVX, 2 AVX2+FMA, 3 AVX-512) of an OpenBLAS x86-64 core name as
+ * openblas_get_corename() gives it; -1 for a name not known. */
+int cpu_openblas_core_level(const char *core);
 
 #endif /* NPU_CPU_INTERNAL_H */

@@ -4,14 +4,31 @@
  * and formatter that npu-dis, the simulator and IR dumps share. Everything here reads the
  * database; nothing knows a register offset by itself.
  */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "npu-regcmd.h"
 
-const struct npu_reg_info *
-npu_reg_lookup(uint32_t offset)
+/* Every regcmd write is checked against the database (npu_emit, the simulator, the evidence
+ * classifier): lookups by offset are a direct index, built once from the sorted table, rather
+ * than a search. Entry k is 1 + the table index of the register at offset 4k, 0 for none. */
+static uint16_t reg_index[0x10000 / 4];
+static pthread_once_t reg_index_once = PTHREAD_ONCE_INIT;
+
+static void
+reg_index_build(void)
+{
+    for (unsigned i = 0; i < npu_rk3588_n_regs && i < UINT16_MAX; i++) {
+        uint32_t o = npu_rk3588_regs[i].offset;
+        if (!(o & 3) && !reg_index[o / 4])
+            reg_index[o / 4] = (uint16_t)(i + 1);
+    }
+}
+
+static const struct npu_reg_info *
+reg_search(uint32_t offset)
 {
     unsigned lo = 0, hi = npu_rk3588_n_regs;
 
@@ -27,6 +44,18 @@ npu_reg_lookup(uint32_t offset)
             hi = mid;
     }
     return NULL;
+}
+
+const struct npu_reg_info *
+npu_reg_lookup(uint32_t offset)
+{
+    if (offset > 0xffff)
+        return NULL;
+    if (offset & 3)
+        return reg_search(offset); /* the table holds none today; searched all the same */
+    pthread_once(&reg_index_once, reg_index_build);
+    unsigned k = reg_index[offset / 4];
+    return k ? &npu_rk3588_regs[k - 1] : NULL;
 }
 
 const struct npu_reg_info *

@@ -520,6 +520,9 @@ main(int argc, char **argv)
     }
     printf("CPU kernels benchmark: %d threads, BLAS %s\n", nthreads,
            cpu_have_blas() ? "OpenBLAS (pinned to 1 thread; our pool splits the work)" : "none");
+    const char *gemm_why = NULL;
+    const char *gemm_path = npu_cpu_gemm_path(&gemm_why);
+    printf("fp32 GEMM path chosen: %s (%s)\n", gemm_path, gemm_why);
     if (!quick)
         printf("fp32 peak (register-resident FMA loop, %s): %.1f GFLOP/s on 1 core, %.1f on %d\n",
                isa, peak1, peakN, nthreads);

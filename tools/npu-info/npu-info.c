@@ -5,13 +5,15 @@
  * version, whether it runs strict or lenient and the timing model its
  * figures come from. With "auto" (the default) it first says which backend
  * was chosen and why each one before it was passed over (no node with its
- * driver, permission denied, unknown driver version).
+ * driver, permission denied, unknown driver version). Last, the host side: the fp32 GEMM
+ * path the CPU executor runs on this machine and why (never a generic BLAS kernel silently).
  *
  *   npu-info [-b BACKEND] [--lenient]      BACKEND: auto (default), sim, rknpu, rocket
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "npu/npu-cpu.h"
 #include "npu/npu-device.h"
 
 static int
@@ -78,6 +80,9 @@ main(int argc, char **argv)
         printf("timing:       modeled (%s)\n", info.timing_model);
     else
         printf("timing:       measured by the hardware\n");
+    const char *why = NULL;
+    const char *gemm = npu_cpu_gemm_path(&why);
+    printf("cpu gemm:     %s: %s\n", gemm, why);
     npu_device_close(dev);
     return 0;
 }

@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "npu/npu-build.h"
 #include "npu/npu-evidence.h"
@@ -127,6 +129,8 @@ static const char usage[] =
     "                          single, worst first: printed, and written to FILE as JSON\n"
     "        --emit-qdq FILE   also write the quantised graph as a QDQ ONNX model (the same\n"
     "                          arithmetic, for ONNX Runtime or any QDQ importer)\n"
+    "        --stats           print the compile time (wall and CPU) and the peak memory\n"
+    "                          (getrusage maxrss) on stderr\n"
     "    -q, --quiet           no summary\n"
     "    -h, --help            this text\n"
     "\n"
@@ -412,6 +416,26 @@ info(const char *path)
     return 0;
 }
 
+/* --stats: what compiling cost, for compile-time work (docs/performance.md). Wall time of
+ * npu_build (load, passes, partition, lowering, codegen), the process's CPU time so far and
+ * its peak resident memory. */
+static void
+print_stats(const struct npu_built *b, double wall_s)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru)) {
+        fprintf(stderr, "stats: compile %.3f s wall\n", wall_s);
+        return;
+    }
+    double cpu_s = (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
+                   (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
+    fprintf(stderr,
+            "stats: compile %.3f s wall (build %.3f s), %.3f s CPU (process), peak memory "
+            "%.1f MB (maxrss), %d steps, %d jobs\n",
+            wall_s, b->compile_s, cpu_s, (double)ru.ru_maxrss / 1024.0, b->prog->n_steps,
+            b->prog->n_jobs);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -439,7 +463,8 @@ main(int argc, char **argv)
         O_HYBRID,
         O_KEEP,
         O_ACCURACY,
-        O_QDQ
+        O_QDQ,
+        O_STATS
     };
     static const struct option lopts[] = {
         {"output", required_argument, NULL, 'o'},
@@ -471,6 +496,7 @@ main(int argc, char **argv)
         {"keep-float", required_argument, NULL, O_KEEP},
         {"accuracy", required_argument, NULL, O_ACCURACY},
         {"emit-qdq", required_argument, NULL, O_QDQ},
+        {"stats", no_argument, NULL, O_STATS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -479,6 +505,7 @@ main(int argc, char **argv)
     bool emit_ir = false, explain = false, want_info = false, print = false, quiet = false;
     bool want_evidence = false, quantize = false;
     struct quant_cli qc = {.o = {.mode = NPU_QUANT_W8A8}};
+    bool want_stats = false;
     int c;
     char *end;
     while ((c = getopt_long(argc, argv, "o:d:p:t:qh", lopts, NULL)) != -1) {
@@ -544,6 +571,7 @@ main(int argc, char **argv)
                 return 2;
             }
             break;
+        case O_STATS: want_stats = true; break;
         case O_CPUCOST:
             if (npu_cpu_cost_mode_parse(optarg, &bo.cpu_cost)) {
                 fprintf(stderr, "npuc: --cpu-cost %s: use board, measured or auto\n", optarg);
@@ -646,10 +674,15 @@ main(int argc, char **argv)
     bo.emit_ir = emit_ir ? stdout : NULL;
     bo.report = explain ? &rep : NULL;
     struct npu_built *b = NULL;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     if (npu_build(model, &bo, &b)) {
         fprintf(stderr, "npuc: %s: %s failed\n", model, qc.failed ? "quantisation" : "compilation");
         return 1;
     }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (want_stats)
+        print_stats(b, (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
     if (explain)
         npu_partition_report_print(&rep, stdout);
     if (print)

@@ -42,6 +42,11 @@ enum npu_status npu_cpu_run(struct npu_cpu_ctx *ctx, enum npu_op op, const struc
                             const struct npu_tensor *const *in, int nin,
                             struct npu_tensor *const *out, int nout);
 
+/* The fp32 GEMM path the CPU kernels use on this machine ("OpenBLAS (Haswell kernels)",
+ * "own AVX-512 6x32 micro-kernel", ...) and, in *why if not NULL, the reason it was chosen
+ * (e.g. OpenBLAS running generic kernels on a CPU it does not know). Decided once. */
+const char *npu_cpu_gemm_path(const char **why);
+
 #ifdef __cplusplus
 }
 #endif

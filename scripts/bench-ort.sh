@@ -1,0 +1,117 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# bench-ort.sh: our CPU executor against ONNX Runtime, one command (issue 16). For every
+# model folder (model.onnx + in.<input>.npy) both run the same inputs with the same thread
+# count (1 and 2 by default) in the default environment (no BLAS variables are set here);
+# model by model, ORT then ours (so that both see the same load on a shared machine), each
+# side's best time over --runs runs (after warm-up) is compared and the ratio ORT time / our
+# time printed (> 1: we are faster), with the geometric mean per thread count.
+# With --compile also `npuc --stats` (compile for the NPU, default partition) against ORT's
+# session creation of the same file.
+#
+#   scripts/bench-ort.sh [-C BUILD_DIR] [--runs N] [--threads "1 2"] [--compile] [MODEL_DIR...]
+#
+# Default models: tests/models/data/*/ and whatever BUILD_DIR/tests/models/data holds (the
+# on-demand bench models: `ninja -C build bench-models-data` or `ninja -C build siglip-b16`).
+# ORT is the npm package onnxruntime-node, installed with --ignore-scripts into
+# $OPENNPU_ORT_DIR (default ${XDG_CACHE_HOME:-$HOME/.cache}/opennpu/onnxruntime-node) on first
+# use, as tests/models/check-ort.sh does. Needs node and npm; exits 77 (skip) without them.
+# Timing is wall clock on a possibly shared machine: take ratios from one run of this script.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(dirname "$here")
+build=$src/build
+runs=10
+threads="1 2"
+compile=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    -C) build=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    --threads) threads=$2; shift 2 ;;
+    --compile) compile=1; shift ;;
+    -h|--help) sed -n '3,19p' "$0"; exit 0 ;;
+    -*) echo "bench-ort: unknown option $1" >&2; exit 2 ;;
+    *) break ;;
+  esac
+done
+npu_run=$build/tools/npu-run/npu-run
+npuc=$build/tools/npuc/npuc
+[ -x "$npu_run" ] || { echo "bench-ort: $npu_run not built (ninja -C $build)" >&2; exit 1; }
+command -v node >/dev/null 2>&1 || { echo "bench-ort: node not found: skipped" >&2; exit 77; }
+ort=${OPENNPU_ORT_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/opennpu/onnxruntime-node}
+if [ ! -d "$ort/node_modules/onnxruntime-node" ]; then
+  command -v npm >/dev/null 2>&1 || { echo "bench-ort: npm not found: skipped" >&2; exit 77; }
+  mkdir -p "$ort"
+  echo "bench-ort: installing onnxruntime-node into $ort"
+  (cd "$ort" && npm install --silent --no-audit --no-fund --ignore-scripts onnxruntime-node) ||
+    { echo "bench-ort: cannot install onnxruntime-node: skipped" >&2; exit 77; }
+fi
+if [ $# -eq 0 ]; then
+  set -- "$src"/tests/models/data/*/
+  for d in "$build"/tests/models/data/*/; do
+    [ -f "$d/model.onnx" ] && set -- "$@" "$d"
+  done
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# our best time (ms) of a model folder, or "error"
+ours() {
+  d=$1 t=$2
+  set --
+  for f in "$d"/in.*.npy; do
+    [ -f "$f" ] || continue
+    n=$(basename "$f" .npy)
+    set -- "$@" --input "${n#in.}=$f"
+  done
+  "$npu_run" "$d/model.onnx" -b cpu -t "$t" -n $((runs + 2)) "$@" > "$tmp/run.txt" 2>&1 ||
+    { echo error; return; }
+  sed -n 's/^time .* mean, \([0-9.]*\) ms min.*/\1/p' "$tmp/run.txt"
+}
+
+echo "CPU executor vs ONNX Runtime: best of $runs runs each, same inputs, default environment"
+echo "host: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs," \
+     "load $(cut -d' ' -f1-3 /proc/loadavg)"
+"$build/tools/npu-info/npu-info" -b sim 2>/dev/null | grep '^cpu gemm' || true
+for t in $threads; do
+  printf '\n%-24s %8s %12s %12s %10s\n' model threads "ours (ms)" "ORT (ms)" "ORT/ours"
+  logsum=0 count=0
+  for d in "$@"; do
+    name=$(basename "$d")
+    # ORT then ours, model by model: on a shared machine both see the same load
+    node "$here/bench-ort.mjs" "$ort" "$t" "$runs" "$d" >> "$tmp/ort-$t.txt"
+    o=$(ours "$d" "$t")
+    r=$(awk -v n="$name" '$1 == "ort" && $2 == n && $4 ~ /^create_ms/ {
+          sub("min_ms=", "", $5); print $5 }' "$tmp/ort-$t.txt")
+    # npu-run prints ms with 3 decimals: below 10 us the figure is too coarse for a ratio
+    if [ "$o" != error ] && [ -n "$o" ] && awk -v o="$o" 'BEGIN { exit !(o < 0.010) }'; then
+      printf '%-24s %8s %12s %12s %10s\n' "$name" "$t" "<0.010" "${r:-error}" "(not timed)"
+      continue
+    fi
+    if [ "$o" = error ] || [ -z "$o" ] || [ -z "$r" ]; then
+      printf '%-24s %8s %12s %12s %10s\n' "$name" "$t" "${o:-?}" "${r:-error}" "-"
+      continue
+    fi
+    line=$(awk -v o="$o" -v r="$r" 'BEGIN { x = r / o; printf "%.3f %.6f", x, log(x) }')
+    printf '%-24s %8s %12s %12s %9sx\n' "$name" "$t" "$o" "$r" "${line% *}"
+    logsum=$(awk -v a="$logsum" -v b="${line#* }" 'BEGIN { printf "%.6f", a + b }')
+    count=$((count + 1))
+  done
+  [ $count -gt 0 ] && awk -v s="$logsum" -v n="$count" -v t="$t" \
+    'BEGIN { printf "geometric mean of ORT/ours, %d thread(s), %d models: %.3fx\n", t, n, exp(s / n) }'
+done
+
+if [ $compile -eq 1 ]; then
+  printf '\n%-24s %14s %14s %16s %10s\n' model "npuc wall (s)" "npuc CPU (s)" "ORT create (s)" "ORT/npuc"
+  for d in "$@"; do
+    name=$(basename "$d")
+    "$npuc" "$d/model.onnx" -q --stats > /dev/null 2> "$tmp/stats.txt" || { echo "$name: npuc failed"; continue; }
+    w=$(sed -n 's/^stats: compile \([0-9.]*\) s wall.*/\1/p' "$tmp/stats.txt")
+    c=$(sed -n 's/^stats: .* \([0-9.]*\) s CPU.*/\1/p' "$tmp/stats.txt")
+    r=$(awk -v n="$name" '$1 == "ort" && $2 == n { sub("create_ms=", "", $4); print $4 / 1000 }' \
+        "$tmp/ort-$(echo $threads | cut -d' ' -f1).txt")
+    printf '%-24s %14s %14s %16s %9sx\n' "$name" "$w" "$c" "${r:-?}" \
+      "$(awk -v w="$w" -v r="${r:-0}" 'BEGIN { printf "%.2f", (w > 0 ? r / w : 0) }')"
+  done
+fi

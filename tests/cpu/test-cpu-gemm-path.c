@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test-cpu-gemm-path.c: the fp32 GEMM path is chosen by what the CPU can do, never a
+ * generic BLAS kernel silently (issue 16). Checks the table of OpenBLAS core names, that
+ * npu_cpu_gemm_path() names a path and a reason, and - run by meson a second time with
+ * OPENBLAS_CORETYPE=Prescott, which makes OpenBLAS load its SSE3 kernels as it does on a CPU
+ * it does not know - that an AVX2 or AVX-512 CPU then runs our own micro-kernels. Either
+ * way a 67x300x45 product through npu_cpu_run agrees with a double-precision loop.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../core/cpu/npu-cpu-internal.h"
+#include "cpu-test-util.h"
+#include "npu-test.h"
+
+static void
+test_core_table(void)
+{
+    CHECK_EQ_INT(0, cpu_openblas_core_level("Prescott"));
+    CHECK_EQ_INT(0, cpu_openblas_core_level("Core2"));
+    CHECK_EQ_INT(0, cpu_openblas_core_level("Nehalem"));
+    CHECK_EQ_INT(1, cpu_openblas_core_level("Sandybridge"));
+    CHECK_EQ_INT(2, cpu_openblas_core_level("Haswell"));
+    CHECK_EQ_INT(2, cpu_openblas_core_level("zen"));
+    CHECK_EQ_INT(3, cpu_openblas_core_level("SkylakeX"));
+    CHECK_EQ_INT(3, cpu_openblas_core_level("Cooperlake"));
+    CHECK_EQ_INT(-1, cpu_openblas_core_level("NotACore"));
+    CHECK_EQ_INT(-1, cpu_openblas_core_level(NULL));
+}
+
+static void
+test_path(void)
+{
+    const char *why = NULL;
+    const char *path = npu_cpu_gemm_path(&why);
+    CHECK(path && *path);
+    CHECK(why && *why);
+    printf("fp32 GEMM path: %s (%s)\n", path ? path : "?", why ? why : "?");
+    if (!path)
+        return;
+    if (!cpu_have_blas())
+        CHECK(!strncmp(path, "own ", 4));
+    const char *ct = getenv("OPENBLAS_CORETYPE");
+    const char *force = getenv("NPU_CPU_GEMM");
+    bool wide = false;
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    wide = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#endif
+    if (cpu_have_blas() && ct && !strcmp(ct, "Prescott") && wide && !force) {
+        /* the situation of issue 16: OpenBLAS on its generic kernels, our own take over */
+        CHECK(!strncmp(path, "own ", 4));
+        CHECK(strstr(why, "Prescott") != NULL);
+    }
+}
+
+static void
+test_product(void)
+{
+    const int64_t M = 67, K = 300, N = 45;
+    struct npu_tensor *a = tt_fill_rand(tt(NPU_DTYPE_FP32, 2, D(M), D(K)), -1, 1);
+    struct npu_tensor *b = tt_fill_rand(tt(NPU_DTYPE_FP32, 2, D(K), D(N)), -1, 1);
+    struct npu_tensor *y = tt(NPU_DTYPE_FP32, 2, D(M), D(N));
+    struct npu_tensor *in[2] = {a, b}, *out[1] = {y};
+    CHECK_EQ_INT(NPU_OK, run2(NPU_OP_MATMUL, NULL, 2, in, 1, out));
+    double worst = 0;
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            double acc = 0;
+            for (int64_t k = 0; k < K; k++)
+                acc += tt_get(a, i * K + k) * tt_get(b, k * N + j);
+            double e = fabs(acc - tt_get(y, i * N + j));
+            worst = e > worst ? e : worst;
+        }
+    CHECK(worst < 1e-3);
+    tt_free(a), tt_free(b), tt_free(y);
+}
+
+int
+main(void)
+{
+    tctx_init();
+    test_core_table();
+    test_path();
+    test_product();
+    CHECK_EQ_INT(0, t_thread_mismatches);
+    tctx_fini();
+    return npu_test_done("test-cpu-gemm-path");
+}
