@@ -24,8 +24,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "llm-json.h"
 #include "llm-priv.h"
+#include "npu-json.h"
 
 #define DOM "llm"
 #define MAX_HEADER (100u << 20)
@@ -54,7 +54,7 @@ read_text(const char *path, size_t *len)
     return buf;
 }
 
-static struct llm_json *
+static struct npu_json_doc *
 read_json(const char *path)
 {
     size_t len = 0;
@@ -63,11 +63,11 @@ read_json(const char *path)
         npu_err(DOM, "%s: cannot read (%s)", path, strerror(errno));
         return NULL;
     }
-    struct llm_json *j = llm_json_parse(t, len, err, sizeof(err));
+    struct npu_json_doc *doc = npu_json_parse(t, len, err, sizeof(err));
     free(t);
-    if (!j)
+    if (!doc)
         npu_err(DOM, "%s: not valid JSON: %s", path, err);
-    return j;
+    return doc;
 }
 
 /* ---- config.json ------------------------------------------------------------ */
@@ -156,16 +156,16 @@ static const struct key_rule known_keys[] = {
 };
 
 static bool
-get_int(const struct llm_json *cfg, const char *key, int lo, int hi, bool required, int *out,
+get_int(const struct npu_json *cfg, const char *key, int lo, int hi, bool required, int *out,
         const char *path)
 {
-    const struct llm_json *v = llm_json_get(cfg, key);
-    if (!v || v->type == LLM_JSON_NULL) {
+    const struct npu_json *v = npu_json_get(cfg, key);
+    if (!v || v->type == NPU_JSON_NULL) {
         if (required)
             npu_err(DOM, "%s: config key '%s' is missing", path, key);
         return !required;
     }
-    if (v->type != LLM_JSON_NUMBER || !v->is_int || v->i < lo || v->i > hi) {
+    if (v->type != NPU_JSON_NUMBER || !v->is_int || v->i < lo || v->i > hi) {
         npu_err(DOM, "%s: config key '%s' must be an integer in %d..%d", path, key, lo, hi);
         return false;
     }
@@ -174,12 +174,12 @@ get_int(const struct llm_json *cfg, const char *key, int lo, int hi, bool requir
 }
 
 static bool
-get_float(const struct llm_json *cfg, const char *key, float *out, const char *path)
+get_float(const struct npu_json *cfg, const char *key, float *out, const char *path)
 {
-    const struct llm_json *v = llm_json_get(cfg, key);
-    if (!v || v->type == LLM_JSON_NULL)
+    const struct npu_json *v = npu_json_get(cfg, key);
+    if (!v || v->type == NPU_JSON_NULL)
         return true;
-    if (v->type != LLM_JSON_NUMBER || !(v->num > 0)) {
+    if (v->type != NPU_JSON_NUMBER || !(v->num > 0)) {
         npu_err(DOM, "%s: config key '%s' must be a positive number", path, key);
         return false;
     }
@@ -188,12 +188,12 @@ get_float(const struct llm_json *cfg, const char *key, float *out, const char *p
 }
 
 static bool
-get_bool(const struct llm_json *cfg, const char *key, bool *out, const char *path)
+get_bool(const struct npu_json *cfg, const char *key, bool *out, const char *path)
 {
-    const struct llm_json *v = llm_json_get(cfg, key);
-    if (!v || v->type == LLM_JSON_NULL)
+    const struct npu_json *v = npu_json_get(cfg, key);
+    if (!v || v->type == NPU_JSON_NULL)
         return true;
-    if (v->type != LLM_JSON_BOOL) {
+    if (v->type != NPU_JSON_BOOL) {
         npu_err(DOM, "%s: config key '%s' must be true or false", path, key);
         return false;
     }
@@ -202,20 +202,20 @@ get_bool(const struct llm_json *cfg, const char *key, bool *out, const char *pat
 }
 
 static bool
-get_string_is(const struct llm_json *cfg, const char *key, const char *const *allowed,
+get_string_is(const struct npu_json *cfg, const char *key, const char *const *allowed,
               const char *path)
 {
-    const struct llm_json *v = llm_json_get(cfg, key);
+    const struct npu_json *v = npu_json_get(cfg, key);
     if (!v)
         return true;
-    if (v->type == LLM_JSON_STRING)
+    if (v->type == NPU_JSON_STRING)
         for (int i = 0; allowed[i]; i++)
-            if (!strcmp(v->s, allowed[i]))
+            if (!strcmp(v->str, allowed[i]))
                 return true;
     npu_err(DOM, "%s: config key '%s' = %s%s%s is not supported (supported: %s%s%s)", path, key,
-            v->type == LLM_JSON_STRING ? "'" : "",
-            v->type == LLM_JSON_STRING ? v->s : "(not a string)",
-            v->type == LLM_JSON_STRING ? "'" : "", allowed[0], allowed[1] ? ", " : "",
+            v->type == NPU_JSON_STRING ? "'" : "",
+            v->type == NPU_JSON_STRING ? v->str : "(not a string)",
+            v->type == NPU_JSON_STRING ? "'" : "", allowed[0], allowed[1] ? ", " : "",
             allowed[1] ? allowed[1] : "");
     return false;
 }
@@ -223,21 +223,22 @@ get_string_is(const struct llm_json *cfg, const char *key, const char *const *al
 static enum npu_status
 parse_config(const char *path, struct llm_config *c)
 {
-    struct llm_json *j = read_json(path);
+    struct npu_json_doc *doc = read_json(path);
     enum npu_status st = NPU_ERR_INVALID;
-    if (!j)
+    if (!doc)
         return NPU_ERR_CORRUPT;
+    const struct npu_json *j = npu_json_root(doc);
     memset(c, 0, sizeof(*c));
-    if (j->type != LLM_JSON_OBJECT) {
+    if (j->type != NPU_JSON_OBJECT) {
         npu_err(DOM, "%s: not a JSON object", path);
         goto out;
     }
-    const struct llm_json *ar = llm_json_get(j, "architectures");
-    if (!ar || ar->type != LLM_JSON_ARRAY || ar->n != 1 || ar->kids[0]->type != LLM_JSON_STRING) {
+    const struct npu_json *ar = npu_json_get(j, "architectures");
+    if (!ar || ar->type != NPU_JSON_ARRAY || ar->len != 1 || ar->items[0].type != NPU_JSON_STRING) {
         npu_err(DOM, "%s: 'architectures' must be a list of one name", path);
         goto out;
     }
-    const char *an = ar->kids[0]->s;
+    const char *an = ar->items[0].str;
     snprintf(c->arch_name, sizeof(c->arch_name), "%s", an);
     if (!strcmp(an, "GPT2LMHeadModel"))
         c->arch = LLM_ARCH_GPT2;
@@ -253,7 +254,7 @@ parse_config(const char *path, struct llm_config *c)
         st = NPU_ERR_UNSUPPORTED;
         goto out;
     }
-    for (size_t i = 0; i < j->n; i++) {
+    for (size_t i = 0; i < j->len; i++) {
         const char *k = j->keys[i];
         bool ok = false;
         for (int h = 0; harmless_keys[h] && !ok; h++)
@@ -323,8 +324,8 @@ parse_config(const char *path, struct llm_config *c)
         static const char *const silu[] = {"silu", NULL};
         if (!get_string_is(j, "hidden_act", silu, path))
             goto out;
-        const struct llm_json *rs = llm_json_get(j, "rope_scaling");
-        if (rs && rs->type != LLM_JSON_NULL) {
+        const struct npu_json *rs = npu_json_get(j, "rope_scaling");
+        if (rs && rs->type != NPU_JSON_NULL) {
             npu_err(DOM, "%s: config key 'rope_scaling' is set: scaled RoPE is not supported",
                     path);
             st = NPU_ERR_UNSUPPORTED;
@@ -335,8 +336,8 @@ parse_config(const char *path, struct llm_config *c)
             !get_bool(j, "use_sliding_window", &b[2], path) ||
             !get_bool(j, "rope_interleaved", &b[3], path))
             goto out;
-        const struct llm_json *mr = llm_json_get(j, "use_mrope");
-        if (b[0] || b[1] || b[2] || b[3] || (mr && mr->type == LLM_JSON_BOOL && mr->b)) {
+        const struct npu_json *mr = npu_json_get(j, "use_mrope");
+        if (b[0] || b[1] || b[2] || b[3] || (mr && mr->type == NPU_JSON_BOOL && mr->b)) {
             npu_err(DOM,
                     "%s: attention_bias / mlp_bias / rope_interleaved (LLaMA), use_sliding_window "
                     "/ use_mrope (Qwen2) set: not supported",
@@ -355,16 +356,16 @@ parse_config(const char *path, struct llm_config *c)
                 path, c->hidden, c->n_heads, c->n_kv_heads, c->head_dim);
         goto out;
     }
-    const struct llm_json *e = llm_json_get(j, "eos_token_id");
-    if (e && e->type == LLM_JSON_NUMBER && e->is_int)
+    const struct npu_json *e = npu_json_get(j, "eos_token_id");
+    if (e && e->type == NPU_JSON_NUMBER && e->is_int)
         c->eos[c->n_eos++] = e->i;
-    else if (e && e->type == LLM_JSON_ARRAY)
-        for (size_t i = 0; i < e->n && c->n_eos < 8; i++)
-            if (e->kids[i]->type == LLM_JSON_NUMBER && e->kids[i]->is_int)
-                c->eos[c->n_eos++] = e->kids[i]->i;
+    else if (e && e->type == NPU_JSON_ARRAY)
+        for (size_t i = 0; i < e->len && c->n_eos < 8; i++)
+            if (e->items[i].type == NPU_JSON_NUMBER && e->items[i].is_int)
+                c->eos[c->n_eos++] = e->items[i].i;
     st = NPU_OK;
 out:
-    llm_json_free(j);
+    npu_json_free(doc);
     return st;
 }
 
@@ -380,7 +381,8 @@ add_file(struct llm_checkpoint *ck, const char *path)
     }
     struct stat sb;
     enum npu_status st = NPU_ERR_CORRUPT;
-    struct llm_json *j = NULL;
+    struct npu_json_doc *doc = NULL;
+    const struct npu_json *j = NULL;
     void *map = MAP_FAILED;
     if (fstat(fd, &sb) || sb.st_size < 8) {
         npu_err(DOM, "%s: not a safetensors file (shorter than its 8-byte header length)", path);
@@ -403,22 +405,23 @@ add_file(struct llm_checkpoint *ck, const char *path)
         goto out;
     }
     char err[256];
-    j = llm_json_parse((const char *)b + 8, (size_t)hl, err, sizeof(err));
-    if (!j || j->type != LLM_JSON_OBJECT) {
+    if ((doc = npu_json_parse((const char *)b + 8, (size_t)hl, err, sizeof(err))))
+        j = npu_json_root(doc);
+    if (!j || j->type != NPU_JSON_OBJECT) {
         npu_err(DOM, "%s: corrupt safetensors header: %s", path, j ? "not a JSON object" : err);
         goto out;
     }
     const unsigned char *data = b + 8 + hl;
     size_t dlen = size - 8 - (size_t)hl;
-    for (size_t i = 0; i < j->n; i++) {
+    for (size_t i = 0; i < j->len; i++) {
         const char *name = j->keys[i];
-        const struct llm_json *e = j->kids[i];
+        const struct npu_json *e = &j->items[i];
         if (!strcmp(name, "__metadata__"))
             continue;
-        const struct llm_json *dt = llm_json_get(e, "dtype"), *sh = llm_json_get(e, "shape"),
-                              *off = llm_json_get(e, "data_offsets");
-        if (!dt || dt->type != LLM_JSON_STRING || !sh || sh->type != LLM_JSON_ARRAY ||
-            sh->n > NPU_MAX_DIMS || !off || off->type != LLM_JSON_ARRAY || off->n != 2) {
+        const struct npu_json *dt = npu_json_get(e, "dtype"), *sh = npu_json_get(e, "shape"),
+                              *off = npu_json_get(e, "data_offsets");
+        if (!dt || dt->type != NPU_JSON_STRING || !sh || sh->type != NPU_JSON_ARRAY ||
+            sh->len > NPU_MAX_DIMS || !off || off->type != NPU_JSON_ARRAY || off->len != 2) {
             npu_err(DOM,
                     "%s: corrupt safetensors header: entry '%s' lacks dtype, shape or "
                     "data_offsets",
@@ -427,26 +430,26 @@ add_file(struct llm_checkpoint *ck, const char *path)
         }
         struct llm_st_tensor t = {0};
         size_t es;
-        if (!strcmp(dt->s, "F32")) {
+        if (!strcmp(dt->str, "F32")) {
             t.dt = LLM_ST_F32;
             es = 4;
-        } else if (!strcmp(dt->s, "F16")) {
+        } else if (!strcmp(dt->str, "F16")) {
             t.dt = LLM_ST_F16;
             es = 2;
-        } else if (!strcmp(dt->s, "BF16")) {
+        } else if (!strcmp(dt->str, "BF16")) {
             t.dt = LLM_ST_BF16;
             es = 2;
         } else {
             npu_err(DOM, "%s: tensor '%s' has dtype %s: not supported (F32, F16, BF16)", path, name,
-                    dt->s);
+                    dt->str);
             st = NPU_ERR_UNSUPPORTED;
             goto out;
         }
         uint64_t numel = 1;
-        t.ndim = (int)sh->n;
-        for (size_t d = 0; d < sh->n; d++) {
-            const struct llm_json *x = sh->kids[d];
-            if (x->type != LLM_JSON_NUMBER || !x->is_int || x->i < 0 || x->i > (1ll << 40)) {
+        t.ndim = (int)sh->len;
+        for (size_t d = 0; d < sh->len; d++) {
+            const struct npu_json *x = &sh->items[d];
+            if (x->type != NPU_JSON_NUMBER || !x->is_int || x->i < 0 || x->i > (1ll << 40)) {
                 npu_err(DOM, "%s: corrupt safetensors header: bad shape of '%s'", path, name);
                 goto out;
             }
@@ -457,8 +460,8 @@ add_file(struct llm_checkpoint *ck, const char *path)
                 goto out;
             }
         }
-        const struct llm_json *o0 = off->kids[0], *o1 = off->kids[1];
-        if (o0->type != LLM_JSON_NUMBER || o1->type != LLM_JSON_NUMBER || !o0->is_int ||
+        const struct npu_json *o0 = &off->items[0], *o1 = &off->items[1];
+        if (o0->type != NPU_JSON_NUMBER || o1->type != NPU_JSON_NUMBER || !o0->is_int ||
             !o1->is_int || o0->i < 0 || o1->i < o0->i || (uint64_t)o1->i > dlen ||
             (uint64_t)(o1->i - o0->i) != numel * es) {
             npu_err(DOM,
@@ -504,7 +507,7 @@ add_file(struct llm_checkpoint *ck, const char *path)
 out:
     if (map != MAP_FAILED)
         munmap(map, (size_t)sb.st_size);
-    llm_json_free(j);
+    npu_json_free(doc);
     close(fd);
     return st;
 }
@@ -567,54 +570,55 @@ llm_checkpoint_open(const char *dir_in, struct llm_checkpoint *ck)
         npu_err(DOM, "%s: neither model.safetensors nor model.safetensors.index.json", dir);
         return NPU_ERR_IO;
     }
-    struct llm_json *ix = read_json(p);
-    if (!ix) {
+    struct npu_json_doc *ixdoc = read_json(p);
+    if (!ixdoc) {
         st = NPU_ERR_CORRUPT;
         goto err;
     }
-    const struct llm_json *wm = llm_json_get(ix, "weight_map");
-    if (!wm || wm->type != LLM_JSON_OBJECT || !wm->n) {
+    const struct npu_json *ix = npu_json_root(ixdoc);
+    const struct npu_json *wm = npu_json_get(ix, "weight_map");
+    if (!wm || wm->type != NPU_JSON_OBJECT || !wm->len) {
         npu_err(DOM, "%s: no 'weight_map' object", p);
-        llm_json_free(ix);
+        npu_json_free(ixdoc);
         st = NPU_ERR_CORRUPT;
         goto err;
     }
     /* each shard once, in order of first mention */
-    for (size_t i = 0; i < wm->n; i++) {
-        const struct llm_json *f = wm->kids[i];
-        if (f->type != LLM_JSON_STRING || strchr(f->s, '/') || !f->s[0]) {
+    for (size_t i = 0; i < wm->len; i++) {
+        const struct npu_json *f = &wm->items[i];
+        if (f->type != NPU_JSON_STRING || strchr(f->str, '/') || !f->str[0]) {
             npu_err(DOM, "%s: weight_map entry '%s' does not name a file of the folder", p,
                     wm->keys[i]);
-            llm_json_free(ix);
+            npu_json_free(ixdoc);
             st = NPU_ERR_CORRUPT;
             goto err;
         }
         bool seen = false;
         for (size_t k = 0; k < i && !seen; k++)
-            seen = !strcmp(wm->kids[k]->s, f->s);
+            seen = !strcmp(wm->items[k].str, f->str);
         if (seen)
             continue;
         char sp[PATH_MAX + 300];
-        snprintf(sp, sizeof(sp), "%s/%s", dir, f->s);
+        snprintf(sp, sizeof(sp), "%s/%s", dir, f->str);
         if ((st = add_file(ck, sp))) {
-            llm_json_free(ix);
+            npu_json_free(ixdoc);
             goto err;
         }
     }
     /* every tensor the index names is in its shard */
-    for (size_t i = 0; i < wm->n; i++) {
+    for (size_t i = 0; i < wm->len; i++) {
         bool found = false;
         for (int k = 0; k < ck->nt && !found; k++)
             found = !strcmp(ck->t[k].name, wm->keys[i]);
         if (!found) {
             npu_err(DOM, "%s: tensor '%s' is listed in the index but not in %s", p, wm->keys[i],
-                    wm->kids[i]->s);
-            llm_json_free(ix);
+                    wm->items[i].str);
+            npu_json_free(ixdoc);
             st = NPU_ERR_CORRUPT;
             goto err;
         }
     }
-    llm_json_free(ix);
+    npu_json_free(ixdoc);
     return NPU_OK;
 err:
     llm_checkpoint_close(ck);

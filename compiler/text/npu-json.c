@@ -6,6 +6,7 @@
  */
 #include "npu-json.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -343,6 +344,11 @@ parse_number(struct parser *ps, struct npu_json *v)
     if (*endp) {
         fail(ps, "bad number '%s'", buf);
         return -1;
+    }
+    if (!strpbrk(buf, ".eE")) {
+        errno = 0;
+        v->i = strtoll(buf, &endp, 10);
+        v->is_int = !*endp && errno != ERANGE;
     }
     ps->p = q;
     return 0;

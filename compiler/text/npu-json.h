@@ -4,7 +4,8 @@
  * whole document into a tree kept in one arena, so a tokenizer.json of a
  * 150k-entry vocabulary costs one free. Strings are unescaped to UTF-8
  * (surrogate pairs joined; a lone surrogate is an error) and keep their
- * length, since they may hold NUL. Private to compiler/text.
+ * length, since they may hold NUL. Integers are also kept exactly (safetensors
+ * offsets pass 2^53). Used by compiler/text and, above it, compiler/llm.
  */
 #ifndef NPU_JSON_H
 #define NPU_JSON_H
@@ -25,6 +26,8 @@ struct npu_json {
     enum npu_json_type type;
     bool b;
     double num;
+    bool is_int;            /* NUMBER written without fraction or exponent that fits int64 */
+    long long i;            /* NUMBER: its value when is_int */
     const char *str;        /* STRING: NUL-terminated, len bytes (may contain NUL) */
     size_t len;             /* STRING: bytes; ARRAY/OBJECT: number of items */
     struct npu_json *items; /* ARRAY/OBJECT: the values */
