@@ -5,6 +5,7 @@
  * freed at once. Errors give the line and column of the offending byte.
  */
 #include "npu-json.h"
+#include "tok-internal.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -114,31 +115,6 @@ hex4(struct parser *ps, uint32_t *out)
     return 0;
 }
 
-static size_t
-put_utf8(char *o, uint32_t cp)
-{
-    if (cp < 0x80) {
-        o[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        o[0] = (char)(0xC0 | (cp >> 6));
-        o[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        o[0] = (char)(0xE0 | (cp >> 12));
-        o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        o[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    o[0] = (char)(0xF0 | (cp >> 18));
-    o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    o[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
 /* Parses a string at ps->p (on the opening quote) into the arena. */
 static int
 parse_string(struct parser *ps, const char **out, size_t *out_len)
@@ -206,7 +182,7 @@ parse_string(struct parser *ps, const char **out, size_t *out_len)
                 }
                 cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
             }
-            n += put_utf8(o + n, cp);
+            n += tok_utf8_put(o + n, cp);
             break;
         }
         default:
