@@ -223,6 +223,15 @@ ir_infer_reduce(struct npu_node *n)
         na = ir_read_ints(n->in[1], ax, NPU_MAX_DIMS * 2);
         if (na < 0)
             FAIL("axes must be an integer vector of at most %d entries", NPU_MAX_DIMS);
+    } else {
+        /* the opset < 18 form (an attribute), as the CPU kernel reads it too; the ONNX
+         * importer moves it to the input, graphs built in memory or as text may not */
+        size_t cnt = 0;
+        const int64_t *a = npu_node_ints(n, "axes", &cnt);
+        if (cnt > NPU_MAX_DIMS * 2)
+            FAIL("axes must be an integer vector of at most %d entries", NPU_MAX_DIMS);
+        for (size_t i = 0; i < cnt; i++)
+            ax[na++] = a[i];
     }
     if (na == 0) {
         if (noop)

@@ -319,6 +319,10 @@ eval_reduce(const struct npu_node *n, const struct npu_tensor *const *in, struct
     const struct npu_tensor *x = in[0];
     bool red[NPU_MAX_DIMS] = {0};
     int64_t na = n->nin > 1 && in[1] ? numel(in[1]) : 0;
+    size_t nattr = 0; /* the opset < 18 form: axes as an attribute (shape inference's rule) */
+    const int64_t *attr = na ? NULL : npu_node_ints(n, "axes", &nattr);
+    if (!na)
+        na = (int64_t)nattr;
     if (na == 0 && npu_node_int(n, "noop_with_empty_axes", 0)) {
         memcpy(o->data, x->data, (size_t)npu_tensor_nbytes(x));
         return NPU_OK;
@@ -326,7 +330,9 @@ eval_reduce(const struct npu_node *n, const struct npu_tensor *const *in, struct
     for (int d = 0; d < x->ndim; d++)
         red[d] = na == 0;
     for (int64_t i = 0; i < na; i++) {
-        int64_t a = npu_dtype_load_i64(in[1]->dtype, in[1]->data, i);
+        int64_t a = attr ? attr[i] : npu_dtype_load_i64(in[1]->dtype, in[1]->data, i);
+        if (a < -x->ndim || a >= x->ndim)
+            return NPU_ERR_INVALID; /* shape inference refused it already */
         red[a < 0 ? a + x->ndim : a] = true;
     }
     int64_t on = numel(o), xn = numel(x), idx[NPU_MAX_DIMS];

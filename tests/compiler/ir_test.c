@@ -187,6 +187,11 @@ test_inference(void)
     n = node(g, NPU_OP_REDUCE_SUM, 2, v, 1);
     npu_node_set_int(g, n, "keepdims", 0);
     CHECK(shape_is(g, n, NPU_DTYPE_FP32, 2, 2, 8));
+    /* the opset < 18 form: axes as an attribute, no axes input (graphs built in memory) */
+    static const int64_t ax_attr[2] = {1, -1};
+    n = node(g, NPU_OP_REDUCE_MEAN, 1, v, 1);
+    CHECK_EQ_INT(NPU_OK, npu_node_set_ints(g, n, "axes", ax_attr, 2));
+    CHECK(shape_is(g, n, NPU_DTYPE_FP32, 4, 2, 1, 8, 1));
     n = node(g, NPU_OP_ARGMAX, 1, v, 1);
     npu_node_set_int(g, n, "axis", 2);
     npu_node_set_int(g, n, "keepdims", 0);
