@@ -48,25 +48,14 @@ def check(cond, what):
         print("FAIL:", what)
 
 
-def compare(name, module, inputs, backend, rel_tol, expect_tracer=None, no_ledger=None,
-            **kw):
-    """no_ledger: why this model runs without the simulator's evidence allow-list (the
-    suite sets NPU_SIM_EVIDENCE=T; a user's run has none)."""
+def compare(name, module, inputs, backend, rel_tol, expect_tracer=None, **kw):
+    """Runs the compiled module against eager torch (on sim under the suite's evidence
+    allow-list, NPU_SIM_EVIDENCE=T)."""
     module.eval()
     torch.manual_seed(1)
     t0 = time.time()
-    old = os.environ.get("NPU_SIM_EVIDENCE")
-    if no_ledger and backend == "sim":
-        print("note: %s runs on sim without the evidence allow-list: %s" % (name, no_ledger))
-        os.environ["NPU_SIM_EVIDENCE"] = "off"
-    try:
-        cm = ot.compile(module, inputs, backend=backend,
-                        partition="supported" if backend == "sim" else None, **kw)
-    finally:
-        if old is not None:
-            os.environ["NPU_SIM_EVIDENCE"] = old
-        else:
-            os.environ.pop("NPU_SIM_EVIDENCE", None)
+    cm = ot.compile(module, inputs, backend=backend,
+                    partition="supported" if backend == "sim" else None, **kw)
     t1 = time.time()
     with torch.no_grad():
         ref = module(*inputs)
@@ -127,9 +116,7 @@ def vision_models(backend):
         sys.exit(77)
     import torchvision
     compare("resnet18", torchvision.models.resnet18(), (torch.randn(1, 3, 64, 64),),
-            backend, tol, "fx",
-            no_ledger="its 7x7 stem conv pads by 3 (CNA.PAD_CON0 = 0x33), a value the "
-            "evidence ledger has no entry for")
+            backend, tol, "fx")
     mnet = reinit_linears(torchvision.models.mobilenet_v3_small())
     compare("mobilenet_v3_small", mnet, (torch.randn(1, 3, 64, 64),), backend, tol, "fx")
     # the same network as make_fx's ATen-level graph (convolution, hardswish, ...)
