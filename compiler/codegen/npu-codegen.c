@@ -492,7 +492,7 @@ npu_codegen(const struct npu_graph *g, const struct npu_backend_options *o,
     cg.p->n_inputs = g->ninputs;
     cg.p->outputs = outs;
     cg.p->n_outputs = g->noutputs;
-    cg.p->producer = npu_program_strdup(cg.p, "opennpu 0.1.0 codegen");
+    cg.p->producer = npu_program_strdup(cg.p, "opennpu " NPU_PROJECT_VERSION " codegen");
     *out = cg.p;
     cg.p = NULL;
     st = NPU_OK;

@@ -33,7 +33,7 @@ extern "C" {
 #define NPU_SIM_VERSION_MAJOR 0
 #define NPU_SIM_VERSION_MINOR 1
 #define NPU_SIM_VERSION_PATCH 0
-#define NPU_SIM_VERSION_STR "0.1.0"
+#define NPU_SIM_VERSION_STR NPU_PROJECT_VERSION /* meson.build: the project's version */
 
 struct npu_sim;
 struct npu_sim_bo;
