@@ -93,10 +93,7 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
     float q_lo = (float)((-128.0 - s.y_zp) * s.sy), q_hi = (float)((127.0 - s.y_zp) * s.sy);
     float q_bs_relux = 0;
     if (dq) {
-        s.g.out_dt = NPU_DTYPE_FP16;
-        s.g.q_per_channel = true;
-        s.g.q_deq = true;
-        s.g.bias = true;
+        conv_deq_geom(&s);
         if (npu_value_numel(s.ws) == 1)
             q_bs_relux =
                 (float)(((double)q_hi - q_lo) / ((double)s.sx * npu_value_get_f64(s.ws, 0)));

@@ -108,6 +108,11 @@ bool conv_dyadic(double f, unsigned max_shift, uint32_t *m, uint32_t *shift);
  * result's own per-tensor int8 parameters), or NULL. */
 struct npu_node *conv_deq_consumer(struct npu_lower_ctx *cx, struct npu_node *n,
                                    const struct conv_src *s);
+/* The same before partitioning (no placement looked at), for cost(). */
+struct npu_node *conv_deq_reader(const struct npu_node *n, const struct conv_src *s,
+                                 const struct npu_backend_options *o);
+/* Sets s's geometry for a fused DequantizeLinear (fp16 result, per-channel scales, bias). */
+void conv_deq_geom(struct conv_src *s);
 /* Its per-channel scales x_scale * w_scale[k] (f32, padded to 64) as a constant. */
 struct npu_value *conv_deq_scales(struct npu_lower_ctx *cx, const struct npu_node *n,
                                   const struct conv_src *s);

@@ -5,7 +5,8 @@
  * dequantised fp16 result, keeping the int8 range's saturation. On the strict simulator
  * the fused program agrees with the unfused one (npu_conv_deq_fusion = 0: the product
  * requantises to int8, a DPU pass dequantises) within one int8 step plus fp16 rounding,
- * and with the CPU executor likewise; it has one DPU node fewer. A per-channel weight
+ * and with the CPU executor likewise; it has one DPU node fewer; cost() of the product
+ * equals the lowered rk.Conv's modeled time and the DequantizeLinear's is 0. A per-channel weight
  * scale with a result zero point other than -128 (its saturation needs both bounds) is
  * left unfused.
  */
@@ -136,6 +137,40 @@ out:
     free(plain.data);
 }
 
+/* cost() of the product and the DequantizeLinear against the modeled time of what they
+ * lower to: fused, the rk.Conv carries both and the DequantizeLinear costs nothing. */
+static void
+check_cost(const struct fcase *p)
+{
+    struct npu_graph *g = build(p);
+    npu_graph_update_uses(g);
+    double cq = -1, cd = -1;
+    npu_graph_for_each_node (g, n) {
+        if (!strcmp(n->name, "qmm"))
+            cq = npu_backend_cost(g, n, NULL);
+        if (!strcmp(n->name, "dq"))
+            cd = npu_backend_cost(g, n, NULL);
+    }
+    CHECK_EQ_INT(NPU_OK, npu_lower_graph(g, NULL));
+    double conv = -1, dpu = 0;
+    npu_graph_for_each_node (g, n) {
+        if (n->op == NPU_OP_RK_CONV)
+            conv = npu_node_float(n, "modeled_us", -1) * 1e-6;
+        if (n->op == NPU_OP_RK_DPU && !strcmp(n->name, "dq"))
+            dpu = npu_node_float(n, "modeled_us", -1) * 1e-6;
+    }
+    CHECK(conv > 0);
+    CHECK(fabs(cq - conv) <= 1e-9 + 1e-6 * conv);
+    CHECK(fabs(cd - dpu) <= 1e-9 + 1e-6 * dpu);
+    if (p->fuses)
+        CHECK(cd == 0 && dpu == 0);
+    else
+        CHECK(cd > 0 && dpu > 0);
+    printf("  cost %-34s product %.3f us (lowered %.3f), dequantise %.3f us (lowered %.3f)\n",
+           p->label, cq * 1e6, conv * 1e6, cd * 1e6, dpu * 1e6);
+    npu_graph_free(g);
+}
+
 int
 main(void)
 {
@@ -146,7 +181,9 @@ main(void)
         {"per-channel, zp -128 (relu range)", 64, 96, 80, 1, -128, 0.1f, 1},
         {"per-channel, zp 5: not fused", 32, 64, 48, 1, 5, 0.1f, 0},
     };
-    for (size_t i = 0; i < NPU_ARRAY_SIZE(cases); i++)
+    for (size_t i = 0; i < NPU_ARRAY_SIZE(cases); i++) {
         run_case(&cases[i]);
+        check_cost(&cases[i]);
+    }
     return npu_test_done("dpu-qdq-fuse");
 }
