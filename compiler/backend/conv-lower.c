@@ -86,6 +86,18 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
     if (!conv_read_src(cx->g, n, &s, why, sizeof(why)))
         return npu_lower_refuse(n, "%s", why);
     s.g.mtx = cx->o->mtx_style != 0;
+    /* a DequantizeLinear after a QLinear product: the product's DPU writes the
+     * dequantised fp16 result and the DequantizeLinear has nothing left to do */
+    struct npu_node *dq = conv_deq_consumer(cx, n, &s);
+    /* the int8 result's range, kept: [lo, hi] = (-128 - zp, 127 - zp) x y_scale */
+    float q_lo = (float)((-128.0 - s.y_zp) * s.sy), q_hi = (float)((127.0 - s.y_zp) * s.sy);
+    float q_bs_relux = 0;
+    if (dq) {
+        conv_deq_geom(&s);
+        if (npu_value_numel(s.ws) == 1)
+            q_bs_relux =
+                (float)(((double)q_hi - q_lo) / ((double)s.sx * npu_value_get_f64(s.ws, 0)));
+    }
     if (cx->o->fp16_partials)
         s.g.part_dt = NPU_DTYPE_FP16;
     struct plan p;
@@ -96,7 +108,7 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
     }
     if (!planned)
         return npu_lower_refuse(n, "no tiling fits the CBUF");
-    if (s.g.mtx && (p.n != 1 || s.g.bias || s.act_name || s.kind == SRC_CONV || s.g.c % 32 ||
+    if (s.g.mtx && (p.n != 1 || s.g.bias || dq || s.act_name || s.kind == SRC_CONV || s.g.c % 32 ||
                     s.g.k % 16 || (s.g.h != 1 && s.g.h % 4))) {
         /* MTX's template covers one plain task (facts A.1 constraints) */
         s.g.mtx = false;
@@ -199,6 +211,20 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
             float *wf = conv_dense_weights(&s);
             b = wf ? conv_bias_array_int(&s, wf, &blen) : NULL;
             free(wf);
+            if (b && dq) {
+                /* the fp16 pipeline adds it as f32, less the lower bound in the sums'
+                 * domain (BS ReLU then clamps at it) */
+                int32_t *bi = b;
+                float *bf = b;
+                int64_t nws = npu_value_numel(s.ws);
+                for (uint32_t i = 0; i < blen; i++) {
+                    double sc = i < s.g.k
+                                    ? (double)(float)((double)s.sx *
+                                                      npu_value_get_f64(s.ws, nws == 1 ? 0 : i))
+                                    : 1.0;
+                    bf[i] = (float)((double)bi[i] - (i < s.g.k ? q_lo / sc : 0.0));
+                }
+            }
         } else {
             b = conv_bias_array(&s, &blen);
         }
@@ -208,7 +234,8 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
         }
         snprintf(name, sizeof(name), "%.100s.bias", n->out[0]->name);
         int64_t bd = blen;
-        bv = npu_lower_const(cx, name, s.integer ? NPU_DTYPE_INT32 : NPU_DTYPE_FP32, 1, &bd, b);
+        bv = npu_lower_const(cx, name, s.integer && !dq ? NPU_DTYPE_INT32 : NPU_DTYPE_FP32, 1, &bd,
+                             b);
         free(b);
     }
     if (!wv || (need_bias && !bv)) {
@@ -220,7 +247,13 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
     int64_t qcvt[3] = {1, 0, 0};
     uint32_t chshift = 0;
     struct npu_value *qv = NULL;
-    if (s.qlinear) {
+    if (dq) {
+        /* dequantised: (acc + bias) * x_scale * w_scale[k] */
+        if (!(qv = conv_deq_scales(cx, n, &s))) {
+            conv_plan_free(&p);
+            return NPU_ERR_NOMEM;
+        }
+    } else if (s.qlinear) {
         /* uint8 results are held as y - 128 (the host conversion adds 128) */
         int32_t off = s.y_zp - (s.y_dt == NPU_DTYPE_UINT8 ? 128 : 0);
         qcvt[2] = off;
@@ -321,9 +354,17 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
         st = npu_node_set_string(g, r, "style", "mtx");
     if (!st && s.integer && s.x_zp)
         st = npu_node_set_int(g, r, "pad_value", s.x_zp);
-    if (!st && s.qlinear)
+    if (!st && s.qlinear && !dq)
         st = npu_node_set_ints(g, r, "q_cvt", qcvt, 3);
-    if (!st && qv)
+    if (!st && dq)
+        st = npu_node_set_int(g, r, "q_deq", 1);
+    if (!st && dq)
+        st = npu_node_set_float(g, r, "q_lo", q_lo);
+    if (!st && dq)
+        st = npu_node_set_float(g, r, "q_hi", q_hi);
+    if (!st && dq && q_bs_relux > 0)
+        st = npu_node_set_float(g, r, "q_bs_relux", q_bs_relux);
+    else if (!st && qv)
         st = npu_node_set_int(g, r, "q_chshift", chshift);
     if (!st && p.parts && s.g.part_dt != NPU_DTYPE_FP32)
         st = npu_node_set_string(g, r, "partial", npu_dtype_name(s.g.part_dt));
@@ -339,6 +380,12 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
     conv_plan_free(&p);
     if (!st)
         st = npu_lower_done(cx, r);
+    if (!st && dq) {
+        st = npu_node_set_int(g, dq, "npu_dpu_done", 1);
+        if (!st)
+            st = npu_lower_result(cx, dq, 0, r->out[0]);
+        return st;
+    }
     if (!st && radd) {
         /* the Add is computed here: it has nothing left to do (the DPU handler sees the
          * mark), and its result is ours */

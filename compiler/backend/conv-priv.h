@@ -104,6 +104,18 @@ bool conv_read_qparams(const struct npu_node *n, struct conv_src *s, uint32_t ke
 int32_t *conv_bias_array_int(const struct conv_src *s, const float *w, uint32_t *len);
 /* x * m / 2^shift approximating f (m <= 32767, shift <= max_shift); false when it cannot. */
 bool conv_dyadic(double f, unsigned max_shift, uint32_t *m, uint32_t *shift);
+/* The DequantizeLinear a QLinear product's DPU can take over (its only reader, the
+ * result's own per-tensor int8 parameters), or NULL. */
+struct npu_node *conv_deq_consumer(struct npu_lower_ctx *cx, struct npu_node *n,
+                                   const struct conv_src *s);
+/* The same before partitioning (no placement looked at), for cost(). */
+struct npu_node *conv_deq_reader(const struct npu_node *n, const struct conv_src *s,
+                                 const struct npu_backend_options *o);
+/* Sets s's geometry for a fused DequantizeLinear (fp16 result, per-channel scales, bias). */
+void conv_deq_geom(struct conv_src *s);
+/* Its per-channel scales x_scale * w_scale[k] (f32, padded to 64) as a constant. */
+struct npu_value *conv_deq_scales(struct npu_lower_ctx *cx, const struct npu_node *n,
+                                  const struct conv_src *s);
 
 /* ---- the tiler (conv-tiling.c) --------------------------------------------------------------- */
 

@@ -6,6 +6,7 @@
  * (multiplier and shift) the requantisation uses.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "conv-priv.h"
@@ -133,4 +134,96 @@ conv_dyadic(double f, unsigned max_shift, uint32_t *m, uint32_t *shift)
     *m = (uint32_t)v;
     *shift = (uint32_t)sh;
     return true;
+}
+
+/* Switch for the tests' before / after: 0 leaves a DequantizeLinear after a QLinear
+ * product to its own DPU pass. */
+int npu_conv_deq_fusion = 1;
+
+/* The DequantizeLinear that is the only reader of QLinear product n's result, with the
+ * result's own scale and zero point (per tensor, int8), so that its output is
+ * (acc + bias) * x_scale * w_scale[k] within the int8 range; NULL when there is none or
+ * its parameters differ. Placement is not looked at (cost() asks before partitioning). */
+struct npu_node *
+conv_deq_reader(const struct npu_node *n, const struct conv_src *s,
+                const struct npu_backend_options *o)
+{
+    struct npu_value *y = n->out[0];
+    if (!npu_conv_deq_fusion || !s->qlinear || s->y_dt != NPU_DTYPE_INT8 || y->is_output ||
+        y->nusers != 1 || (o && o->mtx_style))
+        return NULL;
+    struct npu_node *d = y->users[0];
+    if (d->op != NPU_OP_DEQUANTIZE_LINEAR || d->nin < 2 || d->in[0] != y || d->nout != 1 ||
+        npu_node_int(d, "npu_dpu_done", 0) || npu_node_int(d, "block_size", 0))
+        return NULL;
+    const struct npu_value *sc = d->in[1], *zp = d->nin > 2 ? d->in[2] : NULL;
+    if (!scalar_f32(sc) || (float)npu_value_get_f64(sc, 0) != s->sy)
+        return NULL;
+    int64_t z = 0;
+    if (zp) {
+        if (zp->kind != NPU_VALUE_CONST || npu_value_numel(zp) != 1 ||
+            zp->t.dtype != NPU_DTYPE_INT8)
+            return NULL;
+        z = npu_value_get_i64(zp, 0);
+    }
+    enum npu_dtype od = d->out[0]->t.dtype;
+    if (z != s->y_zp || (od != NPU_DTYPE_FP32 && od != NPU_DTYPE_FP16))
+        return NULL;
+    /* the int8 saturation is kept exactly with one weight scale (BS ReLU-X in the sums'
+     * domain) or a lower bound of 0 (BN ReLU-X after the scale): others stay a pass */
+    if (npu_value_numel(s->ws) != 1 && s->y_zp != -128)
+        return NULL;
+    return d;
+}
+
+struct npu_node *
+conv_deq_consumer(struct npu_lower_ctx *cx, struct npu_node *n, const struct conv_src *s)
+{
+    struct npu_node *d = conv_deq_reader(n, s, cx->o);
+    return d && d->device == NPU_DEVICE_NPU ? d : NULL;
+}
+
+/* Whether DequantizeLinear dq will be computed by the QLinear product before it. */
+bool
+npu_conv_deq_likely(const struct npu_graph *g, const struct npu_node *dq,
+                    const struct npu_backend_options *o)
+{
+    const struct npu_value *y = dq->nin > 0 ? dq->in[0] : NULL;
+    const struct npu_node *p = y && y->kind == NPU_VALUE_NODE ? y->producer : NULL;
+    struct conv_src s;
+    if (!p || (p->op != NPU_OP_QLINEAR_MATMUL && p->op != NPU_OP_QLINEAR_CONV) ||
+        p->device == NPU_DEVICE_CPU || !conv_read_src(g, p, &s, NULL, 0))
+        return false;
+    return conv_deq_reader(p, &s, o) == dq;
+}
+
+/* What the lowering does with a fused DequantizeLinear: fp16 result, per-channel scales,
+ * always a bias (it carries the lower bound). */
+void
+conv_deq_geom(struct conv_src *s)
+{
+    s->g.out_dt = NPU_DTYPE_FP16;
+    s->g.q_per_channel = true;
+    s->g.q_deq = true;
+    s->g.bias = true;
+}
+
+/* The per-channel dequantisation scales x_scale * w_scale[k] of a fused product, f32
+ * padded to 64 channels (NRDMA reads the padded channels). */
+struct npu_value *
+conv_deq_scales(struct npu_lower_ctx *cx, const struct npu_node *n, const struct conv_src *s)
+{
+    uint32_t kpad = (s->g.k + 63) / 64 * 64;
+    int64_t nws = npu_value_numel(s->ws);
+    float *v = calloc(kpad, sizeof(float));
+    if (!v)
+        return NULL;
+    for (uint32_t k = 0; k < s->g.k; k++)
+        v[k] = (float)((double)s->sx * npu_value_get_f64(s->ws, nws == 1 ? 0 : k));
+    char name[160];
+    snprintf(name, sizeof(name), "%.100s.dqscale", n->out[0]->name);
+    int64_t d = kpad;
+    struct npu_value *r = npu_lower_const(cx, name, NPU_DTYPE_FP32, 1, &d, v);
+    free(v);
+    return r;
 }

@@ -115,5 +115,9 @@ enum npu_status npu_conv_emit_call(struct npu_stream *s, const struct npu_conv_c
  * one of its operands (conv-fuse.c): its cost() is then 0 (priced in the MatMul's). */
 bool npu_conv_residual_likely(const struct npu_graph *g, const struct npu_node *add,
                               const struct npu_backend_options *o);
+/* Whether DequantizeLinear dq will be computed by the QLinear product before it (priced
+ * there: its own cost is 0). */
+bool npu_conv_deq_likely(const struct npu_graph *g, const struct npu_node *dq,
+                         const struct npu_backend_options *o);
 
 #endif /* NPU_BE_H */

@@ -448,7 +448,9 @@ npu_rk_conv_widen_outputs(struct npu_graph *gr)
         if (n->op != NPU_OP_RK_CONV)
             continue;
         const struct npu_value *y = n->out[0];
-        if (y->t.dtype != NPU_DTYPE_FP16 || !y->nusers || y->is_output)
+        /* (a dequantised int8 product writes fp16 only: its one TRM-inferred pattern) */
+        if (y->t.dtype != NPU_DTYPE_FP16 || !y->nusers || y->is_output ||
+            npu_node_int(n, "q_deq", 0))
             continue;
         bool all = true;
         for (int u = 0; u < y->nusers && all; u++) {

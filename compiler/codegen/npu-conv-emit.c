@@ -222,7 +222,31 @@ rk_emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk
     }
     uint32_t bn_mul = 0;
     const bool final_q = t->dst == 0 && g->in_dt == NPU_DTYPE_INT8 && g->out_dt == NPU_DTYPE_INT8;
-    if (final_q && g->q_per_channel) {
+    /* dequantised result: fp16 processing after the int32 sums, BS adds the f32 bias, BN
+     * multiplies by the channel's f32 scale from NRDMA (as the DequantizeLinear pass) */
+    const bool deq = g->q_deq && t->dst == 0;
+    uint32_t bn_relux = 0;
+    if (deq) {
+        /* int8 range kept (npu-rk.h q_lo / q_hi): BS bias' add + ReLU (ReLU-X with one
+         * scale, its operand then holds (q_hi - q_lo) / scale), BN MUL scale[k] and the
+         * lower bound's add back, or ReLU-X q_hi when the lower bound is 0 */
+        bs_cfg = DPU_BS_CFG_BS_MUL_BYPASS(1) | DPU_BS_CFG_BS_ALU_ALGO(NPU_ALU_ALGO_ADD) |
+                 DPU_BS_CFG_BS_ALU_SRC(NPU_OPERAND_SRC_MEMORY);
+        if (g->q_bs_relux > 0) {
+            bs_cfg |= DPU_BS_CFG_BS_RELUX_EN(1);
+            bs_relux = f32_bits(g->q_bs_relux);
+        }
+        bn_mul = DPU_BS_MUL_CFG_BS_MUL_SRC(NPU_OPERAND_SRC_MEMORY);
+        if (g->q_lo != 0.0f) {
+            bn_cfg = DPU_BS_CFG_BS_RELU_BYPASS(1) | DPU_BS_CFG_BS_ALU_ALGO(NPU_ALU_ALGO_ADD);
+            bn_alu = f32_bits(g->q_lo);
+        } else if (g->q_bs_relux > 0) {
+            bn_cfg = DPU_BS_CFG_BS_RELU_BYPASS(1) | DPU_BS_CFG_BS_ALU_BYPASS(1);
+        } else {
+            bn_cfg = DPU_BS_CFG_BS_ALU_BYPASS(1) | DPU_BS_CFG_BS_RELUX_EN(1);
+            bn_relux = f32_bits(g->q_hi);
+        }
+    } else if (final_q && g->q_per_channel) {
         /* BN MUL then ALU (facts §5.3): x * m[c] >> shift, operand per channel
          * from NRDMA (one operand kind, facts §6.13) */
         bn_cfg = DPU_BS_CFG_BS_RELU_BYPASS(1) | DPU_BS_CFG_BS_ALU_BYPASS(1);
@@ -287,7 +311,7 @@ rk_emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk
         DPU_DATA_FORMAT_OUT_PRECISION(dpu_prec(odt)) |
             DPU_DATA_FORMAT_IN_PRECISION(dpu_prec(g->in_dt)) |
             DPU_DATA_FORMAT_BN_MUL_SHIFT_VALUE_NEG(final_q && g->q_per_channel ? g->q_chshift : 0) |
-            DPU_DATA_FORMAT_PROC_PRECISION(dpu_prec(g->in_dt)));
+            DPU_DATA_FORMAT_PROC_PRECISION(deq ? NPU_PRECISION_FP16 : dpu_prec(g->in_dt)));
     npu_emit(s, REG_DPU_OFFSET_PEND, 0);
     npu_emit_reloc(s, REG_DPU_DST_BASE_ADDR, dst->buffer, dst->offset + out_off);
     npu_emit(s, REG_DPU_DST_SURF_STRIDE, DPU_DST_SURF_STRIDE_DST_SURF_STRIDE(dsurf));
@@ -311,7 +335,7 @@ rk_emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk
     npu_emit(s, REG_DPU_BN_CFG, bn_cfg);
     npu_emit(s, REG_DPU_BN_ALU_CFG, bn_alu);
     npu_emit(s, REG_DPU_BN_MUL_CFG, bn_mul);
-    npu_emit(s, REG_DPU_BN_RELUX_CMP_VALUE, 0);
+    npu_emit(s, REG_DPU_BN_RELUX_CMP_VALUE, bn_relux);
     npu_emit(s, REG_DPU_EW_CFG, ew_cfg);
     npu_emit(s, REG_DPU_EW_CVT_OFFSET_VALUE, 0);
     npu_emit(s, REG_DPU_EW_CVT_SCALE_VALUE, DPU_EW_CVT_SCALE_VALUE_EW_OP_CVT_SCALE(1));
@@ -353,7 +377,7 @@ rk_emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk
             npu_emit(s, REG_DPU_RDMA_BRDMA_CFG, 0);
             npu_emit(s, REG_DPU_RDMA_BS_BASE_ADDR, 0);
         }
-        if (final_q && g->q_per_channel) {
+        if ((final_q || deq) && g->q_per_channel) {
             /* DATA_USE bit 2: MUL operand (facts §2.6) */
             npu_emit(s, REG_DPU_RDMA_NRDMA_CFG, DPU_RDMA_NRDMA_CFG_NRDMA_DATA_USE(4));
             npu_emit_reloc(s, REG_DPU_RDMA_BN_BASE_ADDR, a->qmul.buffer,

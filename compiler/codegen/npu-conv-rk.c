@@ -67,17 +67,24 @@ rk_conv_decode(const struct npu_node *n, struct rk_conv_geom *g, struct rk_tile 
         return bad(n, "input must be f16 or i8 in NPU memory");
     if (w->kind != NPU_VALUE_CONST || w->t.dtype != NPU_DTYPE_UINT8 || w->t.ndim != 1)
         return bad(n, "input 1 must be a constant u8[] of packed weights");
-    if (b && (b->kind != NPU_VALUE_CONST || b->t.ndim != 1 ||
-              b->t.dtype != (g->in_dt == NPU_DTYPE_FP16 ? NPU_DTYPE_FP32 : NPU_DTYPE_INT32)))
-        return bad(n, "bias must be a constant f32[] (fp16 pipeline) or i32[] (int8)");
+    g->q_deq = npu_node_int(n, "q_deq", 0) != 0;
+    if (g->q_deq && g->in_dt != NPU_DTYPE_INT8)
+        return bad(n, "q_deq needs an int8 input");
+    if (b &&
+        (b->kind != NPU_VALUE_CONST || b->t.ndim != 1 ||
+         b->t.dtype != (g->in_dt == NPU_DTYPE_FP16 || g->q_deq ? NPU_DTYPE_FP32 : NPU_DTYPE_INT32)))
+        return bad(n, "bias must be a constant f32[] (fp16 pipeline, q_deq) or i32[] (int8)");
     g->bias = b != NULL;
     if (b && npu_value_numel(b) < ((int64_t)g_k_of(n) + 63) / 64 * 64)
         return bad(n, "bias must hold K padded to 64 entries (BRDMA reads padded channels)");
     const char *dts = npu_node_string(n, "dtype", NULL);
     g->out_dt = dts ? npu_dtype_from_name(dts) : NPU_DTYPE_UNDEFINED;
-    if (g->in_dt == NPU_DTYPE_FP16 ? (g->out_dt != NPU_DTYPE_FP16 && g->out_dt != NPU_DTYPE_FP32)
-                                   : (g->out_dt != NPU_DTYPE_INT8 && g->out_dt != NPU_DTYPE_INT32))
-        return bad(n, "dtype must be f16/f32 after an f16 input, i8/i32 after i8 (facts §2.9)");
+    if (g->q_deq ? g->out_dt != NPU_DTYPE_FP16
+        : g->in_dt == NPU_DTYPE_FP16
+            ? (g->out_dt != NPU_DTYPE_FP16 && g->out_dt != NPU_DTYPE_FP32)
+            : (g->out_dt != NPU_DTYPE_INT8 && g->out_dt != NPU_DTYPE_INT32))
+        return bad(n, "dtype must be f16/f32 after an f16 input, i8/i32 after i8 (facts §2.9), "
+                      "f16 with q_deq");
     int64_t view[3];
     if (!npu_attr_ints_n(n, "view", view, 3) || view[0] < 1 || view[1] < 1 || view[2] < 1 ||
         view[0] > 8192 || view[1] > 8192 || view[2] > 8192)
@@ -151,7 +158,21 @@ rk_conv_decode(const struct npu_node *n, struct rk_conv_geom *g, struct rk_tile 
         g->q_shift = (uint32_t)qc[1];
         g->q_offset = (int32_t)qc[2];
     }
-    if (qm) {
+    if (g->q_deq) {
+        if (!qm || qm->kind != NPU_VALUE_CONST || qm->t.dtype != NPU_DTYPE_FP32 ||
+            npu_value_numel(qm) < (g_k_of(n) + 63) / 64 * 64 || npu_node_attr(n, "q_cvt") ||
+            g->act != RK_ACT_NONE || g->residual || npu_node_int(n, "lut", 0) || n->nout != 1)
+            return bad(n, "q_deq needs per-channel scales (constant f32[K padded to 64]), no "
+                          "q_cvt, act, lut, residual or partial sums");
+        g->q_per_channel = true;
+        g->q_lo = npu_node_float(n, "q_lo", 0.0f);
+        g->q_hi = npu_node_float(n, "q_hi", INFINITY);
+        g->q_bs_relux = npu_node_float(n, "q_bs_relux", 0.0f);
+        if (!b || !isfinite(g->q_lo) || !isfinite(g->q_hi) || g->q_lo > 0 || g->q_hi <= g->q_lo ||
+            !isfinite(g->q_bs_relux) || g->q_bs_relux < 0 || (g->q_lo != 0 && g->q_bs_relux == 0))
+            return bad(n, "q_deq needs a bias, finite q_lo <= 0 < q_hi and q_bs_relux > 0 "
+                          "when q_lo < 0");
+    } else if (qm) {
         int64_t sh = npu_node_int(n, "q_chshift", -1);
         if (qm->kind != NPU_VALUE_CONST || qm->t.dtype != NPU_DTYPE_INT32 ||
             npu_value_numel(qm) < (g_k_of(n) + 63) / 64 * 64 || sh < 0 || sh > 63 ||

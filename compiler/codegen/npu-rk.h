@@ -154,6 +154,17 @@ struct rk_conv_geom {
     bool q_per_channel;
     uint32_t q_scale, q_shift, q_chshift;
     int32_t q_offset;
+    /* dequantised result (attribute "q_deq"): an int8 product with an fp16 result, the
+     * DPU processing in fp16 after the CORE's int32 sums (TRM-inferred, ledger level T):
+     * BS ALU adds the bias (input 2, f32), BN MUL the per-channel scale x_scale * w_scale
+     * (input 3, f32 through NRDMA; q_per_channel is set with it) */
+    bool q_deq;
+    /* the int8 result's range (-128 - zp, 127 - zp) x y_scale that a dequantised result
+     * keeps (attributes q_lo, q_hi): BS adds bias - q_lo / scale[k] and applies ReLU
+     * (ReLU-X (q_hi - q_lo) / scale with one scale for all channels), BN multiplies by
+     * scale[k], then adds q_lo (q_lo != 0) or applies ReLU-X q_hi (q_lo == 0) */
+    float q_lo, q_hi;
+    float q_bs_relux; /* attribute q_bs_relux: (q_hi - q_lo) / scale, one scale (0: none) */
     /* EW-stage fusions (docs/npu-backend.md §3, fp16 pipeline):
      *  lut_id: a DPU LUT function (npu_dpu_lut_get) applied to the final result in
      *    the EW stage after any partial-sum add; its input scale is BN MUL in every task

@@ -268,6 +268,9 @@ struct ew {
 struct dpu {
     unsigned in_p, proc_p, out_p;
     bool fp; /* fp pipeline (binary32) */
+    /* after an integer CORE with PROC_PRECISION fp16: the int32 sums enter the fp
+     * pipeline as binary32 (an int8 product dequantised in the DPU, TRM-inferred) */
+    bool int_in_fp;
     uint32_t w, h, c, c_real;
     struct stage bs, bn;
     bool cpend;
@@ -745,6 +748,11 @@ check_precisions(struct sim_exec *x, struct dpu *d, bool flying, bool core_int, 
             proven = in == NPU_PRECISION_FP16 && proc == NPU_PRECISION_FP16 &&
                      ((out == NPU_PRECISION_FP32 && !d->f32tof16) ||
                       (out == NPU_PRECISION_FP16 && d->f32tof16));
+        else if (in == NPU_PRECISION_INT8 && proc == NPU_PRECISION_FP16)
+            /* dequantised product: int8 conv, fp16 processing and result; TRM-inferred
+             * only (separate IN / PROC / OUT_PRECISION fields, facts §2.9), as the
+             * flying dequantise below; not hardware-tested */
+            proven = out == NPU_PRECISION_FP16 && d->f32tof16;
         else
             proven = (in == proc) && (in == NPU_PRECISION_INT8 || in == NPU_PRECISION_INT16) &&
                      (out == NPU_PRECISION_INT32 || (out == in && in == NPU_PRECISION_INT8)) &&
@@ -1077,7 +1085,8 @@ sim_dpu_run(struct sim_exec *x, const struct sim_cube *in, bool to_ppu, bool to_
     d.c_real = DPU_DATA_CUBE_CHANNEL_ORIG_CHANNEL__GET(cc) + 1;
     d.cvt_scale = cs;
     d.f32tof16 = DPU_OUT_CVT_SCALE_FP32TOFP16_EN__GET(cs);
-    d.fp = flying ? prec_is_float(d.proc_p) : !in->is_int;
+    d.int_in_fp = !flying && in->is_int && prec_is_float(d.proc_p);
+    d.fp = flying ? prec_is_float(d.proc_p) : !in->is_int || d.int_in_fp;
 
     /* ---- mode fields that are refused or flagged */
     if (DPU_FEATURE_MODE_CFG_TP_EN__GET(fm) || DPU_FEATURE_MODE_CFG_RGP_TYPE__GET(fm) ||
@@ -1233,7 +1242,7 @@ sim_dpu_run(struct sim_exec *x, const struct sim_cube *in, bool to_ppu, bool to_
                 double vf = 0;
                 int64_t vi = 0;
                 if (d.fp) {
-                    double v = src->f[o];
+                    double v = d.int_in_fp ? (double)(float)src->i[o] : src->f[o];
                     v = run_stage_f(&d.bs, v, c);
                     v = run_stage_f(&d.bn, v, c);
                     if (!d.ew.bypass) {
