@@ -10,6 +10,7 @@
 
 #include "gstnpubase.h"
 #include "gstnpupreprocess.h"
+#include "gstnpusched.h"
 
 G_BEGIN_DECLS
 
@@ -106,6 +107,11 @@ typedef struct
   GstNpuInputConfig cfg;
   GstNpuSlot slots[MAX_SLOTS];
   guint n_slots;
+  /* the device's shared core scheduler and, per core, the index of this
+   * instance's slot on it (-1: none) */
+  GstNpuSched *sched;
+  guint slot_mask;
+  gint core_slot[MAX_SLOTS];
   guint window;                 /* effective max-in-flight */
   gint64 delay_min_us, delay_max_us;    /* test hook, see start() */
 
@@ -116,7 +122,6 @@ typedef struct
   guint jobs_in_flight;         /* inferred frames in the FIFO */
   guint n_unpushed;             /* FIFO length + the item being pushed */
   guint running;                /* jobs inside a worker */
-  guint next_slot;
   gboolean flushing;
   GstFlowReturn srcresult;
   GstNpuFormat *format;

@@ -21,7 +21,9 @@
  *
  * The model (.onnx, compiled when the element starts, or a compiled .npub)
  * gets one session per NPU core in #GstNpuBase:cores; frames go to the cores
- * round robin and leave in their input order. Up to
+ * round robin (one scheduler per device, shared with the other instances in
+ * the process, so several streams share the cores fairly) and leave in their
+ * input order. Up to
  * #GstNpuBase:max-in-flight frames are in flight; after that the upstream
  * thread blocks, or frames skip inference or are dropped, as
  * #GstNpuBase:drop says.

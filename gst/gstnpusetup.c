@@ -165,6 +165,8 @@ gst_npu_base_stop (GstNpuBase * self)
     g_cond_clear (&slot->cond);
   }
   priv->n_slots = 0;
+  priv->slot_mask = 0;
+  g_clear_pointer (&priv->sched, gst_npu_sched_release);
 
   if (klass->stop)
     klass->stop (self);
@@ -315,15 +317,20 @@ gst_npu_base_start (GstNpuBase * self)
 
   parse_test_delay (self);
 
-  /* One slot per core in the mask, in core order: round robin visits the
-   * cores 0, 1, 2, 0, ... (facts: the RK3588 NPU has three cores that run
-   * independent jobs). */
+  /* One slot per core in the mask, in core order (facts: the RK3588 NPU has
+   * three cores that run independent jobs); the device's scheduler picks
+   * the core of each frame (alone: 0, 1, 2, 0, ...). */
   priv->n_slots = 0;
+  priv->slot_mask = 0;
+  for (core = 0; core < MAX_SLOTS; core++)
+    priv->core_slot[core] = -1;
   for (core = 0; core < MAX_SLOTS; core++) {
     GstNpuSlot *slot;
 
     if (!(cores & (1u << core)))
       continue;
+    priv->core_slot[core] = (gint) priv->n_slots;
+    priv->slot_mask |= 1u << core;
     slot = &priv->slots[priv->n_slots++];
     memset (slot, 0, sizeof (*slot));
     slot->self = self;
@@ -346,13 +353,16 @@ gst_npu_base_start (GstNpuBase * self)
     }
   }
 
+  /* The cores belong to the device, not to this instance: frames of all
+   * the instances on one device take turns on its scheduler. */
+  priv->sched = gst_npu_sched_acquire (npu_model_backend (priv->model));
+
   priv->window = max_in_flight ? max_in_flight : 2 * priv->n_slots;
   GST_INFO_OBJECT (self, "%u core slots, up to %u frames in flight",
       priv->n_slots, priv->window);
 
   g_mutex_lock (&priv->lock);
   gst_npu_set_flushing_locked (self, FALSE);
-  priv->next_slot = 0;
   priv->frame_count = 0;
   priv->jobs_in_flight = priv->n_unpushed = priv->running = 0;
   priv->n_submitted = priv->n_completed = priv->n_dropped = 0;

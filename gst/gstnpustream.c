@@ -3,8 +3,8 @@
  * gstnpustream.c: GstNpuBase's data path, from the sink pad to the source
  * pad. The sink pad's chain function numbers each frame, applies
  * inference-interval and the drop policy, queues the frames to infer on the
- * core slots round robin and appends every buffer and serialized event to
- * the FIFO; the source pad task pushes the FIFO's head once it is finished.
+ * core slots the device's scheduler picks (gstnpusched.c) and appends every
+ * buffer and serialized event to the FIFO; the source pad task pushes the FIFO's head once it is finished.
  * Also here: the flushing state, flush events, draining for serialized
  * queries, the latency query and pad activation.
  */
@@ -113,9 +113,11 @@ gst_npu_base_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
   item->result.pts = GST_BUFFER_PTS (buffer);
   item->submit_time = g_get_monotonic_time ();
   if (infer) {
-    GstNpuSlot *slot = &priv->slots[priv->next_slot];
+    /* The device's scheduler picks the core, shared with every other
+     * instance on the device (one instance alone: round robin). */
+    gint core = gst_npu_sched_pick (priv->sched, priv->slot_mask);
+    GstNpuSlot *slot = &priv->slots[core >= 0 ? priv->core_slot[core] : 0];
 
-    priv->next_slot = (priv->next_slot + 1) % priv->n_slots;
     item->is_job = TRUE;
     item->state = ITEM_PENDING;
     item->slot = slot->index;
