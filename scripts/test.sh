@@ -60,7 +60,7 @@ if [ ! -f build-aarch64/build.ninja ]; then
 fi
 meson compile -C build-aarch64
 A64_TESTS=$(meson test -C build-aarch64 --no-rebuild --list \
-    --suite util --suite hw --suite sim --suite cpu --suite compiler --suite runtime --suite kdouble \
+    --suite util --suite hw --suite sim --suite cpu --suite compiler --suite runtime --suite kdouble --suite llm-a64 \
     --no-suite slow --no-suite golden 2>/dev/null | sed 's|^.* / ||' |
   grep -v -x -e cpu-onnx-node-tests -e bench-cpu-quick)
 # shellcheck disable=SC2086

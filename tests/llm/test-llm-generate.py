@@ -11,7 +11,9 @@
 # really computes. Needs /usr/bin/python3 with torch and numpy (skips
 # otherwise).
 #
-#   test-llm-generate.py NPU_GENERATE BACKEND
+#   test-llm-generate.py NPU_GENERATE BACKEND [WRAPPER]
+#
+# WRAPPER (e.g. qemu-aarch64) runs a cross-built npu-generate.
 import json
 import os
 import subprocess
@@ -30,6 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 def main():
     gen, backend = sys.argv[1], sys.argv[2]
+    wrap = sys.argv[3:4]
     env = dict(os.environ)
     if backend == "sim":
         env["NPU_PARTITION"] = "supported"
@@ -41,7 +44,7 @@ def main():
             ref = json.load(open(os.path.join(tmp, name + ".ref.json")))
             folder = os.path.join(tmp, ref["dir"])
             prompt = ",".join(map(str, ref["prompt"]))
-            base = [gen, folder, "--prompt-ids", prompt, "--max-new-tokens", "32",
+            base = wrap + [gen, folder, "--prompt-ids", prompt, "--max-new-tokens", "32",
                     "--backend", backend]
             r = subprocess.run(base + ["--greedy", "--ids"], env=env, capture_output=True,
                                text=True)
