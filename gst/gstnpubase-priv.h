@@ -43,6 +43,9 @@ typedef struct
   GstMiniObject *obj;           /* GstBuffer or GstEvent */
   ItemState state;
   gboolean is_job;
+  /* picked by the device scheduler and not yet given back (priv->lock) */
+  gboolean sched_held;
+  gint sched_core;
   GstNpuFormat *format;
   gint slot;
   gint64 submit_time, start_time;

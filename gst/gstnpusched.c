@@ -3,8 +3,9 @@
  * gstnpusched.c: one core scheduler per NPU device and process. The
  * schedulers live in a table keyed by device name under a global mutex;
  * each is reference counted by the element instances that have started on
- * it (GstNpuBase's start() acquires, stop() releases) and holds a per-core
- * count of the frames it handed out and a round-robin cursor for ties. The
+ * it (GstNpuBase's start() acquires, stop() releases) and holds per core the
+ * frames in flight (handed out, not yet finished or cancelled), the frames
+ * handed out in all and a round-robin cursor for ties. The
  * facts behind it: the RK3588 NPU has three cores that run independent
  * jobs, so the device, not each element, owns them.
  */
@@ -17,6 +18,7 @@ struct _GstNpuSched
   GMutex lock;
   guint cursor;                 /* lock */
   guint64 jobs[GST_NPU_SCHED_MAX_CORES];        /* lock */
+  guint busy[GST_NPU_SCHED_MAX_CORES];  /* lock */
 };
 
 static GMutex sched_lock;
@@ -70,17 +72,22 @@ gst_npu_sched_pick (GstNpuSched * sched, guint core_mask)
   gint core = -1;
 
   g_mutex_lock (&sched->lock);
-  /* the least-used core of the mask, the first from the cursor on a tie */
+  /* The core of the mask with the fewest frames in flight (a core that
+   * finished early takes the next frame), then the fewest handed out in all,
+   * then the first from the cursor. */
   for (k = 0; k < GST_NPU_SCHED_MAX_CORES; k++) {
     guint c = (sched->cursor + k) % GST_NPU_SCHED_MAX_CORES;
 
     if (!(core_mask & (1u << c)))
       continue;
-    if (core < 0 || sched->jobs[c] < sched->jobs[core])
+    if (core < 0 || sched->busy[c] < sched->busy[core] ||
+        (sched->busy[c] == sched->busy[core] &&
+            sched->jobs[c] < sched->jobs[core]))
       core = (gint) c;
   }
   if (core >= 0) {
     sched->jobs[core]++;
+    sched->busy[core]++;
     sched->cursor = (guint) (core + 1) % GST_NPU_SCHED_MAX_CORES;
   }
   g_mutex_unlock (&sched->lock);
@@ -96,6 +103,30 @@ gst_npu_sched_core_jobs (GstNpuSched * sched, gint core)
     return 0;
   g_mutex_lock (&sched->lock);
   n = sched->jobs[core];
+  g_mutex_unlock (&sched->lock);
+  return n;
+}
+
+void
+gst_npu_sched_done (GstNpuSched * sched, gint core)
+{
+  if (!sched || core < 0 || core >= GST_NPU_SCHED_MAX_CORES)
+    return;
+  g_mutex_lock (&sched->lock);
+  if (sched->busy[core] > 0)
+    sched->busy[core]--;
+  g_mutex_unlock (&sched->lock);
+}
+
+guint
+gst_npu_sched_core_busy (GstNpuSched * sched, gint core)
+{
+  guint n;
+
+  if (!sched || core < 0 || core >= GST_NPU_SCHED_MAX_CORES)
+    return 0;
+  g_mutex_lock (&sched->lock);
+  n = sched->busy[core];
   g_mutex_unlock (&sched->lock);
   return n;
 }

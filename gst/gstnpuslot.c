@@ -72,6 +72,18 @@ gst_npu_item_finished (const GstNpuItem * item)
 }
 
 /* Takes pending jobs off the slots and wakes everyone (priv->lock held). */
+/* Gives an item's core back to the device scheduler once (priv->lock held). */
+void
+gst_npu_item_sched_done_locked (GstNpuBase * self, GstNpuItem * item)
+{
+  GstNpuBasePrivate *priv = PRIV (self);
+
+  if (!item->sched_held)
+    return;
+  item->sched_held = FALSE;
+  gst_npu_sched_done (priv->sched, item->sched_core);
+}
+
 void
 gst_npu_cancel_locked (GstNpuBase * self)
 {
@@ -79,6 +91,11 @@ gst_npu_cancel_locked (GstNpuBase * self)
   guint i;
 
   for (i = 0; i < priv->n_slots; i++) {
+    GList *l;
+
+    /* jobs that will not run give their core back to the device */
+    for (l = priv->slots[i].jobs.head; l; l = l->next)
+      gst_npu_item_sched_done_locked (self, l->data);
     g_queue_clear (&priv->slots[i].jobs);
     g_cond_signal (&priv->slots[i].cond);
   }
@@ -280,6 +297,7 @@ gst_npu_slot_thread (gpointer data)
 
     g_mutex_lock (&priv->lock);
     priv->running--;
+    gst_npu_item_sched_done_locked (self, item);
     item->state = item->status == NPU_OK ? ITEM_DONE : ITEM_FAILED;
     {
       GList *l;

@@ -24,6 +24,8 @@ void gst_npu_item_free (GstNpuItem * item);
 /* TRUE once the item may be pushed (passed, done or failed). */
 gboolean gst_npu_item_finished (const GstNpuItem * item);
 
+/* Gives a job's core back to the device scheduler, once (priv->lock held). */
+void gst_npu_item_sched_done_locked (GstNpuBase * self, GstNpuItem * item);
 /* Takes pending jobs off the slots and wakes everyone (priv->lock held). */
 void gst_npu_cancel_locked (GstNpuBase * self);
 

@@ -119,6 +119,8 @@ gst_npu_base_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
     GstNpuSlot *slot = &priv->slots[core >= 0 ? priv->core_slot[core] : 0];
 
     item->is_job = TRUE;
+    item->sched_held = core >= 0;
+    item->sched_core = core;
     item->state = ITEM_PENDING;
     item->slot = slot->index;
     g_queue_push_tail (&slot->jobs, item);

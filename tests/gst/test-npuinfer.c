@@ -884,7 +884,7 @@ GST_END_TEST;
 
 /* Three core slots with random job latencies: frames finish out of order
  * (the stats say so), yet leave in input order, each carrying the tensors of
- * its own frame, and the cores took turns. */
+ * its own frame, and every core took frames. */
 GST_START_TEST (test_order_random_latency)
 {
   const guint N = 60;
@@ -912,8 +912,18 @@ GST_START_TEST (test_order_random_latency)
     gst_buffer_unref (b);
   }
   fail_unless_equals_uint64 (stats_get (e, "completed"), N);
-  for (i = 0; i < 3; i++)
-    fail_unless_equals_uint64 (stats_core_jobs (e, i), N / 3);
+  {
+    guint64 sum = 0;
+
+    /* the device scheduler hands the next frame to the core with the fewest
+     * in flight, so with random latencies the shares differ; every core
+     * works and no frame is lost (policy: test-npusched.c) */
+    for (i = 0; i < 3; i++) {
+      fail_unless (stats_core_jobs (e, i) > 0);
+      sum += stats_core_jobs (e, i);
+    }
+    fail_unless_equals_uint64 (sum, N);
+  }
   fail_unless (stats_get (e, "reordered") > 0,
       "the random delays never reordered a job: the test proves nothing");
   gst_object_unref (e);
