@@ -33,6 +33,13 @@
  * similarities, or softmax / sigmoid probabilities over
  * logit-scale * cosine + logit-bias (#GstNpuEmbed:score-function).
  *
+ * Instead of a .npy the label embeddings can be computed at start by the
+ * matching text encoder: #GstNpuEmbed:text-model (the text tower of CLIP or
+ * SigLIP, .onnx or .npub) and #GstNpuEmbed:tokenizer (its tokenizer.json, or
+ * its SentencePiece .model). The text tower runs through the same compiler
+ * and runtime as the image model, on the backend the element runs on, once
+ * per label before the first frame.
+ *
  * With #GstNpuEmbed:emit-messages each frame also posts an element message
  * named "npuembed" with the fields `frame` (guint64, input frame number),
  * `pts` (guint64), `dims` (guint), `model-id` (string), `core` (gint),
@@ -53,6 +60,12 @@
  *     labels-file=labels.txt label-embeddings=labels.npy emit-messages=true ! \
  *     videoconvert ! autovideosink
  * ]| Labels camera frames zero-shot against the labels' text embeddings.
+ * |[
+ * gst-launch-1.0 -m v4l2src ! videoconvert ! \
+ *     npuembed model=clip-vision.onnx text-model=clip-text.onnx \
+ *     tokenizer=tokenizer.json labels-file=labels.txt \
+ *     score-function=softmax logit-scale=100 emit-messages=true ! fakesink
+ * ]| The same with CLIP, the labels embedded at start by its text tower.
  *
  * Since: 0.1
  */
