@@ -120,7 +120,9 @@ static GOptionEntry entries[] = {
       "query: image file or pattern:NAME to search for", "IMAGE"},
   {"text-embedding", 't', 0, G_OPTION_ARG_FILENAME, &opt_text,
       "query: .npy with a [D] or [N, D] text embedding", "FILE"},
-  {"text", 0, 0, G_OPTION_ARG_STRING, &opt_text_query,
+  /* FILENAME: the bytes as given (UTF-8, checked by the encoder), not
+   * converted from the locale's charset, which fails under LANG=C */
+  {"text", 0, 0, G_OPTION_ARG_FILENAME, &opt_text_query,
         "query: a text to search for (with --text-model and --tokenizer)",
       "TEXT"},
   {"text-model", 0, 0, G_OPTION_ARG_FILENAME, &opt_text_model,

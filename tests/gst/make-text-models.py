@@ -58,6 +58,7 @@ LABELS = [
     "blue",
     "a photo of a small bird sitting on a branch of an old tree near a river at night",
     "zebra's stripes",
+    "Café au lait: 3 cups",
 ]
 
 WORDS = ("a the photo of cat dog car red blue green sky tree bird snow river "
@@ -225,9 +226,10 @@ def bytes_to_unicode():
 
 
 B2U = bytes_to_unicode()
-# CLIP's pattern restricted to ASCII (the labels are ASCII): 's 't ... letters,
-# one digit, runs of other non-space characters
-CLIP_PAT = re.compile(r"'s|'t|'re|'ve|'m|'ll|'d|[a-z]+|[0-9]|[^\sa-z0-9]+")
+# CLIP's pattern in Python's re (no \p{L}: letters are [^\W\d_]; the labels
+# have no "_"): 's 't ... runs of letters, one digit, runs of other non-space
+# characters
+CLIP_PAT = re.compile(r"'s|'t|'re|'ve|'m|'ll|'d|[^\W\d_]+|\d|[^\s\w]+")
 
 
 def clip_words(text):

@@ -59,6 +59,11 @@ if "$STORE" query -q -d "$tmp/db" --text "car" --text-model "$TEXT" \
   fail "--text with --text-embedding accepted"
 fi
 grep -q "query needs --db and one of" "$tmp/err" || fail "$(cat "$tmp/err")"
+if "$STORE" query -q -b cpu -d "$tmp/db" --text "$(printf 'caf\351')" \
+    --text-model "$TEXT" --tokenizer "$TOK" 2> "$tmp/err"; then
+  fail "invalid UTF-8 accepted"
+fi
+grep -q "not valid UTF-8" "$tmp/err" || fail "$(cat "$tmp/err")"
 echo '{"model": 3' > "$tmp/bad.json"
 if "$STORE" query -q -b cpu -d "$tmp/db" --text "car" --text-model "$TEXT" \
     --tokenizer "$tmp/bad.json" 2> "$tmp/err"; then
