@@ -173,6 +173,86 @@ GST_END_TEST;
 /* The caption sits on a band of the box colour right above the box: with
  * any of label, score or track id shown the band is there, with none of
  * them it is not. */
+/* A YOLOv8-seg mask (npudetect's "mask" field, the ROI's size): the box
+ * (32,32) 48x32 in red, its mask the left 24 columns. With mask-alpha=0.5
+ * the masked inside is half red over the gray, the unmasked inside stays
+ * gray; mask-alpha=0, or a mask whose size is not the ROI's, fills
+ * nothing. */
+static void
+add_masked_detection (GstBuffer * buf, gint mw, gint mh)
+{
+  GstVideoRegionOfInterestMeta *roi =
+      gst_buffer_add_video_region_of_interest_meta (buf, "cat", 32, 32, 48,
+      32);
+  guint8 *m = g_malloc0 ((gsize) mw * mh);
+  GstBuffer *mb;
+  gint x, y;
+
+  for (y = 0; y < mh; y++)
+    for (x = 0; x < mw / 2; x++)
+      m[y * mw + x] = 255;
+  mb = gst_buffer_new_wrapped (m, (gsize) mw * mh);
+  gst_video_region_of_interest_meta_add_param (roi,
+      gst_structure_new (GST_NPU_DETECTION_STRUCTURE, "label", G_TYPE_STRING,
+          "cat", "class-id", G_TYPE_INT, 1, "confidence", G_TYPE_DOUBLE, 0.9,
+          "track-id", G_TYPE_INT, -1, "mask", GST_TYPE_BUFFER, mb,
+          "mask-width", G_TYPE_INT, mw, "mask-height", G_TYPE_INT, mh, NULL));
+  gst_buffer_unref (mb);
+}
+
+static gboolean
+near_rgb (const guint8 px[3], gint r, gint g, gint b)
+{
+  return ABS (px[0] - r) <= 2 && ABS (px[1] - g) <= 2 && ABS (px[2] - b) <= 2;
+}
+
+GST_START_TEST (test_mask_fill)
+{
+  static const gchar *props[] = { "mask-alpha=0.5", "mask-alpha=0",
+    "mask-alpha=0.5"
+  };
+  guint k;
+
+  for (k = 0; k < G_N_ELEMENTS (props); k++) {
+    gchar *p = g_strdup_printf ("color=0xffff0000 line-width=2 "
+        "show-labels=false show-scores=false %s", props[k]);
+    GstHarness *h = overlay_harness ("RGB", p);
+    GstBuffer *in = make_frame (GST_VIDEO_FORMAT_RGB, W, H, gray, NULL), *out;
+    gint half = (GRAY + 1) / 2, filled = k == 0;
+    guint8 px[3];
+    static const gint in_mask[][2] = { {36, 36}, {44, 48}, {54, 60} };
+    static const gint out_mask[][2] = { {58, 36}, {70, 48}, {77, 60} };
+    guint i;
+
+    /* k == 2: a mask of the wrong size is ignored */
+    add_masked_detection (in, k == 2 ? 40 : 48, 32);
+    fail_unless_equals_int (gst_harness_push (h, in), GST_FLOW_OK);
+    out = gst_harness_pull (h);
+    for (i = 0; i < G_N_ELEMENTS (in_mask); i++) {
+      get_rgb (out, GST_VIDEO_FORMAT_RGB, in_mask[i][0], in_mask[i][1], px);
+      if (filled)
+        fail_unless (near_rgb (px, half + 128, half, half),
+            "%s: masked (%d,%d): %d,%d,%d, want ~%d,%d,%d", props[k],
+            in_mask[i][0], in_mask[i][1], px[0], px[1], px[2], half + 128,
+            half, half);
+      else
+        ASSERT_RGB (px, GRAY, GRAY, GRAY, "no fill");
+    }
+    for (i = 0; i < G_N_ELEMENTS (out_mask); i++) {
+      get_rgb (out, GST_VIDEO_FORMAT_RGB, out_mask[i][0], out_mask[i][1], px);
+      ASSERT_RGB (px, GRAY, GRAY, GRAY, "unmasked inside");
+    }
+    /* the box edge is still drawn over the fill */
+    get_rgb (out, GST_VIDEO_FORMAT_RGB, 32, 48, px);
+    ASSERT_RGB (px, 255, 0, 0, "edge");
+    gst_buffer_unref (out);
+    gst_harness_teardown (h);
+    g_free (p);
+  }
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_caption)
 {
   static const gchar *props[] = {
@@ -402,6 +482,7 @@ npuoverlay_suite (void)
   tcase_add_test (tc, test_box_edges_bgrx);
   tcase_add_test (tc, test_box_edges_nv12);
   tcase_add_test (tc, test_caption);
+  tcase_add_test (tc, test_mask_fill);
   tcase_add_test (tc, test_class_colors);
   tcase_add_test (tc, test_classification_corner);
   tcase_add_test (tc, test_no_meta_and_clipping);
