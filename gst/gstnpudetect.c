@@ -73,6 +73,12 @@
  * the others start new tracks. A track unmatched for more than
  * #GstNpuDetect:tracking-max-age inferred frames ends. Ids start at 1.
  *
+ * Built against GStreamer >= 1.24 (gstreamer-analytics-1.0), each
+ * detection is also a #GstAnalyticsODMtd of a #GstAnalyticsRelationMeta
+ * (type: the label) containing a #GstAnalyticsClsMtd, and with tracking a
+ * related #GstAnalyticsTrackingMtd, for upstream's objectdetectionoverlay;
+ * this path is not compiled by the Debian 12 (GStreamer 1.22) build.
+ *
  * `GST_DEBUG=npudetect:6` logs one line per detection (label, class,
  * confidence, rectangle, track id).
  *
@@ -93,6 +99,7 @@
 
 #include <gst/video/video.h>
 
+#include "gstnpuanalytics.h"
 #include "gstnpudetect.h"
 #include "gstnpuenums.h"
 #include "gstnpumeta.h"
@@ -499,6 +506,10 @@ gst_npu_detect_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
       gst_buffer_unref (mb);
     }
     gst_video_region_of_interest_meta_add_param (roi, params);
+    /* GStreamer >= 1.24 only (gstnpuanalytics.c); a no-op here */
+    gst_npu_analytics_add_detection (buf, label, (gint) roi->x, (gint) roi->y,
+        (gint) roi->w, (gint) roi->h, b->score, b->track_id,
+        GST_BUFFER_PTS (buf));
     g_free (fallback);
   }
 
