@@ -64,8 +64,32 @@ seq_of (const struct npu_io_info *io)
   return 0;
 }
 
+static gboolean load_tokenizer_file (GstNpuTextEncoder * enc,
+    const gchar * path, GError ** error);
+
 static gboolean
 load_tokenizer (GstNpuTextEncoder * enc, const gchar * path, GError ** error)
+{
+  gchar *json = g_build_filename (path, "tokenizer.json", NULL);
+  gchar *spiece = g_build_filename (path, "spiece.model", NULL);
+  gboolean ok;
+
+  /* a model folder without tokenizer.json but with SentencePiece's
+   * spiece.model (SigLIP's Hugging Face layout): that model */
+  if (g_file_test (path, G_FILE_TEST_IS_DIR)
+      && !g_file_test (json, G_FILE_TEST_EXISTS)
+      && g_file_test (spiece, G_FILE_TEST_IS_REGULAR))
+    ok = load_tokenizer_file (enc, spiece, error);
+  else
+    ok = load_tokenizer_file (enc, path, error);
+  g_free (json);
+  g_free (spiece);
+  return ok;
+}
+
+static gboolean
+load_tokenizer_file (GstNpuTextEncoder * enc, const gchar * path,
+    GError ** error)
 {
   if (g_str_has_suffix (path, ".model")) {
 #ifdef HAVE_SENTENCEPIECE

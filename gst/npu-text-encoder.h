@@ -15,7 +15,8 @@
  *
  * The tokenizer: a Hugging Face tokenizer.json (or its folder) through
  * npu/npu-tokenizer.h, CLIP-style (BOS + text + EOS); or a SentencePiece
- * .model through libsentencepiece, SigLIP-style (text lowercased, ASCII
+ * .model (or a folder holding spiece.model and no tokenizer.json) through
+ * libsentencepiece, SigLIP-style (text lowercased, ASCII
  * punctuation removed, runs of white space made one space, then the model's
  * pieces + EOS). Ids are padded to L with the EOS (as transformers pads
  * both: CLIP's pad token and SigLIP's are their EOS) and truncated to L

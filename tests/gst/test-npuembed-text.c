@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <glib/gstdio.h>
 #include <gst/check/gstcheck.h>
@@ -407,8 +408,19 @@ GST_END_TEST;
 
 GST_START_TEST (test_siglip_tokens)
 {
+  gchar *dir = g_dir_make_tmp ("npu-spiece-XXXXXX", NULL);
+  gchar *link = g_build_filename (dir, "spiece.model", NULL);
+
   check_tokens ("siglip", TM ("siglip_text.onnx"), TM ("siglip.model"),
       GST_NPU_TEXT_TOKENIZER_SPM);
+  /* a Hugging Face style folder with only spiece.model */
+  fail_unless (symlink (TM ("siglip.model"), link) == 0);
+  check_tokens ("siglip", TM ("siglip_text.onnx"), dir,
+      GST_NPU_TEXT_TOKENIZER_SPM);
+  g_unlink (link);
+  g_rmdir (dir);
+  g_free (link);
+  g_free (dir);
 }
 
 GST_END_TEST;
