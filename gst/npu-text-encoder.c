@@ -227,6 +227,8 @@ gst_npu_text_encoder_new (const gchar * model_path,
     GError ** error)
 {
   GstNpuTextEncoder *enc;
+  struct npu_model_options mopts = { 0 };
+  gchar *dims = NULL;
   enum npu_status st;
 
   if (!model_path || !*model_path || !tokenizer_path || !*tokenizer_path) {
@@ -244,7 +246,21 @@ gst_npu_text_encoder_new (const gchar * model_path,
   enc = g_new0 (GstNpuTextEncoder, 1);
   if (!load_tokenizer (enc, tokenizer_path, error))
     goto fail;
-  st = npu_model_load (model_path, opts, &enc->model);
+  /* A model exported with a symbolic sequence axis gets the length
+   * transformers pads to (CLIP 77, SigLIP 64); fixed axes keep theirs
+   * ("input:axis=N" only sizes symbolic axes). */
+  if (opts)
+    mopts = *opts;
+  if (!mopts.dim_values) {
+    guint L = enc->kind == GST_NPU_TEXT_TOKENIZER_SPM ? 64 : 77;
+
+    dims = g_strdup_printf ("input_ids:0=1,input_ids:1=%u,"
+        "attention_mask:0=1,attention_mask:1=%u", L, L);
+    mopts.dim_values = dims;
+    mopts.strict_dims = false;
+  }
+  st = npu_model_load (model_path, &mopts, &enc->model);
+  g_free (dims);
   if (st != NPU_OK) {
     FAIL ("cannot load text model \"%s\": %s (NPU_DEBUG=1 says why)",
         model_path, npu_status_str (st));
@@ -406,17 +422,18 @@ fill_ints (void *dst, enum npu_dtype dt, const gint32 * src, guint n)
   }
 }
 
-gboolean
-gst_npu_text_encoder_encode (GstNpuTextEncoder * enc, const gchar * text,
-    gfloat * out, GError ** error)
+/* Runs the model on seq_len ids of which the first n_tok are tokens. */
+static gboolean
+run_ids (GstNpuTextEncoder * enc, const gint32 * ids, guint n_tok,
+    const gchar * what, gfloat * out, GError ** error)
 {
   gint nin = npu_model_num_inputs (enc->model);
   gint nout = npu_model_num_outputs (enc->model);
   struct npu_tensor in[2], *outs;
-  gint32 *ids = g_new (gint32, enc->seq_len), *mask;
+  gint32 *mask;
   gint64 *ids_buf = g_new0 (gint64, enc->seq_len);
   gint64 *mask_buf = g_new0 (gint64, enc->seq_len);
-  guint n_tok = 0, i, pos = 0;
+  guint i, pos = 0;
   const struct npu_io_info *io;
   enum npu_status st;
   gboolean ok = FALSE;
@@ -425,8 +442,6 @@ gst_npu_text_encoder_encode (GstNpuTextEncoder * enc, const gchar * text,
 
   outs = g_new0 (struct npu_tensor, nout);
   mask = g_new0 (gint32, enc->seq_len);
-  if (!gst_npu_text_encoder_tokenize (enc, text, ids, &n_tok, error))
-    goto out;
   for (i = 0; i < enc->seq_len; i++)
     mask[i] = i < n_tok;
   memset (in, 0, sizeof (in));
@@ -446,7 +461,7 @@ gst_npu_text_encoder_encode (GstNpuTextEncoder * enc, const gchar * text,
   }
   st = npu_session_run (enc->session, in, nin, outs, nout, NULL);
   if (st != NPU_OK) {
-    FAIL ("text model run failed for \"%s\": %s", text, npu_status_str (st));
+    FAIL ("text model run failed for %s: %s", what, npu_status_str (st));
     goto out;
   }
   if (enc->per_token) {
@@ -465,14 +480,14 @@ gst_npu_text_encoder_encode (GstNpuTextEncoder * enc, const gchar * text,
         ((const gfloat *) t->data)[base + i];
 
     if (!isfinite (x)) {
-      FAIL ("text model gave a non-finite embedding for \"%s\"", text);
+      FAIL ("text model gave a non-finite embedding for %s", what);
       goto out;
     }
     out[i] = x;
     ss += (gdouble) x *x;
   }
   if (!(ss > 0.0)) {
-    FAIL ("text model gave a zero embedding for \"%s\"", text);
+    FAIL ("text model gave a zero embedding for %s", what);
     goto out;
   }
   for (i = 0; i < enc->dims; i++)
@@ -482,8 +497,50 @@ gst_npu_text_encoder_encode (GstNpuTextEncoder * enc, const gchar * text,
 out:
   g_free (outs);
   g_free (mask);
-  g_free (ids);
   g_free (ids_buf);
   g_free (mask_buf);
+  return ok;
+}
+
+gboolean
+gst_npu_text_encoder_encode (GstNpuTextEncoder * enc, const gchar * text,
+    gfloat * out, GError ** error)
+{
+  gint32 *ids = g_new (gint32, enc->seq_len);
+  gchar *what = g_strdup_printf ("\"%s\"", text);
+  guint n_tok = 0;
+  gboolean ok = gst_npu_text_encoder_tokenize (enc, text, ids, &n_tok, error)
+      && run_ids (enc, ids, n_tok, what, out, error);
+
+  g_free (what);
+  g_free (ids);
+  return ok;
+}
+
+gboolean
+gst_npu_text_encoder_encode_ids (GstNpuTextEncoder * enc, const gint32 * ids,
+    guint n_ids, gfloat * out, GError ** error)
+{
+  gint32 *padded;
+  guint i, n = MIN (n_ids, enc->seq_len);
+  gboolean ok;
+
+  if (n_ids == 0) {
+    FAIL ("no token ids to encode");
+    return FALSE;
+  }
+  for (i = 0; i < n_ids; i++)
+    if (ids[i] < 0 || (gsize) ids[i] >= enc->vocab) {
+      FAIL ("token id %d (position %u) is outside the vocabulary (%"
+          G_GSIZE_FORMAT ")", ids[i], i, enc->vocab);
+      return FALSE;
+    }
+  padded = g_new (gint32, enc->seq_len);
+  for (i = 0; i < enc->seq_len; i++)
+    padded[i] = i < n ? ids[i] : enc->pad;
+  if (n_ids > enc->seq_len)
+    padded[enc->seq_len - 1] = ids[n_ids - 1];
+  ok = run_ids (enc, padded, n, "the ids", out, error);
+  g_free (padded);
   return ok;
 }

@@ -8,7 +8,9 @@
  *
  * The model: one integer input of shape [1, L] (named input_ids, or the
  * first input), optionally a second one named attention_mask (1 for tokens,
- * 0 for padding); the embedding is the output named text_embeds,
+ * 0 for padding); a symbolic batch axis is 1 and a symbolic sequence axis
+ * L = 77 with a tokenizer.json (CLIP), 64 with SentencePiece (SigLIP), the
+ * lengths transformers pads to, unless the options' dim_values say else; the embedding is the output named text_embeds,
  * pooler_output, embeddings or embedding (else output 0) of shape [1, D],
  * or a per-token output [1, L, D] that is pooled here: at the first EOS for a
  * BPE (CLIP) tokenizer, the last position for SentencePiece (SigLIP).
@@ -62,6 +64,12 @@ gboolean gst_npu_text_encoder_tokenize (const GstNpuTextEncoder * enc,
 /* The L2-normalised embedding of text into out (dims floats). */
 gboolean gst_npu_text_encoder_encode (GstNpuTextEncoder * enc,
     const gchar * text, gfloat * out, GError ** error);
+
+/* The same for token ids already made (specials included), padded with EOS
+ * to L (a longer list is cut keeping its last id); ids outside the
+ * tokenizer's vocabulary are refused. */
+gboolean gst_npu_text_encoder_encode_ids (GstNpuTextEncoder * enc,
+    const gint32 * ids, guint n_ids, gfloat * out, GError ** error);
 
 G_END_DECLS
 

@@ -17,6 +17,8 @@ transformers' CLIPTextTransformer and SiglipTextTransformer, written out here:
          clip_ref.txt          per label: the ids (padded to 16) from the
                                reference BPE below (openai's CLIP algorithm)
          clip_ref.npy          [N, 32] torch's text_embeds for those ids
+         clip_tiny_tokenizer.json  a characters-only tokenizer with the ids of
+                               tests/models/data/clip_text_tiny (BOS 126, EOS 127)
   siglip siglip_text.onnx      input_ids int64 [1, 16] -> pooler_output [1, 64]
          siglip.model          a SentencePiece unigram model trained here with
                                spm_train (pad 0, </s> 1, <unk> 2, no BOS)
@@ -338,6 +340,23 @@ def make_clip(outdir):
         ids = [vocab[t] for w in clip_words(text) for t in bpe_word(w, ranks)]
         ids = [bos] + ids[:SEQ - 2] + [eos]
         rows.append(ids + [eos] * (SEQ - len(ids)))
+
+    # for tests/models/data/clip_text_tiny (vocab 128: BOS 126, EOS 127, the
+    # highest id): characters only, no merges
+    tiny = {"<unk>": 0}
+    for ch in "abcdefghijklmnopqrstuvwxyz0123456789":
+        tiny[ch] = len(tiny)
+    tiny_tok = dict(tok)
+    tiny_tok["added_tokens"] = [dict(a, id=126 + k) for k, a in enumerate(tok["added_tokens"])]
+    tiny_tok["post_processor"] = dict(tok["post_processor"], sep=["<|endoftext|>", 127],
+                                      cls=["<|startoftext|>", 126])
+    tiny_tok["pre_tokenizer"] = None
+    tiny_tok["decoder"] = None
+    tiny_tok["model"] = dict(tok["model"], unk_token="<unk>", end_of_word_suffix=None,
+                             vocab=dict(tiny, **{"<|startoftext|>": 126, "<|endoftext|>": 127}),
+                             merges=[])
+    with open(os.path.join(outdir, "clip_tiny_tokenizer.json"), "w") as f:
+        json.dump(tiny_tok, f)
 
     torch.manual_seed(0)
     model = ClipText(len(vocab), eos)

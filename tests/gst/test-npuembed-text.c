@@ -210,6 +210,74 @@ GST_START_TEST (test_clip_sim)
 
 GST_END_TEST;
 
+/* tests/models/data/clip_text_tiny: a CLIPTextModel export with symbolic
+ * batch and sequence axes, an attention_mask input and pooler_output
+ * (argmax pooling: EOS is the highest id), from tests/models/make-models.py.
+ * Its reference ids (BOS ... EOS at position 11, then padding) through
+ * encode_ids at sequence length 16 give torch's pooler_output (cosine >=
+ * MIN_COSINE) on cpu and sim; EOS padding instead of the reference's zeros
+ * does not matter under the causal mask. */
+GST_START_TEST (test_clip_tiny_hf_export)
+{
+  const gchar *backends[] = { "cpu", "sim" };
+  struct npu_tensor ids_t, ref_t;
+  guint b, i, n = 0;
+
+  fail_unless (npu_npy_read (CLIP_TEXT_TINY_DIR "/in.input_ids.npy",
+          &ids_t) == NPU_OK);
+  fail_unless (npu_npy_read (CLIP_TEXT_TINY_DIR "/out.pooler_output.npy",
+          &ref_t) == NPU_OK);
+  fail_unless (ids_t.dtype == NPU_DTYPE_INT64 && ref_t.dtype == NPU_DTYPE_FP32);
+  for (b = 0; b < G_N_ELEMENTS (backends); b++) {
+    struct npu_model_options opts = { 0 };
+    GError *err = NULL;
+    GstNpuTextEncoder *enc;
+    gint32 ids[16];
+    gfloat v[64];
+    gdouble dot = 0, nr = 0;
+
+    opts.backend = backends[b];
+    opts.cpu_threads = 1;
+    opts.dim_values = "batch=1,sequence=16";
+    enc = gst_npu_text_encoder_new (CLIP_TEXT_TINY_DIR "/model.onnx",
+        TM ("clip_tiny_tokenizer.json"), &opts, &err);
+    fail_unless (enc != NULL, "%s", err ? err->message : "");
+    fail_unless_equals_int (gst_npu_text_encoder_seq_len (enc), 16);
+    fail_unless_equals_int (gst_npu_text_encoder_dims (enc), 64);
+    for (n = 0; n < 16; n++) {
+      ids[n] = (gint32) ((const gint64 *) ids_t.data)[n];
+      if (ids[n] == 127) {
+        n++;
+        break;
+      }
+    }
+    fail_unless_equals_int (n, 12);
+    fail_unless (gst_npu_text_encoder_encode_ids (enc, ids, n, v, &err), "%s",
+        err ? err->message : "");
+    for (i = 0; i < 64; i++) {
+      gfloat r = ((const gfloat *) ref_t.data)[i];
+
+      dot += (gdouble) v[i] * r;
+      nr += (gdouble) r *r;
+    }
+    dot /= sqrt (nr);
+    fail_unless (dot >= MIN_COSINE, "clip_text_tiny on %s: cosine %.6f",
+        backends[b], dot);
+    g_print ("clip_text_tiny (HF CLIPTextModel export) on %s: cosine to "
+        "torch's pooler_output %.6f\n", backends[b], dot);
+    /* an id outside the vocabulary is refused */
+    ids[3] = 500;
+    fail_if (gst_npu_text_encoder_encode_ids (enc, ids, n, v, &err));
+    fail_unless (err && strstr (err->message, "outside the vocabulary"));
+    g_clear_error (&err);
+    gst_npu_text_encoder_free (enc);
+  }
+  npu_npy_free (&ids_t);
+  npu_npy_free (&ref_t);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_encoder_errors)
 {
   gchar *dir = g_dir_make_tmp ("npu-text-XXXXXX", NULL);
@@ -463,6 +531,7 @@ npuembed_text_suite (void)
     tcase_add_test (tc, test_clip_tokens);
     tcase_add_test (tc, test_clip_cpu);
     tcase_add_test (tc, test_clip_sim);
+    tcase_add_test (tc, test_clip_tiny_hf_export);
     tcase_add_test (tc, test_encoder_errors);
     tcase_add_test (tc, test_npuembed_text_model);
     tcase_add_test (tc, test_npuembed_text_errors);
