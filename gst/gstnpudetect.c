@@ -88,6 +88,12 @@
  *     npuinfer model=yolov8n.npub resize=letterbox ! \
  *     npudetect labels=coco.txt tracking=true ! fakesink
  * ]| Detects objects; each frame carries one region of interest per object.
+ * |[
+ * gst-launch-1.0 v4l2src ! videoconvert ! \
+ *     npuinfer model=yolov8n-seg.onnx resize=letterbox ! \
+ *     npudetect labels=coco.txt ! npuoverlay ! videoconvert ! autovideosink
+ * ]| Instance segmentation: each detection also carries its mask, which
+ * npuoverlay fills translucently.
  *
  * Since: 0.1
  */
