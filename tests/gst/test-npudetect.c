@@ -703,6 +703,55 @@ GST_START_TEST (test_after_npuinfer)
 
 GST_END_TEST;
 
+/* npuinfer running detector_seg.onnx (make-seg-model.py: constant
+ * YOLOv8-seg outputs, protos 8x8) on a 320x240 frame letterboxed into
+ * 32x32 (scale 10, model rows 4..28): the box model (8,12)-(24,20) is frame
+ * (80,80)-(240,160); its mask is the part left of model x 16 = frame x 160
+ * (the bilinear transition spans frame x 140..180), inside the box. */
+GST_START_TEST (test_seg_after_npuinfer)
+{
+  GstHarness *h = gst_harness_new_parse ("npuinfer backend=cpu "
+      "resize=letterbox model=" MODEL ("detector_seg.onnx") " ! npudetect");
+  GstBuffer *in = gst_buffer_new_allocate (NULL, 320 * 240 * 3, NULL), *out,
+      *mb;
+  GstVideoRegionOfInterestMeta *roi;
+  GstStructure *s;
+  GstMapInfo map;
+  GPtrArray *r;
+  gint mw, mh, x, y;
+
+  gst_harness_set_src_caps_str (h,
+      "video/x-raw,format=RGB,width=320,height=240,framerate=30/1");
+  gst_buffer_memset (in, 0, 128, 320 * 240 * 3);
+  r = run_one (h, in, &out);
+  fail_unless_equals_int (r->len, 1);
+  roi = r->pdata[0];
+  fail_unless (roi->x == 80 && roi->y == 80 && roi->w == 160 && roi->h == 80,
+      "roi %u,%u %ux%u", roi->x, roi->y, roi->w, roi->h);
+  s = gst_video_region_of_interest_meta_get_param (roi,
+      GST_NPU_DETECTION_STRUCTURE);
+  fail_unless (gst_structure_get (s, "mask", GST_TYPE_BUFFER, &mb,
+          "mask-width", G_TYPE_INT, &mw, "mask-height", G_TYPE_INT, &mh, NULL));
+  fail_unless (mw == 160 && mh == 80);
+  fail_unless (gst_buffer_map (mb, &map, GST_MAP_READ));
+  for (y = 10; y < 70; y++)
+    for (x = 0; x < 160; x++) {
+      gint fx = 80 + x;
+
+      if (fx >= 100 && fx < 140)
+        fail_unless_equals_int (map.data[y * 160 + x], 255);
+      if (fx >= 180)
+        fail_unless_equals_int (map.data[y * 160 + x], 0);
+    }
+  gst_buffer_unmap (mb, &map);
+  gst_buffer_unref (mb);
+  g_ptr_array_unref (r);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
 static Suite *
 npudetect_suite (void)
 {
@@ -721,6 +770,7 @@ npudetect_suite (void)
   tcase_add_test (tc, test_missing_labels_file);
   tcase_add_test (tc, test_inspect_docs);
   tcase_add_test (tc, test_after_npuinfer);
+  tcase_add_test (tc, test_seg_after_npuinfer);
   return s;
 }
 

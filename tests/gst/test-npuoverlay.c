@@ -253,6 +253,47 @@ GST_START_TEST (test_mask_fill)
 
 GST_END_TEST;
 
+/* The whole chain: npuinfer running detector_seg.onnx (make-seg-model.py)
+ * ! npudetect ! npuoverlay on a gray 320x240 frame: the object's mask (the
+ * left part of the box (80,80)-(240,160), left of frame x ~160) is half
+ * green over the gray, the rest of the box inside untouched. */
+GST_START_TEST (test_seg_pipeline)
+{
+  GstHarness *h = gst_harness_new_parse ("npuinfer backend=cpu "
+      "resize=letterbox model=" TEST_MODELS_DIR "/detector_seg.onnx ! "
+      "npudetect ! npuoverlay color=0xff00ff00 mask-alpha=0.5 line-width=2 "
+      "show-labels=false show-scores=false");
+  GstBuffer *in = gst_buffer_new_allocate (NULL, 320 * 240 * 3, NULL), *out;
+  GstMapInfo map;
+  static const gint masked[][2] = { {100, 100}, {130, 120}, {110, 140} };
+  static const gint unmasked[][2] = { {200, 100}, {220, 140}, {190, 120} };
+  guint i;
+
+  gst_harness_set_src_caps_str (h,
+      "video/x-raw,format=RGB,width=320,height=240,framerate=30/1");
+  gst_buffer_memset (in, 0, GRAY, 320 * 240 * 3);
+  fail_unless_equals_int (gst_harness_push (h, in), GST_FLOW_OK);
+  out = gst_harness_pull (h);
+  fail_unless (gst_buffer_map (out, &map, GST_MAP_READ));
+  for (i = 0; i < G_N_ELEMENTS (masked); i++) {
+    const guint8 *p = map.data + (masked[i][1] * 320 + masked[i][0]) * 3;
+
+    fail_unless (near_rgb (p, (GRAY + 1) / 2, (GRAY + 1) / 2 + 128,
+            (GRAY + 1) / 2), "masked (%d,%d): %d,%d,%d", masked[i][0],
+        masked[i][1], p[0], p[1], p[2]);
+  }
+  for (i = 0; i < G_N_ELEMENTS (unmasked); i++) {
+    const guint8 *p = map.data + (unmasked[i][1] * 320 + unmasked[i][0]) * 3;
+
+    ASSERT_RGB (p, GRAY, GRAY, GRAY, "unmasked inside");
+  }
+  gst_buffer_unmap (out, &map);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_caption)
 {
   static const gchar *props[] = {
@@ -483,6 +524,7 @@ npuoverlay_suite (void)
   tcase_add_test (tc, test_box_edges_nv12);
   tcase_add_test (tc, test_caption);
   tcase_add_test (tc, test_mask_fill);
+  tcase_add_test (tc, test_seg_pipeline);
   tcase_add_test (tc, test_class_colors);
   tcase_add_test (tc, test_classification_corner);
   tcase_add_test (tc, test_no_meta_and_clipping);
