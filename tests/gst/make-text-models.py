@@ -28,6 +28,7 @@ transformers' CLIPTextTransformer and SiglipTextTransformer, written out here:
   image  image_tower.onnx      x f32 [1,3,8,8] -> image_embeds [1, 32]: a
                                linear map of the per-channel means (an image
                                tower of CLIP's width for the npuembed test)
+         image_tower64.onnx    the same with [1, 64] (SigLIP's width)
 
 Usage: make-text-models.py clip|siglip|image OUTDIR
 """
@@ -406,9 +407,14 @@ def make_siglip(outdir):
 
 
 def make_image(outdir):
-    rng = np.random.default_rng(3)
-    w = rng.standard_normal((3, CLIP_PROJ)).astype(np.float32)
-    b = rng.standard_normal((CLIP_PROJ,)).astype(np.float32) * 0.1
+    make_image_tower(outdir, "image_tower.onnx", CLIP_PROJ, 3)
+    make_image_tower(outdir, "image_tower64.onnx", WIDTH, 4)
+
+
+def make_image_tower(outdir, name, dims, seed):
+    rng = np.random.default_rng(seed)
+    w = rng.standard_normal((3, dims)).astype(np.float32)
+    b = rng.standard_normal((dims,)).astype(np.float32) * 0.1
     nodes = [
         helper.make_node("ReduceMean", ["x"], ["m"], axes=[2, 3], keepdims=0),
         helper.make_node("MatMul", ["m", "w"], ["mw"]),
@@ -417,11 +423,11 @@ def make_image(outdir):
     g = helper.make_graph(
         nodes, "image_tower",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
-        [helper.make_tensor_value_info("image_embeds", TensorProto.FLOAT, [1, CLIP_PROJ])],
+        [helper.make_tensor_value_info("image_embeds", TensorProto.FLOAT, [1, dims])],
         [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     m.ir_version = 8
-    onnx.save(m, os.path.join(outdir, "image_tower.onnx"))
+    onnx.save(m, os.path.join(outdir, name))
 
 
 if __name__ == "__main__":

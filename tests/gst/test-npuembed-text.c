@@ -346,7 +346,9 @@ frame (const guint8 * c)
  * of the frame's embedding (its GstNpuEmbeddingMeta) with torch's label
  * embeddings, within the fp16 / cosine tolerance; and the same run with
  * label-embeddings=torch's .npy ranks the labels the same. */
-GST_START_TEST (test_npuembed_text_model)
+static void
+check_npuembed_text (const gchar * prefix, const gchar * image_model,
+    const gchar * text_model, const gchar * tokenizer, gboolean sigmoid)
 {
   static const guint8 colours[][3] = { {200, 10, 30}, {5, 120, 240},
   {90, 90, 90}
@@ -355,13 +357,15 @@ GST_START_TEST (test_npuembed_text_model)
   Ref r;
   guint b, c, i;
 
-  ref_load (&r, "clip");
+  ref_load (&r, prefix);
   for (b = 0; b < G_N_ELEMENTS (backends); b++) {
+    gchar *labels_path = g_strdup_printf (TEXT_MODELS_DIR "/%s_labels.txt",
+        prefix);
     gchar *desc = g_strdup_printf ("npuembed backend=%s model=%s "
-        "text-model=%s tokenizer=%s labels-file=%s top-k=%u "
-        "score-function=softmax logit-scale=100", backends[b],
-        TM ("image_tower.onnx"), TM ("clip_text.onnx"),
-        TM ("clip_tokenizer.json"), TM ("clip_labels.txt"), r.n);
+        "text-model=%s tokenizer=%s labels-file=%s top-k=%u %s", backends[b],
+        image_model, text_model, tokenizer, labels_path, r.n, sigmoid ?
+        "score-function=sigmoid logit-scale=10 logit-bias=-2" :
+        "score-function=softmax logit-scale=100");
     GstHarness *h = gst_harness_new_parse (desc);
 
     gst_harness_set_src_caps_str (h, IMG_CAPS);
@@ -385,7 +389,7 @@ GST_START_TEST (test_npuembed_text_model)
         want[i] = 0;
         for (j = 0; j < r.dims; j++)
           want[i] += (gdouble) em->data[j] * r.emb[i * r.dims + j];
-        want[i] *= 100.0;
+        want[i] = sigmoid ? 10.0 * want[i] - 2.0 : 100.0 * want[i];
         mx = MAX (mx, want[i]);
       }
       for (i = 0; i < r.n; i++)
@@ -402,18 +406,29 @@ GST_START_TEST (test_npuembed_text_model)
 
         for (j = 0; j < r.n && strcmp (r.labels[j], l); j++);
         fail_unless (j < r.n, "unknown label %s", l);
-        /* cosine within 1e-3 of torch's: a logit within 0.1, a
-         * probability within ~0.03 */
-        fail_unless (fabs (sc - exp (want[j] - mx) / sum) < 0.03,
+        gdouble ref = sigmoid ? 1.0 / (1.0 + exp (-want[j])) :
+            exp (want[j] - mx) / sum;
+
+        /* cosine within 1e-3 of torch's: a softmax logit (x100) within 0.1,
+         * a probability within ~0.03; sigmoid's (x10) much closer */
+        fail_unless (fabs (sc - ref) < (sigmoid ? 0.005 : 0.03),
             "%s, colour %u, %s: score %g, torch's label embedding gives %g",
-            backends[b], c, l, sc, exp (want[j] - mx) / sum);
+            backends[b], c, l, sc, ref);
       }
       gst_buffer_unref (out);
     }
     gst_harness_teardown (h);
     g_free (desc);
+    g_free (labels_path);
   }
   ref_clear (&r);
+}
+
+
+GST_START_TEST (test_npuembed_text_model)
+{
+  check_npuembed_text ("clip", TM ("image_tower.onnx"), TM ("clip_text.onnx"),
+      TM ("clip_tokenizer.json"), FALSE);
 }
 
 GST_END_TEST;
@@ -509,6 +524,16 @@ GST_START_TEST (test_siglip_sim)
 
 GST_END_TEST;
 
+/* SigLIP through npuembed (SentencePiece inside the plugin): sigmoid
+ * scores as torch's label embeddings give them */
+GST_START_TEST (test_npuembed_siglip)
+{
+  check_npuembed_text ("siglip", TM ("image_tower64.onnx"),
+      TM ("siglip_text.onnx"), TM ("siglip.model"), TRUE);
+}
+
+GST_END_TEST;
+
 /* the SigLIP text tower (64 values) with CLIP's image tower (32) */
 GST_START_TEST (test_siglip_dims_mismatch)
 {
@@ -541,6 +566,7 @@ npuembed_text_suite (void)
     tcase_add_test (tc, test_siglip_cpu);
     tcase_add_test (tc, test_siglip_sim);
     tcase_add_test (tc, test_siglip_dims_mismatch);
+    tcase_add_test (tc, test_npuembed_siglip);
   }
   return s;
 }
