@@ -41,6 +41,7 @@ for backend in cpu sim; do
       { paste "$tmp/t" "$tmp/r"; fail "$backend: \"$label\""; }
     row=$((row + 1))
   done < "$LABELS"
+  [ $row -ge 2 ] || fail "$LABELS: only $row labels"
   echo "$backend: $row labels, --text ranks and scores match torch's embeddings"
 done
 
