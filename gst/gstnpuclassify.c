@@ -46,6 +46,7 @@
 
 #include <gst/video/video.h>
 
+#include "gstnpuanalytics.h"
 #include "gstnpuclassify.h"
 #include "gstnpudetect.h"
 #include "gstnpumeta.h"
@@ -276,6 +277,16 @@ gst_npu_classify_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
   gst_structure_take_value (s, "class-ids", &ids);
   gst_structure_take_value (s, "confidences", &confs);
   gst_video_region_of_interest_meta_add_param (roi, s);
+
+  /* GStreamer >= 1.24 only (gstnpuanalytics.c); a no-op here */
+  if (gst_npu_analytics_enabled ()) {
+    gchar **names = g_new0 (gchar *, n_top + 1);
+
+    for (i = 0; i < n_top; i++)
+      names[i] = label_of (self, top[i]);
+    gst_npu_analytics_add_classification (buf, (guint) n_top, names, scores);
+    g_strfreev (names);
+  }
 
 done:
   g_free (top);

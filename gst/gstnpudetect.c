@@ -32,8 +32,13 @@
  * - `ssd`: two outputs, boxes [1, N, 4] (x0, y0, x1, y1, in model input
  *   pixels, or fractions of the input when every coordinate lies within
  *   ±1.5) and scores [1, N, nc] (probabilities), in either order.
- * - `auto` (default): `ssd` with two or more outputs, else `yolov8` or
- *   `yolov5`, whichever fits the shape (the longer axis is the anchors).
+ * - `yolov8-seg`: ultralytics YOLOv8 / YOLO11 segmentation export: output0
+ *   [1, 4+nc+nm, N] (as `yolov8`, then nm mask coefficients per anchor) and
+ *   output1, the mask prototypes [1, nm, mh, mw] (nm = 32, 160 x 160 at a
+ *   640 input), in either order. Each detection also gets its mask (below).
+ * - `auto` (default): `yolov8-seg` with two outputs one of which has four
+ *   dims, `ssd` with two or more outputs, else `yolov8` or `yolov5`,
+ *   whichever fits the shape (the longer axis is the anchors).
  *
  * Each anchor keeps its best class. Anchors scoring below
  * #GstNpuDetect:confidence-threshold, or with a NaN or infinite value, are
@@ -53,11 +58,26 @@
  * a batch other than 1, too few outputs) are a stream error naming the
  * shapes. NaN values and frames with nothing detected give no boxes.
  *
+ * Masks (`yolov8-seg`): as ultralytics' process_mask, sigmoid of the
+ * detection's coefficients times the prototypes, zero outside the box (at
+ * the prototypes' resolution), sampled bilinearly at every frame pixel of
+ * the ROI rectangle mapped into the model input (letterbox and crop undone)
+ * and thresholded at 0.5. The parameter structure then also holds `mask`
+ * (a #GstBuffer of `mask-width` x `mask-height` bytes, row-major, 255 inside
+ * the object, 0 outside), `mask-width` and `mask-height` (the ROI's w and
+ * h). npuoverlay fills it translucently.
+ *
  * With #GstNpuDetect:tracking each box continues the track of the box of the
  * previous inferred frame it overlaps most (IoU at least
  * #GstNpuDetect:tracking-iou-threshold, same class unless class-agnostic);
  * the others start new tracks. A track unmatched for more than
  * #GstNpuDetect:tracking-max-age inferred frames ends. Ids start at 1.
+ *
+ * Built against GStreamer >= 1.24 (gstreamer-analytics-1.0), each
+ * detection is also a #GstAnalyticsODMtd of a #GstAnalyticsRelationMeta
+ * (type: the label) containing a #GstAnalyticsClsMtd, and with tracking a
+ * related #GstAnalyticsTrackingMtd, for upstream's objectdetectionoverlay;
+ * this path is not compiled by the Debian 12 (GStreamer 1.22) build.
  *
  * `GST_DEBUG=npudetect:6` logs one line per detection (label, class,
  * confidence, rectangle, track id).
@@ -68,6 +88,12 @@
  *     npuinfer model=yolov8n.npub resize=letterbox ! \
  *     npudetect labels=coco.txt tracking=true ! fakesink
  * ]| Detects objects; each frame carries one region of interest per object.
+ * |[
+ * gst-launch-1.0 v4l2src ! videoconvert ! \
+ *     npuinfer model=yolov8n-seg.onnx resize=letterbox ! \
+ *     npudetect labels=coco.txt ! npuoverlay ! videoconvert ! autovideosink
+ * ]| Instance segmentation: each detection also carries its mask, which
+ * npuoverlay fills translucently.
  *
  * Since: 0.1
  */
@@ -79,6 +105,7 @@
 
 #include <gst/video/video.h>
 
+#include "gstnpuanalytics.h"
 #include "gstnpudetect.h"
 #include "gstnpuenums.h"
 #include "gstnpumeta.h"
@@ -167,6 +194,9 @@ gst_npu_detect_format_get_type (void)
         "yolov5"},
     {GST_NPU_DETECT_FORMAT_SSD,
         "SSD style, boxes [1, N, 4] and scores [1, N, classes]", "ssd"},
+    {GST_NPU_DETECT_FORMAT_YOLOV8_SEG,
+        "YOLOv8/YOLO11-seg (ultralytics), [1, 4+classes+nm, anchors] and "
+          "protos [1, nm, mh, mw]: boxes with masks", "yolov8-seg"},
     {0, NULL, NULL},
   };
 
@@ -384,7 +414,7 @@ gst_npu_detect_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
         ("Cannot decode the outputs of model %s.",
             GST_STR_NULL (meta->model_id)),
         ("the model has %u outputs; format=auto decodes one (yolo) or two "
-            "(ssd); set format", meta->num_tensors));
+            "(ssd, yolov8-seg); set format", meta->num_tensors));
     return GST_FLOW_ERROR;
   }
   for (i = 0; i < n_use; i++) {
@@ -429,6 +459,7 @@ gst_npu_detect_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
   for (i = 0; i < (guint) n; i++) {
     const struct npu_detect_box *b = &boxes[i];
     GstVideoRegionOfInterestMeta *roi;
+    GstStructure *params;
     gchar *fallback = NULL;
     const gchar *label;
     guint x0 = (guint) (b->x0 + 0.5f), y0 = (guint) (b->y0 + 0.5f);
@@ -452,13 +483,39 @@ gst_npu_detect_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
         "(class %d) %.3f at %u,%u %ux%u track %d",
         GST_TIME_ARGS (GST_BUFFER_PTS (buf)), i, label, b->class_id,
         b->score, roi->x, roi->y, roi->w, roi->h, b->track_id);
-    gst_video_region_of_interest_meta_add_param (roi,
-        gst_structure_new (GST_NPU_DETECTION_STRUCTURE,
-            "label", G_TYPE_STRING, label,
-            "class-id", G_TYPE_INT, b->class_id,
-            "confidence", G_TYPE_DOUBLE, (gdouble) b->score,
-            "track-id", G_TYPE_INT, b->track_id,
-            "model-id", G_TYPE_STRING, meta->model_id, NULL));
+    params = gst_structure_new (GST_NPU_DETECTION_STRUCTURE,
+        "label", G_TYPE_STRING, label,
+        "class-id", G_TYPE_INT, b->class_id,
+        "confidence", G_TYPE_DOUBLE, (gdouble) b->score,
+        "track-id", G_TYPE_INT, b->track_id,
+        "model-id", G_TYPE_STRING, meta->model_id, NULL);
+    if (used == NPU_DETECT_FORMAT_YOLOV8_SEG && roi->w > 0 && roi->h > 0) {
+      guint8 *mask = g_malloc ((gsize) roi->w * roi->h);
+      GstBuffer *mb;
+
+      if (npu_detect_seg_mask (tensors, (gint) n_use, b, &g, (gint) roi->x,
+              (gint) roi->y, (gint) roi->w, (gint) roi->h, mask, err,
+              sizeof (err)) != NPU_OK) {
+        g_free (mask);
+        gst_structure_free (params);
+        g_free (fallback);
+        GST_ELEMENT_ERROR (self, STREAM, DECODE,
+            ("Cannot decode the masks of model %s.",
+                GST_STR_NULL (meta->model_id)), ("%s", err));
+        ret = GST_FLOW_ERROR;
+        goto done;
+      }
+      mb = gst_buffer_new_wrapped (mask, (gsize) roi->w * roi->h);
+      gst_structure_set (params, "mask", GST_TYPE_BUFFER, mb,
+          "mask-width", G_TYPE_INT, (gint) roi->w,
+          "mask-height", G_TYPE_INT, (gint) roi->h, NULL);
+      gst_buffer_unref (mb);
+    }
+    gst_video_region_of_interest_meta_add_param (roi, params);
+    /* GStreamer >= 1.24 only (gstnpuanalytics.c); a no-op here */
+    gst_npu_analytics_add_detection (buf, label, (gint) roi->x, (gint) roi->y,
+        (gint) roi->w, (gint) roi->h, b->score, b->track_id,
+        GST_BUFFER_PTS (buf));
     g_free (fallback);
   }
 

@@ -18,6 +18,8 @@ G_BEGIN_DECLS
  * @GST_NPU_DETECT_FORMAT_YOLOV8: ultralytics YOLOv8/YOLO11, [1, 4+nc, N]
  * @GST_NPU_DETECT_FORMAT_YOLOV5: ultralytics YOLOv5, [1, N, 5+nc]
  * @GST_NPU_DETECT_FORMAT_SSD: boxes [1, N, 4] and scores [1, N, nc]
+ * @GST_NPU_DETECT_FORMAT_YOLOV8_SEG: ultralytics YOLOv8/YOLO11 -seg,
+ *     [1, 4+nc+nm, N] and protos [1, nm, mh, mw]: boxes with masks
  *
  * Layout of a detector's outputs.
  *
@@ -29,6 +31,7 @@ typedef enum
   GST_NPU_DETECT_FORMAT_YOLOV8 = 1,
   GST_NPU_DETECT_FORMAT_YOLOV5 = 2,
   GST_NPU_DETECT_FORMAT_SSD = 3,
+  GST_NPU_DETECT_FORMAT_YOLOV8_SEG = 4,
 } GstNpuDetectFormat;
 
 #define GST_TYPE_NPU_DETECT_FORMAT (gst_npu_detect_format_get_type ())

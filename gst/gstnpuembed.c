@@ -33,6 +33,13 @@
  * similarities, or softmax / sigmoid probabilities over
  * logit-scale * cosine + logit-bias (#GstNpuEmbed:score-function).
  *
+ * Instead of a .npy the label embeddings can be computed at start by the
+ * matching text encoder: #GstNpuEmbed:text-model (the text tower of CLIP or
+ * SigLIP, .onnx or .npub) and #GstNpuEmbed:tokenizer (its tokenizer.json, or
+ * its SentencePiece .model). The text tower runs through the same compiler
+ * and runtime as the image model, on the backend the element runs on, once
+ * per label before the first frame.
+ *
  * With #GstNpuEmbed:emit-messages each frame also posts an element message
  * named "npuembed" with the fields `frame` (guint64, input frame number),
  * `pts` (guint64), `dims` (guint), `model-id` (string), `core` (gint),
@@ -53,6 +60,12 @@
  *     labels-file=labels.txt label-embeddings=labels.npy emit-messages=true ! \
  *     videoconvert ! autovideosink
  * ]| Labels camera frames zero-shot against the labels' text embeddings.
+ * |[
+ * gst-launch-1.0 -m v4l2src ! videoconvert ! \
+ *     npuembed model=clip-vision.onnx text-model=clip-text.onnx \
+ *     tokenizer=tokenizer.json labels-file=labels.txt \
+ *     score-function=softmax logit-scale=100 emit-messages=true ! fakesink
+ * ]| The same with CLIP, the labels embedded at start by its text tower.
  *
  * Since: 0.1
  */
@@ -60,6 +73,8 @@
 #include <string.h>
 
 #include "gstnpuembed.h"
+#include "npu-text-encoder.h"
+#include "npu/npu-backend.h"
 #include "npu/npu-fp16.h"
 #include "npu/npu-npy.h"
 
@@ -69,6 +84,8 @@ GST_DEBUG_CATEGORY_STATIC (gst_npu_embed_debug);
 #define DEFAULT_PROP_OUTPUT_NAME NULL
 #define DEFAULT_PROP_LABELS_FILE NULL
 #define DEFAULT_PROP_LABEL_EMBEDDINGS NULL
+#define DEFAULT_PROP_TEXT_MODEL NULL
+#define DEFAULT_PROP_TOKENIZER NULL
 #define DEFAULT_PROP_TOP_K 5
 #define DEFAULT_PROP_SCORE_FUNCTION GST_NPU_SCORE_COSINE
 #define DEFAULT_PROP_LOGIT_SCALE 100.0
@@ -105,6 +122,8 @@ enum
   PROP_LOGIT_SCALE,
   PROP_LOGIT_BIAS,
   PROP_EMIT_MESSAGES,
+  PROP_TEXT_MODEL,
+  PROP_TOKENIZER,
 };
 
 struct _GstNpuEmbed
@@ -115,6 +134,8 @@ struct _GstNpuEmbed
   gchar *output_name;
   gchar *labels_file;
   gchar *label_embeddings;
+  gchar *text_model;
+  gchar *tokenizer;
   guint top_k;
   GstNpuScoreFunction score_function;
   gdouble logit_scale, logit_bias;
@@ -198,23 +219,21 @@ normalize (gfloat * v, guint n, gboolean * ok)
   }
 }
 
-static gboolean
-load_labels (GstNpuEmbed * self, const gchar * labels_path,
-    const gchar * npy_path)
+/* The labels file's lines (a final newline starts no label), or NULL after
+ * an element error. */
+static gchar **
+read_labels (GstNpuEmbed * self, const gchar * labels_path, guint * n_out)
 {
   gchar *text = NULL, **lines;
   GError *err = NULL;
-  struct npu_tensor t;
-  enum npu_status st;
-  guint n, i, j;
-  gint64 rows, cols;
+  guint n, i;
 
   if (!g_file_get_contents (labels_path, &text, NULL, &err)) {
     GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
         ("Could not read labels file \"%s\".", labels_path), ("%s",
             err->message));
     g_clear_error (&err);
-    return FALSE;
+    return NULL;
   }
   lines = g_strsplit (text, "\n", -1);
   g_free (text);
@@ -230,9 +249,25 @@ load_labels (GstNpuEmbed * self, const gchar * labels_path,
     GST_ELEMENT_ERROR (self, RESOURCE, READ,
         ("Labels file \"%s\" has no labels.", labels_path), (NULL));
     g_strfreev (lines);
-    return FALSE;
+    return NULL;
   }
+  *n_out = n;
+  return lines;
+}
 
+static gboolean
+load_labels (GstNpuEmbed * self, const gchar * labels_path,
+    const gchar * npy_path)
+{
+  gchar **lines;
+  struct npu_tensor t;
+  enum npu_status st;
+  guint n = 0, i, j;
+  gint64 rows, cols;
+
+  lines = read_labels (self, labels_path, &n);
+  if (!lines)
+    return FALSE;
   if (!g_file_test (npy_path, G_FILE_TEST_EXISTS)) {
     GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
         ("Label embeddings file \"%s\" does not exist.", npy_path),
@@ -288,6 +323,85 @@ load_labels (GstNpuEmbed * self, const gchar * labels_path,
   return TRUE;
 }
 
+/* The labels' embeddings computed at start with the text tower
+ * (text-model, tokenizer) through the model API, on the backend the image
+ * model runs on. */
+static gboolean
+embed_labels (GstNpuEmbed * self, struct npu_model *image_model,
+    const gchar * labels_path, const gchar * text_model,
+    const gchar * tokenizer)
+{
+  struct npu_model_options opts;
+  GstNpuTextEncoder *enc;
+  gchar **lines, *cache_dir = NULL, *hw_profile = NULL;
+  GError *err = NULL;
+  guint n = 0, i;
+  gint64 t0;
+
+  lines = read_labels (self, labels_path, &n);
+  if (!lines)
+    return FALSE;
+  if (!tokenizer || !*tokenizer) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("text-model is set but tokenizer is not."),
+        ("give the text model's tokenizer: a tokenizer.json (CLIP) or a "
+            "SentencePiece .model (SigLIP)"));
+    g_strfreev (lines);
+    return FALSE;
+  }
+  g_object_get (self, "cache-dir", &cache_dir, "hw-profile", &hw_profile, NULL);
+  memset (&opts, 0, sizeof (opts));
+  opts.backend = npu_model_backend (image_model);
+  opts.cache_dir = cache_dir;
+  if (hw_profile && npu_hw_profile_parse (hw_profile, &opts.hw_profile) !=
+      NPU_OK)
+    opts.hw_profile = 0;
+  opts.cpu_threads = 1;
+  t0 = g_get_monotonic_time ();
+  enc = gst_npu_text_encoder_new (text_model, tokenizer, &opts, &err);
+  g_free (cache_dir);
+  g_free (hw_profile);
+  if (!enc) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("Could not load the text encoder \"%s\".", text_model), ("%s",
+            err->message));
+    g_clear_error (&err);
+    g_strfreev (lines);
+    return FALSE;
+  }
+  if (gst_npu_text_encoder_dims (enc) != self->dims) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("The text model's embeddings do not match the image model's."),
+        ("text model \"%s\" gives %u values, the image model %u", text_model,
+            gst_npu_text_encoder_dims (enc), self->dims));
+    gst_npu_text_encoder_free (enc);
+    g_strfreev (lines);
+    return FALSE;
+  }
+  self->label_vecs = g_new (gfloat, (gsize) n * self->dims);
+  for (i = 0; i < n; i++) {
+    if (!gst_npu_text_encoder_encode (enc, lines[i],
+            self->label_vecs + (gsize) i * self->dims, &err)) {
+      GST_ELEMENT_ERROR (self, STREAM, FAILED,
+          ("Could not embed label %u (\"%s\") with the text model.", i + 1,
+              lines[i]), ("%s", err->message));
+      g_clear_error (&err);
+      g_clear_pointer (&self->label_vecs, g_free);
+      gst_npu_text_encoder_free (enc);
+      g_strfreev (lines);
+      return FALSE;
+    }
+  }
+  GST_INFO_OBJECT (self, "%u labels from %s embedded by %s (backend %s, "
+      "sequence length %u) in %.1f ms", n, labels_path, text_model,
+      gst_npu_text_encoder_backend (enc), gst_npu_text_encoder_seq_len (enc),
+      (g_get_monotonic_time () - t0) / 1000.0);
+  gst_npu_text_encoder_free (enc);
+  self->labels = lines;
+  self->n_labels = n;
+  return TRUE;
+}
+
 static const gchar *auto_names[] = {
   "image_embeds", "pooler_output", "embeddings", "embedding", NULL
 };
@@ -296,7 +410,8 @@ static gboolean
 gst_npu_embed_start (GstNpuBase * base, struct npu_model *model)
 {
   GstNpuEmbed *self = GST_NPU_EMBED (base);
-  gchar *output_name, *labels_file, *label_embeddings;
+  gchar *output_name, *labels_file, *label_embeddings, *text_model;
+  gchar *tokenizer;
   gint nout = npu_model_num_outputs (model), i, j;
   const struct npu_io_info *io;
   gint64 kept[NPU_MAX_DIMS];
@@ -307,6 +422,8 @@ gst_npu_embed_start (GstNpuBase * base, struct npu_model *model)
   output_name = g_strdup (self->output_name);
   labels_file = g_strdup (self->labels_file);
   label_embeddings = g_strdup (self->label_embeddings);
+  text_model = g_strdup (self->text_model);
+  tokenizer = g_strdup (self->tokenizer);
   self->k = self->top_k;
   self->score = self->score_function;
   self->scale = self->logit_scale;
@@ -370,7 +487,24 @@ gst_npu_embed_start (GstNpuBase * base, struct npu_model *model)
       self->output_index, io->name ? io->name : "", self->rows, self->dims,
       self->dims);
 
-  if (labels_file && *labels_file) {
+  if (text_model && *text_model) {
+    if (!labels_file || !*labels_file) {
+      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+          ("text-model is set but labels-file is not."), (NULL));
+      ok = FALSE;
+    } else if (label_embeddings && *label_embeddings) {
+      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+          ("Both text-model and label-embeddings are set."),
+          ("the label embeddings come from one of them"));
+      ok = FALSE;
+    } else {
+      ok = embed_labels (self, model, labels_file, text_model, tokenizer);
+    }
+  } else if (tokenizer && *tokenizer) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("tokenizer is set but text-model is not."), (NULL));
+    ok = FALSE;
+  } else if (labels_file && *labels_file) {
     gchar *npy = label_embeddings && *label_embeddings ?
         g_strdup (label_embeddings) : NULL;
 
@@ -396,6 +530,8 @@ done:
   g_free (output_name);
   g_free (labels_file);
   g_free (label_embeddings);
+  g_free (text_model);
+  g_free (tokenizer);
   return ok;
 }
 
@@ -611,6 +747,14 @@ gst_npu_embed_set_property (GObject * object, guint prop_id,
     case PROP_EMIT_MESSAGES:
       g_atomic_int_set (&self->emit_messages, g_value_get_boolean (value));
       break;
+    case PROP_TEXT_MODEL:
+      g_free (self->text_model);
+      self->text_model = g_value_dup_string (value);
+      break;
+    case PROP_TOKENIZER:
+      g_free (self->tokenizer);
+      self->tokenizer = g_value_dup_string (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -650,6 +794,12 @@ gst_npu_embed_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_EMIT_MESSAGES:
       g_value_set_boolean (value, g_atomic_int_get (&self->emit_messages));
       break;
+    case PROP_TEXT_MODEL:
+      g_value_set_string (value, self->text_model);
+      break;
+    case PROP_TOKENIZER:
+      g_value_set_string (value, self->tokenizer);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -665,6 +815,8 @@ gst_npu_embed_finalize (GObject * object)
   g_free (self->output_name);
   g_free (self->labels_file);
   g_free (self->label_embeddings);
+  g_free (self->text_model);
+  g_free (self->tokenizer);
   g_strfreev (self->labels);
   g_free (self->label_vecs);
 
@@ -796,6 +948,42 @@ gst_npu_embed_class_init (GstNpuEmbedClass * klass)
       g_param_spec_boolean ("emit-messages", "Emit messages",
           "Post an element message per inferred frame",
           DEFAULT_PROP_EMIT_MESSAGES, rw | GST_PARAM_MUTABLE_PLAYING));
+
+  /**
+   * GstNpuEmbed:text-model:
+   *
+   * A text encoder (the text tower of CLIP or SigLIP, .onnx or .npub) that
+   * computes the embeddings of the #GstNpuEmbed:labels-file labels at start,
+   * through the same compiler and runtime as the image model, on the
+   * backend it runs on. It takes input_ids [1, L] (and optionally
+   * attention_mask) and gives text_embeds / pooler_output [1, D] (or a per
+   * token [1, L, D] output, pooled at the first EOS for a tokenizer.json, at
+   * the last position for SentencePiece). Needs #GstNpuEmbed:tokenizer;
+   * excludes #GstNpuEmbed:label-embeddings.
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_TEXT_MODEL,
+      g_param_spec_string ("text-model", "Text model",
+          "Text encoder (.onnx or .npub) that embeds the labels at start "
+          "(needs tokenizer; replaces label-embeddings)",
+          DEFAULT_PROP_TEXT_MODEL, rw_ready));
+
+  /**
+   * GstNpuEmbed:tokenizer:
+   *
+   * The #GstNpuEmbed:text-model's tokenizer: a Hugging Face tokenizer.json
+   * or its folder (CLIP: byte-level BPE, BOS + text + EOS) or a
+   * SentencePiece .model (SigLIP: lowercased, punctuation removed, pieces +
+   * EOS; needs a build with libsentencepiece). Ids are padded with EOS to
+   * the model's sequence length.
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_TOKENIZER,
+      g_param_spec_string ("tokenizer", "Tokenizer",
+          "Tokenizer of text-model: tokenizer.json (or its folder) or a "
+          "SentencePiece .model", DEFAULT_PROP_TOKENIZER, rw_ready));
 
   gst_element_class_set_static_metadata (element_class,
       "OpenNPU embeddings", "Filter/Analyzer/Video",

@@ -233,7 +233,11 @@ GstNpuEmbeddingMeta *gst_buffer_add_npu_embedding_meta (GstBuffer * buffer,
  * #GstVideoRegionOfInterestMeta it attaches (one per detected object; the
  * meta's roi_type is the label). Fields: `label` (string), `class-id` (int),
  * `confidence` (double), `track-id` (int; -1 unless tracking is on),
- * `model-id` (string, may be absent).
+ * `model-id` (string, may be absent); for a segmentation model (YOLOv8-seg)
+ * also `mask` (#GstBuffer of `mask-width` x `mask-height` bytes, row-major,
+ * no padding: 255 where the object is, 0 elsewhere), `mask-width` and
+ * `mask-height` (int, the ROI's w and h: the mask covers the ROI rectangle
+ * pixel for pixel).
  *
  * Since: 0.1
  */

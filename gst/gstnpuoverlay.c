@@ -28,6 +28,11 @@
  * drawn on a band of the box colour, above the box (inside it when the box
  * touches the top of the frame), in black or white, whichever contrasts.
  *
+ * Segmentation masks (npudetect with a YOLOv8-seg model: the `mask`,
+ * `mask-width` and `mask-height` fields of "npu-detection", covering the
+ * ROI rectangle) are filled in the box colour with #GstNpuOverlay:mask-alpha
+ * opacity under the box and caption.
+ *
  * Formats: RGB, BGR, RGBA, BGRA, ARGB, ABGR, RGBx, BGRx, xRGB, xBGR, NV12 and
  * I420 (colours converted with BT.601 limited-range coefficients; chroma
  * takes the overlay at the top-left pixel of each chroma sample). Frames
@@ -71,6 +76,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_npu_overlay_debug);
 #define DEFAULT_PROP_SHOW_SCORES TRUE
 #define DEFAULT_PROP_SHOW_TRACK_IDS TRUE
 #define DEFAULT_PROP_COLOR 0
+#define DEFAULT_PROP_MASK_ALPHA 0.4
 
 enum
 {
@@ -81,6 +87,7 @@ enum
   PROP_SHOW_SCORES,
   PROP_SHOW_TRACK_IDS,
   PROP_COLOR,
+  PROP_MASK_ALPHA,
 };
 
 #define OVERLAY_FORMATS "{ RGB, BGR, RGBA, BGRA, ARGB, ABGR, RGBx, BGRx, " \
@@ -97,6 +104,7 @@ struct _GstNpuOverlay
   gboolean show_scores;
   gboolean show_track_ids;
   guint color;
+  gdouble mask_alpha;
   gboolean font_changed;
 
   /* streaming thread only */
@@ -143,6 +151,49 @@ dirty_add (Dirty * d, gdouble x0, gdouble y0, gdouble x1, gdouble y1)
   d->y0 = MIN (d->y0, iy0);
   d->x1 = MAX (d->x1, ix1);
   d->y1 = MAX (d->y1, iy1);
+}
+
+/* Fills the object's mask (npudetect's "mask": mask-width x mask-height
+ * bytes covering the ROI rectangle, 255 inside) translucently; nothing when
+ * the structure has no mask or its size does not match the ROI. */
+static void
+fill_mask (cairo_t * cr, const GstStructure * s,
+    const GstVideoRegionOfInterestMeta * roi, const gdouble rgba[4],
+    gdouble alpha, Dirty * dirty)
+{
+  GstBuffer *mb = NULL;
+  GstMapInfo map;
+  gint mw = 0, mh = 0, stride, y;
+  cairo_surface_t *a8;
+  guint8 *dst;
+
+  if (!s || alpha <= 0.0 || !gst_structure_get (s, "mask", GST_TYPE_BUFFER,
+          &mb, "mask-width", G_TYPE_INT, &mw, "mask-height", G_TYPE_INT, &mh,
+          NULL))
+    return;
+  if (mw <= 0 || mh <= 0 || (guint) mw != roi->w || (guint) mh != roi->h
+      || !gst_buffer_map (mb, &map, GST_MAP_READ)) {
+    GST_DEBUG ("mask %dx%d does not fit the ROI %ux%u", mw, mh, roi->w, roi->h);
+    gst_buffer_unref (mb);
+    return;
+  }
+  if (map.size >= (gsize) mw * mh) {
+    a8 = cairo_image_surface_create (CAIRO_FORMAT_A8, mw, mh);
+    if (cairo_surface_status (a8) == CAIRO_STATUS_SUCCESS) {
+      stride = cairo_image_surface_get_stride (a8);
+      dst = cairo_image_surface_get_data (a8);
+      cairo_surface_flush (a8);
+      for (y = 0; y < mh; y++)
+        memcpy (dst + (gsize) y * stride, map.data + (gsize) y * mw, mw);
+      cairo_surface_mark_dirty (a8);
+      cairo_set_source_rgba (cr, rgba[0], rgba[1], rgba[2], rgba[3] * alpha);
+      cairo_mask_surface (cr, a8, roi->x, roi->y);
+      dirty_add (dirty, roi->x, roi->y, roi->x + mw, roi->y + mh);
+    }
+    cairo_surface_destroy (a8);
+  }
+  gst_buffer_unmap (mb, &map);
+  gst_buffer_unref (mb);
 }
 
 /* The colour of class @id: a hue from a multiplicative hash, full value. */
@@ -346,6 +397,7 @@ gst_npu_overlay_transform_frame_ip (GstVideoFilter * filter,
   gdouble line_width;
   gboolean show_labels, show_scores, show_track_ids;
   guint color;
+  gdouble mask_alpha;
   gint w = GST_VIDEO_FRAME_WIDTH (frame), h = GST_VIDEO_FRAME_HEIGHT (frame);
 
   if (!gst_buffer_get_meta (frame->buffer,
@@ -360,6 +412,7 @@ gst_npu_overlay_transform_frame_ip (GstVideoFilter * filter,
   show_scores = self->show_scores;
   show_track_ids = self->show_track_ids;
   color = self->color;
+  mask_alpha = self->mask_alpha;
   if (self->font_changed || !self->font_desc) {
     if (self->font_desc)
       pango_font_description_free (self->font_desc);
@@ -420,6 +473,8 @@ gst_npu_overlay_transform_frame_ip (GstVideoFilter * filter,
       class_color ((guint) class_id, rgba);
       rgba[3] = 1.0;
     }
+
+    fill_mask (cr, s, roi, rgba, mask_alpha, &dirty);
 
     x = roi->x;
     y = roi->y;
@@ -546,6 +601,9 @@ gst_npu_overlay_set_property (GObject * object, guint prop_id,
     case PROP_COLOR:
       self->color = g_value_get_uint (value);
       break;
+    case PROP_MASK_ALPHA:
+      self->mask_alpha = g_value_get_double (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -578,6 +636,9 @@ gst_npu_overlay_get_property (GObject * object, guint prop_id,
       break;
     case PROP_COLOR:
       g_value_set_uint (value, self->color);
+      break;
+    case PROP_MASK_ALPHA:
+      g_value_set_double (value, self->mask_alpha);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -693,6 +754,19 @@ gst_npu_overlay_class_init (GstNpuOverlayClass * klass)
           "Colour of every box as 0xAARRGGBB; 0: one colour per class "
           "(hash of the class id)", 0, G_MAXUINT32, DEFAULT_PROP_COLOR, rw));
 
+  /**
+   * GstNpuOverlay:mask-alpha:
+   *
+   * Opacity of the segmentation mask fill (npudetect's YOLOv8-seg masks),
+   * in the box colour; 0 draws no masks.
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property (gobject_class, PROP_MASK_ALPHA,
+      g_param_spec_double ("mask-alpha", "Mask alpha",
+          "Opacity of segmentation mask fills (0: no masks)", 0.0, 1.0,
+          DEFAULT_PROP_MASK_ALPHA, rw));
+
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class,
@@ -711,4 +785,5 @@ gst_npu_overlay_init (GstNpuOverlay * self)
   self->show_scores = DEFAULT_PROP_SHOW_SCORES;
   self->show_track_ids = DEFAULT_PROP_SHOW_TRACK_IDS;
   self->color = DEFAULT_PROP_COLOR;
+  self->mask_alpha = DEFAULT_PROP_MASK_ALPHA;
 }

@@ -118,11 +118,71 @@ map_box (const struct npu_detect_geometry *g, float mx0, float my0, float mx1,
   return o->x1 > o->x0 && o->y1 > o->y0;
 }
 
+/* A YOLOv8-seg output pair: which tensor is output0 [1, 4+nc+nm, N] and
+ * which the protos [1, nm, mh, mw]; 0 (with the reason) if they are not. */
+static int
+seg_layout (const struct npu_detect_tensor *t, int n, int *oi, int *pi,
+    int64_t * nc, int64_t * nm, int64_t * n_anchors, int64_t * mh,
+    int64_t * mw, char *err, size_t err_len)
+{
+  const struct npu_detect_tensor *p;
+  int64_t a, b, k, numel = 1;
+  char s0[96], s1[96];
+
+  if (n != 2) {
+    if (n >= 1)
+      shape_str (&t[0], s0, sizeof (s0));
+    fail (err, err_len,
+        "yolov8-seg output must be two tensors, [1, 4+classes+nm, "
+        "anchors] and protos [1, nm, mh, mw]; got %d tensor(s)%s%s", n,
+        n >= 1 ? ", the first " : "", n >= 1 ? s0 : "");
+    return 0;
+  }
+  *pi = t[0].ndim == 4 ? 0 : 1;
+  *oi = 1 - *pi;
+  p = &t[*pi];
+  shape_str (&t[*oi], s0, sizeof (s0));
+  shape_str (p, s1, sizeof (s1));
+  if (p->ndim != 4 || p->dims[0] != 1 || !p->data) {
+    fail (err, err_len,
+        "yolov8-seg protos must be [1, nm, mh, mw]; got %s and %s", s0, s1);
+    return 0;
+  }
+  for (k = 0; k < 4; k++) {
+    if (p->dims[k] <= 0 || p->dims[k] > ((int64_t) 1 << 20)) {
+      fail (err, err_len, "yolov8-seg protos %s has an empty or huge dim", s1);
+      return 0;
+    }
+    numel *= p->dims[k];
+  }
+  if ((size_t) numel != p->numel) {
+    fail (err, err_len,
+        "yolov8-seg protos %s: %zu values, the shape needs %lld", s1, p->numel,
+        (long long) numel);
+    return 0;
+  }
+  *nm = p->dims[1];
+  *mh = p->dims[2];
+  *mw = p->dims[3];
+  if (!matrix_dims (&t[*oi], &a, &b) || a < 4 + *nm + 1) {
+    fail (err, err_len,
+        "yolov8-seg output0 must be [1, 4+classes+%lld, anchors] "
+        "(%lld mask coefficients, as the protos %s, and at least one class); got %s",
+        (long long) *nm, (long long) *nm, s1, s0);
+    return 0;
+  }
+  *nc = a - 4 - *nm;
+  *n_anchors = b;
+  return 1;
+}
+
 static enum npu_detect_format
 pick_format (const struct npu_detect_tensor *t, int n)
 {
   int64_t a, b;
 
+  if (n == 2 && (t[0].ndim == 4 || t[1].ndim == 4))
+    return NPU_DETECT_FORMAT_YOLOV8_SEG;
   if (n >= 2)
     return NPU_DETECT_FORMAT_SSD;
   if (n == 1 && matrix_dims (&t[0], &a, &b)) {
@@ -146,6 +206,7 @@ collect (const struct npu_detect_tensor *t, int n_tensors,
 {
   int64_t a, b, n_anchors, nc, i, c, n = 0;
   const float *boxes = NULL, *scores = NULL;
+  const struct npu_detect_tensor *y = &t[0];    /* the YOLO output */
   struct cand *cands;
   char s0[96], s1[96];
   int normalized = 0;
@@ -162,6 +223,16 @@ collect (const struct npu_detect_tensor *t, int n_tensors,
       n_anchors = b;
       nc = a - 4;
       break;
+    case NPU_DETECT_FORMAT_YOLOV8_SEG:{
+      int oi, pi;
+      int64_t nm, mh, mw;
+
+      if (!seg_layout (t, n_tensors, &oi, &pi, &nc, &nm, &n_anchors, &mh, &mw,
+              err, err_len))
+        return -1;
+      y = &t[oi];
+      break;
+    }
     case NPU_DETECT_FORMAT_YOLOV5:
       if (n_tensors != 1 || !matrix_dims (&t[0], &a, &b) || b < 6) {
         fail (err, err_len,
@@ -225,8 +296,9 @@ collect (const struct npu_detect_tensor *t, int n_tensors,
     for (c = 0; c < nc; c++) {
       float s;
 
-      if (fmt == NPU_DETECT_FORMAT_YOLOV8)
-        s = t[0].data[(4 + c) * n_anchors + i];
+      if (fmt == NPU_DETECT_FORMAT_YOLOV8
+          || fmt == NPU_DETECT_FORMAT_YOLOV8_SEG)
+        s = y->data[(4 + c) * n_anchors + i];
       else if (fmt == NPU_DETECT_FORMAT_YOLOV5)
         s = t[0].data[i * (5 + nc) + 5 + c];
       else
@@ -251,11 +323,12 @@ collect (const struct npu_detect_tensor *t, int n_tensors,
     } else {
       float cx, cy, w, h;
 
-      if (fmt == NPU_DETECT_FORMAT_YOLOV8) {
-        cx = t[0].data[i];
-        cy = t[0].data[n_anchors + i];
-        w = t[0].data[2 * n_anchors + i];
-        h = t[0].data[3 * n_anchors + i];
+      if (fmt == NPU_DETECT_FORMAT_YOLOV8
+          || fmt == NPU_DETECT_FORMAT_YOLOV8_SEG) {
+        cx = y->data[i];
+        cy = y->data[n_anchors + i];
+        w = y->data[2 * n_anchors + i];
+        h = y->data[3 * n_anchors + i];
       } else {
         const float *r = t[0].data + i * (5 + nc);
         cx = r[0];
@@ -273,6 +346,7 @@ collect (const struct npu_detect_tensor *t, int n_tensors,
     cd->box.score = best;
     cd->box.class_id = best_c;
     cd->box.track_id = -1;
+    cd->box.anchor = (int) i;
     cd->index = i;
     n++;
   }
@@ -334,6 +408,116 @@ npu_detect_decode (const struct npu_detect_tensor *tensors, int n_tensors,
   }
   free (cands);
   *n_out = kept;
+  return NPU_OK;
+}
+
+/* ---- YOLOv8-seg masks ------------------------------------------------------- */
+
+enum npu_status
+npu_detect_seg_mask (const struct npu_detect_tensor *tensors, int n_tensors,
+    const struct npu_detect_box *box, const struct npu_detect_geometry *g,
+    int x, int y, int w, int h, uint8_t * mask, char *err, size_t err_len)
+{
+  const struct npu_detect_tensor *o, *p;
+  int64_t nc, nm, n_anchors, mh, mw, k, a;
+  int oi, pi, rx0, ry0, rx1, ry1, r, q, fx, fy;
+  float cx, cy, bw, bh, px0, py0, px1, py1, coef[256];
+  float sx, sy, *win = NULL;
+  size_t plane;
+
+  if (!tensors || !box || !g || !mask || w < 0 || h < 0)
+    return fail (err, err_len, "no mask to compute");
+  if (!seg_layout (tensors, n_tensors, &oi, &pi, &nc, &nm, &n_anchors, &mh,
+          &mw, err, err_len))
+    return NPU_ERR_INVALID;
+  if (nm > 256)
+    return fail (err, err_len,
+        "yolov8-seg: %lld mask coefficients, at most 256", (long long) nm);
+  if (box->anchor < 0 || box->anchor >= n_anchors)
+    return fail (err, err_len, "yolov8-seg: anchor %d outside the %lld anchors",
+        box->anchor, (long long) n_anchors);
+  if (!(g->model_w > 0) || !(g->model_h > 0) || !(g->frame_w > 0)
+      || !(g->frame_h > 0) || !(g->input_w > 0) || !(g->input_h > 0))
+    return fail (err, err_len, "model region or frame region is empty");
+  if ((size_t) w * (size_t) h == 0)
+    return NPU_OK;
+  o = &tensors[oi];
+  p = &tensors[pi];
+  a = box->anchor;
+  for (k = 0; k < nm; k++)
+    coef[k] = o->data[(4 + nc + k) * n_anchors + a];
+  /* the box in model input pixels, then in protos pixels (crop_mask keeps
+   * the protos pixels r with x0 <= r < x1) */
+  cx = o->data[a];
+  cy = o->data[n_anchors + a];
+  bw = o->data[2 * n_anchors + a];
+  bh = o->data[3 * n_anchors + a];
+  sx = (float) mw / g->input_w;
+  sy = (float) mh / g->input_h;
+  px0 = (cx - bw / 2) * sx;
+  px1 = (cx + bw / 2) * sx;
+  py0 = (cy - bh / 2) * sy;
+  py1 = (cy + bh / 2) * sy;
+  memset (mask, 0, (size_t) w * (size_t) h);
+  if (!(px1 > px0) || !(py1 > py0) || !isfinite (px0 + px1 + py0 + py1))
+    return NPU_OK;
+  rx0 = (int) fmaxf (ceilf (px0), 0.0f);
+  ry0 = (int) fmaxf (ceilf (py0), 0.0f);
+  rx1 = (int) fminf (ceilf (px1), (float) mw);  /* exclusive */
+  ry1 = (int) fminf (ceilf (py1), (float) mh);
+  if (rx1 <= rx0 || ry1 <= ry0)
+    return NPU_OK;
+  /* sigmoid(coef . protos) on the protos pixels inside the box */
+  win = malloc (sizeof (float) * (size_t) (rx1 - rx0) * (size_t) (ry1 - ry0));
+  if (!win)
+    return fail (err, err_len, "out of memory for a %dx%d mask", rx1 - rx0,
+        ry1 - ry0);
+  plane = (size_t) mh *(size_t) mw;
+  for (r = ry0; r < ry1; r++)
+    for (q = rx0; q < rx1; q++) {
+      double acc = 0.0;
+
+      for (k = 0; k < nm; k++)
+        acc += (double) coef[k] * p->data[(size_t) k * plane + (size_t) r *
+            (size_t) mw + (size_t) q];
+      win[(size_t) (r - ry0) * (size_t) (rx1 - rx0) + (size_t) (q - rx0)] =
+          (float) (1.0 / (1.0 + exp (-acc)));
+    }
+  /* each frame pixel: its centre in the model input, then in the protos
+   * (align_corners=False: pixel i's centre is at i + 0.5), bilinear with
+   * the edges clamped, zero outside the box */
+  for (fy = 0; fy < h; fy++) {
+    float v = g->model_y + ((float) (y + fy) + 0.5f - g->frame_y) * g->model_h
+        / g->frame_h;
+    float pv = v * sy - 0.5f;
+    int r0 = (int) floorf (pv);
+    float ty = pv - (float) r0;
+
+    for (fx = 0; fx < w; fx++) {
+      float u = g->model_x + ((float) (x + fx) + 0.5f - g->frame_x) *
+          g->model_w / g->frame_w;
+      float pu = u * sx - 0.5f;
+      int q0 = (int) floorf (pu);
+      float tx = pu - (float) q0, val = 0.0f;
+      int dy, dx;
+
+      for (dy = 0; dy < 2; dy++)
+        for (dx = 0; dx < 2; dx++) {
+          int rr = r0 + dy, qq = q0 + dx;
+          float wgt = (dy ? ty : 1.0f - ty) * (dx ? tx : 1.0f - tx), m = 0.0f;
+
+          rr = rr < 0 ? 0 : rr >= mh ? (int) mh - 1 : rr;
+          qq = qq < 0 ? 0 : qq >= mw ? (int) mw - 1 : qq;
+          if (rr >= ry0 && rr < ry1 && qq >= rx0 && qq < rx1)
+            m = win[(size_t) (rr - ry0) * (size_t) (rx1 - rx0) +
+                (size_t) (qq - rx0)];
+          val += wgt * m;
+        }
+      if (val > 0.5f)
+        mask[(size_t) fy * (size_t) w + (size_t) fx] = 255;
+    }
+  }
+  free (win);
   return NPU_OK;
 }
 

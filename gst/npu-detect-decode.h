@@ -29,6 +29,9 @@ enum npu_detect_format {
     NPU_DETECT_FORMAT_YOLOV8 = 1, /* [1, 4+nc, N]: cx, cy, w, h, class scores */
     NPU_DETECT_FORMAT_YOLOV5 = 2, /* [1, N, 5+nc]: cx, cy, w, h, objectness, class scores */
     NPU_DETECT_FORMAT_SSD = 3,    /* [1, N, 4] x0, y0, x1, y1 + [1, N, nc] scores */
+    /* ultralytics YOLOv8/YOLO11 -seg: output0 [1, 4+nc+nm, N] (boxes, class scores, nm
+     * mask coefficients) + output1 protos [1, nm, mh, mw], in either order */
+    NPU_DETECT_FORMAT_YOLOV8_SEG = 4,
 };
 
 #define NPU_DETECT_MAX_DIMS 8
@@ -47,6 +50,7 @@ struct npu_detect_box {
     float score;
     int class_id;
     int track_id; /* -1 without tracking */
+    int anchor;   /* the anchor (row of the output) it was decoded from */
 };
 
 struct npu_detect_params {
@@ -81,6 +85,20 @@ enum npu_status npu_detect_decode(const struct npu_detect_tensor *tensors, int n
                                   const struct npu_detect_geometry *geom, struct npu_detect_box *out,
                                   int cap, int *n_out, enum npu_detect_format *format_used,
                                   char *err, size_t err_len);
+
+/* YOLOv8-seg: the mask of a box decoded from these tensors (format YOLOV8_SEG) over
+ * the frame rectangle [x, x+w) x [y, y+h) (the caller's rounding of the box), written
+ * to mask (w * h bytes, row-major): 255 where the object is, else 0. As ultralytics'
+ * process_mask: sigmoid(coefficients . protos) at the protos' resolution, zero outside
+ * the box scaled to it, sampled bilinearly (align_corners=False) at each frame pixel's
+ * centre mapped into the model input (undoing letterbox and crop), above 0.5.
+ * (ultralytics resamples twice, protos -> model input -> frame; this does it once.)
+ * NPU_ERR_INVALID with a reason when the tensors are not a -seg output or the box's
+ * anchor is outside them. */
+enum npu_status npu_detect_seg_mask(const struct npu_detect_tensor *tensors, int n_tensors,
+                                    const struct npu_detect_box *box,
+                                    const struct npu_detect_geometry *geom, int x, int y, int w,
+                                    int h, uint8_t *mask, char *err, size_t err_len);
 
 /* Intersection over union of two boxes (0 for empty boxes). */
 float npu_detect_iou(const struct npu_detect_box *a, const struct npu_detect_box *b);

@@ -4,13 +4,16 @@
  * a test source) saw. `record` runs npuembed on every frame and stores
  * (source, frame number, timestamps, model, embedding) rows in a SQLite
  * database; `query` embeds an image with the same model (or takes a text
- * embedding from an .npy file) and prints the k stored frames most similar
+ * embedding from an .npy file, or embeds a text with a text encoder) and
+ * prints the k stored frames most similar
  * to it (cosine similarity). `labels` turns example images into a
  * labels.txt + labels.npy pair for npuembed's zero-shot labels.
  *
  *   npu-embed-store record --model siglip.onnx --db cam.db --source camera
  *   npu-embed-store query  --model siglip.onnx --db cam.db --image cat.png -k 5
  *   npu-embed-store query  --db cam.db --text-embedding text.npy --row 3
+ *   npu-embed-store query  --db cam.db --text "a red car" \
+ *       --text-model clip-text.onnx --tokenizer tokenizer.json
  *   npu-embed-store labels --model siglip.onnx --out labels.txt \
  *       cat=cat.png dog=dog.jpg red=pattern:red
  *
@@ -30,10 +33,12 @@
 #include <sqlite3.h>
 
 #include "gstnpumeta.h"
+#include "npu-text-encoder.h"
 #include "npu/npu-npy.h"
 
 static gchar *opt_model, *opt_db, *opt_source = NULL, *opt_backend = NULL;
 static gchar *opt_image, *opt_text, *opt_out, *opt_norm = NULL;
+static gchar *opt_text_query, *opt_text_model, *opt_tokenizer;
 /* G_MININT: not given */
 static gint opt_frames = G_MININT, opt_top = 5, opt_row = 0, opt_interval = 1;
 static guint opt_cores = 7;
@@ -115,6 +120,17 @@ static GOptionEntry entries[] = {
       "query: image file or pattern:NAME to search for", "IMAGE"},
   {"text-embedding", 't', 0, G_OPTION_ARG_FILENAME, &opt_text,
       "query: .npy with a [D] or [N, D] text embedding", "FILE"},
+  /* FILENAME: the bytes as given (UTF-8, checked by the encoder), not
+   * converted from the locale's charset, which fails under LANG=C */
+  {"text", 0, 0, G_OPTION_ARG_FILENAME, &opt_text_query,
+        "query: a text to search for (with --text-model and --tokenizer)",
+      "TEXT"},
+  {"text-model", 0, 0, G_OPTION_ARG_FILENAME, &opt_text_model,
+      "query --text: the text encoder (CLIP or SigLIP text tower, .onnx or "
+        ".npub)", "FILE"},
+  {"tokenizer", 0, 0, G_OPTION_ARG_FILENAME, &opt_tokenizer,
+        "query --text: its tokenizer (tokenizer.json or SentencePiece .model)",
+      "FILE"},
   {"row", 0, 0, G_OPTION_ARG_INT, &opt_row,
       "query: row of an [N, D] text embedding (default 0)", "I"},
   {"top", 'k', 0, G_OPTION_ARG_INT, &opt_top, "query: results (default 5)",
@@ -610,6 +626,38 @@ read_text_embedding (const gchar * path, gint row, OneEmbedding * e)
   return TRUE;
 }
 
+/* --text: the text's embedding with the text encoder, on --backend (the
+ * stored frames' image tower and this text tower must be a pair). */
+static gboolean
+embed_text (const gchar * text, OneEmbedding * e)
+{
+  struct npu_model_options opts = { 0 };
+  GstNpuTextEncoder *enc;
+  GError *err = NULL;
+  gboolean ok;
+
+  opts.backend = opt_backend;
+  opts.core_mask = opt_cores & 7;
+  enc = gst_npu_text_encoder_new (opt_text_model, opt_tokenizer, &opts, &err);
+  if (!enc) {
+    g_printerr ("%s\n", err->message);
+    g_clear_error (&err);
+    return FALSE;
+  }
+  e->dims = gst_npu_text_encoder_dims (enc);
+  e->vec = g_new (gfloat, e->dims);
+  ok = gst_npu_text_encoder_encode (enc, text, e->vec, &err);
+  if (!ok) {
+    g_printerr ("%s\n", err->message);
+    g_clear_error (&err);
+  } else if (!opt_quiet) {
+    g_print ("text \"%s\" embedded by %s (backend %s)\n", text,
+        opt_text_model, gst_npu_text_encoder_backend (enc));
+  }
+  gst_npu_text_encoder_free (enc);
+  return ok;
+}
+
 typedef struct
 {
   gint64 id, frame, pts;
@@ -675,15 +723,18 @@ cmd_query (void)
   int rc = 1, src;
   gboolean bad = FALSE;
 
-  if (!opt_db || (!opt_image == !opt_text) || (opt_image && !opt_model)) {
-    g_printerr ("query needs --db and either --image (with --model) or "
-        "--text-embedding\n");
+  if (!opt_db || (!!opt_image + !!opt_text + !!opt_text_query) != 1 ||
+      (opt_image && !opt_model) || (opt_text_query && (!opt_text_model ||
+              !opt_tokenizer))) {
+    g_printerr ("query needs --db and one of --image (with --model), "
+        "--text-embedding, or --text (with --text-model and --tokenizer)\n");
     return 2;
   }
   db = open_db (opt_db, FALSE);
   if (!db)
     return 1;
-  if (opt_image ? !embed_image (opt_image, &q) :
+  if (opt_image ? !embed_image (opt_image, &q) : opt_text_query ?
+      !embed_text (opt_text_query, &q) :
       !read_text_embedding (opt_text, opt_row, &q))
     goto out;
 

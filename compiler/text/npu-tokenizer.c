@@ -572,6 +572,57 @@ compile_re(struct loader *L, const char *pat, size_t len, bool literal, const ch
 }
 #endif
 
+static void
+re_free(void *re)
+{
+#ifdef NPU_HAVE_PCRE2
+    if (re)
+        pcre2_code_free(re);
+#else
+    (void)re;
+#endif
+}
+
+/* Replace normalizer with a regex: every match of nm->re becomes nm->b. */
+static int
+replace_re(const struct tok_norm *nm, const char *s, size_t len, struct buf *out)
+{
+#ifdef NPU_HAVE_PCRE2
+    pcre2_match_data *md = pcre2_match_data_create_from_pattern(nm->re, NULL);
+    if (!md)
+        return -1;
+    size_t pos = 0;
+    int rc = -1;
+    while (pos <= len) {
+        int m = pcre2_match(nm->re, (PCRE2_SPTR)s, len, pos, 0, md, NULL);
+        if (m < 0)
+            break;
+        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+        if (buf_add(out, s + pos, ov[0] - pos) || buf_add(out, nm->b, nm->blen))
+            goto out;
+        if (ov[1] == ov[0]) { /* empty match: keep one character, go on */
+            if (ov[0] >= len)
+                break;
+            size_t l = utf8_len((unsigned char)s[ov[0]]);
+            if (ov[0] + l > len)
+                l = len - ov[0];
+            if (buf_add(out, s + ov[0], l))
+                goto out;
+            pos = ov[0] + l;
+        } else {
+            pos = ov[1];
+        }
+    }
+    rc = pos < len ? buf_add(out, s + pos, len - pos) : buf_add(out, "", 0);
+out:
+    pcre2_match_data_free(md);
+    return rc;
+#else
+    (void)nm;
+    return buf_add(out, s, len);
+#endif
+}
+
 static enum npu_status load_normalizer(struct loader *L, const struct npu_json *n,
                                        const char *field);
 
@@ -641,8 +692,23 @@ load_normalizer(struct loader *L, const struct npu_json *n, const char *field)
         snprintf(f, sizeof(f), "%s.content", field);
         if ((st = need_type(L, c, NPU_JSON_STRING, f)))
             return st;
+        const struct npu_json *rx = npu_json_get(pat, "Regex");
+        if (rx && rx->type == NPU_JSON_STRING) {
+            /* a regex pattern (CLIP: "\\s+" -> " "), through PCRE2 */
+            snprintf(f, sizeof(f), "%s.pattern.Regex", field);
+            if ((st = compile_re(L, rx->str, rx->len, false, f, &nm.re)))
+                return st;
+            nm.kind = TOK_N_REPLACE_RE;
+            nm.b = dupn(c->str, c->len);
+            nm.blen = c->len;
+            if (!nm.b) {
+                re_free(nm.re);
+                return NPU_ERR_NOMEM;
+            }
+            goto add;
+        }
         if (!s || s->type != NPU_JSON_STRING) {
-            LERR(L, "%s.pattern: only {\"String\": ...} patterns are supported", field);
+            LERR(L, "%s.pattern: expected {\"String\": ...} or {\"Regex\": ...}", field);
             return NPU_ERR_UNSUPPORTED;
         }
         nm.kind = TOK_N_REPLACE;
@@ -667,10 +733,12 @@ load_normalizer(struct loader *L, const struct npu_json *n, const char *field)
         LERR(L, "%s.type: normalizer '%s' is not supported", field, type);
         return NPU_ERR_UNSUPPORTED;
     }
+add:
     st = add_norm(L, nm);
     if (st) {
         free(nm.a);
         free(nm.b);
+        re_free(nm.re);
     }
     return st;
 }
@@ -1173,8 +1241,15 @@ load_model(struct loader *L, const struct npu_json *m, const struct npu_json *ad
     }
     if ((v = npu_json_get(m, "end_of_word_suffix")) && !is_null(v) &&
         !(v->type == NPU_JSON_STRING && v->len == 0)) {
-        LERR(L, "model.end_of_word_suffix: not supported");
-        return NPU_ERR_UNSUPPORTED;
+        /* CLIP: "</w>" marks a word's last symbol (bpe_piece) */
+        if (v->type != NPU_JSON_STRING) {
+            LERR(L, "model.end_of_word_suffix: expected a string");
+            return NPU_ERR_CORRUPT;
+        }
+        t->eow = dupn(v->str, v->len);
+        if (!t->eow)
+            return NPU_ERR_NOMEM;
+        t->eow_len = v->len;
     }
     if ((v = npu_json_get(m, "dropout")) && !is_null(v) &&
         !(v->type == NPU_JSON_NUMBER && v->num == 0)) {
@@ -1578,7 +1653,9 @@ npu_tokenizer_free(struct npu_tokenizer *t)
     for (size_t i = 0; i < t->n_norm; i++) {
         free(t->norm[i].a);
         free(t->norm[i].b);
+        re_free(t->norm[i].re);
     }
+    free(t->eow);
     free(t->norm);
     for (size_t i = 0; i < t->n_pre; i++)
         pre_free(&t->pre[i]);
@@ -1661,6 +1738,10 @@ normalize(const struct npu_tokenizer *t, const char *s, size_t len, struct buf *
             if (nfc(cur.p, cur.n, &nxt))
                 goto out;
 #endif
+            break;
+        case TOK_N_REPLACE_RE:
+            if (replace_re(nm, cur.p, cur.n, &nxt))
+                goto out;
             break;
         case TOK_N_LOWERCASE:
             if (buf_add(&nxt, cur.p, cur.n))
@@ -2050,7 +2131,21 @@ bpe_piece(const struct npu_tokenizer *t, const char *s, size_t len, struct ids *
         size_t l = utf8_len((unsigned char)s[i]);
         if (i + l > len)
             l = len - i;
-        int32_t id = tok_strmap_get(&t->vocab, s + i, l);
+        int32_t id;
+        if (t->eow && i + l == len) {
+            /* the word's last character carries the end-of-word suffix ("e</w>") */
+            char key[4 + 64];
+            if (l + t->eow_len > sizeof(key)) {
+                npu_err(TOK_DOM, "end_of_word_suffix is longer than 64 bytes");
+                st = NPU_ERR_UNSUPPORTED;
+                goto out;
+            }
+            memcpy(key, s + i, l);
+            memcpy(key + l, t->eow, t->eow_len);
+            id = tok_strmap_get(&t->vocab, key, l + t->eow_len);
+        } else {
+            id = tok_strmap_get(&t->vocab, s + i, l);
+        }
         if (id < 0 && t->byte_fallback) {
             bool all = true;
             for (size_t k = 0; k < l; k++)

@@ -37,11 +37,12 @@ struct tok_added {
     bool special, lstrip, rstrip, single_word;
 };
 
-enum tok_norm_kind { TOK_N_PREPEND, TOK_N_REPLACE, TOK_N_NFC, TOK_N_LOWERCASE };
+enum tok_norm_kind { TOK_N_PREPEND, TOK_N_REPLACE, TOK_N_NFC, TOK_N_LOWERCASE, TOK_N_REPLACE_RE };
 struct tok_norm {
     enum tok_norm_kind kind;
-    char *a, *b; /* PREPEND: a; REPLACE: a -> b */
+    char *a, *b; /* PREPEND: a; REPLACE: a -> b; REPLACE_RE: matches of re -> b */
     size_t alen, blen;
+    void *re; /* pcre2_code_8 * (REPLACE_RE: CLIP's {"Regex": "\\s+"} -> " ") */
 };
 
 enum tok_split_behavior {
@@ -84,6 +85,10 @@ struct npu_tokenizer {
     struct tok_mergemap merges;
 
     bool byte_fallback, fuse_unk, ignore_merges;
+    /* BPE end_of_word_suffix (CLIP's "</w>"): appended to a word's last
+     * character before the merges; NULL when the model has none */
+    char *eow;
+    size_t eow_len;
     int32_t unk_id;
     int32_t byte_ids[256]; /* <0xNN> tokens, -1 if absent */
 

@@ -4,8 +4,8 @@
  * GStreamer: YOLOv8, YOLOv5 and SSD layouts with hand-placed boxes, the
  * letterbox undo (expected frame coordinates computed here from the
  * letterbox arithmetic), threshold, per-class and class-agnostic NMS, top-k,
- * bad shapes, NaN values, thousands of candidates, the IoU tracker and
- * classifier top-k.
+ * bad shapes, NaN values, thousands of candidates, YOLOv8-seg masks, the
+ * IoU tracker and classifier top-k.
  */
 #include <math.h>
 #include <stdio.h>
@@ -127,6 +127,154 @@ test_yolov8_letterbox (void)
   n = decode (&t, 1, &p, &letterbox, out, 8, NULL, err);
   CHECK (n == 3, "n %d", n);
   free (d);
+}
+
+/* YOLOv8-seg: output0 [1, 4+1+2, 3] and protos [1, 2, 16, 16] (a quarter of
+ * the 64x64 input), letterboxed from 128x64. Prototype 0 is +8 on the left
+ * half of the input (proto columns < 8, frame x < 64) and -8 on the right;
+ * prototype 1 is +8 everywhere. Anchor 0 (coefficients 1, 0) is a box over
+ * both halves whose mask is its left half; anchor 2 (0, -1) has an empty
+ * mask; anchor 1 scores below the threshold. */
+static float *
+seg_protos (void)
+{
+  float *pr = calloc (2 * 16 * 16, sizeof (float));
+  int r, q;
+
+  for (r = 0; r < 16; r++)
+    for (q = 0; q < 16; q++) {
+      pr[r * 16 + q] = q < 8 ? 8.0f : -8.0f;
+      pr[256 + r * 16 + q] = 8.0f;
+    }
+  return pr;
+}
+
+static float *
+seg_output0 (void)
+{
+  /* rows: cx, cy, w, h, score, coef0, coef1; columns: anchors */
+  static const float rows[7][3] = {
+    {32, 40, 16}, {32, 40, 20}, {48, 8, 8}, {16, 8, 8},
+    {0.9f, 0.1f, 0.8f}, {1, 1, 0}, {0, 0, -1},
+  };
+  float *o = malloc (sizeof (rows));
+
+  memcpy (o, rows, sizeof (rows));
+  return o;
+}
+
+static struct npu_detect_tensor
+tensor4 (const float *d, int64_t a, int64_t b, int64_t c, int64_t e)
+{
+  struct npu_detect_tensor t = { d, (size_t) (a * b * c * e), 4, {a, b, c, e} };
+  return t;
+}
+
+static void
+test_yolov8_seg (void)
+{
+  float *o = seg_output0 (), *pr = seg_protos ();
+  struct npu_detect_tensor t[2] = { tensor3 (o, 1, 7, 3),
+    tensor4 (pr, 1, 2, 16, 16)
+  }, sw[2];
+  struct npu_detect_params p = defaults ();
+  struct npu_detect_box out[8];
+  enum npu_detect_format fmt = NPU_DETECT_FORMAT_AUTO;
+  char err[256] = "";
+  uint8_t *m = malloc (96 * 32);
+  int n, k, x, y, bad;
+
+  n = decode (t, 2, &p, &letterbox, out, 8, &fmt, err);
+  CHECK (fmt == NPU_DETECT_FORMAT_YOLOV8_SEG, "format %d", fmt);
+  CHECK (n == 2, "n %d (%s)", n, err);
+  if (n == 2) {
+    /* model (8,24)-(56,40) -> frame (16,16)-(112,48) */
+    CHECK (NEAR (out[0].x0, 16) && NEAR (out[0].y0, 16) && NEAR (out[0].x1, 112)
+        && NEAR (out[0].y1, 48), "box %g %g %g %g", out[0].x0, out[0].y0,
+        out[0].x1, out[0].y1);
+    CHECK (out[0].anchor == 0 && out[1].anchor == 2, "anchors %d %d",
+        out[0].anchor, out[1].anchor);
+    CHECK (npu_detect_seg_mask (t, 2, &out[0], &letterbox, 16, 16, 96, 32, m,
+            err, sizeof (err)) == NPU_OK, "%s", err);
+    /* left of frame x 60 inside, right of 68 outside (the bilinear
+     * transition spans the proto pixels either side of column 8, frame
+     * x 60..68); the box's corners are rounded off as ultralytics' crop then
+     * bilinear upsampling does: at frame (16, 16) only 0.5625^2 of the
+     * sample lies in the box (0.316, out), at (19, 16) 0.5625 x 0.97 (in) */
+    bad = 0;
+    for (y = 0; y < 32; y++)
+      for (x = 0; x < 96; x++) {
+        int fx = 16 + x, fy = 16 + y;
+        int corner = (fx < 19 || fx >= 61) && (fy < 19 || fy >= 45);
+
+        if ((fx < 60 && !corner && m[y * 96 + x] != 255) || (fx >= 68
+                && m[y * 96 + x] != 0))
+          bad++;
+      }
+    CHECK (m[0] == 0 && m[31 * 96] == 0 && m[3] == 255 && m[3 * 96] == 255,
+        "corners %d %d, next to them %d %d", m[0], m[31 * 96], m[3], m[3 * 96]);
+    CHECK (bad == 0, "%d mask pixels wrong", bad);
+    /* anchor 2: coefficients (0, -1), nothing */
+    CHECK (npu_detect_seg_mask (t, 2, &out[1], &letterbox, 24, 0, 16, 16, m,
+            err, sizeof (err)) == NPU_OK, "%s", err);
+    for (k = 0, bad = 0; k < 16 * 16; k++)
+      bad += m[k] != 0;
+    CHECK (bad == 0, "anchor 2: %d pixels set", bad);
+  }
+
+  /* protos first works the same */
+  sw[0] = t[1];
+  sw[1] = t[0];
+  n = decode (sw, 2, &p, &letterbox, out, 8, &fmt, err);
+  CHECK (n == 2 && fmt == NPU_DETECT_FORMAT_YOLOV8_SEG, "swapped: n %d", n);
+  if (n == 2)
+    CHECK (npu_detect_seg_mask (sw, 2, &out[0], &letterbox, 16, 16, 96, 32, m,
+            err, sizeof (err)) == NPU_OK && m[4 * 96 + 4] == 255
+        && m[4 * 96 + 95] == 0, "swapped mask");
+
+  /* a NaN coefficient: an empty mask, no crash */
+  o[5 * 3 + 0] = NAN;
+  n = decode (t, 2, &p, &letterbox, out, 8, NULL, err);
+  CHECK (n == 2, "nan: n %d", n);
+  if (n == 2) {
+    CHECK (npu_detect_seg_mask (t, 2, &out[0], &letterbox, 16, 16, 96, 32, m,
+            err, sizeof (err)) == NPU_OK, "%s", err);
+    for (k = 0, bad = 0; k < 96 * 32; k++)
+      bad += m[k] != 0;
+    CHECK (bad == 0, "nan: %d pixels set", bad);
+  }
+
+  /* bad shapes: a clear error each */
+  p.format = NPU_DETECT_FORMAT_YOLOV8_SEG;
+  n = decode (t, 1, &p, &letterbox, out, 8, NULL, err);
+  CHECK (n < 0 && strstr (err, "two tensors"), "one tensor: %s", err);
+  sw[0] = t[0];
+  sw[1] = tensor3 (pr, 1, 2, 256);
+  n = decode (sw, 2, &p, &letterbox, out, 8, NULL, err);
+  CHECK (n < 0 && strstr (err, "protos"), "3-d protos: %s", err);
+  sw[1] = tensor4 (pr, 1, 3, 16, 16);   /* 768 values claimed, 512 there */
+  sw[1].numel = 512;
+  n = decode (sw, 2, &p, &letterbox, out, 8, NULL, err);
+  CHECK (n < 0 && strstr (err, "the shape needs"), "short protos: %s", err);
+  sw[1] = tensor4 (pr, 1, 3, 16, 8 + 8);
+  sw[1].numel = 3 * 16 * 16;
+  {
+    float *big = calloc (3 * 16 * 16, sizeof (float));
+
+    sw[1].data = big;
+    /* nm 3: output0 has 4 + 3 rows for coefficients alone, no class */
+    n = decode (sw, 2, &p, &letterbox, out, 8, NULL, err);
+    CHECK (n < 0 && strstr (err, "at least one class"), "nm 3: %s", err);
+    free (big);
+  }
+  p.format = NPU_DETECT_FORMAT_AUTO;
+  out[0].anchor = 3;
+  CHECK (npu_detect_seg_mask (t, 2, &out[0], &letterbox, 16, 16, 96, 32, m,
+          err, sizeof (err)) == NPU_ERR_INVALID
+      && strstr (err, "anchor 3"), "anchor: %s", err);
+  free (m);
+  free (o);
+  free (pr);
 }
 
 static void
@@ -417,6 +565,7 @@ int
 main (void)
 {
   test_yolov8_letterbox ();
+  test_yolov8_seg ();
   test_nms_classes_topk ();
   test_yolov5 ();
   test_ssd ();

@@ -444,6 +444,120 @@ GST_START_TEST (test_bad_tensors)
 
 GST_END_TEST;
 
+/* YOLOv8-seg (format auto): output0 [1, 7, 3] (1 class, 2 coefficients)
+ * and protos [1, 2, 16, 16], letterboxed 128x64 -> 64x64. Prototype 0 is
+ * +8 on the left half of the input, -8 on the right; prototype 1 +8
+ * everywhere. Anchor 0 (coefficients 1, 0): its mask is the left half of
+ * its box; anchor 2 (0, -1): an empty mask. Each detection carries a mask
+ * buffer of exactly its ROI's size. Bad protos are errors naming them. */
+static const gfloat seg_out0[7][3] = {
+  {32, 40, 16}, {32, 40, 20}, {48, 8, 8}, {16, 8, 8},
+  {0.9f, 0.1f, 0.8f}, {1, 1, 0}, {0, 0, -1},
+};
+
+GST_START_TEST (test_yolov8_seg)
+{
+  gfloat *protos = g_new (gfloat, 2 * 16 * 16);
+  T t[2] = { {&seg_out0[0][0], 3, {1, 7, 3}}, {NULL, 4, {1, 2, 16, 16}} };
+  T bad[2];
+  GstHarness *h = detect_harness ("");
+  GstBuffer *out, *mb;
+  GPtrArray *r;
+  GstMapInfo map;
+  GstStructure *st;
+  gint mw, mh, x, y, set;
+  guint i;
+
+  for (i = 0; i < 256; i++) {
+    protos[i] = (i % 16) < 8 ? 8.0f : -8.0f;
+    protos[256 + i] = 8.0f;
+  }
+  t[1].data = protos;
+  r = run_one (h, frame_with (128, 64, t, 2, TRUE), &out);
+  fail_unless_equals_int (r->len, 2);
+  /* model (8,24)-(56,40) -> frame (16,16)-(112,48) */
+  check_roi (g_ptr_array_index (r, 0), 16, 16, 96, 32, "class-0", 0, 0.9, -1);
+  st = gst_video_region_of_interest_meta_get_param (g_ptr_array_index (r, 0),
+      GST_NPU_DETECTION_STRUCTURE);
+  fail_unless (gst_structure_get (st, "mask", GST_TYPE_BUFFER, &mb,
+          "mask-width", G_TYPE_INT, &mw, "mask-height", G_TYPE_INT, &mh, NULL));
+  fail_unless_equals_int (mw, 96);
+  fail_unless_equals_int (mh, 32);
+  fail_unless_equals_int (gst_buffer_get_size (mb), 96 * 32);
+  fail_unless (gst_buffer_map (mb, &map, GST_MAP_READ));
+  /* inside the object: left of frame x 60 (away from the rounded corners);
+   * outside: right of frame x 68 */
+  for (y = 4; y < 28; y++)
+    for (x = 0; x < 96; x++) {
+      if (16 + x < 60 && x >= 4)
+        fail_unless_equals_int (map.data[y * 96 + x], 255);
+      if (16 + x >= 68)
+        fail_unless_equals_int (map.data[y * 96 + x], 0);
+    }
+  gst_buffer_unmap (mb, &map);
+  gst_buffer_unref (mb);
+  /* anchor 2: model (12,16)-(20,24) -> frame (24,0)-(40,16), empty mask */
+  check_roi (g_ptr_array_index (r, 1), 24, 0, 16, 16, "class-0", 0, 0.8, -1);
+  st = gst_video_region_of_interest_meta_get_param (g_ptr_array_index (r, 1),
+      GST_NPU_DETECTION_STRUCTURE);
+  fail_unless (gst_structure_get (st, "mask", GST_TYPE_BUFFER, &mb, NULL));
+  fail_unless (gst_buffer_map (mb, &map, GST_MAP_READ));
+  for (i = 0, set = 0; i < map.size; i++)
+    set += map.data[i] != 0;
+  fail_unless_equals_int (set, 0);
+  gst_buffer_unmap (mb, &map);
+  gst_buffer_unref (mb);
+  g_ptr_array_unref (r);
+  gst_buffer_unref (out);
+
+  /* a plain yolov8 output has no mask */
+  {
+    gfloat *d = v8 (3, 2, lb_boxes, lb_scores);
+    T one = { d, 3, {1, 6, 3}
+    };
+
+    r = run_one (h, frame_with (128, 64, &one, 1, TRUE), &out);
+    fail_unless (r->len >= 1);
+    st = gst_video_region_of_interest_meta_get_param (g_ptr_array_index (r,
+            0), GST_NPU_DETECTION_STRUCTURE);
+    fail_if (gst_structure_has_field (st, "mask"));
+    g_ptr_array_unref (r);
+    gst_buffer_unref (out);
+    g_free (d);
+  }
+
+  /* bad shapes: protos of 3 coefficients (no class left), a 3-d protos
+   * with format=yolov8-seg, one output only */
+  bad[0] = t[0];
+  bad[1] = t[1];
+  bad[1].dims[1] = 3;
+  bad[1].dims[3] = 16;
+  {
+    gfloat *big = g_new0 (gfloat, 3 * 16 * 16);
+
+    bad[1].data = big;
+    expect_error (h, frame_with (128, 64, bad, 2, TRUE), "at least one class");
+    g_free (big);
+  }
+  gst_util_set_object_arg (G_OBJECT (h->element), "format", "yolov8-seg");
+  bad[1] = t[1];
+  bad[1].ndim = 3;
+  bad[1].dims[2] = 256;
+  expect_error (h, frame_with (128, 64, bad, 2, TRUE), "protos");
+  expect_error (h, frame_with (128, 64, t, 1, TRUE), "two tensors");
+  /* the same frame with protos first still decodes */
+  bad[0] = t[1];
+  bad[1] = t[0];
+  r = run_one (h, frame_with (128, 64, bad, 2, TRUE), &out);
+  fail_unless_equals_int (r->len, 2);
+  g_ptr_array_unref (r);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+  g_free (protos);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_nan_and_thousands)
 {
   const guint n = 8400, nc = 80;
@@ -589,6 +703,55 @@ GST_START_TEST (test_after_npuinfer)
 
 GST_END_TEST;
 
+/* npuinfer running detector_seg.onnx (make-seg-model.py: constant
+ * YOLOv8-seg outputs, protos 8x8) on a 320x240 frame letterboxed into
+ * 32x32 (scale 10, model rows 4..28): the box model (8,12)-(24,20) is frame
+ * (80,80)-(240,160); its mask is the part left of model x 16 = frame x 160
+ * (the bilinear transition spans frame x 140..180), inside the box. */
+GST_START_TEST (test_seg_after_npuinfer)
+{
+  GstHarness *h = gst_harness_new_parse ("npuinfer backend=cpu "
+      "resize=letterbox model=" MODEL ("detector_seg.onnx") " ! npudetect");
+  GstBuffer *in = gst_buffer_new_allocate (NULL, 320 * 240 * 3, NULL), *out,
+      *mb;
+  GstVideoRegionOfInterestMeta *roi;
+  GstStructure *s;
+  GstMapInfo map;
+  GPtrArray *r;
+  gint mw, mh, x, y;
+
+  gst_harness_set_src_caps_str (h,
+      "video/x-raw,format=RGB,width=320,height=240,framerate=30/1");
+  gst_buffer_memset (in, 0, 128, 320 * 240 * 3);
+  r = run_one (h, in, &out);
+  fail_unless_equals_int (r->len, 1);
+  roi = r->pdata[0];
+  fail_unless (roi->x == 80 && roi->y == 80 && roi->w == 160 && roi->h == 80,
+      "roi %u,%u %ux%u", roi->x, roi->y, roi->w, roi->h);
+  s = gst_video_region_of_interest_meta_get_param (roi,
+      GST_NPU_DETECTION_STRUCTURE);
+  fail_unless (gst_structure_get (s, "mask", GST_TYPE_BUFFER, &mb,
+          "mask-width", G_TYPE_INT, &mw, "mask-height", G_TYPE_INT, &mh, NULL));
+  fail_unless (mw == 160 && mh == 80);
+  fail_unless (gst_buffer_map (mb, &map, GST_MAP_READ));
+  for (y = 10; y < 70; y++)
+    for (x = 0; x < 160; x++) {
+      gint fx = 80 + x;
+
+      if (fx >= 100 && fx < 140)
+        fail_unless_equals_int (map.data[y * 160 + x], 255);
+      if (fx >= 180)
+        fail_unless_equals_int (map.data[y * 160 + x], 0);
+    }
+  gst_buffer_unmap (mb, &map);
+  gst_buffer_unref (mb);
+  g_ptr_array_unref (r);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
 static Suite *
 npudetect_suite (void)
 {
@@ -602,10 +765,12 @@ npudetect_suite (void)
   tcase_add_test (tc, test_yolov5_and_ssd);
   tcase_add_test (tc, test_tracking);
   tcase_add_test (tc, test_bad_tensors);
+  tcase_add_test (tc, test_yolov8_seg);
   tcase_add_test (tc, test_nan_and_thousands);
   tcase_add_test (tc, test_missing_labels_file);
   tcase_add_test (tc, test_inspect_docs);
   tcase_add_test (tc, test_after_npuinfer);
+  tcase_add_test (tc, test_seg_after_npuinfer);
   return s;
 }
 

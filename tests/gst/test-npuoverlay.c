@@ -173,6 +173,127 @@ GST_END_TEST;
 /* The caption sits on a band of the box colour right above the box: with
  * any of label, score or track id shown the band is there, with none of
  * them it is not. */
+/* A YOLOv8-seg mask (npudetect's "mask" field, the ROI's size): the box
+ * (32,32) 48x32 in red, its mask the left 24 columns. With mask-alpha=0.5
+ * the masked inside is half red over the gray, the unmasked inside stays
+ * gray; mask-alpha=0, or a mask whose size is not the ROI's, fills
+ * nothing. */
+static void
+add_masked_detection (GstBuffer * buf, gint mw, gint mh)
+{
+  GstVideoRegionOfInterestMeta *roi =
+      gst_buffer_add_video_region_of_interest_meta (buf, "cat", 32, 32, 48,
+      32);
+  guint8 *m = g_malloc0 ((gsize) mw * mh);
+  GstBuffer *mb;
+  gint x, y;
+
+  for (y = 0; y < mh; y++)
+    for (x = 0; x < mw / 2; x++)
+      m[y * mw + x] = 255;
+  mb = gst_buffer_new_wrapped (m, (gsize) mw * mh);
+  gst_video_region_of_interest_meta_add_param (roi,
+      gst_structure_new (GST_NPU_DETECTION_STRUCTURE, "label", G_TYPE_STRING,
+          "cat", "class-id", G_TYPE_INT, 1, "confidence", G_TYPE_DOUBLE, 0.9,
+          "track-id", G_TYPE_INT, -1, "mask", GST_TYPE_BUFFER, mb,
+          "mask-width", G_TYPE_INT, mw, "mask-height", G_TYPE_INT, mh, NULL));
+  gst_buffer_unref (mb);
+}
+
+static gboolean
+near_rgb (const guint8 px[3], gint r, gint g, gint b)
+{
+  return ABS (px[0] - r) <= 2 && ABS (px[1] - g) <= 2 && ABS (px[2] - b) <= 2;
+}
+
+GST_START_TEST (test_mask_fill)
+{
+  static const gchar *props[] = { "mask-alpha=0.5", "mask-alpha=0",
+    "mask-alpha=0.5"
+  };
+  guint k;
+
+  for (k = 0; k < G_N_ELEMENTS (props); k++) {
+    gchar *p = g_strdup_printf ("color=0xffff0000 line-width=2 "
+        "show-labels=false show-scores=false %s", props[k]);
+    GstHarness *h = overlay_harness ("RGB", p);
+    GstBuffer *in = make_frame (GST_VIDEO_FORMAT_RGB, W, H, gray, NULL), *out;
+    gint half = (GRAY + 1) / 2, filled = k == 0;
+    guint8 px[3];
+    static const gint in_mask[][2] = { {36, 36}, {44, 48}, {54, 60} };
+    static const gint out_mask[][2] = { {58, 36}, {70, 48}, {77, 60} };
+    guint i;
+
+    /* k == 2: a mask of the wrong size is ignored */
+    add_masked_detection (in, k == 2 ? 40 : 48, 32);
+    fail_unless_equals_int (gst_harness_push (h, in), GST_FLOW_OK);
+    out = gst_harness_pull (h);
+    for (i = 0; i < G_N_ELEMENTS (in_mask); i++) {
+      get_rgb (out, GST_VIDEO_FORMAT_RGB, in_mask[i][0], in_mask[i][1], px);
+      if (filled)
+        fail_unless (near_rgb (px, half + 128, half, half),
+            "%s: masked (%d,%d): %d,%d,%d, want ~%d,%d,%d", props[k],
+            in_mask[i][0], in_mask[i][1], px[0], px[1], px[2], half + 128,
+            half, half);
+      else
+        ASSERT_RGB (px, GRAY, GRAY, GRAY, "no fill");
+    }
+    for (i = 0; i < G_N_ELEMENTS (out_mask); i++) {
+      get_rgb (out, GST_VIDEO_FORMAT_RGB, out_mask[i][0], out_mask[i][1], px);
+      ASSERT_RGB (px, GRAY, GRAY, GRAY, "unmasked inside");
+    }
+    /* the box edge is still drawn over the fill */
+    get_rgb (out, GST_VIDEO_FORMAT_RGB, 32, 48, px);
+    ASSERT_RGB (px, 255, 0, 0, "edge");
+    gst_buffer_unref (out);
+    gst_harness_teardown (h);
+    g_free (p);
+  }
+}
+
+GST_END_TEST;
+
+/* The whole chain: npuinfer running detector_seg.onnx (make-seg-model.py)
+ * ! npudetect ! npuoverlay on a gray 320x240 frame: the object's mask (the
+ * left part of the box (80,80)-(240,160), left of frame x ~160) is half
+ * green over the gray, the rest of the box inside untouched. */
+GST_START_TEST (test_seg_pipeline)
+{
+  GstHarness *h = gst_harness_new_parse ("npuinfer backend=cpu "
+      "resize=letterbox model=" TEST_MODELS_DIR "/detector_seg.onnx ! "
+      "npudetect ! npuoverlay color=0xff00ff00 mask-alpha=0.5 line-width=2 "
+      "show-labels=false show-scores=false");
+  GstBuffer *in = gst_buffer_new_allocate (NULL, 320 * 240 * 3, NULL), *out;
+  GstMapInfo map;
+  static const gint masked[][2] = { {100, 100}, {130, 120}, {110, 140} };
+  static const gint unmasked[][2] = { {200, 100}, {220, 140}, {190, 120} };
+  guint i;
+
+  gst_harness_set_src_caps_str (h,
+      "video/x-raw,format=RGB,width=320,height=240,framerate=30/1");
+  gst_buffer_memset (in, 0, GRAY, 320 * 240 * 3);
+  fail_unless_equals_int (gst_harness_push (h, in), GST_FLOW_OK);
+  out = gst_harness_pull (h);
+  fail_unless (gst_buffer_map (out, &map, GST_MAP_READ));
+  for (i = 0; i < G_N_ELEMENTS (masked); i++) {
+    const guint8 *p = map.data + (masked[i][1] * 320 + masked[i][0]) * 3;
+
+    fail_unless (near_rgb (p, (GRAY + 1) / 2, (GRAY + 1) / 2 + 128,
+            (GRAY + 1) / 2), "masked (%d,%d): %d,%d,%d", masked[i][0],
+        masked[i][1], p[0], p[1], p[2]);
+  }
+  for (i = 0; i < G_N_ELEMENTS (unmasked); i++) {
+    const guint8 *p = map.data + (unmasked[i][1] * 320 + unmasked[i][0]) * 3;
+
+    ASSERT_RGB (p, GRAY, GRAY, GRAY, "unmasked inside");
+  }
+  gst_buffer_unmap (out, &map);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_caption)
 {
   static const gchar *props[] = {
@@ -402,6 +523,8 @@ npuoverlay_suite (void)
   tcase_add_test (tc, test_box_edges_bgrx);
   tcase_add_test (tc, test_box_edges_nv12);
   tcase_add_test (tc, test_caption);
+  tcase_add_test (tc, test_mask_fill);
+  tcase_add_test (tc, test_seg_pipeline);
   tcase_add_test (tc, test_class_colors);
   tcase_add_test (tc, test_classification_corner);
   tcase_add_test (tc, test_no_meta_and_clipping);

@@ -296,6 +296,35 @@ test_metaspace_split(void)
     npu_tokenizer_free(t);
 }
 
+/* CLIP's BPE: end_of_word_suffix "</w>" on a word's last symbol, and the Replace
+ * normalizer with a regex pattern (CLIP: "\s+" -> " "; here runs of digits -> "c"). */
+static void
+test_end_of_word(void)
+{
+    const char *js =
+        "{\"normalizer\":{\"type\":\"Sequence\",\"normalizers\":[{\"type\":\"Replace\","
+        "\"pattern\":{\"Regex\":\"[0-9]+\"},\"content\":\"c\"},{\"type\":\"Lowercase\"}]},"
+        "\"pre_tokenizer\":{\"type\":\"Split\",\"pattern\":{\"Regex\":\"[a-z]+\"},"
+        "\"behavior\":\"Removed\",\"invert\":true},"
+        "\"model\":{\"type\":\"BPE\",\"end_of_word_suffix\":\"</w>\",\"unk_token\":\"?\","
+        "\"vocab\":{\"a\":0,\"b\":1,\"c\":2,\"a</w>\":3,\"b</w>\":4,\"c</w>\":5,\"ab\":6,"
+        "\"ab</w>\":7,\"abc</w>\":8,\"?\":9},"
+        "\"merges\":[\"a b</w>\",\"a b\",\"ab c</w>\"]}}";
+    struct npu_tokenizer *t = NULL;
+    CHECK_EQ_INT(NPU_OK, npu_tokenizer_load_json(js, strlen(js), &t));
+    if (!t)
+        return;
+    /* "ab abc ba": ab</w> | ab c</w> -> abc</w> | b a</w> */
+    check_ids(t, "AB   abc  Ba", 0, (int32_t[]){7, 8, 1, 3}, 4);
+    /* "a12" -> "ac": a c</w>; "ab7" -> "abc": abc</w>; a lone "c" is c</w> */
+    check_ids(t, "a12 ab7 c", 0, (int32_t[]){0, 5, 8, 5}, 4);
+    npu_tokenizer_free(t);
+
+    const char *bad = "{\"model\":{\"type\":\"BPE\",\"end_of_word_suffix\":3,\"vocab\":{"
+                      "\"a\":0},\"merges\":[]}}";
+    CHECK_EQ_INT(NPU_ERR_CORRUPT, npu_tokenizer_load_json(bad, strlen(bad), &t));
+}
+
 /* Split's five behaviours, on the example of the `tokenizers` documentation:
  * "the-final--countdown" split on "-". Each expected piece is a vocabulary entry
  * (ignore_merges), anything else would come out as the unknown token. */
@@ -490,6 +519,7 @@ main(void)
     test_sentencepiece();
     test_metaspace_split();
     test_split_behaviors();
+    test_end_of_word();
     test_refusals();
     test_folder();
     test_truncated();

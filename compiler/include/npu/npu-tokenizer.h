@@ -4,16 +4,17 @@
  * tokenizer.json (docs/tokenizers.md).
  *
  * Supported: model "BPE" (vocab + merges in either format, "a b" strings or
- * ["a", "b"] pairs; byte_fallback, fuse_unk, ignore_merges), added_tokens
- * (split out of the text before normalisation, lstrip/rstrip honoured), the
- * normalizers Prepend, Replace, NFC (with ICU), Lowercase and Sequence, the
- * pre-tokenizers ByteLevel (GPT-2 regex), Split (a regex such as LLaMA-3's or
+ * ["a", "b"] pairs; byte_fallback, fuse_unk, ignore_merges, end_of_word_suffix),
+ * added_tokens (split out of the text before normalisation, lstrip/rstrip
+ * honoured), the normalizers Prepend, Replace (string or regex), NFC (with ICU), Lowercase and
+ * Sequence, the pre-tokenizers ByteLevel (GPT-2 regex), Split (a regex such as LLaMA-3's or
  * Qwen2's, through PCRE2), Metaspace, Digits and Sequence, the decoders
  * ByteLevel, Metaspace, Replace, ByteFallback, Fuse, Strip and Sequence, and
  * the post-processors TemplateProcessing, ByteLevel, RobertaProcessing,
  * BertProcessing and Sequence. That covers GPT-2, Qwen2, LLaMA-3 and SmolLM
  * (byte-level BPE) and LLaMA-2 / TinyLlama (SentencePiece-style BPE with byte
- * fallback). Anything else is refused at load with an error naming the field.
+ * fallback) and CLIP (BPE with "</w>"). Anything else is refused at load with an error naming the
+ * field.
  *
  *   struct npu_tokenizer *t;
  *   npu_tokenizer_load("model-dir", &t);             // or ".../tokenizer.json"
