@@ -125,6 +125,16 @@ read_matmul(const struct npu_graph *gr, const struct npu_node *n, struct conv_sr
         return false;
     if (s->qlinear && !conv_read_qparams(n, s, N, why, wl))
         return false;
+    if (s->qlinear && npu_node_in(n, 8)) {
+        /* OpenNPU's int32 bias per column (the quantiser's MatMul bias) */
+        const struct npu_value *qb = npu_node_in(n, 8);
+        if (qb->kind != NPU_VALUE_CONST || qb->t.dtype != NPU_DTYPE_INT32 ||
+            npu_value_numel(qb) != N)
+            return npu_be_refuse(why, wl,
+                                 "QLinearMatMul bias must be an int32 constant per "
+                                 "column");
+        s->qb = qb;
+    }
     if (c) {
         if (!const_float(c))
             return npu_be_refuse(why, wl, "bias is not a float constant");
@@ -144,7 +154,7 @@ read_matmul(const struct npu_graph *gr, const struct npu_node *n, struct conv_sr
     g->oh = (uint32_t)M;
     g->ow = 1;
     g->kh = g->kw = g->sy = g->sx = g->dy = g->dx = 1;
-    g->bias = s->b != NULL || (s->integer && s->x_zp);
+    g->bias = s->b != NULL || (s->integer && (s->x_zp || s->qb));
     return true;
 }
 
