@@ -382,9 +382,10 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
         st = npu_lower_done(cx, r);
     if (!st && dq) {
         st = npu_node_set_int(g, dq, "npu_dpu_done", 1);
-        if (!st)
+        if (!st && !radd)
             st = npu_lower_result(cx, dq, 0, r->out[0]);
-        return st;
+        if (!radd)
+            return st;
     }
     if (!st && radd) {
         /* the Add is computed here: it has nothing left to do (the DPU handler sees the
