@@ -118,7 +118,7 @@ conv_residual_add(struct npu_lower_ctx *cx, struct npu_node *n, const struct con
                   struct npu_value **res)
 {
     /* an int8 product's DequantizeLinear folded into it: the residual joins its fp16 result */
-    const struct npu_node *d = s->integer ? conv_deq_reader(n, s, cx->o) : NULL;
+    const struct npu_node *d = s->integer ? conv_deq_consumer(cx, n, s) : NULL;
     struct npu_value *y = d ? d->out[0] : n->out[0];
     if (cx->o->no_ew_fusion || (s->integer && !d) || (!d && s->g.in_dt != NPU_DTYPE_FP16) ||
         s->g.mtx || y->is_output || y->nusers != 1)
@@ -162,6 +162,8 @@ conv_residual_reader(const struct npu_node *n, const struct conv_src *s,
                      const struct npu_backend_options *o)
 {
     const struct npu_node *d = s->integer ? conv_deq_reader(n, s, o) : NULL;
+    if (d && d->device == NPU_DEVICE_CPU)
+        return NULL;
     const struct npu_value *y = d ? d->out[0] : n->out[0];
     if (o->no_ew_fusion || (s->integer && !d) || (!d && s->g.in_dt != NPU_DTYPE_FP16) || s->g.mtx ||
         y->is_output || y->nusers != 1 || (s->act_name && conv_lut_of_act(s->act_name)))
