@@ -193,7 +193,7 @@ measure_entire(const struct npu_graph *g, struct quant_run *fr, struct npu_cpu_c
     enum npu_status st;
     if (!qg)
         return NPU_ERR_NOMEM;
-    if ((st = quant_run_init(&qr, qg)))
+    if ((st = quant_run_init(&qr, qg, false)))
         return st;
     double oxy = 0, oxx = 0, oyy = 0, odd = 0;
     for (int s = 0; s < d->nsamples && !st; s++) {
@@ -274,7 +274,7 @@ npu_quantize(struct npu_graph *g, const struct npu_quant_options *o, struct npu_
     s = NPU_ERR_NOMEM;
     if (!(fp = quant_graph_clone(g)))
         goto out;
-    s = quant_run_init(&fr, fp); /* takes fp */
+    s = quant_run_init(&fr, fp, true); /* takes fp */
     fp = NULL;
     if (s)
         goto out;
