@@ -539,8 +539,14 @@ npu_conv_cost(const struct npu_graph *g, const struct npu_node *n,
         return -1;
     /* what the lowering will emit: the LUT activation and a residual Add in the DPU */
     uint32_t lut = o->no_act_fusion ? 0 : conv_lut_of_act(s.act_name);
-    if (conv_deq_reader(n, &s, o))
+    const struct npu_node *dq = conv_deq_reader(n, &s, o);
+    if (dq) {
+        struct npu_node *act;
         conv_deq_geom(&s);
+        if (dq->device != NPU_DEVICE_CPU && conv_deq_act(dq, o, &act)) {
+            lut = 1; /* only whether there is one matters here */
+        }
+    }
     if (conv_residual_reader(n, &s, o)) {
         s.g.residual = true;
         s.g.res_dt = NPU_DTYPE_FP16;

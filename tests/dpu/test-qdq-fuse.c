@@ -10,7 +10,9 @@
  * scale with a result zero point other than -128 (its saturation needs both bounds) is
  * left unfused. With a residual Add after the DequantizeLinear (the other operand made on
  * the NPU first), the product's EW stage adds it too (conv-fuse.c conv_residual_add): two
- * DPU passes fewer, checked the same way.
+ * DPU passes fewer, checked the same way. With an activation after the DequantizeLinear
+ * (GELU, tanh-GELU, sigmoid), the EW stage applies it as its DPU LUT (conv-quant.c
+ * conv_deq_act), the per-channel scales carrying the table's input scale.
  */
 #include "graph-case.h"
 #include "npu/npu-timing.h"
@@ -24,7 +26,8 @@ struct fcase {
     int y_zp;
     float y_scale;
     int fuses;
-    int residual; /* an Add of Relu(r) (r: a second, fp32 input) after the DequantizeLinear */
+    int residual;    /* an Add of Relu(r) (r: a second, fp32 input) after the DequantizeLinear */
+    enum npu_op act; /* an activation after the DequantizeLinear (NPU_OP_NONE: none) */
 };
 
 static struct npu_value *
@@ -90,6 +93,8 @@ build(const struct fcase *p)
         struct npu_value *ain[2] = {y, rr};
         y = gc_done(g, gc_node(g, NPU_OP_ADD, "radd", ain, 2, 1));
     }
+    if (y && p->act != NPU_OP_NONE)
+        y = gc_done(g, gc_node(g, p->act, "act", &y, 1, 1));
     if (y)
         npu_graph_add_output(g, y);
     return g;
@@ -130,22 +135,26 @@ run_case(const struct fcase *p)
     int64_t sat = 0, moved = 0;
     float lo = (-128.0f - p->y_zp) * p->y_scale, hi = (127.0f - p->y_zp) * p->y_scale;
     for (int64_t i = 0; i < ne; i++) {
-        /* one int8 step (the fused result is not rounded to int8) + fp16 rounding */
-        double tol = p->y_scale * 1.001 + fabs(c[i]) / 1024 + 1e-6;
+        /* one int8 step (the fused result is not rounded to int8) + fp16 rounding; after
+         * an activation (slope up to 1.13) also the LUT's own error */
+        double tol = p->act != NPU_OP_NONE ? p->y_scale * 1.2 + fabs(c[i]) / 256 + 2e-3
+                                           : p->y_scale * 1.001 + fabs(c[i]) / 1024 + 1e-6;
         worst_p = fmax(worst_p, fabs((double)a[i] - b[i]) / tol);
         worst_c = fmax(worst_c, fabs((double)a[i] - c[i]) / tol);
         moved += a[i] != b[i];
         /* the int8 range is kept (the residual added after it) */
         float r = p->residual ? fmaxf(rv[i], 0) : 0, d = a[i] - r;
+        if (p->act != NPU_OP_NONE) /* the range is before the activation: see the cpu */
+            continue;
         sat += c[i] - r <= lo || c[i] - r >= hi;
         CHECK(d >= lo * 1.001f - 1e-3f && d <= hi * 1.001f + 1e-3f);
     }
     CHECK(worst_p <= 1);
     CHECK(worst_c <= 1);
-    CHECK(sat > 0); /* the cases exercise the saturation */
+    CHECK(sat > 0 || p->act != NPU_OP_NONE); /* the cases exercise the saturation */
     CHECK_EQ_INT(0, rf.n_cpu);
     if (p->fuses)
-        CHECK_EQ_INT(rp.n_dpu - 1 - p->residual, rf.n_dpu);
+        CHECK_EQ_INT(rp.n_dpu - 1 - p->residual - (p->act != NPU_OP_NONE), rf.n_dpu);
     else
         CHECK_EQ_INT(rp.n_dpu, rf.n_dpu);
     printf("  %-34s %lld results (%lld saturated, %lld differ): worst %.3f / %.3f of "
@@ -169,7 +178,7 @@ check_cost(const struct fcase *p)
 {
     struct npu_graph *g = build(p);
     npu_graph_update_uses(g);
-    double cq = -1, cd = -1, ca = -1;
+    double cq = -1, cd = -1, ca = -1, cact = -1;
     npu_graph_for_each_node (g, n) {
         if (!strcmp(n->name, "qmm"))
             cq = npu_backend_cost(g, n, NULL);
@@ -177,7 +186,11 @@ check_cost(const struct fcase *p)
             cd = npu_backend_cost(g, n, NULL);
         if (!strcmp(n->name, "radd"))
             ca = npu_backend_cost(g, n, NULL);
+        if (!strcmp(n->name, "act"))
+            cact = npu_backend_cost(g, n, NULL);
     }
+    if (p->act != NPU_OP_NONE)
+        CHECK(cact == 0); /* priced in the product */
     if (p->residual)
         CHECK(ca == 0); /* priced in the product */
     CHECK_EQ_INT(NPU_OK, npu_lower_graph(g, NULL));
@@ -211,6 +224,9 @@ main(void)
         {"per-channel, zp 5: not fused", 32, 64, 48, 1, 5, 0.1f, 0},
         {"per-tensor, zp 5, residual Add", 64, 96, 80, 0, 5, 0.08f, 1, 1},
         {"per-channel, zp -128, residual Add", 32, 64, 48, 1, -128, 0.1f, 1, 1},
+        {"per-tensor, zp 5, tanh-GELU", 64, 96, 80, 0, 5, 0.08f, 1, 0, NPU_OP_FUSED_GELU_TANH},
+        {"per-tensor, zp -20, GELU", 32, 64, 48, 0, -20, 0.05f, 1, 0, NPU_OP_GELU},
+        {"per-channel, zp -128, sigmoid", 32, 64, 48, 1, -128, 0.1f, 1, 0, NPU_OP_SIGMOID},
     };
     for (size_t i = 0; i < NPU_ARRAY_SIZE(cases); i++) {
         run_case(&cases[i]);
