@@ -258,6 +258,9 @@ npu_quant_emit_qdq(const struct npu_graph *g, const char *path)
     if (!c)
         return NPU_ERR_NOMEM;
     npu_graph_for_each_node_safe (c, n, tmp) {
+        /* a layer norm of a centred stream (quant.c centre_streams): ONNX's computes the
+         * mean, which is then ~0 */
+        npu_node_del_attr(n, "npu_centered");
         standardise(c, n, &st);
         if (st) {
             npu_err(QDOM, "%s: node '%s' (%s): cannot write it in standard ONNX ops", path, n->name,

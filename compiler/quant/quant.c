@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "npu/npu-backend.h"
 #include "quant-rewrite.h"
 
 static double
@@ -85,6 +86,37 @@ finish(double xy, double xx, double yy, double dd, double *cos, double *rel)
 {
     *cos = xx > 0 && yy > 0 ? xy / sqrt(xx * yy) : (xx == 0 && yy == 0 ? 1.0 : 0.0);
     *rel = xx > 0 ? sqrt(dd / xx) : (dd > 0 ? INFINITY : 0.0);
+}
+
+/* Layer-norm centring (backend dpu-center.c) on the float graph, before calibration: the
+ * residual streams' producers get row-centred weights and their layer norms the mark
+ * "npu_centered" (no mean pass on the NPU). The back end does it on float products after
+ * partitioning; quantised products are no longer float then, so it is done here, where
+ * it changes no output of the fp32 graph. The int8 products keep the rows centred up to
+ * their rounding, which the NPU's layer norm then leaves in (the CPU's computes the mean).
+ * The streams' layer norms are taken as on the NPU for the check, as the partition will
+ * put them. */
+static enum npu_status
+centre_streams(struct npu_graph *g)
+{
+    int n = 0, k = 0;
+    npu_graph_for_each_node (g, x)
+        n += x->op == NPU_OP_LAYER_NORMALIZATION && x->device == NPU_DEVICE_ANY;
+    if (!n)
+        return NPU_OK;
+    struct npu_node **lns = calloc((size_t)n, sizeof(*lns));
+    if (!lns)
+        return NPU_ERR_NOMEM;
+    npu_graph_for_each_node (g, x)
+        if (x->op == NPU_OP_LAYER_NORMALIZATION && x->device == NPU_DEVICE_ANY) {
+            x->device = NPU_DEVICE_NPU;
+            lns[k++] = x;
+        }
+    enum npu_status st = npu_be_pass_center_streams(g, NULL);
+    for (int i = 0; i < k; i++)
+        lns[i]->device = NPU_DEVICE_ANY;
+    free(lns);
+    return st;
 }
 
 /* The layer's quantised arithmetic on fp32 input x, dequantised into y. */
@@ -269,7 +301,7 @@ npu_quantize(struct npu_graph *g, const struct npu_quant_options *o, struct npu_
     enum npu_status s = NPU_ERR_NOMEM;
     if (!ctx)
         goto out;
-    if ((s = quant_prepare(g)))
+    if ((s = quant_prepare(g)) || (s = centre_streams(g)))
         goto out;
     s = NPU_ERR_NOMEM;
     if (!(fp = quant_graph_clone(g)))
