@@ -117,9 +117,11 @@ struct npu_node *
 conv_residual_add(struct npu_lower_ctx *cx, struct npu_node *n, const struct conv_src *s,
                   struct npu_value **res)
 {
-    struct npu_value *y = n->out[0];
-    if (cx->o->no_ew_fusion || s->integer || s->g.in_dt != NPU_DTYPE_FP16 || s->g.mtx ||
-        y->is_output || y->nusers != 1)
+    /* an int8 product's DequantizeLinear folded into it: the residual joins its fp16 result */
+    const struct npu_node *d = s->integer ? conv_deq_consumer(cx, n, s) : NULL;
+    struct npu_value *y = d ? d->out[0] : n->out[0];
+    if (cx->o->no_ew_fusion || (s->integer && !d) || (!d && s->g.in_dt != NPU_DTYPE_FP16) ||
+        s->g.mtx || y->is_output || y->nusers != 1)
         return NULL;
     struct npu_node *a = y->users[0];
     if (a->op != NPU_OP_ADD || a->device != NPU_DEVICE_NPU || a->nin != 2 || a->nout != 1 ||
@@ -159,9 +161,12 @@ const struct npu_node *
 conv_residual_reader(const struct npu_node *n, const struct conv_src *s,
                      const struct npu_backend_options *o)
 {
-    const struct npu_value *y = n->out[0];
-    if (o->no_ew_fusion || s->integer || s->g.in_dt != NPU_DTYPE_FP16 || s->g.mtx || y->is_output ||
-        y->nusers != 1 || (s->act_name && conv_lut_of_act(s->act_name)))
+    const struct npu_node *d = s->integer ? conv_deq_reader(n, s, o) : NULL;
+    if (d && d->device == NPU_DEVICE_CPU)
+        return NULL;
+    const struct npu_value *y = d ? d->out[0] : n->out[0];
+    if (o->no_ew_fusion || (s->integer && !d) || (!d && s->g.in_dt != NPU_DTYPE_FP16) || s->g.mtx ||
+        y->is_output || y->nusers != 1 || (s->act_name && conv_lut_of_act(s->act_name)))
         return NULL;
     const struct npu_node *a = y->users[0];
     if (a->op != NPU_OP_ADD || a->device == NPU_DEVICE_CPU || a->nin != 2 || a->nout != 1 ||
@@ -196,9 +201,17 @@ npu_conv_residual_likely(const struct npu_graph *g, const struct npu_node *add,
     for (int i = 0; i < 2; i++) {
         const struct npu_value *y = add->in[i];
         const struct npu_node *p = y && y->kind == NPU_VALUE_NODE ? y->producer : NULL;
+        /* through a DequantizeLinear folded into its QLinear product */
+        if (p && p->op == NPU_OP_DEQUANTIZE_LINEAR && p->nin > 0 && p->in[0] &&
+            p->in[0]->kind == NPU_VALUE_NODE && p->in[0]->producer &&
+            (p->in[0]->producer->op == NPU_OP_QLINEAR_MATMUL ||
+             p->in[0]->producer->op == NPU_OP_QLINEAR_CONV))
+            p = p->in[0]->producer;
         struct conv_src s;
-        if (!p || (p->op != NPU_OP_MATMUL && p->op != NPU_OP_GEMM) || p->device == NPU_DEVICE_CPU ||
-            !conv_read_src(g, p, &s, NULL, 0))
+        if (!p ||
+            (p->op != NPU_OP_MATMUL && p->op != NPU_OP_GEMM && p->op != NPU_OP_QLINEAR_MATMUL &&
+             p->op != NPU_OP_QLINEAR_CONV) ||
+            p->device == NPU_DEVICE_CPU || !conv_read_src(g, p, &s, NULL, 0))
             continue;
         if (conv_residual_reader(p, &s, o) == add)
             return true;

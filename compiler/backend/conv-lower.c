@@ -92,7 +92,12 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
     /* the int8 result's range, kept: [lo, hi] = (-128 - zp, 127 - zp) x y_scale */
     float q_lo = (float)((-128.0 - s.y_zp) * s.sy), q_hi = (float)((127.0 - s.y_zp) * s.sy);
     float q_bs_relux = 0;
+    /* and an activation after it, applied as a LUT in the EW stage */
+    struct npu_node *dact = NULL;
     if (dq) {
+        const char *an = s.act_name ? NULL : conv_deq_act(dq, cx->o, &dact);
+        if (an)
+            s.act_name = an;
         conv_deq_geom(&s);
         if (npu_value_numel(s.ws) == 1)
             q_bs_relux =
@@ -122,6 +127,9 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
         s.g.lut_id = lut;
         s.act_name = NULL;
         p.seconds += rk_lut_prologue_seconds();
+    } else if (dact) {
+        dact = NULL; /* (mtx style or no LUT): the activation stays a pass */
+        s.act_name = NULL;
     }
     /* activations the DPU stages cannot apply here run as their own node */
     bool accum = p.parts > 0;
@@ -249,7 +257,9 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
     struct npu_value *qv = NULL;
     if (dq) {
         /* dequantised: (acc + bias) * x_scale * w_scale[k] */
-        if (!(qv = conv_deq_scales(cx, n, &s))) {
+        /* with a LUT, BN's multiply also brings the result into the table's index domain */
+        double mul = lut ? (double)npu_dpu_lut_get(lut)->in_scale : 1.0;
+        if (!(qv = conv_deq_scales(cx, n, &s, mul))) {
             conv_plan_free(&p);
             return NPU_ERR_NOMEM;
         }
@@ -382,9 +392,17 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
         st = npu_lower_done(cx, r);
     if (!st && dq) {
         st = npu_node_set_int(g, dq, "npu_dpu_done", 1);
-        if (!st)
+        if (!st && dact) {
+            /* the activation is computed here too: its result is ours */
+            st = npu_node_set_int(g, dact, "npu_dpu_done", 1);
+            if (!st)
+                st = npu_lower_result(cx, dact, 0, r->out[0]);
+            return st;
+        }
+        if (!st && !radd)
             st = npu_lower_result(cx, dq, 0, r->out[0]);
-        return st;
+        if (!radd)
+            return st;
     }
     if (!st && radd) {
         /* the Add is computed here: it has nothing left to do (the DPU handler sees the

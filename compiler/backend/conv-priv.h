@@ -113,9 +113,14 @@ struct npu_node *conv_deq_reader(const struct npu_node *n, const struct conv_src
                                  const struct npu_backend_options *o);
 /* Sets s's geometry for a fused DequantizeLinear (fp16 result, per-channel scales, bias). */
 void conv_deq_geom(struct conv_src *s);
-/* Its per-channel scales x_scale * w_scale[k] (f32, padded to 64) as a constant. */
+/* Its per-channel scales x_scale * w_scale[k] (f32, padded to 64) times mul (a LUT's exact
+ * power-of-two input scale, else 1) as a constant. */
 struct npu_value *conv_deq_scales(struct npu_lower_ctx *cx, const struct npu_node *n,
-                                  const struct conv_src *s);
+                                  const struct conv_src *s, double mul);
+/* The activation reading a folded DequantizeLinear's result that the product's EW stage
+ * applies as a DPU LUT: its conv activation name (and *act the node), or NULL. */
+const char *conv_deq_act(const struct npu_node *dq, const struct npu_backend_options *o,
+                         struct npu_node **act);
 
 /* ---- the tiler (conv-tiling.c) --------------------------------------------------------------- */
 

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "conv-priv.h"
 
@@ -211,7 +212,8 @@ conv_deq_geom(struct conv_src *s)
 /* The per-channel dequantisation scales x_scale * w_scale[k] of a fused product, f32
  * padded to 64 channels (NRDMA reads the padded channels). */
 struct npu_value *
-conv_deq_scales(struct npu_lower_ctx *cx, const struct npu_node *n, const struct conv_src *s)
+conv_deq_scales(struct npu_lower_ctx *cx, const struct npu_node *n, const struct conv_src *s,
+                double mul)
 {
     uint32_t kpad = (s->g.k + 63) / 64 * 64;
     int64_t nws = npu_value_numel(s->ws);
@@ -219,11 +221,58 @@ conv_deq_scales(struct npu_lower_ctx *cx, const struct npu_node *n, const struct
     if (!v)
         return NULL;
     for (uint32_t k = 0; k < s->g.k; k++)
-        v[k] = (float)((double)s->sx * npu_value_get_f64(s->ws, nws == 1 ? 0 : k));
+        v[k] = (float)((double)(float)((double)s->sx * npu_value_get_f64(s->ws, nws == 1 ? 0 : k)) *
+                       mul);
     char name[160];
     snprintf(name, sizeof(name), "%.100s.dqscale", n->out[0]->name);
     int64_t d = kpad;
     struct npu_value *r = npu_lower_const(cx, name, NPU_DTYPE_FP32, 1, &d, v);
     free(v);
     return r;
+}
+
+/* The activation a folded DequantizeLinear's result goes to, as the conv lowering's
+ * activation name, when the product's EW stage can apply it as one DPU LUT (its only
+ * reader, not on the CPU, not a graph output); NULL otherwise. */
+const char *
+conv_deq_act(const struct npu_node *dq, const struct npu_backend_options *o, struct npu_node **act)
+{
+    const struct npu_value *y = dq->out[0];
+    *act = NULL;
+    if (!npu_conv_deq_fusion || (o && o->no_act_fusion) || y->is_output || y->nusers != 1)
+        return NULL;
+    struct npu_node *a = y->users[0];
+    if (a->nin != 1 || a->nout != 1 || a->in[0] != y || a->device == NPU_DEVICE_CPU ||
+        npu_node_int(a, "npu_dpu_done", 0) || a->out[0]->t.dtype != y->t.dtype)
+        return NULL;
+    const char *name;
+    switch (a->op) {
+    case NPU_OP_SIGMOID: name = "sigmoid"; break;
+    case NPU_OP_TANH: name = "tanh"; break;
+    case NPU_OP_GELU:
+        name = strcmp(npu_node_string(a, "approximate", "none"), "tanh") ? "gelu" : "gelu_tanh";
+        break;
+    case NPU_OP_FUSED_GELU_TANH: name = "gelu_tanh"; break;
+    case NPU_OP_FUSED_SILU: name = "silu"; break;
+    default: return NULL;
+    }
+    if (!conv_lut_of_act(name))
+        return NULL;
+    *act = a;
+    return name;
+}
+
+/* Whether activation node a will be applied by the QLinear product whose DequantizeLinear
+ * it reads (priced there). */
+bool
+npu_conv_deq_act_likely(const struct npu_graph *g, const struct npu_node *a,
+                        const struct npu_backend_options *o)
+{
+    const struct npu_value *v = a->nin == 1 ? a->in[0] : NULL;
+    const struct npu_node *dq = v && v->kind == NPU_VALUE_NODE ? v->producer : NULL;
+    struct npu_node *got;
+    if (!dq || dq->op != NPU_OP_DEQUANTIZE_LINEAR || dq->device == NPU_DEVICE_CPU ||
+        !npu_conv_deq_likely(g, dq, o) || !conv_deq_act(dq, o, &got))
+        return false;
+    return got == a;
 }

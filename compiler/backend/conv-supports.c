@@ -125,6 +125,16 @@ read_matmul(const struct npu_graph *gr, const struct npu_node *n, struct conv_sr
         return false;
     if (s->qlinear && !conv_read_qparams(n, s, N, why, wl))
         return false;
+    if (s->qlinear && npu_node_in(n, 8)) {
+        /* OpenNPU's int32 bias per column (the quantiser's MatMul bias) */
+        const struct npu_value *qb = npu_node_in(n, 8);
+        if (qb->kind != NPU_VALUE_CONST || qb->t.dtype != NPU_DTYPE_INT32 ||
+            npu_value_numel(qb) != N)
+            return npu_be_refuse(why, wl,
+                                 "QLinearMatMul bias must be an int32 constant per "
+                                 "column");
+        s->qb = qb;
+    }
     if (c) {
         if (!const_float(c))
             return npu_be_refuse(why, wl, "bias is not a float constant");
@@ -144,7 +154,7 @@ read_matmul(const struct npu_graph *gr, const struct npu_node *n, struct conv_sr
     g->oh = (uint32_t)M;
     g->ow = 1;
     g->kh = g->kw = g->sy = g->sx = g->dy = g->dx = 1;
-    g->bias = s->b != NULL || (s->integer && s->x_zp);
+    g->bias = s->b != NULL || (s->integer && (s->x_zp || s->qb));
     return true;
 }
 
@@ -529,8 +539,14 @@ npu_conv_cost(const struct npu_graph *g, const struct npu_node *n,
         return -1;
     /* what the lowering will emit: the LUT activation and a residual Add in the DPU */
     uint32_t lut = o->no_act_fusion ? 0 : conv_lut_of_act(s.act_name);
-    if (conv_deq_reader(n, &s, o))
+    const struct npu_node *dq = conv_deq_reader(n, &s, o);
+    if (dq) {
+        struct npu_node *act;
         conv_deq_geom(&s);
+        if (dq->device != NPU_DEVICE_CPU && conv_deq_act(dq, o, &act)) {
+            lut = 1; /* only whether there is one matters here */
+        }
+    }
     if (conv_residual_reader(n, &s, o)) {
         s.g.residual = true;
         s.g.res_dt = NPU_DTYPE_FP16;

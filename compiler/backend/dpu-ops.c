@@ -140,6 +140,9 @@ npu_dpu_cost(const struct npu_graph *g, const struct npu_node *n,
     /* a DequantizeLinear the QLinear product before it writes (priced there) */
     if (n->op == NPU_OP_DEQUANTIZE_LINEAR && npu_conv_deq_likely(g, n, o))
         return 0;
+    /* an activation that product applies as a LUT after it (priced there) */
+    if (n->nin == 1 && npu_conv_deq_act_likely(g, n, o))
+        return 0;
     /* a head merge the attention before it writes directly (priced there) */
     if ((n->op == NPU_OP_TRANSPOSE || n->op == NPU_OP_RESHAPE || n->op == NPU_OP_FLATTEN) &&
         dl_attn_merged(g, n, o))

@@ -119,5 +119,9 @@ bool npu_conv_residual_likely(const struct npu_graph *g, const struct npu_node *
  * there: its own cost is 0). */
 bool npu_conv_deq_likely(const struct npu_graph *g, const struct npu_node *dq,
                          const struct npu_backend_options *o);
+/* Whether activation a (sigmoid, tanh, GELU, SiLU) will be applied by the QLinear product
+ * whose folded DequantizeLinear it reads, as a LUT in the product's EW stage. */
+bool npu_conv_deq_act_likely(const struct npu_graph *g, const struct npu_node *a,
+                             const struct npu_backend_options *o);
 
 #endif /* NPU_BE_H */

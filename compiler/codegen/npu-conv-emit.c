@@ -237,14 +237,17 @@ rk_emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk
             bs_relux = f32_bits(g->q_bs_relux);
         }
         bn_mul = DPU_BS_MUL_CFG_BS_MUL_SRC(NPU_OPERAND_SRC_MEMORY);
+        /* a LUT after it: the scales carry its input scale, the bounds too (exact: a
+         * power of two) */
+        const float lin = g->lut_id ? npu_dpu_lut_get(g->lut_id)->in_scale : 1.0f;
         if (g->q_lo != 0.0f) {
             bn_cfg = DPU_BS_CFG_BS_RELU_BYPASS(1) | DPU_BS_CFG_BS_ALU_ALGO(NPU_ALU_ALGO_ADD);
-            bn_alu = f32_bits(g->q_lo);
+            bn_alu = f32_bits(g->q_lo * lin);
         } else if (g->q_bs_relux > 0) {
             bn_cfg = DPU_BS_CFG_BS_RELU_BYPASS(1) | DPU_BS_CFG_BS_ALU_BYPASS(1);
         } else {
             bn_cfg = DPU_BS_CFG_BS_ALU_BYPASS(1) | DPU_BS_CFG_BS_RELUX_EN(1);
-            bn_relux = f32_bits(g->q_hi);
+            bn_relux = f32_bits(g->q_hi * lin);
         }
     } else if (final_q && g->q_per_channel) {
         /* BN MUL then ALU (facts §5.3): x * m[c] >> shift, operand per channel
@@ -285,7 +288,7 @@ rk_emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk
      * two); the last block looks up u after its partial-sum add. */
     const struct npu_dpu_lut *lut =
         g->lut_id && (t->flags & RKT_F_ACT) ? npu_dpu_lut_get(g->lut_id) : NULL;
-    if (g->lut_id) {
+    if (g->lut_id && !deq) {
         const struct npu_dpu_lut *l = npu_dpu_lut_get(g->lut_id);
         bn_cfg = DPU_BS_CFG_BS_RELU_BYPASS(1) | DPU_BS_CFG_BS_ALU_BYPASS(1);
         bn_mul = DPU_BS_MUL_CFG_BS_MUL_OPERAND(npu_fp32_to_fp16(l->in_scale));

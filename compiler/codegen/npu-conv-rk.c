@@ -161,9 +161,9 @@ rk_conv_decode(const struct npu_node *n, struct rk_conv_geom *g, struct rk_tile 
     if (g->q_deq) {
         if (!qm || qm->kind != NPU_VALUE_CONST || qm->t.dtype != NPU_DTYPE_FP32 ||
             npu_value_numel(qm) < (g_k_of(n) + 63) / 64 * 64 || npu_node_attr(n, "q_cvt") ||
-            g->act != RK_ACT_NONE || g->residual || npu_node_int(n, "lut", 0) || n->nout != 1)
+            g->act != RK_ACT_NONE || n->nout != 1)
             return bad(n, "q_deq needs per-channel scales (constant f32[K padded to 64]), no "
-                          "q_cvt, act, lut, residual or partial sums");
+                          "q_cvt, act or partial sums");
         g->q_per_channel = true;
         g->q_lo = npu_node_float(n, "q_lo", 0.0f);
         g->q_hi = npu_node_float(n, "q_hi", INFINITY);
@@ -208,9 +208,10 @@ rk_conv_decode(const struct npu_node *n, struct rk_conv_geom *g, struct rk_tile 
         const struct npu_dpu_lut *l =
             lid > 0 && lid < 0x10000 ? npu_dpu_lut_get((uint32_t)lid) : NULL;
         if (!l || l->in_offset != 0 || !npu_dpu_fp16_exact(l->in_scale) ||
-            g->in_dt != NPU_DTYPE_FP16 || g->act != RK_ACT_NONE || g->mtx || g->residual)
-            return bad(n, "lut must name a function table of the fp16 pipeline, without act, "
-                          "residual or mtx style");
+            (g->in_dt != NPU_DTYPE_FP16 && !g->q_deq) || g->act != RK_ACT_NONE || g->mtx ||
+            g->residual)
+            return bad(n, "lut must name a function table of the fp16 pipeline (or q_deq), "
+                          "without act, residual or mtx style");
         g->lut_id = (uint32_t)lid;
     }
     /* inputs are read with packed surfaces; the result may have padded ones */
@@ -229,9 +230,9 @@ rk_conv_decode(const struct npu_node *n, struct rk_conv_geom *g, struct rk_tile 
         if (!npu_rk_value(r) || !npu_rk_view(r, rv) || rv[0] != g->k || rv[1] != g->oh ||
             rv[2] != g->ow || strcmp(npu_rk_layout(r), "nc1hwc2") ||
             (r->t.dtype != NPU_DTYPE_FP16 && r->t.dtype != NPU_DTYPE_FP32) ||
-            g->in_dt != NPU_DTYPE_FP16 || g->mtx)
+            (g->in_dt != NPU_DTYPE_FP16 && !g->q_deq) || g->mtx)
             return bad(n, "residual must be an NC1HWC2 f16 / f32 NPU value in the output's view "
-                          "(fp16 pipeline)");
+                          "(fp16 pipeline or q_deq)");
         g->res_dt = r->t.dtype;
     }
 

@@ -165,6 +165,8 @@ struct rk_conv_geom {
      * scale[k], then adds q_lo (q_lo != 0) or applies ReLU-X q_hi (q_lo == 0) */
     float q_lo, q_hi;
     float q_bs_relux; /* attribute q_bs_relux: (q_hi - q_lo) / scale, one scale (0: none) */
+    /* (with a LUT, lut_id below, the per-channel scales already carry the table's input
+     * scale, and BN's add and ReLU-X operands are q_lo, q_hi times it) */
     /* EW-stage fusions (docs/npu-backend.md §3, fp16 pipeline):
      *  lut_id: a DPU LUT function (npu_dpu_lut_get) applied to the final result in
      *    the EW stage after any partial-sum add; its input scale is BN MUL in every task

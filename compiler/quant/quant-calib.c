@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "quant-priv.h"
+#include "quant-rewrite.h"
 
 /* ---- graph copy ------------------------------------------------------------------ */
 
@@ -79,18 +80,33 @@ err:
 
 /* ---- the observing run --------------------------------------------------------------- */
 
+static enum npu_status
+keep_value(struct npu_graph *g, struct npu_value *v)
+{
+    if (!v || v->is_output || v->kind != NPU_VALUE_NODE)
+        return NPU_OK;
+    return npu_graph_add_output(g, v);
+}
+
 enum npu_status
-quant_run_init(struct quant_run *r, struct npu_graph *g)
+quant_run_init(struct quant_run *r, struct npu_graph *g, bool layers_only)
 {
     memset(r, 0, sizeof(*r));
-    enum npu_status st;
-    /* every node value is an output, so the executor keeps it to the end */
-    npu_graph_for_each_node (g, n)
-        for (int i = 0; i < n->nout; i++)
-            if (!n->out[i]->is_output && (st = npu_graph_add_output(g, n->out[i]))) {
-                npu_graph_free(g);
-                return st;
-            }
+    enum npu_status st = NPU_OK;
+    /* the values read afterwards are outputs, so the executor keeps them to the end */
+    npu_graph_for_each_node (g, n) {
+        if (layers_only) {
+            if (quant_candidate(n) && !(st = keep_value(g, n->in[0])))
+                st = keep_value(g, n->out[0]);
+        } else {
+            for (int i = 0; i < n->nout && !st; i++)
+                st = keep_value(g, n->out[i]);
+        }
+        if (st) {
+            npu_graph_free(g);
+            return st;
+        }
+    }
     if ((st = exec_plan_build(g, 0, &r->plan))) {
         npu_graph_free(g);
         return st;
@@ -309,6 +325,45 @@ choose_range(struct quant_stat *s, enum npu_quant_algo algo)
     }
 }
 
+/* The finite range of x[0..n) (lo > hi when nothing is finite): a loop the compiler
+ * vectorises (NaN fails both comparisons), rescanned only when an infinity shows. */
+static void
+range_of(const float *x, int64_t n, float *lo, float *hi)
+{
+    float a[8], b[8];
+    for (int k = 0; k < 8; k++) {
+        a[k] = FLT_MAX;
+        b[k] = -FLT_MAX;
+    }
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8)
+        for (int k = 0; k < 8; k++) {
+            float v = x[j + k];
+            a[k] = v < a[k] ? v : a[k];
+            b[k] = v > b[k] ? v : b[k];
+        }
+    for (; j < n; j++) {
+        a[0] = x[j] < a[0] ? x[j] : a[0];
+        b[0] = x[j] > b[0] ? x[j] : b[0];
+    }
+    float l = a[0], h = b[0];
+    for (int k = 1; k < 8; k++) {
+        l = a[k] < l ? a[k] : l;
+        h = b[k] > h ? b[k] : h;
+    }
+    if (isinf(l) || isinf(h)) {
+        l = FLT_MAX;
+        h = -FLT_MAX;
+        for (j = 0; j < n; j++)
+            if (isfinite(x[j])) {
+                l = fminf(l, x[j]);
+                h = fmaxf(h, x[j]);
+            }
+    }
+    *lo = l;
+    *hi = h;
+}
+
 enum npu_status
 quant_calibrate(struct quant_run *r, struct npu_cpu_ctx *ctx, const struct npu_quant_options *o,
                 struct quant_stats *st)
@@ -340,7 +395,9 @@ quant_calibrate(struct quant_run *r, struct npu_cpu_ctx *ctx, const struct npu_q
                 const struct npu_value *v = g->values[i];
                 struct quant_stat *q = &st->s[i];
                 struct npu_tensor tmp;
-                if (v->kind == NPU_VALUE_CONST || v->t.dtype != NPU_DTYPE_FP32)
+                /* only the kept values (graph inputs and outputs) hold this sample's data */
+                if (v->kind == NPU_VALUE_CONST || v->t.dtype != NPU_DTYPE_FP32 ||
+                    !(v->is_output || v->kind == NPU_VALUE_INPUT))
                     continue;
                 const struct npu_tensor *t = slot_value(r, i, &tmp);
                 if (!t)
@@ -348,12 +405,10 @@ quant_calibrate(struct quant_run *r, struct npu_cpu_ctx *ctx, const struct npu_q
                 const float *x = t->data;
                 int64_t ne = npu_tensor_numel(t);
                 if (pass == 0) {
-                    for (int64_t j = 0; j < ne; j++) {
-                        if (!isfinite(x[j]))
-                            continue;
-                        q->lo = fminf(q->lo, x[j]);
-                        q->hi = fmaxf(q->hi, x[j]);
-                    }
+                    float lo, hi;
+                    range_of(x, ne, &lo, &hi);
+                    q->lo = fminf(q->lo, lo);
+                    q->hi = fmaxf(q->hi, hi);
                     q->seen = true;
                 } else if (q->hist && q->hi > q->lo) {
                     double inv = QUANT_BINS / ((double)q->hi - q->lo);

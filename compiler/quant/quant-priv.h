@@ -17,15 +17,17 @@
 /* A copy of g (values, constants by copy, nodes, attributes, outputs), names kept. */
 struct npu_graph *quant_graph_clone(const struct npu_graph *g);
 
-/* The fp32 graph run with every value kept to the end (slot i is the
- * graph's value i), and session memory. */
+/* The fp32 graph run with the values the quantiser reads kept to the end (slot i is
+ * the graph's value i), and session memory. */
 struct quant_run {
     struct exec_plan *plan; /* owns its graph */
     void *arena, *scratch;
     const struct npu_tensor *inputs; /* of the current sample */
 };
-/* Takes g (freed with the run, also on failure). */
-enum npu_status quant_run_init(struct quant_run *r, struct npu_graph *g);
+/* Takes g (freed with the run, also on failure). layers_only: only the inputs and results
+ * of the layers the rewrite would quantise (quant_candidate) are kept (and observed by
+ * quant_calibrate), the others share memory as in a normal run; else every value. */
+enum npu_status quant_run_init(struct quant_run *r, struct npu_graph *g, bool layers_only);
 enum npu_status quant_run_sample(struct quant_run *r, struct npu_cpu_ctx *ctx,
                                  const struct npu_tensor *inputs);
 /* The current contents of value v of the run's graph (found by name), or

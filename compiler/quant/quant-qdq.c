@@ -85,7 +85,7 @@ qlinear(struct qctx *c, struct npu_node *n, struct npu_value *y)
         mk(c, NPU_OP_DEQUANTIZE_LINEAR, (struct npu_value *[]){w, ws, n->in[5]}, 3, NULL,
            npu_value_numel(ws) > 1 ? "axis" : NULL, conv ? 0 : 1, NULL, 0);
     struct npu_value *bf = NULL;
-    if (conv && n->nin > 8 && n->in[8]) {
+    if (n->nin > 8 && n->in[8]) {
         /* bias scale sx * sw per kernel, zero point 0 */
         char name[300];
         float *bs = npu_graph_alloc(c->g, sizeof(float) * (size_t)K);
@@ -116,8 +116,9 @@ qlinear(struct qctx *c, struct npu_node *n, struct npu_value *y)
     struct npu_value *in[3] = {xf, wf, bf};
     char name[300];
     snprintf(name, sizeof(name), "%s_float", c->base);
-    struct npu_node *p =
-        npu_node_new(c->g, conv ? NPU_OP_CONV : NPU_OP_MATMUL, n->name, in, bf ? 3 : 2, 1, NULL);
+    /* ONNX's MatMul has no bias: QLinearMatMul's (input 8) becomes an Add after it */
+    struct npu_node *p = npu_node_new(c->g, conv ? NPU_OP_CONV : NPU_OP_MATMUL, n->name, in,
+                                      bf && conv ? 3 : 2, 1, NULL);
     if (!p) {
         c->st = NPU_ERR_NOMEM;
         return;
@@ -133,8 +134,11 @@ qlinear(struct qctx *c, struct npu_node *n, struct npu_value *y)
         npu_graph_append(c->g, p);
     if ((c->st = npu_infer_node(c->g, p)))
         return;
-    mk(c, NPU_OP_QUANTIZE_LINEAR, (struct npu_value *[]){p->out[0], n->in[6], n->in[7]}, 3, y, NULL,
-       0, NULL, 0);
+    struct npu_value *pr = bf && !conv ? MK2(NPU_OP_ADD, p->out[0], bf, NULL) : p->out[0];
+    if (c->st)
+        return;
+    mk(c, NPU_OP_QUANTIZE_LINEAR, (struct npu_value *[]){pr, n->in[6], n->in[7]}, 3, y, NULL, 0,
+       NULL, 0);
 }
 
 static void
@@ -254,6 +258,9 @@ npu_quant_emit_qdq(const struct npu_graph *g, const char *path)
     if (!c)
         return NPU_ERR_NOMEM;
     npu_graph_for_each_node_safe (c, n, tmp) {
+        /* a layer norm of a centred stream (quant.c centre_streams): ONNX's computes the
+         * mean, which is then ~0 */
+        npu_node_del_attr(n, "npu_centered");
         standardise(c, n, &st);
         if (st) {
             npu_err(QDOM, "%s: node '%s' (%s): cannot write it in standard ONNX ops", path, n->name,

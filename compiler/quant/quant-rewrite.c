@@ -124,6 +124,15 @@ quant_act_node(struct npu_graph *g, struct npu_node *n, struct npu_value *x, str
     return m;
 }
 
+/* A MatMul bias the QLinearMatMul can carry as int32: a float constant of one value per
+ * column of the constant 2-D B. */
+static bool
+mm_bias_ok(const struct npu_value *c, const struct npu_value *b)
+{
+    return const_f32(c) && b && b->t.ndim == 2 && npu_value_numel(c) == b->t.dims[1] &&
+           (c->t.ndim == 0 || c->t.dims[c->t.ndim - 1] == b->t.dims[1]);
+}
+
 /* Gemm(A, B const 2-D, C) with transA = 0 -> MatMul(A, alpha op(B)) (+ beta C). */
 static struct npu_node *
 gemm_as_matmul(struct npu_graph *g, struct npu_node *n, struct npu_value **bias)
@@ -166,8 +175,12 @@ gemm_as_matmul(struct npu_graph *g, struct npu_node *n, struct npu_value **bias)
     *bias = c;
     snprintf(name, sizeof(name), "%s_pre", n->out[0]->name);
     const char *names[1] = {name};
-    struct npu_value *in[2] = {a, bv};
-    return npu_node_new(g, NPU_OP_MATMUL, n->name, in, 2, 1, names);
+    struct npu_value *in[3] = {a, bv, c};
+    /* a per-column bias stays the MatMul's (the QLinearMatMul carries it as int32) */
+    bool keep = c && mm_bias_ok(c, bv);
+    if (keep)
+        *bias = NULL;
+    return npu_node_new(g, NPU_OP_MATMUL, n->name, in, keep ? 3 : 2, 1, names);
 }
 
 enum npu_status
@@ -182,7 +195,10 @@ quant_prepare(struct npu_graph *g)
         bool gemm = n->op == NPU_OP_GEMM && n->nin >= 2;
         if (!(conv || mm || gemm) || n->nout != 1 || n->out[0]->t.dtype != NPU_DTYPE_FP32)
             continue;
-        struct npu_value *bias = mm && n->nin > 2 ? n->in[2] : NULL;
+        /* a MatMul keeps a per-column constant bias: the QLinearMatMul adds it to its
+         * int32 sums (input 8), so the calibration observes the product with it */
+        bool keep_bias = mm && n->nin > 2 && mm_bias_ok(n->in[2], n->in[1]);
+        struct npu_value *bias = mm && n->nin > 2 && !keep_bias ? n->in[2] : NULL;
         bool split_act = !saturating_act(n);
         if (conv && !split_act)
             continue;
@@ -192,7 +208,7 @@ quant_prepare(struct npu_graph *g)
         if (gemm) {
             if (!(core = gemm_as_matmul(g, n, &bias)))
                 continue;
-        } else if (!(core = quant_bare_copy(g, n, mm ? 2 : n->nin, n->op))) {
+        } else if (!(core = quant_bare_copy(g, n, mm && !keep_bias ? 2 : n->nin, n->op))) {
             return NPU_ERR_NOMEM;
         }
         struct npu_node *nodes[3] = {core};
@@ -283,35 +299,52 @@ int8_source(const struct quant_layers *L, const struct npu_value *x)
     return NULL;
 }
 
+/* The int8 x an earlier layer's QuantizeLinear made with the same parameters (layers
+ * reading one float value, e.g. the q / k / v projections, share one QuantizeLinear), or
+ * NULL. */
+static struct npu_value *
+shared_quantize(const struct quant_layers *L, const struct npu_value *x,
+                const struct quant_layer_rec *r)
+{
+    for (int i = 0; i < L->n; i++) {
+        const struct quant_layer_rec *p = &L->l[i];
+        if (p != r && p->quantised && p->xq && p->ql && p->ql->in[0] == p->xq && p->xq->producer &&
+            p->xq->producer->op == NPU_OP_QUANTIZE_LINEAR && p->xq->producer->in[0] == x &&
+            p->sx == r->sx && p->zx == r->zx)
+            return p->xq;
+    }
+    return NULL;
+}
+
 /* Quantises one layer; false (with why) leaves it float. */
 static bool
 rewrite_one(struct npu_graph *g, struct npu_node *n, const struct quant_stats *st,
             const struct npu_quant_options *o, struct quant_layers *L, struct quant_layer_rec *r)
 {
     struct npu_value *x = n->in[0], *w = n->in[1], *y = n->out[0];
-    struct npu_value *b = n->op == NPU_OP_CONV ? npu_node_in(n, 2) : NULL;
+    struct npu_value *b = npu_node_in(n, 2);
     const struct quant_stat *sx = quant_stat_find(st, x->name), *sy = quant_stat_find(st, y->name);
     struct npu_node *qn = NULL, *ql = NULL;
     if (!sx || !sy) {
         snprintf(r->why, sizeof(r->why), "no calibration statistics for its input or output");
         return false;
     }
-    if (b && (!const_f32(b) || npu_value_numel(b) != w->t.dims[0])) {
+    bool conv = n->op == NPU_OP_CONV;
+    if (b && (!const_f32(b) || npu_value_numel(b) != w->t.dims[conv ? 0 : 1])) {
         snprintf(r->why, sizeof(r->why), "bias is not a per-kernel float constant");
         return false;
     }
     quant_params(sx->clo, sx->chi, &r->sx, &r->zx);
     quant_params(sy->clo, sy->chi, &r->sy, &r->zy);
-    bool conv = n->op == NPU_OP_CONV;
     int64_t K = conv ? w->t.dims[0] : w->t.dims[1];
     int64_t per = npu_value_numel(w) / K;
-    int64_t ns = o->per_layer ? 1 : K;
+    int64_t ns = K;
     const float *wd = w->t.data;
-    float *ws = calloc((size_t)ns, sizeof(float));
+    float *ws = calloc((size_t)K, sizeof(float));
     int8_t *wq = malloc((size_t)npu_value_numel(w)), *wz = calloc((size_t)ns, 1);
-    int32_t *bq = conv ? calloc((size_t)K, sizeof(int32_t)) : NULL;
+    int32_t *bq = conv || b ? calloc((size_t)K, sizeof(int32_t)) : NULL;
     bool ok = false;
-    if (!ws || !wq || !wz || (conv && !bq)) {
+    if (!ws || !wq || !wz || ((conv || b) && !bq)) {
         snprintf(r->why, sizeof(r->why), "out of memory");
         goto out;
     }
@@ -321,13 +354,29 @@ rewrite_one(struct npu_graph *g, struct npu_node *n, const struct quant_stats *s
         float m = 0;
         for (int64_t e = 0; e < per; e++)
             m = fmaxf(m, fabsf(wd[WIDX(k, e)]));
-        int64_t si = o->per_layer ? 0 : k;
-        ws[si] = fmaxf(ws[si], m);
+        ws[k] = m;
+    }
+    /* per tensor when asked, or (default) when one scale adds little noise: the rounding
+     * noise of scale s is s^2 / 12 per weight, so one scale (the largest channel's) against
+     * one per channel costs K max(m)^2 / sum(m_k^2) times the noise */
+    bool one_scale = o->per_layer;
+    if (!one_scale && !o->per_channel) {
+        double sum = 0, mx = 0;
+        for (int64_t k = 0; k < K; k++) {
+            sum += (double)ws[k] * ws[k];
+            mx = fmax(mx, ws[k]);
+        }
+        one_scale = sum > 0 && (double)K * mx * mx <= NPU_QUANT_TENSOR_NOISE * sum;
+    }
+    if (one_scale) {
+        for (int64_t k = 1; k < K; k++)
+            ws[0] = fmaxf(ws[0], ws[k]);
+        ns = 1;
     }
     for (int64_t i = 0; i < ns; i++)
         ws[i] = ws[i] > 0 ? ws[i] / 127.0f : 1.0f;
     for (int64_t k = 0; k < K; k++) {
-        float s = ws[o->per_layer ? 0 : k];
+        float s = ws[one_scale ? 0 : k];
         for (int64_t e = 0; e < per; e++)
             wq[WIDX(k, e)] = (int8_t)fmaxf(-127, fminf(127, rintf(wd[WIDX(k, e)] / s)));
         if (bq) {
@@ -346,9 +395,8 @@ rewrite_one(struct npu_graph *g, struct npu_node *n, const struct quant_stats *s
     struct npu_value *xz = const_of(g, base, "_x_zp", NPU_DTYPE_INT8, 0, &one, &r->zx);
     struct npu_value *wv = const_of(g, base, "_wq", NPU_DTYPE_INT8, w->t.ndim, w->t.dims, wq);
     struct npu_value *wsv =
-        const_of(g, base, "_w_scale", NPU_DTYPE_FP32, o->per_layer ? 0 : 1, &ns, ws);
-    struct npu_value *wzv =
-        const_of(g, base, "_w_zp", NPU_DTYPE_INT8, o->per_layer ? 0 : 1, &ns, wz);
+        const_of(g, base, "_w_scale", NPU_DTYPE_FP32, one_scale ? 0 : 1, &ns, ws);
+    struct npu_value *wzv = const_of(g, base, "_w_zp", NPU_DTYPE_INT8, one_scale ? 0 : 1, &ns, wz);
     struct npu_value *ysv = const_of(g, base, "_y_scale", NPU_DTYPE_FP32, 0, &one, &r->sy);
     struct npu_value *yzv = const_of(g, base, "_y_zp", NPU_DTYPE_INT8, 0, &one, &r->zy);
     struct npu_value *bv = bq ? const_of(g, base, "_bq", NPU_DTYPE_INT32, 1, &K, bq) : NULL;
@@ -357,6 +405,8 @@ rewrite_one(struct npu_graph *g, struct npu_node *n, const struct quant_stats *s
         goto out;
     }
     struct npu_value *xq = int8_source(L, x);
+    if (!xq)
+        xq = shared_quantize(L, x, r);
     if (!xq) {
         char nm[300];
         snprintf(nm, sizeof(nm), "%s_quantize", base);
@@ -373,7 +423,7 @@ rewrite_one(struct npu_graph *g, struct npu_node *n, const struct quant_stats *s
     const char *names[1] = {nm};
     struct npu_value *in[9] = {xq, xs, xz, wv, wsv, wzv, ysv, yzv, bv};
     ql = npu_node_new(g, conv ? NPU_OP_QLINEAR_CONV : NPU_OP_QLINEAR_MATMUL, n->name, in,
-                      conv ? (bv ? 9 : 8) : 8, 1, names);
+                      bv ? 9 : 8, 1, names);
     if (!ql)
         goto undo;
     if (conv)
@@ -404,6 +454,7 @@ rewrite_one(struct npu_graph *g, struct npu_node *n, const struct quant_stats *s
     r->ql = ql;
     r->y = y;
     r->yq = ql->out[0];
+    r->xq = xq;
     r->quantised = true;
     ok = true;
     goto out;
@@ -429,7 +480,9 @@ quant_candidate(const struct npu_node *n)
     if (n->op == NPU_OP_CONV)
         return n->in[1]->t.ndim == 4 && saturating_act(n);
     if (n->op == NPU_OP_MATMUL)
-        return n->in[1]->t.ndim == 2 && n->nin == 2 && !npu_node_attr(n, "npu_act");
+        return n->in[1]->t.ndim == 2 &&
+               (n->nin == 2 || (n->nin == 3 && mm_bias_ok(n->in[2], n->in[1]))) &&
+               !npu_node_attr(n, "npu_act");
     return false;
 }
 

@@ -17,6 +17,7 @@ struct quant_layer_rec {
     /* valid right after the rewrite only (DCE may drop y) */
     struct npu_node *ql;
     struct npu_value *y, *yq;
+    struct npu_value *xq; /* the int8 input (another layer's result or a QuantizeLinear) */
     /* accuracy accumulators: single and entire */
     double s_xy, s_xx, s_yy, s_dd;
     double e_xy, e_xx, e_yy, e_dd;

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "npu/npu-backend.h"
 #include "quant-rewrite.h"
 
 static double
@@ -85,6 +86,115 @@ finish(double xy, double xx, double yy, double dd, double *cos, double *rel)
 {
     *cos = xx > 0 && yy > 0 ? xy / sqrt(xx * yy) : (xx == 0 && yy == 0 ? 1.0 : 0.0);
     *rel = xx > 0 ? sqrt(dd / xx) : (dd > 0 ? INFINITY : 0.0);
+}
+
+/* Layer-norm centring (backend dpu-center.c) on the float graph, before calibration: the
+ * residual streams' producers get row-centred weights and their layer norms the mark
+ * "npu_centered" (no mean pass on the NPU). The back end does it on float products after
+ * partitioning; quantised products are no longer float then, so it is done here, where
+ * it changes no output of the fp32 graph. The int8 products keep the rows centred up to
+ * their rounding, which the NPU's layer norm then leaves in (the CPU's computes the mean).
+ * The streams' layer norms are taken as on the NPU for the check, as the partition will
+ * put them. */
+static enum npu_status
+centre_streams(struct npu_graph *g)
+{
+    int n = 0, k = 0;
+    npu_graph_for_each_node (g, x)
+        n += x->op == NPU_OP_LAYER_NORMALIZATION && x->device == NPU_DEVICE_ANY;
+    if (!n)
+        return NPU_OK;
+    struct npu_node **lns = calloc((size_t)n, sizeof(*lns));
+    if (!lns)
+        return NPU_ERR_NOMEM;
+    npu_graph_for_each_node (g, x)
+        if (x->op == NPU_OP_LAYER_NORMALIZATION && x->device == NPU_DEVICE_ANY) {
+            x->device = NPU_DEVICE_NPU;
+            lns[k++] = x;
+        }
+    enum npu_status st = npu_be_pass_center_streams(g, NULL);
+    for (int i = 0; i < k; i++)
+        lns[i]->device = NPU_DEVICE_ANY;
+    free(lns);
+    return st;
+}
+
+static bool
+const_f32_of(const struct npu_value *v, int ndim, int64_t n)
+{
+    return v && v->kind == NPU_VALUE_CONST && v->t.dtype == NPU_DTYPE_FP32 && v->t.data &&
+           (ndim < 0 || v->t.ndim == ndim) && (n < 0 || npu_value_numel(v) == n);
+}
+
+/* The beta of a layer norm whose every reader is a MatMul by constant B [C, N] with a
+ * constant bias [N] moves into those biases (y B + b = y0 B + (b + beta B); the back end's
+ * dpu-norm.c fold_beta, which cannot see through the QuantizeLinear the rewrite puts
+ * between), so the NPU's layer norm skips its beta pass. Exact in real arithmetic; the
+ * calibration then observes y0. */
+static enum npu_status
+fold_ln_beta(struct npu_graph *g)
+{
+    enum npu_status st = npu_graph_update_uses(g);
+    if (st)
+        return st;
+    npu_graph_for_each_node (g, n) {
+        if (n->op != NPU_OP_LAYER_NORMALIZATION || n->nin < 3 || n->nout < 1 ||
+            n->out[0]->is_output || !n->out[0]->nusers || !n->in[0] || n->in[0]->t.ndim < 1)
+            continue;
+        const struct npu_value *be = n->in[2], *y = n->out[0];
+        int64_t C = n->in[0]->t.dims[n->in[0]->t.ndim - 1];
+        int64_t ax = npu_node_int(n, "axis", -1);
+        if ((ax != -1 && ax != n->in[0]->t.ndim - 1) || !const_f32_of(be, -1, C) ||
+            (n->nout > 1 &&
+             ((n->out[1] && n->out[1]->nusers) || (n->nout > 2 && n->out[2] && n->out[2]->nusers))))
+            continue;
+        bool ok = true, zero = true;
+        for (int64_t c = 0; c < C; c++)
+            zero &= ((const float *)be->t.data)[c] == 0;
+        for (int i = 0; i < y->nusers && ok; i++) {
+            const struct npu_node *u = y->users[i];
+            ok = u->op == NPU_OP_MATMUL && u->nin == 3 && u->in[0] == y && u->in[1] != y &&
+                 const_f32_of(u->in[1], 2, -1) && u->in[1]->t.dims[0] == C &&
+                 const_f32_of(u->in[2], -1, u->in[1]->t.dims[1]) && !npu_node_attr(u, "npu_act");
+        }
+        if (!ok || zero)
+            continue;
+        for (int i = 0; i < y->nusers; i++) {
+            struct npu_node *u = y->users[i];
+            int64_t N = u->in[1]->t.dims[1];
+            struct npu_tensor t = u->in[2]->t;
+            float *nb = npu_graph_alloc(g, sizeof(float) * (size_t)N);
+            if (!nb)
+                return NPU_ERR_NOMEM;
+            const float *w = u->in[1]->t.data, *b0 = u->in[2]->t.data, *bv = be->t.data;
+            for (int64_t j = 0; j < N; j++) {
+                double acc = b0[j];
+                for (int64_t c = 0; c < C; c++)
+                    acc += (double)bv[c] * w[c * N + j];
+                nb[j] = (float)acc;
+            }
+            t.data = nb;
+            char name[300];
+            snprintf(name, sizeof(name), "%s_bias_ln", u->name ? u->name : "matmul");
+            struct npu_value *v = npu_graph_add_const_owned(g, name, &t);
+            if (!v)
+                return NPU_ERR_NOMEM;
+            u->in[2] = v;
+        }
+        struct npu_tensor zt = be->t;
+        float *z = npu_graph_alloc(g, sizeof(float) * (size_t)C);
+        if (!z)
+            return NPU_ERR_NOMEM;
+        memset(z, 0, sizeof(float) * (size_t)C);
+        zt.data = z;
+        char name[300];
+        snprintf(name, sizeof(name), "%s_beta0", n->name ? n->name : "ln");
+        struct npu_value *zv = npu_graph_add_const_owned(g, name, &zt);
+        if (!zv)
+            return NPU_ERR_NOMEM;
+        n->in[2] = zv;
+    }
+    return npu_graph_update_uses(g);
 }
 
 /* The layer's quantised arithmetic on fp32 input x, dequantised into y. */
@@ -193,7 +303,7 @@ measure_entire(const struct npu_graph *g, struct quant_run *fr, struct npu_cpu_c
     enum npu_status st;
     if (!qg)
         return NPU_ERR_NOMEM;
-    if ((st = quant_run_init(&qr, qg)))
+    if ((st = quant_run_init(&qr, qg, false)))
         return st;
     double oxy = 0, oxx = 0, oyy = 0, odd = 0;
     for (int s = 0; s < d->nsamples && !st; s++) {
@@ -269,12 +379,12 @@ npu_quantize(struct npu_graph *g, const struct npu_quant_options *o, struct npu_
     enum npu_status s = NPU_ERR_NOMEM;
     if (!ctx)
         goto out;
-    if ((s = quant_prepare(g)))
+    if ((s = quant_prepare(g)) || (s = centre_streams(g)) || (s = fold_ln_beta(g)))
         goto out;
     s = NPU_ERR_NOMEM;
     if (!(fp = quant_graph_clone(g)))
         goto out;
-    s = quant_run_init(&fr, fp); /* takes fp */
+    s = quant_run_init(&fr, fp, true); /* takes fp */
     fp = NULL;
     if (s)
         goto out;

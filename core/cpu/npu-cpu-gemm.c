@@ -1117,7 +1117,11 @@ cpu_k_qlinear_matmul(CPU_KERNEL_ARGS)
 {
     const struct npu_tensor *a = in[0], *as = in[1], *azp = in[2], *b = in[3], *bs = in[4],
                             *bzp = in[5], *ys = in[6], *yzp = in[7];
+    /* input 8 (OpenNPU's, as QLinearConv's B): int32 bias per column, added to the sums */
+    const struct npu_tensor *bias = nin > 8 ? in[8] : NULL;
     struct npu_tensor *y = out[0];
+    if (bias && bias->dtype != NPU_DTYPE_INT32)
+        return KINVAL("bias must be int32");
     if (y->dtype != NPU_DTYPE_UINT8 && y->dtype != NPU_DTYPE_INT8)
         return KUNSUP("output dtype %s is not supported", npu_dtype_name(y->dtype));
     if (as->dtype != NPU_DTYPE_FP32 || bs->dtype != NPU_DTYPE_FP32 || ys->dtype != NPU_DTYPE_FP32)
@@ -1138,7 +1142,22 @@ cpu_k_qlinear_matmul(CPU_KERNEL_ARGS)
         int64_t nbs = cpu_numel(bs);
         if (nbs != 1 && nbs != s.N) {
             st = KINVAL("b_scale has %lld entries, expected 1 or N", (long long)nbs);
+        } else if (bias && cpu_numel(bias) != s.N) {
+            st = KINVAL("bias has %lld entries, expected N = %lld", (long long)cpu_numel(bias),
+                        (long long)s.N);
         } else {
+            if (bias) {
+                int32_t *acc32 = acc.data;
+                const int32_t *bb = bias->data;
+                int64_t rows = cpu_numel(y) / NPU_MAX(s.N, (int64_t)1);
+                for (int64_t r = 0; r < rows; r++)
+                    for (int64_t j = 0; j < s.N; j++) {
+                        int64_t v = (int64_t)acc32[r * s.N + j] + bb[j];
+                        acc32[r * s.N + j] = (int32_t)(v > INT32_MAX   ? INT32_MAX
+                                                       : v < INT32_MIN ? INT32_MIN
+                                                                       : v);
+                    }
+            }
             float *scale = malloc(sizeof(float) * (size_t)NPU_MAX(s.N, (int64_t)1));
             if (!scale) {
                 st = KNOMEM();

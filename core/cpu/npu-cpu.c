@@ -433,7 +433,7 @@ static const struct cpu_entry cpu_table[NPU_OP_COUNT] = {
     [NPU_OP_QUANTIZE_LINEAR] = {cpu_k_quantize_linear, 2, 3, 1, 1, CPU_F16},
     [NPU_OP_DEQUANTIZE_LINEAR] = {cpu_k_dequantize_linear, 2, 3, 1, 1, CPU_F16},
     [NPU_OP_QLINEAR_CONV] = {cpu_k_qlinear_conv, 8, 9, 1, 1, CPU_F16},
-    [NPU_OP_QLINEAR_MATMUL] = {cpu_k_qlinear_matmul, 8, 8, 1, 1, CPU_F16},
+    [NPU_OP_QLINEAR_MATMUL] = {cpu_k_qlinear_matmul, 8, 9, 1, 1, CPU_F16},
     [NPU_OP_MATMUL_INTEGER] = {cpu_k_matmul_integer, 2, 4, 1, 1, 0},
     [NPU_OP_CONV_INTEGER] = {cpu_k_conv_integer, 2, 4, 1, 1, 0},
     /* fused */

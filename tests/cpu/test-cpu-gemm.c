@@ -499,6 +499,29 @@ test_int_matmul(void)
                     bad += tt_get(q, (t * M + i) * N + j) != v;
                 }
         CHECK_EQ_INT(0, bad);
+        /* OpenNPU's input 8: an int32 bias per column added to the sums before the
+         * requantisation (the quantiser's MatMul bias); a wrong length is refused */
+        struct npu_tensor *qb = tt_fill_rand(tt(NPU_DTYPE_INT32, 1, D(N)), -3000, 3000);
+        struct npu_tensor *qin9[9] = {a, as, azs, b, bs, bzs, ys, yz, qb};
+        CHECK_EQ_INT(NPU_OK, run2(NPU_OP_QLINEAR_MATMUL, NULL, 9, qin9, 1, qout));
+        bad = 0;
+        for (int64_t t = 0; t < B; t++)
+            for (int64_t i = 0; i < M; i++)
+                for (int64_t j = 0; j < N; j++) {
+                    int64_t acc = (int64_t)tt_get(qb, j);
+                    for (int64_t k = 0; k < K; k++)
+                        acc += (int64_t)(tt_get(a, (t * M + i) * K + k) - tt_get(azs, 0)) *
+                               (int64_t)(tt_get(b, k * N + j) - tt_get(bzs, j));
+                    float scale = 0.0125f * (float)tt_get(bs, j) / (float)tt_get(ys, 0);
+                    double v = rintf((float)acc * scale) + tt_get(yz, 0);
+                    v = fmin(fmax(v, lo), hi - 1);
+                    bad += tt_get(q, (t * M + i) * N + j) != v;
+                }
+        CHECK_EQ_INT(0, bad);
+        struct npu_tensor *qbad = tt(NPU_DTYPE_INT32, 1, D(N + 1));
+        qin9[8] = qbad;
+        CHECK(run2(NPU_OP_QLINEAR_MATMUL, NULL, 9, qin9, 1, qout) != NPU_OK);
+        tt_free(qb), tt_free(qbad);
         tt_free(a), tt_free(b), tt_free(az), tt_free(bz), tt_free(y), tt_free(as), tt_free(ys);
         tt_free(bs), tt_free(yz), tt_free(azs), tt_free(bzs), tt_free(q);
     }

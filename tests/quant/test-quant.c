@@ -45,7 +45,8 @@ struct hook {
     struct npu_quant_options o;
     const char *list;
     struct npu_quant_report rep;
-    int int8_layers; /* QLinear nodes left in the graph */
+    int int8_layers;       /* QLinear nodes left in the graph */
+    int per_tensor_layers; /* of them with one weight scale */
     bool keep_seen_float;
 };
 
@@ -61,6 +62,34 @@ hook(struct npu_graph *g, void *user)
     st = npu_quantize(g, &h->o, &h->rep);
     npu_quant_dataset_free(d);
     npu_graph_for_each_node (g, n) {
+        /* one QuantizeLinear per float value and parameters (q / k / v share theirs) */
+        if (n->op == NPU_OP_QUANTIZE_LINEAR)
+            npu_graph_for_each_node (g, m)
+                if (m != n && m->op == NPU_OP_QUANTIZE_LINEAR && m->in[0] == n->in[0] &&
+                    npu_value_get_f64(m->in[1], 0) == npu_value_get_f64(n->in[1], 0) &&
+                    npu_value_get_i64(m->in[2], 0) == npu_value_get_i64(n->in[2], 0))
+                    CHECK(0, "%s and %s quantise the same value alike", n->name, m->name);
+        /* one weight scale only where it costs at most NPU_QUANT_TENSOR_NOISE x the
+         * rounding noise of per-channel scales (seen on the int8 weights: the kernels'
+         * largest |q|, up to their rounding) */
+        if ((n->op == NPU_OP_QLINEAR_CONV || n->op == NPU_OP_QLINEAR_MATMUL) &&
+            npu_value_numel(n->in[4]) == 1 && !h->o.per_layer) {
+            const struct npu_value *w = n->in[3];
+            bool conv = n->op == NPU_OP_QLINEAR_CONV;
+            int64_t K = conv ? w->t.dims[0] : w->t.dims[1], per = npu_value_numel(w) / K;
+            double sum = 0, mx = 0;
+            for (int64_t k = 0; k < K; k++) {
+                double m = 0;
+                for (int64_t e = 0; e < per; e++)
+                    m = fmax(m, fabs((double)npu_value_get_i64(w, conv ? k * per + e : e * K + k)));
+                sum += (m + 0.5) * (m + 0.5);
+                mx = fmax(mx, m);
+            }
+            CHECK(K * mx * mx <= NPU_QUANT_TENSOR_NOISE * sum,
+                  "%s: one weight scale although it costs %.1fx the noise", n->name,
+                  K * mx * mx / sum);
+            h->per_tensor_layers++;
+        }
         h->int8_layers += n->op == NPU_OP_QLINEAR_CONV || n->op == NPU_OP_QLINEAR_MATMUL;
         if (h->o.keep_float && (n->op == NPU_OP_QLINEAR_CONV || n->op == NPU_OP_QLINEAR_MATMUL))
             CHECK(strcmp(n->name, h->o.keep_float), "%s was named float but is int8", n->name);
@@ -165,6 +194,9 @@ main(int argc, char **argv)
     memset(&h0.rep, 0, sizeof(h0.rep));
     h0.o.accuracy = false;
     h0.int8_layers = 0;
+    /* (and --per-channel: no layer with one weight scale) */
+    h0.o.per_channel = true;
+    h0.per_tensor_layers = 0;
     struct npu_build_options bo0 = bo;
     bo0.transform_user = &h0;
     struct npu_built *b0 = NULL;
@@ -178,6 +210,11 @@ main(int argc, char **argv)
         CHECK(jobs < b0->prog->n_jobs, "Q / DQ on the NPU: %d jobs, not fewer than %d", jobs,
               b0->prog->n_jobs);
     }
+    printf("int8 layers with one weight scale: %d of %d by default, %d of %d with "
+           "--per-channel\n",
+           h.per_tensor_layers, h.int8_layers, h0.per_tensor_layers, h0.int8_layers);
+    CHECK(h0.per_tensor_layers == 0 || h.o.per_layer, "--per-channel left %d one-scale layers",
+          h0.per_tensor_layers);
     npu_built_free(b0);
     npu_quant_report_free(&h0.rep);
     /* the program holds int8 products: tasks of QLinear nodes exist */

@@ -614,7 +614,10 @@ main(int argc, char **argv)
                 return 2;
             }
             break;
-        case O_PERCH: qc.o.per_layer = false; break;
+        case O_PERCH:
+            qc.o.per_layer = false;
+            qc.o.per_channel = true;
+            break;
         case O_PERLAYER: qc.o.per_layer = true; break;
         case O_HYBRID:
             qc.o.hybrid_threshold = strtod(optarg, &end);

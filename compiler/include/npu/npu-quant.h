@@ -41,6 +41,9 @@ enum npu_quant_algo {
 
 /* Fewest calibration samples the quantiser accepts. */
 #define NPU_QUANT_MIN_SAMPLES 4
+/* Default weight granularity: one scale per tensor when that multiplies the weights'
+ * rounding noise by at most this much over one scale per output channel (else per channel) */
+#define NPU_QUANT_TENSOR_NOISE 4.0
 
 /* Calibration samples: nsamples x ninputs tensors, sample s input i at
  * t[s * ninputs + i], in the graph's input order. */
@@ -61,7 +64,11 @@ void npu_quant_dataset_free(struct npu_quant_dataset *d);
 struct npu_quant_options {
     enum npu_quant_mode mode;
     enum npu_quant_algo algo;
-    bool per_layer;          /* one weight scale per tensor (default: per output channel) */
+    bool per_layer; /* one weight scale per tensor (default: per output channel) */
+    /* every layer's weights per output channel; without it (and without per_layer) a layer
+     * whose per-tensor weight scale adds little quantisation noise (NPU_QUANT_TENSOR_NOISE)
+     * gets one scale, which lets the NPU fold its DequantizeLinear (docs/quantisation.md) */
+    bool per_channel;
     double hybrid_threshold; /* single-layer cosine under which hybrid keeps a layer float;
                               * <= 0: 0.999 */
     const char *keep_float;  /* comma list of node names kept float (any mode) */
