@@ -34,6 +34,16 @@ extern "C" {
 
 /* Parses len bytes of StableHLO text into a graph (*out NULL on failure). */
 enum npu_status npu_stablehlo_parse(const char *text, size_t len, struct npu_graph **out);
+/* The same, choosing the entry function by name (NULL: @main, else the only
+ * public function); other functions are still read, and inlined if called.
+ * Both also take MLIR bytecode (a VHLO portable artifact, "ML\xEFR..."),
+ * decoded into the same text first (docs/jax.md). */
+enum npu_status npu_stablehlo_parse_entry(const char *text, size_t len, const char *entry,
+                                          struct npu_graph **out);
+/* MLIR bytecode (VHLO) decoded into the generic StableHLO text the reader
+ * takes; *text is malloc'd and NUL-terminated (*tlen bytes). */
+enum npu_status npu_stablehlo_bytecode_to_text(const void *buf, size_t len, char **text,
+                                               size_t *tlen);
 /* Reads and parses a file. */
 enum npu_status npu_stablehlo_load(const char *path, struct npu_graph **out);
 
