@@ -191,10 +191,9 @@ check_pair(const char *bcpath, const char *txtpath, const char *required)
         } else {
             refused++;
             if (!strstr(m1, "producer 'StableHLO_v") ||
-                (strstr(m1, "is not supported by the StableHLO reader") &&
-                 !strstr(m1, "(vhlo."))) {
-                fprintf(stderr, "FAIL: %s @%s: refusal names no VHLO op or producer: %s\n",
-                        bcpath, names[i], m1);
+                (strstr(m1, "is not supported by the StableHLO reader") && !strstr(m1, "(vhlo."))) {
+                fprintf(stderr, "FAIL: %s @%s: refusal names no VHLO op or producer: %s\n", bcpath,
+                        names[i], m1);
                 failures++;
             }
         }
@@ -333,7 +332,8 @@ main(int argc, char **argv)
         fuzz(argv[i], mutants);
     /* a refusal names the op, the VHLO op and the producer */
     {
-        static const char junk[] = "ML\xefR\x0d" "StableHLO_v1.0.0";
+        static const char junk[] = "ML\xefR\x0d"
+                                   "StableHLO_v1.0.0";
         struct npu_graph *g = NULL;
         last[0] = 0;
         if (npu_stablehlo_parse(junk, sizeof junk, &g) == NPU_OK || !strstr(last, "corrupt")) {
