@@ -11,7 +11,7 @@
  * output types, constant data), inputs and outputs. The functions named
  * in REQUIRED (one per op the reader covers) must map. Functions refused
  * from bytecode must name their VHLO op and the producer. Then every
- * truncation of the artifact (at up to 600 points) and 1,000 random byte
+ * truncation of the artifact (at up to 600 points) and 400 random byte
  * mutations must be refused with a message or decoded, never crash or
  * leak (the sanitizer build runs this too).
  *
@@ -323,7 +323,7 @@ main(int argc, char **argv)
     }
     npu_log_set_handler(sink, NULL);
     const char *e = getenv("VHLO_MUTANTS");
-    int mutants = e ? atoi(e) : 1000;
+    int mutants = e ? atoi(e) : 400;
     e = getenv("VHLO_SEED");
     rng = e ? strtoull(e, NULL, 10) : 4242;
     for (int i = 2; i + 1 < argc; i += 2)
