@@ -107,6 +107,7 @@ struct bc {
     struct ent *attr, *type;
     int vhlo, builtin; /* dialect indices, -1 if absent */
     int32_t next_id;
+    int64_t budget; /* attribute/type renderings left: shared entries can nest */
     struct sb out;
     int line;
     int *line_op; /* per line: op name index + 1, 0 none */
@@ -422,6 +423,8 @@ out_type(struct bc *b, uint64_t idx, int depth)
     struct ent *e;
     if (depth > MAX_DEPTH)
         return bad(b, "types nested too deeply");
+    if (--b->budget < 0)
+        return bad(b, "attributes and types nest or repeat too much");
     if (!entry(b, true, idx, &r, &e))
         return false;
     if (!e->custom) { /* the assembly text, NUL-terminated */
@@ -587,6 +590,8 @@ out_tensor(struct bc *b, struct rd *r, bool hex)
     if (t.ndim < 0 || t.dynamic || bits == 0) {
         out_hex(b, p, (size_t)size);
     } else if (t.elem == 0) { /* i1 */
+        if (numel > (int64_t)size * 8)
+            numel = (int64_t)size * 8; /* more cannot be in the blob */
         uint8_t *u = malloc(numel > 0 ? (size_t)numel : 1);
         if (!u)
             return (b->out.oom = true), false;
@@ -637,6 +642,8 @@ out_attr(struct bc *b, uint64_t idx, int depth, bool hex)
     struct ent *e;
     if (depth > MAX_DEPTH)
         return bad(b, "attributes nested too deeply");
+    if (--b->budget < 0)
+        return bad(b, "attributes and types nest or repeat too much");
     if (!entry(b, false, idx, &r, &e))
         return false;
     if (!e->custom) {
@@ -1592,6 +1599,7 @@ shlo_bytecode_decode(const void *buf, size_t len, struct shlo_decoded *d)
     b->base = buf;
     b->vhlo = b->builtin = -1;
     b->line = 1;
+    b->budget = 64 * (int64_t)len + 100000;
     struct rd r = {b->base + 4, b->base + len, false};
     b->version = varint(&r);
     b->producer = (const char *)r.p;
