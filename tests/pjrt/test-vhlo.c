@@ -13,12 +13,15 @@
  * from bytecode must name their VHLO op and the producer. Then every
  * truncation of the artifact (at up to 600 points) and 400 random byte
  * mutations must be refused with a message or decoded, never crash or
- * leak (the sanitizer build runs this too).
+ * leak (the sanitizer build runs this too). Two artifacts written here by
+ * hand (bytecode version 1): one maps to an Add; one whose attribute shares
+ * its parts 2^40 times is refused instead of taking exponential time.
  *
  * Usage: test-vhlo REQUIRED ARTIFACT.mlir.bc TEXT.mlir [ARTIFACT TEXT]...
  *   REQUIRED: comma-separated function names. $VHLO_MUTANTS and $VHLO_SEED
  *   set the mutation count and seed.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -314,6 +317,164 @@ fuzz(const char *bcpath, int mutants)
     free(bc);
 }
 
+/* ---- a hand-made artifact -------------------------------------------------- */
+
+struct wb {
+    unsigned char b[2048];
+    size_t n;
+};
+
+static void
+wbyte(struct wb *w, unsigned v)
+{
+    if (w->n < sizeof w->b)
+        w->b[w->n++] = (unsigned char)v;
+}
+
+static void
+wvar(struct wb *w, uint64_t v) /* PrefixVarInt, values < 2^14 here */
+{
+    if (v < 128) {
+        wbyte(w, (unsigned)(v << 1 | 1));
+    } else {
+        wbyte(w, (unsigned)((v << 2 | 2) & 0xff));
+        wbyte(w, (unsigned)(v >> 6));
+    }
+}
+
+static void
+wsec(struct wb *w, unsigned id, const struct wb *data)
+{
+    wbyte(w, id);
+    wvar(w, data->n);
+    for (size_t i = 0; i < data->n; i++)
+        wbyte(w, data->b[i]);
+}
+
+/* MLIR bytecode version 1 (isolated regions inline, no properties), written
+ * here from the format: module { vhlo.func_v1 @main(%a: tensor<f32>) {
+ * %r = vhlo.add_v1 %a, %a {x = ATTR}; vhlo.return_v1 %r } }, where ATTR is
+ * an array of one integer, or (self) the first of 40 arrays each holding the
+ * next one twice. */
+static size_t
+crafted(unsigned char *out, size_t cap, bool self)
+{
+    static const char *const strs[] = {"builtin", "vhlo",      "module",   "func_v1",
+                                       "add_v1",  "return_v1", "sym_name", "function_type",
+                                       "main",    "x"};
+    struct wb f = {{0}, 0}, s = {{0}, 0}, d = {{0}, 0}, at = {{0}, 0}, off = {{0}, 0},
+              ir = {{0}, 0};
+    int ns = (int)(sizeof strs / sizeof strs[0]);
+    wvar(&s, (uint64_t)ns);
+    for (int i = ns - 1; i >= 0; i--)
+        wvar(&s, strlen(strs[i]) + 1);
+    for (int i = 0; i < ns; i++)
+        for (const char *p = strs[i];; p++) {
+            wbyte(&s, (unsigned char)*p);
+            if (!*p)
+                break;
+        }
+    /* dialects builtin, vhlo (no versions); ops: builtin.module, vhlo.func/add/return */
+    wvar(&d, 2);
+    wvar(&d, 0 << 1);
+    wvar(&d, 1 << 1);
+    wvar(&d, 0), wvar(&d, 1), wvar(&d, 2);
+    wvar(&d, 1), wvar(&d, 3), wvar(&d, 3), wvar(&d, 4), wvar(&d, 5);
+    /* attributes: builtin 0 unknown loc, 1 dict(func), 2 "sym_name", 3
+     * "function_type", 4 dict(add), 5 "x"; vhlo 6 string "main", 7
+     * type(function), 8 the array, 9 integer 7 : i64.
+     * types: vhlo 0 f32, 1 tensor<f32>, 2 (tensor<f32>) -> tensor<f32>, 3 i64 */
+    int chain = self ? 40 : 1; /* arrays 8 .. 8 + chain - 1, then the integer */
+    size_t sz[64];
+    size_t k = 0, m;
+#define ENTRY(...)                                                                                 \
+    do {                                                                                           \
+        m = at.n;                                                                                  \
+        __VA_ARGS__;                                                                               \
+        sz[k++] = at.n - m;                                                                        \
+    } while (0)
+    ENTRY(wvar(&at, 15));
+    ENTRY(wvar(&at, 1); wvar(&at, 2); wvar(&at, 2); wvar(&at, 6); wvar(&at, 3); wvar(&at, 7));
+    ENTRY(wvar(&at, 2); wvar(&at, 6));
+    ENTRY(wvar(&at, 2); wvar(&at, 7));
+    ENTRY(wvar(&at, 1); wvar(&at, 1); wvar(&at, 5); wvar(&at, 8));
+    ENTRY(wvar(&at, 2); wvar(&at, 9));
+    ENTRY(wvar(&at, 14); wvar(&at, 8));
+    ENTRY(wvar(&at, 17); wvar(&at, 2));
+    for (int i = 0; i < chain; i++) /* each holds the next twice: 2^chain renderings */
+        ENTRY(wvar(&at, 1); wvar(&at, self ? 2 : 1); wvar(&at, 8 + (unsigned)i + 1);
+              if (self) wvar(&at, 8 + (unsigned)i + 1));
+    ENTRY(wvar(&at, 9); wvar(&at, 3); wvar(&at, 14)); /* 7 : i64, zigzag */
+    size_t nattr = k;
+    ENTRY(wvar(&at, 4));
+    ENTRY(wvar(&at, 20); wvar(&at, 0); wvar(&at, 0));
+    ENTRY(wvar(&at, 8); wvar(&at, 1); wvar(&at, 1); wvar(&at, 1); wvar(&at, 1));
+    ENTRY(wvar(&at, 14));
+#undef ENTRY
+    wvar(&off, nattr), wvar(&off, 4);
+    wvar(&off, 0), wvar(&off, 6);
+    for (size_t i = 0; i < 6; i++)
+        wvar(&off, sz[i] << 1 | 1);
+    wvar(&off, 1), wvar(&off, nattr - 6);
+    for (size_t i = 6; i < nattr; i++)
+        wvar(&off, sz[i] << 1 | 1);
+    wvar(&off, 1), wvar(&off, 4);
+    for (size_t i = nattr; i < nattr + 4; i++)
+        wvar(&off, sz[i] << 1 | 1);
+    /* IR: one op (module); its region: one block, one op (func); the func's
+     * region: 2 values, a block with one argument and two ops */
+    wvar(&ir, 1 << 1);
+    wvar(&ir, 0), wbyte(&ir, 0x10), wvar(&ir, 0), wvar(&ir, 1 << 1 | 1);
+    wvar(&ir, 1), wvar(&ir, 0), wvar(&ir, 1 << 1);
+    wvar(&ir, 1), wbyte(&ir, 0x11), wvar(&ir, 0), wvar(&ir, 1), wvar(&ir, 1 << 1 | 1);
+    wvar(&ir, 1), wvar(&ir, 2), wvar(&ir, 2 << 1 | 1), wvar(&ir, 1), wvar(&ir, 1), wvar(&ir, 0);
+    wvar(&ir, 2), wbyte(&ir, 0x07), wvar(&ir, 0), wvar(&ir, 4), wvar(&ir, 1), wvar(&ir, 1);
+    wvar(&ir, 2), wvar(&ir, 0), wvar(&ir, 0);
+    wvar(&ir, 3), wbyte(&ir, 0x04), wvar(&ir, 0), wvar(&ir, 1), wvar(&ir, 1);
+    for (const char *p = "ML\xefR"; *p; p++)
+        wbyte(&f, (unsigned char)*p);
+    wvar(&f, 1);
+    for (const char *p = "test"; *p; p++)
+        wbyte(&f, (unsigned char)*p);
+    wbyte(&f, 0);
+    wsec(&f, 0, &s);
+    wsec(&f, 1, &d);
+    wsec(&f, 2, &at);
+    wsec(&f, 3, &off);
+    wsec(&f, 4, &ir);
+    if (f.n > cap)
+        return 0;
+    memcpy(out, f.b, f.n);
+    return f.n;
+}
+
+static void
+check_crafted(void)
+{
+    unsigned char buf[2048];
+    struct npu_graph *g = NULL;
+    size_t n = crafted(buf, sizeof buf, false);
+    last[0] = 0;
+    enum npu_status st = npu_stablehlo_parse((const char *)buf, n, &g);
+    if (st != NPU_OK || !g || g->ninputs != 1 || g->noutputs != 1 || g->nnodes != 1 ||
+        g->head->op != NPU_OP_ADD) {
+        fprintf(stderr, "FAIL: the hand-made version 1 artifact does not map to one Add: %s\n",
+                last);
+        failures++;
+    }
+    npu_graph_free(g);
+    g = NULL;
+    n = crafted(buf, sizeof buf, true);
+    last[0] = 0;
+    st = npu_stablehlo_parse((const char *)buf, n, &g);
+    if (st == NPU_OK || !strstr(last, "repeat too much")) {
+        fprintf(stderr, "FAIL: an attribute shared 2^40 times is not refused: %s\n", last);
+        failures++;
+    }
+    npu_graph_free(g);
+    printf("hand-made artifacts: %s\n", failures ? "FAILED" : "ok");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -326,6 +487,7 @@ main(int argc, char **argv)
     int mutants = e ? atoi(e) : 400;
     e = getenv("VHLO_SEED");
     rng = e ? strtoull(e, NULL, 10) : 4242;
+    check_crafted();
     for (int i = 2; i + 1 < argc; i += 2)
         check_pair(argv[i], argv[i + 1], argv[1]);
     for (int i = 2; i + 1 < argc; i += 2)
