@@ -1424,7 +1424,8 @@ push(struct bc *b, struct vscope *sc, uint64_t n, size_t *base)
         sc->cap = cap;
     }
     *base = sc->n;
-    memset(sc->v + sc->n, 0, (size_t)n * sizeof *sc->v);
+    if (n)
+        memset(sc->v + sc->n, 0, (size_t)n * sizeof *sc->v);
     sc->n += (size_t)n;
     return true;
 }
