@@ -2,8 +2,9 @@
 /*
  * npu-stablehlo.h: the StableHLO front end. Reads a StableHLO module in the
  * MLIR text form JAX prints (`jax.jit(f).lower(x).as_text()`: pretty and
- * generic op forms, `loc(...)` locations) without MLIR, and maps its public
- * entry function (`@main`, private functions it calls are inlined) into an IR
+ * generic op forms, `loc(...)` locations), or as MLIR bytecode (a VHLO
+ * portable artifact, decoded into that text first), without MLIR, and maps
+ * its public entry function (`@main`, private functions it calls are inlined) into an IR
  * graph the usual pipeline compiles. Every shape must be static. Ops: see
  * docs/jax.md; any other op is refused with a message naming it and the line.
  * Bad input is the normal case: NPU_ERR_INVALID / UNSUPPORTED with a logged
