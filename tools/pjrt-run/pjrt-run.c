@@ -24,12 +24,14 @@ static const PJRT_Api *api;
 static void
 usage(FILE *f)
 {
-    fprintf(f,
-            "usage: pjrt-run PROGRAM.mlir|PROGRAM.mlirbc [--input FILE.npy]... --output-dir DIR\n"
-            "                [--backend cpu|sim|rknpu|rocket|auto] [--plugin PATH] [--verbose]\n"
-            "  Runs a StableHLO program through the PJRT plugin (default plugin: "
-            "$OPENNPU_PJRT_PLUGIN,\n"
-            "  else libpjrt_opennpu.so from the library path) and writes DIR/out<i>.npy.\n");
+    fprintf(
+        f,
+        "usage: pjrt-run PROGRAM.mlir|PROGRAM.mlirbc [--input FILE.npy]... --output-dir DIR\n"
+        "                [--backend cpu|sim|rknpu|rocket|auto] [--entry FUNCTION] [--plugin PATH]\n"
+        "                [--verbose]\n"
+        "  Runs a StableHLO program through the PJRT plugin (default plugin: "
+        "$OPENNPU_PJRT_PLUGIN,\n"
+        "  else libpjrt_opennpu.so from the library path) and writes DIR/out<i>.npy.\n");
 }
 
 /* Reports and frees an error; returns true if there was one. */
@@ -110,7 +112,7 @@ read_file(const char *path, size_t *len)
 int
 main(int argc, char **argv)
 {
-    const char *program = NULL, *outdir = NULL, *backend = NULL, *plugin = NULL;
+    const char *program = NULL, *outdir = NULL, *backend = NULL, *plugin = NULL, *entry = NULL;
     const char *inputs[MAX_INPUTS];
     int nin = 0, rc = 1;
     bool verbose = false;
@@ -121,6 +123,8 @@ main(int argc, char **argv)
             outdir = argv[++i];
         else if (!strcmp(argv[i], "--backend") && i + 1 < argc)
             backend = argv[++i];
+        else if (!strcmp(argv[i], "--entry") && i + 1 < argc)
+            entry = argv[++i];
         else if (!strcmp(argv[i], "--plugin") && i + 1 < argc)
             plugin = argv[++i];
         else if (!strcmp(argv[i], "--verbose"))
@@ -198,15 +202,25 @@ main(int argc, char **argv)
             fprintf(stderr, "\n");
     }
 
-    PJRT_NamedValue opt = {.struct_size = PJRT_NamedValue_STRUCT_SIZE,
-                           .name = "backend",
-                           .name_size = 7,
-                           .type = PJRT_NamedValue_kString,
-                           .string_value = backend,
-                           .value_size = backend ? strlen(backend) : 0};
+    PJRT_NamedValue opts[2];
+    size_t nopt = 0;
+    if (backend)
+        opts[nopt++] = (PJRT_NamedValue){.struct_size = PJRT_NamedValue_STRUCT_SIZE,
+                                         .name = "backend",
+                                         .name_size = 7,
+                                         .type = PJRT_NamedValue_kString,
+                                         .string_value = backend,
+                                         .value_size = strlen(backend)};
+    if (entry) /* an OpenNPU option: one function of a module with several */
+        opts[nopt++] = (PJRT_NamedValue){.struct_size = PJRT_NamedValue_STRUCT_SIZE,
+                                         .name = "entry",
+                                         .name_size = 5,
+                                         .type = PJRT_NamedValue_kString,
+                                         .string_value = entry,
+                                         .value_size = strlen(entry)};
     PJRT_Client_Create_Args cc = {.struct_size = PJRT_Client_Create_Args_STRUCT_SIZE,
-                                  .create_options = backend ? &opt : NULL,
-                                  .num_options = backend ? 1 : 0};
+                                  .create_options = nopt ? opts : NULL,
+                                  .num_options = nopt};
     if (CALL(Client_Create, cc, "Client_Create"))
         goto out;
     client = cc.client;

@@ -376,6 +376,7 @@ struct PJRT_Client {
     bool destroyed;
     char backend[16];
     char cache_dir[512];
+    char entry[128]; /* option "entry": the function to compile, "" = @main rule */
     char version[96];
     struct PJRT_Device dev;
     struct PJRT_Memory mem;
@@ -433,10 +434,13 @@ impl_Client_Create(PJRT_Client_Create_Args *a)
         } else if (opt_is(o, "cache_dir") && is_str && o->value_size < sizeof c->cache_dir) {
             snprintf(c->cache_dir, sizeof c->cache_dir, "%.*s", (int)o->value_size,
                      o->string_value);
+        } else if (opt_is(o, "entry") && is_str && o->value_size < sizeof c->entry) {
+            snprintf(c->entry, sizeof c->entry, "%.*s", (int)o->value_size, o->string_value);
         } else {
             PJRT_Error *e = err(PJRT_Error_Code_INVALID_ARGUMENT,
                                 "Client_Create: unknown or malformed option '%.*s' (known: "
-                                "backend = cpu|sim|rknpu|rocket|auto, cache_dir = PATH; strings)",
+                                "backend = cpu|sim|rknpu|rocket|auto, cache_dir = PATH, entry = "
+                                "FUNCTION; strings)",
                                 o->name ? (int)(o->name_size > 64 ? 64 : o->name_size) : 6,
                                 o->name ? o->name : "(null)");
             free(c);
@@ -1093,7 +1097,7 @@ compile_text(PJRT_Client *c, const char *code, size_t len, struct npu_model **ou
 {
     struct npu_graph *g = NULL;
     log_start();
-    enum npu_status st = npu_stablehlo_parse(code, len, &g);
+    enum npu_status st = npu_stablehlo_parse_entry(code, len, c->entry[0] ? c->entry : NULL, &g);
     if (st)
         return err(code_of(st), "Client_Compile: %s", log_len ? log_buf : npu_status_str(st));
     const char *tmp = getenv("TMPDIR");

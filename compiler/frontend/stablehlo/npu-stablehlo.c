@@ -34,6 +34,7 @@ struct func {
     struct shlo_type *argt;
     const char *body, *body_end; /* inside the braces */
     const char *at;
+    char why[192]; /* an argument type the reader refuses: fails when used */
 };
 
 struct binding {
@@ -54,6 +55,7 @@ struct cx {
     int depth;
     unsigned uniq;
     char prefix[96];
+    const struct shlo_decoded *bc; /* text decoded from MLIR bytecode */
 };
 
 struct stmt {
@@ -85,7 +87,13 @@ static enum npu_status NPU_PRINTF(4, 5)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    npu_err(SHLO_DOM, "line %d: %s", at ? line_of(c, at) : 0, msg);
+    int line = at ? line_of(c, at) : 0;
+    if (c->bc) { /* name the VHLO op the decoded line came from */
+        int k = line > 0 && line < c->bc->nlines ? c->bc->line_op[line] : 0;
+        npu_err(SHLO_DOM, "%s, decoded line %d%s%s%s: %s", c->bc->origin, line, k ? " (" : "",
+                k > 0 && k <= c->bc->nop_names ? c->bc->op_names[k - 1] : "", k ? ")" : "", msg);
+    } else
+        npu_err(SHLO_DOM, "line %d: %s", line, msg);
     return st;
 }
 
@@ -633,8 +641,15 @@ do_conv(struct cx *c, const struct stmt *s)
         if (pad[2 * i] < 0 || pad[2 * i + 1] < 0 || stride[i] < 1 || rd[i] < 1)
             goto bad_window;
     }
-    if (shlo_find_attr(s->rest, s->pre_end, "reverse")) {
-        const char *rv = shlo_find_attr(s->rest, s->pre_end, "reverse");
+    const char *rv = shlo_find_attr(s->rest, s->pre_end, "reverse");
+    if (!rv) /* the generic form: array<i1: ..> or dense<...> (hex from bytecode) */
+        rv = shlo_find_attr(s->rest, s->pre_end, "window_reversal");
+    if (rv) {
+        if (!strncmp(rv, "array<", 6))
+            while (rv < s->pre_end && *rv != ':' && *rv != '>')
+                rv++;
+        else if (!strncmp(rv, "dense<", 6))
+            rv += 6;
         for (const char *q = rv; q < s->pre_end && *q != ']' && *q != '>'; q++)
             if (!strncmp(q, "true", 4) || *q == '1') {
                 fail(c, s->start, NPU_ERR_UNSUPPORTED, "convolution: window reversal");
@@ -1218,6 +1233,10 @@ emit_func(struct cx *c, const struct func *f, struct npu_value *const *args, int
 {
     struct scope sc = {0};
     enum npu_status st = NPU_OK;
+    if (f->why[0]) {
+        st = fail(c, f->at, NPU_ERR_UNSUPPORTED, "%s", f->why);
+        goto out;
+    }
     if (nargs != f->nargs) {
         st = fail(c, f->at, NPU_ERR_INVALID, "@%s takes %d arguments, called with %d", f->name,
                   f->nargs, nargs);
@@ -1325,8 +1344,23 @@ parse_func(struct cx *c, const char *p, const char *end, const char **next)
         if (p >= ae || *p != ':')
             return fail(c, p, NPU_ERR_INVALID, "@%s: expected ':' after an argument", f->name);
         p++;
-        if (!shlo_parse_type(&p, ae, &f->argt[f->nargs], why, sizeof why))
-            return fail(c, p, NPU_ERR_UNSUPPORTED, "@%s argument %d: %s", f->name, f->nargs, why);
+        if (!shlo_parse_type(&p, ae, &f->argt[f->nargs], why, sizeof why)) {
+            /* refused only if the function is used: skip to the next argument */
+            if (!f->why[0]) {
+                char m[sizeof f->why];
+                snprintf(m, sizeof m, "@%s argument %d: %s", f->name, f->nargs, why);
+                memcpy(f->why, m, sizeof m);
+            }
+            memset(&f->argt[f->nargs], 0, sizeof f->argt[0]);
+            while (p < ae && *p != ',') {
+                if (strchr("(<[{", *p))
+                    p = shlo_skip_group(p, ae);
+                else if (*p == '"')
+                    p = shlo_skip_string(p, ae);
+                else
+                    p++;
+            }
+        }
         f->nargs++;
         p = shlo_ws(p, ae);
         if (p < ae && *p == '{')
@@ -1367,10 +1401,12 @@ parse_func(struct cx *c, const char *p, const char *end, const char **next)
     return NPU_OK;
 }
 
+static enum npu_status parse_text(const char *text, size_t len, const char *entry,
+                                  const struct shlo_decoded *bc, struct npu_graph **out);
+
 enum npu_status
-npu_stablehlo_parse(const char *text, size_t len, struct npu_graph **out)
+npu_stablehlo_parse_entry(const char *text, size_t len, const char *entry, struct npu_graph **out)
 {
-    enum npu_status st = NPU_OK;
     if (!out)
         return NPU_ERR_INVALID;
     *out = NULL;
@@ -1379,11 +1415,52 @@ npu_stablehlo_parse(const char *text, size_t len, struct npu_graph **out)
         return NPU_ERR_INVALID;
     }
     if (len >= 4 && !memcmp(text, "ML\xefR", 4)) {
-        char msg[2048];
-        enum npu_status bst = shlo_bytecode_describe(text, len, msg, sizeof msg);
-        npu_err(SHLO_DOM, "%s", msg);
-        return bst;
+        struct shlo_decoded d;
+        enum npu_status st = shlo_bytecode_decode(text, len, &d);
+        if (st) {
+            npu_err(SHLO_DOM, "%s%s: %s", st == NPU_ERR_INVALID ? "corrupt " : "", d.origin,
+                    d.error);
+            return st;
+        }
+        st = parse_text(d.text, d.len, entry, &d, out);
+        shlo_decoded_free(&d);
+        return st;
     }
+    return parse_text(text, len, entry, NULL, out);
+}
+
+enum npu_status
+npu_stablehlo_parse(const char *text, size_t len, struct npu_graph **out)
+{
+    return npu_stablehlo_parse_entry(text, len, NULL, out);
+}
+
+enum npu_status
+npu_stablehlo_bytecode_to_text(const void *buf, size_t len, char **text, size_t *tlen)
+{
+    if (!text || !tlen)
+        return NPU_ERR_INVALID;
+    *text = NULL;
+    *tlen = 0;
+    struct shlo_decoded d;
+    enum npu_status st = shlo_bytecode_decode(buf, len, &d);
+    if (st) {
+        npu_err(SHLO_DOM, "%s%s: %s", st == NPU_ERR_INVALID ? "corrupt " : "", d.origin, d.error);
+        return st;
+    }
+    *text = d.text;
+    *tlen = d.len;
+    d.text = NULL;
+    shlo_decoded_free(&d);
+    return NPU_OK;
+}
+
+static enum npu_status
+parse_text(const char *text, size_t len, const char *entry, const struct shlo_decoded *bc,
+           struct npu_graph **out)
+{
+    enum npu_status st = NPU_OK;
+    *out = NULL;
     if (memchr(text, 0, len)) {
         npu_err(SHLO_DOM, "the text contains NUL bytes: not StableHLO text");
         return NPU_ERR_INVALID;
@@ -1395,6 +1472,7 @@ npu_stablehlo_parse(const char *text, size_t len, struct npu_graph **out)
         return NPU_ERR_NOMEM;
     }
     c->text = clean;
+    c->bc = bc;
     const char *p = clean, *end = clean + strlen(clean);
     while (p < end) {
         if (*p == '"') {
@@ -1408,8 +1486,12 @@ npu_stablehlo_parse(const char *text, size_t len, struct npu_graph **out)
         }
         p++;
     }
-    const struct func *main_fn = find_func(c, "main");
-    if (!main_fn || !main_fn->is_public) {
+    const struct func *main_fn = find_func(c, entry ? entry : "main");
+    if (entry && (!main_fn || !main_fn->body)) {
+        st = fail(c, NULL, NPU_ERR_INVALID, "no function @%s with a body", entry);
+        goto out;
+    }
+    if (!entry && (!main_fn || !main_fn->is_public)) {
         main_fn = NULL;
         for (int i = 0; i < c->nfuncs; i++)
             if (c->funcs[i].is_public && c->funcs[i].body) {
@@ -1436,6 +1518,8 @@ npu_stablehlo_parse(const char *text, size_t len, struct npu_graph **out)
         st = NPU_ERR_NOMEM;
         goto out;
     }
+    if (main_fn->why[0])
+        st = fail(c, main_fn->at, NPU_ERR_UNSUPPORTED, "%s", main_fn->why);
     for (int i = 0; i < main_fn->nargs && !st; i++) {
         const struct shlo_type *t = &main_fn->argt[i];
         args[i] = npu_graph_add_input(c->g, main_fn->argname[i], t->dt, t->ndim, t->dims);

@@ -35,9 +35,23 @@ bool shlo_parse_type(const char **pp, const char *end, struct shlo_type *t, char
 bool shlo_parse_dense(const char *p, const char *end, enum npu_dtype dt, int64_t numel, void *data,
                       char *why, size_t wlen);
 
-/* Describes an MLIR bytecode module (version, producer, operations) in msg:
- * NPU_ERR_UNSUPPORTED for a well-formed one (the reader does not decode
- * bytecode), NPU_ERR_INVALID for a damaged one. */
-enum npu_status shlo_bytecode_describe(const void *buf, size_t len, char *msg, size_t mlen);
+/* An MLIR bytecode module (a VHLO portable artifact) decoded into the text
+ * the reader takes (shlo-bytecode.c). */
+struct shlo_decoded {
+    char *text; /* NUL-terminated, len bytes */
+    size_t len;
+    int *line_op; /* per text line (1-based, < nlines): VHLO op name index + 1, 0 none */
+    int nlines;
+    char **op_names; /* "vhlo.add_v1", ... */
+    int nop_names;
+    char origin[128]; /* "MLIR bytecode (version 6, producer 'StableHLO_v1.1.0')" */
+    char error[256];  /* why decoding failed */
+};
+
+/* NPU_OK with d filled (free it with shlo_decoded_free), or NPU_ERR_INVALID
+ * (damaged) / NPU_ERR_UNSUPPORTED (not VHLO, a newer bytecode version) with
+ * d->origin and d->error set and nothing to free. */
+enum npu_status shlo_bytecode_decode(const void *buf, size_t len, struct shlo_decoded *d);
+void shlo_decoded_free(struct shlo_decoded *d);
 
 #endif /* NPU_SHLO_PRIV_H */
