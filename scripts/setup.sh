@@ -18,6 +18,7 @@ PKGS="
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
   libpcre2-dev libicu-dev
   libcairo2-dev libpango1.0-dev
+  postgresql-15 libpq-dev
 "
 
 if [ "$(id -u)" -ne 0 ]; then
