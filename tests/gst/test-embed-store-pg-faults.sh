@@ -86,7 +86,9 @@ db=$(newdb damaged)
 "$STORE" record $common -d "$db" -s test -n 20 > /dev/null
 "$STORE" query -q -d "$db" --text-embedding "$tmp/labels.npy" -k 3 > /dev/null ||
   fail "query on the intact store"
-sql "$db" "UPDATE frames SET embedding[2] = 1 WHERE id = 7"
+# (written for both column types: real[], and pgvector's vector by its real[] cast)
+sql "$db" "UPDATE frames SET embedding = (embedding::real[])[1:1] || 1::real || (embedding::real[])[3:]
+    WHERE id = 7"
 if "$STORE" query -q -d "$db" --text-embedding "$tmp/labels.npy" -k 3 > "$tmp/q" 2> "$tmp/err"; then
   fail "a non-unit vector was ranked: $(cat "$tmp/q")"
 fi

@@ -45,6 +45,25 @@ awk 'NR > 2 { if (NR > 3 && $2 > last + 1e-9) { print "rank " $1 " above rank " 
   last = $2 }' "$tmp/q3" || fail "ranking order"
 [ "$(awk 'NR > 2 { print $3, $4 }' "$tmp/q3" | sort -u | wc -l)" -eq 24 ] || fail "duplicate rows"
 
+# PostgreSQL: the column type follows what the server has (pgvector's
+# vector + an HNSW index per size, else real[]), and --approx (the index
+# where there is one, else the exact query) finds the same best frame
+if [ "$BACKEND" = postgresql ]; then
+  col=$(sql "$db" "SELECT format_type(atttypid, atttypmod) FROM pg_attribute
+      WHERE attrelid = 'frames'::regclass AND attname = 'embedding'")
+  if [ -n "$(sql postgres "SELECT name FROM pg_available_extensions WHERE name = 'vector'")" ]; then
+    [ "$col" = vector ] || fail "pgvector is available, the column is $col"
+    [ "$(sql "$db" "SELECT count(*) FROM pg_indexes WHERE indexname = 'frames_hnsw_64'")" -eq 1 ] ||
+      fail "no HNSW index"
+    echo "pgvector: vector column, HNSW index"
+  else
+    [ "$col" = "real[]" ] || fail "no pgvector, the column is $col"
+    echo "no pgvector on this server: real[] column"
+  fi
+  "$STORE" query -q -d "$db" --text-embedding "$tmp/labels.npy" --row 1 -k 1 --approx > "$tmp/q4"
+  grep -q '^   1  1.000000  test:ball  0 ' "$tmp/q4" || fail "--approx: $(cat "$tmp/q4")"
+fi
+
 # bad input: a clear error, no crash
 if "$STORE" query -q -d "$db" --text-embedding "$tmp/labels.npy" --row 7 2> "$tmp/err"; then
   fail "row 7 accepted"
