@@ -15,6 +15,7 @@
 # initdb refuses to run as root: as root the server runs as `nobody`
 # (runuser, else setpriv) with the directory given to it. Exit 77 (skip)
 # with the reason when there is no PostgreSQL 15 or no way to drop root.
+# NPU_PG_INITDB_OPTS: more initdb options; the directory is made in $TMPDIR.
 set -eu
 PGBIN=${NPU_PG_BIN:-/usr/lib/postgresql/15/bin}
 for b in initdb pg_ctl postgres; do
@@ -63,7 +64,8 @@ used=$(cat /proc/net/tcp /proc/net/tcp6 2> /dev/null | awk 'NR > 1 && $4 == "0A"
 port=$((20000 + $$ % 30000))
 while echo "$used" | grep -qx "$port"; do port=$((port + 1)); done
 
-if ! $as "$PGBIN/initdb" -D "$dir/data" -U npu -A trust -E UTF8 --locale=C -N \
+# shellcheck disable=SC2086
+if ! $as "$PGBIN/initdb" -D "$dir/data" -U npu -A trust -E UTF8 --locale=C -N ${NPU_PG_INITDB_OPTS:-} \
     > "$dir/initdb.log" 2>&1; then
   echo "with-pg.sh: initdb failed:" >&2
   cat "$dir/initdb.log" >&2
