@@ -41,7 +41,7 @@ static gchar *opt_image, *opt_text, *opt_out, *opt_norm = NULL;
 static gint opt_frames = G_MININT, opt_top = 5, opt_row = 0, opt_interval = 1;
 static guint opt_cores = 7;
 static gint opt_busy_ms = 5000;
-static gboolean opt_quiet, opt_approx;
+static gboolean opt_quiet, opt_approx, opt_no_index;
 /* the backend npuembed reported running on (stats), for the summaries */
 static gchar *used_backend;
 
@@ -132,6 +132,9 @@ static GOptionEntry entries[] = {
   {"approx", 0, 0, G_OPTION_ARG_NONE, &opt_approx,
       "query: use an approximate index where the store has one (PostgreSQL "
         "with pgvector: HNSW); default exact", NULL},
+  {"no-index", 0, 0, G_OPTION_ARG_NONE, &opt_no_index,
+      "record: do not create pgvector's HNSW index (it slows inserts down; "
+        "exact queries do not need it)", NULL},
   {"quiet", 'q', 0, G_OPTION_ARG_NONE, &opt_quiet, "Print less", NULL},
   {NULL}
 };
@@ -378,6 +381,7 @@ store_options (void)
   StoreOptions o = { 0 };
 
   o.busy_ms = opt_busy_ms;
+  o.no_index = opt_no_index;
   return o;
 }
 

@@ -173,7 +173,7 @@ main (int argc, char **argv)
     exact_ms = approx_ms = (gdouble) have;
     if (!time_query (s, probe, dims, FALSE, r, &exact_ms, &exact_ok, &err))
       return die (err);
-    if (!strstr (store_describe (s), "HNSW"))
+    if (!strstr (store_describe (s), "+ HNSW"))
       approx_ms = -1;
     else if (!time_query (s, probe, dims, TRUE, r, &approx_ms, &approx_ok,
             &err))

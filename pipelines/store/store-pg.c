@@ -206,6 +206,23 @@ setup_table (PgStore * s, gboolean create, const StoreOptions * opts,
     goto out;
   }
   s->vector = !strcmp (type, "vector");
+  if (s->vector) {
+    /* the sizes that have their HNSW index already */
+    PGresult *r = PQexec (s->conn, "SELECT substr(indexname, 13)::int FROM "
+        "pg_indexes WHERE tablename = 'frames' AND indexname ~ "
+        "'^frames_hnsw_[0-9]+$'");
+    gint i;
+
+    if (!r || PQresultStatus (r) != PGRES_TUPLES_OK) {
+      pg_fail (s, r, error, "reading the indexes");
+      PQclear (r);
+      goto out;
+    }
+    for (i = 0; i < PQntuples (r); i++)
+      g_hash_table_add (s->indexed, GUINT_TO_POINTER ((guint)
+              g_ascii_strtoull (PQgetvalue (r, i, 0), NULL, 10)));
+    PQclear (r);
+  }
   ok = run (s, "COMMIT", PGRES_COMMAND_OK, error, "COMMIT");
 
 out:
@@ -246,10 +263,13 @@ pgs_open (const gchar * db, gboolean create, const StoreOptions * opts,
   if (!setup_table (s, create, opts, error))
     goto fail;
   s->desc = g_strdup_printf ("postgresql %s, %s", PQparameterStatus (s->conn,
-          "server_version"), s->vector ? (s->no_index ?
-          "pgvector vector column, no index" :
-          "pgvector vector column + HNSW index for --approx") :
-      "real[] column, exact search in the server");
+          "server_version"), !s->vector ?
+      "real[] column, exact search in the server" : create ? (s->no_index ?
+          "pgvector vector column, no HNSW index made" :
+          "pgvector vector column + HNSW index per size for --approx") :
+      g_hash_table_size (s->indexed) ?
+      "pgvector vector column + HNSW index for --approx" :
+      "pgvector vector column, no HNSW index (--approx is exact)");
   return &s->parent;
 
 fail:
@@ -498,7 +518,8 @@ pgs_query (Store * st, const gfloat * q, guint dims, const gchar * model,
   const char *values[4];
   int lengths[4] = { 0 };
   PGresult *r = NULL;
-  gboolean ok = FALSE, use_index = approx && s->vector && !s->no_index;
+  gboolean ok = FALSE, use_index = approx && s->vector
+      && g_hash_table_contains (s->indexed, GUINT_TO_POINTER (dims));
   gint i;
 
   g_snprintf (sdims, sizeof sdims, "%u", dims);
