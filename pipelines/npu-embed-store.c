@@ -751,9 +751,13 @@ main (int argc, char **argv)
     return 2;
   if (!ensure_plugin ())
     return 1;
-  signal (SIGINT, on_sigint);
-  /* SIGTERM (a service stopping) commits like Ctrl-C */
-  signal (SIGTERM, on_sigint);
+  /* a recording ends on Ctrl-C or SIGTERM (a service stopping) with its
+   * last rows committed; query and labels have nothing to commit and stop
+   * at once (also while they wait for a database server) */
+  if (!strcmp (argv[1], "record")) {
+    signal (SIGINT, on_sigint);
+    signal (SIGTERM, on_sigint);
+  }
   /* past RLIMIT_FSIZE a write fails with EFBIG (SQLite reports it) instead
    * of killing the process */
   signal (SIGXFSZ, SIG_IGN);

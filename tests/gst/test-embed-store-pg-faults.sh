@@ -10,6 +10,8 @@
 #    exactly the rows reported stored (plus at most the one batch whose
 #    COMMIT outcome was reported unknown);
 #  - `query` with the server down: a connection error, exit 1;
+#  - the server killed while a `query` waits inside it (for a table lock
+#    another session holds): the query's error names the lost connection;
 #  - SIGTERM ends a recording with its last rows committed, exit 0;
 #  - a stored vector whose norm is not 1: `query` fails naming the row.
 set -eu
@@ -65,6 +67,42 @@ if grep -q "not confirmed" "$tmp/err"; then
 else
   [ "$have" -eq "$n" ] || fail "server killed: reported $n, the server has $have"
 fi
+
+# ---- the server killed while a query is inside it ----
+# another session holds an exclusive lock on the table, so the query's
+# SELECT waits in the server; then the server dies
+mkfifo "$tmp/hold"
+psql -X -q -d "$db" < "$tmp/hold" > /dev/null 2>&1 &
+holder=$!
+exec 3> "$tmp/hold"
+echo "BEGIN; LOCK TABLE frames IN ACCESS EXCLUSIVE MODE;" >&3
+i=0
+until [ "$(sql postgres "SELECT count(*) FROM pg_locks WHERE mode = 'AccessExclusiveLock'
+    AND locktype = 'relation' AND granted")" -ge 1 ]; do
+  i=$((i + 1))
+  [ $i -lt 300 ] || fail "the lock was never taken"
+  sleep 0.2
+done
+"$STORE" query -q -d "$db" --text-embedding "$tmp/labels.npy" > "$tmp/q" 2> "$tmp/err" 3>&- &
+pid=$!
+i=0
+until [ "$(sql postgres "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'
+    AND query LIKE 'SELECT id, source%'")" -eq 1 ]; do
+  kill -0 "$pid" 2> /dev/null || fail "the query ended before the server died: $(cat "$tmp/err")"
+  i=$((i + 1))
+  [ $i -lt 600 ] || fail "the query never waited for the lock"
+  sleep 0.2
+done
+pgctl -m immediate -w stop > /dev/null
+rc=0
+wait "$pid" || rc=$?
+exec 3>&-
+wait "$holder" 2> /dev/null || true
+cat "$tmp/err"
+[ "$rc" -eq 1 ] || fail "server killed under a query: exit $rc ($(cat "$tmp/q"))"
+grep -q "lost the connection to the PostgreSQL server" "$tmp/err" ||
+  fail "server killed under a query: $(cat "$tmp/err")"
+pgctl -l "$NPU_PG_HOST/server.log" -w -t 60 -o "$NPU_PG_OPTS" start > /dev/null
 
 # ---- SIGTERM commits like SIGINT ----
 for sig in TERM INT; do
