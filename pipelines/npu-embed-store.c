@@ -3,8 +3,9 @@
  * npu-embed-store: keeps a searchable record of what a camera (or a file, or
  * a test source) saw. `record` runs npuembed on every frame and stores
  * (source, frame number, timestamps, model, embedding) rows in a SQLite
- * database; `query` embeds an image with the same model (or takes a text
- * embedding from an .npy file, or embeds a text with a text encoder) and
+ * file or on a PostgreSQL server (pipelines/store/: one file per backend,
+ * picked from --db); `query` embeds an image with the same model (or takes a
+ * text embedding from an .npy file, or embeds a text with a text encoder) and
  * prints the k stored frames most similar
  * to it (cosine similarity). `labels` turns example images into a
  * labels.txt + labels.npy pair for npuembed's zero-shot labels.
@@ -14,6 +15,8 @@
  *   npu-embed-store query  --db cam.db --text-embedding text.npy --row 3
  *   npu-embed-store query  --db cam.db --text "a red car" \
  *       --text-model clip-text.onnx --tokenizer tokenizer.json
+ *   npu-embed-store record --model siglip.onnx --source camera \
+ *       --db postgresql://user@server/embeddings
  *   npu-embed-store labels --model siglip.onnx --out labels.txt \
  *       cat=cat.png dog=dog.jpg red=pattern:red
  *
@@ -30,11 +33,11 @@
 #include <string.h>
 
 #include <gst/gst.h>
-#include <sqlite3.h>
 
 #include "gstnpumeta.h"
 #include "npu-text-encoder.h"
 #include "npu/npu-npy.h"
+#include "store/store.h"
 
 static gchar *opt_model, *opt_db, *opt_source = NULL, *opt_backend = NULL;
 static gchar *opt_image, *opt_text, *opt_out, *opt_norm = NULL;
@@ -43,7 +46,7 @@ static gchar *opt_text_query, *opt_text_model, *opt_tokenizer;
 static gint opt_frames = G_MININT, opt_top = 5, opt_row = 0, opt_interval = 1;
 static guint opt_cores = 7;
 static gint opt_busy_ms = 5000;
-static gboolean opt_quiet;
+static gboolean opt_quiet, opt_approx, opt_no_index;
 /* the backend npuembed reported running on (stats), for the summaries */
 static gchar *used_backend;
 
@@ -101,7 +104,9 @@ check_options (void)
 static GOptionEntry entries[] = {
   {"model", 'm', 0, G_OPTION_ARG_FILENAME, &opt_model,
       "Embedding model (.onnx or .npub)", "FILE"},
-  {"db", 'd', 0, G_OPTION_ARG_FILENAME, &opt_db, "SQLite database", "FILE"},
+  {"db", 'd', 0, G_OPTION_ARG_FILENAME, &opt_db,
+      "SQLite file, or PostgreSQL server: postgresql://... or postgres://... "
+        "URI or \"host=... dbname=...\" conninfo", "DB"},
   {"source", 's', 0, G_OPTION_ARG_STRING, &opt_source,
       "record: test[:PATTERN], camera[:DEVICE], a file or a URI "
         "(default test)", "SRC"},
@@ -140,6 +145,12 @@ static GOptionEntry entries[] = {
   {"busy-timeout", 0, 0, G_OPTION_ARG_INT, &opt_busy_ms,
       "record: wait up to MS for another connection's lock, per try "
         "(default 5000)", "MS"},
+  {"approx", 0, 0, G_OPTION_ARG_NONE, &opt_approx,
+      "query: use an approximate index where the store has one (PostgreSQL "
+        "with pgvector: HNSW); default exact", NULL},
+  {"no-index", 0, 0, G_OPTION_ARG_NONE, &opt_no_index,
+      "record: do not create pgvector's HNSW index (it slows inserts down; "
+        "exact queries do not need it)", NULL},
   {"quiet", 'q', 0, G_OPTION_ARG_NONE, &opt_quiet, "Print less", NULL},
   {NULL}
 };
@@ -369,90 +380,61 @@ out:
 
 typedef struct
 {
-  sqlite3 *db;
-  sqlite3_stmt *ins;
+  Store *store;
   const gchar *source;
   guint64 embedded;             /* frames that came with an embedding */
   guint64 pending;              /* inserted in the open transaction */
   guint64 committed;            /* rows whose COMMIT succeeded */
   gboolean in_txn;
   gboolean failed;
+  gboolean unknown;             /* a COMMIT whose outcome never came back */
   gchar *why;                   /* the first failure */
 } RecordCtx;
 
-static const char schema[] = "CREATE TABLE IF NOT EXISTS frames (" "  id INTEGER PRIMARY KEY," "  source TEXT NOT NULL," "  frame INTEGER NOT NULL,"    /* input frame number */
-    "  pts_ns INTEGER,"         /* presentation time, NULL if none */
-    "  unix_time REAL NOT NULL,"        /* wall clock when stored */
-    "  model TEXT NOT NULL," "  dims INTEGER NOT NULL," "  embedding BLOB NOT NULL"     /* dims float32, little-endian, unit norm */
-    ");" "CREATE INDEX IF NOT EXISTS frames_model ON frames (model);";
-
-/* How long a statement waits for another connection's lock (sqlite3's busy
- * handler), and how many times a statement that still found the database
- * busy is tried again before the rows are reported lost. */
-#define BUSY_RETRIES 3
-
-/* Runs @sql, retrying while the database is busy (each try waits up to the
- * busy timeout). Returns the last SQLite result code. */
-static int
-exec_retry (sqlite3 * db, const char *sql)
+static StoreOptions
+store_options (void)
 {
-  int rc = SQLITE_BUSY, tries;
+  StoreOptions o = { 0 };
 
-  for (tries = 0; tries <= BUSY_RETRIES; tries++) {
-    rc = sqlite3_exec (db, sql, NULL, NULL, NULL);
-    if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED)
-      break;
-  }
-  return rc;
-}
-
-static sqlite3 *
-open_db (const gchar * path, gboolean create)
-{
-  sqlite3 *db = NULL;
-  int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
-
-  if (sqlite3_open_v2 (path, &db, flags, NULL) != SQLITE_OK) {
-    g_printerr ("cannot open %s: %s\n", path, db ? sqlite3_errmsg (db) :
-        "out of memory");
-    sqlite3_close (db);
-    return NULL;
-  }
-  sqlite3_busy_timeout (db, opt_busy_ms);
-  if (create && exec_retry (db, schema) != SQLITE_OK) {
-    g_printerr ("%s: %s\n", path, sqlite3_errmsg (db));
-    sqlite3_close (db);
-    return NULL;
-  }
-  return db;
+  o.busy_ms = opt_busy_ms;
+  o.no_index = opt_no_index;
+  return o;
 }
 
 /* Records the first failure and stops the recording (the pipeline gets EOS
- * as on Ctrl-C): rows that cannot be stored must not be reported stored. */
+ * as on Ctrl-C): rows that cannot be stored must not be reported stored.
+ * The open transaction's rows are dropped. */
 static void
-record_fail (RecordCtx * ctx, const char *what)
+record_fail (RecordCtx * ctx, GError * err)
 {
-  if (ctx->failed)
+  store_rollback (ctx->store);
+  ctx->in_txn = FALSE;
+  ctx->pending = 0;
+  if (ctx->failed) {
+    g_error_free (err);
     return;
+  }
   ctx->failed = TRUE;
-  ctx->why = g_strdup_printf ("%s: %s", what, sqlite3_errmsg (ctx->db));
+  ctx->unknown = g_error_matches (err, STORE_ERROR,
+      STORE_ERROR_UNKNOWN_OUTCOME);
+  ctx->why = g_strdup (err->message);
   g_printerr ("%s\n", ctx->why);
+  g_error_free (err);
   if (!interrupted)
     interrupted = 1;
 }
 
-/* Commits the open transaction; on failure rolls it back (its rows are
- * lost and counted as such). */
+/* Commits the open transaction; on failure its rows are lost and counted
+ * as such. */
 static gboolean
 record_commit (RecordCtx * ctx)
 {
+  GError *err = NULL;
+
   if (!ctx->in_txn)
     return TRUE;
-  if (exec_retry (ctx->db, "COMMIT") != SQLITE_OK) {
-    record_fail (ctx, "COMMIT failed");
-    sqlite3_exec (ctx->db, "ROLLBACK", NULL, NULL, NULL);
-    ctx->in_txn = FALSE;
-    ctx->pending = 0;
+  if (!store_commit (ctx->store, &err)) {
+    record_fail (ctx, err);
     return FALSE;
   }
   ctx->committed += ctx->pending;
@@ -466,44 +448,28 @@ store_frame (const GstNpuEmbeddingMeta * meta, guint64 frame, GstClockTime pts,
     gpointer user)
 {
   RecordCtx *ctx = user;
-  int rc = SQLITE_BUSY, tries;
+  GError *err = NULL;
+  StoreRow row;
 
   ctx->embedded++;
   if (ctx->failed)
     return;
   if (!ctx->in_txn) {
-    if (exec_retry (ctx->db, "BEGIN") != SQLITE_OK) {
-      record_fail (ctx, "BEGIN failed");
+    if (!store_begin (ctx->store, &err)) {
+      record_fail (ctx, err);
       return;
     }
     ctx->in_txn = TRUE;
   }
-  sqlite3_reset (ctx->ins);
-  sqlite3_bind_text (ctx->ins, 1, ctx->source, -1, SQLITE_STATIC);
-  sqlite3_bind_int64 (ctx->ins, 2, (sqlite3_int64) frame);
-  if (GST_CLOCK_TIME_IS_VALID (pts))
-    sqlite3_bind_int64 (ctx->ins, 3, (sqlite3_int64) pts);
-  else
-    sqlite3_bind_null (ctx->ins, 3);
-  sqlite3_bind_double (ctx->ins, 4, g_get_real_time () / 1e6);
-  sqlite3_bind_text (ctx->ins, 5, meta->model_id ? meta->model_id : "", -1,
-      SQLITE_TRANSIENT);
-  sqlite3_bind_int (ctx->ins, 6, (int) meta->dims);
-  /* host order is little-endian on every target OpenNPU builds for */
-  sqlite3_bind_blob (ctx->ins, 7, meta->data, (int) (meta->dims *
-          sizeof (gfloat)), SQLITE_TRANSIENT);
-  for (tries = 0; tries <= BUSY_RETRIES; tries++) {
-    rc = sqlite3_step (ctx->ins);
-    if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED)
-      break;
-    sqlite3_reset (ctx->ins);
-  }
-  if (rc != SQLITE_DONE) {
-    record_fail (ctx, "INSERT failed");
-    sqlite3_reset (ctx->ins);
-    sqlite3_exec (ctx->db, "ROLLBACK", NULL, NULL, NULL);
-    ctx->in_txn = FALSE;
-    ctx->pending = 0;
+  row.source = ctx->source;
+  row.frame = (gint64) frame;
+  row.pts_ns = GST_CLOCK_TIME_IS_VALID (pts) ? (gint64) pts : -1;
+  row.unix_time = g_get_real_time () / 1e6;
+  row.model = meta->model_id ? meta->model_id : "";
+  row.dims = meta->dims;
+  row.vec = meta->data;
+  if (!store_insert (ctx->store, &row, &err)) {
+    record_fail (ctx, err);
     return;
   }
   ctx->pending++;
@@ -518,6 +484,8 @@ static int
 cmd_record (void)
 {
   RecordCtx ctx = { 0 };
+  StoreOptions so = store_options ();
+  GError *err = NULL;
   gboolean ok;
   guint64 lost;
 
@@ -525,30 +493,32 @@ cmd_record (void)
     g_printerr ("record needs --model and --db\n");
     return 2;
   }
-  ctx.db = open_db (opt_db, TRUE);
-  if (!ctx.db)
-    return 1;
-  if (sqlite3_prepare_v2 (ctx.db, "INSERT INTO frames (source, frame, pts_ns,"
-          " unix_time, model, dims, embedding) VALUES (?,?,?,?,?,?,?)", -1,
-          &ctx.ins, NULL) != SQLITE_OK) {
-    g_printerr ("%s\n", sqlite3_errmsg (ctx.db));
-    sqlite3_close (ctx.db);
+  ctx.store = store_open (opt_db, TRUE, &so, &err);
+  if (!ctx.store) {
+    g_printerr ("%s\n", err->message);
+    g_error_free (err);
     return 1;
   }
+  if (!opt_quiet)
+    g_printerr ("store: %s\n", store_describe (ctx.store));
   ctx.source = opt_source ? opt_source : "test";
   ok = run_embedding (opt_source, opt_frames, store_frame, &ctx);
   record_commit (&ctx);
-  sqlite3_finalize (ctx.ins);
-  if (sqlite3_close (ctx.db) != SQLITE_OK && !ctx.failed) {
-    ctx.failed = TRUE;
-    ctx.why = g_strdup (sqlite3_errmsg (ctx.db));
+  if (!store_close (ctx.store, &err)) {
+    if (!ctx.failed) {
+      ctx.failed = TRUE;
+      ctx.why = g_strdup (err->message);
+    }
+    g_clear_error (&err);
   }
   lost = ctx.embedded - ctx.committed;
   g_print ("%" G_GUINT64_FORMAT " embeddings stored in %s (backend %s)\n",
-      ctx.committed, opt_db, used_backend ? used_backend : "?");
+      ctx.committed, store_is_postgres (opt_db) ? "the PostgreSQL database" :
+      opt_db, used_backend ? used_backend : "?");
   if (lost || ctx.failed) {
     g_printerr ("error: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
-        " embeddings were NOT stored (%s)\n", lost, ctx.embedded,
+        " embeddings were NOT stored%s (%s)\n", lost, ctx.embedded,
+        ctx.unknown ? " or not confirmed" : "",
         ctx.why ? ctx.why : "stopped early");
     g_free (ctx.why);
     return 1;
@@ -658,70 +628,50 @@ embed_text (const gchar * text, OneEmbedding * e)
   return ok;
 }
 
-typedef struct
-{
-  gint64 id, frame, pts;
-  gchar *source;
-  gdouble score;
-} Hit;
-
-static gint
-hit_cmp (gconstpointer a, gconstpointer b)
-{
-  const Hit *x = a, *y = b;
-
-  return x->score < y->score ? 1 : x->score > y->score ? -1 :
-      (x->id > y->id) - (x->id < y->id);
-}
-
-/* How far from 1 a stored vector's norm may be (float32 rounding of a
- * normalised vector is ~1e-7 per element). */
-#define UNIT_NORM_TOL 1e-3
-
-/* PRAGMA quick_check: FALSE (after printing what it found) on a damaged
- * database or when the check itself cannot run. */
+/* Prints the stored frames nearest to @q (exact unless --approx). */
 static gboolean
-check_db (sqlite3 * db)
+print_nearest (Store * st, const OneEmbedding * q)
 {
-  sqlite3_stmt *st;
-  gboolean ok = FALSE;
-  int rc;
+  GArray *hits = g_array_new (FALSE, FALSE, sizeof (StoreHit));
+  guint64 compared, skipped;
+  GError *err = NULL;
+  guint i;
 
-  if (sqlite3_prepare_v2 (db, "PRAGMA quick_check(5)", -1, &st,
-          NULL) != SQLITE_OK) {
-    g_printerr ("%s: cannot check the database: %s\n", opt_db,
-        sqlite3_errmsg (db));
+  if (!store_query (st, q->vec, q->dims, q->model_id, (guint) opt_top,
+          opt_approx, hits, &compared, &skipped, &err)) {
+    g_printerr ("%s: %s\n", store_is_postgres (opt_db) ? "PostgreSQL" :
+        opt_db, err->message);
+    g_error_free (err);
+    g_array_free (hits, TRUE);
     return FALSE;
   }
-  while ((rc = sqlite3_step (st)) == SQLITE_ROW) {
-    const char *r = (const char *) sqlite3_column_text (st, 0);
+  if (!opt_quiet)
+    g_print ("%" G_GUINT64_FORMAT " frames compared%s (%s)\n", compared,
+        skipped ? " (others are from another model)" : "", store_describe (st));
+  g_print ("rank  score     source  frame  pts\n");
+  for (i = 0; i < hits->len; i++) {
+    StoreHit *h = &g_array_index (hits, StoreHit, i);
 
-    if (r && !strcmp (r, "ok")) {
-      ok = TRUE;
-      continue;
-    }
-    g_printerr ("%s: the database is damaged: %s\n", opt_db, r ? r : "?");
-    ok = FALSE;
+    if (h->pts_ns >= 0)
+      g_print ("%4u  %.6f  %s  %" G_GINT64_FORMAT "  %" GST_TIME_FORMAT "\n",
+          i + 1, h->score, h->source, h->frame, GST_TIME_ARGS (h->pts_ns));
+    else
+      g_print ("%4u  %.6f  %s  %" G_GINT64_FORMAT "  -\n", i + 1, h->score,
+          h->source, h->frame);
   }
-  if (rc != SQLITE_DONE) {
-    g_printerr ("%s: the database is damaged: %s\n", opt_db,
-        sqlite3_errmsg (db));
-    ok = FALSE;
-  }
-  sqlite3_finalize (st);
-  return ok;
+  store_hits_clear (hits);
+  g_array_free (hits, TRUE);
+  return TRUE;
 }
 
 static int
 cmd_query (void)
 {
   OneEmbedding q = { 0 };
-  sqlite3 *db;
-  sqlite3_stmt *st;
-  GArray *hits;
-  guint i, skipped = 0;
-  int rc = 1, src;
-  gboolean bad = FALSE;
+  StoreOptions so = store_options ();
+  Store *db;
+  GError *err = NULL;
+  int rc = 1;
 
   if (!opt_db || (!!opt_image + !!opt_text + !!opt_text_query) != 1 ||
       (opt_image && !opt_model) || (opt_text_query && (!opt_text_model ||
@@ -730,97 +680,24 @@ cmd_query (void)
         "--text-embedding, or --text (with --text-model and --tokenizer)\n");
     return 2;
   }
-  db = open_db (opt_db, FALSE);
-  if (!db)
+  db = store_open (opt_db, FALSE, &so, &err);
+  if (!db) {
+    g_printerr ("%s\n", err->message);
+    g_error_free (err);
     return 1;
+  }
   if (opt_image ? !embed_image (opt_image, &q) : opt_text_query ?
       !embed_text (opt_text_query, &q) :
       !read_text_embedding (opt_text, opt_row, &q))
     goto out;
 
-  /* A damaged file must not rank the rows that happen to be readable:
-   * check the structure first (quick_check reads every page once). */
-  if (!check_db (db))
-    goto out;
-  if (sqlite3_prepare_v2 (db, "SELECT id, source, frame, pts_ns, dims, "
-          "embedding, model FROM frames", -1, &st, NULL) != SQLITE_OK) {
-    g_printerr ("%s: %s\n", opt_db, sqlite3_errmsg (db));
-    goto out;
-  }
-  hits = g_array_new (FALSE, FALSE, sizeof (Hit));
-  while ((src = sqlite3_step (st)) == SQLITE_ROW) {
-    const gfloat *v = sqlite3_column_blob (st, 5);
-    gint dims = sqlite3_column_int (st, 4);
-    const char *model = (const char *) sqlite3_column_text (st, 6);
-    const char *source = (const char *) sqlite3_column_text (st, 1);
-    Hit h;
-    gint k;
-    gdouble ss = 0;
-
-    /* vectors of another model (or size) are not comparable */
-    if (dims != (gint) q.dims || sqlite3_column_bytes (st, 5) != dims * 4 ||
-        (q.model_id && model && strcmp (model, q.model_id))) {
-      skipped++;
-      continue;
-    }
-    h.id = sqlite3_column_int64 (st, 0);
-    /* stored vectors are unit length (or zero, for a frame the model gave
-     * nothing for); any other norm is damage, and would give scores > 1 */
-    for (k = 0; k < dims; k++)
-      ss += (gdouble) v[k] * v[k];
-    if (!(ss == 0 || fabs (sqrt (ss) - 1.0) <= UNIT_NORM_TOL)) {
-      g_printerr ("%s: row %" G_GINT64_FORMAT ": the embedding's norm is %g, "
-          "not 1: the database is damaged\n", opt_db, h.id, sqrt (ss));
-      bad = TRUE;
-      break;
-    }
-    h.source = g_strdup (source ? source : "");
-    h.frame = sqlite3_column_int64 (st, 2);
-    h.pts = sqlite3_column_type (st, 3) == SQLITE_NULL ? -1 :
-        sqlite3_column_int64 (st, 3);
-    h.score = 0;
-    for (k = 0; k < dims; k++)
-      h.score += (gdouble) v[k] * q.vec[k];
-    g_array_append_val (hits, h);
-  }
-  if (!bad && src != SQLITE_DONE) {
-    g_printerr ("%s: reading the frames failed after %u rows: %s\n", opt_db,
-        hits->len + skipped, sqlite3_errmsg (db));
-    bad = TRUE;
-  }
-  sqlite3_finalize (st);
-  if (bad) {
-    for (i = 0; i < hits->len; i++)
-      g_free (g_array_index (hits, Hit, i).source);
-    g_array_free (hits, TRUE);
-    goto out;
-  }
-  g_array_sort (hits, hit_cmp);
-
-  if (!opt_quiet)
-    g_print ("%u frames compared%s\n", hits->len, skipped ?
-        " (others are from another model)" : "");
-  g_print ("rank  score     source  frame  pts\n");
-  for (i = 0; i < hits->len; i++) {
-    Hit *h = &g_array_index (hits, Hit, i);
-
-    if (i < (guint) MAX (opt_top, 0)) {
-      if (h->pts >= 0)
-        g_print ("%4u  %.6f  %s  %" G_GINT64_FORMAT "  %" GST_TIME_FORMAT "\n",
-            i + 1, h->score, h->source, h->frame, GST_TIME_ARGS (h->pts));
-      else
-        g_print ("%4u  %.6f  %s  %" G_GINT64_FORMAT "  -\n", i + 1, h->score,
-            h->source, h->frame);
-    }
-    g_free (h->source);
-  }
-  g_array_free (hits, TRUE);
-  rc = 0;
+  if (print_nearest (db, &q))
+    rc = 0;
 
 out:
   g_free (q.vec);
   g_free (q.model_id);
-  sqlite3_close (db);
+  store_close (db, NULL);
   return rc;
 }
 
@@ -907,7 +784,7 @@ main (int argc, char **argv)
 
   ctx = g_option_context_new ("record|query|labels [LABEL=IMAGE...]");
   g_option_context_set_summary (ctx, "Stores per-frame embeddings (npuembed) "
-      "in SQLite and finds the frames nearest to an image or text embedding.");
+      "in SQLite or PostgreSQL and finds the frames nearest to an image or text embedding.");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_option_context_add_group (ctx, gst_init_get_option_group ());
   if (!g_option_context_parse (ctx, &argc, &argv, &err)) {
@@ -925,9 +802,13 @@ main (int argc, char **argv)
     return 2;
   if (!ensure_plugin ())
     return 1;
-  signal (SIGINT, on_sigint);
-  /* SIGTERM (a service stopping) commits like Ctrl-C */
-  signal (SIGTERM, on_sigint);
+  /* a recording ends on Ctrl-C or SIGTERM (a service stopping) with its
+   * last rows committed; query and labels have nothing to commit and stop
+   * at once (also while they wait for a database server) */
+  if (!strcmp (argv[1], "record")) {
+    signal (SIGINT, on_sigint);
+    signal (SIGTERM, on_sigint);
+  }
   /* past RLIMIT_FSIZE a write fails with EFBIG (SQLite reports it) instead
    * of killing the process */
   signal (SIGXFSZ, SIG_IGN);

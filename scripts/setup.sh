@@ -19,6 +19,7 @@ PKGS="
   libpcre2-dev libicu-dev
   libcairo2-dev libpango1.0-dev
   libsentencepiece-dev sentencepiece
+  postgresql-15 libpq-dev
 "
 
 if [ "$(id -u)" -ne 0 ]; then
