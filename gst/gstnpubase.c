@@ -331,6 +331,22 @@ make_stats (GstNpuBase * self)
       priv->run_ns_total / 1000.0 / priv->n_completed : 0.0,
       "backend", G_TYPE_STRING, priv->model ?
       npu_model_backend (priv->model) : "", NULL);
+  {
+    GValue dev = G_VALUE_INIT;
+
+    /* the device scheduler's count per core, summed over every instance on
+     * the device in this process (several streams) */
+    g_value_init (&dev, GST_TYPE_ARRAY);
+    for (i = 0; priv->sched && i < GST_NPU_SCHED_MAX_CORES; i++) {
+      GValue v = G_VALUE_INIT;
+
+      g_value_init (&v, G_TYPE_UINT64);
+      g_value_set_uint64 (&v, gst_npu_sched_core_jobs (priv->sched, (gint) i));
+      gst_value_array_append_value (&dev, &v);
+      g_value_unset (&v);
+    }
+    gst_structure_take_value (s, "device-core-jobs", &dev);
+  }
   g_mutex_unlock (&priv->lock);
   gst_structure_take_value (s, "core-jobs", &arr);
   return s;
@@ -788,8 +804,10 @@ gst_npu_base_class_init (GstNpuBaseClass * klass)
    * job was still running, and were held back to keep the order),
    * in-flight, max-in-flight (uint), mean-run-us (double, mean
    * npu_session_run time), backend (string, the backend the model runs on;
-   * empty when stopped) and core-jobs (array of uint64, completed jobs per
-   * core slot, in core order).
+   * empty when stopped), core-jobs (array of uint64, completed jobs per
+   * core slot, in core order) and device-core-jobs (array of uint64, the
+   * frames the device's scheduler handed each core 0..2, summed over every
+   * element instance on the device in the process; empty when stopped).
    *
    * Since: 0.1
    */
