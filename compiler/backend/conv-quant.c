@@ -73,8 +73,9 @@ conv_read_qparams(const struct npu_node *n, struct conv_src *s, uint32_t kernels
             return npu_be_refuse(why, wl, "weight scales must be positive and finite");
     s->ws = ws;
     s->y_dt = n->out[0]->t.dtype;
-    if (s->y_dt != NPU_DTYPE_INT8 && s->y_dt != NPU_DTYPE_UINT8)
-        return npu_be_refuse(why, wl, "result type %s (int8 / uint8)", npu_dtype_name(s->y_dt));
+    if (s->y_dt != NPU_DTYPE_INT8 && s->y_dt != NPU_DTYPE_UINT8 && s->y_dt != NPU_DTYPE_INT16)
+        return npu_be_refuse(why, wl, "result type %s (int8 / uint8 / int16)",
+                             npu_dtype_name(s->y_dt));
     s->y_zp = 0;
     if (yz) {
         if (yz->kind != NPU_VALUE_CONST || npu_value_numel(yz) != 1 || yz->t.dtype != s->y_dt)
@@ -88,7 +89,8 @@ conv_read_qparams(const struct npu_node *n, struct conv_src *s, uint32_t kernels
 bool
 conv_int8_operand(const struct npu_value *v)
 {
-    return v && (v->t.dtype == NPU_DTYPE_INT8 || v->t.dtype == NPU_DTYPE_UINT8);
+    return v && (v->t.dtype == NPU_DTYPE_INT8 || v->t.dtype == NPU_DTYPE_UINT8 ||
+                 v->t.dtype == NPU_DTYPE_INT16); /* int16: conv-int16.c checks the rest */
 }
 
 /* Integer kinds: -x_zp x (weight sum of the kernel), int32 per channel. */

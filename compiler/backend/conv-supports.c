@@ -491,7 +491,7 @@ conv_read_src(const struct npu_graph *g, const struct npu_node *n, struct conv_s
         s->g.act = RK_ACT_NONE;
         if (s->qlinear && s->ws && npu_value_numel(s->ws) > 1)
             s->g.q_per_channel = true;
-        return true;
+        return conv_int16_check(n, s, why, wl);
     }
     s->g.in_dt = NPU_DTYPE_FP16;
     s->g.out_dt = NPU_DTYPE_FP16;

@@ -165,6 +165,9 @@ struct rk_conv_geom {
      * scale[k], then adds q_lo (q_lo != 0) or applies ReLU-X q_hi (q_lo == 0) */
     float q_lo, q_hi;
     float q_bs_relux; /* attribute q_bs_relux: (q_hi - q_lo) / scale, one scale (0: none) */
+    /* int16 pipeline (in_dt i16, w16a16i): CORE CLIP_TRUNCATE, the right shift of the
+     * 48-bit sums before the DPU (attribute q_clip, 0..31; TRM-inferred, level T) */
+    uint32_t q_clip;
     /* EW-stage fusions (docs/npu-backend.md §3, fp16 pipeline):
      *  lut_id: a DPU LUT function (npu_dpu_lut_get) applied to the final result in
      *    the EW stage after any partial-sum add; its input scale is BN MUL in every task

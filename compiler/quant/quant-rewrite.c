@@ -171,7 +171,7 @@ gemm_as_matmul(struct npu_graph *g, struct npu_node *n, struct npu_value **bias)
 }
 
 enum npu_status
-quant_prepare(struct npu_graph *g)
+quant_prepare(struct npu_graph *g, bool symmetric)
 {
     enum npu_status st = NPU_OK;
     npu_graph_for_each_node_safe (g, n, tmp) {
@@ -183,7 +183,9 @@ quant_prepare(struct npu_graph *g)
         if (!(conv || mm || gemm) || n->nout != 1 || n->out[0]->t.dtype != NPU_DTYPE_FP32)
             continue;
         struct npu_value *bias = mm && n->nin > 2 ? n->in[2] : NULL;
-        bool split_act = !saturating_act(n);
+        /* symmetric results (w16a16i, zero point 0) have no saturation at 0: every
+         * activation becomes a node of its own */
+        bool split_act = symmetric ? npu_node_attr(n, "npu_act") != NULL : !saturating_act(n);
         if (conv && !split_act)
             continue;
         if (mm && !bias && !split_act)
@@ -273,6 +275,15 @@ const_of(struct npu_graph *g, const char *base, const char *suf, enum npu_dtype 
     return npu_graph_add_const(g, name, &t);
 }
 
+/* w16a16i: the symmetric int16 scale of [lo, hi] (zero point 0): max(|lo|, |hi|) / 32767. */
+static void
+quant_params16(float lo, float hi, float *scale)
+{
+    float m = fmaxf(fabsf(lo), fabsf(hi));
+    float s = m / 32767.0f;
+    *scale = s > 1e-30f && isfinite(s) ? s : 1.0f / 32767.0f;
+}
+
 /* The int8 source of x made by an earlier layer, or NULL. */
 static struct npu_value *
 int8_source(const struct quant_layers *L, const struct npu_value *x)
@@ -300,15 +311,27 @@ rewrite_one(struct npu_graph *g, struct npu_node *n, const struct quant_stats *s
         snprintf(r->why, sizeof(r->why), "bias is not a per-kernel float constant");
         return false;
     }
-    quant_params(sx->clo, sx->chi, &r->sx, &r->zx);
-    quant_params(sy->clo, sy->chi, &r->sy, &r->zy);
+    /* w16a16i: int16 symmetric activations (zero point 0) and weights */
+    const bool w16 = o->mode == NPU_QUANT_W16A16I;
+    const float qmax = w16 ? 32767.0f : 127.0f;
+    const enum npu_dtype qdt = w16 ? NPU_DTYPE_INT16 : NPU_DTYPE_INT8;
+    const size_t qes = w16 ? 2 : 1;
+    if (w16) {
+        quant_params16(sx->clo, sx->chi, &r->sx);
+        quant_params16(sy->clo, sy->chi, &r->sy);
+        r->zx = r->zy = 0;
+    } else {
+        quant_params(sx->clo, sx->chi, &r->sx, &r->zx);
+        quant_params(sy->clo, sy->chi, &r->sy, &r->zy);
+    }
+    int16_t zx16 = r->zx, zy16 = r->zy;
     bool conv = n->op == NPU_OP_CONV;
     int64_t K = conv ? w->t.dims[0] : w->t.dims[1];
     int64_t per = npu_value_numel(w) / K;
     int64_t ns = o->per_layer ? 1 : K;
     const float *wd = w->t.data;
     float *ws = calloc((size_t)ns, sizeof(float));
-    int8_t *wq = malloc((size_t)npu_value_numel(w)), *wz = calloc((size_t)ns, 1);
+    void *wq = malloc((size_t)npu_value_numel(w) * qes), *wz = calloc((size_t)ns, qes);
     int32_t *bq = conv ? calloc((size_t)K, sizeof(int32_t)) : NULL;
     bool ok = false;
     if (!ws || !wq || !wz || (conv && !bq)) {
@@ -325,11 +348,16 @@ rewrite_one(struct npu_graph *g, struct npu_node *n, const struct quant_stats *s
         ws[si] = fmaxf(ws[si], m);
     }
     for (int64_t i = 0; i < ns; i++)
-        ws[i] = ws[i] > 0 ? ws[i] / 127.0f : 1.0f;
+        ws[i] = ws[i] > 0 ? ws[i] / qmax : 1.0f;
     for (int64_t k = 0; k < K; k++) {
         float s = ws[o->per_layer ? 0 : k];
-        for (int64_t e = 0; e < per; e++)
-            wq[WIDX(k, e)] = (int8_t)fmaxf(-127, fminf(127, rintf(wd[WIDX(k, e)] / s)));
+        for (int64_t e = 0; e < per; e++) {
+            float q = fmaxf(-qmax, fminf(qmax, rintf(wd[WIDX(k, e)] / s)));
+            if (w16)
+                ((int16_t *)wq)[WIDX(k, e)] = (int16_t)q;
+            else
+                ((int8_t *)wq)[WIDX(k, e)] = (int8_t)q;
+        }
         if (bq) {
             double v = b ? rint((double)((const float *)b->t.data)[k] / ((double)r->sx * s)) : 0;
             if (fabs(v) > 2147483647.0) {
@@ -343,14 +371,15 @@ rewrite_one(struct npu_graph *g, struct npu_node *n, const struct quant_stats *s
     const char *base = n->name && n->name[0] ? n->name : y->name;
     int64_t one = 1;
     struct npu_value *xs = const_of(g, base, "_x_scale", NPU_DTYPE_FP32, 0, &one, &r->sx);
-    struct npu_value *xz = const_of(g, base, "_x_zp", NPU_DTYPE_INT8, 0, &one, &r->zx);
-    struct npu_value *wv = const_of(g, base, "_wq", NPU_DTYPE_INT8, w->t.ndim, w->t.dims, wq);
+    struct npu_value *xz =
+        const_of(g, base, "_x_zp", qdt, 0, &one, w16 ? (void *)&zx16 : (void *)&r->zx);
+    struct npu_value *wv = const_of(g, base, "_wq", qdt, w->t.ndim, w->t.dims, wq);
     struct npu_value *wsv =
         const_of(g, base, "_w_scale", NPU_DTYPE_FP32, o->per_layer ? 0 : 1, &ns, ws);
-    struct npu_value *wzv =
-        const_of(g, base, "_w_zp", NPU_DTYPE_INT8, o->per_layer ? 0 : 1, &ns, wz);
+    struct npu_value *wzv = const_of(g, base, "_w_zp", qdt, o->per_layer ? 0 : 1, &ns, wz);
     struct npu_value *ysv = const_of(g, base, "_y_scale", NPU_DTYPE_FP32, 0, &one, &r->sy);
-    struct npu_value *yzv = const_of(g, base, "_y_zp", NPU_DTYPE_INT8, 0, &one, &r->zy);
+    struct npu_value *yzv =
+        const_of(g, base, "_y_zp", qdt, 0, &one, w16 ? (void *)&zy16 : (void *)&r->zy);
     struct npu_value *bv = bq ? const_of(g, base, "_bq", NPU_DTYPE_INT32, 1, &K, bq) : NULL;
     if (!xs || !xz || !wv || !wsv || !wzv || !ysv || !yzv || (bq && !bv)) {
         snprintf(r->why, sizeof(r->why), "out of memory");

@@ -30,7 +30,7 @@ struct quant_layers {
 
 /* Gemm -> MatMul (+ bias), fused biases of MatMul and non-saturating fused
  * activations split off, so calibration sees each product's own output. */
-enum npu_status quant_prepare(struct npu_graph *g);
+enum npu_status quant_prepare(struct npu_graph *g, bool symmetric);
 /* Whether n is a layer the rewrite would quantise. */
 bool quant_candidate(const struct npu_node *n);
 /* Quantises g's candidates except those named in exclude and, with

@@ -64,6 +64,13 @@ npu_quant_mode_name(enum npu_quant_mode m)
     return (unsigned)m < 3 ? mode_names[m] : "?";
 }
 
+/* The integer precision of the report's quantised layers. */
+static const char *
+qprec(const struct npu_quant_report *rep)
+{
+    return rep->mode && !strcmp(rep->mode, "w16a16i") ? "int16" : "int8";
+}
+
 /* ---- measuring ---------------------------------------------------------------------- */
 
 static void
@@ -93,9 +100,9 @@ run_layer(struct npu_cpu_ctx *ctx, const struct npu_node *ql, const struct npu_t
 {
     struct npu_attrs none = {NULL, 0}, qa = npu_node_attrs(ql);
     struct npu_tensor xq = *x, yq = ql->out[0]->t, yd = ql->out[0]->t;
-    xq.dtype = NPU_DTYPE_INT8;
-    xq.data = malloc((size_t)npu_tensor_numel(x) + 1);
-    yq.data = malloc((size_t)npu_tensor_numel(&yq) + 1);
+    xq.dtype = ql->in[0]->t.dtype; /* int8, or int16 (w16a16i) */
+    xq.data = malloc(2 * (size_t)npu_tensor_numel(x) + 1);
+    yq.data = malloc(2 * (size_t)npu_tensor_numel(&yq) + 1);
     yd.dtype = NPU_DTYPE_FP32;
     yd.data = y;
     enum npu_status st = NPU_ERR_NOMEM;
@@ -169,14 +176,18 @@ quant_value_f32(struct quant_run *qr, const struct quant_layer_rec *r, int64_t n
     const struct npu_graph *g = qr->plan->g;
     const struct npu_value *v = npu_graph_find_value(g, nm);
     for (int i = 0; v && i < g->nvalues; i++) {
-        if (g->values[i] != v || v->t.dtype != NPU_DTYPE_INT8 || npu_value_numel(v) != n)
+        if (g->values[i] != v || (v->t.dtype != NPU_DTYPE_INT8 && v->t.dtype != NPU_DTYPE_INT16) ||
+            npu_value_numel(v) != n)
             continue;
         const struct exec_slot *s = &qr->plan->slots[i];
         if (s->kind != SLOT_ARENA || s->offset < 0)
             break;
-        const int8_t *q = (const int8_t *)((char *)qr->arena + s->offset);
+        const void *q = (char *)qr->arena + s->offset;
         for (int64_t k = 0; k < n; k++)
-            o[k] = ((float)q[k] - (float)r->zy) * r->sy;
+            o[k] = ((float)(v->t.dtype == NPU_DTYPE_INT16 ? ((const int16_t *)q)[k]
+                                                          : ((const int8_t *)q)[k]) -
+                    (float)r->zy) *
+                   r->sy;
         return o;
     }
     free(o);
@@ -240,11 +251,6 @@ npu_quantize(struct npu_graph *g, const struct npu_quant_options *o, struct npu_
         rep = &dummy;
     memset(rep, 0, sizeof(*rep));
     rep->out_cos = rep->out_rel = -2;
-    if (o->mode == NPU_QUANT_W16A16I) {
-        npu_err(QDOM, "w16a16i is not implemented: the int16 CNA/DPU path has no register "
-                      "programs here, see docs/quantisation.md");
-        return NPU_ERR_UNSUPPORTED;
-    }
     const struct npu_quant_dataset *d = o->data;
     if (!d || d->nsamples < NPU_QUANT_MIN_SAMPLES) {
         npu_err(QDOM, "quantising needs a calibration set of at least %d samples (--dataset)",
@@ -269,7 +275,7 @@ npu_quantize(struct npu_graph *g, const struct npu_quant_options *o, struct npu_
     enum npu_status s = NPU_ERR_NOMEM;
     if (!ctx)
         goto out;
-    if ((s = quant_prepare(g)))
+    if ((s = quant_prepare(g, o->mode == NPU_QUANT_W16A16I)))
         goto out;
     s = NPU_ERR_NOMEM;
     if (!(fp = quant_graph_clone(g)))
@@ -401,7 +407,8 @@ npu_quant_report_print(const struct npu_quant_report *rep, FILE *f)
         fig(f, s[i].entire_rel);
         fig(f, s[i].single_cos);
         fig(f, s[i].single_rel);
-        fprintf(f, "  %s%s\n", s[i].quantised ? "int8" : "float: ", s[i].quantised ? "" : s[i].why);
+        fprintf(f, "  %s%s\n",
+                s[i].quantised ? qprec(rep) : "float: ", s[i].quantised ? "" : s[i].why);
     }
     if (rep->out_cos > -1.5)
         fprintf(f, "outputs: cosine %.6f, relative error %.6f (entire, calibration set)\n",
@@ -465,7 +472,7 @@ npu_quant_report_write_json(const struct npu_quant_report *rep, const char *path
         json_str(f, s[i].name);
         fprintf(f, ", \"op\": ");
         json_str(f, s[i].op);
-        fprintf(f, ", \"precision\": \"%s\", \"why\": ", s[i].quantised ? "int8" : "float");
+        fprintf(f, ", \"precision\": \"%s\", \"why\": ", s[i].quantised ? qprec(rep) : "float");
         json_str(f, s[i].why);
         fprintf(f, ",\n     \"entire\": {\"cosine\": ");
         json_num(f, s[i].entire_cos);

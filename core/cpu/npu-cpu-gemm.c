@@ -1118,6 +1118,8 @@ cpu_k_qlinear_matmul(CPU_KERNEL_ARGS)
     const struct npu_tensor *a = in[0], *as = in[1], *azp = in[2], *b = in[3], *bs = in[4],
                             *bzp = in[5], *ys = in[6], *yzp = in[7];
     struct npu_tensor *y = out[0];
+    if (a->dtype == NPU_DTYPE_INT16) /* w16a16i */
+        return cpu_qlinear_matmul_i16(ctx, attrs, in, nin, out, nout);
     if (y->dtype != NPU_DTYPE_UINT8 && y->dtype != NPU_DTYPE_INT8)
         return KUNSUP("output dtype %s is not supported", npu_dtype_name(y->dtype));
     if (as->dtype != NPU_DTYPE_FP32 || bs->dtype != NPU_DTYPE_FP32 || ys->dtype != NPU_DTYPE_FP32)

@@ -115,8 +115,8 @@ static const char usage[] =
     "                          plugin default to verified on rknpu and rocket)\n"
     "        --quantize MODE   post-training quantisation (docs/quantisation.md): w8a8\n"
     "                          (int8 weights per channel, int8 activations) or hybrid (w8a8\n"
-    "                          but layers under --hybrid-threshold stay float); w16a16i is\n"
-    "                          refused (no int16 path yet)\n"
+    "                          but layers under --hybrid-threshold stay float) or w16a16i\n"
+    "                          (int16 symmetric weights and activations, the int16 CNA path)\n"
     "        --dataset LIST    calibration samples: one a line, the inputs' .npy files in\n"
     "                          input order separated by spaces (at least 4 samples)\n"
     "        --algorithm A     activation ranges: minmax (default), percentile, mse, kl\n"
@@ -594,13 +594,6 @@ main(int argc, char **argv)
         case O_QUANT:
             if (npu_quant_mode_parse(optarg, &qc.o.mode)) {
                 fprintf(stderr, "npuc: --quantize %s: use w8a8, hybrid or w16a16i\n", optarg);
-                return 2;
-            }
-            if (qc.o.mode == NPU_QUANT_W16A16I) {
-                fprintf(stderr,
-                        "npuc: --quantize w16a16i is not implemented: OpenNPU has no int16 "
-                        "conv/DPU register programs yet (docs/quantisation.md says why); use "
-                        "w8a8 or hybrid\n");
                 return 2;
             }
             quantize = true;

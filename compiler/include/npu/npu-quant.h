@@ -29,7 +29,7 @@ extern "C" {
 enum npu_quant_mode {
     NPU_QUANT_W8A8 = 0, /* every layer the NPU takes in int8 */
     NPU_QUANT_HYBRID,   /* w8a8, but layers under the threshold or named stay float */
-    NPU_QUANT_W16A16I,  /* int16: refused (see docs/quantisation.md) */
+    NPU_QUANT_W16A16I,  /* int16 weights and activations, symmetric (the int16 CNA path) */
 };
 
 enum npu_quant_algo {
