@@ -15,8 +15,8 @@
 #include "npu-cpu-internal.h"
 
 void
-cpu_requantize_i16(const double *acc, int64_t rows, int64_t cols, const float *scale,
-                   bool per_col, int32_t zp, int16_t *y)
+cpu_requantize_i16(const double *acc, int64_t rows, int64_t cols, const float *scale, bool per_col,
+                   int32_t zp, int16_t *y)
 {
     for (int64_t i = 0; i < rows; i++)
         for (int64_t j = 0; j < cols; j++) {

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "npu-rk3588-regs.h"
 #include "npu/npu-build.h"
 #include "npu/npu-exec.h"
 #include "npu/npu-npub.h"
@@ -25,7 +26,6 @@
 #include "npu/npu-passes.h"
 #include "npu/npu-program.h"
 #include "npu/npu-quant.h"
-#include "npu-rk3588-regs.h"
 #include "npu/npu-timing.h"
 
 static int fails;
@@ -60,8 +60,7 @@ hook(struct npu_graph *g, void *user)
     npu_graph_for_each_node (g, n) {
         if (n->op != NPU_OP_QLINEAR_CONV && n->op != NPU_OP_QLINEAR_MATMUL)
             continue;
-        bool i16 = n->in[0]->t.dtype == NPU_DTYPE_INT16 &&
-                   n->in[3]->t.dtype == NPU_DTYPE_INT16 &&
+        bool i16 = n->in[0]->t.dtype == NPU_DTYPE_INT16 && n->in[3]->t.dtype == NPU_DTYPE_INT16 &&
                    n->out[0]->t.dtype == NPU_DTYPE_INT16;
         for (int k = 2; i16 && k < 8; k += 3) /* x, w, y zero points */
             i16 = n->in[k] && n->in[k]->t.dtype == NPU_DTYPE_INT16 &&
@@ -116,7 +115,8 @@ count_int16_tasks(const struct npu_program *p, int *conv16, int *shifted)
             if (off == REG_CNA_CONV_CON1 && (w >> 48) &&
                 CNA_CONV_CON1_IN_PRECISION__GET(v) == NPU_CNA_PRECISION_INT16)
                 (*conv16)++;
-            if (off == REG_CORE_CLIP_TRUNCATE && (w >> 48) && CORE_CLIP_TRUNCATE_CLIP_TRUNCATE__GET(v))
+            if (off == REG_CORE_CLIP_TRUNCATE && (w >> 48) &&
+                CORE_CLIP_TRUNCATE_CLIP_TRUNCATE__GET(v))
                 (*shifted)++;
         }
 }
@@ -157,8 +157,8 @@ main(int argc, char **argv)
     CHECK(h.rep.mode && !strcmp(h.rep.mode, "w16a16i"), "report mode %s", h.rep.mode);
     int conv16, shifted;
     count_int16_tasks(b->prog, &conv16, &shifted);
-    printf("program: %d NPU jobs, %d int16 conv tasks (%d with CLIP_TRUNCATE)\n",
-           b->prog->n_jobs, conv16, shifted);
+    printf("program: %d NPU jobs, %d int16 conv tasks (%d with CLIP_TRUNCATE)\n", b->prog->n_jobs,
+           conv16, shifted);
     CHECK(conv16 >= h.int16_layers, "%d int16 conv tasks for %d int16 layers", conv16,
           h.int16_layers);
     CHECK(shifted > 0, "no int16 task shifts its sums (a trained layer's worst case needs it)");
