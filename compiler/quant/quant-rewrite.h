@@ -46,4 +46,8 @@ struct npu_node *quant_bare_copy(struct npu_graph *g, struct npu_node *n, int ni
 struct npu_node *quant_act_node(struct npu_graph *g, struct npu_node *n, struct npu_value *x,
                                 struct npu_value *y);
 
+/* quant-outputs.c: graph outputs that dequantise a quantised layer's integer result
+ * become that result (Identity, same name) carrying qscale / qzero; count says how many. */
+enum npu_status quant_quantised_outputs(struct npu_graph *g, int *count);
+
 #endif /* NPU_QUANT_REWRITE_H */

@@ -329,6 +329,8 @@ npu_quantize(struct npu_graph *g, const struct npu_quant_options *o, struct npu_
         y->entire_rel = o->accuracy ? r->entire_rel : -2;
     }
     s = NPU_OK;
+    if (o->quantised_outputs)
+        s = quant_quantised_outputs(g, &rep->quantised_outputs);
 out:
     if (s)
         npu_err(QDOM, "quantisation failed: %s", npu_status_str(s));

@@ -25,6 +25,7 @@ expect 2 "use w8a8, hybrid" "$m" --quantize int4 --dataset "$dir/calib.txt"
 expect 2 "needs a calibration set" "$m" --quantize w8a8
 expect 2 "No such file" "$m" --quantize w8a8 --dataset "$work/none.txt"
 expect 2 "go with --quantize" "$m" --dataset "$dir/calib.txt"
+expect 2 "go with --quantize" "$m" --quantized-outputs
 expect 2 "a cosine in" "$m" --quantize hybrid --dataset "$dir/calib.txt" --hybrid-threshold x
 head -n 2 "$dir/calib.txt" | sed "s|^|$dir/|" > "$work/two.txt"
 expect 1 "needs at least 4" "$m" --quantize w8a8 --dataset "$work/two.txt"

@@ -68,6 +68,10 @@ struct npu_quant_options {
     int threads;             /* CPU threads for calibration (0: all) */
     bool accuracy;           /* fill the report's "entire" figures too */
     const struct npu_quant_dataset *data;
+    /* graph outputs that dequantise a quantised layer stay int8 / int16 with their
+     * scale and zero point on the tensor (npu_tensor qscale / qzero, the .npub and
+     * GstNpuTensor scale / zero_point); default false: float outputs */
+    bool quantised_outputs;
 };
 
 /* One layer of the report. */
@@ -88,6 +92,7 @@ struct npu_quant_report {
     double out_cos, out_rel;
     double calib_s, total_s; /* wall time of calibration and of the whole quantiser */
     const char *algo, *mode;
+    int quantised_outputs; /* outputs left integer (quantised_outputs) */
 };
 
 /* Quantises g in place (after npu_compile). rep may be NULL. */
