@@ -32,8 +32,8 @@ quant_quantised_outputs(struct npu_graph *g, int *count)
         struct npu_value *x = d->in[0], *s = d->in[1], *z = d->nin > 2 ? d->in[2] : NULL;
         struct npu_node *p = x->kind == NPU_VALUE_NODE ? x->producer : NULL;
         if (!p || (p->op != NPU_OP_QLINEAR_CONV && p->op != NPU_OP_QLINEAR_MATMUL) ||
-            (x->t.dtype != NPU_DTYPE_INT8 && x->t.dtype != NPU_DTYPE_INT16) ||
-            !scalar_const(s) || s->t.dtype != NPU_DTYPE_FP32 || (z && !scalar_const(z)) ||
+            (x->t.dtype != NPU_DTYPE_INT8 && x->t.dtype != NPU_DTYPE_INT16) || !scalar_const(s) ||
+            s->t.dtype != NPU_DTYPE_FP32 || (z && !scalar_const(z)) ||
             npu_node_int(d, "block_size", 0))
             continue;
         float scale = (float)npu_value_get_f64(s, 0);
