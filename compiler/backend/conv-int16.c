@@ -48,7 +48,7 @@ conv_int16_check(const struct npu_node *n, struct conv_src *s, char *why, size_t
 bool
 conv_int16_clip(const struct conv_src *s, const float *wd, uint32_t *clip)
 {
-    uint64_t per = (uint64_t)s->g.c * s->g.kh * s->g.kw;
+    uint64_t per = (uint64_t)(s->g.depthwise ? 1 : s->g.c) * s->g.kh * s->g.kw;
     double worst = 0;
     for (uint32_t k = 0; k < s->g.k; k++) {
         double sum = 0;

@@ -166,7 +166,8 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
             conv_plan_free(&p);
             return NPU_ERR_NOMEM;
         }
-        size_t nw = (size_t)s.g.k * s.g.c * s.g.kh * s.g.kw;
+        /* conv_dense_weights: one channel per kernel when depthwise */
+        size_t nw = (size_t)s.g.k * (s.g.depthwise ? 1 : s.g.c) * s.g.kh * s.g.kw;
         const bool i16 = s.g.in_dt == NPU_DTYPE_INT16;
         for (size_t i = 0; i < nw; i++)
             if (i16 ? (wd[i] < -32768 || wd[i] > 32767) : (wd[i] < -128 || wd[i] > 127)) {

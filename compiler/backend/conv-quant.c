@@ -99,7 +99,7 @@ conv_bias_array_int(const struct conv_src *s, const float *w, uint32_t *len)
 {
     const struct rk_conv_geom *g = &s->g;
     uint32_t n = (g->k + 63) / 64 * 64; /* BRDMA reads the padded channels */
-    uint64_t per = (uint64_t)g->c * g->kh * g->kw;
+    uint64_t per = (uint64_t)(g->depthwise ? 1 : g->c) * g->kh * g->kw; /* dense weights */
     int32_t *b = calloc(n, sizeof(int32_t));
     if (!b)
         return NULL;

@@ -130,7 +130,7 @@ FLOAT_NOTE = "float ¹"
 def quant_cell(m, d, names, ref, mode, name):
     """The op quantised by npuc --quantize MODE, run on the simulator."""
     q = subprocess.run([NPUC, m, "--quantize", mode, "--dataset", f"{d}/calib.txt", "-p", "supported",
-                        "-o", f"{d}/q-{mode}.npub", "--accuracy", f"{d}/acc-{mode}.json"],
+                        "-o", f"{d}/q-{mode}.npub", "--accuracy", f"{d}/acc-{mode}.json", "--print-program"],
                        capture_output=True, text=True)
     if q.returncode:
         bad.append(f"{name} {mode}: quantiser failed")
@@ -143,6 +143,11 @@ def quant_cell(m, d, names, ref, mode, name):
     if qg is None:
         bad.append(f"{name} {mode}: {e2}")
         return f"fails: {e2}"
+    # a quantised product the lowering gave back to the CPU (the program's step list)
+    on_cpu = re.findall(r"step \d+ cpu (QLinear\w+)", q.stdout)
+    if nq and on_cpu:
+        bad.append(f"{name} {mode}: {on_cpu[0]} runs on the CPU")
+        return cell(ref, qg, mode, name) + f" ({bits}, but {on_cpu[0]} on the CPU)"
     if nq:
         return cell(ref, qg, mode, name) + f" ({bits})"
     if why:

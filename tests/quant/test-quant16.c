@@ -5,8 +5,8 @@
  * activations, compiled with every supported node on the NPU, the held-out inputs run
  * as the fp32 model (CPU), the quantised graph (CPU executor, exact int16 arithmetic)
  * and the program (simulator, the int16 CNA / DPU path). Checks: the products are
- * int16 QLinear nodes with zero points 0; the program holds int16 conv tasks (CNA
- * IN_PRECISION int16) on the NPU; both quantised runs are within MIN_COS of fp32 and
+ * int16 QLinear nodes with zero points 0; the program holds int16 conv tasks (CORE
+ * PROC_PRECISION int16) on the NPU; both quantised runs are within MIN_COS of fp32 and
  * within AGREE of each other; int16 beats int8 (the same model quantised w8a8 is
  * further from fp32 on the calibration set).
  * Usage: test-quant16 DIR MIN_COS AGREE.
@@ -101,8 +101,8 @@ out:
     return o;
 }
 
-/* Conv tasks of the program whose CNA reads int16 (CONV_CON1 IN_PRECISION 1), and those
- * among them that shift their sums (CORE CLIP_TRUNCATE != 0). */
+/* Conv tasks of the program whose CORE computes in int16 (MISC_CFG PROC_PRECISION 1),
+ * and those among them that shift their sums (CORE CLIP_TRUNCATE != 0). */
 static void
 count_int16_tasks(const struct npu_program *p, int *conv16, int *shifted)
 {
@@ -112,8 +112,9 @@ count_int16_tasks(const struct npu_program *p, int *conv16, int *shifted)
             uint64_t w = p->jobs[j].regcmd[q];
             uint16_t off = (uint16_t)(w & 0xffff);
             uint32_t v = (uint32_t)(w >> 16);
-            if (off == REG_CNA_CONV_CON1 && (w >> 48) &&
-                CNA_CONV_CON1_IN_PRECISION__GET(v) == NPU_CNA_PRECISION_INT16)
+            /* CORE MISC_CFG: written once per conv task */
+            if (off == REG_CORE_MISC_CFG && (w >> 48) &&
+                CORE_MISC_CFG_PROC_PRECISION__GET(v) == NPU_CNA_PRECISION_INT16)
                 (*conv16)++;
             if (off == REG_CORE_CLIP_TRUNCATE && (w >> 48) &&
                 CORE_CLIP_TRUNCATE_CLIP_TRUNCATE__GET(v))
