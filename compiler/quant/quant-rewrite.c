@@ -289,8 +289,8 @@ static struct npu_value *
 int8_source(const struct quant_layers *L, const struct npu_value *x)
 {
     for (int i = 0; i < L->n; i++)
-        if (L->l[i].quantised && L->l[i].y == x)
-            return L->l[i].yq;
+        if (L->l[i].quantised && L->l[i].y == x && !L->l[i].post_bias)
+            return L->l[i].yq; /* not when its bias comes after the DequantizeLinear */
     return NULL;
 }
 
@@ -333,6 +333,7 @@ rewrite_one(struct npu_graph *g, struct npu_node *n, const struct quant_stats *s
     float *ws = calloc((size_t)ns, sizeof(float));
     void *wq = malloc((size_t)npu_value_numel(w) * qes), *wz = calloc((size_t)ns, qes);
     int32_t *bq = conv ? calloc((size_t)K, sizeof(int32_t)) : NULL;
+    bool bias_after = false;
     bool ok = false;
     if (!ws || !wq || !wz || (conv && !bq)) {
         snprintf(r->why, sizeof(r->why), "out of memory");
@@ -360,14 +361,28 @@ rewrite_one(struct npu_graph *g, struct npu_node *n, const struct quant_stats *s
         }
         if (bq) {
             double v = b ? rint((double)((const float *)b->t.data)[k] / ((double)r->sx * s)) : 0;
-            if (fabs(v) > 2147483647.0) {
+            if (fabs(v) > 2147483647.0 && w16) {
+                bias_after = true; /* int16 scales are 2^16 finer: see below */
+            } else if (fabs(v) > 2147483647.0) {
                 snprintf(r->why, sizeof(r->why), "bias out of int32 range at this input scale");
                 goto out;
+            } else {
+                bq[k] = (int32_t)v;
             }
-            bq[k] = (int32_t)v;
         }
     }
 #undef WIDX
+    /* w16a16i: a bias that int32 cannot hold at sx * sw (int16 scales) is added after the
+     * DequantizeLinear, in float, as a MatMul's; the product's own range is then y's
+     * widened by max |b| */
+    float bmax = 0;
+    if (bias_after) {
+        for (int64_t k = 0; k < K; k++)
+            bmax = fmaxf(bmax, fabsf(((const float *)b->t.data)[k]));
+        quant_params16(sy->clo - bmax, sy->chi + bmax, &r->sy);
+        free(bq);
+        bq = NULL;
+    }
     const char *base = n->name && n->name[0] ? n->name : y->name;
     int64_t one = 1;
     struct npu_value *xs = const_of(g, base, "_x_scale", NPU_DTYPE_FP32, 0, &one, &r->sx);
@@ -421,7 +436,9 @@ rewrite_one(struct npu_graph *g, struct npu_node *n, const struct quant_stats *s
     npu_graph_remove(g, n);
     snprintf(nm, sizeof(nm), "%s_dequantize", base);
     struct npu_value *din[3] = {ql->out[0], ysv, yzv};
-    struct npu_node *dq = npu_node_new_v(g, NPU_OP_DEQUANTIZE_LINEAR, nm, din, 3, &y, 1);
+    struct npu_node *dq = bias_after
+                              ? npu_node_new(g, NPU_OP_DEQUANTIZE_LINEAR, nm, din, 3, 1, NULL)
+                              : npu_node_new_v(g, NPU_OP_DEQUANTIZE_LINEAR, nm, din, 3, &y, 1);
     if (!dq)
         goto out;
     if (next)
@@ -430,6 +447,23 @@ rewrite_one(struct npu_graph *g, struct npu_node *n, const struct quant_stats *s
         npu_graph_append(g, dq);
     if (npu_infer_node(g, dq))
         goto out;
+    if (bias_after) {
+        /* y = DequantizeLinear(y_q) + b as [K, 1, 1] (NCHW) */
+        int64_t bd[3] = {K, 1, 1};
+        struct npu_value *bk = const_of(g, base, "_bias_after", NPU_DTYPE_FP32, 3, bd, b->t.data);
+        snprintf(nm, sizeof(nm), "%s_bias", base);
+        struct npu_value *ain[2] = {dq->out[0], bk};
+        struct npu_node *add = bk ? npu_node_new_v(g, NPU_OP_ADD, nm, ain, 2, &y, 1) : NULL;
+        if (!add)
+            goto out;
+        if (next)
+            npu_graph_insert_before(g, next, add);
+        else
+            npu_graph_append(g, add);
+        if (npu_infer_node(g, add))
+            goto out;
+        r->post_bias = bk;
+    }
     r->ql = ql;
     r->y = y;
     r->yq = ql->out[0];

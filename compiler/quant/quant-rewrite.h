@@ -17,6 +17,8 @@ struct quant_layer_rec {
     /* valid right after the rewrite only (DCE may drop y) */
     struct npu_node *ql;
     struct npu_value *y, *yq;
+    /* w16a16i: the conv bias added after the DequantizeLinear ([K, 1, 1] f32) or NULL */
+    struct npu_value *post_bias;
     /* accuracy accumulators: single and entire */
     double s_xy, s_xx, s_yy, s_dd;
     double e_xy, e_xx, e_yy, e_dd;

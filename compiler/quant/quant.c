@@ -146,8 +146,15 @@ measure_single(struct quant_run *fr, struct npu_cpu_ctx *ctx, const struct npu_q
             float *q = malloc(sizeof(float) * (size_t)(n + 1));
             if (!q)
                 return NPU_ERR_NOMEM;
-            if (!(st = run_layer(ctx, r->ql, x, q)))
+            if (!(st = run_layer(ctx, r->ql, x, q))) {
+                if (r->post_bias && y->ndim == 4) { /* w16a16i: its bias follows */
+                    const float *bk = r->post_bias->t.data;
+                    int64_t plane = y->dims[2] * y->dims[3], K = y->dims[1];
+                    for (int64_t e = 0; plane > 0 && e < n; e++)
+                        q[e] += bk[(e / plane) % K];
+                }
                 acc(&r->s_xy, &r->s_xx, &r->s_yy, &r->s_dd, y->data, q, n);
+            }
             free(q);
         }
     }
