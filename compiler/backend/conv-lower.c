@@ -166,6 +166,7 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
         }
     }
     bool need_bias = s.g.bias;
+    uint32_t q_clip = 0; /* int16: CORE CLIP_TRUNCATE (conv-int16.c) */
     if (s.integer) {
         /* the weights must stay int8 after the zero point moved into them */
         float *wd = conv_dense_weights(&s);
@@ -173,13 +174,20 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
             conv_plan_free(&p);
             return NPU_ERR_NOMEM;
         }
-        size_t nw = (size_t)s.g.k * s.g.c * s.g.kh * s.g.kw;
+        /* conv_dense_weights: one channel per kernel when depthwise */
+        size_t nw = (size_t)s.g.k * (s.g.depthwise ? 1 : s.g.c) * s.g.kh * s.g.kw;
+        const bool i16 = s.g.in_dt == NPU_DTYPE_INT16;
         for (size_t i = 0; i < nw; i++)
-            if (wd[i] < -128 || wd[i] > 127) {
+            if (i16 ? (wd[i] < -32768 || wd[i] > 32767) : (wd[i] < -128 || wd[i] > 127)) {
                 free(wd);
                 conv_plan_free(&p);
                 return npu_lower_refuse(n, "weight minus its zero point leaves int8");
             }
+        if (i16 && !conv_int16_clip(&s, wd, &q_clip)) {
+            free(wd);
+            conv_plan_free(&p);
+            return npu_lower_refuse(n, "int16 sums may pass the 48-bit accumulator");
+        }
         free(wd);
     }
 
@@ -219,6 +227,8 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
             float *wf = conv_dense_weights(&s);
             b = wf ? conv_bias_array_int(&s, wf, &blen) : NULL;
             free(wf);
+            if (b && q_clip)
+                conv_int16_shift_bias(b, blen, q_clip);
             if (b && dq) {
                 /* the fp16 pipeline adds it as f32, less the lower bound in the sums'
                  * domain (BS ReLU then clamps at it) */
@@ -267,10 +277,12 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
         /* uint8 results are held as y - 128 (the host conversion adds 128) */
         int32_t off = s.y_zp - (s.y_dt == NPU_DTYPE_UINT8 ? 128 : 0);
         qcvt[2] = off;
+        /* int16: the sums arrive shifted right by q_clip */
+        const double qf = ldexp(1.0, (int)q_clip);
         int64_t nws = npu_value_numel(s.ws);
         if (nws == 1) {
             uint32_t m, sh;
-            if (!conv_dyadic((double)s.sx * npu_value_get_f64(s.ws, 0) / s.sy, 62, &m, &sh)) {
+            if (!conv_dyadic(qf * s.sx * npu_value_get_f64(s.ws, 0) / s.sy, 62, &m, &sh)) {
                 conv_plan_free(&p);
                 return npu_lower_refuse(n, "requantisation scale out of the OUT_CVT range");
             }
@@ -280,7 +292,7 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
             /* one shift for every channel: the smallest of their own */
             uint32_t kpad = (s.g.k + 63) / 64 * 64, m, sh, smin = 63;
             for (int64_t k = 0; k < nws; k++) {
-                if (!conv_dyadic((double)s.sx * npu_value_get_f64(s.ws, k) / s.sy, 63, &m, &sh)) {
+                if (!conv_dyadic(qf * s.sx * npu_value_get_f64(s.ws, k) / s.sy, 63, &m, &sh)) {
                     conv_plan_free(&p);
                     return npu_lower_refuse(n, "requantisation scale out of range");
                 }
@@ -292,8 +304,8 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
                 return NPU_ERR_NOMEM;
             }
             for (int64_t k = 0; k < nws; k++)
-                mul[k] = (int32_t)rint(
-                    ldexp((double)s.sx * npu_value_get_f64(s.ws, k) / s.sy, (int)smin));
+                mul[k] =
+                    (int32_t)rint(ldexp(qf * s.sx * npu_value_get_f64(s.ws, k) / s.sy, (int)smin));
             chshift = smin;
             snprintf(name, sizeof(name), "%.100s.qmul", n->out[0]->name);
             int64_t qd = kpad;
@@ -366,6 +378,8 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
         st = npu_node_set_int(g, r, "pad_value", s.x_zp);
     if (!st && s.qlinear && !dq)
         st = npu_node_set_ints(g, r, "q_cvt", qcvt, 3);
+    if (!st && q_clip)
+        st = npu_node_set_int(g, r, "q_clip", q_clip);
     if (!st && dq)
         st = npu_node_set_int(g, r, "q_deq", 1);
     if (!st && dq)

@@ -94,6 +94,13 @@ bool conv_read_src(const struct npu_graph *g, const struct npu_node *n, struct c
 
 /* Whether v is an int8 or uint8 tensor. */
 bool conv_int8_operand(const struct npu_value *v);
+/* conv-int16.c: the int16 pipeline (w16a16i). check: an int16 QLinear node is int16
+ * throughout with zero points 0 (sets the geometry's types); clip: the CORE
+ * CLIP_TRUNCATE shift that keeps the worst-case sums of the dense weights wd in int32
+ * (false past the 48-bit accumulator); shift_bias: the int32 bias on the shifted scale. */
+bool conv_int16_check(const struct npu_node *n, struct conv_src *s, char *why, size_t wl);
+bool conv_int16_clip(const struct conv_src *s, const float *wd, uint32_t *clip);
+void conv_int16_shift_bias(int32_t *b, uint32_t n, uint32_t clip);
 /* Zero points of the integer ops (into s->x_zp, s->w_zp); `kernels` output channels. */
 bool conv_read_zero_points(const struct npu_node *n, struct conv_src *s, uint32_t kernels,
                            char *why, size_t wl);

@@ -74,8 +74,9 @@ conv_read_qparams(const struct npu_node *n, struct conv_src *s, uint32_t kernels
             return npu_be_refuse(why, wl, "weight scales must be positive and finite");
     s->ws = ws;
     s->y_dt = n->out[0]->t.dtype;
-    if (s->y_dt != NPU_DTYPE_INT8 && s->y_dt != NPU_DTYPE_UINT8)
-        return npu_be_refuse(why, wl, "result type %s (int8 / uint8)", npu_dtype_name(s->y_dt));
+    if (s->y_dt != NPU_DTYPE_INT8 && s->y_dt != NPU_DTYPE_UINT8 && s->y_dt != NPU_DTYPE_INT16)
+        return npu_be_refuse(why, wl, "result type %s (int8 / uint8 / int16)",
+                             npu_dtype_name(s->y_dt));
     s->y_zp = 0;
     if (yz) {
         if (yz->kind != NPU_VALUE_CONST || npu_value_numel(yz) != 1 || yz->t.dtype != s->y_dt)
@@ -89,7 +90,8 @@ conv_read_qparams(const struct npu_node *n, struct conv_src *s, uint32_t kernels
 bool
 conv_int8_operand(const struct npu_value *v)
 {
-    return v && (v->t.dtype == NPU_DTYPE_INT8 || v->t.dtype == NPU_DTYPE_UINT8);
+    return v && (v->t.dtype == NPU_DTYPE_INT8 || v->t.dtype == NPU_DTYPE_UINT8 ||
+                 v->t.dtype == NPU_DTYPE_INT16); /* int16: conv-int16.c checks the rest */
 }
 
 /* Integer kinds: -x_zp x (weight sum of the kernel), int32 per channel. */
@@ -98,7 +100,7 @@ conv_bias_array_int(const struct conv_src *s, const float *w, uint32_t *len)
 {
     const struct rk_conv_geom *g = &s->g;
     uint32_t n = (g->k + 63) / 64 * 64; /* BRDMA reads the padded channels */
-    uint64_t per = (uint64_t)g->c * g->kh * g->kw;
+    uint64_t per = (uint64_t)(g->depthwise ? 1 : g->c) * g->kh * g->kw; /* dense weights */
     int32_t *b = calloc(n, sizeof(int32_t));
     if (!b)
         return NULL;

@@ -448,7 +448,9 @@ read_conv(const struct npu_graph *gr, const struct npu_node *n, struct conv_src 
     g->pt = (uint32_t)pads[0];
     g->pl = (uint32_t)pads[1];
     g->bias = b != NULL || (s->integer && (s->x_zp || s->qb));
-    if (grp > 1 && s->integer)
+    /* integer: depthwise only (CORE DW_EN, Mesa's int8 depthwise conv, facts §2.10:
+     * 64-channel output groups for int8); other groups stay refused */
+    if (grp > 1 && s->integer && !(grp == C && K == C && s->images == 1))
         return npu_be_refuse(why, wl, "grouped ConvInteger");
     if (grp > 1) {
         uint32_t cg = C / (uint32_t)grp, kgp = K / (uint32_t)grp;
@@ -501,7 +503,7 @@ conv_read_src(const struct npu_graph *g, const struct npu_node *n, struct conv_s
         s->g.act = RK_ACT_NONE;
         if (s->qlinear && s->ws && npu_value_numel(s->ws) > 1)
             s->g.q_per_channel = true;
-        return true;
+        return conv_int16_check(n, s, why, wl);
     }
     s->g.in_dt = NPU_DTYPE_FP16;
     s->g.out_dt = NPU_DTYPE_FP16;

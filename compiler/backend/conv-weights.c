@@ -152,13 +152,16 @@ conv_pack_weights(const struct conv_src *s, struct plan *p, uint8_t **out, uint6
         /* OIHW fp16 of the set: kernels t->k0.., channels t->c0.. (group-local) */
         uint32_t nk = g->depthwise ? 1 : t->nk;
         size_t sub = (size_t)(g->depthwise ? t->nc : nk) * (g->depthwise ? 1 : t->nc) * taps;
-        const bool i8 = g->in_dt == NPU_DTYPE_INT8;
+        const bool i8 = g->in_dt == NPU_DTYPE_INT8, i16 = g->in_dt == NPU_DTYPE_INT16;
         uint16_t *h = malloc(sub * 2);
         if (!h) {
             st = NPU_ERR_NOMEM;
             goto out;
         }
-#define CV(f) (i8 ? (uint16_t)(uint8_t)(int8_t)lrintf(f) : npu_fp32_to_fp16(f))
+#define CV(f)                                                                                      \
+    (i8    ? (uint16_t)(uint8_t)(int8_t)lrintf(f)                                                  \
+     : i16 ? (uint16_t)(int16_t)lrintf(f)                                                          \
+           : npu_fp32_to_fp16(f))
         uint32_t c_local0 = s->groups > 1 ? t->c0 % cg : t->c0;
         if (g->depthwise) {
             for (uint32_t c = 0; c < t->nc; c++)

@@ -44,7 +44,9 @@ f32_bits(float f)
 static uint32_t
 cna_prec(enum npu_dtype dt)
 {
-    return dt == NPU_DTYPE_INT8 ? NPU_CNA_PRECISION_INT8 : NPU_CNA_PRECISION_FP16;
+    return dt == NPU_DTYPE_INT8    ? NPU_CNA_PRECISION_INT8
+           : dt == NPU_DTYPE_INT16 ? NPU_CNA_PRECISION_INT16
+                                   : NPU_CNA_PRECISION_FP16;
 }
 
 static uint32_t
@@ -52,6 +54,7 @@ dpu_prec(enum npu_dtype dt)
 {
     switch (dt) {
     case NPU_DTYPE_INT8: return NPU_PRECISION_INT8;
+    case NPU_DTYPE_INT16: return NPU_PRECISION_INT16;
     case NPU_DTYPE_INT32: return NPU_PRECISION_INT32;
     case NPU_DTYPE_FP32: return NPU_PRECISION_FP32;
     default: return NPU_PRECISION_FP16;
@@ -185,7 +188,8 @@ rk_emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk
              CORE_DATAOUT_SIZE_0_DATAOUT_HEIGHT(t->oh - 1) |
                  CORE_DATAOUT_SIZE_0_DATAOUT_WIDTH(g->ow - 1));
     npu_emit(s, REG_CORE_DATAOUT_SIZE_1, CORE_DATAOUT_SIZE_1_DATAOUT_CHANNEL(kout - 1));
-    npu_emit(s, REG_CORE_CLIP_TRUNCATE, 0);
+    /* int16: the 48-bit sums shifted right into int32 (facts §2.4, §5.2; conv-int16.c) */
+    npu_emit(s, REG_CORE_CLIP_TRUNCATE, CORE_CLIP_TRUNCATE_CLIP_TRUNCATE(g->q_clip));
     npu_emit(s, REG_CORE_UNDOC_3030, 0);
 
     /* ---- DPU: stages */
@@ -221,7 +225,9 @@ rk_emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk
         }
     }
     uint32_t bn_mul = 0;
-    const bool final_q = t->dst == 0 && g->in_dt == NPU_DTYPE_INT8 && g->out_dt == NPU_DTYPE_INT8;
+    const bool final_q =
+        t->dst == 0 && ((g->in_dt == NPU_DTYPE_INT8 && g->out_dt == NPU_DTYPE_INT8) ||
+                        (g->in_dt == NPU_DTYPE_INT16 && g->out_dt == NPU_DTYPE_INT16));
     /* dequantised result: fp16 processing after the int32 sums, BS adds the f32 bias, BN
      * multiplies by the channel's f32 scale from NRDMA (as the DequantizeLinear pass) */
     const bool deq = g->q_deq && t->dst == 0;

@@ -63,8 +63,9 @@ rk_conv_decode(const struct npu_node *n, struct rk_conv_geom *g, struct rk_tile 
     g->h = iv[1];
     g->w = iv[2];
     g->in_dt = x->t.dtype;
-    if (g->in_dt != NPU_DTYPE_FP16 && g->in_dt != NPU_DTYPE_INT8)
-        return bad(n, "input must be f16 or i8 in NPU memory");
+    if (g->in_dt != NPU_DTYPE_FP16 && g->in_dt != NPU_DTYPE_INT8 && g->in_dt != NPU_DTYPE_INT16)
+        return bad(n, "input must be f16, i8 or i16 in NPU memory");
+    const bool i16 = g->in_dt == NPU_DTYPE_INT16;
     if (w->kind != NPU_VALUE_CONST || w->t.dtype != NPU_DTYPE_UINT8 || w->t.ndim != 1)
         return bad(n, "input 1 must be a constant u8[] of packed weights");
     g->q_deq = npu_node_int(n, "q_deq", 0) != 0;
@@ -79,12 +80,12 @@ rk_conv_decode(const struct npu_node *n, struct rk_conv_geom *g, struct rk_tile 
         return bad(n, "bias must hold K padded to 64 entries (BRDMA reads padded channels)");
     const char *dts = npu_node_string(n, "dtype", NULL);
     g->out_dt = dts ? npu_dtype_from_name(dts) : NPU_DTYPE_UNDEFINED;
-    if (g->q_deq ? g->out_dt != NPU_DTYPE_FP16
-        : g->in_dt == NPU_DTYPE_FP16
-            ? (g->out_dt != NPU_DTYPE_FP16 && g->out_dt != NPU_DTYPE_FP32)
-            : (g->out_dt != NPU_DTYPE_INT8 && g->out_dt != NPU_DTYPE_INT32))
-        return bad(n, "dtype must be f16/f32 after an f16 input, i8/i32 after i8 (facts §2.9), "
-                      "f16 with q_deq");
+    if (g->q_deq                     ? g->out_dt != NPU_DTYPE_FP16
+        : g->in_dt == NPU_DTYPE_FP16 ? (g->out_dt != NPU_DTYPE_FP16 && g->out_dt != NPU_DTYPE_FP32)
+        : i16 ? (g->out_dt != NPU_DTYPE_INT16 && g->out_dt != NPU_DTYPE_INT32)
+              : (g->out_dt != NPU_DTYPE_INT8 && g->out_dt != NPU_DTYPE_INT32))
+        return bad(n, "dtype must be f16/f32 after an f16 input, i8/i32 after i8, i16/i32 after "
+                      "i16 (facts §2.9), f16 with q_deq");
     int64_t view[3];
     if (!npu_attr_ints_n(n, "view", view, 3) || view[0] < 1 || view[1] < 1 || view[2] < 1 ||
         view[0] > 8192 || view[1] > 8192 || view[2] > 8192)
@@ -152,8 +153,10 @@ rk_conv_decode(const struct npu_node *n, struct rk_conv_geom *g, struct rk_tile 
     g->q_scale = 1;
     if (npu_node_attr(n, "q_cvt")) {
         if (!npu_attr_ints_n(n, "q_cvt", qc, 3) || qc[0] < 1 || qc[0] > 32767 || qc[1] < 0 ||
-            qc[1] > 62 || qc[2] < INT32_MIN || qc[2] > INT32_MAX || g->in_dt != NPU_DTYPE_INT8)
-            return bad(n, "q_cvt must be [scale 1..32767, shift 0..62, offset] (int8 pipeline)");
+            qc[1] > 62 || qc[2] < INT32_MIN || qc[2] > INT32_MAX ||
+            (g->in_dt != NPU_DTYPE_INT8 && !i16))
+            return bad(n, "q_cvt must be [scale 1..32767, shift 0..62, offset] (int8 / int16 "
+                          "pipeline)");
         g->q_scale = (uint32_t)qc[0];
         g->q_shift = (uint32_t)qc[1];
         g->q_offset = (int32_t)qc[2];
@@ -176,7 +179,8 @@ rk_conv_decode(const struct npu_node *n, struct rk_conv_geom *g, struct rk_tile 
         int64_t sh = npu_node_int(n, "q_chshift", -1);
         if (qm->kind != NPU_VALUE_CONST || qm->t.dtype != NPU_DTYPE_INT32 ||
             npu_value_numel(qm) < (g_k_of(n) + 63) / 64 * 64 || sh < 0 || sh > 63 ||
-            g->in_dt != NPU_DTYPE_INT8 || g->out_dt != NPU_DTYPE_INT8)
+            !(i16 ? g->out_dt == NPU_DTYPE_INT16
+                  : g->in_dt == NPU_DTYPE_INT8 && g->out_dt == NPU_DTYPE_INT8))
             return bad(n, "per-channel multipliers: constant i32[K padded to 64], q_chshift "
                           "0..63, int8 result");
         g->q_per_channel = true;
@@ -187,10 +191,14 @@ rk_conv_decode(const struct npu_node *n, struct rk_conv_geom *g, struct rk_tile 
         return bad(n, "pad_value must be 0 (fp16: only 0 is verified, facts §5.2) or int8");
     g->pad_value = (int32_t)pv;
     const char *pdt = npu_node_string(n, "partial", NULL);
-    g->part_dt = g->in_dt == NPU_DTYPE_INT8 ? NPU_DTYPE_INT32 : NPU_DTYPE_FP32;
+    g->part_dt = g->in_dt == NPU_DTYPE_INT8 || i16 ? NPU_DTYPE_INT32 : NPU_DTYPE_FP32;
+    int64_t qclip = npu_node_int(n, "q_clip", 0);
+    if (qclip < 0 || qclip > 31 || (qclip && !i16))
+        return bad(n, "q_clip must be 0..31 (CORE CLIP_TRUNCATE), int16 pipeline only");
+    g->q_clip = (uint32_t)qclip;
     if (pdt) {
         g->part_dt = npu_dtype_from_name(pdt);
-        if (g->in_dt == NPU_DTYPE_INT8
+        if (g->in_dt == NPU_DTYPE_INT8 || i16
                 ? g->part_dt != NPU_DTYPE_INT32
                 : (g->part_dt != NPU_DTYPE_FP32 && g->part_dt != NPU_DTYPE_FP16))
             return bad(n, "partial must be f32/f16 (fp16 pipeline) or i32 (int8)");

@@ -167,6 +167,9 @@ struct rk_conv_geom {
     float q_bs_relux; /* attribute q_bs_relux: (q_hi - q_lo) / scale, one scale (0: none) */
     /* (with a LUT, lut_id below, the per-channel scales already carry the table's input
      * scale, and BN's add and ReLU-X operands are q_lo, q_hi times it) */
+    /* int16 pipeline (in_dt i16, w16a16i): CORE CLIP_TRUNCATE, the right shift of the
+     * 48-bit sums before the DPU (attribute q_clip, 0..31; TRM-inferred, level T) */
+    uint32_t q_clip;
     /* EW-stage fusions (docs/npu-backend.md §3, fp16 pipeline):
      *  lut_id: a DPU LUT function (npu_dpu_lut_get) applied to the final result in
      *    the EW stage after any partial-sum add; its input scale is BN MUL in every task

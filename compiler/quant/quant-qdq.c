@@ -271,8 +271,16 @@ npu_quant_emit_qdq(const struct npu_graph *g, const char *path)
     if ((st = npu_graph_update_uses(c)))
         goto out;
     npu_graph_gc_values(c);
-    /* opset 17: LayerNormalization; per-axis QuantizeLinear from 13 */
-    st = npu_onnx_save(c, c->opset > 17 ? c->opset : 17, path);
+    /* opset 17: LayerNormalization; per-axis QuantizeLinear from 13; int16 Quantize /
+     * DequantizeLinear (w16a16i) from 21 */
+    int opset = c->opset > 17 ? c->opset : 17;
+    npu_graph_for_each_node (c, n)
+        if ((n->op == NPU_OP_QUANTIZE_LINEAR || n->op == NPU_OP_DEQUANTIZE_LINEAR) &&
+            ((n->nout && n->out[0]->t.dtype == NPU_DTYPE_INT16) ||
+             (n->nin && n->in[0]->t.dtype == NPU_DTYPE_INT16)) &&
+            opset < 21)
+            opset = 21;
+    st = npu_onnx_save(c, opset, path);
 out:
     npu_graph_free(c);
     return st;

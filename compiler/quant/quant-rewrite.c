@@ -135,7 +135,7 @@ mm_bias_ok(const struct npu_value *c, const struct npu_value *b)
 
 /* Gemm(A, B const 2-D, C) with transA = 0 -> MatMul(A, alpha op(B)) (+ beta C). */
 static struct npu_node *
-gemm_as_matmul(struct npu_graph *g, struct npu_node *n, struct npu_value **bias)
+gemm_as_matmul(struct npu_graph *g, struct npu_node *n, struct npu_value **bias, bool symmetric)
 {
     struct npu_value *a = n->in[0], *b = n->in[1], *c = npu_node_in(n, 2);
     *bias = NULL;
@@ -177,14 +177,14 @@ gemm_as_matmul(struct npu_graph *g, struct npu_node *n, struct npu_value **bias)
     const char *names[1] = {name};
     struct npu_value *in[3] = {a, bv, c};
     /* a per-column bias stays the MatMul's (the QLinearMatMul carries it as int32) */
-    bool keep = c && mm_bias_ok(c, bv);
+    bool keep = !symmetric && c && mm_bias_ok(c, bv); /* int8 only (w16a16i adds it after) */
     if (keep)
         *bias = NULL;
     return npu_node_new(g, NPU_OP_MATMUL, n->name, in, keep ? 3 : 2, 1, names);
 }
 
 enum npu_status
-quant_prepare(struct npu_graph *g)
+quant_prepare(struct npu_graph *g, bool symmetric)
 {
     enum npu_status st = NPU_OK;
     npu_graph_for_each_node_safe (g, n, tmp) {
@@ -196,17 +196,20 @@ quant_prepare(struct npu_graph *g)
         if (!(conv || mm || gemm) || n->nout != 1 || n->out[0]->t.dtype != NPU_DTYPE_FP32)
             continue;
         /* a MatMul keeps a per-column constant bias: the QLinearMatMul adds it to its
-         * int32 sums (input 8), so the calibration observes the product with it */
-        bool keep_bias = mm && n->nin > 2 && mm_bias_ok(n->in[2], n->in[1]);
+         * int32 sums (input 8), so the calibration observes the product with it (int8
+         * only: the int16 path adds it after the DequantizeLinear) */
+        bool keep_bias = !symmetric && mm && n->nin > 2 && mm_bias_ok(n->in[2], n->in[1]);
         struct npu_value *bias = mm && n->nin > 2 && !keep_bias ? n->in[2] : NULL;
-        bool split_act = !saturating_act(n);
+        /* symmetric results (w16a16i, zero point 0) have no saturation at 0: every
+         * activation becomes a node of its own */
+        bool split_act = symmetric ? npu_node_attr(n, "npu_act") != NULL : !saturating_act(n);
         if (conv && !split_act)
             continue;
         if (mm && !bias && !split_act)
             continue;
         struct npu_node *core = NULL;
         if (gemm) {
-            if (!(core = gemm_as_matmul(g, n, &bias)))
+            if (!(core = gemm_as_matmul(g, n, &bias, symmetric)))
                 continue;
         } else if (!(core = quant_bare_copy(g, n, mm && !keep_bias ? 2 : n->nin, n->op))) {
             return NPU_ERR_NOMEM;
@@ -289,13 +292,22 @@ const_of(struct npu_graph *g, const char *base, const char *suf, enum npu_dtype 
     return npu_graph_add_const(g, name, &t);
 }
 
+/* w16a16i: the symmetric int16 scale of [lo, hi] (zero point 0): max(|lo|, |hi|) / 32767. */
+static void
+quant_params16(float lo, float hi, float *scale)
+{
+    float m = fmaxf(fabsf(lo), fabsf(hi));
+    float s = m / 32767.0f;
+    *scale = s > 1e-30f && isfinite(s) ? s : 1.0f / 32767.0f;
+}
+
 /* The int8 source of x made by an earlier layer, or NULL. */
 static struct npu_value *
 int8_source(const struct quant_layers *L, const struct npu_value *x)
 {
     for (int i = 0; i < L->n; i++)
-        if (L->l[i].quantised && L->l[i].y == x)
-            return L->l[i].yq;
+        if (L->l[i].quantised && L->l[i].y == x && !L->l[i].post_bias)
+            return L->l[i].yq; /* not when its bias comes after the DequantizeLinear */
     return NULL;
 }
 
@@ -334,15 +346,28 @@ rewrite_one(struct npu_graph *g, struct npu_node *n, const struct quant_stats *s
         snprintf(r->why, sizeof(r->why), "bias is not a per-kernel float constant");
         return false;
     }
-    quant_params(sx->clo, sx->chi, &r->sx, &r->zx);
-    quant_params(sy->clo, sy->chi, &r->sy, &r->zy);
+    /* w16a16i: int16 symmetric activations (zero point 0) and weights */
+    const bool w16 = o->mode == NPU_QUANT_W16A16I;
+    const float qmax = w16 ? 32767.0f : 127.0f;
+    const enum npu_dtype qdt = w16 ? NPU_DTYPE_INT16 : NPU_DTYPE_INT8;
+    const size_t qes = w16 ? 2 : 1;
+    if (w16) {
+        quant_params16(sx->clo, sx->chi, &r->sx);
+        quant_params16(sy->clo, sy->chi, &r->sy);
+        r->zx = r->zy = 0;
+    } else {
+        quant_params(sx->clo, sx->chi, &r->sx, &r->zx);
+        quant_params(sy->clo, sy->chi, &r->sy, &r->zy);
+    }
+    int16_t zx16 = r->zx, zy16 = r->zy;
     int64_t K = conv ? w->t.dims[0] : w->t.dims[1];
     int64_t per = npu_value_numel(w) / K;
     int64_t ns = K;
     const float *wd = w->t.data;
     float *ws = calloc((size_t)K, sizeof(float));
-    int8_t *wq = malloc((size_t)npu_value_numel(w)), *wz = calloc((size_t)ns, 1);
+    void *wq = malloc((size_t)npu_value_numel(w) * qes), *wz = calloc((size_t)ns, qes);
     int32_t *bq = conv || b ? calloc((size_t)K, sizeof(int32_t)) : NULL;
+    bool bias_after = false;
     bool ok = false;
     if (!ws || !wq || !wz || ((conv || b) && !bq)) {
         snprintf(r->why, sizeof(r->why), "out of memory");
@@ -360,7 +385,9 @@ rewrite_one(struct npu_graph *g, struct npu_node *n, const struct quant_stats *s
      * noise of scale s is s^2 / 12 per weight, so one scale (the largest channel's) against
      * one per channel costs K max(m)^2 / sum(m_k^2) times the noise */
     bool one_scale = o->per_layer;
-    if (!one_scale && !o->per_channel) {
+    /* (int8 only: int16's rounding noise is 2^16 times smaller, and its default stays
+     * per channel) */
+    if (!one_scale && !o->per_channel && !w16) {
         double sum = 0, mx = 0;
         for (int64_t k = 0; k < K; k++) {
             sum += (double)ws[k] * ws[k];
@@ -374,31 +401,52 @@ rewrite_one(struct npu_graph *g, struct npu_node *n, const struct quant_stats *s
         ns = 1;
     }
     for (int64_t i = 0; i < ns; i++)
-        ws[i] = ws[i] > 0 ? ws[i] / 127.0f : 1.0f;
+        ws[i] = ws[i] > 0 ? ws[i] / qmax : 1.0f;
     for (int64_t k = 0; k < K; k++) {
         float s = ws[one_scale ? 0 : k];
-        for (int64_t e = 0; e < per; e++)
-            wq[WIDX(k, e)] = (int8_t)fmaxf(-127, fminf(127, rintf(wd[WIDX(k, e)] / s)));
+        for (int64_t e = 0; e < per; e++) {
+            float q = fmaxf(-qmax, fminf(qmax, rintf(wd[WIDX(k, e)] / s)));
+            if (w16)
+                ((int16_t *)wq)[WIDX(k, e)] = (int16_t)q;
+            else
+                ((int8_t *)wq)[WIDX(k, e)] = (int8_t)q;
+        }
         if (bq) {
             double v = b ? rint((double)((const float *)b->t.data)[k] / ((double)r->sx * s)) : 0;
-            if (fabs(v) > 2147483647.0) {
+            if (fabs(v) > 2147483647.0 && w16) {
+                bias_after = true; /* int16 scales are 2^16 finer: see below */
+            } else if (fabs(v) > 2147483647.0) {
                 snprintf(r->why, sizeof(r->why), "bias out of int32 range at this input scale");
                 goto out;
+            } else {
+                bq[k] = (int32_t)v;
             }
-            bq[k] = (int32_t)v;
         }
     }
 #undef WIDX
+    /* w16a16i: a bias that int32 cannot hold at sx * sw (int16 scales) is added after the
+     * DequantizeLinear, in float, as a MatMul's; the product's own range is then y's
+     * widened by max |b| */
+    float bmax = 0;
+    if (bias_after) {
+        for (int64_t k = 0; k < K; k++)
+            bmax = fmaxf(bmax, fabsf(((const float *)b->t.data)[k]));
+        quant_params16(sy->clo - bmax, sy->chi + bmax, &r->sy);
+        free(bq);
+        bq = NULL;
+    }
     const char *base = n->name && n->name[0] ? n->name : y->name;
     int64_t one = 1;
     struct npu_value *xs = const_of(g, base, "_x_scale", NPU_DTYPE_FP32, 0, &one, &r->sx);
-    struct npu_value *xz = const_of(g, base, "_x_zp", NPU_DTYPE_INT8, 0, &one, &r->zx);
-    struct npu_value *wv = const_of(g, base, "_wq", NPU_DTYPE_INT8, w->t.ndim, w->t.dims, wq);
+    struct npu_value *xz =
+        const_of(g, base, "_x_zp", qdt, 0, &one, w16 ? (void *)&zx16 : (void *)&r->zx);
+    struct npu_value *wv = const_of(g, base, "_wq", qdt, w->t.ndim, w->t.dims, wq);
     struct npu_value *wsv =
         const_of(g, base, "_w_scale", NPU_DTYPE_FP32, one_scale ? 0 : 1, &ns, ws);
-    struct npu_value *wzv = const_of(g, base, "_w_zp", NPU_DTYPE_INT8, one_scale ? 0 : 1, &ns, wz);
+    struct npu_value *wzv = const_of(g, base, "_w_zp", qdt, one_scale ? 0 : 1, &ns, wz);
     struct npu_value *ysv = const_of(g, base, "_y_scale", NPU_DTYPE_FP32, 0, &one, &r->sy);
-    struct npu_value *yzv = const_of(g, base, "_y_zp", NPU_DTYPE_INT8, 0, &one, &r->zy);
+    struct npu_value *yzv =
+        const_of(g, base, "_y_zp", qdt, 0, &one, w16 ? (void *)&zy16 : (void *)&r->zy);
     struct npu_value *bv = bq ? const_of(g, base, "_bq", NPU_DTYPE_INT32, 1, &K, bq) : NULL;
     if (!xs || !xz || !wv || !wsv || !wzv || !ysv || !yzv || (bq && !bv)) {
         snprintf(r->why, sizeof(r->why), "out of memory");
@@ -442,7 +490,9 @@ rewrite_one(struct npu_graph *g, struct npu_node *n, const struct quant_stats *s
     npu_graph_remove(g, n);
     snprintf(nm, sizeof(nm), "%s_dequantize", base);
     struct npu_value *din[3] = {ql->out[0], ysv, yzv};
-    struct npu_node *dq = npu_node_new_v(g, NPU_OP_DEQUANTIZE_LINEAR, nm, din, 3, &y, 1);
+    struct npu_node *dq = bias_after
+                              ? npu_node_new(g, NPU_OP_DEQUANTIZE_LINEAR, nm, din, 3, 1, NULL)
+                              : npu_node_new_v(g, NPU_OP_DEQUANTIZE_LINEAR, nm, din, 3, &y, 1);
     if (!dq)
         goto out;
     if (next)
@@ -451,6 +501,23 @@ rewrite_one(struct npu_graph *g, struct npu_node *n, const struct quant_stats *s
         npu_graph_append(g, dq);
     if (npu_infer_node(g, dq))
         goto out;
+    if (bias_after) {
+        /* y = DequantizeLinear(y_q) + b as [K, 1, 1] (NCHW) */
+        int64_t bd[3] = {K, 1, 1};
+        struct npu_value *bk = const_of(g, base, "_bias_after", NPU_DTYPE_FP32, 3, bd, b->t.data);
+        snprintf(nm, sizeof(nm), "%s_bias", base);
+        struct npu_value *ain[2] = {dq->out[0], bk};
+        struct npu_node *add = bk ? npu_node_new_v(g, NPU_OP_ADD, nm, ain, 2, &y, 1) : NULL;
+        if (!add)
+            goto out;
+        if (next)
+            npu_graph_insert_before(g, next, add);
+        else
+            npu_graph_append(g, add);
+        if (npu_infer_node(g, add))
+            goto out;
+        r->post_bias = bk;
+    }
     r->ql = ql;
     r->y = y;
     r->yq = ql->out[0];

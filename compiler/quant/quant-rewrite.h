@@ -18,6 +18,8 @@ struct quant_layer_rec {
     struct npu_node *ql;
     struct npu_value *y, *yq;
     struct npu_value *xq; /* the int8 input (another layer's result or a QuantizeLinear) */
+    /* w16a16i: the conv bias added after the DequantizeLinear ([K, 1, 1] f32) or NULL */
+    struct npu_value *post_bias;
     /* accuracy accumulators: single and entire */
     double s_xy, s_xx, s_yy, s_dd;
     double e_xy, e_xx, e_yy, e_dd;
@@ -31,7 +33,7 @@ struct quant_layers {
 
 /* Gemm -> MatMul (+ bias), fused biases of MatMul and non-saturating fused
  * activations split off, so calibration sees each product's own output. */
-enum npu_status quant_prepare(struct npu_graph *g);
+enum npu_status quant_prepare(struct npu_graph *g, bool symmetric);
 /* Whether n is a layer the rewrite would quantise. */
 bool quant_candidate(const struct npu_node *n);
 /* Quantises g's candidates except those named in exclude and, with
@@ -46,5 +48,9 @@ struct npu_node *quant_bare_copy(struct npu_graph *g, struct npu_node *n, int ni
 /* The node (not inserted) of n's fused activation, reading x and defining y. */
 struct npu_node *quant_act_node(struct npu_graph *g, struct npu_node *n, struct npu_value *x,
                                 struct npu_value *y);
+
+/* quant-outputs.c: graph outputs that dequantise a quantised layer's integer result
+ * become that result (Identity, same name) carrying qscale / qzero; count says how many. */
+enum npu_status quant_quantised_outputs(struct npu_graph *g, int *count);
 
 #endif /* NPU_QUANT_REWRITE_H */

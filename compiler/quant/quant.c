@@ -65,6 +65,13 @@ npu_quant_mode_name(enum npu_quant_mode m)
     return (unsigned)m < 3 ? mode_names[m] : "?";
 }
 
+/* The integer precision of the report's quantised layers. */
+static const char *
+qprec(const struct npu_quant_report *rep)
+{
+    return rep->mode && !strcmp(rep->mode, "w16a16i") ? "int16" : "int8";
+}
+
 /* ---- measuring ---------------------------------------------------------------------- */
 
 static void
@@ -203,9 +210,9 @@ run_layer(struct npu_cpu_ctx *ctx, const struct npu_node *ql, const struct npu_t
 {
     struct npu_attrs none = {NULL, 0}, qa = npu_node_attrs(ql);
     struct npu_tensor xq = *x, yq = ql->out[0]->t, yd = ql->out[0]->t;
-    xq.dtype = NPU_DTYPE_INT8;
-    xq.data = malloc((size_t)npu_tensor_numel(x) + 1);
-    yq.data = malloc((size_t)npu_tensor_numel(&yq) + 1);
+    xq.dtype = ql->in[0]->t.dtype; /* int8, or int16 (w16a16i) */
+    xq.data = malloc(2 * (size_t)npu_tensor_numel(x) + 1);
+    yq.data = malloc(2 * (size_t)npu_tensor_numel(&yq) + 1);
     yd.dtype = NPU_DTYPE_FP32;
     yd.data = y;
     enum npu_status st = NPU_ERR_NOMEM;
@@ -249,8 +256,15 @@ measure_single(struct quant_run *fr, struct npu_cpu_ctx *ctx, const struct npu_q
             float *q = malloc(sizeof(float) * (size_t)(n + 1));
             if (!q)
                 return NPU_ERR_NOMEM;
-            if (!(st = run_layer(ctx, r->ql, x, q)))
+            if (!(st = run_layer(ctx, r->ql, x, q))) {
+                if (r->post_bias && y->ndim == 4) { /* w16a16i: its bias follows */
+                    const float *bk = r->post_bias->t.data;
+                    int64_t plane = y->dims[2] * y->dims[3], K = y->dims[1];
+                    for (int64_t e = 0; plane > 0 && e < n; e++)
+                        q[e] += bk[(e / plane) % K];
+                }
                 acc(&r->s_xy, &r->s_xx, &r->s_yy, &r->s_dd, y->data, q, n);
+            }
             free(q);
         }
     }
@@ -279,14 +293,18 @@ quant_value_f32(struct quant_run *qr, const struct quant_layer_rec *r, int64_t n
     const struct npu_graph *g = qr->plan->g;
     const struct npu_value *v = npu_graph_find_value(g, nm);
     for (int i = 0; v && i < g->nvalues; i++) {
-        if (g->values[i] != v || v->t.dtype != NPU_DTYPE_INT8 || npu_value_numel(v) != n)
+        if (g->values[i] != v || (v->t.dtype != NPU_DTYPE_INT8 && v->t.dtype != NPU_DTYPE_INT16) ||
+            npu_value_numel(v) != n)
             continue;
         const struct exec_slot *s = &qr->plan->slots[i];
         if (s->kind != SLOT_ARENA || s->offset < 0)
             break;
-        const int8_t *q = (const int8_t *)((char *)qr->arena + s->offset);
+        const void *q = (char *)qr->arena + s->offset;
         for (int64_t k = 0; k < n; k++)
-            o[k] = ((float)q[k] - (float)r->zy) * r->sy;
+            o[k] = ((float)(v->t.dtype == NPU_DTYPE_INT16 ? ((const int16_t *)q)[k]
+                                                          : ((const int8_t *)q)[k]) -
+                    (float)r->zy) *
+                   r->sy;
         return o;
     }
     free(o);
@@ -350,11 +368,6 @@ npu_quantize(struct npu_graph *g, const struct npu_quant_options *o, struct npu_
         rep = &dummy;
     memset(rep, 0, sizeof(*rep));
     rep->out_cos = rep->out_rel = -2;
-    if (o->mode == NPU_QUANT_W16A16I) {
-        npu_err(QDOM, "w16a16i is not implemented: the int16 CNA/DPU path has no register "
-                      "programs here, see docs/quantisation.md");
-        return NPU_ERR_UNSUPPORTED;
-    }
     const struct npu_quant_dataset *d = o->data;
     if (!d || d->nsamples < NPU_QUANT_MIN_SAMPLES) {
         npu_err(QDOM, "quantising needs a calibration set of at least %d samples (--dataset)",
@@ -379,7 +392,9 @@ npu_quantize(struct npu_graph *g, const struct npu_quant_options *o, struct npu_
     enum npu_status s = NPU_ERR_NOMEM;
     if (!ctx)
         goto out;
-    if ((s = quant_prepare(g)) || (s = centre_streams(g)) || (s = fold_ln_beta(g)))
+    /* the beta fold gives MatMuls a bias that only the int8 QLinearMatMul carries (input 8) */
+    const bool w16 = o->mode == NPU_QUANT_W16A16I;
+    if ((s = quant_prepare(g, w16)) || (s = centre_streams(g)) || (!w16 && (s = fold_ln_beta(g))))
         goto out;
     s = NPU_ERR_NOMEM;
     if (!(fp = quant_graph_clone(g)))
@@ -433,6 +448,8 @@ npu_quantize(struct npu_graph *g, const struct npu_quant_options *o, struct npu_
         y->entire_rel = o->accuracy ? r->entire_rel : -2;
     }
     s = NPU_OK;
+    if (o->quantised_outputs)
+        s = quant_quantised_outputs(g, &rep->quantised_outputs);
 out:
     if (s)
         npu_err(QDOM, "quantisation failed: %s", npu_status_str(s));
@@ -511,7 +528,8 @@ npu_quant_report_print(const struct npu_quant_report *rep, FILE *f)
         fig(f, s[i].entire_rel);
         fig(f, s[i].single_cos);
         fig(f, s[i].single_rel);
-        fprintf(f, "  %s%s\n", s[i].quantised ? "int8" : "float: ", s[i].quantised ? "" : s[i].why);
+        fprintf(f, "  %s%s\n",
+                s[i].quantised ? qprec(rep) : "float: ", s[i].quantised ? "" : s[i].why);
     }
     if (rep->out_cos > -1.5)
         fprintf(f, "outputs: cosine %.6f, relative error %.6f (entire, calibration set)\n",
@@ -575,7 +593,7 @@ npu_quant_report_write_json(const struct npu_quant_report *rep, const char *path
         json_str(f, s[i].name);
         fprintf(f, ", \"op\": ");
         json_str(f, s[i].op);
-        fprintf(f, ", \"precision\": \"%s\", \"why\": ", s[i].quantised ? "int8" : "float");
+        fprintf(f, ", \"precision\": \"%s\", \"why\": ", s[i].quantised ? qprec(rep) : "float");
         json_str(f, s[i].why);
         fprintf(f, ",\n     \"entire\": {\"cosine\": ");
         json_num(f, s[i].entire_cos);

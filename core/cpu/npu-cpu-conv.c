@@ -647,9 +647,11 @@ int_conv(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs, const struct np
 {
     for (int i = 0; i < 2; i++) {
         enum npu_dtype dt = i ? wt->dtype : x->dtype;
-        if (dt != NPU_DTYPE_INT8 && dt != NPU_DTYPE_UINT8)
-            return KUNSUP("dtype %s is not supported (int8/uint8 only)", npu_dtype_name(dt));
+        if (dt != NPU_DTYPE_INT8 && dt != NPU_DTYPE_UINT8 && dt != NPU_DTYPE_INT16)
+            return KUNSUP("dtype %s is not supported (int8/uint8/int16 only)", npu_dtype_name(dt));
     }
+    if ((x->dtype == NPU_DTYPE_INT16) != (wt->dtype == NPU_DTYPE_INT16))
+        return KUNSUP("int16 needs both X and W int16");
     CPU_TRY(conv_setup(ctx, attrs, x, wt, g));
     double xz;
     CPU_TRY(read_zp(ctx, xzp, x, 1, "x", &xz));
@@ -700,8 +702,11 @@ cpu_k_qlinear_conv(CPU_KERNEL_ARGS)
                             *wzp = in[5], *ys = in[6], *yzp = in[7];
     const struct npu_tensor *b = nin > 8 ? in[8] : NULL;
     struct npu_tensor *y = out[0];
-    if (y->dtype != NPU_DTYPE_UINT8 && y->dtype != NPU_DTYPE_INT8)
+    bool i16 = y->dtype == NPU_DTYPE_INT16; /* w16a16i (npu-cpu-qlinear16.c) */
+    if (y->dtype != NPU_DTYPE_UINT8 && y->dtype != NPU_DTYPE_INT8 && !i16)
         return KUNSUP("output dtype %s is not supported", npu_dtype_name(y->dtype));
+    if (i16 != (x->dtype == NPU_DTYPE_INT16))
+        return KUNSUP("int16 result needs an int16 input, and the reverse");
     if (xs->dtype != NPU_DTYPE_FP32 || ws->dtype != NPU_DTYPE_FP32 || ys->dtype != NPU_DTYPE_FP32)
         return KINVAL("scales must be float");
     if (cpu_numel(xs) != 1 || cpu_numel(ys) != 1 || (yzp && cpu_numel(yzp) != 1))
@@ -723,6 +728,14 @@ cpu_k_qlinear_conv(CPU_KERNEL_ARGS)
         float x_s = ((const float *)xs->data)[0], y_s = ((const float *)ys->data)[0];
         for (int64_t m = 0; m < g.M; m++)
             scale[m] = x_s * ((const float *)ws->data)[nws == 1 ? 0 : m] / y_s;
+        int32_t zp16 = yzp ? (int32_t)cpu_scalar_i64(yzp, 0) : 0;
+        for (int64_t n = 0; i16 && n < g.N; n++) {
+            size_t off = (size_t)(n * g.M * g.out_plane);
+            cpu_requantize_i16(acc + off, g.M, g.out_plane, scale, false, zp16,
+                               (int16_t *)y->data + off);
+        }
+    }
+    if (st == NPU_OK && !i16) {
         cpu_convert(acc, NPU_DTYPE_FP64, acc32, NPU_DTYPE_INT32, cpu_numel(y));
         int32_t zp = yzp ? (int32_t)cpu_scalar_i64(yzp, 0) : 0;
         /* rows = (n, m) planes: scale per row m */

@@ -1122,6 +1122,11 @@ cpu_k_qlinear_matmul(CPU_KERNEL_ARGS)
     struct npu_tensor *y = out[0];
     if (bias && bias->dtype != NPU_DTYPE_INT32)
         return KINVAL("bias must be int32");
+    if (a->dtype == NPU_DTYPE_INT16) { /* w16a16i */
+        if (bias)
+            return KUNSUP("an int16 QLinearMatMul with a bias input (input 8)");
+        return cpu_qlinear_matmul_i16(ctx, attrs, in, nin, out, nout);
+    }
     if (y->dtype != NPU_DTYPE_UINT8 && y->dtype != NPU_DTYPE_INT8)
         return KUNSUP("output dtype %s is not supported", npu_dtype_name(y->dtype));
     if (as->dtype != NPU_DTYPE_FP32 || bs->dtype != NPU_DTYPE_FP32 || ys->dtype != NPU_DTYPE_FP32)

@@ -599,6 +599,11 @@ enum npu_status cpu_win_setup(struct npu_cpu_ctx *ctx, const struct npu_attrs *a
 /* Requantises int32 accumulators to int8/uint8: saturate(rint(acc * scale) + zp). */
 void cpu_requantize(const int32_t *acc, int64_t rows, int64_t cols, const float *scale,
                     bool per_col, int32_t zp, enum npu_dtype dt, void *y);
+/* int16 (npu-cpu-qlinear16.c): exact sums in double -> saturate16(rint(acc * scale) + zp);
+ * the int16 QLinearMatMul (A int16 [..., M, K], B int16 [K, N]). */
+void cpu_requantize_i16(const double *acc, int64_t rows, int64_t cols, const float *scale,
+                        bool per_col, int32_t zp, int16_t *y);
+enum npu_status cpu_qlinear_matmul_i16(CPU_KERNEL_ARGS);
 
 /* ---- GEMM (npu-cpu-gemm.c) ------------------------------------------------------------------ */
 

@@ -812,16 +812,25 @@ sim_cna_run(struct sim_exec *x, struct sim_cube *out)
         }
     }
 
-    /* ---- integer accumulators: CLIP_TRUNCATE then int32 (facts §5.2) */
+    /* ---- integer accumulators: CLIP_TRUNCATE then int32 (facts §5.2). int16: the sums
+     * held in the 48-bit accumulator (facts §3, saturating [DER]), and the shift, which
+     * the TRM defines for integer accumulators (facts §2.4: right shift, ROUND_TYPE), is
+     * taken as the facts say; no hardware-tested program shifts, so its ledger level is T.
+     * int8 programs still must not shift (no source for the int8 accumulator's 34 bits
+     * together with a shift). */
     if (!is_fp) {
-        if (v.clip && !sim_unverified(x, "facts §5.2: no program shifts the accumulators",
-                                      "CORE CLIP_TRUNCATE = %u", v.clip)) {
+        bool i16 = v.prec == NPU_CNA_PRECISION_INT16;
+        if (v.clip && !i16 &&
+            !sim_unverified(x, "facts §5.2: no program shifts the accumulators",
+                            "CORE CLIP_TRUNCATE = %u", v.clip)) {
             goto out;
         }
+        const int64_t a48 = ((int64_t)1 << 47) - 1;
         size_t n = (size_t)v.k_out * P;
-        for (size_t i = 0; i < n; i++)
-            out->i[i] =
-                sim_sat(sim_shift_round(out->i[i], v.clip, v.clip_half_up), INT32_MIN, INT32_MAX);
+        for (size_t i = 0; i < n; i++) {
+            int64_t a = i16 ? sim_sat(out->i[i], -a48 - 1, a48) : out->i[i];
+            out->i[i] = sim_sat(sim_shift_round(a, v.clip, v.clip_half_up), INT32_MIN, INT32_MAX);
+        }
     } else if (v.clip && !sim_unverified(x, "facts §2.4: CLIP_TRUNCATE acts on integers",
                                          "CORE CLIP_TRUNCATE = %u on fp16", v.clip)) {
         goto out;

@@ -753,6 +753,11 @@ check_precisions(struct sim_exec *x, struct dpu *d, bool flying, bool core_int, 
              * only (separate IN / PROC / OUT_PRECISION fields, facts §2.9), as the
              * flying dequantise below; not hardware-tested */
             proven = out == NPU_PRECISION_FP16 && d->f32tof16;
+        else if (in == NPU_PRECISION_INT16 && proc == in && out == in)
+            /* int16 requantised result (w16a16i): the int8 path's OUT_CVT with an int16
+             * result; TRM-inferred only (facts §2.9 lists int16 -> int32 as tested), ledger
+             * level T */
+            proven = !d->f32tof16;
         else
             proven = (in == proc) && (in == NPU_PRECISION_INT8 || in == NPU_PRECISION_INT16) &&
                      (out == NPU_PRECISION_INT32 || (out == in && in == NPU_PRECISION_INT8)) &&

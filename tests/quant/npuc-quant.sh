@@ -21,11 +21,11 @@ expect() { # want-status want-text args...
 }
 m=$dir/model.onnx
 expect 2 "unknown; use minmax" "$m" --quantize w8a8 --dataset "$dir/calib.txt" --algorithm entropy
-expect 2 "no int16" "$m" --quantize w16a16i --dataset "$dir/calib.txt"
 expect 2 "use w8a8, hybrid" "$m" --quantize int4 --dataset "$dir/calib.txt"
 expect 2 "needs a calibration set" "$m" --quantize w8a8
 expect 2 "No such file" "$m" --quantize w8a8 --dataset "$work/none.txt"
 expect 2 "go with --quantize" "$m" --dataset "$dir/calib.txt"
+expect 2 "go with --quantize" "$m" --quantized-outputs
 expect 2 "a cosine in" "$m" --quantize hybrid --dataset "$dir/calib.txt" --hybrid-threshold x
 head -n 2 "$dir/calib.txt" | sed "s|^|$dir/|" > "$work/two.txt"
 expect 1 "needs at least 4" "$m" --quantize w8a8 --dataset "$work/two.txt"
@@ -34,6 +34,11 @@ expect 0 "entire cos" "$m" --quantize w8a8 --dataset "$dir/calib.txt" --algorith
 for key in '"layers"' '"entire"' '"single"' '"cosine"' '"relative_error"' '"precision": "int8"'; do
     grep -q -- "$key" "$work/report.json" || { echo "FAIL: report lacks $key"; fails=$((fails + 1)); }
 done
+# w16a16i: int16 layers in the report
+expect 0 "int16" "$m" --quantize w16a16i --dataset "$dir/calib.txt" \
+    --accuracy "$work/w16.json" -o "$work/q16.npub"
+grep -q '"precision": "int16"' "$work/w16.json" || { echo "FAIL: w16a16i report has no int16 layer"; fails=$((fails + 1)); }
+grep -q '"mode": "w16a16i"' "$work/w16.json" || { echo "FAIL: w16a16i report mode"; fails=$((fails + 1)); }
 # hybrid: a threshold above some layers' single cosine keeps exactly those float
 expect 0 "hybrid: single-layer cosine" "$m" --quantize hybrid --dataset "$dir/calib.txt" \
     --hybrid-threshold 0.99995 --accuracy "$work/hybrid.json"

@@ -6,12 +6,13 @@
 # $OPENNPU_ORT_DIR, else ${XDG_CACHE_HOME:-$HOME/.cache}/opennpu/onnxruntime-node,
 # the folder tests/models/check-ort.sh installs into), under ONNX Runtime
 # against OpenNPU's CPU run of the same file.
-# Usage: qdq-check.sh NPUC NPU_RUN MODEL_DIR WORKDIR
+# MODE (default w8a8) is the --quantize mode; w16a16i writes int16 Q / DQ (opset 21).
+# Usage: qdq-check.sh NPUC NPU_RUN MODEL_DIR WORKDIR [MODE]
 set -eu
-npuc=$1 run=$2 dir=$3 work=$4
+npuc=$1 run=$2 dir=$3 work=$4 mode=${5:-w8a8}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$work"
-"$npuc" "$dir/model.onnx" --quantize w8a8 --dataset "$dir/calib.txt" -p supported \
+"$npuc" "$dir/model.onnx" --quantize "$mode" --dataset "$dir/calib.txt" -p supported \
     --emit-qdq "$work/qdq.onnx" -o "$work/q.npub" -q
 fails=0
 pairs=""

@@ -115,8 +115,8 @@ static const char usage[] =
     "                          plugin default to verified on rknpu and rocket)\n"
     "        --quantize MODE   post-training quantisation (docs/quantisation.md): w8a8\n"
     "                          (int8 weights per channel, int8 activations) or hybrid (w8a8\n"
-    "                          but layers under --hybrid-threshold stay float); w16a16i is\n"
-    "                          refused (no int16 path yet)\n"
+    "                          but layers under --hybrid-threshold stay float) or w16a16i\n"
+    "                          (int16 symmetric weights and activations, the int16 CNA path)\n"
     "        --dataset LIST    calibration samples: one a line, the inputs' .npy files in\n"
     "                          input order separated by spaces (at least 4 samples)\n"
     "        --algorithm A     activation ranges: minmax (default), percentile, mse, kl\n"
@@ -125,6 +125,9 @@ static const char usage[] =
     "        --hybrid-threshold COS  single-layer cosine under which hybrid keeps a layer\n"
     "                          float (default 0.999)\n"
     "        --keep-float LIST comma list of layers (node or output names) kept float\n"
+    "        --quantized-outputs  outputs that dequantise a quantised layer stay int8 /\n"
+    "                          int16 with their scale and zero point (recorded in the\n"
+    "                          artifact, GstNpuTensor scale / zero_point)\n"
     "        --accuracy FILE   per-layer cosine and relative error against fp32, entire and\n"
     "                          single, worst first: printed, and written to FILE as JSON\n"
     "        --emit-qdq FILE   also write the quantised graph as a QDQ ONNX model (the same\n"
@@ -464,7 +467,8 @@ main(int argc, char **argv)
         O_KEEP,
         O_ACCURACY,
         O_QDQ,
-        O_STATS
+        O_STATS,
+        O_QOUT
     };
     static const struct option lopts[] = {
         {"output", required_argument, NULL, 'o'},
@@ -496,6 +500,7 @@ main(int argc, char **argv)
         {"keep-float", required_argument, NULL, O_KEEP},
         {"accuracy", required_argument, NULL, O_ACCURACY},
         {"emit-qdq", required_argument, NULL, O_QDQ},
+        {"quantized-outputs", no_argument, NULL, O_QOUT},
         {"stats", no_argument, NULL, O_STATS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -596,13 +601,6 @@ main(int argc, char **argv)
                 fprintf(stderr, "npuc: --quantize %s: use w8a8, hybrid or w16a16i\n", optarg);
                 return 2;
             }
-            if (qc.o.mode == NPU_QUANT_W16A16I) {
-                fprintf(stderr,
-                        "npuc: --quantize w16a16i is not implemented: OpenNPU has no int16 "
-                        "conv/DPU register programs yet (docs/quantisation.md says why); use "
-                        "w8a8 or hybrid\n");
-                return 2;
-            }
             quantize = true;
             break;
         case O_DATASET: qc.dataset = optarg; break;
@@ -627,6 +625,7 @@ main(int argc, char **argv)
             }
             break;
         case O_KEEP: qc.o.keep_float = optarg; break;
+        case O_QOUT: qc.o.quantised_outputs = true; break;
         case O_ACCURACY: qc.accuracy = optarg; break;
         case O_QDQ: qc.qdq = optarg; break;
         case 'q': quiet = true; break;
@@ -649,9 +648,10 @@ main(int argc, char **argv)
     }
     if (out && !output_ok(out, model))
         return 2;
-    if (!quantize && (qc.dataset || qc.accuracy || qc.o.keep_float || qc.qdq)) {
-        fprintf(stderr,
-                "npuc: --dataset, --accuracy, --keep-float and --emit-qdq go with --quantize\n");
+    if (!quantize &&
+        (qc.dataset || qc.accuracy || qc.o.keep_float || qc.qdq || qc.o.quantised_outputs)) {
+        fprintf(stderr, "npuc: --dataset, --accuracy, --keep-float, --emit-qdq and "
+                        "--quantized-outputs go with --quantize\n");
         return 2;
     }
     if (quantize) {
@@ -706,6 +706,10 @@ main(int argc, char **argv)
             snprintf(opt_text + k, sizeof(opt_text) - k, ";quantize=%s;algorithm=%s;weights=%s",
                      npu_quant_mode_name(qc.o.mode), npu_quant_algo_name(qc.o.algo),
                      qc.o.per_layer ? "per-layer" : "per-channel");
+            if (qc.o.quantised_outputs) {
+                k = strlen(opt_text);
+                snprintf(opt_text + k, sizeof(opt_text) - k, ";outputs=quantised");
+            }
             meta.options_hash ^= npu_fnv1a64(opt_text, strlen(opt_text));
         }
         if (npu_model_content_hash(model, &meta.model_hash) || npu_npub_save(b->prog, &meta, out)) {

@@ -194,7 +194,9 @@ npu_onnx_save(const struct npu_graph *g, int opset, const char *path)
     os.has_version = 1;
     os.version = opset;
     m.has_ir_version = 1;
-    m.ir_version = 8;
+    /* the IR version that introduced the opset (onnx/docs/Versioning.md): 8 up to 18,
+     * 9 for 19-20, 10 for 21 (int16 QuantizeLinear, w16a16i) */
+    m.ir_version = opset >= 21 ? 10 : opset >= 19 ? 9 : 8;
     m.producer_name = "opennpu";
     m.n_opset_import = 1;
     m.opset_import = &osp;

@@ -29,7 +29,7 @@ extern "C" {
 enum npu_quant_mode {
     NPU_QUANT_W8A8 = 0, /* every layer the NPU takes in int8 */
     NPU_QUANT_HYBRID,   /* w8a8, but layers under the threshold or named stay float */
-    NPU_QUANT_W16A16I,  /* int16: refused (see docs/quantisation.md) */
+    NPU_QUANT_W16A16I,  /* int16 weights and activations, symmetric (the int16 CNA path) */
 };
 
 enum npu_quant_algo {
@@ -75,6 +75,10 @@ struct npu_quant_options {
     int threads;             /* CPU threads for calibration (0: all) */
     bool accuracy;           /* fill the report's "entire" figures too */
     const struct npu_quant_dataset *data;
+    /* graph outputs that dequantise a quantised layer stay int8 / int16 with their
+     * scale and zero point on the tensor (npu_tensor qscale / qzero, the .npub and
+     * GstNpuTensor scale / zero_point); default false: float outputs */
+    bool quantised_outputs;
 };
 
 /* One layer of the report. */
@@ -95,6 +99,7 @@ struct npu_quant_report {
     double out_cos, out_rel;
     double calib_s, total_s; /* wall time of calibration and of the whole quantiser */
     const char *algo, *mode;
+    int quantised_outputs; /* outputs left integer (quantised_outputs) */
 };
 
 /* Quantises g in place (after npu_compile). rep may be NULL. */
