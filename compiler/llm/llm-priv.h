@@ -98,7 +98,7 @@ void llm_weights_free(const struct llm_config *c, struct llm_weights *w);
  * (each block contiguous), so that the graph's MatMul per block is an independent task a
  * layer split can run on its own core: where the weight's time on one core beyond its
  * time at the chip's shared bandwidth exceeds four submits (the timing model's figures);
- * not k and v, nor q when k and v are as large (three independent products already).
+ * not q, k and v (three independent products already).
  * Once per weight set; cores 1 does nothing. */
 enum npu_status llm_weights_split(const struct llm_config *c, struct llm_weights *w, int cores);
 

@@ -71,6 +71,14 @@ struct npu_llm {
 };
 
 static double
+thread_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double
 now(void)
 {
     struct timespec ts;
@@ -91,7 +99,7 @@ npu_llm_stop_name(enum npu_llm_stop s)
 }
 
 /* Bump when the graph builder's output changes for the same inputs (cache keys). */
-#define LLM_GRAPH_VERSION 2
+#define LLM_GRAPH_VERSION 3
 
 static uint64_t
 fnv(uint64_t h, const void *p, size_t n)
@@ -249,9 +257,9 @@ ensure_buffers(struct npu_llm *m, int s)
  * token's logits into m->last. */
 static enum npu_status
 run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, double *mod_s,
-    double *wait_s)
+    double *wait_s, double *cpu_s)
 {
-    double t0 = now();
+    double t0 = now(), c0 = thread_cpu();
     const struct llm_config *c = &m->ck.cfg;
     const int L = c->n_layers, KVH = c->n_kv_heads, hd = c->head_dim,
               G = c->n_heads / c->n_kv_heads, C = m->info.cache_slots;
@@ -338,6 +346,7 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
             m->info.decode_tasks = si.tasks;
         }
         t0 = now();
+        c0 = thread_cpu();
     }
     if (strcmp(m->info.backend ? m->info.backend : "cpu", "cpu")) {
         st = npu_session_run_detailed(se, in, nin, out, 1 + 2 * L, &rs);
@@ -379,6 +388,7 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
         return st;
     m->len += s;
     *host_s += now() - t0;
+    *cpu_s += thread_cpu() - c0;
     *mod_s += rs.npu_modeled_s;
     *wait_s += rs.npu_wait_s;
     return NPU_OK;
@@ -656,11 +666,11 @@ npu_llm_generate(struct npu_llm *m, const int32_t *prompt, int n, int max_new,
         }
         if (!st)
             st = run(m, seq, nf, true, &s->prefill_host_s, &s->prefill_modeled_s,
-                     &s->prefill_npu_wait_s);
+                     &s->prefill_npu_wait_s, &s->prefill_host_cpu_s);
     } else {
         for (int i = 0; i < nf && !st; i++)
             st = run(m, seq + i, 1, false, &s->prefill_host_s, &s->prefill_modeled_s,
-                     &s->prefill_npu_wait_s);
+                     &s->prefill_npu_wait_s, &s->prefill_host_cpu_s);
     }
     free(seq);
     if (st)
@@ -687,7 +697,7 @@ npu_llm_generate(struct npu_llm *m, const int32_t *prompt, int n, int max_new,
         if (k + 1 == max_new)
             break;
         if ((st = run(m, &t, 1, false, &s->decode_host_s, &s->decode_modeled_s,
-                      &s->decode_npu_wait_s))) {
+                      &s->decode_npu_wait_s, &s->decode_host_cpu_s))) {
             free(logits);
             return st;
         }

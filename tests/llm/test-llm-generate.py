@@ -85,7 +85,8 @@ def main():
                     if ln.startswith(("decode program", "decode split"))]
             for ln in info:
                 print("     " + ln)
-            if want_npu_attn and name == "gpt2" and not any("attention on the NPU (0 of" in ln for ln in info):
+            on_npu = any("attention on the NPU (0 of" in ln for ln in info)
+            if want_npu_attn and name == "gpt2" and not on_npu:
                 print(f"FAIL {name} {backend}: the decode step's attention is not on the NPU")
                 fails += 1
             split = [ln for ln in info if ln.startswith("decode split over")]

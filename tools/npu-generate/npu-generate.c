@@ -35,6 +35,7 @@ static const char usage[] =
     "  --cache-dir DIR    compile cache of the programs (default $XDG_CACHE_HOME/opennpu/llm,\n"
     "                     else ~/.cache/opennpu/llm)\n"
     "  --no-cache         compile the programs without reading or writing the cache\n"
+    "  --cpu-threads N    threads of the CPU steps (default: all CPUs)\n"
     "  --ids              print only 'ids: <new ids>' on stdout\n"
     "  --quiet            no statistics on stderr\n"
     "  --logits-out FILE  write each step's logits as a float32 .npy [steps, vocab]\n"
@@ -171,6 +172,10 @@ main(int argc, char **argv)
             if (!num_arg(a, v, 1, 3, &x))
                 return 2;
             o.cores = (int)x, i++;
+        } else if (!strcmp(a, "--cpu-threads")) {
+            if (!num_arg(a, v, 1, 1024, &x))
+                return 2;
+            o.cpu_threads = (int)x, i++;
         } else if (!strcmp(a, "--cache-dir") && v) {
             o.cache_dir = v, i++;
         } else if (!strcmp(a, "--no-cache")) {
@@ -291,6 +296,8 @@ main(int argc, char **argv)
             if (s.decode_npu_wait_s > 0)
                 fprintf(stderr, "; host work besides the NPU %.3f ms/token",
                         (s.decode_host_s - s.decode_npu_wait_s) * 1e3 / steps);
+            fprintf(stderr, "; host CPU time of the loop's thread %.3f ms/token",
+                    s.decode_host_cpu_s * 1e3 / steps);
         }
         fputc('\n', stderr);
         if (strcmp(in->backend, "cpu"))
