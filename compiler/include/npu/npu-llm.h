@@ -102,8 +102,9 @@ struct npu_llm_stats {
      * work (inputs, CPU ops, conversions, the cache append, sampling). */
     double prefill_npu_wait_s, decode_npu_wait_s;
     /* CPU time of the calling thread during the runs (CLOCK_THREAD_CPUTIME_ID): the loop's
-     * own work without waiting, robust to a loaded host; it leaves out the simulator's
-     * threads and, with cpu_threads > 1, the CPU kernels' helper threads. */
+     * own work and the submits' host side, without waiting (robust to a loaded host); it
+     * leaves out the simulator's threads and, with cpu_threads > 1, the CPU kernels'
+     * helper threads. */
     double prefill_host_cpu_s, decode_host_cpu_s;
     double compile_s; /* building and compiling programs during this call */
     bool modeled;     /* the backend reports modeled NPU time (sim) */
