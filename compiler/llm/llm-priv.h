@@ -97,7 +97,7 @@ void llm_weights_free(const struct llm_config *c, struct llm_weights *w);
 /* Splits every projection weight that is worth it into `cores` column blocks, in place
  * (each block contiguous), so that the graph's MatMul per block is an independent task a
  * layer split can run on its own core: where the weight's time on one core beyond its
- * time at the chip's shared bandwidth exceeds four submits (the timing model's figures);
+ * time at the chip's shared bandwidth exceeds two submits (the timing model's figures);
  * not q, k and v (three independent products already).
  * Once per weight set; cores 1 does nothing. */
 enum npu_status llm_weights_split(const struct llm_config *c, struct llm_weights *w, int cores);
