@@ -22,6 +22,12 @@
  * with that added by its EW stage and the exp table applied (u = 32 t, t = s - max - 2);
  * the key sum is a ones convolution broadcast to Dv channels (fp32); O = E V / sum, the
  * division fused as the EW stage of the P V convolution.
+ *
+ * The mask: a constant is clamped and scaled on the host into two constant maps; a run-time
+ * mask (a graph input such as a decoder's valid-length mask, or any computed value) gets the
+ * same clamps from two DPU passes at run time (BS add + ReLU, BN scale + add: max(m, -30000)
+ * for S1, 32 max(m, -1000) for the shift), into key-padded maps. One run-time mask may serve
+ * every head ([1, .., 1, Sq, Sk], read again for each head) or hold one per head.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -117,6 +123,29 @@ attn_input(struct rkd *b, struct npu_value *v, uint32_t d, uint32_t s, uint32_t 
     memset(out, 0, sizeof(*out));
     out->d = d;
     out->s = s;
+    if (s == 1 && hn > 1) {
+        /* one row per head ([.., H, 1, D], e.g. a decoder step's query): the bytes of the
+         * projection's row [1, H D] as they are, head h its channels [h D, (h + 1) D) */
+        struct vmap hv = {.view = {hn * d, 1, 1}, .order = NPU_VIEW_HWC};
+        struct npu_value *nv = NULL;
+        bool as_row = false;
+        if (b->cx) {
+            nv = npu_lower_input(b->cx, b->orig, v, hv.view, NPU_DTYPE_FP16);
+            as_row = nv && npu_rk_view_order(nv) == NPU_VIEW_HWC && dl_alias_kind(nv) != 2;
+        } else {
+            struct vmap pv;
+            as_row = dl_predicts(v, b->depth, &pv) && !memcmp(pv.view, hv.view, sizeof(pv.view)) &&
+                     pv.order == NPU_VIEW_HWC;
+        }
+        if (as_row) {
+            if (nv)
+                nv = dl_source(nv);
+            out->m = dl_map(rkd_input(b, nv), &hv);
+            out->src = nv;
+            out->heads_view = true;
+            return true;
+        }
+    }
     if (b->cx) {
         struct npu_value *nv = npu_lower_input(b->cx, b->orig, v, vm.view, NPU_DTYPE_FP16);
         if (nv && dl_alias_kind(nv) == 2) {
@@ -286,11 +315,37 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
         return why_set(w, "Q, K, V shapes disagree");
     if (D % 8 || !(D <= 32 || D % 32 == 0) || Dv % 16 || !Sq || !Sk)
         return why_set(w, "head sizes: D a multiple of 8 (and of 32 above 32), Dv of 16");
-    if (mask && (!npu_value_data(mask) || !npu_dtype_is_float(mask->t.dtype)))
-        return why_set(w, "only constant float masks are lowered");
+    if (mask && !npu_dtype_is_float(mask->t.dtype))
+        return why_set(w, "only float masks are lowered");
     uint32_t Skp = roundup(Sk, 16);
     if (Skp > 32)
         Skp = roundup(Skp, 32);
+    /* A run-time mask (a graph input or computed): [.., Sq, Sk] with every leading dim 1
+     * (one mask for all heads, e.g. a decoder's valid-length mask) or equal to the heads'
+     * dims; keys a multiple of 8 (whole atoms: the padded keys' atoms are zeroed, the
+     * clamped mask written over the rest) */
+    const bool rt_mask = mask && !npu_value_data(mask);
+    bool mask_bcast = false;
+    if (rt_mask) {
+        const struct npu_tensor *mt = &mask->t;
+        int mr = mt->ndim;
+        if (mr < 2 || mr > r || mt->dims[mr - 2] != Sq || mt->dims[mr - 1] != Sk)
+            return why_set(w,
+                           "a run-time mask must be [.., %u, %u] (no broadcast of its rows "
+                           "or keys)",
+                           Sq, Sk);
+        int64_t lead = 1;
+        bool same = mr == r;
+        for (int i = 0; i < mr - 2; i++) {
+            lead *= mt->dims[i];
+            same = same && mt->dims[i] == qt->dims[i];
+        }
+        if (lead != 1 && !same)
+            return why_set(w, "a run-time mask is one for all heads or one per head");
+        mask_bcast = lead == 1 && hn != 1;
+        if (Sk % 8)
+            return why_set(w, "a run-time mask needs the keys a multiple of 8 (%u)", Sk);
+    }
     uint32_t CB = D < 32 ? D : 32, CBv = Skp < 32 ? Skp : 32;
     if ((uint64_t)Hn * Sq > 8192 || (uint64_t)Hn * Skp > 8192 || Skp > 8192 ||
         (uint64_t)Hn * Dv / 16 > 8192 || Dv > 8192)
@@ -335,7 +390,10 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
     struct npu_dpu_ref ta = rkd_temp(b, NPU_MAX(NPU_MAX(kp_bytes, vp_bytes), s_bytes));
     const uint64_t tb_bytes = NPU_MAX(NPU_MAX(kp_bytes, s_bytes), sum_bytes + sh_bytes);
     struct npu_dpu_ref tb = rkd_temp(b, tb_bytes);
-    struct npu_dpu_ref tsm = rkd_temp(b, (uint64_t)Hn * Sq * 16 + qp_bytes);
+    /* a run-time mask's two clamped maps (key-padded) after Q' */
+    const uint32_t mrows = mask_bcast ? Sq : Hn * Sq;
+    const uint64_t mbytes = rt_mask ? (uint64_t)(Skp / 8) * mrows * 16 : 0;
+    struct npu_dpu_ref tsm = rkd_temp(b, (uint64_t)Hn * Sq * 16 + qp_bytes + 2 * mbytes);
     struct npu_dpu_ref kw = wts, vw = at(wts, kw_bytes), tq = at(tsm, (uint64_t)Hn * Sq * 16);
 
     /* ---- K and V in place when their projections can pad their rows (no copies) */
@@ -489,7 +547,7 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
     struct vmap vsh = {.view = {Skp, Sq, 1}, .order = NPU_VIEW_HWC};
     struct npu_dpu_map mask1, mask2;
     bool has_mask = mask != NULL;
-    if (has_mask) {
+    if (has_mask && !rt_mask) {
         int64_t mn = (int64_t)Hn * Sq * Skp;
         /* broadcast the mask to [heads, Sq, Sk] (leading dims flattened), pad keys with 0 */
         int64_t bd[NPU_MAX_DIMS];
@@ -516,6 +574,45 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
         mask2 = dl_map_const(b, "amask", fa, mn, &vs);
         free(full), free(fm), free(fa);
     }
+    if (has_mask && rt_mask) {
+        /* the same clamps on the NPU, from the mask as it comes (fp16): two passes
+         *   mask1 = max(m, -30000)          BS + 30000, ReLU; BN - 30000
+         *   mask2 = a max(m, -1000)         BS + 1000, ReLU; BN x a, - 1000 a
+         * into key-padded maps whose padded keys' atoms are zero (the key mask masks them) */
+        struct vmap vmi = {.view = {Sk, mrows, 1}, .order = NPU_VIEW_HWC};
+        struct vmap vmo = {.view = {Skp, mrows, 1}, .order = NPU_VIEW_HWC};
+        struct npu_dpu_map mi;
+        if (!dl_input(b, mask, &vmi, &mi, w))
+            return NPU_ERR_UNSUPPORTED;
+        struct npu_dpu_ref mt = at(tsm, (uint64_t)Hn * Sq * 16 + qp_bytes);
+        mask1 = dl_map(mt, &vmo);
+        mask2 = dl_map(at(mt, mbytes), &vmo);
+        const float lo[2] = {-30000.0f, -1000.0f}, mul[2] = {1.0f, a};
+        for (int i = 0; i < 2; i++) {
+            struct npu_dpu_map *mm = i ? &mask2 : &mask1;
+            struct npu_dpu_pass p;
+            memset(&p, 0, sizeof(p));
+            p.in = mi;
+            p.out = Skp > Sk ? npu_dpu_map_channels(mm, 0, Sk) : *mm;
+            p.st.bs.alu = NPU_DPU_SRC_REG;
+            p.st.bs.alu_value = -lo[i];
+            p.st.bs.relu = true;
+            if (mul[i] != 1.0f) {
+                p.st.bn.mul = NPU_DPU_SRC_REG;
+                p.st.bn.mul_value = mul[i];
+            }
+            p.st.bn.alu = NPU_DPU_SRC_REG;
+            p.st.bn.alu_value = lo[i] * mul[i];
+            rkd_pass(b, &p);
+            if (Skp > Sk) {
+                struct npu_dpu_map z = zeros(b, Skp - Sk, mrows, 1);
+                struct npu_dpu_map dz = npu_dpu_map_channels(mm, Sk, Skp - Sk);
+                copy(b, &z, &dz);
+            }
+        }
+    }
+    /* head h's rows of a mask map (one mask for all heads: the same rows) */
+    const uint32_t mrow0 = mask_bcast ? 0 : Sq;
 
     /* ---- S1 = scale (Q K^T + kmask) + mask, fp16, heads in rows (keys halved when split;
      * whole when the PPU takes the row maxima) */
@@ -540,7 +637,7 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
         cv.st.bn.mul_mem = s1_scale;
         if (has_mask) {
             cv.st.ew.op = NPU_DPU_EW_ADD;
-            cv.st.ew.operand = npu_dpu_map_rows(&mask1, h * Sq, Sq);
+            cv.st.ew.operand = npu_dpu_map_rows(&mask1, h * mrow0, Sq);
         }
         if (split_s1 && !ppu_max) {
             /* first half into a per-head scratch, second half maxed with it */
@@ -578,7 +675,7 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
             struct npu_dpu_map shh = dl_map(at(tb, h * sh_bytes), &vsh);
             if (has_mask) {
                 st.ew.op = NPU_DPU_EW_ADD;
-                st.ew.operand = npu_dpu_map_rows(&mask2, h * Sq, Sq);
+                st.ew.operand = npu_dpu_map_rows(&mask2, h * mrow0, Sq);
             }
             dl_bcast(b, &m8h, NULL, -a, &shh, &st);
         }

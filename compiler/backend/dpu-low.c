@@ -158,6 +158,12 @@ dl_map(struct npu_dpu_ref ref, const struct vmap *vm)
 }
 
 bool
+dl_predicts(const struct npu_value *v, int depth, struct vmap *vm)
+{
+    return predict_view(v, vm, depth);
+}
+
+bool
 dl_input(struct rkd *b, struct npu_value *v, const struct vmap *vm, struct npu_dpu_map *m,
          struct why *w)
 {

@@ -67,6 +67,8 @@ dl_cyx_next(const struct vmap *vm, uint32_t o[3])
 }
 /* Adds v as an input read in view vm (inserting rk.ToNpu for host values) and returns the
  * packed fp16 map; false (reason in w) when v cannot be read that way. */
+/* The view a DPU-lowered producer will give v (dry runs; false when none is predicted). */
+bool dl_predicts(const struct npu_value *v, int depth, struct vmap *vm);
 bool dl_input(struct rkd *b, struct npu_value *v, const struct vmap *vm, struct npu_dpu_map *m,
               struct why *w);
 /* rk.Dpu alias kind of v's producer (0 none, 1 same bytes, 2 attention heads). */

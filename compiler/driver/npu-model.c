@@ -502,3 +502,14 @@ npu_session_run_detailed(struct npu_session *s, const struct npu_tensor *inputs,
     }
     return npu_prog_session_run(s->ps, inputs, nin, outputs, nout, rs);
 }
+
+enum npu_status
+npu_session_split_layers(struct npu_session *s, const struct npu_tensor *inputs, int nin,
+                         unsigned cores, struct npu_prog_split_info *info)
+{
+    if (!s || !s->ps) {
+        npu_err(DOM, "a layer split exists on the NPU backends only");
+        return NPU_ERR_UNSUPPORTED;
+    }
+    return npu_prog_session_split_layers(s->ps, inputs, nin, cores, info);
+}

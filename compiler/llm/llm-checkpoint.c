@@ -502,6 +502,18 @@ add_file(struct llm_checkpoint *ck, const char *path)
     }
     ck->files = nf;
     ck->files[ck->nfiles++] = (struct llm_st_file){map, size};
+    {
+        char real[PATH_MAX];
+        const char *id = realpath(path, real) ? real : path;
+        uint64_t fields[5] = {(uint64_t)sb.st_dev, (uint64_t)sb.st_ino, (uint64_t)sb.st_size,
+                              (uint64_t)sb.st_mtim.tv_sec, (uint64_t)sb.st_mtim.tv_nsec};
+        uint64_t h = ck->ident ? ck->ident : 0xcbf29ce484222325ull;
+        for (const unsigned char *q = (const unsigned char *)id; *q; q++)
+            h = (h ^ *q) * 0x100000001b3ull;
+        for (size_t i = 0; i < sizeof(fields); i++)
+            h = (h ^ ((const unsigned char *)fields)[i]) * 0x100000001b3ull;
+        ck->ident = h;
+    }
     map = MAP_FAILED;
     st = NPU_OK;
 out:

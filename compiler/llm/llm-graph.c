@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "llm-priv.h"
+#include "npu/npu-timing.h"
 
 #define DOM "llm"
 
@@ -125,6 +126,58 @@ transpose(struct gb *b, V *x, int nd, const int64_t *perm)
     return done(b, y);
 }
 
+static V *concat_last(struct gb *b, V **parts, int n, const char *name);
+
+/* x @ W (+ bias); W split into column blocks (llm_weights_split): one MatMul per block,
+ * joined by a Concat on the last axis. */
+static V *
+linear_split(struct gb *b, V *x, const float *w, const float *bias, int64_t in, int64_t out,
+             const struct llm_split *sp, const char *name)
+{
+    if (!sp || sp->n <= 1) {
+        char nm[96];
+        snprintf(nm, sizeof(nm), "%s.weight", name);
+        int64_t wd[2] = {in, out};
+        V *y = op2(b, NPU_OP_MATMUL, x, cst(b, nm, w, 2, wd));
+        if (bias) {
+            snprintf(nm, sizeof(nm), "%s.bias", name);
+            y = op2(b, NPU_OP_ADD, y, cst(b, nm, bias, 1, &out));
+        }
+        return y;
+    }
+    V *parts[LLM_MAX_SPLIT];
+    int64_t c0 = 0;
+    for (int k = 0; k < sp->n; k++) {
+        char nm[96];
+        snprintf(nm, sizeof(nm), "%s.%d.weight", name, k);
+        int64_t wd[2] = {in, sp->cols[k]};
+        V *y = op2(b, NPU_OP_MATMUL, x, cst(b, nm, w + c0 * in, 2, wd));
+        if (bias) {
+            snprintf(nm, sizeof(nm), "%s.%d.bias", name, k);
+            y = op2(b, NPU_OP_ADD, y, cst(b, nm, bias + c0, 1, &sp->cols[k]));
+        }
+        parts[k] = y;
+        c0 += sp->cols[k];
+    }
+    return concat_last(b, parts, sp->n, name);
+}
+
+static V *
+concat_last(struct gb *b, V **parts, int n, const char *name)
+{
+    if (b->failed)
+        return NULL;
+    char nm[96];
+    snprintf(nm, sizeof(nm), "%s.concat", name);
+    struct npu_node *c = npu_node_new(b->g, NPU_OP_CONCAT, nm, parts, n, 1, NULL);
+    if (!c || npu_node_set_int(b->g, c, "axis", -1)) {
+        b->failed = true;
+        return NULL;
+    }
+    npu_graph_append(b->g, c);
+    return done(b, c->out[0]);
+}
+
 static V *
 linear(struct gb *b, V *x, const float *w, const float *bias, int64_t in, int64_t out,
        const char *name)
@@ -145,18 +198,27 @@ linear(struct gb *b, V *x, const float *w, const float *bias, int64_t in, int64_
  * The slices are copies (the head is [D, vocab] row-major). */
 #define HEAD_CHUNK 8192
 static V *
-lm_head(struct gb *b, V *x, const float *w, int64_t D, int64_t Vn)
+lm_head(struct gb *b, V *x, const float *w, int64_t D, int64_t Vn, int split)
 {
-    if (Vn <= HEAD_CHUNK)
-        return linear(b, x, w, NULL, D, Vn, "lm_head");
     int nc = (int)((Vn + HEAD_CHUNK - 1) / HEAD_CHUNK);
+    if (split > 1) /* a multiple of the cores, slices of 32 columns */
+        nc = (nc + split - 1) / split * split;
+    if (nc <= 1)
+        return linear(b, x, w, NULL, D, Vn, "lm_head");
+    int64_t width = ((Vn + nc - 1) / nc + 31) / 32 * 32;
+    if (width > HEAD_CHUNK)
+        width = HEAD_CHUNK;
     V **parts = calloc((size_t)nc, sizeof(V *));
-    float *tmp = malloc((size_t)(D * HEAD_CHUNK) * sizeof(float));
+    float *tmp = malloc((size_t)(D * width) * sizeof(float));
     V *y = NULL;
     if (!parts || !tmp)
         b->failed = true;
     for (int c = 0; c < nc && !b->failed; c++) {
-        int64_t c0 = (int64_t)c * HEAD_CHUNK, n = Vn - c0 < HEAD_CHUNK ? Vn - c0 : HEAD_CHUNK;
+        int64_t c0 = (int64_t)c * width, n = Vn - c0 < width ? Vn - c0 : width;
+        if (n <= 0) {
+            nc = c;
+            break;
+        }
         for (int64_t i = 0; i < D; i++)
             memcpy(tmp + i * n, w + i * Vn + c0, (size_t)n * sizeof(float));
         char nm[48];
@@ -309,17 +371,17 @@ llm_build_graph(const struct llm_config *c, const struct llm_weights *w, int s, 
         V *a = gpt2 ? layernorm(&b, x, L->ln1_w, L->ln1_b, D, c->eps, nm)
                     : rmsnorm(&b, x, L->ln1_w, D, c->eps, nm);
         snprintf(nm, sizeof(nm), "l%d.q", l);
-        V *q = linear(&b, a, L->wq, L->bq, D, H * hd, nm);
+        V *q = linear_split(&b, a, L->wq, L->bq, D, H * hd, &L->sq, nm);
         snprintf(nm, sizeof(nm), "l%d.k", l);
-        V *k = linear(&b, a, L->wk, L->bk, D, KVH * hd, nm);
+        V *k = linear_split(&b, a, L->wk, L->bk, D, KVH * hd, &L->sk, nm);
         snprintf(nm, sizeof(nm), "l%d.v", l);
-        V *v = linear(&b, a, L->wv, L->bv, D, KVH * hd, nm);
+        V *v = linear_split(&b, a, L->wv, L->bv, D, KVH * hd, &L->sv, nm);
         int64_t qd[4] = {1, s, H, hd}, kd[4] = {1, s, KVH, hd};
-        /* [1, H, s, hd]; for one token the transpose is a reshape */
-        int64_t q1[4] = {1, H, 1, hd}, k1[4] = {1, KVH, 1, hd};
-        q = s == 1 ? reshape(&b, q, 4, q1) : transpose(&b, reshape(&b, q, 4, qd), 4, p0213);
-        k = s == 1 ? reshape(&b, k, 4, k1) : transpose(&b, reshape(&b, k, 4, kd), 4, p0213);
-        v = s == 1 ? reshape(&b, v, 4, k1) : transpose(&b, reshape(&b, v, 4, kd), 4, p0213);
+        /* [1, H, s, hd]: the head split as a Transpose also for one token (where it moves
+         * no data), the form the NPU's attention reads in place (a heads view) */
+        q = transpose(&b, reshape(&b, q, 4, qd), 4, p0213);
+        k = transpose(&b, reshape(&b, k, 4, kd), 4, p0213);
+        v = transpose(&b, reshape(&b, v, 4, kd), 4, p0213);
         if (!gpt2) {
             q = op2(&b, NPU_OP_ADD, op2(&b, NPU_OP_MUL, q, cosv),
                     op2(&b, NPU_OP_MUL, op2(&b, NPU_OP_MATMUL, q, rotv), sinv));
@@ -352,6 +414,9 @@ llm_build_graph(const struct llm_config *c, const struct llm_weights *w, int s, 
         V *y = op2(&b, NPU_OP_MATMUL, p, va); /* [1, KVH, G*s, hd] */
         int64_t hd4[4] = {1, H, s, hd}, flat[3] = {1, s, H * hd};
         if (s == 1) {
+            /* one token: the head merge moves no data. (As a Transpose, the form an NPU
+             * attention writes merged, the cost partition put the output projection on the
+             * CPU behind a CPU attention: 12 CPU matmuls in GPT-2 small, 66 in TinyLlama.) */
             y = reshape(&b, y, 3, flat);
         } else {
             if (G > 1)
@@ -359,24 +424,25 @@ llm_build_graph(const struct llm_config *c, const struct llm_weights *w, int s, 
             y = reshape(&b, transpose(&b, y, 4, p0213), 3, flat);
         }
         snprintf(nm, sizeof(nm), "l%d.o", l);
-        x = op2(&b, NPU_OP_ADD, x, linear(&b, y, L->wo, L->bo, H * hd, D, nm));
+        x = op2(&b, NPU_OP_ADD, x, linear_split(&b, y, L->wo, L->bo, H * hd, D, &L->so, nm));
         snprintf(nm, sizeof(nm), "l%d.ln2", l);
         a = gpt2 ? layernorm(&b, x, L->ln2_w, L->ln2_b, D, c->eps, nm)
                  : rmsnorm(&b, x, L->ln2_w, D, c->eps, nm);
         V *m;
         if (gpt2) {
             snprintf(nm, sizeof(nm), "l%d.fc", l);
-            m = op2(&b, NPU_OP_FUSED_GELU_TANH, linear(&b, a, L->w_up, L->b_up, D, c->ffn, nm),
-                    NULL);
+            m = op2(&b, NPU_OP_FUSED_GELU_TANH,
+                    linear_split(&b, a, L->w_up, L->b_up, D, c->ffn, &L->sup, nm), NULL);
         } else {
             snprintf(nm, sizeof(nm), "l%d.gate", l);
-            V *gt = linear(&b, a, L->w_gate, NULL, D, c->ffn, nm);
+            V *gt = linear_split(&b, a, L->w_gate, NULL, D, c->ffn, &L->sgate, nm);
             snprintf(nm, sizeof(nm), "l%d.up", l);
-            V *up = linear(&b, a, L->w_up, NULL, D, c->ffn, nm);
+            V *up = linear_split(&b, a, L->w_up, NULL, D, c->ffn, &L->sup, nm);
             m = op2(&b, NPU_OP_MUL, op2(&b, NPU_OP_MUL, gt, op2(&b, NPU_OP_SIGMOID, gt, NULL)), up);
         }
         snprintf(nm, sizeof(nm), "l%d.down", l);
-        x = op2(&b, NPU_OP_ADD, x, linear(&b, m, L->w_down, L->b_down, c->ffn, D, nm));
+        x = op2(&b, NPU_OP_ADD, x,
+                linear_split(&b, m, L->w_down, L->b_down, c->ffn, D, &L->sdown, nm));
     }
     if (s > 1 && !b.failed) {
         /* the last token only */
@@ -391,7 +457,7 @@ llm_build_graph(const struct llm_config *c, const struct llm_weights *w, int s, 
     }
     x = gpt2 ? layernorm(&b, x, w->lnf_w, w->lnf_b, D, c->eps, "ln_f")
              : rmsnorm(&b, x, w->lnf_w, D, c->eps, "norm");
-    V *logits = lm_head(&b, x, w->head, D, Vn);
+    V *logits = lm_head(&b, x, w->head, D, Vn, w->head_split);
     /* logits first, then k.L, v.L: the outputs were added in layer order, so
      * move logits to the front */
     output(&b, logits, "logits");
@@ -407,4 +473,72 @@ llm_build_graph(const struct llm_config *c, const struct llm_weights *w, int s, 
     b.g->outputs[0] = lo;
     *out = b.g;
     return NPU_OK;
+}
+
+/* W [in, out] row-major -> column blocks of sp's widths, each [in, cols] row-major. */
+static enum npu_status
+split_one(float *w, int64_t in, int64_t out, int cores, struct llm_split *sp)
+{
+    const struct npu_timing_model *tm = npu_timing_model();
+    double bytes = 2.0 * (double)in * (double)out; /* fp16 on the NPU */
+    double one = bytes / (tm->dma_bytes_per_s_core * tm->dma_eff_weight);
+    double all = bytes / fmin(cores * tm->dma_bytes_per_s_core * tm->dma_eff_weight,
+                              tm->dma_bytes_per_s_total);
+    sp->n = 1;
+    sp->cols[0] = out;
+    /* worth it when the saving beats two submits (the join's copies and the extra submit of
+     * the split; GPT-2 small's o [768 x 768] saves 65 us, 12.10 instead of 13.69 ms/token
+     * modeled on three cores, where four submits left it whole) */
+    if (cores <= 1 || !w || one - all <= 2 * tm->submit_overhead_s)
+        return NPU_OK;
+    /* widths: multiples of 32 channels, the last takes the rest */
+    int64_t width = ((out + cores - 1) / cores + 31) / 32 * 32;
+    int n = 0;
+    for (int64_t c0 = 0; c0 < out && n < LLM_MAX_SPLIT; c0 += width)
+        sp->cols[n++] = out - c0 < width ? out - c0 : width;
+    if (n < 2) {
+        sp->cols[0] = out;
+        return NPU_OK;
+    }
+    float *tmp = malloc((size_t)(in * out) * sizeof(float));
+    if (!tmp)
+        return NPU_ERR_NOMEM;
+    float *dst = tmp;
+    int64_t c0 = 0;
+    for (int k = 0; k < n; k++) {
+        for (int64_t i = 0; i < in; i++)
+            memcpy(dst + i * sp->cols[k], w + i * out + c0, (size_t)sp->cols[k] * sizeof(float));
+        dst += in * sp->cols[k];
+        c0 += sp->cols[k];
+    }
+    memcpy(w, tmp, (size_t)(in * out) * sizeof(float));
+    free(tmp);
+    sp->n = n;
+    return NPU_OK;
+}
+
+enum npu_status
+llm_weights_split(const struct llm_config *c, struct llm_weights *w, int cores)
+{
+    const int64_t D = c->hidden, Q = (int64_t)c->n_heads * c->head_dim,
+                  KV = (int64_t)c->n_kv_heads * c->head_dim, F = c->ffn;
+    if (cores > LLM_MAX_SPLIT)
+        cores = LLM_MAX_SPLIT;
+    w->head_split = cores > 1 ? cores : 1;
+    enum npu_status st = NPU_OK;
+    for (int l = 0; l < c->n_layers && !st; l++) {
+        struct llm_layer_w *L = &w->layers[l];
+        if (L->sq.n) /* split already */
+            continue;
+        /* q, k and v are three independent products already (the layer split runs them side
+         * by side) */
+        if ((st = split_one(L->wq, D, Q, 1, &L->sq)) || (st = split_one(L->wk, D, KV, 1, &L->sk)) ||
+            (st = split_one(L->wv, D, KV, 1, &L->sv)) ||
+            (st = split_one(L->wo, Q, D, cores, &L->so)) ||
+            (st = split_one(L->w_up, D, F, cores, &L->sup)) ||
+            (st = split_one(L->w_gate, D, F, cores, &L->sgate)) ||
+            (st = split_one(L->w_down, F, D, cores, &L->sdown)))
+            break;
+    }
+    return st;
 }

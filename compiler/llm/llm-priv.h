@@ -50,6 +50,18 @@ struct llm_checkpoint {
     struct llm_st_tensor *t;
     int nt, cap;
     size_t bytes;
+    /* identity of the weight files (FNV-1a over each file's resolved path, device, inode,
+     * size and modification time), for the compile cache's key */
+    uint64_t ident;
+};
+
+/* Column blocks of a weight split for the cores (llm_weights_split): block k holds columns
+ * [c0_k, c0_k + cols_k) of W [in, out] as its own row-major [in, cols_k] array, the blocks
+ * one after another in W's memory. n 1: not split. */
+#define LLM_MAX_SPLIT 3
+struct llm_split {
+    int n;
+    int64_t cols[LLM_MAX_SPLIT];
 };
 
 /* One layer's weights as fp32, laid out for x @ W (W is [in, out]). */
@@ -57,6 +69,8 @@ struct llm_layer_w {
     float *ln1_w, *ln1_b, *ln2_w, *ln2_b; /* b: GPT-2 only */
     float *wq, *wk, *wv, *wo, *bq, *bk, *bv, *bo;
     float *w_up, *b_up, *w_gate, *w_down, *b_down; /* GPT-2: c_fc = up, c_proj = down */
+    /* how wq, wk, wv, wo, w_up, w_gate, w_down are split (llm_weights_split) */
+    struct llm_split sq, sk, sv, so, sup, sgate, sdown;
 };
 
 struct llm_weights {
@@ -65,6 +79,7 @@ struct llm_weights {
     float *lnf_w, *lnf_b;
     float *head; /* [hidden, vocab] */
     struct llm_layer_w *layers;
+    int head_split; /* LM head slices a multiple of this (the cores), 1 = as few as fit */
 };
 
 enum npu_status llm_checkpoint_open(const char *dir, struct llm_checkpoint *ck);
@@ -79,6 +94,14 @@ void llm_weights_free(const struct llm_config *c, struct llm_weights *w);
  * mask [1,1,g*s,past+s] (g = heads per KV head; 0 or -1e4) and, when
  * past > 0, past_k.L, past_v.L [1,kvh,past,hd]; outputs logits [1,1,vocab]
  * (the last token's), then k.L, v.L [1,kvh,s,hd] for every layer. */
+/* Splits every projection weight that is worth it into `cores` column blocks, in place
+ * (each block contiguous), so that the graph's MatMul per block is an independent task a
+ * layer split can run on its own core: where the weight's time on one core beyond its
+ * time at the chip's shared bandwidth exceeds two submits (the timing model's figures);
+ * not q, k and v (three independent products already).
+ * Once per weight set; cores 1 does nothing. */
+enum npu_status llm_weights_split(const struct llm_config *c, struct llm_weights *w, int cores);
+
 enum npu_status llm_build_graph(const struct llm_config *c, const struct llm_weights *w, int s,
                                 int past, struct npu_graph **out);
 

@@ -23,15 +23,21 @@
  */
 #include "npu/npu-llm.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "llm-priv.h"
+#include "npu/npu-build.h"
 #include "npu/npu-exec.h"
 #include "npu/npu-model.h"
+#include "npu/npu-npub.h"
 #include "npu/npu-program-exec.h"
 #include "npu/npu-program.h"
 
@@ -52,7 +58,8 @@ struct npu_llm {
     struct npu_model *dec, *pre;
     struct npu_session *dec_s, *pre_s;
     int pre_len;
-    float *kc, *vc; /* [L][KVH][C][hd] */
+    bool pre_split, dec_split; /* split over o.cores (npu_session_split_layers) */
+    float *kc, *vc;            /* [L][KVH][C][hd] */
     int len;
     int32_t pending; /* the last token made, not yet fed to the model (-1: none) */
     int64_t *ids, *pos;
@@ -62,6 +69,14 @@ struct npu_llm {
     size_t buf_tokens;  /* capacity of the per-token input buffers */
     uint64_t rng;
 };
+
+static double
+thread_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 static double
 now(void)
@@ -83,18 +98,119 @@ npu_llm_stop_name(enum npu_llm_stop s)
     return "?";
 }
 
+/* Bump when the graph builder's output changes for the same inputs (cache keys). */
+#define LLM_GRAPH_VERSION 4
+
+static uint64_t
+fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* mkdir -p; false (a warning: the cache is optional) on failure */
+static bool
+make_dirs(const char *dir)
+{
+    char p[PATH_MAX];
+    if (snprintf(p, sizeof(p), "%s", dir) >= (int)sizeof(p))
+        return false;
+    for (char *q = p + 1;; q++) {
+        if (*q != '/' && *q)
+            continue;
+        char c = *q;
+        *q = 0;
+        if (mkdir(p, 0755) && errno != EEXIST) {
+            npu_warn(DOM, "compile cache: cannot create %s (%s); compiling without it", p,
+                     strerror(errno));
+            return false;
+        }
+        if (!(*q = c))
+            return true;
+    }
+}
+
+/* The cache entry of the program over s tokens after past slots: "" when there is no
+ * cache (cpu backend, no_cache, no folder). The key: the graph builder's version and the
+ * compiler's, the config, the weight files' identity, the program's shape and split, the
+ * backend asked for and the build options the model API compiles with (partition, timing
+ * model, hardware profile: npu_build_options_hash). */
+static void
+cache_path(struct npu_llm *m, int s, int past, char *path, size_t len, uint64_t *key,
+           uint64_t *opts_hash, char *opts_text, size_t opts_len)
+{
+    path[0] = 0;
+    if (m->o.no_cache || !strcmp(m->o.backend, "cpu"))
+        return;
+    char dir[PATH_MAX - 64]; /* room for the file name */
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    if (m->o.cache_dir && m->o.cache_dir[0])
+        snprintf(dir, sizeof(dir), "%s", m->o.cache_dir);
+    else if (xdg && xdg[0] == '/')
+        snprintf(dir, sizeof(dir), "%s/opennpu/llm", xdg);
+    else if (home && home[0])
+        snprintf(dir, sizeof(dir), "%s/.cache/opennpu/llm", home);
+    else
+        return;
+    bool dev = !strcmp(m->o.backend, "rknpu") || !strcmp(m->o.backend, "rocket");
+    struct npu_build_options bo = {.cpu_threads = m->o.cpu_threads, .on_device = dev};
+    *opts_hash = npu_build_options_hash(&bo, opts_text, opts_len);
+    const struct llm_config *c = &m->ck.cfg;
+    int v[] = {LLM_GRAPH_VERSION,
+               NPU_PROGRAM_VERSION,
+               NPU_NPUB_FORMAT_VERSION,
+               s,
+               past,
+               m->o.cores > 1 ? m->o.cores : 1};
+    uint64_t h = fnv(0xcbf29ce484222325ull, NPU_PROJECT_VERSION, sizeof(NPU_PROJECT_VERSION));
+    h = fnv(h, v, sizeof(v));
+    h = fnv(h, c, sizeof(*c));
+    h = fnv(h, &m->ck.ident, sizeof(m->ck.ident));
+    h = fnv(h, m->o.backend, strlen(m->o.backend) + 1);
+    h = fnv(h, opts_hash, sizeof(*opts_hash));
+    *key = h;
+    if (!make_dirs(dir))
+        return;
+    snprintf(path, len, "%s/%s-%016llx.npub", dir, past ? "decode" : "prefill",
+             (unsigned long long)h);
+}
+
 static enum npu_status
 make_model(struct npu_llm *m, int s, int past, struct npu_model **mo, struct npu_session **se)
 {
     struct npu_graph *g = NULL;
-    enum npu_status st = llm_build_graph(&m->ck.cfg, &m->w, s, past, &g);
-    if (st)
-        return st;
+    enum npu_status st;
     struct npu_model_options mo_opts = {.backend = m->o.backend, .cpu_threads = m->o.cpu_threads};
-    char name[96];
+    char name[96], path[PATH_MAX], opts_text[512] = "";
+    uint64_t key = 0, opts_hash = 0;
     snprintf(name, sizeof(name), "%s %s", m->ck.cfg.arch_name, past ? "decode" : "prefill");
-    if ((st = npu_model_load_graph(g, name, &mo_opts, mo)))
-        return st;
+    cache_path(m, s, past, path, sizeof(path), &key, &opts_hash, opts_text, sizeof(opts_text));
+    *mo = NULL;
+    if (path[0] && access(path, R_OK) == 0) {
+        if (npu_model_load(path, &mo_opts, mo) == NPU_OK) {
+            m->info.programs_from_cache++;
+            npu_info(DOM, "%s: from the compile cache (%s)", name, path);
+        } else {
+            npu_warn(DOM, "%s: the compile cache entry %s does not load; compiling", name, path);
+            *mo = NULL;
+        }
+    }
+    if (!*mo) {
+        if ((st = llm_build_graph(&m->ck.cfg, &m->w, s, past, &g)))
+            return st;
+        if ((st = npu_model_load_graph(g, name, &mo_opts, mo)))
+            return st;
+        m->info.programs_compiled++;
+        const struct npu_program *pg = npu_model_program(*mo);
+        if (path[0] && pg) {
+            struct npu_npub_meta meta = {
+                .model_hash = key, .options_hash = opts_hash, .options = opts_text, .source = name};
+            if (npu_npub_save_ex(pg, &meta, path, NPU_NPUB_QUIET) == NPU_OK)
+                npu_info(DOM, "%s: written to the compile cache (%s)", name, path);
+        }
+    }
     int nout = npu_model_num_outputs(*mo);
     if (nout != 1 + 2 * m->ck.cfg.n_layers) {
         npu_err(DOM, "%s: the compiled program has %d outputs, expected %d", name, nout,
@@ -117,7 +233,7 @@ ensure_buffers(struct npu_llm *m, int s)
     if ((size_t)s <= m->buf_tokens)
         return NPU_OK;
     size_t hd = (size_t)c->head_dim, G = (size_t)(c->n_heads / c->n_kv_heads);
-    size_t T = (size_t)m->info.max_context + (size_t)s;
+    size_t T = (size_t)m->info.cache_slots + (size_t)s;
     free(m->ids);
     free(m->pos);
     free(m->cos);
@@ -141,12 +257,12 @@ ensure_buffers(struct npu_llm *m, int s)
  * token's logits into m->last. */
 static enum npu_status
 run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, double *mod_s,
-    double *wait_s)
+    double *wait_s, double *cpu_s)
 {
-    const double t0 = now();
+    double t0 = now(), c0 = thread_cpu();
     const struct llm_config *c = &m->ck.cfg;
     const int L = c->n_layers, KVH = c->n_kv_heads, hd = c->head_dim,
-              G = c->n_heads / c->n_kv_heads, C = m->info.max_context;
+              G = c->n_heads / c->n_kv_heads, C = m->info.cache_slots;
     const int past = prefill ? 0 : C, T = past + s;
     enum npu_status st;
     if ((st = ensure_buffers(m, s)))
@@ -208,11 +324,40 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
     }
     struct npu_session *se = prefill ? m->pre_s : m->dec_s;
     struct npu_prog_run_stats rs = {0};
+    if (m->o.cores > 1 && (prefill ? !m->pre_split : !m->dec_split)) {
+        /* the first run of a program records it (an extra run, not counted) and splits
+         * its jobs over the cores; addresses do not depend on the data */
+        struct npu_prog_split_info si = {0};
+        if ((st = npu_session_split_layers(se, in, nin, (unsigned)m->o.cores, &si))) {
+            npu_err(DOM, "cannot split the %s program over %d cores",
+                    prefill ? "prefill" : "decode", m->o.cores);
+            free(in);
+            free(out);
+            return st;
+        }
+        if (prefill) {
+            m->pre_split = true;
+        } else {
+            m->dec_split = true;
+            m->info.decode_cores = (int)si.cores;
+            m->info.decode_split_submits = si.parallel_segs;
+            m->info.decode_submits = si.submits;
+            m->info.decode_split_tasks = si.parallel_tasks;
+            m->info.decode_tasks = si.tasks;
+        }
+        t0 = now();
+        c0 = thread_cpu();
+    }
     if (strcmp(m->info.backend ? m->info.backend : "cpu", "cpu")) {
         st = npu_session_run_detailed(se, in, nin, out, 1 + 2 * L, &rs);
     } else {
         struct npu_run_stats cs = {0};
         st = npu_session_run(se, in, nin, out, 1 + 2 * L, &cs);
+    }
+    if (!st && rs.order_violations) {
+        npu_err(DOM, "the %s program split over %d cores ran %u task(s) before their inputs",
+                prefill ? "prefill" : "decode", m->o.cores, rs.order_violations);
+        st = NPU_ERR_INTERNAL;
     }
     if (!st) {
         if (out[0].dtype != NPU_DTYPE_FP32 || npu_tensor_numel(&out[0]) != c->vocab) {
@@ -243,6 +388,7 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
         return st;
     m->len += s;
     *host_s += now() - t0;
+    *cpu_s += thread_cpu() - c0;
     *mod_s += rs.npu_modeled_s;
     *wait_s += rs.npu_wait_s;
     return NPU_OK;
@@ -286,7 +432,11 @@ npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm
     i->n_eos = c->n_eos;
     memcpy(i->eos_ids, c->eos, sizeof(i->eos_ids));
     i->weight_bytes = m->ck.bytes;
-    size_t cache = (size_t)c->n_layers * c->n_kv_heads * (size_t)C * c->head_dim;
+    /* cache slots: the decode step's keys (slots + the new token) a multiple of 32, so that
+     * attention on the NPU needs no key padding (the extra slots are masked like empty ones) */
+    const int slots = (C + 1 + 31) / 32 * 32 - 1;
+    i->cache_slots = slots;
+    size_t cache = (size_t)c->n_layers * c->n_kv_heads * (size_t)slots * c->head_dim;
     i->kv_cache_bytes = 2 * cache * sizeof(float);
     m->kc = calloc(cache, sizeof(float));
     m->vc = calloc(cache, sizeof(float));
@@ -301,9 +451,26 @@ npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm
     for (int j = 0; j < c->head_dim / 2; j++)
         m->inv_freq[j] =
             (float)(1.0 / pow((double)c->rope_theta, (double)(2 * j) / (double)c->head_dim));
-    if ((st = make_model(m, 1, C, &m->dec, &m->dec_s)))
+    if (m->o.cores < 0 || m->o.cores > 3) {
+        npu_err(DOM, "cores: %d is not 0..3", m->o.cores);
+        st = NPU_ERR_INVALID;
+        goto err;
+    }
+    /* the big projections as column blocks, one MatMul per core (the split then runs them
+     * side by side) */
+    if (m->o.cores > 1 && (st = llm_weights_split(c, &m->w, m->o.cores)))
+        goto err;
+    if ((st = make_model(m, 1, slots, &m->dec, &m->dec_s)))
         goto err;
     i->backend = npu_model_backend(m->dec);
+    if (m->o.cores > 1 && strcmp(i->backend, "sim")) {
+        npu_err(DOM,
+                "splitting a step over %d cores needs the sim backend (the split plans from the "
+                "simulator's record of each task's memory accesses); this runs on %s",
+                m->o.cores, i->backend);
+        st = NPU_ERR_UNSUPPORTED;
+        goto err;
+    }
     const struct npu_program *pg = npu_model_program(m->dec);
     for (int k = 0; pg && k < pg->n_steps; k++) {
         const struct npu_prog_step *ps = &pg->steps[k];
@@ -311,7 +478,10 @@ npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm
         i->decode_converts += ps->kind == NPU_STEP_CONVERT;
         i->decode_cpu_steps += ps->kind == NPU_STEP_CPU;
         i->decode_cpu_matmuls += ps->kind == NPU_STEP_CPU && ps->op == NPU_OP_MATMUL;
+        i->decode_cpu_attention += ps->kind == NPU_STEP_CPU &&
+                                   (ps->op == NPU_OP_FUSED_ATTENTION || ps->op == NPU_OP_SOFTMAX);
     }
+    i->decode_cores = 1;
     m->pending = -1;
     *out = m;
     return NPU_OK;
@@ -489,17 +659,18 @@ npu_llm_generate(struct npu_llm *m, const int32_t *prompt, int n, int max_new,
             npu_model_free(m->pre);
             m->pre = NULL;
             m->pre_s = NULL;
+            m->pre_split = false;
             if (!(st = make_model(m, nf, 0, &m->pre, &m->pre_s)))
                 m->pre_len = nf;
             s->compile_s += now() - t0;
         }
         if (!st)
             st = run(m, seq, nf, true, &s->prefill_host_s, &s->prefill_modeled_s,
-                     &s->prefill_npu_wait_s);
+                     &s->prefill_npu_wait_s, &s->prefill_host_cpu_s);
     } else {
         for (int i = 0; i < nf && !st; i++)
             st = run(m, seq + i, 1, false, &s->prefill_host_s, &s->prefill_modeled_s,
-                     &s->prefill_npu_wait_s);
+                     &s->prefill_npu_wait_s, &s->prefill_host_cpu_s);
     }
     free(seq);
     if (st)
@@ -526,7 +697,7 @@ npu_llm_generate(struct npu_llm *m, const int32_t *prompt, int n, int max_new,
         if (k + 1 == max_new)
             break;
         if ((st = run(m, &t, 1, false, &s->decode_host_s, &s->decode_modeled_s,
-                      &s->decode_npu_wait_s))) {
+                      &s->decode_npu_wait_s, &s->decode_host_cpu_s))) {
             free(logits);
             return st;
         }

@@ -206,6 +206,78 @@ test_attention(void)
     }
 }
 
+/* A run-time mask (a graph input, as a decoder's valid-length mask uploaded each step):
+ * [1, 1, Sq, Sk] for every head (0 for the valid keys, -10000 beyond, the LLM decode step's
+ * form), or [1, H, Sq, Sk] per head with -inf entries; keys padded to Skp or not. */
+struct atm {
+    int64_t h, sq, sk, d;
+    bool per_head;
+    int valid; /* keys [0, valid) unmasked in the shared mask */
+};
+
+static struct npu_graph *
+build_atm(const void *vp)
+{
+    const struct atm *p = vp;
+    struct npu_graph *g = npu_graph_new("attn-rtmask");
+    int64_t qd[4] = {1, p->h, p->sq, p->d}, kd[4] = {1, p->h, p->sk, p->d};
+    int64_t md[4] = {1, p->per_head ? p->h : 1, p->sq, p->sk};
+    struct npu_value *in[4] = {gc_input(g, "q", 4, qd), gc_input(g, "k", 4, kd),
+                               gc_input(g, "v", 4, kd), gc_input(g, "mask", 4, md)};
+    struct npu_node *n = gc_node(g, NPU_OP_FUSED_ATTENTION, "attn", in, 4, 1);
+    npu_node_set_float(g, n, "scale", (float)(1.0 / sqrt((double)p->d)));
+    struct npu_value *o = gc_done(g, n);
+    if (!o)
+        return NULL;
+    npu_graph_add_output(g, o);
+    return g;
+}
+
+static void
+test_attention_runtime_mask(void)
+{
+    struct atm cases[] = {
+        {12, 1, 160, 64, false, 129}, /* GPT-2 decode step: one query, 159 slots + 1 */
+        {4, 2, 64, 64, false, 37},    /* LLaMA GQA: 2 query rows per KV head */
+        {2, 8, 24, 32, true, 0},      /* per-head -inf mask, keys padded 24 -> 32 */
+    };
+    printf("npu.Attention with a run-time mask input:\n");
+    for (size_t i = 0; i < NPU_ARRAY_SIZE(cases); i++) {
+        const struct atm *p = &cases[i];
+        char label[96];
+        snprintf(label, sizeof(label), "Attention %lld heads Sq %lld Sk %lld D %lld, %s mask",
+                 (long long)p->h, (long long)p->sq, (long long)p->sk, (long long)p->d,
+                 p->per_head ? "per-head" : "shared");
+        struct gcase c = {.label = label,
+                          .build = build_atm,
+                          .ctx = p,
+                          .nin = 4,
+                          .atol = 4e-3,
+                          .rtol = 1e-2,
+                          .expect_all_npu = true};
+        int64_t qd[4] = {1, p->h, p->sq, p->d}, kd[4] = {1, p->h, p->sk, p->d};
+        int64_t md[4] = {1, p->per_head ? p->h : 1, p->sq, p->sk};
+        gc_fill(&c.in[0], 4, qd, 300 + (uint32_t)i, 24, 0);
+        gc_fill(&c.in[1], 4, kd, 310 + (uint32_t)i, 24, 0);
+        gc_fill(&c.in[2], 4, kd, 320 + (uint32_t)i, 16, 0);
+        gc_fill(&c.in[3], 4, md, 330 + (uint32_t)i, 0, 1.0f);
+        float *m = c.in[3].data;
+        int64_t rows = md[1] * md[2];
+        uint32_t seed = 7 + (uint32_t)i;
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < p->sk; k++) {
+                float *e = &m[r * p->sk + k];
+                if (p->per_head) /* about a quarter masked, never the first key */
+                    *e = k && tu_rand(&seed) % 4 == 0 ? -INFINITY : 0.0f;
+                else
+                    *e = k < p->valid ? 0.0f : -10000.0f;
+            }
+        gc_run(&c);
+        for (int k = 0; k < 4; k++)
+            free(c.in[k].data);
+    }
+}
+
 /* Large logits (docs/npu-dpu-ops.md §3.8, range of the shift): q, k real-valued with |q.k
  * scale| reaching ~amp^2 / 3. Up to |max logit| 4096 the row maxima (fp16 scores) are within
  * the exp table's margin and the result is accurate; beyond the fp16 range of the scores
@@ -389,6 +461,7 @@ main(int argc, char **argv)
     test_layernorm();
     test_softmax();
     test_attention();
+    test_attention_runtime_mask();
     test_attention_extreme();
     test_attention_block();
     return npu_test_done("dpu-composite");

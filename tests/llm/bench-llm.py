@@ -7,11 +7,18 @@
 # context (the step program's static context is 136), modeled (timing model
 # v1, or $NPU_TIMING's) next to the decode's bandwidth floor (fp16 weight
 # bytes the NPU reads per token / DRAM bandwidth of one core and of all
-# cores, from the timing model's table), and the host's own work per token.
+# cores, from the timing model's table: v2 streams weights at 12 GB/s x 0.92
+# per core and 28 GB/s for the chip, v1 at 10 and 25 GB/s), and the host's own
+# work per token. The compiled programs go to CACHE/npub (npu-generate's compile
+# cache: a second run of the same shape compiles nothing; GPT-2 small's two
+# programs take 0.8 GB there).
 # Needs /usr/bin/python3 with torch.
 #
 #   bench-llm.py NPU_GENERATE [gpt2-small|tinyllama] [--partition cost|supported]
-#                [--cache DIR] [--steps N]
+#                [--cache DIR] [--steps N] [--prompt-len N] [--cores N]
+#
+# --cores N: each step's NPU jobs split over N cores (npu-generate --cores, the
+# runtime's layer split); the floors are printed for 1, 2 and 3 cores.
 import argparse
 import json
 import os
@@ -81,6 +88,7 @@ def main():
     ap.add_argument("--steps", type=int, default=4)
     ap.add_argument("--prompt-len", type=int, default=128,
                     help="1: no prefill program (memory: TinyLlama's shape)")
+    ap.add_argument("--cores", type=int, default=1)
     a = ap.parse_args()
     t0 = time.time()
     d = checkpoint(a.cache, a.shape)
@@ -89,7 +97,9 @@ def main():
     prompt = ",".join(str((i * 37 + 11) % 1000) for i in range(a.prompt_len))
     # the decode step's cost is set by its static context (it reads every cache slot)
     cmd = [a.npu_generate, d, "--backend", "sim", "--prompt-ids", prompt, "--max-new-tokens",
-           str(a.steps + 1), "--max-context", str(128 + a.steps + 1), "--ids"]
+           str(a.steps + 1), "--max-context", str(128 + a.steps + 1), "--ids",
+           "--cores", str(a.cores), "--cache-dir", os.path.join(a.cache, "npub"),
+           "--cpu-threads", "1"]
     t0 = time.time()
     r = subprocess.run(cmd, env=env, capture_output=True, text=True)
     wall = time.time() - t0
@@ -100,21 +110,30 @@ def main():
     pm = re.search(r"prefill [\d.]+ ms host, ([\d.]+) ms modeled", r.stderr)
     cfg = SHAPES[a.shape]
     wb = npu_weight_bytes(cfg)
-    # DRAM bandwidth of the timing model's table: one core 10 GB/s, all cores 25 GB/s (v1)
-    floor1, floor3 = wb / 10.0e9 * 1e3, wb / 25.0e9 * 1e3
-    print(f"\n{a.shape}, partition {a.partition}, run {wall:.0f} s:")
+    # weight-streaming bandwidth of the timing model's table (docs/timing-model-v2.md):
+    # v2 one core 12 GB/s x dma_eff_weight 0.92, the chip 28 GB/s; v1 10 and 25 GB/s
+    label = m.group(2) if m else ""
+    core_bw, chip_bw = (10.0e9, 25.0e9) if label.endswith("v1") else (12.0e9 * 0.92, 28.0e9)
+    floors = {n: wb / min(n * core_bw, chip_bw) * 1e3 for n in (1, 2, 3)}
+    print(f"\n{a.shape}, partition {a.partition}, {a.cores} core(s), run {wall:.0f} s:")
     if m:
         dec = float(m.group(1))
-        print(f"  decode at 128 context: {dec:.2f} ms/token modeled ({m.group(2)}); bandwidth "
-              f"floor {floor1:.2f} ms (one core, 10 GB/s), {floor3:.2f} ms (three cores, 25 GB/s) "
-              f"for {wb / 1e6:.0f} MB of fp16 weights; {dec / floor1:.2f}x the one-core floor")
+        fl = ", ".join(f"{floors[n]:.2f} ms ({n} core{'s' if n > 1 else ''}, "
+                       f"{min(n * core_bw, chip_bw) / 1e9:.2f} GB/s)" for n in (1, 2, 3))
+        print(f"  decode at 128 context: {dec:.2f} ms/token modeled ({label}), {a.cores} core(s); "
+              f"bandwidth floor {fl} for {wb / 1e6:.0f} MB of fp16 weights; "
+              f"{dec / floors[a.cores]:.2f}x the {a.cores}-core floor")
     if pm and a.prompt_len > 1:
         label = m.group(2) if m else ""
         print(f"  prefill of {a.prompt_len} tokens: {float(pm.group(1)):.2f} ms modeled ({label})")
     hm = re.search(r"host work besides the NPU ([\d.]+) ms/token", r.stderr)
     if hm:
-        print(f"  host work per decode token besides the NPU (this host, measured): "
+        print(f"  host work per decode token besides the NPU (this host, measured wall time): "
               f"{float(hm.group(1)):.2f} ms")
+    cm = re.search(r"host CPU time of the loop's thread ([\d.]+) ms/token", r.stderr)
+    if cm:
+        print(f"  host CPU time per decode token of the loop's thread (CPU steps on it: "
+              f"--cpu-threads 1; this host, measured): {float(cm.group(1)):.2f} ms")
 
 
 if __name__ == "__main__":

@@ -16,10 +16,12 @@
 # so.
 #
 #   test-llm-errors.py NPU_GENERATE [EXAMPLE]
+import atexit
 import copy
 import importlib.util
 import json
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -32,6 +34,12 @@ except ImportError as e:
     sys.exit(77)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+
+# the programs' compile cache (npu-generate's default: $XDG_CACHE_HOME/opennpu/llm) goes into
+# a folder of this run, removed at exit
+_CACHE = tempfile.mkdtemp(prefix="npu-llm-cache-")
+atexit.register(shutil.rmtree, _CACHE, True)
+os.environ["XDG_CACHE_HOME"] = _CACHE
 spec = importlib.util.spec_from_file_location("gen_llm", os.path.join(HERE, "gen-llm.py"))
 gl = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(gl)
@@ -151,6 +159,16 @@ def main():
         r = run(good, "--prompt-ids", "1", "--greedy", "--temperature", "1")
         ok = r.returncode == 2 and "exclude each other" in r.stderr
         print(f"{'ok  ' if ok else 'FAIL'} --greedy with sampling options refused")
+        fails += not ok
+
+        # --cores: the layer split plans from the simulator's record; elsewhere refused by name
+        r = run(good, "--prompt-ids", "1,2", "--backend", "cpu", "--cores", "3")
+        ok = r.returncode != 0 and "needs the sim backend" in r.stderr
+        print(f"{'ok  ' if ok else 'FAIL'} --cores 3 on cpu refused")
+        fails += not ok
+        r = run(good, "--prompt-ids", "1,2", "--backend", "sim", "--cores", "4")
+        ok = r.returncode == 2
+        print(f"{'ok  ' if ok else 'FAIL'} --cores 4 refused")
         fails += not ok
 
         # EOS: a greedy id whose first appearance is the 3rd or later

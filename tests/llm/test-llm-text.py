@@ -8,9 +8,11 @@
 # Needs /usr/bin/python3 with torch (gen-llm.py); skips otherwise.
 #
 #   test-llm-text.py NPU_GENERATE NPU_TOKENIZE QWEN2_STYLE_TOKENIZER_JSON
+import atexit
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -22,6 +24,12 @@ except ImportError as e:
     sys.exit(77)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+
+# the programs' compile cache (npu-generate's default: $XDG_CACHE_HOME/opennpu/llm) goes into
+# a folder of this run, removed at exit
+_CACHE = tempfile.mkdtemp(prefix="npu-llm-cache-")
+atexit.register(shutil.rmtree, _CACHE, True)
+os.environ["XDG_CACHE_HOME"] = _CACHE
 spec = importlib.util.spec_from_file_location("gen_llm", os.path.join(HERE, "gen-llm.py"))
 gl = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(gl)

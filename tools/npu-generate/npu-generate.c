@@ -31,6 +31,11 @@ static const char usage[] =
     "  --temperature T    sample at temperature T (> 0), with --top-k K (0 = off),\n"
     "                     --top-p P (1 = off) and --seed S (default 0)\n"
     "  --max-context N    tokens the KV cache holds (default min(config, 256))\n"
+    "  --cores N          split each step's NPU jobs over N cores (1-3, sim only; default 1)\n"
+    "  --cache-dir DIR    compile cache of the programs (default $XDG_CACHE_HOME/opennpu/llm,\n"
+    "                     else ~/.cache/opennpu/llm)\n"
+    "  --no-cache         compile the programs without reading or writing the cache\n"
+    "  --cpu-threads N    threads of the CPU steps (default: all CPUs)\n"
     "  --ids              print only 'ids: <new ids>' on stdout\n"
     "  --quiet            no statistics on stderr\n"
     "  --logits-out FILE  write each step's logits as a float32 .npy [steps, vocab]\n"
@@ -163,6 +168,18 @@ main(int argc, char **argv)
             if (!num_arg(a, v, 1, 1 << 20, &x))
                 return 2;
             o.max_context = (int)x, i++;
+        } else if (!strcmp(a, "--cores")) {
+            if (!num_arg(a, v, 1, 3, &x))
+                return 2;
+            o.cores = (int)x, i++;
+        } else if (!strcmp(a, "--cpu-threads")) {
+            if (!num_arg(a, v, 1, 1024, &x))
+                return 2;
+            o.cpu_threads = (int)x, i++;
+        } else if (!strcmp(a, "--cache-dir") && v) {
+            o.cache_dir = v, i++;
+        } else if (!strcmp(a, "--no-cache")) {
+            o.no_cache = true;
         } else if (!strcmp(a, "--ids")) {
             ids_only = true;
         } else if (!strcmp(a, "--quiet")) {
@@ -242,9 +259,12 @@ main(int argc, char **argv)
                 in->architecture, in->n_layers, in->hidden, in->n_heads, in->n_kv_heads, in->vocab,
                 in->backend, in->kv_cache_bytes, in->max_context);
     if (!quiet && strcmp(in->backend, "cpu"))
-        fprintf(
-            stderr, "decode program: %d NPU job(s), %d CPU step(s) (%d MatMul), %d conversion(s)\n",
-            in->decode_npu_jobs, in->decode_cpu_steps, in->decode_cpu_matmuls, in->decode_converts);
+        fprintf(stderr,
+                "decode program: %d NPU job(s), %d CPU step(s) (%d MatMul), %d conversion(s); "
+                "attention on the %s (%d of %d layers on the CPU); %d cache slots\n",
+                in->decode_npu_jobs, in->decode_cpu_steps, in->decode_cpu_matmuls,
+                in->decode_converts, in->decode_cpu_attention ? "CPU" : "NPU",
+                in->decode_cpu_attention, in->n_layers, in->cache_slots);
     struct npu_llm_stats s;
     st = npu_llm_generate(m, ids, n, (int)max_new, &sp, force, on_token, &r, &s);
     if (r.stream)
@@ -276,8 +296,20 @@ main(int argc, char **argv)
             if (s.decode_npu_wait_s > 0)
                 fprintf(stderr, "; host work besides the NPU %.3f ms/token",
                         (s.decode_host_s - s.decode_npu_wait_s) * 1e3 / steps);
+            fprintf(stderr, "; host CPU time of the loop's thread %.3f ms/token",
+                    s.decode_host_cpu_s * 1e3 / steps);
         }
         fputc('\n', stderr);
+        if (strcmp(in->backend, "cpu"))
+            fprintf(stderr, "programs: %d compiled, %d from the compile cache%s\n",
+                    in->programs_compiled, in->programs_from_cache,
+                    o.no_cache ? " (--no-cache)" : "");
+        if (in->decode_cores > 1)
+            fprintf(stderr,
+                    "decode split over %d cores: %u of %u tasks in %u multi-core submit(s), %u "
+                    "submit(s) in all\n",
+                    in->decode_cores, in->decode_split_tasks, in->decode_tasks,
+                    in->decode_split_submits, in->decode_submits);
         if (s.stop == NPU_LLM_STOP_EOS)
             fprintf(stderr, "stopped: end of sequence (token %d) after %d new token(s)\n",
                     r.got[r.n_got - 1], s.new_tokens);

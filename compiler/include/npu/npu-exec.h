@@ -39,6 +39,13 @@ enum npu_status npu_session_run_detailed(struct npu_session *s, const struct npu
                                          int nin, struct npu_tensor *outputs, int nout,
                                          struct npu_prog_run_stats *rs);
 
+/* npu_prog_session_split_layers (npu-program-exec.h) on the session's program session:
+ * every job split over cores 0 .. cores-1 where the timing model says it pays (simulator
+ * only; the session must be on core 0; cores 1 undoes it). NPU_ERR_UNSUPPORTED on cpu. */
+struct npu_prog_split_info;
+enum npu_status npu_session_split_layers(struct npu_session *s, const struct npu_tensor *inputs,
+                                         int nin, unsigned cores, struct npu_prog_split_info *info);
+
 /* Flags for npu_model_from_graph (tests and debugging). */
 enum npu_exec_flags {
     /* Run fused Conv/Gemm/MatMul as kernel + executor epilogue (bias Add and

@@ -35,8 +35,16 @@ struct npu_llm_options {
     const char *backend; /* "cpu", "sim", "rknpu", "rocket", "auto" (NULL = "auto") */
     int max_context;     /* tokens the KV cache holds; 0 = min(config's, 256) */
     int cpu_threads;     /* threads for CPU ops; 0 = all */
-    /* (no compile cache: the programs are compiled at each load, and the
-     * prefill again for each new prompt length; npu_llm_stats.compile_s) */
+    /* NPU cores one step's jobs are split over (npu_session_split_layers: runs of
+     * independent tasks, e.g. a matmul's column tiles, where the timing model says it
+     * pays; simulator only): 0 or 1 = one core, up to 3 */
+    int cores;
+    /* Compile cache of the programs (.npub files keyed by the config, the weight files'
+     * identity and the compile options; a prefill program per prompt length): NULL =
+     * $XDG_CACHE_HOME/opennpu/llm, else $HOME/.cache/opennpu/llm; no_cache: neither read
+     * nor written. Not used on cpu (nothing is compiled there). */
+    const char *cache_dir;
+    bool no_cache;
 };
 
 struct npu_llm_info {
@@ -52,6 +60,19 @@ struct npu_llm_info {
      * CPU steps and how many of those are MatMuls (weights the partition
      * left on the host), layout conversions. */
     int decode_npu_jobs, decode_cpu_steps, decode_cpu_matmuls, decode_converts;
+    /* Cache slots the decode step reads (max_context rounded so that the keys, slots + the
+     * new token, are a multiple of 32: attention on the NPU pads keys to that). */
+    int cache_slots;
+    /* The decode step split over this many cores (1: not split); its multi-core submits,
+     * its submits in all and the tasks in multi-core submits. */
+    int decode_cores;
+    unsigned decode_split_submits, decode_submits, decode_split_tasks, decode_tasks;
+    /* Attention blocks of the decode step run as CPU steps (npu.Attention or Softmax);
+     * the others are in its NPU jobs. */
+    int decode_cpu_attention;
+    /* Programs of this handle loaded from the compile cache, and compiled (and written to
+     * the cache when there is one). */
+    int programs_from_cache, programs_compiled;
 };
 
 struct npu_llm_sampling {
@@ -80,6 +101,11 @@ struct npu_llm_stats {
      * simulator: simulating them); host time minus this is the loop's own
      * work (inputs, CPU ops, conversions, the cache append, sampling). */
     double prefill_npu_wait_s, decode_npu_wait_s;
+    /* CPU time of the calling thread during the runs (CLOCK_THREAD_CPUTIME_ID): the loop's
+     * own work and the submits' host side, without waiting (robust to a loaded host); it
+     * leaves out the simulator's threads and, with cpu_threads > 1, the CPU kernels'
+     * helper threads. */
+    double prefill_host_cpu_s, decode_host_cpu_s;
     double compile_s; /* building and compiling programs during this call */
     bool modeled;     /* the backend reports modeled NPU time (sim) */
     enum npu_llm_stop stop;

@@ -1,0 +1,82 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+# The compile cache of npu-generate's programs (compiler/llm/npu-llm.c): on sim,
+# a first run compiles the prefill and decode-step programs and writes them to
+# --cache-dir; a second run loads both from there (nothing compiled) and gives
+# the same ids; --no-cache compiles and writes nothing; new weights (the
+# safetensors file's modification time) miss the cache. Needs /usr/bin/python3
+# with torch for gen-llm.py (skips otherwise).
+#
+#   test-llm-cache.py NPU_GENERATE
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+try:
+    import torch  # noqa: F401  (gen-llm.py needs it)
+except ImportError as e:
+    print(f"SKIP: {e} (needs Debian's /usr/bin/python3 with torch)")
+    sys.exit(77)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def main():
+    gen = sys.argv[1]
+    fails = 0
+    with tempfile.TemporaryDirectory(prefix="npu-llm-cache-") as tmp:
+        subprocess.run([sys.executable, os.path.join(HERE, "gen-llm.py"), tmp], check=True,
+                       stdout=subprocess.DEVNULL)
+        ref = json.load(open(os.path.join(tmp, "gpt2.ref.json")))
+        folder = os.path.join(tmp, ref["dir"])
+        cache = os.path.join(tmp, "cache")
+        cmd = [gen, folder, "--prompt-ids", ",".join(map(str, ref["prompt"])),
+               "--max-new-tokens", "8", "--backend", "sim", "--ids"]
+        env = dict(os.environ, XDG_CACHE_HOME=os.path.join(tmp, "xdg"))
+
+        def run(*extra):
+            r = subprocess.run(cmd + list(extra), env=env, capture_output=True, text=True)
+            m = re.search(r"programs: (\d+) compiled, (\d+) from the compile cache", r.stderr)
+            counts = (int(m.group(1)), int(m.group(2))) if m else None
+            return r, counts
+
+        def check(what, ok, r):
+            nonlocal fails
+            print(f"{'ok  ' if ok else 'FAIL'} {what}")
+            if not ok:
+                print(r.stderr)
+                fails += 1
+
+        want = "ids: " + " ".join(map(str, ref["ids"][:8])) + "\n"
+        r1, c1 = run("--cache-dir", cache)
+        files = sorted(os.listdir(cache)) if os.path.isdir(cache) else []
+        check(f"first run: 2 programs compiled and written ({files}), reference ids",
+              r1.returncode == 0 and c1 == (2, 0) and r1.stdout == want and len(files) == 2
+              and files[0].startswith("decode-") and files[1].startswith("prefill-"), r1)
+        r2, c2 = run("--cache-dir", cache)
+        check(f"second run: both programs from the cache ({c2}), the same ids",
+              r2.returncode == 0 and c2 == (0, 2) and r2.stdout == r1.stdout, r2)
+        r3, c3 = run("--cache-dir", cache, "--no-cache")
+        check(f"--no-cache: compiled again ({c3}), nothing new written",
+              r3.returncode == 0 and c3 == (2, 0) and r3.stdout == want
+              and sorted(os.listdir(cache)) == files, r3)
+        r4, c4 = run()
+        xdg = os.path.join(tmp, "xdg", "opennpu", "llm")
+        check(f"default folder $XDG_CACHE_HOME/opennpu/llm ({c4})",
+              r4.returncode == 0 and c4 == (2, 0) and os.path.isdir(xdg)
+              and len(os.listdir(xdg)) == 2, r4)
+        st = os.stat(os.path.join(folder, "model.safetensors"))
+        os.utime(os.path.join(folder, "model.safetensors"),
+                 ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+        r5, c5 = run("--cache-dir", cache)
+        check(f"weights file changed: the cache misses ({c5})",
+              r5.returncode == 0 and c5 == (2, 0) and r5.stdout == want
+              and len(os.listdir(cache)) == 4, r5)
+    sys.exit(1 if fails else 0)
+
+
+if __name__ == "__main__":
+    main()
