@@ -146,9 +146,9 @@ conv_dense_weights(const struct conv_src *s)
  * keep the zeros the caller cleared (npu_weight_pack's pad_bits 0). Same bytes as
  * converting to OIHW fp16 first and packing element by element.
  */
-static enum npu_status
-pack_fp16(const struct npu_weight_layout *l, uint8_t *dst, const float *src, size_t kstride,
-          uint32_t taps)
+enum npu_status
+npu_be_pack_fp16(const struct npu_weight_layout *l, uint8_t *dst, const float *src, size_t kstride,
+                 uint32_t taps)
 {
     float *row = taps > 1 ? malloc((size_t)l->channels * sizeof(float)) : NULL;
     if (taps > 1 && !row)
@@ -231,8 +231,8 @@ conv_pack_weights(const struct conv_src *s, struct plan *p, uint8_t **out, uint6
         memset(blob + size, 0, nsize - size);
         if (!g->depthwise && g->in_dt != NPU_DTYPE_INT8) {
             uint32_t c_local = s->groups > 1 ? t->c0 % cg : t->c0;
-            st = pack_fp16(&l, blob + off, w + ((size_t)t->k0 * cg + c_local) * taps,
-                           (size_t)cg * taps, taps);
+            st = npu_be_pack_fp16(&l, blob + off, w + ((size_t)t->k0 * cg + c_local) * taps,
+                                  (size_t)cg * taps, taps);
             if (st)
                 goto out;
             t->woff = (uint32_t)off;
