@@ -14,12 +14,6 @@
  * Integer: C[M][N] = sum of int32 products, exact in 64 bits. With BLAS it
  * runs as dgemm: int8 and int16 products (< 2^31) summed over fewer than 2^22
  * terms stay below 2^53, so binary64 is exact.
- *
- * OpenBLAS is pinned to one thread on first use, as the CPU executor pins it
- * (core/cpu/npu-cpu-gemm.c): the simulator already runs one worker thread per
- * core, and OpenBLAS's own pool spun in sched_yield on a busy machine (40 % of
- * a simulated 196x768x768 MatMul's host time). OpenBLAS's threads split M and
- * N, never K, so each element's sum, and the result, is the same.
  */
 #include "sim-gemm.h"
 
@@ -28,17 +22,6 @@
 
 #ifdef SIM_HAVE_CBLAS
 #include <cblas.h>
-#include <pthread.h>
-
-static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
-
-static void
-blas_init(void)
-{
-#ifdef SIM_HAVE_OPENBLAS_THREADS
-    openblas_set_num_threads(1);
-#endif
-}
 #endif
 
 bool
@@ -55,7 +38,6 @@ void
 sim_sgemm(size_t M, size_t N, size_t K, const float *A, const float *B, float *C)
 {
 #ifdef SIM_HAVE_CBLAS
-    pthread_once(&blas_once, blas_init);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0f, A, (int)K,
                 B, (int)N, 0.0f, C, (int)N);
 #else
@@ -101,7 +83,6 @@ sim_igemm(size_t M, size_t N, size_t K, const int32_t *A, const int32_t *B, int6
         a[i] = A[i];
     for (size_t i = 0; i < K * N; i++)
         b[i] = B[i];
-    pthread_once(&blas_once, blas_init);
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0, a, (int)K,
                 b, (int)N, 0.0, c, (int)N);
     for (size_t i = 0; i < M * N; i++)
