@@ -43,6 +43,32 @@ conv_dense_weights(const struct conv_src *s)
     float *w = calloc(n ? n : 1, sizeof(float));
     if (!w)
         return NULL;
+    const float *wf = s->w && s->w->t.dtype == NPU_DTYPE_FP32 ? npu_value_data(s->w) : NULL;
+    if (s->kind != SRC_CONV && wf) {
+        /* as below, reading the fp32 source directly (the same arithmetic per element); the
+         * transposed form in 32 x 32 blocks */
+        for (uint32_t o0 = 0; o0 < K; o0 += 32) {
+            uint32_t o1 = NPU_MIN(K, o0 + 32);
+            float zp[32];
+            for (uint32_t o = o0; o < o1; o++)
+                zp[o - o0] =
+                    s->w_zp ? elem_f(s->w_zp, npu_value_numel(s->w_zp) == 1 ? 0 : o) : 0.0f;
+            for (uint32_t c0 = 0; c0 < C; c0 += 32) {
+                uint32_t c1 = NPU_MIN(C, c0 + 32);
+                for (uint32_t o = o0; o < o1; o++) {
+                    float *dst = w + (size_t)o * C;
+                    const float z = zp[o - o0];
+                    if (s->w_trans)
+                        for (uint32_t c = c0; c < c1; c++)
+                            dst[c] = s->alpha * wf[(size_t)c * K + o] - z;
+                    else
+                        for (uint32_t c = c0; c < c1; c++)
+                            dst[c] = s->alpha * wf[(size_t)o * C + c] - z;
+                }
+            }
+        }
+        return w;
+    }
     if (s->kind != SRC_CONV) {
         /* B[K][N] (or [N][K]) -> kernel n, channel k */
         for (uint32_t o = 0; o < K; o++)
@@ -79,6 +105,20 @@ conv_dense_weights(const struct conv_src *s)
             if (!w)
                 return NULL;
         }
+        uint32_t skh = s->skh ? s->skh : g->kh, skw = s->skw ? s->skw : g->kw;
+        uint32_t k_src = s->k_src ? s->k_src : g->k, c_src = s->c_src ? s->c_src : g->c;
+        if (wf && (s->dly ? s->dly : 1) == 1 && (s->dlx ? s->dlx : 1) == 1 && skh == g->kh &&
+            skw == g->kw && cg <= c_src) {
+            /* undilated: kernel o's channels 0..cg are one run of the source (conv_w's
+             * element, the same float through double) */
+            for (uint32_t o = 0; o < K; o++) {
+                float *dst = w + (size_t)o * cg * taps;
+                const float *src = wf + (size_t)(o % k_src) * c_src * taps;
+                for (size_t i = 0; i < (size_t)cg * taps; i++)
+                    dst[i] = (float)(double)src[i];
+            }
+            return w;
+        }
         for (uint32_t o = 0; o < K; o++)
             for (uint32_t c = 0; c < cg; c++)
                 for (uint32_t t = 0; t < taps; t++)
@@ -96,6 +136,46 @@ conv_dense_weights(const struct conv_src *s)
                     conv_w(s, o, c, t / g->kw, t % g->kw);
     }
     return w;
+}
+
+/*
+ * The fp16 packing npu_weight_pack does ([group][cblock][tap][kernel][channel], facts 2.10,
+ * npu_weight_offset), straight from the fp32 weights: kernel k's weight of channel c, tap t
+ * is src[k * kstride + c * taps + t]; each block's channel run is converted by one
+ * npu_fp32_to_fp16_n call (the same rounding as npu_fp32_to_fp16). The padding channels
+ * keep the zeros the caller cleared (npu_weight_pack's pad_bits 0). Same bytes as
+ * converting to OIHW fp16 first and packing element by element.
+ */
+enum npu_status
+npu_be_pack_fp16(const struct npu_weight_layout *l, uint8_t *dst, const float *src, size_t kstride,
+                 uint32_t taps)
+{
+    float *row = taps > 1 ? malloc((size_t)l->channels * sizeof(float)) : NULL;
+    if (taps > 1 && !row)
+        return NPU_ERR_NOMEM;
+    uint16_t *d = (uint16_t *)(void *)dst;
+    const uint32_t kg = l->kernel_group, cb = l->channel_block;
+    for (uint32_t k = 0; k < l->kernels; k++) {
+        uint32_t grp = k / kg, kl = k - grp * kg, kg_n = NPU_MIN(kg, l->kernels - grp * kg);
+        const float *sk = src + (size_t)k * kstride;
+        for (uint32_t tap = 0; tap < taps; tap++) {
+            const float *r = sk;
+            if (taps > 1) {
+                for (uint32_t c = 0; c < l->channels; c++)
+                    row[c] = sk[(size_t)c * taps + tap];
+                r = row;
+            }
+            for (uint32_t b = 0; b * cb < l->channels; b++) {
+                uint32_t cb_n = NPU_MIN(cb, l->c_pad - b * cb);
+                uint32_t n = NPU_MIN(cb, l->channels - b * cb);
+                size_t e = (size_t)grp * kg * taps * l->c_pad + (size_t)b * cb * taps * kg_n +
+                           ((size_t)tap * kg_n + kl) * cb_n;
+                npu_fp32_to_fp16_n(d + e, r + (size_t)b * cb, n);
+            }
+        }
+    }
+    free(row);
+    return NPU_OK;
 }
 
 /* Packs the weight set of every tile (deduplicated), 64-byte aligned. */
@@ -149,6 +229,16 @@ conv_pack_weights(const struct conv_src *s, struct plan *p, uint8_t **out, uint6
         }
         blob = nb;
         memset(blob + size, 0, nsize - size);
+        if (!g->depthwise && g->in_dt != NPU_DTYPE_INT8) {
+            uint32_t c_local = s->groups > 1 ? t->c0 % cg : t->c0;
+            st = npu_be_pack_fp16(&l, blob + off, w + ((size_t)t->k0 * cg + c_local) * taps,
+                                  (size_t)cg * taps, taps);
+            if (st)
+                goto out;
+            t->woff = (uint32_t)off;
+            size = nsize;
+            continue;
+        }
         /* OIHW fp16 of the set: kernels t->k0.., channels t->c0.. (group-local) */
         uint32_t nk = g->depthwise ? 1 : t->nk;
         size_t sub = (size_t)(g->depthwise ? t->nc : nk) * (g->depthwise ? 1 : t->nc) * taps;

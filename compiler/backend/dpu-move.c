@@ -93,15 +93,47 @@ walk_next(struct walk *w, const struct vmap *out)
     }
 }
 
+/* The input's (c, y, x) of w.ii, given those of the previous element's input index prev
+ * in b: one step of dl_cyx_next when the input index moved by one (a Reshape all along, a
+ * Transpose along its inner runs), else dl_cyx. The same as dl_cyx(in, w.ii, b). */
+static void
+in_cyx(const struct vmap *in, int64_t ii, int64_t *prev, uint32_t b[3])
+{
+    if (ii == *prev + 1 && *prev >= 0)
+        dl_cyx_next(in, b);
+    else
+        dl_cyx(in, ii, b);
+    *prev = ii;
+}
+
+/* Whether r maps every output index i < n to input index i (a Reshape). */
+static bool
+remap_identity(const struct remap *r, int64_t n)
+{
+    int64_t k = 1;
+    if (r->in_base)
+        return false;
+    for (int d = r->ndim - 1; d >= 0; d--) {
+        if (r->out_dims[d] != 1 && r->in_strides[d] != k)
+            return false;
+        k *= r->out_dims[d];
+    }
+    return k >= n; /* no index wraps (remap_idx's modulo on the top digit) */
+}
+
 /* Same bytes: every output element sits where its input element sits. */
 static bool
 same_bytes(const struct vmap *in, const struct vmap *out, const struct remap *r, int64_t n)
 {
+    if (remap_identity(r, n) && in->order == out->order &&
+        !memcmp(in->view, out->view, sizeof(in->view)))
+        return true; /* the same index in the same view: the same address, element by element */
     struct walk w;
     walk_init(&w, r);
+    int64_t prev = -2;
+    uint32_t b[3];
     for (int64_t i = 0; i < n; i++, walk_next(&w, out)) {
-        uint32_t b[3];
-        dl_cyx(in, w.ii, b);
+        in_cyx(in, w.ii, &prev, b);
         if (addr_of(out, w.a) != addr_of(in, b))
             return false;
     }
@@ -115,10 +147,11 @@ const_offset(const struct vmap *in, const struct vmap *out, const struct remap *
 {
     struct walk w;
     walk_init(&w, r);
+    int64_t prev = -2;
+    uint32_t b[3];
     for (int64_t i = 0; i < n; i++, walk_next(&w, out)) {
-        uint32_t b[3];
         const uint32_t *a = w.a;
-        dl_cyx(in, w.ii, b);
+        in_cyx(in, w.ii, &prev, b);
         int64_t e[3] = {(int64_t)b[0] - a[0], (int64_t)b[1] - a[1], (int64_t)b[2] - a[2]};
         if (i == 0) {
             memcpy(d, e, sizeof(e));

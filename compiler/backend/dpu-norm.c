@@ -37,19 +37,13 @@ weights_1x1(struct rkd *b, const char *name, const float *kc, uint32_t k, uint32
         b->err = NPU_ERR_UNSUPPORTED;
         return none;
     }
-    uint16_t *h = malloc((size_t)k * c * 2);
-    uint8_t *pk = malloc(wl.total_bytes);
-    if (!h || !pk) {
-        free(h);
+    uint8_t *pk = calloc(1, wl.total_bytes);
+    if (!pk || npu_be_pack_fp16(&wl, pk, kc, c, 1)) {
         free(pk);
         b->err = NPU_ERR_NOMEM;
         return none;
     }
-    for (size_t i = 0; i < (size_t)k * c; i++)
-        h[i] = npu_fp32_to_fp16(kc[i]);
-    npu_weight_pack(&wl, pk, wl.total_bytes, h, 0);
     struct npu_dpu_ref r = rkd_const(b, name, pk, wl.total_bytes);
-    free(h);
     free(pk);
     return r;
 }
@@ -392,14 +386,29 @@ fold_beta(struct rkd *b, struct npu_node *ln, const float *beta, uint32_t C)
         struct npu_node *u = out->users[i];
         int64_t N = u->in[1]->t.dims[1];
         float *nb = malloc((size_t)N * sizeof(float));
-        if (!nb)
+        double *acc = malloc((size_t)N * sizeof(double));
+        if (!nb || !acc) {
+            free(nb);
+            free(acc);
             return false;
-        for (int64_t j = 0; j < N; j++) {
-            double acc = npu_value_get_f64(u->in[2], j);
-            for (uint32_t c = 0; c < C; c++)
-                acc += (double)beta[c] * npu_value_get_f64(u->in[1], (int64_t)c * N + j);
-            nb[j] = (float)acc;
         }
+        const float *wf = u->in[1]->t.dtype == NPU_DTYPE_FP32 ? npu_value_data(u->in[1]) : NULL;
+        for (int64_t j = 0; j < N; j++)
+            acc[j] = npu_value_get_f64(u->in[2], j);
+        /* every acc[j] sums over c in increasing order, as one column at a time would (the
+         * products of two floats are exact in double); rows of B read in order */
+        for (uint32_t c = 0; c < C; c++) {
+            const double bc = beta[c];
+            if (wf)
+                for (int64_t j = 0; j < N; j++)
+                    acc[j] += bc * (double)wf[(size_t)c * (size_t)N + (size_t)j];
+            else
+                for (int64_t j = 0; j < N; j++)
+                    acc[j] += bc * npu_value_get_f64(u->in[1], (int64_t)c * N + j);
+        }
+        for (int64_t j = 0; j < N; j++)
+            nb[j] = (float)acc[j];
+        free(acc);
         char name[160];
         snprintf(name, sizeof(name), "%.120s.bias_ln", u->name);
         struct npu_value *v = npu_lower_const(b->cx, name, NPU_DTYPE_FP32, 1, &N, nb);

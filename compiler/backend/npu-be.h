@@ -124,4 +124,11 @@ bool npu_conv_deq_likely(const struct npu_graph *g, const struct npu_node *dq,
 bool npu_conv_deq_act_likely(const struct npu_graph *g, const struct npu_node *a,
                              const struct npu_backend_options *o);
 
+/* npu_weight_pack's fp16 packing of a non-depthwise layout l (pad_bits 0) straight from
+ * fp32 weights: weight (kernel k, channel c, tap t) is src[k * kstride + c * taps + t]. dst
+ * must hold l->total_bytes, zeroed (the padding channels are left as they are); same bytes as
+ * converting to OIHW fp16 and calling npu_weight_pack (conv-weights.c). */
+enum npu_status npu_be_pack_fp16(const struct npu_weight_layout *l, uint8_t *dst, const float *src,
+                                 size_t kstride, uint32_t taps);
+
 #endif /* NPU_BE_H */

@@ -21,10 +21,21 @@
  * "every supported node on the NPU" and the cheaper end wins (ties go to the
  * greedy start). (Flipping the CPU runs on both sides of an NPU island at
  * once adds nothing: the savings of the two flips add up, so if neither pays
- * alone, both together do not either.) T is recomputed from scratch for
- * each candidate: it is linear in nodes + edges, and graphs are hundreds of
- * nodes.
+ * alone, both together do not either.)
+ *
+ * A candidate move is judged by its delta: the terms of T it can change (the
+ * moved nodes' costs, the values they produce or use, the submits at and
+ * right after the moved run), old and new, so a trial costs the size of the
+ * move's neighbourhood instead of the whole graph (a chain of N nodes: N
+ * trials per round, each O(1)). The decision must be the one the full
+ * recomputation makes, T(d') < T(d) - 1e-12 with T summed in graph order in
+ * doubles, because the placement decides the artifact's bytes. All terms are
+ * non-negative, so each rounded full sum is within (terms) * eps * T of the
+ * exact one; when the delta is further than twice that (plus its own
+ * rounding) from -1e-12 the two decisions agree, and otherwise (a near-zero
+ * move) the move is judged by recomputing T in full as before.
  */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +62,20 @@ struct pctx {
     struct pval *vals;
     int nvals;
     double submit_s;
+    int *nv_off, *nv; /* CSR: values node i produces or uses: nv[nv_off[i] .. nv_off[i + 1]) */
+    bool exact_ok;    /* every term finite and >= 0: deltas can be bounded (see the top) */
+};
+
+/* Search state for the incremental evaluation: the running T (approximate, used only to
+ * size the rounding bound), the rounded full T of the current placement when known,
+ * and a stamp per value to collect a move's values once. */
+struct psearch {
+    double cur;
+    double full;
+    bool full_ok;
+    unsigned stamp;
+    unsigned *mark;
+    int *list;
 };
 
 /* T(d), and when att is non-NULL the per-node attribution of conversion
@@ -147,7 +172,75 @@ build(struct pctx *c, struct npu_graph *g, double rate)
         pv->conv_s = nb > 0 ? (double)nb / rate : 0;
         c->nvals++;
     }
+    /* node -> values (as producer or user), each value listed once per node */
+    c->nv_off = calloc((size_t)c->n + 2, sizeof(int));
+    if (!c->nv_off)
+        return NPU_ERR_NOMEM;
+    for (int k = 0; k < c->nvals; k++) {
+        const struct pval *pv = &c->vals[k];
+        if (pv->producer >= 0)
+            c->nv_off[pv->producer + 1]++;
+        for (int u = 0; u < pv->nusers; u++)
+            if (pv->users[u] != pv->producer)
+                c->nv_off[pv->users[u] + 1]++;
+    }
+    for (int j = 0; j < c->n; j++)
+        c->nv_off[j + 1] += c->nv_off[j];
+    c->nv = calloc((size_t)c->nv_off[c->n] + 1, sizeof(int));
+    int *fill = calloc((size_t)c->n + 1, sizeof(int));
+    if (!c->nv || !fill) {
+        free(fill);
+        return NPU_ERR_NOMEM;
+    }
+    for (int k = 0; k < c->nvals; k++) {
+        const struct pval *pv = &c->vals[k];
+        if (pv->producer >= 0)
+            c->nv[c->nv_off[pv->producer] + fill[pv->producer]++] = k;
+        for (int u = 0; u < pv->nusers; u++)
+            if (pv->users[u] != pv->producer)
+                c->nv[c->nv_off[pv->users[u]] + fill[pv->users[u]]++] = k;
+    }
+    free(fill);
     return NPU_OK;
+}
+
+static bool
+term_ok(double x)
+{
+    return isfinite(x) && x >= 0;
+}
+
+/* Whether every term T can add is finite and non-negative (then the rounding bound of
+ * the top comment holds); called once the costs are known. */
+static void
+check_terms(struct pctx *c)
+{
+    bool ok = term_ok(c->submit_s);
+    for (int i = 0; i < c->n && ok; i++)
+        ok = term_ok(c->cpu_s[i]) && (!c->sup[i] || term_ok(c->npu_s[i]));
+    for (int k = 0; k < c->nvals && ok; k++)
+        ok = term_ok(c->vals[k].conv_s);
+    c->exact_ok = ok;
+}
+
+/* Value k's conversion term under d (as total() adds it). */
+static double
+val_term(const struct pctx *c, const uint8_t *d, int k)
+{
+    const struct pval *v = &c->vals[k];
+    int pd = v->producer >= 0 ? d[v->producer] : 0;
+    bool any_npu = false, need_host = v->is_output;
+    for (int u = 0; u < v->nusers && !(any_npu && need_host); u++) {
+        if (d[v->users[u]])
+            any_npu = true;
+        else
+            need_host = true;
+    }
+    if (!pd && any_npu)
+        return v->conv_s;
+    if (pd && need_host)
+        return v->conv_s;
+    return 0;
 }
 
 static void
@@ -161,31 +254,86 @@ pctx_free(struct pctx *c)
     free(c->locked);
     free(c->npu_s);
     free(c->cpu_s);
+    free(c->nv_off);
+    free(c->nv);
 }
 
-/* Flips nodes [a, b] to `to` when that lowers T; returns whether it did. */
+/* The terms of T that flipping nodes [a, b] can change, summed under d; collects the
+ * values involved into ps->list on the first call of a move (collect). */
+static double
+local_terms(const struct pctx *c, struct psearch *ps, const uint8_t *d, int a, int b, bool collect,
+            int *nlist)
+{
+    double t = 0;
+    for (int i = a; i <= b; i++)
+        t += d[i] ? c->npu_s[i] : c->cpu_s[i];
+    if (collect) {
+        ps->stamp++;
+        *nlist = 0;
+        for (int i = a; i <= b; i++)
+            for (int q = c->nv_off[i]; q < c->nv_off[i + 1]; q++) {
+                int k = c->nv[q];
+                if (ps->mark[k] != ps->stamp) {
+                    ps->mark[k] = ps->stamp;
+                    ps->list[(*nlist)++] = k;
+                }
+            }
+    }
+    for (int q = 0; q < *nlist; q++)
+        t += val_term(c, d, ps->list[q]);
+    for (int i = a; i <= b + 1 && i < c->n; i++)
+        if (d[i] && (i == 0 || !d[i - 1]))
+            t += c->submit_s;
+    return t;
+}
+
+/* Flips nodes [a, b] to `to` when that lowers T, deciding as a full recomputation
+ * would (top comment); returns whether it did. */
 static bool
-try_move(const struct pctx *c, uint8_t *d, int a, int b, uint8_t to, double *best)
+try_move(const struct pctx *c, struct psearch *ps, uint8_t *d, int a, int b, uint8_t to)
 {
     uint8_t save[1024];
+    for (int i = a; i <= b; i++)
+        if (c->locked[i] || (to && !c->sup[i]))
+            return false;
     uint8_t *tmp = (b - a + 1) <= (int)sizeof(save) ? save : malloc((size_t)(b - a + 1));
     if (!tmp)
         return false;
-    for (int i = a; i <= b; i++) {
-        if (c->locked[i] || (to && !c->sup[i])) {
-            if (tmp != save)
-                free(tmp);
-            return false;
-        }
-    }
     memcpy(tmp, d + a, (size_t)(b - a + 1));
+    int nlist = 0;
+    double old = local_terms(c, ps, d, a, b, true, &nlist);
     memset(d + a, to, (size_t)(b - a + 1));
-    double t = total(c, d, NULL);
-    bool ok = t < *best - 1e-12;
-    if (ok)
-        *best = t;
-    else
+    double nw = local_terms(c, ps, d, a, b, false, &nlist);
+    double delta = nw - old;
+    /* rounding of the two full sums (2n + nvals terms each, all >= 0), of the
+     * threshold's subtraction and of the delta's own sums, with a factor 4 of slack */
+    double nterms = 2.0 * c->n + c->nvals + 16;
+    double bound = 4 * DBL_EPSILON *
+                   (2 * nterms * (fabs(ps->cur) + fabs(delta)) + (b - a + nlist + 8) * (old + nw));
+    bool ok, in_full = false;
+    if (c->exact_ok && delta < -1e-12 - bound) {
+        ok = true;
+    } else if (c->exact_ok && delta > -1e-12 + bound) {
+        ok = false;
+    } else { /* too close to call from the delta: as before, in full */
+        if (!ps->full_ok) {
+            memcpy(d + a, tmp, (size_t)(b - a + 1));
+            ps->full = total(c, d, NULL);
+            ps->full_ok = true;
+            memset(d + a, to, (size_t)(b - a + 1));
+        }
+        double t = total(c, d, NULL);
+        ok = t < ps->full - 1e-12;
+        if (ok)
+            ps->full = t;
+        in_full = true;
+    }
+    if (ok) {
+        ps->cur += delta;
+        ps->full_ok = in_full; /* a move accepted on its delta leaves T(d) unknown */
+    } else {
         memcpy(d + a, tmp, (size_t)(b - a + 1));
+    }
     if (tmp != save)
         free(tmp);
     return ok;
@@ -205,18 +353,30 @@ run_end(const struct pctx *c, const uint8_t *d, int a)
 static double
 search(const struct pctx *c, uint8_t *d)
 {
-    double best = total(c, d, NULL);
+    struct psearch ps = {0};
+    ps.full = total(c, d, NULL);
+    ps.full_ok = true;
+    ps.cur = ps.full;
+    ps.mark = calloc((size_t)c->nvals + 1, sizeof(unsigned));
+    ps.list = calloc((size_t)c->nvals + 1, sizeof(int));
+    if (!ps.mark || !ps.list) { /* no room for the search: keep d as it is */
+        free(ps.mark);
+        free(ps.list);
+        return ps.full;
+    }
     for (int round = 0; round < MAX_ROUNDS; round++) {
         bool improved = false;
         /* whole runs first: they are what merges segments */
         for (int a = 0; a < c->n; a = run_end(c, d, a) + 1)
-            improved |= try_move(c, d, a, run_end(c, d, a), !d[a], &best);
+            improved |= try_move(c, &ps, d, a, run_end(c, d, a), !d[a]);
         for (int i = 0; i < c->n; i++)
-            improved |= try_move(c, d, i, i, !d[i], &best);
+            improved |= try_move(c, &ps, d, i, i, !d[i]);
         if (!improved)
             break;
     }
-    return best;
+    free(ps.mark);
+    free(ps.list);
+    return ps.full_ok ? ps.full : total(c, d, NULL);
 }
 
 const char *
@@ -356,6 +516,7 @@ npu_partition(struct npu_graph *g, const struct npu_partition_options *opts,
         default: d[i] = c.sup[i] && c.npu_s[i] < c.cpu_s[i]; break;
         }
     }
+    check_terms(&c);
     memcpy(d0, d, (size_t)c.n);
     double greedy = total(&c, d, NULL);
     if (o->mode == NPU_PARTITION_COST) {

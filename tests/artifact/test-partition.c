@@ -26,7 +26,9 @@
  *    same placement and figures; nothing is measured (no cost cache file);
  *  - the auto rule, $NPU_CPU_COST and its errors, and the compile cache key
  *    differing by CPU cost model;
- *  - the --explain table prints every node and names the CPU cost model.
+ *  - the --explain table prints every node and names the CPU cost model;
+ *  - on a 160-node chain with pseudo-random costs the search (which judges moves by their
+ *    delta) ends in a local minimum of the fully recomputed estimate.
  */
 #include <stdio.h>
 #include <sys/stat.h>
@@ -518,9 +520,86 @@ test_modes(void)
     CHECK(npu_build_options_hash(&board, NULL, 0) == npu_build_options_hash(&meas, NULL, 0));
 }
 
+/* T of a given placement (p[i] 'N' or 'C'), as npu_partition estimates it: every node
+ * placed by the caller, so the search has nothing to move. */
+static double
+placed_total(struct npu_graph *g, const char *p)
+{
+    int i = 0;
+    npu_graph_for_each_node (g, n)
+        n->device = p[i++] == 'N' ? NPU_DEVICE_NPU : NPU_DEVICE_CPU;
+    struct npu_partition_options o = {.oracle = &oracle};
+    struct npu_partition_report r;
+    CHECK_EQ_INT(NPU_OK, npu_partition(g, &o, &r));
+    double t = r.total_s;
+    npu_partition_report_free(&r);
+    return t;
+}
+
+/* The search judges moves by their delta (npu-partition.c) but must decide as the full
+ * recomputation of T does: on a long chain with pseudo-random costs (exact ties, equal
+ * costs on both sides and unsupported nodes among them) the placement it ends in is a
+ * local minimum of the full T: no single flip and no flip of a whole run (the search's two
+ * kinds of move) lowers it by more than the search's 1e-12 s. */
+static void
+test_local_minimum(void)
+{
+    enum { N = 160 };
+    static char names[N][48];
+    const char *np[N];
+    uint32_t x = 12345;
+    for (int i = 0; i < N; i++) {
+        x = x * 1103515245u + 12345u;
+        unsigned a = (x >> 8) % 40, b = (x >> 16) % 40, k = (x >> 24) % 8;
+        if (k == 0)
+            snprintf(names[i], sizeof(names[i]), "n%d:npu=-,cpu=%u", i, a + 1);
+        else if (k == 1)
+            snprintf(names[i], sizeof(names[i]), "n%d:npu=%u,cpu=%u", i, a + 1, a + 1);
+        else
+            snprintf(names[i], sizeof(names[i]), "n%d:npu=%u,cpu=%u", i, a + 1, b + 1);
+        np[i] = names[i];
+    }
+    struct npu_graph *g = chain(np, N);
+    struct npu_partition_options o = {.oracle = &oracle};
+    struct npu_partition_report r;
+    CHECK_EQ_INT(NPU_OK, npu_partition(g, &o, &r));
+    char best[N + 1], p[N + 1];
+    placement(g, best);
+    double t = r.total_s;
+    CHECK_NEAR(t, placed_total(g, best), 1e-15);
+    int moves = 0;
+    for (int a = 0; a < N; a++) {
+        int b = a;
+        while (b + 1 < N && best[b + 1] == best[a])
+            b++;
+        bool run_start = a == 0 || best[a - 1] != best[a];
+        for (int single = run_start ? 0 : 1; single < 2; single++) {
+            int lo = a, hi = single ? a : b;
+            memcpy(p, best, sizeof(p));
+            bool ok = true;
+            for (int i = lo; i <= hi; i++) {
+                p[i] = best[i] == 'N' ? 'C' : 'N';
+                ok &= p[i] == 'C' || r.nodes[i].supported;
+            }
+            if (!ok)
+                continue;
+            double tf = placed_total(g, p);
+            if (!(tf >= t - 1e-12))
+                fprintf(stderr, "flip %d..%d lowers T: %.9f -> %.9f us\n", lo, hi, t * 1e6,
+                        tf * 1e6);
+            CHECK(tf >= t - 1e-12);
+            moves++;
+        }
+    }
+    CHECK(moves > N / 2);
+    npu_partition_report_free(&r);
+    npu_graph_free(g);
+}
+
 int
 main(void)
 {
+    test_local_minimum();
     test_oracle();
     test_real();
     test_board();

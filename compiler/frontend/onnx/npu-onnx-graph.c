@@ -818,6 +818,16 @@ build(struct onnx_ctx *c, const Onnx__GraphProto *gp, const struct npu_onnx_opti
             return NPU_ERR_NOMEM;
         if ((st = note_int4(c, tp, tp->name)))
             return st;
+        /* the graph holds its copy now: protobuf-c's goes back at once instead of at the
+         * end of the import, so the two copies of the weights are never all held together
+         * (nothing reads an initializer's payload again; its free skips a NULL payload) */
+        Onnx__TensorProto *own = (Onnx__TensorProto *)tp;
+        if (own->has_raw_data && own->raw_data.data && own->raw_data.len >= 4096) {
+            free(own->raw_data.data);
+            own->raw_data.data = NULL;
+            own->raw_data.len = 0;
+            own->has_raw_data = 0;
+        }
     }
     char *dims_owned = NULL;
     enum npu_status dst = check_dim_names(gp, o->dim_values, o->strict_dims);

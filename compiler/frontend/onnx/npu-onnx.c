@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -474,13 +475,49 @@ npu_onnx_read_tensor(const char *path, struct npu_tensor *out, char **name)
     return st;
 }
 
+/* The model file for reading once: mapped (the page cache's pages, no private copy to
+ * allocate, clear and fill: the importer copies each initialiser out of it once), or read
+ * into memory where it cannot be mapped. *mapped says which, for onnx_release_file. */
+static enum npu_status
+onnx_map_file(const char *path, unsigned char **buf, size_t *len, bool *mapped)
+{
+    *buf = NULL;
+    *mapped = false;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat sb;
+    if (fd >= 0 && !fstat(fd, &sb) && S_ISREG(sb.st_mode) && sb.st_size > 0 &&
+        sb.st_size <= ((off_t)1 << 36)) {
+        void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+        if (m != MAP_FAILED) {
+            close(fd);
+            *buf = m;
+            *len = (size_t)sb.st_size;
+            *mapped = true;
+            return NPU_OK;
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+    return onnx_read_file(path, buf, len); /* reports what is wrong with the file */
+}
+
+static void
+onnx_release_file(unsigned char *buf, size_t len, bool mapped)
+{
+    if (mapped)
+        munmap(buf, len);
+    else
+        free(buf);
+}
+
 enum npu_status
 npu_onnx_load(const char *path, const struct npu_onnx_options *opts, struct npu_graph **out)
 {
     unsigned char *buf;
     size_t len;
+    bool mapped;
     *out = NULL;
-    enum npu_status st = onnx_read_file(path, &buf, &len);
+    enum npu_status st = onnx_map_file(path, &buf, &len, &mapped);
     if (st)
         return st;
     struct npu_onnx_options o = opts ? *opts : (struct npu_onnx_options){0};
@@ -489,7 +526,7 @@ npu_onnx_load(const char *path, const struct npu_onnx_options *opts, struct npu_
         const char *slash = strrchr(path, '/');
         dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
         if (!dir) {
-            free(buf);
+            onnx_release_file(buf, len, mapped);
             return NPU_ERR_NOMEM;
         }
         o.base_dir = dir;
@@ -497,7 +534,7 @@ npu_onnx_load(const char *path, const struct npu_onnx_options *opts, struct npu_
     st = npu_onnx_import(buf, len, &o, out);
     if (st)
         npu_err(DOM, "%s: import failed (%s)", path, npu_status_str(st));
-    free(buf);
+    onnx_release_file(buf, len, mapped);
     free(dir);
     return st;
 }
