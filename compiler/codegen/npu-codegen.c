@@ -407,6 +407,23 @@ npu_codegen(const struct npu_graph *g, const struct npu_backend_options *o,
                 st = NPU_ERR_UNSUPPORTED;
                 break;
             }
+            /* A job holds at most NPU_PROG_MAX_JOB_TASKS tasks (one launch): a node that
+             * would pass it starts the next job. The conversions met so far belong to
+             * nodes already in the job (into it before, out of it after). */
+            int next_tasks = npu_backend_node_tasks(n);
+            if (open && next_tasks > 0 &&
+                npu_cg_stream(&cg)->n_tasks + (uint32_t)next_tasks > NPU_PROG_MAX_JOB_TASKS) {
+                for (int k = 0; !st && k < pre.n; k++)
+                    st = convert_step(&cg, pre.v[k]);
+                if (!st)
+                    st = close_job(&cg, job_name);
+                for (int k = 0; !st && k < post.n; k++)
+                    st = convert_step(&cg, post.v[k]);
+                pre.n = post.n = 0;
+                open = false;
+                if (st)
+                    break;
+            }
             if (!open) {
                 open = true;
                 job_name = n->name;

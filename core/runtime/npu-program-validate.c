@@ -23,7 +23,7 @@
 #include "npu/npu-program-check.h"
 
 /* Per-submit task limit of the vendor driver (facts §4.1 max_submit_number). */
-#define MAX_TASKS_PER_JOB 4095u
+#define MAX_TASKS_PER_JOB NPU_PROG_MAX_JOB_TASKS
 /* Step operand limit of the executor (it keeps operand arrays on the stack). */
 #define MAX_OPERANDS 64
 /* 32-bit IOVA space (facts §1.1): no NPU buffer can be larger. */

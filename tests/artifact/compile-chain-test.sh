@@ -36,6 +36,18 @@ for p in supported cost; do
 done
 grep -q ', [1-9][0-9]* jobs$' "$work/stats-supported.txt" || fail "chain (-p supported): no NPU job"
 
+# Past one launch's 4,095 tasks (facts §4.1): 4,500 nodes of 1-2 tasks each on the NPU must
+# be cut into several jobs (the program validator refuses a longer one when loading).
+chain 4500 > "$work/long.npuir"
+"$npuc" "$work/long.npuir" -p supported -o "$work/long.npub" > "$work/long.txt" 2>&1 ||
+  { cat "$work/long.txt" >&2; fail "chain of 4500 nodes (-p supported) does not compile"; }
+sed -n 's/^program: .*(\([0-9]*\) CPU, \([0-9]*\) NPU jobs with \([0-9]*\) tasks.*/\1 \2 \3/p' \
+  "$work/long.txt" > "$work/long.counts"
+read -r cpu jobs tasks < "$work/long.counts" || fail "no program line: $(cat "$work/long.txt")"
+[ "$cpu" -eq 0 ] && [ "$tasks" -gt 4095 ] && [ "$jobs" -ge $(((tasks + 4094) / 4095)) ] ||
+  fail "chain of 4500: $cpu CPU steps, $jobs jobs for $tasks tasks"
+echo "ok chain 4500 -p supported: $tasks tasks in $jobs jobs"
+
 n=0
 for d in "$models"/*/; do
   m=$(basename "$d")

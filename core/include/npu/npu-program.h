@@ -122,6 +122,11 @@ struct npu_prog_reloc {
     uint32_t offset; /* byte offset inside that buffer */
 };
 
+/* Tasks one job may hold: the PC's TASK_NUMBER field is 12 bits and the vendor driver's
+ * max_submit_number is 4095 (facts §4.1, [TRM] pc_task_con, [DRV]). Codegen closes a job
+ * before it would pass this; the validator refuses a job that does. */
+#define NPU_PROG_MAX_JOB_TASKS 4095u
+
 struct npu_prog_job {
     const uint64_t *regcmd; /* whole image (segments, tails chained, padding), addresses 0 */
     uint32_t n_qwords;
