@@ -349,6 +349,29 @@ out:
     return st;
 }
 
+/* Conversions met while a job was open: to the NPU (run before it) and to the host (after). */
+struct node_list {
+    const struct npu_node **v;
+    int n, cap;
+};
+
+/* Closes the open job with the conversions met while it was open around it, and empties
+ * both lists. */
+static enum npu_status
+close_job_between(struct npu_cg *cg, struct node_list *pre, struct node_list *post,
+                  const char *name)
+{
+    enum npu_status st = NPU_OK;
+    for (int k = 0; !st && k < pre->n; k++)
+        st = convert_step(cg, pre->v[k]);
+    if (!st)
+        st = close_job(cg, name);
+    for (int k = 0; !st && k < post->n; k++)
+        st = convert_step(cg, post->v[k]);
+    pre->n = post->n = 0;
+    return st;
+}
+
 /* ---- driver ---------------------------------------------------------------------- */
 
 enum npu_status
@@ -376,10 +399,7 @@ npu_codegen(const struct npu_graph *g, const struct npu_backend_options *o,
         goto fail;
 
     /* steps */
-    struct {
-        const struct npu_node **v;
-        int n, cap;
-    } pre = {0}, post = {0};
+    struct node_list pre = {0}, post = {0};
     bool open = false;
     const char *job_name = NULL;
     st = NPU_OK;
@@ -413,13 +433,7 @@ npu_codegen(const struct npu_graph *g, const struct npu_backend_options *o,
             int next_tasks = npu_backend_node_tasks(n);
             if (open && next_tasks > 0 &&
                 npu_cg_stream(&cg)->n_tasks + (uint32_t)next_tasks > NPU_PROG_MAX_JOB_TASKS) {
-                for (int k = 0; !st && k < pre.n; k++)
-                    st = convert_step(&cg, pre.v[k]);
-                if (!st)
-                    st = close_job(&cg, job_name);
-                for (int k = 0; !st && k < post.n; k++)
-                    st = convert_step(&cg, post.v[k]);
-                pre.n = post.n = 0;
+                st = close_job_between(&cg, &pre, &post, job_name);
                 open = false;
                 if (st)
                     break;
@@ -447,13 +461,7 @@ npu_codegen(const struct npu_graph *g, const struct npu_backend_options *o,
         } else {
             if (open) {
                 /* conversions into this job go before it, out of it after */
-                for (int k = 0; !st && k < pre.n; k++)
-                    st = convert_step(&cg, pre.v[k]);
-                if (!st)
-                    st = close_job(&cg, job_name);
-                for (int k = 0; !st && k < post.n; k++)
-                    st = convert_step(&cg, post.v[k]);
-                pre.n = post.n = 0;
+                st = close_job_between(&cg, &pre, &post, job_name);
                 open = false;
             }
             if (!st)
@@ -462,14 +470,8 @@ npu_codegen(const struct npu_graph *g, const struct npu_backend_options *o,
         if (st)
             break;
     }
-    if (!st && open) {
-        for (int k = 0; !st && k < pre.n; k++)
-            st = convert_step(&cg, pre.v[k]);
-        if (!st)
-            st = close_job(&cg, job_name);
-        for (int k = 0; !st && k < post.n; k++)
-            st = convert_step(&cg, post.v[k]);
-    }
+    if (!st && open)
+        st = close_job_between(&cg, &pre, &post, job_name);
     free(pre.v);
     free(post.v);
     if (st)
