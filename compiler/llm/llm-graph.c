@@ -128,23 +128,30 @@ transpose(struct gb *b, V *x, int nd, const int64_t *perm)
 
 static V *concat_last(struct gb *b, V **parts, int n, const char *name);
 
+/* x @ W (+ bias) */
+static V *
+linear(struct gb *b, V *x, const float *w, const float *bias, int64_t in, int64_t out,
+       const char *name)
+{
+    char nm[96];
+    snprintf(nm, sizeof(nm), "%s.weight", name);
+    int64_t wd[2] = {in, out};
+    V *y = op2(b, NPU_OP_MATMUL, x, cst(b, nm, w, 2, wd));
+    if (bias) {
+        snprintf(nm, sizeof(nm), "%s.bias", name);
+        y = op2(b, NPU_OP_ADD, y, cst(b, nm, bias, 1, &out));
+    }
+    return y;
+}
+
 /* x @ W (+ bias); W split into column blocks (llm_weights_split): one MatMul per block,
  * joined by a Concat on the last axis. */
 static V *
 linear_split(struct gb *b, V *x, const float *w, const float *bias, int64_t in, int64_t out,
              const struct llm_split *sp, const char *name)
 {
-    if (!sp || sp->n <= 1) {
-        char nm[96];
-        snprintf(nm, sizeof(nm), "%s.weight", name);
-        int64_t wd[2] = {in, out};
-        V *y = op2(b, NPU_OP_MATMUL, x, cst(b, nm, w, 2, wd));
-        if (bias) {
-            snprintf(nm, sizeof(nm), "%s.bias", name);
-            y = op2(b, NPU_OP_ADD, y, cst(b, nm, bias, 1, &out));
-        }
-        return y;
-    }
+    if (!sp || sp->n <= 1)
+        return linear(b, x, w, bias, in, out, name);
     V *parts[LLM_MAX_SPLIT];
     int64_t c0 = 0;
     for (int k = 0; k < sp->n; k++) {
@@ -176,21 +183,6 @@ concat_last(struct gb *b, V **parts, int n, const char *name)
     }
     npu_graph_append(b->g, c);
     return done(b, c->out[0]);
-}
-
-static V *
-linear(struct gb *b, V *x, const float *w, const float *bias, int64_t in, int64_t out,
-       const char *name)
-{
-    char nm[96];
-    snprintf(nm, sizeof(nm), "%s.weight", name);
-    int64_t wd[2] = {in, out};
-    V *y = op2(b, NPU_OP_MATMUL, x, cst(b, nm, w, 2, wd));
-    if (bias) {
-        snprintf(nm, sizeof(nm), "%s.bias", name);
-        y = op2(b, NPU_OP_ADD, y, cst(b, nm, bias, 1, &out));
-    }
-    return y;
 }
 
 /* The LM head, [D, vocab], in slices of at most HEAD_CHUNK columns (an NPU
