@@ -229,7 +229,7 @@ conv_pack_weights(const struct conv_src *s, struct plan *p, uint8_t **out, uint6
         }
         blob = nb;
         memset(blob + size, 0, nsize - size);
-        if (!g->depthwise && g->in_dt != NPU_DTYPE_INT8) {
+        if (!g->depthwise && g->in_dt == NPU_DTYPE_FP16) { /* int8, int16: below */
             uint32_t c_local = s->groups > 1 ? t->c0 % cg : t->c0;
             st = npu_be_pack_fp16(&l, blob + off, w + ((size_t)t->k0 * cg + c_local) * taps,
                                   (size_t)cg * taps, taps);
