@@ -395,7 +395,7 @@ tile_store(const float *tile, int nrw, float *c, int64_t ldc, int mr, int nr, fl
 }
 
 /* Packs op(B)[pc:pc+kc, jc:jc+nc] into nrw-wide panels, zero padded. */
-static void
+CPU_HOT static void
 pack_b(bool tb, const float *B, int64_t ldb, int64_t pc, int64_t kc, int64_t jc, int64_t nc,
        int nrw, float *bp)
 {
@@ -424,7 +424,7 @@ pack_b(bool tb, const float *B, int64_t ldb, int64_t pc, int64_t kc, int64_t jc,
 }
 
 /* Packs alpha * op(A)[ic:ic+mc, pc:pc+kc] into MR-high panels, zero padded. */
-static void
+CPU_HOT static void
 pack_a(bool ta, const float *A, int64_t lda, int64_t ic, int64_t mc, int64_t pc, int64_t kc,
        float alpha, float *ap)
 {
@@ -472,10 +472,150 @@ pack_buffers(void)
     return p;
 }
 
+/* C[i][0..n) of rows [0, m): the epilogue (nothing when ep is NULL or empty) */
+static void
+epilogue_rows(const struct cpu_epilogue *ep, float *C, int64_t ldc, int64_t m, int64_t n)
+{
+    if (!ep)
+        return;
+    bool act = ep->act && ep->act->kind != CPU_ACT_NONE;
+    if (!ep->bias_row && !ep->bias_col && !act)
+        return;
+    for (int64_t i = 0; i < m; i++) {
+        float *c = C + i * ldc;
+        if (ep->bias_col)
+            for (int64_t q = 0; q < n; q++)
+                c[q] += ep->bias_col[q];
+        if (ep->bias_row) {
+            float br = ep->bias_row[i];
+            for (int64_t q = 0; q < n; q++)
+                c[q] += br;
+        }
+        if (act)
+            cpu_act_apply(ep->act, c, n);
+    }
+}
+
+/* ---- few rows: M <= SMALL_M without packing ------------------------------------------------
+ * A fully connected layer at batch 1 or a decoder step (M = 1) reads B once and does 2 FLOPs per
+ * element of it: packing B into panels (a strided gather when B is transposed, as Linear's Gemm
+ * exports it) and running the 6-row kernel on 1 row cost several times the product itself.
+ * Here B is streamed once: with B [K, N], 32 columns of every row at a time, accumulated in
+ * registers over all of K; with B^T [N, K], 4 dot products of contiguous rows at a time. */
+#define SMALL_M 4
+
+/* c = alpha * acc + (beta == 0 ? 0 : beta * c) */
+static inline float
+small_out(float acc, float alpha, float beta, const float *c)
+{
+    return beta == 0.0f ? alpha * acc : alpha * acc + beta * *c;
+}
+
+CPU_HOT static void
+small_m_nn(int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+           const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
+{
+    int64_t j = 0;
+    for (; j + 32 <= N; j += 32) {
+        v8f acc[SMALL_M][4];
+        memset(acc, 0, sizeof(acc));
+        for (int64_t k = 0; k < K; k++) {
+            const float *b = B + k * ldb + j;
+            v8f b0, b1, b2, b3;
+            ld8(b0, b), ld8(b1, b + 8), ld8(b2, b + 16), ld8(b3, b + 24);
+            for (int64_t i = 0; i < M; i++) {
+                float a = A[i * lda + k];
+                acc[i][0] += a * b0;
+                acc[i][1] += a * b1;
+                acc[i][2] += a * b2;
+                acc[i][3] += a * b3;
+            }
+        }
+        for (int64_t i = 0; i < M; i++) {
+            float t[32];
+            memcpy(t, acc[i], sizeof(t));
+            float *c = C + i * ldc + j;
+            for (int q = 0; q < 32; q++)
+                c[q] = small_out(t[q], alpha, beta, c + q);
+        }
+    }
+    for (; j < N; j++)
+        for (int64_t i = 0; i < M; i++) {
+            float acc = 0;
+            for (int64_t k = 0; k < K; k++)
+                acc += A[i * lda + k] * B[k * ldb + j];
+            C[i * ldc + j] = small_out(acc, alpha, beta, C + i * ldc + j);
+        }
+}
+
+/* sum of the 8 lanes, in a fixed order */
+static inline float
+hsum8(v8f v)
+{
+    return ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7]));
+}
+
+CPU_HOT static void
+small_m_nt(int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+           const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
+{
+    const int64_t K8 = K & ~(int64_t)7;
+    for (int64_t i = 0; i < M; i++) {
+        const float *a = A + i * lda;
+        int64_t j = 0;
+        for (; j + 4 <= N; j += 4) {
+            const float *b0 = B + j * ldb, *b1 = b0 + ldb, *b2 = b1 + ldb, *b3 = b2 + ldb;
+            v8f s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};
+            for (int64_t k = 0; k < K8; k += 8) {
+                v8f av, x0, x1, x2, x3;
+                ld8(av, a + k), ld8(x0, b0 + k), ld8(x1, b1 + k), ld8(x2, b2 + k), ld8(x3, b3 + k);
+                s0 += av * x0;
+                s1 += av * x1;
+                s2 += av * x2;
+                s3 += av * x3;
+            }
+            float r0 = hsum8(s0), r1 = hsum8(s1), r2 = hsum8(s2), r3 = hsum8(s3);
+            for (int64_t k = K8; k < K; k++) {
+                r0 += a[k] * b0[k];
+                r1 += a[k] * b1[k];
+                r2 += a[k] * b2[k];
+                r3 += a[k] * b3[k];
+            }
+            float *c = C + i * ldc + j;
+            c[0] = small_out(r0, alpha, beta, c);
+            c[1] = small_out(r1, alpha, beta, c + 1);
+            c[2] = small_out(r2, alpha, beta, c + 2);
+            c[3] = small_out(r3, alpha, beta, c + 3);
+        }
+        for (; j < N; j++) {
+            const float *b = B + j * ldb;
+            v8f sv = {0};
+            for (int64_t k = 0; k < K8; k += 8) {
+                v8f av, x;
+                ld8(av, a + k), ld8(x, b + k);
+                sv += av * x;
+            }
+            float r = hsum8(sv);
+            for (int64_t k = K8; k < K; k++)
+                r += a[k] * b[k];
+            C[i * ldc + j] = small_out(r, alpha, beta, C + i * ldc + j);
+        }
+    }
+}
+
 static void
 sgemm_fallback(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
-               int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
+               int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc,
+               const struct cpu_epilogue *ep)
 {
+    if (M <= SMALL_M && !ta && K > 0) {
+        if (tb)
+            small_m_nt(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        else
+            small_m_nn(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        epilogue_rows(ep, C, ldc, M, N);
+        return;
+    }
     pthread_once(&uk_once, uk_pick);
     const int nrw = uk_nr;
     float *bpack = pack_buffers(), *apack = bpack ? bpack + KC * NC : NULL;
@@ -484,6 +624,7 @@ sgemm_fallback(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, c
         for (int64_t i = 0; i < M; i++)
             for (int64_t j = 0; j < N; j++)
                 C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
+        epilogue_rows(ep, C, ldc, M, N);
         return;
     }
     if (!bpack) {
@@ -496,6 +637,7 @@ sgemm_fallback(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, c
                            (tb ? B[j * ldb + k] : B[k * ldb + j]);
                 C[i * ldc + j] = alpha * acc + (beta == 0.0f ? 0.0f : beta * C[i * ldc + j]);
             }
+        epilogue_rows(ep, C, ldc, M, N);
         return;
     }
     for (int64_t jc = 0; jc < N; jc += NC) {
@@ -515,14 +657,21 @@ sgemm_fallback(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, c
                                    (int)(mc - i0 < MR ? mc - i0 : MR),
                                    (int)(nc - j0 < nrw ? nc - j0 : nrw), beta, pc == 0);
                     }
+                if (ep && pc + kc >= K) {
+                    /* this block of C is final and still in L2 */
+                    struct cpu_epilogue e = {ep->bias_row ? ep->bias_row + ic : NULL,
+                                             ep->bias_col ? ep->bias_col + jc : NULL, ep->act};
+                    epilogue_rows(&e, C + ic * ldc + jc, ldc, mc, nc);
+                }
             }
         }
     }
 }
 
 void
-cpu_sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
-          int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
+cpu_sgemm_ep(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+             int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc,
+             const struct cpu_epilogue *ep)
 {
     if (M <= 0 || N <= 0)
         return;
@@ -530,10 +679,18 @@ cpu_sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const 
     if (sgemm_blas() && blas_takes(M, N, K, lda, ldb, ldc)) {
         cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
                     (int)M, (int)N, (int)K, alpha, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
+        epilogue_rows(ep, C, ldc, M, N);
         return;
     }
 #endif
-    sgemm_fallback(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    sgemm_fallback(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, ep);
+}
+
+void
+cpu_sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+          int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
+{
+    cpu_sgemm_ep(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, NULL);
 }
 
 void
@@ -587,22 +744,10 @@ gemm_task(void *arg, int64_t begin, int64_t end, int tid)
         const float *A = g->A + (g->a_off ? g->a_off[b] : 0) + (g->ta ? m0 : m0 * g->lda);
         const float *B = g->B + (g->b_off ? g->b_off[b] : 0) + (g->tb ? n0 * g->ldb : n0);
         float *C = g->C + (g->c_off ? g->c_off[b] : 0) + m0 * g->ldc + n0;
-        cpu_sgemm(g->ta, g->tb, m, n, g->K, g->alpha, A, g->lda, B, g->ldb, g->beta, C, g->ldc);
-        if (g->bias_col || g->bias_row || (g->act && g->act->kind != CPU_ACT_NONE)) {
-            for (int64_t i = 0; i < m; i++) {
-                float *c = C + i * g->ldc;
-                if (g->bias_col)
-                    for (int64_t q = 0; q < n; q++)
-                        c[q] += g->bias_col[n0 + q];
-                if (g->bias_row) {
-                    float br = g->bias_row[m0 + i];
-                    for (int64_t q = 0; q < n; q++)
-                        c[q] += br;
-                }
-                if (g->act)
-                    cpu_act_apply(g->act, c, n);
-            }
-        }
+        struct cpu_epilogue ep = {g->bias_row ? g->bias_row + m0 : NULL,
+                                  g->bias_col ? g->bias_col + n0 : NULL, g->act};
+        cpu_sgemm_ep(g->ta, g->tb, m, n, g->K, g->alpha, A, g->lda, B, g->ldb, g->beta, C, g->ldc,
+                     &ep);
     }
 }
 
