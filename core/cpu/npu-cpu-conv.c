@@ -264,10 +264,10 @@ dw_pad_dims(const struct cpu_win *w)
     p.Hq = NPU_DIV_ROUND_UP(w->in[0] + w->pb[0] + w->pe[0], w->s[0]) + 1;
     p.Wq = NPU_DIV_ROUND_UP(w->in[1] + w->pb[1] + w->pe[1], w->s[1]) + 1;
     p.phase = p.Hq * p.Wq;
-    /* a flat run may start up to one phase plane past the last phase's start and read
-     * OH * Wq + 16 floats: the margin keeps it inside the buffer */
-    p.buf = (w->s[0] * w->s[1] + 1) * p.phase + w->out[0] * p.Wq + 32;
-    p.tmp = w->out[0] * p.Wq + 16;
+    /* a run of the last phase may read up to two rows and 16 floats past its end (the
+     * columns past OW of the last output row): the margin keeps it inside the buffer */
+    p.buf = w->s[0] * w->s[1] * p.phase + 2 * p.Wq + 32;
+    p.tmp = w->out[1] >= 16 ? 0 : w->out[0] * p.Wq + 16;
     return p;
 }
 
@@ -305,6 +305,32 @@ dw_padded(const float *x, const float *k, const struct cpu_win *w, struct dw_pad
             off[kh * KW + kw] = ((rh % s0) * s1 + cw % s1) * p.phase + (rh / s0) * p.Wq + cw / s1;
             kv[kh * KW + kw] = k[kh * KW + kw];
         }
+    if (OW >= 16) {
+        /* rows wide enough for whole vectors: straight into y, bias added in registers; the
+         * last 16 columns of a row are recomputed (identically) rather than a scalar tail */
+        const v8f bv = {bias, bias, bias, bias, bias, bias, bias, bias};
+        for (int64_t oh = 0; oh < OH; oh++) {
+            float *yr = y + oh * OW;
+            const float *rows = buf + oh * p.Wq;
+            for (int64_t ow = 0; ow < OW; ow += 16) {
+                int64_t o = ow + 16 <= OW ? ow : OW - 16;
+                v8f a0 = {0}, a1 = {0};
+                for (int64_t t = 0; t < ntap; t++) {
+                    v8f v0, v1;
+                    memcpy(&v0, rows + off[t] + o, sizeof(v0));
+                    memcpy(&v1, rows + off[t] + o + 8, sizeof(v1));
+                    a0 += v0 * kv[t];
+                    a1 += v1 * kv[t];
+                }
+                a0 += bv;
+                a1 += bv;
+                memcpy(yr + o, &a0, sizeof(a0));
+                memcpy(yr + o + 8, &a1, sizeof(a1));
+            }
+            cpu_act_apply(act, yr, OW);
+        }
+        return;
+    }
     const int64_t n = OH * p.Wq;
     for (int64_t i = 0; i < n; i += 16) {
         v8f a0 = {0}, a1 = {0};
