@@ -244,6 +244,92 @@ resample_axis_aa(struct npu_cpu_ctx *ctx, const struct rs_params *p, const doubl
     return NPU_OK;
 }
 
+/* ---- nearest: a gather ----------------------------------------------------------------------
+ * A nearest tap has one source and weight 1, so the double path's sums are copies: here every
+ * output element is copied from its source through one index table per axis (the same taps,
+ * make_tap), in the element's own type, rows in parallel. (The double path turned -0 into +0;
+ * a copy keeps it.) */
+struct nn_job {
+    const char *x;
+    char *y;
+    size_t es;
+    int r;
+    const int64_t *xd, *od;
+    int64_t *const *idx; /* per axis: source index of each output index */
+    int64_t rows;        /* output rows: product of od[0..r-1) */
+};
+
+static void
+nn_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+    const struct nn_job *j = arg;
+    int r = j->r;
+    int64_t xst[NPU_MAX_DIMS];
+    cpu_row_strides(j->xd, r, xst);
+    int64_t OW = j->od[r - 1];
+    const int64_t *iw = j->idx[r - 1];
+    for (int64_t row = begin; row < end; row++) {
+        /* source offset of this output row: its index on every axis but the last */
+        int64_t rem = row, off = 0;
+        for (int d = r - 2; d >= 0; d--) {
+            off += j->idx[d][rem % j->od[d]] * xst[d];
+            rem /= j->od[d];
+        }
+        char *yr = j->y + (size_t)(row * OW) * j->es;
+        const char *xr = j->x + (size_t)off * j->es;
+        if (j->es == 4) {
+            for (int64_t q = 0; q < OW; q++)
+                ((uint32_t *)yr)[q] = ((const uint32_t *)xr)[iw[q]];
+        } else {
+            for (int64_t q = 0; q < OW; q++)
+                memcpy(yr + (size_t)q * j->es, xr + (size_t)iw[q] * j->es, j->es);
+        }
+    }
+}
+
+static enum npu_status
+resize_nearest(struct npu_cpu_ctx *ctx, const struct rs_params *p, const struct npu_tensor *x,
+               struct npu_tensor *y, const int64_t *od, const double *sc, const double *rs,
+               const double *re)
+{
+    int r = x->ndim;
+    int64_t *idx[NPU_MAX_DIMS] = {NULL};
+    struct rs_tap *taps = NULL;
+    enum npu_status st = NPU_OK;
+    int64_t maxd = 1;
+    for (int d = 0; d < r; d++)
+        maxd = NPU_MAX(maxd, od[d]);
+    taps = malloc(sizeof(*taps) * (size_t)maxd);
+    if (!taps)
+        return KNOMEM();
+    for (int d = 0; d < r; d++) {
+        idx[d] = malloc(sizeof(int64_t) * (size_t)NPU_MAX(od[d], (int64_t)1));
+        if (!idx[d]) {
+            st = KNOMEM();
+            goto out;
+        }
+        bool ident = od[d] == x->dims[d] && sc[d] == 1;
+        for (int64_t q = 0; q < od[d]; q++) {
+            if (ident) {
+                idx[d][q] = q;
+                continue;
+            }
+            make_tap(p, src_coord(p, (double)q, sc[d], x->dims[d], od[d], rs[d], re[d]), x->dims[d],
+                     &taps[q]);
+            idx[d][q] = taps[q].idx[0];
+        }
+    }
+    struct nn_job j = {x->data, y->data, cpu_esize(x), r,
+                       x->dims, od,      idx,          cpu_dims_prod(od, 0, r - 1)};
+    cpu_parallel_for(ctx, j.rows, NPU_MAX((int64_t)1, 16384 / NPU_MAX(od[r - 1], (int64_t)1)),
+                     nn_task, &j);
+out:
+    for (int d = 0; d < r; d++)
+        free(idx[d]);
+    free(taps);
+    return st;
+}
+
 enum npu_status
 cpu_k_resize(CPU_KERNEL_ARGS)
 {
@@ -377,6 +463,9 @@ cpu_k_resize(CPU_KERNEL_ARGS)
         return NPU_OK;
     if (xn == 0)
         return KINVAL("cannot resize an empty input to a non-empty output");
+
+    if (p.mode == RS_NEAREST && p.ctm != CTM_TF_CROP_AND_RESIZE && r >= 1)
+        return resize_nearest(ctx, &p, x, y, od, sc, rs, re);
 
     /* resample axis by axis in double */
     int64_t maxn = xn;
