@@ -9,10 +9,17 @@
 # With --compile also `npuc --stats` (compile for the NPU, default partition) against ORT's
 # session creation of the same file.
 #
-#   scripts/bench-ort.sh [-C BUILD_DIR] [--runs N] [--threads "1 2"] [--compile] [MODEL_DIR...]
+#   scripts/bench-ort.sh [-C BUILD_DIR] [--runs N] [--threads "1 2"] [--compile]
+#                        [--make-models] [MODEL_DIR...]
 #
 # Default models: tests/models/data/*/ and whatever BUILD_DIR/tests/models/data holds (the
 # on-demand bench models: `ninja -C build bench-models-data` or `ninja -C build siglip-b16`).
+# --make-models first builds the issue's networks that are missing there, with random
+# weights (Debian's /usr/bin/python3 with torch; ~1.3 GB, minutes): ResNet-18/50,
+# MobileNetV2/V3, YOLOv8n (640), SigLIP-B/16 (tests/models/make-models.py) and GPT-2 small
+# over 128 tokens and 1 token (scripts/bench-ort-models.py).
+# The meson benchmark `bench-ort` (meson test -C build --benchmark --suite bench-ort) and the
+# last stage of scripts/test.sh run this script; neither gates on its figures.
 # ORT is the npm package onnxruntime-node, installed with --ignore-scripts into
 # $OPENNPU_ORT_DIR (default ${XDG_CACHE_HOME:-$HOME/.cache}/opennpu/onnxruntime-node) on first
 # use, as tests/models/check-ort.sh does. Needs node and npm; exits 77 (skip) without them.
@@ -24,13 +31,15 @@ build=$src/build
 runs=10
 threads="1 2"
 compile=0
+make_models=0
 while [ $# -gt 0 ]; do
   case $1 in
     -C) build=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     --threads) threads=$2; shift 2 ;;
     --compile) compile=1; shift ;;
-    -h|--help) sed -n '3,19p' "$0"; exit 0 ;;
+    --make-models) make_models=1; shift ;;
+    -h|--help) sed -n '3,26p' "$0"; exit 0 ;;
     -*) echo "bench-ort: unknown option $1" >&2; exit 2 ;;
     *) break ;;
   esac
@@ -46,6 +55,19 @@ if [ ! -d "$ort/node_modules/onnxruntime-node" ]; then
   echo "bench-ort: installing onnxruntime-node into $ort"
   (cd "$ort" && npm install --silent --no-audit --no-fund --ignore-scripts onnxruntime-node) ||
     { echo "bench-ort: cannot install onnxruntime-node: skipped" >&2; exit 77; }
+fi
+if [ $make_models -eq 1 ]; then
+  py=/usr/bin/python3
+  "$py" -c 'import torch, onnx' 2>/dev/null ||
+    { echo "bench-ort: --make-models needs $py with torch and onnx" >&2; exit 1; }
+  out=$build/tests/models/data
+  mkdir -p "$out"
+  for m in resnet50 mobilenet_v2 yolov8n siglip_b16; do
+    [ -f "$out/$m/model.onnx" ] || "$py" "$src/tests/models/make-models.py" --out "$out" "$m"
+  done
+  for m in resnet18 mobilenet_v3 gpt2_small gpt2_small_1tok; do
+    [ -f "$out/$m/model.onnx" ] || "$py" "$here/bench-ort-models.py" --out "$out" "$m"
+  done
 fi
 if [ $# -eq 0 ]; then
   set -- "$src"/tests/models/data/*/
@@ -73,6 +95,14 @@ ours() {
 echo "CPU executor vs ONNX Runtime: best of $runs runs each, same inputs, default environment"
 echo "host: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs," \
      "load $(cut -d' ' -f1-3 /proc/loadavg)"
+ortv=$(sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' "$ort/node_modules/onnxruntime-node/package.json" |
+       head -n 1)
+echo "ONNX Runtime: onnxruntime-node ${ortv:-?} from $ort"
+# the default environment: BLAS and CPU-executor variables of the caller's shell are dropped
+# (both sides then choose their kernels as they would for a user who set nothing)
+blasvars=$(env | sed -n 's/^\(\(OPENBLAS\|GOTO\|OMP\|BLIS\|MKL\)_[A-Za-z0-9_]*\|NPU_CPU_[A-Za-z0-9_]*\)=.*/\1/p')
+for v in $blasvars; do unset "$v"; done
+[ -z "$blasvars" ] || echo "unset for the default environment:" $blasvars
 "$build/tools/npu-info/npu-info" -b sim 2>/dev/null | grep '^cpu gemm' || true
 for t in $threads; do
   printf '\n%-24s %8s %12s %12s %10s\n' model threads "ours (ms)" "ORT (ms)" "ORT/ours"
