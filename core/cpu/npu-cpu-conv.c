@@ -249,9 +249,10 @@ dw_row(const float *x, const float *k, const struct cpu_win *w, int64_t H, int64
  * tap of output (oh, ow) then reads phase element [oh + a][ow + b] for fixed a, b, so over
  * the flattened index oh * Wq + ow each tap is one contiguous run, whatever the stride and
  * however narrow the rows (7 or 14 wide late in a MobileNet): the sums run over whole
- * vectors, the few columns past OW are computed and dropped. No tap needs a bounds test;
- * every output sums its taps in (kh, kw) order from 0 as dw_row does (a padded tap adds
- * 0 * k), then bias and activation are applied row by row while the row is in L1. */
+ * vectors, 64 outputs at a time in 8 independent sums, the few columns past OW computed and
+ * dropped. No tap needs a bounds test; every output sums its taps in (kh, kw) order from 0 as
+ * dw_row does (a padded tap adds 0 * k), then the bias is added as the rows are copied out
+ * and the activation applied to the plane while it is in L1/L2. */
 struct dw_pad {
     int64_t Hq, Wq, phase; /* rows and columns of a phase, floats per phase */
     int64_t buf, tmp;      /* floats: the phases (+ margin), the flat output */
@@ -267,18 +268,21 @@ dw_pad_dims(const struct cpu_win *w)
     /* a run of the last phase may read up to two rows and 16 floats past its end (the
      * columns past OW of the last output row): the margin keeps it inside the buffer */
     p.buf = w->s[0] * w->s[1] * p.phase + 2 * p.Wq + 32;
-    p.tmp = w->out[1] >= 16 ? 0 : w->out[0] * p.Wq + 16;
+    p.tmp = w->out[0] * p.Wq + 16;
     return p;
 }
 
 CPU_HOT static void
 dw_padded(const float *x, const float *k, const struct cpu_win *w, struct dw_pad p, float *buf,
-          float bias, const struct cpu_act_spec *act, float *y)
+          bool zero, float bias, const struct cpu_act_spec *act, float *y)
 {
     const int64_t H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1];
     const int64_t s0 = w->s[0], s1 = w->s[1], KH = w->k[0], KW = w->k[1], pb1 = w->pb[1];
     float *tmp = buf + p.buf;
-    memset(buf, 0, sizeof(float) * (size_t)p.buf);
+    /* the padding sits at the same places for every channel of the layer, and the copy below
+     * overwrites the rest: zeroed once per run of channels */
+    if (zero)
+        memset(buf, 0, sizeof(float) * (size_t)p.buf);
     for (int64_t h = 0; h < H; h++) {
         const float *xr = x + h * W;
         int64_t hp = h + w->pb[0];
@@ -287,12 +291,39 @@ dw_padded(const float *x, const float *k, const struct cpu_win *w, struct dw_pad
             memcpy(prow + pb1, xr, sizeof(float) * (size_t)W);
             continue;
         }
+        int64_t c0 = 0;
+        if (s1 == 2) {
+            /* 16 input columns at a time split into their even and odd ones: input column c
+             * is padded column c + pb1, element (c + pb1) / 2 of phase (c + pb1) % 2 */
+            float *de = prow + (pb1 & 1) * p.phase + (pb1 >> 1);
+            float *dodd = prow + ((pb1 + 1) & 1) * p.phase + ((pb1 + 1) >> 1);
+            for (; c0 + 16 <= W; c0 += 16) {
+                v8f a, b;
+                memcpy(&a, xr + c0, sizeof(a));
+                memcpy(&b, xr + c0 + 8, sizeof(b));
+#if defined(__clang__)
+                v8f ev = __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14);
+                v8f od = __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15);
+#else
+                v8f ev = __builtin_shuffle(a, b, (v8i){0, 2, 4, 6, 8, 10, 12, 14});
+                v8f od = __builtin_shuffle(a, b, (v8i){1, 3, 5, 7, 9, 11, 13, 15});
+#endif
+                memcpy(de + c0 / 2, &ev, sizeof(ev));
+                memcpy(dodd + c0 / 2, &od, sizeof(od));
+            }
+        }
         for (int64_t r = 0; r < s1; r++) {
-            /* padded column q * s1 + r is input column q * s1 + r - pb1 */
+            /* padded column q * s1 + r is input column q * s1 + r - pb1 (from c0 on) */
             float *d = prow + r * p.phase;
-            int64_t q0 = r >= pb1 ? 0 : NPU_DIV_ROUND_UP(pb1 - r, s1);
-            for (int64_t q = q0, c = q0 * s1 + r - pb1; c < W; q++, c += s1)
-                d[q] = xr[c];
+            int64_t q0 = c0 + pb1 >= r ? NPU_DIV_ROUND_UP(c0 + pb1 - r, s1) : 0;
+            int64_t q1 = NPU_DIV_ROUND_UP(W - r + pb1, s1); /* first q past the input */
+            const float *xs = xr + r - pb1;
+            if (s1 == 2) /* a constant stride: the loop vectorises */
+                for (int64_t q = q0; q < q1; q++)
+                    d[q] = xs[2 * q];
+            else
+                for (int64_t q = q0; q < q1; q++)
+                    d[q] = xs[q * s1];
         }
     }
     /* the taps' offsets in the buffer and their weights */
@@ -305,9 +336,11 @@ dw_padded(const float *x, const float *k, const struct cpu_win *w, struct dw_pad
             off[kh * KW + kw] = ((rh % s0) * s1 + cw % s1) * p.phase + (rh / s0) * p.Wq + cw / s1;
             kv[kh * KW + kw] = k[kh * KW + kw];
         }
-    if (OW >= 16) {
-        /* rows wide enough for whole vectors: straight into y, bias added in registers; the
-         * last 16 columns of a row are recomputed (identically) rather than a scalar tail */
+    if (s1 == 1 && OW >= 16) {
+        /* unit column stride, rows of 16 or more: row by row straight into y, bias added in
+         * registers, the last 16 columns of a row recomputed (identically) rather than a
+         * scalar tail, the activation on the row in L1 (measured faster here than the flat
+         * loop below, whose temporary and plane-wide passes cost more than they save) */
         const v8f bv = {bias, bias, bias, bias, bias, bias, bias, bias};
         for (int64_t oh = 0; oh < OH; oh++) {
             float *yr = y + oh * OW;
@@ -331,15 +364,44 @@ dw_padded(const float *x, const float *k, const struct cpu_win *w, struct dw_pad
         }
         return;
     }
+    /* 64 outputs (8 independent sums: the FMA latency is hidden) per pass over the taps,
+     * then 16 */
     const int64_t n = OH * p.Wq;
-    for (int64_t i = 0; i < n; i += 16) {
+    int64_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        v8f a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, a4 = {0}, a5 = {0}, a6 = {0}, a7 = {0};
+        for (int64_t t = 0; t < ntap; t++) {
+            const float *q = buf + off[t] + i;
+            const float kt = kv[t];
+            v8f x0, x1, x2, x3, x4, x5, x6, x7;
+            memcpy(&x0, q, sizeof(x0));
+            memcpy(&x1, q + 8, sizeof(x1));
+            memcpy(&x2, q + 16, sizeof(x2));
+            memcpy(&x3, q + 24, sizeof(x3));
+            memcpy(&x4, q + 32, sizeof(x4));
+            memcpy(&x5, q + 40, sizeof(x5));
+            memcpy(&x6, q + 48, sizeof(x6));
+            memcpy(&x7, q + 56, sizeof(x7));
+            a0 += x0 * kt;
+            a1 += x1 * kt;
+            a2 += x2 * kt;
+            a3 += x3 * kt;
+            a4 += x4 * kt;
+            a5 += x5 * kt;
+            a6 += x6 * kt;
+            a7 += x7 * kt;
+        }
+        v8f r[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
+        memcpy(tmp + i, r, sizeof(r));
+    }
+    for (; i < n; i += 16) {
         v8f a0 = {0}, a1 = {0};
         for (int64_t t = 0; t < ntap; t++) {
-            v8f v0, v1;
-            memcpy(&v0, buf + off[t] + i, sizeof(v0));
-            memcpy(&v1, buf + off[t] + i + 8, sizeof(v1));
-            a0 += v0 * kv[t];
-            a1 += v1 * kv[t];
+            v8f x0, x1;
+            memcpy(&x0, buf + off[t] + i, sizeof(x0));
+            memcpy(&x1, buf + off[t] + i + 8, sizeof(x1));
+            a0 += x0 * kv[t];
+            a1 += x1 * kv[t];
         }
         memcpy(tmp + i, &a0, sizeof(a0));
         memcpy(tmp + i + 8, &a1, sizeof(a1));
@@ -349,8 +411,8 @@ dw_padded(const float *x, const float *k, const struct cpu_win *w, struct dw_pad
         const float *tr = tmp + oh * p.Wq;
         for (int64_t ow = 0; ow < OW; ow++)
             yr[ow] = tr[ow] + bias;
-        cpu_act_apply(act, yr, OW);
     }
+    cpu_act_apply(act, y, OH * OW);
 }
 
 static void
@@ -366,8 +428,8 @@ dw_task(void *arg, int64_t begin, int64_t end, int tid)
         const float *k = j->w + m * g->kprod;
         float *y = j->y + (n * g->M + m) * g->out_plane;
         if (j->dw_padded) {
-            dw_padded(x, k, w, dw_pad_dims(w), cpu_scratch(j->ctx, tid), j->bias ? j->bias[m] : 0,
-                      j->act, y);
+            dw_padded(x, k, w, dw_pad_dims(w), cpu_scratch(j->ctx, tid), t == begin,
+                      j->bias ? j->bias[m] : 0, j->act, y);
             continue;
         }
         for (int64_t oh = 0; oh < OH; oh++)
