@@ -511,41 +511,34 @@ small_out(float acc, float alpha, float beta, const float *c)
     return beta == 0.0f ? alpha * acc : alpha * acc + beta * *c;
 }
 
+/* B [K, N]: the rows of B are read in order (2048 columns of each at a time, accumulated in
+ * L1 for every row of A), so B streams from memory sequentially; every output sums over k in
+ * order. */
+#define SMALL_NC 2048
 CPU_HOT static void
 small_m_nn(int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
            const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
 {
-    int64_t j = 0;
-    for (; j + 32 <= N; j += 32) {
-        v8f acc[SMALL_M][4];
-        memset(acc, 0, sizeof(acc));
+    float acc[SMALL_M][SMALL_NC] __attribute__((aligned(64)));
+    for (int64_t j0 = 0; j0 < N; j0 += SMALL_NC) {
+        int64_t nc = N - j0 < SMALL_NC ? N - j0 : SMALL_NC;
+        for (int64_t i = 0; i < M; i++)
+            memset(acc[i], 0, sizeof(float) * (size_t)nc);
         for (int64_t k = 0; k < K; k++) {
-            const float *b = B + k * ldb + j;
-            v8f b0, b1, b2, b3;
-            ld8(b0, b), ld8(b1, b + 8), ld8(b2, b + 16), ld8(b3, b + 24);
+            const float *b = B + k * ldb + j0;
             for (int64_t i = 0; i < M; i++) {
-                float a = A[i * lda + k];
-                acc[i][0] += a * b0;
-                acc[i][1] += a * b1;
-                acc[i][2] += a * b2;
-                acc[i][3] += a * b3;
+                const float a = A[i * lda + k];
+                float *c = acc[i];
+                for (int64_t q = 0; q < nc; q++)
+                    c[q] += a * b[q];
             }
         }
         for (int64_t i = 0; i < M; i++) {
-            float t[32];
-            memcpy(t, acc[i], sizeof(t));
-            float *c = C + i * ldc + j;
-            for (int q = 0; q < 32; q++)
-                c[q] = small_out(t[q], alpha, beta, c + q);
+            float *c = C + i * ldc + j0;
+            for (int64_t q = 0; q < nc; q++)
+                c[q] = small_out(acc[i][q], alpha, beta, c + q);
         }
     }
-    for (; j < N; j++)
-        for (int64_t i = 0; i < M; i++) {
-            float acc = 0;
-            for (int64_t k = 0; k < K; k++)
-                acc += A[i * lda + k] * B[k * ldb + j];
-            C[i * ldc + j] = small_out(acc, alpha, beta, C + i * ldc + j);
-        }
 }
 
 /* sum of the 8 lanes, in a fixed order */
@@ -764,7 +757,11 @@ cpu_gemm_batched(struct npu_cpu_ctx *ctx, const struct cpu_gemm_batch *g)
      * projection 196x768x768 becomes 6 tiles of 196x128. */
     struct gemm_job j = {.g = g, .mb = g->M, .nb = g->N};
     double flops = 2.0 * (double)g->M * (double)g->N * (double)(g->K ? g->K : 1);
-    if (flops > 8e6) {
+    if (g->M <= SMALL_M && (double)g->N * (double)g->K >= 262144.0) {
+        /* few rows: bound by reading B; columns cut (in multiples of 256, at most 16 tiles)
+         * so that threads share the reading */
+        j.nb = NPU_MAX((int64_t)256, NPU_ALIGN(NPU_DIV_ROUND_UP(g->N, (int64_t)16), (int64_t)256));
+    } else if (flops > 8e6) {
         if (g->M > 512)
             j.mb = 256;
         int64_t want = (int64_t)(flops * (double)j.mb / (double)g->M / 4e6);
