@@ -78,7 +78,9 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# our best time (ms) of a model folder, or "error"
+# our best time (ms) of a model folder, or "error"; with 1 thread also the CPU time per run
+# of the kernels (NPU_CPU_PROFILE=cpu: the calling thread's CPU time, mean over the runs) in
+# $tmp/ours-cpu.txt
 ours() {
   d=$1 t=$2
   set --
@@ -87,8 +89,13 @@ ours() {
     n=$(basename "$f" .npy)
     set -- "$@" --input "${n#in.}=$f"
   done
-  "$npu_run" "$d/model.onnx" -b cpu -t "$t" -n $((runs + 2)) "$@" > "$tmp/run.txt" 2>&1 ||
+  n=$((runs + 2))
+  prof=0
+  [ "$t" = 1 ] && prof=cpu
+  NPU_CPU_PROFILE=$prof "$npu_run" "$d/model.onnx" -b cpu -t "$t" -n $n "$@" > "$tmp/run.txt" 2>&1 ||
     { echo error; return; }
+  sed -n 's/^cpu profile .*): \([0-9.]*\) ms in kernels.*/\1/p' "$tmp/run.txt" | tail -n 1 |
+    awk -v n=$n '{ printf "%.4f", $1 / n }' > "$tmp/ours-cpu.txt"
   sed -n 's/^time .* mean, \([0-9.]*\) ms min.*/\1/p' "$tmp/run.txt"
 }
 
@@ -105,8 +112,10 @@ for v in $blasvars; do unset "$v"; done
 [ -z "$blasvars" ] || echo "unset for the default environment:" $blasvars
 "$build/tools/npu-info/npu-info" -b sim 2>/dev/null | grep '^cpu gemm' || true
 for t in $threads; do
-  printf '\n%-24s %8s %12s %12s %10s\n' model threads "ours (ms)" "ORT (ms)" "ORT/ours"
-  logsum=0 count=0
+  printf '\n%-24s %8s %12s %12s %10s' model threads "ours (ms)" "ORT (ms)" "ORT/ours"
+  [ "$t" = 1 ] && printf ' %12s %12s %10s' "ours CPU" "ORT CPU" "CPU ratio"
+  printf '\n'
+  logsum=0 count=0 clogsum=0 ccount=0
   for d in "$@"; do
     name=$(basename "$d")
     # ORT then ours, model by model: on a shared machine both see the same load
@@ -124,12 +133,27 @@ for t in $threads; do
       continue
     fi
     line=$(awk -v o="$o" -v r="$r" 'BEGIN { x = r / o; printf "%.3f %.6f", x, log(x) }')
-    printf '%-24s %8s %12s %12s %9sx\n' "$name" "$t" "$o" "$r" "${line% *}"
+    printf '%-24s %8s %12s %12s %9sx' "$name" "$t" "$o" "$r" "${line% *}"
     logsum=$(awk -v a="$logsum" -v b="${line#* }" 'BEGIN { printf "%.6f", a + b }')
     count=$((count + 1))
+    if [ "$t" = 1 ]; then
+      # CPU time per run: the same ratio without the time other processes had the core
+      oc=$(cat "$tmp/ours-cpu.txt" 2>/dev/null)
+      rc=$(awk -v n="$name" '$1 == "ort" && $2 == n && $4 ~ /^create_ms/ {
+             sub("cpu_ms=", "", $7); print $7 }' "$tmp/ort-$t.txt")
+      if [ -n "$oc" ] && [ -n "$rc" ] && awk -v o="$oc" 'BEGIN { exit !(o > 0) }'; then
+        cl=$(awk -v o="$oc" -v r="$rc" 'BEGIN { x = r / o; printf "%.3f %.6f", x, log(x) }')
+        printf ' %12s %12s %9sx' "$oc" "$rc" "${cl% *}"
+        clogsum=$(awk -v a="$clogsum" -v b="${cl#* }" 'BEGIN { printf "%.6f", a + b }')
+        ccount=$((ccount + 1))
+      fi
+    fi
+    printf '\n'
   done
   [ $count -gt 0 ] && awk -v s="$logsum" -v n="$count" -v t="$t" \
     'BEGIN { printf "geometric mean of ORT/ours, %d thread(s), %d models: %.3fx\n", t, n, exp(s / n) }'
+  [ $ccount -gt 0 ] && awk -v s="$clogsum" -v n="$ccount" \
+    'BEGIN { printf "geometric mean of the CPU-time ratio, 1 thread, %d models: %.3fx\n", n, exp(s / n) }'
 done
 
 if [ $compile -eq 1 ]; then
