@@ -524,7 +524,24 @@ small_m_nn(int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t
         int64_t nc = N - j0 < SMALL_NC ? N - j0 : SMALL_NC;
         for (int64_t i = 0; i < M; i++)
             memset(acc[i], 0, sizeof(float) * (size_t)nc);
-        for (int64_t k = 0; k < K; k++) {
+        int64_t k = 0;
+        /* four rows of B per pass over acc (added in k order, as one at a time would): a
+         * quarter of the loads and stores of acc, four streams of B in flight */
+        for (; k + 4 <= K; k += 4) {
+            const float *b0 = B + k * ldb + j0, *b1 = b0 + ldb, *b2 = b1 + ldb, *b3 = b2 + ldb;
+            for (int64_t i = 0; i < M; i++) {
+                const float *a = A + i * lda + k;
+                const float a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
+                float *c = acc[i];
+                for (int64_t q = 0; q < nc; q++) {
+                    float v = c[q] + a0 * b0[q];
+                    v = v + a1 * b1[q];
+                    v = v + a2 * b2[q];
+                    c[q] = v + a3 * b3[q];
+                }
+            }
+        }
+        for (; k < K; k++) {
             const float *b = B + k * ldb + j0;
             for (int64_t i = 0; i < M; i++) {
                 const float a = A[i * lda + k];
