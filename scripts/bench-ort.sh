@@ -24,6 +24,9 @@
 # $OPENNPU_ORT_DIR (default ${XDG_CACHE_HOME:-$HOME/.cache}/opennpu/onnxruntime-node) on first
 # use, as tests/models/check-ort.sh does. Needs node and npm; exits 77 (skip) without them.
 # Timing is wall clock on a possibly shared machine: take ratios from one run of this script.
+# With 1 thread each side's CPU time per run is printed too (ours: the kernels on the calling
+# thread, NPU_CPU_PROFILE=cpu; ORT: the node process, process.cpuUsage), with its own ratio:
+# under load it is the steadier figure for models that run for milliseconds.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(dirname "$here")
@@ -39,7 +42,7 @@ while [ $# -gt 0 ]; do
     --threads) threads=$2; shift 2 ;;
     --compile) compile=1; shift ;;
     --make-models) make_models=1; shift ;;
-    -h|--help) sed -n '3,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '3,29p' "$0"; exit 0 ;;
     -*) echo "bench-ort: unknown option $1" >&2; exit 2 ;;
     *) break ;;
   esac
