@@ -4,7 +4,8 @@
 // creates an ONNX Runtime session with the given intra-op thread count (default options
 // otherwise), times the session creation, runs the model on those inputs warmup + runs times
 // and prints one line per model:
-//   ort <name> threads=<T> create_ms=<ms> min_ms=<ms> median_ms=<ms>
+//   ort <name> threads=<T> create_ms=<ms> min_ms=<ms> median_ms=<ms> cpu_ms=<ms>
+// (cpu_ms: the process's CPU time per run, user + system, mean over the timed runs)
 // or "ort <name> error <message>".
 //   node bench-ort.mjs ORT_MODULE_DIR THREADS RUNS MODEL_DIR...
 import { createRequire } from 'node:module';
@@ -61,14 +62,21 @@ for (const dir of models) {
             feeds[n] = new ort.Tensor(a.type, a.data, a.shape);
         }
         const times = [];
+        let cpu = 0;
         for (let i = 0; i < 2 + runs; i++) {
+            const c0 = process.cpuUsage();
             const s = process.hrtime.bigint();
             await session.run(feeds);
-            if (i >= 2) times.push(ms(s, process.hrtime.bigint()));
+            if (i >= 2) {
+                times.push(ms(s, process.hrtime.bigint()));
+                const c = process.cpuUsage(c0);
+                cpu += (c.user + c.system) / 1000;
+            }
         }
         times.sort((a, b) => a - b);
         console.log(`ort ${name} threads=${threads} create_ms=${ms(t0, t1).toFixed(3)}` +
-            ` min_ms=${times[0].toFixed(4)} median_ms=${times[times.length >> 1].toFixed(4)}`);
+            ` min_ms=${times[0].toFixed(4)} median_ms=${times[times.length >> 1].toFixed(4)}` +
+            ` cpu_ms=${(cpu / runs).toFixed(4)}`);
         await session.release?.();
     } catch (e) {
         console.log(`ort ${name} error ${String(e.message || e).split('\n')[0]}`);

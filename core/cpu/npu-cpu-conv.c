@@ -88,8 +88,10 @@ struct conv_job {
     float *y;
     const struct cpu_act_spec *act;
     int64_t tw, ntiles; /* output positions per tile */
+    int64_t mb, mtiles; /* output channels (of a group) per tile */
     int64_t krows;      /* Cg * kprod */
     bool direct;        /* 1x1, stride 1, no padding: no im2col */
+    bool dw_padded;     /* depthwise through dw_padded (its plane fits the scratch) */
     struct npu_cpu_ctx *ctx;
 };
 
@@ -186,21 +188,23 @@ conv_task(void *arg, int64_t begin, int64_t end, int tid)
     const struct conv_geo *g = j->g;
     float *col = cpu_scratch(j->ctx, tid);
     for (int64_t t = begin; t < end; t++) {
-        int64_t tile = t % j->ntiles, ng = t / j->ntiles;
+        int64_t mtile = t % j->mtiles, rest = t / j->mtiles;
+        int64_t tile = rest % j->ntiles, ng = rest / j->ntiles;
         int64_t n = ng / g->G, gi = ng % g->G;
         int64_t t0 = tile * j->tw, tw = NPU_MIN(j->tw, g->out_plane - t0);
+        int64_t m0 = gi * g->Mg + mtile * j->mb, mb = NPU_MIN(j->mb, g->Mg - mtile * j->mb);
         const float *x = j->x + (n * g->C + gi * g->Cg) * g->in_plane;
-        const float *wg = j->w + gi * g->Mg * j->krows;
-        float *y = j->y + (n * g->M + gi * g->Mg) * g->out_plane;
+        const float *wg = j->w + m0 * j->krows;
+        float *y = j->y + (n * g->M + m0) * g->out_plane;
+        struct cpu_epilogue ep = {j->bias ? j->bias + m0 : NULL, NULL, j->act};
         if (j->direct) {
-            cpu_sgemm(false, false, g->Mg, tw, g->Cg, 1.0f, wg, j->krows, x + t0, g->in_plane, 0.0f,
-                      y + t0, g->out_plane);
+            cpu_sgemm_ep(false, false, mb, tw, g->Cg, 1.0f, wg, j->krows, x + t0, g->in_plane, 0.0f,
+                         y + t0, g->out_plane, &ep);
         } else {
             im2col(g, x, t0, tw, col);
-            cpu_sgemm(false, false, g->Mg, tw, j->krows, 1.0f, wg, j->krows, col, tw, 0.0f, y + t0,
-                      g->out_plane);
+            cpu_sgemm_ep(false, false, mb, tw, j->krows, 1.0f, wg, j->krows, col, tw, 0.0f, y + t0,
+                         g->out_plane, &ep);
         }
-        conv_epilogue(j, y, gi * g->Mg, g->Mg, t0, tw);
     }
 }
 
@@ -240,6 +244,177 @@ dw_row(const float *x, const float *k, const struct cpu_win *w, int64_t H, int64
     }
 }
 
+/* Depthwise 2-D through a zero-padded copy of the input plane split into stride phases
+ * (padded row hq * s0 + r0, column q * s1 + r1 is phase (r0, r1)'s element [hq][q]): every
+ * tap of output (oh, ow) then reads phase element [oh + a][ow + b] for fixed a, b, so over
+ * the flattened index oh * Wq + ow each tap is one contiguous run, whatever the stride and
+ * however narrow the rows (7 or 14 wide late in a MobileNet): the sums run over whole
+ * vectors, 64 outputs at a time in 8 independent sums, the few columns past OW computed and
+ * dropped. No tap needs a bounds test; every output sums its taps in (kh, kw) order from 0 as
+ * dw_row does (a padded tap adds 0 * k), then the bias is added as the rows are copied out
+ * and the activation applied to the plane while it is in L1/L2. */
+struct dw_pad {
+    int64_t Hq, Wq, phase; /* rows and columns of a phase, floats per phase */
+    int64_t buf, tmp;      /* floats: the phases (+ margin), the flat output */
+};
+
+static struct dw_pad
+dw_pad_dims(const struct cpu_win *w)
+{
+    struct dw_pad p;
+    p.Hq = NPU_DIV_ROUND_UP(w->in[0] + w->pb[0] + w->pe[0], w->s[0]) + 1;
+    p.Wq = NPU_DIV_ROUND_UP(w->in[1] + w->pb[1] + w->pe[1], w->s[1]) + 1;
+    p.phase = p.Hq * p.Wq;
+    /* a run of the last phase may read up to two rows and 16 floats past its end (the
+     * columns past OW of the last output row): the margin keeps it inside the buffer */
+    p.buf = w->s[0] * w->s[1] * p.phase + 2 * p.Wq + 32;
+    p.tmp = w->out[0] * p.Wq + 16;
+    return p;
+}
+
+CPU_HOT static void
+dw_padded(const float *x, const float *k, const struct cpu_win *w, struct dw_pad p, float *buf,
+          bool zero, float bias, const struct cpu_act_spec *act, float *y)
+{
+    const int64_t H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1];
+    const int64_t s0 = w->s[0], s1 = w->s[1], KH = w->k[0], KW = w->k[1], pb1 = w->pb[1];
+    float *tmp = buf + p.buf;
+    /* the padding sits at the same places for every channel of the layer, and the copy below
+     * overwrites the rest: zeroed once per run of channels */
+    if (zero)
+        memset(buf, 0, sizeof(float) * (size_t)p.buf);
+    for (int64_t h = 0; h < H; h++) {
+        const float *xr = x + h * W;
+        int64_t hp = h + w->pb[0];
+        float *prow = buf + (hp % s0) * s1 * p.phase + (hp / s0) * p.Wq;
+        if (s1 == 1) {
+            memcpy(prow + pb1, xr, sizeof(float) * (size_t)W);
+            continue;
+        }
+        int64_t c0 = 0;
+        if (s1 == 2) {
+            /* 16 input columns at a time split into their even and odd ones: input column c
+             * is padded column c + pb1, element (c + pb1) / 2 of phase (c + pb1) % 2 */
+            float *de = prow + (pb1 & 1) * p.phase + (pb1 >> 1);
+            float *dodd = prow + ((pb1 + 1) & 1) * p.phase + ((pb1 + 1) >> 1);
+            for (; c0 + 16 <= W; c0 += 16) {
+                v8f a, b;
+                memcpy(&a, xr + c0, sizeof(a));
+                memcpy(&b, xr + c0 + 8, sizeof(b));
+#if defined(__clang__)
+                v8f ev = __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14);
+                v8f od = __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15);
+#else
+                v8f ev = __builtin_shuffle(a, b, (v8i){0, 2, 4, 6, 8, 10, 12, 14});
+                v8f od = __builtin_shuffle(a, b, (v8i){1, 3, 5, 7, 9, 11, 13, 15});
+#endif
+                memcpy(de + c0 / 2, &ev, sizeof(ev));
+                memcpy(dodd + c0 / 2, &od, sizeof(od));
+            }
+        }
+        for (int64_t r = 0; r < s1; r++) {
+            /* padded column q * s1 + r is input column q * s1 + r - pb1 (from c0 on) */
+            float *d = prow + r * p.phase;
+            int64_t q0 = c0 + pb1 >= r ? NPU_DIV_ROUND_UP(c0 + pb1 - r, s1) : 0;
+            int64_t q1 = NPU_DIV_ROUND_UP(W - r + pb1, s1); /* first q past the input */
+            const float *xs = xr + r - pb1;
+            if (s1 == 2) /* a constant stride: the loop vectorises */
+                for (int64_t q = q0; q < q1; q++)
+                    d[q] = xs[2 * q];
+            else
+                for (int64_t q = q0; q < q1; q++)
+                    d[q] = xs[q * s1];
+        }
+    }
+    /* the taps' offsets in the buffer and their weights */
+    int64_t off[64];
+    float kv[64];
+    const int64_t ntap = KH * KW;
+    for (int64_t kh = 0; kh < KH; kh++)
+        for (int64_t kw = 0; kw < KW; kw++) {
+            int64_t rh = kh * w->d[0], cw = kw * w->d[1];
+            off[kh * KW + kw] = ((rh % s0) * s1 + cw % s1) * p.phase + (rh / s0) * p.Wq + cw / s1;
+            kv[kh * KW + kw] = k[kh * KW + kw];
+        }
+    if (s1 == 1 && OW >= 16) {
+        /* unit column stride, rows of 16 or more: row by row straight into y, bias added in
+         * registers, the last 16 columns of a row recomputed (identically) rather than a
+         * scalar tail, the activation on the row in L1 (measured faster here than the flat
+         * loop below, whose temporary and plane-wide passes cost more than they save) */
+        const v8f bv = {bias, bias, bias, bias, bias, bias, bias, bias};
+        for (int64_t oh = 0; oh < OH; oh++) {
+            float *yr = y + oh * OW;
+            const float *rows = buf + oh * p.Wq;
+            for (int64_t ow = 0; ow < OW; ow += 16) {
+                int64_t o = ow + 16 <= OW ? ow : OW - 16;
+                v8f a0 = {0}, a1 = {0};
+                for (int64_t t = 0; t < ntap; t++) {
+                    v8f v0, v1;
+                    memcpy(&v0, rows + off[t] + o, sizeof(v0));
+                    memcpy(&v1, rows + off[t] + o + 8, sizeof(v1));
+                    a0 += v0 * kv[t];
+                    a1 += v1 * kv[t];
+                }
+                a0 += bv;
+                a1 += bv;
+                memcpy(yr + o, &a0, sizeof(a0));
+                memcpy(yr + o + 8, &a1, sizeof(a1));
+            }
+            cpu_act_apply(act, yr, OW);
+        }
+        return;
+    }
+    /* 64 outputs (8 independent sums: the FMA latency is hidden) per pass over the taps,
+     * then 16 */
+    const int64_t n = OH * p.Wq;
+    int64_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        v8f a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, a4 = {0}, a5 = {0}, a6 = {0}, a7 = {0};
+        for (int64_t t = 0; t < ntap; t++) {
+            const float *q = buf + off[t] + i;
+            const float kt = kv[t];
+            v8f x0, x1, x2, x3, x4, x5, x6, x7;
+            memcpy(&x0, q, sizeof(x0));
+            memcpy(&x1, q + 8, sizeof(x1));
+            memcpy(&x2, q + 16, sizeof(x2));
+            memcpy(&x3, q + 24, sizeof(x3));
+            memcpy(&x4, q + 32, sizeof(x4));
+            memcpy(&x5, q + 40, sizeof(x5));
+            memcpy(&x6, q + 48, sizeof(x6));
+            memcpy(&x7, q + 56, sizeof(x7));
+            a0 += x0 * kt;
+            a1 += x1 * kt;
+            a2 += x2 * kt;
+            a3 += x3 * kt;
+            a4 += x4 * kt;
+            a5 += x5 * kt;
+            a6 += x6 * kt;
+            a7 += x7 * kt;
+        }
+        v8f r[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
+        memcpy(tmp + i, r, sizeof(r));
+    }
+    for (; i < n; i += 16) {
+        v8f a0 = {0}, a1 = {0};
+        for (int64_t t = 0; t < ntap; t++) {
+            v8f x0, x1;
+            memcpy(&x0, buf + off[t] + i, sizeof(x0));
+            memcpy(&x1, buf + off[t] + i + 8, sizeof(x1));
+            a0 += x0 * kv[t];
+            a1 += x1 * kv[t];
+        }
+        memcpy(tmp + i, &a0, sizeof(a0));
+        memcpy(tmp + i + 8, &a1, sizeof(a1));
+    }
+    for (int64_t oh = 0; oh < OH; oh++) {
+        float *yr = y + oh * OW;
+        const float *tr = tmp + oh * p.Wq;
+        for (int64_t ow = 0; ow < OW; ow++)
+            yr[ow] = tr[ow] + bias;
+    }
+    cpu_act_apply(act, y, OH * OW);
+}
+
 static void
 dw_task(void *arg, int64_t begin, int64_t end, int tid)
 {
@@ -252,6 +427,11 @@ dw_task(void *arg, int64_t begin, int64_t end, int tid)
         const float *x = j->x + (n * g->C + c) * g->in_plane;
         const float *k = j->w + m * g->kprod;
         float *y = j->y + (n * g->M + m) * g->out_plane;
+        if (j->dw_padded) {
+            dw_padded(x, k, w, dw_pad_dims(w), cpu_scratch(j->ctx, tid), t == begin,
+                      j->bias ? j->bias[m] : 0, j->act, y);
+            continue;
+        }
         for (int64_t oh = 0; oh < OH; oh++)
             dw_row(x, k, w, H, W, OW, oh, y + oh * OW);
         conv_epilogue(j, y, m, 1, 0, g->out_plane);
@@ -322,6 +502,17 @@ conv_direct_double(struct npu_cpu_ctx *ctx, struct dconv_args *a)
     return NPU_OK;
 }
 
+/* NPU_CPU_PROFILE: time and work of an fp32 Conv by path */
+static void
+conv_prof(struct npu_cpu_ctx *ctx, int kind, double t0, double flop)
+{
+    if (!ctx->prof)
+        return;
+    ctx->prof_conv_s[kind] += cpu_now() - t0;
+    ctx->prof_conv_n[kind]++;
+    ctx->prof_conv_flop[kind] += flop;
+}
+
 enum npu_status
 cpu_k_conv(CPU_KERNEL_ARGS)
 {
@@ -365,8 +556,16 @@ cpu_k_conv(CPU_KERNEL_ARGS)
     bool unit = true;
     for (int i = 0; i < w->nsp; i++)
         unit = unit && w->k[i] == 1 && w->s[i] == 1 && w->pb[i] == 0 && w->pe[i] == 0;
+    double t0 = ctx->prof ? cpu_now() : 0;
+    double flop = 2.0 * (double)g.N * (double)g.M * (double)g.out_plane * (double)j.krows;
     if (g.Cg == 1 && w->nsp == 2 && !unit) {
+        struct dw_pad p = dw_pad_dims(w);
+        int64_t need = p.buf + p.tmp;
+        if (w->s[0] <= 4 && w->s[1] <= 4 && w->k[0] * w->k[1] <= 64 && need <= (INT64_C(1) << 22) &&
+            cpu_scratch_reserve(ctx, sizeof(float) * (size_t)need) == NPU_OK)
+            j.dw_padded = true;
         cpu_parallel_for(ctx, g.N * g.M, 1, dw_task, &j);
+        conv_prof(ctx, 0, t0, flop);
         return NPU_OK;
     }
     j.direct = unit;
@@ -376,9 +575,21 @@ cpu_k_conv(CPU_KERNEL_ARGS)
     tw = NPU_ALIGN(tw, (int64_t)16);
     j.tw = NPU_MIN(tw, g.out_plane);
     j.ntiles = NPU_DIV_ROUND_UP(g.out_plane, j.tw);
+    /* few tiles (the late 7x7 and 14x14 layers are one each): output channels are cut too, in
+     * blocks of at least 48, so that two or more threads have work; by the shape alone, and
+     * every output element is summed the same way in any block, so any thread count gives the
+     * same result */
+    j.mb = g.Mg;
+    int64_t tasks = g.N * g.G * j.ntiles;
+    if (tasks < 4 && g.Mg >= 96) {
+        int64_t want = NPU_DIV_ROUND_UP((int64_t)4, tasks);
+        j.mb = NPU_MAX((int64_t)48, NPU_ALIGN(NPU_DIV_ROUND_UP(g.Mg, want), (int64_t)16));
+    }
+    j.mtiles = NPU_DIV_ROUND_UP(g.Mg, j.mb);
     if (!j.direct)
         CPU_TRY(cpu_scratch_reserve(ctx, sizeof(float) * (size_t)(j.krows * j.tw)));
-    cpu_parallel_for(ctx, g.N * g.G * j.ntiles, 1, conv_task, &j);
+    cpu_parallel_for(ctx, g.N * g.G * j.ntiles * j.mtiles, 1, conv_task, &j);
+    conv_prof(ctx, j.direct ? 1 : 2, t0, flop);
     return NPU_OK;
 }
 

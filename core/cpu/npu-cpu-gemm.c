@@ -395,7 +395,7 @@ tile_store(const float *tile, int nrw, float *c, int64_t ldc, int mr, int nr, fl
 }
 
 /* Packs op(B)[pc:pc+kc, jc:jc+nc] into nrw-wide panels, zero padded. */
-static void
+CPU_HOT static void
 pack_b(bool tb, const float *B, int64_t ldb, int64_t pc, int64_t kc, int64_t jc, int64_t nc,
        int nrw, float *bp)
 {
@@ -424,7 +424,7 @@ pack_b(bool tb, const float *B, int64_t ldb, int64_t pc, int64_t kc, int64_t jc,
 }
 
 /* Packs alpha * op(A)[ic:ic+mc, pc:pc+kc] into MR-high panels, zero padded. */
-static void
+CPU_HOT static void
 pack_a(bool ta, const float *A, int64_t lda, int64_t ic, int64_t mc, int64_t pc, int64_t kc,
        float alpha, float *ap)
 {
@@ -472,10 +472,160 @@ pack_buffers(void)
     return p;
 }
 
+/* C[i][0..n) of rows [0, m): the epilogue (nothing when ep is NULL or empty) */
+static void
+epilogue_rows(const struct cpu_epilogue *ep, float *C, int64_t ldc, int64_t m, int64_t n)
+{
+    if (!ep)
+        return;
+    bool act = ep->act && ep->act->kind != CPU_ACT_NONE;
+    if (!ep->bias_row && !ep->bias_col && !act)
+        return;
+    for (int64_t i = 0; i < m; i++) {
+        float *c = C + i * ldc;
+        if (ep->bias_col)
+            for (int64_t q = 0; q < n; q++)
+                c[q] += ep->bias_col[q];
+        if (ep->bias_row) {
+            float br = ep->bias_row[i];
+            for (int64_t q = 0; q < n; q++)
+                c[q] += br;
+        }
+        if (act)
+            cpu_act_apply(ep->act, c, n);
+    }
+}
+
+/* ---- few rows: M <= SMALL_M without packing ------------------------------------------------
+ * A fully connected layer at batch 1 or a decoder step (M = 1) reads B once and does 2 FLOPs per
+ * element of it: packing B into panels (a strided gather when B is transposed, as Linear's Gemm
+ * exports it) and running the 6-row kernel on 1 row cost several times the product itself.
+ * Here B is streamed once: with B [K, N], 32 columns of every row at a time, accumulated in
+ * registers over all of K; with B^T [N, K], 4 dot products of contiguous rows at a time. */
+#define SMALL_M 4
+
+/* c = alpha * acc + (beta == 0 ? 0 : beta * c) */
+static inline float
+small_out(float acc, float alpha, float beta, const float *c)
+{
+    return beta == 0.0f ? alpha * acc : alpha * acc + beta * *c;
+}
+
+/* B [K, N]: the rows of B are read in order (2048 columns of each at a time, accumulated in
+ * L1 for every row of A), so B streams from memory sequentially; every output sums over k in
+ * order. */
+#define SMALL_NC 2048
+CPU_HOT static void
+small_m_nn(int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+           const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
+{
+    float acc[SMALL_M][SMALL_NC] __attribute__((aligned(64)));
+    for (int64_t j0 = 0; j0 < N; j0 += SMALL_NC) {
+        int64_t nc = N - j0 < SMALL_NC ? N - j0 : SMALL_NC;
+        for (int64_t i = 0; i < M; i++)
+            memset(acc[i], 0, sizeof(float) * (size_t)nc);
+        int64_t k = 0;
+        /* four rows of B per pass over acc (added in k order, as one at a time would): a
+         * quarter of the loads and stores of acc, four streams of B in flight */
+        for (; k + 4 <= K; k += 4) {
+            const float *b0 = B + k * ldb + j0, *b1 = b0 + ldb, *b2 = b1 + ldb, *b3 = b2 + ldb;
+            for (int64_t i = 0; i < M; i++) {
+                const float *a = A + i * lda + k;
+                const float a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
+                float *c = acc[i];
+                for (int64_t q = 0; q < nc; q++) {
+                    float v = c[q] + a0 * b0[q];
+                    v = v + a1 * b1[q];
+                    v = v + a2 * b2[q];
+                    c[q] = v + a3 * b3[q];
+                }
+            }
+        }
+        for (; k < K; k++) {
+            const float *b = B + k * ldb + j0;
+            for (int64_t i = 0; i < M; i++) {
+                const float a = A[i * lda + k];
+                float *c = acc[i];
+                for (int64_t q = 0; q < nc; q++)
+                    c[q] += a * b[q];
+            }
+        }
+        for (int64_t i = 0; i < M; i++) {
+            float *c = C + i * ldc + j0;
+            for (int64_t q = 0; q < nc; q++)
+                c[q] = small_out(acc[i][q], alpha, beta, c + q);
+        }
+    }
+}
+
+/* sum of the 8 lanes, in a fixed order */
+static inline float
+hsum8(v8f v)
+{
+    return ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7]));
+}
+
+CPU_HOT static void
+small_m_nt(int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+           const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
+{
+    const int64_t K8 = K & ~(int64_t)7;
+    for (int64_t i = 0; i < M; i++) {
+        const float *a = A + i * lda;
+        int64_t j = 0;
+        for (; j + 4 <= N; j += 4) {
+            const float *b0 = B + j * ldb, *b1 = b0 + ldb, *b2 = b1 + ldb, *b3 = b2 + ldb;
+            v8f s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};
+            for (int64_t k = 0; k < K8; k += 8) {
+                v8f av, x0, x1, x2, x3;
+                ld8(av, a + k), ld8(x0, b0 + k), ld8(x1, b1 + k), ld8(x2, b2 + k), ld8(x3, b3 + k);
+                s0 += av * x0;
+                s1 += av * x1;
+                s2 += av * x2;
+                s3 += av * x3;
+            }
+            float r0 = hsum8(s0), r1 = hsum8(s1), r2 = hsum8(s2), r3 = hsum8(s3);
+            for (int64_t k = K8; k < K; k++) {
+                r0 += a[k] * b0[k];
+                r1 += a[k] * b1[k];
+                r2 += a[k] * b2[k];
+                r3 += a[k] * b3[k];
+            }
+            float *c = C + i * ldc + j;
+            c[0] = small_out(r0, alpha, beta, c);
+            c[1] = small_out(r1, alpha, beta, c + 1);
+            c[2] = small_out(r2, alpha, beta, c + 2);
+            c[3] = small_out(r3, alpha, beta, c + 3);
+        }
+        for (; j < N; j++) {
+            const float *b = B + j * ldb;
+            v8f sv = {0};
+            for (int64_t k = 0; k < K8; k += 8) {
+                v8f av, x;
+                ld8(av, a + k), ld8(x, b + k);
+                sv += av * x;
+            }
+            float r = hsum8(sv);
+            for (int64_t k = K8; k < K; k++)
+                r += a[k] * b[k];
+            C[i * ldc + j] = small_out(r, alpha, beta, C + i * ldc + j);
+        }
+    }
+}
+
 static void
 sgemm_fallback(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
-               int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
+               int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc,
+               const struct cpu_epilogue *ep)
 {
+    if (M <= SMALL_M && !ta && K > 0) {
+        if (tb)
+            small_m_nt(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        else
+            small_m_nn(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        epilogue_rows(ep, C, ldc, M, N);
+        return;
+    }
     pthread_once(&uk_once, uk_pick);
     const int nrw = uk_nr;
     float *bpack = pack_buffers(), *apack = bpack ? bpack + KC * NC : NULL;
@@ -484,6 +634,7 @@ sgemm_fallback(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, c
         for (int64_t i = 0; i < M; i++)
             for (int64_t j = 0; j < N; j++)
                 C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
+        epilogue_rows(ep, C, ldc, M, N);
         return;
     }
     if (!bpack) {
@@ -496,6 +647,7 @@ sgemm_fallback(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, c
                            (tb ? B[j * ldb + k] : B[k * ldb + j]);
                 C[i * ldc + j] = alpha * acc + (beta == 0.0f ? 0.0f : beta * C[i * ldc + j]);
             }
+        epilogue_rows(ep, C, ldc, M, N);
         return;
     }
     for (int64_t jc = 0; jc < N; jc += NC) {
@@ -515,25 +667,42 @@ sgemm_fallback(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, c
                                    (int)(mc - i0 < MR ? mc - i0 : MR),
                                    (int)(nc - j0 < nrw ? nc - j0 : nrw), beta, pc == 0);
                     }
+                if (ep && pc + kc >= K) {
+                    /* this block of C is final and still in L2 */
+                    struct cpu_epilogue e = {ep->bias_row ? ep->bias_row + ic : NULL,
+                                             ep->bias_col ? ep->bias_col + jc : NULL, ep->act};
+                    epilogue_rows(&e, C + ic * ldc + jc, ldc, mc, nc);
+                }
             }
         }
     }
 }
 
 void
-cpu_sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
-          int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
+cpu_sgemm_ep(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+             int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc,
+             const struct cpu_epilogue *ep)
 {
     if (M <= 0 || N <= 0)
         return;
 #ifdef NPU_HAVE_BLAS
-    if (sgemm_blas() && blas_takes(M, N, K, lda, ldb, ldc)) {
+    /* a few rows stream B once on any path: BLAS packs B for them as for a full GEMM (Debian's
+     * OpenBLAS 0.3.21 took 0.7 ms for the 1x1280x1000 classifier, the streaming loop 0.2) */
+    if (sgemm_blas() && !(M <= SMALL_M && !ta && K > 0) && blas_takes(M, N, K, lda, ldb, ldc)) {
         cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
                     (int)M, (int)N, (int)K, alpha, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
+        epilogue_rows(ep, C, ldc, M, N);
         return;
     }
 #endif
-    sgemm_fallback(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    sgemm_fallback(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, ep);
+}
+
+void
+cpu_sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+          int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
+{
+    cpu_sgemm_ep(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, NULL);
 }
 
 void
@@ -587,22 +756,10 @@ gemm_task(void *arg, int64_t begin, int64_t end, int tid)
         const float *A = g->A + (g->a_off ? g->a_off[b] : 0) + (g->ta ? m0 : m0 * g->lda);
         const float *B = g->B + (g->b_off ? g->b_off[b] : 0) + (g->tb ? n0 * g->ldb : n0);
         float *C = g->C + (g->c_off ? g->c_off[b] : 0) + m0 * g->ldc + n0;
-        cpu_sgemm(g->ta, g->tb, m, n, g->K, g->alpha, A, g->lda, B, g->ldb, g->beta, C, g->ldc);
-        if (g->bias_col || g->bias_row || (g->act && g->act->kind != CPU_ACT_NONE)) {
-            for (int64_t i = 0; i < m; i++) {
-                float *c = C + i * g->ldc;
-                if (g->bias_col)
-                    for (int64_t q = 0; q < n; q++)
-                        c[q] += g->bias_col[n0 + q];
-                if (g->bias_row) {
-                    float br = g->bias_row[m0 + i];
-                    for (int64_t q = 0; q < n; q++)
-                        c[q] += br;
-                }
-                if (g->act)
-                    cpu_act_apply(g->act, c, n);
-            }
-        }
+        struct cpu_epilogue ep = {g->bias_row ? g->bias_row + m0 : NULL,
+                                  g->bias_col ? g->bias_col + n0 : NULL, g->act};
+        cpu_sgemm_ep(g->ta, g->tb, m, n, g->K, g->alpha, A, g->lda, B, g->ldb, g->beta, C, g->ldc,
+                     &ep);
     }
 }
 
@@ -617,7 +774,11 @@ cpu_gemm_batched(struct npu_cpu_ctx *ctx, const struct cpu_gemm_batch *g)
      * projection 196x768x768 becomes 6 tiles of 196x128. */
     struct gemm_job j = {.g = g, .mb = g->M, .nb = g->N};
     double flops = 2.0 * (double)g->M * (double)g->N * (double)(g->K ? g->K : 1);
-    if (flops > 8e6) {
+    if (g->M <= SMALL_M && (double)g->N * (double)g->K >= 262144.0) {
+        /* few rows: bound by reading B; columns cut (in multiples of 256, at most 16 tiles)
+         * so that threads share the reading */
+        j.nb = NPU_MAX((int64_t)256, NPU_ALIGN(NPU_DIV_ROUND_UP(g->N, (int64_t)16), (int64_t)256));
+    } else if (flops > 8e6) {
         if (g->M > 512)
             j.mb = 256;
         int64_t want = (int64_t)(flops * (double)j.mb / (double)g->M / 4e6);

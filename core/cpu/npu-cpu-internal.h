@@ -76,7 +76,18 @@ struct npu_cpu_ctx {
     pthread_mutex_t run_lock;
     enum npu_op cur_op;          /* for messages */
     struct cpu_scratch *scratch; /* nthreads entries */
+    /* NPU_CPU_PROFILE=1: wall time and calls per op, printed to stderr when the context is
+     * destroyed (npu_cpu_run's whole call, checks included) */
+    bool prof;
+    double *prof_s;        /* [NPU_OP_COUNT] */
+    int64_t *prof_n;       /* [NPU_OP_COUNT] */
+    double prof_conv_s[4]; /* fp32 Conv by path: depthwise, 1x1 direct, im2col, other */
+    int64_t prof_conv_n[4];
+    double prof_conv_flop[4];
 };
+
+/* Monotonic seconds (the profile's clock). */
+double cpu_now(void);
 
 /* Runs fn over [0, n) in chunks of at least `grain` items on all threads; returns when all
  * chunks are done. Results must not depend on how the range is cut (they never do in our
@@ -611,6 +622,16 @@ enum npu_status cpu_qlinear_matmul_i16(CPU_KERNEL_ARGS);
  * beta == 0 means C is write-only (NaN in C is not propagated). */
 void cpu_sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
+/* What a GEMM adds to each finished row of C while it is still in cache: C[i][j] +=
+ * bias_row[i] (per row) and/or bias_col[j] (per column), then the activation (either may be
+ * NULL / CPU_ACT_NONE). */
+struct cpu_epilogue {
+    const float *bias_row, *bias_col;
+    const struct cpu_act_spec *act;
+};
+void cpu_sgemm_ep(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                  int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc,
+                  const struct cpu_epilogue *ep);
 void cpu_dgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const double *A,
                int64_t lda, const double *B, int64_t ldb, double beta, double *C, int64_t ldc);
 

@@ -222,12 +222,55 @@ pool_generic(const struct pool_job *j, int64_t plane)
     }
 }
 
+/* fp32 2-D max pool, row at a time: for each tap in (kh, kw) order, the update of
+ * pool2d_f32 over the output columns whose input is inside the image (no test per element),
+ * so every output sees the same taps in the same order (NaN propagates, -0/+0 ties keep the
+ * first) and the loops vectorise. */
+CPU_HOT static void
+maxpool2d_f32(const struct cpu_win *w, const float *x, float *y)
+{
+    const int64_t H = w->in[0], W = w->in[1], OW = w->out[1], s1 = w->s[1];
+    for (int64_t oh = 0; oh < w->out[0]; oh++) {
+        float *yr = y + oh * OW;
+        for (int64_t ow = 0; ow < OW; ow++)
+            yr[ow] = -INFINITY;
+        for (int64_t kh = 0; kh < w->k[0]; kh++) {
+            int64_t h = oh * w->s[0] - w->pb[0] + kh * w->d[0];
+            if (h < 0 || h >= H)
+                continue;
+            const float *xr = x + h * W;
+            for (int64_t kw = 0; kw < w->k[1]; kw++) {
+                const int64_t off = kw * w->d[1] - w->pb[1];
+                int64_t lo = 0, hi = OW;
+                while (lo < OW && lo * s1 + off < 0)
+                    lo++;
+                while (hi > lo && (hi - 1) * s1 + off >= W)
+                    hi--;
+                if (s1 == 1) {
+                    for (int64_t ow = lo; ow < hi; ow++) {
+                        float v = xr[ow + off], a = yr[ow];
+                        yr[ow] = (v != v || v > a) && a == a ? v : a;
+                    }
+                } else {
+                    for (int64_t ow = lo; ow < hi; ow++) {
+                        float v = xr[ow * s1 + off], a = yr[ow];
+                        yr[ow] = (v != v || v > a) && a == a ? v : a;
+                    }
+                }
+            }
+        }
+    }
+}
+
 static void
 pool_task(void *arg, int64_t begin, int64_t end, int tid)
 {
     const struct pool_job *j = arg;
     for (int64_t p = begin; p < end; p++) {
-        if (j->w->nsp == 2 && !j->ind && j->x->dtype == NPU_DTYPE_FP32)
+        if (j->w->nsp == 2 && !j->ind && j->x->dtype == NPU_DTYPE_FP32 && j->is_max)
+            maxpool2d_f32(j->w, (const float *)j->x->data + p * j->in_plane,
+                          (float *)j->y->data + p * j->out_plane);
+        else if (j->w->nsp == 2 && !j->ind && j->x->dtype == NPU_DTYPE_FP32)
             pool2d_f32(j, (const float *)j->x->data + p * j->in_plane,
                        (float *)j->y->data + p * j->out_plane);
         else

@@ -244,6 +244,163 @@ resample_axis_aa(struct npu_cpu_ctx *ctx, const struct rs_params *p, const doubl
     return NPU_OK;
 }
 
+/* ---- nearest: a gather ----------------------------------------------------------------------
+ * A nearest tap has one source and weight 1, so the double path's sums are copies: here every
+ * output element is copied from its source through one index table per axis (the same taps,
+ * make_tap), in the element's own type, rows in parallel. (The double path turned -0 into +0;
+ * a copy keeps it.) */
+struct nn_job {
+    const char *x;
+    char *y;
+    size_t es;
+    int r;
+    const int64_t *xd, *od;
+    int64_t *const *idx; /* per axis: source index of each output index */
+    int64_t rows;        /* output rows: product of od[0..r-1) */
+};
+
+static void
+nn_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+    const struct nn_job *j = arg;
+    int r = j->r;
+    int64_t xst[NPU_MAX_DIMS];
+    cpu_row_strides(j->xd, r, xst);
+    int64_t OW = j->od[r - 1];
+    const int64_t *iw = j->idx[r - 1];
+    for (int64_t row = begin; row < end; row++) {
+        /* source offset of this output row: its index on every axis but the last */
+        int64_t rem = row, off = 0;
+        for (int d = r - 2; d >= 0; d--) {
+            off += j->idx[d][rem % j->od[d]] * xst[d];
+            rem /= j->od[d];
+        }
+        char *yr = j->y + (size_t)(row * OW) * j->es;
+        const char *xr = j->x + (size_t)off * j->es;
+        if (j->es == 4) {
+            for (int64_t q = 0; q < OW; q++)
+                ((uint32_t *)yr)[q] = ((const uint32_t *)xr)[iw[q]];
+        } else {
+            for (int64_t q = 0; q < OW; q++)
+                memcpy(yr + (size_t)q * j->es, xr + (size_t)iw[q] * j->es, j->es);
+        }
+    }
+}
+
+static enum npu_status
+resize_nearest(struct npu_cpu_ctx *ctx, const struct rs_params *p, const struct npu_tensor *x,
+               struct npu_tensor *y, const int64_t *od, const double *sc, const double *rs,
+               const double *re)
+{
+    int r = x->ndim;
+    int64_t *idx[NPU_MAX_DIMS] = {NULL};
+    struct rs_tap *taps = NULL;
+    enum npu_status st = NPU_OK;
+    int64_t maxd = 1;
+    for (int d = 0; d < r; d++)
+        maxd = NPU_MAX(maxd, od[d]);
+    taps = malloc(sizeof(*taps) * (size_t)maxd);
+    if (!taps)
+        return KNOMEM();
+    for (int d = 0; d < r; d++) {
+        idx[d] = malloc(sizeof(int64_t) * (size_t)NPU_MAX(od[d], (int64_t)1));
+        if (!idx[d]) {
+            st = KNOMEM();
+            goto out;
+        }
+        bool ident = od[d] == x->dims[d] && sc[d] == 1;
+        for (int64_t q = 0; q < od[d]; q++) {
+            if (ident) {
+                idx[d][q] = q;
+                continue;
+            }
+            make_tap(p, src_coord(p, (double)q, sc[d], x->dims[d], od[d], rs[d], re[d]), x->dims[d],
+                     &taps[q]);
+            idx[d][q] = taps[q].idx[0];
+        }
+    }
+    struct nn_job j = {x->data, y->data, cpu_esize(x), r,
+                       x->dims, od,      idx,          cpu_dims_prod(od, 0, r - 1)};
+    cpu_parallel_for(ctx, j.rows, NPU_MAX((int64_t)1, 16384 / NPU_MAX(od[r - 1], (int64_t)1)),
+                     nn_task, &j);
+out:
+    for (int d = 0; d < r; d++)
+        free(idx[d]);
+    free(taps);
+    return st;
+}
+
+/* ---- fp32 linear / cubic over the last two axes: both passes fused, rows in parallel ---------
+ * The same taps and the same double arithmetic as the axis-by-axis path (H first: a row of
+ * sums ((0 + w0 x0) + w1 x1) ..., then W over that row, one rounding to float at the end), so
+ * the result is bit-identical; but one output row at a time from a row of doubles in the
+ * thread's scratch instead of two whole-tensor passes through double buffers, single-threaded. */
+struct hw_job {
+    const float *x;
+    float *y;
+    int64_t H, W, OH, OW;
+    const struct rs_tap *th, *tw;
+    struct npu_cpu_ctx *ctx;
+};
+
+static void
+hw_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+    const struct hw_job *j = arg;
+    double *row = cpu_scratch(j->ctx, tid);
+    for (int64_t it = begin; it < end; it++) {
+        int64_t plane = it / j->OH, qh = it % j->OH;
+        const float *x = j->x + plane * j->H * j->W;
+        const struct rs_tap *t = &j->th[qh];
+        for (int64_t w = 0; w < j->W; w++)
+            row[w] = 0;
+        for (int k = 0; k < t->n; k++) {
+            const float *xr = x + t->idx[k] * j->W;
+            double wk = t->w[k];
+            for (int64_t w = 0; w < j->W; w++)
+                row[w] += wk * (double)xr[w];
+        }
+        float *y = j->y + (plane * j->OH + qh) * j->OW;
+        for (int64_t q = 0; q < j->OW; q++) {
+            const struct rs_tap *u = &j->tw[q];
+            double v = 0;
+            for (int k = 0; k < u->n; k++)
+                v += u->w[k] * row[u->idx[k]];
+            y[q] = (float)v;
+        }
+    }
+}
+
+static enum npu_status
+resize_hw(struct npu_cpu_ctx *ctx, const struct rs_params *p, const struct npu_tensor *x,
+          struct npu_tensor *y, const int64_t *od, const double *sc, const double *rs,
+          const double *re)
+{
+    int r = x->ndim;
+    int64_t H = x->dims[r - 2], W = x->dims[r - 1], OH = od[r - 2], OW = od[r - 1];
+    struct rs_tap *th = malloc(sizeof(*th) * (size_t)OH), *tw = malloc(sizeof(*tw) * (size_t)OW);
+    enum npu_status st = NPU_OK;
+    if (!th || !tw) {
+        st = KNOMEM();
+        goto out;
+    }
+    for (int64_t q = 0; q < OH; q++)
+        make_tap(p, src_coord(p, (double)q, sc[r - 2], H, OH, rs[r - 2], re[r - 2]), H, &th[q]);
+    for (int64_t q = 0; q < OW; q++)
+        make_tap(p, src_coord(p, (double)q, sc[r - 1], W, OW, rs[r - 1], re[r - 1]), W, &tw[q]);
+    st = cpu_scratch_reserve(ctx, sizeof(double) * (size_t)W);
+    if (st != NPU_OK)
+        goto out;
+    struct hw_job j = {x->data, y->data, H, W, OH, OW, th, tw, ctx};
+    int64_t planes = cpu_dims_prod(x->dims, 0, r - 2);
+    cpu_parallel_for(ctx, planes * OH, NPU_MAX((int64_t)1, 4096 / NPU_MAX(OW, (int64_t)1)), hw_task,
+                     &j);
+out:
+    free(th);
+    free(tw);
+    return st;
+}
+
 enum npu_status
 cpu_k_resize(CPU_KERNEL_ARGS)
 {
@@ -377,6 +534,21 @@ cpu_k_resize(CPU_KERNEL_ARGS)
         return NPU_OK;
     if (xn == 0)
         return KINVAL("cannot resize an empty input to a non-empty output");
+
+    if (p.mode == RS_NEAREST && p.ctm != CTM_TF_CROP_AND_RESIZE && r >= 1)
+        return resize_nearest(ctx, &p, x, y, od, sc, rs, re);
+    if (p.mode != RS_NEAREST && p.ctm != CTM_TF_CROP_AND_RESIZE && !antialias && r >= 2 &&
+        x->dtype == NPU_DTYPE_FP32) {
+        /* the fused path when only the last two axes move and both do (as the double path
+         * would resample them: neither is skipped as an identity) */
+        bool fused = true;
+        for (int d = 0; d < r; d++) {
+            bool ident = od[d] == x->dims[d] && sc[d] == 1;
+            fused = fused && (d < r - 2 ? ident : !ident);
+        }
+        if (fused)
+            return resize_hw(ctx, &p, x, y, od, sc, rs, re);
+    }
 
     /* resample axis by axis in double */
     int64_t maxn = xn;

@@ -9,9 +9,14 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "npu-cpu-internal.h"
+
+/* NPU_CPU_PROFILE=cpu: the calling thread's CPU time instead of wall time (on a loaded
+ * machine, the work of a 1-thread run without the time other processes had the core) */
+static int prof_clock = CLOCK_MONOTONIC;
 
 /* ---- thread pool ---------------------------------------------------------------------------- */
 
@@ -132,6 +137,14 @@ npu_cpu_ctx_create(int nthreads)
     }
     ctx->nthreads = nthreads;
     ctx->cur_op = NPU_OP_NONE;
+    const char *prof = getenv("NPU_CPU_PROFILE");
+    if (prof && *prof && strcmp(prof, "0")) {
+        ctx->prof_s = calloc(NPU_OP_COUNT, sizeof(double));
+        ctx->prof_n = calloc(NPU_OP_COUNT, sizeof(int64_t));
+        ctx->prof = ctx->prof_s && ctx->prof_n;
+        if (!strcmp(prof, "cpu"))
+            prof_clock = CLOCK_THREAD_CPUTIME_ID;
+    }
     if (pthread_mutex_init(&ctx->lock, NULL))
         goto err_free;
     if (pthread_mutex_init(&ctx->run_lock, NULL))
@@ -178,9 +191,53 @@ err_run_lock:
 err_lock:
     pthread_mutex_destroy(&ctx->lock);
 err_free:
+    free(ctx->prof_s);
+    free(ctx->prof_n);
     free(ctx);
     npu_err(CPU_LOG_DOMAIN, "cannot create the CPU context");
     return NULL;
+}
+
+double
+cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(prof_clock, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The NPU_CPU_PROFILE table: ops by total time, largest first. */
+static void
+prof_print(const struct npu_cpu_ctx *ctx)
+{
+    double total = 0;
+    for (int op = 0; op < NPU_OP_COUNT; op++)
+        total += ctx->prof_s[op];
+    if (total <= 0)
+        return;
+    fprintf(stderr, "cpu profile (%d thread(s), %s): %.3f ms in kernels\n", ctx->nthreads,
+            prof_clock == CLOCK_MONOTONIC ? "wall time" : "CPU time of the calling thread",
+            total * 1e3);
+    bool done[NPU_OP_COUNT] = {false};
+    for (;;) {
+        int best = -1;
+        for (int op = 0; op < NPU_OP_COUNT; op++)
+            if (!done[op] && ctx->prof_n[op] && (best < 0 || ctx->prof_s[op] > ctx->prof_s[best]))
+                best = op;
+        if (best < 0)
+            break;
+        done[best] = true;
+        fprintf(stderr, "  %-24s %10.3f ms %5.1f %% %8lld calls\n", npu_op_name((enum npu_op)best),
+                ctx->prof_s[best] * 1e3, 100.0 * ctx->prof_s[best] / total,
+                (long long)ctx->prof_n[best]);
+    }
+    static const char *const conv_kind[4] = {"depthwise", "1x1 direct", "im2col + GEMM", "other"};
+    for (int k = 0; k < 4; k++)
+        if (ctx->prof_conv_n[k])
+            fprintf(stderr, "  Conv, %-18s %10.3f ms %5.1f %% %8lld calls %7.1f GFLOP/s\n",
+                    conv_kind[k], ctx->prof_conv_s[k] * 1e3, 100.0 * ctx->prof_conv_s[k] / total,
+                    (long long)ctx->prof_conv_n[k],
+                    ctx->prof_conv_flop[k] / ctx->prof_conv_s[k] * 1e-9);
 }
 
 void
@@ -188,6 +245,10 @@ npu_cpu_ctx_destroy(struct npu_cpu_ctx *ctx)
 {
     if (!ctx)
         return;
+    if (ctx->prof)
+        prof_print(ctx);
+    free(ctx->prof_s);
+    free(ctx->prof_n);
     pthread_mutex_lock(&ctx->lock);
     ctx->quit = true;
     pthread_cond_broadcast(&ctx->start_cv);
@@ -574,11 +635,16 @@ npu_cpu_run(struct npu_cpu_ctx *ctx, enum npu_op op, const struct npu_attrs *att
         }
         st = check_tensor(ctx, out[i], "output", i);
     }
+    double t0 = ctx->prof ? cpu_now() : 0;
     if (st == NPU_OK) {
         if ((e->flags & CPU_F16) && any_f16(in, nin, out, nout))
             st = run_f16(ctx, e, attrs, in, nin, out, nout);
         else
             st = e->fn(ctx, attrs, in, nin, out, nout);
+    }
+    if (ctx->prof) {
+        ctx->prof_s[op] += cpu_now() - t0;
+        ctx->prof_n[op]++;
     }
     ctx->cur_op = NPU_OP_NONE;
     pthread_mutex_unlock(&ctx->run_lock);

@@ -90,6 +90,10 @@ check_conv(enum npu_dtype dt, int64_t N, int64_t C, int64_t M, int64_t G, struct
     al_int(&al, "group", G);
     if (act)
         al_str(&al, "npu_act", act);
+    if (act && !strcmp(act, "clip")) {
+        al_float(&al, "npu_act_alpha", -0.25f);
+        al_float(&al, "npu_act_beta", 0.5f);
+    }
     struct npu_tensor *in[3] = {x, w, b}, *out[1] = {y};
     CHECK_EQ_INT(NPU_OK, run2(NPU_OP_CONV, &al, bias ? 3 : 2, in, 1, out));
     int64_t ip = sp_numel(g.in, nsp), op = sp_numel(g.out, nsp), kp = sp_numel(g.k, nsp);
@@ -120,6 +124,12 @@ check_conv(enum npu_dtype dt, int64_t N, int64_t C, int64_t M, int64_t G, struct
                     }
                 if (act && !strcmp(act, "relu"))
                     s = s < 0 ? 0 : s;
+                if (act && !strcmp(act, "clip"))
+                    s = s < -0.25 ? -0.25 : s > 0.5 ? 0.5 : s;
+                if (act && !strcmp(act, "silu")) {
+                    s = s / (1 + exp(-s));
+                    mag += 1e-6 / 2e-6; /* the activation's own error, a few ulp */
+                }
                 double got = tt_get(y, (n * M + m) * op + o);
                 double tol = dt == NPU_DTYPE_FP16   ? 2e-3 * (mag + 1)
                              : dt == NPU_DTYPE_FP64 ? 1e-13 * mag
@@ -156,6 +166,16 @@ test_conv(void)
     check_conv(f, 2, 6, 9, 3, G2(8, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1), NULL, true, NULL);
     check_conv(f, 1, 8, 8, 8, G2(12, 12, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1), NULL, true, "relu");
     check_conv(f, 2, 4, 8, 4, G2(9, 10, 5, 3, 1, 2, 2, 1, 2, 1, 2, 1), NULL, false, NULL);
+    /* depthwise through the padded, phase-split buffer: strides 1-2, 3x3 and 5x5, narrow rows
+     * (7, 14) and odd ones, a dilation, asymmetric pads, Clip and SiLU fused */
+    check_conv(f, 1, 16, 16, 16, G2(14, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1), NULL, true, "clip");
+    check_conv(f, 2, 12, 12, 12, G2(7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1), NULL, true, "relu");
+    check_conv(f, 1, 8, 8, 8, G2(17, 23, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1), NULL, true, "silu");
+    check_conv(f, 1, 6, 6, 6, G2(15, 14, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2), NULL, false, NULL);
+    check_conv(f, 1, 4, 8, 4, G2(13, 11, 3, 5, 2, 1, 2, 1, 0, 2, 3, 1), NULL, true, NULL);
+    /* 1x1 on a 7x7 plane with many output channels: the channels are cut into blocks */
+    check_conv(f, 1, 40, 200, 1, G2(7, 7, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0), NULL, true, "relu");
+    check_conv(f, 1, 24, 100, 1, G2(5, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1), NULL, true, NULL);
     /* auto_pad */
     static const char *aps[] = {"SAME_UPPER", "SAME_LOWER", "VALID"};
     for (int i = 0; i < 3; i++) {

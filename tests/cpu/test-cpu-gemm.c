@@ -277,6 +277,13 @@ test_gemm(void)
     check_gemm(NPU_DTYPE_FP32, M, N, K, true, false, 2, -1, 1, c_1, NULL);
     check_gemm(NPU_DTYPE_FP32, M, N, K, false, false, 1, 0, 2, c_mn, NULL); /* beta 0: C unused */
     check_gemm(NPU_DTYPE_FP32, 250, 300, 400, false, true, 1, 1, 1, c_1, "gelu");
+    /* few rows (M <= 4: B streamed once, no packing), B plain and transposed */
+    check_gemm(NPU_DTYPE_FP32, 1, 77, 301, false, true, 0.5f, 2, 1, c_1, "relu");
+    check_gemm(NPU_DTYPE_FP32, 3, 45, 37, false, true, 1, 1, -1, NULL, "silu");
+    check_gemm(NPU_DTYPE_FP32, 4, 70, 19, false, false, 1.5f, 0.5f, 1, c_1, NULL);
+    check_gemm(NPU_DTYPE_FP32, 2, 1000, 129, false, false, 1, 1, -1, NULL, "hard_swish");
+    check_gemm(NPU_DTYPE_FP32, 1, 4500, 70, false, false, 1, 0.5f, 1, c_1, NULL); /* 3 chunks */
+    check_gemm(NPU_DTYPE_FP32, 3, 600, 500, false, true, 1, 1, -1, NULL, NULL);   /* column tiles */
     check_gemm(NPU_DTYPE_INT32, M, N, K, true, true, 2, 3, 2, c_m1, NULL);
     check_gemm(NPU_DTYPE_INT64, M, N, K, false, false, 1, 1, 1, c_n, NULL);
 }
