@@ -23,6 +23,7 @@
  */
 #include "npu/npu-llm.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -32,6 +33,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <utime.h>
 
 #include "llm-priv.h"
 #include "npu/npu-build.h"
@@ -68,6 +70,7 @@ struct npu_llm {
     struct cand *order; /* sampling scratch, vocab entries */
     size_t buf_tokens;  /* capacity of the per-token input buffers */
     uint64_t rng;
+    time_t opened; /* compile cache entries written or loaded since are never trimmed */
 };
 
 static double
@@ -177,6 +180,95 @@ cache_path(struct npu_llm *m, int s, int past, char *path, size_t len, uint64_t 
              (unsigned long long)h);
 }
 
+/* The cache folder's budget: NPU_LLM_CACHE_MAX_MB (MiB), default 4096. A GPT-2-small
+ * program is about 0.4 GB (its fp16 weights), so the folder would otherwise grow by that for
+ * every prompt length and model. */
+static uint64_t
+cache_budget(void)
+{
+    const char *e = getenv("NPU_LLM_CACHE_MAX_MB");
+    char *end = NULL;
+    unsigned long long mb = e && e[0] ? strtoull(e, &end, 10) : 4096;
+    if (e && e[0] && (!end || *end)) {
+        npu_warn(DOM, "NPU_LLM_CACHE_MAX_MB=%s is not a number of MiB; using 4096", e);
+        mb = 4096;
+    }
+    return (uint64_t)mb << 20;
+}
+
+struct cache_ent {
+    char name[256];
+    time_t mtime;
+    uint64_t bytes;
+};
+
+static int
+newest_first(const void *a, const void *b)
+{
+    const struct cache_ent *x = a, *y = b;
+    return x->mtime < y->mtime ? 1 : x->mtime > y->mtime ? -1 : strcmp(x->name, y->name);
+}
+
+/* Least recently used first out: deletes the folder's program entries (decode-* / prefill-*
+ * .npub; a hit refreshes an entry's time) past the budget, newest kept, never one this
+ * process wrote or loaded (time >= since). Best effort: the cache is optional. */
+static void
+cache_trim(const char *path, time_t since)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        return;
+    *slash = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct cache_ent *v = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t l = strlen(de->d_name);
+        if ((strncmp(de->d_name, "decode-", 7) && strncmp(de->d_name, "prefill-", 8)) || l < 5 ||
+            strcmp(de->d_name + l - 5, ".npub") || l >= sizeof(v->name))
+            continue;
+        char fp[PATH_MAX + 256];
+        struct stat sb;
+        snprintf(fp, sizeof(fp), "%s/%s", dir, de->d_name);
+        if (stat(fp, &sb) || !S_ISREG(sb.st_mode))
+            continue;
+        if (n == cap) {
+            size_t nc = cap ? 2 * cap : 16;
+            struct cache_ent *nv = realloc(v, nc * sizeof(*v));
+            if (!nv)
+                break;
+            v = nv;
+            cap = nc;
+        }
+        snprintf(v[n].name, sizeof(v[n].name), "%s", de->d_name);
+        v[n].mtime = sb.st_mtime;
+        v[n].bytes = (uint64_t)sb.st_size;
+        n++;
+    }
+    closedir(d);
+    if (n)
+        qsort(v, n, sizeof(*v), newest_first);
+    uint64_t budget = cache_budget(), used = 0;
+    for (size_t i = 0; i < n; i++) {
+        used += v[i].bytes;
+        if (used <= budget || v[i].mtime >= since)
+            continue;
+        char fp[PATH_MAX + 256];
+        snprintf(fp, sizeof(fp), "%s/%s", dir, v[i].name);
+        if (unlink(fp) == 0) {
+            npu_info(DOM, "compile cache: removed %s (least recently used; budget %llu MiB)", fp,
+                     (unsigned long long)(budget >> 20));
+            used -= v[i].bytes;
+        }
+    }
+    free(v);
+}
+
 static enum npu_status
 make_model(struct npu_llm *m, int s, int past, struct npu_model **mo, struct npu_session **se)
 {
@@ -190,6 +282,7 @@ make_model(struct npu_llm *m, int s, int past, struct npu_model **mo, struct npu
     *mo = NULL;
     if (path[0] && access(path, R_OK) == 0) {
         if (npu_model_load(path, &mo_opts, mo) == NPU_OK) {
+            utime(path, NULL); /* recently used: the last to be trimmed */
             m->info.programs_from_cache++;
             npu_info(DOM, "%s: from the compile cache (%s)", name, path);
         } else {
@@ -207,8 +300,10 @@ make_model(struct npu_llm *m, int s, int past, struct npu_model **mo, struct npu
         if (path[0] && pg) {
             struct npu_npub_meta meta = {
                 .model_hash = key, .options_hash = opts_hash, .options = opts_text, .source = name};
-            if (npu_npub_save_ex(pg, &meta, path, NPU_NPUB_QUIET) == NPU_OK)
+            if (npu_npub_save_ex(pg, &meta, path, NPU_NPUB_QUIET) == NPU_OK) {
                 npu_info(DOM, "%s: written to the compile cache (%s)", name, path);
+                cache_trim(path, m->opened);
+            }
         }
     }
     int nout = npu_model_num_outputs(*mo);
@@ -402,6 +497,7 @@ npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm
     struct npu_llm *m = calloc(1, sizeof(*m));
     if (!m)
         return NPU_ERR_NOMEM;
+    m->opened = time(NULL);
     m->o = opts ? *opts : (struct npu_llm_options){0};
     snprintf(m->backend, sizeof(m->backend), "%s", m->o.backend ? m->o.backend : "auto");
     m->o.backend = m->backend;

@@ -14,6 +14,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 
 try:
     import torch  # noqa: F401  (gen-llm.py needs it)
@@ -37,8 +38,9 @@ def main():
                "--max-new-tokens", "8", "--backend", "sim", "--ids"]
         env = dict(os.environ, XDG_CACHE_HOME=os.path.join(tmp, "xdg"))
 
-        def run(*extra):
-            r = subprocess.run(cmd + list(extra), env=env, capture_output=True, text=True)
+        def run(*extra, env_extra=None):
+            r = subprocess.run(cmd + list(extra), env=dict(env, **(env_extra or {})),
+                               capture_output=True, text=True)
             m = re.search(r"programs: (\d+) compiled, (\d+) from the compile cache", r.stderr)
             counts = (int(m.group(1)), int(m.group(2))) if m else None
             return r, counts
@@ -75,6 +77,19 @@ def main():
         check(f"weights file changed: the cache misses ({c5})",
               r5.returncode == 0 and c5 == (2, 0) and r5.stdout == want
               and len(os.listdir(cache)) == 4, r5)
+        # A budget smaller than two entries: after a run that writes new ones, the entries
+        # of earlier runs (least recently used) are deleted and this run's two are kept.
+        before = set(os.listdir(cache))
+        time.sleep(1.1)  # entry times have one-second resolution
+        os.utime(os.path.join(folder, "model.safetensors"))
+        r6, c6 = run("--cache-dir", cache, env_extra={"NPU_LLM_CACHE_MAX_MB": "0"})
+        after = set(os.listdir(cache))
+        check(f"budget 0 MiB: earlier entries trimmed, this run's kept ({sorted(after)})",
+              r6.returncode == 0 and c6 == (2, 0) and r6.stdout == want and len(after) == 2
+              and not (after & before), r6)
+        r7, c7 = run("--cache-dir", cache, env_extra={"NPU_LLM_CACHE_MAX_MB": "0"})
+        check(f"budget 0 MiB, second run: both from the cache ({c7})",
+              r7.returncode == 0 and c7 == (0, 2) and set(os.listdir(cache)) == after, r7)
     sys.exit(1 if fails else 0)
 
 

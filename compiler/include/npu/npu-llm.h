@@ -42,7 +42,9 @@ struct npu_llm_options {
     /* Compile cache of the programs (.npub files keyed by the config, the weight files'
      * identity and the compile options; a prefill program per prompt length): NULL =
      * $XDG_CACHE_HOME/opennpu/llm, else $HOME/.cache/opennpu/llm; no_cache: neither read
-     * nor written. Not used on cpu (nothing is compiled there). */
+     * nor written. Not used on cpu (nothing is compiled there). The folder is kept within
+     * NPU_LLM_CACHE_MAX_MB MiB (default 4096) by deleting the least recently used entries
+     * after each write. */
     const char *cache_dir;
     bool no_cache;
 };
