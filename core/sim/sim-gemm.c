@@ -51,39 +51,41 @@ sim_gemm_has_blas(void)
 }
 
 /* ---- the fp32 GEMM: one fixed summation order ----------------------------------------------
- * B is packed per panel of NR columns into [K][NR] (zero-padded on the right), A per panel
- * of MR rows into [K][MR] (zero-padded below); the kernel keeps an MR x NR tile of sums in
- * registers and runs k = 0 .. K-1 once. Padding only feeds lanes that are never stored. */
+ * B is packed per panel of NR columns into [K][NR] (zero-padded on the right); the kernel
+ * reads MR rows of A in place (row stride lda; the last partial row block is copied into a
+ * zero-padded MR-row buffer), keeps an MR x NR tile of sums in registers and runs
+ * k = 0 .. K-1 once. Padding only feeds lanes that are never stored. */
 
 enum { MR = 6, NR_MAX = 32 };
 
-typedef void (*sim_kernel_fn)(size_t K, const float *ap, const float *bp, float *tile);
+typedef void (*sim_kernel_fn)(size_t K, const float *a, size_t lda, const float *bp, float *tile);
 
 /* The reference: each of the MR x nr sums in ascending k, fmaf per product. */
 static void
-kernel_c(size_t K, const float *ap, const float *bp, float *tile, size_t nr)
+kernel_c(size_t K, const float *a, size_t lda, const float *bp, float *tile, size_t nr)
 {
     for (size_t j = 0; j < (size_t)MR * nr; j++)
         tile[j] = 0.0f;
     for (size_t k = 0; k < K; k++) {
-        const float *a = ap + k * MR, *b = bp + k * nr;
+        const float *b = bp + k * nr;
         for (size_t r = 0; r < MR; r++) {
             float *restrict t = tile + r * nr;
+            float av = a[r * lda + k];
             for (size_t n = 0; n < nr; n++)
-                t[n] = fmaf(a[r], b[n], t[n]);
+                t[n] = fmaf(av, b[n], t[n]);
         }
     }
 }
 
 static void
-kernel_c16(size_t K, const float *ap, const float *bp, float *tile)
+kernel_c16(size_t K, const float *a, size_t lda, const float *bp, float *tile)
 {
-    kernel_c(K, ap, bp, tile, 16);
+    kernel_c(K, a, lda, bp, tile, 16);
 }
 
 #ifdef SIM_GEMM_X86
 __attribute__((target("avx2,fma"))) static void
-kernel_avx2(size_t K, const float *ap, const float *bp, float *tile)
+kernel_avx2(size_t K, const float *a, size_t lda, const float *bp, float *tile)
 {
     __m256 c[MR][2];
     for (int r = 0; r < MR; r++)
@@ -91,9 +93,9 @@ kernel_avx2(size_t K, const float *ap, const float *bp, float *tile)
     for (size_t k = 0; k < K; k++) {
         __m256 b0 = _mm256_loadu_ps(bp + k * 16), b1 = _mm256_loadu_ps(bp + k * 16 + 8);
         for (int r = 0; r < MR; r++) {
-            __m256 a = _mm256_broadcast_ss(ap + k * MR + r);
-            c[r][0] = _mm256_fmadd_ps(a, b0, c[r][0]);
-            c[r][1] = _mm256_fmadd_ps(a, b1, c[r][1]);
+            __m256 av = _mm256_broadcast_ss(a + r * lda + k);
+            c[r][0] = _mm256_fmadd_ps(av, b0, c[r][0]);
+            c[r][1] = _mm256_fmadd_ps(av, b1, c[r][1]);
         }
     }
     for (int r = 0; r < MR; r++) {
@@ -103,7 +105,7 @@ kernel_avx2(size_t K, const float *ap, const float *bp, float *tile)
 }
 
 __attribute__((target("avx512f"))) static void
-kernel_avx512(size_t K, const float *ap, const float *bp, float *tile)
+kernel_avx512(size_t K, const float *a, size_t lda, const float *bp, float *tile)
 {
     __m512 c[MR][2];
     for (int r = 0; r < MR; r++)
@@ -111,9 +113,9 @@ kernel_avx512(size_t K, const float *ap, const float *bp, float *tile)
     for (size_t k = 0; k < K; k++) {
         __m512 b0 = _mm512_loadu_ps(bp + k * 32), b1 = _mm512_loadu_ps(bp + k * 32 + 16);
         for (int r = 0; r < MR; r++) {
-            __m512 a = _mm512_set1_ps(ap[k * MR + r]);
-            c[r][0] = _mm512_fmadd_ps(a, b0, c[r][0]);
-            c[r][1] = _mm512_fmadd_ps(a, b1, c[r][1]);
+            __m512 av = _mm512_set1_ps(a[r * lda + k]);
+            c[r][0] = _mm512_fmadd_ps(av, b0, c[r][0]);
+            c[r][1] = _mm512_fmadd_ps(av, b1, c[r][1]);
         }
     }
     for (int r = 0; r < MR; r++) {
@@ -180,29 +182,18 @@ sim_sgemm(size_t M, size_t N, size_t K, const float *A, const float *B, float *C
 #endif
     if (!M || !N)
         return true;
-    size_t mp = (M + MR - 1) / MR;
-    float *ap = malloc((mp * MR * K + 1) * sizeof(float));
+    size_t mfull = M / MR * MR, mrest = M - mfull;
     float *bp = malloc((nr * K + 1) * sizeof(float));
+    float *ar = malloc((MR * K + 1) * sizeof(float)); /* the last rows, zero-padded */
     float tile[MR * NR_MAX];
-    if (!ap || !bp) {
-        free(ap);
+    if (!bp || !ar) {
         free(bp);
+        free(ar);
         return false;
     }
-    /* A: panel p holds rows p*MR .. p*MR+MR-1 as [K][MR] */
-    for (size_t p = 0; p < mp; p++) {
-        float *dst = ap + p * MR * K;
-        for (size_t r = 0; r < MR; r++) {
-            size_t i = p * MR + r;
-            if (i < M) {
-                const float *a = A + i * K;
-                for (size_t k = 0; k < K; k++)
-                    dst[k * MR + r] = a[k];
-            } else {
-                for (size_t k = 0; k < K; k++)
-                    dst[k * MR + r] = 0.0f;
-            }
-        }
+    if (mrest) {
+        memcpy(ar, A + mfull * K, mrest * K * sizeof(float));
+        memset(ar + mrest * K, 0, (MR - mrest) * K * sizeof(float));
     }
     for (size_t n0 = 0; n0 < N; n0 += nr) {
         size_t nn = N - n0 < nr ? N - n0 : nr;
@@ -211,14 +202,14 @@ sim_sgemm(size_t M, size_t N, size_t K, const float *A, const float *B, float *C
             for (size_t n = nn; n < nr; n++)
                 bp[k * nr + n] = 0.0f;
         }
-        for (size_t p = 0; p < mp; p++) {
-            kern(K, ap + p * MR * K, bp, tile);
-            for (size_t r = 0; r < MR && p * MR + r < M; r++)
-                memcpy(C + (p * MR + r) * N + n0, tile + r * nr, nn * sizeof(float));
+        for (size_t i = 0; i < M; i += MR) {
+            kern(K, i < mfull ? A + i * K : ar, K, bp, tile);
+            for (size_t r = 0; r < MR && i + r < M; r++)
+                memcpy(C + (i + r) * N + n0, tile + r * nr, nn * sizeof(float));
         }
     }
-    free(ap);
     free(bp);
+    free(ar);
     return true;
 }
 
