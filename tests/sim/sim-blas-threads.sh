@@ -11,7 +11,7 @@ set -u
 run=$1 data=$2 work=$3/sim-blas-threads
 rm -rf "$work" && mkdir -p "$work"
 fails=0 outs=0
-for m in cnn_small mobilenet_tiny siglip_tiny yolo_tiny unet_tiny bert_tiny; do
+for m in cnn_small mobilenet_tiny siglip_tiny yolo_tiny unet_tiny bert_tiny gpt2_tiny crnn_tiny; do
   ins=
   for f in "$data/$m"/in.*.npy; do
     n=$(basename "$f" .npy)
