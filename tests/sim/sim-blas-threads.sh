@@ -6,9 +6,10 @@
 # NPU: NPU_PARTITION=supported), and every output .npy must be byte-identical.
 # The models are conv and matmul networks whose CNA tasks go through the
 # simulator's GEMM (core/sim/sim-gemm.c).
-# Usage: sim-blas-threads.sh NPU_RUN MODELS_DATA_DIR WORK_DIR
+# Usage: sim-blas-threads.sh NPU_RUN MODELS_DATA_DIR WORK_DIR [WRAPPER]
+# (WRAPPER: e.g. qemu-aarch64, runs NPU_RUN in a cross build.)
 set -u
-run=$1 data=$2 work=$3/sim-blas-threads
+run=$1 data=$2 work=$3/sim-blas-threads wrap=${4:-}
 rm -rf "$work" && mkdir -p "$work"
 fails=0 outs=0
 for m in cnn_small mobilenet_tiny siglip_tiny yolo_tiny unet_tiny bert_tiny gpt2_tiny crnn_tiny; do
@@ -19,7 +20,8 @@ for m in cnn_small mobilenet_tiny siglip_tiny yolo_tiny unet_tiny bert_tiny gpt2
   done
   for t in 1 2; do
     # shellcheck disable=SC2086 # $ins: word splitting wanted (paths have no blanks)
-    if ! NPU_PARTITION=supported OPENBLAS_NUM_THREADS=$t "$run" "$data/$m/model.onnx" -b sim \
+    # shellcheck disable=SC2086 # $wrap: empty or one program name
+    if ! NPU_PARTITION=supported OPENBLAS_NUM_THREADS=$t $wrap "$run" "$data/$m/model.onnx" -b sim \
         $ins -q -o "$work/$m.t$t" >"$work/$m.t$t.log" 2>&1; then
       echo "FAIL: npu-run -b sim $m with OPENBLAS_NUM_THREADS=$t:"
       sed 's/^/    /' "$work/$m.t$t.log"
