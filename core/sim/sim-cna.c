@@ -782,7 +782,11 @@ sim_cna_run(struct sim_exec *x, struct sim_cube *out)
                              (uint32_t)np, col);
                     B = col;
                 }
-                sim_sgemm(nk, np, ckk, wf, B, tmp);
+                if (!sim_sgemm(nk, np, ckk, wf, B, tmp)) {
+                    free(tmp);
+                    sim_fail(x, NPU_ERR_NOMEM, "no host memory for the convolution");
+                    goto out;
+                }
                 for (uint32_t k = 0; k < nk; k++)
                     memcpy(out->f + (size_t)k * P + p0, (float *)tmp + (size_t)k * np,
                            np * sizeof(float));

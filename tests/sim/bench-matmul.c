@@ -148,8 +148,10 @@ main(int argc, char **argv)
     CHECK(worst < 1e-3);
 
     double flop = 2.0 * M * K * N;
-    printf("bench-matmul: fp16 matmul M=%u K=%u N=%u, %d iterations, BLAS %s\n", M, K, N, iters,
-           sim_gemm_has_blas() ? "yes (OpenBLAS)" : "no (built-in blocked GEMM)");
+    printf("bench-matmul: fp16 matmul M=%u K=%u N=%u, %d iterations, simulator GEMM %s, "
+           "baseline sgemm %s\n",
+           M, K, N, iters, sim_sgemm_path_name(sim_sgemm_path(-1)),
+           sim_gemm_has_blas() ? "OpenBLAS" : "the simulator's");
     printf("  simulated (device API, A.1 program, host): %8.3f ms  %7.2f GFLOP/s  (best %.3f ms)\n",
            t_sim * 1e3, flop / t_sim * 1e-9, t_sim_min * 1e3);
     printf(
