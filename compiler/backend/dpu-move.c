@@ -279,6 +279,21 @@ lower_heads(struct rkd *b, struct npu_node *n, struct why *w)
                          vo.order);
     }
     struct npu_dpu_map om = dl_map(rkd_result(), &vo);
+    if (split && A < B) {
+        /* fewer rows than heads (e.g. one token's head split): one copy per row a, its B
+         * heads read as B lines D / 8 surfaces apart, written to rows (b, a) A lines apart */
+        uint32_t sx = npu_dpu_map_surf(&xm);
+        for (uint32_t a = 0; a < A; a++) {
+            struct npu_dpu_map s = npu_dpu_map_rows(&xm, a, 1), d = npu_dpu_map_rows(&om, a, 1);
+            s.c = D;
+            s.h = B;
+            s.line = (D / 8) * sx;
+            d.h = B;
+            d.line = A;
+            copy(b, &s, &d);
+        }
+        return dl_finish(b, 0, &vo);
+    }
     uint32_t blocks = split ? B : A, rows = split ? A : B;
     for (uint32_t k = 0; k < blocks; k++) {
         struct npu_dpu_map s, d;
@@ -292,6 +307,29 @@ lower_heads(struct rkd *b, struct npu_node *n, struct why *w)
         copy(b, &s, &d);
     }
     return dl_finish(b, 0, &vo);
+}
+
+/* A one-token head split, Transpose (0, 2, 1, 3) of [1, 1, B, D], read only by a Reshape to
+ * rows [.., B, D] (view D x B x 1, e.g. the LLaMA decode step's RoPE): the Transpose moves no
+ * data, but its reader wants the heads as rows, so it is lowered as a head split (one copy)
+ * rather than as a view of the projection's row. */
+static bool
+rows_follow(const struct npu_node *n)
+{
+    size_t np = 0;
+    const int64_t *perm = npu_node_ints(n, "perm", &np);
+    const struct npu_tensor *t = &n->in[0]->t;
+    const struct npu_value *out = n->out[0];
+    if (!perm || np != 4 || perm[0] != 0 || perm[1] != 2 || perm[2] != 1 || perm[3] != 3 ||
+        t->ndim != 4 || t->dims[0] != 1 || t->dims[1] != 1 || t->dims[2] < 2 || out->is_output ||
+        out->nusers != 1)
+        return false;
+    const struct npu_node *u = out->users[0];
+    uint32_t view[3];
+    return u->op == NPU_OP_RESHAPE && u->in[0] == out && u->out[0]->t.ndim <= 3 &&
+           npu_rk_canonical_view(&u->out[0]->t, view) && view[0] == t->dims[3] &&
+           view[1] == t->dims[2] && view[2] == 1 &&
+           npu_rk_order_of(&u->out[0]->t, view) == NPU_VIEW_HWC;
 }
 
 static bool
@@ -343,6 +381,8 @@ dl_lower_move(struct rkd *b, struct npu_node *n, struct why *w)
             r.out_dims[d] = t->dims[s];
             r.in_strides[d] = xs[s];
         }
+        if (rows_follow(n))
+            return lower_heads(b, n, w);
         char tmp[8];
         struct why w2 = {tmp, sizeof(tmp)};
         enum npu_status st = lower_remap(b, 0, x, &r, &w2);

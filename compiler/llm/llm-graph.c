@@ -18,6 +18,15 @@
  * GPT-2 uses LayerNormalization and npu.GeluTanh (gelu_new). Logits are the
  * last token's only ([1, 1, vocab]).
  *
+ * One token with RoPE (the LLaMA / Qwen2 decode step): the heads are rows of 3-D
+ * tensors, Q [H, 1, hd], K and V [KVH, 1, hd] (the projection's row reshaped: for one
+ * token the same order as the head split's [1, H, 1, hd]), and the angles come per
+ * head (cos, sin [H, 1, hd]; cos_k, sin_k [KVH, 1, hd]; mask [1, G, T]), so that no
+ * elementwise op broadcasts an activation and the RoPE'd query is in the layout the NPU
+ * attention reads, head dims as channels and the heads' rows one after another
+ * (view hd x H x 1): Q reshapes to [KVH, G, hd] without moving data and the cache
+ * [1, KVH, past, hd] to [KVH, past, hd]. The k.L, v.L outputs stay [1, KVH, 1, hd].
+ *
  * Weights are borrowed (npu_graph_add_const_owned with the caller's arrays):
  * the llm_weights outlive every graph and model made from them.
  */
@@ -312,12 +321,22 @@ llm_build_graph(const struct llm_config *c, const struct llm_weights *w, int s, 
     if (!b.g)
         return NPU_ERR_NOMEM;
     b.g->opset = 18; /* ReduceMean's axes as an input */
+    /* rows: one token with RoPE, heads as the rows of 3-D tensors (see the top) */
+    const bool rows = !gpt2 && s == 1;
     int64_t ids_d[2] = {1, s}, mask_d[4] = {1, 1, G * s, T}, cs_d[4] = {1, 1, s, hd};
+    int64_t mask3[3] = {1, G, T}, csq[3] = {H, 1, hd}, csk[3] = {KVH, 1, hd};
     V *ids = input(&b, "ids", NPU_DTYPE_INT64, 2, ids_d);
     V *pos = gpt2 ? input(&b, "pos", NPU_DTYPE_INT64, 2, ids_d) : NULL;
-    V *cosv = gpt2 ? NULL : input(&b, "cos", NPU_DTYPE_FP32, 4, cs_d);
-    V *sinv = gpt2 ? NULL : input(&b, "sin", NPU_DTYPE_FP32, 4, cs_d);
-    V *mask = input(&b, "mask", NPU_DTYPE_FP32, 4, mask_d);
+    V *cosv = gpt2   ? NULL
+              : rows ? input(&b, "cos", NPU_DTYPE_FP32, 3, csq)
+                     : input(&b, "cos", NPU_DTYPE_FP32, 4, cs_d);
+    V *sinv = gpt2   ? NULL
+              : rows ? input(&b, "sin", NPU_DTYPE_FP32, 3, csq)
+                     : input(&b, "sin", NPU_DTYPE_FP32, 4, cs_d);
+    V *coskv = rows ? input(&b, "cos_k", NPU_DTYPE_FP32, 3, csk) : cosv;
+    V *sinkv = rows ? input(&b, "sin_k", NPU_DTYPE_FP32, 3, csk) : sinv;
+    V *mask = rows ? input(&b, "mask", NPU_DTYPE_FP32, 3, mask3)
+                   : input(&b, "mask", NPU_DTYPE_FP32, 4, mask_d);
     V **pk = calloc((size_t)c->n_layers * 2 + 1, sizeof(V *));
     if (!pk) {
         npu_graph_free(b.g);
@@ -355,7 +374,7 @@ llm_build_graph(const struct llm_config *c, const struct llm_weights *w, int s, 
     }
     const float scale = 1.0f / sqrtf((float)hd);
     V *scv = b.failed ? NULL : npu_graph_const_f32(b.g, "attn_scale", &scale, 1, true);
-    static const int64_t p0213[4] = {0, 2, 1, 3}, p0132[4] = {0, 1, 3, 2};
+    static const int64_t p0213[4] = {0, 2, 1, 3}, p0132[4] = {0, 1, 3, 2}, p021[3] = {0, 2, 1};
     for (int l = 0; l < c->n_layers && !b.failed; l++) {
         const struct llm_layer_w *L = &w->layers[l];
         char nm[64];
@@ -369,35 +388,49 @@ llm_build_graph(const struct llm_config *c, const struct llm_weights *w, int s, 
         snprintf(nm, sizeof(nm), "l%d.v", l);
         V *v = linear_split(&b, a, L->wv, L->bv, D, KVH * hd, &L->sv, nm);
         int64_t qd[4] = {1, s, H, hd}, kd[4] = {1, s, KVH, hd};
-        /* [1, H, s, hd]: the head split as a Transpose also for one token (where it moves
-         * no data), the form the NPU's attention reads in place (a heads view) */
-        q = transpose(&b, reshape(&b, q, 4, qd), 4, p0213);
-        k = transpose(&b, reshape(&b, k, 4, kd), 4, p0213);
-        v = transpose(&b, reshape(&b, v, 4, kd), 4, p0213);
+        if (rows) {
+            /* [H, 1, hd], [KVH, 1, hd]: the head split of one token as rows (see the top),
+             * through the Transpose the NPU lowers as a head split (one strided copy) */
+            q = reshape(&b, transpose(&b, reshape(&b, q, 4, qd), 4, p0213), 3, csq);
+            k = reshape(&b, transpose(&b, reshape(&b, k, 4, kd), 4, p0213), 3, csk);
+            v = reshape(&b, transpose(&b, reshape(&b, v, 4, kd), 4, p0213), 3, csk);
+        } else {
+            /* [1, H, s, hd]: the head split as a Transpose also for one token (where it moves
+             * no data), the form the NPU's attention reads in place (a heads view) */
+            q = transpose(&b, reshape(&b, q, 4, qd), 4, p0213);
+            k = transpose(&b, reshape(&b, k, 4, kd), 4, p0213);
+            v = transpose(&b, reshape(&b, v, 4, kd), 4, p0213);
+        }
         if (!gpt2) {
             q = op2(&b, NPU_OP_ADD, op2(&b, NPU_OP_MUL, q, cosv),
                     op2(&b, NPU_OP_MUL, op2(&b, NPU_OP_MATMUL, q, rotv), sinv));
-            k = op2(&b, NPU_OP_ADD, op2(&b, NPU_OP_MUL, k, cosv),
-                    op2(&b, NPU_OP_MUL, op2(&b, NPU_OP_MATMUL, k, rotv), sinv));
+            k = op2(&b, NPU_OP_ADD, op2(&b, NPU_OP_MUL, k, coskv),
+                    op2(&b, NPU_OP_MUL, op2(&b, NPU_OP_MATMUL, k, rotv), sinkv));
         }
+        int64_t kv4[4] = {1, KVH, s, hd};
         snprintf(nm, sizeof(nm), "k.%d", l);
-        output(&b, k, nm);
+        output(&b, rows ? reshape(&b, k, 4, kv4) : k, nm);
         snprintf(nm, sizeof(nm), "v.%d", l);
-        output(&b, v, nm);
+        output(&b, rows ? reshape(&b, v, 4, kv4) : v, nm);
         V *ka = k, *va = v;
+        const int cat = rows ? 1 : 2; /* the keys' axis */
         if (past > 0) {
-            ka = op(&b, NPU_OP_CONCAT, pk[2 * l], k, NULL);
-            if (ka && npu_node_set_int(b.g, ka->producer, "axis", 2))
+            int64_t pd3[3] = {KVH, past, hd};
+            V *pkl = rows ? reshape(&b, pk[2 * l], 3, pd3) : pk[2 * l];
+            V *pvl = rows ? reshape(&b, pk[2 * l + 1], 3, pd3) : pk[2 * l + 1];
+            ka = op(&b, NPU_OP_CONCAT, pkl, k, NULL);
+            if (ka && npu_node_set_int(b.g, ka->producer, "axis", cat))
                 b.failed = true;
             ka = done(&b, ka);
-            va = op(&b, NPU_OP_CONCAT, pk[2 * l + 1], v, NULL);
-            if (va && npu_node_set_int(b.g, va->producer, "axis", 2))
+            va = op(&b, NPU_OP_CONCAT, pvl, v, NULL);
+            if (va && npu_node_set_int(b.g, va->producer, "axis", cat))
                 b.failed = true;
             va = done(&b, va);
         }
-        int64_t gd[4] = {1, KVH, G * s, hd};
-        V *qg = G > 1 ? reshape(&b, q, 4, gd) : q;
-        V *sc = op2(&b, NPU_OP_MATMUL, qg, transpose(&b, ka, 4, p0132));
+        int64_t gd[4] = {1, KVH, G * s, hd}, gd3[3] = {KVH, G, hd};
+        V *qg = G == 1 ? q : rows ? reshape(&b, q, 3, gd3) : reshape(&b, q, 4, gd);
+        V *sc = op2(&b, NPU_OP_MATMUL, qg,
+                    rows ? transpose(&b, ka, 3, p021) : transpose(&b, ka, 4, p0132));
         sc = op2(&b, NPU_OP_ADD, op2(&b, NPU_OP_MUL, sc, scv), mask);
         V *p = op(&b, NPU_OP_SOFTMAX, sc, NULL, NULL);
         if (p && npu_node_set_int(b.g, p->producer, "axis", -1))

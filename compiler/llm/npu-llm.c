@@ -66,6 +66,7 @@ struct npu_llm {
     int32_t pending; /* the last token made, not yet fed to the model (-1: none) */
     int64_t *ids, *pos;
     float *cos, *sin, *mask, *inv_freq;
+    float *cosk, *sink; /* the decode step's K angles, [kv heads][hd] (llm-graph.c) */
     float *last;        /* the last run's logits (vocab) */
     struct cand *order; /* sampling scratch, vocab entries */
     size_t buf_tokens;  /* capacity of the per-token input buffers */
@@ -102,7 +103,7 @@ npu_llm_stop_name(enum npu_llm_stop s)
 }
 
 /* Bump when the graph builder's output changes for the same inputs (cache keys). */
-#define LLM_GRAPH_VERSION 4
+#define LLM_GRAPH_VERSION 5
 
 static uint64_t
 fnv(uint64_t h, const void *p, size_t n)
@@ -329,17 +330,25 @@ ensure_buffers(struct npu_llm *m, int s)
         return NPU_OK;
     size_t hd = (size_t)c->head_dim, G = (size_t)(c->n_heads / c->n_kv_heads);
     size_t T = (size_t)m->info.cache_slots + (size_t)s;
+    /* cos / sin: [s][hd] for s tokens; the decode step's [heads][hd] (one row per head) */
+    size_t ang = (size_t)s * hd, heads = (size_t)c->n_heads * hd;
+    if (ang < heads)
+        ang = heads;
     free(m->ids);
     free(m->pos);
     free(m->cos);
     free(m->sin);
+    free(m->cosk);
+    free(m->sink);
     free(m->mask);
     m->ids = calloc((size_t)s, sizeof(int64_t));
     m->pos = calloc((size_t)s, sizeof(int64_t));
-    m->cos = calloc((size_t)s * hd, sizeof(float));
-    m->sin = calloc((size_t)s * hd, sizeof(float));
+    m->cos = calloc(ang, sizeof(float));
+    m->sin = calloc(ang, sizeof(float));
+    m->cosk = calloc((size_t)c->n_kv_heads * hd, sizeof(float));
+    m->sink = calloc((size_t)c->n_kv_heads * hd, sizeof(float));
     m->mask = calloc(G * (size_t)s * T, sizeof(float));
-    if (!m->ids || !m->pos || !m->cos || !m->sin || !m->mask) {
+    if (!m->ids || !m->pos || !m->cos || !m->sin || !m->cosk || !m->sink || !m->mask) {
         m->buf_tokens = 0;
         return NPU_ERR_NOMEM;
     }
@@ -380,6 +389,19 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
             m->sin[i * hd + j] = m->sin[i * hd + j + hd / 2] = sinf(f);
         }
     }
+    /* the decode step (LLaMA, Qwen2) takes the angles per head: [H, 1, hd] for Q and
+     * [KVH, 1, hd] for K, the rows its RoPE multiplies without broadcasting (llm-graph.c) */
+    const bool rows = s == 1 && c->arch != LLM_ARCH_GPT2;
+    for (int h = 0; rows && h < c->n_heads; h++) {
+        if (h)
+            memcpy(m->cos + (size_t)h * hd, m->cos, (size_t)hd * sizeof(float));
+        if (h)
+            memcpy(m->sin + (size_t)h * hd, m->sin, (size_t)hd * sizeof(float));
+        if (h < KVH) {
+            memcpy(m->cosk + (size_t)h * hd, m->cos, (size_t)hd * sizeof(float));
+            memcpy(m->sink + (size_t)h * hd, m->sin, (size_t)hd * sizeof(float));
+        }
+    }
     for (int j = 0; j < G; j++)
         for (int i = 0; i < s; i++) {
             float *row = m->mask + ((size_t)j * s + i) * T;
@@ -388,7 +410,7 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
             for (int t = 0; t < s; t++)
                 row[past + t] = t <= i ? 0.0f : MASK_OFF;
         }
-    int nin = 2 + (c->arch == LLM_ARCH_GPT2 ? 1 : 2) + (past ? 2 * L : 0);
+    int nin = 2 + (c->arch == LLM_ARCH_GPT2 ? 1 : rows ? 4 : 2) + (past ? 2 * L : 0);
     struct npu_tensor *in = calloc((size_t)nin, sizeof(*in));
     struct npu_tensor *out = calloc((size_t)(1 + 2 * L), sizeof(*out));
     if (!in || !out) {
@@ -402,14 +424,28 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
     if (c->arch == LLM_ARCH_GPT2) {
         in[k++] = (struct npu_tensor){
             .dtype = NPU_DTYPE_INT64, .ndim = 2, .dims = {1, s}, .data = m->pos};
+    } else if (rows) {
+        const int H = c->n_heads;
+        in[k++] = (struct npu_tensor){
+            .dtype = NPU_DTYPE_FP32, .ndim = 3, .dims = {H, 1, hd}, .data = m->cos};
+        in[k++] = (struct npu_tensor){
+            .dtype = NPU_DTYPE_FP32, .ndim = 3, .dims = {H, 1, hd}, .data = m->sin};
+        in[k++] = (struct npu_tensor){
+            .dtype = NPU_DTYPE_FP32, .ndim = 3, .dims = {KVH, 1, hd}, .data = m->cosk};
+        in[k++] = (struct npu_tensor){
+            .dtype = NPU_DTYPE_FP32, .ndim = 3, .dims = {KVH, 1, hd}, .data = m->sink};
     } else {
         in[k++] = (struct npu_tensor){
             .dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, 1, s, hd}, .data = m->cos};
         in[k++] = (struct npu_tensor){
             .dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, 1, s, hd}, .data = m->sin};
     }
-    in[k++] = (struct npu_tensor){
-        .dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, 1, G * s, T}, .data = m->mask};
+    if (rows)
+        in[k++] = (struct npu_tensor){
+            .dtype = NPU_DTYPE_FP32, .ndim = 3, .dims = {1, G, T}, .data = m->mask};
+    else
+        in[k++] = (struct npu_tensor){
+            .dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, 1, G * s, T}, .data = m->mask};
     const size_t layer = (size_t)KVH * C * hd;
     for (int l = 0; l < L && past; l++) {
         in[k++] = (struct npu_tensor){
@@ -603,6 +639,8 @@ npu_llm_free(struct npu_llm *m)
     free(m->pos);
     free(m->cos);
     free(m->sin);
+    free(m->cosk);
+    free(m->sink);
     free(m->mask);
     free(m->inv_freq);
     free(m->last);

@@ -7,7 +7,9 @@
  * or that moves bytes (the attention head split read by something other than the attention
  * composite), is lowered as DPU copies, so cost() must be their modeled time (timing model
  * v1). The head merge after an attention composite (Transpose + Reshape) costs 0: the
- * attention writes the merged layout, and its own cost() is priced that way. The
+ * attention writes the merged layout, and its own cost() is priced that way. A head split
+ * of fewer tokens than heads is one copy per token; one token's head split read by a
+ * Reshape to rows (the LLaMA decode step) is such a copy, not a view. The
  * one-output graphs also run on the strict simulator against the CPU executor.
  */
 #include "graph-case.h"
@@ -18,6 +20,8 @@ enum want { VIEW, COPY };
 struct vcase {
     int kind;    /* 0: conv -> Reshape -> Transpose -> Add (the patch embedding) */
                  /* 1: Add -> Reshape -> Transpose (0,2,1,3) -> Add (a head split) */
+                 /* 2: kind 1 for one token (T = 1), then a Reshape to rows [H, 1, C/H]
+                  * (the LLaMA decode step's heads as rows: the split is one copy) */
     bool tp_out; /* the Transpose's result is also a graph output */
     int T, C, H; /* tokens, width, heads (kind 1) */
 };
@@ -78,6 +82,10 @@ build(const void *vp)
         y = add_const(g, gc_input(g, "x", 3, xd), "add_in", 5);
         y = reshape(g, y, "reshape", 4, rs);
         y = transpose(g, y, "transpose", 4, perm);
+        if (p->kind == 2) {
+            int64_t rows[3] = {p->H, T, C / p->H};
+            y = reshape(g, y, "rows", 3, rows);
+        }
     }
     struct npu_value *tp = y;
     y = add_const(g, y, "add_out", 6);
@@ -232,8 +240,20 @@ main(void)
     check_cost(&emb, VIEW, VIEW, "conv embedding: reshape + transpose views");
     check_cost(&emb_out, VIEW, COPY, "same, transpose also a graph output");
     check_cost(&heads, VIEW, COPY, "head split read by an Add");
+    /* one token: the Transpose keeps the bytes, but the Reshape to rows after it wants the
+     * heads as rows (view D x H x 1): one strided copy (dpu-move.c rows_follow) */
+    struct vcase rows = {.kind = 2, .T = 1, .C = 64, .H = 4},
+                 rows64 = {.kind = 2, .T = 1, .C = 512, .H = 8};
+    check_cost(&rows, VIEW, COPY, "one-token head split read as rows (4 x 16)");
+    check_cost(&rows64, VIEW, COPY, "one-token head split read as rows (8 x 64)");
+    /* fewer tokens than heads: one copy per token (its heads as strided lines) */
+    struct vcase few = {.kind = 1, .T = 2, .C = 128, .H = 8};
+    check_cost(&few, VIEW, COPY, "head split of 2 tokens x 8 heads");
     check_merge();
     run_case(&emb, "NPU: conv embedding views");
+    run_case(&few, "NPU: head split of 2 tokens x 8 heads");
     run_case(&heads, "NPU: head split read by an Add");
+    run_case(&rows, "NPU: one-token heads as rows (4 x 16)");
+    run_case(&rows64, "NPU: one-token heads as rows (8 x 64)");
     return npu_test_done("dpu-views");
 }

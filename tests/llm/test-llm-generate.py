@@ -16,10 +16,9 @@
 # --wrapper W (e.g. qemu-aarch64) runs a cross-built npu-generate.
 # --cores N: each step's NPU jobs split over N cores (npu-generate --cores; sim):
 # the ids and logits must not change, and the split must be reported.
-# --npu-attention: GPT-2's decode step's attention must run on the NPU (its mask a
-# run-time input), as npu-generate's "decode program" line says. (LLaMA and Qwen2
-# keep it on the CPU: their query after RoPE is in a layout the NPU attention
-# does not read; docs/llm.md.)
+# --npu-attention: every model's decode step's attention must run on the NPU (its mask a
+# run-time input; LLaMA's and Qwen2's grouped-query attention reads the RoPE'd query as
+# rows, docs/llm.md), as npu-generate's "decode program" line says.
 import atexit
 import json
 import os
@@ -90,7 +89,7 @@ def main():
             for ln in info:
                 print("     " + ln)
             on_npu = any("attention on the NPU (0 of" in ln for ln in info)
-            if want_npu_attn and name == "gpt2" and not on_npu:
+            if want_npu_attn and not on_npu:
                 print(f"FAIL {name} {backend}: the decode step's attention is not on the NPU")
                 fails += 1
             split = [ln for ln in info if ln.startswith("decode split over")]
