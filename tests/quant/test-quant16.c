@@ -21,23 +21,12 @@
 #include "npu/npu-build.h"
 #include "npu/npu-exec.h"
 #include "npu/npu-npub.h"
-#include "npu/npu-npy.h"
 #include "npu/npu-onnx.h"
 #include "npu/npu-passes.h"
 #include "npu/npu-program.h"
 #include "npu/npu-quant.h"
 #include "npu/npu-timing.h"
-
-static int fails;
-#define CHECK(c, ...)                                                                              \
-    do {                                                                                           \
-        if (!(c)) {                                                                                \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-            fails++;                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "quant-test-util.h"
 
 struct hook {
     struct npu_quant_options o;
@@ -50,13 +39,8 @@ static enum npu_status
 hook(struct npu_graph *g, void *user)
 {
     struct hook *h = user;
-    struct npu_quant_dataset *d = NULL;
-    enum npu_status st = npu_quant_dataset_load(h->list, g, &d);
-    if (st)
-        return st;
-    h->o.data = d;
-    st = npu_quantize(g, &h->o, &h->rep);
-    npu_quant_dataset_free(d);
+    /* (on a data set that fails to load the graph is still float: nothing to count) */
+    enum npu_status st = qt_quantize(g, h->list, &h->o, &h->rep);
     npu_graph_for_each_node (g, n) {
         if (n->op != NPU_OP_QLINEAR_CONV && n->op != NPU_OP_QLINEAR_MATMUL)
             continue;
@@ -69,36 +53,6 @@ hook(struct npu_graph *g, void *user)
         h->other_q += !i16;
     }
     return st;
-}
-
-static double
-cosine(const float *a, const float *b, int64_t n)
-{
-    double xy = 0, xx = 0, yy = 0;
-    for (int64_t i = 0; i < n; i++) {
-        xy += (double)a[i] * b[i];
-        xx += (double)a[i] * a[i];
-        yy += (double)b[i] * b[i];
-    }
-    return xx > 0 && yy > 0 ? xy / sqrt(xx * yy) : (xx == yy ? 1 : 0);
-}
-
-static float *
-run(struct npu_model *m, const struct npu_tensor *x, int64_t *n)
-{
-    struct npu_session *s = NULL;
-    struct npu_tensor out[4];
-    float *o = NULL;
-    int nout = npu_model_num_outputs(m);
-    if (nout < 1 || nout > 4 || npu_session_create(m, 0, &s) ||
-        npu_session_run(s, x, 1, out, nout, NULL) || out[0].dtype != NPU_DTYPE_FP32)
-        goto out;
-    *n = npu_tensor_numel(&out[0]);
-    if ((o = malloc(sizeof(float) * (size_t)*n)))
-        memcpy(o, out[0].data, sizeof(float) * (size_t)*n);
-out:
-    npu_session_destroy(s);
-    return o;
 }
 
 /* Conv tasks of the program whose CORE computes in int16 (MISC_CFG PROC_PRECISION 1),
@@ -131,27 +85,17 @@ main(int argc, char **argv)
     }
     const char *dir = argv[1];
     double min_cos = atof(argv[2]), agree = atof(argv[3]);
-    char model[1024], calib[1024], held[1024], npub[1024];
-    snprintf(model, sizeof(model), "%s/model.onnx", dir);
-    snprintf(calib, sizeof(calib), "%s/calib.txt", dir);
-    snprintf(held, sizeof(held), "%s/heldout.txt", dir);
-    snprintf(npub, sizeof(npub), "/tmp/test-quant16-%d.npub", (int)getpid());
-    if (access(model, R_OK)) {
-        fprintf(stderr, "SKIP: %s missing\n", model);
+    struct qt_paths p;
+    if (qt_paths_init(&p, dir, "test-quant16"))
         return 77;
-    }
+    const char *model = p.model, *calib = p.calib, *npub = p.npub;
     struct hook h = {.list = calib};
     h.o.mode = NPU_QUANT_W16A16I;
     h.o.accuracy = true;
-    struct npu_build_options bo = {.no_cache = true,
-                                   .partition = NPU_PARTITION_SUPPORTED,
-                                   .transform = hook,
-                                   .transform_user = &h};
-    struct npu_built *b = NULL;
-    if (npu_build(model, &bo, &b)) {
-        fprintf(stderr, "FAIL: w16a16i build of %s\n", model);
+    struct npu_build_options bo;
+    struct npu_built *b;
+    if (!qt_build(&p, hook, &h, "w16a16i", &bo, &b))
         return 1;
-    }
     npu_quant_report_print(&h.rep, stdout);
     CHECK(h.int16_layers > 0 && h.other_q == 0, "%d int16 QLinear layers, %d others",
           h.int16_layers, h.other_q);
@@ -181,64 +125,26 @@ main(int argc, char **argv)
     npu_graph_free(g8);
     npu_quant_report_free(&h8.rep);
 
-    struct npu_graph *g = NULL;
-    struct npu_model *cpu_q = NULL, *fp = NULL, *sim = NULL;
+    struct qt_models m;
+    struct qt_heldout r;
     struct hook h2 = h;
     memset(&h2.rep, 0, sizeof(h2.rep));
     h2.o.accuracy = false;
-    CHECK(!npu_onnx_load(model, NULL, &g), "load");
-    CHECK(g && !npu_compile(g, NULL) && !hook(g, &h2), "quantise for the CPU run");
-    CHECK(g && !npu_model_from_graph(g, NULL, NPU_EXEC_NO_PASSES, &cpu_q), "cpu model");
-    struct npu_model_options mo_cpu = {.backend = "cpu"}, mo_sim = {.backend = "sim"};
-    CHECK(!npu_model_load(model, &mo_cpu, &fp), "fp32 model");
-    CHECK(!npu_model_load(npub, &mo_sim, &sim), "sim model");
-    if (fails || !cpu_q || !fp || !sim)
+    qt_models_load(&m, &p, hook, &h2);
+    if (fails || !m.cpu_q || !m.fp || !m.sim)
         goto out;
-    FILE *f = fopen(held, "r");
-    CHECK(f, "cannot open %s", held);
-    char line[1024];
-    double worst_q = 1, worst_sim = 1, worst_agree = 1;
-    int k = 0;
-    while (f && fgets(line, sizeof(line), f)) {
-        line[strcspn(line, "\r\n")] = 0;
-        if (!line[0])
-            continue;
-        char path[2048];
-        snprintf(path, sizeof(path), "%s/%s", dir, line);
-        struct npu_tensor x;
-        if (npu_npy_read(path, &x)) {
-            CHECK(0, "cannot read %s", path);
-            break;
-        }
-        int64_t n0 = 0, n1 = 0, n2 = 0;
-        float *r = run(fp, &x, &n0), *q = run(cpu_q, &x, &n1), *s = run(sim, &x, &n2);
-        CHECK(r && q && s && n0 == n1 && n0 == n2, "runs on %s", path);
-        if (r && q && s && n0 == n1 && n0 == n2) {
-            worst_q = fmin(worst_q, cosine(r, q, n0));
-            worst_sim = fmin(worst_sim, cosine(r, s, n0));
-            worst_agree = fmin(worst_agree, cosine(q, s, n0));
-        }
-        free(r);
-        free(q);
-        free(s);
-        npu_npy_free(&x);
-        k++;
-    }
-    if (f)
-        fclose(f);
+    qt_heldout_run(&m, &p, dir, &r);
     printf("%s w16a16i: %d held-out inputs; worst cosine vs fp32: quantised on cpu %.7f, on sim "
            "%.7f; cpu vs sim %.7f\n",
-           dir, k, worst_q, worst_sim, worst_agree);
-    CHECK(k > 0, "no held-out inputs");
-    CHECK(worst_q >= min_cos, "quantised (cpu) cosine %.7f < %.7f", worst_q, min_cos);
-    CHECK(worst_sim >= min_cos, "quantised (sim) cosine %.7f < %.7f", worst_sim, min_cos);
-    CHECK(worst_agree >= agree, "sim vs cpu quantised cosine %.7f < %.7f", worst_agree, agree);
+           dir, r.k, r.worst_q, r.worst_sim, r.worst_agree);
+    CHECK(r.k > 0, "no held-out inputs");
+    CHECK(r.worst_q >= min_cos, "quantised (cpu) cosine %.7f < %.7f", r.worst_q, min_cos);
+    CHECK(r.worst_sim >= min_cos, "quantised (sim) cosine %.7f < %.7f", r.worst_sim, min_cos);
+    CHECK(r.worst_agree >= agree, "sim vs cpu quantised cosine %.7f < %.7f", r.worst_agree, agree);
 out:
     npu_quant_report_free(&h.rep);
     npu_quant_report_free(&h2.rep);
-    npu_model_free(cpu_q);
-    npu_model_free(fp);
-    npu_model_free(sim);
+    qt_models_free(&m);
     unlink(npub);
     if (fails)
         fprintf(stderr, "%d failure(s)\n", fails);
