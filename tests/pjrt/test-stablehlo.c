@@ -19,19 +19,9 @@
 
 #include "npu/npu-ir.h"
 #include "npu/npu-stablehlo.h"
+#include "shlo-test-util.h"
 
 static int failures;
-static char last[16384];
-
-static void
-sink(enum npu_log_level level, const char *domain, const char *msg, void *user)
-{
-    (void)user;
-    (void)domain;
-    size_t n = strlen(last);
-    if (level == NPU_LOG_ERROR && n + 2 < sizeof last)
-        snprintf(last + n, sizeof last - n, "%s%s", n ? "; " : "", msg);
-}
 
 static enum npu_status
 parse(const char *text, size_t len)
@@ -60,27 +50,6 @@ expect_error(const char *text, const char *needle)
         failures++;
         fprintf(stderr, "FAIL: expected an error with '%s', got status %d: %s\n", needle, st, last);
     }
-}
-
-static char *
-slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    if (b)
-        b[n] = 0;
-    *len = (size_t)n;
-    return b;
 }
 
 int

@@ -28,50 +28,9 @@
 
 #include "npu/npu-ir.h"
 #include "npu/npu-stablehlo.h"
+#include "shlo-test-util.h"
 
 static int failures;
-static char last[4096];
-
-static void
-sink(enum npu_log_level level, const char *domain, const char *msg, void *user)
-{
-    (void)user;
-    (void)domain;
-    size_t n = strlen(last);
-    if (level == NPU_LOG_ERROR && n + 2 < sizeof last)
-        snprintf(last + n, sizeof last - n, "%s%s", n ? "; " : "", msg);
-}
-
-static char *
-slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *buf = NULL;
-    size_t cap = 0, n = 0;
-    for (;;) {
-        if (n == cap) {
-            cap = cap ? 2 * cap : 65536;
-            char *b = realloc(buf, cap + 1);
-            if (!b) {
-                free(buf);
-                fclose(f);
-                return NULL;
-            }
-            buf = b;
-        }
-        size_t r = fread(buf + n, 1, cap - n, f);
-        if (!r)
-            break;
-        n += r;
-    }
-    fclose(f);
-    buf[n] = 0;
-    *len = n;
-    return buf;
-}
-
 static bool
 same_value_type(const struct npu_value *a, const struct npu_value *b)
 {
