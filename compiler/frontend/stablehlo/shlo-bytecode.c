@@ -416,22 +416,38 @@ get_type(struct bc *b, uint64_t idx, struct vtype *t)
     return true;
 }
 
+/* What out_type and out_attr do first: the nesting and repetition guards, the
+ * reader of type (or attribute) idx, and an entry kept as its assembly text
+ * (NUL-terminated) written out as it is. -1 on an error, 0 when written, 1 when
+ * the caller goes on with the custom encoding in *r / *e. */
+static int
+out_entry(struct bc *b, bool type, uint64_t idx, int depth, struct rd *r, struct ent **e)
+{
+    if (depth > MAX_DEPTH) {
+        bad(b, "%s nested too deeply", type ? "types" : "attributes");
+        return -1;
+    }
+    if (--b->budget < 0) {
+        bad(b, "attributes and types nest or repeat too much");
+        return -1;
+    }
+    if (!entry(b, type, idx, r, e))
+        return -1;
+    if ((*e)->custom)
+        return 1;
+    size_t n = strnlen((const char *)r->p, (size_t)(r->end - r->p));
+    put(b, (const char *)r->p, n);
+    return 0;
+}
+
 static bool
 out_type(struct bc *b, uint64_t idx, int depth)
 {
     struct rd r;
-    struct ent *e;
-    if (depth > MAX_DEPTH)
-        return bad(b, "types nested too deeply");
-    if (--b->budget < 0)
-        return bad(b, "attributes and types nest or repeat too much");
-    if (!entry(b, true, idx, &r, &e))
-        return false;
-    if (!e->custom) { /* the assembly text, NUL-terminated */
-        size_t n = strnlen((const char *)r.p, (size_t)(r.end - r.p));
-        put(b, (const char *)r.p, n);
-        return true;
-    }
+    struct ent *e = NULL;
+    int go = out_entry(b, true, idx, depth, &r, &e);
+    if (go <= 0)
+        return go == 0;
     if ((int)e->dialect != b->vhlo) {
         out(b, "!unsupported_type_of_dialect_%u", e->dialect);
         return true;
@@ -639,18 +655,10 @@ static bool
 out_attr(struct bc *b, uint64_t idx, int depth, bool hex)
 {
     struct rd r;
-    struct ent *e;
-    if (depth > MAX_DEPTH)
-        return bad(b, "attributes nested too deeply");
-    if (--b->budget < 0)
-        return bad(b, "attributes and types nest or repeat too much");
-    if (!entry(b, false, idx, &r, &e))
-        return false;
-    if (!e->custom) {
-        size_t n = strnlen((const char *)r.p, (size_t)(r.end - r.p));
-        put(b, (const char *)r.p, n);
-        return true;
-    }
+    struct ent *e = NULL;
+    int go = out_entry(b, false, idx, depth, &r, &e);
+    if (go <= 0)
+        return go == 0;
     uint64_t code = varint(&r);
     if (r.bad)
         return bad(b, "corrupt attribute %" PRIu64, idx);
