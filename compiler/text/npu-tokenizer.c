@@ -623,8 +623,40 @@ out:
 #endif
 }
 
-static enum npu_status load_normalizer(struct loader *L, const struct npu_json *n,
-                                       const char *field);
+/* One typed component of tokenizer.json (normalizer, pre_tokenizer, decoder): null
+ * is none; else an object with a "type", where "Sequence" lists components of the
+ * same kind under list_key, each loaded the same way, and any other type is one()'s. */
+typedef enum npu_status (*component_fn)(struct loader *L, const struct npu_json *n,
+                                        const char *field, const char *type, void *user);
+
+static enum npu_status
+load_component(struct loader *L, const struct npu_json *n, const char *field, const char *list_key,
+               component_fn one, void *user)
+{
+    enum npu_status st;
+    char f[160];
+    if (is_null(n))
+        return NPU_OK;
+    if ((st = need_type(L, n, NPU_JSON_OBJECT, field)))
+        return st;
+    const char *type = jstr(n, "type");
+    if (!type) {
+        LERR(L, "%s.type: missing", field);
+        return NPU_ERR_CORRUPT;
+    }
+    if (strcmp(type, "Sequence"))
+        return one(L, n, field, type, user);
+    const struct npu_json *list = npu_json_get(n, list_key);
+    snprintf(f, sizeof(f), "%s.%s", field, list_key);
+    if ((st = need_type(L, list, NPU_JSON_ARRAY, f)))
+        return st;
+    for (size_t i = 0; i < list->len; i++) {
+        snprintf(f, sizeof(f), "%s.%s[%zu]", field, list_key, i);
+        if ((st = load_component(L, &list->items[i], f, list_key, one, user)))
+            return st;
+    }
+    return NPU_OK;
+}
 
 static enum npu_status
 add_norm(struct loader *L, struct tok_norm nm)
@@ -649,33 +681,16 @@ dupn(const char *s, size_t n)
     return c;
 }
 
+/* A normalizer other than Sequence (load_component). */
 static enum npu_status
-load_normalizer(struct loader *L, const struct npu_json *n, const char *field)
+load_normalizer(struct loader *L, const struct npu_json *n, const char *field, const char *type,
+                void *user)
 {
+    (void)user;
     enum npu_status st;
     char f[160];
-    if (is_null(n))
-        return NPU_OK;
-    if ((st = need_type(L, n, NPU_JSON_OBJECT, field)))
-        return st;
-    const char *type = jstr(n, "type");
-    if (!type) {
-        LERR(L, "%s.type: missing", field);
-        return NPU_ERR_CORRUPT;
-    }
     struct tok_norm nm = {0};
-    if (!strcmp(type, "Sequence")) {
-        const struct npu_json *list = npu_json_get(n, "normalizers");
-        snprintf(f, sizeof(f), "%s.normalizers", field);
-        if ((st = need_type(L, list, NPU_JSON_ARRAY, f)))
-            return st;
-        for (size_t i = 0; i < list->len; i++) {
-            snprintf(f, sizeof(f), "%s.normalizers[%zu]", field, i);
-            if ((st = load_normalizer(L, &list->items[i], f)))
-                return st;
-        }
-        return NPU_OK;
-    } else if (!strcmp(type, "Prepend")) {
+    if (!strcmp(type, "Prepend")) {
         const struct npu_json *p = npu_json_get(n, "prepend");
         snprintf(f, sizeof(f), "%s.prepend", field);
         if ((st = need_type(L, p, NPU_JSON_STRING, f)))
@@ -785,33 +800,16 @@ parse_behavior(struct loader *L, const struct npu_json *n, const char *field,
     return NPU_ERR_CORRUPT;
 }
 
+/* A pre-tokenizer other than Sequence (load_component). */
 static enum npu_status
-load_pretok(struct loader *L, const struct npu_json *n, const char *field)
+load_pretok(struct loader *L, const struct npu_json *n, const char *field, const char *type,
+            void *user)
 {
+    (void)user;
     enum npu_status st;
     char f[160];
-    if (is_null(n))
-        return NPU_OK;
-    if ((st = need_type(L, n, NPU_JSON_OBJECT, field)))
-        return st;
-    const char *type = jstr(n, "type");
-    if (!type) {
-        LERR(L, "%s.type: missing", field);
-        return NPU_ERR_CORRUPT;
-    }
     struct tok_pre p = {0};
-    if (!strcmp(type, "Sequence")) {
-        const struct npu_json *list = npu_json_get(n, "pretokenizers");
-        snprintf(f, sizeof(f), "%s.pretokenizers", field);
-        if ((st = need_type(L, list, NPU_JSON_ARRAY, f)))
-            return st;
-        for (size_t i = 0; i < list->len; i++) {
-            snprintf(f, sizeof(f), "%s.pretokenizers[%zu]", field, i);
-            if ((st = load_pretok(L, &list->items[i], f)))
-                return st;
-        }
-        return NPU_OK;
-    } else if (!strcmp(type, "ByteLevel")) {
+    if (!strcmp(type, "ByteLevel")) {
         p.kind = TOK_P_BYTELEVEL;
         p.add_prefix_space = jbool(n, "add_prefix_space", true);
         p.behavior = TOK_SPLIT_ISOLATED;
@@ -895,35 +893,22 @@ struct dec_step {
     bool metaspace_prefix; /* METASPACE strips the first token's leading space */
 };
 
+/* Where load_decoder appends its steps. */
+struct dec_list {
+    struct dec_step *steps;
+    size_t n_steps, max;
+};
+
+/* A decoder other than Sequence (load_component), appended to the dec_list user. */
 static enum npu_status
-load_decoder(struct loader *L, const struct npu_json *n, const char *field, struct dec_step *steps,
-             size_t *n_steps, size_t max)
+load_decoder(struct loader *L, const struct npu_json *n, const char *field, const char *type,
+             void *user)
 {
+    struct dec_list *dl = user;
     enum npu_status st;
     char f[160];
-    if (is_null(n))
-        return NPU_OK;
-    if ((st = need_type(L, n, NPU_JSON_OBJECT, field)))
-        return st;
-    const char *type = jstr(n, "type");
-    if (!type) {
-        LERR(L, "%s.type: missing", field);
-        return NPU_ERR_CORRUPT;
-    }
-    if (!strcmp(type, "Sequence")) {
-        const struct npu_json *list = npu_json_get(n, "decoders");
-        snprintf(f, sizeof(f), "%s.decoders", field);
-        if ((st = need_type(L, list, NPU_JSON_ARRAY, f)))
-            return st;
-        for (size_t i = 0; i < list->len; i++) {
-            snprintf(f, sizeof(f), "%s.decoders[%zu]", field, i);
-            if ((st = load_decoder(L, &list->items[i], f, steps, n_steps, max)))
-                return st;
-        }
-        return NPU_OK;
-    }
-    if (*n_steps == max) {
-        LERR(L, "%s: more than %zu decoders", field, max);
+    if (dl->n_steps == dl->max) {
+        LERR(L, "%s: more than %zu decoders", field, dl->max);
         return NPU_ERR_UNSUPPORTED;
     }
     struct dec_step d = {0};
@@ -971,7 +956,7 @@ load_decoder(struct loader *L, const struct npu_json *n, const char *field, stru
         LERR(L, "%s.type: decoder '%s' is not supported", field, type);
         return NPU_ERR_UNSUPPORTED;
     }
-    steps[(*n_steps)++] = d;
+    dl->steps[dl->n_steps++] = d;
     return NPU_OK;
 }
 
@@ -1058,10 +1043,11 @@ build_decoder(struct loader *L, const struct npu_json *dj)
 {
     struct npu_tokenizer *t = L->t;
     struct dec_step steps[16];
-    size_t n_steps = 0;
-    enum npu_status st = load_decoder(L, dj, "decoder", steps, &n_steps, NPU_ARRAY_SIZE(steps));
+    struct dec_list dl = {steps, 0, NPU_ARRAY_SIZE(steps)};
+    enum npu_status st = load_component(L, dj, "decoder", "decoders", load_decoder, &dl);
     if (st)
         return st;
+    size_t n_steps = dl.n_steps;
     bool fused = false;
     for (size_t i = 0; i < n_steps; i++) {
         if (steps[i].kind == TOK_D_FUSE)
@@ -1481,9 +1467,11 @@ load_doc(struct npu_tokenizer *t, const char *json, size_t len, const char *what
     (void)pad;
     if ((st = load_model(&L, npu_json_get(root, "model"), npu_json_get(root, "added_tokens"))))
         goto out;
-    if ((st = load_normalizer(&L, npu_json_get(root, "normalizer"), "normalizer")))
+    if ((st = load_component(&L, npu_json_get(root, "normalizer"), "normalizer", "normalizers",
+                             load_normalizer, NULL)))
         goto out;
-    if ((st = load_pretok(&L, npu_json_get(root, "pre_tokenizer"), "pre_tokenizer")))
+    if ((st = load_component(&L, npu_json_get(root, "pre_tokenizer"), "pre_tokenizer",
+                             "pretokenizers", load_pretok, NULL)))
         goto out;
     if ((st = load_post(&L, npu_json_get(root, "post_processor"), "post_processor")))
         goto out;
