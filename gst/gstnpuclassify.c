@@ -48,7 +48,7 @@
 
 #include "gstnpuanalytics.h"
 #include "gstnpuclassify.h"
-#include "gstnpudetect.h"
+#include "gstnpulabels.h"
 #include "gstnpumeta.h"
 #include "npu-detect-decode.h"
 
@@ -118,24 +118,15 @@ static gboolean
 gst_npu_classify_start (GstBaseTransform * trans)
 {
   GstNpuClassify *self = GST_NPU_CLASSIFY (trans);
-  GError *err = NULL;
   gchar *path;
+  gboolean ok;
 
   GST_OBJECT_LOCK (self);
   path = g_strdup (self->labels_path);
   GST_OBJECT_UNLOCK (self);
-  if (path && *path) {
-    self->labels = gst_npu_read_labels (path, &self->n_labels, &err);
-    if (!self->labels) {
-      GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ,
-          ("Cannot read the labels file \"%s\".", path), ("%s", err->message));
-      g_clear_error (&err);
-      g_free (path);
-      return FALSE;
-    }
-  }
+  ok = gst_npu_load_labels (self, path, &self->labels, &self->n_labels);
   g_free (path);
-  return TRUE;
+  return ok;
 }
 
 static gboolean

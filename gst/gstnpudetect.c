@@ -108,6 +108,7 @@
 #include "gstnpuanalytics.h"
 #include "gstnpudetect.h"
 #include "gstnpuenums.h"
+#include "gstnpulabels.h"
 #include "gstnpumeta.h"
 #include "gstnpupreprocess.h"
 #include "npu-detect-decode.h"
@@ -207,42 +208,12 @@ gst_npu_detect_format_get_type (void)
   return (GType) id;
 }
 
-gchar **
-gst_npu_read_labels (const gchar * path, guint * n_labels, GError ** error)
-{
-  gchar *text = NULL;
-  gchar **lines;
-  guint n, i;
-
-  if (!g_file_get_contents (path, &text, NULL, error))
-    return NULL;
-  lines = g_strsplit (text, "\n", -1);
-  g_free (text);
-  n = g_strv_length (lines);
-  /* a file ending in a newline has an empty last piece */
-  if (n > 0 && lines[n - 1][0] == '\0') {
-    g_free (lines[n - 1]);
-    lines[n - 1] = NULL;
-    n--;
-  }
-  for (i = 0; i < n; i++)
-    g_strchomp (lines[i]);      /* CRLF files, trailing blanks */
-  if (n == 0) {
-    g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
-        "labels file %s has no labels", path);
-    g_strfreev (lines);
-    return NULL;
-  }
-  *n_labels = n;
-  return lines;
-}
-
 static gboolean
 gst_npu_detect_start (GstBaseTransform * trans)
 {
   GstNpuDetect *self = GST_NPU_DETECT (trans);
   gchar *path;
-  GError *err = NULL;
+  gboolean ok;
 
   GST_OBJECT_LOCK (self);
   path = g_strdup (self->labels_path);
@@ -252,18 +223,9 @@ gst_npu_detect_start (GstBaseTransform * trans)
   self->tracker_ready = TRUE;
   self->warned_label = FALSE;
 
-  if (path && *path) {
-    self->labels = gst_npu_read_labels (path, &self->n_labels, &err);
-    if (!self->labels) {
-      GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ,
-          ("Cannot read the labels file \"%s\".", path), ("%s", err->message));
-      g_clear_error (&err);
-      g_free (path);
-      return FALSE;
-    }
-  }
+  ok = gst_npu_load_labels (self, path, &self->labels, &self->n_labels);
   g_free (path);
-  return TRUE;
+  return ok;
 }
 
 static gboolean

@@ -43,11 +43,6 @@ G_DECLARE_FINAL_TYPE (GstNpuDetect, gst_npu_detect, GST, NPU_DETECT,
 
 GST_ELEMENT_REGISTER_DECLARE (npudetect);
 
-/* Reads a labels file (one label per line; a final empty line is ignored).
- * Shared with npuclassify. */
-gchar **gst_npu_read_labels (const gchar * path, guint * n_labels,
-    GError ** error);
-
 G_END_DECLS
 
 #endif /* __GST_NPU_DETECT_H__ */

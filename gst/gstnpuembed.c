@@ -73,6 +73,7 @@
 #include <string.h>
 
 #include "gstnpuembed.h"
+#include "gstnpulabels.h"
 #include "npu-text-encoder.h"
 #include "npu/npu-backend.h"
 #include "npu/npu-fp16.h"
@@ -226,7 +227,6 @@ read_labels (GstNpuEmbed * self, const gchar * labels_path, guint * n_out)
 {
   gchar *text = NULL, **lines;
   GError *err = NULL;
-  guint n, i;
 
   if (!g_file_get_contents (labels_path, &text, NULL, &err)) {
     GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
@@ -235,23 +235,11 @@ read_labels (GstNpuEmbed * self, const gchar * labels_path, guint * n_out)
     g_clear_error (&err);
     return NULL;
   }
-  lines = g_strsplit (text, "\n", -1);
+  lines = gst_npu_labels_from_text (text, n_out);
   g_free (text);
-  n = g_strv_length (lines);
-  /* a final newline does not start another label */
-  if (n > 0 && lines[n - 1][0] == '\0') {
-    g_free (lines[n - 1]);
-    lines[--n] = NULL;
-  }
-  for (i = 0; i < n; i++)
-    g_strchomp (lines[i]);
-  if (n == 0) {
+  if (!lines)
     GST_ELEMENT_ERROR (self, RESOURCE, READ,
         ("Labels file \"%s\" has no labels.", labels_path), (NULL));
-    g_strfreev (lines);
-    return NULL;
-  }
-  *n_out = n;
   return lines;
 }
 
