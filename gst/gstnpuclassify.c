@@ -50,6 +50,7 @@
 #include "gstnpuclassify.h"
 #include "gstnpulabels.h"
 #include "gstnpumeta.h"
+#include "gstnpuprops.h"
 #include "npu-detect-decode.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_npu_classify_debug);
@@ -286,60 +287,27 @@ done:
   return GST_FLOW_OK;
 }
 
+static const GstNpuField gst_npu_classify_fields[] = {
+  GST_NPU_FIELD (PROP_OUTPUT_NAME, STRING, GstNpuClassify, output_name),
+  GST_NPU_FIELD (PROP_SCORE_FUNCTION, ENUM, GstNpuClassify, score_function),
+  GST_NPU_FIELD (PROP_TOP_K, UINT, GstNpuClassify, top_k),
+  GST_NPU_FIELD (PROP_LABELS, STRING, GstNpuClassify, labels_path),
+};
+
 static void
 gst_npu_classify_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
-  GstNpuClassify *self = GST_NPU_CLASSIFY (object);
-
-  GST_OBJECT_LOCK (self);
-  switch (prop_id) {
-    case PROP_OUTPUT_NAME:
-      g_free (self->output_name);
-      self->output_name = g_value_dup_string (value);
-      break;
-    case PROP_SCORE_FUNCTION:
-      self->score_function = g_value_get_enum (value);
-      break;
-    case PROP_TOP_K:
-      self->top_k = g_value_get_uint (value);
-      break;
-    case PROP_LABELS:
-      g_free (self->labels_path);
-      self->labels_path = g_value_dup_string (value);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      break;
-  }
-  GST_OBJECT_UNLOCK (self);
+  gst_npu_fields_set_property (object, gst_npu_classify_fields,
+      G_N_ELEMENTS (gst_npu_classify_fields), prop_id, value, pspec);
 }
 
 static void
 gst_npu_classify_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec)
 {
-  GstNpuClassify *self = GST_NPU_CLASSIFY (object);
-
-  GST_OBJECT_LOCK (self);
-  switch (prop_id) {
-    case PROP_OUTPUT_NAME:
-      g_value_set_string (value, self->output_name);
-      break;
-    case PROP_SCORE_FUNCTION:
-      g_value_set_enum (value, self->score_function);
-      break;
-    case PROP_TOP_K:
-      g_value_set_uint (value, self->top_k);
-      break;
-    case PROP_LABELS:
-      g_value_set_string (value, self->labels_path);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      break;
-  }
-  GST_OBJECT_UNLOCK (self);
+  gst_npu_fields_get_property (object, gst_npu_classify_fields,
+      G_N_ELEMENTS (gst_npu_classify_fields), prop_id, value, pspec);
 }
 
 static void

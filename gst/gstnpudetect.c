@@ -111,6 +111,7 @@
 #include "gstnpulabels.h"
 #include "gstnpumeta.h"
 #include "gstnpupreprocess.h"
+#include "gstnpuprops.h"
 #include "npu-detect-decode.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_npu_detect_debug);
@@ -488,107 +489,37 @@ done:
   return ret;
 }
 
+static const GstNpuField gst_npu_detect_fields[] = {
+  GST_NPU_FIELD (PROP_FORMAT, ENUM, GstNpuDetect, format),
+  GST_NPU_FIELD (PROP_CONFIDENCE_THRESHOLD, DOUBLE, GstNpuDetect,
+      confidence_threshold),
+  GST_NPU_FIELD (PROP_IOU_THRESHOLD, DOUBLE, GstNpuDetect, iou_threshold),
+  GST_NPU_FIELD (PROP_MAX_DETECTIONS, UINT, GstNpuDetect, max_detections),
+  GST_NPU_FIELD (PROP_CLASS_AGNOSTIC, BOOLEAN, GstNpuDetect, class_agnostic),
+  GST_NPU_FIELD (PROP_LABELS, STRING, GstNpuDetect, labels_path),
+  GST_NPU_FIELD (PROP_INPUT_WIDTH, INT, GstNpuDetect, input_width),
+  GST_NPU_FIELD (PROP_INPUT_HEIGHT, INT, GstNpuDetect, input_height),
+  GST_NPU_FIELD (PROP_RESIZE, ENUM, GstNpuDetect, resize),
+  GST_NPU_FIELD (PROP_TRACKING, BOOLEAN, GstNpuDetect, tracking),
+  GST_NPU_FIELD (PROP_TRACKING_IOU_THRESHOLD, DOUBLE, GstNpuDetect,
+      tracking_iou_threshold),
+  GST_NPU_FIELD (PROP_TRACKING_MAX_AGE, UINT, GstNpuDetect, tracking_max_age),
+};
+
 static void
 gst_npu_detect_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
-  GstNpuDetect *self = GST_NPU_DETECT (object);
-
-  GST_OBJECT_LOCK (self);
-  switch (prop_id) {
-    case PROP_FORMAT:
-      self->format = g_value_get_enum (value);
-      break;
-    case PROP_CONFIDENCE_THRESHOLD:
-      self->confidence_threshold = g_value_get_double (value);
-      break;
-    case PROP_IOU_THRESHOLD:
-      self->iou_threshold = g_value_get_double (value);
-      break;
-    case PROP_MAX_DETECTIONS:
-      self->max_detections = g_value_get_uint (value);
-      break;
-    case PROP_CLASS_AGNOSTIC:
-      self->class_agnostic = g_value_get_boolean (value);
-      break;
-    case PROP_LABELS:
-      g_free (self->labels_path);
-      self->labels_path = g_value_dup_string (value);
-      break;
-    case PROP_INPUT_WIDTH:
-      self->input_width = g_value_get_int (value);
-      break;
-    case PROP_INPUT_HEIGHT:
-      self->input_height = g_value_get_int (value);
-      break;
-    case PROP_RESIZE:
-      self->resize = g_value_get_enum (value);
-      break;
-    case PROP_TRACKING:
-      self->tracking = g_value_get_boolean (value);
-      break;
-    case PROP_TRACKING_IOU_THRESHOLD:
-      self->tracking_iou_threshold = g_value_get_double (value);
-      break;
-    case PROP_TRACKING_MAX_AGE:
-      self->tracking_max_age = g_value_get_uint (value);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      break;
-  }
-  GST_OBJECT_UNLOCK (self);
+  gst_npu_fields_set_property (object, gst_npu_detect_fields,
+      G_N_ELEMENTS (gst_npu_detect_fields), prop_id, value, pspec);
 }
 
 static void
 gst_npu_detect_get_property (GObject * object, guint prop_id, GValue * value,
     GParamSpec * pspec)
 {
-  GstNpuDetect *self = GST_NPU_DETECT (object);
-
-  GST_OBJECT_LOCK (self);
-  switch (prop_id) {
-    case PROP_FORMAT:
-      g_value_set_enum (value, self->format);
-      break;
-    case PROP_CONFIDENCE_THRESHOLD:
-      g_value_set_double (value, self->confidence_threshold);
-      break;
-    case PROP_IOU_THRESHOLD:
-      g_value_set_double (value, self->iou_threshold);
-      break;
-    case PROP_MAX_DETECTIONS:
-      g_value_set_uint (value, self->max_detections);
-      break;
-    case PROP_CLASS_AGNOSTIC:
-      g_value_set_boolean (value, self->class_agnostic);
-      break;
-    case PROP_LABELS:
-      g_value_set_string (value, self->labels_path);
-      break;
-    case PROP_INPUT_WIDTH:
-      g_value_set_int (value, self->input_width);
-      break;
-    case PROP_INPUT_HEIGHT:
-      g_value_set_int (value, self->input_height);
-      break;
-    case PROP_RESIZE:
-      g_value_set_enum (value, self->resize);
-      break;
-    case PROP_TRACKING:
-      g_value_set_boolean (value, self->tracking);
-      break;
-    case PROP_TRACKING_IOU_THRESHOLD:
-      g_value_set_double (value, self->tracking_iou_threshold);
-      break;
-    case PROP_TRACKING_MAX_AGE:
-      g_value_set_uint (value, self->tracking_max_age);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      break;
-  }
-  GST_OBJECT_UNLOCK (self);
+  gst_npu_fields_get_property (object, gst_npu_detect_fields,
+      G_N_ELEMENTS (gst_npu_detect_fields), prop_id, value, pspec);
 }
 
 static void

@@ -74,6 +74,7 @@
 
 #include "gstnpuembed.h"
 #include "gstnpulabels.h"
+#include "gstnpuprops.h"
 #include "npu-text-encoder.h"
 #include "npu/npu-backend.h"
 #include "npu/npu-fp16.h"
@@ -700,6 +701,18 @@ gst_npu_embed_attach (GstNpuBase * base, GstBuffer * buffer, GstNpuResult * res)
   }
 }
 
+static const GstNpuField gst_npu_embed_fields[] = {
+  GST_NPU_FIELD (PROP_OUTPUT_NAME, STRING, GstNpuEmbed, output_name),
+  GST_NPU_FIELD (PROP_LABELS_FILE, STRING, GstNpuEmbed, labels_file),
+  GST_NPU_FIELD (PROP_LABEL_EMBEDDINGS, STRING, GstNpuEmbed, label_embeddings),
+  GST_NPU_FIELD (PROP_TOP_K, UINT, GstNpuEmbed, top_k),
+  GST_NPU_FIELD (PROP_SCORE_FUNCTION, ENUM, GstNpuEmbed, score_function),
+  GST_NPU_FIELD (PROP_LOGIT_SCALE, DOUBLE, GstNpuEmbed, logit_scale),
+  GST_NPU_FIELD (PROP_LOGIT_BIAS, DOUBLE, GstNpuEmbed, logit_bias),
+  GST_NPU_FIELD (PROP_TEXT_MODEL, STRING, GstNpuEmbed, text_model),
+  GST_NPU_FIELD (PROP_TOKENIZER, STRING, GstNpuEmbed, tokenizer),
+};
+
 static void
 gst_npu_embed_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
@@ -708,43 +721,13 @@ gst_npu_embed_set_property (GObject * object, guint prop_id,
 
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
-    case PROP_OUTPUT_NAME:
-      g_free (self->output_name);
-      self->output_name = g_value_dup_string (value);
-      break;
-    case PROP_LABELS_FILE:
-      g_free (self->labels_file);
-      self->labels_file = g_value_dup_string (value);
-      break;
-    case PROP_LABEL_EMBEDDINGS:
-      g_free (self->label_embeddings);
-      self->label_embeddings = g_value_dup_string (value);
-      break;
-    case PROP_TOP_K:
-      self->top_k = g_value_get_uint (value);
-      break;
-    case PROP_SCORE_FUNCTION:
-      self->score_function = g_value_get_enum (value);
-      break;
-    case PROP_LOGIT_SCALE:
-      self->logit_scale = g_value_get_double (value);
-      break;
-    case PROP_LOGIT_BIAS:
-      self->logit_bias = g_value_get_double (value);
-      break;
     case PROP_EMIT_MESSAGES:
       g_atomic_int_set (&self->emit_messages, g_value_get_boolean (value));
       break;
-    case PROP_TEXT_MODEL:
-      g_free (self->text_model);
-      self->text_model = g_value_dup_string (value);
-      break;
-    case PROP_TOKENIZER:
-      g_free (self->tokenizer);
-      self->tokenizer = g_value_dup_string (value);
-      break;
     default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      if (!gst_npu_fields_set (self, gst_npu_embed_fields,
+              G_N_ELEMENTS (gst_npu_embed_fields), prop_id, value))
+        G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
   GST_OBJECT_UNLOCK (self);
@@ -758,38 +741,13 @@ gst_npu_embed_get_property (GObject * object, guint prop_id, GValue * value,
 
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
-    case PROP_OUTPUT_NAME:
-      g_value_set_string (value, self->output_name);
-      break;
-    case PROP_LABELS_FILE:
-      g_value_set_string (value, self->labels_file);
-      break;
-    case PROP_LABEL_EMBEDDINGS:
-      g_value_set_string (value, self->label_embeddings);
-      break;
-    case PROP_TOP_K:
-      g_value_set_uint (value, self->top_k);
-      break;
-    case PROP_SCORE_FUNCTION:
-      g_value_set_enum (value, self->score_function);
-      break;
-    case PROP_LOGIT_SCALE:
-      g_value_set_double (value, self->logit_scale);
-      break;
-    case PROP_LOGIT_BIAS:
-      g_value_set_double (value, self->logit_bias);
-      break;
     case PROP_EMIT_MESSAGES:
       g_value_set_boolean (value, g_atomic_int_get (&self->emit_messages));
       break;
-    case PROP_TEXT_MODEL:
-      g_value_set_string (value, self->text_model);
-      break;
-    case PROP_TOKENIZER:
-      g_value_set_string (value, self->tokenizer);
-      break;
     default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      if (!gst_npu_fields_get (self, gst_npu_embed_fields,
+              G_N_ELEMENTS (gst_npu_embed_fields), prop_id, value))
+        G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
   GST_OBJECT_UNLOCK (self);

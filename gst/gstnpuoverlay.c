@@ -66,6 +66,7 @@
 
 #include "gstnpumeta.h"
 #include "gstnpuoverlay.h"
+#include "gstnpuprops.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_npu_overlay_debug);
 #define GST_CAT_DEFAULT gst_npu_overlay_debug
@@ -571,6 +572,15 @@ gst_npu_overlay_stop (GstBaseTransform * trans)
   return TRUE;
 }
 
+static const GstNpuField gst_npu_overlay_fields[] = {
+  GST_NPU_FIELD (PROP_LINE_WIDTH, DOUBLE, GstNpuOverlay, line_width),
+  GST_NPU_FIELD (PROP_SHOW_LABELS, BOOLEAN, GstNpuOverlay, show_labels),
+  GST_NPU_FIELD (PROP_SHOW_SCORES, BOOLEAN, GstNpuOverlay, show_scores),
+  GST_NPU_FIELD (PROP_SHOW_TRACK_IDS, BOOLEAN, GstNpuOverlay, show_track_ids),
+  GST_NPU_FIELD (PROP_COLOR, UINT, GstNpuOverlay, color),
+  GST_NPU_FIELD (PROP_MASK_ALPHA, DOUBLE, GstNpuOverlay, mask_alpha),
+};
+
 static void
 gst_npu_overlay_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
@@ -579,9 +589,6 @@ gst_npu_overlay_set_property (GObject * object, guint prop_id,
 
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
-    case PROP_LINE_WIDTH:
-      self->line_width = g_value_get_double (value);
-      break;
     case PROP_FONT:
       g_free (self->font);
       self->font = g_value_dup_string (value);
@@ -589,23 +596,10 @@ gst_npu_overlay_set_property (GObject * object, guint prop_id,
         self->font = g_strdup (DEFAULT_PROP_FONT);
       self->font_changed = TRUE;
       break;
-    case PROP_SHOW_LABELS:
-      self->show_labels = g_value_get_boolean (value);
-      break;
-    case PROP_SHOW_SCORES:
-      self->show_scores = g_value_get_boolean (value);
-      break;
-    case PROP_SHOW_TRACK_IDS:
-      self->show_track_ids = g_value_get_boolean (value);
-      break;
-    case PROP_COLOR:
-      self->color = g_value_get_uint (value);
-      break;
-    case PROP_MASK_ALPHA:
-      self->mask_alpha = g_value_get_double (value);
-      break;
     default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      if (!gst_npu_fields_set (self, gst_npu_overlay_fields,
+              G_N_ELEMENTS (gst_npu_overlay_fields), prop_id, value))
+        G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
   GST_OBJECT_UNLOCK (self);
@@ -619,29 +613,13 @@ gst_npu_overlay_get_property (GObject * object, guint prop_id,
 
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
-    case PROP_LINE_WIDTH:
-      g_value_set_double (value, self->line_width);
-      break;
     case PROP_FONT:
       g_value_set_string (value, self->font);
       break;
-    case PROP_SHOW_LABELS:
-      g_value_set_boolean (value, self->show_labels);
-      break;
-    case PROP_SHOW_SCORES:
-      g_value_set_boolean (value, self->show_scores);
-      break;
-    case PROP_SHOW_TRACK_IDS:
-      g_value_set_boolean (value, self->show_track_ids);
-      break;
-    case PROP_COLOR:
-      g_value_set_uint (value, self->color);
-      break;
-    case PROP_MASK_ALPHA:
-      g_value_set_double (value, self->mask_alpha);
-      break;
     default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      if (!gst_npu_fields_get (self, gst_npu_overlay_fields,
+              G_N_ELEMENTS (gst_npu_overlay_fields), prop_id, value))
+        G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
   GST_OBJECT_UNLOCK (self);
