@@ -3,8 +3,9 @@
  * npu-gst-test.h: helpers shared by the gst-check tests of the opennpu
  * plugin: frames with known pixels, the reference computation of a model
  * input (written here from the documented formulas, not taken from the
- * element), a direct run of the model through npu-model.h, and access to the
- * element's stats.
+ * element), a direct run of the model through npu-model.h, access to the
+ * element's stats, and the set-up the element tests share (a harness with
+ * properties, an expected error, the gst-inspect checks, a temporary file).
  *
  * Paths come from meson: TEST_MODELS_DIR (models made by
  * make-gst-models.py) and SIGLIP_TINY (tests/models/data/siglip_tiny).
@@ -14,6 +15,7 @@
 
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
@@ -213,6 +215,104 @@ assert_meta_equals (GstNpuTensorMeta * meta, const GstNpuTensor * ref,
     g_free (a);
     g_free (b);
   }
+}
+
+/* A harness around a @factory element whose properties are set from
+ * "name=value" words in @props (h->element is the element itself, so the
+ * tests can change its properties later). */
+static inline GstHarness *
+harness_with_props (const gchar * factory, const gchar * props)
+{
+  gchar *all = g_strdup_printf ("%s %s", factory, props);
+  gchar **words = g_strsplit (all, " ", -1);
+  GstElement *e = gst_element_factory_make (words[0], NULL);
+  GstHarness *h;
+  gchar **w;
+
+  fail_unless (e != NULL);
+  for (w = words + 1; *w; w++) {
+    gchar **kv = g_strsplit (*w, "=", 2);
+
+    if (kv[0] && kv[1])
+      gst_util_set_object_arg (G_OBJECT (e), kv[0], kv[1]);
+    g_strfreev (kv);
+  }
+  g_strfreev (words);
+  g_free (all);
+  h = gst_harness_new_with_element (e, "sink", "src");
+  gst_object_unref (e);
+  return h;
+}
+
+/* pushes @in, expects a flow error and an error message mentioning @what */
+static inline void
+harness_expect_error (GstHarness * h, GstBuffer * in, const gchar * what)
+{
+  GstBus *bus = gst_bus_new ();
+  GstMessage *msg;
+  GError *err = NULL;
+  gchar *dbg = NULL;
+
+  gst_element_set_bus (h->element, bus);
+  fail_unless_equals_int (gst_harness_push (h, in), GST_FLOW_ERROR);
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL, "no error message");
+  gst_message_parse_error (msg, &err, &dbg);
+  fail_unless (strstr (err->message, what) || (dbg && strstr (dbg, what)),
+      "error '%s' (%s) does not mention '%s'", err->message, dbg, what);
+  g_error_free (err);
+  g_free (dbg);
+  gst_message_unref (msg);
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+}
+
+/* Each property of @props (NULL-terminated) exists on @e with a blurb of
+ * more than 10 characters (gst-inspect documents it). */
+static inline void
+check_property_blurbs (GstElement * e, const gchar * const *props)
+{
+  guint i;
+
+  for (i = 0; props[i]; i++) {
+    GParamSpec *p = g_object_class_find_property (G_OBJECT_GET_CLASS (e),
+        props[i]);
+
+    fail_unless (p != NULL, "no property %s", props[i]);
+    fail_unless (strlen (g_param_spec_get_blurb (p)) > 10, "%s", props[i]);
+  }
+}
+
+/* The gst-inspect documentation of @factory: its description mentions
+ * @word, and check_property_blurbs() on @props. */
+static inline void
+check_inspect_docs (const gchar * factory, const gchar * word,
+    const gchar * const *props)
+{
+  GstElementFactory *f = gst_element_factory_find (factory);
+  GstElement *e;
+
+  fail_unless (f != NULL);
+  fail_unless (strstr (gst_element_factory_get_metadata (f,
+              GST_ELEMENT_METADATA_DESCRIPTION), word));
+  e = gst_element_factory_create (f, NULL);
+  check_property_blurbs (e, props);
+  gst_object_unref (e);
+  gst_object_unref (f);
+}
+
+/* A temporary file (g_file_open_tmp template @tmpl) holding @text; its path
+ * (g_free, g_unlink). */
+static inline gchar *
+write_temp_file (const gchar * tmpl, const gchar * text)
+{
+  gchar *path = NULL;
+  gint fd = g_file_open_tmp (tmpl, &path, NULL);
+
+  fail_unless (fd >= 0);
+  close (fd);
+  fail_unless (g_file_set_contents (path, text, -1, NULL));
+  return path;
 }
 
 /* The npuinfer/npuembed element inside a harness (transfer full). */

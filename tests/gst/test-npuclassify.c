@@ -34,33 +34,6 @@ frame_with_logits (const gfloat * v, guint ndim, const gint64 * dims,
   return buf;
 }
 
-/* A harness around a @factory element whose properties are set from
- * "name=value" words in @props (h->element is the element itself, so the
- * tests can change its properties later). */
-static GstHarness *
-harness_with_props (const gchar * factory, const gchar * props)
-{
-  gchar *all = g_strdup_printf ("%s %s", factory, props);
-  gchar **words = g_strsplit (all, " ", -1);
-  GstElement *e = gst_element_factory_make (words[0], NULL);
-  GstHarness *h;
-  gchar **w;
-
-  fail_unless (e != NULL);
-  for (w = words + 1; *w; w++) {
-    gchar **kv = g_strsplit (*w, "=", 2);
-
-    if (kv[0] && kv[1])
-      gst_util_set_object_arg (G_OBJECT (e), kv[0], kv[1]);
-    g_strfreev (kv);
-  }
-  g_strfreev (words);
-  g_free (all);
-  h = gst_harness_new_with_element (e, "sink", "src");
-  gst_object_unref (e);
-  return h;
-}
-
 static GstHarness *
 classify_harness (const gchar * props)
 {
@@ -91,8 +64,8 @@ static const gint64 dims_1x4[2] = { 1, 4 };
 
 GST_START_TEST (test_softmax_topk_labels)
 {
-  gchar *path = NULL;
-  gint fd = g_file_open_tmp ("npuclassify-labels-XXXXXX.txt", &path, NULL);
+  gchar *path = write_temp_file ("npuclassify-labels-XXXXXX.txt",
+      "cat\ndog\nbird\nfish\n");
   gchar *props;
   GstHarness *h;
   GstBuffer *out;
@@ -101,8 +74,6 @@ GST_START_TEST (test_softmax_topk_labels)
   gdouble z = exp (1.0) + exp (3.0) + exp (2.0) + exp (-1.0), c;
   gint id;
 
-  close (fd);
-  fail_unless (g_file_set_contents (path, "cat\ndog\nbird\nfish\n", -1, NULL));
   props = g_strdup_printf ("labels=%s top-k=3", path);
   h = classify_harness (props);
   fail_unless_equals_int (gst_harness_push (h, frame_with_logits (logits, 2,
@@ -158,28 +129,6 @@ GST_START_TEST (test_softmax_topk_labels)
 
 GST_END_TEST;
 
-static void
-expect_error (GstHarness * h, GstBuffer * in, const gchar * what)
-{
-  GstBus *bus = gst_bus_new ();
-  GstMessage *msg;
-  GError *err = NULL;
-  gchar *dbg = NULL;
-
-  gst_element_set_bus (h->element, bus);
-  fail_unless_equals_int (gst_harness_push (h, in), GST_FLOW_ERROR);
-  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
-  fail_unless (msg != NULL);
-  gst_message_parse_error (msg, &err, &dbg);
-  fail_unless (strstr (err->message, what) || (dbg && strstr (dbg, what)),
-      "error '%s' (%s) does not mention '%s'", err->message, dbg, what);
-  g_error_free (err);
-  g_free (dbg);
-  gst_message_unref (msg);
-  gst_element_set_bus (h->element, NULL);
-  gst_object_unref (bus);
-}
-
 GST_START_TEST (test_bad_tensors)
 {
   const gfloat six[6] = { 0 };
@@ -190,12 +139,13 @@ GST_START_TEST (test_bad_tensors)
   GstBuffer *out;
   GstMessage *msg;
 
-  expect_error (h, frame_with_logits (six, 3, dims_2x3, sizeof (six)),
+  harness_expect_error (h, frame_with_logits (six, 3, dims_2x3, sizeof (six)),
       "[1, 2, 3]");
-  expect_error (h, frame_with_logits (logits, 2, dims_1x4, 8), "[1, 4]");
+  harness_expect_error (h, frame_with_logits (logits, 2, dims_1x4, 8),
+      "[1, 4]");
   g_object_set (h->element, "output-name", "nope", NULL);
-  expect_error (h, frame_with_logits (logits, 2, dims_1x4, sizeof (logits)),
-      "nope");
+  harness_expect_error (h, frame_with_logits (logits, 2, dims_1x4,
+          sizeof (logits)), "nope");
   g_object_set (h->element, "output-name", "logits", NULL);
 
   /* NaN: no classification for the frame, a warning, the stream goes on */
@@ -220,23 +170,8 @@ GST_START_TEST (test_inspect_docs)
   const gchar *props[] = { "output-name", "score-function", "top-k",
     "labels", NULL
   };
-  GstElementFactory *f = gst_element_factory_find ("npuclassify");
-  GstElement *e;
-  guint i;
 
-  fail_unless (f != NULL);
-  fail_unless (strstr (gst_element_factory_get_metadata (f,
-              GST_ELEMENT_METADATA_DESCRIPTION), "top-k"));
-  e = gst_element_factory_create (f, NULL);
-  for (i = 0; props[i]; i++) {
-    GParamSpec *p = g_object_class_find_property (G_OBJECT_GET_CLASS (e),
-        props[i]);
-
-    fail_unless (p != NULL, "no property %s", props[i]);
-    fail_unless (strlen (g_param_spec_get_blurb (p)) > 10, "%s", props[i]);
-  }
-  gst_object_unref (e);
-  gst_object_unref (f);
+  check_inspect_docs ("npuclassify", "top-k", props);
 }
 
 GST_END_TEST;

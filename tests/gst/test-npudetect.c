@@ -112,33 +112,6 @@ check_roi (GstVideoRegionOfInterestMeta * roi, guint x, guint y, guint w,
       "test-detector");
 }
 
-/* A harness around a @factory element whose properties are set from
- * "name=value" words in @props (h->element is the element itself, so the
- * tests can change its properties later). */
-static GstHarness *
-harness_with_props (const gchar * factory, const gchar * props)
-{
-  gchar *all = g_strdup_printf ("%s %s", factory, props);
-  gchar **words = g_strsplit (all, " ", -1);
-  GstElement *e = gst_element_factory_make (words[0], NULL);
-  GstHarness *h;
-  gchar **w;
-
-  fail_unless (e != NULL);
-  for (w = words + 1; *w; w++) {
-    gchar **kv = g_strsplit (*w, "=", 2);
-
-    if (kv[0] && kv[1])
-      gst_util_set_object_arg (G_OBJECT (e), kv[0], kv[1]);
-    g_strfreev (kv);
-  }
-  g_strfreev (words);
-  g_free (all);
-  h = gst_harness_new_with_element (e, "sink", "src");
-  gst_object_unref (e);
-  return h;
-}
-
 static GstHarness *
 detect_harness (const gchar * props)
 {
@@ -167,13 +140,7 @@ static const gfloat lb_scores[3 * 2] = { 0.1f, 0.9f, 0.2f, 0.1f, 0.05f, 0.8f };
 static gchar *
 write_labels (const gchar * text)
 {
-  gchar *path = NULL;
-  gint fd = g_file_open_tmp ("npudetect-labels-XXXXXX.txt", &path, NULL);
-
-  fail_unless (fd >= 0);
-  close (fd);
-  fail_unless (g_file_set_contents (path, text, -1, NULL));
-  return path;
+  return write_temp_file ("npudetect-labels-XXXXXX.txt", text);
 }
 
 GST_START_TEST (test_yolov8_letterbox)
@@ -374,51 +341,40 @@ GST_START_TEST (test_tracking)
 
 GST_END_TEST;
 
-/* pushes @in, expects a flow error and an error message mentioning @what */
-static void
-expect_error (GstHarness * h, GstBuffer * in, const gchar * what)
-{
-  GstBus *bus = gst_bus_new ();
-  GstMessage *msg;
-  GError *err = NULL;
-  gchar *dbg = NULL;
-
-  gst_element_set_bus (h->element, bus);
-  fail_unless_equals_int (gst_harness_push (h, in), GST_FLOW_ERROR);
-  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
-  fail_unless (msg != NULL, "no error message");
-  gst_message_parse_error (msg, &err, &dbg);
-  fail_unless (strstr (err->message, what) || (dbg && strstr (dbg, what)),
-      "error '%s' (%s) does not mention '%s'", err->message, dbg, what);
-  g_error_free (err);
-  g_free (dbg);
-  gst_message_unref (msg);
-  gst_element_set_bus (h->element, NULL);
-  gst_object_unref (bus);
-}
-
 GST_START_TEST (test_bad_tensors)
 {
   gfloat zeros[64] = { 0 };
   GstHarness *h = detect_harness ("input-width=128 input-height=64");
-  T rank4 = { zeros, 4, {1, 2, 2, 4} };
-  T batch2 = { zeros, 3, {2, 6, 2} };
-  T no_class = { zeros, 3, {1, 4, 8} };
-  T three[3] = { {zeros, 3, {1, 6, 2}}, {zeros, 3, {1, 6, 2}},
-  {zeros, 3, {1, 6, 2}}
+  T rank4 = { zeros, 4, {1, 2, 2, 4}
   };
-  T ssd_n[2] = { {zeros, 3, {1, 3, 4}}, {zeros, 3, {1, 2, 3}} };
-  T ok = { zeros, 3, {1, 6, 2} };
+  T batch2 = { zeros, 3, {2, 6, 2}
+  };
+  T no_class = { zeros, 3, {1, 4, 8}
+  };
+  T three[3] = { {zeros, 3, {1, 6, 2}
+      }, {zeros, 3, {1, 6, 2}
+      },
+  {zeros, 3, {1, 6, 2}
+      }
+  };
+  T ssd_n[2] = { {zeros, 3, {1, 3, 4}
+      }, {zeros, 3, {1, 2, 3}
+      }
+  };
+  T ok = { zeros, 3, {1, 6, 2}
+  };
   GstBuffer *buf, *out;
   GPtrArray *r;
 
-  expect_error (h, frame_with (128, 64, &rank4, 1, FALSE), "[1, 2, 2, 4]");
-  expect_error (h, frame_with (128, 64, &batch2, 1, FALSE), "[2, 6, 2]");
+  harness_expect_error (h, frame_with (128, 64, &rank4, 1, FALSE),
+      "[1, 2, 2, 4]");
+  harness_expect_error (h, frame_with (128, 64, &batch2, 1, FALSE),
+      "[2, 6, 2]");
   g_object_set (h->element, "format", 1, NULL);
-  expect_error (h, frame_with (128, 64, &no_class, 1, FALSE), "yolov8");
+  harness_expect_error (h, frame_with (128, 64, &no_class, 1, FALSE), "yolov8");
   g_object_set (h->element, "format", 0, NULL);
-  expect_error (h, frame_with (128, 64, three, 3, FALSE), "3 outputs");
-  expect_error (h, frame_with (128, 64, ssd_n, 2, FALSE), "same N");
+  harness_expect_error (h, frame_with (128, 64, three, 3, FALSE), "3 outputs");
+  harness_expect_error (h, frame_with (128, 64, ssd_n, 2, FALSE), "same N");
 
   /* data shorter than the shape */
   buf = frame_with (128, 64, &ok, 1, FALSE);
@@ -428,11 +384,11 @@ GST_START_TEST (test_bad_tensors)
     g_bytes_unref (m->tensors[0].data);
     m->tensors[0].data = g_bytes_new (zeros, 8);
   }
-  expect_error (h, buf, "fewer bytes");
+  harness_expect_error (h, buf, "fewer bytes");
 
   /* no region and no input size */
   g_object_set (h->element, "input-width", 0, NULL);
-  expect_error (h, frame_with (128, 64, &ok, 1, FALSE), "input-width");
+  harness_expect_error (h, frame_with (128, 64, &ok, 1, FALSE), "input-width");
 
   /* all zero: valid, nothing detected */
   r = run_one (h, frame_with (128, 64, &ok, 1, TRUE), &out);
@@ -536,15 +492,16 @@ GST_START_TEST (test_yolov8_seg)
     gfloat *big = g_new0 (gfloat, 3 * 16 * 16);
 
     bad[1].data = big;
-    expect_error (h, frame_with (128, 64, bad, 2, TRUE), "at least one class");
+    harness_expect_error (h, frame_with (128, 64, bad, 2, TRUE),
+        "at least one class");
     g_free (big);
   }
   gst_util_set_object_arg (G_OBJECT (h->element), "format", "yolov8-seg");
   bad[1] = t[1];
   bad[1].ndim = 3;
   bad[1].dims[2] = 256;
-  expect_error (h, frame_with (128, 64, bad, 2, TRUE), "protos");
-  expect_error (h, frame_with (128, 64, t, 1, TRUE), "two tensors");
+  harness_expect_error (h, frame_with (128, 64, bad, 2, TRUE), "protos");
+  harness_expect_error (h, frame_with (128, 64, t, 1, TRUE), "two tensors");
   /* the same frame with protos first still decodes */
   bad[0] = t[1];
   bad[1] = t[0];
@@ -635,23 +592,10 @@ GST_START_TEST (test_inspect_docs)
     "tracking-max-age", NULL
   };
   GstElementFactory *f = gst_element_factory_find ("npudetect");
-  GstElement *e;
-  guint i;
 
-  fail_unless (f != NULL);
-  fail_unless (strstr (gst_element_factory_get_metadata (f,
-              GST_ELEMENT_METADATA_DESCRIPTION), "YOLOv8"));
+  check_inspect_docs ("npudetect", "YOLOv8", props);
   fail_unless_equals_string (gst_element_factory_get_metadata (f,
           GST_ELEMENT_METADATA_KLASS), "Filter/Analyzer/Video");
-  e = gst_element_factory_create (f, NULL);
-  for (i = 0; props[i]; i++) {
-    GParamSpec *p = g_object_class_find_property (G_OBJECT_GET_CLASS (e),
-        props[i]);
-
-    fail_unless (p != NULL, "no property %s", props[i]);
-    fail_unless (strlen (g_param_spec_get_blurb (p)) > 10, "%s", props[i]);
-  }
-  gst_object_unref (e);
   gst_object_unref (f);
 }
 

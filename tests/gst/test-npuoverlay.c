@@ -490,19 +490,12 @@ GST_START_TEST (test_properties)
 {
   GstElement *e = gst_element_factory_make ("npuoverlay", NULL);
   static const gchar *names[] = { "line-width", "font", "show-labels",
-    "show-scores", "show-track-ids", "color"
+    "show-scores", "show-track-ids", "color", NULL
   };
   gchar *font;
-  guint i;
 
   fail_unless (e != NULL);
-  for (i = 0; i < G_N_ELEMENTS (names); i++) {
-    GParamSpec *ps = g_object_class_find_property (G_OBJECT_GET_CLASS (e),
-        names[i]);
-
-    fail_unless (ps != NULL, "%s", names[i]);
-    fail_unless (strlen (g_param_spec_get_blurb (ps)) > 10, "%s", names[i]);
-  }
+  check_property_blurbs (e, names);
   g_object_set (e, "font", "Monospace Bold 14", NULL);
   g_object_get (e, "font", &font, NULL);
   fail_unless_equals_string (font, "Monospace Bold 14");
