@@ -59,6 +59,17 @@ gc_done(struct npu_graph *g, struct npu_node *n)
     return n->out[0];
 }
 
+/* The end of a case's build(): o made the graph's output, g returned; NULL when o is
+ * (inference failed). */
+static inline struct npu_graph *
+gc_output(struct npu_graph *g, struct npu_value *o)
+{
+    if (!o)
+        return NULL;
+    npu_graph_add_output(g, o);
+    return g;
+}
+
 /* ---- running ------------------------------------------------------------------------- */
 
 struct gcase {

@@ -42,11 +42,7 @@ build_ln(const void *vp)
     struct npu_node *n = gc_node(g, NPU_OP_LAYER_NORMALIZATION, "ln", in, 3, 1);
     npu_node_set_int(g, n, "axis", -1);
     npu_node_set_float(g, n, "epsilon", p->eps);
-    struct npu_value *o = gc_done(g, n);
-    if (!o)
-        return NULL;
-    npu_graph_add_output(g, o);
-    return g;
+    return gc_output(g, gc_done(g, n));
 }
 
 static void
@@ -94,11 +90,7 @@ build_sm(const void *vp)
     struct npu_value *x = gc_input(g, "x", 3, p->dims);
     struct npu_node *n = gc_node(g, NPU_OP_SOFTMAX, "sm", &x, 1, 1);
     npu_node_set_int(g, n, "axis", -1);
-    struct npu_value *o = gc_done(g, n);
-    if (!o)
-        return NULL;
-    npu_graph_add_output(g, o);
-    return g;
+    return gc_output(g, gc_done(g, n));
 }
 
 static void
@@ -162,11 +154,7 @@ build_at(const void *vp)
     }
     struct npu_node *n = gc_node(g, NPU_OP_FUSED_ATTENTION, "attn", in, nin, 1);
     npu_node_set_float(g, n, "scale", (float)(1.0 / sqrt((double)p->d)));
-    struct npu_value *o = gc_done(g, n);
-    if (!o)
-        return NULL;
-    npu_graph_add_output(g, o);
-    return g;
+    return gc_output(g, gc_done(g, n));
 }
 
 static void
@@ -226,11 +214,7 @@ build_atm(const void *vp)
                                gc_input(g, "v", 4, kd), gc_input(g, "mask", 4, md)};
     struct npu_node *n = gc_node(g, NPU_OP_FUSED_ATTENTION, "attn", in, 4, 1);
     npu_node_set_float(g, n, "scale", (float)(1.0 / sqrt((double)p->d)));
-    struct npu_value *o = gc_done(g, n);
-    if (!o)
-        return NULL;
-    npu_graph_add_output(g, o);
-    return g;
+    return gc_output(g, gc_done(g, n));
 }
 
 static void
@@ -399,10 +383,7 @@ build_blk(const void *vp)
     struct npu_value *rin[2] = {o, gc_const_i64(g, "shape2", xd, 3, false)};
     o = gc_done(g, gc_node(g, NPU_OP_RESHAPE, "merge_r", rin, 2, 1));
     o = proj(g, o, c, 4, "out");
-    if (!o)
-        return NULL;
-    npu_graph_add_output(g, o);
-    return g;
+    return gc_output(g, o);
 }
 
 static void

@@ -35,11 +35,7 @@ build(const struct lctx *ctx)
     struct npu_node *n = gc_node(g, c->op, "f", &x, 1, 1);
     if (c->approx)
         npu_node_set_string(g, n, "approximate", c->approx);
-    struct npu_value *o = gc_done(g, n);
-    if (!o)
-        return NULL;
-    npu_graph_add_output(g, o);
-    return g;
+    return gc_output(g, gc_done(g, n));
 }
 
 /* Every fp16 value in [lo, hi] (plus the ends), padded to a multiple of 64. */

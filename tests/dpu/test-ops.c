@@ -47,11 +47,7 @@ build_bin(const void *vp)
     }
     struct npu_value *in[2] = {p->b_first ? y : x, p->b_first ? x : y};
     struct npu_node *n = gc_node(g, p->op, "op", in, 2, 1);
-    struct npu_value *o = gc_done(g, n);
-    if (!o)
-        return NULL;
-    npu_graph_add_output(g, o);
-    return g;
+    return gc_output(g, gc_done(g, n));
 }
 
 static void
@@ -171,11 +167,7 @@ build_un(const void *vp)
         npu_node_set_float(g, n, "alpha", p->a);
         npu_node_set_float(g, n, "beta", p->b);
     }
-    struct npu_value *o = gc_done(g, n);
-    if (!o)
-        return NULL;
-    npu_graph_add_output(g, o);
-    return g;
+    return gc_output(g, gc_done(g, n));
 }
 
 static void
@@ -303,10 +295,7 @@ build_mv(const void *vp)
     }
     }
     o = gc_done(g, n);
-    if (!o)
-        return NULL;
-    npu_graph_add_output(g, o);
-    return g;
+    return gc_output(g, o);
 }
 
 static void
@@ -366,11 +355,7 @@ build_pool(const void *vp)
         if (p->op == NPU_OP_AVERAGE_POOL && p->pad)
             npu_node_set_int(g, n, "count_include_pad", 1);
     }
-    struct npu_value *o = gc_done(g, n);
-    if (!o)
-        return NULL;
-    npu_graph_add_output(g, o);
-    return g;
+    return gc_output(g, gc_done(g, n));
 }
 
 static void
