@@ -96,6 +96,32 @@ weights_ok(const struct rk_conv_geom *g, uint32_t nk, uint32_t nc, uint32_t wban
     return rk_weight_set_bytes(g, kg, nc) <= cap;
 }
 
+/* Appends the task of row block ri, kernel block ki and input-channel step s (of S) of
+ * the group whose channels start at cb and kernels at kb (C channels, K kernels a group);
+ * `flags` adds to the BIAS (first step) and ACT (last step) flags. */
+static bool
+push_tile(struct plan *p, const struct rk_conv_geom *g, const struct cand *c, uint32_t C,
+          uint32_t K, uint32_t S, uint32_t cb, uint32_t kb, uint32_t ri, uint32_t ki, uint32_t s,
+          uint32_t flags)
+{
+    struct rk_tile t = {0};
+    t.oy0 = ri * c->rows;
+    t.oh = NPU_MIN(c->rows, g->oh - t.oy0);
+    t.k0 = kb + ki * c->nk;
+    t.nk = NPU_MIN(c->nk, K - ki * c->nk);
+    t.c0 = g->depthwise ? t.k0 : cb + s * c->nc;
+    t.nc = g->depthwise ? t.nk : NPU_MIN(c->nc, C - s * c->nc);
+    t.bank = c->bank;
+    t.src = s ? (int32_t)(1 + (s - 1) % 2) : -1;
+    t.dst = s + 1 < S ? (int32_t)(1 + s % 2) : 0;
+    t.flags = flags;
+    if (!s && g->bias)
+        t.flags |= RKT_F_BIAS;
+    if (s + 1 == S)
+        t.flags |= RKT_F_ACT;
+    return plan_push(p, &t);
+}
+
 /* Builds the task list of a candidate; false when it breaks a constraint. */
 static bool
 build(const struct rk_conv_geom *g, const struct cand *c, uint32_t groups, uint32_t max_tasks,
@@ -119,48 +145,18 @@ build(const struct rk_conv_geom *g, const struct cand *c, uint32_t groups, uint3
             for (uint32_t ki = 0; ki < KT; ki++)
                 for (uint32_t s = 0; s < S; s++)
                     for (uint32_t ri = 0; ri < R; ri++) {
-                        struct rk_tile t = {0};
-                        t.oy0 = ri * c->rows;
-                        t.oh = NPU_MIN(c->rows, g->oh - t.oy0);
-                        t.k0 = kb + ki * c->nk;
-                        t.nk = NPU_MIN(c->nk, K - ki * c->nk);
-                        t.c0 = g->depthwise ? t.k0 : cb + s * c->nc;
-                        t.nc = g->depthwise ? t.nk : NPU_MIN(c->nc, C - s * c->nc);
-                        t.bank = c->bank;
-                        t.src = s ? (int32_t)(1 + (s - 1) % 2) : -1;
-                        t.dst = s + 1 < S ? (int32_t)(1 + s % 2) : 0;
-                        if (!s && g->bias)
-                            t.flags |= RKT_F_BIAS;
-                        if (s + 1 == S)
-                            t.flags |= RKT_F_ACT;
                         /* later row tiles of the same weight set: WEIGHT_REUSE
                          * when resident (checked below) */
-                        if (ri > 0)
-                            t.flags |= RKT_F_WREUSE;
-                        if (!plan_push(p, &t))
+                        uint32_t f = ri > 0 ? RKT_F_WREUSE : 0;
+                        if (!push_tile(p, g, c, C, K, S, cb, kb, ri, ki, s, f))
                             return false;
                     }
         } else {
             for (uint32_t ri = 0; ri < R; ri++)
                 for (uint32_t ki = 0; ki < KT; ki++)
                     for (uint32_t s = 0; s < S; s++) {
-                        struct rk_tile t = {0};
-                        t.oy0 = ri * c->rows;
-                        t.oh = NPU_MIN(c->rows, g->oh - t.oy0);
-                        t.k0 = kb + ki * c->nk;
-                        t.nk = NPU_MIN(c->nk, K - ki * c->nk);
-                        t.c0 = g->depthwise ? t.k0 : cb + s * c->nc;
-                        t.nc = g->depthwise ? t.nk : NPU_MIN(c->nc, C - s * c->nc);
-                        t.bank = c->bank;
-                        t.src = s ? (int32_t)(1 + (s - 1) % 2) : -1;
-                        t.dst = s + 1 < S ? (int32_t)(1 + s % 2) : 0;
-                        if (!s && g->bias)
-                            t.flags |= RKT_F_BIAS;
-                        if (s + 1 == S)
-                            t.flags |= RKT_F_ACT;
-                        if (ki > 0 && S == 1 && !g->depthwise)
-                            t.flags |= RKT_F_DREUSE;
-                        if (!plan_push(p, &t))
+                        uint32_t f = ki > 0 && S == 1 && !g->depthwise ? RKT_F_DREUSE : 0;
+                        if (!push_tile(p, g, c, C, K, S, cb, kb, ri, ki, s, f))
                             return false;
                     }
         }
