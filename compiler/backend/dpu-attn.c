@@ -66,16 +66,6 @@ strided(struct npu_dpu_ref ref, uint32_t c, uint32_t h, uint32_t w, uint32_t lin
     return m;
 }
 
-static void
-copy(struct rkd *b, const struct npu_dpu_map *src, const struct npu_dpu_map *dst)
-{
-    struct npu_dpu_pass p;
-    memset(&p, 0, sizeof(p));
-    p.in = *src;
-    p.out = *dst;
-    rkd_pass(b, &p);
-}
-
 static struct npu_dpu_ref
 at(struct npu_dpu_ref r, uint64_t bytes)
 {
@@ -218,7 +208,7 @@ zero_pad_rows(struct rkd *b, const struct hsrc *x, uint32_t hn, uint32_t Skp)
     uint32_t c = hn * x->d;
     struct npu_dpu_map z = zeros(b, c, Skp - x->s, 1);
     struct npu_dpu_map dst = strided(at(x->m.ref, (uint64_t)x->s * 16), c, Skp - x->s, 1, 1, Skp);
-    copy(b, &z, &dst);
+    dl_copy(b, &z, &dst);
 }
 
 /* The head merge after attention: out -> Transpose (0, 2, 1, 3) -> Reshape to [.., Sq,
@@ -412,18 +402,18 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
         kin = strided(ks.m.ref, D, Hn, Skp, (D / 8) * Skp, Skp);
     } else {
         struct npu_dpu_map ksrc = heads_cube(&ks, Hn, 0, D);
-        copy(b, &ksrc,
-             &(struct npu_dpu_map){.ref = kp.ref,
-                                   .type = NPU_DPU_FP16,
-                                   .c = D,
-                                   .h = Hn,
-                                   .w = Sk,
-                                   .line = Skp,
-                                   .surf = Hn * Skp});
+        dl_copy(b, &ksrc,
+                &(struct npu_dpu_map){.ref = kp.ref,
+                                      .type = NPU_DPU_FP16,
+                                      .c = D,
+                                      .h = Hn,
+                                      .w = Sk,
+                                      .line = Skp,
+                                      .surf = Hn * Skp});
         if (Skp > Sk) {
             struct npu_dpu_map z = zeros(b, D, Hn, Skp - Sk);
             struct npu_dpu_map dz = npu_dpu_map_cols(&kp, Sk, Skp - Sk);
-            copy(b, &z, &dz);
+            dl_copy(b, &z, &dz);
         }
     }
     /* TP1: keys into lanes: element (d, key p) -> atom (p / 8) * D + d, lane p % 8 */
@@ -465,7 +455,7 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
         free(o);
         struct npu_dpu_map dst =
             strided(at(kw, (uint64_t)(D / 32) * 64 * 16), 8, groups, 16, GS, groups * GS);
-        copy(b, &ones, &dst);
+        dl_copy(b, &ones, &dst);
     }
 
     /* ---- V -> weight layout: [16 ch][heads x Dv/16][Skp], then one transpose */
@@ -480,19 +470,19 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
         src.h = Hn * (Dv / 16);
         src.line = 2 * sp;
         struct npu_dpu_map dst = strided(vp.ref, 16, Hn * (Dv / 16), Sk, Skp, Hn * (Dv / 16) * Skp);
-        copy(b, &src, &dst);
+        dl_copy(b, &src, &dst);
     } else {
         for (uint32_t y = 0; y < Dv / 16; y++) {
             struct npu_dpu_map src = heads_cube(&vs_, Hn, 16 * y, 16);
             struct npu_dpu_map dst = strided(at(vp.ref, (uint64_t)y * Skp * 16), 16, Hn, Sk,
                                              (Dv / 16) * Skp, Hn * (Dv / 16) * Skp);
-            copy(b, &src, &dst);
+            dl_copy(b, &src, &dst);
         }
     }
     if (Skp > Sk && !vpad) {
         struct npu_dpu_map z = zeros(b, 16, Hn * (Dv / 16), Skp - Sk);
         struct npu_dpu_map dz = npu_dpu_map_cols(&vp, Sk, Skp - Sk);
-        copy(b, &z, &dz);
+        dl_copy(b, &z, &dz);
     }
     struct npu_dpu_tp tv = {
         .in = vp, .dst = vw, .grid_w = CBv / 8, .grid_line = 2 * CBv, .chan_stride = CBv / 8};
@@ -504,10 +494,10 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
     if (qshift) {
         struct npu_dpu_map src = heads_cube(&qs, Hn, 0, D);
         struct npu_dpu_map dst = strided(qpm.ref, D, Hn, Sq, Sq, Hn * Sq);
-        copy(b, &src, &dst);
+        dl_copy(b, &src, &dst);
         struct npu_dpu_map z = zeros(b, 8, Hn * Sq, 1);
         struct npu_dpu_map lane = npu_dpu_map_channels(&qpm, D, 8);
-        copy(b, &z, &lane);
+        dl_copy(b, &z, &lane);
         qsrc.m = qpm;
         qsrc.heads_view = false;
         qsrc.d = Dk;
@@ -607,7 +597,7 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
             if (Skp > Sk) {
                 struct npu_dpu_map z = zeros(b, Skp - Sk, mrows, 1);
                 struct npu_dpu_map dz = npu_dpu_map_channels(mm, Sk, Skp - Sk);
-                copy(b, &z, &dz);
+                dl_copy(b, &z, &dz);
             }
         }
     }

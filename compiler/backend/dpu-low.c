@@ -163,6 +163,38 @@ dl_predicts(const struct npu_value *v, int depth, struct vmap *vm)
     return predict_view(v, vm, depth);
 }
 
+void
+dl_copy(struct rkd *b, const struct npu_dpu_map *src, const struct npu_dpu_map *dst)
+{
+    struct npu_dpu_pass p;
+    memset(&p, 0, sizeof(p));
+    p.in = *src;
+    p.out = *dst;
+    rkd_pass(b, &p);
+}
+
+struct npu_value *
+dl_lower_input(struct rkd *b, struct npu_value *v, const struct vmap *vm, enum npu_dtype dt,
+               const char *as, struct why *w)
+{
+    struct npu_value *nv = npu_lower_input(b->cx, b->orig, v, vm->view, dt);
+    if (!nv) {
+        why_set(w, "input '%s' is not available on the NPU%s in view %ux%ux%u", v->name, as,
+                vm->view[0], vm->view[1], vm->view[2]);
+        return NULL;
+    }
+    if (npu_rk_view_order(nv) != vm->order) {
+        why_set(w, "input '%s' has another element order on the NPU", v->name);
+        return NULL;
+    }
+    if (dl_alias_kind(nv) == 2) {
+        why_set(w, "input '%s' is a heads view only attention reads", v->name);
+        return NULL;
+    }
+    /* read a view's bytes where they are: its source (same bytes) */
+    return dl_source(nv);
+}
+
 bool
 dl_input(struct rkd *b, struct npu_value *v, const struct vmap *vm, struct npu_dpu_map *m,
          struct why *w)
@@ -173,22 +205,8 @@ dl_input(struct rkd *b, struct npu_value *v, const struct vmap *vm, struct npu_d
     }
     struct npu_value *nv = NULL;
     if (b->cx) {
-        nv = npu_lower_input(b->cx, b->orig, v, vm->view, NPU_DTYPE_FP16);
-        if (!nv) {
-            why_set(w, "input '%s' is not available on the NPU in view %ux%ux%u", v->name,
-                    vm->view[0], vm->view[1], vm->view[2]);
+        if (!(nv = dl_lower_input(b, v, vm, NPU_DTYPE_FP16, "", w)))
             return false;
-        }
-        if (npu_rk_view_order(nv) != vm->order) {
-            why_set(w, "input '%s' has another element order on the NPU", v->name);
-            return false;
-        }
-        if (dl_alias_kind(nv) == 2) {
-            why_set(w, "input '%s' is a heads view only attention reads", v->name);
-            return false;
-        }
-        /* read a view's bytes where they are: its source (same bytes) */
-        nv = dl_source(nv);
     } else {
         struct vmap pv;
         if (predict_view(v, &pv, b->depth) &&

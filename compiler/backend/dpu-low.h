@@ -71,6 +71,13 @@ dl_cyx_next(const struct vmap *vm, uint32_t o[3])
 bool dl_predicts(const struct npu_value *v, int depth, struct vmap *vm);
 bool dl_input(struct rkd *b, struct npu_value *v, const struct vmap *vm, struct npu_dpu_map *m,
               struct why *w);
+/* Input v lowered onto the NPU (b->cx set) in view vm as dtype dt, as the value whose bytes
+ * are read (an alias's source); NULL (reason in w) when the NPU does not hold it that way.
+ * `as` names the dtype in the reason ("" or " as int8"). */
+struct npu_value *dl_lower_input(struct rkd *b, struct npu_value *v, const struct vmap *vm,
+                                 enum npu_dtype dt, const char *as, struct why *w);
+/* A DPU pass copying map src to map dst (the same element count). */
+void dl_copy(struct rkd *b, const struct npu_dpu_map *src, const struct npu_dpu_map *dst);
 /* rk.Dpu alias kind of v's producer (0 none, 1 same bytes, 2 attention heads). */
 int dl_alias_kind(const struct npu_value *v);
 /* The value whose bytes an alias (kind 1) chain shows. */

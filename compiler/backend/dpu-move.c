@@ -171,17 +171,6 @@ view_ok(const uint32_t v[3], int64_t n)
            (int64_t)v[0] * v[1] * v[2] == n;
 }
 
-/* Copies sub-cube `src` (of the input) to the whole output map `dst`. */
-static void
-copy(struct rkd *b, const struct npu_dpu_map *src, const struct npu_dpu_map *dst)
-{
-    struct npu_dpu_pass p;
-    memset(&p, 0, sizeof(p));
-    p.in = *src;
-    p.out = *dst;
-    rkd_pass(b, &p);
-}
-
 /* Output idx of b->orig is input x remapped by r; picks the cheapest classification. */
 static enum npu_status
 lower_remap(struct rkd *b, int idx, struct npu_value *x, const struct remap *r, struct why *w)
@@ -216,7 +205,7 @@ lower_remap(struct rkd *b, int idx, struct npu_value *x, const struct remap *r, 
                                  cand[k].view, cand[k].order);
             }
             struct npu_dpu_map o = dl_map(rkd_result(), &vin);
-            copy(b, &xm, &o);
+            dl_copy(b, &xm, &o);
             return dl_finish(b, idx, &cand[k]);
         }
     }
@@ -230,7 +219,7 @@ lower_remap(struct rkd *b, int idx, struct npu_value *x, const struct remap *r, 
         s = npu_dpu_map_rows(&s, (uint32_t)d[1], cand[k].view[1]);
         s = npu_dpu_map_cols(&s, (uint32_t)d[2], cand[k].view[2]);
         struct npu_dpu_map o = dl_map(rkd_result(), &cand[k]);
-        copy(b, &s, &o);
+        dl_copy(b, &s, &o);
         return dl_finish(b, idx, &cand[k]);
     }
     return why_set(w, "the copy is not a reinterpretation or a sub-cube with channels aligned "
@@ -290,7 +279,7 @@ lower_heads(struct rkd *b, struct npu_node *n, struct why *w)
             s.line = (D / 8) * sx;
             d.h = B;
             d.line = A;
-            copy(b, &s, &d);
+            dl_copy(b, &s, &d);
         }
         return dl_finish(b, 0, &vo);
     }
@@ -304,7 +293,7 @@ lower_heads(struct rkd *b, struct npu_node *n, struct why *w)
             s = npu_dpu_map_rows(&xm, k * rows, rows);
             d = npu_dpu_map_channels(&om, k * D, D);
         }
-        copy(b, &s, &d);
+        dl_copy(b, &s, &d);
     }
     return dl_finish(b, 0, &vo);
 }
@@ -553,7 +542,7 @@ dl_lower_move(struct rkd *b, struct npu_node *n, struct why *w)
             struct npu_dpu_map dm = npu_dpu_map_channels(&om, (uint32_t)d[0], vi.view[0]);
             dm = npu_dpu_map_rows(&dm, (uint32_t)d[1], vi.view[1]);
             dm = npu_dpu_map_cols(&dm, (uint32_t)d[2], vi.view[2]);
-            copy(b, &xm, &dm);
+            dl_copy(b, &xm, &dm);
         }
         return dl_finish(b, 0, &vo);
     }

@@ -30,23 +30,8 @@ int8_input(struct rkd *b, struct npu_value *v, const struct vmap *vm, struct npu
            struct why *w)
 {
     struct npu_value *nv = NULL;
-    if (b->cx) {
-        nv = npu_lower_input(b->cx, b->orig, v, vm->view, NPU_DTYPE_INT8);
-        if (!nv) {
-            why_set(w, "input '%s' is not available on the NPU as int8 in view %ux%ux%u", v->name,
-                    vm->view[0], vm->view[1], vm->view[2]);
-            return false;
-        }
-        if (npu_rk_view_order(nv) != vm->order) {
-            why_set(w, "input '%s' has another element order on the NPU", v->name);
-            return false;
-        }
-        if (dl_alias_kind(nv) == 2) {
-            why_set(w, "input '%s' is a heads view only attention reads", v->name);
-            return false;
-        }
-        nv = dl_source(nv);
-    }
+    if (b->cx && !(nv = dl_lower_input(b, v, vm, NPU_DTYPE_INT8, " as int8", w)))
+        return false;
     *m = npu_dpu_map_packed(rkd_input(b, nv), NPU_DPU_INT8, vm->view[0], vm->view[1], vm->view[2]);
     if (nv && !npu_rk_packed(nv))
         m->surf = npu_rk_surf(nv);
