@@ -1539,6 +1539,17 @@ usage(FILE *f)
     return f == stdout ? 0 : 2;
 }
 
+/* The steps in the order "all" runs them. */
+static const struct {
+    const char *name;
+    void (*run)(void);
+} step_table[] = {
+    {"info", step_info},   {"eltwise", step_eltwise}, {"matmul", step_matmul},
+    {"conv", step_conv},   {"golden", step_golden},   {"multicore", step_multicore},
+    {"chain", step_chain}, {"dma", step_dma},         {"raw", step_raw},
+    {"lut", step_lut},     {"tlevel", step_tlevel},
+};
+
 int
 main(int argc, char **argv)
 {
@@ -1582,28 +1593,9 @@ main(int argc, char **argv)
         bool all = !strcmp(steps[i], "all");
         bool known = false;
         unsigned pass0 = n_pass, fail0 = n_fail;
-        if (all || !strcmp(steps[i], "info"))
-            known = true, step_info();
-        if (all || !strcmp(steps[i], "eltwise"))
-            known = true, step_eltwise();
-        if (all || !strcmp(steps[i], "matmul"))
-            known = true, step_matmul();
-        if (all || !strcmp(steps[i], "conv"))
-            known = true, step_conv();
-        if (all || !strcmp(steps[i], "golden"))
-            known = true, step_golden();
-        if (all || !strcmp(steps[i], "multicore"))
-            known = true, step_multicore();
-        if (all || !strcmp(steps[i], "chain"))
-            known = true, step_chain();
-        if (all || !strcmp(steps[i], "dma"))
-            known = true, step_dma();
-        if (all || !strcmp(steps[i], "raw"))
-            known = true, step_raw();
-        if (all || !strcmp(steps[i], "lut"))
-            known = true, step_lut();
-        if (all || !strcmp(steps[i], "tlevel"))
-            known = true, step_tlevel();
+        for (size_t k = 0; k < NPU_ARRAY_SIZE(step_table); k++)
+            if (all || !strcmp(steps[i], step_table[k].name))
+                known = true, step_table[k].run();
         if (!known) {
             npu_device_close(dev);
             return usage(stderr);
