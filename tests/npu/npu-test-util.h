@@ -321,4 +321,55 @@ tu_cmp(const struct npu_tensor *a, const struct npu_tensor *b, double tol_abs, d
     return w;
 }
 
+/* Text for the robustness tests: IR text with 1 to 3 mutations, each inside the attribute
+ * braces of a line whose op starts with `op` ("= rk.Dpu", "= rk."): a digit changed, a minus
+ * sign, a big number or a character dropped (malloc'd). */
+static inline char *
+tu_mutate_ir(const char *text, const char *op, uint32_t *seed)
+{
+    size_t n = strlen(text);
+    char *t = malloc(n + 64);
+    memcpy(t, text, n + 1);
+    int muts = 1 + (int)(tu_rand(seed) % 3);
+    for (int k = 0; k < muts; k++) {
+        size_t pos = tu_rand(seed) % n;
+        const char *rk = strstr(t + pos, op);
+        if (!rk)
+            rk = strstr(t, op);
+        if (!rk)
+            break;
+        const char *br = strchr(rk, '{');
+        const char *end = br ? strchr(br, '}') : NULL;
+        if (!br || !end)
+            break;
+        size_t a = (size_t)(br - t) + 1, b = (size_t)(end - t);
+        if (b <= a)
+            break;
+        size_t at = a + tu_rand(seed) % (b - a);
+        switch (tu_rand(seed) % 4) {
+        case 0: /* another digit */
+            if (t[at] >= '0' && t[at] <= '9')
+                t[at] = (char)('0' + tu_rand(seed) % 10);
+            break;
+        case 1: /* a minus sign */
+            if (t[at] >= '0' && t[at] <= '9')
+                t[at] = '-';
+            break;
+        case 2: { /* a big number */
+            static const char *big[] = {"4095", "65535", "2147483647", "99999999999", "0"};
+            const char *v = big[tu_rand(seed) % 5];
+            size_t lv = strlen(v);
+            if (t[at] >= '0' && t[at] <= '9' && at + lv < b)
+                memcpy(t + at, v, lv);
+            break;
+        }
+        default: /* drop a character */
+            memmove(t + at, t + at + 1, strlen(t + at + 1) + 1);
+            n = strlen(t);
+            break;
+        }
+    }
+    return t;
+}
+
 #endif /* NPU_TEST_UTIL_H */

@@ -67,50 +67,7 @@ quiet(enum npu_log_level level, const char *domain, const char *msg, void *user)
 static void
 mutate_and_run(const char *text, const char *side, size_t side_len, uint32_t *seed)
 {
-    size_t n = strlen(text);
-    char *t = malloc(n + 64);
-    memcpy(t, text, n + 1);
-    /* mutate only inside rk.* lines' attribute braces */
-    int muts = 1 + (int)(tu_rand(seed) % 3);
-    for (int k = 0; k < muts; k++) {
-        size_t pos = tu_rand(seed) % n;
-        const char *rk = strstr(t + pos, "= rk.");
-        if (!rk)
-            rk = strstr(t, "= rk.");
-        if (!rk)
-            break;
-        const char *br = strchr(rk, '{');
-        const char *end = br ? strchr(br, '}') : NULL;
-        if (!br || !end)
-            break;
-        size_t a = (size_t)(br - t) + 1, b = (size_t)(end - t);
-        if (b <= a)
-            break;
-        size_t at = a + tu_rand(seed) % (b - a);
-        switch (tu_rand(seed) % 4) {
-        case 0: /* another digit */
-            if (t[at] >= '0' && t[at] <= '9')
-                t[at] = (char)('0' + tu_rand(seed) % 10);
-            break;
-        case 1: /* a minus sign */
-            if (t[at] >= '0' && t[at] <= '9')
-                t[at] = '-';
-            break;
-        case 2: { /* a big number */
-            static const char *big[] = {"4095", "65535", "2147483647", "99999999999", "0"};
-            const char *v = big[tu_rand(seed) % 5];
-            size_t lv = strlen(v);
-            if (t[at] >= '0' && t[at] <= '9' && at + lv < b) {
-                memcpy(t + at, v, lv);
-            }
-            break;
-        }
-        default: /* drop a character */
-            memmove(t + at, t + at + 1, strlen(t + at + 1) + 1);
-            n = strlen(t);
-            break;
-        }
-    }
+    char *t = tu_mutate_ir(text, "= rk.", seed);
     struct npu_graph *g = NULL;
     if (npu_ir_parse(t, strlen(t), side, side_len, false, &g) == NPU_OK) {
         ok_parse++;
