@@ -10,24 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz-target.h"
 #include "npu/npu-ir.h"
-
-static void
-quiet(enum npu_log_level level, const char *domain, const char *msg, void *user)
-{
-}
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static int init;
-    if (!init) {
-        if (!getenv("FUZZ_VERBOSE"))
-            npu_log_set_handler(quiet, NULL);
-        init = 1;
-    }
+    fuzz_quiet_log();
     struct npu_graph *g = NULL;
     if (npu_ir_parse((const char *)data, size, NULL, 0, true, &g) != NPU_OK)
         return 0;

@@ -12,26 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz-target.h"
 #include "npu/npu-ir.h"
 #include "npu/npu-onnx.h"
 #include "npu/npu-passes.h"
 
-static void
-quiet(enum npu_log_level level, const char *domain, const char *msg, void *user)
-{
-}
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static int init;
-    if (!init) {
-        if (!getenv("FUZZ_VERBOSE"))
-            npu_log_set_handler(quiet, NULL);
-        init = 1;
-    }
+    fuzz_quiet_log();
     struct npu_graph *g = NULL;
     struct npu_onnx_options o = {.dim_values = "batch=2,seq=3"};
     enum npu_status st = npu_onnx_import(data, size, &o, &g);
