@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <unistd.h>
 
+#include "npu-test-file.h"
 #include "npu-test.h"
 #include "npu/npu-npy.h"
 
@@ -28,25 +29,6 @@ log_sink(enum npu_log_level level, const char *domain, const char *msg, void *us
     nmsgs++;
     if (!quiet)
         fprintf(stderr, "  [logged] %s: %s\n", domain, msg);
-}
-
-static void *
-slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    void *b = malloc(n > 0 ? (size_t)n : 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    *len = (size_t)n;
-    return b;
 }
 
 static void
@@ -103,8 +85,8 @@ check_ok_fixture(const char *name, enum npu_dtype dt, int ndim, const int64_t *d
     check_values(name, &t);
 
     /* The same bytes through npu_npy_decode. */
-    size_t flen;
-    void *fbuf = slurp(path, &flen);
+    size_t flen = 0;
+    void *fbuf = npu_test_slurp(path, &flen);
     CHECK(fbuf != NULL);
     struct npu_tensor m;
     CHECK_EQ_INT(NPU_OK, npu_npy_decode(fbuf, flen, name, &m));
@@ -259,7 +241,7 @@ test_truncations(const char *name)
     char path[1024];
     fixture_path(path, sizeof(path), name);
     size_t len;
-    uint8_t *full = slurp(path, &len);
+    uint8_t *full = (uint8_t *)npu_test_slurp(path, &len);
     CHECK(full != NULL);
     if (!full)
         return;
@@ -298,7 +280,7 @@ test_fuzz(void)
     char path[1024];
     fixture_path(path, sizeof(path), "ok-f4-2x3.npy");
     size_t len;
-    uint8_t *seed = slurp(path, &len);
+    uint8_t *seed = (uint8_t *)npu_test_slurp(path, &len);
     CHECK(seed != NULL);
     if (!seed)
         return;

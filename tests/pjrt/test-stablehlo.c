@@ -62,7 +62,7 @@ main(int argc, char **argv)
     int nmut = em ? atoi(em) : 1500;
     for (int a = 1; a < argc; a++) {
         size_t len = 0;
-        char *text = slurp(argv[a], &len);
+        char *text = npu_test_slurp(argv[a], &len);
         if (!text) {
             fprintf(stderr, "FAIL: cannot read %s\n", argv[a]);
             failures++;

@@ -117,7 +117,7 @@ static void
 check_pair(const char *bcpath, const char *txtpath, const char *required)
 {
     size_t blen = 0, tlen = 0;
-    char *bc = slurp(bcpath, &blen), *txt = slurp(txtpath, &tlen);
+    char *bc = npu_test_slurp(bcpath, &blen), *txt = npu_test_slurp(txtpath, &tlen);
     char *dec = NULL;
     size_t dlen = 0;
     static char names[1024][128];
@@ -209,7 +209,7 @@ static void
 fuzz(const char *bcpath, int mutants)
 {
     size_t len = 0;
-    char *bc = slurp(bcpath, &len), *m = bc ? malloc(len + 1) : NULL;
+    char *bc = npu_test_slurp(bcpath, &len), *m = bc ? malloc(len + 1) : NULL;
     if (!bc || !m) {
         failures++;
         free(bc);

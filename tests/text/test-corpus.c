@@ -11,29 +11,11 @@
  *   test-corpus TOKENIZER.json corpus.json expected-NAME.json
  */
 #include "npu-json.h"
+#include "npu-test-file.h"
 #include "npu-test.h"
 #include "tok-internal.h"
 
 #include <npu/npu-tokenizer.h>
-
-static char *
-slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    *len = (size_t)n;
-    return b;
-}
 
 static bool
 same_ids(const struct npu_json *want, const int32_t *ids, size_t n)
@@ -97,7 +79,7 @@ main(int argc, char **argv)
     if (npu_test_failures)
         return 1;
     size_t clen, elen;
-    char *cbuf = slurp(argv[2], &clen), *ebuf = slurp(argv[3], &elen);
+    char *cbuf = npu_test_slurp(argv[2], &clen), *ebuf = npu_test_slurp(argv[3], &elen);
     CHECK(cbuf && ebuf);
     char err[200];
     struct npu_json_doc *cdoc = npu_json_parse(cbuf, clen, err, sizeof(err));
