@@ -110,6 +110,22 @@ conv_lut_of_act(const char *a)
     return l && l->in_offset == 0 ? l->id : 0;
 }
 
+/* Under layer_split, an Add whose other operand is another product's result stays an Add
+ * of its own: folded, it would chain the two products (the second reading the first's
+ * result), which the layer split could then not run side by side (GPT-2's c_proj in row
+ * blocks, llm-graph.c). */
+static bool
+product_sum(const struct npu_backend_options *o, const struct npu_value *other)
+{
+    const struct npu_node *p = other ? other->producer : NULL;
+    /* lowering: the operand may be a conversion's result (rk.ToHost of the product's) */
+    if (p && p->op == NPU_OP_RK_TO_HOST && p->nin > 0 && p->in[0])
+        p = p->in[0]->producer;
+    return o && o->layer_split && p &&
+           (p->op == NPU_OP_MATMUL || p->op == NPU_OP_GEMM || p->op == NPU_OP_QLINEAR_MATMUL ||
+            p->op == NPU_OP_CONV || p->op == NPU_OP_RK_CONV); /* RK_CONV: lowered already */
+}
+
 /* A residual Add after n that n's DPU pass can do (EW add of a per-pixel operand): n's
  * result goes only to an Add on the NPU of the same shape, whose other operand is already
  * on the NPU in the result's view. Returns the Add and that operand's NPU value. */
@@ -129,6 +145,8 @@ conv_residual_add(struct npu_lower_ctx *cx, struct npu_node *n, const struct con
         npu_node_int(a, "npu_dpu_done", 0))
         return NULL;
     struct npu_value *o = a->in[0] == y ? a->in[1] : a->in[0];
+    if (product_sum(cx->o, o))
+        return NULL;
     const struct npu_tensor *ot = &o->t, *at = &a->out[0]->t;
     if (ot->ndim != y->t.ndim || at->ndim != y->t.ndim || !npu_dtype_is_float(ot->dtype))
         return NULL;
@@ -173,6 +191,8 @@ conv_residual_reader(const struct npu_node *n, const struct conv_src *s,
         !a->in[0] || !a->in[1] || (a->in[0] == y) == (a->in[1] == y))
         return NULL;
     const struct npu_value *ov = a->in[0] == y ? a->in[1] : a->in[0];
+    if (product_sum(o, ov))
+        return NULL;
     const struct npu_tensor *ot = &ov->t, *at = &a->out[0]->t;
     if (ov->kind != NPU_VALUE_NODE || !ov->producer || ot->ndim != y->t.ndim ||
         at->ndim != y->t.ndim || !npu_dtype_is_float(ot->dtype))

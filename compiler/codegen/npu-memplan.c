@@ -5,7 +5,8 @@
  * the conversions touch), reusing dead tensors' space (first fit, 64-byte
  * aligned: every NPU address register needs 16, RKNN places tensors on 64,
  * errata S6). Constants the NPU reads are packed into NPU_BUF_WEIGHTS (64-byte
- * aligned). Host values get offsets in the host arena the same way.
+ * aligned). Host values get offsets in the host arena the same way. With
+ * layer_split an NPU value's lifetime covers whole jobs (no reuse inside a job).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -198,6 +199,17 @@ cg_analyse(struct npu_cg *cg, int **pos_job_out)
                     SPAN(v, job_last[jb] + 1 > p ? job_last[jb] + 1 : p);
             }
         }
+    }
+    /* layer_split: an NPU value keeps its space from its first job's first node to
+     * its last job's last node (no reuse inside a job, for the layer split) */
+    for (int k = 0; cg->o->layer_split && k < cg->nvi; k++) {
+        struct vinfo *i = &cg->vi[k];
+        if (!i->npu_val || i->first < 0)
+            continue;
+        if (job_of[i->first] >= 0)
+            i->first = job_first[job_of[i->first]];
+        if (i->last < nn && job_of[i->last] >= 0 && job_last[job_of[i->last]] > i->last)
+            i->last = job_last[job_of[i->last]];
     }
     /* NPU buffers are reused one node later than their last reader, so that
      * no task writes memory the task right before it still reads (the PC

@@ -263,6 +263,10 @@ npu_build_options_hash(const struct npu_build_options *o, char *text, size_t len
         size_t k = strlen(buf);
         snprintf(buf + k, sizeof(buf) - k, ";hw_profile=verified");
     }
+    if (o->backend.layer_split) { /* keys without it stay as they were */
+        size_t k = strlen(buf);
+        snprintf(buf + k, sizeof(buf) - k, ";layer_split=1");
+    }
     if (text && len)
         snprintf(text, len, "%s", buf);
     return npu_xxh64(buf, strlen(buf), 0x6f707473);

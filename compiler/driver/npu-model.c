@@ -123,6 +123,7 @@ load_npu(const char *path, struct npu_graph *g, const struct npu_model_options *
                                    .on_device = !strcmp(info.backend, "rknpu") ||
                                                 !strcmp(info.backend, "rocket")};
     bo.backend.hw_profile = o->hw_profile;
+    bo.backend.layer_split = o->layer_split;
     if ((st = g ? npu_build_graph(g, path, &bo, &m->built) : npu_build(path, &bo, &m->built)))
         goto err;
     if ((st = npu_prog_model_create(m->dev, m->built->prog, NULL, &m->pm)))

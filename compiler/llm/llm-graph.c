@@ -241,6 +241,49 @@ lm_head(struct gb *b, V *x, const float *w, int64_t D, int64_t Vn, int split)
     return y;
 }
 
+/* The head split of a projection's output x [1, s, heads * hd]: [1, heads, s, hd] as a
+ * Transpose also for one token (where it moves no data), the form the NPU's attention reads
+ * in place (a heads view); rows (one token with RoPE): [heads, 1, hd] (see the top), through
+ * the Transpose the NPU lowers as a head split (one strided copy). */
+static V *
+heads(struct gb *b, V *x, bool rows, const int64_t *d4, const int64_t *d3)
+{
+    static const int64_t p0213[4] = {0, 2, 1, 3};
+    V *y = transpose(b, reshape(b, x, 4, d4), 4, p0213);
+    return rows ? reshape(b, y, 3, d3) : y;
+}
+
+/* GPT-2's MLP with c_fc cut into column blocks (llm_weights_split) and c_proj whole: per
+ * block k, gelu(a @ W_fc[:, block k] + b_fc[block k]) @ W_proj[rows of block k], the
+ * partial products summed after all blocks (+ b_proj). Each block is a chain of its own
+ * (product, GELU with its LUT, product) that the layer split runs on one core beside the
+ * others: no Concat, and the GELU stays next to its product. */
+static V *
+mlp_blocks(struct gb *b, V *a, const struct llm_layer_w *L, int64_t D, const char *name)
+{
+    V *part[LLM_MAX_SPLIT] = {NULL};
+    int64_t c0 = 0;
+    for (int k = 0; k < L->sup.n; k++) {
+        const int64_t n = L->sup.cols[k];
+        char nm[96];
+        snprintf(nm, sizeof(nm), "%s.fc.%d.weight", name, k);
+        int64_t wd[2] = {D, n}, pd[2] = {n, D};
+        V *y = op2(b, NPU_OP_MATMUL, a, cst(b, nm, L->w_up + c0 * D, 2, wd));
+        snprintf(nm, sizeof(nm), "%s.fc.%d.bias", name, k);
+        y = op2(b, NPU_OP_ADD, y, cst(b, nm, L->b_up + c0, 1, &n));
+        y = op2(b, NPU_OP_FUSED_GELU_TANH, y, NULL);
+        snprintf(nm, sizeof(nm), "%s.down.%d.weight", name, k);
+        part[k] = op2(b, NPU_OP_MATMUL, y, cst(b, nm, L->w_down + c0 * D, 2, pd));
+        c0 += n;
+    }
+    V *sum = part[0];
+    for (int k = 1; k < L->sup.n; k++)
+        sum = op2(b, NPU_OP_ADD, sum, part[k]);
+    char nm[96];
+    snprintf(nm, sizeof(nm), "%s.down.bias", name);
+    return op2(b, NPU_OP_ADD, sum, cst(b, nm, L->b_down, 1, &D));
+}
+
 static V *
 layernorm(struct gb *b, V *x, const float *w, const float *bias, int64_t d, float eps,
           const char *name)
@@ -381,26 +424,15 @@ llm_build_graph(const struct llm_config *c, const struct llm_weights *w, int s, 
         snprintf(nm, sizeof(nm), "l%d.ln1", l);
         V *a = gpt2 ? layernorm(&b, x, L->ln1_w, L->ln1_b, D, c->eps, nm)
                     : rmsnorm(&b, x, L->ln1_w, D, c->eps, nm);
-        snprintf(nm, sizeof(nm), "l%d.q", l);
-        V *q = linear_split(&b, a, L->wq, L->bq, D, H * hd, &L->sq, nm);
-        snprintf(nm, sizeof(nm), "l%d.k", l);
-        V *k = linear_split(&b, a, L->wk, L->bk, D, KVH * hd, &L->sk, nm);
-        snprintf(nm, sizeof(nm), "l%d.v", l);
-        V *v = linear_split(&b, a, L->wv, L->bv, D, KVH * hd, &L->sv, nm);
         int64_t qd[4] = {1, s, H, hd}, kd[4] = {1, s, KVH, hd};
-        if (rows) {
-            /* [H, 1, hd], [KVH, 1, hd]: the head split of one token as rows (see the top),
-             * through the Transpose the NPU lowers as a head split (one strided copy) */
-            q = reshape(&b, transpose(&b, reshape(&b, q, 4, qd), 4, p0213), 3, csq);
-            k = reshape(&b, transpose(&b, reshape(&b, k, 4, kd), 4, p0213), 3, csk);
-            v = reshape(&b, transpose(&b, reshape(&b, v, 4, kd), 4, p0213), 3, csk);
-        } else {
-            /* [1, H, s, hd]: the head split as a Transpose also for one token (where it moves
-             * no data), the form the NPU's attention reads in place (a heads view) */
-            q = transpose(&b, reshape(&b, q, 4, qd), 4, p0213);
-            k = transpose(&b, reshape(&b, k, 4, kd), 4, p0213);
-            v = transpose(&b, reshape(&b, v, 4, kd), 4, p0213);
-        }
+        /* each projection right before its head split, so that on the NPU a projection and
+         * its copy are a chain the layer split runs on one core, beside the others' */
+        snprintf(nm, sizeof(nm), "l%d.q", l);
+        V *q = heads(&b, linear_split(&b, a, L->wq, L->bq, D, H * hd, &L->sq, nm), rows, qd, csq);
+        snprintf(nm, sizeof(nm), "l%d.k", l);
+        V *k = heads(&b, linear_split(&b, a, L->wk, L->bk, D, KVH * hd, &L->sk, nm), rows, kd, csk);
+        snprintf(nm, sizeof(nm), "l%d.v", l);
+        V *v = heads(&b, linear_split(&b, a, L->wv, L->bv, D, KVH * hd, &L->sv, nm), rows, kd, csk);
         if (!gpt2) {
             q = op2(&b, NPU_OP_ADD, op2(&b, NPU_OP_MUL, q, cosv),
                     op2(&b, NPU_OP_MUL, op2(&b, NPU_OP_MATMUL, q, rotv), sinv));
@@ -454,6 +486,11 @@ llm_build_graph(const struct llm_config *c, const struct llm_weights *w, int s, 
         a = gpt2 ? layernorm(&b, x, L->ln2_w, L->ln2_b, D, c->eps, nm)
                  : rmsnorm(&b, x, L->ln2_w, D, c->eps, nm);
         V *m;
+        if (gpt2 && L->sup.n > 1 && L->sdown.n <= 1) {
+            snprintf(nm, sizeof(nm), "l%d", l);
+            x = op2(&b, NPU_OP_ADD, x, mlp_blocks(&b, a, L, D, nm));
+            continue;
+        }
         if (gpt2) {
             snprintf(nm, sizeof(nm), "l%d.fc", l);
             m = op2(&b, NPU_OP_FUSED_GELU_TANH,
@@ -500,6 +537,15 @@ llm_build_graph(const struct llm_config *c, const struct llm_weights *w, int s, 
     return NPU_OK;
 }
 
+/* Test knob (the runtime's, npu-program-exec.c): NPU_SPLIT_FORCE=1 cuts every projection
+ * llm_weights_split may cut, gain or not, so that tiny test models take the split graph. */
+bool
+llm_split_forced(void)
+{
+    const char *f = getenv("NPU_SPLIT_FORCE");
+    return f && !strcmp(f, "1");
+}
+
 /* W [in, out] row-major -> column blocks of sp's widths, each [in, cols] row-major. */
 static enum npu_status
 split_one(float *w, int64_t in, int64_t out, int cores, struct llm_split *sp)
@@ -514,7 +560,7 @@ split_one(float *w, int64_t in, int64_t out, int cores, struct llm_split *sp)
     /* worth it when the saving beats two submits (the join's copies and the extra submit of
      * the split; GPT-2 small's o [768 x 768] saves 65 us, 12.10 instead of 13.69 ms/token
      * modeled on three cores, where four submits left it whole) */
-    if (cores <= 1 || !w || one - all <= 2 * tm->submit_overhead_s)
+    if (cores <= 1 || !w || (one - all <= 2 * tm->submit_overhead_s && !llm_split_forced()))
         return NPU_OK;
     /* widths: multiples of 32 channels, the last takes the rest */
     int64_t width = ((out + cores - 1) / cores + 31) / 32 * 32;
@@ -549,6 +595,8 @@ llm_weights_split(const struct llm_config *c, struct llm_weights *w, int cores)
                   KV = (int64_t)c->n_kv_heads * c->head_dim, F = c->ffn;
     if (cores > LLM_MAX_SPLIT)
         cores = LLM_MAX_SPLIT;
+    /* GPT-2's c_proj stays whole: its rows follow c_fc's column blocks (mlp_blocks) */
+    const bool gpt2 = c->arch == LLM_ARCH_GPT2;
     w->head_split = cores > 1 ? cores : 1;
     enum npu_status st = NPU_OK;
     for (int l = 0; l < c->n_layers && !st; l++) {
@@ -562,7 +610,7 @@ llm_weights_split(const struct llm_config *c, struct llm_weights *w, int cores)
             (st = split_one(L->wo, Q, D, cores, &L->so)) ||
             (st = split_one(L->w_up, D, F, cores, &L->sup)) ||
             (st = split_one(L->w_gate, D, F, cores, &L->sgate)) ||
-            (st = split_one(L->w_down, F, D, cores, &L->sdown)))
+            (st = split_one(L->w_down, F, D, gpt2 ? 1 : cores, &L->sdown)))
             break;
     }
     return st;

@@ -59,6 +59,8 @@ struct llm_checkpoint {
  * [c0_k, c0_k + cols_k) of W [in, out] as its own row-major [in, cols_k] array, the blocks
  * one after another in W's memory. n 1: not split. */
 #define LLM_MAX_SPLIT 3
+/* NPU_SPLIT_FORCE=1 in the environment: cut every projection that may be cut (tests). */
+bool llm_split_forced(void);
 struct llm_split {
     int n;
     int64_t cols[LLM_MAX_SPLIT];

@@ -103,7 +103,7 @@ npu_llm_stop_name(enum npu_llm_stop s)
 }
 
 /* Bump when the graph builder's output changes for the same inputs (cache keys). */
-#define LLM_GRAPH_VERSION 5
+#define LLM_GRAPH_VERSION 6
 
 static uint64_t
 fnv(uint64_t h, const void *p, size_t n)
@@ -160,6 +160,7 @@ cache_path(struct npu_llm *m, int s, int past, char *path, size_t len, uint64_t 
         return;
     bool dev = !strcmp(m->o.backend, "rknpu") || !strcmp(m->o.backend, "rocket");
     struct npu_build_options bo = {.cpu_threads = m->o.cpu_threads, .on_device = dev};
+    bo.backend.layer_split = m->o.cores > 1 && s == 1; /* as make_model compiles */
     *opts_hash = npu_build_options_hash(&bo, opts_text, opts_len);
     const struct llm_config *c = &m->ck.cfg;
     int v[] = {LLM_GRAPH_VERSION,
@@ -167,7 +168,8 @@ cache_path(struct npu_llm *m, int s, int past, char *path, size_t len, uint64_t 
                NPU_NPUB_FORMAT_VERSION,
                s,
                past,
-               m->o.cores > 1 ? m->o.cores : 1};
+               m->o.cores > 1 ? m->o.cores : 1,
+               m->o.cores > 1 && llm_split_forced()};
     uint64_t h = fnv(0xcbf29ce484222325ull, NPU_PROJECT_VERSION, sizeof(NPU_PROJECT_VERSION));
     h = fnv(h, v, sizeof(v));
     h = fnv(h, c, sizeof(*c));
@@ -275,7 +277,11 @@ make_model(struct npu_llm *m, int s, int past, struct npu_model **mo, struct npu
 {
     struct npu_graph *g = NULL;
     enum npu_status st;
-    struct npu_model_options mo_opts = {.backend = m->o.backend, .cpu_threads = m->o.cpu_threads};
+    /* the decode step split over the cores: compiled so that independent tasks share no
+     * bytes (npu_model_options.layer_split) */
+    struct npu_model_options mo_opts = {.backend = m->o.backend,
+                                        .cpu_threads = m->o.cpu_threads,
+                                        .layer_split = m->o.cores > 1 && s == 1};
     char name[96], path[PATH_MAX], opts_text[512] = "";
     uint64_t key = 0, opts_hash = 0;
     snprintf(name, sizeof(name), "%s %s", m->ck.cfg.arch_name, past ? "decode" : "prefill");

@@ -449,11 +449,17 @@ order_check(const struct npu_prog_session *s, int j)
     return bad;
 }
 
-/* Plans job j from its recorded tasks: maximal runs of consecutive tasks that are pairwise
- * independent (no byte one writes is read or written by another) and touch no LUT become
- * a submit over `cores` cores, each core a contiguous share balanced by the tasks' modeled
- * times, when that saves more than one submit's overhead; everything else runs in order on
- * core 0, consecutive such tasks in one submit. */
+/* Plans job j from its recorded tasks. A unit is a task and the tasks glued to it (CBUF
+ * reuse; a LUT read with the upload before it in the job). A run is a sequence of groups of
+ * consecutive units: a unit that touches no earlier group's bytes (none writes what the
+ * other reads or writes) starts a new group, one that touches only the last group joins it
+ * (a chain: it runs after it on the same core); a unit that touches an earlier group, or a
+ * LUT read whose upload is not in the job, ends the run. A run of two or more groups becomes
+ * a submit over `cores` cores, each core a contiguous share of whole groups balanced by the
+ * tasks' modeled times, when that saves more than one submit's overhead; everything else
+ * runs in order on core 0, consecutive such tasks in one submit. The LUT is per core: a
+ * group that reads it also uploads it first, on its own core. */
+#define SPLIT_SOLO_UNITS 8
 static enum npu_status
 plan_job(struct npu_prog_session *s, int j, unsigned cores, struct npu_prog_split_info *info)
 {
@@ -469,8 +475,20 @@ plan_job(struct npu_prog_session *s, int j, unsigned cores, struct npu_prog_spli
             return NPU_ERR_UNSUPPORTED;
         }
     struct split_seg *segs = calloc(n + 1, sizeof(*segs));
-    if (!segs)
+    /* glued[t]: task t must follow task t - 1 on the same core; pinned[t]: task t stays on
+     * core 0 (it reads a LUT uploaded outside this job); gbeg[t]: t starts a group */
+    bool *glued = calloc(n + 1, sizeof(*glued));
+    bool *pinned = calloc(n + 1, sizeof(*pinned));
+    bool *gbeg = calloc(n + 1, sizeof(*gbeg));
+    uint32_t *gfirst = calloc(n + 1, sizeof(*gfirst));
+    if (!segs || !glued || !pinned || !gbeg || !gfirst) {
+        free(segs);
+        free(glued);
+        free(pinned);
+        free(gbeg);
+        free(gfirst);
         return NPU_ERR_NOMEM;
+    }
     double ovh = npu_timing_model()->submit_overhead_s;
     /* test knob: plan as if no two tasks conflicted, so that the tests can show the order
      * check and the output comparison catching a wrong split */
@@ -483,13 +501,7 @@ plan_job(struct npu_prog_session *s, int j, unsigned cores, struct npu_prog_spli
         ovh = -1.0;
     uint32_t ns = 0;
     bool split = false;
-    /* glued[t]: task t must follow task t - 1 in the same chain, because it or a later
-     * task uses CBUF contents (DATA_REUSE / WEIGHT_REUSE) loaded by t - 1 or earlier */
-    bool *glued = calloc(n + 1, sizeof(*glued));
-    if (!glued) {
-        free(segs);
-        return NPU_ERR_NOMEM;
-    }
+    /* CBUF contents (DATA_REUSE / WEIGHT_REUSE) loaded by an earlier task */
     for (uint32_t i = 0; i < n; i++) {
         uint32_t from = rec[i].t.cbuf_from;
         if (from == UINT32_MAX)
@@ -499,35 +511,75 @@ plan_job(struct npu_prog_session *s, int j, unsigned cores, struct npu_prog_spli
         for (uint32_t t = from + 1; t <= i; t++)
             glued[t] = true;
     }
+    /* a LUT read runs on the core that uploaded the table: glued back to the upload */
+    uint32_t upload = UINT32_MAX;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t l = rec[i].t.uses_lut;
+        if (l & NPU_TASK_LUT_UPLOAD) {
+            upload = i;
+        } else if (l) {
+            if (upload == UINT32_MAX || !(l & NPU_TASK_LUT_READ))
+                pinned[i] = true; /* the table came from outside the job (or unknown use) */
+            else
+                for (uint32_t t = upload + 1; t <= i; t++)
+                    glued[t] = true;
+        }
+    }
     for (uint32_t i = 0; i < n;) {
-        /* units: a task and the tasks glued to it */
+        /* the unit at i: i .. e - 1 */
         uint32_t e = i + 1;
-        bool lut = rec[i].t.uses_lut;
+        bool pin = pinned[i];
         for (; e < n && glued[e]; e++)
-            lut |= rec[e].t.uses_lut != 0;
-        while (!lut && e < n) {
+            pin |= pinned[e];
+        uint32_t ng = 1, e1 = e, solo = 0;
+        gfirst[0] = i;
+        gbeg[i] = true;
+        while (!pin && e < n) {
             uint32_t f = e + 1;
-            bool ok = !rec[e].t.uses_lut;
+            bool ok = !pinned[e];
             for (; f < n && glued[f]; f++)
-                ok &= !rec[f].t.uses_lut;
-            for (uint32_t u = e; u < f && ok && !ignore_deps; u++)
-                for (uint32_t k = i; k < e && ok; k++)
-                    ok = !access_conflict(&rec[k].t, &rec[u].t);
+                ok &= !pinned[f];
             if (!ok)
                 break;
+            /* the groups the unit e .. f - 1 touches */
+            int hit = -1;
+            bool multi = false;
+            for (uint32_t g = 0; g < ng && !ignore_deps && !multi; g++) {
+                uint32_t g1 = g + 1 < ng ? gfirst[g + 1] : e;
+                bool touch = false;
+                for (uint32_t u = e; u < f && !touch; u++)
+                    for (uint32_t k = gfirst[g]; k < g1 && !touch; k++)
+                        touch = access_conflict(&rec[k].t, &rec[u].t);
+                if (touch) {
+                    if (hit >= 0)
+                        multi = true;
+                    hit = (int)g;
+                }
+            }
+            if (multi || (hit >= 0 && (uint32_t)hit != ng - 1))
+                break;
+            /* a chain before any second group: a few units at most (a long chain is no run) */
+            if (hit >= 0 && ng == 1 && ++solo > SPLIT_SOLO_UNITS)
+                break;
+            if (hit < 0) {
+                gfirst[ng++] = e;
+                gbeg[e] = true;
+            }
             e = f;
         }
+        if (ng == 1) /* no second group: the unit alone, the next one starts a run of its own */
+            e = e1;
         double sum = 0;
         for (uint32_t t = i; t < e; t++)
             sum += rec[t].t.task_s;
-        struct split_seg g = {.first = i, .n = e - i, .cores = NPU_MIN(cores, e - i)};
+        struct split_seg g = {.first = i, .n = e - i, .cores = NPU_MIN(cores, ng)};
         unsigned k = 1;
         g.cut[0] = i;
         double acc = 0, chunk = 0, longest = 0;
         for (uint32_t t = i; t < e; t++) {
             acc += rec[t].t.task_s;
             chunk += rec[t].t.task_s;
-            if (k < g.cores && acc >= sum * k / g.cores && t + 1 < e && !glued[t + 1]) {
+            if (k < g.cores && acc >= sum * k / g.cores && t + 1 < e && gbeg[t + 1]) {
                 g.cut[k++] = t + 1;
                 longest = fmax(longest, chunk);
                 chunk = 0;
@@ -550,6 +602,9 @@ plan_job(struct npu_prog_session *s, int j, unsigned cores, struct npu_prog_spli
         i = e;
     }
     free(glued);
+    free(pinned);
+    free(gbeg);
+    free(gfirst);
     info->tasks += n;
     if (!split) {
         free(segs);

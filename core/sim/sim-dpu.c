@@ -144,7 +144,7 @@ sim_lut_access(struct sim_exec *x, uint16_t off, uint32_t value)
                         "DPU: LUT_ACCESS_DATA write to %s entry %u; the tables have %u entries",
                         t ? "LO" : "LE", c->lut_ptr, SIM_LUT_ENTRIES);
     c->lut[t][c->lut_ptr++] = (int16_t)(value & 0xffff);
-    x->rec.uses_lut = 1; /* an upload: the table stays in this core */
+    x->rec.uses_lut |= NPU_TASK_LUT_UPLOAD; /* the table stays in this core */
     if (c->lut_ptr == SIM_LUT_ENTRIES)
         c->lut_written[t] = true;
     return true;
@@ -690,7 +690,7 @@ decode_ew(struct sim_exec *x, struct dpu *d, uint32_t fmt)
     }
     if (e->lut) {
         struct lut_cfg *l = &e->lut_cfg;
-        x->rec.uses_lut = 1;
+        x->rec.uses_lut |= NPU_TASK_LUT_READ;
         l->cfg = sim_reg(x, REG_DPU_LUT_CFG, &ok);
         uint32_t info = sim_reg(x, REG_DPU_LUT_INFO, &ok);
         l->le_start = (int32_t)sim_reg(x, REG_DPU_LUT_LE_START, &ok);

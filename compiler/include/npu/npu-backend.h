@@ -77,6 +77,13 @@ struct npu_backend_options {
      * so the partition keeps them on the CPU. */
     const struct npu_hw_refusal *hw_refused;
     int n_hw_refused;
+    /* Compile for the runtime's layer split (npu_prog_session_split_layers; the LLM
+     * decode step with --cores): NPU activations keep their space for their whole job
+     * (first to last task of the jobs they live in) instead of being reused after
+     * their last reader, and a sum of two products' results is not folded into the
+     * later product's DPU pass. Both would make tasks that do not share data depend
+     * on each other, which keeps them off the other cores; the cost is memory. */
+    bool layer_split;
 };
 
 /* Register-pattern profiles (npuc/npu-run/npu-bench --hw-profile, $NPU_HW_PROFILE). */

@@ -44,6 +44,9 @@ struct npu_model_options {
      * npu-backend.h): 0 = auto ($NPU_HW_PROFILE, else verified on rknpu and
      * rocket, fast on sim); docs/evidence.md "Compile profiles". */
     int hw_profile;
+    /* Compile for the layer split over several cores (npu_backend_options.layer_split:
+     * NPU activations not reused within a job, products' sums not folded). */
+    bool layer_split;
 };
 
 struct npu_io_info {

@@ -196,6 +196,8 @@ struct npu_task_access {
 };
 #define NPU_TASK_ACCESS_MAX 8
 
+#define NPU_TASK_LUT_READ 1u
+#define NPU_TASK_LUT_UPLOAD 2u
 struct npu_task_timing {
     uint32_t task;          /* descriptor index in the task BO */
     uint32_t core;          /* core that ran it */
@@ -215,7 +217,9 @@ struct npu_task_timing {
     double mac_utilisation; /* macs / (mac_per_cycle * clock * task_s) */
     /* Simulator only (n_access 0 elsewhere): the DRAM the task read and wrote, as at most
      * NPU_TASK_ACCESS_MAX ranges (merged, widened when there are more: a superset), and
-     * whether it uploaded or used the core's LUT (state that stays in the core). */
+     * whether it uploaded or used the core's LUT (state that stays in the core):
+     * uses_lut has NPU_TASK_LUT_READ when the task's DPU read the table and
+     * NPU_TASK_LUT_UPLOAD when it wrote it, 0 when it did neither. */
     uint32_t n_access;
     struct npu_task_access access[NPU_TASK_ACCESS_MAX];
     uint32_t uses_lut;
