@@ -275,6 +275,13 @@ enum npu_status
 onnx_tensor_to_npu(const Onnx__TensorProto *tp, const char *base_dir, const char *what,
                    struct npu_graph *g, struct npu_tensor *out)
 {
+    return onnx_tensor_to_npu_borrow(tp, base_dir, what, g, out, NULL);
+}
+
+enum npu_status
+onnx_tensor_to_npu_borrow(const Onnx__TensorProto *tp, const char *base_dir, const char *what,
+                          struct npu_graph *g, struct npu_tensor *out, struct onnx_borrow *borrow)
+{
     memset(out, 0, sizeof(*out));
     int32_t code = tp->has_data_type ? tp->data_type : 0;
     if (code == ONNX_INT4 || code == ONNX_UINT4)
@@ -351,6 +358,17 @@ onnx_tensor_to_npu(const Onnx__TensorProto *tp, const char *base_dir, const char
         npu_err(DOM, "%s: %s has %zu elements, the shape needs %lld%s", what, field, typed,
                 (long long)n, typed < (size_t)n ? " (data shorter than the shape)" : "");
         return NPU_ERR_CORRUPT;
+    }
+    /* the payload as it lies in the mapped file, when the graph may keep pointing there:
+     * little-endian already (the hosts we build for), aligned for the element type, and
+     * not one the loop below rewrites (bools) */
+    if (g && borrow && !external && tp->has_raw_data && nb && dt != NPU_DTYPE_BOOL &&
+        tp->raw_data.data >= borrow->lo && tp->raw_data.data < borrow->hi &&
+        (size_t)(borrow->hi - tp->raw_data.data) >= (size_t)nb &&
+        (uintptr_t)tp->raw_data.data % npu_dtype_size(dt) == 0) {
+        out->data = tp->raw_data.data;
+        borrow->used = true;
+        return NPU_OK;
     }
     void *d = g ? npu_graph_alloc(g, (size_t)nb) : calloc(1, nb ? (size_t)nb : 1);
     if (!d) {
@@ -531,10 +549,25 @@ npu_onnx_load(const char *path, const struct npu_onnx_options *opts, struct npu_
         }
         o.base_dir = dir;
     }
-    st = npu_onnx_import(buf, len, &o, out);
+    /* From a mapped file the graph's constants may point into the mapping (no copy of the
+     * weights at all); the graph then keeps it. Writable (copy on write, the file is never
+     * changed) so that a pass rewriting a constant in place still works. */
+    struct onnx_borrow borrow = {.lo = buf, .hi = buf + len};
+    st = onnx_import_borrow(buf, len, &o, out, mapped ? &borrow : NULL);
     if (st)
         npu_err(DOM, "%s: import failed (%s)", path, npu_status_str(st));
-    onnx_release_file(buf, len, mapped);
+    if (!st && borrow.used && mprotect(buf, len, PROT_READ | PROT_WRITE)) {
+        npu_err(DOM, "%s: cannot keep the model mapped: %s", path, strerror(errno));
+        st = NPU_ERR_IO;
+    }
+    if (!st && borrow.used && (st = npu_graph_adopt_mapping(*out, buf, len)) == NPU_OK)
+        buf = NULL; /* the graph's now */
+    if (st && *out) {
+        npu_graph_free(*out);
+        *out = NULL;
+    }
+    if (buf)
+        onnx_release_file(buf, len, mapped);
     free(dir);
     return st;
 }
