@@ -18,9 +18,9 @@
 
 #include "onnx-priv.h"
 
-#define MODEL_GRAPH 7     /* ModelProto.graph */
+#define MODEL_GRAPH 7       /* ModelProto.graph */
 #define GRAPH_INITIALIZER 5 /* GraphProto.initializer */
-#define TENSOR_RAW_DATA 9 /* TensorProto.raw_data */
+#define TENSOR_RAW_DATA 9   /* TensorProto.raw_data */
 
 struct span {
     const uint8_t *p, *end;
@@ -196,7 +196,8 @@ graph_ok(struct span g)
     struct span pl;
     bool bad;
     while (field(&g, &num, &wire, &start, &pl, &bad))
-        if (num == GRAPH_INITIALIZER && wire == 2 && (!minimal_length(start, &pl) || !tensor_ok(pl)))
+        if (num == GRAPH_INITIALIZER && wire == 2 &&
+            (!minimal_length(start, &pl) || !tensor_ok(pl)))
             return false;
     return !bad;
 }
