@@ -22,6 +22,11 @@ enum npu_status onnx_tensor_to_npu(const Onnx__TensorProto *tp, const char *base
 struct onnx_borrow {
     const uint8_t *lo, *hi;
     bool used; /* set once a tensor points into [lo, hi) */
+    /* the borrowed payloads, [lo, hi) each (grown as needed; the caller frees it) */
+    struct onnx_span {
+        const uint8_t *lo, *hi;
+    } * spans;
+    size_t n_spans, cap_spans;
 };
 enum npu_status onnx_tensor_to_npu_borrow(const Onnx__TensorProto *tp, const char *base_dir,
                                           const char *what, struct npu_graph *g,
