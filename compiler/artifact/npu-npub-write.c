@@ -403,16 +403,78 @@ build(struct writer *w, const struct npu_program *p, const struct npu_npub_meta 
 
 /* ---- output -------------------------------------------------------------------------- */
 
+/* A file is written through a staging buffer of whole blocks: with O_DIRECT (where the
+ * file system takes it) the blocks go to the device from there, instead of the kernel
+ * copying every byte into freshly allocated page-cache pages first (the file is flushed to
+ * the device before the rename anyway). Without O_DIRECT, or once a direct write is
+ * refused, the same blocks are written through the page cache. */
+#define STAGE_BYTES ((size_t)4 << 20)
+#define STAGE_ALIGN 4096u
+
 struct out {
-    FILE *f;      /* or */
+    int fd;       /* or */
     uint8_t *buf; /* memory */
     uint64_t pos;
     struct npu_xxh64_state *body; /* hashes what passes through */
     bool hash_only;               /* neither copies nor writes */
     bool err;
+    uint8_t *stage; /* fd: cap bytes (a multiple of STAGE_ALIGN), STAGE_ALIGN-aligned */
+    size_t staged, cap;
+    bool direct; /* fd is open with O_DIRECT */
 };
 
 static const uint8_t zeros[4096];
+
+/* Writes all of p to o->fd. */
+static bool
+write_all(struct out *o, const uint8_t *p, size_t n)
+{
+    while (n) {
+        ssize_t r = write(o->fd, p, n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 && errno == EINVAL && o->direct) {
+            /* the file system refuses this direct write: through the page cache */
+            int fl = fcntl(o->fd, F_GETFL);
+            if (fl == -1 || fcntl(o->fd, F_SETFL, fl & ~O_DIRECT) == -1)
+                return false;
+            o->direct = false;
+            continue;
+        }
+        if (r <= 0)
+            return false;
+        p += r;
+        n -= (size_t)r;
+    }
+    return true;
+}
+
+/* Writes the staged bytes: whole blocks directly; a last partial block (end of file)
+ * through the page cache. */
+static void
+flush_stage(struct out *o, bool last)
+{
+    size_t n = o->staged;
+    if (!n || o->err)
+        return;
+    size_t whole = o->direct ? n / STAGE_ALIGN * STAGE_ALIGN : n;
+    if (whole && !write_all(o, o->stage, whole))
+        o->err = true;
+    if (!o->err && whole < n) {
+        if (!last) { /* only at the end: keep the tail for the next flush */
+            memmove(o->stage, o->stage + whole, n - whole);
+            o->staged = n - whole;
+            return;
+        }
+        int fl = fcntl(o->fd, F_GETFL);
+        if (fl == -1 || fcntl(o->fd, F_SETFL, fl & ~O_DIRECT) == -1)
+            o->err = true;
+        o->direct = false;
+        if (!o->err && !write_all(o, o->stage + whole, n - whole))
+            o->err = true;
+    }
+    o->staged = 0;
+}
 
 static void
 emit(struct out *o, const void *p, uint64_t n)
@@ -420,14 +482,20 @@ emit(struct out *o, const void *p, uint64_t n)
     while (n && !o->err) {
         uint64_t k = p ? n : NPU_MIN(n, sizeof(zeros));
         const void *src = p ? p : zeros;
+        if (o->stage)
+            k = NPU_MIN(k, o->cap - o->staged);
         if (o->body)
             npu_xxh64_update(o->body, src, (size_t)k);
-        if (o->hash_only)
+        if (o->hash_only) {
             ;
-        else if (o->buf)
+        } else if (o->buf) {
             memcpy(o->buf + o->pos, src, (size_t)k);
-        else if (fwrite(src, 1, (size_t)k, o->f) != k)
-            o->err = true;
+        } else {
+            memcpy(o->stage + o->staged, src, (size_t)k);
+            o->staged += (size_t)k;
+            if (o->staged == o->cap)
+                flush_stage(o, false);
+        }
         o->pos += k;
         n -= k;
         if (p)
@@ -621,27 +689,38 @@ npu_npub_save_ex(const struct npu_program *p, const struct npu_npub_meta *meta, 
     static unsigned counter;
     size_t plen = strlen(path) + 64;
     char *tmp = malloc(plen);
+    void *stage = NULL;
     int fd = -1;
-    FILE *f = NULL;
-    if (!tmp) {
+    size_t cap = (size_t)NPU_MIN((uint64_t)STAGE_BYTES, NPU_ALIGN(size + 1, STAGE_ALIGN));
+    if (!tmp || posix_memalign(&stage, STAGE_ALIGN, cap)) {
+        free(tmp);
         writer_fini(&w);
         return NPU_ERR_NOMEM;
     }
     snprintf(tmp, plen, "%s.tmp.%ld.%u", path, (long)getpid(),
              __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
-    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0 || !(f = fdopen(fd, "wb"))) {
+    /* direct for a large file only: a small one is cheaper through the page cache */
+    bool direct = size >= 2 * STAGE_BYTES;
+#ifdef O_DIRECT
+    if (direct)
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_DIRECT, 0644);
+    if (!direct || (fd < 0 && errno == EINVAL)) /* not on this file system (tmpfs) */
+#endif
+    {
+        direct = false;
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    }
+    if (fd < 0) {
         npu_log(lvl, DOM, "%s: cannot create: %s", tmp, strerror(errno));
-        if (fd >= 0)
-            close(fd);
         st = NPU_ERR_IO;
         goto out;
     }
-    struct out o = {.f = f};
+    struct out o = {.fd = fd, .stage = stage, .cap = cap, .direct = direct};
     st = serialise(&w, meta, p, &o, &size);
-    if (!st && (fflush(f) || fsync(fileno(f))))
+    flush_stage(&o, true);
+    if (!st && (o.err || fsync(fd)))
         st = NPU_ERR_IO;
-    if (fclose(f))
+    if (close(fd))
         st = NPU_ERR_IO;
     /* rename() would replace a device node, FIFO or symbolic link by the file */
     struct stat sb;
@@ -657,6 +736,7 @@ npu_npub_save_ex(const struct npu_program *p, const struct npu_npub_meta *meta, 
     if (st)
         unlink(tmp);
 out:
+    free(stage);
     free(tmp);
     writer_fini(&w);
     return st;

@@ -237,7 +237,10 @@ collect(struct stream *s, struct npu_value *x)
     }
 }
 
-/* A copy of constant c (as f32) minus its mean along `axis`. */
+/* A copy of constant c (as f32) minus its mean along `axis`. Each mean is summed in double
+ * in the order of the axis; the sums of one outer index run side by side over the inner
+ * positions (the same additions in the same order as one position at a time, but reading
+ * memory in order), in the graph's arena directly. */
 static struct npu_value *
 centred_const(struct npu_graph *g, const struct npu_value *c, int axis, const char *suffix)
 {
@@ -245,28 +248,51 @@ centred_const(struct npu_graph *g, const struct npu_value *c, int axis, const ch
     int64_t n = npu_tensor_numel(t), d = t->dims[axis], inner = 1;
     for (int k = axis + 1; k < t->ndim; k++)
         inner *= t->dims[k];
-    float *v = malloc((size_t)n * sizeof(float));
-    if (!v)
+    float *v = npu_graph_alloc(g, (size_t)n * sizeof(float));
+    double *m = malloc((size_t)(inner ? inner : 1) * sizeof(double));
+    if (!v || !m) {
+        free(m);
         return NULL;
-    for (int64_t i = 0; i < n; i++)
-        v[i] = (float)npu_value_get_f64(c, i);
-    for (int64_t o = 0; o < n / (d * inner); o++)
-        for (int64_t in = 0; in < inner; in++) {
-            double m = 0;
+    }
+    if (t->dtype == NPU_DTYPE_FP32)
+        memcpy(v, npu_value_data(c), (size_t)n * sizeof(float));
+    else
+        for (int64_t i = 0; i < n; i++)
+            v[i] = (float)npu_value_get_f64(c, i);
+    int64_t outer = d > 0 && inner > 0 ? n / (d * inner) : 0, o = 0;
+    if (inner == 1) /* rows of B: eight rows' sums side by side (each its own chain) */
+        for (; o + 8 <= outer; o += 8) {
+            float *b = v + o * d;
+            double s8[8] = {0};
             for (int64_t j = 0; j < d; j++)
-                m += v[(o * d + j) * inner + in];
-            m /= (double)d;
-            for (int64_t j = 0; j < d; j++)
-                v[(o * d + j) * inner + in] = (float)(v[(o * d + j) * inner + in] - m);
+                for (int r = 0; r < 8; r++)
+                    s8[r] += b[r * d + j];
+            for (int r = 0; r < 8; r++) {
+                s8[r] /= (double)d;
+                for (int64_t j = 0; j < d; j++)
+                    b[r * d + j] = (float)(b[r * d + j] - s8[r]);
+            }
         }
+    for (; o < outer; o++) {
+        float *b = v + o * d * inner;
+        for (int64_t in = 0; in < inner; in++)
+            m[in] = 0;
+        for (int64_t j = 0; j < d; j++)
+            for (int64_t in = 0; in < inner; in++)
+                m[in] += b[j * inner + in];
+        for (int64_t in = 0; in < inner; in++)
+            m[in] /= (double)d;
+        for (int64_t j = 0; j < d; j++)
+            for (int64_t in = 0; in < inner; in++)
+                b[j * inner + in] = (float)(b[j * inner + in] - m[in]);
+    }
+    free(m);
     struct npu_tensor nt = *t;
     nt.dtype = NPU_DTYPE_FP32;
     nt.data = v;
     char name[160];
     snprintf(name, sizeof(name), "%.140s.%s", c->name, suffix);
-    struct npu_value *r = npu_graph_add_const(g, name, &nt);
-    free(v);
-    return r;
+    return npu_graph_add_const_owned(g, name, &nt);
 }
 
 static enum npu_status

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "ir-priv.h"
 
@@ -22,12 +23,20 @@
 struct arena_chunk {
     struct arena_chunk *next;
     size_t size, used;
-    unsigned char *mem;
+    unsigned char *mem; /* 64-byte aligned, inside raw */
+    void *raw;
+};
+
+struct arena_mapping {
+    struct arena_mapping *next;
+    void *addr;
+    size_t len;
 };
 
 struct npu_arena {
     struct arena_chunk *chunks;
     size_t total;
+    struct arena_mapping *mappings; /* npu_graph_adopt_mapping: unmapped with the graph */
 };
 
 static void *
@@ -42,11 +51,14 @@ arena_alloc(struct npu_arena *a, size_t size)
         c = calloc(1, sizeof(*c));
         if (!c)
             return NULL;
-        if (posix_memalign((void **)&c->mem, 64, csize)) {
+        /* calloc, not posix_memalign + memset: a large chunk comes from fresh pages that
+         * are zero already, so the weights copied in are not preceded by a clearing pass */
+        c->raw = calloc(1, csize + 63);
+        if (!c->raw) {
             free(c);
             return NULL;
         }
-        memset(c->mem, 0, csize);
+        c->mem = (unsigned char *)c->raw + (-(uintptr_t)c->raw & 63);
         c->size = csize;
         a->total += csize;
         if (size > ARENA_CHUNK / 4 && a->chunks) {
@@ -83,6 +95,21 @@ npu_graph_strdup(struct npu_graph *g, const char *s)
     if (d)
         memcpy(d, s, n + 1);
     return d;
+}
+
+enum npu_status
+npu_graph_adopt_mapping(struct npu_graph *g, void *addr, size_t len)
+{
+    struct arena_mapping *m = calloc(1, sizeof(*m));
+    if (!m) {
+        npu_err(DOM, "out of memory");
+        return NPU_ERR_NOMEM;
+    }
+    m->addr = addr;
+    m->len = len;
+    m->next = g->arena->mappings;
+    g->arena->mappings = m;
+    return NPU_OK;
 }
 
 size_t
@@ -196,8 +223,13 @@ npu_graph_free(struct npu_graph *g)
     if (g->arena) {
         for (struct arena_chunk *c = g->arena->chunks, *nx; c; c = nx) {
             nx = c->next;
-            free(c->mem);
+            free(c->raw);
             free(c);
+        }
+        for (struct arena_mapping *m = g->arena->mappings, *nx; m; m = nx) {
+            nx = m->next;
+            munmap(m->addr, m->len);
+            free(m);
         }
         free(g->arena);
     }

@@ -812,17 +812,24 @@ build(struct onnx_ctx *c, const Onnx__GraphProto *gp, const struct npu_onnx_opti
         char what[300];
         snprintf(what, sizeof(what), "initializer '%s'", tp->name);
         struct npu_tensor t;
-        if ((st = onnx_tensor_to_npu(tp, c->base_dir, what, g, &t)))
+        if ((st = onnx_tensor_to_npu_borrow(tp, c->base_dir, what, g, &t, c->borrow)))
             return st;
         if (!npu_graph_add_const_owned(g, tp->name, &t))
             return NPU_ERR_NOMEM;
         if ((st = note_int4(c, tp, tp->name)))
             return st;
-        /* the graph holds its copy now: protobuf-c's goes back at once instead of at the
-         * end of the import, so the two copies of the weights are never all held together
-         * (nothing reads an initializer's payload again; its free skips a NULL payload) */
+        /* the graph holds its copy now (or points into the mapped file): protobuf-c's
+         * goes back at once instead of at the end of the import, so the two copies of the
+         * weights are never all held together (nothing reads an initializer's payload
+         * again; its free skips a NULL payload). A payload left in the model's buffer
+         * (npu-onnx-strip.c) is not protobuf-c's: it is only forgotten. */
         Onnx__TensorProto *own = (Onnx__TensorProto *)tp;
-        if (own->has_raw_data && own->raw_data.data && own->raw_data.len >= 4096) {
+        if (own->has_raw_data && own->raw_data.data && own->raw_data.data >= c->file_lo &&
+            own->raw_data.data < c->file_hi) {
+            own->raw_data.data = NULL;
+            own->raw_data.len = 0;
+            own->has_raw_data = 0;
+        } else if (own->has_raw_data && own->raw_data.data && own->raw_data.len >= 4096) {
             free(own->raw_data.data);
             own->raw_data.data = NULL;
             own->raw_data.len = 0;
@@ -992,9 +999,64 @@ out:
     return st;
 }
 
+/* Decodes the model with protobuf-c, without copying the main graph's initializer payloads
+ * where the wire format allows (npu-onnx-strip.c): the decoded TensorProtos' raw_data then
+ * point into data (between *lo and *hi), which unpacked_free forgets before protobuf-c
+ * frees the rest. NULL (logged by the caller) when protobuf-c refuses the model. */
+static Onnx__ModelProto *
+unpack_model(const void *data, size_t len, enum npu_status *st)
+{
+    struct onnx_stripped sp;
+    *st = onnx_strip_raw(data, len, &sp);
+    if (*st)
+        return NULL;
+    Onnx__ModelProto *m = NULL;
+    if (sp.buf) {
+        m = onnx__model_proto__unpack(NULL, sp.len, sp.buf);
+        if (m && (!m->graph || m->graph->n_initializer != sp.n_raw)) {
+            onnx__model_proto__free_unpacked(m, NULL); /* not what the strip counted */
+            m = NULL;
+        }
+        for (size_t i = 0; m && i < sp.n_raw; i++) {
+            Onnx__TensorProto *tp = m->graph->initializer[i];
+            if (!sp.raw[i].present)
+                continue;
+            tp->has_raw_data = 1;
+            tp->raw_data.data = (uint8_t *)sp.raw[i].p;
+            tp->raw_data.len = sp.raw[i].n;
+        }
+    }
+    onnx_stripped_free(&sp);
+    if (!m)
+        m = onnx__model_proto__unpack(NULL, len, data);
+    return m;
+}
+
+static void
+unpacked_free(Onnx__ModelProto *m, const void *data, size_t len)
+{
+    const uint8_t *lo = data, *hi = lo + len;
+    for (size_t i = 0; m && m->graph && i < m->graph->n_initializer; i++) {
+        Onnx__TensorProto *tp = m->graph->initializer[i];
+        if (tp->raw_data.data && tp->raw_data.data >= lo && tp->raw_data.data < hi) {
+            tp->raw_data.data = NULL;
+            tp->raw_data.len = 0;
+            tp->has_raw_data = 0;
+        }
+    }
+    onnx__model_proto__free_unpacked(m, NULL);
+}
+
 enum npu_status
 npu_onnx_import(const void *data, size_t len, const struct npu_onnx_options *opts,
                 struct npu_graph **out)
+{
+    return onnx_import_borrow(data, len, opts, out, NULL);
+}
+
+enum npu_status
+onnx_import_borrow(const void *data, size_t len, const struct npu_onnx_options *opts,
+                   struct npu_graph **out, struct onnx_borrow *borrow)
 {
     struct npu_onnx_options o = opts ? *opts : (struct npu_onnx_options){0};
     *out = NULL;
@@ -1008,12 +1070,18 @@ npu_onnx_import(const void *data, size_t len, const struct npu_onnx_options *opt
     /* protobuf-c recurses once per nested message: measure first. */
     if ((st = onnx_check_depth(data, len, NULL)))
         return st;
-    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, data);
+    Onnx__ModelProto *m = unpack_model(data, len, &st);
     if (!m) {
+        if (st)
+            return st;
         npu_err(DOM, "not a valid ONNX model (truncated or corrupt protobuf)");
         return NPU_ERR_CORRUPT;
     }
-    struct onnx_ctx c = {.base_dir = o.base_dir, .opset = -1};
+    struct onnx_ctx c = {.base_dir = o.base_dir,
+                         .opset = -1,
+                         .borrow = borrow,
+                         .file_lo = data,
+                         .file_hi = (const uint8_t *)data + len};
     if (m->has_ir_version && (m->ir_version < 0 || m->ir_version > NPU_ONNX_MAX_IR_VERSION)) {
         npu_err(DOM,
                 "IR version %lld is not supported (up to %d is: ONNX %s; a newer model needs "
@@ -1071,6 +1139,6 @@ npu_onnx_import(const void *data, size_t len, const struct npu_onnx_options *opt
     *out = c.g;
 out:
     free(c.int4_names);
-    onnx__model_proto__free_unpacked(m, NULL);
+    unpacked_free(m, data, len);
     return st;
 }

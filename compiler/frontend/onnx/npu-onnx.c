@@ -275,6 +275,13 @@ enum npu_status
 onnx_tensor_to_npu(const Onnx__TensorProto *tp, const char *base_dir, const char *what,
                    struct npu_graph *g, struct npu_tensor *out)
 {
+    return onnx_tensor_to_npu_borrow(tp, base_dir, what, g, out, NULL);
+}
+
+enum npu_status
+onnx_tensor_to_npu_borrow(const Onnx__TensorProto *tp, const char *base_dir, const char *what,
+                          struct npu_graph *g, struct npu_tensor *out, struct onnx_borrow *borrow)
+{
     memset(out, 0, sizeof(*out));
     int32_t code = tp->has_data_type ? tp->data_type : 0;
     if (code == ONNX_INT4 || code == ONNX_UINT4)
@@ -351,6 +358,29 @@ onnx_tensor_to_npu(const Onnx__TensorProto *tp, const char *base_dir, const char
         npu_err(DOM, "%s: %s has %zu elements, the shape needs %lld%s", what, field, typed,
                 (long long)n, typed < (size_t)n ? " (data shorter than the shape)" : "");
         return NPU_ERR_CORRUPT;
+    }
+    /* the payload as it lies in the mapped file, when the graph may keep pointing there:
+     * little-endian already (the hosts we build for), aligned for the element type, and
+     * not one the loop below rewrites (bools) */
+    if (g && borrow && !external && tp->has_raw_data && nb && dt != NPU_DTYPE_BOOL &&
+        tp->raw_data.data >= borrow->lo && tp->raw_data.data < borrow->hi &&
+        (size_t)(borrow->hi - tp->raw_data.data) >= (size_t)nb &&
+        (uintptr_t)tp->raw_data.data % npu_dtype_size(dt) == 0) {
+        if (borrow->n_spans == borrow->cap_spans) {
+            size_t nc = borrow->cap_spans ? 2 * borrow->cap_spans : 64;
+            struct onnx_span *ns = realloc(borrow->spans, nc * sizeof(*ns));
+            if (!ns) {
+                npu_err(DOM, "%s: out of memory", what);
+                return NPU_ERR_NOMEM;
+            }
+            borrow->spans = ns;
+            borrow->cap_spans = nc;
+        }
+        borrow->spans[borrow->n_spans++] =
+            (struct onnx_span){tp->raw_data.data, tp->raw_data.data + nb};
+        out->data = tp->raw_data.data;
+        borrow->used = true;
+        return NPU_OK;
     }
     void *d = g ? npu_graph_alloc(g, (size_t)nb) : calloc(1, nb ? (size_t)nb : 1);
     if (!d) {
@@ -501,6 +531,49 @@ onnx_map_file(const char *path, unsigned char **buf, size_t *len, bool *mapped)
     return onnx_read_file(path, buf, len); /* reports what is wrong with the file */
 }
 
+static int
+span_cmp(const void *a, const void *b)
+{
+    const struct onnx_span *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Hands g the pages of the mapping [buf, buf + len) that hold borrowed payloads, and
+ * unmaps the rest (the graph has copies of everything else: the file's other pages need
+ * not stay resident for the whole compile). */
+static enum npu_status
+keep_borrowed_pages(struct npu_graph *g, unsigned char *buf, size_t len, struct onnx_borrow *b)
+{
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    qsort(b->spans, b->n_spans, sizeof(*b->spans), span_cmp);
+    size_t done = 0; /* buf[0, done) is handled */
+    for (size_t i = 0; i < b->n_spans;) {
+        size_t lo = (size_t)(b->spans[i].lo - buf) / pg * pg;
+        size_t hi = NPU_MIN(len, ((size_t)(b->spans[i].hi - buf) + pg - 1) / pg * pg);
+        for (i++; i < b->n_spans && (size_t)(b->spans[i].lo - buf) < hi + pg; i++)
+            hi = NPU_MAX(hi, NPU_MIN(len, ((size_t)(b->spans[i].hi - buf) + pg - 1) / pg * pg));
+        lo = NPU_MAX(lo, done);
+        if (lo > done)
+            munmap(buf + done, lo - done);
+        if (hi > lo) {
+            if (mprotect(buf + lo, hi - lo, PROT_READ | PROT_WRITE)) {
+                npu_err(DOM, "cannot keep the model mapped: %s", strerror(errno));
+                munmap(buf + lo, len - lo);
+                return NPU_ERR_IO;
+            }
+            enum npu_status st = npu_graph_adopt_mapping(g, buf + lo, hi - lo);
+            if (st) {
+                munmap(buf + lo, len - lo);
+                return st;
+            }
+        }
+        done = NPU_MAX(done, hi);
+    }
+    if (done < len)
+        munmap(buf + done, len - done);
+    return NPU_OK;
+}
+
 static void
 onnx_release_file(unsigned char *buf, size_t len, bool mapped)
 {
@@ -531,10 +604,24 @@ npu_onnx_load(const char *path, const struct npu_onnx_options *opts, struct npu_
         }
         o.base_dir = dir;
     }
-    st = npu_onnx_import(buf, len, &o, out);
+    /* From a mapped file the graph's constants may point into the mapping (no copy of the
+     * weights at all); the graph then keeps it. Writable (copy on write, the file is never
+     * changed) so that a pass rewriting a constant in place still works. */
+    struct onnx_borrow borrow = {.lo = buf, .hi = buf + len};
+    st = onnx_import_borrow(buf, len, &o, out, mapped ? &borrow : NULL);
     if (st)
         npu_err(DOM, "%s: import failed (%s)", path, npu_status_str(st));
-    onnx_release_file(buf, len, mapped);
+    if (!st && borrow.used) {
+        st = keep_borrowed_pages(*out, buf, len, &borrow);
+        buf = NULL; /* the graph's now, or unmapped */
+    }
+    free(borrow.spans);
+    if (st && *out) {
+        npu_graph_free(*out);
+        *out = NULL;
+    }
+    if (buf)
+        onnx_release_file(buf, len, mapped);
     free(dir);
     return st;
 }

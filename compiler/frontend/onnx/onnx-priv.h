@@ -16,7 +16,46 @@
  * UINT4 tensors are unpacked into int8 / uint8, one element a byte. */
 enum npu_status onnx_tensor_to_npu(const Onnx__TensorProto *tp, const char *base_dir,
                                    const char *what, struct npu_graph *g, struct npu_tensor *out);
+/* Same, for a tensor whose raw_data lies in `borrow` (the mapped model file, which g takes
+ * over): where the payload needs no conversion and is aligned for its element type, the
+ * tensor's data points into it instead of a copy (*borrowed set). borrow may be NULL. */
+struct onnx_borrow {
+    const uint8_t *lo, *hi;
+    bool used; /* set once a tensor points into [lo, hi) */
+    /* the borrowed payloads, [lo, hi) each (grown as needed; the caller frees it) */
+    struct onnx_span {
+        const uint8_t *lo, *hi;
+    } * spans;
+    size_t n_spans, cap_spans;
+};
+enum npu_status onnx_tensor_to_npu_borrow(const Onnx__TensorProto *tp, const char *base_dir,
+                                          const char *what, struct npu_graph *g,
+                                          struct npu_tensor *out, struct onnx_borrow *borrow);
 enum npu_status onnx_read_file(const char *path, unsigned char **buf, size_t *len);
+
+/* The model without the main graph's initializer payloads (npu-onnx-strip.c): buf (NULL
+ * when the model was left as it is: malformed, unusual or without initializers) holds the
+ * wire format minus the raw_data of ModelProto.graph.initializer[*]; raw[i] is initializer
+ * i's payload in the original buffer (present false where it had none). */
+struct onnx_raw_span {
+    const uint8_t *p;
+    size_t n;
+    bool present;
+};
+struct onnx_stripped {
+    uint8_t *buf;
+    size_t len;
+    struct onnx_raw_span *raw;
+    size_t n_raw;
+};
+enum npu_status onnx_strip_raw(const void *data, size_t len, struct onnx_stripped *out);
+void onnx_stripped_free(struct onnx_stripped *s);
+
+/* npu_onnx_import, whose graph may point into borrow (the mapped model file; NULL: copy
+ * every payload). The caller hands the mapping to the graph when borrow->used. */
+enum npu_status onnx_import_borrow(const void *data, size_t len,
+                                   const struct npu_onnx_options *opts, struct npu_graph **out,
+                                   struct onnx_borrow *borrow);
 
 /* The deepest nesting of a model's wire format (npu-onnx-depth.c). */
 struct onnx_depth {
@@ -54,6 +93,8 @@ struct onnx_ctx {
     struct npu_graph *g;
     int opset;
     const char *base_dir;
+    struct onnx_borrow *borrow;       /* the mapped model file the graph may point into, or NULL */
+    const uint8_t *file_lo, *file_hi; /* the model's buffer (payloads left there by the strip) */
     /* constants that were INT4/UINT4 in the model (widened to 8 bits): a
      * QuantizeLinear whose zero point is one of them saturates to 4 bits */
     const char **int4_names;
