@@ -26,12 +26,12 @@
  * or more blocks of VW outputs go row by row (the KH input rows stay in L1), the inner blocks
  * of a row whose taps are all inside the image four at a time with plain loads (four
  * independent sums hide the FMA latency), the border blocks and the border rows one block at
- * a time over their valid taps with masked loads. Narrower planes go one column block at a
- * time down the rows, four full rows at a time (the plane is small enough to stay in cache). KH and KW are compile-time constants in the
- * common instances (3x3, 5x5), so the taps unroll. */
+ * a time over their valid taps with masked loads. Narrower planes (small enough to stay in
+ * cache) go one column block at a time down the rows, four full rows at a time. KH and KW are
+ * compile-time constants in the common instances (3x3, 5x5), so the taps unroll. */
 DW_TARGET static inline __attribute__((always_inline)) void
-DW_NAME(dw_plane_k)(const float *x, const float *k, const struct dw_geo *g, float bias,
-                    float *y, const int64_t KH, const int64_t KW, const int s1)
+DW_NAME(dw_plane_k)(const float *x, const float *k, const struct dw_geo *g, float bias, float *y,
+                    const int64_t KH, const int64_t KW, const int s1)
 {
     const int64_t H = g->H, W = g->W, OH = g->OH, OW = g->OW;
     const int64_t s0 = g->s0, pt = g->pt, pl = g->pl;
@@ -53,7 +53,8 @@ DW_NAME(dw_plane_k)(const float *x, const float *k, const struct dw_geo *g, floa
     (s1 == 1 ? LDM(row, (c0) + (kw), m0[kw])                                                       \
              : EVEN(LDM(row, (c0) + (kw), m0[kw]), LDM(row, (c0) + (kw) + VW, m1[kw])))
 #define DW_FULL(row, c0, kw)                                                                       \
-    (s1 == 1 ? LDU((row) + (c0) + (kw)) : EVEN(LDU((row) + (c0) + (kw)), LDU((row) + (c0) + (kw) + VW)))
+    (s1 == 1 ? LDU((row) + (c0) + (kw))                                                            \
+             : EVEN(LDU((row) + (c0) + (kw)), LDU((row) + (c0) + (kw) + VW)))
     if (nb >= 6) {
         /* blocks [b0, b1) are whole and read inside the row */
         int64_t b0 = 0, b1 = nb;

@@ -20,8 +20,8 @@
  * npu-cpu-conv.c runs its portable paths. Work is cut by shape (channels,
  * output rows), so any thread count gives the same bits.
  */
-#include "npu-cpu-internal.h"
 #include "npu-cpu-dwconv.h"
+#include "npu-cpu-internal.h"
 
 #define DW_MAXK 7  /* kernel rows and columns */
 #define SC_MAXT 32 /* taps per output of the small-channel path */
@@ -48,8 +48,7 @@ m16(int64_t c0, int64_t W)
 __attribute__((target("avx512f"), always_inline)) static inline __m512
 even16(__m512 a, __m512 b)
 {
-    const __m512i ev =
-        _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     return _mm512_permutex2var_ps(a, ev, b);
 }
 
@@ -155,8 +154,8 @@ st8(float *p, __m256 v, int64_t n)
 
 typedef void (*dw_plane_fn)(const float *x, const float *k, const struct dw_geo *g, float bias,
                             float *y);
-typedef void (*sc_row_fn)(const float *x, const float *w, const float *bias,
-                          const struct dw_geo *g, int64_t C, int64_t M, int64_t oh, float *y);
+typedef void (*sc_row_fn)(const float *x, const float *w, const float *bias, const struct dw_geo *g,
+                          int64_t C, int64_t M, int64_t oh, float *y);
 
 static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
 static int isa_best; /* what the CPU has: 0 none, 2 AVX2+FMA, 3 AVX-512F */
@@ -264,12 +263,12 @@ dw_task(void *arg, int64_t begin, int64_t end, int tid)
 }
 
 bool
-cpu_conv_dw_fast(struct npu_cpu_ctx *ctx, const struct cpu_win *w, int64_t N, int64_t C,
-                 int64_t M, const float *x, const float *wt, const float *bias,
-                 const struct cpu_act_spec *act, float *y)
+cpu_conv_dw_fast(struct npu_cpu_ctx *ctx, const struct cpu_win *w, int64_t N, int64_t C, int64_t M,
+                 const float *x, const float *wt, const float *bias, const struct cpu_act_spec *act,
+                 float *y)
 {
-    struct dw_job j = {.C = C, .M = M, .Mg = M / C, .x = x, .w = wt, .bias = bias, .act = act,
-                       .y = y};
+    struct dw_job j = {
+        .C = C, .M = M, .Mg = M / C, .x = x, .w = wt, .bias = bias, .act = act, .y = y};
     if (!win_ok(w) || C < 1 || M % C || !kernels(&j.dw, &j.sc))
         return false;
     geo_from_win(w, &j.g);

@@ -11,8 +11,8 @@
  * must give the same bits. Without AVX2 the fast paths are off and only the
  * portable ones are checked (said on stderr).
  */
-#include "../../core/cpu/npu-cpu-internal.h"
 #include "../../core/cpu/npu-cpu-dwconv.h"
+#include "../../core/cpu/npu-cpu-internal.h"
 #include "cpu-test-util.h"
 #include "npu-test.h"
 
@@ -73,9 +73,8 @@ run_case(const struct ccase *c, const struct npu_tensor *x, const struct npu_ten
                         s = s < -0.25 ? -0.25 : s > 0.5 ? 0.5 : s;
                     double got = tt_get(y, ((n * c->M + m) * OH + oh) * OW + ow);
                     if (!(fabs(got - s) <= 2e-6 * mag + 1e-30) && bad++ < 3)
-                        fprintf(stderr, "  %s: n%lld m%lld (%lld,%lld): got %.9g want %.9g\n",
-                                what, (long long)n, (long long)m, (long long)oh, (long long)ow,
-                                got, s);
+                        fprintf(stderr, "  %s: n%lld m%lld (%lld,%lld): got %.9g want %.9g\n", what,
+                                (long long)n, (long long)m, (long long)oh, (long long)ow, got, s);
                 }
     if (bad)
         fprintf(stderr,
@@ -102,7 +101,10 @@ check(const struct ccase *c, int isa)
         tt_fill_rand(tt(NPU_DTYPE_FP32, 4, c->M, c->C / c->G, c->KH, c->KW), -1, 1);
     struct npu_tensor *b = c->bias ? tt_fill_rand(tt(NPU_DTYPE_FP32, 1, c->M), -1, 1) : NULL;
     cpu_dwconv_isa(isa);
-    struct npu_tensor *fast = run_case(c, x, w, b, isa == 3 ? "AVX-512" : isa == 2 ? "AVX2" : "portable");
+    struct npu_tensor *fast = run_case(c, x, w, b,
+                                       isa == 3   ? "AVX-512"
+                                       : isa == 2 ? "AVX2"
+                                                  : "portable");
     cpu_dwconv_isa(0);
     struct npu_tensor *port = run_case(c, x, w, b, "portable");
     /* both within rounding of each other: the same sums, in the same order (FMA or not) */
@@ -130,8 +132,8 @@ sweep(int isa)
             for (int64_t s = 1; s <= 2; s++) {
                 int64_t p = ks / 2, H = sizes[i], W = sizes[(i + 3) % NPU_ARRAY_SIZE(sizes)];
                 int64_t C = 1 + (k * 7) % 20;
-                struct ccase c = {1, C, C, C, H, W, ks, ks, s, s, p, p, p, p, k % 2 == 0,
-                                  acts[k % 3]};
+                struct ccase c = {1, C, C, C, H, W, ks,         ks,
+                                  s, s, p, p, p, p, k % 2 == 0, acts[k % 3]};
                 check(&c, isa);
                 k++;
             }
@@ -139,8 +141,8 @@ sweep(int isa)
         for (int64_t pt = 0; pt < ks; pt++)
             for (int64_t pl = 0; pl < ks; pl++)
                 for (int64_t s = 1; s <= 2; s++) {
-                    struct ccase c = {2, 3, 3, 3, 13 + pt, 19 + 2 * pl, ks, ks, s, s, pt, pl,
-                                      (pt + 1) % ks, (pl + 2) % ks, true, NULL};
+                    struct ccase c = {2, 3, 3,  3,  13 + pt,       19 + 2 * pl,   ks,   ks,
+                                      s, s, pt, pl, (pt + 1) % ks, (pl + 2) % ks, true, NULL};
                     check(&c, isa);
                 }
     /* non-square kernels, row stride 3, a channel multiplier, 7x7, wide rows */
@@ -164,7 +166,8 @@ sweep(int isa)
             for (int64_t s = 1; s <= 2; s++) {
                 int64_t p = k % 3, H = sizes[(k + 2) % NPU_ARRAY_SIZE(sizes)] + 1;
                 int64_t W = sizes[(k + 5) % NPU_ARRAY_SIZE(sizes)] + 2;
-                struct ccase c = {1 + k % 2, C, ms[i], 1, H, W, 3, 3, s, s, p, (p + 1) % 3,
+                struct ccase c = {1 + k % 2,   C, ms[i],      1,          H, W,
+                                  3,           3, s,          s,          p, (p + 1) % 3,
                                   (p + 2) % 3, p, k % 3 != 1, acts[k % 3]};
                 check(&c, isa);
                 k++;
