@@ -8,6 +8,10 @@
  *   0.5 * x * (1 + Tanh(0.79788456 * (x + 0.044715 * x^3)))  -> npu.GeluTanh(x)
  *   (x^3 as Pow(x, 3), Mul(x, Mul(x, x)) or Mul(Mul(x, x), x))
  * SiLU / Swish:  x * Sigmoid(x) -> npu.SiLU(x)
+ * Hard swish:    x * HardSigmoid(x; alpha 1/6, beta 0.5) -> HardSwish(x) (torch's
+ *   export below opset 14, MobileNetV3); fuse_activation then folds it into
+ *   the Conv before it, whose epilogue applies it (the NPU's DPU and the CPU
+ *   kernels both have hard_swish).
  *
  * The final "x * 0.5 * (...)" may be associated any way exporters write it:
  * Mul(Mul(x, t), 0.5), Mul(Mul(t, 0.5), x) or Mul(Mul(x, 0.5), t). Every
@@ -197,6 +201,27 @@ fuse_silu(struct npu_graph *g, struct npu_node *sg, enum npu_status *st)
     return true;
 }
 
+static bool
+fuse_hard_swish(struct npu_graph *g, struct npu_node *hs, enum npu_status *st)
+{
+    struct npu_value *x = hs->in[0];
+    /* alpha as torch stores 1/6 in a float attribute; beta exactly 0.5 */
+    float alpha = npu_node_float(hs, "alpha", 0.2f), beta = npu_node_float(hs, "beta", 0.5f);
+    if (hs->nin != 1 || fabsf(alpha - 1.0f / 6.0f) > 1e-7f || beta != 0.5f)
+        return false;
+    struct npu_node *mul = sole_user(hs->out[0], NPU_OP_MUL);
+    if (!mul || other_operand(mul, hs->out[0]) != x || !npu_dtype_is_float(x->t.dtype))
+        return false;
+    struct npu_node *n = npu_node_new(g, NPU_OP_HARD_SWISH, mul->name, &x, 1, 1, NULL);
+    if (!n) {
+        *st = NPU_ERR_NOMEM;
+        return false;
+    }
+    struct npu_node *m[2] = {hs, mul};
+    pass_replace(g, n, mul, mul->out[0], m, 2);
+    return true;
+}
+
 static enum npu_status
 walk(struct npu_graph *g, enum npu_op anchor,
      bool (*fn)(struct npu_graph *, struct npu_node *, enum npu_status *))
@@ -224,5 +249,6 @@ npu_pass_fuse_gelu(struct npu_graph *g)
 enum npu_status
 npu_pass_fuse_silu(struct npu_graph *g)
 {
-    return walk(g, NPU_OP_SIGMOID, fuse_silu);
+    enum npu_status st = walk(g, NPU_OP_SIGMOID, fuse_silu);
+    return st ? st : walk(g, NPU_OP_HARD_SIGMOID, fuse_hard_swish);
 }

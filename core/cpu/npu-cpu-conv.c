@@ -13,6 +13,7 @@
  * fp64 and the integer forms use a direct loop computed in double (exact for
  * int8 products and sums below 2^53).
  */
+#include "npu-cpu-dwconv.h"
 #include "npu-cpu-internal.h"
 
 struct conv_geo {
@@ -559,6 +560,11 @@ cpu_k_conv(CPU_KERNEL_ARGS)
     double t0 = ctx->prof ? cpu_now() : 0;
     double flop = 2.0 * (double)g.N * (double)g.M * (double)g.out_plane * (double)j.krows;
     if (g.Cg == 1 && w->nsp == 2 && !unit) {
+        /* AVX-512 / AVX2 depthwise (npu-cpu-dwconv.c), else the portable paths below */
+        if (g.G == g.C && cpu_conv_dw_fast(ctx, w, g.N, g.C, g.M, j.x, j.w, j.bias, &act, j.y)) {
+            conv_prof(ctx, 0, t0, flop);
+            return NPU_OK;
+        }
         struct dw_pad p = dw_pad_dims(w);
         int64_t need = p.buf + p.tmp;
         if (w->s[0] <= 4 && w->s[1] <= 4 && w->k[0] * w->k[1] <= 64 && need <= (INT64_C(1) << 22) &&
@@ -566,6 +572,11 @@ cpu_k_conv(CPU_KERNEL_ARGS)
             j.dw_padded = true;
         cpu_parallel_for(ctx, g.N * g.M, 1, dw_task, &j);
         conv_prof(ctx, 0, t0, flop);
+        return NPU_OK;
+    }
+    if (g.G == 1 && !unit &&
+        cpu_conv_small_c_fast(ctx, w, g.N, g.C, g.M, j.x, j.w, j.bias, &act, j.y)) {
+        conv_prof(ctx, 3, t0, flop); /* the 3-channel stem (npu-cpu-dwconv.c) */
         return NPU_OK;
     }
     j.direct = unit;

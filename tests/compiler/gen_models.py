@@ -608,6 +608,24 @@ def fusion_cases():
     add("silu_near_miss", mk(n, [vi("x", F, [4, 8]), vi("z", F, [4, 8])], [vi("y", F, [4, 8])]),
         "npu.SiLU", 0)
 
+    # hard swish as torch exports it below opset 14: x * HardSigmoid(x; 1/6, 0.5)
+    def hswish(alpha=1.0 / 6, beta=0.5, other="x", conv=False):
+        n = [helper.make_node("HardSigmoid", ["x"], ["s"], alpha=alpha, beta=beta),
+             helper.make_node("Mul", [other, "s"], ["y"])]
+        ins = [vi("x", F, [4, 8])] + ([vi("z", F, [4, 8])] if other == "z" else [])
+        if not conv:
+            return mk(n, ins, [vi("y", F, [4, 8])])
+        n = [helper.make_node("Conv", ["i", "w"], ["x"], pads=[1, 1, 1, 1])] + n
+        w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+        return mk(n, [vi("i", F, [1, 3, 6, 6])], [vi("y", F, None)], [init("w", w)])
+
+    add("hswish_ok", hswish(), "HardSwish", 1)
+    add("hswish_ok_gone", hswish(), "HardSigmoid", 0)
+    add("hswish_bad_alpha", hswish(alpha=0.2), "HardSwish", 0)
+    add("hswish_bad_beta", hswish(beta=0.6), "HardSwish", 0)
+    add("hswish_near_miss", hswish(other="z"), "HardSwish", 0)
+    add("conv_hswish", hswish(conv=True), "Mul", 0)
+
     def attn(scale_op="Div", axis=-1, perm=(0, 1, 3, 2), kshape=(1, 2, 5, 4)):
         n = [helper.make_node("Transpose", ["k"], ["kt"], perm=list(perm)),
              helper.make_node("MatMul", ["q", "kt"], ["s"]),

@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-cpu-dwconv-body.h: the depthwise and small-channel convolution loops of
+ * npu-cpu-dwconv.c, written once over a vector of VW floats and included there
+ * once per instruction set (AVX-512F, AVX2+FMA). The includer defines
+ *   DW_SFX     the function name suffix,
+ *   DW_TARGET  the target attribute,
+ *   V, VW      the vector type and its width,
+ *   ZERO() SET1(f) FMA(a, b, c) ADD(a, b)
+ *   MT, MK(c0, W)     a load mask type, and the mask of the columns c0 .. c0+VW-1 of a
+ *                     row of W floats that are inside [0, W),
+ *   LDM(row, c0, m)   those columns with mask m, 0 in the masked lanes (nothing outside
+ *                     the row is read),
+ *   LDU(p)            VW floats from p (unaligned),
+ *   EVEN(a, b)        the even lanes of a then of b (stride-2 deinterleave),
+ *   STN(p, v, n)      the first n lanes of v to p.
+ * Every output sums its taps from 0 in (c, kh, kw) order, skipping rows outside the image
+ * (a tap on a padded column adds 0 * k), then adds the bias: as the other Conv paths do.
+ */
+
+#define DW_CAT2(a, b) a##_##b
+#define DW_CAT(a, b) DW_CAT2(a, b)
+#define DW_NAME(f) DW_CAT(f, DW_SFX)
+
+/* One depthwise plane: x [H][W] with kernel k [KH][KW] to y [OH][OW] (+ bias). Rows of four
+ * or more blocks of VW outputs go row by row (the KH input rows stay in L1), the inner blocks
+ * of a row whose taps are all inside the image four at a time with plain loads (four
+ * independent sums hide the FMA latency), the border blocks and the border rows one block at
+ * a time over their valid taps with masked loads. Narrower planes (small enough to stay in
+ * cache) go one column block at a time down the rows, four full rows at a time. KH and KW are
+ * compile-time constants in the common instances (3x3, 5x5), so the taps unroll. */
+DW_TARGET static inline __attribute__((always_inline)) void
+DW_NAME(dw_plane_k)(const float *x, const float *k, const struct dw_geo *g, float bias, float *y,
+                    const int64_t KH, const int64_t KW, const int s1)
+{
+    const int64_t H = g->H, W = g->W, OH = g->OH, OW = g->OW;
+    const int64_t s0 = g->s0, pt = g->pt, pl = g->pl;
+    const int64_t nb = (OW + VW - 1) / VW;
+    const V bv = SET1(bias);
+    /* rows [f0, f1) read only rows inside the image */
+    int64_t f0 = pt > 0 ? (pt + s0 - 1) / s0 : 0;
+    int64_t f1 = H - KH + pt >= 0 ? (H - KH + pt) / s0 + 1 : 0;
+    f0 = f0 < OH ? f0 : OH;
+    f1 = f1 < f0 ? f0 : f1 > OH ? OH : f1;
+    MT m0[DW_MAXK], m1[DW_MAXK];
+#define DW_MASKS(c0)                                                                               \
+    for (int64_t kw = 0; kw < KW; kw++) {                                                          \
+        m0[kw] = MK((c0) + kw, W);                                                                 \
+        if (s1 == 2)                                                                               \
+            m1[kw] = MK((c0) + kw + VW, W);                                                        \
+    }
+#define DW_LOAD(row, c0, kw)                                                                       \
+    (s1 == 1 ? LDM(row, (c0) + (kw), m0[kw])                                                       \
+             : EVEN(LDM(row, (c0) + (kw), m0[kw]), LDM(row, (c0) + (kw) + VW, m1[kw])))
+#define DW_FULL(row, c0, kw)                                                                       \
+    (s1 == 1 ? LDU((row) + (c0) + (kw))                                                            \
+             : EVEN(LDU((row) + (c0) + (kw)), LDU((row) + (c0) + (kw) + VW)))
+    if (nb >= 6) {
+        /* blocks [b0, b1) are whole and read inside the row */
+        int64_t b0 = 0, b1 = nb;
+        while (b0 < nb && b0 * VW * s1 - pl < 0)
+            b0++;
+        while (b1 > b0 && ((b1 - 1) * VW + VW > OW ||
+                           (b1 - 1) * VW * s1 - pl + KW - 1 + (int64_t)s1 * VW - 1 >= W))
+            b1--;
+        for (int64_t oh = 0; oh < OH; oh++) {
+            const int64_t r = oh * s0 - pt;
+            const int64_t lo = r < 0 ? -r : 0, hi = H - r < KH ? H - r : KH;
+            const bool full = oh >= f0 && oh < f1;
+            float *yr = y + oh * OW;
+            for (int64_t b = 0; b < nb; b++) {
+                const int64_t o = b * VW, c0 = o * s1 - pl;
+                if (full && b >= b0 && b + 4 <= b1) {
+                    const int64_t d = VW * s1;
+                    V a0 = ZERO(), a1 = ZERO(), a2 = ZERO(), a3 = ZERO();
+                    for (int64_t kh = 0; kh < KH; kh++) {
+                        const float *row = x + (r + kh) * W;
+                        for (int64_t kw = 0; kw < KW; kw++) {
+                            const V kk = SET1(k[kh * KW + kw]);
+                            a0 = FMA(DW_FULL(row, c0, kw), kk, a0);
+                            a1 = FMA(DW_FULL(row, c0 + d, kw), kk, a1);
+                            a2 = FMA(DW_FULL(row, c0 + 2 * d, kw), kk, a2);
+                            a3 = FMA(DW_FULL(row, c0 + 3 * d, kw), kk, a3);
+                        }
+                    }
+                    STN(yr + o, ADD(a0, bv), VW);
+                    STN(yr + o + VW, ADD(a1, bv), VW);
+                    STN(yr + o + 2 * VW, ADD(a2, bv), VW);
+                    STN(yr + o + 3 * VW, ADD(a3, bv), VW);
+                    b += 3;
+                    continue;
+                }
+                if (full && b >= b0 && b + 2 <= b1) {
+                    const int64_t d = VW * s1;
+                    V a0 = ZERO(), a1 = ZERO();
+                    for (int64_t kh = 0; kh < KH; kh++) {
+                        const float *row = x + (r + kh) * W;
+                        for (int64_t kw = 0; kw < KW; kw++) {
+                            const V kk = SET1(k[kh * KW + kw]);
+                            a0 = FMA(DW_FULL(row, c0, kw), kk, a0);
+                            a1 = FMA(DW_FULL(row, c0 + d, kw), kk, a1);
+                        }
+                    }
+                    STN(yr + o, ADD(a0, bv), VW);
+                    STN(yr + o + VW, ADD(a1, bv), VW);
+                    b += 1;
+                    continue;
+                }
+                DW_MASKS(c0)
+                V a = ZERO();
+                for (int64_t kh = lo; kh < hi; kh++) {
+                    const float *row = x + (r + kh) * W;
+                    for (int64_t kw = 0; kw < KW; kw++)
+                        a = FMA(DW_LOAD(row, c0, kw), SET1(k[kh * KW + kw]), a);
+                }
+                STN(yr + o, ADD(a, bv), OW - o < VW ? OW - o : VW);
+            }
+        }
+        return;
+    }
+    for (int64_t o = 0; o < OW; o += VW) {
+        const int64_t c0 = o * s1 - pl, n = OW - o < VW ? OW - o : VW;
+        DW_MASKS(c0)
+        int64_t oh = 0;
+        for (; oh < OH; oh++) {
+            if (oh >= f0 && oh + 4 <= f1) {
+                /* four full rows */
+                const float *xr = x + (oh * s0 - pt) * W;
+                const int64_t rs = s0 * W;
+                V a0 = ZERO(), a1 = ZERO(), a2 = ZERO(), a3 = ZERO();
+                for (int64_t kh = 0; kh < KH; kh++) {
+                    const float *r0 = xr + kh * W;
+                    for (int64_t kw = 0; kw < KW; kw++) {
+                        const V kk = SET1(k[kh * KW + kw]);
+                        a0 = FMA(DW_LOAD(r0, c0, kw), kk, a0);
+                        a1 = FMA(DW_LOAD(r0 + rs, c0, kw), kk, a1);
+                        a2 = FMA(DW_LOAD(r0 + 2 * rs, c0, kw), kk, a2);
+                        a3 = FMA(DW_LOAD(r0 + 3 * rs, c0, kw), kk, a3);
+                    }
+                }
+                float *yr = y + oh * OW + o;
+                STN(yr, ADD(a0, bv), n);
+                STN(yr + OW, ADD(a1, bv), n);
+                STN(yr + 2 * OW, ADD(a2, bv), n);
+                STN(yr + 3 * OW, ADD(a3, bv), n);
+                oh += 3;
+                continue;
+            }
+            const int64_t r = oh * s0 - pt;
+            const int64_t lo = r < 0 ? -r : 0, hi = H - r < KH ? H - r : KH;
+            V a = ZERO();
+            for (int64_t kh = lo; kh < hi; kh++) {
+                const float *row = x + (r + kh) * W;
+                for (int64_t kw = 0; kw < KW; kw++)
+                    a = FMA(DW_LOAD(row, c0, kw), SET1(k[kh * KW + kw]), a);
+            }
+            STN(y + oh * OW + o, ADD(a, bv), n);
+        }
+    }
+#undef DW_MASKS
+#undef DW_LOAD
+#undef DW_FULL
+}
+
+DW_TARGET static void
+DW_NAME(dw_plane)(const float *x, const float *k, const struct dw_geo *g, float bias, float *y)
+{
+    if (g->KH == 3 && g->KW == 3)
+        g->s1 == 1 ? DW_NAME(dw_plane_k)(x, k, g, bias, y, 3, 3, 1)
+                   : DW_NAME(dw_plane_k)(x, k, g, bias, y, 3, 3, 2);
+    else if (g->KH == 5 && g->KW == 5)
+        g->s1 == 1 ? DW_NAME(dw_plane_k)(x, k, g, bias, y, 5, 5, 1)
+                   : DW_NAME(dw_plane_k)(x, k, g, bias, y, 5, 5, 2);
+    else
+        g->s1 == 1 ? DW_NAME(dw_plane_k)(x, k, g, bias, y, g->KH, g->KW, 1)
+                   : DW_NAME(dw_plane_k)(x, k, g, bias, y, g->KH, g->KW, 2);
+}
+
+/* One output row (all M channels) of a dense conv with few input taps per output
+ * (T = C * KH * KW <= SC_MAXT, the 3-channel stem): for each block of VW columns the T input
+ * vectors are gathered once, then every output channel is their weighted sum, eight channels
+ * at a time. x [C][H][W], w [M][T], y [M][OH][OW]. */
+DW_TARGET static inline __attribute__((always_inline)) void
+DW_NAME(sc_row_s)(const float *x, const float *w, const float *bias, const struct dw_geo *g,
+                  int64_t C, int64_t M, int64_t oh, float *y, const int s1)
+{
+    const int64_t H = g->H, W = g->W, OW = g->OW, KH = g->KH, KW = g->KW;
+    const int64_t T = C * KH * KW, plane = g->OH * OW, r0 = oh * g->s0 - g->pt;
+    V in[SC_MAXT];
+    MT m0[DW_MAXK], m1[DW_MAXK];
+    for (int64_t o = 0; o < OW; o += VW) {
+        const int64_t c0 = o * s1 - g->pl, n = OW - o < VW ? OW - o : VW;
+        for (int64_t kw = 0; kw < KW; kw++) {
+            m0[kw] = MK(c0 + kw, W);
+            if (s1 == 2)
+                m1[kw] = MK(c0 + kw + VW, W);
+        }
+        for (int64_t c = 0, t = 0; c < C; c++)
+            for (int64_t kh = 0; kh < KH; kh++) {
+                const int64_t h = r0 + kh;
+                const float *row = x + (c * H + (h >= 0 && h < H ? h : 0)) * W;
+                for (int64_t kw = 0; kw < KW; kw++, t++)
+                    in[t] = h < 0 || h >= H ? ZERO()
+                            : s1 == 1
+                                ? LDM(row, c0 + kw, m0[kw])
+                                : EVEN(LDM(row, c0 + kw, m0[kw]), LDM(row, c0 + kw + VW, m1[kw]));
+            }
+        float *yo = y + oh * OW + o;
+        int64_t m = 0;
+        for (; m + 8 <= M; m += 8) {
+            const float *wm = w + m * T;
+            V a0 = ZERO(), a1 = ZERO(), a2 = ZERO(), a3 = ZERO();
+            V a4 = ZERO(), a5 = ZERO(), a6 = ZERO(), a7 = ZERO();
+            for (int64_t t = 0; t < T; t++) {
+                const V v = in[t];
+                a0 = FMA(v, SET1(wm[t]), a0);
+                a1 = FMA(v, SET1(wm[T + t]), a1);
+                a2 = FMA(v, SET1(wm[2 * T + t]), a2);
+                a3 = FMA(v, SET1(wm[3 * T + t]), a3);
+                a4 = FMA(v, SET1(wm[4 * T + t]), a4);
+                a5 = FMA(v, SET1(wm[5 * T + t]), a5);
+                a6 = FMA(v, SET1(wm[6 * T + t]), a6);
+                a7 = FMA(v, SET1(wm[7 * T + t]), a7);
+            }
+            V acc[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
+            for (int i = 0; i < 8; i++) {
+                V b = bias ? ADD(acc[i], SET1(bias[m + i])) : acc[i];
+                STN(yo + (m + i) * plane, b, n);
+            }
+        }
+        for (; m < M; m++) {
+            const float *wm = w + m * T;
+            V a = ZERO();
+            for (int64_t t = 0; t < T; t++)
+                a = FMA(in[t], SET1(wm[t]), a);
+            if (bias)
+                a = ADD(a, SET1(bias[m]));
+            STN(yo + m * plane, a, n);
+        }
+    }
+}
+
+DW_TARGET static void
+DW_NAME(sc_row)(const float *x, const float *w, const float *bias, const struct dw_geo *g,
+                int64_t C, int64_t M, int64_t oh, float *y)
+{
+    if (g->s1 == 1)
+        DW_NAME(sc_row_s)(x, w, bias, g, C, M, oh, y, 1);
+    else
+        DW_NAME(sc_row_s)(x, w, bias, g, C, M, oh, y, 2);
+}
+
+#undef DW_NAME
+#undef DW_CAT
+#undef DW_CAT2

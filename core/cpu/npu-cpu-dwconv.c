@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-cpu-dwconv.c: two fp32 2-D Conv fast paths for x86-64 with AVX-512F or
+ * AVX2+FMA, chosen at run time (cpuid), that npu-cpu-conv.c tries first:
+ *
+ *  - depthwise (one input channel per group), kernels up to 7x7, column
+ *    stride 1 or 2 (any row stride, no dilation): the MobileNet layers. The
+ *    input plane is read in place - no padded copy: every load is masked to
+ *    the row, so the border columns need no separate code and nothing outside
+ *    the row is read; rows outside the image are skipped. Stride-2 rows are
+ *    deinterleaved in registers (two loads, one permute).
+ *  - dense convs with few taps per output (C * KH * KW <= 32, C <= 4: the
+ *    3-channel stem): the input vectors of a block of output columns are
+ *    gathered once and every output channel is their weighted sum, instead of
+ *    im2col + a GEMM with M = 16-32, K = 27.
+ *
+ * The loops are written once (npu-cpu-dwconv-body.h) and compiled per
+ * instruction set. Elsewhere (other CPUs, aarch64), or with
+ * NPU_CPU_DWCONV=off in the environment, both return false and
+ * npu-cpu-conv.c runs its portable paths. Work is cut by shape (channels,
+ * output rows), so any thread count gives the same bits.
+ */
+#include "npu-cpu-dwconv.h"
+#include "npu-cpu-internal.h"
+
+#define DW_MAXK 7  /* kernel rows and columns */
+#define SC_MAXT 32 /* taps per output of the small-channel path */
+#define SC_MAXC 4
+
+struct dw_geo {
+    int64_t H, W, OH, OW, KH, KW, s0, s1, pt, pl;
+};
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(NPU_CPU_NO_CLONES)
+#define DW_X86 1
+#include <immintrin.h>
+
+/* ---- AVX-512F ---- */
+__attribute__((target("avx512f"), always_inline)) static inline __mmask16
+m16(int64_t c0, int64_t W)
+{
+    int64_t lo = c0 < 0 ? -c0 : 0, hi = W - c0 < 16 ? W - c0 : 16;
+    if (hi <= lo)
+        return 0;
+    return (__mmask16)((((uint32_t)1 << hi) - 1) & ~(((uint32_t)1 << lo) - 1));
+}
+
+__attribute__((target("avx512f"), always_inline)) static inline __m512
+even16(__m512 a, __m512 b)
+{
+    const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    return _mm512_permutex2var_ps(a, ev, b);
+}
+
+__attribute__((target("avx512f"), always_inline)) static inline void
+st16(float *p, __m512 v, int64_t n)
+{
+    if (n == 16)
+        _mm512_storeu_ps(p, v);
+    else
+        _mm512_mask_storeu_ps(p, (__mmask16)(((uint32_t)1 << n) - 1), v);
+}
+
+#define DW_SFX avx512
+#define DW_TARGET __attribute__((target("avx512f")))
+#define V __m512
+#define VW 16
+#define ZERO() _mm512_setzero_ps()
+#define SET1(f) _mm512_set1_ps(f)
+#define FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define ADD(a, b) _mm512_add_ps(a, b)
+#define MT __mmask16
+#define MK(c0, W) m16(c0, W)
+#define LDM(row, c0, m) _mm512_maskz_loadu_ps(m, (row) + (c0))
+#define EVEN(a, b) even16(a, b)
+#define LDU(p) _mm512_loadu_ps(p)
+#define STN(p, v, n) st16(p, v, n)
+#include "npu-cpu-dwconv-body.h"
+#undef DW_SFX
+#undef DW_TARGET
+#undef V
+#undef VW
+#undef ZERO
+#undef SET1
+#undef FMA
+#undef ADD
+#undef MT
+#undef MK
+#undef LDM
+#undef EVEN
+#undef LDU
+#undef STN
+
+/* ---- AVX2 + FMA ---- */
+__attribute__((target("avx2,fma"), always_inline)) static inline __m256i
+m8(int64_t lo, int64_t hi)
+{
+    const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    lo = lo < 0 ? 0 : lo > 8 ? 8 : lo;
+    hi = hi < 0 ? 0 : hi > 8 ? 8 : hi;
+    return _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)lo), idx),
+                               _mm256_cmpgt_epi32(_mm256_set1_epi32((int)hi), idx));
+}
+
+__attribute__((target("avx2,fma"), always_inline)) static inline __m256
+even8(__m256 a, __m256 b)
+{
+    /* [a0 a2 b0 b2 a4 a6 b4 b6], then the 64-bit pairs in order 0 2 1 3 */
+    __m256 t = _mm256_shuffle_ps(a, b, 0x88);
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(t), 0xD8));
+}
+
+__attribute__((target("avx2,fma"), always_inline)) static inline void
+st8(float *p, __m256 v, int64_t n)
+{
+    if (n == 8)
+        _mm256_storeu_ps(p, v);
+    else
+        _mm256_maskstore_ps(p, m8(0, n), v);
+}
+
+#define DW_SFX avx2
+#define DW_TARGET __attribute__((target("avx2,fma")))
+#define V __m256
+#define VW 8
+#define ZERO() _mm256_setzero_ps()
+#define SET1(f) _mm256_set1_ps(f)
+#define FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define ADD(a, b) _mm256_add_ps(a, b)
+#define MT __m256i
+#define MK(c0, W) m8(-(c0), (W) - (c0))
+#define LDM(row, c0, m) _mm256_maskload_ps((row) + (c0), m)
+#define EVEN(a, b) even8(a, b)
+#define LDU(p) _mm256_loadu_ps(p)
+#define STN(p, v, n) st8(p, v, n)
+#include "npu-cpu-dwconv-body.h"
+#undef DW_SFX
+#undef DW_TARGET
+#undef V
+#undef VW
+#undef ZERO
+#undef SET1
+#undef FMA
+#undef ADD
+#undef MT
+#undef MK
+#undef LDM
+#undef EVEN
+#undef LDU
+#undef STN
+#endif /* DW_X86 */
+
+/* ---- dispatch ------------------------------------------------------------------------------ */
+
+typedef void (*dw_plane_fn)(const float *x, const float *k, const struct dw_geo *g, float bias,
+                            float *y);
+typedef void (*sc_row_fn)(const float *x, const float *w, const float *bias, const struct dw_geo *g,
+                          int64_t C, int64_t M, int64_t oh, float *y);
+
+static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
+static int isa_best; /* what the CPU has: 0 none, 2 AVX2+FMA, 3 AVX-512F */
+static int isa_use;  /* what runs (tests may lower it) */
+
+static void
+isa_pick(void)
+{
+#ifdef DW_X86
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        isa_best = 2;
+    if (__builtin_cpu_supports("avx512f"))
+        isa_best = 3;
+#endif
+    /* NPU_CPU_DWCONV=off: the portable paths (before/after comparisons) */
+    const char *e = getenv("NPU_CPU_DWCONV");
+    isa_use = e && (!strcmp(e, "off") || !strcmp(e, "0")) ? 0 : isa_best;
+}
+
+int
+cpu_dwconv_isa(int want)
+{
+    pthread_once(&isa_once, isa_pick);
+    if (want >= 0)
+        isa_use = want == 0 ? 0 : want <= isa_best ? (want >= 3 ? 3 : 2) : isa_best;
+    return isa_use;
+}
+
+static bool
+kernels(dw_plane_fn *dw, sc_row_fn *sc)
+{
+    pthread_once(&isa_once, isa_pick);
+#ifdef DW_X86
+    if (isa_use == 3) {
+        *dw = dw_plane_avx512;
+        *sc = sc_row_avx512;
+        return true;
+    }
+    if (isa_use == 2) {
+        *dw = dw_plane_avx2;
+        *sc = sc_row_avx2;
+        return true;
+    }
+#endif
+    (void)dw;
+    (void)sc;
+    return false;
+}
+
+static void
+geo_from_win(const struct cpu_win *w, struct dw_geo *g)
+{
+    *g = (struct dw_geo){.H = w->in[0],
+                         .W = w->in[1],
+                         .OH = w->out[0],
+                         .OW = w->out[1],
+                         .KH = w->k[0],
+                         .KW = w->k[1],
+                         .s0 = w->s[0],
+                         .s1 = w->s[1],
+                         .pt = w->pb[0],
+                         .pl = w->pb[1]};
+}
+
+/* the shapes both paths take: 2-D, no dilation, column stride 1 or 2, small kernels, sizes
+ * whose lane arithmetic stays in int (the masks compare lane numbers as 32-bit ints) */
+static bool
+win_ok(const struct cpu_win *w)
+{
+    if (w->nsp != 2 || w->d[0] != 1 || w->d[1] != 1 || (w->s[1] != 1 && w->s[1] != 2))
+        return false;
+    if (w->k[0] > DW_MAXK || w->k[1] > DW_MAXK || w->s[0] > 16)
+        return false;
+    for (int i = 0; i < 2; i++)
+        if (w->in[i] > (INT64_C(1) << 24) || w->out[i] > (INT64_C(1) << 24) ||
+            w->pb[i] < -(INT64_C(1) << 20) || w->pb[i] > (INT64_C(1) << 20))
+            return false;
+    return true;
+}
+
+struct dw_job {
+    struct dw_geo g;
+    dw_plane_fn dw;
+    sc_row_fn sc;
+    int64_t C, M, Mg, in_plane, out_plane;
+    const float *x, *w, *bias;
+    const struct cpu_act_spec *act;
+    float *y;
+};
+
+static void
+dw_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+    (void)tid;
+    const struct dw_job *j = arg;
+    const int64_t kp = j->g.KH * j->g.KW;
+    for (int64_t t = begin; t < end; t++) {
+        int64_t n = t / j->M, m = t % j->M, c = m / j->Mg;
+        float *y = j->y + t * j->out_plane;
+        j->dw(j->x + (n * j->C + c) * j->in_plane, j->w + m * kp, &j->g, j->bias ? j->bias[m] : 0,
+              y);
+        cpu_act_apply(j->act, y, j->out_plane);
+    }
+}
+
+bool
+cpu_conv_dw_fast(struct npu_cpu_ctx *ctx, const struct cpu_win *w, int64_t N, int64_t C, int64_t M,
+                 const float *x, const float *wt, const float *bias, const struct cpu_act_spec *act,
+                 float *y)
+{
+    struct dw_job j = {
+        .C = C, .M = M, .Mg = M / C, .x = x, .w = wt, .bias = bias, .act = act, .y = y};
+    if (!win_ok(w) || C < 1 || M % C || !kernels(&j.dw, &j.sc))
+        return false;
+    geo_from_win(w, &j.g);
+#ifdef DW_X86
+    /* rows of 8 or fewer outputs (7x7 planes) fill 8 lanes better than 16 */
+    if (j.dw == dw_plane_avx512 && j.g.OW <= 8)
+        j.dw = dw_plane_avx2;
+#endif
+    j.in_plane = j.g.H * j.g.W;
+    j.out_plane = j.g.OH * j.g.OW;
+    cpu_parallel_for(ctx, N * M, 1, dw_task, &j);
+    return true;
+}
+
+static void
+sc_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+    (void)tid;
+    const struct dw_job *j = arg;
+    const int64_t OH = j->g.OH, OW = j->g.OW;
+    for (int64_t t = begin; t < end; t++) {
+        int64_t n = t / OH, oh = t % OH;
+        float *y = j->y + n * j->M * j->out_plane;
+        j->sc(j->x + n * j->C * j->in_plane, j->w, j->bias, &j->g, j->C, j->M, oh, y);
+        if (j->act->kind != CPU_ACT_NONE)
+            for (int64_t m = 0; m < j->M; m++)
+                cpu_act_apply(j->act, y + m * j->out_plane + oh * OW, OW);
+    }
+}
+
+bool
+cpu_conv_small_c_fast(struct npu_cpu_ctx *ctx, const struct cpu_win *w, int64_t N, int64_t C,
+                      int64_t M, const float *x, const float *wt, const float *bias,
+                      const struct cpu_act_spec *act, float *y)
+{
+    struct dw_job j = {.C = C, .M = M, .x = x, .w = wt, .bias = bias, .act = act, .y = y};
+    if (!win_ok(w) || C < 1 || C > SC_MAXC || C * w->k[0] * w->k[1] > SC_MAXT ||
+        w->k[0] * w->k[1] < 2 || !kernels(&j.dw, &j.sc))
+        return false;
+    geo_from_win(w, &j.g);
+    j.in_plane = j.g.H * j.g.W;
+    j.out_plane = j.g.OH * j.g.OW;
+    cpu_parallel_for(ctx, N * j.g.OH, 1, sc_task, &j);
+    return true;
+}

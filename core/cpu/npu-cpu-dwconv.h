@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-cpu-dwconv.h: the fp32 depthwise and small-channel Conv fast paths
+ * (npu-cpu-dwconv.c) that npu-cpu-conv.c tries before its portable ones.
+ */
+#ifndef NPU_CPU_DWCONV_H
+#define NPU_CPU_DWCONV_H
+
+#include "npu-cpu-internal.h"
+
+/* Depthwise: X [N][C][H][W], W [M][1][KH][KW] with M a multiple of C, Y [N][M][OH][OW]; bias
+ * [M] or NULL, then act. False (nothing written) if this CPU or shape has no fast path. */
+bool cpu_conv_dw_fast(struct npu_cpu_ctx *ctx, const struct cpu_win *w, int64_t N, int64_t C,
+                      int64_t M, const float *x, const float *wt, const float *bias,
+                      const struct cpu_act_spec *act, float *y);
+/* One group, few input taps per output (C <= 4, C * KH * KW <= 32, the 3-channel stem). */
+bool cpu_conv_small_c_fast(struct npu_cpu_ctx *ctx, const struct cpu_win *w, int64_t N, int64_t C,
+                           int64_t M, const float *x, const float *wt, const float *bias,
+                           const struct cpu_act_spec *act, float *y);
+/* The instruction set both use: 0 none (the portable paths), 2 AVX2+FMA, 3 AVX-512F. `want`
+ * -1 only reports; otherwise at most what the CPU has (tests and benchmarks only: not
+ * thread-safe against running convolutions). */
+int cpu_dwconv_isa(int want);
+
+#endif /* NPU_CPU_DWCONV_H */
