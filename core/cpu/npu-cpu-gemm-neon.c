@@ -286,3 +286,93 @@ cpu_sgemm_neon(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, c
     }
     return true;
 }
+
+/* ---- few rows against B^T: M <= 4, B stored [N, K] (Linear's weights, a decoder step) -------
+ * Dot products of contiguous rows, 4 columns of B against all m rows of A at once, so every
+ * row of B is read once whatever m is (16 q accumulators for m = 4: 4 B loads and m A loads
+ * feed 4m FMAs per 4 of k). Each sum adds its 4 lanes in a fixed order, then the k tail. */
+static inline __attribute__((always_inline)) void
+small_nt(const int m, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+         const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
+{
+    const int64_t K4 = K & ~(int64_t)3;
+    int64_t j = 0;
+    for (; j + 4 <= N; j += 4) {
+        const float *b0 = B + j * ldb, *b1 = b0 + ldb, *b2 = b1 + ldb, *b3 = b2 + ldb;
+        float32x4_t s[4][4];
+#pragma GCC unroll 4
+        for (int i = 0; i < m; i++)
+#pragma GCC unroll 4
+            for (int q = 0; q < 4; q++)
+                s[i][q] = vdupq_n_f32(0);
+        for (int64_t k = 0; k < K4; k += 4) {
+            const float32x4_t x0 = vld1q_f32(b0 + k), x1 = vld1q_f32(b1 + k);
+            const float32x4_t x2 = vld1q_f32(b2 + k), x3 = vld1q_f32(b3 + k);
+#pragma GCC unroll 4
+            for (int i = 0; i < m; i++) {
+                const float32x4_t a = vld1q_f32(A + i * lda + k);
+                s[i][0] = vfmaq_f32(s[i][0], a, x0);
+                s[i][1] = vfmaq_f32(s[i][1], a, x1);
+                s[i][2] = vfmaq_f32(s[i][2], a, x2);
+                s[i][3] = vfmaq_f32(s[i][3], a, x3);
+            }
+        }
+#pragma GCC unroll 4
+        for (int i = 0; i < m; i++) {
+            const float *a = A + i * lda;
+            float r0 = vaddvq_f32(s[i][0]), r1 = vaddvq_f32(s[i][1]);
+            float r2 = vaddvq_f32(s[i][2]), r3 = vaddvq_f32(s[i][3]);
+            for (int64_t k = K4; k < K; k++) {
+                r0 += a[k] * b0[k];
+                r1 += a[k] * b1[k];
+                r2 += a[k] * b2[k];
+                r3 += a[k] * b3[k];
+            }
+            float *c = C + i * ldc + j;
+            float32x4_t r = {r0, r1, r2, r3};
+            r = vmulq_n_f32(r, alpha);
+            if (beta != 0.0f)
+                r = vfmaq_n_f32(r, vld1q_f32(c), beta);
+            vst1q_f32(c, r);
+        }
+    }
+    for (; j < N; j++) {
+        const float *b = B + j * ldb;
+        float32x4_t s[4];
+#pragma GCC unroll 4
+        for (int i = 0; i < m; i++)
+            s[i] = vdupq_n_f32(0);
+        for (int64_t k = 0; k < K4; k += 4) {
+            const float32x4_t x = vld1q_f32(b + k);
+#pragma GCC unroll 4
+            for (int i = 0; i < m; i++)
+                s[i] = vfmaq_f32(s[i], vld1q_f32(A + i * lda + k), x);
+        }
+#pragma GCC unroll 4
+        for (int i = 0; i < m; i++) {
+            const float *a = A + i * lda;
+            float r = vaddvq_f32(s[i]);
+            for (int64_t k = K4; k < K; k++)
+                r += a[k] * b[k];
+            float *c = C + i * ldc + j;
+            *c = beta == 0.0f ? alpha * r : alpha * r + beta * *c;
+        }
+    }
+}
+
+void
+cpu_sgemm_neon_small_nt(int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+                        const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
+{
+    switch (M) {
+    case 1: small_nt(1, N, K, alpha, A, lda, B, ldb, beta, C, ldc); break;
+    case 2: small_nt(2, N, K, alpha, A, lda, B, ldb, beta, C, ldc); break;
+    case 3: small_nt(3, N, K, alpha, A, lda, B, ldb, beta, C, ldc); break;
+    case 4: small_nt(4, N, K, alpha, A, lda, B, ldb, beta, C, ldc); break;
+    default:
+        /* more rows: four at a time */
+        for (int64_t i = 0; i < M; i += 4)
+            cpu_sgemm_neon_small_nt(M - i < 4 ? M - i : 4, N, K, alpha, A + i * lda, lda, B, ldb,
+                                    beta, C + i * ldc, ldc);
+    }
+}

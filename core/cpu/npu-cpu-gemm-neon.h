@@ -19,4 +19,10 @@
 bool cpu_sgemm_neon(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                     int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
 
+/* The same product for few rows (M <= 4, more are done 4 at a time) with B transposed (stored
+ * [N, K]) and A not: dot products, each row of B read once. Any K >= 0. */
+void cpu_sgemm_neon_small_nt(int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                             int64_t lda, const float *B, int64_t ldb, float beta, float *C,
+                             int64_t ldc);
+
 #endif /* NPU_CPU_GEMM_NEON_H */

@@ -738,9 +738,16 @@ sgemm_fallback(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, c
                const struct cpu_epilogue *ep)
 {
     if (M <= SMALL_M && !ta && K > 0) {
-        if (tb)
+        bool nt_neon = false;
+#ifdef NPU_CPU_NEON_GEMM
+        if (tb && uk_neon) {
+            cpu_sgemm_neon_small_nt(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+            nt_neon = true;
+        }
+#endif
+        if (tb && !nt_neon)
             small_m_nt(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-        else
+        else if (!tb)
             small_m_nn(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
         epilogue_rows(ep, C, ldc, M, N);
         return;

@@ -3,11 +3,12 @@
  * test-cpu-gemm-neon.c: the fp32 GEMM micro-kernels of our own path (BLAS switched off)
  * against a double-precision loop, over odd M/N/K that leave partial 8x12 tiles, K across the
  * 256-deep K block, M across the 192-row A block, N across the 1008-column B block, all four
- * transposes, alpha, beta 0 (C full of NaN, which must not survive), 1 and 0.25, padded
- * leading dimensions, and the bias/activation epilogue through the batched driver. On aarch64
- * (the CI's qemu stage) it runs the NEON 8x12 kernel (core/cpu/npu-cpu-gemm-neon.c) and then
- * the portable 6x16 one; elsewhere the kernels the CPU has. Also checks the aarch64 rule that
- * judges OpenBLAS's core set (cpu_openblas_arm_misfit), which is pure and runs anywhere.
+ * transposes, M <= 4 (the few-rows paths), alpha, beta 0 (C full of NaN, which must not
+ * survive), 1 and 0.25, padded leading dimensions, and the bias/activation epilogue through
+ * the batched driver. On aarch64 (the CI's qemu stage) it runs the NEON kernels
+ * (core/cpu/npu-cpu-gemm-neon.c) and then the portable 6x16 one; elsewhere the kernels the CPU
+ * has. Also checks the aarch64 rule that judges OpenBLAS's core set (cpu_openblas_arm_misfit),
+ * which is pure and runs anywhere.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -83,8 +84,25 @@ static void
 test_shapes(void)
 {
     static const int64_t shapes[][3] = {
-        {5, 1, 1},     {8, 12, 1},    {9, 13, 7},    {8, 24, 4},   {17, 25, 33},  {16, 36, 256},
-        {33, 47, 257}, {24, 12, 515}, {200, 30, 20}, {7, 1013, 5}, {64, 96, 128}, {3, 29, 31},
+        {5, 1, 1},
+        {8, 12, 1},
+        {9, 13, 7},
+        {8, 24, 4},
+        {17, 25, 33},
+        {16, 36, 256},
+        {33, 47, 257},
+        {24, 12, 515},
+        {200, 30, 20},
+        {7, 1013, 5},
+        {64, 96, 128},
+        {3, 29, 31},
+        /* few rows (M <= 4, A not transposed: dot products when B is transposed) */
+        {1, 1, 1},
+        {1, 37, 19},
+        {2, 5, 64},
+        {4, 9, 3},
+        {4, 8, 8},
+        {1, 300, 129},
     };
     for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++)
         for (int t = 0; t < 4; t++) {
