@@ -201,7 +201,8 @@ main(void)
     tctx_init();
     test_arm_rule();
     const char *why = NULL;
-    printf("fp32 GEMM path: %s (%s)\n", npu_cpu_gemm_path(&why), why ? why : "?");
+    const char *path = npu_cpu_gemm_path(&why);
+    printf("fp32 GEMM path: %s (%s)\n", path, why ? why : "?");
     cpu_gemm_use_blas(false);
     int widths[3], nw = 0;
     widths[nw++] = cpu_gemm_kernel_width(0);
