@@ -7,7 +7,8 @@
  * our own blocked kernel: B packed into 16-column panels, A into 6-row
  * panels, a 6x16 register-tiled micro-kernel written with GCC vector types
  * (compiled for the baseline ISA and, on x86-64, also for AVX2+FMA with
- * load-time dispatch). Threads never meet inside one GEMM call: the batched
+ * load-time dispatch; on aarch64 an 8x12 NEON kernel in arm_neon.h intrinsics,
+ * npu-cpu-gemm-neon.c, takes its place). Threads never meet inside one GEMM call: the batched
  * driver cuts every problem into tiles whose size depends on the shape alone
  * and runs one single-threaded GEMM per tile, so the result is bit-identical
  * for any thread count. OpenBLAS is therefore pinned to one thread (its own
@@ -20,6 +21,9 @@
 
 #ifdef NPU_HAVE_BLAS
 #include <cblas.h>
+#endif
+#ifdef NPU_CPU_NEON_GEMM
+#include "npu-cpu-gemm-neon.h"
 #endif
 
 /* ---- BLAS ----------------------------------------------------------------------------------- */
@@ -84,7 +88,9 @@ cpu_have_blas(void)
  * any code of ours runs. So the fp32 path is decided here, once: the ISA level of the kernel
  * set OpenBLAS runs is compared with the CPU's own (cpuid), and when OpenBLAS's is lower our
  * packed micro-kernels (AVX2+FMA or AVX-512, chosen by CPU feature) take the fp32 GEMMs.
- * NPU_CPU_GEMM=openblas|own forces a path. fp64 stays with BLAS (our fp64 loop is plain). */
+ * NPU_CPU_GEMM=openblas|own forces a path. fp64 stays with BLAS (our fp64 loop is plain).
+ * aarch64 has no ISA levels to compare: there cpu_openblas_arm_misfit() judges the core set
+ * OpenBLAS picked against the CPU's cores (MIDR_EL1), and a misfit runs our NEON 8x12 kernel. */
 
 /* ISA levels: 0 scalar/SSE, 1 AVX, 2 AVX2+FMA, 3 AVX-512F; NEON counts as 2 on aarch64 */
 static int
@@ -142,6 +148,100 @@ cpu_openblas_core_level(const char *core)
     return -1;
 }
 
+/* aarch64 core parts (MIDR_EL1 bits 15:4 of implementer 0x41, Arm) of little, in-order cores */
+static bool
+arm_part_little(int part)
+{
+    return part == 0xd03 || part == 0xd04 || part == 0xd05 || part == 0xd46; /* A53 A35 A55 A510 */
+}
+
+static const char *
+arm_part_name(int part)
+{
+    switch (part) {
+    case 0xd03: return "Cortex-A53";
+    case 0xd05: return "Cortex-A55";
+    case 0xd07: return "Cortex-A57";
+    case 0xd08: return "Cortex-A72";
+    case 0xd09: return "Cortex-A73";
+    case 0xd0a: return "Cortex-A75";
+    case 0xd0b: return "Cortex-A76";
+    case 0xd0c: return "Neoverse-N1";
+    case 0xd0d: return "Cortex-A77";
+    case 0xd41: return "Cortex-A78";
+    default: return NULL;
+    }
+}
+
+bool
+cpu_openblas_arm_misfit(const char *core, int big_part, char *why, size_t n)
+{
+    char cpu[48] = "";
+    const char *pn = big_part >= 0 ? arm_part_name(big_part) : NULL;
+    if (pn)
+        snprintf(cpu, sizeof(cpu), "%s, part 0x%03x", pn, big_part);
+    else if (big_part >= 0)
+        snprintf(cpu, sizeof(cpu), "part 0x%03x", big_part);
+    else
+        snprintf(cpu, sizeof(cpu), "MIDR_EL1 not readable");
+    if (core && !strcasecmp(core, "armv8")) {
+        /* OpenBLAS 0.3.21 maps no Cortex-A76 (part 0xd0b) and falls back to this set */
+        snprintf(why, n,
+                 "OpenBLAS fell back to its generic 'armv8' kernels: it does not know this CPU "
+                 "(%s); ours are NEON 8x12",
+                 cpu);
+        return true;
+    }
+    if (core && (!strcasecmp(core, "cortexa53") || !strcasecmp(core, "cortexa55")) &&
+        big_part >= 0 && !arm_part_little(big_part)) {
+        /* it reads the MIDR of the core it was loaded on: an RK3588 process started on one of
+         * its A55s gets kernels scheduled for in-order cores, and keeps them on the A76s */
+        snprintf(why, n,
+                 "OpenBLAS picked its '%s' kernels (for in-order little cores: it was loaded on "
+                 "one) on a CPU with bigger cores (%s); ours are NEON 8x12",
+                 core, cpu);
+        return true;
+    }
+    if (!core)
+        snprintf(why, n, "OpenBLAS does not name its core set; trusted (%s)", cpu);
+    else
+        snprintf(why, n,
+                 "OpenBLAS picked its '%s' kernels, a set for a core it knows; trusted (%s)", core,
+                 cpu);
+    return false;
+}
+
+#if defined(__aarch64__)
+/* the MIDR part of the biggest core (the first core that is not a little one, else the first
+ * core); -1 when the kernel does not show MIDR_EL1 (qemu-user, old kernels) */
+static int
+arm_big_part(void)
+{
+    int first = -1;
+    for (int c = 0; c < 64; c++) {
+        char path[96], line[64];
+        snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/regs/identification/midr_el1",
+                 c);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        bool ok = fgets(line, sizeof(line), f) != NULL;
+        fclose(f);
+        if (!ok)
+            continue;
+        unsigned long midr = strtoul(line, NULL, 16);
+        if (((midr >> 24) & 0xff) != 0x41)
+            continue;
+        int part = (int)((midr >> 4) & 0xfff);
+        if (!arm_part_little(part))
+            return part;
+        if (first < 0)
+            first = part;
+    }
+    return first;
+}
+#endif
+
 static pthread_once_t path_once = PTHREAD_ONCE_INIT;
 static bool path_own;      /* fp32 GEMM on our micro-kernels although BLAS is there */
 static char path_why[256]; /* the reason, for npu-info */
@@ -177,7 +277,15 @@ path_decide(void)
     } else if (force && !strcmp(force, "openblas")) {
         path_own = false;
         snprintf(path_why, sizeof(path_why), "NPU_CPU_GEMM=openblas");
-    } else if (blas >= 0 && blas < cpu && cpu >= 2) {
+    }
+#if defined(__aarch64__) && defined(NPU_CPU_NEON_GEMM)
+    else if (cpu_openblas_arm_misfit(core, arm_big_part(), path_why, sizeof(path_why))) {
+        path_own = true;
+    } else if (blas < 0) {
+        path_own = false; /* path_why says why OpenBLAS fits */
+    }
+#endif
+    else if (blas >= 0 && blas < cpu && cpu >= 2) {
         path_own = true;
         snprintf(path_why, sizeof(path_why),
                  "OpenBLAS picked its '%s' kernels (%s) on a CPU with %s (%s); ours use %s", core,
@@ -321,6 +429,9 @@ typedef void (*ukernel_fn)(int64_t kc, const float *ap, const float *bp, float *
 static pthread_once_t uk_once = PTHREAD_ONCE_INIT;
 static ukernel_fn uk_fn = ukernel16;
 static int uk_nr = 16;
+#ifdef NPU_CPU_NEON_GEMM
+static bool uk_neon = true; /* aarch64: the NEON 8x12 GEMM of npu-cpu-gemm-neon.c */
+#endif
 static void
 uk_pick(void)
 {
@@ -346,6 +457,8 @@ own_kernel_name(char *buf, size_t n)
         snprintf(buf, n, "AVX2+FMA 6x16 micro-kernel");
     else
         snprintf(buf, n, "baseline-ISA 6x16 micro-kernel");
+#elif defined(NPU_CPU_NEON_GEMM)
+    snprintf(buf, n, uk_neon ? "NEON 8x12 micro-kernel" : "NEON 6x16 micro-kernel (vector types)");
 #elif defined(__aarch64__)
     snprintf(buf, n, "NEON 6x16 micro-kernel");
 #else
@@ -357,6 +470,12 @@ int
 cpu_gemm_kernel_width(int want)
 {
     pthread_once(&uk_once, uk_pick);
+#ifdef NPU_CPU_NEON_GEMM
+    if (want == 12 || want == 16)
+        uk_neon = want == 12;
+    if (uk_neon)
+        return 12;
+#endif
     if (want == 16) {
         uk_fn = ukernel16;
         uk_nr = 16;
@@ -619,13 +738,27 @@ sgemm_fallback(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, c
                const struct cpu_epilogue *ep)
 {
     if (M <= SMALL_M && !ta && K > 0) {
-        if (tb)
+        bool nt_neon = false;
+#ifdef NPU_CPU_NEON_GEMM
+        if (tb && uk_neon) {
+            cpu_sgemm_neon_small_nt(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+            nt_neon = true;
+        }
+#endif
+        if (tb && !nt_neon)
             small_m_nt(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-        else
+        else if (!tb)
             small_m_nn(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
         epilogue_rows(ep, C, ldc, M, N);
         return;
     }
+#ifdef NPU_CPU_NEON_GEMM
+    /* aarch64: the NEON 8x12 kernel (false only when its buffers cannot be allocated) */
+    if (uk_neon && cpu_sgemm_neon(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) {
+        epilogue_rows(ep, C, ldc, M, N);
+        return;
+    }
+#endif
     pthread_once(&uk_once, uk_pick);
     const int nrw = uk_nr;
     float *bpack = pack_buffers(), *apack = bpack ? bpack + KC * NC : NULL;

@@ -658,11 +658,16 @@ void cpu_gemm_batched(struct npu_cpu_ctx *ctx, const struct cpu_gemm_batch *g);
 /* Is a real BLAS linked in? And switch its use off/on (tests, benchmarks). */
 bool cpu_have_blas(void);
 void cpu_gemm_use_blas(bool on);
-/* The fallback kernel's panel width: 16 (AVX2/NEON/SSE) or 32 (AVX-512, if the CPU has it);
+/* The fallback kernel's panel width: 16 (AVX2/SSE/portable) or 32 (AVX-512, if the CPU has it)
+ * or 12 (aarch64: the NEON 8x12 kernel, the default there; 16 selects the portable one);
  * `want` 0 just reports. Not thread-safe against running GEMMs: tests and benchmarks only. */
 int cpu_gemm_kernel_width(int want);
 /* The ISA level (0 SSE, 1 AVX, 2 AVX2+FMA, 3 AVX-512) of an OpenBLAS x86-64 core name as
  * openblas_get_corename() gives it; -1 for a name not known. */
 int cpu_openblas_core_level(const char *core);
+/* aarch64: whether OpenBLAS's core set `core` is a misfit for a CPU whose biggest core has MIDR
+ * part `big_part` (-1 unknown): its generic "armv8" fallback, or a little-core set on a CPU
+ * with bigger cores. Writes the reason (either way) to why[n]. Pure: testable anywhere. */
+bool cpu_openblas_arm_misfit(const char *core, int big_part, char *why, size_t n);
 
 #endif /* NPU_CPU_INTERNAL_H */
