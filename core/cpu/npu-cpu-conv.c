@@ -13,7 +13,7 @@
  * fp64 and the integer forms use a direct loop computed in double (exact for
  * int8 products and sums below 2^53).
  */
-#include "npu-cpu-internal.h"
+#include "npu-cpu-conv-direct.h"
 
 struct conv_geo {
     struct cpu_win w;
@@ -566,6 +566,12 @@ cpu_k_conv(CPU_KERNEL_ARGS)
             j.dw_padded = true;
         cpu_parallel_for(ctx, g.N * g.M, 1, dw_task, &j);
         conv_prof(ctx, 0, t0, flop);
+        return NPU_OK;
+    }
+    if (cpu_conv_direct_wanted(w, g.C, g.M, g.G)) {
+        struct cpu_cd_args da = {w, g.N, g.C, g.M, j.x, j.w, j.bias, j.y, &act, ctx->prep};
+        CPU_TRY(cpu_conv_direct(ctx, &da));
+        conv_prof(ctx, 3, t0, flop);
         return NPU_OK;
     }
     j.direct = unit;
