@@ -68,14 +68,22 @@ cd_pack_new(const float *w, int64_t M, int64_t K)
 
 /* ---- micro-kernels --------------------------------------------------------------------------- */
 
-/* dst[r][0..48) = act(sum_k ap[k][r] * b[koff[k] + 0..48) + bias[r]) for r < mr;
- * relu: max(., 0) in registers (other activations are the caller's). */
+/* dst[r][0..48) = act(acc[r][..] + sum_k ap[k][r] * b[koff[k] + 0..48) + bias[r]) for r < mr
+ * (acc: a previous chunk of k's sums, [8][48], or NULL for 0); relu: max(., 0) in registers
+ * (other activations are the caller's). bias NULL: a partial sum, all 8 rows stored as they
+ * are (no bias, no activation). */
 typedef void (*cd_kernel_fn)(int64_t K, const float *ap, const float *b, const int64_t *koff,
-                             const float *bias, bool relu, float *dst, int64_t ldd, int mr);
+                             const float *acc, const float *bias, bool relu, float *dst,
+                             int64_t ldd, int mr);
 
 #ifdef CD_X86
 #define CD_ROW16(r)                                                                                \
-    v16f c##r##0 = {0}, c##r##1 = {0}, c##r##2 = {0};
+    v16f c##r##0 = {0}, c##r##1 = {0}, c##r##2 = {0};                                              \
+    if (acc) {                                                                                     \
+        memcpy(&c##r##0, acc + r * CD_NR, sizeof(v16f));                                           \
+        memcpy(&c##r##1, acc + r * CD_NR + 16, sizeof(v16f));                                      \
+        memcpy(&c##r##2, acc + r * CD_NR + 32, sizeof(v16f));                                      \
+    }
 #define CD_FMA16(r)                                                                                \
     {                                                                                              \
         const float a = ap[r];                                                                     \
@@ -84,7 +92,11 @@ typedef void (*cd_kernel_fn)(int64_t K, const float *ap, const float *b, const i
         c##r##2 += a * b2;                                                                         \
     }
 #define CD_STORE16(r)                                                                              \
-    if (r < mr) {                                                                                  \
+    if (!bias) {                                                                                   \
+        memcpy(dst + r * ldd, &c##r##0, sizeof(v16f));                                             \
+        memcpy(dst + r * ldd + 16, &c##r##1, sizeof(v16f));                                        \
+        memcpy(dst + r * ldd + 32, &c##r##2, sizeof(v16f));                                        \
+    } else if (r < mr) {                                                                           \
         const float bb = bias[r];                                                                  \
         v16f o0 = c##r##0 + bb, o1 = c##r##1 + bb, o2 = c##r##2 + bb;                              \
         if (relu) {                                                                                \
@@ -98,7 +110,7 @@ typedef void (*cd_kernel_fn)(int64_t K, const float *ap, const float *b, const i
     }
 
 __attribute__((target("avx512f"))) static void
-cd_kernel_avx512(int64_t K, const float *ap, const float *b, const int64_t *koff,
+cd_kernel_avx512(int64_t K, const float *ap, const float *b, const int64_t *koff, const float *acc,
                  const float *bias, bool relu, float *dst, int64_t ldd, int mr)
 {
     CD_ROW16(0)
@@ -137,8 +149,284 @@ cd_kernel_avx512(int64_t K, const float *ap, const float *b, const int64_t *koff
     CD_STORE16(7)
 }
 
+/* the same for a narrower last panel: 1 x 16 outputs */
+__attribute__((target("avx512f"))) static void
+cd_kernel_avx512_n1(int64_t K, const float *ap, const float *b, const int64_t *koff,
+                    const float *acc, const float *bias, bool relu, float *dst, int64_t ldd, int mr)
+{
+    v16f c00 = {0}, c10 = {0}, c20 = {0}, c30 = {0}, c40 = {0}, c50 = {0}, c60 = {0}, c70 = {0};
+    if (acc) {
+        memcpy(&c00, acc + 0 * CD_NR + 0, sizeof(v16f));
+        memcpy(&c10, acc + 1 * CD_NR + 0, sizeof(v16f));
+        memcpy(&c20, acc + 2 * CD_NR + 0, sizeof(v16f));
+        memcpy(&c30, acc + 3 * CD_NR + 0, sizeof(v16f));
+        memcpy(&c40, acc + 4 * CD_NR + 0, sizeof(v16f));
+        memcpy(&c50, acc + 5 * CD_NR + 0, sizeof(v16f));
+        memcpy(&c60, acc + 6 * CD_NR + 0, sizeof(v16f));
+        memcpy(&c70, acc + 7 * CD_NR + 0, sizeof(v16f));
+    }
+    for (int64_t k = 0; k < K; k++) {
+        const float *bk = b + koff[k];
+        v16f b0;
+        memcpy(&b0, bk + 0, sizeof(b0));
+        const float a0 = ap[0];
+        c00 += a0 * b0;
+        const float a1 = ap[1];
+        c10 += a1 * b0;
+        const float a2 = ap[2];
+        c20 += a2 * b0;
+        const float a3 = ap[3];
+        c30 += a3 * b0;
+        const float a4 = ap[4];
+        c40 += a4 * b0;
+        const float a5 = ap[5];
+        c50 += a5 * b0;
+        const float a6 = ap[6];
+        c60 += a6 * b0;
+        const float a7 = ap[7];
+        c70 += a7 * b0;
+        ap += CD_MR;
+    }
+    const v16f zero = {0};
+    v16f o0;
+    if (!bias) {
+        memcpy(dst + 0 * ldd + 0, &c00, sizeof(v16f));
+    } else if (0 < mr) {
+        o0 = c00 + bias[0];
+        if (relu)
+            o0 = (v16f)((v16i)o0 & (o0 > zero));
+        memcpy(dst + 0 * ldd + 0, &o0, sizeof(v16f));
+    }
+    if (!bias) {
+        memcpy(dst + 1 * ldd + 0, &c10, sizeof(v16f));
+    } else if (1 < mr) {
+        o0 = c10 + bias[1];
+        if (relu)
+            o0 = (v16f)((v16i)o0 & (o0 > zero));
+        memcpy(dst + 1 * ldd + 0, &o0, sizeof(v16f));
+    }
+    if (!bias) {
+        memcpy(dst + 2 * ldd + 0, &c20, sizeof(v16f));
+    } else if (2 < mr) {
+        o0 = c20 + bias[2];
+        if (relu)
+            o0 = (v16f)((v16i)o0 & (o0 > zero));
+        memcpy(dst + 2 * ldd + 0, &o0, sizeof(v16f));
+    }
+    if (!bias) {
+        memcpy(dst + 3 * ldd + 0, &c30, sizeof(v16f));
+    } else if (3 < mr) {
+        o0 = c30 + bias[3];
+        if (relu)
+            o0 = (v16f)((v16i)o0 & (o0 > zero));
+        memcpy(dst + 3 * ldd + 0, &o0, sizeof(v16f));
+    }
+    if (!bias) {
+        memcpy(dst + 4 * ldd + 0, &c40, sizeof(v16f));
+    } else if (4 < mr) {
+        o0 = c40 + bias[4];
+        if (relu)
+            o0 = (v16f)((v16i)o0 & (o0 > zero));
+        memcpy(dst + 4 * ldd + 0, &o0, sizeof(v16f));
+    }
+    if (!bias) {
+        memcpy(dst + 5 * ldd + 0, &c50, sizeof(v16f));
+    } else if (5 < mr) {
+        o0 = c50 + bias[5];
+        if (relu)
+            o0 = (v16f)((v16i)o0 & (o0 > zero));
+        memcpy(dst + 5 * ldd + 0, &o0, sizeof(v16f));
+    }
+    if (!bias) {
+        memcpy(dst + 6 * ldd + 0, &c60, sizeof(v16f));
+    } else if (6 < mr) {
+        o0 = c60 + bias[6];
+        if (relu)
+            o0 = (v16f)((v16i)o0 & (o0 > zero));
+        memcpy(dst + 6 * ldd + 0, &o0, sizeof(v16f));
+    }
+    if (!bias) {
+        memcpy(dst + 7 * ldd + 0, &c70, sizeof(v16f));
+    } else if (7 < mr) {
+        o0 = c70 + bias[7];
+        if (relu)
+            o0 = (v16f)((v16i)o0 & (o0 > zero));
+        memcpy(dst + 7 * ldd + 0, &o0, sizeof(v16f));
+    }
+}
+
+/* the same for a narrower last panel: 2 x 16 outputs */
+__attribute__((target("avx512f"))) static void
+cd_kernel_avx512_n2(int64_t K, const float *ap, const float *b, const int64_t *koff,
+                    const float *acc, const float *bias, bool relu, float *dst, int64_t ldd, int mr)
+{
+    v16f c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0}, c20 = {0}, c21 = {0}, c30 = {0}, c31 = {0},
+         c40 = {0}, c41 = {0}, c50 = {0}, c51 = {0}, c60 = {0}, c61 = {0}, c70 = {0}, c71 = {0};
+    if (acc) {
+        memcpy(&c00, acc + 0 * CD_NR + 0, sizeof(v16f));
+        memcpy(&c01, acc + 0 * CD_NR + 16, sizeof(v16f));
+        memcpy(&c10, acc + 1 * CD_NR + 0, sizeof(v16f));
+        memcpy(&c11, acc + 1 * CD_NR + 16, sizeof(v16f));
+        memcpy(&c20, acc + 2 * CD_NR + 0, sizeof(v16f));
+        memcpy(&c21, acc + 2 * CD_NR + 16, sizeof(v16f));
+        memcpy(&c30, acc + 3 * CD_NR + 0, sizeof(v16f));
+        memcpy(&c31, acc + 3 * CD_NR + 16, sizeof(v16f));
+        memcpy(&c40, acc + 4 * CD_NR + 0, sizeof(v16f));
+        memcpy(&c41, acc + 4 * CD_NR + 16, sizeof(v16f));
+        memcpy(&c50, acc + 5 * CD_NR + 0, sizeof(v16f));
+        memcpy(&c51, acc + 5 * CD_NR + 16, sizeof(v16f));
+        memcpy(&c60, acc + 6 * CD_NR + 0, sizeof(v16f));
+        memcpy(&c61, acc + 6 * CD_NR + 16, sizeof(v16f));
+        memcpy(&c70, acc + 7 * CD_NR + 0, sizeof(v16f));
+        memcpy(&c71, acc + 7 * CD_NR + 16, sizeof(v16f));
+    }
+    for (int64_t k = 0; k < K; k++) {
+        const float *bk = b + koff[k];
+        v16f b0, b1;
+        memcpy(&b0, bk + 0, sizeof(b0));
+        memcpy(&b1, bk + 16, sizeof(b1));
+        const float a0 = ap[0];
+        c00 += a0 * b0;
+        c01 += a0 * b1;
+        const float a1 = ap[1];
+        c10 += a1 * b0;
+        c11 += a1 * b1;
+        const float a2 = ap[2];
+        c20 += a2 * b0;
+        c21 += a2 * b1;
+        const float a3 = ap[3];
+        c30 += a3 * b0;
+        c31 += a3 * b1;
+        const float a4 = ap[4];
+        c40 += a4 * b0;
+        c41 += a4 * b1;
+        const float a5 = ap[5];
+        c50 += a5 * b0;
+        c51 += a5 * b1;
+        const float a6 = ap[6];
+        c60 += a6 * b0;
+        c61 += a6 * b1;
+        const float a7 = ap[7];
+        c70 += a7 * b0;
+        c71 += a7 * b1;
+        ap += CD_MR;
+    }
+    const v16f zero = {0};
+    v16f o0, o1;
+    if (!bias) {
+        memcpy(dst + 0 * ldd + 0, &c00, sizeof(v16f));
+        memcpy(dst + 0 * ldd + 16, &c01, sizeof(v16f));
+    } else if (0 < mr) {
+        o0 = c00 + bias[0];
+        if (relu)
+            o0 = (v16f)((v16i)o0 & (o0 > zero));
+        memcpy(dst + 0 * ldd + 0, &o0, sizeof(v16f));
+        o1 = c01 + bias[0];
+        if (relu)
+            o1 = (v16f)((v16i)o1 & (o1 > zero));
+        memcpy(dst + 0 * ldd + 16, &o1, sizeof(v16f));
+    }
+    if (!bias) {
+        memcpy(dst + 1 * ldd + 0, &c10, sizeof(v16f));
+        memcpy(dst + 1 * ldd + 16, &c11, sizeof(v16f));
+    } else if (1 < mr) {
+        o0 = c10 + bias[1];
+        if (relu)
+            o0 = (v16f)((v16i)o0 & (o0 > zero));
+        memcpy(dst + 1 * ldd + 0, &o0, sizeof(v16f));
+        o1 = c11 + bias[1];
+        if (relu)
+            o1 = (v16f)((v16i)o1 & (o1 > zero));
+        memcpy(dst + 1 * ldd + 16, &o1, sizeof(v16f));
+    }
+    if (!bias) {
+        memcpy(dst + 2 * ldd + 0, &c20, sizeof(v16f));
+        memcpy(dst + 2 * ldd + 16, &c21, sizeof(v16f));
+    } else if (2 < mr) {
+        o0 = c20 + bias[2];
+        if (relu)
+            o0 = (v16f)((v16i)o0 & (o0 > zero));
+        memcpy(dst + 2 * ldd + 0, &o0, sizeof(v16f));
+        o1 = c21 + bias[2];
+        if (relu)
+            o1 = (v16f)((v16i)o1 & (o1 > zero));
+        memcpy(dst + 2 * ldd + 16, &o1, sizeof(v16f));
+    }
+    if (!bias) {
+        memcpy(dst + 3 * ldd + 0, &c30, sizeof(v16f));
+        memcpy(dst + 3 * ldd + 16, &c31, sizeof(v16f));
+    } else if (3 < mr) {
+        o0 = c30 + bias[3];
+        if (relu)
+            o0 = (v16f)((v16i)o0 & (o0 > zero));
+        memcpy(dst + 3 * ldd + 0, &o0, sizeof(v16f));
+        o1 = c31 + bias[3];
+        if (relu)
+            o1 = (v16f)((v16i)o1 & (o1 > zero));
+        memcpy(dst + 3 * ldd + 16, &o1, sizeof(v16f));
+    }
+    if (!bias) {
+        memcpy(dst + 4 * ldd + 0, &c40, sizeof(v16f));
+        memcpy(dst + 4 * ldd + 16, &c41, sizeof(v16f));
+    } else if (4 < mr) {
+        o0 = c40 + bias[4];
+        if (relu)
+            o0 = (v16f)((v16i)o0 & (o0 > zero));
+        memcpy(dst + 4 * ldd + 0, &o0, sizeof(v16f));
+        o1 = c41 + bias[4];
+        if (relu)
+            o1 = (v16f)((v16i)o1 & (o1 > zero));
+        memcpy(dst + 4 * ldd + 16, &o1, sizeof(v16f));
+    }
+    if (!bias) {
+        memcpy(dst + 5 * ldd + 0, &c50, sizeof(v16f));
+        memcpy(dst + 5 * ldd + 16, &c51, sizeof(v16f));
+    } else if (5 < mr) {
+        o0 = c50 + bias[5];
+        if (relu)
+            o0 = (v16f)((v16i)o0 & (o0 > zero));
+        memcpy(dst + 5 * ldd + 0, &o0, sizeof(v16f));
+        o1 = c51 + bias[5];
+        if (relu)
+            o1 = (v16f)((v16i)o1 & (o1 > zero));
+        memcpy(dst + 5 * ldd + 16, &o1, sizeof(v16f));
+    }
+    if (!bias) {
+        memcpy(dst + 6 * ldd + 0, &c60, sizeof(v16f));
+        memcpy(dst + 6 * ldd + 16, &c61, sizeof(v16f));
+    } else if (6 < mr) {
+        o0 = c60 + bias[6];
+        if (relu)
+            o0 = (v16f)((v16i)o0 & (o0 > zero));
+        memcpy(dst + 6 * ldd + 0, &o0, sizeof(v16f));
+        o1 = c61 + bias[6];
+        if (relu)
+            o1 = (v16f)((v16i)o1 & (o1 > zero));
+        memcpy(dst + 6 * ldd + 16, &o1, sizeof(v16f));
+    }
+    if (!bias) {
+        memcpy(dst + 7 * ldd + 0, &c70, sizeof(v16f));
+        memcpy(dst + 7 * ldd + 16, &c71, sizeof(v16f));
+    } else if (7 < mr) {
+        o0 = c70 + bias[7];
+        if (relu)
+            o0 = (v16f)((v16i)o0 & (o0 > zero));
+        memcpy(dst + 7 * ldd + 0, &o0, sizeof(v16f));
+        o1 = c71 + bias[7];
+        if (relu)
+            o1 = (v16f)((v16i)o1 & (o1 > zero));
+        memcpy(dst + 7 * ldd + 16, &o1, sizeof(v16f));
+    }
+}
+
 /* AVX2: 4 channels x 24 outputs (12 accumulators of 8), four per 8 x 48 tile */
-#define CD_ROW8(r) v8f c##r##0 = {0}, c##r##1 = {0}, c##r##2 = {0};
+#define CD_ROW8(r)                                                                                 \
+    v8f c##r##0 = {0}, c##r##1 = {0}, c##r##2 = {0};                                               \
+    if (acc) {                                                                                     \
+        memcpy(&c##r##0, acc + r * CD_NR, sizeof(v8f));                                            \
+        memcpy(&c##r##1, acc + r * CD_NR + 8, sizeof(v8f));                                        \
+        memcpy(&c##r##2, acc + r * CD_NR + 16, sizeof(v8f));                                       \
+    }
 #define CD_FMA8(r)                                                                                 \
     {                                                                                              \
         const float a = ap[r];                                                                     \
@@ -147,7 +435,11 @@ cd_kernel_avx512(int64_t K, const float *ap, const float *b, const int64_t *koff
         c##r##2 += a * b2;                                                                         \
     }
 #define CD_STORE8(r)                                                                               \
-    if (r < mr) {                                                                                  \
+    if (!bias) {                                                                                   \
+        memcpy(dst + r * ldd, &c##r##0, sizeof(v8f));                                              \
+        memcpy(dst + r * ldd + 8, &c##r##1, sizeof(v8f));                                          \
+        memcpy(dst + r * ldd + 16, &c##r##2, sizeof(v8f));                                         \
+    } else if (r < mr) {                                                                           \
         const float bb = bias[r];                                                                  \
         v8f o0 = c##r##0 + bb, o1 = c##r##1 + bb, o2 = c##r##2 + bb;                               \
         if (relu) {                                                                                \
@@ -162,7 +454,7 @@ cd_kernel_avx512(int64_t K, const float *ap, const float *b, const int64_t *koff
 
 __attribute__((target("avx2,fma"))) static void
 cd_kernel4x24_avx2(int64_t K, const float *ap, const float *b, const int64_t *koff,
-                   const float *bias, bool relu, float *dst, int64_t ldd, int mr)
+                   const float *acc, const float *bias, bool relu, float *dst, int64_t ldd, int mr)
 {
     CD_ROW8(0)
     CD_ROW8(1)
@@ -190,39 +482,61 @@ cd_kernel4x24_avx2(int64_t K, const float *ap, const float *b, const int64_t *ko
 }
 
 __attribute__((target("avx2,fma"))) static void
-cd_kernel_avx2(int64_t K, const float *ap, const float *b, const int64_t *koff, const float *bias,
-               bool relu, float *dst, int64_t ldd, int mr)
+cd_kernel_avx2(int64_t K, const float *ap, const float *b, const int64_t *koff, const float *acc,
+               const float *bias, bool relu, float *dst, int64_t ldd, int mr)
 {
-    for (int r0 = 0; r0 < mr; r0 += 4)
+    int rows = bias ? mr : CD_MR;
+    for (int r0 = 0; r0 < rows; r0 += 4)
         for (int c0 = 0; c0 < CD_NR; c0 += 24)
-            cd_kernel4x24_avx2(K, ap + r0, b + c0, koff, bias + r0, relu, dst + r0 * ldd + c0, ldd,
-                               NPU_MIN(mr - r0, 4));
+            cd_kernel4x24_avx2(K, ap + r0, b + c0, koff, acc ? acc + r0 * CD_NR + c0 : NULL,
+                               bias ? bias + r0 : NULL, relu, dst + r0 * ldd + c0, ldd,
+                               NPU_MIN(rows - r0, 4));
 }
 #endif
 
 static pthread_once_t cd_once = PTHREAD_ONCE_INIT;
 static cd_kernel_fn cd_fn;
-static int cd_force; /* NPU_CPU_CONV: 0 by shape, 1 direct, -1 gemm */
+static cd_kernel_fn cd_fn_n[3]; /* a last panel of 16 or 32 outputs ([0] unused) */
+static int cd_force;            /* NPU_CPU_CONV: 0 by shape, 1 direct, -1 gemm */
+/* sums longer than this run in chunks of 256 k (NPU_CPU_CONV_KC, for the tests) */
+static int64_t cd_kc_over = 1024;
 
 static void
 cd_pick(void)
 {
 #ifdef CD_X86
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f"))
+    if (__builtin_cpu_supports("avx512f")) {
         cd_fn = cd_kernel_avx512;
-    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        cd_fn_n[1] = cd_kernel_avx512_n1;
+        cd_fn_n[2] = cd_kernel_avx512_n2;
+    } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
         cd_fn = cd_kernel_avx2;
     const char *e = getenv("NPU_CPU_CONV_ISA");
     if (e && !strcmp(e, "avx2") && __builtin_cpu_supports("avx2") &&
-        __builtin_cpu_supports("fma"))
+        __builtin_cpu_supports("fma")) {
         cd_fn = cd_kernel_avx2;
+        cd_fn_n[1] = cd_fn_n[2] = NULL;
+    }
 #endif
+    if (!cd_fn_n[1])
+        cd_fn_n[1] = cd_fn_n[2] = cd_fn;
+    const char *kc = getenv("NPU_CPU_CONV_KC");
+    if (kc && atoll(kc) > 0)
+        cd_kc_over = atoll(kc);
     const char *f = getenv("NPU_CPU_CONV");
     if (f && !strcmp(f, "direct"))
         cd_force = 1;
     else if (f && !strcmp(f, "gemm"))
         cd_force = -1;
+}
+
+static bool
+cd_shape_ok(int64_t taps, int64_t C, int64_t M)
+{
+    if (cd_force > 0)
+        return true;
+    return !(taps == 1 && C < 48) && M >= 8;
 }
 
 bool
@@ -233,10 +547,11 @@ cpu_conv_direct_wanted(const struct cpu_win *w, int64_t C, int64_t M, int64_t G)
         return false;
     if (w->k[0] * w->k[1] > 64 || w->s[0] > 4 || w->s[1] > 4)
         return false;
-    if (cd_force > 0)
-        return true;
-    /* the 3-channel stems and tiny layers stay on the GEMM path */
-    return C >= 8 && M >= 8;
+    /* measured on ResNet-18/50 and YOLOv8n (AVX-512, CPU time per layer): direct is faster on
+     * every dense layer (1.1-3x, the 3-channel stems included) but 1x1 convs with fewer than
+     * 48 input channels over large planes (YOLOv8n's 32-channel 160x160 layers, 0.8x), which
+     * are bound by streaming X in and Y out: OpenBLAS's long runs over each row do better */
+    return cd_shape_ok(w->k[0] * w->k[1], C, M);
 }
 
 /* ---- the convolution ------------------------------------------------------------------------- */
@@ -246,6 +561,7 @@ struct cd_job {
     int64_t K, L; /* sum length; outputs in the flat (oh * Wq + ow) numbering */
     int64_t Wq, OW, OH, out_plane;
     int64_t npanels, mblocks, mgroups, mper; /* m-blocks per group */
+    int64_t pg, kc;                          /* panels per group, k per chunk */
     const float *wp;
     const float *src;     /* this image's input (padded copy or X itself) */
     const int64_t *koff;  /* [K] offset of each k's run from src */
@@ -297,68 +613,122 @@ cd_copy_task(void *arg, int64_t begin, int64_t end, int tid)
     }
 }
 
+/* One 8-channel x 48-output tile over k in [k0, k0 + kn): a partial sum into acc, or (the
+ * last chunk) the finished outputs with bias and activation into Y. */
+static void
+cd_tile(const struct cd_job *j, int64_t mb, int64_t panel, int64_t k0, int64_t kn, float *acc,
+        const float *packed, float *tile)
+{
+    const int64_t K = j->K, p0 = panel * CD_NR, nv = NPU_MIN((int64_t)CD_NR, j->L - p0);
+    const float *b = j->src + p0;
+    const int64_t *koff = j->koff;
+    if (j->in_place && nv < CD_NR) {
+        b = packed;
+        koff = j->koffp;
+    }
+    const int64_t m0 = mb * CD_MR;
+    const int mr = (int)NPU_MIN((int64_t)CD_MR, j->a->M - m0);
+    const float *ap = j->wp + (mb * K + k0) * CD_MR;
+    const float *ain = k0 > 0 ? acc : NULL;
+    cd_kernel_fn fn = nv <= 32 ? cd_fn_n[(nv + 15) / 16] : cd_fn;
+    if (k0 + kn < K) {
+        fn(kn, ap, b, koff + k0, ain, NULL, false, acc, CD_NR, mr);
+        return;
+    }
+    float bias8[CD_MR];
+    for (int r = 0; r < CD_MR; r++)
+        bias8[r] = j->bias && r < mr ? j->bias[m0 + r] : 0.0f;
+    float *yb = j->y + m0 * j->out_plane;
+    /* straight into Y when the panel's 48 outputs are 48 consecutive ones of Y */
+    if (j->Wq == j->OW && nv == CD_NR) {
+        cd_fn(kn, ap, b, koff + k0, ain, bias8, j->relu, yb + p0, j->out_plane, mr);
+        if (j->act->kind != CPU_ACT_NONE && !j->relu)
+            for (int r = 0; r < mr; r++)
+                cpu_act_apply(j->act, yb + r * j->out_plane + p0, CD_NR);
+        return;
+    }
+    fn(kn, ap, b, koff + k0, ain, bias8, j->relu, tile, CD_NR, mr);
+    /* the panel's outputs that are real (column < OW) are consecutive in Y */
+    int64_t ystart = -1, yend = 0;
+    for (int64_t q = 0; q < nv;) {
+        int64_t p = p0 + q, oh = p / j->Wq, ow = p % j->Wq;
+        int64_t run = NPU_MIN(j->Wq - ow, nv - q);
+        if (ow < j->OW) {
+            int64_t n = NPU_MIN(run, j->OW - ow), yo = oh * j->OW + ow;
+            if (ystart < 0)
+                ystart = yo;
+            yend = yo + n;
+            for (int r = 0; r < mr; r++)
+                memcpy(yb + r * j->out_plane + yo, tile + r * CD_NR + q, sizeof(float) * (size_t)n);
+        }
+        q += run;
+    }
+    if (ystart >= 0 && j->act->kind != CPU_ACT_NONE && !j->relu)
+        for (int r = 0; r < mr; r++)
+            cpu_act_apply(j->act, yb + r * j->out_plane + ystart, yend - ystart);
+}
+
+/* A task: a group of panels x a group of 8-channel blocks. k runs in chunks of kc when K is
+ * long (small planes, many channels): each chunk of weights is then read once for all the
+ * group's panels, and the group's input chunk stays in L2 for all its channel blocks. */
 static void
 cd_task(void *arg, int64_t begin, int64_t end, int tid)
 {
     const struct cd_job *j = arg;
-    const int64_t K = j->K, M = j->a->M;
+    const int64_t K = j->K;
     float *scr = cpu_scratch(j->ctx, tid);
     float *tile = scr;                   /* [8][48] */
     float *packed = scr + CD_MR * CD_NR; /* [K][48]: a tail panel of an in-place X */
-    float bias8[CD_MR];
+    float *accb = packed + (j->in_place ? K * CD_NR : 0);
     for (int64_t t = begin; t < end; t++) {
-        int64_t panel = t / j->mgroups, mg = t % j->mgroups;
-        int64_t p0 = panel * CD_NR, nv = NPU_MIN((int64_t)CD_NR, j->L - p0);
-        const float *b = j->src + p0;
-        const int64_t *koff = j->koff;
-        if (j->in_place && nv < CD_NR) {
+        int64_t pgi = t / j->mgroups, mg = t % j->mgroups;
+        int64_t pa = pgi * j->pg, pz = NPU_MIN(j->npanels, pa + j->pg);
+        int64_t mb0 = mg * j->mper, mb1 = NPU_MIN(j->mblocks, mb0 + j->mper);
+        int64_t last = pz - 1, nv = j->L - last * CD_NR;
+        if (j->in_place && nv < CD_NR)
             for (int64_t k = 0; k < K; k++) {
                 float *d = packed + k * CD_NR;
-                memcpy(d, j->src + j->koff[k] + p0, sizeof(float) * (size_t)nv);
+                memcpy(d, j->src + j->koff[k] + last * CD_NR, sizeof(float) * (size_t)nv);
                 memset(d + nv, 0, sizeof(float) * (size_t)(CD_NR - nv));
             }
-            b = packed;
-            koff = j->koffp;
+        if (j->kc >= K) {
+            for (int64_t panel = pa; panel < pz; panel++)
+                for (int64_t mb = mb0; mb < mb1; mb++)
+                    cd_tile(j, mb, panel, 0, K, NULL, packed, tile);
+            continue;
         }
-        /* straight into Y when the panel's 48 outputs are 48 consecutive ones of Y */
-        bool straight = j->Wq == j->OW && nv == CD_NR;
-        int64_t mb0 = mg * j->mper, mb1 = NPU_MIN(j->mblocks, mb0 + j->mper);
-        for (int64_t mb = mb0; mb < mb1; mb++) {
-            int64_t m0 = mb * CD_MR;
-            int mr = (int)NPU_MIN((int64_t)CD_MR, M - m0);
-            for (int r = 0; r < CD_MR; r++)
-                bias8[r] = j->bias && r < mr ? j->bias[m0 + r] : 0.0f;
-            float *yb = j->y + m0 * j->out_plane;
-            if (straight) {
-                cd_fn(K, j->wp + mb * K * CD_MR, b, koff, bias8, j->relu, yb + p0, j->out_plane,
-                      mr);
-                if (j->act->kind != CPU_ACT_NONE && !j->relu)
-                    for (int r = 0; r < mr; r++)
-                        cpu_act_apply(j->act, yb + r * j->out_plane + p0, CD_NR);
-                continue;
-            }
-            cd_fn(K, j->wp + mb * K * CD_MR, b, koff, bias8, j->relu, tile, CD_NR, mr);
-            /* the panel's outputs that are real (column < OW) are consecutive in Y */
-            int64_t ystart = -1, yend = 0;
-            for (int64_t q = 0; q < nv;) {
-                int64_t p = p0 + q, oh = p / j->Wq, ow = p % j->Wq;
-                int64_t run = NPU_MIN(j->Wq - ow, nv - q);
-                if (ow < j->OW) {
-                    int64_t n = NPU_MIN(run, j->OW - ow), yo = oh * j->OW + ow;
-                    if (ystart < 0)
-                        ystart = yo;
-                    yend = yo + n;
-                    for (int r = 0; r < mr; r++)
-                        memcpy(yb + r * j->out_plane + yo, tile + r * CD_NR + q,
-                               sizeof(float) * (size_t)n);
-                }
-                q += run;
-            }
-            if (ystart >= 0 && j->act->kind != CPU_ACT_NONE && !j->relu)
-                for (int r = 0; r < mr; r++)
-                    cpu_act_apply(j->act, yb + r * j->out_plane + ystart, yend - ystart);
+        for (int64_t k0 = 0; k0 < K; k0 += j->kc) {
+            int64_t kn = NPU_MIN(j->kc, K - k0);
+            for (int64_t mb = mb0; mb < mb1; mb++)
+                for (int64_t panel = pa; panel < pz; panel++)
+                    cd_tile(j, mb, panel, k0, kn,
+                            accb + ((mb - mb0) * j->pg + (panel - pa)) * CD_MR * CD_NR, packed,
+                            tile);
         }
     }
+}
+
+/* How the work is cut, by the shape alone (so any thread count gives the same result). */
+static void
+cd_split(struct cd_job *j)
+{
+    j->kc = j->K;
+    j->pg = 1;
+    if (j->K > cd_kc_over) {
+        j->kc = 256;
+        /* the group's chunk of input (pg panels x 256 k x 48 floats) within about 384 KB */
+        j->pg = NPU_MAX((int64_t)1, NPU_MIN(j->npanels, (int64_t)8));
+    }
+    /* few panel groups (7x7, 14x14 planes): output channels are cut too so that two or more
+     * threads have work */
+    int64_t npg = NPU_DIV_ROUND_UP(j->npanels, j->pg);
+    j->mgroups = 1;
+    if (npg < 16)
+        j->mgroups = NPU_MIN(j->mblocks, NPU_DIV_ROUND_UP((int64_t)16, npg));
+    j->mper = NPU_DIV_ROUND_UP(j->mblocks, j->mgroups);
+    if (j->kc < j->K)
+        j->mper = NPU_MIN(j->mper, (int64_t)16);
+    j->mgroups = NPU_DIV_ROUND_UP(j->mblocks, j->mper);
 }
 
 enum npu_status
@@ -426,8 +796,12 @@ cpu_conv_direct(struct npu_cpu_ctx *ctx, const struct cpu_cd_args *a)
             }
     j.koff = koff;
     j.koffp = koff + K;
+    j.npanels = NPU_DIV_ROUND_UP(j.L, (int64_t)CD_NR);
+    j.mblocks = NPU_DIV_ROUND_UP(M, (int64_t)CD_MR);
+    cd_split(&j);
     enum npu_status st = cpu_scratch_reserve(
-        ctx, sizeof(float) * (size_t)(CD_MR * CD_NR + (j.in_place ? K * CD_NR : 0)));
+        ctx, sizeof(float) * (size_t)(CD_MR * CD_NR + (j.in_place ? K * CD_NR : 0) +
+                                      (j.kc < K ? j.mper * j.pg * CD_MR * CD_NR : 0)));
     if (st == NPU_OK && buf_floats && ctx->conv_buf_size < buf_floats * sizeof(float)) {
         free(ctx->conv_buf);
         ctx->conv_buf_size = 0;
@@ -445,15 +819,6 @@ cpu_conv_direct(struct npu_cpu_ctx *ctx, const struct cpu_cd_args *a)
     j.buf = ctx->conv_buf;
     if (buf_floats)
         memset(j.buf + C * j.cstride, 0, sizeof(float) * (size_t)(j.Wq + 64));
-    j.npanels = NPU_DIV_ROUND_UP(j.L, (int64_t)CD_NR);
-    j.mblocks = NPU_DIV_ROUND_UP(M, (int64_t)CD_MR);
-    /* few panels (7x7, 14x14 planes): output channels are cut too so that two or more threads
-     * have work; by the shape alone, so any thread count gives the same result */
-    j.mgroups = 1;
-    if (j.npanels < 16)
-        j.mgroups = NPU_MIN(j.mblocks, NPU_DIV_ROUND_UP((int64_t)16, j.npanels));
-    j.mper = NPU_DIV_ROUND_UP(j.mblocks, j.mgroups);
-    j.mgroups = NPU_DIV_ROUND_UP(j.mblocks, j.mper);
     for (int64_t n = 0; n < a->N; n++) {
         j.x = a->x + n * C * H * W;
         j.y = a->y + n * M * j.out_plane;
@@ -463,14 +828,15 @@ cpu_conv_direct(struct npu_cpu_ctx *ctx, const struct cpu_cd_args *a)
             cpu_parallel_for(ctx, C, 1, cd_copy_task, &j);
             j.src = j.buf;
         }
-        cpu_parallel_for(ctx, j.npanels * j.mgroups, 1, cd_task, &j);
+        cpu_parallel_for(ctx, NPU_DIV_ROUND_UP(j.npanels, j.pg) * j.mgroups, 1, cd_task, &j);
     }
     free(koff);
     free(own);
     return NPU_OK;
 }
 
-/* ---- prepare (npu-cpu.h) ------------------------------------------------------------------------ */
+/* ---- prepare (npu-cpu.h) ------------------------------------------------------------------------
+ */
 
 enum npu_status
 npu_cpu_prepare(enum npu_op op, const struct npu_attrs *attrs, const struct npu_tensor *const *in,
@@ -495,7 +861,7 @@ npu_cpu_prepare(enum npu_op op, const struct npu_attrs *attrs, const struct npu_
     if (!cd_fn || cd_force < 0)
         return NPU_OK;
     int64_t M = wt->dims[0], K = wt->dims[1] * wt->dims[2] * wt->dims[3];
-    if (M < 1 || K < 1)
+    if (M < 1 || K < 1 || !cd_shape_ok(wt->dims[2] * wt->dims[3], wt->dims[1], M))
         return NPU_OK;
     struct npu_cpu_prep *p = calloc(1, sizeof(*p));
     if (!p) {

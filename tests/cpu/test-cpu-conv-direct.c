@@ -5,7 +5,8 @@
  * over odd shapes: channel counts that are not multiples of 8, planes whose length is not a
  * multiple of the 48-output panel, asymmetric padding, strides 1-3, dilation, batch 2, bias
  * and fused activations. meson runs it with NPU_CPU_CONV=direct (every shape on the direct
- * path) and once more with the AVX2 kernel forced (NPU_CPU_CONV_ISA=avx2). Each case also
+ * path), once more with the AVX2 kernel forced (NPU_CPU_CONV_ISA=avx2) and once with every
+ * sum over more than 64 k cut in chunks (NPU_CPU_CONV_KC=64). Each case also
  * requires bit-identical results with 1 and 3 threads and with and without prepared weights.
  */
 #include "cpu-test-util.h"
@@ -89,9 +90,9 @@ run_case(const struct cd_case *c)
         fprintf(stderr,
                 "conv N%lld C%lld %lldx%lld M%lld k%lldx%lld s%lldx%lld d%lldx%lld: error %.3g "
                 "of the bound\n",
-                (long long)c->N, (long long)c->C, (long long)c->H, (long long)c->W,
-                (long long)c->M, (long long)c->KH, (long long)c->KW, (long long)c->sh,
-                (long long)c->sw, (long long)c->dh, (long long)c->dw, worst / 4.0);
+                (long long)c->N, (long long)c->C, (long long)c->H, (long long)c->W, (long long)c->M,
+                (long long)c->KH, (long long)c->KW, (long long)c->sh, (long long)c->sw,
+                (long long)c->dh, (long long)c->dw, worst / 4.0);
     CHECK(worst <= 4.0);
 
     /* prepared weights: X known only by its shape; the same bytes as without */
@@ -155,6 +156,9 @@ main(void)
         {1, 8, 14, 14, 9, 2, 2, 3, 3, 1, 1, 0, 1, 1, 0, false, NULL},
         {1, 24, 1, 50, 3, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1, true, NULL},
         {2, 8, 48, 1, 16, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, true, "relu"},
+        /* long sums (k in chunks): 3x3 over 130 channels, 1x1 over 1030 in place */
+        {1, 130, 9, 7, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, "relu"},
+        {1, 1030, 7, 7, 9, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, true, NULL},
     };
     for (size_t i = 0; i < NPU_ARRAY_SIZE(cases); i++)
         run_case(&cases[i]);
