@@ -29,6 +29,8 @@ act_ref(const char *act, double v)
         return v > 0 ? v : 0.01 * v;
     if (!strcmp(act, "sigmoid"))
         return 1.0 / (1.0 + exp(-v));
+    if (!strcmp(act, "silu"))
+        return v / (1.0 + exp(-v));
     return NAN;
 }
 
@@ -156,6 +158,9 @@ main(void)
         {1, 8, 14, 14, 9, 2, 2, 3, 3, 1, 1, 0, 1, 1, 0, false, NULL},
         {1, 24, 1, 50, 3, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1, true, NULL},
         {2, 8, 48, 1, 16, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, true, "relu"},
+        /* SiLU and Sigmoid over rows long enough for the 16-wide vector code, with a tail */
+        {1, 16, 20, 21, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, "silu"},
+        {1, 48, 9, 9, 9, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, true, "sigmoid"},
         /* long sums (k in chunks): 3x3 over 130 channels, 1x1 over 1030 in place */
         {1, 130, 9, 7, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, "relu"},
         {1, 1030, 7, 7, 9, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, true, NULL},
