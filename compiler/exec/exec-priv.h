@@ -35,6 +35,7 @@ struct exec_step {
     struct npu_attrs act_attrs;
     struct npu_tensor act_lo, act_hi; /* Clip bounds as scalar tensors */
     bool decompose;                   /* fused op without a kernel: executor fallback */
+    struct npu_cpu_prep *prep;        /* npu_cpu_prepare's work on the constants, or NULL */
 };
 
 struct exec_plan {

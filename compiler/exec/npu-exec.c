@@ -210,6 +210,8 @@ exec_plan_free(struct exec_plan *p)
 {
     if (!p)
         return;
+    for (int i = 0; p->steps && i < p->nsteps; i++)
+        npu_cpu_prep_free(p->steps[i].prep);
     npu_graph_free(p->g);
     free(p->slots);
     free(p->steps);
@@ -305,7 +307,17 @@ exec_plan_build(struct npu_graph *g, unsigned flags, struct exec_plan **out)
             st = NPU_ERR_UNSUPPORTED;
             goto err;
         }
+        if (!s->decompose && s->op == NPU_OP_CONV && s->nin <= 64) {
+            /* constant weights are packed once here, not at every run */
+            const struct npu_tensor *pin[64];
+            for (int k = 0; k < s->nin; k++)
+                pin[k] = s->in[k] >= 0 ? &p->slots[s->in[k]].t : NULL;
+            if ((st = npu_cpu_prepare(s->op, &s->attrs, pin, s->nin, &s->prep)))
+                goto err;
+            st = NPU_ERR_NOMEM;
+        }
         si++;
+        p->nsteps = si; /* so that a failure below frees the steps' prepared data */
     }
     p->nsteps = si;
     for (int i = 0; i < g->noutputs; i++) {
@@ -520,7 +532,7 @@ exec_run(const struct exec_plan *p, struct npu_cpu_ctx *ctx, void *arena, void *
         if (s->decompose)
             st = decompose(ctx, s, in, out[0], scratch);
         else
-            st = npu_cpu_run(ctx, s->op, &s->attrs, in, s->nin, out, s->nout);
+            st = npu_cpu_run_prep(ctx, s->prep, s->op, &s->attrs, in, s->nin, out, s->nout);
         if (!st && s->bias >= 0)
             st = run1(ctx, NPU_OP_ADD, &(struct npu_attrs){NULL, 0}, out[0], &t[s->bias], out[0]);
         if (!st)

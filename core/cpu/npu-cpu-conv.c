@@ -13,6 +13,7 @@
  * fp64 and the integer forms use a direct loop computed in double (exact for
  * int8 products and sums below 2^53).
  */
+#include "npu-cpu-conv-direct.h"
 #include "npu-cpu-dwconv.h"
 #include "npu-cpu-internal.h"
 
@@ -576,7 +577,13 @@ cpu_k_conv(CPU_KERNEL_ARGS)
     }
     if (g.G == 1 && !unit &&
         cpu_conv_small_c_fast(ctx, w, g.N, g.C, g.M, j.x, j.w, j.bias, &act, j.y)) {
-        conv_prof(ctx, 3, t0, flop); /* the 3-channel stem (npu-cpu-dwconv.c) */
+        conv_prof(ctx, 4, t0, flop); /* the 3-channel stem (npu-cpu-dwconv.c) */
+        return NPU_OK;
+    }
+    if (cpu_conv_direct_wanted(w, g.C, g.M, g.G)) {
+        struct cpu_cd_args da = {w, g.N, g.C, g.M, j.x, j.w, j.bias, j.y, &act, ctx->prep};
+        CPU_TRY(cpu_conv_direct(ctx, &da));
+        conv_prof(ctx, 3, t0, flop);
         return NPU_OK;
     }
     j.direct = unit;

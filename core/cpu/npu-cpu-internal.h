@@ -81,9 +81,15 @@ struct npu_cpu_ctx {
     bool prof;
     double *prof_s;        /* [NPU_OP_COUNT] */
     int64_t *prof_n;       /* [NPU_OP_COUNT] */
-    double prof_conv_s[4]; /* fp32 Conv by path: depthwise, 1x1 direct, im2col, other */
-    int64_t prof_conv_n[4];
-    double prof_conv_flop[4];
+    /* fp32 Conv by path: depthwise, 1x1 direct, im2col, direct packed, small-channel stem */
+    double prof_conv_s[5];
+    int64_t prof_conv_n[5];
+    double prof_conv_flop[5];
+    /* npu_cpu_run_prep: the current call's prepared data (NULL in npu_cpu_run) */
+    const struct npu_cpu_prep *prep;
+    /* the direct convolution's padded input copy (npu-cpu-conv-direct.c), kept between calls */
+    float *conv_buf;
+    size_t conv_buf_size;
 };
 
 /* Monotonic seconds (the profile's clock). */

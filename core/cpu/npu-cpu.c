@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "npu-cpu-conv-direct.h"
 #include "npu-cpu-internal.h"
 
 /* NPU_CPU_PROFILE=cpu: the calling thread's CPU time instead of wall time (on a loaded
@@ -231,8 +232,9 @@ prof_print(const struct npu_cpu_ctx *ctx)
                 ctx->prof_s[best] * 1e3, 100.0 * ctx->prof_s[best] / total,
                 (long long)ctx->prof_n[best]);
     }
-    static const char *const conv_kind[4] = {"depthwise", "1x1 direct", "im2col + GEMM", "other"};
-    for (int k = 0; k < 4; k++)
+    static const char *const conv_kind[5] = {"depthwise", "1x1 direct", "im2col + GEMM",
+                                             "direct (packed)", "small-channel stem"};
+    for (int k = 0; k < 5; k++)
         if (ctx->prof_conv_n[k])
             fprintf(stderr, "  Conv, %-18s %10.3f ms %5.1f %% %8lld calls %7.1f GFLOP/s\n",
                     conv_kind[k], ctx->prof_conv_s[k] * 1e3, 100.0 * ctx->prof_conv_s[k] / total,
@@ -258,6 +260,7 @@ npu_cpu_ctx_destroy(struct npu_cpu_ctx *ctx)
     for (int t = 0; t < ctx->nthreads; t++)
         free(ctx->scratch[t].p);
     free(ctx->scratch);
+    free(ctx->conv_buf);
     free(ctx->workers);
     pthread_cond_destroy(&ctx->done_cv);
     pthread_cond_destroy(&ctx->start_cv);
@@ -599,6 +602,14 @@ enum npu_status
 npu_cpu_run(struct npu_cpu_ctx *ctx, enum npu_op op, const struct npu_attrs *attrs,
             const struct npu_tensor *const *in, int nin, struct npu_tensor *const *out, int nout)
 {
+    return npu_cpu_run_prep(ctx, NULL, op, attrs, in, nin, out, nout);
+}
+
+enum npu_status
+npu_cpu_run_prep(struct npu_cpu_ctx *ctx, const struct npu_cpu_prep *prep, enum npu_op op,
+                 const struct npu_attrs *attrs, const struct npu_tensor *const *in, int nin,
+                 struct npu_tensor *const *out, int nout)
+{
     if (!ctx) {
         npu_err(CPU_LOG_DOMAIN, "npu_cpu_run: no context");
         return NPU_ERR_INVALID;
@@ -613,6 +624,7 @@ npu_cpu_run(struct npu_cpu_ctx *ctx, enum npu_op op, const struct npu_attrs *att
     }
     pthread_mutex_lock(&ctx->run_lock);
     ctx->cur_op = op;
+    ctx->prep = prep && prep->op == op ? prep : NULL;
     const struct cpu_entry *e = &cpu_table[op];
     enum npu_status st = NPU_OK;
     if (nin < e->min_in || (e->max_in != CPU_VAR && nin > e->max_in))
@@ -647,6 +659,7 @@ npu_cpu_run(struct npu_cpu_ctx *ctx, enum npu_op op, const struct npu_attrs *att
         ctx->prof_n[op]++;
     }
     ctx->cur_op = NPU_OP_NONE;
+    ctx->prep = NULL;
     pthread_mutex_unlock(&ctx->run_lock);
     return st;
 }

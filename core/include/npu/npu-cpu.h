@@ -42,6 +42,26 @@ enum npu_status npu_cpu_run(struct npu_cpu_ctx *ctx, enum npu_op op, const struc
                             const struct npu_tensor *const *in, int nin,
                             struct npu_tensor *const *out, int nout);
 
+/* Load-time work for one node whose constant inputs are known, done once per model instead
+ * of at every run: today an fp32 Conv with group 1 packs its weights for the direct
+ * convolution. in[i] with data != NULL is constant: its bytes must stay valid and unchanged
+ * while the result lives; in[i] with data == NULL (or a NULL entry) is only known at run
+ * time. *out is NULL when the op has nothing to prepare (not an error). Free with
+ * npu_cpu_prep_free (NULL is fine). A prepared object is read-only: any number of contexts
+ * may use it at once. */
+struct npu_cpu_prep;
+enum npu_status npu_cpu_prepare(enum npu_op op, const struct npu_attrs *attrs,
+                                const struct npu_tensor *const *in, int nin,
+                                struct npu_cpu_prep **out);
+void npu_cpu_prep_free(struct npu_cpu_prep *prep);
+/* npu_cpu_run with what npu_cpu_prepare made for this node (NULL: plain npu_cpu_run). The
+ * kernel uses it only if it was made from the same constant tensors (same data pointer and
+ * shape); otherwise it runs as npu_cpu_run does. */
+enum npu_status npu_cpu_run_prep(struct npu_cpu_ctx *ctx, const struct npu_cpu_prep *prep,
+                                 enum npu_op op, const struct npu_attrs *attrs,
+                                 const struct npu_tensor *const *in, int nin,
+                                 struct npu_tensor *const *out, int nout);
+
 /* The fp32 GEMM path the CPU kernels use on this machine ("OpenBLAS (Haswell kernels)",
  * "own AVX-512 6x32 micro-kernel", ...) and, in *why if not NULL, the reason it was chosen
  * (e.g. OpenBLAS running generic kernels on a CPU it does not know). Decided once. */

@@ -1,0 +1,967 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-cpu-conv-direct.c: the direct fp32 convolution for dense 2-D Convs (group 1, any
+ * kernel, stride, dilation and padding) and the prepare step that packs a Conv's constant
+ * weights once per model (npu_cpu_prepare, npu-cpu.h).
+ *
+ * Y[m][p] = sum over k = (c, kh, kw) of W[m][k] * X(c, tap (kh, kw) of output p).
+ * The weights are packed in blocks of 8 output channels, k-major ([block][k][8]); the
+ * input is read where it lies for a 1x1 / stride-1 / unpadded conv, otherwise from a
+ * zero-padded copy of each channel split into its stride phases (padded row hq * s0 + r0,
+ * column q * s1 + r1 is phase (r0, r1)'s element [hq][q], as the depthwise path does). The
+ * outputs are numbered by their place in that copy, p = oh * Wq + ow, so that for every tap
+ * 48 consecutive outputs read 48 consecutive floats: the micro-kernel computes 8 channels x
+ * 48 outputs (24 AVX-512 accumulators, or four 4 x 24 AVX2 blocks) over all k with no im2col
+ * and no per-element bounds test; the columns past OW (the padding) are computed and dropped.
+ * Every output sums its k in ascending order from 0 in one fp32 FMA chain, then the bias is
+ * added and the activation applied (ReLU in registers, the others on the finished row), so
+ * the result does not depend on the thread count or the tiling, and differs from the
+ * im2col + GEMM path only by fp32 rounding.
+ * Chosen by cpuid (AVX-512F, else AVX2+FMA; otherwise the GEMM path runs) and by shape
+ * (cpu_conv_direct_wanted).
+ */
+#include "npu-cpu-conv-direct.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define CD_MR 8
+#define CD_NR 48
+/* the packed weights are read once per panel group: fetched 64 k ahead (measured: the 7x7
+ * layers of ResNet, 9 MB of weights each, went from 120 to 165 GFLOP/s on one core) */
+#define CD_PF 512
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define CD_X86 1
+typedef float v16f __attribute__((vector_size(64), aligned(4)));
+typedef int32_t v16i __attribute__((vector_size(64), aligned(4)));
+#endif
+
+/* ---- weight packing -------------------------------------------------------------------------- */
+
+static void
+cd_pack(const float *w, int64_t M, int64_t K, float *wp)
+{
+    int64_t nb = NPU_DIV_ROUND_UP(M, CD_MR);
+    for (int64_t b = 0; b < nb; b++) {
+        float *d = wp + b * K * CD_MR;
+        for (int64_t r = 0; r < CD_MR; r++) {
+            int64_t m = b * CD_MR + r;
+            if (m < M) {
+                const float *src = w + m * K;
+                for (int64_t k = 0; k < K; k++)
+                    d[k * CD_MR + r] = src[k];
+            } else {
+                for (int64_t k = 0; k < K; k++)
+                    d[k * CD_MR + r] = 0.0f;
+            }
+        }
+    }
+}
+
+static float *
+cd_pack_new(const float *w, int64_t M, int64_t K)
+{
+    size_t n = (size_t)(NPU_DIV_ROUND_UP(M, CD_MR) * K * CD_MR);
+    float *wp = aligned_alloc(64, NPU_ALIGN(sizeof(float) * n, (size_t)64));
+    if (wp)
+        cd_pack(w, M, K, wp);
+    return wp;
+}
+
+/* ---- micro-kernels --------------------------------------------------------------------------- */
+
+/* dst[r][0..48) = act(acc[r][..] + sum_k ap[k][r] * b[koff[k] + 0..48) + bias[r]) for r < mr
+ * (acc: a previous chunk of k's sums, [8][48], or NULL for 0); relu: max(., 0) in registers
+ * (other activations are the caller's). bias NULL: a partial sum, all 8 rows stored as they
+ * are (no bias, no activation). */
+typedef void (*cd_kernel_fn)(int64_t K, const float *ap, const float *b, const int64_t *koff,
+                             const float *acc, const float *bias, bool relu, float *dst,
+                             int64_t ldd, int mr);
+
+#ifdef CD_X86
+#define CD_ROW16(r)                                                                                \
+    v16f c##r##0 = {0}, c##r##1 = {0}, c##r##2 = {0};                                              \
+    if (acc) {                                                                                     \
+        memcpy(&c##r##0, acc + r * CD_NR, sizeof(v16f));                                           \
+        memcpy(&c##r##1, acc + r * CD_NR + 16, sizeof(v16f));                                      \
+        memcpy(&c##r##2, acc + r * CD_NR + 32, sizeof(v16f));                                      \
+    }
+#define CD_FMA16(r)                                                                                \
+    {                                                                                              \
+        const float a = ap[r];                                                                     \
+        c##r##0 += a * b0;                                                                         \
+        c##r##1 += a * b1;                                                                         \
+        c##r##2 += a * b2;                                                                         \
+    }
+#define CD_STORE16(r)                                                                              \
+    if (!bias) {                                                                                   \
+        memcpy(dst + r * ldd, &c##r##0, sizeof(v16f));                                             \
+        memcpy(dst + r * ldd + 16, &c##r##1, sizeof(v16f));                                        \
+        memcpy(dst + r * ldd + 32, &c##r##2, sizeof(v16f));                                        \
+    } else if (r < mr) {                                                                           \
+        const float bb = bias[r];                                                                  \
+        v16f o0 = c##r##0 + bb, o1 = c##r##1 + bb, o2 = c##r##2 + bb;                              \
+        if (relu) {                                                                                \
+            RELU(o0);                                                                              \
+            RELU(o1);                                                                              \
+            RELU(o2);                                                                              \
+        }                                                                                          \
+        memcpy(dst + r * ldd, &o0, sizeof(o0));                                                    \
+        memcpy(dst + r * ldd + 16, &o1, sizeof(o1));                                               \
+        memcpy(dst + r * ldd + 32, &o2, sizeof(o2));                                               \
+    }
+
+__attribute__((target("avx512f"))) static void
+cd_kernel_avx512(int64_t K, const float *ap, const float *b, const int64_t *koff, const float *acc,
+                 const float *bias, bool relu, float *dst, int64_t ldd, int mr)
+{
+    CD_ROW16(0)
+    CD_ROW16(1)
+    CD_ROW16(2)
+    CD_ROW16(3)
+    CD_ROW16(4)
+    CD_ROW16(5)
+    CD_ROW16(6)
+    CD_ROW16(7)
+    for (int64_t k = 0; k < K; k++) {
+        const float *bk = b + koff[k];
+        v16f b0, b1, b2;
+        memcpy(&b0, bk, sizeof(b0));
+        memcpy(&b1, bk + 16, sizeof(b1));
+        memcpy(&b2, bk + 32, sizeof(b2));
+        __builtin_prefetch(ap + CD_PF);
+        CD_FMA16(0)
+        CD_FMA16(1)
+        CD_FMA16(2)
+        CD_FMA16(3)
+        CD_FMA16(4)
+        CD_FMA16(5)
+        CD_FMA16(6)
+        CD_FMA16(7)
+        ap += CD_MR;
+    }
+#define RELU(v) v = (v16f)((v16i)(v) & (v > zero))
+    const v16f zero = {0};
+    CD_STORE16(0)
+    CD_STORE16(1)
+    CD_STORE16(2)
+    CD_STORE16(3)
+    CD_STORE16(4)
+    CD_STORE16(5)
+    CD_STORE16(6)
+    CD_STORE16(7)
+}
+
+/* the same for a narrower last panel: 1 x 16 outputs */
+__attribute__((target("avx512f"))) static void
+cd_kernel_avx512_n1(int64_t K, const float *ap, const float *b, const int64_t *koff,
+                    const float *acc, const float *bias, bool relu, float *dst, int64_t ldd, int mr)
+{
+    v16f c00 = {0}, c10 = {0}, c20 = {0}, c30 = {0}, c40 = {0}, c50 = {0}, c60 = {0}, c70 = {0};
+    if (acc) {
+        memcpy(&c00, acc + 0 * CD_NR + 0, sizeof(v16f));
+        memcpy(&c10, acc + 1 * CD_NR + 0, sizeof(v16f));
+        memcpy(&c20, acc + 2 * CD_NR + 0, sizeof(v16f));
+        memcpy(&c30, acc + 3 * CD_NR + 0, sizeof(v16f));
+        memcpy(&c40, acc + 4 * CD_NR + 0, sizeof(v16f));
+        memcpy(&c50, acc + 5 * CD_NR + 0, sizeof(v16f));
+        memcpy(&c60, acc + 6 * CD_NR + 0, sizeof(v16f));
+        memcpy(&c70, acc + 7 * CD_NR + 0, sizeof(v16f));
+    }
+    for (int64_t k = 0; k < K; k++) {
+        const float *bk = b + koff[k];
+        v16f b0;
+        memcpy(&b0, bk + 0, sizeof(b0));
+        const float a0 = ap[0];
+        c00 += a0 * b0;
+        const float a1 = ap[1];
+        c10 += a1 * b0;
+        const float a2 = ap[2];
+        c20 += a2 * b0;
+        const float a3 = ap[3];
+        c30 += a3 * b0;
+        const float a4 = ap[4];
+        c40 += a4 * b0;
+        const float a5 = ap[5];
+        c50 += a5 * b0;
+        const float a6 = ap[6];
+        c60 += a6 * b0;
+        const float a7 = ap[7];
+        c70 += a7 * b0;
+        ap += CD_MR;
+    }
+    const v16f zero = {0};
+    v16f o0;
+    if (!bias) {
+        memcpy(dst + 0 * ldd + 0, &c00, sizeof(v16f));
+    } else if (0 < mr) {
+        o0 = c00 + bias[0];
+        if (relu)
+            o0 = (v16f)((v16i)o0 & (o0 > zero));
+        memcpy(dst + 0 * ldd + 0, &o0, sizeof(v16f));
+    }
+    if (!bias) {
+        memcpy(dst + 1 * ldd + 0, &c10, sizeof(v16f));
+    } else if (1 < mr) {
+        o0 = c10 + bias[1];
+        if (relu)
+            o0 = (v16f)((v16i)o0 & (o0 > zero));
+        memcpy(dst + 1 * ldd + 0, &o0, sizeof(v16f));
+    }
+    if (!bias) {
+        memcpy(dst + 2 * ldd + 0, &c20, sizeof(v16f));
+    } else if (2 < mr) {
+        o0 = c20 + bias[2];
+        if (relu)
+            o0 = (v16f)((v16i)o0 & (o0 > zero));
+        memcpy(dst + 2 * ldd + 0, &o0, sizeof(v16f));
+    }
+    if (!bias) {
+        memcpy(dst + 3 * ldd + 0, &c30, sizeof(v16f));
+    } else if (3 < mr) {
+        o0 = c30 + bias[3];
+        if (relu)
+            o0 = (v16f)((v16i)o0 & (o0 > zero));
+        memcpy(dst + 3 * ldd + 0, &o0, sizeof(v16f));
+    }
+    if (!bias) {
+        memcpy(dst + 4 * ldd + 0, &c40, sizeof(v16f));
+    } else if (4 < mr) {
+        o0 = c40 + bias[4];
+        if (relu)
+            o0 = (v16f)((v16i)o0 & (o0 > zero));
+        memcpy(dst + 4 * ldd + 0, &o0, sizeof(v16f));
+    }
+    if (!bias) {
+        memcpy(dst + 5 * ldd + 0, &c50, sizeof(v16f));
+    } else if (5 < mr) {
+        o0 = c50 + bias[5];
+        if (relu)
+            o0 = (v16f)((v16i)o0 & (o0 > zero));
+        memcpy(dst + 5 * ldd + 0, &o0, sizeof(v16f));
+    }
+    if (!bias) {
+        memcpy(dst + 6 * ldd + 0, &c60, sizeof(v16f));
+    } else if (6 < mr) {
+        o0 = c60 + bias[6];
+        if (relu)
+            o0 = (v16f)((v16i)o0 & (o0 > zero));
+        memcpy(dst + 6 * ldd + 0, &o0, sizeof(v16f));
+    }
+    if (!bias) {
+        memcpy(dst + 7 * ldd + 0, &c70, sizeof(v16f));
+    } else if (7 < mr) {
+        o0 = c70 + bias[7];
+        if (relu)
+            o0 = (v16f)((v16i)o0 & (o0 > zero));
+        memcpy(dst + 7 * ldd + 0, &o0, sizeof(v16f));
+    }
+}
+
+/* the same for a narrower last panel: 2 x 16 outputs */
+__attribute__((target("avx512f"))) static void
+cd_kernel_avx512_n2(int64_t K, const float *ap, const float *b, const int64_t *koff,
+                    const float *acc, const float *bias, bool relu, float *dst, int64_t ldd, int mr)
+{
+    v16f c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0}, c20 = {0}, c21 = {0}, c30 = {0}, c31 = {0},
+         c40 = {0}, c41 = {0}, c50 = {0}, c51 = {0}, c60 = {0}, c61 = {0}, c70 = {0}, c71 = {0};
+    if (acc) {
+        memcpy(&c00, acc + 0 * CD_NR + 0, sizeof(v16f));
+        memcpy(&c01, acc + 0 * CD_NR + 16, sizeof(v16f));
+        memcpy(&c10, acc + 1 * CD_NR + 0, sizeof(v16f));
+        memcpy(&c11, acc + 1 * CD_NR + 16, sizeof(v16f));
+        memcpy(&c20, acc + 2 * CD_NR + 0, sizeof(v16f));
+        memcpy(&c21, acc + 2 * CD_NR + 16, sizeof(v16f));
+        memcpy(&c30, acc + 3 * CD_NR + 0, sizeof(v16f));
+        memcpy(&c31, acc + 3 * CD_NR + 16, sizeof(v16f));
+        memcpy(&c40, acc + 4 * CD_NR + 0, sizeof(v16f));
+        memcpy(&c41, acc + 4 * CD_NR + 16, sizeof(v16f));
+        memcpy(&c50, acc + 5 * CD_NR + 0, sizeof(v16f));
+        memcpy(&c51, acc + 5 * CD_NR + 16, sizeof(v16f));
+        memcpy(&c60, acc + 6 * CD_NR + 0, sizeof(v16f));
+        memcpy(&c61, acc + 6 * CD_NR + 16, sizeof(v16f));
+        memcpy(&c70, acc + 7 * CD_NR + 0, sizeof(v16f));
+        memcpy(&c71, acc + 7 * CD_NR + 16, sizeof(v16f));
+    }
+    for (int64_t k = 0; k < K; k++) {
+        const float *bk = b + koff[k];
+        v16f b0, b1;
+        memcpy(&b0, bk + 0, sizeof(b0));
+        memcpy(&b1, bk + 16, sizeof(b1));
+        const float a0 = ap[0];
+        c00 += a0 * b0;
+        c01 += a0 * b1;
+        const float a1 = ap[1];
+        c10 += a1 * b0;
+        c11 += a1 * b1;
+        const float a2 = ap[2];
+        c20 += a2 * b0;
+        c21 += a2 * b1;
+        const float a3 = ap[3];
+        c30 += a3 * b0;
+        c31 += a3 * b1;
+        const float a4 = ap[4];
+        c40 += a4 * b0;
+        c41 += a4 * b1;
+        const float a5 = ap[5];
+        c50 += a5 * b0;
+        c51 += a5 * b1;
+        const float a6 = ap[6];
+        c60 += a6 * b0;
+        c61 += a6 * b1;
+        const float a7 = ap[7];
+        c70 += a7 * b0;
+        c71 += a7 * b1;
+        ap += CD_MR;
+    }
+    const v16f zero = {0};
+    v16f o0, o1;
+    if (!bias) {
+        memcpy(dst + 0 * ldd + 0, &c00, sizeof(v16f));
+        memcpy(dst + 0 * ldd + 16, &c01, sizeof(v16f));
+    } else if (0 < mr) {
+        o0 = c00 + bias[0];
+        if (relu)
+            o0 = (v16f)((v16i)o0 & (o0 > zero));
+        memcpy(dst + 0 * ldd + 0, &o0, sizeof(v16f));
+        o1 = c01 + bias[0];
+        if (relu)
+            o1 = (v16f)((v16i)o1 & (o1 > zero));
+        memcpy(dst + 0 * ldd + 16, &o1, sizeof(v16f));
+    }
+    if (!bias) {
+        memcpy(dst + 1 * ldd + 0, &c10, sizeof(v16f));
+        memcpy(dst + 1 * ldd + 16, &c11, sizeof(v16f));
+    } else if (1 < mr) {
+        o0 = c10 + bias[1];
+        if (relu)
+            o0 = (v16f)((v16i)o0 & (o0 > zero));
+        memcpy(dst + 1 * ldd + 0, &o0, sizeof(v16f));
+        o1 = c11 + bias[1];
+        if (relu)
+            o1 = (v16f)((v16i)o1 & (o1 > zero));
+        memcpy(dst + 1 * ldd + 16, &o1, sizeof(v16f));
+    }
+    if (!bias) {
+        memcpy(dst + 2 * ldd + 0, &c20, sizeof(v16f));
+        memcpy(dst + 2 * ldd + 16, &c21, sizeof(v16f));
+    } else if (2 < mr) {
+        o0 = c20 + bias[2];
+        if (relu)
+            o0 = (v16f)((v16i)o0 & (o0 > zero));
+        memcpy(dst + 2 * ldd + 0, &o0, sizeof(v16f));
+        o1 = c21 + bias[2];
+        if (relu)
+            o1 = (v16f)((v16i)o1 & (o1 > zero));
+        memcpy(dst + 2 * ldd + 16, &o1, sizeof(v16f));
+    }
+    if (!bias) {
+        memcpy(dst + 3 * ldd + 0, &c30, sizeof(v16f));
+        memcpy(dst + 3 * ldd + 16, &c31, sizeof(v16f));
+    } else if (3 < mr) {
+        o0 = c30 + bias[3];
+        if (relu)
+            o0 = (v16f)((v16i)o0 & (o0 > zero));
+        memcpy(dst + 3 * ldd + 0, &o0, sizeof(v16f));
+        o1 = c31 + bias[3];
+        if (relu)
+            o1 = (v16f)((v16i)o1 & (o1 > zero));
+        memcpy(dst + 3 * ldd + 16, &o1, sizeof(v16f));
+    }
+    if (!bias) {
+        memcpy(dst + 4 * ldd + 0, &c40, sizeof(v16f));
+        memcpy(dst + 4 * ldd + 16, &c41, sizeof(v16f));
+    } else if (4 < mr) {
+        o0 = c40 + bias[4];
+        if (relu)
+            o0 = (v16f)((v16i)o0 & (o0 > zero));
+        memcpy(dst + 4 * ldd + 0, &o0, sizeof(v16f));
+        o1 = c41 + bias[4];
+        if (relu)
+            o1 = (v16f)((v16i)o1 & (o1 > zero));
+        memcpy(dst + 4 * ldd + 16, &o1, sizeof(v16f));
+    }
+    if (!bias) {
+        memcpy(dst + 5 * ldd + 0, &c50, sizeof(v16f));
+        memcpy(dst + 5 * ldd + 16, &c51, sizeof(v16f));
+    } else if (5 < mr) {
+        o0 = c50 + bias[5];
+        if (relu)
+            o0 = (v16f)((v16i)o0 & (o0 > zero));
+        memcpy(dst + 5 * ldd + 0, &o0, sizeof(v16f));
+        o1 = c51 + bias[5];
+        if (relu)
+            o1 = (v16f)((v16i)o1 & (o1 > zero));
+        memcpy(dst + 5 * ldd + 16, &o1, sizeof(v16f));
+    }
+    if (!bias) {
+        memcpy(dst + 6 * ldd + 0, &c60, sizeof(v16f));
+        memcpy(dst + 6 * ldd + 16, &c61, sizeof(v16f));
+    } else if (6 < mr) {
+        o0 = c60 + bias[6];
+        if (relu)
+            o0 = (v16f)((v16i)o0 & (o0 > zero));
+        memcpy(dst + 6 * ldd + 0, &o0, sizeof(v16f));
+        o1 = c61 + bias[6];
+        if (relu)
+            o1 = (v16f)((v16i)o1 & (o1 > zero));
+        memcpy(dst + 6 * ldd + 16, &o1, sizeof(v16f));
+    }
+    if (!bias) {
+        memcpy(dst + 7 * ldd + 0, &c70, sizeof(v16f));
+        memcpy(dst + 7 * ldd + 16, &c71, sizeof(v16f));
+    } else if (7 < mr) {
+        o0 = c70 + bias[7];
+        if (relu)
+            o0 = (v16f)((v16i)o0 & (o0 > zero));
+        memcpy(dst + 7 * ldd + 0, &o0, sizeof(v16f));
+        o1 = c71 + bias[7];
+        if (relu)
+            o1 = (v16f)((v16i)o1 & (o1 > zero));
+        memcpy(dst + 7 * ldd + 16, &o1, sizeof(v16f));
+    }
+}
+
+/* AVX2: 4 channels x 24 outputs (12 accumulators of 8), four per 8 x 48 tile */
+#define CD_ROW8(r)                                                                                 \
+    v8f c##r##0 = {0}, c##r##1 = {0}, c##r##2 = {0};                                               \
+    if (acc) {                                                                                     \
+        memcpy(&c##r##0, acc + r * CD_NR, sizeof(v8f));                                            \
+        memcpy(&c##r##1, acc + r * CD_NR + 8, sizeof(v8f));                                        \
+        memcpy(&c##r##2, acc + r * CD_NR + 16, sizeof(v8f));                                       \
+    }
+#define CD_FMA8(r)                                                                                 \
+    {                                                                                              \
+        const float a = ap[r];                                                                     \
+        c##r##0 += a * b0;                                                                         \
+        c##r##1 += a * b1;                                                                         \
+        c##r##2 += a * b2;                                                                         \
+    }
+#define CD_STORE8(r)                                                                               \
+    if (!bias) {                                                                                   \
+        memcpy(dst + r * ldd, &c##r##0, sizeof(v8f));                                              \
+        memcpy(dst + r * ldd + 8, &c##r##1, sizeof(v8f));                                          \
+        memcpy(dst + r * ldd + 16, &c##r##2, sizeof(v8f));                                         \
+    } else if (r < mr) {                                                                           \
+        const float bb = bias[r];                                                                  \
+        v8f o0 = c##r##0 + bb, o1 = c##r##1 + bb, o2 = c##r##2 + bb;                               \
+        if (relu) {                                                                                \
+            RELU(o0);                                                                              \
+            RELU(o1);                                                                              \
+            RELU(o2);                                                                              \
+        }                                                                                          \
+        memcpy(dst + r * ldd, &o0, sizeof(o0));                                                    \
+        memcpy(dst + r * ldd + 8, &o1, sizeof(o1));                                                \
+        memcpy(dst + r * ldd + 16, &o2, sizeof(o2));                                               \
+    }
+
+__attribute__((target("avx2,fma"))) static void
+cd_kernel4x24_avx2(int64_t K, const float *ap, const float *b, const int64_t *koff,
+                   const float *acc, const float *bias, bool relu, float *dst, int64_t ldd, int mr)
+{
+    CD_ROW8(0)
+    CD_ROW8(1)
+    CD_ROW8(2)
+    CD_ROW8(3)
+    for (int64_t k = 0; k < K; k++) {
+        const float *bk = b + koff[k];
+        v8f b0, b1, b2;
+        memcpy(&b0, bk, sizeof(b0));
+        memcpy(&b1, bk + 8, sizeof(b1));
+        memcpy(&b2, bk + 16, sizeof(b2));
+        __builtin_prefetch(ap + CD_PF);
+        CD_FMA8(0)
+        CD_FMA8(1)
+        CD_FMA8(2)
+        CD_FMA8(3)
+        ap += CD_MR;
+    }
+#undef RELU
+#define RELU(v) v = (v8f)((v8i)(v) & (v > zero))
+    const v8f zero = {0};
+    CD_STORE8(0)
+    CD_STORE8(1)
+    CD_STORE8(2)
+    CD_STORE8(3)
+}
+
+__attribute__((target("avx2,fma"))) static void
+cd_kernel_avx2(int64_t K, const float *ap, const float *b, const int64_t *koff, const float *acc,
+               const float *bias, bool relu, float *dst, int64_t ldd, int mr)
+{
+    int rows = bias ? mr : CD_MR;
+    for (int r0 = 0; r0 < rows; r0 += 4)
+        for (int c0 = 0; c0 < CD_NR; c0 += 24)
+            cd_kernel4x24_avx2(K, ap + r0, b + c0, koff, acc ? acc + r0 * CD_NR + c0 : NULL,
+                               bias ? bias + r0 : NULL, relu, dst + r0 * ldd + c0, ldd,
+                               NPU_MIN(rows - r0, 4));
+}
+#endif
+
+static pthread_once_t cd_once = PTHREAD_ONCE_INIT;
+static cd_kernel_fn cd_fn;
+static cd_kernel_fn cd_fn_n[3]; /* a last panel of 16 or 32 outputs ([0] unused) */
+static int cd_force;            /* NPU_CPU_CONV: 0 by shape, 1 direct, -1 gemm */
+/* sums longer than this run in chunks of 256 k (NPU_CPU_CONV_KC, for the tests) */
+static int64_t cd_kc_over = 1024;
+
+static void
+cd_pick(void)
+{
+#ifdef CD_X86
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f")) {
+        cd_fn = cd_kernel_avx512;
+        cd_fn_n[1] = cd_kernel_avx512_n1;
+        cd_fn_n[2] = cd_kernel_avx512_n2;
+    } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        cd_fn = cd_kernel_avx2;
+    const char *e = getenv("NPU_CPU_CONV_ISA");
+    if (e && !strcmp(e, "avx2") && __builtin_cpu_supports("avx2") &&
+        __builtin_cpu_supports("fma")) {
+        cd_fn = cd_kernel_avx2;
+        cd_fn_n[1] = cd_fn_n[2] = NULL;
+    }
+#endif
+    if (!cd_fn_n[1])
+        cd_fn_n[1] = cd_fn_n[2] = cd_fn;
+    const char *kc = getenv("NPU_CPU_CONV_KC");
+    if (kc && atoll(kc) > 0)
+        cd_kc_over = atoll(kc);
+    const char *f = getenv("NPU_CPU_CONV");
+    if (f && !strcmp(f, "direct"))
+        cd_force = 1;
+    else if (f && !strcmp(f, "gemm"))
+        cd_force = -1;
+}
+
+static bool
+cd_shape_ok(int64_t taps, int64_t C, int64_t M)
+{
+    if (cd_force > 0)
+        return true;
+    return !(taps == 1 && C < 48) && M >= 8;
+}
+
+bool
+cpu_conv_direct_wanted(const struct cpu_win *w, int64_t C, int64_t M, int64_t G)
+{
+    pthread_once(&cd_once, cd_pick);
+    if (!cd_fn || w->nsp != 2 || G != 1 || cd_force < 0)
+        return false;
+    if (w->k[0] * w->k[1] > 64 || w->s[0] > 4 || w->s[1] > 4)
+        return false;
+    /* measured on ResNet-18/50 and YOLOv8n (AVX-512, CPU time per layer): direct is faster on
+     * every dense layer (1.1-3x, the 3-channel stems included) but 1x1 convs with fewer than
+     * 48 input channels over large planes (YOLOv8n's 32-channel 160x160 layers, 0.8x), which
+     * are bound by streaming X in and Y out: OpenBLAS's long runs over each row do better */
+    return cd_shape_ok(w->k[0] * w->k[1], C, M);
+}
+
+/* ---- the convolution ------------------------------------------------------------------------- */
+
+struct cd_job {
+    const struct cpu_cd_args *a;
+    int64_t K, L; /* sum length; outputs in the flat (oh * Wq + ow) numbering */
+    int64_t Wq, OW, OH, out_plane;
+    int64_t npanels, mblocks, mgroups, mper; /* m-blocks per group */
+    int64_t pg, kc;                          /* panels per group, k per chunk */
+    const float *wp;
+    const float *src;     /* this image's input (padded copy or X itself) */
+    const int64_t *koff;  /* [K] offset of each k's run from src */
+    const int64_t *koffp; /* [K] k * 48: a packed tail panel */
+    bool in_place;        /* src is X: a tail panel is packed so as not to read past X */
+    float *y;             /* this image's output */
+    const float *bias;
+    bool relu;
+    const struct cpu_act_spec *act;
+    struct npu_cpu_ctx *ctx;
+    /* copy into the padded buffer */
+    const float *x;
+    float *buf;
+    int64_t H, W, s0, s1, pt, pl, phase, cstride, Hq;
+};
+
+/* AVX2 where there is one: the stride-2 split of YOLOv8n's 320x320 planes ran 8 % faster */
+CPU_HOT static void
+cd_copy_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+    (void)tid;
+    const struct cd_job *j = arg;
+    const int64_t W = j->W, s0 = j->s0, s1 = j->s1, pl = j->pl;
+    for (int64_t c = begin; c < end; c++) {
+        const float *xc = j->x + c * j->H * W;
+        float *dc = j->buf + c * j->cstride;
+        memset(dc, 0, sizeof(float) * (size_t)j->cstride);
+        for (int64_t h = 0; h < j->H; h++) {
+            const float *xr = xc + h * W;
+            int64_t hp = h + j->pt;
+            float *prow = dc + (hp % s0) * s1 * j->phase + (hp / s0) * j->Wq;
+            if (s1 == 1) {
+                memcpy(prow + pl, xr, sizeof(float) * (size_t)W);
+                continue;
+            }
+            for (int64_t r = 0; r < s1; r++) {
+                /* padded column q * s1 + r is input column q * s1 + r - pl */
+                float *d = prow + r * j->phase;
+                int64_t q0 = pl >= r ? NPU_DIV_ROUND_UP(pl - r, s1) : 0;
+                int64_t q1 = NPU_DIV_ROUND_UP(W - r + pl, s1);
+                const float *xs = xr + r - pl;
+                if (s1 == 2)
+                    for (int64_t q = q0; q < q1; q++)
+                        d[q] = xs[2 * q];
+                else
+                    for (int64_t q = q0; q < q1; q++)
+                        d[q] = xs[q * s1];
+            }
+        }
+    }
+}
+
+#ifdef CD_X86
+/* SiLU / Sigmoid on 16 floats at a time: cpu_expf and the elementwise kernels' formulas
+ * (sigmoid from exp(-|x|), x < -200 -> -0) in AVX-512 vectors; the rest of a row by the
+ * scalar code. */
+__attribute__((target("avx512f"))) static int64_t
+cd_silu_avx512(float *x, int64_t n, bool silu)
+{
+    typedef uint32_t v16u __attribute__((vector_size(64), aligned(4)));
+    const v16f magic = (v16f){0} + 12582912.0f, zero = {0};
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        v16f v;
+        memcpy(&v, x + i, sizeof(v));
+        v16f av = (v16f)((v16u)v & 0x7fffffffu);
+        v16f xc = -av;
+        xc = (v16f)(((v16i)xc & (xc >= -104.0f)) | ((v16i)((v16f){0} - 104.0f) & ~(xc >= -104.0f)));
+        v16f t = xc * 1.44269504088896341f + magic;
+        v16f fn = t - magic;
+        v16i ni = (v16i)((v16u)t - (v16u)magic);
+        v16f r = xc - fn * 0.693359375f;
+        r = r - fn * -2.12194440e-4f;
+        v16f p = (v16f){0} + 1.9875691500e-4f;
+        p = p * r + 1.3981999507e-3f;
+        p = p * r + 8.3334519073e-3f;
+        p = p * r + 4.1665795894e-2f;
+        p = p * r + 1.6666665459e-1f;
+        p = p * r + 5.0000001201e-1f;
+        p = p * r * r + r + 1.0f;
+        v16i n1 = ni >> 1, n2 = ni - n1;
+        v16f s1 = (v16f)((n1 + 127) << 23), s2 = (v16f)((n2 + 127) << 23);
+        v16f e = p * s1 * s2;
+        v16f sg = 1.0f / (1.0f + e);
+        v16i neg = v < zero;
+        sg = (v16f)(((v16i)(e * sg) & neg) | ((v16i)sg & ~neg));
+        v16f o = sg;
+        if (silu) {
+            o = v * sg;
+            o = (v16f)(((v16i)o & ~(v < -200.0f)) | (((v16i){0} + INT32_MIN) & (v < -200.0f)));
+        }
+        /* NaN in, NaN out */
+        v16i nan = v != v;
+        o = (v16f)(((v16i)v & nan) | ((v16i)o & ~nan));
+        memcpy(x + i, &o, sizeof(o));
+    }
+    return i;
+}
+#endif
+
+static void
+cd_act(const struct cpu_act_spec *act, float *x, int64_t n)
+{
+#ifdef CD_X86
+    if (cd_fn == cd_kernel_avx512 && (act->kind == CPU_ACT_SILU || act->kind == CPU_ACT_SIGMOID)) {
+        int64_t i = cd_silu_avx512(x, n, act->kind == CPU_ACT_SILU);
+        x += i;
+        n -= i;
+    }
+#endif
+    cpu_act_apply(act, x, n);
+}
+
+/* One 8-channel x 48-output tile over k in [k0, k0 + kn): a partial sum into acc, or (the
+ * last chunk) the finished outputs with bias and activation into Y. */
+static void
+cd_tile(const struct cd_job *j, int64_t mb, int64_t panel, int64_t k0, int64_t kn, float *acc,
+        const float *packed, float *tile)
+{
+    const int64_t K = j->K, p0 = panel * CD_NR, nv = NPU_MIN((int64_t)CD_NR, j->L - p0);
+    const float *b = j->src + p0;
+    const int64_t *koff = j->koff;
+    if (j->in_place && nv < CD_NR) {
+        b = packed;
+        koff = j->koffp;
+    }
+    const int64_t m0 = mb * CD_MR;
+    const int mr = (int)NPU_MIN((int64_t)CD_MR, j->a->M - m0);
+    const float *ap = j->wp + (mb * K + k0) * CD_MR;
+    const float *ain = k0 > 0 ? acc : NULL;
+    cd_kernel_fn fn = nv <= 32 ? cd_fn_n[(nv + 15) / 16] : cd_fn;
+    if (k0 + kn < K) {
+        fn(kn, ap, b, koff + k0, ain, NULL, false, acc, CD_NR, mr);
+        return;
+    }
+    float bias8[CD_MR];
+    for (int r = 0; r < CD_MR; r++)
+        bias8[r] = j->bias && r < mr ? j->bias[m0 + r] : 0.0f;
+    float *yb = j->y + m0 * j->out_plane;
+    /* straight into Y when the panel's 48 outputs are 48 consecutive ones of Y */
+    if (j->Wq == j->OW && nv == CD_NR) {
+        cd_fn(kn, ap, b, koff + k0, ain, bias8, j->relu, yb + p0, j->out_plane, mr);
+        if (j->act->kind != CPU_ACT_NONE && !j->relu)
+            for (int r = 0; r < mr; r++)
+                cd_act(j->act, yb + r * j->out_plane + p0, CD_NR);
+        return;
+    }
+    fn(kn, ap, b, koff + k0, ain, bias8, j->relu, tile, CD_NR, mr);
+    /* the panel's outputs that are real (column < OW) are consecutive in Y */
+    int64_t ystart = -1, yend = 0;
+    for (int64_t q = 0; q < nv;) {
+        int64_t p = p0 + q, oh = p / j->Wq, ow = p % j->Wq;
+        int64_t run = NPU_MIN(j->Wq - ow, nv - q);
+        if (ow < j->OW) {
+            int64_t n = NPU_MIN(run, j->OW - ow), yo = oh * j->OW + ow;
+            if (ystart < 0)
+                ystart = yo;
+            yend = yo + n;
+            for (int r = 0; r < mr; r++)
+                memcpy(yb + r * j->out_plane + yo, tile + r * CD_NR + q, sizeof(float) * (size_t)n);
+        }
+        q += run;
+    }
+    if (ystart >= 0 && j->act->kind != CPU_ACT_NONE && !j->relu)
+        for (int r = 0; r < mr; r++)
+            cd_act(j->act, yb + r * j->out_plane + ystart, yend - ystart);
+}
+
+/* A task: a group of panels x a group of 8-channel blocks. k runs in chunks of kc when K is
+ * long (small planes, many channels): each chunk of weights is then read once for all the
+ * group's panels, and the group's input chunk stays in L2 for all its channel blocks. */
+static void
+cd_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+    const struct cd_job *j = arg;
+    const int64_t K = j->K;
+    float *scr = cpu_scratch(j->ctx, tid);
+    float *tile = scr; /* [8][48] */
+    float *accb = scr + CD_MR * CD_NR;
+    const float *packed = j->buf; /* in place: the tail panel, packed once per image */
+    for (int64_t t = begin; t < end; t++) {
+        int64_t pgi = t / j->mgroups, mg = t % j->mgroups;
+        int64_t pa = pgi * j->pg, pz = NPU_MIN(j->npanels, pa + j->pg);
+        int64_t mb0 = mg * j->mper, mb1 = NPU_MIN(j->mblocks, mb0 + j->mper);
+        if (j->kc >= K) {
+            for (int64_t panel = pa; panel < pz; panel++)
+                for (int64_t mb = mb0; mb < mb1; mb++)
+                    cd_tile(j, mb, panel, 0, K, NULL, packed, tile);
+            continue;
+        }
+        for (int64_t k0 = 0; k0 < K; k0 += j->kc) {
+            int64_t kn = NPU_MIN(j->kc, K - k0);
+            for (int64_t mb = mb0; mb < mb1; mb++)
+                for (int64_t panel = pa; panel < pz; panel++)
+                    cd_tile(j, mb, panel, k0, kn,
+                            accb + ((mb - mb0) * j->pg + (panel - pa)) * CD_MR * CD_NR, packed,
+                            tile);
+        }
+    }
+}
+
+/* How the work is cut, by the shape alone (so any thread count gives the same result). */
+static void
+cd_split(struct cd_job *j)
+{
+    j->kc = j->K;
+    j->pg = 1;
+    if (j->K > cd_kc_over) {
+        j->kc = 256;
+        /* the group's chunk of input (pg panels x 256 k x 48 floats) within about 384 KB */
+        j->pg = NPU_MAX((int64_t)1, NPU_MIN(j->npanels, (int64_t)8));
+    }
+    /* few panel groups (7x7, 14x14 planes): output channels are cut too so that two or more
+     * threads have work */
+    int64_t npg = NPU_DIV_ROUND_UP(j->npanels, j->pg);
+    j->mgroups = 1;
+    if (npg < 16)
+        j->mgroups = NPU_MIN(j->mblocks, NPU_DIV_ROUND_UP((int64_t)16, npg));
+    j->mper = NPU_DIV_ROUND_UP(j->mblocks, j->mgroups);
+    if (j->kc < j->K)
+        j->mper = NPU_MIN(j->mper, (int64_t)16);
+    j->mgroups = NPU_DIV_ROUND_UP(j->mblocks, j->mper);
+}
+
+enum npu_status
+cpu_conv_direct(struct npu_cpu_ctx *ctx, const struct cpu_cd_args *a)
+{
+    const struct cpu_win *w = a->w;
+    const int64_t C = a->C, M = a->M, KH = w->k[0], KW = w->k[1], K = C * KH * KW;
+    const int64_t H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1];
+    const int64_t s0 = w->s[0], s1 = w->s[1];
+    struct cd_job j = {.a = a,
+                       .K = K,
+                       .OW = OW,
+                       .OH = OH,
+                       .out_plane = OH * OW,
+                       .bias = a->bias,
+                       .relu = a->act->kind == CPU_ACT_RELU,
+                       .act = a->act,
+                       .ctx = ctx,
+                       .H = H,
+                       .W = W,
+                       .s0 = s0,
+                       .s1 = s1,
+                       .pt = w->pb[0],
+                       .pl = w->pb[1]};
+    if (!cd_fn)
+        return KUNSUP("no direct convolution kernel on this CPU");
+    float *own = NULL;
+    const struct npu_cpu_prep *pr = a->prep;
+    if (pr && pr->wp && pr->w_data == a->wt && pr->M == M && pr->K == K) {
+        j.wp = pr->wp;
+    } else {
+        own = cd_pack_new(a->wt, M, K);
+        if (!own)
+            return KNOMEM();
+        j.wp = own;
+    }
+    j.in_place = KH == 1 && KW == 1 && s0 == 1 && s1 == 1 && w->pb[0] == 0 && w->pb[1] == 0 &&
+                 w->pe[0] == 0 && w->pe[1] == 0;
+    size_t buf_floats = 0;
+    if (j.in_place) {
+        j.Wq = W;
+        j.cstride = H * W;
+        if ((H * W) % CD_NR) /* the tail panel, packed: a run of 48 would read past X */
+            buf_floats = (size_t)(K * CD_NR);
+    } else {
+        /* every tap of a real output lies inside the padded plane, and so inside its phase;
+         * reads past a phase (by the columns past OW and the last panel) only feed outputs
+         * that are dropped, and the margin below keeps the last channel's inside the buffer */
+        j.Hq = NPU_DIV_ROUND_UP(H + w->pb[0] + NPU_MAX(w->pe[0], (int64_t)0), s0);
+        j.Wq = NPU_DIV_ROUND_UP(W + w->pb[1] + NPU_MAX(w->pe[1], (int64_t)0), s1);
+        j.phase = j.Hq * j.Wq;
+        j.cstride = s0 * s1 * j.phase;
+        /* a panel reads up to 47 floats past the last real output's run */
+        buf_floats = (size_t)(C * j.cstride + j.Wq + 64);
+    }
+    j.L = (OH - 1) * j.Wq + OW;
+    int64_t *koff = malloc(sizeof(int64_t) * (size_t)(2 * K));
+    if (!koff) {
+        free(own);
+        return KNOMEM();
+    }
+    for (int64_t c = 0, k = 0; c < C; c++)
+        for (int64_t kh = 0; kh < KH; kh++)
+            for (int64_t kw = 0; kw < KW; kw++, k++) {
+                int64_t rh = kh * w->d[0], cw = kw * w->d[1];
+                koff[k] = j.in_place ? c * j.cstride
+                                     : c * j.cstride + ((rh % s0) * s1 + cw % s1) * j.phase +
+                                           (rh / s0) * j.Wq + cw / s1;
+                koff[K + k] = k * CD_NR;
+            }
+    j.koff = koff;
+    j.koffp = koff + K;
+    j.npanels = NPU_DIV_ROUND_UP(j.L, (int64_t)CD_NR);
+    j.mblocks = NPU_DIV_ROUND_UP(M, (int64_t)CD_MR);
+    cd_split(&j);
+    enum npu_status st = cpu_scratch_reserve(
+        ctx,
+        sizeof(float) * (size_t)(CD_MR * CD_NR + (j.kc < K ? j.mper * j.pg * CD_MR * CD_NR : 0)));
+    if (st == NPU_OK && buf_floats && ctx->conv_buf_size < buf_floats * sizeof(float)) {
+        free(ctx->conv_buf);
+        ctx->conv_buf_size = 0;
+        ctx->conv_buf = aligned_alloc(64, NPU_ALIGN(buf_floats * sizeof(float), (size_t)64));
+        if (!ctx->conv_buf)
+            st = KNOMEM();
+        else
+            ctx->conv_buf_size = buf_floats * sizeof(float);
+    }
+    if (st != NPU_OK) {
+        free(koff);
+        free(own);
+        return st;
+    }
+    j.buf = ctx->conv_buf;
+    if (buf_floats && !j.in_place)
+        memset(j.buf + C * j.cstride, 0, sizeof(float) * (size_t)(j.Wq + 64));
+    for (int64_t n = 0; n < a->N; n++) {
+        j.x = a->x + n * C * H * W;
+        j.y = a->y + n * M * j.out_plane;
+        if (j.in_place) {
+            j.src = j.x;
+            int64_t p0 = (j.npanels - 1) * CD_NR, nv = j.L - p0;
+            if (nv < CD_NR)
+                for (int64_t k = 0; k < K; k++) {
+                    float *d = j.buf + k * CD_NR;
+                    memcpy(d, j.x + koff[k] + p0, sizeof(float) * (size_t)nv);
+                    memset(d + nv, 0, sizeof(float) * (size_t)(CD_NR - nv));
+                }
+        } else {
+            cpu_parallel_for(ctx, C, 1, cd_copy_task, &j);
+            j.src = j.buf;
+        }
+        cpu_parallel_for(ctx, NPU_DIV_ROUND_UP(j.npanels, j.pg) * j.mgroups, 1, cd_task, &j);
+    }
+    free(koff);
+    free(own);
+    return NPU_OK;
+}
+
+/* ---- prepare (npu-cpu.h) ------------------------------------------------------------------------
+ */
+
+enum npu_status
+npu_cpu_prepare(enum npu_op op, const struct npu_attrs *attrs, const struct npu_tensor *const *in,
+                int nin, struct npu_cpu_prep **out)
+{
+    if (!out) {
+        npu_err(CPU_LOG_DOMAIN, "npu_cpu_prepare: no result pointer");
+        return NPU_ERR_INVALID;
+    }
+    *out = NULL;
+    if (nin < 0 || (nin > 0 && !in)) {
+        npu_err(CPU_LOG_DOMAIN, "npu_cpu_prepare: bad operand array");
+        return NPU_ERR_INVALID;
+    }
+    /* today: fp32 Conv with constant 4-D weights and group 1 packs them */
+    if (op != NPU_OP_CONV || nin < 2 || !in[1] || !in[1]->data)
+        return NPU_OK;
+    const struct npu_tensor *wt = in[1];
+    if (wt->dtype != NPU_DTYPE_FP32 || wt->ndim != 4 || npu_attrs_int(attrs, "group", 1) != 1)
+        return NPU_OK;
+    pthread_once(&cd_once, cd_pick);
+    if (!cd_fn || cd_force < 0)
+        return NPU_OK;
+    int64_t M = wt->dims[0], K = wt->dims[1] * wt->dims[2] * wt->dims[3];
+    if (M < 1 || K < 1 || !cd_shape_ok(wt->dims[2] * wt->dims[3], wt->dims[1], M))
+        return NPU_OK;
+    struct npu_cpu_prep *p = calloc(1, sizeof(*p));
+    if (!p) {
+        npu_err(CPU_LOG_DOMAIN, "npu_cpu_prepare: out of memory");
+        return NPU_ERR_NOMEM;
+    }
+    p->op = op;
+    p->w_data = wt->data;
+    p->w_ndim = wt->ndim;
+    memcpy(p->w_dims, wt->dims, sizeof(int64_t) * (size_t)wt->ndim);
+    p->M = M;
+    p->K = K;
+    p->wp = cd_pack_new(wt->data, M, K);
+    if (!p->wp) {
+        free(p);
+        npu_err(CPU_LOG_DOMAIN, "npu_cpu_prepare: out of memory packing %lld x %lld weights",
+                (long long)M, (long long)K);
+        return NPU_ERR_NOMEM;
+    }
+    *out = p;
+    return NPU_OK;
+}
+
+void
+npu_cpu_prep_free(struct npu_cpu_prep *p)
+{
+    if (!p)
+        return;
+    free(p->wp);
+    free(p);
+}

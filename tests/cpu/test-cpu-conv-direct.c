@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-cpu-conv-direct.c: the direct fp32 convolution (core/cpu/npu-cpu-conv-direct.c) and
+ * the prepare step (npu_cpu_prepare / npu_cpu_run_prep) against a direct loop in double,
+ * over odd shapes: channel counts that are not multiples of 8, planes whose length is not a
+ * multiple of the 48-output panel, asymmetric padding, strides 1-3, dilation, batch 2, bias
+ * and fused activations. meson runs it with NPU_CPU_CONV=direct (every shape on the direct
+ * path), once more with the AVX2 kernel forced (NPU_CPU_CONV_ISA=avx2) and once with every
+ * sum over more than 64 k cut in chunks (NPU_CPU_CONV_KC=64). Each case also
+ * requires bit-identical results with 1 and 3 threads and with and without prepared weights.
+ */
+#include "cpu-test-util.h"
+#include "npu-test.h"
+
+struct cd_case {
+    int64_t N, C, H, W, M, KH, KW, sh, sw, dh, dw, pt, pl, pb, pr;
+    bool bias;
+    const char *act;
+};
+
+static double
+act_ref(const char *act, double v)
+{
+    if (!act)
+        return v;
+    if (!strcmp(act, "relu"))
+        return v > 0 ? v : 0;
+    if (!strcmp(act, "leaky_relu"))
+        return v > 0 ? v : 0.01 * v;
+    if (!strcmp(act, "sigmoid"))
+        return 1.0 / (1.0 + exp(-v));
+    if (!strcmp(act, "silu"))
+        return v / (1.0 + exp(-v));
+    return NAN;
+}
+
+static void
+run_case(const struct cd_case *c)
+{
+    int64_t OH = (c->H + c->pt + c->pb - ((c->KH - 1) * c->dh + 1)) / c->sh + 1;
+    int64_t OW = (c->W + c->pl + c->pr - ((c->KW - 1) * c->dw + 1)) / c->sw + 1;
+    struct npu_tensor *x = tt(NPU_DTYPE_FP32, 4, c->N, c->C, c->H, c->W);
+    struct npu_tensor *w = tt(NPU_DTYPE_FP32, 4, c->M, c->C, c->KH, c->KW);
+    struct npu_tensor *b = tt(NPU_DTYPE_FP32, 1, c->M);
+    struct npu_tensor *y = tt(NPU_DTYPE_FP32, 4, c->N, c->M, OH, OW);
+    struct npu_tensor *y2 = tt(NPU_DTYPE_FP32, 4, c->N, c->M, OH, OW);
+    tt_fill_rand(x, -1, 1);
+    tt_fill_rand(w, -1, 1);
+    tt_fill_rand(b, -1, 1);
+    int64_t ints[8] = {c->sh, c->sw, c->dh, c->dw, c->pt, c->pl, c->pb, c->pr};
+    struct alist al = {0};
+    al_ints(&al, "strides", ints, 2);
+    al_ints(&al, "dilations", ints + 2, 2);
+    al_ints(&al, "pads", ints + 4, 4);
+    if (c->act)
+        al_str(&al, "npu_act", c->act);
+    struct npu_tensor *in[3] = {x, w, c->bias ? b : NULL};
+    int nin = c->bias ? 3 : 2;
+    CHECK_EQ_INT(NPU_OK, run2(NPU_OP_CONV, &al, nin, in, 1, &y));
+
+    /* the reference, and the bound: a few fp32 roundings of the sum of |products| */
+    const float *xf = x->data, *wf = w->data, *bf = b->data;
+    double worst = 0;
+    for (int64_t n = 0; n < c->N; n++)
+        for (int64_t m = 0; m < c->M; m++)
+            for (int64_t oh = 0; oh < OH; oh++)
+                for (int64_t ow = 0; ow < OW; ow++) {
+                    double acc = 0, mag = 0;
+                    for (int64_t ci = 0; ci < c->C; ci++)
+                        for (int64_t kh = 0; kh < c->KH; kh++)
+                            for (int64_t kw = 0; kw < c->KW; kw++) {
+                                int64_t h = oh * c->sh - c->pt + kh * c->dh;
+                                int64_t ww = ow * c->sw - c->pl + kw * c->dw;
+                                if (h < 0 || h >= c->H || ww < 0 || ww >= c->W)
+                                    continue;
+                                double p = (double)xf[((n * c->C + ci) * c->H + h) * c->W + ww] *
+                                           (double)wf[((m * c->C + ci) * c->KH + kh) * c->KW + kw];
+                                acc += p;
+                                mag += fabs(p);
+                            }
+                    if (c->bias) {
+                        acc += bf[m];
+                        mag += fabs(bf[m]);
+                    }
+                    double want = act_ref(c->act, acc);
+                    double got = ((const float *)y->data)[((n * c->M + m) * OH + oh) * OW + ow];
+                    double e = fabs(got - want) / (1e-6 * (mag + 1.0));
+                    if (!(e <= worst))
+                        worst = e;
+                }
+    if (!(worst <= 4.0))
+        fprintf(stderr,
+                "conv N%lld C%lld %lldx%lld M%lld k%lldx%lld s%lldx%lld d%lldx%lld: error %.3g "
+                "of the bound\n",
+                (long long)c->N, (long long)c->C, (long long)c->H, (long long)c->W, (long long)c->M,
+                (long long)c->KH, (long long)c->KW, (long long)c->sh, (long long)c->sw,
+                (long long)c->dh, (long long)c->dw, worst / 4.0);
+    CHECK(worst <= 4.0);
+
+    /* prepared weights: X known only by its shape; the same bytes as without */
+    struct npu_tensor xshape = *x;
+    xshape.data = NULL;
+    const struct npu_tensor *pin[3] = {&xshape, w, c->bias ? b : NULL};
+    struct npu_cpu_prep *prep = NULL;
+    CHECK_EQ_INT(NPU_OK, npu_cpu_prepare(NPU_OP_CONV, al_done(&al), pin, nin, &prep));
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        CHECK(prep != NULL); /* the direct path exists here: it must have packed */
+#endif
+    CHECK_EQ_INT(NPU_OK, npu_cpu_run_prep(tctxn, prep, NPU_OP_CONV, al_done(&al),
+                                          (const struct npu_tensor *const *)in, nin, &y2, 1));
+    CHECK(tt_same_bytes(y, y2));
+    npu_cpu_prep_free(prep);
+    tt_free(x);
+    tt_free(w);
+    tt_free(b);
+    tt_free(y);
+    tt_free(y2);
+}
+
+static void
+test_prepare_errors(void)
+{
+    struct npu_attrs none = {0};
+    struct npu_tensor *w = tt(NPU_DTYPE_FP32, 4, 8, 8, 3, 3);
+    const struct npu_tensor *in[2] = {NULL, w};
+    CHECK_EQ_INT(NPU_ERR_INVALID, npu_cpu_prepare(NPU_OP_CONV, &none, in, 2, NULL));
+    struct npu_cpu_prep *p = (struct npu_cpu_prep *)&none;
+    CHECK_EQ_INT(NPU_ERR_INVALID, npu_cpu_prepare(NPU_OP_CONV, &none, NULL, 2, &p));
+    CHECK(p == NULL);
+    /* nothing to prepare: not an error, no object */
+    CHECK_EQ_INT(NPU_OK, npu_cpu_prepare(NPU_OP_RELU, &none, in, 1, &p));
+    CHECK(p == NULL);
+    in[1] = NULL;
+    CHECK_EQ_INT(NPU_OK, npu_cpu_prepare(NPU_OP_CONV, &none, in, 2, &p));
+    CHECK(p == NULL);
+    npu_cpu_prep_free(NULL);
+    tt_free(w);
+}
+
+int
+main(void)
+{
+    tctx_init();
+    static const struct cd_case cases[] = {
+        /* N  C   H   W   M  KH KW sh sw dh dw pt pl pb pr bias act */
+        {1, 16, 7, 7, 20, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, true, NULL},
+        {1, 8, 13, 13, 64, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, false, "relu"},
+        {1, 9, 11, 17, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, "relu"},
+        {1, 16, 15, 14, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true, NULL},
+        {1, 12, 9, 9, 24, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, false, NULL},
+        {1, 5, 10, 12, 7, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, true, "leaky_relu"},
+        {1, 10, 12, 19, 17, 5, 3, 2, 1, 1, 1, 1, 0, 2, 1, true, "leaky_relu"},
+        {1, 3, 23, 21, 10, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3, true, "relu"},
+        {2, 33, 6, 5, 40, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, true, "sigmoid"},
+        {1, 64, 28, 28, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, "relu"},
+        {1, 8, 14, 14, 9, 2, 2, 3, 3, 1, 1, 0, 1, 1, 0, false, NULL},
+        {1, 24, 1, 50, 3, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1, true, NULL},
+        {2, 8, 48, 1, 16, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, true, "relu"},
+        /* SiLU and Sigmoid over rows long enough for the 16-wide vector code, with a tail */
+        {1, 16, 20, 21, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, "silu"},
+        {1, 48, 9, 9, 9, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, true, "sigmoid"},
+        /* long sums (k in chunks): 3x3 over 130 channels, 1x1 over 1030 in place */
+        {1, 130, 9, 7, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, "relu"},
+        {1, 1030, 7, 7, 9, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, true, NULL},
+    };
+    for (size_t i = 0; i < NPU_ARRAY_SIZE(cases); i++)
+        run_case(&cases[i]);
+    test_prepare_errors();
+    CHECK_EQ_INT(0, t_thread_mismatches);
+    tctx_fini();
+    return npu_test_done("test-cpu-conv-direct");
+}
