@@ -79,8 +79,8 @@ struct npu_cpu_ctx {
     /* NPU_CPU_PROFILE=1: wall time and calls per op, printed to stderr when the context is
      * destroyed (npu_cpu_run's whole call, checks included) */
     bool prof;
-    double *prof_s;        /* [NPU_OP_COUNT] */
-    int64_t *prof_n;       /* [NPU_OP_COUNT] */
+    double *prof_s;  /* [NPU_OP_COUNT] */
+    int64_t *prof_n; /* [NPU_OP_COUNT] */
     /* fp32 Conv by path: depthwise, 1x1 direct, im2col, direct packed, small-channel stem */
     double prof_conv_s[5];
     int64_t prof_conv_n[5];
