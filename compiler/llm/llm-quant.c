@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "llm-priv.h"
+#include "npu/npu-build.h"
 #include "npu/npu-exec.h"
 #include "npu/npu-model.h"
 
@@ -81,6 +82,16 @@ append(struct npu_graph *g, enum npu_op o, const char *name, V **in, int nin)
     struct npu_node *n = npu_node_new(g, o, name, in, nin, 1, NULL);
     if (!n)
         return NULL;
+    /* The int8 product on the NPU, not by cost: the partition's cost model compares one
+     * NPU core (an int8 product of one row streams its weights at 11 GB/s, timing model v2)
+     * with the RK3588 CPU model v1, which streams int8 weights about as fast, so by cost
+     * every product of the decode step went to the CPU (TinyLlama: 0 NPU jobs); it does not
+     * see the split over three cores, nor that the host has other work. Its Quantize /
+     * DequantizeLinear are left to the cost (pinned too, the output projection's
+     * QuantizeLinear wrote the head merge's view, which the product cannot read, and the
+     * product went back to the CPU). NPU_PARTITION=supported / cpu decide as they say. */
+    if (o == NPU_OP_QLINEAR_MATMUL && npu_build_partition_mode(NULL) == NPU_PARTITION_COST)
+        n->device = NPU_DEVICE_NPU;
     npu_graph_append(g, n);
     if (npu_infer_node(g, n))
         return NULL;
@@ -196,6 +207,10 @@ llm_quant_free(struct llm_quant *q)
 uint64_t
 llm_quant_hash(const struct llm_quant *q, uint64_t h)
 {
+    /* the w8a8 graph's version: bump when what llm_quant_matmul builds changes */
+    static const char version[] = "w8a8-3";
+    for (size_t j = 0; j < sizeof(version); j++)
+        h = (h ^ (unsigned char)version[j]) * 0x100000001b3ull;
     for (int i = 0; q && i < q->n; i++) {
         const unsigned char *p = (const unsigned char *)&q->r[i];
         for (size_t j = 0; j < sizeof(q->r[i]); j++)

@@ -297,6 +297,15 @@ make_model(struct npu_llm *m, int s, int past, struct npu_model **mo, struct npu
     if (!*mo) {
         if ((st = llm_build_graph(&m->ck.cfg, &m->w, s, past, &g)))
             return st;
+        /* NPU_LLM_DUMP_IR=PREFIX writes the graph as PREFIX-decode.npuir / -prefill.npuir
+         * (npuc --explain profiles it per node) */
+        const char *dump = getenv("NPU_LLM_DUMP_IR");
+        if (dump && dump[0]) {
+            char ip[PATH_MAX];
+            snprintf(ip, sizeof(ip), "%s-%s.npuir", dump, past ? "decode" : "prefill");
+            if (npu_ir_save(g, ip) == NPU_OK)
+                npu_info(DOM, "%s: graph written to %s", name, ip);
+        }
         if ((st = npu_model_load_graph(g, name, &mo_opts, mo)))
             return st;
         m->info.programs_compiled++;

@@ -51,6 +51,9 @@ SHAPES = {
                   "max_position_embeddings": 2048, "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
                   "hidden_act": "silu", "tie_word_embeddings": False, "eos_token_id": 2},
 }
+# TinyLlama's widths with 2 of its 22 layers: a step's per-layer cost in a minute of simulation
+# (profiling; decode ms/token = LM head + 2 layers)
+SHAPES["tinyllama-2l"] = dict(SHAPES["tinyllama"], num_hidden_layers=2)
 
 
 def checkpoint(cache, shape):

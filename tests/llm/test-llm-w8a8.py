@@ -7,7 +7,8 @@
 # forced: with the reference ids forced, every step's logits against the reference's
 # cosine >= MIN_COS, and the argmax equal to the reference's on at least MIN_TOP1 of the 32
 # steps. Also: the statistics say w8a8 and its calibration; on sim (NPU_PARTITION=
-# supported) no more products stay on the CPU than in fp16; bad --weights / --calib-ids are refused.
+# supported) no more products stay on the CPU than in fp16, and by cost (the default) every
+# int8 product of LLaMA's decode step is on the NPU; bad --weights / --calib-ids are refused.
 # Needs /usr/bin/python3 with torch and numpy (skips otherwise).
 #
 #   test-llm-w8a8.py NPU_GENERATE BACKEND
@@ -91,6 +92,24 @@ def main():
             print(f"{'ok  ' if ok else 'FAIL'} {name} {backend} w8a8: teacher-forced logits "
                   f"cosine min {cos.min():.6f} (step {int(np.argmin(cos))}), mean "
                   f"{cos.mean():.6f}; top-1 equal on {top1} of {len(cos)} steps")
+        if backend == "sim":
+            # the default partition (by cost) keeps the int8 products on the NPU
+            # (llm-quant.c: the cost model alone moved all of them to the CPU)
+            ref = json.load(open(os.path.join(tmp, "llama.ref.json")))
+            cenv = dict(os.environ, NPU_PARTITION="cost")
+            r = subprocess.run([gen, os.path.join(tmp, ref["dir"]), "--prompt-ids",
+                                ",".join(map(str, ref["prompt"])), "--max-new-tokens", "2",
+                                "--backend", backend, "--weights", "w8a8", "--ids"], env=cenv,
+                               capture_output=True, text=True)
+            dec = [ln for ln in r.stderr.splitlines() if ln.startswith("decode program")]
+            mm = (re.search(r"^decode program: (\d+) NPU job.*\((\d+) MatMul\)", dec[0])
+                  if dec else None)
+            if r.returncode or not mm or int(mm.group(1)) == 0 or int(mm.group(2)) != 0:
+                print(f"FAIL llama cost partition: int8 products not all on the NPU: {dec}\n"
+                      f"{r.stderr}")
+                fails += 1
+            else:
+                print(f"ok   llama, partition by cost: {dec[0]}")
         # refusals
         folder = os.path.join(tmp, json.load(open(os.path.join(tmp, "gpt2.ref.json")))["dir"])
         for args, msg in ((["--weights", "int4"], "--weights int4: not one of fp16, w8a8"),
