@@ -511,6 +511,8 @@ llm_build_graph(const struct llm_config *c, const struct llm_weights *w, int s, 
         npu_graph_free(b.g);
         return NPU_ERR_INTERNAL;
     }
+    if (b.q && !b.q->observe)
+        llm_quant_sink(b.g);
     V *lo = b.g->outputs[b.g->noutputs - 1];
     memmove(b.g->outputs + 1, b.g->outputs, (size_t)(b.g->noutputs - 1) * sizeof(V *));
     b.g->outputs[0] = lo;

@@ -135,6 +135,8 @@ enum npu_status llm_quant_calibrate(const struct llm_config *c, const struct llm
                                     const int32_t *ids, int n, int cpu_threads,
                                     struct llm_quant *q);
 void llm_quant_free(struct llm_quant *q);
+/* Moves each DequantizeLinear to just before its first reader (independent products). */
+void llm_quant_sink(struct npu_graph *g);
 /* FNV-1a over the ranges (compile cache key) */
 uint64_t llm_quant_hash(const struct llm_quant *q, uint64_t h);
 

@@ -11,7 +11,10 @@
 # int8 product of LLaMA's decode step is on the NPU; bad --weights / --calib-ids are refused.
 # Needs /usr/bin/python3 with torch and numpy (skips otherwise).
 #
-#   test-llm-w8a8.py NPU_GENERATE BACKEND
+#   test-llm-w8a8.py NPU_GENERATE BACKEND [--cores N]
+#
+# --cores N (sim): each step split over N cores, every independent run of tasks
+# (NPU_SPLIT_FORCE=1): the same checks, and multi-core submits must be reported.
 import atexit
 import json
 import os
@@ -40,6 +43,10 @@ os.environ["XDG_CACHE_HOME"] = _CACHE
 
 def main():
     gen, backend = sys.argv[1], sys.argv[2]
+    extra = []
+    if sys.argv[3:5] and sys.argv[3] == "--cores":
+        extra = ["--cores", sys.argv[4]]
+        os.environ["NPU_SPLIT_FORCE"] = "1"
     env = dict(os.environ)
     if backend == "sim":
         env["NPU_PARTITION"] = "supported"
@@ -55,7 +62,8 @@ def main():
             r = subprocess.run([gen, folder, "--prompt-ids", prompt, "--max-new-tokens", "32",
                                 "--backend", backend, "--weights", "w8a8", "--ids",
                                 "--force-ids", ",".join(map(str, ref["ids"])),
-                                "--logits-out", lo], env=env, capture_output=True, text=True)
+                                "--logits-out", lo] + extra, env=env, capture_output=True,
+                               text=True)
             if r.returncode != 0:
                 print(f"FAIL {name} {backend}: the w8a8 run failed\n{r.stderr}")
                 fails += 1
@@ -64,7 +72,13 @@ def main():
             if not m or int(m.group(1)) < 32:
                 print(f"FAIL {name} {backend}: no 'weights: w8a8 ... calibrated' line\n{r.stderr}")
                 fails += 1
-            if backend == "sim":
+            split = [ln for ln in r.stderr.splitlines() if ln.startswith("decode split over")]
+            if extra and (not split or " in 0 multi-core" in split[0]):
+                print(f"FAIL {name} {backend}: no multi-core submits reported: {split}")
+                fails += 1
+            elif extra:
+                print("     " + split[0])
+            if backend == "sim" and not extra:
                 # no more products on the CPU than fp16's (the partition leaves the output
                 # projections behind the one-token head merge there, docs/llm.md)
                 f = subprocess.run([gen, folder, "--prompt-ids", prompt, "--max-new-tokens", "1",
@@ -92,7 +106,7 @@ def main():
             print(f"{'ok  ' if ok else 'FAIL'} {name} {backend} w8a8: teacher-forced logits "
                   f"cosine min {cos.min():.6f} (step {int(np.argmin(cos))}), mean "
                   f"{cos.mean():.6f}; top-1 equal on {top1} of {len(cos)} steps")
-        if backend == "sim":
+        if backend == "sim" and not extra:
             # the default partition (by cost) keeps the int8 products on the NPU
             # (llm-quant.c: the cost model alone moved all of them to the CPU)
             ref = json.load(open(os.path.join(tmp, "llama.ref.json")))
