@@ -577,7 +577,9 @@ llm_weights_split(const struct llm_config *c, struct llm_weights *w, int cores)
             continue;
         /* q, k and v are three independent products already (the layer split runs them side
          * by side) */
-        if ((st = split_one(L->wq, D, Q, 1, &L->sq)) || (st = split_one(L->wk, D, KV, 1, &L->sk)) ||
+        /* w8a8: q is cut too (4x k's bytes: side by side with k and v it streamed alone) */
+        if ((st = split_one(L->wq, D, Q, w->quant ? cores : 1, &L->sq)) ||
+            (st = split_one(L->wk, D, KV, 1, &L->sk)) ||
             (st = split_one(L->wv, D, KV, 1, &L->sv)) ||
             (st = split_one(L->wo, Q, D, cores, &L->so)) ||
             (st = split_one(L->w_up, D, F, cores, &L->sup)) ||
