@@ -66,7 +66,7 @@ struct npu_llm_info {
     size_t kv_cache_bytes; /* the KV cache of this handle (fp32 host copy) */
     size_t weight_bytes;   /* the checkpoint's tensors as stored */
     /* The decode-step program's steps (NPU backends; 0 on cpu): NPU jobs,
-     * CPU steps and how many of those are MatMuls (weights the partition
+     * CPU steps and how many of those are MatMuls or QLinearMatMuls (weights the partition
      * left on the host), layout conversions. */
     int decode_npu_jobs, decode_cpu_steps, decode_cpu_matmuls, decode_converts;
     /* Cache slots the decode step reads (max_context rounded so that the keys, slots + the
