@@ -44,6 +44,7 @@ struct gb {
     struct npu_graph *g;
     bool failed;
     int seq;
+    const struct llm_quant *q; /* w8a8 (llm-quant.c) or NULL */
 };
 
 typedef struct npu_value V;
@@ -137,6 +138,26 @@ transpose(struct gb *b, V *x, int nd, const int64_t *perm)
 
 static V *concat_last(struct gb *b, V **parts, int n, const char *name);
 
+/* x @ W [in, out] named wname; w8a8: int8 over the projection key's ranges (llm-quant.c) */
+static V *
+matmul(struct gb *b, V *x, const float *w, int64_t in, int64_t out, const char *wname,
+       const char *key, bool copy)
+{
+    if (b->failed)
+        return NULL;
+    if (b->q && !b->q->observe) {
+        V *y = llm_quant_matmul(b->g, x, w, in, out, wname, key, b->q);
+        if (!y)
+            b->failed = true;
+        return y;
+    }
+    int64_t wd[2] = {in, out};
+    V *y = op2(b, NPU_OP_MATMUL, x, copy ? cst_copy(b, wname, w, 2, wd) : cst(b, wname, w, 2, wd));
+    if (y && b->q && llm_quant_observe(b->g, x, y, key))
+        b->failed = true;
+    return y;
+}
+
 /* x @ W (+ bias) */
 static V *
 linear(struct gb *b, V *x, const float *w, const float *bias, int64_t in, int64_t out,
@@ -144,8 +165,7 @@ linear(struct gb *b, V *x, const float *w, const float *bias, int64_t in, int64_
 {
     char nm[96];
     snprintf(nm, sizeof(nm), "%s.weight", name);
-    int64_t wd[2] = {in, out};
-    V *y = op2(b, NPU_OP_MATMUL, x, cst(b, nm, w, 2, wd));
+    V *y = matmul(b, x, w, in, out, nm, name, false);
     if (bias) {
         snprintf(nm, sizeof(nm), "%s.bias", name);
         y = op2(b, NPU_OP_ADD, y, cst(b, nm, bias, 1, &out));
@@ -166,8 +186,7 @@ linear_split(struct gb *b, V *x, const float *w, const float *bias, int64_t in, 
     for (int k = 0; k < sp->n; k++) {
         char nm[96];
         snprintf(nm, sizeof(nm), "%s.%d.weight", name, k);
-        int64_t wd[2] = {in, sp->cols[k]};
-        V *y = op2(b, NPU_OP_MATMUL, x, cst(b, nm, w + c0 * in, 2, wd));
+        V *y = matmul(b, x, w + c0 * in, in, sp->cols[k], nm, name, false);
         if (bias) {
             snprintf(nm, sizeof(nm), "%s.%d.bias", name, k);
             y = op2(b, NPU_OP_ADD, y, cst(b, nm, bias + c0, 1, &sp->cols[k]));
@@ -224,8 +243,7 @@ lm_head(struct gb *b, V *x, const float *w, int64_t D, int64_t Vn, int split)
             memcpy(tmp + i * n, w + i * Vn + c0, (size_t)n * sizeof(float));
         char nm[48];
         snprintf(nm, sizeof(nm), "lm_head.%d.weight", c);
-        int64_t wd[2] = {D, n};
-        parts[c] = op2(b, NPU_OP_MATMUL, x, cst_copy(b, nm, tmp, 2, wd));
+        parts[c] = matmul(b, x, tmp, D, n, nm, "lm_head", true);
     }
     if (!b->failed) {
         struct npu_node *n = npu_node_new(b->g, NPU_OP_CONCAT, "lm_head", parts, nc, 1, NULL);
@@ -358,7 +376,7 @@ llm_build_graph(const struct llm_config *c, const struct llm_weights *w, int s, 
     const int64_t D = c->hidden, H = c->n_heads, KVH = c->n_kv_heads, hd = c->head_dim, G = H / KVH,
                   T = past + s, Vn = c->vocab;
     const bool gpt2 = c->arch == LLM_ARCH_GPT2;
-    struct gb b = {.g = npu_graph_new(gpt2 ? "gpt2" : "llama")};
+    struct gb b = {.g = npu_graph_new(gpt2 ? "gpt2" : "llama"), .q = w->quant};
     float *rot = NULL;
     *out = NULL;
     if (!b.g)
@@ -530,6 +548,8 @@ llm_build_graph(const struct llm_config *c, const struct llm_weights *w, int s, 
         npu_graph_free(b.g);
         return NPU_ERR_INTERNAL;
     }
+    if (b.q && !b.q->observe)
+        llm_quant_sink(b.g);
     V *lo = b.g->outputs[b.g->noutputs - 1];
     memmove(b.g->outputs + 1, b.g->outputs, (size_t)(b.g->noutputs - 1) * sizeof(V *));
     b.g->outputs[0] = lo;
@@ -605,7 +625,9 @@ llm_weights_split(const struct llm_config *c, struct llm_weights *w, int cores)
             continue;
         /* q, k and v are three independent products already (the layer split runs them side
          * by side) */
-        if ((st = split_one(L->wq, D, Q, 1, &L->sq)) || (st = split_one(L->wk, D, KV, 1, &L->sk)) ||
+        /* w8a8: q is cut too (4x k's bytes: side by side with k and v it streamed alone) */
+        if ((st = split_one(L->wq, D, Q, w->quant ? cores : 1, &L->sq)) ||
+            (st = split_one(L->wk, D, KV, 1, &L->sk)) ||
             (st = split_one(L->wv, D, KV, 1, &L->sv)) ||
             (st = split_one(L->wo, Q, D, cores, &L->so)) ||
             (st = split_one(L->w_up, D, F, cores, &L->sup)) ||

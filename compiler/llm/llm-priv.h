@@ -75,6 +75,19 @@ struct llm_layer_w {
     struct llm_split sq, sk, sv, so, sup, sgate, sdown;
 };
 
+/* w8a8 (llm-quant.c): per-tensor activation ranges of each projection, by its name ("l0.q",
+ * "lm_head"), from a calibration run of the fp32 graph on the CPU executor. */
+struct llm_qrange {
+    char key[32];
+    float x, y; /* largest |input|, |result| (before any bias) */
+};
+struct llm_quant {
+    bool observe; /* building the calibration graph: inputs and results become outputs */
+    int n, cap;
+    struct llm_qrange *r;
+    int calib_tokens;
+};
+
 struct llm_weights {
     float *embed; /* [vocab, hidden] */
     float *pos;   /* GPT-2 [max_pos, hidden] */
@@ -82,6 +95,7 @@ struct llm_weights {
     float *head; /* [hidden, vocab] */
     struct llm_layer_w *layers;
     int head_split; /* LM head slices a multiple of this (the cores), 1 = as few as fit */
+    const struct llm_quant *quant; /* NULL: fp32 weights (fp16 on the NPU); else w8a8 */
 };
 
 enum npu_status llm_checkpoint_open(const char *dir, struct llm_checkpoint *ck);
@@ -106,5 +120,26 @@ enum npu_status llm_weights_split(const struct llm_config *c, struct llm_weights
 
 enum npu_status llm_build_graph(const struct llm_config *c, const struct llm_weights *w, int s,
                                 int past, struct npu_graph **out);
+
+/* w8a8 (llm-quant.c). The projection x @ W over the named range: QuantizeLinear (per
+ * tensor, symmetric; shared by the products that read the same x) -> QLinearMatMul (W
+ * int8 symmetric per output column) -> DequantizeLinear. NULL on failure (logged). */
+struct npu_value *llm_quant_matmul(struct npu_graph *g, struct npu_value *x, const float *w,
+                                   int64_t in, int64_t out, const char *name, const char *key,
+                                   const struct llm_quant *q);
+/* The calibration graph: x and y (x @ W before any bias) become outputs calib.x.KEY,
+ * calib.y.KEY (with a suffix @N: unique names). */
+enum npu_status llm_quant_observe(struct npu_graph *g, struct npu_value *x, struct npu_value *y,
+                                  const char *key);
+/* Runs the fp32 decoder over ids (n tokens, a prefill from position 0) on the CPU executor
+ * and records every projection's ranges into q (whose previous contents are freed). */
+enum npu_status llm_quant_calibrate(const struct llm_config *c, const struct llm_weights *w,
+                                    const int32_t *ids, int n, int cpu_threads,
+                                    struct llm_quant *q);
+void llm_quant_free(struct llm_quant *q);
+/* Moves each DequantizeLinear to just before its first reader (independent products). */
+void llm_quant_sink(struct npu_graph *g);
+/* FNV-1a over the ranges (compile cache key) */
+uint64_t llm_quant_hash(const struct llm_quant *q, uint64_t h);
 
 #endif /* NPU_LLM_PRIV_H */

@@ -54,6 +54,7 @@ struct cand {
 struct npu_llm {
     struct llm_checkpoint ck;
     struct llm_weights w;
+    struct llm_quant quant; /* w8a8 (llm-quant.c) */
     struct npu_llm_info info;
     struct npu_llm_options o;
     char backend[16];
@@ -176,6 +177,8 @@ cache_path(struct npu_llm *m, int s, int past, char *path, size_t len, uint64_t 
     h = fnv(h, &m->ck.ident, sizeof(m->ck.ident));
     h = fnv(h, m->o.backend, strlen(m->o.backend) + 1);
     h = fnv(h, opts_hash, sizeof(*opts_hash));
+    if (m->w.quant) /* w8a8: its calibrated ranges (the fp16 key stays as it was) */
+        h = llm_quant_hash(m->w.quant, fnv(h, "w8a8", 4));
     *key = h;
     if (!make_dirs(dir))
         return;
@@ -300,6 +303,15 @@ make_model(struct npu_llm *m, int s, int past, struct npu_model **mo, struct npu
     if (!*mo) {
         if ((st = llm_build_graph(&m->ck.cfg, &m->w, s, past, &g)))
             return st;
+        /* NPU_LLM_DUMP_IR=PREFIX writes the graph as PREFIX-decode.npuir / -prefill.npuir
+         * (npuc --explain profiles it per node) */
+        const char *dump = getenv("NPU_LLM_DUMP_IR");
+        if (dump && dump[0]) {
+            char ip[PATH_MAX];
+            snprintf(ip, sizeof(ip), "%s-%s.npuir", dump, past ? "decode" : "prefill");
+            if (npu_ir_save(g, ip) == NPU_OK)
+                npu_info(DOM, "%s: graph written to %s", name, ip);
+        }
         if ((st = npu_model_load_graph(g, name, &mo_opts, mo)))
             return st;
         m->info.programs_compiled++;
@@ -550,6 +562,25 @@ npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm
     const struct llm_config *c = &m->ck.cfg;
     if ((st = llm_weights_load(&m->ck, &m->w)))
         goto err;
+    m->info.weights = "fp16";
+    if (m->o.weights && strcmp(m->o.weights, "fp16")) {
+        if (strcmp(m->o.weights, "w8a8")) {
+            npu_err(DOM, "weights '%s': not one of fp16, w8a8", m->o.weights);
+            st = NPU_ERR_INVALID;
+            goto err;
+        }
+        /* before the weights are split: the calibration graph's projections are whole */
+        double t0 = now();
+        if ((st = llm_quant_calibrate(c, &m->w, m->o.calib_ids, m->o.n_calib_ids, m->o.cpu_threads,
+                                      &m->quant)))
+            goto err;
+        m->w.quant = &m->quant;
+        m->info.weights = "w8a8";
+        m->info.calib_tokens = m->quant.calib_tokens;
+        m->info.calib_s = now() - t0;
+    }
+    m->o.weights = m->info.weights;
+    m->o.calib_ids = NULL; /* the caller's; not kept */
     int C = m->o.max_context ? m->o.max_context : (c->max_pos < 256 ? c->max_pos : 256);
     if (C < 1 || C > (1 << 20) || (c->arch == LLM_ARCH_GPT2 && C > c->max_pos)) {
         npu_err(DOM, "%s: a maximum context of %d tokens is out of range (1..%d)", dir, C,
@@ -615,7 +646,8 @@ npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm
         i->decode_npu_jobs += ps->kind == NPU_STEP_NPU_JOB;
         i->decode_converts += ps->kind == NPU_STEP_CONVERT;
         i->decode_cpu_steps += ps->kind == NPU_STEP_CPU;
-        i->decode_cpu_matmuls += ps->kind == NPU_STEP_CPU && ps->op == NPU_OP_MATMUL;
+        i->decode_cpu_matmuls += ps->kind == NPU_STEP_CPU &&
+                                 (ps->op == NPU_OP_MATMUL || ps->op == NPU_OP_QLINEAR_MATMUL);
         i->decode_cpu_attention += ps->kind == NPU_STEP_CPU &&
                                    (ps->op == NPU_OP_FUSED_ATTENTION || ps->op == NPU_OP_SOFTMAX);
     }
@@ -638,6 +670,7 @@ npu_llm_free(struct npu_llm *m)
     npu_session_destroy(m->dec_s);
     npu_model_free(m->dec);
     llm_weights_free(&m->ck.cfg, &m->w);
+    llm_quant_free(&m->quant);
     llm_checkpoint_close(&m->ck);
     free(m->kc);
     free(m->vc);

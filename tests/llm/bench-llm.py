@@ -16,9 +16,12 @@
 #
 #   bench-llm.py NPU_GENERATE [gpt2-small|tinyllama] [--partition cost|supported]
 #                [--cache DIR] [--steps N] [--prompt-len N] [--cores N]
+#                [--weights fp16|w8a8|both]
 #
 # --cores N: each step's NPU jobs split over N cores (npu-generate --cores, the
 # runtime's layer split); the floors are printed for 1, 2 and 3 cores.
+# --weights w8a8: npu-generate --weights w8a8 (int8 projections, int8 activations; its floor
+# counts one byte per weight); both: fp16 then w8a8 in this run, and their ratio.
 import argparse
 import json
 import os
@@ -48,6 +51,9 @@ SHAPES = {
                   "max_position_embeddings": 2048, "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
                   "hidden_act": "silu", "tie_word_embeddings": False, "eos_token_id": 2},
 }
+# TinyLlama's widths with 2 of its 22 layers: a step's per-layer cost in a minute of simulation
+# (profiling; decode ms/token = LM head + 2 layers)
+SHAPES["tinyllama-2l"] = dict(SHAPES["tinyllama"], num_hidden_layers=2)
 
 
 def checkpoint(cache, shape):
@@ -66,17 +72,17 @@ def checkpoint(cache, shape):
     return d
 
 
-def npu_weight_bytes(cfg):
-    """fp16 bytes the NPU reads per decode token: every matmul weight and the LM head
-    (the embedding gather stays on the host)."""
+def npu_weight_bytes(cfg, per=2):
+    """bytes the NPU reads per decode token (per weight: fp16 2, int8 1): every matmul
+    weight and the LM head (the embedding gather stays on the host)."""
     if "n_embd" in cfg:
         D, L, V = cfg["n_embd"], cfg["n_layer"], cfg["vocab_size"]
-        return 2 * (L * (3 * D * D + D * D + 8 * D * D) + D * V)
+        return per * (L * (3 * D * D + D * D + 8 * D * D) + D * V)
     D, L, V = cfg["hidden_size"], cfg["num_hidden_layers"], cfg["vocab_size"]
     hd = D // cfg["num_attention_heads"]
     kv = cfg["num_key_value_heads"] * hd
     F = cfg["intermediate_size"]
-    return 2 * (L * (D * D + 2 * D * kv + D * D + 3 * D * F) + D * V)
+    return per * (L * (D * D + 2 * D * kv + D * D + 3 * D * F) + D * V)
 
 
 def main():
@@ -89,6 +95,7 @@ def main():
     ap.add_argument("--prompt-len", type=int, default=128,
                     help="1: no prefill program (memory: TinyLlama's shape)")
     ap.add_argument("--cores", type=int, default=1)
+    ap.add_argument("--weights", default="fp16", choices=["fp16", "w8a8", "both"])
     a = ap.parse_args()
     t0 = time.time()
     d = checkpoint(a.cache, a.shape)
@@ -100,6 +107,15 @@ def main():
            str(a.steps + 1), "--max-context", str(128 + a.steps + 1), "--ids",
            "--cores", str(a.cores), "--cache-dir", os.path.join(a.cache, "npub"),
            "--cpu-threads", "1"]
+    res = {}
+    for wt in (["fp16", "w8a8"] if a.weights == "both" else [a.weights]):
+        res[wt] = run_one(a, d, env, cmd + ["--weights", wt], wt)
+    if len(res) == 2 and all(res.values()):
+        print(f"\nw8a8 / fp16 decode, modeled: {res['w8a8']:.2f} / {res['fp16']:.2f} ms/token = "
+              f"{res['w8a8'] / res['fp16']:.2f}x ({a.cores} core(s))")
+
+
+def run_one(a, d, env, cmd, wt):
     t0 = time.time()
     r = subprocess.run(cmd, env=env, capture_output=True, text=True)
     wall = time.time() - t0
@@ -109,19 +125,21 @@ def main():
     m = re.search(r"([\d.]+) ms/token modeled \((timing model v\d)\)", r.stderr)
     pm = re.search(r"prefill [\d.]+ ms host, ([\d.]+) ms modeled", r.stderr)
     cfg = SHAPES[a.shape]
-    wb = npu_weight_bytes(cfg)
+    wb = npu_weight_bytes(cfg, 1 if wt == "w8a8" else 2)
     # weight-streaming bandwidth of the timing model's table (docs/timing-model-v2.md):
     # v2 one core 12 GB/s x dma_eff_weight 0.92, the chip 28 GB/s; v1 10 and 25 GB/s
     label = m.group(2) if m else ""
     core_bw, chip_bw = (10.0e9, 25.0e9) if label.endswith("v1") else (12.0e9 * 0.92, 28.0e9)
     floors = {n: wb / min(n * core_bw, chip_bw) * 1e3 for n in (1, 2, 3)}
-    print(f"\n{a.shape}, partition {a.partition}, {a.cores} core(s), run {wall:.0f} s:")
+    print(f"\n{a.shape}, {wt}, partition {a.partition}, {a.cores} core(s), run {wall:.0f} s:")
+    dec = None
     if m:
         dec = float(m.group(1))
         fl = ", ".join(f"{floors[n]:.2f} ms ({n} core{'s' if n > 1 else ''}, "
                        f"{min(n * core_bw, chip_bw) / 1e9:.2f} GB/s)" for n in (1, 2, 3))
         print(f"  decode at 128 context: {dec:.2f} ms/token modeled ({label}), {a.cores} core(s); "
-              f"bandwidth floor {fl} for {wb / 1e6:.0f} MB of fp16 weights; "
+              f"bandwidth floor {fl} for {wb / 1e6:.0f} MB of "
+              f"{'int8' if wt == 'w8a8' else 'fp16'} weights; "
               f"{dec / floors[a.cores]:.2f}x the {a.cores}-core floor")
     if pm and a.prompt_len > 1:
         label = m.group(2) if m else ""
@@ -134,6 +152,7 @@ def main():
     if cm:
         print(f"  host CPU time per decode token of the loop's thread (CPU steps on it: "
               f"--cpu-threads 1; this host, measured): {float(cm.group(1)):.2f} ms")
+    return dec
 
 
 if __name__ == "__main__":

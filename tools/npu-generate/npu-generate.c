@@ -32,6 +32,9 @@ static const char usage[] =
     "                     --top-p P (1 = off) and --seed S (default 0)\n"
     "  --max-context N    tokens the KV cache holds (default min(config, 256))\n"
     "  --cores N          split each step's NPU jobs over N cores (1-3, sim only; default 1)\n"
+    "  --weights fp16|w8a8  the projections' weights: fp16 (default) or int8 per output channel\n"
+    "                     with int8 activations, scales calibrated at load (docs/llm.md)\n"
+    "  --calib-ids LIST   w8a8: calibrate on these token ids first (default: a fixed sequence)\n"
     "  --cache-dir DIR    compile cache of the programs (default $XDG_CACHE_HOME/opennpu/llm,\n"
     "                     else ~/.cache/opennpu/llm)\n"
     "  --no-cache         compile the programs without reading or writing the cache\n"
@@ -126,7 +129,7 @@ int
 main(int argc, char **argv)
 {
     const char *dir = NULL, *prompt = NULL, *prompt_ids = NULL, *logits_out = NULL,
-               *force_ids = NULL;
+               *force_ids = NULL, *calib_ids = NULL;
     struct npu_llm_options o = {.backend = "auto"};
     struct npu_llm_sampling sp = {.greedy = true, .temperature = 1, .top_p = 1};
     bool ids_only = false, quiet = false, greedy_flag = false, sample_flag = false;
@@ -172,6 +175,10 @@ main(int argc, char **argv)
             if (!num_arg(a, v, 1, 3, &x))
                 return 2;
             o.cores = (int)x, i++;
+        } else if (!strcmp(a, "--weights") && v) {
+            o.weights = v, i++;
+        } else if (!strcmp(a, "--calib-ids") && v) {
+            calib_ids = v, i++;
         } else if (!strcmp(a, "--cpu-threads")) {
             if (!num_arg(a, v, 1, 1024, &x))
                 return 2;
@@ -211,8 +218,17 @@ main(int argc, char **argv)
         fprintf(stderr, "npu-generate: give exactly one of --prompt and --prompt-ids\n");
         return 2;
     }
-    int32_t *ids = NULL, *force = NULL;
-    int n = 0, nforce = 0;
+    if (o.weights && strcmp(o.weights, "fp16") && strcmp(o.weights, "w8a8")) {
+        fprintf(stderr, "npu-generate: --weights %s: not one of fp16, w8a8\n", o.weights);
+        return 2;
+    }
+    if (calib_ids && (!o.weights || strcmp(o.weights, "w8a8"))) {
+        fprintf(stderr, "npu-generate: --calib-ids needs --weights w8a8\n");
+        return 2;
+    }
+    int32_t *ids = NULL, *force = NULL, *calib = NULL;
+    int n = 0, nforce = 0, ncalib = 0;
+
     if (prompt) {
         if (gen_text_encode(dir, prompt, &ids, &n))
             return 1;
@@ -235,6 +251,13 @@ main(int argc, char **argv)
         free(force);
         return 2;
     }
+    if (calib_ids && parse_ids(calib_ids, &calib, &ncalib, "--calib-ids")) {
+        free(ids);
+        free(force);
+        return 2;
+    }
+    o.calib_ids = calib;
+    o.n_calib_ids = ncalib;
     int rc = 1;
     struct npu_llm *m = NULL;
     struct run_ctx r = {.ids_only = ids_only, .cap = (int)max_new, .dir = dir};
@@ -258,6 +281,11 @@ main(int argc, char **argv)
                 "KV cache: %zu bytes (max context %d tokens, fp32)\n",
                 in->architecture, in->n_layers, in->hidden, in->n_heads, in->n_kv_heads, in->vocab,
                 in->backend, in->kv_cache_bytes, in->max_context);
+    if (!quiet && !strcmp(in->weights, "w8a8"))
+        fprintf(stderr,
+                "weights: w8a8 (int8 per output channel; int8 activations per tensor, "
+                "calibrated on %d token(s) in %.3f s)\n",
+                in->calib_tokens, in->calib_s);
     if (!quiet && strcmp(in->backend, "cpu"))
         fprintf(stderr,
                 "decode program: %d NPU job(s), %d CPU step(s) (%d MatMul), %d conversion(s); "
@@ -331,5 +359,6 @@ out:
     free(r.logits);
     free(ids);
     free(force);
+    free(calib);
     return rc;
 }

@@ -47,6 +47,13 @@ struct npu_llm_options {
      * after each write. */
     const char *cache_dir;
     bool no_cache;
+    /* Weights of the projections (q, k, v, o, MLP, LM head): NULL or "fp16" (fp16 on the
+     * NPU, fp32 on cpu), or "w8a8": int8 symmetric per output channel, quantised at load,
+     * activations int8 per tensor with scales calibrated at load (the fp32 model run on
+     * the CPU over calib_ids, then a fixed pseudo-random sequence; docs/llm.md). */
+    const char *weights;
+    const int32_t *calib_ids; /* w8a8: calibration tokens first (e.g. the prompt); may be NULL */
+    int n_calib_ids;
 };
 
 struct npu_llm_info {
@@ -59,7 +66,7 @@ struct npu_llm_info {
     size_t kv_cache_bytes; /* the KV cache of this handle (fp32 host copy) */
     size_t weight_bytes;   /* the checkpoint's tensors as stored */
     /* The decode-step program's steps (NPU backends; 0 on cpu): NPU jobs,
-     * CPU steps and how many of those are MatMuls (weights the partition
+     * CPU steps and how many of those are MatMuls or QLinearMatMuls (weights the partition
      * left on the host), layout conversions. */
     int decode_npu_jobs, decode_cpu_steps, decode_cpu_matmuls, decode_converts;
     /* Cache slots the decode step reads (max_context rounded so that the keys, slots + the
@@ -75,6 +82,9 @@ struct npu_llm_info {
     /* Programs of this handle loaded from the compile cache, and compiled (and written to
      * the cache when there is one). */
     int programs_from_cache, programs_compiled;
+    const char *weights; /* "fp16" or "w8a8" */
+    int calib_tokens;    /* w8a8: tokens of the calibration run */
+    double calib_s;      /* w8a8: its host time */
 };
 
 struct npu_llm_sampling {

@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: MIT
+/*
+ * llm-quant.c: w8a8 decoder programs (npu_llm_options.weights = "w8a8"): the
+ * projections (q, k, v, o, the MLP's, the LM head) as int8 products, the rest (norms,
+ * RoPE, attention, embeddings) as in the fp16 programs.
+ *
+ * What w8a8 means here (as Rockchip's RKLLM w8a8): weights int8 symmetric with one
+ * scale per output channel (max |w| / 127 of the column), quantised from the
+ * checkpoint's fp32 view when a graph is built; activations int8 symmetric with one
+ * scale per tensor, static: calibrated at load by running the fp32 decoder on the CPU
+ * executor over a calibration sequence (the caller's ids, then a fixed pseudo-random
+ * sequence) and taking each projection's largest |input| and |result| times a margin
+ * (LLM_QUANT_MARGIN_X, _Y: tokens after the calibration may go beyond what it saw; past the
+ * range values saturate). Static because the NPU's QuantizeLinear takes its scale from
+ * registers: a per-step (dynamic) scale would need a host round trip per product.
+ *
+ * The graph: x -> QuantizeLinear (per tensor, zero point 0; q, k and v share one) ->
+ * QLinearMatMul (int32 sums; requantised with x_scale * w_scale[k] / y_scale in the
+ * DPU) -> DequantizeLinear -> fp16 as before (a bias, as Qwen2's, is added after it in
+ * float). On the NPU these are the back end's int8 CNA/DPU pipeline and its DPU Q / DQ
+ * passes (docs/quantisation.md); on the cpu backend the CPU executor's exact integer
+ * kernels.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "llm-priv.h"
+#include "npu/npu-build.h"
+#include "npu/npu-exec.h"
+#include "npu/npu-model.h"
+
+#define DOM "llm"
+/* activation ranges: the calibrated largest |value| times these, for a product's input and
+ * its result. On the test checkpoints (tests/llm, teacher-forced logits against fp32, cpu)
+ * inputs saturating past the calibration cost most: x 1.0 / y 1.0 gave cosine min 0.981,
+ * 1.25 / 1.25 0.991, 1.5 / 1.25 0.995, 1.5 / 2.0 0.992 (y's int8 steps too coarse). */
+#define LLM_QUANT_MARGIN_X 1.5f
+#define LLM_QUANT_MARGIN_Y 1.25f
+/* the fixed part of the calibration sequence */
+#define LLM_QUANT_FIXED_TOKENS 32
+
+typedef struct npu_value V;
+
+static const struct llm_qrange *
+find(const struct llm_quant *q, const char *key)
+{
+    for (int i = 0; q && i < q->n; i++)
+        if (!strcmp(q->r[i].key, key))
+            return &q->r[i];
+    return NULL;
+}
+
+static V *
+scalar(struct npu_graph *g, const char *name, enum npu_dtype dt, const void *v)
+{
+    struct npu_tensor t = {.dtype = dt, .ndim = 0, .data = (void *)v};
+    return npu_graph_add_const(g, name, &t);
+}
+
+static float
+act_scale(float absmax, float margin)
+{
+    return absmax > 0 ? absmax * margin / 127.0f : 1.0f;
+}
+
+/* The QuantizeLinear of x at scale s another product made already (q, k, v), or NULL. */
+static V *
+shared_quantize(struct npu_graph *g, V *x, float s)
+{
+    for (struct npu_node *n = g->tail; n; n = n->prev)
+        if (n->op == NPU_OP_QUANTIZE_LINEAR && n->in[0] == x &&
+            *(const float *)n->in[1]->t.data == s)
+            return n->out[0];
+    return NULL;
+}
+
+static V *
+append(struct npu_graph *g, enum npu_op o, const char *name, V **in, int nin)
+{
+    struct npu_node *n = npu_node_new(g, o, name, in, nin, 1, NULL);
+    if (!n)
+        return NULL;
+    /* The int8 product on the NPU, not by cost: the partition's cost model compares one
+     * NPU core (an int8 product of one row streams its weights at 11 GB/s, timing model v2)
+     * with the RK3588 CPU model v1, which streams int8 weights about as fast, so by cost
+     * every product of the decode step went to the CPU (TinyLlama: 0 NPU jobs); it does not
+     * see the split over three cores, nor that the host has other work. Its Quantize /
+     * DequantizeLinear are left to the cost (pinned too, the output projection's
+     * QuantizeLinear wrote the head merge's view, which the product cannot read, and the
+     * product went back to the CPU). NPU_PARTITION=supported / cpu decide as they say. */
+    if (o == NPU_OP_QLINEAR_MATMUL && npu_build_partition_mode(NULL) == NPU_PARTITION_COST)
+        n->device = NPU_DEVICE_NPU;
+    npu_graph_append(g, n);
+    if (npu_infer_node(g, n))
+        return NULL;
+    return n->out[0];
+}
+
+V *
+llm_quant_matmul(struct npu_graph *g, V *x, const float *w, int64_t in, int64_t out,
+                 const char *name, const char *key, const struct llm_quant *q)
+{
+    const struct llm_qrange *r = find(q, key);
+    if (!r) {
+        npu_err(DOM, "w8a8: no calibrated range for the projection '%s'", key);
+        return NULL;
+    }
+    const float sx = act_scale(r->x, LLM_QUANT_MARGIN_X), sy = act_scale(r->y, LLM_QUANT_MARGIN_Y);
+    const int8_t zero = 0;
+    int8_t *wq = npu_graph_alloc(g, (size_t)(in * out));
+    float *ws = npu_graph_alloc(g, (size_t)out * sizeof(float));
+    int8_t *wz = npu_graph_alloc(g, (size_t)out);
+    if (!wq || !ws || !wz)
+        return NULL;
+    /* per output column: W is [in, out] row-major */
+    for (int64_t k = 0; k < out; k++)
+        ws[k] = 0;
+    for (int64_t i = 0; i < in; i++)
+        for (int64_t k = 0; k < out; k++)
+            ws[k] = fmaxf(ws[k], fabsf(w[i * out + k]));
+    for (int64_t k = 0; k < out; k++) {
+        ws[k] = ws[k] > 0 ? ws[k] / 127.0f : 1.0f;
+        wz[k] = 0;
+    }
+    for (int64_t i = 0; i < in; i++)
+        for (int64_t k = 0; k < out; k++)
+            wq[i * out + k] = (int8_t)fmaxf(-127.0f, fminf(127.0f, rintf(w[i * out + k] / ws[k])));
+    char nm[128];
+    int64_t wd[2] = {in, out};
+    struct npu_tensor tw = {.dtype = NPU_DTYPE_INT8, .ndim = 2, .dims = {in, out}, .data = wq};
+    struct npu_tensor tws = {.dtype = NPU_DTYPE_FP32, .ndim = 1, .dims = {out}, .data = ws};
+    struct npu_tensor twz = {.dtype = NPU_DTYPE_INT8, .ndim = 1, .dims = {out}, .data = wz};
+    (void)wd;
+    snprintf(nm, sizeof(nm), "%s.wq", name);
+    V *wv = npu_graph_add_const_owned(g, nm, &tw);
+    snprintf(nm, sizeof(nm), "%s.w_scale", name);
+    V *wsv = npu_graph_add_const_owned(g, nm, &tws);
+    snprintf(nm, sizeof(nm), "%s.w_zp", name);
+    V *wzv = npu_graph_add_const_owned(g, nm, &twz);
+    snprintf(nm, sizeof(nm), "%s.x_scale", name);
+    V *xs = scalar(g, nm, NPU_DTYPE_FP32, &sx);
+    snprintf(nm, sizeof(nm), "%s.x_zp", name);
+    V *xz = scalar(g, nm, NPU_DTYPE_INT8, &zero);
+    snprintf(nm, sizeof(nm), "%s.y_scale", name);
+    V *ys = scalar(g, nm, NPU_DTYPE_FP32, &sy);
+    snprintf(nm, sizeof(nm), "%s.y_zp", name);
+    V *yz = scalar(g, nm, NPU_DTYPE_INT8, &zero);
+    if (!wv || !wsv || !wzv || !xs || !xz || !ys || !yz)
+        return NULL;
+    V *xq = shared_quantize(g, x, sx);
+    if (!xq) {
+        snprintf(nm, sizeof(nm), "%s.quantize", name);
+        V *qin[3] = {x, xs, xz};
+        if (!(xq = append(g, NPU_OP_QUANTIZE_LINEAR, nm, qin, 3)))
+            return NULL;
+    }
+    snprintf(nm, sizeof(nm), "%s.qmatmul", name);
+    V *min[8] = {xq, xs, xz, wv, wsv, wzv, ys, yz};
+    V *yq = append(g, NPU_OP_QLINEAR_MATMUL, nm, min, 8);
+    if (!yq)
+        return NULL;
+    snprintf(nm, sizeof(nm), "%s.dequantize", name);
+    V *din[3] = {yq, ys, yz};
+    return append(g, NPU_OP_DEQUANTIZE_LINEAR, nm, din, 3);
+}
+
+static bool
+reads(const struct npu_node *n, const V *v)
+{
+    for (int i = 0; i < n->nin; i++)
+        if (n->in[i] == v)
+            return true;
+    return false;
+}
+
+void
+llm_quant_sink(struct npu_graph *g)
+{
+    /* each DequantizeLinear just before the first node that reads its result: the int8
+     * results of products side by side (q, k, v; a projection's column blocks) then live at
+     * the same time, so the activation planner gives each its own buffer and the products
+     * stay independent (with a DequantizeLinear after each product, the next product wrote
+     * into the buffer the previous one's had just freed, and the layer split found no
+     * independent tasks: TinyLlama's widths, 2 layers, 0 of 119 tasks in multi-core submits) */
+    for (struct npu_node *n = g->head, *next; n; n = next) {
+        next = n->next;
+        if (n->op != NPU_OP_DEQUANTIZE_LINEAR || n->pass_data)
+            continue;
+        struct npu_node *u = n->next;
+        while (u && !reads(u, n->out[0]))
+            u = u->next;
+        n->pass_data = n; /* moved once */
+        if (u == n->next)
+            continue;
+        npu_graph_remove(g, n);
+        n->out[0]->producer = n;
+        n->out[0]->producer_idx = 0;
+        npu_graph_insert_before(g, u, n);
+    }
+    for (struct npu_node *n = g->head; n; n = n->next)
+        if (n->op == NPU_OP_DEQUANTIZE_LINEAR)
+            n->pass_data = NULL;
+}
+
+static enum npu_status
+observe_one(struct npu_graph *g, V *v, const char *what, const char *key)
+{
+    char nm[64]; /* unique: a split projection observes each of its blocks */
+    snprintf(nm, sizeof(nm), "calib.%s.%s@%d", what, key, g->nvalues);
+    V *o = npu_value_new_exact(g, nm);
+    struct npu_node *n = o ? npu_node_new_v(g, NPU_OP_IDENTITY, nm, &v, 1, &o, 1) : NULL;
+    if (!n)
+        return NPU_ERR_NOMEM;
+    npu_graph_append(g, n);
+    if (npu_infer_node(g, n) || npu_graph_add_output(g, o))
+        return NPU_ERR_INTERNAL;
+    return NPU_OK;
+}
+
+enum npu_status
+llm_quant_observe(struct npu_graph *g, V *x, V *y, const char *key)
+{
+    enum npu_status st;
+    if (strlen(key) >= sizeof(((struct llm_qrange *)0)->key)) {
+        npu_err(DOM, "w8a8: projection name '%s' is too long", key);
+        return NPU_ERR_INTERNAL;
+    }
+    if ((st = observe_one(g, x, "x", key)))
+        return st;
+    return observe_one(g, y, "y", key);
+}
+
+void
+llm_quant_free(struct llm_quant *q)
+{
+    if (!q)
+        return;
+    free(q->r);
+    q->r = NULL;
+    q->n = q->cap = 0;
+}
+
+uint64_t
+llm_quant_hash(const struct llm_quant *q, uint64_t h)
+{
+    /* the w8a8 graph's version: bump when what llm_quant_matmul builds changes */
+    static const char version[] = "w8a8-5";
+    for (size_t j = 0; j < sizeof(version); j++)
+        h = (h ^ (unsigned char)version[j]) * 0x100000001b3ull;
+    for (int i = 0; q && i < q->n; i++) {
+        const unsigned char *p = (const unsigned char *)&q->r[i];
+        for (size_t j = 0; j < sizeof(q->r[i]); j++)
+            h = (h ^ p[j]) * 0x100000001b3ull;
+    }
+    return h;
+}
+
+static float
+absmax(const struct npu_tensor *t)
+{
+    float m = 0;
+    const float *d = t->data;
+    for (int64_t i = 0, n = npu_tensor_numel(t); i < n; i++)
+        m = fmaxf(m, fabsf(d[i]));
+    return m;
+}
+
+static enum npu_status
+record(struct llm_quant *q, const char *what, const char *key, float v)
+{
+    struct llm_qrange *r = (struct llm_qrange *)find(q, key);
+    if (!r) {
+        if (q->n == q->cap) {
+            int nc = q->cap ? 2 * q->cap : 64;
+            struct llm_qrange *nr = realloc(q->r, (size_t)nc * sizeof(*nr));
+            if (!nr)
+                return NPU_ERR_NOMEM;
+            q->r = nr;
+            q->cap = nc;
+        }
+        r = &q->r[q->n++];
+        memset(r, 0, sizeof(*r));
+        snprintf(r->key, sizeof(r->key), "%s", key);
+    }
+    if (what[0] == 'x')
+        r->x = fmaxf(r->x, v);
+    else
+        r->y = fmaxf(r->y, v);
+    return NPU_OK;
+}
+
+/* splitmix64 */
+static uint64_t
+mix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+enum npu_status
+llm_quant_calibrate(const struct llm_config *c, const struct llm_weights *w, const int32_t *ids,
+                    int n, int cpu_threads, struct llm_quant *q)
+{
+    enum npu_status st;
+    struct npu_graph *g = NULL;
+    struct npu_model *mo = NULL;
+    struct npu_session *se = NULL;
+    int64_t *tok = NULL, *pos = NULL;
+    float *cs = NULL, *sn = NULL, *mask = NULL;
+    struct npu_tensor *outs = NULL;
+    llm_quant_free(q);
+    /* the caller's ids, then the fixed sequence; as many as GPT-2's positions allow */
+    int s = n + LLM_QUANT_FIXED_TOKENS;
+    if (c->arch == LLM_ARCH_GPT2 && s > c->max_pos)
+        s = c->max_pos;
+    const int hd = c->head_dim, G = c->n_heads / c->n_kv_heads;
+    tok = malloc((size_t)s * sizeof(*tok));
+    pos = malloc((size_t)s * sizeof(*pos));
+    cs = malloc((size_t)s * hd * sizeof(float));
+    sn = malloc((size_t)s * hd * sizeof(float));
+    mask = malloc((size_t)G * s * s * sizeof(float));
+    if (!tok || !pos || !cs || !sn || !mask) {
+        st = NPU_ERR_NOMEM;
+        goto out;
+    }
+    uint64_t rng = 0x6c6c6d2d77386138ull; /* fixed: the same ranges for the same weights */
+    for (int i = 0; i < s; i++) {
+        if (i < n && (ids[i] < 0 || ids[i] >= c->vocab)) {
+            npu_err(DOM, "w8a8 calibration: token id %d is outside the vocabulary (0..%d)", ids[i],
+                    c->vocab - 1);
+            st = NPU_ERR_INVALID;
+            goto out;
+        }
+        tok[i] = i < n ? ids[i] : (int64_t)(mix(&rng) % (uint64_t)c->vocab);
+        pos[i] = i;
+        for (int j = 0; j < hd / 2; j++) {
+            double f = (double)i / pow((double)c->rope_theta, (double)(2 * j) / (double)hd);
+            cs[i * hd + j] = cs[i * hd + j + hd / 2] = (float)cos(f);
+            sn[i * hd + j] = sn[i * hd + j + hd / 2] = (float)sin(f);
+        }
+    }
+    for (int r = 0; r < G * s; r++)
+        for (int t = 0; t < s; t++)
+            mask[(size_t)r * s + t] = t <= r % s ? 0.0f : -10000.0f;
+    /* the fp32 graph with the projections' inputs and results as extra outputs */
+    struct llm_weights wo = *w;
+    struct llm_quant obs = {.observe = true};
+    wo.quant = &obs;
+    if ((st = llm_build_graph(c, &wo, s, 0, &g)))
+        goto out;
+    struct npu_model_options mopt = {.backend = "cpu", .cpu_threads = cpu_threads};
+    st = npu_model_load_graph(g, "w8a8 calibration", &mopt, &mo);
+    g = NULL; /* taken */
+    if (st || (st = npu_session_create(mo, 0, &se)))
+        goto out;
+    struct npu_tensor in[4];
+    int k = 0;
+    in[k++] = (struct npu_tensor){.dtype = NPU_DTYPE_INT64, .ndim = 2, .dims = {1, s}, .data = tok};
+    if (c->arch == LLM_ARCH_GPT2) {
+        in[k++] =
+            (struct npu_tensor){.dtype = NPU_DTYPE_INT64, .ndim = 2, .dims = {1, s}, .data = pos};
+    } else {
+        in[k++] = (struct npu_tensor){
+            .dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, 1, s, hd}, .data = cs};
+        in[k++] = (struct npu_tensor){
+            .dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, 1, s, hd}, .data = sn};
+    }
+    in[k++] = (struct npu_tensor){
+        .dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, 1, G * s, s}, .data = mask};
+    int nout = npu_model_num_outputs(mo);
+    if (!(outs = calloc((size_t)nout, sizeof(*outs)))) {
+        st = NPU_ERR_NOMEM;
+        goto out;
+    }
+    if ((st = npu_session_run(se, in, k, outs, nout, NULL)))
+        goto out;
+    for (int i = 0; i < nout && !st; i++) {
+        const char *nm = npu_model_output(mo, i)->name;
+        if (strncmp(nm, "calib.", 6) || strlen(nm) < 9)
+            continue;
+        if (outs[i].dtype != NPU_DTYPE_FP32) {
+            npu_err(DOM, "w8a8 calibration: %s is not fp32", nm);
+            st = NPU_ERR_INTERNAL;
+            break;
+        }
+        char key[sizeof(q->r->key)];
+        snprintf(key, sizeof(key), "%.*s", (int)strcspn(nm + 8, "@"), nm + 8);
+        st = record(q, nm + 6, key, absmax(&outs[i]));
+    }
+    q->calib_tokens = s;
+    if (!st && !q->n) {
+        npu_err(DOM, "w8a8 calibration: the graph has no projections to observe");
+        st = NPU_ERR_INTERNAL;
+    }
+out:
+    if (st)
+        llm_quant_free(q);
+    free(outs);
+    npu_session_destroy(se);
+    npu_model_free(mo);
+    npu_graph_free(g);
+    free(tok);
+    free(pos);
+    free(cs);
+    free(sn);
+    free(mask);
+    return st;
+}
