@@ -454,16 +454,22 @@ test_npub(struct npu_device *dev, const struct sprog *h)
 int
 main(void)
 {
-    struct npu_device *dev = NULL;
-    CHECK_EQ_INT(NPU_OK, npu_device_open("sim", &dev));
-    if (!dev)
-        return npu_test_done("test-state");
-    struct sprog h;
-    sprog_make(&h);
-    test_runs(dev, &h.p);
-    test_validate(&h);
-    test_npub(dev, &h);
-    sprog_free(&h);
-    npu_device_close(dev);
+    /* the simulator, and whatever "auto" opens: the simulator again, or with the kernel
+     * double preloaded (scripts/test.sh) the rknpu or rocket backend */
+    static const char *const devs[] = {"sim", "auto"};
+    for (int d = 0; d < 2; d++) {
+        struct npu_device *dev = NULL;
+        CHECK_EQ_INT(NPU_OK, npu_device_open(devs[d], &dev));
+        if (!dev)
+            return npu_test_done("test-state");
+        struct sprog h;
+        sprog_make(&h);
+        test_runs(dev, &h.p);
+        if (!d)
+            test_validate(&h);
+        test_npub(dev, &h);
+        sprog_free(&h);
+        npu_device_close(dev);
+    }
     return npu_test_done("test-state");
 }
