@@ -15,8 +15,11 @@
 # Needs /usr/bin/python3 with torch.
 #
 #   bench-llm.py NPU_GENERATE [gpt2-small|tinyllama] [--partition cost|supported]
-#                [--cache DIR] [--steps N] [--prompt-len N] [--cores N]
+#                [--cache DIR] [--steps N] [--prompt-len N] [--cores N] [--host-kv-cache]
 #
+# --host-kv-cache: the decode step converts its KV-cache inputs from the host in every
+# step (npu-generate --host-kv-cache) instead of keeping them resident in device memory
+# where the NPU reads them: the baseline of the resident cache.
 # --cores N: each step's NPU jobs split over N cores (npu-generate --cores, the
 # runtime's layer split); the floors are printed for 1, 2 and 3 cores.
 import argparse
@@ -89,6 +92,7 @@ def main():
     ap.add_argument("--prompt-len", type=int, default=128,
                     help="1: no prefill program (memory: TinyLlama's shape)")
     ap.add_argument("--cores", type=int, default=1)
+    ap.add_argument("--host-kv-cache", action="store_true")
     a = ap.parse_args()
     t0 = time.time()
     d = checkpoint(a.cache, a.shape)
@@ -99,7 +103,7 @@ def main():
     cmd = [a.npu_generate, d, "--backend", "sim", "--prompt-ids", prompt, "--max-new-tokens",
            str(a.steps + 1), "--max-context", str(128 + a.steps + 1), "--ids",
            "--cores", str(a.cores), "--cache-dir", os.path.join(a.cache, "npub"),
-           "--cpu-threads", "1"]
+           "--cpu-threads", "1"] + (["--host-kv-cache"] if a.host_kv_cache else [])
     t0 = time.time()
     r = subprocess.run(cmd, env=env, capture_output=True, text=True)
     wall = time.time() - t0
@@ -115,7 +119,8 @@ def main():
     label = m.group(2) if m else ""
     core_bw, chip_bw = (10.0e9, 25.0e9) if label.endswith("v1") else (12.0e9 * 0.92, 28.0e9)
     floors = {n: wb / min(n * core_bw, chip_bw) * 1e3 for n in (1, 2, 3)}
-    print(f"\n{a.shape}, partition {a.partition}, {a.cores} core(s), run {wall:.0f} s:")
+    kv = "host KV cache" if a.host_kv_cache else "resident KV cache"
+    print(f"\n{a.shape}, partition {a.partition}, {a.cores} core(s), {kv}, run {wall:.0f} s:")
     if m:
         dec = float(m.group(1))
         fl = ", ".join(f"{floors[n]:.2f} ms ({n} core{'s' if n > 1 else ''}, "
