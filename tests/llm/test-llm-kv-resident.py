@@ -10,8 +10,10 @@
 # (the new rows are written into the device copy in place). GPT-2's decode step reads its
 # cache on the host (a CPU Concat): reported, not asserted. Needs /usr/bin/python3 with
 # torch and numpy (skips otherwise).
+# --memory: instead, peak RSS of 100 and of 600 generated tokens (LLaMA without EOS,
+# context 640, cache resident and appended in place every step) within 2 MiB.
 #
-#   test-llm-kv-resident.py NPU_GENERATE
+#   test-llm-kv-resident.py NPU_GENERATE [--memory]
 import json
 import os
 import re
@@ -42,6 +44,44 @@ def stats(err):
             "bytes": int(conv[1]), "resident_per_token": float(conv[3])}
 
 
+def memory(gen, env, tmp):
+    """Peak RSS of 100 and 600 tokens with the resident cache: flat."""
+    ref = json.load(open(os.path.join(tmp, "llama.ref.json")))
+    src = os.path.join(tmp, ref["dir"], "snapshots")
+    src = os.path.join(src, os.listdir(src)[0])
+    ll = os.path.join(tmp, "llama-noeos")
+    os.mkdir(ll)
+    for f in os.listdir(src):
+        if f != "config.json":
+            os.symlink(os.path.realpath(os.path.join(src, f)), os.path.join(ll, f))
+    cfg = json.load(open(os.path.join(src, "config.json")))
+    cfg.pop("eos_token_id", None)  # no early stop
+    json.dump(cfg, open(os.path.join(ll, "config.json"), "w"))
+    probe = ("import resource,subprocess,sys;"
+             "r=subprocess.run(sys.argv[1:],capture_output=True,text=True);"
+             "print(r.returncode, len(r.stdout.split())-1,"
+             "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss);"
+             "sys.stderr.write(r.stderr)")
+    menv = dict(env)
+    menv["ASAN_OPTIONS"] = (menv.get("ASAN_OPTIONS", "") + ":quarantine_size_mb=0").lstrip(":")
+    peaks, counts, resident = [], [], []
+    for n in (100, 600):
+        r = subprocess.run([sys.executable, "-c", probe, gen, ll, "--backend", "sim",
+                            "--prompt-ids", "1,2,3", "--max-new-tokens", str(n),
+                            "--max-context", "640", "--ids"], capture_output=True, text=True,
+                           env=menv)
+        rc, cnt, peak = (int(x) for x in r.stdout.split())
+        counts.append(cnt if rc == 0 else -1)
+        peaks.append(peak)
+        s = stats(r.stderr)
+        resident.append(s["resident"] if s else -1)
+    ok = counts == [100, 600] and resident == [4, 4] and peaks[1] - peaks[0] < 2048
+    print(f"{'ok  ' if ok else 'FAIL'} memory: {counts} tokens with {resident} cache inputs "
+          f"resident, peak RSS {peaks[0]} KiB after 100 tokens, {peaks[1]} KiB after 600 "
+          f"(context 640)")
+    return 0 if ok else 1
+
+
 def main():
     gen = sys.argv[1]
     env = dict(os.environ, NPU_PARTITION="supported")
@@ -50,6 +90,8 @@ def main():
         env["XDG_CACHE_HOME"] = os.path.join(tmp, "cache")
         subprocess.run([sys.executable, os.path.join(HERE, "gen-llm.py"), tmp], check=True,
                        stdout=subprocess.DEVNULL)
+        if sys.argv[2:] == ["--memory"]:
+            sys.exit(memory(gen, env, tmp))
         for name in ("llama", "qwen2", "gpt2"):
             ref = json.load(open(os.path.join(tmp, name + ".ref.json")))
             folder = os.path.join(tmp, ref["dir"])
