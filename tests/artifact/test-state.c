@@ -28,9 +28,9 @@
 #include "npu-task.h"
 #include "npu-test.h"
 #include "npu/npu-npub.h"
+#include "npu/npu-program-exec.h"
 #include "npub-format.h"
 #include "npub-rehash.h"
-#include "npu/npu-program-exec.h"
 
 enum { C = 24, T = 12 };
 enum { TS_ROW, TS_POS, TS_CACHE, TS_COUNT };
@@ -118,9 +118,9 @@ sprog_make(struct sprog *h)
     h->relocs = calloc(img.n_relocs + 1, sizeof(*h->relocs));
     memcpy(h->regcmd, img.qwords, img.n_qwords * 8);
     for (uint32_t i = 0; i < img.n_tasks; i++)
-        h->tasks[i] = (struct npu_prog_task){img.tasks[i].start, img.tasks[i].n_body,
-                                             img.tasks[i].enable_mask, img.tasks[i].int_mask,
-                                             "append"};
+        h->tasks[i] =
+            (struct npu_prog_task){img.tasks[i].start, img.tasks[i].n_body,
+                                   img.tasks[i].enable_mask, img.tasks[i].int_mask, "append"};
     int state_reloc = -1;
     for (uint32_t i = 0; i < img.n_relocs; i++) {
         h->relocs[i] = (struct npu_prog_reloc){img.relocs[i].qword, img.relocs[i].buffer,
@@ -137,9 +137,11 @@ sprog_make(struct sprog *h)
                                         .stride = 16,
                                         .limit = T,
                                         .extent = (uint32_t)npu_dpu_map_extent(&dst)};
-    h->job = (struct npu_prog_job){h->regcmd,   (uint32_t)img.n_qwords, h->tasks, img.n_tasks,
-                                   h->relocs,   img.n_relocs,           img.align, 0,
-                                   &h->dyn,     1};
+    h->job = (struct npu_prog_job){h->regcmd, (uint32_t)img.n_qwords,
+                                   h->tasks,  img.n_tasks,
+                                   h->relocs, img.n_relocs,
+                                   img.align, 0,
+                                   &h->dyn,   1};
     npu_image_fini(&img);
 
     h->step_in[0] = TS_ROW;
@@ -284,8 +286,7 @@ test_runs(struct npu_device *dev, const struct npu_program *p)
         two[c * 2] = r3[c];
         two[c * 2 + 1] = r1[c];
     }
-    struct npu_tensor blk = {
-        .dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, C, 2, 1}, .data = two};
+    struct npu_tensor blk = {.dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, C, 2, 1}, .data = two};
     CHECK_EQ_INT(NPU_OK, npu_prog_session_write_state(s, 2, &blk, 2, 8));
     CHECK_EQ_INT(NPU_OK, run(s, r2, 10, NULL, got, &st));
     put_row(want, r3, 8);
