@@ -563,6 +563,13 @@ plan_job(struct npu_prog_session *s, int j, unsigned cores, struct npu_prog_spli
                     j, t);
             return NPU_ERR_UNSUPPORTED;
         }
+    if (s->m->p->jobs[j].n_dynrelocs) {
+        /* its addresses move with the position inputs: the recorded run's accesses do not
+         * cover the others, so the job stays whole on one core */
+        info->tasks += n;
+        info->submits++;
+        return NPU_OK;
+    }
     struct split_seg *segs = calloc(n + 1, sizeof(*segs));
     if (!segs)
         return NPU_ERR_NOMEM;

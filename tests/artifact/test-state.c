@@ -15,6 +15,7 @@
  * uploaded; positions -1 and T are refused with a message before anything runs and leave
  * the cache as it was; rows written between runs with npu_prog_session_write_state (and
  * its refusals: positions past the axis, a wrong block shape, an input that is not state);
+ * the layer split leaves the job with a dynamic relocation whole;
  * the validator's refusals (a limit that runs past the buffer, a
  * stride not a multiple of 16, a position input that is not one integer, a dynamic
  * relocation of the regcmd buffer or repeated); the .npub round trip (format 3, the same
@@ -318,6 +319,39 @@ test_runs(struct npu_device *dev, const struct npu_program *p)
     npu_prog_model_destroy(m);
 }
 
+/* The layer split leaves a job with dynamic relocations whole (simulator). */
+static void
+test_split(struct npu_device *dev, const struct npu_program *p)
+{
+    struct npu_prog_model *m = NULL;
+    struct npu_prog_session *s = NULL;
+    CHECK_EQ_INT(NPU_OK, npu_prog_model_create(dev, p, NULL, &m));
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_create(m, 0, 1, &s));
+    float r[C], got[C * T], want[C * T];
+    for (int c = 0; c < C; c++)
+        r[c] = (float)c - 7.5f;
+    int64_t pos = 4;
+    struct npu_tensor in[3] = {
+        {.dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, C, 1, 1}, .data = r},
+        {.dtype = NPU_DTYPE_INT64, .ndim = 1, .dims = {1}, .data = &pos},
+        {.dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, C, T, 1}, .data = NULL},
+    };
+    struct npu_prog_split_info info;
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_split_layers(s, in, 3, 3, &info));
+    CHECK_EQ_INT(0, (int)info.jobs_split);
+    CHECK_EQ_INT(1, (int)info.submits);
+    struct npu_prog_run_stats st;
+    memset(&st, 0, sizeof(st));
+    memset(want, 0, sizeof(want));
+    CHECK_EQ_INT(NPU_OK, run(s, r, 9, NULL, got, &st));
+    put_row(want, r, 4); /* the recording run wrote row 4 */
+    put_row(want, r, 9);
+    CHECK_EQ_INT(0, mismatches(want, got));
+    CHECK_EQ_INT(0, (int)st.order_violations);
+    npu_prog_session_destroy(s);
+    npu_prog_model_destroy(m);
+}
+
 static void
 expect_invalid(const struct npu_program *p, const char *words)
 {
@@ -466,8 +500,10 @@ main(void)
         struct sprog h;
         sprog_make(&h);
         test_runs(dev, &h.p);
-        if (!d)
+        if (!d) {
             test_validate(&h);
+            test_split(dev, &h.p);
+        }
         test_npub(dev, &h);
         sprog_free(&h);
         npu_device_close(dev);
