@@ -61,6 +61,7 @@ struct npu_npub {
     struct npu_prog_job *jobs;
     struct npu_prog_task *tasks;
     struct npu_prog_reloc *relocs;
+    struct npu_prog_dynreloc *dynrelocs;
     uint64_t *regcmd;
     char *meta_text;
     struct npu_model_prop *props;
@@ -86,7 +87,7 @@ static const char *const sec_names[SEC_KIND_END] = {
     [SEC_TENSORS] = "TENSORS", [SEC_STEPS] = "STEPS",     [SEC_ATTRS] = "ATTRS",
     [SEC_INDICES] = "INDICES", [SEC_JOBS] = "JOBS",       [SEC_TASKS] = "TASKS",
     [SEC_RELOCS] = "RELOCS",   [SEC_REGCMD] = "REGCMD",   [SEC_WEIGHTS] = "WEIGHTS",
-    [SEC_CONSTS] = "CONSTS",   [SEC_PROPS] = "PROPS",
+    [SEC_CONSTS] = "CONSTS",   [SEC_PROPS] = "PROPS",     [SEC_DYNRELOCS] = "DYNRELOCS",
 };
 
 static const uint32_t rec_bytes[SEC_KIND_END] = {
@@ -100,6 +101,7 @@ static const uint32_t rec_bytes[SEC_KIND_END] = {
     [SEC_RELOCS] = RELOC_BYTES,
     [SEC_REGCMD] = 8,
     [SEC_PROPS] = PROP_BYTES,
+    [SEC_DYNRELOCS] = DYNRELOC_BYTES,
 };
 
 static enum npu_status NPU_PRINTF(2, 3) fail(struct rd *r, const char *fmt, ...)
@@ -202,6 +204,9 @@ check_container(struct rd *r)
         const char *nm = sec_names[kind];
         if (kind == SEC_PROPS && fmt < 2)
             return fail(r, "section PROPS in a format %u artifact (it exists from format 2)", fmt);
+        if (kind == SEC_DYNRELOCS && fmt < 3)
+            return fail(r, "section DYNRELOCS in a format %u artifact (it exists from format 3)",
+                        fmt);
         struct sec *s = &r->s[kind];
         if (s->present)
             return fail(r, "section %s appears twice", nm);
@@ -668,6 +673,27 @@ read_jobs(struct rd *r)
         *j = (struct npu_prog_job){a->regcmd + q0, nqw, a->tasks + t0,      ntk,
                                    a->relocs + r0, nrl, get32(p + J_ALIGN), getf64(p + J_MODELED)};
     }
+    /* run-time positioned relocations (format 3): records in job order, each job's a run */
+    const struct sec *sd = &r->s[SEC_DYNRELOCS];
+    uint32_t nd = sd->present ? sd->count : 0;
+    if (!(a->dynrelocs = calloc((size_t)nd + 1, sizeof(*a->dynrelocs))))
+        return NPU_ERR_NOMEM;
+    for (uint32_t i = 0; i < nd; i++) {
+        const uint8_t *p = sd->p + (size_t)i * DYNRELOC_BYTES;
+        uint32_t job = get32(p + D_JOB);
+        if (job >= n)
+            return fail(r, "dynreloc %u: job %u (%u jobs)", i, job, n);
+        if (i && job < get32(sd->p + (size_t)(i - 1) * DYNRELOC_BYTES + D_JOB))
+            return fail(r, "dynreloc %u: job %u after job %u (records must be in job order)", i,
+                        job, get32(sd->p + (size_t)(i - 1) * DYNRELOC_BYTES + D_JOB));
+        struct npu_prog_job *j = &a->jobs[job];
+        if (!j->n_dynrelocs)
+            j->dynrelocs = a->dynrelocs + i;
+        j->n_dynrelocs++;
+        a->dynrelocs[i] =
+            (struct npu_prog_dynreloc){get32(p + D_RELOC), get32(p + D_INPUT), get32(p + D_STRIDE),
+                                       get32(p + D_LIMIT), get32(p + D_EXTENT)};
+    }
     a->prog.jobs = a->jobs;
     a->prog.n_jobs = (int)n;
     return NPU_OK;
@@ -691,9 +717,11 @@ read_program(struct rd *r)
     pg->producer = str_ref(r, get32(p + P_PRODUCER), "program", 0, &ok);
     if (!ok)
         return NPU_ERR_CORRUPT;
-    for (unsigned i = P_WEIGHTS_BYTES + 8; i < PROGRAM_BYTES; i++)
+    bool fmt3 = get32(a->bytes + H_FORMAT) >= 3;
+    for (unsigned i = fmt3 ? P_STATE_BYTES + 8 : P_WEIGHTS_BYTES + 8; i < PROGRAM_BYTES; i++)
         if (p[i])
             return fail(r, "program: reserved byte %u is not zero", i);
+    pg->state_bytes = fmt3 ? get64(p + P_STATE_BYTES) : 0;
     pg->act_bytes = get64(p + P_ACT_BYTES);
     pg->host_bytes = get64(p + P_HOST_BYTES);
     pg->weights_bytes = get64(p + P_WEIGHTS_BYTES);
@@ -818,6 +846,7 @@ npu_npub_free(struct npu_npub *a)
     free(a->jobs);
     free(a->tasks);
     free(a->relocs);
+    free(a->dynrelocs);
     free(a->regcmd);
     free(a->meta_text);
     free(a->props);

@@ -259,12 +259,18 @@ add_attr(struct writer *w, const struct npu_attr *a)
     put64(r + A_N, n);
 }
 
-/* The format version a file needs: 1 unless it carries model metadata
- * (npu-npub.h), so files without it stay readable by earlier builds. */
+/* The format version a file needs: 1 unless it carries model metadata (2) or
+ * state and run-time positioned relocations (3) (npu-npub.h), so files without
+ * them stay readable by earlier builds. */
 static uint32_t
-format_of(const struct npu_npub_meta *meta)
+format_of(const struct npu_program *p, const struct npu_npub_meta *meta)
 {
-    return meta && meta->n_props ? 2 : 1;
+    bool state = p->state_bytes > 0;
+    for (int j = 0; j < p->n_jobs; j++)
+        state |= p->jobs[j].n_dynrelocs > 0;
+    for (int i = 0; i < p->n_tensors; i++)
+        state |= p->tensors[i].place == NPU_PLACE_NPU && p->tensors[i].buffer == NPU_BUF_STATE;
+    return state ? 3 : meta && meta->n_props ? 2 : 1;
 }
 
 static void
@@ -286,7 +292,7 @@ build(struct writer *w, const struct npu_program *p, const struct npu_npub_meta 
                                 (meta && meta->source ? strlen(meta->source) : 0));
     if (text) {
         int n = sprintf(text, "compiler=%s\nformat=%u\nprogram_version=%u\n",
-                        npu_compiler_version_str(), format_of(meta), p->version);
+                        npu_compiler_version_str(), format_of(p, meta), p->version);
         if (meta && meta->source)
             n += sprintf(text + n, "source=%s\n", meta->source);
         if (meta && meta->options)
@@ -304,6 +310,7 @@ build(struct writer *w, const struct npu_program *p, const struct npu_npub_meta 
         put64(pr + P_ACT_BYTES, p->act_bytes);
         put64(pr + P_HOST_BYTES, p->host_bytes);
         put64(pr + P_WEIGHTS_BYTES, p->weights_bytes);
+        put64(pr + P_STATE_BYTES, p->state_bytes); /* zero (reserved) below format 3 */
     }
 
     for (int i = 0; i < p->n_tensors; i++) {
@@ -393,6 +400,18 @@ build(struct writer *w, const struct npu_program *p, const struct npu_npub_meta 
             put32(k + R_QWORD, jb->relocs[i].qword);
             put32(k + R_BUFFER, jb->relocs[i].buffer);
             put32(k + R_OFFSET, jb->relocs[i].offset);
+        }
+        for (uint32_t i = 0; i < jb->n_dynrelocs; i++) {
+            const struct npu_prog_dynreloc *d = &jb->dynrelocs[i];
+            uint8_t *k = add_record(w, SEC_DYNRELOCS, DYNRELOC_BYTES);
+            if (!k)
+                return;
+            put32(k + D_JOB, (uint32_t)j);
+            put32(k + D_RELOC, d->reloc);
+            put32(k + D_INPUT, d->input);
+            put32(k + D_STRIDE, d->stride);
+            put32(k + D_LIMIT, d->limit);
+            put32(k + D_EXTENT, d->extent);
         }
     }
     w->sec[SEC_REGCMD].count = (uint32_t)NPU_MIN(qwords, UINT32_MAX);
@@ -581,7 +600,7 @@ serialise(struct writer *w, const struct npu_npub_meta *meta, const struct npu_p
     uint8_t hdr[NPUB_HEADER_BYTES];
     memset(hdr, 0, sizeof(hdr));
     memcpy(hdr + H_MAGIC, NPUB_MAGIC, 8);
-    put32(hdr + H_FORMAT, format_of(meta));
+    put32(hdr + H_FORMAT, format_of(p, meta));
     put32(hdr + H_HEADER_SIZE, NPUB_HEADER_BYTES);
     put64(hdr + H_FILE_SIZE, pos);
     put32(hdr + H_N_SECTIONS, ns);

@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * npub-format.h: the byte layout of .npub (versions 1 and 2; 2 adds the
- * optional PROPS section), shared by the writer (npu-npub-write.c) and the
- * loader (npu-npub-read.c). docs/npub-format.md is the description for
- * people; this file is the one for the compiler.
- * Everything is little-endian; records have fixed sizes and fixed field
- * offsets, read and written through the get/put helpers below (no struct
- * overlays, so neither the host's byte order nor its padding matters).
+ * npub-format.h: the byte layout of .npub (versions 1 to 3; 2 adds the
+ * optional PROPS section, 3 the STATE buffer's size and the DYNRELOCS section), shared by the
+ * writer (npu-npub-write.c) and the loader (npu-npub-read.c). docs/npub-format.md is the
+ * description for people; this file is the one for the compiler. Everything is little-endian;
+ * records have fixed sizes and fixed field offsets, read and written through the get/put helpers
+ * below (no struct overlays, so neither the host's byte order nor its padding matters).
  */
 #ifndef NPUB_FORMAT_H
 #define NPUB_FORMAT_H
@@ -52,20 +51,21 @@ enum {
 };
 
 enum npub_section {
-    SEC_META = 1, /* text, "key=value\n" lines */
-    SEC_STRINGS,  /* NUL-terminated strings; references are byte offsets */
-    SEC_PROGRAM,  /* one PROGRAM record */
-    SEC_TENSORS,  /* TENSOR records */
-    SEC_STEPS,    /* STEP records */
-    SEC_ATTRS,    /* ATTR records */
-    SEC_INDICES,  /* i32: step operands, graph inputs and outputs */
-    SEC_JOBS,     /* JOB records */
-    SEC_TASKS,    /* TASK records */
-    SEC_RELOCS,   /* RELOC records */
-    SEC_REGCMD,   /* u64 regcmd qwords of every job */
-    SEC_WEIGHTS,  /* contents of NPU_BUF_WEIGHTS */
-    SEC_CONSTS,   /* host constants and attribute payloads (64-byte aligned pieces) */
-    SEC_PROPS,    /* PROP records: model metadata (format 2 on; optional) */
+    SEC_META = 1,  /* text, "key=value\n" lines */
+    SEC_STRINGS,   /* NUL-terminated strings; references are byte offsets */
+    SEC_PROGRAM,   /* one PROGRAM record */
+    SEC_TENSORS,   /* TENSOR records */
+    SEC_STEPS,     /* STEP records */
+    SEC_ATTRS,     /* ATTR records */
+    SEC_INDICES,   /* i32: step operands, graph inputs and outputs */
+    SEC_JOBS,      /* JOB records */
+    SEC_TASKS,     /* TASK records */
+    SEC_RELOCS,    /* RELOC records */
+    SEC_REGCMD,    /* u64 regcmd qwords of every job */
+    SEC_WEIGHTS,   /* contents of NPU_BUF_WEIGHTS */
+    SEC_CONSTS,    /* host constants and attribute payloads (64-byte aligned pieces) */
+    SEC_PROPS,     /* PROP records: model metadata (format 2 on; optional) */
+    SEC_DYNRELOCS, /* DYNRELOC records: run-time positioned relocations (format 3 on) */
     SEC_KIND_END,
 };
 
@@ -79,6 +79,7 @@ enum {
     P_ACT_BYTES = 24,
     P_HOST_BYTES = 32,
     P_WEIGHTS_BYTES = 40,
+    P_STATE_BYTES = 48, /* u64, format 3 on (reserved, zero, before) */
     PROGRAM_BYTES = 64,
 };
 
@@ -167,6 +168,18 @@ enum {
 
 /* PROP record: one model metadata entry, both strings in STRINGS. */
 enum { PR_KEY = 0, PR_VALUE = 4, PROP_BYTES = 8 };
+
+/* DYNRELOC record (format 3): a relocation of job J_ moved per run by a position input.
+ * Records are in job order; D_RELOC indexes the job's own relocations. */
+enum {
+    D_JOB = 0,
+    D_RELOC = 4,
+    D_INPUT = 8,
+    D_STRIDE = 12,
+    D_LIMIT = 16,
+    D_EXTENT = 20,
+    DYNRELOC_BYTES = 24,
+};
 
 /* RELOC record. */
 enum { R_QWORD = 0, R_BUFFER = 4, R_OFFSET = 8, RELOC_BYTES = 12 };

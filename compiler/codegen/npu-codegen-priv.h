@@ -18,7 +18,12 @@ struct vinfo {
     bool npu_const;  /* constant the NPU reads (NPU_BUF_WEIGHTS) */
     bool host_val;   /* non-constant host value */
     bool host_const; /* constant a CPU step or conversion reads */
-    uint64_t act_off, w_off, host_off;
+    /* the NPU side of a state graph input (npu_value.is_state) whose only reader is its
+     * conversion: kept in NPU_BUF_STATE at state_off as program input state_input, the
+     * conversion left out (the runtime converts it only when the caller gives data) */
+    bool state;
+    int state_input;
+    uint64_t act_off, w_off, host_off, state_off;
     int job; /* job that writes (npu) or -1 */
     int ord; /* first mention in node order (inputs, then outputs): the
                 planning order, independent of value ids, so that a

@@ -48,6 +48,9 @@ npu_cg_addr(struct npu_cg *cg, const struct npu_value *v, struct npu_ref_buf *ou
     if (i->npu_const) {
         out->buffer = NPU_BUF_WEIGHTS;
         out->offset = (uint32_t)i->w_off;
+    } else if (i->state) {
+        out->buffer = NPU_BUF_STATE;
+        out->offset = (uint32_t)i->state_off;
     } else if (i->npu_val) {
         out->buffer = NPU_BUF_ACT;
         out->offset = (uint32_t)i->act_off;
@@ -112,9 +115,15 @@ add_tensor(struct npu_cg *cg, const struct npu_value *v, bool npu)
                         v->name);
                 return -1;
             }
-            t->buffer = NPU_BUF_ACT;
-            t->offset = i->act_off;
+            t->buffer = i->state ? NPU_BUF_STATE : NPU_BUF_ACT;
+            t->offset = i->state ? i->state_off : i->act_off;
             t->bytes = npu_rk_value_bytes(v);
+            if (i->state) {
+                /* the program's input: the graph input's logical dtype, held as the
+                 * conversion's NPU dtype (the runtime converts it when given data) */
+                t->io_input = i->state_input;
+                t->t.dtype = cg->g->inputs[i->state_input]->t.dtype;
+            }
             t->npu_order = npu_rk_view_order(v);
             if (!strcmp(npu_rk_layout(v), "small_c"))
                 t->layout = NPU_LAYOUT_SMALL_C;
@@ -404,7 +413,9 @@ npu_codegen(const struct npu_graph *g, const struct npu_backend_options *o,
     const char *job_name = NULL;
     st = NPU_OK;
     npu_graph_for_each_node (g, n) {
-        if (n->op == NPU_OP_RK_TO_NPU) {
+        if (n->op == NPU_OP_RK_TO_NPU && cg.vi[n->out[0]->id].state) {
+            continue; /* a state input: the program's input itself (below) */
+        } else if (n->op == NPU_OP_RK_TO_NPU) {
             if (!open) {
                 st = convert_step(&cg, n);
             } else if (grow((void **)&pre.v, &pre.cap, pre.n + 1, sizeof(*pre.v))) {
@@ -483,9 +494,13 @@ npu_codegen(const struct npu_graph *g, const struct npu_backend_options *o,
     st = NPU_ERR_NOMEM;
     if (!ins || !outs)
         goto fail;
-    for (int k = 0; k < g->ninputs; k++)
-        if ((ins[k] = tensor_of(&cg, g->inputs[k], false)) < 0)
+    for (int k = 0; k < g->ninputs; k++) {
+        const struct npu_value *in = g->inputs[k];
+        bool state = in->nusers == 1 && in->users[0]->op == NPU_OP_RK_TO_NPU &&
+                     cg.vi[in->users[0]->out[0]->id].state;
+        if ((ins[k] = tensor_of(&cg, state ? in->users[0]->out[0] : in, state)) < 0)
             goto fail;
+    }
     for (int k = 0; k < g->noutputs; k++)
         if ((outs[k] = tensor_of(&cg, g->outputs[k], false)) < 0)
             goto fail;

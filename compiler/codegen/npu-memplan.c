@@ -7,6 +7,9 @@
  * errata S6). Constants the NPU reads are packed into NPU_BUF_WEIGHTS (64-byte
  * aligned). Host values get offsets in the host arena the same way. With
  * layer_split an NPU value's lifetime covers whole jobs (no reuse inside a job).
+ * The NPU side of a state input (npu_value.is_state, converted by one RK_TO_NPU
+ * and read by nothing else) goes to NPU_BUF_STATE instead, outside the reuse: it
+ * lives across runs.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -239,7 +242,17 @@ cg_plan_memory(struct npu_cg *cg)
         free(h);
         return NPU_ERR_NOMEM;
     }
-    uint64_t wsize = 0;
+    uint64_t wsize = 0, ssize = 0;
+    for (int k = 0; k < g->ninputs; k++) {
+        const struct npu_value *in = g->inputs[k];
+        if (!in->is_state || in->nusers != 1 || in->users[0]->op != NPU_OP_RK_TO_NPU)
+            continue;
+        const struct npu_value *nv = in->users[0]->out[0];
+        if (nv->id >= cg->nvi || !cg->vi[nv->id].npu_val || nv->is_output)
+            continue;
+        cg->vi[nv->id].state = true;
+        cg->vi[nv->id].state_input = k;
+    }
     /* values by first mention */
     const struct npu_value **byord = calloc((size_t)g->nvalues + 1, sizeof(*byord));
     int nord = 0;
@@ -267,6 +280,12 @@ cg_plan_memory(struct npu_cg *cg)
         }
         if (i->npu_val && i->first >= 0) {
             uint64_t b = npu_rk_value_bytes(v);
+            if (i->state && b) {
+                ssize = (ssize + CG_ALIGN - 1) / CG_ALIGN * CG_ALIGN;
+                i->state_off = ssize;
+                ssize += b;
+                continue;
+            }
             if (!b) {
                 npu_err(NPU_BE_DOM, "codegen: NPU value '%s' has no size", v->name);
                 free(a);
@@ -291,12 +310,13 @@ cg_plan_memory(struct npu_cg *cg)
     free(h);
     if (nomem)
         return NPU_ERR_NOMEM;
-    if (act > 0xffffffffull || wsize > 0xffffffffull) {
+    if (act > 0xffffffffull || wsize > 0xffffffffull || ssize > 0xffffffffull) {
         npu_err(NPU_BE_DOM, "codegen: NPU memory over 4 GiB (activations %llu, weights %llu)",
                 (unsigned long long)act, (unsigned long long)wsize);
         return NPU_ERR_UNSUPPORTED;
     }
     cg->p->act_bytes = act;
+    cg->p->state_bytes = (ssize + CG_ALIGN - 1) / CG_ALIGN * CG_ALIGN;
     cg->p->host_bytes = host;
     wsize = (wsize + CG_ALIGN - 1) / CG_ALIGN * CG_ALIGN;
     uint8_t *w = npu_program_alloc(cg->p, (size_t)(wsize ? wsize : 64));

@@ -505,6 +505,17 @@ npu_session_run_detailed(struct npu_session *s, const struct npu_tensor *inputs,
 }
 
 enum npu_status
+npu_session_write_state(struct npu_session *s, int input, const struct npu_tensor *block, int axis,
+                        int64_t start)
+{
+    if (!s || !s->ps) {
+        npu_err(DOM, "state inputs exist on the NPU backends only");
+        return NPU_ERR_UNSUPPORTED;
+    }
+    return npu_prog_session_write_state(s->ps, input, block, axis, start);
+}
+
+enum npu_status
 npu_session_split_layers(struct npu_session *s, const struct npu_tensor *inputs, int nin,
                          unsigned cores, struct npu_prog_split_info *info)
 {

@@ -65,6 +65,15 @@ struct npu_llm {
     float *kc, *vc;            /* [L][KVH][C][hd] */
     int len;
     int32_t pending; /* the last token made, not yet fed to the model (-1: none) */
+    /* The decode program's cache inputs that it keeps in device memory (state inputs,
+     * npu-program.h), per input index; dev_len: the cache rows the decode session's device
+     * copy holds (-1: not uploaded since the last prefill or reset). While dev_len equals
+     * len a step passes those inputs without data (nothing converted) and then writes its
+     * new rows into the device copy in place (npu_session_write_state). */
+    bool *dec_state;
+    int dev_len;
+    uint64_t dec_conv_bytes; /* this generate call's decode steps: bytes converted */
+    unsigned dec_conv_inputs, dec_resident_inputs;
     int64_t *ids, *pos;
     float *cos, *sin, *mask, *inv_freq;
     float *cosk, *sink; /* the decode step's K angles, [kv heads][hd] (llm-graph.c) */
@@ -104,7 +113,7 @@ npu_llm_stop_name(enum npu_llm_stop s)
 }
 
 /* Bump when the graph builder's output changes for the same inputs (cache keys). */
-#define LLM_GRAPH_VERSION 6
+#define LLM_GRAPH_VERSION 7
 
 static uint64_t
 fnv(uint64_t h, const void *p, size_t n)
@@ -170,7 +179,8 @@ cache_path(struct npu_llm *m, int s, int past, char *path, size_t len, uint64_t 
                s,
                past,
                m->o.cores > 1 ? m->o.cores : 1,
-               m->o.cores > 1 && llm_split_forced()};
+               m->o.cores > 1 && llm_split_forced(),
+               m->o.host_cache};
     uint64_t h = fnv(0xcbf29ce484222325ull, NPU_PROJECT_VERSION, sizeof(NPU_PROJECT_VERSION));
     h = fnv(h, v, sizeof(v));
     h = fnv(h, c, sizeof(*c));
@@ -312,6 +322,11 @@ make_model(struct npu_llm *m, int s, int past, struct npu_model **mo, struct npu
             if (npu_ir_save(g, ip) == NPU_OK)
                 npu_info(DOM, "%s: graph written to %s", name, ip);
         }
+        /* the decode step's cache inputs: resident in device memory where the NPU reads
+         * them (codegen keeps them in NPU_BUF_STATE; run() appends the new rows) */
+        for (int k = 0; past && !m->o.host_cache && k < g->ninputs; k++)
+            if (!strncmp(g->inputs[k]->name, "past_", 5))
+                g->inputs[k]->is_state = true;
         if ((st = npu_model_load_graph(g, name, &mo_opts, mo)))
             return st;
         m->info.programs_compiled++;
@@ -465,11 +480,16 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
         in[k++] = (struct npu_tensor){
             .dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, 1, G * s, T}, .data = m->mask};
     const size_t layer = (size_t)KVH * C * hd;
+    const int kv0 = k; /* the first cache input */
+    const bool resident = past && m->dev_len == m->len;
     for (int l = 0; l < L && past; l++) {
         in[k++] = (struct npu_tensor){
             .dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, KVH, C, hd}, .data = m->kc + l * layer};
         in[k++] = (struct npu_tensor){
             .dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, KVH, C, hd}, .data = m->vc + l * layer};
+        for (int q = k - 2; resident && m->dec_state && q < k; q++)
+            if (m->dec_state[q])
+                in[q].data = NULL; /* resident: the device copy is current */
     }
     struct npu_session *se = prefill ? m->pre_s : m->dec_s;
     struct npu_prog_run_stats rs = {0};
@@ -529,7 +549,22 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
                 for (int h = 0; h < KVH; h++)
                     memcpy(dst + ((size_t)h * C + m->len) * hd, src + (size_t)h * s * hd,
                            (size_t)s * hd * sizeof(float));
+                /* the device copy: the new rows only, at the current length */
+                int q = kv0 + 2 * l + kv;
+                if (!prefill && m->dec_state && m->dec_state[q]) {
+                    struct npu_tensor row = {.dtype = NPU_DTYPE_FP32,
+                                             .ndim = 4,
+                                             .dims = {1, KVH, s, hd},
+                                             .data = (void *)src};
+                    st = npu_session_write_state(se, q, &row, 2, m->len);
+                    if (st) {
+                        npu_err(DOM, "cannot append to the device copy of the KV cache");
+                        break;
+                    }
+                }
             }
+        if (!st)
+            m->dev_len = prefill ? -1 : m->len + s;
     }
     free(in);
     free(out);
@@ -540,6 +575,11 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
     *cpu_s += thread_cpu() - c0;
     *mod_s += rs.npu_modeled_s;
     *wait_s += rs.npu_wait_s;
+    if (!prefill) {
+        m->dec_conv_bytes += rs.input_convert_bytes + rs.convert_step_bytes;
+        m->dec_conv_inputs += rs.inputs_converted;
+        m->dec_resident_inputs += rs.inputs_resident;
+    }
     return NPU_OK;
 }
 
@@ -641,6 +681,17 @@ npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm
         goto err;
     }
     const struct npu_program *pg = npu_model_program(m->dec);
+    m->dev_len = -1;
+    if (pg && !(m->dec_state = calloc((size_t)pg->n_inputs + 1, sizeof(bool)))) {
+        st = NPU_ERR_NOMEM;
+        goto err;
+    }
+    for (int k = 0; pg && k < pg->n_inputs; k++) {
+        const struct npu_prog_tensor *t = &pg->tensors[pg->inputs[k]];
+        m->dec_state[k] = t->place == NPU_PLACE_NPU && t->buffer == NPU_BUF_STATE;
+        i->decode_state_inputs += m->dec_state[k];
+        i->decode_state_bytes += m->dec_state[k] ? (size_t)t->bytes : 0;
+    }
     for (int k = 0; pg && k < pg->n_steps; k++) {
         const struct npu_prog_step *ps = &pg->steps[k];
         i->decode_npu_jobs += ps->kind == NPU_STEP_NPU_JOB;
@@ -669,6 +720,7 @@ npu_llm_free(struct npu_llm *m)
     npu_model_free(m->pre);
     npu_session_destroy(m->dec_s);
     npu_model_free(m->dec);
+    free(m->dec_state);
     llm_weights_free(&m->ck.cfg, &m->w);
     llm_quant_free(&m->quant);
     llm_checkpoint_close(&m->ck);
@@ -699,6 +751,7 @@ npu_llm_reset(struct npu_llm *m)
     if (m) {
         m->len = 0;
         m->pending = -1;
+        m->dev_len = -1;
     }
 }
 
@@ -791,6 +844,8 @@ npu_llm_generate(struct npu_llm *m, const int32_t *prompt, int n, int max_new,
     memset(s, 0, sizeof(*s));
     if (!m || n < 0 || max_new < 0 || (n > 0 && !prompt))
         return NPU_ERR_INVALID;
+    m->dec_conv_bytes = 0;
+    m->dec_conv_inputs = m->dec_resident_inputs = 0;
     if (n == 0 && m->len == 0) {
         npu_err(DOM, "an empty prompt with an empty context: give at least one token");
         return NPU_ERR_INVALID;
@@ -878,5 +933,8 @@ npu_llm_generate(struct npu_llm *m, const int32_t *prompt, int n, int max_new,
     }
     free(logits);
     s->modeled = s->modeled || s->decode_modeled_s > 0;
+    s->decode_convert_bytes = m->dec_conv_bytes;
+    s->decode_inputs_converted = m->dec_conv_inputs;
+    s->decode_inputs_resident = m->dec_resident_inputs;
     return NPU_OK;
 }

@@ -170,6 +170,11 @@ build(struct pctx *c, struct npu_graph *g, double rate)
         }
         int64_t nb = npu_tensor_nbytes(&v->t);
         pv->conv_s = nb > 0 ? (double)nb / rate : 0;
+        /* a state input (a KV cache) read on the NPU stays resident in device memory
+         * (codegen keeps it in NPU_BUF_STATE; the caller writes only its new rows): no
+         * conversion per run */
+        if (v->kind == NPU_VALUE_INPUT && v->is_state)
+            pv->conv_s = 0;
         c->nvals++;
     }
     /* node -> values (as producer or user), each value listed once per node */

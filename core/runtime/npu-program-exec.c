@@ -17,6 +17,13 @@
  * mask the core reads the slot of its own index; with mask 0 the chosen
  * core's slot, which is why the vendor runtime fills them all).
  *
+ * State and run-time positions: NPU_BUF_STATE is a per-session BO that no run
+ * clears (a KV cache); a state input given with data NULL is left as it is.
+ * Dynamic relocations (npu_prog_dynreloc) are patched in the session's regcmd
+ * image at the start of each run, after every position has been checked
+ * against its limit (dyn_patch), so a bad position is an error
+ * before any step runs, never a write outside the buffer.
+ *
  * Cache maintenance: NPU tensors the host writes are synced to the device
  * right after the write, and ones it reads are synced from the device right
  * before, range by range (npu_bo_sync); the simulator ignores it, hardware
@@ -30,6 +37,7 @@
 #include <time.h>
 
 #include "npu-program-priv.h"
+#include "npu-regcmd.h"
 #include "npu-task.h"
 #include "npu/npu-timing.h"
 
@@ -64,6 +72,8 @@ struct split_seg {
 
 struct sjob {
     struct npu_bo *regcmd, *tasks;
+    uint64_t *image;        /* the regcmd BO's mapping (dynamic relocations patch it) */
+    int64_t *dyn_pos;       /* per dynamic relocation: the position its qword holds now */
     struct split_seg *segs; /* NULL: the whole job in one submit on the session's core */
     uint32_t n_segs;
     struct task_rec *rec; /* per task, while recording */
@@ -72,8 +82,8 @@ struct sjob {
 struct npu_prog_session {
     struct npu_prog_model *m;
     int core;
-    struct npu_bo *act;
-    uint8_t *act_map;
+    struct npu_bo *act, *state;
+    uint8_t *act_map, *state_map;
     uint8_t *host, *scratch, *outbuf;
     struct npu_cpu_ctx *ctx;
     struct sjob *jobs;
@@ -287,6 +297,7 @@ session_job(struct npu_prog_session *s, int j)
     uint32_t iova[NPU_BUF_COUNT] = {
         [NPU_BUF_WEIGHTS] = m->weights ? npu_bo_iova(m->weights) : 0,
         [NPU_BUF_ACT] = s->act ? npu_bo_iova(s->act) : 0,
+        [NPU_BUF_STATE] = s->state ? npu_bo_iova(s->state) : 0,
     };
     st = npu_image_relocate(&img, iova, NPU_BUF_COUNT);
     if (!st)
@@ -300,6 +311,13 @@ session_job(struct npu_prog_session *s, int j)
     if ((st = npu_bo_sync(sj->regcmd, NPU_SYNC_TO_DEVICE, 0, 0)) ||
         (st = npu_bo_sync(sj->tasks, NPU_SYNC_TO_DEVICE, 0, 0)))
         return st;
+    sj->image = q;
+    if (jb->n_dynrelocs) {
+        if (!(sj->dyn_pos = malloc(sizeof(*sj->dyn_pos) * jb->n_dynrelocs)))
+            return NPU_ERR_NOMEM;
+        for (uint32_t d = 0; d < jb->n_dynrelocs; d++)
+            sj->dyn_pos[d] = 0; /* npu_image_relocate wrote offset + 0 * stride */
+    }
     return NPU_OK;
 }
 
@@ -341,6 +359,15 @@ npu_prog_session_create(struct npu_prog_model *m, int core, int cpu_threads,
             goto err;
         }
     }
+    if (p->state_bytes) {
+        /* zeroed at creation (npu_bo_create); no run clears it */
+        if ((st = npu_bo_create(m->dev, p->state_bytes, NPU_BO_CACHEABLE, &s->state)))
+            goto err;
+        if (!(s->state_map = npu_bo_map(s->state))) {
+            st = NPU_ERR_NOMEM;
+            goto err;
+        }
+    }
     uint8_t *wmap = m->weights ? npu_bo_map(m->weights) : NULL;
     for (int i = 0; i < p->n_tensors; i++) {
         const struct npu_prog_tensor *t = &p->tensors[i];
@@ -348,7 +375,10 @@ npu_prog_session_create(struct npu_prog_model *m, int core, int cpu_threads,
         if (t->place == NPU_PLACE_HOST)
             s->views[i].data = t->t.data ? t->t.data : s->host + t->offset;
         else
-            s->views[i].data = (t->buffer == NPU_BUF_ACT ? s->act_map : wmap) + t->offset;
+            s->views[i].data = (t->buffer == NPU_BUF_ACT     ? s->act_map
+                                : t->buffer == NPU_BUF_STATE ? s->state_map
+                                                             : wmap) +
+                               t->offset;
     }
     for (int j = 0; j < p->n_jobs; j++)
         if ((st = session_job(s, j)))
@@ -371,7 +401,9 @@ npu_prog_session_destroy(struct npu_prog_session *s)
         npu_bo_destroy(s->jobs[j].tasks);
         free(s->jobs[j].segs);
         free(s->jobs[j].rec);
+        free(s->jobs[j].dyn_pos);
     }
+    npu_bo_destroy(s->state);
     npu_bo_destroy(s->act);
     npu_cpu_ctx_destroy(s->ctx);
     free(s->jobs);
@@ -402,7 +434,70 @@ static enum npu_status NPU_PRINTF(3, 4)
 static struct npu_bo *
 bo_of(const struct npu_prog_session *s, const struct npu_prog_tensor *t)
 {
-    return t->buffer == NPU_BUF_ACT ? s->act : s->m->weights;
+    return t->buffer == NPU_BUF_ACT     ? s->act
+           : t->buffer == NPU_BUF_STATE ? s->state
+                                        : s->m->weights;
+}
+
+/* The position of dynamic relocation d: the value of its host input for this run. */
+static int64_t
+dyn_position(const struct npu_tensor *inputs, const struct npu_prog_dynreloc *d)
+{
+    const struct npu_tensor *u = &inputs[d->input];
+    if (u->dtype == NPU_DTYPE_INT32)
+        return *(const int32_t *)u->data;
+    return *(const int64_t *)u->data;
+}
+
+/* Checks every dynamic relocation's position against its limit, then writes the moved
+ * addresses into this session's regcmd images (only those whose position changed). */
+static enum npu_status
+dyn_patch(struct npu_prog_session *s, const struct npu_tensor *inputs)
+{
+    const struct npu_program *p = s->m->p;
+    for (int j = 0; j < p->n_jobs; j++) {
+        const struct npu_prog_job *jb = &p->jobs[j];
+        for (uint32_t d = 0; d < jb->n_dynrelocs; d++) {
+            const struct npu_prog_dynreloc *dr = &jb->dynrelocs[d];
+            int64_t pos = dyn_position(inputs, dr);
+            if (pos < 0 || pos >= (int64_t)dr->limit) {
+                const struct npu_prog_tensor *t = &p->tensors[p->inputs[dr->input]];
+                return run_fail(s, NPU_ERR_INVALID,
+                                "input %u ('%s'): position %lld outside 0..%u of job %d's "
+                                "run-time write",
+                                dr->input, t->name ? t->name : "", (long long)pos, dr->limit - 1,
+                                j);
+            }
+        }
+    }
+    for (int j = 0; j < p->n_jobs; j++) {
+        const struct npu_prog_job *jb = &p->jobs[j];
+        struct sjob *sj = &s->jobs[j];
+        for (uint32_t d = 0; d < jb->n_dynrelocs; d++) {
+            const struct npu_prog_dynreloc *dr = &jb->dynrelocs[d];
+            int64_t pos = dyn_position(inputs, dr);
+            if (pos == sj->dyn_pos[d])
+                continue;
+            const struct npu_prog_reloc *rl = &jb->relocs[dr->reloc];
+            struct npu_bo *bo = rl->buffer == NPU_BUF_ACT     ? s->act
+                                : rl->buffer == NPU_BUF_STATE ? s->state
+                                                              : s->m->weights;
+            uint64_t addr =
+                (uint64_t)npu_bo_iova(bo) + rl->offset + (uint64_t)pos * (uint64_t)dr->stride;
+            if (addr > UINT32_MAX)
+                return run_fail(s, NPU_ERR_INVALID, "job %d: run-time address 0x%llx is past 4 GiB",
+                                j, (unsigned long long)addr);
+            uint64_t q = sj->image[rl->qword];
+            sj->image[rl->qword] =
+                npu_regcmd_pack(npu_regcmd_target(q), npu_regcmd_offset(q), (uint32_t)addr);
+            enum npu_status st =
+                npu_bo_sync(sj->regcmd, NPU_SYNC_TO_DEVICE, (uint64_t)rl->qword * 8, 8);
+            if (st)
+                return run_fail(s, st, "job %d: cannot sync its patched regcmd", j);
+            sj->dyn_pos[d] = pos;
+        }
+    }
+    return NPU_OK;
 }
 
 static enum npu_status
@@ -474,6 +569,13 @@ plan_job(struct npu_prog_session *s, int j, unsigned cores, struct npu_prog_spli
                     j, t);
             return NPU_ERR_UNSUPPORTED;
         }
+    if (s->m->p->jobs[j].n_dynrelocs) {
+        /* its addresses move with the position inputs: the recorded run's accesses do not
+         * cover the others, so the job stays whole on one core */
+        info->tasks += n;
+        info->submits++;
+        return NPU_OK;
+    }
     struct split_seg *segs = calloc(n + 1, sizeof(*segs));
     /* glued[t]: task t must follow task t - 1 on the same core; pinned[t]: task t stays on
      * core 0 (it reads a LUT uploaded outside this job); gbeg[t]: t starts a group */
@@ -823,15 +925,20 @@ npu_prog_session_run(struct npu_prog_session *s, const struct npu_tensor *inputs
         int ti = p->inputs[i];
         const struct npu_prog_tensor *t = &p->tensors[ti];
         const struct npu_tensor *u = &inputs[i];
+        bool state = t->place == NPU_PLACE_NPU && t->buffer == NPU_BUF_STATE;
         if (u->dtype != t->t.dtype || u->ndim != t->t.ndim ||
             memcmp(u->dims, t->t.dims, sizeof(int64_t) * (size_t)u->ndim) ||
-            (!u->data && npu_tensor_numel(u) > 0))
+            (!u->data && !state && npu_tensor_numel(u) > 0))
             return run_fail(s, NPU_ERR_INVALID,
                             "input %d ('%s') must be %s of rank %d with the "
                             "program's dims",
                             i, t->name ? t->name : "", npu_dtype_name(t->t.dtype), t->t.ndim);
         if (t->place == NPU_PLACE_HOST) {
             s->views[ti].data = (void *)u->data; /* read in place: no step writes an input */
+            continue;
+        }
+        if (state && !u->data) {
+            rs->inputs_resident++; /* left as earlier runs left it */
             continue;
         }
         double c0 = now();
@@ -841,7 +948,11 @@ npu_prog_session_run(struct npu_prog_session *s, const struct npu_tensor *inputs
             return run_fail(s, st, "input %d ('%s'): conversion to the NPU layout failed", i,
                             t->name ? t->name : "");
         rs->convert_s += now() - c0;
+        rs->inputs_converted++;
+        rs->input_convert_bytes += t->bytes;
     }
+    if ((st = dyn_patch(s, inputs)))
+        return st;
 
     for (int i = 0; i < p->n_steps; i++) {
         const struct npu_prog_step *stp = &p->steps[i];
@@ -854,6 +965,8 @@ npu_prog_session_run(struct npu_prog_session *s, const struct npu_tensor *inputs
         case NPU_STEP_CONVERT:
             st = run_convert(s, i);
             rs->convert_s += now() - a;
+            rs->convert_steps++;
+            rs->convert_step_bytes += p->tensors[stp->out[0]].bytes;
             break;
         case NPU_STEP_NPU_JOB:
             st = run_job(s, i, rs);
@@ -937,4 +1050,114 @@ out:
         memset(inf, 0, sizeof(*inf));
     }
     return st;
+}
+
+/* ---- state writes (npu_prog_session_write_state) ------------------------------------ */
+
+/* Byte offset of logical element i of an NC1HWC2 tensor in its buffer (its view as
+ * npu-program.h defines it: NCHW images back to back, or [pixels][C] rows), or
+ * UINT64_MAX if i is outside the view. */
+static uint64_t
+nc1hwc2_offset(const struct npu_prog_tensor *t, uint64_t i, size_t es)
+{
+    const uint64_t C = t->npu_c, H = t->npu_h, W = t->npu_w, c2 = 16 / es;
+    uint64_t chw = C * H * W, n = 0, c, h, w;
+    if (!chw)
+        return UINT64_MAX;
+    if (t->npu_order == NPU_VIEW_HWC) {
+        if (i >= chw)
+            return UINT64_MAX;
+        c = i % C;
+        w = (i / C) % W;
+        h = i / (C * W);
+    } else {
+        n = i / chw;
+        uint64_t r = i % chw;
+        w = r % W;
+        h = (r / W) % H;
+        c = r / (W * H);
+    }
+    uint64_t c1 = (C + c2 - 1) / c2;
+    return t->offset + ((n * c1 + c / c2) * H * W + h * W + w) * 16 + (c % c2) * es;
+}
+
+enum npu_status
+npu_prog_session_write_state(struct npu_prog_session *s, int input, const struct npu_tensor *block,
+                             int axis, int64_t start)
+{
+    if (!s || !block)
+        return NPU_ERR_INVALID;
+    const struct npu_program *p = s->m->p;
+    if (input < 0 || input >= p->n_inputs) {
+        npu_err(PROG_DOM, "state write: input %d (the program has %d)", input, p->n_inputs);
+        return NPU_ERR_INVALID;
+    }
+    const struct npu_prog_tensor *t = &p->tensors[p->inputs[input]];
+    const char *nm = t->name ? t->name : "";
+    if (t->place != NPU_PLACE_NPU || t->buffer != NPU_BUF_STATE) {
+        npu_err(PROG_DOM, "state write: input %d '%s' is not a state input", input, nm);
+        return NPU_ERR_INVALID;
+    }
+    enum npu_dtype md = npu_prog_mem_dtype(t);
+    if (t->layout != NPU_LAYOUT_NC1HWC2 || t->t.dtype != NPU_DTYPE_FP32 ||
+        (md != NPU_DTYPE_FP16 && md != NPU_DTYPE_FP32) || t->npu_offset) {
+        npu_err(PROG_DOM,
+                "state write: input %d '%s' is %s held as %s; writes take fp32 held as fp16 or "
+                "fp32 NC1HWC2",
+                input, nm, npu_dtype_name(t->t.dtype), npu_dtype_name(md));
+        return NPU_ERR_UNSUPPORTED;
+    }
+    int nd = t->t.ndim;
+    bool shape_ok = block->dtype == t->t.dtype && block->ndim == nd && axis >= 0 && axis < nd &&
+                    (block->data || npu_tensor_numel(block) == 0);
+    for (int d = 0; shape_ok && d < nd; d++)
+        shape_ok = d == axis ? block->dims[d] >= 0 : block->dims[d] == t->t.dims[d];
+    if (!shape_ok) {
+        npu_err(PROG_DOM,
+                "state write: the block for input %d '%s' must be %s of rank %d with its dims "
+                "except along axis %d (0..%d)",
+                input, nm, npu_dtype_name(t->t.dtype), nd, axis, nd - 1);
+        return NPU_ERR_INVALID;
+    }
+    int64_t n = block->dims[axis], dim = t->t.dims[axis];
+    if (start < 0 || start > dim || n > dim - start) {
+        npu_err(PROG_DOM,
+                "state write: positions %lld .. %lld of axis %d of input %d '%s' (it has %lld)",
+                (long long)start, (long long)(start + n - 1), axis, input, nm, (long long)dim);
+        return NPU_ERR_INVALID;
+    }
+    /* logical element (outer, a, inner) of the block is (outer, start + a, inner) of the
+     * tensor */
+    uint64_t inner = 1, outer = 1;
+    for (int d = axis + 1; d < nd; d++)
+        inner *= (uint64_t)t->t.dims[d];
+    for (int d = 0; d < axis; d++)
+        outer *= (uint64_t)t->t.dims[d];
+    size_t es = npu_dtype_size(md);
+    const float *src = block->data;
+    uint8_t *base = s->state_map;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (uint64_t o = 0; o < outer; o++)
+        for (int64_t a = 0; a < n; a++)
+            for (uint64_t k = 0; k < inner; k++) {
+                uint64_t li = (o * (uint64_t)dim + (uint64_t)(start + a)) * inner + k;
+                uint64_t off = nc1hwc2_offset(t, li, es);
+                if (off == UINT64_MAX || off + es > t->offset + t->bytes) {
+                    npu_err(PROG_DOM, "state write: input %d '%s': element %llu outside its view",
+                            input, nm, (unsigned long long)li);
+                    return NPU_ERR_CORRUPT;
+                }
+                float x = src[(o * (uint64_t)n + (uint64_t)a) * inner + k];
+                if (md == NPU_DTYPE_FP16) {
+                    uint16_t h = npu_fp32_to_fp16(x);
+                    memcpy(base + off, &h, 2);
+                } else {
+                    memcpy(base + off, &x, 4);
+                }
+                lo = NPU_MIN(lo, off);
+                hi = NPU_MAX(hi, off + es);
+            }
+    if (hi > lo)
+        return npu_bo_sync(s->state, NPU_SYNC_TO_DEVICE, lo, hi - lo);
+    return NPU_OK;
 }

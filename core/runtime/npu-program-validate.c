@@ -54,7 +54,15 @@ dtype_ok(int d)
 static uint64_t
 buffer_size(const struct npu_program *p, uint32_t b)
 {
-    return b == NPU_BUF_WEIGHTS ? p->weights_bytes : p->act_bytes;
+    return b == NPU_BUF_WEIGHTS ? p->weights_bytes
+           : b == NPU_BUF_STATE ? p->state_bytes
+                                : p->act_bytes;
+}
+
+static const char *
+buffer_name(uint32_t b)
+{
+    return b == NPU_BUF_WEIGHTS ? "WEIGHTS" : b == NPU_BUF_STATE ? "STATE" : "ACT";
 }
 
 static const char *
@@ -123,8 +131,8 @@ check_tensor(struct vctx *v, const struct npu_program *p, int i, bool input)
                         tname(p, i), (unsigned long long)t->offset);
         break;
     case NPU_PLACE_NPU: {
-        if (t->buffer != NPU_BUF_WEIGHTS && t->buffer != NPU_BUF_ACT)
-            return fail(v, "tensor %d '%s': buffer %u is not WEIGHTS (0) or ACT (1)", i,
+        if (t->buffer != NPU_BUF_WEIGHTS && t->buffer != NPU_BUF_ACT && t->buffer != NPU_BUF_STATE)
+            return fail(v, "tensor %d '%s': buffer %u is not WEIGHTS (0), ACT (1) or STATE (2)", i,
                         tname(p, i), t->buffer);
         uint64_t size = buffer_size(p, t->buffer);
         if (t->offset > size || t->bytes > size - t->offset)
@@ -132,7 +140,7 @@ check_tensor(struct vctx *v, const struct npu_program *p, int i, bool input)
                         "tensor %d '%s': bytes [%llu, +%llu) outside the %s buffer (%llu "
                         "bytes)",
                         i, tname(p, i), (unsigned long long)t->offset, (unsigned long long)t->bytes,
-                        t->buffer ? "ACT" : "WEIGHTS", (unsigned long long)size);
+                        buffer_name(t->buffer), (unsigned long long)size);
         break;
     }
     default:
@@ -213,7 +221,9 @@ check_step(struct vctx *v, const struct npu_program *p, int s, const bool *is_in
             return fail(v, "step %d '%s': output %d names tensor %d (%d tensors)", s, nm, k, o,
                         p->n_tensors);
         const struct npu_prog_tensor *t = &p->tensors[o];
-        if (is_const(t) || is_input[o] ||
+        /* a state input (NPU_BUF_STATE) is there to be updated in place */
+        bool state = t->place == NPU_PLACE_NPU && t->buffer == NPU_BUF_STATE;
+        if (is_const(t) || (is_input[o] && !state) ||
             (t->place == NPU_PLACE_NPU && t->buffer == NPU_BUF_WEIGHTS))
             return fail(v, "step %d '%s': output %d writes tensor %d '%s', which is a %s", s, nm, k,
                         o, tname(p, o),
@@ -293,12 +303,13 @@ check_job(struct vctx *v, const struct npu_program *p, int j, uint8_t *mark)
         if (rl->buffer == NPU_RELOC_REGCMD) {
             size = (uint64_t)jb->n_qwords * 8;
             bn = "REGCMD";
-        } else if (rl->buffer == NPU_BUF_WEIGHTS || rl->buffer == NPU_BUF_ACT) {
+        } else if (rl->buffer == NPU_BUF_WEIGHTS || rl->buffer == NPU_BUF_ACT ||
+                   rl->buffer == NPU_BUF_STATE) {
             size = buffer_size(p, rl->buffer);
-            bn = rl->buffer ? "ACT" : "WEIGHTS";
+            bn = buffer_name(rl->buffer);
         } else {
-            return fail(v, "job %d reloc %u: buffer id %u (WEIGHTS 0, ACT 1, REGCMD 0x%x)", j, r,
-                        rl->buffer, NPU_RELOC_REGCMD);
+            return fail(v, "job %d reloc %u: buffer id %u (WEIGHTS 0, ACT 1, STATE 2, REGCMD 0x%x)",
+                        j, r, rl->buffer, NPU_RELOC_REGCMD);
         }
         if (rl->offset >= size)
             return fail(v, "job %d reloc %u: offset %u outside the %s buffer (%llu bytes)", j, r,
@@ -311,6 +322,49 @@ check_job(struct vctx *v, const struct npu_program *p, int j, uint8_t *mark)
                         "write",
                         j, r, rl->qword, (unsigned long long)jb->regcmd[rl->qword]);
         mark[rl->qword] = 1;
+    }
+    if (jb->n_dynrelocs && !jb->dynrelocs)
+        return fail(v, "job %d: dynamic relocation array missing", j);
+    if (jb->n_dynrelocs > jb->n_relocs)
+        return fail(v, "job %d: %u dynamic relocations, %u relocations", j, jb->n_dynrelocs,
+                    jb->n_relocs);
+    for (uint32_t d = 0; d < jb->n_dynrelocs; d++) {
+        const struct npu_prog_dynreloc *dr = &jb->dynrelocs[d];
+        if (dr->reloc >= jb->n_relocs)
+            return fail(v, "job %d dynreloc %u: relocation %u (%u relocations)", j, d, dr->reloc,
+                        jb->n_relocs);
+        for (uint32_t e = 0; e < d; e++)
+            if (jb->dynrelocs[e].reloc == dr->reloc)
+                return fail(v, "job %d dynreloc %u: relocation %u is already dynamic", j, d,
+                            dr->reloc);
+        const struct npu_prog_reloc *rl = &jb->relocs[dr->reloc];
+        if (rl->buffer == NPU_RELOC_REGCMD)
+            return fail(v, "job %d dynreloc %u: relocation %u points into the regcmd buffer", j, d,
+                        dr->reloc);
+        if ((int64_t)dr->input >= p->n_inputs)
+            return fail(v, "job %d dynreloc %u: position input %u (%d inputs)", j, d, dr->input,
+                        p->n_inputs);
+        const struct npu_prog_tensor *pt = &p->tensors[p->inputs[dr->input]];
+        if (pt->place != NPU_PLACE_HOST ||
+            (pt->t.dtype != NPU_DTYPE_INT64 && pt->t.dtype != NPU_DTYPE_INT32) ||
+            npu_tensor_numel(&pt->t) != 1)
+            return fail(v,
+                        "job %d dynreloc %u: position input %u '%s' must be one int32 or int64 "
+                        "on the host",
+                        j, d, dr->input, pt->name ? pt->name : "");
+        if (!dr->stride || dr->stride % 16 || !dr->limit || !dr->extent)
+            return fail(v,
+                        "job %d dynreloc %u: stride %u (a non-zero multiple of 16), limit %u and "
+                        "extent %u (non-zero)",
+                        j, d, dr->stride, dr->limit, dr->extent);
+        uint64_t size = buffer_size(p, rl->buffer);
+        uint64_t last = (uint64_t)rl->offset + (uint64_t)(dr->limit - 1) * dr->stride;
+        if (last > size || dr->extent > size - last)
+            return fail(v,
+                        "job %d dynreloc %u: position %u at offset %llu + %u bytes runs past the "
+                        "%s buffer (%llu bytes)",
+                        j, d, dr->limit - 1, (unsigned long long)last, dr->extent,
+                        buffer_name(rl->buffer), (unsigned long long)size);
     }
     /* No address register may keep an absolute (unrelocated) address. */
     for (uint32_t q = 0; q < jb->n_qwords; q++) {
@@ -380,9 +434,13 @@ npu_program_validate(const struct npu_program *p, char *msg, size_t msg_len)
         return fail(&v, "array missing for a non-zero count");
     if (p->weights_bytes && !p->weights)
         return fail(&v, "weights_bytes %llu but no weights", (unsigned long long)p->weights_bytes);
-    if (p->weights_bytes >= MAX_NPU_BYTES || p->act_bytes >= MAX_NPU_BYTES)
-        return fail(&v, "NPU buffers of %llu (weights) and %llu (act) bytes: 4 GiB is the limit",
-                    (unsigned long long)p->weights_bytes, (unsigned long long)p->act_bytes);
+    if (p->weights_bytes >= MAX_NPU_BYTES || p->act_bytes >= MAX_NPU_BYTES ||
+        p->state_bytes >= MAX_NPU_BYTES)
+        return fail(&v,
+                    "NPU buffers of %llu (weights), %llu (act) and %llu (state) bytes: 4 GiB is "
+                    "the limit",
+                    (unsigned long long)p->weights_bytes, (unsigned long long)p->act_bytes,
+                    (unsigned long long)p->state_bytes);
     if (p->host_bytes > (1ull << 40))
         return fail(&v, "host arena of %llu bytes", (unsigned long long)p->host_bytes);
     if (!p->n_outputs)
@@ -404,14 +462,14 @@ npu_program_validate(const struct npu_program *p, char *msg, size_t msg_len)
     for (int i = 0; i < p->n_inputs && !st; i++) {
         int t = p->inputs[i];
         if (is_const(&p->tensors[t]) ||
-            (p->tensors[t].place == NPU_PLACE_NPU && p->tensors[t].buffer != NPU_BUF_ACT))
+            (p->tensors[t].place == NPU_PLACE_NPU && p->tensors[t].buffer == NPU_BUF_WEIGHTS))
             st = fail(&v, "input %d: tensor %d '%s' is a constant or weight", i, t, tname(p, t));
     }
     for (int i = 0; i < p->n_outputs && !st; i++) {
         int t = p->outputs[i];
         if (t < 0 || t >= p->n_tensors)
             st = fail(&v, "output %d names tensor %d (%d tensors)", i, t, p->n_tensors);
-        else if (p->tensors[t].place == NPU_PLACE_NPU && p->tensors[t].buffer != NPU_BUF_ACT)
+        else if (p->tensors[t].place == NPU_PLACE_NPU && p->tensors[t].buffer == NPU_BUF_WEIGHTS)
             st = fail(&v, "output %d: tensor %d '%s' lies in the weights", i, t, tname(p, t));
     }
     for (int s = 0; s < p->n_steps && !st; s++)

@@ -91,9 +91,12 @@ npu_program_print(const struct npu_program *p, FILE *f)
     static const char *const kinds[] = {"cpu", "npu-job", "convert"};
     fprintf(f,
             "program v%u: %d steps, %d jobs, %d tensors, weights %llu B, activations %llu B, "
-            "host arena %llu B\n",
+            "host arena %llu B",
             p->version, p->n_steps, p->n_jobs, p->n_tensors, (unsigned long long)p->weights_bytes,
             (unsigned long long)p->act_bytes, (unsigned long long)p->host_bytes);
+    if (p->state_bytes)
+        fprintf(f, ", state %llu B", (unsigned long long)p->state_bytes);
+    fputc('\n', f);
     for (int i = 0; i < p->n_steps; i++) {
         const struct npu_prog_step *s = &p->steps[i];
         fprintf(f, "  step %d %s", i, kinds[s->kind]);
@@ -105,6 +108,8 @@ npu_program_print(const struct npu_program *p, FILE *f)
                     " job %d: %u tasks, %u qwords, %u relocs, modeled %.1f us (timing model "
                     "v1)",
                     s->job, j->n_tasks, j->n_qwords, j->n_relocs, j->modeled_s * 1e6);
+            if (j->n_dynrelocs)
+                fprintf(f, ", %u moved per run by position inputs", j->n_dynrelocs);
         }
         for (int k = 0; k < s->nin; k++)
             if (s->in[k] >= 0)

@@ -17,7 +17,7 @@
 #include "npu/npu-program-exec.h"
 #include "npub-rehash.h"
 
-#define RUN_LIMIT (4u << 20) /* bytes of host arena / activations worth running */
+#define RUN_LIMIT (4u << 20) /* bytes of host arena / activations / state worth running */
 
 static void
 quiet(enum npu_log_level level, const char *domain, const char *msg, void *user)
@@ -29,7 +29,8 @@ static struct npu_device *dev;
 static void
 try_run(const struct npu_program *p)
 {
-    if (p->host_bytes > RUN_LIMIT || p->act_bytes > RUN_LIMIT || p->n_inputs > 16)
+    if (p->host_bytes > RUN_LIMIT || p->act_bytes > RUN_LIMIT || p->state_bytes > RUN_LIMIT ||
+        p->n_inputs > 16)
         return;
     struct npu_tensor in[16];
     void *bufs[16] = {0};

@@ -3,8 +3,10 @@
  * make-npub-corpus.c: writes the seed artifacts of tests/artifact/corpus-npub
  * (the fuzz target's starting points): the hand-made A.1 program of
  * hand-prog.h at two sizes, its I/O-on-the-NPU variant, the small one with
- * model metadata (a format-2 file with a PROPS section), and a program with
- * no NPU job. Run: build/tests/artifact/make-npub-corpus tests/artifact/corpus-npub
+ * model metadata (a format-2 file with a PROPS section), a program with
+ * no NPU job, and the I/O-on-the-NPU one writing its result into NPU_BUF_STATE
+ * at a run-time position (a format-3 file: STATE size, DYNRELOCS section). Run:
+ * build/tests/artifact/make-npub-corpus tests/artifact/corpus-npub
  */
 #include <stdio.h>
 
@@ -81,5 +83,52 @@ main(int argc, char **argv)
     if (npu_npub_save(&h.p, NULL, path))
         return 1;
     hand_prog_free(&h);
+
+    /* state: c32 in NPU_BUF_STATE, two slots, the slot chosen per run by input 1 */
+    struct hand_prog hs;
+    if (hand_prog_make(&hs, 1, 32, 16, true, 3))
+        return 1;
+    struct npu_prog_tensor ts[HT_COUNT + 1];
+    memcpy(ts, hs.t, sizeof(hs.t));
+    uint64_t c32_off = ts[HT_C32].offset, c32_bytes = ts[HT_C32].bytes;
+    uint32_t slot = (uint32_t)NPU_ALIGN(c32_bytes, 64);
+    ts[HT_C32].buffer = NPU_BUF_STATE;
+    ts[HT_C32].offset = 0;
+    memset(&ts[HT_COUNT], 0, sizeof(ts[HT_COUNT]));
+    ts[HT_COUNT].name = "slot";
+    ts[HT_COUNT].t.dtype = NPU_DTYPE_INT64;
+    ts[HT_COUNT].t.ndim = 1;
+    ts[HT_COUNT].t.dims[0] = 1;
+    ts[HT_COUNT].bytes = 8;
+    ts[HT_COUNT].io_input = 1;
+    ts[HT_COUNT].io_output = -1;
+    int ins[2] = {hs.p.inputs[0], HT_COUNT};
+    struct npu_prog_dynreloc dr = {0};
+    int moved = 0;
+    for (uint32_t r = 0; r < hs.job.n_relocs; r++) {
+        struct npu_prog_reloc *rl = &hs.relocs[r];
+        if (rl->buffer != NPU_BUF_ACT || rl->offset < c32_off || rl->offset >= c32_off + c32_bytes)
+            continue;
+        rl->buffer = NPU_BUF_STATE;
+        rl->offset -= (uint32_t)c32_off;
+        if (!moved++)
+            dr = (struct npu_prog_dynreloc){r, 1, slot, 2, (uint32_t)(c32_bytes - rl->offset)};
+    }
+    if (!moved)
+        return 1;
+    struct npu_prog_job js = hs.job;
+    js.dynrelocs = &dr;
+    js.n_dynrelocs = 1;
+    hs.p.tensors = ts;
+    hs.p.n_tensors = HT_COUNT + 1;
+    hs.p.inputs = ins;
+    hs.p.n_inputs = 2;
+    hs.p.jobs = &js;
+    hs.p.state_bytes = 2ull * slot;
+    snprintf(path, sizeof(path), "%s/a1-state-1x32x16.npub", argv[1]);
+    struct npu_npub_meta smeta = {.options = "seed", .source = "a1-state"};
+    if (npu_npub_save(&hs.p, &smeta, path))
+        return 1;
+    hand_prog_free(&hs);
     return 0;
 }

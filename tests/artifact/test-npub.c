@@ -455,7 +455,7 @@ test_damage(const struct npu_program *p)
     expect(b, good_len, NPU_ERR_CORRUPT, "bad magic", "magic");
     memcpy(b, good, good_len);
     put32(b + H_FORMAT, NPU_NPUB_FORMAT_VERSION + 1);
-    expect(b, good_len, NPU_ERR_VERSION, "reads versions 1 to 2", "version");
+    expect(b, good_len, NPU_ERR_VERSION, "reads versions 1 to 3", "version");
     put32(b + H_FORMAT, 0);
     expect(b, good_len, NPU_ERR_VERSION, "format version 0", "version 0");
     memcpy(b, good, good_len);

@@ -511,8 +511,8 @@ test_validate(struct npu_device *dev)
     r[0].qword = j.n_qwords;
     expect_invalid(dev, &p, "reloc 0: qword");
     memcpy(r, h.relocs, sizeof(*r) * h.job.n_relocs);
-    r[0].buffer = 2;
-    expect_invalid(dev, &p, "buffer id 2");
+    r[0].buffer = 7;
+    expect_invalid(dev, &p, "buffer id 7");
     memcpy(r, h.relocs, sizeof(*r) * h.job.n_relocs);
     r[0].offset = (uint32_t)(r[0].buffer == NPU_BUF_ACT ? h.p.act_bytes : h.p.weights_bytes);
     expect_invalid(dev, &p, "reloc 0: offset");

@@ -15,9 +15,12 @@
 # Needs /usr/bin/python3 with torch.
 #
 #   bench-llm.py NPU_GENERATE [gpt2-small|tinyllama] [--partition cost|supported]
-#                [--cache DIR] [--steps N] [--prompt-len N] [--cores N]
+#                [--cache DIR] [--steps N] [--prompt-len N] [--cores N] [--host-kv-cache]
 #                [--weights fp16|w8a8|both]
 #
+# --host-kv-cache: the decode step converts its KV-cache inputs from the host in every
+# step (npu-generate --host-kv-cache) instead of keeping them resident in device memory
+# where the NPU reads them: the baseline of the resident cache.
 # --cores N: each step's NPU jobs split over N cores (npu-generate --cores, the
 # runtime's layer split); the floors are printed for 1, 2 and 3 cores.
 # --weights w8a8: npu-generate --weights w8a8 (int8 projections, int8 activations; its floor
@@ -96,6 +99,7 @@ def main():
                     help="1: no prefill program (memory: TinyLlama's shape)")
     ap.add_argument("--cores", type=int, default=1)
     ap.add_argument("--weights", default="fp16", choices=["fp16", "w8a8", "both"])
+    ap.add_argument("--host-kv-cache", action="store_true")
     a = ap.parse_args()
     t0 = time.time()
     d = checkpoint(a.cache, a.shape)
@@ -106,7 +110,7 @@ def main():
     cmd = [a.npu_generate, d, "--backend", "sim", "--prompt-ids", prompt, "--max-new-tokens",
            str(a.steps + 1), "--max-context", str(128 + a.steps + 1), "--ids",
            "--cores", str(a.cores), "--cache-dir", os.path.join(a.cache, "npub"),
-           "--cpu-threads", "1"]
+           "--cpu-threads", "1"] + (["--host-kv-cache"] if a.host_kv_cache else [])
     res = {}
     for wt in (["fp16", "w8a8"] if a.weights == "both" else [a.weights]):
         res[wt] = run_one(a, d, env, cmd + ["--weights", wt], wt)
@@ -131,7 +135,8 @@ def run_one(a, d, env, cmd, wt):
     label = m.group(2) if m else ""
     core_bw, chip_bw = (10.0e9, 25.0e9) if label.endswith("v1") else (12.0e9 * 0.92, 28.0e9)
     floors = {n: wb / min(n * core_bw, chip_bw) * 1e3 for n in (1, 2, 3)}
-    print(f"\n{a.shape}, {wt}, partition {a.partition}, {a.cores} core(s), run {wall:.0f} s:")
+    kv = "host KV cache" if a.host_kv_cache else "resident KV cache"
+    print(f"\n{a.shape}, {wt}, partition {a.partition}, {a.cores} core(s), {kv}, run {wall:.0f} s:")
     dec = None
     if m:
         dec = float(m.group(1))

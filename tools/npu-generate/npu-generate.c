@@ -39,6 +39,8 @@ static const char usage[] =
     "                     else ~/.cache/opennpu/llm)\n"
     "  --no-cache         compile the programs without reading or writing the cache\n"
     "  --cpu-threads N    threads of the CPU steps (default: all CPUs)\n"
+    "  --host-kv-cache    convert the KV cache from the host in every decode step instead\n"
+    "                     of keeping it resident in device memory (for comparisons)\n"
     "  --ids              print only 'ids: <new ids>' on stdout\n"
     "  --quiet            no statistics on stderr\n"
     "  --logits-out FILE  write each step's logits as a float32 .npy [steps, vocab]\n"
@@ -179,6 +181,8 @@ main(int argc, char **argv)
             o.weights = v, i++;
         } else if (!strcmp(a, "--calib-ids") && v) {
             calib_ids = v, i++;
+        } else if (!strcmp(a, "--host-kv-cache")) {
+            o.host_cache = true;
         } else if (!strcmp(a, "--cpu-threads")) {
             if (!num_arg(a, v, 1, 1024, &x))
                 return 2;
@@ -289,10 +293,12 @@ main(int argc, char **argv)
     if (!quiet && strcmp(in->backend, "cpu"))
         fprintf(stderr,
                 "decode program: %d NPU job(s), %d CPU step(s) (%d MatMul), %d conversion(s); "
-                "attention on the %s (%d of %d layers on the CPU); %d cache slots\n",
+                "attention on the %s (%d of %d layers on the CPU); %d cache slots; %d of %d "
+                "cache inputs resident on the device (%zu bytes)\n",
                 in->decode_npu_jobs, in->decode_cpu_steps, in->decode_cpu_matmuls,
                 in->decode_converts, in->decode_cpu_attention ? "CPU" : "NPU",
-                in->decode_cpu_attention, in->n_layers, in->cache_slots);
+                in->decode_cpu_attention, in->n_layers, in->cache_slots, in->decode_state_inputs,
+                2 * in->n_layers, in->decode_state_bytes);
     struct npu_llm_stats s;
     st = npu_llm_generate(m, ids, n, (int)max_new, &sp, force, on_token, &r, &s);
     if (r.stream)
@@ -328,6 +334,13 @@ main(int argc, char **argv)
                     s.decode_host_cpu_s * 1e3 / steps);
         }
         fputc('\n', stderr);
+        if (steps && strcmp(in->backend, "cpu"))
+            fprintf(stderr,
+                    "decode conversions: %.0f bytes/token (%.1f inputs converted, %.1f state "
+                    "inputs resident per token)\n",
+                    (double)s.decode_convert_bytes / steps,
+                    (double)s.decode_inputs_converted / steps,
+                    (double)s.decode_inputs_resident / steps);
         if (strcmp(in->backend, "cpu"))
             fprintf(stderr, "programs: %d compiled, %d from the compile cache%s\n",
                     in->programs_compiled, in->programs_from_cache,

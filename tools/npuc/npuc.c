@@ -201,9 +201,12 @@ summary(const struct npu_program *p, FILE *f)
             "program: %d steps (%d CPU, %d NPU jobs with %u tasks, %d conversions), "
             "%d tensors\n",
             p->n_steps, cpu, p->n_jobs, tasks, conv, p->n_tensors);
-    fprintf(f, "memory:  weights %llu B, activations %llu B (NPU), host arena %llu B\n",
+    fprintf(f, "memory:  weights %llu B, activations %llu B (NPU), host arena %llu B",
             (unsigned long long)p->weights_bytes, (unsigned long long)p->act_bytes,
             (unsigned long long)p->host_bytes);
+    if (p->state_bytes)
+        fprintf(f, ", state %llu B (NPU, kept across runs)", (unsigned long long)p->state_bytes);
+    fputc('\n', f);
     fprintf(f, "NPU:     %.3f ms per run, modeled (%s), compile-time estimate\n", modeled * 1e3,
             npu_timing_model()->label);
 }

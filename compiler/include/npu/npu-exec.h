@@ -39,6 +39,11 @@ enum npu_status npu_session_run_detailed(struct npu_session *s, const struct npu
                                          int nin, struct npu_tensor *outputs, int nout,
                                          struct npu_prog_run_stats *rs);
 
+/* npu_prog_session_write_state (npu-program-exec.h) on the session's program session: rows
+ * of a state input (resident in device memory) written between runs. NPU backends only. */
+enum npu_status npu_session_write_state(struct npu_session *s, int input,
+                                        const struct npu_tensor *block, int axis, int64_t start);
+
 /* npu_prog_session_split_layers (npu-program-exec.h) on the session's program session:
  * every job split over cores 0 .. cores-1 where the timing model says it pays (simulator
  * only; the session must be on core 0; cores 1 undoes it). NPU_ERR_UNSUPPORTED on cpu. */

@@ -60,6 +60,11 @@ struct npu_value {
     struct npu_node *producer; /* NODE values only */
     int producer_idx;          /* output index in the producer */
     bool is_output;            /* listed in the graph outputs */
+    /* INPUT values: a state input (a KV cache): where its only reader is a conversion to
+     * the NPU, codegen keeps it in NPU_BUF_STATE as the program's input, resident across
+     * runs (npu-program.h), instead of converting it in every run (added later, additive;
+     * not part of the IR text form). */
+    bool is_state;
     /* Filled by npu_graph_update_uses(); stale after edits until called again. */
     struct npu_node **users;
     int nusers;

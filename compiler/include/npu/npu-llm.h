@@ -54,6 +54,11 @@ struct npu_llm_options {
     const char *weights;
     const int32_t *calib_ids; /* w8a8: calibration tokens first (e.g. the prompt); may be NULL */
     int n_calib_ids;
+    /* The decode step's KV-cache inputs are state inputs (npu-program.h): where the NPU
+     * reads them they stay resident in device memory, uploaded once after a prefill or
+     * reset, and each step's new rows are written into them in place. host_cache: convert
+     * them from the host copy in every step instead (the earlier behaviour; comparisons). */
+    bool host_cache;
 };
 
 struct npu_llm_info {
@@ -85,6 +90,11 @@ struct npu_llm_info {
     const char *weights; /* "fp16" or "w8a8" */
     int calib_tokens;    /* w8a8: tokens of the calibration run */
     double calib_s;      /* w8a8: its host time */
+    /* The decode program's cache inputs it keeps resident in device memory (state inputs,
+     * appended in place each step; 0 where the cache is read on the host or converted each
+     * step). */
+    int decode_state_inputs;
+    size_t decode_state_bytes; /* their bytes in device memory (NPU layout) */
 };
 
 struct npu_llm_sampling {
@@ -121,6 +131,11 @@ struct npu_llm_stats {
     double compile_s; /* building and compiling programs during this call */
     bool modeled;     /* the backend reports modeled NPU time (sim) */
     enum npu_llm_stop stop;
+    /* NPU backends, all decode steps of the call: bytes written by conversions between the
+     * host and NPU layouts (graph inputs and CONVERT steps), the graph inputs converted, and
+     * the state inputs left resident in device memory (npu-program-exec.h). */
+    uint64_t decode_convert_bytes;
+    unsigned decode_inputs_converted, decode_inputs_resident;
 };
 
 /* Called for each new token; a nonzero return stops the generation. logits

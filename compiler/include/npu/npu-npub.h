@@ -32,8 +32,10 @@ extern "C" {
 
 /* The newest format this build reads and writes. The writer uses the oldest
  * version that can hold the artifact: 1 without model metadata (such a file
- * is exactly what earlier builds wrote and read), 2 with a PROPS section. */
-#define NPU_NPUB_FORMAT_VERSION 2
+ * is exactly what earlier builds wrote and read), 2 with a PROPS section, 3
+ * when the program has state (NPU_BUF_STATE) or run-time positioned
+ * relocations (npu_prog_dynreloc). */
+#define NPU_NPUB_FORMAT_VERSION 3
 #define NPU_NPUB_FORMAT_MIN 1
 
 /* Bounds on the model metadata (ONNX metadata_props) an artifact carries:

@@ -110,12 +110,24 @@ struct npu_prog_run_stats {
      * (one writing) and overlap on the modeled timeline, or that left no record; 0 when
      * every task's inputs were written before it ran. */
     uint32_t order_violations;
+    /* Graph inputs in NPU memory: how many this run converted from the caller's data and
+     * their bytes in NPU memory, and how many state inputs it left resident (data NULL). */
+    unsigned inputs_converted, inputs_resident;
+    uint64_t input_convert_bytes;
+    /* CONVERT steps of this run and the bytes they wrote (host <-> NPU layouts). */
+    unsigned convert_steps;
+    uint64_t convert_step_bytes;
 };
 
 /*
  * Runs the program once. inputs[i] must match the program's input i (dtype,
- * dims; data row-major). On success outputs[i] are views of session memory
- * (or of the program's constants), valid until the next run or destroy.
+ * dims; data row-major). A state input (a graph input in NPU_BUF_STATE) may
+ * have data NULL: the run then uses what the buffer holds (zeros after
+ * npu_prog_session_create, then whatever earlier runs left or wrote there) and
+ * converts nothing; with data it is uploaded as any input. The position inputs
+ * of dynamic relocations (npu_prog_dynreloc) are checked against their limits
+ * before anything runs: a bad position fails the run with NPU_ERR_INVALID. On success outputs[i]
+ * are views of session memory (or of the program's constants), valid until the next run or destroy.
  * stats may be NULL. A failing NPU job returns its status (NPU_ERR_FAULT,
  * NPU_ERR_HW_REFUSED, NPU_ERR_TIMEOUT, ...) after logging the step, the job
  * and the device's fault text; npu_prog_session_error() returns that text.
@@ -123,6 +135,17 @@ struct npu_prog_run_stats {
 enum npu_status npu_prog_session_run(struct npu_prog_session *s, const struct npu_tensor *inputs,
                                      int nin, struct npu_tensor *outputs, int nout,
                                      struct npu_prog_run_stats *stats);
+/*
+ * Writes a block of state input `input` (a graph input in NPU_BUF_STATE, fp32 held as fp16
+ * or fp32 NC1HWC2) between runs, without converting the rest: block has the input's dtype
+ * and dims except along `axis`, where it has n elements that go to positions start ..
+ * start + n - 1; only the bytes written are synced to the device. This is how a KV cache
+ * resident in device memory gets its new rows. Positions outside the axis are refused
+ * (NPU_ERR_INVALID) before anything is written.
+ */
+enum npu_status npu_prog_session_write_state(struct npu_prog_session *s, int input,
+                                             const struct npu_tensor *block, int axis,
+                                             int64_t start);
 /* The message of the last failed run ("" after a success). */
 const char *npu_prog_session_error(const struct npu_prog_session *s);
 

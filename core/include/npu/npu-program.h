@@ -16,6 +16,9 @@
  *   NPU_BUF_WEIGHTS  read-only, shared by every session of a model (packed
  *                    weights, biases, LUT tables, constant operands);
  *   NPU_BUF_ACT      per session: activations and NPU-side I/O tensors;
+ *   NPU_BUF_STATE    per session, kept across runs and outside the activation
+ *                    planner: state tensors such as an LLM's KV cache (graph
+ *                    inputs a run may leave resident, see npu-program-exec.h);
  *   NPU_RELOC_REGCMD (core/hw) the job's own regcmd buffer (PC chain).
  * The runtime allocates one weights BO per model, and per session one
  * activation BO and one regcmd + task BO per job, then relocates the images
@@ -37,7 +40,7 @@
 extern "C" {
 #endif
 
-enum npu_buf_id { NPU_BUF_WEIGHTS = 0, NPU_BUF_ACT = 1, NPU_BUF_COUNT };
+enum npu_buf_id { NPU_BUF_WEIGHTS = 0, NPU_BUF_ACT = 1, NPU_BUF_STATE = 2, NPU_BUF_COUNT };
 
 /* How a tensor is laid out in memory. */
 enum npu_layout {
@@ -122,6 +125,24 @@ struct npu_prog_reloc {
     uint32_t offset; /* byte offset inside that buffer */
 };
 
+/*
+ * A relocation whose address moves at run time (a write at a run-time position, such as
+ * the new row of a KV cache): before each submit the runtime sets the register of
+ * relocs[reloc] to
+ *     IOVA(its buffer) + its offset + position * stride
+ * where position is the value of graph input `input` (a host int32 / int64 tensor of one
+ * element) for that run. Positions outside 0 .. limit - 1 are refused before anything is
+ * submitted; the validator checks that offset + (limit - 1) * stride + extent stays inside
+ * the buffer, extent being the bytes the register's access spans from its address.
+ */
+struct npu_prog_dynreloc {
+    uint32_t reloc;  /* index into the job's relocs (a WEIGHTS / ACT / STATE relocation) */
+    uint32_t input;  /* graph input index of the position */
+    uint32_t stride; /* bytes per position, a multiple of 16 */
+    uint32_t limit;  /* number of valid positions, >= 1 */
+    uint32_t extent; /* bytes accessed from the address at any one position, >= 1 */
+};
+
 /* Tasks one job may hold: the PC's TASK_NUMBER field is 12 bits and the vendor driver's
  * max_submit_number is 4095 (facts §4.1, [TRM] pc_task_con, [DRV]). Codegen closes a job
  * before it would pass this; the validator refuses a job that does. */
@@ -136,6 +157,9 @@ struct npu_prog_job {
     uint32_t n_relocs;
     uint32_t segment_align; /* bytes, power of two >= 16 */
     double modeled_s;       /* compile-time estimate, timing model v1 */
+    /* Relocations patched per run (added later, additive; .npub format 3). */
+    const struct npu_prog_dynreloc *dynrelocs;
+    uint32_t n_dynrelocs;
 };
 
 struct npu_program {
@@ -155,6 +179,7 @@ struct npu_program {
     uint64_t act_bytes;   /* size of NPU_BUF_ACT per session */
     uint64_t host_bytes;  /* size of the host arena per session */
     const char *producer; /* "opennpu <version>" and the options that made it */
+    uint64_t state_bytes; /* size of NPU_BUF_STATE per session (added later, additive) */
 };
 
 #define NPU_PROGRAM_VERSION 1

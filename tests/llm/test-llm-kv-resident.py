@@ -1,0 +1,151 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+# The decode step's KV cache resident in device memory (docs/llm.md, "The KV cache"), on
+# sim with every node the NPU takes on the NPU (NPU_PARTITION=supported): for the LLaMA
+# (GQA) and Qwen2 test checkpoints, whose decode attention reads the cache inputs on the
+# NPU, npu-generate must report every cache input resident, give the reference's 32 greedy
+# ids, and convert exactly the cache inputs' NPU bytes less per token than the same run
+# with --host-kv-cache (the cache converted from the host in every step), which must give
+# the same ids: the first decode step uploads the cache, the other 30 convert none of it
+# (the new rows are written into the device copy in place). GPT-2's decode step reads its
+# cache on the host (a CPU Concat): reported, not asserted. Needs /usr/bin/python3 with
+# torch and numpy (skips otherwise).
+# --memory: instead, peak RSS of 100 and of 600 generated tokens (LLaMA without EOS,
+# context 640, cache resident and appended in place every step) within 2 MiB.
+#
+#   test-llm-kv-resident.py NPU_GENERATE [--memory]
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy  # noqa: F401  (gen-llm.py needs it)
+    import torch  # noqa: F401
+except ImportError as e:
+    print(f"SKIP: {e} (needs Debian's /usr/bin/python3 with torch and numpy)")
+    sys.exit(77)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+STEPS = 31  # decode steps of 32 new tokens
+
+
+def stats(err):
+    prog = re.search(r"; (\d+) cache slots; (\d+) of (\d+) cache inputs resident on the "
+                     r"device \((\d+) bytes\)", err)
+    conv = re.search(r"decode conversions: (\d+) bytes/token \(([\d.]+) inputs converted, "
+                     r"([\d.]+) state inputs resident per token\)", err)
+    if not prog or not conv:
+        return None
+    return {"slots": int(prog[1]), "resident": int(prog[2]), "cache_inputs": int(prog[3]),
+            "state_bytes": int(prog[4]),
+            "bytes": int(conv[1]), "resident_per_token": float(conv[3])}
+
+
+def memory(gen, env, tmp):
+    """Peak RSS of 100 and 600 tokens with the resident cache: flat."""
+    ref = json.load(open(os.path.join(tmp, "llama.ref.json")))
+    src = os.path.join(tmp, ref["dir"], "snapshots")
+    src = os.path.join(src, os.listdir(src)[0])
+    ll = os.path.join(tmp, "llama-noeos")
+    os.mkdir(ll)
+    for f in os.listdir(src):
+        if f != "config.json":
+            os.symlink(os.path.realpath(os.path.join(src, f)), os.path.join(ll, f))
+    cfg = json.load(open(os.path.join(src, "config.json")))
+    cfg.pop("eos_token_id", None)  # no early stop
+    json.dump(cfg, open(os.path.join(ll, "config.json"), "w"))
+    probe = ("import resource,subprocess,sys;"
+             "r=subprocess.run(sys.argv[1:],capture_output=True,text=True);"
+             "print(r.returncode, len(r.stdout.split())-1,"
+             "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss);"
+             "sys.stderr.write(r.stderr)")
+    menv = dict(env)
+    menv["ASAN_OPTIONS"] = (menv.get("ASAN_OPTIONS", "") + ":quarantine_size_mb=0").lstrip(":")
+    peaks, counts, resident = [], [], []
+    for n in (100, 600):
+        r = subprocess.run([sys.executable, "-c", probe, gen, ll, "--backend", "sim",
+                            "--prompt-ids", "1,2,3", "--max-new-tokens", str(n),
+                            "--max-context", "640", "--ids"], capture_output=True, text=True,
+                           env=menv)
+        rc, cnt, peak = (int(x) for x in r.stdout.split())
+        counts.append(cnt if rc == 0 else -1)
+        peaks.append(peak)
+        s = stats(r.stderr)
+        resident.append(s["resident"] if s else -1)
+    ok = counts == [100, 600] and resident == [4, 4] and peaks[1] - peaks[0] < 2048
+    print(f"{'ok  ' if ok else 'FAIL'} memory: {counts} tokens with {resident} cache inputs "
+          f"resident, peak RSS {peaks[0]} KiB after 100 tokens, {peaks[1]} KiB after 600 "
+          f"(context 640)")
+    return 0 if ok else 1
+
+
+def main():
+    gen = sys.argv[1]
+    env = dict(os.environ, NPU_PARTITION="supported")
+    fails = 0
+    with tempfile.TemporaryDirectory(prefix="npu-llm-kv-") as tmp:
+        env["XDG_CACHE_HOME"] = os.path.join(tmp, "cache")
+        subprocess.run([sys.executable, os.path.join(HERE, "gen-llm.py"), tmp], check=True,
+                       stdout=subprocess.DEVNULL)
+        if sys.argv[2:] == ["--memory"]:
+            sys.exit(memory(gen, env, tmp))
+        for name in ("llama", "qwen2", "gpt2"):
+            ref = json.load(open(os.path.join(tmp, name + ".ref.json")))
+            folder = os.path.join(tmp, ref["dir"])
+            cfg_dir = folder
+            if name == "llama":  # hub cache layout: the snapshot holds config.json
+                snaps = os.path.join(folder, "snapshots")
+                cfg_dir = os.path.join(snaps, os.listdir(snaps)[0])
+            cfg = json.load(open(os.path.join(cfg_dir, "config.json")))
+            base = [gen, folder, "--prompt-ids", ",".join(map(str, ref["prompt"])),
+                    "--max-new-tokens", "32", "--backend", "sim", "--greedy", "--ids"]
+            want = "ids: " + " ".join(map(str, ref["ids"])) + "\n"
+            got = {}
+            for mode, flags in (("resident", []), ("host", ["--host-kv-cache"])):
+                r = subprocess.run(base + flags, env=env, capture_output=True, text=True)
+                s = stats(r.stderr)
+                if r.returncode != 0 or r.stdout != want or not s:
+                    print(f"FAIL {name} {mode}: ids or statistics\n  want {want!r}\n  got  "
+                          f"{r.stdout!r}\n{r.stderr}")
+                    fails += 1
+                    continue
+                got[mode] = s
+                print(f"ok   {name} {mode} cache: 32 greedy ids match; {s['resident']} of "
+                      f"{s['cache_inputs']} cache inputs resident, {s['bytes']} bytes "
+                      f"converted per token")
+            if len(got) < 2:
+                continue
+            res, host = got["resident"], got["host"]
+            if host["resident"] != 0 or host["resident_per_token"] != 0:
+                print(f"FAIL {name}: --host-kv-cache still reports resident cache inputs")
+                fails += 1
+            if name == "gpt2":
+                print(f"     gpt2: {res['resident']} cache inputs resident (its decode step "
+                      f"concatenates the cache on the host)")
+                continue
+            n = 2 * cfg["num_hidden_layers"]
+            if res["resident"] != n or abs(res["resident_per_token"] - n * (STEPS - 1) / STEPS) > 0.06:
+                print(f"FAIL {name}: {res['resident']} of {n} cache inputs resident, "
+                      f"{res['resident_per_token']} per token (want {n * (STEPS - 1) / STEPS:.2f})")
+                fails += 1
+            # at least the cache's fp16 bytes: [kv_heads, slots, head_dim] per input
+            kvh = cfg.get("num_key_value_heads", cfg["num_attention_heads"])
+            hd = cfg["hidden_size"] // cfg["num_attention_heads"]
+            if res["state_bytes"] < n * kvh * res["slots"] * hd * 2:
+                print(f"FAIL {name}: the resident cache is {res['state_bytes']} bytes")
+                fails += 1
+            saved = (host["bytes"] - res["bytes"]) * STEPS  # printed rounded per token
+            expect = res["state_bytes"] * (STEPS - 1)
+            verdict = "ok  " if abs(saved - expect) <= STEPS else "FAIL"
+            fails += verdict == "FAIL"
+            print(f"{verdict} {name}: {host['bytes']} -> {res['bytes']} bytes converted per "
+                  f"token; {saved} fewer in {STEPS} steps = the resident cache's "
+                  f"{res['state_bytes']} bytes in each of {STEPS - 1} steps ({expect})")
+    sys.exit(1 if fails else 0)
+
+
+if __name__ == "__main__":
+    main()
