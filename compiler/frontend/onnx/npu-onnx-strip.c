@@ -16,74 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "npu-pbscan.h"
 #include "onnx-priv.h"
 
 #define MODEL_GRAPH 7       /* ModelProto.graph */
 #define GRAPH_INITIALIZER 5 /* GraphProto.initializer */
 #define TENSOR_RAW_DATA 9   /* TensorProto.raw_data */
-
-struct span {
-    const uint8_t *p, *end;
-};
-
-static bool
-varint(struct span *b, uint64_t *v)
-{
-    *v = 0;
-    for (int s = 0; s < 64 && b->p < b->end; s += 7) {
-        uint8_t c = *b->p++;
-        *v |= (uint64_t)(c & 0x7f) << s;
-        if (!(c & 0x80))
-            return true;
-    }
-    return false;
-}
-
-/* One field of b: its number and wire type, its whole encoding [*start, b->p)
- * and, for a length-delimited field, its payload. False at the end or on
- * malformed input (*bad then says which). */
-static bool
-field(struct span *b, uint32_t *num, unsigned *wire, const uint8_t **start, struct span *payload,
-      bool *bad)
-{
-    uint64_t tag, v;
-    *bad = false;
-    if (b->p >= b->end)
-        return false;
-    *bad = true;
-    *start = b->p;
-    if (!varint(b, &tag) || tag >> 3 == 0 || tag >> 3 > UINT32_MAX)
-        return false;
-    *num = (uint32_t)(tag >> 3);
-    *wire = (unsigned)(tag & 7);
-    payload->p = payload->end = NULL;
-    switch (*wire) {
-    case 0:
-        if (!varint(b, &v))
-            return false;
-        break;
-    case 1:
-        if (b->end - b->p < 8)
-            return false;
-        b->p += 8;
-        break;
-    case 5:
-        if (b->end - b->p < 4)
-            return false;
-        b->p += 4;
-        break;
-    case 2:
-        if (!varint(b, &v) || v > (uint64_t)(b->end - b->p))
-            return false;
-        payload->p = b->p;
-        payload->end = b->p + v;
-        b->p += v;
-        break;
-    default: return false; /* groups: not used by ONNX */
-    }
-    *bad = false;
-    return true;
-}
 
 static size_t
 varint_len(uint64_t v)
@@ -109,15 +47,15 @@ put_varint(uint8_t *o, uint64_t v)
 
 /* The size of a TensorProto without its raw_data fields; false if malformed. */
 static bool
-tensor_size(struct span t, uint64_t *size)
+tensor_size(struct npu_pb t, uint64_t *size)
 {
     uint32_t num;
     unsigned wire;
     const uint8_t *start;
-    struct span pl;
+    struct npu_pb pl;
     bool bad;
     *size = 0;
-    while (field(&t, &num, &wire, &start, &pl, &bad))
+    while (npu_pb_field(&t, &num, &wire, &start, &pl, &bad))
         if (!(num == TENSOR_RAW_DATA && wire == 2))
             *size += (uint64_t)(t.p - start);
     return !bad;
@@ -125,16 +63,16 @@ tensor_size(struct span t, uint64_t *size)
 
 /* The size of a GraphProto with its initializers stripped, and their count. */
 static bool
-graph_size(struct span g, uint64_t *size, size_t *ninit)
+graph_size(struct npu_pb g, uint64_t *size, size_t *ninit)
 {
     uint32_t num;
     unsigned wire;
     const uint8_t *start;
-    struct span pl;
+    struct npu_pb pl;
     bool bad;
     *size = 0;
     *ninit = 0;
-    while (field(&g, &num, &wire, &start, &pl, &bad)) {
+    while (npu_pb_field(&g, &num, &wire, &start, &pl, &bad)) {
         if (num == GRAPH_INITIALIZER && wire == 2) {
             uint64_t ts;
             if (!tensor_size(pl, &ts))
@@ -152,7 +90,7 @@ graph_size(struct span g, uint64_t *size, size_t *ninit)
 /* Writes a length-delimited field: the tag bytes as they were in the file (the
  * start of the field up to its length), the new length, then the content. */
 static uint8_t *
-put_header(uint8_t *o, const uint8_t *start, const struct span *pl, uint64_t size)
+put_header(uint8_t *o, const uint8_t *start, const struct npu_pb *pl, uint64_t size)
 {
     size_t tag = (size_t)(pl->p - start) - varint_len((uint64_t)(pl->end - pl->p));
     memcpy(o, start, tag);
@@ -165,37 +103,37 @@ put_header(uint8_t *o, const uint8_t *start, const struct span *pl, uint64_t siz
  * padded length is rare and legal; strip_ok refuses such a model (it is
  * decoded as it is). */
 static bool
-minimal_length(const uint8_t *start, const struct span *pl)
+minimal_length(const uint8_t *start, const struct npu_pb *pl)
 {
-    struct span b = {start, pl->p};
+    struct npu_pb b = {start, pl->p};
     uint64_t tag, len;
-    if (!varint(&b, &tag) || !varint(&b, &len))
+    if (!npu_pb_varint(&b, &tag) || !npu_pb_varint(&b, &len))
         return false;
     return b.p == pl->p && (size_t)(pl->p - start) == varint_len(tag) + varint_len(len);
 }
 
 static bool
-tensor_ok(struct span t)
+tensor_ok(struct npu_pb t)
 {
     uint32_t num;
     unsigned wire;
     const uint8_t *start;
-    struct span pl;
+    struct npu_pb pl;
     bool bad;
-    while (field(&t, &num, &wire, &start, &pl, &bad))
+    while (npu_pb_field(&t, &num, &wire, &start, &pl, &bad))
         ;
     return !bad;
 }
 
 static bool
-graph_ok(struct span g)
+graph_ok(struct npu_pb g)
 {
     uint32_t num;
     unsigned wire;
     const uint8_t *start;
-    struct span pl;
+    struct npu_pb pl;
     bool bad;
-    while (field(&g, &num, &wire, &start, &pl, &bad))
+    while (npu_pb_field(&g, &num, &wire, &start, &pl, &bad))
         if (num == GRAPH_INITIALIZER && wire == 2 &&
             (!minimal_length(start, &pl) || !tensor_ok(pl)))
             return false;
@@ -206,15 +144,15 @@ enum npu_status
 onnx_strip_raw(const void *data, size_t len, struct onnx_stripped *out)
 {
     memset(out, 0, sizeof(*out));
-    struct span m = {data, (const uint8_t *)data + len};
+    struct npu_pb m = {data, (const uint8_t *)data + len};
     uint32_t num;
     unsigned wire;
     const uint8_t *start;
-    struct span pl, gspan = {NULL, NULL};
+    struct npu_pb pl, gspan = {NULL, NULL};
     const uint8_t *gstart = NULL;
     bool bad;
     int ngraphs = 0;
-    while (field(&m, &num, &wire, &start, &pl, &bad))
+    while (npu_pb_field(&m, &num, &wire, &start, &pl, &bad))
         if (num == MODEL_GRAPH) {
             ngraphs++;
             gspan = pl;
@@ -245,9 +183,9 @@ onnx_strip_raw(const void *data, size_t len, struct onnx_stripped *out)
     memcpy(o, data, head);
     o += head;
     o = put_header(o, gstart, &gspan, gsize);
-    struct span g = gspan;
+    struct npu_pb g = gspan;
     size_t k = 0;
-    while (field(&g, &num, &wire, &start, &pl, &bad)) {
+    while (npu_pb_field(&g, &num, &wire, &start, &pl, &bad)) {
         if (!(num == GRAPH_INITIALIZER && wire == 2)) {
             memcpy(o, start, (size_t)(g.p - start));
             o += g.p - start;
@@ -256,10 +194,10 @@ onnx_strip_raw(const void *data, size_t len, struct onnx_stripped *out)
         uint64_t ts;
         tensor_size(pl, &ts);
         o = put_header(o, start, &pl, ts);
-        struct span t = pl;
+        struct npu_pb t = pl;
         const uint8_t *tstart;
-        struct span tpl;
-        while (field(&t, &num, &wire, &tstart, &tpl, &bad)) {
+        struct npu_pb tpl;
+        while (npu_pb_field(&t, &num, &wire, &tstart, &tpl, &bad)) {
             if (num == TENSOR_RAW_DATA && wire == 2) {
                 /* the last occurrence wins, as in protobuf's decoding */
                 raw[k].p = tpl.p;

@@ -6,8 +6,8 @@
 
 #include "npu-pbscan.h"
 
-static bool
-pb_varint(struct npu_pb *b, uint64_t *v)
+bool
+npu_pb_varint(struct npu_pb *b, uint64_t *v)
 {
     *v = 0;
     for (int s = 0; s < 64 && b->p < b->end; s += 7) {
@@ -19,21 +19,25 @@ pb_varint(struct npu_pb *b, uint64_t *v)
     return false;
 }
 
-static bool
-next(struct npu_pb *b, uint32_t *field, struct npu_pb *sub, bool *bad)
+bool
+npu_pb_field(struct npu_pb *b, uint32_t *num, unsigned *wire, const uint8_t **start,
+             struct npu_pb *payload, bool *bad)
 {
     uint64_t tag, v;
     *bad = false;
     if (b->p >= b->end)
         return false;
     *bad = true;
-    if (!pb_varint(b, &tag))
+    *start = b->p;
+    /* field 0 does not exist in protobuf: protobuf-c refuses it too */
+    if (!npu_pb_varint(b, &tag) || tag >> 3 == 0 || tag >> 3 > UINT32_MAX)
         return false;
-    *field = (uint32_t)(tag >> 3);
-    sub->p = sub->end = NULL;
-    switch (tag & 7) {
+    *num = (uint32_t)(tag >> 3);
+    *wire = (unsigned)(tag & 7);
+    payload->p = payload->end = NULL;
+    switch (*wire) {
     case 0:
-        if (!pb_varint(b, &v))
+        if (!npu_pb_varint(b, &v))
             return false;
         break;
     case 1:
@@ -47,10 +51,10 @@ next(struct npu_pb *b, uint32_t *field, struct npu_pb *sub, bool *bad)
         b->p += 4;
         break;
     case 2:
-        if (!pb_varint(b, &v) || v > (uint64_t)(b->end - b->p))
+        if (!npu_pb_varint(b, &v) || v > (uint64_t)(b->end - b->p))
             return false;
-        sub->p = b->p;
-        sub->end = b->p + v;
+        payload->p = b->p;
+        payload->end = b->p + v;
         b->p += v;
         break;
     default: return false; /* groups: not used by ONNX */
@@ -63,5 +67,7 @@ bool
 npu_pb_next(struct npu_pb *b, uint32_t *field, struct npu_pb *sub, bool *bad)
 {
     bool dummy;
-    return next(b, field, sub, bad ? bad : &dummy);
+    unsigned wire;
+    const uint8_t *start;
+    return npu_pb_field(b, field, &wire, &start, sub, bad ? bad : &dummy);
 }
