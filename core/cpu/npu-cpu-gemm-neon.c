@@ -219,39 +219,13 @@ pack_b(bool tb, const float *B, int64_t ldb, int64_t pc, int64_t kc, int64_t jc,
     }
 }
 
-/* Per-thread packing buffers (fixed size, 64-byte aligned), freed when the thread exits. */
-static pthread_key_t pack_key;
-static pthread_once_t pack_once = PTHREAD_ONCE_INIT;
-static void
-pack_key_init(void)
-{
-    if (pthread_key_create(&pack_key, free))
-        npu_die("pthread_key_create failed");
-}
-
-static float *
-pack_buffers(void)
-{
-    pthread_once(&pack_once, pack_key_init);
-    float *p = pthread_getspecific(pack_key);
-    if (!p) {
-        if (posix_memalign((void **)&p, 64, sizeof(float) * (KC * NC + KC * MC)))
-            return NULL;
-        if (pthread_setspecific(pack_key, p)) {
-            free(p);
-            return NULL;
-        }
-    }
-    return p;
-}
-
 bool
 cpu_sgemm_neon(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
 {
     if (M <= 0 || N <= 0 || K <= 0)
         return false;
-    float *bpack = pack_buffers();
+    float *bpack = cpu_gemm_pack_buffer(KC * NC + KC * MC);
     if (!bpack)
         return false;
     float *apack = bpack + KC * NC;

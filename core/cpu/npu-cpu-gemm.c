@@ -565,30 +565,50 @@ pack_a(bool ta, const float *A, int64_t lda, int64_t ic, int64_t mc, int64_t pc,
     }
 }
 
-/* Per-thread packing buffers (fixed size), freed when the thread exits. */
+/* The packing buffers of a GEMM kernel: per thread, at least n floats, 64-byte aligned, kept
+ * until the thread exits (grown when a kernel with larger blocks runs on the same thread: the
+ * portable and the NEON kernel share it). NULL when out of memory. */
+struct pack_buf {
+    size_t n;
+    float *p;
+};
 static pthread_key_t pack_key;
 static pthread_once_t pack_once = PTHREAD_ONCE_INIT;
 static void
+pack_buf_free(void *v)
+{
+    struct pack_buf *b = v;
+    free(b->p);
+    free(b);
+}
+static void
 pack_key_init(void)
 {
-    if (pthread_key_create(&pack_key, free))
+    if (pthread_key_create(&pack_key, pack_buf_free))
         npu_die("pthread_key_create failed");
 }
 
-static float *
-pack_buffers(void)
+float *
+cpu_gemm_pack_buffer(size_t n)
 {
     pthread_once(&pack_once, pack_key_init);
-    float *p = pthread_getspecific(pack_key);
-    if (!p) {
-        if (posix_memalign((void **)&p, 64, sizeof(float) * (KC * NC + KC * MC)))
+    struct pack_buf *b = pthread_getspecific(pack_key);
+    if (!b) {
+        if (!(b = calloc(1, sizeof(*b))))
             return NULL;
-        if (pthread_setspecific(pack_key, p)) {
-            free(p);
+        if (pthread_setspecific(pack_key, b)) {
+            free(b);
             return NULL;
         }
     }
-    return p;
+    if (b->n < n) {
+        float *p;
+        if (posix_memalign((void **)&p, 64, sizeof(float) * n))
+            return NULL;
+        free(b->p);
+        b->p = p, b->n = n;
+    }
+    return b->p;
 }
 
 /* C[i][0..n) of rows [0, m): the epilogue (nothing when ep is NULL or empty) */
@@ -761,7 +781,7 @@ sgemm_fallback(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, c
 #endif
     pthread_once(&uk_once, uk_pick);
     const int nrw = uk_nr;
-    float *bpack = pack_buffers(), *apack = bpack ? bpack + KC * NC : NULL;
+    float *bpack = cpu_gemm_pack_buffer(KC * NC + KC * MC), *apack = bpack ? bpack + KC * NC : NULL;
     float tile[MR * NRMAX] __attribute__((aligned(64)));
     if (K == 0) {
         for (int64_t i = 0; i < M; i++)

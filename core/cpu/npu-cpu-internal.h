@@ -100,6 +100,8 @@ double cpu_now(void);
  * kernels: every item is computed the same way whichever thread takes it). Never call it from
  * inside a parallel callback. */
 void cpu_parallel_for(struct npu_cpu_ctx *ctx, int64_t n, int64_t grain, cpu_par_fn fn, void *arg);
+/* The GEMM kernels' per-thread packing buffer of at least n floats (npu-cpu-gemm.c) */
+float *cpu_gemm_pack_buffer(size_t n);
 
 /* Makes every thread's scratch buffer at least `bytes` long (64-byte aligned). Call before
  * cpu_parallel_for; callbacks then use cpu_scratch(ctx, tid). */
