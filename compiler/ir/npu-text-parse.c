@@ -757,46 +757,13 @@ parse_text(const char *text, size_t len, const void *sidecar, size_t sidecar_len
     return NPU_OK;
 }
 
-static enum npu_status
-slurp(const char *path, char **buf, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        npu_err(DOM, "%s: %s", path, strerror(errno));
-        return NPU_ERR_IO;
-    }
-    enum npu_status st = NPU_ERR_IO;
-    if (fseek(f, 0, SEEK_END) || ftell(f) < 0)
-        goto out;
-    long n = ftell(f);
-    rewind(f);
-    *buf = malloc((size_t)n + 1);
-    if (!*buf) {
-        st = NPU_ERR_NOMEM;
-        goto out;
-    }
-    if (fread(*buf, 1, (size_t)n, f) != (size_t)n) {
-        free(*buf);
-        *buf = NULL;
-        goto out;
-    }
-    (*buf)[n] = 0;
-    *len = (size_t)n;
-    st = NPU_OK;
-out:
-    fclose(f);
-    if (st)
-        npu_err(DOM, "%s: cannot read", path);
-    return st;
-}
-
 enum npu_status
 npu_ir_load(const char *path, struct npu_graph **out)
 {
     char *text = NULL, *side = NULL, *sp;
     size_t tl = 0, sl = 0, n = strlen(path);
     *out = NULL;
-    enum npu_status st = slurp(path, &text, &tl);
+    enum npu_status st = npu_read_file(path, DOM, &text, &tl);
     if (st)
         return st;
     sp = malloc(n + 5);
@@ -808,7 +775,7 @@ npu_ir_load(const char *path, struct npu_graph **out)
     FILE *f = fopen(sp, "rb");
     if (f) {
         fclose(f);
-        st = slurp(sp, &side, &sl);
+        st = npu_read_file(sp, DOM, &side, &sl);
     }
     if (!st)
         st = npu_ir_parse(text, tl, side, sl, false, out);

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * npu-common.c: status names, the process-wide log sink and NPU_DEBUG parsing.
+ * npu-common.c: status names, the process-wide log sink, NPU_DEBUG parsing and
+ * the one whole-file reader the front ends, the tokenizer and the tools share.
  * The sink is swapped atomically so that a GStreamer element can install its
  * own while worker threads are logging.
  */
 #include "npu/npu-common.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +34,58 @@ npu_status_str(enum npu_status s)
     case NPU_ERR_INTERNAL: return "internal error";
     }
     return "unknown status";
+}
+
+enum npu_status
+npu_read_file(const char *path, const char *domain, char **buf, size_t *len)
+{
+    if (buf)
+        *buf = NULL;
+    if (len)
+        *len = 0;
+    if (!path || !buf || !len) {
+        if (domain)
+            npu_err(domain, "read_file: path, buf and len must be given");
+        return NPU_ERR_INVALID;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        if (domain)
+            npu_err(domain, "%s: %s", path, strerror(errno));
+        return NPU_ERR_IO;
+    }
+    char *b = NULL;
+    size_t n = 0, cap = 0;
+    for (;;) {
+        if (n == cap) {
+            cap = cap ? 2 * cap : 65536;
+            char *nb = realloc(b, cap + 1);
+            if (!nb) {
+                free(b);
+                fclose(f);
+                if (domain)
+                    npu_err(domain, "%s: out of memory", path);
+                return NPU_ERR_NOMEM;
+            }
+            b = nb;
+        }
+        size_t r = fread(b + n, 1, cap - n, f);
+        if (!r)
+            break;
+        n += r;
+    }
+    int err = ferror(f) ? errno : 0;
+    fclose(f);
+    if (err) {
+        free(b);
+        if (domain)
+            npu_err(domain, "%s: read error: %s", path, strerror(err ? err : EIO));
+        return NPU_ERR_IO;
+    }
+    b[n] = '\0';
+    *buf = b;
+    *len = n;
+    return NPU_OK;
 }
 
 static pthread_once_t debug_once = PTHREAD_ONCE_INIT;

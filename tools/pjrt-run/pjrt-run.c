@@ -13,9 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "npu/npu-common.h"
 #include "npu/npu-npy.h"
 #include "npu/npu-tensor.h"
 #include "pjrt-c-api.h"
+#include "pjrt-dtype.h"
 
 #define MAX_INPUTS 64
 
@@ -69,44 +71,6 @@ await_event(PJRT_Event *ev, const char *what)
     PJRT_Event_Destroy_Args d = {.struct_size = PJRT_Event_Destroy_Args_STRUCT_SIZE, .event = ev};
     ok &= !CALL(Event_Destroy, d, "Event_Destroy");
     return ok;
-}
-
-static const struct {
-    PJRT_Buffer_Type pt;
-    enum npu_dtype dt;
-} types[] = {
-    {PJRT_Buffer_Type_PRED, NPU_DTYPE_BOOL},  {PJRT_Buffer_Type_S8, NPU_DTYPE_INT8},
-    {PJRT_Buffer_Type_S16, NPU_DTYPE_INT16},  {PJRT_Buffer_Type_S32, NPU_DTYPE_INT32},
-    {PJRT_Buffer_Type_S64, NPU_DTYPE_INT64},  {PJRT_Buffer_Type_U8, NPU_DTYPE_UINT8},
-    {PJRT_Buffer_Type_U16, NPU_DTYPE_UINT16}, {PJRT_Buffer_Type_U32, NPU_DTYPE_UINT32},
-    {PJRT_Buffer_Type_U64, NPU_DTYPE_UINT64}, {PJRT_Buffer_Type_F16, NPU_DTYPE_FP16},
-    {PJRT_Buffer_Type_F32, NPU_DTYPE_FP32},   {PJRT_Buffer_Type_F64, NPU_DTYPE_FP64},
-};
-
-static char *
-read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *buf = NULL;
-    size_t n = 0, cap = 0, r;
-    do {
-        if (n == cap) {
-            char *b = realloc(buf, cap = cap ? 2 * cap : 65536);
-            if (!b) {
-                free(buf);
-                fclose(f);
-                return NULL;
-            }
-            buf = b;
-        }
-        r = fread(buf + n, 1, cap - n, f);
-        n += r;
-    } while (r);
-    fclose(f);
-    *len = n;
-    return buf;
 }
 
 int
@@ -264,8 +228,7 @@ main(int argc, char **argv)
                 dv.num_devices, (int)dk.str_size, dk.str);
 
     size_t len = 0;
-    code = read_file(program, &len);
-    if (!code) {
+    if (npu_read_file(program, NULL, &code, &len)) {
         fprintf(stderr, "pjrt-run: cannot read %s\n", program);
         goto out;
     }
@@ -308,10 +271,7 @@ main(int argc, char **argv)
             fprintf(stderr, "pjrt-run: cannot read %s\n", inputs[i]);
             goto out;
         }
-        PJRT_Buffer_Type pt = PJRT_Buffer_Type_INVALID;
-        for (size_t k = 0; k < sizeof types / sizeof types[0]; k++)
-            if (types[k].dt == tin[i].dtype)
-                pt = types[k].pt;
+        PJRT_Buffer_Type pt = pjrt_buffer_type(tin[i].dtype);
         PJRT_Client_BufferFromHostBuffer_Args bh = {
             .struct_size = PJRT_Client_BufferFromHostBuffer_Args_STRUCT_SIZE,
             .client = client,
@@ -360,10 +320,7 @@ main(int argc, char **argv)
             CALL(Buffer_ElementType, be, "Buffer_ElementType") ||
             CALL(Buffer_ToHostBuffer, th, "Buffer_ToHostBuffer (size)"))
             goto out;
-        struct npu_tensor t = {.ndim = (int)bd.num_dims};
-        for (size_t k = 0; k < sizeof types / sizeof types[0]; k++)
-            if (types[k].pt == be.type)
-                t.dtype = types[k].dt;
+        struct npu_tensor t = {.ndim = (int)bd.num_dims, .dtype = pjrt_npu_dtype(be.type)};
         if (!t.dtype || bd.num_dims > NPU_MAX_DIMS) {
             fprintf(stderr, "pjrt-run: output %zu has element type %d\n", i, (int)be.type);
             goto out;

@@ -12,7 +12,6 @@
  * malformed program fails at the op that caused it, with its line.
  */
 #include <ctype.h>
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -1563,37 +1562,16 @@ npu_stablehlo_load(const char *path, struct npu_graph **out)
 {
     if (out)
         *out = NULL;
-    FILE *f = path ? fopen(path, "rb") : NULL;
-    if (!f) {
-        npu_err(SHLO_DOM, "%s: %s", path ? path : "(null)", strerror(errno));
+    if (!path) {
+        npu_err(SHLO_DOM, "(null): no file given");
         return NPU_ERR_IO;
     }
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len == cap) {
-            cap = cap ? 2 * cap : 65536;
-            char *b = realloc(buf, cap);
-            if (!b) {
-                free(buf);
-                fclose(f);
-                return NPU_ERR_NOMEM;
-            }
-            buf = b;
-        }
-        size_t r = fread(buf + len, 1, cap - len, f);
-        if (!r)
-            break;
-        len += r;
-    }
-    bool err = ferror(f);
-    fclose(f);
-    if (err) {
-        free(buf);
-        npu_err(SHLO_DOM, "%s: read error", path);
-        return NPU_ERR_IO;
-    }
-    enum npu_status st = npu_stablehlo_parse(buf ? buf : "", len, out);
+    char *buf;
+    size_t len;
+    enum npu_status st = npu_read_file(path, SHLO_DOM, &buf, &len);
+    if (st)
+        return st;
+    st = npu_stablehlo_parse(buf, len, out);
     free(buf);
     return st;
 }

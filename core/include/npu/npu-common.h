@@ -101,6 +101,15 @@ enum npu_debug_flag {
 };
 uint32_t npu_debug_flags(void);
 
+/*
+ * The whole file at path read into *buf (malloc'd, free() it) with a NUL after its
+ * *len bytes, so that text can be parsed in place; reads to end of file (pipes too).
+ * NPU_ERR_IO when it cannot be opened or read, NPU_ERR_NOMEM; the reason ("path:
+ * strerror") is logged in domain, or not at all when domain is NULL (a caller for
+ * whom a missing file is no error). *buf is NULL and *len 0 on failure.
+ */
+enum npu_status npu_read_file(const char *path, const char *domain, char **buf, size_t *len);
+
 /* Internal invariant failure: prints file:line and aborts. Never for input. */
 void npu_die_at(const char *file, int line, const char *fmt, ...) NPU_PRINTF(3, 4)
     __attribute__((noreturn));
