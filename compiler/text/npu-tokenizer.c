@@ -140,12 +140,20 @@ hash_u64(uint64_t x)
     return x;
 }
 
-static int
-strmap_init(struct tok_strmap *m, size_t expect)
+/* Open-addressing table size for `expect` keys: a power of two, at most half full. */
+static size_t
+map_cap(size_t expect)
 {
     size_t cap = 16;
     while (cap < expect * 2 + 16)
         cap <<= 1;
+    return cap;
+}
+
+static int
+strmap_init(struct tok_strmap *m, size_t expect)
+{
+    size_t cap = map_cap(expect);
     m->keys = calloc(cap, sizeof(*m->keys));
     m->lens = calloc(cap, sizeof(*m->lens));
     m->vals = calloc(cap, sizeof(*m->vals));
@@ -208,9 +216,7 @@ tok_strmap_get(const struct tok_strmap *m, const char *s, size_t len)
 static int
 mergemap_init(struct tok_mergemap *m, size_t expect)
 {
-    size_t cap = 16;
-    while (cap < expect * 2 + 16)
-        cap <<= 1;
+    size_t cap = map_cap(expect);
     m->keys = calloc(cap, sizeof(*m->keys));
     m->ranks = calloc(cap, sizeof(*m->ranks));
     m->out = calloc(cap, sizeof(*m->out));
@@ -1108,33 +1114,15 @@ add_ids(struct loader *L, int32_t **v, size_t *n, int32_t id)
     return NPU_OK;
 }
 
+/* A post-processor other than Sequence (load_component). */
 static enum npu_status
-load_post(struct loader *L, const struct npu_json *n, const char *field)
+load_post(struct loader *L, const struct npu_json *n, const char *field, const char *type,
+          void *user)
 {
+    (void)user;
     struct npu_tokenizer *t = L->t;
     enum npu_status st;
     char f[160];
-    if (is_null(n))
-        return NPU_OK;
-    if ((st = need_type(L, n, NPU_JSON_OBJECT, field)))
-        return st;
-    const char *type = jstr(n, "type");
-    if (!type) {
-        LERR(L, "%s.type: missing", field);
-        return NPU_ERR_CORRUPT;
-    }
-    if (!strcmp(type, "Sequence")) {
-        const struct npu_json *list = npu_json_get(n, "processors");
-        snprintf(f, sizeof(f), "%s.processors", field);
-        if ((st = need_type(L, list, NPU_JSON_ARRAY, f)))
-            return st;
-        for (size_t i = 0; i < list->len; i++) {
-            snprintf(f, sizeof(f), "%s.processors[%zu]", field, i);
-            if ((st = load_post(L, &list->items[i], f)))
-                return st;
-        }
-        return NPU_OK;
-    }
     if (!strcmp(type, "ByteLevel"))
         return NPU_OK; /* offsets only */
     if (!strcmp(type, "RobertaProcessing") || !strcmp(type, "BertProcessing")) {
@@ -1411,42 +1399,6 @@ cmp_added_len(const void *pa, const void *pb)
     return a->id < b->id ? -1 : a->id > b->id;
 }
 
-static char *
-read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *buf = NULL;
-    size_t cap = 0, n = 0;
-    for (;;) {
-        if (n + 65536 > cap) {
-            cap = cap ? cap * 2 : 1 << 20;
-            char *nb = realloc(buf, cap);
-            if (!nb) {
-                free(buf);
-                fclose(f);
-                errno = ENOMEM;
-                return NULL;
-            }
-            buf = nb;
-        }
-        size_t r = fread(buf + n, 1, cap - n, f);
-        n += r;
-        if (r == 0)
-            break;
-    }
-    bool err = ferror(f);
-    fclose(f);
-    if (err) {
-        free(buf);
-        errno = EIO;
-        return NULL;
-    }
-    *len = n;
-    return buf;
-}
-
 static enum npu_status
 load_doc(struct npu_tokenizer *t, const char *json, size_t len, const char *what)
 {
@@ -1473,7 +1425,8 @@ load_doc(struct npu_tokenizer *t, const char *json, size_t len, const char *what
     if ((st = load_component(&L, npu_json_get(root, "pre_tokenizer"), "pre_tokenizer",
                              "pretokenizers", load_pretok, NULL)))
         goto out;
-    if ((st = load_post(&L, npu_json_get(root, "post_processor"), "post_processor")))
+    if ((st = load_component(&L, npu_json_get(root, "post_processor"), "post_processor",
+                             "processors", load_post, NULL)))
         goto out;
     if ((st = build_decoder(&L, npu_json_get(root, "decoder"))))
         goto out;
@@ -1546,8 +1499,8 @@ read_side_files(struct npu_tokenizer *t, const char *dir)
         char path[4096];
         size_t len;
         snprintf(path, sizeof(path), "%s/%s", dir, files[k]);
-        char *buf = read_file(path, &len);
-        if (!buf)
+        char *buf;
+        if (npu_read_file(path, NULL, &buf, &len))
             continue;
         char err[200];
         struct npu_json_doc *doc = npu_json_parse(buf, len, err, sizeof(err));
@@ -1595,11 +1548,10 @@ npu_tokenizer_load(const char *path, struct npu_tokenizer **out)
     else
         snprintf(file, sizeof(file), "%s", path);
     size_t len;
-    char *buf = read_file(file, &len);
-    if (!buf) {
-        npu_err(TOK_DOM, "%s: %s", file, strerror(errno));
-        return NPU_ERR_IO;
-    }
+    char *buf;
+    enum npu_status rst = npu_read_file(file, TOK_DOM, &buf, &len);
+    if (rst)
+        return rst;
     struct npu_tokenizer *t = calloc(1, sizeof(*t));
     if (!t) {
         free(buf);
