@@ -21,8 +21,8 @@
 #                            [--no-ort] [--no-sim] [MODEL.onnx...]
 #
 # ORT comes from $OPENNPU_ORT_DIR (default ${XDG_CACHE_HOME:-$HOME/.cache}/opennpu/
-# onnxruntime-node), installed there with npm --ignore-scripts on first use as
-# scripts/bench-ort.sh does; without node/npm the ORT column shows "-".
+# onnxruntime-node), installed there with npm --ignore-scripts on first use
+# (scripts/ort-env.sh); without node/npm the ORT column shows "-".
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(dirname "$here")
@@ -56,18 +56,10 @@ echo "host: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'),
 "$build/tools/npu-info/npu-info" -b sim 2>/dev/null | grep '^cpu gemm' || true
 
 # ---- ONNX Runtime -------------------------------------------------------------------------
-ort=${OPENNPU_ORT_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/opennpu/onnxruntime-node}
-if [ $use_ort -eq 1 ]; then
-  if ! command -v node >/dev/null 2>&1; then
-    echo "bench-compile: node not found: no ONNX Runtime figures"; use_ort=0
-  elif [ ! -d "$ort/node_modules/onnxruntime-node" ]; then
-    if command -v npm >/dev/null 2>&1 && mkdir -p "$ort" &&
-       (cd "$ort" && npm install --silent --no-audit --no-fund --ignore-scripts onnxruntime-node); then
-      :
-    else
-      echo "bench-compile: cannot install onnxruntime-node: no ONNX Runtime figures"; use_ort=0
-    fi
-  fi
+# shellcheck source=scripts/ort-env.sh
+. "$here/ort-env.sh"
+if [ $use_ort -eq 1 ] && ! ort_ensure bench-compile; then
+  echo "bench-compile: $ort_why: no ONNX Runtime figures"; use_ort=0
 fi
 
 # best CPU and wall seconds of `npuc --stats` over $reps compiles: "cpu wall" or "error"

@@ -50,15 +50,9 @@ done
 npu_run=$build/tools/npu-run/npu-run
 npuc=$build/tools/npuc/npuc
 [ -x "$npu_run" ] || { echo "bench-ort: $npu_run not built (ninja -C $build)" >&2; exit 1; }
-command -v node >/dev/null 2>&1 || { echo "bench-ort: node not found: skipped" >&2; exit 77; }
-ort=${OPENNPU_ORT_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/opennpu/onnxruntime-node}
-if [ ! -d "$ort/node_modules/onnxruntime-node" ]; then
-  command -v npm >/dev/null 2>&1 || { echo "bench-ort: npm not found: skipped" >&2; exit 77; }
-  mkdir -p "$ort"
-  echo "bench-ort: installing onnxruntime-node into $ort"
-  (cd "$ort" && npm install --silent --no-audit --no-fund --ignore-scripts onnxruntime-node) ||
-    { echo "bench-ort: cannot install onnxruntime-node: skipped" >&2; exit 77; }
-fi
+# shellcheck source=scripts/ort-env.sh
+. "$here/ort-env.sh"
+ort_ensure bench-ort || { echo "bench-ort: $ort_why: skipped" >&2; exit 77; }
 if [ $make_models -eq 1 ]; then
   py=/usr/bin/python3
   "$py" -c 'import torch, onnx' 2>/dev/null ||

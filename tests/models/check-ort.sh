@@ -9,15 +9,14 @@
 # Also: ninja -C build check-ort
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-dir=${OPENNPU_ORT_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/opennpu/onnxruntime-node}
-command -v node >/dev/null 2>&1 || { echo "check-ort: node (v16+) not found" >&2; exit 77; }
-if [ ! -d "$dir/node_modules/onnxruntime-node" ]; then
-  command -v npm >/dev/null 2>&1 || { echo "check-ort: npm not found" >&2; exit 77; }
-  mkdir -p "$dir"
-  echo "check-ort: installing onnxruntime-node into $dir"
-  (cd "$dir" && npm install --silent --no-audit --no-fund --ignore-scripts onnxruntime-node)
+# shellcheck source=scripts/ort-env.sh
+. "$here/../../scripts/ort-env.sh"
+if ! ort_ensure check-ort; then
+  echo "check-ort: $ort_why (needs node v16+ and npm)" >&2
+  [ "$ort_why" = "cannot install onnxruntime-node" ] && exit 1
+  exit 77
 fi
 if [ $# -eq 0 ]; then
   set -- "$here"/data/*/
 fi
-exec node "$here/check-ort.mjs" "$dir" "$@"
+exec node "$here/check-ort.mjs" "$ort" "$@"

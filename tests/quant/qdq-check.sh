@@ -39,8 +39,9 @@ for c in sorted(glob.glob(w + '/cpu-*/*.npy')):
     bad += cos < 0.995
 sys.exit(bad > 0)
 PY
-ort=${OPENNPU_ORT_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/opennpu/onnxruntime-node}
-if command -v node >/dev/null 2>&1 && [ -d "$ort/node_modules/onnxruntime-node" ]; then
+# shellcheck source=scripts/ort-env.sh
+. "$here/../../scripts/ort-env.sh"
+if ort_have; then
     # shellcheck disable=SC2086
     node "$here/check-qdq-ort.mjs" "$ort" "$work/qdq.onnx" 0.9999 $pairs 2>/dev/null || fails=1
 else
