@@ -6,16 +6,14 @@
 //   ortcreate <model path> wall_s=<s> cpu_s=<s>
 // or "ortcreate <model path> error <message>".
 //   node bench-compile-ort.mjs ORT_MODULE_DIR REPS MODEL.onnx...
-import { createRequire } from 'node:module';
-import path from 'node:path';
+import { loadOrt } from './ort-common.mjs';
 
 const [ortDir, repsArg, ...models] = process.argv.slice(2);
 if (!ortDir || !repsArg || models.length === 0) {
     console.error('usage: node bench-compile-ort.mjs ORT_MODULE_DIR REPS MODEL.onnx...');
     process.exit(2);
 }
-const require = createRequire(path.join(path.resolve(ortDir), 'index.js'));
-const ort = require('onnxruntime-node');
+const ort = loadOrt(ortDir);
 ort.env.logLevel = 'error';
 for (const m of models) {
     try {

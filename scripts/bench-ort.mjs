@@ -8,45 +8,18 @@
 // (cpu_ms: the process's CPU time per run, user + system, mean over the timed runs)
 // or "ort <name> error <message>".
 //   node bench-ort.mjs ORT_MODULE_DIR THREADS RUNS MODEL_DIR...
-import { createRequire } from 'node:module';
-import fs from 'node:fs';
 import path from 'node:path';
+
+import { loadOrt, readNpy } from './ort-common.mjs';
 
 const [ortDir, threadsArg, runsArg, ...models] = process.argv.slice(2);
 if (!ortDir || !threadsArg || !runsArg || models.length === 0) {
     console.error('usage: node bench-ort.mjs ORT_MODULE_DIR THREADS RUNS MODEL_DIR...');
     process.exit(2);
 }
-const require = createRequire(path.join(path.resolve(ortDir), 'index.js'));
-const ort = require('onnxruntime-node');
+const ort = loadOrt(ortDir);
 const threads = Number(threadsArg), runs = Number(runsArg);
 ort.env.logLevel = 'error'; // no initializer-in-inputs warnings on stdout
-
-const NPY_TYPES = {
-    '<f4': ['float32', Float32Array], '<f8': ['float64', Float64Array],
-    '<i8': ['int64', BigInt64Array], '<i4': ['int32', Int32Array],
-    '|b1': ['bool', Uint8Array], '|u1': ['uint8', Uint8Array], '|i1': ['int8', Int8Array],
-};
-
-// The .npy files np.save writes (v1-3, C order, little-endian).
-function readNpy(file) {
-    const buf = fs.readFileSync(file);
-    if (buf.toString('latin1', 1, 6) !== 'NUMPY') throw new Error(`${file}: not .npy`);
-    const major = buf[6];
-    const hlen = major === 1 ? buf.readUInt16LE(8) : buf.readUInt32LE(8);
-    const pre = major === 1 ? 10 : 12;
-    const hdr = buf.toString('latin1', pre, pre + hlen);
-    const descr = /'descr':\s*'([^']+)'/.exec(hdr)[1];
-    const shape = /'shape':\s*\(([^)]*)\)/.exec(hdr)[1].split(',').map((s) => s.trim())
-        .filter((s) => s.length).map(Number);
-    const t = NPY_TYPES[descr];
-    if (!t) throw new Error(`${file}: dtype ${descr} not handled`);
-    const data = buf.subarray(pre + hlen);
-    const copy = new Uint8Array(data.length);
-    copy.set(data);
-    const arr = new t[1](copy.buffer, 0, copy.length / t[1].BYTES_PER_ELEMENT);
-    return { type: t[0], shape, data: t[0] === 'bool' ? Array.from(arr, (v) => v !== 0) : arr };
-}
 
 const ms = (a, b) => Number(b - a) / 1e6;
 for (const dir of models) {

@@ -4,30 +4,19 @@
 // output with OpenNPU's (.npy files npu-run wrote for the same model):
 //   node check-qdq-ort.mjs ORT_DIR MODEL.onnx MIN_COS IN1.npy:OURS1.npy ...
 // Prints the cosine per input; exit 1 when one is under MIN_COS.
-import { createRequire } from 'module';
-import { readFileSync } from 'fs';
-import path from 'path';
+import path from 'node:path';
+
+import { loadOrt, readNpy } from '../../scripts/ort-common.mjs';
 
 const [ortDir, model, minCos, ...pairs] = process.argv.slice(2);
-const require = createRequire(path.join(ortDir, 'package.json'));
-const ort = require('onnxruntime-node');
-
-function readNpy(file) {
-  const b = readFileSync(file);
-  const hlen = b.readUInt16LE(8);
-  const header = b.toString('latin1', 10, 10 + hlen);
-  if (!header.includes("'<f4'")) throw new Error(`${file}: float32 only (${header})`);
-  const shape = header.match(/'shape': \(([^)]*)\)/)[1].split(',').filter((s) => s.trim()).map(Number);
-  const data = new Float32Array(b.buffer.slice(b.byteOffset + 10 + hlen, b.byteOffset + b.length));
-  return { shape, data };
-}
+const ort = loadOrt(ortDir);
 
 const sess = await ort.InferenceSession.create(model);
 let fails = 0;
 for (const p of pairs) {
   const [inp, ours] = p.split(':');
   const x = readNpy(inp);
-  const feeds = { [sess.inputNames[0]]: new ort.Tensor('float32', x.data, x.shape) };
+  const feeds = { [sess.inputNames[0]]: new ort.Tensor(x.type, x.data, x.shape) };
   const out = await sess.run(feeds);
   const a = out[sess.outputNames[0]].data;
   const b = readNpy(ours).data;
