@@ -29,6 +29,7 @@
 #include "npu/npu-model.h"
 #include "npu/npu-stablehlo.h"
 #include "pjrt-c-api.h"
+#include "pjrt-dtype.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define BACKEND_ENV "OPENNPU_PJRT_BACKEND"
@@ -731,36 +732,6 @@ struct PJRT_Buffer {
     bool deleted;
 };
 
-static const struct {
-    PJRT_Buffer_Type pt;
-    enum npu_dtype dt;
-} type_map[] = {
-    {PJRT_Buffer_Type_PRED, NPU_DTYPE_BOOL},  {PJRT_Buffer_Type_S8, NPU_DTYPE_INT8},
-    {PJRT_Buffer_Type_S16, NPU_DTYPE_INT16},  {PJRT_Buffer_Type_S32, NPU_DTYPE_INT32},
-    {PJRT_Buffer_Type_S64, NPU_DTYPE_INT64},  {PJRT_Buffer_Type_U8, NPU_DTYPE_UINT8},
-    {PJRT_Buffer_Type_U16, NPU_DTYPE_UINT16}, {PJRT_Buffer_Type_U32, NPU_DTYPE_UINT32},
-    {PJRT_Buffer_Type_U64, NPU_DTYPE_UINT64}, {PJRT_Buffer_Type_F16, NPU_DTYPE_FP16},
-    {PJRT_Buffer_Type_F32, NPU_DTYPE_FP32},   {PJRT_Buffer_Type_F64, NPU_DTYPE_FP64},
-};
-
-static enum npu_dtype
-dt_of(PJRT_Buffer_Type t)
-{
-    for (size_t i = 0; i < sizeof type_map / sizeof type_map[0]; i++)
-        if (type_map[i].pt == t)
-            return type_map[i].dt;
-    return NPU_DTYPE_UNDEFINED;
-}
-
-static PJRT_Buffer_Type
-pt_of(enum npu_dtype d)
-{
-    for (size_t i = 0; i < sizeof type_map / sizeof type_map[0]; i++)
-        if (type_map[i].dt == d)
-            return type_map[i].pt;
-    return PJRT_Buffer_Type_INVALID;
-}
-
 static PJRT_Buffer *
 buffer_new(PJRT_Client *c, enum npu_dtype dt, int ndim, const int64_t *dims)
 {
@@ -769,7 +740,7 @@ buffer_new(PJRT_Client *c, enum npu_dtype dt, int ndim, const int64_t *dims)
         return NULL;
     b->client = c;
     b->dt = dt;
-    b->type = pt_of(dt);
+    b->type = pjrt_buffer_type(dt);
     b->ndim = ndim;
     size_t n = npu_dtype_size(dt);
     for (int i = 0; i < ndim; i++) {
@@ -822,7 +793,7 @@ impl_Client_BufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer_Args *a)
         return err(PJRT_Error_Code_INVALID_ARGUMENT, "Client_BufferFromHostBuffer: bad device");
     if (a->memory && !reg_find(a->memory, K_MEMORY, false))
         return err(PJRT_Error_Code_INVALID_ARGUMENT, "Client_BufferFromHostBuffer: bad memory");
-    enum npu_dtype dt = dt_of(a->type);
+    enum npu_dtype dt = pjrt_npu_dtype(a->type);
     if (!dt)
         return err(PJRT_Error_Code_UNIMPLEMENTED,
                    "Client_BufferFromHostBuffer: element type %d is not supported (pred, s8-s64, "
@@ -1170,7 +1141,7 @@ impl_Client_Compile(PJRT_Client_Compile_Args *a)
     size_t k = 0;
     for (int i = 0; i < e->nout; i++) {
         const struct npu_io_info *io = npu_model_output(e->model, i);
-        e->out_types[i] = pt_of(io->dtype);
+        e->out_types[i] = pjrt_buffer_type(io->dtype);
         e->out_ndims[i] = (size_t)io->ndim;
         for (int d = 0; d < io->ndim; d++)
             e->out_dims[k++] = io->dims[d];
