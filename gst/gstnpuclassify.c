@@ -295,22 +295,6 @@ static const GstNpuField gst_npu_classify_fields[] = {
 };
 
 static void
-gst_npu_classify_set_property (GObject * object, guint prop_id,
-    const GValue * value, GParamSpec * pspec)
-{
-  gst_npu_fields_set_property (object, gst_npu_classify_fields,
-      G_N_ELEMENTS (gst_npu_classify_fields), prop_id, value, pspec);
-}
-
-static void
-gst_npu_classify_get_property (GObject * object, guint prop_id,
-    GValue * value, GParamSpec * pspec)
-{
-  gst_npu_fields_get_property (object, gst_npu_classify_fields,
-      G_N_ELEMENTS (gst_npu_classify_fields), prop_id, value, pspec);
-}
-
-static void
 gst_npu_classify_finalize (GObject * object)
 {
   GstNpuClassify *self = GST_NPU_CLASSIFY (object);
@@ -336,8 +320,8 @@ gst_npu_classify_class_init (GstNpuClassifyClass * klass)
   GST_DEBUG_CATEGORY_INIT (gst_npu_classify_debug, "npuclassify", 0,
       "OpenNPU classification decoder");
 
-  gobject_class->set_property = gst_npu_classify_set_property;
-  gobject_class->get_property = gst_npu_classify_get_property;
+  gst_npu_fields_class_init (gobject_class, gst_npu_classify_fields,
+      G_N_ELEMENTS (gst_npu_classify_fields));
   gobject_class->finalize = gst_npu_classify_finalize;
 
   trans_class->start = GST_DEBUG_FUNCPTR (gst_npu_classify_start);

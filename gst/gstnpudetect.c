@@ -507,22 +507,6 @@ static const GstNpuField gst_npu_detect_fields[] = {
 };
 
 static void
-gst_npu_detect_set_property (GObject * object, guint prop_id,
-    const GValue * value, GParamSpec * pspec)
-{
-  gst_npu_fields_set_property (object, gst_npu_detect_fields,
-      G_N_ELEMENTS (gst_npu_detect_fields), prop_id, value, pspec);
-}
-
-static void
-gst_npu_detect_get_property (GObject * object, guint prop_id, GValue * value,
-    GParamSpec * pspec)
-{
-  gst_npu_fields_get_property (object, gst_npu_detect_fields,
-      G_N_ELEMENTS (gst_npu_detect_fields), prop_id, value, pspec);
-}
-
-static void
 gst_npu_detect_finalize (GObject * object)
 {
   GstNpuDetect *self = GST_NPU_DETECT (object);
@@ -549,8 +533,8 @@ gst_npu_detect_class_init (GstNpuDetectClass * klass)
   GST_DEBUG_CATEGORY_INIT (gst_npu_detect_debug, "npudetect", 0,
       "OpenNPU detection decoder");
 
-  gobject_class->set_property = gst_npu_detect_set_property;
-  gobject_class->get_property = gst_npu_detect_get_property;
+  gst_npu_fields_class_init (gobject_class, gst_npu_detect_fields,
+      G_N_ELEMENTS (gst_npu_detect_fields));
   gobject_class->finalize = gst_npu_detect_finalize;
 
   trans_class->start = GST_DEBUG_FUNCPTR (gst_npu_detect_start);

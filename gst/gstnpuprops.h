@@ -45,12 +45,12 @@ typedef struct
         0 * sizeof (char[sizeof (((Struct *) 0)->member) == \
                 GST_NPU_FIELD_SIZE_ ## type ? 1 : -1]) }
 
-/* The set_property / get_property of a property table: the row of @prop_id
- * under the object lock, G_OBJECT_WARN_INVALID_PROPERTY_ID without one. */
-void gst_npu_fields_set_property (GObject * object, const GstNpuField * fields,
-    guint n_fields, guint prop_id, const GValue * value, GParamSpec * pspec);
-void gst_npu_fields_get_property (GObject * object, const GstNpuField * fields,
-    guint n_fields, guint prop_id, GValue * value, GParamSpec * pspec);
+/* Makes @fields (static, @n_fields rows) the properties of @klass's type:
+ * its set_property / get_property then copy the row of the property's id
+ * under the object lock, G_OBJECT_WARN_INVALID_PROPERTY_ID without one. For
+ * an element all of whose own properties are rows (call it in class_init). */
+void gst_npu_fields_class_init (GObjectClass * klass,
+    const GstNpuField * fields, guint n_fields);
 
 /* The same without the lock, for a set_property / get_property that handles
  * some properties itself: FALSE when no row has @prop_id. */
