@@ -4,9 +4,12 @@
  * instances on the sim backend, each fed by its own thread, share the NPU
  * device's core scheduler (gst/gstnpusched.c): the checks are that every
  * instance's device-core-jobs counts the frames of all four (one scheduler
- * for the device, not one per instance), that summed over the instances no
- * core is starved or hogs the work, and that every stream's outputs are its
- * own frames, in order.
+ * for the device, not one per instance), that no core is starved, and that
+ * every stream's outputs are its own frames, in order. How evenly racing
+ * threads split the frames depends on the host's scheduling (a thread
+ * preempted with a frame in flight keeps its core busy, and the others take
+ * more), so the fair share is checked where it is exact: the four instances
+ * fed in turn, one frame at a time, go round robin over the three cores.
  */
 #include "npu-gst-test.h"
 
@@ -107,15 +110,13 @@ GST_START_TEST (test_four_streams_share_cores)
   fail_unless_equals_uint64 (total, N_STREAMS * N_FRAMES);
   for (c = 0; c < 3; c++) {
     /* The scheduler prefers the core with the fewest frames in flight, so
-     * with four threads racing the split depends on timing; no core may be
-     * starved or hog the work (within a tenth of the total of the fair
-     * share). */
+     * with four threads racing the split depends on timing (a load of 30
+     * has given one core 57 of the 124); a core that is never busy for
+     * long takes frames, so none may be starved. The exact fair share is
+     * test_four_streams_round_robin's. */
     GST_INFO ("core %u: %" G_GUINT64_FORMAT " frames", c, per_core[c]);
-    fail_unless (per_core[c] + total / 10 >= total / 3 &&
-        per_core[c] <= (total + 2) / 3 + total / 10,
-        "core %u ran %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " frames "
-        "(fair share %" G_GUINT64_FORMAT "-%" G_GUINT64_FORMAT ")", c,
-        per_core[c], total, total / 3, (total + 2) / 3);
+    fail_unless (per_core[c] > 0, "core %u ran none of %" G_GUINT64_FORMAT
+        " frames", c, total);
   }
   /* One scheduler for the device: every instance's stats see the frames of
    * all four (per-instance schedulers would each count only their own). */
@@ -140,6 +141,55 @@ GST_START_TEST (test_four_streams_share_cores)
   }
   for (s = 0; s < N_STREAMS; s++)
     gst_harness_teardown (st[s].h);
+}
+
+GST_END_TEST;
+
+/* The four instances fed in turn, one frame at a time (each done before the
+ * next is handed out): the device's one scheduler goes round robin over all
+ * of them, so each core runs exactly a third of the frames, and every
+ * instance's device-core-jobs says so (a scheduler that sends ties to one
+ * core gives 24, 0, 0; schedulers per instance would each count 2, 2, 2). */
+#define N_TURNS 6
+
+GST_START_TEST (test_four_streams_round_robin)
+{
+  GstHarness *h[N_STREAMS];
+  GstElement *e;
+  guint s, i, c;
+
+  for (s = 0; s < N_STREAMS; s++) {
+    h[s] = gst_harness_new_parse (INFER_DESC);
+    gst_harness_set_src_caps_str (h[s],
+        "video/x-raw,format=RGB,width=4,height=4,framerate=30/1");
+  }
+  for (i = 0; i < N_TURNS; i++)
+    for (s = 0; s < N_STREAMS; s++) {
+      guint8 v[3];
+      GstBuffer *out;
+
+      v[0] = v[1] = v[2] = frame_value (s, i);
+      out = gst_harness_push_and_pull (h[s],
+          make_frame (GST_VIDEO_FORMAT_RGB, 4, 4, px_const, v));
+      fail_unless (out != NULL);
+      gst_buffer_unref (out);
+    }
+  for (s = 0; s < N_STREAMS; s++) {
+    GstStructure *stats = NULL;
+    const GValue *dev;
+
+    e = gst_harness_find_element (h[s], "npuinfer");
+    g_object_get (e, "stats", &stats, NULL);
+    dev = gst_structure_get_value (stats, "device-core-jobs");
+    fail_unless (dev && gst_value_array_get_size (dev) == 3);
+    for (c = 0; c < 3; c++)
+      fail_unless_equals_uint64 (g_value_get_uint64
+          (gst_value_array_get_value (dev, c)), N_STREAMS * N_TURNS / 3);
+    gst_structure_free (stats);
+    gst_object_unref (e);
+  }
+  for (s = 0; s < N_STREAMS; s++)
+    gst_harness_teardown (h[s]);
 }
 
 GST_END_TEST;
@@ -194,6 +244,7 @@ npustreams_suite (void)
 
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_four_streams_share_cores);
+  tcase_add_test (tc, test_four_streams_round_robin);
   tcase_add_test (tc, test_core_mask_respected);
   return s;
 }
