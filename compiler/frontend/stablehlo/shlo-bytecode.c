@@ -100,6 +100,7 @@ struct bc {
     uint64_t nops;
     uint32_t *opdial, *opname;
     uint8_t *opreg;  /* registered flag (bytecode >= 5) */
+    const char **opv; /* vhlo_op() of each op name, looked up once per file */
     struct rd props; /* the properties section after its count */
     uint64_t nprops;
     const uint8_t **propoff;
@@ -815,6 +816,7 @@ struct opinfo {
     uint64_t name;
     const char *dn, *on; /* dialect and op name */
     size_t dl, ol;
+    const char *vprops; /* vhlo_op(on, ol): NULL unless a VHLO op name (b->opv) */
     struct named at[64];
     int nat;
 };
@@ -1057,7 +1059,7 @@ op_props(struct bc *b, struct opinfo *o, uint64_t prop)
     struct rd r = {b->propoff[prop], b->props.end, false};
     uint64_t n = varint(&r);
     r.end = r.p + n;
-    const char *names = vhlo_op(o->on, o->ol);
+    const char *names = o->vprops;
     while (names && *names && r.p < r.end) {
         const char *e = strchr(names, ',');
         size_t l = e ? (size_t)(e - names) : strlen(names);
@@ -1138,7 +1140,7 @@ static bool
 is(const struct opinfo *o, const char *name)
 {
     size_t l = base_len(o->on, o->ol);
-    if (!vhlo_op(o->on, o->ol))
+    if (!o->vprops)
         return false;
     return l == strlen(name) && !memcmp(o->on, name, l);
 }
@@ -1230,6 +1232,7 @@ read_op(struct bc *b, struct rd *r, struct vscope *sc, size_t *next, size_t end,
     o->dl = b->slen[b->dname[b->opdial[o->name]]];
     o->on = b->str[b->opname[o->name]];
     o->ol = b->slen[b->opname[o->name]];
+    o->vprops = b->opv[o->name];
     unsigned mask = byte(r);
     (void)varint(r); /* location */
     uint64_t dict = 0;
@@ -1317,7 +1320,7 @@ read_op(struct bc *b, struct rd *r, struct vscope *sc, size_t *next, size_t end,
                 out(b, "\"%s\"(", kind == R_FUNC ? "func.return" : "stablehlo.return");
             else if (vhlo && is(o, "call"))
                 out(b, "\"func.call\"(");
-            else if (vhlo && vhlo_op(o->on, o->ol))
+            else if (vhlo && o->vprops)
                 out(b, "\"stablehlo.%.*s\"(", (int)base_len(o->on, o->ol), o->on);
             else
                 out(b, "\"%.*s.%.*s\"(", (int)o->dl, o->dn, (int)o->ol, o->on);
@@ -1738,7 +1741,12 @@ shlo_bytecode_decode(const void *buf, size_t len, struct shlo_decoded *d)
                 if (!g)
                     goto oom;
                 b->opreg = g;
+                const char **pv = realloc(b->opv, cap * sizeof *pv);
+                if (!pv)
+                    goto oom;
+                b->opv = pv;
             }
+            b->opv[b->nops] = vhlo_op(b->str[si], b->slen[si]);
             b->opreg[b->nops] = b->version >= 5 ? (v & 1) : 0;
             b->opdial[b->nops] = (uint32_t)di;
             b->opname[b->nops++] = (uint32_t)si;
@@ -1874,6 +1882,7 @@ done:
     free(b->opdial);
     free(b->opname);
     free(b->opreg);
+    free(b->opv);
     free(b->propoff);
     free(b->attr);
     free(b->type);
