@@ -525,10 +525,8 @@ gst_npu_detect_class_init (GstNpuDetectClass * klass)
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
   GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS (klass);
-  const GParamFlags rw_ready = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-      GST_PARAM_MUTABLE_READY;
-  const GParamFlags rw_playing = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-      GST_PARAM_MUTABLE_PLAYING;
+  const GParamFlags rw_ready = GST_NPU_PARAM_RW_READY;
+  const GParamFlags rw_playing = GST_NPU_PARAM_RW_PLAYING;
 
   GST_DEBUG_CATEGORY_INIT (gst_npu_detect_debug, "npudetect", 0,
       "OpenNPU detection decoder");

@@ -12,6 +12,12 @@
 
 G_BEGIN_DECLS
 
+/* The flags of a read-write property settable up to READY / also in PLAYING. */
+#define GST_NPU_PARAM_RW_READY (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | \
+    GST_PARAM_MUTABLE_READY)
+#define GST_NPU_PARAM_RW_PLAYING (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | \
+    GST_PARAM_MUTABLE_PLAYING)
+
 /* The C type of the field a property is stored in. */
 typedef enum
 {
