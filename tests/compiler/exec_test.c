@@ -98,7 +98,7 @@ run_all_models(void)
 {
     char p[1024];
     snprintf(p, sizeof(p), "%s/valid", models_dir);
-    struct dirent **ents;
+    struct dirent **ents = NULL; /* unset when scandir fails */
     int n = scandir(p, &ents, NULL, alphasort), count = 0;
     for (int i = 0; i < n; i++) {
         const char *name = ents[i]->d_name;

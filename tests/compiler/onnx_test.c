@@ -68,7 +68,7 @@ valid_models(const char *dir)
 {
     char p[1024];
     snprintf(p, sizeof(p), "%s/valid", dir);
-    struct dirent **ents;
+    struct dirent **ents = NULL; /* unset when scandir fails */
     int n = scandir(p, &ents, NULL, alphasort), count = 0;
     CHECK(n > 10);
     for (int i = 0; i < n; i++) {

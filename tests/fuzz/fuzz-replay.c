@@ -104,7 +104,7 @@ main(int argc, char **argv)
             files++;
             continue;
         }
-        struct dirent **ents;
+        struct dirent **ents = NULL; /* unset when scandir fails */
         int n = scandir(argv[i], &ents, NULL, alphasort);
         for (int k = 0; k < n; k++) {
             if (ents[k]->d_name[0] != '.') {
