@@ -99,9 +99,9 @@ struct bc {
     uint32_t *dname;
     uint64_t nops;
     uint32_t *opdial, *opname;
-    uint8_t *opreg;  /* registered flag (bytecode >= 5) */
+    uint8_t *opreg;   /* registered flag (bytecode >= 5) */
     const char **opv; /* vhlo_op() of each op name, looked up once per file */
-    struct rd props; /* the properties section after its count */
+    struct rd props;  /* the properties section after its count */
     uint64_t nprops;
     const uint8_t **propoff;
     uint64_t nattr, ntype;
