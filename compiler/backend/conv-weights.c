@@ -8,6 +8,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <xmmintrin.h>
+#endif
 
 #include "conv-priv.h"
 
@@ -307,36 +310,72 @@ out:
  * order and rounding) through a 16-kernel x channel-block scratch tile instead of a whole
  * transposed fp32 copy of B.
  */
+/* tmp[kl * cb + c] = alpha * src[c * ld + kl] - z[kl] for c < n, kl < nk: a transposing
+ * gather, 4 x 4 blocks at a time with SSE (the same single-precision multiply and subtract
+ * per element as the scalar tail). */
+static void
+gather_t(float *tmp, uint32_t cb, const float *src, size_t ld, uint32_t n, uint32_t nk, float alpha,
+         const float *z)
+{
+    uint32_t c = 0;
+#if defined(__SSE2__)
+    const __m128 a4 = _mm_set1_ps(alpha);
+    for (; c + 4 <= n; c += 4) {
+        const float *r = src + (size_t)c * ld;
+        uint32_t kl = 0;
+        for (; kl + 4 <= nk; kl += 4) {
+            __m128 t0 = _mm_loadu_ps(r + kl), t1 = _mm_loadu_ps(r + ld + kl),
+                   t2 = _mm_loadu_ps(r + 2 * ld + kl), t3 = _mm_loadu_ps(r + 3 * ld + kl);
+            _MM_TRANSPOSE4_PS(t0, t1, t2, t3);
+            _mm_storeu_ps(tmp + (size_t)kl * cb + c,
+                          _mm_sub_ps(_mm_mul_ps(a4, t0), _mm_set1_ps(z[kl])));
+            _mm_storeu_ps(tmp + (size_t)(kl + 1) * cb + c,
+                          _mm_sub_ps(_mm_mul_ps(a4, t1), _mm_set1_ps(z[kl + 1])));
+            _mm_storeu_ps(tmp + (size_t)(kl + 2) * cb + c,
+                          _mm_sub_ps(_mm_mul_ps(a4, t2), _mm_set1_ps(z[kl + 2])));
+            _mm_storeu_ps(tmp + (size_t)(kl + 3) * cb + c,
+                          _mm_sub_ps(_mm_mul_ps(a4, t3), _mm_set1_ps(z[kl + 3])));
+        }
+        for (; kl < nk; kl++)
+            for (uint32_t q = 0; q < 4; q++)
+                tmp[(size_t)kl * cb + c + q] = alpha * r[q * ld + kl] - z[kl];
+    }
+#endif
+    for (; c < n; c++) {
+        const float *row = src + (size_t)c * ld;
+        for (uint32_t kl = 0; kl < nk; kl++)
+            tmp[(size_t)kl * cb + c] = alpha * row[kl] - z[kl];
+    }
+}
+
 static enum npu_status
 pack_fp16_matrix(const struct conv_src *s, const struct npu_weight_layout *l, uint16_t *d,
                  const float *wf, uint32_t k0, uint32_t c0)
 {
     const uint32_t K = s->g.k, C = s->g.c, kg = l->kernel_group, cb = l->channel_block;
     float *tmp = malloc((size_t)kg * cb * sizeof(float));
-    float *zp = malloc((size_t)kg * sizeof(float));
+    float *zp = malloc((size_t)l->kernels * sizeof(float));
     if (!tmp || !zp) {
         free(tmp);
         free(zp);
         return NPU_ERR_NOMEM;
     }
-    for (uint32_t grp = 0; grp * kg < l->kernels; grp++) {
-        const uint32_t kg_n = NPU_MIN(kg, l->kernels - grp * kg), ka = k0 + grp * kg;
-        for (uint32_t kl = 0; kl < kg_n; kl++)
-            zp[kl] = s->w_zp ? elem_f(s->w_zp, npu_value_numel(s->w_zp) == 1 ? 0 : ka + kl) : 0.0f;
-        for (uint32_t b = 0; b * cb < l->channels; b++) {
-            const uint32_t cb_n = NPU_MIN(cb, l->c_pad - b * cb);
-            const uint32_t n = NPU_MIN(cb, l->channels - b * cb), ca = c0 + b * cb;
+    for (uint32_t k = 0; k < l->kernels; k++)
+        zp[k] = s->w_zp ? elem_f(s->w_zp, npu_value_numel(s->w_zp) == 1 ? 0 : k0 + k) : 0.0f;
+    /* channel blocks outermost: B [K][N] is read as cb whole rows at a time */
+    for (uint32_t b = 0; b * cb < l->channels; b++) {
+        const uint32_t cb_n = NPU_MIN(cb, l->c_pad - b * cb);
+        const uint32_t n = NPU_MIN(cb, l->channels - b * cb), ca = c0 + b * cb;
+        for (uint32_t grp = 0; grp * kg < l->kernels; grp++) {
+            const uint32_t kg_n = NPU_MIN(kg, l->kernels - grp * kg), ka = k0 + grp * kg;
+            const float *z = zp + (size_t)grp * kg;
             if (s->w_trans)
-                for (uint32_t c = 0; c < n; c++) {
-                    const float *row = wf + (size_t)(ca + c) * K + ka;
-                    for (uint32_t kl = 0; kl < kg_n; kl++)
-                        tmp[(size_t)kl * cb + c] = s->alpha * row[kl] - zp[kl];
-                }
+                gather_t(tmp, cb, wf + (size_t)ca * K + ka, K, n, kg_n, s->alpha, z);
             else
                 for (uint32_t kl = 0; kl < kg_n; kl++) {
                     const float *row = wf + (size_t)(ka + kl) * C + ca;
                     for (uint32_t c = 0; c < n; c++)
-                        tmp[(size_t)kl * cb + c] = s->alpha * row[c] - zp[kl];
+                        tmp[(size_t)kl * cb + c] = s->alpha * row[c] - z[kl];
                 }
             for (uint32_t kl = 0; kl < kg_n; kl++) {
                 size_t e = (size_t)grp * kg * l->c_pad + (size_t)b * cb * kg_n + (size_t)kl * cb_n;
