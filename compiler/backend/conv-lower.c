@@ -208,17 +208,13 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
         conv_plan_free(&p);
         return npu_lower_refuse(n, "input '%s' is on the NPU as rows, not as a map", s.x->name);
     }
-    uint8_t *blob = NULL;
-    uint64_t blob_bytes = 0;
-    if ((st = conv_pack_weights(&s, &p, &blob, &blob_bytes))) {
+    char name[160];
+    snprintf(name, sizeof(name), "%.100s.wpack", s.w->name);
+    struct npu_value *wv = NULL;
+    if ((st = conv_pack_weights_const(cx, &s, &p, name, &wv))) {
         conv_plan_free(&p);
         return st;
     }
-    char name[160];
-    snprintf(name, sizeof(name), "%.100s.wpack", s.w->name);
-    int64_t wd = (int64_t)blob_bytes;
-    struct npu_value *wv = npu_lower_const(cx, name, NPU_DTYPE_UINT8, 1, &wd, blob);
-    free(blob);
     struct npu_value *bv = NULL;
     if (need_bias) {
         uint32_t blen;

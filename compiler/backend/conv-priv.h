@@ -149,6 +149,11 @@ float *conv_dense_weights(const struct conv_src *s);
  * woff. */
 enum npu_status conv_pack_weights(const struct conv_src *s, struct plan *p, uint8_t **out,
                                   uint64_t *out_bytes);
+/* The same into a new uint8 constant `name` of cx's graph (*out; NULL when out of memory):
+ * fp16 MatMul / Gemm sets are converted from the fp32 source straight into the constant's
+ * bytes, no fp32 copy of B and no separate blob. */
+enum npu_status conv_pack_weights_const(struct npu_lower_ctx *cx, const struct conv_src *s,
+                                        struct plan *p, const char *name, struct npu_value **out);
 /* Per-channel BS operand: bias (times beta) minus the clip's lower bound, padded. */
 float *conv_bias_array(const struct conv_src *s, uint32_t *len);
 

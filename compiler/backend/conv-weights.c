@@ -8,6 +8,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <xmmintrin.h>
+#endif
 
 #include "conv-priv.h"
 
@@ -298,6 +301,160 @@ out:
     *out = blob;
     *out_bytes = size;
     return NPU_OK;
+}
+
+/*
+ * The fp16 sets of a MatMul / Gemm B read straight from its fp32 source: kernel (column) o,
+ * channel (row) c is alpha * B[c][o] - zp[o] (B[o][c] when not transposed), the element
+ * conv_dense_weights gives, converted into the tile's packed layout (npu_be_pack_fp16's
+ * order and rounding) through a 16-kernel x channel-block scratch tile instead of a whole
+ * transposed fp32 copy of B.
+ */
+/* tmp[kl * cb + c] = alpha * src[c * ld + kl] - z[kl] for c < n, kl < nk: a transposing
+ * gather, 4 x 4 blocks at a time with SSE (the same single-precision multiply and subtract
+ * per element as the scalar tail). */
+static void
+gather_t(float *tmp, uint32_t cb, const float *src, size_t ld, uint32_t n, uint32_t nk, float alpha,
+         const float *z)
+{
+    uint32_t c = 0;
+#if defined(__SSE2__)
+    const __m128 a4 = _mm_set1_ps(alpha);
+    for (; c + 4 <= n; c += 4) {
+        const float *r = src + (size_t)c * ld;
+        uint32_t kl = 0;
+        for (; kl + 4 <= nk; kl += 4) {
+            __m128 t0 = _mm_loadu_ps(r + kl), t1 = _mm_loadu_ps(r + ld + kl),
+                   t2 = _mm_loadu_ps(r + 2 * ld + kl), t3 = _mm_loadu_ps(r + 3 * ld + kl);
+            _MM_TRANSPOSE4_PS(t0, t1, t2, t3);
+            _mm_storeu_ps(tmp + (size_t)kl * cb + c,
+                          _mm_sub_ps(_mm_mul_ps(a4, t0), _mm_set1_ps(z[kl])));
+            _mm_storeu_ps(tmp + (size_t)(kl + 1) * cb + c,
+                          _mm_sub_ps(_mm_mul_ps(a4, t1), _mm_set1_ps(z[kl + 1])));
+            _mm_storeu_ps(tmp + (size_t)(kl + 2) * cb + c,
+                          _mm_sub_ps(_mm_mul_ps(a4, t2), _mm_set1_ps(z[kl + 2])));
+            _mm_storeu_ps(tmp + (size_t)(kl + 3) * cb + c,
+                          _mm_sub_ps(_mm_mul_ps(a4, t3), _mm_set1_ps(z[kl + 3])));
+        }
+        for (; kl < nk; kl++)
+            for (uint32_t q = 0; q < 4; q++)
+                tmp[(size_t)kl * cb + c + q] = alpha * r[q * ld + kl] - z[kl];
+    }
+#endif
+    for (; c < n; c++) {
+        const float *row = src + (size_t)c * ld;
+        for (uint32_t kl = 0; kl < nk; kl++)
+            tmp[(size_t)kl * cb + c] = alpha * row[kl] - z[kl];
+    }
+}
+
+static enum npu_status
+pack_fp16_matrix(const struct conv_src *s, const struct npu_weight_layout *l, uint16_t *d,
+                 const float *wf, uint32_t k0, uint32_t c0)
+{
+    const uint32_t K = s->g.k, C = s->g.c, kg = l->kernel_group, cb = l->channel_block;
+    float *tmp = malloc((size_t)kg * cb * sizeof(float));
+    float *zp = malloc((size_t)l->kernels * sizeof(float));
+    if (!tmp || !zp) {
+        free(tmp);
+        free(zp);
+        return NPU_ERR_NOMEM;
+    }
+    for (uint32_t k = 0; k < l->kernels; k++)
+        zp[k] = s->w_zp ? elem_f(s->w_zp, npu_value_numel(s->w_zp) == 1 ? 0 : k0 + k) : 0.0f;
+    /* channel blocks outermost: B [K][N] is read as cb whole rows at a time */
+    for (uint32_t b = 0; b * cb < l->channels; b++) {
+        const uint32_t cb_n = NPU_MIN(cb, l->c_pad - b * cb);
+        const uint32_t n = NPU_MIN(cb, l->channels - b * cb), ca = c0 + b * cb;
+        for (uint32_t grp = 0; grp * kg < l->kernels; grp++) {
+            const uint32_t kg_n = NPU_MIN(kg, l->kernels - grp * kg), ka = k0 + grp * kg;
+            const float *z = zp + (size_t)grp * kg;
+            if (s->w_trans)
+                gather_t(tmp, cb, wf + (size_t)ca * K + ka, K, n, kg_n, s->alpha, z);
+            else
+                for (uint32_t kl = 0; kl < kg_n; kl++) {
+                    const float *row = wf + (size_t)(ka + kl) * C + ca;
+                    for (uint32_t c = 0; c < n; c++)
+                        tmp[(size_t)kl * cb + c] = s->alpha * row[c] - z[kl];
+                }
+            for (uint32_t kl = 0; kl < kg_n; kl++) {
+                size_t e = (size_t)grp * kg * l->c_pad + (size_t)b * cb * kg_n + (size_t)kl * cb_n;
+                npu_fp32_to_fp16_n(d + e, tmp + (size_t)kl * cb, n);
+            }
+        }
+    }
+    free(tmp);
+    free(zp);
+    return NPU_OK;
+}
+
+enum npu_status
+conv_pack_weights_const(struct npu_lower_ctx *cx, const struct conv_src *s, struct plan *p,
+                        const char *name, struct npu_value **out)
+{
+    const struct rk_conv_geom *g = &s->g;
+    const float *wf = s->w && s->w->t.dtype == NPU_DTYPE_FP32 ? npu_value_data(s->w) : NULL;
+    *out = NULL;
+    if (s->kind == SRC_CONV || !wf || g->depthwise || g->in_dt != NPU_DTYPE_FP16 || s->groups > 1 ||
+        g->kh * g->kw != 1 || !p->n) {
+        uint8_t *blob = NULL;
+        uint64_t blob_bytes = 0;
+        enum npu_status st = conv_pack_weights(s, p, &blob, &blob_bytes);
+        if (st)
+            return st;
+        int64_t wd = (int64_t)blob_bytes;
+        *out = npu_lower_const(cx, name, NPU_DTYPE_UINT8, 1, &wd, blob);
+        free(blob);
+        return NPU_OK; /* a NULL *out: the caller's out of memory */
+    }
+    /* the offsets conv_pack_weights gives (same sharing, same 64-byte alignment), then the
+     * sets packed into the constant's zeroed arena bytes */
+    bool *fresh = calloc(p->n, sizeof(bool));
+    if (!fresh)
+        return NPU_ERR_NOMEM;
+    enum npu_status st = NPU_OK;
+    uint64_t size = 0;
+    const bool share = s->images > 1 && !s->block_diag;
+    const uint32_t km = share ? s->k_src : UINT32_MAX, cm = share ? g->c : UINT32_MAX;
+    for (uint32_t i = 0; i < p->n && !st; i++) {
+        struct rk_tile *t = &p->t[i];
+        bool found = false;
+        for (uint32_t j = 0; j < i && !found; j++) {
+            const struct rk_tile *q = &p->t[j];
+            if (q->k0 % km == t->k0 % km && q->nk == t->nk && q->c0 % cm == t->c0 % cm &&
+                q->nc == t->nc) {
+                t->woff = q->woff;
+                found = true;
+            }
+        }
+        if (found)
+            continue;
+        struct npu_weight_layout l;
+        if ((st = npu_weight_layout_init(&l, rk_esize(g->in_dt), t->nk, t->nc, 1, 1, false)))
+            break;
+        uint64_t off = (size + 63) / 64 * 64;
+        size = off + l.total_bytes;
+        if (size > 0xffffffffull)
+            st = NPU_ERR_UNSUPPORTED;
+        t->woff = (uint32_t)off;
+        fresh[i] = true;
+    }
+    size = (size + 63) / 64 * 64;
+    int64_t wd = (int64_t)size;
+    struct npu_value *wv = st ? NULL : npu_lower_const(cx, name, NPU_DTYPE_UINT8, 1, &wd, NULL);
+    for (uint32_t i = 0; i < p->n && wv && !st; i++) {
+        const struct rk_tile *t = &p->t[i];
+        struct npu_weight_layout l;
+        if (!fresh[i] ||
+            (st = npu_weight_layout_init(&l, rk_esize(g->in_dt), t->nk, t->nc, 1, 1, false)))
+            continue;
+        st = pack_fp16_matrix(s, &l, (uint16_t *)(void *)((uint8_t *)wv->t.data + t->woff), wf,
+                              t->k0, t->c0);
+    }
+    free(fresh);
+    if (!st)
+        *out = wv;
+    return st;
 }
 
 /* Per-channel BS operand: bias (times beta) minus the clip's lower bound,

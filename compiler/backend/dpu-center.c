@@ -242,21 +242,31 @@ collect(struct stream *s, struct npu_value *x)
  * positions (the same additions in the same order as one position at a time, but reading
  * memory in order), in the graph's arena directly. */
 static struct npu_value *
-centred_const(struct npu_graph *g, const struct npu_value *c, int axis, const char *suffix)
+centred_const(struct npu_graph *g, const struct npu_value *c, int axis, const char *suffix,
+              bool in_place)
 {
     const struct npu_tensor *t = &c->t;
     int64_t n = npu_tensor_numel(t), d = t->dims[axis], inner = 1;
     for (int k = axis + 1; k < t->ndim; k++)
         inner *= t->dims[k];
-    float *v = npu_graph_alloc(g, (size_t)n * sizeof(float));
+    /* a constant only this producer reads, in memory the graph owns, is centred where it
+     * lies (the same arithmetic on the same floats); any other is copied first */
+    float *v = in_place && c->kind == NPU_VALUE_CONST && t->dtype == NPU_DTYPE_FP32 &&
+                       c->nusers == 1 && !c->is_output &&
+                       npu_graph_owns(g, t->data, (size_t)n * sizeof(float))
+                   ? t->data
+                   : NULL;
+    const bool copy = !v;
+    if (copy)
+        v = npu_graph_alloc(g, (size_t)n * sizeof(float));
     double *m = malloc((size_t)(inner ? inner : 1) * sizeof(double));
     if (!v || !m) {
         free(m);
         return NULL;
     }
-    if (t->dtype == NPU_DTYPE_FP32)
+    if (copy && t->dtype == NPU_DTYPE_FP32)
         memcpy(v, npu_value_data(c), (size_t)n * sizeof(float));
-    else
+    else if (copy)
         for (int64_t i = 0; i < n; i++)
             v[i] = (float)npu_value_get_f64(c, i);
     int64_t outer = d > 0 && inner > 0 ? n / (d * inner) : 0, o = 0;
@@ -301,7 +311,7 @@ centre_leaf(struct npu_graph *g, const struct stream *s, const struct leaf *l)
     struct npu_value *v = l->v;
     if (v->kind == NPU_VALUE_CONST) {
         /* a new centred copy for the stream's Adds (other readers keep the original) */
-        struct npu_value *c = centred_const(g, v, l->axis, "centred");
+        struct npu_value *c = centred_const(g, v, l->axis, "centred", false);
         if (!c)
             return NPU_ERR_NOMEM;
         for (int k = 0; k < s->nv; k++) {
@@ -315,12 +325,13 @@ centre_leaf(struct npu_graph *g, const struct stream *s, const struct leaf *l)
     }
     struct npu_node *p = v->producer;
     /* MatMul B [K, N]: rows centred over N (axis 1); Conv W [O, C, kh, kw]: over O (axis 0) */
-    struct npu_value *w = centred_const(g, p->in[1], p->op == NPU_OP_MATMUL ? 1 : 0, "centred");
+    struct npu_value *w =
+        centred_const(g, p->in[1], p->op == NPU_OP_MATMUL ? 1 : 0, "centred", true);
     if (!w)
         return NPU_ERR_NOMEM;
     p->in[1] = w;
     if (p->nin > 2 && p->in[2]) {
-        struct npu_value *b = centred_const(g, p->in[2], p->in[2]->t.ndim - 1, "centred");
+        struct npu_value *b = centred_const(g, p->in[2], p->in[2]->t.ndim - 1, "centred", true);
         if (!b)
             return NPU_ERR_NOMEM;
         p->in[2] = b;

@@ -19,12 +19,15 @@
 /* Refuse single allocations above this: a model file asking for more is corrupt
  * (and size_t arithmetic near SIZE_MAX must never wrap). */
 #define ARENA_MAX_ALLOC ((size_t)1 << 40)
+/* Blocks of at least this size are mapped (and populated) on their own. */
+#define ARENA_MAP_MIN ((size_t)1 << 20)
 
 struct arena_chunk {
     struct arena_chunk *next;
     size_t size, used;
     unsigned char *mem; /* 64-byte aligned, inside raw */
     void *raw;
+    size_t mapped; /* raw is an anonymous mapping of this many bytes (0: from calloc) */
 };
 
 struct arena_mapping {
@@ -53,7 +56,18 @@ arena_alloc(struct npu_arena *a, size_t size)
             return NULL;
         /* calloc, not posix_memalign + memset: a large chunk comes from fresh pages that
          * are zero already, so the weights copied in are not preceded by a clearing pass */
-        c->raw = calloc(1, csize + 63);
+        if (csize >= ARENA_MAP_MIN) {
+            /* a big block: its own populated mapping (zero pages, faulted in one call
+             * instead of one fault per page as the weights are copied in) */
+            void *m = mmap(NULL, csize, PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+            if (m != MAP_FAILED) {
+                c->raw = m;
+                c->mapped = csize;
+            }
+        }
+        if (!c->raw)
+            c->raw = calloc(1, csize + 63);
         if (!c->raw) {
             free(c);
             return NULL;
@@ -110,6 +124,21 @@ npu_graph_adopt_mapping(struct npu_graph *g, void *addr, size_t len)
     m->next = g->arena->mappings;
     g->arena->mappings = m;
     return NPU_OK;
+}
+
+bool
+npu_graph_owns(const struct npu_graph *g, const void *p, size_t n)
+{
+    const uintptr_t lo = (uintptr_t)p;
+    if (!g || !p || lo + n < lo)
+        return false;
+    for (const struct arena_chunk *c = g->arena->chunks; c; c = c->next)
+        if (lo >= (uintptr_t)c->mem && lo + n <= (uintptr_t)c->mem + c->used)
+            return true;
+    for (const struct arena_mapping *m = g->arena->mappings; m; m = m->next)
+        if (lo >= (uintptr_t)m->addr && lo + n <= (uintptr_t)m->addr + m->len)
+            return true;
+    return false;
 }
 
 size_t
@@ -223,7 +252,10 @@ npu_graph_free(struct npu_graph *g)
     if (g->arena) {
         for (struct arena_chunk *c = g->arena->chunks, *nx; c; c = nx) {
             nx = c->next;
-            free(c->raw);
+            if (c->mapped)
+                munmap(c->raw, c->mapped);
+            else
+                free(c->raw);
             free(c);
         }
         for (struct arena_mapping *m = g->arena->mappings, *nx; m; m = nx) {

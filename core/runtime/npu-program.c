@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "npu/npu-program.h"
 
@@ -16,6 +17,7 @@
 struct prog_block {
     struct prog_block *next;
     size_t used, cap;
+    size_t mapped; /* an anonymous mapping of this many bytes (0: from aligned_alloc) */
     _Alignas(64) unsigned char data[];
 };
 
@@ -44,13 +46,23 @@ npu_program_alloc(struct npu_program *p, size_t size)
     struct prog_block *k = b->blocks;
     if (!k || k->cap - k->used < size) {
         size_t cap = size > (1u << 20) ? size : (1u << 20);
-        k = aligned_alloc(64, (sizeof(*k) + cap + 63) & ~(size_t)63);
+        size_t bytes = (sizeof(*k) + cap + 63) & ~(size_t)63;
+        void *m = MAP_FAILED;
+        if (size > (1u << 20)) /* a big buffer (weights): zero pages faulted in at once */
+            m = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+        k = m != MAP_FAILED ? m : aligned_alloc(64, bytes);
         if (!k)
             return NULL;
         k->next = b->blocks;
         k->used = 0;
         k->cap = cap;
+        k->mapped = m != MAP_FAILED ? bytes : 0;
         b->blocks = k;
+        if (k->mapped) { /* zero already */
+            k->used = size;
+            return k->data;
+        }
     }
     void *r = k->data + k->used;
     k->used += size;
@@ -78,7 +90,10 @@ npu_program_free(struct npu_program *p)
     struct prog_box *b = (struct prog_box *)p;
     for (struct prog_block *k = b->blocks, *n; k; k = n) {
         n = k->next;
-        free(k);
+        if (k->mapped)
+            munmap(k, k->mapped);
+        else
+            free(k);
     }
     free(b);
 }

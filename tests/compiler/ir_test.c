@@ -406,6 +406,42 @@ test_text(void)
     npu_graph_free(g);
 }
 
+/* npu_graph_owns: arena bytes (small ones and a mapped big block) are the graph's, borrowed
+ * and heap memory not; a mapped big block comes zeroed. */
+static void
+test_owns(void)
+{
+    struct npu_graph *g = npu_graph_new("owns");
+    CHECK(g);
+    if (!g)
+        return;
+    unsigned char *small = npu_graph_alloc(g, 100);
+    const size_t big_n = (size_t)3 << 20;
+    unsigned char *big = npu_graph_alloc(g, big_n);
+    float *heap = malloc(64 * sizeof(float));
+    CHECK(small && big && heap);
+    if (small && big && heap) {
+        CHECK(npu_graph_owns(g, small, 100));
+        CHECK(npu_graph_owns(g, big, big_n));
+        CHECK(npu_graph_owns(g, big + 4096, 8));
+        CHECK(!npu_graph_owns(g, big, big_n + 4096)); /* past the block */
+        CHECK(!npu_graph_owns(g, heap, 64 * sizeof(float)));
+        CHECK(!npu_graph_owns(g, NULL, 0));
+        size_t nz = 0;
+        for (size_t i = 0; i < big_n; i += 4093)
+            nz += big[i] != 0;
+        CHECK(nz == 0);
+        /* a constant borrowing the caller's array is not the graph's */
+        struct npu_tensor t = {.dtype = NPU_DTYPE_FP32, .ndim = 1, .dims = {64}, .data = heap};
+        struct npu_value *c = npu_graph_add_const_owned(g, "borrowed", &t);
+        CHECK(c && !npu_graph_owns(g, c->t.data, 64 * sizeof(float)));
+        struct npu_value *d = npu_graph_add_const(g, "copied", &t);
+        CHECK(d && npu_graph_owns(g, d->t.data, 64 * sizeof(float)));
+    }
+    free(heap);
+    npu_graph_free(g);
+}
+
 int
 main(void)
 {
@@ -414,5 +450,6 @@ main(void)
     test_shape_chain();
     test_verifier();
     test_text();
+    test_owns();
     return npu_test_done("ir_test");
 }

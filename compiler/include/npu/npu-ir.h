@@ -219,6 +219,9 @@ void npu_graph_free(struct npu_graph *g);
 /* Hands g a read-only file mapping (mmap) that its constants may point into: g unmaps it
  * when freed. The importer uses it to keep a model's weights where the file maps them. */
 enum npu_status npu_graph_adopt_mapping(struct npu_graph *g, void *addr, size_t len);
+/* Whether [p, p + n) lies in memory g owns and may write: one chunk of its arena or one of
+ * its adopted mappings (those are private, copy-on-write). False for borrowed memory. */
+bool npu_graph_owns(const struct npu_graph *g, const void *p, size_t n);
 
 struct npu_value *npu_graph_find_value(const struct npu_graph *g, const char *name);
 /* A fresh value with a unique name derived from `name` (suffixes .1, .2, ... are
