@@ -305,15 +305,19 @@ cpu_mm_packed_run(struct npu_cpu_ctx *ctx, const struct npu_cpu_prep *prep,
         return false;
     struct pk_job j = {pk, M, lda, ldc, 1, A, C, accumulate, bias_col, act};
     if (M <= PK_SMALL) {
-        /* bound by reading B: a few panels per chunk, each thread one stream */
-        cpu_parallel_for(ctx, pk->npanels, NPU_MAX((int64_t)1, 16384 / pk->K), pk_small_task, &j);
+        /* bound by reading B: runs of panels of at least 256 KB, each thread one stream */
+        cpu_parallel_for(ctx, pk->npanels, NPU_MAX((int64_t)1, 65536 / (pk->K * PK_NR)),
+                         pk_small_task, &j);
         return true;
     }
 #ifdef PK_HAVE_WIDE
     if (!wide_ok())
         return false;
     j.mblocks = NPU_DIV_ROUND_UP(M, (int64_t)PK_MB);
-    cpu_parallel_for(ctx, pk->npanels * j.mblocks, 1, pk_wide_task, &j);
+    /* tasks of about 2 MFLOP or more, so that small products stay on one thread */
+    double task_flops = 2.0 * (double)NPU_MIN(M, (int64_t)PK_MB) * PK_NR * (double)pk->K;
+    cpu_parallel_for(ctx, pk->npanels * j.mblocks, (int64_t)(2e6 / task_flops) + 1, pk_wide_task,
+                     &j);
     return true;
 #else
     return false;
