@@ -78,9 +78,9 @@ typedef float pk_v16f __attribute__((vector_size(64), aligned(4)));
 
 /* c[MRV][48] = (load ? c : 0) + a[MRV][0..kc) . bp[kc][48]; a row r at a + r * lda */
 #define PK_TILE(MRV)                                                                               \
-    __attribute__((target("avx512f"))) static void pk_tile##MRV(                                   \
-        int64_t kc, const float *a, int64_t lda, const float *bp, float *c, int64_t ldc,           \
-        bool load)                                                                                 \
+    __attribute__((target("avx512f"))) static void pk_tile##MRV(int64_t kc, const float *a,        \
+                                                                int64_t lda, const float *bp,      \
+                                                                float *c, int64_t ldc, bool load)  \
     {                                                                                              \
         pk_v16f acc[MRV][3];                                                                       \
         _Pragma("GCC unroll 8") for (int r = 0; r < MRV; r++)                                      \
@@ -126,6 +126,7 @@ bool
 cpu_mm_packed_wide(int want)
 {
 #ifdef PK_HAVE_WIDE
+    __builtin_cpu_init();
     if (want >= 0)
         wide_on = want && __builtin_cpu_supports("avx512f");
     else
@@ -138,17 +139,15 @@ cpu_mm_packed_wide(int want)
 #endif
 }
 
+#ifdef PK_HAVE_WIDE
 static bool
 wide_ok(void)
 {
-    if (wide_on < 0) {
-#ifdef PK_HAVE_WIDE
-        __builtin_cpu_init();
-#endif
+    if (wide_on < 0)
         cpu_mm_packed_wide(-1);
-    }
     return wide_on > 0;
 }
+#endif
 
 /* ---- the streaming kernel (M <= 4, any CPU) ------------------------------------------------- */
 

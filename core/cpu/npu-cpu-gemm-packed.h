@@ -24,8 +24,8 @@ void cpu_mm_pack_free(struct cpu_mm_pack *p);
  * ([N] or NULL) and act are applied. accumulate: C holds a value to add to. Returns false
  * (nothing done) otherwise. */
 bool cpu_mm_packed_run(struct npu_cpu_ctx *ctx, const struct npu_cpu_prep *prep,
-                       const struct npu_tensor *b, bool tb, int64_t M, const float *A,
-                       int64_t lda, float *C, int64_t ldc, bool accumulate, const float *bias_col,
+                       const struct npu_tensor *b, bool tb, int64_t M, const float *A, int64_t lda,
+                       float *C, int64_t ldc, bool accumulate, const float *bias_col,
                        const struct cpu_act_spec *act);
 
 /* Tests: force (1) or forbid (0) the AVX-512 kernel for M > 4 (-1: decide by the CPU).

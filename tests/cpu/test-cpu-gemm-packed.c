@@ -76,8 +76,8 @@ run_case(const struct mm_case *c)
     CHECK_EQ_INT(NPU_OK, npu_cpu_run_prep(tctx1, prep, c->op, al_done(&al), cin, nin, &y[1], 1));
     CHECK_EQ_INT(NPU_OK, npu_cpu_run_prep(tctxn, prep, c->op, al_done(&al), cin, nin, &y[2], 1));
     if (!tt_same_bytes(y[1], y[2])) {
-        fprintf(stderr, "packed %s M%lld K%lld N%lld: 1 and 3 threads differ\n",
-                npu_op_name(c->op), (long long)rows, (long long)c->K, (long long)c->N);
+        fprintf(stderr, "packed %s M%lld K%lld N%lld: 1 and 3 threads differ\n", npu_op_name(c->op),
+                (long long)rows, (long long)c->K, (long long)c->N);
         CHECK(false);
     }
     /* prepared from other bytes: runs as npu_cpu_run does */
@@ -95,8 +95,8 @@ run_case(const struct mm_case *c)
         for (int64_t n = 0; n < c->N; n++) {
             double acc = 0, mag = 0;
             for (int64_t k = 0; k < c->K; k++) {
-                double p = (double)af[r * c->K + k] * (double)(c->tb ? bf[n * c->K + k]
-                                                                     : bf[k * c->N + n]);
+                double p = (double)af[r * c->K + k] *
+                           (double)(c->tb ? bf[n * c->K + k] : bf[k * c->N + n]);
                 acc += p;
                 mag += fabs(p);
             }
