@@ -325,6 +325,64 @@ cpu_mm_packed_run(struct npu_cpu_ctx *ctx, const struct npu_cpu_prep *prep,
 
 /* ---- prepare -------------------------------------------------------------------------------- */
 
+size_t
+cpu_mm_pack_floats(int64_t K, int64_t N)
+{
+    return (size_t)(NPU_DIV_ROUND_UP(N, (int64_t)PK_NR) * K * PK_NR);
+}
+
+void
+cpu_mm_pack_into(bool tb, const float *src, int64_t ldb, int64_t K, int64_t N, float *dst)
+{
+    int64_t npanels = NPU_DIV_ROUND_UP(N, (int64_t)PK_NR);
+    for (int64_t jp = 0; jp < npanels; jp++) {
+        int64_t j0 = jp * PK_NR, nc = NPU_MIN((int64_t)PK_NR, N - j0);
+        float *d = dst + jp * K * PK_NR;
+        if (!tb) {
+            for (int64_t k = 0; k < K; k++) {
+                memcpy(d + k * PK_NR, src + k * ldb + j0, sizeof(float) * (size_t)nc);
+                memset(d + k * PK_NR + nc, 0, sizeof(float) * (size_t)(PK_NR - nc));
+            }
+        } else {
+            if (nc < PK_NR)
+                memset(d, 0, sizeof(float) * (size_t)(K * PK_NR));
+            for (int64_t q = 0; q < nc; q++) {
+                const float *row = src + (j0 + q) * ldb;
+                for (int64_t k = 0; k < K; k++)
+                    d[k * PK_NR + q] = row[k];
+            }
+        }
+    }
+}
+
+bool
+cpu_mm_pack_wanted(void)
+{
+#ifdef PK_HAVE_WIDE
+    return wide_ok();
+#else
+    return false;
+#endif
+}
+
+bool
+cpu_mm_packed_gemm(const float *bp, int64_t K, int64_t N, int64_t M, const float *A, int64_t lda,
+                   float *C, int64_t ldc)
+{
+#ifdef PK_HAVE_WIDE
+    if (!wide_ok() || M < 1 || K < 1 || N < 1)
+        return false;
+    struct cpu_mm_pack pk = {K, N, NPU_DIV_ROUND_UP(N, (int64_t)PK_NR), false, 0, (float *)bp};
+    struct pk_job j = {&pk, M, lda,   ldc,  NPU_DIV_ROUND_UP(M, (int64_t)PK_MB),
+                       A,   C, false, NULL, NULL};
+    pk_wide_task(&j, 0, pk.npanels * j.mblocks, 0);
+    return true;
+#else
+    (void)bp, (void)K, (void)N, (void)M, (void)A, (void)lda, (void)C, (void)ldc;
+    return false;
+#endif
+}
+
 void
 cpu_mm_pack_free(struct cpu_mm_pack *p)
 {
@@ -367,25 +425,7 @@ cpu_mm_prepare(enum npu_op op, const struct npu_attrs *attrs, const struct npu_t
                 (long long)K, (long long)N);
         return NPU_ERR_NOMEM;
     }
-    const float *src = b->data;
-    for (int64_t jp = 0; jp < npanels; jp++) {
-        int64_t j0 = jp * PK_NR, nc = NPU_MIN((int64_t)PK_NR, N - j0);
-        float *d = dst + jp * K * PK_NR;
-        if (!tb) {
-            for (int64_t k = 0; k < K; k++) {
-                memcpy(d + k * PK_NR, src + k * N + j0, sizeof(float) * (size_t)nc);
-                memset(d + k * PK_NR + nc, 0, sizeof(float) * (size_t)(PK_NR - nc));
-            }
-        } else {
-            if (nc < PK_NR)
-                memset(d, 0, sizeof(float) * (size_t)(K * PK_NR));
-            for (int64_t q = 0; q < nc; q++) {
-                const float *row = src + (j0 + q) * K;
-                for (int64_t k = 0; k < K; k++)
-                    d[k * PK_NR + q] = row[k];
-            }
-        }
-    }
+    cpu_mm_pack_into(tb, b->data, tb ? K : N, K, N, dst);
     pk->K = K, pk->N = N, pk->npanels = npanels, pk->tb = tb, pk->bytes = bytes, pk->p = dst;
     p->op = op;
     p->w_data = b->data;

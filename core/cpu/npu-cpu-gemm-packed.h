@@ -28,6 +28,16 @@ bool cpu_mm_packed_run(struct npu_cpu_ctx *ctx, const struct npu_cpu_prep *prep,
                        float *C, int64_t ldc, bool accumulate, const float *bias_col,
                        const struct cpu_act_spec *act);
 
+/* Per-call packing for products whose B is not constant (attention's K^T and V), on one
+ * thread: floats of the packed form of a K x N B; pack B (tb: stored [N, K], else [K, N],
+ * row stride ldb) into dst; then C[M, N] = A[M, K] . packed B. cpu_mm_packed_gemm returns
+ * false (nothing done) when this CPU has no wide kernel: the caller runs its own GEMM. */
+size_t cpu_mm_pack_floats(int64_t K, int64_t N);
+bool cpu_mm_pack_wanted(void);
+void cpu_mm_pack_into(bool tb, const float *B, int64_t ldb, int64_t K, int64_t N, float *dst);
+bool cpu_mm_packed_gemm(const float *bp, int64_t K, int64_t N, int64_t M, const float *A,
+                        int64_t lda, float *C, int64_t ldc);
+
 /* Tests: force (1) or forbid (0) the AVX-512 kernel for M > 4 (-1: decide by the CPU).
  * Returns whether it is used now. Not thread-safe against running products. */
 bool cpu_mm_packed_wide(int want);
