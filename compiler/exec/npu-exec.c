@@ -307,7 +307,9 @@ exec_plan_build(struct npu_graph *g, unsigned flags, struct exec_plan **out)
             st = NPU_ERR_UNSUPPORTED;
             goto err;
         }
-        if (!s->decompose && s->op == NPU_OP_CONV && s->nin <= 64) {
+        if (!s->decompose &&
+            (s->op == NPU_OP_CONV || s->op == NPU_OP_MATMUL || s->op == NPU_OP_GEMM) &&
+            s->nin <= 64) {
             /* constant weights are packed once here, not at every run */
             const struct npu_tensor *pin[64];
             for (int k = 0; k < s->nin; k++)

@@ -21,6 +21,7 @@
  * (cpu_conv_direct_wanted).
  */
 #include "npu-cpu-conv-direct.h"
+#include "npu-cpu-gemm-packed.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -923,7 +924,9 @@ npu_cpu_prepare(enum npu_op op, const struct npu_attrs *attrs, const struct npu_
         npu_err(CPU_LOG_DOMAIN, "npu_cpu_prepare: bad operand array");
         return NPU_ERR_INVALID;
     }
-    /* today: fp32 Conv with constant 4-D weights and group 1 packs them */
+    if (op == NPU_OP_MATMUL || op == NPU_OP_GEMM)
+        return cpu_mm_prepare(op, attrs, in, nin, out);
+    /* fp32 Conv with constant 4-D weights and group 1 packs them */
     if (op != NPU_OP_CONV || nin < 2 || !in[1] || !in[1]->data)
         return NPU_OK;
     const struct npu_tensor *wt = in[1];
@@ -963,5 +966,6 @@ npu_cpu_prep_free(struct npu_cpu_prep *p)
     if (!p)
         return;
     free(p->wp);
+    cpu_mm_pack_free(p->mm);
     free(p);
 }

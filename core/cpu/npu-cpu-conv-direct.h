@@ -19,7 +19,8 @@ struct npu_cpu_prep {
     int w_ndim;
     int64_t w_dims[NPU_MAX_DIMS];
     int64_t M, K;
-    float *wp; /* [ceil(M / 8)][K][8], rows past M zero */
+    float *wp;              /* [ceil(M / 8)][K][8], rows past M zero */
+    struct cpu_mm_pack *mm; /* MatMul/Gemm: B in panels (npu-cpu-gemm-packed.c) */
 };
 
 struct cpu_cd_args {

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <strings.h>
 
+#include "npu-cpu-gemm-packed.h"
 #include "npu-cpu-internal.h"
 
 #ifdef NPU_HAVE_BLAS
@@ -1146,6 +1147,10 @@ cpu_k_matmul(CPU_KERNEL_ARGS)
             bias_col = bias_tmp;
         }
     }
+    /* a constant B packed once (npu_cpu_prepare) */
+    if (s.batch == 1 && cpu_mm_packed_run(ctx, ctx->prep, b, false, s.M, a->data, s.K, y->data, s.N,
+                                          false, bias_col, &act))
+        goto out;
     int64_t *c_off = NULL;
     if (s.batch > 1) {
         c_off = malloc(sizeof(int64_t) * (size_t)s.batch);
@@ -1211,6 +1216,13 @@ cpu_k_gemm(CPU_KERNEL_ARGS)
     if (c && c->ndim > 2)
         return KINVAL("C must have rank <= 2");
     bool has_c = c && beta != 0.0f && cpu_numel(c) > 0;
+    /* C of shape [N] or [1, N] with beta 1 (Linear's bias): added in the epilogue */
+    const float *bias_col = NULL;
+    if (has_c && a->dtype == NPU_DTYPE_FP32 && beta == 1.0f && c->ndim >= 1 && cpu_numel(c) == N &&
+        c->dims[c->ndim - 1] == N) {
+        bias_col = c->data;
+        has_c = false;
+    }
     if (has_c) {
         /* Y = beta * broadcast(C), then accumulate alpha AB on top */
         struct cpu_bcast bc;
@@ -1231,6 +1243,10 @@ cpu_k_gemm(CPU_KERNEL_ARGS)
             for (int64_t i = 0; i < M * N; i++)
                 v[i] *= beta;
         }
+        if (!ta && alpha == 1.0f &&
+            cpu_mm_packed_run(ctx, ctx->prep, b, tb, M, a->data, a->dims[1], y->data, N, has_c,
+                              bias_col, &act))
+            return NPU_OK;
         struct cpu_gemm_batch g = {
             .ta = ta,
             .tb = tb,
@@ -1246,6 +1262,7 @@ cpu_k_gemm(CPU_KERNEL_ARGS)
             .ldb = b->dims[1],
             .ldc = N,
             .batch = 1,
+            .bias_col = bias_col,
             .act = &act,
         };
         cpu_gemm_batched(ctx, &g);

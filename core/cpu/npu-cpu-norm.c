@@ -18,6 +18,7 @@
  * aligned, as ONNX Attention and PyTorch's scaled_dot_product_attention do).
  * A row whose keys are all masked out yields zeros (not NaN).
  */
+#include "npu-cpu-gemm-packed.h"
 #include "npu-cpu-internal.h"
 
 /* ---- Softmax / LogSoftmax ------------------------------------------------------------------- */
@@ -585,7 +586,8 @@ cpu_k_layer_norm(CPU_KERNEL_ARGS)
 
 /* ---- npu.Attention -------------------------------------------------------------------------- */
 
-#define ATT_QB 64 /* query rows per task; fixed, so results do not depend on the thread count */
+#define ATT_QB 64  /* query rows per block; fixed, so results do not depend on the thread count */
+#define ATT_QG 256 /* query rows per task when K and V are packed per task */
 
 struct att_job {
     const float *q, *k, *v;
@@ -597,6 +599,9 @@ struct att_job {
     int64_t qs[NPU_MAX_DIMS], ks[NPU_MAX_DIMS], vs[NPU_MAX_DIMS]; /* leading strides (0: bcast) */
     int64_t ms[NPU_MAX_DIMS + 2]; /* mask strides over [lead..., Sq, Sk] */
     int64_t Sq, Sk, D, Dv, nqb;
+    int64_t qper;     /* query rows per task */
+    bool packed;      /* K^T and V packed per task for the wide kernel (npu-cpu-gemm-packed.c) */
+    size_t kp_floats; /* scratch after S: packed K^T, then packed V */
     float scale;
     bool causal;
     struct npu_cpu_ctx *ctx;
@@ -607,9 +612,10 @@ att_task(void *arg, int64_t begin, int64_t end, int tid)
 {
     const struct att_job *j = arg;
     float *S = cpu_scratch(j->ctx, tid);
+    float *kp = S + ATT_QB * j->Sk, *vp = kp + j->kp_floats;
     for (int64_t t = begin; t < end; t++) {
-        int64_t b = t / j->nqb, q0 = (t % j->nqb) * ATT_QB;
-        int64_t rows = NPU_MIN((int64_t)ATT_QB, j->Sq - q0);
+        int64_t b = t / j->nqb, g0 = (t % j->nqb) * j->qper;
+        int64_t g1 = NPU_MIN(g0 + j->qper, j->Sq);
         int64_t qo = 0, ko = 0, vo = 0, mo = 0, rb = b;
         for (int d = j->lead - 1; d >= 0; d--) {
             int64_t i = rb % j->ld[d];
@@ -619,40 +625,57 @@ att_task(void *arg, int64_t begin, int64_t end, int tid)
             vo += i * j->vs[d];
             mo += i * j->ms[d];
         }
-        const float *Q = j->q + qo + q0 * j->D;
-        /* S = scale * Q K^T for this block of query rows */
-        cpu_sgemm(false, true, rows, j->Sk, j->D, j->scale, Q, j->D, j->k + ko, j->D, 0.0f, S,
-                  j->Sk);
-        for (int64_t r = 0; r < rows; r++) {
-            float *s = S + r * j->Sk;
-            int64_t qi = q0 + r;
-            if (j->mask) {
-                int64_t mr = mo + qi * j->ms[j->lead], mc = j->ms[j->lead + 1];
-                if (j->mask_bool) {
-                    const uint8_t *m = (const uint8_t *)j->mask + mr;
-                    for (int64_t c = 0; c < j->Sk; c++)
-                        if (!m[c * mc])
-                            s[c] = -INFINITY;
-                } else {
-                    const float *m = (const float *)j->mask + mr;
-                    for (int64_t c = 0; c < j->Sk; c++)
-                        s[c] += m[c * mc];
-                }
-            }
-            if (j->causal)
-                for (int64_t c = qi + 1; c < j->Sk; c++)
-                    s[c] = -INFINITY;
-            float mx = cpu_vmax(s, j->Sk);
-            if (mx == -INFINITY) { /* nothing to attend to */
-                memset(s, 0, sizeof(float) * (size_t)j->Sk);
-                continue;
-            }
-            float sum = cpu_vexp_sum(s, s, j->Sk, mx);
-            cpu_vscale(s, j->Sk, 1.0f / sum);
+        if (j->packed) {
+            /* K^T and V in 48-column panels once for all query rows of the task */
+            cpu_mm_pack_into(true, j->k + ko, j->D, j->D, j->Sk, kp);
+            cpu_mm_pack_into(false, j->v + vo, j->Dv, j->Sk, j->Dv, vp);
         }
-        /* Y rows = P V */
-        cpu_sgemm(false, false, rows, j->Dv, j->Sk, 1.0f, S, j->Sk, j->v + vo, j->Dv, 0.0f,
-                  j->y + (b * j->Sq + q0) * j->Dv, j->Dv);
+        for (int64_t q0 = g0; q0 < g1; q0 += ATT_QB) {
+            int64_t rows = NPU_MIN((int64_t)ATT_QB, g1 - q0);
+            const float *Q = j->q + qo + q0 * j->D;
+            /* S = scale * Q K^T for this block of query rows */
+            if (!j->packed)
+                cpu_sgemm(false, true, rows, j->Sk, j->D, j->scale, Q, j->D, j->k + ko, j->D, 0.0f,
+                          S, j->Sk);
+            else
+                cpu_mm_packed_gemm(kp, j->D, j->Sk, rows, Q, j->D, S, j->Sk);
+            for (int64_t r = 0; r < rows; r++) {
+                float *s = S + r * j->Sk;
+                int64_t qi = q0 + r;
+                if (j->packed)
+                    cpu_vscale(s, j->Sk, j->scale);
+                if (j->mask) {
+                    int64_t mr = mo + qi * j->ms[j->lead], mc = j->ms[j->lead + 1];
+                    if (j->mask_bool) {
+                        const uint8_t *m = (const uint8_t *)j->mask + mr;
+                        for (int64_t c = 0; c < j->Sk; c++)
+                            if (!m[c * mc])
+                                s[c] = -INFINITY;
+                    } else {
+                        const float *m = (const float *)j->mask + mr;
+                        for (int64_t c = 0; c < j->Sk; c++)
+                            s[c] += m[c * mc];
+                    }
+                }
+                if (j->causal)
+                    for (int64_t c = qi + 1; c < j->Sk; c++)
+                        s[c] = -INFINITY;
+                float mx = cpu_vmax(s, j->Sk);
+                if (mx == -INFINITY) { /* nothing to attend to */
+                    memset(s, 0, sizeof(float) * (size_t)j->Sk);
+                    continue;
+                }
+                float sum = cpu_vexp_sum(s, s, j->Sk, mx);
+                cpu_vscale(s, j->Sk, 1.0f / sum);
+            }
+            /* Y rows = P V */
+            float *Y = j->y + (b * j->Sq + q0) * j->Dv;
+            if (!j->packed)
+                cpu_sgemm(false, false, rows, j->Dv, j->Sk, 1.0f, S, j->Sk, j->v + vo, j->Dv, 0.0f,
+                          Y, j->Dv);
+            else
+                cpu_mm_packed_gemm(vp, j->Sk, j->Dv, rows, S, j->Sk, Y, j->Dv);
+        }
     }
 }
 
@@ -731,8 +754,16 @@ cpu_k_attention(CPU_KERNEL_ARGS)
         memset(y->data, 0, sizeof(float) * (size_t)cpu_numel(y));
         return NPU_OK;
     }
-    j.nqb = NPU_DIV_ROUND_UP(j.Sq, (int64_t)ATT_QB);
-    CPU_TRY(cpu_scratch_reserve(ctx, sizeof(float) * (size_t)(ATT_QB * j.Sk)));
+    /* with the wide kernel, K^T and V are packed once per task of up to 256 query rows */
+    j.packed = cpu_mm_pack_wanted() && j.D > 0 && j.Dv > 0;
+    j.qper = j.packed ? ATT_QG : ATT_QB;
+    j.nqb = NPU_DIV_ROUND_UP(j.Sq, j.qper);
+    size_t floats = (size_t)(ATT_QB * j.Sk);
+    if (j.packed) {
+        j.kp_floats = cpu_mm_pack_floats(j.D, j.Sk);
+        floats += j.kp_floats + cpu_mm_pack_floats(j.Sk, j.Dv);
+    }
+    CPU_TRY(cpu_scratch_reserve(ctx, sizeof(float) * floats));
     cpu_parallel_for(ctx, batch * j.nqb, 1, att_task, &j);
     return NPU_OK;
 }

@@ -336,6 +336,8 @@ test_attention(void)
     check_attention(2, l2, l3, 33, 65, 8, 8, 0, NULL, false, true, 0, f); /* broadcast batch */
     check_attention(2, l1, l1, 40, 40, 8, 8, 0, NULL, false, true, 0, f); /* causal */
     check_attention(2, l1, l1, 7, 12, 8, 8, 0, NULL, false, true, 0, f);  /* causal, Sq < Sk */
+    /* more query rows than one task of the packed path takes (256), Sk and Dv off the panel */
+    check_attention(2, l1, l1, 300, 70, 16, 20, 0, NULL, false, true, 0, f);
     int64_t m2[2] = {33, 45}, m4[4] = {2, 1, 1, 45}, mq[3] = {3, 33, 1};
     check_attention(2, l1, l1, 33, 45, 8, 5, 2, m2, false, false, 0, f); /* additive */
     check_attention(2, l1, l1, 33, 45, 8, 5, 4, m4, true, false, 0, f);  /* bool, padding */
