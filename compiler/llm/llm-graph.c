@@ -302,6 +302,45 @@ mlp_blocks(struct gb *b, V *a, const struct llm_layer_w *L, int64_t D, const cha
     return op2(b, NPU_OP_ADD, sum, cst(b, nm, L->b_down, 1, &D));
 }
 
+/* LLaMA's SwiGLU with gate and up cut into the same column blocks (llm_weights_split): per
+ * block k, silu(a @ W_gate[:, k]) * (a @ W_up[:, k]), joined by one Concat (the same values
+ * as joining gate and up first). Each block is a chain of its own (gate product with its
+ * SiLU, up product, their Mul) that the layer split runs on one core beside the others
+ * (npu-program-exec.c plan_job merges the two products' groups at the Mul): the SiLU no
+ * longer waits on one core for the gate's join, and gate's and up's joins become one. */
+static V *
+swiglu_blocks(struct gb *b, V *a, const struct llm_layer_w *L, int64_t D, int l)
+{
+    V *parts[LLM_MAX_SPLIT];
+    int64_t c0 = 0;
+    for (int k = 0; k < L->sgate.n; k++) {
+        const int64_t n = L->sgate.cols[k];
+        char nm[96], key[48];
+        snprintf(key, sizeof(key), "l%d.gate", l);
+        snprintf(nm, sizeof(nm), "%s.%d.weight", key, k);
+        V *gt = matmul(b, a, L->w_gate + c0 * D, D, n, nm, key, false);
+        snprintf(key, sizeof(key), "l%d.up", l);
+        snprintf(nm, sizeof(nm), "%s.%d.weight", key, k);
+        V *up = matmul(b, a, L->w_up + c0 * D, D, n, nm, key, false);
+        parts[k] = op2(b, NPU_OP_MUL, op2(b, NPU_OP_MUL, gt, op2(b, NPU_OP_SIGMOID, gt, NULL)), up);
+        c0 += n;
+    }
+    char nm[48];
+    snprintf(nm, sizeof(nm), "l%d.mlp", l);
+    return concat_last(b, parts, L->sgate.n, nm);
+}
+
+static bool
+same_split(const struct llm_split *a, const struct llm_split *b)
+{
+    if (a->n != b->n)
+        return false;
+    for (int k = 0; k < a->n; k++)
+        if (a->cols[k] != b->cols[k])
+            return false;
+    return true;
+}
+
 static V *
 layernorm(struct gb *b, V *x, const float *w, const float *bias, int64_t d, float eps,
           const char *name)
@@ -513,6 +552,9 @@ llm_build_graph(const struct llm_config *c, const struct llm_weights *w, int s, 
             snprintf(nm, sizeof(nm), "l%d.fc", l);
             m = op2(&b, NPU_OP_FUSED_GELU_TANH,
                     linear_split(&b, a, L->w_up, L->b_up, D, c->ffn, &L->sup, nm), NULL);
+        } else if (b.q && L->sgate.n > 1 && same_split(&L->sgate, &L->sup) && !L->b_up) {
+            /* w8a8 (the fp16 graph keeps its form): one chain per block */
+            m = swiglu_blocks(&b, a, L, D, l);
         } else {
             snprintf(nm, sizeof(nm), "l%d.gate", l);
             V *gt = linear_split(&b, a, L->w_gate, NULL, D, c->ffn, &L->sgate, nm);
