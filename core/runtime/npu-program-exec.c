@@ -696,7 +696,12 @@ plan_job(struct npu_prog_session *s, int j, unsigned cores, struct npu_prog_spli
         for (uint32_t t = i; t < e; t++) {
             acc += rec[t].t.task_s;
             chunk += rec[t].t.task_s;
-            if (k < g.cores && acc >= sum * k / g.cores && t + 1 < e && gbeg[t + 1]) {
+            /* a cut at the group boundary nearest each core's share */
+            double nx = 0, want = sum * k / g.cores;
+            bool at = k < g.cores && t + 1 < e && gbeg[t + 1];
+            for (uint32_t u = t + 1; at && acc < want && u < e && (u == t + 1 || !gbeg[u]); u++)
+                nx += rec[u].t.task_s;
+            if (at && (acc >= want || want - acc < acc + nx - want)) {
                 g.cut[k++] = t + 1;
                 longest = fmax(longest, chunk);
                 chunk = 0;
