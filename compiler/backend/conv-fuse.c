@@ -136,8 +136,9 @@ conv_residual_add(struct npu_lower_ctx *cx, struct npu_node *n, const struct con
     /* an int8 product's DequantizeLinear folded into it: the residual joins its fp16 result */
     const struct npu_node *d = s->integer ? conv_deq_consumer(cx, n, s) : NULL;
     struct npu_value *y = d ? d->out[0] : n->out[0];
-    if (cx->o->no_ew_fusion || (s->integer && !d) || (!d && s->g.in_dt != NPU_DTYPE_FP16) ||
-        s->g.mtx || y->is_output || y->nusers != 1)
+    /* (a fold that adds its lower bound in the EW stage has no operand left) */
+    if (cx->o->no_ew_fusion || (s->integer && !d) || (d && conv_deq_lo_ew(s)) ||
+        (!d && s->g.in_dt != NPU_DTYPE_FP16) || s->g.mtx || y->is_output || y->nusers != 1)
         return NULL;
     struct npu_node *a = y->users[0];
     if (a->op != NPU_OP_ADD || a->device != NPU_DEVICE_NPU || a->nin != 2 || a->nout != 1 ||
@@ -183,8 +184,9 @@ conv_residual_reader(const struct npu_node *n, const struct conv_src *s,
     if (d && d->device == NPU_DEVICE_CPU)
         return NULL;
     const struct npu_value *y = d ? d->out[0] : n->out[0];
-    if (o->no_ew_fusion || (s->integer && !d) || (!d && s->g.in_dt != NPU_DTYPE_FP16) || s->g.mtx ||
-        y->is_output || y->nusers != 1 || (s->act_name && conv_lut_of_act(s->act_name)))
+    if (o->no_ew_fusion || (s->integer && !d) || (d && conv_deq_lo_ew(s)) ||
+        (!d && s->g.in_dt != NPU_DTYPE_FP16) || s->g.mtx || y->is_output || y->nusers != 1 ||
+        (s->act_name && conv_lut_of_act(s->act_name)))
         return NULL;
     const struct npu_node *a = y->users[0];
     if (a->op != NPU_OP_ADD || a->device == NPU_DEVICE_CPU || a->nin != 2 || a->nout != 1 ||

@@ -165,6 +165,22 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
             res = NULL;
         }
     }
+    /* per-channel scales, lower bound below 0: the EW stage adds it back (conv_deq_lo_ew),
+     * from a constant operand read as the residual is */
+    const bool lo_ew = dq && conv_deq_lo_ew(&s);
+    if (lo_ew) {
+        struct plan pr;
+        s.g.residual = true;
+        s.g.res_dt = NPU_DTYPE_FP32;
+        if (!conv_plan_conv(&s.g, s.groups, cx->o, &pr)) {
+            conv_plan_free(&p);
+            return npu_lower_refuse(n, "no tiling fits the CBUF");
+        }
+        conv_plan_free(&p);
+        p = pr;
+        if (lut)
+            p.seconds += rk_lut_prologue_seconds();
+    }
     bool need_bias = s.g.bias;
     uint32_t q_clip = 0; /* int16: CORE CLIP_TRUNCATE (conv-int16.c) */
     if (s.integer) {
@@ -314,6 +330,28 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
         }
     }
 
+    if (lo_ew) {
+        /* the lower bound (times a LUT's input scale), one f32 per element of the result's
+         * NC1HWC2 bytes: every element the same, so any layout reads it */
+        uint64_t nb = npu_rk_nc1hwc2_bytes(NPU_DTYPE_FP32, s.out_view);
+        int64_t ne = (int64_t)(nb / sizeof(float));
+        float *lov = malloc((size_t)nb);
+        if (!lov) {
+            conv_plan_free(&p);
+            return NPU_ERR_NOMEM;
+        }
+        const float lin = lut ? npu_dpu_lut_get(lut)->in_scale : 1.0f;
+        for (int64_t i = 0; i < ne; i++)
+            lov[i] = q_lo * lin;
+        snprintf(name, sizeof(name), "%.100s.dqlo", n->out[0]->name);
+        res = npu_lower_const(cx, name, NPU_DTYPE_FP32, 1, &ne, lov);
+        free(lov);
+        if (!res) {
+            conv_plan_free(&p);
+            return NPU_ERR_NOMEM;
+        }
+    }
+
     /* ---- the node */
     struct npu_value *in[5] = {x, wv, bv, qv, NULL};
     int nin = qv ? 4 : need_bias ? 3 : 2;
@@ -382,6 +420,8 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
         st = npu_node_set_float(g, r, "q_lo", q_lo);
     if (!st && dq)
         st = npu_node_set_float(g, r, "q_hi", q_hi);
+    if (!st && lo_ew)
+        st = npu_node_set_int(g, r, "q_lo_ew", 1);
     if (!st && dq && q_bs_relux > 0)
         st = npu_node_set_float(g, r, "q_bs_relux", q_bs_relux);
     else if (!st && qv)

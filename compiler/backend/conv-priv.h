@@ -115,6 +115,10 @@ bool conv_dyadic(double f, unsigned max_shift, uint32_t *m, uint32_t *shift);
  * result's own per-tensor int8 parameters), or NULL. */
 struct npu_node *conv_deq_consumer(struct npu_lower_ctx *cx, struct npu_node *n,
                                    const struct conv_src *s);
+/* Whether a folded DequantizeLinear adds its lower bound in the EW stage (per-channel
+ * weight scales, zero point other than -128; conv-quant.c). */
+bool conv_deq_lo_ew(const struct conv_src *s);
+extern int npu_conv_deq_lo_ew;
 /* The same before partitioning (no placement looked at), for cost(). */
 struct npu_node *conv_deq_reader(const struct npu_node *n, const struct conv_src *s,
                                  const struct npu_backend_options *o);

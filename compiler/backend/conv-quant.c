@@ -173,10 +173,40 @@ conv_deq_reader(const struct npu_node *n, const struct conv_src *s,
     if (z != s->y_zp || (od != NPU_DTYPE_FP32 && od != NPU_DTYPE_FP16))
         return NULL;
     /* the int8 saturation is kept exactly with one weight scale (BS ReLU-X in the sums'
-     * domain) or a lower bound of 0 (BN ReLU-X after the scale): others stay a pass */
-    if (npu_value_numel(s->ws) != 1 && s->y_zp != -128)
+     * domain), a lower bound of 0 (BN ReLU-X after the scale) or, per-channel scales with
+     * a lower bound below 0, the bound added back by the EW stage (conv_deq_lo_ew) */
+    if (npu_value_numel(s->ws) != 1 && s->y_zp != -128 && !conv_deq_lo_ew(s))
         return NULL;
     return d;
+}
+
+/* Switch for the tests' and benchmarks' before / after: 0 leaves a DequantizeLinear with
+ * per-channel weight scales and a zero point other than -128 to its own DPU pass. */
+int npu_conv_deq_lo_ew = 1;
+
+/* The largest lower-bound operand (bytes) a fold through the EW stage may add: the
+ * operand is the result's size (decode's one-row products: a few KB; a 128-row prefill's
+ * would be MBs of constants, those keep their pass). */
+#define CONV_DEQ_LO_EW_MAX_BYTES (64u << 10)
+
+/* Whether a DequantizeLinear folded into product s keeps its int8 range as
+ * [lo, hi] = lo + clamp(y - lo, 0, hi - lo) with the final "+ lo" in the EW stage: per-channel
+ * weight scales (one BS ReLU-X bound does not fit every channel) and lo != 0 (zp != -128).
+ * BS adds bias - lo / s[k] and applies ReLU (y >= lo), BN multiplies by s[k] and applies
+ * ReLU-X hi - lo (one bound for all channels after the scale), EW adds lo per pixel from a
+ * constant operand through ERDMA (the residual add's path: no proven EW register operand,
+ * docs/quantisation.md). Evidence: each stage setting is one the other folds use (BS/BN
+ * per-channel operands, BN ReLU-X, EW per-pixel add); the combination with the int8 -> fp16
+ * DATA_FORMAT is TRM-inferred only (ledger level T), not tested on hardware. Not with a
+ * residual Add (the EW operand is taken) and only when the operand is small. */
+bool
+conv_deq_lo_ew(const struct conv_src *s)
+{
+    if (!npu_conv_deq_lo_ew || !s->ws || npu_value_numel(s->ws) == 1 || s->y_zp == -128 ||
+        s->y_dt != NPU_DTYPE_INT8)
+        return false;
+    uint64_t b = npu_rk_nc1hwc2_bytes(NPU_DTYPE_FP32, s->out_view);
+    return b && b <= CONV_DEQ_LO_EW_MAX_BYTES;
 }
 
 struct npu_node *

@@ -552,6 +552,10 @@ npu_conv_cost(const struct npu_graph *g, const struct npu_node *n,
     if (conv_residual_reader(n, &s, o)) {
         s.g.residual = true;
         s.g.res_dt = NPU_DTYPE_FP16;
+    } else if (dq && conv_deq_lo_ew(&s)) {
+        /* the lower bound's f32 operand, read as a residual */
+        s.g.residual = true;
+        s.g.res_dt = NPU_DTYPE_FP32;
     }
     struct plan p;
     if (!conv_plan_conv(&s.g, s.groups, o, &p))

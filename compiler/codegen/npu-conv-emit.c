@@ -246,7 +246,13 @@ rk_emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk
         /* a LUT after it: the scales carry its input scale, the bounds too (exact: a
          * power of two) */
         const float lin = g->lut_id ? npu_dpu_lut_get(g->lut_id)->in_scale : 1.0f;
-        if (g->q_lo != 0.0f) {
+        if (g->q_lo_ew) {
+            /* per-channel scales: y - q_lo >= 0 after BS; BN clamps it at q_hi - q_lo (one
+             * bound for all channels after the scale), the EW stage adds q_lo back from the
+             * residual operand (conv-quant.c conv_deq_lo_ew; TRM-inferred, level T) */
+            bn_cfg = DPU_BS_CFG_BS_ALU_BYPASS(1) | DPU_BS_CFG_BS_RELUX_EN(1);
+            bn_relux = f32_bits((g->q_hi - g->q_lo) * lin);
+        } else if (g->q_lo != 0.0f) {
             bn_cfg = DPU_BS_CFG_BS_RELU_BYPASS(1) | DPU_BS_CFG_BS_ALU_ALGO(NPU_ALU_ALGO_ADD);
             bn_alu = f32_bits(g->q_lo * lin);
         } else if (g->q_bs_relux > 0) {
@@ -301,8 +307,10 @@ rk_emit_task(struct npu_stream *s, const struct rk_conv_geom *g, const struct rk
     }
     if (lut) {
         ew_cfg &= ~(DPU_EW_CFG_EW_LUT_BYPASS(1) | DPU_EW_CFG_EW_BYPASS(1));
-        if (t->src <= 0)
-            /* RKNN's tanh: OP_BYPASS | OP_CVT_BYPASS | RELU_BYPASS (0x302, NOTES S19) */
+        if (t->src <= 0 && !conv_res_here(g, t))
+            /* RKNN's tanh: OP_BYPASS | OP_CVT_BYPASS | RELU_BYPASS (0x302, NOTES S19); with
+             * the EW add of a folded DequantizeLinear's lower bound (q_lo_ew) the LUT looks up
+             * the sum, as after a partial-sum add */
             ew_cfg = DPU_EW_CFG_EW_RELU_BYPASS(1) | DPU_EW_CFG_EW_OP_CVT_BYPASS(1) |
                      DPU_EW_CFG_EW_OP_BYPASS(1);
     }

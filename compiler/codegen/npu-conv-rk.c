@@ -171,10 +171,16 @@ rk_conv_decode(const struct npu_node *n, struct rk_conv_geom *g, struct rk_tile 
         g->q_lo = npu_node_float(n, "q_lo", 0.0f);
         g->q_hi = npu_node_float(n, "q_hi", INFINITY);
         g->q_bs_relux = npu_node_float(n, "q_bs_relux", 0.0f);
+        g->q_lo_ew = npu_node_int(n, "q_lo_ew", 0) != 0;
         if (!b || !isfinite(g->q_lo) || !isfinite(g->q_hi) || g->q_lo > 0 || g->q_hi <= g->q_lo ||
-            !isfinite(g->q_bs_relux) || g->q_bs_relux < 0 || (g->q_lo != 0 && g->q_bs_relux == 0))
+            !isfinite(g->q_bs_relux) || g->q_bs_relux < 0 ||
+            (g->q_lo != 0 && g->q_bs_relux == 0 && !g->q_lo_ew))
             return bad(n, "q_deq needs a bias, finite q_lo <= 0 < q_hi and q_bs_relux > 0 "
-                          "when q_lo < 0");
+                          "(or q_lo_ew) when q_lo < 0");
+        if (g->q_lo_ew &&
+            (g->q_lo == 0 || g->q_bs_relux > 0 || !g->residual || npu_node_int(n, "surf", 0)))
+            return bad(n, "q_lo_ew needs q_lo < 0, no q_bs_relux, the lower bound as the residual "
+                          "operand and packed surfaces");
     } else if (qm) {
         int64_t sh = npu_node_int(n, "q_chshift", -1);
         if (qm->kind != NPU_VALUE_CONST || qm->t.dtype != NPU_DTYPE_INT32 ||
@@ -217,13 +223,13 @@ rk_conv_decode(const struct npu_node *n, struct rk_conv_geom *g, struct rk_tile 
             lid > 0 && lid < 0x10000 ? npu_dpu_lut_get((uint32_t)lid) : NULL;
         if (!l || l->in_offset != 0 || !npu_dpu_fp16_exact(l->in_scale) ||
             (g->in_dt != NPU_DTYPE_FP16 && !g->q_deq) || g->act != RK_ACT_NONE || g->mtx ||
-            g->residual)
+            (g->residual && !g->q_lo_ew))
             return bad(n, "lut must name a function table of the fp16 pipeline (or q_deq), "
                           "without act, residual or mtx style");
         g->lut_id = (uint32_t)lid;
     }
     /* inputs are read with packed surfaces; the result may have padded ones */
-    if (!npu_rk_packed(x) || (g->residual && !npu_rk_packed(n->in[n->nin - 1])))
+    if (!npu_rk_packed(x) || (g->residual && !g->q_lo_ew && !npu_rk_packed(n->in[n->nin - 1])))
         return bad(n, "inputs must have packed surfaces");
     g->out_surf = g->ow * g->oh;
     int64_t osurf = npu_node_int(n, "surf", 0);
@@ -232,7 +238,16 @@ rk_conv_decode(const struct npu_node *n, struct rk_conv_geom *g, struct rk_tile 
             return bad(n, "surf must be Wo x (Ho .. Ho + 32) atoms (not with mtx style)");
         g->out_surf = (uint32_t)osurf;
     }
-    if (g->residual) {
+    if (g->q_lo_ew) {
+        /* the lower bound: a constant f32 covering the result's NC1HWC2 bytes */
+        const struct npu_value *r = n->in[n->nin - 1];
+        const uint32_t rv[3] = {g->k, g->oh, g->ow};
+        if (r->kind != NPU_VALUE_CONST || r->t.dtype != NPU_DTYPE_FP32 ||
+            (uint64_t)npu_value_numel(r) * 4 < npu_rk_nc1hwc2_bytes(NPU_DTYPE_FP32, rv) || g->mtx)
+            return bad(n, "q_lo_ew's operand must be a constant f32 of the result's NC1HWC2 "
+                          "size");
+        g->res_dt = NPU_DTYPE_FP32;
+    } else if (g->residual) {
         const struct npu_value *r = n->in[n->nin - 1];
         uint32_t rv[3];
         if (!npu_rk_value(r) || !npu_rk_view(r, rv) || rv[0] != g->k || rv[1] != g->oh ||

@@ -165,6 +165,10 @@ struct rk_conv_geom {
      * scale[k], then adds q_lo (q_lo != 0) or applies ReLU-X q_hi (q_lo == 0) */
     float q_lo, q_hi;
     float q_bs_relux; /* attribute q_bs_relux: (q_hi - q_lo) / scale, one scale (0: none) */
+    /* attribute q_lo_ew: per-channel scales with q_lo < 0: BN applies ReLU-X q_hi - q_lo
+     * instead of adding q_lo, and the EW stage adds q_lo from the residual operand (a
+     * constant f32 of the result's NC1HWC2 size; conv-quant.c conv_deq_lo_ew) */
+    bool q_lo_ew;
     /* (with a LUT, lut_id below, the per-channel scales already carry the table's input
      * scale, and BN's add and ReLU-X operands are q_lo, q_hi times it) */
     /* int16 pipeline (in_dt i16, w16a16i): CORE CLIP_TRUNCATE, the right shift of the

@@ -173,15 +173,16 @@ linear(struct gb *b, V *x, const float *w, const float *bias, int64_t in, int64_
     return y;
 }
 
-/* x @ W (+ bias); W split into column blocks (llm_weights_split): one MatMul per block,
- * joined by a Concat on the last axis. */
-static V *
-linear_split(struct gb *b, V *x, const float *w, const float *bias, int64_t in, int64_t out,
-             const struct llm_split *sp, const char *name)
+/* x @ W (+ bias) as the column blocks of llm_weights_split, one MatMul per block into
+ * parts; returns their number (1: W whole). */
+static int
+linear_blocks(struct gb *b, V *x, const float *w, const float *bias, int64_t in, int64_t out,
+              const struct llm_split *sp, const char *name, V **parts)
 {
-    if (!sp || sp->n <= 1)
-        return linear(b, x, w, bias, in, out, name);
-    V *parts[LLM_MAX_SPLIT];
+    if (!sp || sp->n <= 1) {
+        parts[0] = linear(b, x, w, bias, in, out, name);
+        return 1;
+    }
     int64_t c0 = 0;
     for (int k = 0; k < sp->n; k++) {
         char nm[96];
@@ -194,7 +195,18 @@ linear_split(struct gb *b, V *x, const float *w, const float *bias, int64_t in, 
         parts[k] = y;
         c0 += sp->cols[k];
     }
-    return concat_last(b, parts, sp->n, name);
+    return sp->n;
+}
+
+/* x @ W (+ bias); W split into column blocks (llm_weights_split): one MatMul per block,
+ * joined by a Concat on the last axis. */
+static V *
+linear_split(struct gb *b, V *x, const float *w, const float *bias, int64_t in, int64_t out,
+             const struct llm_split *sp, const char *name)
+{
+    V *parts[LLM_MAX_SPLIT];
+    int n = linear_blocks(b, x, w, bias, in, out, sp, name, parts);
+    return n == 1 ? parts[0] : concat_last(b, parts, n, name);
 }
 
 static V *
@@ -300,6 +312,60 @@ mlp_blocks(struct gb *b, V *a, const struct llm_layer_w *L, int64_t D, const cha
     char nm[96];
     snprintf(nm, sizeof(nm), "%s.down.bias", name);
     return op2(b, NPU_OP_ADD, sum, cst(b, nm, L->b_down, 1, &D));
+}
+
+/* LLaMA's SwiGLU with gate and up cut into the same column blocks (llm_weights_split): per
+ * block k, m_k = silu(a @ W_gate[:, k]) * (a @ W_up[:, k]); with down whole (w8a8 on several
+ * cores) m_k @ W_down[rows of block k], the partial products summed (as GPT-2's mlp_blocks),
+ * else the m_k joined by one Concat (the same values as joining gate and up first). Each
+ * block is a chain of its own (gate product with its SiLU, up product, their Mul, the
+ * down product) that the layer split runs on one core beside the others (plan_job merges the
+ * two products' groups at the Mul): no SiLU on one core after gate's join, no joins.
+ * w8a8: each block's down product has its own calibrated ranges (key l<i>.down.<k>: the
+ * calibration graph is built split too), so its int8 result's steps fit the partial sum. */
+static V *
+swiglu_blocks(struct gb *b, V *a, const struct llm_layer_w *L, int64_t D, int l)
+{
+    V *parts[LLM_MAX_SPLIT];
+    int64_t c0 = 0;
+    const bool rows = L->sdown.n <= 1;
+    for (int k = 0; k < L->sgate.n; k++) {
+        const int64_t n = L->sgate.cols[k];
+        char nm[96], key[48];
+        snprintf(key, sizeof(key), "l%d.gate", l);
+        snprintf(nm, sizeof(nm), "%s.%d.weight", key, k);
+        V *gt = matmul(b, a, L->w_gate + c0 * D, D, n, nm, key, false);
+        snprintf(key, sizeof(key), "l%d.up", l);
+        snprintf(nm, sizeof(nm), "%s.%d.weight", key, k);
+        V *up = matmul(b, a, L->w_up + c0 * D, D, n, nm, key, false);
+        parts[k] = op2(b, NPU_OP_MUL, op2(b, NPU_OP_MUL, gt, op2(b, NPU_OP_SIGMOID, gt, NULL)), up);
+        if (rows) {
+            snprintf(key, sizeof(key), "l%d.down.%d", l, k);
+            snprintf(nm, sizeof(nm), "%s.weight", key);
+            parts[k] = matmul(b, parts[k], L->w_down + c0 * D, n, D, nm, key, false);
+        }
+        c0 += n;
+    }
+    if (rows) {
+        V *sum = parts[0];
+        for (int k = 1; k < L->sgate.n; k++)
+            sum = op2(b, NPU_OP_ADD, sum, parts[k]);
+        return sum;
+    }
+    char nm[48];
+    snprintf(nm, sizeof(nm), "l%d.mlp", l);
+    return concat_last(b, parts, L->sgate.n, nm);
+}
+
+static bool
+same_split(const struct llm_split *a, const struct llm_split *b)
+{
+    if (a->n != b->n)
+        return false;
+    for (int k = 0; k < a->n; k++)
+        if (a->cols[k] != b->cols[k])
+            return false;
+    return true;
 }
 
 static V *
@@ -445,12 +511,21 @@ llm_build_graph(const struct llm_config *c, const struct llm_weights *w, int s, 
         int64_t qd[4] = {1, s, H, hd}, kd[4] = {1, s, KVH, hd};
         /* each projection right before its head split, so that on the NPU a projection and
          * its copy are a chain the layer split runs on one core, beside the others' */
+        /* q cut into column blocks (w8a8): its join after k and v, so that q's blocks and the
+         * k and v chains run side by side */
+        V *qp[LLM_MAX_SPLIT], *q = NULL;
         snprintf(nm, sizeof(nm), "l%d.q", l);
-        V *q = heads(&b, linear_split(&b, a, L->wq, L->bq, D, H * hd, &L->sq, nm), rows, qd, csq);
+        int nq = linear_blocks(&b, a, L->wq, L->bq, D, H * hd, &L->sq, nm, qp);
+        if (nq == 1)
+            q = heads(&b, qp[0], rows, qd, csq);
         snprintf(nm, sizeof(nm), "l%d.k", l);
         V *k = heads(&b, linear_split(&b, a, L->wk, L->bk, D, KVH * hd, &L->sk, nm), rows, kd, csk);
         snprintf(nm, sizeof(nm), "l%d.v", l);
         V *v = heads(&b, linear_split(&b, a, L->wv, L->bv, D, KVH * hd, &L->sv, nm), rows, kd, csk);
+        if (nq > 1) {
+            snprintf(nm, sizeof(nm), "l%d.q", l);
+            q = heads(&b, concat_last(&b, qp, nq, nm), rows, qd, csq);
+        }
         if (!gpt2) {
             q = op2(&b, NPU_OP_ADD, op2(&b, NPU_OP_MUL, q, cosv),
                     op2(&b, NPU_OP_MUL, op2(&b, NPU_OP_MATMUL, q, rotv), sinv));
@@ -513,6 +588,14 @@ llm_build_graph(const struct llm_config *c, const struct llm_weights *w, int s, 
             snprintf(nm, sizeof(nm), "l%d.fc", l);
             m = op2(&b, NPU_OP_FUSED_GELU_TANH,
                     linear_split(&b, a, L->w_up, L->b_up, D, c->ffn, &L->sup, nm), NULL);
+        } else if (b.q && L->sgate.n > 1 && same_split(&L->sgate, &L->sup) && !L->b_up &&
+                   !L->b_down) {
+            /* w8a8 (the fp16 graph keeps its form): one chain per block */
+            m = swiglu_blocks(&b, a, L, D, l);
+            if (L->sdown.n <= 1) { /* down's partial products summed */
+                x = op2(&b, NPU_OP_ADD, x, m);
+                continue;
+            }
         } else {
             snprintf(nm, sizeof(nm), "l%d.gate", l);
             V *gt = linear_split(&b, a, L->w_gate, NULL, D, c->ffn, &L->sgate, nm);
@@ -615,7 +698,8 @@ llm_weights_split(const struct llm_config *c, struct llm_weights *w, int cores)
                   KV = (int64_t)c->n_kv_heads * c->head_dim, F = c->ffn;
     if (cores > LLM_MAX_SPLIT)
         cores = LLM_MAX_SPLIT;
-    /* GPT-2's c_proj stays whole: its rows follow c_fc's column blocks (mlp_blocks) */
+    /* GPT-2's c_proj stays whole: its rows follow c_fc's column blocks (mlp_blocks); so does
+     * w8a8 LLaMA's down (swiglu_blocks) */
     const bool gpt2 = c->arch == LLM_ARCH_GPT2;
     w->head_split = cores > 1 ? cores : 1;
     enum npu_status st = NPU_OK;
@@ -626,13 +710,15 @@ llm_weights_split(const struct llm_config *c, struct llm_weights *w, int cores)
         /* q, k and v are three independent products already (the layer split runs them side
          * by side) */
         /* w8a8: q is cut too (4x k's bytes: side by side with k and v it streamed alone) */
-        if ((st = split_one(L->wq, D, Q, w->quant ? cores : 1, &L->sq)) ||
+        /* (in two blocks on three cores: k and v, a quarter of q's bytes each, share the
+         * third core) */
+        if ((st = split_one(L->wq, D, Q, w->quant ? (cores == 3 ? 2 : cores) : 1, &L->sq)) ||
             (st = split_one(L->wk, D, KV, 1, &L->sk)) ||
             (st = split_one(L->wv, D, KV, 1, &L->sv)) ||
             (st = split_one(L->wo, Q, D, cores, &L->so)) ||
             (st = split_one(L->w_up, D, F, cores, &L->sup)) ||
             (st = split_one(L->w_gate, D, F, cores, &L->sgate)) ||
-            (st = split_one(L->w_down, F, D, gpt2 ? 1 : cores, &L->sdown)))
+            (st = split_one(L->w_down, F, D, gpt2 || w->quant ? 1 : cores, &L->sdown)))
             break;
     }
     return st;

@@ -246,7 +246,7 @@ uint64_t
 llm_quant_hash(const struct llm_quant *q, uint64_t h)
 {
     /* the w8a8 graph's version: bump when what llm_quant_matmul builds changes */
-    static const char version[] = "w8a8-5";
+    static const char version[] = "w8a8-7";
     for (size_t j = 0; j < sizeof(version); j++)
         h = (h ^ (unsigned char)version[j]) * 0x100000001b3ull;
     for (int i = 0; q && i < q->n; i++) {

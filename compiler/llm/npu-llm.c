@@ -609,7 +609,12 @@ npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm
             st = NPU_ERR_INVALID;
             goto err;
         }
-        /* before the weights are split: the calibration graph's projections are whole */
+        /* after the weights are split (as the decode graph's, llm_weights_split's w8a8 rule):
+         * the calibration graph has the same blocks, w8a8 LLaMA's down products one range
+         * per block (swiglu_blocks) */
+        m->w.quant = &m->quant;
+        if (m->o.cores > 1 && m->o.cores <= 3 && (st = llm_weights_split(c, &m->w, m->o.cores)))
+            goto err;
         double t0 = now();
         if ((st = llm_quant_calibrate(c, &m->w, m->o.calib_ids, m->o.n_calib_ids, m->o.cpu_threads,
                                       &m->quant)))

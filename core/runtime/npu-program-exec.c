@@ -548,13 +548,18 @@ order_check(const struct npu_prog_session *s, int j)
  * reuse; a LUT read with the upload before it in the job). A run is a sequence of groups of
  * consecutive units: a unit that touches no earlier group's bytes (none writes what the
  * other reads or writes) starts a new group, one that touches only the last group joins it
- * (a chain: it runs after it on the same core); a unit that touches an earlier group, or a
- * LUT read whose upload is not in the job, ends the run. A run of two or more groups becomes
- * a submit over `cores` cores, each core a contiguous share of whole groups balanced by the
- * tasks' modeled times, when that saves more than one submit's overhead; everything else
- * runs in order on core 0, consecutive such tasks in one submit. The LUT is per core: a
- * group that reads it also uploads it first, on its own core. */
+ * (a chain: it runs after it on the same core), one that touches exactly the last two
+ * groups merges them into one chain when the older is short (SwiGLU's Mul of one column
+ * block's gate and up products: each block then runs on a core of its own); a unit that
+ * touches an earlier group, or a LUT read whose upload is not in the job, ends the run. A run of
+ * two or more groups becomes a submit over `cores` cores, each core a contiguous share of whole
+ * groups balanced by the tasks' modeled times, when that saves more than one submit's overhead;
+ * everything else runs in order on core 0, consecutive such tasks in one submit. The LUT is per
+ * core: a group that reads it also uploads it first, on its own core. */
 #define SPLIT_SOLO_UNITS 8
+/* a unit that touches exactly the last two groups merges them (into one chain) when the
+ * older of the two holds at most this many tasks (a product and its LUT upload) */
+#define SPLIT_MERGE_TASKS 64
 static enum npu_status
 plan_job(struct npu_prog_session *s, int j, unsigned cores, struct npu_prog_split_info *info)
 {
@@ -644,7 +649,7 @@ plan_job(struct npu_prog_session *s, int j, unsigned cores, struct npu_prog_spli
             if (!ok)
                 break;
             /* the groups the unit e .. f - 1 touches */
-            int hit = -1;
+            int hit = -1, hit2 = -1;
             bool multi = false;
             for (uint32_t g = 0; g < ng && !ignore_deps && !multi; g++) {
                 uint32_t g1 = g + 1 < ng ? gfirst[g + 1] : e;
@@ -653,12 +658,22 @@ plan_job(struct npu_prog_session *s, int j, unsigned cores, struct npu_prog_spli
                     for (uint32_t k = gfirst[g]; k < g1 && !touch; k++)
                         touch = access_conflict(&rec[k].t, &rec[u].t);
                 if (touch) {
-                    if (hit >= 0)
+                    if (hit2 >= 0)
                         multi = true;
+                    hit2 = hit;
                     hit = (int)g;
                 }
             }
-            if (multi || (hit >= 0 && (uint32_t)hit != ng - 1))
+            /* a join of the last two groups (SwiGLU's Mul of one block's gate and up
+             * products): they become one chain, the unit its next link */
+            if (!multi && hit2 >= 0 && ng >= 2 && (uint32_t)hit2 == ng - 2 &&
+                (uint32_t)hit == ng - 1 && gfirst[ng - 1] - gfirst[ng - 2] <= SPLIT_MERGE_TASKS) {
+                gbeg[gfirst[ng - 1]] = false;
+                ng--;
+                hit = (int)ng - 1;
+                hit2 = -1;
+            }
+            if (multi || hit2 >= 0 || (hit >= 0 && (uint32_t)hit != ng - 1))
                 break;
             /* a chain before any second group: a few units at most (a long chain is no run) */
             if (hit >= 0 && ng == 1 && ++solo > SPLIT_SOLO_UNITS)
@@ -681,7 +696,12 @@ plan_job(struct npu_prog_session *s, int j, unsigned cores, struct npu_prog_spli
         for (uint32_t t = i; t < e; t++) {
             acc += rec[t].t.task_s;
             chunk += rec[t].t.task_s;
-            if (k < g.cores && acc >= sum * k / g.cores && t + 1 < e && gbeg[t + 1]) {
+            /* a cut at the group boundary nearest each core's share */
+            double nx = 0, want = sum * k / g.cores;
+            bool at = k < g.cores && t + 1 < e && gbeg[t + 1];
+            for (uint32_t u = t + 1; at && acc < want && u < e && (u == t + 1 || !gbeg[u]); u++)
+                nx += rec[u].t.task_s;
+            if (at && (acc >= want || want - acc < acc + nx - want)) {
                 g.cut[k++] = t + 1;
                 longest = fmax(longest, chunk);
                 chunk = 0;

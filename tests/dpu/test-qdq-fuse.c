@@ -7,12 +7,13 @@
  * requantises to int8, a DPU pass dequantises) within one int8 step plus fp16 rounding,
  * and with the CPU executor likewise; it has one DPU node fewer; cost() of the product
  * equals the lowered rk.Conv's modeled time and the DequantizeLinear's is 0. A per-channel weight
- * scale with a result zero point other than -128 (its saturation needs both bounds) is
- * left unfused. With a residual Add after the DequantizeLinear (the other operand made on
- * the NPU first), the product's EW stage adds it too (conv-fuse.c conv_residual_add): two
- * DPU passes fewer, checked the same way. With an activation after the DequantizeLinear
- * (GELU, tanh-GELU, sigmoid), the EW stage applies it as its DPU LUT (conv-quant.c
- * conv_deq_act), the per-channel scales carrying the table's input scale.
+ * scale with a result zero point other than -128 (its saturation needs both bounds) folds
+ * with the lower bound added back by the EW stage from a constant operand when that is small
+ * (conv-quant.c conv_deq_lo_ew), and is left unfused otherwise. With a residual Add after the
+ * DequantizeLinear (the other operand made on the NPU first), the product's EW stage adds it too
+ * (conv-fuse.c conv_residual_add): two DPU passes fewer, checked the same way. With an activation
+ * after the DequantizeLinear (GELU, tanh-GELU, sigmoid), the EW stage applies it as its DPU LUT
+ * (conv-quant.c conv_deq_act), the per-channel scales carrying the table's input scale.
  */
 #include "graph-case.h"
 #include "npu/npu-timing.h"
@@ -221,12 +222,15 @@ main(void)
         {"per-tensor, zp 5", 64, 96, 80, 0, 5, 0.08f, 1},
         {"per-tensor, zp -128 (relu range)", 32, 64, 48, 0, -128, 0.05f, 1},
         {"per-channel, zp -128 (relu range)", 64, 96, 80, 1, -128, 0.1f, 1},
-        {"per-channel, zp 5: not fused", 32, 64, 48, 1, 5, 0.1f, 0},
+        {"per-channel, zp 5 (lower bound in EW)", 32, 64, 48, 1, 5, 0.1f, 1},
+        {"per-channel, zp 0 (lower bound in EW)", 1, 256, 320, 1, 0, 0.1f, 1},
+        {"per-channel, zp 5, 128 KB bound: not fused", 128, 64, 256, 1, 5, 0.1f, 0},
         {"per-tensor, zp 5, residual Add", 64, 96, 80, 0, 5, 0.08f, 1, 1},
         {"per-channel, zp -128, residual Add", 32, 64, 48, 1, -128, 0.1f, 1, 1},
         {"per-tensor, zp 5, tanh-GELU", 64, 96, 80, 0, 5, 0.08f, 1, 0, NPU_OP_FUSED_GELU_TANH},
         {"per-tensor, zp -20, GELU", 32, 64, 48, 0, -20, 0.05f, 1, 0, NPU_OP_GELU},
         {"per-channel, zp -128, sigmoid", 32, 64, 48, 1, -128, 0.1f, 1, 0, NPU_OP_SIGMOID},
+        {"per-channel, zp 0, sigmoid (EW add, LUT)", 4, 96, 80, 1, 0, 0.1f, 1, 0, NPU_OP_SIGMOID},
     };
     for (size_t i = 0; i < NPU_ARRAY_SIZE(cases); i++) {
         run_case(&cases[i]);
