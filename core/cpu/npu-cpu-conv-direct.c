@@ -573,6 +573,8 @@ struct cd_job {
     const int64_t *koffp; /* [K] k * 48: a packed tail panel */
     bool in_place;        /* src is X: a tail panel is packed so as not to read past X */
     float *y;             /* this image's output */
+    const float *res;     /* the fused residual (all images) or NULL */
+    const float *res_img; /* this image's residual */
     const float *bias;
     bool relu;
     const struct cpu_act_spec *act;
@@ -680,6 +682,25 @@ cd_act(const struct cpu_act_spec *act, float *x, int64_t n)
     cpu_act_apply(act, x, n);
 }
 
+/* The fused residual of n outputs of one channel row, still in L1: y = act(y + res), the
+ * Add and the activation of the unfused graph in their order (so the same floats). */
+static void
+cd_residual(const struct cd_job *j, float *y, int64_t at, int64_t n)
+{
+    const float *r = j->res_img + at;
+    if (j->act->kind == CPU_ACT_RELU) {
+        for (int64_t i = 0; i < n; i++) {
+            float v = y[i] + r[i];
+            y[i] = v < 0 ? 0.0f : v;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++)
+        y[i] += r[i];
+    if (j->act->kind != CPU_ACT_NONE)
+        cd_act(j->act, y, n);
+}
+
 /* One 8-channel x 48-output tile over k in [k0, k0 + kn): a partial sum into acc, or (the
  * last chunk) the finished outputs with bias and activation into Y. */
 static void
@@ -706,15 +727,21 @@ cd_tile(const struct cd_job *j, int64_t mb, int64_t panel, int64_t k0, int64_t k
     for (int r = 0; r < CD_MR; r++)
         bias8[r] = j->bias && r < mr ? j->bias[m0 + r] : 0.0f;
     float *yb = j->y + m0 * j->out_plane;
+    /* a residual is added to the finished sums (bias included), then the activation: the
+     * ReLU cannot be applied in registers before it */
+    const bool relu = j->relu && !j->res;
     /* straight into Y when the panel's 48 outputs are 48 consecutive ones of Y */
     if (j->Wq == j->OW && nv == CD_NR) {
-        cd_fn(kn, ap, b, koff + k0, ain, bias8, j->relu, yb + p0, j->out_plane, mr);
-        if (j->act->kind != CPU_ACT_NONE && !j->relu)
+        cd_fn(kn, ap, b, koff + k0, ain, bias8, relu, yb + p0, j->out_plane, mr);
+        if (j->res)
+            for (int r = 0; r < mr; r++)
+                cd_residual(j, yb + r * j->out_plane + p0, (m0 + r) * j->out_plane + p0, CD_NR);
+        else if (j->act->kind != CPU_ACT_NONE && !j->relu)
             for (int r = 0; r < mr; r++)
                 cd_act(j->act, yb + r * j->out_plane + p0, CD_NR);
         return;
     }
-    fn(kn, ap, b, koff + k0, ain, bias8, j->relu, tile, CD_NR, mr);
+    fn(kn, ap, b, koff + k0, ain, bias8, relu, tile, CD_NR, mr);
     /* the panel's outputs that are real (column < OW) are consecutive in Y */
     int64_t ystart = -1, yend = 0;
     for (int64_t q = 0; q < nv;) {
@@ -730,7 +757,11 @@ cd_tile(const struct cd_job *j, int64_t mb, int64_t panel, int64_t k0, int64_t k
         }
         q += run;
     }
-    if (ystart >= 0 && j->act->kind != CPU_ACT_NONE && !j->relu)
+    if (ystart >= 0 && j->res)
+        for (int r = 0; r < mr; r++)
+            cd_residual(j, yb + r * j->out_plane + ystart, (m0 + r) * j->out_plane + ystart,
+                        yend - ystart);
+    else if (ystart >= 0 && j->act->kind != CPU_ACT_NONE && !j->relu)
         for (int r = 0; r < mr; r++)
             cd_act(j->act, yb + r * j->out_plane + ystart, yend - ystart);
 }
@@ -805,6 +836,7 @@ cpu_conv_direct(struct npu_cpu_ctx *ctx, const struct cpu_cd_args *a)
                        .out_plane = OH * OW,
                        .bias = a->bias,
                        .relu = a->act->kind == CPU_ACT_RELU,
+                       .res = a->res,
                        .act = a->act,
                        .ctx = ctx,
                        .H = H,
@@ -887,6 +919,7 @@ cpu_conv_direct(struct npu_cpu_ctx *ctx, const struct cpu_cd_args *a)
     for (int64_t n = 0; n < a->N; n++) {
         j.x = a->x + n * C * H * W;
         j.y = a->y + n * M * j.out_plane;
+        j.res_img = a->res ? a->res + n * M * j.out_plane : NULL;
         if (j.in_place) {
             j.src = j.x;
             int64_t p0 = (j.npanels - 1) * CD_NR, nv = j.L - p0;
