@@ -632,7 +632,9 @@ conv_fp32(struct npu_cpu_ctx *ctx, const struct conv_geo *gp, const struct npu_t
         conv_prof(ctx, 0, t0, flop);
         return conv_res(ctx, gp, y, res, actp);
     }
-    if (g.G == 1 && !unit &&
+    /* the 3-channel stems: the direct path where it runs (measured 10-20 % faster on the
+     * 640x640 and 224x224 stems, one thread), else the small-channel kernel */
+    if (g.G == 1 && !unit && !cpu_conv_direct_wanted(w, g.C, g.M, g.G) &&
         cpu_conv_small_c_fast(ctx, w, g.N, g.C, g.M, j.x, j.w, j.bias, &act, j.y)) {
         conv_prof(ctx, 4, t0, flop); /* the 3-channel stem (npu-cpu-dwconv.c) */
         return conv_res(ctx, gp, y, res, actp);

@@ -60,8 +60,7 @@ conv(struct npu_graph *g, struct npu_value *x, int64_t M, int64_t k, int64_t s, 
     int64_t p = k / 2, pads[4] = {p, p, p, p}, st[2] = {s, s}, ks[2] = {k, k};
     npu_node_set_attr(g, n, &(struct npu_attr){"pads", NPU_ATTR_INTS, .ints = pads, .n = 4});
     npu_node_set_attr(g, n, &(struct npu_attr){"strides", NPU_ATTR_INTS, .ints = st, .n = 2});
-    npu_node_set_attr(g, n,
-                      &(struct npu_attr){"kernel_shape", NPU_ATTR_INTS, .ints = ks, .n = 2});
+    npu_node_set_attr(g, n, &(struct npu_attr){"kernel_shape", NPU_ATTR_INTS, .ints = ks, .n = 2});
     if (relu)
         npu_node_set_attr(g, n, &(struct npu_attr){"npu_act", NPU_ATTR_STRING, .s = "relu"});
     struct npu_value *y = n->out[0];
@@ -91,12 +90,12 @@ unary(struct npu_graph *g, enum npu_op op, struct npu_value *a, struct npu_value
 }
 
 enum shape {
-    IDENTITY,     /* Add(conv(relu(conv(x))), x), Relu */
-    PROJ_AFTER,   /* Add(main, conv1x1 s2(x)) with the shortcut conv after the main branch */
-    PROJ_BEFORE,  /* the shortcut conv before the main branch */
-    NO_RELU,      /* Add without a Relu (MobileNetV2's inverted residual) */
-    SECOND_USE,   /* the Conv's output is a graph output too: not fused */
-    BROADCAST,    /* Add with a [1, M, 1, 1] operand: not fused */
+    IDENTITY,    /* Add(conv(relu(conv(x))), x), Relu */
+    PROJ_AFTER,  /* Add(main, conv1x1 s2(x)) with the shortcut conv after the main branch */
+    PROJ_BEFORE, /* the shortcut conv before the main branch */
+    NO_RELU,     /* Add without a Relu (MobileNetV2's inverted residual) */
+    SECOND_USE,  /* the Conv's output is a graph output too: not fused */
+    BROADCAST,   /* Add with a [1, M, 1, 1] operand: not fused */
 };
 
 static struct npu_graph *
@@ -186,8 +185,8 @@ main(void)
     static const struct {
         enum shape sh;
         bool fuses;
-    } shapes[] = {{IDENTITY, true},    {PROJ_AFTER, true},  {PROJ_BEFORE, true},
-                  {NO_RELU, true},     {SECOND_USE, false}, {BROADCAST, false}};
+    } shapes[] = {{IDENTITY, true}, {PROJ_AFTER, true},  {PROJ_BEFORE, true},
+                  {NO_RELU, true},  {SECOND_USE, false}, {BROADCAST, false}};
     for (int rep = 0; rep < 3; rep++)
         for (size_t i = 0; i < NPU_ARRAY_SIZE(shapes); i++) {
             /* random shapes: channels not multiples of 8, planes with odd sides */
