@@ -259,6 +259,11 @@ main(void)
         /* long sums (k in chunks): 3x3 over 130 channels, 1x1 over 1030 in place */
         {1, 130, 9, 7, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, "relu"},
         {1, 1030, 7, 7, 9, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, true, NULL},
+        /* planes copied band by band (a copy over 1 MB with <= 32 output channels, over
+         * 3 MB): stride 1 and 2, asymmetric padding, a 5x5 kernel, silu */
+        {1, 16, 130, 131, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, "relu"},
+        {1, 7, 301, 290, 20, 3, 3, 2, 2, 1, 1, 1, 0, 2, 1, true, "silu"},
+        {2, 10, 170, 160, 9, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, false, NULL},
     };
     for (size_t i = 0; i < NPU_ARRAY_SIZE(cases); i++)
         run_case(&cases[i]);
