@@ -96,6 +96,7 @@ enum shape {
     NO_RELU,     /* Add without a Relu (MobileNetV2's inverted residual) */
     SECOND_USE,  /* the Conv's output is a graph output too: not fused */
     BROADCAST,   /* Add with a [1, M, 1, 1] operand: not fused */
+    SMALL,       /* IDENTITY over a plane under 28x28: left unfused by design */
 };
 
 static struct npu_graph *
@@ -107,6 +108,7 @@ build(enum shape sh, int64_t C, int64_t H, int64_t W)
     struct npu_value *y = NULL;
     switch (sh) {
     case IDENTITY:
+    case SMALL:
     case NO_RELU:
     case SECOND_USE: {
         struct npu_value *a = conv(g, conv(g, x, 1, 3, 1, true), C, 3, 1, false);
@@ -185,13 +187,22 @@ main(void)
     static const struct {
         enum shape sh;
         bool fuses;
-    } shapes[] = {{IDENTITY, true}, {PROJ_AFTER, true},  {PROJ_BEFORE, true},
-                  {NO_RELU, true},  {SECOND_USE, false}, {BROADCAST, false}};
+    } shapes[] = {{IDENTITY, true},    {PROJ_AFTER, true}, {PROJ_BEFORE, true}, {NO_RELU, true},
+                  {SECOND_USE, false}, {BROADCAST, false}, {SMALL, false}};
     for (int rep = 0; rep < 3; rep++)
         for (size_t i = 0; i < NPU_ARRAY_SIZE(shapes); i++) {
             /* random shapes: channels not multiples of 8, planes with odd sides */
-            int64_t C = 3 + (int64_t)(rng % 29), H = 5 + (int64_t)((rng >> 5) % 14),
-                    W = 4 + (int64_t)((rng >> 10) % 17);
+            /* (planes of 28x28 and more: smaller ones are left unfused by design) */
+            int64_t C = 3 + (int64_t)(rng % 29), H = 28 + (int64_t)((rng >> 5) % 14),
+                    W = 29 + (int64_t)((rng >> 10) % 17);
+            if (shapes[i].sh == SMALL) {
+                H -= 14;
+                W -= 16;
+            }
+            if (shapes[i].sh == PROJ_AFTER || shapes[i].sh == PROJ_BEFORE) {
+                H += 28; /* the Add is over the stride-2 plane */
+                W += 28;
+            }
             rng = rng * 1664525u + 1013904223u;
             float *ref[2] = {0}, *got[2] = {0}, *got3[2] = {0};
             int64_t nr[2] = {0}, ng[2] = {0}, n3[2] = {0};
