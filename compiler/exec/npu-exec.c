@@ -236,7 +236,7 @@ plan_residuals(struct npu_graph *g, unsigned flags, int *order, struct res_fuse 
             continue;
         /* planes of 28x28 and more: measured one thread, CPU time, ResNet's shapes (Conv, Add,
          * Relu alone): 56x56 fused 5-15 % faster, 28x28 even to 3 % faster; 14x14 and 7x7
-         * 3-8 % slower fused (per tile the epilogue and the residual's prefetch cost more
+         * 1-11 % slower fused (per tile the epilogue and the residual's prefetch cost more
          * than the Add and Relu passes over their small tensors), so those stay unfused */
         int64_t plane = 1;
         for (int d = 2; d < a->out[0]->t.ndim; d++)
