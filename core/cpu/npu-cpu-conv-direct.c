@@ -506,6 +506,8 @@ static cd_kernel_fn cd_fn_n[3]; /* a last panel of 16 or 32 outputs ([0] unused)
 static int cd_force;            /* NPU_CPU_CONV: 0 by shape, 1 direct, -1 gemm */
 /* sums longer than this run in chunks of 256 k (NPU_CPU_CONV_KC, for the tests) */
 static int64_t cd_kc_over = 1024;
+/* large padded planes copied and computed band by band (NPU_CPU_CONV_BAND=0: whole plane) */
+static bool cd_band_on = true;
 
 static void
 cd_pick(void)
@@ -527,6 +529,9 @@ cd_pick(void)
 #endif
     if (!cd_fn_n[1])
         cd_fn_n[1] = cd_fn_n[2] = cd_fn;
+    const char *band = getenv("NPU_CPU_CONV_BAND");
+    if (band && !strcmp(band, "0"))
+        cd_band_on = false;
     const char *kc = getenv("NPU_CPU_CONV_KC");
     if (kc && atoll(kc) > 0)
         cd_kc_over = atoll(kc);
@@ -542,7 +547,7 @@ cd_shape_ok(int64_t taps, int64_t C, int64_t M)
 {
     if (cd_force > 0)
         return true;
-    return !(taps == 1 && C < 48) && M >= 8;
+    return !(taps == 1 && C < 8) && M >= 8;
 }
 
 bool
@@ -554,9 +559,10 @@ cpu_conv_direct_wanted(const struct cpu_win *w, int64_t C, int64_t M, int64_t G)
     if (w->k[0] * w->k[1] > 64 || w->s[0] > 4 || w->s[1] > 4)
         return false;
     /* measured on ResNet-18/50 and YOLOv8n (AVX-512, CPU time per layer): direct is faster on
-     * every dense layer (1.1-3x, the 3-channel stems included) but 1x1 convs with fewer than
-     * 48 input channels over large planes (YOLOv8n's 32-channel 160x160 layers, 0.8x), which
-     * are bound by streaming X in and Y out: OpenBLAS's long runs over each row do better */
+     * every dense layer (1.1-3x, the 3-channel stems included); the 1x1 convs over 16-47
+     * channels too (1.5-1.8x alone: 16x112x112 -> 96, 32x160x160 -> 32, 24x56x56 -> 72; 5-10 %
+     * of the MobileNets' conv time in the models, YOLOv8n even), so only 1x1 convs over fewer
+     * than 8 channels stay on GEMM */
     return cd_shape_ok(w->k[0] * w->k[1], C, M);
 }
 
@@ -574,6 +580,8 @@ struct cd_job {
     const int64_t *koffp; /* [K] k * 48: a packed tail panel */
     bool in_place;        /* src is X: a tail panel is packed so as not to read past X */
     float *y;             /* this image's output */
+    const float *res;     /* the fused residual (all images) or NULL */
+    const float *res_img; /* this image's residual */
     const float *bias;
     bool relu;
     const struct cpu_act_spec *act;
@@ -582,42 +590,76 @@ struct cd_job {
     const float *x;
     float *buf;
     int64_t H, W, s0, s1, pt, pl, phase, cstride, Hq;
+    /* banded (large padded planes): each task copies the phase rows of ob output rows into
+     * its own buffer of bhq rows per phase and computes them while they are in L2 */
+    int64_t ob, bhq, nbands;
 };
 
-/* AVX2 where there is one: the stride-2 split of YOLOv8n's 320x320 planes ran 8 % faster */
+/* Input row xr (W floats) into padded row prow of phase (., 0); the column phases are
+ * phase floats apart. AVX2 where there is one: the stride-2 split of YOLOv8n's 320x320
+ * planes ran 8 % faster. */
+static inline void
+cd_copy_row(const struct cd_job *j, const float *xr, float *prow, int64_t phase)
+{
+    const int64_t W = j->W, s1 = j->s1, pl = j->pl;
+    if (s1 == 1) {
+        memcpy(prow + pl, xr, sizeof(float) * (size_t)W);
+        return;
+    }
+    for (int64_t r = 0; r < s1; r++) {
+        /* padded column q * s1 + r is input column q * s1 + r - pl */
+        float *d = prow + r * phase;
+        int64_t q0 = pl >= r ? NPU_DIV_ROUND_UP(pl - r, s1) : 0;
+        int64_t q1 = NPU_DIV_ROUND_UP(W - r + pl, s1);
+        const float *xs = xr + r - pl;
+        if (s1 == 2)
+            for (int64_t q = q0; q < q1; q++)
+                d[q] = xs[2 * q];
+        else
+            for (int64_t q = q0; q < q1; q++)
+                d[q] = xs[q * s1];
+    }
+}
+
 CPU_HOT static void
 cd_copy_task(void *arg, int64_t begin, int64_t end, int tid)
 {
     (void)tid;
     const struct cd_job *j = arg;
-    const int64_t W = j->W, s0 = j->s0, s1 = j->s1, pl = j->pl;
+    const int64_t W = j->W, s0 = j->s0, s1 = j->s1;
     for (int64_t c = begin; c < end; c++) {
         const float *xc = j->x + c * j->H * W;
         float *dc = j->buf + c * j->cstride;
         memset(dc, 0, sizeof(float) * (size_t)j->cstride);
         for (int64_t h = 0; h < j->H; h++) {
-            const float *xr = xc + h * W;
             int64_t hp = h + j->pt;
-            float *prow = dc + (hp % s0) * s1 * j->phase + (hp / s0) * j->Wq;
-            if (s1 == 1) {
-                memcpy(prow + pl, xr, sizeof(float) * (size_t)W);
-                continue;
-            }
-            for (int64_t r = 0; r < s1; r++) {
-                /* padded column q * s1 + r is input column q * s1 + r - pl */
-                float *d = prow + r * j->phase;
-                int64_t q0 = pl >= r ? NPU_DIV_ROUND_UP(pl - r, s1) : 0;
-                int64_t q1 = NPU_DIV_ROUND_UP(W - r + pl, s1);
-                const float *xs = xr + r - pl;
-                if (s1 == 2)
-                    for (int64_t q = q0; q < q1; q++)
-                        d[q] = xs[2 * q];
-                else
-                    for (int64_t q = q0; q < q1; q++)
-                        d[q] = xs[q * s1];
-            }
+            cd_copy_row(j, xc + h * W, dc + (hp % s0) * s1 * j->phase + (hp / s0) * j->Wq,
+                        j->phase);
         }
     }
+}
+
+/* A band's copy: phase rows hq0 .. hq0 + bhq of every channel into dst, laid out as the
+ * whole plane's copy but bhq rows per phase (rows outside the padded plane are zero). */
+CPU_HOT static void
+cd_copy_band(const struct cd_job *j, int64_t hq0, float *dst)
+{
+    const int64_t W = j->W, s0 = j->s0, s1 = j->s1, bphase = j->bhq * j->Wq;
+    const int64_t bcstride = s0 * s1 * bphase;
+    for (int64_t c = 0; c < j->a->C; c++) {
+        const float *xc = j->x + c * j->H * W;
+        float *dc = dst + c * bcstride;
+        memset(dc, 0, sizeof(float) * (size_t)bcstride);
+        for (int64_t lr = 0; lr < j->bhq; lr++)
+            for (int64_t r0 = 0; r0 < s0; r0++) {
+                int64_t h = (hq0 + lr) * s0 + r0 - j->pt;
+                if (h < 0 || h >= j->H)
+                    continue;
+                cd_copy_row(j, xc + h * W, dc + r0 * s1 * bphase + lr * j->Wq, bphase);
+            }
+    }
+    /* the last panel's reads past the last channel */
+    memset(dst + j->a->C * bcstride, 0, sizeof(float) * (size_t)(j->Wq + 64));
 }
 
 #ifdef CD_X86
@@ -681,6 +723,25 @@ cd_act(const struct cpu_act_spec *act, float *x, int64_t n)
     cpu_act_apply(act, x, n);
 }
 
+/* The fused residual of n outputs of one channel row, still in L1: y = act(y + res), the
+ * Add and the activation of the unfused graph in their order (so the same floats). */
+static void
+cd_residual(const struct cd_job *j, float *y, int64_t at, int64_t n)
+{
+    const float *r = j->res_img + at;
+    if (j->act->kind == CPU_ACT_RELU) {
+        for (int64_t i = 0; i < n; i++) {
+            float v = y[i] + r[i];
+            y[i] = v < 0 ? 0.0f : v;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++)
+        y[i] += r[i];
+    if (j->act->kind != CPU_ACT_NONE)
+        cd_act(j->act, y, n);
+}
+
 /* One 8-channel x 48-output tile over k in [k0, k0 + kn): a partial sum into acc, or (the
  * last chunk) the finished outputs with bias and activation into Y. */
 static void
@@ -703,19 +764,36 @@ cd_tile(const struct cd_job *j, int64_t mb, int64_t panel, int64_t k0, int64_t k
         fn(kn, ap, b, koff + k0, ain, NULL, false, acc, CD_NR, mr);
         return;
     }
+    float *yb = j->y + m0 * j->out_plane;
+    if (j->res) {
+        /* the residual's 8 rows of this tile are 8 streams the hardware prefetcher does not
+         * follow: fetched now, they arrive while the kernel sums (ResNet-50: without this the
+         * fused epilogue cost twice the Add and Relu it replaces) */
+        int64_t at = (p0 / j->Wq) * j->OW + NPU_MIN(p0 % j->Wq, j->OW - 1);
+        for (int r = 0; r < mr; r++) {
+            const char *rp = (const char *)(j->res_img + (m0 + r) * j->out_plane + at);
+            for (int64_t o = 0; o < (int64_t)sizeof(float) * (CD_NR + 16); o += 64)
+                __builtin_prefetch(rp + o);
+        }
+    }
     float bias8[CD_MR];
     for (int r = 0; r < CD_MR; r++)
         bias8[r] = j->bias && r < mr ? j->bias[m0 + r] : 0.0f;
-    float *yb = j->y + m0 * j->out_plane;
+    /* a residual is added to the finished sums (bias included), then the activation: the
+     * ReLU cannot be applied in registers before it */
+    const bool relu = j->relu && !j->res;
     /* straight into Y when the panel's 48 outputs are 48 consecutive ones of Y */
     if (j->Wq == j->OW && nv == CD_NR) {
-        cd_fn(kn, ap, b, koff + k0, ain, bias8, j->relu, yb + p0, j->out_plane, mr);
-        if (j->act->kind != CPU_ACT_NONE && !j->relu)
+        cd_fn(kn, ap, b, koff + k0, ain, bias8, relu, yb + p0, j->out_plane, mr);
+        if (j->res)
+            for (int r = 0; r < mr; r++)
+                cd_residual(j, yb + r * j->out_plane + p0, (m0 + r) * j->out_plane + p0, CD_NR);
+        else if (j->act->kind != CPU_ACT_NONE && !j->relu)
             for (int r = 0; r < mr; r++)
                 cd_act(j->act, yb + r * j->out_plane + p0, CD_NR);
         return;
     }
-    fn(kn, ap, b, koff + k0, ain, bias8, j->relu, tile, CD_NR, mr);
+    fn(kn, ap, b, koff + k0, ain, bias8, relu, tile, CD_NR, mr);
     /* the panel's outputs that are real (column < OW) are consecutive in Y */
     int64_t ystart = -1, yend = 0;
     for (int64_t q = 0; q < nv;) {
@@ -731,7 +809,11 @@ cd_tile(const struct cd_job *j, int64_t mb, int64_t panel, int64_t k0, int64_t k
         }
         q += run;
     }
-    if (ystart >= 0 && j->act->kind != CPU_ACT_NONE && !j->relu)
+    if (ystart >= 0 && j->res)
+        for (int r = 0; r < mr; r++)
+            cd_residual(j, yb + r * j->out_plane + ystart, (m0 + r) * j->out_plane + ystart,
+                        yend - ystart);
+    else if (ystart >= 0 && j->act->kind != CPU_ACT_NONE && !j->relu)
         for (int r = 0; r < mr; r++)
             cd_act(j->act, yb + r * j->out_plane + ystart, yend - ystart);
 }
@@ -766,6 +848,31 @@ cd_task(void *arg, int64_t begin, int64_t end, int tid)
                             accb + ((mb - mb0) * j->pg + (panel - pa)) * CD_MR * CD_NR, packed,
                             tile);
         }
+    }
+}
+
+/* A task of the banded form: band t's copy into this thread's buffer, then its panels for
+ * every channel block. Each output's sum is the same FMA chain as in the whole-plane form. */
+static void
+cd_band_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+    const struct cd_job *j = arg;
+    float *scr = cpu_scratch(j->ctx, tid);
+    float *tile = scr; /* [8][48] */
+    float *band = scr + CD_MR * CD_NR;
+    for (int64_t t = begin; t < end; t++) {
+        int64_t oh0 = t * j->ob, oh1 = NPU_MIN(j->OH, oh0 + j->ob);
+        cd_copy_band(j, oh0, band);
+        struct cd_job b = *j;
+        b.src = band;
+        b.y = j->y + oh0 * j->OW;
+        b.res_img = j->res_img ? j->res_img + oh0 * j->OW : NULL;
+        b.OH = oh1 - oh0;
+        b.L = (b.OH - 1) * j->Wq + j->OW;
+        int64_t np = NPU_DIV_ROUND_UP(b.L, (int64_t)CD_NR);
+        for (int64_t panel = 0; panel < np; panel++)
+            for (int64_t mb = 0; mb < j->mblocks; mb++)
+                cd_tile(&b, mb, panel, 0, j->K, NULL, NULL, tile);
     }
 }
 
@@ -806,6 +913,7 @@ cpu_conv_direct(struct npu_cpu_ctx *ctx, const struct cpu_cd_args *a)
                        .out_plane = OH * OW,
                        .bias = a->bias,
                        .relu = a->act->kind == CPU_ACT_RELU,
+                       .res = a->res,
                        .act = a->act,
                        .ctx = ctx,
                        .H = H,
@@ -844,6 +952,27 @@ cpu_conv_direct(struct npu_cpu_ctx *ctx, const struct cpu_cd_args *a)
         j.cstride = s0 * s1 * j.phase;
         /* a panel reads up to 47 floats past the last real output's run */
         buf_floats = (size_t)(C * j.cstride + j.Wq + 64);
+        /* a copy larger than L2 is made band by band, each band computed while it is in L2:
+         * over 3 MB (YOLOv8n's 640x640 stem and 320x320 stride-2 layer: 4.6 -> 2.9 ms and
+         * 4.4-5.2 -> 3.2 ms, one thread, CPU time), or over 1 MB with few output channels
+         * (16x160x160 -> 16: 3.3-3.6 -> 2.2-2.4 ms; with 64-80 channels the convs over 80x80
+         * planes measured the same either way, so they keep the whole-plane copy). A band holds
+         * ob output rows: the phase rows they read (the taps' row offsets, and more rows for
+         * the column offsets and the panel's overrun) within about 256 KB */
+        int64_t rowbytes = (int64_t)sizeof(float) * C * s0 * s1 * j.Wq;
+        int64_t extra = ((KH - 1) * w->d[0]) / s0 + 2;
+        int64_t copy_bytes = (int64_t)(buf_floats * sizeof(float));
+        if ((copy_bytes > (INT64_C(3) << 20) || (copy_bytes > (INT64_C(1) << 20) && M <= 32)) &&
+            K <= cd_kc_over && j.Wq >= 64 && cd_band_on) {
+            j.ob = NPU_MAX((int64_t)2, (INT64_C(256) << 10) / rowbytes - extra);
+            if (j.ob * 2 <= OH) {
+                j.bhq = j.ob + extra;
+                j.nbands = NPU_DIV_ROUND_UP(OH, j.ob);
+                j.phase = j.bhq * j.Wq;
+                j.cstride = s0 * s1 * j.phase;
+                buf_floats = 0;
+            }
+        }
     }
     j.L = (OH - 1) * j.Wq + OW;
     int64_t *koff = malloc(sizeof(int64_t) * (size_t)(2 * K));
@@ -867,7 +996,8 @@ cpu_conv_direct(struct npu_cpu_ctx *ctx, const struct cpu_cd_args *a)
     cd_split(&j);
     enum npu_status st = cpu_scratch_reserve(
         ctx,
-        sizeof(float) * (size_t)(CD_MR * CD_NR + (j.kc < K ? j.mper * j.pg * CD_MR * CD_NR : 0)));
+        sizeof(float) * (size_t)(CD_MR * CD_NR + (j.kc < K ? j.mper * j.pg * CD_MR * CD_NR : 0) +
+                                 (j.nbands ? C * j.cstride + j.Wq + 64 : 0)));
     if (st == NPU_OK && buf_floats && ctx->conv_buf_size < buf_floats * sizeof(float)) {
         free(ctx->conv_buf);
         ctx->conv_buf_size = 0;
@@ -888,6 +1018,7 @@ cpu_conv_direct(struct npu_cpu_ctx *ctx, const struct cpu_cd_args *a)
     for (int64_t n = 0; n < a->N; n++) {
         j.x = a->x + n * C * H * W;
         j.y = a->y + n * M * j.out_plane;
+        j.res_img = a->res ? a->res + n * M * j.out_plane : NULL;
         if (j.in_place) {
             j.src = j.x;
             int64_t p0 = (j.npanels - 1) * CD_NR, nv = j.L - p0;
@@ -897,6 +1028,9 @@ cpu_conv_direct(struct npu_cpu_ctx *ctx, const struct cpu_cd_args *a)
                     memcpy(d, j.x + koff[k] + p0, sizeof(float) * (size_t)nv);
                     memset(d + nv, 0, sizeof(float) * (size_t)(CD_NR - nv));
                 }
+        } else if (j.nbands) {
+            cpu_parallel_for(ctx, j.nbands, 1, cd_band_task, &j);
+            continue;
         } else {
             cpu_parallel_for(ctx, C, 1, cd_copy_task, &j);
             j.src = j.buf;

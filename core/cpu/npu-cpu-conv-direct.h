@@ -30,6 +30,8 @@ struct cpu_cd_args {
     float *y;
     const struct cpu_act_spec *act;
     const struct npu_cpu_prep *prep; /* packed weights or NULL (packed per call) */
+    const float
+        *res; /* [N, M, OH, OW] added before the activation (a fused residual Add), or NULL */
 };
 
 /* True if the direct path handles this fp32 Conv (and is the faster one for its shape on

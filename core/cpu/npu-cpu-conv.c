@@ -515,6 +515,44 @@ conv_prof(struct npu_cpu_ctx *ctx, int kind, double t0, double flop)
     ctx->prof_conv_flop[kind] += flop;
 }
 
+/* y = act(y + r) over whole channel planes (the residual after a path without it) */
+struct res_job {
+    float *y;
+    const float *r;
+    const struct cpu_act_spec *act;
+    int64_t plane;
+};
+
+static void
+res_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+    (void)tid;
+    const struct res_job *rj = arg;
+    float *y = rj->y + begin * rj->plane;
+    const float *r = rj->r + begin * rj->plane;
+    int64_t n = (end - begin) * rj->plane;
+    for (int64_t i = 0; i < n; i++)
+        y[i] += r[i];
+    cpu_act_apply(rj->act, y, n);
+}
+
+/* A path without the residual epilogue ran without the activation: now y = act(y + R). */
+static enum npu_status
+conv_res(struct npu_cpu_ctx *ctx, const struct conv_geo *g, struct npu_tensor *y,
+         const struct npu_tensor *res, const struct cpu_act_spec *act)
+{
+    if (!res)
+        return NPU_OK;
+    struct res_job rj = {.y = y->data, .r = res->data, .act = act, .plane = g->out_plane};
+    cpu_parallel_for(ctx, g->N * g->M, 1, res_task, &rj);
+    return NPU_OK;
+}
+
+static enum npu_status conv_fp32(struct npu_cpu_ctx *ctx, const struct conv_geo *gp,
+                                 const struct npu_tensor *x, const struct npu_tensor *wt,
+                                 const struct npu_tensor *b, struct npu_tensor *y,
+                                 const struct cpu_act_spec *actp, const struct npu_tensor *res);
+
 enum npu_status
 cpu_k_conv(CPU_KERNEL_ARGS)
 {
@@ -527,6 +565,12 @@ cpu_k_conv(CPU_KERNEL_ARGS)
     CPU_TRY(conv_check_out(ctx, &g, y, x->dtype));
     struct cpu_act_spec act;
     CPU_TRY(cpu_act_parse(ctx, attrs, &act));
+    /* a 4th operand (the graph executor's fused residual Add): Y = act(conv + R) */
+    const struct npu_tensor *res = nin > 3 && !cpu_absent(in[3]) ? in[3] : NULL;
+    if (res &&
+        (res->dtype != NPU_DTYPE_FP32 || x->dtype != NPU_DTYPE_FP32 || res->ndim != y->ndim ||
+         memcmp(res->dims, y->dims, sizeof(int64_t) * (size_t)y->ndim)))
+        return KINVAL("a residual operand R must be fp32 with Y's shape");
     if (cpu_numel(y) == 0)
         return NPU_OK;
     if (x->dtype == NPU_DTYPE_FP64) {
@@ -546,7 +590,20 @@ cpu_k_conv(CPU_KERNEL_ARGS)
     }
     if (x->dtype != NPU_DTYPE_FP32)
         return KUNSUP("dtype %s is not supported", npu_dtype_name(x->dtype));
-    struct conv_job j = {.g = &g,
+    return conv_fp32(ctx, &g, x, wt, b, y, &act, res);
+}
+
+/* The fp32 paths; res: a residual the direct path adds in its epilogue (or NULL). */
+static enum npu_status
+conv_fp32(struct npu_cpu_ctx *ctx, const struct conv_geo *gp, const struct npu_tensor *x,
+          const struct npu_tensor *wt, const struct npu_tensor *b, struct npu_tensor *y,
+          const struct cpu_act_spec *actp, const struct npu_tensor *res)
+{
+    const struct conv_geo g = *gp;
+    /* with a residual, only the direct path applies the activation itself (after adding R);
+     * the others run without it and conv_res finishes */
+    const struct cpu_act_spec act = res ? (struct cpu_act_spec){.kind = CPU_ACT_NONE} : *actp;
+    struct conv_job j = {.g = gp,
                          .x = x->data,
                          .w = wt->data,
                          .y = y->data,
@@ -554,7 +611,7 @@ cpu_k_conv(CPU_KERNEL_ARGS)
                          .krows = g.Cg * g.kprod,
                          .ctx = ctx};
     CPU_TRY(conv_bias(ctx, b, g.M, &j.bias));
-    const struct cpu_win *w = &g.w;
+    const struct cpu_win *w = &gp->w;
     bool unit = true;
     for (int i = 0; i < w->nsp; i++)
         unit = unit && w->k[i] == 1 && w->s[i] == 1 && w->pb[i] == 0 && w->pe[i] == 0;
@@ -564,7 +621,7 @@ cpu_k_conv(CPU_KERNEL_ARGS)
         /* AVX-512 / AVX2 depthwise (npu-cpu-dwconv.c), else the portable paths below */
         if (g.G == g.C && cpu_conv_dw_fast(ctx, w, g.N, g.C, g.M, j.x, j.w, j.bias, &act, j.y)) {
             conv_prof(ctx, 0, t0, flop);
-            return NPU_OK;
+            return conv_res(ctx, gp, y, res, actp);
         }
         struct dw_pad p = dw_pad_dims(w);
         int64_t need = p.buf + p.tmp;
@@ -573,15 +630,18 @@ cpu_k_conv(CPU_KERNEL_ARGS)
             j.dw_padded = true;
         cpu_parallel_for(ctx, g.N * g.M, 1, dw_task, &j);
         conv_prof(ctx, 0, t0, flop);
-        return NPU_OK;
+        return conv_res(ctx, gp, y, res, actp);
     }
-    if (g.G == 1 && !unit &&
+    /* the 3-channel stems: the direct path where it runs (measured 10-20 % faster on the
+     * 640x640 and 224x224 stems, one thread), else the small-channel kernel */
+    if (g.G == 1 && !unit && !cpu_conv_direct_wanted(w, g.C, g.M, g.G) &&
         cpu_conv_small_c_fast(ctx, w, g.N, g.C, g.M, j.x, j.w, j.bias, &act, j.y)) {
         conv_prof(ctx, 4, t0, flop); /* the 3-channel stem (npu-cpu-dwconv.c) */
-        return NPU_OK;
+        return conv_res(ctx, gp, y, res, actp);
     }
     if (cpu_conv_direct_wanted(w, g.C, g.M, g.G)) {
-        struct cpu_cd_args da = {w, g.N, g.C, g.M, j.x, j.w, j.bias, j.y, &act, ctx->prep};
+        struct cpu_cd_args da = {
+            w, g.N, g.C, g.M, j.x, j.w, j.bias, j.y, actp, ctx->prep, res ? res->data : NULL};
         CPU_TRY(cpu_conv_direct(ctx, &da));
         conv_prof(ctx, 3, t0, flop);
         return NPU_OK;
@@ -608,7 +668,7 @@ cpu_k_conv(CPU_KERNEL_ARGS)
         CPU_TRY(cpu_scratch_reserve(ctx, sizeof(float) * (size_t)(j.krows * j.tw)));
     cpu_parallel_for(ctx, g.N * g.G * j.ntiles * j.mtiles, 1, conv_task, &j);
     conv_prof(ctx, j.direct ? 1 : 2, t0, flop);
-    return NPU_OK;
+    return conv_res(ctx, gp, y, res, actp);
 }
 
 /* ---- ConvTranspose -------------------------------------------------------------------------- */

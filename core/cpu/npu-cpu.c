@@ -421,7 +421,7 @@ static const struct cpu_entry cpu_table[NPU_OP_COUNT] = {
     /* linear algebra and convolution */
     [NPU_OP_MATMUL] = {cpu_k_matmul, 2, 3, 1, 1, CPU_F16},
     [NPU_OP_GEMM] = {cpu_k_gemm, 2, 3, 1, 1, CPU_F16},
-    [NPU_OP_CONV] = {cpu_k_conv, 2, 3, 1, 1, CPU_F16},
+    [NPU_OP_CONV] = {cpu_k_conv, 2, 4, 1, 1, CPU_F16},
     [NPU_OP_CONV_TRANSPOSE] = {cpu_k_conv_transpose, 2, 3, 1, 1, CPU_F16},
     [NPU_OP_EINSUM] = {cpu_k_einsum, 1, CPU_VAR, 1, 1, CPU_F16},
     /* pooling and normalisation */

@@ -7,7 +7,9 @@
  * and fused activations. meson runs it with NPU_CPU_CONV=direct (every shape on the direct
  * path), once more with the AVX2 kernel forced (NPU_CPU_CONV_ISA=avx2) and once with every
  * sum over more than 64 k cut in chunks (NPU_CPU_CONV_KC=64). Each case also
- * requires bit-identical results with 1 and 3 threads and with and without prepared weights.
+ * requires bit-identical results with 1 and 3 threads and with and without prepared weights,
+ * and the fused residual (Conv's 4th operand R, y = act(conv + R)) to give the same bytes as
+ * Conv, Add and Relu run one after the other, on the direct path and on the others.
  */
 #include "cpu-test-util.h"
 #include "npu-test.h"
@@ -111,12 +113,105 @@ run_case(const struct cd_case *c)
     CHECK_EQ_INT(NPU_OK, npu_cpu_run_prep(tctxn, prep, NPU_OP_CONV, al_done(&al),
                                           (const struct npu_tensor *const *)in, nin, &y2, 1));
     CHECK(tt_same_bytes(y, y2));
+
+    /* the fused residual (4th operand R): the same bytes as the unfused graph, Conv without
+     * its activation, Add R, then the activation, with and without prepared weights */
+    struct npu_tensor *r = tt(NPU_DTYPE_FP32, 4, c->N, c->M, OH, OW);
+    struct npu_tensor *yf = tt(NPU_DTYPE_FP32, 4, c->N, c->M, OH, OW);
+    tt_fill_rand(r, -1, 1);
+    struct npu_tensor *in4[4] = {x, w, c->bias ? b : NULL, r};
+    CHECK_EQ_INT(NPU_OK, run2(NPU_OP_CONV, &al, 4, in4, 1, &yf));
+    struct alist pl = {0};
+    al_ints(&pl, "strides", ints, 2);
+    al_ints(&pl, "dilations", ints + 2, 2);
+    al_ints(&pl, "pads", ints + 4, 4);
+    CHECK_EQ_INT(NPU_OK, run2(NPU_OP_CONV, &pl, nin, in, 1, &y2));
+    struct npu_tensor *add_in[2] = {y2, r};
+    CHECK_EQ_INT(NPU_OK, run_op(tctx1, NPU_OP_ADD, &(struct alist){0}, 2, add_in, 1, &y2));
+    if (c->act && !strcmp(c->act, "relu")) {
+        CHECK_EQ_INT(NPU_OK, run_op(tctx1, NPU_OP_RELU, &(struct alist){0}, 1, &y2, 1, &y2));
+        CHECK(tt_same_bytes(yf, y2));
+    } else if (!c->act) {
+        CHECK(tt_same_bytes(yf, y2));
+    } else {
+        /* other activations: their vector forms may round differently from the op's */
+        const float *pf = yf->data, *pu = y2->data;
+        double e = 0;
+        for (int64_t i = 0; i < npu_tensor_numel(yf); i++)
+            e = fmax(e, fabs(pf[i] - act_ref(c->act, pu[i])));
+        CHECK(e < 1e-5);
+    }
+    CHECK_EQ_INT(NPU_OK, npu_cpu_run_prep(tctxn, prep, NPU_OP_CONV, al_done(&al),
+                                          (const struct npu_tensor *const *)in4, 4, &y2, 1));
+    CHECK(tt_same_bytes(yf, y2));
     npu_cpu_prep_free(prep);
+    tt_free(r);
+    tt_free(yf);
     tt_free(x);
     tt_free(w);
     tt_free(b);
     tt_free(y);
     tt_free(y2);
+}
+
+/* The residual operand on the paths that have no residual epilogue (depthwise, grouped on the
+ * GEMM path): conv, then y = act(y + R) in one pass; the same bytes as the unfused ops. A
+ * residual of another shape or dtype is refused. */
+static void
+test_residual_other_paths(void)
+{
+    static const struct {
+        int64_t C, H, W, M, G, K, s;
+        const char *act;
+    } cases[] = {
+        {16, 13, 11, 16, 16, 3, 1, "relu"}, /* depthwise */
+        {24, 9, 10, 24, 24, 3, 2, NULL},    /* depthwise, stride 2 */
+        {8, 7, 9, 12, 2, 3, 1, "relu"},     /* grouped: GEMM path */
+        {3, 17, 19, 16, 1, 3, 2, "relu"},   /* 3-channel stem */
+    };
+    for (size_t i = 0; i < NPU_ARRAY_SIZE(cases); i++) {
+        int64_t C = cases[i].C, M = cases[i].M, G = cases[i].G, K = cases[i].K, s = cases[i].s;
+        int64_t OH = (cases[i].H + 2 - K) / s + 1, OW = (cases[i].W + 2 - K) / s + 1;
+        struct npu_tensor *x = tt(NPU_DTYPE_FP32, 4, 1, C, cases[i].H, cases[i].W);
+        struct npu_tensor *w = tt(NPU_DTYPE_FP32, 4, M, C / G, K, K);
+        struct npu_tensor *b = tt(NPU_DTYPE_FP32, 1, M);
+        struct npu_tensor *r = tt(NPU_DTYPE_FP32, 4, 1, M, OH, OW);
+        struct npu_tensor *y = tt(NPU_DTYPE_FP32, 4, 1, M, OH, OW);
+        struct npu_tensor *y2 = tt(NPU_DTYPE_FP32, 4, 1, M, OH, OW);
+        tt_fill_rand(x, -1, 1);
+        tt_fill_rand(w, -1, 1);
+        tt_fill_rand(b, -1, 1);
+        tt_fill_rand(r, -1, 1);
+        int64_t ints[6] = {s, s, 1, 1, 1, 1};
+        struct alist al = {0}, pl = {0};
+        al_ints(&al, "strides", ints, 2);
+        al_ints(&al, "pads", ints + 2, 4);
+        al_int(&al, "group", G);
+        al_ints(&pl, "strides", ints, 2);
+        al_ints(&pl, "pads", ints + 2, 4);
+        al_int(&pl, "group", G);
+        if (cases[i].act)
+            al_str(&al, "npu_act", cases[i].act);
+        struct npu_tensor *in4[4] = {x, w, b, r};
+        CHECK_EQ_INT(NPU_OK, run2(NPU_OP_CONV, &al, 4, in4, 1, &y));
+        CHECK_EQ_INT(NPU_OK, run2(NPU_OP_CONV, &pl, 3, in4, 1, &y2));
+        struct npu_tensor *add_in[2] = {y2, r};
+        CHECK_EQ_INT(NPU_OK, run_op(tctx1, NPU_OP_ADD, &(struct alist){0}, 2, add_in, 1, &y2));
+        if (cases[i].act)
+            CHECK_EQ_INT(NPU_OK, run_op(tctx1, NPU_OP_RELU, &(struct alist){0}, 1, &y2, 1, &y2));
+        CHECK(tt_same_bytes(y, y2));
+        /* R of another shape, or not fp32: a clear error */
+        struct npu_tensor *bad = tt(NPU_DTYPE_FP32, 4, 1, M, OH, OW + 1);
+        struct npu_tensor *in_bad[4] = {x, w, b, bad};
+        CHECK_EQ_INT(NPU_ERR_INVALID, run2(NPU_OP_CONV, &al, 4, in_bad, 1, &y));
+        tt_free(bad);
+        tt_free(x);
+        tt_free(w);
+        tt_free(b);
+        tt_free(r);
+        tt_free(y);
+        tt_free(y2);
+    }
 }
 
 static void
@@ -164,10 +259,16 @@ main(void)
         /* long sums (k in chunks): 3x3 over 130 channels, 1x1 over 1030 in place */
         {1, 130, 9, 7, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, "relu"},
         {1, 1030, 7, 7, 9, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, true, NULL},
+        /* planes copied band by band (a copy over 1 MB with <= 32 output channels, over
+         * 3 MB): stride 1 and 2, asymmetric padding, a 5x5 kernel, silu */
+        {1, 16, 130, 131, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, "relu"},
+        {1, 7, 301, 290, 20, 3, 3, 2, 2, 1, 1, 1, 0, 2, 1, true, "silu"},
+        {2, 10, 170, 160, 9, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, false, NULL},
     };
     for (size_t i = 0; i < NPU_ARRAY_SIZE(cases); i++)
         run_case(&cases[i]);
     test_prepare_errors();
+    test_residual_other_paths();
     CHECK_EQ_INT(0, t_thread_mismatches);
     tctx_fini();
     return npu_test_done("test-cpu-conv-direct");

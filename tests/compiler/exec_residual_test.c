@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * exec_residual_test.c: the CPU executor's residual fusion (compiler/exec/npu-exec.c): a
+ * Conv whose only reader is an Add, optionally followed by a Relu, runs as one Conv step
+ * with the Add's other operand as its residual. Graphs built in memory with random shapes
+ * and weights (ResNet's identity and projection shortcuts, the shortcut conv placed after or
+ * before the main branch, a Conv whose output has a second reader, an Add with broadcasting)
+ * run with the fusion and without any kernel fusion (NPU_EXEC_NO_KERNEL_FUSION): the outputs
+ * must be the same bytes, with 1 and with 3 threads, and where the pattern fuses the plan
+ * must hold less activation memory (the Conv's and the Add's own tensors are gone: the main
+ * branches narrow to one channel so that the Add is where the unfused plan peaks).
+ */
+#include <stdlib.h>
+
+#include "npu-test.h"
+#include "npu/npu-exec.h"
+#include "npu/npu-ir.h"
+#include "npu/npu-model.h"
+
+static uint32_t rng = 12345;
+
+static float
+frand(void)
+{
+    rng = rng * 1664525u + 1013904223u;
+    return (float)((rng >> 8) & 0xffff) / 32768.0f - 1.0f;
+}
+
+static struct npu_value *
+const_rand(struct npu_graph *g, const char *name, int ndim, const int64_t *dims)
+{
+    struct npu_tensor t = {.dtype = NPU_DTYPE_FP32, .ndim = ndim};
+    memcpy(t.dims, dims, sizeof(int64_t) * (size_t)ndim);
+    int64_t n = npu_tensor_numel(&t);
+    float *d = malloc(sizeof(float) * (size_t)n);
+    for (int64_t i = 0; d && i < n; i++)
+        d[i] = frand() * 0.3f;
+    t.data = d;
+    struct npu_value *v = d ? npu_graph_add_const(g, name, &t) : NULL;
+    free(d);
+    return v;
+}
+
+/* y = Conv(x) with k x k weights, stride s, "same" padding, M output channels, bias. */
+static struct npu_value *
+conv(struct npu_graph *g, struct npu_value *x, int64_t M, int64_t k, int64_t s, bool relu)
+{
+    static int id;
+    char nm[32];
+    int64_t C = x->t.dims[1], wd[4] = {M, C, k, k}, bd[1] = {M};
+    snprintf(nm, sizeof(nm), "w%d", id);
+    struct npu_value *w = const_rand(g, nm, 4, wd);
+    snprintf(nm, sizeof(nm), "b%d", id);
+    struct npu_value *b = const_rand(g, nm, 1, bd);
+    snprintf(nm, sizeof(nm), "conv%d", id++);
+    struct npu_value *in[3] = {x, w, b};
+    struct npu_node *n = npu_node_new(g, NPU_OP_CONV, nm, in, 3, 1, NULL);
+    if (!n)
+        return NULL;
+    int64_t p = k / 2, pads[4] = {p, p, p, p}, st[2] = {s, s}, ks[2] = {k, k};
+    npu_node_set_attr(g, n, &(struct npu_attr){"pads", NPU_ATTR_INTS, .ints = pads, .n = 4});
+    npu_node_set_attr(g, n, &(struct npu_attr){"strides", NPU_ATTR_INTS, .ints = st, .n = 2});
+    npu_node_set_attr(g, n, &(struct npu_attr){"kernel_shape", NPU_ATTR_INTS, .ints = ks, .n = 2});
+    if (relu)
+        npu_node_set_attr(g, n, &(struct npu_attr){"npu_act", NPU_ATTR_STRING, .s = "relu"});
+    struct npu_value *y = n->out[0];
+    y->t.dtype = NPU_DTYPE_FP32;
+    y->t.ndim = 4;
+    y->t.dims[0] = x->t.dims[0];
+    y->t.dims[1] = M;
+    y->t.dims[2] = (x->t.dims[2] + 2 * p - k) / s + 1;
+    y->t.dims[3] = (x->t.dims[3] + 2 * p - k) / s + 1;
+    npu_graph_append(g, n);
+    return y;
+}
+
+static struct npu_value *
+unary(struct npu_graph *g, enum npu_op op, struct npu_value *a, struct npu_value *b)
+{
+    struct npu_value *in[2] = {a, b};
+    struct npu_node *n = npu_node_new(g, op, "", in, b ? 2 : 1, 1, NULL);
+    if (!n)
+        return NULL;
+    n->out[0]->t = a->t;
+    n->out[0]->t.data = NULL;
+    if (b && b->t.ndim == a->t.ndim && b->t.dims[3] > a->t.dims[3])
+        n->out[0]->t = b->t;
+    npu_graph_append(g, n);
+    return n->out[0];
+}
+
+enum shape {
+    IDENTITY,    /* Add(conv(relu(conv(x))), x), Relu */
+    PROJ_AFTER,  /* Add(main, conv1x1 s2(x)) with the shortcut conv after the main branch */
+    PROJ_BEFORE, /* the shortcut conv before the main branch */
+    NO_RELU,     /* Add without a Relu (MobileNetV2's inverted residual) */
+    SECOND_USE,  /* the Conv's output is a graph output too: not fused */
+    BROADCAST,   /* Add with a [1, M, 1, 1] operand: not fused */
+    SMALL,       /* IDENTITY over a plane under 28x28: left unfused by design */
+};
+
+static struct npu_graph *
+build(enum shape sh, int64_t C, int64_t H, int64_t W)
+{
+    struct npu_graph *g = npu_graph_new("residual");
+    int64_t xd[4] = {2, C, H, W};
+    struct npu_value *x = npu_graph_add_input(g, "x", NPU_DTYPE_FP32, 4, xd);
+    struct npu_value *y = NULL;
+    switch (sh) {
+    case IDENTITY:
+    case SMALL:
+    case NO_RELU:
+    case SECOND_USE: {
+        struct npu_value *a = conv(g, conv(g, x, 1, 3, 1, true), C, 3, 1, false);
+        y = unary(g, NPU_OP_ADD, a, x);
+        if (sh != NO_RELU)
+            y = unary(g, NPU_OP_RELU, y, NULL);
+        if (sh == SECOND_USE)
+            npu_graph_add_output(g, a);
+        break;
+    }
+    case PROJ_AFTER:
+    case PROJ_BEFORE: {
+        struct npu_value *s = sh == PROJ_BEFORE ? conv(g, x, 2 * C, 1, 2, false) : NULL;
+        struct npu_value *a = conv(g, conv(g, x, 1, 1, 1, true), 1, 3, 2, true);
+        a = conv(g, a, 2 * C, 1, 1, false);
+        if (!s)
+            s = conv(g, x, 2 * C, 1, 2, false);
+        y = unary(g, NPU_OP_RELU, unary(g, NPU_OP_ADD, a, s), NULL);
+        break;
+    }
+    case BROADCAST: {
+        int64_t bd[4] = {1, C, 1, 1};
+        struct npu_value *a = conv(g, x, C, 3, 1, false);
+        y = unary(g, NPU_OP_RELU, unary(g, NPU_OP_ADD, a, const_rand(g, "bc", 4, bd)), NULL);
+        break;
+    }
+    }
+    npu_graph_add_output(g, y);
+    return g;
+}
+
+/* Runs graph sh with the given flags and thread count; the outputs' bytes into out[]. */
+static size_t
+run(enum shape sh, int64_t C, int64_t H, int64_t W, unsigned flags, int threads, float **out,
+    int64_t *n)
+{
+    uint32_t seed = rng;
+    struct npu_graph *g = build(sh, C, H, W);
+    rng = seed;
+    struct npu_model_options o = {.cpu_threads = threads};
+    struct npu_model *m = NULL;
+    CHECK_EQ_INT(NPU_OK, npu_model_from_graph(g, &o, flags | NPU_EXEC_NO_PASSES, &m));
+    if (!m)
+        return 0;
+    size_t bytes = npu_model_activation_bytes(m);
+    struct npu_session *s = NULL;
+    CHECK_EQ_INT(NPU_OK, npu_session_create(m, 0, &s));
+    int64_t xd[4] = {2, C, H, W};
+    struct npu_tensor x = {.dtype = NPU_DTYPE_FP32, .ndim = 4};
+    memcpy(x.dims, xd, sizeof(xd));
+    int64_t nx = npu_tensor_numel(&x);
+    float *xv = malloc(sizeof(float) * (size_t)nx);
+    uint32_t r = 777;
+    for (int64_t i = 0; i < nx; i++) {
+        r = r * 1664525u + 1013904223u;
+        xv[i] = (float)((r >> 8) & 0xffff) / 32768.0f - 1.0f;
+    }
+    x.data = xv;
+    int nout = npu_model_num_outputs(m);
+    struct npu_tensor o_t[2];
+    CHECK_EQ_INT(NPU_OK, npu_session_run(s, &x, 1, o_t, nout, NULL));
+    for (int k = 0; k < nout; k++) {
+        n[k] = npu_tensor_numel(&o_t[k]);
+        out[k] = malloc(sizeof(float) * (size_t)n[k]);
+        memcpy(out[k], o_t[k].data, sizeof(float) * (size_t)n[k]);
+    }
+    free(xv);
+    npu_session_destroy(s);
+    npu_model_free(m);
+    return bytes;
+}
+
+int
+main(void)
+{
+    static const struct {
+        enum shape sh;
+        bool fuses;
+    } shapes[] = {{IDENTITY, true},    {PROJ_AFTER, true}, {PROJ_BEFORE, true}, {NO_RELU, true},
+                  {SECOND_USE, false}, {BROADCAST, false}, {SMALL, false}};
+    for (int rep = 0; rep < 3; rep++)
+        for (size_t i = 0; i < NPU_ARRAY_SIZE(shapes); i++) {
+            /* random shapes: channels not multiples of 8, planes with odd sides */
+            /* (planes of 28x28 and more: smaller ones are left unfused by design) */
+            int64_t C = 3 + (int64_t)(rng % 29), H = 28 + (int64_t)((rng >> 5) % 14),
+                    W = 29 + (int64_t)((rng >> 10) % 17);
+            if (shapes[i].sh == SMALL) {
+                H -= 14;
+                W -= 16;
+            }
+            if (shapes[i].sh == PROJ_AFTER || shapes[i].sh == PROJ_BEFORE) {
+                H += 28; /* the Add is over the stride-2 plane */
+                W += 28;
+            }
+            rng = rng * 1664525u + 1013904223u;
+            float *ref[2] = {0}, *got[2] = {0}, *got3[2] = {0};
+            int64_t nr[2] = {0}, ng[2] = {0}, n3[2] = {0};
+            size_t b_ref = run(shapes[i].sh, C, H, W, NPU_EXEC_NO_KERNEL_FUSION, 1, ref, nr);
+            size_t b_got = run(shapes[i].sh, C, H, W, 0, 1, got, ng);
+            run(shapes[i].sh, C, H, W, 0, 3, got3, n3);
+            int nout = shapes[i].sh == SECOND_USE ? 2 : 1;
+            for (int k = 0; k < nout; k++) {
+                CHECK(nr[k] > 0 && nr[k] == ng[k] && nr[k] == n3[k]);
+                bool same = ref[k] && got[k] && got3[k] && nr[k] == ng[k] && nr[k] == n3[k] &&
+                            !memcmp(ref[k], got[k], sizeof(float) * (size_t)nr[k]) &&
+                            !memcmp(ref[k], got3[k], sizeof(float) * (size_t)nr[k]);
+                if (!same)
+                    fprintf(stderr, "shape %d C%lld %lldx%lld output %d: fused != unfused\n",
+                            (int)shapes[i].sh, (long long)C, (long long)H, (long long)W, k);
+                CHECK(same);
+                free(ref[k]);
+                free(got[k]);
+                free(got3[k]);
+            }
+            if (shapes[i].fuses)
+                CHECK(b_got < b_ref);
+            printf("shape %d C%-3lld %3lldx%-3lld activations %zu B fused, %zu B unfused\n",
+                   (int)shapes[i].sh, (long long)C, (long long)H, (long long)W, b_got, b_ref);
+        }
+    return npu_test_done("exec_residual_test");
+}
