@@ -140,7 +140,7 @@ struct rnn_job {
 
 /* an activation over n floats in place: the switch outside the loop, so that sigmoid and tanh
  * (branch-free cpu_expf / cpu_tanhf) vectorise */
-static inline void
+CPU_HOT static void
 act_vec(const struct act *a, float *x, int64_t n)
 {
     switch (a->k) {
@@ -168,17 +168,42 @@ clip_vec(float *x, int64_t n, float clip)
 
 /* y[n] = bias[n] + sum_k x[k] * rt[k * ld + n] for n < N: the recurrent product with R stored
  * transposed, so that every k is one contiguous multiply-add over the N outputs (fp32, k in
- * order from 0: the same sums whatever the thread count) */
-static inline void
+ * order from 0: the same sums whatever the thread count); always inlined so that it is
+ * compiled for the caller's instruction set */
+static inline __attribute__((always_inline)) void
 rec_matvec(const float *rt, int64_t ld, const float *x, int64_t N, int64_t K, const float *bias,
            float *y)
 {
-    for (int64_t n = 0; n < N; n++)
-        y[n] = bias ? bias[n] : 0.0f;
-    for (int64_t k = 0; k < K; k++) {
-        const float xk = x[k], *row = rt + k * ld;
-        for (int64_t n = 0; n < N; n++)
-            y[n] += xk * row[n];
+    int64_t n = 0;
+    /* 32 outputs at a time in four vector accumulators (kept in registers over all k) */
+    for (; n + 32 <= N; n += 32) {
+        v8f a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+        if (bias) {
+            a0 = *(const v8f *)(bias + n), a1 = *(const v8f *)(bias + n + 8);
+            a2 = *(const v8f *)(bias + n + 16), a3 = *(const v8f *)(bias + n + 24);
+        }
+        for (int64_t k = 0; k < K; k++) {
+            const float *row = rt + k * ld + n;
+            const float xk = x[k];
+            a0 += xk * *(const v8f *)row, a1 += xk * *(const v8f *)(row + 8);
+            a2 += xk * *(const v8f *)(row + 16), a3 += xk * *(const v8f *)(row + 24);
+        }
+        *(v8f *)(y + n) = a0, *(v8f *)(y + n + 8) = a1;
+        *(v8f *)(y + n + 16) = a2, *(v8f *)(y + n + 24) = a3;
+    }
+    for (; n + 8 <= N; n += 8) {
+        v8f a = {0};
+        if (bias)
+            a = *(const v8f *)(bias + n);
+        for (int64_t k = 0; k < K; k++)
+            a += x[k] * *(const v8f *)(rt + k * ld + n);
+        *(v8f *)(y + n) = a;
+    }
+    for (; n < N; n++) {
+        float a = bias ? bias[n] : 0.0f;
+        for (int64_t k = 0; k < K; k++)
+            a += x[k] * rt[k * ld + n];
+        y[n] = a;
     }
 }
 

@@ -9,8 +9,8 @@
  * which must give the same bits; a dilated case checks the other path agrees.
  */
 #include "cpu-test-util.h"
-#include "npu/npu-fp16.h"
 #include "npu-test.h"
+#include "npu/npu-fp16.h"
 
 static int ncases;
 
@@ -95,7 +95,8 @@ int
 main(void)
 {
     tctx_init();
-    static const int64_t planes[][2] = {{1, 1}, {2, 2}, {4, 4}, {5, 7}, {8, 16}, {16, 32}, {17, 23}};
+    static const int64_t planes[][2] = {{1, 1},  {2, 2},   {4, 4},  {5, 7},
+                                        {8, 16}, {16, 32}, {17, 23}};
     static const int64_t kernels[][2] = {{1, 1}, {2, 2}, {2, 1}, {3, 3}, {5, 5}, {1, 3}};
     static const int64_t strides[][2] = {{1, 1}, {2, 2}, {2, 1}, {3, 2}};
     static const int64_t padset[][4] = {{0, 0, 0, 0}, {1, 1, 1, 1}, {2, 2, 2, 2}, {0, 1, 1, 0}};

@@ -17,12 +17,12 @@ enum kind { K_RNN, K_GRU, K_LSTM };
 
 struct rcase {
     enum kind k;
-    int D;           /* 1 or 2 */
-    bool rev;        /* direction "reverse" (D == 1) */
-    int layout;      /* 0 or 1 */
+    int D;      /* 1 or 2 */
+    bool rev;   /* direction "reverse" (D == 1) */
+    int layout; /* 0 or 1 */
     int64_t T, B, I, H;
     bool bias, seq, h0, c0, peep, input_forget, lbr;
-    float clip;      /* 0: none */
+    float clip;       /* 0: none */
     const char *acts; /* NULL or "Name,Name,..." (per direction, repeated for D = 2) */
 };
 
@@ -67,11 +67,15 @@ run_case(const struct rcase *c)
     const int G = c->k == K_LSTM ? 4 : c->k == K_GRU ? 3 : 1;
     const int NACT = c->k == K_LSTM ? 3 : c->k == K_GRU ? 2 : 1;
     const int64_t T = c->T, B = c->B, I = c->I, H = c->H, D = c->D;
-    struct npu_tensor *X = c->layout ? tt(NPU_DTYPE_FP32, 3, B, T, I) : tt(NPU_DTYPE_FP32, 3, T, B, I);
-    struct npu_tensor *W = tt(NPU_DTYPE_FP32, 3, D, G * H, I), *R = tt(NPU_DTYPE_FP32, 3, D, G * H, H);
+    struct npu_tensor *X =
+        c->layout ? tt(NPU_DTYPE_FP32, 3, B, T, I) : tt(NPU_DTYPE_FP32, 3, T, B, I);
+    struct npu_tensor *W = tt(NPU_DTYPE_FP32, 3, D, G * H, I),
+                      *R = tt(NPU_DTYPE_FP32, 3, D, G * H, H);
     struct npu_tensor *Bt = tt(NPU_DTYPE_FP32, 2, D, 2 * G * H), *SL = tt(NPU_DTYPE_INT32, 1, B);
-    struct npu_tensor *H0 = c->layout ? tt(NPU_DTYPE_FP32, 3, B, D, H) : tt(NPU_DTYPE_FP32, 3, D, B, H);
-    struct npu_tensor *C0 = c->layout ? tt(NPU_DTYPE_FP32, 3, B, D, H) : tt(NPU_DTYPE_FP32, 3, D, B, H);
+    struct npu_tensor *H0 =
+        c->layout ? tt(NPU_DTYPE_FP32, 3, B, D, H) : tt(NPU_DTYPE_FP32, 3, D, B, H);
+    struct npu_tensor *C0 =
+        c->layout ? tt(NPU_DTYPE_FP32, 3, B, D, H) : tt(NPU_DTYPE_FP32, 3, D, B, H);
     struct npu_tensor *P = tt(NPU_DTYPE_FP32, 2, D, 3 * H);
     struct npu_tensor *absent = NULL; /* an optional input left out */
     tt_fill_rand(X, -2, 2);
@@ -110,7 +114,7 @@ run_case(const struct rcase *c)
                 names[d * NACT + j] = names[j];
         for (int j = 0; j < D * NACT; j++) {
             snprintf(acts[j].name, sizeof(acts[0].name), "%s", names[j]);
-            alphas[j] = !strcmp(names[j], "HardSigmoid") ? 0.3f
+            alphas[j] = !strcmp(names[j], "HardSigmoid")  ? 0.3f
                         : !strcmp(names[j], "ScaledTanh") ? 1.5f
                                                           : 0.05f;
             betas[j] = !strcmp(names[j], "ScaledTanh") ? 0.7f : 0.45f;
@@ -142,10 +146,18 @@ run_case(const struct rcase *c)
     }
     int64_t yd0 = c->layout ? B : T, yd1 = c->layout ? T : D, yd2 = c->layout ? D : B;
     struct npu_tensor *Y = tt(NPU_DTYPE_FP32, 4, yd0, yd1, yd2, H);
-    struct npu_tensor *YH = c->layout ? tt(NPU_DTYPE_FP32, 3, B, D, H) : tt(NPU_DTYPE_FP32, 3, D, B, H);
-    struct npu_tensor *YC = c->layout ? tt(NPU_DTYPE_FP32, 3, B, D, H) : tt(NPU_DTYPE_FP32, 3, D, B, H);
-    struct npu_tensor *in[8] = {X, W, R, c->bias ? Bt : absent, c->seq ? SL : absent,
-                                c->h0 ? H0 : absent, c->c0 ? C0 : absent, c->peep ? P : absent};
+    struct npu_tensor *YH =
+        c->layout ? tt(NPU_DTYPE_FP32, 3, B, D, H) : tt(NPU_DTYPE_FP32, 3, D, B, H);
+    struct npu_tensor *YC =
+        c->layout ? tt(NPU_DTYPE_FP32, 3, B, D, H) : tt(NPU_DTYPE_FP32, 3, D, B, H);
+    struct npu_tensor *in[8] = {X,
+                                W,
+                                R,
+                                c->bias ? Bt : absent,
+                                c->seq ? SL : absent,
+                                c->h0 ? H0 : absent,
+                                c->c0 ? C0 : absent,
+                                c->peep ? P : absent};
     int nin = c->k == K_LSTM ? 8 : 6;
     struct npu_tensor *out[3] = {Y, YH, YC};
     int nout = c->k == K_LSTM ? 3 : 2;
@@ -155,9 +167,11 @@ run_case(const struct rcase *c)
     /* the reference */
     int64_t ny = T * D * B * H, ns = D * B * H;
     double *ry = calloc((size_t)(ny + 1), sizeof(double));
-    double *rh = calloc((size_t)(ns + 1), sizeof(double)), *rc = calloc((size_t)(ns + 1), sizeof(double));
+    double *rh = calloc((size_t)(ns + 1), sizeof(double)),
+           *rc = calloc((size_t)(ns + 1), sizeof(double));
     double *h = calloc((size_t)H + 1, sizeof(double)), *cc = calloc((size_t)H + 1, sizeof(double));
-    double *gs = calloc((size_t)(G * H) + 1, sizeof(double)), *gr = calloc((size_t)(G * H) + 1, sizeof(double));
+    double *gs = calloc((size_t)(G * H) + 1, sizeof(double)),
+           *gr = calloc((size_t)(G * H) + 1, sizeof(double));
     for (int64_t d = 0; d < D; d++) {
         bool rev = c->rev || d == 1;
         const struct ract *fa = &acts[d * NACT];
@@ -211,14 +225,15 @@ run_case(const struct rcase *c)
                         double po = c->peep ? tt_get(P, d * 3 * H + H + k) : 0;
                         double pf = c->peep ? tt_get(P, d * 3 * H + 2 * H + k) : 0;
                         double it = ref_act(&fa[0], clipd(gs[k] + gr[k] + pi * cc[k], c->clip));
-                        double ft = c->input_forget
-                                        ? 1 - it
-                                        : ref_act(&fa[0], clipd(gs[2 * H + k] + gr[2 * H + k] +
-                                                                    pf * cc[k],
-                                                                c->clip));
+                        double ft =
+                            c->input_forget
+                                ? 1 - it
+                                : ref_act(&fa[0], clipd(gs[2 * H + k] + gr[2 * H + k] + pf * cc[k],
+                                                        c->clip));
                         double ct = ref_act(&fa[1], clipd(gs[3 * H + k] + gr[3 * H + k], c->clip));
                         cc[k] = ft * cc[k] + it * ct;
-                        double ot = ref_act(&fa[0], clipd(gs[H + k] + gr[H + k] + po * cc[k], c->clip));
+                        double ot =
+                            ref_act(&fa[0], clipd(gs[H + k] + gr[H + k] + po * cc[k], c->clip));
                         h[k] = ot * ref_act(&fa[2], cc[k]);
                     }
                 }
@@ -274,9 +289,14 @@ main(void)
         for (size_t s = 0; s < NPU_ARRAY_SIZE(shapes); s++)
             for (int dir = 0; dir < 3; dir++)
                 for (int layout = 0; layout < 2; layout++) {
-                    struct rcase c = {.k = (enum kind)k, .D = dir == 2 ? 2 : 1, .rev = dir == 1,
-                                      .layout = layout, .T = shapes[s][0], .B = shapes[s][1],
-                                      .I = shapes[s][2], .H = shapes[s][3]};
+                    struct rcase c = {.k = (enum kind)k,
+                                      .D = dir == 2 ? 2 : 1,
+                                      .rev = dir == 1,
+                                      .layout = layout,
+                                      .T = shapes[s][0],
+                                      .B = shapes[s][1],
+                                      .I = shapes[s][2],
+                                      .H = shapes[s][3]};
                     bool odd = (s + (size_t)dir + (size_t)layout) & 1;
                     c.bias = odd || s == 1;
                     c.seq = c.B > 1 && odd;
