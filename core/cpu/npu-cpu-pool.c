@@ -159,6 +159,44 @@ pool2d_f32(const struct pool_job *j, const float *x, float *y)
     }
 }
 
+/* fp32 1-D windows without indices: pool_generic's arithmetic (sums in double, one rounding
+ * to float; max by the same first-NaN / first-of-equals rule), without its per-tap index
+ * vectors and per-output conversion call */
+static void
+pool1d_f32(const struct pool_job *j, const float *x, float *y)
+{
+    const struct cpu_win *w = j->w;
+    const int64_t L = w->in[0], k = w->k[0], s = w->s[0], d = w->d[0], pb = w->pb[0];
+    const int64_t lim = L + w->pe[0];
+    for (int64_t o = 0; o < w->out[0]; o++) {
+        const int64_t p0 = o * s - pb;
+        int64_t cnt = 0, cnt_pad = 0;
+        if (j->is_max) {
+            float acc = -INFINITY;
+            for (int64_t t = 0; t < k; t++) {
+                int64_t p = p0 + t * d;
+                if (p >= 0 && p < L) {
+                    float v = x[p];
+                    acc = (v != v || v > acc) && acc == acc ? v : acc;
+                }
+            }
+            y[o] = acc;
+            continue;
+        }
+        double acc = 0.0;
+        for (int64_t t = 0; t < k; t++) {
+            int64_t p = p0 + t * d;
+            cnt_pad += p < lim;
+            if (p >= 0 && p < L) {
+                acc += (double)x[p];
+                cnt++;
+            }
+        }
+        int64_t div = j->include_pad ? cnt_pad : cnt;
+        y[o] = (float)(div ? acc / (double)div : 0.0);
+    }
+}
+
 /* any rank, any dtype (through double), with indices */
 static void
 pool_generic(const struct pool_job *j, int64_t plane)
@@ -340,6 +378,9 @@ pool_task(void *arg, int64_t begin, int64_t end, int tid)
                           (float *)j->y->data + p * j->out_plane);
         else if (j->w->nsp == 2 && !j->ind && j->x->dtype == NPU_DTYPE_FP32)
             pool2d_f32(j, (const float *)j->x->data + p * j->in_plane,
+                       (float *)j->y->data + p * j->out_plane);
+        else if (j->w->nsp == 1 && !j->ind && j->x->dtype == NPU_DTYPE_FP32)
+            pool1d_f32(j, (const float *)j->x->data + p * j->in_plane,
                        (float *)j->y->data + p * j->out_plane);
         else
             pool_generic(j, p);
