@@ -452,7 +452,7 @@ struct gpool_job {
     bool is_max;
 };
 
-static void
+CPU_HOT static void
 gpool_task(void *arg, int64_t begin, int64_t end, int tid)
 {
     const struct gpool_job *j = arg;
@@ -487,8 +487,11 @@ gpool_task(void *arg, int64_t begin, int64_t end, int tid)
         }
         if (!j->is_max)
             acc = j->hw ? acc / (double)j->hw : NAN;
-        cpu_convert(&acc, NPU_DTYPE_FP64, (char *)j->y->data + (size_t)p * cpu_esize(j->y),
-                    j->y->dtype, 1);
+        if (j->y->dtype == NPU_DTYPE_FP32)
+            ((float *)j->y->data)[p] = (float)acc; /* as cpu_convert rounds */
+        else
+            cpu_convert(&acc, NPU_DTYPE_FP64, (char *)j->y->data + (size_t)p * cpu_esize(j->y),
+                        j->y->dtype, 1);
     }
 }
 
