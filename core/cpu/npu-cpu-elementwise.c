@@ -906,7 +906,7 @@ cpu_act_parse(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs, struct cpu
     if (!name || !*name || !strcmp(name, "none"))
         return NPU_OK;
     for (size_t i = 0; i < NPU_ARRAY_SIZE(acts); i++) {
-        if (strcmp(name, acts[i].name))
+        if (name[0] != acts[i].name[0] || strcmp(name, acts[i].name))
             continue;
         act->kind = acts[i].kind;
         act->alpha = npu_attrs_float(attrs, "npu_act_alpha", acts[i].alpha);
