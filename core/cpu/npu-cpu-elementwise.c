@@ -906,7 +906,7 @@ cpu_act_parse(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs, struct cpu
     if (!name || !*name || !strcmp(name, "none"))
         return NPU_OK;
     for (size_t i = 0; i < NPU_ARRAY_SIZE(acts); i++) {
-        if (strcmp(name, acts[i].name))
+        if (name[0] != acts[i].name[0] || strcmp(name, acts[i].name))
             continue;
         act->kind = acts[i].kind;
         act->alpha = npu_attrs_float(attrs, "npu_act_alpha", acts[i].alpha);
@@ -916,7 +916,17 @@ cpu_act_parse(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs, struct cpu
     return KUNSUP("fused activation npu_act=\"%s\" is not supported", name);
 }
 
-CPU_HOT void
+/* The fused activations (every Conv/Gemm/MatMul epilogue that is not in a kernel's registers)
+ * are also compiled for x86-64-v4: 16 lanes. Each element is computed alone by the same
+ * operations (FMA contracted in both), so the v3 and v4 clones give the same bits. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12 &&           \
+    !defined(NPU_CPU_NO_CLONES) && !defined(__SANITIZE_THREAD__)
+#define ACT_CLONES __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
+#else
+#define ACT_CLONES CPU_HOT
+#endif
+
+ACT_CLONES void
 cpu_act_apply(const struct cpu_act_spec *act, float *x, int64_t n)
 {
     float a = act->alpha, b = act->beta;

@@ -105,6 +105,8 @@ struct pool_job {
     const struct npu_tensor *x;
     struct npu_tensor *y, *ind;
     bool is_max, include_pad, col_major;
+    bool sep; /* fp32 2-D max, dilation 1: maxpool2d_f32_sep with a thread's scratch row block */
+    struct npu_cpu_ctx *ctx;
     int64_t in_plane, out_plane;
 };
 
@@ -154,6 +156,44 @@ pool2d_f32(const struct pool_job *j, const float *x, float *y)
                           : 0.0f;
             y[oh * w->out[1] + ow] = acc;
         }
+    }
+}
+
+/* fp32 1-D windows without indices: pool_generic's arithmetic (sums in double, one rounding
+ * to float; max by the same first-NaN / first-of-equals rule), without its per-tap index
+ * vectors and per-output conversion call */
+static void
+pool1d_f32(const struct pool_job *j, const float *x, float *y)
+{
+    const struct cpu_win *w = j->w;
+    const int64_t L = w->in[0], k = w->k[0], s = w->s[0], d = w->d[0], pb = w->pb[0];
+    const int64_t lim = L + w->pe[0];
+    for (int64_t o = 0; o < w->out[0]; o++) {
+        const int64_t p0 = o * s - pb;
+        int64_t cnt = 0, cnt_pad = 0;
+        if (j->is_max) {
+            float acc = -INFINITY;
+            for (int64_t t = 0; t < k; t++) {
+                int64_t p = p0 + t * d;
+                if (p >= 0 && p < L) {
+                    float v = x[p];
+                    acc = (v != v || v > acc) && acc == acc ? v : acc;
+                }
+            }
+            y[o] = acc;
+            continue;
+        }
+        double acc = 0.0;
+        for (int64_t t = 0; t < k; t++) {
+            int64_t p = p0 + t * d;
+            cnt_pad += p < lim;
+            if (p >= 0 && p < L) {
+                acc += (double)x[p];
+                cnt++;
+            }
+        }
+        int64_t div = j->include_pad ? cnt_pad : cnt;
+        y[o] = (float)(div ? acc / (double)div : 0.0);
     }
 }
 
@@ -262,16 +302,85 @@ maxpool2d_f32(const struct cpu_win *w, const float *x, float *y)
     }
 }
 
+/* max(a, v) as the tap-by-tap scan takes it: a NaN tap wins and then stays; of equal values
+ * (+0 and -0) the first one stays */
+static inline float
+max_tap(float a, float v)
+{
+    return (v != v || v > a) && a == a ? v : a;
+}
+
+/* fp32 2-D MaxPool without dilation, separably: each input row's maxima over the column taps
+ * (kw in order) into hm [H, OW], then each output row as the maximum of its rows of hm (kh in
+ * order). Taking a row's maximum first and then the rows in order gives the value the row-major
+ * scan of maxpool2d_f32 gives, bit for bit (the first NaN, the first of equal zeros); the
+ * bounds are worked out once per plane instead of once per output row and tap. */
+CPU_HOT static void
+maxpool2d_f32_sep(const struct cpu_win *w, const float *x, float *y, float *hm)
+{
+    const int64_t H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1];
+    const int64_t s0 = w->s[0], s1 = w->s[1], k0 = w->k[0], k1 = w->k[1];
+    for (int64_t h = 0; h < H; h++) {
+        const float *xr = x + h * W;
+        float *hr = hm + h * OW;
+        const int64_t off0 = -w->pb[1];
+        if (k1 == 2 && s1 == 2 && off0 == 0 && 2 * OW <= W) {
+            /* 2 wide, stride 2, both taps inside: one interleaved pair per output */
+            for (int64_t ow = 0; ow < OW; ow++)
+                hr[ow] = max_tap(xr[2 * ow], xr[2 * ow + 1]);
+            continue;
+        }
+        for (int64_t ow = 0; ow < OW; ow++)
+            hr[ow] = -INFINITY;
+        for (int64_t kw = 0; kw < k1; kw++) {
+            const int64_t off = kw - w->pb[1];
+            /* outputs whose tap kw lies inside the row: lo <= ow < hi */
+            int64_t lo = off >= 0 ? 0 : (-off + s1 - 1) / s1;
+            int64_t hi = W - off <= 0 ? 0 : (W - off + s1 - 1) / s1;
+            hi = hi > OW ? OW : hi;
+            if (s1 == 1) {
+                for (int64_t ow = lo; ow < hi; ow++)
+                    hr[ow] = max_tap(hr[ow], xr[ow + off]);
+            } else if (s1 == 2) {
+                for (int64_t ow = lo; ow < hi; ow++)
+                    hr[ow] = max_tap(hr[ow], xr[2 * ow + off]);
+            } else {
+                for (int64_t ow = lo; ow < hi; ow++)
+                    hr[ow] = max_tap(hr[ow], xr[ow * s1 + off]);
+            }
+        }
+    }
+    for (int64_t oh = 0; oh < OH; oh++) {
+        float *yr = y + oh * OW;
+        for (int64_t ow = 0; ow < OW; ow++)
+            yr[ow] = -INFINITY;
+        for (int64_t kh = 0; kh < k0; kh++) {
+            int64_t h = oh * s0 - w->pb[0] + kh;
+            if (h < 0 || h >= H)
+                continue;
+            const float *hr = hm + h * OW;
+            for (int64_t ow = 0; ow < OW; ow++)
+                yr[ow] = max_tap(yr[ow], hr[ow]);
+        }
+    }
+}
+
 static void
 pool_task(void *arg, int64_t begin, int64_t end, int tid)
 {
     const struct pool_job *j = arg;
     for (int64_t p = begin; p < end; p++) {
-        if (j->w->nsp == 2 && !j->ind && j->x->dtype == NPU_DTYPE_FP32 && j->is_max)
+        if (j->sep)
+            maxpool2d_f32_sep(j->w, (const float *)j->x->data + p * j->in_plane,
+                              (float *)j->y->data + p * j->out_plane, cpu_scratch(j->ctx, tid));
+        else if (j->w->nsp == 2 && !j->ind && j->x->dtype == NPU_DTYPE_FP32 && j->is_max)
             maxpool2d_f32(j->w, (const float *)j->x->data + p * j->in_plane,
                           (float *)j->y->data + p * j->out_plane);
         else if (j->w->nsp == 2 && !j->ind && j->x->dtype == NPU_DTYPE_FP32)
             pool2d_f32(j, (const float *)j->x->data + p * j->in_plane,
+                       (float *)j->y->data + p * j->out_plane);
+        else if (j->w->nsp == 1 && !j->ind && j->x->dtype == NPU_DTYPE_FP32)
+            pool1d_f32(j, (const float *)j->x->data + p * j->in_plane,
                        (float *)j->y->data + p * j->out_plane);
         else
             pool_generic(j, p);
@@ -311,6 +420,11 @@ pool_common(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs, const struct
     int64_t kn = cpu_dims_prod(w.k, 0, w.nsp);
     if (j.out_plane == 0)
         return NPU_OK;
+    if (w.nsp == 2 && !ind && x->dtype == NPU_DTYPE_FP32 && is_max && w.d[0] == 1 && w.d[1] == 1) {
+        CPU_TRY(cpu_scratch_reserve(ctx, sizeof(float) * (size_t)(w.in[0] * w.out[1])));
+        j.sep = true;
+        j.ctx = ctx;
+    }
     cpu_parallel_for(ctx, x->dims[0] * x->dims[1],
                      NPU_MAX((int64_t)1, 65536 / NPU_MAX(j.out_plane * kn, (int64_t)1)), pool_task,
                      &j);
@@ -338,7 +452,7 @@ struct gpool_job {
     bool is_max;
 };
 
-static void
+CPU_HOT static void
 gpool_task(void *arg, int64_t begin, int64_t end, int tid)
 {
     const struct gpool_job *j = arg;
@@ -373,8 +487,11 @@ gpool_task(void *arg, int64_t begin, int64_t end, int tid)
         }
         if (!j->is_max)
             acc = j->hw ? acc / (double)j->hw : NAN;
-        cpu_convert(&acc, NPU_DTYPE_FP64, (char *)j->y->data + (size_t)p * cpu_esize(j->y),
-                    j->y->dtype, 1);
+        if (j->y->dtype == NPU_DTYPE_FP32)
+            ((float *)j->y->data)[p] = (float)acc; /* as cpu_convert rounds */
+        else
+            cpu_convert(&acc, NPU_DTYPE_FP64, (char *)j->y->data + (size_t)p * cpu_esize(j->y),
+                        j->y->dtype, 1);
     }
 }
 

@@ -341,13 +341,43 @@ struct hw_job {
     int64_t H, W, OH, OW;
     const struct rs_tap *th, *tw;
     struct npu_cpu_ctx *ctx;
+    /* linear (2 taps everywhere): the W taps as flat arrays, NULL otherwise */
+    const int64_t *wi0, *wi1;
+    const double *ww0, *ww1;
 };
+
+/* linear: the same sums as hw_task's loops for n = 2 (0 + w0 x0, then + w1 x1, in double),
+ * written out so that the H pass runs over both rows at once and the W pass reads flat tap
+ * arrays instead of one 80-byte tap record per output */
+static void
+hw_task_linear(const struct hw_job *j, int64_t begin, int64_t end, double *restrict row)
+{
+    const int64_t *restrict wi0 = j->wi0, *restrict wi1 = j->wi1;
+    const double *restrict ww0 = j->ww0, *restrict ww1 = j->ww1;
+    const int64_t W = j->W, OW = j->OW;
+    for (int64_t it = begin; it < end; it++) {
+        int64_t plane = it / j->OH, qh = it % j->OH;
+        const float *x = j->x + plane * j->H * j->W;
+        const struct rs_tap *t = &j->th[qh];
+        const float *restrict x0 = x + t->idx[0] * W, *restrict x1 = x + t->idx[1] * W;
+        const double w0 = t->w[0], w1 = t->w[1];
+        for (int64_t w = 0; w < W; w++)
+            row[w] = (0.0 + w0 * (double)x0[w]) + w1 * (double)x1[w];
+        float *restrict y = j->y + (plane * j->OH + qh) * OW;
+        for (int64_t q = 0; q < OW; q++)
+            y[q] = (float)((0.0 + ww0[q] * row[wi0[q]]) + ww1[q] * row[wi1[q]]);
+    }
+}
 
 static void
 hw_task(void *arg, int64_t begin, int64_t end, int tid)
 {
     const struct hw_job *j = arg;
     double *row = cpu_scratch(j->ctx, tid);
+    if (j->wi0) {
+        hw_task_linear(j, begin, end, row);
+        return;
+    }
     for (int64_t it = begin; it < end; it++) {
         int64_t plane = it / j->OH, qh = it % j->OH;
         const float *x = j->x + plane * j->H * j->W;
@@ -379,6 +409,7 @@ resize_hw(struct npu_cpu_ctx *ctx, const struct rs_params *p, const struct npu_t
     int r = x->ndim;
     int64_t H = x->dims[r - 2], W = x->dims[r - 1], OH = od[r - 2], OW = od[r - 1];
     struct rs_tap *th = malloc(sizeof(*th) * (size_t)OH), *tw = malloc(sizeof(*tw) * (size_t)OW);
+    void *flat = NULL;
     enum npu_status st = NPU_OK;
     if (!th || !tw) {
         st = KNOMEM();
@@ -391,11 +422,26 @@ resize_hw(struct npu_cpu_ctx *ctx, const struct rs_params *p, const struct npu_t
     st = cpu_scratch_reserve(ctx, sizeof(double) * (size_t)W);
     if (st != NPU_OK)
         goto out;
-    struct hw_job j = {x->data, y->data, H, W, OH, OW, th, tw, ctx};
+    struct hw_job j = {x->data, y->data, H, W, OH, OW, th, tw, ctx, NULL, NULL, NULL, NULL};
+    bool two = true;
+    for (int64_t q = 0; q < OH; q++)
+        two = two && th[q].n == 2 && !th[q].extra;
+    for (int64_t q = 0; q < OW; q++)
+        two = two && tw[q].n == 2 && !tw[q].extra;
+    if (two && (flat = malloc((sizeof(int64_t) + sizeof(double)) * 2 * (size_t)OW))) {
+        int64_t *i0 = flat, *i1 = i0 + OW;
+        double *w0 = (double *)(i1 + OW), *w1 = w0 + OW;
+        for (int64_t q = 0; q < OW; q++) {
+            i0[q] = tw[q].idx[0], i1[q] = tw[q].idx[1];
+            w0[q] = tw[q].w[0], w1[q] = tw[q].w[1];
+        }
+        j.wi0 = i0, j.wi1 = i1, j.ww0 = w0, j.ww1 = w1;
+    }
     int64_t planes = cpu_dims_prod(x->dims, 0, r - 2);
     cpu_parallel_for(ctx, planes * OH, NPU_MAX((int64_t)1, 4096 / NPU_MAX(OW, (int64_t)1)), hw_task,
                      &j);
 out:
+    free(flat);
     free(th);
     free(tw);
     return st;

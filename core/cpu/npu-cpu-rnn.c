@@ -11,7 +11,11 @@
  * Y [T, D, B, H], Y_h/Y_c [D, B, H]. G = 1 (RNN), 3 (GRU: gates z, r, h),
  * 4 (LSTM: gates i, o, f, c; peepholes i, o, f). Steps past a batch entry's
  * sequence length write zeros to Y; Y_h holds its last valid step. Computed in
- * fp32 with double dot products (fp16 operands are widened by npu-cpu.c).
+ * fp32 (fp16 operands are widened by npu-cpu.c): the input term of every step
+ * is one GEMM (X [T*B, I] times W^T) before the recurrence; each step is then
+ * R (stored transposed once per call) times h as contiguous multiply-adds, and
+ * the gates' activations over whole vectors. Bidirectional layers run their
+ * two directions on two threads; the sums do not depend on the thread count.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -41,12 +45,22 @@ struct act {
     float alpha, beta;
 };
 
-static float
+/* sigmoid from e = exp(-|x|), as the Sigmoid kernel computes it: neither tail overflows */
+static inline float
+sigmoidf_(float x)
+{
+    float ax = x < 0 ? -x : x;
+    float e = cpu_expf(-ax);
+    float s = 1.0f / (1.0f + e);
+    return x < 0 ? e * s : s;
+}
+
+static inline float
 act_apply(const struct act *a, float x)
 {
     switch (a->k) {
-    case ACT_SIGMOID: return 1.0f / (1.0f + expf(-x));
-    case ACT_TANH: return tanhf(x);
+    case ACT_SIGMOID: return sigmoidf_(x);
+    case ACT_TANH: return cpu_tanhf(x);
     case ACT_RELU: return x > 0 ? x : 0;
     case ACT_HARD_SIGMOID: {
         float y = a->alpha * x + a->beta;
@@ -54,7 +68,7 @@ act_apply(const struct act *a, float x)
     }
     case ACT_LEAKY_RELU: return x >= 0 ? x : a->alpha * x;
     case ACT_THRESHOLDED_RELU: return x > a->alpha ? x : 0;
-    case ACT_SCALED_TANH: return a->alpha * tanhf(a->beta * x);
+    case ACT_SCALED_TANH: return a->alpha * cpu_tanhf(a->beta * x);
     case ACT_AFFINE: return a->alpha * x + a->beta;
     case ACT_ELU: return x >= 0 ? x : a->alpha * (expf(x) - 1.0f);
     case ACT_SOFTSIGN: return x / (1.0f + fabsf(x));
@@ -110,24 +124,205 @@ dims_are(const struct npu_tensor *t, int nd, int64_t d0, int64_t d1, int64_t d2)
     return true;
 }
 
-/* y[n] = sum_k x[k] * w[n*K + k] for n < N (a row-major [N, K] weight), in double over 8
- * interleaved partial sums (k mod 8, added pairwise at the end) so that the loop vectorises
- * instead of waiting on one add chain; the order is fixed by K alone. */
+struct rnn_job {
+    enum rnn_kind kind;
+    int G, D, NACT;
+    int64_t T, Bn, I, H, layout;
+    bool reverse_only, has_clip, input_forget, lbr;
+    float clip;
+    const struct act *acts;
+    const float *X, *W, *R, *B, *P, *H0, *C0;
+    float *Y, *YH, *YC;
+    int64_t *lens;
+    float *work; /* per_dir floats per direction */
+    int64_t per_dir;
+};
+
+/* an activation over n floats in place: the switch outside the loop, so that sigmoid and tanh
+ * (branch-free cpu_expf / cpu_tanhf) vectorise */
 CPU_HOT static void
-matvec(const float *w, const float *x, int64_t N, int64_t K, double *y)
+act_vec(const struct act *a, float *x, int64_t n)
 {
-    const int64_t K8 = K & ~(int64_t)7;
-    for (int64_t n = 0; n < N; n++) {
-        double s[8] = {0};
-        const float *r = w + n * K;
-        for (int64_t k = 0; k < K8; k += 8)
-            for (int i = 0; i < 8; i++)
-                s[i] += (double)r[k + i] * x[k + i];
-        double t = ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]));
-        for (int64_t k = K8; k < K; k++)
-            t += (double)r[k] * x[k];
-        y[n] = t;
+    switch (a->k) {
+    case ACT_SIGMOID:
+        for (int64_t i = 0; i < n; i++)
+            x[i] = sigmoidf_(x[i]);
+        return;
+    case ACT_TANH:
+        for (int64_t i = 0; i < n; i++)
+            x[i] = cpu_tanhf(x[i]);
+        return;
+    default:
+        for (int64_t i = 0; i < n; i++)
+            x[i] = act_apply(a, x[i]);
+        return;
     }
+}
+
+static inline void
+clip_vec(float *x, int64_t n, float clip)
+{
+    for (int64_t i = 0; i < n; i++)
+        x[i] = x[i] < -clip ? -clip : x[i] > clip ? clip : x[i];
+}
+
+/* y[n] = bias[n] + sum_k x[k] * rt[k * ld + n] for n < N: the recurrent product with R stored
+ * transposed, so that every k is one contiguous multiply-add over the N outputs (fp32, k in
+ * order from 0: the same sums whatever the thread count); always inlined so that it is
+ * compiled for the caller's instruction set */
+static inline __attribute__((always_inline)) void
+rec_matvec(const float *rt, int64_t ld, const float *x, int64_t N, int64_t K, const float *bias,
+           float *y)
+{
+    int64_t n = 0;
+    /* 32 outputs at a time in four vector accumulators (kept in registers over all k) */
+    for (; n + 32 <= N; n += 32) {
+        v8f a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+        if (bias) {
+            a0 = *(const v8f *)(bias + n), a1 = *(const v8f *)(bias + n + 8);
+            a2 = *(const v8f *)(bias + n + 16), a3 = *(const v8f *)(bias + n + 24);
+        }
+        for (int64_t k = 0; k < K; k++) {
+            const float *row = rt + k * ld + n;
+            const float xk = x[k];
+            a0 += xk * *(const v8f *)row, a1 += xk * *(const v8f *)(row + 8);
+            a2 += xk * *(const v8f *)(row + 16), a3 += xk * *(const v8f *)(row + 24);
+        }
+        *(v8f *)(y + n) = a0, *(v8f *)(y + n + 8) = a1;
+        *(v8f *)(y + n + 16) = a2, *(v8f *)(y + n + 24) = a3;
+    }
+    for (; n + 8 <= N; n += 8) {
+        v8f a = {0};
+        if (bias)
+            a = *(const v8f *)(bias + n);
+        for (int64_t k = 0; k < K; k++)
+            a += x[k] * *(const v8f *)(rt + k * ld + n);
+        *(v8f *)(y + n) = a;
+    }
+    for (; n < N; n++) {
+        float a = bias ? bias[n] : 0.0f;
+        for (int64_t k = 0; k < K; k++)
+            a += x[k] * rt[k * ld + n];
+        y[n] = a;
+    }
+}
+
+/* One direction over every batch entry. */
+CPU_HOT static void
+rnn_dir(const struct rnn_job *j, int d)
+{
+    const int64_t H = j->H, I = j->I, T = j->T, Bn = j->Bn, GH = j->G * H, D = j->D;
+    const bool rev = j->reverse_only || d == 1, clipped = j->has_clip;
+    const float clip = j->clip;
+    const float *w = j->W + d * GH * I, *r = j->R + d * GH * H;
+    const float *wb = j->B ? j->B + d * 2 * GH : NULL, *rb = wb ? wb + GH : NULL;
+    const float *p = j->P ? j->P + d * 3 * H : NULL;
+    const struct act *fa = &j->acts[d * j->NACT];
+    float *xw = j->work + d * j->per_dir, *rt = xw + T * Bn * GH;
+    float *h = rt + H * GH, *c = h + H, *tmp = c + H, *gh = tmp + H, *g = gh + GH;
+    /* X as a [T*B, I] matrix (rows in X's own order) times W^T, plus W's bias: the input term
+     * of every step in one product */
+    if (T * Bn > 0 && I > 0) {
+        struct cpu_epilogue ep = {NULL, wb, NULL};
+        cpu_sgemm_ep(false, true, T * Bn, GH, I, 1.0f, j->X, I, w, I, 0.0f, xw, GH, &ep);
+    } else {
+        for (int64_t i = 0; i < T * Bn * GH; i++)
+            xw[i] = wb ? wb[i % GH] : 0.0f;
+    }
+    for (int64_t n = 0; n < GH; n++)
+        for (int64_t k = 0; k < H; k++)
+            rt[k * GH + n] = r[n * H + k];
+    for (int64_t b = 0; b < Bn; b++) {
+        /* state offsets of [D, B, H] (layout 0) or [B, D, H] (layout 1) */
+        int64_t so = j->layout ? (b * D + d) * H : (d * Bn + b) * H;
+        for (int64_t k = 0; k < H; k++) {
+            h[k] = j->H0 ? j->H0[so + k] : 0.0f;
+            c[k] = j->C0 ? j->C0[so + k] : 0.0f;
+        }
+        for (int64_t s = 0; s < j->lens[b]; s++) {
+            int64_t t = rev ? j->lens[b] - 1 - s : s;
+            const float *gx = xw + (j->layout ? b * T + t : t * Bn + b) * GH;
+            rec_matvec(rt, GH, h, GH, H, rb, gh);
+            if (j->kind == RNN_PLAIN) {
+                for (int64_t k = 0; k < H; k++)
+                    h[k] = gx[k] + gh[k];
+                if (clipped)
+                    clip_vec(h, H, clip);
+                act_vec(&fa[0], h, H);
+            } else if (j->kind == RNN_GRU) {
+                /* gates z, r, h */
+                for (int64_t k = 0; k < 2 * H; k++)
+                    g[k] = gx[k] + gh[k];
+                if (clipped)
+                    clip_vec(g, 2 * H, clip);
+                act_vec(&fa[0], g, 2 * H);
+                if (!j->lbr) { /* (r . h_prev) R_h^T: a second product on the reset state */
+                    for (int64_t k = 0; k < H; k++)
+                        tmp[k] = g[H + k] * h[k];
+                    rec_matvec(rt + 2 * H, GH, tmp, H, H, rb ? rb + 2 * H : NULL, gh + 2 * H);
+                    for (int64_t k = 0; k < H; k++)
+                        g[2 * H + k] = gx[2 * H + k] + gh[2 * H + k];
+                } else {
+                    for (int64_t k = 0; k < H; k++)
+                        g[2 * H + k] = gx[2 * H + k] + g[H + k] * gh[2 * H + k];
+                }
+                if (clipped)
+                    clip_vec(g + 2 * H, H, clip);
+                act_vec(&fa[1], g + 2 * H, H);
+                for (int64_t k = 0; k < H; k++)
+                    h[k] = (1.0f - g[k]) * g[2 * H + k] + g[k] * h[k];
+            } else {
+                /* gates i, o, f, c; peepholes i, o, f */
+                float *gi = g, *go = g + H, *gf = g + 2 * H, *gc = g + 3 * H;
+                for (int64_t k = 0; k < GH; k++)
+                    g[k] = gx[k] + gh[k];
+                if (p)
+                    for (int64_t k = 0; k < H; k++) {
+                        gi[k] += p[k] * c[k];
+                        gf[k] += p[2 * H + k] * c[k];
+                    }
+                if (clipped) {
+                    clip_vec(gi, H, clip);
+                    clip_vec(gf, 2 * H, clip); /* f and c */
+                }
+                act_vec(&fa[0], gi, H);
+                if (j->input_forget)
+                    for (int64_t k = 0; k < H; k++)
+                        gf[k] = 1.0f - gi[k];
+                else
+                    act_vec(&fa[0], gf, H);
+                act_vec(&fa[1], gc, H);
+                for (int64_t k = 0; k < H; k++)
+                    c[k] = gf[k] * c[k] + gi[k] * gc[k];
+                if (p)
+                    for (int64_t k = 0; k < H; k++)
+                        go[k] += p[H + k] * c[k];
+                if (clipped)
+                    clip_vec(go, H, clip);
+                act_vec(&fa[0], go, H);
+                memcpy(tmp, c, sizeof(float) * (size_t)H);
+                act_vec(&fa[2], tmp, H);
+                for (int64_t k = 0; k < H; k++)
+                    h[k] = go[k] * tmp[k];
+            }
+            if (j->Y) {
+                int64_t yo = j->layout ? ((b * T + t) * D + d) * H : ((t * D + d) * Bn + b) * H;
+                memcpy(j->Y + yo, h, sizeof(float) * (size_t)H);
+            }
+        }
+        if (j->YH)
+            memcpy(j->YH + so, h, sizeof(float) * (size_t)H);
+        if (j->YC)
+            memcpy(j->YC + so, c, sizeof(float) * (size_t)H);
+    }
+}
+
+static void
+rnn_dir_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+    (void)tid;
+    for (int64_t d = begin; d < end; d++)
+        rnn_dir(arg, (int)d);
 }
 
 static enum npu_status
@@ -224,131 +419,57 @@ rnn_run(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs, const struct npu
         CPU_TRY(cpu_check_out(ctx, out[2], X->dtype, 3, hd));
         YC = out[2]->data;
     }
-    int64_t *lens = malloc(sizeof(int64_t) * (size_t)(Bn ? Bn : 1));
-    float *h = malloc(sizeof(float) * (size_t)(H * 2 + 1));
-    double *gx = malloc(sizeof(double) * (size_t)(G * H * 2 + 1));
-    float *tmp = malloc(sizeof(float) * (size_t)(H + 1));
+    struct rnn_job j = {.kind = kind,
+                        .G = G,
+                        .D = D,
+                        .T = T,
+                        .Bn = Bn,
+                        .I = I,
+                        .H = H,
+                        .layout = layout,
+                        .reverse_only = reverse_only,
+                        .clip = clip,
+                        .has_clip = has_clip,
+                        .input_forget = input_forget,
+                        .lbr = lbr,
+                        .acts = acts,
+                        .NACT = NACT,
+                        .X = X->data,
+                        .W = W->data,
+                        .R = R->data,
+                        .B = Bt ? Bt->data : NULL,
+                        .P = P ? P->data : NULL,
+                        .H0 = H0 ? H0->data : NULL,
+                        .C0 = C0 ? C0->data : NULL,
+                        .Y = Y,
+                        .YH = YH,
+                        .YC = YC};
+    /* per direction: the input projection of every step [T*B, G*H], R transposed [H, G*H],
+     * then h, c, tmp (H each) and gh (2*G*H) */
+    const int64_t GH = G * H;
+    j.per_dir = NPU_ALIGN(T * Bn * GH + H * GH + 3 * H + 2 * GH, 16);
+    j.lens = malloc(sizeof(int64_t) * (size_t)(Bn ? Bn : 1));
+    j.work = malloc(sizeof(float) * (size_t)(D * j.per_dir + 1));
     enum npu_status st = NPU_OK;
-    if (!lens || !h || !gx || !tmp) {
+    if (!j.lens || !j.work) {
         st = KNOMEM();
         goto out;
     }
     for (int64_t b = 0; b < Bn; b++) {
-        lens[b] = SL ? cpu_scalar_i64(SL, b) : T;
-        if (lens[b] < 0 || lens[b] > T) {
+        j.lens[b] = SL ? cpu_scalar_i64(SL, b) : T;
+        if (j.lens[b] < 0 || j.lens[b] > T) {
             st = KINVAL("sequence_lens[%lld] = %lld outside [0, %lld]", (long long)b,
-                        (long long)lens[b], (long long)T);
+                        (long long)j.lens[b], (long long)T);
             goto out;
         }
     }
     if (Y)
         memset(Y, 0, sizeof(float) * (size_t)(T * D * Bn * H));
-    float *c = h + H;
-    double *gh = gx + G * H;
-    const float *x = X->data;
-    for (int d = 0; d < D; d++) {
-        bool rev = reverse_only || d == 1;
-        const float *w = (const float *)W->data + d * G * H * I;
-        const float *r = (const float *)R->data + d * G * H * H;
-        const float *wb = Bt ? (const float *)Bt->data + d * 2 * G * H : NULL;
-        const float *rb = wb ? wb + G * H : NULL;
-        const float *p = P ? (const float *)P->data + d * 3 * H : NULL;
-        const struct act *fa = &acts[d * NACT];
-        for (int64_t b = 0; b < Bn; b++) {
-            /* state offsets of [D, B, H] (layout 0) or [B, D, H] (layout 1) */
-            int64_t so = layout ? (b * D + d) * H : (d * Bn + b) * H;
-            for (int64_t k = 0; k < H; k++) {
-                h[k] = H0 ? ((const float *)H0->data)[so + k] : 0.0f;
-                c[k] = C0 ? ((const float *)C0->data)[so + k] : 0.0f;
-            }
-            for (int64_t s = 0; s < lens[b]; s++) {
-                int64_t t = rev ? lens[b] - 1 - s : s;
-                const float *xt = x + (layout ? (b * T + t) : (t * Bn + b)) * I;
-                matvec(w, xt, G * H, I, gx);
-                matvec(r, h, G * H, H, gh);
-                for (int64_t k = 0; k < G * H; k++) {
-                    if (wb)
-                        gx[k] += wb[k];
-                    if (rb)
-                        gh[k] += rb[k];
-                }
-                if (kind == RNN_PLAIN) {
-                    for (int64_t k = 0; k < H; k++) {
-                        float v = (float)(gx[k] + gh[k]);
-                        if (has_clip)
-                            v = v < -clip ? -clip : v > clip ? clip : v;
-                        h[k] = act_apply(&fa[0], v);
-                    }
-                } else if (kind == RNN_GRU) {
-                    /* gates z, r, h */
-                    for (int64_t k = 0; k < H; k++) {
-                        float z = (float)(gx[k] + gh[k]), rr = (float)(gx[H + k] + gh[H + k]);
-                        if (has_clip) {
-                            z = z < -clip ? -clip : z > clip ? clip : z;
-                            rr = rr < -clip ? -clip : rr > clip ? clip : rr;
-                        }
-                        gx[k] = act_apply(&fa[0], z);
-                        gx[H + k] = act_apply(&fa[0], rr);
-                    }
-                    if (!lbr) { /* (r . h_prev) R_h^T: a second product on the reset state */
-                        for (int64_t k = 0; k < H; k++)
-                            tmp[k] = (float)gx[H + k] * h[k];
-                        matvec(r + 2 * H * H, tmp, H, H, gh + 2 * H);
-                        if (rb)
-                            for (int64_t k = 0; k < H; k++)
-                                gh[2 * H + k] += rb[2 * H + k];
-                    }
-                    for (int64_t k = 0; k < H; k++) {
-                        double hh = lbr ? gx[2 * H + k] + gx[H + k] * gh[2 * H + k]
-                                        : gx[2 * H + k] + gh[2 * H + k];
-                        float v = (float)hh;
-                        if (has_clip)
-                            v = v < -clip ? -clip : v > clip ? clip : v;
-                        float ht = act_apply(&fa[1], v), z = (float)gx[k];
-                        h[k] = (1.0f - z) * ht + z * h[k];
-                    }
-                } else {
-                    /* gates i, o, f, c; peepholes i, o, f */
-                    for (int64_t k = 0; k < H; k++) {
-                        float gi = (float)(gx[k] + gh[k]), go = (float)(gx[H + k] + gh[H + k]);
-                        float gf = (float)(gx[2 * H + k] + gh[2 * H + k]);
-                        float gc = (float)(gx[3 * H + k] + gh[3 * H + k]);
-                        if (p) {
-                            gi += p[k] * c[k];
-                            gf += p[2 * H + k] * c[k];
-                        }
-                        if (has_clip) {
-                            gi = gi < -clip ? -clip : gi > clip ? clip : gi;
-                            gf = gf < -clip ? -clip : gf > clip ? clip : gf;
-                            gc = gc < -clip ? -clip : gc > clip ? clip : gc;
-                        }
-                        float it = act_apply(&fa[0], gi);
-                        float ft = input_forget ? 1.0f - it : act_apply(&fa[0], gf);
-                        float ct = act_apply(&fa[1], gc);
-                        c[k] = ft * c[k] + it * ct;
-                        if (p)
-                            go += p[H + k] * c[k];
-                        if (has_clip)
-                            go = go < -clip ? -clip : go > clip ? clip : go;
-                        h[k] = act_apply(&fa[0], go) * act_apply(&fa[2], c[k]);
-                    }
-                }
-                if (Y) {
-                    int64_t yo = layout ? ((b * T + t) * D + d) * H : ((t * D + d) * Bn + b) * H;
-                    memcpy(Y + yo, h, sizeof(float) * (size_t)H);
-                }
-            }
-            if (YH)
-                memcpy(YH + so, h, sizeof(float) * (size_t)H);
-            if (YC)
-                memcpy(YC + so, c, sizeof(float) * (size_t)H);
-        }
-    }
+    /* the directions are independent: one per thread (same sums whatever the thread count) */
+    cpu_parallel_for(ctx, D, 1, rnn_dir_task, &j);
 out:
-    free(lens);
-    free(h);
-    free(gx);
-    free(tmp);
+    free(j.lens);
+    free(j.work);
     return st;
 }
 

@@ -856,7 +856,21 @@ cpu_k_pad(CPU_KERNEL_ARGS)
     if (r == 0) {
         memcpy(o, src, es);
     } else {
-        int64_t inner = od[r - 1], rows = on / inner;
+        /* the innermost axis as runs: consecutive source elements (one memcpy) or fill */
+        int64_t inner = od[r - 1], rows = on / inner, nseg = 0;
+        int64_t *seg = malloc(sizeof(int64_t) * 3 * (size_t)inner); /* start, length, source */
+        if (!seg) {
+            free(map);
+            return KNOMEM();
+        }
+        for (int64_t i = 0; i < inner;) {
+            int64_t s0 = mp[r - 1][i], n = 1;
+            while (i + n < inner && (s0 < 0 ? mp[r - 1][i + n] < 0 : mp[r - 1][i + n] == s0 + n))
+                n++;
+            seg[3 * nseg] = i, seg[3 * nseg + 1] = n, seg[3 * nseg + 2] = s0;
+            nseg++;
+            i += n;
+        }
         for (int64_t row = 0; row < rows; row++) {
             int64_t off = 0;
             bool fill = false;
@@ -867,13 +881,24 @@ cpu_k_pad(CPU_KERNEL_ARGS)
                 off += s * xs[d];
             }
             char *orow = o + (size_t)(row * inner) * es;
-            for (int64_t i = 0; i < inner; i++) {
-                int64_t s = mp[r - 1][i];
-                memcpy(orow + (size_t)i * es,
-                       fill || s < 0 ? (const char *)cval : src + (size_t)(off + s) * es, es);
+            for (int64_t g = 0; g < nseg; g++) {
+                char *d = orow + (size_t)seg[3 * g] * es;
+                int64_t n = seg[3 * g + 1], s = seg[3 * g + 2];
+                if (!fill && s >= 0) {
+                    memcpy(d, src + (size_t)(off + s) * es, (size_t)n * es);
+                } else if (es == 4) {
+                    uint32_t v;
+                    memcpy(&v, cval, 4);
+                    for (int64_t i = 0; i < n; i++)
+                        ((uint32_t *)d)[i] = v;
+                } else {
+                    for (int64_t i = 0; i < n; i++)
+                        memcpy(d + (size_t)i * es, cval, es);
+                }
             }
             cpu_index_next(pos, od, r - 1);
         }
+        free(seg);
     }
     free(map);
     return NPU_OK;

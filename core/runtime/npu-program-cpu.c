@@ -7,7 +7,9 @@
  * for other dtypes this file runs the base kernel without the npu_*
  * attributes, then adds the bias and applies the activation in place with
  * the unfused kernels (elementwise kernels read element i before writing it,
- * so out == in is safe) - the same epilogue as the CPU executor's.
+ * so out == in is safe) - the same epilogue as the CPU executor's. Steps
+ * whose constant inputs core/cpu can prepare once (npu_cpu_prepare: a Conv's
+ * packed weights) get that at session creation (prog_cpu_prepare).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -125,11 +127,37 @@ epilogue(struct npu_cpu_ctx *ctx, const struct npu_prog_step *st, const struct n
 }
 
 enum npu_status
+prog_cpu_prepare(const struct npu_program *p, const struct npu_prog_step *st,
+                 const struct npu_tensor *views, struct npu_cpu_prep **out)
+{
+    *out = NULL;
+    if (st->kind != NPU_STEP_CPU || st->nin > 64)
+        return NPU_OK;
+    const struct npu_tensor *in[64];
+    struct npu_tensor rt[64]; /* inputs known only at run time: shape, no data */
+    for (int k = 0; k < st->nin; k++) {
+        in[k] = NULL;
+        if (st->in[k] < 0)
+            continue;
+        const struct npu_prog_tensor *t = &p->tensors[st->in[k]];
+        if (t->place == NPU_PLACE_HOST && t->t.data) {
+            in[k] = &views[st->in[k]]; /* a constant of the program: the run sees this pointer */
+        } else {
+            rt[k] = views[st->in[k]];
+            rt[k].data = NULL;
+            in[k] = &rt[k];
+        }
+    }
+    return npu_cpu_prepare(st->op, &st->attrs, in, st->nin, out);
+}
+
+enum npu_status
 prog_cpu_step(struct npu_cpu_ctx *ctx, const struct npu_prog_step *st,
-              const struct npu_tensor *const *in, struct npu_tensor *const *out)
+              const struct npu_cpu_prep *prep, const struct npu_tensor *const *in,
+              struct npu_tensor *const *out)
 {
     if (!has_fusion(&st->attrs) || kernel_takes_fusion(st, in, out))
-        return npu_cpu_run(ctx, st->op, &st->attrs, in, st->nin, out, st->nout);
+        return npu_cpu_run_prep(ctx, prep, st->op, &st->attrs, in, st->nin, out, st->nout);
     /* Base kernel without the compiler's attributes, then the epilogue. */
     struct npu_attr local[32];
     struct npu_attr *stripped = local;
@@ -146,7 +174,7 @@ prog_cpu_step(struct npu_cpu_ctx *ctx, const struct npu_prog_step *st,
         bias = in[2];
         nin = 2;
     }
-    enum npu_status s = npu_cpu_run(ctx, st->op, &a, in, nin, out, st->nout);
+    enum npu_status s = npu_cpu_run_prep(ctx, prep, st->op, &a, in, nin, out, st->nout);
     if (stripped != local)
         free(stripped);
     if (s)

@@ -87,9 +87,10 @@ struct npu_prog_session {
     uint8_t *host, *scratch, *outbuf;
     struct npu_cpu_ctx *ctx;
     struct sjob *jobs;
-    struct npu_tensor *views; /* per tensor: host data or NPU mapping */
-    struct npu_job *pending;  /* a job that outlived its wait */
-    bool rec_on;              /* record every task's figures (simulator) */
+    struct npu_tensor *views;    /* per tensor: host data or NPU mapping */
+    struct npu_cpu_prep **preps; /* per step: CPU load-time work (prog_cpu_prepare) or NULL */
+    struct npu_job *pending;     /* a job that outlived its wait */
+    bool rec_on;                 /* record every task's figures (simulator) */
     char err[640];
 };
 
@@ -321,6 +322,25 @@ session_job(struct npu_prog_session *s, int j)
     return NPU_OK;
 }
 
+/* The CPU steps' load-time work (packed Conv weights), once per session. */
+static enum npu_status
+session_prepare_cpu(struct npu_prog_session *s)
+{
+    const struct npu_program *p = s->m->p;
+    s->preps = calloc((size_t)p->n_steps + 1, sizeof(*s->preps));
+    if (!s->preps)
+        return NPU_ERR_NOMEM;
+    for (int i = 0; i < p->n_steps; i++) {
+        enum npu_status st = prog_cpu_prepare(p, &p->steps[i], s->views, &s->preps[i]);
+        if (st) {
+            npu_err(PROG_DOM, "step %d '%s': preparing the CPU kernel failed: %s", i,
+                    p->steps[i].name ? p->steps[i].name : "", npu_status_str(st));
+            return st;
+        }
+    }
+    return NPU_OK;
+}
+
 enum npu_status
 npu_prog_session_create(struct npu_prog_model *m, int core, int cpu_threads,
                         struct npu_prog_session **out)
@@ -383,6 +403,8 @@ npu_prog_session_create(struct npu_prog_model *m, int core, int cpu_threads,
     for (int j = 0; j < p->n_jobs; j++)
         if ((st = session_job(s, j)))
             goto err;
+    if ((st = session_prepare_cpu(s)))
+        goto err;
     *out = s;
     return NPU_OK;
 err:
@@ -403,6 +425,9 @@ npu_prog_session_destroy(struct npu_prog_session *s)
         free(s->jobs[j].rec);
         free(s->jobs[j].dyn_pos);
     }
+    for (int i = 0; s->preps && i < s->m->p->n_steps; i++)
+        npu_cpu_prep_free(s->preps[i]);
+    free(s->preps);
     npu_bo_destroy(s->state);
     npu_bo_destroy(s->act);
     npu_cpu_ctx_destroy(s->ctx);
@@ -900,7 +925,7 @@ run_cpu(struct npu_prog_session *s, int step)
         in[k] = stp->in[k] >= 0 ? &s->views[stp->in[k]] : NULL;
     for (int k = 0; k < stp->nout; k++)
         out[k] = &s->views[stp->out[k]];
-    enum npu_status st = prog_cpu_step(s->ctx, stp, in, out);
+    enum npu_status st = prog_cpu_step(s->ctx, stp, s->preps ? s->preps[step] : NULL, in, out);
     if (st)
         return run_fail(s, st, "step %d '%s': CPU kernel %s failed: %s", step,
                         stp->name ? stp->name : "", npu_op_name(stp->op), npu_status_str(st));

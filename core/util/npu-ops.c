@@ -39,8 +39,10 @@ npu_attrs_find(const struct npu_attrs *a, const char *name)
 {
     if (!a)
         return NULL;
+    /* kernels look attributes up at every run: the first byte rules out most names without a
+     * strcmp call */
     for (size_t i = 0; i < a->n; i++)
-        if (a->v[i].name && !strcmp(a->v[i].name, name))
+        if (a->v[i].name && a->v[i].name[0] == name[0] && !strcmp(a->v[i].name, name))
             return &a->v[i];
     return NULL;
 }

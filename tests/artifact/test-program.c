@@ -19,6 +19,7 @@
 
 #include "hand-prog.h"
 #include "npu-test.h"
+#include "npu/npu-cpu.h"
 #include "npu/npu-program-exec.h"
 #include "npu/npu-timing.h"
 
@@ -616,6 +617,96 @@ test_cpu_epilogue(void)
     npu_prog_model_destroy(m);
 }
 
+static void
+test_cpu_conv_prepared(void)
+{
+    /* A CPU Conv step with constant weights: the session prepares it once (prog_cpu_prepare,
+     * npu_cpu_prepare: packed weights where core/cpu has the direct path) and every run gives
+     * the bits npu_cpu_run gives. White-box check that the prepared weights are the ones
+     * used: after the runs the program's weight bytes are scribbled over (which the contract
+     * forbids a caller to do); a prepared step keeps the packed copy, so its output must not
+     * change, and an unprepared one must. */
+    enum { C = 16, M = 32, H = 12, W = 12 };
+    static float x[C * H * W], w[M * C * 9], b[M];
+    for (int i = 0; i < C * H * W; i++)
+        x[i] = frand();
+    for (int i = 0; i < M * C * 9; i++)
+        w[i] = frand() * 0.25f;
+    for (int i = 0; i < M; i++)
+        b[i] = frand();
+    struct npu_prog_tensor t[4];
+    int64_t dx[4] = {1, C, H, W}, dw[4] = {M, C, 3, 3}, db[1] = {M}, dy[4] = {1, M, H, W};
+    t[0] = tdesc(NPU_DTYPE_FP32, 4, dx, NPU_LAYOUT_NCHW, 0, 0, 0, 0, 0);
+    t[1] = tdesc(NPU_DTYPE_FP32, 4, dw, NPU_LAYOUT_NCHW, 0, 0, 0, 0, 0);
+    t[1].t.data = w;
+    t[2] = tdesc(NPU_DTYPE_FP32, 1, db, NPU_LAYOUT_NCHW, 0, 0, 0, 0, 0);
+    t[2].t.data = b;
+    t[3] = tdesc(NPU_DTYPE_FP32, 4, dy, NPU_LAYOUT_NCHW, 0, 0, 0, 0, 0);
+    int64_t pads[4] = {1, 1, 1, 1}, ks[2] = {3, 3};
+    struct npu_attr at[3] = {
+        {.name = "pads", .type = NPU_ATTR_INTS, .ints = pads, .n = 4},
+        {.name = "kernel_shape", .type = NPU_ATTR_INTS, .ints = ks, .n = 2},
+        {.name = "npu_act", .type = NPU_ATTR_STRING, .s = "relu"},
+    };
+    int ins[3] = {0, 1, 2}, outs[1] = {3}, pin[1] = {0}, pout[1] = {3};
+    struct npu_prog_step st = {.kind = NPU_STEP_CPU,
+                               .op = NPU_OP_CONV,
+                               .attrs = {at, 3},
+                               .in = ins,
+                               .nin = 3,
+                               .out = outs,
+                               .nout = 1,
+                               .name = "conv"};
+    struct npu_program p = {.version = NPU_PROGRAM_VERSION,
+                            .tensors = t,
+                            .n_tensors = 4,
+                            .steps = &st,
+                            .n_steps = 1,
+                            .inputs = pin,
+                            .n_inputs = 1,
+                            .outputs = pout,
+                            .n_outputs = 1,
+                            .host_bytes = sizeof(float) * M * H * W};
+    /* the reference: the same op through plain npu_cpu_run */
+    static float ref[M * H * W];
+    struct npu_tensor tx = {.dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, C, H, W}, .data = x};
+    struct npu_tensor tw = t[1].t, tb = t[2].t, ty = t[3].t;
+    ty.data = ref;
+    const struct npu_tensor *rin[3] = {&tx, &tw, &tb};
+    struct npu_tensor *rout[1] = {&ty};
+    struct npu_cpu_ctx *ctx = npu_cpu_ctx_create(1);
+    CHECK(ctx != NULL);
+    struct npu_attrs attrs = {at, 3};
+    CHECK_EQ_INT(NPU_OK, npu_cpu_run(ctx, NPU_OP_CONV, &attrs, rin, 3, rout, 1));
+    /* whether core/cpu prepares this Conv on this machine */
+    struct npu_cpu_prep *probe = NULL;
+    struct npu_tensor tx0 = tx;
+    tx0.data = NULL;
+    const struct npu_tensor *pin3[3] = {&tx0, &tw, &tb};
+    CHECK_EQ_INT(NPU_OK, npu_cpu_prepare(NPU_OP_CONV, &attrs, pin3, 3, &probe));
+    bool prepared = probe != NULL;
+    npu_cpu_prep_free(probe);
+    npu_cpu_ctx_destroy(ctx);
+
+    struct npu_prog_model *m = NULL;
+    struct npu_prog_session *s = NULL;
+    CHECK_EQ_INT(NPU_OK, npu_prog_model_create(NULL, &p, NULL, &m));
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_create(m, 0, 1, &s));
+    struct npu_tensor out;
+    for (int r = 0; r < 3; r++) {
+        CHECK_EQ_INT(NPU_OK, npu_prog_session_run(s, &tx, 1, &out, 1, NULL));
+        CHECK(!memcmp(out.data, ref, sizeof(ref)));
+    }
+    for (int i = 0; i < M * C * 9; i++)
+        w[i] = -w[i];
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_run(s, &tx, 1, &out, 1, NULL));
+    CHECK_EQ_INT(prepared, !memcmp(out.data, ref, sizeof(ref)));
+    fprintf(stderr, "test-program: CPU Conv step %s\n",
+            prepared ? "prepared once per session" : "not prepared here (no direct path)");
+    npu_prog_session_destroy(s);
+    npu_prog_model_destroy(m);
+}
+
 /* ---- concurrency ------------------------------------------------------------------ */
 
 struct worker {
@@ -677,6 +768,7 @@ main(void)
     test_convert_rows(3, 4, 33, 2);
     test_convert_misc();
     test_cpu_epilogue();
+    test_cpu_conv_prepared();
 
     struct npu_device *dev = NULL;
     CHECK_EQ_INT(NPU_OK, npu_device_open("sim", &dev));
