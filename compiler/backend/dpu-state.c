@@ -48,8 +48,9 @@ dl_lower_state_write(struct rkd *b, struct npu_node *n, struct why *w)
         return why_set(w, "only float states (fp16 on the NPU)");
     if (p->kind != NPU_VALUE_INPUT || npu_value_numel(p) != 1 ||
         (p->t.dtype != NPU_DTYPE_INT64 && p->t.dtype != NPU_DTYPE_INT32))
-        return why_set(w, "the position '%s' must be a graph input of one int32 / int64 (the "
-                          "runtime moves the write address by it)",
+        return why_set(w,
+                       "the position '%s' must be a graph input of one int32 / int64 (the "
+                       "runtime moves the write address by it)",
                        p->name);
     if (g && graph_input(g, p) < 0)
         return why_set(w, "the position '%s' is not an input of this graph", p->name);
@@ -74,8 +75,7 @@ dl_lower_state_write(struct rkd *b, struct npu_node *n, struct why *w)
         return why_set(w, "no NC1HWC2 view of the state or the row");
     vs.order = npu_rk_order_of(st, vs.view);
     vr.order = npu_rk_order_of(rt, vr.view);
-    if (vs.order != NPU_VIEW_HWC || vs.view[2] != 1 || vr.order != NPU_VIEW_HWC ||
-        vr.view[2] != 1)
+    if (vs.order != NPU_VIEW_HWC || vs.view[2] != 1 || vr.order != NPU_VIEW_HWC || vr.view[2] != 1)
         return why_set(w, "the state and the row must be matrices in rows (view C x rows x 1)");
     /* a row the NPU already holds as one pixel of rows x C channels (a projection's output
      * reshaped to heads) is read where it is: its rows are C / 8 surfaces apart */
