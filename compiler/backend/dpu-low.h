@@ -122,6 +122,7 @@ enum npu_status dl_lower_layernorm(struct rkd *b, struct npu_node *n, struct why
 enum npu_status dl_lower_softmax(struct rkd *b, struct npu_node *n, struct why *w);
 enum npu_status dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w);
 enum npu_status dl_lower_qdq(struct rkd *b, struct npu_node *n, struct why *w);
+enum npu_status dl_lower_state_write(struct rkd *b, struct npu_node *n, struct why *w);
 /* Whether n (the Transpose or the Reshape / Flatten of a head merge) will be written
  * directly by the attention before it, so that n has no task of its own: the test
  * dl_lower_attention makes, predicted for cost() (readers not yet placed). */

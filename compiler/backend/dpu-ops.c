@@ -102,6 +102,7 @@ dl_lower_any(struct rkd *b, struct npu_node *n, struct why *w)
     case NPU_OP_LAYER_NORMALIZATION: return dl_lower_layernorm(b, n, w);
     case NPU_OP_SOFTMAX: return dl_lower_softmax(b, n, w);
     case NPU_OP_FUSED_ATTENTION: return dl_lower_attention(b, n, w);
+    case NPU_OP_STATE_WRITE: return dl_lower_state_write(b, n, w);
     case NPU_OP_QUANTIZE_LINEAR:
     case NPU_OP_DEQUANTIZE_LINEAR: return dl_lower_qdq(b, n, w);
     default: return why_set(w, "no DPU lowering for %s", npu_op_name(n->op));

@@ -686,6 +686,13 @@ npu_rk_dpu_emit(struct npu_cg *cg, const struct npu_node *n)
     for (int j = 0; j < n->nout && !st; j++)
         st = npu_cg_addr(cg, n->out[j], &p.out[j]);
     struct npu_stream *s = npu_cg_stream(cg);
+    /* a write at a run-time position (dpu-state.c): record, stride, limit, extent */
+    int64_t dyn[4] = {-1, 0, 0, 0};
+    if (npu_node_attr(n, "dyn") &&
+        (!npu_attr_ints_n(n, "dyn", dyn, 4) || dyn[0] < 0 || (size_t)dyn[0] >= ntask ||
+         dyn[1] < 16 || dyn[1] > UINT32_MAX || dyn[2] < 1 || dyn[2] > UINT32_MAX || dyn[3] < 1 ||
+         dyn[3] > UINT32_MAX || !npu_node_string(n, "dyn_pos", NULL)))
+        st = fail(n, "dyn must be [record, stride, limit, extent] with dyn_pos");
     for (size_t k = 0; k < ntask && !st; k++) {
         struct dec d;
         if (decode(tasks + k * RKD_FIELDS, fv + k * RKD_FVALS, &d)) {
@@ -693,8 +700,18 @@ npu_rk_dpu_emit(struct npu_cg *cg, const struct npu_node *n)
             break;
         }
         place_task(&p, &d.t);
-        if ((st = rkd_emit_task(s, &d.t, &d.lut, NULL)))
+        uint32_t before = s->n_tasks;
+        if ((st = rkd_emit_task(s, &d.t, &d.lut, NULL))) {
             npu_err(DOM, "node '%s' (rk.Dpu) task %zu: %s", n->name, k, npu_stream_error(s));
+        } else if ((int64_t)k == dyn[0]) {
+            if (d.t.kind != RKD_PASS || s->n_tasks != before + 1) {
+                st = fail(n, "the run-time write must be one copy task");
+                break;
+            }
+            struct npu_ref_buf where = {d.t.u.pass.out.ref.buffer, d.t.u.pass.out.ref.offset};
+            st = npu_cg_dynreloc(cg, before, where, npu_node_string(n, "dyn_pos", NULL),
+                                 (uint32_t)dyn[1], (uint32_t)dyn[2], (uint32_t)dyn[3]);
+        }
     }
     free(tasks);
     free(fv);

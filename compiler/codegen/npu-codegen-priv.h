@@ -23,6 +23,9 @@ struct vinfo {
      * conversion left out (the runtime converts it only when the caller gives data) */
     bool state;
     int state_input;
+    /* the result of an in-place state write (rk.Dpu "inplace", dpu-state.c): the bytes of
+     * the state value it updates, in NPU_BUF_STATE at state_off (no program input of its own) */
+    bool state_alias;
     uint64_t act_off, w_off, host_off, state_off;
     int job; /* job that writes (npu) or -1 */
     int ord; /* first mention in node order (inputs, then outputs): the
@@ -51,6 +54,14 @@ struct npu_cg {
      * pointers to node names of the graph, copied into the program at close_job */
     const char **task_node;
     int n_task_node, cap_task_node;
+    /* run-time positioned writes of the open job (rk.Dpu "dyn"), made into the job's
+     * npu_prog_dynreloc at close_job: the task, the address it writes and the position */
+    struct cg_dyn {
+        uint32_t task; /* hardware task index in the job's stream */
+        uint32_t buffer, offset;
+        struct npu_prog_dynreloc d; /* reloc filled in at close_job */
+    } * dyn;
+    int n_dyn, cap_dyn;
 };
 
 /* ---- npu-codegen.c --------------------------------------------------------------------------- */

@@ -48,7 +48,7 @@ npu_cg_addr(struct npu_cg *cg, const struct npu_value *v, struct npu_ref_buf *ou
     if (i->npu_const) {
         out->buffer = NPU_BUF_WEIGHTS;
         out->offset = (uint32_t)i->w_off;
-    } else if (i->state) {
+    } else if (i->state || i->state_alias) {
         out->buffer = NPU_BUF_STATE;
         out->offset = (uint32_t)i->state_off;
     } else if (i->npu_val) {
@@ -58,6 +58,64 @@ npu_cg_addr(struct npu_cg *cg, const struct npu_value *v, struct npu_ref_buf *ou
         npu_err(NPU_BE_DOM, "codegen: value '%s' is not in NPU memory", v->name);
         return NPU_ERR_INTERNAL;
     }
+    return NPU_OK;
+}
+
+enum npu_status
+npu_cg_dynreloc(struct npu_cg *cg, uint32_t task, struct npu_ref_buf where, const char *pos_input,
+                uint32_t stride, uint32_t limit, uint32_t extent)
+{
+    int k = -1;
+    for (int i = 0; pos_input && i < cg->g->ninputs; i++)
+        if (cg->g->inputs[i]->name && !strcmp(cg->g->inputs[i]->name, pos_input))
+            k = i;
+    if (k < 0) {
+        npu_err(NPU_BE_DOM, "codegen: run-time write position '%s' is not a graph input",
+                pos_input ? pos_input : "");
+        return NPU_ERR_INVALID;
+    }
+    if (!grow((void **)&cg->dyn, &cg->cap_dyn, cg->n_dyn + 1, sizeof(*cg->dyn)))
+        return NPU_ERR_NOMEM;
+    cg->dyn[cg->n_dyn++] =
+        (struct cg_dyn){task, where.buffer, where.offset, {0, (uint32_t)k, stride, limit, extent}};
+    return NPU_OK;
+}
+
+/* The job's dynamic relocations: each recorded write's relocation is the one address
+ * register of its task that points at the written address. */
+static enum npu_status
+close_dyn(struct npu_cg *cg, const struct npu_regcmd_image *img, struct npu_prog_job *j,
+          const char *name)
+{
+    if (!cg->n_dyn)
+        return NPU_OK;
+    struct npu_prog_dynreloc *d = npu_program_alloc(cg->p, sizeof(*d) * (size_t)cg->n_dyn);
+    if (!d)
+        return NPU_ERR_NOMEM;
+    for (int k = 0; k < cg->n_dyn; k++) {
+        const struct cg_dyn *y = &cg->dyn[k];
+        int found = -1, count = 0;
+        if (y->task < img->n_tasks) {
+            uint32_t q0 = img->tasks[y->task].start, q1 = q0 + img->tasks[y->task].n_body;
+            for (uint32_t r = 0; r < img->n_relocs; r++)
+                if (img->relocs[r].qword >= q0 && img->relocs[r].qword < q1 &&
+                    img->relocs[r].buffer == y->buffer && img->relocs[r].offset == y->offset) {
+                    found = (int)r;
+                    count++;
+                }
+        }
+        if (count != 1) {
+            npu_err(NPU_BE_DOM,
+                    "codegen: job '%s': the run-time write of task %u has %d address registers "
+                    "at its destination (one expected)",
+                    name, y->task, count);
+            return NPU_ERR_INTERNAL;
+        }
+        d[k] = y->d;
+        d[k].reloc = (uint32_t)found;
+    }
+    j->dynrelocs = d;
+    j->n_dynrelocs = (uint32_t)cg->n_dyn;
     return NPU_OK;
 }
 
@@ -115,8 +173,8 @@ add_tensor(struct npu_cg *cg, const struct npu_value *v, bool npu)
                         v->name);
                 return -1;
             }
-            t->buffer = i->state ? NPU_BUF_STATE : NPU_BUF_ACT;
-            t->offset = i->state ? i->state_off : i->act_off;
+            t->buffer = i->state || i->state_alias ? NPU_BUF_STATE : NPU_BUF_ACT;
+            t->offset = i->state || i->state_alias ? i->state_off : i->act_off;
             t->bytes = npu_rk_value_bytes(v);
             if (i->state) {
                 /* the program's input: the graph input's logical dtype, held as the
@@ -344,6 +402,9 @@ close_job(struct npu_cg *cg, const char *name)
     j->n_relocs = img.n_relocs;
     j->segment_align = img.align;
     j->modeled_s = cg->job_s + npu_timing_model()->submit_overhead_s;
+    if ((st = close_dyn(cg, &img, j, name)))
+        goto out;
+    st = NPU_ERR_NOMEM;
     struct npu_prog_step *s = new_step(cg, NPU_STEP_NPU_JOB, name);
     if (!s)
         goto out;
@@ -355,6 +416,7 @@ out:
     npu_stream_init(&cg->s);
     cg->job_s = 0;
     cg->n_task_node = 0;
+    cg->n_dyn = 0;
     return st;
 }
 
@@ -409,7 +471,7 @@ npu_codegen(const struct npu_graph *g, const struct npu_backend_options *o,
 
     /* steps */
     struct node_list pre = {0}, post = {0};
-    bool open = false;
+    bool open = false, open_dyn = false; /* a job open; of run-time writes only */
     const char *job_name = NULL;
     st = NPU_OK;
     npu_graph_for_each_node (g, n) {
@@ -442,8 +504,15 @@ npu_codegen(const struct npu_graph *g, const struct npu_backend_options *o,
              * would pass it starts the next job. The conversions met so far belong to
              * nodes already in the job (into it before, out of it after). */
             int next_tasks = npu_backend_node_tasks(n);
-            if (open && next_tasks > 0 &&
-                npu_cg_stream(&cg)->n_tasks + (uint32_t)next_tasks > NPU_PROG_MAX_JOB_TASKS) {
+            /* With the layer split, run-time positioned writes (rk.Dpu "dyn") get jobs of
+             * their own: the split keeps a job with a dynamic relocation whole on one core
+             * (its recorded accesses do not cover other positions), which should not cost
+             * the parallel products around it. */
+            bool dyn = n->op == NPU_OP_RK_DPU && npu_node_attr(n, "dyn");
+            bool cut = cg.o->layer_split && open && dyn != open_dyn;
+            if (open &&
+                (cut || (next_tasks > 0 && npu_cg_stream(&cg)->n_tasks + (uint32_t)next_tasks >
+                                               NPU_PROG_MAX_JOB_TASKS))) {
                 st = close_job_between(&cg, &pre, &post, job_name);
                 open = false;
                 if (st)
@@ -451,6 +520,7 @@ npu_codegen(const struct npu_graph *g, const struct npu_backend_options *o,
             }
             if (!open) {
                 open = true;
+                open_dyn = dyn;
                 job_name = n->name;
             }
             uint32_t before = npu_cg_stream(&cg)->n_tasks;
@@ -538,6 +608,7 @@ fail:
     free(cg.steps);
     free(cg.jobs);
     free(cg.task_node);
+    free(cg.dyn);
     free(job_of);
     return st;
 }

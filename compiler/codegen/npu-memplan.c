@@ -278,6 +278,28 @@ cg_plan_memory(struct npu_cg *cg)
             i->w_off = wsize;
             wsize += (uint64_t)npu_tensor_nbytes(&v->t);
         }
+        if (i->npu_val && i->first >= 0 && v->producer && v->producer->op == NPU_OP_RK_DPU &&
+            v == v->producer->out[0] && npu_node_int(v->producer, "inplace", 0)) {
+            /* an in-place state write: its result is the bytes of the state it updates */
+            int64_t ki = npu_node_int(v->producer, "inplace", 0) - 1;
+            const struct npu_value *src =
+                ki >= 0 && ki < v->producer->nin ? v->producer->in[ki] : NULL;
+            const struct vinfo *si = src && src->id < cg->nvi ? &cg->vi[src->id] : NULL;
+            if (!si || !(si->state || si->state_alias) ||
+                npu_rk_value_bytes(v) > npu_rk_value_bytes(src)) {
+                npu_err(NPU_BE_DOM,
+                        "codegen: in-place write '%s' into a value that is not a state input in "
+                        "NPU_BUF_STATE",
+                        v->producer->name);
+                free(a);
+                free(h);
+                free(byord);
+                return NPU_ERR_INVALID;
+            }
+            i->state_alias = true;
+            i->state_off = si->state_off;
+            continue;
+        }
         if (i->npu_val && i->first >= 0) {
             uint64_t b = npu_rk_value_bytes(v);
             if (i->state && b) {

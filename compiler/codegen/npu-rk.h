@@ -77,6 +77,12 @@ bool npu_rk_value(const struct npu_value *v);
 enum npu_status npu_cg_addr(struct npu_cg *cg, const struct npu_value *v, struct npu_ref_buf *out);
 /* The stream of the job being generated (tasks are appended to it). */
 struct npu_stream *npu_cg_stream(struct npu_cg *cg);
+/* Records that hardware task `task` of the open job (its index in the stream) writes at
+ * `where` at a run-time position: graph input pos_input times stride bytes, 0 .. limit - 1,
+ * extent bytes written (npu_prog_dynreloc; made when the job closes). */
+enum npu_status npu_cg_dynreloc(struct npu_cg *cg, uint32_t task, struct npu_ref_buf where,
+                                const char *pos_input, uint32_t stride, uint32_t limit,
+                                uint32_t extent);
 const struct npu_backend_options *npu_cg_options(struct npu_cg *cg);
 
 /* ---- attribute helpers ---------------------------------------------------- */

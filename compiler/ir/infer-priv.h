@@ -65,6 +65,7 @@ enum npu_status ir_infer_expand(struct npu_node *n);
 enum npu_status ir_infer_depth_space(struct npu_node *n);
 /* ScatterND and ScatterElements. */
 enum npu_status ir_infer_scatter(struct npu_node *n);
+enum npu_status ir_infer_state_write(struct npu_node *n);
 enum npu_status ir_infer_topk(struct npu_node *n);
 enum npu_status ir_infer_one_hot(struct npu_node *n);
 enum npu_status ir_infer_gather_nd(struct npu_node *n);

@@ -559,3 +559,34 @@ ir_infer_shape_ops(struct npu_graph *g, struct npu_node *n, bool eval)
     n->out[0]->known = k;
     return NPU_OK;
 }
+
+/* npu.StateWrite(S, ROW, POS){axis}: S with ROW written at run-time position POS along axis
+ * (the output is the updated S). ROW has S's rank and dtype and S's dims except on the axis,
+ * where it has n >= 1 entries (at most S's); POS is one int32 / int64. The position itself is
+ * checked when it runs (the CPU kernel, the runtime's dynamic relocation). */
+enum npu_status
+ir_infer_state_write(struct npu_node *n)
+{
+    NEED_IN(0);
+    NEED_IN(1);
+    NEED_IN(2);
+    const struct npu_tensor *s = ir_T(n, 0), *r = ir_T(n, 1), *p = ir_T(n, 2);
+    int64_t a;
+    if (s->ndim < 1 || !ir_norm_axis(npu_node_int(n, "axis", 0), s->ndim, &a))
+        FAIL("axis %lld out of range for a state of rank %d", (long long)npu_node_int(n, "axis", 0),
+             s->ndim);
+    if (r->dtype != s->dtype)
+        FAIL("the row is %s, the state %s", npu_dtype_name(r->dtype), npu_dtype_name(s->dtype));
+    if (r->ndim != s->ndim)
+        FAIL("the row has rank %d, the state %d", r->ndim, s->ndim);
+    for (int i = 0; i < s->ndim; i++)
+        if (i == a ? r->dims[i] < 1 || r->dims[i] > s->dims[i] : r->dims[i] != s->dims[i])
+            FAIL("row dim %d is %lld, the state's %lld (the row may differ only on axis %lld, "
+                 "1..%lld)",
+                 i, (long long)r->dims[i], (long long)s->dims[i], (long long)a,
+                 (long long)s->dims[a]);
+    if ((p->dtype != NPU_DTYPE_INT64 && p->dtype != NPU_DTYPE_INT32) || npu_tensor_numel(p) != 1)
+        FAIL("the position must be one int32 or int64, not %s with %lld elements",
+             npu_dtype_name(p->dtype), (long long)npu_tensor_numel(p));
+    return ir_same_as(n, 0, 0);
+}

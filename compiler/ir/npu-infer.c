@@ -458,6 +458,7 @@ infer_shape(struct npu_graph *g, struct npu_node *n, bool eval)
     case NPU_OP_SPACE_TO_DEPTH: return ir_infer_depth_space(n);
     case NPU_OP_SCATTER_ND:
     case NPU_OP_SCATTER_ELEMENTS: return ir_infer_scatter(n);
+    case NPU_OP_STATE_WRITE: return ir_infer_state_write(n);
     case NPU_OP_TOP_K: return ir_infer_topk(n);
     case NPU_OP_RNN:
     case NPU_OP_GRU:

@@ -631,6 +631,7 @@ parse_line(struct parser *ps)
         if (v) {
             v->t.qscale = t.qscale;
             v->t.qzero = t.qzero;
+            v->is_state = accept(ps, "state"); /* npu_value.is_state */
         }
         free(nm);
         return v != NULL;

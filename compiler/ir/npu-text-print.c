@@ -208,6 +208,8 @@ npu_ir_print(const struct npu_graph *g, FILE *f, const struct npu_ir_print_opts 
         print_name(f, g->inputs[i]->name);
         fputs(": ", f);
         print_type(f, &g->inputs[i]->t);
+        if (g->inputs[i]->is_state)
+            fputs(" state", f);
         fputc('\n', f);
     }
     for (int i = 0; i < g->nvalues; i++)

@@ -439,9 +439,18 @@ enum npu_status
 llm_build_graph(const struct llm_config *c, const struct llm_weights *w, int s, int past,
                 struct npu_graph **out)
 {
-    const int64_t D = c->hidden, H = c->n_heads, KVH = c->n_kv_heads, hd = c->head_dim, G = H / KVH,
-                  T = past + s, Vn = c->vocab;
+    return llm_build_graph_ex(c, w, s, past, false, out);
+}
+
+enum npu_status
+llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int s, int past,
+                   bool kv_inplace, struct npu_graph **out)
+{
     const bool gpt2 = c->arch == LLM_ARCH_GPT2;
+    /* the cache updated in place (LLaMA / Qwen2 decode step): keys = the cache's slots */
+    const bool inplace = kv_inplace && !gpt2 && s == 1 && past > 0;
+    const int64_t D = c->hidden, H = c->n_heads, KVH = c->n_kv_heads, hd = c->head_dim, G = H / KVH,
+                  T = inplace ? past : past + s, Vn = c->vocab;
     struct gb b = {.g = npu_graph_new(gpt2 ? "gpt2" : "llama"), .q = w->quant};
     float *rot = NULL;
     *out = NULL;
@@ -464,6 +473,8 @@ llm_build_graph(const struct llm_config *c, const struct llm_weights *w, int s, 
     V *sinkv = rows ? input(&b, "sin_k", NPU_DTYPE_FP32, 3, csk) : sinv;
     V *mask = rows ? input(&b, "mask", NPU_DTYPE_FP32, 3, mask3)
                    : input(&b, "mask", NPU_DTYPE_FP32, 4, mask_d);
+    const int64_t one = 1;
+    V *kvpos = inplace ? input(&b, "kv_pos", NPU_DTYPE_INT64, 1, &one) : NULL;
     V **pk = calloc((size_t)c->n_layers * 2 + 1, sizeof(V *));
     if (!pk) {
         npu_graph_free(b.g);
@@ -474,9 +485,9 @@ llm_build_graph(const struct llm_config *c, const struct llm_weights *w, int s, 
         for (int l = 0; l < c->n_layers; l++) {
             char nm[32];
             snprintf(nm, sizeof(nm), "past_k.%d", l);
-            pk[2 * l] = input(&b, nm, NPU_DTYPE_FP32, 4, pd);
+            pk[2 * l] = input(&b, nm, NPU_DTYPE_FP32, inplace ? 3 : 4, pd + inplace);
             snprintf(nm, sizeof(nm), "past_v.%d", l);
-            pk[2 * l + 1] = input(&b, nm, NPU_DTYPE_FP32, 4, pd);
+            pk[2 * l + 1] = input(&b, nm, NPU_DTYPE_FP32, inplace ? 3 : 4, pd + inplace);
         }
     }
     int64_t ed[2] = {Vn, D};
@@ -539,7 +550,17 @@ llm_build_graph(const struct llm_config *c, const struct llm_weights *w, int s, 
         output(&b, rows ? reshape(&b, v, 4, kv4) : v, nm);
         V *ka = k, *va = v;
         const int cat = rows ? 1 : 2; /* the keys' axis */
-        if (past > 0) {
+        if (inplace) {
+            /* the new rows written into the cache at kv_pos; the keys are the whole cache */
+            ka = op(&b, NPU_OP_STATE_WRITE, pk[2 * l], k, kvpos);
+            if (ka && npu_node_set_int(b.g, ka->producer, "axis", 1))
+                b.failed = true;
+            ka = done(&b, ka);
+            va = op(&b, NPU_OP_STATE_WRITE, pk[2 * l + 1], v, kvpos);
+            if (va && npu_node_set_int(b.g, va->producer, "axis", 1))
+                b.failed = true;
+            va = done(&b, va);
+        } else if (past > 0) {
             int64_t pd3[3] = {KVH, past, hd};
             V *pkl = rows ? reshape(&b, pk[2 * l], 3, pd3) : pk[2 * l];
             V *pvl = rows ? reshape(&b, pk[2 * l + 1], 3, pd3) : pk[2 * l + 1];

@@ -12,14 +12,16 @@
  * model API (npu_model_load_graph): on the NPU backends their weights are uploaded once, when the
  * program is loaded, and stay resident for the handle's life.
  *
- * The KV cache: [layer][kv head][max_context][head dim] fp32 per K and V,
- * allocated at load (its size is stated up front, npu_llm_info). What this
- * version does, exactly: the step program reads the cache as inputs (past_k.L,
- * past_v.L, views of the cache, no copy on the host) and outputs the new
- * token's k and v; the host writes those rows into the cache at the current
- * length. The program executor has no persistent device tensors a later run
- * can write in place, so on the NPU backends the executor moves the cache to
- * the device with the step's other inputs on every step (docs/llm.md).
+ * The KV cache: [layer][kv head][slots][head dim] fp32 per K and V, allocated at load
+ * (its size is stated up front, npu_llm_info). The step program reads the cache as inputs
+ * (past_k.L, past_v.L, views of the cache, no copy on the host) and outputs the new token's
+ * k and v, which the host writes into its copy at the current length. On the NPU backends
+ * the cache inputs are state inputs (device-resident, uploaded once after a prefill or a
+ * reset): the LLaMA / Qwen2 decode step writes its new rows into them itself
+ * (npu.StateWrite at the kv_pos input, a run-time positioned DPU copy) and attends over
+ * the cache in place; GPT-2's decode step, and --host-kv-cache, keep the Concat with the
+ * new row, and there the host writes the rows into the device copy
+ * (npu_session_write_state) where it is resident (docs/llm.md, "The KV cache").
  */
 #include "npu/npu-llm.h"
 
@@ -72,6 +74,12 @@ struct npu_llm {
      * new rows into the device copy in place (npu_session_write_state). */
     bool *dec_state;
     int dev_len;
+    /* kv_inplace: the LLaMA / Qwen2 decode step writes its new rows into the cache itself
+     * (npu.StateWrite at the kv_pos input, llm-graph.c) and attends over the whole cache;
+     * dev_writes: the decode program does that on the NPU for every resident cache input
+     * (one run-time positioned write each), so the host writes no rows into the device
+     * copy. */
+    bool kv_inplace, dev_writes;
     uint64_t dec_conv_bytes; /* this generate call's decode steps: bytes converted */
     unsigned dec_conv_inputs, dec_resident_inputs;
     int64_t *ids, *pos;
@@ -113,7 +121,7 @@ npu_llm_stop_name(enum npu_llm_stop s)
 }
 
 /* Bump when the graph builder's output changes for the same inputs (cache keys). */
-#define LLM_GRAPH_VERSION 7
+#define LLM_GRAPH_VERSION 8
 
 static uint64_t
 fnv(uint64_t h, const void *p, size_t n)
@@ -311,7 +319,7 @@ make_model(struct npu_llm *m, int s, int past, struct npu_model **mo, struct npu
         }
     }
     if (!*mo) {
-        if ((st = llm_build_graph(&m->ck.cfg, &m->w, s, past, &g)))
+        if ((st = llm_build_graph_ex(&m->ck.cfg, &m->w, s, past, m->kv_inplace, &g)))
             return st;
         /* NPU_LLM_DUMP_IR=PREFIX writes the graph as PREFIX-decode.npuir / -prefill.npuir
          * (npuc --explain profiles it per node) */
@@ -400,7 +408,9 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
     const struct llm_config *c = &m->ck.cfg;
     const int L = c->n_layers, KVH = c->n_kv_heads, hd = c->head_dim,
               G = c->n_heads / c->n_kv_heads, C = m->info.cache_slots;
-    const int past = prefill ? 0 : C, T = past + s;
+    /* in place (decode): the keys are the cache's slots, the new token's at m->len */
+    const bool inplace = m->kv_inplace && !prefill;
+    const int past = prefill ? 0 : C, T = inplace ? past : past + s;
     enum npu_status st;
     if ((st = ensure_buffers(m, s)))
         return st;
@@ -439,11 +449,12 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
         for (int i = 0; i < s; i++) {
             float *row = m->mask + ((size_t)j * s + i) * T;
             for (int t = 0; t < past; t++)
-                row[t] = t < m->len ? 0.0f : MASK_OFF;
-            for (int t = 0; t < s; t++)
+                row[t] = t < m->len + (inplace ? 1 : 0) ? 0.0f : MASK_OFF;
+            for (int t = 0; t < s && !inplace; t++)
                 row[past + t] = t <= i ? 0.0f : MASK_OFF;
         }
-    int nin = 2 + (c->arch == LLM_ARCH_GPT2 ? 1 : rows ? 4 : 2) + (past ? 2 * L : 0);
+    int nin = 2 + (c->arch == LLM_ARCH_GPT2 ? 1 : rows ? 4 : 2) + inplace + (past ? 2 * L : 0);
+    int64_t kv_pos = m->len;
     struct npu_tensor *in = calloc((size_t)nin, sizeof(*in));
     struct npu_tensor *out = calloc((size_t)(1 + 2 * L), sizeof(*out));
     if (!in || !out) {
@@ -479,6 +490,9 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
     else
         in[k++] = (struct npu_tensor){
             .dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, 1, G * s, T}, .data = m->mask};
+    if (inplace)
+        in[k++] =
+            (struct npu_tensor){.dtype = NPU_DTYPE_INT64, .ndim = 1, .dims = {1}, .data = &kv_pos};
     const size_t layer = (size_t)KVH * C * hd;
     const int kv0 = k; /* the first cache input */
     const bool resident = past && m->dev_len == m->len;
@@ -487,6 +501,14 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
             .dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, KVH, C, hd}, .data = m->kc + l * layer};
         in[k++] = (struct npu_tensor){
             .dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, KVH, C, hd}, .data = m->vc + l * layer};
+        if (inplace) /* [KVH, C, hd] (llm_build_graph_ex) */
+            for (int q = k - 2; q < k; q++) {
+                in[q].ndim = 3;
+                in[q].dims[0] = KVH;
+                in[q].dims[1] = C;
+                in[q].dims[2] = hd;
+                in[q].dims[3] = 0;
+            }
         for (int q = k - 2; resident && m->dec_state && q < k; q++)
             if (m->dec_state[q])
                 in[q].data = NULL; /* resident: the device copy is current */
@@ -551,7 +573,7 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
                            (size_t)s * hd * sizeof(float));
                 /* the device copy: the new rows only, at the current length */
                 int q = kv0 + 2 * l + kv;
-                if (!prefill && m->dec_state && m->dec_state[q]) {
+                if (!prefill && m->dec_state && m->dec_state[q] && !m->dev_writes) {
                     struct npu_tensor row = {.dtype = NPU_DTYPE_FP32,
                                              .ndim = 4,
                                              .dims = {1, KVH, s, hd},
@@ -646,9 +668,11 @@ npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm
     i->n_eos = c->n_eos;
     memcpy(i->eos_ids, c->eos, sizeof(i->eos_ids));
     i->weight_bytes = m->ck.bytes;
-    /* cache slots: the decode step's keys (slots + the new token) a multiple of 32, so that
-     * attention on the NPU needs no key padding (the extra slots are masked like empty ones) */
-    const int slots = (C + 1 + 31) / 32 * 32 - 1;
+    /* cache slots: the decode step's keys (slots + the new token, or in place the slots
+     * alone) a multiple of 32, so that attention on the NPU needs no key padding (the extra
+     * slots are masked like empty ones) */
+    m->kv_inplace = c->arch != LLM_ARCH_GPT2 && !m->o.host_cache;
+    const int slots = m->kv_inplace ? (C + 31) / 32 * 32 : (C + 1 + 31) / 32 * 32 - 1;
     i->cache_slots = slots;
     size_t cache = (size_t)c->n_layers * c->n_kv_heads * (size_t)slots * c->head_dim;
     i->kv_cache_bytes = 2 * cache * sizeof(float);
@@ -697,6 +721,18 @@ npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm
         i->decode_state_inputs += m->dec_state[k];
         i->decode_state_bytes += m->dec_state[k] ? (size_t)t->bytes : 0;
     }
+    /* in place: every resident cache input is written by the program (one run-time
+     * positioned write each); otherwise the host writes the rows (as with --host-kv-cache) */
+    uint32_t dyn = 0;
+    for (int j = 0; pg && j < pg->n_jobs; j++)
+        dyn += pg->jobs[j].n_dynrelocs;
+    m->dev_writes =
+        m->kv_inplace && i->decode_state_inputs && dyn >= (uint32_t)i->decode_state_inputs;
+    if (m->kv_inplace && i->decode_state_inputs && !m->dev_writes)
+        npu_warn(DOM,
+                 "decode program: %u run-time writes for %u resident cache inputs; the host "
+                 "writes the rows",
+                 dyn, (unsigned)i->decode_state_inputs);
     for (int k = 0; pg && k < pg->n_steps; k++) {
         const struct npu_prog_step *ps = &pg->steps[k];
         i->decode_npu_jobs += ps->kind == NPU_STEP_NPU_JOB;

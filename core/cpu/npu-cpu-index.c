@@ -442,3 +442,42 @@ cpu_k_gather_nd(CPU_KERNEL_ARGS)
         }
     return NPU_OK;
 }
+
+/* npu.StateWrite(S, ROW, POS){axis}: out = S with ROW written at position POS (one int) along
+ * axis; ROW spans n >= 1 entries of the axis, so POS must lie in 0 .. S.dims[axis] - n. */
+enum npu_status
+cpu_k_state_write(CPU_KERNEL_ARGS)
+{
+    (void)nin;
+    (void)nout;
+    const struct npu_tensor *s = in[0], *r = in[1], *p = in[2];
+    int axis;
+    CPU_TRY(cpu_axis(ctx, npu_attrs_int(attrs, "axis", 0), s->ndim, &axis));
+    if (r->dtype != s->dtype || r->ndim != s->ndim)
+        return KINVAL("the row (%s, rank %d) does not match the state (%s, rank %d)",
+                      npu_dtype_name(r->dtype), r->ndim, npu_dtype_name(s->dtype), s->ndim);
+    for (int i = 0; i < s->ndim; i++)
+        if (i == axis ? r->dims[i] < 1 || r->dims[i] > s->dims[i] : r->dims[i] != s->dims[i])
+            return KINVAL("row dim %d is %lld, the state's %lld", i, (long long)r->dims[i],
+                          (long long)s->dims[i]);
+    if ((p->dtype != NPU_DTYPE_INT64 && p->dtype != NPU_DTYPE_INT32) || cpu_numel(p) != 1)
+        return KINVAL("the position must be one int32 or int64");
+    int64_t pos = cpu_scalar_i64(p, 0), last = s->dims[axis] - r->dims[axis];
+    if (pos < 0 || pos > last)
+        return KINVAL("position %lld outside 0..%lld of axis %d (%lld entries, a row of %lld)",
+                      (long long)pos, (long long)last, axis, (long long)s->dims[axis],
+                      (long long)r->dims[axis]);
+    CPU_TRY(cpu_check_out(ctx, out[0], s->dtype, s->ndim, s->dims));
+    size_t es = cpu_esize(s);
+    if (out[0]->data != s->data)
+        memcpy(out[0]->data, s->data, (size_t)cpu_numel(s) * es);
+    /* outer blocks (dims before the axis) of inner rows (the axis and after) */
+    int64_t outer = cpu_dims_prod(s->dims, 0, axis),
+            inner = cpu_dims_prod(s->dims, axis + 1, s->ndim);
+    size_t sblk = (size_t)(s->dims[axis] * inner) * es, rblk = (size_t)(r->dims[axis] * inner) * es;
+    char *o = out[0]->data;
+    const char *u = r->data;
+    for (int64_t b = 0; b < outer; b++)
+        memcpy(o + (size_t)b * sblk + (size_t)(pos * inner) * es, u + (size_t)b * rblk, rblk);
+    return NPU_OK;
+}

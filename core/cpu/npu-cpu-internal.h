@@ -261,6 +261,7 @@ CPU_DECLARE(cpu_k_resize)
 CPU_DECLARE(cpu_k_depth_to_space)
 CPU_DECLARE(cpu_k_space_to_depth)
 CPU_DECLARE(cpu_k_scatter_nd)
+CPU_DECLARE(cpu_k_state_write)
 CPU_DECLARE(cpu_k_scatter_elements)
 CPU_DECLARE(cpu_k_topk)
 /* npu-cpu-rnn.c */

@@ -479,6 +479,7 @@ static const struct cpu_entry cpu_table[NPU_OP_COUNT] = {
     [NPU_OP_DEPTH_TO_SPACE] = {cpu_k_depth_to_space, 1, 1, 1, 1, 0},
     [NPU_OP_SPACE_TO_DEPTH] = {cpu_k_space_to_depth, 1, 1, 1, 1, 0},
     [NPU_OP_SCATTER_ND] = {cpu_k_scatter_nd, 3, 3, 1, 1, CPU_F16},
+    [NPU_OP_STATE_WRITE] = {cpu_k_state_write, 3, 3, 1, 1, 0},
     [NPU_OP_SCATTER_ELEMENTS] = {cpu_k_scatter_elements, 3, 3, 1, 1, CPU_F16},
     [NPU_OP_TOP_K] = {cpu_k_topk, 2, 2, 1, 2, CPU_F16},
     [NPU_OP_RNN] = {cpu_k_rnn, 3, 6, 1, 2, CPU_F16 | CPU_OPT_OUT},

@@ -1,15 +1,18 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-# The decode step's KV cache resident in device memory (docs/llm.md, "The KV cache"), on
-# sim with every node the NPU takes on the NPU (NPU_PARTITION=supported): for the LLaMA
-# (GQA) and Qwen2 test checkpoints, whose decode attention reads the cache inputs on the
-# NPU, npu-generate must report every cache input resident, give the reference's 32 greedy
-# ids, and convert exactly the cache inputs' NPU bytes less per token than the same run
-# with --host-kv-cache (the cache converted from the host in every step), which must give
-# the same ids: the first decode step uploads the cache, the other 30 convert none of it
-# (the new rows are written into the device copy in place). GPT-2's decode step reads its
-# cache on the host (a CPU Concat): reported, not asserted. Needs /usr/bin/python3 with
-# torch and numpy (skips otherwise).
+# The decode step's KV cache resident in device memory and appended in place by the NPU
+# (docs/llm.md, "The KV cache"), on sim with every node the NPU takes on the NPU
+# (NPU_PARTITION=supported): for the LLaMA (GQA) and Qwen2 test checkpoints, whose decode
+# step writes its new k / v rows into the cache with npu.StateWrite (one DPU copy at a
+# run-time position) and attends over the cache where it is, npu-generate must report every
+# cache input resident and give the reference's 32 greedy ids; the first decode step uploads
+# the cache and the other 30 convert none of it: what the 31 steps convert besides that one
+# upload must be less than half of one cache input's NPU bytes per step (the earlier path,
+# which concatenated the cache with the new row on the CPU, converted 528,086 bytes per
+# token; the host-written path of --host-kv-cache 2,803,348), and at most a tenth of what
+# the same run with --host-kv-cache converts, which must give the same ids. GPT-2's decode
+# step reads its cache on the host (a CPU Concat): reported, not asserted. Needs
+# /usr/bin/python3 with torch and numpy (skips otherwise).
 # --memory: instead, peak RSS of 100 and of 600 generated tokens (LLaMA without EOS,
 # context 640, cache resident and appended in place every step) within 2 MiB.
 #
@@ -137,13 +140,16 @@ def main():
             if res["state_bytes"] < n * kvh * res["slots"] * hd * 2:
                 print(f"FAIL {name}: the resident cache is {res['state_bytes']} bytes")
                 fails += 1
-            saved = (host["bytes"] - res["bytes"]) * STEPS  # printed rounded per token
-            expect = res["state_bytes"] * (STEPS - 1)
-            verdict = "ok  " if abs(saved - expect) <= STEPS else "FAIL"
-            fails += verdict == "FAIL"
-            print(f"{verdict} {name}: {host['bytes']} -> {res['bytes']} bytes converted per "
-                  f"token; {saved} fewer in {STEPS} steps = the resident cache's "
-                  f"{res['state_bytes']} bytes in each of {STEPS - 1} steps ({expect})")
+            # one upload of the cache (the first step), then no cache-sized conversion
+            per_input = res["state_bytes"] // n
+            rest = (res["bytes"] * STEPS - res["state_bytes"]) / STEPS  # printed rounded
+            ok = 0 <= rest + 1 < per_input / 2 and res["bytes"] * 10 <= host["bytes"]
+            fails += not ok
+            print(f"{'ok  ' if ok else 'FAIL'} {name}: {host['bytes']} (--host-kv-cache) -> "
+                  f"{res['bytes']} bytes converted per token: the resident cache's "
+                  f"{res['state_bytes']} bytes uploaded once, then {rest:.0f} per step "
+                  f"(want < {per_input // 2}, half of one cache input, and <= a tenth of "
+                  f"--host-kv-cache)")
     sys.exit(1 if fails else 0)
 
 

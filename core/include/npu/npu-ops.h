@@ -85,7 +85,8 @@ extern "C" {
     X(GROUP_NORMALIZATION, "GroupNormalization") X(MISH, "Mish")                                  \
     X(BITWISE_AND, "BitwiseAnd") X(BITWISE_OR, "BitwiseOr") X(BITWISE_XOR, "BitwiseXor")          \
     X(BITWISE_NOT, "BitwiseNot") X(RMS_NORMALIZATION, "RMSNormalization")                        \
-    X(CENTER_CROP_PAD, "CenterCropPad") X(COL2IM, "Col2Im") X(AFFINE_GRID, "AffineGrid")
+    X(CENTER_CROP_PAD, "CenterCropPad") X(COL2IM, "Col2Im") X(AFFINE_GRID, "AffineGrid")          \
+    X(STATE_WRITE, "npu.StateWrite") /* S with ROW written at run-time position POS on axis */
 
 enum npu_op {
     NPU_OP_NONE = 0,
