@@ -26,6 +26,10 @@
  * attention reads, head dims as channels and the heads' rows one after another
  * (view hd x H x 1): Q reshapes to [KVH, G, hd] without moving data and the cache
  * [1, KVH, past, hd] to [KVH, past, hd]. The k.L, v.L outputs stay [1, KVH, 1, hd].
+ * GPT-2's decode step takes the same rows form (without RoPE; mask [1, 1, T]): its cache
+ * inputs then reach the attention through the same Reshape and Concat as LLaMA's, which is
+ * what keeps them resident on the device (state inputs, npu-llm.c); before, the Concat of
+ * the [1, H, past, hd] inputs ran on the host and nothing of the cache was resident.
  *
  * Weights are borrowed (npu_graph_add_const_owned with the caller's arrays):
  * the llm_weights outlive every graph and model made from them.
@@ -261,7 +265,7 @@ lm_head(struct gb *b, V *x, const float *w, int64_t D, int64_t Vn, int split)
 
 /* The head split of a projection's output x [1, s, heads * hd]: [1, heads, s, hd] as a
  * Transpose also for one token (where it moves no data), the form the NPU's attention reads
- * in place (a heads view); rows (one token with RoPE): [heads, 1, hd] (see the top), through
+ * in place (a heads view); rows (one token): [heads, 1, hd] (see the top), through
  * the Transpose the NPU lowers as a head split (one strided copy). */
 static V *
 heads(struct gb *b, V *x, bool rows, const int64_t *d4, const int64_t *d3)
@@ -382,8 +386,10 @@ llm_build_graph(const struct llm_config *c, const struct llm_weights *w, int s, 
     if (!b.g)
         return NPU_ERR_NOMEM;
     b.g->opset = 18; /* ReduceMean's axes as an input */
-    /* rows: one token with RoPE, heads as the rows of 3-D tensors (see the top) */
-    const bool rows = !gpt2 && s == 1;
+    /* rows: one token, heads as the rows of 3-D tensors (see the top; GPT-2's decode step
+     * too, without RoPE: its cache inputs then reach the attention as LLaMA's do) */
+    const bool rows = s == 1;
+    const bool rope_rows = rows && !gpt2;
     int64_t ids_d[2] = {1, s}, mask_d[4] = {1, 1, G * s, T}, cs_d[4] = {1, 1, s, hd};
     int64_t mask3[3] = {1, G, T}, csq[3] = {H, 1, hd}, csk[3] = {KVH, 1, hd};
     V *ids = input(&b, "ids", NPU_DTYPE_INT64, 2, ids_d);
@@ -394,8 +400,8 @@ llm_build_graph(const struct llm_config *c, const struct llm_weights *w, int s, 
     V *sinv = gpt2   ? NULL
               : rows ? input(&b, "sin", NPU_DTYPE_FP32, 3, csq)
                      : input(&b, "sin", NPU_DTYPE_FP32, 4, cs_d);
-    V *coskv = rows ? input(&b, "cos_k", NPU_DTYPE_FP32, 3, csk) : cosv;
-    V *sinkv = rows ? input(&b, "sin_k", NPU_DTYPE_FP32, 3, csk) : sinv;
+    V *coskv = rope_rows ? input(&b, "cos_k", NPU_DTYPE_FP32, 3, csk) : cosv;
+    V *sinkv = rope_rows ? input(&b, "sin_k", NPU_DTYPE_FP32, 3, csk) : sinv;
     V *mask = rows ? input(&b, "mask", NPU_DTYPE_FP32, 3, mask3)
                    : input(&b, "mask", NPU_DTYPE_FP32, 4, mask_d);
     V **pk = calloc((size_t)c->n_layers * 2 + 1, sizeof(V *));

@@ -113,7 +113,7 @@ npu_llm_stop_name(enum npu_llm_stop s)
 }
 
 /* Bump when the graph builder's output changes for the same inputs (cache keys). */
-#define LLM_GRAPH_VERSION 7
+#define LLM_GRAPH_VERSION 8
 
 static uint64_t
 fnv(uint64_t h, const void *p, size_t n)
@@ -425,6 +425,7 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
     /* the decode step (LLaMA, Qwen2) takes the angles per head: [H, 1, hd] for Q and
      * [KVH, 1, hd] for K, the rows its RoPE multiplies without broadcasting (llm-graph.c) */
     const bool rows = s == 1 && c->arch != LLM_ARCH_GPT2;
+    const bool mask_rows = s == 1; /* GPT-2's decode step too: mask [1, 1, T] */
     for (int h = 0; rows && h < c->n_heads; h++) {
         if (h)
             memcpy(m->cos + (size_t)h * hd, m->cos, (size_t)hd * sizeof(float));
@@ -473,7 +474,7 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
         in[k++] = (struct npu_tensor){
             .dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, 1, s, hd}, .data = m->sin};
     }
-    if (rows)
+    if (mask_rows)
         in[k++] = (struct npu_tensor){
             .dtype = NPU_DTYPE_FP32, .ndim = 3, .dims = {1, G, T}, .data = m->mask};
     else
