@@ -409,14 +409,19 @@ llm_build_graph(const struct llm_config *c, const struct llm_weights *w, int s, 
         npu_graph_free(b.g);
         return NPU_ERR_NOMEM;
     }
+    /* GPT-2's decode step takes its cache as [H, past, hd]: the rows its
+     * attention reads, (hd, H x past, 1) under the canonical view, so the state input is
+     * held in that layout (no padding of the heads to a channel atom) and the Concat with
+     * the new row is one strided DPU copy per input (dpu-move.c) */
+    const bool cache3 = gpt2 && rows;
     if (past > 0) {
         int64_t pd[4] = {1, KVH, past, hd};
         for (int l = 0; l < c->n_layers; l++) {
             char nm[32];
             snprintf(nm, sizeof(nm), "past_k.%d", l);
-            pk[2 * l] = input(&b, nm, NPU_DTYPE_FP32, 4, pd);
+            pk[2 * l] = input(&b, nm, NPU_DTYPE_FP32, cache3 ? 3 : 4, cache3 ? pd + 1 : pd);
             snprintf(nm, sizeof(nm), "past_v.%d", l);
-            pk[2 * l + 1] = input(&b, nm, NPU_DTYPE_FP32, 4, pd);
+            pk[2 * l + 1] = input(&b, nm, NPU_DTYPE_FP32, cache3 ? 3 : 4, cache3 ? pd + 1 : pd);
         }
     }
     int64_t ed[2] = {Vn, D};
@@ -472,8 +477,8 @@ llm_build_graph(const struct llm_config *c, const struct llm_weights *w, int s, 
         const int cat = rows ? 1 : 2; /* the keys' axis */
         if (past > 0) {
             int64_t pd3[3] = {KVH, past, hd};
-            V *pkl = rows ? reshape(&b, pk[2 * l], 3, pd3) : pk[2 * l];
-            V *pvl = rows ? reshape(&b, pk[2 * l + 1], 3, pd3) : pk[2 * l + 1];
+            V *pkl = rows && !cache3 ? reshape(&b, pk[2 * l], 3, pd3) : pk[2 * l];
+            V *pvl = rows && !cache3 ? reshape(&b, pk[2 * l + 1], 3, pd3) : pk[2 * l + 1];
             ka = op(&b, NPU_OP_CONCAT, pkl, k, NULL);
             if (ka && npu_node_set_int(b.g, ka->producer, "axis", cat))
                 b.failed = true;
