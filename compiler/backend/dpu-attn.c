@@ -398,8 +398,14 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
     struct npu_dpu_map kp = npu_dpu_map_packed(ta, NPU_DPU_FP16, D, Hn, Skp);
     /* key-padded K: pixel (head, key) of channel d at head * (D / 8) surfaces + key */
     struct npu_dpu_map kin = strided(kp.ref, D, Hn * Skp, 1, 1, Hn * Skp);
+    /* K already held as rows [heads x keys, D] with no key padding (e.g. a decoder's cache
+     * concatenated with its new row): the transpose reads it where it is, no copy */
+    const bool krows = !kpad && !ks.heads_view && Skp == Sk && npu_dpu_map_line(&ks.m) == 1 &&
+                       ks.m.w == 1 && ks.m.h == Hn * Sk && ks.m.c == D;
     if (kpad) {
         kin = strided(ks.m.ref, D, Hn, Skp, (D / 8) * Skp, Skp);
+    } else if (krows) {
+        kin = strided(ks.m.ref, D, Hn * Skp, 1, 1, npu_dpu_map_surf(&ks.m));
     } else {
         struct npu_dpu_map ksrc = heads_cube(&ks, Hn, 0, D);
         dl_copy(b, &ksrc,

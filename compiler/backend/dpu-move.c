@@ -226,6 +226,99 @@ lower_remap(struct rkd *b, int idx, struct npu_value *x, const struct remap *r, 
                       "to 8 under the NC1HWC2 views");
 }
 
+/* Input element -> output element of Concat input k (its offset `off` along axis a). */
+static void
+concat_remap(const struct npu_node *n, int k, int64_t a, int64_t off, struct remap *rk)
+{
+    const struct npu_tensor *ot = &n->out[0]->t, *it = &n->in[k]->t;
+    int64_t os[NPU_MAX_DIMS];
+    row_strides(ot, os);
+    memset(rk, 0, sizeof(*rk));
+    rk->ndim = it->ndim;
+    for (int d = 0; d < it->ndim; d++) {
+        rk->out_dims[d] = it->dims[d];
+        rk->in_strides[d] = os[d];
+    }
+    rk->in_base = off * os[a];
+}
+
+/* Whether every Concat input is a sub-cube of the output (vo) under their views. */
+static bool
+concat_subcubes(struct rkd *b, const struct npu_node *n, const struct vmap *vo, int64_t a)
+{
+    int64_t off = 0;
+    for (int k = 0; k < n->nin; k++) {
+        struct npu_value *xi = n->in[k];
+        struct remap rk;
+        struct vmap vi;
+        int64_t d[3];
+        if (!xi || xi->t.ndim != n->out[0]->t.ndim)
+            return false;
+        concat_remap(n, k, a, off, &rk);
+        off += xi->t.dims[a];
+        if (!dl_view(b, xi, &vi) || !const_offset(vo, &vi, &rk, npu_value_numel(xi), d) || d[0] % 8)
+            return false;
+    }
+    return true;
+}
+
+/* Concat along an axis a before the last of row-major maps held as (C, rows, 1) (C the last
+ * dim), e.g. a KV cache [heads, slots, D] and a new row [heads, 1, D] along the slots: the
+ * rows of input k are A blocks (A the product of the dims before a) of W_k rows each, and
+ * (C, A x W, 1) packed is the same bytes as (C, A, W) with a line of W atoms. In that view
+ * every input is a sub-cube of the output at a column offset: one strided copy each. */
+static enum npu_status
+concat_cols(struct rkd *b, const struct npu_node *n, const struct vmap *vo, struct npu_dpu_map om,
+            int64_t a, struct why *w)
+{
+    const struct npu_tensor *ot = &n->out[0]->t;
+    const int r = ot->ndim;
+    if (a >= r - 1)
+        return why_set(w, "Concat inputs are not sub-cubes with channels aligned to 8");
+    int64_t A = 1, inner = 1, C = ot->dims[r - 1];
+    for (int d = 0; d < a; d++)
+        A *= ot->dims[d];
+    for (int d = (int)a + 1; d < r - 1; d++)
+        inner *= ot->dims[d];
+    const int64_t Wo = ot->dims[a] * inner;
+    if (vo->order != NPU_VIEW_HWC || vo->view[0] != C || vo->view[1] != A * Wo ||
+        vo->view[2] != 1 || A > 8192 || Wo > 8192 || npu_dpu_map_line(&om) != 1)
+        return why_set(w, "Concat along axis %d: the output is not (%lld, rows, 1)", (int)a,
+                       (long long)C);
+    om.surf = npu_dpu_map_surf(&om);
+    om.h = (uint32_t)A;
+    om.w = (uint32_t)Wo;
+    om.line = (uint32_t)Wo;
+    int64_t off = 0;
+    for (int k = 0; k < n->nin; k++) {
+        struct npu_value *xi = n->in[k];
+        if (!xi || xi->t.ndim != r || !npu_dtype_is_float(xi->t.dtype) ||
+            xi->kind == NPU_VALUE_CONST)
+            return why_set(w, "Concat input %d", k);
+        const int64_t Wi = xi->t.dims[a] * inner;
+        struct vmap vi = {.view = {(uint32_t)C, (uint32_t)(A * Wi), 1}, .order = NPU_VIEW_HWC};
+        struct vmap vh;
+        struct npu_dpu_map xm;
+        /* one row per block held as a single row of A x C channels (e.g. a projection's
+         * row [1, heads x D] viewed as [heads, 1, D]): block y is C / 8 surfaces on */
+        const bool one_row = Wi == 1 && C % 8 == 0 && dl_view(b, xi, &vh) && vh.view[0] == A * C &&
+                             vh.view[1] == 1 && vh.view[2] == 1;
+        if (!dl_input(b, xi, one_row ? &vh : &vi, &xm, w))
+            return NPU_ERR_UNSUPPORTED;
+        if (npu_dpu_map_line(&xm) != 1 || xm.w != 1)
+            return why_set(w, "Concat input %d is not held as (%lld, rows, 1)", k, (long long)C);
+        xm.surf = npu_dpu_map_surf(&xm);
+        xm.c = (uint32_t)C;
+        xm.h = (uint32_t)A;
+        xm.w = (uint32_t)Wi;
+        xm.line = one_row ? (uint32_t)(C / 8) * xm.surf : (uint32_t)Wi;
+        struct npu_dpu_map dm = npu_dpu_map_cols(&om, (uint32_t)(off * inner), (uint32_t)Wi);
+        dl_copy(b, &xm, &dm);
+        off += xi->t.dims[a];
+    }
+    return dl_finish(b, 0, vo);
+}
+
 /* Head split / merge: Transpose (0, 2, 1, 3) of [1, A, B, D] between the row-major
  * matrices [A, B*D] (view (B*D, A, 1)) and [B, A, D] (view (D, B*A, 1)). */
 static enum npu_status
@@ -509,6 +602,8 @@ dl_lower_move(struct rkd *b, struct npu_node *n, struct why *w)
         int64_t os[NPU_MAX_DIMS], off = 0;
         row_strides(&out->t, os);
         struct npu_dpu_map om = dl_map(rkd_result(), &vo);
+        if (!concat_subcubes(b, n, &vo, a))
+            return concat_cols(b, n, &vo, om, a, w);
         for (int k = 0; k < n->nin; k++) {
             struct npu_value *xi = n->in[k];
             if (!xi || xi->t.ndim != out->t.ndim || !npu_dtype_is_float(xi->t.dtype))

@@ -26,6 +26,10 @@
  * attention reads, head dims as channels and the heads' rows one after another
  * (view hd x H x 1): Q reshapes to [KVH, G, hd] without moving data and the cache
  * [1, KVH, past, hd] to [KVH, past, hd]. The k.L, v.L outputs stay [1, KVH, 1, hd].
+ * GPT-2's decode step takes the same rows form (without RoPE; mask [1, 1, T]): its cache
+ * inputs then reach the attention through the same Reshape and Concat as LLaMA's, which is
+ * what keeps them resident on the device (state inputs, npu-llm.c); before, the Concat of
+ * the [1, H, past, hd] inputs ran on the host and nothing of the cache was resident.
  *
  * Weights are borrowed (npu_graph_add_const_owned with the caller's arrays):
  * the llm_weights outlive every graph and model made from them.
@@ -273,7 +277,7 @@ lm_head(struct gb *b, V *x, const float *w, int64_t D, int64_t Vn, int split)
 
 /* The head split of a projection's output x [1, s, heads * hd]: [1, heads, s, hd] as a
  * Transpose also for one token (where it moves no data), the form the NPU's attention reads
- * in place (a heads view); rows (one token with RoPE): [heads, 1, hd] (see the top), through
+ * in place (a heads view); rows (one token): [heads, 1, hd] (see the top), through
  * the Transpose the NPU lowers as a head split (one strided copy). */
 static V *
 heads(struct gb *b, V *x, bool rows, const int64_t *d4, const int64_t *d3)
@@ -457,8 +461,10 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
     if (!b.g)
         return NPU_ERR_NOMEM;
     b.g->opset = 18; /* ReduceMean's axes as an input */
-    /* rows: one token with RoPE, heads as the rows of 3-D tensors (see the top) */
-    const bool rows = !gpt2 && s == 1;
+    /* rows: one token, heads as the rows of 3-D tensors (see the top; GPT-2's decode step
+     * too, without RoPE: its cache inputs then reach the attention as LLaMA's do) */
+    const bool rows = s == 1;
+    const bool rope_rows = rows && !gpt2;
     int64_t ids_d[2] = {1, s}, mask_d[4] = {1, 1, G * s, T}, cs_d[4] = {1, 1, s, hd};
     int64_t mask3[3] = {1, G, T}, csq[3] = {H, 1, hd}, csk[3] = {KVH, 1, hd};
     V *ids = input(&b, "ids", NPU_DTYPE_INT64, 2, ids_d);
@@ -469,8 +475,8 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
     V *sinv = gpt2   ? NULL
               : rows ? input(&b, "sin", NPU_DTYPE_FP32, 3, csq)
                      : input(&b, "sin", NPU_DTYPE_FP32, 4, cs_d);
-    V *coskv = rows ? input(&b, "cos_k", NPU_DTYPE_FP32, 3, csk) : cosv;
-    V *sinkv = rows ? input(&b, "sin_k", NPU_DTYPE_FP32, 3, csk) : sinv;
+    V *coskv = rope_rows ? input(&b, "cos_k", NPU_DTYPE_FP32, 3, csk) : cosv;
+    V *sinkv = rope_rows ? input(&b, "sin_k", NPU_DTYPE_FP32, 3, csk) : sinv;
     V *mask = rows ? input(&b, "mask", NPU_DTYPE_FP32, 3, mask3)
                    : input(&b, "mask", NPU_DTYPE_FP32, 4, mask_d);
     const int64_t one = 1;
@@ -480,14 +486,21 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
         npu_graph_free(b.g);
         return NPU_ERR_NOMEM;
     }
+    /* GPT-2's decode step takes its cache as [H, past, hd]: the rows its
+     * attention reads, (hd, H x past, 1) under the canonical view, so the state input is
+     * held in that layout (no padding of the heads to a channel atom) and the Concat with
+     * the new row is one strided DPU copy per input (dpu-move.c) */
+    const bool cache3 = gpt2 && rows;
     if (past > 0) {
         int64_t pd[4] = {1, KVH, past, hd};
         for (int l = 0; l < c->n_layers; l++) {
             char nm[32];
             snprintf(nm, sizeof(nm), "past_k.%d", l);
-            pk[2 * l] = input(&b, nm, NPU_DTYPE_FP32, inplace ? 3 : 4, pd + inplace);
+            pk[2 * l] = input(&b, nm, NPU_DTYPE_FP32, inplace || cache3 ? 3 : 4,
+                              inplace || cache3 ? pd + 1 : pd);
             snprintf(nm, sizeof(nm), "past_v.%d", l);
-            pk[2 * l + 1] = input(&b, nm, NPU_DTYPE_FP32, inplace ? 3 : 4, pd + inplace);
+            pk[2 * l + 1] = input(&b, nm, NPU_DTYPE_FP32, inplace || cache3 ? 3 : 4,
+                                  inplace || cache3 ? pd + 1 : pd);
         }
     }
     int64_t ed[2] = {Vn, D};
@@ -562,8 +575,8 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
             va = done(&b, va);
         } else if (past > 0) {
             int64_t pd3[3] = {KVH, past, hd};
-            V *pkl = rows ? reshape(&b, pk[2 * l], 3, pd3) : pk[2 * l];
-            V *pvl = rows ? reshape(&b, pk[2 * l + 1], 3, pd3) : pk[2 * l + 1];
+            V *pkl = rows && !cache3 ? reshape(&b, pk[2 * l], 3, pd3) : pk[2 * l];
+            V *pvl = rows && !cache3 ? reshape(&b, pk[2 * l + 1], 3, pd3) : pk[2 * l + 1];
             ka = op(&b, NPU_OP_CONCAT, pkl, k, NULL);
             if (ka && npu_node_set_int(b.g, ka->producer, "axis", cat))
                 b.failed = true;

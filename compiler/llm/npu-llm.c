@@ -121,7 +121,7 @@ npu_llm_stop_name(enum npu_llm_stop s)
 }
 
 /* Bump when the graph builder's output changes for the same inputs (cache keys). */
-#define LLM_GRAPH_VERSION 8
+#define LLM_GRAPH_VERSION 9
 
 static uint64_t
 fnv(uint64_t h, const void *p, size_t n)
@@ -435,6 +435,7 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
     /* the decode step (LLaMA, Qwen2) takes the angles per head: [H, 1, hd] for Q and
      * [KVH, 1, hd] for K, the rows its RoPE multiplies without broadcasting (llm-graph.c) */
     const bool rows = s == 1 && c->arch != LLM_ARCH_GPT2;
+    const bool mask_rows = s == 1; /* GPT-2's decode step too: mask [1, 1, T] */
     for (int h = 0; rows && h < c->n_heads; h++) {
         if (h)
             memcpy(m->cos + (size_t)h * hd, m->cos, (size_t)hd * sizeof(float));
@@ -484,7 +485,7 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
         in[k++] = (struct npu_tensor){
             .dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, 1, s, hd}, .data = m->sin};
     }
-    if (rows)
+    if (mask_rows)
         in[k++] = (struct npu_tensor){
             .dtype = NPU_DTYPE_FP32, .ndim = 3, .dims = {1, G, T}, .data = m->mask};
     else
@@ -496,19 +497,18 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
     const size_t layer = (size_t)KVH * C * hd;
     const int kv0 = k; /* the first cache input */
     const bool resident = past && m->dev_len == m->len;
+    /* GPT-2's decode step, and the in-place one of LLaMA / Qwen2, take the cache as
+     * [KVH, slots, hd] (llm-graph.c) */
+    const bool cache3 = (mask_rows && c->arch == LLM_ARCH_GPT2) || inplace;
+    const struct npu_tensor kv_in = {
+        .dtype = NPU_DTYPE_FP32,
+        .ndim = cache3 ? 3 : 4,
+        .dims = {cache3 ? KVH : 1, cache3 ? C : KVH, cache3 ? hd : C, cache3 ? 0 : hd}};
     for (int l = 0; l < L && past; l++) {
-        in[k++] = (struct npu_tensor){
-            .dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, KVH, C, hd}, .data = m->kc + l * layer};
-        in[k++] = (struct npu_tensor){
-            .dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, KVH, C, hd}, .data = m->vc + l * layer};
-        if (inplace) /* [KVH, C, hd] (llm_build_graph_ex) */
-            for (int q = k - 2; q < k; q++) {
-                in[q].ndim = 3;
-                in[q].dims[0] = KVH;
-                in[q].dims[1] = C;
-                in[q].dims[2] = hd;
-                in[q].dims[3] = 0;
-            }
+        in[k] = kv_in;
+        in[k++].data = m->kc + l * layer;
+        in[k] = kv_in;
+        in[k++].data = m->vc + l * layer;
         for (int q = k - 2; resident && m->dec_state && q < k; q++)
             if (m->dec_state[q])
                 in[q].data = NULL; /* resident: the device copy is current */
@@ -578,7 +578,12 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
                                              .ndim = 4,
                                              .dims = {1, KVH, s, hd},
                                              .data = (void *)src};
-                    st = npu_session_write_state(se, q, &row, 2, m->len);
+                    if (cache3)
+                        row = (struct npu_tensor){.dtype = NPU_DTYPE_FP32,
+                                                  .ndim = 3,
+                                                  .dims = {KVH, s, hd},
+                                                  .data = (void *)src};
+                    st = npu_session_write_state(se, q, &row, cache3 ? 1 : 2, m->len);
                     if (st) {
                         npu_err(DOM, "cannot append to the device copy of the KV cache");
                         break;

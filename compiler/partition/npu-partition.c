@@ -354,6 +354,15 @@ run_end(const struct pctx *c, const uint8_t *d, int a)
     return b;
 }
 
+/* Whether node i alone is cheaper on the other side than where d has it. */
+static bool
+gains_alone(const struct pctx *c, const uint8_t *d, int i)
+{
+    if (c->locked[i])
+        return false;
+    return d[i] ? c->cpu_s[i] < c->npu_s[i] : c->sup[i] && c->npu_s[i] < c->cpu_s[i];
+}
+
 /* Local search from d; returns T of the placement it ends in. */
 static double
 search(const struct pctx *c, uint8_t *d)
@@ -374,6 +383,20 @@ search(const struct pctx *c, uint8_t *d)
         /* whole runs first: they are what merges segments */
         for (int a = 0; a < c->n; a = run_end(c, d, a) + 1)
             improved |= try_move(c, &ps, d, a, run_end(c, d, a), !d[a]);
+        /* the parts of a run whose nodes are each cheaper on the other side: a whole run
+         * may not move (an attention the NPU does slowly) and a single node may not pay
+         * for the submit it adds alone, while its neighbours together do (GPT-2's output
+         * projection in three column blocks between a CPU attention and a CPU layer norm) */
+        for (int a = 0; a < c->n; a++) {
+            if (!gains_alone(c, d, a))
+                continue;
+            int b = a;
+            while (b + 1 < c->n && d[b + 1] == d[a] && gains_alone(c, d, b + 1))
+                b++;
+            if (b > a)
+                improved |= try_move(c, &ps, d, a, b, !d[a]);
+            a = b;
+        }
         for (int i = 0; i < c->n; i++)
             improved |= try_move(c, &ps, d, i, i, !d[i]);
         if (!improved)

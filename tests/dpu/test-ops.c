@@ -281,6 +281,22 @@ build_mv(const void *vp)
         npu_node_set_int(g, n, "axis", 1);
         break;
     }
+    case 6:   /* concat along rows: [H, S, D] and its negation, or its first row's ([H, 1, D], a */
+    case 7: { /* KV cache and the new row): the heads are blocks of rows (dpu-move.c) */
+        struct npu_node *s = gc_node(g, NPU_OP_NEG, "neg", &v, 1, 1);
+        struct npu_value *w = gc_done(g, s);
+        if (p->kind == 7) {
+            int64_t st = 0, en = 1, ax = 1;
+            struct npu_value *in[4] = {w, gc_const_i64(g, "st", &st, 1, false),
+                                       gc_const_i64(g, "en", &en, 1, false),
+                                       gc_const_i64(g, "ax", &ax, 1, false)};
+            w = gc_done(g, gc_node(g, NPU_OP_SLICE, "slice", in, 4, 1));
+        }
+        struct npu_value *in[2] = {v, w};
+        n = gc_node(g, NPU_OP_CONCAT, "cat", in, 2, 1);
+        npu_node_set_int(g, n, "axis", 1);
+        break;
+    }
     case 5: { /* Split into channel thirds of 16 */
         int64_t sp[3] = {16, 16, 16};
         struct npu_value *in[2] = {v, gc_const_i64(g, "sp", sp, 3, false)};
@@ -302,15 +318,17 @@ static void
 test_move(void)
 {
     struct mv cases[] = {
-        {0, {1, 24, 4, 5}, 4}, {1, {1, 10, 64}, 3}, {2, {1, 6, 40}, 3},
-        {3, {1, 5, 16}, 3},    {4, {1, 6, 24}, 3},  {5, {1, 7, 48}, 3},
+        {0, {1, 24, 4, 5}, 4}, {1, {1, 10, 64}, 3}, {2, {1, 6, 40}, 3}, {3, {1, 5, 16}, 3},
+        {4, {1, 6, 24}, 3},    {5, {1, 7, 48}, 3},  {6, {4, 9, 16}, 3}, {7, {4, 9, 16}, 3},
     };
     static const char *const names[] = {"reshape+transpose (same bytes)",
                                         "head split + merge",
                                         "slice (channels 8:24, rows 1:4)",
                                         "concat channels",
                                         "gather row",
-                                        "split channels"};
+                                        "split channels",
+                                        "concat rows of every head [4, 9 + 9, 16]",
+                                        "concat a row to every head [4, 9 + 1, 16]"};
     printf("data movement (a ReLU first, so the op reads an NPU value):\n");
     for (size_t i = 0; i < NPU_ARRAY_SIZE(cases); i++) {
         struct gcase c = {.label = names[i],
@@ -319,7 +337,8 @@ test_move(void)
                           .nin = 1,
                           .atol = 1e-9,
                           .rtol = 1e-9,
-                          .expect_all_npu = true};
+                          /* (7: the slice of one row per head is a CPU step) */
+                          .expect_all_npu = cases[i].kind != 7};
         gc_fill(&c.in[0], cases[i].ndim, cases[i].dims, 50 + (uint32_t)i, 40, 0);
         gc_run(&c);
         free(c.in[0].data);
