@@ -50,6 +50,8 @@ grep -q "lost the connection to the PostgreSQL server" "$tmp/err" ||
 grep -q "were NOT stored" "$tmp/err" || fail "server killed: no loss report"
 n=$(stored "$tmp/out")
 [ "$n" -ge 128 ] || fail "server killed: only $n reported"
+# keep the recording's errors: the next step reuses err
+cp "$tmp/err" "$tmp/record-err"
 
 # ---- query with the server down ----
 "$STORE" labels $common -o "$tmp/labels.txt" a=pattern:smpte > /dev/null
@@ -62,7 +64,7 @@ grep -q "cannot connect to the PostgreSQL server" "$tmp/err" ||
 pgctl -l "$NPU_PG_HOST/server.log" -w -t 60 -o "$NPU_PG_OPTS" start > /dev/null
 have=$(rows "$db")
 echo "reported stored: $n; rows after the restart: $have"
-if grep -q "not confirmed" "$tmp/err"; then
+if grep -q "not confirmed" "$tmp/record-err"; then
   [ "$have" -ge "$n" ] && [ "$have" -le $((n + 64)) ] || fail "unknown outcome: $have rows"
 else
   [ "$have" -eq "$n" ] || fail "server killed: reported $n, the server has $have"
