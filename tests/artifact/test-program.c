@@ -547,6 +547,39 @@ test_validate(struct npu_device *dev)
     hand_prog_free(&h);
 }
 
+/* A program of one CPU step over four tensors: inputs 0, 1, 2 (0 the program's input, 1 and 2
+ * constants), output 3 (the program's output). The arrays live in the struct. */
+struct one_cpu_step {
+    int ins[3], outs[1], pin[1], pout[1];
+    struct npu_prog_step st;
+    struct npu_program p;
+};
+
+static void
+one_cpu_step_init(struct one_cpu_step *o, struct npu_prog_tensor *t, enum npu_op op,
+                  struct npu_attr *at, int nat, const char *name, uint64_t host_bytes)
+{
+    *o = (struct one_cpu_step){.ins = {0, 1, 2}, .outs = {3}, .pin = {0}, .pout = {3}};
+    o->st = (struct npu_prog_step){.kind = NPU_STEP_CPU,
+                                   .op = op,
+                                   .attrs = {at, nat},
+                                   .in = o->ins,
+                                   .nin = 3,
+                                   .out = o->outs,
+                                   .nout = 1,
+                                   .name = name};
+    o->p = (struct npu_program){.version = NPU_PROGRAM_VERSION,
+                                .tensors = t,
+                                .n_tensors = 4,
+                                .steps = &o->st,
+                                .n_steps = 1,
+                                .inputs = o->pin,
+                                .n_inputs = 1,
+                                .outputs = o->pout,
+                                .n_outputs = 1,
+                                .host_bytes = host_bytes};
+}
+
 static void
 test_cpu_epilogue(void)
 {
@@ -576,25 +609,9 @@ test_cpu_epilogue(void)
         {.name = "npu_act_alpha", .type = NPU_ATTR_FLOAT, .f = -1},
         {.name = "npu_act_beta", .type = NPU_ATTR_FLOAT, .f = 1},
     };
-    int ins[3] = {0, 1, 2}, outs[1] = {3}, pin[1] = {0}, pout[1] = {3};
-    struct npu_prog_step st = {.kind = NPU_STEP_CPU,
-                               .op = NPU_OP_MATMUL,
-                               .attrs = {at, 3},
-                               .in = ins,
-                               .nin = 3,
-                               .out = outs,
-                               .nout = 1,
-                               .name = "mm"};
-    struct npu_program p = {.version = NPU_PROGRAM_VERSION,
-                            .tensors = t,
-                            .n_tensors = 4,
-                            .steps = &st,
-                            .n_steps = 1,
-                            .inputs = pin,
-                            .n_inputs = 1,
-                            .outputs = pout,
-                            .n_outputs = 1,
-                            .host_bytes = 128};
+    struct one_cpu_step one;
+    one_cpu_step_init(&one, t, NPU_OP_MATMUL, at, 3, "mm", 128);
+    struct npu_program p = one.p;
     struct npu_prog_model *m = NULL;
     struct npu_prog_session *s = NULL;
     CHECK_EQ_INT(NPU_OK, npu_prog_model_create(NULL, &p, NULL, &m));
@@ -648,25 +665,9 @@ test_cpu_conv_prepared(void)
         {.name = "kernel_shape", .type = NPU_ATTR_INTS, .ints = ks, .n = 2},
         {.name = "npu_act", .type = NPU_ATTR_STRING, .s = "relu"},
     };
-    int ins[3] = {0, 1, 2}, outs[1] = {3}, pin[1] = {0}, pout[1] = {3};
-    struct npu_prog_step st = {.kind = NPU_STEP_CPU,
-                               .op = NPU_OP_CONV,
-                               .attrs = {at, 3},
-                               .in = ins,
-                               .nin = 3,
-                               .out = outs,
-                               .nout = 1,
-                               .name = "conv"};
-    struct npu_program p = {.version = NPU_PROGRAM_VERSION,
-                            .tensors = t,
-                            .n_tensors = 4,
-                            .steps = &st,
-                            .n_steps = 1,
-                            .inputs = pin,
-                            .n_inputs = 1,
-                            .outputs = pout,
-                            .n_outputs = 1,
-                            .host_bytes = sizeof(float) * M * H * W};
+    struct one_cpu_step one;
+    one_cpu_step_init(&one, t, NPU_OP_CONV, at, 3, "conv", sizeof(float) * M * H * W);
+    struct npu_program p = one.p;
     /* the reference: the same op through plain npu_cpu_run */
     static float ref[M * H * W];
     struct npu_tensor tx = {.dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, C, H, W}, .data = x};
