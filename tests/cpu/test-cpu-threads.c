@@ -56,10 +56,8 @@ run_jobs(int nthreads, const char *spin)
     for (int k = 0; k < JOBS; k++) {
         seed = seed * 1664525u + 1013904223u;
         int64_t n = 1 + (int64_t)((seed >> 8) % (k % 7 == 0 ? MAXN : 64));
-        struct job j = {.hits = hits,
-                        .n = n,
-                        .slow_every = k % 50 == 3 ? 7 : 0,
-                        .nthreads = ctx->nthreads};
+        struct job j = {
+            .hits = hits, .n = n, .slow_every = k % 50 == 3 ? 7 : 0, .nthreads = ctx->nthreads};
         memset(hits, 0, sizeof(int) * (size_t)n);
         cpu_parallel_for(ctx, n, 1 + (int64_t)((seed >> 20) % 4), job_task, &j);
         /* every item exactly once, and all done when cpu_parallel_for returns */
