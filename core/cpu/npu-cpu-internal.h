@@ -67,6 +67,7 @@ struct npu_cpu_ctx {
     int busy;            /* workers that joined the current job and are still in it */
     bool closed;         /* the caller is done with its chunks; late wakers stay out */
     bool quit;
+    int64_t spin_ns; /* idle threads spin this long before sleeping (npu-cpu.c) */
     /* the current job */
     cpu_par_fn fn;
     void *arg;

@@ -7,6 +7,7 @@
  * in fp32 for the ops flagged CPU_F16: their fp16 operands are widened into
  * temporaries and their fp16 results rounded back to nearest even.
  */
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <time.h>
@@ -38,6 +39,77 @@ struct worker_arg {
     int tid;
 };
 
+/* How long an idle thread spins before it sleeps on a condition variable: a worker after a job
+ * (the next op's job usually comes within microseconds, and waking a sleeping thread costs a
+ * futex call plus the scheduler's wake-up latency, 10 to 60 us on this host, more than a small
+ * op's whole run), and the caller waiting for the workers still in a job (so their last chunk
+ * does not add a second wake-up). NPU_CPU_SPIN_US overrides it (0: always sleep). */
+#define CPU_SPIN_US_DEFAULT 200
+
+static inline void
+cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
+static int64_t
+now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Every 64 pauses: true when the spin time is over. After the first SPIN_YIELD_NS the spin
+ * yields the core in each check, so on a machine with more runnable threads than cores a
+ * spinning thread does not keep the one it waits for (or another process) off the CPU. */
+#define SPIN_YIELD_NS 20000
+static bool
+spin_check(int64_t t0, int64_t spin_ns)
+{
+    int64_t dt = now_ns() - t0;
+    if (dt > spin_ns)
+        return true;
+    if (dt > SPIN_YIELD_NS)
+        sched_yield();
+    return false;
+}
+
+/* Spins until *p != v (returns true) or the spin time is over (false). */
+static bool
+spin_until_change_u64(const uint64_t *p, uint64_t v, const bool *quit, int64_t spin_ns)
+{
+    if (spin_ns <= 0)
+        return false;
+    int64_t t0 = now_ns();
+    for (unsigned i = 1;; i++) {
+        if (__atomic_load_n(p, __ATOMIC_ACQUIRE) != v || __atomic_load_n(quit, __ATOMIC_RELAXED))
+            return true;
+        cpu_relax();
+        if ((i & 63) == 0 && spin_check(t0, spin_ns))
+            return false;
+    }
+}
+
+static bool
+spin_until_zero(const int *p, int64_t spin_ns)
+{
+    if (spin_ns <= 0)
+        return false;
+    int64_t t0 = now_ns();
+    for (unsigned i = 1;; i++) {
+        if (__atomic_load_n(p, __ATOMIC_ACQUIRE) == 0)
+            return true;
+        cpu_relax();
+        if ((i & 63) == 0 && spin_check(t0, spin_ns))
+            return false;
+    }
+}
+
 /* A worker joins a job only if it wakes before the job is closed; the caller waits for the
  * workers that joined, not for every worker to wake up (which, on a loaded machine, can take
  * a whole scheduler slice). */
@@ -50,6 +122,11 @@ worker_main(void *p)
     uint64_t seen = 0;
     pthread_mutex_lock(&ctx->lock);
     for (;;) {
+        if (!ctx->quit && ctx->generation == seen) {
+            pthread_mutex_unlock(&ctx->lock);
+            spin_until_change_u64(&ctx->generation, seen, &ctx->quit, ctx->spin_ns);
+            pthread_mutex_lock(&ctx->lock);
+        }
         while (!ctx->quit && ctx->generation == seen)
             pthread_cond_wait(&ctx->start_cv, &ctx->lock);
         if (ctx->quit)
@@ -57,11 +134,11 @@ worker_main(void *p)
         seen = ctx->generation;
         if (ctx->closed)
             continue; /* woke too late: the caller has finished this job without us */
-        ctx->busy++;
+        __atomic_add_fetch(&ctx->busy, 1, __ATOMIC_RELAXED);
         pthread_mutex_unlock(&ctx->lock);
         run_chunks(ctx, wa.tid);
         pthread_mutex_lock(&ctx->lock);
-        if (--ctx->busy == 0 && ctx->closed)
+        if (__atomic_sub_fetch(&ctx->busy, 1, __ATOMIC_RELEASE) == 0 && ctx->closed)
             pthread_cond_signal(&ctx->done_cv);
     }
     pthread_mutex_unlock(&ctx->lock);
@@ -91,15 +168,20 @@ cpu_parallel_for(struct npu_cpu_ctx *ctx, int64_t n, int64_t grain, cpu_par_fn f
     __atomic_store_n(&ctx->next, 0, __ATOMIC_RELAXED);
     ctx->busy = 0;
     ctx->closed = false;
-    ctx->generation++;
+    __atomic_store_n(&ctx->generation, ctx->generation + 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&ctx->start_cv);
     pthread_mutex_unlock(&ctx->lock);
 
     run_chunks(ctx, 0);
 
-    /* every chunk is taken; wait for the workers still inside one */
+    /* every chunk is taken; wait for the workers still inside one (spinning first) */
     pthread_mutex_lock(&ctx->lock);
     ctx->closed = true;
+    if (ctx->busy > 0) {
+        pthread_mutex_unlock(&ctx->lock);
+        spin_until_zero(&ctx->busy, ctx->spin_ns);
+        pthread_mutex_lock(&ctx->lock);
+    }
     while (ctx->busy > 0)
         pthread_cond_wait(&ctx->done_cv, &ctx->lock);
     pthread_mutex_unlock(&ctx->lock);
@@ -138,6 +220,9 @@ npu_cpu_ctx_create(int nthreads)
     }
     ctx->nthreads = nthreads;
     ctx->cur_op = NPU_OP_NONE;
+    const char *spin = getenv("NPU_CPU_SPIN_US");
+    long spin_us = spin && *spin ? strtol(spin, NULL, 10) : CPU_SPIN_US_DEFAULT;
+    ctx->spin_ns = (spin_us < 0 ? 0 : spin_us > 100000 ? 100000 : spin_us) * (int64_t)1000;
     const char *prof = getenv("NPU_CPU_PROFILE");
     if (prof && *prof && strcmp(prof, "0")) {
         ctx->prof_s = calloc(NPU_OP_COUNT, sizeof(double));
@@ -252,7 +337,7 @@ npu_cpu_ctx_destroy(struct npu_cpu_ctx *ctx)
     free(ctx->prof_s);
     free(ctx->prof_n);
     pthread_mutex_lock(&ctx->lock);
-    ctx->quit = true;
+    __atomic_store_n(&ctx->quit, true, __ATOMIC_RELAXED);
     pthread_cond_broadcast(&ctx->start_cv);
     pthread_mutex_unlock(&ctx->lock);
     for (int t = 0; t < ctx->nworkers; t++)
