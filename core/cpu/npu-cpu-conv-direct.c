@@ -579,6 +579,7 @@ struct cd_job {
     const int64_t *koff;  /* [K] offset of each k's run from src */
     const int64_t *koffp; /* [K] k * 48: a packed tail panel */
     bool in_place;        /* src is X: a tail panel is packed so as not to read past X */
+    bool ph0;             /* 1x1 with a stride: only phase (0, 0) is read, so only it is copied */
     float *y;             /* this image's output */
     const float *res;     /* the fused residual (all images) or NULL */
     const float *res_img; /* this image's residual */
@@ -596,8 +597,8 @@ struct cd_job {
 };
 
 /* Input row xr (W floats) into padded row prow of phase (., 0); the column phases are
- * phase floats apart. AVX2 where there is one: the stride-2 split of YOLOv8n's 320x320
- * planes ran 8 % faster. */
+ * phase floats apart (with ph0 only column phase 0 is written). AVX2 where there is one: the
+ * stride-2 split of YOLOv8n's 320x320 planes ran 8 % faster. */
 static inline void
 cd_copy_row(const struct cd_job *j, const float *xr, float *prow, int64_t phase)
 {
@@ -606,7 +607,7 @@ cd_copy_row(const struct cd_job *j, const float *xr, float *prow, int64_t phase)
         memcpy(prow + pl, xr, sizeof(float) * (size_t)W);
         return;
     }
-    for (int64_t r = 0; r < s1; r++) {
+    for (int64_t r = 0; r < (j->ph0 ? 1 : s1); r++) {
         /* padded column q * s1 + r is input column q * s1 + r - pl */
         float *d = prow + r * phase;
         int64_t q0 = pl >= r ? NPU_DIV_ROUND_UP(pl - r, s1) : 0;
@@ -633,6 +634,8 @@ cd_copy_task(void *arg, int64_t begin, int64_t end, int tid)
         memset(dc, 0, sizeof(float) * (size_t)j->cstride);
         for (int64_t h = 0; h < j->H; h++) {
             int64_t hp = h + j->pt;
+            if (j->ph0 && hp % s0)
+                continue;
             cd_copy_row(j, xc + h * W, dc + (hp % s0) * s1 * j->phase + (hp / s0) * j->Wq,
                         j->phase);
         }
@@ -949,7 +952,10 @@ cpu_conv_direct(struct npu_cpu_ctx *ctx, const struct cpu_cd_args *a)
         j.Hq = NPU_DIV_ROUND_UP(H + w->pb[0] + NPU_MAX(w->pe[0], (int64_t)0), s0);
         j.Wq = NPU_DIV_ROUND_UP(W + w->pb[1] + NPU_MAX(w->pe[1], (int64_t)0), s1);
         j.phase = j.Hq * j.Wq;
-        j.cstride = s0 * s1 * j.phase;
+        /* a 1x1 kernel with a stride (ResNet's downsampling convs) reads phase (0, 0) alone:
+         * the other phases are not copied (3/4 of a stride-2 copy), channels a phase apart */
+        j.ph0 = KH == 1 && KW == 1 && s0 * s1 > 1;
+        j.cstride = j.ph0 ? j.phase : s0 * s1 * j.phase;
         /* a panel reads up to 47 floats past the last real output's run */
         buf_floats = (size_t)(C * j.cstride + j.Wq + 64);
         /* a copy larger than L2 is made band by band, each band computed while it is in L2:
@@ -963,7 +969,7 @@ cpu_conv_direct(struct npu_cpu_ctx *ctx, const struct cpu_cd_args *a)
         int64_t extra = ((KH - 1) * w->d[0]) / s0 + 2;
         int64_t copy_bytes = (int64_t)(buf_floats * sizeof(float));
         if ((copy_bytes > (INT64_C(3) << 20) || (copy_bytes > (INT64_C(1) << 20) && M <= 32)) &&
-            K <= cd_kc_over && j.Wq >= 64 && cd_band_on) {
+            K <= cd_kc_over && j.Wq >= 64 && cd_band_on && !j.ph0) {
             j.ob = NPU_MAX((int64_t)2, (INT64_C(256) << 10) / rowbytes - extra);
             if (j.ob * 2 <= OH) {
                 j.bhq = j.ob + extra;

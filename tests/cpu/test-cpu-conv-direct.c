@@ -264,6 +264,13 @@ main(void)
         {1, 16, 130, 131, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, "relu"},
         {1, 7, 301, 290, 20, 3, 3, 2, 2, 1, 1, 1, 0, 2, 1, true, "silu"},
         {2, 10, 170, 160, 9, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, false, NULL},
+        /* 1x1 with a stride (only phase (0, 0) is copied): odd planes, strides 2 and 3 and
+         * mixed, padding (some copied rows and columns are zero), batch 2, a plane of many
+         * panels (ResNet's 56x56 downsampling shape, smaller) */
+        {2, 13, 15, 17, 11, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, true, "relu"},
+        {1, 9, 20, 19, 17, 1, 1, 3, 2, 1, 1, 1, 2, 0, 1, true, NULL},
+        {1, 6, 11, 14, 8, 1, 1, 2, 3, 1, 1, 1, 1, 1, 1, false, "silu"},
+        {1, 64, 56, 56, 40, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, true, NULL},
     };
     for (size_t i = 0; i < NPU_ARRAY_SIZE(cases); i++)
         run_case(&cases[i]);
