@@ -535,22 +535,11 @@ typedef void (*un_fn)(void *out, const void *x, int64_t n, const struct ew_param
 #define UN_ROW(sfx, T, W, DT, op) [NPU_DTYPE_##DT] = op##_##sfx,
 #define UN_INST(sfx, T, W, DT, op, EXPR) UN_FNW(op##_##sfx, T, W, T, EXPR)
 
-/* sigmoid from e = exp(-|x|), so that neither tail overflows or loses its relative accuracy:
- * 1 / (1 + e) for x >= 0, e / (1 + e) below */
-static inline float
-sigmoidf_(float x)
-{
-    float ax = x < 0 ? -x : x;
-    float e = cpu_expf(-ax);
-    float s = 1.0f / (1.0f + e);
-    return x < 0 ? e * s : s;
-}
-
 /* x * sigmoid(x); -inf gives -0 (the limit) rather than -inf * 0 */
 static inline float
 siluf_(float x)
 {
-    float y = x * sigmoidf_(x);
+    float y = x * cpu_sigmoidf(x);
     return x < -200.0f ? -0.0f : y;
 }
 
@@ -578,7 +567,7 @@ UN_FN(neg_f32, float, float, -x)
 UN_FN(recip_f32, float, float, 1.0f / x)
 UN_FN(relu_f32, float, float, x < 0 ? 0.0f : x)
 UN_FN(lrelu_f32, float, float, x < 0 ? (float)p->alpha * x : x)
-UN_HOT_FN(sigmoid_f32, float, float, sigmoidf_(x))
+UN_HOT_FN(sigmoid_f32, float, float, cpu_sigmoidf(x))
 UN_HOT_FN(tanh_f32, float, float, cpu_tanhf(x))
 UN_FN(hsig_f32, float, float,
       ((float)p->alpha * x + (float)p->beta) < 0   ? 0.0f
@@ -948,7 +937,7 @@ cpu_act_apply(const struct cpu_act_spec *act, float *x, int64_t n)
         break;
     case CPU_ACT_SIGMOID:
         for (int64_t i = 0; i < n; i++)
-            x[i] = sigmoidf_(x[i]);
+            x[i] = cpu_sigmoidf(x[i]);
         break;
     case CPU_ACT_TANH:
         for (int64_t i = 0; i < n; i++)

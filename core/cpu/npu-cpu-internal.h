@@ -481,6 +481,17 @@ cpu_expf(float x)
     return x != x ? x : y;
 }
 
+/* sigmoid from e = exp(-|x|), so that neither tail overflows or loses its relative accuracy:
+ * 1 / (1 + e) for x >= 0, e / (1 + e) below (the Sigmoid kernel and the RNN gates) */
+static inline float
+cpu_sigmoidf(float x)
+{
+    float ax = x < 0 ? -x : x;
+    float e = cpu_expf(-ax);
+    float s = 1.0f / (1.0f + e);
+    return x < 0 ? e * s : s;
+}
+
 /* tanh for float, ~2 ulp, branch-free: expm1(2|x|) / (expm1(2|x|) + 2), with expm1 from its
  * Taylor series below 0.625 (where exp(u) - 1 would cancel) and from cpu_expf above. */
 static inline float

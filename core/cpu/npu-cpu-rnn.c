@@ -45,21 +45,11 @@ struct act {
     float alpha, beta;
 };
 
-/* sigmoid from e = exp(-|x|), as the Sigmoid kernel computes it: neither tail overflows */
-static inline float
-sigmoidf_(float x)
-{
-    float ax = x < 0 ? -x : x;
-    float e = cpu_expf(-ax);
-    float s = 1.0f / (1.0f + e);
-    return x < 0 ? e * s : s;
-}
-
 static inline float
 act_apply(const struct act *a, float x)
 {
     switch (a->k) {
-    case ACT_SIGMOID: return sigmoidf_(x);
+    case ACT_SIGMOID: return cpu_sigmoidf(x);
     case ACT_TANH: return cpu_tanhf(x);
     case ACT_RELU: return x > 0 ? x : 0;
     case ACT_HARD_SIGMOID: {
@@ -146,7 +136,7 @@ act_vec(const struct act *a, float *x, int64_t n)
     switch (a->k) {
     case ACT_SIGMOID:
         for (int64_t i = 0; i < n; i++)
-            x[i] = sigmoidf_(x[i]);
+            x[i] = cpu_sigmoidf(x[i]);
         return;
     case ACT_TANH:
         for (int64_t i = 0; i < n; i++)
