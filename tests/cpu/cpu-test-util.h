@@ -276,6 +276,28 @@ tt_same_bytes(const struct npu_tensor *a, const struct npu_tensor *b)
            !memcmp(a->data, b->data, (size_t)tt_n(a) * npu_dtype_size(a->dtype));
 }
 
+/* ---- references --------------------------------------------------------------------------- */
+
+/* The fused activation `act` (the npu_act attribute's names; NULL for none) in double, for the
+ * references of the conv and packed-GEMM tests; NAN for a name it does not know. */
+static inline double
+tt_act_ref(const char *act, double v)
+{
+    if (!act)
+        return v;
+    if (!strcmp(act, "relu"))
+        return v > 0 ? v : 0;
+    if (!strcmp(act, "leaky_relu"))
+        return v > 0 ? v : 0.01 * v;
+    if (!strcmp(act, "sigmoid"))
+        return 1.0 / (1.0 + exp(-v));
+    if (!strcmp(act, "silu"))
+        return v / (1.0 + exp(-v));
+    if (!strcmp(act, "gelu"))
+        return 0.5 * v * (1.0 + erf(v / sqrt(2.0)));
+    return NAN;
+}
+
 #endif /* CPU_TEST_UTIL_H */
 
 /* ---- one op on two contexts ----------------------------------------------------------------- */

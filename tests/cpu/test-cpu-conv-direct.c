@@ -20,22 +20,6 @@ struct cd_case {
     const char *act;
 };
 
-static double
-act_ref(const char *act, double v)
-{
-    if (!act)
-        return v;
-    if (!strcmp(act, "relu"))
-        return v > 0 ? v : 0;
-    if (!strcmp(act, "leaky_relu"))
-        return v > 0 ? v : 0.01 * v;
-    if (!strcmp(act, "sigmoid"))
-        return 1.0 / (1.0 + exp(-v));
-    if (!strcmp(act, "silu"))
-        return v / (1.0 + exp(-v));
-    return NAN;
-}
-
 static void
 run_case(const struct cd_case *c)
 {
@@ -84,7 +68,7 @@ run_case(const struct cd_case *c)
                         acc += bf[m];
                         mag += fabs(bf[m]);
                     }
-                    double want = act_ref(c->act, acc);
+                    double want = tt_act_ref(c->act, acc);
                     double got = ((const float *)y->data)[((n * c->M + m) * OH + oh) * OW + ow];
                     double e = fabs(got - want) / (1e-6 * (mag + 1.0));
                     if (!(e <= worst))
@@ -138,7 +122,7 @@ run_case(const struct cd_case *c)
         const float *pf = yf->data, *pu = y2->data;
         double e = 0;
         for (int64_t i = 0; i < npu_tensor_numel(yf); i++)
-            e = fmax(e, fabs(pf[i] - act_ref(c->act, pu[i])));
+            e = fmax(e, fabs(pf[i] - tt_act_ref(c->act, pu[i])));
         CHECK(e < 1e-5);
     }
     CHECK_EQ_INT(NPU_OK, npu_cpu_run_prep(tctxn, prep, NPU_OP_CONV, al_done(&al),

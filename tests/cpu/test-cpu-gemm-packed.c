@@ -21,18 +21,6 @@ struct mm_case {
     const char *act;
 };
 
-static double
-act_ref(const char *act, double v)
-{
-    if (!act)
-        return v;
-    if (!strcmp(act, "relu"))
-        return v > 0 ? v : 0;
-    if (!strcmp(act, "gelu"))
-        return 0.5 * v * (1.0 + erf(v / sqrt(2.0)));
-    return NAN;
-}
-
 static void
 run_case(const struct mm_case *c)
 {
@@ -110,7 +98,7 @@ run_case(const struct mm_case *c)
                 acc += beta * cf[n];
                 mag += fabs(beta * cf[n]);
             }
-            double want = act_ref(c->act, acc);
+            double want = tt_act_ref(c->act, acc);
             for (int v = 0; v < 2; v++) {
                 double got = ((const float *)y[v]->data)[r * c->N + n];
                 double e = fabs(got - want) / (1e-6 * (mag + 1.0));
