@@ -81,6 +81,28 @@ hp_tensor(const char *name, uint32_t rows, uint32_t cols, bool scalar_row)
     return t;
 }
 
+/* Copies a laid-out image's command words, tasks (all named `name`) and relocations into
+ * fresh arrays, as a job needs them; relocs gets one spare entry. -1 when out of memory. */
+static inline int
+hand_image_copy(const struct npu_regcmd_image *img, const char *name, uint64_t **regcmd,
+                struct npu_prog_task **tasks, struct npu_prog_reloc **relocs)
+{
+    *regcmd = malloc(img->n_qwords * 8);
+    *tasks = calloc(img->n_tasks, sizeof(**tasks));
+    *relocs = calloc(img->n_relocs + 1, sizeof(**relocs));
+    if (!*regcmd || !*tasks || !*relocs)
+        return -1;
+    memcpy(*regcmd, img->qwords, img->n_qwords * 8);
+    for (uint32_t i = 0; i < img->n_tasks; i++)
+        (*tasks)[i] =
+            (struct npu_prog_task){img->tasks[i].start, img->tasks[i].n_body,
+                                   img->tasks[i].enable_mask, img->tasks[i].int_mask, name};
+    for (uint32_t i = 0; i < img->n_relocs; i++)
+        (*relocs)[i] = (struct npu_prog_reloc){img->relocs[i].qword, img->relocs[i].buffer,
+                                               img->relocs[i].offset};
+    return 0;
+}
+
 /* Builds the program; returns 0 on success. */
 static inline int
 hand_prog_make(struct hand_prog *h, uint32_t m, uint32_t k, uint32_t n, bool io_on_npu,
@@ -170,17 +192,10 @@ hand_prog_make(struct hand_prog *h, uint32_t m, uint32_t k, uint32_t n, bool io_
         return -1;
     }
     npu_stream_fini(&s);
-    h->regcmd = malloc(img.n_qwords * 8);
-    h->tasks = calloc(img.n_tasks, sizeof(*h->tasks));
-    h->relocs = calloc(img.n_relocs + 1, sizeof(*h->relocs));
-    memcpy(h->regcmd, img.qwords, img.n_qwords * 8);
-    for (uint32_t i = 0; i < img.n_tasks; i++)
-        h->tasks[i] =
-            (struct npu_prog_task){img.tasks[i].start, img.tasks[i].n_body,
-                                   img.tasks[i].enable_mask, img.tasks[i].int_mask, "matmul"};
-    for (uint32_t i = 0; i < img.n_relocs; i++)
-        h->relocs[i] = (struct npu_prog_reloc){img.relocs[i].qword, img.relocs[i].buffer,
-                                               img.relocs[i].offset};
+    if (hand_image_copy(&img, "matmul", &h->regcmd, &h->tasks, &h->relocs)) {
+        npu_image_fini(&img);
+        return -1;
+    }
     h->job = (struct npu_prog_job){h->regcmd, (uint32_t)img.n_qwords, h->tasks,  img.n_tasks,
                                    h->relocs, img.n_relocs,           img.align, 0};
     npu_image_fini(&img);

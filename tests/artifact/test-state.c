@@ -24,6 +24,7 @@
  */
 #include <math.h>
 
+#include "hand-prog.h"
 #include "npu-dpu.h"
 #include "npu-fp16.h"
 #include "npu-task.h"
@@ -114,18 +115,9 @@ sprog_make(struct sprog *h)
     CHECK_EQ_INT(NPU_OK, npu_stream_layout(&s, 0, NPU_SEGMENT_ALIGN, &img));
     CHECK_EQ_INT(NPU_OK, npu_image_chain(&img, 0, img.n_tasks, 1));
     npu_stream_fini(&s);
-    h->regcmd = malloc(img.n_qwords * 8);
-    h->tasks = calloc(img.n_tasks, sizeof(*h->tasks));
-    h->relocs = calloc(img.n_relocs + 1, sizeof(*h->relocs));
-    memcpy(h->regcmd, img.qwords, img.n_qwords * 8);
-    for (uint32_t i = 0; i < img.n_tasks; i++)
-        h->tasks[i] =
-            (struct npu_prog_task){img.tasks[i].start, img.tasks[i].n_body,
-                                   img.tasks[i].enable_mask, img.tasks[i].int_mask, "append"};
+    CHECK_EQ_INT(0, hand_image_copy(&img, "append", &h->regcmd, &h->tasks, &h->relocs));
     int state_reloc = -1;
     for (uint32_t i = 0; i < img.n_relocs; i++) {
-        h->relocs[i] = (struct npu_prog_reloc){img.relocs[i].qword, img.relocs[i].buffer,
-                                               img.relocs[i].offset};
         if (img.relocs[i].buffer == NPU_BUF_STATE) {
             CHECK(state_reloc < 0); /* the copy writes through one address register */
             state_reloc = (int)i;
