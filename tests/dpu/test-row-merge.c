@@ -145,8 +145,8 @@ run_case(const struct mcase *p, const char *label)
     int64_t xd[3] = {p->a, p->r, p->c};
     gc_fill(&c.in[0], 3, xd, 31, 16, 0);
     struct gresult r = gc_run(&c);
-    printf("  %-46s tasks %4u  modeled %8.1f us  err/tol %.2f\n", label, r.tasks,
-           r.modeled_s * 1e6, r.err);
+    printf("  %-46s tasks %4u  modeled %8.1f us  err/tol %.2f\n", label, r.tasks, r.modeled_s * 1e6,
+           r.err);
     free(c.in[0].data);
 }
 
