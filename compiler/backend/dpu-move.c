@@ -13,7 +13,10 @@
  *     output is a sub-cube (slice) or the input is a sub-cube of the output (concat), which
  *     one flying copy with line / surface strides moves;
  *   - blocks: the head split / merge of attention (Transpose (0, 2, 1, 3) between a
- *     [rows, heads x D] map and a [heads x rows, D] map), one copy per block.
+ *     [rows, heads x D] map and a [heads x rows, D] map), one copy per block;
+ *   - rows merged into channels (a Reshape of rows (C, R, 1) to (g C, R / g, 1), e.g. the
+ *     one-token head merge behind an NPU attention) when a convolution reads the result:
+ *     a relayout into the canonical view the conv lowering reads (lower_row_merge).
  * Anything else stays on the CPU. Without an alias mechanism in the memory planner a
  * reinterpretation still costs one copy task (docs/npu-dpu-ops.md proposes one).
  */
