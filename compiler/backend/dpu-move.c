@@ -13,7 +13,10 @@
  *     output is a sub-cube (slice) or the input is a sub-cube of the output (concat), which
  *     one flying copy with line / surface strides moves;
  *   - blocks: the head split / merge of attention (Transpose (0, 2, 1, 3) between a
- *     [rows, heads x D] map and a [heads x rows, D] map), one copy per block.
+ *     [rows, heads x D] map and a [heads x rows, D] map), one copy per block;
+ *   - rows merged into channels (a Reshape of rows (C, R, 1) to (g C, R / g, 1), e.g. the
+ *     one-token head merge behind an NPU attention) when a convolution reads the result:
+ *     a relayout into the canonical view the conv lowering reads (lower_row_merge).
  * Anything else stays on the CPU. Without an alias mechanism in the memory planner a
  * reinterpretation still costs one copy task (docs/npu-dpu-ops.md proposes one).
  */
@@ -171,6 +174,83 @@ view_ok(const uint32_t v[3], int64_t n)
            (int64_t)v[0] * v[1] * v[2] == n;
 }
 
+/* Whether an NPU reader of v, directly or behind up to `depth` Quantize / DequantizeLinear
+ * nodes (DPU passes that keep their input's view), is a node of another lowering than the
+ * DPU's (a convolution: MatMul, Gemm, QLinearMatMul, ...), which reads its input in the
+ * canonical view only (npu_lower_input). Lowering: readers placed on the NPU; cost() and
+ * supports() dry runs: readers not forced onto the CPU. */
+static bool
+conv_reads(const struct rkd *b, const struct npu_value *v, int depth)
+{
+    for (int i = 0; v && i < v->nusers; i++) {
+        const struct npu_node *u = v->users[i];
+        const struct npu_op_handler *h = npu_op_handler(u->op);
+        bool npu = b->cx ? u->device == NPU_DEVICE_NPU : u->device != NPU_DEVICE_CPU;
+        if (!npu || !h || !h->lower)
+            continue;
+        if (h->lower != npu_dpu_lower)
+            return true;
+        if (depth > 0 && u->nout > 0 &&
+            (u->op == NPU_OP_QUANTIZE_LINEAR || u->op == NPU_OP_DEQUANTIZE_LINEAR) && u->nin > 0 &&
+            u->in[0] == v && conv_reads(b, u->out[0], depth - 1))
+            return true;
+    }
+    return false;
+}
+
+/* A Reshape that merges the rows of a rows-layout value into channels: input (C, R, 1) by
+ * rows, output (g C, R / g, 1) by rows, output row y the input rows y g .. y g + g - 1 side
+ * by side (e.g. the one-token head merge [H, 1, hd] -> [1, 1, H hd] behind an NPU
+ * attention, which writes its heads as rows). Element order is kept, but NC1HWC2 keeps a
+ * row's C channels in C / 8 surfaces R atoms apart, so the bytes differ: a relayout. g is
+ * the number of rows merged; false when the views are not of that form. */
+static bool
+row_merge(const struct vmap *in, const struct vmap *out, uint32_t *g)
+{
+    if (in->order != NPU_VIEW_HWC || out->order != NPU_VIEW_HWC || in->view[2] != 1 ||
+        out->view[2] != 1)
+        return false;
+    uint32_t C = in->view[0], R = in->view[1];
+    if (!C || C % 8 || out->view[0] <= C || out->view[0] % C)
+        return false;
+    *g = out->view[0] / C;
+    return (uint64_t)*g * out->view[1] == R;
+}
+
+/* The relayout of row_merge as DPU copies (facts §2.10 strides; the same read / write map
+ * forms the head split and Concat copies use): one per merged row j, input rows j, j + g, ...
+ * (a line of g atoms) to output channels [j C, (j + 1) C); or, when all rows merge into one
+ * (R / g == 1) and there are fewer surfaces than rows, one per input surface s, its R atoms
+ * to output atoms s, s + C / 8, ... (one written surface, a line of C / 8 atoms). */
+static enum npu_status
+lower_row_merge(struct rkd *b, int idx, struct npu_value *x, const struct vmap *vin,
+                const struct vmap *vo, uint32_t g, struct why *w)
+{
+    struct npu_dpu_map xm;
+    if (!dl_input(b, x, vin, &xm, w))
+        return NPU_ERR_UNSUPPORTED;
+    struct npu_dpu_map om = dl_map(rkd_result(), vo);
+    const uint32_t C = vin->view[0], rows = vo->view[1];
+    if (rows == 1 && C / 8 < g) {
+        for (uint32_t s = 0; s < C / 8; s++) {
+            struct npu_dpu_map src = npu_dpu_map_channels(&xm, s * 8, 8);
+            struct npu_dpu_map dst = npu_dpu_map_channels(&om, s * 8, 8);
+            dst.h = g;
+            dst.line = (C / 8) * npu_dpu_map_surf(&om);
+            dst.surf = dst.line * g;
+            dl_copy(b, &src, &dst);
+        }
+    } else {
+        for (uint32_t j = 0; j < g; j++) {
+            struct npu_dpu_map src = npu_dpu_map_rows(&xm, j, rows);
+            src.line *= g;
+            struct npu_dpu_map dst = npu_dpu_map_channels(&om, j * C, C);
+            dl_copy(b, &src, &dst);
+        }
+    }
+    return dl_finish(b, idx, vo);
+}
+
 /* Output idx of b->orig is input x remapped by r; picks the cheapest classification. */
 static enum npu_status
 lower_remap(struct rkd *b, int idx, struct npu_value *x, const struct remap *r, struct why *w)
@@ -193,6 +273,12 @@ lower_remap(struct rkd *b, int idx, struct npu_value *x, const struct remap *r, 
         nc++;
     }
     struct npu_dpu_map xm;
+    /* a convolution reads the result (it takes the canonical view only): rows merged into
+     * channels are laid out for it here, rather than viewed or copied as they are */
+    uint32_t g;
+    if (nc > 0 && npu_value_numel(x) == n && remap_identity(r, n) &&
+        row_merge(&vin, &cand[0], &g) && conv_reads(b, out, 2))
+        return lower_row_merge(b, idx, x, &vin, &cand[0], g, w);
     for (int k = 0; k < nc; k++) {
         if (npu_value_numel(x) == n && same_bytes(&vin, &cand[k], r, n)) {
             /* a reinterpretation: a view of the input's bytes when every reader is a

@@ -19,6 +19,9 @@
 # --npu-attention: every model's decode step's attention must run on the NPU (its mask a
 # run-time input; LLaMA's and Qwen2's grouped-query attention reads the RoPE'd query as
 # rows, docs/llm.md), as npu-generate's "decode program" line says.
+# On sim, LLaMA's and Qwen2's decode step leaves no product on the CPU ("(0 MatMul)" in that
+# line): the output projection behind the NPU attention's one-token head merge included
+# (dpu-move.c lower_row_merge; before it, those products stayed on the CPU).
 import atexit
 import json
 import os
@@ -89,6 +92,12 @@ def main():
             for ln in info:
                 print("     " + ln)
             on_npu = any("attention on the NPU (0 of" in ln for ln in info)
+            if backend == "sim" and name in ("llama", "qwen2"):
+                dec = [ln for ln in info if ln.startswith("decode program")]
+                if not dec or not on_npu or "(0 MatMul)" not in dec[0]:
+                    print(f"FAIL {name} {backend}: products of the decode step on the CPU "
+                          f"(want attention on the NPU and 0 MatMul): {dec}")
+                    fails += 1
             if want_npu_attn and not on_npu:
                 print(f"FAIL {name} {backend}: the decode step's attention is not on the NPU")
                 fails += 1
