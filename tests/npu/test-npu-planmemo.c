@@ -70,8 +70,8 @@ main(void)
     gs[ng++] = geom(96, 40, 40, 96, 3, true);
     gs[ng++] = geom(4096, 256, 256, 4096, 3, false); /* too many tasks */
     for (uint32_t i = 0; ng < (int)NPU_ARRAY_SIZE(gs); i++)
-        gs[ng++] = geom(32 + 32 * (i % 7), 8 + i, 16 + 2 * i, 16 + 16 * (i % 5), 1 + 2 * (i % 2),
-                        false);
+        gs[ng++] =
+            geom(32 + 32 * (i % 7), 8 + i, 16 + 2 * i, 16 + 16 * (i % 5), 1 + 2 * (i % 2), false);
     struct npu_backend_options o0 = {0}, forced = {0}, limited = {0}, rknn = {0};
     forced.force_rows = 4;
     forced.force_kernels = 32;
