@@ -143,6 +143,9 @@ bool conv_plan_conv(const struct rk_conv_geom *g, uint32_t groups,
  * take their kernels' slice of it. */
 bool conv_plan_conv1(const struct rk_conv_geom *g, uint32_t groups,
                      const struct npu_backend_options *o, bool one_set, struct plan *best);
+/* conv_plan_conv1 without its memo of recent plans: the search itself (tests compare). */
+bool conv_plan_search(const struct rk_conv_geom *g, uint32_t groups,
+                      const struct npu_backend_options *o, bool one_set, struct plan *best);
 
 /* ---- weights and bias (conv-weights.c) ------------------------------------------------------- */
 

@@ -16,6 +16,7 @@
  * accounts tasks (rk_task_seconds) and the cheapest wins; the RKNN rule
  * (NOTES S14) is one candidate and can be forced (rknn_tiling).
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -275,8 +276,8 @@ conv_plan_conv(const struct rk_conv_geom *g, uint32_t groups, const struct npu_b
 /* one_set: the weights are one packed set (no channel blocks); kernel tiles
  * then take their kernels' slice of it. */
 bool
-conv_plan_conv1(const struct rk_conv_geom *g, uint32_t groups, const struct npu_backend_options *o,
-                bool one_set, struct plan *best)
+conv_plan_search(const struct rk_conv_geom *g, uint32_t groups, const struct npu_backend_options *o,
+                 bool one_set, struct plan *best)
 {
     const uint32_t C = groups > 1 ? g->c / groups : g->c;
     const uint32_t K = groups > 1 ? g->k / groups : g->k;
@@ -405,4 +406,93 @@ conv_plan_conv1(const struct rk_conv_geom *g, uint32_t groups, const struct npu_
 #undef FORCED_OK
     conv_plan_free(&p);
     return have;
+}
+
+/* Plans already searched: the search prices every candidate tiling with the timing model,
+ * and the same geometry is planned again and again (a transformer's layers repeat their
+ * matmuls; the partitioner's cost() and the lowering plan each one; SigLIP-B/16: 7 % of
+ * its compile). The plan is a function of the geometry (compared byte for byte), groups,
+ * one_set, the options the search reads and the timing model's figures (compared byte for
+ * byte too), so a remembered plan is the one the search would return. A few recent ones,
+ * shared by all threads under a lock, in static storage (nothing to free at exit). */
+struct plan_memo {
+    bool used, ok, one_set;
+    uint32_t groups, max_tasks, force_rows, force_kernels, force_channels, force_order;
+    int rknn_tiling;
+    struct rk_conv_geom g;
+    struct npu_timing_model tm;
+    struct plan p; /* p.t: a private copy of the tiles */
+};
+static struct plan_memo plan_memo[16];
+static unsigned plan_memo_next;
+static pthread_mutex_t plan_memo_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool
+memo_matches(const struct plan_memo *m, const struct rk_conv_geom *g, uint32_t groups,
+             const struct npu_backend_options *o, bool one_set, const struct npu_timing_model *tm)
+{
+    return m->used && m->groups == groups && m->one_set == one_set &&
+           m->max_tasks == o->max_tasks && m->force_rows == o->force_rows &&
+           m->force_kernels == o->force_kernels && m->force_channels == o->force_channels &&
+           m->force_order == (uint32_t)o->force_order && m->rknn_tiling == o->rknn_tiling &&
+           !memcmp(&m->g, g, sizeof(*g)) && !memcmp(&m->tm, tm, sizeof(*tm));
+}
+
+/* *dst = a copy of src with its own tiles; false when out of memory (dst then empty). */
+static bool
+plan_copy(struct plan *dst, const struct plan *src)
+{
+    *dst = *src;
+    dst->t = NULL;
+    dst->cap = 0;
+    if (!src->n)
+        return true;
+    dst->t = malloc((size_t)src->n * sizeof(*src->t));
+    if (!dst->t) {
+        memset(dst, 0, sizeof(*dst));
+        return false;
+    }
+    memcpy(dst->t, src->t, (size_t)src->n * sizeof(*src->t));
+    dst->cap = src->n;
+    return true;
+}
+
+bool
+conv_plan_conv1(const struct rk_conv_geom *g, uint32_t groups, const struct npu_backend_options *o,
+                bool one_set, struct plan *best)
+{
+    const struct npu_timing_model *tm = npu_timing_model();
+    pthread_mutex_lock(&plan_memo_lock);
+    for (unsigned i = 0; i < NPU_ARRAY_SIZE(plan_memo); i++) {
+        const struct plan_memo *m = &plan_memo[i];
+        if (memo_matches(m, g, groups, o, one_set, tm) && plan_copy(best, &m->p)) {
+            bool ok = m->ok;
+            pthread_mutex_unlock(&plan_memo_lock);
+            return ok;
+        }
+    }
+    pthread_mutex_unlock(&plan_memo_lock);
+    bool ok = conv_plan_search(g, groups, o, one_set, best);
+    struct plan copy;
+    if (!plan_copy(&copy, best))
+        return ok; /* not remembered */
+    pthread_mutex_lock(&plan_memo_lock);
+    struct plan_memo *m = &plan_memo[plan_memo_next++ % NPU_ARRAY_SIZE(plan_memo)];
+    conv_plan_free(&m->p);
+    memset(m, 0, sizeof(*m));
+    m->used = true;
+    m->ok = ok;
+    m->one_set = one_set;
+    m->groups = groups;
+    m->max_tasks = o->max_tasks;
+    m->force_rows = o->force_rows;
+    m->force_kernels = o->force_kernels;
+    m->force_channels = o->force_channels;
+    m->force_order = (uint32_t)o->force_order;
+    m->rknn_tiling = o->rknn_tiling;
+    memcpy(&m->g, g, sizeof(*g));
+    memcpy(&m->tm, tm, sizeof(*tm));
+    m->p = copy;
+    pthread_mutex_unlock(&plan_memo_lock);
+    return ok;
 }

@@ -31,7 +31,10 @@ dl_npu_value(const struct rkd *b, const struct npu_value *v)
  * Relu chain: 67 M register writes emitted). A prediction depends on the value and the depth
  * alone (dry lowerings see no compile context and change nothing), and the graph does not
  * change while the outermost one runs, so a remembered answer is the one it would compute.
- * The table lives for that one outermost call (per thread) and is then forgotten. */
+ * The table lives for that one outermost call (per thread) and is then forgotten, or, inside
+ * an npu_backend_dry_scope, until the scope closes (the caller promises the graph does not
+ * change in between: the partitioner's supports() and cost() of one node predict the same
+ * producers at the same depths). */
 struct pv_entry {
     const struct npu_value *v;
     int depth;
@@ -40,9 +43,19 @@ struct pv_entry {
 };
 static _Thread_local struct {
     int active; /* nesting of predict_view calls */
+    int scope;  /* open npu_backend_dry_scope calls */
     int n;
     struct pv_entry e[64];
 } pv_memo;
+
+void
+npu_backend_dry_scope(bool open)
+{
+    if (open)
+        pv_memo.scope++;
+    else if (pv_memo.scope > 0 && --pv_memo.scope == 0 && !pv_memo.active)
+        pv_memo.n = 0;
+}
 
 /* Dry runs do not have the NPU values yet: the view a DPU-lowered producer will give its result
  * is predicted by a dry lowering of that producer (depth-limited). */
@@ -69,7 +82,7 @@ predict_view(const struct npu_value *v, struct vmap *vm, int depth)
     if (ok)
         *vm = *(const struct vmap *)sub.result_view;
     rkd_fini(&sub);
-    if (--pv_memo.active == 0) {
+    if (--pv_memo.active == 0 && !pv_memo.scope) {
         pv_memo.n = 0; /* the outermost prediction is done: forget */
     } else if (pv_memo.n < (int)NPU_ARRAY_SIZE(pv_memo.e)) {
         struct pv_entry *e = &pv_memo.e[pv_memo.n++];

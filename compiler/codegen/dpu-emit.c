@@ -740,17 +740,18 @@ npu_dpu_emit_lut_upload(struct npu_stream *s, const struct npu_dpu_lut *lut,
      * are the same register: packed here once, the qwords npu_emit would push (an upload
      * is 1,026 writes, and dry lowerings emit it for every LUT node they predict). */
     uint16_t tgt = npu_target_for_offset(REG_DPU_LUT_ACCESS_DATA);
+    uint64_t q[512];
     npu_emit(s, REG_DPU_LUT_ACCESS_DATA, (uint32_t)(int32_t)lut->le[0]);
     for (unsigned i = 1; i < 513; i++)
-        npu_emit_raw(s,
-                     npu_regcmd_pack(tgt, REG_DPU_LUT_ACCESS_DATA, (uint32_t)(int32_t)lut->le[i]));
+        q[i - 1] = npu_regcmd_pack(tgt, REG_DPU_LUT_ACCESS_DATA, (uint32_t)(int32_t)lut->le[i]);
+    npu_emit_raw_n(s, q, 512);
     npu_emit(s, REG_DPU_LUT_ACCESS_CFG,
              DPU_LUT_ACCESS_CFG_LUT_ACCESS_TYPE(NPU_LUT_ACCESS_WRITE) |
                  DPU_LUT_ACCESS_CFG_LUT_TABLE_ID(NPU_LUT_TABLE_LO));
     npu_emit(s, REG_DPU_LUT_ACCESS_DATA, (uint32_t)(int32_t)lut->lo[0]);
     for (unsigned i = 1; i < 513; i++)
-        npu_emit_raw(s,
-                     npu_regcmd_pack(tgt, REG_DPU_LUT_ACCESS_DATA, (uint32_t)(int32_t)lut->lo[i]));
+        q[i - 1] = npu_regcmd_pack(tgt, REG_DPU_LUT_ACCESS_DATA, (uint32_t)(int32_t)lut->lo[i]);
+    npu_emit_raw_n(s, q, 512);
     if ((r = npu_stream_end_task(s, NPU_OP_EN_DPU | NPU_OP_EN_DPU_RDMA)))
         return r;
     npu_dpu_cost_add(cost, s, cycle_s(), 32, 0);

@@ -497,6 +497,7 @@ npu_partition(struct npu_graph *g, const struct npu_partition_options *opts,
             continue;
         }
         why[i][0] = 0;
+        npu_backend_dry_scope(true); /* supports() and cost() predict the same producers */
         c.sup[i] = or && or->supports ? or->supports(g, n, why[i], sizeof(why[i]), or->user)
                                       : real_supports(g, n, why[i], sizeof(why[i]), bo);
         if (c.sup[i]) {
@@ -524,6 +525,7 @@ npu_partition(struct npu_graph *g, const struct npu_partition_options *opts,
             if (!why[i][0])
                 snprintf(why[i], sizeof(why[i]), "no NPU handler for %s", npu_op_name(n->op));
         }
+        npu_backend_dry_scope(false);
         measured[i] = cm == NPU_CPU_COST_MEASURED;
         if (o->mode != NPU_PARTITION_COST && !rep)
             c.cpu_s[i] = 0; /* not needed for the decision, nobody asked for the figures */

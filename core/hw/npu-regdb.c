@@ -15,6 +15,9 @@
  * classifier): lookups by offset are a direct index, built once from the sorted table, rather
  * than a search. Entry k is 1 + the table index of the register at offset 4k, 0 for none. */
 static uint16_t reg_index[0x10000 / 4];
+/* The regcmd target of the register at offset 4k (npu_target_for_offset, computed once):
+ * npu_emit packs every write with it instead of searching the blocks per write. */
+static uint16_t reg_target[0x10000 / 4];
 static pthread_once_t reg_index_once = PTHREAD_ONCE_INIT;
 
 static void
@@ -22,8 +25,10 @@ reg_index_build(void)
 {
     for (unsigned i = 0; i < npu_rk3588_n_regs && i < UINT16_MAX; i++) {
         uint32_t o = npu_rk3588_regs[i].offset;
-        if (!(o & 3) && !reg_index[o / 4])
+        if (!(o & 3) && !reg_index[o / 4]) {
             reg_index[o / 4] = (uint16_t)(i + 1);
+            reg_target[o / 4] = npu_target_for_offset(o);
+        }
     }
 }
 
@@ -56,6 +61,24 @@ npu_reg_lookup(uint32_t offset)
     pthread_once(&reg_index_once, reg_index_build);
     unsigned k = reg_index[offset / 4];
     return k ? &npu_rk3588_regs[k - 1] : NULL;
+}
+
+const struct npu_reg_info *
+npu_reg_lookup_target(uint32_t offset, uint16_t *target)
+{
+    *target = 0;
+    if (offset > 0xffff || (offset & 3)) {
+        const struct npu_reg_info *r = npu_reg_lookup(offset);
+        if (r)
+            *target = npu_target_for_offset(offset);
+        return r;
+    }
+    pthread_once(&reg_index_once, reg_index_build);
+    unsigned k = reg_index[offset / 4];
+    if (!k)
+        return NULL;
+    *target = reg_target[offset / 4];
+    return &npu_rk3588_regs[k - 1];
 }
 
 const struct npu_reg_info *

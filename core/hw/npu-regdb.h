@@ -87,6 +87,9 @@ extern const unsigned npu_rk3588_n_enums;
 
 /* Register at this offset, or NULL if the database has none. */
 const struct npu_reg_info *npu_reg_lookup(uint32_t offset);
+/* npu_reg_lookup, and *target = npu_target_for_offset(offset) when a register is found (0
+ * otherwise), both from tables built once: the register check and target of one write. */
+const struct npu_reg_info *npu_reg_lookup_target(uint32_t offset, uint16_t *target);
 /* Register by name: "CNA.CONV_CON3", "CNA_CONV_CON3" or "REG_CNA_CONV_CON3"; NULL if unknown. */
 const struct npu_reg_info *npu_reg_by_name(const char *name);
 /* Field of a register by name, or NULL. */

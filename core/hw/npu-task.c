@@ -104,20 +104,36 @@ open_task(struct npu_stream *s)
 }
 
 static bool
-push(struct npu_stream *s, struct npu_task_seg *t, uint64_t q)
+push_n(struct npu_stream *s, struct npu_task_seg *t, const uint64_t *q, uint32_t n)
 {
-    if (!grow((void **)&t->body, &t->cap_body, t->n_body + 1, sizeof(*t->body))) {
+    if (n > UINT32_MAX - t->n_body ||
+        !grow((void **)&t->body, &t->cap_body, t->n_body + n, sizeof(*t->body))) {
         fail(s, NPU_ERR_NOMEM, "out of memory in task %u", s->n_tasks - 1);
         return false;
     }
-    t->body[t->n_body++] = q;
+    memcpy(t->body + t->n_body, q, (size_t)n * sizeof(*q));
+    t->n_body += n;
     return true;
 }
 
-static const struct npu_reg_info *
-check_reg(struct npu_stream *s, uint16_t reg)
+/* Dry lowerings emit every register write of every task they cost: the common case (room
+ * left) stays inline. */
+static inline bool
+push(struct npu_stream *s, struct npu_task_seg *t, uint64_t q)
 {
-    const struct npu_reg_info *ri = npu_reg_lookup(reg);
+    if (__builtin_expect(t->n_body < t->cap_body, 1)) {
+        t->body[t->n_body++] = q;
+        return true;
+    }
+    return push_n(s, t, &q, 1);
+}
+
+/* The register at reg if a regcmd stream may write it (else fails the stream), and its
+ * regcmd target (npu_target_for_offset). */
+static const struct npu_reg_info *
+check_reg_target(struct npu_stream *s, uint16_t reg, uint16_t *target)
+{
+    const struct npu_reg_info *ri = npu_reg_lookup_target(reg, target);
 
     if (!ri) {
         fail(s, NPU_ERR_INVALID, "task %u: no register at offset 0x%04x", s->n_tasks - 1, reg);
@@ -135,8 +151,9 @@ void
 npu_emit(struct npu_stream *s, uint16_t reg, uint32_t value)
 {
     struct npu_task_seg *t = open_task(s);
+    uint16_t target;
 
-    if (!t || !check_reg(s, reg))
+    if (!t || !check_reg_target(s, reg, &target))
         return;
     /* The chain registers belong to the tail, which layout and chain write. */
     if (reg == REG_PC_BASE_ADDRESS || reg == REG_PC_REGISTER_AMOUNTS) {
@@ -144,7 +161,8 @@ npu_emit(struct npu_stream *s, uint16_t reg, uint32_t value)
              s->n_tasks - 1);
         return;
     }
-    push(s, t, npu_regcmd_reg(reg, value));
+    /* npu_regcmd_reg(reg, value), the target from the table */
+    push(s, t, target ? npu_regcmd_pack(target, reg, value) : 0);
 }
 
 void
@@ -152,8 +170,9 @@ npu_emit_reloc(struct npu_stream *s, uint16_t reg, uint32_t buffer, uint32_t off
 {
     struct npu_task_seg *t = open_task(s);
     const struct npu_reg_info *ri;
+    uint16_t target;
 
-    if (!t || !(ri = check_reg(s, reg)))
+    if (!t || !(ri = check_reg_target(s, reg, &target)))
         return;
     if (!(ri->flags & NPU_REG_ADDR) || reg == REG_PC_BASE_ADDRESS) {
         fail(s, NPU_ERR_INVALID, "task %u: %s is not a relocatable DMA address register",
@@ -167,7 +186,7 @@ npu_emit_reloc(struct npu_stream *s, uint16_t reg, uint32_t buffer, uint32_t off
         return;
     }
     t->relocs[t->n_relocs++] = (struct npu_reloc){t->n_body, buffer, offset};
-    push(s, t, npu_regcmd_reg(reg, offset));
+    push(s, t, target ? npu_regcmd_pack(target, reg, offset) : 0);
 }
 
 void
@@ -177,6 +196,15 @@ npu_emit_raw(struct npu_stream *s, uint64_t qword)
 
     if (t)
         push(s, t, qword);
+}
+
+void
+npu_emit_raw_n(struct npu_stream *s, const uint64_t *qwords, uint32_t n)
+{
+    struct npu_task_seg *t = open_task(s);
+
+    if (t && n)
+        push_n(s, t, qwords, n);
 }
 
 enum npu_status

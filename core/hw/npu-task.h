@@ -79,6 +79,8 @@ void npu_emit(struct npu_stream *s, uint16_t reg, uint32_t value);
 void npu_emit_reloc(struct npu_stream *s, uint16_t reg, uint32_t buffer, uint32_t offset);
 /* A qword as is (for replaying captured streams); no checks. */
 void npu_emit_raw(struct npu_stream *s, uint64_t qword);
+/* n qwords as is (npu_emit_raw of each, in one append); no checks. */
+void npu_emit_raw_n(struct npu_stream *s, const uint64_t *qwords, uint32_t n);
 /* Ends the open task. enable_mask 0 = the blocks the body wrote (PC excluded): CNA+CORE+DPU
  * gives 0x0d, DPU+DPU_RDMA 0x18, PPU+PPU_RDMA 0x60 as in facts 1.2. The descriptor int_mask
  * becomes 0xc00 when PPU is enabled, else 0x300. Returns the stream's status. */

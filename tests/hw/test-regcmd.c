@@ -164,6 +164,26 @@ test_lookup(void)
     CHECK_STR("SDMA.CFG_STATUS", npu_reg_lookup(0x9030)->full_name);
 }
 
+/* npu_reg_lookup_target (npu_emit's check and target, from tables) agrees with
+ * npu_reg_lookup and npu_target_for_offset at every offset, registers or not. */
+static void
+test_lookup_target(void)
+{
+    unsigned bad = 0, regs = 0;
+    for (uint32_t o = 0; o <= 0x10004; o++) {
+        uint16_t t = 0xbeef;
+        const struct npu_reg_info *r = npu_reg_lookup_target(o, &t);
+        const struct npu_reg_info *want = npu_reg_lookup(o);
+        bad += r != want || t != (want ? npu_target_for_offset(o) : 0);
+        regs += r != NULL;
+    }
+    CHECK_EQ_INT(0, bad);
+    CHECK_EQ_INT(npu_rk3588_n_regs, regs);
+    uint16_t t = 0;
+    CHECK(npu_reg_lookup_target(0x1014, &t) == npu_reg_lookup(0x1014));
+    CHECK(t != 0 && t == npu_target_for_offset(0x1014));
+}
+
 static void
 test_fields(void)
 {
@@ -271,6 +291,7 @@ main(void)
     test_targets();
     test_addr_set();
     test_lookup();
+    test_lookup_target();
     test_fields();
     test_classify_format();
     return npu_test_done("test-regcmd");

@@ -253,6 +253,48 @@ test_errors(void)
     npu_stream_fini(&s);
 }
 
+/* npu_emit packs with the table's target exactly as npu_regcmd_reg does, and
+ * npu_emit_raw_n appends what as many npu_emit_raw calls would (across body growth); both
+ * do nothing once the stream has failed. */
+static void
+test_emit_same_qwords(void)
+{
+    struct npu_stream a, b;
+    uint64_t q[300];
+
+    npu_stream_init(&a);
+    npu_stream_init(&b);
+    npu_stream_begin_task(&a);
+    npu_stream_begin_task(&b);
+    for (unsigned i = 0; i < NPU_ARRAY_SIZE(q); i++)
+        q[i] = npu_regcmd_reg(REG_DPU_LUT_ACCESS_DATA, i * 2654435761u);
+    npu_emit(&a, REG_DPU_S_POINTER, 0xe);
+    npu_emit_raw(&b, npu_regcmd_reg(REG_DPU_S_POINTER, 0xe));
+    npu_emit(&a, REG_DPU_LUT_ACCESS_DATA, 7);
+    npu_emit_raw(&b, npu_regcmd_reg(REG_DPU_LUT_ACCESS_DATA, 7));
+    for (unsigned i = 0; i < NPU_ARRAY_SIZE(q); i++)
+        npu_emit_raw(&a, q[i]);
+    npu_emit_raw_n(&b, q, 5);
+    npu_emit_raw_n(&b, q + 5, NPU_ARRAY_SIZE(q) - 5);
+    npu_emit_raw_n(&b, q, 0);
+    CHECK_EQ_INT(NPU_OK, npu_stream_status(&a));
+    CHECK_EQ_INT(NPU_OK, npu_stream_status(&b));
+    CHECK_EQ_INT(NPU_ARRAY_SIZE(q) + 2, a.tasks[0].n_body);
+    CHECK_EQ_INT(a.tasks[0].n_body, b.tasks[0].n_body);
+    CHECK(!memcmp(a.tasks[0].body, b.tasks[0].body, a.tasks[0].n_body * sizeof(uint64_t)));
+    CHECK(a.tasks[0].body[0] == npu_regcmd_reg(REG_DPU_S_POINTER, 0xe));
+    npu_stream_fini(&a);
+    npu_stream_fini(&b);
+    /* a failed stream takes nothing more */
+    npu_stream_init(&a);
+    npu_stream_begin_task(&a);
+    npu_emit(&a, 0x1018, 1);
+    npu_emit_raw_n(&a, q, 10);
+    CHECK_EQ_INT(NPU_ERR_INVALID, npu_stream_status(&a));
+    CHECK_EQ_INT(0, a.tasks[0].n_body);
+    npu_stream_fini(&a);
+}
+
 static void
 test_many_tasks(void)
 {
@@ -290,5 +332,6 @@ main(void)
     test_relocs();
     test_errors();
     test_many_tasks();
+    test_emit_same_qwords();
     return npu_test_done("test-task");
 }
