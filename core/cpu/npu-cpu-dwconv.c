@@ -61,6 +61,30 @@ st16(float *p, __m512 v, int64_t n)
         _mm512_mask_storeu_ps(p, (__mmask16)(((uint32_t)1 << n) - 1), v);
 }
 
+/* the fused activations the plane kernels apply in registers (cpu_act_apply's operations, in
+ * its operand order, so the bits match: max(a, x) is x < a ? a : x, NaN stays NaN) */
+__attribute__((target("avx512f"), always_inline)) static inline __m512
+act16(__m512 v, enum cpu_act kind, __m512 a, __m512 b)
+{
+    switch (kind) {
+    case CPU_ACT_RELU: return _mm512_max_ps(_mm512_setzero_ps(), v);
+    case CPU_ACT_CLIP: return _mm512_min_ps(b, _mm512_max_ps(a, v));
+    case CPU_ACT_HARD_SIGMOID: {
+        __m512 t = _mm512_max_ps(_mm512_setzero_ps(), _mm512_fmadd_ps(a, v, b));
+        return _mm512_min_ps(_mm512_set1_ps(1.0f), t);
+    }
+    case CPU_ACT_HARD_SWISH: {
+        __m512 t =
+            _mm512_mul_ps(v, _mm512_fmadd_ps(v, _mm512_set1_ps(1.0f / 6.0f), _mm512_set1_ps(0.5f)));
+        __mmask16 ge = _mm512_cmp_ps_mask(v, _mm512_set1_ps(3.0f), _CMP_GE_OQ);
+        __mmask16 le = _mm512_cmp_ps_mask(v, _mm512_set1_ps(-3.0f), _CMP_LE_OQ);
+        t = _mm512_mask_blend_ps(ge, t, v);
+        return _mm512_mask_blend_ps(le, t, _mm512_mul_ps(_mm512_set1_ps(-0.0f), v));
+    }
+    default: return v;
+    }
+}
+
 #define DW_SFX avx512
 #define DW_TARGET __attribute__((target("avx512f")))
 #define V __m512
@@ -75,6 +99,7 @@ st16(float *p, __m512 v, int64_t n)
 #define EVEN(a, b) even16(a, b)
 #define LDU(p) _mm512_loadu_ps(p)
 #define STN(p, v, n) st16(p, v, n)
+#define ACTV(v, kind, a, b) act16(v, kind, a, b)
 #include "npu-cpu-dwconv-body.h"
 #undef DW_SFX
 #undef DW_TARGET
@@ -90,6 +115,7 @@ st16(float *p, __m512 v, int64_t n)
 #undef EVEN
 #undef LDU
 #undef STN
+#undef ACTV
 
 /* ---- AVX2 + FMA ---- */
 __attribute__((target("avx2,fma"), always_inline)) static inline __m256i
@@ -119,6 +145,28 @@ st8(float *p, __m256 v, int64_t n)
         _mm256_maskstore_ps(p, m8(0, n), v);
 }
 
+__attribute__((target("avx2,fma"), always_inline)) static inline __m256
+act8(__m256 v, enum cpu_act kind, __m256 a, __m256 b)
+{
+    switch (kind) {
+    case CPU_ACT_RELU: return _mm256_max_ps(_mm256_setzero_ps(), v);
+    case CPU_ACT_CLIP: return _mm256_min_ps(b, _mm256_max_ps(a, v));
+    case CPU_ACT_HARD_SIGMOID: {
+        __m256 t = _mm256_max_ps(_mm256_setzero_ps(), _mm256_fmadd_ps(a, v, b));
+        return _mm256_min_ps(_mm256_set1_ps(1.0f), t);
+    }
+    case CPU_ACT_HARD_SWISH: {
+        __m256 t =
+            _mm256_mul_ps(v, _mm256_fmadd_ps(v, _mm256_set1_ps(1.0f / 6.0f), _mm256_set1_ps(0.5f)));
+        __m256 ge = _mm256_cmp_ps(v, _mm256_set1_ps(3.0f), _CMP_GE_OQ);
+        __m256 le = _mm256_cmp_ps(v, _mm256_set1_ps(-3.0f), _CMP_LE_OQ);
+        t = _mm256_blendv_ps(t, v, ge);
+        return _mm256_blendv_ps(t, _mm256_mul_ps(_mm256_set1_ps(-0.0f), v), le);
+    }
+    default: return v;
+    }
+}
+
 #define DW_SFX avx2
 #define DW_TARGET __attribute__((target("avx2,fma")))
 #define V __m256
@@ -133,6 +181,7 @@ st8(float *p, __m256 v, int64_t n)
 #define EVEN(a, b) even8(a, b)
 #define LDU(p) _mm256_loadu_ps(p)
 #define STN(p, v, n) st8(p, v, n)
+#define ACTV(v, kind, a, b) act8(v, kind, a, b)
 #include "npu-cpu-dwconv-body.h"
 #undef DW_SFX
 #undef DW_TARGET
@@ -148,12 +197,13 @@ st8(float *p, __m256 v, int64_t n)
 #undef EVEN
 #undef LDU
 #undef STN
+#undef ACTV
 #endif /* DW_X86 */
 
 /* ---- dispatch ------------------------------------------------------------------------------ */
 
 typedef void (*dw_plane_fn)(const float *x, const float *k, const struct dw_geo *g, float bias,
-                            float *y);
+                            const struct cpu_act_spec *act, float *y);
 typedef void (*sc_row_fn)(const float *x, const float *w, const float *bias, const struct dw_geo *g,
                           int64_t C, int64_t M, int64_t oh, float *y);
 
@@ -253,12 +303,18 @@ dw_task(void *arg, int64_t begin, int64_t end, int tid)
     (void)tid;
     const struct dw_job *j = arg;
     const int64_t kp = j->g.KH * j->g.KW;
+    /* the activations the kernels apply in registers; any other goes over the finished plane */
+    const enum cpu_act ak = j->act->kind;
+    const bool in_regs = ak == CPU_ACT_NONE || ak == CPU_ACT_RELU || ak == CPU_ACT_CLIP ||
+                         ak == CPU_ACT_HARD_SWISH || ak == CPU_ACT_HARD_SIGMOID;
+    const struct cpu_act_spec none = {.kind = CPU_ACT_NONE};
     for (int64_t t = begin; t < end; t++) {
         int64_t n = t / j->M, m = t % j->M, c = m / j->Mg;
         float *y = j->y + t * j->out_plane;
         j->dw(j->x + (n * j->C + c) * j->in_plane, j->w + m * kp, &j->g, j->bias ? j->bias[m] : 0,
-              y);
-        cpu_act_apply(j->act, y, j->out_plane);
+              in_regs ? j->act : &none, y);
+        if (!in_regs)
+            cpu_act_apply(j->act, y, j->out_plane);
     }
 }
 
