@@ -168,6 +168,12 @@ sweep(int isa)
         {1, 33, 33, 33, 7, 7, 5, 5, 1, 1, 2, 2, 2, 2, true, "hard_sigmoid"},
         {2, 7, 7, 7, 15, 15, 3, 3, 2, 2, 1, 1, 1, 1, true, "hard_swish"},
         {1, 5, 5, 5, 112, 112, 3, 3, 1, 1, 1, 1, 1, 1, true, "clip"},
+        /* the pointwise convs between them (the direct path's Clip epilogue, 16 lanes at a
+         * time with a tail): 7x7 to 56x56 planes, odd channel counts, batch 2 */
+        {1, 24, 40, 1, 14, 14, 1, 1, 1, 1, 0, 0, 0, 0, true, "clip"},
+        {2, 17, 19, 1, 7, 7, 1, 1, 1, 1, 0, 0, 0, 0, false, "clip"},
+        {1, 16, 24, 1, 56, 56, 1, 1, 1, 1, 0, 0, 0, 0, true, "clip"},
+        {1, 40, 33, 1, 9, 11, 1, 1, 1, 1, 0, 0, 0, 0, true, "hard_swish"},
     };
     for (size_t i = 0; i < NPU_ARRAY_SIZE(more); i++)
         check(&more[i], isa);
