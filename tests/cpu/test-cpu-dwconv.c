@@ -8,9 +8,9 @@
  * rows), every padding from none to kernel - 1 on each side, channel counts
  * that are not a multiple of 16, channel multipliers, bias and fused
  * activations (relu, clip, hard_swish, hard_sigmoid: applied in registers),
- * a batch of 2. Each case also runs on 1 and 3 threads, which must give the
- * same bits. Without AVX2+FMA (aarch64 included) the fast
- * paths are off: skipped (77), saying so.
+ * a batch of 2; and the 1x1 convs over a 1x1 plane (matrix-vector). Each case also runs on 1 and 3
+ * threads, which must give the same bits. Without AVX2+FMA (aarch64 included) the fast paths are
+ * off: skipped (77), saying so.
  */
 #include "../../core/cpu/npu-cpu-dwconv.h"
 #include "../../core/cpu/npu-cpu-internal.h"
@@ -177,6 +177,18 @@ sweep(int isa)
     };
     for (size_t i = 0; i < NPU_ARRAY_SIZE(more); i++)
         check(&more[i], isa);
+    /* 1x1 convs over a 1x1 plane (the SE blocks' FCs, matrix-vector): C around the 16- and
+     * 8-float runs and their tails, M around the 4-row and 16-row blocks, batch 2, the SE
+     * activations; 960 x 240 is large enough to be split between threads */
+    static const int64_t mc[][2] = {{1, 1},     {7, 3},     {16, 4},   {17, 5},
+                                    {72, 24},   {24, 72},   {33, 17},  {120, 480},
+                                    {240, 960}, {960, 240}, {961, 33}, {8, 1000}};
+    for (size_t i = 0; i < NPU_ARRAY_SIZE(mc); i++) {
+        struct ccase c = {
+            1 + (int64_t)(i % 2), mc[i][0],   mc[i][1], 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0,
+            i % 3 != 2,           acts[i % 5]};
+        check(&c, isa);
+    }
     /* small-channel dense convs (the stem: 3 channels, 3x3, stride 2) with M around the 8-wide
      * channel blocks, every padding, C = 1..4, 5x5 with one channel, 2x3 */
     static const int64_t ms[] = {1, 5, 8, 16, 19, 32, 33};
