@@ -201,6 +201,7 @@ act8(__m256 v, enum cpu_act kind, __m256 a, __m256 b)
 #endif /* DW_X86 */
 
 /* ---- 1x1 conv over a 1x1 plane: matrix-vector (the SE blocks' small FCs) ------------------ */
+#ifdef DW_X86
 
 /* y[m] = bias[m] + W[m] . x for rows [m0, m1) of W [M][C], four rows at a time over
  * 16-float runs of C (a masked run for the tail), each row's 16 partial sums added at the
@@ -277,6 +278,7 @@ mv_rows_avx2(const float *w, const float *x, int64_t C, int64_t m0, int64_t m1, 
         y[m] = t + (bias ? bias[m] : 0.0f);
     }
 }
+#endif /* DW_X86 */
 
 /* ---- dispatch ------------------------------------------------------------------------------ */
 
