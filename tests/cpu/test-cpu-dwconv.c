@@ -174,6 +174,14 @@ sweep(int isa)
         {2, 17, 19, 1, 7, 7, 1, 1, 1, 1, 0, 0, 0, 0, false, "clip"},
         {1, 16, 24, 1, 56, 56, 1, 1, 1, 1, 0, 0, 0, 0, true, "clip"},
         {1, 40, 33, 1, 9, 11, 1, 1, 1, 1, 0, 0, 0, 0, true, "hard_swish"},
+        /* planes whose last 1-4 outputs follow the 48-wide panels (49, 50, 51, 196): the
+         * column kernel, with relu, with a sum over more than 1024 channels (in chunks), odd
+         * M (a last block of fewer than 8 rows), K not a multiple of 4 */
+        {1, 160, 21, 1, 7, 7, 1, 1, 1, 1, 0, 0, 0, 0, true, "relu"},
+        {2, 19, 13, 1, 10, 5, 1, 1, 1, 1, 0, 0, 0, 0, false, NULL},
+        {1, 7, 9, 1, 3, 17, 1, 1, 1, 1, 0, 0, 0, 0, true, "clip"},
+        {1, 96, 17, 1, 14, 14, 1, 1, 1, 1, 0, 0, 0, 0, true, NULL},
+        {1, 1101, 10, 1, 7, 7, 1, 1, 1, 1, 0, 0, 0, 0, true, "relu"},
     };
     for (size_t i = 0; i < NPU_ARRAY_SIZE(more); i++)
         check(&more[i], isa);
