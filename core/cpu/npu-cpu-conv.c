@@ -639,6 +639,12 @@ conv_fp32(struct npu_cpu_ctx *ctx, const struct conv_geo *gp, const struct npu_t
         conv_prof(ctx, 4, t0, flop); /* the 3-channel stem (npu-cpu-dwconv.c) */
         return conv_res(ctx, gp, y, res, actp);
     }
+    /* a 1x1 conv over a 1x1 plane (SE blocks): matrix-vector (npu-cpu-dwconv.c) */
+    if (unit && g.G == 1 && g.out_plane == 1 && !res &&
+        cpu_conv_1x1_vec_fast(ctx, g.N, g.C, g.M, j.x, j.w, j.bias, &act, j.y)) {
+        conv_prof(ctx, 1, t0, flop);
+        return NPU_OK;
+    }
     if (cpu_conv_direct_wanted(w, g.C, g.M, g.G)) {
         struct cpu_cd_args da = {
             w, g.N, g.C, g.M, j.x, j.w, j.bias, j.y, actp, ctx->prep, res ? res->data : NULL};

@@ -13,7 +13,10 @@
  *                     the row is read),
  *   LDU(p)            VW floats from p (unaligned),
  *   EVEN(a, b)        the even lanes of a then of b (stride-2 deinterleave),
- *   STN(p, v, n)      the first n lanes of v to p.
+ *   STN(p, v, n)      the first n lanes of v to p,
+ *   ACTV(v, kind, a, b)  the fused activation `kind` (CPU_ACT_NONE, RELU, CLIP, HARD_SWISH or
+ *                     HARD_SIGMOID, alpha a, beta b as vectors) on v, lane by lane, with the
+ *                     same operations as cpu_act_apply (so the same bits).
  * Every output sums its taps from 0 in (c, kh, kw) order, skipping rows outside the image
  * (a tap on a padded column adds 0 * k), then adds the bias: as the other Conv paths do.
  */
@@ -31,8 +34,11 @@
  * compile-time constants in the common instances (3x3, 5x5), so the taps unroll. */
 DW_TARGET static inline __attribute__((always_inline)) void
 DW_NAME(dw_plane_k)(const float *x, const float *k, const struct dw_geo *g, float bias, float *y,
-                    const int64_t KH, const int64_t KW, const int s1)
+                    const struct cpu_act_spec *act, const int64_t KH, const int64_t KW,
+                    const int s1)
 {
+    const enum cpu_act ak = act->kind;
+    const V aa = SET1(act->alpha), ab = SET1(act->beta);
     const int64_t H = g->H, W = g->W, OH = g->OH, OW = g->OW;
     const int64_t s0 = g->s0, pt = g->pt, pl = g->pl;
     const int64_t nb = (OW + VW - 1) / VW;
@@ -83,10 +89,10 @@ DW_NAME(dw_plane_k)(const float *x, const float *k, const struct dw_geo *g, floa
                             a3 = FMA(DW_FULL(row, c0 + 3 * d, kw), kk, a3);
                         }
                     }
-                    STN(yr + o, ADD(a0, bv), VW);
-                    STN(yr + o + VW, ADD(a1, bv), VW);
-                    STN(yr + o + 2 * VW, ADD(a2, bv), VW);
-                    STN(yr + o + 3 * VW, ADD(a3, bv), VW);
+                    STN(yr + o, ACTV(ADD(a0, bv), ak, aa, ab), VW);
+                    STN(yr + o + VW, ACTV(ADD(a1, bv), ak, aa, ab), VW);
+                    STN(yr + o + 2 * VW, ACTV(ADD(a2, bv), ak, aa, ab), VW);
+                    STN(yr + o + 3 * VW, ACTV(ADD(a3, bv), ak, aa, ab), VW);
                     b += 3;
                     continue;
                 }
@@ -101,8 +107,8 @@ DW_NAME(dw_plane_k)(const float *x, const float *k, const struct dw_geo *g, floa
                             a1 = FMA(DW_FULL(row, c0 + d, kw), kk, a1);
                         }
                     }
-                    STN(yr + o, ADD(a0, bv), VW);
-                    STN(yr + o + VW, ADD(a1, bv), VW);
+                    STN(yr + o, ACTV(ADD(a0, bv), ak, aa, ab), VW);
+                    STN(yr + o + VW, ACTV(ADD(a1, bv), ak, aa, ab), VW);
                     b += 1;
                     continue;
                 }
@@ -113,7 +119,7 @@ DW_NAME(dw_plane_k)(const float *x, const float *k, const struct dw_geo *g, floa
                     for (int64_t kw = 0; kw < KW; kw++)
                         a = FMA(DW_LOAD(row, c0, kw), SET1(k[kh * KW + kw]), a);
                 }
-                STN(yr + o, ADD(a, bv), OW - o < VW ? OW - o : VW);
+                STN(yr + o, ACTV(ADD(a, bv), ak, aa, ab), OW - o < VW ? OW - o : VW);
             }
         }
         return;
@@ -139,10 +145,10 @@ DW_NAME(dw_plane_k)(const float *x, const float *k, const struct dw_geo *g, floa
                     }
                 }
                 float *yr = y + oh * OW + o;
-                STN(yr, ADD(a0, bv), n);
-                STN(yr + OW, ADD(a1, bv), n);
-                STN(yr + 2 * OW, ADD(a2, bv), n);
-                STN(yr + 3 * OW, ADD(a3, bv), n);
+                STN(yr, ACTV(ADD(a0, bv), ak, aa, ab), n);
+                STN(yr + OW, ACTV(ADD(a1, bv), ak, aa, ab), n);
+                STN(yr + 2 * OW, ACTV(ADD(a2, bv), ak, aa, ab), n);
+                STN(yr + 3 * OW, ACTV(ADD(a3, bv), ak, aa, ab), n);
                 oh += 3;
                 continue;
             }
@@ -154,7 +160,7 @@ DW_NAME(dw_plane_k)(const float *x, const float *k, const struct dw_geo *g, floa
                 for (int64_t kw = 0; kw < KW; kw++)
                     a = FMA(DW_LOAD(row, c0, kw), SET1(k[kh * KW + kw]), a);
             }
-            STN(y + oh * OW + o, ADD(a, bv), n);
+            STN(y + oh * OW + o, ACTV(ADD(a, bv), ak, aa, ab), n);
         }
     }
 #undef DW_MASKS
@@ -163,17 +169,18 @@ DW_NAME(dw_plane_k)(const float *x, const float *k, const struct dw_geo *g, floa
 }
 
 DW_TARGET static void
-DW_NAME(dw_plane)(const float *x, const float *k, const struct dw_geo *g, float bias, float *y)
+DW_NAME(dw_plane)(const float *x, const float *k, const struct dw_geo *g, float bias,
+                  const struct cpu_act_spec *act, float *y)
 {
     if (g->KH == 3 && g->KW == 3)
-        g->s1 == 1 ? DW_NAME(dw_plane_k)(x, k, g, bias, y, 3, 3, 1)
-                   : DW_NAME(dw_plane_k)(x, k, g, bias, y, 3, 3, 2);
+        g->s1 == 1 ? DW_NAME(dw_plane_k)(x, k, g, bias, y, act, 3, 3, 1)
+                   : DW_NAME(dw_plane_k)(x, k, g, bias, y, act, 3, 3, 2);
     else if (g->KH == 5 && g->KW == 5)
-        g->s1 == 1 ? DW_NAME(dw_plane_k)(x, k, g, bias, y, 5, 5, 1)
-                   : DW_NAME(dw_plane_k)(x, k, g, bias, y, 5, 5, 2);
+        g->s1 == 1 ? DW_NAME(dw_plane_k)(x, k, g, bias, y, act, 5, 5, 1)
+                   : DW_NAME(dw_plane_k)(x, k, g, bias, y, act, 5, 5, 2);
     else
-        g->s1 == 1 ? DW_NAME(dw_plane_k)(x, k, g, bias, y, g->KH, g->KW, 1)
-                   : DW_NAME(dw_plane_k)(x, k, g, bias, y, g->KH, g->KW, 2);
+        g->s1 == 1 ? DW_NAME(dw_plane_k)(x, k, g, bias, y, act, g->KH, g->KW, 1)
+                   : DW_NAME(dw_plane_k)(x, k, g, bias, y, act, g->KH, g->KW, 2);
 }
 
 /* One output row (all M channels) of a dense conv with few input taps per output

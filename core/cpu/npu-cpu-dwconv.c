@@ -61,6 +61,30 @@ st16(float *p, __m512 v, int64_t n)
         _mm512_mask_storeu_ps(p, (__mmask16)(((uint32_t)1 << n) - 1), v);
 }
 
+/* the fused activations the plane kernels apply in registers (cpu_act_apply's operations, in
+ * its operand order, so the bits match: max(a, x) is x < a ? a : x, NaN stays NaN) */
+__attribute__((target("avx512f"), always_inline)) static inline __m512
+act16(__m512 v, enum cpu_act kind, __m512 a, __m512 b)
+{
+    switch (kind) {
+    case CPU_ACT_RELU: return _mm512_max_ps(_mm512_setzero_ps(), v);
+    case CPU_ACT_CLIP: return _mm512_min_ps(b, _mm512_max_ps(a, v));
+    case CPU_ACT_HARD_SIGMOID: {
+        __m512 t = _mm512_max_ps(_mm512_setzero_ps(), _mm512_fmadd_ps(a, v, b));
+        return _mm512_min_ps(_mm512_set1_ps(1.0f), t);
+    }
+    case CPU_ACT_HARD_SWISH: {
+        __m512 t =
+            _mm512_mul_ps(v, _mm512_fmadd_ps(v, _mm512_set1_ps(1.0f / 6.0f), _mm512_set1_ps(0.5f)));
+        __mmask16 ge = _mm512_cmp_ps_mask(v, _mm512_set1_ps(3.0f), _CMP_GE_OQ);
+        __mmask16 le = _mm512_cmp_ps_mask(v, _mm512_set1_ps(-3.0f), _CMP_LE_OQ);
+        t = _mm512_mask_blend_ps(ge, t, v);
+        return _mm512_mask_blend_ps(le, t, _mm512_mul_ps(_mm512_set1_ps(-0.0f), v));
+    }
+    default: return v;
+    }
+}
+
 #define DW_SFX avx512
 #define DW_TARGET __attribute__((target("avx512f")))
 #define V __m512
@@ -75,6 +99,7 @@ st16(float *p, __m512 v, int64_t n)
 #define EVEN(a, b) even16(a, b)
 #define LDU(p) _mm512_loadu_ps(p)
 #define STN(p, v, n) st16(p, v, n)
+#define ACTV(v, kind, a, b) act16(v, kind, a, b)
 #include "npu-cpu-dwconv-body.h"
 #undef DW_SFX
 #undef DW_TARGET
@@ -90,6 +115,7 @@ st16(float *p, __m512 v, int64_t n)
 #undef EVEN
 #undef LDU
 #undef STN
+#undef ACTV
 
 /* ---- AVX2 + FMA ---- */
 __attribute__((target("avx2,fma"), always_inline)) static inline __m256i
@@ -119,6 +145,28 @@ st8(float *p, __m256 v, int64_t n)
         _mm256_maskstore_ps(p, m8(0, n), v);
 }
 
+__attribute__((target("avx2,fma"), always_inline)) static inline __m256
+act8(__m256 v, enum cpu_act kind, __m256 a, __m256 b)
+{
+    switch (kind) {
+    case CPU_ACT_RELU: return _mm256_max_ps(_mm256_setzero_ps(), v);
+    case CPU_ACT_CLIP: return _mm256_min_ps(b, _mm256_max_ps(a, v));
+    case CPU_ACT_HARD_SIGMOID: {
+        __m256 t = _mm256_max_ps(_mm256_setzero_ps(), _mm256_fmadd_ps(a, v, b));
+        return _mm256_min_ps(_mm256_set1_ps(1.0f), t);
+    }
+    case CPU_ACT_HARD_SWISH: {
+        __m256 t =
+            _mm256_mul_ps(v, _mm256_fmadd_ps(v, _mm256_set1_ps(1.0f / 6.0f), _mm256_set1_ps(0.5f)));
+        __m256 ge = _mm256_cmp_ps(v, _mm256_set1_ps(3.0f), _CMP_GE_OQ);
+        __m256 le = _mm256_cmp_ps(v, _mm256_set1_ps(-3.0f), _CMP_LE_OQ);
+        t = _mm256_blendv_ps(t, v, ge);
+        return _mm256_blendv_ps(t, _mm256_mul_ps(_mm256_set1_ps(-0.0f), v), le);
+    }
+    default: return v;
+    }
+}
+
 #define DW_SFX avx2
 #define DW_TARGET __attribute__((target("avx2,fma")))
 #define V __m256
@@ -133,6 +181,7 @@ st8(float *p, __m256 v, int64_t n)
 #define EVEN(a, b) even8(a, b)
 #define LDU(p) _mm256_loadu_ps(p)
 #define STN(p, v, n) st8(p, v, n)
+#define ACTV(v, kind, a, b) act8(v, kind, a, b)
 #include "npu-cpu-dwconv-body.h"
 #undef DW_SFX
 #undef DW_TARGET
@@ -148,12 +197,93 @@ st8(float *p, __m256 v, int64_t n)
 #undef EVEN
 #undef LDU
 #undef STN
+#undef ACTV
+#endif /* DW_X86 */
+
+/* ---- 1x1 conv over a 1x1 plane: matrix-vector (the SE blocks' small FCs) ------------------ */
+#ifdef DW_X86
+
+/* y[m] = bias[m] + W[m] . x for rows [m0, m1) of W [M][C], four rows at a time over
+ * 16-float runs of C (a masked run for the tail), each row's 16 partial sums added at the
+ * end. */
+__attribute__((target("avx512f"))) static void
+mv_rows_avx512(const float *w, const float *x, int64_t C, int64_t m0, int64_t m1, const float *bias,
+               float *y)
+{
+    const int64_t tail = C % 16, cf = C - tail;
+    const __mmask16 km = (__mmask16)(((uint32_t)1 << tail) - 1);
+    int64_t m = m0;
+    for (; m + 4 <= m1; m += 4) {
+        const float *w0 = w + m * C, *w1 = w0 + C, *w2 = w1 + C, *w3 = w2 + C;
+        __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+        for (int64_t c = 0; c < cf; c += 16) {
+            const __m512 xv = _mm512_loadu_ps(x + c);
+            a0 = _mm512_fmadd_ps(_mm512_loadu_ps(w0 + c), xv, a0);
+            a1 = _mm512_fmadd_ps(_mm512_loadu_ps(w1 + c), xv, a1);
+            a2 = _mm512_fmadd_ps(_mm512_loadu_ps(w2 + c), xv, a2);
+            a3 = _mm512_fmadd_ps(_mm512_loadu_ps(w3 + c), xv, a3);
+        }
+        if (tail) {
+            const __m512 xv = _mm512_maskz_loadu_ps(km, x + cf);
+            a0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(km, w0 + cf), xv, a0);
+            a1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(km, w1 + cf), xv, a1);
+            a2 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(km, w2 + cf), xv, a2);
+            a3 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(km, w3 + cf), xv, a3);
+        }
+        y[m] = _mm512_reduce_add_ps(a0) + (bias ? bias[m] : 0.0f);
+        y[m + 1] = _mm512_reduce_add_ps(a1) + (bias ? bias[m + 1] : 0.0f);
+        y[m + 2] = _mm512_reduce_add_ps(a2) + (bias ? bias[m + 2] : 0.0f);
+        y[m + 3] = _mm512_reduce_add_ps(a3) + (bias ? bias[m + 3] : 0.0f);
+    }
+    for (; m < m1; m++) {
+        const float *w0 = w + m * C;
+        __m512 a0 = _mm512_setzero_ps();
+        for (int64_t c = 0; c < cf; c += 16)
+            a0 = _mm512_fmadd_ps(_mm512_loadu_ps(w0 + c), _mm512_loadu_ps(x + c), a0);
+        if (tail)
+            a0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(km, w0 + cf),
+                                 _mm512_maskz_loadu_ps(km, x + cf), a0);
+        y[m] = _mm512_reduce_add_ps(a0) + (bias ? bias[m] : 0.0f);
+    }
+}
+
+/* the same with 8-float runs (AVX2 + FMA); the tail of C one float at a time */
+__attribute__((target("avx2,fma"))) static float
+hsum8(__m256 v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
+    return _mm_cvtss_f32(s);
+}
+
+__attribute__((target("avx2,fma"))) static void
+mv_rows_avx2(const float *w, const float *x, int64_t C, int64_t m0, int64_t m1, const float *bias,
+             float *y)
+{
+    const int64_t cf = C - C % 8;
+    for (int64_t m = m0; m < m1; m++) {
+        const float *w0 = w + m * C;
+        __m256 a0 = _mm256_setzero_ps(), a1 = a0;
+        int64_t c = 0;
+        for (; c + 16 <= cf; c += 16) {
+            a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w0 + c), _mm256_loadu_ps(x + c), a0);
+            a1 = _mm256_fmadd_ps(_mm256_loadu_ps(w0 + c + 8), _mm256_loadu_ps(x + c + 8), a1);
+        }
+        if (c < cf)
+            a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w0 + c), _mm256_loadu_ps(x + c), a0);
+        float t = hsum8(_mm256_add_ps(a0, a1));
+        for (c = cf; c < C; c++)
+            t += w0[c] * x[c];
+        y[m] = t + (bias ? bias[m] : 0.0f);
+    }
+}
 #endif /* DW_X86 */
 
 /* ---- dispatch ------------------------------------------------------------------------------ */
 
 typedef void (*dw_plane_fn)(const float *x, const float *k, const struct dw_geo *g, float bias,
-                            float *y);
+                            const struct cpu_act_spec *act, float *y);
 typedef void (*sc_row_fn)(const float *x, const float *w, const float *bias, const struct dw_geo *g,
                           int64_t C, int64_t M, int64_t oh, float *y);
 
@@ -253,12 +383,18 @@ dw_task(void *arg, int64_t begin, int64_t end, int tid)
     (void)tid;
     const struct dw_job *j = arg;
     const int64_t kp = j->g.KH * j->g.KW;
+    /* the activations the kernels apply in registers; any other goes over the finished plane */
+    const enum cpu_act ak = j->act->kind;
+    const bool in_regs = ak == CPU_ACT_NONE || ak == CPU_ACT_RELU || ak == CPU_ACT_CLIP ||
+                         ak == CPU_ACT_HARD_SWISH || ak == CPU_ACT_HARD_SIGMOID;
+    const struct cpu_act_spec none = {.kind = CPU_ACT_NONE};
     for (int64_t t = begin; t < end; t++) {
         int64_t n = t / j->M, m = t % j->M, c = m / j->Mg;
         float *y = j->y + t * j->out_plane;
         j->dw(j->x + (n * j->C + c) * j->in_plane, j->w + m * kp, &j->g, j->bias ? j->bias[m] : 0,
-              y);
-        cpu_act_apply(j->act, y, j->out_plane);
+              in_regs ? j->act : &none, y);
+        if (!in_regs)
+            cpu_act_apply(j->act, y, j->out_plane);
     }
 }
 
@@ -312,5 +448,55 @@ cpu_conv_small_c_fast(struct npu_cpu_ctx *ctx, const struct cpu_win *w, int64_t 
     j.in_plane = j.g.H * j.g.W;
     j.out_plane = j.g.OH * j.g.OW;
     cpu_parallel_for(ctx, N * j.g.OH, 1, sc_task, &j);
+    return true;
+}
+
+/* ---- 1x1 conv over a 1x1 plane -------------------------------------------------------------- */
+
+#define MV_ROWS 16 /* rows of W per task */
+
+typedef void (*mv_rows_fn)(const float *w, const float *x, int64_t C, int64_t m0, int64_t m1,
+                           const float *bias, float *y);
+
+struct mv_job {
+    mv_rows_fn fn;
+    int64_t C, M, nb;
+    const float *x, *w, *bias;
+    const struct cpu_act_spec *act;
+    float *y;
+};
+
+static void
+mv_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+    (void)tid;
+    const struct mv_job *j = arg;
+    for (int64_t t = begin; t < end; t++) {
+        int64_t n = t / j->nb, m0 = (t % j->nb) * MV_ROWS, m1 = NPU_MIN(m0 + MV_ROWS, j->M);
+        float *y = j->y + n * j->M;
+        j->fn(j->w, j->x + n * j->C, j->C, m0, m1, j->bias, y);
+        cpu_act_apply(j->act, y + m0, m1 - m0);
+    }
+}
+
+bool
+cpu_conv_1x1_vec_fast(struct npu_cpu_ctx *ctx, int64_t N, int64_t C, int64_t M, const float *x,
+                      const float *wt, const float *bias, const struct cpu_act_spec *act, float *y)
+{
+    dw_plane_fn dw;
+    sc_row_fn sc;
+    if (N < 1 || C < 1 || M < 1 || !x || !wt || !y || !kernels(&dw, &sc))
+        return false;
+    struct mv_job j = {.C = C, .M = M, .x = x, .w = wt, .bias = bias, .act = act, .y = y};
+#ifdef DW_X86
+    j.fn = isa_use == 3 ? mv_rows_avx512 : mv_rows_avx2;
+#else
+    return false;
+#endif
+    j.nb = NPU_DIV_ROUND_UP(M, (int64_t)MV_ROWS);
+    /* a task is worth a thread's wake-up above ~32K multiply-adds; by shape only, and each
+     * output is one row's dot product whichever thread runs it: any thread count, same bits */
+    int64_t grain = NPU_MAX((int64_t)1, (INT64_C(1) << 15) / (MV_ROWS * C));
+    cpu_parallel_for(ctx, N * j.nb, grain, mv_task, &j);
     return true;
 }

@@ -17,7 +17,13 @@ bool cpu_conv_dw_fast(struct npu_cpu_ctx *ctx, const struct cpu_win *w, int64_t 
 bool cpu_conv_small_c_fast(struct npu_cpu_ctx *ctx, const struct cpu_win *w, int64_t N, int64_t C,
                            int64_t M, const float *x, const float *wt, const float *bias,
                            const struct cpu_act_spec *act, float *y);
-/* The instruction set both use: 0 none (the portable paths), 2 AVX2+FMA, 3 AVX-512F. `want`
+/* A 1x1 conv (stride 1, no padding, one group) over a 1x1 plane, X [N][C][1][1],
+ * W [M][C][1][1]: M dot products of length C per image (the squeeze-and-excitation blocks'
+ * FCs, which the direct path ran one useful lane in 16). */
+bool cpu_conv_1x1_vec_fast(struct npu_cpu_ctx *ctx, int64_t N, int64_t C, int64_t M, const float *x,
+                           const float *wt, const float *bias, const struct cpu_act_spec *act,
+                           float *y);
+/* The instruction set these use: 0 none (the portable paths), 2 AVX2+FMA, 3 AVX-512F. `want`
  * -1 only reports; otherwise at most what the CPU has (tests and benchmarks only: not
  * thread-safe against running convolutions). */
 int cpu_dwconv_isa(int want);

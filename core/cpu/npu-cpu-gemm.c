@@ -30,15 +30,38 @@
 /* ---- BLAS ----------------------------------------------------------------------------------- */
 
 #ifdef NPU_HAVE_BLAS
+#if defined(NPU_HAVE_OPENBLAS_THREADS) && defined(__GNUC__) && defined(__ELF__)
+/* OpenBLAS's own (not in cblas.h): stops its server threads (it starts them again if a later
+ * call wants more than one thread). Weak: a build of OpenBLAS without threads lacks it. */
+extern int blas_thread_shutdown_(void) __attribute__((weak));
+#define CPU_BLAS_SHUTDOWN 1
+#endif
 static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
+/* One BLAS thread (our pool splits the work), and no idle OpenBLAS server threads: a pthread
+ * OpenBLAS starts nproc - 1 of them when the library loads, and each spins (sched_yield) for
+ * 2^28 cycles, about 0.1 s, before it sleeps. With our own workers that made one thread too
+ * many per CPU for the first ~0.1 s of every process: the "2-thread slow start", whose first
+ * 7-10 MobileNetV2 runs at 2 threads took 5 ms instead of 2.6 ms. */
 static void
 blas_init(void)
 {
 #ifdef NPU_HAVE_OPENBLAS_THREADS
-    openblas_set_num_threads(1);
+    openblas_set_num_threads(1); /* first: it restarts the server threads if they are down */
+#endif
+#ifdef CPU_BLAS_SHUTDOWN
+    if (blas_thread_shutdown_)
+        blas_thread_shutdown_();
 #endif
 }
 #endif
+
+void
+cpu_blas_settle(void)
+{
+#ifdef NPU_HAVE_BLAS
+    pthread_once(&blas_once, blas_init);
+#endif
+}
 
 /* BLAS can be switched off at run time (NPU_CPU_BLAS=0 in the environment, or
  * cpu_gemm_use_blas(false) from tests) to exercise and measure the fallback kernel. */

@@ -679,6 +679,9 @@ void cpu_gemm_batched(struct npu_cpu_ctx *ctx, const struct cpu_gemm_batch *g);
 /* Is a real BLAS linked in? And switch its use off/on (tests, benchmarks). */
 bool cpu_have_blas(void);
 void cpu_gemm_use_blas(bool on);
+/* Pins BLAS to one thread and stops OpenBLAS's idle server threads (once per process; every
+ * CPU context calls it when it is created, before its own workers start). */
+void cpu_blas_settle(void);
 /* The fallback kernel's panel width: 16 (AVX2/SSE/portable) or 32 (AVX-512, if the CPU has it)
  * or 12 (aarch64: the NEON 8x12 kernel, the default there; 16 selects the portable one);
  * `want` 0 just reports. Not thread-safe against running GEMMs: tests and benchmarks only. */

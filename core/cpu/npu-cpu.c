@@ -220,6 +220,7 @@ npu_cpu_ctx_create(int nthreads)
     }
     ctx->nthreads = nthreads;
     ctx->cur_op = NPU_OP_NONE;
+    cpu_blas_settle();
     const char *spin = getenv("NPU_CPU_SPIN_US");
     long spin_us = spin && *spin ? strtol(spin, NULL, 10) : CPU_SPIN_US_DEFAULT;
     ctx->spin_ns = (spin_us < 0 ? 0 : spin_us > 100000 ? 100000 : spin_us) * (int64_t)1000;

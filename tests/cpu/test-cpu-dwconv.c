@@ -7,9 +7,10 @@
  * sizes (1 to 41 wide), kernels 1x3 to 7x7, strides 1-2 (and 3 down the
  * rows), every padding from none to kernel - 1 on each side, channel counts
  * that are not a multiple of 16, channel multipliers, bias and fused
- * activations, a batch of 2. Each case also runs on 1 and 3 threads, which
- * must give the same bits. Without AVX2+FMA (aarch64 included) the fast
- * paths are off: skipped (77), saying so.
+ * activations (relu, clip, hard_swish, hard_sigmoid: applied in registers),
+ * a batch of 2; and the 1x1 convs over a 1x1 plane (matrix-vector). Each case also runs on 1 and 3
+ * threads, which must give the same bits. Without AVX2+FMA (aarch64 included) the fast paths are
+ * off: skipped (77), saying so.
  */
 #include "../../core/cpu/npu-cpu-dwconv.h"
 #include "../../core/cpu/npu-cpu-internal.h"
@@ -71,8 +72,14 @@ run_case(const struct ccase *c, const struct npu_tensor *x, const struct npu_ten
                         s = s < 0 ? 0 : s;
                     if (c->act && !strcmp(c->act, "clip"))
                         s = s < -0.25 ? -0.25 : s > 0.5 ? 0.5 : s;
+                    if (c->act && !strcmp(c->act, "hard_swish"))
+                        s = s <= -3 ? 0 : s >= 3 ? s : s * (s + 3) / 6;
+                    if (c->act && !strcmp(c->act, "hard_sigmoid")) {
+                        s = 0.2 * s + 0.5;
+                        s = s < 0 ? 0 : s > 1 ? 1 : s;
+                    }
                     double got = tt_get(y, ((n * c->M + m) * OH + oh) * OW + ow);
-                    if (!(fabs(got - s) <= 2e-6 * mag + 1e-30) && bad++ < 3)
+                    if (!(fabs(got - s) <= 4e-6 * mag + 1e-30) && bad++ < 3)
                         fprintf(stderr, "  %s: n%lld m%lld (%lld,%lld): got %.9g want %.9g\n", what,
                                 (long long)n, (long long)m, (long long)oh, (long long)ow, got, s);
                 }
@@ -122,7 +129,7 @@ check(const struct ccase *c, int isa)
 static void
 sweep(int isa)
 {
-    static const char *acts[] = {NULL, "relu", "clip"};
+    static const char *acts[] = {NULL, "relu", "clip", "hard_swish", "hard_sigmoid"};
     /* depthwise: the MobileNet shapes (3x3 / 5x5, stride 1 / 2, same padding) at sizes around
      * the vector widths, then every padding of 3x3 and 5x5 on odd planes */
     static const int64_t sizes[] = {1, 2, 5, 7, 8, 9, 14, 15, 16, 17, 28, 31, 33, 41};
@@ -133,7 +140,7 @@ sweep(int isa)
                 int64_t p = ks / 2, H = sizes[i], W = sizes[(i + 3) % NPU_ARRAY_SIZE(sizes)];
                 int64_t C = 1 + (k * 7) % 20;
                 struct ccase c = {1, C, C, C, H, W, ks,         ks,
-                                  s, s, p, p, p, p, k % 2 == 0, acts[k % 3]};
+                                  s, s, p, p, p, p, k % 2 == 0, acts[k % 5]};
                 check(&c, isa);
                 k++;
             }
@@ -141,8 +148,9 @@ sweep(int isa)
         for (int64_t pt = 0; pt < ks; pt++)
             for (int64_t pl = 0; pl < ks; pl++)
                 for (int64_t s = 1; s <= 2; s++) {
-                    struct ccase c = {2, 3, 3,  3,  13 + pt,       19 + 2 * pl,   ks,   ks,
-                                      s, s, pt, pl, (pt + 1) % ks, (pl + 2) % ks, true, NULL};
+                    struct ccase c = {
+                        2, 3, 3,  3,  13 + pt,       19 + 2 * pl,   ks,   ks,
+                        s, s, pt, pl, (pt + 1) % ks, (pl + 2) % ks, true, acts[(pt + pl) % 5]};
                     check(&c, isa);
                 }
     /* non-square kernels, row stride 3, a channel multiplier, 7x7, wide rows */
@@ -154,9 +162,41 @@ sweep(int isa)
         {1, 3, 3, 3, 12, 13, 7, 5, 2, 2, 0, 4, 6, 0, false, NULL},
         {1, 19, 19, 19, 57, 112, 3, 3, 1, 1, 1, 1, 1, 1, true, "relu"},
         {1, 5, 5, 5, 58, 113, 3, 3, 2, 2, 0, 0, 1, 1, true, NULL},
+        /* the MobileNetV3 layers' fused activations on wide and narrow planes, stride 1 and 2 */
+        {1, 17, 17, 17, 56, 56, 3, 3, 1, 1, 1, 1, 1, 1, true, "hard_swish"},
+        {1, 9, 9, 9, 57, 57, 5, 5, 2, 2, 2, 2, 2, 2, true, "hard_swish"},
+        {1, 33, 33, 33, 7, 7, 5, 5, 1, 1, 2, 2, 2, 2, true, "hard_sigmoid"},
+        {2, 7, 7, 7, 15, 15, 3, 3, 2, 2, 1, 1, 1, 1, true, "hard_swish"},
+        {1, 5, 5, 5, 112, 112, 3, 3, 1, 1, 1, 1, 1, 1, true, "clip"},
+        /* the pointwise convs between them (the direct path's Clip epilogue, 16 lanes at a
+         * time with a tail): 7x7 to 56x56 planes, odd channel counts, batch 2 */
+        {1, 24, 40, 1, 14, 14, 1, 1, 1, 1, 0, 0, 0, 0, true, "clip"},
+        {2, 17, 19, 1, 7, 7, 1, 1, 1, 1, 0, 0, 0, 0, false, "clip"},
+        {1, 16, 24, 1, 56, 56, 1, 1, 1, 1, 0, 0, 0, 0, true, "clip"},
+        {1, 40, 33, 1, 9, 11, 1, 1, 1, 1, 0, 0, 0, 0, true, "hard_swish"},
+        /* planes whose last 1-4 outputs follow the 48-wide panels (49, 50, 51, 196): the
+         * column kernel, with relu, with a sum over more than 1024 channels (in chunks), odd
+         * M (a last block of fewer than 8 rows), K not a multiple of 4 */
+        {1, 160, 21, 1, 7, 7, 1, 1, 1, 1, 0, 0, 0, 0, true, "relu"},
+        {2, 19, 13, 1, 10, 5, 1, 1, 1, 1, 0, 0, 0, 0, false, NULL},
+        {1, 7, 9, 1, 3, 17, 1, 1, 1, 1, 0, 0, 0, 0, true, "clip"},
+        {1, 96, 17, 1, 14, 14, 1, 1, 1, 1, 0, 0, 0, 0, true, NULL},
+        {1, 1101, 10, 1, 7, 7, 1, 1, 1, 1, 0, 0, 0, 0, true, "relu"},
     };
     for (size_t i = 0; i < NPU_ARRAY_SIZE(more); i++)
         check(&more[i], isa);
+    /* 1x1 convs over a 1x1 plane (the SE blocks' FCs, matrix-vector): C around the 16- and
+     * 8-float runs and their tails, M around the 4-row and 16-row blocks, batch 2, the SE
+     * activations; 960 x 240 is large enough to be split between threads */
+    static const int64_t mc[][2] = {{1, 1},     {7, 3},     {16, 4},   {17, 5},
+                                    {72, 24},   {24, 72},   {33, 17},  {120, 480},
+                                    {240, 960}, {960, 240}, {961, 33}, {8, 1000}};
+    for (size_t i = 0; i < NPU_ARRAY_SIZE(mc); i++) {
+        struct ccase c = {
+            1 + (int64_t)(i % 2), mc[i][0],   mc[i][1], 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0,
+            i % 3 != 2,           acts[i % 5]};
+        check(&c, isa);
+    }
     /* small-channel dense convs (the stem: 3 channels, 3x3, stride 2) with M around the 8-wide
      * channel blocks, every padding, C = 1..4, 5x5 with one channel, 2x3 */
     static const int64_t ms[] = {1, 5, 8, 16, 19, 32, 33};

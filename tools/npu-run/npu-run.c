@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,7 +37,8 @@ static const char help_text[] =
     "    npu-run MODEL [--input NAME=FILE.npy]... [--output-dir DIR] [--backend NAME]\n"
     "            [--runs N] [--dims name=value,...] [--seed S] [--threads N]\n"
     "            [--core N] [--cache-dir DIR] [--cpu-cost MODEL] [--int-range LO,HI]\n"
-    "            [--max-memory SIZE] [--hw-profile fast|verified] [--quiet]\n"
+    "            [--max-memory SIZE] [--hw-profile fast|verified] [--per-run]\n"
+    "            [--quiet]\n"
     "\n"
     "DESCRIPTION\n"
     "    Loads MODEL with npu_model_load(), creates one session, runs it --runs times\n"
@@ -88,6 +90,9 @@ static const char help_text[] =
     "        together need more than SIZE bytes (suffix K, M, G or T: powers of\n"
     "        1024; 0 = no limit). Default: 80% of this machine's RAM. The error\n"
     "        gives the sizes.\n"
+    "    --per-run\n"
+    "        Also print one line per run: its wall time, the process's CPU time\n"
+    "        (all threads) and its minor page faults, to see warm-up effects.\n"
     "    -q, --quiet\n"
     "        Print only errors and the timing line.\n"
     "    -h, --help\n"
@@ -143,6 +148,7 @@ struct opts {
     uint64_t max_memory; /* bytes; 0 = no limit */
     bool max_memory_set;
     bool quiet;
+    bool per_run;
     struct input_arg in[MAX_INPUT_ARGS];
     int nin;
 };
@@ -241,6 +247,17 @@ now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* User plus system CPU time of the process between two getrusage() calls, in seconds. */
+static double
+rusage_cpu_s(const struct rusage *b, const struct rusage *a)
+{
+    double tb = (double)(b->ru_utime.tv_sec + b->ru_stime.tv_sec) +
+                (double)(b->ru_utime.tv_usec + b->ru_stime.tv_usec) * 1e-6;
+    double ta = (double)(a->ru_utime.tv_sec + a->ru_stime.tv_sec) +
+                (double)(a->ru_utime.tv_usec + a->ru_stime.tv_usec) * 1e-6;
+    return tb - ta;
 }
 
 /* The output file name for output k (see OUTPUT FILES in the help text). */
@@ -383,7 +400,7 @@ usage_error(const char *fmt, const char *arg)
 static int
 parse_args(int argc, char **argv, struct opts *o)
 {
-    enum { OPT_CACHE = 256, OPT_INT_RANGE, OPT_CPU_COST, OPT_MAX_MEM, OPT_HW_PROFILE };
+    enum { OPT_CACHE = 256, OPT_INT_RANGE, OPT_CPU_COST, OPT_MAX_MEM, OPT_HW_PROFILE, OPT_PER_RUN };
     static const struct option lopts[] = {
         {"input", required_argument, NULL, 'i'},
         {"output-dir", required_argument, NULL, 'o'},
@@ -398,6 +415,7 @@ parse_args(int argc, char **argv, struct opts *o)
         {"cpu-cost", required_argument, NULL, OPT_CPU_COST},
         {"max-memory", required_argument, NULL, OPT_MAX_MEM},
         {"hw-profile", required_argument, NULL, OPT_HW_PROFILE},
+        {"per-run", no_argument, NULL, OPT_PER_RUN},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -449,6 +467,7 @@ parse_args(int argc, char **argv, struct opts *o)
             }
             break;
         case 'q': o->quiet = true; break;
+        case OPT_PER_RUN: o->per_run = true; break;
         case 'n':
             if (!parse_long(optarg, 1, 1000000, &o->runs)) {
                 usage_error("--runs wants a count from 1 to 1000000, got '%s'", optarg);
@@ -775,9 +794,17 @@ main(int argc, char **argv)
     struct npu_run_stats stats = {0};
     double sum = 0, best = INFINITY;
     for (long r = 0; r < o.runs; r++) {
+        struct rusage ru0, ru1;
+        if (o.per_run)
+            getrusage(RUSAGE_SELF, &ru0);
         double t0 = now_s();
         st = npu_session_run(s, in, nin, out, nout, &stats);
         double dt = now_s() - t0;
+        if (o.per_run && st == NPU_OK) {
+            getrusage(RUSAGE_SELF, &ru1);
+            printf("run    %ld: %.3f ms wall, %.3f ms CPU, %ld minor fault(s)\n", r + 1, dt * 1e3,
+                   rusage_cpu_s(&ru1, &ru0) * 1e3, ru1.ru_minflt - ru0.ru_minflt);
+        }
         if (st != NPU_OK) {
             fprintf(stderr, "npu-run: run %ld failed: %s\n", r + 1, npu_status_str(st));
             rc = 1;
