@@ -798,50 +798,45 @@ cd_copy_band(const struct cd_job *j, int64_t hq0, float *dst)
 }
 
 #ifdef CD_X86
-/* SiLU / Sigmoid on 16 floats at a time: cpu_expf and the elementwise kernels' formulas
- * (sigmoid from exp(-|x|), x < -200 -> -0) in AVX-512 vectors; the rest of a row by the
- * scalar code. */
-__attribute__((target("avx512f"))) static int64_t
+/* SiLU / Sigmoid of 16 floats: the elementwise kernels' formulas (sigmoid from e =
+ * exp(-|x|) by cpu_expf_v16, x < -200 -> -0 for SiLU, NaN in, NaN out) in AVX-512 vectors */
+__attribute__((target("avx512f"))) static inline void
+cd_silu16(float *x, bool silu)
+{
+    const cpu_v16f zero = {0};
+    cpu_v16f v;
+    memcpy(&v, x, sizeof(v));
+    cpu_v16f e = -(cpu_v16f)((cpu_v16u)v & 0x7fffffffu);
+    cpu_expf_v16(&e);
+    cpu_v16f sg = 1.0f / (1.0f + e);
+    cpu_v16i neg = v < zero;
+    sg = (cpu_v16f)(((cpu_v16i)(e * sg) & neg) | ((cpu_v16i)sg & ~neg));
+    cpu_v16f o = sg;
+    if (silu) {
+        o = v * sg;
+        cpu_v16i tiny = v < -200.0f;
+        o = (cpu_v16f)(((cpu_v16i)o & ~tiny) | (((cpu_v16i){0} + INT32_MIN) & tiny));
+    }
+    cpu_v16i nan = v != v;
+    o = (cpu_v16f)(((cpu_v16i)v & nan) | ((cpu_v16i)o & ~nan));
+    memcpy(x, &o, sizeof(o));
+}
+
+/* A row of n: 16 at a time, the last 1-15 in a zero-padded block of 16 too (the scalar code
+ * for a row's tail took 40 % of YOLOv8n's SiLU time), so every element gets the same float
+ * wherever a row is cut. */
+__attribute__((target("avx512f"))) static void
 cd_silu_avx512(float *x, int64_t n, bool silu)
 {
-    typedef uint32_t v16u __attribute__((vector_size(64), aligned(4)));
-    const v16f magic = (v16f){0} + 12582912.0f, zero = {0};
     int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        v16f v;
-        memcpy(&v, x + i, sizeof(v));
-        v16f av = (v16f)((v16u)v & 0x7fffffffu);
-        v16f xc = -av;
-        xc = (v16f)(((v16i)xc & (xc >= -104.0f)) | ((v16i)((v16f){0} - 104.0f) & ~(xc >= -104.0f)));
-        v16f t = xc * 1.44269504088896341f + magic;
-        v16f fn = t - magic;
-        v16i ni = (v16i)((v16u)t - (v16u)magic);
-        v16f r = xc - fn * 0.693359375f;
-        r = r - fn * -2.12194440e-4f;
-        v16f p = (v16f){0} + 1.9875691500e-4f;
-        p = p * r + 1.3981999507e-3f;
-        p = p * r + 8.3334519073e-3f;
-        p = p * r + 4.1665795894e-2f;
-        p = p * r + 1.6666665459e-1f;
-        p = p * r + 5.0000001201e-1f;
-        p = p * r * r + r + 1.0f;
-        v16i n1 = ni >> 1, n2 = ni - n1;
-        v16f s1 = (v16f)((n1 + 127) << 23), s2 = (v16f)((n2 + 127) << 23);
-        v16f e = p * s1 * s2;
-        v16f sg = 1.0f / (1.0f + e);
-        v16i neg = v < zero;
-        sg = (v16f)(((v16i)(e * sg) & neg) | ((v16i)sg & ~neg));
-        v16f o = sg;
-        if (silu) {
-            o = v * sg;
-            o = (v16f)(((v16i)o & ~(v < -200.0f)) | (((v16i){0} + INT32_MIN) & (v < -200.0f)));
-        }
-        /* NaN in, NaN out */
-        v16i nan = v != v;
-        o = (v16f)(((v16i)v & nan) | ((v16i)o & ~nan));
-        memcpy(x + i, &o, sizeof(o));
+    for (; i + 16 <= n; i += 16)
+        cd_silu16(x + i, silu);
+    if (i < n) {
+        float tail[16] = {0};
+        memcpy(tail, x + i, sizeof(float) * (size_t)(n - i));
+        cd_silu16(tail, silu);
+        memcpy(x + i, tail, sizeof(float) * (size_t)(n - i));
     }
-    return i;
 }
 #endif
 
@@ -850,9 +845,8 @@ cd_act(const struct cpu_act_spec *act, float *x, int64_t n)
 {
 #ifdef CD_X86
     if (cd_fn == cd_kernel_avx512 && (act->kind == CPU_ACT_SILU || act->kind == CPU_ACT_SIGMOID)) {
-        int64_t i = cd_silu_avx512(x, n, act->kind == CPU_ACT_SILU);
-        x += i;
-        n -= i;
+        cd_silu_avx512(x, n, act->kind == CPU_ACT_SILU);
+        return;
     }
 #endif
     cpu_act_apply(act, x, n);
