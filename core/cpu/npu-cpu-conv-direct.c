@@ -853,8 +853,9 @@ cd_act(const struct cpu_act_spec *act, float *x, int64_t n)
 }
 
 /* The fused residual of n outputs of one channel row, still in L1: y = act(y + res), the
- * Add and the activation of the unfused graph in their order (so the same floats). */
-static void
+ * Add and the activation of the unfused graph in their order (so the same floats). An AVX2
+ * clone (CPU_HOT): 2 % of a ResNet-50 run in the baseline build's scalar loop. */
+CPU_HOT static void
 cd_residual(const struct cd_job *j, float *y, int64_t at, int64_t n)
 {
     const float *r = j->res_img + at;
