@@ -683,9 +683,11 @@ cpu_conv_direct_wanted(const struct cpu_win *w, int64_t C, int64_t M, int64_t G)
  * 512 x 7x7 156 -> 183, 256 x 14x14 199 -> 227, 128 x 28x28 209 -> 219, 128 x 40x40 stride 2
  * 176 -> 195, but 64 x 40x40 208 -> 185 and 64 x 56x56 208 -> 186; 1x1 convs on 7x7 planes
  * (the flat form computes 64 of 49) 155 -> 177 (512 -> 2048) and 154 -> 203 (2048 -> 512),
- * but 1x1 on 14x14 (flat: 208 of 196) 215 -> 198 and on 20x20 (no waste) 224 -> 188. */
+ * but 1x1 on 14x14 (flat: 208 of 196) 215 -> 198 and on 20x20 (no waste) 224 -> 188; with
+ * few output channels the tile's 16-channel vectors run short of FMAs per broadcast: 3x3
+ * 16 x 32x32 179 -> 132, 64 x 16x16 197 -> 186 (yolo_tiny's shapes), 32 x 16x16 173 -> 177. */
 static bool
-cdt_wanted(int64_t taps, int64_t P)
+cdt_wanted(int64_t taps, int64_t P, int64_t M)
 {
     if (!cdt_avail || cdt_mode < 0)
         return false;
@@ -693,7 +695,7 @@ cdt_wanted(int64_t taps, int64_t P)
         return true;
     /* outputs the flat form computes for an unpadded plane of P */
     int64_t flat = P / CD_NR * CD_NR + NPU_ALIGN(P % CD_NR, (int64_t)16);
-    return P <= 1024 && (taps > 1 || P * 100 < flat * 85);
+    return P <= 1024 && M >= 96 && (taps > 1 || P * 100 < flat * 85);
 }
 
 /* ---- the convolution ------------------------------------------------------------------------- */
@@ -1116,7 +1118,7 @@ cpu_conv_direct(struct npu_cpu_ctx *ctx, const struct cpu_cd_args *a)
     float *own = NULL;
     const struct npu_cpu_prep *pr = a->prep;
     const bool pr_ok = pr && pr->w_data == a->wt && pr->M == M && pr->K == K;
-    const bool tmode = pr_ok && pr->wt48 && cdt_wanted(KH * KW, OH * OW);
+    const bool tmode = pr_ok && pr->wt48 && cdt_wanted(KH * KW, OH * OW, M);
     if (tmode) {
         j.wt48 = pr->wt48;
         j.ntiles = NPU_DIV_ROUND_UP(OH * OW, (int64_t)8);
@@ -1295,7 +1297,7 @@ npu_cpu_prepare(enum npu_op op, const struct npu_attrs *attrs, const struct npu_
         const int64_t *st = npu_attrs_ints(attrs, "strides", &ns);
         int64_t s0 = ns == 2 && st[0] > 0 ? st[0] : 1, s1 = ns == 2 && st[1] > 0 ? st[1] : 1;
         if (cdt_wanted(wt->dims[2] * wt->dims[3],
-                       NPU_DIV_ROUND_UP(x->dims[2], s0) * NPU_DIV_ROUND_UP(x->dims[3], s1)) &&
+                       NPU_DIV_ROUND_UP(x->dims[2], s0) * NPU_DIV_ROUND_UP(x->dims[3], s1), M) &&
             NPU_DIV_ROUND_UP(M, (int64_t)CDT_NB) * K <= INT64_MAX / CDT_NB / 4) {
             p->wt48 = aligned_alloc(
                 64, NPU_ALIGN(sizeof(float) *

@@ -188,7 +188,7 @@ main(void)
     static const struct {
         enum shape sh;
         bool in_place;
-    } shapes[] = {{C2F, true},        {WHOLE_OUT, true}, {BATCH2, false},
+    } shapes[] = {{C2F, true},         {WHOLE_OUT, true}, {BATCH2, false},
                   {INPUT_PART, false}, {TWICE, false},    {PART_OUT, false}};
     for (int rep = 0; rep < 2; rep++)
         for (size_t i = 0; i < NPU_ARRAY_SIZE(shapes); i++) {
