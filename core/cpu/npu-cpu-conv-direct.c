@@ -680,7 +680,7 @@ cpu_conv_direct_wanted(const struct cpu_win *w, int64_t C, int64_t M, int64_t G)
 
 /* The small-plane form for a kernel of `taps` taps and an output plane of P pixels? Measured
  * (AVX-512, one thread, CPU time, best of 3 processes; flat -> small-plane GFLOP/s): 3x3 convs
- * 512 x 7x7 156 -> 183, 256 x 14x14 199 -> 227, 128 x 28x28 209 -> 219, 128 x 40x40 stride 2
+ * 512 x 7x7 156 -> 183, 256 x 14x14 192 -> 208, 128 x 28x28 209 -> 219, 128 x 40x40 stride 2
  * 176 -> 195, but 64 x 40x40 208 -> 185 and 64 x 56x56 208 -> 186; 1x1 convs on 7x7 planes
  * (the flat form computes 64 of 49) 155 -> 177 (512 -> 2048) and 154 -> 203 (2048 -> 512),
  * but 1x1 on 14x14 (flat: 208 of 196) 215 -> 198 and on 20x20 (no waste) 224 -> 188; with
