@@ -19,6 +19,8 @@ struct exec_slot {
     struct npu_tensor t; /* dtype/shape; data for SLOT_CONST */
     int64_t offset;      /* SLOT_ARENA: byte offset in the arena */
     int input;           /* SLOT_INPUT: graph input index */
+    int view_of;         /* an in-place Concat's part: the whole's slot (else -1) */
+    int64_t view_off;    /* ... and the part's byte offset in it */
 };
 
 /* How a step runs: a kernel call, possibly followed by an epilogue (fused
@@ -36,6 +38,7 @@ struct exec_step {
     struct npu_tensor act_lo, act_hi; /* Clip bounds as scalar tensors */
     bool decompose;                   /* fused op without a kernel: executor fallback */
     struct npu_cpu_prep *prep;        /* npu_cpu_prepare's work on the constants, or NULL */
+    bool cat_in_place;                /* a Concat whose parts were written in place: no call */
 };
 
 struct exec_plan {

@@ -502,6 +502,107 @@ cd_kernel_avx2(int64_t K, const float *ap, const float *b, const int64_t *koff, 
 #endif
 
 static pthread_once_t cd_once = PTHREAD_ONCE_INIT;
+/* ---- small planes: output channels in the vector ----------------------------------------------
+ * On planes of a few hundred outputs (ResNet's 7x7 and 14x14 stages) the flat numbering above
+ * computes the padding columns and rounds the plane up to whole panels: 96 or 64 outputs for
+ * the 49 of a 7x7 plane. There the roles swap: 48 output channels are the three vectors of a
+ * tile and up to 8 real output pixels its broadcast rows, each pixel read at its own place in
+ * the same padded copy (tap k of pixel p at koff[k] + p's flat position), with the weights
+ * packed once as [ceil(M / 48)][K][48] (npu_cpu_prepare). The pixels are cut into tiles of 7 or
+ * 8, so nothing is computed twice; each output is still one fp32 FMA chain over ascending k
+ * from 0, then the bias, the residual and the activation: the same bytes as the flat form. */
+#define CDT_NB 48
+
+static void
+cdt_pack(const float *w, int64_t M, int64_t K, float *wp)
+{
+    int64_t nb = NPU_DIV_ROUND_UP(M, (int64_t)CDT_NB);
+    for (int64_t b = 0; b < nb; b++) {
+        float *d = wp + b * K * CDT_NB;
+        for (int64_t r = 0; r < CDT_NB; r++) {
+            int64_t m = b * CDT_NB + r;
+            for (int64_t k = 0; k < K; k++)
+                d[k * CDT_NB + r] = m < M ? w[m * K + k] : 0.0f;
+        }
+    }
+}
+
+/* pixels x vectors of 16 channels: out[r][0 .. 16 * NV) = sum + bias (then ReLU as the flat
+ * kernel's, in registers, if relu) for the pixels read at px[r] */
+typedef void (*cdt_kernel_fn)(int64_t K, const float *wk, const float *const *px,
+                              const int64_t *koff, const float *bias, bool relu, float *out);
+
+#ifdef CD_X86
+#define CDT_UNROLL _Pragma("GCC unroll 8")
+static inline __attribute__((always_inline, target("avx512f"))) void
+cdt_body(int64_t K, const float *wk, const float *const *px, const int64_t *koff, const float *bias,
+         bool relu, float *out, const int NP, const int NV)
+{
+    v16f c[8][3];
+    const float *p[8];
+    CDT_UNROLL
+    for (int r = 0; r < 8; r++) {
+        p[r] = px[r < NP ? r : 0];
+        CDT_UNROLL
+        for (int v = 0; v < 3; v++)
+            c[r][v] = (v16f){0};
+    }
+    for (int64_t k = 0; k < K; k++) {
+        const int64_t o = koff[k];
+        v16f w[3];
+        CDT_UNROLL
+        for (int v = 0; v < NV; v++)
+            memcpy(&w[v], wk + k * CDT_NB + 16 * v, sizeof(v16f));
+        CDT_UNROLL
+        for (int r = 0; r < NP; r++) {
+            const float a = p[r][o];
+            CDT_UNROLL
+            for (int v = 0; v < NV; v++)
+                c[r][v] += a * w[v];
+        }
+    }
+    v16f bv[3];
+    const v16f zero = {0};
+    CDT_UNROLL
+    for (int v = 0; v < NV; v++)
+        memcpy(&bv[v], bias + 16 * v, sizeof(v16f));
+    CDT_UNROLL
+    for (int r = 0; r < NP; r++) {
+        CDT_UNROLL
+        for (int v = 0; v < NV; v++) {
+            v16f o = c[r][v] + bv[v];
+            if (relu)
+                o = (v16f)((v16i)o & (o > zero));
+            memcpy(out + r * CDT_NB + 16 * v, &o, sizeof(v16f));
+        }
+    }
+}
+
+#define CDT_FN(np, nv)                                                                             \
+    __attribute__((target("avx512f"))) static void cdt_k##np##_##nv(                               \
+        int64_t K, const float *wk, const float *const *px, const int64_t *koff,                   \
+        const float *bias, bool relu, float *out)                                                  \
+    {                                                                                              \
+        cdt_body(K, wk, px, koff, bias, relu, out, np, nv);                                        \
+    }
+#define CDT_FN3(np) CDT_FN(np, 1) CDT_FN(np, 2) CDT_FN(np, 3)
+CDT_FN3(1)
+CDT_FN3(2)
+CDT_FN3(3)
+CDT_FN3(4)
+CDT_FN3(5)
+CDT_FN3(6)
+CDT_FN3(7)
+CDT_FN3(8)
+#define CDT_ROW(np)                                                                                \
+    {                                                                                              \
+        cdt_k##np##_1, cdt_k##np##_2, cdt_k##np##_3                                                \
+    }
+/* [pixels - 1][vectors - 1] */
+static const cdt_kernel_fn cdt_fns[8][3] = {CDT_ROW(1), CDT_ROW(2), CDT_ROW(3), CDT_ROW(4),
+                                            CDT_ROW(5), CDT_ROW(6), CDT_ROW(7), CDT_ROW(8)};
+#endif
+
 static cd_kernel_fn cd_fn;
 #ifdef CD_X86
 /* The last 1 or 2 outputs of a plane after its 48-wide panels (49 = 48 + 1 on 7x7 planes):
@@ -564,6 +665,9 @@ static int cd_force;            /* NPU_CPU_CONV: 0 by shape, 1 direct, -1 gemm *
 static int64_t cd_kc_over = 1024;
 /* large padded planes copied and computed band by band (NPU_CPU_CONV_BAND=0: whole plane) */
 static bool cd_band_on = true;
+/* the small-plane form (cdt_*): AVX-512 only; NPU_CPU_CONV_T=0 never, =1 on every plane */
+static bool cdt_avail;
+static int cdt_mode;
 
 static void
 cd_pick(void)
@@ -585,6 +689,14 @@ cd_pick(void)
 #endif
     if (!cd_fn_n[1])
         cd_fn_n[1] = cd_fn_n[2] = cd_fn;
+#ifdef CD_X86
+    cdt_avail = cd_fn == cd_kernel_avx512;
+#endif
+    const char *tm = getenv("NPU_CPU_CONV_T");
+    if (tm && !strcmp(tm, "0"))
+        cdt_mode = -1;
+    else if (tm && !strcmp(tm, "1"))
+        cdt_mode = 1;
     const char *band = getenv("NPU_CPU_CONV_BAND");
     if (band && !strcmp(band, "0"))
         cd_band_on = false;
@@ -622,6 +734,26 @@ cpu_conv_direct_wanted(const struct cpu_win *w, int64_t C, int64_t M, int64_t G)
     return cd_shape_ok(w->k[0] * w->k[1], C, M);
 }
 
+/* The small-plane form for a kernel of `taps` taps and an output plane of P pixels? Measured
+ * (AVX-512, one thread, CPU time, best of 3 processes; flat -> small-plane GFLOP/s): 3x3 convs
+ * 512 x 7x7 156 -> 183, 256 x 14x14 192 -> 208, 128 x 28x28 209 -> 219, 128 x 40x40 stride 2
+ * 176 -> 195, but 64 x 40x40 208 -> 185 and 64 x 56x56 208 -> 186; 1x1 convs on 7x7 planes
+ * (the flat form computes 64 of 49) 155 -> 177 (512 -> 2048) and 154 -> 203 (2048 -> 512),
+ * but 1x1 on 14x14 (flat: 208 of 196) 215 -> 198 and on 20x20 (no waste) 224 -> 188; with
+ * few output channels the tile's 16-channel vectors run short of FMAs per broadcast: 3x3
+ * 16 x 32x32 179 -> 132, 64 x 16x16 197 -> 186 (yolo_tiny's shapes), 32 x 16x16 173 -> 177. */
+static bool
+cdt_wanted(int64_t taps, int64_t P, int64_t M)
+{
+    if (!cdt_avail || cdt_mode < 0)
+        return false;
+    if (cdt_mode > 0)
+        return true;
+    /* outputs the flat form computes for an unpadded plane of P */
+    int64_t flat = P / CD_NR * CD_NR + NPU_ALIGN(P % CD_NR, (int64_t)16);
+    return P <= 1024 && M >= 96 && (taps > 1 || P * 100 < flat * 85);
+}
+
 /* ---- the convolution ------------------------------------------------------------------------- */
 
 struct cd_job {
@@ -631,6 +763,8 @@ struct cd_job {
     int64_t npanels, mblocks, mgroups, mper; /* m-blocks per group */
     int64_t pg, kc;                          /* panels per group, k per chunk */
     const float *wp;
+    const float *wt48;    /* the small-plane form's weights, or NULL (the flat form) */
+    int64_t ntiles;       /* small-plane form: pixel tiles of 7-8 */
     const float *src;     /* this image's input (padded copy or X itself) */
     const int64_t *koff;  /* [K] offset of each k's run from src */
     const int64_t *koffp; /* [K] k * 48: a packed tail panel */
@@ -722,50 +856,45 @@ cd_copy_band(const struct cd_job *j, int64_t hq0, float *dst)
 }
 
 #ifdef CD_X86
-/* SiLU / Sigmoid on 16 floats at a time: cpu_expf and the elementwise kernels' formulas
- * (sigmoid from exp(-|x|), x < -200 -> -0) in AVX-512 vectors; the rest of a row by the
- * scalar code. */
-__attribute__((target("avx512f"))) static int64_t
+/* SiLU / Sigmoid of 16 floats: the elementwise kernels' formulas (sigmoid from e =
+ * exp(-|x|) by cpu_expf_v16, x < -200 -> -0 for SiLU, NaN in, NaN out) in AVX-512 vectors */
+__attribute__((target("avx512f"))) static inline void
+cd_silu16(float *x, bool silu)
+{
+    const cpu_v16f zero = {0};
+    cpu_v16f v;
+    memcpy(&v, x, sizeof(v));
+    cpu_v16f e = -(cpu_v16f)((cpu_v16u)v & 0x7fffffffu);
+    cpu_expf_v16(&e);
+    cpu_v16f sg = 1.0f / (1.0f + e);
+    cpu_v16i neg = v < zero;
+    sg = (cpu_v16f)(((cpu_v16i)(e * sg) & neg) | ((cpu_v16i)sg & ~neg));
+    cpu_v16f o = sg;
+    if (silu) {
+        o = v * sg;
+        cpu_v16i tiny = v < -200.0f;
+        o = (cpu_v16f)(((cpu_v16i)o & ~tiny) | (((cpu_v16i){0} + INT32_MIN) & tiny));
+    }
+    cpu_v16i nan = v != v;
+    o = (cpu_v16f)(((cpu_v16i)v & nan) | ((cpu_v16i)o & ~nan));
+    memcpy(x, &o, sizeof(o));
+}
+
+/* A row of n: 16 at a time, the last 1-15 in a zero-padded block of 16 too (the scalar code
+ * for a row's tail took 40 % of YOLOv8n's SiLU time), so every element gets the same float
+ * wherever a row is cut. */
+__attribute__((target("avx512f"))) static void
 cd_silu_avx512(float *x, int64_t n, bool silu)
 {
-    typedef uint32_t v16u __attribute__((vector_size(64), aligned(4)));
-    const v16f magic = (v16f){0} + 12582912.0f, zero = {0};
     int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        v16f v;
-        memcpy(&v, x + i, sizeof(v));
-        v16f av = (v16f)((v16u)v & 0x7fffffffu);
-        v16f xc = -av;
-        xc = (v16f)(((v16i)xc & (xc >= -104.0f)) | ((v16i)((v16f){0} - 104.0f) & ~(xc >= -104.0f)));
-        v16f t = xc * 1.44269504088896341f + magic;
-        v16f fn = t - magic;
-        v16i ni = (v16i)((v16u)t - (v16u)magic);
-        v16f r = xc - fn * 0.693359375f;
-        r = r - fn * -2.12194440e-4f;
-        v16f p = (v16f){0} + 1.9875691500e-4f;
-        p = p * r + 1.3981999507e-3f;
-        p = p * r + 8.3334519073e-3f;
-        p = p * r + 4.1665795894e-2f;
-        p = p * r + 1.6666665459e-1f;
-        p = p * r + 5.0000001201e-1f;
-        p = p * r * r + r + 1.0f;
-        v16i n1 = ni >> 1, n2 = ni - n1;
-        v16f s1 = (v16f)((n1 + 127) << 23), s2 = (v16f)((n2 + 127) << 23);
-        v16f e = p * s1 * s2;
-        v16f sg = 1.0f / (1.0f + e);
-        v16i neg = v < zero;
-        sg = (v16f)(((v16i)(e * sg) & neg) | ((v16i)sg & ~neg));
-        v16f o = sg;
-        if (silu) {
-            o = v * sg;
-            o = (v16f)(((v16i)o & ~(v < -200.0f)) | (((v16i){0} + INT32_MIN) & (v < -200.0f)));
-        }
-        /* NaN in, NaN out */
-        v16i nan = v != v;
-        o = (v16f)(((v16i)v & nan) | ((v16i)o & ~nan));
-        memcpy(x + i, &o, sizeof(o));
+    for (; i + 16 <= n; i += 16)
+        cd_silu16(x + i, silu);
+    if (i < n) {
+        float tail[16] = {0};
+        memcpy(tail, x + i, sizeof(float) * (size_t)(n - i));
+        cd_silu16(tail, silu);
+        memcpy(x + i, tail, sizeof(float) * (size_t)(n - i));
     }
-    return i;
 }
 #endif
 
@@ -803,17 +932,17 @@ cd_act(const struct cpu_act_spec *act, float *x, int64_t n)
             return;
     }
     if (cd_fn == cd_kernel_avx512 && (act->kind == CPU_ACT_SILU || act->kind == CPU_ACT_SIGMOID)) {
-        int64_t i = cd_silu_avx512(x, n, act->kind == CPU_ACT_SILU);
-        x += i;
-        n -= i;
+        cd_silu_avx512(x, n, act->kind == CPU_ACT_SILU);
+        return;
     }
 #endif
     cpu_act_apply(act, x, n);
 }
 
 /* The fused residual of n outputs of one channel row, still in L1: y = act(y + res), the
- * Add and the activation of the unfused graph in their order (so the same floats). */
-static void
+ * Add and the activation of the unfused graph in their order (so the same floats). An AVX2
+ * clone (CPU_HOT): 2 % of a ResNet-50 run in the baseline build's scalar loop. */
+CPU_HOT static void
 cd_residual(const struct cd_job *j, float *y, int64_t at, int64_t n)
 {
     const float *r = j->res_img + at;
@@ -829,6 +958,65 @@ cd_residual(const struct cd_job *j, float *y, int64_t at, int64_t n)
     if (j->act->kind != CPU_ACT_NONE)
         cd_act(j->act, y, n);
 }
+
+#ifdef CD_X86
+/* Small-plane form, one task: channel block mb (48) x pixel tile ti. The tile's pixels are
+ * consecutive in Y, so each channel's outputs are one run of Y. */
+static void
+cdt_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+    const struct cd_job *j = arg;
+    float *scr = cpu_scratch(j->ctx, tid);
+    float *out = scr;            /* [8][48] */
+    float *t = scr + 8 * CDT_NB; /* [48][np] */
+    const int64_t P = j->out_plane, nt = j->ntiles, M = j->a->M;
+    const bool relu = j->act->kind == CPU_ACT_RELU;
+    for (int64_t task = begin; task < end; task++) {
+        int64_t mb = task / nt, ti = task % nt;
+        int64_t q0 = ti * P / nt, q1 = (ti + 1) * P / nt;
+        int np = (int)(q1 - q0);
+        int64_t m0 = mb * CDT_NB;
+        int mw = (int)NPU_MIN((int64_t)CDT_NB, M - m0);
+        const float *px[8];
+        for (int r = 0; r < np; r++) {
+            int64_t q = q0 + r;
+            px[r] = j->src + (q / j->OW) * j->Wq + q % j->OW;
+        }
+        float bias48[CDT_NB];
+        for (int m = 0; m < CDT_NB; m++)
+            bias48[m] = j->bias && m < mw ? j->bias[m0 + m] : 0.0f;
+        /* the flat form's epilogue in its order: + bias, then ReLU in registers, or + the
+         * residual and then the activation (as cd_residual); straight into Y's rows unless
+         * an activation other than ReLU runs on the tile's outputs as one array */
+        cdt_fns[np - 1][(mw + 15) / 16 - 1](j->K, j->wt48 + mb * j->K * CDT_NB, px, j->koff, bias48,
+                                            relu && !j->res, out);
+        const bool other = j->act->kind != CPU_ACT_NONE && !relu;
+        for (int m = 0; m < mw; m++) {
+            float *ym = other ? t + m * np : j->y + (m0 + m) * P + q0;
+            const float *om = out + m;
+            if (j->res) {
+                const float *rr = j->res_img + (m0 + m) * P + q0;
+                for (int r = 0; r < np; r++) {
+                    float v = om[r * CDT_NB] + rr[r];
+                    uint32_t u;
+                    memcpy(&u, &v, sizeof(u));
+                    u &= ~(0u - (uint32_t)(relu && v < 0)); /* v < 0 ? +0 : v, no branch */
+                    memcpy(ym + r, &u, sizeof(u));
+                }
+            } else {
+                for (int r = 0; r < np; r++)
+                    ym[r] = om[r * CDT_NB];
+            }
+        }
+        if (other) {
+            cd_act(j->act, t, (int64_t)mw * np);
+            for (int m = 0; m < mw; m++)
+                for (int r = 0; r < np; r++)
+                    j->y[(m0 + m) * P + q0 + r] = t[m * np + r];
+        }
+    }
+}
+#endif
 
 /* One 8-channel x 48-output tile over k in [k0, k0 + kn): a partial sum into acc, or (the
  * last chunk) the finished outputs with bias and activation into Y. */
@@ -1018,7 +1206,12 @@ cpu_conv_direct(struct npu_cpu_ctx *ctx, const struct cpu_cd_args *a)
         return KUNSUP("no direct convolution kernel on this CPU");
     float *own = NULL;
     const struct npu_cpu_prep *pr = a->prep;
-    if (pr && pr->wp && pr->w_data == a->wt && pr->M == M && pr->K == K) {
+    const bool pr_ok = pr && pr->w_data == a->wt && pr->M == M && pr->K == K;
+    const bool tmode = pr_ok && pr->wt48 && cdt_wanted(KH * KW, OH * OW, M);
+    if (tmode) {
+        j.wt48 = pr->wt48;
+        j.ntiles = NPU_DIV_ROUND_UP(OH * OW, (int64_t)8);
+    } else if (pr_ok && pr->wp) {
         j.wp = pr->wp;
     } else {
         own = cd_pack_new(a->wt, M, K);
@@ -1032,7 +1225,7 @@ cpu_conv_direct(struct npu_cpu_ctx *ctx, const struct cpu_cd_args *a)
     if (j.in_place) {
         j.Wq = W;
         j.cstride = H * W;
-        if ((H * W) % CD_NR) /* the tail panel, packed: a run of 48 would read past X */
+        if ((H * W) % CD_NR && !tmode) /* the tail panel, packed: a run of 48 would read past X */
             buf_floats = (size_t)(K * CD_NR);
     } else {
         /* every tap of a real output lies inside the padded plane, and so inside its phase;
@@ -1058,7 +1251,7 @@ cpu_conv_direct(struct npu_cpu_ctx *ctx, const struct cpu_cd_args *a)
         int64_t extra = ((KH - 1) * w->d[0]) / s0 + 2;
         int64_t copy_bytes = (int64_t)(buf_floats * sizeof(float));
         if ((copy_bytes > (INT64_C(3) << 20) || (copy_bytes > (INT64_C(1) << 20) && M <= 32)) &&
-            K <= cd_kc_over && j.Wq >= 64 && cd_band_on && !j.ph0) {
+            K <= cd_kc_over && j.Wq >= 64 && cd_band_on && !j.ph0 && !tmode) {
             j.ob = NPU_MAX((int64_t)2, (INT64_C(256) << 10) / rowbytes - extra);
             if (j.ob * 2 <= OH) {
                 j.bhq = j.ob + extra;
@@ -1090,9 +1283,9 @@ cpu_conv_direct(struct npu_cpu_ctx *ctx, const struct cpu_cd_args *a)
     j.mblocks = NPU_DIV_ROUND_UP(M, (int64_t)CD_MR);
     cd_split(&j);
     enum npu_status st = cpu_scratch_reserve(
-        ctx,
-        sizeof(float) * (size_t)(CD_MR * CD_NR + (j.kc < K ? j.mper * j.pg * CD_MR * CD_NR : 0) +
-                                 (j.nbands ? C * j.cstride + j.Wq + 64 : 0)));
+        ctx, sizeof(float) * (size_t)(NPU_MAX(CD_MR * CD_NR, 16 * CDT_NB) +
+                                      (j.kc < K ? j.mper * j.pg * CD_MR * CD_NR : 0) +
+                                      (j.nbands ? C * j.cstride + j.Wq + 64 : 0)));
     if (st == NPU_OK && buf_floats && ctx->conv_buf_size < buf_floats * sizeof(float)) {
         free(ctx->conv_buf);
         ctx->conv_buf_size = 0;
@@ -1117,7 +1310,7 @@ cpu_conv_direct(struct npu_cpu_ctx *ctx, const struct cpu_cd_args *a)
         if (j.in_place) {
             j.src = j.x;
             int64_t p0 = (j.npanels - 1) * CD_NR, nv = j.L - p0;
-            if (nv < CD_NR)
+            if (nv < CD_NR && !tmode)
                 for (int64_t k = 0; k < K; k++) {
                     float *d = j.buf + k * CD_NR;
                     memcpy(d, j.x + koff[k] + p0, sizeof(float) * (size_t)nv);
@@ -1130,6 +1323,12 @@ cpu_conv_direct(struct npu_cpu_ctx *ctx, const struct cpu_cd_args *a)
             cpu_parallel_for(ctx, C, 1, cd_copy_task, &j);
             j.src = j.buf;
         }
+#ifdef CD_X86
+        if (tmode) {
+            cpu_parallel_for(ctx, NPU_DIV_ROUND_UP(M, (int64_t)CDT_NB) * j.ntiles, 1, cdt_task, &j);
+            continue;
+        }
+#endif
         cpu_parallel_for(ctx, NPU_DIV_ROUND_UP(j.npanels, j.pg) * j.mgroups, 1, cd_task, &j);
     }
     free(koff);
@@ -1178,6 +1377,28 @@ npu_cpu_prepare(enum npu_op op, const struct npu_attrs *attrs, const struct npu_
     memcpy(p->w_dims, wt->dims, sizeof(int64_t) * (size_t)wt->ndim);
     p->M = M;
     p->K = K;
+    /* a small output plane (estimated from X's shape and the strides: exact for the usual
+     * "same" padding) runs in the small-plane form, which has weights of its own; any other
+     * packs the flat form's (a wrong guess only costs packing at every run) */
+    const struct npu_tensor *x = in[0];
+    if (x && x->ndim == 4 && x->dims[2] > 0 && x->dims[3] > 0) {
+        size_t ns = 0;
+        const int64_t *st = npu_attrs_ints(attrs, "strides", &ns);
+        int64_t s0 = ns == 2 && st[0] > 0 ? st[0] : 1, s1 = ns == 2 && st[1] > 0 ? st[1] : 1;
+        if (cdt_wanted(wt->dims[2] * wt->dims[3],
+                       NPU_DIV_ROUND_UP(x->dims[2], s0) * NPU_DIV_ROUND_UP(x->dims[3], s1), M) &&
+            NPU_DIV_ROUND_UP(M, (int64_t)CDT_NB) * K <= INT64_MAX / CDT_NB / 4) {
+            p->wt48 = aligned_alloc(
+                64, NPU_ALIGN(sizeof(float) *
+                                  (size_t)(NPU_DIV_ROUND_UP(M, (int64_t)CDT_NB) * K * CDT_NB),
+                              (size_t)64));
+            if (p->wt48) {
+                cdt_pack(wt->data, M, K, p->wt48);
+                *out = p;
+                return NPU_OK;
+            }
+        }
+    }
     p->wp = cd_pack_new(wt->data, M, K);
     if (!p->wp) {
         free(p);
@@ -1195,6 +1416,7 @@ npu_cpu_prep_free(struct npu_cpu_prep *p)
     if (!p)
         return;
     free(p->wp);
+    free(p->wt48);
     cpu_mm_pack_free(p->mm);
     free(p);
 }

@@ -20,6 +20,7 @@ struct npu_cpu_prep {
     int64_t w_dims[NPU_MAX_DIMS];
     int64_t M, K;
     float *wp;              /* [ceil(M / 8)][K][8], rows past M zero */
+    float *wt48;            /* small planes: [ceil(M / 48)][K][48], channels past M zero */
     struct cpu_mm_pack *mm; /* MatMul/Gemm: B in panels (npu-cpu-gemm-packed.c) */
 };
 

@@ -6,7 +6,8 @@
  * multiple of the 48-output panel, asymmetric padding, strides 1-3, dilation, batch 2, bias
  * and fused activations. meson runs it with NPU_CPU_CONV=direct (every shape on the direct
  * path), once more with the AVX2 kernel forced (NPU_CPU_CONV_ISA=avx2) and once with every
- * sum over more than 64 k cut in chunks (NPU_CPU_CONV_KC=64). Each case also
+ * sum over more than 64 k cut in chunks (NPU_CPU_CONV_KC=64) and with every prepared Conv
+ * on the small-plane form (NPU_CPU_CONV_T=1; by default only small planes). Each case also
  * requires bit-identical results with 1 and 3 threads and with and without prepared weights,
  * and the fused residual (Conv's 4th operand R, y = act(conv + R)) to give the same bytes as
  * Conv, Add and Relu run one after the other, on the direct path and on the others.
@@ -255,6 +256,15 @@ main(void)
         {1, 9, 20, 19, 17, 1, 1, 3, 2, 1, 1, 1, 2, 0, 1, true, NULL},
         {1, 6, 11, 14, 8, 1, 1, 2, 3, 1, 1, 1, 1, 1, 1, false, "silu"},
         {1, 64, 56, 56, 40, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, true, NULL},
+        /* the small-plane form (output channels in the vector, pixel tiles of 7-8): channel
+         * counts of 1, 2 and 3 vectors and a part block (50 = 48 + 2, 100 = 2 x 48 + 4, 33),
+         * 7x7 planes (1x1 and 3x3, ResNet's last stage), stride 2 with dilation and
+         * asymmetric padding, 1x1 with a stride, batch 2, SiLU over a tile of 50 x 7 */
+        {1, 40, 7, 7, 50, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, "relu"},
+        {1, 300, 7, 7, 100, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, true, NULL},
+        {2, 17, 13, 11, 33, 3, 3, 2, 2, 2, 2, 2, 1, 1, 2, true, "silu"},
+        {1, 24, 14, 14, 16, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, false, "relu"},
+        {1, 8, 9, 10, 96, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, "sigmoid"},
     };
     for (size_t i = 0; i < NPU_ARRAY_SIZE(cases); i++)
         run_case(&cases[i]);
