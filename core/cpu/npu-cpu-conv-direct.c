@@ -510,7 +510,8 @@ static pthread_once_t cd_once = PTHREAD_ONCE_INIT;
  * the same padded copy (tap k of pixel p at koff[k] + p's flat position), with the weights
  * packed once as [ceil(M / 48)][K][48] (npu_cpu_prepare). The pixels are cut into tiles of 7 or
  * 8, so nothing is computed twice; each output is still one fp32 FMA chain over ascending k
- * from 0, then the bias, the residual and the activation: the same bytes as the flat form. */
+ * from 0, then the bias, the residual and the activation: the same bytes as the flat form's
+ * 16-wide panels (not its cd_cols_avx512 plane ends, which sum in two interleaved chains). */
 #define CDT_NB 48
 
 static void
@@ -1207,9 +1208,24 @@ cpu_conv_direct(struct npu_cpu_ctx *ctx, const struct cpu_cd_args *a)
     float *own = NULL;
     const struct npu_cpu_prep *pr = a->prep;
     const bool pr_ok = pr && pr->w_data == a->wt && pr->M == M && pr->K == K;
-    const bool tmode = pr_ok && pr->wt48 && cdt_wanted(KH * KW, OH * OW, M);
+    /* without prepared weights a small plane packs the small-plane form for this call: the
+     * two forms sum in different orders where the flat form ends a plane in cd_cols_avx512,
+     * and a graph must give the same bytes with and without prepare */
+    const bool tmode = cdt_wanted(KH * KW, OH * OW, M) && (pr_ok ? pr->wt48 != NULL : true) &&
+                       NPU_DIV_ROUND_UP(M, (int64_t)CDT_NB) * K <= INT64_MAX / CDT_NB / 4;
     if (tmode) {
-        j.wt48 = pr->wt48;
+        if (pr_ok) {
+            j.wt48 = pr->wt48;
+        } else {
+            own = aligned_alloc(
+                64, NPU_ALIGN(sizeof(float) *
+                                  (size_t)(NPU_DIV_ROUND_UP(M, (int64_t)CDT_NB) * K * CDT_NB),
+                              (size_t)64));
+            if (!own)
+                return KNOMEM();
+            cdt_pack(a->wt, M, K, own);
+            j.wt48 = own;
+        }
         j.ntiles = NPU_DIV_ROUND_UP(OH * OW, (int64_t)8);
     } else if (pr_ok && pr->wp) {
         j.wp = pr->wp;
