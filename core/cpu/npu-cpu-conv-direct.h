@@ -21,6 +21,7 @@ struct npu_cpu_prep {
     int64_t M, K;
     float *wp;              /* [ceil(M / 8)][K][8], rows past M zero */
     struct cpu_mm_pack *mm; /* MatMul/Gemm: B in panels (npu-cpu-gemm-packed.c) */
+    struct cpu_qpack *qp;   /* MatMulInteger/QLinearMatMul: int8 B (npu-cpu-qgemm.c) */
 };
 
 struct cpu_cd_args {

@@ -19,6 +19,7 @@
 
 #include "npu-cpu-gemm-packed.h"
 #include "npu-cpu-internal.h"
+#include "npu-cpu-qgemm.h"
 
 #ifdef NPU_HAVE_BLAS
 #include <cblas.h>
@@ -1357,6 +1358,43 @@ imm_task(void *arg, int64_t begin, int64_t end, int tid)
     }
 }
 
+/* int_matmul on the packed kernels: B prepared once (npu_cpu_prepare) or packed per batch */
+static enum npu_status
+int_matmul_fast(struct npu_cpu_ctx *ctx, const struct npu_tensor *a, const struct npu_tensor *b,
+                struct npu_tensor *y, const struct mm_shape *s, const int32_t *azp,
+                const int32_t *bzp)
+{
+    if (s->M < 1 || s->N < 1)
+        return NPU_OK;
+    if (s->K < 1) { /* empty sums */
+        memset(y->data, 0, sizeof(int32_t) * (size_t)(s->batch * s->M * s->N));
+        return NPU_OK;
+    }
+    const struct cpu_qpack *prepared = cpu_qgemm_prepared(ctx->prep, b);
+    struct cpu_qpack *own = NULL;
+    int64_t own_off = -1;
+    bool as8 = a->dtype == NPU_DTYPE_INT8, bs8 = b->dtype == NPU_DTYPE_INT8;
+    enum npu_status st = NPU_OK;
+    for (int64_t t = 0; t < s->batch && st == NPU_OK; t++) {
+        const struct cpu_qpack *pk = prepared;
+        if (!pk || s->b_off[t] != 0) {
+            if (s->b_off[t] != own_off) {
+                cpu_qpack_free(own);
+                own = cpu_qpack_new((const uint8_t *)b->data + s->b_off[t], bs8, s->N, 1, s->K,
+                                    s->N, false);
+                own_off = s->b_off[t];
+                if (!own)
+                    return KNOMEM();
+            }
+            pk = own;
+        }
+        st = cpu_qgemm(ctx, pk, s->M, (const uint8_t *)a->data + s->a_off[t], as8, s->K, azp, bzp,
+                       (int32_t *)y->data + t * s->M * s->N, s->N);
+    }
+    cpu_qpack_free(own);
+    return st;
+}
+
 /* int32 Y = (A - azp) (B - bzp) with matmul broadcasting; zero points per tensor, per row of
  * A (azp [M]) or per column of B (bzp [N]). */
 static enum npu_status
@@ -1396,6 +1434,10 @@ int_matmul(struct npu_cpu_ctx *ctx, const struct npu_tensor *a, const struct npu
     st = zero_points(ctx, bzp_t, b, s->N, "B", bzp);
     if (st != NPU_OK)
         goto out;
+    if (cpu_qgemm_on()) { /* the fast exact product (npu-cpu-qgemm.c) */
+        st = int_matmul_fast(ctx, a, b, y, s, azp, bzp);
+        goto out;
+    }
     for (int64_t t = 0; t < nb_b; t++)
         for (int64_t k = 0; k < s->K; k++)
             for (int64_t q = 0; q < s->N; q++) {

@@ -1,0 +1,592 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-cpu-qgemm.c: the exact int8 product behind MatMulInteger, QLinearMatMul and
+ * QLinearConv (npu-cpu-qgemm.h).
+ *
+ * Both operands are recoded so that one multiply-add instruction takes them whole: B as
+ * signed bytes B' = B - cb (cb = 128 for uint8 B, else 0), packed in panels of 48 columns,
+ * k in groups of 4 (panel p, group g: 48 columns x 4 bytes), with its column sums; A per
+ * call as A' = A + ca in the byte type the kernel multiplies (unsigned on x86, signed for
+ * NEON sdot), rows padded to a multiple of 4 with zeros. Then
+ *     sum_k (A - azp)(B - bzp) = dot(A', B') - zb * rowsum(A') - za * colsum(B') + K za zb
+ * with za = azp + ca and zb = bzp - cb, everything in uint32 (wrapping like the reference's
+ * sums). Kernels, picked at run time by what the CPU has:
+ *  - AVX-512 VNNI: vpdpbusd (u8 x s8, 4 products per lane, no saturation), 8 rows x 48
+ *    columns in 24 registers, k in chunks of 512 so a panel's chunk (24 KB) stays in L1;
+ *  - AVX2: bytes widened to int16 and vpmaddwd (exact; vpmaddubsw would saturate);
+ *  - aarch64 with the dot-product extension: NEON sdot (s8 x s8);
+ *  - portable C that the compiler vectorises, everywhere else.
+ * Integer sums are exact, so every kernel and every thread count gives the same bytes.
+ */
+#include "npu-cpu-qgemm.h"
+#include "npu-cpu-conv-direct.h"
+#include "npu-cpu-gemm-packed.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(NPU_CPU_NO_CLONES)
+#define QG_X86 1
+#include <immintrin.h>
+#endif
+#if defined(__aarch64__) && defined(__GNUC__) && !defined(NPU_CPU_NO_CLONES)
+#define QG_SDOT 1
+#include <arm_neon.h>
+#include <sys/auxv.h>
+#ifndef HWCAP_ASIMDDP
+#define HWCAP_ASIMDDP (1 << 20)
+#endif
+#endif
+
+#define QNR 48              /* panel width (columns) */
+#define QGB (QNR * 4)       /* bytes per group of 4 k in a panel */
+#define QKC 128             /* groups per k chunk (512 k) */
+#define QMB 64              /* rows per task */
+
+struct cpu_qpack {
+    int64_t K, N, kg, npanels;
+    int32_t cb;      /* B' = B - cb */
+    size_t bytes;    /* counted against the budget (0: not counted) */
+    int8_t *p;       /* [npanels][kg][QNR][4] */
+    int32_t *colsum; /* [N] sums of B' over k */
+};
+
+/* ---- kernels: t[mr][48] (+)= A'[mr][0..4 kc) . panel chunk -------------------------------- */
+
+typedef void (*qk_fn)(int mr, int64_t kc, const uint8_t *a, int64_t lda, const int8_t *b,
+                      int32_t *t, bool load);
+
+CPU_HOT static void
+qk_portable(int mr, int64_t kc, const uint8_t *a, int64_t lda, const int8_t *b, int32_t *t,
+            bool load)
+{
+    for (int r = 0; r < mr; r++) {
+        uint32_t acc[QNR];
+        if (load)
+            memcpy(acc, t + r * QNR, sizeof(acc));
+        else
+            memset(acc, 0, sizeof(acc));
+        const uint8_t *ar = a + r * lda;
+        const int8_t *bp = b;
+        for (int64_t g = 0; g < kc; g++, bp += QGB) {
+            const int32_t a0 = ar[4 * g], a1 = ar[4 * g + 1], a2 = ar[4 * g + 2],
+                          a3 = ar[4 * g + 3];
+            for (int c = 0; c < QNR; c++)
+                acc[c] += (uint32_t)(a0 * bp[4 * c] + a1 * bp[4 * c + 1] + a2 * bp[4 * c + 2] +
+                                     a3 * bp[4 * c + 3]);
+        }
+        memcpy(t + r * QNR, acc, sizeof(acc));
+    }
+}
+
+#ifdef QG_X86
+#define QV_TARGET __attribute__((target("avx512f,avx512bw,avx512vnni")))
+#define QV_TILE(MR)                                                                                \
+    QV_TARGET static void qv_tile##MR(int64_t kc, const uint8_t *a, int64_t lda, const int8_t *b,  \
+                                      int32_t *t, bool load)                                       \
+    {                                                                                              \
+        __m512i acc[MR][3];                                                                        \
+        _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) for (int v = 0; v < 3; v++)           \
+            acc[r][v] = load ? _mm512_loadu_si512(t + r * QNR + 16 * v) : _mm512_setzero_si512();  \
+        for (int64_t g = 0; g < kc; g++, b += QGB) {                                               \
+            __m512i b0 = _mm512_loadu_si512(b), b1 = _mm512_loadu_si512(b + 64),                   \
+                    b2 = _mm512_loadu_si512(b + 128);                                              \
+            _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++)                                   \
+            {                                                                                      \
+                int32_t av;                                                                        \
+                memcpy(&av, a + r * lda + 4 * g, 4);                                               \
+                __m512i x = _mm512_set1_epi32(av);                                                 \
+                acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], x, b0);                                 \
+                acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], x, b1);                                 \
+                acc[r][2] = _mm512_dpbusd_epi32(acc[r][2], x, b2);                                 \
+            }                                                                                      \
+        }                                                                                          \
+        _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) for (int v = 0; v < 3; v++)           \
+            _mm512_storeu_si512(t + r * QNR + 16 * v, acc[r][v]);                                  \
+    }
+QV_TILE(8)
+QV_TILE(4)
+QV_TILE(2)
+QV_TILE(1)
+
+static void
+qk_vnni(int mr, int64_t kc, const uint8_t *a, int64_t lda, const int8_t *b, int32_t *t, bool load)
+{
+    while (mr > 0) {
+        int m = mr >= 8 ? 8 : mr >= 4 ? 4 : mr >= 2 ? 2 : 1;
+        switch (m) {
+        case 8: qv_tile8(kc, a, lda, b, t, load); break;
+        case 4: qv_tile4(kc, a, lda, b, t, load); break;
+        case 2: qv_tile2(kc, a, lda, b, t, load); break;
+        default: qv_tile1(kc, a, lda, b, t, load); break;
+        }
+        mr -= m, a += m * lda, t += m * QNR;
+    }
+}
+
+/* AVX2: 4 bytes of A widened to int16 and repeated over the register; 16 bytes of the panel
+ * (4 columns x 4 k) widened likewise; vpmaddwd leaves each column's sum in two lanes. */
+__attribute__((target("avx2"))) static void
+qk_avx2(int mr, int64_t kc, const uint8_t *a, int64_t lda, const int8_t *b, int32_t *t,
+        bool load)
+{
+    for (int r = 0; r < mr; r++) {
+        __m256i acc[12];
+        for (int v = 0; v < 12; v++)
+            acc[v] = _mm256_setzero_si256();
+        const uint8_t *ar = a + r * lda;
+        const int8_t *bp = b;
+        for (int64_t g = 0; g < kc; g++, bp += QGB) {
+            int32_t av;
+            memcpy(&av, ar + 4 * g, 4);
+            __m256i x = _mm256_broadcastq_epi64(_mm_cvtepu8_epi16(_mm_cvtsi32_si128(av)));
+            for (int v = 0; v < 12; v++) {
+                __m256i bw = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(bp + 16 * v)));
+                acc[v] = _mm256_add_epi32(acc[v], _mm256_madd_epi16(x, bw));
+            }
+        }
+        uint32_t s[2 * QNR];
+        for (int v = 0; v < 12; v++)
+            _mm256_storeu_si256((__m256i *)(s + 8 * v), acc[v]);
+        uint32_t *tr = (uint32_t *)t + r * QNR;
+        for (int c = 0; c < QNR; c++)
+            tr[c] = (load ? tr[c] : 0u) + s[2 * c] + s[2 * c + 1];
+    }
+}
+#endif
+
+#ifdef QG_SDOT
+__attribute__((target("arch=armv8.2-a+dotprod"))) static void
+qk_sdot(int mr, int64_t kc, const uint8_t *a, int64_t lda, const int8_t *b, int32_t *t,
+        bool load)
+{
+    for (int r = 0; r < mr; r++) {
+        int32x4_t acc[12];
+        for (int v = 0; v < 12; v++)
+            acc[v] = load ? vld1q_s32(t + r * QNR + 4 * v) : vdupq_n_s32(0);
+        const uint8_t *ar = a + r * lda;
+        const int8_t *bp = b;
+        for (int64_t g = 0; g < kc; g++, bp += QGB) {
+            int32_t av;
+            memcpy(&av, ar + 4 * g, 4);
+            int8x16_t x = vreinterpretq_s8_s32(vdupq_n_s32(av));
+            for (int v = 0; v < 12; v++)
+                acc[v] = vdotq_s32(acc[v], vld1q_s8(bp + 16 * v), x);
+        }
+        for (int v = 0; v < 12; v++)
+            vst1q_s32(t + r * QNR + 4 * v, acc[v]);
+    }
+}
+#endif
+
+/* ---- dispatch ---------------------------------------------------------------------------- */
+
+enum { QL_PORTABLE, QL_AVX2, QL_VNNI, QL_SDOT, QL_REF = 9 };
+static int q_level = -1;
+
+static int
+q_hw(void)
+{
+#ifdef QG_X86
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw"))
+        return QL_VNNI;
+    if (__builtin_cpu_supports("avx2"))
+        return QL_AVX2;
+#endif
+#ifdef QG_SDOT
+    if (getauxval(AT_HWCAP) & HWCAP_ASIMDDP)
+        return QL_SDOT;
+#endif
+    return QL_PORTABLE;
+}
+
+/* what the CPU has, lowered by NPU_CPU_QGEMM=ref|portable|avx2 (benchmarks, checks) */
+static int
+q_best(void)
+{
+    int hw = q_hw();
+    const char *e = getenv("NPU_CPU_QGEMM");
+    if (!e || !*e)
+        return hw;
+    if (!strcmp(e, "ref"))
+        return QL_REF;
+    if (!strcmp(e, "portable"))
+        return QL_PORTABLE;
+    if (!strcmp(e, "avx2") && hw == QL_VNNI)
+        return QL_AVX2;
+    return hw;
+}
+
+int
+cpu_qgemm_force(int level)
+{
+    int best = level == -1 ? q_best() : q_hw();
+    if (level < 0)
+        q_level = best;
+    else if (level == QL_REF)
+        q_level = QL_REF;
+    else if (level == QL_SDOT || best == QL_SDOT)
+        q_level = level == best ? best : QL_PORTABLE;
+    else
+        q_level = level <= best ? level : best;
+    return q_level;
+}
+
+static pthread_once_t q_once = PTHREAD_ONCE_INIT;
+
+static void
+q_init(void)
+{
+    if (q_level < 0)
+        cpu_qgemm_force(-1);
+}
+
+static int
+q_cur(void)
+{
+    pthread_once(&q_once, q_init);
+    return q_level;
+}
+
+const char *
+cpu_qgemm_path(void)
+{
+    switch (q_cur()) {
+    case QL_VNNI: return "AVX-512 VNNI (vpdpbusd)";
+    case QL_AVX2: return "AVX2 (vpmaddwd)";
+    case QL_SDOT: return "NEON sdot";
+    case QL_REF: return "reference loops (NPU_CPU_QGEMM=ref)";
+    default: return "portable C";
+    }
+}
+
+const char *
+npu_cpu_int8_path(void)
+{
+    return cpu_qgemm_path();
+}
+
+bool
+cpu_qgemm_on(void)
+{
+    return q_cur() != QL_REF;
+}
+
+static qk_fn
+q_kernel(bool *a_signed)
+{
+    *a_signed = false;
+    switch (q_cur()) {
+#ifdef QG_X86
+    case QL_VNNI: return qk_vnni;
+    case QL_AVX2: return qk_avx2;
+#endif
+#ifdef QG_SDOT
+    case QL_SDOT: *a_signed = true; return qk_sdot;
+#endif
+    default: return qk_portable;
+    }
+}
+
+/* ---- packing ------------------------------------------------------------------------------ */
+
+static struct cpu_qpack *
+qpack_alloc(int64_t K, int64_t N, bool b_s8, bool budget)
+{
+    int64_t kg = NPU_DIV_ROUND_UP(K, (int64_t)4), np = NPU_DIV_ROUND_UP(N, (int64_t)QNR);
+    size_t bytes = (size_t)(np * kg * QGB);
+    if (budget && !cpu_mm_pack_budget_take(bytes + sizeof(int32_t) * (size_t)N))
+        return NULL;
+    struct cpu_qpack *p = calloc(1, sizeof(*p));
+    void *d = NULL;
+    int32_t *cs = calloc((size_t)NPU_MAX(N, (int64_t)1), sizeof(int32_t));
+    if (!p || !cs || posix_memalign(&d, 64, NPU_MAX(bytes, (size_t)64))) {
+        free(p);
+        free(cs);
+        if (budget)
+            cpu_mm_pack_budget_give(bytes + sizeof(int32_t) * (size_t)N);
+        return NULL;
+    }
+    p->K = K, p->N = N, p->kg = kg, p->npanels = np, p->cb = b_s8 ? 0 : 128;
+    p->bytes = budget ? bytes + sizeof(int32_t) * (size_t)N : 0;
+    p->p = d;
+    p->colsum = cs;
+    return p;
+}
+
+struct cpu_qpack *
+cpu_qpack_new(const void *b, bool b_s8, int64_t sk, int64_t sn, int64_t K, int64_t N,
+              bool budget)
+{
+    if (K < 1 || N < 1)
+        return NULL;
+    struct cpu_qpack *p = qpack_alloc(K, N, b_s8, budget);
+    if (!p)
+        return NULL;
+    const int8_t *bs = b;
+    const uint8_t *bu = b;
+    for (int64_t jp = 0; jp < p->npanels; jp++) {
+        int64_t j0 = jp * QNR, nc = NPU_MIN((int64_t)QNR, N - j0);
+        int8_t *d = p->p + jp * p->kg * QGB;
+        memset(d, 0, (size_t)(p->kg * QGB));
+        for (int64_t k = 0; k < K; k++) {
+            int8_t *dk = d + (k / 4) * QGB + (k % 4);
+            const int64_t o = k * sk + j0 * sn;
+            for (int64_t q = 0; q < nc; q++) {
+                int32_t v = b_s8 ? bs[o + q * sn] : (int32_t)bu[o + q * sn] - 128;
+                dk[4 * q] = (int8_t)v;
+                p->colsum[j0 + q] += v;
+            }
+        }
+    }
+    return p;
+}
+
+void
+cpu_qpack_free(struct cpu_qpack *p)
+{
+    if (!p)
+        return;
+    if (p->bytes)
+        cpu_mm_pack_budget_give(p->bytes);
+    free(p->p);
+    free(p->colsum);
+    free(p);
+}
+
+/* ---- driver --------------------------------------------------------------------------------- */
+
+struct qg_job {
+    const struct cpu_qpack *pk;
+    qk_fn fn;
+    int mr;
+    int64_t M, lda, mblocks, ldc;
+    const uint8_t *A;  /* A' [M][lda], lda = 4 kg */
+    const int32_t *rs; /* row sums of A' */
+    const int32_t *za; /* [M] */
+    const int32_t *zb; /* [N] */
+    int32_t *C;
+};
+
+static void
+qg_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+    (void)tid;
+    const struct qg_job *j = arg;
+    const struct cpu_qpack *pk = j->pk;
+    int32_t t[QMB * QNR] __attribute__((aligned(64)));
+    for (int64_t task = begin; task < end; task++) {
+        int64_t p = task / j->mblocks, r0 = (task % j->mblocks) * QMB;
+        int64_t r1 = NPU_MIN(r0 + QMB, j->M);
+        int64_t j0 = p * QNR, nc = NPU_MIN((int64_t)QNR, pk->N - j0);
+        const int8_t *pan = pk->p + p * pk->kg * QGB;
+        for (int64_t gc = 0; gc < pk->kg; gc += QKC) {
+            int64_t kc = NPU_MIN((int64_t)QKC, pk->kg - gc);
+            for (int64_t i = r0; i < r1; i += j->mr) {
+                int mr = (int)NPU_MIN((int64_t)j->mr, r1 - i);
+                j->fn(mr, kc, j->A + i * j->lda + 4 * gc, j->lda, pan + gc * QGB,
+                      t + (i - r0) * QNR, gc > 0);
+            }
+        }
+        const uint32_t K = (uint32_t)pk->K;
+        for (int64_t i = r0; i < r1; i++) {
+            const uint32_t rs = (uint32_t)j->rs[i], za = (uint32_t)j->za[i];
+            const uint32_t *tr = (const uint32_t *)t + (i - r0) * QNR;
+            uint32_t *c = (uint32_t *)j->C + i * j->ldc + j0;
+            const int32_t *zb = j->zb + j0, *cs = pk->colsum + j0;
+            for (int64_t q = 0; q < nc; q++) {
+                const uint32_t b = (uint32_t)zb[q];
+                c[q] = tr[q] - b * rs - za * (uint32_t)cs[q] + K * za * b;
+            }
+        }
+    }
+}
+
+enum npu_status
+cpu_qgemm(struct npu_cpu_ctx *ctx, const struct cpu_qpack *pk, int64_t M, const void *A,
+          bool a_s8, int64_t lda, const int32_t *azp, const int32_t *bzp, int32_t *C, int64_t ldc)
+{
+    if (M < 1 || pk->N < 1)
+        return NPU_OK;
+    bool k_signed;
+    qk_fn fn = q_kernel(&k_signed);
+    int64_t K = pk->K, Kp = pk->kg * 4;
+    /* A' = A + ca in the kernel's byte type */
+    int32_t ca = k_signed ? (a_s8 ? 0 : -128) : (a_s8 ? 128 : 0);
+    uint8_t *ab = NULL;
+    int32_t *rs = malloc(sizeof(int32_t) * (size_t)(2 * M + pk->N));
+    if (!rs || posix_memalign((void **)&ab, 64, (size_t)(M * Kp))) {
+        free(rs);
+        return KNOMEM();
+    }
+    int32_t *za = rs + M, *zb = za + M;
+    for (int64_t i = 0; i < M; i++) {
+        const int8_t *as = (const int8_t *)A + i * lda;
+        const uint8_t *au = (const uint8_t *)A + i * lda;
+        uint8_t *d = ab + i * Kp;
+        int32_t s = 0;
+        for (int64_t k = 0; k < K; k++) {
+            int32_t v = (a_s8 ? (int32_t)as[k] : (int32_t)au[k]) + ca;
+            d[k] = (uint8_t)v;
+            s += v;
+        }
+        for (int64_t k = K; k < Kp; k++)
+            d[k] = 0;
+        rs[i] = s;
+        za[i] = azp[i] + ca;
+    }
+    for (int64_t n = 0; n < pk->N; n++)
+        zb[n] = bzp[n] - pk->cb;
+    struct qg_job j = {pk,  fn, fn == qk_portable ? 4 : 8, M, Kp, NPU_DIV_ROUND_UP(M, (int64_t)QMB),
+                       ldc, ab, rs,                          za, zb, C};
+    /* tasks of about a million multiply-adds or more */
+    double task_mac = (double)NPU_MIN(M, (int64_t)QMB) * QNR * (double)Kp;
+    cpu_parallel_for(ctx, pk->npanels * j.mblocks, (int64_t)(1e6 / task_mac) + 1, qg_task, &j);
+    free(ab);
+    free(rs);
+    return NPU_OK;
+}
+
+/* ---- QLinearConv ------------------------------------------------------------------------------ */
+
+struct qc_pack_job {
+    struct cpu_qpack *pk;
+    const struct cpu_win *w;
+    const uint8_t *x; /* one image [C][H][W] */
+    bool s8;
+    int32_t pad; /* the zero point: padding adds nothing */
+    int64_t C;
+};
+
+/* packs panels [begin, end) of the K x P matrix B[(c, kh, kw)][(oh, ow)] read from X */
+static void
+qc_pack_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+    (void)tid;
+    const struct qc_pack_job *j = arg;
+    struct cpu_qpack *pk = j->pk;
+    const struct cpu_win *w = j->w;
+    const int64_t H = w->in[0], W = w->in[1], KH = w->k[0], KW = w->k[1], OW = w->out[1];
+    const int32_t cb = pk->cb;
+    for (int64_t jp = begin; jp < end; jp++) {
+        int64_t j0 = jp * QNR, nc = NPU_MIN((int64_t)QNR, pk->N - j0);
+        int64_t ih0[QNR], iw0[QNR];
+        for (int64_t q = 0; q < nc; q++) {
+            ih0[q] = ((j0 + q) / OW) * w->s[0] - w->pb[0];
+            iw0[q] = ((j0 + q) % OW) * w->s[1] - w->pb[1];
+        }
+        int8_t *d = pk->p + jp * pk->kg * QGB;
+        memset(d, 0, (size_t)(pk->kg * QGB));
+        int32_t cs[QNR] = {0};
+        int64_t k = 0;
+        for (int64_t c = 0; c < j->C; c++) {
+            const uint8_t *xc = j->x + c * H * W;
+            for (int64_t kh = 0; kh < KH; kh++)
+                for (int64_t kw = 0; kw < KW; kw++, k++) {
+                    int8_t *dk = d + (k / 4) * QGB + (k % 4);
+                    for (int64_t q = 0; q < nc; q++) {
+                        int64_t ih = ih0[q] + kh * w->d[0], iw = iw0[q] + kw * w->d[1];
+                        int32_t v = j->pad;
+                        if (ih >= 0 && ih < H && iw >= 0 && iw < W) {
+                            uint8_t u = xc[ih * W + iw];
+                            v = j->s8 ? (int32_t)(int8_t)u : (int32_t)u;
+                        }
+                        v -= cb;
+                        dk[4 * q] = (int8_t)v;
+                        cs[q] += v;
+                    }
+                }
+        }
+        memcpy(pk->colsum + j0, cs, sizeof(int32_t) * (size_t)nc);
+    }
+}
+
+enum npu_status
+cpu_qconv2d(struct npu_cpu_ctx *ctx, const struct cpu_win *w, const struct npu_tensor *x,
+            int32_t xzp, const struct npu_tensor *wt, const int32_t *wzp, const int32_t *bias,
+            int32_t *acc)
+{
+    if (w->nsp != 2 || x->ndim != 4 || wt->ndim != 4 || wt->dims[1] != x->dims[1])
+        return NPU_ERR_UNSUPPORTED;
+    bool xs8 = x->dtype == NPU_DTYPE_INT8, ws8 = wt->dtype == NPU_DTYPE_INT8;
+    if ((!xs8 && x->dtype != NPU_DTYPE_UINT8) || (!ws8 && wt->dtype != NPU_DTYPE_UINT8))
+        return NPU_ERR_UNSUPPORTED;
+    int64_t N = x->dims[0], C = x->dims[1], M = wt->dims[0];
+    int64_t K = C * wt->dims[2] * wt->dims[3], P = w->out[0] * w->out[1];
+    if (M < 1 || K < 1 || P < 1)
+        return NPU_ERR_UNSUPPORTED;
+    struct cpu_qpack *pk = qpack_alloc(K, P, xs8, false);
+    int32_t *zb = malloc(sizeof(int32_t) * (size_t)P);
+    if (!pk || !zb) {
+        cpu_qpack_free(pk);
+        free(zb);
+        return KNOMEM();
+    }
+    for (int64_t p = 0; p < P; p++)
+        zb[p] = xzp;
+    enum npu_status st = NPU_OK;
+    for (int64_t n = 0; n < N && st == NPU_OK; n++) {
+        struct qc_pack_job pj = {pk, w, (const uint8_t *)x->data + n * C * w->in[0] * w->in[1],
+                                 xs8, xzp, C};
+        /* pack tasks of at least 64 KB */
+        cpu_parallel_for(ctx, pk->npanels, 1 + 65536 / (pk->kg * QGB), qc_pack_task, &pj);
+        int32_t *y = acc + n * M * P;
+        st = cpu_qgemm(ctx, pk, M, wt->data, ws8, K, wzp, zb, y, P);
+        if (st == NPU_OK && bias)
+            for (int64_t m = 0; m < M; m++)
+                for (int64_t p = 0; p < P; p++) {
+                    int64_t v = (int64_t)y[m * P + p] + bias[m];
+                    y[m * P + p] = (int32_t)(v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : v);
+                }
+    }
+    free(zb);
+    cpu_qpack_free(pk);
+    return st;
+}
+
+/* ---- prepare ------------------------------------------------------------------------------------ */
+
+enum npu_status
+cpu_qgemm_prepare(enum npu_op op, const struct npu_attrs *attrs,
+                  const struct npu_tensor *const *in, int nin, struct npu_cpu_prep **out)
+{
+    (void)attrs;
+    *out = NULL;
+    int bi = op == NPU_OP_MATMUL_INTEGER ? 1 : op == NPU_OP_QLINEAR_MATMUL ? 3 : -1;
+    if (bi < 0 || nin <= bi || !in[bi] || !in[bi]->data)
+        return NPU_OK;
+    const struct npu_tensor *b = in[bi];
+    if ((b->dtype != NPU_DTYPE_INT8 && b->dtype != NPU_DTYPE_UINT8) || b->ndim != 2)
+        return NPU_OK;
+    int64_t K = b->dims[0], N = b->dims[1];
+    if (K < 4 || N < 16 || K * N < 4096) /* small products gain nothing from a copy */
+        return NPU_OK;
+    struct cpu_qpack *pk = cpu_qpack_new(b->data, b->dtype == NPU_DTYPE_INT8, N, 1, K, N, true);
+    if (!pk) /* over the budget (or no memory): runs packed per call */
+        return NPU_OK;
+    struct npu_cpu_prep *p = calloc(1, sizeof(*p));
+    if (!p) {
+        cpu_qpack_free(pk);
+        npu_err(CPU_LOG_DOMAIN, "npu_cpu_prepare: out of memory");
+        return NPU_ERR_NOMEM;
+    }
+    p->op = op;
+    p->w_data = b->data;
+    p->w_ndim = b->ndim;
+    memcpy(p->w_dims, b->dims, sizeof(int64_t) * (size_t)b->ndim);
+    p->qp = pk;
+    *out = p;
+    return NPU_OK;
+}
+
+const struct cpu_qpack *
+cpu_qgemm_prepared(const struct npu_cpu_prep *prep, const struct npu_tensor *b)
+{
+    if (!prep || !prep->qp || !b || prep->w_data != b->data || prep->w_ndim != b->ndim ||
+        memcmp(prep->w_dims, b->dims, sizeof(int64_t) * (size_t)b->ndim))
+        return NULL;
+    if (prep->qp->cb != (b->dtype == NPU_DTYPE_INT8 ? 0 : 128))
+        return NULL;
+    return prep->qp;
+}
