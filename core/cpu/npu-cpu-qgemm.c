@@ -27,6 +27,8 @@
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(NPU_CPU_NO_CLONES)
 #define QG_X86 1
+#endif
+#if defined(__x86_64__) || defined(__SSE2__)
 #include <immintrin.h>
 #endif
 #if defined(__aarch64__) && defined(__GNUC__) && !defined(NPU_CPU_NO_CLONES)
@@ -38,10 +40,10 @@
 #endif
 #endif
 
-#define QNR 48              /* panel width (columns) */
-#define QGB (QNR * 4)       /* bytes per group of 4 k in a panel */
-#define QKC 128             /* groups per k chunk (512 k) */
-#define QMB 64              /* rows per task */
+#define QNR 48        /* panel width (columns) */
+#define QGB (QNR * 4) /* bytes per group of 4 k in a panel */
+#define QKC 128       /* groups per k chunk (512 k) */
+#define QMB 64        /* rows per task */
 
 struct cpu_qpack {
     int64_t K, N, kg, npanels;
@@ -81,28 +83,56 @@ qk_portable(int mr, int64_t kc, const uint8_t *a, int64_t lda, const int8_t *b, 
 
 #ifdef QG_X86
 #define QV_TARGET __attribute__((target("avx512f,avx512bw,avx512vnni")))
+/* one row's three accumulators: named variables (an array of vectors ended up partly on the
+ * stack), rows past MR folded away after inlining */
+#define QV_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define QV_DECL(r) __m512i c##r##0, c##r##1, c##r##2;
+#define QV_INIT(r)                                                                                 \
+    if (MR > r) {                                                                                  \
+        if (load) {                                                                                \
+            c##r##0 = _mm512_loadu_si512(t + r * QNR);                                             \
+            c##r##1 = _mm512_loadu_si512(t + r * QNR + 16);                                        \
+            c##r##2 = _mm512_loadu_si512(t + r * QNR + 32);                                        \
+        } else {                                                                                   \
+            c##r##0 = c##r##1 = c##r##2 = _mm512_setzero_si512();                                  \
+        }                                                                                          \
+    }
+#define QV_STEP(r)                                                                                 \
+    if (MR > r) {                                                                                  \
+        int32_t av;                                                                                \
+        memcpy(&av, ag + r * lda, 4);                                                              \
+        const __m512i x = _mm512_set1_epi32(av);                                                   \
+        c##r##0 = _mm512_dpbusd_epi32(c##r##0, x, b0);                                             \
+        c##r##1 = _mm512_dpbusd_epi32(c##r##1, x, b1);                                             \
+        c##r##2 = _mm512_dpbusd_epi32(c##r##2, x, b2);                                             \
+    }
+#define QV_STORE(r)                                                                                \
+    if (MR > r) {                                                                                  \
+        _mm512_storeu_si512(t + r * QNR, c##r##0);                                                 \
+        _mm512_storeu_si512(t + r * QNR + 16, c##r##1);                                            \
+        _mm512_storeu_si512(t + r * QNR + 32, c##r##2);                                            \
+    }
+
+QV_TARGET static inline __attribute__((always_inline)) void
+qv_tile(const int MR, int64_t kc, const uint8_t *a, int64_t lda, const int8_t *b, int32_t *t,
+        bool load)
+{
+    QV_ROWS(QV_DECL)
+    QV_ROWS(QV_INIT)
+    const uint8_t *ag = a;
+    for (int64_t g = 0; g < kc; g++, b += QGB, ag += 4) {
+        const __m512i b0 = _mm512_loadu_si512(b), b1 = _mm512_loadu_si512(b + 64),
+                      b2 = _mm512_loadu_si512(b + 128);
+        QV_ROWS(QV_STEP)
+    }
+    QV_ROWS(QV_STORE)
+}
+
 #define QV_TILE(MR)                                                                                \
     QV_TARGET static void qv_tile##MR(int64_t kc, const uint8_t *a, int64_t lda, const int8_t *b,  \
                                       int32_t *t, bool load)                                       \
     {                                                                                              \
-        __m512i acc[MR][3];                                                                        \
-        _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) for (int v = 0; v < 3; v++)           \
-            acc[r][v] = load ? _mm512_loadu_si512(t + r * QNR + 16 * v) : _mm512_setzero_si512();  \
-        for (int64_t g = 0; g < kc; g++, b += QGB) {                                               \
-            __m512i b0 = _mm512_loadu_si512(b), b1 = _mm512_loadu_si512(b + 64),                   \
-                    b2 = _mm512_loadu_si512(b + 128);                                              \
-            _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++)                                   \
-            {                                                                                      \
-                int32_t av;                                                                        \
-                memcpy(&av, a + r * lda + 4 * g, 4);                                               \
-                __m512i x = _mm512_set1_epi32(av);                                                 \
-                acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], x, b0);                                 \
-                acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], x, b1);                                 \
-                acc[r][2] = _mm512_dpbusd_epi32(acc[r][2], x, b2);                                 \
-            }                                                                                      \
-        }                                                                                          \
-        _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) for (int v = 0; v < 3; v++)           \
-            _mm512_storeu_si512(t + r * QNR + 16 * v, acc[r][v]);                                  \
+        qv_tile(MR, kc, a, lda, b, t, load);                                                       \
     }
 QV_TILE(8)
 QV_TILE(4)
@@ -127,8 +157,7 @@ qk_vnni(int mr, int64_t kc, const uint8_t *a, int64_t lda, const int8_t *b, int3
 /* AVX2: 4 bytes of A widened to int16 and repeated over the register; 16 bytes of the panel
  * (4 columns x 4 k) widened likewise; vpmaddwd leaves each column's sum in two lanes. */
 __attribute__((target("avx2"))) static void
-qk_avx2(int mr, int64_t kc, const uint8_t *a, int64_t lda, const int8_t *b, int32_t *t,
-        bool load)
+qk_avx2(int mr, int64_t kc, const uint8_t *a, int64_t lda, const int8_t *b, int32_t *t, bool load)
 {
     for (int r = 0; r < mr; r++) {
         __m256i acc[12];
@@ -157,8 +186,7 @@ qk_avx2(int mr, int64_t kc, const uint8_t *a, int64_t lda, const int8_t *b, int3
 
 #ifdef QG_SDOT
 __attribute__((target("arch=armv8.2-a+dotprod"))) static void
-qk_sdot(int mr, int64_t kc, const uint8_t *a, int64_t lda, const int8_t *b, int32_t *t,
-        bool load)
+qk_sdot(int mr, int64_t kc, const uint8_t *a, int64_t lda, const int8_t *b, int32_t *t, bool load)
 {
     for (int r = 0; r < mr; r++) {
         int32x4_t acc[12];
@@ -316,8 +344,7 @@ qpack_alloc(int64_t K, int64_t N, bool b_s8, bool budget)
 }
 
 struct cpu_qpack *
-cpu_qpack_new(const void *b, bool b_s8, int64_t sk, int64_t sn, int64_t K, int64_t N,
-              bool budget)
+cpu_qpack_new(const void *b, bool b_s8, int64_t sk, int64_t sn, int64_t K, int64_t N, bool budget)
 {
     if (K < 1 || N < 1)
         return NULL;
@@ -404,8 +431,8 @@ qg_task(void *arg, int64_t begin, int64_t end, int tid)
 }
 
 enum npu_status
-cpu_qgemm(struct npu_cpu_ctx *ctx, const struct cpu_qpack *pk, int64_t M, const void *A,
-          bool a_s8, int64_t lda, const int32_t *azp, const int32_t *bzp, int32_t *C, int64_t ldc)
+cpu_qgemm(struct npu_cpu_ctx *ctx, const struct cpu_qpack *pk, int64_t M, const void *A, bool a_s8,
+          int64_t lda, const int32_t *azp, const int32_t *bzp, int32_t *C, int64_t ldc)
 {
     if (M < 1 || pk->N < 1)
         return NPU_OK;
@@ -438,8 +465,10 @@ cpu_qgemm(struct npu_cpu_ctx *ctx, const struct cpu_qpack *pk, int64_t M, const 
     }
     for (int64_t n = 0; n < pk->N; n++)
         zb[n] = bzp[n] - pk->cb;
-    struct qg_job j = {pk,  fn, fn == qk_portable ? 4 : 8, M, Kp, NPU_DIV_ROUND_UP(M, (int64_t)QMB),
-                       ldc, ab, rs,                          za, zb, C};
+    struct qg_job j = {pk,  fn, fn == qk_portable ? 4 : 8,
+                       M,   Kp, NPU_DIV_ROUND_UP(M, (int64_t)QMB),
+                       ldc, ab, rs,
+                       za,  zb, C};
     /* tasks of about a million multiply-adds or more */
     double task_mac = (double)NPU_MIN(M, (int64_t)QMB) * QNR * (double)Kp;
     cpu_parallel_for(ctx, pk->npanels * j.mblocks, (int64_t)(1e6 / task_mac) + 1, qg_task, &j);
@@ -448,58 +477,114 @@ cpu_qgemm(struct npu_cpu_ctx *ctx, const struct cpu_qpack *pk, int64_t M, const 
     return NPU_OK;
 }
 
-/* ---- QLinearConv ------------------------------------------------------------------------------ */
+/* ---- QLinearConv ------------------------------------------------------------------------------
+ */
 
 struct qc_pack_job {
     struct cpu_qpack *pk;
-    const struct cpu_win *w;
-    const uint8_t *x; /* one image [C][H][W] */
-    bool s8;
-    int32_t pad; /* the zero point: padding adds nothing */
-    int64_t C;
+    const int8_t *xp; /* one image, zero-point padded, as B' bytes: [C][Hp][Wp] */
+    int64_t Hp, Wp, KH, KW, OW, s0, s1, d0, d1;
 };
 
-/* packs panels [begin, end) of the K x P matrix B[(c, kh, kw)][(oh, ow)] read from X */
+/* packs panels [begin, end) of the K x P matrix B'[(c, kh, kw)][(oh, ow)] from the padded
+ * image (column sums come after, from the kernel: qpack_colsums). Where 16 pixels are 16
+ * consecutive bytes of the image (stride 1 along a row), 4 taps' runs are interleaved with
+ * byte/word unpacks into the panel's 4-bytes-per-column layout. */
 static void
 qc_pack_task(void *arg, int64_t begin, int64_t end, int tid)
 {
     (void)tid;
     const struct qc_pack_job *j = arg;
     struct cpu_qpack *pk = j->pk;
-    const struct cpu_win *w = j->w;
-    const int64_t H = w->in[0], W = w->in[1], KH = w->k[0], KW = w->k[1], OW = w->out[1];
-    const int32_t cb = pk->cb;
+    const int64_t K = pk->K, khw = j->KH * j->KW;
     for (int64_t jp = begin; jp < end; jp++) {
         int64_t j0 = jp * QNR, nc = NPU_MIN((int64_t)QNR, pk->N - j0);
-        int64_t ih0[QNR], iw0[QNR];
-        for (int64_t q = 0; q < nc; q++) {
-            ih0[q] = ((j0 + q) / OW) * w->s[0] - w->pb[0];
-            iw0[q] = ((j0 + q) % OW) * w->s[1] - w->pb[1];
-        }
+        int64_t off[QNR];
+        for (int64_t q = 0; q < nc; q++)
+            off[q] = ((j0 + q) / j->OW) * j->s0 * j->Wp + ((j0 + q) % j->OW) * j->s1;
+        bool run16[QNR / 16];
+        for (int64_t q = 0; q < QNR; q += 16)
+            run16[q / 16] = q + 16 <= nc && off[q + 15] - off[q] == 15; /* increments >= 1 */
         int8_t *d = pk->p + jp * pk->kg * QGB;
-        memset(d, 0, (size_t)(pk->kg * QGB));
-        int32_t cs[QNR] = {0};
-        int64_t k = 0;
-        for (int64_t c = 0; c < j->C; c++) {
-            const uint8_t *xc = j->x + c * H * W;
-            for (int64_t kh = 0; kh < KH; kh++)
-                for (int64_t kw = 0; kw < KW; kw++, k++) {
-                    int8_t *dk = d + (k / 4) * QGB + (k % 4);
-                    for (int64_t q = 0; q < nc; q++) {
-                        int64_t ih = ih0[q] + kh * w->d[0], iw = iw0[q] + kw * w->d[1];
-                        int32_t v = j->pad;
-                        if (ih >= 0 && ih < H && iw >= 0 && iw < W) {
-                            uint8_t u = xc[ih * W + iw];
-                            v = j->s8 ? (int32_t)(int8_t)u : (int32_t)u;
-                        }
-                        v -= cb;
-                        dk[4 * q] = (int8_t)v;
-                        cs[q] += v;
-                    }
+        if (nc < QNR || K % 4)
+            memset(d, 0, (size_t)(pk->kg * QGB));
+        for (int64_t g = 0; g < pk->kg; g++) {
+            const int8_t *src[4];
+            int nt = (int)NPU_MIN((int64_t)4, K - 4 * g);
+            for (int t = 0; t < nt; t++) {
+                int64_t k = 4 * g + t, c = k / khw, r = k % khw;
+                src[t] = j->xp + (c * j->Hp + (r / j->KW) * j->d0) * j->Wp + (r % j->KW) * j->d1;
+            }
+            int8_t *dg = d + g * QGB;
+            if (nt < 4) {
+                for (int t = 0; t < nt; t++)
+                    for (int64_t q = 0; q < nc; q++)
+                        dg[4 * q + t] = src[t][off[q]];
+                continue;
+            }
+            const int8_t *s0 = src[0], *s1 = src[1], *s2 = src[2], *s3 = src[3];
+            for (int64_t q = 0; q < nc;) {
+#ifdef __SSE2__
+                if (q % 16 == 0 && run16[q / 16]) {
+                    const int64_t o = off[q];
+                    __m128i x0 = _mm_loadu_si128((const __m128i *)(s0 + o));
+                    __m128i x1 = _mm_loadu_si128((const __m128i *)(s1 + o));
+                    __m128i x2 = _mm_loadu_si128((const __m128i *)(s2 + o));
+                    __m128i x3 = _mm_loadu_si128((const __m128i *)(s3 + o));
+                    __m128i l01 = _mm_unpacklo_epi8(x0, x1), h01 = _mm_unpackhi_epi8(x0, x1);
+                    __m128i l23 = _mm_unpacklo_epi8(x2, x3), h23 = _mm_unpackhi_epi8(x2, x3);
+                    _mm_storeu_si128((__m128i *)(dg + 4 * q), _mm_unpacklo_epi16(l01, l23));
+                    _mm_storeu_si128((__m128i *)(dg + 4 * q + 16), _mm_unpackhi_epi16(l01, l23));
+                    _mm_storeu_si128((__m128i *)(dg + 4 * q + 32), _mm_unpacklo_epi16(h01, h23));
+                    _mm_storeu_si128((__m128i *)(dg + 4 * q + 48), _mm_unpackhi_epi16(h01, h23));
+                    q += 16;
+                    continue;
                 }
+#endif
+                const int64_t o = off[q];
+                dg[4 * q] = s0[o], dg[4 * q + 1] = s1[o], dg[4 * q + 2] = s2[o],
+                       dg[4 * q + 3] = s3[o];
+                q++;
+            }
         }
-        memcpy(pk->colsum + j0, cs, sizeof(int32_t) * (size_t)nc);
     }
+}
+
+struct qcs_job {
+    struct cpu_qpack *pk;
+    qk_fn fn;
+    const uint8_t *ones; /* [4 kg]: 1 up to K */
+};
+
+/* colsum of B' = a row of ones times B', by the product's own kernel */
+static void
+qcs_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+    (void)tid;
+    const struct qcs_job *j = arg;
+    struct cpu_qpack *pk = j->pk;
+    int32_t t[QNR] __attribute__((aligned(64)));
+    for (int64_t p = begin; p < end; p++) {
+        const int8_t *pan = pk->p + p * pk->kg * QGB;
+        for (int64_t gc = 0; gc < pk->kg; gc += QKC)
+            j->fn(1, NPU_MIN((int64_t)QKC, pk->kg - gc), j->ones + 4 * gc, 0, pan + gc * QGB, t,
+                  gc > 0);
+        int64_t j0 = p * QNR, nc = NPU_MIN((int64_t)QNR, pk->N - j0);
+        memcpy(pk->colsum + j0, t, sizeof(int32_t) * (size_t)nc);
+    }
+}
+
+static enum npu_status
+qpack_colsums(struct npu_cpu_ctx *ctx, struct cpu_qpack *pk)
+{
+    bool k_signed;
+    struct qcs_job j = {pk, q_kernel(&k_signed), calloc((size_t)pk->kg * 4, 1)};
+    if (!j.ones)
+        return KNOMEM();
+    memset((uint8_t *)j.ones, 1, (size_t)pk->K);
+    cpu_parallel_for(ctx, pk->npanels, 1 + (1 << 18) / (pk->kg * QGB), qcs_task, &j);
+    free((uint8_t *)j.ones);
+    return NPU_OK;
 }
 
 enum npu_status
@@ -513,43 +598,71 @@ cpu_qconv2d(struct npu_cpu_ctx *ctx, const struct cpu_win *w, const struct npu_t
     if ((!xs8 && x->dtype != NPU_DTYPE_UINT8) || (!ws8 && wt->dtype != NPU_DTYPE_UINT8))
         return NPU_ERR_UNSUPPORTED;
     int64_t N = x->dims[0], C = x->dims[1], M = wt->dims[0];
+    int64_t H = w->in[0], W = w->in[1];
     int64_t K = C * wt->dims[2] * wt->dims[3], P = w->out[0] * w->out[1];
-    if (M < 1 || K < 1 || P < 1)
+    if (M < 1 || K < 1 || P < 1 || w->pb[0] < 0 || w->pb[1] < 0)
         return NPU_ERR_UNSUPPORTED;
+    /* the padded image covers every tap of every output (ends may be cut: pe < 0) */
+    int64_t Hp = NPU_MAX(H + w->pb[0], (w->out[0] - 1) * w->s[0] + (w->k[0] - 1) * w->d[0] + 1);
+    int64_t Wp = NPU_MAX(W + w->pb[1], (w->out[1] - 1) * w->s[1] + (w->k[1] - 1) * w->d[1] + 1);
     struct cpu_qpack *pk = qpack_alloc(K, P, xs8, false);
     int32_t *zb = malloc(sizeof(int32_t) * (size_t)P);
-    if (!pk || !zb) {
+    int8_t *xp = malloc((size_t)(C * Hp * Wp));
+    if (!pk || !zb || !xp) {
         cpu_qpack_free(pk);
         free(zb);
+        free(xp);
         return KNOMEM();
     }
     for (int64_t p = 0; p < P; p++)
         zb[p] = xzp;
+    /* B' = X - cb; padding holds the zero point, which the correction cancels */
+    const int32_t cb = pk->cb;
+    const int8_t padv = (int8_t)(xzp - cb);
     enum npu_status st = NPU_OK;
     for (int64_t n = 0; n < N && st == NPU_OK; n++) {
-        struct qc_pack_job pj = {pk, w, (const uint8_t *)x->data + n * C * w->in[0] * w->in[1],
-                                 xs8, xzp, C};
+        const uint8_t *xu = (const uint8_t *)x->data + n * C * H * W;
+        memset(xp, padv, (size_t)(C * Hp * Wp));
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t h = 0; h < H && h + w->pb[0] < Hp; h++) {
+                const uint8_t *sr = xu + (c * H + h) * W;
+                int8_t *dr = xp + (c * Hp + h + w->pb[0]) * Wp + w->pb[1];
+                int64_t wn = NPU_MIN(W, Wp - w->pb[1]);
+                if (xs8)
+                    memcpy(dr, sr, (size_t)wn);
+                else
+                    for (int64_t i = 0; i < wn; i++)
+                        dr[i] = (int8_t)(sr[i] ^ 0x80); /* u8 - 128 */
+            }
+        struct qc_pack_job pj = {pk,        xp,      Hp,      Wp,      w->k[0], w->k[1],
+                                 w->out[1], w->s[0], w->s[1], w->d[0], w->d[1]};
         /* pack tasks of at least 64 KB */
         cpu_parallel_for(ctx, pk->npanels, 1 + 65536 / (pk->kg * QGB), qc_pack_task, &pj);
         int32_t *y = acc + n * M * P;
-        st = cpu_qgemm(ctx, pk, M, wt->data, ws8, K, wzp, zb, y, P);
+        st = qpack_colsums(ctx, pk);
+        if (st == NPU_OK)
+            st = cpu_qgemm(ctx, pk, M, wt->data, ws8, K, wzp, zb, y, P);
         if (st == NPU_OK && bias)
             for (int64_t m = 0; m < M; m++)
                 for (int64_t p = 0; p < P; p++) {
                     int64_t v = (int64_t)y[m * P + p] + bias[m];
-                    y[m * P + p] = (int32_t)(v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : v);
+                    y[m * P + p] = (int32_t)(v > INT32_MAX   ? INT32_MAX
+                                             : v < INT32_MIN ? INT32_MIN
+                                                             : v);
                 }
     }
+    free(xp);
     free(zb);
     cpu_qpack_free(pk);
     return st;
 }
 
-/* ---- prepare ------------------------------------------------------------------------------------ */
+/* ---- prepare ------------------------------------------------------------------------------------
+ */
 
 enum npu_status
-cpu_qgemm_prepare(enum npu_op op, const struct npu_attrs *attrs,
-                  const struct npu_tensor *const *in, int nin, struct npu_cpu_prep **out)
+cpu_qgemm_prepare(enum npu_op op, const struct npu_attrs *attrs, const struct npu_tensor *const *in,
+                  int nin, struct npu_cpu_prep **out)
 {
     (void)attrs;
     *out = NULL;

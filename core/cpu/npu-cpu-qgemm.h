@@ -34,9 +34,8 @@ enum npu_status cpu_qgemm(struct npu_cpu_ctx *ctx, const struct cpu_qpack *pk, i
  * A side (rows = output channels), converted per call (M x K bytes, small next to the
  * product); the input is packed per call straight from X (no separate im2col copy). */
 enum npu_status cpu_qconv2d(struct npu_cpu_ctx *ctx, const struct cpu_win *w,
-                            const struct npu_tensor *x, int32_t xzp,
-                            const struct npu_tensor *wt, const int32_t *wzp, const int32_t *bias,
-                            int32_t *acc);
+                            const struct npu_tensor *x, int32_t xzp, const struct npu_tensor *wt,
+                            const int32_t *wzp, const int32_t *bias, int32_t *acc);
 
 /* npu_cpu_prepare for MatMulInteger (B = in[1]) and QLinearMatMul (B = in[3]) with a
  * constant 2-D int8/uint8 B. *out stays NULL when there is nothing to do. */
@@ -53,8 +52,8 @@ const char *cpu_qgemm_path(void);
 /* False when the reference loops run instead (NPU_CPU_QGEMM=ref, or forced). */
 bool cpu_qgemm_on(void);
 /* Tests: force a kernel (0 portable, 1 AVX2, 2 AVX-512 VNNI, 3 NEON sdot, 9 the reference
- * loops; -1 the best this CPU has, as lowered by NPU_CPU_QGEMM=ref|portable|avx2). Returns the level used (lower if the CPU lacks the one asked). Not thread-safe
- * against running products. */
+ * loops; -1 the best this CPU has, as lowered by NPU_CPU_QGEMM=ref|portable|avx2). Returns the
+ * level used (lower if the CPU lacks the one asked). Not thread-safe against running products. */
 int cpu_qgemm_force(int level);
 
 #endif /* NPU_CPU_QGEMM_H */

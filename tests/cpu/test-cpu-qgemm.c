@@ -65,12 +65,11 @@ check_op(enum npu_op op, struct alist *al, int nin, struct npu_tensor **in,
                 break;
             memset(got->data, 0xA5, (size_t)tt_n(got) * npu_dtype_size(got->dtype));
             if (pass < 2)
-                CHECK_EQ_INT(NPU_OK,
-                             run_op(pass ? tctxn : tctx1, op, al, nin, in, 1, &got));
+                CHECK_EQ_INT(NPU_OK, run_op(pass ? tctxn : tctx1, op, al, nin, in, 1, &got));
             else
-                CHECK_EQ_INT(NPU_OK, npu_cpu_run_prep(tctxn, prep, op, al_done(al),
-                                                      (const struct npu_tensor *const *)in,
-                                                      nin, &got, 1));
+                CHECK_EQ_INT(NPU_OK,
+                             npu_cpu_run_prep(tctxn, prep, op, al_done(al),
+                                              (const struct npu_tensor *const *)in, nin, &got, 1));
             n_kernel_runs++;
             if (!tt_same_bytes(got, ref)) {
                 report_diff(what, lv, got, ref);
@@ -130,7 +129,8 @@ matmul_integer_case(int64_t batch, int64_t M, int64_t K, int64_t N, bool batched
     struct npu_tensor *a = rand_q(at, ar, ad + 3 - ar), *b = rand_q(bt, br, bd + 3 - br);
     /* per-row A zero points only where the ONNX shape allows them ([M]) */
     struct npu_tensor *azp = rand_zp(at, (int)(tt_rand_u64() % 3), M);
-    struct npu_tensor *bzp = rand_zp(bt, batched_b ? (int)(tt_rand_u64() % 2) : (int)(tt_rand_u64() % 3), N);
+    struct npu_tensor *bzp =
+        rand_zp(bt, batched_b ? (int)(tt_rand_u64() % 2) : (int)(tt_rand_u64() % 3), N);
     struct npu_tensor *y = tt_new(NPU_DTYPE_INT32, ar, yd + 3 - ar);
     struct npu_tensor *in[4] = {a, b, azp, bzp};
     char what[160];
@@ -181,8 +181,8 @@ qlinear_matmul_case(int64_t M, int64_t K, int64_t N)
     struct npu_tensor *y = tt_new(yt, 2, yd);
     char what[160];
     snprintf(what, sizeof(what), "QLinearMatMul %s x %s -> %s M %lld K %lld N %lld%s%s",
-             npu_dtype_name(at), npu_dtype_name(bt), npu_dtype_name(yt), (long long)M,
-             (long long)K, (long long)N, per_col ? " per-column" : "", bias ? " bias" : "");
+             npu_dtype_name(at), npu_dtype_name(bt), npu_dtype_name(yt), (long long)M, (long long)K,
+             (long long)N, per_col ? " per-column" : "", bias ? " bias" : "");
     struct alist al = {0};
     check_op(NPU_OP_QLINEAR_MATMUL, &al, bias ? 9 : 8, in, y, 3, what);
     for (int i = 0; i < 9; i++)
@@ -199,10 +199,13 @@ qlinear_conv_case(void)
             W = 3 + (int64_t)(tt_rand_u64() % 12);
     int64_t kh = 1 + (int64_t)(tt_rand_u64() % 3), kw = 1 + (int64_t)(tt_rand_u64() % 3);
     int64_t s = 1 + (int64_t)(tt_rand_u64() % 2), d = 1 + (int64_t)(tt_rand_u64() % 2);
-    int64_t p = (int64_t)(tt_rand_u64() % 2);
-    if ((H + 2 * p - d * (kh - 1) - 1) < 0 || (W + 2 * p - d * (kw - 1) - 1) < 0)
+    int64_t pd[4]; /* top, left, bottom, right: 0..2 each */
+    for (int i = 0; i < 4; i++)
+        pd[i] = (int64_t)(tt_rand_u64() % 3);
+    if ((H + pd[0] + pd[2] - d * (kh - 1) - 1) < 0 || (W + pd[1] + pd[3] - d * (kw - 1) - 1) < 0)
         d = 1;
-    int64_t OH = (H + 2 * p - d * (kh - 1) - 1) / s + 1, OW = (W + 2 * p - d * (kw - 1) - 1) / s + 1;
+    int64_t OH = (H + pd[0] + pd[2] - d * (kh - 1) - 1) / s + 1,
+            OW = (W + pd[1] + pd[3] - d * (kw - 1) - 1) / s + 1;
     int64_t xd[4] = {N, C, H, W}, wd[4] = {M, C, kh, kw}, yd[4] = {N, M, OH, OW};
     bool per_ch = tt_rand_u64() & 1;
     int64_t nws = per_ch ? M : 1;
@@ -226,20 +229,90 @@ qlinear_conv_case(void)
                                 bias};
     struct npu_tensor *y = tt_new(yt, 4, yd);
     struct alist al = {0};
-    int64_t st[2] = {s, s}, dl[2] = {d, d}, pd[4] = {p, p, p, p};
+    int64_t st[2] = {s, s}, dl[2] = {d, d};
+    al_ints(&al, "pads", pd, 4); /* ONNX order: begins then ends */
     al_ints(&al, "strides", st, 2);
     al_ints(&al, "dilations", dl, 2);
-    al_ints(&al, "pads", pd, 4);
     char what[200];
     snprintf(what, sizeof(what),
-             "QLinearConv %s x %s -> %s N%lld C%lld %lldx%lld M%lld k%lldx%lld s%lld d%lld p%lld",
-             npu_dtype_name(xt), npu_dtype_name(wt), npu_dtype_name(yt), (long long)N,
-             (long long)C, (long long)H, (long long)W, (long long)M, (long long)kh, (long long)kw,
-             (long long)s, (long long)d, (long long)p);
+             "QLinearConv %s x %s -> %s N%lld C%lld %lldx%lld M%lld k%lldx%lld s%lld d%lld "
+             "pads %lld,%lld,%lld,%lld",
+             npu_dtype_name(xt), npu_dtype_name(wt), npu_dtype_name(yt), (long long)N, (long long)C,
+             (long long)H, (long long)W, (long long)M, (long long)kh, (long long)kw, (long long)s,
+             (long long)d, (long long)pd[0], (long long)pd[1], (long long)pd[2], (long long)pd[3]);
     check_op(NPU_OP_QLINEAR_CONV, &al, bias ? 9 : 8, in, y, -1, what);
     for (int i = 0; i < 9; i++)
         tt_free(in[i]);
     tt_free(y);
+}
+
+/* cpu_requantize (vectorised) against the scalar formula it must equal, over sums and scales
+ * that reach the clamps, ties of the rounding, NaN and infinite scales */
+static void
+requantize_check(void)
+{
+    enum { R = 3, C = 37 };
+    int32_t acc[R * C];
+    float scale[C];
+    for (int i = 0; i < R * C; i++)
+        acc[i] = (int32_t)(tt_rand_u64() % 200001) - 100000;
+    acc[0] = INT32_MAX, acc[1] = INT32_MIN, acc[2] = 0, acc[3] = 5, acc[4] = -5;
+    for (int j = 0; j < C; j++)
+        scale[j] = (float)tt_uniform(0.0001, 0.01);
+    scale[3] = 0.5f, scale[4] = 0.5f, scale[5] = NAN, scale[6] = INFINITY, scale[7] = 0.0f;
+    for (int dt = 0; dt < 2; dt++)
+        for (int pc = 0; pc < 2; pc++) {
+            enum npu_dtype t = dt ? NPU_DTYPE_INT8 : NPU_DTYPE_UINT8;
+            int32_t zp = dt ? -3 : 130;
+            uint8_t got[R * C], want[R * C];
+            cpu_requantize(acc, R, C, scale, pc, zp, t, got);
+            for (int i = 0; i < R; i++)
+                for (int j = 0; j < C; j++) {
+                    float v = rintf((float)acc[i * C + j] * scale[pc ? j : i]) + (float)zp;
+                    v = v != v ? (float)zp : v;
+                    want[i * C + j] = dt ? (uint8_t)(int8_t)(v < -128  ? -128
+                                                             : v > 127 ? 127
+                                                                       : v)
+                                         : (uint8_t)(v < 0     ? 0
+                                                     : v > 255 ? 255
+                                                               : v);
+                }
+            CHECK(!memcmp(got, want, sizeof(got)));
+        }
+}
+
+/* QuantizeLinear / DequantizeLinear with one scale (the vectorised loops) against the same
+ * scale given per channel (the general loop) */
+static void
+quant_check(void)
+{
+    for (int dt = 0; dt < 2; dt++) {
+        enum npu_dtype t = dt ? NPU_DTYPE_INT8 : NPU_DTYPE_UINT8;
+        int64_t xd[2] = {5, 203}, one = 1, D = 5;
+        struct npu_tensor *x = tt_fill_rand(tt_new(NPU_DTYPE_FP32, 2, xd), -9, 9);
+        ((float *)x->data)[0] = NAN, ((float *)x->data)[1] = 0.125f, ((float *)x->data)[2] = 1e9f;
+        ((float *)x->data)[3] = -0.375f;
+        struct npu_tensor *s1 = scalar_f(0.25f), *z1 = tt_new(t, 1, &one);
+        struct npu_tensor *sD = tt_new(NPU_DTYPE_FP32, 1, &D), *zD = tt_new(t, 1, &D);
+        tt_set(z1, 0, dt ? -7 : 121);
+        for (int i = 0; i < D; i++)
+            tt_set(sD, i, 0.25), tt_set(zD, i, dt ? -7 : 121);
+        struct npu_tensor *q1 = tt_new(t, 2, xd), *qD = tt_new(t, 2, xd);
+        struct alist al = {0};
+        al_int(&al, "axis", 0);
+        struct npu_tensor *in1[3] = {x, s1, z1}, *inD[3] = {x, sD, zD};
+        CHECK_EQ_INT(NPU_OK, run_op(tctx1, NPU_OP_QUANTIZE_LINEAR, &al, 3, in1, 1, &q1));
+        CHECK_EQ_INT(NPU_OK, run_op(tctx1, NPU_OP_QUANTIZE_LINEAR, &al, 3, inD, 1, &qD));
+        CHECK(tt_same_bytes(q1, qD));
+        struct npu_tensor *f1 = tt_new(NPU_DTYPE_FP32, 2, xd), *fD = tt_new(NPU_DTYPE_FP32, 2, xd);
+        in1[0] = inD[0] = q1;
+        CHECK_EQ_INT(NPU_OK, run_op(tctx1, NPU_OP_DEQUANTIZE_LINEAR, &al, 3, in1, 1, &f1));
+        CHECK_EQ_INT(NPU_OK, run_op(tctx1, NPU_OP_DEQUANTIZE_LINEAR, &al, 3, inD, 1, &fD));
+        CHECK(tt_same_bytes(f1, fD));
+        struct npu_tensor *all[] = {x, s1, z1, sD, zD, q1, qD, f1, fD};
+        for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+            tt_free(all[i]);
+    }
 }
 
 int
@@ -248,6 +321,8 @@ main(void)
     tctx_init();
     cpu_qgemm_force(-1);
     printf("int8 kernel: %s\n", cpu_qgemm_path());
+    requantize_check();
+    quant_check();
     for (int64_t M = 1; M <= 5; M++) /* every small M with awkward K and N */
         matmul_integer_case(1, M, 67, 49, false);
     for (int i = 0; i < 40; i++)
@@ -258,7 +333,7 @@ main(void)
         qlinear_matmul_case(pick(Ms, 11), pick(Ks, 10), pick(Ns, 9));
     /* a decoder step's shape */
     qlinear_matmul_case(1, 2048, 200);
-    for (int i = 0; i < 30; i++)
+    for (int i = 0; i < 40; i++)
         qlinear_conv_case();
     printf("%d cases, %d kernel runs compared with the reference\n", n_cases, n_kernel_runs);
     CHECK(n_kernel_runs >= 2 * n_cases);
