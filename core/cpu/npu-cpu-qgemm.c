@@ -155,54 +155,132 @@ qk_vnni(int mr, int64_t kc, const uint8_t *a, int64_t lda, const int8_t *b, int3
 }
 
 /* AVX2: 4 bytes of A widened to int16 and repeated over the register; 16 bytes of the panel
- * (4 columns x 4 k) widened likewise; vpmaddwd leaves each column's sum in two lanes. */
+ * (4 columns x 4 k) widened likewise; vpmaddwd leaves each column's sum in two lanes. Two
+ * rows share each widened piece of B, over half a panel (24 columns) at a time: 12
+ * accumulators. */
+#define QA_ACC(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define QA_DECL(v) __m256i c0##v = _mm256_setzero_si256(), c1##v = _mm256_setzero_si256();
+#define QA_STEP(v)                                                                                 \
+    {                                                                                              \
+        const __m256i bw = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(b + 16 * v)));   \
+        c0##v = _mm256_add_epi32(c0##v, _mm256_madd_epi16(x0, bw));                                \
+        if (MR > 1)                                                                                \
+            c1##v = _mm256_add_epi32(c1##v, _mm256_madd_epi16(x1, bw));                            \
+    }
+#define QA_STORE(v)                                                                                \
+    _mm256_storeu_si256((__m256i *)(s0 + 8 * v), c0##v);                                           \
+    if (MR > 1)                                                                                    \
+        _mm256_storeu_si256((__m256i *)(s1 + 8 * v), c1##v);
+
+__attribute__((target("avx2"))) static inline __attribute__((always_inline)) void
+qa_half(const int MR, int64_t kc, const uint8_t *a, int64_t lda, const int8_t *b, int32_t *t,
+        bool load)
+{
+    QA_ACC(QA_DECL)
+    for (int64_t g = 0; g < kc; g++, b += QGB) {
+        int32_t av;
+        memcpy(&av, a + 4 * g, 4);
+        const __m256i x0 = _mm256_broadcastq_epi64(_mm_cvtepu8_epi16(_mm_cvtsi32_si128(av)));
+        __m256i x1 = x0;
+        if (MR > 1) {
+            memcpy(&av, a + lda + 4 * g, 4);
+            x1 = _mm256_broadcastq_epi64(_mm_cvtepu8_epi16(_mm_cvtsi32_si128(av)));
+        }
+        QA_ACC(QA_STEP)
+    }
+    uint32_t s0[QNR], s1[QNR];
+    QA_ACC(QA_STORE)
+    for (int r = 0; r < MR; r++) {
+        const uint32_t *sr = r ? s1 : s0;
+        uint32_t *tr = (uint32_t *)t + r * QNR;
+        for (int c = 0; c < QNR / 2; c++)
+            tr[c] = (load ? tr[c] : 0u) + sr[2 * c] + sr[2 * c + 1];
+    }
+}
+
 __attribute__((target("avx2"))) static void
+qa_half2(int64_t kc, const uint8_t *a, int64_t lda, const int8_t *b, int32_t *t, bool load)
+{
+    qa_half(2, kc, a, lda, b, t, load);
+}
+
+__attribute__((target("avx2"))) static void
+qa_half1(int64_t kc, const uint8_t *a, int64_t lda, const int8_t *b, int32_t *t, bool load)
+{
+    qa_half(1, kc, a, lda, b, t, load);
+}
+
+static void
 qk_avx2(int mr, int64_t kc, const uint8_t *a, int64_t lda, const int8_t *b, int32_t *t, bool load)
 {
-    for (int r = 0; r < mr; r++) {
-        __m256i acc[12];
-        for (int v = 0; v < 12; v++)
-            acc[v] = _mm256_setzero_si256();
-        const uint8_t *ar = a + r * lda;
-        const int8_t *bp = b;
-        for (int64_t g = 0; g < kc; g++, bp += QGB) {
-            int32_t av;
-            memcpy(&av, ar + 4 * g, 4);
-            __m256i x = _mm256_broadcastq_epi64(_mm_cvtepu8_epi16(_mm_cvtsi32_si128(av)));
-            for (int v = 0; v < 12; v++) {
-                __m256i bw = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(bp + 16 * v)));
-                acc[v] = _mm256_add_epi32(acc[v], _mm256_madd_epi16(x, bw));
-            }
+    for (int r = 0; r < mr; r += 2)
+        for (int h = 0; h < 2; h++) {
+            if (r + 1 < mr)
+                qa_half2(kc, a + r * lda, lda, b + 96 * h, t + r * QNR + 24 * h, load);
+            else
+                qa_half1(kc, a + r * lda, lda, b + 96 * h, t + r * QNR + 24 * h, load);
         }
-        uint32_t s[2 * QNR];
-        for (int v = 0; v < 12; v++)
-            _mm256_storeu_si256((__m256i *)(s + 8 * v), acc[v]);
-        uint32_t *tr = (uint32_t *)t + r * QNR;
-        for (int c = 0; c < QNR; c++)
-            tr[c] = (load ? tr[c] : 0u) + s[2 * c] + s[2 * c + 1];
-    }
 }
 #endif
 
 #ifdef QG_SDOT
+/* NEON sdot: 4 signed bytes of A repeated over the register against 16 bytes of the panel
+ * (4 columns x 4 k); two rows of 48 columns in 24 named accumulators */
+#define QS_ACC(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+#define QS_INIT(v)                                                                                 \
+    int32x4_t c0_##v = load ? vld1q_s32(t + 4 * v) : vdupq_n_s32(0);                               \
+    int32x4_t c1_##v = MR > 1 && load ? vld1q_s32(t + QNR + 4 * v) : vdupq_n_s32(0);
+#define QS_STEP(v)                                                                                 \
+    {                                                                                              \
+        const int8x16_t bv = vld1q_s8(b + 16 * v);                                                 \
+        c0_##v = vdotq_s32(c0_##v, bv, x0);                                                        \
+        if (MR > 1)                                                                                \
+            c1_##v = vdotq_s32(c1_##v, bv, x1);                                                    \
+    }
+#define QS_STORE(v)                                                                                \
+    vst1q_s32(t + 4 * v, c0_##v);                                                                  \
+    if (MR > 1)                                                                                    \
+        vst1q_s32(t + QNR + 4 * v, c1_##v);
+
+__attribute__((target("arch=armv8.2-a+dotprod"))) static inline __attribute__((always_inline)) void
+qs_rows(const int MR, int64_t kc, const uint8_t *a, int64_t lda, const int8_t *b, int32_t *t,
+        bool load)
+{
+    QS_ACC(QS_INIT)
+    for (int64_t g = 0; g < kc; g++, b += QGB) {
+        int32_t av;
+        memcpy(&av, a + 4 * g, 4);
+        const int8x16_t x0 = vreinterpretq_s8_s32(vdupq_n_s32(av));
+        int8x16_t x1 = x0;
+        if (MR > 1) {
+            memcpy(&av, a + lda + 4 * g, 4);
+            x1 = vreinterpretq_s8_s32(vdupq_n_s32(av));
+        }
+        QS_ACC(QS_STEP)
+    }
+    QS_ACC(QS_STORE)
+}
+
 __attribute__((target("arch=armv8.2-a+dotprod"))) static void
+qs_rows2(int64_t kc, const uint8_t *a, int64_t lda, const int8_t *b, int32_t *t, bool load)
+{
+    qs_rows(2, kc, a, lda, b, t, load);
+}
+
+__attribute__((target("arch=armv8.2-a+dotprod"))) static void
+qs_rows1(int64_t kc, const uint8_t *a, int64_t lda, const int8_t *b, int32_t *t, bool load)
+{
+    qs_rows(1, kc, a, lda, b, t, load);
+}
+
+static void
 qk_sdot(int mr, int64_t kc, const uint8_t *a, int64_t lda, const int8_t *b, int32_t *t, bool load)
 {
-    for (int r = 0; r < mr; r++) {
-        int32x4_t acc[12];
-        for (int v = 0; v < 12; v++)
-            acc[v] = load ? vld1q_s32(t + r * QNR + 4 * v) : vdupq_n_s32(0);
-        const uint8_t *ar = a + r * lda;
-        const int8_t *bp = b;
-        for (int64_t g = 0; g < kc; g++, bp += QGB) {
-            int32_t av;
-            memcpy(&av, ar + 4 * g, 4);
-            int8x16_t x = vreinterpretq_s8_s32(vdupq_n_s32(av));
-            for (int v = 0; v < 12; v++)
-                acc[v] = vdotq_s32(acc[v], vld1q_s8(bp + 16 * v), x);
-        }
-        for (int v = 0; v < 12; v++)
-            vst1q_s32(t + r * QNR + 4 * v, acc[v]);
+    for (int r = 0; r < mr; r += 2) {
+        if (r + 1 < mr)
+            qs_rows2(kc, a + r * lda, lda, b, t + r * QNR, load);
+        else
+            qs_rows1(kc, a + r * lda, lda, b, t + r * QNR, load);
     }
 }
 #endif
@@ -502,9 +580,11 @@ qc_pack_task(void *arg, int64_t begin, int64_t end, int tid)
         int64_t off[QNR];
         for (int64_t q = 0; q < nc; q++)
             off[q] = ((j0 + q) / j->OW) * j->s0 * j->Wp + ((j0 + q) % j->OW) * j->s1;
+#ifdef __SSE2__
         bool run16[QNR / 16];
         for (int64_t q = 0; q < QNR; q += 16)
             run16[q / 16] = q + 16 <= nc && off[q + 15] - off[q] == 15; /* increments >= 1 */
+#endif
         int8_t *d = pk->p + jp * pk->kg * QGB;
         if (nc < QNR || K % 4)
             memset(d, 0, (size_t)(pk->kg * QGB));
