@@ -474,6 +474,16 @@ struct qg_job {
     int32_t *C;
 };
 
+/* c = dot - zb rowsum(A') - za colsum(B') + K za zb, modulo 2^32 */
+CPU_HOT static void
+qg_epilogue(const uint32_t *restrict tr, int64_t nc, uint32_t rs, uint32_t za, uint32_t K,
+            const uint32_t *restrict zb, const uint32_t *restrict cs, uint32_t *restrict c)
+{
+    const uint32_t kza = K * za;
+    for (int64_t q = 0; q < nc; q++)
+        c[q] = tr[q] - zb[q] * rs - za * cs[q] + kza * zb[q];
+}
+
 static void
 qg_task(void *arg, int64_t begin, int64_t end, int tid)
 {
@@ -494,17 +504,10 @@ qg_task(void *arg, int64_t begin, int64_t end, int tid)
                       t + (i - r0) * QNR, gc > 0);
             }
         }
-        const uint32_t K = (uint32_t)pk->K;
-        for (int64_t i = r0; i < r1; i++) {
-            const uint32_t rs = (uint32_t)j->rs[i], za = (uint32_t)j->za[i];
-            const uint32_t *tr = (const uint32_t *)t + (i - r0) * QNR;
-            uint32_t *c = (uint32_t *)j->C + i * j->ldc + j0;
-            const int32_t *zb = j->zb + j0, *cs = pk->colsum + j0;
-            for (int64_t q = 0; q < nc; q++) {
-                const uint32_t b = (uint32_t)zb[q];
-                c[q] = tr[q] - b * rs - za * (uint32_t)cs[q] + K * za * b;
-            }
-        }
+        for (int64_t i = r0; i < r1; i++)
+            qg_epilogue((const uint32_t *)t + (i - r0) * QNR, nc, (uint32_t)j->rs[i],
+                        (uint32_t)j->za[i], (uint32_t)pk->K, (const uint32_t *)j->zb + j0,
+                        (const uint32_t *)pk->colsum + j0, (uint32_t *)j->C + i * j->ldc + j0);
     }
 }
 
@@ -620,6 +623,18 @@ qc_pack_task(void *arg, int64_t begin, int64_t end, int tid)
                     q += 16;
                     continue;
                 }
+                if (q + 8 <= nc && off[q + 7] - off[q] == 7) {
+                    const int64_t o = off[q];
+                    __m128i x0 = _mm_loadl_epi64((const __m128i *)(s0 + o));
+                    __m128i x1 = _mm_loadl_epi64((const __m128i *)(s1 + o));
+                    __m128i x2 = _mm_loadl_epi64((const __m128i *)(s2 + o));
+                    __m128i x3 = _mm_loadl_epi64((const __m128i *)(s3 + o));
+                    __m128i l01 = _mm_unpacklo_epi8(x0, x1), l23 = _mm_unpacklo_epi8(x2, x3);
+                    _mm_storeu_si128((__m128i *)(dg + 4 * q), _mm_unpacklo_epi16(l01, l23));
+                    _mm_storeu_si128((__m128i *)(dg + 4 * q + 16), _mm_unpackhi_epi16(l01, l23));
+                    q += 8;
+                    continue;
+                }
 #endif
                 const int64_t o = off[q];
                 dg[4 * q] = s0[o], dg[4 * q + 1] = s1[o], dg[4 * q + 2] = s2[o],
@@ -665,6 +680,16 @@ qpack_colsums(struct npu_cpu_ctx *ctx, struct cpu_qpack *pk)
     cpu_parallel_for(ctx, pk->npanels, 1 + (1 << 18) / (pk->kg * QGB), qcs_task, &j);
     free((uint8_t *)j.ones);
     return NPU_OK;
+}
+
+/* y += b with int32 saturation (overflow: the sum's sign differs from both operands') */
+CPU_HOT static void
+qc_add_bias(int32_t *y, int64_t n, int32_t b)
+{
+    for (int64_t p = 0; p < n; p++) {
+        const int32_t x = y[p], r = (int32_t)((uint32_t)x + (uint32_t)b);
+        y[p] = ((x ^ r) & (b ^ r)) < 0 ? (x < 0 ? INT32_MIN : INT32_MAX) : r;
+    }
 }
 
 enum npu_status
@@ -724,12 +749,7 @@ cpu_qconv2d(struct npu_cpu_ctx *ctx, const struct cpu_win *w, const struct npu_t
             st = cpu_qgemm(ctx, pk, M, wt->data, ws8, K, wzp, zb, y, P);
         if (st == NPU_OK && bias)
             for (int64_t m = 0; m < M; m++)
-                for (int64_t p = 0; p < P; p++) {
-                    int64_t v = (int64_t)y[m * P + p] + bias[m];
-                    y[m * P + p] = (int32_t)(v > INT32_MAX   ? INT32_MAX
-                                             : v < INT32_MIN ? INT32_MIN
-                                                             : v);
-                }
+                qc_add_bias(y + m * P, P, bias[m]);
     }
     free(xp);
     free(zb);

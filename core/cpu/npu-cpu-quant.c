@@ -100,13 +100,20 @@ qrange(enum npu_dtype dt, float *lo, float *hi)
 CPU_HOT static void
 quant_f32_i8(const float *x, int64_t n, float s, float z, float lo, float hi, bool u8, void *y)
 {
-    for (int64_t e = 0; e < n; e++) {
-        float v = rintf(x[e] / s) + z;
-        v = v != v ? z : v < lo ? lo : v > hi ? hi : v;
-        if (u8)
-            ((uint8_t *)y)[e] = (uint8_t)(int32_t)v;
-        else
-            ((int8_t *)y)[e] = (int8_t)(int32_t)v;
+    if (u8) {
+        uint8_t *o = y;
+        for (int64_t e = 0; e < n; e++) {
+            float v = rintf(x[e] / s) + z;
+            v = v != v ? z : v < lo ? lo : v > hi ? hi : v;
+            o[e] = (uint8_t)(int32_t)v;
+        }
+    } else {
+        int8_t *o = y;
+        for (int64_t e = 0; e < n; e++) {
+            float v = rintf(x[e] / s) + z;
+            v = v != v ? z : v < lo ? lo : v > hi ? hi : v;
+            o[e] = (int8_t)(int32_t)v;
+        }
     }
 }
 
