@@ -27,6 +27,7 @@
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(NPU_CPU_NO_CLONES)
 #define QG_X86 1
+#include <cpuid.h>
 #endif
 #if defined(__x86_64__) || defined(__SSE2__)
 #include <immintrin.h>
@@ -221,6 +222,69 @@ qk_avx2(int mr, int64_t kc, const uint8_t *a, int64_t lda, const int8_t *b, int3
                 qa_half1(kc, a + r * lda, lda, b + 96 * h, t + r * QNR + 24 * h, load);
         }
 }
+
+/* AVX-VNNI (VEX vpdpbusd on ymm, CPUs without AVX-512): two rows x 48 columns in 12
+ * accumulators */
+#define QW_ACC(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define QW_INIT(v)                                                                                 \
+    __m256i c0##v =                                                                                \
+        load ? _mm256_loadu_si256((const __m256i *)(t + 8 * v)) : _mm256_setzero_si256();          \
+    __m256i c1##v = MR > 1 && load ? _mm256_loadu_si256((const __m256i *)(t + QNR + 8 * v))        \
+                                   : _mm256_setzero_si256();
+#define QW_STEP(v)                                                                                 \
+    {                                                                                              \
+        const __m256i bv = _mm256_loadu_si256((const __m256i *)(b + 32 * v));                      \
+        c0##v = _mm256_dpbusd_avx_epi32(c0##v, x0, bv);                                            \
+        if (MR > 1)                                                                                \
+            c1##v = _mm256_dpbusd_avx_epi32(c1##v, x1, bv);                                        \
+    }
+#define QW_STORE(v)                                                                                \
+    _mm256_storeu_si256((__m256i *)(t + 8 * v), c0##v);                                            \
+    if (MR > 1)                                                                                    \
+        _mm256_storeu_si256((__m256i *)(t + QNR + 8 * v), c1##v);
+
+__attribute__((target("avx2,avxvnni"))) static inline __attribute__((always_inline)) void
+qw_rows(const int MR, int64_t kc, const uint8_t *a, int64_t lda, const int8_t *b, int32_t *t,
+        bool load)
+{
+    QW_ACC(QW_INIT)
+    for (int64_t g = 0; g < kc; g++, b += QGB) {
+        int32_t av;
+        memcpy(&av, a + 4 * g, 4);
+        const __m256i x0 = _mm256_set1_epi32(av);
+        __m256i x1 = x0;
+        if (MR > 1) {
+            memcpy(&av, a + lda + 4 * g, 4);
+            x1 = _mm256_set1_epi32(av);
+        }
+        QW_ACC(QW_STEP)
+    }
+    QW_ACC(QW_STORE)
+}
+
+__attribute__((target("avx2,avxvnni"))) static void
+qw_rows2(int64_t kc, const uint8_t *a, int64_t lda, const int8_t *b, int32_t *t, bool load)
+{
+    qw_rows(2, kc, a, lda, b, t, load);
+}
+
+__attribute__((target("avx2,avxvnni"))) static void
+qw_rows1(int64_t kc, const uint8_t *a, int64_t lda, const int8_t *b, int32_t *t, bool load)
+{
+    qw_rows(1, kc, a, lda, b, t, load);
+}
+
+static void
+qk_avxvnni(int mr, int64_t kc, const uint8_t *a, int64_t lda, const int8_t *b, int32_t *t,
+           bool load)
+{
+    for (int r = 0; r < mr; r += 2) {
+        if (r + 1 < mr)
+            qw_rows2(kc, a + r * lda, lda, b, t + r * QNR, load);
+        else
+            qw_rows1(kc, a + r * lda, lda, b, t + r * QNR, load);
+    }
+}
 #endif
 
 #ifdef QG_SDOT
@@ -287,55 +351,70 @@ qk_sdot(int mr, int64_t kc, const uint8_t *a, int64_t lda, const int8_t *b, int3
 
 /* ---- dispatch ---------------------------------------------------------------------------- */
 
-enum { QL_PORTABLE, QL_AVX2, QL_VNNI, QL_SDOT, QL_REF = 9 };
+enum { QL_PORTABLE, QL_AVX2, QL_VNNI, QL_SDOT, QL_AVXVNNI, QL_REF = 9 };
 static int q_level = -1;
+
+/* whether this CPU runs kernel `level` */
+static bool
+q_has(int level)
+{
+    switch (level) {
+    case QL_PORTABLE: return true;
+#ifdef QG_X86
+    case QL_AVX2: __builtin_cpu_init(); return __builtin_cpu_supports("avx2");
+    case QL_VNNI:
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw");
+    case QL_AVXVNNI: {
+        /* CPUID.(7,1):EAX bit 4 (GCC 12's __builtin_cpu_supports("avxvnni") misses it) */
+        unsigned a = 0, b = 0, c = 0, d = 0;
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx2") && __get_cpuid_count(7, 1, &a, &b, &c, &d) &&
+               (a & (1u << 4));
+    }
+#endif
+#ifdef QG_SDOT
+    case QL_SDOT: return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+#endif
+    default: return false;
+    }
+}
 
 static int
 q_hw(void)
 {
-#ifdef QG_X86
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw"))
-        return QL_VNNI;
-    if (__builtin_cpu_supports("avx2"))
-        return QL_AVX2;
-#endif
-#ifdef QG_SDOT
-    if (getauxval(AT_HWCAP) & HWCAP_ASIMDDP)
-        return QL_SDOT;
-#endif
+    static const int order[] = {QL_VNNI, QL_AVXVNNI, QL_SDOT, QL_AVX2};
+    for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+        if (q_has(order[i]))
+            return order[i];
     return QL_PORTABLE;
 }
 
-/* what the CPU has, lowered by NPU_CPU_QGEMM=ref|portable|avx2 (benchmarks, checks) */
+/* what the CPU has, lowered by NPU_CPU_QGEMM=ref|portable|avx2|avxvnni (benchmarks, checks) */
 static int
 q_best(void)
 {
-    int hw = q_hw();
     const char *e = getenv("NPU_CPU_QGEMM");
-    if (!e || !*e)
-        return hw;
-    if (!strcmp(e, "ref"))
+    if (e && !strcmp(e, "ref"))
         return QL_REF;
-    if (!strcmp(e, "portable"))
+    if (e && !strcmp(e, "portable"))
         return QL_PORTABLE;
-    if (!strcmp(e, "avx2") && hw == QL_VNNI)
+    if (e && !strcmp(e, "avx2") && q_has(QL_AVX2))
         return QL_AVX2;
-    return hw;
+    if (e && !strcmp(e, "avxvnni") && q_has(QL_AVXVNNI))
+        return QL_AVXVNNI;
+    return q_hw();
 }
 
 int
 cpu_qgemm_force(int level)
 {
-    int best = level == -1 ? q_best() : q_hw();
     if (level < 0)
-        q_level = best;
+        q_level = q_best();
     else if (level == QL_REF)
         q_level = QL_REF;
-    else if (level == QL_SDOT || best == QL_SDOT)
-        q_level = level == best ? best : QL_PORTABLE;
     else
-        q_level = level <= best ? level : best;
+        q_level = q_has(level) ? level : QL_PORTABLE;
     return q_level;
 }
 
@@ -361,6 +440,7 @@ cpu_qgemm_path(void)
     switch (q_cur()) {
     case QL_VNNI: return "AVX-512 VNNI (vpdpbusd)";
     case QL_AVX2: return "AVX2 (vpmaddwd)";
+    case QL_AVXVNNI: return "AVX-VNNI (256-bit vpdpbusd)";
     case QL_SDOT: return "NEON sdot";
     case QL_REF: return "reference loops (NPU_CPU_QGEMM=ref)";
     default: return "portable C";
@@ -387,6 +467,7 @@ q_kernel(bool *a_signed)
 #ifdef QG_X86
     case QL_VNNI: return qk_vnni;
     case QL_AVX2: return qk_avx2;
+    case QL_AVXVNNI: return qk_avxvnni;
 #endif
 #ifdef QG_SDOT
     case QL_SDOT: *a_signed = true; return qk_sdot;

@@ -46,14 +46,15 @@ enum npu_status cpu_qgemm_prepare(enum npu_op op, const struct npu_attrs *attrs,
 const struct cpu_qpack *cpu_qgemm_prepared(const struct npu_cpu_prep *prep,
                                            const struct npu_tensor *b);
 
-/* The int8 kernel in use ("AVX-512 VNNI (vpdpbusd)", "AVX2 (vpmaddwd)", "NEON sdot",
- * "portable C"). */
+/* The int8 kernel in use ("AVX-512 VNNI (vpdpbusd)", "AVX-VNNI (256-bit vpdpbusd)",
+ * "AVX2 (vpmaddwd)", "NEON sdot", "portable C"). */
 const char *cpu_qgemm_path(void);
 /* False when the reference loops run instead (NPU_CPU_QGEMM=ref, or forced). */
 bool cpu_qgemm_on(void);
-/* Tests: force a kernel (0 portable, 1 AVX2, 2 AVX-512 VNNI, 3 NEON sdot, 9 the reference
- * loops; -1 the best this CPU has, as lowered by NPU_CPU_QGEMM=ref|portable|avx2). Returns the
- * level used (lower if the CPU lacks the one asked). Not thread-safe against running products. */
+/* Tests: force a kernel (0 portable, 1 AVX2, 2 AVX-512 VNNI, 3 NEON sdot, 4 AVX-VNNI, 9 the
+ * reference loops; -1 the best this CPU has, as lowered by
+ * NPU_CPU_QGEMM=ref|portable|avx2|avxvnni). Returns the level used (portable if the CPU lacks
+ * the one asked). Not thread-safe against running products. */
 int cpu_qgemm_force(int level);
 
 #endif /* NPU_CPU_QGEMM_H */

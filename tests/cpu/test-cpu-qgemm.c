@@ -3,7 +3,7 @@
  * test-cpu-qgemm.c: the fast int8 products (core/cpu/npu-cpu-qgemm.c) behind MatMulInteger,
  * QLinearMatMul and QLinearConv must give the same bytes as the reference loops
  * (NPU_CPU_QGEMM=ref, forced here) with every kernel this CPU has (portable C, AVX2,
- * AVX-512 VNNI; NEON sdot on aarch64), on 1 and 3 threads, with B prepared once
+ * AVX-VNNI, AVX-512 VNNI; NEON sdot on aarch64), on 1 and 3 threads, with B prepared once
  * (npu_cpu_prepare) and packed per call: odd shapes (M 1..5 and past one 64-row block, K not
  * a multiple of 4 or 64, N not a multiple of 16 or 48), int8 and uint8 operands, zero points
  * per tensor, per row of A and per column of B, per-channel scales, a bias, a batched B,
@@ -57,7 +57,7 @@ check_op(enum npu_op op, struct alist *al, int nin, struct npu_tensor **in,
         }
         CHECK_EQ_INT(NPU_OK, npu_cpu_prepare(op, al_done(al), pin, nin, &prep));
     }
-    for (int lv = 0; lv <= 3; lv++) {
+    for (int lv = 0; lv <= 4; lv++) {
         if (cpu_qgemm_force(lv) != lv)
             continue;
         for (int pass = 0; pass < 3; pass++) {
