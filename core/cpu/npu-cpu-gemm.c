@@ -1414,8 +1414,8 @@ int_matmul(struct npu_cpu_ctx *ctx, const struct npu_tensor *a, const struct npu
     int64_t nb_b = cpu_numel(b) / NPU_MAX(s->K * s->N, (int64_t)1);
     int32_t *azp = malloc(sizeof(int32_t) * (size_t)NPU_MAX(s->M, (int64_t)1));
     int32_t *bzp = malloc(sizeof(int32_t) * (size_t)NPU_MAX(s->N, (int64_t)1));
-    int32_t *bq = malloc(sizeof(int32_t) * (size_t)NPU_MAX(cpu_numel(b), (int64_t)1));
-    if (!azp || !bzp || !bq) {
+    int32_t *bq = NULL; /* the reference loop's B - bzp, made below if it runs */
+    if (!azp || !bzp) {
         st = KNOMEM();
         goto out;
     }
@@ -1436,6 +1436,11 @@ int_matmul(struct npu_cpu_ctx *ctx, const struct npu_tensor *a, const struct npu
         goto out;
     if (cpu_qgemm_on()) { /* the fast exact product (npu-cpu-qgemm.c) */
         st = int_matmul_fast(ctx, a, b, y, s, azp, bzp);
+        goto out;
+    }
+    bq = malloc(sizeof(int32_t) * (size_t)NPU_MAX(cpu_numel(b), (int64_t)1));
+    if (!bq) {
+        st = KNOMEM();
         goto out;
     }
     for (int64_t t = 0; t < nb_b; t++)
