@@ -13,6 +13,7 @@
  * sums). Kernels, picked at run time by what the CPU has:
  *  - AVX-512 VNNI: vpdpbusd (u8 x s8, 4 products per lane, no saturation), 8 rows x 48
  *    columns in 24 registers, k in chunks of 512 so a panel's chunk (24 KB) stays in L1;
+ *  - AVX-VNNI (VEX vpdpbusd on ymm, CPUs without AVX-512): 2 rows x 48 columns;
  *  - AVX2: bytes widened to int16 and vpmaddwd (exact; vpmaddubsw would saturate);
  *  - aarch64 with the dot-product extension: NEON sdot (s8 x s8);
  *  - portable C that the compiler vectorises, everywhere else.
