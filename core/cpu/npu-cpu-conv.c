@@ -971,8 +971,9 @@ int_conv(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs, const struct np
     return st;
 }
 
-/* QLinearConv (2-D, group 1, int8/uint8) on the packed int8 product (npu-cpu-qgemm.c): int32
- * sums in *acc, or NPU_ERR_UNSUPPORTED with nothing done (the reference loop runs). */
+/* QLinearConv / ConvInteger (2-D, group 1, int8/uint8) on the packed int8 product
+ * (npu-cpu-qgemm.c): int32 sums in *acc, or NPU_ERR_UNSUPPORTED with nothing done (the
+ * reference loop runs). */
 static enum npu_status
 qconv_fast(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs, const struct npu_tensor *x,
            const struct npu_tensor *xzp, const struct npu_tensor *wt, const struct npu_tensor *wzp,
@@ -1014,9 +1015,20 @@ cpu_k_conv_integer(CPU_KERNEL_ARGS)
 {
     struct conv_geo g;
     double *acc = NULL;
-    CPU_TRY(int_conv(ctx, attrs, in[0], nin > 2 ? in[2] : NULL, in[1], nin > 3 ? in[3] : NULL, NULL,
-                     &g, &acc));
-    enum npu_status st = conv_check_out(ctx, &g, out[0], NPU_DTYPE_INT32);
+    int32_t *acc32 = NULL;
+    const struct npu_tensor *xzp = nin > 2 ? in[2] : NULL, *wzp = nin > 3 ? in[3] : NULL;
+    enum npu_status st = qconv_fast(ctx, attrs, in[0], xzp, in[1], wzp, NULL, &g, &acc32);
+    if (st == NPU_OK) { /* the packed int8 product (npu-cpu-qgemm.c) */
+        st = conv_check_out(ctx, &g, out[0], NPU_DTYPE_INT32);
+        if (st == NPU_OK)
+            memcpy(out[0]->data, acc32, sizeof(int32_t) * (size_t)cpu_numel(out[0]));
+        free(acc32);
+        return st;
+    }
+    if (st != NPU_ERR_UNSUPPORTED)
+        return st;
+    CPU_TRY(int_conv(ctx, attrs, in[0], xzp, in[1], wzp, NULL, &g, &acc));
+    st = conv_check_out(ctx, &g, out[0], NPU_DTYPE_INT32);
     if (st == NPU_OK)
         cpu_convert(acc, NPU_DTYPE_FP64, out[0]->data, NPU_DTYPE_INT32, cpu_numel(out[0]));
     free(acc);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test-cpu-qgemm.c: the fast int8 products (core/cpu/npu-cpu-qgemm.c) behind MatMulInteger,
- * QLinearMatMul and QLinearConv must give the same bytes as the reference loops
+ * QLinearMatMul, QLinearConv and ConvInteger must give the same bytes as the reference loops
  * (NPU_CPU_QGEMM=ref, forced here) with every kernel this CPU has (portable C, AVX2,
  * AVX-VNNI, AVX-512 VNNI; NEON sdot on aarch64), on 1 and 3 threads, with B prepared once
  * (npu_cpu_prepare) and packed per call: odd shapes (M 1..5 and past one 64-row block, K not
@@ -241,6 +241,13 @@ qlinear_conv_case(void)
              (long long)H, (long long)W, (long long)M, (long long)kh, (long long)kw, (long long)s,
              (long long)d, (long long)pd[0], (long long)pd[1], (long long)pd[2], (long long)pd[3]);
     check_op(NPU_OP_QLINEAR_CONV, &al, bias ? 9 : 8, in, y, -1, what);
+    /* ConvInteger of the same operands: the int32 sums */
+    struct npu_tensor *yi = tt_new(NPU_DTYPE_INT32, 4, yd);
+    struct npu_tensor *ci[4] = {in[0], in[3], in[2], in[5]};
+    char what_ci[240];
+    snprintf(what_ci, sizeof(what_ci), "ConvInteger (operands of %s)", what);
+    check_op(NPU_OP_CONV_INTEGER, &al, 4, ci, yi, -1, what_ci);
+    tt_free(yi);
     for (int i = 0; i < 9; i++)
         tt_free(in[i]);
     tt_free(y);
