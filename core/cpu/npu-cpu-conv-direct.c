@@ -22,6 +22,7 @@
  */
 #include "npu-cpu-conv-direct.h"
 #include "npu-cpu-gemm-packed.h"
+#include "npu-cpu-qgemm.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -1370,6 +1371,8 @@ npu_cpu_prepare(enum npu_op op, const struct npu_attrs *attrs, const struct npu_
     }
     if (op == NPU_OP_MATMUL || op == NPU_OP_GEMM)
         return cpu_mm_prepare(op, attrs, in, nin, out);
+    if (op == NPU_OP_MATMUL_INTEGER || op == NPU_OP_QLINEAR_MATMUL)
+        return cpu_qgemm_prepare(op, attrs, in, nin, out);
     /* fp32 Conv with constant 4-D weights and group 1 packs them */
     if (op != NPU_OP_CONV || nin < 2 || !in[1] || !in[1]->data)
         return NPU_OK;
@@ -1434,5 +1437,6 @@ npu_cpu_prep_free(struct npu_cpu_prep *p)
     free(p->wp);
     free(p->wt48);
     cpu_mm_pack_free(p->mm);
+    cpu_qpack_free(p->qp);
     free(p);
 }

@@ -22,6 +22,7 @@ struct npu_cpu_prep {
     float *wp;              /* [ceil(M / 8)][K][8], rows past M zero */
     float *wt48;            /* small planes: [ceil(M / 48)][K][48], channels past M zero */
     struct cpu_mm_pack *mm; /* MatMul/Gemm: B in panels (npu-cpu-gemm-packed.c) */
+    struct cpu_qpack *qp;   /* MatMulInteger/QLinearMatMul: int8 B (npu-cpu-qgemm.c) */
 };
 
 struct cpu_cd_args {

@@ -16,6 +16,7 @@
 #include "npu-cpu-conv-direct.h"
 #include "npu-cpu-dwconv.h"
 #include "npu-cpu-internal.h"
+#include "npu-cpu-qgemm.h"
 
 struct conv_geo {
     struct cpu_win w;
@@ -976,14 +977,64 @@ int_conv(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs, const struct np
     return st;
 }
 
+/* QLinearConv / ConvInteger (2-D, group 1, int8/uint8) on the packed int8 product
+ * (npu-cpu-qgemm.c): int32 sums in *acc, or NPU_ERR_UNSUPPORTED with nothing done (the
+ * reference loop runs). */
+static enum npu_status
+qconv_fast(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs, const struct npu_tensor *x,
+           const struct npu_tensor *xzp, const struct npu_tensor *wt, const struct npu_tensor *wzp,
+           const struct npu_tensor *bias, struct conv_geo *g, int32_t **acc)
+{
+    bool i8 = (x->dtype == NPU_DTYPE_INT8 || x->dtype == NPU_DTYPE_UINT8) &&
+              (wt->dtype == NPU_DTYPE_INT8 || wt->dtype == NPU_DTYPE_UINT8);
+    if (!cpu_qgemm_on() || !i8 || x->ndim != 4 || wt->ndim != 4 ||
+        npu_attrs_int(attrs, "group", 1) != 1)
+        return NPU_ERR_UNSUPPORTED;
+    CPU_TRY(conv_setup(ctx, attrs, x, wt, g));
+    if (g->G != 1)
+        return NPU_ERR_UNSUPPORTED;
+    if (bias && !cpu_absent(bias) && (bias->dtype != NPU_DTYPE_INT32 || cpu_numel(bias) != g->M))
+        return KINVAL("B must be int32 [%lld]", (long long)g->M);
+    double xz;
+    CPU_TRY(read_zp(ctx, xzp, x, 1, "x", &xz));
+    double *wz = malloc(sizeof(double) * (size_t)(g->M + 1));
+    int32_t *wz32 = malloc(sizeof(int32_t) * (size_t)(g->M + 1));
+    *acc = malloc(sizeof(int32_t) * (size_t)NPU_MAX(g->N * g->M * g->out_plane, (int64_t)1));
+    enum npu_status st = !wz || !wz32 || !*acc ? KNOMEM() : read_zp(ctx, wzp, wt, g->M, "w", wz);
+    if (st == NPU_OK) {
+        for (int64_t m = 0; m < g->M; m++)
+            wz32[m] = (int32_t)wz[m];
+        st = cpu_qconv2d(ctx, &g->w, x, (int32_t)xz, wt, wz32,
+                         bias && !cpu_absent(bias) ? bias->data : NULL, *acc);
+    }
+    if (st != NPU_OK) {
+        free(*acc);
+        *acc = NULL;
+    }
+    free(wz);
+    free(wz32);
+    return st;
+}
+
 enum npu_status
 cpu_k_conv_integer(CPU_KERNEL_ARGS)
 {
     struct conv_geo g;
     double *acc = NULL;
-    CPU_TRY(int_conv(ctx, attrs, in[0], nin > 2 ? in[2] : NULL, in[1], nin > 3 ? in[3] : NULL, NULL,
-                     &g, &acc));
-    enum npu_status st = conv_check_out(ctx, &g, out[0], NPU_DTYPE_INT32);
+    int32_t *acc32 = NULL;
+    const struct npu_tensor *xzp = nin > 2 ? in[2] : NULL, *wzp = nin > 3 ? in[3] : NULL;
+    enum npu_status st = qconv_fast(ctx, attrs, in[0], xzp, in[1], wzp, NULL, &g, &acc32);
+    if (st == NPU_OK) { /* the packed int8 product (npu-cpu-qgemm.c) */
+        st = conv_check_out(ctx, &g, out[0], NPU_DTYPE_INT32);
+        if (st == NPU_OK)
+            memcpy(out[0]->data, acc32, sizeof(int32_t) * (size_t)cpu_numel(out[0]));
+        free(acc32);
+        return st;
+    }
+    if (st != NPU_ERR_UNSUPPORTED)
+        return st;
+    CPU_TRY(int_conv(ctx, attrs, in[0], xzp, in[1], wzp, NULL, &g, &acc));
+    st = conv_check_out(ctx, &g, out[0], NPU_DTYPE_INT32);
     if (st == NPU_OK)
         cpu_convert(acc, NPU_DTYPE_FP64, out[0]->data, NPU_DTYPE_INT32, cpu_numel(out[0]));
     free(acc);
@@ -1010,13 +1061,20 @@ cpu_k_qlinear_conv(CPU_KERNEL_ARGS)
         return KINVAL("y_zero_point dtype differs from the output");
     struct conv_geo g;
     double *acc = NULL;
-    CPU_TRY(int_conv(ctx, attrs, x, xzp, wt, wzp, b, &g, &acc));
+    int32_t *acc32 = NULL;
+    enum npu_status fst =
+        i16 ? NPU_ERR_UNSUPPORTED : qconv_fast(ctx, attrs, x, xzp, wt, wzp, b, &g, &acc32);
+    if (fst != NPU_OK && fst != NPU_ERR_UNSUPPORTED)
+        return fst;
+    if (fst != NPU_OK)
+        CPU_TRY(int_conv(ctx, attrs, x, xzp, wt, wzp, b, &g, &acc));
     enum npu_status st = conv_check_out(ctx, &g, y, y->dtype);
     int64_t nws = cpu_numel(ws);
     if (st == NPU_OK && nws != 1 && nws != g.M)
         st = KINVAL("w_scale must have 1 or M entries");
     float *scale = st == NPU_OK ? malloc(sizeof(float) * (size_t)(g.M + 1)) : NULL;
-    int32_t *acc32 = st == NPU_OK ? malloc(sizeof(int32_t) * (size_t)(cpu_numel(y) + 1)) : NULL;
+    if (st == NPU_OK && !acc32)
+        acc32 = malloc(sizeof(int32_t) * (size_t)(cpu_numel(y) + 1));
     if (st == NPU_OK && (!scale || !acc32))
         st = KNOMEM();
     if (st == NPU_OK) {
@@ -1031,7 +1089,8 @@ cpu_k_qlinear_conv(CPU_KERNEL_ARGS)
         }
     }
     if (st == NPU_OK && !i16) {
-        cpu_convert(acc, NPU_DTYPE_FP64, acc32, NPU_DTYPE_INT32, cpu_numel(y));
+        if (acc)
+            cpu_convert(acc, NPU_DTYPE_FP64, acc32, NPU_DTYPE_INT32, cpu_numel(y));
         int32_t zp = yzp ? (int32_t)cpu_scalar_i64(yzp, 0) : 0;
         /* rows = (n, m) planes: scale per row m */
         for (int64_t n = 0; n < g.N; n++) {

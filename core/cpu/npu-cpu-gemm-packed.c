@@ -70,6 +70,18 @@ budget_take(size_t n)
     return true;
 }
 
+bool
+cpu_mm_pack_budget_take(size_t bytes)
+{
+    return budget_take(bytes);
+}
+
+void
+cpu_mm_pack_budget_give(size_t bytes)
+{
+    atomic_fetch_sub(&budget_used, bytes);
+}
+
 /* ---- the wide kernel (x86-64 with AVX-512) -------------------------------------------------- */
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(NPU_CPU_NO_CLONES)

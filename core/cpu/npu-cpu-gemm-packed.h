@@ -38,6 +38,11 @@ void cpu_mm_pack_into(bool tb, const float *B, int64_t ldb, int64_t K, int64_t N
 bool cpu_mm_packed_gemm(const float *bp, int64_t K, int64_t N, int64_t M, const float *A,
                         int64_t lda, float *C, int64_t ldc);
 
+/* The packing budget (NPU_CPU_PACK_MB) shared with other packed constants (the int8 B of
+ * npu-cpu-qgemm.c): take returns false, taking nothing, when `bytes` would pass it. */
+bool cpu_mm_pack_budget_take(size_t bytes);
+void cpu_mm_pack_budget_give(size_t bytes);
+
 /* Tests: force (1) or forbid (0) the AVX-512 kernel for M > 4 (-1: decide by the CPU).
  * Returns whether it is used now. Not thread-safe against running products. */
 bool cpu_mm_packed_wide(int want);

@@ -19,6 +19,7 @@
 
 #include "npu-cpu-gemm-packed.h"
 #include "npu-cpu-internal.h"
+#include "npu-cpu-qgemm.h"
 
 #ifdef NPU_HAVE_BLAS
 #include <cblas.h>
@@ -1380,6 +1381,43 @@ imm_task(void *arg, int64_t begin, int64_t end, int tid)
     }
 }
 
+/* int_matmul on the packed kernels: B prepared once (npu_cpu_prepare) or packed per batch */
+static enum npu_status
+int_matmul_fast(struct npu_cpu_ctx *ctx, const struct npu_tensor *a, const struct npu_tensor *b,
+                struct npu_tensor *y, const struct mm_shape *s, const int32_t *azp,
+                const int32_t *bzp)
+{
+    if (s->M < 1 || s->N < 1)
+        return NPU_OK;
+    if (s->K < 1) { /* empty sums */
+        memset(y->data, 0, sizeof(int32_t) * (size_t)(s->batch * s->M * s->N));
+        return NPU_OK;
+    }
+    const struct cpu_qpack *prepared = cpu_qgemm_prepared(ctx->prep, b);
+    struct cpu_qpack *own = NULL;
+    int64_t own_off = -1;
+    bool as8 = a->dtype == NPU_DTYPE_INT8, bs8 = b->dtype == NPU_DTYPE_INT8;
+    enum npu_status st = NPU_OK;
+    for (int64_t t = 0; t < s->batch && st == NPU_OK; t++) {
+        const struct cpu_qpack *pk = prepared;
+        if (!pk || s->b_off[t] != 0) {
+            if (s->b_off[t] != own_off) {
+                cpu_qpack_free(own);
+                own = cpu_qpack_new((const uint8_t *)b->data + s->b_off[t], bs8, s->N, 1, s->K,
+                                    s->N, false);
+                own_off = s->b_off[t];
+                if (!own)
+                    return KNOMEM();
+            }
+            pk = own;
+        }
+        st = cpu_qgemm(ctx, pk, s->M, (const uint8_t *)a->data + s->a_off[t], as8, s->K, azp, bzp,
+                       (int32_t *)y->data + t * s->M * s->N, s->N);
+    }
+    cpu_qpack_free(own);
+    return st;
+}
+
 /* int32 Y = (A - azp) (B - bzp) with matmul broadcasting; zero points per tensor, per row of
  * A (azp [M]) or per column of B (bzp [N]). */
 static enum npu_status
@@ -1399,8 +1437,8 @@ int_matmul(struct npu_cpu_ctx *ctx, const struct npu_tensor *a, const struct npu
     int64_t nb_b = cpu_numel(b) / NPU_MAX(s->K * s->N, (int64_t)1);
     int32_t *azp = malloc(sizeof(int32_t) * (size_t)NPU_MAX(s->M, (int64_t)1));
     int32_t *bzp = malloc(sizeof(int32_t) * (size_t)NPU_MAX(s->N, (int64_t)1));
-    int32_t *bq = malloc(sizeof(int32_t) * (size_t)NPU_MAX(cpu_numel(b), (int64_t)1));
-    if (!azp || !bzp || !bq) {
+    int32_t *bq = NULL; /* the reference loop's B - bzp, made below if it runs */
+    if (!azp || !bzp) {
         st = KNOMEM();
         goto out;
     }
@@ -1419,6 +1457,15 @@ int_matmul(struct npu_cpu_ctx *ctx, const struct npu_tensor *a, const struct npu
     st = zero_points(ctx, bzp_t, b, s->N, "B", bzp);
     if (st != NPU_OK)
         goto out;
+    if (cpu_qgemm_on()) { /* the fast exact product (npu-cpu-qgemm.c) */
+        st = int_matmul_fast(ctx, a, b, y, s, azp, bzp);
+        goto out;
+    }
+    bq = malloc(sizeof(int32_t) * (size_t)NPU_MAX(cpu_numel(b), (int64_t)1));
+    if (!bq) {
+        st = KNOMEM();
+        goto out;
+    }
     for (int64_t t = 0; t < nb_b; t++)
         for (int64_t k = 0; k < s->K; k++)
             for (int64_t q = 0; q < s->N; q++) {
@@ -1449,21 +1496,43 @@ cpu_k_matmul_integer(CPU_KERNEL_ARGS)
 }
 
 /* Requantises int32 accumulators: y = saturate(rint(acc * scale[j]) + zp), in float like the
- * ONNX reference (scale = a_scale * w_scale / y_scale computed in float). */
-void
+ * ONNX reference (scale = a_scale * w_scale / y_scale computed in float). One row at a time
+ * with the output type and the scale's layout fixed, so that the loop vectorises (vroundps
+ * rounds half to even like rintf in the default mode; the same float operations in the same
+ * order, so the same bytes). */
+static inline __attribute__((always_inline)) void
+requant_row(const int32_t *acc, int64_t cols, const float *scale, bool per_col, float sc, float fzp,
+            float lo, float hi, bool u8, void *y)
+{
+    for (int64_t j = 0; j < cols; j++) {
+        float v = rintf((float)acc[j] * (per_col ? scale[j] : sc)) + fzp;
+        v = v != v ? fzp : v; /* NaN scale: the zero point, never an UB cast */
+        v = v < lo ? lo : v > hi ? hi : v;
+        if (u8)
+            ((uint8_t *)y)[j] = (uint8_t)(int32_t)v;
+        else
+            ((int8_t *)y)[j] = (int8_t)(int32_t)v;
+    }
+}
+
+CPU_HOT void
 cpu_requantize(const int32_t *acc, int64_t rows, int64_t cols, const float *scale, bool per_col,
                int32_t zp, enum npu_dtype dt, void *y)
 {
-    for (int64_t i = 0; i < rows; i++)
-        for (int64_t j = 0; j < cols; j++) {
-            float v = rintf((float)acc[i * cols + j] * scale[per_col ? j : i]) + (float)zp;
-            v = v != v ? (float)zp : v; /* NaN scale: the zero point, never an UB cast */
-            int64_t e = i * cols + j;
-            if (dt == NPU_DTYPE_UINT8)
-                ((uint8_t *)y)[e] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
-            else
-                ((int8_t *)y)[e] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
-        }
+    const bool u8 = dt == NPU_DTYPE_UINT8;
+    const float fzp = (float)zp, lo = u8 ? 0.0f : -128.0f, hi = u8 ? 255.0f : 127.0f;
+    for (int64_t i = 0; i < rows; i++) {
+        const int32_t *a = acc + i * cols;
+        char *o = (char *)y + i * cols; /* one byte per element */
+        if (per_col && u8)
+            requant_row(a, cols, scale, true, 0.0f, fzp, lo, hi, true, o);
+        else if (per_col)
+            requant_row(a, cols, scale, true, 0.0f, fzp, lo, hi, false, o);
+        else if (u8)
+            requant_row(a, cols, scale, false, scale[i], fzp, lo, hi, true, o);
+        else
+            requant_row(a, cols, scale, false, scale[i], fzp, lo, hi, false, o);
+    }
 }
 
 enum npu_status
