@@ -26,10 +26,10 @@
  * attention reads, head dims as channels and the heads' rows one after another
  * (view hd x H x 1): Q reshapes to [KVH, G, hd] without moving data and the cache
  * [1, KVH, past, hd] to [KVH, past, hd]. The k.L, v.L outputs stay [1, KVH, 1, hd].
- * GPT-2's decode step takes the same rows form (without RoPE; mask [1, 1, T]): its cache
- * inputs then reach the attention through the same Reshape and Concat as LLaMA's, which is
- * what keeps them resident on the device (state inputs, npu-llm.c); before, the Concat of
- * the [1, H, past, hd] inputs ran on the host and nothing of the cache was resident.
+ * GPT-2's decode step takes the same rows form (without RoPE; mask [1, 1, T]) and, like
+ * LLaMA's, writes its new k / v rows into the [H, slots, hd] cache with npu.StateWrite and
+ * attends over the whole cache (kv_inplace; with --host-kv-cache it appends by a Concat of
+ * the [H, past, hd] inputs and the new row instead).
  *
  * Weights are borrowed (npu_graph_add_const_owned with the caller's arrays):
  * the llm_weights outlive every graph and model made from them.
@@ -451,8 +451,9 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
                    bool kv_inplace, struct npu_graph **out)
 {
     const bool gpt2 = c->arch == LLM_ARCH_GPT2;
-    /* the cache updated in place (LLaMA / Qwen2 decode step): keys = the cache's slots */
-    const bool inplace = kv_inplace && !gpt2 && s == 1 && past > 0;
+    /* the cache updated in place (the decode step of LLaMA / Qwen2 and GPT-2): keys = the
+     * cache's slots */
+    const bool inplace = kv_inplace && s == 1 && past > 0;
     const int64_t D = c->hidden, H = c->n_heads, KVH = c->n_kv_heads, hd = c->head_dim, G = H / KVH,
                   T = inplace ? past : past + s, Vn = c->vocab;
     struct gb b = {.g = npu_graph_new(gpt2 ? "gpt2" : "llama"), .q = w->quant};

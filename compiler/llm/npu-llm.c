@@ -17,10 +17,10 @@
  * (past_k.L, past_v.L, views of the cache, no copy on the host) and outputs the new token's
  * k and v, which the host writes into its copy at the current length. On the NPU backends
  * the cache inputs are state inputs (device-resident, uploaded once after a prefill or a
- * reset): the LLaMA / Qwen2 decode step writes its new rows into them itself
+ * reset): the decode step (LLaMA, Qwen2 and GPT-2) writes its new rows into them itself
  * (npu.StateWrite at the kv_pos input, a run-time positioned DPU copy) and attends over
- * the cache in place; GPT-2's decode step, and --host-kv-cache, keep the Concat with the
- * new row, and there the host writes the rows into the device copy
+ * the cache in place; --host-kv-cache keeps the Concat with the new row, and there the
+ * host writes the rows into the device copy
  * (npu_session_write_state) where it is resident (docs/llm.md, "The KV cache").
  */
 #include "npu/npu-llm.h"
@@ -74,7 +74,7 @@ struct npu_llm {
      * new rows into the device copy in place (npu_session_write_state). */
     bool *dec_state;
     int dev_len;
-    /* kv_inplace: the LLaMA / Qwen2 decode step writes its new rows into the cache itself
+    /* kv_inplace: the decode step (LLaMA, Qwen2, GPT-2) writes its new rows into the cache itself
      * (npu.StateWrite at the kv_pos input, llm-graph.c) and attends over the whole cache;
      * dev_writes: the decode program does that on the NPU for every resident cache input
      * (one run-time positioned write each), so the host writes no rows into the device
@@ -121,7 +121,7 @@ npu_llm_stop_name(enum npu_llm_stop s)
 }
 
 /* Bump when the graph builder's output changes for the same inputs (cache keys). */
-#define LLM_GRAPH_VERSION 9
+#define LLM_GRAPH_VERSION 10
 
 static uint64_t
 fnv(uint64_t h, const void *p, size_t n)
@@ -676,7 +676,7 @@ npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm
     /* cache slots: the decode step's keys (slots + the new token, or in place the slots
      * alone) a multiple of 32, so that attention on the NPU needs no key padding (the extra
      * slots are masked like empty ones) */
-    m->kv_inplace = c->arch != LLM_ARCH_GPT2 && !m->o.host_cache;
+    m->kv_inplace = !m->o.host_cache;
     const int slots = m->kv_inplace ? (C + 31) / 32 * 32 : (C + 1 + 31) / 32 * 32 - 1;
     i->cache_slots = slots;
     size_t cache = (size_t)c->n_layers * c->n_kv_heads * (size_t)slots * c->head_dim;
@@ -733,6 +733,7 @@ npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm
         dyn += pg->jobs[j].n_dynrelocs;
     m->dev_writes =
         m->kv_inplace && i->decode_state_inputs && dyn >= (uint32_t)i->decode_state_inputs;
+    i->decode_state_writes = m->dev_writes ? i->decode_state_inputs : 0;
     if (m->kv_inplace && i->decode_state_inputs && !m->dev_writes)
         npu_warn(DOM,
                  "decode program: %u run-time writes for %u resident cache inputs; the host "

@@ -11,8 +11,10 @@
 # which concatenated the cache with the new row on the CPU, converted 528,086 bytes per
 # token; the host-written path of --host-kv-cache 2,803,348), and at most a tenth of what
 # the same run with --host-kv-cache converts, which must give the same ids. GPT-2's decode
-# step keeps its cache resident as well but appends with an NPU Concat, the host writing the
-# new rows into the device copy: the same limits hold for it. Needs
+# step writes its [heads, slots, head_dim] cache in place the same way (before, it appended
+# with an NPU Concat and the host wrote the new rows into the device copy): for every model
+# npu-generate must report every resident cache input written in place by the program (none
+# with --host-kv-cache). Needs
 # /usr/bin/python3 with torch and numpy (skips otherwise).
 # --memory: instead, peak RSS of 100 and of 600 generated tokens (LLaMA without EOS,
 # context 640, cache resident and appended in place every step) within 2 MiB.
@@ -116,6 +118,12 @@ def main():
                           f"{r.stdout!r}\n{r.stderr}")
                     fails += 1
                     continue
+                wr = re.search(r"bytes\), (\d+) written in place by the program", r.stderr)
+                want_wr = s["resident"] if mode == "resident" else 0
+                if not wr or int(wr[1]) != want_wr:
+                    print(f"FAIL {name} {mode}: {wr[1] if wr else '?'} cache inputs written in "
+                          f"place by the program, want {want_wr}\n{r.stderr}")
+                    fails += 1
                 got[mode] = s
                 print(f"ok   {name} {mode} cache: 32 greedy ids match; {s['resident']} of "
                       f"{s['cache_inputs']} cache inputs resident, {s['bytes']} bytes "
