@@ -12,7 +12,8 @@
  * model API (npu_model_load_graph): on the NPU backends their weights are uploaded once, when the
  * program is loaded, and stay resident for the handle's life.
  *
- * The KV cache: [layer][kv head][slots][head dim] fp32 per K and V, allocated at load
+ * The KV cache: [layer][kv head][slots][head dim] fp32 per K and V (V [layer][slots][kv head]
+ * [head dim] where the decode step writes in place), allocated at load
  * (its size is stated up front, npu_llm_info). The step program reads the cache as inputs
  * (past_k.L, past_v.L, views of the cache, no copy on the host) and outputs the new token's
  * k and v, which the host writes into its copy at the current length. On the NPU backends
@@ -64,7 +65,7 @@ struct npu_llm {
     struct npu_session *dec_s, *pre_s;
     int pre_len;
     bool pre_split, dec_split; /* split over o.cores (npu_session_split_layers) */
-    float *kc, *vc;            /* [L][KVH][C][hd] */
+    float *kc, *vc;            /* [L][KVH][C][hd]; vc [L][C][KVH][hd] if v_slots */
     int len;
     int32_t pending; /* the last token made, not yet fed to the model (-1: none) */
     /* The decode program's cache inputs that it keeps in device memory (state inputs,
@@ -80,6 +81,9 @@ struct npu_llm {
      * (one run-time positioned write each), so the host writes no rows into the device
      * copy. */
     bool kv_inplace, dev_writes;
+    /* v_slots: the in-place decode step holds V as [slots, KVH x hd] (llm-graph.c), kept
+     * only where its attention runs on the NPU; m->vc is then [L][C][KVH][hd] */
+    bool v_slots;
     uint64_t dec_conv_bytes; /* this generate call's decode steps: bytes converted */
     unsigned dec_conv_inputs, dec_resident_inputs;
     int64_t *ids, *pos;
@@ -118,6 +122,17 @@ npu_llm_stop_name(enum npu_llm_stop s)
     case NPU_LLM_STOP_CONTEXT: return "context";
     }
     return "?";
+}
+
+/* Decode attention blocks the program runs as CPU steps (npu.Attention or Softmax). */
+static int
+cpu_attention(const struct npu_program *pg)
+{
+    int n = 0;
+    for (int k = 0; pg && k < pg->n_steps; k++)
+        n += pg->steps[k].kind == NPU_STEP_CPU &&
+             (pg->steps[k].op == NPU_OP_FUSED_ATTENTION || pg->steps[k].op == NPU_OP_SOFTMAX);
+    return n;
 }
 
 /* Bump when the graph builder's output changes for the same inputs (cache keys). */
@@ -319,7 +334,7 @@ make_model(struct npu_llm *m, int s, int past, struct npu_model **mo, struct npu
         }
     }
     if (!*mo) {
-        if ((st = llm_build_graph_ex(&m->ck.cfg, &m->w, s, past, m->kv_inplace, &g)))
+        if ((st = llm_build_graph_ex(&m->ck.cfg, &m->w, s, past, m->kv_inplace, m->v_slots, &g)))
             return st;
         /* NPU_LLM_DUMP_IR=PREFIX writes the graph as PREFIX-decode.npuir / -prefill.npuir
          * (npuc --explain profiles it per node) */
@@ -337,6 +352,21 @@ make_model(struct npu_llm *m, int s, int past, struct npu_model **mo, struct npu
                 g->inputs[k]->is_state = true;
         if ((st = npu_model_load_graph(g, name, &mo_opts, mo)))
             return st;
+        if (past && m->v_slots &&
+            (!strcmp(npu_model_backend(*mo), "cpu") || cpu_attention(npu_model_program(*mo)))) {
+            /* the attention on the CPU would transpose the whole [slots, KVH x hd] V each
+             * step: the step with V as [KVH, slots, hd] instead (the one the cache keeps) */
+            npu_model_free(*mo);
+            *mo = NULL;
+            m->v_slots = false;
+            if ((st = llm_build_graph_ex(&m->ck.cfg, &m->w, s, past, m->kv_inplace, false, &g)))
+                return st;
+            for (int k = 0; !m->o.host_cache && k < g->ninputs; k++)
+                if (!strncmp(g->inputs[k]->name, "past_", 5))
+                    g->inputs[k]->is_state = true;
+            if ((st = npu_model_load_graph(g, name, &mo_opts, mo)))
+                return st;
+        }
         m->info.programs_compiled++;
         const struct npu_program *pg = npu_model_program(*mo);
         if (path[0] && pg) {
@@ -347,6 +377,13 @@ make_model(struct npu_llm *m, int s, int past, struct npu_model **mo, struct npu
                 cache_trim(path, m->opened);
             }
         }
+    }
+    /* the V layout the program has (from the compile cache: the one chosen when it was
+     * compiled): past_v.0 [slots, KVH x hd] or [KVH, slots, hd] */
+    for (int k = 0; past && k < npu_model_num_inputs(*mo); k++) {
+        const struct npu_io_info *io = npu_model_input(*mo, k);
+        if (io && io->name && !strcmp(io->name, "past_v.0"))
+            m->v_slots = m->kv_inplace && io->ndim == 2;
     }
     int nout = npu_model_num_outputs(*mo);
     if (nout != 1 + 2 * m->ck.cfg.n_layers) {
@@ -504,10 +541,13 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
         .dtype = NPU_DTYPE_FP32,
         .ndim = cache3 ? 3 : 4,
         .dims = {cache3 ? KVH : 1, cache3 ? C : KVH, cache3 ? hd : C, cache3 ? 0 : hd}};
+    /* v_slots: V's cache is [slots, KVH x hd] (llm-graph.c; m->vc holds it that way) */
+    const struct npu_tensor v_in = {
+        .dtype = NPU_DTYPE_FP32, .ndim = 2, .dims = {C, (int64_t)KVH * hd}};
     for (int l = 0; l < L && past; l++) {
         in[k] = kv_in;
         in[k++].data = m->kc + l * layer;
-        in[k] = kv_in;
+        in[k] = inplace && m->v_slots ? v_in : kv_in;
         in[k++].data = m->vc + l * layer;
         for (int q = k - 2; resident && m->dec_state && q < k; q++)
             if (m->dec_state[q])
@@ -569,8 +609,13 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
                 const float *src = o->data;
                 float *dst = (kv ? m->vc : m->kc) + l * layer;
                 for (int h = 0; h < KVH; h++)
-                    memcpy(dst + ((size_t)h * C + m->len) * hd, src + (size_t)h * s * hd,
-                           (size_t)s * hd * sizeof(float));
+                    for (int t = 0; t < (kv && m->v_slots ? s : 1); t++)
+                        if (kv && m->v_slots) /* V: [slots, KVH x hd] */
+                            memcpy(dst + ((size_t)(m->len + t) * KVH + h) * hd,
+                                   src + ((size_t)h * s + t) * hd, (size_t)hd * sizeof(float));
+                        else
+                            memcpy(dst + ((size_t)h * C + m->len) * hd, src + (size_t)h * s * hd,
+                                   (size_t)s * hd * sizeof(float));
                 /* the device copy: the new rows only, at the current length */
                 int q = kv0 + 2 * l + kv;
                 if (!prefill && m->dec_state && m->dec_state[q] && !m->dev_writes) {
@@ -583,7 +628,13 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
                                                   .ndim = 3,
                                                   .dims = {KVH, s, hd},
                                                   .data = (void *)src};
-                    st = npu_session_write_state(se, q, &row, cache3 ? 1 : 2, m->len);
+                    const bool vrow = kv && inplace && m->v_slots; /* [1, KVH x hd] */
+                    if (vrow)
+                        row = (struct npu_tensor){.dtype = NPU_DTYPE_FP32,
+                                                  .ndim = 2,
+                                                  .dims = {1, (int64_t)KVH * hd},
+                                                  .data = (void *)src};
+                    st = npu_session_write_state(se, q, &row, vrow ? 0 : cache3 ? 1 : 2, m->len);
                     if (st) {
                         npu_err(DOM, "cannot append to the device copy of the KV cache");
                         break;
@@ -703,6 +754,7 @@ npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm
      * side by side) */
     if (m->o.cores > 1 && (st = llm_weights_split(c, &m->w, m->o.cores)))
         goto err;
+    m->v_slots = m->kv_inplace; /* make_model keeps it only with the attention on the NPU */
     if ((st = make_model(m, 1, slots, &m->dec, &m->dec_s)))
         goto err;
     i->backend = npu_model_backend(m->dec);
@@ -746,9 +798,9 @@ npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm
         i->decode_cpu_steps += ps->kind == NPU_STEP_CPU;
         i->decode_cpu_matmuls += ps->kind == NPU_STEP_CPU &&
                                  (ps->op == NPU_OP_MATMUL || ps->op == NPU_OP_QLINEAR_MATMUL);
-        i->decode_cpu_attention += ps->kind == NPU_STEP_CPU &&
-                                   (ps->op == NPU_OP_FUSED_ATTENTION || ps->op == NPU_OP_SOFTMAX);
     }
+    i->decode_cpu_attention = cpu_attention(pg);
+    i->decode_v_slots = m->v_slots;
     i->decode_cores = 1;
     m->pending = -1;
     *out = m;

@@ -99,6 +99,9 @@ struct npu_llm_info {
      * a run-time positioned DPU copy each); 0: the host writes the rows into the device
      * copy (--host-kv-cache, or too few run-time writes). */
     int decode_state_writes;
+    /* 1: the decode step holds V as [slots, kv heads x head dim], which its NPU attention
+     * reads in place (no copy of V per step); 0: [kv heads, slots, head dim]. */
+    int decode_v_slots;
 };
 
 struct npu_llm_sampling {
