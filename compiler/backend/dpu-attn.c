@@ -201,6 +201,17 @@ pad_in_place(struct rkd *b, struct hsrc *x, const struct hsrc *q, uint32_t Skp,
     return true;
 }
 
+/* K or V a heads view ([S, heads x D] channel slices) with exactly Skp rows per surface: no
+ * key padding is needed (S = Skp), so the weight-layout transposes read it where it is, as
+ * they read a padded projection (a projection of a multiple of 16 / 32 rows, or a decoder's
+ * value cache held as [slots, heads x Dv]). That saves the copy into a work area. */
+static bool
+heads_in_place(const struct hsrc *x, uint32_t Skp)
+{
+    return x->heads_view && x->s == Skp && x->m.h == Skp && x->m.w == 1 &&
+           npu_dpu_map_line(&x->m) == 1 && npu_dpu_map_surf(&x->m) == Skp;
+}
+
 /* Zeroes rows [s, Skp) of every surface of a padded projection (written in place). */
 static void
 zero_pad_rows(struct rkd *b, const struct hsrc *x, uint32_t hn, uint32_t Skp)
@@ -393,6 +404,9 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
         zero_pad_rows(b, &ks, Hn, Skp);
     if (vpad && (!kpad || vs_.src != ks.src))
         zero_pad_rows(b, &vs_, Hn, Skp);
+    /* ... or read in place as they are (no padding needed) */
+    const bool kdirect = !kpad && heads_in_place(&ks, Skp);
+    const bool vdirect = !vpad && heads_in_place(&vs_, Skp);
 
     /* ---- K -> weight layout */
     struct npu_dpu_map kp = npu_dpu_map_packed(ta, NPU_DPU_FP16, D, Hn, Skp);
@@ -402,7 +416,7 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
      * concatenated with its new row): the transpose reads it where it is, no copy */
     const bool krows = !kpad && !ks.heads_view && Skp == Sk && npu_dpu_map_line(&ks.m) == 1 &&
                        ks.m.w == 1 && ks.m.h == Hn * Sk && ks.m.c == D;
-    if (kpad) {
+    if (kpad || kdirect) {
         kin = strided(ks.m.ref, D, Hn, Skp, (D / 8) * Skp, Skp);
     } else if (krows) {
         kin = strided(ks.m.ref, D, Hn * Skp, 1, 1, npu_dpu_map_surf(&ks.m));
@@ -466,8 +480,9 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
 
     /* ---- V -> weight layout: [16 ch][heads x Dv/16][Skp], then one transpose */
     struct npu_dpu_map vp = npu_dpu_map_packed(ta, NPU_DPU_FP16, 16, Hn * (Dv / 16), Skp);
-    if (vpad) {
-        /* (head, 16-channel group) pairs are surface pairs of the padded projection */
+    if (vpad || vdirect) {
+        /* (head, 16-channel group) pairs are surface pairs of the padded projection (or of
+         * the unpadded one, vdirect) */
         vp = strided(vs_.m.ref, 16, Hn * (Dv / 16), Skp, 2 * Skp, Skp);
     } else if (vs_.heads_view) {
         /* the projection holds (head, 16-channel group) pairs in surface order: one copy */
@@ -485,7 +500,7 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
             dl_copy(b, &src, &dst);
         }
     }
-    if (Skp > Sk && !vpad) {
+    if (Skp > Sk && !vpad && !vdirect) {
         struct npu_dpu_map z = zeros(b, 16, Hn * (Dv / 16), Skp - Sk);
         struct npu_dpu_map dz = npu_dpu_map_cols(&vp, Sk, Skp - Sk);
         dl_copy(b, &z, &dz);

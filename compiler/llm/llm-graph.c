@@ -26,10 +26,10 @@
  * attention reads, head dims as channels and the heads' rows one after another
  * (view hd x H x 1): Q reshapes to [KVH, G, hd] without moving data and the cache
  * [1, KVH, past, hd] to [KVH, past, hd]. The k.L, v.L outputs stay [1, KVH, 1, hd].
- * GPT-2's decode step takes the same rows form (without RoPE; mask [1, 1, T]): its cache
- * inputs then reach the attention through the same Reshape and Concat as LLaMA's, which is
- * what keeps them resident on the device (state inputs, npu-llm.c); before, the Concat of
- * the [1, H, past, hd] inputs ran on the host and nothing of the cache was resident.
+ * GPT-2's decode step takes the same rows form (without RoPE; mask [1, 1, T]) and, like
+ * LLaMA's, writes its new k / v rows into the [H, slots, hd] cache with npu.StateWrite and
+ * attends over the whole cache (kv_inplace; with --host-kv-cache it appends by a Concat of
+ * the [H, past, hd] inputs and the new row instead).
  *
  * Weights are borrowed (npu_graph_add_const_owned with the caller's arrays):
  * the llm_weights outlive every graph and model made from them.
@@ -443,16 +443,17 @@ enum npu_status
 llm_build_graph(const struct llm_config *c, const struct llm_weights *w, int s, int past,
                 struct npu_graph **out)
 {
-    return llm_build_graph_ex(c, w, s, past, false, out);
+    return llm_build_graph_ex(c, w, s, past, false, false, out);
 }
 
 enum npu_status
 llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int s, int past,
-                   bool kv_inplace, struct npu_graph **out)
+                   bool kv_inplace, bool v_slots, struct npu_graph **out)
 {
     const bool gpt2 = c->arch == LLM_ARCH_GPT2;
-    /* the cache updated in place (LLaMA / Qwen2 decode step): keys = the cache's slots */
-    const bool inplace = kv_inplace && !gpt2 && s == 1 && past > 0;
+    /* the cache updated in place (the decode step of LLaMA / Qwen2 and GPT-2): keys = the
+     * cache's slots */
+    const bool inplace = kv_inplace && s == 1 && past > 0;
     const int64_t D = c->hidden, H = c->n_heads, KVH = c->n_kv_heads, hd = c->head_dim, G = H / KVH,
                   T = inplace ? past : past + s, Vn = c->vocab;
     struct gb b = {.g = npu_graph_new(gpt2 ? "gpt2" : "llama"), .q = w->quant};
@@ -491,6 +492,13 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
      * held in that layout (no padding of the heads to a channel atom) and the Concat with
      * the new row is one strided DPU copy per input (dpu-move.c) */
     const bool cache3 = gpt2 && rows;
+    /* v_slots (in place): V's cache is [slots, KVH x hd]: the new row is the v projection's
+     * row as it is, and the attention reads the cache as a head split of it (Reshape +
+     * Transpose (1, 0, 2), which the NPU takes as a view), the layout its weight-layout
+     * transpose reads where it is (dpu-attn.c): no copy of V per step. K stays [KVH, slots,
+     * hd]. (An attention on the CPU would transpose the whole V each step: npu-llm.c then
+     * builds the step without it.) */
+    const bool vslots = inplace && v_slots;
     if (past > 0) {
         int64_t pd[4] = {1, KVH, past, hd};
         for (int l = 0; l < c->n_layers; l++) {
@@ -499,8 +507,10 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
             pk[2 * l] = input(&b, nm, NPU_DTYPE_FP32, inplace || cache3 ? 3 : 4,
                               inplace || cache3 ? pd + 1 : pd);
             snprintf(nm, sizeof(nm), "past_v.%d", l);
-            pk[2 * l + 1] = input(&b, nm, NPU_DTYPE_FP32, inplace || cache3 ? 3 : 4,
-                                  inplace || cache3 ? pd + 1 : pd);
+            const int64_t vsd[2] = {past, KVH * hd};
+            pk[2 * l + 1] = vslots ? input(&b, nm, NPU_DTYPE_FP32, 2, vsd)
+                                   : input(&b, nm, NPU_DTYPE_FP32, inplace || cache3 ? 3 : 4,
+                                           inplace || cache3 ? pd + 1 : pd);
         }
     }
     int64_t ed[2] = {Vn, D};
@@ -525,7 +535,8 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
     }
     const float scale = 1.0f / sqrtf((float)hd);
     V *scv = b.failed ? NULL : npu_graph_const_f32(b.g, "attn_scale", &scale, 1, true);
-    static const int64_t p0213[4] = {0, 2, 1, 3}, p0132[4] = {0, 1, 3, 2}, p021[3] = {0, 2, 1};
+    static const int64_t p0213[4] = {0, 2, 1, 3}, p0132[4] = {0, 1, 3, 2}, p021[3] = {0, 2, 1},
+                         p102[3] = {1, 0, 2};
     for (int l = 0; l < c->n_layers && !b.failed; l++) {
         const struct llm_layer_w *L = &w->layers[l];
         char nm[64];
@@ -545,7 +556,8 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
         snprintf(nm, sizeof(nm), "l%d.k", l);
         V *k = heads(&b, linear_split(&b, a, L->wk, L->bk, D, KVH * hd, &L->sk, nm), rows, kd, csk);
         snprintf(nm, sizeof(nm), "l%d.v", l);
-        V *v = heads(&b, linear_split(&b, a, L->wv, L->bv, D, KVH * hd, &L->sv, nm), rows, kd, csk);
+        V *vrow = linear_split(&b, a, L->wv, L->bv, D, KVH * hd, &L->sv, nm);
+        V *v = vslots ? NULL : heads(&b, vrow, rows, kd, csk);
         if (nq > 1) {
             snprintf(nm, sizeof(nm), "l%d.q", l);
             q = heads(&b, concat_last(&b, qp, nq, nm), rows, qd, csq);
@@ -560,7 +572,7 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
         snprintf(nm, sizeof(nm), "k.%d", l);
         output(&b, rows ? reshape(&b, k, 4, kv4) : k, nm);
         snprintf(nm, sizeof(nm), "v.%d", l);
-        output(&b, rows ? reshape(&b, v, 4, kv4) : v, nm);
+        output(&b, vslots ? reshape(&b, vrow, 4, kv4) : rows ? reshape(&b, v, 4, kv4) : v, nm);
         V *ka = k, *va = v;
         const int cat = rows ? 1 : 2; /* the keys' axis */
         if (inplace) {
@@ -569,10 +581,14 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
             if (ka && npu_node_set_int(b.g, ka->producer, "axis", 1))
                 b.failed = true;
             ka = done(&b, ka);
-            va = op(&b, NPU_OP_STATE_WRITE, pk[2 * l + 1], v, kvpos);
-            if (va && npu_node_set_int(b.g, va->producer, "axis", 1))
+            int64_t vr2[2] = {1, KVH * hd}, vs3[3] = {past, KVH, hd};
+            va = op(&b, NPU_OP_STATE_WRITE, pk[2 * l + 1], vslots ? reshape(&b, vrow, 2, vr2) : v,
+                    kvpos);
+            if (va && npu_node_set_int(b.g, va->producer, "axis", vslots ? 0 : 1))
                 b.failed = true;
             va = done(&b, va);
+            if (vslots)
+                va = transpose(&b, reshape(&b, va, 3, vs3), 3, p102);
         } else if (past > 0) {
             int64_t pd3[3] = {KVH, past, hd};
             V *pkl = rows && !cache3 ? reshape(&b, pk[2 * l], 3, pd3) : pk[2 * l];

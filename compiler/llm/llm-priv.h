@@ -120,13 +120,15 @@ enum npu_status llm_weights_split(const struct llm_config *c, struct llm_weights
 
 enum npu_status llm_build_graph(const struct llm_config *c, const struct llm_weights *w, int s,
                                 int past, struct npu_graph **out);
-/* The same; with kv_inplace the LLaMA / Qwen2 decode step (s 1, past > 0) writes its new k / v
+/* The same; with kv_inplace the decode step (s 1, past > 0) writes its new k / v
  * rows into the cache itself and attends over the whole cache: an input kv_pos [1] i64 (the
  * slot of the new token) after the mask, past_k.L, past_v.L [kvh, past, hd] updated by
  * npu.StateWrite at kv_pos, mask [1, g, past] (keys = the cache's slots, the new one
- * included). The k.L, v.L outputs stay (the host's copy of the cache). */
+ * included). With v_slots too, past_v.L is [past, kvh x hd] (the v projection's rows; the
+ * attention reads it through a head split the NPU takes as a view). The k.L, v.L outputs
+ * stay (the host's copy of the cache). */
 enum npu_status llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int s,
-                                   int past, bool kv_inplace, struct npu_graph **out);
+                                   int past, bool kv_inplace, bool v_slots, struct npu_graph **out);
 
 /* w8a8 (llm-quant.c). The projection x @ W over the named range: QuantizeLinear (per
  * tensor, symmetric; shared by the products that read the same x) -> QLinearMatMul (W

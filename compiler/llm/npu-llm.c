@@ -12,15 +12,16 @@
  * model API (npu_model_load_graph): on the NPU backends their weights are uploaded once, when the
  * program is loaded, and stay resident for the handle's life.
  *
- * The KV cache: [layer][kv head][slots][head dim] fp32 per K and V, allocated at load
+ * The KV cache: [layer][kv head][slots][head dim] fp32 per K and V (V [layer][slots][kv head]
+ * [head dim] where the decode step writes in place), allocated at load
  * (its size is stated up front, npu_llm_info). The step program reads the cache as inputs
  * (past_k.L, past_v.L, views of the cache, no copy on the host) and outputs the new token's
  * k and v, which the host writes into its copy at the current length. On the NPU backends
  * the cache inputs are state inputs (device-resident, uploaded once after a prefill or a
- * reset): the LLaMA / Qwen2 decode step writes its new rows into them itself
+ * reset): the decode step (LLaMA, Qwen2 and GPT-2) writes its new rows into them itself
  * (npu.StateWrite at the kv_pos input, a run-time positioned DPU copy) and attends over
- * the cache in place; GPT-2's decode step, and --host-kv-cache, keep the Concat with the
- * new row, and there the host writes the rows into the device copy
+ * the cache in place; --host-kv-cache keeps the Concat with the new row, and there the
+ * host writes the rows into the device copy
  * (npu_session_write_state) where it is resident (docs/llm.md, "The KV cache").
  */
 #include "npu/npu-llm.h"
@@ -64,7 +65,7 @@ struct npu_llm {
     struct npu_session *dec_s, *pre_s;
     int pre_len;
     bool pre_split, dec_split; /* split over o.cores (npu_session_split_layers) */
-    float *kc, *vc;            /* [L][KVH][C][hd] */
+    float *kc, *vc;            /* [L][KVH][C][hd]; vc [L][C][KVH][hd] if v_slots */
     int len;
     int32_t pending; /* the last token made, not yet fed to the model (-1: none) */
     /* The decode program's cache inputs that it keeps in device memory (state inputs,
@@ -74,12 +75,15 @@ struct npu_llm {
      * new rows into the device copy in place (npu_session_write_state). */
     bool *dec_state;
     int dev_len;
-    /* kv_inplace: the LLaMA / Qwen2 decode step writes its new rows into the cache itself
+    /* kv_inplace: the decode step (LLaMA, Qwen2, GPT-2) writes its new rows into the cache itself
      * (npu.StateWrite at the kv_pos input, llm-graph.c) and attends over the whole cache;
      * dev_writes: the decode program does that on the NPU for every resident cache input
      * (one run-time positioned write each), so the host writes no rows into the device
      * copy. */
     bool kv_inplace, dev_writes;
+    /* v_slots: the in-place decode step holds V as [slots, KVH x hd] (llm-graph.c), kept
+     * only where its attention runs on the NPU; m->vc is then [L][C][KVH][hd] */
+    bool v_slots;
     uint64_t dec_conv_bytes; /* this generate call's decode steps: bytes converted */
     unsigned dec_conv_inputs, dec_resident_inputs;
     int64_t *ids, *pos;
@@ -118,6 +122,17 @@ npu_llm_stop_name(enum npu_llm_stop s)
     case NPU_LLM_STOP_CONTEXT: return "context";
     }
     return "?";
+}
+
+/* Decode attention blocks the program runs as CPU steps (npu.Attention or Softmax). */
+static int
+cpu_attention(const struct npu_program *pg)
+{
+    int n = 0;
+    for (int k = 0; pg && k < pg->n_steps; k++)
+        n += pg->steps[k].kind == NPU_STEP_CPU &&
+             (pg->steps[k].op == NPU_OP_FUSED_ATTENTION || pg->steps[k].op == NPU_OP_SOFTMAX);
+    return n;
 }
 
 /* Bump when the graph builder's output changes for the same inputs (cache keys). */
@@ -319,7 +334,15 @@ make_model(struct npu_llm *m, int s, int past, struct npu_model **mo, struct npu
         }
     }
     if (!*mo) {
-        if ((st = llm_build_graph_ex(&m->ck.cfg, &m->w, s, past, m->kv_inplace, &g)))
+        /* V as [slots, KVH x hd] (v_slots) only where the attention runs on the NPU without
+         * it: the step is compiled with V as [KVH, slots, hd] first (an attention on the CPU
+         * would transpose the whole V each step, and the cost partition, seeing that price on
+         * the CPU side, moves GPT-2's attention to the NPU with its output projections
+         * behind on the CPU: 18.70 ms/token modeled against 11.33 for GPT-2 small) */
+        const bool try_vslots = past && m->v_slots;
+        if (past)
+            m->v_slots = false;
+        if ((st = llm_build_graph_ex(&m->ck.cfg, &m->w, s, past, m->kv_inplace, false, &g)))
             return st;
         /* NPU_LLM_DUMP_IR=PREFIX writes the graph as PREFIX-decode.npuir / -prefill.npuir
          * (npuc --explain profiles it per node) */
@@ -337,6 +360,27 @@ make_model(struct npu_llm *m, int s, int past, struct npu_model **mo, struct npu
                 g->inputs[k]->is_state = true;
         if ((st = npu_model_load_graph(g, name, &mo_opts, mo)))
             return st;
+        if (try_vslots && strcmp(npu_model_backend(*mo), "cpu") &&
+            !cpu_attention(npu_model_program(*mo))) {
+            /* the attention is on the NPU: the step again with V as [slots, KVH x hd], kept
+             * if its attention stays there (the one the compile cache then keeps) */
+            struct npu_model *m2 = NULL;
+            if ((st = llm_build_graph_ex(&m->ck.cfg, &m->w, s, past, m->kv_inplace, true, &g))) {
+                npu_model_free(*mo);
+                *mo = NULL;
+                return st;
+            }
+            for (int k = 0; !m->o.host_cache && k < g->ninputs; k++)
+                if (!strncmp(g->inputs[k]->name, "past_", 5))
+                    g->inputs[k]->is_state = true;
+            if (npu_model_load_graph(g, name, &mo_opts, &m2) == NPU_OK &&
+                !cpu_attention(npu_model_program(m2))) {
+                npu_model_free(*mo);
+                *mo = m2;
+            } else {
+                npu_model_free(m2);
+            }
+        }
         m->info.programs_compiled++;
         const struct npu_program *pg = npu_model_program(*mo);
         if (path[0] && pg) {
@@ -347,6 +391,15 @@ make_model(struct npu_llm *m, int s, int past, struct npu_model **mo, struct npu
                 cache_trim(path, m->opened);
             }
         }
+    }
+    /* the V layout the program has (from the compile cache: the one chosen when it was
+     * compiled): past_v.0 [slots, KVH x hd] or [KVH, slots, hd] */
+    for (int k = 0; past && k < npu_model_num_inputs(*mo); k++) {
+        const struct npu_io_info *io = npu_model_input(*mo, k);
+        /* (a program's input carries its conversion's name: past_v.0.to_npu.npu) */
+        if (io && io->name && !strncmp(io->name, "past_v.0", 8) &&
+            (io->name[8] == 0 || io->name[8] == '.'))
+            m->v_slots = m->kv_inplace && io->ndim == 2;
     }
     int nout = npu_model_num_outputs(*mo);
     if (nout != 1 + 2 * m->ck.cfg.n_layers) {
@@ -504,10 +557,13 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
         .dtype = NPU_DTYPE_FP32,
         .ndim = cache3 ? 3 : 4,
         .dims = {cache3 ? KVH : 1, cache3 ? C : KVH, cache3 ? hd : C, cache3 ? 0 : hd}};
+    /* v_slots: V's cache is [slots, KVH x hd] (llm-graph.c; m->vc holds it that way) */
+    const struct npu_tensor v_in = {
+        .dtype = NPU_DTYPE_FP32, .ndim = 2, .dims = {C, (int64_t)KVH * hd}};
     for (int l = 0; l < L && past; l++) {
         in[k] = kv_in;
         in[k++].data = m->kc + l * layer;
-        in[k] = kv_in;
+        in[k] = inplace && m->v_slots ? v_in : kv_in;
         in[k++].data = m->vc + l * layer;
         for (int q = k - 2; resident && m->dec_state && q < k; q++)
             if (m->dec_state[q])
@@ -569,8 +625,13 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
                 const float *src = o->data;
                 float *dst = (kv ? m->vc : m->kc) + l * layer;
                 for (int h = 0; h < KVH; h++)
-                    memcpy(dst + ((size_t)h * C + m->len) * hd, src + (size_t)h * s * hd,
-                           (size_t)s * hd * sizeof(float));
+                    for (int t = 0; t < (kv && m->v_slots ? s : 1); t++)
+                        if (kv && m->v_slots) /* V: [slots, KVH x hd] */
+                            memcpy(dst + ((size_t)(m->len + t) * KVH + h) * hd,
+                                   src + ((size_t)h * s + t) * hd, (size_t)hd * sizeof(float));
+                        else
+                            memcpy(dst + ((size_t)h * C + m->len) * hd, src + (size_t)h * s * hd,
+                                   (size_t)s * hd * sizeof(float));
                 /* the device copy: the new rows only, at the current length */
                 int q = kv0 + 2 * l + kv;
                 if (!prefill && m->dec_state && m->dec_state[q] && !m->dev_writes) {
@@ -583,7 +644,13 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
                                                   .ndim = 3,
                                                   .dims = {KVH, s, hd},
                                                   .data = (void *)src};
-                    st = npu_session_write_state(se, q, &row, cache3 ? 1 : 2, m->len);
+                    const bool vrow = kv && inplace && m->v_slots; /* [1, KVH x hd] */
+                    if (vrow)
+                        row = (struct npu_tensor){.dtype = NPU_DTYPE_FP32,
+                                                  .ndim = 2,
+                                                  .dims = {1, (int64_t)KVH * hd},
+                                                  .data = (void *)src};
+                    st = npu_session_write_state(se, q, &row, vrow ? 0 : cache3 ? 1 : 2, m->len);
                     if (st) {
                         npu_err(DOM, "cannot append to the device copy of the KV cache");
                         break;
@@ -676,7 +743,7 @@ npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm
     /* cache slots: the decode step's keys (slots + the new token, or in place the slots
      * alone) a multiple of 32, so that attention on the NPU needs no key padding (the extra
      * slots are masked like empty ones) */
-    m->kv_inplace = c->arch != LLM_ARCH_GPT2 && !m->o.host_cache;
+    m->kv_inplace = !m->o.host_cache;
     const int slots = m->kv_inplace ? (C + 31) / 32 * 32 : (C + 1 + 31) / 32 * 32 - 1;
     i->cache_slots = slots;
     size_t cache = (size_t)c->n_layers * c->n_kv_heads * (size_t)slots * c->head_dim;
@@ -703,6 +770,7 @@ npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm
      * side by side) */
     if (m->o.cores > 1 && (st = llm_weights_split(c, &m->w, m->o.cores)))
         goto err;
+    m->v_slots = m->kv_inplace; /* make_model keeps it only with the attention on the NPU */
     if ((st = make_model(m, 1, slots, &m->dec, &m->dec_s)))
         goto err;
     i->backend = npu_model_backend(m->dec);
@@ -733,6 +801,7 @@ npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm
         dyn += pg->jobs[j].n_dynrelocs;
     m->dev_writes =
         m->kv_inplace && i->decode_state_inputs && dyn >= (uint32_t)i->decode_state_inputs;
+    i->decode_state_writes = m->dev_writes ? i->decode_state_inputs : 0;
     if (m->kv_inplace && i->decode_state_inputs && !m->dev_writes)
         npu_warn(DOM,
                  "decode program: %u run-time writes for %u resident cache inputs; the host "
@@ -745,9 +814,9 @@ npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm
         i->decode_cpu_steps += ps->kind == NPU_STEP_CPU;
         i->decode_cpu_matmuls += ps->kind == NPU_STEP_CPU &&
                                  (ps->op == NPU_OP_MATMUL || ps->op == NPU_OP_QLINEAR_MATMUL);
-        i->decode_cpu_attention += ps->kind == NPU_STEP_CPU &&
-                                   (ps->op == NPU_OP_FUSED_ATTENTION || ps->op == NPU_OP_SOFTMAX);
     }
+    i->decode_cpu_attention = cpu_attention(pg);
+    i->decode_v_slots = m->v_slots;
     i->decode_cores = 1;
     m->pending = -1;
     *out = m;

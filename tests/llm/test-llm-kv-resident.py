@@ -11,8 +11,12 @@
 # which concatenated the cache with the new row on the CPU, converted 528,086 bytes per
 # token; the host-written path of --host-kv-cache 2,803,348), and at most a tenth of what
 # the same run with --host-kv-cache converts, which must give the same ids. GPT-2's decode
-# step keeps its cache resident as well but appends with an NPU Concat, the host writing the
-# new rows into the device copy: the same limits hold for it. Needs
+# step writes its [heads, slots, head_dim] cache in place the same way (before, it appended
+# with an NPU Concat and the host wrote the new rows into the device copy): for every model
+# npu-generate must report every resident cache input written in place by the program (none
+# with --host-kv-cache), and the V cache held as [slots, heads x head_dim], the layout the NPU
+# attention's weight-layout transpose reads in place (no copy of V per step; [heads, slots,
+# head_dim] with --host-kv-cache). Needs
 # /usr/bin/python3 with torch and numpy (skips otherwise).
 # --memory: instead, peak RSS of 100 and of 600 generated tokens (LLaMA without EOS,
 # context 640, cache resident and appended in place every step) within 2 MiB.
@@ -116,6 +120,19 @@ def main():
                           f"{r.stdout!r}\n{r.stderr}")
                     fails += 1
                     continue
+                wr = re.search(r"bytes\), (\d+) written in place by the program", r.stderr)
+                want_wr = s["resident"] if mode == "resident" else 0
+                if not wr or int(wr[1]) != want_wr:
+                    print(f"FAIL {name} {mode}: {wr[1] if wr else '?'} cache inputs written in "
+                          f"place by the program, want {want_wr}\n{r.stderr}")
+                    fails += 1
+                # the NPU attention reads V where the step writes it: [slots, heads x hd]
+                vl = re.search(r"V cache as \[(slots|heads), ", r.stderr)
+                want_vl = "slots" if mode == "resident" else "heads"
+                if not vl or vl[1] != want_vl:
+                    print(f"FAIL {name} {mode}: V cache as [{vl[1] if vl else '?'}, ..], want "
+                          f"[{want_vl}, ..]\n{r.stderr}")
+                    fails += 1
                 got[mode] = s
                 print(f"ok   {name} {mode} cache: 32 greedy ids match; {s['resident']} of "
                       f"{s['cache_inputs']} cache inputs resident, {s['bytes']} bytes "

@@ -95,6 +95,13 @@ struct npu_llm_info {
      * step). */
     int decode_state_inputs;
     size_t decode_state_bytes; /* their bytes in device memory (NPU layout) */
+    /* Of those, the ones the decode program writes its new rows into itself (npu.StateWrite,
+     * a run-time positioned DPU copy each); 0: the host writes the rows into the device
+     * copy (--host-kv-cache, or too few run-time writes). */
+    int decode_state_writes;
+    /* 1: the decode step holds V as [slots, kv heads x head dim], which its NPU attention
+     * reads in place (no copy of V per step); 0: [kv heads, slots, head dim]. */
+    int decode_v_slots;
 };
 
 struct npu_llm_sampling {
