@@ -121,7 +121,7 @@ npu_llm_stop_name(enum npu_llm_stop s)
 }
 
 /* Bump when the graph builder's output changes for the same inputs (cache keys). */
-#define LLM_GRAPH_VERSION 9
+#define LLM_GRAPH_VERSION 10
 
 static uint64_t
 fnv(uint64_t h, const void *p, size_t n)
