@@ -44,6 +44,7 @@
 #include "npu/npu-npub.h"
 #include "npu/npu-program-exec.h"
 #include "npu/npu-program.h"
+#include "npu/npu-timing.h"
 
 #define DOM "llm"
 #define MASK_OFF (-10000.0f)
@@ -397,6 +398,27 @@ ensure_buffers(struct npu_llm *m, int s)
     return NPU_OK;
 }
 
+/* The run's NPU tasks as CSV (NPU_LLM_BREAKDOWN): best effort, a debugging aid. */
+static void
+breakdown_write(const char *path, const struct npu_prog_run_stats *rs)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        npu_warn(DOM, "NPU_LLM_BREAKDOWN: cannot write %s", path);
+        return;
+    }
+    fprintf(f, "# %s; submits %u, tasks %u, modeled %.9f s\n", npu_timing_model()->label,
+            rs->submits, rs->tasks, rs->npu_modeled_s);
+    fprintf(f, "submit,submit_s,core,start_s,task_s,dma_bytes,weight_bytes,name\n");
+    for (size_t i = 0; i < rs->n_task_stats; i++) {
+        const struct npu_prog_task_stats *t = &rs->task_stats[i];
+        fprintf(f, "%u,%.9f,%u,%.9f,%.9f,%llu,%llu,%s\n", t->submit, t->submit_s, t->core,
+                t->start_s, t->modeled_s, (unsigned long long)t->dma_bytes,
+                (unsigned long long)t->weight_bytes, t->name ? t->name : "");
+    }
+    fclose(f);
+}
+
 /* Runs s tokens at positions len.. through prefill (past 0) or the decode
  * step (past = max_context), appends their k/v to the cache, copies the last
  * token's logits into m->last. */
@@ -539,8 +561,19 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
         t0 = now();
         c0 = thread_cpu();
     }
+    /* NPU_LLM_BREAKDOWN=FILE: each decode step's NPU tasks (submit, core, modeled times,
+     * weight bytes, name) written to FILE as CSV, the last step's kept (tests/llm
+     * llm-breakdown.py sums them per token) */
+    const char *bd = prefill ? NULL : getenv("NPU_LLM_BREAKDOWN");
+    struct npu_prog_task_stats *ts = NULL;
+    if (bd && bd[0] && (ts = calloc(65536, sizeof(*ts)))) {
+        rs.task_stats = ts;
+        rs.task_cap = 65536;
+    }
     if (strcmp(m->info.backend ? m->info.backend : "cpu", "cpu")) {
         st = npu_session_run_detailed(se, in, nin, out, 1 + 2 * L, &rs);
+        if (!st && ts)
+            breakdown_write(bd, &rs);
     } else {
         struct npu_run_stats cs = {0};
         st = npu_session_run(se, in, nin, out, 1 + 2 * L, &cs);
@@ -593,6 +626,7 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
         if (!st)
             m->dev_len = prefill ? -1 : m->len + s;
     }
+    free(ts);
     free(in);
     free(out);
     if (st)

@@ -921,7 +921,12 @@ run_submit(struct npu_prog_session *s, int step, uint32_t first, uint32_t n, uns
                                              .modeled_s = tt->task_s,
                                              .dma_bytes = tt->dma_bytes,
                                              .macs = tt->macs,
-                                             .mac_utilisation = tt->mac_utilisation};
+                                             .mac_utilisation = tt->mac_utilisation,
+                                             .submit = rs->submits - 1,
+                                             .submit_s = r.modeled_s,
+                                             .core = tt->core,
+                                             .start_s = tt->start_s,
+                                             .weight_bytes = tt->weight_bytes};
         }
     } else {
         rs->timing_valid = false;
