@@ -644,6 +644,33 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
     return NPU_OK;
 }
 
+/* w8a8 (LLaMA, Qwen2): every projection quantised once into m->quant's cache, by building
+ * the decode step's graph with the cache on (the products the graph takes: q, k, v, o, the
+ * MLP's blocks, the LM head's slices), then the fp32 copies freed (llm_weights_release):
+ * every later graph (the decode step's, a prefill per prompt length) borrows the int8
+ * copies, and the host holds about a quarter of the projections' fp32 bytes. GPT-2 keeps
+ * its fp32 weights (its MLP blocks stay fp32 products). */
+static enum npu_status
+quantize_once(struct npu_llm *m, int slots)
+{
+    const struct llm_config *c = &m->ck.cfg;
+    if (c->arch == LLM_ARCH_GPT2 || m->quant.cache)
+        return NPU_OK;
+    if (!(m->quant.cache = calloc(1, sizeof(*m->quant.cache))))
+        return NPU_ERR_NOMEM;
+    struct npu_graph *g = NULL;
+    double t0 = now();
+    enum npu_status st = llm_build_graph_ex(c, &m->w, 1, slots, m->kv_inplace, &g);
+    npu_graph_free(g);
+    if (st)
+        return st;
+    uint64_t freed = llm_weights_release(c, &m->w);
+    npu_info(DOM, "w8a8: %d weights quantised once (%.1f MB int8) in %.3f s; %.1f MB of fp32 freed",
+             m->quant.cache->n, (double)m->quant.cache->bytes / 1e6, now() - t0,
+             (double)freed / 1e6);
+    return NPU_OK;
+}
+
 enum npu_status
 npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm **out)
 {
@@ -736,6 +763,8 @@ npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm
     /* the big projections as column blocks, one MatMul per core (the split then runs them
      * side by side) */
     if (m->o.cores > 1 && (st = llm_weights_split(c, &m->w, m->o.cores)))
+        goto err;
+    if (m->w.quant && (st = quantize_once(m, slots)))
         goto err;
     if ((st = make_model(m, 1, slots, &m->dec, &m->dec_s)))
         goto err;
