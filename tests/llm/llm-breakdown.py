@@ -8,7 +8,8 @@
 #   submit overhead    each submit's time beyond its longest core's tasks (the per-submit
 #                      cost: the tasks start after it)
 #   LM head            lm_head.* products
-#   projections        the layers' weight products (q, k, v, o, gate, up, down), split into
+#   projections        the layers' weight products (q, k, v, o, gate, up, down: by name, or
+#                      any task streaming >= 256 KiB of weights), split into
 #                      weight streaming (their weight bytes at the rate of the timing
 #                      model's table for as many cores as the submit used) and the rest
 #                      (per-task overhead, DMA latency, activations, compute beyond the DMA)
@@ -31,10 +32,17 @@ import sys
 V2 = {"core": 12.0e9, "chip": 28.0e9, "eff_w": 0.92, "task": 3.0e-6}
 
 
-def kind(name):
+# a product streaming at least this many weight bytes in one task is a projection (the fp16
+# graph's products are named after their MatMul node, not the weight); the attention's
+# tasks read the cache through the same port, far fewer bytes each at these contexts
+PROJ_BYTES = 256 * 1024
+
+
+def kind(r):
+    name = r["name"]
     if name.startswith("lm_head"):
         return "LM head"
-    if name.endswith(".qmatmul") or re.search(r"\.weight$", name):
+    if name.endswith(".qmatmul") or re.search(r"\.weight$", name) or r["wbytes"] >= PROJ_BYTES:
         return "projections"
     if "StateWrite" in name:
         return "cache writes"
@@ -79,7 +87,7 @@ def breakdown(rows):
         rate = min(len(cores) * V2["core"], V2["chip"]) / len(cores) * V2["eff_w"]
         busy = 0.0
         for r in sorted((r for r in tasks if r["core"] == crit), key=lambda r: r["start_s"]):
-            k = kind(r["name"])
+            k = kind(r)
             crit_tasks += 1
             busy += r["task_s"]
             if k in ("projections", "LM head"):
