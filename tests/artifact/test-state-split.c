@@ -161,8 +161,8 @@ main(void)
         jobs += p->steps[k].kind == NPU_STEP_NPU_JOB;
         cpu += p->steps[k].kind == NPU_STEP_CPU;
     }
-    CHECK_EQ_INT(1, (int)dyn); /* the write on the NPU, in place */
-    CHECK_EQ_INT(0, (int)cpu); /* everything on the NPU */
+    CHECK_EQ_INT(1, (int)dyn);  /* the write on the NPU, in place */
+    CHECK_EQ_INT(0, (int)cpu);  /* everything on the NPU */
     CHECK_EQ_INT(1, (int)jobs); /* the write shares the products' job */
 
     static float x[X], S[KH * T * D], rows[4][KH * D], got[OUT_N], want[OUT_N];
