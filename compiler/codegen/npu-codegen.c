@@ -471,7 +471,7 @@ npu_codegen(const struct npu_graph *g, const struct npu_backend_options *o,
 
     /* steps */
     struct node_list pre = {0}, post = {0};
-    bool open = false, open_dyn = false; /* a job open; of run-time writes only */
+    bool open = false; /* a job open */
     const char *job_name = NULL;
     st = NPU_OK;
     npu_graph_for_each_node (g, n) {
@@ -504,15 +504,11 @@ npu_codegen(const struct npu_graph *g, const struct npu_backend_options *o,
              * would pass it starts the next job. The conversions met so far belong to
              * nodes already in the job (into it before, out of it after). */
             int next_tasks = npu_backend_node_tasks(n);
-            /* With the layer split, run-time positioned writes (rk.Dpu "dyn") get jobs of
-             * their own: the split keeps a job with a dynamic relocation whole on one core
-             * (its recorded accesses do not cover other positions), which should not cost
-             * the parallel products around it. */
-            bool dyn = n->op == NPU_OP_RK_DPU && npu_node_attr(n, "dyn");
-            bool cut = cg.o->layer_split && open && dyn != open_dyn;
-            if (open &&
-                (cut || (next_tasks > 0 && npu_cg_stream(&cg)->n_tasks + (uint32_t)next_tasks >
-                                               NPU_PROG_MAX_JOB_TASKS))) {
+            /* Run-time positioned writes (rk.Dpu "dyn") stay in the job around them: the
+             * layer split orders the write against every byte it can reach at any
+             * position (npu-program-exec.c dyn_widen), so it costs no submit of its own. */
+            if (open && next_tasks > 0 &&
+                npu_cg_stream(&cg)->n_tasks + (uint32_t)next_tasks > NPU_PROG_MAX_JOB_TASKS) {
                 st = close_job_between(&cg, &pre, &post, job_name);
                 open = false;
                 if (st)
@@ -520,7 +516,6 @@ npu_codegen(const struct npu_graph *g, const struct npu_backend_options *o,
             }
             if (!open) {
                 open = true;
-                open_dyn = dyn;
                 job_name = n->name;
             }
             uint32_t before = npu_cg_stream(&cg)->n_tasks;

@@ -177,6 +177,13 @@ linear(struct gb *b, V *x, const float *w, const float *bias, int64_t in, int64_
     return y;
 }
 
+/* w + off, NULL for released weights (w8a8 takes their int8 copies by name) */
+static const float *
+wat(const float *w, int64_t off)
+{
+    return w ? w + off : NULL;
+}
+
 /* x @ W (+ bias) as the column blocks of llm_weights_split, one MatMul per block into
  * parts; returns their number (1: W whole). */
 static int
@@ -191,7 +198,7 @@ linear_blocks(struct gb *b, V *x, const float *w, const float *bias, int64_t in,
     for (int k = 0; k < sp->n; k++) {
         char nm[96];
         snprintf(nm, sizeof(nm), "%s.%d.weight", name, k);
-        V *y = matmul(b, x, w + c0 * in, in, sp->cols[k], nm, name, false);
+        V *y = matmul(b, x, wat(w, c0 * in), in, sp->cols[k], nm, name, false);
         if (bias) {
             snprintf(nm, sizeof(nm), "%s.%d.bias", name, k);
             y = op2(b, NPU_OP_ADD, y, cst(b, nm, bias + c0, 1, &sp->cols[k]));
@@ -255,11 +262,11 @@ lm_head(struct gb *b, V *x, const float *w, int64_t D, int64_t Vn, int split)
             nc = c;
             break;
         }
-        for (int64_t i = 0; i < D; i++)
+        for (int64_t i = 0; w && i < D; i++) /* w NULL: released, w8a8 has int8 copies */
             memcpy(tmp + i * n, w + i * Vn + c0, (size_t)n * sizeof(float));
         char nm[48];
         snprintf(nm, sizeof(nm), "lm_head.%d.weight", c);
-        parts[c] = matmul(b, x, tmp, D, n, nm, "lm_head", true);
+        parts[c] = matmul(b, x, w ? tmp : NULL, D, n, nm, "lm_head", true);
     }
     if (!b->failed) {
         struct npu_node *n = npu_node_new(b->g, NPU_OP_CONCAT, "lm_head", parts, nc, 1, NULL);
@@ -338,15 +345,15 @@ swiglu_blocks(struct gb *b, V *a, const struct llm_layer_w *L, int64_t D, int l)
         char nm[96], key[48];
         snprintf(key, sizeof(key), "l%d.gate", l);
         snprintf(nm, sizeof(nm), "%s.%d.weight", key, k);
-        V *gt = matmul(b, a, L->w_gate + c0 * D, D, n, nm, key, false);
+        V *gt = matmul(b, a, wat(L->w_gate, c0 * D), D, n, nm, key, false);
         snprintf(key, sizeof(key), "l%d.up", l);
         snprintf(nm, sizeof(nm), "%s.%d.weight", key, k);
-        V *up = matmul(b, a, L->w_up + c0 * D, D, n, nm, key, false);
+        V *up = matmul(b, a, wat(L->w_up, c0 * D), D, n, nm, key, false);
         parts[k] = op2(b, NPU_OP_MUL, op2(b, NPU_OP_MUL, gt, op2(b, NPU_OP_SIGMOID, gt, NULL)), up);
         if (rows) {
             snprintf(key, sizeof(key), "l%d.down.%d", l, k);
             snprintf(nm, sizeof(nm), "%s.weight", key);
-            parts[k] = matmul(b, parts[k], L->w_down + c0 * D, n, D, nm, key, false);
+            parts[k] = matmul(b, parts[k], wat(L->w_down, c0 * D), n, D, nm, key, false);
         }
         c0 += n;
     }

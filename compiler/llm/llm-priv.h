@@ -81,11 +81,26 @@ struct llm_qrange {
     char key[32];
     float x, y; /* largest |input|, |result| (before any bias) */
 };
+/* A projection's int8 weights and per-column scales, quantised once from the fp32 view and
+ * kept by name (the graph's weight name, "l0.q.1.weight"): every later graph borrows them,
+ * so the fp32 projections can go (llm_weights_release). */
+struct llm_qweight {
+    char name[48];
+    int64_t in, out;
+    int8_t *q;    /* [in, out] */
+    float *scale; /* [out] */
+};
+struct llm_qcache {
+    int n, cap;
+    struct llm_qweight *w;
+    uint64_t bytes; /* int8 weights and scales held */
+};
 struct llm_quant {
     bool observe; /* building the calibration graph: inputs and results become outputs */
     int n, cap;
     struct llm_qrange *r;
     int calib_tokens;
+    struct llm_qcache *cache; /* NULL: quantise into each graph (no cache) */
 };
 
 struct llm_weights {
@@ -117,6 +132,13 @@ void llm_weights_free(const struct llm_config *c, struct llm_weights *w);
  * not q, k and v (three independent products already).
  * Once per weight set; cores 1 does nothing. */
 enum npu_status llm_weights_split(const struct llm_config *c, struct llm_weights *w, int cores);
+
+/* w8a8, LLaMA / Qwen2: frees the fp32 projection weights (q, k, v, o, gate, up, down, the LM
+ * head) once
+ * w->quant's cache holds every one of them int8 (after a graph of the model was built with
+ * the cache on), leaving their pointers NULL: later graphs take the int8 copies by name.
+ * Returns the fp32 bytes freed. The embeddings and norms stay fp32. */
+uint64_t llm_weights_release(const struct llm_config *c, struct llm_weights *w);
 
 enum npu_status llm_build_graph(const struct llm_config *c, const struct llm_weights *w, int s,
                                 int past, struct npu_graph **out);

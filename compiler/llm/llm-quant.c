@@ -98,6 +98,81 @@ append(struct npu_graph *g, enum npu_op o, const char *name, V **in, int nin)
     return n->out[0];
 }
 
+/* W [in, out] row-major as int8 per output column: scale max |w| / 127 of the column. */
+static void
+quantize_weight(const float *w, int64_t in, int64_t out, int8_t *wq, float *ws)
+{
+    for (int64_t k = 0; k < out; k++)
+        ws[k] = 0;
+    for (int64_t i = 0; i < in; i++)
+        for (int64_t k = 0; k < out; k++)
+            ws[k] = fmaxf(ws[k], fabsf(w[i * out + k]));
+    for (int64_t k = 0; k < out; k++)
+        ws[k] = ws[k] > 0 ? ws[k] / 127.0f : 1.0f;
+    for (int64_t i = 0; i < in; i++)
+        for (int64_t k = 0; k < out; k++)
+            wq[i * out + k] = (int8_t)fmaxf(-127.0f, fminf(127.0f, rintf(w[i * out + k] / ws[k])));
+}
+
+/* The cache's int8 copy of the weight `name` ([in, out]) in *wq / *ws, made from w when the
+ * cache lacks it and w is given; both NULL without a cache (or w and no copy). Nonzero on
+ * error (logged): no memory, or a copy of another shape under the name. */
+static int
+cached_weight(struct llm_qcache *c, const char *name, int64_t in, int64_t out, const float *w,
+              int8_t **wq, float **ws)
+{
+    *wq = NULL;
+    *ws = NULL;
+    if (!c)
+        return 0;
+    for (int i = 0; i < c->n; i++) {
+        struct llm_qweight *e = &c->w[i];
+        if (strcmp(e->name, name))
+            continue;
+        if (e->in != in || e->out != out) {
+            npu_err(DOM, "w8a8: the int8 copy of '%s' is [%lld, %lld], the graph asks [%lld, %lld]",
+                    name, (long long)e->in, (long long)e->out, (long long)in, (long long)out);
+            return -1;
+        }
+        *wq = e->q;
+        *ws = e->scale;
+        return 0;
+    }
+    if (!w)
+        return 0;
+    if (strlen(name) >= sizeof(c->w->name)) {
+        npu_err(DOM, "w8a8: weight name '%s' is too long", name);
+        return -1;
+    }
+    if (c->n == c->cap) {
+        int nc = c->cap ? 2 * c->cap : 64;
+        struct llm_qweight *nw = realloc(c->w, (size_t)nc * sizeof(*nw));
+        if (!nw)
+            return -1;
+        c->w = nw;
+        c->cap = nc;
+    }
+    struct llm_qweight *e = &c->w[c->n];
+    memset(e, 0, sizeof(*e));
+    snprintf(e->name, sizeof(e->name), "%s", name);
+    e->in = in;
+    e->out = out;
+    e->q = malloc((size_t)(in * out));
+    e->scale = malloc((size_t)out * sizeof(float));
+    if (!e->q || !e->scale) {
+        free(e->q);
+        free(e->scale);
+        npu_err(DOM, "w8a8: no memory for the int8 copy of '%s'", name);
+        return -1;
+    }
+    quantize_weight(w, in, out, e->q, e->scale);
+    c->n++;
+    c->bytes += (uint64_t)(in * out) + (uint64_t)out * sizeof(float);
+    *wq = e->q;
+    *ws = e->scale;
+    return 0;
+}
+
 V *
 llm_quant_matmul(struct npu_graph *g, V *x, const float *w, int64_t in, int64_t out,
                  const char *name, const char *key, const struct llm_quant *q)
@@ -109,24 +184,27 @@ llm_quant_matmul(struct npu_graph *g, V *x, const float *w, int64_t in, int64_t 
     }
     const float sx = act_scale(r->x, LLM_QUANT_MARGIN_X), sy = act_scale(r->y, LLM_QUANT_MARGIN_Y);
     const int8_t zero = 0;
-    int8_t *wq = npu_graph_alloc(g, (size_t)(in * out));
-    float *ws = npu_graph_alloc(g, (size_t)out * sizeof(float));
-    int8_t *wz = npu_graph_alloc(g, (size_t)out);
-    if (!wq || !ws || !wz)
+    int8_t *wq = NULL;
+    float *ws = NULL;
+    if (cached_weight(q->cache, name, in, out, w, &wq, &ws))
         return NULL;
-    /* per output column: W is [in, out] row-major */
-    for (int64_t k = 0; k < out; k++)
-        ws[k] = 0;
-    for (int64_t i = 0; i < in; i++)
-        for (int64_t k = 0; k < out; k++)
-            ws[k] = fmaxf(ws[k], fabsf(w[i * out + k]));
-    for (int64_t k = 0; k < out; k++) {
-        ws[k] = ws[k] > 0 ? ws[k] / 127.0f : 1.0f;
-        wz[k] = 0;
+    if (!wq && !w) {
+        npu_err(DOM,
+                "w8a8: the projection '%s' has no int8 copy and its fp32 weights were released",
+                name);
+        return NULL;
     }
-    for (int64_t i = 0; i < in; i++)
-        for (int64_t k = 0; k < out; k++)
-            wq[i * out + k] = (int8_t)fmaxf(-127.0f, fminf(127.0f, rintf(w[i * out + k] / ws[k])));
+    int8_t *wz = npu_graph_alloc(g, (size_t)out);
+    if (!wz)
+        return NULL;
+    for (int64_t k = 0; k < out; k++)
+        wz[k] = 0;
+    if (!wq) {
+        if (!(wq = npu_graph_alloc(g, (size_t)(in * out))) ||
+            !(ws = npu_graph_alloc(g, (size_t)out * sizeof(float))))
+            return NULL;
+        quantize_weight(w, in, out, wq, ws);
+    }
     char nm[128];
     int64_t wd[2] = {in, out};
     struct npu_tensor tw = {.dtype = NPU_DTYPE_INT8, .ndim = 2, .dims = {in, out}, .data = wq};
@@ -240,6 +318,15 @@ llm_quant_free(struct llm_quant *q)
     free(q->r);
     q->r = NULL;
     q->n = q->cap = 0;
+    if (q->cache) {
+        for (int i = 0; i < q->cache->n; i++) {
+            free(q->cache->w[i].q);
+            free(q->cache->w[i].scale);
+        }
+        free(q->cache->w);
+        free(q->cache);
+        q->cache = NULL;
+    }
 }
 
 uint64_t

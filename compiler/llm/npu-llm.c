@@ -45,6 +45,7 @@
 #include "npu/npu-npub.h"
 #include "npu/npu-program-exec.h"
 #include "npu/npu-program.h"
+#include "npu/npu-timing.h"
 
 #define DOM "llm"
 #define MASK_OFF (-10000.0f)
@@ -136,7 +137,7 @@ cpu_attention(const struct npu_program *pg)
 }
 
 /* Bump when the graph builder's output changes for the same inputs (cache keys). */
-#define LLM_GRAPH_VERSION 10
+#define LLM_GRAPH_VERSION 11
 
 static uint64_t
 fnv(uint64_t h, const void *p, size_t n)
@@ -450,6 +451,27 @@ ensure_buffers(struct npu_llm *m, int s)
     return NPU_OK;
 }
 
+/* The run's NPU tasks as CSV (NPU_LLM_BREAKDOWN): best effort, a debugging aid. */
+static void
+breakdown_write(const char *path, const struct npu_prog_run_stats *rs)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        npu_warn(DOM, "NPU_LLM_BREAKDOWN: cannot write %s", path);
+        return;
+    }
+    fprintf(f, "# %s; submits %u, tasks %u, modeled %.9f s\n", npu_timing_model()->label,
+            rs->submits, rs->tasks, rs->npu_modeled_s);
+    fprintf(f, "submit,submit_s,core,start_s,task_s,dma_bytes,weight_bytes,name\n");
+    for (size_t i = 0; i < rs->n_task_stats; i++) {
+        const struct npu_prog_task_stats *t = &rs->task_stats[i];
+        fprintf(f, "%u,%.9f,%u,%.9f,%.9f,%llu,%llu,%s\n", t->submit, t->submit_s, t->core,
+                t->start_s, t->modeled_s, (unsigned long long)t->dma_bytes,
+                (unsigned long long)t->weight_bytes, t->name ? t->name : "");
+    }
+    fclose(f);
+}
+
 /* Runs s tokens at positions len.. through prefill (past 0) or the decode
  * step (past = max_context), appends their k/v to the cache, copies the last
  * token's logits into m->last. */
@@ -595,8 +617,19 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
         t0 = now();
         c0 = thread_cpu();
     }
+    /* NPU_LLM_BREAKDOWN=FILE: each decode step's NPU tasks (submit, core, modeled times,
+     * weight bytes, name) written to FILE as CSV, the last step's kept (tests/llm
+     * llm-breakdown.py sums them per token) */
+    const char *bd = prefill ? NULL : getenv("NPU_LLM_BREAKDOWN");
+    struct npu_prog_task_stats *ts = NULL;
+    if (bd && bd[0] && (ts = calloc(65536, sizeof(*ts)))) {
+        rs.task_stats = ts;
+        rs.task_cap = 65536;
+    }
     if (strcmp(m->info.backend ? m->info.backend : "cpu", "cpu")) {
         st = npu_session_run_detailed(se, in, nin, out, 1 + 2 * L, &rs);
+        if (!st && ts)
+            breakdown_write(bd, &rs);
     } else {
         struct npu_run_stats cs = {0};
         st = npu_session_run(se, in, nin, out, 1 + 2 * L, &cs);
@@ -660,6 +693,7 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
         if (!st)
             m->dev_len = prefill ? -1 : m->len + s;
     }
+    free(ts);
     free(in);
     free(out);
     if (st)
@@ -674,6 +708,33 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
         m->dec_conv_inputs += rs.inputs_converted;
         m->dec_resident_inputs += rs.inputs_resident;
     }
+    return NPU_OK;
+}
+
+/* w8a8 (LLaMA, Qwen2): every projection quantised once into m->quant's cache, by building
+ * the decode step's graph with the cache on (the products the graph takes: q, k, v, o, the
+ * MLP's blocks, the LM head's slices), then the fp32 copies freed (llm_weights_release):
+ * every later graph (the decode step's, a prefill per prompt length) borrows the int8
+ * copies, and the host holds about a quarter of the projections' fp32 bytes. GPT-2 keeps
+ * its fp32 weights (its MLP blocks stay fp32 products). */
+static enum npu_status
+quantize_once(struct npu_llm *m, int slots)
+{
+    const struct llm_config *c = &m->ck.cfg;
+    if (c->arch == LLM_ARCH_GPT2 || m->quant.cache)
+        return NPU_OK;
+    if (!(m->quant.cache = calloc(1, sizeof(*m->quant.cache))))
+        return NPU_ERR_NOMEM;
+    struct npu_graph *g = NULL;
+    double t0 = now();
+    enum npu_status st = llm_build_graph_ex(c, &m->w, 1, slots, m->kv_inplace, false, &g);
+    npu_graph_free(g);
+    if (st)
+        return st;
+    uint64_t freed = llm_weights_release(c, &m->w);
+    npu_info(DOM, "w8a8: %d weights quantised once (%.1f MB int8) in %.3f s; %.1f MB of fp32 freed",
+             m->quant.cache->n, (double)m->quant.cache->bytes / 1e6, now() - t0,
+             (double)freed / 1e6);
     return NPU_OK;
 }
 
@@ -769,6 +830,8 @@ npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm
     /* the big projections as column blocks, one MatMul per core (the split then runs them
      * side by side) */
     if (m->o.cores > 1 && (st = llm_weights_split(c, &m->w, m->o.cores)))
+        goto err;
+    if (m->w.quant && (st = quantize_once(m, slots)))
         goto err;
     m->v_slots = m->kv_inplace; /* make_model keeps it only with the attention on the NPU */
     if ((st = make_model(m, 1, slots, &m->dec, &m->dec_s)))

@@ -569,6 +569,61 @@ order_check(const struct npu_prog_session *s, int j)
     return bad;
 }
 
+/* Adds access (lo, hi, write) to a task's record; when the record is full, the access
+ * nearest to it is widened to cover both (a superset: more conflicts, never fewer). */
+static void
+access_add(struct npu_task_timing *t, uint32_t lo, uint32_t hi, uint32_t write)
+{
+    if (t->n_access < NPU_TASK_ACCESS_MAX) {
+        t->access[t->n_access++] = (struct npu_task_access){lo, hi, write};
+        return;
+    }
+    uint32_t best = 0;
+    uint64_t gap = UINT64_MAX;
+    for (uint32_t i = 0; i < t->n_access; i++) {
+        const struct npu_task_access *a = &t->access[i];
+        uint64_t g = a->hi < lo ? lo - a->hi : hi < a->lo ? a->lo - hi : 0;
+        if (g < gap) {
+            gap = g;
+            best = i;
+        }
+    }
+    struct npu_task_access *a = &t->access[best];
+    a->lo = NPU_MIN(a->lo, lo);
+    a->hi = NPU_MAX(a->hi, hi);
+    a->write |= write;
+}
+
+/* A job with run-time positioned relocations (a KV cache's new row written at the
+ * current length): the recorded run saw one position, the others move the address. The
+ * task that holds each such relocation gets, as a write, every byte the register can
+ * reach at any position (offset .. offset + (limit - 1) x stride + extent in its buffer),
+ * so the plan orders it against everything that reads or writes any of them: the write
+ * stays after the tasks that made its row and before the ones that read the cache, on
+ * one core, while the independent products around it still split. */
+static void
+dyn_widen(struct npu_prog_session *s, int j)
+{
+    const struct npu_prog_job *jb = &s->m->p->jobs[j];
+    struct task_rec *rec = s->jobs[j].rec;
+    for (uint32_t d = 0; d < jb->n_dynrelocs; d++) {
+        const struct npu_prog_dynreloc *dr = &jb->dynrelocs[d];
+        const struct npu_prog_reloc *rl = &jb->relocs[dr->reloc];
+        const struct npu_bo *bo = rl->buffer == NPU_BUF_ACT     ? s->act
+                                  : rl->buffer == NPU_BUF_STATE ? s->state
+                                                                : s->m->weights;
+        /* the task whose segment holds the register: the last one starting at or before
+         * it (segments are laid out in task order; validated at load) */
+        uint32_t t = 0;
+        for (uint32_t k = 0; k < jb->n_tasks; k++)
+            if (jb->tasks[k].start <= rl->qword)
+                t = k;
+        uint64_t lo = (bo ? (uint64_t)npu_bo_iova(bo) : 0) + rl->offset;
+        uint64_t hi = lo + (uint64_t)(dr->limit - 1) * dr->stride + dr->extent;
+        access_add(&rec[t].t, (uint32_t)lo, (uint32_t)NPU_MIN(hi, (uint64_t)UINT32_MAX), 1);
+    }
+}
+
 /* Plans job j from its recorded tasks. A unit is a task and the tasks glued to it (CBUF
  * reuse; a LUT read with the upload before it in the job). A run is a sequence of groups of
  * consecutive units: a unit that touches no earlier group's bytes (none writes what the
@@ -599,13 +654,8 @@ plan_job(struct npu_prog_session *s, int j, unsigned cores, struct npu_prog_spli
                     j, t);
             return NPU_ERR_UNSUPPORTED;
         }
-    if (s->m->p->jobs[j].n_dynrelocs) {
-        /* its addresses move with the position inputs: the recorded run's accesses do not
-         * cover the others, so the job stays whole on one core */
-        info->tasks += n;
-        info->submits++;
-        return NPU_OK;
-    }
+    if (s->m->p->jobs[j].n_dynrelocs)
+        dyn_widen(s, j);
     struct split_seg *segs = calloc(n + 1, sizeof(*segs));
     /* glued[t]: task t must follow task t - 1 on the same core; pinned[t]: task t stays on
      * core 0 (it reads a LUT uploaded outside this job); gbeg[t]: t starts a group */
@@ -871,7 +921,12 @@ run_submit(struct npu_prog_session *s, int step, uint32_t first, uint32_t n, uns
                                              .modeled_s = tt->task_s,
                                              .dma_bytes = tt->dma_bytes,
                                              .macs = tt->macs,
-                                             .mac_utilisation = tt->mac_utilisation};
+                                             .mac_utilisation = tt->mac_utilisation,
+                                             .submit = rs->submits - 1,
+                                             .submit_s = r.modeled_s,
+                                             .core = tt->core,
+                                             .start_s = tt->start_s,
+                                             .weight_bytes = tt->weight_bytes};
         }
     } else {
         rs->timing_valid = false;

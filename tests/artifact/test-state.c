@@ -15,7 +15,8 @@
  * uploaded; positions -1 and T are refused with a message before anything runs and leave
  * the cache as it was; rows written between runs with npu_prog_session_write_state (and
  * its refusals: positions past the axis, a wrong block shape, an input that is not state);
- * the layer split leaves the job with a dynamic relocation whole;
+ * the layer split keeps a run-time write before a read of part of the cache that the
+ * recorded position missed (one core, in order);
  * the validator's refusals (a limit that runs past the buffer, a
  * stride not a multiple of 16, a position input that is not one integer, a dynamic
  * relocation of the regcmd buffer or repeated); the .npub round trip (format 3, the same
@@ -34,7 +35,7 @@
 #include "npub-format.h"
 #include "npub-rehash.h"
 
-enum { C = 24, T = 12 };
+enum { C = 24, T = 12, READ_OFF = 1024 };
 enum { TS_ROW, TS_POS, TS_CACHE, TS_COUNT };
 
 struct sprog {
@@ -82,8 +83,11 @@ sprog_free(struct sprog *h)
     free(h->regcmd);
 }
 
+/* reader: a second task in the job copies rows 0 .. 1 of the cache's first 8 channels
+ * (its first surface) into ACT, a read of a part of the cache that the recorded position
+ * may miss */
 static void
-sprog_make(struct sprog *h)
+sprog_make_ex(struct sprog *h, bool reader)
 {
     memset(h, 0, sizeof(*h));
     h->t[TS_ROW] = nc1hwc2("row", NPU_BUF_ACT, 0, 1);
@@ -112,13 +116,22 @@ sprog_make(struct sprog *h)
     npu_stream_init(&s);
     struct npu_regcmd_image img;
     CHECK_EQ_INT(NPU_OK, npu_dpu_emit_pass(&s, &pass, NULL));
+    if (reader) {
+        struct npu_dpu_pass rd = {
+            .in = npu_dpu_map_channels(&cache, 0, 8),
+            .out = npu_dpu_map_packed((struct npu_dpu_ref){NPU_BUF_ACT, READ_OFF}, NPU_DPU_FP16, 8,
+                                      2, 1)};
+        rd.in = npu_dpu_map_rows(&rd.in, 0, 2);
+        CHECK_EQ_INT(NPU_OK, npu_dpu_emit_pass(&s, &rd, NULL));
+    }
     CHECK_EQ_INT(NPU_OK, npu_stream_layout(&s, 0, NPU_SEGMENT_ALIGN, &img));
     CHECK_EQ_INT(NPU_OK, npu_image_chain(&img, 0, img.n_tasks, 1));
     npu_stream_fini(&s);
     CHECK_EQ_INT(0, hand_image_copy(&img, "append", &h->regcmd, &h->tasks, &h->relocs));
     int state_reloc = -1;
+    uint32_t end0 = img.n_tasks > 1 ? img.tasks[1].start : UINT32_MAX; /* the write's task */
     for (uint32_t i = 0; i < img.n_relocs; i++) {
-        if (img.relocs[i].buffer == NPU_BUF_STATE) {
+        if (img.relocs[i].buffer == NPU_BUF_STATE && img.relocs[i].qword < end0) {
             CHECK(state_reloc < 0); /* the copy writes through one address register */
             state_reloc = (int)i;
         }
@@ -161,9 +174,16 @@ sprog_make(struct sprog *h)
                                 .n_inputs = 3,
                                 .outputs = h->out,
                                 .n_outputs = 1,
-                                .act_bytes = NPU_ALIGN(h->t[TS_ROW].bytes, 64),
+                                .act_bytes = reader ? READ_OFF + 2 * 16 * ((C + 7) / 8)
+                                                    : NPU_ALIGN(h->t[TS_ROW].bytes, 64),
                                 .state_bytes = NPU_ALIGN(h->t[TS_CACHE].bytes, 64),
                                 .producer = "test-state"};
+}
+
+static void
+sprog_make(struct sprog *h)
+{
+    sprog_make_ex(h, false);
 }
 
 static float
@@ -344,6 +364,57 @@ test_split(struct npu_device *dev, const struct npu_program *p)
     npu_prog_model_destroy(m);
 }
 
+/* A job whose run-time write shares it with a read of part of the cache: recorded at a
+ * position the read misses, the split still orders the read after the write on one core
+ * (the write's task counts every position's bytes), even when every independent run is
+ * split (NPU_SPLIT_FORCE=1); later runs at positions the read covers are in order. */
+static void
+test_split_reader(struct npu_device *dev)
+{
+    struct sprog h;
+    sprog_make_ex(&h, true);
+    char msg[256];
+    CHECK_EQ_INT(NPU_OK, npu_program_validate(&h.p, msg, sizeof(msg)));
+    CHECK_EQ_INT(2, (int)h.job.n_tasks);
+    struct npu_prog_model *m = NULL;
+    struct npu_prog_session *s = NULL;
+    CHECK_EQ_INT(NPU_OK, npu_prog_model_create(dev, &h.p, NULL, &m));
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_create(m, 0, 1, &s));
+    float r[C], got[C * T], want[C * T];
+    for (int c = 0; c < C; c++)
+        r[c] = (float)c * 0.25f - 3.0f;
+    int64_t pos = 6;
+    float zero[C * T];
+    memset(zero, 0, sizeof(zero));
+    struct npu_tensor in[3] = {
+        {.dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, C, 1, 1}, .data = r},
+        {.dtype = NPU_DTYPE_INT64, .ndim = 1, .dims = {1}, .data = &pos},
+        {.dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, C, T, 1}, .data = zero},
+    };
+    const char *old = getenv("NPU_SPLIT_FORCE");
+    setenv("NPU_SPLIT_FORCE", "1", 1);
+    struct npu_prog_split_info info;
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_split_layers(s, in, 3, 3, &info));
+    if (old)
+        setenv("NPU_SPLIT_FORCE", old, 1);
+    else
+        unsetenv("NPU_SPLIT_FORCE");
+    CHECK_EQ_INT(2, (int)info.tasks);
+    CHECK_EQ_INT(0, (int)info.parallel_segs); /* a chain on one core */
+    CHECK_EQ_INT(1, (int)info.submits);
+    struct npu_prog_run_stats st;
+    memset(&st, 0, sizeof(st));
+    memset(want, 0, sizeof(want));
+    put_row(want, r, 6);
+    CHECK_EQ_INT(NPU_OK, run(s, r, 1, NULL, got, &st));
+    put_row(want, r, 1);
+    CHECK_EQ_INT(0, mismatches(want, got));
+    CHECK_EQ_INT(1, (int)st.submits);
+    npu_prog_session_destroy(s);
+    npu_prog_model_destroy(m);
+    sprog_free(&h);
+}
+
 static void
 expect_invalid(const struct npu_program *p, const char *words)
 {
@@ -495,6 +566,7 @@ main(void)
         if (!d) {
             test_validate(&h);
             test_split(dev, &h.p);
+            test_split_reader(dev);
         }
         test_npub(dev, &h);
         sprog_free(&h);

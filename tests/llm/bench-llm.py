@@ -25,6 +25,9 @@
 # runtime's layer split); the floors are printed for 1, 2 and 3 cores.
 # --weights w8a8: npu-generate --weights w8a8 (int8 projections, int8 activations; its floor
 # counts one byte per weight); both: fp16 then w8a8 in this run, and their ratio.
+# Each run also prints where the last decode step's modeled time goes (llm-breakdown.py,
+# from npu-generate's NPU_LLM_BREAKDOWN file: submit overhead, weight streaming, LM head,
+# the rest).
 import argparse
 import json
 import os
@@ -42,6 +45,10 @@ import importlib.util  # noqa: E402
 spec = importlib.util.spec_from_file_location("gen_llm", os.path.join(HERE, "gen-llm.py"))
 gl = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(gl)
+spec = importlib.util.spec_from_file_location("llm_breakdown",
+                                              os.path.join(HERE, "llm-breakdown.py"))
+bk = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(bk)
 
 SHAPES = {
     "gpt2-small": {"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "n_layer": 12,
@@ -121,6 +128,11 @@ def main():
 
 def run_one(a, d, env, cmd, wt):
     t0 = time.time()
+    # the last decode step's NPU tasks, for the per-token breakdown (llm-breakdown.py)
+    bd = os.path.join(a.cache, f"breakdown-{a.shape}-{wt}-{a.cores}c.csv")
+    if os.path.exists(bd):
+        os.remove(bd)
+    env = dict(env, NPU_LLM_BREAKDOWN=bd)
     r = subprocess.run(cmd, env=env, capture_output=True, text=True)
     wall = time.time() - t0
     print(r.stderr.strip())
@@ -157,6 +169,8 @@ def run_one(a, d, env, cmd, wt):
     if cm:
         print(f"  host CPU time per decode token of the loop's thread (CPU steps on it: "
               f"--cpu-threads 1; this host, measured): {float(cm.group(1)):.2f} ms")
+    if os.path.exists(bd):
+        bk.report(bd, f"{a.shape}, {wt}, {a.cores} core(s), the last decode step")
     return dec
 
 

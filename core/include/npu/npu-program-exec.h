@@ -84,6 +84,14 @@ struct npu_prog_task_stats {
     uint64_t dma_bytes;
     uint64_t macs;
     double mac_utilisation; /* the task's, timing model v1 */
+    /* (added later) where it ran: the run's submit index (0 ..), that submit's modeled
+     * time (its overhead included), the core, the start after the submit's start, and the
+     * weight bytes of its DMA (CNA weight reads) */
+    uint32_t submit;
+    double submit_s;
+    uint32_t core;
+    double start_s;
+    uint64_t weight_bytes;
 };
 
 struct npu_prog_run_stats {
