@@ -10,6 +10,7 @@
  */
 #include <unistd.h>
 
+#include "npu-test-log.h"
 #include "npu-test-util.h"
 #include "npu/npu-onnx.h"
 
@@ -67,12 +68,6 @@ lowered_text(const char *dir, const char *name, char **side, size_t *side_len)
 }
 
 static int ok_parse, ok_code, ok_run;
-
-static void
-quiet(enum npu_log_level level, const char *domain, const char *msg, void *user)
-{
-    (void)level, (void)domain, (void)msg, (void)user;
-}
 
 static bool
 run_program(const struct npu_program *p)
@@ -141,7 +136,7 @@ main(int argc, char **argv)
             CHECK(p && run_program(p));
             npu_program_free(p);
             npu_graph_free(g);
-            npu_log_set_handler(quiet, NULL); /* thousands of expected refusals */
+            npu_log_set_handler(npu_test_log_quiet, NULL); /* thousands of expected refusals */
             for (int k = 0; k < iters; k++, cases++)
                 mutate_and_run(text, side, side_len, &seed);
             npu_log_set_handler(NULL, NULL);

@@ -11,6 +11,7 @@
  */
 #include <unistd.h>
 
+#include "npu-test-log.h"
 #include "npu-test-util.h"
 
 static char *
@@ -54,15 +55,6 @@ lowered_text(struct npu_graph *g, char **side, size_t *side_len)
 }
 
 static int ok_parse, ok_code, ok_run;
-
-static void
-quiet(enum npu_log_level level, const char *domain, const char *msg, void *user)
-{
-    (void)level;
-    (void)domain;
-    (void)msg;
-    (void)user;
-}
 
 static void
 mutate_and_run(const char *text, const char *side, size_t side_len, uint32_t *seed)
@@ -168,7 +160,7 @@ main(int argc, char **argv)
                        .seed = 4};
     struct npu_graph *gs[5] = {tu_conv_graph(&c1), tu_matmul_graph(&m1), tu_conv_graph(&c2),
                                tu_matmul_graph(&m2), residual_graph()};
-    npu_log_set_handler(quiet, NULL); /* thousands of expected refusals */
+    npu_log_set_handler(npu_test_log_quiet, NULL); /* thousands of expected refusals */
     uint32_t seed = 12345;
     int cases = 0;
     for (int i = 0; i < 5; i++) {
