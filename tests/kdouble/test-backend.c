@@ -29,6 +29,7 @@
 #include "npu-handprog.h"
 #include "npu-kdouble.h"
 #include "npu-refprog.h"
+#include "npu-test-matmul.h"
 #include "npu-test.h"
 
 static const char *backend;
@@ -223,25 +224,10 @@ test_chain(struct npu_device *dev)
 static void
 test_matmul(struct npu_device *dev, uint32_t M, uint32_t K, uint32_t N)
 {
-    enum { A, B, C, NB };
-    struct npu_weight_layout wl;
-    CHECK_EQ_INT(NPU_OK, npu_weight_layout_init(&wl, 2, N, K, 1, 1, false));
-    size_t a_bytes = npu_nc1hwc2_bytes(2, K, M, 1), c_bytes = npu_nc1hwc2_bytes(4, N, M, 1);
-    struct npu_bo *buf[NB];
-    CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, a_bytes, NPU_BO_CACHEABLE, &buf[A]));
-    CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, wl.total_bytes, NPU_BO_CACHEABLE, &buf[B]));
-    CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, c_bytes, NPU_BO_CACHEABLE, &buf[C]));
-    uint32_t seed = 1234;
-    uint16_t *a = malloc(2ull * M * K), *b = malloc(2ull * K * N), *at = malloc(2ull * M * K);
-    for (size_t i = 0; i < (size_t)M * K; i++)
-        a[i] = npu_fp32_to_fp16(((int)(trand(&seed) % 2001) - 1000) / 500.0f);
-    for (size_t i = 0; i < (size_t)K * N; i++)
-        b[i] = npu_fp32_to_fp16(((int)(trand(&seed) % 2001) - 1000) / 500.0f);
-    for (uint32_t m = 0; m < M; m++)
-        for (uint32_t k = 0; k < K; k++)
-            at[(size_t)k * M + m] = a[(size_t)m * K + k];
-    CHECK_EQ_INT(NPU_OK, npu_nchw_to_nc1hwc2(npu_bo_map(buf[A]), a_bytes, at, 2, 1, K, M, 1, 0));
-    CHECK_EQ_INT(NPU_OK, npu_weight_pack_matmul(&wl, npu_bo_map(buf[B]), wl.total_bytes, b, 0));
+    enum { A = NPU_TEST_MM_A, B = NPU_TEST_MM_B, C = NPU_TEST_MM_C, NB = NPU_TEST_MM_NBUF };
+    struct npu_test_mm mm;
+    npu_test_mm_operands(dev, M, K, N, NPU_BO_CACHEABLE, 1234, 500.0f, &mm);
+    struct npu_bo *const *buf = mm.bo;
     CHECK_EQ_INT(NPU_OK, npu_bo_sync(buf[A], NPU_SYNC_TO_DEVICE, 0, 0));
     CHECK_EQ_INT(NPU_OK, npu_bo_sync(buf[B], NPU_SYNC_TO_DEVICE, 0, 0));
 
@@ -272,35 +258,16 @@ test_matmul(struct npu_device *dev, uint32_t M, uint32_t K, uint32_t N)
         fprintf(stderr, "matmul: %s\n", msg);
     CHECK_EQ_INT(NPU_OK, npu_bo_sync(buf[C], NPU_SYNC_FROM_DEVICE, 0, 0));
     float *c = malloc(sizeof(float) * M * N);
-    CHECK_EQ_INT(NPU_OK, npu_nc1hwc2_to_nchw(c, sizeof(float) * M * N, npu_bo_map(buf[C]), c_bytes,
-                                             4, 1, N, M, 1));
-    double worst = 0;
-    for (uint32_t m = 0; m < M; m++) {
-        for (uint32_t n = 0; n < N; n++) {
-            double ref = 0, mag = 0;
-            for (uint32_t k = 0; k < K; k++) {
-                double t = (double)npu_fp16_to_fp32(a[(size_t)m * K + k]) *
-                           npu_fp16_to_fp32(b[(size_t)k * N + n]);
-                ref += t;
-                mag += fabs(t);
-            }
-            /* C is [N][M] as NCHW with W = 1 */
-            double err = fabs(c[(size_t)n * M + m] - ref) / (mag * 1e-6 + 1e-30);
-            if (err > worst)
-                worst = err;
-        }
-    }
+    CHECK_EQ_INT(NPU_OK, npu_nc1hwc2_to_nchw(c, sizeof(float) * M * N, npu_bo_map(buf[C]),
+                                             mm.c_bytes, 4, 1, N, M, 1));
+    double worst = npu_test_mm_worst(&mm, c, M, K, N);
     CHECK(worst <= K); /* within K fp32 roundings of the exact sum */
     free(c);
-    free(a);
-    free(b);
-    free(at);
     npu_image_fini(&img);
     npu_stream_fini(&s);
     npu_bo_destroy(rc);
     npu_bo_destroy(task);
-    for (int i = 0; i < NB; i++)
-        npu_bo_destroy(buf[i]);
+    npu_test_mm_free(&mm);
 }
 
 static void

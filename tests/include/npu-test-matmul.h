@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu-test-matmul.h: the operands of an fp16 x fp16 -> fp32 matmul laid out
+ * for the reference matmul program (npu_ref_matmul, NPU_REF_MATMUL_FP16_FP32)
+ * as the device tests and the simulator's benchmark build them: A [M][K] as
+ * the NC1HWC2 map of its transpose (C = K, H = M, W = 1), B [K][N] packed as
+ * matmul weights, room for C [N][M] (fp32, NC1HWC2), all filled from one
+ * trand() stream. Header-only, like npu-handprog.h it goes with.
+ */
+#ifndef NPU_TEST_MATMUL_H
+#define NPU_TEST_MATMUL_H
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "npu-handprog.h"
+#include "npu-layout.h"
+#include "npu-test.h"
+#include "npu/npu-fp16.h"
+
+/* the buffers' indices in npu_test_mm.bo (and the program's buffer ids) */
+enum { NPU_TEST_MM_A, NPU_TEST_MM_B, NPU_TEST_MM_C, NPU_TEST_MM_NBUF };
+
+struct npu_test_mm {
+    struct npu_weight_layout wl;
+    size_t a_bytes, c_bytes;
+    struct npu_bo *bo[NPU_TEST_MM_NBUF];
+    uint16_t *a, *b; /* the host's fp16 A [M][K] and B [K][N] */
+};
+
+/*
+ * Creates the three buffers on DEV (BO_FLAGS) and fills A and B with fp16
+ * values (trand(&seed) % 2001 - 1000) / SCALE, A's first. Failures are
+ * counted as failed checks; free with npu_test_mm_free() either way.
+ */
+static inline void
+npu_test_mm_operands(struct npu_device *dev, uint32_t M, uint32_t K, uint32_t N, uint32_t bo_flags,
+                     uint32_t seed, float scale, struct npu_test_mm *t)
+{
+    memset(t, 0, sizeof(*t));
+    CHECK_EQ_INT(NPU_OK, npu_weight_layout_init(&t->wl, 2, N, K, 1, 1, false));
+    t->a_bytes = npu_nc1hwc2_bytes(2, K, M, 1);
+    t->c_bytes = npu_nc1hwc2_bytes(4, N, M, 1);
+    CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, t->a_bytes, bo_flags, &t->bo[NPU_TEST_MM_A]));
+    CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, t->wl.total_bytes, bo_flags, &t->bo[NPU_TEST_MM_B]));
+    CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, t->c_bytes, bo_flags, &t->bo[NPU_TEST_MM_C]));
+    t->a = malloc(2ull * M * K);
+    t->b = malloc(2ull * K * N);
+    uint16_t *at = malloc(2ull * M * K);
+    if (!t->a || !t->b || !at || !t->bo[NPU_TEST_MM_A] || !t->bo[NPU_TEST_MM_B] ||
+        !t->bo[NPU_TEST_MM_C]) {
+        CHECK(!"npu_test_mm_operands: out of memory");
+        free(at);
+        return;
+    }
+    for (size_t i = 0; i < (size_t)M * K; i++)
+        t->a[i] = npu_fp32_to_fp16(((int)(trand(&seed) % 2001) - 1000) / scale);
+    for (size_t i = 0; i < (size_t)K * N; i++)
+        t->b[i] = npu_fp32_to_fp16(((int)(trand(&seed) % 2001) - 1000) / scale);
+    for (uint32_t m = 0; m < M; m++)
+        for (uint32_t k = 0; k < K; k++)
+            at[(size_t)k * M + m] = t->a[(size_t)m * K + k];
+    CHECK_EQ_INT(NPU_OK, npu_nchw_to_nc1hwc2(npu_bo_map(t->bo[NPU_TEST_MM_A]), t->a_bytes, at, 2, 1,
+                                             K, M, 1, 0));
+    CHECK_EQ_INT(NPU_OK, npu_weight_pack_matmul(&t->wl, npu_bo_map(t->bo[NPU_TEST_MM_B]),
+                                                t->wl.total_bytes, t->b, 0));
+    free(at);
+}
+
+/*
+ * The worst error of C (fp32 [N][M], the output's NCHW with W = 1) against
+ * the exact sum of A's and B's fp16 products, in units of 1e-6 of the sum of
+ * the products' magnitudes: at most K where C is within K fp32 roundings.
+ */
+static inline double
+npu_test_mm_worst(const struct npu_test_mm *t, const float *c, uint32_t M, uint32_t K, uint32_t N)
+{
+    double worst = 0;
+    for (uint32_t m = 0; m < M; m++) {
+        for (uint32_t n = 0; n < N; n++) {
+            double ref = 0, mag = 0;
+            for (uint32_t k = 0; k < K; k++) {
+                double p = (double)npu_fp16_to_fp32(t->a[(size_t)m * K + k]) *
+                           npu_fp16_to_fp32(t->b[(size_t)k * N + n]);
+                ref += p;
+                mag += fabs(p);
+            }
+            double err = fabs(c[(size_t)n * M + m] - ref) / (mag * 1e-6 + 1e-30);
+            if (err > worst)
+                worst = err;
+        }
+    }
+    return worst;
+}
+
+static inline void
+npu_test_mm_free(struct npu_test_mm *t)
+{
+    for (int i = 0; i < NPU_TEST_MM_NBUF; i++)
+        npu_bo_destroy(t->bo[i]);
+    free(t->a);
+    free(t->b);
+    memset(t, 0, sizeof(*t));
+}
+
+#endif /* NPU_TEST_MATMUL_H */
