@@ -16,6 +16,7 @@
 
 #include "npu-handprog.h"
 #include "npu-layout.h"
+#include "npu-refprog.h"
 #include "npu-test.h"
 #include "npu/npu-fp16.h"
 
@@ -66,6 +67,22 @@ npu_test_mm_operands(struct npu_device *dev, uint32_t M, uint32_t K, uint32_t N,
     CHECK_EQ_INT(NPU_OK, npu_weight_pack_matmul(&t->wl, npu_bo_map(t->bo[NPU_TEST_MM_B]),
                                                 t->wl.total_bytes, t->b, 0));
     free(at);
+}
+
+/* The reference matmul program of KIND (A.1 for fp16) over the three
+ * buffers, appended to S. */
+static inline enum npu_status
+npu_test_mm_emit(struct npu_stream *s, enum npu_ref_matmul_kind kind, uint32_t M, uint32_t K,
+                 uint32_t N)
+{
+    struct npu_ref_matmul p = {.kind = kind,
+                               .m = M,
+                               .k = K,
+                               .n = N,
+                               .input = {NPU_TEST_MM_A, 0},
+                               .weight = {NPU_TEST_MM_B, 0},
+                               .output = {NPU_TEST_MM_C, 0}};
+    return npu_ref_matmul_emit(s, &p);
 }
 
 /*

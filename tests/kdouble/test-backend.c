@@ -233,14 +233,7 @@ test_matmul(struct npu_device *dev, uint32_t M, uint32_t K, uint32_t N)
 
     struct npu_stream s;
     npu_stream_init(&s);
-    struct npu_ref_matmul p = {.kind = NPU_REF_MATMUL_FP16_FP32,
-                               .m = M,
-                               .k = K,
-                               .n = N,
-                               .input = {A, 0},
-                               .weight = {B, 0},
-                               .output = {C, 0}};
-    CHECK_EQ_INT(NPU_OK, npu_ref_matmul_emit(&s, &p));
+    CHECK_EQ_INT(NPU_OK, npu_test_mm_emit(&s, NPU_REF_MATMUL_FP16_FP32, M, K, N));
     struct npu_bo *rc, *task;
     CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, 64 * 1024, 0, &rc));
     CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, 40, NPU_BO_TASKS, &task));

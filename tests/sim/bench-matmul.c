@@ -83,14 +83,7 @@ main(int argc, char **argv)
 
     struct npu_stream s;
     npu_stream_init(&s);
-    struct npu_ref_matmul p = {.kind = NPU_REF_MATMUL_FP16_FP32,
-                               .m = M,
-                               .k = K,
-                               .n = N,
-                               .input = {BUF_A, 0},
-                               .weight = {BUF_B, 0},
-                               .output = {BUF_C, 0}};
-    CHECK_EQ_INT(NPU_OK, npu_ref_matmul_emit(&s, &p));
+    CHECK_EQ_INT(NPU_OK, npu_test_mm_emit(&s, NPU_REF_MATMUL_FP16_FP32, M, K, N));
     struct npu_regcmd_image img;
     CHECK_EQ_INT(NPU_OK, npu_stream_layout(&s, npu_bo_iova(rc), NPU_SEGMENT_ALIGN, &img));
     uint32_t iova[N_BUFS] = {npu_bo_iova(buf[0]), npu_bo_iova(buf[1]), npu_bo_iova(buf[2])};
