@@ -24,10 +24,14 @@
 enum { NPU_TEST_MM_A, NPU_TEST_MM_B, NPU_TEST_MM_C, NPU_TEST_MM_NBUF };
 
 struct npu_test_mm {
+    uint32_t M, K, N;
     struct npu_weight_layout wl;
     size_t a_bytes, c_bytes;
     struct npu_bo *bo[NPU_TEST_MM_NBUF];
     uint16_t *a, *b; /* the host's fp16 A [M][K] and B [K][N] */
+    /* made by the first npu_test_mm_worst(), kept for the next runs on the same operands:
+     * the exact sum of the products and the sum of their magnitudes, [M][N] */
+    double *ref, *mag;
 };
 
 /*
@@ -40,6 +44,9 @@ npu_test_mm_operands(struct npu_device *dev, uint32_t M, uint32_t K, uint32_t N,
                      uint32_t seed, float scale, struct npu_test_mm *t)
 {
     memset(t, 0, sizeof(*t));
+    t->M = M;
+    t->K = K;
+    t->N = N;
     CHECK_EQ_INT(NPU_OK, npu_weight_layout_init(&t->wl, 2, N, K, 1, 1, false));
     t->a_bytes = npu_nc1hwc2_bytes(2, K, M, 1);
     t->c_bytes = npu_nc1hwc2_bytes(4, N, M, 1);
@@ -89,21 +96,45 @@ npu_test_mm_emit(struct npu_stream *s, enum npu_ref_matmul_kind kind, uint32_t M
  * The worst error of C (fp32 [N][M], the output's NCHW with W = 1) against
  * the exact sum of A's and B's fp16 products, in units of 1e-6 of the sum of
  * the products' magnitudes: at most K where C is within K fp32 roundings.
+ * The sums are made once per operands (k ascending, in double: exact) and
+ * kept, so that the runs of several programs on them compare for the price
+ * of one reference.
  */
 static inline double
-npu_test_mm_worst(const struct npu_test_mm *t, const float *c, uint32_t M, uint32_t K, uint32_t N)
+npu_test_mm_worst(struct npu_test_mm *t, const float *c)
 {
+    uint32_t M = t->M, K = t->K, N = t->N;
+    if (!t->ref) {
+        t->ref = calloc((size_t)M * N, sizeof(double));
+        t->mag = calloc((size_t)M * N, sizeof(double));
+        double *bd = malloc(sizeof(double) * K * N);
+        if (!t->ref || !t->mag || !bd) {
+            CHECK(!"npu_test_mm_worst: out of memory");
+            free(bd);
+            return INFINITY;
+        }
+        for (size_t i = 0; i < (size_t)K * N; i++)
+            bd[i] = npu_fp16_to_fp32(t->b[i]);
+        /* row by row of B, so that the inner loop streams */
+        for (uint32_t m = 0; m < M; m++) {
+            double *r = t->ref + (size_t)m * N, *g = t->mag + (size_t)m * N;
+            for (uint32_t k = 0; k < K; k++) {
+                double a = npu_fp16_to_fp32(t->a[(size_t)m * K + k]);
+                const double *b = bd + (size_t)k * N;
+                for (uint32_t n = 0; n < N; n++) {
+                    double p = a * b[n];
+                    r[n] += p;
+                    g[n] += fabs(p);
+                }
+            }
+        }
+        free(bd);
+    }
     double worst = 0;
     for (uint32_t m = 0; m < M; m++) {
         for (uint32_t n = 0; n < N; n++) {
-            double ref = 0, mag = 0;
-            for (uint32_t k = 0; k < K; k++) {
-                double p = (double)npu_fp16_to_fp32(t->a[(size_t)m * K + k]) *
-                           npu_fp16_to_fp32(t->b[(size_t)k * N + n]);
-                ref += p;
-                mag += fabs(p);
-            }
-            double err = fabs(c[(size_t)n * M + m] - ref) / (mag * 1e-6 + 1e-30);
+            size_t i = (size_t)m * N + n;
+            double err = fabs(c[(size_t)n * M + m] - t->ref[i]) / (t->mag[i] * 1e-6 + 1e-30);
             if (err > worst)
                 worst = err;
         }
@@ -118,6 +149,8 @@ npu_test_mm_free(struct npu_test_mm *t)
         npu_bo_destroy(t->bo[i]);
     free(t->a);
     free(t->b);
+    free(t->ref);
+    free(t->mag);
     memset(t, 0, sizeof(*t));
 }
 

@@ -25,8 +25,7 @@ struct run {
 };
 
 static void
-run_plan(struct npu_device *dev, struct npu_mc_plan *plan, const struct npu_test_mm *mm,
-         struct run *out)
+run_plan(struct npu_device *dev, struct npu_mc_plan *plan, struct npu_test_mm *mm, struct run *out)
 {
     struct npu_bo *const *buf = mm->bo;
     uint32_t M = plan->m, K = plan->k, N = plan->n;
@@ -61,7 +60,7 @@ run_plan(struct npu_device *dev, struct npu_mc_plan *plan, const struct npu_test
     float *c = malloc(sizeof(float) * M * N);
     CHECK_EQ_INT(NPU_OK, npu_nc1hwc2_to_nchw(c, sizeof(float) * M * N, npu_bo_map(buf[C]),
                                              npu_bo_size(buf[C]), 4, 1, N, M, 1));
-    double worst = npu_test_mm_worst(mm, c, M, K, N);
+    double worst = npu_test_mm_worst(mm, c);
     CHECK(worst <= K);
     free(c);
     npu_image_fini(&img);
