@@ -5,8 +5,10 @@
 # peak RSS of one npu-generate run. Imported by the test-llm-*.py scripts (their folder is
 # on sys.path when they run); not a test itself.
 import atexit
+import contextlib
 import importlib
 import importlib.util
+import io
 import json
 import os
 import shutil
@@ -44,9 +46,27 @@ def gen_llm():
 
 
 def make_checkpoints(tmp):
-    """The GPT-2, LLaMA and Qwen2 test checkpoints and their references into TMP."""
-    subprocess.run([sys.executable, os.path.join(HERE, "gen-llm.py"), tmp], check=True,
-                   stdout=subprocess.DEVNULL)
+    """The GPT-2, LLaMA and Qwen2 test checkpoints and their references into TMP, made in
+    this process (torch is imported once per test, not again by a gen-llm.py child)."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        gen_llm().write_all(tmp)
+
+
+def backend_env(backend):
+    """The environment of npu-generate's runs on BACKEND: on sim every node the NPU takes
+    goes to the NPU (NPU_PARTITION=supported), so that the NPU really computes."""
+    env = dict(os.environ)
+    if backend == "sim":
+        env["NPU_PARTITION"] = "supported"
+    return env
+
+
+def split_cores(n):
+    """npu-generate's arguments for each step's jobs split over N cores. The tiny models'
+    tasks are shorter than a submit, so the planner alone would keep them on one core:
+    every independent run is split (NPU_SPLIT_FORCE=1, as split-layers-test.sh)."""
+    os.environ["NPU_SPLIT_FORCE"] = "1"
+    return ["--cores", str(n)]
 
 
 def ids_arg(ids):

@@ -36,10 +36,7 @@ def main():
     rest = sys.argv[3:]
     while rest:
         if rest[0] == "--cores":
-            extra += ["--cores", rest[1]]
-            # the tiny models' tasks are shorter than a submit, so the planner alone would
-            # keep them on one core: split every independent run (as split-layers-test.sh)
-            os.environ["NPU_SPLIT_FORCE"] = "1"
+            extra += llmtest.split_cores(rest[1])
             rest = rest[2:]
         elif rest[0] == "--wrapper":
             wrap = [rest[1]]
@@ -49,9 +46,7 @@ def main():
             rest = rest[1:]
         else:
             sys.exit(f"unknown argument {rest[0]}")
-    env = dict(os.environ)
-    if backend == "sim":
-        env["NPU_PARTITION"] = "supported"
+    env = llmtest.backend_env(backend)
     fails = 0
     with tempfile.TemporaryDirectory(prefix="npu-llm-") as tmp:
         for name, ref in llmtest.checkpoints(tmp):

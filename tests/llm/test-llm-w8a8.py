@@ -35,11 +35,8 @@ def main():
     gen, backend = sys.argv[1], sys.argv[2]
     extra = []
     if sys.argv[3:5] and sys.argv[3] == "--cores":
-        extra = ["--cores", sys.argv[4]]
-        os.environ["NPU_SPLIT_FORCE"] = "1"
-    env = dict(os.environ)
-    if backend == "sim":
-        env["NPU_PARTITION"] = "supported"
+        extra = llmtest.split_cores(sys.argv[4])
+    env = llmtest.backend_env(backend)
     fails = 0
     with tempfile.TemporaryDirectory(prefix="npu-llm-") as tmp:
         for name, ref in llmtest.checkpoints(tmp):
