@@ -29,6 +29,7 @@
 #include "npu-handprog.h"
 #include "npu-kdouble.h"
 #include "npu-refprog.h"
+#include "npu-test-add.h"
 #include "npu-test-matmul.h"
 #include "npu-test.h"
 
@@ -53,51 +54,15 @@ build_add(struct tprog *p, uint32_t x, uint32_t y, uint32_t z, uint32_t W, uint3
     tp_tail(p, next_addr, next_amount, NPU_OP_EN_DPU | NPU_OP_EN_DPU_RDMA);
 }
 
-struct add_job {
-    struct npu_bo *regcmd, *x, *y, *z;
-    uint32_t W;
-    int8_t *ref;
-    uint32_t body;
-};
-
 static void
-add_make(struct npu_device *dev, struct add_job *a, uint32_t W, uint32_t seed, uint32_t flags)
+add_make(struct npu_device *dev, struct npu_test_add *a, uint32_t W, uint32_t seed, uint32_t flags)
 {
-    memset(a, 0, sizeof(*a));
-    a->W = W;
-    size_t bytes = (size_t)W * 16;
-    CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, 4096, 0, &a->regcmd));
-    CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, bytes, flags, &a->x));
-    CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, bytes, flags, &a->y));
-    CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, bytes, flags, &a->z));
-    int8_t *x = npu_bo_map(a->x), *y = npu_bo_map(a->y);
-    a->ref = malloc(bytes);
-    for (size_t i = 0; i < bytes; i++) {
-        x[i] = (int8_t)trand(&seed);
-        y[i] = (int8_t)trand(&seed);
-        int v = x[i] + y[i];
-        a->ref[i] = (int8_t)(v > 127 ? 127 : v < -128 ? -128 : v);
-    }
+    npu_test_add_data(dev, a, W, seed, flags);
+    if (!a->ref)
+        return;
     struct tprog p;
     build_add(&p, npu_bo_iova(a->x), npu_bo_iova(a->y), npu_bo_iova(a->z), W, 0, 0);
     a->body = tp_store(a->regcmd, 0, &p);
-}
-
-static bool
-add_ok(struct add_job *a)
-{
-    CHECK_EQ_INT(NPU_OK, npu_bo_sync(a->z, NPU_SYNC_FROM_DEVICE, 0, 0));
-    return !memcmp(npu_bo_map(a->z), a->ref, (size_t)a->W * 16);
-}
-
-static void
-add_free(struct add_job *a)
-{
-    npu_bo_destroy(a->regcmd);
-    npu_bo_destroy(a->x);
-    npu_bo_destroy(a->y);
-    npu_bo_destroy(a->z);
-    free(a->ref);
 }
 
 /* ------------------------------------------------------------------ checks */
@@ -155,7 +120,7 @@ test_info_and_bos(struct npu_device *dev)
 static void
 test_add(struct npu_device *dev, uint32_t flags)
 {
-    struct add_job a;
+    struct npu_test_add a;
     add_make(dev, &a, 64, 7 + flags, flags);
     struct npu_bo *task;
     CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, 40, NPU_BO_TASKS, &task));
@@ -165,7 +130,7 @@ test_add(struct npu_device *dev, uint32_t flags)
         /* Without TO_DEVICE the NPU reads what memory held before the CPU wrote. */
         struct npu_job_result r;
         CHECK_EQ_INT(NPU_OK, ts_run(dev, &s, &r, NULL, 0));
-        bool fresh = add_ok(&a);
+        bool fresh = npu_test_add_ok(&a);
         if (doubled)
             CHECK(!fresh); /* the double's cache model: stale inputs (zeros) */
         CHECK_EQ_INT(NPU_OK, npu_bo_sync(a.x, NPU_SYNC_TO_DEVICE, 0, 0));
@@ -173,21 +138,21 @@ test_add(struct npu_device *dev, uint32_t flags)
     }
     struct npu_job_result r;
     CHECK_EQ_INT(NPU_OK, ts_run(dev, &s, &r, NULL, 0));
-    CHECK(add_ok(&a));
+    CHECK(npu_test_add_ok(&a));
     CHECK_EQ_INT(1, (int)r.task_counter);
     if (!is_rocket) {
         unsigned c = r.core_mask ? (unsigned)__builtin_ctz(r.core_mask) : 0;
         CHECK((r.int_status[c] & 0x300u) != 0 || (!is_sim && r.core_mask == 0));
     }
     npu_bo_destroy(task);
-    add_free(&a);
+    npu_test_add_free(&a);
 }
 
 static void
 test_chain(struct npu_device *dev)
 {
     /* task 0: z0 = x + y; task 1: z1 = z0 + y, chained through task 0's tail */
-    struct add_job a;
+    struct npu_test_add a;
     add_make(dev, &a, 32, 99, 0);
     struct npu_bo *z1, *task;
     CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, 32 * 16, 0, &z1));
@@ -218,7 +183,7 @@ test_chain(struct npu_device *dev)
     CHECK_EQ_INT(0, bad);
     npu_bo_destroy(z1);
     npu_bo_destroy(task);
-    add_free(&a);
+    npu_test_add_free(&a);
 }
 
 static void
@@ -268,7 +233,7 @@ test_three_cores(struct npu_device *dev)
 {
     struct npu_kdouble_stats st0, st1;
     npu_kdouble_get_stats(&st0);
-    struct add_job a[3];
+    struct npu_test_add a[3];
     struct npu_bo *task[3];
     struct npu_job *job[3];
     for (int i = 0; i < 3; i++) {
@@ -284,7 +249,7 @@ test_three_cores(struct npu_device *dev)
         if (!is_rocket)
             CHECK_EQ_INT(1 << i, (int)r.core_mask);
         npu_job_destroy(job[i]);
-        CHECK(add_ok(&a[i]));
+        CHECK(npu_test_add_ok(&a[i]));
     }
     npu_kdouble_get_stats(&st1);
     if (is_rknpu && doubled)
@@ -321,9 +286,9 @@ test_three_cores(struct npu_device *dev)
         for (int c = 0; c < 3; c++)
             CHECK_EQ_INT(1, (int)(st1.launches[c] - st0.launches[c]));
     for (int i = 0; i < 3; i++) {
-        CHECK(add_ok(&a[i]));
+        CHECK(npu_test_add_ok(&a[i]));
         npu_bo_destroy(task[i]);
-        add_free(&a[i]);
+        npu_test_add_free(&a[i]);
     }
     npu_bo_destroy(t7);
 }
@@ -331,7 +296,7 @@ test_three_cores(struct npu_device *dev)
 static void
 test_refusals(struct npu_device *dev)
 {
-    struct add_job a;
+    struct npu_test_add a;
     add_make(dev, &a, 16, 5, 0);
     struct npu_bo *task;
     CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, 2 * 40, NPU_BO_TASKS, &task));
@@ -374,14 +339,14 @@ test_refusals(struct npu_device *dev)
         CHECK_EQ_INT(NPU_ERR_UNSUPPORTED, npu_job_submit(dev, &s, &job));
     }
     npu_bo_destroy(task);
-    add_free(&a);
+    npu_test_add_free(&a);
 }
 
 static void
 test_fault(struct npu_device *dev)
 {
     /* x at an address nothing is mapped at: the NPU's DMA faults */
-    struct add_job a;
+    struct npu_test_add a;
     add_make(dev, &a, 16, 6, 0);
     struct tprog p;
     build_add(&p, 0x00100000u, npu_bo_iova(a.y), npu_bo_iova(a.z), 16, 0, 0);
@@ -419,7 +384,7 @@ test_fault(struct npu_device *dev)
         CHECK_EQ_INT(1, (int)(st1.jobs_failed - st0.jobs_failed));
     }
     npu_bo_destroy(task);
-    add_free(&a);
+    npu_test_add_free(&a);
 }
 
 int
