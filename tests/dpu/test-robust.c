@@ -15,28 +15,6 @@
 #include "npu/npu-onnx.h"
 
 static char *
-slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    char *t = NULL;
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    rewind(f);
-    t = malloc((size_t)n + 1);
-    if (t && fread(t, 1, (size_t)n, f) != (size_t)n) {
-        free(t);
-        t = NULL;
-    }
-    if (t)
-        t[n] = 0;
-    *len = (size_t)n;
-    fclose(f);
-    return t;
-}
-
-static char *
 lowered_text(const char *dir, const char *name, char **side, size_t *side_len)
 {
     char path[512];
@@ -48,21 +26,7 @@ lowered_text(const char *dir, const char *name, char **side, size_t *side_len)
         npu_graph_free(g);
         return NULL;
     }
-    char tmp[] = "/tmp/dpu-robust-XXXXXX";
-    int fd = mkstemp(tmp);
-    if (fd >= 0) {
-        close(fd);
-        char sp[64];
-        snprintf(sp, sizeof(sp), "%s.bin", tmp);
-        size_t n = 0;
-        if (npu_ir_save(g, tmp) == NPU_OK && (t = slurp(tmp, &n)) &&
-            !(*side = slurp(sp, side_len))) {
-            free(t);
-            t = NULL;
-        }
-        unlink(tmp);
-        unlink(sp);
-    }
+    t = tu_ir_text(g, side, side_len);
     npu_graph_free(g);
     return t;
 }

@@ -10,7 +10,9 @@
 #define NPU_TEST_UTIL_H
 
 #include <math.h>
+#include <unistd.h>
 
+#include "npu-test-file.h"
 #include "npu-test.h"
 #include "npu/npu-backend.h"
 #include "npu/npu-exec.h"
@@ -256,6 +258,31 @@ tu_run_cpu(struct npu_graph *g, const struct npu_tensor *in, int nin, struct npu
 {
     int n;
     return tu_run_cpu_outputs(g, in, nin, out, 1, &n);
+}
+
+/* G as IR text (npu_ir_save through a temporary file), its blob sidecar in *side
+ * (*side_len bytes); NULL (and *side NULL) when either cannot be written or read back.
+ * The caller frees both. */
+static inline char *
+tu_ir_text(const struct npu_graph *g, char **side, size_t *side_len)
+{
+    char path[] = "/tmp/npu-test-ir-XXXXXX", sp[64];
+    char *t = NULL;
+    size_t n = 0;
+    *side = NULL;
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return NULL;
+    close(fd);
+    snprintf(sp, sizeof(sp), "%s.bin", path);
+    if (npu_ir_save(g, path) == NPU_OK && (t = npu_test_slurp(path, &n)) &&
+        !(*side = npu_test_slurp(sp, side_len))) {
+        free(t);
+        t = NULL;
+    }
+    unlink(path);
+    unlink(sp);
+    return t;
 }
 
 struct tu_npu_result {
