@@ -31,7 +31,8 @@ if [ ! -f "$B/gst/libgstopennpu.so" ] || [ ! -x "$STORE" ]; then
   exit 1
 fi
 export GST_PLUGIN_PATH_1_0="$B/gst"
-export GST_REGISTRY_1_0="$B/gst/registry-demo.bin"
+# the build tree's own registry, unless the caller names one (the tests give each run its own)
+export GST_REGISTRY_1_0="${GST_REGISTRY_1_0:-$B/gst/registry-demo.bin}"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -19,7 +19,8 @@ OUT=${3:-overlay-frames}
 LABELS=${4:-}
 mkdir -p "$OUT"
 export GST_PLUGIN_PATH_1_0="$B/gst"
-export GST_REGISTRY_1_0="$B/gst/registry-demo.bin"
+# the build tree's own registry, unless the caller names one (the tests give each run its own)
+export GST_REGISTRY_1_0="${GST_REGISTRY_1_0:-$B/gst/registry-demo.bin}"
 gst-launch-1.0 \
   videotestsrc num-buffers="${FRAMES:-10}" pattern="${PATTERN:-smpte}" ! \
   video/x-raw,format=RGB,width=320,height=240,framerate=30/1 ! \

@@ -17,7 +17,8 @@ case $B in /*) ;; *) B=$PWD/$B ;; esac
 MODEL=${1:-$B/tests/gst/detector_v8.onnx}
 LABELS=${3:-}
 export GST_PLUGIN_PATH_1_0="$B/gst"
-export GST_REGISTRY_1_0="$B/gst/registry-demo.bin"
+# the build tree's own registry, unless the caller names one (the tests give each run its own)
+export GST_REGISTRY_1_0="${GST_REGISTRY_1_0:-$B/gst/registry-demo.bin}"
 GST_DEBUG_NO_COLOR=1 GST_DEBUG=${GST_DEBUG:-npudetect:6} gst-launch-1.0 \
   videotestsrc num-buffers="${FRAMES:-10}" ! \
   video/x-raw,width=320,height=240,framerate=30/1 ! \

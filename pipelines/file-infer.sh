@@ -13,7 +13,8 @@ MODEL=${2:-tests/models/data/cnn_small/model.onnx}
 B=${3:-build}
 case $B in /*) ;; *) B=$PWD/$B ;; esac
 export GST_PLUGIN_PATH_1_0="$B/gst"
-export GST_REGISTRY_1_0="$B/gst/registry-demo.bin"
+# the build tree's own registry, unless the caller names one (the tests give each run its own)
+export GST_REGISTRY_1_0="${GST_REGISTRY_1_0:-$B/gst/registry-demo.bin}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 if [ "$FILE" = "-" ]; then

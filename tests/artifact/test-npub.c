@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "hand-prog.h"
+#include "npu-test-log.h"
 #include "npu-test.h"
 #include "npu/npu-npub.h"
 #include "npu/npu-program-exec.h"
@@ -368,18 +369,13 @@ roundtrip(struct npu_device *dev, const struct npu_program *p, const struct npu_
 static uint8_t *good;
 static size_t good_len;
 
-static void
-quiet(enum npu_log_level level, const char *domain, const char *msg, void *user)
-{
-}
-
 /* Decodes buf, expects status st and an error containing words. */
 static void
 expect(const uint8_t *buf, size_t len, enum npu_status st, const char *words, const char *what)
 {
     struct npu_npub *a = NULL;
     char err[512] = "";
-    npu_log_set_handler(quiet, NULL);
+    npu_log_set_handler(npu_test_log_quiet, NULL);
     enum npu_status got = npu_npub_decode(buf, len, &a, err, sizeof(err));
     npu_log_set_handler(NULL, NULL);
     CHECK_EQ_INT(st, got);
@@ -578,7 +574,7 @@ test_mutations(const uint8_t *img, size_t img_len, int count, const char *what)
     uint32_t s = 4242;
     uint8_t *b = malloc(img_len);
     int loaded = 0;
-    npu_log_set_handler(quiet, NULL);
+    npu_log_set_handler(npu_test_log_quiet, NULL);
     for (int i = 0; i < count; i++) {
         memcpy(b, img, img_len);
         size_t len = img_len;
@@ -669,7 +665,7 @@ test_props_onnx(void)
     w.b[w.n++] = 0x45; /* field 8, fixed32 */
     memcpy(w.b + w.n, "\1\2\3\4", 4);
     w.n += 4;
-    npu_log_set_handler(quiet, NULL);
+    npu_log_set_handler(npu_test_log_quiet, NULL);
     CHECK_EQ_INT(NPU_OK, npu_npub_props_from_onnx(w.b, w.n, &v, &n));
     CHECK_EQ_INT(3, n);
     if (n == 3) {
@@ -776,7 +772,7 @@ test_props(const struct npu_program *p)
     npu_npub_free(a);
 
     /* the writer keeps the bounds */
-    npu_log_set_handler(quiet, NULL);
+    npu_log_set_handler(npu_test_log_quiet, NULL);
     struct npu_model_prop dup[] = {{"k", "1"}, {"k", "2"}};
     struct npu_npub_meta bad = {.props = dup, .n_props = 2};
     CHECK_EQ_INT(NPU_ERR_INVALID, npu_npub_encode(p, &bad, &buf2, &len2));

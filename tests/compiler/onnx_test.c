@@ -15,20 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "npu-test.h"
-#include "npu/npu-ir.h"
-#include "npu/npu-onnx.h"
+#include "npu-test-onnx.h"
 #include "npu/npu-passes.h"
-
-static char logbuf[8192];
-
-static void
-capture(enum npu_log_level level, const char *domain, const char *msg, void *user)
-{
-    size_t n = strlen(logbuf);
-    if (n < sizeof(logbuf) - 2)
-        snprintf(logbuf + n, sizeof(logbuf) - n, "%s: %s\n", domain, msg);
-}
 
 static const char *
 dims_for(const char *name)
@@ -81,11 +69,11 @@ valid_models(const char *dir)
         snprintf(mp, sizeof(mp), "%s/%s/model.onnx", p, name);
         struct npu_onnx_options o = {.dim_values = dims_for(name)};
         struct npu_graph *g = NULL;
-        logbuf[0] = 0;
+        npu_test_log[0] = 0;
         enum npu_status st = npu_onnx_load(mp, &o, &g);
         CHECK_EQ_INT(NPU_OK, st);
         if (st) {
-            fprintf(stderr, "%s: %s", name, logbuf);
+            fprintf(stderr, "%s: %s", name, npu_test_log);
         } else {
             count++;
             CHECK_EQ_INT(NPU_OK, npu_graph_verify(g));
@@ -107,41 +95,9 @@ valid_models(const char *dir)
 static void
 bad_models(const char *dir)
 {
-    char p[1024], line[512];
-    snprintf(p, sizeof(p), "%s/bad/manifest.txt", dir);
-    FILE *f = fopen(p, "r");
-    CHECK(f != NULL);
-    int count = 0;
-    while (f && fgets(line, sizeof(line), f)) {
-        char file[256], kw[256];
-        if (sscanf(line, "%255s %255s", file, kw) != 2)
-            continue;
-        char mp[1400];
-        snprintf(mp, sizeof(mp), "%s/bad/%s", dir, file);
-        struct npu_graph *g = NULL;
-        logbuf[0] = 0;
-        enum npu_status st = npu_onnx_load(mp, NULL, &g);
-        CHECK(st != NPU_OK && g == NULL);
-        bool named = strstr(logbuf, kw) != NULL;
-        CHECK(named);
-        if (st == NPU_OK || !named)
-            fprintf(stderr, "%s: expected an error mentioning '%s', got:\n%s", file, kw, logbuf);
-        npu_graph_free(g);
-        count++;
-    }
-    if (f)
-        fclose(f);
+    int count = npu_test_onnx_bad_files(dir);
     CHECK(count >= 20);
     printf("onnx_test: %d bad files refused\n", count);
-}
-
-static int
-count_op(const struct npu_graph *g, const char *op)
-{
-    int c = 0;
-    npu_graph_for_each_node (g, n)
-        c += !strcmp(npu_op_name(n->op), op);
-    return c;
 }
 
 static void
@@ -165,7 +121,7 @@ fusion_cases(const char *dir)
             continue;
         struct npu_compile_options co = {.verify = 1};
         CHECK_EQ_INT(NPU_OK, npu_compile(g, &co));
-        int got = count_op(g, op);
+        int got = npu_test_count_op(g, op);
         CHECK_EQ_INT(want, got);
         if (got != want) {
             fprintf(stderr, "%s: %d x %s, expected %d\n", file, got, op, want);
@@ -209,7 +165,7 @@ torch_fusions(const char *dir)
         if (!g)
             continue;
         CHECK_EQ_INT(NPU_OK, npu_compile(g, NULL));
-        int got = count_op(g, want[i].op);
+        int got = npu_test_count_op(g, want[i].op);
         CHECK_EQ_INT(want[i].count, got);
         if (got != want[i].count)
             fprintf(stderr, "%s: %d x %s, expected %d\n", want[i].model, got, want[i].op,
@@ -256,16 +212,16 @@ dims_by_axis(const char *dir)
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct npu_onnx_options o = {.dim_values = cases[i].spec};
         struct npu_graph *g = NULL;
-        logbuf[0] = 0;
+        npu_test_log[0] = 0;
         enum npu_status st = npu_onnx_load(mp, &o, &g);
         if (!cases[i].batch) {
-            CHECK(st != NPU_OK && strstr(logbuf, "dim 'seq'") != NULL);
+            CHECK(st != NPU_OK && strstr(npu_test_log, "dim 'seq'") != NULL);
             npu_graph_free(g);
             continue;
         }
         CHECK_EQ_INT(NPU_OK, st);
         if (st) {
-            fprintf(stderr, "%s: %s", cases[i].spec, logbuf);
+            fprintf(stderr, "%s: %s", cases[i].spec, npu_test_log);
             continue;
         }
         const struct npu_value *x = npu_graph_find_value(g, "x");
@@ -321,18 +277,18 @@ hub_layout(const char *dir)
     snprintf(q, sizeof(q), "%s/models--o--m/snapshots/rev1/weights.bin", t);
     CHECK(symlink("../../blobs/2222", q) == 0);
     struct npu_graph *g = NULL;
-    logbuf[0] = 0;
+    npu_test_log[0] = 0;
     CHECK_EQ_INT(NPU_OK, npu_onnx_load(p, NULL, &g));
-    if (logbuf[0])
-        fprintf(stderr, "hub layout: %s\n", logbuf);
+    if (npu_test_log[0])
+        fprintf(stderr, "hub layout: %s\n", npu_test_log);
     npu_graph_free(g);
     g = NULL;
     /* the data file linked to a file outside the tree's blobs folder */
     CHECK(unlink(q) == 0);
     CHECK(symlink("../../../other/2222", q) == 0);
-    logbuf[0] = 0;
+    npu_test_log[0] = 0;
     CHECK(npu_onnx_load(p, NULL, &g) != NPU_OK);
-    CHECK(strstr(logbuf, "outside the model's folder") != NULL);
+    CHECK(strstr(npu_test_log, "outside the model's folder") != NULL);
     npu_graph_free(g);
     char cmd[256];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", t);
@@ -346,7 +302,7 @@ main(int argc, char **argv)
         fprintf(stderr, "usage: onnx_test <models dir>\n");
         return 2;
     }
-    npu_log_set_handler(capture, NULL);
+    npu_log_set_handler(npu_test_log_capture, NULL);
     valid_models(argv[1]);
     bad_models(argv[1]);
     fusion_cases(argv[1]);

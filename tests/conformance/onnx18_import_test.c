@@ -15,60 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "npu-test.h"
-#include "npu/npu-ir.h"
-#include "npu/npu-onnx.h"
-
-static char logbuf[8192];
-
-static void
-capture(enum npu_log_level level, const char *domain, const char *msg, void *user)
-{
-    (void)user;
-    size_t n = strlen(logbuf);
-    if (level <= NPU_LOG_WARN && n < sizeof(logbuf) - 2)
-        snprintf(logbuf + n, sizeof(logbuf) - n, "%s: %s\n", domain, msg);
-}
+#include "npu-test-onnx.h"
 
 static void
 bad_models(const char *dir)
 {
-    char p[1024], line[512];
-    snprintf(p, sizeof(p), "%s/bad/manifest.txt", dir);
-    FILE *f = fopen(p, "r");
-    CHECK(f != NULL);
-    int count = 0;
-    while (f && fgets(line, sizeof(line), f)) {
-        char file[256], kw[256];
-        /* the keyword is the rest of the line (it may hold spaces) */
-        if (sscanf(line, "%255s %255[^\n]", file, kw) != 2)
-            continue;
-        char mp[1400];
-        snprintf(mp, sizeof(mp), "%s/bad/%s", dir, file);
-        struct npu_graph *g = NULL;
-        logbuf[0] = 0;
-        enum npu_status st = npu_onnx_load(mp, NULL, &g);
-        bool named = strstr(logbuf, kw) != NULL;
-        CHECK(st != NPU_OK && g == NULL);
-        CHECK(named);
-        if (st == NPU_OK || !named)
-            fprintf(stderr, "%s: expected an error mentioning '%s', got:\n%s", file, kw, logbuf);
-        npu_graph_free(g);
-        count++;
-    }
-    if (f)
-        fclose(f);
+    int count = npu_test_onnx_bad_files(dir);
     CHECK(count >= 7);
     printf("onnx18_import_test: %d bad files refused\n", count);
-}
-
-static int
-count_op(const struct npu_graph *g, const char *op)
-{
-    int c = 0;
-    npu_graph_for_each_node (g, n)
-        c += !strcmp(npu_op_name(n->op), op);
-    return c;
 }
 
 static struct npu_graph *
@@ -77,11 +31,11 @@ load_case(const char *dir, const char *name)
     char mp[1200];
     snprintf(mp, sizeof(mp), "%s/cases/test_%s/model.onnx", dir, name);
     struct npu_graph *g = NULL;
-    logbuf[0] = 0;
+    npu_test_log[0] = 0;
     enum npu_status st = npu_onnx_load(mp, NULL, &g);
     CHECK(st == NPU_OK && g);
     if (st)
-        fprintf(stderr, "%s: %s", name, logbuf);
+        fprintf(stderr, "%s: %s", name, npu_test_log);
     return g;
 }
 
@@ -92,14 +46,14 @@ main(int argc, char **argv)
         fprintf(stderr, "usage: onnx18_import_test <dir>\n");
         return 2;
     }
-    npu_log_set_handler(capture, NULL);
+    npu_log_set_handler(npu_test_log_capture, NULL);
     bad_models(argv[1]);
 
     struct npu_graph *g = load_case(argv[1], "local_functions_nested_attrs");
     if (g) {
-        CHECK_EQ_INT(2, count_op(g, "Gelu"));
-        CHECK_EQ_INT(3, count_op(g, "Add")); /* AddBias: two nested calls and one direct */
-        CHECK_EQ_INT(2, count_op(g, "Mul"));
+        CHECK_EQ_INT(2, npu_test_count_op(g, "Gelu"));
+        CHECK_EQ_INT(3, npu_test_count_op(g, "Add")); /* AddBias: two nested calls and one direct */
+        CHECK_EQ_INT(2, npu_test_count_op(g, "Mul"));
         int other = 0;
         npu_graph_for_each_node (g, n)
             other += n->op == NPU_OP_NONE;

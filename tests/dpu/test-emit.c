@@ -9,6 +9,7 @@
  * multiple of 8, widths not a multiple of 16).
  */
 #include "dpu-test.h"
+#include "npu-test-log.h"
 #include "npu/npu-timing.h"
 
 /* ------------------------------------------------------------ EW binary */
@@ -25,12 +26,6 @@ ref_ew(enum npu_dpu_ew_op op, double a, double b)
     case NPU_DPU_EW_MIN: return a < b ? a : b;
     default: return a;
     }
-}
-
-static void
-quiet_log(enum npu_log_level level, const char *domain, const char *msg, void *user)
-{
-    (void)level, (void)domain, (void)msg, (void)user;
 }
 
 static void
@@ -126,7 +121,7 @@ test_stages(void)
     /* (b) two operand kinds from memory in one stage are refused by the emitter */
     p.st.bs.mul = NPU_DPU_SRC_MEM;
     p.st.bs.mul_mem = sref;
-    npu_log_set_handler(quiet_log, NULL); /* the expected refusal */
+    npu_log_set_handler(npu_test_log_quiet, NULL); /* the expected refusal */
     CHECK_EQ_INT(NPU_ERR_INVALID, npu_dpu_emit_pass(&r.s, &p, NULL));
     npu_log_set_handler(NULL, NULL);
     npu_stream_fini(&r.s);

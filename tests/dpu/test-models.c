@@ -38,35 +38,6 @@ fill_inputs(struct npu_graph *g, struct npu_tensor *in, uint32_t seed)
 
 #define MAX_OUT 8
 
-/* The CPU executor on g (taken): copies of all outputs (up to MAX_OUT) into out[]. */
-static enum npu_status
-run_cpu(struct npu_graph *g, const struct npu_tensor *in, int nin, struct npu_tensor *out,
-        int *nout)
-{
-    *nout = g->noutputs < MAX_OUT ? g->noutputs : MAX_OUT;
-    int all = g->noutputs;
-    struct npu_model *m = NULL;
-    enum npu_status st = npu_model_from_graph(g, NULL, NPU_EXEC_NO_PASSES, &m);
-    if (st)
-        return st;
-    struct npu_session *s = NULL;
-    if ((st = npu_session_create(m, 0, &s))) {
-        npu_model_free(m);
-        return st;
-    }
-    struct npu_tensor o[32];
-    st = all <= 32 ? npu_session_run(s, in, nin, o, all, NULL) : NPU_ERR_UNSUPPORTED;
-    for (int k = 0; !st && k < *nout; k++) {
-        out[k] = o[k];
-        size_t nb = (size_t)npu_tensor_nbytes(&o[k]);
-        out[k].data = malloc(nb);
-        memcpy(out[k].data, o[k].data, nb);
-    }
-    npu_session_destroy(s);
-    npu_model_free(m);
-    return st;
-}
-
 /* The back end on g (taken) and the strict simulator: copies of all outputs, job figures. */
 static enum npu_status
 run_npu(struct npu_graph *g, const struct npu_backend_options *o, const struct npu_tensor *in,
@@ -141,7 +112,7 @@ run_model(const char *dir, const char *name)
     memset(got, 0, sizeof(got));
     int nout = 0;
     struct tu_npu_result res;
-    CHECK_EQ_INT(NPU_OK, run_cpu(g1, in, nin, want, &nout));
+    CHECK_EQ_INT(NPU_OK, tu_run_cpu_outputs(g1, in, nin, want, MAX_OUT, &nout));
     enum npu_status st = run_npu(g2, &opts, in, got, nout, &res);
     CHECK_EQ_INT(NPU_OK, st);
     /* every output: cosine >= 0.999 (the target) */

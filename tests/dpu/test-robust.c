@@ -10,30 +10,9 @@
  */
 #include <unistd.h>
 
+#include "npu-test-log.h"
 #include "npu-test-util.h"
 #include "npu/npu-onnx.h"
-
-static char *
-slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    char *t = NULL;
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    rewind(f);
-    t = malloc((size_t)n + 1);
-    if (t && fread(t, 1, (size_t)n, f) != (size_t)n) {
-        free(t);
-        t = NULL;
-    }
-    if (t)
-        t[n] = 0;
-    *len = (size_t)n;
-    fclose(f);
-    return t;
-}
 
 static char *
 lowered_text(const char *dir, const char *name, char **side, size_t *side_len)
@@ -47,32 +26,12 @@ lowered_text(const char *dir, const char *name, char **side, size_t *side_len)
         npu_graph_free(g);
         return NULL;
     }
-    char tmp[] = "/tmp/dpu-robust-XXXXXX";
-    int fd = mkstemp(tmp);
-    if (fd >= 0) {
-        close(fd);
-        char sp[64];
-        snprintf(sp, sizeof(sp), "%s.bin", tmp);
-        size_t n = 0;
-        if (npu_ir_save(g, tmp) == NPU_OK && (t = slurp(tmp, &n)) &&
-            !(*side = slurp(sp, side_len))) {
-            free(t);
-            t = NULL;
-        }
-        unlink(tmp);
-        unlink(sp);
-    }
+    t = tu_ir_text(g, side, side_len);
     npu_graph_free(g);
     return t;
 }
 
 static int ok_parse, ok_code, ok_run;
-
-static void
-quiet(enum npu_log_level level, const char *domain, const char *msg, void *user)
-{
-    (void)level, (void)domain, (void)msg, (void)user;
-}
 
 static bool
 run_program(const struct npu_program *p)
@@ -141,7 +100,7 @@ main(int argc, char **argv)
             CHECK(p && run_program(p));
             npu_program_free(p);
             npu_graph_free(g);
-            npu_log_set_handler(quiet, NULL); /* thousands of expected refusals */
+            npu_log_set_handler(npu_test_log_quiet, NULL); /* thousands of expected refusals */
             for (int k = 0; k < iters; k++, cases++)
                 mutate_and_run(text, side, side_len, &seed);
             npu_log_set_handler(NULL, NULL);

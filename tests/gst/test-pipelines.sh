@@ -13,11 +13,16 @@
 #    in order;
 #  - detect.sh and detect-overlay.sh (npuoverlay, PNG frames checked) on the
 #    build's fixed-output test detector.
+# Every GStreamer process of one run shares a registry file of that run
+# (the scripts take GST_REGISTRY_1_0 from the caller): nothing is shared with
+# other tests, other runs of this one (meson test --repeat) or a user running
+# pipelines/ on the same build (their $B/gst/registry-demo.bin).
 set -eu
 B=$1
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+export GST_PLUGIN_PATH_1_0="$B/gst" GST_REGISTRY_1_0="$tmp/registry.bin"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 sh "$SRC/pipelines/demo-embed.sh" "$B" > "$tmp/demo" 2>&1 || fail "demo-embed.sh: $(cat "$tmp/demo")"
@@ -60,8 +65,7 @@ FRAMES=5 sh "$SRC/pipelines/detect.sh" "$B/tests/gst/detector_v8.onnx" "$B" "$tm
 grep -q "Execution ended" "$tmp/detect" || fail "detect.sh did not end cleanly"
 # gst-inspect documents the decoders
 for e in npudetect npuclassify; do
-  GST_PLUGIN_PATH_1_0="$B/gst" GST_REGISTRY_1_0="$B/gst/registry-demo.bin" \
-    gst-inspect-1.0 "$e" > "$tmp/inspect" 2>&1 || fail "gst-inspect-1.0 $e"
+  gst-inspect-1.0 "$e" > "$tmp/inspect" 2>&1 || fail "gst-inspect-1.0 $e"
   grep -q "labels" "$tmp/inspect" || fail "gst-inspect-1.0 $e: no labels property"
 done
 echo "pipelines: detect.sh as documented; gst-inspect-1.0 npudetect, npuclassify"
@@ -77,8 +81,7 @@ fi
 FRAMES=3 PATTERN=black sh "$SRC/pipelines/detect-overlay.sh" "$B/tests/gst/detector_v8.onnx" "$B" \
   "$tmp/png" "$tmp/labels.txt" > "$tmp/overlay" 2>&1 || fail "detect-overlay.sh: $(tail -5 "$tmp/overlay")"
 [ "$(ls "$tmp/png" | wc -l)" -eq 3 ] || fail "detect-overlay.sh: $(ls "$tmp/png" | wc -l) PNG files"
-GST_PLUGIN_PATH_1_0="$B/gst" GST_REGISTRY_1_0="$B/gst/registry-demo.bin" gst-launch-1.0 -q \
-  filesrc location="$tmp/png/frame-00002.png" ! pngdec ! videoconvert ! \
+gst-launch-1.0 -q filesrc location="$tmp/png/frame-00002.png" ! pngdec ! videoconvert ! \
   video/x-raw,format=RGB ! filesink location="$tmp/frame.rgb" > "$tmp/dec" 2>&1 \
   || fail "decoding the PNG: $(cat "$tmp/dec")"
 [ "$(wc -c < "$tmp/frame.rgb")" -eq $((320 * 240 * 3)) ] || fail "PNG is not 320x240 RGB"
@@ -92,7 +95,6 @@ done
 [ "$(px 80 120)" != "$(px 20 40)" ] || fail "detect-overlay.sh: classes a and b share a colour"
 # The documented playbin line: a black Theora clip (I420 through the
 # filter), frames to PNG; box b's edge bright, its inside still black.
-export GST_PLUGIN_PATH_1_0="$B/gst" GST_REGISTRY_1_0="$B/gst/registry-demo.bin"
 gst-launch-1.0 -q videotestsrc num-buffers=3 pattern=black ! video/x-raw,width=320,height=240 ! \
   theoraenc ! oggmux ! filesink location="$tmp/black.ogg" > "$tmp/enc" 2>&1 || fail "clip: $(cat "$tmp/enc")"
 mkdir "$tmp/pb"

@@ -10,6 +10,7 @@
  *    advances 96 B per 2 rows of an 8-pixel 3-channel fp16 image (facts 2.10).
  */
 #include "npu-hw.h"
+#include "npu-test-log.h"
 #include "npu-test.h"
 
 static uint64_t rs = 0x1234567887654321ull;
@@ -19,11 +20,6 @@ rnd(void)
 {
     rs = rs * 6364136223846793005ull + 1442695040888963407ull;
     return (uint32_t)(rs >> 33);
-}
-
-static void
-quiet(enum npu_log_level level, const char *domain, const char *msg, void *user)
-{
 }
 
 static void
@@ -318,7 +314,7 @@ test_weights_depthwise(void)
 int
 main(void)
 {
-    npu_log_set_handler(quiet, NULL); /* error paths log on purpose */
+    npu_log_set_handler(npu_test_log_quiet, NULL); /* error paths log on purpose */
     test_nc1hwc2();
     test_argb();
     test_weights_conv();

@@ -5,6 +5,7 @@
  * written here as numbers.
  */
 #include "npu-hw.h"
+#include "npu-test-log.h"
 #include "npu-test.h"
 
 /* A body of n writes to DPU registers (any harmless DPU register will do). */
@@ -192,11 +193,6 @@ test_relocs(void)
 }
 
 static void
-quiet(enum npu_log_level level, const char *domain, const char *msg, void *user)
-{
-}
-
-static void
 test_errors(void)
 {
     struct npu_stream s;
@@ -326,7 +322,7 @@ test_many_tasks(void)
 int
 main(void)
 {
-    npu_log_set_handler(quiet, NULL); /* the error paths below log on purpose */
+    npu_log_set_handler(npu_test_log_quiet, NULL); /* the error paths below log on purpose */
     test_layout_chain();
     test_enable_masks();
     test_relocs();

@@ -29,6 +29,8 @@
 #include "npu-handprog.h"
 #include "npu-kdouble.h"
 #include "npu-refprog.h"
+#include "npu-test-add.h"
+#include "npu-test-matmul.h"
 #include "npu-test.h"
 
 static const char *backend;
@@ -52,51 +54,15 @@ build_add(struct tprog *p, uint32_t x, uint32_t y, uint32_t z, uint32_t W, uint3
     tp_tail(p, next_addr, next_amount, NPU_OP_EN_DPU | NPU_OP_EN_DPU_RDMA);
 }
 
-struct add_job {
-    struct npu_bo *regcmd, *x, *y, *z;
-    uint32_t W;
-    int8_t *ref;
-    uint32_t body;
-};
-
 static void
-add_make(struct npu_device *dev, struct add_job *a, uint32_t W, uint32_t seed, uint32_t flags)
+add_make(struct npu_device *dev, struct npu_test_add *a, uint32_t W, uint32_t seed, uint32_t flags)
 {
-    memset(a, 0, sizeof(*a));
-    a->W = W;
-    size_t bytes = (size_t)W * 16;
-    CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, 4096, 0, &a->regcmd));
-    CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, bytes, flags, &a->x));
-    CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, bytes, flags, &a->y));
-    CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, bytes, flags, &a->z));
-    int8_t *x = npu_bo_map(a->x), *y = npu_bo_map(a->y);
-    a->ref = malloc(bytes);
-    for (size_t i = 0; i < bytes; i++) {
-        x[i] = (int8_t)trand(&seed);
-        y[i] = (int8_t)trand(&seed);
-        int v = x[i] + y[i];
-        a->ref[i] = (int8_t)(v > 127 ? 127 : v < -128 ? -128 : v);
-    }
+    npu_test_add_data(dev, a, W, seed, flags);
+    if (!a->ref)
+        return;
     struct tprog p;
     build_add(&p, npu_bo_iova(a->x), npu_bo_iova(a->y), npu_bo_iova(a->z), W, 0, 0);
     a->body = tp_store(a->regcmd, 0, &p);
-}
-
-static bool
-add_ok(struct add_job *a)
-{
-    CHECK_EQ_INT(NPU_OK, npu_bo_sync(a->z, NPU_SYNC_FROM_DEVICE, 0, 0));
-    return !memcmp(npu_bo_map(a->z), a->ref, (size_t)a->W * 16);
-}
-
-static void
-add_free(struct add_job *a)
-{
-    npu_bo_destroy(a->regcmd);
-    npu_bo_destroy(a->x);
-    npu_bo_destroy(a->y);
-    npu_bo_destroy(a->z);
-    free(a->ref);
 }
 
 /* ------------------------------------------------------------------ checks */
@@ -154,7 +120,7 @@ test_info_and_bos(struct npu_device *dev)
 static void
 test_add(struct npu_device *dev, uint32_t flags)
 {
-    struct add_job a;
+    struct npu_test_add a;
     add_make(dev, &a, 64, 7 + flags, flags);
     struct npu_bo *task;
     CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, 40, NPU_BO_TASKS, &task));
@@ -164,7 +130,7 @@ test_add(struct npu_device *dev, uint32_t flags)
         /* Without TO_DEVICE the NPU reads what memory held before the CPU wrote. */
         struct npu_job_result r;
         CHECK_EQ_INT(NPU_OK, ts_run(dev, &s, &r, NULL, 0));
-        bool fresh = add_ok(&a);
+        bool fresh = npu_test_add_ok(&a);
         if (doubled)
             CHECK(!fresh); /* the double's cache model: stale inputs (zeros) */
         CHECK_EQ_INT(NPU_OK, npu_bo_sync(a.x, NPU_SYNC_TO_DEVICE, 0, 0));
@@ -172,21 +138,21 @@ test_add(struct npu_device *dev, uint32_t flags)
     }
     struct npu_job_result r;
     CHECK_EQ_INT(NPU_OK, ts_run(dev, &s, &r, NULL, 0));
-    CHECK(add_ok(&a));
+    CHECK(npu_test_add_ok(&a));
     CHECK_EQ_INT(1, (int)r.task_counter);
     if (!is_rocket) {
         unsigned c = r.core_mask ? (unsigned)__builtin_ctz(r.core_mask) : 0;
         CHECK((r.int_status[c] & 0x300u) != 0 || (!is_sim && r.core_mask == 0));
     }
     npu_bo_destroy(task);
-    add_free(&a);
+    npu_test_add_free(&a);
 }
 
 static void
 test_chain(struct npu_device *dev)
 {
     /* task 0: z0 = x + y; task 1: z1 = z0 + y, chained through task 0's tail */
-    struct add_job a;
+    struct npu_test_add a;
     add_make(dev, &a, 32, 99, 0);
     struct npu_bo *z1, *task;
     CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, 32 * 16, 0, &z1));
@@ -217,44 +183,22 @@ test_chain(struct npu_device *dev)
     CHECK_EQ_INT(0, bad);
     npu_bo_destroy(z1);
     npu_bo_destroy(task);
-    add_free(&a);
+    npu_test_add_free(&a);
 }
 
 static void
 test_matmul(struct npu_device *dev, uint32_t M, uint32_t K, uint32_t N)
 {
-    enum { A, B, C, NB };
-    struct npu_weight_layout wl;
-    CHECK_EQ_INT(NPU_OK, npu_weight_layout_init(&wl, 2, N, K, 1, 1, false));
-    size_t a_bytes = npu_nc1hwc2_bytes(2, K, M, 1), c_bytes = npu_nc1hwc2_bytes(4, N, M, 1);
-    struct npu_bo *buf[NB];
-    CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, a_bytes, NPU_BO_CACHEABLE, &buf[A]));
-    CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, wl.total_bytes, NPU_BO_CACHEABLE, &buf[B]));
-    CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, c_bytes, NPU_BO_CACHEABLE, &buf[C]));
-    uint32_t seed = 1234;
-    uint16_t *a = malloc(2ull * M * K), *b = malloc(2ull * K * N), *at = malloc(2ull * M * K);
-    for (size_t i = 0; i < (size_t)M * K; i++)
-        a[i] = npu_fp32_to_fp16(((int)(trand(&seed) % 2001) - 1000) / 500.0f);
-    for (size_t i = 0; i < (size_t)K * N; i++)
-        b[i] = npu_fp32_to_fp16(((int)(trand(&seed) % 2001) - 1000) / 500.0f);
-    for (uint32_t m = 0; m < M; m++)
-        for (uint32_t k = 0; k < K; k++)
-            at[(size_t)k * M + m] = a[(size_t)m * K + k];
-    CHECK_EQ_INT(NPU_OK, npu_nchw_to_nc1hwc2(npu_bo_map(buf[A]), a_bytes, at, 2, 1, K, M, 1, 0));
-    CHECK_EQ_INT(NPU_OK, npu_weight_pack_matmul(&wl, npu_bo_map(buf[B]), wl.total_bytes, b, 0));
+    enum { A = NPU_TEST_MM_A, B = NPU_TEST_MM_B, C = NPU_TEST_MM_C, NB = NPU_TEST_MM_NBUF };
+    struct npu_test_mm mm;
+    npu_test_mm_operands(dev, M, K, N, NPU_BO_CACHEABLE, 1234, 500.0f, &mm);
+    struct npu_bo *const *buf = mm.bo;
     CHECK_EQ_INT(NPU_OK, npu_bo_sync(buf[A], NPU_SYNC_TO_DEVICE, 0, 0));
     CHECK_EQ_INT(NPU_OK, npu_bo_sync(buf[B], NPU_SYNC_TO_DEVICE, 0, 0));
 
     struct npu_stream s;
     npu_stream_init(&s);
-    struct npu_ref_matmul p = {.kind = NPU_REF_MATMUL_FP16_FP32,
-                               .m = M,
-                               .k = K,
-                               .n = N,
-                               .input = {A, 0},
-                               .weight = {B, 0},
-                               .output = {C, 0}};
-    CHECK_EQ_INT(NPU_OK, npu_ref_matmul_emit(&s, &p));
+    CHECK_EQ_INT(NPU_OK, npu_test_mm_emit(&s, NPU_REF_MATMUL_FP16_FP32, M, K, N));
     struct npu_bo *rc, *task;
     CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, 64 * 1024, 0, &rc));
     CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, 40, NPU_BO_TASKS, &task));
@@ -272,35 +216,16 @@ test_matmul(struct npu_device *dev, uint32_t M, uint32_t K, uint32_t N)
         fprintf(stderr, "matmul: %s\n", msg);
     CHECK_EQ_INT(NPU_OK, npu_bo_sync(buf[C], NPU_SYNC_FROM_DEVICE, 0, 0));
     float *c = malloc(sizeof(float) * M * N);
-    CHECK_EQ_INT(NPU_OK, npu_nc1hwc2_to_nchw(c, sizeof(float) * M * N, npu_bo_map(buf[C]), c_bytes,
-                                             4, 1, N, M, 1));
-    double worst = 0;
-    for (uint32_t m = 0; m < M; m++) {
-        for (uint32_t n = 0; n < N; n++) {
-            double ref = 0, mag = 0;
-            for (uint32_t k = 0; k < K; k++) {
-                double t = (double)npu_fp16_to_fp32(a[(size_t)m * K + k]) *
-                           npu_fp16_to_fp32(b[(size_t)k * N + n]);
-                ref += t;
-                mag += fabs(t);
-            }
-            /* C is [N][M] as NCHW with W = 1 */
-            double err = fabs(c[(size_t)n * M + m] - ref) / (mag * 1e-6 + 1e-30);
-            if (err > worst)
-                worst = err;
-        }
-    }
+    CHECK_EQ_INT(NPU_OK, npu_nc1hwc2_to_nchw(c, sizeof(float) * M * N, npu_bo_map(buf[C]),
+                                             mm.c_bytes, 4, 1, N, M, 1));
+    double worst = npu_test_mm_worst(&mm, c);
     CHECK(worst <= K); /* within K fp32 roundings of the exact sum */
     free(c);
-    free(a);
-    free(b);
-    free(at);
     npu_image_fini(&img);
     npu_stream_fini(&s);
     npu_bo_destroy(rc);
     npu_bo_destroy(task);
-    for (int i = 0; i < NB; i++)
-        npu_bo_destroy(buf[i]);
+    npu_test_mm_free(&mm);
 }
 
 static void
@@ -308,7 +233,7 @@ test_three_cores(struct npu_device *dev)
 {
     struct npu_kdouble_stats st0, st1;
     npu_kdouble_get_stats(&st0);
-    struct add_job a[3];
+    struct npu_test_add a[3];
     struct npu_bo *task[3];
     struct npu_job *job[3];
     for (int i = 0; i < 3; i++) {
@@ -324,7 +249,7 @@ test_three_cores(struct npu_device *dev)
         if (!is_rocket)
             CHECK_EQ_INT(1 << i, (int)r.core_mask);
         npu_job_destroy(job[i]);
-        CHECK(add_ok(&a[i]));
+        CHECK(npu_test_add_ok(&a[i]));
     }
     npu_kdouble_get_stats(&st1);
     if (is_rknpu && doubled)
@@ -361,9 +286,9 @@ test_three_cores(struct npu_device *dev)
         for (int c = 0; c < 3; c++)
             CHECK_EQ_INT(1, (int)(st1.launches[c] - st0.launches[c]));
     for (int i = 0; i < 3; i++) {
-        CHECK(add_ok(&a[i]));
+        CHECK(npu_test_add_ok(&a[i]));
         npu_bo_destroy(task[i]);
-        add_free(&a[i]);
+        npu_test_add_free(&a[i]);
     }
     npu_bo_destroy(t7);
 }
@@ -371,7 +296,7 @@ test_three_cores(struct npu_device *dev)
 static void
 test_refusals(struct npu_device *dev)
 {
-    struct add_job a;
+    struct npu_test_add a;
     add_make(dev, &a, 16, 5, 0);
     struct npu_bo *task;
     CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, 2 * 40, NPU_BO_TASKS, &task));
@@ -414,14 +339,14 @@ test_refusals(struct npu_device *dev)
         CHECK_EQ_INT(NPU_ERR_UNSUPPORTED, npu_job_submit(dev, &s, &job));
     }
     npu_bo_destroy(task);
-    add_free(&a);
+    npu_test_add_free(&a);
 }
 
 static void
 test_fault(struct npu_device *dev)
 {
     /* x at an address nothing is mapped at: the NPU's DMA faults */
-    struct add_job a;
+    struct npu_test_add a;
     add_make(dev, &a, 16, 6, 0);
     struct tprog p;
     build_add(&p, 0x00100000u, npu_bo_iova(a.y), npu_bo_iova(a.z), 16, 0, 0);
@@ -459,7 +384,7 @@ test_fault(struct npu_device *dev)
         CHECK_EQ_INT(1, (int)(st1.jobs_failed - st0.jobs_failed));
     }
     npu_bo_destroy(task);
-    add_free(&a);
+    npu_test_add_free(&a);
 }
 
 int

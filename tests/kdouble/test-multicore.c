@@ -13,10 +13,11 @@
 #include "npu-kdouble.h"
 #include "npu-layout.h"
 #include "npu-mc-matmul.h"
+#include "npu-test-matmul.h"
 #include "npu-test.h"
 #include "npu/npu-timing.h"
 
-enum { A, B, C, NB };
+enum { A = NPU_TEST_MM_A, B = NPU_TEST_MM_B, C = NPU_TEST_MM_C, NB = NPU_TEST_MM_NBUF };
 
 struct run {
     double modeled_s;
@@ -24,9 +25,9 @@ struct run {
 };
 
 static void
-run_plan(struct npu_device *dev, struct npu_mc_plan *plan, struct npu_bo *const *buf,
-         const uint16_t *a, const uint16_t *b, struct run *out)
+run_plan(struct npu_device *dev, struct npu_mc_plan *plan, struct npu_test_mm *mm, struct run *out)
 {
+    struct npu_bo *const *buf = mm->bo;
     uint32_t M = plan->m, K = plan->k, N = plan->n;
     memset(npu_bo_map(buf[C]), 0, npu_bo_size(buf[C]));
     struct npu_stream s;
@@ -59,19 +60,7 @@ run_plan(struct npu_device *dev, struct npu_mc_plan *plan, struct npu_bo *const 
     float *c = malloc(sizeof(float) * M * N);
     CHECK_EQ_INT(NPU_OK, npu_nc1hwc2_to_nchw(c, sizeof(float) * M * N, npu_bo_map(buf[C]),
                                              npu_bo_size(buf[C]), 4, 1, N, M, 1));
-    double worst = 0;
-    for (uint32_t m = 0; m < M; m++) {
-        for (uint32_t n = 0; n < N; n++) {
-            double ref = 0, mag = 0;
-            for (uint32_t k = 0; k < K; k++) {
-                double t = (double)npu_fp16_to_fp32(a[(size_t)m * K + k]) *
-                           npu_fp16_to_fp32(b[(size_t)k * N + n]);
-                ref += t;
-                mag += fabs(t);
-            }
-            worst = fmax(worst, fabs(c[(size_t)n * M + m] - ref) / (mag * 1e-6 + 1e-30));
-        }
-    }
+    double worst = npu_test_mm_worst(mm, c);
     CHECK(worst <= K);
     free(c);
     npu_image_fini(&img);
@@ -91,30 +80,14 @@ test_split(struct npu_device *dev, uint32_t M, uint32_t K, uint32_t N, bool timi
     CHECK(best.est_s <= three.est_s && best.est_s <= one.est_s);
     CHECK_EQ_INT((int)N, (int)(three.share[0].n + three.share[1].n + three.share[2].n));
 
-    struct npu_weight_layout wl;
-    CHECK_EQ_INT(NPU_OK, npu_weight_layout_init(&wl, 2, N, K, 1, 1, false));
-    size_t a_bytes = npu_nc1hwc2_bytes(2, K, M, 1), c_bytes = npu_nc1hwc2_bytes(4, N, M, 1);
-    struct npu_bo *buf[NB];
-    CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, a_bytes, 0, &buf[A]));
-    CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, wl.total_bytes, 0, &buf[B]));
-    CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, c_bytes, 0, &buf[C]));
-    uint32_t seed = M + K + N;
-    uint16_t *a = malloc(2ull * M * K), *b = malloc(2ull * K * N), *at = malloc(2ull * M * K);
-    for (size_t i = 0; i < (size_t)M * K; i++)
-        a[i] = npu_fp32_to_fp16(((int)(trand(&seed) % 2001) - 1000) / 700.0f);
-    for (size_t i = 0; i < (size_t)K * N; i++)
-        b[i] = npu_fp32_to_fp16(((int)(trand(&seed) % 2001) - 1000) / 700.0f);
-    for (uint32_t m = 0; m < M; m++)
-        for (uint32_t k = 0; k < K; k++)
-            at[(size_t)k * M + m] = a[(size_t)m * K + k];
-    CHECK_EQ_INT(NPU_OK, npu_nchw_to_nc1hwc2(npu_bo_map(buf[A]), a_bytes, at, 2, 1, K, M, 1, 0));
-    CHECK_EQ_INT(NPU_OK, npu_weight_pack_matmul(&wl, npu_bo_map(buf[B]), wl.total_bytes, b, 0));
+    struct npu_test_mm mm;
+    npu_test_mm_operands(dev, M, K, N, 0, M + K + N, 700.0f, &mm);
 
     struct npu_kdouble_stats st0, st1;
     npu_kdouble_get_stats(&st0);
     struct run r1, r3;
-    run_plan(dev, &one, buf, a, b, &r1);
-    run_plan(dev, &three, buf, a, b, &r3);
+    run_plan(dev, &one, &mm, &r1);
+    run_plan(dev, &three, &mm, &r3);
     npu_kdouble_get_stats(&st1);
     printf("matmul %ux%ux%u fp16: %u tasks of %u columns; planner: 1 core %.1f us, 3 cores %.1f "
            "us (DMA stretch %.2f), chooses %u core(s) - modeled (%s)\n",
@@ -134,11 +107,7 @@ test_split(struct npu_device *dev, uint32_t M, uint32_t K, uint32_t N, bool timi
             printf(" %llu", (unsigned long long)(st1.launches[c] - st0.launches[c]));
         printf("\n");
     }
-    free(a);
-    free(b);
-    free(at);
-    for (int i = 0; i < NB; i++)
-        npu_bo_destroy(buf[i]);
+    npu_test_mm_free(&mm);
 }
 
 int

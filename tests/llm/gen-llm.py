@@ -321,12 +321,12 @@ def save_hub(root, name, cfg, p):
     return repo
 
 
-def main():
-    out = sys.argv[1]
+def write_all(out, search=False):
+    """The checkpoints and references into OUT (tests/llm/llmtest.py calls this in its own
+    process, which has imported torch already)."""
     os.makedirs(out, exist_ok=True)
     torch.set_num_threads(1)
     for name in MODELS:
-        search = "--search" in sys.argv
         seed, cfg, p, ids, margin, logits = pick_seed(name, 100 if search else 1,
                                                       0 if search else SEEDS[name])
         if name == "llama":
@@ -342,4 +342,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    write_all(sys.argv[1], "--search" in sys.argv)

@@ -8,7 +8,6 @@
 # with torch for gen-llm.py (skips otherwise).
 #
 #   test-llm-cache.py NPU_GENERATE
-import json
 import os
 import re
 import subprocess
@@ -16,25 +15,20 @@ import sys
 import tempfile
 import time
 
-try:
-    import torch  # noqa: F401  (gen-llm.py needs it)
-except ImportError as e:
-    print(f"SKIP: {e} (needs Debian's /usr/bin/python3 with torch)")
-    sys.exit(77)
+import llmtest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+llmtest.need("torch")  # gen-llm.py
 
 
 def main():
     gen = sys.argv[1]
     fails = 0
     with tempfile.TemporaryDirectory(prefix="npu-llm-cache-") as tmp:
-        subprocess.run([sys.executable, os.path.join(HERE, "gen-llm.py"), tmp], check=True,
-                       stdout=subprocess.DEVNULL)
-        ref = json.load(open(os.path.join(tmp, "gpt2.ref.json")))
-        folder = os.path.join(tmp, ref["dir"])
+        llmtest.make_checkpoints(tmp)
+        ref = llmtest.reference(tmp, "gpt2")
+        folder = ref["folder"]
         cache = os.path.join(tmp, "cache")
-        cmd = [gen, folder, "--prompt-ids", ",".join(map(str, ref["prompt"])),
+        cmd = [gen, folder, "--prompt-ids", llmtest.ids_arg(ref["prompt"]),
                "--max-new-tokens", "8", "--backend", "sim", "--ids"]
         env = dict(os.environ, XDG_CACHE_HOME=os.path.join(tmp, "xdg"))
 

@@ -16,33 +16,19 @@
 # so.
 #
 #   test-llm-errors.py NPU_GENERATE [EXAMPLE]
-import atexit
 import copy
-import importlib.util
 import json
 import os
-import shutil
 import struct
 import subprocess
 import sys
 import tempfile
 
-try:
-    import torch
-except ImportError as e:
-    print(f"SKIP: {e} (needs Debian's /usr/bin/python3 with torch)")
-    sys.exit(77)
+import llmtest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-
-# the programs' compile cache (npu-generate's default: $XDG_CACHE_HOME/opennpu/llm) goes into
-# a folder of this run, removed at exit
-_CACHE = tempfile.mkdtemp(prefix="npu-llm-cache-")
-atexit.register(shutil.rmtree, _CACHE, True)
-os.environ["XDG_CACHE_HOME"] = _CACHE
-spec = importlib.util.spec_from_file_location("gen_llm", os.path.join(HERE, "gen-llm.py"))
-gl = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(gl)
+(torch,) = llmtest.need("torch")
+llmtest.private_compile_cache()
+gl = llmtest.gen_llm()
 
 GEN = sys.argv[1]
 fails = 0
@@ -172,12 +158,12 @@ def main():
         fails += not ok
 
         # EOS: a greedy id whose first appearance is the 3rd or later
-        a = run(good, "--prompt-ids", ",".join(map(str, gl.PROMPT)), "--max-new-tokens", "8",
+        a = run(good, "--prompt-ids", llmtest.ids_arg(gl.PROMPT), "--max-new-tokens", "8",
                 "--ids")
         ids8 = a.stdout.split()[1:]
         at = next(i for i in range(2, 8) if ids8[i] not in ids8[:i])
         eos = variant(tmp, "eos", cfg, p, edit_cfg=lambda c: c.update(eos_token_id=int(ids8[at])))
-        r = run(eos, "--prompt-ids", ",".join(map(str, gl.PROMPT)), "--max-new-tokens", "8",
+        r = run(eos, "--prompt-ids", llmtest.ids_arg(gl.PROMPT), "--max-new-tokens", "8",
                 "--ids")
         first = at + 1
         ok = r.returncode == 0 and r.stdout.split()[1:] == ids8[:first] and \
@@ -187,9 +173,9 @@ def main():
         fails += not ok
 
         if len(sys.argv) > 2:
-            r = subprocess.run([sys.argv[2], "-b", "cpu", good, ",".join(map(str, gl.PROMPT))],
+            r = subprocess.run([sys.argv[2], "-b", "cpu", good, llmtest.ids_arg(gl.PROMPT)],
                                capture_output=True, text=True)
-            a = run(good, "--prompt-ids", ",".join(map(str, gl.PROMPT)), "--max-new-tokens",
+            a = run(good, "--prompt-ids", llmtest.ids_arg(gl.PROMPT), "--max-new-tokens",
                     "20", "--ids")
             lines = dict(ln.split(":", 1) for ln in r.stdout.splitlines() if ":" in ln)
             got = lines.get("first", "").split() + lines.get("more", "").split()
@@ -205,22 +191,11 @@ def main():
         cfg, p, _ = gl.make("llama", gl.SEEDS["llama"])
         ll = variant(tmp, "llama", cfg, p, dtype="BF16",
                      edit_cfg=lambda c: c.pop("eos_token_id"))  # no early stop
-        # each run in its own python child, whose RUSAGE_CHILDREN is that run's peak
-        probe = ("import resource,subprocess,sys;"
-                 "r=subprocess.run(sys.argv[1:],capture_output=True,text=True);"
-                 "print(r.returncode, len(r.stdout.split())-1,"
-                 "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
-        # under AddressSanitizer freed memory waits in a quarantine (256 MB): off here,
-        # so that what is measured is what the program holds
-        menv = dict(os.environ)
-        menv["ASAN_OPTIONS"] = (menv.get("ASAN_OPTIONS", "") + ":quarantine_size_mb=0").lstrip(":")
         peaks, counts = [], []
         for n in (100, 2000):
-            r = subprocess.run([sys.executable, "-c", probe, GEN, ll, "--backend", "cpu",
-                                "--prompt-ids", "1,2,3", "--max-new-tokens", str(n),
-                                "--max-context", "2048", "--ids"], capture_output=True, text=True,
-                               env=menv)
-            rc, cnt, peak = (int(x) for x in r.stdout.split())
+            rc, cnt, peak, _ = llmtest.peak_rss([GEN, ll, "--backend", "cpu", "--prompt-ids",
+                                                 "1,2,3", "--max-new-tokens", str(n),
+                                                 "--max-context", "2048", "--ids"], os.environ)
             counts.append(cnt if rc == 0 else -1)
             peaks.append(peak)
         ok = counts == [100, 2000] and peaks[1] - peaks[0] < 2048

@@ -22,28 +22,15 @@
 # On sim, LLaMA's and Qwen2's decode step leaves no product on the CPU ("(0 MatMul)" in that
 # line): the output projection behind the NPU attention's one-token head merge included
 # (dpu-move.c lower_row_merge; before it, those products stayed on the CPU).
-import atexit
-import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 
-try:
-    import numpy as np
-    import torch  # noqa: F401  (gen-llm.py needs it)
-except ImportError as e:
-    print(f"SKIP: {e} (needs Debian's /usr/bin/python3 with torch and numpy)")
-    sys.exit(77)
+import llmtest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-
-# the programs' compile cache (npu-generate's default: $XDG_CACHE_HOME/opennpu/llm) goes into
-# a folder of this run, removed at exit
-_CACHE = tempfile.mkdtemp(prefix="npu-llm-cache-")
-atexit.register(shutil.rmtree, _CACHE, True)
-os.environ["XDG_CACHE_HOME"] = _CACHE
+np, _ = llmtest.need("numpy", "torch")  # torch: gen-llm.py
+llmtest.private_compile_cache()
 
 
 def main():
@@ -52,10 +39,7 @@ def main():
     rest = sys.argv[3:]
     while rest:
         if rest[0] == "--cores":
-            extra += ["--cores", rest[1]]
-            # the tiny models' tasks are shorter than a submit, so the planner alone would
-            # keep them on one core: split every independent run (as split-layers-test.sh)
-            os.environ["NPU_SPLIT_FORCE"] = "1"
+            extra += llmtest.split_cores(rest[1])
             rest = rest[2:]
         elif rest[0] == "--wrapper":
             wrap = [rest[1]]
@@ -65,18 +49,12 @@ def main():
             rest = rest[1:]
         else:
             sys.exit(f"unknown argument {rest[0]}")
-    env = dict(os.environ)
-    if backend == "sim":
-        env["NPU_PARTITION"] = "supported"
+    env = llmtest.backend_env(backend)
     fails = 0
     with tempfile.TemporaryDirectory(prefix="npu-llm-") as tmp:
-        subprocess.run([sys.executable, os.path.join(HERE, "gen-llm.py"), tmp], check=True,
-                       stdout=subprocess.DEVNULL)
-        for name in ("gpt2", "llama", "qwen2"):
-            ref = json.load(open(os.path.join(tmp, name + ".ref.json")))
-            folder = os.path.join(tmp, ref["dir"])
-            prompt = ",".join(map(str, ref["prompt"]))
-            base = wrap + [gen, folder, "--prompt-ids", prompt, "--max-new-tokens", "32",
+        for name, ref in llmtest.checkpoints(tmp):
+            prompt = llmtest.ids_arg(ref["prompt"])
+            base = wrap + [gen, ref["folder"], "--prompt-ids", prompt, "--max-new-tokens", "32",
                            "--backend", backend] + extra
             r = subprocess.run(base + ["--greedy", "--ids"], env=env, capture_output=True,
                                text=True)
@@ -107,19 +85,17 @@ def main():
                 fails += 1
             lo = os.path.join(tmp, name + "." + backend + ".npy")
             r = subprocess.run(base + ["--ids", "--quiet", "--force-ids",
-                                       ",".join(map(str, ref["ids"])), "--logits-out", lo],
+                                       llmtest.ids_arg(ref["ids"]), "--logits-out", lo],
                                env=env, capture_output=True, text=True)
             if r.returncode != 0:
                 print(f"FAIL {name} {backend}: teacher-forced run failed\n{r.stderr}")
                 fails += 1
                 continue
-            got = np.load(lo).astype(np.float64)
-            exp = np.load(os.path.join(tmp, name + ".logits.npy")).astype(np.float64)
-            if got.shape != exp.shape:
-                print(f"FAIL {name} {backend}: logits shape {got.shape}, want {exp.shape}")
+            cos, _, why = llmtest.logits_against_reference(np, lo, tmp, name)
+            if why:
+                print(f"FAIL {name} {backend}: {why}")
                 fails += 1
                 continue
-            cos = (got * exp).sum(1) / np.linalg.norm(got, axis=1) / np.linalg.norm(exp, axis=1)
             worst = int(np.argmin(cos))
             verdict = "ok  " if cos.min() >= 0.999 else "FAIL"
             fails += verdict == "FAIL"

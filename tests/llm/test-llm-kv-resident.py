@@ -29,14 +29,9 @@ import subprocess
 import sys
 import tempfile
 
-try:
-    import numpy  # noqa: F401  (gen-llm.py needs it)
-    import torch  # noqa: F401
-except ImportError as e:
-    print(f"SKIP: {e} (needs Debian's /usr/bin/python3 with torch and numpy)")
-    sys.exit(77)
+import llmtest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+llmtest.need("numpy", "torch")  # gen-llm.py
 STEPS = 31  # decode steps of 32 new tokens
 
 
@@ -54,8 +49,7 @@ def stats(err):
 
 def memory(gen, env, tmp):
     """Peak RSS of 100 and 600 tokens with the resident cache: flat."""
-    ref = json.load(open(os.path.join(tmp, "llama.ref.json")))
-    src = os.path.join(tmp, ref["dir"], "snapshots")
+    src = os.path.join(llmtest.reference(tmp, "llama")["folder"], "snapshots")
     src = os.path.join(src, os.listdir(src)[0])
     ll = os.path.join(tmp, "llama-noeos")
     os.mkdir(ll)
@@ -65,23 +59,14 @@ def memory(gen, env, tmp):
     cfg = json.load(open(os.path.join(src, "config.json")))
     cfg.pop("eos_token_id", None)  # no early stop
     json.dump(cfg, open(os.path.join(ll, "config.json"), "w"))
-    probe = ("import resource,subprocess,sys;"
-             "r=subprocess.run(sys.argv[1:],capture_output=True,text=True);"
-             "print(r.returncode, len(r.stdout.split())-1,"
-             "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss);"
-             "sys.stderr.write(r.stderr)")
-    menv = dict(env)
-    menv["ASAN_OPTIONS"] = (menv.get("ASAN_OPTIONS", "") + ":quarantine_size_mb=0").lstrip(":")
     peaks, counts, resident = [], [], []
     for n in (100, 600):
-        r = subprocess.run([sys.executable, "-c", probe, gen, ll, "--backend", "sim",
-                            "--prompt-ids", "1,2,3", "--max-new-tokens", str(n),
-                            "--max-context", "640", "--ids"], capture_output=True, text=True,
-                           env=menv)
-        rc, cnt, peak = (int(x) for x in r.stdout.split())
+        rc, cnt, peak, err = llmtest.peak_rss([gen, ll, "--backend", "sim", "--prompt-ids",
+                                               "1,2,3", "--max-new-tokens", str(n),
+                                               "--max-context", "640", "--ids"], env)
         counts.append(cnt if rc == 0 else -1)
         peaks.append(peak)
-        s = stats(r.stderr)
+        s = stats(err)
         resident.append(s["resident"] if s else -1)
     ok = counts == [100, 600] and resident == [4, 4] and peaks[1] - peaks[0] < 2048
     print(f"{'ok  ' if ok else 'FAIL'} memory: {counts} tokens with {resident} cache inputs "
@@ -96,19 +81,18 @@ def main():
     fails = 0
     with tempfile.TemporaryDirectory(prefix="npu-llm-kv-") as tmp:
         env["XDG_CACHE_HOME"] = os.path.join(tmp, "cache")
-        subprocess.run([sys.executable, os.path.join(HERE, "gen-llm.py"), tmp], check=True,
-                       stdout=subprocess.DEVNULL)
+        llmtest.make_checkpoints(tmp)
         if sys.argv[2:] == ["--memory"]:
             sys.exit(memory(gen, env, tmp))
         for name in ("llama", "qwen2", "gpt2"):
-            ref = json.load(open(os.path.join(tmp, name + ".ref.json")))
-            folder = os.path.join(tmp, ref["dir"])
+            ref = llmtest.reference(tmp, name)
+            folder = ref["folder"]
             cfg_dir = folder
             if name == "llama":  # hub cache layout: the snapshot holds config.json
                 snaps = os.path.join(folder, "snapshots")
                 cfg_dir = os.path.join(snaps, os.listdir(snaps)[0])
             cfg = json.load(open(os.path.join(cfg_dir, "config.json")))
-            base = [gen, folder, "--prompt-ids", ",".join(map(str, ref["prompt"])),
+            base = [gen, folder, "--prompt-ids", llmtest.ids_arg(ref["prompt"]),
                     "--max-new-tokens", "32", "--backend", "sim", "--greedy", "--ids"]
             want = "ids: " + " ".join(map(str, ref["ids"])) + "\n"
             got = {}

@@ -8,31 +8,17 @@
 # Needs /usr/bin/python3 with torch (gen-llm.py); skips otherwise.
 #
 #   test-llm-text.py NPU_GENERATE NPU_TOKENIZE QWEN2_STYLE_TOKENIZER_JSON
-import atexit
-import importlib.util
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 
-try:
-    import torch  # noqa: F401 (gen-llm.py needs it)
-except ImportError as e:
-    print(f"SKIP: {e} (needs Debian's /usr/bin/python3 with torch)")
-    sys.exit(77)
+import llmtest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-
-# the programs' compile cache (npu-generate's default: $XDG_CACHE_HOME/opennpu/llm) goes into
-# a folder of this run, removed at exit
-_CACHE = tempfile.mkdtemp(prefix="npu-llm-cache-")
-atexit.register(shutil.rmtree, _CACHE, True)
-os.environ["XDG_CACHE_HOME"] = _CACHE
-spec = importlib.util.spec_from_file_location("gen_llm", os.path.join(HERE, "gen-llm.py"))
-gl = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(gl)
+llmtest.need("torch")
+llmtest.private_compile_cache()
+gl = llmtest.gen_llm()
 
 GEN, TOK, SRC = sys.argv[1:4]
 PROMPT = "Once upon a time"
@@ -82,7 +68,7 @@ with tempfile.TemporaryDirectory() as tmp:
     by_text = out(GEN, folder, "--backend", "cpu", "--prompt", PROMPT, "--max-new-tokens", N_NEW,
                   "--greedy", "--ids")
     by_ids = out(GEN, folder, "--backend", "cpu", "--prompt-ids",
-                 ",".join(map(str, prompt_ids)), "--max-new-tokens", N_NEW, "--greedy", "--ids")
+                 llmtest.ids_arg(prompt_ids), "--max-new-tokens", N_NEW, "--greedy", "--ids")
     fails = 0
     if by_text != by_ids or not by_text.startswith("ids: "):
         print(f"FAIL --prompt TEXT gives {by_text!r}, --prompt-ids {prompt_ids} gives {by_ids!r}")
@@ -92,7 +78,7 @@ with tempfile.TemporaryDirectory() as tmp:
     new_ids = ids_of(by_text[len("ids: "):])
     streamed = out(GEN, folder, "--backend", "cpu", "--prompt", PROMPT, "--max-new-tokens", N_NEW,
                    "--greedy", "--quiet")
-    decoded = out(TOK, folder, "--decode", "--skip-special", ",".join(map(str, new_ids)))
+    decoded = out(TOK, folder, "--decode", "--skip-special", llmtest.ids_arg(new_ids))
     if streamed.rstrip("\n") != decoded.rstrip("\n") or not streamed.strip():
         print(f"FAIL streamed text {streamed!r} != npu-tokenize --decode {decoded!r}")
         fails += 1

@@ -16,53 +16,37 @@
 #
 # --cores N (sim): each step split over N cores, every independent run of tasks
 # (NPU_SPLIT_FORCE=1): the same checks, and multi-core submits must be reported.
-import atexit
-import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
 
-try:
-    import numpy as np
-    import torch  # noqa: F401  (gen-llm.py needs it)
-except ImportError as e:
-    print(f"SKIP: {e} (needs Debian's /usr/bin/python3 with torch and numpy)")
-    sys.exit(77)
+import llmtest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+np, _ = llmtest.need("numpy", "torch")  # torch: gen-llm.py
 # measured on these checkpoints (docs/llm.md): cosine min 0.995 .. 0.998, top-1 30 .. 32 of 32
 MIN_COS = 0.99
 MIN_TOP1 = 26
 
-_CACHE = tempfile.mkdtemp(prefix="npu-llm-cache-")
-atexit.register(shutil.rmtree, _CACHE, True)
-os.environ["XDG_CACHE_HOME"] = _CACHE
+llmtest.private_compile_cache()
 
 
 def main():
     gen, backend = sys.argv[1], sys.argv[2]
     extra = []
     if sys.argv[3:5] and sys.argv[3] == "--cores":
-        extra = ["--cores", sys.argv[4]]
-        os.environ["NPU_SPLIT_FORCE"] = "1"
-    env = dict(os.environ)
-    if backend == "sim":
-        env["NPU_PARTITION"] = "supported"
+        extra = llmtest.split_cores(sys.argv[4])
+    env = llmtest.backend_env(backend)
     fails = 0
     with tempfile.TemporaryDirectory(prefix="npu-llm-") as tmp:
-        subprocess.run([sys.executable, os.path.join(HERE, "gen-llm.py"), tmp], check=True,
-                       stdout=subprocess.DEVNULL)
-        for name in ("gpt2", "llama", "qwen2"):
-            ref = json.load(open(os.path.join(tmp, name + ".ref.json")))
-            folder = os.path.join(tmp, ref["dir"])
-            prompt = ",".join(map(str, ref["prompt"]))
+        for name, ref in llmtest.checkpoints(tmp):
+            folder = ref["folder"]
+            prompt = llmtest.ids_arg(ref["prompt"])
             lo = os.path.join(tmp, name + ".w8a8." + backend + ".npy")
             r = subprocess.run([gen, folder, "--prompt-ids", prompt, "--max-new-tokens", "32",
                                 "--backend", backend, "--weights", "w8a8", "--ids",
-                                "--force-ids", ",".join(map(str, ref["ids"])),
+                                "--force-ids", llmtest.ids_arg(ref["ids"]),
                                 "--logits-out", lo] + extra, env=env, capture_output=True,
                                text=True)
             if r.returncode != 0:
@@ -94,14 +78,11 @@ def main():
                 if None in cpu_mm or cpu_mm[0] > cpu_mm[1] or (name != "gpt2" and cpu_mm[0]):
                     print(f"FAIL {name} {backend}: w8a8 / fp16 products on the CPU {cpu_mm}")
                     fails += 1
-            got = np.load(lo).astype(np.float64)
-            exp = np.load(os.path.join(tmp, name + ".logits.npy")).astype(np.float64)
-            if got.shape != exp.shape:
-                print(f"FAIL {name} {backend}: logits shape {got.shape}, want {exp.shape}")
+            cos, top1, why = llmtest.logits_against_reference(np, lo, tmp, name)
+            if why:
+                print(f"FAIL {name} {backend}: {why}")
                 fails += 1
                 continue
-            cos = (got * exp).sum(1) / np.linalg.norm(got, axis=1) / np.linalg.norm(exp, axis=1)
-            top1 = int((got.argmax(1) == exp.argmax(1)).sum())
             ok = cos.min() >= MIN_COS and top1 >= MIN_TOP1
             fails += not ok
             print(f"{'ok  ' if ok else 'FAIL'} {name} {backend} w8a8: teacher-forced logits "
@@ -110,10 +91,10 @@ def main():
         if backend == "sim" and not extra:
             # the default partition (by cost) keeps the int8 products on the NPU
             # (llm-quant.c: the cost model alone moved all of them to the CPU)
-            ref = json.load(open(os.path.join(tmp, "llama.ref.json")))
+            ref = llmtest.reference(tmp, "llama")
             cenv = dict(os.environ, NPU_PARTITION="cost")
-            r = subprocess.run([gen, os.path.join(tmp, ref["dir"]), "--prompt-ids",
-                                ",".join(map(str, ref["prompt"])), "--max-new-tokens", "2",
+            r = subprocess.run([gen, ref["folder"], "--prompt-ids",
+                                llmtest.ids_arg(ref["prompt"]), "--max-new-tokens", "2",
                                 "--backend", backend, "--weights", "w8a8", "--ids"], env=cenv,
                                capture_output=True, text=True)
             dec = [ln for ln in r.stderr.splitlines() if ln.startswith("decode program")]
@@ -126,7 +107,7 @@ def main():
             else:
                 print(f"ok   llama, partition by cost: {dec[0]}")
         # refusals
-        folder = os.path.join(tmp, json.load(open(os.path.join(tmp, "gpt2.ref.json")))["dir"])
+        folder = llmtest.reference(tmp, "gpt2")["folder"]
         for args, msg in ((["--weights", "int4"], "--weights int4: not one of fp16, w8a8"),
                           (["--calib-ids", "1,2"], "--calib-ids needs --weights w8a8")):
             r = subprocess.run([gen, folder, "--prompt-ids", "1,2", "--backend", backend] + args,

@@ -10,7 +10,9 @@
 #define NPU_TEST_UTIL_H
 
 #include <math.h>
+#include <unistd.h>
 
+#include "npu-test-file.h"
 #include "npu-test.h"
 #include "npu/npu-backend.h"
 #include "npu/npu-exec.h"
@@ -213,11 +215,19 @@ tu_conv_graph(const struct tu_conv *p)
     return g;
 }
 
-/* Runs graph g (taken) on the CPU executor without passes; out gets a copy of
- * output 0 (caller frees out->data). */
+/* Runs graph g (taken) on the CPU executor without passes; out[0 .. *nout) get
+ * copies of its first outputs, at most max_out (<= 32; the caller frees each
+ * out[k].data). */
 static inline enum npu_status
-tu_run_cpu(struct npu_graph *g, const struct npu_tensor *in, int nin, struct npu_tensor *out)
+tu_run_cpu_outputs(struct npu_graph *g, const struct npu_tensor *in, int nin,
+                   struct npu_tensor *out, int max_out, int *nout)
 {
+    int n = g->noutputs < max_out ? g->noutputs : max_out;
+    *nout = 0;
+    if (n > 32) {
+        npu_graph_free(g);
+        return NPU_ERR_UNSUPPORTED;
+    }
     struct npu_model *m = NULL;
     enum npu_status st = npu_model_from_graph(g, NULL, NPU_EXEC_NO_PASSES, &m);
     if (st)
@@ -227,17 +237,52 @@ tu_run_cpu(struct npu_graph *g, const struct npu_tensor *in, int nin, struct npu
         npu_model_free(m);
         return st;
     }
-    struct npu_tensor o[4];
-    st = npu_session_run(s, in, nin, o, 1, NULL);
-    if (!st) {
-        *out = o[0];
-        size_t nb = (size_t)npu_tensor_nbytes(&o[0]);
-        out->data = malloc(nb);
-        memcpy(out->data, o[0].data, nb);
+    struct npu_tensor o[32];
+    st = npu_session_run(s, in, nin, o, n, NULL);
+    for (int k = 0; !st && k < n; k++) {
+        out[k] = o[k];
+        size_t nb = (size_t)npu_tensor_nbytes(&o[k]);
+        out[k].data = malloc(nb);
+        memcpy(out[k].data, o[k].data, nb);
     }
+    if (!st)
+        *nout = n;
     npu_session_destroy(s);
     npu_model_free(m);
     return st;
+}
+
+/* The same for output 0 alone (caller frees out->data). */
+static inline enum npu_status
+tu_run_cpu(struct npu_graph *g, const struct npu_tensor *in, int nin, struct npu_tensor *out)
+{
+    int n;
+    return tu_run_cpu_outputs(g, in, nin, out, 1, &n);
+}
+
+/* G as IR text (npu_ir_save through a temporary file), its blob sidecar in *side
+ * (*side_len bytes); NULL (and *side NULL) when either cannot be written or read back.
+ * The caller frees both. */
+static inline char *
+tu_ir_text(const struct npu_graph *g, char **side, size_t *side_len)
+{
+    char path[] = "/tmp/npu-test-ir-XXXXXX", sp[64];
+    char *t = NULL;
+    size_t n = 0;
+    *side = NULL;
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return NULL;
+    close(fd);
+    snprintf(sp, sizeof(sp), "%s.bin", path);
+    if (npu_ir_save(g, path) == NPU_OK && (t = npu_test_slurp(path, &n)) &&
+        !(*side = npu_test_slurp(sp, side_len))) {
+        free(t);
+        t = NULL;
+    }
+    unlink(path);
+    unlink(sp);
+    return t;
 }
 
 struct tu_npu_result {

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "npu-test-log.h"
 #include "npu-test.h"
 #include "npu/npu-backend.h"
 #include "npu/npu-ir.h"
@@ -321,12 +322,6 @@ test_quant_param(void)
                "mm", true, NULL, false);
 }
 
-static void
-quiet(enum npu_log_level level, const char *domain, const char *msg, void *user)
-{
-    (void)level, (void)domain, (void)msg, (void)user;
-}
-
 /* Every op with a handler, on every element type: only fp32 / fp16 (and int8 / uint8 for the
  * integer conv family) may be supported; a type the IR refuses for the op is skipped. The
  * fp32 form of each case is a control that must be supported. */
@@ -383,7 +378,8 @@ test_dtype_sweep(void)
                      "}\n",
                      ty, ty, ty, oshape, ops[i].op, ops[i].nin == 2 ? ", %z" : "", ops[i].attrs);
             struct npu_graph *g = NULL;
-            npu_log_set_handler(quiet, NULL); /* the parser's type errors are expected */
+            npu_log_set_handler(npu_test_log_quiet,
+                                NULL); /* the parser's type errors are expected */
             enum npu_status pst = npu_ir_parse(text, strlen(text), NULL, 0, true, &g);
             npu_log_set_handler(NULL, NULL);
             if (pst) {

@@ -11,6 +11,7 @@
  */
 #include <unistd.h>
 
+#include "npu-test-log.h"
 #include "npu-test-util.h"
 
 static char *
@@ -19,50 +20,10 @@ lowered_text(struct npu_graph *g, char **side, size_t *side_len)
     struct npu_backend_options o = {0};
     if (npu_lower_graph(g, &o))
         return NULL;
-    char path[] = "/tmp/npu-robust-XXXXXX";
-    int fd = mkstemp(path);
-    if (fd < 0)
-        return NULL;
-    close(fd);
-    npu_ir_save(g, path);
-    char sp[64];
-    snprintf(sp, sizeof(sp), "%s.bin", path);
-    FILE *f = fopen(path, "rb"), *fs = fopen(sp, "rb");
-    char *t = NULL;
-    if (f && fs) {
-        fseek(f, 0, SEEK_END);
-        long n = ftell(f);
-        fseek(fs, 0, SEEK_END);
-        long m = ftell(fs);
-        rewind(f);
-        rewind(fs);
-        t = calloc(1, (size_t)n + 1);
-        *side = malloc((size_t)m + 1);
-        if (fread(t, 1, (size_t)n, f) != (size_t)n || fread(*side, 1, (size_t)m, fs) != (size_t)m) {
-            free(t);
-            t = NULL;
-        }
-        *side_len = (size_t)m;
-    }
-    if (f)
-        fclose(f);
-    if (fs)
-        fclose(fs);
-    unlink(path);
-    unlink(sp);
-    return t;
+    return tu_ir_text(g, side, side_len);
 }
 
 static int ok_parse, ok_code, ok_run;
-
-static void
-quiet(enum npu_log_level level, const char *domain, const char *msg, void *user)
-{
-    (void)level;
-    (void)domain;
-    (void)msg;
-    (void)user;
-}
 
 static void
 mutate_and_run(const char *text, const char *side, size_t side_len, uint32_t *seed)
@@ -168,7 +129,7 @@ main(int argc, char **argv)
                        .seed = 4};
     struct npu_graph *gs[5] = {tu_conv_graph(&c1), tu_matmul_graph(&m1), tu_conv_graph(&c2),
                                tu_matmul_graph(&m2), residual_graph()};
-    npu_log_set_handler(quiet, NULL); /* thousands of expected refusals */
+    npu_log_set_handler(npu_test_log_quiet, NULL); /* thousands of expected refusals */
     uint32_t seed = 12345;
     int cases = 0;
     for (int i = 0; i < 5; i++) {

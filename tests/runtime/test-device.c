@@ -15,6 +15,7 @@
 #include <pthread.h>
 
 #include "npu-handprog.h"
+#include "npu-test-add.h"
 #include "npu-test.h"
 
 #define P_INT8 0u
@@ -77,57 +78,23 @@ build_add(struct tprog *p, uint32_t x, uint32_t y, uint32_t z, uint32_t W, uint3
     tp_tail(p, next_addr, next_amount, NPU_OP_EN_DPU | NPU_OP_EN_DPU_RDMA);
 }
 
-/* A job: W pixels x 16 channels of int8 x + y -> z, on its own BOs. */
-struct add_job {
-    struct npu_bo *task, *regcmd, *x, *y, *z;
-    uint32_t W;
-    int8_t *ref;
-};
-
+/* A job: W pixels x 16 channels of int8 x + y -> z, on its own BOs; its task
+ * BO holds COPIES descriptors of the one program. */
 static void
-add_job_make(struct npu_device *dev, struct add_job *a, uint32_t W, uint32_t seed, unsigned copies)
+add_job_make(struct npu_device *dev, struct npu_test_add *a, uint32_t W, uint32_t seed,
+             unsigned copies)
 {
-    memset(a, 0, sizeof(*a));
-    a->W = W;
-    size_t bytes = (size_t)W * 16;
+    npu_test_add_data(dev, a, W, seed, 0);
     CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, 40 * copies, NPU_BO_TASKS, &a->task));
-    CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, 4096, 0, &a->regcmd));
-    CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, bytes, 0, &a->x));
-    CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, bytes, 0, &a->y));
-    CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, bytes, 0, &a->z));
-    int8_t *x = npu_bo_map(a->x), *y = npu_bo_map(a->y);
-    a->ref = malloc(bytes);
-    for (size_t i = 0; i < bytes; i++) {
-        x[i] = (int8_t)trand(&seed);
-        y[i] = (int8_t)trand(&seed);
-        int v = x[i] + y[i];
-        a->ref[i] = (int8_t)(v > 127 ? 127 : v < -128 ? -128 : v);
-    }
+    if (!a->ref || !a->task)
+        return;
     struct tprog p;
     build_add(&p, npu_bo_iova(a->x), npu_bo_iova(a->y), npu_bo_iova(a->z), W, 16, 0, 0);
-    uint32_t body = tp_store(a->regcmd, 0, &p);
+    a->body = tp_store(a->regcmd, 0, &p);
     for (unsigned i = 0; i < copies; i++)
-        td_set(a->task, i, NPU_OP_EN_DPU | NPU_OP_EN_DPU_RDMA, body, npu_bo_iova(a->regcmd));
+        td_set(a->task, i, NPU_OP_EN_DPU | NPU_OP_EN_DPU_RDMA, a->body, npu_bo_iova(a->regcmd));
     npu_bo_sync(a->x, NPU_SYNC_TO_DEVICE, 0, 0);
     npu_bo_sync(a->y, NPU_SYNC_TO_DEVICE, 0, 0);
-}
-
-static int
-add_job_check(struct add_job *a)
-{
-    npu_bo_sync(a->z, NPU_SYNC_FROM_DEVICE, 0, 0);
-    return !memcmp(npu_bo_map(a->z), a->ref, (size_t)a->W * 16);
-}
-
-static void
-add_job_free(struct add_job *a)
-{
-    npu_bo_destroy(a->task);
-    npu_bo_destroy(a->regcmd);
-    npu_bo_destroy(a->x);
-    npu_bo_destroy(a->y);
-    npu_bo_destroy(a->z);
-    free(a->ref);
 }
 
 static void
@@ -213,7 +180,7 @@ test_bos(struct npu_device *dev)
 static void
 test_submit_checks(struct npu_device *dev)
 {
-    struct add_job a;
+    struct npu_test_add a;
     add_job_make(dev, &a, 8, 1, 1);
     struct npu_job *job = NULL;
     struct npu_submit s = ts_submit(a.task, 0, 1, 1);
@@ -235,13 +202,13 @@ test_submit_checks(struct npu_device *dev)
     CHECK(job == NULL);
     s = ts_submit(NULL, 0, 1, 1);
     CHECK_EQ_INT(NPU_ERR_INVALID, npu_job_submit(dev, &s, &job));
-    add_job_free(&a);
+    npu_test_add_free(&a);
 }
 
 static void
 test_run_and_timing(struct npu_device *dev)
 {
-    struct add_job a;
+    struct npu_test_add a;
     add_job_make(dev, &a, 256, 7, 1);
     struct npu_submit s = ts_submit(a.task, 0, 1, 2);
     struct npu_job *job = NULL;
@@ -249,7 +216,7 @@ test_run_and_timing(struct npu_device *dev)
     struct npu_job_result r;
     CHECK_EQ_INT(NPU_OK, npu_job_wait(job, -1, &r));
     CHECK_EQ_INT(NPU_OK, npu_job_wait(job, 0, &r)); /* waiting again is fine */
-    CHECK(add_job_check(&a));
+    CHECK(npu_test_add_ok(&a));
     CHECK_EQ_INT(0x2, r.core_mask);
     CHECK_EQ_INT(1, r.task_counter);
     /* the interrupt of the last task's DPU group, written back too */
@@ -294,7 +261,7 @@ test_run_and_timing(struct npu_device *dev)
     s = ts_submit(a.task, 0, 3, 1);
     /* the BO holds one descriptor; ranges past it are refused */
     CHECK_EQ_INT(NPU_ERR_INVALID, npu_job_submit(dev, &s, &job));
-    add_job_free(&a);
+    npu_test_add_free(&a);
 
     add_job_make(dev, &a, 256, 7, 3);
     for (int i = 0; i < 3; i++) {
@@ -305,13 +272,13 @@ test_run_and_timing(struct npu_device *dev)
     s = ts_submit(a.task, 0, 3, 1);
     CHECK_EQ_INT(NPU_OK, npu_job_submit(dev, &s, &job));
     CHECK_EQ_INT(NPU_OK, npu_job_wait(job, 10000, &r));
-    CHECK(add_job_check(&a));
+    CHECK(npu_test_add_ok(&a));
     CHECK_EQ_INT(3, r.task_counter);
     CHECK_EQ_INT(3, r.n_tasks);
     CHECK_NEAR(r.tasks[0].task_s * 3 + 25e-6, r.modeled_s, 1e-12); /* v2's submit */
     CHECK_NEAR(r.tasks[0].task_s, r.tasks[1].start_s - r.tasks[0].start_s, 1e-12);
     npu_job_destroy(job);
-    add_job_free(&a);
+    npu_test_add_free(&a);
 }
 
 static void
@@ -319,7 +286,7 @@ test_timeouts(struct npu_device *dev)
 {
     /* A big job: a zero wait reports TIMEOUT while it runs (or OK if the
      * machine is fast); a later blocking wait completes it. */
-    struct add_job a;
+    struct npu_test_add a;
     add_job_make(dev, &a, 8191, 3, 1);
     struct npu_submit s = ts_submit(a.task, 0, 1, 4);
     struct npu_job *job = NULL;
@@ -329,19 +296,19 @@ test_timeouts(struct npu_device *dev)
     st = npu_job_wait(job, 1, NULL);
     CHECK(st == NPU_ERR_TIMEOUT || st == NPU_OK);
     CHECK_EQ_INT(NPU_OK, npu_job_wait(job, -1, NULL));
-    CHECK(add_job_check(&a));
+    CHECK(npu_test_add_ok(&a));
     npu_job_destroy(job);
 
     /* destroying an unwaited job waits for it */
     CHECK_EQ_INT(NPU_OK, npu_job_submit(dev, &s, &job));
     npu_job_destroy(job);
-    add_job_free(&a);
+    npu_test_add_free(&a);
 }
 
 static void
 test_three_cores(struct npu_device *dev)
 {
-    struct add_job a[3];
+    struct npu_test_add a[3];
     struct npu_job *job[3];
     struct npu_job_result r[3];
     for (int i = 0; i < 3; i++)
@@ -352,7 +319,7 @@ test_three_cores(struct npu_device *dev)
     }
     for (int i = 0; i < 3; i++) {
         CHECK_EQ_INT(NPU_OK, npu_job_wait(job[i], -1, &r[i]));
-        CHECK(add_job_check(&a[i]));
+        CHECK(npu_test_add_ok(&a[i]));
         CHECK_EQ_INT(1u << i, r[i].core_mask);
     }
     /* Submitted before any wait: all three start at the same modeled time.
@@ -399,14 +366,14 @@ test_three_cores(struct npu_device *dev)
     CHECK_EQ_INT(3, rr.task_counter);
     CHECK_EQ_INT(3, rr.n_tasks);
     for (int i = 0; i < 3; i++)
-        CHECK(add_job_check(&a[i]));
+        CHECK(npu_test_add_ok(&a[i]));
     /* solved jointly: every core's DMA term stretched by f3 */
     for (unsigned i = 0; i < rr.n_tasks; i++)
         CHECK_NEAR(nominal * f3, rr.tasks[i].dma_s, nominal * 1e-6);
     npu_job_destroy(j);
     npu_bo_destroy(task);
     for (int i = 0; i < 3; i++)
-        add_job_free(&a[i]);
+        npu_test_add_free(&a[i]);
 }
 
 struct thr {
@@ -421,13 +388,13 @@ thread_main(void *arg)
     struct thr *t = arg;
     t->ok = 1;
     for (int round = 0; round < 4; round++) {
-        struct add_job a;
+        struct npu_test_add a;
         add_job_make(t->dev, &a, 512, 1000 * t->core + round, 1);
         struct npu_submit s = ts_submit(a.task, 0, 1, round & 1 ? 0 : 1u << t->core);
         struct npu_job_result r;
-        if (ts_run(t->dev, &s, &r, NULL, 0) != NPU_OK || !add_job_check(&a))
+        if (ts_run(t->dev, &s, &r, NULL, 0) != NPU_OK || !npu_test_add_ok(&a))
             t->ok = 0;
-        add_job_free(&a);
+        npu_test_add_free(&a);
     }
     return NULL;
 }

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "npu-handprog.h"
+#include "npu-test-matmul.h"
 #include "npu-test.h"
 #include "npu/npu-timing.h"
 #include "sim-gemm.h"
@@ -21,7 +22,12 @@
 #include <cblas.h>
 #endif
 
-enum { BUF_A = 0, BUF_B, BUF_C, N_BUFS };
+enum {
+    BUF_A = NPU_TEST_MM_A,
+    BUF_B = NPU_TEST_MM_B,
+    BUF_C = NPU_TEST_MM_C,
+    N_BUFS = NPU_TEST_MM_NBUF
+};
 
 static double
 now(void)
@@ -60,47 +66,24 @@ main(int argc, char **argv)
     if (!dev)
         return npu_test_done("bench-matmul");
 
-    struct npu_weight_layout wl;
-    CHECK_EQ_INT(NPU_OK, npu_weight_layout_init(&wl, 2, N, K, 1, 1, false));
-    struct npu_bo *buf[N_BUFS], *rc, *task;
-    size_t a_bytes = npu_nc1hwc2_bytes(2, K, M, 1), c_bytes = npu_nc1hwc2_bytes(4, N, M, 1);
-    CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, a_bytes, 0, &buf[BUF_A]));
-    CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, wl.total_bytes, 0, &buf[BUF_B]));
-    CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, c_bytes, 0, &buf[BUF_C]));
+    struct npu_test_mm mm;
+    npu_test_mm_operands(dev, M, K, N, 0, 1, 1000.0f, &mm);
+    struct npu_bo *const *buf = mm.bo;
+    struct npu_bo *rc, *task;
     CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, 4096, 0, &rc));
     CHECK_EQ_INT(NPU_OK, npu_bo_create(dev, 40, NPU_BO_TASKS, &task));
 
-    /* data: fp16 values, also kept as fp32 for the sgemm baseline */
+    /* the same fp16 values as fp32, for the sgemm baseline */
     float *a = malloc(sizeof(float) * M * K), *b = malloc(sizeof(float) * K * N);
     float *c = malloc(sizeof(float) * M * N);
-    uint16_t *a16 = malloc(2 * M * K), *b16 = malloc(2 * K * N), *at = malloc(2 * M * K);
-    uint32_t seed = 1;
-    for (size_t i = 0; i < (size_t)M * K; i++) {
-        a16[i] = npu_fp32_to_fp16(((int)(trand(&seed) % 2001) - 1000) / 1000.0f);
-        a[i] = npu_fp16_to_fp32(a16[i]);
-    }
-    for (size_t i = 0; i < (size_t)K * N; i++) {
-        b16[i] = npu_fp32_to_fp16(((int)(trand(&seed) % 2001) - 1000) / 1000.0f);
-        b[i] = npu_fp16_to_fp32(b16[i]);
-    }
-    for (uint32_t m = 0; m < M; m++)
-        for (uint32_t k = 0; k < K; k++)
-            at[(size_t)k * M + m] = a16[(size_t)m * K + k];
-    CHECK_EQ_INT(NPU_OK,
-                 npu_nchw_to_nc1hwc2(npu_bo_map(buf[BUF_A]), a_bytes, at, 2, 1, K, M, 1, 0));
-    CHECK_EQ_INT(NPU_OK,
-                 npu_weight_pack_matmul(&wl, npu_bo_map(buf[BUF_B]), wl.total_bytes, b16, 0));
+    for (size_t i = 0; i < (size_t)M * K; i++)
+        a[i] = npu_fp16_to_fp32(mm.a[i]);
+    for (size_t i = 0; i < (size_t)K * N; i++)
+        b[i] = npu_fp16_to_fp32(mm.b[i]);
 
     struct npu_stream s;
     npu_stream_init(&s);
-    struct npu_ref_matmul p = {.kind = NPU_REF_MATMUL_FP16_FP32,
-                               .m = M,
-                               .k = K,
-                               .n = N,
-                               .input = {BUF_A, 0},
-                               .weight = {BUF_B, 0},
-                               .output = {BUF_C, 0}};
-    CHECK_EQ_INT(NPU_OK, npu_ref_matmul_emit(&s, &p));
+    CHECK_EQ_INT(NPU_OK, npu_test_mm_emit(&s, NPU_REF_MATMUL_FP16_FP32, M, K, N));
     struct npu_regcmd_image img;
     CHECK_EQ_INT(NPU_OK, npu_stream_layout(&s, npu_bo_iova(rc), NPU_SEGMENT_ALIGN, &img));
     uint32_t iova[N_BUFS] = {npu_bo_iova(buf[0]), npu_bo_iova(buf[1]), npu_bo_iova(buf[2])};
@@ -168,11 +151,7 @@ main(int argc, char **argv)
     free(a);
     free(b);
     free(c);
-    free(a16);
-    free(b16);
-    free(at);
-    for (int i = 0; i < N_BUFS; i++)
-        npu_bo_destroy(buf[i]);
+    npu_test_mm_free(&mm);
     npu_bo_destroy(rc);
     npu_bo_destroy(task);
     npu_device_close(dev);

@@ -17,9 +17,15 @@
 #include <math.h>
 
 #include "npu-handprog.h"
+#include "npu-test-matmul.h"
 #include "npu-test.h"
 
-enum { BUF_A = 0, BUF_B, BUF_C, N_BUFS };
+enum {
+    BUF_A = NPU_TEST_MM_A,
+    BUF_B = NPU_TEST_MM_B,
+    BUF_C = NPU_TEST_MM_C,
+    N_BUFS = NPU_TEST_MM_NBUF
+};
 
 struct prog {
     struct npu_bo *task, *regcmd;
@@ -108,14 +114,7 @@ test_matmul(struct npu_device *dev, enum npu_ref_matmul_kind kind, uint32_t M, u
 
     struct npu_stream s;
     npu_stream_init(&s);
-    struct npu_ref_matmul p = {.kind = kind,
-                               .m = M,
-                               .k = K,
-                               .n = N,
-                               .input = {BUF_A, 0},
-                               .weight = {BUF_B, 0},
-                               .output = {BUF_C, 0}};
-    npu_ref_matmul_emit(&s, &p);
+    npu_test_mm_emit(&s, kind, M, K, N);
     char msg[512] = "";
     struct npu_job_result res;
     enum npu_status st = run_stream(dev, &s, buf, &res, msg);

@@ -462,12 +462,21 @@ run_matmul(struct env *e, const struct gf *g, const unsigned *idx, unsigned n_ru
     unsigned kt = K / n_run; /* ONPU: K split into equal tiles, one submit each */
     for (unsigned s = 0; s < n_run; s++)
         run_matmul_task(e, &g->task[idx[s]], M, kt, N, int8, obytes, A, B, s * kt, K, acc);
+    /* the reference, row by row of B so that the inner loop streams (the data are
+     * integer-valued: the double sums are exact in any order) */
+    double *refs = calloc((size_t)M * N, sizeof(double));
+    CHECK(refs != NULL);
+    for (unsigned m = 0; refs && m < M; m++)
+        for (unsigned k = 0; k < K; k++) {
+            double a = A[(size_t)m * K + k], *r = refs + (size_t)m * N;
+            const float *b = B + (size_t)k * N;
+            for (unsigned n = 0; n < N; n++)
+                r[n] += a * b[n];
+        }
     unsigned bad = 0;
-    for (unsigned m = 0; m < M; m++)
+    for (unsigned m = 0; refs && m < M; m++)
         for (unsigned n = 0; n < N; n++) {
-            double ref = 0;
-            for (unsigned k = 0; k < K; k++)
-                ref += (double)A[(size_t)m * K + k] * B[(size_t)k * N + n];
+            double ref = refs[(size_t)m * N + n];
             if (obytes == 2)
                 ref = npu_fp16_to_fp32(f16((float)ref));
             if (acc[(size_t)m * N + n] != ref && bad++ < 5)
@@ -477,6 +486,7 @@ run_matmul(struct env *e, const struct gf *g, const unsigned *idx, unsigned n_ru
     CHECK_EQ_INT(0, bad);
     if (!bad)
         printf("%s: %u x %u results bit-exact\n", g_name, M, N);
+    free(refs);
     free(A);
     free(B);
     free(acc);
