@@ -56,9 +56,16 @@ typedef struct
   gchar *desc;
 } PgStore;
 
+/* Has the server gone? libpq marks the connection bad when a read meets the end
+ * of the stream; a query whose send failed first (the server died as an INSERT
+ * went out) can come back with "server closed the connection unexpectedly"
+ * while the status still says OK (seen once in gst-embed-store-faults-pg), so
+ * an OK status is checked by one more non-blocking read. */
 static gboolean
 conn_lost (PgStore * s)
 {
+  if (PQstatus (s->conn) == CONNECTION_OK)
+    PQconsumeInput (s->conn);
   return PQstatus (s->conn) == CONNECTION_BAD;
 }
 
