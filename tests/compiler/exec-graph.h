@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * exec-graph.h: in-memory graph builders shared by the CPU executor's plan tests
+ * (exec_residual_test.c, exec_concat_test.c): seeded random constants, a "same"-padded Conv
+ * with bias and optional fused Relu, and a one- or two-operand node whose output takes the
+ * larger operand's shape. Static functions: include it in one test file each.
+ */
+#ifndef NPU_TEST_EXEC_GRAPH_H
+#define NPU_TEST_EXEC_GRAPH_H
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "npu/npu-ir.h"
+
+static uint32_t rng = 12345;
+
+static float
+frand(void)
+{
+    rng = rng * 1664525u + 1013904223u;
+    return (float)((rng >> 8) & 0xffff) / 32768.0f - 1.0f;
+}
+
+static struct npu_value *
+const_rand(struct npu_graph *g, const char *name, int ndim, const int64_t *dims)
+{
+    struct npu_tensor t = {.dtype = NPU_DTYPE_FP32, .ndim = ndim};
+    memcpy(t.dims, dims, sizeof(int64_t) * (size_t)ndim);
+    int64_t n = npu_tensor_numel(&t);
+    float *d = malloc(sizeof(float) * (size_t)n);
+    for (int64_t i = 0; d && i < n; i++)
+        d[i] = frand() * 0.3f;
+    t.data = d;
+    struct npu_value *v = d ? npu_graph_add_const(g, name, &t) : NULL;
+    free(d);
+    return v;
+}
+
+/* y = Conv(x) with k x k weights, stride s, "same" padding, M output channels, bias. */
+static struct npu_value *
+conv(struct npu_graph *g, struct npu_value *x, int64_t M, int64_t k, int64_t s, bool relu)
+{
+    static int id;
+    char nm[32];
+    int64_t C = x->t.dims[1], wd[4] = {M, C, k, k}, bd[1] = {M};
+    snprintf(nm, sizeof(nm), "w%d", id);
+    struct npu_value *w = const_rand(g, nm, 4, wd);
+    snprintf(nm, sizeof(nm), "b%d", id);
+    struct npu_value *b = const_rand(g, nm, 1, bd);
+    snprintf(nm, sizeof(nm), "conv%d", id++);
+    struct npu_value *in[3] = {x, w, b};
+    struct npu_node *n = npu_node_new(g, NPU_OP_CONV, nm, in, 3, 1, NULL);
+    if (!n)
+        return NULL;
+    int64_t p = k / 2, pads[4] = {p, p, p, p}, st[2] = {s, s}, ks[2] = {k, k};
+    npu_node_set_attr(g, n, &(struct npu_attr){"pads", NPU_ATTR_INTS, .ints = pads, .n = 4});
+    npu_node_set_attr(g, n, &(struct npu_attr){"strides", NPU_ATTR_INTS, .ints = st, .n = 2});
+    npu_node_set_attr(g, n, &(struct npu_attr){"kernel_shape", NPU_ATTR_INTS, .ints = ks, .n = 2});
+    if (relu)
+        npu_node_set_attr(g, n, &(struct npu_attr){"npu_act", NPU_ATTR_STRING, .s = "relu"});
+    struct npu_value *y = n->out[0];
+    y->t.dtype = NPU_DTYPE_FP32;
+    y->t.ndim = 4;
+    y->t.dims[0] = x->t.dims[0];
+    y->t.dims[1] = M;
+    y->t.dims[2] = (x->t.dims[2] + 2 * p - k) / s + 1;
+    y->t.dims[3] = (x->t.dims[3] + 2 * p - k) / s + 1;
+    npu_graph_append(g, n);
+    return y;
+}
+
+static struct npu_value *
+unary(struct npu_graph *g, enum npu_op op, struct npu_value *a, struct npu_value *b)
+{
+    struct npu_value *in[2] = {a, b};
+    struct npu_node *n = npu_node_new(g, op, "", in, b ? 2 : 1, 1, NULL);
+    if (!n)
+        return NULL;
+    n->out[0]->t = a->t;
+    n->out[0]->t.data = NULL;
+    if (b && b->t.ndim == a->t.ndim && b->t.dims[3] > a->t.dims[3])
+        n->out[0]->t = b->t;
+    npu_graph_append(g, n);
+    return n->out[0];
+
+#endif
