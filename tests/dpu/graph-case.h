@@ -166,4 +166,32 @@ gc_fill(struct npu_tensor *t, int ndim, const int64_t *dims, uint32_t seed, int 
     t->data = v;
 }
 
+/* A constant of dims filled like gc_fill's real-valued data (uniform in [-a, a]). */
+static inline struct npu_value *
+gc_rconst(struct npu_graph *g, const char *name, int nd, const int64_t *d, uint32_t seed, float a)
+{
+    struct npu_tensor t;
+    gc_fill(&t, nd, d, seed, 0, a);
+    struct npu_value *c = gc_const(g, name, nd, d, t.data);
+    free(t.data);
+    return c;
+}
+
+/* Reshape of x to d (a constant shape input) */
+static inline struct npu_value *
+gc_reshape(struct npu_graph *g, struct npu_value *x, const char *nm, int nd, const int64_t *d)
+{
+    struct npu_value *in[2] = {x, gc_const_i64(g, "shape", d, nd, false)};
+    return gc_done(g, gc_node(g, NPU_OP_RESHAPE, nm, in, 2, 1));
+}
+
+/* Transpose of x by the permutation p */
+static inline struct npu_value *
+gc_transpose(struct npu_graph *g, struct npu_value *x, const char *nm, int nd, const int64_t *p)
+{
+    struct npu_node *n = gc_node(g, NPU_OP_TRANSPOSE, nm, &x, 1, 1);
+    npu_node_set_ints(g, n, "perm", p, (size_t)nd);
+    return gc_done(g, n);
+}
+
 #endif /* GRAPH_CASE_H */

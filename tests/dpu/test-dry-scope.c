@@ -14,58 +14,33 @@
 
 #define CHAIN 30
 
-static struct npu_value *
-rconst(struct npu_graph *g, const char *name, int nd, const int64_t *d, uint32_t seed, float a)
-{
-    struct npu_tensor t;
-    gc_fill(&t, nd, d, seed, 0, a);
-    struct npu_value *c = gc_const(g, name, nd, d, t.data);
-    free(t.data);
-    return c;
-}
-
-static struct npu_value *
-reshape(struct npu_graph *g, struct npu_value *x, const char *nm, int nd, const int64_t *d)
-{
-    struct npu_value *in[2] = {x, gc_const_i64(g, "shape", d, nd, false)};
-    return gc_done(g, gc_node(g, NPU_OP_RESHAPE, nm, in, 2, 1));
-}
-
-static struct npu_value *
-transpose(struct npu_graph *g, struct npu_value *x, const char *nm, int nd, const int64_t *p)
-{
-    struct npu_node *n = gc_node(g, NPU_OP_TRANSPOSE, nm, &x, 1, 1);
-    npu_node_set_ints(g, n, "perm", p, (size_t)nd);
-    return gc_done(g, n);
-}
-
 static struct npu_graph *
 build(void)
 {
     struct npu_graph *g = npu_graph_new("dry-scope");
     const int64_t T = 16, C = 32;
     int64_t xd[4] = {1, 3, 2, 2 * T}, wd[4] = {C, 3, 2, 2}, ks[2] = {2, 2};
-    struct npu_value *in[3] = {gc_input(g, "img", 4, xd), rconst(g, "w", 4, wd, 3, 0.4f),
-                               rconst(g, "b", 1, &C, 4, 0.3f)};
+    struct npu_value *in[3] = {gc_input(g, "img", 4, xd), gc_rconst(g, "w", 4, wd, 3, 0.4f),
+                               gc_rconst(g, "b", 1, &C, 4, 0.3f)};
     struct npu_node *cv = gc_node(g, NPU_OP_CONV, "conv", in, 3, 1);
     npu_node_set_ints(g, cv, "kernel_shape", ks, 2);
     npu_node_set_ints(g, cv, "strides", ks, 2);
     int64_t rs[3] = {1, C, T}, perm[3] = {0, 2, 1}, back[3] = {1, T, C};
-    struct npu_value *y = reshape(g, gc_done(g, cv), "reshape", 3, rs);
-    y = transpose(g, y, "transpose", 3, perm);
+    struct npu_value *y = gc_reshape(g, gc_done(g, cv), "reshape", 3, rs);
+    y = gc_transpose(g, y, "transpose", 3, perm);
     static const enum npu_op ops[3] = {NPU_OP_RELU, NPU_OP_SIGMOID, NPU_OP_NEG};
     for (int i = 0; i < CHAIN && y; i++) {
         char nm[32];
         snprintf(nm, sizeof(nm), "u%d", i);
         if (i == 12) {
-            y = transpose(g, y, "mid_transpose", 3, perm); /* [1, C, T] */
+            y = gc_transpose(g, y, "mid_transpose", 3, perm); /* [1, C, T] */
         } else if (i == 13) {
-            y = transpose(g, y, "mid_back", 3, perm); /* [1, T, C] */
+            y = gc_transpose(g, y, "mid_back", 3, perm); /* [1, T, C] */
         } else if (i == 22) {
             int64_t flat[2] = {T, C};
-            y = reshape(g, y, "flat", 2, flat);
+            y = gc_reshape(g, y, "flat", 2, flat);
         } else if (i == 23) {
-            y = reshape(g, y, "unflat", 3, back);
+            y = gc_reshape(g, y, "unflat", 3, back);
         } else {
             y = gc_done(g, gc_node(g, ops[i % 3], nm, &y, 1, 1));
         }

@@ -21,16 +21,6 @@ struct mcase {
 };
 
 static struct npu_value *
-rconst(struct npu_graph *g, const char *name, int nd, const int64_t *d, uint32_t seed, float a)
-{
-    struct npu_tensor t;
-    gc_fill(&t, nd, d, seed, 0, a);
-    struct npu_value *c = gc_const(g, name, nd, d, t.data);
-    free(t.data);
-    return c;
-}
-
-static struct npu_value *
 qconst(struct npu_graph *g, const char *name, enum npu_dtype dt, int nd, const int64_t *d,
        const void *v)
 {
@@ -47,14 +37,14 @@ build(const void *vp)
     struct npu_graph *g = npu_graph_new("row-merge");
     int64_t xd[3] = {p->a, p->r, p->c}, m = p->a * p->r * p->c / p->rows;
     /* an Add on the NPU holds x as rows (view c x a r x 1) */
-    struct npu_value *in[2] = {gc_input(g, "x", 3, xd), rconst(g, "k0", 3, xd, 5, 0.25f)};
+    struct npu_value *in[2] = {gc_input(g, "x", 3, xd), gc_rconst(g, "k0", 3, xd, 5, 0.25f)};
     struct npu_value *y = gc_done(g, gc_node(g, NPU_OP_ADD, "add_in", in, 2, 1));
     int64_t rs[3] = {1, p->rows, m};
     struct npu_value *rin[2] = {y, gc_const_i64(g, "shape", rs, 3, false)};
     y = gc_done(g, gc_node(g, NPU_OP_RESHAPE, "reshape", rin, 2, 1));
     int64_t wd[2] = {m, p->k};
     if (!p->q) {
-        struct npu_value *min[2] = {y, rconst(g, "w", 2, wd, 7, 0.2f)};
+        struct npu_value *min[2] = {y, gc_rconst(g, "w", 2, wd, 7, 0.2f)};
         return gc_output(g, gc_done(g, gc_node(g, NPU_OP_MATMUL, "mm", min, 2, 1)));
     }
     /* w8a8: per-tensor int8 activations, per-column int8 weights */

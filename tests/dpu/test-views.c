@@ -27,34 +27,9 @@ struct vcase {
 };
 
 static struct npu_value *
-rconst(struct npu_graph *g, const char *name, int nd, const int64_t *d, uint32_t seed, float a)
-{
-    struct npu_tensor t;
-    gc_fill(&t, nd, d, seed, 0, a);
-    struct npu_value *c = gc_const(g, name, nd, d, t.data);
-    free(t.data);
-    return c;
-}
-
-static struct npu_value *
-reshape(struct npu_graph *g, struct npu_value *x, const char *nm, int nd, const int64_t *d)
-{
-    struct npu_value *in[2] = {x, gc_const_i64(g, "shape", d, nd, false)};
-    return gc_done(g, gc_node(g, NPU_OP_RESHAPE, nm, in, 2, 1));
-}
-
-static struct npu_value *
-transpose(struct npu_graph *g, struct npu_value *x, const char *nm, int nd, const int64_t *p)
-{
-    struct npu_node *n = gc_node(g, NPU_OP_TRANSPOSE, nm, &x, 1, 1);
-    npu_node_set_ints(g, n, "perm", p, (size_t)nd);
-    return gc_done(g, n);
-}
-
-static struct npu_value *
 add_const(struct npu_graph *g, struct npu_value *x, const char *nm, uint32_t seed)
 {
-    struct npu_value *in[2] = {x, rconst(g, "k", x->t.ndim, x->t.dims, seed, 0.5f)};
+    struct npu_value *in[2] = {x, gc_rconst(g, "k", x->t.ndim, x->t.dims, seed, 0.5f)};
     return gc_done(g, gc_node(g, NPU_OP_ADD, nm, in, 2, 1));
 }
 
@@ -68,23 +43,23 @@ build(const void *vp)
     if (p->kind == 0) {
         /* image [1, 3, 2, 2T] -> conv 2x2 / 2 -> [1, C, 1, T] -> [1, C, T] -> [1, T, C] */
         int64_t xd[4] = {1, 3, 2, 2 * T}, wd[4] = {C, 3, 2, 2}, ks[2] = {2, 2};
-        struct npu_value *in[3] = {gc_input(g, "img", 4, xd), rconst(g, "w", 4, wd, 3, 0.4f),
-                                   rconst(g, "b", 1, &C, 4, 0.3f)};
+        struct npu_value *in[3] = {gc_input(g, "img", 4, xd), gc_rconst(g, "w", 4, wd, 3, 0.4f),
+                                   gc_rconst(g, "b", 1, &C, 4, 0.3f)};
         struct npu_node *cv = gc_node(g, NPU_OP_CONV, "conv", in, 3, 1);
         npu_node_set_ints(g, cv, "kernel_shape", ks, 2);
         npu_node_set_ints(g, cv, "strides", ks, 2);
         int64_t rs[3] = {1, C, T}, perm[3] = {0, 2, 1};
-        y = reshape(g, gc_done(g, cv), "reshape", 3, rs);
-        y = transpose(g, y, "transpose", 3, perm);
+        y = gc_reshape(g, gc_done(g, cv), "reshape", 3, rs);
+        y = gc_transpose(g, y, "transpose", 3, perm);
     } else {
         /* [1, T, C] -> Add -> [1, T, H, C/H] -> [1, H, T, C/H] (the head split) */
         int64_t xd[3] = {1, T, C}, rs[4] = {1, T, p->H, C / p->H}, perm[4] = {0, 2, 1, 3};
         y = add_const(g, gc_input(g, "x", 3, xd), "add_in", 5);
-        y = reshape(g, y, "reshape", 4, rs);
-        y = transpose(g, y, "transpose", 4, perm);
+        y = gc_reshape(g, y, "reshape", 4, rs);
+        y = gc_transpose(g, y, "transpose", 4, perm);
         if (p->kind == 2) {
             int64_t rows[3] = {p->H, T, C / p->H};
-            y = reshape(g, y, "rows", 3, rows);
+            y = gc_reshape(g, y, "rows", 3, rows);
         }
     }
     struct npu_value *tp = y;
@@ -159,8 +134,8 @@ build_attn(const void *vp)
                                gc_input(g, "v", 4, d)};
     struct npu_node *a = gc_node(g, NPU_OP_FUSED_ATTENTION, "attn", in, 3, 1);
     npu_node_set_float(g, a, "scale", (float)(1.0 / sqrt((double)at_d)));
-    struct npu_value *y = transpose(g, gc_done(g, a), "transpose", 4, perm);
-    y = add_const(g, reshape(g, y, "reshape", 3, rs), "add_out", 7);
+    struct npu_value *y = gc_transpose(g, gc_done(g, a), "transpose", 4, perm);
+    y = add_const(g, gc_reshape(g, y, "reshape", 3, rs), "add_out", 7);
     if (!y)
         return g;
     npu_graph_add_output(g, y);
