@@ -137,9 +137,15 @@ static uint64_t
 node_key(const struct npu_node *n, int threads, char *desc, size_t dlen)
 {
     struct npu_xxh64_state h;
-    /* seed 0xc0576 since constants are measured prepared (older cached figures, seed
-     * 0xc0575, include packing the weights at every run) */
-    npu_xxh64_init(&h, 0xc0576);
+    /* seed 0xc0577 since the integer products run packed int8 kernels (figures cached with
+     * 0xc0576 timed the reference loops, 45-700x slower; 0xc0575 packed the weights at every
+     * run). The kernels this process dispatches to are part of the key too, so a figure taken
+     * with another GEMM or int8 path (another CPU, NPU_CPU_QGEMM) is not reused. */
+    npu_xxh64_init(&h, 0xc0577);
+    const char *why = NULL, *paths[2] = {npu_cpu_gemm_path(&why), npu_cpu_int8_path()};
+    for (int i = 0; i < 2; i++)
+        if (paths[i])
+            npu_xxh64_update(&h, paths[i], strlen(paths[i]) + 1);
     const char *op = npu_op_name(n->op);
     npu_xxh64_update(&h, op, strlen(op) + 1);
     npu_xxh64_update(&h, &threads, sizeof(threads));
