@@ -364,22 +364,25 @@ make_model(struct npu_llm *m, int s, int past, struct npu_model **mo, struct npu
         if (try_vslots && strcmp(npu_model_backend(*mo), "cpu") &&
             !cpu_attention(npu_model_program(*mo))) {
             /* the attention is on the NPU: the step again with V as [slots, KVH x hd], kept
-             * if its attention stays there (the one the compile cache then keeps) */
-            struct npu_model *m2 = NULL;
-            if ((st = llm_build_graph_ex(&m->ck.cfg, &m->w, s, past, m->kv_inplace, true, &g))) {
-                npu_model_free(*mo);
-                *mo = NULL;
-                return st;
-            }
-            for (int k = 0; !m->o.host_cache && k < g->ninputs; k++)
-                if (!strncmp(g->inputs[k]->name, "past_", 5))
-                    g->inputs[k]->is_state = true;
-            if (npu_model_load_graph(g, name, &mo_opts, &m2) == NPU_OK &&
-                !cpu_attention(npu_model_program(m2))) {
-                npu_model_free(*mo);
-                *mo = m2;
-            } else {
-                npu_model_free(m2);
+             * if its attention stays there (the one the compile cache then keeps). The first
+             * program goes before the second is compiled, so that one program's weights are
+             * in memory at a time (TinyLlama fp16 peaked at 15.4 GB with both), and is
+             * compiled again in the rare case the second moves the attention to the CPU */
+            npu_model_free(*mo);
+            *mo = NULL;
+            for (int v = 1; v >= 0 && !*mo; v--) {
+                if ((st = llm_build_graph_ex(&m->ck.cfg, &m->w, s, past, m->kv_inplace, v, &g)))
+                    return st;
+                for (int k = 0; !m->o.host_cache && k < g->ninputs; k++)
+                    if (!strncmp(g->inputs[k]->name, "past_", 5))
+                        g->inputs[k]->is_state = true;
+                st = npu_model_load_graph(g, name, &mo_opts, mo);
+                if (st == NPU_OK && v && cpu_attention(npu_model_program(*mo))) {
+                    npu_model_free(*mo);
+                    *mo = NULL;
+                } else if (st != NPU_OK && !v) {
+                    return st;
+                }
             }
         }
         m->info.programs_compiled++;
