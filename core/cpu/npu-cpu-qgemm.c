@@ -593,24 +593,20 @@ qg_task(void *arg, int64_t begin, int64_t end, int tid)
     }
 }
 
-enum npu_status
-cpu_qgemm(struct npu_cpu_ctx *ctx, const struct cpu_qpack *pk, int64_t M, const void *A, bool a_s8,
-          int64_t lda, const int32_t *azp, const int32_t *bzp, int32_t *C, int64_t ldc)
+/* A as the kernel reads it: A' = A + ca rows of Kp = 4 kg bytes (zero past K), row sums */
+struct cpu_qa {
+    int64_t M, K, Kp;
+    bool k_signed; /* the kernel byte type it was made for */
+    int32_t ca;
+    size_t bytes; /* counted against the budget (0: not counted) */
+    uint8_t *a;   /* [M][Kp] */
+    int32_t *rs;  /* [M] */
+};
+
+static void
+qa_convert(const void *A, bool a_s8, int64_t lda, int64_t M, int64_t K, int64_t Kp, int32_t ca,
+           uint8_t *ab, int32_t *rs)
 {
-    if (M < 1 || pk->N < 1)
-        return NPU_OK;
-    bool k_signed;
-    qk_fn fn = q_kernel(&k_signed);
-    int64_t K = pk->K, Kp = pk->kg * 4;
-    /* A' = A + ca in the kernel's byte type */
-    int32_t ca = k_signed ? (a_s8 ? 0 : -128) : (a_s8 ? 128 : 0);
-    uint8_t *ab = NULL;
-    int32_t *rs = malloc(sizeof(int32_t) * (size_t)(2 * M + pk->N));
-    if (!rs || posix_memalign((void **)&ab, 64, (size_t)(M * Kp))) {
-        free(rs);
-        return KNOMEM();
-    }
-    int32_t *za = rs + M, *zb = za + M;
     for (int64_t i = 0; i < M; i++) {
         const int8_t *as = (const int8_t *)A + i * lda;
         const uint8_t *au = (const uint8_t *)A + i * lda;
@@ -624,10 +620,30 @@ cpu_qgemm(struct npu_cpu_ctx *ctx, const struct cpu_qpack *pk, int64_t M, const 
         for (int64_t k = K; k < Kp; k++)
             d[k] = 0;
         rs[i] = s;
-        za[i] = azp[i] + ca;
     }
+}
+
+static int32_t
+qa_offset(bool k_signed, bool a_s8)
+{
+    return k_signed ? (a_s8 ? 0 : -128) : (a_s8 ? 128 : 0);
+}
+
+/* the product on A' (ab, row sums rs, offset ca) */
+static enum npu_status
+qgemm_run(struct npu_cpu_ctx *ctx, qk_fn fn, const struct cpu_qpack *pk, int64_t M,
+          const uint8_t *ab, const int32_t *rs, int32_t ca, const int32_t *azp, const int32_t *bzp,
+          int32_t *C, int64_t ldc)
+{
+    int32_t *za = malloc(sizeof(int32_t) * (size_t)(M + pk->N));
+    if (!za)
+        return KNOMEM();
+    int32_t *zb = za + M;
+    for (int64_t i = 0; i < M; i++)
+        za[i] = azp[i] + ca;
     for (int64_t n = 0; n < pk->N; n++)
         zb[n] = bzp[n] - pk->cb;
+    int64_t Kp = pk->kg * 4;
     struct qg_job j = {pk,  fn, fn == qk_portable ? 4 : 8,
                        M,   Kp, NPU_DIV_ROUND_UP(M, (int64_t)QMB),
                        ldc, ab, rs,
@@ -635,9 +651,68 @@ cpu_qgemm(struct npu_cpu_ctx *ctx, const struct cpu_qpack *pk, int64_t M, const 
     /* tasks of about a million multiply-adds or more */
     double task_mac = (double)NPU_MIN(M, (int64_t)QMB) * QNR * (double)Kp;
     cpu_parallel_for(ctx, pk->npanels * j.mblocks, (int64_t)(1e6 / task_mac) + 1, qg_task, &j);
+    free(za);
+    return NPU_OK;
+}
+
+enum npu_status
+cpu_qgemm(struct npu_cpu_ctx *ctx, const struct cpu_qpack *pk, int64_t M, const void *A, bool a_s8,
+          int64_t lda, const int32_t *azp, const int32_t *bzp, int32_t *C, int64_t ldc)
+{
+    if (M < 1 || pk->N < 1)
+        return NPU_OK;
+    bool k_signed;
+    qk_fn fn = q_kernel(&k_signed);
+    int64_t Kp = pk->kg * 4;
+    int32_t ca = qa_offset(k_signed, a_s8);
+    uint8_t *ab = NULL;
+    int32_t *rs = malloc(sizeof(int32_t) * (size_t)M);
+    if (!rs || posix_memalign((void **)&ab, 64, (size_t)(M * Kp))) {
+        free(rs);
+        return KNOMEM();
+    }
+    qa_convert(A, a_s8, lda, M, pk->K, Kp, ca, ab, rs);
+    enum npu_status st = qgemm_run(ctx, fn, pk, M, ab, rs, ca, azp, bzp, C, ldc);
     free(ab);
     free(rs);
-    return NPU_OK;
+    return st;
+}
+
+static struct cpu_qa *
+qa_new(const void *A, bool a_s8, int64_t M, int64_t K)
+{
+    bool k_signed;
+    (void)q_kernel(&k_signed);
+    int64_t Kp = NPU_DIV_ROUND_UP(K, (int64_t)4) * 4;
+    size_t bytes = (size_t)(M * Kp) + sizeof(int32_t) * (size_t)M;
+    if (!cpu_mm_pack_budget_take(bytes))
+        return NULL;
+    struct cpu_qa *q = calloc(1, sizeof(*q));
+    int32_t *rs = malloc(sizeof(int32_t) * (size_t)M);
+    void *ab = NULL;
+    if (!q || !rs || posix_memalign(&ab, 64, (size_t)(M * Kp))) {
+        free(q);
+        free(rs);
+        cpu_mm_pack_budget_give(bytes);
+        return NULL;
+    }
+    q->M = M, q->K = K, q->Kp = Kp, q->k_signed = k_signed, q->bytes = bytes;
+    q->ca = qa_offset(k_signed, a_s8);
+    q->a = ab;
+    q->rs = rs;
+    qa_convert(A, a_s8, K, M, K, Kp, q->ca, q->a, q->rs);
+    return q;
+}
+
+void
+cpu_qa_free(struct cpu_qa *q)
+{
+    if (!q)
+        return;
+    cpu_mm_pack_budget_give(q->bytes);
+    free(q->a);
+    free(q->rs);
+    free(q);
 }
 
 /* ---- QLinearConv ------------------------------------------------------------------------------
@@ -649,10 +724,47 @@ struct qc_pack_job {
     int64_t Hp, Wp, KH, KW, OW, s0, s1, d0, d1;
 };
 
+/* 16 pixels of one tap as 16 bytes: byte i = s[base + i * st] (st 1 or 2) */
+#ifdef __SSE2__
+static inline __m128i
+qc_ld16(const int8_t *s, int st)
+{
+    if (st == 1)
+        return _mm_loadu_si128((const __m128i *)s);
+    const __m128i lo = _mm_loadu_si128((const __m128i *)s);
+    const __m128i hi = _mm_loadu_si128((const __m128i *)(s + 16));
+    const __m128i m = _mm_set1_epi16(0xff);
+    return _mm_packus_epi16(_mm_and_si128(lo, m), _mm_and_si128(hi, m));
+}
+
+#define QC_MAXSEG 4 /* blocks of 16 pixels made of up to this many runs go through vectors */
+
+struct qc_block {
+    int nseg;                /* 0: the scalar path */
+    int64_t base[QC_MAXSEG]; /* offset of the run's byte 0 (may lie before the run) */
+    __m128i mask[QC_MAXSEG]; /* bytes taken from run k (k >= 1) */
+};
+
+/* one tap's 16 pixels: run 0 loaded whole, each later run blended over the bytes it owns */
+static inline __m128i
+qc_gather(const int8_t *s, const struct qc_block *b, int st)
+{
+    __m128i v = qc_ld16(s + b->base[0], st);
+    for (int k = 1; k < b->nseg; k++)
+        v = _mm_or_si128(_mm_and_si128(b->mask[k], qc_ld16(s + b->base[k], st)),
+                         _mm_andnot_si128(b->mask[k], v));
+    return v;
+}
+#endif
+
 /* packs panels [begin, end) of the K x P matrix B'[(c, kh, kw)][(oh, ow)] from the padded
- * image (column sums come after, from the kernel: qpack_colsums). Where 16 pixels are 16
- * consecutive bytes of the image (stride 1 along a row), 4 taps' runs are interleaved with
- * byte/word unpacks into the panel's 4-bytes-per-column layout. */
+ * image (column sums come after, from the kernel: qpack_colsums). Pixels go 16 at a time:
+ * where the pixel step along a row (the stride s1) is 1 or 2 bytes, the 16 pixels are at
+ * most QC_MAXSEG runs of that step (one per output row they touch), each loaded as one 16-byte
+ * vector (a stride-2 run as 32 bytes, even bytes kept) and blended; then 4 taps are interleaved
+ * with byte/word unpacks into the panel's 4-bytes-per-column layout. The image buffer has 64 bytes
+ * of slack on both sides for the loads that reach past a run. Other steps, and blocks of more runs,
+ * copy byte by byte. */
 static void
 qc_pack_task(void *arg, int64_t begin, int64_t end, int tid)
 {
@@ -666,9 +778,29 @@ qc_pack_task(void *arg, int64_t begin, int64_t end, int tid)
         for (int64_t q = 0; q < nc; q++)
             off[q] = ((j0 + q) / j->OW) * j->s0 * j->Wp + ((j0 + q) % j->OW) * j->s1;
 #ifdef __SSE2__
-        bool run16[QNR / 16];
-        for (int64_t q = 0; q < QNR; q += 16)
-            run16[q / 16] = q + 16 <= nc && off[q + 15] - off[q] == 15; /* increments >= 1 */
+        const int st = (int)j->s1;
+        struct qc_block blk[QNR / 16];
+        for (int64_t q0 = 0; q0 < QNR; q0 += 16) {
+            struct qc_block *b = &blk[q0 / 16];
+            b->nseg = 0;
+            if (q0 >= nc || (st != 1 && st != 2))
+                continue;
+            int64_t qe = NPU_MIN(q0 + 16, nc);
+            int ns = 0;
+            for (int64_t q = q0; q < qe && ns <= QC_MAXSEG; q++) {
+                if (q > q0 && off[q] - off[q - 1] == st)
+                    continue;
+                if (ns < QC_MAXSEG) {
+                    b->base[ns] = off[q] - (q - q0) * st;
+                    int8_t mb[16];
+                    for (int i = 0; i < 16; i++)
+                        mb[i] = (int8_t)(i >= q - q0 ? -1 : 0);
+                    b->mask[ns] = _mm_loadu_si128((const __m128i *)mb);
+                }
+                ns++;
+            }
+            b->nseg = ns <= QC_MAXSEG ? ns : 0;
+        }
 #endif
         int8_t *d = pk->p + jp * pk->kg * QGB;
         if (nc < QNR || K % 4)
@@ -690,31 +822,18 @@ qc_pack_task(void *arg, int64_t begin, int64_t end, int tid)
             const int8_t *s0 = src[0], *s1 = src[1], *s2 = src[2], *s3 = src[3];
             for (int64_t q = 0; q < nc;) {
 #ifdef __SSE2__
-                if (q % 16 == 0 && run16[q / 16]) {
-                    const int64_t o = off[q];
-                    __m128i x0 = _mm_loadu_si128((const __m128i *)(s0 + o));
-                    __m128i x1 = _mm_loadu_si128((const __m128i *)(s1 + o));
-                    __m128i x2 = _mm_loadu_si128((const __m128i *)(s2 + o));
-                    __m128i x3 = _mm_loadu_si128((const __m128i *)(s3 + o));
+                const struct qc_block *b = &blk[q / 16];
+                if (q % 16 == 0 && b->nseg) {
+                    __m128i x0 = qc_gather(s0, b, st), x1 = qc_gather(s1, b, st);
+                    __m128i x2 = qc_gather(s2, b, st), x3 = qc_gather(s3, b, st);
                     __m128i l01 = _mm_unpacklo_epi8(x0, x1), h01 = _mm_unpackhi_epi8(x0, x1);
                     __m128i l23 = _mm_unpacklo_epi8(x2, x3), h23 = _mm_unpackhi_epi8(x2, x3);
+                    /* columns past nc get bytes too: the panel is 48 wide, they are unused */
                     _mm_storeu_si128((__m128i *)(dg + 4 * q), _mm_unpacklo_epi16(l01, l23));
                     _mm_storeu_si128((__m128i *)(dg + 4 * q + 16), _mm_unpackhi_epi16(l01, l23));
                     _mm_storeu_si128((__m128i *)(dg + 4 * q + 32), _mm_unpacklo_epi16(h01, h23));
                     _mm_storeu_si128((__m128i *)(dg + 4 * q + 48), _mm_unpackhi_epi16(h01, h23));
                     q += 16;
-                    continue;
-                }
-                if (q + 8 <= nc && off[q + 7] - off[q] == 7) {
-                    const int64_t o = off[q];
-                    __m128i x0 = _mm_loadl_epi64((const __m128i *)(s0 + o));
-                    __m128i x1 = _mm_loadl_epi64((const __m128i *)(s1 + o));
-                    __m128i x2 = _mm_loadl_epi64((const __m128i *)(s2 + o));
-                    __m128i x3 = _mm_loadl_epi64((const __m128i *)(s3 + o));
-                    __m128i l01 = _mm_unpacklo_epi8(x0, x1), l23 = _mm_unpacklo_epi8(x2, x3);
-                    _mm_storeu_si128((__m128i *)(dg + 4 * q), _mm_unpacklo_epi16(l01, l23));
-                    _mm_storeu_si128((__m128i *)(dg + 4 * q + 16), _mm_unpackhi_epi16(l01, l23));
-                    q += 8;
                     continue;
                 }
 #endif
@@ -777,7 +896,7 @@ qc_add_bias(int32_t *y, int64_t n, int32_t b)
 enum npu_status
 cpu_qconv2d(struct npu_cpu_ctx *ctx, const struct cpu_win *w, const struct npu_tensor *x,
             int32_t xzp, const struct npu_tensor *wt, const int32_t *wzp, const int32_t *bias,
-            int32_t *acc)
+            const struct cpu_qa *qa, int32_t *acc)
 {
     if (w->nsp != 2 || x->ndim != 4 || wt->ndim != 4 || wt->dims[1] != x->dims[1])
         return NPU_ERR_UNSUPPORTED;
@@ -794,11 +913,12 @@ cpu_qconv2d(struct npu_cpu_ctx *ctx, const struct cpu_win *w, const struct npu_t
     int64_t Wp = NPU_MAX(W + w->pb[1], (w->out[1] - 1) * w->s[1] + (w->k[1] - 1) * w->d[1] + 1);
     struct cpu_qpack *pk = qpack_alloc(K, P, xs8, false);
     int32_t *zb = malloc(sizeof(int32_t) * (size_t)P);
-    int8_t *xp = malloc((size_t)(C * Hp * Wp));
-    if (!pk || !zb || !xp) {
+    /* 64 bytes of slack before and after (qc_pack_task's loads) */
+    int8_t *xbuf = malloc((size_t)(C * Hp * Wp + 128)), *xp = xbuf ? xbuf + 64 : NULL;
+    if (!pk || !zb || !xbuf) {
         cpu_qpack_free(pk);
         free(zb);
-        free(xp);
+        free(xbuf);
         return KNOMEM();
     }
     for (int64_t p = 0; p < P; p++)
@@ -809,7 +929,7 @@ cpu_qconv2d(struct npu_cpu_ctx *ctx, const struct cpu_win *w, const struct npu_t
     enum npu_status st = NPU_OK;
     for (int64_t n = 0; n < N && st == NPU_OK; n++) {
         const uint8_t *xu = (const uint8_t *)x->data + n * C * H * W;
-        memset(xp, padv, (size_t)(C * Hp * Wp));
+        memset(xbuf, padv, (size_t)(C * Hp * Wp + 128));
         for (int64_t c = 0; c < C; c++)
             for (int64_t h = 0; h < H && h + w->pb[0] < Hp; h++) {
                 const uint8_t *sr = xu + (c * H + h) * W;
@@ -827,13 +947,17 @@ cpu_qconv2d(struct npu_cpu_ctx *ctx, const struct cpu_win *w, const struct npu_t
         cpu_parallel_for(ctx, pk->npanels, 1 + 65536 / (pk->kg * QGB), qc_pack_task, &pj);
         int32_t *y = acc + n * M * P;
         st = qpack_colsums(ctx, pk);
-        if (st == NPU_OK)
+        bool k_signed;
+        qk_fn fn = q_kernel(&k_signed);
+        if (st == NPU_OK && qa && qa->M == M && qa->K == K && qa->k_signed == k_signed)
+            st = qgemm_run(ctx, fn, pk, M, qa->a, qa->rs, qa->ca, wzp, zb, y, P);
+        else if (st == NPU_OK)
             st = cpu_qgemm(ctx, pk, M, wt->data, ws8, K, wzp, zb, y, P);
         if (st == NPU_OK && bias)
             for (int64_t m = 0; m < M; m++)
                 qc_add_bias(y + m * P, P, bias[m]);
     }
-    free(xp);
+    free(xbuf);
     free(zb);
     cpu_qpack_free(pk);
     return st;
@@ -846,8 +970,34 @@ enum npu_status
 cpu_qgemm_prepare(enum npu_op op, const struct npu_attrs *attrs, const struct npu_tensor *const *in,
                   int nin, struct npu_cpu_prep **out)
 {
-    (void)attrs;
     *out = NULL;
+    if (op == NPU_OP_QLINEAR_CONV || op == NPU_OP_CONV_INTEGER) {
+        /* the weights W [M, C, kh, kw] (group 1) as the product's A side, converted once */
+        int wi = op == NPU_OP_QLINEAR_CONV ? 3 : 1;
+        const struct npu_tensor *wt = nin > wi ? in[wi] : NULL;
+        if (!wt || !wt->data || wt->ndim != 4 || npu_attrs_int(attrs, "group", 1) != 1 ||
+            (wt->dtype != NPU_DTYPE_INT8 && wt->dtype != NPU_DTYPE_UINT8))
+            return NPU_OK;
+        int64_t M = wt->dims[0], K = wt->dims[1] * wt->dims[2] * wt->dims[3];
+        if (M < 1 || K < 1)
+            return NPU_OK;
+        struct cpu_qa *qa = qa_new(wt->data, wt->dtype == NPU_DTYPE_INT8, M, K);
+        if (!qa) /* over the budget (or no memory): converted per call */
+            return NPU_OK;
+        struct npu_cpu_prep *p = calloc(1, sizeof(*p));
+        if (!p) {
+            cpu_qa_free(qa);
+            npu_err(CPU_LOG_DOMAIN, "npu_cpu_prepare: out of memory");
+            return NPU_ERR_NOMEM;
+        }
+        p->op = op;
+        p->w_data = wt->data;
+        p->w_ndim = wt->ndim;
+        memcpy(p->w_dims, wt->dims, sizeof(int64_t) * (size_t)wt->ndim);
+        p->qa = qa;
+        *out = p;
+        return NPU_OK;
+    }
     int bi = op == NPU_OP_MATMUL_INTEGER ? 1 : op == NPU_OP_QLINEAR_MATMUL ? 3 : -1;
     if (bi < 0 || nin <= bi || !in[bi] || !in[bi]->data)
         return NPU_OK;
@@ -884,4 +1034,15 @@ cpu_qgemm_prepared(const struct npu_cpu_prep *prep, const struct npu_tensor *b)
     if (prep->qp->cb != (b->dtype == NPU_DTYPE_INT8 ? 0 : 128))
         return NULL;
     return prep->qp;
+}
+
+const struct cpu_qa *
+cpu_qa_prepared(const struct npu_cpu_prep *prep, const struct npu_tensor *w)
+{
+    if (!prep || !prep->qa || !w || prep->w_data != w->data || prep->w_ndim != w->ndim ||
+        memcmp(prep->w_dims, w->dims, sizeof(int64_t) * (size_t)w->ndim))
+        return NULL;
+    if (prep->qa->ca != qa_offset(prep->qa->k_signed, w->dtype == NPU_DTYPE_INT8))
+        return NULL;
+    return prep->qa;
 }
