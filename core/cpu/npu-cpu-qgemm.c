@@ -720,7 +720,8 @@ cpu_qa_free(struct cpu_qa *q)
 
 struct qc_pack_job {
     struct cpu_qpack *pk;
-    const int8_t *xp; /* one image, zero-point padded, as B' bytes: [C][Hp][Wp] */
+    const int8_t *xp;   /* one image, zero-point padded, as B' bytes: [C][Hp][Wp] */
+    const int64_t *tap; /* [K]: offset of tap k = (c, kh, kw) in xp */
     int64_t Hp, Wp, KH, KW, OW, s0, s1, d0, d1;
 };
 
@@ -771,12 +772,15 @@ qc_pack_task(void *arg, int64_t begin, int64_t end, int tid)
     (void)tid;
     const struct qc_pack_job *j = arg;
     struct cpu_qpack *pk = j->pk;
-    const int64_t K = pk->K, khw = j->KH * j->KW;
+    const int64_t K = pk->K;
     for (int64_t jp = begin; jp < end; jp++) {
         int64_t j0 = jp * QNR, nc = NPU_MIN((int64_t)QNR, pk->N - j0);
-        int64_t off[QNR];
-        for (int64_t q = 0; q < nc; q++)
-            off[q] = ((j0 + q) / j->OW) * j->s0 * j->Wp + ((j0 + q) % j->OW) * j->s1;
+        int64_t off[QNR], oh = j0 / j->OW, ow = j0 % j->OW;
+        for (int64_t q = 0; q < nc; q++) {
+            off[q] = oh * j->s0 * j->Wp + ow * j->s1;
+            if (++ow == j->OW)
+                ow = 0, oh++;
+        }
 #ifdef __SSE2__
         const int st = (int)j->s1;
         struct qc_block blk[QNR / 16];
@@ -808,10 +812,8 @@ qc_pack_task(void *arg, int64_t begin, int64_t end, int tid)
         for (int64_t g = 0; g < pk->kg; g++) {
             const int8_t *src[4];
             int nt = (int)NPU_MIN((int64_t)4, K - 4 * g);
-            for (int t = 0; t < nt; t++) {
-                int64_t k = 4 * g + t, c = k / khw, r = k % khw;
-                src[t] = j->xp + (c * j->Hp + (r / j->KW) * j->d0) * j->Wp + (r % j->KW) * j->d1;
-            }
+            for (int t = 0; t < nt; t++)
+                src[t] = j->xp + j->tap[4 * g + t];
             int8_t *dg = d + g * QGB;
             if (nt < 4) {
                 for (int t = 0; t < nt; t++)
@@ -913,16 +915,23 @@ cpu_qconv2d(struct npu_cpu_ctx *ctx, const struct cpu_win *w, const struct npu_t
     int64_t Wp = NPU_MAX(W + w->pb[1], (w->out[1] - 1) * w->s[1] + (w->k[1] - 1) * w->d[1] + 1);
     struct cpu_qpack *pk = qpack_alloc(K, P, xs8, false);
     int32_t *zb = malloc(sizeof(int32_t) * (size_t)P);
+    int64_t *tap = malloc(sizeof(int64_t) * (size_t)K);
     /* 64 bytes of slack before and after (qc_pack_task's loads) */
     int8_t *xbuf = malloc((size_t)(C * Hp * Wp + 128)), *xp = xbuf ? xbuf + 64 : NULL;
-    if (!pk || !zb || !xbuf) {
+    if (!pk || !zb || !tap || !xbuf) {
         cpu_qpack_free(pk);
         free(zb);
+        free(tap);
         free(xbuf);
         return KNOMEM();
     }
     for (int64_t p = 0; p < P; p++)
         zb[p] = xzp;
+    const int64_t KH = w->k[0], KW = w->k[1];
+    for (int64_t c = 0, k = 0; c < C; c++)
+        for (int64_t a = 0; a < KH; a++)
+            for (int64_t b = 0; b < KW; b++, k++)
+                tap[k] = (c * Hp + a * w->d[0]) * Wp + b * w->d[1];
     /* B' = X - cb; padding holds the zero point, which the correction cancels */
     const int32_t cb = pk->cb;
     const int8_t padv = (int8_t)(xzp - cb);
@@ -941,8 +950,8 @@ cpu_qconv2d(struct npu_cpu_ctx *ctx, const struct cpu_win *w, const struct npu_t
                     for (int64_t i = 0; i < wn; i++)
                         dr[i] = (int8_t)(sr[i] ^ 0x80); /* u8 - 128 */
             }
-        struct qc_pack_job pj = {pk,        xp,      Hp,      Wp,      w->k[0], w->k[1],
-                                 w->out[1], w->s[0], w->s[1], w->d[0], w->d[1]};
+        struct qc_pack_job pj = {pk, xp,        tap,     Hp,      Wp,      KH,
+                                 KW, w->out[1], w->s[0], w->s[1], w->d[0], w->d[1]};
         /* pack tasks of at least 64 KB */
         cpu_parallel_for(ctx, pk->npanels, 1 + 65536 / (pk->kg * QGB), qc_pack_task, &pj);
         int32_t *y = acc + n * M * P;
@@ -958,6 +967,7 @@ cpu_qconv2d(struct npu_cpu_ctx *ctx, const struct cpu_win *w, const struct npu_t
                 qc_add_bias(y + m * P, P, bias[m]);
     }
     free(xbuf);
+    free(tap);
     free(zb);
     cpu_qpack_free(pk);
     return st;
