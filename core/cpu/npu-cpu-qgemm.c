@@ -549,10 +549,11 @@ struct qg_job {
     qk_fn fn;
     int mr;
     int64_t M, lda, mblocks, ldc;
-    const uint8_t *A;  /* A' [M][lda], lda = 4 kg */
-    const int32_t *rs; /* row sums of A' */
-    const int32_t *za; /* [M] */
-    const int32_t *zb; /* [N] */
+    const uint8_t *A;    /* A' [M][lda], lda = 4 kg */
+    const int32_t *rs;   /* row sums of A' */
+    const int32_t *za;   /* [M] */
+    const int32_t *zb;   /* [N] */
+    const int32_t *bias; /* [M] added with int32 saturation (QLinearConv), or NULL */
     int32_t *C;
 };
 
@@ -564,6 +565,21 @@ qg_epilogue(const uint32_t *restrict tr, int64_t nc, uint32_t rs, uint32_t za, u
     const uint32_t kza = K * za;
     for (int64_t q = 0; q < nc; q++)
         c[q] = tr[q] - zb[q] * rs - za * cs[q] + kza * zb[q];
+}
+
+/* the same, then + b with int32 saturation (overflow: the result's sign differs from both
+ * operands'), as the reference adds a bias to the finished sum */
+CPU_HOT static void
+qg_epilogue_bias(const uint32_t *restrict tr, int64_t nc, uint32_t rs, uint32_t za, uint32_t K,
+                 const uint32_t *restrict zb, const uint32_t *restrict cs, int32_t b,
+                 int32_t *restrict c)
+{
+    const uint32_t kza = K * za;
+    for (int64_t q = 0; q < nc; q++) {
+        const int32_t x = (int32_t)(tr[q] - zb[q] * rs - za * cs[q] + kza * zb[q]);
+        const int32_t r = (int32_t)((uint32_t)x + (uint32_t)b);
+        c[q] = ((x ^ r) & (b ^ r)) < 0 ? (x < 0 ? INT32_MIN : INT32_MAX) : r;
+    }
 }
 
 static void
@@ -587,9 +603,15 @@ qg_task(void *arg, int64_t begin, int64_t end, int tid)
             }
         }
         for (int64_t i = r0; i < r1; i++)
-            qg_epilogue((const uint32_t *)t + (i - r0) * QNR, nc, (uint32_t)j->rs[i],
-                        (uint32_t)j->za[i], (uint32_t)pk->K, (const uint32_t *)j->zb + j0,
-                        (const uint32_t *)pk->colsum + j0, (uint32_t *)j->C + i * j->ldc + j0);
+            if (j->bias)
+                qg_epilogue_bias((const uint32_t *)t + (i - r0) * QNR, nc, (uint32_t)j->rs[i],
+                                 (uint32_t)j->za[i], (uint32_t)pk->K, (const uint32_t *)j->zb + j0,
+                                 (const uint32_t *)pk->colsum + j0, j->bias[i],
+                                 j->C + i * j->ldc + j0);
+            else
+                qg_epilogue((const uint32_t *)t + (i - r0) * QNR, nc, (uint32_t)j->rs[i],
+                            (uint32_t)j->za[i], (uint32_t)pk->K, (const uint32_t *)j->zb + j0,
+                            (const uint32_t *)pk->colsum + j0, (uint32_t *)j->C + i * j->ldc + j0);
     }
 }
 
@@ -629,11 +651,11 @@ qa_offset(bool k_signed, bool a_s8)
     return k_signed ? (a_s8 ? 0 : -128) : (a_s8 ? 128 : 0);
 }
 
-/* the product on A' (ab, row sums rs, offset ca) */
+/* the product on A' (ab, row sums rs, offset ca), plus a saturating bias per row (or NULL) */
 static enum npu_status
 qgemm_run(struct npu_cpu_ctx *ctx, qk_fn fn, const struct cpu_qpack *pk, int64_t M,
           const uint8_t *ab, const int32_t *rs, int32_t ca, const int32_t *azp, const int32_t *bzp,
-          int32_t *C, int64_t ldc)
+          const int32_t *bias, int32_t *C, int64_t ldc)
 {
     int32_t *za = malloc(sizeof(int32_t) * (size_t)(M + pk->N));
     if (!za)
@@ -647,7 +669,8 @@ qgemm_run(struct npu_cpu_ctx *ctx, qk_fn fn, const struct cpu_qpack *pk, int64_t
     struct qg_job j = {pk,  fn, fn == qk_portable ? 4 : 8,
                        M,   Kp, NPU_DIV_ROUND_UP(M, (int64_t)QMB),
                        ldc, ab, rs,
-                       za,  zb, C};
+                       za,  zb, bias,
+                       C};
     /* tasks of about a million multiply-adds or more */
     double task_mac = (double)NPU_MIN(M, (int64_t)QMB) * QNR * (double)Kp;
     cpu_parallel_for(ctx, pk->npanels * j.mblocks, (int64_t)(1e6 / task_mac) + 1, qg_task, &j);
@@ -655,9 +678,11 @@ qgemm_run(struct npu_cpu_ctx *ctx, qk_fn fn, const struct cpu_qpack *pk, int64_t
     return NPU_OK;
 }
 
-enum npu_status
-cpu_qgemm(struct npu_cpu_ctx *ctx, const struct cpu_qpack *pk, int64_t M, const void *A, bool a_s8,
-          int64_t lda, const int32_t *azp, const int32_t *bzp, int32_t *C, int64_t ldc)
+/* cpu_qgemm plus a saturating bias per row (NULL: none) */
+static enum npu_status
+qgemm_bias(struct npu_cpu_ctx *ctx, const struct cpu_qpack *pk, int64_t M, const void *A, bool a_s8,
+           int64_t lda, const int32_t *azp, const int32_t *bzp, const int32_t *bias, int32_t *C,
+           int64_t ldc)
 {
     if (M < 1 || pk->N < 1)
         return NPU_OK;
@@ -672,10 +697,17 @@ cpu_qgemm(struct npu_cpu_ctx *ctx, const struct cpu_qpack *pk, int64_t M, const 
         return KNOMEM();
     }
     qa_convert(A, a_s8, lda, M, pk->K, Kp, ca, ab, rs);
-    enum npu_status st = qgemm_run(ctx, fn, pk, M, ab, rs, ca, azp, bzp, C, ldc);
+    enum npu_status st = qgemm_run(ctx, fn, pk, M, ab, rs, ca, azp, bzp, bias, C, ldc);
     free(ab);
     free(rs);
     return st;
+}
+
+enum npu_status
+cpu_qgemm(struct npu_cpu_ctx *ctx, const struct cpu_qpack *pk, int64_t M, const void *A, bool a_s8,
+          int64_t lda, const int32_t *azp, const int32_t *bzp, int32_t *C, int64_t ldc)
+{
+    return qgemm_bias(ctx, pk, M, A, a_s8, lda, azp, bzp, NULL, C, ldc);
 }
 
 static struct cpu_qa *
@@ -885,16 +917,6 @@ qpack_colsums(struct npu_cpu_ctx *ctx, struct cpu_qpack *pk)
     return NPU_OK;
 }
 
-/* y += b with int32 saturation (overflow: the sum's sign differs from both operands') */
-CPU_HOT static void
-qc_add_bias(int32_t *y, int64_t n, int32_t b)
-{
-    for (int64_t p = 0; p < n; p++) {
-        const int32_t x = y[p], r = (int32_t)((uint32_t)x + (uint32_t)b);
-        y[p] = ((x ^ r) & (b ^ r)) < 0 ? (x < 0 ? INT32_MIN : INT32_MAX) : r;
-    }
-}
-
 enum npu_status
 cpu_qconv2d(struct npu_cpu_ctx *ctx, const struct cpu_win *w, const struct npu_tensor *x,
             int32_t xzp, const struct npu_tensor *wt, const int32_t *wzp, const int32_t *bias,
@@ -959,12 +981,9 @@ cpu_qconv2d(struct npu_cpu_ctx *ctx, const struct cpu_win *w, const struct npu_t
         bool k_signed;
         qk_fn fn = q_kernel(&k_signed);
         if (st == NPU_OK && qa && qa->M == M && qa->K == K && qa->k_signed == k_signed)
-            st = qgemm_run(ctx, fn, pk, M, qa->a, qa->rs, qa->ca, wzp, zb, y, P);
+            st = qgemm_run(ctx, fn, pk, M, qa->a, qa->rs, qa->ca, wzp, zb, bias, y, P);
         else if (st == NPU_OK)
-            st = cpu_qgemm(ctx, pk, M, wt->data, ws8, K, wzp, zb, y, P);
-        if (st == NPU_OK && bias)
-            for (int64_t m = 0; m < M; m++)
-                qc_add_bias(y + m * P, P, bias[m]);
+            st = qgemm_bias(ctx, pk, M, wt->data, ws8, K, wzp, zb, bias, y, P);
     }
     free(xbuf);
     free(tap);
