@@ -757,9 +757,11 @@ struct qc_pack_job {
     int64_t Hp, Wp, KH, KW, OW, s0, s1, d0, d1;
 };
 
-/* 16 pixels of one tap as 16 bytes: byte i = s[base + i * st] (st 1 or 2) */
-#ifdef __SSE2__
-static inline __m128i
+/* 16 pixels of one tap as 16 bytes: byte i = s[base + i * st] (st 1 or 2), SSE2 or NEON */
+#if defined(__SSE2__)
+#define QC_VEC 1
+typedef __m128i qc_v;
+static inline qc_v
 qc_ld16(const int8_t *s, int st)
 {
     if (st == 1)
@@ -769,23 +771,77 @@ qc_ld16(const int8_t *s, int st)
     const __m128i m = _mm_set1_epi16(0xff);
     return _mm_packus_epi16(_mm_and_si128(lo, m), _mm_and_si128(hi, m));
 }
+/* m ? a : b per byte (m bytes all ones or zero) */
+static inline qc_v
+qc_sel(qc_v m, qc_v a, qc_v b)
+{
+    return _mm_or_si128(_mm_and_si128(m, a), _mm_andnot_si128(m, b));
+}
+static inline qc_v
+qc_load(const int8_t *p)
+{
+    return _mm_loadu_si128((const __m128i *)p);
+}
+/* 4 taps' 16 bytes interleaved to 16 columns x 4 bytes at d */
+static inline void
+qc_store4(int8_t *d, qc_v x0, qc_v x1, qc_v x2, qc_v x3)
+{
+    __m128i l01 = _mm_unpacklo_epi8(x0, x1), h01 = _mm_unpackhi_epi8(x0, x1);
+    __m128i l23 = _mm_unpacklo_epi8(x2, x3), h23 = _mm_unpackhi_epi8(x2, x3);
+    _mm_storeu_si128((__m128i *)d, _mm_unpacklo_epi16(l01, l23));
+    _mm_storeu_si128((__m128i *)(d + 16), _mm_unpackhi_epi16(l01, l23));
+    _mm_storeu_si128((__m128i *)(d + 32), _mm_unpacklo_epi16(h01, h23));
+    _mm_storeu_si128((__m128i *)(d + 48), _mm_unpackhi_epi16(h01, h23));
+}
+#elif defined(__aarch64__) && defined(__ARM_NEON)
+#define QC_VEC 1
+#include <arm_neon.h>
+typedef int8x16_t qc_v;
+static inline qc_v
+qc_ld16(const int8_t *s, int st)
+{
+    return st == 1 ? vld1q_s8(s) : vld2q_s8(s).val[0]; /* vld2: even bytes in val[0] */
+}
+static inline qc_v
+qc_sel(qc_v m, qc_v a, qc_v b)
+{
+    return vbslq_s8(vreinterpretq_u8_s8(m), a, b);
+}
+static inline qc_v
+qc_load(const int8_t *p)
+{
+    return vld1q_s8(p);
+}
+static inline void
+qc_store4(int8_t *d, qc_v x0, qc_v x1, qc_v x2, qc_v x3)
+{
+    int16x8_t l01 = vreinterpretq_s16_s8(vzip1q_s8(x0, x1));
+    int16x8_t h01 = vreinterpretq_s16_s8(vzip2q_s8(x0, x1));
+    int16x8_t l23 = vreinterpretq_s16_s8(vzip1q_s8(x2, x3));
+    int16x8_t h23 = vreinterpretq_s16_s8(vzip2q_s8(x2, x3));
+    vst1q_s16((int16_t *)(void *)d, vzip1q_s16(l01, l23));
+    vst1q_s16((int16_t *)(void *)(d + 16), vzip2q_s16(l01, l23));
+    vst1q_s16((int16_t *)(void *)(d + 32), vzip1q_s16(h01, h23));
+    vst1q_s16((int16_t *)(void *)(d + 48), vzip2q_s16(h01, h23));
+}
+#endif
 
+#ifdef QC_VEC
 #define QC_MAXSEG 4 /* blocks of 16 pixels made of up to this many runs go through vectors */
 
 struct qc_block {
     int nseg;                /* 0: the scalar path */
     int64_t base[QC_MAXSEG]; /* offset of the run's byte 0 (may lie before the run) */
-    __m128i mask[QC_MAXSEG]; /* bytes taken from run k (k >= 1) */
+    qc_v mask[QC_MAXSEG];    /* bytes taken from run k (k >= 1) */
 };
 
 /* one tap's 16 pixels: run 0 loaded whole, each later run blended over the bytes it owns */
-static inline __m128i
+static inline qc_v
 qc_gather(const int8_t *s, const struct qc_block *b, int st)
 {
-    __m128i v = qc_ld16(s + b->base[0], st);
+    qc_v v = qc_ld16(s + b->base[0], st);
     for (int k = 1; k < b->nseg; k++)
-        v = _mm_or_si128(_mm_and_si128(b->mask[k], qc_ld16(s + b->base[k], st)),
-                         _mm_andnot_si128(b->mask[k], v));
+        v = qc_sel(b->mask[k], qc_ld16(s + b->base[k], st), v);
     return v;
 }
 #endif
@@ -813,7 +869,7 @@ qc_pack_task(void *arg, int64_t begin, int64_t end, int tid)
             if (++ow == j->OW)
                 ow = 0, oh++;
         }
-#ifdef __SSE2__
+#ifdef QC_VEC
         const int st = (int)j->s1;
         struct qc_block blk[QNR / 16];
         for (int64_t q0 = 0; q0 < QNR; q0 += 16) {
@@ -831,7 +887,7 @@ qc_pack_task(void *arg, int64_t begin, int64_t end, int tid)
                     int8_t mb[16];
                     for (int i = 0; i < 16; i++)
                         mb[i] = (int8_t)(i >= q - q0 ? -1 : 0);
-                    b->mask[ns] = _mm_loadu_si128((const __m128i *)mb);
+                    b->mask[ns] = qc_load(mb);
                 }
                 ns++;
             }
@@ -855,18 +911,12 @@ qc_pack_task(void *arg, int64_t begin, int64_t end, int tid)
             }
             const int8_t *s0 = src[0], *s1 = src[1], *s2 = src[2], *s3 = src[3];
             for (int64_t q = 0; q < nc;) {
-#ifdef __SSE2__
+#ifdef QC_VEC
                 const struct qc_block *b = &blk[q / 16];
                 if (q % 16 == 0 && b->nseg) {
-                    __m128i x0 = qc_gather(s0, b, st), x1 = qc_gather(s1, b, st);
-                    __m128i x2 = qc_gather(s2, b, st), x3 = qc_gather(s3, b, st);
-                    __m128i l01 = _mm_unpacklo_epi8(x0, x1), h01 = _mm_unpackhi_epi8(x0, x1);
-                    __m128i l23 = _mm_unpacklo_epi8(x2, x3), h23 = _mm_unpackhi_epi8(x2, x3);
                     /* columns past nc get bytes too: the panel is 48 wide, they are unused */
-                    _mm_storeu_si128((__m128i *)(dg + 4 * q), _mm_unpacklo_epi16(l01, l23));
-                    _mm_storeu_si128((__m128i *)(dg + 4 * q + 16), _mm_unpackhi_epi16(l01, l23));
-                    _mm_storeu_si128((__m128i *)(dg + 4 * q + 32), _mm_unpacklo_epi16(h01, h23));
-                    _mm_storeu_si128((__m128i *)(dg + 4 * q + 48), _mm_unpackhi_epi16(h01, h23));
+                    qc_store4(dg + 4 * q, qc_gather(s0, b, st), qc_gather(s1, b, st),
+                              qc_gather(s2, b, st), qc_gather(s3, b, st));
                     q += 16;
                     continue;
                 }
