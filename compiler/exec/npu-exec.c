@@ -485,7 +485,8 @@ exec_plan_build(struct npu_graph *g, unsigned flags, struct exec_plan **out)
         }
         if (!s->decompose &&
             (s->op == NPU_OP_CONV || s->op == NPU_OP_MATMUL || s->op == NPU_OP_GEMM ||
-             s->op == NPU_OP_MATMUL_INTEGER || s->op == NPU_OP_QLINEAR_MATMUL) &&
+             s->op == NPU_OP_MATMUL_INTEGER || s->op == NPU_OP_QLINEAR_MATMUL ||
+             s->op == NPU_OP_QLINEAR_CONV || s->op == NPU_OP_CONV_INTEGER) &&
             s->nin <= 64) {
             /* constant weights are packed once here, not at every run */
             const struct npu_tensor *pin[64];

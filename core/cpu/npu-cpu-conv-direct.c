@@ -1371,7 +1371,8 @@ npu_cpu_prepare(enum npu_op op, const struct npu_attrs *attrs, const struct npu_
     }
     if (op == NPU_OP_MATMUL || op == NPU_OP_GEMM)
         return cpu_mm_prepare(op, attrs, in, nin, out);
-    if (op == NPU_OP_MATMUL_INTEGER || op == NPU_OP_QLINEAR_MATMUL)
+    if (op == NPU_OP_MATMUL_INTEGER || op == NPU_OP_QLINEAR_MATMUL || op == NPU_OP_QLINEAR_CONV ||
+        op == NPU_OP_CONV_INTEGER)
         return cpu_qgemm_prepare(op, attrs, in, nin, out);
     /* fp32 Conv with constant 4-D weights and group 1 packs them */
     if (op != NPU_OP_CONV || nin < 2 || !in[1] || !in[1]->data)
@@ -1438,5 +1439,6 @@ npu_cpu_prep_free(struct npu_cpu_prep *p)
     free(p->wt48);
     cpu_mm_pack_free(p->mm);
     cpu_qpack_free(p->qp);
+    cpu_qa_free(p->qa);
     free(p);
 }

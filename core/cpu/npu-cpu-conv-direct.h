@@ -23,6 +23,7 @@ struct npu_cpu_prep {
     float *wt48;            /* small planes: [ceil(M / 48)][K][48], channels past M zero */
     struct cpu_mm_pack *mm; /* MatMul/Gemm: B in panels (npu-cpu-gemm-packed.c) */
     struct cpu_qpack *qp;   /* MatMulInteger/QLinearMatMul: int8 B (npu-cpu-qgemm.c) */
+    struct cpu_qa *qa;      /* QLinearConv/ConvInteger: int8 W as the product's A side */
 };
 
 struct cpu_cd_args {

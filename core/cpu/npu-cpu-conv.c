@@ -1005,7 +1005,8 @@ qconv_fast(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs, const struct 
         for (int64_t m = 0; m < g->M; m++)
             wz32[m] = (int32_t)wz[m];
         st = cpu_qconv2d(ctx, &g->w, x, (int32_t)xz, wt, wz32,
-                         bias && !cpu_absent(bias) ? bias->data : NULL, *acc);
+                         bias && !cpu_absent(bias) ? bias->data : NULL,
+                         cpu_qa_prepared(ctx->prep, wt), *acc);
     }
     if (st != NPU_OK) {
         free(*acc);

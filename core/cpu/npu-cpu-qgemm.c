@@ -549,10 +549,11 @@ struct qg_job {
     qk_fn fn;
     int mr;
     int64_t M, lda, mblocks, ldc;
-    const uint8_t *A;  /* A' [M][lda], lda = 4 kg */
-    const int32_t *rs; /* row sums of A' */
-    const int32_t *za; /* [M] */
-    const int32_t *zb; /* [N] */
+    const uint8_t *A;    /* A' [M][lda], lda = 4 kg */
+    const int32_t *rs;   /* row sums of A' */
+    const int32_t *za;   /* [M] */
+    const int32_t *zb;   /* [N] */
+    const int32_t *bias; /* [M] added with int32 saturation (QLinearConv), or NULL */
     int32_t *C;
 };
 
@@ -564,6 +565,21 @@ qg_epilogue(const uint32_t *restrict tr, int64_t nc, uint32_t rs, uint32_t za, u
     const uint32_t kza = K * za;
     for (int64_t q = 0; q < nc; q++)
         c[q] = tr[q] - zb[q] * rs - za * cs[q] + kza * zb[q];
+}
+
+/* the same, then + b with int32 saturation (overflow: the result's sign differs from both
+ * operands'), as the reference adds a bias to the finished sum */
+CPU_HOT static void
+qg_epilogue_bias(const uint32_t *restrict tr, int64_t nc, uint32_t rs, uint32_t za, uint32_t K,
+                 const uint32_t *restrict zb, const uint32_t *restrict cs, int32_t b,
+                 int32_t *restrict c)
+{
+    const uint32_t kza = K * za;
+    for (int64_t q = 0; q < nc; q++) {
+        const int32_t x = (int32_t)(tr[q] - zb[q] * rs - za * cs[q] + kza * zb[q]);
+        const int32_t r = (int32_t)((uint32_t)x + (uint32_t)b);
+        c[q] = ((x ^ r) & (b ^ r)) < 0 ? (x < 0 ? INT32_MIN : INT32_MAX) : r;
+    }
 }
 
 static void
@@ -587,30 +603,32 @@ qg_task(void *arg, int64_t begin, int64_t end, int tid)
             }
         }
         for (int64_t i = r0; i < r1; i++)
-            qg_epilogue((const uint32_t *)t + (i - r0) * QNR, nc, (uint32_t)j->rs[i],
-                        (uint32_t)j->za[i], (uint32_t)pk->K, (const uint32_t *)j->zb + j0,
-                        (const uint32_t *)pk->colsum + j0, (uint32_t *)j->C + i * j->ldc + j0);
+            if (j->bias)
+                qg_epilogue_bias((const uint32_t *)t + (i - r0) * QNR, nc, (uint32_t)j->rs[i],
+                                 (uint32_t)j->za[i], (uint32_t)pk->K, (const uint32_t *)j->zb + j0,
+                                 (const uint32_t *)pk->colsum + j0, j->bias[i],
+                                 j->C + i * j->ldc + j0);
+            else
+                qg_epilogue((const uint32_t *)t + (i - r0) * QNR, nc, (uint32_t)j->rs[i],
+                            (uint32_t)j->za[i], (uint32_t)pk->K, (const uint32_t *)j->zb + j0,
+                            (const uint32_t *)pk->colsum + j0, (uint32_t *)j->C + i * j->ldc + j0);
     }
 }
 
-enum npu_status
-cpu_qgemm(struct npu_cpu_ctx *ctx, const struct cpu_qpack *pk, int64_t M, const void *A, bool a_s8,
-          int64_t lda, const int32_t *azp, const int32_t *bzp, int32_t *C, int64_t ldc)
+/* A as the kernel reads it: A' = A + ca rows of Kp = 4 kg bytes (zero past K), row sums */
+struct cpu_qa {
+    int64_t M, K, Kp;
+    bool k_signed; /* the kernel byte type it was made for */
+    int32_t ca;
+    size_t bytes; /* counted against the budget (0: not counted) */
+    uint8_t *a;   /* [M][Kp] */
+    int32_t *rs;  /* [M] */
+};
+
+static void
+qa_convert(const void *A, bool a_s8, int64_t lda, int64_t M, int64_t K, int64_t Kp, int32_t ca,
+           uint8_t *ab, int32_t *rs)
 {
-    if (M < 1 || pk->N < 1)
-        return NPU_OK;
-    bool k_signed;
-    qk_fn fn = q_kernel(&k_signed);
-    int64_t K = pk->K, Kp = pk->kg * 4;
-    /* A' = A + ca in the kernel's byte type */
-    int32_t ca = k_signed ? (a_s8 ? 0 : -128) : (a_s8 ? 128 : 0);
-    uint8_t *ab = NULL;
-    int32_t *rs = malloc(sizeof(int32_t) * (size_t)(2 * M + pk->N));
-    if (!rs || posix_memalign((void **)&ab, 64, (size_t)(M * Kp))) {
-        free(rs);
-        return KNOMEM();
-    }
-    int32_t *za = rs + M, *zb = za + M;
     for (int64_t i = 0; i < M; i++) {
         const int8_t *as = (const int8_t *)A + i * lda;
         const uint8_t *au = (const uint8_t *)A + i * lda;
@@ -624,20 +642,109 @@ cpu_qgemm(struct npu_cpu_ctx *ctx, const struct cpu_qpack *pk, int64_t M, const 
         for (int64_t k = K; k < Kp; k++)
             d[k] = 0;
         rs[i] = s;
-        za[i] = azp[i] + ca;
     }
+}
+
+static int32_t
+qa_offset(bool k_signed, bool a_s8)
+{
+    return k_signed ? (a_s8 ? 0 : -128) : (a_s8 ? 128 : 0);
+}
+
+/* the product on A' (ab, row sums rs, offset ca), plus a saturating bias per row (or NULL) */
+static enum npu_status
+qgemm_run(struct npu_cpu_ctx *ctx, qk_fn fn, const struct cpu_qpack *pk, int64_t M,
+          const uint8_t *ab, const int32_t *rs, int32_t ca, const int32_t *azp, const int32_t *bzp,
+          const int32_t *bias, int32_t *C, int64_t ldc)
+{
+    int32_t *za = malloc(sizeof(int32_t) * (size_t)(M + pk->N));
+    if (!za)
+        return KNOMEM();
+    int32_t *zb = za + M;
+    for (int64_t i = 0; i < M; i++)
+        za[i] = azp[i] + ca;
     for (int64_t n = 0; n < pk->N; n++)
         zb[n] = bzp[n] - pk->cb;
+    int64_t Kp = pk->kg * 4;
     struct qg_job j = {pk,  fn, fn == qk_portable ? 4 : 8,
                        M,   Kp, NPU_DIV_ROUND_UP(M, (int64_t)QMB),
                        ldc, ab, rs,
-                       za,  zb, C};
+                       za,  zb, bias,
+                       C};
     /* tasks of about a million multiply-adds or more */
     double task_mac = (double)NPU_MIN(M, (int64_t)QMB) * QNR * (double)Kp;
     cpu_parallel_for(ctx, pk->npanels * j.mblocks, (int64_t)(1e6 / task_mac) + 1, qg_task, &j);
+    free(za);
+    return NPU_OK;
+}
+
+/* cpu_qgemm plus a saturating bias per row (NULL: none) */
+static enum npu_status
+qgemm_bias(struct npu_cpu_ctx *ctx, const struct cpu_qpack *pk, int64_t M, const void *A, bool a_s8,
+           int64_t lda, const int32_t *azp, const int32_t *bzp, const int32_t *bias, int32_t *C,
+           int64_t ldc)
+{
+    if (M < 1 || pk->N < 1)
+        return NPU_OK;
+    bool k_signed;
+    qk_fn fn = q_kernel(&k_signed);
+    int64_t Kp = pk->kg * 4;
+    int32_t ca = qa_offset(k_signed, a_s8);
+    uint8_t *ab = NULL;
+    int32_t *rs = malloc(sizeof(int32_t) * (size_t)M);
+    if (!rs || posix_memalign((void **)&ab, 64, (size_t)(M * Kp))) {
+        free(rs);
+        return KNOMEM();
+    }
+    qa_convert(A, a_s8, lda, M, pk->K, Kp, ca, ab, rs);
+    enum npu_status st = qgemm_run(ctx, fn, pk, M, ab, rs, ca, azp, bzp, bias, C, ldc);
     free(ab);
     free(rs);
-    return NPU_OK;
+    return st;
+}
+
+enum npu_status
+cpu_qgemm(struct npu_cpu_ctx *ctx, const struct cpu_qpack *pk, int64_t M, const void *A, bool a_s8,
+          int64_t lda, const int32_t *azp, const int32_t *bzp, int32_t *C, int64_t ldc)
+{
+    return qgemm_bias(ctx, pk, M, A, a_s8, lda, azp, bzp, NULL, C, ldc);
+}
+
+static struct cpu_qa *
+qa_new(const void *A, bool a_s8, int64_t M, int64_t K)
+{
+    bool k_signed;
+    (void)q_kernel(&k_signed);
+    int64_t Kp = NPU_DIV_ROUND_UP(K, (int64_t)4) * 4;
+    size_t bytes = (size_t)(M * Kp) + sizeof(int32_t) * (size_t)M;
+    if (!cpu_mm_pack_budget_take(bytes))
+        return NULL;
+    struct cpu_qa *q = calloc(1, sizeof(*q));
+    int32_t *rs = malloc(sizeof(int32_t) * (size_t)M);
+    void *ab = NULL;
+    if (!q || !rs || posix_memalign(&ab, 64, (size_t)(M * Kp))) {
+        free(q);
+        free(rs);
+        cpu_mm_pack_budget_give(bytes);
+        return NULL;
+    }
+    q->M = M, q->K = K, q->Kp = Kp, q->k_signed = k_signed, q->bytes = bytes;
+    q->ca = qa_offset(k_signed, a_s8);
+    q->a = ab;
+    q->rs = rs;
+    qa_convert(A, a_s8, K, M, K, Kp, q->ca, q->a, q->rs);
+    return q;
+}
+
+void
+cpu_qa_free(struct cpu_qa *q)
+{
+    if (!q)
+        return;
+    cpu_mm_pack_budget_give(q->bytes);
+    free(q->a);
+    free(q->rs);
+    free(q);
 }
 
 /* ---- QLinearConv ------------------------------------------------------------------------------
@@ -645,30 +752,147 @@ cpu_qgemm(struct npu_cpu_ctx *ctx, const struct cpu_qpack *pk, int64_t M, const 
 
 struct qc_pack_job {
     struct cpu_qpack *pk;
-    const int8_t *xp; /* one image, zero-point padded, as B' bytes: [C][Hp][Wp] */
+    const int8_t *xp;   /* one image, zero-point padded, as B' bytes: [C][Hp][Wp] */
+    const int64_t *tap; /* [K]: offset of tap k = (c, kh, kw) in xp */
     int64_t Hp, Wp, KH, KW, OW, s0, s1, d0, d1;
 };
 
+/* 16 pixels of one tap as 16 bytes: byte i = s[base + i * st] (st 1 or 2), SSE2 or NEON */
+#if defined(__SSE2__)
+#define QC_VEC 1
+typedef __m128i qc_v;
+static inline qc_v
+qc_ld16(const int8_t *s, int st)
+{
+    if (st == 1)
+        return _mm_loadu_si128((const __m128i *)s);
+    const __m128i lo = _mm_loadu_si128((const __m128i *)s);
+    const __m128i hi = _mm_loadu_si128((const __m128i *)(s + 16));
+    const __m128i m = _mm_set1_epi16(0xff);
+    return _mm_packus_epi16(_mm_and_si128(lo, m), _mm_and_si128(hi, m));
+}
+/* m ? a : b per byte (m bytes all ones or zero) */
+static inline qc_v
+qc_sel(qc_v m, qc_v a, qc_v b)
+{
+    return _mm_or_si128(_mm_and_si128(m, a), _mm_andnot_si128(m, b));
+}
+static inline qc_v
+qc_load(const int8_t *p)
+{
+    return _mm_loadu_si128((const __m128i *)p);
+}
+/* 4 taps' 16 bytes interleaved to 16 columns x 4 bytes at d */
+static inline void
+qc_store4(int8_t *d, qc_v x0, qc_v x1, qc_v x2, qc_v x3)
+{
+    __m128i l01 = _mm_unpacklo_epi8(x0, x1), h01 = _mm_unpackhi_epi8(x0, x1);
+    __m128i l23 = _mm_unpacklo_epi8(x2, x3), h23 = _mm_unpackhi_epi8(x2, x3);
+    _mm_storeu_si128((__m128i *)d, _mm_unpacklo_epi16(l01, l23));
+    _mm_storeu_si128((__m128i *)(d + 16), _mm_unpackhi_epi16(l01, l23));
+    _mm_storeu_si128((__m128i *)(d + 32), _mm_unpacklo_epi16(h01, h23));
+    _mm_storeu_si128((__m128i *)(d + 48), _mm_unpackhi_epi16(h01, h23));
+}
+#elif defined(__aarch64__) && defined(__ARM_NEON)
+#define QC_VEC 1
+#include <arm_neon.h>
+typedef int8x16_t qc_v;
+static inline qc_v
+qc_ld16(const int8_t *s, int st)
+{
+    return st == 1 ? vld1q_s8(s) : vld2q_s8(s).val[0]; /* vld2: even bytes in val[0] */
+}
+static inline qc_v
+qc_sel(qc_v m, qc_v a, qc_v b)
+{
+    return vbslq_s8(vreinterpretq_u8_s8(m), a, b);
+}
+static inline qc_v
+qc_load(const int8_t *p)
+{
+    return vld1q_s8(p);
+}
+static inline void
+qc_store4(int8_t *d, qc_v x0, qc_v x1, qc_v x2, qc_v x3)
+{
+    int16x8_t l01 = vreinterpretq_s16_s8(vzip1q_s8(x0, x1));
+    int16x8_t h01 = vreinterpretq_s16_s8(vzip2q_s8(x0, x1));
+    int16x8_t l23 = vreinterpretq_s16_s8(vzip1q_s8(x2, x3));
+    int16x8_t h23 = vreinterpretq_s16_s8(vzip2q_s8(x2, x3));
+    vst1q_s16((int16_t *)(void *)d, vzip1q_s16(l01, l23));
+    vst1q_s16((int16_t *)(void *)(d + 16), vzip2q_s16(l01, l23));
+    vst1q_s16((int16_t *)(void *)(d + 32), vzip1q_s16(h01, h23));
+    vst1q_s16((int16_t *)(void *)(d + 48), vzip2q_s16(h01, h23));
+}
+#endif
+
+#ifdef QC_VEC
+#define QC_MAXSEG 4 /* blocks of 16 pixels made of up to this many runs go through vectors */
+
+struct qc_block {
+    int nseg;                /* 0: the scalar path */
+    int64_t base[QC_MAXSEG]; /* offset of the run's byte 0 (may lie before the run) */
+    qc_v mask[QC_MAXSEG];    /* bytes taken from run k (k >= 1) */
+};
+
+/* one tap's 16 pixels: run 0 loaded whole, each later run blended over the bytes it owns */
+static inline qc_v
+qc_gather(const int8_t *s, const struct qc_block *b, int st)
+{
+    qc_v v = qc_ld16(s + b->base[0], st);
+    for (int k = 1; k < b->nseg; k++)
+        v = qc_sel(b->mask[k], qc_ld16(s + b->base[k], st), v);
+    return v;
+}
+#endif
+
 /* packs panels [begin, end) of the K x P matrix B'[(c, kh, kw)][(oh, ow)] from the padded
- * image (column sums come after, from the kernel: qpack_colsums). Where 16 pixels are 16
- * consecutive bytes of the image (stride 1 along a row), 4 taps' runs are interleaved with
- * byte/word unpacks into the panel's 4-bytes-per-column layout. */
+ * image (column sums come after, from the kernel: qpack_colsums). Pixels go 16 at a time:
+ * where the pixel step along a row (the stride s1) is 1 or 2 bytes, the 16 pixels are at
+ * most QC_MAXSEG runs of that step (one per output row they touch), each loaded as one 16-byte
+ * vector (a stride-2 run as 32 bytes, even bytes kept) and blended; then 4 taps are interleaved
+ * with byte/word unpacks into the panel's 4-bytes-per-column layout. The image buffer has 64 bytes
+ * of slack on both sides for the loads that reach past a run. Other steps, and blocks of more runs,
+ * copy byte by byte. */
 static void
 qc_pack_task(void *arg, int64_t begin, int64_t end, int tid)
 {
     (void)tid;
     const struct qc_pack_job *j = arg;
     struct cpu_qpack *pk = j->pk;
-    const int64_t K = pk->K, khw = j->KH * j->KW;
+    const int64_t K = pk->K;
     for (int64_t jp = begin; jp < end; jp++) {
         int64_t j0 = jp * QNR, nc = NPU_MIN((int64_t)QNR, pk->N - j0);
-        int64_t off[QNR];
-        for (int64_t q = 0; q < nc; q++)
-            off[q] = ((j0 + q) / j->OW) * j->s0 * j->Wp + ((j0 + q) % j->OW) * j->s1;
-#ifdef __SSE2__
-        bool run16[QNR / 16];
-        for (int64_t q = 0; q < QNR; q += 16)
-            run16[q / 16] = q + 16 <= nc && off[q + 15] - off[q] == 15; /* increments >= 1 */
+        int64_t off[QNR], oh = j0 / j->OW, ow = j0 % j->OW;
+        for (int64_t q = 0; q < nc; q++) {
+            off[q] = oh * j->s0 * j->Wp + ow * j->s1;
+            if (++ow == j->OW)
+                ow = 0, oh++;
+        }
+#ifdef QC_VEC
+        const int st = (int)j->s1;
+        struct qc_block blk[QNR / 16];
+        for (int64_t q0 = 0; q0 < QNR; q0 += 16) {
+            struct qc_block *b = &blk[q0 / 16];
+            b->nseg = 0;
+            if (q0 >= nc || (st != 1 && st != 2))
+                continue;
+            int64_t qe = NPU_MIN(q0 + 16, nc);
+            int ns = 0;
+            for (int64_t q = q0; q < qe && ns <= QC_MAXSEG; q++) {
+                if (q > q0 && off[q] - off[q - 1] == st)
+                    continue;
+                if (ns < QC_MAXSEG) {
+                    b->base[ns] = off[q] - (q - q0) * st;
+                    int8_t mb[16];
+                    for (int i = 0; i < 16; i++)
+                        mb[i] = (int8_t)(i >= q - q0 ? -1 : 0);
+                    b->mask[ns] = qc_load(mb);
+                }
+                ns++;
+            }
+            b->nseg = ns <= QC_MAXSEG ? ns : 0;
+        }
 #endif
         int8_t *d = pk->p + jp * pk->kg * QGB;
         if (nc < QNR || K % 4)
@@ -676,10 +900,8 @@ qc_pack_task(void *arg, int64_t begin, int64_t end, int tid)
         for (int64_t g = 0; g < pk->kg; g++) {
             const int8_t *src[4];
             int nt = (int)NPU_MIN((int64_t)4, K - 4 * g);
-            for (int t = 0; t < nt; t++) {
-                int64_t k = 4 * g + t, c = k / khw, r = k % khw;
-                src[t] = j->xp + (c * j->Hp + (r / j->KW) * j->d0) * j->Wp + (r % j->KW) * j->d1;
-            }
+            for (int t = 0; t < nt; t++)
+                src[t] = j->xp + j->tap[4 * g + t];
             int8_t *dg = d + g * QGB;
             if (nt < 4) {
                 for (int t = 0; t < nt; t++)
@@ -689,32 +911,13 @@ qc_pack_task(void *arg, int64_t begin, int64_t end, int tid)
             }
             const int8_t *s0 = src[0], *s1 = src[1], *s2 = src[2], *s3 = src[3];
             for (int64_t q = 0; q < nc;) {
-#ifdef __SSE2__
-                if (q % 16 == 0 && run16[q / 16]) {
-                    const int64_t o = off[q];
-                    __m128i x0 = _mm_loadu_si128((const __m128i *)(s0 + o));
-                    __m128i x1 = _mm_loadu_si128((const __m128i *)(s1 + o));
-                    __m128i x2 = _mm_loadu_si128((const __m128i *)(s2 + o));
-                    __m128i x3 = _mm_loadu_si128((const __m128i *)(s3 + o));
-                    __m128i l01 = _mm_unpacklo_epi8(x0, x1), h01 = _mm_unpackhi_epi8(x0, x1);
-                    __m128i l23 = _mm_unpacklo_epi8(x2, x3), h23 = _mm_unpackhi_epi8(x2, x3);
-                    _mm_storeu_si128((__m128i *)(dg + 4 * q), _mm_unpacklo_epi16(l01, l23));
-                    _mm_storeu_si128((__m128i *)(dg + 4 * q + 16), _mm_unpackhi_epi16(l01, l23));
-                    _mm_storeu_si128((__m128i *)(dg + 4 * q + 32), _mm_unpacklo_epi16(h01, h23));
-                    _mm_storeu_si128((__m128i *)(dg + 4 * q + 48), _mm_unpackhi_epi16(h01, h23));
+#ifdef QC_VEC
+                const struct qc_block *b = &blk[q / 16];
+                if (q % 16 == 0 && b->nseg) {
+                    /* columns past nc get bytes too: the panel is 48 wide, they are unused */
+                    qc_store4(dg + 4 * q, qc_gather(s0, b, st), qc_gather(s1, b, st),
+                              qc_gather(s2, b, st), qc_gather(s3, b, st));
                     q += 16;
-                    continue;
-                }
-                if (q + 8 <= nc && off[q + 7] - off[q] == 7) {
-                    const int64_t o = off[q];
-                    __m128i x0 = _mm_loadl_epi64((const __m128i *)(s0 + o));
-                    __m128i x1 = _mm_loadl_epi64((const __m128i *)(s1 + o));
-                    __m128i x2 = _mm_loadl_epi64((const __m128i *)(s2 + o));
-                    __m128i x3 = _mm_loadl_epi64((const __m128i *)(s3 + o));
-                    __m128i l01 = _mm_unpacklo_epi8(x0, x1), l23 = _mm_unpacklo_epi8(x2, x3);
-                    _mm_storeu_si128((__m128i *)(dg + 4 * q), _mm_unpacklo_epi16(l01, l23));
-                    _mm_storeu_si128((__m128i *)(dg + 4 * q + 16), _mm_unpackhi_epi16(l01, l23));
-                    q += 8;
                     continue;
                 }
 #endif
@@ -764,20 +967,10 @@ qpack_colsums(struct npu_cpu_ctx *ctx, struct cpu_qpack *pk)
     return NPU_OK;
 }
 
-/* y += b with int32 saturation (overflow: the sum's sign differs from both operands') */
-CPU_HOT static void
-qc_add_bias(int32_t *y, int64_t n, int32_t b)
-{
-    for (int64_t p = 0; p < n; p++) {
-        const int32_t x = y[p], r = (int32_t)((uint32_t)x + (uint32_t)b);
-        y[p] = ((x ^ r) & (b ^ r)) < 0 ? (x < 0 ? INT32_MIN : INT32_MAX) : r;
-    }
-}
-
 enum npu_status
 cpu_qconv2d(struct npu_cpu_ctx *ctx, const struct cpu_win *w, const struct npu_tensor *x,
             int32_t xzp, const struct npu_tensor *wt, const int32_t *wzp, const int32_t *bias,
-            int32_t *acc)
+            const struct cpu_qa *qa, int32_t *acc)
 {
     if (w->nsp != 2 || x->ndim != 4 || wt->ndim != 4 || wt->dims[1] != x->dims[1])
         return NPU_ERR_UNSUPPORTED;
@@ -794,22 +987,30 @@ cpu_qconv2d(struct npu_cpu_ctx *ctx, const struct cpu_win *w, const struct npu_t
     int64_t Wp = NPU_MAX(W + w->pb[1], (w->out[1] - 1) * w->s[1] + (w->k[1] - 1) * w->d[1] + 1);
     struct cpu_qpack *pk = qpack_alloc(K, P, xs8, false);
     int32_t *zb = malloc(sizeof(int32_t) * (size_t)P);
-    int8_t *xp = malloc((size_t)(C * Hp * Wp));
-    if (!pk || !zb || !xp) {
+    int64_t *tap = malloc(sizeof(int64_t) * (size_t)K);
+    /* 64 bytes of slack before and after (qc_pack_task's loads) */
+    int8_t *xbuf = malloc((size_t)(C * Hp * Wp + 128)), *xp = xbuf ? xbuf + 64 : NULL;
+    if (!pk || !zb || !tap || !xbuf) {
         cpu_qpack_free(pk);
         free(zb);
-        free(xp);
+        free(tap);
+        free(xbuf);
         return KNOMEM();
     }
     for (int64_t p = 0; p < P; p++)
         zb[p] = xzp;
+    const int64_t KH = w->k[0], KW = w->k[1];
+    for (int64_t c = 0, k = 0; c < C; c++)
+        for (int64_t a = 0; a < KH; a++)
+            for (int64_t b = 0; b < KW; b++, k++)
+                tap[k] = (c * Hp + a * w->d[0]) * Wp + b * w->d[1];
     /* B' = X - cb; padding holds the zero point, which the correction cancels */
     const int32_t cb = pk->cb;
     const int8_t padv = (int8_t)(xzp - cb);
     enum npu_status st = NPU_OK;
     for (int64_t n = 0; n < N && st == NPU_OK; n++) {
         const uint8_t *xu = (const uint8_t *)x->data + n * C * H * W;
-        memset(xp, padv, (size_t)(C * Hp * Wp));
+        memset(xbuf, padv, (size_t)(C * Hp * Wp + 128));
         for (int64_t c = 0; c < C; c++)
             for (int64_t h = 0; h < H && h + w->pb[0] < Hp; h++) {
                 const uint8_t *sr = xu + (c * H + h) * W;
@@ -821,19 +1022,21 @@ cpu_qconv2d(struct npu_cpu_ctx *ctx, const struct cpu_win *w, const struct npu_t
                     for (int64_t i = 0; i < wn; i++)
                         dr[i] = (int8_t)(sr[i] ^ 0x80); /* u8 - 128 */
             }
-        struct qc_pack_job pj = {pk,        xp,      Hp,      Wp,      w->k[0], w->k[1],
-                                 w->out[1], w->s[0], w->s[1], w->d[0], w->d[1]};
+        struct qc_pack_job pj = {pk, xp,        tap,     Hp,      Wp,      KH,
+                                 KW, w->out[1], w->s[0], w->s[1], w->d[0], w->d[1]};
         /* pack tasks of at least 64 KB */
         cpu_parallel_for(ctx, pk->npanels, 1 + 65536 / (pk->kg * QGB), qc_pack_task, &pj);
         int32_t *y = acc + n * M * P;
         st = qpack_colsums(ctx, pk);
-        if (st == NPU_OK)
-            st = cpu_qgemm(ctx, pk, M, wt->data, ws8, K, wzp, zb, y, P);
-        if (st == NPU_OK && bias)
-            for (int64_t m = 0; m < M; m++)
-                qc_add_bias(y + m * P, P, bias[m]);
+        bool k_signed;
+        qk_fn fn = q_kernel(&k_signed);
+        if (st == NPU_OK && qa && qa->M == M && qa->K == K && qa->k_signed == k_signed)
+            st = qgemm_run(ctx, fn, pk, M, qa->a, qa->rs, qa->ca, wzp, zb, bias, y, P);
+        else if (st == NPU_OK)
+            st = qgemm_bias(ctx, pk, M, wt->data, ws8, K, wzp, zb, bias, y, P);
     }
-    free(xp);
+    free(xbuf);
+    free(tap);
     free(zb);
     cpu_qpack_free(pk);
     return st;
@@ -846,8 +1049,34 @@ enum npu_status
 cpu_qgemm_prepare(enum npu_op op, const struct npu_attrs *attrs, const struct npu_tensor *const *in,
                   int nin, struct npu_cpu_prep **out)
 {
-    (void)attrs;
     *out = NULL;
+    if (op == NPU_OP_QLINEAR_CONV || op == NPU_OP_CONV_INTEGER) {
+        /* the weights W [M, C, kh, kw] (group 1) as the product's A side, converted once */
+        int wi = op == NPU_OP_QLINEAR_CONV ? 3 : 1;
+        const struct npu_tensor *wt = nin > wi ? in[wi] : NULL;
+        if (!wt || !wt->data || wt->ndim != 4 || npu_attrs_int(attrs, "group", 1) != 1 ||
+            (wt->dtype != NPU_DTYPE_INT8 && wt->dtype != NPU_DTYPE_UINT8))
+            return NPU_OK;
+        int64_t M = wt->dims[0], K = wt->dims[1] * wt->dims[2] * wt->dims[3];
+        if (M < 1 || K < 1)
+            return NPU_OK;
+        struct cpu_qa *qa = qa_new(wt->data, wt->dtype == NPU_DTYPE_INT8, M, K);
+        if (!qa) /* over the budget (or no memory): converted per call */
+            return NPU_OK;
+        struct npu_cpu_prep *p = calloc(1, sizeof(*p));
+        if (!p) {
+            cpu_qa_free(qa);
+            npu_err(CPU_LOG_DOMAIN, "npu_cpu_prepare: out of memory");
+            return NPU_ERR_NOMEM;
+        }
+        p->op = op;
+        p->w_data = wt->data;
+        p->w_ndim = wt->ndim;
+        memcpy(p->w_dims, wt->dims, sizeof(int64_t) * (size_t)wt->ndim);
+        p->qa = qa;
+        *out = p;
+        return NPU_OK;
+    }
     int bi = op == NPU_OP_MATMUL_INTEGER ? 1 : op == NPU_OP_QLINEAR_MATMUL ? 3 : -1;
     if (bi < 0 || nin <= bi || !in[bi] || !in[bi]->data)
         return NPU_OK;
@@ -884,4 +1113,15 @@ cpu_qgemm_prepared(const struct npu_cpu_prep *prep, const struct npu_tensor *b)
     if (prep->qp->cb != (b->dtype == NPU_DTYPE_INT8 ? 0 : 128))
         return NULL;
     return prep->qp;
+}
+
+const struct cpu_qa *
+cpu_qa_prepared(const struct npu_cpu_prep *prep, const struct npu_tensor *w)
+{
+    if (!prep || !prep->qa || !w || prep->w_data != w->data || prep->w_ndim != w->ndim ||
+        memcmp(prep->w_dims, w->dims, sizeof(int64_t) * (size_t)w->ndim))
+        return NULL;
+    if (prep->qa->ca != qa_offset(prep->qa->k_signed, w->dtype == NPU_DTYPE_INT8))
+        return NULL;
+    return prep->qa;
 }

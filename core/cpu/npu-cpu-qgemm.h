@@ -14,6 +14,7 @@
 
 struct npu_cpu_prep;
 struct cpu_qpack;
+struct cpu_qa;
 
 /* B[k][n] at b[k * sk + n * sn] (int8 when b_s8, else uint8), K x N: packed (signed bytes,
  * 48-column panels, k in groups of 4) with its column sums. budget: count it against the
@@ -31,17 +32,24 @@ enum npu_status cpu_qgemm(struct npu_cpu_ctx *ctx, const struct cpu_qpack *pk, i
 /* 2-D convolution, group 1, of X [N, C, H, W] (int8/uint8, zero point xzp) with W [M, C, kh,
  * kw] (w_s8, zero points wzp [M]) over the window w: acc [N, M, OH * OW] as int32 sums,
  * plus bias [M] (NULL: none) with int32 saturation like the reference. W is the product's
- * A side (rows = output channels), converted per call (M x K bytes, small next to the
- * product); the input is packed per call straight from X (no separate im2col copy). */
+ * A side (rows = output channels): qa when prepared (cpu_qa_prepared), else converted per
+ * call; the input is packed per call straight from X (no separate im2col copy). */
 enum npu_status cpu_qconv2d(struct npu_cpu_ctx *ctx, const struct cpu_win *w,
                             const struct npu_tensor *x, int32_t xzp, const struct npu_tensor *wt,
-                            const int32_t *wzp, const int32_t *bias, int32_t *acc);
+                            const int32_t *wzp, const int32_t *bias, const struct cpu_qa *qa,
+                            int32_t *acc);
 
 /* npu_cpu_prepare for MatMulInteger (B = in[1]) and QLinearMatMul (B = in[3]) with a
- * constant 2-D int8/uint8 B. *out stays NULL when there is nothing to do. */
+ * constant 2-D int8/uint8 B, and for QLinearConv / ConvInteger (below). *out stays NULL when there
+ * is nothing to do. */
 enum npu_status cpu_qgemm_prepare(enum npu_op op, const struct npu_attrs *attrs,
                                   const struct npu_tensor *const *in, int nin,
                                   struct npu_cpu_prep **out);
+/* QLinearConv (W = in[3]) and ConvInteger (W = in[1]) with constant 4-D int8/uint8 weights
+ * and group 1 go through cpu_qgemm_prepare too: W converted once to the product's A side.
+ * The converted W that prep holds for w (same data, shape and kernel byte type), or NULL. */
+const struct cpu_qa *cpu_qa_prepared(const struct npu_cpu_prep *prep, const struct npu_tensor *w);
+void cpu_qa_free(struct cpu_qa *q);
 /* the packed B that prep holds for b (same data and shape), or NULL */
 const struct cpu_qpack *cpu_qgemm_prepared(const struct npu_cpu_prep *prep,
                                            const struct npu_tensor *b);

@@ -7,7 +7,8 @@
  * (npu_cpu_prepare) and packed per call: odd shapes (M 1..5 and past one 64-row block, K not
  * a multiple of 4 or 64, N not a multiple of 16 or 48), int8 and uint8 operands, zero points
  * per tensor, per row of A and per column of B, per-channel scales, a bias, a batched B,
- * and 2-D convolutions with padding, strides and dilations.
+ * and 2-D convolutions with padding, strides and dilations (weights prepared once and
+ * converted per call; planes narrow and wide for the input packing's vector paths).
  */
 #include "../../core/cpu/npu-cpu-qgemm.h"
 #include "cpu-test-util.h"
@@ -34,7 +35,7 @@ report_diff(const char *what, int level, const struct npu_tensor *got,
 }
 
 /* runs op with the reference loops, then with every kernel (1 and 3 threads, and prepared
- * when prep_b >= 0: input prep_b is the constant B), and compares bytes */
+ * when prep_b >= 0: input prep_b is the constant B, or a convolution's W), and compares bytes */
 static void
 check_op(enum npu_op op, struct alist *al, int nin, struct npu_tensor **in,
          const struct npu_tensor *yshape, int prep_b, const char *what)
@@ -56,6 +57,9 @@ check_op(enum npu_op op, struct alist *al, int nin, struct npu_tensor **in,
             }
         }
         CHECK_EQ_INT(NPU_OK, npu_cpu_prepare(op, al_done(al), pin, nin, &prep));
+        /* a convolution's int8 weights are always converted once (no size threshold) */
+        if (op == NPU_OP_QLINEAR_CONV || op == NPU_OP_CONV_INTEGER)
+            CHECK(prep != NULL);
     }
     for (int lv = 0; lv <= 4; lv++) {
         if (cpu_qgemm_force(lv) != lv)
@@ -76,7 +80,7 @@ check_op(enum npu_op op, struct alist *al, int nin, struct npu_tensor **in,
                 fprintf(stderr, "  (pass %d: %s)\n", pass,
                         pass == 0   ? "1 thread"
                         : pass == 1 ? "3 threads"
-                                    : "prepared B, 3 threads");
+                                    : "prepared B or W, 3 threads");
                 CHECK(false);
             }
         }
@@ -190,13 +194,15 @@ qlinear_matmul_case(int64_t M, int64_t K, int64_t N)
     tt_free(y);
 }
 
+/* a random QLinearConv (and ConvInteger of its operands) with H < 3 + hr, W < 3 + wr: small
+ * planes make 16-pixel blocks of many short rows; wide ones one or two runs per block */
 static void
-qlinear_conv_case(void)
+qlinear_conv_case(uint64_t hr, uint64_t wr)
 {
     enum npu_dtype xt = rand_i8(), wt = rand_i8(), yt = rand_i8();
     int64_t N = 1 + (int64_t)(tt_rand_u64() % 2), C = 1 + (int64_t)(tt_rand_u64() % 9);
-    int64_t M = 1 + (int64_t)(tt_rand_u64() % 20), H = 3 + (int64_t)(tt_rand_u64() % 9),
-            W = 3 + (int64_t)(tt_rand_u64() % 12);
+    int64_t M = 1 + (int64_t)(tt_rand_u64() % 20), H = 3 + (int64_t)(tt_rand_u64() % hr),
+            W = 3 + (int64_t)(tt_rand_u64() % wr);
     int64_t kh = 1 + (int64_t)(tt_rand_u64() % 3), kw = 1 + (int64_t)(tt_rand_u64() % 3);
     int64_t s = 1 + (int64_t)(tt_rand_u64() % 2), d = 1 + (int64_t)(tt_rand_u64() % 2);
     int64_t pd[4]; /* top, left, bottom, right: 0..2 each */
@@ -240,13 +246,13 @@ qlinear_conv_case(void)
              npu_dtype_name(xt), npu_dtype_name(wt), npu_dtype_name(yt), (long long)N, (long long)C,
              (long long)H, (long long)W, (long long)M, (long long)kh, (long long)kw, (long long)s,
              (long long)d, (long long)pd[0], (long long)pd[1], (long long)pd[2], (long long)pd[3]);
-    check_op(NPU_OP_QLINEAR_CONV, &al, bias ? 9 : 8, in, y, -1, what);
+    check_op(NPU_OP_QLINEAR_CONV, &al, bias ? 9 : 8, in, y, 3, what);
     /* ConvInteger of the same operands: the int32 sums */
     struct npu_tensor *yi = tt_new(NPU_DTYPE_INT32, 4, yd);
     struct npu_tensor *ci[4] = {in[0], in[3], in[2], in[5]};
     char what_ci[240];
     snprintf(what_ci, sizeof(what_ci), "ConvInteger (operands of %s)", what);
-    check_op(NPU_OP_CONV_INTEGER, &al, 4, ci, yi, -1, what_ci);
+    check_op(NPU_OP_CONV_INTEGER, &al, 4, ci, yi, 1, what_ci);
     tt_free(yi);
     for (int i = 0; i < 9; i++)
         tt_free(in[i]);
@@ -341,7 +347,9 @@ main(void)
     /* a decoder step's shape */
     qlinear_matmul_case(1, 2048, 200);
     for (int i = 0; i < 40; i++)
-        qlinear_conv_case();
+        qlinear_conv_case(9, 12);
+    for (int i = 0; i < 16; i++) /* rows of 16-60 pixels: the packing's long runs */
+        qlinear_conv_case(6, 58);
     printf("%d cases, %d kernel runs compared with the reference\n", n_cases, n_kernel_runs);
     CHECK(n_kernel_runs >= 2 * n_cases);
     CHECK_EQ_INT(0, t_thread_mismatches);
