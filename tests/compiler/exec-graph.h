@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "npu-test.h"
 #include "npu/npu-ir.h"
+#include "npu/npu-model.h"
 
 static uint32_t rng = 12345;
 
@@ -83,5 +85,44 @@ unary(struct npu_graph *g, enum npu_op op, struct npu_value *a, struct npu_value
         n->out[0]->t = b->t;
     npu_graph_append(g, n);
     return n->out[0];
+}
+
+/* Runs model m once on a seeded [N, C, H, W] input, copies its (at most 2) outputs into
+ * out[] (malloc'd, n[] elements each, *nout of them) and frees m; returns the plan's
+ * activation bytes (0 when m is NULL). */
+static size_t
+exec_run_model(struct npu_model *m, int64_t N, int64_t C, int64_t H, int64_t W, float **out,
+               int64_t *n, int *nout)
+{
+    *nout = 0;
+    if (!m)
+        return 0;
+    size_t bytes = npu_model_activation_bytes(m);
+    struct npu_session *s = NULL;
+    CHECK_EQ_INT(NPU_OK, npu_session_create(m, 0, &s));
+    struct npu_tensor x = {.dtype = NPU_DTYPE_FP32, .ndim = 4};
+    int64_t xd[4] = {N, C, H, W};
+    memcpy(x.dims, xd, sizeof(xd));
+    int64_t nx = npu_tensor_numel(&x);
+    float *xv = malloc(sizeof(float) * (size_t)nx);
+    uint32_t r = 777;
+    for (int64_t i = 0; xv && i < nx; i++) {
+        r = r * 1664525u + 1013904223u;
+        xv[i] = (float)((r >> 8) & 0xffff) / 32768.0f - 1.0f;
+    }
+    x.data = xv;
+    *nout = npu_model_num_outputs(m);
+    struct npu_tensor o_t[2];
+    CHECK_EQ_INT(NPU_OK, npu_session_run(s, &x, 1, o_t, *nout, NULL));
+    for (int k = 0; k < *nout; k++) {
+        n[k] = npu_tensor_numel(&o_t[k]);
+        out[k] = malloc(sizeof(float) * (size_t)n[k]);
+        memcpy(out[k], o_t[k].data, sizeof(float) * (size_t)n[k]);
+    }
+    free(xv);
+    npu_session_destroy(s);
+    npu_model_free(m);
+    return bytes;
+}
 
 #endif

@@ -18,7 +18,6 @@
 #include "npu/npu-model.h"
 
 #include "exec-graph.h"
-}
 
 enum shape {
     IDENTITY,    /* Add(conv(relu(conv(x))), x), Relu */
@@ -82,34 +81,8 @@ run(enum shape sh, int64_t C, int64_t H, int64_t W, unsigned flags, int threads,
     struct npu_model_options o = {.cpu_threads = threads};
     struct npu_model *m = NULL;
     CHECK_EQ_INT(NPU_OK, npu_model_from_graph(g, &o, flags | NPU_EXEC_NO_PASSES, &m));
-    if (!m)
-        return 0;
-    size_t bytes = npu_model_activation_bytes(m);
-    struct npu_session *s = NULL;
-    CHECK_EQ_INT(NPU_OK, npu_session_create(m, 0, &s));
-    int64_t xd[4] = {2, C, H, W};
-    struct npu_tensor x = {.dtype = NPU_DTYPE_FP32, .ndim = 4};
-    memcpy(x.dims, xd, sizeof(xd));
-    int64_t nx = npu_tensor_numel(&x);
-    float *xv = malloc(sizeof(float) * (size_t)nx);
-    uint32_t r = 777;
-    for (int64_t i = 0; i < nx; i++) {
-        r = r * 1664525u + 1013904223u;
-        xv[i] = (float)((r >> 8) & 0xffff) / 32768.0f - 1.0f;
-    }
-    x.data = xv;
-    int nout = npu_model_num_outputs(m);
-    struct npu_tensor o_t[2];
-    CHECK_EQ_INT(NPU_OK, npu_session_run(s, &x, 1, o_t, nout, NULL));
-    for (int k = 0; k < nout; k++) {
-        n[k] = npu_tensor_numel(&o_t[k]);
-        out[k] = malloc(sizeof(float) * (size_t)n[k]);
-        memcpy(out[k], o_t[k].data, sizeof(float) * (size_t)n[k]);
-    }
-    free(xv);
-    npu_session_destroy(s);
-    npu_model_free(m);
-    return bytes;
+    int nout = 0;
+    return exec_run_model(m, 2, C, H, W, out, n, &nout);
 }
 
 int
