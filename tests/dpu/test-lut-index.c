@@ -227,7 +227,7 @@ main(void)
         CHECK(l != NULL);
         if (!l)
             continue;
-        char dom[24];
+        char dom[64];
         snprintf(dom, sizeof(dom), "[%g, %g]", r->lo, r->hi);
         for (int old = 0; old < (r->coarse ? 1 : 2); old++) {
             struct npu_dpu_lut lo = old ? shift0(l) : *l;
