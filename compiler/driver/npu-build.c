@@ -557,13 +557,14 @@ npu_build(const char *path, const struct npu_build_options *opts, struct npu_bui
             return st;
         }
         struct {
-            uint64_t model, options;
+            uint64_t model, options, build;
             uint32_t program, format;
             char compiler[32];
         } k;
         memset(&k, 0, sizeof(k));
         k.model = b->model_hash;
         k.options = b->options_hash;
+        k.build = npu_compiler_build_id();
         k.program = NPU_PROGRAM_VERSION;
         k.format = NPU_NPUB_FORMAT_VERSION;
         snprintf(k.compiler, sizeof(k.compiler), "%s", npu_compiler_version_str());

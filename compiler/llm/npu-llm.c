@@ -136,7 +136,9 @@ cpu_attention(const struct npu_program *pg)
     return n;
 }
 
-/* Bump when the graph builder's output changes for the same inputs (cache keys). */
+/* Bump when the graph builder's output changes for the same inputs (cache keys; a rebuilt
+ * compiler changes the key anyway through npu_compiler_build_id, so this matters only for
+ * builds without a GNU build ID). */
 #define LLM_GRAPH_VERSION 11
 
 static uint64_t
@@ -171,9 +173,9 @@ make_dirs(const char *dir)
 }
 
 /* The cache entry of the program over s tokens after past slots: "" when there is no
- * cache (cpu backend, no_cache, no folder). The key: the graph builder's version and the
- * compiler's, the config, the weight files' identity, the program's shape and split, the
- * backend asked for and the build options the model API compiles with (partition, timing
+ * cache (cpu backend, no_cache, no folder). The key: the graph builder's version, the
+ * compiler's version and build ID, the config, the weight files' identity, the program's shape and
+ * split, the backend asked for and the build options the model API compiles with (partition, timing
  * model, hardware profile: npu_build_options_hash). */
 static void
 cache_path(struct npu_llm *m, int s, int past, char *path, size_t len, uint64_t *key,
@@ -207,6 +209,8 @@ cache_path(struct npu_llm *m, int s, int past, char *path, size_t len, uint64_t 
                m->o.host_cache};
     uint64_t h = fnv(0xcbf29ce484222325ull, NPU_PROJECT_VERSION, sizeof(NPU_PROJECT_VERSION));
     h = fnv(h, v, sizeof(v));
+    uint64_t build = npu_compiler_build_id(); /* a rebuilt compiler compiles afresh */
+    h = fnv(h, &build, sizeof(build));
     h = fnv(h, c, sizeof(*c));
     h = fnv(h, &m->ck.ident, sizeof(m->ck.ident));
     h = fnv(h, m->o.backend, strlen(m->o.backend) + 1);

@@ -113,6 +113,10 @@ enum npu_status npu_npub_props_from_onnx_file(const char *path, struct npu_model
 /* Compiler version as a number and as text (compile-cache keys, artifacts). */
 uint32_t npu_compiler_version(void);
 const char *npu_compiler_version_str(void);
+/* The running compiler's build identity: a hash of the linker's GNU build ID of the binary
+ * that holds the compiler (0 when the toolchain wrote none). Part of every compile-cache key,
+ * so a rebuilt compiler never reuses programs an older build compiled. */
+uint64_t npu_compiler_build_id(void);
 
 #ifdef __cplusplus
 }
