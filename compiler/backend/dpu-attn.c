@@ -35,6 +35,14 @@
 
 #include "dpu-low.h"
 
+/* A run-time mask row becomes per-key vectors (below) when their identity weights (2 x Sk x
+ * Sk fp16) stay below this many bytes per head saved from the shift's broadcasts: about
+ * what one core's DMA moves in a task's fixed cost (3.5 us at 12 GB/s, timing model v2). */
+#define MASK_VEC_BYTES_PER_HEAD 40960u
+
+/* At most this many bytes of exponents (fp16, all heads) are summed by one convolution. */
+#define SUM_ONCE_BYTES (64u * 1024u)
+
 static uint32_t
 roundup(uint32_t v, uint32_t a)
 {
@@ -212,6 +220,26 @@ heads_in_place(const struct hsrc *x, uint32_t Skp)
            npu_dpu_map_line(&x->m) == 1 && npu_dpu_map_surf(&x->m) == Skp;
 }
 
+/* Part i of `parts` of transpose t (its input's lines: hn heads of equal line counts, every
+ * head a whole number of grid rows): the transpose of heads [hn i / parts, hn (i + 1) /
+ * parts), writing its grid rows where the whole one would (the transpose is
+ * position-relative: pixel p of the input goes to grid row p / 8 / grid_w). The parts touch
+ * disjoint bytes, so the runtime's layer split can run them on different cores. */
+static void
+tp_part(struct rkd *b, const struct npu_dpu_tp *t, uint32_t hn, uint32_t parts, uint32_t i)
+{
+    uint32_t per = t->in.h / hn, line = npu_dpu_map_line(&t->in);
+    uint32_t h0 = hn * i / parts, h1 = hn * (i + 1) / parts;
+    if (h1 == h0)
+        return;
+    struct npu_dpu_tp s = *t;
+    uint64_t p0 = (uint64_t)h0 * per * t->in.w;
+    s.in.ref = at(t->in.ref, (uint64_t)h0 * per * line * 16);
+    s.in.h = (h1 - h0) * per;
+    s.dst = at(t->dst, p0 / 8 / t->grid_w * t->grid_line * 16);
+    rkd_tp(b, &s);
+}
+
 /* Zeroes rows [s, Skp) of every surface of a padded projection (written in place). */
 static void
 zero_pad_rows(struct rkd *b, const struct hsrc *x, uint32_t hn, uint32_t Skp)
@@ -327,10 +355,18 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
      * clamped mask written over the rest) */
     const bool rt_mask = mask && !npu_value_data(mask);
     bool mask_bcast = false;
+    /* One run-time mask row for every head and query row (a decoder step's valid-length
+     * mask, [.., 1, Sk], no key padding): its two clamped forms become fp32 per-key vectors
+     * (an identity convolution each) that the score products add in their BS stage from
+     * memory, as the key mask; the shift of every head is then one broadcast, no mask in
+     * it. Where it pays: the identity's weights are Sk x Sk, the broadcasts saved Hn - 1. */
+    bool mask_vec = false;
     if (rt_mask) {
         const struct npu_tensor *mt = &mask->t;
         int mr = mt->ndim;
-        if (mr < 2 || mr > r || mt->dims[mr - 2] != Sq || mt->dims[mr - 1] != Sk)
+        mask_vec = Sk == Skp && npu_value_numel(mask) == Sk &&
+                   4ull * Sk * Sk <= (uint64_t)(hn - 1) * MASK_VEC_BYTES_PER_HEAD;
+        if (mr < 2 || mr > r || (mt->dims[mr - 2] != Sq && !mask_vec) || mt->dims[mr - 1] != Sk)
             return why_set(w,
                            "a run-time mask must be [.., %u, %u] (no broadcast of its rows "
                            "or keys)",
@@ -376,24 +412,38 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
     const uint32_t GS = 2 * Dk;             /* atoms per kernel group of K weights */
     /* S1 in two halves of the keys when they split into kernel groups: the second half's
      * EW MAX folds the first halving of the row maxima into the product */
-    const bool split_s1 = Skp % 32 == 0 && Skp >= 64;
+    /* (only when the scores are large: the split costs one more product per head, whose
+     * fixed cost, about 3.5 us of task overhead and DMA latency under timing model v2, buys
+     * back a halving pass over S1 only above about 32 KiB of scores per head; a decode
+     * step's few query rows per head are far below) */
+    const uint64_t s_bytes = (uint64_t)(Skp / 8) * Hn * Sq * 16;
+    const bool split_s1 = Skp % 32 == 0 && Skp >= 64 && s_bytes >= (uint64_t)Hn * 32768;
     const uint32_t Sh = split_s1 ? Skp / 2 : Skp;
 
     /* ---- scratch: weights (kept), two work areas, small maps, Q' */
     uint64_t kw_bytes = (uint64_t)Hn * Skp * Dk * 2, vw_bytes = (uint64_t)Hn * Skp * Dv * 2;
     uint64_t kp_bytes = (uint64_t)(D / 8) * Hn * Skp * 16;
     uint64_t vp_bytes = 2ull * Hn * (Dv / 16) * Skp * 16;
-    uint64_t s_bytes = (uint64_t)(Skp / 8) * Hn * Sq * 16;
     uint64_t sh_bytes = (uint64_t)(Skp / 8) * Sq * 16; /* one head of S */
     uint64_t sum_bytes = (uint64_t)(Dv / 4) * Sq * 16;
     uint64_t qp_bytes = qshift ? (uint64_t)(Dk / 8) * Hn * Sq * 16 : 16;
+    /* The exponents of every head in one map [heads x Sq rows, Skp] (head h its rows, as S1)
+     * when they are small (a decode step's: a few query rows per head), so that one ones
+     * convolution sums the keys of all heads: one task instead of one per head, each costing
+     * the per-task overhead for a few hundred MACs. The P V products then read their rows of
+     * E from memory (no CBUF reuse of the sum's input: Sq x Skp fp16 each, a few KiB). */
+    const bool sum_once = Hn > 1 && (uint64_t)Skp * Hn * Sq * 2 <= SUM_ONCE_BYTES;
+    const uint64_t sumall_bytes = sum_once ? (uint64_t)(Dv / 8) * Hn * Sq * 16 : 0;
     struct npu_dpu_ref wts = rkd_temp(b, kw_bytes + vw_bytes);
     struct npu_dpu_ref ta = rkd_temp(b, NPU_MAX(NPU_MAX(kp_bytes, vp_bytes), s_bytes));
-    const uint64_t tb_bytes = NPU_MAX(NPU_MAX(kp_bytes, s_bytes), sum_bytes + sh_bytes);
+    const uint64_t tb_bytes =
+        NPU_MAX(NPU_MAX(NPU_MAX(kp_bytes, s_bytes), sum_bytes + sh_bytes), sumall_bytes);
     struct npu_dpu_ref tb = rkd_temp(b, tb_bytes);
     /* a run-time mask's two clamped maps (key-padded) after Q' */
     const uint32_t mrows = mask_bcast ? Sq : Hn * Sq;
-    const uint64_t mbytes = rt_mask ? (uint64_t)(Skp / 8) * mrows * 16 : 0;
+    const uint64_t mbytes = !rt_mask   ? 0
+                            : mask_vec ? (uint64_t)Sk * 4
+                                       : (uint64_t)(Skp / 8) * mrows * 16;
     struct npu_dpu_ref tsm = rkd_temp(b, (uint64_t)Hn * Sq * 16 + qp_bytes + 2 * mbytes);
     struct npu_dpu_ref kw = wts, vw = at(wts, kw_bytes), tq = at(tsm, (uint64_t)Hn * Sq * 16);
 
@@ -408,7 +458,12 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
     const bool kdirect = !kpad && heads_in_place(&ks, Skp);
     const bool vdirect = !vpad && heads_in_place(&vs_, Skp);
 
-    /* ---- K -> weight layout */
+    /* ---- K -> weight layout. Compiled for the runtime's layer split (several cores), the
+     * whole-cache transposes of K and V (the attention's largest tasks: the decode step's
+     * cache every step) are cut in two by heads, so that the split can put the halves on
+     * different cores; on one core that would only add tasks. */
+    const struct npu_backend_options *bo = b->cx ? b->cx->o : b->o;
+    const uint32_t tparts = bo && bo->layer_split && Hn >= 2 ? 2 : 1;
     struct npu_dpu_map kp = npu_dpu_map_packed(ta, NPU_DPU_FP16, D, Hn, Skp);
     /* key-padded K: pixel (head, key) of channel d at head * (D / 8) surfaces + key */
     struct npu_dpu_map kin = strided(kp.ref, D, Hn * Skp, 1, 1, Hn * Skp);
@@ -438,28 +493,31 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
     }
     /* TP1: keys into lanes: element (d, key p) -> atom (p / 8) * D + d, lane p % 8 */
     struct npu_dpu_tp t1 = {.in = kin, .dst = tb, .grid_w = 1, .grid_line = D, .chan_stride = 1};
-    rkd_tp(b, &t1);
     /* TP2: read as 16 channels (key % 16: two surfaces D atoms apart) of (key / 16, d)
      * pixels, lines of 2D atoms; write [group][d block][key % 16][d % CB]. With the shift
      * channel the groups are 2 (D + 8) atoms apart: one transpose per 32-channel block,
-     * and the last block (lane 0 = 1) comes from a constant. */
-    if (!qshift) {
-        struct npu_dpu_tp t2 = {.in = strided(tb, 16, Hn * (Skp / 16), D, 2 * D, D),
-                                .dst = kw,
-                                .grid_w = CB / 8,
-                                .grid_line = 2 * CB,
-                                .chan_stride = CB / 8};
-        rkd_tp(b, &t2);
-    } else {
-        for (uint32_t blk = 0; blk < D / 32; blk++) {
-            struct npu_dpu_tp t2 = {
+     * and the last block (lane 0 = 1) comes from a constant. Each part of the heads: TP1
+     * then TP2 (a chain the layer split keeps on one core). */
+    struct npu_dpu_tp t2 = {.in = strided(tb, 16, Hn * (Skp / 16), D, 2 * D, D),
+                            .dst = kw,
+                            .grid_w = CB / 8,
+                            .grid_line = 2 * CB,
+                            .chan_stride = CB / 8};
+    for (uint32_t i = 0; i < tparts; i++) {
+        tp_part(b, &t1, Hn, tparts, i);
+        if (!qshift)
+            tp_part(b, &t2, Hn, tparts, i);
+        for (uint32_t blk = 0; qshift && blk < D / 32; blk++) {
+            struct npu_dpu_tp t2b = {
                 .in = strided(at(tb, (uint64_t)blk * 32 * 16), 16, Hn * (Skp / 16), 32, 2 * D, D),
                 .dst = at(kw, (uint64_t)blk * 64 * 16),
                 .grid_w = 4,
                 .grid_line = GS,
                 .chan_stride = 4};
-            rkd_tp(b, &t2);
+            tp_part(b, &t2b, Hn, tparts, i);
         }
+    }
+    if (qshift) {
         uint32_t groups = Hn * (Skp / 16);
         struct npu_dpu_map ones = npu_dpu_map_packed(rkd_result(), NPU_DPU_FP16, 8, groups, 16);
         uint64_t nb = npu_dpu_map_extent(&ones);
@@ -507,7 +565,8 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
     }
     struct npu_dpu_tp tv = {
         .in = vp, .dst = vw, .grid_w = CBv / 8, .grid_line = 2 * CBv, .chan_stride = CBv / 8};
-    rkd_tp(b, &tv);
+    for (uint32_t i = 0; i < tparts; i++)
+        tp_part(b, &tv, Hn, tparts, i);
 
     /* ---- Q' = [Q, 0] (the shift lane filled once the maxima are known) */
     struct npu_dpu_map qpm = npu_dpu_map_packed(tq, NPU_DPU_FP16, Dk, Hn * Sq, 1);
@@ -585,7 +644,36 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
         mask2 = dl_map_const(b, "amask", fa, mn, &vs);
         free(full), free(fm), free(fa);
     }
-    if (has_mask && rt_mask) {
+    struct npu_dpu_ref m1v = kmask_ref, m2v = kmask_ref;
+    if (mask_vec) {
+        /* the per-key vectors, fp32, added before the products' scale: with w = 1/scale
+         * as an fp16 weight (the product then carries w scale = 1 +- 2^-11, an fp16 mask's
+         * own precision) and C = 30000 w or 1000 w (fp32 registers),
+         *   m1v = max(m w, -C1)    identity x w; BS + C1, ReLU; BN - C1
+         *   m2v = max(m w, -C2)    (S2's BN scale a x scale makes it a max(m, -1000))
+         * (the clamp before the scaling would cancel C / scale against an fp16-rounded
+         * multiplier: wrong unless 1/scale is a power of two) */
+        struct vmap vmi = {.view = {Sk, 1, 1}, .order = NPU_VIEW_HWC};
+        struct npu_dpu_map mi;
+        if (!dl_input(b, mask, &vmi, &mi, w))
+            return NPU_ERR_UNSUPPORTED;
+        m1v = at(tsm, (uint64_t)Hn * Sq * 16 + qp_bytes);
+        m2v = at(m1v, mbytes);
+        const float wd = npu_fp16_to_fp32(npu_fp32_to_fp16(1.0f / scale));
+        const float lo[2] = {-30000.0f, -1000.0f};
+        for (int i = 0; i < 2; i++) {
+            struct npu_dpu_map o = npu_dpu_map_packed(i ? m2v : m1v, NPU_DPU_FP32, Sk, 1, 1);
+            struct npu_dpu_stages ms;
+            memset(&ms, 0, sizeof(ms));
+            ms.bs.alu = NPU_DPU_SRC_REG;
+            ms.bs.alu_value = -lo[i] * wd;
+            ms.bs.relu = true;
+            ms.bn.alu = NPU_DPU_SRC_REG;
+            ms.bn.alu_value = lo[i] * wd;
+            dl_ident_conv(b, &mi, wd, &o, &ms);
+        }
+    }
+    if (has_mask && rt_mask && !mask_vec) {
         /* the same clamps on the NPU, from the mask as it comes (fp16): two passes
          *   mask1 = max(m, -30000)          BS + 30000, ReLU; BN - 30000
          *   mask2 = a max(m, -1000)         BS + 1000, ReLU; BN x a, - 1000 a
@@ -627,6 +715,9 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
 
     /* ---- S1 = scale (Q K^T + kmask) + mask, fp16, heads in rows (keys halved when split;
      * whole when the PPU takes the row maxima) */
+    /* (not for the masked forms, even when S1 is whole: the PPU's stages for their key
+     * counts, e.g. windows of 16 at a stride of 4 for 160 keys, write POOLING_KERNEL_CFG
+     * values the evidence ledger has no entry for, which strict mode refuses) */
     const bool ppu_max = qshift;
     const uint32_t Sh1 = ppu_max ? Skp : Sh;
     struct vmap vs1 = {.view = {Sh1, Hn * Sq, 1}, .order = NPU_VIEW_HWC};
@@ -643,10 +734,10 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
                                   .weights = wh,
                                   .out = npu_dpu_map_rows(&s1, h * Sq, Sq)};
         cv.st.bs.alu = NPU_DPU_SRC_MEM;
-        cv.st.bs.alu_mem = kmask_ref;
+        cv.st.bs.alu_mem = m1v;
         cv.st.bn.mul = NPU_DPU_SRC_MEM;
         cv.st.bn.mul_mem = s1_scale;
-        if (has_mask) {
+        if (has_mask && !mask_vec) {
             cv.st.ew.op = NPU_DPU_EW_ADD;
             cv.st.ew.operand = npu_dpu_map_rows(&mask1, h * mrow0, Sq);
         }
@@ -657,7 +748,7 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
             c1.out = first;
             rkd_conv(b, &c1);
             cv.weights = at(wh, (uint64_t)Sh * Dk * 2);
-            cv.st.bs.alu_mem = kmask_hi;
+            cv.st.bs.alu_mem = mask_vec ? at(m1v, (uint64_t)Sh * 4) : kmask_hi;
             cv.st.ew.op = NPU_DPU_EW_MAX;
             cv.st.ew.operand = first;
         }
@@ -669,6 +760,7 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
         dl_chan_max(b, &s1, &m8);
     struct npu_dpu_stages st;
     memset(&st, 0, sizeof(st));
+    struct npu_dpu_map shall = dl_map(tb, &vs);
     if (qshift) {
         /* Q' lane D = -(max + 2) (K' lane 0 holds 1/scale): finite for every clamped max */
         struct npu_dpu_pass p = {.in = m8, .out = npu_dpu_map_channels(&qpm, D, 8)};
@@ -681,7 +773,9 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
         /* the shift -a max - 64 (+ a mask) per head, head-major for S2's ERDMA */
         st.bs.alu = NPU_DPU_SRC_REG;
         st.bs.alu_value = -64.0f;
-        for (uint32_t h = 0; h < Hn; h++) {
+        if (mask_vec) /* every head's rows in one broadcast, as S1's rows */
+            dl_bcast(b, &m8, NULL, -a, &shall, &st);
+        for (uint32_t h = 0; h < Hn && !mask_vec; h++) {
             struct npu_dpu_map m8h = npu_dpu_map_rows(&m8, h * Sq, Sq);
             struct npu_dpu_map shh = dl_map(at(tb, h * sh_bytes), &vsh);
             if (has_mask) {
@@ -691,7 +785,8 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
             dl_bcast(b, &m8h, NULL, -a, &shh, &st);
         }
     }
-    /* ---- E = exp(S2 - max - 2) per head, head-major */
+    /* ---- E = exp(S2 - max - 2) per head, head-major (or all heads' rows in one map) */
+    struct npu_dpu_map eall = dl_map(ta, &vs);
     rkd_lut(b, lut->id);
     for (uint32_t h = 0; h < Hn; h++) {
         struct npu_dpu_conv cv = {.in = head(&qsrc, h),
@@ -701,21 +796,35 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
                                   .sy = 1,
                                   .sx = 1,
                                   .weights = at(kw, (uint64_t)h * Skp * Dk * 2),
-                                  .out = dl_map(at(ta, h * sh_bytes), &vsh)};
+                                  .out = sum_once ? npu_dpu_map_rows(&eall, h * Sq, Sq)
+                                                  : dl_map(at(ta, h * sh_bytes), &vsh)};
         cv.st.bs.alu = NPU_DPU_SRC_MEM;
-        cv.st.bs.alu_mem = kmask_ref;
+        cv.st.bs.alu_mem = m2v;
         cv.st.bn.mul = NPU_DPU_SRC_MEM;
         cv.st.bn.mul_mem = s2_scale;
         if (!qshift) {
             cv.st.ew.op = NPU_DPU_EW_ADD;
-            cv.st.ew.operand = dl_map(at(tb, h * sh_bytes), &vsh);
+            cv.st.ew.operand = mask_vec ? npu_dpu_map_rows(&shall, h * Sq, Sq)
+                                        : dl_map(at(tb, h * sh_bytes), &vsh);
         }
         cv.st.ew.lut = lut;
         rkd_conv(b, &cv);
     }
-    /* ---- per head: key sums broadcast to Dv channels (fp32), O = E V / sum */
+    /* ---- per head: key sums broadcast to Dv channels, O = E V / sum (the sums of all
+     * heads in one convolution when E is one map) */
+    struct npu_dpu_map sumall = {
+        .ref = tb, .type = NPU_DPU_FP16, .w = 1, .h = Hn * Sq, .c = Dv, .line = 1, .surf = Hn * Sq};
+    struct npu_dpu_stages sst;
+    memset(&sst, 0, sizeof(sst));
+    /* + 2^-24: a row whose every score lies below the fp16 range would sum to 0 (0 / 0);
+     * far below an fp16 ulp of any real sum (>= e^-2 with the shift) */
+    sst.bs.alu = NPU_DPU_SRC_REG;
+    sst.bs.alu_value = 0x1p-24f;
+    if (sum_once)
+        dl_chan_sum(b, &eall, 1.0f, &sumall, &sst);
     for (uint32_t h = 0; h < Hn; h++) {
-        struct npu_dpu_map eh = dl_map(at(ta, h * sh_bytes), &vsh);
+        struct npu_dpu_map eh =
+            sum_once ? npu_dpu_map_rows(&eall, h * Sq, Sq) : dl_map(at(ta, h * sh_bytes), &vsh);
         /* fp16 sums (half the bytes of fp32; relative 2^-11 on O, which is fp16 anyway) */
         struct npu_dpu_map sum = {.ref = at(tb, 0),
                                   .type = NPU_DPU_FP16,
@@ -724,16 +833,12 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
                                   .c = Dv,
                                   .line = 1,
                                   .surf = Sq};
-        /* + 2^-24: a row whose every score lies below the fp16 range would sum to 0 (0 / 0);
-         * far below an fp16 ulp of any real sum (>= e^-2 with the shift) */
-        struct npu_dpu_stages sst;
-        memset(&sst, 0, sizeof(sst));
-        sst.bs.alu = NPU_DPU_SRC_REG;
-        sst.bs.alu_value = 0x1p-24f;
-        dl_chan_sum(b, &eh, 1.0f, &sum, &sst);
-        /* P V reads E from the CBUF, where the sum's convolution left it (DATA_REUSE) */
+        if (!sum_once)
+            dl_chan_sum(b, &eh, 1.0f, &sum, &sst);
+        /* P V reads E from the CBUF, where the sum's convolution left it (DATA_REUSE), or
+         * its rows of the all-heads E */
         struct npu_dpu_conv cv = {.in = eh,
-                                  .data_reuse = true,
+                                  .data_reuse = !sum_once,
                                   .kernels = Dv,
                                   .kh = 1,
                                   .kw = 1,
@@ -742,7 +847,7 @@ dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w)
                                   .weights = at(vw, (uint64_t)h * Skp * Dv * 2),
                                   .out = head(&os, h)};
         cv.st.ew.op = NPU_DPU_EW_DIV;
-        cv.st.ew.operand = sum;
+        cv.st.ew.operand = sum_once ? npu_dpu_map_rows(&sumall, h * Sq, Sq) : sum;
         rkd_conv(b, &cv);
     }
     (void)out;

@@ -153,6 +153,12 @@ void dl_chan_sum(struct rkd *b, const struct npu_dpu_map *x, float scale,
  * when w is NULL) to out's channels, with stages st (e.g. an EW operand). */
 void dl_bcast(struct rkd *b, const struct npu_dpu_map *s8, const float *w, float scale,
               const struct npu_dpu_map *out, const struct npu_dpu_stages *st);
+/* Diagonal 1x1 convolution of x (c channels, fp16) into out (c channels, fp16 or fp32): diag
+ * (an fp16 weight) times x, then the given DPU stages; a per-element pass whose result may
+ * be fp32 (a flying pass writes fp16 only), e.g. a run-time per-channel operand for a later
+ * task's BS / BN stage. */
+void dl_ident_conv(struct rkd *b, const struct npu_dpu_map *x, float diag,
+                   const struct npu_dpu_map *out, const struct npu_dpu_stages *st);
 /* 1/sqrt of an 8-lane map v (fp16, v >= 2^-20) into r: band tables and one Newton step. */
 void dl_rsqrt(struct rkd *b, const struct npu_dpu_map *v, const struct npu_dpu_map *r);
 

@@ -83,6 +83,27 @@ dl_chan_sum(struct rkd *b, const struct npu_dpu_map *x, float scale, const struc
 }
 
 void
+dl_ident_conv(struct rkd *b, const struct npu_dpu_map *x, float diag, const struct npu_dpu_map *out,
+              const struct npu_dpu_stages *st)
+{
+    uint32_t C = x->c;
+    float *w = calloc((size_t)C * C, sizeof(float));
+    if (!w) {
+        b->err = NPU_ERR_NOMEM;
+        return;
+    }
+    for (uint32_t k = 0; k < C; k++)
+        w[(size_t)k * C + k] = diag;
+    struct npu_dpu_conv cv = {
+        .in = *x, .kernels = C, .kh = 1, .kw = 1, .sy = 1, .sx = 1, .out = *out};
+    cv.weights = weights_1x1(b, "ident", w, C, C);
+    free(w);
+    if (st)
+        cv.st = *st;
+    rkd_conv(b, &cv);
+}
+
+void
 dl_bcast(struct rkd *b, const struct npu_dpu_map *s8, const float *wk, float scale,
          const struct npu_dpu_map *out, const struct npu_dpu_stages *st)
 {

@@ -136,10 +136,11 @@ cpu_attention(const struct npu_program *pg)
     return n;
 }
 
-/* Bump when the graph builder's output changes for the same inputs (cache keys; a rebuilt
- * compiler changes the key anyway through npu_compiler_build_id, so this matters only for
- * builds without a GNU build ID). */
-#define LLM_GRAPH_VERSION 11
+/* Bump when the graph builder's output or its lowering changes for the same inputs (cache
+ * keys; 12: the decode attention's tasks, branch kcache). A rebuilt compiler changes the key
+ * anyway through npu_compiler_build_id, so this matters only for builds without a GNU build
+ * ID. */
+#define LLM_GRAPH_VERSION 12
 
 static uint64_t
 fnv(uint64_t h, const void *p, size_t n)

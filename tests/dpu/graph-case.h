@@ -79,7 +79,8 @@ struct gcase {
     int nin;
     struct npu_tensor in[4]; /* data filled by the caller */
     double atol, rtol;
-    bool expect_all_npu; /* every node lowered (no CPU step) */
+    bool expect_all_npu;                    /* every node lowered (no CPU step) */
+    const struct npu_backend_options *opts; /* lowering options (NULL: defaults) */
 };
 
 struct gresult {
@@ -113,7 +114,7 @@ gc_run(const struct gcase *c)
         npu_graph_free(g2);
         return r;
     }
-    r.st = tu_run_npu(g2, NULL, c->in, &got, &res);
+    r.st = tu_run_npu(g2, c->opts, c->in, &got, &res);
     CHECK_EQ_INT(NPU_OK, r.st);
     if (!r.st) {
         int64_t worst = 0, n = npu_tensor_numel(&want);

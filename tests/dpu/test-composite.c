@@ -200,7 +200,9 @@ test_attention(void)
 struct atm {
     int64_t h, sq, sk, d;
     bool per_head;
-    int valid; /* keys [0, valid) unmasked in the shared mask */
+    int valid;        /* keys [0, valid) unmasked in the shared mask */
+    bool layer_split; /* compiled for the runtime's layer split (K / V transposes in halves) */
+    bool one_row;     /* the mask one row [1, 1, 1, Sk] for every query row (per-key vectors) */
 };
 
 static struct npu_graph *
@@ -209,7 +211,7 @@ build_atm(const void *vp)
     const struct atm *p = vp;
     struct npu_graph *g = npu_graph_new("attn-rtmask");
     int64_t qd[4] = {1, p->h, p->sq, p->d}, kd[4] = {1, p->h, p->sk, p->d};
-    int64_t md[4] = {1, p->per_head ? p->h : 1, p->sq, p->sk};
+    int64_t md[4] = {1, p->per_head ? p->h : 1, p->one_row ? 1 : p->sq, p->sk};
     struct npu_value *in[4] = {gc_input(g, "q", 4, qd), gc_input(g, "k", 4, kd),
                                gc_input(g, "v", 4, kd), gc_input(g, "mask", 4, md)};
     struct npu_node *n = gc_node(g, NPU_OP_FUSED_ATTENTION, "attn", in, 4, 1);
@@ -221,26 +223,38 @@ static void
 test_attention_runtime_mask(void)
 {
     struct atm cases[] = {
-        {12, 1, 160, 64, false, 129}, /* GPT-2 decode step: one query, 159 slots + 1 */
-        {4, 2, 64, 64, false, 37},    /* LLaMA GQA: 2 query rows per KV head */
-        {2, 8, 24, 32, true, 0},      /* per-head -inf mask, keys padded 24 -> 32 */
+        {12, 1, 160, 64, false, 129},             /* GPT-2 decode step: one query, 159 slots + 1 */
+        {4, 2, 64, 64, false, 37},                /* LLaMA GQA: 2 query rows per KV head */
+        {4, 8, 160, 64, false, 129},              /* TinyLlama decode: 4 KV heads of 8 query rows */
+        {4, 8, 160, 64, false, 129, true},        /* the same for several cores */
+        {3, 4, 64, 32, false, 40, true},          /* odd heads split 1 + 2 */
+        {4, 8, 160, 64, false, 129, false, true}, /* TinyLlama decode, one mask row */
+        {4, 8, 160, 64, false, 129, true, true},  /* the same for several cores */
+        {2, 4, 32, 32, false, 5, false, true},    /* few valid keys, D 32 (1/scale not 2^k) */
+        {3, 1, 64, 32, false, 20, false, true},   /* one query row per head, D 32 */
+        {2, 8, 24, 32, true, 0},                  /* per-head -inf mask, keys padded 24 -> 32 */
     };
     printf("npu.Attention with a run-time mask input:\n");
     for (size_t i = 0; i < NPU_ARRAY_SIZE(cases); i++) {
         const struct atm *p = &cases[i];
         char label[96];
-        snprintf(label, sizeof(label), "Attention %lld heads Sq %lld Sk %lld D %lld, %s mask",
+        snprintf(label, sizeof(label), "Attention %lld heads Sq %lld Sk %lld D %lld, %s mask%s",
                  (long long)p->h, (long long)p->sq, (long long)p->sk, (long long)p->d,
-                 p->per_head ? "per-head" : "shared");
+                 p->per_head  ? "per-head"
+                 : p->one_row ? "one-row"
+                              : "shared",
+                 p->layer_split ? ", split" : "");
+        struct npu_backend_options split = {.layer_split = true};
         struct gcase c = {.label = label,
                           .build = build_atm,
                           .ctx = p,
                           .nin = 4,
                           .atol = 4e-3,
                           .rtol = 1e-2,
-                          .expect_all_npu = true};
+                          .expect_all_npu = true,
+                          .opts = p->layer_split ? &split : NULL};
         int64_t qd[4] = {1, p->h, p->sq, p->d}, kd[4] = {1, p->h, p->sk, p->d};
-        int64_t md[4] = {1, p->per_head ? p->h : 1, p->sq, p->sk};
+        int64_t md[4] = {1, p->per_head ? p->h : 1, p->one_row ? 1 : p->sq, p->sk};
         gc_fill(&c.in[0], 4, qd, 300 + (uint32_t)i, 24, 0);
         gc_fill(&c.in[1], 4, kd, 310 + (uint32_t)i, 24, 0);
         gc_fill(&c.in[2], 4, kd, 320 + (uint32_t)i, 16, 0);
