@@ -477,6 +477,7 @@ add_file(struct llm_checkpoint *ck, const char *path)
             }
         t.data = data + o0->i;
         t.nbytes = numel * es;
+        t.file = ck->nfiles; /* this file's index once it is added below */
         if (!(t.name = strdup(name))) {
             st = NPU_ERR_NOMEM;
             goto out;
@@ -595,43 +596,52 @@ llm_checkpoint_open(const char *dir_in, struct llm_checkpoint *ck)
         st = NPU_ERR_CORRUPT;
         goto err;
     }
-    /* each shard once, in order of first mention */
+    /* each shard once, in order of first mention; shard[i]: the file index of entry i's */
+    int *shard = malloc(wm->len * sizeof(*shard));
+    if (!shard) {
+        npu_json_free(ixdoc);
+        st = NPU_ERR_NOMEM;
+        goto err;
+    }
     for (size_t i = 0; i < wm->len; i++) {
         const struct npu_json *f = &wm->items[i];
         if (f->type != NPU_JSON_STRING || strchr(f->str, '/') || !f->str[0]) {
             npu_err(DOM, "%s: weight_map entry '%s' does not name a file of the folder", p,
                     wm->keys[i]);
-            npu_json_free(ixdoc);
             st = NPU_ERR_CORRUPT;
-            goto err;
+            goto err_index;
         }
-        bool seen = false;
-        for (size_t k = 0; k < i && !seen; k++)
-            seen = !strcmp(wm->items[k].str, f->str);
-        if (seen)
+        size_t k = 0;
+        while (k < i && strcmp(wm->items[k].str, f->str))
+            k++;
+        if (k < i) {
+            shard[i] = shard[k];
             continue;
+        }
+        shard[i] = ck->nfiles;
         char sp[PATH_MAX + 300];
         snprintf(sp, sizeof(sp), "%s/%s", dir, f->str);
-        if ((st = add_file(ck, sp))) {
-            npu_json_free(ixdoc);
-            goto err;
-        }
+        if ((st = add_file(ck, sp)))
+            goto err_index;
     }
     /* every tensor the index names is in its shard */
     for (size_t i = 0; i < wm->len; i++) {
         bool found = false;
         for (int k = 0; k < ck->nt && !found; k++)
-            found = !strcmp(ck->t[k].name, wm->keys[i]);
+            found = ck->t[k].file == shard[i] && !strcmp(ck->t[k].name, wm->keys[i]);
         if (!found) {
             npu_err(DOM, "%s: tensor '%s' is listed in the index but not in %s", p, wm->keys[i],
                     wm->items[i].str);
-            npu_json_free(ixdoc);
             st = NPU_ERR_CORRUPT;
-            goto err;
+            goto err_index;
         }
     }
+    free(shard);
     npu_json_free(ixdoc);
     return NPU_OK;
+err_index:
+    free(shard);
+    npu_json_free(ixdoc);
 err:
     llm_checkpoint_close(ck);
     return st;

@@ -4,7 +4,8 @@
 # unknown architecture, an unknown config key, corrupt safetensors headers, a
 # dtype we lack, a missing, an unexpected and a misshapen tensor, context
 # overflow, a token outside the vocabulary, --prompt TEXT without a
-# tokenizer; and the `transformer.`-prefixed GPT-2 names with a saved tied
+# tokenizer, a sharded checkpoint's index naming the wrong shard; and the
+# `transformer.`-prefixed GPT-2 names with a saved tied
 # lm_head, which must load and give the bare-named checkpoint's ids. Then
 # memory: 2,000 generated tokens on cpu must not take more memory than 100
 # (the KV cache is allocated up front; peak RSS of the two runs within 2 MiB).
@@ -112,6 +113,18 @@ def main():
         expect_error("shape against the config",
                      variant(tmp, "shape", cfg, p, edit_cfg=lambda c: c.update(vocab_size=500)),
                      "tensor 'wte.weight' has shape [512, 64], the config says [500, 64]")
+        # a sharded checkpoint whose index maps a tensor to the other shard: refused by name
+        qcfg, qp, _ = gl.make("qwen2", gl.SEEDS["qwen2"])
+        d = os.path.join(tmp, "wrongshard")
+        gl.save_folder("qwen2", d, qcfg, qp)
+        ixp = os.path.join(d, "model.safetensors.index.json")
+        ix = json.load(open(ixp))
+        first = sorted(ix["weight_map"])[0]
+        other = sorted(set(ix["weight_map"].values()) - {ix["weight_map"][first]})[0]
+        ix["weight_map"][first] = other
+        json.dump(ix, open(ixp, "w"))
+        expect_error("index names the wrong shard", d,
+                     f"tensor '{first}' is listed in the index but not in {other}")
         expect_error("no checkpoint", os.path.join(tmp, "nowhere"), "no config.json")
         expect_error("context overflow", good, "context overflow", "--prompt-ids", "1,2,3",
                      "--max-new-tokens", "32", "--max-context", "16")
