@@ -4,7 +4,8 @@
 # unknown architecture, an unknown config key, corrupt safetensors headers, a
 # dtype we lack, a missing, an unexpected and a misshapen tensor, context
 # overflow, a token outside the vocabulary, --prompt TEXT without a
-# tokenizer, a sharded checkpoint's index naming the wrong shard; and the
+# tokenizer, a sharded checkpoint's index naming the wrong shard, a tied
+# Qwen2 whose saved lm_head is not its embedding; and the
 # `transformer.`-prefixed GPT-2 names with a saved tied
 # lm_head, which must load and give the bare-named checkpoint's ids. Then
 # memory: 2,000 generated tokens on cpu must not take more memory than 100
@@ -144,6 +145,28 @@ def main():
         else:
             print(f"FAIL prefixed names: {a.stdout!r} vs {b.stdout!r}\n{b.stderr}")
             fails += 1
+
+        # Qwen2 ties its head: a saved lm_head.weight must be a copy of the embedding (as
+        # GPT-2's); a copy loads with the same ids, another tensor is refused by name
+        qcfg, qp, _ = gl.make("qwen2", gl.SEEDS["qwen2"])
+        qgood = variant(tmp, "qwen2-tied", qcfg, qp)
+        q = dict(qp)
+        q["lm_head.weight"] = qp["model.embed_tokens.weight"].clone()
+        qcopy = variant(tmp, "qwen2-tied-copy", qcfg, qp, tensors=q)
+        a = run(qgood, "--prompt-ids", "5,77,130", "--max-new-tokens", "8", "--ids")
+        b = run(qcopy, "--prompt-ids", "5,77,130", "--max-new-tokens", "8", "--ids")
+        ok = a.returncode == 0 and a.stdout == b.stdout and a.stdout.startswith("ids: ")
+        print(f"{'ok  ' if ok else 'FAIL'} Qwen2 with a saved copy of its tied head: "
+              f"{b.stdout.strip()!r}, without {a.stdout.strip()!r}")
+        fails += not ok
+        q["lm_head.weight"] = qp["model.embed_tokens.weight"] * 2
+        expect_error("Qwen2's saved tied head differs from the embedding",
+                     variant(tmp, "qwen2-tied-other", qcfg, qp, tensors=q),
+                     "lm_head.weight differs from model.embed_tokens.weight")
+        q["lm_head.weight"] = torch.zeros(8, 64)
+        expect_error("Qwen2's saved tied head misshapen",
+                     variant(tmp, "qwen2-tied-shape", qcfg, qp, tensors=q),
+                     "tensor 'lm_head.weight' has shape [8, 64], the config says [512, 64]")
 
         # sampling: reproducible per seed, different across seeds
         samp = ["--prompt-ids", "5,77,130", "--max-new-tokens", "16", "--ids",
