@@ -254,6 +254,18 @@ parse_config(const char *path, struct llm_config *c)
         st = NPU_ERR_UNSUPPORTED;
         goto out;
     }
+    /* Hugging Face's Auto classes build the model model_type names: it must be this one */
+    static const char *const model_types[] = {
+        [LLM_ARCH_GPT2] = "gpt2", [LLM_ARCH_LLAMA] = "llama", [LLM_ARCH_QWEN2] = "qwen2"};
+    const struct npu_json *mt = npu_json_get(j, "model_type");
+    if (mt && (mt->type != NPU_JSON_STRING || strcmp(mt->str, model_types[c->arch]))) {
+        npu_err(DOM, "%s: config key 'model_type' is %s%s%s, not '%s' as %s needs", path,
+                mt->type == NPU_JSON_STRING ? "'" : "",
+                mt->type == NPU_JSON_STRING ? mt->str : "not a string",
+                mt->type == NPU_JSON_STRING ? "'" : "", model_types[c->arch], an);
+        st = NPU_ERR_UNSUPPORTED;
+        goto out;
+    }
     for (size_t i = 0; i < j->len; i++) {
         const char *k = j->keys[i];
         bool ok = false;

@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
 # npu-generate's refusals, each with the message that names the problem: an
-# unknown architecture, an unknown config key, corrupt safetensors headers, a
-# dtype we lack, a missing, an unexpected and a misshapen tensor, context
-# overflow, a token outside the vocabulary, --prompt TEXT without a
+# unknown architecture, a model_type of another one, an unknown config key,
+# corrupt safetensors headers, a dtype we lack, a missing, an unexpected and
+# a misshapen tensor, context overflow, a token outside the vocabulary, --prompt TEXT without a
 # tokenizer, a sharded checkpoint's index naming the wrong shard, a tied
 # Qwen2 whose saved lm_head is not its embedding; and the
 # `transformer.`-prefixed GPT-2 names with a saved tied
@@ -86,6 +86,9 @@ def main():
         expect_error("unknown config key",
                      variant(tmp, "key", cfg, p, edit_cfg=lambda c: c.update(foo_scaling=2)),
                      "unknown config key 'foo_scaling'")
+        expect_error("model_type of another architecture",
+                     variant(tmp, "mtype", cfg, p, edit_cfg=lambda c: c.update(model_type="llama")),
+                     "config key 'model_type' is 'llama', not 'gpt2' as GPT2LMHeadModel needs")
         d = variant(tmp, "hdrlen", cfg, p, tensors=False)
         with open(os.path.join(d, "model.safetensors"), "wb") as f:
             f.write(struct.pack("<Q", 1 << 40) + b"{}")
