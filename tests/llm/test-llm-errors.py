@@ -186,6 +186,23 @@ def main():
         print(f"{'ok  ' if ok else 'FAIL'} --greedy with sampling options refused")
         fails += not ok
 
+        # counts must be whole numbers (2.5 tokens was cut to 2), and --seed is exact over
+        # 64 bits (it went through a double: 2^53 and 2^53 + 1 were one seed)
+        for opt, val, msg in (("--max-new-tokens", "2.5", "a whole number in 0..16777216"),
+                              ("--top-k", "1.5", "a whole number in 0..1073741824"),
+                              ("--max-context", "1e9", "a whole number in 1..1048576"),
+                              ("--seed", "-1", "a whole number in 0..18446744073709551615"),
+                              ("--seed", "18446744073709551616", "a whole number in 0..")):
+            r = run(good, "--prompt-ids", "1,2", "--ids", opt, val)
+            ok = r.returncode == 2 and msg in r.stderr and r.stdout == ""
+            print(f"{'ok  ' if ok else 'FAIL'} {opt} {val} refused: {r.stderr.strip()!r}")
+            fails += not ok
+        sd = [run(good, "--prompt-ids", "5,77,130", "--max-new-tokens", "16", "--ids",
+                  "--seed", str(v)).stdout for v in (2**53, 2**53 + 1, 2**64 - 1)]
+        ok = all(x.startswith("ids: ") for x in sd) and sd[0] != sd[1]
+        print(f"{'ok  ' if ok else 'FAIL'} --seed 2^53 and 2^53 + 1 differ, 2^64 - 1 taken: {sd}")
+        fails += not ok
+
         # --cores: the layer split plans from the simulator's record; elsewhere refused by name
         r = run(good, "--prompt-ids", "1,2", "--backend", "cpu", "--cores", "3")
         ok = r.returncode != 0 and "needs the sim backend" in r.stderr
