@@ -111,6 +111,7 @@ static const char *const harmless_keys[] = {"_name_or_path",
                                             "label2id",
                                             "layer_types",
                                             "dtype",
+                                            "is_llama_config", /* SmolLM2's (nanotron export) */
                                             NULL};
 
 struct key_rule {

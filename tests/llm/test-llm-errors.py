@@ -171,6 +171,19 @@ def main():
                      variant(tmp, "qwen2-tied-shape", qcfg, qp, tensors=q),
                      "tensor 'lm_head.weight' has shape [8, 64], the config says [512, 64]")
 
+        # the extra keys of SmolLM2's config.json (its nanotron export) load: same ids
+        lcfg, lp, _ = gl.make("llama", gl.SEEDS["llama"])
+        plain = variant(tmp, "llama-plain", lcfg, lp, dtype="BF16")
+        smol = variant(tmp, "llama-smollm2-keys", lcfg, lp, dtype="BF16",
+                       edit_cfg=lambda c: c.update(is_llama_config=True, rope_interleaved=False,
+                                                   mlp_bias=False, pad_token_id=None))
+        a = run(plain, "--prompt-ids", "5,77,130", "--max-new-tokens", "8", "--ids")
+        b = run(smol, "--prompt-ids", "5,77,130", "--max-new-tokens", "8", "--ids")
+        ok = a.returncode == 0 and a.stdout == b.stdout and a.stdout.startswith("ids: ")
+        print(f"{'ok  ' if ok else 'FAIL'} SmolLM2's config keys (is_llama_config, "
+              f"rope_interleaved false): {b.stdout.strip()!r}\n{b.stderr if not ok else ''}")
+        fails += not ok
+
         # sampling: reproducible per seed, different across seeds
         samp = ["--prompt-ids", "5,77,130", "--max-new-tokens", "16", "--ids",
                 "--temperature", "1.5", "--top-k", "50", "--top-p", "0.95"]
