@@ -350,14 +350,16 @@ parse_config(const char *path, struct llm_config *c)
             !get_bool(j, "rope_interleaved", &b[3], path))
             goto out;
         const struct npu_json *mr = npu_json_get(j, "use_mrope");
-        if (b[0] || b[1] || b[2] || b[3] || (mr && mr->type == NPU_JSON_BOOL && mr->b)) {
-            npu_err(DOM,
-                    "%s: attention_bias / mlp_bias / rope_interleaved (LLaMA), use_sliding_window "
-                    "/ use_mrope (Qwen2) set: not supported",
-                    path);
-            st = NPU_ERR_UNSUPPORTED;
-            goto out;
-        }
+        static const char *const flag[] = {"attention_bias", "mlp_bias", "use_sliding_window",
+                                           "rope_interleaved", "use_mrope"};
+        bool set[5] = {b[0], b[1], b[2], b[3], mr && mr->type == NPU_JSON_BOOL && mr->b};
+        for (int f = 0; f < 5; f++)
+            if (set[f]) {
+                npu_err(DOM, "%s: config key '%s' is true: not supported for %s", path, flag[f],
+                        an);
+                st = NPU_ERR_UNSUPPORTED;
+                goto out;
+            }
     }
     c->head_dim = c->hidden / c->n_heads;
     if (c->arch != LLM_ARCH_GPT2 && !get_int(j, "head_dim", 1, 4096, false, &c->head_dim, path))

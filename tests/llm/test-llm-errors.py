@@ -184,6 +184,16 @@ def main():
               f"rope_interleaved false): {b.stdout.strip()!r}\n{b.stderr if not ok else ''}")
         fails += not ok
 
+        # an understood flag we do not implement is refused by its own name
+        for key in ("attention_bias", "mlp_bias", "rope_interleaved"):
+            expect_error(f"{key} true", variant(tmp, "llama-" + key, lcfg, lp, dtype="BF16",
+                                                edit_cfg=lambda c, k=key: c.update({k: True})),
+                         f"config key '{key}' is true: not supported for LlamaForCausalLM")
+        expect_error("use_sliding_window true",
+                     variant(tmp, "qwen2-sliding", qcfg, qp,
+                             edit_cfg=lambda c: c.update(use_sliding_window=True)),
+                     "config key 'use_sliding_window' is true: not supported for Qwen2ForCausalLM")
+
         # sampling: reproducible per seed, different across seeds
         samp = ["--prompt-ids", "5,77,130", "--max-new-tokens", "16", "--ids",
                 "--temperature", "1.5", "--top-k", "50", "--top-p", "0.95"]
