@@ -9,6 +9,8 @@
 #   - examples/run-model, copied out of the tree and built with plain make and
 #     `pkg-config opennpu` as an outside application is, runs small models on
 #     the simulator (and agrees with the CPU backend);
+#   - examples/generate (the language-model API) built the same way, run on a
+#     tiny test checkpoint against the installed npu-generate (with torch);
 #   - the installed tools run (npuc compiles a .npub that run-model loads,
 #     npu-info finds the simulator) and gst-inspect-1.0 finds npuinfer in the
 #     installed plugin.
@@ -174,6 +176,38 @@ sed 's/^/  /' "$tmp/info" | head -4
 run_model "$tmp/cnn.npub.out" "$tmp/cnn.npub" "$M/cnn_small/in.image.npy"
 grep -q '^output logits  *f32 \[1, 10\]: ' "$tmp/cnn.npub.out" || fail "the npuc artifact: no logits"
 "$D$bindir/npu-run" "$tmp/cnn.npub" -b sim -q > "$tmp/run.log" 2>&1 || fail "npu-run: $(cat "$tmp/run.log")"
+
+# The language-model side (issue 12): the installed npu-generate and npu-tokenize, and
+# examples/generate (the C API of npu/npu-llm.h) built out of the tree with make and
+# pkg-config; with Debian's torch (tests/llm/gen-llm.py) it runs the tiny GPT-2 test
+# checkpoint on the CPU backend and its first ids must be the installed npu-generate's.
+step "examples/generate built out of the tree; the installed npu-generate"
+for t in npu-generate npu-tokenize; do
+  [ -x "$D$bindir/$t" ] || fail "no $bindir/$t"
+done
+ldd "$D$bindir/npu-generate" | grep -q "libopennpu.so.0 => $L/" ||
+  fail "npu-generate does not load the DESTDIR's libopennpu"
+cp -R "$SRC/examples/generate" "$tmp/generate"
+rm -f "$tmp/generate/generate"
+make -s -C "$tmp/generate" > "$tmp/make-gen.log" 2>&1 || fail "make generate: $(cat "$tmp/make-gen.log")"
+[ -x "$tmp/generate/generate" ] || fail "make built no generate"
+if /usr/bin/python3 -c 'import torch, numpy' 2> /dev/null; then
+  /usr/bin/python3 "$SRC/tests/llm/gen-llm.py" "$tmp/llm" > /dev/null 2>&1 ||
+    fail "tests/llm/gen-llm.py did not write the test checkpoints"
+  XDG_CACHE_HOME=$tmp/xdg "$tmp/generate/generate" -b cpu "$tmp/llm/gpt2" 5,77,130 \
+    > "$tmp/gen.out" 2> "$tmp/gen.err" || fail "generate: $(cat "$tmp/gen.out" "$tmp/gen.err")"
+  XDG_CACHE_HOME=$tmp/xdg "$D$bindir/npu-generate" "$tmp/llm/gpt2" --prompt-ids 5,77,130 \
+    --max-new-tokens 16 --backend cpu --ids > "$tmp/npugen.out" 2> "$tmp/npugen.err" ||
+    fail "npu-generate: $(cat "$tmp/npugen.err")"
+  got=$(sed -n 's/^first://p' "$tmp/gen.out" | tr -s ' ' | sed 's/^ //')
+  want=$(sed 's/^ids: //' "$tmp/npugen.out")
+  [ -n "$want" ] || fail "the installed npu-generate printed no ids"
+  [ "$got" = "$want" ] ||
+    fail "examples/generate gave '$got', the installed npu-generate '$want'"
+  echo "  generate and npu-generate: $want"
+else
+  echo "  (no torch in /usr/bin/python3: examples/generate built, not run)"
+fi
 
 if [ $have_gst = yes ]; then
   step "the installed GStreamer plugin"

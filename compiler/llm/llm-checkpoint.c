@@ -111,6 +111,7 @@ static const char *const harmless_keys[] = {"_name_or_path",
                                             "label2id",
                                             "layer_types",
                                             "dtype",
+                                            "is_llama_config", /* SmolLM2's (nanotron export) */
                                             NULL};
 
 struct key_rule {
@@ -254,6 +255,18 @@ parse_config(const char *path, struct llm_config *c)
         st = NPU_ERR_UNSUPPORTED;
         goto out;
     }
+    /* Hugging Face's Auto classes build the model model_type names: it must be this one */
+    static const char *const model_types[] = {
+        [LLM_ARCH_GPT2] = "gpt2", [LLM_ARCH_LLAMA] = "llama", [LLM_ARCH_QWEN2] = "qwen2"};
+    const struct npu_json *mt = npu_json_get(j, "model_type");
+    if (mt && (mt->type != NPU_JSON_STRING || strcmp(mt->str, model_types[c->arch]))) {
+        npu_err(DOM, "%s: config key 'model_type' is %s%s%s, not '%s' as %s needs", path,
+                mt->type == NPU_JSON_STRING ? "'" : "",
+                mt->type == NPU_JSON_STRING ? mt->str : "not a string",
+                mt->type == NPU_JSON_STRING ? "'" : "", model_types[c->arch], an);
+        st = NPU_ERR_UNSUPPORTED;
+        goto out;
+    }
     for (size_t i = 0; i < j->len; i++) {
         const char *k = j->keys[i];
         bool ok = false;
@@ -337,14 +350,16 @@ parse_config(const char *path, struct llm_config *c)
             !get_bool(j, "rope_interleaved", &b[3], path))
             goto out;
         const struct npu_json *mr = npu_json_get(j, "use_mrope");
-        if (b[0] || b[1] || b[2] || b[3] || (mr && mr->type == NPU_JSON_BOOL && mr->b)) {
-            npu_err(DOM,
-                    "%s: attention_bias / mlp_bias / rope_interleaved (LLaMA), use_sliding_window "
-                    "/ use_mrope (Qwen2) set: not supported",
-                    path);
-            st = NPU_ERR_UNSUPPORTED;
-            goto out;
-        }
+        static const char *const flag[] = {"attention_bias", "mlp_bias", "use_sliding_window",
+                                           "rope_interleaved", "use_mrope"};
+        bool set[5] = {b[0], b[1], b[2], b[3], mr && mr->type == NPU_JSON_BOOL && mr->b};
+        for (int f = 0; f < 5; f++)
+            if (set[f]) {
+                npu_err(DOM, "%s: config key '%s' is true: not supported for %s", path, flag[f],
+                        an);
+                st = NPU_ERR_UNSUPPORTED;
+                goto out;
+            }
     }
     c->head_dim = c->hidden / c->n_heads;
     if (c->arch != LLM_ARCH_GPT2 && !get_int(j, "head_dim", 1, 4096, false, &c->head_dim, path))
@@ -477,6 +492,7 @@ add_file(struct llm_checkpoint *ck, const char *path)
             }
         t.data = data + o0->i;
         t.nbytes = numel * es;
+        t.file = ck->nfiles; /* this file's index once it is added below */
         if (!(t.name = strdup(name))) {
             st = NPU_ERR_NOMEM;
             goto out;
@@ -595,43 +611,52 @@ llm_checkpoint_open(const char *dir_in, struct llm_checkpoint *ck)
         st = NPU_ERR_CORRUPT;
         goto err;
     }
-    /* each shard once, in order of first mention */
+    /* each shard once, in order of first mention; shard[i]: the file index of entry i's */
+    int *shard = malloc(wm->len * sizeof(*shard));
+    if (!shard) {
+        npu_json_free(ixdoc);
+        st = NPU_ERR_NOMEM;
+        goto err;
+    }
     for (size_t i = 0; i < wm->len; i++) {
         const struct npu_json *f = &wm->items[i];
         if (f->type != NPU_JSON_STRING || strchr(f->str, '/') || !f->str[0]) {
             npu_err(DOM, "%s: weight_map entry '%s' does not name a file of the folder", p,
                     wm->keys[i]);
-            npu_json_free(ixdoc);
             st = NPU_ERR_CORRUPT;
-            goto err;
+            goto err_index;
         }
-        bool seen = false;
-        for (size_t k = 0; k < i && !seen; k++)
-            seen = !strcmp(wm->items[k].str, f->str);
-        if (seen)
+        size_t k = 0;
+        while (k < i && strcmp(wm->items[k].str, f->str))
+            k++;
+        if (k < i) {
+            shard[i] = shard[k];
             continue;
+        }
+        shard[i] = ck->nfiles;
         char sp[PATH_MAX + 300];
         snprintf(sp, sizeof(sp), "%s/%s", dir, f->str);
-        if ((st = add_file(ck, sp))) {
-            npu_json_free(ixdoc);
-            goto err;
-        }
+        if ((st = add_file(ck, sp)))
+            goto err_index;
     }
     /* every tensor the index names is in its shard */
     for (size_t i = 0; i < wm->len; i++) {
         bool found = false;
         for (int k = 0; k < ck->nt && !found; k++)
-            found = !strcmp(ck->t[k].name, wm->keys[i]);
+            found = ck->t[k].file == shard[i] && !strcmp(ck->t[k].name, wm->keys[i]);
         if (!found) {
             npu_err(DOM, "%s: tensor '%s' is listed in the index but not in %s", p, wm->keys[i],
                     wm->items[i].str);
-            npu_json_free(ixdoc);
             st = NPU_ERR_CORRUPT;
-            goto err;
+            goto err_index;
         }
     }
+    free(shard);
     npu_json_free(ixdoc);
     return NPU_OK;
+err_index:
+    free(shard);
+    npu_json_free(ixdoc);
 err:
     llm_checkpoint_close(ck);
     return st;

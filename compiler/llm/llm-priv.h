@@ -35,6 +35,7 @@ struct llm_st_tensor {
     int64_t dims[NPU_MAX_DIMS];
     const void *data;
     size_t nbytes;
+    int file; /* index into llm_checkpoint.files */
     bool used;
 };
 

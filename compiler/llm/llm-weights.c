@@ -10,7 +10,8 @@
  *                     and ignored; lm_head.weight, when present, must be the tied wte.
  *   Llama / Qwen2     model.embed_tokens, model.layers.N.{input_layernorm,
  *                     self_attn.{q,k,v,o}_proj, post_attention_layernorm,
- *                     mlp.{gate,up,down}_proj}, model.norm, lm_head (untied); nn.Linear
+ *                     mlp.{gate,up,down}_proj}, model.norm, lm_head (untied; a saved
+ *                     lm_head of a tied model must be the embedding); nn.Linear
  *                     weights are [out, in] and are transposed here. Qwen2 has q/k/v biases.
  *
  * Every tensor's shape is checked against the config; a missing tensor and
@@ -257,8 +258,17 @@ load_llama(struct wctx *x, struct llm_weights *w)
     if (!c->tied) {
         w->head = get(x, true, c->vocab, D, "lm_head.weight");
     } else {
-        if (lh)
-            lh->used = true; /* a saved copy of the tied embedding */
+        if (lh && w->embed) {
+            /* a saved copy of the tied embedding: its shape and values checked, as GPT-2's */
+            float *h = get(x, false, c->vocab, D, "lm_head.weight");
+            if (h && memcmp(h, w->embed, (size_t)(c->vocab * D) * sizeof(float))) {
+                npu_err(DOM, "checkpoint: lm_head.weight differs from model.embed_tokens.weight "
+                             "although the config ties them (tie_word_embeddings)");
+                x->failed = true;
+                x->st = NPU_ERR_INVALID;
+            }
+            free(h);
+        }
         if (!x->failed && !(w->head = transpose_copy(w->embed, c->vocab, D))) {
             x->failed = true;
             x->st = NPU_ERR_NOMEM;

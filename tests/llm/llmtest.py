@@ -53,10 +53,11 @@ def make_checkpoints(tmp):
 
 
 def backend_env(backend):
-    """The environment of npu-generate's runs on BACKEND: on sim every node the NPU takes
-    goes to the NPU (NPU_PARTITION=supported), so that the NPU really computes."""
+    """The environment of npu-generate's runs on BACKEND: on sim (and auto, which is the
+    simulator or the kernel double's rknpu / rocket device) every node the NPU takes goes
+    to the NPU (NPU_PARTITION=supported), so that the NPU really computes."""
     env = dict(os.environ)
-    if backend == "sim":
+    if backend in ("sim", "auto"):
         env["NPU_PARTITION"] = "supported"
     return env
 

@@ -1,10 +1,12 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
 # npu-generate's refusals, each with the message that names the problem: an
-# unknown architecture, an unknown config key, corrupt safetensors headers, a
-# dtype we lack, a missing, an unexpected and a misshapen tensor, context
-# overflow, a token outside the vocabulary, --prompt TEXT without a
-# tokenizer; and the `transformer.`-prefixed GPT-2 names with a saved tied
+# unknown architecture, a model_type of another one, an unknown config key,
+# corrupt safetensors headers, a dtype we lack, a missing, an unexpected and
+# a misshapen tensor, context overflow, a token outside the vocabulary, --prompt TEXT without a
+# tokenizer, a sharded checkpoint's index naming the wrong shard, a tied
+# Qwen2 whose saved lm_head is not its embedding; and the
+# `transformer.`-prefixed GPT-2 names with a saved tied
 # lm_head, which must load and give the bare-named checkpoint's ids. Then
 # memory: 2,000 generated tokens on cpu must not take more memory than 100
 # (the KV cache is allocated up front; peak RSS of the two runs within 2 MiB).
@@ -84,6 +86,9 @@ def main():
         expect_error("unknown config key",
                      variant(tmp, "key", cfg, p, edit_cfg=lambda c: c.update(foo_scaling=2)),
                      "unknown config key 'foo_scaling'")
+        expect_error("model_type of another architecture",
+                     variant(tmp, "mtype", cfg, p, edit_cfg=lambda c: c.update(model_type="llama")),
+                     "config key 'model_type' is 'llama', not 'gpt2' as GPT2LMHeadModel needs")
         d = variant(tmp, "hdrlen", cfg, p, tensors=False)
         with open(os.path.join(d, "model.safetensors"), "wb") as f:
             f.write(struct.pack("<Q", 1 << 40) + b"{}")
@@ -112,6 +117,18 @@ def main():
         expect_error("shape against the config",
                      variant(tmp, "shape", cfg, p, edit_cfg=lambda c: c.update(vocab_size=500)),
                      "tensor 'wte.weight' has shape [512, 64], the config says [500, 64]")
+        # a sharded checkpoint whose index maps a tensor to the other shard: refused by name
+        qcfg, qp, _ = gl.make("qwen2", gl.SEEDS["qwen2"])
+        d = os.path.join(tmp, "wrongshard")
+        gl.save_folder("qwen2", d, qcfg, qp)
+        ixp = os.path.join(d, "model.safetensors.index.json")
+        ix = json.load(open(ixp))
+        first = sorted(ix["weight_map"])[0]
+        other = sorted(set(ix["weight_map"].values()) - {ix["weight_map"][first]})[0]
+        ix["weight_map"][first] = other
+        json.dump(ix, open(ixp, "w"))
+        expect_error("index names the wrong shard", d,
+                     f"tensor '{first}' is listed in the index but not in {other}")
         expect_error("no checkpoint", os.path.join(tmp, "nowhere"), "no config.json")
         expect_error("context overflow", good, "context overflow", "--prompt-ids", "1,2,3",
                      "--max-new-tokens", "32", "--max-context", "16")
@@ -132,6 +149,51 @@ def main():
             print(f"FAIL prefixed names: {a.stdout!r} vs {b.stdout!r}\n{b.stderr}")
             fails += 1
 
+        # Qwen2 ties its head: a saved lm_head.weight must be a copy of the embedding (as
+        # GPT-2's); a copy loads with the same ids, another tensor is refused by name
+        qcfg, qp, _ = gl.make("qwen2", gl.SEEDS["qwen2"])
+        qgood = variant(tmp, "qwen2-tied", qcfg, qp)
+        q = dict(qp)
+        q["lm_head.weight"] = qp["model.embed_tokens.weight"].clone()
+        qcopy = variant(tmp, "qwen2-tied-copy", qcfg, qp, tensors=q)
+        a = run(qgood, "--prompt-ids", "5,77,130", "--max-new-tokens", "8", "--ids")
+        b = run(qcopy, "--prompt-ids", "5,77,130", "--max-new-tokens", "8", "--ids")
+        ok = a.returncode == 0 and a.stdout == b.stdout and a.stdout.startswith("ids: ")
+        print(f"{'ok  ' if ok else 'FAIL'} Qwen2 with a saved copy of its tied head: "
+              f"{b.stdout.strip()!r}, without {a.stdout.strip()!r}")
+        fails += not ok
+        q["lm_head.weight"] = qp["model.embed_tokens.weight"] * 2
+        expect_error("Qwen2's saved tied head differs from the embedding",
+                     variant(tmp, "qwen2-tied-other", qcfg, qp, tensors=q),
+                     "lm_head.weight differs from model.embed_tokens.weight")
+        q["lm_head.weight"] = torch.zeros(8, 64)
+        expect_error("Qwen2's saved tied head misshapen",
+                     variant(tmp, "qwen2-tied-shape", qcfg, qp, tensors=q),
+                     "tensor 'lm_head.weight' has shape [8, 64], the config says [512, 64]")
+
+        # the extra keys of SmolLM2's config.json (its nanotron export) load: same ids
+        lcfg, lp, _ = gl.make("llama", gl.SEEDS["llama"])
+        plain = variant(tmp, "llama-plain", lcfg, lp, dtype="BF16")
+        smol = variant(tmp, "llama-smollm2-keys", lcfg, lp, dtype="BF16",
+                       edit_cfg=lambda c: c.update(is_llama_config=True, rope_interleaved=False,
+                                                   mlp_bias=False, pad_token_id=None))
+        a = run(plain, "--prompt-ids", "5,77,130", "--max-new-tokens", "8", "--ids")
+        b = run(smol, "--prompt-ids", "5,77,130", "--max-new-tokens", "8", "--ids")
+        ok = a.returncode == 0 and a.stdout == b.stdout and a.stdout.startswith("ids: ")
+        print(f"{'ok  ' if ok else 'FAIL'} SmolLM2's config keys (is_llama_config, "
+              f"rope_interleaved false): {b.stdout.strip()!r}\n{b.stderr if not ok else ''}")
+        fails += not ok
+
+        # an understood flag we do not implement is refused by its own name
+        for key in ("attention_bias", "mlp_bias", "rope_interleaved"):
+            expect_error(f"{key} true", variant(tmp, "llama-" + key, lcfg, lp, dtype="BF16",
+                                                edit_cfg=lambda c, k=key: c.update({k: True})),
+                         f"config key '{key}' is true: not supported for LlamaForCausalLM")
+        expect_error("use_sliding_window true",
+                     variant(tmp, "qwen2-sliding", qcfg, qp,
+                             edit_cfg=lambda c: c.update(use_sliding_window=True)),
+                     "config key 'use_sliding_window' is true: not supported for Qwen2ForCausalLM")
+
         # sampling: reproducible per seed, different across seeds
         samp = ["--prompt-ids", "5,77,130", "--max-new-tokens", "16", "--ids",
                 "--temperature", "1.5", "--top-k", "50", "--top-p", "0.95"]
@@ -145,6 +207,23 @@ def main():
         r = run(good, "--prompt-ids", "1", "--greedy", "--temperature", "1")
         ok = r.returncode == 2 and "exclude each other" in r.stderr
         print(f"{'ok  ' if ok else 'FAIL'} --greedy with sampling options refused")
+        fails += not ok
+
+        # counts must be whole numbers (2.5 tokens was cut to 2), and --seed is exact over
+        # 64 bits (it went through a double: 2^53 and 2^53 + 1 were one seed)
+        for opt, val, msg in (("--max-new-tokens", "2.5", "a whole number in 0..16777216"),
+                              ("--top-k", "1.5", "a whole number in 0..1073741824"),
+                              ("--max-context", "1e9", "a whole number in 1..1048576"),
+                              ("--seed", "-1", "a whole number in 0..18446744073709551615"),
+                              ("--seed", "18446744073709551616", "a whole number in 0..")):
+            r = run(good, "--prompt-ids", "1,2", "--ids", opt, val)
+            ok = r.returncode == 2 and msg in r.stderr and r.stdout == ""
+            print(f"{'ok  ' if ok else 'FAIL'} {opt} {val} refused: {r.stderr.strip()!r}")
+            fails += not ok
+        sd = [run(good, "--prompt-ids", "5,77,130", "--max-new-tokens", "16", "--ids",
+                  "--seed", str(v)).stdout for v in (2**53, 2**53 + 1, 2**64 - 1)]
+        ok = all(x.startswith("ids: ") for x in sd) and sd[0] != sd[1]
+        print(f"{'ok  ' if ok else 'FAIL'} --seed 2^53 and 2^53 + 1 differ, 2^64 - 1 taken: {sd}")
         fails += not ok
 
         # --cores: the layer split plans from the simulator's record; elsewhere refused by name

@@ -13,6 +13,9 @@
 #
 #   test-llm-generate.py NPU_GENERATE BACKEND [--cores N] [--npu-attention] [--wrapper W]
 #
+# BACKEND auto: the simulator, or in scripts/test.sh's kernel-double stages the rknpu and
+# rocket devices the double provides (test llm-generate-auto), so that --backend rknpu |
+# rocket is exercised end to end; the backend that ran is printed.
 # --wrapper W (e.g. qemu-aarch64) runs a cross-built npu-generate.
 # --cores N: each step's NPU jobs split over N cores (npu-generate --cores; sim):
 # the ids and logits must not change, and the split must be reported.
@@ -23,6 +26,7 @@
 # line): the output projection behind the NPU attention's one-token head merge included
 # (dpu-move.c lower_row_merge; before it, those products stayed on the CPU).
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -67,6 +71,8 @@ def main():
                 print(f"ok   {name} {backend}: 32 greedy ids match the reference")
             info = [ln for ln in r.stderr.splitlines()
                     if ln.startswith(("decode program", "decode split"))]
+            ran = re.search(r"; backend (\w+)$", r.stderr.splitlines()[0] if r.stderr else "")
+            print(f"     backend {ran[1] if ran else '?'}")
             for ln in info:
                 print("     " + ln)
             on_npu = any("attention on the NPU (0 of" in ln for ln in info)

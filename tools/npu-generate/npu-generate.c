@@ -7,6 +7,7 @@
  * "ids: ..." and nothing else on stdout. Statistics go to stderr.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,6 +128,35 @@ num_arg(const char *opt, const char *val, double lo, double hi, double *out)
     return true;
 }
 
+/* an option that counts (tokens, cores, threads): a whole number in lo..hi */
+static bool
+int_arg(const char *opt, const char *val, double lo, double hi, double *out)
+{
+    char *e;
+    double x = val ? strtod(val, &e) : 0;
+    if (!val || e == val || *e || !(x >= lo && x <= hi) || x != floor(x)) {
+        fprintf(stderr, "npu-generate: %s needs a whole number in %.0f..%.0f\n", opt, lo, hi);
+        return false;
+    }
+    *out = x;
+    return true;
+}
+
+/* --seed: any unsigned 64-bit number, exactly */
+static bool
+seed_arg(const char *val, uint64_t *out)
+{
+    char *e;
+    errno = 0;
+    unsigned long long x = val && *val != '-' ? strtoull(val, &e, 10) : 0;
+    if (!val || *val == '-' || e == val || *e || errno) {
+        fprintf(stderr, "npu-generate: --seed needs a whole number in 0..18446744073709551615\n");
+        return false;
+    }
+    *out = (uint64_t)x;
+    return true;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -146,7 +176,7 @@ main(int argc, char **argv)
         } else if (!strcmp(a, "--prompt-ids") && v) {
             prompt_ids = v, i++;
         } else if (!strcmp(a, "--max-new-tokens")) {
-            if (!num_arg(a, v, 0, 1 << 24, &max_new))
+            if (!int_arg(a, v, 0, 1 << 24, &max_new))
                 return 2;
             i++;
         } else if (!strcmp(a, "--backend") && v) {
@@ -158,7 +188,7 @@ main(int argc, char **argv)
                 return 2;
             sp.temperature = (float)x, sample_flag = true, i++;
         } else if (!strcmp(a, "--top-k")) {
-            if (!num_arg(a, v, 0, 1 << 30, &x))
+            if (!int_arg(a, v, 0, 1 << 30, &x))
                 return 2;
             sp.top_k = (int)x, sample_flag = true, i++;
         } else if (!strcmp(a, "--top-p")) {
@@ -166,15 +196,15 @@ main(int argc, char **argv)
                 return 2;
             sp.top_p = (float)x, sample_flag = true, i++;
         } else if (!strcmp(a, "--seed")) {
-            if (!num_arg(a, v, 0, 1.8e19, &x))
+            if (!seed_arg(v, &sp.seed))
                 return 2;
-            sp.seed = (uint64_t)x, sample_flag = true, i++;
+            sample_flag = true, i++;
         } else if (!strcmp(a, "--max-context")) {
-            if (!num_arg(a, v, 1, 1 << 20, &x))
+            if (!int_arg(a, v, 1, 1 << 20, &x))
                 return 2;
             o.max_context = (int)x, i++;
         } else if (!strcmp(a, "--cores")) {
-            if (!num_arg(a, v, 1, 3, &x))
+            if (!int_arg(a, v, 1, 3, &x))
                 return 2;
             o.cores = (int)x, i++;
         } else if (!strcmp(a, "--weights") && v) {
@@ -184,7 +214,7 @@ main(int argc, char **argv)
         } else if (!strcmp(a, "--host-kv-cache")) {
             o.host_cache = true;
         } else if (!strcmp(a, "--cpu-threads")) {
-            if (!num_arg(a, v, 1, 1024, &x))
+            if (!int_arg(a, v, 1, 1024, &x))
                 return 2;
             o.cpu_threads = (int)x, i++;
         } else if (!strcmp(a, "--cache-dir") && v) {
