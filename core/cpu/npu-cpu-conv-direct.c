@@ -941,6 +941,13 @@ cd_act(const struct cpu_act_spec *act, float *x, int64_t n)
     cpu_act_apply(act, x, n);
 }
 
+void
+cpu_cd_act(const struct cpu_act_spec *act, float *x, int64_t n)
+{
+    pthread_once(&cd_once, cd_pick);
+    cd_act(act, x, n);
+}
+
 /* The fused residual of n outputs of one channel row, still in L1: y = act(y + res), the
  * Add and the activation of the unfused graph in their order (so the same floats). An AVX2
  * clone (CPU_HOT): 2 % of a ResNet-50 run in the baseline build's scalar loop. */
@@ -1209,6 +1216,9 @@ cpu_conv_direct(struct npu_cpu_ctx *ctx, const struct cpu_cd_args *a)
     float *own = NULL;
     const struct npu_cpu_prep *pr = a->prep;
     const bool pr_ok = pr && pr->w_data == a->wt && pr->M == M && pr->K == K;
+    /* 3x3 stride 1: Winograd, chosen by shape alone (the same bytes prepared or not) */
+    if (cpu_conv_wino_wanted(KH, KW, s0, s1, w->d[0], w->d[1], C, M, OH, OW))
+        return cpu_conv_wino(ctx, a, pr_ok ? pr->wu : NULL);
     /* without prepared weights a small plane packs the small-plane form for this call: the
      * two forms sum in different orders where the flat form ends a plane in cd_cols_avx512,
      * and a graph must give the same bytes with and without prepare */
@@ -1405,6 +1415,20 @@ npu_cpu_prepare(enum npu_op op, const struct npu_attrs *attrs, const struct npu_
         size_t ns = 0;
         const int64_t *st = npu_attrs_ints(attrs, "strides", &ns);
         int64_t s0 = ns == 2 && st[0] > 0 ? st[0] : 1, s1 = ns == 2 && st[1] > 0 ? st[1] : 1;
+        size_t nd = 0;
+        const int64_t *dl = npu_attrs_ints(attrs, "dilations", &nd);
+        int64_t d0 = nd == 2 ? dl[0] : 1, d1 = nd == 2 ? dl[1] : 1;
+        /* 3x3 stride 1 (the usual padding keeps the plane): Winograd's weights only */
+        if (cpu_conv_wino_wanted(wt->dims[2], wt->dims[3], s0, s1, d0, d1, wt->dims[1], M,
+                                 x->dims[2], x->dims[3])) {
+            p->wu = aligned_alloc(
+                64, NPU_ALIGN(sizeof(float) * cpu_conv_wino_wsize(wt->dims[1], M), (size_t)64));
+            if (p->wu) {
+                cpu_conv_wino_pack(wt->data, wt->dims[1], M, p->wu);
+                *out = p;
+                return NPU_OK;
+            }
+        }
         if (cdt_wanted(wt->dims[2] * wt->dims[3],
                        NPU_DIV_ROUND_UP(x->dims[2], s0) * NPU_DIV_ROUND_UP(x->dims[3], s1), M) &&
             NPU_DIV_ROUND_UP(M, (int64_t)CDT_NB) * K <= INT64_MAX / CDT_NB / 4) {
@@ -1437,6 +1461,7 @@ npu_cpu_prep_free(struct npu_cpu_prep *p)
         return;
     free(p->wp);
     free(p->wt48);
+    free(p->wu);
     cpu_mm_pack_free(p->mm);
     cpu_qpack_free(p->qp);
     cpu_qa_free(p->qa);
