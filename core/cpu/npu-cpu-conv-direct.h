@@ -21,6 +21,7 @@ struct npu_cpu_prep {
     int64_t M, K;
     float *wp;              /* [ceil(M / 8)][K][8], rows past M zero */
     float *wt48;            /* small planes: [ceil(M / 48)][K][48], channels past M zero */
+    float *wu;              /* 3x3 stride 1 (Winograd F(2x2, 3x3)): [16][ceil(M / 64)][C][64] */
     struct cpu_mm_pack *mm; /* MatMul/Gemm: B in panels (npu-cpu-gemm-packed.c) */
     struct cpu_qpack *qp;   /* MatMulInteger/QLinearMatMul: int8 B (npu-cpu-qgemm.c) */
     struct cpu_qa *qa;      /* QLinearConv/ConvInteger: int8 W as the product's A side */
@@ -41,5 +42,19 @@ struct cpu_cd_args {
  * this CPU). NPU_CPU_CONV=gemm|direct forces the choice where the shape allows it. */
 bool cpu_conv_direct_wanted(const struct cpu_win *w, int64_t C, int64_t M, int64_t G);
 enum npu_status cpu_conv_direct(struct npu_cpu_ctx *ctx, const struct cpu_cd_args *a);
+
+/* The fused activation of the direct path on n floats (AVX-512 SiLU/Sigmoid/Clip where the
+ * direct kernels are AVX-512, else cpu_act_apply). */
+void cpu_cd_act(const struct cpu_act_spec *act, float *x, int64_t n);
+
+/* Winograd F(2x2, 3x3) (npu-cpu-conv-wino.c) for 3x3 stride-1 undilated dense convs on
+ * AVX-512: wanted by shape (NPU_CPU_CONV_WINO=0 never, =1 wherever it applies); the weights
+ * transformed into cpu_conv_wino_wsize(C, M) floats; the convolution with those (u) or, with
+ * u NULL, transformed for this call. */
+bool cpu_conv_wino_wanted(int64_t KH, int64_t KW, int64_t s0, int64_t s1, int64_t d0, int64_t d1,
+                          int64_t C, int64_t M, int64_t OH, int64_t OW);
+size_t cpu_conv_wino_wsize(int64_t C, int64_t M);
+void cpu_conv_wino_pack(const float *w, int64_t C, int64_t M, float *u);
+enum npu_status cpu_conv_wino(struct npu_cpu_ctx *ctx, const struct cpu_cd_args *a, const float *u);
 
 #endif /* NPU_CPU_CONV_DIRECT_H */

@@ -310,6 +310,46 @@ max_tap(float a, float v)
     return (v != v || v > a) && a == a ? v : a;
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define MP_X86 1
+/* hr[ow] = max_tap(hr[ow], xr[2 ow + off]) for ow in [lo, hi) (every tap inside the row),
+ * 16 outputs per AVX-512 step, the last 1-15 with masked loads and stores. max_tap's rule in
+ * vectors: max(v, a) keeps a on equal values and when either is NaN; a NaN v over a non-NaN a
+ * is taken. (ResNet's 3x3 stride-2 MaxPool: the strided scalar loop, a branch per tap, was
+ * 3 % of a ResNet-18 run.) */
+__attribute__((target("avx512f"))) static void
+maxpool_row_s2_avx512(const float *xr, float *hr, int64_t lo, int64_t hi, int64_t off)
+{
+    const __m512i even =
+        _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    for (int64_t ow = lo; ow < hi; ow += 16) {
+        const int n = (int)NPU_MIN((int64_t)16, hi - ow), nin = 2 * n - 1; /* floats read */
+        const __mmask16 m0 = (__mmask16)(nin >= 16 ? 0xFFFFu : (1u << nin) - 1);
+        const __mmask16 m1 = (__mmask16)(nin >= 32  ? 0xFFFFu
+                                         : nin > 16 ? (1u << (nin - 16)) - 1
+                                                    : 0);
+        const __mmask16 mo = (__mmask16)(n == 16 ? 0xFFFFu : (1u << n) - 1);
+        const float *s = xr + 2 * ow + off;
+        __m512 v = _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(m0, s), even,
+                                          _mm512_maskz_loadu_ps(m1, s + 16));
+        __m512 a = _mm512_maskz_loadu_ps(mo, hr + ow);
+        __m512 r = _mm512_max_ps(v, a);
+        __mmask16 take =
+            _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q) & _mm512_cmp_ps_mask(a, a, _CMP_ORD_Q);
+        _mm512_mask_storeu_ps(hr + ow, mo, _mm512_mask_mov_ps(r, take, v));
+    }
+}
+static bool mp_avx512;
+static pthread_once_t mp_once = PTHREAD_ONCE_INIT;
+static void
+mp_pick(void)
+{
+    __builtin_cpu_init();
+    mp_avx512 = __builtin_cpu_supports("avx512f");
+}
+#endif
+
 /* fp32 2-D MaxPool without dilation, separably: each input row's maxima over the column taps
  * (kw in order) into hm [H, OW], then each output row as the maximum of its rows of hm (kh in
  * order). Taking a row's maximum first and then the rows in order gives the value the row-major
@@ -320,6 +360,9 @@ maxpool2d_f32_sep(const struct cpu_win *w, const float *x, float *y, float *hm)
 {
     const int64_t H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1];
     const int64_t s0 = w->s[0], s1 = w->s[1], k0 = w->k[0], k1 = w->k[1];
+#ifdef MP_X86
+    pthread_once(&mp_once, mp_pick);
+#endif
     for (int64_t h = 0; h < H; h++) {
         const float *xr = x + h * W;
         float *hr = hm + h * OW;
@@ -342,6 +385,12 @@ maxpool2d_f32_sep(const struct cpu_win *w, const float *x, float *y, float *hm)
                 for (int64_t ow = lo; ow < hi; ow++)
                     hr[ow] = max_tap(hr[ow], xr[ow + off]);
             } else if (s1 == 2) {
+#ifdef MP_X86
+                if (mp_avx512) {
+                    maxpool_row_s2_avx512(xr, hr, lo, hi, off);
+                    continue;
+                }
+#endif
                 for (int64_t ow = lo; ow < hi; ow++)
                     hr[ow] = max_tap(hr[ow], xr[2 * ow + off]);
             } else {

@@ -7,7 +7,9 @@
  * and fused activations. meson runs it with NPU_CPU_CONV=direct (every shape on the direct
  * path), once more with the AVX2 kernel forced (NPU_CPU_CONV_ISA=avx2) and once with every
  * sum over more than 64 k cut in chunks (NPU_CPU_CONV_KC=64) and with every prepared Conv
- * on the small-plane form (NPU_CPU_CONV_T=1; by default only small planes). Each case also
+ * on the small-plane form (NPU_CPU_CONV_T=1; by default only small planes); those runs keep
+ * Winograd off (NPU_CPU_CONV_WINO=0), and one more runs every 3x3 stride-1 case through it
+ * (NPU_CPU_CONV_WINO=1), within the same bound. Each case also
  * requires bit-identical results with 1 and 3 threads and with and without prepared weights,
  * and the fused residual (Conv's 4th operand R, y = act(conv + R)) to give the same bytes as
  * Conv, Add and Relu run one after the other, on the direct path and on the others.
@@ -265,6 +267,20 @@ main(void)
         {2, 17, 13, 11, 33, 3, 3, 2, 2, 2, 2, 2, 1, 1, 2, true, "silu"},
         {1, 24, 14, 14, 16, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, false, "relu"},
         {1, 8, 9, 10, 96, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, "sigmoid"},
+        /* 3x3 stride 1 (Winograd F(2x2, 3x3) where it runs, NPU_CPU_CONV_WINO): odd planes
+         * (a last tile row and column of one output), no padding, padding 2 and asymmetric,
+         * one input or output channel, channel blocks 16 / 48 + 1 / 2 x 48 + 1, batch 2,
+         * planes of many bands (56x56, 61x37) and of one (7x7, 4x5), silu */
+        {1, 16, 15, 13, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, "relu"},
+        {2, 19, 9, 11, 49, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, true, NULL},
+        {1, 20, 8, 9, 97, 3, 3, 1, 1, 1, 1, 2, 2, 2, 2, false, "silu"},
+        {1, 17, 10, 12, 18, 3, 3, 1, 1, 1, 1, 0, 1, 2, 0, true, "relu"},
+        {1, 1, 12, 11, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, NULL},
+        {1, 24, 11, 10, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, "relu"},
+        {1, 32, 56, 56, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, "relu"},
+        {1, 21, 61, 37, 50, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, "silu"},
+        {1, 200, 7, 7, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, "relu"},
+        {1, 16, 4, 5, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, NULL},
     };
     for (size_t i = 0; i < NPU_ARRAY_SIZE(cases); i++)
         run_case(&cases[i]);

@@ -172,8 +172,9 @@ int
 main(void)
 {
     tctx_init();
-    static const int64_t planes[][2] = {{1, 1},  {2, 2},   {4, 4},  {5, 7},
-                                        {8, 16}, {16, 32}, {17, 23}};
+    /* rows of 33 and 71: full 16-output vectors of the AVX-512 stride-2 row and a tail */
+    static const int64_t planes[][2] = {{1, 1},   {2, 2},   {4, 4},  {5, 7}, {8, 16},
+                                        {16, 32}, {17, 23}, {3, 71}, {4, 33}};
     static const int64_t kernels[][2] = {{1, 1}, {2, 2}, {2, 1}, {3, 3}, {5, 5}, {1, 3}};
     static const int64_t strides[][2] = {{1, 1}, {2, 2}, {2, 1}, {3, 2}};
     static const int64_t padset[][4] = {{0, 0, 0, 0}, {1, 1, 1, 1}, {2, 2, 2, 2}, {0, 1, 1, 0}};
