@@ -137,7 +137,7 @@ cpu_attention(const struct npu_program *pg)
 }
 
 /* Bump when the graph builder's output changes for the same inputs (cache keys). */
-#define LLM_GRAPH_VERSION 11
+#define LLM_GRAPH_VERSION 12
 
 static uint64_t
 fnv(uint64_t h, const void *p, size_t n)
@@ -548,7 +548,8 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
         in[k++] = (struct npu_tensor){
             .dtype = NPU_DTYPE_INT64, .ndim = 2, .dims = {1, s}, .data = m->pos};
     } else if (rows) {
-        const int H = c->n_heads;
+        /* one q block's heads when the step RoPEs q's blocks each on its own (llm-graph.c) */
+        const int hb = llm_rope_block_heads(c, &m->w), H = hb ? hb : c->n_heads;
         in[k++] = (struct npu_tensor){
             .dtype = NPU_DTYPE_FP32, .ndim = 3, .dims = {H, 1, hd}, .data = m->cos};
         in[k++] = (struct npu_tensor){
