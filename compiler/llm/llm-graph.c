@@ -309,12 +309,18 @@ heads(struct gb *b, V *x, bool rows, const int64_t *d4, const int64_t *d3)
     return rows ? reshape(b, y, 3, d3) : y;
 }
 
-/* RoPE (rotate_half, as HF LLaMA): x * cos + (x @ R) * sin */
+/* RoPE (rotate_half, as HF LLaMA): x * cos + (x @ R) * sin, computed as
+ * x * cos + (x * sin) @ R. The two are equal because R only moves each element to the other
+ * half (out[j] = -x[j + hd/2], out[j + hd/2] = x[j]) and the angles repeat over the halves
+ * (HF's cat(freqs, freqs); the host and the calibration fill cos and sin so). In this order
+ * the product's result goes to an Add whose other operand was made before it, which the
+ * NPU lowering runs in the product's own DPU pass (conv_residual_add): three tasks, not
+ * four. */
 static V *
 rope(struct gb *b, V *x, V *cosv, V *sinv, V *rotv)
 {
-    return op2(b, NPU_OP_ADD, op2(b, NPU_OP_MUL, x, cosv),
-               op2(b, NPU_OP_MUL, op2(b, NPU_OP_MATMUL, x, rotv), sinv));
+    V *xc = op2(b, NPU_OP_MUL, x, cosv);
+    return op2(b, NPU_OP_ADD, xc, op2(b, NPU_OP_MATMUL, op2(b, NPU_OP_MUL, x, sinv), rotv));
 }
 
 /* The decode step's q blocks RoPE'd each on its own: when q is cut into column blocks

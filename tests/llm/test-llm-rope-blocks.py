@@ -8,9 +8,10 @@
 #     [heads per block, 1, head_dim]) and joins the RoPE'd blocks' heads by a Concat on
 #     axis 0, after k's and v's cache writes;
 #   - in the last decode step's tasks (NPU_LLM_BREAKDOWN) every submit that holds a cache
-#     write (npu.StateWrite) also runs tasks on another core: k's RoPE and the writes run
-#     in the three-core submit of the q, k and v chains, not after it on core 0 (as they did
-#     when q was RoPE'd after its join);
+#     write (npu.StateWrite) also runs tasks on another core, and (w8a8, whose tasks are
+#     named by weight) layer 0's k write runs in the submit of its q blocks' products: k's
+#     RoPE and the writes run in the three-core submit of the q, k and v chains, not after
+#     it on core 0 (as they did when q was RoPE'd after its join);
 #   - fp16: the 32 greedy ids are the reference's (gen-llm.py's PyTorch fp32 reference);
 #     w8a8: teacher-forced logits cosine >= 0.99 (as test-llm-w8a8.py).
 # Needs /usr/bin/python3 with torch and numpy (skips otherwise).
@@ -61,6 +62,12 @@ def check_split(path):
            if len(cores[s]) < 2]
     if not writes:
         bad.append("no cache write among the tasks")
+    # w8a8 names its products' tasks by weight: layer 0's first cache write (k's) runs in
+    # the submit of its q blocks' products
+    first = next((r["submit"] for r in rows if r["name"].startswith("npu.StateWrite")), None)
+    q0 = [r["submit"] for r in rows if r["name"] == "l0.q.0.weight.qmatmul"]
+    if q0 and first != q0[0]:
+        bad.append(f"layer 0's first cache write in submit {first}, its q products' in {q0[0]}")
     return bad, len(cores)
 
 
