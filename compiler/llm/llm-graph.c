@@ -725,9 +725,9 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
             snprintf(nm, sizeof(nm), "l%d.fc", l);
             m = op2(&b, NPU_OP_FUSED_GELU_TANH,
                     linear_split(&b, a, L->w_up, L->b_up, D, c->ffn, &L->sup, nm), NULL);
-        } else if (b.q && L->sgate.n > 1 && same_split(&L->sgate, &L->sup) && !L->b_up &&
-                   !L->b_down) {
-            /* w8a8 (the fp16 graph keeps its form): one chain per block */
+        } else if (L->sgate.n > 1 && same_split(&L->sgate, &L->sup) && !L->b_up && !L->b_down) {
+            /* one chain per block (fp16 too: its gate and up were two three-core submits,
+             * then their joins and the SiLU on one core, then down's) */
             m = swiglu_blocks(&b, a, L, D, l);
             if (L->sdown.n <= 1) { /* down's partial products summed */
                 x = op2(&b, NPU_OP_ADD, x, m);
@@ -857,7 +857,10 @@ llm_weights_split(const struct llm_config *c, struct llm_weights *w, int cores)
             (st = split_one(L->wo, Q, D, cores, &L->so)) ||
             (st = split_one(L->w_up, D, F, cores, &L->sup)) ||
             (st = split_one(L->w_gate, D, F, cores, &L->sgate)) ||
-            (st = split_one(L->w_down, F, D, gpt2 || w->quant ? 1 : cores, &L->sdown)))
+            /* down whole (its rows follow the SwiGLU chains) where swiglu_blocks takes the
+             * MLP: no biases on up / down */
+            (st = split_one(L->w_down, F, D,
+                            gpt2 || w->quant || (!L->b_up && !L->b_down) ? 1 : cores, &L->sdown)))
             break;
     }
     return st;
