@@ -137,7 +137,7 @@ cpu_attention(const struct npu_program *pg)
 }
 
 /* Bump when the graph builder's output changes for the same inputs (cache keys). */
-#define LLM_GRAPH_VERSION 14
+#define LLM_GRAPH_VERSION 15
 
 static uint64_t
 fnv(uint64_t h, const void *p, size_t n)
