@@ -26,6 +26,8 @@
  * attention reads, head dims as channels and the heads' rows one after another
  * (view hd x H x 1): Q reshapes to [KVH, G, hd] without moving data and the cache
  * [1, KVH, past, hd] to [KVH, past, hd]. The k.L, v.L outputs stay [1, KVH, 1, hd].
+ * When q is cut into column blocks of whole heads (several cores), each block is RoPE'd
+ * before q's join and cos / sin are one block's [hb, 1, hd] (llm_rope_block_heads).
  * GPT-2's decode step takes the same rows form (without RoPE; mask [1, 1, T]) and, like
  * LLaMA's, writes its new k / v rows into the [H, slots, hd] cache with npu.StateWrite and
  * attends over the whole cache (kv_inplace; with --host-kv-cache it appends by a Concat of
@@ -184,6 +186,25 @@ wat(const float *w, int64_t off)
     return w ? w + off : NULL;
 }
 
+/* x @ W[:, block k] (+ bias[block k]) of llm_weights_split's column blocks sp, named
+ * "<name>.<k>.weight" (its quantisation key is name) */
+static V *
+block_product(struct gb *b, V *x, const float *w, const float *bias, int64_t in,
+              const struct llm_split *sp, int k, const char *name)
+{
+    int64_t c0 = 0;
+    for (int i = 0; i < k; i++)
+        c0 += sp->cols[i];
+    char nm[96];
+    snprintf(nm, sizeof(nm), "%s.%d.weight", name, k);
+    V *y = matmul(b, x, wat(w, c0 * in), in, sp->cols[k], nm, name, false);
+    if (bias) {
+        snprintf(nm, sizeof(nm), "%s.%d.bias", name, k);
+        y = op2(b, NPU_OP_ADD, y, cst(b, nm, bias + c0, 1, &sp->cols[k]));
+    }
+    return y;
+}
+
 /* x @ W (+ bias) as the column blocks of llm_weights_split, one MatMul per block into
  * parts; returns their number (1: W whole). */
 static int
@@ -194,18 +215,8 @@ linear_blocks(struct gb *b, V *x, const float *w, const float *bias, int64_t in,
         parts[0] = linear(b, x, w, bias, in, out, name);
         return 1;
     }
-    int64_t c0 = 0;
-    for (int k = 0; k < sp->n; k++) {
-        char nm[96];
-        snprintf(nm, sizeof(nm), "%s.%d.weight", name, k);
-        V *y = matmul(b, x, wat(w, c0 * in), in, sp->cols[k], nm, name, false);
-        if (bias) {
-            snprintf(nm, sizeof(nm), "%s.%d.bias", name, k);
-            y = op2(b, NPU_OP_ADD, y, cst(b, nm, bias + c0, 1, &sp->cols[k]));
-        }
-        parts[k] = y;
-        c0 += sp->cols[k];
-    }
+    for (int k = 0; k < sp->n; k++)
+        parts[k] = block_product(b, x, w, bias, in, sp, k, name);
     return sp->n;
 }
 
@@ -221,19 +232,25 @@ linear_split(struct gb *b, V *x, const float *w, const float *bias, int64_t in, 
 }
 
 static V *
-concat_last(struct gb *b, V **parts, int n, const char *name)
+concat_axis(struct gb *b, V **parts, int n, const char *name, int64_t axis)
 {
     if (b->failed)
         return NULL;
     char nm[96];
     snprintf(nm, sizeof(nm), "%s.concat", name);
     struct npu_node *c = npu_node_new(b->g, NPU_OP_CONCAT, nm, parts, n, 1, NULL);
-    if (!c || npu_node_set_int(b->g, c, "axis", -1)) {
+    if (!c || npu_node_set_int(b->g, c, "axis", axis)) {
         b->failed = true;
         return NULL;
     }
     npu_graph_append(b->g, c);
     return done(b, c->out[0]);
+}
+
+static V *
+concat_last(struct gb *b, V **parts, int n, const char *name)
+{
+    return concat_axis(b, parts, n, name, -1);
 }
 
 /* The LM head, [D, vocab], in slices of at most HEAD_CHUNK columns (an NPU
@@ -292,6 +309,57 @@ heads(struct gb *b, V *x, bool rows, const int64_t *d4, const int64_t *d3)
     static const int64_t p0213[4] = {0, 2, 1, 3};
     V *y = transpose(b, reshape(b, x, 4, d4), 4, p0213);
     return rows ? reshape(b, y, 3, d3) : y;
+}
+
+/* S' = npu.StateWrite(S, ROW, POS){axis} */
+static V *
+state_write(struct gb *b, V *st, V *row, V *pos, int64_t axis)
+{
+    V *y = op(b, NPU_OP_STATE_WRITE, st, row, pos);
+    if (y && npu_node_set_int(b->g, y->producer, "axis", axis))
+        b->failed = true;
+    return done(b, y);
+}
+
+/* RoPE (rotate_half, as HF LLaMA): x * cos + (x @ R) * sin, computed as
+ * x * cos + (x * sin) @ R. The two are equal because R only moves each element to the other
+ * half (out[j] = -x[j + hd/2], out[j + hd/2] = x[j]) and the angles repeat over the halves
+ * (HF's cat(freqs, freqs); the host and the calibration fill cos and sin so). In this order
+ * the product's result goes to an Add whose other operand was made before it, which the
+ * NPU lowering runs in the product's own DPU pass (conv_residual_add): three tasks, not
+ * four. */
+static V *
+rope(struct gb *b, V *x, V *cosv, V *sinv, V *rotv)
+{
+    V *xc = op2(b, NPU_OP_MUL, x, cosv);
+    return op2(b, NPU_OP_ADD, xc, op2(b, NPU_OP_MATMUL, op2(b, NPU_OP_MUL, x, sinv), rotv));
+}
+
+/* The decode step's q blocks RoPE'd each on its own: when q is cut into column blocks
+ * (llm_weights_split) of whole heads, all of one size, in every layer, each block is
+ * projected, split into heads and RoPE'd as one chain (a core of its own under the layer
+ * split, beside k's and v's chains) and the blocks' heads are joined after that. The
+ * rows-form angle inputs `cos` / `sin` are then one block's [hb, 1, hd]: one token's
+ * angles are the same for every head, so one block's rows serve every block. Returns hb,
+ * or 0 (q whole, or blocks of another form: the angles are [H, 1, hd] and q is RoPE'd
+ * after the join). */
+int
+llm_rope_block_heads(const struct llm_config *c, const struct llm_weights *w)
+{
+    if (c->arch == LLM_ARCH_GPT2 || !w->layers || c->n_layers < 1 || c->head_dim < 1)
+        return 0;
+    const struct llm_split *s0 = &w->layers[0].sq;
+    if (s0->n <= 1 || s0->cols[0] % c->head_dim)
+        return 0;
+    for (int l = 0; l < c->n_layers; l++) {
+        const struct llm_split *sp = &w->layers[l].sq;
+        if (sp->n != s0->n)
+            return 0;
+        for (int k = 0; k < sp->n; k++)
+            if (sp->cols[k] != s0->cols[0])
+                return 0;
+    }
+    return (int)(s0->cols[0] / c->head_dim);
 }
 
 /* GPT-2's MLP with c_fc cut into column blocks (llm_weights_split) and c_proj whole: per
@@ -474,14 +542,16 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
     const bool rows = s == 1;
     const bool rope_rows = rows && !gpt2;
     int64_t ids_d[2] = {1, s}, mask_d[4] = {1, 1, G * s, T}, cs_d[4] = {1, 1, s, hd};
-    int64_t mask3[3] = {1, G, T}, csq[3] = {H, 1, hd}, csk[3] = {KVH, 1, hd};
+    /* q's blocks RoPE'd each on its own (decode step): the angles are one block's rows */
+    const int64_t qbh = rope_rows ? llm_rope_block_heads(c, w) : 0;
+    int64_t mask3[3] = {1, G, T}, csq[3] = {H, 1, hd}, csk[3] = {KVH, 1, hd}, csb[3] = {qbh, 1, hd};
     V *ids = input(&b, "ids", NPU_DTYPE_INT64, 2, ids_d);
     V *pos = gpt2 ? input(&b, "pos", NPU_DTYPE_INT64, 2, ids_d) : NULL;
     V *cosv = gpt2   ? NULL
-              : rows ? input(&b, "cos", NPU_DTYPE_FP32, 3, csq)
+              : rows ? input(&b, "cos", NPU_DTYPE_FP32, 3, qbh ? csb : csq)
                      : input(&b, "cos", NPU_DTYPE_FP32, 4, cs_d);
     V *sinv = gpt2   ? NULL
-              : rows ? input(&b, "sin", NPU_DTYPE_FP32, 3, csq)
+              : rows ? input(&b, "sin", NPU_DTYPE_FP32, 3, qbh ? csb : csq)
                      : input(&b, "sin", NPU_DTYPE_FP32, 4, cs_d);
     V *coskv = rope_rows ? input(&b, "cos_k", NPU_DTYPE_FP32, 3, csk) : cosv;
     V *sinkv = rope_rows ? input(&b, "sin_k", NPU_DTYPE_FP32, 3, csk) : sinv;
@@ -551,52 +621,85 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
         V *a = gpt2 ? layernorm(&b, x, L->ln1_w, L->ln1_b, D, c->eps, nm)
                     : rmsnorm(&b, x, L->ln1_w, D, c->eps, nm);
         int64_t qd[4] = {1, s, H, hd}, kd[4] = {1, s, KVH, hd};
-        /* each projection right before its head split, so that on the NPU a projection and
-         * its copy are a chain the layer split runs on one core, beside the others' */
+        /* each projection right before its head split and its RoPE (k: and its cache
+         * write), so that on the NPU a projection and what follows it are a chain the layer
+         * split runs on one core, beside the others' */
         /* q cut into column blocks (w8a8): its join after k and v, so that q's blocks and the
-         * k and v chains run side by side */
+         * k and v chains run side by side; in the decode step, blocks of whole heads are
+         * RoPE'd each on its own before the join (llm_rope_block_heads) */
         V *qp[LLM_MAX_SPLIT], *q = NULL;
         snprintf(nm, sizeof(nm), "l%d.q", l);
-        int nq = linear_blocks(&b, a, L->wq, L->bq, D, H * hd, &L->sq, nm, qp);
-        if (nq == 1)
-            q = heads(&b, qp[0], rows, qd, csq);
+        int nq;
+        if (qbh) {
+            int64_t bd[4] = {1, 1, qbh, hd}, bd3[3] = {qbh, 1, hd};
+            nq = L->sq.n;
+            for (int k = 0; k < nq && !b.failed; k++)
+                qp[k] = rope(
+                    &b,
+                    heads(&b, block_product(&b, a, L->wq, L->bq, D, &L->sq, k, nm), rows, bd, bd3),
+                    cosv, sinv, rotv);
+        } else {
+            nq = linear_blocks(&b, a, L->wq, L->bq, D, H * hd, &L->sq, nm, qp);
+            if (nq == 1) {
+                q = heads(&b, qp[0], rows, qd, csq);
+                if (!gpt2)
+                    q = rope(&b, q, cosv, sinv, rotv);
+            }
+        }
         snprintf(nm, sizeof(nm), "l%d.k", l);
         V *k = heads(&b, linear_split(&b, a, L->wk, L->bk, D, KVH * hd, &L->sk, nm), rows, kd, csk);
+        if (!gpt2)
+            k = rope(&b, k, coskv, sinkv, rotv);
+        int64_t kv4[4] = {1, KVH, s, hd}, vr2[2] = {1, KVH * hd}, vs3[3] = {past, KVH, hd};
+        /* LLaMA / Qwen2: k's output copy and cache write right after its RoPE, v's after its
+         * product (chains of their own); GPT-2 keeps its order, all after q's join (there the
+         * early form cost a job a layer: 12.65 against 11.33 ms/token modeled, GPT-2 small,
+         * 3 cores, its attention on the CPU by cost) */
+        const bool early = !gpt2;
+        char kn[32], vn[32];
+        snprintf(kn, sizeof(kn), "k.%d", l);
+        snprintf(vn, sizeof(vn), "v.%d", l);
+        V *ka = k, *va = NULL;
+        if (early) {
+            output(&b, rows ? reshape(&b, k, 4, kv4) : k, kn);
+            if (inplace) /* the new rows written into the cache at kv_pos */
+                ka = state_write(&b, pk[2 * l], k, kvpos, 1);
+        }
         snprintf(nm, sizeof(nm), "l%d.v", l);
         V *vrow = linear_split(&b, a, L->wv, L->bv, D, KVH * hd, &L->sv, nm);
         V *v = vslots ? NULL : heads(&b, vrow, rows, kd, csk);
-        if (nq > 1) {
+        va = v;
+        if (early) {
+            output(&b, vslots ? reshape(&b, vrow, 4, kv4) : rows ? reshape(&b, v, 4, kv4) : v, vn);
+            if (inplace)
+                va = state_write(&b, pk[2 * l + 1], vslots ? reshape(&b, vrow, 2, vr2) : v, kvpos,
+                                 vslots ? 0 : 1);
+            if (inplace && vslots) /* the attention reads the cache as its head split */
+                va = transpose(&b, reshape(&b, va, 3, vs3), 3, p102);
+        }
+        if (qbh) {
+            /* the RoPE'd blocks' heads, rows one after another */
+            snprintf(nm, sizeof(nm), "l%d.q", l);
+            q = concat_axis(&b, qp, nq, nm, 0);
+        } else if (nq > 1) {
             snprintf(nm, sizeof(nm), "l%d.q", l);
             q = heads(&b, concat_last(&b, qp, nq, nm), rows, qd, csq);
+            if (!gpt2)
+                q = rope(&b, q, cosv, sinv, rotv);
         }
-        if (!gpt2) {
-            q = op2(&b, NPU_OP_ADD, op2(&b, NPU_OP_MUL, q, cosv),
-                    op2(&b, NPU_OP_MUL, op2(&b, NPU_OP_MATMUL, q, rotv), sinv));
-            k = op2(&b, NPU_OP_ADD, op2(&b, NPU_OP_MUL, k, coskv),
-                    op2(&b, NPU_OP_MUL, op2(&b, NPU_OP_MATMUL, k, rotv), sinkv));
+        if (!early) {
+            output(&b, rows ? reshape(&b, k, 4, kv4) : k, kn);
+            output(&b, vslots ? reshape(&b, vrow, 4, kv4) : rows ? reshape(&b, v, 4, kv4) : v, vn);
+            if (inplace) { /* the keys and values are the whole cache */
+                ka = state_write(&b, pk[2 * l], k, kvpos, 1);
+                va = state_write(&b, pk[2 * l + 1], vslots ? reshape(&b, vrow, 2, vr2) : v, kvpos,
+                                 vslots ? 0 : 1);
+                if (vslots)
+                    va = transpose(&b, reshape(&b, va, 3, vs3), 3, p102);
+            }
         }
-        int64_t kv4[4] = {1, KVH, s, hd};
-        snprintf(nm, sizeof(nm), "k.%d", l);
-        output(&b, rows ? reshape(&b, k, 4, kv4) : k, nm);
-        snprintf(nm, sizeof(nm), "v.%d", l);
-        output(&b, vslots ? reshape(&b, vrow, 4, kv4) : rows ? reshape(&b, v, 4, kv4) : v, nm);
-        V *ka = k, *va = v;
         const int cat = rows ? 1 : 2; /* the keys' axis */
-        if (inplace) {
-            /* the new rows written into the cache at kv_pos; the keys are the whole cache */
-            ka = op(&b, NPU_OP_STATE_WRITE, pk[2 * l], k, kvpos);
-            if (ka && npu_node_set_int(b.g, ka->producer, "axis", 1))
-                b.failed = true;
-            ka = done(&b, ka);
-            int64_t vr2[2] = {1, KVH * hd}, vs3[3] = {past, KVH, hd};
-            va = op(&b, NPU_OP_STATE_WRITE, pk[2 * l + 1], vslots ? reshape(&b, vrow, 2, vr2) : v,
-                    kvpos);
-            if (va && npu_node_set_int(b.g, va->producer, "axis", vslots ? 0 : 1))
-                b.failed = true;
-            va = done(&b, va);
-            if (vslots)
-                va = transpose(&b, reshape(&b, va, 3, vs3), 3, p102);
-        } else if (past > 0) {
+        if (!inplace && past > 0) {
             int64_t pd3[3] = {KVH, past, hd};
             V *pkl = rows && !cache3 ? reshape(&b, pk[2 * l], 3, pd3) : pk[2 * l];
             V *pvl = rows && !cache3 ? reshape(&b, pk[2 * l + 1], 3, pd3) : pk[2 * l + 1];
@@ -645,9 +748,9 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
             snprintf(nm, sizeof(nm), "l%d.fc", l);
             m = op2(&b, NPU_OP_FUSED_GELU_TANH,
                     linear_split(&b, a, L->w_up, L->b_up, D, c->ffn, &L->sup, nm), NULL);
-        } else if (b.q && L->sgate.n > 1 && same_split(&L->sgate, &L->sup) && !L->b_up &&
-                   !L->b_down) {
-            /* w8a8 (the fp16 graph keeps its form): one chain per block */
+        } else if (L->sgate.n > 1 && same_split(&L->sgate, &L->sup) && !L->b_up && !L->b_down) {
+            /* one chain per block (fp16 too: its gate and up were two three-core submits,
+             * then their joins and the SiLU on one core, then down's) */
             m = swiglu_blocks(&b, a, L, D, l);
             if (L->sdown.n <= 1) { /* down's partial products summed */
                 x = op2(&b, NPU_OP_ADD, x, m);
@@ -766,16 +869,21 @@ llm_weights_split(const struct llm_config *c, struct llm_weights *w, int cores)
             continue;
         /* q, k and v are three independent products already (the layer split runs them side
          * by side) */
-        /* w8a8: q is cut too (4x k's bytes: side by side with k and v it streamed alone) */
+        /* w8a8, and LLaMA / Qwen2 in fp16: q is cut too (4x k's bytes: side by side with k
+         * and v it streamed alone; GPT-2's fp16 q stays whole, as measured for its targets) */
         /* (in two blocks on three cores: k and v, a quarter of q's bytes each, share the
          * third core) */
-        if ((st = split_one(L->wq, D, Q, w->quant ? (cores == 3 ? 2 : cores) : 1, &L->sq)) ||
+        if ((st = split_one(L->wq, D, Q, w->quant || !gpt2 ? (cores == 3 ? 2 : cores) : 1,
+                            &L->sq)) ||
             (st = split_one(L->wk, D, KV, 1, &L->sk)) ||
             (st = split_one(L->wv, D, KV, 1, &L->sv)) ||
             (st = split_one(L->wo, Q, D, cores, &L->so)) ||
             (st = split_one(L->w_up, D, F, cores, &L->sup)) ||
             (st = split_one(L->w_gate, D, F, cores, &L->sgate)) ||
-            (st = split_one(L->w_down, F, D, gpt2 || w->quant ? 1 : cores, &L->sdown)))
+            /* down whole (its rows follow the SwiGLU chains) where swiglu_blocks takes the
+             * MLP: no biases on up / down */
+            (st = split_one(L->w_down, F, D,
+                            gpt2 || w->quant || (!L->b_up && !L->b_down) ? 1 : cores, &L->sdown)))
             break;
     }
     return st;

@@ -133,6 +133,9 @@ void llm_weights_free(const struct llm_config *c, struct llm_weights *w);
  * not q, k and v (three independent products already).
  * Once per weight set; cores 1 does nothing. */
 enum npu_status llm_weights_split(const struct llm_config *c, struct llm_weights *w, int cores);
+/* The heads of one of q's column blocks when the decode step RoPEs each block on its own
+ * (then its `cos` / `sin` inputs are [that, 1, head_dim]), else 0 (llm-graph.c). */
+int llm_rope_block_heads(const struct llm_config *c, const struct llm_weights *w);
 
 /* w8a8, LLaMA / Qwen2: frees the fp32 projection weights (q, k, v, o, gate, up, down, the LM
  * head) once

@@ -137,10 +137,10 @@ cpu_attention(const struct npu_program *pg)
 }
 
 /* Bump when the graph builder's output or its lowering changes for the same inputs (cache
- * keys; 12: the decode attention's tasks, branch kcache). A rebuilt compiler changes the key
- * anyway through npu_compiler_build_id, so this matters only for builds without a GNU build
- * ID. */
-#define LLM_GRAPH_VERSION 12
+ * keys; 12: the decode attention's tasks, branch kcache; 15: RoPE in the projections' chains,
+ * branch llm-step; 16: both). A rebuilt compiler changes the key anyway through
+ * npu_compiler_build_id, so this matters only for builds without a GNU build ID. */
+#define LLM_GRAPH_VERSION 16
 
 static uint64_t
 fnv(uint64_t h, const void *p, size_t n)
@@ -553,7 +553,8 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
         in[k++] = (struct npu_tensor){
             .dtype = NPU_DTYPE_INT64, .ndim = 2, .dims = {1, s}, .data = m->pos};
     } else if (rows) {
-        const int H = c->n_heads;
+        /* one q block's heads when the step RoPEs q's blocks each on its own (llm-graph.c) */
+        const int hb = llm_rope_block_heads(c, &m->w), H = hb ? hb : c->n_heads;
         in[k++] = (struct npu_tensor){
             .dtype = NPU_DTYPE_FP32, .ndim = 3, .dims = {H, 1, hd}, .data = m->cos};
         in[k++] = (struct npu_tensor){
