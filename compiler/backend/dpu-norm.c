@@ -411,7 +411,10 @@ fold_beta(struct rkd *b, struct npu_node *ln, const float *beta, uint32_t C)
         free(acc);
         char name[160];
         snprintf(name, sizeof(name), "%.120s.bias_ln", u->name);
-        struct npu_value *v = npu_lower_const(b->cx, name, NPU_DTYPE_FP32, 1, &N, nb);
+        /* the MatMul's new bias operand, not an NPU constant itself (its lowering makes
+         * the bias array): not in the weight region */
+        struct npu_tensor bt = {.dtype = NPU_DTYPE_FP32, .ndim = 1, .dims = {N}, .data = nb};
+        struct npu_value *v = npu_graph_add_const(b->cx->g, name, &bt);
         free(nb);
         if (!v)
             return false;
