@@ -236,7 +236,8 @@ cg_analyse(struct npu_cg *cg, int **pos_job_out)
  * make) exactly at base + its w_off, the region is the buffer: the program holds a
  * reference to it and the bytes between the constants (under CG_ALIGN each) are cleared,
  * so the buffer's bytes are those the copy below would give. NULL when the layouts differ
- * (a constant from elsewhere, an allocation between two, another order): then the copy.
+ * (a constant from elsewhere, an allocation between two, another order) or the region
+ * holds much more than the weights: then the copy.
  */
 static uint8_t *
 in_region(struct npu_cg *cg, uint64_t wsize)
@@ -245,7 +246,10 @@ in_region(struct npu_cg *cg, uint64_t wsize)
     size_t used = 0;
     struct npu_shared_mapping *r = npu_graph_weight_region(g, &used);
     uint8_t *base = npu_shared_mapping_addr(r);
-    if (!base || !wsize || wsize > npu_shared_mapping_size(r))
+    /* the program keeps the whole region: not when much of it is something else (constants
+     * the lowerings made for the host after the NPU's last one) */
+    if (!base || !wsize || wsize > npu_shared_mapping_size(r) ||
+        (used > wsize && used - wsize > wsize / 16 + ((size_t)1 << 20)))
         return NULL;
     uint64_t n = 0;
     for (int k = 0; k < g->nvalues; k++) {

@@ -4,7 +4,9 @@
  * region (npu_graph_alloc_weights, npu-memplan.c in_region) instead of copied. The same
  * graphs are compiled twice: once as they come (the lowerings' constants lie in the region
  * at the buffer's offsets, so the program holds the region) and once with 64 bytes taken
- * from the region before lowering (no constant is where the buffer wants it: the copy).
+ * from the region before lowering (no constant is where the buffer wants it: the copy),
+ * and once with 4 MiB taken after lowering (the program would keep much that is not
+ * weights: the copy).
  * Both programs must carry the same weight bytes, the adopted one must stay readable
  * after its graph is freed (and the graph after its program is: ASan checks both orders),
  * and the shared mapping's refusals are checked.
@@ -12,14 +14,20 @@
 #include "npu-test-util.h"
 #include "npu/npu-program.h"
 
+enum mode { PLAIN, SHIFT, TAIL };
+
 static struct npu_program *
-compile(struct npu_graph *g, bool shift, bool *adopted)
+compile(struct npu_graph *g, enum mode m, bool *adopted)
 {
     struct npu_backend_options o = {0};
     struct npu_program *p = NULL;
-    if (shift) /* the region's first 64 bytes taken: every constant 64 bytes later */
+    if (m == SHIFT) /* the region's first 64 bytes taken: every constant 64 bytes later */
         CHECK(npu_graph_alloc_weights(g, 64) != NULL);
-    if (npu_lower_graph(g, &o) || npu_codegen(g, &o, &p))
+    if (npu_lower_graph(g, &o))
+        return NULL;
+    if (m == TAIL) /* 4 MiB of something else after the weights: not kept by the program */
+        CHECK(npu_graph_alloc_weights(g, (size_t)4 << 20) != NULL);
+    if (npu_codegen(g, &o, &p))
         return NULL;
     size_t used = 0;
     const uint8_t *base = npu_shared_mapping_addr(npu_graph_weight_region(g, &used));
@@ -31,25 +39,32 @@ compile(struct npu_graph *g, bool shift, bool *adopted)
 static void
 check_pair(struct npu_graph *(*make)(const void *), const void *arg, const char *what)
 {
-    bool a1 = false, a2 = true;
-    struct npu_graph *g1 = make(arg), *g2 = make(arg);
-    CHECK(g1 && g2);
-    if (!g1 || !g2) {
+    bool a1 = false, a2 = true, a3 = true;
+    struct npu_graph *g1 = make(arg), *g2 = make(arg), *g3 = make(arg);
+    CHECK(g1 && g2 && g3);
+    if (!g1 || !g2 || !g3) {
         npu_graph_free(g1);
         npu_graph_free(g2);
+        npu_graph_free(g3);
         return;
     }
-    struct npu_program *p1 = compile(g1, false, &a1);
-    struct npu_program *p2 = compile(g2, true, &a2);
-    CHECK(p1 && p2);
-    if (!p1 || !p2) {
+    struct npu_program *p1 = compile(g1, PLAIN, &a1);
+    struct npu_program *p2 = compile(g2, SHIFT, &a2);
+    struct npu_program *p3 = compile(g3, TAIL, &a3);
+    CHECK(p1 && p2 && p3);
+    if (!p1 || !p2 || !p3) {
         fprintf(stderr, "%s: compile failed\n", what);
         goto out;
     }
-    if (!a1 || a2)
-        fprintf(stderr, "%s: adopted %d (want 1), shifted %d (want 0)\n", what, a1, a2);
+    if (!a1 || a2 || a3)
+        fprintf(stderr, "%s: adopted %d (want 1), shifted %d (want 0), tail %d (want 0)\n", what,
+                a1, a2, a3);
     CHECK(a1);
     CHECK(!a2);
+    CHECK(!a3);
+    CHECK_EQ_INT((int)p3->weights_bytes, (int)p1->weights_bytes);
+    if (p1->weights_bytes == p3->weights_bytes)
+        CHECK(!memcmp(p1->weights, p3->weights, (size_t)p1->weights_bytes));
     CHECK(p1->weights_bytes > 0);
     CHECK_EQ_INT((int)p2->weights_bytes, (int)p1->weights_bytes);
     /* the graph first: the program still reads its weights */
@@ -69,8 +84,10 @@ check_pair(struct npu_graph *(*make)(const void *), const void *arg, const char 
 out:
     npu_program_free(p1);
     npu_program_free(p2);
+    npu_program_free(p3);
     npu_graph_free(g1);
     npu_graph_free(g2);
+    npu_graph_free(g3);
 }
 
 static struct npu_graph *
