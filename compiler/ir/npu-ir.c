@@ -107,7 +107,7 @@ npu_graph_alloc(struct npu_graph *g, size_t size)
 
 /* The weight region's reservation: address space only (pages are committed as
  * allocations reach them); the codegen's weights must stay under 4 GiB anyway. */
-#define WEIGHT_REGION_BYTES ((size_t)1 << 33)
+#define WEIGHT_REGION_BYTES ((size_t)1 << (sizeof(size_t) >= 8 ? 33 : 30))
 
 void *
 npu_graph_alloc_weights(struct npu_graph *g, size_t size)
