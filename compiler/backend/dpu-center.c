@@ -23,6 +23,10 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#include <xmmintrin.h>
+#endif
 
 #include "dpu-low.h"
 
@@ -274,13 +278,55 @@ centred_const(struct npu_graph *g, const struct npu_value *c, int axis, const ch
         for (; o + 8 <= outer; o += 8) {
             float *b = v + o * d;
             double s8[8] = {0};
-            for (int64_t j = 0; j < d; j++)
+            int64_t j = 0;
+#if defined(__SSE2__)
+            /* two rows' sums per register, four columns of eight rows transposed at a
+             * time: each row's additions in the order of j, as below */
+            __m128d a01 = _mm_setzero_pd(), a23 = a01, a45 = a01, a67 = a01;
+            for (; j + 4 <= d; j += 4) {
+                __m128 r0 = _mm_loadu_ps(b + j), r1 = _mm_loadu_ps(b + d + j),
+                       r2 = _mm_loadu_ps(b + 2 * d + j), r3 = _mm_loadu_ps(b + 3 * d + j);
+                __m128 r4 = _mm_loadu_ps(b + 4 * d + j), r5 = _mm_loadu_ps(b + 5 * d + j),
+                       r6 = _mm_loadu_ps(b + 6 * d + j), r7 = _mm_loadu_ps(b + 7 * d + j);
+                _MM_TRANSPOSE4_PS(r0, r1, r2, r3); /* r0: column j of rows 0-3 */
+                _MM_TRANSPOSE4_PS(r4, r5, r6, r7);
+#define CENTRE_ADD(lo, hi)                                                                         \
+    do {                                                                                           \
+        a01 = _mm_add_pd(a01, _mm_cvtps_pd(lo));                                                   \
+        a23 = _mm_add_pd(a23, _mm_cvtps_pd(_mm_movehl_ps(lo, lo)));                                \
+        a45 = _mm_add_pd(a45, _mm_cvtps_pd(hi));                                                   \
+        a67 = _mm_add_pd(a67, _mm_cvtps_pd(_mm_movehl_ps(hi, hi)));                                \
+    } while (0)
+                CENTRE_ADD(r0, r4);
+                CENTRE_ADD(r1, r5);
+                CENTRE_ADD(r2, r6);
+                CENTRE_ADD(r3, r7);
+#undef CENTRE_ADD
+            }
+            _mm_storeu_pd(s8, a01);
+            _mm_storeu_pd(s8 + 2, a23);
+            _mm_storeu_pd(s8 + 4, a45);
+            _mm_storeu_pd(s8 + 6, a67);
+#endif
+            for (; j < d; j++)
                 for (int r = 0; r < 8; r++)
                     s8[r] += b[r * d + j];
             for (int r = 0; r < 8; r++) {
                 s8[r] /= (double)d;
-                for (int64_t j = 0; j < d; j++)
-                    b[r * d + j] = (float)(b[r * d + j] - s8[r]);
+                float *br = b + r * d;
+                j = 0;
+#if defined(__SSE2__)
+                /* the same double subtraction and rounding to float, four at a time */
+                const __m128d m2 = _mm_set1_pd(s8[r]);
+                for (; j + 4 <= d; j += 4) {
+                    __m128 x = _mm_loadu_ps(br + j);
+                    __m128 lo = _mm_cvtpd_ps(_mm_sub_pd(_mm_cvtps_pd(x), m2));
+                    __m128 hi = _mm_cvtpd_ps(_mm_sub_pd(_mm_cvtps_pd(_mm_movehl_ps(x, x)), m2));
+                    _mm_storeu_ps(br + j, _mm_movelh_ps(lo, hi));
+                }
+#endif
+                for (; j < d; j++)
+                    br[j] = (float)(br[j] - s8[r]);
             }
         }
     for (; o < outer; o++) {

@@ -16,6 +16,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "dpu-low.h"
 
@@ -420,10 +423,23 @@ fold_beta(struct rkd *b, struct npu_node *ln, const float *beta, uint32_t C)
          * products of two floats are exact in double); rows of B read in order */
         for (uint32_t c = 0; c < C; c++) {
             const double bc = beta[c];
-            if (wf)
-                for (int64_t j = 0; j < N; j++)
-                    acc[j] += bc * (double)wf[(size_t)c * (size_t)N + (size_t)j];
-            else
+            if (wf) {
+                const float *row = wf + (size_t)c * (size_t)N;
+                int64_t j = 0;
+#if defined(__SSE2__)
+                /* the same double product and sum per column, four columns at a time */
+                const __m128d b2 = _mm_set1_pd(bc);
+                for (; j + 4 <= N; j += 4) {
+                    __m128 x = _mm_loadu_ps(row + j);
+                    __m128d lo = _mm_mul_pd(b2, _mm_cvtps_pd(x));
+                    __m128d hi = _mm_mul_pd(b2, _mm_cvtps_pd(_mm_movehl_ps(x, x)));
+                    _mm_storeu_pd(acc + j, _mm_add_pd(_mm_loadu_pd(acc + j), lo));
+                    _mm_storeu_pd(acc + j + 2, _mm_add_pd(_mm_loadu_pd(acc + j + 2), hi));
+                }
+#endif
+                for (; j < N; j++)
+                    acc[j] += bc * (double)row[j];
+            } else
                 for (int64_t j = 0; j < N; j++)
                     acc[j] += bc * npu_value_get_f64(u->in[1], (int64_t)c * N + j);
         }
@@ -432,7 +448,10 @@ fold_beta(struct rkd *b, struct npu_node *ln, const float *beta, uint32_t C)
         free(acc);
         char name[160];
         snprintf(name, sizeof(name), "%.120s.bias_ln", u->name);
-        struct npu_value *v = npu_lower_const(b->cx, name, NPU_DTYPE_FP32, 1, &N, nb);
+        /* the MatMul's new bias operand, not an NPU constant itself (its lowering makes
+         * the bias array): not in the weight region */
+        struct npu_tensor bt = {.dtype = NPU_DTYPE_FP32, .ndim = 1, .dims = {N}, .data = nb};
+        struct npu_value *v = npu_graph_add_const(b->cx->g, name, &bt);
         free(nb);
         if (!v)
             return false;

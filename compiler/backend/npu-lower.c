@@ -192,7 +192,7 @@ npu_lower_const(struct npu_lower_ctx *cx, const char *name, enum npu_dtype dt, i
     for (int i = 0; i < ndim; i++)
         t.dims[i] = dims[i];
     t.data = (void *)data;
-    return npu_graph_add_const(cx->g, name, &t);
+    return npu_graph_add_const_weights(cx->g, name, &t);
 }
 
 /* ---- support, cost, partition -------------------------------------------------- */

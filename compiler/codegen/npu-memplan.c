@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "npu-codegen-priv.h"
+#include "npu/npu-program.h"
 
 #define CG_ALIGN 64u
 
@@ -229,6 +230,68 @@ cg_analyse(struct npu_cg *cg, int **pos_job_out)
     return NPU_OK;
 }
 
+/*
+ * The weight buffer without a copy: when every NPU constant already lies in the graph's
+ * weight region (npu_graph_alloc_weights, where the lowerings put the constants they
+ * make) exactly at base + its w_off, the region is the buffer: the program holds a
+ * reference to it and the bytes between the constants (under CG_ALIGN each) are cleared,
+ * so the buffer's bytes are those the copy below would give. NULL when the layouts differ
+ * (a constant from elsewhere, an allocation between two, another order) or the region
+ * holds much more than the weights: then the copy.
+ */
+static uint8_t *
+in_region(struct npu_cg *cg, uint64_t wsize)
+{
+    const struct npu_graph *g = cg->g;
+    size_t used = 0;
+    struct npu_shared_mapping *r = npu_graph_weight_region(g, &used);
+    uint8_t *base = npu_shared_mapping_addr(r);
+    /* the program keeps the whole region: not when much of it is something else (constants
+     * the lowerings made for the host after the NPU's last one) */
+    if (!base || !wsize || wsize > npu_shared_mapping_size(r) ||
+        (used > wsize && used - wsize > wsize / 16 + ((size_t)1 << 20)))
+        return NULL;
+    uint64_t n = 0;
+    for (int k = 0; k < g->nvalues; k++) {
+        const struct npu_value *v = g->values[k];
+        if (v->id >= cg->nvi || !cg->vi[v->id].npu_const)
+            continue;
+        if ((const uint8_t *)v->t.data != base + cg->vi[v->id].w_off)
+            return NULL;
+        n++;
+    }
+    /* each constant's end, in offset order: the gap to the next (or to wsize) is cleared */
+    uint64_t *ends = malloc((size_t)(n ? n : 1) * 2 * sizeof(*ends));
+    if (!ends)
+        return NULL;
+    n = 0;
+    for (int k = 0; k < g->nvalues; k++) {
+        const struct npu_value *v = g->values[k];
+        if (v->id < cg->nvi && cg->vi[v->id].npu_const) {
+            ends[2 * n] = cg->vi[v->id].w_off;
+            ends[2 * n + 1] = cg->vi[v->id].w_off + (uint64_t)npu_tensor_nbytes(&v->t);
+            n++;
+        }
+    }
+    /* w_off grows with the values' first mention, not their index: sort the pairs */
+    for (uint64_t a = 1; a < n; a++)
+        for (uint64_t q = a; q > 0 && ends[2 * (q - 1)] > ends[2 * q]; q--) {
+            uint64_t t0 = ends[2 * q], t1 = ends[2 * q + 1];
+            ends[2 * q] = ends[2 * (q - 1)];
+            ends[2 * q + 1] = ends[2 * (q - 1) + 1];
+            ends[2 * (q - 1)] = t0;
+            ends[2 * (q - 1) + 1] = t1;
+        }
+    bool ok = npu_program_hold_mapping(cg->p, r) == NPU_OK;
+    for (uint64_t q = 0; ok && q < n; q++) {
+        uint64_t next = q + 1 < n ? ends[2 * (q + 1)] : wsize;
+        if (ends[2 * q + 1] < next && ends[2 * q + 1] < used)
+            memset(base + ends[2 * q + 1], 0, (size_t)(NPU_MIN(next, used) - ends[2 * q + 1]));
+    }
+    free(ends);
+    return ok ? base : NULL;
+}
+
 enum npu_status
 cg_plan_memory(struct npu_cg *cg)
 {
@@ -341,7 +404,13 @@ cg_plan_memory(struct npu_cg *cg)
     cg->p->state_bytes = (ssize + CG_ALIGN - 1) / CG_ALIGN * CG_ALIGN;
     cg->p->host_bytes = host;
     wsize = (wsize + CG_ALIGN - 1) / CG_ALIGN * CG_ALIGN;
-    uint8_t *w = npu_program_alloc(cg->p, (size_t)(wsize ? wsize : 64));
+    uint8_t *w = in_region(cg, wsize);
+    if (w) {
+        cg->p->weights = w;
+        cg->p->weights_bytes = wsize;
+        return NPU_OK;
+    }
+    w = npu_program_alloc(cg->p, (size_t)(wsize ? wsize : 64));
     if (!w)
         return NPU_ERR_NOMEM;
     for (int k = 0; k < g->nvalues; k++) {

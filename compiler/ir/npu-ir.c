@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 
 #include "ir-priv.h"
+#include "npu/npu-program.h"
 
 #define DOM "ir"
 #define ARENA_CHUNK (256u * 1024u)
@@ -40,6 +41,11 @@ struct npu_arena {
     struct arena_chunk *chunks;
     size_t total;
     struct arena_mapping *mappings; /* npu_graph_adopt_mapping: unmapped with the graph */
+    /* npu_graph_alloc_weights: one reserved range, shared with the programs codegen makes
+     * (npu-program.h); [0, wused) handed out */
+    struct npu_shared_mapping *wmap;
+    size_t wused;
+    bool wnone; /* no region could be reserved: plain arena memory */
 };
 
 static void *
@@ -99,6 +105,34 @@ npu_graph_alloc(struct npu_graph *g, size_t size)
     return p;
 }
 
+/* The weight region's reservation: address space only (pages are committed as
+ * allocations reach them); the codegen's weights must stay under 4 GiB anyway. */
+#define WEIGHT_REGION_BYTES ((size_t)1 << (sizeof(size_t) >= 8 ? 33 : 30))
+
+void *
+npu_graph_alloc_weights(struct npu_graph *g, size_t size)
+{
+    struct npu_arena *a = g->arena;
+    if (!a->wmap && !a->wnone && sizeof(void *) >= 8) {
+        a->wmap = npu_shared_mapping_new(WEIGHT_REGION_BYTES);
+        a->wnone = !a->wmap;
+    }
+    size_t off = NPU_ALIGN(a->wused, 64);
+    if (!a->wmap || size > npu_shared_mapping_size(a->wmap) - off)
+        return npu_graph_alloc(g, size);
+    npu_shared_mapping_commit(a->wmap, off, size);
+    a->wused = off + size;
+    return (unsigned char *)npu_shared_mapping_addr(a->wmap) + off;
+}
+
+struct npu_shared_mapping *
+npu_graph_weight_region(const struct npu_graph *g, size_t *used)
+{
+    if (used)
+        *used = g->arena->wmap ? g->arena->wused : 0;
+    return g->arena->wmap;
+}
+
 char *
 npu_graph_strdup(struct npu_graph *g, const char *s)
 {
@@ -138,7 +172,8 @@ npu_graph_owns(const struct npu_graph *g, const void *p, size_t n)
     for (const struct arena_mapping *m = g->arena->mappings; m; m = m->next)
         if (lo >= (uintptr_t)m->addr && lo + n <= (uintptr_t)m->addr + m->len)
             return true;
-    return false;
+    const uintptr_t w = (uintptr_t)npu_shared_mapping_addr(g->arena->wmap);
+    return w && lo >= w && lo + n <= w + g->arena->wused;
 }
 
 size_t
@@ -263,6 +298,7 @@ npu_graph_free(struct npu_graph *g)
             munmap(m->addr, m->len);
             free(m);
         }
+        npu_shared_mapping_put(g->arena->wmap);
         free(g->arena);
     }
     if (g->names) {
@@ -398,6 +434,24 @@ npu_graph_add_const(struct npu_graph *g, const char *name, const struct npu_tens
         return NULL;
     }
     void *d = npu_graph_alloc(g, (size_t)nb);
+    if (!d)
+        return NULL;
+    if (nb && t->data)
+        memcpy(d, t->data, (size_t)nb);
+    struct npu_tensor c = *t;
+    c.data = d;
+    return npu_graph_add_const_owned(g, name, &c);
+}
+
+struct npu_value *
+npu_graph_add_const_weights(struct npu_graph *g, const char *name, const struct npu_tensor *t)
+{
+    int64_t nb = npu_tensor_nbytes(t);
+    if (nb < 0) {
+        npu_err(DOM, "constant '%s': bad shape", name);
+        return NULL;
+    }
+    void *d = npu_graph_alloc_weights(g, (size_t)nb);
     if (!d)
         return NULL;
     if (nb && t->data)

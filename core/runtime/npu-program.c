@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "npu/npu-program.h"
 
@@ -24,7 +25,93 @@ struct prog_block {
 struct prog_box {
     struct npu_program p; /* first: npu_program_free() casts back */
     struct prog_block *blocks;
+    struct npu_shared_mapping *held; /* npu_program_hold_mapping */
 };
+
+struct npu_shared_mapping {
+    unsigned char *addr;
+    size_t len;       /* reserved */
+    size_t committed; /* [0, committed) populated */
+    int refs;
+};
+
+struct npu_shared_mapping *
+npu_shared_mapping_new(size_t reserve)
+{
+    if (!reserve)
+        return NULL;
+    struct npu_shared_mapping *m = calloc(1, sizeof(*m));
+    if (!m)
+        return NULL;
+    /* address space only: MAP_NORESERVE, and no page is touched until committed */
+    void *a = mmap(NULL, reserve, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (a == MAP_FAILED) {
+        free(m);
+        return NULL;
+    }
+    m->addr = a;
+    m->len = reserve;
+    m->refs = 1;
+    return m;
+}
+
+void *
+npu_shared_mapping_addr(const struct npu_shared_mapping *m)
+{
+    return m ? m->addr : NULL;
+}
+
+size_t
+npu_shared_mapping_size(const struct npu_shared_mapping *m)
+{
+    return m ? m->len : 0;
+}
+
+void
+npu_shared_mapping_commit(struct npu_shared_mapping *m, size_t off, size_t len)
+{
+    if (!m || off >= m->len)
+        return;
+    long psz = sysconf(_SC_PAGESIZE);
+    size_t pg = psz > 0 ? (size_t)psz : 4096, end = off + NPU_MIN(len, m->len - off);
+    size_t lo = NPU_MAX(off, m->committed) / pg * pg, hi = (end + pg - 1) / pg * pg;
+    if (hi <= lo)
+        return;
+#ifdef MADV_POPULATE_WRITE
+    /* zero pages faulted in by one call instead of one fault per page (Linux 5.14;
+     * older kernels refuse it and the pages fault on first touch) */
+    (void)madvise(m->addr + lo, NPU_MIN(hi, m->len) - lo, MADV_POPULATE_WRITE);
+#endif
+    m->committed = NPU_MAX(m->committed, NPU_MIN(hi, m->len));
+}
+
+void
+npu_shared_mapping_get(struct npu_shared_mapping *m)
+{
+    if (m)
+        __atomic_add_fetch(&m->refs, 1, __ATOMIC_RELAXED);
+}
+
+void
+npu_shared_mapping_put(struct npu_shared_mapping *m)
+{
+    if (!m || __atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL))
+        return;
+    munmap(m->addr, m->len);
+    free(m);
+}
+
+enum npu_status
+npu_program_hold_mapping(struct npu_program *p, struct npu_shared_mapping *m)
+{
+    struct prog_box *b = (struct prog_box *)p;
+    if (!p || !m || b->held)
+        return NPU_ERR_INVALID;
+    npu_shared_mapping_get(m);
+    b->held = m;
+    return NPU_OK;
+}
 
 struct npu_program *
 npu_program_new(void)
@@ -95,6 +182,7 @@ npu_program_free(struct npu_program *p)
         else
             free(k);
     }
+    npu_shared_mapping_put(b->held);
     free(b);
 }
 

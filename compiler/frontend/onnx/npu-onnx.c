@@ -392,8 +392,22 @@ onnx_tensor_to_npu_borrow(const Onnx__TensorProto *tp, const char *base_dir, con
     if (external) {
         st = read_external(tp, base_dir, what, d, nb);
     } else if (tp->has_raw_data) {
-        if (nb)
-            memcpy(d, tp->raw_data.data, (size_t)nb);
+        size_t done = 0;
+        if (borrow && borrow->fd >= 0 && tp->raw_data.data >= borrow->lo &&
+            tp->raw_data.data < borrow->hi &&
+            (size_t)(borrow->hi - tp->raw_data.data) >= (size_t)nb) {
+            /* the same bytes through the page cache, without mapping the file's pages */
+            const off_t at = (off_t)(tp->raw_data.data - borrow->lo);
+            while (done < (size_t)nb) {
+                ssize_t r = pread(borrow->fd, (char *)d + done,
+                                  NPU_MIN((size_t)nb - done, (size_t)1 << 30), at + (off_t)done);
+                if (r <= 0)
+                    break; /* the mapping has the bytes too */
+                done += (size_t)r;
+            }
+        }
+        if (nb && done < (size_t)nb)
+            memcpy((char *)d + done, tp->raw_data.data + done, (size_t)nb - done);
     } else {
         for (int64_t i = 0; i < n; i++) {
             switch (dt) {
@@ -506,20 +520,24 @@ npu_onnx_read_tensor(const char *path, struct npu_tensor *out, char **name)
 }
 
 /* The model file for reading once: mapped (the page cache's pages, no private copy to
- * allocate, clear and fill: the importer copies each initialiser out of it once), or read
- * into memory where it cannot be mapped. *mapped says which, for onnx_release_file. */
+ * allocate, clear and fill), or read into memory where it cannot be mapped. *mapped says
+ * which, for onnx_release_file. A mapped file stays open (*fd_out, else -1): the payloads
+ * the importer copies are read with pread, and only the pages it reads in place (the
+ * protobuf fields, the payloads it borrows) are ever mapped, by fault-around as they are
+ * read (keep_borrowed_pages populates the borrowed ones). */
 static enum npu_status
-onnx_map_file(const char *path, unsigned char **buf, size_t *len, bool *mapped)
+onnx_map_file(const char *path, unsigned char **buf, size_t *len, bool *mapped, int *fd_out)
 {
     *buf = NULL;
     *mapped = false;
+    *fd_out = -1;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat sb;
     if (fd >= 0 && !fstat(fd, &sb) && S_ISREG(sb.st_mode) && sb.st_size > 0 &&
         sb.st_size <= ((off_t)1 << 36)) {
-        void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+        void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (m != MAP_FAILED) {
-            close(fd);
+            *fd_out = fd;
             *buf = m;
             *len = (size_t)sb.st_size;
             *mapped = true;
@@ -556,6 +574,10 @@ keep_borrowed_pages(struct npu_graph *g, unsigned char *buf, size_t len, struct 
         if (lo > done)
             munmap(buf + done, lo - done);
         if (hi > lo) {
+#ifdef MADV_POPULATE_READ
+            /* the borrowed payloads' pages at once, not one fault-around at a time */
+            (void)madvise(buf + lo, hi - lo, MADV_POPULATE_READ);
+#endif
             if (mprotect(buf + lo, hi - lo, PROT_READ | PROT_WRITE)) {
                 npu_err(DOM, "cannot keep the model mapped: %s", strerror(errno));
                 munmap(buf + lo, len - lo);
@@ -589,8 +611,9 @@ npu_onnx_load(const char *path, const struct npu_onnx_options *opts, struct npu_
     unsigned char *buf;
     size_t len;
     bool mapped;
+    int fd;
     *out = NULL;
-    enum npu_status st = onnx_map_file(path, &buf, &len, &mapped);
+    enum npu_status st = onnx_map_file(path, &buf, &len, &mapped, &fd);
     if (st)
         return st;
     struct npu_onnx_options o = opts ? *opts : (struct npu_onnx_options){0};
@@ -600,6 +623,8 @@ npu_onnx_load(const char *path, const struct npu_onnx_options *opts, struct npu_
         dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
         if (!dir) {
             onnx_release_file(buf, len, mapped);
+            if (fd >= 0)
+                close(fd);
             return NPU_ERR_NOMEM;
         }
         o.base_dir = dir;
@@ -607,8 +632,10 @@ npu_onnx_load(const char *path, const struct npu_onnx_options *opts, struct npu_
     /* From a mapped file the graph's constants may point into the mapping (no copy of the
      * weights at all); the graph then keeps it. Writable (copy on write, the file is never
      * changed) so that a pass rewriting a constant in place still works. */
-    struct onnx_borrow borrow = {.lo = buf, .hi = buf + len};
+    struct onnx_borrow borrow = {.lo = buf, .hi = buf + len, .fd = fd};
     st = onnx_import_borrow(buf, len, &o, out, mapped ? &borrow : NULL);
+    if (fd >= 0)
+        close(fd);
     if (st)
         npu_err(DOM, "%s: import failed (%s)", path, npu_status_str(st));
     if (!st && borrow.used) {

@@ -22,6 +22,9 @@ enum npu_status onnx_tensor_to_npu(const Onnx__TensorProto *tp, const char *base
 struct onnx_borrow {
     const uint8_t *lo, *hi;
     bool used; /* set once a tensor points into [lo, hi) */
+    /* the file [lo, hi) maps (-1: none): payloads that are copied (not aligned for their
+     * type) are read from it with pread, so that their pages are never mapped */
+    int fd;
     /* the borrowed payloads, [lo, hi) each (grown as needed; the caller frees it) */
     struct onnx_span {
         const uint8_t *lo, *hi;

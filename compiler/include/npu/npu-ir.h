@@ -223,6 +223,15 @@ enum npu_status npu_graph_adopt_mapping(struct npu_graph *g, void *addr, size_t 
  * its adopted mappings (those are private, copy-on-write). False for borrowed memory. */
 bool npu_graph_owns(const struct npu_graph *g, const void *p, size_t n);
 
+/* Zeroed, 64-byte aligned memory from g's weight region: one reserved range whose
+ * allocations follow each other in the order they are made, so that codegen can hand a
+ * program the region itself when the NPU's constants lie there at the weight buffer's
+ * offsets (no copy; npu-memplan.c). Plain arena memory where no region can be reserved. */
+void *npu_graph_alloc_weights(struct npu_graph *g, size_t size);
+struct npu_shared_mapping; /* npu/npu-program.h */
+/* g's weight region (NULL: none yet) and the bytes handed out of it. */
+struct npu_shared_mapping *npu_graph_weight_region(const struct npu_graph *g, size_t *used);
+
 struct npu_value *npu_graph_find_value(const struct npu_graph *g, const char *name);
 /* A fresh value with a unique name derived from `name` (suffixes .1, .2, ... are
  * added on collision). Kind NODE, dtype undefined until a producer sets it. */
@@ -238,6 +247,10 @@ struct npu_value *npu_graph_add_const(struct npu_graph *g, const char *name,
 /* Same, but takes data that the caller allocated with npu_graph_alloc. */
 struct npu_value *npu_graph_add_const_owned(struct npu_graph *g, const char *name,
                                             const struct npu_tensor *t);
+/* npu_graph_add_const with the copy in g's weight region (npu_graph_alloc_weights): for
+ * the constants a lowering makes for the NPU. */
+struct npu_value *npu_graph_add_const_weights(struct npu_graph *g, const char *name,
+                                              const struct npu_tensor *t);
 /* Small helpers for passes and the importer. */
 struct npu_value *npu_graph_const_i64(struct npu_graph *g, const char *name, const int64_t *v,
                                       int n, bool scalar);

@@ -195,6 +195,27 @@ char *npu_program_strdup(struct npu_program *p, const char *s);
 /* Frees a program made by npu_program_new / npu_codegen (NULL allowed). */
 void npu_program_free(struct npu_program *p);
 
+/* Memory a graph and the programs made from it share: codegen hands a program the
+ * graph's weight region (npu_graph_alloc_weights) instead of copying the constants out
+ * of it when they already lie there at the program's offsets. An anonymous mapping,
+ * reserved once (pages are committed as they are used) and unmapped when the last
+ * holder puts it. */
+struct npu_shared_mapping;
+/* A new mapping of `reserve` bytes (zero pages, not committed), one reference; NULL if
+ * the address space cannot be reserved. */
+struct npu_shared_mapping *npu_shared_mapping_new(size_t reserve);
+void *npu_shared_mapping_addr(const struct npu_shared_mapping *m);
+size_t npu_shared_mapping_size(const struct npu_shared_mapping *m);
+/* Commits [off, off + len) (faulted in by one call where the kernel can, else on first
+ * touch). */
+void npu_shared_mapping_commit(struct npu_shared_mapping *m, size_t off, size_t len);
+void npu_shared_mapping_get(struct npu_shared_mapping *m);
+/* Drops one reference; the last unmaps (NULL allowed). */
+void npu_shared_mapping_put(struct npu_shared_mapping *m);
+/* The program keeps a reference to m until npu_program_free (its weights point into it);
+ * one mapping per program (NPU_ERR_INVALID for a second). */
+enum npu_status npu_program_hold_mapping(struct npu_program *p, struct npu_shared_mapping *m);
+
 /* Prints the program's steps, tensors and jobs (one line each) for humans. */
 void npu_program_print(const struct npu_program *p, FILE *f);
 
