@@ -13,6 +13,7 @@
  *                     the row is read),
  *   LDU(p)            VW floats from p (unaligned),
  *   EVEN(a, b)        the even lanes of a then of b (stride-2 deinterleave),
+ *   ODD(a, b)         the odd lanes of a then of b,
  *   STN(p, v, n)      the first n lanes of v to p,
  *   ACTV(v, kind, a, b)  the fused activation `kind` (CPU_ACT_NONE, RELU, CLIP, HARD_SWISH or
  *                     HARD_SIGMOID, alpha a, beta b as vectors) on v, lane by lane, with the
@@ -134,14 +135,44 @@ DW_NAME(dw_plane_k)(const float *x, const float *k, const struct dw_geo *g, floa
                 const float *xr = x + (oh * s0 - pt) * W;
                 const int64_t rs = s0 * W;
                 V a0 = ZERO(), a1 = ZERO(), a2 = ZERO(), a3 = ZERO();
-                for (int64_t kh = 0; kh < KH; kh++) {
-                    const float *r0 = xr + kh * W;
-                    for (int64_t kw = 0; kw < KW; kw++) {
-                        const V kk = SET1(k[kh * KW + kw]);
-                        a0 = FMA(DW_LOAD(r0, c0, kw), kk, a0);
-                        a1 = FMA(DW_LOAD(r0 + rs, c0, kw), kk, a1);
-                        a2 = FMA(DW_LOAD(r0 + 2 * rs, c0, kw), kk, a2);
-                        a3 = FMA(DW_LOAD(r0 + 3 * rs, c0, kw), kk, a3);
+                if (s1 == 2) {
+                    /* taps kw and kw + 1 from the same two loads: the even lanes, then the odd
+                     * (the masks are by column, so the odd lanes are masked right too) */
+                    for (int64_t kh = 0; kh < KH; kh++) {
+                        const float *r0 = xr + kh * W;
+                        for (int64_t kw = 0; kw < KW; kw += 2) {
+                            const V p0 = LDM(r0, c0 + kw, m0[kw]);
+                            const V q0 = LDM(r0, c0 + kw + VW, m1[kw]);
+                            const V p1 = LDM(r0 + rs, c0 + kw, m0[kw]);
+                            const V q1 = LDM(r0 + rs, c0 + kw + VW, m1[kw]);
+                            const V p2 = LDM(r0 + 2 * rs, c0 + kw, m0[kw]);
+                            const V q2 = LDM(r0 + 2 * rs, c0 + kw + VW, m1[kw]);
+                            const V p3 = LDM(r0 + 3 * rs, c0 + kw, m0[kw]);
+                            const V q3 = LDM(r0 + 3 * rs, c0 + kw + VW, m1[kw]);
+                            const V kk = SET1(k[kh * KW + kw]);
+                            a0 = FMA(EVEN(p0, q0), kk, a0);
+                            a1 = FMA(EVEN(p1, q1), kk, a1);
+                            a2 = FMA(EVEN(p2, q2), kk, a2);
+                            a3 = FMA(EVEN(p3, q3), kk, a3);
+                            if (kw + 1 < KW) {
+                                const V k1 = SET1(k[kh * KW + kw + 1]);
+                                a0 = FMA(ODD(p0, q0), k1, a0);
+                                a1 = FMA(ODD(p1, q1), k1, a1);
+                                a2 = FMA(ODD(p2, q2), k1, a2);
+                                a3 = FMA(ODD(p3, q3), k1, a3);
+                            }
+                        }
+                    }
+                } else {
+                    for (int64_t kh = 0; kh < KH; kh++) {
+                        const float *r0 = xr + kh * W;
+                        for (int64_t kw = 0; kw < KW; kw++) {
+                            const V kk = SET1(k[kh * KW + kw]);
+                            a0 = FMA(DW_LOAD(r0, c0, kw), kk, a0);
+                            a1 = FMA(DW_LOAD(r0 + rs, c0, kw), kk, a1);
+                            a2 = FMA(DW_LOAD(r0 + 2 * rs, c0, kw), kk, a2);
+                            a3 = FMA(DW_LOAD(r0 + 3 * rs, c0, kw), kk, a3);
+                        }
                     }
                 }
                 float *yr = y + oh * OW + o;

@@ -52,6 +52,13 @@ even16(__m512 a, __m512 b)
     return _mm512_permutex2var_ps(a, ev, b);
 }
 
+__attribute__((target("avx512f"), always_inline)) static inline __m512
+odd16(__m512 a, __m512 b)
+{
+    const __m512i od = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    return _mm512_permutex2var_ps(a, od, b);
+}
+
 __attribute__((target("avx512f"), always_inline)) static inline void
 st16(float *p, __m512 v, int64_t n)
 {
@@ -97,6 +104,7 @@ act16(__m512 v, enum cpu_act kind, __m512 a, __m512 b)
 #define MK(c0, W) m16(c0, W)
 #define LDM(row, c0, m) _mm512_maskz_loadu_ps(m, (row) + (c0))
 #define EVEN(a, b) even16(a, b)
+#define ODD(a, b) odd16(a, b)
 #define LDU(p) _mm512_loadu_ps(p)
 #define STN(p, v, n) st16(p, v, n)
 #define ACTV(v, kind, a, b) act16(v, kind, a, b)
@@ -113,6 +121,7 @@ act16(__m512 v, enum cpu_act kind, __m512 a, __m512 b)
 #undef MK
 #undef LDM
 #undef EVEN
+#undef ODD
 #undef LDU
 #undef STN
 #undef ACTV
@@ -133,6 +142,13 @@ even8(__m256 a, __m256 b)
 {
     /* [a0 a2 b0 b2 a4 a6 b4 b6], then the 64-bit pairs in order 0 2 1 3 */
     __m256 t = _mm256_shuffle_ps(a, b, 0x88);
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(t), 0xD8));
+}
+
+__attribute__((target("avx2,fma"), always_inline)) static inline __m256
+odd8(__m256 a, __m256 b)
+{
+    __m256 t = _mm256_shuffle_ps(a, b, 0xDD);
     return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(t), 0xD8));
 }
 
@@ -179,6 +195,7 @@ act8(__m256 v, enum cpu_act kind, __m256 a, __m256 b)
 #define MK(c0, W) m8(-(c0), (W) - (c0))
 #define LDM(row, c0, m) _mm256_maskload_ps((row) + (c0), m)
 #define EVEN(a, b) even8(a, b)
+#define ODD(a, b) odd8(a, b)
 #define LDU(p) _mm256_loadu_ps(p)
 #define STN(p, v, n) st8(p, v, n)
 #define ACTV(v, kind, a, b) act8(v, kind, a, b)
@@ -195,6 +212,7 @@ act8(__m256 v, enum cpu_act kind, __m256 a, __m256 b)
 #undef MK
 #undef LDM
 #undef EVEN
+#undef ODD
 #undef LDU
 #undef STN
 #undef ACTV
