@@ -191,8 +191,11 @@ DW_NAME(dw_plane_k)(const float *x, const float *k, const struct dw_geo *g, floa
         DW_MASKS(c0)
         int64_t oh = 0;
         for (; oh < OH; oh++) {
-            if (oh >= f0 && oh + 4 <= f1) {
-                /* four full rows */
+            if (oh >= f0 && oh < f1 && f1 - f0 >= 4) {
+                /* four full rows; the last one to three full rows as the last four (the rows
+                 * computed twice are stored twice, with the same bits) */
+                if (oh + 4 > f1)
+                    oh = f1 - 4;
                 const float *xr = x + (oh * s0 - pt) * W;
                 const int64_t rs = s0 * W;
                 V a0 = ZERO(), a1 = ZERO(), a2 = ZERO(), a3 = ZERO();
