@@ -512,8 +512,18 @@ conv_prof_layer(struct npu_cpu_ctx *ctx, const struct conv_geo *g, int kind, dou
     const struct cpu_win *w = &g->w;
     if (w->nsp != 2)
         return;
-    struct cpu_prof_layer key = {kind,    g->C,    w->in[0], w->in[1], g->M,      g->G,
-                                 w->k[0], w->k[1], w->s[0],  w->s[1],  w->out[0], w->out[1]};
+    struct cpu_prof_layer key = {.kind = kind,
+                                 .C = g->C,
+                                 .H = w->in[0],
+                                 .W = w->in[1],
+                                 .M = g->M,
+                                 .G = g->G,
+                                 .kh = w->k[0],
+                                 .kw = w->k[1],
+                                 .sh = w->s[0],
+                                 .sw = w->s[1],
+                                 .OH = w->out[0],
+                                 .OW = w->out[1]};
     for (int i = 0; i < ctx->prof_nlayers; i++) {
         struct cpu_prof_layer *l = &ctx->prof_layers[i];
         if (l->kind == key.kind && l->C == key.C && l->H == key.H && l->W == key.W &&
