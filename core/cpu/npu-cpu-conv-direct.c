@@ -745,12 +745,19 @@ cpu_conv_direct_wanted(const struct cpu_win *w, int64_t C, int64_t M, int64_t G)
  * few output channels the tile's 16-channel vectors run short of FMAs per broadcast: 3x3
  * 16 x 32x32 179 -> 132, 64 x 16x16 197 -> 186 (yolo_tiny's shapes), 32 x 16x16 173 -> 177. */
 static bool
-cdt_wanted(int64_t taps, int64_t P, int64_t M)
+cdt_wanted(int64_t taps, int64_t P, int64_t M, int64_t K)
 {
     if (!cdt_avail || cdt_mode < 0)
         return false;
     if (cdt_mode > 0)
         return true;
+    /* a 1x1 conv with a short sum on a plane that ends 1-2 outputs past its 48-wide panels (7x7)
+     * stays flat, since its last columns run in cd_cols_avx512 (min of 3x300 calls, one thread,
+     * CPU time, small-plane -> flat us: 96 -> 576 33 -> 25, 160 -> 960 80 -> 67, 160 -> 672
+     * 56 -> 48, 320 -> 1280 183 -> 173; with longer sums the small-plane form stays ahead:
+     * 576 -> 160 41 -> 42, 960 -> 320 126 -> 141, 2048 -> 512 426 -> 477) */
+    if (taps == 1 && K < 400 && P % CD_NR <= 2)
+        return false;
     /* outputs the flat form computes for an unpadded plane of P */
     int64_t flat = P / CD_NR * CD_NR + NPU_ALIGN(P % CD_NR, (int64_t)16);
     return P <= 1024 && M >= 96 && (taps > 1 || P * 100 < flat * 85);
@@ -1242,7 +1249,7 @@ cpu_conv_direct(struct npu_cpu_ctx *ctx, const struct cpu_cd_args *a)
     /* without prepared weights a small plane packs the small-plane form for this call: the
      * two forms sum in different orders where the flat form ends a plane in cd_cols_avx512,
      * and a graph must give the same bytes with and without prepare */
-    const bool tmode = cdt_wanted(KH * KW, OH * OW, M) && (pr_ok ? pr->wt48 != NULL : true) &&
+    const bool tmode = cdt_wanted(KH * KW, OH * OW, M, K) && (pr_ok ? pr->wt48 != NULL : true) &&
                        NPU_DIV_ROUND_UP(M, (int64_t)CDT_NB) * K <= INT64_MAX / CDT_NB / 4;
     if (tmode) {
         if (pr_ok) {
@@ -1450,7 +1457,7 @@ npu_cpu_prepare(enum npu_op op, const struct npu_attrs *attrs, const struct npu_
             }
         }
         if (cdt_wanted(wt->dims[2] * wt->dims[3],
-                       NPU_DIV_ROUND_UP(x->dims[2], s0) * NPU_DIV_ROUND_UP(x->dims[3], s1), M) &&
+                       NPU_DIV_ROUND_UP(x->dims[2], s0) * NPU_DIV_ROUND_UP(x->dims[3], s1), M, K) &&
             NPU_DIV_ROUND_UP(M, (int64_t)CDT_NB) * K <= INT64_MAX / CDT_NB / 4) {
             p->wt48 = aligned_alloc(
                 64, NPU_ALIGN(sizeof(float) *

@@ -505,16 +505,66 @@ conv_direct_double(struct npu_cpu_ctx *ctx, struct dconv_args *a)
     return NPU_OK;
 }
 
+/* NPU_CPU_PROFILE_LAYERS: adds one call to its shape's entry (up to prof_cap_layers shapes) */
+static void
+conv_prof_layer(struct npu_cpu_ctx *ctx, const struct conv_geo *g, int kind, double s, double flop)
+{
+    const struct cpu_win *w = &g->w;
+    if (w->nsp != 2)
+        return;
+    struct cpu_prof_layer key = {.kind = kind,
+                                 .C = g->C,
+                                 .H = w->in[0],
+                                 .W = w->in[1],
+                                 .M = g->M,
+                                 .G = g->G,
+                                 .kh = w->k[0],
+                                 .kw = w->k[1],
+                                 .sh = w->s[0],
+                                 .sw = w->s[1],
+                                 .OH = w->out[0],
+                                 .OW = w->out[1]};
+    for (int i = 0; i < ctx->prof_nlayers; i++) {
+        struct cpu_prof_layer *l = &ctx->prof_layers[i];
+        if (l->kind == key.kind && l->C == key.C && l->H == key.H && l->W == key.W &&
+            l->M == key.M && l->G == key.G && l->kh == key.kh && l->kw == key.kw &&
+            l->sh == key.sh && l->sw == key.sw) {
+            l->s += s;
+            l->smin = s < l->smin ? s : l->smin;
+            l->flop += flop;
+            l->n++;
+            return;
+        }
+    }
+    if (!ctx->prof_layers) {
+        ctx->prof_layers = calloc((size_t)ctx->prof_cap_layers, sizeof(*ctx->prof_layers));
+        if (!ctx->prof_layers) {
+            ctx->prof_cap_layers = 0;
+            return;
+        }
+    }
+    if (ctx->prof_nlayers >= ctx->prof_cap_layers)
+        return;
+    key.s = key.smin = s;
+    key.flop = flop;
+    key.n = 1;
+    ctx->prof_layers[ctx->prof_nlayers++] = key;
+}
+
 /* NPU_CPU_PROFILE: time and work of an fp32 Conv by path */
 static void
-conv_prof(struct npu_cpu_ctx *ctx, int kind, double t0, double flop)
+conv_prof_g(struct npu_cpu_ctx *ctx, const struct conv_geo *g, int kind, double t0, double flop)
 {
     if (!ctx->prof)
         return;
-    ctx->prof_conv_s[kind] += cpu_now() - t0;
+    double s = cpu_now() - t0;
+    ctx->prof_conv_s[kind] += s;
     ctx->prof_conv_n[kind]++;
     ctx->prof_conv_flop[kind] += flop;
+    if (ctx->prof_cap_layers)
+        conv_prof_layer(ctx, g, kind, s, flop);
 }
+#define conv_prof(ctx, kind, t0, flop) conv_prof_g(ctx, gp, kind, t0, flop)
 
 /* y = act(y + r) over whole channel planes (the residual after a path without it) */
 struct res_job {

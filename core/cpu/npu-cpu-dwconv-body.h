@@ -13,6 +13,7 @@
  *                     the row is read),
  *   LDU(p)            VW floats from p (unaligned),
  *   EVEN(a, b)        the even lanes of a then of b (stride-2 deinterleave),
+ *   ODD(a, b)         the odd lanes of a then of b,
  *   STN(p, v, n)      the first n lanes of v to p,
  *   ACTV(v, kind, a, b)  the fused activation `kind` (CPU_ACT_NONE, RELU, CLIP, HARD_SWISH or
  *                     HARD_SIGMOID, alpha a, beta b as vectors) on v, lane by lane, with the
@@ -69,11 +70,69 @@ DW_NAME(dw_plane_k)(const float *x, const float *k, const struct dw_geo *g, floa
         while (b1 > b0 && ((b1 - 1) * VW + VW > OW ||
                            (b1 - 1) * VW * s1 - pl + KW - 1 + (int64_t)s1 * VW - 1 >= W))
             b1--;
+        /* the blocks a full row leaves to masked loads (the borders, an odd one out of the
+         * interior groups): up to four go as one group of independent sums, each block with its
+         * own masks, instead of one dependent FMA chain each */
+        int64_t lb[4], lc[4], nl = 0;
+        bool lgrp = true;
+        MT lm0[4][DW_MAXK], lm1[4][DW_MAXK];
+        {
+            int64_t b = b0;
+            while (b + 4 <= b1)
+                b += 4;
+            while (b + 2 <= b1)
+                b += 2;
+            for (int64_t i = 0; i < nb && lgrp; i++) {
+                if (i >= b0 && i < b)
+                    continue;
+                if (nl == 4) {
+                    lgrp = false;
+                    break;
+                }
+                lb[nl] = i;
+                lc[nl] = i * VW * s1 - pl;
+                for (int64_t kw = 0; kw < KW; kw++) {
+                    lm0[nl][kw] = MK(lc[nl] + kw, W);
+                    if (s1 == 2)
+                        lm1[nl][kw] = MK(lc[nl] + kw + VW, W);
+                }
+                nl++;
+            }
+            for (int64_t i = nl; i < 4 && nl > 0; i++) {
+                lb[i] = lb[nl - 1];
+                lc[i] = lc[nl - 1];
+                for (int64_t kw = 0; kw < KW; kw++) {
+                    lm0[i][kw] = lm0[nl - 1][kw];
+                    lm1[i][kw] = lm1[nl - 1][kw];
+                }
+            }
+        }
+#define DW_GLD(i, row, kw)                                                                         \
+    (s1 == 1 ? LDM(row, lc[i] + (kw), lm0[i][kw])                                                  \
+             : EVEN(LDM(row, lc[i] + (kw), lm0[i][kw]), LDM(row, lc[i] + (kw) + VW, lm1[i][kw])))
         for (int64_t oh = 0; oh < OH; oh++) {
             const int64_t r = oh * s0 - pt;
             const int64_t lo = r < 0 ? -r : 0, hi = H - r < KH ? H - r : KH;
             const bool full = oh >= f0 && oh < f1;
             float *yr = y + oh * OW;
+            if (full && lgrp && nl > 0) {
+                V g0 = ZERO(), g1 = ZERO(), g2 = ZERO(), g3 = ZERO();
+                for (int64_t kh = 0; kh < KH; kh++) {
+                    const float *row = x + (r + kh) * W;
+                    for (int64_t kw = 0; kw < KW; kw++) {
+                        const V kk = SET1(k[kh * KW + kw]);
+                        g0 = FMA(DW_GLD(0, row, kw), kk, g0);
+                        g1 = FMA(DW_GLD(1, row, kw), kk, g1);
+                        g2 = FMA(DW_GLD(2, row, kw), kk, g2);
+                        g3 = FMA(DW_GLD(3, row, kw), kk, g3);
+                    }
+                }
+                const V gv[4] = {g0, g1, g2, g3};
+                for (int64_t i = 0; i < nl; i++) {
+                    const int64_t o = lb[i] * VW;
+                    STN(yr + o, ACTV(ADD(gv[i], bv), ak, aa, ab), OW - o < VW ? OW - o : VW);
+                }
+            }
             for (int64_t b = 0; b < nb; b++) {
                 const int64_t o = b * VW, c0 = o * s1 - pl;
                 if (full && b >= b0 && b + 4 <= b1) {
@@ -112,6 +171,8 @@ DW_NAME(dw_plane_k)(const float *x, const float *k, const struct dw_geo *g, floa
                     b += 1;
                     continue;
                 }
+                if (full && lgrp)
+                    continue; /* done in the group above */
                 DW_MASKS(c0)
                 V a = ZERO();
                 for (int64_t kh = lo; kh < hi; kh++) {
@@ -122,6 +183,7 @@ DW_NAME(dw_plane_k)(const float *x, const float *k, const struct dw_geo *g, floa
                 STN(yr + o, ACTV(ADD(a, bv), ak, aa, ab), OW - o < VW ? OW - o : VW);
             }
         }
+#undef DW_GLD
         return;
     }
     for (int64_t o = 0; o < OW; o += VW) {
@@ -129,19 +191,52 @@ DW_NAME(dw_plane_k)(const float *x, const float *k, const struct dw_geo *g, floa
         DW_MASKS(c0)
         int64_t oh = 0;
         for (; oh < OH; oh++) {
-            if (oh >= f0 && oh + 4 <= f1) {
-                /* four full rows */
+            if (oh >= f0 && oh < f1 && f1 - f0 >= 4) {
+                /* four full rows; the last one to three full rows as the last four (the rows
+                 * computed twice are stored twice, with the same bits) */
+                if (oh + 4 > f1)
+                    oh = f1 - 4;
                 const float *xr = x + (oh * s0 - pt) * W;
                 const int64_t rs = s0 * W;
                 V a0 = ZERO(), a1 = ZERO(), a2 = ZERO(), a3 = ZERO();
-                for (int64_t kh = 0; kh < KH; kh++) {
-                    const float *r0 = xr + kh * W;
-                    for (int64_t kw = 0; kw < KW; kw++) {
-                        const V kk = SET1(k[kh * KW + kw]);
-                        a0 = FMA(DW_LOAD(r0, c0, kw), kk, a0);
-                        a1 = FMA(DW_LOAD(r0 + rs, c0, kw), kk, a1);
-                        a2 = FMA(DW_LOAD(r0 + 2 * rs, c0, kw), kk, a2);
-                        a3 = FMA(DW_LOAD(r0 + 3 * rs, c0, kw), kk, a3);
+                if (s1 == 2) {
+                    /* taps kw and kw + 1 from the same two loads: the even lanes, then the odd
+                     * (the masks are by column, so the odd lanes are masked right too) */
+                    for (int64_t kh = 0; kh < KH; kh++) {
+                        const float *r0 = xr + kh * W;
+                        for (int64_t kw = 0; kw < KW; kw += 2) {
+                            const V p0 = LDM(r0, c0 + kw, m0[kw]);
+                            const V q0 = LDM(r0, c0 + kw + VW, m1[kw]);
+                            const V p1 = LDM(r0 + rs, c0 + kw, m0[kw]);
+                            const V q1 = LDM(r0 + rs, c0 + kw + VW, m1[kw]);
+                            const V p2 = LDM(r0 + 2 * rs, c0 + kw, m0[kw]);
+                            const V q2 = LDM(r0 + 2 * rs, c0 + kw + VW, m1[kw]);
+                            const V p3 = LDM(r0 + 3 * rs, c0 + kw, m0[kw]);
+                            const V q3 = LDM(r0 + 3 * rs, c0 + kw + VW, m1[kw]);
+                            const V kk = SET1(k[kh * KW + kw]);
+                            a0 = FMA(EVEN(p0, q0), kk, a0);
+                            a1 = FMA(EVEN(p1, q1), kk, a1);
+                            a2 = FMA(EVEN(p2, q2), kk, a2);
+                            a3 = FMA(EVEN(p3, q3), kk, a3);
+                            if (kw + 1 < KW) {
+                                const V k1 = SET1(k[kh * KW + kw + 1]);
+                                a0 = FMA(ODD(p0, q0), k1, a0);
+                                a1 = FMA(ODD(p1, q1), k1, a1);
+                                a2 = FMA(ODD(p2, q2), k1, a2);
+                                a3 = FMA(ODD(p3, q3), k1, a3);
+                            }
+                        }
+                    }
+                } else {
+                    for (int64_t kh = 0; kh < KH; kh++) {
+                        const float *r0 = xr + kh * W;
+                        for (int64_t kw = 0; kw < KW; kw++) {
+                            const V kk = SET1(k[kh * KW + kw]);
+                            a0 = FMA(DW_LOAD(r0, c0, kw), kk, a0);
+                            a1 = FMA(DW_LOAD(r0 + rs, c0, kw), kk, a1);
+                            a2 = FMA(DW_LOAD(r0 + 2 * rs, c0, kw), kk, a2);
+                            a3 = FMA(DW_LOAD(r0 + 3 * rs, c0, kw), kk, a3);
+                        }
                     }
                 }
                 float *yr = y + oh * OW + o;

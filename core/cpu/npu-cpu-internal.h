@@ -86,11 +86,22 @@ struct npu_cpu_ctx {
     double prof_conv_s[5];
     int64_t prof_conv_n[5];
     double prof_conv_flop[5];
+    /* NPU_CPU_PROFILE_LAYERS=1 (with NPU_CPU_PROFILE): fp32 Conv time by shape and path */
+    struct cpu_prof_layer *prof_layers;
+    int prof_nlayers, prof_cap_layers;
     /* npu_cpu_run_prep: the current call's prepared data (NULL in npu_cpu_run) */
     const struct npu_cpu_prep *prep;
     /* the direct convolution's padded input copy (npu-cpu-conv-direct.c), kept between calls */
     float *conv_buf;
     size_t conv_buf_size;
+};
+
+/* One fp32 Conv shape in the per-layer profile (npu-cpu-conv.c records, npu-cpu.c prints) */
+struct cpu_prof_layer {
+    int kind; /* the path, as prof_conv_s */
+    int64_t C, H, W, M, G, kh, kw, sh, sw, OH, OW;
+    double s, smin, flop;
+    int64_t n;
 };
 
 /* Monotonic seconds (the profile's clock). */

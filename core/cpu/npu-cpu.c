@@ -231,6 +231,8 @@ npu_cpu_ctx_create(int nthreads)
         ctx->prof = ctx->prof_s && ctx->prof_n;
         if (!strcmp(prof, "cpu"))
             prof_clock = CLOCK_THREAD_CPUTIME_ID;
+        const char *pl = getenv("NPU_CPU_PROFILE_LAYERS");
+        ctx->prof_cap_layers = pl && *pl && strcmp(pl, "0") ? 512 : 0;
     }
     if (pthread_mutex_init(&ctx->lock, NULL))
         goto err_free;
@@ -326,6 +328,24 @@ prof_print(const struct npu_cpu_ctx *ctx)
                     conv_kind[k], ctx->prof_conv_s[k] * 1e3, 100.0 * ctx->prof_conv_s[k] / total,
                     (long long)ctx->prof_conv_n[k],
                     ctx->prof_conv_flop[k] / ctx->prof_conv_s[k] * 1e-9);
+    if (ctx->prof_nlayers)
+        fprintf(stderr,
+                "  fp32 Conv by shape (NPU_CPU_PROFILE_LAYERS), in order of first call:\n"
+                "  %-5s %5s %9s %5s %5s %5s %3s %9s %8s %10s %10s %7s\n",
+                "path", "C", "HxW", "M", "G", "k", "s", "OHxOW", "calls", "us/call", "min us",
+                "GFLOP/s");
+    for (int i = 0; i < ctx->prof_nlayers; i++) {
+        const struct cpu_prof_layer *l = &ctx->prof_layers[i];
+        static const char *const kn[5] = {"dw", "1x1", "gemm", "dir", "stem"};
+        char hw[32], ohw[32], k[16];
+        snprintf(hw, sizeof(hw), "%lldx%lld", (long long)l->H, (long long)l->W);
+        snprintf(ohw, sizeof(ohw), "%lldx%lld", (long long)l->OH, (long long)l->OW);
+        snprintf(k, sizeof(k), "%lldx%lld", (long long)l->kh, (long long)l->kw);
+        fprintf(stderr, "  %-5s %5lld %9s %5lld %5lld %5s %3lld %9s %8lld %10.2f %10.2f %7.1f\n",
+                kn[l->kind], (long long)l->C, hw, (long long)l->M, (long long)l->G, k,
+                (long long)l->sh, ohw, (long long)l->n, l->s / (double)l->n * 1e6, l->smin * 1e6,
+                l->flop / l->s * 1e-9);
+    }
 }
 
 void
@@ -337,6 +357,7 @@ npu_cpu_ctx_destroy(struct npu_cpu_ctx *ctx)
         prof_print(ctx);
     free(ctx->prof_s);
     free(ctx->prof_n);
+    free(ctx->prof_layers);
     pthread_mutex_lock(&ctx->lock);
     __atomic_store_n(&ctx->quit, true, __ATOMIC_RELAXED);
     pthread_cond_broadcast(&ctx->start_cv);

@@ -168,6 +168,22 @@ sweep(int isa)
         {1, 33, 33, 33, 7, 7, 5, 5, 1, 1, 2, 2, 2, 2, true, "hard_sigmoid"},
         {2, 7, 7, 7, 15, 15, 3, 3, 2, 2, 1, 1, 1, 1, true, "hard_swish"},
         {1, 5, 5, 5, 112, 112, 3, 3, 1, 1, 1, 1, 1, 1, true, "clip"},
+        /* small planes read from a copy with zero rows (7x7 and 14x14 with 5x5, asymmetric
+         * pads, a multiplier, batch 2, 16 rows), planes just past it (17 rows) and ones
+         * without it (14x14 3x3), whose last rows go as the last four */
+        {1, 11, 11, 11, 7, 7, 5, 5, 1, 1, 2, 2, 2, 2, true, "hard_swish"},
+        {2, 6, 12, 6, 7, 9, 3, 3, 1, 1, 1, 1, 1, 1, true, "clip"},
+        {1, 9, 9, 9, 14, 14, 5, 5, 2, 2, 2, 2, 2, 2, true, "relu"},
+        {1, 5, 5, 5, 16, 13, 5, 5, 1, 1, 3, 1, 0, 2, false, NULL},
+        {1, 5, 5, 5, 17, 13, 5, 5, 1, 1, 2, 2, 2, 2, true, NULL},
+        {1, 7, 7, 7, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1, true, "clip"},
+        {1, 3, 3, 3, 6, 7, 7, 7, 1, 1, 3, 3, 3, 3, true, NULL},
+        /* stride 2 with taps in pairs: 5x5 and 7x7 (odd last tap), wide rows with their border
+         * blocks grouped, asymmetric pads */
+        {1, 4, 4, 4, 29, 31, 7, 7, 2, 2, 3, 3, 3, 3, true, "relu"},
+        {1, 3, 3, 3, 40, 203, 5, 5, 2, 2, 2, 1, 2, 3, true, "hard_sigmoid"},
+        {2, 3, 3, 3, 30, 150, 5, 5, 1, 1, 0, 2, 4, 1, true, "clip"},
+        {1, 2, 2, 2, 9, 97, 7, 7, 1, 1, 3, 3, 3, 3, false, NULL},
         /* the pointwise convs between them (the direct path's Clip epilogue, 16 lanes at a
          * time with a tail): 7x7 to 56x56 planes, odd channel counts, batch 2 */
         {1, 24, 40, 1, 14, 14, 1, 1, 1, 1, 0, 0, 0, 0, true, "clip"},
