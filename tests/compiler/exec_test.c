@@ -102,7 +102,7 @@ run_all_models(void)
     int n = scandir(p, &ents, NULL, alphasort), count = 0;
     for (int i = 0; i < n; i++) {
         const char *name = ents[i]->d_name;
-        char md[1200], mp[1300];
+        char md[1300], mp[1320];
         snprintf(md, sizeof(md), "%s/%s", p, name);
         snprintf(mp, sizeof(mp), "%s/model.onnx", md);
         if (name[0] == '.') {

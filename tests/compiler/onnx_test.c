@@ -65,7 +65,7 @@ valid_models(const char *dir)
             free(ents[i]);
             continue;
         }
-        char mp[1200];
+        char mp[1300];
         snprintf(mp, sizeof(mp), "%s/%s/model.onnx", p, name);
         struct npu_onnx_options o = {.dim_values = dims_for(name)};
         struct npu_graph *g = NULL;
