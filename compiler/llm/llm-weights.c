@@ -20,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "llm-priv.h"
 #include "npu/npu-fp16.h"
@@ -60,6 +62,24 @@ to_f32(const struct llm_st_tensor *t, float *dst, size_t n)
             }
         }
     }
+}
+
+/* The tensor's whole pages of the read-only file mapping leave the process once converted
+ * (MADV_DONTNEED: they stay in the page cache, and a later read faults them in again from
+ * the file): the mapping otherwise counts the checkpoint's bytes once more in the resident
+ * set (TinyLlama: 2.2 GB) for the handle's life. */
+static void
+drop_pages(const struct llm_st_tensor *t)
+{
+    static size_t pg;
+    if (!pg) {
+        long p = sysconf(_SC_PAGESIZE);
+        pg = p > 0 ? (size_t)p : 4096;
+    }
+    uintptr_t a = ((uintptr_t)t->data + pg - 1) / pg * pg,
+              b = ((uintptr_t)t->data + t->nbytes) / pg * pg;
+    if (b > a)
+        (void)madvise((void *)a, b - a, MADV_DONTNEED);
 }
 
 /* Tensor name (printf-style) of shape {d0[, d1]}: fp32 copy, transposed when
@@ -111,6 +131,7 @@ get(struct wctx *x, bool transpose, int64_t d0, int64_t d1, const char *fmt, ...
         return NULL;
     }
     to_f32(t, f, n);
+    drop_pages(t);
     if (transpose && d1) {
         float *tt = malloc(n * sizeof(float));
         if (!tt) {
