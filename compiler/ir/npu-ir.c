@@ -33,7 +33,7 @@ struct arena_chunk {
 struct arena_mapping {
     struct arena_mapping *next;
     void *addr;
-    size_t len;
+    size_t len; /* 0: addr came from malloc (npu_graph_adopt_malloc) */
 };
 
 struct npu_arena {
@@ -109,6 +109,27 @@ npu_graph_strdup(struct npu_graph *g, const char *s)
     if (d)
         memcpy(d, s, n + 1);
     return d;
+}
+
+enum npu_status
+npu_graph_adopt_malloc(struct npu_graph *g, void *p)
+{
+    if (!p)
+        return NPU_OK;
+    enum npu_status st = npu_graph_adopt_mapping(g, p, 1);
+    if (!st)
+        g->arena->mappings->len = 0; /* freed, not unmapped */
+    return st;
+}
+
+bool
+npu_graph_release_data(const struct npu_graph *g, const void *p, size_t n)
+{
+    for (const struct arena_chunk *c = g && g->arena ? g->arena->chunks : NULL; c; c = c->next)
+        if (c->mapped && (const void *)c->mem == p && c->used == NPU_ALIGN(n ? n : 1, 64) &&
+            c->mem == (unsigned char *)c->raw)
+            return madvise(c->raw, c->mapped, MADV_DONTNEED) == 0;
+    return false;
 }
 
 enum npu_status
@@ -260,7 +281,10 @@ npu_graph_free(struct npu_graph *g)
         }
         for (struct arena_mapping *m = g->arena->mappings, *nx; m; m = nx) {
             nx = m->next;
-            munmap(m->addr, m->len);
+            if (m->len)
+                munmap(m->addr, m->len);
+            else
+                free(m->addr);
             free(m);
         }
         free(g->arena);
