@@ -139,6 +139,12 @@ enum npu_status llm_weights_split(const struct llm_config *c, struct llm_weights
  * the cache on), leaving their pointers NULL: later graphs take the int8 copies by name.
  * Returns the fp32 bytes freed. The embeddings and norms stay fp32. */
 uint64_t llm_weights_release(const struct llm_config *c, struct llm_weights *w);
+/* Hands every fp32 array of w to g (npu_graph_adopt_malloc), which borrows them, and empties
+ * w (layers NULL; quant and head_split kept): the weights are freed with the graph, which the
+ * compile frees before the program is uploaded, so that the fp32 copy, the program's and the
+ * device's are not all resident at once. The next graph needs llm_weights_load again. An array
+ * g cannot take is freed here. */
+void llm_weights_give(const struct llm_config *c, struct llm_weights *w, struct npu_graph *g);
 
 enum npu_status llm_build_graph(const struct llm_config *c, const struct llm_weights *w, int s,
                                 int past, struct npu_graph **out);

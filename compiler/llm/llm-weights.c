@@ -343,6 +343,31 @@ llm_weights_free(const struct llm_config *c, struct llm_weights *w)
     memset(w, 0, sizeof(*w));
 }
 
+void
+llm_weights_give(const struct llm_config *c, struct llm_weights *w, struct npu_graph *g)
+{
+    const struct llm_quant *q = w->quant;
+    const int hs = w->head_split;
+    if (w->layers)
+        for (int l = 0; l < c->n_layers; l++) {
+            struct llm_layer_w *L = &w->layers[l];
+            float *all[] = {L->ln1_w, L->ln1_b, L->ln2_w,  L->ln2_b,  L->wq,    L->wk,
+                            L->wv,    L->wo,    L->bq,     L->bk,     L->bv,    L->bo,
+                            L->w_up,  L->b_up,  L->w_gate, L->w_down, L->b_down};
+            for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+                if (npu_graph_adopt_malloc(g, all[i]))
+                    free(all[i]);
+        }
+    float *top[] = {w->embed, w->pos, w->lnf_w, w->lnf_b, w->head};
+    for (size_t i = 0; i < sizeof(top) / sizeof(top[0]); i++)
+        if (npu_graph_adopt_malloc(g, top[i]))
+            free(top[i]);
+    free(w->layers);
+    memset(w, 0, sizeof(*w));
+    w->quant = q;
+    w->head_split = hs;
+}
+
 uint64_t
 llm_weights_release(const struct llm_config *c, struct llm_weights *w)
 {
