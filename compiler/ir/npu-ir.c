@@ -7,6 +7,7 @@
  */
 #include "npu/npu-ir.h"
 
+#include <malloc.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +121,46 @@ npu_graph_adopt_malloc(struct npu_graph *g, void *p)
     if (!st)
         g->arena->mappings->len = 0; /* freed, not unmapped */
     return st;
+}
+
+bool
+npu_graph_free_unused_const(struct npu_graph *g, struct npu_value *v)
+{
+    if (!g || !g->arena || !v || v->kind != NPU_VALUE_CONST || v->nusers || v->is_output ||
+        !v->t.data)
+        return false;
+    /* the adopted block holding v's data (a view, or one column block of a cut weight, may
+     * start inside it) */
+    const uint8_t *p = v->t.data, *lo = NULL, *hi = NULL;
+    struct arena_mapping **pm = &g->arena->mappings;
+    for (; *pm; pm = &(*pm)->next) {
+        if ((*pm)->len)
+            continue;
+        lo = (*pm)->addr;
+        hi = lo + malloc_usable_size((*pm)->addr);
+        if (p >= lo && p < hi)
+            break;
+    }
+    if (!*pm)
+        return false;
+    /* every value pointing into it must be dead (no users, not an output) */
+    for (int k = 0; k < g->nvalues; k++) {
+        const struct npu_value *u = g->values[k];
+        const uint8_t *d = u->kind == NPU_VALUE_CONST ? u->t.data : NULL;
+        if (d && d >= lo && d < hi && (u->nusers || u->is_output))
+            return false;
+    }
+    for (int k = 0; k < g->nvalues; k++) {
+        struct npu_value *u = g->values[k];
+        const uint8_t *d = u->kind == NPU_VALUE_CONST ? u->t.data : NULL;
+        if (d && d >= lo && d < hi)
+            u->t.data = NULL;
+    }
+    struct arena_mapping *m = *pm;
+    *pm = m->next;
+    free(m->addr);
+    free(m);
+    return true;
 }
 
 bool

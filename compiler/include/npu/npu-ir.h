@@ -227,6 +227,12 @@ bool npu_graph_owns(const struct npu_graph *g, const void *p, size_t n);
  * it is loaded. Passes still treat it as borrowed (read-only). On failure the caller keeps
  * p. */
 enum npu_status npu_graph_adopt_malloc(struct npu_graph *g, void *p);
+/* When v is a constant nobody reads any more (no users, not an output) whose data lies in
+ * a block g adopted by npu_graph_adopt_malloc and every value pointing into that block is
+ * dead too: frees the block now and leaves those values without data. True if freed. (The lowering
+ * calls it for the constants a lowered node read: an LLM's fp32 weights go as soon as their packed
+ * copies exist.) */
+bool npu_graph_free_unused_const(struct npu_graph *g, struct npu_value *v);
 /* Gives back the memory of [p, p + n) when it is the whole of an arena block mapped on its
  * own (a constant of 1 MiB or more): its pages leave the process and read as zero after
  * (the mapping stays until the graph is freed). For a graph about to be freed whose
