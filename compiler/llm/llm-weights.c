@@ -130,22 +130,24 @@ get(struct wctx *x, bool transpose, int64_t d0, int64_t d1, const char *fmt, ...
         x->st = NPU_ERR_NOMEM;
         return NULL;
     }
-    to_f32(t, f, n);
-    drop_pages(t);
     if (transpose && d1) {
-        float *tt = malloc(n * sizeof(float));
-        if (!tt) {
-            free(f);
-            x->failed = true;
-            x->st = NPU_ERR_NOMEM;
-            return NULL;
-        }
+        /* converted straight into the transposed place, one source row at a time (no
+         * second full-size array: the LM head's was 262 MB of TinyLlama's peak) */
+        float row[256];
+        const size_t es = t->dt == LLM_ST_F32 ? 4 : 2;
         for (int64_t i = 0; i < d0; i++)
-            for (int64_t j = 0; j < d1; j++)
-                tt[j * d0 + i] = f[i * d1 + j];
-        free(f);
-        f = tt;
+            for (int64_t j0 = 0; j0 < d1; j0 += 256) {
+                const int64_t nj = d1 - j0 < 256 ? d1 - j0 : 256;
+                struct llm_st_tensor part = *t;
+                part.data = (const unsigned char *)t->data + ((size_t)(i * d1 + j0)) * es;
+                to_f32(&part, row, (size_t)nj);
+                for (int64_t j = 0; j < nj; j++)
+                    f[(j0 + j) * d0 + i] = row[j];
+            }
+    } else {
+        to_f32(t, f, n);
     }
+    drop_pages(t);
     return f;
 }
 
