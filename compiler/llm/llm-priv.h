@@ -119,6 +119,10 @@ void llm_checkpoint_close(struct llm_checkpoint *ck);
  * naming missing and unexpected tensors. */
 enum npu_status llm_weights_load(struct llm_checkpoint *ck, struct llm_weights *w);
 void llm_weights_free(const struct llm_config *c, struct llm_weights *w);
+/* The same checks (every name and shape, missing and unexpected tensors) without converting
+ * anything: a load whose graphs may all come from the compile cache. (GPT-2's saved tied
+ * head is compared with wte only by llm_weights_load.) */
+enum npu_status llm_weights_check(struct llm_checkpoint *ck);
 
 /* The decoder over s new tokens after past cache slots (0 = none): inputs
  * ids [1,s] i64, pos [1,s] i64 (GPT-2) or cos, sin [1,1,s,hd] (RoPE),

@@ -31,6 +31,7 @@
 struct wctx {
     struct llm_checkpoint *ck;
     const char *prefix; /* GPT-2: "" or "transformer." */
+    bool check_only;    /* llm_weights_check: names and shapes only, nothing converted */
     bool failed;
     enum npu_status st;
 };
@@ -123,6 +124,8 @@ get(struct wctx *x, bool transpose, int64_t d0, int64_t d1, const char *fmt, ...
         return NULL;
     }
     t->used = true;
+    if (x->check_only)
+        return NULL;
     size_t n = (size_t)d0 * (size_t)(d1 ? d1 : 1);
     float *f = malloc(n * sizeof(float));
     if (!f) {
@@ -242,7 +245,7 @@ load_gpt2(struct wctx *x, struct llm_weights *w)
         }
         free(h);
     }
-    if (!x->failed && !(w->head = transpose_copy(w->embed, c->vocab, D))) {
+    if (!x->failed && !x->check_only && !(w->head = transpose_copy(w->embed, c->vocab, D))) {
         x->failed = true;
         x->st = NPU_ERR_NOMEM;
     }
@@ -282,18 +285,36 @@ load_llama(struct wctx *x, struct llm_weights *w)
     } else {
         if (lh)
             lh->used = true; /* a saved copy of the tied embedding */
-        if (!x->failed && !(w->head = transpose_copy(w->embed, c->vocab, D))) {
+        if (!x->failed && !x->check_only && !(w->head = transpose_copy(w->embed, c->vocab, D))) {
             x->failed = true;
             x->st = NPU_ERR_NOMEM;
         }
     }
 }
 
+static enum npu_status load(struct llm_checkpoint *ck, struct llm_weights *w, bool check_only);
+
 enum npu_status
 llm_weights_load(struct llm_checkpoint *ck, struct llm_weights *w)
 {
+    return load(ck, w, false);
+}
+
+enum npu_status
+llm_weights_check(struct llm_checkpoint *ck)
+{
+    struct llm_weights w;
+    enum npu_status st = load(ck, &w, true);
+    if (!st)
+        llm_weights_free(&ck->cfg, &w);
+    return st;
+}
+
+static enum npu_status
+load(struct llm_checkpoint *ck, struct llm_weights *w, bool check_only)
+{
     const struct llm_config *c = &ck->cfg;
-    struct wctx x = {.ck = ck, .prefix = "", .st = NPU_OK};
+    struct wctx x = {.ck = ck, .prefix = "", .check_only = check_only, .st = NPU_OK};
     memset(w, 0, sizeof(*w));
     if (!(w->layers = calloc((size_t)c->n_layers, sizeof(*w->layers))))
         return NPU_ERR_NOMEM;

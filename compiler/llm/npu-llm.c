@@ -810,7 +810,11 @@ npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm
         return st;
     }
     const struct llm_config *c = &m->ck.cfg;
-    if ((st = llm_weights_load(&m->ck, &m->w)))
+    /* fp16 on the NPU backends: the checkpoint checked now, its fp32 weights made only when a
+     * graph is built (none on a compile-cache hit; weights_transient) */
+    const bool check_only =
+        strcmp(m->o.backend, "cpu") && (!m->o.weights || !strcmp(m->o.weights, "fp16"));
+    if ((st = check_only ? llm_weights_check(&m->ck) : llm_weights_load(&m->ck, &m->w)))
         goto err;
     m->info.weights = "fp16";
     if (m->o.weights && strcmp(m->o.weights, "fp16")) {
@@ -884,7 +888,7 @@ npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm
     }
     /* the big projections as column blocks, one MatMul per core (the split then runs them
      * side by side) */
-    if (m->o.cores > 1 && (st = llm_weights_split(c, &m->w, m->o.cores)))
+    if (m->o.cores > 1 && m->w.layers && (st = llm_weights_split(c, &m->w, m->o.cores)))
         goto err;
     if (m->w.quant && (st = quantize_once(m, slots)))
         goto err;
