@@ -924,6 +924,11 @@ npu_npub_load_ex(const char *path, struct npu_npub **out, char *err, size_t err_
         npu_npub_free(a);
         return st;
     }
+    /* the checksums read every page: they leave the process again (the page cache keeps
+     * them; what is read later faults back in from it), so that a large artifact's weights
+     * are not resident twice once uploaded (an LLM program: gigabytes) */
+    if (a->mapped)
+        (void)madvise(a->bytes, a->len, MADV_DONTNEED);
     *out = a;
     return NPU_OK;
 }

@@ -431,6 +431,11 @@ npu_be_pass_lower(struct npu_graph *g, const struct npu_backend_options *o)
         npu_graph_remove(g, n);
         if ((st = npu_graph_update_uses(g)))
             goto out;
+        /* the constants it read that nobody reads now: a block the graph adopted goes at
+         * once (an LLM's fp32 weights, once their packed copies exist) */
+        for (int i = 0; i < n->nin; i++)
+            if (n->in[i] && n->in[i]->kind == NPU_VALUE_CONST)
+                (void)npu_graph_free_unused_const(g, n->in[i]);
     }
     st = NPU_OK; /* a refusal of the last node is not the pass's failure */
 out:

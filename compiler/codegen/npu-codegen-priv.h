@@ -36,6 +36,7 @@ struct vinfo {
 /* One codegen run: the graph, the program being built, the open job's stream. */
 struct npu_cg {
     const struct npu_graph *g;
+    bool release_consts; /* NPU_CODEGEN_RELEASE_CONSTS */
     const struct npu_backend_options *o;
     struct npu_program *p;
     struct vinfo *vi; /* by value id */

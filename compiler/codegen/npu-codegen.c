@@ -449,8 +449,16 @@ enum npu_status
 npu_codegen(const struct npu_graph *g, const struct npu_backend_options *o,
             struct npu_program **out)
 {
+    return npu_codegen_ex(g, o, 0, out);
+}
+
+enum npu_status
+npu_codegen_ex(const struct npu_graph *g, const struct npu_backend_options *o, unsigned flags,
+               struct npu_program **out)
+{
     static const struct npu_backend_options defaults;
-    struct npu_cg cg = {.g = g, .o = o ? o : &defaults};
+    struct npu_cg cg = {
+        .g = g, .o = o ? o : &defaults, .release_consts = flags & NPU_CODEGEN_RELEASE_CONSTS};
     enum npu_status st = NPU_ERR_NOMEM;
     int *job_of = NULL;
     *out = NULL;

@@ -292,6 +292,16 @@ in_region(struct npu_cg *cg, uint64_t wsize)
     return ok ? base : NULL;
 }
 
+/* constants by their data's address (then by value: equal addresses stay distinct) */
+static int
+by_data(const void *a, const void *b)
+{
+    const struct npu_value *x = *(const struct npu_value *const *)a,
+                           *y = *(const struct npu_value *const *)b;
+    uintptr_t p = (uintptr_t)x->t.data, q = (uintptr_t)y->t.data;
+    return p < q ? -1 : p > q ? 1 : x < y ? -1 : x > y ? 1 : 0;
+}
+
 enum npu_status
 cg_plan_memory(struct npu_cg *cg)
 {
@@ -404,20 +414,60 @@ cg_plan_memory(struct npu_cg *cg)
     cg->p->state_bytes = (ssize + CG_ALIGN - 1) / CG_ALIGN * CG_ALIGN;
     cg->p->host_bytes = host;
     wsize = (wsize + CG_ALIGN - 1) / CG_ALIGN * CG_ALIGN;
+    /* the graph's weight region as the buffer (no copy, nothing to release), else a copy:
+     * page by page with release_consts, each constant released once copied */
     uint8_t *w = in_region(cg, wsize);
     if (w) {
         cg->p->weights = w;
         cg->p->weights_bytes = wsize;
         return NPU_OK;
     }
-    w = npu_program_alloc(cg->p, (size_t)(wsize ? wsize : 64));
+    w = cg->release_consts ? npu_program_alloc_lazy(cg->p, (size_t)(wsize ? wsize : 64))
+                           : npu_program_alloc(cg->p, (size_t)(wsize ? wsize : 64));
     if (!w)
         return NPU_ERR_NOMEM;
+    /* release_consts: each constant's memory goes once copied, unless another constant
+     * reads bytes of it (a view sharing its data), so that at most one copy is resident */
+    const struct npu_value **cs = NULL;
+    int ncs = 0;
+    if (cg->release_consts && (cs = calloc((size_t)g->nvalues + 1, sizeof(*cs))))
+        for (int k = 0; k < g->nvalues; k++) {
+            const struct npu_value *v = g->values[k];
+            if (v->id < cg->nvi && cg->vi[v->id].npu_const && v->t.data)
+                cs[ncs++] = v;
+        }
+    if (ncs > 1)
+        qsort(cs, (size_t)ncs, sizeof(*cs), by_data);
+    /* ends[i]: the largest end of cs[0..i] */
+    uintptr_t *ends = ncs ? calloc((size_t)ncs, sizeof(*ends)) : NULL;
+    if (!ends) {
+        free(cs);
+        cs = NULL;
+    }
+    for (int k = 0; k < ncs && ends; k++) {
+        uintptr_t e = (uintptr_t)cs[k]->t.data + (uintptr_t)npu_tensor_nbytes(&cs[k]->t);
+        ends[k] = k && ends[k - 1] > e ? ends[k - 1] : e;
+    }
     for (int k = 0; k < g->nvalues; k++) {
         const struct npu_value *v = g->values[k];
         if (v->id < cg->nvi && cg->vi[v->id].npu_const)
             memcpy(w + cg->vi[v->id].w_off, v->t.data, (size_t)npu_tensor_nbytes(&v->t));
+        /* (a constant a CPU step also reads is copied to the host later: kept) */
+        if (!cs || !(v->id < cg->nvi && cg->vi[v->id].npu_const) || !v->t.data ||
+            cg->vi[v->id].host_const)
+            continue;
+        /* sorted by start: a constant before it overlaps when its end passes this start
+         * (the largest end before it, ends[]), the one after when it starts before this end */
+        const struct npu_value **at = bsearch(&v, cs, (size_t)ncs, sizeof(*cs), by_data);
+        const uint8_t *lo = v->t.data, *hi = lo + npu_tensor_nbytes(&v->t);
+        size_t i = at ? (size_t)(at - cs) : 0;
+        bool shared = !at || (i > 0 && ends[i - 1] > (uintptr_t)lo) ||
+                      (i + 1 < (size_t)ncs && (const uint8_t *)cs[i + 1]->t.data < hi);
+        if (!shared)
+            (void)npu_graph_release_data(g, lo, (size_t)(hi - lo));
     }
+    free(cs);
+    free(ends);
     cg->p->weights = w;
     cg->p->weights_bytes = wsize;
     return NPU_OK;

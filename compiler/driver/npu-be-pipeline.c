@@ -116,7 +116,7 @@ npu_backend_compile(struct npu_graph *g, const struct npu_backend_compile_option
         return st;
     if (o && o->emit_ir && (st = npu_ir_print(g, o->emit_ir, NULL)))
         return st;
-    return npu_codegen(g, bo, out);
+    return npu_codegen_ex(g, bo, o && o->release_consts ? NPU_CODEGEN_RELEASE_CONSTS : 0, out);
 }
 
 enum npu_status

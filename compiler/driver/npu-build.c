@@ -337,7 +337,9 @@ compile_graph(struct npu_graph *g, const char *path, const struct npu_build_opti
                                              .report = outputs ? o->report : NULL,
                                              .dump_after = outputs ? o->dump_after : NULL,
                                              .dump_file = o->dump_file,
-                                             .emit_ir = outputs ? o->emit_ir : NULL};
+                                             .emit_ir = outputs ? o->emit_ir : NULL,
+                                             /* g is freed below, unless on_lowered reads it */
+                                             .release_consts = !(outputs && o->on_lowered)};
     if ((st = npu_compile(g, &co)) || (o->transform && (st = o->transform(g, o->transform_user))))
         goto out;
     if (be->hw_profile == NPU_HW_PROFILE_VERIFIED) {

@@ -126,8 +126,15 @@ load_npu(const char *path, struct npu_graph *g, const struct npu_model_options *
     bo.backend.layer_split = o->layer_split;
     if ((st = g ? npu_build_graph(g, path, &bo, &m->built) : npu_build(path, &bo, &m->built)))
         goto err;
-    if ((st = npu_prog_model_create(m->dev, m->built->prog, NULL, &m->pm)))
+    /* one copy of the weights: the program's host copy (codegen's anonymous mapping, or the
+     * artifact's read-only file mapping) leaves the process as it is uploaded, and a program
+     * compiled here reads its weights from the BO's mapping afterwards (a later
+     * npu_npub_save writes them from there) */
+    struct npu_prog_options po = {.release_host_weights = m->built->owned || m->built->art};
+    if ((st = npu_prog_model_create(m->dev, m->built->prog, &po, &m->pm)))
         goto err;
+    if (m->built->owned && m->built->owned->weights_bytes >= (1u << 20))
+        m->built->owned->weights = npu_prog_model_weights(m->pm);
     const struct npu_program *p = m->built->prog;
     m->cpu_threads = o->cpu_threads;
     m->ninputs = p->n_inputs;

@@ -7,6 +7,7 @@
  */
 #include "npu/npu-ir.h"
 
+#include <malloc.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +35,7 @@ struct arena_chunk {
 struct arena_mapping {
     struct arena_mapping *next;
     void *addr;
-    size_t len;
+    size_t len; /* 0: addr came from malloc (npu_graph_adopt_malloc) */
 };
 
 struct npu_arena {
@@ -143,6 +144,67 @@ npu_graph_strdup(struct npu_graph *g, const char *s)
     if (d)
         memcpy(d, s, n + 1);
     return d;
+}
+
+enum npu_status
+npu_graph_adopt_malloc(struct npu_graph *g, void *p)
+{
+    if (!p)
+        return NPU_OK;
+    enum npu_status st = npu_graph_adopt_mapping(g, p, 1);
+    if (!st)
+        g->arena->mappings->len = 0; /* freed, not unmapped */
+    return st;
+}
+
+bool
+npu_graph_free_unused_const(struct npu_graph *g, struct npu_value *v)
+{
+    if (!g || !g->arena || !v || v->kind != NPU_VALUE_CONST || v->nusers || v->is_output ||
+        !v->t.data)
+        return false;
+    /* the adopted block holding v's data (a view, or one column block of a cut weight, may
+     * start inside it) */
+    const uint8_t *p = v->t.data, *lo = NULL, *hi = NULL;
+    struct arena_mapping **pm = &g->arena->mappings;
+    for (; *pm; pm = &(*pm)->next) {
+        if ((*pm)->len)
+            continue;
+        lo = (*pm)->addr;
+        hi = lo + malloc_usable_size((*pm)->addr);
+        if (p >= lo && p < hi)
+            break;
+    }
+    if (!*pm)
+        return false;
+    /* every value pointing into it must be dead (no users, not an output) */
+    for (int k = 0; k < g->nvalues; k++) {
+        const struct npu_value *u = g->values[k];
+        const uint8_t *d = u->kind == NPU_VALUE_CONST ? u->t.data : NULL;
+        if (d && d >= lo && d < hi && (u->nusers || u->is_output))
+            return false;
+    }
+    for (int k = 0; k < g->nvalues; k++) {
+        struct npu_value *u = g->values[k];
+        const uint8_t *d = u->kind == NPU_VALUE_CONST ? u->t.data : NULL;
+        if (d && d >= lo && d < hi)
+            u->t.data = NULL;
+    }
+    struct arena_mapping *m = *pm;
+    *pm = m->next;
+    free(m->addr);
+    free(m);
+    return true;
+}
+
+bool
+npu_graph_release_data(const struct npu_graph *g, const void *p, size_t n)
+{
+    for (const struct arena_chunk *c = g && g->arena ? g->arena->chunks : NULL; c; c = c->next)
+        if (c->mapped && (const void *)c->mem == p && c->used == NPU_ALIGN(n ? n : 1, 64) &&
+            c->mem == (unsigned char *)c->raw)
+            return madvise(c->raw, c->mapped, MADV_DONTNEED) == 0;
+    return false;
 }
 
 enum npu_status
@@ -295,7 +357,10 @@ npu_graph_free(struct npu_graph *g)
         }
         for (struct arena_mapping *m = g->arena->mappings, *nx; m; m = nx) {
             nx = m->next;
-            munmap(m->addr, m->len);
+            if (m->len)
+                munmap(m->addr, m->len);
+            else
+                free(m->addr);
             free(m);
         }
         npu_shared_mapping_put(g->arena->wmap);

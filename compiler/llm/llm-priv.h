@@ -120,6 +120,10 @@ void llm_checkpoint_close(struct llm_checkpoint *ck);
  * naming missing and unexpected tensors. */
 enum npu_status llm_weights_load(struct llm_checkpoint *ck, struct llm_weights *w);
 void llm_weights_free(const struct llm_config *c, struct llm_weights *w);
+/* The same checks (every name and shape, missing and unexpected tensors) without converting
+ * anything: a load whose graphs may all come from the compile cache. (GPT-2's saved tied
+ * head is compared with wte only by llm_weights_load.) */
+enum npu_status llm_weights_check(struct llm_checkpoint *ck);
 
 /* The decoder over s new tokens after past cache slots (0 = none): inputs
  * ids [1,s] i64, pos [1,s] i64 (GPT-2) or cos, sin [1,1,s,hd] (RoPE),
@@ -143,6 +147,12 @@ int llm_rope_block_heads(const struct llm_config *c, const struct llm_weights *w
  * the cache on), leaving their pointers NULL: later graphs take the int8 copies by name.
  * Returns the fp32 bytes freed. The embeddings and norms stay fp32. */
 uint64_t llm_weights_release(const struct llm_config *c, struct llm_weights *w);
+/* Hands every fp32 array of w to g (npu_graph_adopt_malloc), which borrows them, and empties
+ * w (layers NULL; quant and head_split kept): the weights are freed with the graph, which the
+ * compile frees before the program is uploaded, so that the fp32 copy, the program's and the
+ * device's are not all resident at once. The next graph needs llm_weights_load again. An array
+ * g cannot take is freed here. */
+void llm_weights_give(const struct llm_config *c, struct llm_weights *w, struct npu_graph *g);
 
 enum npu_status llm_build_graph(const struct llm_config *c, const struct llm_weights *w, int s,
                                 int past, struct npu_graph **out);

@@ -21,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "llm-priv.h"
 #include "npu/npu-fp16.h"
@@ -30,6 +32,7 @@
 struct wctx {
     struct llm_checkpoint *ck;
     const char *prefix; /* GPT-2: "" or "transformer." */
+    bool check_only;    /* llm_weights_check: names and shapes only, nothing converted */
     bool failed;
     enum npu_status st;
 };
@@ -61,6 +64,24 @@ to_f32(const struct llm_st_tensor *t, float *dst, size_t n)
             }
         }
     }
+}
+
+/* The tensor's whole pages of the read-only file mapping leave the process once converted
+ * (MADV_DONTNEED: they stay in the page cache, and a later read faults them in again from
+ * the file): the mapping otherwise counts the checkpoint's bytes once more in the resident
+ * set (TinyLlama: 2.2 GB) for the handle's life. */
+static void
+drop_pages(const struct llm_st_tensor *t)
+{
+    static size_t pg;
+    if (!pg) {
+        long p = sysconf(_SC_PAGESIZE);
+        pg = p > 0 ? (size_t)p : 4096;
+    }
+    uintptr_t a = ((uintptr_t)t->data + pg - 1) / pg * pg,
+              b = ((uintptr_t)t->data + t->nbytes) / pg * pg;
+    if (b > a)
+        (void)madvise((void *)a, b - a, MADV_DONTNEED);
 }
 
 /* Tensor name (printf-style) of shape {d0[, d1]}: fp32 copy, transposed when
@@ -104,6 +125,8 @@ get(struct wctx *x, bool transpose, int64_t d0, int64_t d1, const char *fmt, ...
         return NULL;
     }
     t->used = true;
+    if (x->check_only)
+        return NULL;
     size_t n = (size_t)d0 * (size_t)(d1 ? d1 : 1);
     float *f = malloc(n * sizeof(float));
     if (!f) {
@@ -111,21 +134,24 @@ get(struct wctx *x, bool transpose, int64_t d0, int64_t d1, const char *fmt, ...
         x->st = NPU_ERR_NOMEM;
         return NULL;
     }
-    to_f32(t, f, n);
     if (transpose && d1) {
-        float *tt = malloc(n * sizeof(float));
-        if (!tt) {
-            free(f);
-            x->failed = true;
-            x->st = NPU_ERR_NOMEM;
-            return NULL;
-        }
+        /* converted straight into the transposed place, one source row at a time (no
+         * second full-size array: the LM head's was 262 MB of TinyLlama's peak) */
+        float row[256];
+        const size_t es = t->dt == LLM_ST_F32 ? 4 : 2;
         for (int64_t i = 0; i < d0; i++)
-            for (int64_t j = 0; j < d1; j++)
-                tt[j * d0 + i] = f[i * d1 + j];
-        free(f);
-        f = tt;
+            for (int64_t j0 = 0; j0 < d1; j0 += 256) {
+                const int64_t nj = d1 - j0 < 256 ? d1 - j0 : 256;
+                struct llm_st_tensor part = *t;
+                part.data = (const unsigned char *)t->data + ((size_t)(i * d1 + j0)) * es;
+                to_f32(&part, row, (size_t)nj);
+                for (int64_t j = 0; j < nj; j++)
+                    f[(j0 + j) * d0 + i] = row[j];
+            }
+    } else {
+        to_f32(t, f, n);
     }
+    drop_pages(t);
     return f;
 }
 
@@ -220,7 +246,7 @@ load_gpt2(struct wctx *x, struct llm_weights *w)
         }
         free(h);
     }
-    if (!x->failed && !(w->head = transpose_copy(w->embed, c->vocab, D))) {
+    if (!x->failed && !x->check_only && !(w->head = transpose_copy(w->embed, c->vocab, D))) {
         x->failed = true;
         x->st = NPU_ERR_NOMEM;
     }
@@ -258,10 +284,11 @@ load_llama(struct wctx *x, struct llm_weights *w)
     if (!c->tied) {
         w->head = get(x, true, c->vocab, D, "lm_head.weight");
     } else {
-        if (lh && w->embed) {
-            /* a saved copy of the tied embedding: its shape and values checked, as GPT-2's */
+        if (lh) {
+            /* a saved copy of the tied embedding: its shape (and, when converting, its
+             * values) checked, as GPT-2's */
             float *h = get(x, false, c->vocab, D, "lm_head.weight");
-            if (h && memcmp(h, w->embed, (size_t)(c->vocab * D) * sizeof(float))) {
+            if (h && w->embed && memcmp(h, w->embed, (size_t)(c->vocab * D) * sizeof(float))) {
                 npu_err(DOM, "checkpoint: lm_head.weight differs from model.embed_tokens.weight "
                              "although the config ties them (tie_word_embeddings)");
                 x->failed = true;
@@ -269,18 +296,36 @@ load_llama(struct wctx *x, struct llm_weights *w)
             }
             free(h);
         }
-        if (!x->failed && !(w->head = transpose_copy(w->embed, c->vocab, D))) {
+        if (!x->failed && !x->check_only && !(w->head = transpose_copy(w->embed, c->vocab, D))) {
             x->failed = true;
             x->st = NPU_ERR_NOMEM;
         }
     }
 }
 
+static enum npu_status load(struct llm_checkpoint *ck, struct llm_weights *w, bool check_only);
+
 enum npu_status
 llm_weights_load(struct llm_checkpoint *ck, struct llm_weights *w)
 {
+    return load(ck, w, false);
+}
+
+enum npu_status
+llm_weights_check(struct llm_checkpoint *ck)
+{
+    struct llm_weights w;
+    enum npu_status st = load(ck, &w, true);
+    if (!st)
+        llm_weights_free(&ck->cfg, &w);
+    return st;
+}
+
+static enum npu_status
+load(struct llm_checkpoint *ck, struct llm_weights *w, bool check_only)
+{
     const struct llm_config *c = &ck->cfg;
-    struct wctx x = {.ck = ck, .prefix = "", .st = NPU_OK};
+    struct wctx x = {.ck = ck, .prefix = "", .check_only = check_only, .st = NPU_OK};
     memset(w, 0, sizeof(*w));
     if (!(w->layers = calloc((size_t)c->n_layers, sizeof(*w->layers))))
         return NPU_ERR_NOMEM;
@@ -330,6 +375,31 @@ llm_weights_free(const struct llm_config *c, struct llm_weights *w)
     free(w->lnf_b);
     free(w->head);
     memset(w, 0, sizeof(*w));
+}
+
+void
+llm_weights_give(const struct llm_config *c, struct llm_weights *w, struct npu_graph *g)
+{
+    const struct llm_quant *q = w->quant;
+    const int hs = w->head_split;
+    if (w->layers)
+        for (int l = 0; l < c->n_layers; l++) {
+            struct llm_layer_w *L = &w->layers[l];
+            float *all[] = {L->ln1_w, L->ln1_b, L->ln2_w,  L->ln2_b,  L->wq,    L->wk,
+                            L->wv,    L->wo,    L->bq,     L->bk,     L->bv,    L->bo,
+                            L->w_up,  L->b_up,  L->w_gate, L->w_down, L->b_down};
+            for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+                if (npu_graph_adopt_malloc(g, all[i]))
+                    free(all[i]);
+        }
+    float *top[] = {w->embed, w->pos, w->lnf_w, w->lnf_b, w->head};
+    for (size_t i = 0; i < sizeof(top) / sizeof(top[0]); i++)
+        if (npu_graph_adopt_malloc(g, top[i]))
+            free(top[i]);
+    free(w->layers);
+    memset(w, 0, sizeof(*w));
+    w->quant = q;
+    w->head_split = hs;
 }
 
 uint64_t

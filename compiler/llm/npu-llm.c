@@ -314,6 +314,56 @@ cache_trim(const char *path, time_t since)
     free(v);
 }
 
+/* fp16 on the NPU backends: the host's fp32 weights live only while a graph is built and
+ * compiled (the graph takes them, llm_weights_give, and the compile frees them before the
+ * program's weights are uploaded); they are read from the checkpoint's mapping again for the
+ * next graph (ensure_weights). The cpu backend runs its graphs on them (kept), and w8a8 keeps
+ * only the int8 copies and the small fp32 arrays (kept). */
+static bool
+weights_transient(const struct npu_llm *m)
+{
+    return strcmp(m->o.backend, "cpu") && !m->w.quant;
+}
+
+static void
+drop_weights(struct npu_llm *m)
+{
+    const struct llm_quant *q = m->w.quant;
+    const int hs = m->w.head_split;
+    llm_weights_free(&m->ck.cfg, &m->w);
+    m->w.quant = q;
+    m->w.head_split = hs;
+}
+
+/* The fp32 weights, converted again from the checkpoint's mapping if they were given away
+ * (and split as at load). */
+static enum npu_status
+ensure_weights(struct npu_llm *m)
+{
+    if (m->w.layers)
+        return NPU_OK;
+    const struct llm_quant *q = m->w.quant;
+    enum npu_status st = llm_weights_load(&m->ck, &m->w);
+    if (st)
+        return st;
+    m->w.quant = q;
+    if (m->o.cores > 1 && (st = llm_weights_split(&m->ck.cfg, &m->w, m->o.cores)))
+        drop_weights(m);
+    return st;
+}
+
+/* llm_build_graph_ex on the weights, which the graph takes when they are transient */
+static enum npu_status
+build_graph(struct npu_llm *m, int s, int past, bool v_slots, struct npu_graph **g)
+{
+    enum npu_status st = ensure_weights(m);
+    if (st || (st = llm_build_graph_ex(&m->ck.cfg, &m->w, s, past, m->kv_inplace, v_slots, g)))
+        return st;
+    if (weights_transient(m))
+        llm_weights_give(&m->ck.cfg, &m->w, *g);
+    return NPU_OK;
+}
+
 static enum npu_status
 make_model(struct npu_llm *m, int s, int past, struct npu_model **mo, struct npu_session **se)
 {
@@ -330,6 +380,8 @@ make_model(struct npu_llm *m, int s, int past, struct npu_model **mo, struct npu
     cache_path(m, s, past, path, sizeof(path), &key, &opts_hash, opts_text, sizeof(opts_text));
     *mo = NULL;
     if (path[0] && access(path, R_OK) == 0) {
+        if (weights_transient(m))
+            drop_weights(m); /* a hit needs none */
         if (npu_model_load(path, &mo_opts, mo) == NPU_OK) {
             utime(path, NULL); /* recently used: the last to be trimmed */
             m->info.programs_from_cache++;
@@ -348,7 +400,7 @@ make_model(struct npu_llm *m, int s, int past, struct npu_model **mo, struct npu
         const bool try_vslots = past && m->v_slots;
         if (past)
             m->v_slots = false;
-        if ((st = llm_build_graph_ex(&m->ck.cfg, &m->w, s, past, m->kv_inplace, false, &g)))
+        if ((st = build_graph(m, s, past, false, &g)))
             return st;
         /* NPU_LLM_DUMP_IR=PREFIX writes the graph as PREFIX-decode.npuir / -prefill.npuir
          * (npuc --explain profiles it per node) */
@@ -376,7 +428,7 @@ make_model(struct npu_llm *m, int s, int past, struct npu_model **mo, struct npu
             npu_model_free(*mo);
             *mo = NULL;
             for (int v = 1; v >= 0 && !*mo; v--) {
-                if ((st = llm_build_graph_ex(&m->ck.cfg, &m->w, s, past, m->kv_inplace, v, &g)))
+                if ((st = build_graph(m, s, past, v, &g)))
                     return st;
                 for (int k = 0; !m->o.host_cache && k < g->ninputs; k++)
                     if (!strncmp(g->inputs[k]->name, "past_", 5))
@@ -764,7 +816,11 @@ npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm
         return st;
     }
     const struct llm_config *c = &m->ck.cfg;
-    if ((st = llm_weights_load(&m->ck, &m->w)))
+    /* fp16 on the NPU backends: the checkpoint checked now, its fp32 weights made only when a
+     * graph is built (none on a compile-cache hit; weights_transient) */
+    const bool check_only =
+        strcmp(m->o.backend, "cpu") && (!m->o.weights || !strcmp(m->o.weights, "fp16"));
+    if ((st = check_only ? llm_weights_check(&m->ck) : llm_weights_load(&m->ck, &m->w)))
         goto err;
     m->info.weights = "fp16";
     if (m->o.weights && strcmp(m->o.weights, "fp16")) {
@@ -838,7 +894,7 @@ npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm
     }
     /* the big projections as column blocks, one MatMul per core (the split then runs them
      * side by side) */
-    if (m->o.cores > 1 && (st = llm_weights_split(c, &m->w, m->o.cores)))
+    if (m->o.cores > 1 && m->w.layers && (st = llm_weights_split(c, &m->w, m->o.cores)))
         goto err;
     if (m->w.quant && (st = quantize_once(m, slots)))
         goto err;
@@ -846,6 +902,8 @@ npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm
     if ((st = make_model(m, 1, slots, &m->dec, &m->dec_s)))
         goto err;
     i->backend = npu_model_backend(m->dec);
+    if (weights_transient(m))
+        drop_weights(m); /* until a prefill program is compiled */
     if (m->o.cores > 1 && strcmp(i->backend, "sim")) {
         npu_err(DOM,
                 "splitting a step over %d cores needs the sim backend (the split plans from the "

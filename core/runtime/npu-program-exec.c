@@ -34,7 +34,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "npu-program-priv.h"
 #include "npu-regcmd.h"
@@ -227,7 +229,24 @@ npu_prog_model_create(struct npu_device *dev, const struct npu_program *p,
             st = NPU_ERR_NOMEM;
             goto err;
         }
-        memcpy(w, p->weights, p->weights_bytes);
+        /* in pieces: with release_host_weights each piece's whole pages go as soon as they
+         * are copied, so the process holds one copy plus a piece at any time */
+        const bool rel = opts && opts->release_host_weights && p->weights_bytes >= (1u << 20);
+        const uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE) > 0 ? (uintptr_t)sysconf(_SC_PAGESIZE)
+                                                                  : 4096,
+                        base = (uintptr_t)p->weights;
+        uintptr_t dropped = (base + pg - 1) / pg * pg;
+        for (uint64_t off = 0; off < p->weights_bytes;) {
+            uint64_t n =
+                p->weights_bytes - off < (64u << 20) ? p->weights_bytes - off : (64u << 20);
+            memcpy((uint8_t *)w + off, p->weights + off, (size_t)n);
+            off += n;
+            uintptr_t end = (base + (uintptr_t)off) / pg * pg;
+            if (rel && end > dropped) {
+                (void)madvise((void *)dropped, end - dropped, MADV_DONTNEED);
+                dropped = end;
+            }
+        }
         if ((st = npu_bo_sync(m->weights, NPU_SYNC_TO_DEVICE, 0, 0)))
             goto err;
     }
@@ -252,6 +271,12 @@ const struct npu_program *
 npu_prog_model_program(const struct npu_prog_model *m)
 {
     return m ? m->p : NULL;
+}
+
+const void *
+npu_prog_model_weights(struct npu_prog_model *m)
+{
+    return m && m->weights ? npu_bo_map(m->weights) : NULL;
 }
 
 /* Places job j's image in its regcmd BO at this session's addresses and

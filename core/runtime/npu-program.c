@@ -123,8 +123,22 @@ npu_program_new(void)
     return &b->p;
 }
 
+static void *alloc_block(struct npu_program *p, size_t size, bool populate);
+
 void *
 npu_program_alloc(struct npu_program *p, size_t size)
+{
+    return alloc_block(p, size, true);
+}
+
+void *
+npu_program_alloc_lazy(struct npu_program *p, size_t size)
+{
+    return alloc_block(p, size, false);
+}
+
+static void *
+alloc_block(struct npu_program *p, size_t size, bool populate)
 {
     struct prog_box *b = (struct prog_box *)p;
     size = (size + 63) & ~(size_t)63;
@@ -137,7 +151,7 @@ npu_program_alloc(struct npu_program *p, size_t size)
         void *m = MAP_FAILED;
         if (size > (1u << 20)) /* a big buffer (weights): zero pages faulted in at once */
             m = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+                     MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0), -1, 0);
         k = m != MAP_FAILED ? m : aligned_alloc(64, bytes);
         if (!k)
             return NULL;

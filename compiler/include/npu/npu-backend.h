@@ -200,6 +200,13 @@ enum npu_status npu_lower_graph(struct npu_graph *g, const struct npu_backend_op
  * not changed. *out is freed with npu_program_free(). */
 enum npu_status npu_codegen(const struct npu_graph *g, const struct npu_backend_options *o,
                             struct npu_program **out);
+/* npu_codegen_ex flags. RELEASE_CONSTS: the caller frees g right after (its NPU constants
+ * are not read again): each big NPU constant's memory is given back once copied into the
+ * program's weights (npu_graph_release_data), which are faulted in as they are written, so
+ * that the lowered weights and the program's copy are never both resident. */
+#define NPU_CODEGEN_RELEASE_CONSTS 1u
+enum npu_status npu_codegen_ex(const struct npu_graph *g, const struct npu_backend_options *o,
+                               unsigned flags, struct npu_program **out);
 
 /* ---- codegen route (c): template replay ------------------------------------ */
 

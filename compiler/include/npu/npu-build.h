@@ -89,6 +89,9 @@ struct npu_backend_compile_options {
     FILE *dump_file;
     int verify;    /* > 0: verify the graph after each pass */
     FILE *emit_ir; /* the lowered IR in text form, before codegen (npuc --emit=ir) */
+    /* the caller frees g right after: codegen gives each lowered constant's memory back
+     * once it is in the program (npu_codegen_ex, NPU_CODEGEN_RELEASE_CONSTS) */
+    bool release_consts;
 };
 
 /* The back end's passes in order (partition, centre_streams, lower,

@@ -222,6 +222,23 @@ enum npu_status npu_graph_adopt_mapping(struct npu_graph *g, void *addr, size_t 
 /* Whether [p, p + n) lies in memory g owns and may write: one chunk of its arena or one of
  * its adopted mappings (those are private, copy-on-write). False for borrowed memory. */
 bool npu_graph_owns(const struct npu_graph *g, const void *p, size_t n);
+/* Hands g a malloc'd block its constants borrow (npu_graph_add_const_owned): g frees it
+ * when freed, so that a caller's weights go with the graph, before what is compiled from
+ * it is loaded. Passes still treat it as borrowed (read-only). On failure the caller keeps
+ * p. */
+enum npu_status npu_graph_adopt_malloc(struct npu_graph *g, void *p);
+/* When v is a constant nobody reads any more (no users, not an output) whose data lies in
+ * a block g adopted by npu_graph_adopt_malloc and every value pointing into that block is
+ * dead too: frees the block now and leaves those values without data. True if freed. (The lowering
+ * calls it for the constants a lowered node read: an LLM's fp32 weights go as soon as their packed
+ * copies exist.) */
+bool npu_graph_free_unused_const(struct npu_graph *g, struct npu_value *v);
+/* Gives back the memory of [p, p + n) when it is the whole of an arena block mapped on its
+ * own (a constant of 1 MiB or more): its pages leave the process and read as zero after
+ * (the mapping stays until the graph is freed). For a graph about to be freed whose
+ * constant was copied elsewhere (codegen, NPU_CODEGEN_RELEASE_CONSTS). False: not such a
+ * block, nothing done. */
+bool npu_graph_release_data(const struct npu_graph *g, const void *p, size_t n);
 
 /* Zeroed, 64-byte aligned memory from g's weight region: one reserved range whose
  * allocations follow each other in the order they are made, so that codegen can hand a

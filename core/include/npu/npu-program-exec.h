@@ -45,6 +45,13 @@ struct npu_prog_options {
     int job_timeout_ms;
     /* Kernel-side submit timeout, ms (npu_submit.timeout_ms); 0 = 6000. */
     uint32_t submit_timeout_ms;
+    /* Give p->weights' memory back as it is uploaded: the whole pages of each piece copied
+     * into the weights BO leave the process (MADV_DONTNEED), so that the host copy and the
+     * BO are never both resident (LLM weights: gigabytes). Only for weights in a private
+     * mapping of their own: anonymous (whose pages then read as zero: the caller must read
+     * the weights through npu_prog_model_weights() afterwards) or a read-only file mapping
+     * (refaulted from the file if read again). Ignored below 1 MiB of weights. */
+    bool release_host_weights;
 };
 
 /*
@@ -58,6 +65,8 @@ enum npu_status npu_prog_model_create(struct npu_device *dev, const struct npu_p
 /* Sessions must be destroyed first. NULL is allowed. */
 void npu_prog_model_destroy(struct npu_prog_model *m);
 const struct npu_program *npu_prog_model_program(const struct npu_prog_model *m);
+/* The weights BO's host mapping (a copy of p->weights), NULL without weights. */
+const void *npu_prog_model_weights(struct npu_prog_model *m);
 
 /* core: 0..n_cores-1, or -1 for the driver's choice (core mask 0).
  * cpu_threads: threads of this session's CPU kernel context (<= 0: all). */

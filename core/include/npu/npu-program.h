@@ -191,6 +191,10 @@ struct npu_program {
 struct npu_program *npu_program_new(void);
 /* Zeroed memory owned by the program, 64-byte aligned; NULL on OOM. */
 void *npu_program_alloc(struct npu_program *p, size_t size);
+/* The same for a buffer that is filled piece by piece while its source is given back (codegen's
+ * weights with NPU_CODEGEN_RELEASE_CONSTS): above 1 MiB its pages are faulted in as they are
+ * written, not all at once, so that source and copy are not both resident. */
+void *npu_program_alloc_lazy(struct npu_program *p, size_t size);
 char *npu_program_strdup(struct npu_program *p, const char *s);
 /* Frees a program made by npu_program_new / npu_codegen (NULL allowed). */
 void npu_program_free(struct npu_program *p);
