@@ -605,8 +605,17 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
         in[k++] = (struct npu_tensor){
             .dtype = NPU_DTYPE_INT64, .ndim = 2, .dims = {1, s}, .data = m->pos};
     } else if (rows) {
-        /* one q block's heads when the step RoPEs q's blocks each on its own (llm-graph.c) */
-        const int hb = llm_rope_block_heads(c, &m->w), H = hb ? hb : c->n_heads;
+        /* one q block's heads when the step RoPEs q's blocks each on its own (llm-graph.c):
+         * read from the program's own 'cos' input, since a program from the compile cache
+         * (or fp16 weights given to their graph) leaves no split plan to ask
+         * llm_rope_block_heads */
+        const struct npu_model *pm = prefill ? m->pre : m->dec;
+        const struct npu_io_info *ci =
+            pm && npu_model_num_inputs(pm) > 1 ? npu_model_input(pm, 1) : NULL;
+        const int H = ci && ci->ndim == 3 && ci->name && !strcmp(ci->name, "cos") &&
+                              ci->dims[0] >= 1 && ci->dims[0] <= c->n_heads
+                          ? (int)ci->dims[0]
+                          : c->n_heads;
         in[k++] = (struct npu_tensor){
             .dtype = NPU_DTYPE_FP32, .ndim = 3, .dims = {H, 1, hd}, .data = m->cos};
         in[k++] = (struct npu_tensor){
