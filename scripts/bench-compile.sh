@@ -15,7 +15,8 @@
 #     executor (`npu-run -b cpu -t 1`, the fp32 GEMM path npu-info names): host ms per modeled
 #     NPU ms, and CPU time / simulator time (the simulated fp16 GEMM's speed relative to the
 #     host's fp32 GEMM); then SigLIP-B/16 on the simulator when built.
-# CPU seconds are the figures to compare on a shared machine; the load is printed.
+# CPU seconds are the figures to compare on a shared machine; the load is printed. BLAS and
+# NPU_CPU_* variables of the caller's environment are unset (the default environment).
 #
 #   scripts/bench-compile.sh [-C BUILD_DIR] [--reps N] [--chains "2000 5000 10000 20000"]
 #                            [--no-ort] [--no-sim] [MODEL.onnx...]
@@ -51,8 +52,14 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 load() { cut -d' ' -f1-3 /proc/loadavg; }
+# the default environment, as scripts/bench-ort.sh: BLAS and CPU-executor variables of the
+# caller's shell are dropped, so that the fp32 GEMM path of part 3 (and npu-info's line) is
+# the one a user who set nothing gets (OPENBLAS_CORETYPE changes which path runs)
+blasvars=$(env | sed -n 's/^\(\(OPENBLAS\|GOTO\|OMP\|BLIS\|MKL\)_[A-Za-z0-9_]*\|NPU_CPU_[A-Za-z0-9_]*\)=.*/\1/p')
+for v in $blasvars; do unset "$v"; done
 echo "host: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs," \
      "load $(load)"
+[ -z "$blasvars" ] || echo "unset for the default environment:" $blasvars
 "$build/tools/npu-info/npu-info" -b sim 2>/dev/null | grep '^cpu gemm' || true
 
 # ---- ONNX Runtime -------------------------------------------------------------------------
