@@ -12,10 +12,14 @@
 #     CPU seconds and microseconds per node (flat = per-node cost linear).
 #  3. Simulator throughput: a MatMul 196x768x768 (constant B; made with /usr/bin/python3's
 #     numpy + onnx) run on the simulator (`npu-run -b sim`, all on the NPU) and on the CPU
-#     executor (`npu-run -b cpu -t 1`, the fp32 GEMM path npu-info names): host ms per modeled
-#     NPU ms, and CPU time / simulator time (the simulated fp16 GEMM's speed relative to the
-#     host's fp32 GEMM); then SigLIP-B/16 on the simulator when built.
-# CPU seconds are the figures to compare on a shared machine; the load is printed.
+#     executor (`npu-run -b cpu -t 1`; B is constant, so this is the packed-B kernel of
+#     core/cpu/npu-cpu-gemm-packed.c, not the path of npu-info's "cpu gemm" line, which names
+#     the GEMM of products whose operands are both computed): host ms per modeled NPU ms, and
+#     CPU-executor time / simulator time, best wall-clock run of each (the simulated fp16
+#     GEMM's speed relative to the host's fp32 GEMM); then SigLIP-B/16 on the simulator when
+#     built.
+# CPU seconds are the figures to compare on a shared machine; the load is printed. BLAS and
+# NPU_CPU_* variables of the caller's environment are unset (the default environment).
 #
 #   scripts/bench-compile.sh [-C BUILD_DIR] [--reps N] [--chains "2000 5000 10000 20000"]
 #                            [--no-ort] [--no-sim] [MODEL.onnx...]
@@ -38,7 +42,7 @@ while [ $# -gt 0 ]; do
     --chains) chains=$2; shift 2 ;;
     --no-ort) use_ort=0; shift ;;
     --no-sim) use_sim=0; shift ;;
-    -h|--help) sed -n '3,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '3,29p' "$0"; exit 0 ;;
     -*) echo "bench-compile: unknown option $1" >&2; exit 2 ;;
     *) break ;;
   esac
@@ -51,8 +55,14 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 load() { cut -d' ' -f1-3 /proc/loadavg; }
+# the default environment, as scripts/bench-ort.sh: BLAS and CPU-executor variables of the
+# caller's shell are dropped, so that the fp32 GEMM path of part 3 (and npu-info's line) is
+# the one a user who set nothing gets (OPENBLAS_CORETYPE changes which path runs)
+blasvars=$(env | sed -n 's/^\(\(OPENBLAS\|GOTO\|OMP\|BLIS\|MKL\)_[A-Za-z0-9_]*\|NPU_CPU_[A-Za-z0-9_]*\)=.*/\1/p')
+for v in $blasvars; do unset "$v"; done
 echo "host: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs," \
      "load $(load)"
+[ -z "$blasvars" ] || echo "unset for the default environment:" $blasvars
 "$build/tools/npu-info/npu-info" -b sim 2>/dev/null | grep '^cpu gemm' || true
 
 # ---- ONNX Runtime -------------------------------------------------------------------------
@@ -171,7 +181,8 @@ PY
     printf "MatMul 196x768x768: simulator %s ms host for %s ms modeled NPU time (timing model v2):" \
            " %.1f ms host per modeled ms\n", $1, $2, ($2 > 0 ? $1 / $2 : 0)
     printf "MatMul 196x768x768: CPU executor (fp32 GEMM, 1 thread) %s ms; simulated fp16 GEMM at" \
-           " %.2fx the host fp32 GEMM speed (CPU time / simulator time; goal >= 0.5x)\n", $3, \
+           " %.2fx the host fp32 GEMM speed (CPU-executor time / simulator time, best wall-clock" \
+           " runs; goal >= 0.5x)\n", $3, \
            ($1 > 0 ? $3 / $1 : 0) }'
 else
   echo "MatMul: /usr/bin/python3 has no numpy/onnx: skipped"

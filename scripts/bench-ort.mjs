@@ -4,7 +4,7 @@
 // creates an ONNX Runtime session with the given intra-op thread count (default options
 // otherwise), times the session creation, runs the model on those inputs warmup + runs times
 // and prints one line per model:
-//   ort <name> threads=<T> create_ms=<ms> min_ms=<ms> median_ms=<ms> cpu_ms=<ms>
+//   ort <name> threads=<T> create_ms=<ms> min_ms=<ms> median_ms=<ms> cpu_ms=<ms> create_cpu_ms=<ms>
 // (cpu_ms: the process's CPU time per run, user + system, mean over the timed runs)
 // or "ort <name> error <message>".
 //   node bench-ort.mjs ORT_MODULE_DIR THREADS RUNS MODEL_DIR...
@@ -26,9 +26,11 @@ for (const dir of models) {
     const name = path.basename(path.resolve(dir));
     try {
         const opts = { intraOpNumThreads: threads, interOpNumThreads: 1, logSeverityLevel: 3 };
+        const cc0 = process.cpuUsage();
         const t0 = process.hrtime.bigint();
         const session = await ort.InferenceSession.create(path.join(dir, 'model.onnx'), opts);
         const t1 = process.hrtime.bigint();
+        const cc = process.cpuUsage(cc0);
         const feeds = {};
         for (const n of session.inputNames) {
             const a = readNpy(path.join(dir, `in.${n}.npy`));
@@ -49,7 +51,8 @@ for (const dir of models) {
         times.sort((a, b) => a - b);
         console.log(`ort ${name} threads=${threads} create_ms=${ms(t0, t1).toFixed(3)}` +
             ` min_ms=${times[0].toFixed(4)} median_ms=${times[times.length >> 1].toFixed(4)}` +
-            ` cpu_ms=${(cpu / runs).toFixed(4)}`);
+            ` cpu_ms=${(cpu / runs).toFixed(4)}` +
+            ` create_cpu_ms=${((cc.user + cc.system) / 1000).toFixed(3)}`);
         await session.release?.();
     } catch (e) {
         console.log(`ort ${name} error ${String(e.message || e).split('\n')[0]}`);

@@ -23,6 +23,7 @@
 #include "npu-cpu-conv-direct.h"
 #include "npu-cpu-gemm-packed.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -391,31 +392,60 @@ q_hw(void)
     return QL_PORTABLE;
 }
 
+/* what npu-info prints: the kernel, and the variable when NPU_CPU_QGEMM chose it or was not
+ * honoured (an unknown value, or a kernel this CPU lacks), so the line never hides a setting */
+static char q_note[96];
+static char q_name[160];
+
 /* what the CPU has, lowered by NPU_CPU_QGEMM=ref|portable|avx2|avxvnni (benchmarks, checks) */
 static int
 q_best(void)
 {
     const char *e = getenv("NPU_CPU_QGEMM");
+    int lv = -1;
     if (e && !strcmp(e, "ref"))
-        return QL_REF;
-    if (e && !strcmp(e, "portable"))
-        return QL_PORTABLE;
-    if (e && !strcmp(e, "avx2") && q_has(QL_AVX2))
-        return QL_AVX2;
-    if (e && !strcmp(e, "avxvnni") && q_has(QL_AVXVNNI))
-        return QL_AVXVNNI;
-    return q_hw();
+        lv = QL_REF;
+    else if (e && !strcmp(e, "portable"))
+        lv = QL_PORTABLE;
+    else if (e && !strcmp(e, "avx2") && q_has(QL_AVX2))
+        lv = QL_AVX2;
+    else if (e && !strcmp(e, "avxvnni") && q_has(QL_AVXVNNI))
+        lv = QL_AVXVNNI;
+    if (lv >= 0)
+        snprintf(q_note, sizeof(q_note), "NPU_CPU_QGEMM=%.40s", e);
+    else if (e && *e)
+        snprintf(q_note, sizeof(q_note), "NPU_CPU_QGEMM=%.40s ignored: not a kernel this CPU has",
+                 e);
+    return lv >= 0 ? lv : q_hw();
+}
+
+static const char *
+q_level_name(int lv)
+{
+    switch (lv) {
+    case QL_VNNI: return "AVX-512 VNNI (vpdpbusd)";
+    case QL_AVX2: return "AVX2 (vpmaddwd)";
+    case QL_AVXVNNI: return "AVX-VNNI (256-bit vpdpbusd)";
+    case QL_SDOT: return "NEON sdot";
+    case QL_REF: return "reference loops";
+    default: return "portable C";
+    }
 }
 
 int
 cpu_qgemm_force(int level)
 {
+    q_note[0] = 0;
     if (level < 0)
         q_level = q_best();
     else if (level == QL_REF)
         q_level = QL_REF;
     else
         q_level = q_has(level) ? level : QL_PORTABLE;
+    if (q_note[0])
+        snprintf(q_name, sizeof(q_name), "%s (%s)", q_level_name(q_level), q_note);
+    else
+        snprintf(q_name, sizeof(q_name), "%s", q_level_name(q_level));
     return q_level;
 }
 
@@ -438,14 +468,8 @@ q_cur(void)
 const char *
 cpu_qgemm_path(void)
 {
-    switch (q_cur()) {
-    case QL_VNNI: return "AVX-512 VNNI (vpdpbusd)";
-    case QL_AVX2: return "AVX2 (vpmaddwd)";
-    case QL_AVXVNNI: return "AVX-VNNI (256-bit vpdpbusd)";
-    case QL_SDOT: return "NEON sdot";
-    case QL_REF: return "reference loops (NPU_CPU_QGEMM=ref)";
-    default: return "portable C";
-    }
+    q_cur();
+    return q_name;
 }
 
 const char *

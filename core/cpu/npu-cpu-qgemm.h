@@ -55,7 +55,8 @@ const struct cpu_qpack *cpu_qgemm_prepared(const struct npu_cpu_prep *prep,
                                            const struct npu_tensor *b);
 
 /* The int8 kernel in use ("AVX-512 VNNI (vpdpbusd)", "AVX-VNNI (256-bit vpdpbusd)",
- * "AVX2 (vpmaddwd)", "NEON sdot", "portable C"). */
+ * "AVX2 (vpmaddwd)", "NEON sdot", "portable C", "reference loops"), followed by
+ * "(NPU_CPU_QGEMM=X)" when that variable chose it, or "(NPU_CPU_QGEMM=X ignored: ...)". */
 const char *cpu_qgemm_path(void);
 /* False when the reference loops run instead (NPU_CPU_QGEMM=ref, or forced). */
 bool cpu_qgemm_on(void);

@@ -5,11 +5,12 @@
  * over odd shapes: channel counts that are not multiples of 8, planes whose length is not a
  * multiple of the 48-output panel, asymmetric padding, strides 1-3, dilation, batch 2, bias
  * and fused activations. meson runs it with NPU_CPU_CONV=direct (every shape on the direct
- * path), once more with the AVX2 kernel forced (NPU_CPU_CONV_ISA=avx2) and once with every
- * sum over more than 64 k cut in chunks (NPU_CPU_CONV_KC=64) and with every prepared Conv
- * on the small-plane form (NPU_CPU_CONV_T=1; by default only small planes); those runs keep
- * Winograd off (NPU_CPU_CONV_WINO=0), and one more runs every 3x3 stride-1 case through it
- * (NPU_CPU_CONV_WINO=1), within the same bound. Each case also
+ * path; the test sets that itself unless the environment names a path, so that the binary run
+ * by hand checks the same: the packing check below holds only there), once more with the AVX2
+ * kernel forced (NPU_CPU_CONV_ISA=avx2) and once with every sum over more than 64 k cut in chunks
+ * (NPU_CPU_CONV_KC=64) and with every prepared Conv on the small-plane form (NPU_CPU_CONV_T=1; by
+ * default only small planes); those runs keep Winograd off (NPU_CPU_CONV_WINO=0), and one more runs
+ * every 3x3 stride-1 case through it (NPU_CPU_CONV_WINO=1), within the same bound. Each case also
  * requires bit-identical results with 1 and 3 threads and with and without prepared weights,
  * and the fused residual (Conv's 4th operand R, y = act(conv + R)) to give the same bytes as
  * Conv, Add and Relu run one after the other, on the direct path and on the others.
@@ -224,6 +225,10 @@ test_prepare_errors(void)
 int
 main(void)
 {
+    /* every shape on the direct path, also when the binary is run by hand: the path is chosen
+     * once, on the first convolution, from NPU_CPU_CONV; meson's other settings (ISA, KC, T)
+     * are kept because an existing value is not overwritten */
+    setenv("NPU_CPU_CONV", "direct", 0);
     tctx_init();
     static const struct cd_case cases[] = {
         /* N  C   H   W   M  KH KW sh sw dh dw pt pl pb pr bias act */

@@ -5,7 +5,8 @@
  * npu_cpu_gemm_path() names a path and a reason, and - run by meson a second time with
  * OPENBLAS_CORETYPE=Prescott, which makes OpenBLAS load its SSE3 kernels as it does on a CPU
  * it does not know - that an AVX2 or AVX-512 CPU then runs our own micro-kernels. Either
- * way a 67x300x45 product through npu_cpu_run agrees with a double-precision loop.
+ * way a 67x300x45 product through npu_cpu_run agrees with a double-precision loop. Also that
+ * the int8 path's name shows NPU_CPU_QGEMM when it is set, honoured or not.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -56,6 +57,24 @@ test_path(void)
     }
 }
 
+/* the int8 line of npu-info names NPU_CPU_QGEMM whenever it is set: honoured or ignored
+ * (meson runs this with =portable and with a value no CPU has) */
+static void
+test_int8_path(void)
+{
+    const char *p = npu_cpu_int8_path();
+    CHECK(p && *p);
+    printf("int8 path: %s\n", p ? p : "?");
+    const char *e = getenv("NPU_CPU_QGEMM");
+    if (!p || !e || !*e)
+        return;
+    CHECK(strstr(p, "NPU_CPU_QGEMM=") != NULL);
+    if (!strcmp(e, "portable"))
+        CHECK(!strncmp(p, "portable C", 10));
+    if (strcmp(e, "ref") && strcmp(e, "portable") && strcmp(e, "avx2") && strcmp(e, "avxvnni"))
+        CHECK(strstr(p, "ignored") != NULL);
+}
+
 static void
 test_product(void)
 {
@@ -84,6 +103,7 @@ main(void)
     tctx_init();
     test_core_table();
     test_path();
+    test_int8_path();
     test_product();
     CHECK_EQ_INT(0, t_thread_mismatches);
     tctx_fini();
