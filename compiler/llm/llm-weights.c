@@ -179,6 +179,33 @@ is_gpt2_buffer(const char *name)
     return ends_with(name, ".attn.bias") || ends_with(name, ".attn.masked_bias");
 }
 
+/* The head of a tied checkpoint: the embedding, transposed. A saved `lm_head.weight` (lh)
+ * must be a copy of it: its shape checked, and its values when converting (not in
+ * check_only, where nothing is converted). */
+static void
+tied_head(struct wctx *x, struct llm_weights *w, struct llm_st_tensor *lh, const char *embed)
+{
+    const struct llm_config *c = &x->ck->cfg;
+    const int64_t D = c->hidden;
+    x->prefix = "";
+    if (lh) {
+        float *h = get(x, false, c->vocab, D, "lm_head.weight");
+        if (h && w->embed && memcmp(h, w->embed, (size_t)(c->vocab * D) * sizeof(float))) {
+            npu_err(DOM,
+                    "checkpoint: lm_head.weight differs from %s although the config ties them "
+                    "(tie_word_embeddings)",
+                    embed);
+            x->failed = true;
+            x->st = NPU_ERR_INVALID;
+        }
+        free(h);
+    }
+    if (!x->failed && !x->check_only && !(w->head = transpose_copy(w->embed, c->vocab, D))) {
+        x->failed = true;
+        x->st = NPU_ERR_NOMEM;
+    }
+}
+
 static void
 load_gpt2(struct wctx *x, struct llm_weights *w)
 {
@@ -234,22 +261,7 @@ load_gpt2(struct wctx *x, struct llm_weights *w)
         w->head = h;
         return;
     }
-    if (lh) {
-        /* saved tied heads are a copy of wte: check it is one */
-        x->prefix = "";
-        float *h = get(x, false, c->vocab, D, "lm_head.weight");
-        if (h && memcmp(h, w->embed, (size_t)(c->vocab * D) * sizeof(float))) {
-            npu_err(DOM, "checkpoint: lm_head.weight differs from wte.weight although the "
-                         "config ties them (tie_word_embeddings)");
-            x->failed = true;
-            x->st = NPU_ERR_INVALID;
-        }
-        free(h);
-    }
-    if (!x->failed && !x->check_only && !(w->head = transpose_copy(w->embed, c->vocab, D))) {
-        x->failed = true;
-        x->st = NPU_ERR_NOMEM;
-    }
+    tied_head(x, w, lh, "wte.weight");
 }
 
 static void
@@ -284,22 +296,7 @@ load_llama(struct wctx *x, struct llm_weights *w)
     if (!c->tied) {
         w->head = get(x, true, c->vocab, D, "lm_head.weight");
     } else {
-        if (lh) {
-            /* a saved copy of the tied embedding: its shape (and, when converting, its
-             * values) checked, as GPT-2's */
-            float *h = get(x, false, c->vocab, D, "lm_head.weight");
-            if (h && w->embed && memcmp(h, w->embed, (size_t)(c->vocab * D) * sizeof(float))) {
-                npu_err(DOM, "checkpoint: lm_head.weight differs from model.embed_tokens.weight "
-                             "although the config ties them (tie_word_embeddings)");
-                x->failed = true;
-                x->st = NPU_ERR_INVALID;
-            }
-            free(h);
-        }
-        if (!x->failed && !x->check_only && !(w->head = transpose_copy(w->embed, c->vocab, D))) {
-            x->failed = true;
-            x->st = NPU_ERR_NOMEM;
-        }
+        tied_head(x, w, lh, "model.embed_tokens.weight");
     }
 }
 
