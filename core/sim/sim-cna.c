@@ -845,12 +845,14 @@ sim_cna_run(struct sim_exec *x, struct sim_cube *out)
                              (uint32_t)np, col);
                     B = col;
                 }
-                if (!sim_sgemm(nk, np, ckk, wf, B, tmp)) {
+                /* one chunk: [nk][np] is the output's own layout, no copy needed */
+                float *dst = np == P ? out->f : tmp;
+                if (!sim_sgemm(nk, np, ckk, wf, B, dst)) {
                     free(tmp);
                     sim_fail(x, NPU_ERR_NOMEM, "no host memory for the convolution");
                     goto out;
                 }
-                for (uint32_t k = 0; k < nk; k++)
+                for (uint32_t k = 0; dst == tmp && k < nk; k++)
                     memcpy(out->f + (size_t)k * P + p0, (float *)tmp + (size_t)k * np,
                            np * sizeof(float));
             } else {
