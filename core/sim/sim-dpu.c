@@ -1238,9 +1238,48 @@ sim_dpu_run(struct sim_exec *x, const struct sim_cube *in, bool to_ppu, bool to_
     struct out_cvt_f ocf;
     out_cvt_f_init(&d, &ocf);
     const uint64_t line_bytes = (uint64_t)(d.w + d.notch0) * 16;
+    /* The plain fp pass (BS, BN and EW bypassed, results only to memory, not transposed):
+     * each value is OUT_CVT of the accumulator, as in the general loop below, without its
+     * per-element stage tests; fp16 results are converted a channel plane at a time
+     * (npu_fp32_to_fp16_n: the same bits as npu_fp32_to_fp16, element for element). */
+    const size_t plane_n = (size_t)d.w * d.h;
+    float *planef = NULL;
+    uint16_t *planeh = NULL;
+    bool plain = d.fp && !d.int_in_fp && d.bs.bypass && d.bn.bypass && d.ew.bypass && out &&
+                 !to_ppu && !d.tp &&
+                 (d.out_p == NPU_PRECISION_FP32 || d.out_p == NPU_PRECISION_FP16);
+    if (plain && d.out_p == NPU_PRECISION_FP16) {
+        planef = malloc(plane_n * sizeof(float));
+        planeh = malloc(plane_n * sizeof(uint16_t));
+        plain = planef && planeh; /* else element by element */
+    }
     for (uint32_t c = 0; c < d.c; c++) {
         bool pad_ch = c >= d.c_real;
         uint64_t c_base = out_offset(&d, c, 0, 0, obytes);
+        if (plain && !pad_ch) {
+            const float *sf = src->f + (size_t)c * plane_n;
+            if (d.out_p == NPU_PRECISION_FP32) {
+                for (uint32_t y = 0; y < d.h; y++) {
+                    uint8_t *row = out + c_base + y * line_bytes;
+                    const float *srow = sf + (size_t)y * d.w;
+                    for (uint32_t xx = 0; xx < d.w; xx++) {
+                        float f = (float)out_cvt_f(&ocf, (double)srow[xx]);
+                        memcpy(row + (uint64_t)xx * 16, &f, 4);
+                    }
+                }
+            } else {
+                for (size_t i = 0; i < plane_n; i++)
+                    planef[i] = (float)out_cvt_f(&ocf, (double)sf[i]);
+                npu_fp32_to_fp16_n(planeh, planef, plane_n);
+                for (uint32_t y = 0; y < d.h; y++) {
+                    uint8_t *row = out + c_base + y * line_bytes;
+                    const uint16_t *hrow = planeh + (size_t)y * d.w;
+                    for (uint32_t xx = 0; xx < d.w; xx++)
+                        memcpy(row + (uint64_t)xx * 16, hrow + xx, 2);
+                }
+            }
+            continue;
+        }
         for (uint32_t y = 0; y < d.h; y++)
             for (uint32_t xx = 0; xx < d.w; xx++) {
                 size_t o = ((size_t)c * d.h + y) * d.w + xx;
@@ -1340,6 +1379,8 @@ sim_dpu_run(struct sim_exec *x, const struct sim_cube *in, bool to_ppu, bool to_
                 }
             }
     }
+    free(planef);
+    free(planeh);
     if (to_mem)
         x->rec.output_bytes += (uint64_t)NPU_DIV_ROUND_UP(d.c, 16 / obytes) * d.w * d.h * 16;
     /* A DPU-only task: one 16-byte atom per cycle (the timing model's flying rate). */

@@ -257,6 +257,8 @@ sim_core_free(struct sim_core *core)
     free(core->cbuf.weights);
     free(core->cbuf.data_f);
     free(core->cbuf.data_i);
+    free(core->cbuf.wmemo_src);
+    free(core->cbuf.wmemo_mat);
     free(core);
 }
 

@@ -149,6 +149,14 @@ struct sim_cbuf {
     int32_t *data_i;
     size_t data_n, data_cap;
     uint32_t weights_task, data_task; /* descriptor index of the task that loaded them */
+    /* Host-side memo of the last weight unpack (no hardware state): the packed bytes and
+     * geometry it was made from, and the row-major matrix load_weights made of them. A
+     * later task with equal key and bytes takes the matrix as is (same bits). */
+    uint32_t wmemo_key[8];
+    uint8_t *wmemo_src;
+    void *wmemo_mat; /* float (fp16) or int32_t elements */
+    size_t wmemo_src_cap, wmemo_mat_cap;
+    bool wmemo_valid;
 };
 
 struct sim_core {
