@@ -63,7 +63,7 @@ for v in $blasvars; do unset "$v"; done
 echo "host: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs," \
      "load $(load)"
 [ -z "$blasvars" ] || echo "unset for the default environment:" $blasvars
-"$build/tools/npu-info/npu-info" -b sim 2>/dev/null | grep '^cpu gemm' || true
+"$build/tools/npu-info/npu-info" -b sim 2>/dev/null | grep -E '^cpu (gemm|const B)' || true
 
 # ---- ONNX Runtime -------------------------------------------------------------------------
 # shellcheck source=scripts/ort-env.sh

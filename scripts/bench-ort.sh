@@ -126,7 +126,7 @@ echo "ONNX Runtime: onnxruntime-node ${ortv:-?} from $ort"
 blasvars=$(env | sed -n 's/^\(\(OPENBLAS\|GOTO\|OMP\|BLIS\|MKL\)_[A-Za-z0-9_]*\|NPU_CPU_[A-Za-z0-9_]*\)=.*/\1/p')
 for v in $blasvars; do unset "$v"; done
 [ -z "$blasvars" ] || echo "unset for the default environment:" $blasvars
-"$build/tools/npu-info/npu-info" -b sim 2>/dev/null | grep '^cpu gemm' || true
+"$build/tools/npu-info/npu-info" -b sim 2>/dev/null | grep -E '^cpu (gemm|const B)' || true
 for t in $threads; do
   printf '\n%-24s %8s %12s %12s %10s' model threads "ours (ms)" "ORT (ms)" "ORT/ours"
   [ "$t" = 1 ] && printf ' %12s %12s %10s' "ours CPU" "ORT CPU" "CPU ratio"

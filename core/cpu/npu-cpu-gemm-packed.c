@@ -22,8 +22,10 @@
  */
 #include "npu-cpu-gemm-packed.h"
 #include "npu-cpu-conv-direct.h"
+#include "npu/npu-cpu.h"
 
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -446,4 +448,38 @@ cpu_mm_prepare(enum npu_op op, const struct npu_attrs *attrs, const struct npu_t
     p->mm = pk;
     *out = p;
     return NPU_OK;
+}
+
+/* What npu-info reports for fp32 products with a constant B (most model MatMuls / Gemms):
+ * this file's kernels, whatever the unpacked GEMM path says, unless packing is off. */
+static char const_path[256];
+static pthread_once_t const_path_once = PTHREAD_ONCE_INIT;
+
+static void
+const_path_decide(void)
+{
+    pthread_once(&budget_once, budget_init);
+    const char *e = getenv("NPU_CPU_PACK_MB");
+    const bool set = e && *e;
+    if (!budget_max) {
+        snprintf(const_path, sizeof(const_path),
+                 "not packed (NPU_CPU_PACK_MB=0): they run the fp32 GEMM path above");
+        return;
+    }
+    bool wide = false;
+#ifdef PK_HAVE_WIDE
+    wide = wide_ok();
+#endif
+    snprintf(const_path, sizeof(const_path),
+             "B packed once per model into 48-column panels (up to %zu MiB%s); up to %d rows: "
+             "own streaming kernel; more rows: %s",
+             budget_max >> 20, set ? ", NPU_CPU_PACK_MB" : ", an eighth of the memory", PK_SMALL,
+             wide ? "own AVX-512 8x48 tile" : "the fp32 GEMM path above (no AVX-512)");
+}
+
+const char *
+npu_cpu_gemm_const_path(void)
+{
+    pthread_once(&const_path_once, const_path_decide);
+    return const_path;
 }

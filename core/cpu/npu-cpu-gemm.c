@@ -327,6 +327,11 @@ path_decide(void)
             snprintf(path_why, sizeof(path_why), "OpenBLAS core '%s' (CPU: %s)",
                      core ? core : "unknown", isa_name(cpu));
     }
+    if (force && force[0] && strcmp(force, "own") && strcmp(force, "openblas")) {
+        size_t n = strlen(path_why);
+        snprintf(path_why + n, sizeof(path_why) - n,
+                 " (NPU_CPU_GEMM=%.32s ignored: not 'own' or 'openblas')", force);
+    }
     if (path_own)
         snprintf(path_name, sizeof(path_name), "own %s", own);
     else

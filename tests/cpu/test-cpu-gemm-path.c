@@ -6,7 +6,9 @@
  * OPENBLAS_CORETYPE=Prescott, which makes OpenBLAS load its SSE3 kernels as it does on a CPU
  * it does not know - that an AVX2 or AVX-512 CPU then runs our own micro-kernels. Either
  * way a 67x300x45 product through npu_cpu_run agrees with a double-precision loop. Also that
- * the int8 path's name shows NPU_CPU_QGEMM when it is set, honoured or not.
+ * the int8 path's name shows NPU_CPU_QGEMM when it is set, honoured or not, that an unknown
+ * NPU_CPU_GEMM value is said to be ignored, and that the constant-B line names the packed
+ * kernels or says packing is off (NPU_CPU_PACK_MB=0).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -55,6 +57,32 @@ test_path(void)
         CHECK(!strncmp(path, "own ", 4));
         CHECK(strstr(why, "Prescott") != NULL);
     }
+    /* a value it does not know is said to be ignored, not dropped without a word */
+    if (force && *force && strcmp(force, "own") && strcmp(force, "openblas"))
+        CHECK(strstr(why, "ignored") != NULL);
+}
+
+/* npu-info's line for products with a constant B (packed once per model): names the packed
+ * kernels, or says packing is off (meson runs this with NPU_CPU_PACK_MB=0 too) */
+static void
+test_const_path(void)
+{
+    const char *p = npu_cpu_gemm_const_path();
+    CHECK(p && *p);
+    printf("constant-B path: %s\n", p ? p : "?");
+    if (!p)
+        return;
+    const char *e = getenv("NPU_CPU_PACK_MB");
+    if (e && !strcmp(e, "0")) {
+        CHECK(!strncmp(p, "not packed", 10));
+        return;
+    }
+    CHECK(strstr(p, "packed once per model") != NULL);
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f"))
+        CHECK(strstr(p, "AVX-512 8x48") != NULL);
+#endif
 }
 
 /* the int8 line of npu-info names NPU_CPU_QGEMM whenever it is set: honoured or ignored
@@ -103,6 +131,7 @@ main(void)
     tctx_init();
     test_core_table();
     test_path();
+    test_const_path();
     test_int8_path();
     test_product();
     CHECK_EQ_INT(0, t_thread_mismatches);

@@ -83,6 +83,7 @@ main(int argc, char **argv)
     const char *why = NULL;
     const char *gemm = npu_cpu_gemm_path(&why);
     printf("cpu gemm:     %s: %s\n", gemm, why);
+    printf("cpu const B:  %s\n", npu_cpu_gemm_const_path());
     printf("cpu int8:     %s\n", npu_cpu_int8_path());
     npu_device_close(dev);
     return 0;

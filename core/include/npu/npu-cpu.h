@@ -66,6 +66,10 @@ enum npu_status npu_cpu_run_prep(struct npu_cpu_ctx *ctx, const struct npu_cpu_p
  * "own AVX-512 6x32 micro-kernel", ...) and, in *why if not NULL, the reason it was chosen
  * (e.g. OpenBLAS running generic kernels on a CPU it does not know). Decided once. */
 const char *npu_cpu_gemm_path(const char **why);
+/* fp32 MatMul / Gemm with a constant B (most model products) is packed once per model and
+ * runs its own kernels, whatever npu_cpu_gemm_path says; this names them (or says packing
+ * is off, NPU_CPU_PACK_MB=0). Decided once. */
+const char *npu_cpu_gemm_const_path(void);
 /* The int8 product kernel (MatMulInteger, QLinearMatMul, QLinearConv) on this machine:
  * "AVX-512 VNNI (vpdpbusd)", "AVX2 (vpmaddwd)", "NEON sdot" or "portable C" by the CPU's
  * features, or the reference loops under NPU_CPU_QGEMM=ref. Decided once. */
