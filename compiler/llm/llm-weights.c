@@ -353,8 +353,10 @@ load(struct llm_checkpoint *ck, struct llm_weights *w, bool check_only)
     return NPU_OK;
 }
 
-void
-llm_weights_free(const struct llm_config *c, struct llm_weights *w)
+/* fn on every array the weights own: the layers' and the top-level ones (NULL included) */
+static void
+each_array(const struct llm_config *c, struct llm_weights *w,
+           void (*fn)(float *p, struct npu_graph *g), struct npu_graph *g)
 {
     if (w->layers)
         for (int l = 0; l < c->n_layers; l++) {
@@ -363,14 +365,33 @@ llm_weights_free(const struct llm_config *c, struct llm_weights *w)
                             L->wv,    L->wo,    L->bq,     L->bk,     L->bv,    L->bo,
                             L->w_up,  L->b_up,  L->w_gate, L->w_down, L->b_down};
             for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-                free(all[i]);
+                fn(all[i], g);
         }
+    float *top[] = {w->embed, w->pos, w->lnf_w, w->lnf_b, w->head};
+    for (size_t i = 0; i < sizeof(top) / sizeof(top[0]); i++)
+        fn(top[i], g);
+}
+
+static void
+drop_array(float *p, struct npu_graph *g)
+{
+    (void)g;
+    free(p);
+}
+
+/* the graph takes the array (freed with it); freed here if it cannot */
+static void
+give_array(float *p, struct npu_graph *g)
+{
+    if (npu_graph_adopt_malloc(g, p))
+        free(p);
+}
+
+void
+llm_weights_free(const struct llm_config *c, struct llm_weights *w)
+{
+    each_array(c, w, drop_array, NULL);
     free(w->layers);
-    free(w->embed);
-    free(w->pos);
-    free(w->lnf_w);
-    free(w->lnf_b);
-    free(w->head);
     memset(w, 0, sizeof(*w));
 }
 
@@ -379,20 +400,7 @@ llm_weights_give(const struct llm_config *c, struct llm_weights *w, struct npu_g
 {
     const struct llm_quant *q = w->quant;
     const int hs = w->head_split;
-    if (w->layers)
-        for (int l = 0; l < c->n_layers; l++) {
-            struct llm_layer_w *L = &w->layers[l];
-            float *all[] = {L->ln1_w, L->ln1_b, L->ln2_w,  L->ln2_b,  L->wq,    L->wk,
-                            L->wv,    L->wo,    L->bq,     L->bk,     L->bv,    L->bo,
-                            L->w_up,  L->b_up,  L->w_gate, L->w_down, L->b_down};
-            for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-                if (npu_graph_adopt_malloc(g, all[i]))
-                    free(all[i]);
-        }
-    float *top[] = {w->embed, w->pos, w->lnf_w, w->lnf_b, w->head};
-    for (size_t i = 0; i < sizeof(top) / sizeof(top[0]); i++)
-        if (npu_graph_adopt_malloc(g, top[i]))
-            free(top[i]);
+    each_array(c, w, give_array, g);
     free(w->layers);
     memset(w, 0, sizeof(*w));
     w->quant = q;
