@@ -1393,6 +1393,21 @@ cpu_conv_direct(struct npu_cpu_ctx *ctx, const struct cpu_cd_args *a)
 /* ---- prepare (npu-cpu.h) ------------------------------------------------------------------------
  */
 
+struct npu_cpu_prep *
+cpu_prep_new(enum npu_op op, const struct npu_tensor *w)
+{
+    struct npu_cpu_prep *p = calloc(1, sizeof(*p));
+    if (!p) {
+        npu_err(CPU_LOG_DOMAIN, "npu_cpu_prepare: out of memory");
+        return NULL;
+    }
+    p->op = op;
+    p->w_data = w->data;
+    p->w_ndim = w->ndim;
+    memcpy(p->w_dims, w->dims, sizeof(int64_t) * (size_t)w->ndim);
+    return p;
+}
+
 enum npu_status
 npu_cpu_prepare(enum npu_op op, const struct npu_attrs *attrs, const struct npu_tensor *const *in,
                 int nin, struct npu_cpu_prep **out)
@@ -1423,15 +1438,9 @@ npu_cpu_prepare(enum npu_op op, const struct npu_attrs *attrs, const struct npu_
     int64_t M = wt->dims[0], K = wt->dims[1] * wt->dims[2] * wt->dims[3];
     if (M < 1 || K < 1 || !cd_shape_ok(wt->dims[2] * wt->dims[3], wt->dims[1], M))
         return NPU_OK;
-    struct npu_cpu_prep *p = calloc(1, sizeof(*p));
-    if (!p) {
-        npu_err(CPU_LOG_DOMAIN, "npu_cpu_prepare: out of memory");
+    struct npu_cpu_prep *p = cpu_prep_new(op, wt);
+    if (!p)
         return NPU_ERR_NOMEM;
-    }
-    p->op = op;
-    p->w_data = wt->data;
-    p->w_ndim = wt->ndim;
-    memcpy(p->w_dims, wt->dims, sizeof(int64_t) * (size_t)wt->ndim);
     p->M = M;
     p->K = K;
     /* a small output plane (estimated from X's shape and the strides: exact for the usual

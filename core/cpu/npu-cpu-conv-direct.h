@@ -38,6 +38,10 @@ struct cpu_cd_args {
         *res; /* [N, M, OH, OW] added before the activation (a fused residual Add), or NULL */
 };
 
+/* A prepared node made from the constant weights w (op, the weights' address and shape set,
+ * the rest zero), or NULL with "out of memory" logged. */
+struct npu_cpu_prep *cpu_prep_new(enum npu_op op, const struct npu_tensor *w);
+
 /* True if the direct path handles this fp32 Conv (and is the faster one for its shape on
  * this CPU). NPU_CPU_CONV=gemm|direct forces the choice where the shape allows it. */
 bool cpu_conv_direct_wanted(const struct cpu_win *w, int64_t C, int64_t M, int64_t G);

@@ -1087,16 +1087,11 @@ cpu_qgemm_prepare(enum npu_op op, const struct npu_attrs *attrs, const struct np
         struct cpu_qa *qa = qa_new(wt->data, wt->dtype == NPU_DTYPE_INT8, M, K);
         if (!qa) /* over the budget (or no memory): converted per call */
             return NPU_OK;
-        struct npu_cpu_prep *p = calloc(1, sizeof(*p));
+        struct npu_cpu_prep *p = cpu_prep_new(op, wt);
         if (!p) {
             cpu_qa_free(qa);
-            npu_err(CPU_LOG_DOMAIN, "npu_cpu_prepare: out of memory");
             return NPU_ERR_NOMEM;
         }
-        p->op = op;
-        p->w_data = wt->data;
-        p->w_ndim = wt->ndim;
-        memcpy(p->w_dims, wt->dims, sizeof(int64_t) * (size_t)wt->ndim);
         p->qa = qa;
         *out = p;
         return NPU_OK;
@@ -1113,16 +1108,11 @@ cpu_qgemm_prepare(enum npu_op op, const struct npu_attrs *attrs, const struct np
     struct cpu_qpack *pk = cpu_qpack_new(b->data, b->dtype == NPU_DTYPE_INT8, N, 1, K, N, true);
     if (!pk) /* over the budget (or no memory): runs packed per call */
         return NPU_OK;
-    struct npu_cpu_prep *p = calloc(1, sizeof(*p));
+    struct npu_cpu_prep *p = cpu_prep_new(op, b);
     if (!p) {
         cpu_qpack_free(pk);
-        npu_err(CPU_LOG_DOMAIN, "npu_cpu_prepare: out of memory");
         return NPU_ERR_NOMEM;
     }
-    p->op = op;
-    p->w_data = b->data;
-    p->w_ndim = b->ndim;
-    memcpy(p->w_dims, b->dims, sizeof(int64_t) * (size_t)b->ndim);
     p->qp = pk;
     *out = p;
     return NPU_OK;
