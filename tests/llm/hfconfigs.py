@@ -156,6 +156,9 @@ VARIANTS = {
     # wide model
     "head-dim-32": _variant("tinyllama-1.1b-chat", num_attention_heads=4,
                             num_key_value_heads=2, hidden_size=64, head_dim=32),
+    # ... and a hidden size the heads do not divide (60 wide, 4 heads of 16)
+    "head-dim-16-of-60": _variant("tinyllama-1.1b-chat", num_attention_heads=4,
+                                  num_key_value_heads=2, hidden_size=60, head_dim=16),
 }
 
 # the seeds whose greedy ids vary, never reach an EOS in the vocabulary and keep each step's
@@ -172,6 +175,7 @@ SEEDS = {
     "llama3-rope": 6,
     "linear-rope": 3,
     "head-dim-32": 0,
+    "head-dim-16-of-60": 1,
 }
 
 
