@@ -182,7 +182,7 @@ def check_refusals(gen, tmp):
         folder = os.path.join(tmp, f"bad{i}")
         save(folder, "llama-3.2-1b", spec, c, p, gen=None)
         r = run(gen, folder, "cpu", 1)
-        if r.returncode == 0 or msg not in r.stderr:
+        if r.returncode == 0 or msg not in r.stderr or "Sanitizer" in r.stderr:
             print(f"FAIL refusal {what}: exit {r.returncode}, want {msg!r} in\n{r.stderr}")
             fails += 1
         else:
