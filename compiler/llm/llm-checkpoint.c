@@ -2,9 +2,11 @@
 /*
  * llm-checkpoint.c: a Hugging Face checkpoint folder: config.json (the
  * architecture and its dimensions; every key must be one this loader
- * understands or knows to be harmless, so a feature we lack - rope_scaling,
- * sliding windows, cross attention - is an error naming it, not a silent
- * wrong answer) and the safetensors files, mapped read-only (one
+ * understands or knows to be harmless, so a feature we lack - yarn or dynamic
+ * RoPE scaling, sliding windows, cross attention - is an error naming it, not a
+ * silent wrong answer; rope_scaling "linear" and "llama3" are taken, with
+ * llm_rope_inv_freq; eos_token_id may be a list, and generation_config.json's
+ * replaces it) and the safetensors files, mapped read-only (one
  * model.safetensors, or the shards model.safetensors.index.json lists). A
  * hub cache folder (models--org--name with refs/main and snapshots/) is
  * followed to its snapshot; the snapshot's symlinks into blobs/ are opened
