@@ -2,9 +2,11 @@
 /*
  * llm-checkpoint.c: a Hugging Face checkpoint folder: config.json (the
  * architecture and its dimensions; every key must be one this loader
- * understands or knows to be harmless, so a feature we lack - rope_scaling,
- * sliding windows, cross attention - is an error naming it, not a silent
- * wrong answer) and the safetensors files, mapped read-only (one
+ * understands or knows to be harmless, so a feature we lack - yarn or dynamic
+ * RoPE scaling, sliding windows, cross attention - is an error naming it, not a
+ * silent wrong answer; rope_scaling "linear" and "llama3" are taken, with
+ * llm_rope_inv_freq; eos_token_id may be a list, and generation_config.json's
+ * replaces it) and the safetensors files, mapped read-only (one
  * model.safetensors, or the shards model.safetensors.index.json lists). A
  * hub cache folder (models--org--name with refs/main and snapshots/) is
  * followed to its snapshot; the snapshot's symlinks into blobs/ are opened
@@ -17,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +115,8 @@ static const char *const harmless_keys[] = {"_name_or_path",
                                             "layer_types",
                                             "dtype",
                                             "is_llama_config", /* SmolLM2's (nanotron export) */
+                                            "_num_labels",     /* distilgpt2's */
+                                            "gradient_checkpointing",
                                             NULL};
 
 struct key_rule {
@@ -219,6 +224,154 @@ get_string_is(const struct npu_json *cfg, const char *key, const char *const *al
             v->type == NPU_JSON_STRING ? "'" : "", allowed[0], allowed[1] ? ", " : "",
             allowed[1] ? allowed[1] : "");
     return false;
+}
+
+/* eos_token_id: null, one id or a list of ids (Llama-3: [128001, 128008, 128009]); each
+ * stops generation. */
+static enum npu_status
+parse_eos(const struct npu_json *e, struct llm_config *c, const char *path)
+{
+    c->n_eos = 0;
+    if (!e || e->type == NPU_JSON_NULL)
+        return NPU_OK;
+    const struct npu_json *one = e;
+    size_t n = 1;
+    if (e->type == NPU_JSON_ARRAY) {
+        one = e->items;
+        n = e->len;
+    }
+    if (n > sizeof(c->eos) / sizeof(c->eos[0])) {
+        npu_err(DOM, "%s: 'eos_token_id' lists %zu ids: at most %zu are supported", path, n,
+                sizeof(c->eos) / sizeof(c->eos[0]));
+        return NPU_ERR_UNSUPPORTED;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (one[i].type != NPU_JSON_NUMBER || !one[i].is_int || one[i].i < 0 ||
+            one[i].i > INT32_MAX) {
+            npu_err(DOM, "%s: 'eos_token_id' must be a token id or a list of token ids", path);
+            return NPU_ERR_INVALID;
+        }
+        c->eos[c->n_eos++] = one[i].i;
+    }
+    return NPU_OK;
+}
+
+/* rope_scaling (Hugging Face's modeling_rope_utils): null, or an object whose "rope_type"
+ * (older checkpoints: "type") names the scheme. "default" is plain RoPE; "linear" divides
+ * every inverse frequency by factor; "llama3" (Llama-3.1/3.2) divides those whose wavelength
+ * 2 pi / f exceeds original_max_position_embeddings / low_freq_factor by factor, keeps those
+ * below original_max_position_embeddings / high_freq_factor, and blends between. The schemes
+ * that depend on the sequence length or scale the attention (dynamic, yarn, longrope, ...)
+ * are refused by name, as is any key a scheme does not have. */
+static enum npu_status
+parse_rope_scaling(const struct npu_json *rs, struct llm_config *c, const char *path)
+{
+    c->rope_scaling = LLM_ROPE_DEFAULT;
+    if (!rs || rs->type == NPU_JSON_NULL)
+        return NPU_OK;
+    if (rs->type != NPU_JSON_OBJECT) {
+        npu_err(DOM, "%s: config key 'rope_scaling' must be null or an object", path);
+        return NPU_ERR_INVALID;
+    }
+    const struct npu_json *t = npu_json_get(rs, "rope_type");
+    if (!t)
+        t = npu_json_get(rs, "type");
+    if (!t || t->type != NPU_JSON_STRING) {
+        npu_err(DOM, "%s: rope_scaling has no 'rope_type' (or 'type') string", path);
+        return NPU_ERR_INVALID;
+    }
+    static const char *const keys_default[] = {NULL};
+    static const char *const keys_linear[] = {"factor", NULL};
+    static const char *const keys_llama3[] = {"factor", "low_freq_factor", "high_freq_factor",
+                                              "original_max_position_embeddings", NULL};
+    const char *const *keys;
+    if (!strcmp(t->str, "default")) {
+        keys = keys_default;
+    } else if (!strcmp(t->str, "linear")) {
+        c->rope_scaling = LLM_ROPE_LINEAR;
+        keys = keys_linear;
+    } else if (!strcmp(t->str, "llama3")) {
+        c->rope_scaling = LLM_ROPE_LLAMA3;
+        keys = keys_llama3;
+    } else {
+        npu_err(DOM,
+                "%s: rope_scaling type '%s' is not supported (supported: default, linear, "
+                "llama3)",
+                path, t->str);
+        return NPU_ERR_UNSUPPORTED;
+    }
+    /* every key is the type's or one of its own parameters */
+    for (size_t i = 0; i < rs->len; i++) {
+        const char *k = rs->keys[i];
+        bool ok = !strcmp(k, "rope_type") || !strcmp(k, "type");
+        for (int q = 0; keys[q] && !ok; q++)
+            ok = !strcmp(k, keys[q]);
+        if (!ok) {
+            npu_err(DOM,
+                    "%s: rope_scaling key '%s' is not one of rope_type '%s' (not understood "
+                    "by this loader)",
+                    path, k, t->str);
+            return NPU_ERR_UNSUPPORTED;
+        }
+    }
+    double v[3] = {1, 1, 1};
+    for (int q = 0; q < 3 && keys[q]; q++) {
+        const struct npu_json *x = npu_json_get(rs, keys[q]);
+        if (!x || x->type != NPU_JSON_NUMBER || !(x->num > 0) || x->num > 1e9) {
+            npu_err(DOM, "%s: rope_scaling '%s' needs '%s', a positive number", path, t->str,
+                    keys[q]);
+            return NPU_ERR_INVALID;
+        }
+        v[q] = x->num;
+    }
+    c->rope_factor = v[0];
+    c->rope_low_freq_factor = v[1];
+    c->rope_high_freq_factor = v[2];
+    if (c->rope_scaling == LLM_ROPE_LLAMA3) {
+        const struct npu_json *x = npu_json_get(rs, "original_max_position_embeddings");
+        if (!x || x->type != NPU_JSON_NUMBER || !x->is_int || x->i < 1 || x->i > (1 << 30)) {
+            npu_err(DOM,
+                    "%s: rope_scaling 'llama3' needs 'original_max_position_embeddings', a "
+                    "positive integer",
+                    path);
+            return NPU_ERR_INVALID;
+        }
+        c->rope_orig_max_pos = (int)x->i;
+        if (!(v[2] > v[1])) {
+            npu_err(DOM,
+                    "%s: rope_scaling 'llama3' needs high_freq_factor (%g) > low_freq_factor (%g)",
+                    path, v[2], v[1]);
+            return NPU_ERR_INVALID;
+        }
+    }
+    return NPU_OK;
+}
+
+double
+llm_rope_inv_freq(const struct llm_config *c, int j)
+{
+    const double pi = 3.14159265358979323846;
+    double f = 1.0 / pow((double)c->rope_theta, (double)(2 * j) / (double)c->head_dim);
+    if (c->rope_scaling == LLM_ROPE_LINEAR)
+        return f / c->rope_factor;
+    if (c->rope_scaling != LLM_ROPE_LLAMA3)
+        return f;
+    /* wavelengths against the original context: long (low frequency) / factor, short kept,
+     * in between blended by where old_context / wavelength lies between the two factors */
+    double old = c->rope_orig_max_pos, wl = 2 * pi / f;
+    double lo = c->rope_low_freq_factor, hi = c->rope_high_freq_factor;
+    if (wl > old / lo)
+        return f / c->rope_factor;
+    if (wl < old / hi)
+        return f;
+    double smooth = (old / wl - lo) / (hi - lo);
+    return (1 - smooth) * f / c->rope_factor + smooth * f;
+}
+
+double
+llm_rope_angle(const struct llm_config *c, int pos, int j)
+{
+    return (double)pos * llm_rope_inv_freq(c, j);
 }
 
 static enum npu_status
@@ -337,13 +490,9 @@ parse_config(const char *path, struct llm_config *c)
         static const char *const silu[] = {"silu", NULL};
         if (!get_string_is(j, "hidden_act", silu, path))
             goto out;
-        const struct npu_json *rs = npu_json_get(j, "rope_scaling");
-        if (rs && rs->type != NPU_JSON_NULL) {
-            npu_err(DOM, "%s: config key 'rope_scaling' is set: scaled RoPE is not supported",
-                    path);
-            st = NPU_ERR_UNSUPPORTED;
+        if ((st = parse_rope_scaling(npu_json_get(j, "rope_scaling"), c, path)))
             goto out;
-        }
+        st = NPU_ERR_INVALID;
         bool b[4] = {false, false, false, false};
         if (!get_bool(j, "attention_bias", &b[0], path) || !get_bool(j, "mlp_bias", &b[1], path) ||
             !get_bool(j, "use_sliding_window", &b[2], path) ||
@@ -361,24 +510,23 @@ parse_config(const char *path, struct llm_config *c)
                 goto out;
             }
     }
+    /* head_dim: LlamaConfig's and Qwen2Config's default hidden / heads; an explicit one
+     * (Llama-3.2 ships it) may differ: q, k, v and o are then heads x head_dim wide */
     c->head_dim = c->hidden / c->n_heads;
+    const struct npu_json *hdj = npu_json_get(j, "head_dim");
+    bool explicit_hd = c->arch != LLM_ARCH_GPT2 && hdj && hdj->type != NPU_JSON_NULL;
     if (c->arch != LLM_ARCH_GPT2 && !get_int(j, "head_dim", 1, 4096, false, &c->head_dim, path))
         goto out;
-    if (c->hidden % c->n_heads || c->n_heads % c->n_kv_heads ||
+    if ((!explicit_hd && c->hidden % c->n_heads) || c->n_heads % c->n_kv_heads ||
         (c->arch == LLM_ARCH_GPT2 && c->head_dim * c->n_heads != c->hidden) ||
         (c->arch != LLM_ARCH_GPT2 && c->head_dim % 2)) {
         npu_err(DOM, "%s: inconsistent heads: hidden %d, heads %d, key/value heads %d, head dim %d",
                 path, c->hidden, c->n_heads, c->n_kv_heads, c->head_dim);
         goto out;
     }
-    const struct npu_json *e = npu_json_get(j, "eos_token_id");
-    if (e && e->type == NPU_JSON_NUMBER && e->is_int)
-        c->eos[c->n_eos++] = e->i;
-    else if (e && e->type == NPU_JSON_ARRAY)
-        for (size_t i = 0; i < e->len && c->n_eos < 8; i++)
-            if (e->items[i].type == NPU_JSON_NUMBER && e->items[i].is_int)
-                c->eos[c->n_eos++] = e->items[i].i;
-    st = NPU_OK;
+    if ((st = parse_eos(npu_json_get(j, "eos_token_id"), c, path)))
+        goto out;
+    snprintf(c->eos_source, sizeof(c->eos_source), "config.json");
 out:
     npu_json_free(doc);
     return st;
@@ -587,6 +735,24 @@ llm_checkpoint_open(const char *dir_in, struct llm_checkpoint *ck)
     }
     if ((st = parse_config(p, &ck->cfg)))
         return st;
+    /* generation_config.json's eos_token_id replaces config.json's (Hugging Face's
+     * generate() reads that file when the folder has it) */
+    snprintf(p, sizeof(p), "%s/generation_config.json", dir);
+    if (exists(p)) {
+        struct npu_json_doc *gdoc = read_json(p);
+        if (!gdoc)
+            return NPU_ERR_CORRUPT;
+        const struct npu_json *gj = npu_json_root(gdoc), *ge = npu_json_get(gj, "eos_token_id");
+        if (gj->type != NPU_JSON_OBJECT) {
+            npu_err(DOM, "%s: not a JSON object", p);
+            st = NPU_ERR_CORRUPT;
+        } else if (ge && !(st = parse_eos(ge, &ck->cfg, p))) {
+            snprintf(ck->cfg.eos_source, sizeof(ck->cfg.eos_source), "generation_config.json");
+        }
+        npu_json_free(gdoc);
+        if (st)
+            return st;
+    }
     snprintf(p, sizeof(p), "%s/model.safetensors", dir);
     if (exists(p)) {
         if ((st = add_file(ck, p)))

@@ -24,7 +24,23 @@ struct llm_config {
     bool tied;
     int64_t eos[8];
     int n_eos;
+    /* where eos came from: "config.json", or "generation_config.json" (whose eos_token_id
+     * Hugging Face's generate() uses when the file is there) */
+    char eos_source[24]; /* a char array: the compile cache's key hashes this struct */
+    /* config.json's rope_scaling (Hugging Face's modeling_rope_utils): none ("default"),
+     * "linear" (every inverse frequency / factor) or "llama3" (Llama-3.1/3.2: by wavelength,
+     * long ones / factor, short ones kept, a smooth blend between); llm_rope_inv_freq */
+    enum llm_rope_scaling { LLM_ROPE_DEFAULT, LLM_ROPE_LINEAR, LLM_ROPE_LLAMA3 } rope_scaling;
+    double rope_factor, rope_low_freq_factor, rope_high_freq_factor;
+    int rope_orig_max_pos;
 };
+
+/* RoPE's inverse frequency j (0 <= j < head_dim / 2) of c: 1 / theta^(2j / head_dim), then
+ * rope_scaling's rescaling. The cos / sin tables are inputs of the graphs (npu-llm.c, the
+ * calibration in llm-quant.c), so the graph does not depend on it. */
+double llm_rope_inv_freq(const struct llm_config *c, int j);
+/* The RoPE angle of position pos and frequency j: pos * llm_rope_inv_freq(c, j). */
+double llm_rope_angle(const struct llm_config *c, int pos, int j);
 
 enum llm_st_dtype { LLM_ST_F32, LLM_ST_F16, LLM_ST_BF16 };
 

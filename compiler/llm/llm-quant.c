@@ -425,7 +425,7 @@ llm_quant_calibrate(const struct llm_config *c, const struct llm_weights *w, con
         tok[i] = i < n ? ids[i] : (int64_t)(mix(&rng) % (uint64_t)c->vocab);
         pos[i] = i;
         for (int j = 0; j < hd / 2; j++) {
-            double f = (double)i / pow((double)c->rope_theta, (double)(2 * j) / (double)hd);
+            double f = llm_rope_angle(c, i, j);
             cs[i * hd + j] = cs[i * hd + j + hd / 2] = (float)cos(f);
             sn[i * hd + j] = sn[i * hd + j + hd / 2] = (float)sin(f);
         }

@@ -874,6 +874,7 @@ npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm
     i->max_context = C;
     i->n_eos = c->n_eos;
     memcpy(i->eos_ids, c->eos, sizeof(i->eos_ids));
+    i->eos_source = c->eos_source;
     i->weight_bytes = m->ck.bytes;
     /* cache slots: the decode step's keys (slots + the new token, or in place the slots
      * alone) a multiple of 32, so that attention on the NPU needs no key padding (the extra
@@ -894,8 +895,7 @@ npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm
         goto err;
     }
     for (int j = 0; j < c->head_dim / 2; j++)
-        m->inv_freq[j] =
-            (float)(1.0 / pow((double)c->rope_theta, (double)(2 * j) / (double)c->head_dim));
+        m->inv_freq[j] = (float)llm_rope_inv_freq(c, j); /* rope_scaling's too */
     if (m->o.cores < 0 || m->o.cores > 3) {
         npu_err(DOM, "cores: %d is not 0..3", m->o.cores);
         st = NPU_ERR_INVALID;

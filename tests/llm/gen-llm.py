@@ -122,10 +122,16 @@ def gpt2_forward(cfg, p, ids):
 # ---- LLaMA / Qwen2 ------------------------------------------------------------------------
 
 
+def head_dim(cfg):
+    """LlamaConfig / Qwen2Config: an explicit head_dim, else hidden / heads."""
+    return cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
+
+
 def llama_params(cfg, g, scale, qwen):
     D, V, L = cfg["hidden_size"], cfg["vocab_size"], cfg["num_hidden_layers"]
-    H, KVH, F = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["intermediate_size"]
-    hd = D // H
+    H, F = cfg["num_attention_heads"], cfg["intermediate_size"]
+    KVH = cfg.get("num_key_value_heads", H)
+    hd = head_dim(cfg)
     lin = lambda o, i: torch.randn(o, i, generator=g) / math.sqrt(i)  # nn.Linear [out, in]
     p = {"model.embed_tokens.weight": torch.randn(V, D, generator=g) * scale}
     for l in range(L):
@@ -159,12 +165,37 @@ def rotate_half(x):
     return torch.cat((-x[..., h:], x[..., :h]), dim=-1)
 
 
+def rope_inv_freq(cfg, hd):
+    """RoPE's inverse frequencies in fp32 with config.json's rope_scaling, following Hugging
+    Face's modeling_rope_utils: "linear" divides them all by factor; "llama3" (Llama-3.1 /
+    3.2) divides those whose wavelength 2 pi / f is longer than old_context / low_freq_factor
+    by factor, keeps those shorter than old_context / high_freq_factor, and in between blends
+    f / factor and f by s = (old_context / wavelength - low) / (high - low)."""
+    inv = 1.0 / (cfg["rope_theta"] ** (torch.arange(0, hd, 2).float() / hd))
+    rs = cfg.get("rope_scaling") or {}
+    kind = rs.get("rope_type", rs.get("type", "default"))
+    if kind == "linear":
+        return inv / rs["factor"]
+    if kind == "llama3":
+        f, lo, hi = rs["factor"], rs["low_freq_factor"], rs["high_freq_factor"]
+        old = rs["original_max_position_embeddings"]
+        wl = 2 * math.pi / inv
+        low_band = wl > old / lo
+        high_band = wl < old / hi
+        s = (old / wl - lo) / (hi - lo)
+        mid = (1 - s) * inv / f + s * inv
+        return torch.where(low_band, inv / f, torch.where(high_band, inv, mid))
+    assert kind == "default", kind
+    return inv
+
+
 def llama_forward(cfg, p, ids):
-    D, L = cfg["hidden_size"], cfg["num_hidden_layers"]
-    H, KVH = cfg["num_attention_heads"], cfg["num_key_value_heads"]
-    hd, S, eps = D // H, len(ids), cfg["rms_norm_eps"]
+    L = cfg["num_hidden_layers"]
+    H = cfg["num_attention_heads"]
+    KVH = cfg.get("num_key_value_heads", H)
+    hd, S, eps = head_dim(cfg), len(ids), cfg["rms_norm_eps"]
     x = p["model.embed_tokens.weight"][torch.tensor(ids)]
-    inv_freq = 1.0 / (cfg["rope_theta"] ** (torch.arange(0, hd, 2).float() / hd))
+    inv_freq = rope_inv_freq(cfg, hd)
     freqs = torch.arange(S).float()[:, None] * inv_freq[None, :]
     emb = torch.cat((freqs, freqs), dim=-1)
     cos, sin = emb.cos(), emb.sin()
@@ -226,16 +257,19 @@ MODELS = {
 PROMPT = [5, 77, 130, 9, 301, 42, 256]
 
 
-def make(name, seed):
-    m = MODELS[name]
+def make(name, seed, spec=None):
+    """MODELS[name] (or SPEC, a dict like MODELS' entries) with weights of SEED: its config,
+    its parameters as the checkpoint holds them (in fp32) and its forward function."""
+    m = spec or MODELS[name]
     g = torch.Generator().manual_seed(seed)
     cfg = m["cfg"]
-    if name == "gpt2":
+    gpt2 = cfg["model_type"] == "gpt2"
+    if gpt2:
         p = gpt2_params(cfg, g, m["scale"])
     else:
-        p = llama_params(cfg, g, m["scale"], name == "qwen2")
+        p = llama_params(cfg, g, m["scale"], cfg["model_type"] == "qwen2")
     p = {k: rounded(v, m["dtype"]) for k, v in p.items()}
-    fwd = gpt2_forward if name == "gpt2" else llama_forward
+    fwd = gpt2_forward if gpt2 else llama_forward
     return cfg, p, fwd
 
 
@@ -271,9 +305,9 @@ def pick_seed(name, tries=100, first=0):
     raise SystemExit(f"gen-llm: no seed of {tries} gives a usable {name} model")
 
 
-def save_folder(name, folder, cfg, p):
+def save_folder(name, folder, cfg, p, dtype=None):
     os.makedirs(folder, exist_ok=True)
-    dtype = MODELS[name]["dtype"]
+    dtype = dtype or MODELS[name]["dtype"]
     with open(os.path.join(folder, "config.json"), "w") as f:
         json.dump(cfg, f, indent=2)
     if name == "gpt2":

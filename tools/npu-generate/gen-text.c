@@ -12,6 +12,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "npu/npu-tokenizer.h"
 
@@ -22,6 +23,30 @@ struct gen_text_stream {
     int n;
 };
 
+/* The folder the tokenizer files are in: model_dir, or for a hub cache folder
+ * (models--org--name, as the checkpoint loader follows it) its refs/main snapshot. */
+static const char *
+tokenizer_dir(const char *model_dir, char *buf, size_t size)
+{
+    struct stat sb;
+    char ref[256] = "";
+    snprintf(buf, size, "%s/tokenizer.json", model_dir);
+    if (!stat(buf, &sb))
+        return model_dir;
+    snprintf(buf, size, "%s/refs/main", model_dir);
+    FILE *f = fopen(buf, "r");
+    if (f) {
+        if (!fgets(ref, sizeof(ref), f))
+            ref[0] = 0;
+        fclose(f);
+        ref[strcspn(ref, "\r\n")] = 0;
+    }
+    int w = snprintf(buf, size, "%s/snapshots/%s", model_dir, ref);
+    if (!ref[0] || strchr(ref, '/') || w < 0 || (size_t)w >= size || stat(buf, &sb))
+        return model_dir;
+    return buf;
+}
+
 enum npu_status
 gen_text_encode(const char *model_dir, const char *text, int32_t **ids, int *n)
 {
@@ -29,9 +54,10 @@ gen_text_encode(const char *model_dir, const char *text, int32_t **ids, int *n)
     size_t len = 0;
     enum npu_status st;
 
+    char buf[4096];
     *ids = NULL;
     *n = 0;
-    st = npu_tokenizer_load(model_dir, &t);
+    st = npu_tokenizer_load(tokenizer_dir(model_dir, buf, sizeof(buf)), &t);
     if (st != NPU_OK) {
         fprintf(stderr, "npu-generate: --prompt needs the model folder's tokenizer.json "
                         "(or use --prompt-ids)\n");
@@ -52,8 +78,9 @@ gen_text_stream_open(const char *model_dir, FILE *out)
 
     if (!s)
         return NULL;
+    char buf[4096];
     s->out = out;
-    if (npu_tokenizer_load(model_dir, &s->tok) != NPU_OK) {
+    if (npu_tokenizer_load(tokenizer_dir(model_dir, buf, sizeof(buf)), &s->tok) != NPU_OK) {
         s->tok = NULL;
         fprintf(stderr,
                 "npu-generate: no usable tokenizer in %s (above): the output is "

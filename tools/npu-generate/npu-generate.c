@@ -26,7 +26,8 @@ static const char usage[] =
     "                     model.safetensors.index.json) or a hub cache folder (models--org--name)\n"
     "  --prompt TEXT      the prompt as text (the folder's tokenizer.json)\n"
     "  --prompt-ids LIST  the prompt as token ids, comma or space separated\n"
-    "  --max-new-tokens N tokens to make at most (default 32); stops earlier at EOS\n"
+    "  --max-new-tokens N tokens to make at most (default 32); stops earlier at any EOS id\n"
+    "                     (generation_config.json's eos_token_id, else config.json's)\n"
     "  --backend NAME     where the programs run (default auto)\n"
     "  --greedy           argmax (the default)\n"
     "  --temperature T    sample at temperature T (> 0), with --top-k K (0 = off),\n"
@@ -315,6 +316,19 @@ main(int argc, char **argv)
                 "KV cache: %zu bytes (max context %d tokens, fp32)\n",
                 in->architecture, in->n_layers, in->hidden, in->n_heads, in->n_kv_heads, in->vocab,
                 in->backend, in->kv_cache_bytes, in->max_context);
+    if (!quiet) {
+        fprintf(stderr, "end of sequence:");
+        for (int i = 0; i < in->n_eos; i++)
+            fprintf(stderr, " %lld", (long long)in->eos_ids[i]);
+        fprintf(stderr, in->n_eos ? " (%s)\n" : " none (%s)\n",
+                in->eos_source ? in->eos_source : "config.json");
+    }
+    if (!quiet && prompt) {
+        fprintf(stderr, "prompt ids (tokenizer.json, special tokens added):");
+        for (int i = 0; i < n; i++)
+            fprintf(stderr, " %d", ids[i]);
+        fputc('\n', stderr);
+    }
     if (!quiet && !strcmp(in->weights, "w8a8"))
         fprintf(stderr,
                 "weights: w8a8 (int8 per output channel; int8 activations per tensor, "
@@ -384,8 +398,11 @@ main(int argc, char **argv)
                     in->decode_cores, in->decode_split_tasks, in->decode_tasks,
                     in->decode_split_submits, in->decode_submits);
         if (s.stop == NPU_LLM_STOP_EOS)
-            fprintf(stderr, "stopped: end of sequence (token %d) after %d new token(s)\n",
-                    r.got[r.n_got - 1], s.new_tokens);
+            fprintf(stderr,
+                    "stopped: end of sequence (token %d, %s's eos_token_id) after %d new "
+                    "token(s)\n",
+                    r.got[r.n_got - 1], in->eos_source ? in->eos_source : "config.json",
+                    s.new_tokens);
         else
             fprintf(stderr, "stopped: limit of %d new token(s) reached\n", (int)max_new);
     }

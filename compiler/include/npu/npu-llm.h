@@ -102,6 +102,9 @@ struct npu_llm_info {
     /* 1: the decode step holds V as [slots, kv heads x head dim], which its NPU attention
      * reads in place (no copy of V per step); 0: [kv heads, slots, head dim]. */
     int decode_v_slots;
+    /* Where eos_ids came from: "config.json", or "generation_config.json" (its eos_token_id
+     * replaces config.json's, as in Hugging Face's generate()). */
+    const char *eos_source;
 };
 
 struct npu_llm_sampling {

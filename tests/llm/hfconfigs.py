@@ -1,0 +1,186 @@
+# SPDX-License-Identifier: MIT
+# The config.json (and generation_config.json) files of the small language models people run
+# on an RK3588 board, as the Hugging Face hub ships them, for test-llm-hf-configs.py: every
+# key as shipped except the size fields (hidden_size / n_embd, num_hidden_layers / n_layer,
+# vocab_size, intermediate_size, and head_dim where it is given), which are shrunk so the
+# test checkpoints stay tiny (2 layers, 512 tokens, 8-wide heads; the head counts as
+# shipped). Token ids (bos / eos) are as shipped, so mostly outside the 512 tokens: such an
+# EOS is never made. Sources: the hub's config.json / generation_config.json of each
+# repository named below (huggingface.co/<repo>/blob/main/...), as of transformers 4.45.
+# Plus variants of them that exercise what the real files only carry at sizes a test cannot
+# afford: RoPE scaling whose bands are hit within 40 positions, a head_dim other than
+# hidden / heads, and EOS lists that the reference's greedy ids reach.
+# Not a test itself: imported by test-llm-hf-configs.py (needs torch through gen-llm.py).
+import copy
+
+# ---- as shipped (size fields shrunk) ------------------------------------------------------
+
+LLAMA32_ROPE = {"factor": 32.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                "original_max_position_embeddings": 8192, "rope_type": "llama3"}
+
+REAL = {
+    # meta-llama/Llama-3.2-1B: 2048 wide, 16 layers, 8192 MLP, 128256 tokens, head_dim 64
+    "llama-3.2-1b": dict(dtype="BF16", scale=0.03, cfg={
+        "architectures": ["LlamaForCausalLM"], "attention_bias": False,
+        "attention_dropout": 0.0, "bos_token_id": 128000, "eos_token_id": 128001,
+        "head_dim": 8, "hidden_act": "silu", "hidden_size": 256, "initializer_range": 0.02,
+        "intermediate_size": 384, "max_position_embeddings": 131072, "mlp_bias": False,
+        "model_type": "llama", "num_attention_heads": 32, "num_hidden_layers": 2,
+        "num_key_value_heads": 8, "pretraining_tp": 1, "rms_norm_eps": 1e-05,
+        "rope_scaling": LLAMA32_ROPE, "rope_theta": 500000.0, "tie_word_embeddings": True,
+        "torch_dtype": "bfloat16", "transformers_version": "4.45.0.dev0", "use_cache": True,
+        "vocab_size": 512}),
+    # meta-llama/Llama-3.2-1B-Instruct: the same, three EOS ids (<|end_of_text|>,
+    # <|eom_id|>, <|eot_id|>) and a generation_config.json with them
+    "llama-3.2-1b-instruct": dict(dtype="BF16", scale=0.03, cfg={
+        "architectures": ["LlamaForCausalLM"], "attention_bias": False,
+        "attention_dropout": 0.0, "bos_token_id": 128000,
+        "eos_token_id": [128001, 128008, 128009], "head_dim": 8, "hidden_act": "silu",
+        "hidden_size": 256, "initializer_range": 0.02, "intermediate_size": 384,
+        "max_position_embeddings": 131072, "mlp_bias": False, "model_type": "llama",
+        "num_attention_heads": 32, "num_hidden_layers": 2, "num_key_value_heads": 8,
+        "pretraining_tp": 1, "rms_norm_eps": 1e-05, "rope_scaling": LLAMA32_ROPE,
+        "rope_theta": 500000.0, "tie_word_embeddings": True, "torch_dtype": "bfloat16",
+        "transformers_version": "4.45.0.dev0", "use_cache": True, "vocab_size": 512},
+        gen={"bos_token_id": 128000, "do_sample": True,
+             "eos_token_id": [128001, 128008, 128009], "temperature": 0.6, "top_p": 0.9,
+             "transformers_version": "4.45.0.dev0"}),
+    # Qwen/Qwen2.5-0.5B: 896 wide, 24 layers, 4864 MLP, 151936 tokens (no head_dim key)
+    "qwen2.5-0.5b": dict(dtype="BF16", scale=0.03, cfg={
+        "architectures": ["Qwen2ForCausalLM"], "attention_dropout": 0.0,
+        "bos_token_id": 151643, "eos_token_id": 151643, "hidden_act": "silu",
+        "hidden_size": 112, "initializer_range": 0.02, "intermediate_size": 256,
+        "max_position_embeddings": 32768, "max_window_layers": 24, "model_type": "qwen2",
+        "num_attention_heads": 14, "num_hidden_layers": 2, "num_key_value_heads": 2,
+        "rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "sliding_window": 32768,
+        "tie_word_embeddings": True, "torch_dtype": "bfloat16",
+        "transformers_version": "4.40.1", "use_cache": True, "use_sliding_window": False,
+        "vocab_size": 512},
+        gen={"bos_token_id": 151643, "do_sample": False, "eos_token_id": 151643,
+             "max_new_tokens": 2048, "transformers_version": "4.37.0"}),
+    # Qwen/Qwen2.5-0.5B-Instruct: EOS <|im_end|> in config.json, generation_config.json adds
+    # <|endoftext|>
+    "qwen2.5-0.5b-instruct": dict(dtype="BF16", scale=0.03, cfg={
+        "architectures": ["Qwen2ForCausalLM"], "attention_dropout": 0.0,
+        "bos_token_id": 151643, "eos_token_id": 151645, "hidden_act": "silu",
+        "hidden_size": 112, "initializer_range": 0.02, "intermediate_size": 256,
+        "max_position_embeddings": 32768, "max_window_layers": 21, "model_type": "qwen2",
+        "num_attention_heads": 14, "num_hidden_layers": 2, "num_key_value_heads": 2,
+        "rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "sliding_window": 32768,
+        "tie_word_embeddings": True, "torch_dtype": "bfloat16",
+        "transformers_version": "4.43.1", "use_cache": True, "use_sliding_window": False,
+        "vocab_size": 512},
+        gen={"bos_token_id": 151643, "pad_token_id": 151643, "do_sample": True,
+             "eos_token_id": [151645, 151643], "repetition_penalty": 1.1, "temperature": 0.7,
+             "top_p": 0.8, "top_k": 20, "transformers_version": "4.37.0"}),
+    # HuggingFaceTB/SmolLM2-135M: 576 wide, 30 layers, 1536 MLP, 49152 tokens
+    "smollm2-135m": dict(dtype="BF16", scale=0.03, cfg={
+        "architectures": ["LlamaForCausalLM"], "attention_bias": False,
+        "attention_dropout": 0.0, "bos_token_id": 0, "eos_token_id": 0, "hidden_act": "silu",
+        "hidden_size": 72, "initializer_range": 0.041666666666666664,
+        "intermediate_size": 192, "is_llama_config": True, "max_position_embeddings": 8192,
+        "model_type": "llama", "num_attention_heads": 9, "num_hidden_layers": 2,
+        "num_key_value_heads": 3, "pretraining_tp": 1, "rms_norm_eps": 1e-05,
+        "rope_interleaved": False, "rope_scaling": None, "rope_theta": 100000,
+        "tie_word_embeddings": True, "torch_dtype": "bfloat16",
+        "transformers_version": "4.40.1", "use_cache": True, "vocab_size": 512},
+        gen={"_from_model_config": True, "bos_token_id": 0, "eos_token_id": 0,
+             "transformers_version": "4.40.1"}),
+    # TinyLlama/TinyLlama-1.1B-Chat-v1.0: 2048 wide, 22 layers, 5632 MLP, 32000 tokens; EOS 2
+    # is inside the shrunk vocabulary (the seed's greedy ids avoid it)
+    "tinyllama-1.1b-chat": dict(dtype="BF16", scale=1.0, cfg={
+        "architectures": ["LlamaForCausalLM"], "attention_bias": False, "bos_token_id": 1,
+        "eos_token_id": 2, "hidden_act": "silu", "hidden_size": 256,
+        "initializer_range": 0.02, "intermediate_size": 352,
+        "max_position_embeddings": 2048, "model_type": "llama", "num_attention_heads": 32,
+        "num_hidden_layers": 2, "num_key_value_heads": 4, "pretraining_tp": 1,
+        "rms_norm_eps": 1e-05, "rope_scaling": None, "rope_theta": 10000.0,
+        "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+        "transformers_version": "4.35.0", "use_cache": True, "vocab_size": 512},
+        gen={"bos_token_id": 1, "eos_token_id": 2, "max_length": 2048, "pad_token_id": 0,
+             "transformers_version": "4.35.0"}),
+    # openai-community/gpt2: 768 wide, 12 layers, 50257 tokens (no torch_dtype key)
+    "gpt2": dict(dtype="F32", scale=0.03, cfg={
+        "activation_function": "gelu_new", "architectures": ["GPT2LMHeadModel"],
+        "attn_pdrop": 0.1, "bos_token_id": 50256, "embd_pdrop": 0.1, "eos_token_id": 50256,
+        "initializer_range": 0.02, "layer_norm_epsilon": 1e-05, "model_type": "gpt2",
+        "n_ctx": 1024, "n_embd": 96, "n_head": 12, "n_layer": 2, "n_positions": 1024,
+        "resid_pdrop": 0.1, "summary_activation": None, "summary_first_dropout": 0.1,
+        "summary_proj_to_labels": True, "summary_type": "cls_index", "summary_use_proj": True,
+        "task_specific_params": {"text-generation": {"do_sample": True, "max_length": 50}},
+        "vocab_size": 512},
+        gen={"_from_model_config": True, "bos_token_id": 50256, "eos_token_id": 50256,
+             "transformers_version": "4.26.0.dev0"}),
+    # distilbert/distilgpt2: 768 wide, 6 layers, 50257 tokens, a one-label head's leftovers
+    "distilgpt2": dict(dtype="F32", scale=0.03, cfg={
+        "_num_labels": 1, "activation_function": "gelu_new",
+        "architectures": ["GPT2LMHeadModel"], "attn_pdrop": 0.1, "bos_token_id": 50256,
+        "embd_pdrop": 0.1, "eos_token_id": 50256, "id2label": {"0": "LABEL_0"},
+        "initializer_range": 0.02, "label2id": {"LABEL_0": 0}, "layer_norm_epsilon": 1e-05,
+        "model_type": "gpt2", "n_ctx": 1024, "n_embd": 96, "n_head": 12, "n_layer": 2,
+        "n_positions": 1024, "resid_pdrop": 0.1, "summary_activation": None,
+        "summary_first_dropout": 0.1, "summary_proj_to_labels": True,
+        "summary_type": "cls_index", "summary_use_proj": True,
+        "task_specific_params": {"text-generation": {"do_sample": True, "max_length": 50}},
+        "vocab_size": 512}),
+}
+
+
+# ---- variants ------------------------------------------------------------------------------
+
+def _variant(base, **changes):
+    spec = copy.deepcopy(REAL[base])
+    for k, v in changes.items():
+        if k == "gen":
+            spec["gen"] = v
+        else:
+            spec["cfg"][k] = v
+    return spec
+
+
+VARIANTS = {
+    # Llama-3.2's llama3 RoPE scaling with bands a 40-token test reaches: head_dim 16 and
+    # theta 10^4 give wavelengths 6.3, 20, 63, ... tokens; against an original context of
+    # 32 (low 1, high 4) the first is kept, the second blended, the rest divided by 8
+    "llama3-rope": _variant("llama-3.2-1b", num_attention_heads=4, num_key_value_heads=2,
+                            hidden_size=64, head_dim=16, rope_theta=10000.0,
+                            rope_scaling={"factor": 8.0, "high_freq_factor": 4.0,
+                                          "low_freq_factor": 1.0,
+                                          "original_max_position_embeddings": 32,
+                                          "rope_type": "llama3"}),
+    # linear scaling under the old key "type" (Llama-2 long-context fine-tunes)
+    "linear-rope": _variant("tinyllama-1.1b-chat", num_attention_heads=4,
+                            num_key_value_heads=2, hidden_size=64,
+                            rope_scaling={"type": "linear", "factor": 4.0}),
+    # an explicit head_dim other than hidden / heads: q, k, v, o 4 x 32 = 128 wide on a 64
+    # wide model
+    "head-dim-32": _variant("tinyllama-1.1b-chat", num_attention_heads=4,
+                            num_key_value_heads=2, hidden_size=64, head_dim=32),
+    # ... and a hidden size the heads do not divide (60 wide, 4 heads of 16)
+    "head-dim-16-of-60": _variant("tinyllama-1.1b-chat", num_attention_heads=4,
+                                  num_key_value_heads=2, hidden_size=60, head_dim=16),
+}
+
+# the seeds whose greedy ids vary, never reach an EOS in the vocabulary and keep each step's
+# top-1 margin clear (gen-llm.py's criterion); test-llm-hf-configs.py --search finds them
+SEEDS = {
+    "llama-3.2-1b": 12,
+    "llama-3.2-1b-instruct": 12,
+    "qwen2.5-0.5b": 4,
+    "qwen2.5-0.5b-instruct": 4,
+    "smollm2-135m": 1,
+    "tinyllama-1.1b-chat": 5,
+    "gpt2": 10,
+    "distilgpt2": 10,
+    "llama3-rope": 6,
+    "linear-rope": 3,
+    "head-dim-32": 0,
+    "head-dim-16-of-60": 1,
+}
+
+
+def specs():
+    """name -> spec (dtype, scale, cfg, gen) of every model of the test."""
+    out = dict(REAL)
+    out.update(VARIANTS)
+    return out
