@@ -43,12 +43,11 @@ struct init {
 };
 
 static struct init inits[NINIT] = {
-    [W0] = {"w0", 2, {D, D}},       [B0] = {"b0", 1, {D}},  [POS] = {"pos", 3, {1, T, D}},
-    [G1] = {"ln1.g", 1, {D}},
-    [BE1] = {"ln1.b", 1, {D}},      [W1] = {"w1", 2, {D, D}}, [B1] = {"b1", 1, {D}},
-    [G2] = {"ln2.g", 1, {D}},       [BE2] = {"ln2.b", 1, {D}}, [W2] = {"w2", 2, {D, D}},
-    [B2] = {"b2", 1, {D}},          [CW] = {"cw", 4, {D, CI, 1, 1}}, [CB] = {"cb", 1, {D}},
-    [TAB] = {"table", 2, {64, 16}}, [MC] = {"mc", 1, {D}},
+    [W0] = {"w0", 2, {D, D}}, [B0] = {"b0", 1, {D}},          [POS] = {"pos", 3, {1, T, D}},
+    [G1] = {"ln1.g", 1, {D}}, [BE1] = {"ln1.b", 1, {D}},      [W1] = {"w1", 2, {D, D}},
+    [B1] = {"b1", 1, {D}},    [G2] = {"ln2.g", 1, {D}},       [BE2] = {"ln2.b", 1, {D}},
+    [W2] = {"w2", 2, {D, D}}, [B2] = {"b2", 1, {D}},          [CW] = {"cw", 4, {D, CI, 1, 1}},
+    [CB] = {"cb", 1, {D}},    [TAB] = {"table", 2, {64, 16}}, [MC] = {"mc", 1, {D}},
 };
 
 static uint32_t rng = 12345;
@@ -71,8 +70,8 @@ make_data(void)
         t->v = malloc(t->n * sizeof(float));
         for (size_t k = 0; k < t->n; k++) {
             float r = rnd();
-            t->v[k] = i == G1 || i == G2 ? 1.0f + r * 0.25f
-                      : i == MC          ? 0.75f + r
+            t->v[k] = i == G1 || i == G2                         ? 1.0f + r * 0.25f
+                      : i == MC                                  ? 0.75f + r
                       : i == W0 || i == W1 || i == W2 || i == CW ? r * 0.125f
                                                                  : r;
         }

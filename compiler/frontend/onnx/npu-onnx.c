@@ -543,7 +543,9 @@ onnx_map_file(const char *path, unsigned char **buf, size_t *len, bool *mapped, 
     struct stat sb;
     if (fd >= 0 && !fstat(fd, &sb) && S_ISREG(sb.st_mode) && sb.st_size > 0 &&
         sb.st_size <= ((off_t)1 << 36)) {
-        void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        /* writable from the start (private: a write copies the page, the file never
+         * changes), so that keeping the borrowed pages needs no mprotect walk over them */
+        void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
         if (m != MAP_FAILED) {
             *fd_out = fd;
             *buf = m;
@@ -586,11 +588,6 @@ keep_borrowed_pages(struct npu_graph *g, unsigned char *buf, size_t len, struct 
             /* the borrowed payloads' pages at once, not one fault-around at a time */
             (void)madvise(buf + lo, hi - lo, MADV_POPULATE_READ);
 #endif
-            if (mprotect(buf + lo, hi - lo, PROT_READ | PROT_WRITE)) {
-                npu_err(DOM, "cannot keep the model mapped: %s", strerror(errno));
-                munmap(buf + lo, len - lo);
-                return NPU_ERR_IO;
-            }
             enum npu_status st = npu_graph_adopt_mapping(g, buf + lo, hi - lo);
             if (st) {
                 munmap(buf + lo, len - lo);
