@@ -46,6 +46,7 @@ conv_dense_weights(const struct conv_src *s)
     float *w = calloc(n ? n : 1, sizeof(float));
     if (!w)
         return NULL;
+    /* the fp32 source, possibly unaligned (borrowed from the model file): npu_f32_at loads */
     const float *wf = s->w && s->w->t.dtype == NPU_DTYPE_FP32 ? npu_value_data(s->w) : NULL;
     if (s->kind != SRC_CONV && wf) {
         /* as below, reading the fp32 source directly (the same arithmetic per element); the
@@ -63,10 +64,10 @@ conv_dense_weights(const struct conv_src *s)
                     const float z = zp[o - o0];
                     if (s->w_trans)
                         for (uint32_t c = c0; c < c1; c++)
-                            dst[c] = s->alpha * wf[(size_t)c * K + o] - z;
+                            dst[c] = s->alpha * npu_f32_at(wf, (int64_t)c * K + o) - z;
                     else
                         for (uint32_t c = c0; c < c1; c++)
-                            dst[c] = s->alpha * wf[(size_t)o * C + c] - z;
+                            dst[c] = s->alpha * npu_f32_at(wf, (int64_t)o * C + c) - z;
                 }
             }
         }
@@ -118,7 +119,7 @@ conv_dense_weights(const struct conv_src *s)
                 float *dst = w + (size_t)o * cg * taps;
                 const float *src = wf + (size_t)(o % k_src) * c_src * taps;
                 for (size_t i = 0; i < (size_t)cg * taps; i++)
-                    dst[i] = (float)(double)src[i];
+                    dst[i] = (float)(double)npu_f32_at(src, (int64_t)i);
             }
             return w;
         }
@@ -312,7 +313,8 @@ out:
  */
 /* tmp[kl * cb + c] = alpha * src[c * ld + kl] - z[kl] for c < n, kl < nk: a transposing
  * gather, 4 x 4 blocks at a time with SSE (the same single-precision multiply and subtract
- * per element as the scalar tail). */
+ * per element as the scalar tail). src may be unaligned (a constant borrowed from the model
+ * file, npu-ir.h): unaligned vector loads, memcpy loads. */
 static void
 gather_t(float *tmp, uint32_t cb, const float *src, size_t ld, uint32_t n, uint32_t nk, float alpha,
          const float *z)
@@ -343,13 +345,13 @@ gather_t(float *tmp, uint32_t cb, const float *src, size_t ld, uint32_t n, uint3
         }
         for (; kl < nk; kl++)
             for (uint32_t q = 0; q < 4; q++)
-                tmp[(size_t)kl * cb + c + q] = alpha * r[q * ld + kl] - z[kl];
+                tmp[(size_t)kl * cb + c + q] = alpha * npu_f32_at(r, q * ld + kl) - z[kl];
     }
 #endif
     for (; c < n; c++) {
         const float *row = src + (size_t)c * ld;
         for (uint32_t kl = 0; kl < nk; kl++)
-            tmp[(size_t)kl * cb + c] = alpha * row[kl] - z[kl];
+            tmp[(size_t)kl * cb + c] = alpha * npu_f32_at(row, kl) - z[kl];
     }
 }
 
@@ -380,7 +382,7 @@ pack_fp16_matrix(const struct conv_src *s, const struct npu_weight_layout *l, ui
                 for (uint32_t kl = 0; kl < kg_n; kl++) {
                     const float *row = wf + (size_t)(ka + kl) * C + ca;
                     for (uint32_t c = 0; c < n; c++)
-                        tmp[(size_t)kl * cb + c] = s->alpha * row[c] - z[kl];
+                        tmp[(size_t)kl * cb + c] = s->alpha * npu_f32_at(row, c) - z[kl];
                 }
             for (uint32_t kl = 0; kl < kg_n; kl++) {
                 size_t e = (size_t)grp * kg * l->c_pad + (size_t)b * cb * kg_n + (size_t)kl * cb_n;

@@ -254,7 +254,9 @@ centred_const(struct npu_graph *g, const struct npu_value *c, int axis, const ch
     for (int k = axis + 1; k < t->ndim; k++)
         inner *= t->dims[k];
     /* a constant only this producer reads, in memory the graph owns, is centred where it
-     * lies (the same arithmetic on the same floats); any other is copied first */
+     * lies (the same arithmetic on the same floats); any other is copied first. In place
+     * it may be unaligned (borrowed from the model file's private mapping, npu-onnx.c):
+     * every access below is an unaligned vector load / store or npu_f32_at / _put */
     float *v = in_place && c->kind == NPU_VALUE_CONST && t->dtype == NPU_DTYPE_FP32 &&
                        c->nusers == 1 && !c->is_output &&
                        npu_graph_owns(g, t->data, (size_t)n * sizeof(float))
@@ -310,7 +312,7 @@ centred_const(struct npu_graph *g, const struct npu_value *c, int axis, const ch
 #endif
             for (; j < d; j++)
                 for (int r = 0; r < 8; r++)
-                    s8[r] += b[r * d + j];
+                    s8[r] += npu_f32_at(b, r * d + j);
             for (int r = 0; r < 8; r++) {
                 s8[r] /= (double)d;
                 float *br = b + r * d;
@@ -326,7 +328,7 @@ centred_const(struct npu_graph *g, const struct npu_value *c, int axis, const ch
                 }
 #endif
                 for (; j < d; j++)
-                    br[j] = (float)(br[j] - s8[r]);
+                    npu_f32_put(br, j, (float)(npu_f32_at(br, j) - s8[r]));
             }
         }
     for (; o < outer; o++) {
@@ -335,12 +337,12 @@ centred_const(struct npu_graph *g, const struct npu_value *c, int axis, const ch
             m[in] = 0;
         for (int64_t j = 0; j < d; j++)
             for (int64_t in = 0; in < inner; in++)
-                m[in] += b[j * inner + in];
+                m[in] += npu_f32_at(b, j * inner + in);
         for (int64_t in = 0; in < inner; in++)
             m[in] /= (double)d;
         for (int64_t j = 0; j < d; j++)
             for (int64_t in = 0; in < inner; in++)
-                b[j * inner + in] = (float)(b[j * inner + in] - m[in]);
+                npu_f32_put(b, j * inner + in, (float)(npu_f32_at(b, j * inner + in) - m[in]));
     }
     free(m);
     struct npu_tensor nt = *t;

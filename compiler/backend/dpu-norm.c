@@ -437,8 +437,8 @@ fold_beta(struct rkd *b, struct npu_node *ln, const float *beta, uint32_t C)
                     _mm_storeu_pd(acc + j + 2, _mm_add_pd(_mm_loadu_pd(acc + j + 2), hi));
                 }
 #endif
-                for (; j < N; j++)
-                    acc[j] += bc * (double)row[j];
+                for (; j < N; j++) /* B may be unaligned (borrowed): memcpy loads */
+                    acc[j] += bc * (double)npu_f32_at(row, j);
             } else
                 for (int64_t j = 0; j < N; j++)
                     acc[j] += bc * npu_value_get_f64(u->in[1], (int64_t)c * N + j);

@@ -389,6 +389,11 @@ exec_plan_build(struct npu_graph *g, unsigned flags, struct exec_plan **out)
     if (!p)
         return NPU_ERR_NOMEM;
     p->g = g;
+    /* the kernels load constants through typed (aligned) pointers: an fp32 constant the
+     * importer borrowed unaligned from the model file is copied here, once */
+    if ((st = npu_graph_align_consts(g)))
+        goto err;
+    st = NPU_ERR_NOMEM;
     int maxid = 0;
     for (int i = 0; i < g->nvalues; i++)
         maxid = NPU_MAX(maxid, g->values[i]->id + 1);

@@ -251,14 +251,19 @@ measure(const struct npu_node *n, int threads)
             continue;
         tin[i] = v->t;
         const void *data = npu_value_data(v);
-        if (!data) {
+        if (!data || !npu_value_data_aligned(v)) {
+            /* made-up contents, or an aligned copy of a constant borrowed unaligned from the
+             * model file (the kernels load through typed pointers, npu-ir.h) */
             int64_t nb = npu_tensor_nbytes(&v->t);
             void *p = calloc(1, (size_t)NPU_MAX(nb, 1) + 64);
             if (!p)
                 goto out;
             owned[nown++] = p;
             tin[i].data = p;
-            fill(&tin[i], (uint32_t)i * 7919u + 1);
+            if (data)
+                memcpy(p, data, (size_t)NPU_MAX(nb, 0));
+            else
+                fill(&tin[i], (uint32_t)i * 7919u + 1);
         } else {
             tin[i].data = (void *)data;
         }

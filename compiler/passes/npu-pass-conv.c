@@ -40,8 +40,9 @@ fold_bn(struct npu_graph *g, struct npu_node *bn, enum npu_status *st)
     int64_t m = w->t.dims[0];
     int64_t per = npu_value_numel(w) / (m ? m : 1);
     float eps = npu_node_float(bn, "epsilon", 1e-5f);
-    const float *gam = bn->in[1]->t.data, *bet = bn->in[2]->t.data, *mean = bn->in[3]->t.data,
-                *var = bn->in[4]->t.data;
+    /* fp32 constants may be unaligned (borrowed from the model file): memcpy loads */
+    const void *gam = bn->in[1]->t.data, *bet = bn->in[2]->t.data, *mean = bn->in[3]->t.data,
+               *var = bn->in[4]->t.data;
     for (int i = 1; i < 5; i++)
         if (npu_value_numel(bn->in[i]) != m)
             return false;
@@ -52,14 +53,15 @@ fold_bn(struct npu_graph *g, struct npu_node *bn, enum npu_status *st)
         *st = NPU_ERR_NOMEM;
         return false;
     }
-    const float *w0 = w->t.data, *b0 = b ? b->t.data : NULL;
+    const void *w0 = w->t.data, *b0 = b ? b->t.data : NULL;
     float *w1 = wt.data, *b1 = bt.data;
     for (int64_t o = 0; o < m; o++) {
         /* computed in double, rounded once */
-        double f = (double)gam[o] / sqrt((double)var[o] + (double)eps);
+        double f = (double)npu_f32_at(gam, o) / sqrt((double)npu_f32_at(var, o) + (double)eps);
         for (int64_t i = 0; i < per; i++)
-            w1[o * per + i] = (float)((double)w0[o * per + i] * f);
-        b1[o] = (float)(((b0 ? (double)b0[o] : 0.0) - (double)mean[o]) * f + (double)bet[o]);
+            w1[o * per + i] = (float)((double)npu_f32_at(w0, o * per + i) * f);
+        b1[o] = (float)(((b0 ? (double)npu_f32_at(b0, o) : 0.0) - (double)npu_f32_at(mean, o)) * f +
+                        (double)npu_f32_at(bet, o));
     }
     struct npu_value *nw = npu_graph_add_const_owned(g, w->name, &wt);
     struct npu_value *nb = npu_graph_add_const_owned(g, b ? b->name : "conv_bias", &bt);

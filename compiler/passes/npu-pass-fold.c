@@ -48,6 +48,9 @@ fold_node(struct npu_graph *g, struct npu_cpu_ctx *ctx, struct npu_node *n)
     for (int i = 0; i < n->nin; i++) {
         in[i] = NULL;
         if (n->in[i]) {
+            /* the kernels read typed pointers: an unaligned (borrowed) input is copied */
+            if (!npu_value_data_aligned(n->in[i]) && !npu_value_aligned_data(g, n->in[i]))
+                return NPU_ERR_NOMEM;
             tin[i] = n->in[i]->t;
             in[i] = &tin[i];
         }

@@ -379,6 +379,10 @@ npu_quantize(struct npu_graph *g, const struct npu_quant_options *o, struct npu_
                 g->ninputs);
         return NPU_ERR_INVALID;
     }
+    /* the rewrite reads weights and biases through float pointers: constants the importer
+     * borrowed unaligned from the model file are copied aligned first */
+    if (npu_graph_align_consts(g))
+        return NPU_ERR_NOMEM;
     struct npu_quant_options opt = *o;
     if (!(opt.hybrid_threshold > 0))
         opt.hybrid_threshold = 0.999;

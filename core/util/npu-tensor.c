@@ -89,7 +89,13 @@ double
 npu_dtype_load_f64(enum npu_dtype dt, const void *data, int64_t i)
 {
     switch (dt) {
-    case NPU_DTYPE_FP32: return ((const float *)data)[i];
+    case NPU_DTYPE_FP32: {
+        /* through memcpy: the ONNX importer's fp32 constants may lie unaligned in the model
+         * file's mapping (the same single load where the target allows it) */
+        float f;
+        memcpy(&f, (const char *)data + i * (int64_t)sizeof(float), sizeof(f));
+        return f;
+    }
     case NPU_DTYPE_FP16: return npu_fp16_to_fp32(((const uint16_t *)data)[i]);
     case NPU_DTYPE_FP64: return ((const double *)data)[i];
     case NPU_DTYPE_INT8: return ((const int8_t *)data)[i];

@@ -25,6 +25,9 @@
 /* A single tensor above this is not a model we could run; refuse it before
  * allocating (the protobuf may claim anything). */
 #define MAX_TENSOR_BYTES ((int64_t)1 << 34)
+/* An unaligned fp32 payload at least this big is borrowed from the mapped file in place;
+ * a smaller one is copied (npu_onnx_load). */
+#define BORROW_UNALIGNED_BYTES 1024
 
 /* ---- tensors -------------------------------------------------------------------- */
 
@@ -360,12 +363,17 @@ onnx_tensor_to_npu_borrow(const Onnx__TensorProto *tp, const char *base_dir, con
         return NPU_ERR_CORRUPT;
     }
     /* the payload as it lies in the mapped file, when the graph may keep pointing there:
-     * little-endian already (the hosts we build for), aligned for the element type, and
-     * not one the loop below rewrites (bools) */
+     * little-endian already (the hosts we build for), not one the loop below rewrites
+     * (bools), and aligned for the element type, or fp32 of at least
+     * BORROW_UNALIGNED_BYTES (protobuf does not align payloads: most of a model's weights
+     * lie at offsets 1-3 mod 4). Readers of such constants load with memcpy or ask for an
+     * aligned copy (npu_value_aligned_data, npu-ir.h); small ones are copied, so that the
+     * scalars and short vectors many passes read stay aligned. */
     if (g && borrow && !external && tp->has_raw_data && nb && dt != NPU_DTYPE_BOOL &&
         tp->raw_data.data >= borrow->lo && tp->raw_data.data < borrow->hi &&
         (size_t)(borrow->hi - tp->raw_data.data) >= (size_t)nb &&
-        (uintptr_t)tp->raw_data.data % npu_dtype_size(dt) == 0) {
+        ((uintptr_t)tp->raw_data.data % npu_dtype_size(dt) == 0 ||
+         (dt == NPU_DTYPE_FP32 && nb >= BORROW_UNALIGNED_BYTES))) {
         if (borrow->n_spans == borrow->cap_spans) {
             size_t nc = borrow->cap_spans ? 2 * borrow->cap_spans : 64;
             struct onnx_span *ns = realloc(borrow->spans, nc * sizeof(*ns));
@@ -535,7 +543,9 @@ onnx_map_file(const char *path, unsigned char **buf, size_t *len, bool *mapped, 
     struct stat sb;
     if (fd >= 0 && !fstat(fd, &sb) && S_ISREG(sb.st_mode) && sb.st_size > 0 &&
         sb.st_size <= ((off_t)1 << 36)) {
-        void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        /* writable from the start (private: a write copies the page, the file never
+         * changes), so that keeping the borrowed pages needs no mprotect walk over them */
+        void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
         if (m != MAP_FAILED) {
             *fd_out = fd;
             *buf = m;
@@ -578,11 +588,6 @@ keep_borrowed_pages(struct npu_graph *g, unsigned char *buf, size_t len, struct 
             /* the borrowed payloads' pages at once, not one fault-around at a time */
             (void)madvise(buf + lo, hi - lo, MADV_POPULATE_READ);
 #endif
-            if (mprotect(buf + lo, hi - lo, PROT_READ | PROT_WRITE)) {
-                npu_err(DOM, "cannot keep the model mapped: %s", strerror(errno));
-                munmap(buf + lo, len - lo);
-                return NPU_ERR_IO;
-            }
             enum npu_status st = npu_graph_adopt_mapping(g, buf + lo, hi - lo);
             if (st) {
                 munmap(buf + lo, len - lo);

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "npu/npu-common.h"
 #include "npu/npu-ops.h"
@@ -93,6 +94,32 @@ bool npu_value_is_scalar_const(const struct npu_value *v, double x, double rel_t
 /* Content hash of a CONST value (FNV-1a 64 over its bytes), cached in v->hash. */
 uint64_t npu_value_hash(struct npu_value *v);
 uint64_t npu_fnv1a64(const void *data, size_t n);
+/* Constants need not be aligned for their element type: the ONNX importer borrows fp32
+ * payloads from the model file's mapping wherever they lie (npu-onnx.c). Readers that load
+ * through typed pointers (the CPU kernels, passes doing float arithmetic on whole arrays)
+ * call npu_value_aligned_data() first; the others load with memcpy (npu_value_get_f64, the
+ * weight packer, the layer-norm centring). npu_value_data_aligned: whether v's data (if
+ * any) is aligned for its dtype. npu_value_aligned_data: v's constant data, aligned: an
+ * unaligned payload is copied into g's arena once (v points there from then on; same
+ * bytes, so v->hash stays); NULL for no data or out of memory (logged).
+ * npu_graph_align_consts: that for every constant of g (the CPU executor's graph). */
+bool npu_value_data_aligned(const struct npu_value *v);
+/* Element i of fp32 data that may be unaligned, and its store: one plain load / store
+ * where the target allows it. */
+static inline float
+npu_f32_at(const void *data, int64_t i)
+{
+    float f;
+    memcpy(&f, (const char *)data + i * (int64_t)sizeof(f), sizeof(f));
+    return f;
+}
+static inline void
+npu_f32_put(void *data, int64_t i, float f)
+{
+    memcpy((char *)data + i * (int64_t)sizeof(f), &f, sizeof(f));
+}
+const void *npu_value_aligned_data(struct npu_graph *g, struct npu_value *v);
+enum npu_status npu_graph_align_consts(struct npu_graph *g);
 
 /* ---- nodes ---------------------------------------------------------------- */
 

@@ -66,7 +66,8 @@ int64_t npu_tensor_numel(const struct npu_tensor *t);
 int64_t npu_tensor_nbytes(const struct npu_tensor *t);
 
 /* Element i of row-major data of dtype dt as a double: exact for every dtype but the 64-bit
- * integers (rounded to nearest), bool as 0 or 1, fp16 through npu-fp16.h; 0 for UNDEFINED. */
+ * integers (rounded to nearest), bool as 0 or 1, fp16 through npu-fp16.h; 0 for UNDEFINED.
+ * fp32 data may be unaligned (loaded with memcpy). */
 double npu_dtype_load_f64(enum npu_dtype dt, const void *data, int64_t i);
 /* The same element as an int64: integers exact (uint64 above INT64_MAX saturates), bool 0 or 1,
  * floats truncated toward zero and saturated to the int64 range, NaN gives 0. */
