@@ -728,7 +728,7 @@ npu_graph_update_uses(struct npu_graph *g)
     size_t off = 0;
     for (int i = 0; i < g->nvalues; i++) {
         struct npu_value *v = g->values[i];
-        v->users = g->use_pool + off;
+        v->users = g->use_pool ? g->use_pool + off : NULL; /* NULL + 0 is undefined */
         off += (size_t)v->nusers;
         v->nusers = 0;
     }

@@ -33,27 +33,64 @@
 #define DOM "llm"
 #define MAX_HEADER (100u << 20)
 
-static char *
-read_text(const char *path, size_t *len)
+/* Opens path for reading if it is a regular file (a FIFO, device or folder in a
+ * checkpoint would block or mislead the reads); else -1 with *why set. */
+static int
+open_regular(const char *path, struct stat *sb, const char **why)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        *why = strerror(errno);
+        return -1;
+    }
+    if (fstat(fd, sb)) {
+        *why = strerror(errno);
+        close(fd);
+        return -1;
+    }
+    if (!S_ISREG(sb->st_mode)) {
+        *why = S_ISDIR(sb->st_mode) ? "a folder, not a file"
+                                    : "not a regular file (a FIFO, device or socket)";
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+#define MAX_JSON_FILE (64l << 20)
+
+static char *
+read_text(const char *path, size_t *len, const char **why)
+{
+    struct stat sb;
+    int fd = open_regular(path, &sb, why);
+    if (fd < 0)
         return NULL;
     char *buf = NULL;
-    if (fseek(f, 0, SEEK_END) == 0) {
-        long n = ftell(f);
-        if (n >= 0 && n < (64l << 20) && fseek(f, 0, SEEK_SET) == 0 &&
-            (buf = malloc((size_t)n + 1))) {
-            if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
-                free(buf);
-                buf = NULL;
-            } else {
-                buf[n] = 0;
-                *len = (size_t)n;
-            }
+    size_t n = (size_t)sb.st_size, got = 0;
+    if (sb.st_size >= MAX_JSON_FILE) {
+        *why = "larger than 64 MiB";
+    } else if (!(buf = malloc(n + 1))) {
+        *why = "out of memory";
+    } else {
+        while (got < n) {
+            ssize_t r = read(fd, buf + got, n - got);
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0)
+                break;
+            got += (size_t)r;
+        }
+        if (got != n) {
+            *why = "short read";
+            free(buf);
+            buf = NULL;
+        } else {
+            buf[n] = 0;
+            *len = n;
         }
     }
-    fclose(f);
+    close(fd);
     return buf;
 }
 
@@ -61,9 +98,10 @@ static struct npu_json_doc *
 read_json(const char *path)
 {
     size_t len = 0;
-    char *t = read_text(path, &len), err[256];
+    const char *why = "";
+    char *t = read_text(path, &len, &why), err[256];
     if (!t) {
-        npu_err(DOM, "%s: cannot read (%s)", path, strerror(errno));
+        npu_err(DOM, "%s: cannot read (%s)", path, why);
         return NULL;
     }
     struct npu_json_doc *doc = npu_json_parse(t, len, err, sizeof(err));
@@ -534,20 +572,69 @@ out:
 
 /* ---- safetensors --------------------------------------------------------------- */
 
+static uint64_t
+name_hash(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return h;
+}
+
+struct llm_st_tensor *
+llm_checkpoint_find(const struct llm_checkpoint *ck, const char *name)
+{
+    if (!ck->hcap)
+        return NULL;
+    for (size_t i = (size_t)name_hash(name) & (ck->hcap - 1);; i = (i + 1) & (ck->hcap - 1)) {
+        int k = ck->hash[i] - 1;
+        if (k < 0)
+            return NULL;
+        if (!strcmp(ck->t[k].name, name))
+            return &ck->t[k];
+    }
+}
+
+/* Enters t[k] in the hash, growing it to keep it at most half full. */
+static bool
+hash_add(struct llm_checkpoint *ck, int k)
+{
+    if ((size_t)ck->nt * 2 > ck->hcap) {
+        size_t nc = ck->hcap ? ck->hcap * 2 : 256;
+        while ((size_t)ck->nt * 2 > nc)
+            nc *= 2;
+        int *nh = calloc(nc, sizeof(*nh));
+        if (!nh)
+            return false;
+        free(ck->hash);
+        ck->hash = nh;
+        ck->hcap = nc;
+        for (int j = 0; j < ck->nt; j++)
+            if (j != k && !hash_add(ck, j))
+                return false;
+    }
+    size_t i = (size_t)name_hash(ck->t[k].name) & (ck->hcap - 1);
+    while (ck->hash[i])
+        i = (i + 1) & (ck->hcap - 1);
+    ck->hash[i] = k + 1;
+    return true;
+}
+
 static enum npu_status
 add_file(struct llm_checkpoint *ck, const char *path)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat sb;
+    const char *why = "";
+    int fd = open_regular(path, &sb, &why);
     if (fd < 0) {
-        npu_err(DOM, "%s: cannot open (%s)", path, strerror(errno));
+        npu_err(DOM, "%s: cannot open (%s)", path, why);
         return NPU_ERR_IO;
     }
-    struct stat sb;
     enum npu_status st = NPU_ERR_CORRUPT;
     struct npu_json_doc *doc = NULL;
     const struct npu_json *j = NULL;
     void *map = MAP_FAILED;
-    if (fstat(fd, &sb) || sb.st_size < 8) {
+    if (sb.st_size < 8) {
         npu_err(DOM, "%s: not a safetensors file (shorter than its 8-byte header length)", path);
         goto out;
     }
@@ -633,11 +720,10 @@ add_file(struct llm_checkpoint *ck, const char *path)
                     path, name);
             goto out;
         }
-        for (int k = 0; k < ck->nt; k++)
-            if (!strcmp(ck->t[k].name, name)) {
-                npu_err(DOM, "%s: tensor '%s' appears twice in the checkpoint", path, name);
-                goto out;
-            }
+        if (llm_checkpoint_find(ck, name)) {
+            npu_err(DOM, "%s: tensor '%s' appears twice in the checkpoint", path, name);
+            goto out;
+        }
         t.data = data + o0->i;
         t.nbytes = numel * es;
         t.file = ck->nfiles; /* this file's index once it is added below */
@@ -657,6 +743,10 @@ add_file(struct llm_checkpoint *ck, const char *path)
             ck->cap = nc;
         }
         ck->t[ck->nt++] = t;
+        if (!hash_add(ck, ck->nt - 1)) {
+            st = NPU_ERR_NOMEM;
+            goto out;
+        }
         ck->bytes += t.nbytes;
     }
     struct llm_st_file *nf = realloc(ck->files, (size_t)(ck->nfiles + 1) * sizeof(*nf));
@@ -711,11 +801,12 @@ llm_checkpoint_open(const char *dir_in, struct llm_checkpoint *ck)
         /* the hub cache: models--org--name/{refs/main, snapshots/<rev>/} */
         char ref[256] = "";
         snprintf(p, sizeof(p), "%s/refs/main", dir);
-        FILE *f = fopen(p, "r");
-        if (f) {
-            if (!fgets(ref, sizeof(ref), f))
-                ref[0] = 0;
-            fclose(f);
+        size_t rl = 0;
+        const char *why = "";
+        char *r = read_text(p, &rl, &why);
+        if (r) {
+            snprintf(ref, sizeof(ref), "%s", r);
+            free(r);
             ref[strcspn(ref, "\r\n")] = 0;
         }
         if (!ref[0] || strchr(ref, '/')) {
@@ -807,10 +898,8 @@ llm_checkpoint_open(const char *dir_in, struct llm_checkpoint *ck)
     }
     /* every tensor the index names is in its shard */
     for (size_t i = 0; i < wm->len; i++) {
-        bool found = false;
-        for (int k = 0; k < ck->nt && !found; k++)
-            found = ck->t[k].file == shard[i] && !strcmp(ck->t[k].name, wm->keys[i]);
-        if (!found) {
+        const struct llm_st_tensor *t = llm_checkpoint_find(ck, wm->keys[i]);
+        if (!t || t->file != shard[i]) {
             npu_err(DOM, "%s: tensor '%s' is listed in the index but not in %s", p, wm->keys[i],
                     wm->items[i].str);
             st = NPU_ERR_CORRUPT;
@@ -834,6 +923,9 @@ llm_checkpoint_close(struct llm_checkpoint *ck)
     for (int i = 0; i < ck->nt; i++)
         free(ck->t[i].name);
     free(ck->t);
+    free(ck->hash);
+    ck->hash = NULL;
+    ck->hcap = 0;
     for (int i = 0; i < ck->nfiles; i++)
         munmap(ck->files[i].map, ck->files[i].size);
     free(ck->files);

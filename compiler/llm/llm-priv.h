@@ -66,6 +66,11 @@ struct llm_checkpoint {
     int nfiles;
     struct llm_st_tensor *t;
     int nt, cap;
+    /* open addressing over t by name (index + 1, 0 = empty; hcap a power of two, at least
+     * 2 nt): duplicates, the index's names and the weights' look-ups in constant time, so a
+     * header of a million tensors is not a quadratic hang */
+    int *hash;
+    size_t hcap;
     size_t bytes;
     /* identity of the weight files (FNV-1a over each file's resolved path, device, inode,
      * size and modification time), for the compile cache's key */
@@ -131,6 +136,8 @@ struct llm_weights {
 };
 
 enum npu_status llm_checkpoint_open(const char *dir, struct llm_checkpoint *ck);
+/* The tensor of that name, or NULL. */
+struct llm_st_tensor *llm_checkpoint_find(const struct llm_checkpoint *ck, const char *name);
 void llm_checkpoint_close(struct llm_checkpoint *ck);
 /* Maps every tensor of the architecture to fp32 arrays, checking shapes and
  * naming missing and unexpected tensors. */

@@ -40,10 +40,7 @@ struct wctx {
 static struct llm_st_tensor *
 find(struct llm_checkpoint *ck, const char *name)
 {
-    for (int i = 0; i < ck->nt; i++)
-        if (!strcmp(ck->t[i].name, name))
-            return &ck->t[i];
-    return NULL;
+    return llm_checkpoint_find(ck, name);
 }
 
 static void

@@ -43,6 +43,7 @@ fp32_to_fp16_portable(uint16_t *restrict dst, const float *restrict src, size_t 
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
 
 /* x86's F16C conversion (VCVTPS2PH, round to nearest even) gives the same bits as
@@ -71,7 +72,10 @@ have_f16c(void)
     static int have = -1; /* benign race: every thread computes the same answer */
     if (have < 0) {
         __builtin_cpu_init();
-        have = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+        /* F16C from CPUID leaf 1 (clang 14's __builtin_cpu_supports does not know "f16c");
+         * "avx" also says the OS saves the AVX state */
+        unsigned a, b, c = 0, d;
+        have = __builtin_cpu_supports("avx") && __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
     }
     return have;
 }
