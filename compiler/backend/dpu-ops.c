@@ -123,7 +123,7 @@ npu_dpu_supports(const struct npu_graph *g, const struct npu_node *n,
         return ok;
     /* the reason goes to a buffer of our own when it is to be remembered */
     char own[256];
-    bool keep = !why_len || why_len <= sizeof(own);
+    bool keep = !why || !why_len || why_len <= sizeof(own);
     char *ws = keep ? own : why;
     size_t wl = keep ? sizeof(own) : why_len;
     ws[0] = 0;

@@ -12,6 +12,7 @@
  * and outside a scope, including one longer than the remembered reason (256 bytes).
  */
 #include "graph-case.h"
+#include "npu-dpu-ops.h"
 #include "npu/npu-onnx.h"
 #include "npu/npu-partition.h"
 #include "npu/npu-passes.h"
@@ -157,6 +158,16 @@ check_reasons(struct npu_graph *g)
                 diff += b[k]->sup != a0.sup || strcmp(b[k]->why, a0.why) ||
                         memcmp(&b[k]->cost, &a0.cost, sizeof(double));
             refused += l == 0 && !a0.sup;
+        }
+        /* no reason buffer, whatever length is passed, inside a scope and out */
+        const struct npu_op_handler *h = npu_op_handler(n->op);
+        if (h && h->supports == npu_dpu_supports) {
+            bool s0 = npu_dpu_supports(g, n, NULL, NULL, 0);
+            npu_backend_dry_scope(true);
+            diff += npu_dpu_supports(g, n, NULL, NULL, 300) != s0;
+            diff += npu_dpu_supports(g, n, NULL, NULL, 300) != s0;
+            npu_backend_dry_scope(false);
+            diff += npu_dpu_supports(g, n, NULL, NULL, 300) != s0;
         }
     }
     printf("  reasons: %d refused nodes, %d answers differ\n", refused, diff);
