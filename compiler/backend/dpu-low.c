@@ -6,6 +6,7 @@
  * per-channel operand arrays, fp16 maps), finishing a lowering, and a LUT pass.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,20 +34,99 @@ dl_npu_value(const struct rkd *b, const struct npu_value *v)
  * change while the outermost one runs, so a remembered answer is the one it would compute.
  * The table lives for that one outermost call (per thread) and is then forgotten, or, inside
  * an npu_backend_dry_scope, until the scope closes (the caller promises the graph does not
- * change in between: the partitioner's supports() and cost() of one node predict the same
- * producers at the same depths). */
+ * change in between: the partitioner opens one over its whole pricing loop, so a producer
+ * predicted by several readers, and at several depths, is dry-lowered once per depth).
+ * Inside a scope the answers of supports() dry runs (npu_dpu_supports: a fresh builder at
+ * depth 0, which dl_alias_ok asks for every reader of a view) are kept as well, by (node,
+ * no_center), with their reason. Both tables are hashed and grow; they are freed when
+ * forgotten. */
 struct pv_entry {
-    const struct npu_value *v;
-    int depth;
+    const void *key; /* a value (predictions) or a node (supports answers) */
+    int depth;       /* predictions: the depth or PV_ANY; supports answers: -1 - no_center */
+    int rel;         /* predictions: how many levels deeper the nested ones went */
     bool ok;
     struct vmap vm;
+    char *why; /* supports answers: the reason (malloc'd), or NULL */
 };
 static _Thread_local struct {
     int active; /* nesting of predict_view calls */
     int scope;  /* open npu_backend_dry_scope calls */
-    int n;
-    struct pv_entry e[64];
+    int n, cap; /* entries used / allocated */
+    struct pv_entry *e;
+    uint32_t *slot; /* 2 x cap slots: entry index + 1, 0 empty */
 } pv_memo;
+
+static void
+memo_forget(void)
+{
+    for (int i = 0; i < pv_memo.n; i++)
+        free(pv_memo.e[i].why);
+    free(pv_memo.e);
+    free(pv_memo.slot);
+    pv_memo.e = NULL;
+    pv_memo.slot = NULL;
+    pv_memo.n = pv_memo.cap = 0;
+}
+
+static uint32_t
+memo_hash(const void *key, int depth)
+{
+    uint64_t h =
+        ((uint64_t)(uintptr_t)key ^ ((uint64_t)(uint32_t)depth << 48)) * 0x9e3779b97f4a7c15ull;
+    return (uint32_t)(h >> 32);
+}
+
+static struct pv_entry *
+memo_find(const void *key, int depth)
+{
+    if (!pv_memo.cap)
+        return NULL;
+    uint32_t mask = 2 * (uint32_t)pv_memo.cap - 1;
+    for (uint32_t i = memo_hash(key, depth) & mask;; i = (i + 1) & mask) {
+        uint32_t k = pv_memo.slot[i];
+        if (!k)
+            return NULL;
+        struct pv_entry *e = &pv_memo.e[k - 1];
+        if (e->key == key && e->depth == depth)
+            return e;
+    }
+}
+
+/* A new entry for (key, depth) (not in the table), or NULL when out of memory (the answer
+ * is then simply not remembered). */
+static struct pv_entry *
+memo_add(const void *key, int depth)
+{
+    if (pv_memo.n == pv_memo.cap) {
+        int cap = pv_memo.cap ? 2 * pv_memo.cap : 64;
+        struct pv_entry *e = realloc(pv_memo.e, (size_t)cap * sizeof(*e));
+        if (!e)
+            return NULL;
+        pv_memo.e = e;
+        uint32_t *slot = calloc(2 * (size_t)cap, sizeof(*slot));
+        if (!slot)
+            return NULL;
+        free(pv_memo.slot);
+        pv_memo.slot = slot;
+        pv_memo.cap = cap;
+        uint32_t mask = 2 * (uint32_t)cap - 1;
+        for (int k = 0; k < pv_memo.n; k++) {
+            uint32_t i = memo_hash(e[k].key, e[k].depth) & mask;
+            while (slot[i])
+                i = (i + 1) & mask;
+            slot[i] = (uint32_t)k + 1;
+        }
+    }
+    uint32_t mask = 2 * (uint32_t)pv_memo.cap - 1, i = memo_hash(key, depth) & mask;
+    while (pv_memo.slot[i])
+        i = (i + 1) & mask;
+    struct pv_entry *e = &pv_memo.e[pv_memo.n];
+    memset(e, 0, sizeof(*e));
+    e->key = key;
+    e->depth = depth;
+    pv_memo.slot[i] = (uint32_t)++pv_memo.n;
+    return e;
+}
 
 void
 npu_backend_dry_scope(bool open)
@@ -54,8 +134,48 @@ npu_backend_dry_scope(bool open)
     if (open)
         pv_memo.scope++;
     else if (pv_memo.scope > 0 && --pv_memo.scope == 0 && !pv_memo.active)
-        pv_memo.n = 0;
+        memo_forget();
 }
+
+bool
+dl_supports_memo(const struct npu_node *n, bool no_center, bool *ok, char *why, size_t why_len)
+{
+    const struct pv_entry *e = pv_memo.scope ? memo_find(n, -1 - (int)no_center) : NULL;
+    if (!e)
+        return false;
+    *ok = e->ok;
+    if (why && why_len)
+        snprintf(why, why_len, "%s", e->why ? e->why : "");
+    return true;
+}
+
+void
+dl_supports_remember(const struct npu_node *n, bool no_center, bool ok, const char *why)
+{
+    struct pv_entry *e = pv_memo.scope ? memo_add(n, -1 - (int)no_center) : NULL;
+    if (!e)
+        return;
+    e->ok = ok;
+    e->why = why && why[0] ? strdup(why) : NULL;
+    if (why && why[0] && !e->why)
+        e->key = NULL; /* out of memory: never found, computed again */
+}
+
+/* Where a prediction's depth matters: only at the cut (a prediction deeper than
+ * PV_MAX_DEPTH answers false). A prediction of v made at depth d whose dry lowering, and
+ * every prediction nested in it, stayed clear of the cut (its deepest prediction at depth
+ * d + rel <= PV_MAX_DEPTH) makes the same calls, one level shifted, at any depth d' with
+ * d' + rel <= PV_MAX_DEPTH, and so gets the same answer (the dry lowerings read b->depth
+ * only to tell the outermost lowering, depth 0, from a prediction's, and to predict): it is
+ * remembered for every depth (PV_ANY with rel). One that was cut is remembered for its
+ * depth alone. pv_acc collects, for the prediction being computed, the deepest depth its
+ * nested predictions reached and whether one was cut. */
+#define PV_MAX_DEPTH 8
+#define PV_ANY (-1000)
+static _Thread_local struct {
+    int maxd;
+    bool cut;
+} pv_acc;
 
 /* Dry runs do not have the NPU values yet: the view a DPU-lowered producer will give its result
  * is predicted by a dry lowering of that producer (depth-limited). */
@@ -63,17 +183,30 @@ static bool
 predict_view(const struct npu_value *v, struct vmap *vm, int depth)
 {
     struct npu_node *p = v->producer;
-    if (!p || v->producer_idx != 0 || depth > 8 || npu_op_is_rk(p->op))
+    if (!p || v->producer_idx != 0 || npu_op_is_rk(p->op))
         return false;
     const struct npu_op_handler *h = npu_op_handler(p->op);
     if (!h || h->lower != npu_dpu_lower || p->device == NPU_DEVICE_CPU)
         return false;
-    for (int i = 0; i < pv_memo.n; i++)
-        if (pv_memo.e[i].v == v && pv_memo.e[i].depth == depth) {
-            if (pv_memo.e[i].ok)
-                *vm = pv_memo.e[i].vm;
-            return pv_memo.e[i].ok;
-        }
+    if (depth > PV_MAX_DEPTH) {
+        pv_acc.cut = true;
+        return false;
+    }
+    const struct pv_entry *hit = memo_find(v, PV_ANY);
+    if (hit && depth + hit->rel <= PV_MAX_DEPTH) {
+        pv_acc.maxd = NPU_MAX(pv_acc.maxd, depth + hit->rel);
+    } else if ((hit = memo_find(v, depth)) != NULL) {
+        pv_acc.cut = true; /* only answers that were cut are kept by depth */
+    }
+    if (hit) {
+        if (hit->ok)
+            *vm = hit->vm;
+        return hit->ok;
+    }
+    const int saved_maxd = pv_acc.maxd;
+    const bool saved_cut = pv_acc.cut;
+    pv_acc.maxd = depth;
+    pv_acc.cut = false;
     pv_memo.active++;
     struct rkd sub;
     rkd_init(&sub, NULL, p);
@@ -82,15 +215,20 @@ predict_view(const struct npu_value *v, struct vmap *vm, int depth)
     if (ok)
         *vm = *(const struct vmap *)sub.result_view;
     rkd_fini(&sub);
+    const int maxd = pv_acc.maxd;
+    const bool cut = pv_acc.cut;
+    pv_acc.maxd = NPU_MAX(saved_maxd, maxd);
+    pv_acc.cut = saved_cut || cut;
     if (--pv_memo.active == 0 && !pv_memo.scope) {
-        pv_memo.n = 0; /* the outermost prediction is done: forget */
-    } else if (pv_memo.n < (int)NPU_ARRAY_SIZE(pv_memo.e)) {
-        struct pv_entry *e = &pv_memo.e[pv_memo.n++];
-        e->v = v;
-        e->depth = depth;
-        e->ok = ok;
-        if (ok)
-            e->vm = *vm;
+        memo_forget(); /* the outermost prediction is done: forget */
+    } else {
+        struct pv_entry *e = memo_add(v, cut ? depth : PV_ANY);
+        if (e) {
+            e->ok = ok;
+            e->rel = maxd - depth;
+            if (ok)
+                e->vm = *vm;
+        }
     }
     return ok;
 }

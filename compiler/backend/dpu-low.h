@@ -69,6 +69,12 @@ dl_cyx_next(const struct vmap *vm, uint32_t o[3])
  * packed fp16 map; false (reason in w) when v cannot be read that way. */
 /* The view a DPU-lowered producer will give v (dry runs; false when none is predicted). */
 bool dl_predicts(const struct npu_value *v, int depth, struct vmap *vm);
+/* Inside an npu_backend_dry_scope: the remembered answer of npu_dpu_supports for (n,
+ * no_center) into *ok and why (why_len bytes, may be NULL); false when there is none. */
+bool dl_supports_memo(const struct npu_node *n, bool no_center, bool *ok, char *why,
+                      size_t why_len);
+/* Inside a scope: remembers that answer (why: its reason, or NULL / ""). */
+void dl_supports_remember(const struct npu_node *n, bool no_center, bool ok, const char *why);
 bool dl_input(struct rkd *b, struct npu_value *v, const struct vmap *vm, struct npu_dpu_map *m,
               struct why *w);
 /* Input v lowered onto the NPU (b->cx set) in view vm as dtype dt, as the value whose bytes

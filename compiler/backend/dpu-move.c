@@ -126,7 +126,7 @@ remap_identity(const struct remap *r, int64_t n)
 
 /* Same bytes: every output element sits where its input element sits. */
 static bool
-same_bytes(const struct vmap *in, const struct vmap *out, const struct remap *r, int64_t n)
+walk_same_bytes(const struct vmap *in, const struct vmap *out, const struct remap *r, int64_t n)
 {
     if (remap_identity(r, n) && in->order == out->order &&
         !memcmp(in->view, out->view, sizeof(in->view)))
@@ -145,8 +145,8 @@ same_bytes(const struct vmap *in, const struct vmap *out, const struct remap *r,
 
 /* A constant (c, y, x) offset from output to input coordinates, d >= 0. */
 static bool
-const_offset(const struct vmap *in, const struct vmap *out, const struct remap *r, int64_t n,
-             int64_t d[3])
+walk_const_offset(const struct vmap *in, const struct vmap *out, const struct remap *r, int64_t n,
+                  int64_t d[3])
 {
     struct walk w;
     walk_init(&w, r);
@@ -165,6 +165,76 @@ const_offset(const struct vmap *in, const struct vmap *out, const struct remap *
         }
     }
     return true;
+}
+
+/* The two classifications walk every element, and the dry lowerings that price a node
+ * (supports(), cost(), the predictions of readers' input views) and its lowering ask the same
+ * questions again: their answers are remembered by their whole input (both views, the map,
+ * the element count), a pure function of it, in a small direct-mapped table per thread. */
+struct cls_key {
+    int kind; /* 0 same bytes, 1 constant offset */
+    int ndim;
+    struct vmap in, out;
+    int64_t n, in_base;
+    int64_t out_dims[NPU_MAX_DIMS], in_strides[NPU_MAX_DIMS];
+};
+struct cls_entry {
+    bool used, ok;
+    int64_t d[3];
+    struct cls_key k;
+};
+static _Thread_local struct cls_entry cls_memo[64];
+
+static struct cls_entry *
+cls_slot(int kind, const struct vmap *in, const struct vmap *out, const struct remap *r, int64_t n,
+         struct cls_key *k)
+{
+    memset(k, 0, sizeof(*k));
+    k->kind = kind;
+    k->ndim = r->ndim;
+    k->in = *in;
+    k->out = *out;
+    k->n = n;
+    k->in_base = r->in_base;
+    for (int i = 0; i < r->ndim && i < NPU_MAX_DIMS; i++) {
+        k->out_dims[i] = r->out_dims[i];
+        k->in_strides[i] = r->in_strides[i];
+    }
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    const unsigned char *p = (const unsigned char *)k;
+    for (size_t i = 0; i < sizeof(*k); i++)
+        h = (h ^ p[i]) * 0x100000001b3ull;
+    return &cls_memo[(h >> 32) % NPU_ARRAY_SIZE(cls_memo)];
+}
+
+static bool
+same_bytes(const struct vmap *in, const struct vmap *out, const struct remap *r, int64_t n)
+{
+    struct cls_key k;
+    struct cls_entry *e = cls_slot(0, in, out, r, n, &k);
+    if (e->used && !memcmp(&e->k, &k, sizeof(k)))
+        return e->ok;
+    bool ok = walk_same_bytes(in, out, r, n);
+    e->used = true;
+    e->ok = ok;
+    e->k = k;
+    return ok;
+}
+
+static bool
+const_offset(const struct vmap *in, const struct vmap *out, const struct remap *r, int64_t n,
+             int64_t d[3])
+{
+    struct cls_key k;
+    struct cls_entry *e = cls_slot(1, in, out, r, n, &k);
+    if (!e->used || memcmp(&e->k, &k, sizeof(k))) {
+        e->used = true;
+        e->k = k;
+        memset(e->d, 0, sizeof(e->d));
+        e->ok = walk_const_offset(in, out, r, n, e->d);
+    }
+    memcpy(d, e->d, sizeof(e->d));
+    return e->ok;
 }
 
 static bool

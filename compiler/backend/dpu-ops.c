@@ -109,26 +109,42 @@ dl_lower_any(struct rkd *b, struct npu_node *n, struct why *w)
     }
 }
 
-/* Dry runs take the node as const: the lowering only reads it (cx == NULL). */
+/* Dry runs take the node as const: the lowering only reads it (cx == NULL). Inside an
+ * npu_backend_dry_scope the answer (and its reason, up to 256 bytes) is remembered. */
 bool
 npu_dpu_supports(const struct npu_graph *g, const struct npu_node *n,
                  const struct npu_backend_options *o, char *why, size_t why_len)
 {
     (void)g;
-    struct rkd b;
-    struct why w = {why, why_len};
+    bool nc = o && o->no_center_fold, ok;
     if (why && why_len)
         why[0] = 0;
+    if (dl_supports_memo(n, nc, &ok, why, why_len))
+        return ok;
+    /* the reason goes to a buffer of our own when it is to be remembered */
+    char own[256];
+    bool keep = !why || !why_len || why_len <= sizeof(own);
+    char *ws = keep ? own : why;
+    size_t wl = keep ? sizeof(own) : why_len;
+    ws[0] = 0;
+    struct rkd b;
+    struct why w = {ws, wl};
     rkd_init(&b, NULL, (struct npu_node *)n);
-    b.no_center = o && o->no_center_fold;
+    b.no_center = nc;
     enum npu_status st = dl_lower_any(&b, (struct npu_node *)n, &w);
     if (st == NPU_OK && b.err)
         st = b.err;
-    if (st && why && why_len && !why[0])
-        snprintf(why, why_len, "a DPU task of the lowering was refused (%s)",
+    if (st && !ws[0])
+        snprintf(ws, wl, "a DPU task of the lowering was refused (%s)",
                  npu_stream_error(&b.dry)[0] ? npu_stream_error(&b.dry) : npu_status_str(st));
     rkd_fini(&b);
-    return st == NPU_OK;
+    ok = st == NPU_OK;
+    if (keep) {
+        dl_supports_remember(n, nc, ok, ws);
+        if (why && why_len)
+            snprintf(why, why_len, "%s", ws);
+    }
+    return ok;
 }
 
 double

@@ -488,6 +488,11 @@ npu_partition(struct npu_graph *g, const struct npu_partition_options *opts,
         st = NPU_ERR_NOMEM;
         goto out;
     }
+    /* One scope over the pricing loop: nothing in it changes the graph (placements are
+     * written after the search), so every node's supports() and cost() share the dry
+     * lowerings that predict producers' views, and a reader's supports() asked again by
+     * its producers' cost() (views: alias or copy) is answered from the first. */
+    npu_backend_dry_scope(true);
     for (int i = 0; i < c.n; i++) {
         struct npu_node *n = c.nodes[i];
         if (npu_op_is_rk(n->op)) { /* already lowered: stays where it is */
@@ -497,7 +502,6 @@ npu_partition(struct npu_graph *g, const struct npu_partition_options *opts,
             continue;
         }
         why[i][0] = 0;
-        npu_backend_dry_scope(true); /* supports() and cost() predict the same producers */
         c.sup[i] = or && or->supports ? or->supports(g, n, why[i], sizeof(why[i]), or->user)
                                       : real_supports(g, n, why[i], sizeof(why[i]), bo);
         if (c.sup[i]) {
@@ -525,7 +529,6 @@ npu_partition(struct npu_graph *g, const struct npu_partition_options *opts,
             if (!why[i][0])
                 snprintf(why[i], sizeof(why[i]), "no NPU handler for %s", npu_op_name(n->op));
         }
-        npu_backend_dry_scope(false);
         measured[i] = cm == NPU_CPU_COST_MEASURED;
         if (o->mode != NPU_PARTITION_COST && !rep)
             c.cpu_s[i] = 0; /* not needed for the decision, nobody asked for the figures */
@@ -546,6 +549,7 @@ npu_partition(struct npu_graph *g, const struct npu_partition_options *opts,
         default: d[i] = c.sup[i] && c.npu_s[i] < c.cpu_s[i]; break;
         }
     }
+    npu_backend_dry_scope(false);
     check_terms(&c);
     memcpy(d0, d, (size_t)c.n);
     double greedy = total(&c, d, NULL);

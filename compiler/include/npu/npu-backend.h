@@ -153,9 +153,10 @@ bool npu_backend_supports(const struct npu_graph *g, const struct npu_node *n,
 double npu_backend_cost(const struct npu_graph *g, const struct npu_node *n,
                         const struct npu_backend_options *o);
 /* Opens (open = true) or closes a scope in which the dry lowerings of supports() and cost()
- * share their predictions of producers' views (per thread, nestable): the caller must not
- * change the graph inside it. The partitioner opens one around each node's supports() and
- * cost(), which otherwise dry-lower the same producers twice. The answers are the same. */
+ * share their predictions of producers' views, and the DPU handlers' supports() keep their
+ * answers (per thread, nestable): the caller must not change the graph inside it. The
+ * partitioner opens one over its whole pricing loop, where nodes' supports() and cost() would
+ * otherwise dry-lower the same producers again and again. The answers are the same. */
 void npu_backend_dry_scope(bool open);
 /* Hardware tasks a lowered rk.* compute node appends to its job, in order (rk.Conv: its
  * tiles plus the LUT prologue when it applies a table; rk.Dpu: the tasks its chunked task
