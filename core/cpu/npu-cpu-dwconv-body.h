@@ -199,7 +199,49 @@ DW_NAME(dw_plane_k)(const float *x, const float *k, const struct dw_geo *g, floa
                 const float *xr = x + (oh * s0 - pt) * W;
                 const int64_t rs = s0 * W;
                 V a0 = ZERO(), a1 = ZERO(), a2 = ZERO(), a3 = ZERO();
-                if (s1 == 2) {
+                if (s0 == s1 && (VW == 16 || KH <= 3)) {
+                    /* the 3 * s0 + KH input rows of the four output rows once each: every
+                     * vector loaded (and deinterleaved) goes to each output row that uses it.
+                     * Output row i takes input row j as its kernel row j - i * s0, so each
+                     * sum still adds its taps in (kh, kw) order. Not with 8 lanes and taller
+                     * kernels (the 7x7 planes' 5x5): 16 registers hold too few of the taps,
+                     * measured 5 % slower there. */
+#define DW_ROW4(v, kw)                                                                             \
+    do {                                                                                           \
+        if (j < KH)                                                                                \
+            a0 = FMA(v, SET1(k[j * KW + (kw)]), a0);                                               \
+        if (j >= s1 && j - s1 < KH)                                                                \
+            a1 = FMA(v, SET1(k[(j - s1) * KW + (kw)]), a1);                                        \
+        if (j >= 2 * s1 && j - 2 * s1 < KH)                                                        \
+            a2 = FMA(v, SET1(k[(j - 2 * s1) * KW + (kw)]), a2);                                    \
+        if (j >= 3 * s1)                                                                           \
+            a3 = FMA(v, SET1(k[(j - 3 * s1) * KW + (kw)]), a3);                                    \
+    } while (0)
+#pragma GCC unroll 16
+                    for (int64_t j = 0; j < 3 * s1 + KH; j++) {
+                        const float *rj = xr + j * W;
+                        if (s1 == 2) {
+#pragma GCC unroll 8
+                            for (int64_t kw = 0; kw < KW; kw += 2) {
+                                const V p = LDM(rj, c0 + kw, m0[kw]);
+                                const V q = LDM(rj, c0 + kw + VW, m1[kw]);
+                                const V e = EVEN(p, q);
+                                DW_ROW4(e, kw);
+                                if (kw + 1 < KW) {
+                                    const V od = ODD(p, q);
+                                    DW_ROW4(od, kw + 1);
+                                }
+                            }
+                        } else {
+#pragma GCC unroll 8
+                            for (int64_t kw = 0; kw < KW; kw++) {
+                                const V v = LDM(rj, c0 + kw, m0[kw]);
+                                DW_ROW4(v, kw);
+                            }
+                        }
+                    }
+#undef DW_ROW4
+                } else if (s1 == 2) {
                     /* taps kw and kw + 1 from the same two loads: the even lanes, then the odd
                      * (the masks are by column, so the odd lanes are masked right too) */
                     for (int64_t kh = 0; kh < KH; kh++) {

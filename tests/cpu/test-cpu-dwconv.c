@@ -184,6 +184,14 @@ sweep(int isa)
         {1, 3, 3, 3, 40, 203, 5, 5, 2, 2, 2, 1, 2, 3, true, "hard_sigmoid"},
         {2, 3, 3, 3, 30, 150, 5, 5, 1, 1, 0, 2, 4, 1, true, "clip"},
         {1, 2, 2, 2, 9, 97, 7, 7, 1, 1, 3, 3, 3, 3, false, NULL},
+        /* four output rows from their 3 * s + KH input rows, each loaded once: non-square
+         * kernels (5x3, 3x5, 7x7), stride 2 with an odd last tap, a multiplier, batch 2, plane
+         * heights giving 4, 5 and 7 full rows, row stride other than column stride */
+        {2, 3, 6, 3, 19, 33, 5, 3, 2, 2, 2, 1, 2, 1, true, "hard_swish"},
+        {1, 4, 4, 4, 11, 40, 3, 5, 1, 1, 1, 2, 1, 2, true, "clip"},
+        {1, 3, 3, 3, 21, 45, 7, 7, 2, 2, 3, 3, 3, 3, true, NULL},
+        {1, 5, 5, 5, 13, 29, 3, 3, 2, 2, 0, 0, 0, 1, false, "relu"},
+        {1, 2, 2, 2, 15, 15, 3, 3, 1, 2, 1, 1, 1, 1, true, NULL},
         /* the pointwise convs between them (the direct path's Clip epilogue, 16 lanes at a
          * time with a tail): 7x7 to 56x56 planes, odd channel counts, batch 2 */
         {1, 24, 40, 1, 14, 14, 1, 1, 1, 1, 0, 0, 0, 0, true, "clip"},
