@@ -212,7 +212,8 @@ prog_cpu_in_place_why(const struct npu_program *p, const struct npu_prog_step *s
                                           ? &p->tensors[st->out[0]]
                                           : NULL;
     if (!t || t->place != NPU_PLACE_NPU || t->layout != NPU_LAYOUT_NC1HWC2 ||
-        t->mem_dtype != NPU_DTYPE_FP16 || t->t.dtype != NPU_DTYPE_FP32 || t->t.ndim != 3 ||
+        t->mem_dtype != NPU_DTYPE_FP16 ||
+        (t->t.dtype != NPU_DTYPE_FP32 && t->t.dtype != NPU_DTYPE_FP16) || t->t.ndim != 3 ||
         t->npu_order != NPU_VIEW_HWC || t->npu_offset)
         return "not fp32 [heads, slots, head_dim] held as fp16 NC1HWC2 rows";
     const int64_t H = t->t.dims[0], T = t->t.dims[1], D = t->t.dims[2];
@@ -231,6 +232,8 @@ prog_cpu_in_place_why(const struct npu_program *p, const struct npu_prog_step *s
     const struct npu_prog_tensor *o = step_tensor(p, st, 3 - k); /* the other of K, V */
     if (!o || o->t.ndim != 3 || memcmp(o->t.dims, t->t.dims, sizeof(int64_t) * 3))
         return "K and V differ in shape";
+    if (o->place != NPU_PLACE_NPU)
+        return "K and V are not both in NPU memory";
     return NULL;
 }
 
