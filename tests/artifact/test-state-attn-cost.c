@@ -21,6 +21,7 @@
 #include "npu/npu-exec.h"
 #include "npu/npu-ir.h"
 #include "npu/npu-model.h"
+#include "npu/npu-npub.h"
 #include "npu/npu-program-exec.h"
 #include "npu/npu-program.h"
 
@@ -136,6 +137,18 @@ main(void)
     CHECK_EQ_INT(2, in_place);        /* reading K and V where the NPU holds them */
     CHECK_EQ_INT(0, state_converted); /* nothing of the caches converted per run */
     CHECK_EQ_INT(2, (int)dyn);        /* both writes on the NPU, in place */
+    /* the .npub round trip (the compile cache): the loader's shape inference of the CPU
+     * attention sees fp32 K and V (held as fp16) */
+    void *buf = NULL;
+    size_t len = 0;
+    struct npu_npub *a = NULL;
+    char err[256] = "";
+    CHECK_EQ_INT(NPU_OK, npu_npub_encode(p, NULL, &buf, &len));
+    CHECK_EQ_INT(NPU_OK, npu_npub_decode(buf, len, &a, err, sizeof(err)));
+    if (err[0])
+        fprintf(stderr, "npub: %s\n", err);
+    npu_npub_free(a);
+    free(buf);
 
     static float x[X], K[H * T * D], V[H * T * D], q[H * D], mask[T];
     float *got[3], *want[3];
