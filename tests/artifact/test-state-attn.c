@@ -194,6 +194,7 @@ run_case(const char *backend, int64_t H, int64_t G, int64_t T, int64_t D)
         };
         struct npu_tensor out;
         struct npu_prog_run_stats rs;
+        memset(&rs, 0, sizeof(rs)); /* steps, task_stats: none */
         enum npu_status st = npu_prog_session_run(s, in, 4, &out, 1, &rs);
         CHECK_EQ_INT(NPU_OK, st);
         if (st) {
