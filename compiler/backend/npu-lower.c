@@ -521,7 +521,7 @@ attn_reads_state(struct npu_graph *g)
     bool changed = false;
     npu_graph_for_each_node (g, a) {
         if (a->op != NPU_OP_FUSED_ATTENTION || a->device != NPU_DEVICE_CPU || a->nin != 4 ||
-            !a->in[0] || !a->in[3] || npu_node_int(a, "is_causal", 0))
+            !a->in[0] || !a->in[3] || a->in[1] == a->in[2] || npu_node_int(a, "is_causal", 0))
             continue;
         const struct npu_value *q = a->in[0], *y = a->out[0];
         struct npu_value *nk = attn_in_place_src(a, 1), *nv = attn_in_place_src(a, 2);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * npu-cpu-attn16.c: a decode step's attention over an fp16 NC1HWC2 KV cache read in
- * place (npu-cpu-attn16.h). Per K / V head: the scores are one dot product per key,
+ * place (declared in npu/npu-cpu.h). Per K / V head: the scores are one dot product per key,
  * each summing head_dim / 8 atoms (one atom = 8 channels of one key, 16 bytes, the
  * atoms of one key a surface apart); the softmax is over the slots in fp32; the
  * product with V walks each surface once, the probabilities times 8 channels of a
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "npu-cpu-attn16.h"
+#include "npu/npu-cpu.h"
 #include "npu/npu-fp16.h"
 
 #if defined(__aarch64__)

@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../cpu/npu-cpu-attn16.h"
 #include "npu-program-priv.h"
 
 static bool

@@ -19,7 +19,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../core/cpu/npu-cpu-attn16.h"
 #include "cpu-test-util.h"
 #include "npu-test.h"
 #include "npu/npu-fp16.h"
