@@ -485,8 +485,73 @@ npu_be_pass_center_streams(struct npu_graph *g, const struct npu_backend_options
     return npu_dpu_center_streams(g);
 }
 
+/* ---- npu.Attention on the CPU reading a resident cache in place -------------------------
+ * K or V of a CPU npu.Attention that an rk.ToHost converts from an in-place npu.StateWrite
+ * (the state's own bytes in NPU_BUF_STATE: a KV cache appended by the NPU), fp16 NC1HWC2 rows
+ * (view (head_dim, heads x slots, 1), head_dim a multiple of 8): the attention reads the NPU
+ * value itself and the conversion goes (the runtime syncs it from the device and reads it
+ * in place, npu-program-cpu.c prog_cpu_in_place_why). Only when both K and V qualify and
+ * the attention is their only reader. */
+
+static struct npu_value *
+attn_in_place_src(const struct npu_node *a, int k)
+{
+    const struct npu_value *v = a->in[k];
+    const struct npu_node *h = v ? v->producer : NULL;
+    if (!h || h->op != NPU_OP_RK_TO_HOST || v->is_output || v->nusers != 1 ||
+        v->t.dtype != NPU_DTYPE_FP32 || v->t.ndim != 3)
+        return NULL;
+    struct npu_value *nv = h->in[0];
+    const struct npu_node *w = nv ? nv->producer : NULL;
+    if (!w || !npu_op_is_rk(w->op) || !npu_node_int(w, "inplace", 0) ||
+        nv->t.dtype != NPU_DTYPE_FP16 || nv->t.ndim != 3 || !npu_rk_packed(nv))
+        return NULL;
+    const int64_t H = v->t.dims[0], T = v->t.dims[1], D = v->t.dims[2];
+    uint32_t view[3];
+    if (memcmp(nv->t.dims, v->t.dims, sizeof(int64_t) * 3) ||
+        !(npu_rk_view(nv, view) || npu_rk_canonical_view(&nv->t, view)) || view[0] != D ||
+        view[1] != H * T || view[2] != 1 || D % 8 || npu_rk_view_order(nv) != NPU_VIEW_HWC)
+        return NULL;
+    return nv;
+}
+
+static enum npu_status
+attn_reads_state(struct npu_graph *g)
+{
+    bool changed = false;
+    npu_graph_for_each_node (g, a) {
+        if (a->op != NPU_OP_FUSED_ATTENTION || a->device != NPU_DEVICE_CPU || a->nin != 4 ||
+            !a->in[0] || !a->in[3] || a->in[1] == a->in[2] || npu_node_int(a, "is_causal", 0))
+            continue;
+        const struct npu_value *q = a->in[0], *y = a->out[0];
+        struct npu_value *nk = attn_in_place_src(a, 1), *nv = attn_in_place_src(a, 2);
+        if (!nk || !nv || q->t.dtype != NPU_DTYPE_FP32 || q->t.ndim != 3 ||
+            q->t.dims[0] != a->in[1]->t.dims[0] || q->t.dims[2] != a->in[1]->t.dims[2] ||
+            memcmp(a->in[1]->t.dims, a->in[2]->t.dims, sizeof(int64_t) * 3) ||
+            a->in[3]->t.dtype != NPU_DTYPE_FP32 ||
+            npu_tensor_numel(&a->in[3]->t) != q->t.dims[1] * a->in[1]->t.dims[1] ||
+            a->in[3]->t.dims[a->in[3]->t.ndim - 1] != a->in[1]->t.dims[1] ||
+            y->t.dtype != NPU_DTYPE_FP32 || y->t.ndim != 3 ||
+            memcmp(y->t.dims, q->t.dims, sizeof(int64_t) * 3))
+            continue;
+        struct npu_node *hk = a->in[1]->producer, *hv = a->in[2]->producer;
+        a->in[1] = nk;
+        a->in[2] = nv;
+        npu_graph_remove(g, hk);
+        npu_graph_remove(g, hv);
+        changed = true;
+    }
+    if (!changed)
+        return NPU_OK;
+    enum npu_status st = npu_graph_update_uses(g);
+    if (!st)
+        npu_graph_gc_values(g);
+    return st;
+}
+
 enum npu_status
 npu_be_pass_widen_outputs(struct npu_graph *g)
 {
-    return npu_rk_conv_widen_outputs(g);
+    enum npu_status st = npu_rk_conv_widen_outputs(g);
+    return st ? st : attn_reads_state(g);
 }

@@ -330,7 +330,15 @@ cpu_step(struct npu_cg *cg, const struct npu_node *n)
         return NPU_ERR_NOMEM;
     s->op = n->op;
     for (int i = 0; i < n->nin; i++) {
-        in[i] = n->in[i] ? tensor_of(cg, n->in[i], false) : -1;
+        /* an NPU value read by a CPU node where it is: npu.Attention's K / V over a resident
+         * cache (npu-lower.c attn_reads_state; the runtime's validator checks the form) */
+        const struct npu_node *pr = n->in[i] ? n->in[i]->producer : NULL;
+        bool npu = pr && npu_op_is_rk(pr->op) && pr->op != NPU_OP_RK_TO_HOST;
+        in[i] = n->in[i] ? tensor_of(cg, n->in[i], npu) : -1;
+        /* its logical dtype the host side's (as a state input's is), held as fp16: the CPU
+         * op's shape inference at load sees the fp32 operands it was compiled with */
+        if (npu && in[i] >= 0 && cg->tensors[in[i]].mem_dtype == NPU_DTYPE_FP16)
+            cg->tensors[in[i]].t.dtype = NPU_DTYPE_FP32;
         if (n->in[i] && in[i] < 0)
             return NPU_ERR_NOMEM;
     }

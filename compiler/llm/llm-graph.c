@@ -660,21 +660,25 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
         snprintf(kn, sizeof(kn), "k.%d", l);
         snprintf(vn, sizeof(vn), "v.%d", l);
         V *ka = k, *va = NULL;
-        if (early) {
+        /* GPT-2's in-place writes right after their row's product too (each write in its
+         * projection's chain, so that the layer split runs q, k + write and v + write as
+         * three chains of one submit), its output copies still after q's join (a CPU copy
+         * between the chains would cut the job) */
+        const bool early_write = early || (gpt2 && inplace);
+        if (early)
             output(&b, rows ? reshape(&b, k, 4, kv4) : k, kn);
-            if (inplace) /* the new rows written into the cache at kv_pos */
-                ka = state_write(&b, pk[2 * l], k, kvpos, 1);
-        }
+        if (early_write && inplace) /* the new rows written into the cache at kv_pos */
+            ka = state_write(&b, pk[2 * l], k, kvpos, 1);
         snprintf(nm, sizeof(nm), "l%d.v", l);
         V *vrow = linear_split(&b, a, L->wv, L->bv, D, KVH * hd, &L->sv, nm);
         V *v = vslots ? NULL : heads(&b, vrow, rows, kd, csk);
         va = v;
-        if (early) {
+        if (early)
             output(&b, vslots ? reshape(&b, vrow, 4, kv4) : rows ? reshape(&b, v, 4, kv4) : v, vn);
-            if (inplace)
-                va = state_write(&b, pk[2 * l + 1], vslots ? reshape(&b, vrow, 2, vr2) : v, kvpos,
-                                 vslots ? 0 : 1);
-            if (inplace && vslots) /* the attention reads the cache as its head split */
+        if (early_write && inplace) {
+            va = state_write(&b, pk[2 * l + 1], vslots ? reshape(&b, vrow, 2, vr2) : v, kvpos,
+                             vslots ? 0 : 1);
+            if (vslots) /* the attention reads the cache as its head split */
                 va = transpose(&b, reshape(&b, va, 3, vs3), 3, p102);
         }
         if (qbh) {
@@ -690,7 +694,7 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
         if (!early) {
             output(&b, rows ? reshape(&b, k, 4, kv4) : k, kn);
             output(&b, vslots ? reshape(&b, vrow, 4, kv4) : rows ? reshape(&b, v, 4, kv4) : v, vn);
-            if (inplace) { /* the keys and values are the whole cache */
+            if (inplace && !early_write) { /* the keys and values are the whole cache */
                 ka = state_write(&b, pk[2 * l], k, kvpos, 1);
                 va = state_write(&b, pk[2 * l + 1], vslots ? reshape(&b, vrow, 2, vr2) : v, kvpos,
                                  vslots ? 0 : 1);

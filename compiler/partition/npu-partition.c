@@ -51,7 +51,8 @@ struct pval {
     int *users;   /* node indices */
     int nusers;
     bool is_output;
-    double conv_s; /* conversion cost if it crosses */
+    double conv_s;    /* conversion cost if it crosses */
+    double to_host_s; /* the same, NPU producer to host readers (conv_s, or 0 read in place) */
 };
 
 struct pctx {
@@ -106,9 +107,9 @@ total(const struct pctx *c, const uint8_t *d, double *att)
             if (att)
                 att[2 * first_npu] += v->conv_s;
         } else if (pd && need_host) {
-            t += v->conv_s;
+            t += v->to_host_s;
             if (att)
-                att[2 * v->producer] += v->conv_s;
+                att[2 * v->producer] += v->to_host_s;
         }
     }
     for (int i = 0; i < c->n; i++)
@@ -125,6 +126,28 @@ real_supports(const struct npu_graph *g, const struct npu_node *n, char *why, si
               const struct npu_backend_options *bo)
 {
     return npu_backend_supports(g, n, bo, why, len);
+}
+
+/* v is the result of an in-place npu.StateWrite on a state input (a KV cache the NPU
+ * appends to) that only npu.Attention nodes read, as K or V, [heads, slots, head_dim] fp32
+ * with head_dim a multiple of 8: on the CPU those read it where the NPU holds it (the
+ * lowering's attn_reads_state, npu-lower.c), so its crossing to the host costs nothing. */
+static bool
+attn_reads_in_place(const struct npu_value *v)
+{
+    const struct npu_node *w = v->kind == NPU_VALUE_NODE ? v->producer : NULL;
+    if (!w || w->op != NPU_OP_STATE_WRITE || w->nin < 1 || !w->in[0] ||
+        w->in[0]->kind != NPU_VALUE_INPUT || !w->in[0]->is_state || w->in[0]->nusers != 1 ||
+        v->is_output || !v->nusers || v->t.dtype != NPU_DTYPE_FP32 || v->t.ndim != 3 ||
+        v->t.dims[2] % 8)
+        return false;
+    for (int u = 0; u < v->nusers; u++) {
+        const struct npu_node *a = v->users[u];
+        if (a->op != NPU_OP_FUSED_ATTENTION || a->nin != 4 || a->in[0] == v || a->in[3] == v ||
+            npu_node_int(a, "is_causal", 0))
+            return false;
+    }
+    return true;
 }
 
 static enum npu_status
@@ -175,6 +198,9 @@ build(struct pctx *c, struct npu_graph *g, double rate)
          * conversion per run */
         if (v->kind == NPU_VALUE_INPUT && v->is_state)
             pv->conv_s = 0;
+        /* a cache appended in place on the NPU and read by CPU attentions as K / V: read
+         * where it is (no conversion; the runtime syncs and reads the fp16 rows) */
+        pv->to_host_s = attn_reads_in_place(v) ? 0 : pv->conv_s;
         c->nvals++;
     }
     /* node -> values (as producer or user), each value listed once per node */
@@ -224,7 +250,7 @@ check_terms(struct pctx *c)
     for (int i = 0; i < c->n && ok; i++)
         ok = term_ok(c->cpu_s[i]) && (!c->sup[i] || term_ok(c->npu_s[i]));
     for (int k = 0; k < c->nvals && ok; k++)
-        ok = term_ok(c->vals[k].conv_s);
+        ok = term_ok(c->vals[k].conv_s) && term_ok(c->vals[k].to_host_s);
     c->exact_ok = ok;
 }
 
@@ -244,7 +270,7 @@ val_term(const struct pctx *c, const uint8_t *d, int k)
     if (!pd && any_npu)
         return v->conv_s;
     if (pd && need_host)
-        return v->conv_s;
+        return v->to_host_s;
     return 0;
 }
 

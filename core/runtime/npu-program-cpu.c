@@ -11,6 +11,7 @@
  * whose constant inputs core/cpu can prepare once (npu_cpu_prepare: a Conv's
  * packed weights) get that at session creation (prog_cpu_prepare).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -180,4 +181,104 @@ prog_cpu_step(struct npu_cpu_ctx *ctx, const struct npu_prog_step *st,
     if (s)
         return s;
     return epilogue(ctx, st, bias, out[0]);
+}
+
+/* ---- npu.Attention reading K and V where the NPU holds them ------------------------------- */
+
+static const struct npu_prog_tensor *
+step_tensor(const struct npu_program *p, const struct npu_prog_step *st, int k)
+{
+    return k < st->nin && st->in[k] >= 0 && st->in[k] < p->n_tensors ? &p->tensors[st->in[k]]
+                                                                     : NULL;
+}
+
+static bool
+is_host_f32(const struct npu_prog_tensor *t)
+{
+    return t && t->place == NPU_PLACE_HOST && t->t.dtype == NPU_DTYPE_FP32;
+}
+
+const char *
+prog_cpu_in_place_why(const struct npu_program *p, const struct npu_prog_step *st, int k)
+{
+    if (st->op != NPU_OP_FUSED_ATTENTION || (k != 1 && k != 2))
+        return "only K and V of npu.Attention are read in NPU memory";
+    if (npu_attrs_int(&st->attrs, "is_causal", 0))
+        return "a causal npu.Attention";
+    const struct npu_prog_tensor *t = step_tensor(p, st, k), *q = step_tensor(p, st, 0),
+                                 *m = step_tensor(p, st, 3),
+                                 *y = st->nout == 1 && st->out[0] >= 0 && st->out[0] < p->n_tensors
+                                          ? &p->tensors[st->out[0]]
+                                          : NULL;
+    if (!t || t->place != NPU_PLACE_NPU || t->layout != NPU_LAYOUT_NC1HWC2 ||
+        t->mem_dtype != NPU_DTYPE_FP16 ||
+        (t->t.dtype != NPU_DTYPE_FP32 && t->t.dtype != NPU_DTYPE_FP16) || t->t.ndim != 3 ||
+        t->npu_order != NPU_VIEW_HWC || t->npu_offset)
+        return "not fp32 [heads, slots, head_dim] held as fp16 NC1HWC2 rows";
+    const int64_t H = t->t.dims[0], T = t->t.dims[1], D = t->t.dims[2];
+    if (D <= 0 || D % 8 || H <= 0 || T <= 0 || t->npu_c != D || t->npu_w != 1 ||
+        (int64_t)t->npu_h != H * T || t->bytes < (uint64_t)(D / 8) * (uint64_t)(H * T) * 16)
+        return "its NPU view is not (head_dim, heads x slots, 1) with head_dim a multiple of 8";
+    if (!is_host_f32(q) || q->t.ndim != 3 || q->t.dims[0] != H || q->t.dims[2] != D)
+        return "Q is not a host fp32 [heads, rows, head_dim] of the same heads";
+    const int64_t G = q->t.dims[1];
+    if (!is_host_f32(m) || m->t.ndim < 1 || m->t.dims[m->t.ndim - 1] != T ||
+        npu_tensor_numel(&m->t) != G * T)
+        return "the mask is not a host fp32 of rows x slots";
+    if (!is_host_f32(y) || y->t.ndim != 3 || y->t.dims[0] != H || y->t.dims[1] != G ||
+        y->t.dims[2] != D)
+        return "Y is not a host fp32 [heads, rows, head_dim]";
+    const struct npu_prog_tensor *o = step_tensor(p, st, 3 - k); /* the other of K, V */
+    if (!o || o->t.ndim != 3 || memcmp(o->t.dims, t->t.dims, sizeof(int64_t) * 3))
+        return "K and V differ in shape";
+    if (o->place != NPU_PLACE_NPU)
+        return "K and V are not both in NPU memory";
+    return NULL;
+}
+
+bool
+prog_cpu_reads_npu(const struct npu_program *p, const struct npu_prog_step *st)
+{
+    for (int k = 0; k < st->nin; k++) {
+        const struct npu_prog_tensor *t = step_tensor(p, st, k);
+        if (t && t->place != NPU_PLACE_HOST)
+            return true;
+    }
+    return false;
+}
+
+static struct npu_attn16_cache
+cache_of(const struct npu_prog_tensor *t, const struct npu_tensor *view)
+{
+    if (t->place != NPU_PLACE_NPU)
+        return (struct npu_attn16_cache){NULL, 0};
+    /* packed NC1HWC2 (facts §2.10): one 8-channel surface = H x W atoms of 8 fp16 */
+    return (struct npu_attn16_cache){view->data, (int64_t)t->npu_h * t->npu_w * 8};
+}
+
+enum npu_status
+prog_cpu_attn_in_place(const struct npu_program *p, const struct npu_prog_step *st,
+                       const struct npu_tensor *const *in, struct npu_tensor *const *out)
+{
+    /* validated at load: K and V both in NPU memory (prog_cpu_in_place_why) */
+    const struct npu_prog_tensor *kt = step_tensor(p, st, 1), *vt = step_tensor(p, st, 2);
+    if (!kt || !vt || kt->place != NPU_PLACE_NPU || vt->place != NPU_PLACE_NPU)
+        return NPU_ERR_INTERNAL;
+    const struct npu_tensor *q = in[0];
+    const int64_t D = kt->t.dims[2];
+    struct npu_attn16_shape sh = {
+        .kv_heads = kt->t.dims[0],
+        .group = q->dims[1],
+        .slots = kt->t.dims[1],
+        .head_dim = D,
+        .scale = npu_attrs_float(&st->attrs, "scale", 1.0f / sqrtf((float)D)),
+    };
+    struct npu_attn16_cache k = cache_of(kt, in[1]), v = cache_of(vt, in[2]);
+    float *work = malloc(sizeof(float) * (size_t)sh.slots);
+    if (!work)
+        return NPU_ERR_NOMEM;
+    enum npu_status s = npu_cpu_attn16_decode(&sh, q->data, in[3]->data, &k, &v, 0, sh.kv_heads,
+                                              work, out[0]->data);
+    free(work);
+    return s;
 }

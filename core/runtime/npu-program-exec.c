@@ -1005,7 +1005,20 @@ run_cpu(struct npu_prog_session *s, int step)
         in[k] = stp->in[k] >= 0 ? &s->views[stp->in[k]] : NULL;
     for (int k = 0; k < stp->nout; k++)
         out[k] = &s->views[stp->out[k]];
-    enum npu_status st = prog_cpu_step(s->ctx, stp, s->preps ? s->preps[step] : NULL, in, out);
+    enum npu_status st;
+    if (prog_cpu_reads_npu(s->m->p, stp)) {
+        /* npu.Attention over a cache the NPU holds (validated at load): its K and V synced
+         * from the device (rknpu MEM_SYNC of their range, rocket PREP_BO), then read in
+         * place, nothing converted */
+        for (int k = 0; k < stp->nin; k++)
+            if (stp->in[k] >= 0 &&
+                (st = sync_tensor(s, &s->m->p->tensors[stp->in[k]], NPU_SYNC_FROM_DEVICE)))
+                return run_fail(s, st, "step %d '%s': sync of input %d from the device failed",
+                                step, stp->name ? stp->name : "", k);
+        st = prog_cpu_attn_in_place(s->m->p, stp, in, out);
+    } else {
+        st = prog_cpu_step(s->ctx, stp, s->preps ? s->preps[step] : NULL, in, out);
+    }
     if (st)
         return run_fail(s, st, "step %d '%s': CPU kernel %s failed: %s", step,
                         stp->name ? stp->name : "", npu_op_name(stp->op), npu_status_str(st));

@@ -23,4 +23,19 @@ enum npu_status prog_cpu_step(struct npu_cpu_ctx *ctx, const struct npu_prog_ste
 enum npu_status prog_cpu_prepare(const struct npu_program *p, const struct npu_prog_step *st,
                                  const struct npu_tensor *views, struct npu_cpu_prep **out);
 
+/* Whether input k of CPU step st may be read where the NPU holds it (npu-program-cpu.c):
+ * K (1) or V (2) of an npu.Attention without is_causal, fp32 [kv_heads, slots, head_dim]
+ * held as fp16 NC1HWC2 rows (view (head_dim, kv_heads x slots, 1), head_dim a multiple of
+ * 8), Q a host fp32 [kv_heads, G, head_dim], the mask a host fp32 of G x slots elements with
+ * slots last, Y a host fp32 [kv_heads, G, head_dim]. NULL when it may, else why not. */
+const char *prog_cpu_in_place_why(const struct npu_program *p, const struct npu_prog_step *st,
+                                  int k);
+/* Whether CPU step st reads any input in NPU memory (validated by the above). */
+bool prog_cpu_reads_npu(const struct npu_program *p, const struct npu_prog_step *st);
+/* Runs such a step: the attention over K and V in place (core/cpu/npu-cpu-attn16.c). The
+ * caller has synced K and V from the device. */
+enum npu_status prog_cpu_attn_in_place(const struct npu_program *p, const struct npu_prog_step *st,
+                                       const struct npu_tensor *const *in,
+                                       struct npu_tensor *const *out);
+
 #endif /* NPU_PROGRAM_PRIV_H */

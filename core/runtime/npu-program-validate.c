@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "npu-program-priv.h"
 #include "npu-regcmd.h"
 #include "npu-task.h"
 #include "npu/npu-cpu.h"
@@ -237,10 +238,15 @@ check_step(struct vctx *v, const struct npu_program *p, int s, const bool *is_in
             return fail(v, "step %d '%s': op %d is not a known op", s, nm, st->op);
         if (!npu_cpu_supports(st->op))
             return fail(v, "step %d '%s': no CPU kernel for %s", s, nm, npu_op_name(st->op));
-        for (int k = 0; k < st->nin; k++)
-            if (st->in[k] >= 0 && p->tensors[st->in[k]].place != NPU_PLACE_HOST)
-                return fail(v, "step %d '%s': CPU op reads tensor %d '%s' in NPU memory", s, nm,
-                            st->in[k], tname(p, st->in[k]));
+        for (int k = 0; k < st->nin; k++) {
+            if (st->in[k] < 0 || p->tensors[st->in[k]].place == NPU_PLACE_HOST)
+                continue;
+            /* npu.Attention's K and V read where the NPU holds them (a resident KV cache) */
+            const char *why = prog_cpu_in_place_why(p, st, k);
+            if (why)
+                return fail(v, "step %d '%s': CPU op reads tensor %d '%s' in NPU memory (%s)", s,
+                            nm, st->in[k], tname(p, st->in[k]), why);
+        }
         for (int k = 0; k < st->nout; k++)
             if (p->tensors[st->out[k]].place != NPU_PLACE_HOST)
                 return fail(v, "step %d '%s': CPU op writes tensor %d '%s' in NPU memory", s, nm,
