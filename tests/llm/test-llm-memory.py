@@ -109,4 +109,5 @@ def main():
         shutil.rmtree(tmp, True)
 
 
-main()
+if __name__ == "__main__":  # test-llm-quiet.py borrows checkpoint()
+    main()
