@@ -408,25 +408,36 @@ llm_weights_give(const struct llm_config *c, struct llm_weights *w, struct npu_g
 }
 
 uint64_t
-llm_weights_release(const struct llm_config *c, struct llm_weights *w)
+llm_weights_release_layer(const struct llm_config *c, struct llm_weights *w, int l)
 {
-    if (c->arch == LLM_ARCH_GPT2 || !w->quant || !w->quant->cache || !w->layers)
+    if (c->arch == LLM_ARCH_GPT2 || !w->quant || !w->quant->cache || !w->layers || l < 0 ||
+        l >= c->n_layers)
         return 0;
     const uint64_t D = (uint64_t)c->hidden, F = (uint64_t)c->ffn,
                    Q = (uint64_t)c->n_heads * (uint64_t)c->head_dim,
                    KV = (uint64_t)c->n_kv_heads * (uint64_t)c->head_dim;
     uint64_t freed = 0;
-    for (int l = 0; l < c->n_layers; l++) {
-        struct llm_layer_w *L = &w->layers[l];
-        float **all[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
-        const uint64_t n[] = {D * Q, D * KV, D * KV, Q * D, D * F, D * F, F * D};
-        for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-            if (*all[i]) {
-                free(*all[i]);
-                *all[i] = NULL;
-                freed += n[i] * sizeof(float);
-            }
-    }
+    struct llm_layer_w *L = &w->layers[l];
+    float **all[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
+    const uint64_t n[] = {D * Q, D * KV, D * KV, Q * D, D * F, D * F, F * D};
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+        if (*all[i]) {
+            free(*all[i]);
+            *all[i] = NULL;
+            freed += n[i] * sizeof(float);
+        }
+    return freed;
+}
+
+uint64_t
+llm_weights_release(const struct llm_config *c, struct llm_weights *w)
+{
+    if (c->arch == LLM_ARCH_GPT2 || !w->quant || !w->quant->cache || !w->layers)
+        return 0;
+    const uint64_t D = (uint64_t)c->hidden;
+    uint64_t freed = 0;
+    for (int l = 0; l < c->n_layers; l++)
+        freed += llm_weights_release_layer(c, w, l);
     if (w->head) {
         free(w->head);
         w->head = NULL;
