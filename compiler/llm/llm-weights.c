@@ -135,19 +135,30 @@ get(struct wctx *x, bool transpose, int64_t d0, int64_t d1, const char *fmt, ...
         return NULL;
     }
     if (transpose && d1) {
-        /* converted straight into the transposed place, one source row at a time (no
-         * second full-size array: the LM head's was 262 MB of TinyLlama's peak) */
-        float row[256];
+        /* converted straight into the transposed place (no second full-size array: the LM
+         * head's was 262 MB of TinyLlama's peak), a tile of TR source rows x TC columns at a
+         * time, so that each destination row is written TR floats in a run (a source row at a
+         * time wrote one float per cache line: every graph of an fp16 load converts again) */
+        enum { TR = 32, TC = 256 };
+        float tile[TR][TC];
         const size_t es = t->dt == LLM_ST_F32 ? 4 : 2;
-        for (int64_t i = 0; i < d0; i++)
-            for (int64_t j0 = 0; j0 < d1; j0 += 256) {
-                const int64_t nj = d1 - j0 < 256 ? d1 - j0 : 256;
-                struct llm_st_tensor part = *t;
-                part.data = (const unsigned char *)t->data + ((size_t)(i * d1 + j0)) * es;
-                to_f32(&part, row, (size_t)nj);
-                for (int64_t j = 0; j < nj; j++)
-                    f[(j0 + j) * d0 + i] = row[j];
+        for (int64_t i0 = 0; i0 < d0; i0 += TR) {
+            const int64_t ni = d0 - i0 < TR ? d0 - i0 : TR;
+            for (int64_t j0 = 0; j0 < d1; j0 += TC) {
+                const int64_t nj = d1 - j0 < TC ? d1 - j0 : TC;
+                for (int64_t i = 0; i < ni; i++) {
+                    struct llm_st_tensor part = *t;
+                    part.data =
+                        (const unsigned char *)t->data + ((size_t)((i0 + i) * d1 + j0)) * es;
+                    to_f32(&part, tile[i], (size_t)nj);
+                }
+                for (int64_t j = 0; j < nj; j++) {
+                    float *dst = f + (j0 + j) * d0 + i0;
+                    for (int64_t i = 0; i < ni; i++)
+                        dst[i] = tile[i][j];
+                }
             }
+        }
     } else {
         to_f32(t, f, n);
     }
