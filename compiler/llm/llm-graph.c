@@ -545,8 +545,13 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
     /* q's blocks RoPE'd each on its own (decode step): the angles are one block's rows */
     const int64_t qbh = rope_rows ? llm_rope_block_heads(c, w) : 0;
     int64_t mask3[3] = {1, G, T}, csq[3] = {H, 1, hd}, csk[3] = {KVH, 1, hd}, csb[3] = {qbh, 1, hd};
-    V *ids = input(&b, "ids", NPU_DTYPE_INT64, 2, ids_d);
-    V *pos = gpt2 ? input(&b, "pos", NPU_DTYPE_INT64, 2, ids_d) : NULL;
+    /* a stage of the w8a8 calibration a layer at a time (llm-quant.c): the hidden states in
+     * place of the ids (and positions), and / or out in place of the logits */
+    const bool hin = b.q && b.q->hidden_in, hout = b.q && b.q->hidden_out;
+    const int64_t hid_d[3] = {1, s, D};
+    V *ids = hin ? input(&b, "hidden", NPU_DTYPE_FP32, 3, hid_d)
+                 : input(&b, "ids", NPU_DTYPE_INT64, 2, ids_d);
+    V *pos = gpt2 && !hin ? input(&b, "pos", NPU_DTYPE_INT64, 2, ids_d) : NULL;
     V *cosv = gpt2   ? NULL
               : rows ? input(&b, "cos", NPU_DTYPE_FP32, 3, qbh ? csb : csq)
                      : input(&b, "cos", NPU_DTYPE_FP32, 4, cs_d);
@@ -591,8 +596,8 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
         }
     }
     int64_t ed[2] = {Vn, D};
-    V *x = op2(&b, NPU_OP_GATHER, cst(&b, "embed", w->embed, 2, ed), ids);
-    if (gpt2) {
+    V *x = hin ? ids : op2(&b, NPU_OP_GATHER, cst(&b, "embed", w->embed, 2, ed), ids);
+    if (gpt2 && !hin) {
         int64_t pdm[2] = {c->max_pos, D};
         x = op2(&b, NPU_OP_ADD, x, op2(&b, NPU_OP_GATHER, cst(&b, "wpe", w->pos, 2, pdm), pos));
     }
@@ -771,7 +776,7 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
         x = op2(&b, NPU_OP_ADD, x,
                 linear_split(&b, m, L->w_down, L->b_down, c->ffn, D, &L->sdown, nm));
     }
-    if (s > 1 && !b.failed) {
+    if (s > 1 && !b.failed && !hout) {
         /* the last token only */
         int64_t last = s - 1;
         V *ix = npu_graph_const_i64(b.g, "last", &last, 1, false);
@@ -782,12 +787,13 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
             b.failed = true;
         x = done(&b, x);
     }
-    x = gpt2 ? layernorm(&b, x, w->lnf_w, w->lnf_b, D, c->eps, "ln_f")
-             : rmsnorm(&b, x, w->lnf_w, D, c->eps, "norm");
-    V *logits = lm_head(&b, x, w->head, D, Vn, w->head_split);
+    if (!hout)
+        x = gpt2 ? layernorm(&b, x, w->lnf_w, w->lnf_b, D, c->eps, "ln_f")
+                 : rmsnorm(&b, x, w->lnf_w, D, c->eps, "norm");
+    V *logits = hout ? x : lm_head(&b, x, w->head, D, Vn, w->head_split);
     /* logits first, then k.L, v.L: the outputs were added in layer order, so
      * move logits to the front */
-    output(&b, logits, "logits");
+    output(&b, logits, hout ? "hidden_out" : "logits");
     free(pk);
     free(rot);
     if (b.failed) {

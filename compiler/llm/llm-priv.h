@@ -123,6 +123,10 @@ struct llm_quant {
     struct llm_qrange *r;
     int calib_tokens;
     struct llm_qcache *cache; /* NULL: quantise into each graph (no cache) */
+    /* a stage of the calibration a layer at a time (llm_quant_calibrate): the graph's input is
+     * the hidden states "hidden" [1, s, hidden] instead of the ids (and GPT-2's positions),
+     * its output the hidden states of every token "hidden_out" instead of the logits */
+    bool hidden_in, hidden_out;
 };
 
 struct llm_weights {
@@ -170,6 +174,8 @@ int llm_rope_block_heads(const struct llm_config *c, const struct llm_weights *w
  * the cache on), leaving their pointers NULL: later graphs take the int8 copies by name.
  * Returns the fp32 bytes freed. The embeddings and norms stay fp32. */
 uint64_t llm_weights_release(const struct llm_config *c, struct llm_weights *w);
+/* The same for layer l's projections alone (whose int8 copies the cache holds). */
+uint64_t llm_weights_release_layer(const struct llm_config *c, struct llm_weights *w, int l);
 /* Hands every fp32 array of w to g (npu_graph_adopt_malloc), which borrows them, and empties
  * w (layers NULL; quant and head_split kept): the weights are freed with the graph, which the
  * compile frees before the program is uploaded, so that the fp32 copy, the program's and the
@@ -199,10 +205,14 @@ struct npu_value *llm_quant_matmul(struct npu_graph *g, struct npu_value *x, con
  * calib.y.KEY (with a suffix @N: unique names). */
 enum npu_status llm_quant_observe(struct npu_graph *g, struct npu_value *x, struct npu_value *y,
                                   const char *key);
-/* Runs the fp32 decoder over ids (n tokens, a prefill from position 0) on the CPU executor
- * and records every projection's ranges into q (whose previous contents are freed). */
-enum npu_status llm_quant_calibrate(const struct llm_config *c, const struct llm_weights *w,
-                                    const int32_t *ids, int n, int cpu_threads,
+/* Runs the fp32 decoder over ids (n tokens, a prefill from position 0) on the CPU executor,
+ * one layer at a time (the hidden states carried from layer to layer), and records every
+ * projection's ranges into q (whose previous contents are freed). With quantise (LLaMA,
+ * Qwen2), each layer's projections are quantised into a new q->cache once its ranges are
+ * known and their fp32 arrays freed (llm_weights_release_layer), so that the fp32 view
+ * shrinks while the calibration runs; the LM head is left to the first graph built. */
+enum npu_status llm_quant_calibrate(const struct llm_config *c, struct llm_weights *w,
+                                    const int32_t *ids, int n, int cpu_threads, bool quantise,
                                     struct llm_quant *q);
 void llm_quant_free(struct llm_quant *q);
 /* Moves each DequantizeLinear to just before its first reader (independent products). */

@@ -8,8 +8,8 @@
  * scale per output channel (max |w| / 127 of the column), quantised from the
  * checkpoint's fp32 view when a graph is built; activations int8 symmetric with one
  * scale per tensor, static: calibrated at load by running the fp32 decoder on the CPU
- * executor over a calibration sequence (the caller's ids, then a fixed pseudo-random
- * sequence) and taking each projection's largest |input| and |result| times a margin
+ * executor, one layer at a time, over a calibration sequence (the caller's ids, then a fixed
+ * pseudo-random sequence) and taking each projection's largest |input| and |result| times a margin
  * (LLM_QUANT_MARGIN_X, _Y: tokens after the calibration may go beyond what it saw; past the
  * range values saturate). Static because the NPU's QuantizeLinear takes its scale from
  * registers: a per-step (dynamic) scale would need a host round trip per product.
@@ -388,18 +388,141 @@ mix(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-enum npu_status
-llm_quant_calibrate(const struct llm_config *c, const struct llm_weights *w, const int32_t *ids,
-                    int n, int cpu_threads, struct llm_quant *q)
+/* key (or weight name) of the one-layer stage graph, whose layer is l0, as layer l's: "l0.q"
+ * -> "l5.q"; others ("lm_head") as they are. Nonzero when it does not fit. */
+static int
+relabel(char *dst, size_t n, const char *src, int l)
 {
-    enum npu_status st;
+    int r = strncmp(src, "l0.", 3) ? snprintf(dst, n, "%s", src)
+                                   : snprintf(dst, n, "l%d.%s", l, src + 3);
+    if (r < 0 || (size_t)r >= n) {
+        npu_err(DOM, "w8a8 calibration: the name '%s' of layer %d is too long", src, l);
+        return -1;
+    }
+    return 0;
+}
+
+/* Layer l's projections quantised into q->cache from the ranges its stage recorded (st, keys
+ * of layer 0): a one-layer graph built with a cache of its own on (the graph builder names the
+ * weights, as the decode step's), its entries renamed to layer l's and moved. */
+static enum npu_status
+quantise_layer(const struct llm_config *c1, const struct llm_weights *w1,
+               const struct llm_quant *st, int l, struct llm_quant *q)
+{
+    struct llm_qcache tc = {0};
+    struct llm_quant tq = {
+        .n = st->n, .r = st->r, .cache = &tc, .hidden_in = true, .hidden_out = true};
+    struct llm_weights wq = *w1;
+    struct npu_graph *g = NULL;
+    wq.quant = &tq;
+    enum npu_status rc = llm_build_graph(c1, &wq, 1, 0, &g);
+    npu_graph_free(g);
+    struct llm_qcache *d = q->cache;
+    for (int i = 0; i < tc.n; i++) {
+        struct llm_qweight *e = &tc.w[i];
+        if (!rc && d->n == d->cap) {
+            int nc = d->cap ? 2 * d->cap : 64;
+            struct llm_qweight *nw = realloc(d->w, (size_t)nc * sizeof(*nw));
+            if (!nw)
+                rc = NPU_ERR_NOMEM;
+            else {
+                d->w = nw;
+                d->cap = nc;
+            }
+        }
+        struct llm_qweight *o = rc ? NULL : &d->w[d->n];
+        if (o && relabel(o->name, sizeof(o->name), e->name, l))
+            rc = NPU_ERR_INTERNAL;
+        if (rc) {
+            free(e->q);
+            free(e->scale);
+            continue;
+        }
+        o->in = e->in;
+        o->out = e->out;
+        o->q = e->q;
+        o->scale = e->scale;
+        d->n++;
+        d->bytes += (uint64_t)(e->in * e->out) + (uint64_t)e->out * sizeof(float);
+    }
+    free(tc.w);
+    return rc;
+}
+
+/* One stage of the calibration: layer l as a one-layer model (c1, w1) over the calibration
+ * sequence, its input the ids (layer 0) or the hidden states h [s, hidden] the previous stage
+ * left, its projections' ranges recorded into st (keys of layer 0), and (but in the last
+ * stage, which runs the final norm and the LM head) the hidden states after it into h. */
+static enum npu_status
+run_stage(const struct llm_config *c1, const struct llm_weights *w1, bool first, bool last,
+          struct npu_tensor *in, int nin, float *h, int s, int cpu_threads, struct llm_quant *st)
+{
+    enum npu_status rc;
     struct npu_graph *g = NULL;
     struct npu_model *mo = NULL;
     struct npu_session *se = NULL;
-    int64_t *tok = NULL, *pos = NULL;
-    float *cs = NULL, *sn = NULL, *mask = NULL;
     struct npu_tensor *outs = NULL;
+    struct llm_weights wo = *w1;
+    st->observe = true;
+    st->hidden_in = !first;
+    st->hidden_out = !last;
+    wo.quant = st;
+    if ((rc = llm_build_graph(c1, &wo, s, 0, &g)))
+        goto out;
+    struct npu_model_options mopt = {.backend = "cpu", .cpu_threads = cpu_threads};
+    rc = npu_model_load_graph(g, "w8a8 calibration", &mopt, &mo);
+    g = NULL; /* taken */
+    if (rc || (rc = npu_session_create(mo, 0, &se)))
+        goto out;
+    int nout = npu_model_num_outputs(mo);
+    if (!(outs = calloc((size_t)nout, sizeof(*outs)))) {
+        rc = NPU_ERR_NOMEM;
+        goto out;
+    }
+    if ((rc = npu_session_run(se, in, nin, outs, nout, NULL)))
+        goto out;
+    for (int i = 0; i < nout && !rc; i++) {
+        const char *nm = npu_model_output(mo, i)->name;
+        if (!strcmp(nm, "hidden_out")) {
+            if (outs[i].dtype != NPU_DTYPE_FP32 ||
+                npu_tensor_numel(&outs[i]) != (int64_t)s * c1->hidden) {
+                npu_err(DOM, "w8a8 calibration: the hidden states are not fp32 [%d, %d]", s,
+                        c1->hidden);
+                rc = NPU_ERR_INTERNAL;
+                break;
+            }
+            memcpy(h, outs[i].data, (size_t)s * c1->hidden * sizeof(float));
+            continue;
+        }
+        if (strncmp(nm, "calib.", 6) || strlen(nm) < 9)
+            continue;
+        if (outs[i].dtype != NPU_DTYPE_FP32) {
+            npu_err(DOM, "w8a8 calibration: %s is not fp32", nm);
+            rc = NPU_ERR_INTERNAL;
+            break;
+        }
+        char key[sizeof(st->r->key)];
+        snprintf(key, sizeof(key), "%.*s", (int)strcspn(nm + 8, "@"), nm + 8);
+        rc = record(st, nm + 6, key, absmax(&outs[i]));
+    }
+out:
+    free(outs);
+    npu_session_destroy(se);
+    npu_model_free(mo);
+    npu_graph_free(g);
+    return rc;
+}
+
+enum npu_status
+llm_quant_calibrate(const struct llm_config *c, struct llm_weights *w, const int32_t *ids, int n,
+                    int cpu_threads, bool quantise, struct llm_quant *q)
+{
+    enum npu_status st;
+    int64_t *tok = NULL, *pos = NULL;
+    float *cs = NULL, *sn = NULL, *mask = NULL, *h = NULL;
+    struct llm_quant sq = {0};
     llm_quant_free(q);
+    quantise = quantise && c->arch != LLM_ARCH_GPT2;
     /* the caller's ids, then the fixed sequence; as many as GPT-2's positions allow */
     int s = n + LLM_QUANT_FIXED_TOKENS;
     if (c->arch == LLM_ARCH_GPT2 && s > c->max_pos)
@@ -410,7 +533,9 @@ llm_quant_calibrate(const struct llm_config *c, const struct llm_weights *w, con
     cs = malloc((size_t)s * hd * sizeof(float));
     sn = malloc((size_t)s * hd * sizeof(float));
     mask = malloc((size_t)G * s * s * sizeof(float));
-    if (!tok || !pos || !cs || !sn || !mask) {
+    h = malloc((size_t)s * c->hidden * sizeof(float));
+    if (!tok || !pos || !cs || !sn || !mask || !h ||
+        (quantise && !(q->cache = calloc(1, sizeof(*q->cache))))) {
         st = NPU_ERR_NOMEM;
         goto out;
     }
@@ -433,67 +558,66 @@ llm_quant_calibrate(const struct llm_config *c, const struct llm_weights *w, con
     for (int r = 0; r < G * s; r++)
         for (int t = 0; t < s; t++)
             mask[(size_t)r * s + t] = t <= r % s ? 0.0f : -10000.0f;
-    /* the fp32 graph with the projections' inputs and results as extra outputs */
-    struct llm_weights wo = *w;
-    struct llm_quant obs = {.observe = true};
-    wo.quant = &obs;
-    if ((st = llm_build_graph(c, &wo, s, 0, &g)))
-        goto out;
-    struct npu_model_options mopt = {.backend = "cpu", .cpu_threads = cpu_threads};
-    st = npu_model_load_graph(g, "w8a8 calibration", &mopt, &mo);
-    g = NULL; /* taken */
-    if (st || (st = npu_session_create(mo, 0, &se)))
-        goto out;
-    struct npu_tensor in[4];
-    int k = 0;
-    in[k++] = (struct npu_tensor){.dtype = NPU_DTYPE_INT64, .ndim = 2, .dims = {1, s}, .data = tok};
-    if (c->arch == LLM_ARCH_GPT2) {
-        in[k++] =
-            (struct npu_tensor){.dtype = NPU_DTYPE_INT64, .ndim = 2, .dims = {1, s}, .data = pos};
-    } else {
-        in[k++] = (struct npu_tensor){
-            .dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, 1, s, hd}, .data = cs};
-        in[k++] = (struct npu_tensor){
-            .dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, 1, s, hd}, .data = sn};
-    }
-    in[k++] = (struct npu_tensor){
-        .dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, 1, G * s, s}, .data = mask};
-    int nout = npu_model_num_outputs(mo);
-    if (!(outs = calloc((size_t)nout, sizeof(*outs)))) {
-        st = NPU_ERR_NOMEM;
-        goto out;
-    }
-    if ((st = npu_session_run(se, in, k, outs, nout, NULL)))
-        goto out;
-    for (int i = 0; i < nout && !st; i++) {
-        const char *nm = npu_model_output(mo, i)->name;
-        if (strncmp(nm, "calib.", 6) || strlen(nm) < 9)
-            continue;
-        if (outs[i].dtype != NPU_DTYPE_FP32) {
-            npu_err(DOM, "w8a8 calibration: %s is not fp32", nm);
-            st = NPU_ERR_INTERNAL;
-            break;
+    /* A layer at a time: the fp32 graph of one layer (with the projections' inputs and results
+     * as extra outputs) on the CPU executor, its hidden states the next stage's input; the
+     * executor's copies of a layer (packed weights) freed before the next, and with quantise
+     * the layer's fp32 projections too. The same operations on the same values as the whole
+     * model's graph, so the same ranges (the ranges recorded in the same order). */
+    struct llm_config c1 = *c;
+    c1.n_layers = 1;
+    for (int l = 0; l < c->n_layers; l++) {
+        const bool first = l == 0, last = l == c->n_layers - 1;
+        struct llm_weights w1 = *w;
+        w1.layers = &w->layers[l];
+        struct npu_tensor in[4];
+        int k = 0;
+        if (first) {
+            in[k++] = (struct npu_tensor){
+                .dtype = NPU_DTYPE_INT64, .ndim = 2, .dims = {1, s}, .data = tok};
+            if (c->arch == LLM_ARCH_GPT2)
+                in[k++] = (struct npu_tensor){
+                    .dtype = NPU_DTYPE_INT64, .ndim = 2, .dims = {1, s}, .data = pos};
+        } else {
+            in[k++] = (struct npu_tensor){
+                .dtype = NPU_DTYPE_FP32, .ndim = 3, .dims = {1, s, c->hidden}, .data = h};
         }
-        char key[sizeof(q->r->key)];
-        snprintf(key, sizeof(key), "%.*s", (int)strcspn(nm + 8, "@"), nm + 8);
-        st = record(q, nm + 6, key, absmax(&outs[i]));
+        if (c->arch != LLM_ARCH_GPT2) {
+            in[k++] = (struct npu_tensor){
+                .dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, 1, s, hd}, .data = cs};
+            in[k++] = (struct npu_tensor){
+                .dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, 1, s, hd}, .data = sn};
+        }
+        in[k++] = (struct npu_tensor){
+            .dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, 1, G * s, s}, .data = mask};
+        llm_quant_free(&sq);
+        if ((st = run_stage(&c1, &w1, first, last, in, k, h, s, cpu_threads, &sq)))
+            goto out;
+        for (int i = 0; i < sq.n && !st; i++) {
+            char key[sizeof(q->r->key)];
+            if (relabel(key, sizeof(key), sq.r[i].key, l))
+                st = NPU_ERR_INTERNAL;
+            else if (!(st = record(q, "x", key, sq.r[i].x)))
+                st = record(q, "y", key, sq.r[i].y);
+        }
+        if (!st && quantise && !(st = quantise_layer(&c1, &w1, &sq, l, q)))
+            llm_weights_release_layer(c, w, l);
+        if (st)
+            goto out;
     }
     q->calib_tokens = s;
-    if (!st && !q->n) {
+    if (!q->n) {
         npu_err(DOM, "w8a8 calibration: the graph has no projections to observe");
         st = NPU_ERR_INTERNAL;
     }
 out:
     if (st)
         llm_quant_free(q);
-    free(outs);
-    npu_session_destroy(se);
-    npu_model_free(mo);
-    npu_graph_free(g);
+    llm_quant_free(&sq);
     free(tok);
     free(pos);
     free(cs);
     free(sn);
     free(mask);
+    free(h);
     return st;
 }

@@ -132,19 +132,30 @@ get(struct wctx *x, bool transpose, int64_t d0, int64_t d1, const char *fmt, ...
         return NULL;
     }
     if (transpose && d1) {
-        /* converted straight into the transposed place, one source row at a time (no
-         * second full-size array: the LM head's was 262 MB of TinyLlama's peak) */
-        float row[256];
+        /* converted straight into the transposed place (no second full-size array: the LM
+         * head's was 262 MB of TinyLlama's peak), a tile of TR source rows x TC columns at a
+         * time, so that each destination row is written TR floats in a run (a source row at a
+         * time wrote one float per cache line: every graph of an fp16 load converts again) */
+        enum { TR = 32, TC = 256 };
+        float tile[TR][TC];
         const size_t es = t->dt == LLM_ST_F32 ? 4 : 2;
-        for (int64_t i = 0; i < d0; i++)
-            for (int64_t j0 = 0; j0 < d1; j0 += 256) {
-                const int64_t nj = d1 - j0 < 256 ? d1 - j0 : 256;
-                struct llm_st_tensor part = *t;
-                part.data = (const unsigned char *)t->data + ((size_t)(i * d1 + j0)) * es;
-                to_f32(&part, row, (size_t)nj);
-                for (int64_t j = 0; j < nj; j++)
-                    f[(j0 + j) * d0 + i] = row[j];
+        for (int64_t i0 = 0; i0 < d0; i0 += TR) {
+            const int64_t ni = d0 - i0 < TR ? d0 - i0 : TR;
+            for (int64_t j0 = 0; j0 < d1; j0 += TC) {
+                const int64_t nj = d1 - j0 < TC ? d1 - j0 : TC;
+                for (int64_t i = 0; i < ni; i++) {
+                    struct llm_st_tensor part = *t;
+                    part.data =
+                        (const unsigned char *)t->data + ((size_t)((i0 + i) * d1 + j0)) * es;
+                    to_f32(&part, tile[i], (size_t)nj);
+                }
+                for (int64_t j = 0; j < nj; j++) {
+                    float *dst = f + (j0 + j) * d0 + i0;
+                    for (int64_t i = 0; i < ni; i++)
+                        dst[i] = tile[i][j];
+                }
             }
+        }
     } else {
         to_f32(t, f, n);
     }
@@ -405,25 +416,36 @@ llm_weights_give(const struct llm_config *c, struct llm_weights *w, struct npu_g
 }
 
 uint64_t
-llm_weights_release(const struct llm_config *c, struct llm_weights *w)
+llm_weights_release_layer(const struct llm_config *c, struct llm_weights *w, int l)
 {
-    if (c->arch == LLM_ARCH_GPT2 || !w->quant || !w->quant->cache || !w->layers)
+    if (c->arch == LLM_ARCH_GPT2 || !w->quant || !w->quant->cache || !w->layers || l < 0 ||
+        l >= c->n_layers)
         return 0;
     const uint64_t D = (uint64_t)c->hidden, F = (uint64_t)c->ffn,
                    Q = (uint64_t)c->n_heads * (uint64_t)c->head_dim,
                    KV = (uint64_t)c->n_kv_heads * (uint64_t)c->head_dim;
     uint64_t freed = 0;
-    for (int l = 0; l < c->n_layers; l++) {
-        struct llm_layer_w *L = &w->layers[l];
-        float **all[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
-        const uint64_t n[] = {D * Q, D * KV, D * KV, Q * D, D * F, D * F, F * D};
-        for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-            if (*all[i]) {
-                free(*all[i]);
-                *all[i] = NULL;
-                freed += n[i] * sizeof(float);
-            }
-    }
+    struct llm_layer_w *L = &w->layers[l];
+    float **all[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
+    const uint64_t n[] = {D * Q, D * KV, D * KV, Q * D, D * F, D * F, F * D};
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+        if (*all[i]) {
+            free(*all[i]);
+            *all[i] = NULL;
+            freed += n[i] * sizeof(float);
+        }
+    return freed;
+}
+
+uint64_t
+llm_weights_release(const struct llm_config *c, struct llm_weights *w)
+{
+    if (c->arch == LLM_ARCH_GPT2 || !w->quant || !w->quant->cache || !w->layers)
+        return 0;
+    const uint64_t D = (uint64_t)c->hidden;
+    uint64_t freed = 0;
+    for (int l = 0; l < c->n_layers; l++)
+        freed += llm_weights_release_layer(c, w, l);
     if (w->head) {
         free(w->head);
         w->head = NULL;

@@ -792,9 +792,11 @@ static enum npu_status
 quantize_once(struct npu_llm *m, int slots)
 {
     const struct llm_config *c = &m->ck.cfg;
-    if (c->arch == LLM_ARCH_GPT2 || m->quant.cache)
+    if (c->arch == LLM_ARCH_GPT2)
         return NPU_OK;
-    if (!(m->quant.cache = calloc(1, sizeof(*m->quant.cache))))
+    /* the layers' projections are in the cache already (quantised and freed by the
+     * calibration a layer at a time): this graph quantises the LM head */
+    if (!m->quant.cache && !(m->quant.cache = calloc(1, sizeof(*m->quant.cache))))
         return NPU_ERR_NOMEM;
     struct npu_graph *g = NULL;
     double t0 = now();
@@ -847,7 +849,7 @@ npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm
             goto err;
         double t0 = now();
         if ((st = llm_quant_calibrate(c, &m->w, m->o.calib_ids, m->o.n_calib_ids, m->o.cpu_threads,
-                                      &m->quant)))
+                                      true, &m->quant)))
             goto err;
         m->w.quant = &m->quant;
         m->info.weights = "w8a8";

@@ -9,8 +9,15 @@
 # each further whole copy (the mapped file, the lowered packed weights next to the program's,
 # the program's next to the device's, the fp32 kept past the compile) adds 0.5-1x: before this
 # check the same run peaked at about 5x. Also the same ids from the cache hit. Needs numpy.
+# With w8a8 the same runs with --weights w8a8 under LIMIT_W8A8: the calibration runs the fp32
+# model a layer at a time and frees each layer's fp32 projections once quantised. When it ran
+# the whole fp32 model on the CPU executor at once, both runs peaked at 4.13x (the calibration
+# in both: a w8a8 cache hit calibrates too); a layer at a time 3.70x (fresh) and 3.13x (hit).
+# What is left above fp16's 2.9x is not the calibration: the first run of the w8a8 program on
+# the simulator (+130-150 MB for a moment, on main too) over the int8 copies and the fp32
+# embedding the host keeps for later graphs (docs/llm.md, "w8a8 calibration a layer at a time").
 #
-#   test-llm-memory.py NPU_GENERATE
+#   test-llm-memory.py NPU_GENERATE [w8a8]
 import json
 import os
 import shutil
@@ -22,6 +29,7 @@ import llmtest
 
 (np,) = llmtest.need("numpy")
 LIMIT = 3.6
+LIMIT_W8A8 = 3.9
 
 
 def checkpoint(d, hidden, heads, kvh, ffn, layers, vocab):
@@ -67,10 +75,10 @@ def checkpoint(d, hidden, heads, kvh, ffn, layers, vocab):
     return off
 
 
-def run(npu_generate, d, cache):
+def run(npu_generate, d, cache, extra=()):
     cmd = [npu_generate, d, "--backend", "sim", "--prompt-ids", "1", "--max-new-tokens", "2",
            "--max-context", "32", "--ids", "--cores", "3", "--cpu-threads", "1",
-           "--cache-dir", cache]
+           "--cache-dir", cache] + list(extra)
     rc, n, peak, err = llmtest.peak_rss(cmd, dict(os.environ))
     if rc != 0 or n != 2:
         print(err)
@@ -82,24 +90,27 @@ def run(npu_generate, d, cache):
 
 def main():
     npu_generate = sys.argv[1]
+    extra = ["--weights", "w8a8"] if sys.argv[2:] == ["w8a8"] else []
+    limit = LIMIT_W8A8 if extra else LIMIT
     tmp = tempfile.mkdtemp(prefix="npu-llm-mem-")
     try:
         tiny = os.path.join(tmp, "tiny")
         big = os.path.join(tmp, "big")
         checkpoint(tiny, 64, 4, 2, 128, 1, 256)
         wbytes = checkpoint(big, 768, 12, 4, 2048, 4, 16000)
-        base, _, _ = run(npu_generate, tiny, os.path.join(tmp, "cache-tiny"))
+        base, _, _ = run(npu_generate, tiny, os.path.join(tmp, "cache-tiny"), extra)
         ok = True
         ids = None
         for what in ("fresh compile", "compile cache hit"):
-            peak, hit, err = run(npu_generate, big, os.path.join(tmp, "cache"))
+            peak, hit, err = run(npu_generate, big, os.path.join(tmp, "cache"), extra)
             got = [ln for ln in err.splitlines() if ln.startswith("programs:")]
             ratio = (peak - base) / wbytes
-            print(f"{what}: peak RSS {peak / 1e6:.1f} MB, {ratio:.2f}x the checkpoint's "
+            print(f"{' '.join(extra + [what])}: peak RSS {peak / 1e6:.1f} MB, "
+                  f"{ratio:.2f}x the checkpoint's "
                   f"{wbytes / 1e6:.1f} MB above the tiny checkpoint's {base / 1e6:.1f} MB "
-                  f"(limit {LIMIT}x); {got[0] if got else ''}")
-            if ratio > LIMIT:
-                print(f"FAIL: {what}: {ratio:.2f}x the checkpoint's bytes (limit {LIMIT}x)")
+                  f"(limit {limit}x); {got[0] if got else ''}")
+            if ratio > limit:
+                print(f"FAIL: {what}: {ratio:.2f}x the checkpoint's bytes (limit {limit}x)")
                 ok = False
             if hit != (what == "compile cache hit"):
                 print(f"FAIL: {what}: the compile cache was {'' if hit else 'not '}used")
@@ -109,4 +120,5 @@ def main():
         shutil.rmtree(tmp, True)
 
 
-main()
+if __name__ == "__main__":  # test-llm-quiet.py borrows checkpoint()
+    main()

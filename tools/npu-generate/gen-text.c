@@ -71,21 +71,39 @@ gen_text_encode(const char *model_dir, const char *text, int32_t **ids, int *n)
     return NPU_OK;
 }
 
+/* --quiet: the tokenizer's reason for a missing or unusable tokenizer.json is a notice here
+ * (the stream prints ids instead), not an error */
+static void
+drop_log(enum npu_log_level level, const char *domain, const char *msg, void *user)
+{
+    (void)level;
+    (void)domain;
+    (void)msg;
+    (void)user;
+}
+
 struct gen_text_stream *
-gen_text_stream_open(const char *model_dir, FILE *out)
+gen_text_stream_open(const char *model_dir, FILE *out, bool quiet)
 {
     struct gen_text_stream *s = calloc(1, sizeof(*s));
+    enum npu_status st;
 
     if (!s)
         return NULL;
     char buf[4096];
     s->out = out;
-    if (npu_tokenizer_load(tokenizer_dir(model_dir, buf, sizeof(buf)), &s->tok) != NPU_OK) {
+    if (quiet)
+        npu_log_set_handler(drop_log, NULL);
+    st = npu_tokenizer_load(tokenizer_dir(model_dir, buf, sizeof(buf)), &s->tok);
+    if (quiet)
+        npu_log_set_handler(NULL, NULL);
+    if (st != NPU_OK) {
         s->tok = NULL;
-        fprintf(stderr,
-                "npu-generate: no usable tokenizer in %s (above): the output is "
-                "token ids\n",
-                model_dir);
+        if (!quiet)
+            fprintf(stderr,
+                    "npu-generate: no usable tokenizer in %s (above): the output is "
+                    "token ids\n",
+                    model_dir);
         return s;
     }
     s->detok = npu_detok_new(s->tok, NPU_DETOK_SKIP_SPECIAL | NPU_DETOK_CONTINUATION);

@@ -9,6 +9,7 @@
 #ifndef NPU_GEN_TEXT_H
 #define NPU_GEN_TEXT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -18,8 +19,9 @@
 enum npu_status gen_text_encode(const char *model_dir, const char *text, int32_t **ids, int *n);
 
 struct gen_text_stream;
-/* A decoder that writes to out; NULL (logged) on failure. */
-struct gen_text_stream *gen_text_stream_open(const char *model_dir, FILE *out);
+/* A decoder that writes to out; NULL (logged) on failure. Without a usable tokenizer it
+ * writes the ids and says so on stderr (with the tokenizer's reason), unless quiet. */
+struct gen_text_stream *gen_text_stream_open(const char *model_dir, FILE *out, bool quiet);
 /* Writes what token completes (possibly nothing yet), flushing out. */
 void gen_text_stream_push(struct gen_text_stream *s, int32_t id);
 /* Writes what is left and a newline; frees s. */

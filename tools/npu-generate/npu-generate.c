@@ -44,7 +44,7 @@ static const char usage[] =
     "  --host-kv-cache    convert the KV cache from the host in every decode step instead\n"
     "                     of keeping it resident in device memory (for comparisons)\n"
     "  --ids              print only 'ids: <new ids>' on stdout\n"
-    "  --quiet            no statistics on stderr\n"
+    "  --quiet            no statistics or notices on stderr (errors still print)\n"
     "  --logits-out FILE  write each step's logits as a float32 .npy [steps, vocab]\n"
     "  --force-ids LIST   feed these tokens instead of the chosen ones (teacher forcing)\n"
     "\n"
@@ -53,7 +53,7 @@ static const char usage[] =
     "why generation stopped.\n";
 
 struct run_ctx {
-    bool ids_only;
+    bool ids_only, quiet;
     struct gen_text_stream *stream; /* opened at the first token */
     const char *dir;
     int32_t *got;
@@ -73,7 +73,7 @@ on_token(int32_t t, const float *logits, void *user)
                    (size_t)r->vocab * sizeof(float));
         r->n_got++;
     }
-    if (!r->ids_only && !r->stream && !(r->stream = gen_text_stream_open(r->dir, stdout)))
+    if (!r->ids_only && !r->stream && !(r->stream = gen_text_stream_open(r->dir, stdout, r->quiet)))
         return 1;
     if (r->stream)
         gen_text_stream_push(r->stream, t);
@@ -295,7 +295,7 @@ main(int argc, char **argv)
     o.n_calib_ids = ncalib;
     int rc = 1;
     struct npu_llm *m = NULL;
-    struct run_ctx r = {.ids_only = ids_only, .cap = (int)max_new, .dir = dir};
+    struct run_ctx r = {.ids_only = ids_only, .quiet = quiet, .cap = (int)max_new, .dir = dir};
     enum npu_status st = npu_llm_load(dir, &o, &m);
     if (st) {
         fprintf(stderr, "npu-generate: cannot load %s: %s\n", dir, npu_status_str(st));
