@@ -157,6 +157,13 @@ REAL_V5 = {
     "qwen2.5-0.5b-v5": _v5("qwen2.5-0.5b", layer_types=["full_attention"] * 2,
                            sliding_window=None),
 }
+# openai-community/gpt2 as transformers 4.57.3 prints it (dtype already renamed, the GPT2Config
+# defaults written out; no RoPE)
+REAL_V5["gpt2-dtype"] = copy.deepcopy(REAL["gpt2"])
+REAL_V5["gpt2-dtype"]["cfg"] = dict(sorted(dict(
+    REAL["gpt2"]["cfg"], dtype="float32", n_inner=None, reorder_and_upcast_attn=False,
+    scale_attn_by_inverse_layer_idx=False, scale_attn_weights=True,
+    transformers_version="4.57.3", use_cache=True).items()))
 
 
 # ---- variants ------------------------------------------------------------------------------
@@ -240,6 +247,7 @@ SEEDS = {
     "linear-rope-v5": 3,
     "llama3-rope-both": 6,
     "qwen2.5-v5-theta-only": 4,
+    "gpt2-dtype": 10,
 }
 
 
