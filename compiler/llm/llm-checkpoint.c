@@ -5,8 +5,10 @@
  * understands or knows to be harmless, so a feature we lack - yarn or dynamic
  * RoPE scaling, sliding windows, cross attention - is an error naming it, not a
  * silent wrong answer; rope_scaling "linear" and "llama3" are taken, with
- * llm_rope_inv_freq; eos_token_id may be a list, and generation_config.json's
- * replaces it) and the safetensors files, mapped read-only (one
+ * llm_rope_inv_freq, as is transformers v5's rope_parameters form of them (rope_type,
+ * rope_theta and the parameters in one object; both forms in one file must agree);
+ * eos_token_id may be a list, and generation_config.json's replaces it) and the
+ * safetensors files, mapped read-only (one
  * model.safetensors, or the shards model.safetensors.index.json lists). A
  * hub cache folder (models--org--name with refs/main and snapshots/) is
  * followed to its snapshot; the snapshot's symlinks into blobs/ are opened
@@ -191,6 +193,7 @@ static const struct key_rule known_keys[] = {
     {"rms_norm_eps", A_LQ},
     {"rope_theta", A_LQ},
     {"rope_scaling", A_LQ},
+    {"rope_parameters", A_LQ}, /* transformers v5: rope_type, rope_theta and its parameters */
     {"hidden_act", A_LQ},
     {"attention_bias", A_LLAMA},
     {"mlp_bias", A_LLAMA},
@@ -294,94 +297,185 @@ parse_eos(const struct npu_json *e, struct llm_config *c, const char *path)
     return NPU_OK;
 }
 
-/* rope_scaling (Hugging Face's modeling_rope_utils): null, or an object whose "rope_type"
- * (older checkpoints: "type") names the scheme. "default" is plain RoPE; "linear" divides
- * every inverse frequency by factor; "llama3" (Llama-3.1/3.2) divides those whose wavelength
- * 2 pi / f exceeds original_max_position_embeddings / low_freq_factor by factor, keeps those
- * below original_max_position_embeddings / high_freq_factor, and blends between. The schemes
+/* One RoPE scheme as config.json gives it: "rope_scaling" (transformers 4.x) or
+ * "rope_parameters" (transformers v5, which also moves rope_theta into it). */
+struct rope_spec {
+    enum llm_rope_scaling kind;
+    double factor, low, high, theta; /* theta 0: not given */
+    int orig;                        /* original_max_position_embeddings; 0: not given */
+};
+
+/* rope_scaling / rope_parameters (Hugging Face's modeling_rope_utils; WHAT names the key):
+ * null, or an object whose "rope_type" (older checkpoints: "type") names the scheme.
+ * "default" is plain RoPE; "linear" divides every inverse frequency by factor; "llama3"
+ * (Llama-3.1/3.2) divides those whose wavelength 2 pi / f exceeds
+ * original_max_position_embeddings / low_freq_factor by factor, keeps those below
+ * original_max_position_embeddings / high_freq_factor, and blends between. The schemes
  * that depend on the sequence length or scale the attention (dynamic, yarn, longrope, ...)
- * are refused by name, as is any key a scheme does not have. */
+ * are refused by name, as is any key a scheme does not have. V5 (rope_parameters): the
+ * object may carry rope_theta, and llama3's original_max_position_embeddings may be left
+ * out (transformers v5 then takes max_position_embeddings: the caller fills it in). */
 static enum npu_status
-parse_rope_scaling(const struct npu_json *rs, struct llm_config *c, const char *path)
+parse_rope_obj(const struct npu_json *rs, const char *what, bool v5, struct rope_spec *s,
+               const char *path)
 {
-    c->rope_scaling = LLM_ROPE_DEFAULT;
+    *s = (struct rope_spec){LLM_ROPE_DEFAULT, 1, 1, 1, 0, 0};
     if (!rs || rs->type == NPU_JSON_NULL)
         return NPU_OK;
     if (rs->type != NPU_JSON_OBJECT) {
-        npu_err(DOM, "%s: config key 'rope_scaling' must be null or an object", path);
+        npu_err(DOM, "%s: config key '%s' must be null or an object", path, what);
         return NPU_ERR_INVALID;
     }
     const struct npu_json *t = npu_json_get(rs, "rope_type");
     if (!t)
         t = npu_json_get(rs, "type");
-    if (!t || t->type != NPU_JSON_STRING) {
-        npu_err(DOM, "%s: rope_scaling has no 'rope_type' (or 'type') string", path);
+    if (!t && rs->len && rs->items[0].type == NPU_JSON_OBJECT) {
+        /* v5's hybrid models: {"full_attention": {...}, "sliding_attention": {...}} */
+        npu_err(DOM, "%s: %s gives a RoPE per layer type ('%s'): not supported", path, what,
+                rs->keys[0]);
+        return NPU_ERR_UNSUPPORTED;
+    }
+    if ((t || !v5) && (!t || t->type != NPU_JSON_STRING)) {
+        npu_err(DOM, "%s: %s has no 'rope_type' (or 'type') string", path, what);
         return NPU_ERR_INVALID;
     }
+    const char *tn = t ? t->str : "default"; /* v5 fills in a missing rope_type so */
     static const char *const keys_default[] = {NULL};
     static const char *const keys_linear[] = {"factor", NULL};
     static const char *const keys_llama3[] = {"factor", "low_freq_factor", "high_freq_factor",
                                               "original_max_position_embeddings", NULL};
     const char *const *keys;
-    if (!strcmp(t->str, "default")) {
+    if (!strcmp(tn, "default")) {
         keys = keys_default;
-    } else if (!strcmp(t->str, "linear")) {
-        c->rope_scaling = LLM_ROPE_LINEAR;
+    } else if (!strcmp(tn, "linear")) {
+        s->kind = LLM_ROPE_LINEAR;
         keys = keys_linear;
-    } else if (!strcmp(t->str, "llama3")) {
-        c->rope_scaling = LLM_ROPE_LLAMA3;
+    } else if (!strcmp(tn, "llama3")) {
+        s->kind = LLM_ROPE_LLAMA3;
         keys = keys_llama3;
     } else {
-        npu_err(DOM,
-                "%s: rope_scaling type '%s' is not supported (supported: default, linear, "
-                "llama3)",
-                path, t->str);
+        npu_err(DOM, "%s: %s type '%s' is not supported (supported: default, linear, llama3)", path,
+                what, tn);
         return NPU_ERR_UNSUPPORTED;
     }
-    /* every key is the type's or one of its own parameters */
+    /* every key is the type's or one of its own parameters (v5: or rope_theta) */
     for (size_t i = 0; i < rs->len; i++) {
         const char *k = rs->keys[i];
-        bool ok = !strcmp(k, "rope_type") || !strcmp(k, "type");
+        bool ok = !strcmp(k, "rope_type") || !strcmp(k, "type") || (v5 && !strcmp(k, "rope_theta"));
         for (int q = 0; keys[q] && !ok; q++)
             ok = !strcmp(k, keys[q]);
         if (!ok) {
             npu_err(DOM,
-                    "%s: rope_scaling key '%s' is not one of rope_type '%s' (not understood "
-                    "by this loader)",
-                    path, k, t->str);
+                    "%s: %s key '%s' is not one of rope_type '%s' (not understood by this "
+                    "loader)",
+                    path, what, k, tn);
             return NPU_ERR_UNSUPPORTED;
+        }
+    }
+    if (v5) {
+        const struct npu_json *x = npu_json_get(rs, "rope_theta");
+        if (x && x->type != NPU_JSON_NULL) {
+            if (x->type != NPU_JSON_NUMBER || !(x->num > 0) || x->num > 1e30) {
+                npu_err(DOM, "%s: %s 'rope_theta' must be a positive number", path, what);
+                return NPU_ERR_INVALID;
+            }
+            s->theta = x->num;
         }
     }
     double v[3] = {1, 1, 1};
     for (int q = 0; q < 3 && keys[q]; q++) {
         const struct npu_json *x = npu_json_get(rs, keys[q]);
         if (!x || x->type != NPU_JSON_NUMBER || !(x->num > 0) || x->num > 1e9) {
-            npu_err(DOM, "%s: rope_scaling '%s' needs '%s', a positive number", path, t->str,
-                    keys[q]);
+            npu_err(DOM, "%s: %s '%s' needs '%s', a positive number", path, what, tn, keys[q]);
             return NPU_ERR_INVALID;
         }
         v[q] = x->num;
     }
-    c->rope_factor = v[0];
-    c->rope_low_freq_factor = v[1];
-    c->rope_high_freq_factor = v[2];
-    if (c->rope_scaling == LLM_ROPE_LLAMA3) {
+    s->factor = v[0];
+    s->low = v[1];
+    s->high = v[2];
+    if (s->kind == LLM_ROPE_LLAMA3) {
         const struct npu_json *x = npu_json_get(rs, "original_max_position_embeddings");
-        if (!x || x->type != NPU_JSON_NUMBER || !x->is_int || x->i < 1 || x->i > (1 << 30)) {
+        if (v5 && (!x || x->type == NPU_JSON_NULL)) {
+            x = NULL; /* the caller's max_position_embeddings */
+        } else if (!x || x->type != NPU_JSON_NUMBER || !x->is_int || x->i < 1 || x->i > (1 << 30)) {
             npu_err(DOM,
-                    "%s: rope_scaling 'llama3' needs 'original_max_position_embeddings', a "
-                    "positive integer",
-                    path);
+                    "%s: %s 'llama3' needs 'original_max_position_embeddings', a positive "
+                    "integer",
+                    path, what);
             return NPU_ERR_INVALID;
         }
-        c->rope_orig_max_pos = (int)x->i;
+        s->orig = x ? (int)x->i : 0;
         if (!(v[2] > v[1])) {
-            npu_err(DOM,
-                    "%s: rope_scaling 'llama3' needs high_freq_factor (%g) > low_freq_factor (%g)",
-                    path, v[2], v[1]);
+            npu_err(DOM, "%s: %s 'llama3' needs high_freq_factor (%g) > low_freq_factor (%g)", path,
+                    what, v[2], v[1]);
             return NPU_ERR_INVALID;
         }
     }
+    return NPU_OK;
+}
+
+static void
+rope_spec_text(const struct rope_spec *s, char *buf, size_t n)
+{
+    if (s->kind == LLM_ROPE_LINEAR)
+        snprintf(buf, n, "linear, factor %g", s->factor);
+    else if (s->kind == LLM_ROPE_LLAMA3)
+        snprintf(buf, n,
+                 "llama3, factor %g, low_freq_factor %g, high_freq_factor %g, "
+                 "original_max_position_embeddings %d",
+                 s->factor, s->low, s->high, s->orig);
+    else
+        snprintf(buf, n, "default");
+}
+
+/* The RoPE of a LLaMA / Qwen2 config: rope_theta + rope_scaling (transformers 4.x) or
+ * rope_parameters (v5; its rope_theta, else the top-level one, else 10000). Both forms in
+ * one file must say the same thing: if they disagree, which one Hugging Face uses depends on
+ * its version, so that is an error naming both. */
+static enum npu_status
+parse_rope(const struct npu_json *j, struct llm_config *c, const char *path)
+{
+    struct rope_spec old, v5, *use = &old;
+    enum npu_status st;
+    const struct npu_json *rp = npu_json_get(j, "rope_parameters"),
+                          *rs = npu_json_get(j, "rope_scaling"),
+                          *th = npu_json_get(j, "rope_theta");
+    bool have_rs = rs && rs->type != NPU_JSON_NULL, have_th = th && th->type == NPU_JSON_NUMBER;
+    if ((st = parse_rope_obj(rs, "rope_scaling", false, &old, path)))
+        return st;
+    if (rp && rp->type != NPU_JSON_NULL) {
+        if ((st = parse_rope_obj(rp, "rope_parameters", true, &v5, path)))
+            return st;
+        if (v5.kind == LLM_ROPE_LLAMA3 && !v5.orig)
+            v5.orig = c->max_pos;
+        if (have_rs && (old.kind != v5.kind || old.factor != v5.factor || old.low != v5.low ||
+                        old.high != v5.high || old.orig != v5.orig)) {
+            char a[192], b[192];
+            rope_spec_text(&old, a, sizeof(a));
+            rope_spec_text(&v5, b, sizeof(b));
+            npu_err(DOM,
+                    "%s: config keys 'rope_scaling' (%s) and 'rope_parameters' (%s) disagree: "
+                    "keep one (transformers v5 writes only rope_parameters)",
+                    path, a, b);
+            return NPU_ERR_INVALID;
+        }
+        if (v5.theta && have_th && v5.theta != th->num) {
+            npu_err(DOM,
+                    "%s: config keys 'rope_theta' (%g) and 'rope_parameters' rope_theta (%g) "
+                    "disagree: keep one (transformers v5 writes only rope_parameters)",
+                    path, th->num, v5.theta);
+            return NPU_ERR_INVALID;
+        }
+        if (v5.theta)
+            c->rope_theta = (float)v5.theta;
+        use = &v5;
+    }
+    c->rope_scaling = use->kind;
+    c->rope_factor = use->factor;
+    c->rope_low_freq_factor = use->low;
+    c->rope_high_freq_factor = use->high;
+    c->rope_orig_max_pos = use->orig;
     return NPU_OK;
 }
 
@@ -528,7 +622,7 @@ parse_config(const char *path, struct llm_config *c)
         static const char *const silu[] = {"silu", NULL};
         if (!get_string_is(j, "hidden_act", silu, path))
             goto out;
-        if ((st = parse_rope_scaling(npu_json_get(j, "rope_scaling"), c, path)))
+        if ((st = parse_rope(j, c, path)))
             goto out;
         st = NPU_ERR_INVALID;
         bool b[4] = {false, false, false, false};

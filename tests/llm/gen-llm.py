@@ -170,9 +170,17 @@ def rope_inv_freq(cfg, hd):
     Face's modeling_rope_utils: "linear" divides them all by factor; "llama3" (Llama-3.1 /
     3.2) divides those whose wavelength 2 pi / f is longer than old_context / low_freq_factor
     by factor, keeps those shorter than old_context / high_freq_factor, and in between blends
-    f / factor and f by s = (old_context / wavelength - low) / (high - low)."""
-    inv = 1.0 / (cfg["rope_theta"] ** (torch.arange(0, hd, 2).float() / hd))
+    f / factor and f by s = (old_context / wavelength - low) / (high - low).
+    transformers v5 writes rope_parameters instead: the same object plus rope_theta (else the
+    top-level one, else 10^4); llama3's original context, if left out, is
+    max_position_embeddings."""
     rs = cfg.get("rope_scaling") or {}
+    theta = cfg.get("rope_theta", 10000.0)
+    if cfg.get("rope_parameters"):
+        rs = dict(cfg["rope_parameters"])
+        theta = rs.get("rope_theta", theta)
+        rs.setdefault("original_max_position_embeddings", cfg["max_position_embeddings"])
+    inv = 1.0 / (theta ** (torch.arange(0, hd, 2).float() / hd))
     kind = rs.get("rope_type", rs.get("type", "default"))
     if kind == "linear":
         return inv / rs["factor"]

@@ -9,7 +9,8 @@
 # repository named below (huggingface.co/<repo>/blob/main/...), as of transformers 4.45.
 # Plus variants of them that exercise what the real files only carry at sizes a test cannot
 # afford: RoPE scaling whose bands are hit within 40 positions, a head_dim other than
-# hidden / heads, and EOS lists that the reference's greedy ids reach.
+# hidden / heads, and EOS lists that the reference's greedy ids reach. And Llama-3.2-1B,
+# Qwen2.5-0.5B and the scaled variants as transformers v5 saves them (rope_parameters, dtype).
 # Not a test itself: imported by test-llm-hf-configs.py (needs torch through gen-llm.py).
 import copy
 
@@ -126,6 +127,45 @@ REAL = {
 }
 
 
+# ---- as transformers v5 saves them ---------------------------------------------------------
+# transformers v5's save_pretrained writes RoPE as one object "rope_parameters" (rope_type,
+# rope_theta and the scheme's parameters; no top-level rope_theta / rope_scaling) and "dtype"
+# for "torch_dtype"; LlamaConfig / Qwen2Config also write pad_token_id null, Qwen2Config
+# layer_types (one "full_attention" a layer) and sliding_window null when use_sliding_window
+# is false. Key sets as printed by transformers 5.0.0 (Qwen2Config) and 5.7.0 (LlamaConfig,
+# Llama-3.2-3B) when loading such checkpoints; the same sizes as above.
+
+def _v5(base, version="5.0.0", **extra):
+    cfg = copy.deepcopy(REAL[base]["cfg"])
+    rp = dict(cfg.pop("rope_scaling", None) or {"rope_type": "default"})
+    rp["rope_theta"] = cfg.pop("rope_theta")
+    cfg["rope_parameters"] = dict(sorted(rp.items()))
+    cfg["dtype"] = cfg.pop("torch_dtype")
+    cfg["pad_token_id"] = None
+    cfg["transformers_version"] = version
+    cfg.update(extra)
+    spec = copy.deepcopy(REAL[base])
+    spec["cfg"] = dict(sorted(cfg.items()))
+    return spec
+
+
+REAL_V5 = {
+    # meta-llama/Llama-3.2-1B: rope_parameters {factor 32, high 4, low 1, original 8192,
+    # rope_theta 500000, llama3}
+    "llama-3.2-1b-v5": _v5("llama-3.2-1b", "5.7.0"),
+    # Qwen/Qwen2.5-0.5B: rope_parameters {rope_theta 10^6, default}
+    "qwen2.5-0.5b-v5": _v5("qwen2.5-0.5b", layer_types=["full_attention"] * 2,
+                           sliding_window=None),
+}
+# openai-community/gpt2 as transformers 4.57.3 prints it (dtype already renamed, the GPT2Config
+# defaults written out; no RoPE)
+REAL_V5["gpt2-dtype"] = copy.deepcopy(REAL["gpt2"])
+REAL_V5["gpt2-dtype"]["cfg"] = dict(sorted(dict(
+    REAL["gpt2"]["cfg"], dtype="float32", n_inner=None, reorder_and_upcast_attn=False,
+    scale_attn_by_inverse_layer_idx=False, scale_attn_weights=True,
+    transformers_version="4.57.3", use_cache=True).items()))
+
+
 # ---- variants ------------------------------------------------------------------------------
 
 def _variant(base, **changes):
@@ -161,6 +201,31 @@ VARIANTS = {
                                   num_key_value_heads=2, hidden_size=60, head_dim=16),
 }
 
+
+def _as_v5(spec):
+    """SPEC with rope_theta + rope_scaling moved into v5's rope_parameters, dtype renamed."""
+    cfg = spec["cfg"]
+    rp = dict(cfg.pop("rope_scaling") or {"rope_type": "default"})
+    rp["rope_type"] = rp.pop("type", rp.get("rope_type"))
+    rp["rope_theta"] = cfg.pop("rope_theta")
+    cfg["rope_parameters"] = rp
+    cfg["dtype"] = cfg.pop("torch_dtype")
+    return spec
+
+
+VARIANTS.update({
+    # the scaled variants above in v5's form (plain RoPE's ids must differ here too)
+    "llama3-rope-v5": _as_v5(copy.deepcopy(VARIANTS["llama3-rope"])),
+    "linear-rope-v5": _as_v5(copy.deepcopy(VARIANTS["linear-rope"])),
+    # a file with both forms saying the same (a v4 config with rope_parameters added by hand)
+    "llama3-rope-both": copy.deepcopy(VARIANTS["llama3-rope"]),
+    # rope_parameters with rope_theta alone (v5 takes rope_type "default" then)
+    "qwen2.5-v5-theta-only": copy.deepcopy(REAL_V5["qwen2.5-0.5b-v5"]),
+})
+VARIANTS["qwen2.5-v5-theta-only"]["cfg"]["rope_parameters"] = {"rope_theta": 1000000.0}
+VARIANTS["llama3-rope-both"]["cfg"]["rope_parameters"] = dict(
+    VARIANTS["llama3-rope"]["cfg"]["rope_scaling"], rope_theta=10000)
+
 # the seeds whose greedy ids vary, never reach an EOS in the vocabulary and keep each step's
 # top-1 margin clear (gen-llm.py's criterion); test-llm-hf-configs.py --search finds them
 SEEDS = {
@@ -176,11 +241,19 @@ SEEDS = {
     "linear-rope": 3,
     "head-dim-32": 0,
     "head-dim-16-of-60": 1,
+    "llama-3.2-1b-v5": 12,
+    "qwen2.5-0.5b-v5": 4,
+    "llama3-rope-v5": 6,
+    "linear-rope-v5": 3,
+    "llama3-rope-both": 6,
+    "qwen2.5-v5-theta-only": 4,
+    "gpt2-dtype": 10,
 }
 
 
 def specs():
     """name -> spec (dtype, scale, cfg, gen) of every model of the test."""
     out = dict(REAL)
+    out.update(REAL_V5)
     out.update(VARIANTS)
     return out

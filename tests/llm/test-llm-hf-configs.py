@@ -11,6 +11,10 @@
 # Hugging Face's generate()) stop generation at the right id, and say which file it came
 # from. On cpu also the refusals: RoPE scalings we do not do (dynamic, yarn, longrope, su,
 # ...) by name, unknown rope_scaling keys, missing llama3 parameters, bad eos lists.
+# transformers v5's form (rope_parameters holding rope_type, rope_theta and the parameters;
+# dtype): Llama-3.2-1B, Qwen2.5-0.5B and the scaled variants as v5 saves them give the same
+# reference ids; its unsupported types and keys are refused by name, and a file whose
+# rope_parameters and rope_scaling / rope_theta disagree is refused naming both.
 # Needs /usr/bin/python3 with torch (skips otherwise).
 #
 #   test-llm-hf-configs.py NPU_GENERATE BACKEND [--search]
@@ -45,9 +49,14 @@ def reference(name, spec, seed):
     ids, margin, _, _ = gl.greedy(cfg, p, fwd)
     ok = len(set(ids)) >= 10 and margin >= MIN_MARGIN and not set(eos_ids(spec)) & set(ids)
     plain = None
-    if ok and name in hfconfigs.VARIANTS and cfg.get("rope_scaling"):
+    rp = cfg.get("rope_parameters") or {}
+    if ok and name in hfconfigs.VARIANTS and (cfg.get("rope_scaling") or
+                                               rp.get("rope_type", "default") != "default"):
         c2 = copy.deepcopy(cfg)
         c2["rope_scaling"] = None
+        if rp:
+            c2["rope_parameters"] = {"rope_type": "default",
+                                     "rope_theta": rp.get("rope_theta", 10000.0)}
         plain = gl.greedy(c2, p, fwd)[0]
         ok = plain != ids
     return cfg, p, ids, margin, ok, plain
@@ -176,8 +185,41 @@ def check_refusals(gen, tmp):
         ("eos list of 9", {"eos_token_id": list(range(9))}, "lists 9 ids: at most 8"),
         ("odd head_dim", {"head_dim": 7}, "inconsistent heads"),
     ]
+    # transformers v5's form (Llama-3.2-1B as v5 saves it, then changed)
+    v5 = hfconfigs.REAL_V5["llama-3.2-1b-v5"]["cfg"]
+    rp = v5["rope_parameters"]
+    cases += [(f"v5 rope_type {t}", {"rope_parameters": {"rope_type": t, "factor": 2.0,
+                                                         "rope_theta": 500000.0}},
+               f"rope_parameters type '{t}' is not supported")
+              for t in ("dynamic", "yarn", "longrope")]
+    cases += [
+        ("v5 partial_rotary_factor", {"rope_parameters": dict(rp, partial_rotary_factor=0.5)},
+         "rope_parameters key 'partial_rotary_factor' is not one of rope_type 'llama3'"),
+        ("v5 llama3 high_freq_factor <= low_freq_factor",
+         {"rope_parameters": dict(rp, high_freq_factor=1.0)},
+         "rope_parameters 'llama3' needs high_freq_factor (1) >"),
+        ("v5 rope_theta not positive", {"rope_parameters": dict(rp, rope_theta=-1.0)},
+         "rope_parameters 'rope_theta' must be a positive number"),
+        ("v5 rope_parameters not an object", {"rope_parameters": 500000.0},
+         "config key 'rope_parameters' must be null or an object"),
+        ("v5 per-layer-type rope_parameters", {"rope_parameters": {"full_attention": rp}},
+         "rope_parameters gives a RoPE per layer type ('full_attention'): not supported"),
+        ("v5 + rope_scaling: disagree",
+         {"rope_scaling": dict(l3, factor=8.0)},
+         "config keys 'rope_scaling' (llama3, factor 8, low_freq_factor 1, high_freq_factor 4, "
+         "original_max_position_embeddings 8192) and 'rope_parameters' (llama3, factor 32"),
+        ("v5 llama3 without original context: max_position_embeddings's, not "
+         "rope_scaling's", {"rope_scaling": l3, "rope_parameters": {
+             k: v for k, v in rp.items() if k != "original_max_position_embeddings"}},
+         "original_max_position_embeddings 131072) disagree"),
+        ("v5 default + rope_scaling llama3",
+         {"rope_scaling": l3, "rope_parameters": {"rope_type": "default"}},
+         "and 'rope_parameters' (default) disagree"),
+        ("v5 + rope_theta: disagree", {"rope_theta": 10000.0},
+         "config keys 'rope_theta' (10000) and 'rope_parameters' rope_theta (500000) disagree"),
+    ]
     for i, (what, change, msg) in enumerate(cases):
-        c = copy.deepcopy(cfg)
+        c = copy.deepcopy(v5 if what.startswith("v5") else cfg)
         c.update(change)
         folder = os.path.join(tmp, f"bad{i}")
         save(folder, "llama-3.2-1b", spec, c, p, gen=None)
