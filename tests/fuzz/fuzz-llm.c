@@ -23,7 +23,9 @@
  *   f a file NAME\nCONTENT (any name of the folder)
  * NAMEs are single path components made of [A-Za-z0-9._-] (others dropped).
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>

@@ -151,7 +151,7 @@ main(int argc, char **argv)
     args[na++] = (char *)backend;
     args[na++] = "--output-dir";
     args[na++] = outdir;
-    char meta[1100];
+    char meta[1100 + sizeof("/meta.txt")];
     snprintf(meta, sizeof(meta), "%s/meta.txt", ddir);
     FILE *mf = fopen(meta, "r");
     if (mf) {
