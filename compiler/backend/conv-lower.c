@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "conv-priv.h"
+#include "npu-dpu-ops.h"
 
 /* The NPU copy of a 1..4-channel host image as packed fp16 pixels [H][W][C]
  * (layout "small_c", facts §2.10); not shared with NC1HWC2 copies. */
@@ -227,6 +228,17 @@ npu_conv_lower(struct npu_lower_ctx *cx, struct npu_node *n)
     char name[160];
     snprintf(name, sizeof(name), "%.100s.wpack", s.w->name);
     struct npu_value *wv = NULL;
+    /* B's rows centred for a residual stream (dpu-center.c): while packing from the fp32
+     * source, else written centred first */
+    if (npu_node_int(n, NPU_CENTRE_ROWS_ATTR, 0)) {
+        if (n->op == NPU_OP_MATMUL && s.w == n->in[1] && s.w_trans && s.w->t.ndim == 2 &&
+            conv_pack_direct(&s, &p))
+            s.centre_rows = true;
+        else if ((st = npu_dpu_centre_pending(cx->g, n))) {
+            conv_plan_free(&p);
+            return st;
+        }
+    }
     if ((st = conv_pack_weights_const(cx, &s, &p, name, &wv))) {
         conv_plan_free(&p);
         return st;

@@ -66,6 +66,9 @@ struct conv_src {
     bool block_diag;           /* grouped conv expanded to dense */
     const struct npu_value *w; /* weights constant */
     bool w_trans;              /* matmul/gemm: B is [K][N] (false: [N][K], Gemm transB) */
+    /* B's rows read centred (each minus its mean over its N columns, NPU_CENTRE_ROWS_ATTR):
+     * only where conv_pack_direct holds and w_trans (npu_conv_lower) */
+    bool centre_rows;
     float alpha;               /* Gemm alpha */
     const struct npu_value *b; /* bias constant (per output channel) or NULL */
     float beta;
@@ -161,6 +164,9 @@ enum npu_status conv_pack_weights(const struct conv_src *s, struct plan *p, uint
  * bytes, no fp32 copy of B and no separate blob. */
 enum npu_status conv_pack_weights_const(struct npu_lower_ctx *cx, const struct conv_src *s,
                                         struct plan *p, const char *name, struct npu_value **out);
+/* Whether conv_pack_weights_const converts s's sets straight from the fp32 source (the
+ * only packing that can centre B's rows on the way, s->centre_rows). */
+bool conv_pack_direct(const struct conv_src *s, const struct plan *p);
 /* Per-channel BS operand: bias (times beta) minus the clip's lower bound, padded. */
 float *conv_bias_array(const struct conv_src *s, uint32_t *len);
 

@@ -13,6 +13,7 @@
 #endif
 
 #include "conv-priv.h"
+#include "npu-dpu-ops.h"
 
 static float
 elem_f(const struct npu_value *v, int64_t i)
@@ -311,13 +312,35 @@ out:
  * order and rounding) through a 16-kernel x channel-block scratch tile instead of a whole
  * transposed fp32 copy of B.
  */
+/* x minus row c's mean (when m), rounded to float: dpu-center.c's centring */
+static inline float
+centre1(float x, const double *m, uint32_t c)
+{
+    return m ? (float)((double)x - m[c]) : x;
+}
+
+#if defined(__SSE2__)
+/* four floats of one row minus its mean m in double, rounded to float: the centring's SSE
+ * form (dpu-center.c centre_data) */
+static inline __m128
+centre4(__m128 x, double m)
+{
+    const __m128d m2 = _mm_set1_pd(m);
+    __m128 lo = _mm_cvtpd_ps(_mm_sub_pd(_mm_cvtps_pd(x), m2));
+    __m128 hi = _mm_cvtpd_ps(_mm_sub_pd(_mm_cvtps_pd(_mm_movehl_ps(x, x)), m2));
+    return _mm_movelh_ps(lo, hi);
+}
+#endif
+
 /* tmp[kl * cb + c] = alpha * src[c * ld + kl] - z[kl] for c < n, kl < nk: a transposing
  * gather, 4 x 4 blocks at a time with SSE (the same single-precision multiply and subtract
  * per element as the scalar tail). src may be unaligned (a constant borrowed from the model
  * file, npu-ir.h): unaligned vector loads, memcpy loads. */
+/* With m (B's rows centred, dpu-center.c), row c's element is first (float)(x - m[c]) in
+ * double, the centring's own arithmetic: the same floats as packing a centred copy. */
 static void
 gather_t(float *tmp, uint32_t cb, const float *src, size_t ld, uint32_t n, uint32_t nk, float alpha,
-         const float *z)
+         const float *z, const double *m)
 {
     uint32_t c = 0;
 #if defined(__SSE2__)
@@ -333,6 +356,12 @@ gather_t(float *tmp, uint32_t cb, const float *src, size_t ld, uint32_t n, uint3
         for (; kl + 4 <= nk; kl += 4) {
             __m128 t0 = _mm_loadu_ps(r + kl), t1 = _mm_loadu_ps(r + ld + kl),
                    t2 = _mm_loadu_ps(r + 2 * ld + kl), t3 = _mm_loadu_ps(r + 3 * ld + kl);
+            if (m) {
+                t0 = centre4(t0, m[c]);
+                t1 = centre4(t1, m[c + 1]);
+                t2 = centre4(t2, m[c + 2]);
+                t3 = centre4(t3, m[c + 3]);
+            }
             _MM_TRANSPOSE4_PS(t0, t1, t2, t3);
             _mm_storeu_ps(tmp + (size_t)kl * cb + c,
                           _mm_sub_ps(_mm_mul_ps(a4, t0), _mm_set1_ps(z[kl])));
@@ -345,19 +374,20 @@ gather_t(float *tmp, uint32_t cb, const float *src, size_t ld, uint32_t n, uint3
         }
         for (; kl < nk; kl++)
             for (uint32_t q = 0; q < 4; q++)
-                tmp[(size_t)kl * cb + c + q] = alpha * npu_f32_at(r, q * ld + kl) - z[kl];
+                tmp[(size_t)kl * cb + c + q] =
+                    alpha * centre1(npu_f32_at(r, q * ld + kl), m, c + q) - z[kl];
     }
 #endif
     for (; c < n; c++) {
         const float *row = src + (size_t)c * ld;
         for (uint32_t kl = 0; kl < nk; kl++)
-            tmp[(size_t)kl * cb + c] = alpha * npu_f32_at(row, kl) - z[kl];
+            tmp[(size_t)kl * cb + c] = alpha * centre1(npu_f32_at(row, kl), m, c) - z[kl];
     }
 }
 
 static enum npu_status
 pack_fp16_matrix(const struct conv_src *s, const struct npu_weight_layout *l, uint16_t *d,
-                 const float *wf, uint32_t k0, uint32_t c0)
+                 const float *wf, uint32_t k0, uint32_t c0, const double *means)
 {
     const uint32_t K = s->g.k, C = s->g.c, kg = l->kernel_group, cb = l->channel_block;
     float *tmp = malloc((size_t)kg * cb * sizeof(float));
@@ -377,7 +407,8 @@ pack_fp16_matrix(const struct conv_src *s, const struct npu_weight_layout *l, ui
             const uint32_t kg_n = NPU_MIN(kg, l->kernels - grp * kg), ka = k0 + grp * kg;
             const float *z = zp + (size_t)grp * kg;
             if (s->w_trans)
-                gather_t(tmp, cb, wf + (size_t)ca * K + ka, K, n, kg_n, s->alpha, z);
+                gather_t(tmp, cb, wf + (size_t)ca * K + ka, K, n, kg_n, s->alpha, z,
+                         means ? means + ca : NULL);
             else
                 for (uint32_t kl = 0; kl < kg_n; kl++) {
                     const float *row = wf + (size_t)(ka + kl) * C + ca;
@@ -395,6 +426,15 @@ pack_fp16_matrix(const struct conv_src *s, const struct npu_weight_layout *l, ui
     return NPU_OK;
 }
 
+bool
+conv_pack_direct(const struct conv_src *s, const struct plan *p)
+{
+    const struct rk_conv_geom *g = &s->g;
+    return s->kind != SRC_CONV && s->w && s->w->t.dtype == NPU_DTYPE_FP32 && npu_value_data(s->w) &&
+           !g->depthwise && g->in_dt == NPU_DTYPE_FP16 && s->groups <= 1 && g->kh * g->kw == 1 &&
+           p->n;
+}
+
 enum npu_status
 conv_pack_weights_const(struct npu_lower_ctx *cx, const struct conv_src *s, struct plan *p,
                         const char *name, struct npu_value **out)
@@ -402,8 +442,11 @@ conv_pack_weights_const(struct npu_lower_ctx *cx, const struct conv_src *s, stru
     const struct rk_conv_geom *g = &s->g;
     const float *wf = s->w && s->w->t.dtype == NPU_DTYPE_FP32 ? npu_value_data(s->w) : NULL;
     *out = NULL;
-    if (s->kind == SRC_CONV || !wf || g->depthwise || g->in_dt != NPU_DTYPE_FP16 || s->groups > 1 ||
-        g->kh * g->kw != 1 || !p->n) {
+    if (s->centre_rows && (!conv_pack_direct(s, p) || !s->w_trans || s->w->t.ndim != 2)) {
+        npu_err("conv", "'%s': B's rows to centre, but not packed from the fp32 source", name);
+        return NPU_ERR_INTERNAL;
+    }
+    if (!conv_pack_direct(s, p)) {
         uint8_t *blob = NULL;
         uint64_t blob_bytes = 0;
         enum npu_status st = conv_pack_weights(s, p, &blob, &blob_bytes);
@@ -417,8 +460,16 @@ conv_pack_weights_const(struct npu_lower_ctx *cx, const struct conv_src *s, stru
     /* the offsets conv_pack_weights gives (same sharing, same 64-byte alignment), then the
      * sets packed into the constant's zeroed arena bytes */
     bool *fresh = calloc(p->n, sizeof(bool));
-    if (!fresh)
+    /* B's rows' means, for the rows centred while packing (B [K][N]: row c is channel c) */
+    double *means =
+        s->centre_rows ? malloc((size_t)NPU_MAX(s->w->t.dims[0], 1) * sizeof(double)) : NULL;
+    if (!fresh || (s->centre_rows && !means)) {
+        free(fresh);
+        free(means);
         return NPU_ERR_NOMEM;
+    }
+    if (means)
+        npu_dpu_row_means(wf, s->w->t.dims[0], s->w->t.dims[1], means);
     enum npu_status st = NPU_OK;
     uint64_t size = 0;
     const bool share = s->images > 1 && !s->block_diag;
@@ -456,9 +507,10 @@ conv_pack_weights_const(struct npu_lower_ctx *cx, const struct conv_src *s, stru
             (st = npu_weight_layout_init(&l, rk_esize(g->in_dt), t->nk, t->nc, 1, 1, false)))
             continue;
         st = pack_fp16_matrix(s, &l, (uint16_t *)(void *)((uint8_t *)wv->t.data + t->woff), wf,
-                              t->k0, t->c0);
+                              t->k0, t->c0, means);
     }
     free(fresh);
+    free(means);
     if (!st)
         *out = wv;
     return st;

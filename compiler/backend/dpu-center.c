@@ -241,57 +241,26 @@ collect(struct stream *s, struct npu_value *x)
     }
 }
 
-/* A copy of constant c (as f32) minus its mean along `axis`. Each mean is summed in double
- * in the order of the axis; the sums of one outer index run side by side over the inner
- * positions (the same additions in the same order as one position at a time, but reading
- * memory in order), in the graph's arena directly. */
-static struct npu_value *
-centred_const(struct npu_graph *g, const struct npu_value *c, int axis, const char *suffix,
-              bool in_place)
+/* The means of eight rows of d floats at b (row r at b + r * d), each summed in double in
+ * the order of its columns: the sums run side by side, reading memory in order. b may be
+ * unaligned (borrowed from the model file): unaligned vector loads, npu_f32_at. */
+static void
+row_means8(const float *b, int64_t d, double s8[8])
 {
-    const struct npu_tensor *t = &c->t;
-    int64_t n = npu_tensor_numel(t), d = t->dims[axis], inner = 1;
-    for (int k = axis + 1; k < t->ndim; k++)
-        inner *= t->dims[k];
-    /* a constant only this producer reads, in memory the graph owns, is centred where it
-     * lies (the same arithmetic on the same floats); any other is copied first. In place
-     * it may be unaligned (borrowed from the model file's private mapping, npu-onnx.c):
-     * every access below is an unaligned vector load / store or npu_f32_at / _put */
-    float *v = in_place && c->kind == NPU_VALUE_CONST && t->dtype == NPU_DTYPE_FP32 &&
-                       c->nusers == 1 && !c->is_output &&
-                       npu_graph_owns(g, t->data, (size_t)n * sizeof(float))
-                   ? t->data
-                   : NULL;
-    const bool copy = !v;
-    if (copy)
-        v = npu_graph_alloc(g, (size_t)n * sizeof(float));
-    double *m = malloc((size_t)(inner ? inner : 1) * sizeof(double));
-    if (!v || !m) {
-        free(m);
-        return NULL;
-    }
-    if (copy && t->dtype == NPU_DTYPE_FP32)
-        memcpy(v, npu_value_data(c), (size_t)n * sizeof(float));
-    else if (copy)
-        for (int64_t i = 0; i < n; i++)
-            v[i] = (float)npu_value_get_f64(c, i);
-    int64_t outer = d > 0 && inner > 0 ? n / (d * inner) : 0, o = 0;
-    if (inner == 1) /* rows of B: eight rows' sums side by side (each its own chain) */
-        for (; o + 8 <= outer; o += 8) {
-            float *b = v + o * d;
-            double s8[8] = {0};
-            int64_t j = 0;
+    for (int r = 0; r < 8; r++)
+        s8[r] = 0;
+    int64_t j = 0;
 #if defined(__SSE2__)
-            /* two rows' sums per register, four columns of eight rows transposed at a
-             * time: each row's additions in the order of j, as below */
-            __m128d a01 = _mm_setzero_pd(), a23 = a01, a45 = a01, a67 = a01;
-            for (; j + 4 <= d; j += 4) {
-                __m128 r0 = _mm_loadu_ps(b + j), r1 = _mm_loadu_ps(b + d + j),
-                       r2 = _mm_loadu_ps(b + 2 * d + j), r3 = _mm_loadu_ps(b + 3 * d + j);
-                __m128 r4 = _mm_loadu_ps(b + 4 * d + j), r5 = _mm_loadu_ps(b + 5 * d + j),
-                       r6 = _mm_loadu_ps(b + 6 * d + j), r7 = _mm_loadu_ps(b + 7 * d + j);
-                _MM_TRANSPOSE4_PS(r0, r1, r2, r3); /* r0: column j of rows 0-3 */
-                _MM_TRANSPOSE4_PS(r4, r5, r6, r7);
+    /* two rows' sums per register, four columns of eight rows transposed at a time: each
+     * row's additions in the order of j, as below */
+    __m128d a01 = _mm_setzero_pd(), a23 = a01, a45 = a01, a67 = a01;
+    for (; j + 4 <= d; j += 4) {
+        __m128 r0 = _mm_loadu_ps(b + j), r1 = _mm_loadu_ps(b + d + j),
+               r2 = _mm_loadu_ps(b + 2 * d + j), r3 = _mm_loadu_ps(b + 3 * d + j);
+        __m128 r4 = _mm_loadu_ps(b + 4 * d + j), r5 = _mm_loadu_ps(b + 5 * d + j),
+               r6 = _mm_loadu_ps(b + 6 * d + j), r7 = _mm_loadu_ps(b + 7 * d + j);
+        _MM_TRANSPOSE4_PS(r0, r1, r2, r3); /* r0: column j of rows 0-3 */
+        _MM_TRANSPOSE4_PS(r4, r5, r6, r7);
 #define CENTRE_ADD(lo, hi)                                                                         \
     do {                                                                                           \
         a01 = _mm_add_pd(a01, _mm_cvtps_pd(lo));                                                   \
@@ -299,24 +268,57 @@ centred_const(struct npu_graph *g, const struct npu_value *c, int axis, const ch
         a45 = _mm_add_pd(a45, _mm_cvtps_pd(hi));                                                   \
         a67 = _mm_add_pd(a67, _mm_cvtps_pd(_mm_movehl_ps(hi, hi)));                                \
     } while (0)
-                CENTRE_ADD(r0, r4);
-                CENTRE_ADD(r1, r5);
-                CENTRE_ADD(r2, r6);
-                CENTRE_ADD(r3, r7);
+        CENTRE_ADD(r0, r4);
+        CENTRE_ADD(r1, r5);
+        CENTRE_ADD(r2, r6);
+        CENTRE_ADD(r3, r7);
 #undef CENTRE_ADD
-            }
-            _mm_storeu_pd(s8, a01);
-            _mm_storeu_pd(s8 + 2, a23);
-            _mm_storeu_pd(s8 + 4, a45);
-            _mm_storeu_pd(s8 + 6, a67);
+    }
+    _mm_storeu_pd(s8, a01);
+    _mm_storeu_pd(s8 + 2, a23);
+    _mm_storeu_pd(s8 + 4, a45);
+    _mm_storeu_pd(s8 + 6, a67);
 #endif
-            for (; j < d; j++)
-                for (int r = 0; r < 8; r++)
-                    s8[r] += npu_f32_at(b, r * d + j);
+    for (; j < d; j++)
+        for (int r = 0; r < 8; r++)
+            s8[r] += npu_f32_at(b, r * d + j);
+    for (int r = 0; r < 8; r++)
+        s8[r] /= (double)d;
+}
+
+void
+npu_dpu_row_means(const float *b, int64_t rows, int64_t d, double *m)
+{
+    int64_t o = 0;
+    for (; o + 8 <= rows; o += 8)
+        row_means8(b + o * d, d, m + o);
+    for (; o < rows; o++) {
+        double s = 0;
+        for (int64_t j = 0; j < d; j++)
+            s += npu_f32_at(b + o * d, j);
+        m[o] = s / (double)d;
+    }
+}
+
+/* v (n floats, possibly unaligned) minus its mean along an axis of d elements with `inner`
+ * elements after it, in place. Each mean is summed in double in the order of the axis; the
+ * sums of one outer index run side by side over the inner positions (the same additions in
+ * the same order as one position at a time, but reading memory in order). */
+static enum npu_status
+centre_data(float *v, int64_t n, int64_t d, int64_t inner)
+{
+    double *m = malloc((size_t)(inner ? inner : 1) * sizeof(double));
+    if (!m)
+        return NPU_ERR_NOMEM;
+    int64_t outer = d > 0 && inner > 0 ? n / (d * inner) : 0, o = 0;
+    if (inner == 1) /* rows of B: eight rows' sums side by side (each its own chain) */
+        for (; o + 8 <= outer; o += 8) {
+            float *b = v + o * d;
+            double s8[8];
+            row_means8(b, d, s8);
             for (int r = 0; r < 8; r++) {
-                s8[r] /= (double)d;
                 float *br = b + r * d;
-                j = 0;
+                int64_t j = 0;
 #if defined(__SSE2__)
                 /* the same double subtraction and rounding to float, four at a time */
                 const __m128d m2 = _mm_set1_pd(s8[r]);
@@ -345,6 +347,46 @@ centred_const(struct npu_graph *g, const struct npu_value *c, int axis, const ch
                 npu_f32_put(b, j * inner + in, (float)(npu_f32_at(b, j * inner + in) - m[in]));
     }
     free(m);
+    return NPU_OK;
+}
+
+/* A copy of constant c (as f32) minus its mean along `axis` (centre_data), in the graph's
+ * arena directly. With `deferred` (a MatMul's B on the NPU), a constant centred in place
+ * is left as it is and *deferred set: the packer subtracts the rows' means while it
+ * converts (conv-weights.c), so the centred fp32 floats are never written (no
+ * copy-on-write of the model file's pages); npu_dpu_centre_pending writes them for any
+ * other reader. */
+static struct npu_value *
+centred_const(struct npu_graph *g, const struct npu_value *c, int axis, const char *suffix,
+              bool in_place, bool *deferred)
+{
+    const struct npu_tensor *t = &c->t;
+    int64_t n = npu_tensor_numel(t), d = t->dims[axis], inner = 1;
+    for (int k = axis + 1; k < t->ndim; k++)
+        inner *= t->dims[k];
+    /* a constant only this producer reads, in memory the graph owns, is centred where it
+     * lies (the same arithmetic on the same floats); any other is copied first. In place
+     * it may be unaligned (borrowed from the model file's private mapping, npu-onnx.c):
+     * every access is an unaligned vector load / store or npu_f32_at / _put */
+    float *v = in_place && c->kind == NPU_VALUE_CONST && t->dtype == NPU_DTYPE_FP32 &&
+                       c->nusers == 1 && !c->is_output &&
+                       npu_graph_owns(g, t->data, (size_t)n * sizeof(float))
+                   ? t->data
+                   : NULL;
+    const bool copy = !v;
+    if (copy)
+        v = npu_graph_alloc(g, (size_t)n * sizeof(float));
+    if (!v)
+        return NULL;
+    if (copy && t->dtype == NPU_DTYPE_FP32)
+        memcpy(v, npu_value_data(c), (size_t)n * sizeof(float));
+    else if (copy)
+        for (int64_t i = 0; i < n; i++)
+            v[i] = (float)npu_value_get_f64(c, i);
+    if (deferred)
+        *deferred = !copy && t->ndim == 2 && axis == 1;
+    if ((!deferred || !*deferred) && centre_data(v, n, d, inner))
+        return NULL;
     struct npu_tensor nt = *t;
     nt.dtype = NPU_DTYPE_FP32;
     nt.data = v;
@@ -353,13 +395,30 @@ centred_const(struct npu_graph *g, const struct npu_value *c, int axis, const ch
     return npu_graph_add_const_owned(g, name, &nt);
 }
 
+enum npu_status
+npu_dpu_centre_pending(struct npu_graph *g, struct npu_node *p)
+{
+    (void)g;
+    if (!npu_node_int(p, NPU_CENTRE_ROWS_ATTR, 0))
+        return NPU_OK;
+    struct npu_value *w = p->nin > 1 ? p->in[1] : NULL;
+    if (!w || w->kind != NPU_VALUE_CONST || w->t.dtype != NPU_DTYPE_FP32 || w->t.ndim != 2) {
+        npu_err("dpu", "'%s': rows to centre but B is not a 2-D fp32 constant", p->name);
+        return NPU_ERR_INTERNAL;
+    }
+    enum npu_status st = centre_data(w->t.data, npu_value_numel(w), w->t.dims[1], 1);
+    if (!st)
+        npu_node_del_attr(p, NPU_CENTRE_ROWS_ATTR);
+    return st;
+}
+
 static enum npu_status
 centre_leaf(struct npu_graph *g, const struct stream *s, const struct leaf *l)
 {
     struct npu_value *v = l->v;
     if (v->kind == NPU_VALUE_CONST) {
         /* a new centred copy for the stream's Adds (other readers keep the original) */
-        struct npu_value *c = centred_const(g, v, l->axis, "centred", false);
+        struct npu_value *c = centred_const(g, v, l->axis, "centred", false, NULL);
         if (!c)
             return NPU_ERR_NOMEM;
         for (int k = 0; k < s->nv; k++) {
@@ -372,14 +431,22 @@ centre_leaf(struct npu_graph *g, const struct stream *s, const struct leaf *l)
         return NPU_OK;
     }
     struct npu_node *p = v->producer;
-    /* MatMul B [K, N]: rows centred over N (axis 1); Conv W [O, C, kh, kw]: over O (axis 0) */
-    struct npu_value *w =
-        centred_const(g, p->in[1], p->op == NPU_OP_MATMUL ? 1 : 0, "centred", true);
+    /* MatMul B [K, N]: rows centred over N (axis 1); Conv W [O, C, kh, kw]: over O (axis 0).
+     * A MatMul on the NPU whose B is centred in place gets it centred by its packer (the
+     * mark NPU_CENTRE_ROWS_ATTR; npu_dpu_centre_pending for its other readers) */
+    const bool mm = p->op == NPU_OP_MATMUL;
+    bool deferred = false;
+    struct npu_value *w = centred_const(g, p->in[1], mm ? 1 : 0, "centred", true,
+                                        mm && p->device == NPU_DEVICE_NPU ? &deferred : NULL);
     if (!w)
         return NPU_ERR_NOMEM;
     p->in[1] = w;
+    enum npu_status st = deferred ? npu_node_set_int(g, p, NPU_CENTRE_ROWS_ATTR, 1) : NPU_OK;
+    if (st)
+        return st;
     if (p->nin > 2 && p->in[2]) {
-        struct npu_value *b = centred_const(g, p->in[2], p->in[2]->t.ndim - 1, "centred", true);
+        struct npu_value *b =
+            centred_const(g, p->in[2], p->in[2]->t.ndim - 1, "centred", true, NULL);
         if (!b)
             return NPU_ERR_NOMEM;
         p->in[2] = b;

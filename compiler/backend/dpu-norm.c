@@ -408,6 +408,9 @@ fold_beta(struct rkd *b, struct npu_node *ln, const float *beta, uint32_t C)
         return true; /* dry runs (cost): the lowering will fold it */
     for (int i = 0; i < out->nusers; i++) {
         struct npu_node *u = out->users[i];
+        /* a B whose rows the packer would centre (dpu-center.c): centred now, read below */
+        if (npu_dpu_centre_pending(b->cx->g, u))
+            return false;
         int64_t N = u->in[1]->t.dims[1];
         float *nb = malloc((size_t)N * sizeof(float));
         double *acc = malloc((size_t)N * sizeof(double));

@@ -108,6 +108,19 @@ rkd_seconds(const struct rkd *b)
  * and its layer norms marked "npu_centered". Run before lowering. */
 enum npu_status npu_dpu_center_streams(struct npu_graph *g);
 
+/* A MatMul on the NPU whose constant B [K, N] is to be read row-centred (each row minus its
+ * mean over the N columns) carries this int attribute: npu_dpu_center_streams leaves such a
+ * B as it is (it lies in the model file's mapping, where a write copies the page) and the
+ * MatMul packer subtracts the means while it converts to fp16 (conv-weights.c), the same
+ * arithmetic as centring first. npu_dpu_centre_pending writes the centred floats in place
+ * and drops the mark, for any other reader of B (a lowering that does not pack that way,
+ * the CPU after a refusal, the beta fold of dpu-norm.c); nothing when p has no mark.
+ * npu_dpu_row_means: the means of `rows` rows of d floats (possibly unaligned), each summed
+ * in double in column order and divided by d, as the centring computes them. */
+#define NPU_CENTRE_ROWS_ATTR "npu_centre_rows"
+enum npu_status npu_dpu_centre_pending(struct npu_graph *g, struct npu_node *p);
+void npu_dpu_row_means(const float *b, int64_t rows, int64_t d, double *m);
+
 /* ------------------------------------------------------------- handlers */
 
 struct npu_backend_options;

@@ -422,6 +422,9 @@ npu_be_pass_lower(struct npu_graph *g, const struct npu_backend_options *o)
         st = h->lower(&cx, n);
         if (st == NPU_ERR_UNSUPPORTED) {
             n->device = NPU_DEVICE_CPU;
+            /* the CPU reads B centred as the packer would have (dpu-center.c) */
+            if ((st = npu_dpu_centre_pending(g, n)))
+                goto out;
             continue;
         }
         if (st)

@@ -11,6 +11,10 @@
  *     with a fused activation as an addend) are left alone.
  *  3. The whole back end on the strict simulator against the CPU executor, with the
  *     centring on and off (the centred layer norms skip two passes).
+ *  4. A MatMul on the NPU gets its B's rows centred by its packer (NPU_CENTRE_ROWS_ATTR):
+ *     after the rewrite its B is still the original bytes and the node is marked, and the
+ *     lowered graph (every packed weight's bytes, by their hashes in the IR text) is the
+ *     same as when every marked B is first centred in place (npu_dpu_centre_pending).
  */
 #include "graph-case.h"
 #include "npu-dpu-ops.h"
@@ -157,6 +161,9 @@ rewrite_case(const struct blk *p, int expect_marked, const char *label)
         n->device = NPU_DEVICE_NPU;
     char *before = npu_ir_print_str(g2, NULL);
     CHECK_EQ_INT(NPU_OK, npu_dpu_center_streams(g2));
+    /* the CPU reads the B the NPU's packer would centre: written centred first */
+    npu_graph_for_each_node (g2, n)
+        CHECK_EQ_INT(NPU_OK, npu_dpu_centre_pending(g2, n));
     int m = marked(g2);
     CHECK_EQ_INT(expect_marked, m);
     npu_graph_for_each_node (g2, n)
@@ -253,6 +260,63 @@ cost_case(const struct blk *p)
     npu_graph_free(g);
 }
 
+/* The back end's passes (partition: every supported node), the marked B centred first when
+ * `first`; the lowered graph's IR text, or NULL. *pending: marked MatMuls after the
+ * rewrite, *kept: those whose B still holds the bytes of `orig` (built alike, untouched). */
+static char *
+lowered(const struct blk *p, bool first, int *pending, int *kept)
+{
+    struct npu_graph *g = build(p), *orig = build(p);
+    char *txt = NULL;
+    if (!g || !orig)
+        goto out;
+    *pending = *kept = 0;
+    if (npu_partition_supported(g, NULL) || npu_be_pass_center_streams(g, NULL))
+        goto out;
+    npu_graph_for_each_node (g, n) {
+        if (!npu_node_int(n, NPU_CENTRE_ROWS_ATTR, 0))
+            continue;
+        (*pending)++;
+        /* the constant of the same name in the untouched graph */
+        const struct npu_value *w = n->in[1];
+        char nm[160];
+        snprintf(nm, sizeof(nm), "%s", w->name);
+        char *dot = strrchr(nm, '.');
+        if (dot)
+            *dot = 0;
+        npu_graph_for_each_node (orig, m)
+            if (m->op == NPU_OP_MATMUL && !strcmp(m->name, n->name) &&
+                !strcmp(m->in[1]->name, nm) &&
+                !memcmp(m->in[1]->t.data, w->t.data, (size_t)npu_value_numel(w) * 4))
+                (*kept)++;
+        if (first && npu_dpu_centre_pending(g, n))
+            goto out;
+    }
+    if (npu_be_pass_lower(g, NULL) || npu_be_pass_prune_boundaries(g) ||
+        npu_be_pass_widen_outputs(g))
+        goto out;
+    txt = npu_ir_print_str(g, NULL);
+out:
+    npu_graph_free(g);
+    npu_graph_free(orig);
+    return txt;
+}
+
+static void
+pack_case(const struct blk *p, int expect, const char *label)
+{
+    int pend = -1, kept = -1, pend2 = -1, kept2 = -1;
+    char *a = lowered(p, false, &pend, &kept), *b = lowered(p, true, &pend2, &kept2);
+    CHECK(a && b && !strcmp(a, b));
+    CHECK(strstr(a ? a : "", ".centred.wpack") != NULL);
+    CHECK_EQ_INT(expect, pend);
+    CHECK_EQ_INT(expect, kept);
+    printf("  %-44s %d MatMuls centred by the packer, IR %s\n", label, pend,
+           a && b && !strcmp(a, b) ? "identical" : "DIFFERS");
+    free(a);
+    free(b);
+}
+
 int
 main(void)
 {
@@ -269,6 +333,8 @@ main(void)
     rewrite_case(&s2, 0, "stream value read by a Relu (kept)");
     rewrite_case(&s3, 0, "addend with a fused activation (kept)");
     cost_case(&b1);
+    pack_case(&b1, 4, "packer centring, conv embedding, 2 layers");
+    pack_case(&b2, 7, "packer centring, matmul embedding, 3 layers");
     struct blk big = {.tokens = 196, .width = 768, .layers = 1, .conv_embed = true};
     npu_case(&b1, false, "NPU: conv embedding, 2 layers");
     npu_case(&b1, true, "NPU: same, centring off");
