@@ -138,7 +138,12 @@ def run_one(a, d, env, cmd, wt):
     print(r.stderr.strip())
     if r.returncode:
         sys.exit(1)
-    m = re.search(r"([\d.]+) ms/token modeled \((timing model v\d)\)", r.stderr)
+    m = re.search(r"([\d.]+) ms/token modeled (?:NPU )?\((timing model v\d)\)", r.stderr)
+    # the decode step's CPU steps and conversions, priced by the partition's CPU cost model
+    # (npu-generate: "+ X ms/token modeled CPU steps (RK3588 CPU model v1; ..) = Y ms/token
+    # modeled in series"): on a board they run between the NPU jobs, on each step's path
+    mc = re.search(r"\+ ([\d.]+) ms/token modeled CPU steps \(([^;)]+)[;)][^=]*= ([\d.]+) "
+                   r"ms/token modeled in series", r.stderr)
     pm = re.search(r"prefill [\d.]+ ms host, ([\d.]+) ms modeled", r.stderr)
     cfg = SHAPES[a.shape]
     wb = npu_weight_bytes(cfg, 1 if wt == "w8a8" else 2)
@@ -154,10 +159,18 @@ def run_one(a, d, env, cmd, wt):
         dec = float(m.group(1))
         fl = ", ".join(f"{floors[n]:.2f} ms ({n} core{'s' if n > 1 else ''}, "
                        f"{min(n * core_bw, chip_bw) / 1e9:.2f} GB/s)" for n in (1, 2, 3))
-        print(f"  decode at 128 context: {dec:.2f} ms/token modeled ({label}), {a.cores} core(s); "
-              f"bandwidth floor {fl} for {wb / 1e6:.0f} MB of "
+        print(f"  decode at 128 context: {dec:.2f} ms/token modeled NPU ({label}), {a.cores} "
+              f"core(s); bandwidth floor {fl} for {wb / 1e6:.0f} MB of "
               f"{'int8' if wt == 'w8a8' else 'fp16'} weights; "
-              f"{dec / floors[a.cores]:.2f}x the {a.cores}-core floor")
+              f"{dec / floors[a.cores]:.2f}x the {a.cores}-core floor (the NPU-only figure "
+              f"against the floor: the floor is the NPU's)")
+        if mc:
+            ser = float(mc.group(3))
+            print(f"  decode at 128 context with its CPU steps in series: {dec:.2f} ms NPU "
+                  f"({label}) + {float(mc.group(1)):.2f} ms CPU steps ({mc.group(2)}, "
+                  f"--cpu-threads 1, at the step's compiled cache slots) = {ser:.2f} ms/token "
+                  f"modeled ({label} + {mc.group(2)}); {ser / floors[a.cores]:.2f}x the "
+                  f"{a.cores}-core floor")
     if pm and a.prompt_len > 1:
         label = m.group(2) if m else ""
         print(f"  prefill of {a.prompt_len} tokens: {float(pm.group(1)):.2f} ms modeled ({label})")
