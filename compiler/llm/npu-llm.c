@@ -149,12 +149,23 @@ cpu_attention(const struct npu_program *pg)
  * all of its cache slots, as the partition priced it. These steps are on each step's critical
  * path (the NPU job after a CPU step waits for it), so a board's step takes about the NPU's
  * modeled time plus this. *n_ops and *n_conv count what was priced. */
-static double
-cpu_steps_modeled(const struct npu_program *pg, int threads, int *n_ops, int *n_conv)
+static enum npu_status
+cpu_steps_modeled(const struct npu_program *pg, int threads, double *out, int *n_ops, int *n_conv)
 {
     double sum = 0;
+    *out = 0;
     *n_ops = *n_conv = 0;
     const double rate = npu_cpu_model_convert_rate();
+    int most = 0; /* a step's inputs and outputs, at most */
+    for (int k = 0; pg && k < pg->n_steps; k++)
+        most = NPU_MAX(most, NPU_MAX(pg->steps[k].nin, 0) + NPU_MAX(pg->steps[k].nout, 0));
+    struct npu_value *vals = calloc((size_t)most + 1, sizeof(*vals));
+    struct npu_value **ptrs = calloc((size_t)most + 1, sizeof(*ptrs));
+    if (!vals || !ptrs) {
+        free(vals);
+        free(ptrs);
+        return NPU_ERR_NOMEM;
+    }
     for (int k = 0; pg && k < pg->n_steps; k++) {
         const struct npu_prog_step *ps = &pg->steps[k];
         if (ps->kind == NPU_STEP_CONVERT && ps->nin > 0 && ps->in[0] >= 0 &&
@@ -169,18 +180,17 @@ cpu_steps_modeled(const struct npu_program *pg, int threads, int *n_ops, int *n_
         }
         if (ps->kind != NPU_STEP_CPU)
             continue;
-        struct npu_value vals[16], *vin[8], *vout[8];
-        int nin = NPU_MIN(ps->nin, 8), nout = NPU_MIN(ps->nout, 8);
-        memset(vals, 0, sizeof(vals));
+        const int nin = NPU_MAX(ps->nin, 0), nout = NPU_MAX(ps->nout, 0);
+        struct npu_value **vin = ptrs, **vout = ptrs + nin;
         for (int q = 0; q < nin + nout; q++) {
             int ti = q < nin ? ps->in[q] : ps->out[q - nin];
-            struct npu_value **slot = q < nin ? &vin[q] : &vout[q - nin];
-            *slot = NULL; /* an absent optional input */
+            memset(&vals[q], 0, sizeof(vals[q]));
+            ptrs[q] = NULL; /* an absent optional input */
             if (ti < 0 || ti >= pg->n_tensors)
                 continue;
             vals[q].t = pg->tensors[ti].t;
             vals[q].t.data = NULL;
-            *slot = &vals[q];
+            ptrs[q] = &vals[q];
         }
         struct npu_node n = {.op = ps->op,
                              .name = ps->name,
@@ -196,7 +206,10 @@ cpu_steps_modeled(const struct npu_program *pg, int threads, int *n_ops, int *n_
         sum += t;
         (*n_ops)++;
     }
-    return sum;
+    free(vals);
+    free(ptrs);
+    *out = sum;
+    return NPU_OK;
 }
 
 /* Bump when the graph builder's output or its lowering changes for the same inputs (cache
@@ -1023,8 +1036,9 @@ npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm
     }
     i->decode_cpu_attention = cpu_attention(pg);
     if (strcmp(i->backend, "cpu")) {
-        m->dec_cpu_model_s = cpu_steps_modeled(pg, m->o.cpu_threads, &i->decode_cpu_model_ops,
-                                               &i->decode_cpu_model_converts);
+        if ((st = cpu_steps_modeled(pg, m->o.cpu_threads, &m->dec_cpu_model_s,
+                                    &i->decode_cpu_model_ops, &i->decode_cpu_model_converts)))
+            goto err;
         i->decode_cpu_modeled_s = m->dec_cpu_model_s;
     }
     i->cpu_model = npu_cpu_model_v1.name;
@@ -1216,12 +1230,12 @@ npu_llm_generate(struct npu_llm *m, const int32_t *prompt, int n, int max_new,
             m->pre_s = NULL;
             m->pre_split = false;
             if (!(st = make_model(m, nf, 0, &m->pre, &m->pre_s))) {
-                m->pre_len = nf;
                 int ops, conv;
-                m->pre_cpu_model_s = strcmp(npu_model_backend(m->pre), "cpu")
-                                         ? cpu_steps_modeled(npu_model_program(m->pre),
-                                                             m->o.cpu_threads, &ops, &conv)
-                                         : 0;
+                m->pre_cpu_model_s = 0;
+                if (strcmp(npu_model_backend(m->pre), "cpu"))
+                    st = cpu_steps_modeled(npu_model_program(m->pre), m->o.cpu_threads,
+                                           &m->pre_cpu_model_s, &ops, &conv);
+                m->pre_len = st ? 0 : nf; /* not priced: made again next time */
             }
             s->compile_s += now() - t0;
         }
