@@ -41,8 +41,10 @@
 #include "llm-priv.h"
 #include "npu/npu-build.h"
 #include "npu/npu-exec.h"
+#include "npu/npu-ir.h"
 #include "npu/npu-model.h"
 #include "npu/npu-npub.h"
+#include "npu/npu-partition.h"
 #include "npu/npu-program-exec.h"
 #include "npu/npu-program.h"
 #include "npu/npu-timing.h"
@@ -95,6 +97,9 @@ struct npu_llm {
     size_t buf_tokens;  /* capacity of the per-token input buffers */
     uint64_t rng;
     time_t opened; /* compile cache entries written or loaded since are never trimmed */
+    /* Modeled CPU time of one run of the decode / the prefill program's CPU steps and
+     * conversions (RK3588 CPU model v1, cpu_steps_modeled); 0 on the cpu backend. */
+    double dec_cpu_model_s, pre_cpu_model_s;
 };
 
 static double
@@ -134,6 +139,77 @@ cpu_attention(const struct npu_program *pg)
         n += pg->steps[k].kind == NPU_STEP_CPU &&
              (pg->steps[k].op == NPU_OP_FUSED_ATTENTION || pg->steps[k].op == NPU_OP_SOFTMAX);
     return n;
+}
+
+/* The modeled CPU time of one run of program pg's host steps, priced as the cost partition
+ * prices them in board mode (RK3588 CPU model v1, npu-cpumodel.c): each CPU step as a node of
+ * its op with the program's tensors' logical shapes and dtypes (npu_cpu_model_cost, with
+ * `threads` threads as the build had), each conversion as its fp32 bytes at the model's
+ * conversion rate. The shapes are the compiled ones: a decode step's attention is priced over
+ * all of its cache slots, as the partition priced it. These steps are on each step's critical
+ * path (the NPU job after a CPU step waits for it), so a board's step takes about the NPU's
+ * modeled time plus this. *n_ops and *n_conv count what was priced. */
+static enum npu_status
+cpu_steps_modeled(const struct npu_program *pg, int threads, double *out, int *n_ops, int *n_conv)
+{
+    double sum = 0;
+    *out = 0;
+    *n_ops = *n_conv = 0;
+    const double rate = npu_cpu_model_convert_rate();
+    int most = 0; /* a step's inputs and outputs, at most */
+    for (int k = 0; pg && k < pg->n_steps; k++)
+        most = NPU_MAX(most, NPU_MAX(pg->steps[k].nin, 0) + NPU_MAX(pg->steps[k].nout, 0));
+    struct npu_value *vals = calloc((size_t)most + 1, sizeof(*vals));
+    struct npu_value **ptrs = calloc((size_t)most + 1, sizeof(*ptrs));
+    if (!vals || !ptrs) {
+        free(vals);
+        free(ptrs);
+        return NPU_ERR_NOMEM;
+    }
+    for (int k = 0; pg && k < pg->n_steps; k++) {
+        const struct npu_prog_step *ps = &pg->steps[k];
+        if (ps->kind == NPU_STEP_CONVERT && ps->nin > 0 && ps->in[0] >= 0 &&
+            ps->in[0] < pg->n_tensors) {
+            int64_t b = npu_tensor_nbytes(&pg->tensors[ps->in[0]].t);
+            double t = b > 0 ? (double)b / rate : 0;
+            npu_dbg(DOM, "modeled CPU step: conversion %s, %.3f us (%s)", ps->name ? ps->name : "",
+                    t * 1e6, npu_cpu_model_v1.name);
+            sum += t;
+            (*n_conv)++;
+            continue;
+        }
+        if (ps->kind != NPU_STEP_CPU)
+            continue;
+        const int nin = NPU_MAX(ps->nin, 0), nout = NPU_MAX(ps->nout, 0);
+        struct npu_value **vin = ptrs, **vout = ptrs + nin;
+        for (int q = 0; q < nin + nout; q++) {
+            int ti = q < nin ? ps->in[q] : ps->out[q - nin];
+            memset(&vals[q], 0, sizeof(vals[q]));
+            ptrs[q] = NULL; /* an absent optional input */
+            if (ti < 0 || ti >= pg->n_tensors)
+                continue;
+            vals[q].t = pg->tensors[ti].t;
+            vals[q].t.data = NULL;
+            ptrs[q] = &vals[q];
+        }
+        struct npu_node n = {.op = ps->op,
+                             .name = ps->name,
+                             .in = vin,
+                             .nin = nin,
+                             .out = vout,
+                             .nout = nout,
+                             .attr = (struct npu_attr *)ps->attrs.v,
+                             .nattr = (int)ps->attrs.n};
+        double t = npu_cpu_model_cost(NULL, &n, threads, NULL);
+        npu_dbg(DOM, "modeled CPU step: %s %s, %.3f us (%s)", npu_op_name(ps->op),
+                ps->name ? ps->name : "", t * 1e6, npu_cpu_model_v1.name);
+        sum += t;
+        (*n_ops)++;
+    }
+    free(vals);
+    free(ptrs);
+    *out = sum;
+    return NPU_OK;
 }
 
 /* Bump when the graph builder's output or its lowering changes for the same inputs (cache
@@ -538,7 +614,7 @@ breakdown_write(const char *path, const struct npu_prog_run_stats *rs)
  * token's logits into m->last. */
 static enum npu_status
 run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, double *mod_s,
-    double *wait_s, double *cpu_s)
+    double *wait_s, double *cpu_s, double *cpu_mod_s)
 {
     double t0 = now(), c0 = thread_cpu();
     const struct llm_config *c = &m->ck.cfg;
@@ -773,6 +849,7 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
     *host_s += now() - t0;
     *cpu_s += thread_cpu() - c0;
     *mod_s += rs.npu_modeled_s;
+    *cpu_mod_s += prefill ? m->pre_cpu_model_s : m->dec_cpu_model_s;
     *wait_s += rs.npu_wait_s;
     if (!prefill) {
         m->dec_conv_bytes += rs.input_convert_bytes + rs.convert_step_bytes;
@@ -958,6 +1035,13 @@ npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm
                                  (ps->op == NPU_OP_MATMUL || ps->op == NPU_OP_QLINEAR_MATMUL);
     }
     i->decode_cpu_attention = cpu_attention(pg);
+    if (strcmp(i->backend, "cpu")) {
+        if ((st = cpu_steps_modeled(pg, m->o.cpu_threads, &m->dec_cpu_model_s,
+                                    &i->decode_cpu_model_ops, &i->decode_cpu_model_converts)))
+            goto err;
+        i->decode_cpu_modeled_s = m->dec_cpu_model_s;
+    }
+    i->cpu_model = npu_cpu_model_v1.name;
     i->decode_v_slots = m->v_slots;
     i->decode_cores = 1;
     m->pending = -1;
@@ -1145,23 +1229,30 @@ npu_llm_generate(struct npu_llm *m, const int32_t *prompt, int n, int max_new,
             m->pre = NULL;
             m->pre_s = NULL;
             m->pre_split = false;
-            if (!(st = make_model(m, nf, 0, &m->pre, &m->pre_s)))
-                m->pre_len = nf;
+            if (!(st = make_model(m, nf, 0, &m->pre, &m->pre_s))) {
+                int ops, conv;
+                m->pre_cpu_model_s = 0;
+                if (strcmp(npu_model_backend(m->pre), "cpu"))
+                    st = cpu_steps_modeled(npu_model_program(m->pre), m->o.cpu_threads,
+                                           &m->pre_cpu_model_s, &ops, &conv);
+                m->pre_len = st ? 0 : nf; /* not priced: made again next time */
+            }
             s->compile_s += now() - t0;
         }
         if (!st)
             st = run(m, seq, nf, true, &s->prefill_host_s, &s->prefill_modeled_s,
-                     &s->prefill_npu_wait_s, &s->prefill_host_cpu_s);
+                     &s->prefill_npu_wait_s, &s->prefill_host_cpu_s, &s->prefill_cpu_modeled_s);
     } else {
         for (int i = 0; i < nf && !st; i++)
             st = run(m, seq + i, 1, false, &s->prefill_host_s, &s->prefill_modeled_s,
-                     &s->prefill_npu_wait_s, &s->prefill_host_cpu_s);
+                     &s->prefill_npu_wait_s, &s->prefill_host_cpu_s, &s->prefill_cpu_modeled_s);
     }
     free(seq);
     if (st)
         return st;
     m->pending = -1;
     s->modeled = s->prefill_modeled_s > 0;
+    s->cpu_model = npu_cpu_model_v1.name;
     s->stop = NPU_LLM_STOP_LIMIT;
     float *logits = malloc((size_t)m->ck.cfg.vocab * sizeof(float));
     if (!logits)
@@ -1182,7 +1273,7 @@ npu_llm_generate(struct npu_llm *m, const int32_t *prompt, int n, int max_new,
         if (k + 1 == max_new)
             break;
         if ((st = run(m, &t, 1, false, &s->decode_host_s, &s->decode_modeled_s,
-                      &s->decode_npu_wait_s, &s->decode_host_cpu_s))) {
+                      &s->decode_npu_wait_s, &s->decode_host_cpu_s, &s->decode_cpu_modeled_s))) {
             free(logits);
             return st;
         }

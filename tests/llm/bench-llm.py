@@ -25,6 +25,10 @@
 # runtime's layer split); the floors are printed for 1, 2 and 3 cores.
 # --weights w8a8: npu-generate --weights w8a8 (int8 projections, int8 activations; its floor
 # counts one byte per weight); both: fp16 then w8a8 in this run, and their ratio.
+# Decode and prefill are printed twice: the NPU's modeled time alone (the figure compared with
+# the bandwidth floor, which is the NPU's), and with the program's CPU steps and conversions
+# in series, priced by the partition's CPU cost model (RK3588 CPU model v1, one thread as
+# --cpu-threads 1 here; npu-generate's "modeled in series"): a board's step waits for them.
 # Each run also prints where the last decode step's modeled time goes (llm-breakdown.py,
 # from npu-generate's NPU_LLM_BREAKDOWN file: submit overhead, weight streaming, LM head,
 # the rest).
@@ -138,8 +142,15 @@ def run_one(a, d, env, cmd, wt):
     print(r.stderr.strip())
     if r.returncode:
         sys.exit(1)
-    m = re.search(r"([\d.]+) ms/token modeled \((timing model v\d)\)", r.stderr)
+    m = re.search(r"([\d.]+) ms/token modeled (?:NPU )?\((timing model v\d)\)", r.stderr)
+    # the decode step's CPU steps and conversions, priced by the partition's CPU cost model
+    # (npu-generate: "+ X ms/token modeled CPU steps (RK3588 CPU model v1; ..) = Y ms/token
+    # modeled in series"): on a board they run between the NPU jobs, on each step's path
+    mc = re.search(r"\+ ([\d.]+) ms/token modeled CPU steps \(([^;)]+)[;)][^=]*= ([\d.]+) "
+                   r"ms/token modeled in series", r.stderr)
     pm = re.search(r"prefill [\d.]+ ms host, ([\d.]+) ms modeled", r.stderr)
+    pc = re.search(r"prefill [\d.]+ ms host, [\d.]+ ms modeled NPU \([^)]*\) \+ ([\d.]+) ms "
+                   r"modeled CPU steps \(([^)]+)\) = ([\d.]+) ms modeled in series", r.stderr)
     cfg = SHAPES[a.shape]
     wb = npu_weight_bytes(cfg, 1 if wt == "w8a8" else 2)
     # weight-streaming bandwidth of the timing model's table (docs/timing-model-v2.md):
@@ -154,13 +165,24 @@ def run_one(a, d, env, cmd, wt):
         dec = float(m.group(1))
         fl = ", ".join(f"{floors[n]:.2f} ms ({n} core{'s' if n > 1 else ''}, "
                        f"{min(n * core_bw, chip_bw) / 1e9:.2f} GB/s)" for n in (1, 2, 3))
-        print(f"  decode at 128 context: {dec:.2f} ms/token modeled ({label}), {a.cores} core(s); "
-              f"bandwidth floor {fl} for {wb / 1e6:.0f} MB of "
+        print(f"  decode at 128 context: {dec:.2f} ms/token modeled NPU ({label}), {a.cores} "
+              f"core(s); bandwidth floor {fl} for {wb / 1e6:.0f} MB of "
               f"{'int8' if wt == 'w8a8' else 'fp16'} weights; "
-              f"{dec / floors[a.cores]:.2f}x the {a.cores}-core floor")
+              f"{dec / floors[a.cores]:.2f}x the {a.cores}-core floor (the NPU-only figure "
+              f"against the floor: the floor is the NPU's)")
+        if mc:
+            ser = float(mc.group(3))
+            print(f"  decode at 128 context with its CPU steps in series: {dec:.2f} ms NPU "
+                  f"({label}) + {float(mc.group(1)):.2f} ms CPU steps ({mc.group(2)}, "
+                  f"--cpu-threads 1, at the step's compiled cache slots) = {ser:.2f} ms/token "
+                  f"modeled ({label} + {mc.group(2)}); {ser / floors[a.cores]:.2f}x the "
+                  f"{a.cores}-core floor")
     if pm and a.prompt_len > 1:
         label = m.group(2) if m else ""
-        print(f"  prefill of {a.prompt_len} tokens: {float(pm.group(1)):.2f} ms modeled ({label})")
+        print(f"  prefill of {a.prompt_len} tokens: {float(pm.group(1)):.2f} ms modeled NPU "
+              f"({label})" + (f" + {float(pc.group(1)):.2f} ms CPU steps ({pc.group(2)}, "
+                              f"--cpu-threads 1) = {float(pc.group(3)):.2f} ms modeled in series"
+                              if pc else ""))
     hm = re.search(r"host work besides the NPU ([\d.]+) ms/token", r.stderr)
     if hm:
         print(f"  host work per decode token besides the NPU (this host, measured wall time): "

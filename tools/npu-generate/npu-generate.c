@@ -49,8 +49,10 @@ static const char usage[] =
     "  --force-ids LIST   feed these tokens instead of the chosen ones (teacher forcing)\n"
     "\n"
     "Statistics (stderr): prompt tokens, prefill time, decode time per token (host time\n"
-    "measured; on sim also modeled NPU time, labelled with the timing model), KV-cache bytes,\n"
-    "why generation stopped.\n";
+    "measured; on sim also modeled NPU time, labelled with the timing model, plus the modeled\n"
+    "time of the program's CPU steps and conversions (RK3588 CPU model v1, the partition's\n"
+    "CPU cost model) and their sum, the step's modeled time on a board in series),\n"
+    "KV-cache bytes, why generation stopped.\n";
 
 struct run_ctx {
     bool ids_only, quiet;
@@ -365,14 +367,24 @@ main(int argc, char **argv)
         fprintf(stderr, "prompt tokens: %d; prefill %.3f ms host", s.prompt_tokens,
                 s.prefill_host_s * 1e3);
         if (s.modeled)
-            fprintf(stderr, ", %.3f ms modeled (%s)", s.prefill_modeled_s * 1e3, label);
+            fprintf(stderr,
+                    ", %.3f ms modeled NPU (%s) + %.4f ms modeled CPU steps (%s) = %.3f ms "
+                    "modeled in series",
+                    s.prefill_modeled_s * 1e3, label, s.prefill_cpu_modeled_s * 1e3, s.cpu_model,
+                    (s.prefill_modeled_s + s.prefill_cpu_modeled_s) * 1e3);
         fprintf(stderr, "; compile %.3f s\n", s.compile_s);
         fprintf(stderr, "decode: %d token(s), %d step(s)", s.new_tokens, steps);
         if (steps) {
             fprintf(stderr, ", %.3f ms/token host", s.decode_host_s * 1e3 / steps);
             if (s.modeled)
-                fprintf(stderr, ", %.3f ms/token modeled (%s)", s.decode_modeled_s * 1e3 / steps,
-                        label);
+                fprintf(stderr,
+                        ", %.3f ms/token modeled NPU (%s) + %.4f ms/token modeled CPU steps (%s; "
+                        "%d ops and %d conversions at %d cache slots) = %.3f ms/token modeled "
+                        "in series",
+                        s.decode_modeled_s * 1e3 / steps, label,
+                        s.decode_cpu_modeled_s * 1e3 / steps, s.cpu_model, in->decode_cpu_model_ops,
+                        in->decode_cpu_model_converts, in->cache_slots,
+                        (s.decode_modeled_s + s.decode_cpu_modeled_s) * 1e3 / steps);
             if (s.decode_npu_wait_s > 0)
                 fprintf(stderr, "; host work besides the NPU %.3f ms/token",
                         (s.decode_host_s - s.decode_npu_wait_s) * 1e3 / steps);

@@ -105,6 +105,16 @@ struct npu_llm_info {
     /* Where eos_ids came from: "config.json", or "generation_config.json" (its eos_token_id
      * replaces config.json's, as in Hugging Face's generate()). */
     const char *eos_source;
+    /* NPU backends (0 on cpu): the modeled CPU time of one decode step's host steps - its
+     * CPU steps (decode_cpu_model_ops, priced by the CPU cost model at their compiled shapes:
+     * an attention over all cache_slots) and its layout conversions
+     * (decode_cpu_model_converts, at the model's conversion rate) - the model the cost
+     * partition places nodes with (cpu_model: "RK3588 CPU model v1"; modeled, not measured).
+     * They wait for and are waited for by the NPU jobs, so a board's step takes about the
+     * NPU's modeled time plus this. */
+    double decode_cpu_modeled_s;
+    int decode_cpu_model_ops, decode_cpu_model_converts;
+    const char *cpu_model;
 };
 
 struct npu_llm_sampling {
@@ -146,6 +156,12 @@ struct npu_llm_stats {
      * the state inputs left resident in device memory (npu-program-exec.h). */
     uint64_t decode_convert_bytes;
     unsigned decode_inputs_converted, decode_inputs_resident;
+    /* NPU backends (0 on cpu): the modeled CPU time of the runs' host steps (CPU steps and
+     * conversions, npu_llm_info.decode_cpu_modeled_s per decode step), by cpu_model ("RK3588
+     * CPU model v1"), on the critical path beside the modeled NPU time above: a board's
+     * figure is about the sum of the two. */
+    double prefill_cpu_modeled_s, decode_cpu_modeled_s;
+    const char *cpu_model;
 };
 
 /* Called for each new token; a nonzero return stops the generation. logits

@@ -1,0 +1,119 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+# The per-token modeled figure of npu-generate includes the decode step's CPU steps (issue
+# 12 item 6): besides the NPU's modeled time (timing model), npu-generate prints the modeled
+# time of the step's CPU steps and conversions, priced by the CPU cost model the partition
+# places nodes with ("RK3588 CPU model v1"), and their sum ("modeled in series"). On sim,
+# with GPT-2 test checkpoints of 2, 4 and 6 layers (tiny: 64 wide, random weights, made here):
+#   - the priced ops and conversions are the program's CPU steps and conversions, and the
+#     printed sum is the NPU figure plus the CPU figure;
+#   - NPU_PARTITION=supported (every node the NPU takes on the NPU): the CPU keeps only the
+#     two embedding lookups (no decode program here is without a CPU step: the Gathers and
+#     the logits' conversion stay on the host), whatever the depth, and the figure is > 0;
+#   - the same with the board's compile profile (NPU_HW_PROFILE=verified) and 2, 4 and 6
+#     layers: the attention of every layer runs on the CPU (as GPT-2 small's does under the
+#     default partition); the CPU ops and the CPU figure grow by the same amount for each
+#     2 layers (linear in the layers), and by more than without the CPU attentions.
+# Needs /usr/bin/python3 with torch (skips otherwise).
+#
+#   test-llm-cpu-model.py NPU_GENERATE
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import llmtest
+
+llmtest.need("numpy", "torch")  # gen-llm.py
+
+LINE = re.compile(r"decode: \d+ token\(s\), (\d+) step\(s\).*?([\d.]+) ms/token modeled NPU "
+                  r"\((timing model v\d)\) \+ ([\d.]+) ms/token modeled CPU steps \((RK3588 CPU "
+                  r"model v\d); (\d+) ops and (\d+) conversions at (\d+) cache slots\) = "
+                  r"([\d.]+) ms/token modeled in series")
+PROG = re.compile(r"decode program: \d+ NPU job\(s\), (\d+) CPU step\(s\) \(\d+ MatMul\), "
+                  r"(\d+) conversion\(s\); attention on the (CPU|NPU) \((\d+) of (\d+) layers")
+
+
+def checkpoint(tmp, layers):
+    gl = llmtest.gen_llm()
+    spec = dict(gl.MODELS["gpt2"])
+    spec["cfg"] = dict(spec["cfg"], n_layer=layers)
+    cfg, p, _ = gl.make("gpt2", gl.SEEDS["gpt2"], spec)
+    folder = os.path.join(tmp, f"gpt2-{layers}l")
+    gl.save_folder("gpt2", folder, cfg, p)
+    return folder
+
+
+def run(gen, folder, profile):
+    env = dict(os.environ, NPU_PARTITION="supported")
+    env.pop("NPU_HW_PROFILE", None)
+    if profile:
+        env["NPU_HW_PROFILE"] = profile
+    r = subprocess.run([gen, folder, "--backend", "sim", "--prompt-ids", "5,77,130",
+                        "--max-new-tokens", "4", "--max-context", "64", "--cpu-threads", "1",
+                        "--no-cache", "--ids"], env=env, capture_output=True, text=True)
+    m, p = LINE.search(r.stderr), PROG.search(r.stderr)
+    if r.returncode or not m or not p:
+        print(f"FAIL {folder} ({profile or 'default'} profile): no figures\n{r.stderr}")
+        return None
+    f = {"steps": int(m[1]), "npu": float(m[2]), "cpu": float(m[4]), "model": m[5],
+         "ops": int(m[6]), "conv": int(m[7]), "slots": int(m[8]), "series": float(m[9]),
+         "cpu_steps": int(p[1]), "conversions": int(p[2]), "attn_cpu": int(p[4]),
+         "layers": int(p[5])}
+    print(f"     {os.path.basename(folder)} {profile or 'default'} profile: {f['npu']:.3f} ms NPU "
+          f"+ {f['cpu']:.3f} ms CPU steps ({f['model']}; {f['ops']} ops, {f['conv']} "
+          f"conversions, {f['slots']} slots) = {f['series']:.3f} ms/token; attention on the "
+          f"CPU in {f['attn_cpu']} of {f['layers']} layers")
+    return f
+
+
+def main():
+    gen = sys.argv[1]
+    fails = 0
+    with tempfile.TemporaryDirectory(prefix="npu-llm-cpumodel-") as tmp:
+        ck = {n: checkpoint(tmp, n) for n in (2, 4, 6)}
+        sup = {n: run(gen, ck[n], None) for n in (2, 4)}
+        ver = {n: run(gen, ck[n], "verified") for n in (2, 4, 6)}
+        if not all(sup.values()) or not all(ver.values()):
+            sys.exit(1)
+
+        def check(ok, what):
+            nonlocal fails
+            fails += not ok
+            print(f"{'ok  ' if ok else 'FAIL'} {what}")
+
+        for f in list(sup.values()) + list(ver.values()):
+            check(f["model"] == "RK3588 CPU model v1" and f["steps"] == 3 and
+                  abs(f["series"] - (f["npu"] + f["cpu"])) <= 0.0015,
+                  f"{f['layers']} layers: the sum {f['series']} is {f['npu']} NPU + {f['cpu']} CPU "
+                  f"({f['model']}, {f['steps']} steps)")
+            check(f["ops"] == f["cpu_steps"] and f["conv"] == f["conversions"] and
+                  f["slots"] == 64,
+                  f"{f['layers']} layers: {f['ops']} ops and {f['conv']} conversions priced at "
+                  f"{f['slots']} slots, the program has {f['cpu_steps']} CPU steps and "
+                  f"{f['conversions']} conversions")
+        # everything the NPU takes on the NPU: the CPU keeps the two embedding lookups
+        # (Gather) whatever the depth; the CPU figure is > 0 (their 1 us dispatch each)
+        check(sup[2]["ops"] == sup[4]["ops"] == 2 and sup[2]["attn_cpu"] == 0 and
+              sup[2]["cpu"] >= 0.002,
+              f"attention on the NPU: {sup[2]['ops']} / {sup[4]['ops']} CPU ops for 2 / 4 "
+              f"layers, CPU figure {sup[2]['cpu']} ms (want 2 ops and >= 0.002 ms)")
+        # the attention on the CPU in every layer: the CPU ops and the figure grow by the
+        # same amount per layer (linear in the layers) and by more than without them
+        d24, d46 = ver[4]["cpu"] - ver[2]["cpu"], ver[6]["cpu"] - ver[4]["cpu"]
+        o24, o46 = ver[4]["ops"] - ver[2]["ops"], ver[6]["ops"] - ver[4]["ops"]
+        check(all(ver[n]["attn_cpu"] == n for n in ver) and o24 == o46 >= 2 and
+              d24 > 0 and abs(d46 - d24) <= 0.0003,
+              f"attention on the CPU: {ver[2]['ops']} / {ver[4]['ops']} / {ver[6]['ops']} CPU ops "
+              f"and {ver[2]['cpu']} / {ver[4]['cpu']} / {ver[6]['cpu']} ms for 2 / 4 / 6 layers: "
+              f"+{d24:.4f} then +{d46:.4f} ms per 2 layers (want equal and > 0)")
+        dsup = sup[4]["cpu"] - sup[2]["cpu"]
+        check(d24 > dsup + 2 * 0.001 and ver[2]["cpu"] > sup[2]["cpu"],
+              f"2 more layers add {d24:.4f} ms on the CPU with the attention there, {dsup:.4f} "
+              f"without (want more by at least the 2 attentions' dispatch)")
+    sys.exit(1 if fails else 0)
+
+
+if __name__ == "__main__":
+    main()
