@@ -346,9 +346,21 @@ lower_remap(struct rkd *b, int idx, struct npu_value *x, const struct remap *r, 
     /* a convolution reads the result (it takes the canonical view only): rows merged into
      * channels are laid out for it here, rather than viewed or copied as they are */
     uint32_t g;
-    if (nc > 0 && npu_value_numel(x) == n && remap_identity(r, n) &&
-        row_merge(&vin, &cand[0], &g) && conv_reads(b, out, 2))
+    const bool conv = nc > 0 && conv_reads(b, out, 2);
+    if (conv && npu_value_numel(x) == n && remap_identity(r, n) && row_merge(&vin, &cand[0], &g))
         return lower_row_merge(b, idx, x, &vin, &cand[0], g, w);
+    /* a convolution reader takes the canonical view only: a result left in the input's
+     * view would send it back to the CPU at lowering, after the partition priced it on the
+     * NPU (tinyllama-2l's prefill: the head merge's Reshape [1, s, H, hd] -> [1, s, H hd]
+     * behind a CPU Transpose, read by the output projection's three column blocks) */
+    const int ncand = nc;
+    for (int k = 0; k < nc; k++)
+        if (k > 0 && conv &&
+            (memcmp(cand[k].view, cand[0].view, sizeof(cand[0].view)) ||
+             cand[k].order != cand[0].order)) {
+            nc = k;
+            break;
+        }
     for (int k = 0; k < nc; k++) {
         if (npu_value_numel(x) == n && same_bytes(&vin, &cand[k], r, n)) {
             /* a reinterpretation: a view of the input's bytes when every reader is a
@@ -378,6 +390,11 @@ lower_remap(struct rkd *b, int idx, struct npu_value *x, const struct remap *r, 
         dl_copy(b, &s, &o);
         return dl_finish(b, idx, &cand[k]);
     }
+    if (nc < ncand)
+        return why_set(w,
+                       "a convolution reads it in the view %ux%ux%u, which the copy cannot "
+                       "write",
+                       cand[0].view[0], cand[0].view[1], cand[0].view[2]);
     return why_set(w, "the copy is not a reinterpretation or a sub-cube with channels aligned "
                       "to 8 under the NC1HWC2 views");
 }
