@@ -83,9 +83,9 @@ struct npu_cpu_ctx {
     double *prof_s;  /* [NPU_OP_COUNT] */
     int64_t *prof_n; /* [NPU_OP_COUNT] */
     /* fp32 Conv by path: depthwise, 1x1 direct, im2col, direct packed, small-channel stem */
-    double prof_conv_s[5];
-    int64_t prof_conv_n[5];
-    double prof_conv_flop[5];
+    double prof_conv_s[6];
+    int64_t prof_conv_n[6];
+    double prof_conv_flop[6];
     /* NPU_CPU_PROFILE_LAYERS=1 (with NPU_CPU_PROFILE): fp32 Conv time by shape and path */
     struct cpu_prof_layer *prof_layers;
     int prof_nlayers, prof_cap_layers;
