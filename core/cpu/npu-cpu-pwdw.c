@@ -29,20 +29,17 @@ struct pwdw_geo {
 /* Shapes and operands: X [N, C, H, W], W1 [E, C, 1, 1] (1x1, stride 1, unpadded, one group),
  * B1 [E] or NULL, W2 [E, 1, KH, KW] (group E), B2 [E] or NULL, Y [N, E, OH, OW]; all fp32. */
 static enum npu_status
-pwdw_setup(struct npu_cpu_ctx *ctx, const struct npu_attrs *pw_attrs,
-           const struct npu_tensor *x, const struct npu_tensor *w1, const struct npu_tensor *b1,
+pwdw_setup(struct npu_cpu_ctx *ctx, const struct npu_attrs *pw_attrs, const struct npu_tensor *x,
+           const struct npu_tensor *w1, const struct npu_tensor *b1,
            const struct npu_attrs *dw_attrs, const struct npu_tensor *w2,
            const struct npu_tensor *b2, const struct npu_tensor *y, struct pwdw_geo *g)
 {
     if (!x || !w1 || !w2 || x->dtype != NPU_DTYPE_FP32 || w1->dtype != NPU_DTYPE_FP32 ||
-        w2->dtype != NPU_DTYPE_FP32 || x->ndim != 4 || w1->ndim != 4 || w2->ndim != 4 ||
-        !x->data || !w1->data || !w2->data)
+        w2->dtype != NPU_DTYPE_FP32 || x->ndim != 4 || w1->ndim != 4 || w2->ndim != 4 || !x->data ||
+        !w1->data || !w2->data)
         return KINVAL("1x1 + depthwise: X, W1 and W2 must be fp32 4-D tensors");
-    *g = (struct pwdw_geo){.N = x->dims[0],
-                           .C = x->dims[1],
-                           .E = w1->dims[0],
-                           .H = x->dims[2],
-                           .W = x->dims[3]};
+    *g = (struct pwdw_geo){
+        .N = x->dims[0], .C = x->dims[1], .E = w1->dims[0], .H = x->dims[2], .W = x->dims[3]};
     if (w1->dims[1] != g->C || w1->dims[2] != 1 || w1->dims[3] != 1 ||
         npu_attrs_int(pw_attrs, "group", 1) != 1)
         return KINVAL("1x1 + depthwise: W1 must be [E, %lld, 1, 1] with one group",
@@ -197,11 +194,12 @@ pwdw_unfused(struct npu_cpu_ctx *ctx, const struct npu_cpu_prep *pw_prep,
 static enum npu_status
 pwdw_run(struct npu_cpu_ctx *ctx, const struct npu_cpu_prep *pw_prep,
          const struct npu_attrs *pw_attrs, const struct npu_tensor *x, const struct npu_tensor *w1,
-         const struct npu_tensor *b1, const struct npu_attrs *dw_attrs,
-         const struct npu_tensor *w2, const struct npu_tensor *b2, struct npu_tensor *y)
+         const struct npu_tensor *b1, const struct npu_attrs *dw_attrs, const struct npu_tensor *w2,
+         const struct npu_tensor *b2, struct npu_tensor *y, struct cpu_win *win)
 {
     struct pwdw_geo g;
     CPU_TRY(pwdw_setup(ctx, pw_attrs, x, w1, b1, dw_attrs, w2, b2, y, &g));
+    *win = g.dw;
     if (cpu_numel(y) == 0)
         return NPU_OK;
     pthread_once(&pwdw_once, pwdw_env);
@@ -259,18 +257,23 @@ npu_cpu_run_pw_dw(struct npu_cpu_ctx *ctx, const struct npu_cpu_prep *pw_prep,
     pthread_mutex_lock(&ctx->run_lock);
     ctx->cur_op = NPU_OP_CONV;
     double t0 = ctx->prof ? cpu_now() : 0;
-    enum npu_status st = pwdw_run(ctx, pw_prep, pw_attrs, x, pw_w, pw_b, dw_attrs, dw_w, dw_b, y);
+    struct cpu_win win = {0};
+    enum npu_status st =
+        pwdw_run(ctx, pw_prep, pw_attrs, x, pw_w, pw_b, dw_attrs, dw_w, dw_b, y, &win);
     if (ctx->prof && st == NPU_OK) {
         double s = cpu_now() - t0;
+        int64_t kp = dw_w->dims[2] * dw_w->dims[3];
+        double flop = 2.0 * (double)x->dims[0] * (double)pw_w->dims[0] *
+                      ((double)x->dims[1] * (double)x->dims[2] * (double)x->dims[3] +
+                       (double)kp * (double)y->dims[2] * (double)y->dims[3]);
         ctx->prof_s[NPU_OP_CONV] += s;
         ctx->prof_n[NPU_OP_CONV]++;
         ctx->prof_conv_s[5] += s;
         ctx->prof_conv_n[5]++;
-        int64_t kp = dw_w->dims[2] * dw_w->dims[3];
-        ctx->prof_conv_flop[5] +=
-            2.0 * (double)x->dims[0] * (double)pw_w->dims[0] *
-            ((double)x->dims[1] * (double)x->dims[2] * (double)x->dims[3] +
-             (double)kp * (double)y->dims[2] * (double)y->dims[3]);
+        ctx->prof_conv_flop[5] += flop;
+        /* the layer table's row: the 1x1's C, the depthwise's window */
+        if (win.nsp == 2)
+            cpu_conv_prof_layer(ctx, 5, x->dims[1], pw_w->dims[0], pw_w->dims[0], &win, s, flop);
     }
     ctx->cur_op = NPU_OP_NONE;
     pthread_mutex_unlock(&ctx->run_lock);

@@ -337,7 +337,7 @@ prof_print(const struct npu_cpu_ctx *ctx)
                 "GFLOP/s");
     for (int i = 0; i < ctx->prof_nlayers; i++) {
         const struct cpu_prof_layer *l = &ctx->prof_layers[i];
-        static const char *const kn[5] = {"dw", "1x1", "gemm", "dir", "stem"};
+        static const char *const kn[6] = {"dw", "1x1", "gemm", "dir", "stem", "pw+dw"};
         char hw[32], ohw[32], k[16];
         snprintf(hw, sizeof(hw), "%lldx%lld", (long long)l->H, (long long)l->W);
         snprintf(ohw, sizeof(ohw), "%lldx%lld", (long long)l->OH, (long long)l->OW);

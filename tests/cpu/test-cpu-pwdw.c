@@ -91,9 +91,8 @@ run_case(const struct pcase *c)
             fprintf(stderr,
                     "case %d (%lld x %lldx%lld -> %lld, %lldx%lld s%lld): fused differs from "
                     "unfused (%d threads, prep %d)\n",
-                    cases_run, (long long)c->C, (long long)c->H, (long long)c->W,
-                    (long long)c->E, (long long)c->KH, (long long)c->KW, (long long)c->s,
-                    k & 1 ? 3 : 1, !!(k & 2));
+                    cases_run, (long long)c->C, (long long)c->H, (long long)c->W, (long long)c->E,
+                    (long long)c->KH, (long long)c->KW, (long long)c->s, k & 1 ? 3 : 1, !!(k & 2));
             mismatches++;
         }
     }
