@@ -39,6 +39,11 @@ struct exec_step {
     bool decompose;                   /* fused op without a kernel: executor fallback */
     struct npu_cpu_prep *prep;        /* npu_cpu_prepare's work on the constants, or NULL */
     bool cat_in_place;                /* a Concat whose parts were written in place: no call */
+    /* a 1x1 Conv and the depthwise Conv reading it as one step (npu_cpu_run_pw_dw): in =
+     * X, W1, B1, W2, B2 (-1: absent), attrs the depthwise's, pw_attrs the 1x1's, prep the
+     * 1x1's packed weights */
+    bool pwdw;
+    struct npu_attrs pw_attrs;
 };
 
 struct exec_plan {

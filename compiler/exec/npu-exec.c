@@ -286,6 +286,44 @@ residual_attrs(struct npu_graph *g, const struct npu_node *n, bool relu)
     return (struct npu_attrs){v, (size_t)n->nattr + 1};
 }
 
+/* ---- 1x1 -> depthwise pairs (CPU executor only) ------------------------------------
+ * A 1x1 Conv whose only reader is a depthwise Conv (the expand and depthwise of an inverted
+ * residual block) runs as one step through npu_cpu_run_pw_dw, band by band, where core/cpu
+ * has the band form for the shapes (npu_cpu_pw_dw_wanted): the expanded tensor is never
+ * written whole, and the output is the same bits. The step takes the depthwise Conv's place;
+ * pw_of[depthwise id] is the 1x1 Conv it took over. */
+static bool
+pwdw_conv_ok(const struct npu_node *c, unsigned flags, const struct res_fuse *fuse)
+{
+    return c && c->op == NPU_OP_CONV && c->nout == 1 && c->nin >= 2 && c->nin <= 3 &&
+           !(flags & NPU_EXEC_NO_KERNEL_FUSION) && kernel_takes_fusion(c) && !fuse[c->id].res &&
+           c->in[0] && c->in[1] && c->in[1]->kind == NPU_VALUE_CONST && c->in[1]->t.data &&
+           (c->nin < 3 || !c->in[2] || c->in[2]->kind == NPU_VALUE_CONST);
+}
+
+static void
+plan_pwdw(struct npu_graph *g, unsigned flags, const struct res_fuse *fuse, bool *skip,
+          struct npu_node **pw_of)
+{
+    npu_graph_for_each_node (g, c1) {
+        if (skip[c1->id] || pw_of[c1->id] || !pwdw_conv_ok(c1, flags, fuse))
+            continue;
+        struct npu_value *v = c1->out[0];
+        struct npu_node *c2 = v->nusers == 1 ? v->users[0] : NULL;
+        if (v->is_output || !c2 || skip[c2->id] || pw_of[c2->id] || c2->in[0] != v ||
+            !pwdw_conv_ok(c2, flags, fuse))
+            continue;
+        bool twice = false; /* v read only as the depthwise input */
+        for (int i = 1; i < c2->nin; i++)
+            twice = twice || c2->in[i] == v;
+        struct npu_attrs a1 = npu_node_attrs(c1), a2 = npu_node_attrs(c2);
+        if (twice || !npu_cpu_pw_dw_wanted(&a1, &c1->in[0]->t, &c1->in[1]->t, &a2, &c2->in[1]->t))
+            continue;
+        pw_of[c2->id] = c1;
+        skip[c1->id] = true;
+    }
+}
+
 /* Scratch a decomposed fused op needs. */
 static int64_t
 decompose_scratch(const struct npu_node *n)
@@ -384,6 +422,7 @@ exec_plan_build(struct npu_graph *g, unsigned flags, struct exec_plan **out)
     int *slot_of = NULL, *last_use = NULL, *order = NULL;
     struct res_fuse *fuse = NULL;
     bool *skip = NULL;
+    struct npu_node **pw_of = NULL;
     struct freelist fl = {0};
     enum npu_status st = NPU_ERR_NOMEM;
     if (!p)
@@ -410,13 +449,15 @@ exec_plan_build(struct npu_graph *g, unsigned flags, struct exec_plan **out)
     order = calloc((size_t)maxnid + 1, sizeof(int));
     fuse = calloc((size_t)maxnid + 1, sizeof(*fuse));
     skip = calloc((size_t)maxnid + 1, sizeof(bool));
+    pw_of = calloc((size_t)maxnid + 1, sizeof(*pw_of));
     if (!slot_of || !p->slots || !p->steps || !p->input_slot || !p->output_slot ||
-        !p->output_copy || !last_use || !order || !fuse || !skip)
+        !p->output_copy || !last_use || !order || !fuse || !skip || !pw_of)
         goto err;
     if ((st = npu_graph_update_uses(g)))
         goto err;
     st = NPU_ERR_NOMEM;
     plan_residuals(g, flags, order, fuse, skip);
+    plan_pwdw(g, flags, fuse, skip, pw_of);
     for (int i = 0; i <= maxid; i++)
         slot_of[i] = -1;
     for (int i = 0; i < g->nvalues; i++) {
@@ -444,8 +485,39 @@ exec_plan_build(struct npu_graph *g, unsigned flags, struct exec_plan **out)
             continue;
         const struct res_fuse *rf = &fuse[n->id];
         struct exec_step *s = &p->steps[si];
+        const struct npu_node *pw = pw_of[n->id];
         s->node = n;
         s->op = n->op;
+        if (pw) {
+            /* the 1x1 -> depthwise pair: X, W1, B1, W2, B2 */
+            s->pwdw = true;
+            s->pw_attrs = npu_node_attrs(pw);
+            s->attrs = npu_node_attrs(n);
+            s->nin = 5;
+            s->nout = 1;
+            s->in = npu_graph_alloc(g, sizeof(int) * 5);
+            s->out = npu_graph_alloc(g, sizeof(int));
+            if (!s->in || !s->out)
+                goto err;
+            const struct npu_value *iv[5] = {pw->in[0], pw->in[1], pw->nin > 2 ? pw->in[2] : NULL,
+                                             n->in[1], n->nin > 2 ? n->in[2] : NULL};
+            for (int i = 0; i < 5; i++) {
+                s->in[i] = iv[i] ? slot_of[iv[i]->id] : -1;
+                if (s->in[i] >= 0)
+                    last_use[s->in[i]] = si;
+            }
+            s->out[0] = slot_of[n->out[0]->id];
+            s->bias = -1;
+            s->act = NPU_OP_NONE;
+            const struct npu_tensor *pin[3] = {&p->slots[s->in[0]].t, &p->slots[s->in[1]].t,
+                                               s->in[2] >= 0 ? &p->slots[s->in[2]].t : NULL};
+            if ((st = npu_cpu_prepare(NPU_OP_CONV, &s->pw_attrs, pin, 3, &s->prep)))
+                goto err;
+            st = NPU_ERR_NOMEM;
+            si++;
+            p->nsteps = si;
+            continue;
+        }
         s->nin = rf->res ? 4 : n->nin;
         s->nout = n->nout;
         s->in = npu_graph_alloc(g, sizeof(int) * (size_t)(s->nin + 1));
@@ -579,6 +651,7 @@ exec_plan_build(struct npu_graph *g, unsigned flags, struct exec_plan **out)
     free(order);
     free(fuse);
     free(skip);
+    free(pw_of);
     *out = p;
     return NPU_OK;
 err:
@@ -588,6 +661,7 @@ err:
     free(order);
     free(fuse);
     free(skip);
+    free(pw_of);
     p->g = NULL; /* the caller still owns g on failure */
     exec_plan_free(p);
     return st;
@@ -748,6 +822,9 @@ exec_run(const struct exec_plan *p, struct npu_cpu_ctx *ctx, void *arena, void *
             ; /* the parts were written into the whole */
         else if (s->decompose)
             st = decompose(ctx, s, in, out[0], scratch);
+        else if (s->pwdw)
+            st = npu_cpu_run_pw_dw(ctx, s->prep, &s->pw_attrs, in[0], in[1], in[2], &s->attrs,
+                                   in[3], in[4], out[0]);
         else
             st = npu_cpu_run_prep(ctx, s->prep, s->op, &s->attrs, in, s->nin, out, s->nout);
         if (!st && s->bias >= 0)

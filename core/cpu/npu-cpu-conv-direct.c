@@ -1390,6 +1390,85 @@ cpu_conv_direct(struct npu_cpu_ctx *ctx, const struct cpu_cd_args *a)
     return NPU_OK;
 }
 
+/* ---- the fused expand (npu-cpu-pwdw.c) ---------------------------------------------------------
+ * A 1x1 conv over a range of positions of one image, on the calling thread: the expand of a
+ * 1x1 -> depthwise pair run band by band. */
+
+bool
+cpu_cd_pw_usable(int64_t P, int64_t C, int64_t M)
+{
+    pthread_once(&cd_once, cd_pick);
+    /* the shapes on which cpu_conv_direct takes the flat form in place with one chunk of k
+     * and no cd_cols_avx512 tail, so that cpu_cd_pw_rows sums every output as it does */
+    return cd_fn && cd_force >= 0 && cd_shape_ok(1, C, M) && C <= cd_kc_over && C <= 1024 &&
+           !cdt_wanted(1, P, M, C) && (P % CD_NR == 0 || P % CD_NR > 2);
+}
+
+float *
+cpu_cd_pw_pack(const struct npu_cpu_prep *pr, const float *w, int64_t M, int64_t K, float **own)
+{
+    *own = NULL;
+    if (pr && pr->w_data == w && pr->M == M && pr->K == K && pr->wp)
+        return pr->wp;
+    *own = cd_pack_new(w, M, K);
+    return *own;
+}
+
+size_t
+cpu_cd_pw_scratch(int64_t K)
+{
+    return (size_t)(CD_MR * CD_NR + K * CD_NR);
+}
+
+void
+cpu_cd_pw_rows(const float *wp, int64_t K, int64_t M, const float *x, int64_t cs, int64_t p0,
+               int64_t L, int64_t m0, int64_t m1, const float *bias, const struct cpu_act_spec *act,
+               float *t, int64_t ld, float *scr)
+{
+    float *tile = scr;                   /* [8][48] */
+    float *packed = scr + CD_MR * CD_NR; /* [K][48]: a band's last, narrower panel */
+    int64_t koff[1024 + 1], koffp[1024 + 1];
+    for (int64_t k = 0; k < K; k++) {
+        koff[k] = k * cs;
+        koffp[k] = k * CD_NR;
+    }
+    const bool relu = act->kind == CPU_ACT_RELU;
+    for (int64_t q0 = 0; q0 < L; q0 += CD_NR) {
+        const int64_t nv = NPU_MIN((int64_t)CD_NR, L - q0);
+        const float *b = x + p0 + q0;
+        const int64_t *ko = koff;
+        if (nv < CD_NR) {
+            /* a run of 48 from the last positions could read past X: copied, zero-filled */
+            for (int64_t k = 0; k < K; k++) {
+                memcpy(packed + k * CD_NR, b + k * cs, sizeof(float) * (size_t)nv);
+                memset(packed + k * CD_NR + nv, 0, sizeof(float) * (size_t)(CD_NR - nv));
+            }
+            b = packed;
+            ko = koffp;
+        }
+        cd_kernel_fn fn = nv <= 32 ? cd_fn_n[(nv + 15) / 16] : cd_fn;
+        for (int64_t mb = m0 / CD_MR; mb * CD_MR < m1; mb++) {
+            const int64_t mm = mb * CD_MR;
+            const int mr = (int)NPU_MIN((int64_t)CD_MR, M - mm);
+            const float *ap = wp + mb * K * CD_MR;
+            float bias8[CD_MR];
+            for (int r = 0; r < CD_MR; r++)
+                bias8[r] = bias && r < mr ? bias[mm + r] : 0.0f;
+            float *dst = t + (mm - m0) * ld + q0;
+            if (nv == CD_NR) {
+                cd_fn(K, ap, b, ko, NULL, bias8, relu, dst, ld, mr);
+            } else {
+                fn(K, ap, b, ko, NULL, bias8, relu, tile, CD_NR, mr);
+                for (int r = 0; r < mr; r++)
+                    memcpy(dst + r * ld, tile + r * CD_NR, sizeof(float) * (size_t)nv);
+            }
+            if (act->kind != CPU_ACT_NONE && !relu)
+                for (int r = 0; r < mr; r++)
+                    cd_act(act, dst + r * ld, nv);
+        }
+    }
+}
+
 /* ---- prepare (npu-cpu.h) ------------------------------------------------------------------------
  */
 

@@ -61,4 +61,21 @@ size_t cpu_conv_wino_wsize(int64_t C, int64_t M);
 void cpu_conv_wino_pack(const float *w, int64_t C, int64_t M, float *u);
 enum npu_status cpu_conv_wino(struct npu_cpu_ctx *ctx, const struct cpu_cd_args *a, const float *u);
 
+/* The expand of a fused 1x1 -> depthwise pair (npu-cpu-pwdw.c), one band on the calling thread.
+ * Usable: a 1x1 conv of C -> M channels over a plane of P positions is one that
+ * cpu_conv_direct runs in the flat form, in place, with one chunk of k and no 1-2 output
+ * tail, so that cpu_cd_pw_rows sums every output in the same order (the same bits). */
+bool cpu_cd_pw_usable(int64_t P, int64_t C, int64_t M);
+/* The packed weights: the prepared ones if pr was made from w, else packed into *own (free it;
+ * NULL returned when out of memory). */
+float *cpu_cd_pw_pack(const struct npu_cpu_prep *pr, const float *w, int64_t M, int64_t K,
+                      float **own);
+/* Floats of scratch cpu_cd_pw_rows needs for a sum of K. */
+size_t cpu_cd_pw_scratch(int64_t K);
+/* t[m - m0][q] (rows ld apart) = act(sum_k W[m][k] x[k * cs + p0 + q] + bias[m]) for q in
+ * [0, L) and m in [m0, m1), m0 a multiple of 8; wp from cpu_cd_pw_pack, K <= 1024. */
+void cpu_cd_pw_rows(const float *wp, int64_t K, int64_t M, const float *x, int64_t cs, int64_t p0,
+                    int64_t L, int64_t m0, int64_t m1, const float *bias,
+                    const struct cpu_act_spec *act, float *t, int64_t ld, float *scr);
+
 #endif /* NPU_CPU_CONV_DIRECT_H */

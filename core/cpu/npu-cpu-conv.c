@@ -551,6 +551,15 @@ conv_prof_layer(struct npu_cpu_ctx *ctx, const struct conv_geo *g, int kind, dou
     ctx->prof_layers[ctx->prof_nlayers++] = key;
 }
 
+void
+cpu_conv_prof_layer(struct npu_cpu_ctx *ctx, int kind, int64_t C, int64_t M, int64_t G,
+                    const struct cpu_win *w, double s, double flop)
+{
+    struct conv_geo g = {.w = *w, .C = C, .M = M, .G = G};
+    if (ctx->prof_cap_layers)
+        conv_prof_layer(ctx, &g, kind, s, flop);
+}
+
 /* NPU_CPU_PROFILE: time and work of an fp32 Conv by path */
 static void
 conv_prof_g(struct npu_cpu_ctx *ctx, const struct conv_geo *g, int kind, double t0, double flop)

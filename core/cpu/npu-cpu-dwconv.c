@@ -501,6 +501,46 @@ cpu_conv_small_c_fast(struct npu_cpu_ctx *ctx, const struct cpu_win *w, int64_t 
     return true;
 }
 
+/* ---- one band of one depthwise plane (the fused 1x1 -> depthwise of npu-cpu-pwdw.c) ---------- */
+
+bool
+cpu_dw_band_usable(const struct cpu_win *w)
+{
+    dw_plane_fn dw;
+    sc_row_fn sc;
+    return win_ok(w) && kernels(&dw, &sc);
+}
+
+void
+cpu_dw_band(const struct cpu_win *w, const float *xb, int64_t h0, int64_t rows, int64_t oh0,
+            int64_t oh1, const float *k, float bias, const struct cpu_act_spec *act, float *yc)
+{
+    dw_plane_fn dw;
+    sc_row_fn sc;
+    if (!kernels(&dw, &sc))
+        return;
+    struct dw_geo g;
+    geo_from_win(w, &g);
+#ifdef DW_X86
+    if (dw == dw_plane_avx512 && g.OW <= 8) /* as cpu_conv_dw_fast */
+        dw = dw_plane_avx2;
+#endif
+    /* the band's rows as a plane of their own: output row i reads band row i * s0 - pt + kh,
+     * which is image row (oh0 + i) * s0 - w->pb[0] + kh; rows outside it are skipped, as the
+     * image's are */
+    g.H = rows;
+    g.pt = w->pb[0] - oh0 * g.s0 + h0;
+    g.OH = oh1 - oh0;
+    const enum cpu_act ak = act->kind;
+    const bool in_regs = ak == CPU_ACT_NONE || ak == CPU_ACT_RELU || ak == CPU_ACT_CLIP ||
+                         ak == CPU_ACT_HARD_SWISH || ak == CPU_ACT_HARD_SIGMOID;
+    const struct cpu_act_spec none = {.kind = CPU_ACT_NONE};
+    float *y = yc + oh0 * g.OW;
+    dw(xb, k, &g, bias, in_regs ? act : &none, y);
+    if (!in_regs)
+        cpu_act_apply(act, y, g.OH * g.OW);
+}
+
 /* ---- 1x1 conv over a 1x1 plane -------------------------------------------------------------- */
 
 #define MV_ROWS 16 /* rows of W per task */

@@ -23,6 +23,15 @@ bool cpu_conv_small_c_fast(struct npu_cpu_ctx *ctx, const struct cpu_win *w, int
 bool cpu_conv_1x1_vec_fast(struct npu_cpu_ctx *ctx, int64_t N, int64_t C, int64_t M, const float *x,
                            const float *wt, const float *bias, const struct cpu_act_spec *act,
                            float *y);
+/* One band of a depthwise plane, on the calling thread (the fused 1x1 -> depthwise of
+ * npu-cpu-pwdw.c): output rows [oh0, oh1) of one channel of multiplier 1, from the `rows`
+ * input rows starting at image row h0 held at xb (rows of W floats), into the channel's
+ * output plane yc; the same sums, bias and activation as cpu_conv_dw_fast. Usable: the window
+ * is one the fast path takes on this CPU. */
+bool cpu_dw_band_usable(const struct cpu_win *w);
+void cpu_dw_band(const struct cpu_win *w, const float *xb, int64_t h0, int64_t rows, int64_t oh0,
+                 int64_t oh1, const float *k, float bias, const struct cpu_act_spec *act,
+                 float *yc);
 /* The instruction set these use: 0 none (the portable paths), 2 AVX2+FMA, 3 AVX-512F. `want`
  * -1 only reports; otherwise at most what the CPU has (tests and benchmarks only: not
  * thread-safe against running convolutions). */

@@ -83,9 +83,9 @@ struct npu_cpu_ctx {
     double *prof_s;  /* [NPU_OP_COUNT] */
     int64_t *prof_n; /* [NPU_OP_COUNT] */
     /* fp32 Conv by path: depthwise, 1x1 direct, im2col, direct packed, small-channel stem */
-    double prof_conv_s[5];
-    int64_t prof_conv_n[5];
-    double prof_conv_flop[5];
+    double prof_conv_s[6];
+    int64_t prof_conv_n[6];
+    double prof_conv_flop[6];
     /* NPU_CPU_PROFILE_LAYERS=1 (with NPU_CPU_PROFILE): fp32 Conv time by shape and path */
     struct cpu_prof_layer *prof_layers;
     int prof_nlayers, prof_cap_layers;
@@ -672,6 +672,10 @@ struct cpu_win {
 enum npu_status cpu_win_setup(struct npu_cpu_ctx *ctx, const struct npu_attrs *attrs, int nsp,
                               const int64_t *in_sp, const int64_t *kernel, bool ceil_mode,
                               struct cpu_win *w);
+/* NPU_CPU_PROFILE_LAYERS: one call of a Conv-like step of the given path (kind, as
+ * prof_conv_s) and shape, s seconds (npu-cpu-conv.c) */
+void cpu_conv_prof_layer(struct npu_cpu_ctx *ctx, int kind, int64_t C, int64_t M, int64_t G,
+                         const struct cpu_win *w, double s, double flop);
 
 /* Requantises int32 accumulators to int8/uint8: saturate(rint(acc * scale) + zp). */
 void cpu_requantize(const int32_t *acc, int64_t rows, int64_t cols, const float *scale,

@@ -320,9 +320,10 @@ prof_print(const struct npu_cpu_ctx *ctx)
                 ctx->prof_s[best] * 1e3, 100.0 * ctx->prof_s[best] / total,
                 (long long)ctx->prof_n[best]);
     }
-    static const char *const conv_kind[5] = {"depthwise", "1x1 direct", "im2col + GEMM",
-                                             "direct (packed)", "small-channel stem"};
-    for (int k = 0; k < 5; k++)
+    static const char *const conv_kind[6] = {"depthwise",          "1x1 direct",
+                                             "im2col + GEMM",      "direct (packed)",
+                                             "small-channel stem", "1x1 + depthwise, banded"};
+    for (int k = 0; k < 6; k++)
         if (ctx->prof_conv_n[k])
             fprintf(stderr, "  Conv, %-18s %10.3f ms %5.1f %% %8lld calls %7.1f GFLOP/s\n",
                     conv_kind[k], ctx->prof_conv_s[k] * 1e3, 100.0 * ctx->prof_conv_s[k] / total,
@@ -336,7 +337,7 @@ prof_print(const struct npu_cpu_ctx *ctx)
                 "GFLOP/s");
     for (int i = 0; i < ctx->prof_nlayers; i++) {
         const struct cpu_prof_layer *l = &ctx->prof_layers[i];
-        static const char *const kn[5] = {"dw", "1x1", "gemm", "dir", "stem"};
+        static const char *const kn[6] = {"dw", "1x1", "gemm", "dir", "stem", "pw+dw"};
         char hw[32], ohw[32], k[16];
         snprintf(hw, sizeof(hw), "%lldx%lld", (long long)l->H, (long long)l->W);
         snprintf(ohw, sizeof(ohw), "%lldx%lld", (long long)l->OH, (long long)l->OW);

@@ -62,6 +62,23 @@ enum npu_status npu_cpu_run_prep(struct npu_cpu_ctx *ctx, const struct npu_cpu_p
                                  const struct npu_tensor *const *in, int nin,
                                  struct npu_tensor *const *out, int nout);
 
+/* An fp32 1x1 Conv (stride 1, unpadded, one group, its npu_act) whose only reader is a
+ * depthwise Conv (W2 [E, 1, KH, KW], group E, its npu_act), run as one step, band of output
+ * rows by band, so that the expanded tensor is never written whole (MobileNets' expand ->
+ * depthwise pairs). Y is bit-identical to the two Convs run one after the other, with any
+ * thread count. Wanted: this CPU has the band form for these shapes (planning asks; the run
+ * takes any shape and falls back to the two Convs with a temporary). pw_prep: what
+ * npu_cpu_prepare made for the 1x1 Conv, or NULL. NPU_CPU_PWDW=0 in the environment: never
+ * wanted, and the run unfused. */
+bool npu_cpu_pw_dw_wanted(const struct npu_attrs *pw_attrs, const struct npu_tensor *x,
+                          const struct npu_tensor *pw_w, const struct npu_attrs *dw_attrs,
+                          const struct npu_tensor *dw_w);
+enum npu_status npu_cpu_run_pw_dw(struct npu_cpu_ctx *ctx, const struct npu_cpu_prep *pw_prep,
+                                  const struct npu_attrs *pw_attrs, const struct npu_tensor *x,
+                                  const struct npu_tensor *pw_w, const struct npu_tensor *pw_b,
+                                  const struct npu_attrs *dw_attrs, const struct npu_tensor *dw_w,
+                                  const struct npu_tensor *dw_b, struct npu_tensor *y);
+
 /* The fp32 GEMM path the CPU kernels use on this machine ("OpenBLAS (Haswell kernels)",
  * "own AVX-512 6x32 micro-kernel", ...) and, in *why if not NULL, the reason it was chosen
  * (e.g. OpenBLAS running generic kernels on a CPU it does not know). Decided once. */
