@@ -144,7 +144,8 @@ cpu_attention(const struct npu_program *pg)
 /* The modeled CPU time of one run of program pg's host steps, priced as the cost partition
  * prices them in board mode (RK3588 CPU model v1, npu-cpumodel.c): each CPU step as a node of
  * its op with the program's tensors' logical shapes and dtypes (npu_cpu_model_cost, with
- * `threads` threads as the build had), each conversion as its fp32 bytes at the model's
+ * `threads` threads as the build had; an input read in NPU memory with its memory dtype, as
+ * the kernel reads it), each conversion as its fp32 bytes at the model's
  * conversion rate. The shapes are the compiled ones: a decode step's attention is priced over
  * all of its cache slots, as the partition priced it. These steps are on each step's critical
  * path (the NPU job after a CPU step waits for it), so a board's step takes about the NPU's
@@ -190,6 +191,11 @@ cpu_steps_modeled(const struct npu_program *pg, int threads, double *out, int *n
                 continue;
             vals[q].t = pg->tensors[ti].t;
             vals[q].t.data = NULL;
+            /* an input the step reads where the NPU holds it (a decode attention's K and V,
+             * npu-program-cpu.c): the bytes it reads are those of its memory dtype (fp16) */
+            if (q < nin && pg->tensors[ti].place == NPU_PLACE_NPU &&
+                pg->tensors[ti].mem_dtype != NPU_DTYPE_UNDEFINED)
+                vals[q].t.dtype = pg->tensors[ti].mem_dtype;
             ptrs[q] = &vals[q];
         }
         struct npu_node n = {.op = ps->op,
