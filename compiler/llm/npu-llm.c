@@ -145,7 +145,7 @@ cpu_attention(const struct npu_program *pg)
  * prices them in board mode (RK3588 CPU model v1, npu-cpumodel.c): each CPU step as a node of
  * its op with the program's tensors' logical shapes and dtypes (npu_cpu_model_cost, with
  * `threads` threads as the build had; an input read in NPU memory with its memory dtype, as
- * the kernel reads it), each conversion as its fp32 bytes at the model's
+ * the kernel reads it), each conversion as its elements' fp32 bytes at the model's
  * conversion rate. The shapes are the compiled ones: a decode step's attention is priced over
  * all of its cache slots, as the partition priced it. These steps are on each step's critical
  * path (the NPU job after a CPU step waits for it), so a board's step takes about the NPU's
@@ -171,10 +171,12 @@ cpu_steps_modeled(const struct npu_program *pg, int threads, double *out, int *n
         const struct npu_prog_step *ps = &pg->steps[k];
         if (ps->kind == NPU_STEP_CONVERT && ps->nin > 0 && ps->in[0] >= 0 &&
             ps->in[0] < pg->n_tensors) {
-            int64_t b = npu_tensor_nbytes(&pg->tensors[ps->in[0]].t);
-            double t = b > 0 ? (double)b / rate : 0;
-            npu_dbg(DOM, "modeled CPU step: conversion %s, %.3f us (%s)", ps->name ? ps->name : "",
-                    t * 1e6, npu_cpu_model_v1.name);
+            /* the rate is fp32 bytes per second, i.e. per element (a dtype pass and a
+             * layout pass over each): an fp16 tensor's elements cost the same */
+            int64_t e = npu_tensor_numel(&pg->tensors[ps->in[0]].t);
+            double t = e > 0 ? 4.0 * (double)e / rate : 0;
+            npu_dbg(DOM, "modeled CPU step: conversion %s, %lld elements, %.3f us (%s)",
+                    ps->name ? ps->name : "", (long long)e, t * 1e6, npu_cpu_model_v1.name);
             sum += t;
             (*n_conv)++;
             continue;

@@ -16,7 +16,9 @@
 #     2 layers (linear in the layers), and by more than without the CPU attentions;
 #   - there each CPU attention (npu_cpu_attn16_decode, reading the caches where the NPU holds
 #     them) is priced by the bytes it reads: K and V as fp16 (4 heads x 64 slots x 16 x 2
-#     bytes each), Q, mask and Y fp32 (branch gpt2ser; before, the caches' logical fp32).
+#     bytes each), Q, mask and Y fp32 (branch gpt2ser; before, the caches' logical fp32);
+#     each conversion by its elements (a dtype and a layout pass over each: 4 ns an element
+#     on the model's A76, fp16 or fp32 alike; before, an fp16 tensor's at half).
 # Needs /usr/bin/python3 with torch (skips otherwise).
 #
 #   test-llm-cpu-model.py NPU_GENERATE
@@ -48,6 +50,8 @@ def checkpoint(tmp, layers):
     return folder
 
 
+CONV = re.compile(r"modeled CPU step: conversion \S+, (\d+) elements, ([\d.]+) us \(RK3588 CPU "
+                  r"model v1\)")
 ATTN = re.compile(r"modeled CPU step: npu\.Attention \S+, ([\d.]+) us \(RK3588 CPU model v1\)")
 
 
@@ -79,7 +83,8 @@ def run(gen, folder, profile):
          "layers": int(p[5]),
          # the decode program is priced at load, before npu-generate describes it (the
          # prefill's own attention, over host arrays, later)
-         "attn_us": [float(x) for x in ATTN.findall(r.stderr.split("decode program:")[0])]}
+         "attn_us": [float(x) for x in ATTN.findall(r.stderr.split("decode program:")[0])],
+         "conv_us": [(int(e), float(t)) for e, t in CONV.findall(r.stderr)]}
     print(f"     {os.path.basename(folder)} {profile or 'default'} profile: {f['npu']:.3f} ms NPU "
           f"+ {f['cpu']:.3f} ms CPU steps ({f['model']}; {f['ops']} ops, {f['conv']} "
           f"conversions, {f['slots']} slots) = {f['series']:.3f} ms/token; attention on the "
@@ -134,6 +139,12 @@ def main():
         check(len(got) == 2 + 4 + 6 and all(abs(x - want16) <= 0.002 for x in got),
               f"CPU attentions priced at {sorted(set(got))} us (want {len(got)} == 12 at "
               f"{want16:.3f} us, K and V read as fp16; fp32 would be {want32:.3f})")
+        # every conversion by its elements at the model's rate (max(9.6 cycles at 2.4 GHz,
+        # 10 bytes at 12 GB/s) = 4 ns an element), whatever the tensor's dtype
+        conv = [c for n in ver for c in ver[n]["conv_us"]]
+        bad = [c for c in conv if abs(c[1] - c[0] * 4e-3) > 0.0015]
+        check(len(conv) > 0 and not bad,
+              f"{len(conv)} conversions priced at 4 ns an element ({len(bad)} not: {bad[:3]})")
         dsup = sup[4]["cpu"] - sup[2]["cpu"]
         check(d24 > dsup + 2 * 0.001 and ver[2]["cpu"] > sup[2]["cpu"],
               f"2 more layers add {d24:.4f} ms on the CPU with the attention there, {dsup:.4f} "
