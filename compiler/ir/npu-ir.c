@@ -426,6 +426,28 @@ npu_value_new_exact(struct npu_graph *g, const char *name)
     return value_create(g, name);
 }
 
+enum npu_status
+npu_value_rename(struct npu_graph *g, struct npu_value *v, const char *name)
+{
+    if (!g || !v || !name || !*name)
+        return NPU_ERR_INVALID;
+    if (!strcmp(v->name, name))
+        return NPU_OK;
+    if (npu_graph_find_value(g, name)) {
+        npu_err(DOM, "cannot rename '%s': value name '%s' is defined twice", v->name, name);
+        return NPU_ERR_INVALID;
+    }
+    const char *nm = npu_graph_strdup(g, name);
+    if (!nm || ((g->names->count + 1) * 2 > g->names->cap && !map_grow(g->names))) {
+        npu_err(DOM, "out of memory renaming value '%s'", v->name);
+        return NPU_ERR_NOMEM;
+    }
+    map_remove(g->names, v->name);
+    v->name = nm;
+    map_insert(g->names, v); /* room made above: cannot fail */
+    return NPU_OK;
+}
+
 struct npu_value *
 npu_value_new(struct npu_graph *g, const char *name)
 {

@@ -364,7 +364,9 @@ llm_rope_block_heads(const struct llm_config *c, const struct llm_weights *w)
 
 /* GPT-2's MLP with c_fc cut into column blocks (llm_weights_split) and c_proj whole: per
  * block k, gelu(a @ W_fc[:, block k] + b_fc[block k]) @ W_proj[rows of block k], the
- * partial products summed after all blocks (+ b_proj). Each block is a chain of its own
+ * partial products summed after all blocks, b_proj added to the last one's product (a
+ * bias of that product on the NPU; added to the sum it was a CPU Add of its own per layer
+ * in the decode step, behind the sum's conversion). Each block is a chain of its own
  * (product, GELU with its LUT, product) that the layer split runs on one core beside the
  * others: no Concat, and the GELU stays next to its product. */
 static V *
@@ -383,14 +385,16 @@ mlp_blocks(struct gb *b, V *a, const struct llm_layer_w *L, int64_t D, const cha
         y = op2(b, NPU_OP_FUSED_GELU_TANH, y, NULL);
         snprintf(nm, sizeof(nm), "%s.down.%d.weight", name, k);
         part[k] = op2(b, NPU_OP_MATMUL, y, cst(b, nm, L->w_down + c0 * D, 2, pd));
+        if (k + 1 == L->sup.n) { /* b_proj with the last block's product (its bias there) */
+            snprintf(nm, sizeof(nm), "%s.down.bias", name);
+            part[k] = op2(b, NPU_OP_ADD, part[k], cst(b, nm, L->b_down, 1, &D));
+        }
         c0 += n;
     }
     V *sum = part[0];
     for (int k = 1; k < L->sup.n; k++)
         sum = op2(b, NPU_OP_ADD, sum, part[k]);
-    char nm[96];
-    snprintf(nm, sizeof(nm), "%s.down.bias", name);
-    return op2(b, NPU_OP_ADD, sum, cst(b, nm, L->b_down, 1, &D));
+    return sum;
 }
 
 /* LLaMA's SwiGLU with gate and up cut into the same column blocks (llm_weights_split): per
@@ -502,7 +506,16 @@ output(struct gb *b, V *v, const char *name)
 {
     if (b->failed || !v)
         return;
-    /* the graph's outputs carry stable names (for messages and dumps) */
+    /* the graph's outputs carry stable names (for messages and dumps): the value itself
+     * renamed where it is a node's result (no copy: an Identity was a CPU step of its own,
+     * 34.5 us for GPT-2 small's logits and 1.5 us for each new k / v row on the board
+     * model), else an Identity */
+    if (v->kind == NPU_VALUE_NODE && v->producer && !v->is_output &&
+        !npu_graph_find_value(b->g, name)) {
+        if (npu_value_rename(b->g, v, name) || npu_graph_add_output(b->g, v))
+            b->failed = true;
+        return;
+    }
     V *o = npu_value_new_exact(b->g, name);
     struct npu_node *n = o ? npu_node_new_v(b->g, NPU_OP_IDENTITY, name, &v, 1, &o, 1) : NULL;
     if (!n) {
@@ -697,8 +710,11 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
                 q = rope(&b, q, cosv, sinv, rotv);
         }
         if (!early) {
-            output(&b, rows ? reshape(&b, k, 4, kv4) : k, kn);
-            output(&b, vslots ? reshape(&b, vrow, 4, kv4) : rows ? reshape(&b, v, 4, kv4) : v, vn);
+            /* GPT-2: the rows as the heads split them, [KVH, 1, hd] in the decode step (the
+             * host reads KVH x hd floats; a Reshape to [1, KVH, 1, hd] was a CPU copy of its
+             * own behind the row's conversion) */
+            output(&b, k, kn);
+            output(&b, vslots ? reshape(&b, vrow, 4, kv4) : v, vn);
             if (inplace && !early_write) { /* the keys and values are the whole cache */
                 ka = state_write(&b, pk[2 * l], k, kvpos, 1);
                 va = state_write(&b, pk[2 * l + 1], vslots ? reshape(&b, vrow, 2, vr2) : v, kvpos,
@@ -779,13 +795,34 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
     if (s > 1 && !b.failed && !hout) {
         /* the last token only */
         int64_t last = s - 1;
-        V *ix = npu_graph_const_i64(b.g, "last", &last, 1, false);
-        if (!ix)
-            b.failed = true;
-        x = op(&b, NPU_OP_GATHER, x, ix, NULL);
-        if (x && npu_node_set_int(b.g, x->producer, "axis", 1))
-            b.failed = true;
-        x = done(&b, x);
+        if (gpt2) {
+            /* GPT-2: a Slice, which the NPU takes (a strided DPU copy: dpu-move.c lowers a
+             * Gather only with a scalar index), so that one row crosses to the host instead of
+             * the whole [s, D] hidden state (GPT-2 small, 128 tokens: 393 us of conversion on
+             * the board model for 3 us) */
+            const int64_t end = s, axis = 1;
+            V *sl[4] = {x, npu_graph_const_i64(b.g, "last", &last, 1, false),
+                        npu_graph_const_i64(b.g, "last_end", &end, 1, false),
+                        npu_graph_const_i64(b.g, "last_axis", &axis, 1, false)};
+            struct npu_node *n = sl[1] && sl[2] && sl[3]
+                                     ? npu_node_new(b.g, NPU_OP_SLICE, "last_token", sl, 4, 1, NULL)
+                                     : NULL;
+            if (!n) {
+                b.failed = true;
+                x = NULL;
+            } else {
+                npu_graph_append(b.g, n);
+                x = done(&b, n->out[0]);
+            }
+        } else {
+            V *ix = npu_graph_const_i64(b.g, "last", &last, 1, false);
+            if (!ix)
+                b.failed = true;
+            x = op(&b, NPU_OP_GATHER, x, ix, NULL);
+            if (x && npu_node_set_int(b.g, x->producer, "axis", 1))
+                b.failed = true;
+            x = done(&b, x);
+        }
     }
     if (!hout)
         x = gpt2 ? layernorm(&b, x, w->lnf_w, w->lnf_b, D, c->eps, "ln_f")

@@ -144,7 +144,8 @@ cpu_attention(const struct npu_program *pg)
 /* The modeled CPU time of one run of program pg's host steps, priced as the cost partition
  * prices them in board mode (RK3588 CPU model v1, npu-cpumodel.c): each CPU step as a node of
  * its op with the program's tensors' logical shapes and dtypes (npu_cpu_model_cost, with
- * `threads` threads as the build had), each conversion as its fp32 bytes at the model's
+ * `threads` threads as the build had; an input read in NPU memory with its memory dtype, as
+ * the kernel reads it), each conversion as its elements' fp32 bytes at the model's
  * conversion rate. The shapes are the compiled ones: a decode step's attention is priced over
  * all of its cache slots, as the partition priced it. These steps are on each step's critical
  * path (the NPU job after a CPU step waits for it), so a board's step takes about the NPU's
@@ -170,10 +171,12 @@ cpu_steps_modeled(const struct npu_program *pg, int threads, double *out, int *n
         const struct npu_prog_step *ps = &pg->steps[k];
         if (ps->kind == NPU_STEP_CONVERT && ps->nin > 0 && ps->in[0] >= 0 &&
             ps->in[0] < pg->n_tensors) {
-            int64_t b = npu_tensor_nbytes(&pg->tensors[ps->in[0]].t);
-            double t = b > 0 ? (double)b / rate : 0;
-            npu_dbg(DOM, "modeled CPU step: conversion %s, %.3f us (%s)", ps->name ? ps->name : "",
-                    t * 1e6, npu_cpu_model_v1.name);
+            /* the rate is fp32 bytes per second, i.e. per element (a dtype pass and a
+             * layout pass over each): an fp16 tensor's elements cost the same */
+            int64_t e = npu_tensor_numel(&pg->tensors[ps->in[0]].t);
+            double t = e > 0 ? 4.0 * (double)e / rate : 0;
+            npu_dbg(DOM, "modeled CPU step: conversion %s, %lld elements, %.3f us (%s)",
+                    ps->name ? ps->name : "", (long long)e, t * 1e6, npu_cpu_model_v1.name);
             sum += t;
             (*n_conv)++;
             continue;
@@ -190,6 +193,11 @@ cpu_steps_modeled(const struct npu_program *pg, int threads, double *out, int *n
                 continue;
             vals[q].t = pg->tensors[ti].t;
             vals[q].t.data = NULL;
+            /* an input the step reads where the NPU holds it (a decode attention's K and V,
+             * npu-program-cpu.c): the bytes it reads are those of its memory dtype (fp16) */
+            if (q < nin && pg->tensors[ti].place == NPU_PLACE_NPU &&
+                pg->tensors[ti].mem_dtype != NPU_DTYPE_UNDEFINED)
+                vals[q].t.dtype = pg->tensors[ti].mem_dtype;
             ptrs[q] = &vals[q];
         }
         struct npu_node n = {.op = ps->op,
@@ -215,9 +223,10 @@ cpu_steps_modeled(const struct npu_program *pg, int threads, double *out, int *n
 /* Bump when the graph builder's output or its lowering changes for the same inputs (cache
  * keys; 12: the decode attention's tasks, branch kcache; 15: RoPE in the projections' chains,
  * branch llm-step; 16: both; 17: GPT-2 small's cache read in place by the CPU attention and
- * its writes in the projections' chains, branch gpt2kv). A rebuilt compiler changes the key anyway
- * through npu_compiler_build_id, so this matters only for builds without a GNU build ID. */
-#define LLM_GRAPH_VERSION 17
+ * its writes in the projections' chains, branch gpt2kv; 18: the outputs named without an
+ * Identity, GPT-2's MLP bias on its last block, branch gpt2ser). A rebuilt compiler changes the key
+ * anyway through npu_compiler_build_id, so this matters only for builds without a GNU build ID. */
+#define LLM_GRAPH_VERSION 18
 
 static uint64_t
 fnv(uint64_t h, const void *p, size_t n)

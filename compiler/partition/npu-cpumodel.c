@@ -301,11 +301,26 @@ gemm_flops(const struct npu_node *n)
     }
 }
 
+/* Whether n is an npu.Attention that reads K and V as the fp16 rows the NPU holds
+ * (npu_cpu_attn16_decode): in a graph (g set), both are caches the NPU appends to in place
+ * (npu_partition_kv_read_in_place; the lowering then reads them there, whatever else the
+ * partition decides, as long as their writes are on the NPU, which they are by cost: 4
+ * against 83 us a write for GPT-2 small); in a compiled step (g NULL), both come with dtype
+ * fp16 (their memory dtype, given by the caller). Its Q, mask and Y stay host fp32. */
+static bool
+attn_kv_fp16(const struct npu_graph *g, const struct npu_node *n)
+{
+    if (n->op != NPU_OP_FUSED_ATTENTION || n->nin < 3 || !n->in[1] || !n->in[2])
+        return false;
+    if (g)
+        return npu_partition_kv_read_in_place(n->in[1]) && npu_partition_kv_read_in_place(n->in[2]);
+    return n->in[1]->t.dtype == NPU_DTYPE_FP16 && n->in[2]->t.dtype == NPU_DTYPE_FP16;
+}
+
 double
 npu_cpu_model_cost(const struct npu_graph *g, const struct npu_node *n, int threads,
                    struct npu_cpu_model_terms *terms)
 {
-    (void)g;
     const struct npu_cpu_model *m = &npu_cpu_model_v1;
     struct op_model om = op_model(n->op);
     struct npu_cpu_model_terms t = {.cls = om.cls};
@@ -315,8 +330,10 @@ npu_cpu_model_cost(const struct npu_graph *g, const struct npu_node *n, int thre
     /* bytes: every input read once and every output written once, except
      * where the kernel reads a part of an input */
     double in_b = 0, out_b = 0;
+    const bool kv16 = attn_kv_fp16(g, n);
     for (int i = 0; i < n->nin; i++)
-        in_b += (double)nbytes(n->in[i]);
+        in_b +=
+            kv16 && (i == 1 || i == 2) ? 2.0 * (double)numel(n->in[i]) : (double)nbytes(n->in[i]);
     for (int i = 0; i < n->nout; i++)
         out_b += (double)nbytes(n->out[i]);
     if (n->op == NPU_OP_GATHER || n->op == NPU_OP_SLICE) /* only the rows it takes */

@@ -128,12 +128,10 @@ real_supports(const struct npu_graph *g, const struct npu_node *n, char *why, si
     return npu_backend_supports(g, n, bo, why, len);
 }
 
-/* v is the result of an in-place npu.StateWrite on a state input (a KV cache the NPU
- * appends to) that only npu.Attention nodes read, as K or V, [heads, slots, head_dim] fp32
- * with head_dim a multiple of 8: on the CPU those read it where the NPU holds it (the
- * lowering's attn_reads_state, npu-lower.c), so its crossing to the host costs nothing. */
-static bool
-attn_reads_in_place(const struct npu_value *v)
+/* npu-partition.h. v: [heads, slots, head_dim] fp32 with head_dim a multiple of 8 (the
+ * lowering's attn_reads_state, npu-lower.c, takes exactly these). */
+bool
+npu_partition_kv_read_in_place(const struct npu_value *v)
 {
     const struct npu_node *w = v->kind == NPU_VALUE_NODE ? v->producer : NULL;
     if (!w || w->op != NPU_OP_STATE_WRITE || w->nin < 1 || !w->in[0] ||
@@ -200,7 +198,7 @@ build(struct pctx *c, struct npu_graph *g, double rate)
             pv->conv_s = 0;
         /* a cache appended in place on the NPU and read by CPU attentions as K / V: read
          * where it is (no conversion; the runtime syncs and reads the fp16 rows) */
-        pv->to_host_s = attn_reads_in_place(v) ? 0 : pv->conv_s;
+        pv->to_host_s = npu_partition_kv_read_in_place(v) ? 0 : pv->conv_s;
         c->nvals++;
     }
     /* node -> values (as producer or user), each value listed once per node */

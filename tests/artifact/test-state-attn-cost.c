@@ -3,13 +3,16 @@
  * test-state-attn-cost.c: GPT-2 small's decode attention block under the default cost
  * partition, through the whole compiler: the new k / v rows come from two [768 x 768]
  * products (NPU by cost), are written into the [12, 160, 64] state caches in place by
- * npu.StateWrite on the NPU, and npu.Attention (CPU by cost: 83.5 us against 550.8 on
- * the NPU) reads the caches where the NPU holds them (npu-partition.c attn_reads_in_place,
+ * npu.StateWrite on the NPU, and npu.Attention (CPU by cost: 42.5 us against 550.8 on
+ * the NPU) reads the caches where the NPU holds them (npu_partition_kv_read_in_place,
  * npu-lower.c attn_reads_state, the runtime's prog_cpu_attn_in_place). Checked: the
  * program's attention is one CPU step whose K and V are the NPU_BUF_STATE tensors, no
  * conversion step reads the state, both writes are run-time positioned relocations (in
  * place); over four steps (the caches uploaded once, then resident) the rows and the
- * attention's output match the CPU backend given the host caches each step.
+ * attention's output match the CPU backend given the host caches each step. The CPU
+ * cost model (RK3588 CPU model v1) prices that attention by the bytes it reads, K and V as
+ * fp16 (498,304 bytes, 42.5 us), not their logical fp32 (989,824 bytes, 83.5 us), in the
+ * graph the partition prices.
  */
 #include <math.h>
 #include <stdio.h>
@@ -22,6 +25,7 @@
 #include "npu/npu-ir.h"
 #include "npu/npu-model.h"
 #include "npu/npu-npub.h"
+#include "npu/npu-partition.h"
 #include "npu/npu-program-exec.h"
 #include "npu/npu-program.h"
 
@@ -99,10 +103,45 @@ val(int i, int seed)
     return (float)((i * 37 + seed * 11) % 29 - 14) / 16.0f;
 }
 
+/* The CPU model's price of the graph's attention: K and V read as the fp16 rows the NPU
+ * appends to in place (npu_partition_kv_read_in_place), the rest fp32; the same node without
+ * its graph (a step of unknown provenance, fp32 inputs) at the logical fp32 bytes. */
+static void
+check_attn_price(void)
+{
+    char *text = graph_text();
+    struct npu_graph *g = NULL;
+    CHECK(text && !npu_ir_parse(text, strlen(text), NULL, 0, false, &g));
+    free(text);
+    if (!g)
+        return;
+    CHECK_EQ_INT(NPU_OK, npu_graph_update_uses(g));
+    struct npu_node *at = NULL;
+    npu_graph_for_each_node (g, n)
+        if (n->op == NPU_OP_FUSED_ATTENTION)
+            at = n;
+    CHECK(at != NULL);
+    if (at) {
+        struct npu_cpu_model_terms t16, t32;
+        double s16 = npu_cpu_model_cost(g, at, 1, &t16);
+        double s32 = npu_cpu_model_cost(NULL, at, 1, &t32);
+        const double q = 4.0 * H * D, kv = (double)H * T * D, mask = 4.0 * T;
+        CHECK_NEAR(q + 2 * 2 * kv + mask + q, t16.bytes, 0); /* 498,304 */
+        CHECK_NEAR(q + 2 * 4 * kv + mask + q, t32.bytes, 0); /* 989,824 */
+        CHECK_NEAR(t16.bytes / npu_cpu_model_v1.dram_bytes_per_s + npu_cpu_model_v1.dispatch_s, s16,
+                   1e-12); /* memory-bound */
+        printf("CPU attention, RK3588 CPU model v1, one thread: %.1f us reading K and V as fp16 "
+               "in place (%.0f bytes); %.1f us at their logical fp32 (%.0f bytes)\n",
+               s16 * 1e6, t16.bytes, s32 * 1e6, t32.bytes);
+    }
+    npu_graph_free(g);
+}
+
 int
 main(void)
 {
     unsetenv("NPU_PARTITION"); /* the default: by cost */
+    check_attn_price();
     struct npu_model *mc = NULL, *mn = NULL;
     struct npu_session *sc = NULL, *sn = NULL;
     CHECK_EQ_INT(NPU_OK, load("cpu", &mc, &sc));

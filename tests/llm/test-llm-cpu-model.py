@@ -13,7 +13,12 @@
 #   - the same with the board's compile profile (NPU_HW_PROFILE=verified) and 2, 4 and 6
 #     layers: the attention of every layer runs on the CPU (as GPT-2 small's does under the
 #     default partition); the CPU ops and the CPU figure grow by the same amount for each
-#     2 layers (linear in the layers), and by more than without the CPU attentions.
+#     2 layers (linear in the layers), and by more than without the CPU attentions;
+#   - there each CPU attention (npu_cpu_attn16_decode, reading the caches where the NPU holds
+#     them) is priced by the bytes it reads: K and V as fp16 (4 heads x 64 slots x 16 x 2
+#     bytes each), Q, mask and Y fp32 (branch gpt2ser; before, the caches' logical fp32);
+#     each conversion by its elements (a dtype and a layout pass over each: 4 ns an element
+#     on the model's A76, fp16 or fp32 alike; before, an fp16 tensor's at half).
 # Needs /usr/bin/python3 with torch (skips otherwise).
 #
 #   test-llm-cpu-model.py NPU_GENERATE
@@ -45,11 +50,26 @@ def checkpoint(tmp, layers):
     return folder
 
 
+CONV = re.compile(r"modeled CPU step: conversion \S+, (\d+) elements, ([\d.]+) us \(RK3588 CPU "
+                  r"model v1\)")
+ATTN = re.compile(r"modeled CPU step: npu\.Attention \S+, ([\d.]+) us \(RK3588 CPU model v1\)")
+
+
+def attn_us(heads, slots, hd, kv_bytes):
+    """RK3588 CPU model v1 (npu-cpumodel.c) of one decode attention on one A76: two products
+    and a softmax over heads x slots scores, against the bytes read and written"""
+    flops = 2 * heads * slots * hd * 2
+    compute = flops / (16 * 0.65 * 2.4e9) + heads * slots * 6.25 / 2.4e9
+    nbytes = 4 * heads * hd + 2 * kv_bytes * heads * slots * hd + 4 * slots + 4 * heads * hd
+    return (max(compute, nbytes / 12e9) + 1e-6) * 1e6
+
+
 def run(gen, folder, profile):
     env = dict(os.environ, NPU_PARTITION="supported")
     env.pop("NPU_HW_PROFILE", None)
     if profile:
         env["NPU_HW_PROFILE"] = profile
+        env["NPU_DEBUG"] = "debug"  # each priced step
     r = subprocess.run([gen, folder, "--backend", "sim", "--prompt-ids", "5,77,130",
                         "--max-new-tokens", "4", "--max-context", "64", "--cpu-threads", "1",
                         "--no-cache", "--ids"], env=env, capture_output=True, text=True)
@@ -60,7 +80,11 @@ def run(gen, folder, profile):
     f = {"steps": int(m[1]), "npu": float(m[2]), "cpu": float(m[4]), "model": m[5],
          "ops": int(m[6]), "conv": int(m[7]), "slots": int(m[8]), "series": float(m[9]),
          "cpu_steps": int(p[1]), "conversions": int(p[2]), "attn_cpu": int(p[4]),
-         "layers": int(p[5])}
+         "layers": int(p[5]),
+         # the decode program is priced at load, before npu-generate describes it (the
+         # prefill's own attention, over host arrays, later)
+         "attn_us": [float(x) for x in ATTN.findall(r.stderr.split("decode program:")[0])],
+         "conv_us": [(int(e), float(t)) for e, t in CONV.findall(r.stderr)]}
     print(f"     {os.path.basename(folder)} {profile or 'default'} profile: {f['npu']:.3f} ms NPU "
           f"+ {f['cpu']:.3f} ms CPU steps ({f['model']}; {f['ops']} ops, {f['conv']} "
           f"conversions, {f['slots']} slots) = {f['series']:.3f} ms/token; attention on the "
@@ -108,6 +132,19 @@ def main():
               f"attention on the CPU: {ver[2]['ops']} / {ver[4]['ops']} / {ver[6]['ops']} CPU ops "
               f"and {ver[2]['cpu']} / {ver[4]['cpu']} / {ver[6]['cpu']} ms for 2 / 4 / 6 layers: "
               f"+{d24:.4f} then +{d46:.4f} ms per 2 layers (want equal and > 0)")
+        # the CPU attention priced by what it reads: K and V fp16 (the tiny GPT-2: 4 heads of
+        # 16, 64 slots), not their logical fp32
+        want16, want32 = attn_us(4, 64, 16, 2), attn_us(4, 64, 16, 4)
+        got = [x for n in ver for x in ver[n]["attn_us"]]
+        check(len(got) == 2 + 4 + 6 and all(abs(x - want16) <= 0.002 for x in got),
+              f"CPU attentions priced at {sorted(set(got))} us (want {len(got)} == 12 at "
+              f"{want16:.3f} us, K and V read as fp16; fp32 would be {want32:.3f})")
+        # every conversion by its elements at the model's rate (max(9.6 cycles at 2.4 GHz,
+        # 10 bytes at 12 GB/s) = 4 ns an element), whatever the tensor's dtype
+        conv = [c for n in ver for c in ver[n]["conv_us"]]
+        bad = [c for c in conv if abs(c[1] - c[0] * 4e-3) > 0.0015]
+        check(len(conv) > 0 and not bad,
+              f"{len(conv)} conversions priced at 4 ns an element ({len(bad)} not: {bad[:3]})")
         dsup = sup[4]["cpu"] - sup[2]["cpu"]
         check(d24 > dsup + 2 * 0.001 and ver[2]["cpu"] > sup[2]["cpu"],
               f"2 more layers add {d24:.4f} ms on the CPU with the attention there, {dsup:.4f} "

@@ -282,6 +282,9 @@ struct npu_value *npu_graph_find_value(const struct npu_graph *g, const char *na
 struct npu_value *npu_value_new(struct npu_graph *g, const char *name);
 /* Like npu_value_new but fails (NULL, logged) if the name exists. */
 struct npu_value *npu_value_new_exact(struct npu_graph *g, const char *name);
+/* Gives v the name `name`, which no other value of g may have (NPU_ERR_INVALID, logged);
+ * out of memory: NPU_ERR_NOMEM, v keeps its name. */
+enum npu_status npu_value_rename(struct npu_graph *g, struct npu_value *v, const char *name);
 
 struct npu_value *npu_graph_add_input(struct npu_graph *g, const char *name, enum npu_dtype dt,
                                       int ndim, const int64_t *dims);

@@ -186,9 +186,18 @@ struct npu_cpu_model_terms {
 
 /* Modeled seconds of node n on the RK3588 CPU with `threads` threads (<= 0:
  * the four big cores): max(compute, memory) + dispatch. terms may be NULL.
- * Deterministic; measures nothing. */
+ * Deterministic; measures nothing. Bytes are those the kernel reads: an input's
+ * dtype as given, except that an npu.Attention whose K and V are both caches the
+ * NPU appends to in place (npu_partition_kv_read_in_place, graph g) reads them as
+ * the fp16 rows the NPU holds (npu_cpu_attn16_decode); a caller pricing a compiled
+ * program's step passes those inputs with their fp16 memory dtype instead. */
 double npu_cpu_model_cost(const struct npu_graph *g, const struct npu_node *n, int threads,
                           struct npu_cpu_model_terms *terms);
+/* Whether v, a K or V input of npu.Attention nodes, is the result of an in-place
+ * npu.StateWrite on a state input (a KV cache the NPU appends to) that only such
+ * attentions read: placed on the CPU, they read it where the NPU holds it, as fp16
+ * rows (the lowering's attn_reads_state), so its crossing to the host is free. */
+bool npu_partition_kv_read_in_place(const struct npu_value *v);
 /* The model's host conversion rate, bytes of fp32 per second. */
 double npu_cpu_model_convert_rate(void);
 
