@@ -215,9 +215,10 @@ cpu_steps_modeled(const struct npu_program *pg, int threads, double *out, int *n
 /* Bump when the graph builder's output or its lowering changes for the same inputs (cache
  * keys; 12: the decode attention's tasks, branch kcache; 15: RoPE in the projections' chains,
  * branch llm-step; 16: both; 17: GPT-2 small's cache read in place by the CPU attention and
- * its writes in the projections' chains, branch gpt2kv). A rebuilt compiler changes the key anyway
+ * its writes in the projections' chains, branch gpt2kv; 18: LLaMA / Qwen2 decode's joins of the
+ * layer split's chains on the CPU, branch tl40). A rebuilt compiler changes the key anyway
  * through npu_compiler_build_id, so this matters only for builds without a GNU build ID. */
-#define LLM_GRAPH_VERSION 17
+#define LLM_GRAPH_VERSION 18
 
 static uint64_t
 fnv(uint64_t h, const void *p, size_t n)
