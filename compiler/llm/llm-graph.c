@@ -42,6 +42,7 @@
 #include <string.h>
 
 #include "llm-priv.h"
+#include "npu/npu-build.h"
 #include "npu/npu-timing.h"
 
 #define DOM "llm"
@@ -51,6 +52,7 @@ struct gb {
     bool failed;
     int seq;
     const struct llm_quant *q; /* w8a8 (llm-quant.c) or NULL */
+    bool cpu_joins;            /* the decode step's joins of column-block chains on the CPU */
 };
 
 typedef struct npu_value V;
@@ -116,6 +118,24 @@ static V *
 op2(struct gb *b, enum npu_op o, V *x0, V *x1)
 {
     return done(b, op(b, o, x0, x1, NULL));
+}
+
+/* The join of chains the layer split runs on different cores (q's RoPE'd blocks, the MLP's
+ * partial products) placed on the CPU in the decode step under the cost partition. On the
+ * NPU a join waits for every core's chain, so the runtime's split plan (plan_job) gives it
+ * a submit of its own on one core: 25 us of submit overhead (timing model v2) plus its
+ * copies or adds, for a few KiB of work. The partition prices a join as one more node of
+ * the same NPU run (no submit), so by cost it kept both joins on the NPU: two one-core
+ * submits a layer. On the CPU a join costs its inputs' conversions and an Add or a Concat
+ * (RK3588 CPU model v1: a few us), and the values go to the host anyway (the attention and
+ * the residual stream are CPU steps by cost). NPU_PARTITION=supported / cpu decide as they
+ * say. */
+static V *
+cpu_join(struct gb *b, V *v)
+{
+    if (v && b->cpu_joins)
+        v->producer->device = NPU_DEVICE_CPU;
+    return v;
 }
 
 static V *
@@ -286,7 +306,12 @@ lm_head(struct gb *b, V *x, const float *w, int64_t D, int64_t Vn, int split)
         parts[c] = matmul(b, x, w ? tmp : NULL, D, n, nm, "lm_head", true);
     }
     if (!b->failed) {
-        struct npu_node *n = npu_node_new(b->g, NPU_OP_CONCAT, "lm_head", parts, nc, 1, NULL);
+        /* the join's result is the graph's output "logits" itself: an Identity after it (the
+         * stable name output() gives) is one more copy of the vocabulary's row on the CPU
+         * (22 us a token for 32,000 logits, RK3588 CPU model v1) */
+        V *lo = npu_value_new_exact(b->g, "logits");
+        struct npu_node *n =
+            lo ? npu_node_new_v(b->g, NPU_OP_CONCAT, "lm_head", parts, nc, &lo, 1) : NULL;
         if (!n || npu_node_set_int(b->g, n, "axis", -1)) {
             b->failed = true;
         } else {
@@ -432,7 +457,7 @@ swiglu_blocks(struct gb *b, V *a, const struct llm_layer_w *L, int64_t D, int l)
     if (rows) {
         V *sum = parts[0];
         for (int k = 1; k < L->sgate.n; k++)
-            sum = op2(b, NPU_OP_ADD, sum, parts[k]);
+            sum = cpu_join(b, op2(b, NPU_OP_ADD, sum, parts[k]));
         return sum;
     }
     char nm[48];
@@ -471,6 +496,17 @@ static V *
 rmsnorm(struct gb *b, V *x, const float *w, int64_t d, float eps, const char *name)
 {
     char nm[96];
+    if (b->cpu_joins) {
+        /* the decode step's norms of one row are CPU steps by cost (the NPU has no one-row
+         * reduction that pays): one RMSNormalization kernel pass (npu-cpu-opset18.c, sums in
+         * double) instead of seven CPU ops, each with its dispatch and its own array */
+        snprintf(nm, sizeof(nm), "%s.weight", name);
+        V *y = op(b, NPU_OP_RMS_NORMALIZATION, x, cst(b, nm, w, 1, &d), NULL);
+        if (y && (npu_node_set_int(b->g, y->producer, "axis", -1) ||
+                  npu_node_set_float(b->g, y->producer, "epsilon", eps)))
+            b->failed = true;
+        return done(b, y);
+    }
     V *sq = op2(b, NPU_OP_MUL, x, x);
     int64_t ax = -1;
     snprintf(nm, sizeof(nm), "%s.axes", name);
@@ -506,6 +542,11 @@ output(struct gb *b, V *v, const char *name)
 {
     if (b->failed || !v)
         return;
+    if (v->producer && !strcmp(v->name, name)) { /* named so by its producer */
+        if (npu_graph_add_output(b->g, v))
+            b->failed = true;
+        return;
+    }
     /* the graph's outputs carry stable names (for messages and dumps): the value itself
      * renamed where it is a node's result (no copy: an Identity was a CPU step of its own,
      * 34.5 us for GPT-2 small's logits and 1.5 us for each new k / v row on the board
@@ -544,7 +585,9 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
     const bool inplace = kv_inplace && s == 1 && past > 0;
     const int64_t D = c->hidden, H = c->n_heads, KVH = c->n_kv_heads, hd = c->head_dim, G = H / KVH,
                   T = inplace ? past : past + s, Vn = c->vocab;
-    struct gb b = {.g = npu_graph_new(gpt2 ? "gpt2" : "llama"), .q = w->quant};
+    struct gb b = {.g = npu_graph_new(gpt2 ? "gpt2" : "llama"),
+                   .q = w->quant,
+                   .cpu_joins = s == 1 && npu_build_partition_mode(NULL) == NPU_PARTITION_COST};
     float *rot = NULL;
     *out = NULL;
     if (!b.g)
@@ -702,7 +745,7 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
         if (qbh) {
             /* the RoPE'd blocks' heads, rows one after another */
             snprintf(nm, sizeof(nm), "l%d.q", l);
-            q = concat_axis(&b, qp, nq, nm, 0);
+            q = cpu_join(&b, concat_axis(&b, qp, nq, nm, 0));
         } else if (nq > 1) {
             snprintf(nm, sizeof(nm), "l%d.q", l);
             q = heads(&b, concat_last(&b, qp, nq, nm), rows, qd, csq);

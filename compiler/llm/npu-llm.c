@@ -224,9 +224,11 @@ cpu_steps_modeled(const struct npu_program *pg, int threads, double *out, int *n
  * keys; 12: the decode attention's tasks, branch kcache; 15: RoPE in the projections' chains,
  * branch llm-step; 16: both; 17: GPT-2 small's cache read in place by the CPU attention and
  * its writes in the projections' chains, branch gpt2kv; 18: the outputs named without an
- * Identity, GPT-2's MLP bias on its last block, branch gpt2ser). A rebuilt compiler changes the key
- * anyway through npu_compiler_build_id, so this matters only for builds without a GNU build ID. */
-#define LLM_GRAPH_VERSION 18
+ * Identity, GPT-2's MLP bias on its last block, branch gpt2ser; and, separately, LLaMA / Qwen2
+ * decode's joins of the layer split's chains on the CPU, branch tl40; 19: both). A rebuilt
+ * compiler changes the key anyway through npu_compiler_build_id, so this matters only for
+ * builds without a GNU build ID. */
+#define LLM_GRAPH_VERSION 19
 
 static uint64_t
 fnv(uint64_t h, const void *p, size_t n)
