@@ -65,10 +65,10 @@ arena_alloc(struct npu_arena *a, size_t size)
          * are zero already, so the weights copied in are not preceded by a clearing pass */
         if (csize >= ARENA_MAP_MIN) {
             /* a big block: its own populated mapping (zero pages, faulted in one call
-             * instead of one fault per page as the weights are copied in) */
-            void *m = mmap(NULL, csize, PROT_READ | PROT_WRITE,
-                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-            if (m != MAP_FAILED) {
+             * instead of one fault per page as the weights are copied in; huge pages where
+             * the kernel offers them, npu_map_anon) */
+            void *m = npu_map_anon(csize, false, true);
+            if (m) {
                 c->raw = m;
                 c->mapped = csize;
             }

@@ -519,6 +519,7 @@ npu_partition(struct npu_graph *g, const struct npu_partition_options *opts,
     npu_backend_dry_scope(true);
     for (int i = 0; i < c.n; i++) {
         struct npu_node *n = c.nodes[i];
+        npu_backend_dry_scope_next();
         if (npu_op_is_rk(n->op)) { /* already lowered: stays where it is */
             c.locked[i] = c.sup[i] = true;
             d[i] = 1;

@@ -43,10 +43,11 @@ npu_shared_mapping_new(size_t reserve)
     struct npu_shared_mapping *m = calloc(1, sizeof(*m));
     if (!m)
         return NULL;
-    /* address space only: MAP_NORESERVE, and no page is touched until committed */
-    void *a = mmap(NULL, reserve, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (a == MAP_FAILED) {
+    /* address space only: MAP_NORESERVE, and no page is touched until committed; in
+     * huge pages where the kernel offers them (npu_map_anon: the packed weights are
+     * written once, 4 KiB pages cost a fault each) */
+    void *a = npu_map_anon(reserve, true, false);
+    if (!a) {
         free(m);
         return NULL;
     }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * npu-common.c: status names, the process-wide log sink, NPU_DEBUG parsing and
- * the one whole-file reader the front ends, the tokenizer and the tools share.
+ * the one whole-file reader the front ends, the tokenizer and the tools share, and the
+ * anonymous huge-page memory of the compiler's big buffers (npu_map_anon).
  * The sink is swapped atomically so that a GStreamer element can install its
  * own while worker threads are logging.
  */
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 const char *
 npu_status_str(enum npu_status s)
@@ -242,4 +244,38 @@ npu_die_at(const char *file, int line, const char *fmt, ...)
     va_end(ap);
     fputc('\n', stderr);
     abort();
+}
+
+void *
+npu_map_anon(size_t len, bool noreserve, bool populate)
+{
+    const size_t huge = (size_t)2 << 20;
+    if (!len)
+        return NULL;
+    int flags = MAP_PRIVATE | MAP_ANONYMOUS | (noreserve ? MAP_NORESERVE : 0);
+    bool big = len >= huge && len <= SIZE_MAX - huge;
+    /* a huge page needs a 2 MiB aligned virtual range: map 2 MiB more and trim both ends */
+    size_t want = big ? len + huge : len;
+    unsigned char *m = mmap(NULL, want, PROT_READ | PROT_WRITE, flags, -1, 0);
+    if (m == MAP_FAILED)
+        return NULL;
+    unsigned char *p = m;
+    if (big) {
+        p = m + (-(uintptr_t)m & (huge - 1));
+        if (p > m)
+            munmap(m, (size_t)(p - m));
+        if (m + want > p + len)
+            munmap(p + len, (size_t)(m + want - (p + len)));
+#ifdef MADV_HUGEPAGE
+        (void)madvise(p, len, MADV_HUGEPAGE);
+#endif
+    }
+#ifdef MADV_POPULATE_WRITE
+    /* Linux 5.14; older kernels refuse it and the pages fault on first touch */
+    if (populate)
+        (void)madvise(p, len, MADV_POPULATE_WRITE);
+#else
+    (void)populate;
+#endif
+    return p;
 }

@@ -158,6 +158,10 @@ double npu_backend_cost(const struct npu_graph *g, const struct npu_node *n,
  * partitioner opens one over its whole pricing loop, where nodes' supports() and cost() would
  * otherwise dry-lower the same producers again and again. The answers are the same. */
 void npu_backend_dry_scope(bool open);
+/* Inside a scope: the pricing moves on to another node. Predictions cut at the depth limit
+ * (each valid at its own depth only, seldom asked again by another node) are forgotten;
+ * the rest stays. The answers are the same either way (a smaller table, cheaper lookups). */
+void npu_backend_dry_scope_next(void);
 /* Hardware tasks a lowered rk.* compute node appends to its job, in order (rk.Conv: its
  * tiles plus the LUT prologue when it applies a table; rk.Dpu: the tasks its chunked task
  * list emits, where a convolution record split into row tiles counts each; 0 for a view);
