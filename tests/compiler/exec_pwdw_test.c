@@ -112,8 +112,8 @@ main(void)
     static const struct {
         enum shape sh;
         bool fuses;
-    } shapes[] = {{BLOCK_S1, true}, {BLOCK_S2, true}, {DW5, true}, {SECOND_USE, false},
-                  {SMALL, false}};
+    } shapes[] = {
+        {BLOCK_S1, true}, {BLOCK_S2, true}, {DW5, true}, {SECOND_USE, false}, {SMALL, false}};
     for (int rep = 0; rep < 2; rep++)
         for (size_t i = 0; i < NPU_ARRAY_SIZE(shapes); i++) {
             /* channels: 8-31 in, 8-55 more expanded (so that the expanded tensor is where the
