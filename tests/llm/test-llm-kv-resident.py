@@ -19,7 +19,10 @@
 # head_dim] with --host-kv-cache). With NPU_HW_PROFILE=verified (the board's profile) the
 # GPT-2 and LLaMA attentions run on the CPU beside the NPU's in-place writes, as GPT-2 small's
 # does by cost: that CPU attention must read the resident cache in place (less than half a
-# cache input converted per step; main converted all of it). Needs
+# cache input converted per step; main converted all of it). A decode program that keeps every
+# cache input resident and writes it itself has no k / v outputs (nothing reads the host's copy
+# of those rows): npu-generate must report 0 k/v outputs there, and 2 x layers with
+# --host-kv-cache (the host writes the rows from them). Needs
 # /usr/bin/python3 with torch and numpy (skips otherwise).
 # --memory [N]: instead, peak RSS of 100 and of N (default 600) generated tokens (LLaMA
 # without EOS, context N + 40, cache resident and appended in place every step) within
@@ -122,6 +125,13 @@ def main():
                     print(f"FAIL {name} {mode}: V cache as [{vl[1] if vl else '?'}, ..], want "
                           f"[{want_vl}, ..]\n{r.stderr}")
                     fails += 1
+                kvo = re.search(r"; (\d+) k/v output\(s\)", r.stderr)
+                want_kvo = 0 if mode == "resident" else 2 * cfg.get(
+                    "num_hidden_layers", cfg.get("n_layer", 0))
+                if not kvo or int(kvo[1]) != want_kvo:
+                    print(f"FAIL {name} {mode}: {kvo[1] if kvo else '?'} k/v outputs of the "
+                          f"decode program, want {want_kvo}\n{r.stderr}")
+                    fails += 1
                 got[mode] = s
                 print(f"ok   {name} {mode} cache: 32 greedy ids match; {s['resident']} of "
                       f"{s['cache_inputs']} cache inputs resident, {s['bytes']} bytes "
@@ -178,15 +188,18 @@ def cpu_attention(gen, env, tmp):
         want = "ids: " + " ".join(map(str, ref["ids"])) + "\n"
         wr = re.search(r"bytes\), (\d+) written in place by the program", r.stderr)
         cpu = re.search(r"attention on the CPU \((\d+) of (\d+) layers", r.stderr)
+        kvo = re.search(r"; (\d+) k/v output\(s\)", r.stderr)
         ok = (r.returncode == 0 and r.stdout == want and s and wr and cpu and
-              cpu[1] == cpu[2] and s["resident"] == s["cache_inputs"] == int(wr[1]) > 0)
+              cpu[1] == cpu[2] and s["resident"] == s["cache_inputs"] == int(wr[1]) > 0 and
+              kvo and int(kvo[1]) == 0)
         rest = (s["bytes"] * STEPS - s["state_bytes"]) / STEPS if ok else -1
         per_input = s["state_bytes"] // s["cache_inputs"] if ok else 0
         ok = ok and 0 <= rest + 1 < per_input / 2
         fails += not ok
         print(f"{'ok  ' if ok else 'FAIL'} {name} verified profile, attention on the CPU "
               f"({cpu[1] if cpu else '?'} layers): {s['resident'] if s else '?'} cache inputs "
-              f"resident, {wr[1] if wr else '?'} written in place, {rest:.0f} bytes converted "
+              f"resident, {wr[1] if wr else '?'} written in place, "
+              f"{kvo[1] if kvo else '?'} k/v outputs (want 0), {rest:.0f} bytes converted "
               f"per step after the upload (want < {per_input // 2}), ids "
               f"{'match' if r.stdout == want else 'differ'}")
         if not ok:
