@@ -29,7 +29,14 @@
 # 2 MiB; N 2000 is issue 12's "memory flat over 2,000 generated tokens" on the NPU path
 # (test llm-kv-resident-memory-2000, suite slow).
 #
-#   test-llm-kv-resident.py NPU_GENERATE [--memory [N]]
+# --continue EXAMPLE: instead, examples/generate on sim (16 new tokens, 4 more in a second
+# call that continues the context, then 16 again after npu_llm_reset) with every cache input
+# resident and written by a decode program that has no k / v outputs: the host's copy of the
+# cache then lacks the rows the decode steps wrote, which nothing may read; the first and
+# second calls must give npu-generate's 20 greedy ids and the call after the reset the first
+# call's, for the three test checkpoints.
+#
+#   test-llm-kv-resident.py NPU_GENERATE [--memory [N] | --continue EXAMPLE]
 import json
 import os
 import re
@@ -83,6 +90,30 @@ def memory(gen, env, tmp, last=600):
     return 0 if ok else 1
 
 
+def cont(gen, example, env, tmp):
+    fails = 0
+    for name in ("gpt2", "llama", "qwen2"):
+        ref = llmtest.reference(tmp, name)
+        p = llmtest.ids_arg(ref["prompt"])
+        r = subprocess.run([example, "-b", "sim", ref["folder"], p], env=env,
+                           capture_output=True, text=True)
+        a = subprocess.run([gen, ref["folder"], "--prompt-ids", p, "--max-new-tokens", "20",
+                            "--backend", "sim", "--greedy", "--ids"], env=env,
+                           capture_output=True, text=True)
+        lines = dict(ln.split(":", 1) for ln in r.stdout.splitlines() if ":" in ln)
+        got = lines.get("first", "").split() + lines.get("more", "").split()
+        kvo = re.search(r"; (\d+) k/v output\(s\)", a.stderr)
+        ok = (r.returncode == 0 and a.returncode == 0 and kvo and int(kvo[1]) == 0 and
+              len(got) == 20 and got == a.stdout.split()[1:] and
+              lines.get("again") == lines.get("first"))
+        fails += not ok
+        print(f"{'ok  ' if ok else 'FAIL'} {name}: {kvo[1] if kvo else '?'} k/v outputs; "
+              f"first + more = npu-generate's 20 ids, again after reset = first")
+        if not ok:
+            print(r.stdout, r.stderr, a.stdout, a.stderr)
+    return 1 if fails else 0
+
+
 def main():
     gen = sys.argv[1]
     env = dict(os.environ, NPU_PARTITION="supported")
@@ -90,6 +121,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix="npu-llm-kv-") as tmp:
         env["XDG_CACHE_HOME"] = os.path.join(tmp, "cache")
         llmtest.make_checkpoints(tmp)
+        if sys.argv[2:3] == ["--continue"]:
+            sys.exit(cont(gen, sys.argv[3], env, tmp))
         if sys.argv[2:3] == ["--memory"]:
             sys.exit(memory(gen, env, tmp, int(sys.argv[3]) if len(sys.argv) > 3 else 600))
         for name in ("llama", "qwen2", "gpt2"):
