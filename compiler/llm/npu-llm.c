@@ -231,7 +231,9 @@ cpu_steps_modeled(const struct npu_program *pg, int threads, double *out, int *n
  * branch llm-step; 16: both; 17: GPT-2 small's cache read in place by the CPU attention and
  * its writes in the projections' chains, branch gpt2kv; 18: the outputs named without an
  * Identity, GPT-2's MLP bias on its last block, branch gpt2ser; and, separately, LLaMA / Qwen2
- * decode's joins of the layer split's chains on the CPU, branch tl40; 19: both). A rebuilt
+ * decode's joins of the layer split's chains on the CPU, branch tl40; 19: both; 20: the
+ * in-place decode step without k / v outputs where it writes its whole cache, branch
+ * gpt2ser2). A rebuilt
  * compiler changes the key anyway through npu_compiler_build_id, so this matters only for
  * builds without a GNU build ID. */
 #define LLM_GRAPH_VERSION 20
@@ -1044,8 +1046,7 @@ npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm
         char path[PATH_MAX], opts_text[512];
         uint64_t key = 0, opts_hash = 0;
         m->dec_kv_out = true;
-        cache_path(m, 1, slots, path, sizeof(path), &key, &opts_hash, opts_text,
-                   sizeof(opts_text));
+        cache_path(m, 1, slots, path, sizeof(path), &key, &opts_hash, opts_text, sizeof(opts_text));
         m->dec_kv_out = path[0] && access(path, R_OK) == 0;
     }
     st = make_model(m, 1, slots, &m->dec, &m->dec_s);
