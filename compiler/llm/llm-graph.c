@@ -572,17 +572,20 @@ enum npu_status
 llm_build_graph(const struct llm_config *c, const struct llm_weights *w, int s, int past,
                 struct npu_graph **out)
 {
-    return llm_build_graph_ex(c, w, s, past, false, false, out);
+    return llm_build_graph_ex(c, w, s, past, false, false, false, out);
 }
 
 enum npu_status
 llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int s, int past,
-                   bool kv_inplace, bool v_slots, struct npu_graph **out)
+                   bool kv_inplace, bool v_slots, bool no_kv_out, struct npu_graph **out)
 {
     const bool gpt2 = c->arch == LLM_ARCH_GPT2;
     /* the cache updated in place (the decode step of LLaMA / Qwen2 and GPT-2): keys = the
      * cache's slots */
     const bool inplace = kv_inplace && s == 1 && past > 0;
+    /* the k.L, v.L outputs (the host's copy of the cache): left out on request where the
+     * step writes the cache itself */
+    const bool kv_out = !(inplace && no_kv_out);
     const int64_t D = c->hidden, H = c->n_heads, KVH = c->n_kv_heads, hd = c->head_dim, G = H / KVH,
                   T = inplace ? past : past + s, Vn = c->vocab;
     struct gb b = {.g = npu_graph_new(gpt2 ? "gpt2" : "llama"),
@@ -726,7 +729,7 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
          * three chains of one submit), its output copies still after q's join (a CPU copy
          * between the chains would cut the job) */
         const bool early_write = early || (gpt2 && inplace);
-        if (early)
+        if (early && kv_out)
             output(&b, rows ? reshape(&b, k, 4, kv4) : k, kn);
         if (early_write && inplace) /* the new rows written into the cache at kv_pos */
             ka = state_write(&b, pk[2 * l], k, kvpos, 1);
@@ -734,7 +737,7 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
         V *vrow = linear_split(&b, a, L->wv, L->bv, D, KVH * hd, &L->sv, nm);
         V *v = vslots ? NULL : heads(&b, vrow, rows, kd, csk);
         va = v;
-        if (early)
+        if (early && kv_out)
             output(&b, vslots ? reshape(&b, vrow, 4, kv4) : rows ? reshape(&b, v, 4, kv4) : v, vn);
         if (early_write && inplace) {
             va = state_write(&b, pk[2 * l + 1], vslots ? reshape(&b, vrow, 2, vr2) : v, kvpos,
@@ -756,8 +759,10 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
             /* GPT-2: the rows as the heads split them, [KVH, 1, hd] in the decode step (the
              * host reads KVH x hd floats; a Reshape to [1, KVH, 1, hd] was a CPU copy of its
              * own behind the row's conversion) */
-            output(&b, k, kn);
-            output(&b, vslots ? reshape(&b, vrow, 4, kv4) : v, vn);
+            if (kv_out) {
+                output(&b, k, kn);
+                output(&b, vslots ? reshape(&b, vrow, 4, kv4) : v, vn);
+            }
             if (inplace && !early_write) { /* the keys and values are the whole cache */
                 ka = state_write(&b, pk[2 * l], k, kvpos, 1);
                 va = state_write(&b, pk[2 * l + 1], vslots ? reshape(&b, vrow, 2, vr2) : v, kvpos,

@@ -191,9 +191,12 @@ enum npu_status llm_build_graph(const struct llm_config *c, const struct llm_wei
  * npu.StateWrite at kv_pos, mask [1, g, past] (keys = the cache's slots, the new one
  * included). With v_slots too, past_v.L is [past, kvh x hd] (the v projection's rows; the
  * attention reads it through a head split the NPU takes as a view). The k.L, v.L outputs
- * stay (the host's copy of the cache). */
+ * stay (the host's copy of the cache) unless no_kv_out: the in-place decode step then has
+ * the logits as its only output (npu-llm.c builds it so when the program keeps every cache
+ * input resident and writes it itself, so that nothing reads the host's copy of those rows). */
 enum npu_status llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int s,
-                                   int past, bool kv_inplace, bool v_slots, struct npu_graph **out);
+                                   int past, bool kv_inplace, bool v_slots, bool no_kv_out,
+                                   struct npu_graph **out);
 
 /* w8a8 (llm-quant.c). The projection x @ W over the named range: QuantizeLinear (per
  * tensor, symmetric; shared by the products that read the same x) -> QLinearMatMul (W

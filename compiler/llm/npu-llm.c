@@ -84,6 +84,12 @@ struct npu_llm {
      * (one run-time positioned write each), so the host writes no rows into the device
      * copy. */
     bool kv_inplace, dev_writes;
+    /* dec_kv_out: the decode program has the k.L, v.L outputs (the host's copy of the cache
+     * kept current); false when it keeps every cache input resident and writes it itself
+     * (dev_writes): nothing reads the host's copy of the rows it writes (a prefill, which
+     * fills the host's copy first, only runs on an empty context), so they are neither
+     * converted nor copied (make_model) */
+    bool dec_kv_out;
     /* v_slots: the in-place decode step holds V as [slots, KVH x hd] (llm-graph.c), kept
      * only where its attention runs on the NPU; m->vc is then [L][C][KVH][hd] */
     bool v_slots;
@@ -225,10 +231,12 @@ cpu_steps_modeled(const struct npu_program *pg, int threads, double *out, int *n
  * branch llm-step; 16: both; 17: GPT-2 small's cache read in place by the CPU attention and
  * its writes in the projections' chains, branch gpt2kv; 18: the outputs named without an
  * Identity, GPT-2's MLP bias on its last block, branch gpt2ser; and, separately, LLaMA / Qwen2
- * decode's joins of the layer split's chains on the CPU, branch tl40; 19: both). A rebuilt
+ * decode's joins of the layer split's chains on the CPU, branch tl40; 19: both; 20: the
+ * in-place decode step without k / v outputs where it writes its whole cache, branch
+ * gpt2ser2). A rebuilt
  * compiler changes the key anyway through npu_compiler_build_id, so this matters only for
  * builds without a GNU build ID. */
-#define LLM_GRAPH_VERSION 19
+#define LLM_GRAPH_VERSION 20
 
 static uint64_t
 fnv(uint64_t h, const void *p, size_t n)
@@ -295,7 +303,8 @@ cache_path(struct npu_llm *m, int s, int past, char *path, size_t len, uint64_t 
                past,
                m->o.cores > 1 ? m->o.cores : 1,
                m->o.cores > 1 && llm_split_forced(),
-               m->o.host_cache};
+               m->o.host_cache,
+               past > 0 && !m->dec_kv_out};
     uint64_t h = fnv(0xcbf29ce484222325ull, NPU_PROJECT_VERSION, sizeof(NPU_PROJECT_VERSION));
     h = fnv(h, v, sizeof(v));
     uint64_t build = npu_compiler_build_id(); /* a rebuilt compiler compiles afresh */
@@ -440,12 +449,31 @@ ensure_weights(struct npu_llm *m)
     return st;
 }
 
+/* Whether decode program pg keeps all n of its cache inputs (past_*) resident in device
+ * memory (state inputs) and writes each itself (a run-time positioned write per input). */
+static bool
+writes_whole_cache(const struct npu_program *pg, int n)
+{
+    if (!pg)
+        return false;
+    int state = 0;
+    uint32_t dyn = 0;
+    for (int k = 0; k < pg->n_inputs; k++) {
+        const struct npu_prog_tensor *t = &pg->tensors[pg->inputs[k]];
+        state += t->place == NPU_PLACE_NPU && t->buffer == NPU_BUF_STATE;
+    }
+    for (int j = 0; j < pg->n_jobs; j++)
+        dyn += pg->jobs[j].n_dynrelocs;
+    return state == n && dyn >= (uint32_t)n;
+}
+
 /* llm_build_graph_ex on the weights, which the graph takes when they are transient */
 static enum npu_status
 build_graph(struct npu_llm *m, int s, int past, bool v_slots, struct npu_graph **g)
 {
     enum npu_status st = ensure_weights(m);
-    if (st || (st = llm_build_graph_ex(&m->ck.cfg, &m->w, s, past, m->kv_inplace, v_slots, g)))
+    if (st || (st = llm_build_graph_ex(&m->ck.cfg, &m->w, s, past, m->kv_inplace, v_slots,
+                                       past > 0 && !m->dec_kv_out, g)))
         return st;
     if (weights_transient(m))
         llm_weights_give(&m->ck.cfg, &m->w, *g);
@@ -530,6 +558,14 @@ make_model(struct npu_llm *m, int s, int past, struct npu_model **mo, struct npu
                 }
             }
         }
+        if (past > 0 && !m->dec_kv_out &&
+            !writes_whole_cache(npu_model_program(*mo), 2 * m->ck.cfg.n_layers)) {
+            /* a decode step without k / v outputs whose program does not write every cache
+             * input itself: not kept (nor cached); the caller compiles it with them */
+            npu_model_free(*mo);
+            *mo = NULL;
+            return NPU_ERR_UNSUPPORTED;
+        }
         m->info.programs_compiled++;
         const struct npu_program *pg = npu_model_program(*mo);
         if (path[0] && pg) {
@@ -551,9 +587,9 @@ make_model(struct npu_llm *m, int s, int past, struct npu_model **mo, struct npu
             m->v_slots = m->kv_inplace && io->ndim == 2;
     }
     int nout = npu_model_num_outputs(*mo);
-    if (nout != 1 + 2 * m->ck.cfg.n_layers) {
-        npu_err(DOM, "%s: the compiled program has %d outputs, expected %d", name, nout,
-                1 + 2 * m->ck.cfg.n_layers);
+    const int want = past > 0 && !m->dec_kv_out ? 1 : 1 + 2 * m->ck.cfg.n_layers;
+    if (nout != want) {
+        npu_err(DOM, "%s: the compiled program has %d outputs, expected %d", name, nout, want);
         npu_model_free(*mo);
         *mo = NULL;
         return NPU_ERR_INTERNAL;
@@ -681,6 +717,8 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
     int64_t kv_pos = m->len;
     struct npu_tensor *in = calloc((size_t)nin, sizeof(*in));
     struct npu_tensor *out = calloc((size_t)(1 + 2 * L), sizeof(*out));
+    /* the k.L, v.L outputs (none from a decode program that writes its cache itself) */
+    const int nkv = prefill || m->dec_kv_out ? L : 0;
     if (!in || !out) {
         free(in);
         free(out);
@@ -785,12 +823,12 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
         rs.task_cap = 65536;
     }
     if (strcmp(m->info.backend ? m->info.backend : "cpu", "cpu")) {
-        st = npu_session_run_detailed(se, in, nin, out, 1 + 2 * L, &rs);
+        st = npu_session_run_detailed(se, in, nin, out, 1 + 2 * nkv, &rs);
         if (!st && ts)
             breakdown_write(bd, &rs);
     } else {
         struct npu_run_stats cs = {0};
-        st = npu_session_run(se, in, nin, out, 1 + 2 * L, &cs);
+        st = npu_session_run(se, in, nin, out, 1 + 2 * nkv, &cs);
     }
     if (!st && rs.order_violations) {
         npu_err(DOM, "the %s program split over %d cores ran %u task(s) before their inputs",
@@ -804,7 +842,7 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
         } else {
             memcpy(m->last, out[0].data, (size_t)c->vocab * sizeof(float));
         }
-        for (int l = 0; l < L && !st; l++)
+        for (int l = 0; l < nkv && !st; l++)
             for (int kv = 0; kv < 2; kv++) {
                 const struct npu_tensor *o = &out[1 + 2 * l + kv];
                 if (o->dtype != NPU_DTYPE_FP32 || npu_tensor_numel(o) != (int64_t)KVH * s * hd) {
@@ -888,7 +926,7 @@ quantize_once(struct npu_llm *m, int slots)
         return NPU_ERR_NOMEM;
     struct npu_graph *g = NULL;
     double t0 = now();
-    enum npu_status st = llm_build_graph_ex(c, &m->w, 1, slots, m->kv_inplace, false, &g);
+    enum npu_status st = llm_build_graph_ex(c, &m->w, 1, slots, m->kv_inplace, false, false, &g);
     npu_graph_free(g);
     if (st)
         return st;
@@ -999,7 +1037,25 @@ npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm
     if (m->w.quant && (st = quantize_once(m, slots)))
         goto err;
     m->v_slots = m->kv_inplace; /* make_model keeps it only with the attention on the NPU */
-    if ((st = make_model(m, 1, slots, &m->dec, &m->dec_s)))
+    /* first without the k.L, v.L outputs where the step may write its cache itself; kept if
+     * the program holds every cache input resident and writes it (else compiled again with
+     * them, the host then keeping its copy current) */
+    m->dec_kv_out = !m->kv_inplace || m->o.host_cache || !strcmp(m->o.backend, "cpu");
+    if (!m->dec_kv_out) {
+        /* a compile cache entry with the outputs: this step was found to need them before */
+        char path[PATH_MAX], opts_text[512];
+        uint64_t key = 0, opts_hash = 0;
+        m->dec_kv_out = true;
+        cache_path(m, 1, slots, path, sizeof(path), &key, &opts_hash, opts_text, sizeof(opts_text));
+        m->dec_kv_out = path[0] && access(path, R_OK) == 0;
+    }
+    st = make_model(m, 1, slots, &m->dec, &m->dec_s);
+    if (st == NPU_ERR_UNSUPPORTED && !m->dec_kv_out && !m->dec) {
+        m->dec_kv_out = true;
+        m->v_slots = m->kv_inplace;
+        st = make_model(m, 1, slots, &m->dec, &m->dec_s);
+    }
+    if (st)
         goto err;
     i->backend = npu_model_backend(m->dec);
     if (weights_transient(m))
@@ -1032,6 +1088,7 @@ npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm
     m->dev_writes =
         m->kv_inplace && i->decode_state_inputs && dyn >= (uint32_t)i->decode_state_inputs;
     i->decode_state_writes = m->dev_writes ? i->decode_state_inputs : 0;
+    i->decode_kv_outputs = m->dec_kv_out ? 2 * c->n_layers : 0;
     if (m->kv_inplace && i->decode_state_inputs && !m->dev_writes)
         npu_warn(DOM,
                  "decode program: %u run-time writes for %u resident cache inputs; the host "

@@ -19,14 +19,24 @@
 # head_dim] with --host-kv-cache). With NPU_HW_PROFILE=verified (the board's profile) the
 # GPT-2 and LLaMA attentions run on the CPU beside the NPU's in-place writes, as GPT-2 small's
 # does by cost: that CPU attention must read the resident cache in place (less than half a
-# cache input converted per step; main converted all of it). Needs
+# cache input converted per step; main converted all of it). A decode program that keeps every
+# cache input resident and writes it itself has no k / v outputs (nothing reads the host's copy
+# of those rows): npu-generate must report 0 k/v outputs there, and 2 x layers with
+# --host-kv-cache (the host writes the rows from them). Needs
 # /usr/bin/python3 with torch and numpy (skips otherwise).
 # --memory [N]: instead, peak RSS of 100 and of N (default 600) generated tokens (LLaMA
 # without EOS, context N + 40, cache resident and appended in place every step) within
 # 2 MiB; N 2000 is issue 12's "memory flat over 2,000 generated tokens" on the NPU path
 # (test llm-kv-resident-memory-2000, suite slow).
 #
-#   test-llm-kv-resident.py NPU_GENERATE [--memory [N]]
+# --continue EXAMPLE: instead, examples/generate on sim (16 new tokens, 4 more in a second
+# call that continues the context, then 16 again after npu_llm_reset) with every cache input
+# resident and written by a decode program that has no k / v outputs: the host's copy of the
+# cache then lacks the rows the decode steps wrote, which nothing may read; the first and
+# second calls must give npu-generate's 20 greedy ids and the call after the reset the first
+# call's, for the three test checkpoints.
+#
+#   test-llm-kv-resident.py NPU_GENERATE [--memory [N] | --continue EXAMPLE]
 import json
 import os
 import re
@@ -80,6 +90,30 @@ def memory(gen, env, tmp, last=600):
     return 0 if ok else 1
 
 
+def cont(gen, example, env, tmp):
+    fails = 0
+    for name in ("gpt2", "llama", "qwen2"):
+        ref = llmtest.reference(tmp, name)
+        p = llmtest.ids_arg(ref["prompt"])
+        r = subprocess.run([example, "-b", "sim", ref["folder"], p], env=env,
+                           capture_output=True, text=True)
+        a = subprocess.run([gen, ref["folder"], "--prompt-ids", p, "--max-new-tokens", "20",
+                            "--backend", "sim", "--greedy", "--ids"], env=env,
+                           capture_output=True, text=True)
+        lines = dict(ln.split(":", 1) for ln in r.stdout.splitlines() if ":" in ln)
+        got = lines.get("first", "").split() + lines.get("more", "").split()
+        kvo = re.search(r"; (\d+) k/v output\(s\)", a.stderr)
+        ok = (r.returncode == 0 and a.returncode == 0 and kvo and int(kvo[1]) == 0 and
+              len(got) == 20 and got == a.stdout.split()[1:] and
+              lines.get("again") == lines.get("first"))
+        fails += not ok
+        print(f"{'ok  ' if ok else 'FAIL'} {name}: {kvo[1] if kvo else '?'} k/v outputs; "
+              f"first + more = npu-generate's 20 ids, again after reset = first")
+        if not ok:
+            print(r.stdout, r.stderr, a.stdout, a.stderr)
+    return 1 if fails else 0
+
+
 def main():
     gen = sys.argv[1]
     env = dict(os.environ, NPU_PARTITION="supported")
@@ -87,6 +121,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix="npu-llm-kv-") as tmp:
         env["XDG_CACHE_HOME"] = os.path.join(tmp, "cache")
         llmtest.make_checkpoints(tmp)
+        if sys.argv[2:3] == ["--continue"]:
+            sys.exit(cont(gen, sys.argv[3], env, tmp))
         if sys.argv[2:3] == ["--memory"]:
             sys.exit(memory(gen, env, tmp, int(sys.argv[3]) if len(sys.argv) > 3 else 600))
         for name in ("llama", "qwen2", "gpt2"):
@@ -121,6 +157,13 @@ def main():
                 if not vl or vl[1] != want_vl:
                     print(f"FAIL {name} {mode}: V cache as [{vl[1] if vl else '?'}, ..], want "
                           f"[{want_vl}, ..]\n{r.stderr}")
+                    fails += 1
+                kvo = re.search(r"; (\d+) k/v output\(s\)", r.stderr)
+                want_kvo = 0 if mode == "resident" else 2 * cfg.get(
+                    "num_hidden_layers", cfg.get("n_layer", 0))
+                if not kvo or int(kvo[1]) != want_kvo:
+                    print(f"FAIL {name} {mode}: {kvo[1] if kvo else '?'} k/v outputs of the "
+                          f"decode program, want {want_kvo}\n{r.stderr}")
                     fails += 1
                 got[mode] = s
                 print(f"ok   {name} {mode} cache: 32 greedy ids match; {s['resident']} of "
@@ -178,15 +221,18 @@ def cpu_attention(gen, env, tmp):
         want = "ids: " + " ".join(map(str, ref["ids"])) + "\n"
         wr = re.search(r"bytes\), (\d+) written in place by the program", r.stderr)
         cpu = re.search(r"attention on the CPU \((\d+) of (\d+) layers", r.stderr)
+        kvo = re.search(r"; (\d+) k/v output\(s\)", r.stderr)
         ok = (r.returncode == 0 and r.stdout == want and s and wr and cpu and
-              cpu[1] == cpu[2] and s["resident"] == s["cache_inputs"] == int(wr[1]) > 0)
+              cpu[1] == cpu[2] and s["resident"] == s["cache_inputs"] == int(wr[1]) > 0 and
+              kvo and int(kvo[1]) == 0)
         rest = (s["bytes"] * STEPS - s["state_bytes"]) / STEPS if ok else -1
         per_input = s["state_bytes"] // s["cache_inputs"] if ok else 0
         ok = ok and 0 <= rest + 1 < per_input / 2
         fails += not ok
         print(f"{'ok  ' if ok else 'FAIL'} {name} verified profile, attention on the CPU "
               f"({cpu[1] if cpu else '?'} layers): {s['resident'] if s else '?'} cache inputs "
-              f"resident, {wr[1] if wr else '?'} written in place, {rest:.0f} bytes converted "
+              f"resident, {wr[1] if wr else '?'} written in place, "
+              f"{kvo[1] if kvo else '?'} k/v outputs (want 0), {rest:.0f} bytes converted "
               f"per step after the upload (want < {per_input // 2}), ids "
               f"{'match' if r.stdout == want else 'differ'}")
         if not ok:

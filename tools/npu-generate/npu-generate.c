@@ -341,12 +341,13 @@ main(int argc, char **argv)
                 "decode program: %d NPU job(s), %d CPU step(s) (%d MatMul), %d conversion(s); "
                 "attention on the %s (%d of %d layers on the CPU); %d cache slots; %d of %d "
                 "cache inputs resident on the device (%zu bytes), %d written in place by "
-                "the program; V cache as %s\n",
+                "the program; V cache as %s; %d k/v output(s)\n",
                 in->decode_npu_jobs, in->decode_cpu_steps, in->decode_cpu_matmuls,
                 in->decode_converts, in->decode_cpu_attention ? "CPU" : "NPU",
                 in->decode_cpu_attention, in->n_layers, in->cache_slots, in->decode_state_inputs,
                 2 * in->n_layers, in->decode_state_bytes, in->decode_state_writes,
-                in->decode_v_slots ? "[slots, heads x head_dim]" : "[heads, slots, head_dim]");
+                in->decode_v_slots ? "[slots, heads x head_dim]" : "[heads, slots, head_dim]",
+                in->decode_kv_outputs);
     struct npu_llm_stats s;
     st = npu_llm_generate(m, ids, n, (int)max_new, &sp, force, on_token, &r, &s);
     if (r.stream)

@@ -115,6 +115,10 @@ struct npu_llm_info {
     double decode_cpu_modeled_s;
     int decode_cpu_model_ops, decode_cpu_model_converts;
     const char *cpu_model;
+    /* The decode program's outputs besides the logits: the new k / v rows of each layer
+     * (2 x n_layers) where the host keeps its copy of the cache current, 0 where the program
+     * keeps every cache input resident and writes it itself (decode_state_writes of all). */
+    int decode_kv_outputs;
 };
 
 struct npu_llm_sampling {
