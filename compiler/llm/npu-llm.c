@@ -225,10 +225,12 @@ cpu_steps_modeled(const struct npu_program *pg, int threads, double *out, int *n
  * branch llm-step; 16: both; 17: GPT-2 small's cache read in place by the CPU attention and
  * its writes in the projections' chains, branch gpt2kv; 18: the outputs named without an
  * Identity, GPT-2's MLP bias on its last block, branch gpt2ser; and, separately, LLaMA / Qwen2
- * decode's joins of the layer split's chains on the CPU, branch tl40; 19: both). A rebuilt
+ * decode's joins of the layer split's chains on the CPU, branch tl40; 19: both; 21: q's
+ * column blocks balanced against k and v on three cores, 14 / 14 / 4 heads for TinyLlama,
+ * branch tlsplit). A rebuilt
  * compiler changes the key anyway through npu_compiler_build_id, so this matters only for
  * builds without a GNU build ID. */
-#define LLM_GRAPH_VERSION 19
+#define LLM_GRAPH_VERSION 21
 
 static uint64_t
 fnv(uint64_t h, const void *p, size_t n)
