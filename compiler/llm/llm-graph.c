@@ -361,13 +361,14 @@ rope(struct gb *b, V *x, V *cosv, V *sinv, V *rotv)
 }
 
 /* The decode step's q blocks RoPE'd each on its own: when q is cut into column blocks
- * (llm_weights_split) of whole heads, all of one size, in every layer, each block is
- * projected, split into heads and RoPE'd as one chain (a core of its own under the layer
- * split, beside k's and v's chains) and the blocks' heads are joined after that. The
- * rows-form angle inputs `cos` / `sin` are then one block's [hb, 1, hd]: one token's
- * angles are the same for every head, so one block's rows serve every block. Returns hb,
- * or 0 (q whole, or blocks of another form: the angles are [H, 1, hd] and q is RoPE'd
- * after the join). */
+ * (llm_weights_split) of whole heads in every layer, all of one size or (q balanced against
+ * k and v, q_balanced_heads) all of one size but the last, which has as many heads as k and
+ * v, each block is projected, split into heads and RoPE'd as one chain (a core of its own
+ * under the layer split, beside k's and v's chains) and the blocks' heads are joined after
+ * that. The rows-form angle inputs `cos` / `sin` are then one block's [hb, 1, hd] (one
+ * token's angles are the same for every head, so one block's rows serve every block of hb
+ * heads; a last block of KVH heads reads k's `cos_k` / `sin_k`). Returns hb, or 0 (q whole,
+ * or blocks of another form: the angles are [H, 1, hd] and q is RoPE'd after the join). */
 int
 llm_rope_block_heads(const struct llm_config *c, const struct llm_weights *w)
 {
@@ -376,15 +377,23 @@ llm_rope_block_heads(const struct llm_config *c, const struct llm_weights *w)
     const struct llm_split *s0 = &w->layers[0].sq;
     if (s0->n <= 1 || s0->cols[0] % c->head_dim)
         return 0;
+    const int64_t kvw = (int64_t)c->n_kv_heads * c->head_dim;
     for (int l = 0; l < c->n_layers; l++) {
         const struct llm_split *sp = &w->layers[l].sq;
         if (sp->n != s0->n)
             return 0;
         for (int k = 0; k < sp->n; k++)
-            if (sp->cols[k] != s0->cols[0])
+            if (sp->cols[k] != s0->cols[0] && (k + 1 < sp->n || sp->cols[k] != kvw))
                 return 0;
     }
     return (int)(s0->cols[0] / c->head_dim);
+}
+
+/* The heads of q's block k (llm_rope_block_heads' forms) */
+static int64_t
+q_block_heads(const struct llm_split *sq, int k, int64_t hd)
+{
+    return sq->cols[k] / hd;
 }
 
 /* GPT-2's MLP with c_fc cut into column blocks (llm_weights_split) and c_proj whole: per
@@ -697,11 +706,15 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
         if (qbh) {
             int64_t bd[4] = {1, 1, qbh, hd}, bd3[3] = {qbh, 1, hd};
             nq = L->sq.n;
-            for (int k = 0; k < nq && !b.failed; k++)
+            for (int k = 0; k < nq && !b.failed; k++) {
+                /* a last block of KVH heads (q_balanced_heads) takes k's angles */
+                const int64_t hk = q_block_heads(&L->sq, k, hd);
+                bd[2] = bd3[0] = hk;
                 qp[k] = rope(
                     &b,
                     heads(&b, block_product(&b, a, L->wq, L->bq, D, &L->sq, k, nm), rows, bd, bd3),
-                    cosv, sinv, rotv);
+                    hk == qbh ? cosv : coskv, hk == qbh ? sinv : sinkv, rotv);
+            }
         } else {
             nq = linear_blocks(&b, a, L->wq, L->bq, D, H * hd, &L->sq, nm, qp);
             if (nq == 1) {
@@ -729,16 +742,26 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
          * three chains of one submit), its output copies still after q's join (a CPU copy
          * between the chains would cut the job) */
         const bool early_write = early || (gpt2 && inplace);
+        /* one token: the RoPE'd rows [KVH, 1, hd] are the output as they are (the host reads
+         * KVH x hd floats; a Reshape to [1, KVH, 1, hd] was a DPU copy of its own on the core
+         * that runs k's and v's chains, the q / k / v submit's longest) */
         if (early && kv_out)
-            output(&b, rows ? reshape(&b, k, 4, kv4) : k, kn);
+            output(&b, k, kn);
         if (early_write && inplace) /* the new rows written into the cache at kv_pos */
             ka = state_write(&b, pk[2 * l], k, kvpos, 1);
         snprintf(nm, sizeof(nm), "l%d.v", l);
         V *vrow = linear_split(&b, a, L->wv, L->bv, D, KVH * hd, &L->sv, nm);
-        V *v = vslots ? NULL : heads(&b, vrow, rows, kd, csk);
+        /* LLaMA / Qwen2, one token: v's rows [KVH, 1, hd] are a Reshape of its projection's
+         * row (the same order; one DPU copy, the head split) and both the output and the cache
+         * write's row. Through heads() and a Reshape to [1, KVH, 1, hd] for the output they
+         * were two copies on the core of k's and v's chains, the q / k / v submit's longest.
+         * GPT-2 keeps its head split. */
+        V *v = vslots          ? NULL
+               : rows && early ? reshape(&b, vrow, 3, csk)
+                               : heads(&b, vrow, rows, kd, csk);
         va = v;
         if (early && kv_out)
-            output(&b, vslots ? reshape(&b, vrow, 4, kv4) : rows ? reshape(&b, v, 4, kv4) : v, vn);
+            output(&b, vslots ? reshape(&b, vrow, 4, kv4) : v, vn);
         if (early_write && inplace) {
             va = state_write(&b, pk[2 * l + 1], vslots ? reshape(&b, vrow, 2, vr2) : v, kvpos,
                              vslots ? 0 : 1);
@@ -904,21 +927,50 @@ llm_split_forced(void)
     return f && !strcmp(f, "1");
 }
 
-/* W [in, out] row-major -> column blocks of sp's widths, each [in, cols] row-major. */
+/* W [in, out] row-major -> column blocks of sp's widths (sp->n of them), each [in, cols]
+ * row-major, one after another in W's memory. */
 static enum npu_status
-split_one(float *w, int64_t in, int64_t out, int cores, struct llm_split *sp)
+split_cols(float *w, int64_t in, int64_t out, const struct llm_split *sp)
+{
+    float *tmp = malloc((size_t)(in * out) * sizeof(float));
+    if (!tmp)
+        return NPU_ERR_NOMEM;
+    float *dst = tmp;
+    int64_t c0 = 0;
+    for (int k = 0; k < sp->n; k++) {
+        for (int64_t i = 0; i < in; i++)
+            memcpy(dst + i * sp->cols[k], w + i * out + c0, (size_t)sp->cols[k] * sizeof(float));
+        dst += in * sp->cols[k];
+        c0 += sp->cols[k];
+    }
+    memcpy(w, tmp, (size_t)(in * out) * sizeof(float));
+    free(tmp);
+    return NPU_OK;
+}
+
+/* Whether cutting W [in, out] over `cores` pays: its weight-streaming time on one core, less
+ * its time at the chip's shared bandwidth, beats two submits (the join's copies and the extra
+ * submit of the split; GPT-2 small's o [768 x 768] saves 65 us, 12.10 instead of 13.69
+ * ms/token modeled on three cores, where four submits left it whole). NPU_SPLIT_FORCE=1:
+ * always. */
+static bool
+split_pays(int64_t in, int64_t out, int cores)
 {
     const struct npu_timing_model *tm = npu_timing_model();
     double bytes = 2.0 * (double)in * (double)out; /* fp16 on the NPU */
     double one = bytes / (tm->dma_bytes_per_s_core * tm->dma_eff_weight);
     double all = bytes / fmin(cores * tm->dma_bytes_per_s_core * tm->dma_eff_weight,
                               tm->dma_bytes_per_s_total);
+    return cores > 1 && (one - all > 2 * tm->submit_overhead_s || llm_split_forced());
+}
+
+/* W [in, out] row-major -> column blocks of sp's widths, each [in, cols] row-major. */
+static enum npu_status
+split_one(float *w, int64_t in, int64_t out, int cores, struct llm_split *sp)
+{
     sp->n = 1;
     sp->cols[0] = out;
-    /* worth it when the saving beats two submits (the join's copies and the extra submit of
-     * the split; GPT-2 small's o [768 x 768] saves 65 us, 12.10 instead of 13.69 ms/token
-     * modeled on three cores, where four submits left it whole) */
-    if (cores <= 1 || !w || (one - all <= 2 * tm->submit_overhead_s && !llm_split_forced()))
+    if (cores <= 1 || !w || !split_pays(in, out, cores))
         return NPU_OK;
     /* widths: multiples of 32 channels, the last takes the rest */
     int64_t width = ((out + cores - 1) / cores + 31) / 32 * 32;
@@ -929,21 +981,33 @@ split_one(float *w, int64_t in, int64_t out, int cores, struct llm_split *sp)
         sp->cols[0] = out;
         return NPU_OK;
     }
-    float *tmp = malloc((size_t)(in * out) * sizeof(float));
-    if (!tmp)
-        return NPU_ERR_NOMEM;
-    float *dst = tmp;
-    int64_t c0 = 0;
-    for (int k = 0; k < n; k++) {
-        for (int64_t i = 0; i < in; i++)
-            memcpy(dst + i * sp->cols[k], w + i * out + c0, (size_t)sp->cols[k] * sizeof(float));
-        dst += in * sp->cols[k];
-        c0 += sp->cols[k];
-    }
-    memcpy(w, tmp, (size_t)(in * out) * sizeof(float));
-    free(tmp);
     sp->n = n;
-    return NPU_OK;
+    return split_cols(w, in, out, sp);
+}
+
+/* q balanced against k and v on three cores (LLaMA / Qwen2 with whole-head blocks): q in
+ * three column blocks, two of hb = (H - KVH) / 2 heads and a last one of KVH heads, which
+ * the layer split runs beside k's and v's chains (KVH heads each): per core hb, hb and
+ * 3 KVH heads' rows of weights, against q's two halves (H / 2 heads each) and k + v
+ * (2 KVH) on the third core. TinyLlama (32 heads, 4 kv): 14 / 14 / 4 + 4 + 4 instead of
+ * 16 / 16 / 4 + 4. The last block has k's head count so that it RoPEs with k's angles
+ * (llm_rope_block_heads; no other input). Taken only when it lowers the largest core's
+ * share of the q / k / v weights (the core with k and v also runs their RoPE, output copies
+ * and cache writes: a tie stays with the halves), when both widths are multiples of 32
+ * channels, and when the halves would have been whole heads. Returns hb, or 0. */
+static int64_t
+q_balanced_heads(const struct llm_config *c, int cores)
+{
+    const int64_t H = c->n_heads, KVH = c->n_kv_heads, hd = c->head_dim;
+    if (cores != 3 || c->arch == LLM_ARCH_GPT2 || H <= KVH || (H - KVH) % 2 || H % 2)
+        return 0;
+    const int64_t hb = (H - KVH) / 2;
+    const int64_t halves = H / 2; /* heads per core of q's two halves */
+    if ((hb * hd) % 32 || (KVH * hd) % 32 || (halves * hd) % 32)
+        return 0;
+    const int64_t now = halves > 2 * KVH ? halves : 2 * KVH;
+    const int64_t bal = hb > 3 * KVH ? hb : 3 * KVH;
+    return bal < now ? hb : 0;
 }
 
 enum npu_status
@@ -968,8 +1032,16 @@ llm_weights_split(const struct llm_config *c, struct llm_weights *w, int cores)
          * and v it streamed alone; GPT-2's fp16 q stays whole, as measured for its targets) */
         /* (in two blocks on three cores: k and v, a quarter of q's bytes each, share the
          * third core) */
-        if ((st = split_one(L->wq, D, Q, w->quant || !gpt2 ? (cores == 3 ? 2 : cores) : 1,
-                            &L->sq)) ||
+        const int64_t qbal = L->wq && split_pays(D, Q, 2) ? q_balanced_heads(c, cores) : 0;
+        if (qbal) {
+            L->sq.n = 3;
+            L->sq.cols[0] = L->sq.cols[1] = qbal * c->head_dim;
+            L->sq.cols[2] = KV;
+            st = split_cols(L->wq, D, Q, &L->sq);
+        }
+        if (st ||
+            (!qbal && (st = split_one(L->wq, D, Q, w->quant || !gpt2 ? (cores == 3 ? 2 : cores) : 1,
+                                      &L->sq))) ||
             (st = split_one(L->wk, D, KV, 1, &L->sk)) ||
             (st = split_one(L->wv, D, KV, 1, &L->sv)) ||
             (st = split_one(L->wo, Q, D, cores, &L->so)) ||

@@ -233,10 +233,11 @@ cpu_steps_modeled(const struct npu_program *pg, int threads, double *out, int *n
  * Identity, GPT-2's MLP bias on its last block, branch gpt2ser; and, separately, LLaMA / Qwen2
  * decode's joins of the layer split's chains on the CPU, branch tl40; 19: both; 20: the
  * in-place decode step without k / v outputs where it writes its whole cache, branch
- * gpt2ser2). A rebuilt
+ * gpt2ser2; 21: q's column blocks balanced against k and v on three cores, 14 / 14 / 4 heads
+ * for TinyLlama, branch tlsplit; merged as 21). A rebuilt
  * compiler changes the key anyway through npu_compiler_build_id, so this matters only for
  * builds without a GNU build ID. */
-#define LLM_GRAPH_VERSION 20
+#define LLM_GRAPH_VERSION 21
 
 static uint64_t
 fnv(uint64_t h, const void *p, size_t n)
