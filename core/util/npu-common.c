@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 const char *
 npu_status_str(enum npu_status s)
@@ -261,11 +262,16 @@ npu_map_anon(size_t len, bool noreserve, bool populate)
         return NULL;
     unsigned char *p = m;
     if (big) {
+        /* the tail is cut at the end of len's last page (munmap takes page-aligned addresses
+         * only: cut at p + len, an unaligned len left up to 2 MiB mapped for good) */
+        long psz = sysconf(_SC_PAGESIZE);
+        size_t pg = psz > 0 ? (size_t)psz : 4096;
         p = m + (-(uintptr_t)m & (huge - 1));
+        unsigned char *end = p + (len + pg - 1) / pg * pg;
         if (p > m)
             munmap(m, (size_t)(p - m));
-        if (m + want > p + len)
-            munmap(p + len, (size_t)(m + want - (p + len)));
+        if (m + want > end)
+            munmap(end, (size_t)(m + want - end));
 #ifdef MADV_HUGEPAGE
         (void)madvise(p, len, MADV_HUGEPAGE);
 #endif

@@ -5,7 +5,8 @@
  * writable and exactly len bytes (its ends trimmed off the 2 MiB of slack, so that
  * munmap(p, len) frees all of it), 2 MiB aligned and marked for huge pages ("hg" in
  * /proc/self/smaps) from 2 MiB on, that populate makes every page resident (mincore) and
- * that a MAP_NORESERVE reservation far larger than the memory is granted.
+ * that a MAP_NORESERVE reservation far larger than the memory is granted, and that nothing of
+ * the slack stays mapped after munmap(p, len) when len is not a whole number of pages.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,6 +105,12 @@ test_sizes(void)
             }
         }
         CHECK(munmap(p, len) == 0);
+        /* and the 2 MiB of slack past it went with the trim: no mapping is left starting
+         * where [p, p + len) ends (the tail of a len that is not whole pages once was) */
+        if (len >= 2 * MIB && !emulated) {
+            uintptr_t tail = (uintptr_t)p + (len + pg - 1) / pg * pg;
+            CHECK(!smaps_entry((const void *)tail, &end, &hg));
+        }
     }
 }
 
