@@ -114,11 +114,17 @@ test_sizes(void)
     }
 }
 
+/* populate, by MADV_POPULATE_WRITE or (old_kernel: NPU_MAP_POPULATE_WRITE=0, as a kernel
+ * before 5.14 that refuses it) by mapping the range anew with MAP_POPULATE: every page
+ * resident, zero, and still marked for huge pages */
 static void
-test_populate(void)
+test_populate(bool old_kernel)
 {
     const size_t pg = (size_t)sysconf(_SC_PAGESIZE), len = 4 * MIB + pg;
+    if (old_kernel)
+        setenv("NPU_MAP_POPULATE_WRITE", "0", 1);
     unsigned char *p = npu_map_anon(len, false, true);
+    unsetenv("NPU_MAP_POPULATE_WRITE");
     CHECK(p != NULL);
     if (!p)
         return;
@@ -128,9 +134,20 @@ test_populate(void)
     for (size_t i = 0; vec && i < npg; i++)
         resident += vec[i] & 1;
 #ifdef MADV_POPULATE_WRITE
+    if (!emulated) /* (a kernel before 5.14 here: MAP_POPULATE, as old_kernel) */
+        CHECK_EQ_INT((long long)npg, (long long)resident);
+#else
     if (!emulated)
-        CHECK_EQ_INT((long long)npg, (long long)resident); /* older kernels: first touch */
+        CHECK_EQ_INT((long long)npg, (long long)resident); /* MAP_POPULATE */
 #endif
+    uintptr_t end = 0;
+    bool hg = false;
+    if (!emulated) {
+        CHECK(smaps_entry(p, &end, &hg));
+        CHECK_EQ_INT((long long)((len + pg - 1) / pg * pg), (long long)(end - (uintptr_t)p));
+        if (thp_offered())
+            CHECK(hg);
+    }
     CHECK(all_zero(p, len));
     free(vec);
     CHECK(munmap(p, len) == 0);
@@ -157,7 +174,8 @@ main(void)
     const char *em = getenv("NPU_TEST_EMULATED");
     emulated = em && *em && strcmp(em, "0") != 0;
     test_sizes();
-    test_populate();
+    test_populate(false);
+    test_populate(true);
     if (sizeof(size_t) >= 8)
         test_noreserve();
     return npu_test_done("test-map-anon");
