@@ -139,8 +139,8 @@ exec_run_model(struct npu_model *m, int64_t N, int64_t C, int64_t H, int64_t W, 
  * plan's activation bytes. */
 static inline void
 exec_fused_vs_unfused(struct npu_graph *(*build)(const void *arg), const void *arg, int nout,
-                      int64_t N, int64_t C, int64_t H, int64_t W, const char *what,
-                      size_t *b_ref, size_t *b_got)
+                      int64_t N, int64_t C, int64_t H, int64_t W, const char *what, size_t *b_ref,
+                      size_t *b_got)
 {
     static const unsigned flags[3] = {NPU_EXEC_NO_KERNEL_FUSION, 0, 0};
     static const int threads[3] = {1, 1, 3};
