@@ -133,13 +133,8 @@ test_populate(bool old_kernel)
     CHECK(vec && mincore(p, len, vec) == 0);
     for (size_t i = 0; vec && i < npg; i++)
         resident += vec[i] & 1;
-#ifdef MADV_POPULATE_WRITE
-    if (!emulated) /* (a kernel before 5.14 here: MAP_POPULATE, as old_kernel) */
+    if (!emulated) /* by either path (a kernel before 5.14 takes MAP_POPULATE's) */
         CHECK_EQ_INT((long long)npg, (long long)resident);
-#else
-    if (!emulated)
-        CHECK_EQ_INT((long long)npg, (long long)resident); /* MAP_POPULATE */
-#endif
     uintptr_t end = 0;
     bool hg = false;
     if (!emulated) {
