@@ -301,20 +301,18 @@ gemm_flops(const struct npu_node *n)
     }
 }
 
-/* Whether n is an npu.Attention that reads K and V as the fp16 rows the NPU holds
- * (npu_cpu_attn16_decode): in a graph (g set), both are caches the NPU appends to in place
+/* Whether n, a node of graph g, is an npu.Attention that reads K and V as the fp16 rows the
+ * NPU holds (npu_cpu_attn16_decode): both are caches the NPU appends to in place
  * (npu_partition_kv_read_in_place; the lowering then reads them there, whatever else the
  * partition decides, as long as their writes are on the NPU, which they are by cost: 4
- * against 83 us a write for GPT-2 small); in a compiled step (g NULL), both come with dtype
- * fp16 (their memory dtype, given by the caller). Its Q, mask and Y stay host fp32. */
+ * against 83 us a write for GPT-2 small). Its Q, mask and Y stay host fp32. A compiled step
+ * (g NULL) needs no test: its caller gives K and V their fp16 memory dtype, whose bytes are
+ * what nbytes counts. */
 static bool
 attn_kv_fp16(const struct npu_graph *g, const struct npu_node *n)
 {
-    if (n->op != NPU_OP_FUSED_ATTENTION || n->nin < 3 || !n->in[1] || !n->in[2])
-        return false;
-    if (g)
-        return npu_partition_kv_read_in_place(n->in[1]) && npu_partition_kv_read_in_place(n->in[2]);
-    return n->in[1]->t.dtype == NPU_DTYPE_FP16 && n->in[2]->t.dtype == NPU_DTYPE_FP16;
+    return g && n->op == NPU_OP_FUSED_ATTENTION && n->nin >= 3 && n->in[1] && n->in[2] &&
+           npu_partition_kv_read_in_place(n->in[1]) && npu_partition_kv_read_in_place(n->in[2]);
 }
 
 double

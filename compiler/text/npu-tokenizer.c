@@ -1489,12 +1489,45 @@ side_id(const struct npu_tokenizer *t, const struct npu_json *v)
     return (int32_t)v->num;
 }
 
-/* BOS / EOS from tokenizer_config.json, else config.json (a model folder's side files). */
-static void
+/* The special tokens encode(add_special) puts around the text when tokenizer_config.json says
+ * add_bos_token / add_eos_token: Python transformers then rebuilds the post-processor from
+ * them (TokenizersBackend.update_post_processor in v5, LlamaTokenizerFast's in v4): BOS
+ * (the file's bos_token) first when add_bos_token is true, EOS (its eos_token) last when
+ * add_eos_token is, either left out when the file names no such token; tokenizer.json's own
+ * template is not used then. Qwen2 has no BOS; some LLaMA-3 derived folders say
+ * add_bos_token false over a template that adds one. */
+static enum npu_status
+side_template(struct npu_tokenizer *t, bool add_bos, int32_t bos, bool add_eos, int32_t eos)
+{
+    int32_t *pre = NULL, *suf = NULL;
+    if ((add_bos && bos >= 0 && !(pre = malloc(sizeof(*pre)))) ||
+        (add_eos && eos >= 0 && !(suf = malloc(sizeof(*suf))))) {
+        free(pre);
+        npu_err(TOK_DOM, "out of memory reading tokenizer_config.json");
+        return NPU_ERR_NOMEM;
+    }
+    free(t->prefix);
+    free(t->suffix);
+    t->prefix = pre;
+    t->suffix = suf;
+    t->n_prefix = pre ? 1 : 0;
+    t->n_suffix = suf ? 1 : 0;
+    if (pre)
+        pre[0] = bos;
+    if (suf)
+        suf[0] = eos;
+    return NPU_OK;
+}
+
+/* BOS / EOS from tokenizer_config.json, else config.json (a model folder's side files), and
+ * tokenizer_config.json's add_bos_token / add_eos_token (side_template). */
+static enum npu_status
 read_side_files(struct npu_tokenizer *t, const char *dir)
 {
     static const char *files[] = {"tokenizer_config.json", "config.json"};
     int32_t bos = -1, eos = -1;
+    int add_bos = -1, add_eos = -1; /* -1: the key is absent */
+    enum npu_status st = NPU_OK;
     for (size_t k = 0; k < NPU_ARRAY_SIZE(files); k++) {
         char path[4096];
         size_t len;
@@ -1513,6 +1546,14 @@ read_side_files(struct npu_tokenizer *t, const char *dir)
         if (k == 0) {
             bos = side_token(t, npu_json_get(r, "bos_token"));
             eos = side_token(t, npu_json_get(r, "eos_token"));
+            const struct npu_json *ab = npu_json_get(r, "add_bos_token");
+            const struct npu_json *ae = npu_json_get(r, "add_eos_token");
+            if (ab)
+                add_bos = ab->type == NPU_JSON_BOOL && ab->b;
+            if (ae)
+                add_eos = ae->type == NPU_JSON_BOOL && ae->b;
+            if (add_bos >= 0 || add_eos >= 0)
+                st = side_template(t, add_bos > 0, bos, add_eos > 0, eos);
         } else {
             if (bos < 0)
                 bos = side_id(t, npu_json_get(r, "bos_token_id"));
@@ -1521,11 +1562,14 @@ read_side_files(struct npu_tokenizer *t, const char *dir)
         }
         npu_json_free(doc);
         free(buf);
+        if (st)
+            return st;
     }
     if (bos >= 0)
         t->bos = bos;
     if (eos >= 0)
         t->eos = eos;
+    return NPU_OK;
 }
 
 enum npu_status
@@ -1563,8 +1607,10 @@ npu_tokenizer_load(const char *path, struct npu_tokenizer **out)
         npu_tokenizer_free(t);
         return st;
     }
-    if (dir)
-        read_side_files(t, path);
+    if (dir && (st = read_side_files(t, path))) {
+        npu_tokenizer_free(t);
+        return st;
+    }
     *out = t;
     return NPU_OK;
 }

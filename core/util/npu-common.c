@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 const char *
 npu_status_str(enum npu_status s)
@@ -246,6 +247,26 @@ npu_die_at(const char *file, int line, const char *fmt, ...)
     abort();
 }
 
+/* Every page of [p, p + len) faulted in by one call (MADV_POPULATE_WRITE, Linux 5.14);
+ * false where the kernel does not know the advice, or NPU_MAP_POPULATE_WRITE=0 in the
+ * environment says to act as if (tests). */
+static bool
+populate_write(void *p, size_t len)
+{
+    const char *e = getenv("NPU_MAP_POPULATE_WRITE");
+    if (e && !strcmp(e, "0"))
+        return false;
+#ifdef MADV_POPULATE_WRITE
+    /* other failures (ENOMEM, EFAULT) are not the kernel's age: the pages then fault on
+     * first touch, as they would after a second try */
+    return madvise(p, len, MADV_POPULATE_WRITE) == 0 || errno != EINVAL;
+#else
+    (void)p;
+    (void)len;
+    return false;
+#endif
+}
+
 void *
 npu_map_anon(size_t len, bool noreserve, bool populate)
 {
@@ -261,21 +282,33 @@ npu_map_anon(size_t len, bool noreserve, bool populate)
         return NULL;
     unsigned char *p = m;
     if (big) {
+        /* the tail is cut at the end of len's last page (munmap takes page-aligned addresses
+         * only: cut at p + len, an unaligned len left up to 2 MiB mapped for good) */
+        long psz = sysconf(_SC_PAGESIZE);
+        size_t pg = psz > 0 ? (size_t)psz : 4096;
         p = m + (-(uintptr_t)m & (huge - 1));
+        unsigned char *end = p + (len + pg - 1) / pg * pg;
         if (p > m)
             munmap(m, (size_t)(p - m));
-        if (m + want > p + len)
-            munmap(p + len, (size_t)(m + want - (p + len)));
+        if (m + want > end)
+            munmap(end, (size_t)(m + want - end));
 #ifdef MADV_HUGEPAGE
         (void)madvise(p, len, MADV_HUGEPAGE);
 #endif
     }
-#ifdef MADV_POPULATE_WRITE
-    /* Linux 5.14; older kernels refuse it and the pages fault on first touch */
-    if (populate)
-        (void)madvise(p, len, MADV_POPULATE_WRITE);
-#else
-    (void)populate;
+    if (populate && !populate_write(p, len)) {
+        /* a kernel before 5.14 (the RK3588 vendor kernels are 5.10): the range mapped anew
+         * with MAP_POPULATE, as the arena's chunks were before huge pages (the pages then
+         * fault in by one call, not one fault each on first touch) */
+        if (mmap(p, len, PROT_READ | PROT_WRITE, flags | MAP_FIXED | MAP_POPULATE, -1, 0) !=
+            (void *)p) {
+            munmap(p, len); /* a failed MAP_FIXED may have unmapped it already */
+            return NULL;
+        }
+#ifdef MADV_HUGEPAGE
+        if (big)
+            (void)madvise(p, len, MADV_HUGEPAGE);
 #endif
+    }
     return p;
 }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * exec-graph.h: in-memory graph builders shared by the CPU executor's plan tests
- * (exec_residual_test.c, exec_concat_test.c): seeded random constants, a "same"-padded Conv
- * with bias and optional fused Relu, and a one- or two-operand node whose output takes the
- * larger operand's shape. Static functions: include it in one test file each.
+ * (exec_residual_test.c, exec_concat_test.c, exec_pwdw_test.c): seeded random constants, a
+ * "same"-padded Conv (grouped or not) with bias and optional fused Relu, a one- or two-operand
+ * node whose output takes the larger operand's shape, and the runs that compare a plan with
+ * its kernel fusions against one without. Static functions: include it in one test file each.
  */
 #ifndef NPU_TEST_EXEC_GRAPH_H
 #define NPU_TEST_EXEC_GRAPH_H
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "npu-test.h"
+#include "npu/npu-exec.h"
 #include "npu/npu-ir.h"
 #include "npu/npu-model.h"
 
@@ -39,13 +41,15 @@ const_rand(struct npu_graph *g, const char *name, int ndim, const int64_t *dims)
     return v;
 }
 
-/* y = Conv(x) with k x k weights, stride s, "same" padding, M output channels, bias. */
+/* y = Conv(x) with k x k weights, stride s, "same" padding, M output channels in `group`
+ * groups (1: a plain Conv, no group attribute; M == C == group: a depthwise one), bias. */
 static struct npu_value *
-conv(struct npu_graph *g, struct npu_value *x, int64_t M, int64_t k, int64_t s, bool relu)
+conv(struct npu_graph *g, struct npu_value *x, int64_t M, int64_t k, int64_t s, int64_t group,
+     bool relu)
 {
     static int id;
     char nm[32];
-    int64_t C = x->t.dims[1], wd[4] = {M, C, k, k}, bd[1] = {M};
+    int64_t C = x->t.dims[1], wd[4] = {M, C / group, k, k}, bd[1] = {M};
     snprintf(nm, sizeof(nm), "w%d", id);
     struct npu_value *w = const_rand(g, nm, 4, wd);
     snprintf(nm, sizeof(nm), "b%d", id);
@@ -59,6 +63,8 @@ conv(struct npu_graph *g, struct npu_value *x, int64_t M, int64_t k, int64_t s, 
     npu_node_set_attr(g, n, &(struct npu_attr){"pads", NPU_ATTR_INTS, .ints = pads, .n = 4});
     npu_node_set_attr(g, n, &(struct npu_attr){"strides", NPU_ATTR_INTS, .ints = st, .n = 2});
     npu_node_set_attr(g, n, &(struct npu_attr){"kernel_shape", NPU_ATTR_INTS, .ints = ks, .n = 2});
+    if (group != 1)
+        npu_node_set_attr(g, n, &(struct npu_attr){"group", NPU_ATTR_INT, .i = group});
     if (relu)
         npu_node_set_attr(g, n, &(struct npu_attr){"npu_act", NPU_ATTR_STRING, .s = "relu"});
     struct npu_value *y = n->out[0];
@@ -123,6 +129,50 @@ exec_run_model(struct npu_model *m, int64_t N, int64_t C, int64_t H, int64_t W, 
     npu_session_destroy(s);
     npu_model_free(m);
     return bytes;
+}
+
+/* The graph build(arg) makes (rng restored after each build: every run gets the same
+ * constants), run three times on a seeded [N, C, H, W] input: without kernel fusion
+ * (NPU_EXEC_NO_KERNEL_FUSION) on one thread, the reference, then with it on 1 and on 3
+ * threads. Checked: each run has nout outputs, each the same bytes in all three (a differing
+ * one is printed after `what`). *b_ref, *b_got: the reference's and the fused one-thread
+ * plan's activation bytes. */
+static inline void
+exec_fused_vs_unfused(struct npu_graph *(*build)(const void *arg), const void *arg, int nout,
+                      int64_t N, int64_t C, int64_t H, int64_t W, const char *what, size_t *b_ref,
+                      size_t *b_got)
+{
+    static const unsigned flags[3] = {NPU_EXEC_NO_KERNEL_FUSION, 0, 0};
+    static const int threads[3] = {1, 1, 3};
+    float *out[3][2] = {{NULL}};
+    int64_t n[3][2] = {{0}};
+    size_t bytes[3] = {0};
+    for (int r = 0; r < 3; r++) {
+        uint32_t seed = rng;
+        struct npu_graph *g = build(arg);
+        rng = seed;
+        struct npu_model_options o = {.cpu_threads = threads[r]};
+        struct npu_model *m = NULL;
+        CHECK_EQ_INT(NPU_OK, npu_model_from_graph(g, &o, flags[r] | NPU_EXEC_NO_PASSES, &m));
+        int got = 0;
+        bytes[r] = exec_run_model(m, N, C, H, W, out[r], n[r], &got);
+        CHECK_EQ_INT(nout, got);
+    }
+    for (int k = 0; k < nout && k < 2; k++) {
+        CHECK(n[0][k] > 0 && n[0][k] == n[1][k] && n[0][k] == n[2][k]);
+        bool same = out[0][k] && out[1][k] && out[2][k] && n[0][k] == n[1][k] &&
+                    n[0][k] == n[2][k] &&
+                    !memcmp(out[0][k], out[1][k], sizeof(float) * (size_t)n[0][k]) &&
+                    !memcmp(out[0][k], out[2][k], sizeof(float) * (size_t)n[0][k]);
+        if (!same)
+            fprintf(stderr, "%s output %d: fused != unfused\n", what, k);
+        CHECK(same);
+    }
+    for (int r = 0; r < 3; r++)
+        for (int k = 0; k < 2; k++)
+            free(out[r][k]);
+    *b_ref = bytes[0];
+    *b_got = bytes[1];
 }
 
 #endif

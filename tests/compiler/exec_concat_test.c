@@ -49,16 +49,16 @@ build(enum shape sh, int64_t C, int64_t H, int64_t W)
     struct npu_graph *g = npu_graph_new("concat");
     int64_t xd[4] = {sh == BATCH2 ? 2 : 1, C, H, W};
     struct npu_value *x = npu_graph_add_input(g, "x", NPU_DTYPE_FP32, 4, xd);
-    struct npu_value *a = conv(g, x, C + 3, 1, 1, true);
-    struct npu_value *b = conv(g, a, C, 3, 1, true);
-    struct npu_value *c = conv(g, b, C, 3, 1, false);
+    struct npu_value *a = conv(g, x, C + 3, 1, 1, 1, true);
+    struct npu_value *b = conv(g, a, C, 3, 1, 1, true);
+    struct npu_value *c = conv(g, b, C, 3, 1, 1, false);
     struct npu_value *p3[3] = {sh == INPUT_PART ? x : a, b, sh == TWICE ? b : c};
     struct npu_value *cat = concat(g, p3, 3);
     if (sh == WHOLE_OUT) {
         npu_graph_add_output(g, cat);
         return g;
     }
-    struct npu_value *y = conv(g, cat, 2, 1, 1, false);
+    struct npu_value *y = conv(g, cat, 2, 1, 1, 1, false);
     npu_graph_add_output(g, y);
     if (sh == PART_OUT)
         npu_graph_add_output(g, b);

@@ -27,48 +27,17 @@ enum shape {
     SMALL,      /* a plane under 28x28: left unfused by design */
 };
 
-/* A depthwise Conv (group = channels), k x k, stride s, "same" padding, ReLU. */
-static struct npu_value *
-dwconv(struct npu_graph *g, struct npu_value *x, int64_t k, int64_t s)
-{
-    static int id;
-    char nm[32];
-    int64_t C = x->t.dims[1], wd[4] = {C, 1, k, k}, bd[1] = {C};
-    snprintf(nm, sizeof(nm), "dw%d", id);
-    struct npu_value *w = const_rand(g, nm, 4, wd);
-    snprintf(nm, sizeof(nm), "dwb%d", id);
-    struct npu_value *b = const_rand(g, nm, 1, bd);
-    snprintf(nm, sizeof(nm), "dwconv%d", id++);
-    struct npu_value *in[3] = {x, w, b};
-    struct npu_node *n = npu_node_new(g, NPU_OP_CONV, nm, in, 3, 1, NULL);
-    if (!n)
-        return NULL;
-    int64_t p = k / 2, pads[4] = {p, p, p, p}, st[2] = {s, s}, ks[2] = {k, k};
-    npu_node_set_attr(g, n, &(struct npu_attr){"pads", NPU_ATTR_INTS, .ints = pads, .n = 4});
-    npu_node_set_attr(g, n, &(struct npu_attr){"strides", NPU_ATTR_INTS, .ints = st, .n = 2});
-    npu_node_set_attr(g, n, &(struct npu_attr){"kernel_shape", NPU_ATTR_INTS, .ints = ks, .n = 2});
-    npu_node_set_attr(g, n, &(struct npu_attr){"group", NPU_ATTR_INT, .i = C});
-    npu_node_set_attr(g, n, &(struct npu_attr){"npu_act", NPU_ATTR_STRING, .s = "relu"});
-    struct npu_value *y = n->out[0];
-    y->t.dtype = NPU_DTYPE_FP32;
-    y->t.ndim = 4;
-    y->t.dims[0] = x->t.dims[0];
-    y->t.dims[1] = C;
-    y->t.dims[2] = (x->t.dims[2] + 2 * p - k) / s + 1;
-    y->t.dims[3] = (x->t.dims[3] + 2 * p - k) / s + 1;
-    npu_graph_append(g, n);
-    return y;
-}
-
 static struct npu_graph *
 build(enum shape sh, int64_t C, int64_t E, int64_t H, int64_t W)
 {
     struct npu_graph *g = npu_graph_new("pwdw");
     int64_t xd[4] = {2, C, H, W};
     struct npu_value *x = npu_graph_add_input(g, "x", NPU_DTYPE_FP32, 4, xd);
-    struct npu_value *e = conv(g, x, E, 1, 1, true);
-    struct npu_value *d = dwconv(g, e, sh == DW5 ? 5 : 3, sh == BLOCK_S1 || sh == SMALL ? 1 : 2);
-    struct npu_value *y = conv(g, d, C, 1, 1, false);
+    struct npu_value *e = conv(g, x, E, 1, 1, 1, true);
+    /* the depthwise Conv: group = channels, ReLU */
+    struct npu_value *d =
+        conv(g, e, E, sh == DW5 ? 5 : 3, sh == BLOCK_S1 || sh == SMALL ? 1 : 2, E, true);
+    struct npu_value *y = conv(g, d, C, 1, 1, 1, false);
     if (sh == BLOCK_S1 || sh == SMALL)
         y = unary(g, NPU_OP_ADD, y, x);
     if (sh == SECOND_USE)
@@ -77,18 +46,16 @@ build(enum shape sh, int64_t C, int64_t E, int64_t H, int64_t W)
     return g;
 }
 
-static size_t
-run(enum shape sh, int64_t C, int64_t E, int64_t H, int64_t W, unsigned flags, int threads,
-    float **out, int64_t *n)
+struct gcase {
+    enum shape sh;
+    int64_t C, E, H, W;
+};
+
+static struct npu_graph *
+build_case(const void *arg)
 {
-    uint32_t seed = rng;
-    struct npu_graph *g = build(sh, C, E, H, W);
-    rng = seed;
-    struct npu_model_options o = {.cpu_threads = threads};
-    struct npu_model *m = NULL;
-    CHECK_EQ_INT(NPU_OK, npu_model_from_graph(g, &o, flags | NPU_EXEC_NO_PASSES, &m));
-    int nout = 0;
-    return exec_run_model(m, 2, C, H, W, out, n, &nout);
+    const struct gcase *c = arg;
+    return build(c->sh, c->C, c->E, c->H, c->W);
 }
 
 int
@@ -125,26 +92,13 @@ main(void)
                 W = 13;
             }
             rng = rng * 1664525u + 1013904223u;
-            float *ref[2] = {0}, *got[2] = {0}, *got3[2] = {0};
-            int64_t nr[2] = {0}, ng[2] = {0}, n3[2] = {0};
-            size_t b_ref = run(shapes[i].sh, C, E, H, W, NPU_EXEC_NO_KERNEL_FUSION, 1, ref, nr);
-            size_t b_got = run(shapes[i].sh, C, E, H, W, 0, 1, got, ng);
-            run(shapes[i].sh, C, E, H, W, 0, 3, got3, n3);
-            int nout = shapes[i].sh == SECOND_USE ? 2 : 1;
-            for (int k = 0; k < nout; k++) {
-                CHECK(nr[k] > 0 && nr[k] == ng[k] && nr[k] == n3[k]);
-                bool same = ref[k] && got[k] && got3[k] && nr[k] == ng[k] && nr[k] == n3[k] &&
-                            !memcmp(ref[k], got[k], sizeof(float) * (size_t)nr[k]) &&
-                            !memcmp(ref[k], got3[k], sizeof(float) * (size_t)nr[k]);
-                if (!same)
-                    fprintf(stderr, "shape %d C%lld E%lld %lldx%lld output %d: fused != unfused\n",
-                            (int)shapes[i].sh, (long long)C, (long long)E, (long long)H,
-                            (long long)W, k);
-                CHECK(same);
-                free(ref[k]);
-                free(got[k]);
-                free(got3[k]);
-            }
+            const struct gcase gc = {shapes[i].sh, C, E, H, W};
+            char what[96];
+            snprintf(what, sizeof(what), "shape %d C%lld E%lld %lldx%lld", (int)shapes[i].sh,
+                     (long long)C, (long long)E, (long long)H, (long long)W);
+            size_t b_ref = 0, b_got = 0;
+            exec_fused_vs_unfused(build_case, &gc, shapes[i].sh == SECOND_USE ? 2 : 1, 2, C, H, W,
+                                  what, &b_ref, &b_got);
             if (shapes[i].fuses && can)
                 CHECK(b_got < b_ref);
             if (!shapes[i].fuses)

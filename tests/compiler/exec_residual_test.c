@@ -41,7 +41,7 @@ build(enum shape sh, int64_t C, int64_t H, int64_t W)
     case SMALL:
     case NO_RELU:
     case SECOND_USE: {
-        struct npu_value *a = conv(g, conv(g, x, 1, 3, 1, true), C, 3, 1, false);
+        struct npu_value *a = conv(g, conv(g, x, 1, 3, 1, 1, true), C, 3, 1, 1, false);
         y = unary(g, NPU_OP_ADD, a, x);
         if (sh != NO_RELU)
             y = unary(g, NPU_OP_RELU, y, NULL);
@@ -51,17 +51,17 @@ build(enum shape sh, int64_t C, int64_t H, int64_t W)
     }
     case PROJ_AFTER:
     case PROJ_BEFORE: {
-        struct npu_value *s = sh == PROJ_BEFORE ? conv(g, x, 2 * C, 1, 2, false) : NULL;
-        struct npu_value *a = conv(g, conv(g, x, 1, 1, 1, true), 1, 3, 2, true);
-        a = conv(g, a, 2 * C, 1, 1, false);
+        struct npu_value *s = sh == PROJ_BEFORE ? conv(g, x, 2 * C, 1, 2, 1, false) : NULL;
+        struct npu_value *a = conv(g, conv(g, x, 1, 1, 1, 1, true), 1, 3, 2, 1, true);
+        a = conv(g, a, 2 * C, 1, 1, 1, false);
         if (!s)
-            s = conv(g, x, 2 * C, 1, 2, false);
+            s = conv(g, x, 2 * C, 1, 2, 1, false);
         y = unary(g, NPU_OP_RELU, unary(g, NPU_OP_ADD, a, s), NULL);
         break;
     }
     case BROADCAST: {
         int64_t bd[4] = {1, C, 1, 1};
-        struct npu_value *a = conv(g, x, C, 3, 1, false);
+        struct npu_value *a = conv(g, x, C, 3, 1, 1, false);
         y = unary(g, NPU_OP_RELU, unary(g, NPU_OP_ADD, a, const_rand(g, "bc", 4, bd)), NULL);
         break;
     }
@@ -70,19 +70,16 @@ build(enum shape sh, int64_t C, int64_t H, int64_t W)
     return g;
 }
 
-/* Runs graph sh with the given flags and thread count; the outputs' bytes into out[]. */
-static size_t
-run(enum shape sh, int64_t C, int64_t H, int64_t W, unsigned flags, int threads, float **out,
-    int64_t *n)
+struct gcase {
+    enum shape sh;
+    int64_t C, H, W;
+};
+
+static struct npu_graph *
+build_case(const void *arg)
 {
-    uint32_t seed = rng;
-    struct npu_graph *g = build(sh, C, H, W);
-    rng = seed;
-    struct npu_model_options o = {.cpu_threads = threads};
-    struct npu_model *m = NULL;
-    CHECK_EQ_INT(NPU_OK, npu_model_from_graph(g, &o, flags | NPU_EXEC_NO_PASSES, &m));
-    int nout = 0;
-    return exec_run_model(m, 2, C, H, W, out, n, &nout);
+    const struct gcase *c = arg;
+    return build(c->sh, c->C, c->H, c->W);
 }
 
 int
@@ -108,25 +105,13 @@ main(void)
                 W += 28;
             }
             rng = rng * 1664525u + 1013904223u;
-            float *ref[2] = {0}, *got[2] = {0}, *got3[2] = {0};
-            int64_t nr[2] = {0}, ng[2] = {0}, n3[2] = {0};
-            size_t b_ref = run(shapes[i].sh, C, H, W, NPU_EXEC_NO_KERNEL_FUSION, 1, ref, nr);
-            size_t b_got = run(shapes[i].sh, C, H, W, 0, 1, got, ng);
-            run(shapes[i].sh, C, H, W, 0, 3, got3, n3);
-            int nout = shapes[i].sh == SECOND_USE ? 2 : 1;
-            for (int k = 0; k < nout; k++) {
-                CHECK(nr[k] > 0 && nr[k] == ng[k] && nr[k] == n3[k]);
-                bool same = ref[k] && got[k] && got3[k] && nr[k] == ng[k] && nr[k] == n3[k] &&
-                            !memcmp(ref[k], got[k], sizeof(float) * (size_t)nr[k]) &&
-                            !memcmp(ref[k], got3[k], sizeof(float) * (size_t)nr[k]);
-                if (!same)
-                    fprintf(stderr, "shape %d C%lld %lldx%lld output %d: fused != unfused\n",
-                            (int)shapes[i].sh, (long long)C, (long long)H, (long long)W, k);
-                CHECK(same);
-                free(ref[k]);
-                free(got[k]);
-                free(got3[k]);
-            }
+            const struct gcase gc = {shapes[i].sh, C, H, W};
+            char what[96];
+            snprintf(what, sizeof(what), "shape %d C%lld %lldx%lld", (int)shapes[i].sh,
+                     (long long)C, (long long)H, (long long)W);
+            size_t b_ref = 0, b_got = 0;
+            exec_fused_vs_unfused(build_case, &gc, shapes[i].sh == SECOND_USE ? 2 : 1, 2, C, H, W,
+                                  what, &b_ref, &b_got);
             if (shapes[i].fuses)
                 CHECK(b_got < b_ref);
             printf("shape %d C%-3lld %3lldx%-3lld activations %zu B fused, %zu B unfused\n",

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: MIT
 # What the language-model tests of this folder share: the skip when Debian's torch / numpy
 # are missing, a private compile cache for npu-generate, the test checkpoints of gen-llm.py
-# with their references, the teacher-forced logits' cosine against the reference, and the
-# peak RSS of one npu-generate run. Imported by the test-llm-*.py scripts (their folder is
+# with their references, the teacher-forced logits' cosine against the reference (and the
+# w8a8 check built on it), and the peak RSS of one npu-generate run. Imported by the test-llm-*.py scripts (their folder is
 # on sys.path when they run); not a test itself.
 import atexit
 import contextlib
@@ -100,6 +100,23 @@ def logits_against_reference(np, got_npy, tmp, name):
         return None, None, f"logits shape {got.shape}, want {exp.shape}"
     cos = (got * exp).sum(1) / np.linalg.norm(got, axis=1) / np.linalg.norm(exp, axis=1)
     return cos, int((got.argmax(1) == exp.argmax(1)).sum()), None
+
+
+def check_teacher_forced(np, base, env, tmp, name, ids, tag, min_cos=0.99):
+    """Run BASE (an npu-generate command up to its options) teacher-forced on IDS, the
+    logits into TMP, against NAME's reference logits: prints an ok / FAIL line for TAG and
+    returns the number of failures (0 or 1). w8a8 does not give fp32's greedy ids exactly,
+    so its check is a cosine of at least MIN_COS at every step (as test-llm-w8a8.py)."""
+    lo = os.path.join(tmp, f"{name}.tf.npy")
+    r = subprocess.run(base + ["--ids", "--quiet", "--force-ids", ids_arg(ids), "--logits-out",
+                               lo], env=env, capture_output=True, text=True)
+    cos, _, why = (None, None, r.stderr) if r.returncode else \
+        logits_against_reference(np, lo, tmp, name)
+    if why or cos.min() < min_cos:
+        print(f"FAIL {tag}: teacher-forced logits: {why or f'cosine min {cos.min():.6f}'}")
+        return 1
+    print(f"ok   {tag}: teacher-forced logits cosine min {cos.min():.6f}")
+    return 0
 
 
 # each run in its own python child, whose RUSAGE_CHILDREN is that run's peak

@@ -7,7 +7,10 @@
 # post-processor, as TinyLlama), Llama-3 style (<|begin_of_text|> through a Sequence of
 # ByteLevel and TemplateProcessing) add BOS; GPT-2, Qwen2 and SmolLM style (a ByteLevel
 # post-processor) add none. Each folder also carries a tokenizer_config.json naming the
-# tokens as the hub's do. The Llama-3 style folder is given as a hub cache folder
+# tokens as the hub's do; where it says add_bos_token / add_eos_token (LLaMA-2's true, a
+# LLaMA-3 derived folder's false over a BOS template) the reference is Python transformers'
+# rule (the template rebuilt from them: no BOS for the false one), which transformers.js's
+# encode does not apply (its text-generation pipeline does drop special tokens then). The Llama-3 style folder is given as a hub cache folder
 # (models--org--name with refs/main and snapshots/<rev>), which npu-generate follows for
 # the weights and must follow for the tokenizer too. The model behind each tokenizer is a
 # tiny random LLaMA with the tokenizer's vocabulary (only the prompt is compared).
@@ -50,6 +53,11 @@ TOKENIZERS = {
                      "pad_token": "<|endoftext|>"}),
     "smollm-style": ("smollm-style.json", None,
                      {"bos_token": "<|endoftext|>", "eos_token": "<|endoftext|>"}),
+    # a LLaMA-3 derived folder whose tokenizer_config.json turns BOS off over a template that
+    # adds it: no BOS (Python transformers rebuilds the template from add_bos_token)
+    "llama3-nobos": ("llama3-style.json", None,
+                     {"add_bos_token": False, "bos_token": "<|begin_of_text|>",
+                      "eos_token": "<|end_of_text|>"}),
 }
 HUB = "llama3-style"
 
@@ -65,7 +73,17 @@ const fs = require('fs'), path = require('path');
     const tj = JSON.parse(fs.readFileSync(path.join(d, 'tokenizer.json'), 'utf8'));
     const tc = JSON.parse(fs.readFileSync(path.join(d, 'tokenizer_config.json'), 'utf8'));
     const tok = new PreTrainedTokenizer(tj, tc);
-    out[d] = texts.map((t) => Array.from(tok.encode(t)));
+    // tokenizer_config.json's add_bos_token / add_eos_token: Python transformers rebuilds the
+    // template from them (BOS, the text, EOS; a token the file does not name left out);
+    // transformers.js's encode keeps tokenizer.json's, so the rule is applied here
+    const name = (v) => (v && typeof v === 'object' ? v.content : v);
+    const one = (v) => Array.from(tok.encode(name(v), { add_special_tokens: false }));
+    const side = 'add_bos_token' in tc || 'add_eos_token' in tc;
+    out[d] = texts.map((t) => side
+        ? [...(tc.add_bos_token === true && name(tc.bos_token) ? one(tc.bos_token) : []),
+           ...Array.from(tok.encode(t, { add_special_tokens: false })),
+           ...(tc.add_eos_token === true && name(tc.eos_token) ? one(tc.eos_token) : [])]
+        : Array.from(tok.encode(t)));
   }
   console.log(JSON.stringify(out));
 })();
@@ -142,6 +160,8 @@ def main():
             print(f"note: no Hugging Face reference ({why}): BOS rule only")
         for name, (folder, files, tj) in made.items():
             bos = TOKENIZERS[name][1]
+            tcfg = TOKENIZERS[name][2]
+            side = "add_bos_token" in tcfg or "add_eos_token" in tcfg
             bos_id = tj["model"]["vocab"].get(bos) if bos else None
             if bos and bos_id is None:
                 bos_id = next(t["id"] for t in tj["added_tokens"] if t["content"] == bos)
@@ -163,7 +183,9 @@ def main():
                     fails += 1
                 else:
                     print(f"ok   {name} {text!r}: {got}"
-                          + (" = transformers.js encode" if want is not None else "")
+                          + ((" = Python transformers' add_bos_token / add_eos_token over "
+                              "transformers.js encode" if side else " = transformers.js encode")
+                             if want is not None else "")
                           + (f" (BOS {bos} {bos_id} first)" if bos else " (no BOS)"))
     if fails:
         sys.exit(1)

@@ -120,18 +120,8 @@ def main():
                           f"[{hb},1,{hd}]); the cache writes in multi-core submits "
                           f"({nsub} submits in the last step)")
                 if weights == "w8a8":
-                    lo = os.path.join(tmp, f"{name}.w8a8.npy")
-                    r = subprocess.run(base + ["--ids", "--quiet", "--force-ids",
-                                               llmtest.ids_arg(ref["ids"]), "--logits-out", lo],
-                                       env=env, capture_output=True, text=True)
-                    cos, _, why = (None, None, r.stderr) if r.returncode else \
-                        llmtest.logits_against_reference(np, lo, tmp, name)
-                    if why or cos.min() < 0.99:
-                        print(f"FAIL {tag}: teacher-forced logits: "
-                              f"{why or f'cosine min {cos.min():.6f}'}")
-                        fails += 1
-                    else:
-                        print(f"ok   {tag}: teacher-forced logits cosine min {cos.min():.6f}")
+                    fails += llmtest.check_teacher_forced(np, base, env, tmp, name, ref["ids"],
+                                                          tag)
     sys.exit(1 if fails else 0)
 
 

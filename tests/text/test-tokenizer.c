@@ -470,6 +470,39 @@ test_folder(void)
     CHECK_EQ_INT(10, npu_tokenizer_eos(t));
     npu_tokenizer_free(t);
     unlink(path);
+    /* tokenizer_config.json's add_bos_token / add_eos_token replace tokenizer.json's template
+     * (<s> $A) as Python transformers rebuilds it: false drops BOS (BOS stays named), true
+     * adds the file's token, a token the file does not name is left out; without either key
+     * the template stands */
+    static const struct {
+        const char *cfg;
+        int32_t want[3];
+        size_t n;
+    } side[] = {
+        {"{\"add_bos_token\":false,\"bos_token\":\"<s>\",\"eos_token\":\"</s>\"}", {11}, 1},
+        {"{\"add_bos_token\":true,\"add_eos_token\":true,\"bos_token\":\"<s>\","
+         "\"eos_token\":{\"content\":\"</s>\"}}",
+         {1, 11, 2},
+         3},
+        {"{\"add_eos_token\":true,\"eos_token\":\"</s>\"}", {11, 2}, 2},
+        {"{\"add_bos_token\":true,\"bos_token\":null,\"eos_token\":\"</s>\"}", {11}, 1},
+        {"{\"bos_token\":\"<s>\",\"eos_token\":\"</s>\"}", {1, 11}, 2},
+    };
+    snprintf(path, sizeof(path), "%s/tokenizer_config.json", dir);
+    for (size_t k = 0; k < NPU_ARRAY_SIZE(side); k++) {
+        f = fopen(path, "w");
+        fputs(side[k].cfg, f);
+        fclose(f);
+        t = NULL;
+        CHECK_EQ_INT(NPU_OK, npu_tokenizer_load(dir, &t));
+        if (!t)
+            continue;
+        check_ids(t, "hi", 1, side[k].want, side[k].n);
+        check_ids(t, "hi", 0, (int32_t[]){11}, 1);
+        CHECK_EQ_INT(1, npu_tokenizer_bos(t)); /* the template's, or the file's */
+        npu_tokenizer_free(t);
+    }
+    unlink(path);
     snprintf(path, sizeof(path), "%s/tokenizer.json", dir);
     unlink(path);
     /* a folder without tokenizer.json */

@@ -5,7 +5,8 @@
  * writable and exactly len bytes (its ends trimmed off the 2 MiB of slack, so that
  * munmap(p, len) frees all of it), 2 MiB aligned and marked for huge pages ("hg" in
  * /proc/self/smaps) from 2 MiB on, that populate makes every page resident (mincore) and
- * that a MAP_NORESERVE reservation far larger than the memory is granted.
+ * that a MAP_NORESERVE reservation far larger than the memory is granted, and that nothing of
+ * the slack stays mapped after munmap(p, len) when len is not a whole number of pages.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,14 +105,26 @@ test_sizes(void)
             }
         }
         CHECK(munmap(p, len) == 0);
+        /* and the 2 MiB of slack past it went with the trim: no mapping is left starting
+         * where [p, p + len) ends (the tail of a len that is not whole pages once was) */
+        if (len >= 2 * MIB && !emulated) {
+            uintptr_t tail = (uintptr_t)p + (len + pg - 1) / pg * pg;
+            CHECK(!smaps_entry((const void *)tail, &end, &hg));
+        }
     }
 }
 
+/* populate, by MADV_POPULATE_WRITE or (old_kernel: NPU_MAP_POPULATE_WRITE=0, as a kernel
+ * before 5.14 that refuses it) by mapping the range anew with MAP_POPULATE: every page
+ * resident, zero, and still marked for huge pages */
 static void
-test_populate(void)
+test_populate(bool old_kernel)
 {
     const size_t pg = (size_t)sysconf(_SC_PAGESIZE), len = 4 * MIB + pg;
+    if (old_kernel)
+        setenv("NPU_MAP_POPULATE_WRITE", "0", 1);
     unsigned char *p = npu_map_anon(len, false, true);
+    unsetenv("NPU_MAP_POPULATE_WRITE");
     CHECK(p != NULL);
     if (!p)
         return;
@@ -120,10 +133,16 @@ test_populate(void)
     CHECK(vec && mincore(p, len, vec) == 0);
     for (size_t i = 0; vec && i < npg; i++)
         resident += vec[i] & 1;
-#ifdef MADV_POPULATE_WRITE
-    if (!emulated)
-        CHECK_EQ_INT((long long)npg, (long long)resident); /* older kernels: first touch */
-#endif
+    if (!emulated) /* by either path (a kernel before 5.14 takes MAP_POPULATE's) */
+        CHECK_EQ_INT((long long)npg, (long long)resident);
+    uintptr_t end = 0;
+    bool hg = false;
+    if (!emulated) {
+        CHECK(smaps_entry(p, &end, &hg));
+        CHECK_EQ_INT((long long)((len + pg - 1) / pg * pg), (long long)(end - (uintptr_t)p));
+        if (thp_offered())
+            CHECK(hg);
+    }
     CHECK(all_zero(p, len));
     free(vec);
     CHECK(munmap(p, len) == 0);
@@ -150,7 +169,8 @@ main(void)
     const char *em = getenv("NPU_TEST_EMULATED");
     emulated = em && *em && strcmp(em, "0") != 0;
     test_sizes();
-    test_populate();
+    test_populate(false);
+    test_populate(true);
     if (sizeof(size_t) >= 8)
         test_noreserve();
     return npu_test_done("test-map-anon");

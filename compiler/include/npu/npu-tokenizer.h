@@ -42,7 +42,10 @@ struct npu_tokenizer;
 
 /* path: a tokenizer.json, or a folder holding one (a model folder). From the
  * folder, tokenizer_config.json (bos_token, eos_token) and config.json
- * (bos_token_id, eos_token_id) are read when present to name BOS and EOS. */
+ * (bos_token_id, eos_token_id) are read when present to name BOS and EOS; where
+ * tokenizer_config.json says add_bos_token or add_eos_token, the special tokens
+ * encode adds are BOS (if true) and EOS (if true) around the text, as Python
+ * transformers rebuilds the post-processor, not tokenizer.json's template. */
 enum npu_status npu_tokenizer_load(const char *path, struct npu_tokenizer **out);
 /* The same from a tokenizer.json already in memory (no folder, no side files). */
 enum npu_status npu_tokenizer_load_json(const char *json, size_t len, struct npu_tokenizer **out);

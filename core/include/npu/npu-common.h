@@ -119,7 +119,8 @@ enum npu_status npu_read_file(const char *path, const char *domain, char **buf, 
  * shadow-paging hypervisor (PVM) a second, host-side one charged to the process as user
  * time: 170 MB of fresh 4 KiB pages cost 0.45 s CPU there, in 2 MiB pages 0.02 s.
  * noreserve: MAP_NORESERVE (address space only); populate: every page faulted in now by
- * one call (MADV_POPULATE_WRITE) instead of on first touch. NULL when it cannot be mapped;
+ * one call (MADV_POPULATE_WRITE; before Linux 5.14, the range mapped anew with MAP_POPULATE)
+ * instead of on first touch. NULL when it cannot be mapped;
  * freed with munmap(p, len) (or pieces of it).
  */
 void *npu_map_anon(size_t len, bool noreserve, bool populate);
