@@ -3,8 +3,8 @@
 # The second command of README.md: checks the formatting, then runs the test
 # suite in five stages: the normal build (./build), then its install into a temporary DESTDIR
 # (scripts/test-install.sh); an AddressSanitizer + UndefinedBehaviorSanitizer
-# build (./build-san, without suite 'slow'); the normal build again with the kernel
-# double preloaded, once as the vendor rknpu driver and once as rocket; and an
+# build (./build-san, without suite 'slow'); the normal build's suite 'device' again with
+# the kernel double preloaded, once as the vendor rknpu driver and once as rocket; and an
 # aarch64 cross build (./build-aarch64) whose unit and simulator suites run
 # under qemu-user. Any failure fails the script. Assumes scripts/setup.sh has
 # run (quickstart.sh does it).
