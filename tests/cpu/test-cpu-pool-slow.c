@@ -11,6 +11,7 @@
  * the pool must notice and stop spinning.
  */
 #include <sched.h>
+#include <unistd.h>
 
 #include "../../core/cpu/npu-cpu-internal.h"
 #include "cpu-test-util.h"
@@ -77,8 +78,8 @@ pool_slow_worker(void)
     for (int i = 0; i < 4; i++) {
         for (int k = 0; k < cs[i].nin; k++)
             tt_fill_rand(cs[i].in[k], -1, 1);
-        CHECK_EQ_INT(NPU_OK, run_op(tctx1, cs[i].op, &cs[i].al, cs[i].nin, cs[i].in, 1,
-                                    &cs[i].ref));
+        CHECK_EQ_INT(NPU_OK,
+                     run_op(tctx1, cs[i].op, &cs[i].al, cs[i].nin, cs[i].in, 1, &cs[i].ref));
     }
     for (int nt = 2; nt <= 3; nt++) {
         struct npu_cpu_ctx *ctx = npu_cpu_ctx_create(nt);
@@ -142,6 +143,10 @@ pool_detects_contention(void)
             cpu = c;
     CPU_ZERO(&one);
     CPU_SET(cpu, &one);
+    /* the ordinary time-sharing policy (run under chrt -f, a real-time caller would never
+     * let its worker run until it sleeps) */
+    struct sched_param sp = {0};
+    sched_setscheduler(0, SCHED_OTHER, &sp);
     if (cpu < 0 || sched_setaffinity(0, sizeof(one), &one)) {
         printf("test-cpu-pool-slow: cannot pin to one CPU, contention check skipped\n");
         return;
@@ -162,6 +167,8 @@ pool_detects_contention(void)
                 wrong += hits[i] != 1;
         }
         CHECK_EQ_INT(0, wrong);
+        /* a caller that never left the CPU (a real-time policy) lets the worker check now */
+        usleep(5000);
         int64_t stops = cpu_pool_test_contended(ctx, false);
         if (stops < 1)
             fprintf(stderr, "two threads on one CPU: the pool never stopped spinning\n");
