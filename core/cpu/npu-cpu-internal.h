@@ -67,12 +67,13 @@ struct npu_cpu_ctx {
     int busy;            /* workers that joined the current job and are still in it */
     bool closed;         /* the caller is done with its chunks; late wakers stay out */
     bool quit;
-    int64_t spin_ns;        /* idle threads spin this long before sleeping (npu-cpu.c) */
-    bool spin_adapt;        /* stop spinning for a while when a spinning thread loses its CPU */
-    int64_t spin_off_until; /* atomic, CLOCK_MONOTONIC ns: nobody spins before this */
-    int64_t spin_backoffs;  /* atomic: how often spinning was stopped */
-    int64_t pub_ns;         /* when the current job was published */
-    int test_slow_tid;      /* tests (cpu_pool_test_slow): this thread sleeps before each chunk */
+    int64_t spin_ns;         /* idle threads spin this long before sleeping (npu-cpu.c) */
+    bool spin_adapt;         /* stop spinning for a while when a spinning thread loses its CPU */
+    int64_t spin_off_until;  /* atomic, CLOCK_MONOTONIC ns: nobody spins before this */
+    int64_t spin_backoffs;   /* atomic: how often spinning was stopped */
+    int64_t spin_backoff_ns; /* atomic: the length of the last stop */
+    int64_t pub_ns;          /* when the current job was published */
+    int test_slow_tid;       /* tests (cpu_pool_test_slow): this thread sleeps before each chunk */
     int64_t test_slow_ns;
     /* the current job */
     cpu_par_fn fn;

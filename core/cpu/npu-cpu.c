@@ -79,8 +79,9 @@ now_ns(void)
  * MobileNetV2 with a build running beside it, against 0.1 ms for a sleeping worker, which the
  * scheduler wakes at once), and a spinning worker can keep the caller, which would publish the
  * next job, off a CPU they share. So a spinning thread that finds it has lost its CPU to
- * another thread marks the pool contended, and for SPIN_BACKOFF_NS nobody spins: idle threads
- * sleep at once; the first spin after that probes again. Losing the CPU shows as two checks of
+ * another thread marks the pool contended, and for a while nobody spins (spin_back_off: 5 ms,
+ * growing to 80 ms while it keeps happening): idle threads sleep at once; the first spin after
+ * that probes again. Losing the CPU shows as two checks of
  * the clock more than SPIN_GAP_NS apart (64 pauses take about a microsecond) or, for a worker,
  * a job seen SPIN_LATE_NS after it was published; it counts only if the thread's involuntary
  * context switches grew meanwhile (getrusage), since a hypervisor that stops the whole vCPU for
@@ -89,7 +90,8 @@ now_ns(void)
 #define SPIN_YIELD_NS 20000
 #define SPIN_GAP_NS 30000
 #define SPIN_LATE_NS 30000
-#define SPIN_BACKOFF_NS 50000000
+#define SPIN_BACKOFF_MIN_NS 5000000
+#define SPIN_BACKOFF_MAX_NS 80000000
 
 /* The calling thread's involuntary context switches so far (-1 if unknown). */
 static long
@@ -109,6 +111,22 @@ spin_allowed(struct npu_cpu_ctx *ctx, int64_t now)
     return ctx->spin_ns > 0 && now >= __atomic_load_n(&ctx->spin_off_until, __ATOMIC_RELAXED);
 }
 
+/* Stops spinning for a while: SPIN_BACKOFF_MIN_NS after an isolated event (a kernel thread
+ * that ran for a moment), twice the last pause, up to SPIN_BACKOFF_MAX_NS, when the previous
+ * one ended less than SPIN_BACKOFF_MAX_NS ago (a machine that stays loaded). Two threads
+ * racing here only blur the pause length. */
+static void
+spin_back_off(struct npu_cpu_ctx *ctx, int64_t now)
+{
+    int64_t off = __atomic_load_n(&ctx->spin_off_until, __ATOMIC_RELAXED);
+    int64_t len = __atomic_load_n(&ctx->spin_backoff_ns, __ATOMIC_RELAXED);
+    len = off > 0 && now - off < SPIN_BACKOFF_MAX_NS ? NPU_MIN(2 * len, SPIN_BACKOFF_MAX_NS)
+                                                     : SPIN_BACKOFF_MIN_NS;
+    __atomic_store_n(&ctx->spin_backoff_ns, len, __ATOMIC_RELAXED);
+    __atomic_store_n(&ctx->spin_off_until, now + len, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&ctx->spin_backoffs, 1, __ATOMIC_RELAXED);
+}
+
 /* Marks the pool contended if this thread was preempted since it counted `cs0`; returns
  * whether it did. */
 static bool
@@ -116,8 +134,7 @@ spin_contended(struct npu_cpu_ctx *ctx, long cs0)
 {
     if (!ctx->spin_adapt || cs0 < 0 || thread_preemptions() == cs0)
         return false;
-    __atomic_store_n(&ctx->spin_off_until, now_ns() + SPIN_BACKOFF_NS, __ATOMIC_RELAXED);
-    __atomic_add_fetch(&ctx->spin_backoffs, 1, __ATOMIC_RELAXED);
+    spin_back_off(ctx, now_ns());
     return true;
 }
 
@@ -294,10 +311,8 @@ cpu_pool_test_slow(struct npu_cpu_ctx *ctx, int tid, int64_t us)
 int64_t
 cpu_pool_test_contended(struct npu_cpu_ctx *ctx, bool mark)
 {
-    if (mark && ctx->spin_adapt) {
-        __atomic_store_n(&ctx->spin_off_until, now_ns() + SPIN_BACKOFF_NS, __ATOMIC_RELAXED);
-        __atomic_add_fetch(&ctx->spin_backoffs, 1, __ATOMIC_RELAXED);
-    }
+    if (mark && ctx->spin_adapt)
+        spin_back_off(ctx, now_ns());
     return __atomic_load_n(&ctx->spin_backoffs, __ATOMIC_RELAXED);
 }
 
