@@ -81,12 +81,13 @@ now_ns(void)
  * next job, off a CPU they share. So a spinning thread that finds it has lost its CPU to
  * another thread marks the pool contended, and for a while nobody spins (spin_back_off: 5 ms,
  * growing to 80 ms while it keeps happening): idle threads sleep at once; the first spin after
- * that probes again. Losing the CPU shows as two checks of
- * the clock more than SPIN_GAP_NS apart (64 pauses take about a microsecond) or, for a worker,
- * a job seen SPIN_LATE_NS after it was published; it counts only if the thread's involuntary
- * context switches grew meanwhile (getrusage), since a hypervisor that stops the whole vCPU for
- * a moment makes the same gap, and sleeping would not help against that. After SPIN_YIELD_NS
- * a spin also yields the CPU in each check. NPU_CPU_SPIN_ADAPT=0 turns the detection off. */
+ * that probes again. Losing the CPU shows as two checks of the clock more than SPIN_GAP_NS
+ * apart (64 pauses take about a microsecond) or, for a worker, a job seen SPIN_LATE_NS after it
+ * was published; it counts only if the thread's involuntary context switches grew meanwhile
+ * (getrusage), since a gap without one (the vCPU paused by the hypervisor, a long interrupt)
+ * is not another thread of this machine, and sleeping would not help against it. After
+ * SPIN_YIELD_NS a spin also yields the CPU in each check. NPU_CPU_SPIN_ADAPT=0 turns the
+ * detection off. */
 #define SPIN_YIELD_NS 20000
 #define SPIN_GAP_NS 30000
 #define SPIN_LATE_NS 30000
