@@ -67,7 +67,14 @@ struct npu_cpu_ctx {
     int busy;            /* workers that joined the current job and are still in it */
     bool closed;         /* the caller is done with its chunks; late wakers stay out */
     bool quit;
-    int64_t spin_ns; /* idle threads spin this long before sleeping (npu-cpu.c) */
+    int64_t spin_ns;         /* idle threads spin this long before sleeping (npu-cpu.c) */
+    bool spin_adapt;         /* stop spinning for a while when a spinning thread loses its CPU */
+    int64_t spin_off_until;  /* atomic, CLOCK_MONOTONIC ns: nobody spins before this */
+    int64_t spin_backoffs;   /* atomic: how often spinning was stopped */
+    int64_t spin_backoff_ns; /* atomic: the length of the last stop */
+    int64_t pub_ns;          /* when the current job was published */
+    int test_slow_tid;       /* tests (cpu_pool_test_slow): this thread sleeps before each chunk */
+    int64_t test_slow_ns;
     /* the current job */
     cpu_par_fn fn;
     void *arg;
@@ -94,6 +101,13 @@ struct npu_cpu_ctx {
     /* the direct convolution's padded input copy (npu-cpu-conv-direct.c), kept between calls */
     float *conv_buf;
     size_t conv_buf_size;
+    /* NPU_CPU_PROFILE: the pool's jobs (cpu_parallel_for calls that used the workers), the
+     * time from publishing a job to its end, the caller's wait for workers still in a chunk
+     * after it ran out of chunks, and who ran the chunks */
+    struct cpu_prof_pool {
+        int64_t jobs, joined, chunks, caller_chunks, waits_50us, waits_1ms;
+        double job_s, wait_s, wait_max_s, join_s; /* join_s: publish to a worker's join */
+    } prof_pool;
 };
 
 /* One fp32 Conv shape in the per-layer profile (npu-cpu-conv.c records, npu-cpu.c prints) */
@@ -112,6 +126,12 @@ double cpu_now(void);
  * kernels: every item is computed the same way whichever thread takes it). Never call it from
  * inside a parallel callback. */
 void cpu_parallel_for(struct npu_cpu_ctx *ctx, int64_t n, int64_t grain, cpu_par_fn fn, void *arg);
+/* Tests only: thread `tid` of the pool sleeps `us` microseconds before each chunk it takes (a
+ * worker the scheduler starves); us = 0 ends it. Call between jobs. */
+void cpu_pool_test_slow(struct npu_cpu_ctx *ctx, int tid, int64_t us);
+/* Tests only: marks the pool contended (idle threads sleep instead of spinning, npu-cpu.c);
+ * returns how often that has happened so far, by this call or by the pool's own detection. */
+int64_t cpu_pool_test_contended(struct npu_cpu_ctx *ctx, bool mark);
 /* The GEMM kernels' per-thread packing buffer of at least n floats (npu-cpu-gemm.c) */
 float *cpu_gemm_pack_buffer(size_t n);
 

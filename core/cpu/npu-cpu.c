@@ -10,6 +10,7 @@
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,16 +23,23 @@ static int prof_clock = CLOCK_MONOTONIC;
 
 /* ---- thread pool ---------------------------------------------------------------------------- */
 
-static void
+/* Runs chunks of the current job until none is left; returns how many this thread ran. */
+static int64_t
 run_chunks(struct npu_cpu_ctx *ctx, int tid)
 {
-    for (;;) {
+    int64_t k = 0;
+    for (;; k++) {
         int64_t b = __atomic_fetch_add(&ctx->next, ctx->chunk, __ATOMIC_RELAXED);
         if (b >= ctx->n)
             break;
         int64_t e = b + ctx->chunk < ctx->n ? b + ctx->chunk : ctx->n;
+        if (ctx->test_slow_ns && tid == ctx->test_slow_tid) {
+            struct timespec ts = {0, (long)ctx->test_slow_ns};
+            nanosleep(&ts, NULL);
+        }
         ctx->fn(ctx->arg, b, e, tid);
     }
+    return k;
 }
 
 struct worker_arg {
@@ -64,48 +72,130 @@ now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Every 64 pauses: true when the spin time is over. After the first SPIN_YIELD_NS the spin
- * yields the core in each check, so on a machine with more runnable threads than cores a
- * spinning thread does not keep the one it waits for (or another process) off the CPU. */
+/* Spinning pays only while every spinning thread has a CPU of its own. When the machine has
+ * more runnable threads than CPUs (another process, or a third thread of ours), a spinning
+ * thread uses up its share of the CPU doing nothing: the scheduler then runs the others in its
+ * place, a worker that spun comes back to a job milliseconds late (measured: 2 to 4 ms mean on
+ * MobileNetV2 with a build running beside it, against 0.1 ms for a sleeping worker, which the
+ * scheduler wakes at once), and a spinning worker can keep the caller, which would publish the
+ * next job, off a CPU they share. So a spinning thread that finds it has lost its CPU to
+ * another thread marks the pool contended, and for a while nobody spins (spin_back_off: 5 ms,
+ * growing to 80 ms while it keeps happening): idle threads sleep at once; the first spin after
+ * that probes again. Losing the CPU shows as two checks of the clock more than SPIN_GAP_NS
+ * apart (64 pauses take about a microsecond) or, for a worker, a job seen SPIN_LATE_NS after it
+ * was published; it counts only if the thread's involuntary context switches grew meanwhile
+ * (getrusage), since a gap without one (the vCPU paused by the hypervisor, a long interrupt)
+ * is not another thread of this machine, and sleeping would not help against it. After
+ * SPIN_YIELD_NS a spin also yields the CPU in each check. NPU_CPU_SPIN_ADAPT=0 turns the
+ * detection off. */
 #define SPIN_YIELD_NS 20000
-static bool
-spin_check(int64_t t0, int64_t spin_ns)
+#define SPIN_GAP_NS 30000
+#define SPIN_LATE_NS 30000
+#define SPIN_BACKOFF_MIN_NS 5000000
+#define SPIN_BACKOFF_MAX_NS 80000000
+
+/* The calling thread's involuntary context switches so far (-1 if unknown). */
+static long
+thread_preemptions(void)
 {
-    int64_t dt = now_ns() - t0;
-    if (dt > spin_ns)
+#ifdef RUSAGE_THREAD
+    struct rusage ru;
+    if (getrusage(RUSAGE_THREAD, &ru) == 0)
+        return ru.ru_nivcsw;
+#endif
+    return -1;
+}
+
+static bool
+spin_allowed(struct npu_cpu_ctx *ctx, int64_t now)
+{
+    return ctx->spin_ns > 0 && now >= __atomic_load_n(&ctx->spin_off_until, __ATOMIC_RELAXED);
+}
+
+/* Stops spinning for a while: SPIN_BACKOFF_MIN_NS after an isolated event (a kernel thread
+ * that ran for a moment), twice the last pause, up to SPIN_BACKOFF_MAX_NS, when the previous
+ * one ended less than SPIN_BACKOFF_MAX_NS ago (a machine that stays loaded). Two threads
+ * racing here only blur the pause length. */
+static void
+spin_back_off(struct npu_cpu_ctx *ctx, int64_t now)
+{
+    int64_t off = __atomic_load_n(&ctx->spin_off_until, __ATOMIC_RELAXED);
+    int64_t len = __atomic_load_n(&ctx->spin_backoff_ns, __ATOMIC_RELAXED);
+    len = off > 0 && now - off < SPIN_BACKOFF_MAX_NS ? NPU_MIN(2 * len, SPIN_BACKOFF_MAX_NS)
+                                                     : SPIN_BACKOFF_MIN_NS;
+    __atomic_store_n(&ctx->spin_backoff_ns, len, __ATOMIC_RELAXED);
+    __atomic_store_n(&ctx->spin_off_until, now + len, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&ctx->spin_backoffs, 1, __ATOMIC_RELAXED);
+}
+
+/* Marks the pool contended if this thread was preempted since it counted `cs0`; returns
+ * whether it did. */
+static bool
+spin_contended(struct npu_cpu_ctx *ctx, long cs0)
+{
+    if (!ctx->spin_adapt || cs0 < 0 || thread_preemptions() == cs0)
+        return false;
+    spin_back_off(ctx, now_ns());
+    return true;
+}
+
+struct spin {
+    int64_t t0, last;
+    long cs0; /* involuntary context switches at the start */
+};
+
+static bool
+spin_start(struct npu_cpu_ctx *ctx, struct spin *sp)
+{
+    sp->t0 = sp->last = now_ns();
+    if (!spin_allowed(ctx, sp->t0))
+        return false;
+    sp->cs0 = ctx->spin_adapt ? thread_preemptions() : -1;
+    return true;
+}
+
+/* Every 64 pauses: true when the spin is over (its time is up, or its thread lost the CPU). */
+static bool
+spin_check(struct npu_cpu_ctx *ctx, struct spin *sp)
+{
+    int64_t t = now_ns();
+    if (t - sp->last > SPIN_GAP_NS && spin_contended(ctx, sp->cs0))
         return true;
-    if (dt > SPIN_YIELD_NS)
+    sp->last = t;
+    if (t - sp->t0 > ctx->spin_ns)
+        return true;
+    if (t - sp->t0 > SPIN_YIELD_NS)
         sched_yield();
     return false;
 }
 
-/* Spins until *p != v (returns true) or the spin time is over (false). */
+/* Spins until *p != v (returns true) or the spin is over (false). */
 static bool
-spin_until_change_u64(const uint64_t *p, uint64_t v, const bool *quit, int64_t spin_ns)
+spin_until_change_u64(struct npu_cpu_ctx *ctx, const uint64_t *p, uint64_t v, struct spin *sp)
 {
-    if (spin_ns <= 0)
+    if (!spin_start(ctx, sp))
         return false;
-    int64_t t0 = now_ns();
     for (unsigned i = 1;; i++) {
-        if (__atomic_load_n(p, __ATOMIC_ACQUIRE) != v || __atomic_load_n(quit, __ATOMIC_RELAXED))
+        if (__atomic_load_n(p, __ATOMIC_ACQUIRE) != v ||
+            __atomic_load_n(&ctx->quit, __ATOMIC_RELAXED))
             return true;
         cpu_relax();
-        if ((i & 63) == 0 && spin_check(t0, spin_ns))
+        if ((i & 63) == 0 && spin_check(ctx, sp))
             return false;
     }
 }
 
 static bool
-spin_until_zero(const int *p, int64_t spin_ns)
+spin_until_zero(struct npu_cpu_ctx *ctx, const int *p)
 {
-    if (spin_ns <= 0)
+    struct spin sp;
+    if (!spin_start(ctx, &sp))
         return false;
-    int64_t t0 = now_ns();
     for (unsigned i = 1;; i++) {
         if (__atomic_load_n(p, __ATOMIC_ACQUIRE) == 0)
             return true;
         cpu_relax();
-        if ((i & 63) == 0 && spin_check(t0, spin_ns))
+        if ((i & 63) == 0 && spin_check(ctx, &sp))
             return false;
     }
 }
@@ -122,9 +212,11 @@ worker_main(void *p)
     uint64_t seen = 0;
     pthread_mutex_lock(&ctx->lock);
     for (;;) {
+        bool spun = false;
+        struct spin sp;
         if (!ctx->quit && ctx->generation == seen) {
             pthread_mutex_unlock(&ctx->lock);
-            spin_until_change_u64(&ctx->generation, seen, &ctx->quit, ctx->spin_ns);
+            spun = spin_until_change_u64(ctx, &ctx->generation, seen, &sp);
             pthread_mutex_lock(&ctx->lock);
         }
         while (!ctx->quit && ctx->generation == seen)
@@ -132,9 +224,15 @@ worker_main(void *p)
         if (ctx->quit)
             break;
         seen = ctx->generation;
+        if (spun && now_ns() - ctx->pub_ns > SPIN_LATE_NS)
+            spin_contended(ctx, sp.cs0); /* spinning, yet late: off the CPU? */
         if (ctx->closed)
             continue; /* woke too late: the caller has finished this job without us */
         __atomic_add_fetch(&ctx->busy, 1, __ATOMIC_RELAXED);
+        if (ctx->prof) {
+            ctx->prof_pool.joined++;
+            ctx->prof_pool.join_s += (now_ns() - ctx->pub_ns) * 1e-9;
+        }
         pthread_mutex_unlock(&ctx->lock);
         run_chunks(ctx, wa.tid);
         pthread_mutex_lock(&ctx->lock);
@@ -160,6 +258,7 @@ cpu_parallel_for(struct npu_cpu_ctx *ctx, int64_t n, int64_t grain, cpu_par_fn f
     int64_t chunk = NPU_DIV_ROUND_UP(n, (int64_t)ctx->nthreads * 4);
     if (chunk < grain)
         chunk = grain;
+    double t0 = ctx->prof ? now_ns() * 1e-9 : 0;
     pthread_mutex_lock(&ctx->lock);
     ctx->fn = fn;
     ctx->arg = arg;
@@ -168,23 +267,54 @@ cpu_parallel_for(struct npu_cpu_ctx *ctx, int64_t n, int64_t grain, cpu_par_fn f
     __atomic_store_n(&ctx->next, 0, __ATOMIC_RELAXED);
     ctx->busy = 0;
     ctx->closed = false;
+    ctx->pub_ns = now_ns();
     __atomic_store_n(&ctx->generation, ctx->generation + 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&ctx->start_cv);
     pthread_mutex_unlock(&ctx->lock);
 
-    run_chunks(ctx, 0);
+    int64_t mine = run_chunks(ctx, 0);
+    double t1 = ctx->prof ? now_ns() * 1e-9 : 0;
 
     /* every chunk is taken; wait for the workers still inside one (spinning first) */
     pthread_mutex_lock(&ctx->lock);
     ctx->closed = true;
     if (ctx->busy > 0) {
         pthread_mutex_unlock(&ctx->lock);
-        spin_until_zero(&ctx->busy, ctx->spin_ns);
+        spin_until_zero(ctx, &ctx->busy);
         pthread_mutex_lock(&ctx->lock);
     }
     while (ctx->busy > 0)
         pthread_cond_wait(&ctx->done_cv, &ctx->lock);
     pthread_mutex_unlock(&ctx->lock);
+    if (ctx->prof) {
+        struct cpu_prof_pool *pp = &ctx->prof_pool;
+        double t2 = now_ns() * 1e-9, w = t2 - t1;
+        pp->jobs++;
+        pp->chunks += NPU_DIV_ROUND_UP(n, chunk);
+        pp->caller_chunks += mine;
+        pp->job_s += t2 - t0;
+        pp->wait_s += w;
+        pp->wait_max_s = w > pp->wait_max_s ? w : pp->wait_max_s;
+        pp->waits_50us += w > 50e-6;
+        pp->waits_1ms += w > 1e-3;
+    }
+}
+
+void
+cpu_pool_test_slow(struct npu_cpu_ctx *ctx, int tid, int64_t us)
+{
+    pthread_mutex_lock(&ctx->lock);
+    ctx->test_slow_tid = tid;
+    ctx->test_slow_ns = us > 0 ? (us < 999999 ? us : 999999) * 1000 : 0;
+    pthread_mutex_unlock(&ctx->lock);
+}
+
+int64_t
+cpu_pool_test_contended(struct npu_cpu_ctx *ctx, bool mark)
+{
+    if (mark && ctx->spin_adapt)
+        spin_back_off(ctx, now_ns());
+    return __atomic_load_n(&ctx->spin_backoffs, __ATOMIC_RELAXED);
 }
 
 enum npu_status
@@ -224,6 +354,8 @@ npu_cpu_ctx_create(int nthreads)
     const char *spin = getenv("NPU_CPU_SPIN_US");
     long spin_us = spin && *spin ? strtol(spin, NULL, 10) : CPU_SPIN_US_DEFAULT;
     ctx->spin_ns = (spin_us < 0 ? 0 : spin_us > 100000 ? 100000 : spin_us) * (int64_t)1000;
+    const char *adapt = getenv("NPU_CPU_SPIN_ADAPT");
+    ctx->spin_adapt = !(adapt && !strcmp(adapt, "0"));
     const char *prof = getenv("NPU_CPU_PROFILE");
     if (prof && *prof && strcmp(prof, "0")) {
         ctx->prof_s = calloc(NPU_OP_COUNT, sizeof(double));
@@ -329,6 +461,17 @@ prof_print(const struct npu_cpu_ctx *ctx)
                     conv_kind[k], ctx->prof_conv_s[k] * 1e3, 100.0 * ctx->prof_conv_s[k] / total,
                     (long long)ctx->prof_conv_n[k],
                     ctx->prof_conv_flop[k] / ctx->prof_conv_s[k] * 1e-9);
+    const struct cpu_prof_pool *pp = &ctx->prof_pool;
+    if (pp->jobs)
+        fprintf(stderr,
+                "  pool: %lld jobs, %.3f ms, workers joined %lld times, ran %lld of %lld chunks;"
+                " caller waited %.3f ms after its last chunk (max %.3f ms, %lld waits > 50 us,"
+                " %lld > 1 ms); mean join latency %.1f us; spinning stopped %lld times\n",
+                (long long)pp->jobs, pp->job_s * 1e3, (long long)pp->joined,
+                (long long)(pp->chunks - pp->caller_chunks), (long long)pp->chunks,
+                pp->wait_s * 1e3, pp->wait_max_s * 1e3, (long long)pp->waits_50us,
+                (long long)pp->waits_1ms, pp->joined ? pp->join_s / pp->joined * 1e6 : 0.0,
+                (long long)ctx->spin_backoffs);
     if (ctx->prof_nlayers)
         fprintf(stderr,
                 "  fp32 Conv by shape (NPU_CPU_PROFILE_LAYERS), in order of first call:\n"

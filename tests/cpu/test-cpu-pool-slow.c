@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-cpu-pool-slow.c: the CPU executor's thread pool when the scheduler does
+ * not give every thread its CPU (core/cpu/npu-cpu.c). A worker that the test
+ * hook slows before each chunk (as a preempted or starved thread) leaves its
+ * chunks to the others, and the pool marked contended (idle threads sleep
+ * instead of spinning) still runs every job: Conv (direct and depthwise),
+ * MatMul and Softmax on 2 and 3 threads must give the same bytes as on 1
+ * thread in every case. Then the pool's own detection: with the caller and
+ * its worker on one CPU, a spinning worker loses that CPU to the caller, and
+ * the pool must notice and stop spinning.
+ */
+#include <sched.h>
+#include <unistd.h>
+
+#include "../../core/cpu/npu-cpu-internal.h"
+#include "cpu-test-util.h"
+#include "npu-test.h"
+
+struct op_case {
+    const char *what;
+    enum npu_op op;
+    int nin;
+    struct npu_tensor *in[3];
+    struct npu_tensor *ref; /* the 1-thread output */
+    struct alist al;
+};
+
+static void
+check_case(struct npu_cpu_ctx *ctx, struct op_case *c, const char *mode)
+{
+    struct npu_tensor *y = tt_new(c->ref->dtype, c->ref->ndim, c->ref->dims);
+    CHECK_EQ_INT(NPU_OK, run_op(ctx, c->op, &c->al, c->nin, c->in, 1, &y));
+    if (!tt_same_bytes(c->ref, y))
+        fprintf(stderr, "%s on %d threads, %s: not the 1-thread bytes\n", c->what, ctx->nthreads,
+                mode);
+    CHECK(tt_same_bytes(c->ref, y));
+    tt_free(y);
+}
+
+static void
+pool_slow_worker(void)
+{
+    struct op_case cs[4] = {{0}};
+    /* Conv 3x3 pad 1, 32 -> 64 channels, 28x28 */
+    cs[0].what = "Conv 3x3";
+    cs[0].op = NPU_OP_CONV;
+    cs[0].nin = 3;
+    cs[0].in[0] = tt(NPU_DTYPE_FP32, 4, 1, 32, 28, 28);
+    cs[0].in[1] = tt(NPU_DTYPE_FP32, 4, 64, 32, 3, 3);
+    cs[0].in[2] = tt(NPU_DTYPE_FP32, 1, 64);
+    al_ints(&cs[0].al, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
+    cs[0].ref = tt(NPU_DTYPE_FP32, 4, 1, 64, 28, 28);
+    /* depthwise 3x3 stride 2, 96 channels, 56x56 */
+    cs[1].what = "depthwise Conv";
+    cs[1].op = NPU_OP_CONV;
+    cs[1].nin = 2;
+    cs[1].in[0] = tt(NPU_DTYPE_FP32, 4, 1, 96, 56, 56);
+    cs[1].in[1] = tt(NPU_DTYPE_FP32, 4, 96, 1, 3, 3);
+    al_ints(&cs[1].al, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
+    al_ints(&cs[1].al, "strides", (const int64_t[]){2, 2}, 2);
+    al_int(&cs[1].al, "group", 96);
+    cs[1].ref = tt(NPU_DTYPE_FP32, 4, 1, 96, 28, 28);
+    /* MatMul 96x384 by 384x200 */
+    cs[2].what = "MatMul";
+    cs[2].op = NPU_OP_MATMUL;
+    cs[2].nin = 2;
+    cs[2].in[0] = tt(NPU_DTYPE_FP32, 2, 96, 384);
+    cs[2].in[1] = tt(NPU_DTYPE_FP32, 2, 384, 200);
+    cs[2].ref = tt(NPU_DTYPE_FP32, 2, 96, 200);
+    /* Softmax over rows of 1000 */
+    cs[3].what = "Softmax";
+    cs[3].op = NPU_OP_SOFTMAX;
+    cs[3].nin = 1;
+    cs[3].in[0] = tt(NPU_DTYPE_FP32, 2, 64, 1000);
+    al_int(&cs[3].al, "axis", -1);
+    cs[3].ref = tt(NPU_DTYPE_FP32, 2, 64, 1000);
+    for (int i = 0; i < 4; i++) {
+        for (int k = 0; k < cs[i].nin; k++)
+            tt_fill_rand(cs[i].in[k], -1, 1);
+        CHECK_EQ_INT(NPU_OK,
+                     run_op(tctx1, cs[i].op, &cs[i].al, cs[i].nin, cs[i].in, 1, &cs[i].ref));
+    }
+    for (int nt = 2; nt <= 3; nt++) {
+        struct npu_cpu_ctx *ctx = npu_cpu_ctx_create(nt);
+        CHECK(ctx != NULL);
+        if (!ctx)
+            continue;
+        for (int i = 0; i < 4; i++) {
+            check_case(ctx, &cs[i], "all threads well");
+            /* worker 1 (and, on 3 threads, then worker 2) sleeps 300 us before each chunk */
+            for (int tid = 1; tid < nt; tid++) {
+                cpu_pool_test_slow(ctx, tid, 300);
+                check_case(ctx, &cs[i], "one worker slowed");
+            }
+            cpu_pool_test_slow(ctx, 0, 0);
+            int64_t before = cpu_pool_test_contended(ctx, false);
+            CHECK(cpu_pool_test_contended(ctx, true) == before + 1);
+            check_case(ctx, &cs[i], "pool contended (no spinning)");
+            cpu_pool_test_slow(ctx, 1, 300);
+            check_case(ctx, &cs[i], "pool contended and one worker slowed");
+            cpu_pool_test_slow(ctx, 0, 0);
+        }
+        npu_cpu_ctx_destroy(ctx);
+    }
+    for (int i = 0; i < 4; i++) {
+        for (int k = 0; k < cs[i].nin; k++)
+            tt_free(cs[i].in[k]);
+        tt_free(cs[i].ref);
+    }
+}
+
+struct busy_job {
+    int64_t *hits;
+};
+
+static void
+busy_task(void *arg, int64_t b, int64_t e, int tid)
+{
+    (void)tid;
+    struct busy_job *j = arg;
+    for (int64_t i = b; i < e; i++) {
+        volatile double x = 1.0;
+        for (int k = 0; k < 2000; k++)
+            x = x * 1.0000001 + 1e-9;
+        __atomic_add_fetch(&j->hits[i], 1, __ATOMIC_RELAXED);
+    }
+}
+
+/* The caller and a spinning worker on one CPU: the worker cannot see a job until the caller
+ * has had that CPU, so it must find itself off the CPU (or late) and stop the spinning. */
+static void
+pool_detects_contention(void)
+{
+    cpu_set_t old, one;
+    if (sched_getaffinity(0, sizeof(old), &old)) {
+        printf("test-cpu-pool-slow: no sched_getaffinity, contention check skipped\n");
+        return;
+    }
+    int cpu = -1;
+    for (int c = 0; c < CPU_SETSIZE && cpu < 0; c++)
+        if (CPU_ISSET(c, &old))
+            cpu = c;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    /* the ordinary time-sharing policy (run under chrt -f, a real-time caller would never
+     * let its worker run until it sleeps) */
+    struct sched_param sp = {0};
+    sched_setscheduler(0, SCHED_OTHER, &sp);
+    if (cpu < 0 || sched_setaffinity(0, sizeof(one), &one)) {
+        printf("test-cpu-pool-slow: cannot pin to one CPU, contention check skipped\n");
+        return;
+    }
+    setenv("NPU_CPU_SPIN_US", "2000", 1);
+    struct npu_cpu_ctx *ctx = npu_cpu_ctx_create(2); /* its worker inherits the one CPU */
+    unsetenv("NPU_CPU_SPIN_US");
+    CHECK(ctx != NULL);
+    if (ctx) {
+        enum { N = 64, JOBS = 400 };
+        int64_t hits[N];
+        int wrong = 0;
+        for (int k = 0; k < JOBS; k++) {
+            memset(hits, 0, sizeof(hits));
+            struct busy_job j = {hits};
+            cpu_parallel_for(ctx, N, 1, busy_task, &j);
+            for (int i = 0; i < N; i++)
+                wrong += hits[i] != 1;
+        }
+        CHECK_EQ_INT(0, wrong);
+        /* a caller that never left the CPU (a real-time policy) lets the worker check now */
+        usleep(5000);
+        int64_t stops = cpu_pool_test_contended(ctx, false);
+        if (stops < 1)
+            fprintf(stderr, "two threads on one CPU: the pool never stopped spinning\n");
+        CHECK(stops >= 1);
+        npu_cpu_ctx_destroy(ctx);
+    }
+    CHECK_EQ_INT(0, sched_setaffinity(0, sizeof(old), &old));
+}
+
+int
+main(void)
+{
+    unsetenv("NPU_CPU_SPIN_ADAPT");
+    unsetenv("NPU_CPU_SPIN_US");
+    tctx_init();
+    pool_slow_worker();
+    pool_detects_contention();
+    tctx_fini();
+    return npu_test_done("test-cpu-pool-slow");
+}
