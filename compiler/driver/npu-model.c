@@ -523,6 +523,17 @@ npu_session_write_state(struct npu_session *s, int input, const struct npu_tenso
 }
 
 enum npu_status
+npu_session_route_output(struct npu_session *s, int output, struct npu_session *dst, int input,
+                         int axis, int64_t start)
+{
+    if (!s || !s->ps || (dst && !dst->ps)) {
+        npu_err(DOM, "state inputs exist on the NPU backends only");
+        return NPU_ERR_UNSUPPORTED;
+    }
+    return npu_prog_session_route_output(s->ps, output, dst ? dst->ps : NULL, input, axis, start);
+}
+
+enum npu_status
 npu_session_split_layers(struct npu_session *s, const struct npu_tensor *inputs, int nin,
                          unsigned cores, struct npu_prog_split_info *info)
 {

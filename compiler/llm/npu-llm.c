@@ -45,6 +45,7 @@
 #include "npu/npu-model.h"
 #include "npu/npu-npub.h"
 #include "npu/npu-partition.h"
+#include "npu/npu-program-check.h"
 #include "npu/npu-program-exec.h"
 #include "npu/npu-program.h"
 #include "npu/npu-timing.h"
@@ -106,6 +107,16 @@ struct npu_llm {
     /* Modeled CPU time of one run of the decode / the prefill program's CPU steps and
      * conversions (RK3588 CPU model v1, cpu_steps_modeled); 0 on the cpu backend. */
     double dec_cpu_model_s, pre_cpu_model_s;
+    /* pre_kv_dev: the prefill writes its k.L / v.L rows into the decode session's state
+     * inputs pre_kv_in[2 l + kv] itself, copied in the NPU's layout where pre_kv_keep (no
+     * conversion), else converted and written; set per prefill program by pre_kv_setup,
+     * only where the decode program keeps and writes its whole cache (!dec_kv_out) */
+    bool pre_kv_dev;
+    int *pre_kv_in;
+    bool *pre_kv_keep; /* per k / v output: kept and copied (else converted and written) */
+    /* the last prefill run: k / v outputs converted, copied on the device and their bytes */
+    int pre_kv_conv, pre_kv_copies;
+    uint64_t pre_kv_bytes;
 };
 
 static double
@@ -156,12 +167,49 @@ cpu_attention(const struct npu_program *pg)
  * all of its cache slots, as the partition priced it. These steps are on each step's critical
  * path (the NPU job after a CPU step waits for it), so a board's step takes about the NPU's
  * modeled time plus this. *n_ops and *n_conv count what was priced. */
+static enum npu_status cpu_steps_modeled_kept(const struct npu_program *pg, int threads,
+                                              const bool *kept, double *out, int *n_ops,
+                                              int *n_conv, int *n_copy);
+
 static enum npu_status
 cpu_steps_modeled(const struct npu_program *pg, int threads, double *out, int *n_ops, int *n_conv)
 {
+    int n_copy;
+    return cpu_steps_modeled_kept(pg, threads, NULL, out, n_ops, n_conv, &n_copy);
+}
+
+/* The modeled cost of copying an NPU tensor's elements as bytes of its memory dtype into
+ * another layout (a routed output moved into the decode session's state, pre_kv_setup): priced
+ * as the model prices a copy of those bytes, a Concat of one input (data movement at Add's
+ * rate per element against the bytes read and written at the model's DRAM bandwidth). */
+static double
+copy_modeled(const struct npu_prog_tensor *t, int threads)
+{
+    struct npu_value a = {0}, b = {0};
+    a.t = t->t;
+    a.t.data = NULL;
+    a.t.dtype = t->mem_dtype != NPU_DTYPE_UNDEFINED ? t->mem_dtype : t->t.dtype;
+    b.t = a.t;
+    struct npu_value *pa = &a, *pb = &b;
+    struct npu_attr ax = {.name = "axis", .type = NPU_ATTR_INT, .i = 0};
+    struct npu_node n = {.op = NPU_OP_CONCAT,
+                         .name = "kv copy",
+                         .in = &pa,
+                         .nin = 1,
+                         .out = &pb,
+                         .nout = 1,
+                         .attr = &ax,
+                         .nattr = 1};
+    return npu_cpu_model_cost(NULL, &n, threads, NULL);
+}
+
+static enum npu_status
+cpu_steps_modeled_kept(const struct npu_program *pg, int threads, const bool *kept, double *out,
+                       int *n_ops, int *n_conv, int *n_copy)
+{
     double sum = 0;
     *out = 0;
-    *n_ops = *n_conv = 0;
+    *n_ops = *n_conv = *n_copy = 0;
     const double rate = npu_cpu_model_convert_rate();
     int most = 0; /* a step's inputs and outputs, at most */
     for (int k = 0; pg && k < pg->n_steps; k++)
@@ -175,6 +223,16 @@ cpu_steps_modeled(const struct npu_program *pg, int threads, double *out, int *n
     }
     for (int k = 0; pg && k < pg->n_steps; k++) {
         const struct npu_prog_step *ps = &pg->steps[k];
+        if (ps->kind == NPU_STEP_CONVERT && ps->nin > 0 && ps->in[0] >= 0 &&
+            ps->in[0] < pg->n_tensors && kept && kept[k]) {
+            /* routed into another session's state as bytes (pre_kv_setup), not converted */
+            double t = copy_modeled(&pg->tensors[ps->in[0]], threads);
+            npu_dbg(DOM, "modeled CPU step: device copy of routed output %s, %.3f us (%s)",
+                    ps->name ? ps->name : "", t * 1e6, npu_cpu_model_v1.name);
+            sum += t;
+            (*n_copy)++;
+            continue;
+        }
         if (ps->kind == NPU_STEP_CONVERT && ps->nin > 0 && ps->in[0] >= 0 &&
             ps->in[0] < pg->n_tensors) {
             /* the rate is fp32 bytes per second, i.e. per element (a dtype pass and a
@@ -657,6 +715,106 @@ breakdown_write(const char *path, const struct npu_prog_run_stats *rs)
     fclose(f);
 }
 
+/* Whether the prefill writes the decode session's device copy of the cache itself
+ * (pre_kv_dev), so that the first decode step uploads nothing: the decode program keeps
+ * every cache input resident and writes it itself (!dec_kv_out), and each cache input
+ * past_k.L / past_v.L (pre_kv_in[2 l + kv]) is a state input [KVH, slots, hd] or V's
+ * [slots, KVH x hd] (v_slots). Where the prefill's output k.L / v.L (output 1 + 2 l + kv)
+ * is made by one conversion from an NC1HWC2 tensor of the state's element type with
+ * [.., KVH, s, hd] elements that no host step reads (not where a CPU attention reads the
+ * converted rows), and the state is [KVH, slots, hd], the prefill session keeps it in device
+ * memory (npu_session_route_output, pre_kv_keep): the run copies its bytes into the state
+ * where it would convert them (kept[step] marks the conversion replaced, for
+ * cpu_steps_modeled_kept); the others are converted as before and their rows written into
+ * the state (npu_session_write_state). NPU_LLM_PREFILL_KV_HOST=1: neither (A/B). */
+static enum npu_status
+pre_kv_setup(struct npu_llm *m, int s, bool **kept)
+{
+    const struct llm_config *c = &m->ck.cfg;
+    const struct npu_program *pp = npu_model_program(m->pre), *dp = npu_model_program(m->dec);
+    const char *env = getenv("NPU_LLM_PREFILL_KV_HOST");
+    const int L = c->n_layers, KVH = c->n_kv_heads, hd = c->head_dim;
+    *kept = NULL;
+    m->pre_kv_dev = false;
+    free(m->pre_kv_in);
+    free(m->pre_kv_keep);
+    m->pre_kv_in = NULL;
+    m->pre_kv_keep = NULL;
+    if (!pp || !dp || m->dec_kv_out || !m->dec_state || (env && env[0] == '1') ||
+        pp->n_outputs != 1 + 2 * L)
+        return NPU_OK;
+    bool *kp = calloc((size_t)pp->n_steps + 1, sizeof(bool));
+    int *in = calloc((size_t)(2 * L), sizeof(int));
+    bool *keep = calloc((size_t)(2 * L), sizeof(bool));
+    if (!kp || !in || !keep) {
+        free(kp);
+        free(in);
+        free(keep);
+        return NPU_ERR_NOMEM;
+    }
+    bool ok = true;
+    for (int o = 1; o < 1 + 2 * L && ok; o++) {
+        const int l = (o - 1) / 2, kv = (o - 1) % 2;
+        char nm[32];
+        snprintf(nm, sizeof(nm), "past_%c.%d", kv ? 'v' : 'k', l);
+        const size_t nl = strlen(nm);
+        int q = -1;
+        for (int k = 0; k < dp->n_inputs && k < npu_model_num_inputs(m->dec); k++) {
+            const struct npu_io_info *ii = npu_model_input(m->dec, k);
+            /* a state input is named after its conversion (past_k.0.to_npu.npu) */
+            if (ii && ii->name && !strncmp(ii->name, nm, nl) &&
+                (ii->name[nl] == '\0' || ii->name[nl] == '.'))
+                q = k;
+        }
+        const struct npu_prog_tensor *t = q >= 0 ? &dp->tensors[dp->inputs[q]] : NULL;
+        const bool heads = t && t->t.ndim == 3 && t->t.dims[0] == KVH && t->t.dims[2] == hd;
+        const bool vs =
+            t && kv && m->v_slots && t->t.ndim == 2 && t->t.dims[1] == (int64_t)KVH * hd;
+        ok = t && m->dec_state[q] && (heads || vs);
+        in[o - 1] = q;
+        int step = -1;
+        bool read = false;
+        for (int k = 0; ok && k < pp->n_steps; k++) {
+            if (pp->steps[k].kind == NPU_STEP_CONVERT && pp->steps[k].nout > 0 &&
+                pp->steps[k].out[0] == pp->outputs[o])
+                step = k;
+            /* a host step that reads the converted rows (a CPU attention) needs them */
+            for (int j = 0; j < pp->steps[k].nin; j++)
+                read |= pp->steps[k].in[j] == pp->outputs[o];
+        }
+        const struct npu_prog_tensor *a =
+            ok && step >= 0 ? &pp->tensors[pp->steps[step].in[0]] : NULL;
+        keep[o - 1] =
+            heads && !read && a && a->place == NPU_PLACE_NPU && a->layout == NPU_LAYOUT_NC1HWC2 &&
+            npu_prog_mem_dtype(a) == NPU_DTYPE_FP16 && npu_prog_mem_dtype(t) == NPU_DTYPE_FP16 &&
+            a->t.ndim >= 3 && a->t.dims[a->t.ndim - 3] == KVH && a->t.dims[a->t.ndim - 2] == s &&
+            a->t.dims[a->t.ndim - 1] == hd && npu_tensor_numel(&a->t) == (int64_t)KVH * s * hd;
+        if (keep[o - 1])
+            kp[step] = true;
+    }
+    enum npu_status st = NPU_OK;
+    int done = 0;
+    /* the prefill runs on an empty context: its rows go to positions 0 .. s - 1 */
+    for (int o = 1; ok && o < 1 + 2 * L && !st; o++, done++)
+        if (keep[o - 1])
+            st = npu_session_route_output(m->pre_s, o, m->dec_s, in[o - 1], 1, 0);
+    if (!ok || st) {
+        npu_dbg(DOM, "the prefill's k/v rows reach the decode session through the host's copy");
+        for (int o = 1; o < 1 + done - (st ? 1 : 0); o++)
+            if (keep[o - 1])
+                npu_session_route_output(m->pre_s, o, NULL, 0, 0, 0);
+        free(kp);
+        free(in);
+        free(keep);
+        return st == NPU_ERR_NOMEM ? st : NPU_OK;
+    }
+    m->pre_kv_dev = true;
+    m->pre_kv_in = in;
+    m->pre_kv_keep = keep;
+    *kept = kp;
+    return NPU_OK;
+}
+
 /* Runs s tokens at positions len.. through prefill (past 0) or the decode
  * step (past = max_context), appends their k/v to the cache, copies the last
  * token's logits into m->last. */
@@ -843,9 +1001,30 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
         } else {
             memcpy(m->last, out[0].data, (size_t)c->vocab * sizeof(float));
         }
+        if (prefill) {
+            m->pre_kv_conv = m->pre_kv_copies = 0;
+            m->pre_kv_bytes = 0;
+        }
+        for (int l = 0; l < nkv && !st && prefill && m->pre_kv_dev; l++)
+            for (int kv = 0; kv < 2 && !st; kv++) {
+                /* routed: the run copied its NPU bytes into the decode session's device
+                 * copy, nothing converted (pre_kv_setup) */
+                if (!m->pre_kv_keep[2 * l + kv])
+                    continue;
+                if (m->len) {
+                    npu_err(DOM, "the prefill's k/v rows were copied to position 0, not %d",
+                            m->len);
+                    st = NPU_ERR_INTERNAL;
+                }
+                m->pre_kv_copies++;
+                m->pre_kv_bytes += (uint64_t)KVH * s * hd * 2; /* fp16 (pre_kv_setup) */
+            }
         for (int l = 0; l < nkv && !st; l++)
             for (int kv = 0; kv < 2; kv++) {
+                if (prefill && m->pre_kv_dev && m->pre_kv_keep[2 * l + kv])
+                    continue; /* copied above */
                 const struct npu_tensor *o = &out[1 + 2 * l + kv];
+                m->pre_kv_conv += prefill;
                 if (o->dtype != NPU_DTYPE_FP32 || npu_tensor_numel(o) != (int64_t)KVH * s * hd) {
                     npu_err(DOM, "the program's key/value output %d has the wrong shape",
                             1 + 2 * l + kv);
@@ -864,6 +1043,26 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
                                    (size_t)s * hd * sizeof(float));
                 /* the device copy: the new rows only, at the current length */
                 int q = kv0 + 2 * l + kv;
+                if (prefill && m->pre_kv_dev) {
+                    /* the decode session's device copy, written by the prefill: V as
+                     * [slots, KVH x hd] from the host's copy just written, else [KVH, s, hd] */
+                    const int qd = m->pre_kv_in[2 * l + kv];
+                    const bool vs = kv && m->v_slots;
+                    struct npu_tensor blk = {.dtype = NPU_DTYPE_FP32,
+                                             .ndim = vs ? 2 : 3,
+                                             .dims = {vs ? s : KVH, vs ? (int64_t)KVH * hd : s, hd},
+                                             .data = vs ? (void *)(dst + (size_t)m->len * KVH * hd)
+                                                        : (void *)src};
+                    if (vs)
+                        blk.dims[2] = 0;
+                    st = npu_session_write_state(m->dec_s, qd, &blk, vs ? 0 : 1, m->len);
+                    if (st) {
+                        npu_err(DOM, "cannot write the prefill's rows into the device copy of the "
+                                     "KV cache");
+                        break;
+                    }
+                    continue;
+                }
                 if (!prefill && m->dec_state && m->dec_state[q] && !m->dev_writes) {
                     struct npu_tensor row = {.dtype = NPU_DTYPE_FP32,
                                              .ndim = 4,
@@ -888,7 +1087,7 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
                 }
             }
         if (!st)
-            m->dev_len = prefill ? -1 : m->len + s;
+            m->dev_len = prefill && !m->pre_kv_dev ? -1 : m->len + s;
     }
     free(ts);
     free(in);
@@ -1131,6 +1330,8 @@ npu_llm_free(struct npu_llm *m)
     npu_session_destroy(m->dec_s);
     npu_model_free(m->dec);
     free(m->dec_state);
+    free(m->pre_kv_in);
+    free(m->pre_kv_keep);
     llm_weights_free(&m->ck.cfg, &m->w);
     llm_quant_free(&m->quant);
     llm_checkpoint_close(&m->ck);
@@ -1299,11 +1500,14 @@ npu_llm_generate(struct npu_llm *m, const int32_t *prompt, int n, int max_new,
             m->pre_s = NULL;
             m->pre_split = false;
             if (!(st = make_model(m, nf, 0, &m->pre, &m->pre_s))) {
-                int ops, conv;
+                int ops, conv, copies;
+                bool *kept = NULL;
                 m->pre_cpu_model_s = 0;
-                if (strcmp(npu_model_backend(m->pre), "cpu"))
-                    st = cpu_steps_modeled(npu_model_program(m->pre), m->o.cpu_threads,
-                                           &m->pre_cpu_model_s, &ops, &conv);
+                m->pre_kv_dev = false;
+                if (strcmp(npu_model_backend(m->pre), "cpu") && !(st = pre_kv_setup(m, nf, &kept)))
+                    st = cpu_steps_modeled_kept(npu_model_program(m->pre), m->o.cpu_threads, kept,
+                                                &m->pre_cpu_model_s, &ops, &conv, &copies);
+                free(kept);
                 m->pre_len = st ? 0 : nf; /* not priced: made again next time */
             }
             s->compile_s += now() - t0;
@@ -1311,6 +1515,11 @@ npu_llm_generate(struct npu_llm *m, const int32_t *prompt, int n, int max_new,
         if (!st)
             st = run(m, seq, nf, true, &s->prefill_host_s, &s->prefill_modeled_s,
                      &s->prefill_npu_wait_s, &s->prefill_host_cpu_s, &s->prefill_cpu_modeled_s);
+        if (!st) {
+            s->prefill_kv_converted += m->pre_kv_conv;
+            s->prefill_kv_device_copies += m->pre_kv_copies;
+            s->prefill_kv_copy_bytes += m->pre_kv_bytes;
+        }
     } else {
         for (int i = 0; i < nf && !st; i++)
             st = run(m, seq + i, 1, false, &s->prefill_host_s, &s->prefill_modeled_s,

@@ -81,6 +81,14 @@ struct sjob {
     struct task_rec *rec; /* per task, while recording */
 };
 
+/* A CONVERT step whose NPU tensor is copied into another session's state input instead
+ * (npu_prog_session_route_output); dst NULL: converted as usual. */
+struct route {
+    struct npu_prog_session *dst;
+    int input, axis;
+    int64_t start;
+};
+
 struct npu_prog_session {
     struct npu_prog_model *m;
     int core;
@@ -92,9 +100,13 @@ struct npu_prog_session {
     struct npu_tensor *views;    /* per tensor: host data or NPU mapping */
     struct npu_cpu_prep **preps; /* per step: CPU load-time work (prog_cpu_prepare) or NULL */
     struct npu_job *pending;     /* a job that outlived its wait */
+    struct route *route;         /* per step: a CONVERT routed (npu_prog_session_route_output) */
+    bool *kept;                  /* per output: routed, no host data */
     bool rec_on;                 /* record every task's figures (simulator) */
     char err[640];
 };
+
+static enum npu_status route_step(struct npu_prog_session *s, int step);
 
 static double
 now(void)
@@ -453,6 +465,8 @@ npu_prog_session_destroy(struct npu_prog_session *s)
     for (int i = 0; s->preps && i < s->m->p->n_steps; i++)
         npu_cpu_prep_free(s->preps[i]);
     free(s->preps);
+    free(s->route);
+    free(s->kept);
     npu_bo_destroy(s->state);
     npu_bo_destroy(s->act);
     npu_cpu_ctx_destroy(s->ctx);
@@ -1101,6 +1115,12 @@ npu_prog_session_run(struct npu_prog_session *s, const struct npu_tensor *inputs
             rs->cpu_s += now() - a;
             break;
         case NPU_STEP_CONVERT:
+            if (s->route && s->route[i].dst) {
+                /* its output routed into another session's state: bytes, no conversion */
+                st = route_step(s, i);
+                rs->convert_s += now() - a;
+                break;
+            }
             st = run_convert(s, i);
             rs->convert_s += now() - a;
             rs->convert_steps++;
@@ -1125,6 +1145,10 @@ npu_prog_session_run(struct npu_prog_session *s, const struct npu_tensor *inputs
         const struct npu_prog_tensor *t = &p->tensors[ti];
         struct npu_tensor *o = &outputs[i];
         *o = t->t;
+        if (s->kept && s->kept[i]) {
+            o->data = NULL; /* routed into a state (npu_prog_session_route_output) */
+            continue;
+        }
         if (s->m->out_off[i] == UINT64_MAX) {
             o->data = s->views[ti].data;
             continue;
@@ -1297,5 +1321,164 @@ npu_prog_session_write_state(struct npu_prog_session *s, int input, const struct
             }
     if (hi > lo)
         return npu_bo_sync(s->state, NPU_SYNC_TO_DEVICE, lo, hi - lo);
+    return NPU_OK;
+}
+
+/* ---- outputs routed into another session's state (npu_prog_session_route_output) ----- */
+
+/* The CONVERT step that makes graph output `output` from an NPU tensor, when it is the only
+ * step that writes the output's host tensor, nothing else reads that tensor and the NPU
+ * tensor is held as fp16 / fp32 NC1HWC2 with the output's element count; -1 otherwise. */
+static int
+output_convert_step(const struct npu_program *p, int output)
+{
+    if (output < 0 || output >= p->n_outputs)
+        return -1;
+    const int ti = p->outputs[output];
+    int step = -1;
+    for (int i = 0; i < p->n_steps; i++) {
+        const struct npu_prog_step *stp = &p->steps[i];
+        for (int k = 0; k < stp->nin; k++)
+            if (stp->in[k] == ti)
+                return -1; /* read by a later step */
+        for (int k = 0; k < stp->nout; k++)
+            if (stp->out[k] == ti) {
+                if (step >= 0 || stp->kind != NPU_STEP_CONVERT || k)
+                    return -1;
+                step = i;
+            }
+    }
+    for (int k = 0; k < p->n_inputs; k++)
+        if (p->inputs[k] == ti)
+            return -1;
+    if (step < 0)
+        return -1;
+    const struct npu_prog_tensor *a = &p->tensors[p->steps[step].in[0]], *b = &p->tensors[ti];
+    enum npu_dtype md = npu_prog_mem_dtype(a);
+    if (a->place != NPU_PLACE_NPU || a->layout != NPU_LAYOUT_NC1HWC2 || a->npu_offset ||
+        (md != NPU_DTYPE_FP16 && md != NPU_DTYPE_FP32) ||
+        npu_tensor_numel(&a->t) != npu_tensor_numel(&b->t))
+        return -1;
+    return step;
+}
+
+/* Copies NPU tensor ai of src (held as fp16 / fp32 NC1HWC2) into state input `input` of dst,
+ * its elements (row-major) being the state's dims with n entries along axis at start ..;
+ * check_only: validate, write nothing. */
+static enum npu_status
+copy_into_state(struct npu_prog_session *dst, int input, int axis, int64_t start,
+                struct npu_prog_session *src, int ai, bool check_only, uint64_t *bytes)
+{
+    const struct npu_program *dp = dst->m->p, *sp = src->m->p;
+    if (input < 0 || input >= dp->n_inputs) {
+        npu_err(PROG_DOM, "state copy: input %d (the program has %d)", input, dp->n_inputs);
+        return NPU_ERR_INVALID;
+    }
+    const struct npu_prog_tensor *t = &dp->tensors[dp->inputs[input]], *a = &sp->tensors[ai];
+    const char *nm = t->name ? t->name : "";
+    const enum npu_dtype md = npu_prog_mem_dtype(t);
+    if (t->place != NPU_PLACE_NPU || t->buffer != NPU_BUF_STATE ||
+        t->layout != NPU_LAYOUT_NC1HWC2 || t->npu_offset || md != npu_prog_mem_dtype(a)) {
+        npu_err(PROG_DOM,
+                "state copy: input %d '%s' is not a state input held as the source's %s "
+                "NC1HWC2",
+                input, nm, npu_dtype_name(npu_prog_mem_dtype(a)));
+        return NPU_ERR_UNSUPPORTED;
+    }
+    const int nd = t->t.ndim;
+    uint64_t inner = 1, outer = 1;
+    if (axis < 0 || axis >= nd) {
+        npu_err(PROG_DOM, "state copy: axis %d of input %d '%s' (rank %d)", axis, input, nm, nd);
+        return NPU_ERR_INVALID;
+    }
+    for (int d = axis + 1; d < nd; d++)
+        inner *= (uint64_t)t->t.dims[d];
+    for (int d = 0; d < axis; d++)
+        outer *= (uint64_t)t->t.dims[d];
+    const uint64_t e = (uint64_t)npu_tensor_numel(&a->t), dim = (uint64_t)t->t.dims[axis];
+    const uint64_t n = outer * inner > 0 ? e / (outer * inner) : 0;
+    if (!n || n * outer * inner != e || start < 0 || (uint64_t)start > dim ||
+        n > dim - (uint64_t)start) {
+        npu_err(PROG_DOM,
+                "state copy: %llu elements are not a block of input %d '%s' at position %lld "
+                "of axis %d",
+                (unsigned long long)e, input, nm, (long long)start, axis);
+        return NPU_ERR_INVALID;
+    }
+    if (check_only)
+        return NPU_OK;
+    enum npu_status st = sync_tensor(src, a, NPU_SYNC_FROM_DEVICE);
+    if (st)
+        return st;
+    const size_t es = npu_dtype_size(md);
+    const uint8_t *sb = src->views[ai].data;
+    uint8_t *db = dst->state_map;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (uint64_t o = 0; o < outer; o++)
+        for (uint64_t k = 0; k < n; k++)
+            for (uint64_t j = 0; j < inner; j++) {
+                const uint64_t si = (o * n + k) * inner + j;
+                const uint64_t di = (o * dim + (uint64_t)start + k) * inner + j;
+                /* the source's offsets are relative to its view (its data pointer) */
+                uint64_t so = nc1hwc2_offset(a, si, es), off = nc1hwc2_offset(t, di, es);
+                if (so == UINT64_MAX || off == UINT64_MAX || so - a->offset + es > a->bytes ||
+                    off + es > t->offset + t->bytes) {
+                    npu_err(PROG_DOM, "state copy: element %llu outside its view",
+                            (unsigned long long)si);
+                    return NPU_ERR_CORRUPT;
+                }
+                memcpy(db + off, sb + (so - a->offset), es);
+                lo = NPU_MIN(lo, off);
+                hi = NPU_MAX(hi, off + es);
+            }
+    if (bytes)
+        *bytes = e * es;
+    if (hi > lo)
+        return npu_bo_sync(dst->state, NPU_SYNC_TO_DEVICE, lo, hi - lo);
+    return NPU_OK;
+}
+
+static enum npu_status
+route_step(struct npu_prog_session *s, int step)
+{
+    const struct route *r = &s->route[step];
+    const struct npu_prog_step *stp = &s->m->p->steps[step];
+    enum npu_status st =
+        copy_into_state(r->dst, r->input, r->axis, r->start, s, stp->in[0], false, NULL);
+    if (st)
+        return run_fail(s, st, "step %d '%s': copy into the state of another session failed", step,
+                        stp->name ? stp->name : "");
+    return NPU_OK;
+}
+
+enum npu_status
+npu_prog_session_route_output(struct npu_prog_session *s, int output, struct npu_prog_session *dst,
+                              int input, int axis, int64_t start)
+{
+    if (!s)
+        return NPU_ERR_INVALID;
+    const struct npu_program *p = s->m->p;
+    if (output < 0 || output >= p->n_outputs) {
+        npu_err(PROG_DOM, "route output: output %d (the program has %d)", output, p->n_outputs);
+        return NPU_ERR_INVALID;
+    }
+    int step = output_convert_step(p, output);
+    if (step < 0) {
+        npu_err(PROG_DOM,
+                "route output: output %d '%s' is not made by one conversion from an NC1HWC2 "
+                "tensor that nothing else reads",
+                output,
+                p->tensors[p->outputs[output]].name ? p->tensors[p->outputs[output]].name : "");
+        return NPU_ERR_UNSUPPORTED;
+    }
+    enum npu_status st;
+    if (dst && (st = copy_into_state(dst, input, axis, start, s, p->steps[step].in[0], true, NULL)))
+        return st;
+    if (!s->route && !(s->route = calloc((size_t)p->n_steps + 1, sizeof(*s->route))))
+        return NPU_ERR_NOMEM;
+    if (!s->kept && !(s->kept = calloc((size_t)p->n_outputs + 1, sizeof(bool))))
+        return NPU_ERR_NOMEM;
+    s->route[step] = (struct route){.dst = dst, .input = input, .axis = axis, .start = start};
+    s->kept[output] = dst != NULL;
     return NPU_OK;
 }

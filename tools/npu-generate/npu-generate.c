@@ -373,6 +373,11 @@ main(int argc, char **argv)
                     "modeled in series",
                     s.prefill_modeled_s * 1e3, label, s.prefill_cpu_modeled_s * 1e3, s.cpu_model,
                     (s.prefill_modeled_s + s.prefill_cpu_modeled_s) * 1e3);
+        if (s.prefill_kv_converted || s.prefill_kv_device_copies)
+            fprintf(stderr,
+                    "; prefill k/v outputs: %d converted, %d copied on the device (%llu bytes)",
+                    s.prefill_kv_converted, s.prefill_kv_device_copies,
+                    (unsigned long long)s.prefill_kv_copy_bytes);
         fprintf(stderr, "; compile %.3f s\n", s.compile_s);
         fprintf(stderr, "decode: %d token(s), %d step(s)", s.new_tokens, steps);
         if (steps) {

@@ -43,6 +43,11 @@ enum npu_status npu_session_run_detailed(struct npu_session *s, const struct npu
  * of a state input (resident in device memory) written between runs. NPU backends only. */
 enum npu_status npu_session_write_state(struct npu_session *s, int input,
                                         const struct npu_tensor *block, int axis, int64_t start);
+/* npu_prog_session_route_output (npu-program-exec.h) on the sessions' program sessions: an
+ * output copied as NPU bytes into another session's state input during each run (data NULL
+ * after it), instead of converted to the host. NPU backends only. */
+enum npu_status npu_session_route_output(struct npu_session *s, int output, struct npu_session *dst,
+                                         int input, int axis, int64_t start);
 
 /* npu_prog_session_split_layers (npu-program-exec.h) on the session's program session:
  * every job split over cores 0 .. cores-1 where the timing model says it pays (simulator

@@ -166,6 +166,12 @@ struct npu_llm_stats {
      * figure is about the sum of the two. */
     double prefill_cpu_modeled_s, decode_cpu_modeled_s;
     const char *cpu_model;
+    /* The prefill's k / v outputs (2 x n_layers per prefill run): converted to the host's
+     * fp32 copy of the cache, or (where the decode program keeps its whole cache in device
+     * memory and writes it itself) left in the NPU's fp16 layout and copied as bytes into
+     * the decode session's device copy (prefill_kv_copy_bytes), nothing converted. */
+    int prefill_kv_converted, prefill_kv_device_copies;
+    uint64_t prefill_kv_copy_bytes;
 };
 
 /* Called for each new token; a nonzero return stops the generation. logits

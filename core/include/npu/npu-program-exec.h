@@ -163,6 +163,20 @@ enum npu_status npu_prog_session_run(struct npu_prog_session *s, const struct np
 enum npu_status npu_prog_session_write_state(struct npu_prog_session *s, int input,
                                              const struct npu_tensor *block, int axis,
                                              int64_t start);
+/*
+ * Routes graph output `output` into state input `input` of dst (another session, of another
+ * program; NULL undoes it): later runs of s, where the CONVERT step that makes the output
+ * would convert it to the host, copy its NPU bytes into dst's state instead (no conversion:
+ * from the tensor's NC1HWC2 layout to the state's, the same element type) and return the
+ * output with data NULL. The output's elements, row-major, are the state's dims with n
+ * entries along `axis`, written at positions start .. start + n - 1 (checked here and at
+ * each run, before anything is written). NPU_ERR_UNSUPPORTED unless the output is made by
+ * one CONVERT step from a tensor held as fp16 / fp32 NC1HWC2 that no other step reads.
+ * dst must outlive the route.
+ */
+enum npu_status npu_prog_session_route_output(struct npu_prog_session *s, int output,
+                                              struct npu_prog_session *dst, int input, int axis,
+                                              int64_t start);
 /* The message of the last failed run ("" after a success). */
 const char *npu_prog_session_error(const struct npu_prog_session *s);
 
