@@ -1376,13 +1376,16 @@ static void
 walk_seek(struct nc_walk *k, const struct npu_prog_tensor *t, size_t es, uint64_t i)
 {
     const uint64_t c2 = 16 / es;
+    uint64_t sh = 0;
+    while (((uint64_t)1 << sh) < c2)
+        sh++;
     *k = (struct nc_walk){.C = t->npu_c,
                           .H = t->npu_h,
                           .W = t->npu_w,
                           .C1 = (t->npu_c + c2 - 1) / c2,
                           .base = t->offset,
                           .es = es,
-                          .sh = c2 == 8 ? 3 : c2 == 4 ? 2 : c2 == 16 ? 4 : 0,
+                          .sh = sh,
                           .hwc = t->npu_order == NPU_VIEW_HWC};
     const uint64_t chw = k->C * k->H * k->W;
     if (!chw || (k->hwc && i >= chw)) {

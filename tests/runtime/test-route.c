@@ -166,8 +166,8 @@ dst_make(struct dst_prog *h, struct dims d, uint32_t order)
 {
     memset(h, 0, sizeof(*h));
     h->t[DC] = npu_t("cache", NPU_BUF_STATE, 0, d.K, d.T, d.D, NPU_DTYPE_FP16, order);
-    h->t[D32] = npu_t("c32", NPU_BUF_STATE, al(h->t[DC].bytes), d.K, d.T, d.D, NPU_DTYPE_FP32,
-                      order);
+    h->t[D32] =
+        npu_t("c32", NPU_BUF_STATE, al(h->t[DC].bytes), d.K, d.T, d.D, NPU_DTYPE_FP32, order);
     h->t[DA] = npu_t("act", NPU_BUF_ACT, 0, d.K, d.T, d.D, NPU_DTYPE_FP16, order);
     uint64_t hb = 0;
     const int pairs[3][2] = {{DC, DCO}, {DA, DAO}, {D32, D32O}};
@@ -262,10 +262,10 @@ f16r(float x)
 #define REFUSED(want, msg, call)                                                                   \
     do {                                                                                           \
         npu_test_log[0] = 0;                                                                       \
-        enum npu_status got_ = (call);                                                               \
-        CHECK_EQ_INT((int)(want), (int)got_);                                                        \
+        enum npu_status got_ = (call);                                                             \
+        CHECK_EQ_INT((int)(want), (int)got_);                                                      \
         if (!strstr(npu_test_log, (msg)))                                                          \
-            fprintf(stderr, "%s: log \"%s\" lacks \"%s\"\n", #call, npu_test_log, (msg));         \
+            fprintf(stderr, "%s: log \"%s\" lacks \"%s\"\n", #call, npu_test_log, (msg));          \
         CHECK(strstr(npu_test_log, (msg)) != NULL);                                                \
     } while (0)
 
@@ -319,7 +319,8 @@ test_refusals(struct npu_device *dev)
             npu_prog_session_route_output(ss, 0, ds, 3, 1, 0));
     REFUSED(NPU_ERR_UNSUPPORTED, "input 1 'act' is not a state input",
             npu_prog_session_route_output(ss, 0, ds, 1, 1, 0));
-    REFUSED(NPU_ERR_UNSUPPORTED, "input 2 'c32' is not a state input held as the source's f16 NC1HWC2",
+    REFUSED(NPU_ERR_UNSUPPORTED,
+            "input 2 'c32' is not a state input held as the source's f16 NC1HWC2",
             npu_prog_session_route_output(ss, 0, ds, 2, 1, 0));
     REFUSED(NPU_ERR_INVALID, "axis 3 of input 0 'cache' (rank 3)",
             npu_prog_session_route_output(ss, 0, ds, 0, 3, 0));
@@ -327,11 +328,13 @@ test_refusals(struct npu_device *dev)
             npu_prog_session_route_output(ss, 0, ds, 0, -1, 0));
     /* 300 elements: not whole [.., 1 .. 9, 20] rows along axis 0 (180 per entry) nor
      * [3, 9, ..] along axis 2 (27 per entry) */
-    REFUSED(NPU_ERR_INVALID, "300 elements are not a block of input 0 'cache' at position 0 of "
-                             "axis 0",
+    REFUSED(NPU_ERR_INVALID,
+            "300 elements are not a block of input 0 'cache' at position 0 of "
+            "axis 0",
             npu_prog_session_route_output(ss, 0, ds, 0, 0, 0));
-    REFUSED(NPU_ERR_INVALID, "300 elements are not a block of input 0 'cache' at position 0 of "
-                             "axis 2",
+    REFUSED(NPU_ERR_INVALID,
+            "300 elements are not a block of input 0 'cache' at position 0 of "
+            "axis 2",
             npu_prog_session_route_output(ss, 0, ds, 0, 2, 0));
     /* 5 rows: 0 .. 4 is the last start of the 9 */
     REFUSED(NPU_ERR_INVALID, "at position 5 of axis 1",
@@ -413,22 +416,25 @@ test_equal(struct npu_device *dev, struct dims d, uint32_t so, uint32_t dorder, 
     CHECK(routed);
     CHECK_EQ_INT(NPU_OK, src_run(s2, d, x, y, &routed));
     CHECK(!routed);
-    struct npu_tensor blk = {.dtype = NPU_DTYPE_FP32, .ndim = 3, .dims = {d.K, d.S, d.D}, .data = y};
+    struct npu_tensor blk = {
+        .dtype = NPU_DTYPE_FP32, .ndim = 3, .dims = {d.K, d.S, d.D}, .data = y};
     CHECK_EQ_INT(NPU_OK, npu_prog_session_write_state(ds2, 0, &blk, 1, start));
     dst_read(ds1, d, g1);
     dst_read(ds2, d, g2);
     for (int k = 0; k < d.K; k++)
         for (int r = 0; r < d.S; r++)
             for (int c = 0; c < d.D; c++)
-                want[((size_t)k * d.T + r + start) * d.D + c] = f16r(x[((size_t)k * d.S + r) * d.D + c]);
+                want[((size_t)k * d.T + r + start) * d.D + c] =
+                    f16r(x[((size_t)k * d.S + r) * d.D + c]);
     int bad1 = 0, bad2 = 0;
     for (size_t i = 0; i < nc; i++) {
         bad1 += g1[i] != g2[i];
         bad2 += g1[i] != want[i];
     }
     if (bad1 || bad2)
-        fprintf(stderr, "orders %u -> %u, [%d, %d, %d] at %lld: %d differ from write_state, %d "
-                        "from the host\n",
+        fprintf(stderr,
+                "orders %u -> %u, [%d, %d, %d] at %lld: %d differ from write_state, %d "
+                "from the host\n",
                 so, dorder, d.K, d.S, d.D, (long long)start, bad1, bad2);
     CHECK_EQ_INT(0, bad1);
     CHECK_EQ_INT(0, bad2);
