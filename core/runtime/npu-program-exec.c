@@ -1362,6 +1362,94 @@ output_convert_step(const struct npu_program *p, int output)
     return step;
 }
 
+/* A walk over the logical (row-major) elements of an NC1HWC2 view (as nc1hwc2_offset reads
+ * it), by runs of elements that lie next to each other in memory: the rest of a C2 group
+ * where the channels are the fastest axis (NPU_VIEW_HWC), one element otherwise. out: the
+ * walk left the view (an HWC view has one image) or the view is empty. */
+struct nc_walk {
+    uint64_t C, H, W, C1, base, es, sh; /* sh: log2 C2 */
+    uint64_t n, c, h, w;
+    bool hwc, out;
+};
+
+static void
+walk_seek(struct nc_walk *k, const struct npu_prog_tensor *t, size_t es, uint64_t i)
+{
+    const uint64_t c2 = 16 / es;
+    uint64_t sh = 0;
+    while (((uint64_t)1 << sh) < c2)
+        sh++;
+    *k = (struct nc_walk){.C = t->npu_c,
+                          .H = t->npu_h,
+                          .W = t->npu_w,
+                          .C1 = (t->npu_c + c2 - 1) / c2,
+                          .base = t->offset,
+                          .es = es,
+                          .sh = sh,
+                          .hwc = t->npu_order == NPU_VIEW_HWC};
+    const uint64_t chw = k->C * k->H * k->W;
+    if (!chw || (k->hwc && i >= chw)) {
+        k->out = true;
+        return;
+    }
+    if (k->hwc) {
+        k->c = i % k->C;
+        k->w = (i / k->C) % k->W;
+        k->h = i / (k->C * k->W);
+    } else {
+        k->n = i / chw;
+        const uint64_t r = i % chw;
+        k->w = r % k->W;
+        k->h = (r / k->W) % k->H;
+        k->c = r / (k->W * k->H);
+    }
+}
+
+static inline uint64_t
+walk_off(const struct nc_walk *k)
+{
+    return k->base + ((k->n * k->C1 + (k->c >> k->sh)) * k->H * k->W + k->h * k->W + k->w) * 16 +
+           (k->c & ((1u << k->sh) - 1)) * k->es;
+}
+
+/* elements from here on that are contiguous in memory (at least 1) */
+static inline uint64_t
+walk_span(const struct nc_walk *k)
+{
+    if (!k->hwc)
+        return 1;
+    const uint64_t c2 = (uint64_t)1 << k->sh;
+    return NPU_MIN(c2 - (k->c & (c2 - 1)), k->C - k->c);
+}
+
+/* m <= walk_span(k) elements on */
+static inline void
+walk_next(struct nc_walk *k, uint64_t m)
+{
+    if (k->hwc) {
+        k->c += m;
+        if (k->c < k->C)
+            return;
+        k->c = 0;
+        if (++k->w < k->W)
+            return;
+        k->w = 0;
+        if (++k->h == k->H)
+            k->out = true;
+        return;
+    }
+    if (++k->w < k->W)
+        return;
+    k->w = 0;
+    if (++k->h < k->H)
+        return;
+    k->h = 0;
+    if (++k->c < k->C)
+        return;
+    k->c = 0;
+    k->n++;
+}
+
 /* Copies NPU tensor ai of src (held as fp16 / fp32 NC1HWC2) into state input `input` of dst,
  * its elements (row-major) being the state's dims with n entries along axis at start ..;
  * check_only: validate, write nothing. */
@@ -1413,24 +1501,33 @@ copy_into_state(struct npu_prog_session *dst, int input, int axis, int64_t start
     const size_t es = npu_dtype_size(md);
     const uint8_t *sb = src->views[ai].data;
     uint8_t *db = dst->state_map;
-    uint64_t lo = UINT64_MAX, hi = 0;
-    for (uint64_t o = 0; o < outer; o++)
-        for (uint64_t k = 0; k < n; k++)
-            for (uint64_t j = 0; j < inner; j++) {
-                const uint64_t si = (o * n + k) * inner + j;
-                const uint64_t di = (o * dim + (uint64_t)start + k) * inner + j;
-                /* the source's offsets are relative to its view (its data pointer) */
-                uint64_t so = nc1hwc2_offset(a, si, es), off = nc1hwc2_offset(t, di, es);
-                if (so == UINT64_MAX || off == UINT64_MAX || so - a->offset + es > a->bytes ||
-                    off + es > t->offset + t->bytes) {
-                    npu_err(PROG_DOM, "state copy: element %llu outside its view",
-                            (unsigned long long)si);
-                    return NPU_ERR_CORRUPT;
-                }
-                memcpy(db + off, sb + (so - a->offset), es);
-                lo = NPU_MIN(lo, off);
-                hi = NPU_MAX(hi, off + es);
+    uint64_t lo = UINT64_MAX, hi = 0, si = 0;
+    struct nc_walk ws, wd;
+    /* the elements of one outer index are consecutive on both sides: copied by the runs
+     * that are contiguous in both layouts (a C2 group of 16 bytes where the channels are
+     * the fastest axis), each checked inside its view */
+    for (uint64_t o = 0; o < outer; o++) {
+        walk_seek(&ws, a, es, o * n * inner);
+        walk_seek(&wd, t, es, (o * dim + (uint64_t)start) * inner);
+        for (uint64_t rem = n * inner; rem;) {
+            const uint64_t m = NPU_MIN(rem, NPU_MIN(walk_span(&ws), walk_span(&wd)));
+            const uint64_t so = walk_off(&ws), off = walk_off(&wd), len = m * es;
+            /* the source's offsets are relative to its view (its data pointer) */
+            if (ws.out || wd.out || so - a->offset + len > a->bytes ||
+                off + len > t->offset + t->bytes) {
+                npu_err(PROG_DOM, "state copy: element %llu outside its view",
+                        (unsigned long long)si);
+                return NPU_ERR_CORRUPT;
             }
+            memcpy(db + off, sb + (so - a->offset), len);
+            lo = NPU_MIN(lo, off);
+            hi = NPU_MAX(hi, off + len);
+            walk_next(&ws, m);
+            walk_next(&wd, m);
+            rem -= m;
+            si += m;
+        }
+    }
     if (bytes)
         *bytes = e * es;
     if (hi > lo)

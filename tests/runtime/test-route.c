@@ -1,0 +1,489 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-route.c: npu_prog_session_route_output, an output's fp16 NC1HWC2 bytes copied into
+ * another session's state input instead of converted to the host, on the simulator with
+ * hand-made programs of CONVERT and CPU steps only:
+ *   source: x (a state input [K, S, D], fp16) -CONVERT-> y (output 0); x2 (an ACT input)
+ *           -CONVERT-> z (output 1) -Relu-> r (output 2);
+ *   dest:   cache [K, T, D] (state, fp16), act (ACT input) and c32 (state held as fp32),
+ *           each converted to an output so that a run reads them back.
+ * Checked: each refusal (output out of range, an output read by a later step or made by a
+ * CPU step, destination input out of range / not a state / another element type, an axis
+ * out of range, an element count that is not a block along the axis, start past the end)
+ * returns an error whose message names the problem and changes nothing (the earlier route
+ * and the destination's state stay as they were); the routed bytes equal the output
+ * converted and written with npu_prog_session_write_state, and the host's f16(x) at the
+ * positions, for every pair of view orders (NCHW / HWC, channels not a multiple of C2);
+ * undoing the route gives the output back. A micro-benchmark prints the CPU time of one
+ * GPT-2 small sized copy ([12, 128, 64] into [12, 256, 64]); nothing asserts on it.
+ */
+#include <time.h>
+
+#include "npu-fp16.h"
+#include "npu-test-log.h"
+#include "npu-test.h"
+#include "npu/npu-device.h"
+#include "npu/npu-program-exec.h"
+
+struct dims {
+    int K, S, T, D;
+};
+
+static struct npu_prog_tensor
+npu_t(const char *name, uint32_t buffer, uint64_t offset, int64_t K, int64_t R, int64_t D,
+      enum npu_dtype md, uint32_t order)
+{
+    struct npu_prog_tensor t;
+    memset(&t, 0, sizeof(t));
+    t.name = name;
+    t.t.dtype = NPU_DTYPE_FP32;
+    t.t.ndim = 3;
+    t.t.dims[0] = K;
+    t.t.dims[1] = R;
+    t.t.dims[2] = D;
+    t.place = NPU_PLACE_NPU;
+    t.buffer = buffer;
+    t.offset = offset;
+    t.layout = NPU_LAYOUT_NC1HWC2;
+    t.mem_dtype = md;
+    t.npu_order = order;
+    if (order == NPU_VIEW_HWC) { /* a matrix [K x R, D] */
+        t.npu_c = (uint32_t)D;
+        t.npu_h = (uint32_t)(K * R);
+        t.npu_w = 1;
+    } else { /* a feature map [1, K, R, D] */
+        t.npu_c = (uint32_t)K;
+        t.npu_h = (uint32_t)R;
+        t.npu_w = (uint32_t)D;
+    }
+    t.io_input = t.io_output = -1;
+    t.bytes = npu_prog_tensor_need(&t);
+    return t;
+}
+
+static struct npu_prog_tensor
+host_t(const char *name, uint64_t offset, int64_t K, int64_t R, int64_t D)
+{
+    struct npu_prog_tensor t;
+    memset(&t, 0, sizeof(t));
+    t.name = name;
+    t.t.dtype = NPU_DTYPE_FP32;
+    t.t.ndim = 3;
+    t.t.dims[0] = K;
+    t.t.dims[1] = R;
+    t.t.dims[2] = D;
+    t.place = NPU_PLACE_HOST;
+    t.offset = offset;
+    t.layout = NPU_LAYOUT_NCHW;
+    t.mem_dtype = NPU_DTYPE_FP32;
+    t.bytes = (uint64_t)(K * R * D) * 4;
+    t.io_input = t.io_output = -1;
+    return t;
+}
+
+static uint64_t
+al(uint64_t n)
+{
+    return (n + 63) & ~(uint64_t)63;
+}
+
+/* ---- the source program ----------------------------------------------------------- */
+
+enum { SX, SY, SX2, SZ, SR, S_COUNT };
+enum { X2K = 1, X2R = 2, X2D = 8 };
+
+struct src_prog {
+    struct npu_program p;
+    struct npu_prog_tensor t[S_COUNT];
+    struct npu_prog_step st[3];
+    int in[2], out[3], io[3][2];
+};
+
+static void
+src_make(struct src_prog *h, struct dims d, uint32_t order)
+{
+    memset(h, 0, sizeof(*h));
+    h->t[SX] = npu_t("x", NPU_BUF_STATE, 0, d.K, d.S, d.D, NPU_DTYPE_FP16, order);
+    h->t[SX2] = npu_t("x2", NPU_BUF_ACT, 0, X2K, X2R, X2D, NPU_DTYPE_FP16, NPU_VIEW_NCHW);
+    uint64_t hb = 0;
+    h->t[SY] = host_t("y", hb, d.K, d.S, d.D);
+    hb += al(h->t[SY].bytes);
+    h->t[SZ] = host_t("z", hb, X2K, X2R, X2D);
+    hb += al(h->t[SZ].bytes);
+    h->t[SR] = host_t("r", hb, X2K, X2R, X2D);
+    hb += al(h->t[SR].bytes);
+    h->t[SX].io_input = 0;
+    h->t[SX2].io_input = 1;
+    h->t[SY].io_output = 0;
+    h->t[SZ].io_output = 1;
+    h->t[SR].io_output = 2;
+    h->in[0] = SX;
+    h->in[1] = SX2;
+    h->out[0] = SY;
+    h->out[1] = SZ;
+    h->out[2] = SR;
+    static const char *const nm[3] = {"x.to_host", "x2.to_host", "relu"};
+    const int io[3][2] = {{SX, SY}, {SX2, SZ}, {SZ, SR}};
+    for (int i = 0; i < 3; i++) {
+        h->io[i][0] = io[i][0];
+        h->io[i][1] = io[i][1];
+        h->st[i] = (struct npu_prog_step){.kind = i == 2 ? NPU_STEP_CPU : NPU_STEP_CONVERT,
+                                          .op = i == 2 ? NPU_OP_RELU : NPU_OP_NONE,
+                                          .in = &h->io[i][0],
+                                          .nin = 1,
+                                          .out = &h->io[i][1],
+                                          .nout = 1,
+                                          .name = nm[i]};
+    }
+    h->p = (struct npu_program){.version = NPU_PROGRAM_VERSION,
+                                .tensors = h->t,
+                                .n_tensors = S_COUNT,
+                                .steps = h->st,
+                                .n_steps = 3,
+                                .inputs = h->in,
+                                .n_inputs = 2,
+                                .outputs = h->out,
+                                .n_outputs = 3,
+                                .act_bytes = al(h->t[SX2].bytes),
+                                .host_bytes = hb,
+                                .state_bytes = al(h->t[SX].bytes),
+                                .producer = "test-route"};
+}
+
+/* ---- the destination program ------------------------------------------------------ */
+
+enum { DC, DCO, DA, DAO, D32, D32O, D_COUNT };
+
+struct dst_prog {
+    struct npu_program p;
+    struct npu_prog_tensor t[D_COUNT];
+    struct npu_prog_step st[3];
+    int in[3], out[3], io[3][2];
+};
+
+static void
+dst_make(struct dst_prog *h, struct dims d, uint32_t order)
+{
+    memset(h, 0, sizeof(*h));
+    h->t[DC] = npu_t("cache", NPU_BUF_STATE, 0, d.K, d.T, d.D, NPU_DTYPE_FP16, order);
+    h->t[D32] =
+        npu_t("c32", NPU_BUF_STATE, al(h->t[DC].bytes), d.K, d.T, d.D, NPU_DTYPE_FP32, order);
+    h->t[DA] = npu_t("act", NPU_BUF_ACT, 0, d.K, d.T, d.D, NPU_DTYPE_FP16, order);
+    uint64_t hb = 0;
+    const int pairs[3][2] = {{DC, DCO}, {DA, DAO}, {D32, D32O}};
+    static const char *const onm[3] = {"cache.out", "act.out", "c32.out"};
+    for (int i = 0; i < 3; i++) {
+        h->t[pairs[i][1]] = host_t(onm[i], hb, d.K, d.T, d.D);
+        hb += al(h->t[pairs[i][1]].bytes);
+        h->t[pairs[i][0]].io_input = i;
+        h->t[pairs[i][1]].io_output = i;
+        h->in[i] = pairs[i][0];
+        h->out[i] = pairs[i][1];
+        h->io[i][0] = pairs[i][0];
+        h->io[i][1] = pairs[i][1];
+        h->st[i] = (struct npu_prog_step){.kind = NPU_STEP_CONVERT,
+                                          .in = &h->io[i][0],
+                                          .nin = 1,
+                                          .out = &h->io[i][1],
+                                          .nout = 1,
+                                          .name = onm[i]};
+    }
+    h->p = (struct npu_program){.version = NPU_PROGRAM_VERSION,
+                                .tensors = h->t,
+                                .n_tensors = D_COUNT,
+                                .steps = h->st,
+                                .n_steps = 3,
+                                .inputs = h->in,
+                                .n_inputs = 3,
+                                .outputs = h->out,
+                                .n_outputs = 3,
+                                .act_bytes = al(h->t[DA].bytes),
+                                .host_bytes = hb,
+                                .state_bytes = al(h->t[DC].bytes) + al(h->t[D32].bytes),
+                                .producer = "test-route"};
+}
+
+/* ---- runs ------------------------------------------------------------------------- */
+
+/* A run of the source: x uploaded when given (else resident), x2 zeros; y (NULL when
+ * routed) copied into y_out when both are there. */
+static enum npu_status
+src_run(struct npu_prog_session *s, struct dims d, const float *x, float *y_out, bool *routed)
+{
+    float x2[X2K * X2R * X2D];
+    for (int i = 0; i < X2K * X2R * X2D; i++)
+        x2[i] = (float)(i % 5) - 2.0f;
+    struct npu_tensor in[2] = {
+        {.dtype = NPU_DTYPE_FP32, .ndim = 3, .dims = {d.K, d.S, d.D}, .data = (void *)x},
+        {.dtype = NPU_DTYPE_FP32, .ndim = 3, .dims = {X2K, X2R, X2D}, .data = x2},
+    };
+    struct npu_tensor out[3];
+    enum npu_status st = npu_prog_session_run(s, in, 2, out, 3, NULL);
+    if (st)
+        return st;
+    if (routed)
+        *routed = out[0].data == NULL;
+    if (y_out && out[0].data)
+        memcpy(y_out, out[0].data, sizeof(float) * (size_t)(d.K * d.S * d.D));
+    return NPU_OK;
+}
+
+/* The destination's resident cache, read back through its conversion. */
+static void
+dst_read(struct npu_prog_session *s, struct dims d, float *cache)
+{
+    const size_t n = (size_t)d.K * (size_t)d.T * (size_t)d.D;
+    float *act = calloc(n, sizeof(float));
+    CHECK(act != NULL);
+    struct npu_tensor in[3] = {
+        {.dtype = NPU_DTYPE_FP32, .ndim = 3, .dims = {d.K, d.T, d.D}},
+        {.dtype = NPU_DTYPE_FP32, .ndim = 3, .dims = {d.K, d.T, d.D}, .data = act},
+        {.dtype = NPU_DTYPE_FP32, .ndim = 3, .dims = {d.K, d.T, d.D}},
+    };
+    struct npu_tensor out[3];
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_run(s, in, 3, out, 3, NULL));
+    memcpy(cache, out[0].data, n * sizeof(float));
+    /* c32 is never written (a refused route must not touch it either) */
+    const float *c32 = out[2].data;
+    int nz = 0;
+    for (size_t i = 0; i < n; i++)
+        nz += c32[i] != 0.0f;
+    CHECK_EQ_INT(0, nz);
+    free(act);
+}
+
+static float
+f16r(float x)
+{
+    return npu_fp16_to_fp32(npu_fp32_to_fp16(x));
+}
+
+/* Expects `call` to fail with `want` and a logged message containing `msg`. */
+#define REFUSED(want, msg, call)                                                                   \
+    do {                                                                                           \
+        npu_test_log[0] = 0;                                                                       \
+        enum npu_status got_ = (call);                                                             \
+        CHECK_EQ_INT((int)(want), (int)got_);                                                      \
+        if (!strstr(npu_test_log, (msg)))                                                          \
+            fprintf(stderr, "%s: log \"%s\" lacks \"%s\"\n", #call, npu_test_log, (msg));          \
+        CHECK(strstr(npu_test_log, (msg)) != NULL);                                                \
+    } while (0)
+
+static void
+test_refusals(struct npu_device *dev)
+{
+    const struct dims d = {3, 5, 9, 20};
+    struct src_prog sp;
+    struct dst_prog dp;
+    src_make(&sp, d, NPU_VIEW_HWC);
+    dst_make(&dp, d, NPU_VIEW_HWC);
+    char msg[256] = "";
+    if (npu_program_validate(&sp.p, msg, sizeof(msg)) ||
+        npu_program_validate(&dp.p, msg, sizeof(msg)))
+        fprintf(stderr, "validate: %s\n", msg);
+    CHECK_EQ_INT(NPU_OK, npu_program_validate(&sp.p, msg, sizeof(msg)));
+    CHECK_EQ_INT(NPU_OK, npu_program_validate(&dp.p, msg, sizeof(msg)));
+    struct npu_prog_model *sm = NULL, *dm = NULL;
+    struct npu_prog_session *ss = NULL, *ds = NULL;
+    CHECK_EQ_INT(NPU_OK, npu_prog_model_create(dev, &sp.p, NULL, &sm));
+    CHECK_EQ_INT(NPU_OK, npu_prog_model_create(dev, &dp.p, NULL, &dm));
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_create(sm, 0, 1, &ss));
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_create(dm, 0, 1, &ds));
+
+    const int nx = d.K * d.S * d.D, nc = d.K * d.T * d.D;
+    float *x = malloc(sizeof(float) * (size_t)nx), *want = calloc((size_t)nc, sizeof(float)),
+          *got = malloc(sizeof(float) * (size_t)nc);
+    CHECK(x && want && got);
+    for (int i = 0; i < nx; i++)
+        x[i] = 0.125f * (float)(i % 97) - 5.0f + 1e-3f * (float)i;
+    CHECK_EQ_INT(NPU_OK, src_run(ss, d, x, NULL, NULL)); /* x resident from here on */
+
+    npu_log_set_handler(npu_test_log_capture, NULL);
+    /* a route at positions 2 .. 6 that each refusal below must leave in place */
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_route_output(ss, 0, ds, 0, 1, 2));
+
+    REFUSED(NPU_ERR_INVALID, "output -1 (the program has 3)",
+            npu_prog_session_route_output(ss, -1, ds, 0, 1, 0));
+    REFUSED(NPU_ERR_INVALID, "output 3 (the program has 3)",
+            npu_prog_session_route_output(ss, 3, ds, 0, 1, 0));
+    /* z: made by a conversion but read by the Relu; r: made by a CPU step */
+    REFUSED(NPU_ERR_UNSUPPORTED, "output 1 'z' is not made by one conversion",
+            npu_prog_session_route_output(ss, 1, ds, 0, 1, 0));
+    REFUSED(NPU_ERR_UNSUPPORTED, "output 2 'r' is not made by one conversion",
+            npu_prog_session_route_output(ss, 2, ds, 0, 1, 0));
+    REFUSED(NPU_ERR_UNSUPPORTED, "output 1 'z' is not made by one conversion",
+            npu_prog_session_route_output(ss, 1, NULL, 0, 0, 0));
+    REFUSED(NPU_ERR_INVALID, "input -1 (the program has 3)",
+            npu_prog_session_route_output(ss, 0, ds, -1, 1, 0));
+    REFUSED(NPU_ERR_INVALID, "input 3 (the program has 3)",
+            npu_prog_session_route_output(ss, 0, ds, 3, 1, 0));
+    REFUSED(NPU_ERR_UNSUPPORTED, "input 1 'act' is not a state input",
+            npu_prog_session_route_output(ss, 0, ds, 1, 1, 0));
+    REFUSED(NPU_ERR_UNSUPPORTED,
+            "input 2 'c32' is not a state input held as the source's f16 NC1HWC2",
+            npu_prog_session_route_output(ss, 0, ds, 2, 1, 0));
+    REFUSED(NPU_ERR_INVALID, "axis 3 of input 0 'cache' (rank 3)",
+            npu_prog_session_route_output(ss, 0, ds, 0, 3, 0));
+    REFUSED(NPU_ERR_INVALID, "axis -1 of input 0 'cache' (rank 3)",
+            npu_prog_session_route_output(ss, 0, ds, 0, -1, 0));
+    /* 300 elements: not whole [.., 1 .. 9, 20] rows along axis 0 (180 per entry) nor
+     * [3, 9, ..] along axis 2 (27 per entry) */
+    REFUSED(NPU_ERR_INVALID,
+            "300 elements are not a block of input 0 'cache' at position 0 of "
+            "axis 0",
+            npu_prog_session_route_output(ss, 0, ds, 0, 0, 0));
+    REFUSED(NPU_ERR_INVALID,
+            "300 elements are not a block of input 0 'cache' at position 0 of "
+            "axis 2",
+            npu_prog_session_route_output(ss, 0, ds, 0, 2, 0));
+    /* 5 rows: 0 .. 4 is the last start of the 9 */
+    REFUSED(NPU_ERR_INVALID, "at position 5 of axis 1",
+            npu_prog_session_route_output(ss, 0, ds, 0, 1, d.T - d.S + 1));
+    REFUSED(NPU_ERR_INVALID, "at position 10 of axis 1",
+            npu_prog_session_route_output(ss, 0, ds, 0, 1, d.T + 1));
+    REFUSED(NPU_ERR_INVALID, "at position -1 of axis 1",
+            npu_prog_session_route_output(ss, 0, ds, 0, 1, -1));
+    npu_log_set_handler(NULL, NULL);
+
+    /* nothing changed: the destination's state is still zero, and a run copies into
+     * positions 2 .. 6 as first routed */
+    dst_read(ds, d, got);
+    int bad = 0;
+    for (int i = 0; i < nc; i++)
+        bad += got[i] != 0.0f;
+    CHECK_EQ_INT(0, bad);
+    bool routed = false;
+    CHECK_EQ_INT(NPU_OK, src_run(ss, d, NULL, NULL, &routed));
+    CHECK(routed);
+    for (int k = 0; k < d.K; k++)
+        for (int r = 0; r < d.S; r++)
+            for (int c = 0; c < d.D; c++)
+                want[(k * d.T + r + 2) * d.D + c] = f16r(x[(k * d.S + r) * d.D + c]);
+    dst_read(ds, d, got);
+    bad = 0;
+    for (int i = 0; i < nc; i++)
+        bad += got[i] != want[i];
+    CHECK_EQ_INT(0, bad);
+    /* undone: the output comes back converted */
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_route_output(ss, 0, NULL, 0, 0, 0));
+    float *y = malloc(sizeof(float) * (size_t)nx);
+    CHECK(y != NULL);
+    CHECK_EQ_INT(NPU_OK, src_run(ss, d, NULL, y, &routed));
+    CHECK(!routed);
+    bad = 0;
+    for (int i = 0; i < nx; i++)
+        bad += y[i] != f16r(x[i]);
+    CHECK_EQ_INT(0, bad);
+    free(y);
+    free(x);
+    free(want);
+    free(got);
+    npu_prog_session_destroy(ds);
+    npu_prog_session_destroy(ss);
+    npu_prog_model_destroy(dm);
+    npu_prog_model_destroy(sm);
+}
+
+/* Routed (into ds1) against converted and written with npu_prog_session_write_state (into
+ * ds2) for one pair of view orders; both against the host's f16(x). Returns the CPU
+ * seconds of one routed run (x resident: the run is the copy) when bench. */
+static double
+test_equal(struct npu_device *dev, struct dims d, uint32_t so, uint32_t dorder, int64_t start,
+           int reps)
+{
+    struct src_prog sp;
+    struct dst_prog dp;
+    src_make(&sp, d, so);
+    dst_make(&dp, d, dorder);
+    struct npu_prog_model *sm = NULL, *dm = NULL;
+    struct npu_prog_session *s1 = NULL, *s2 = NULL, *ds1 = NULL, *ds2 = NULL;
+    CHECK_EQ_INT(NPU_OK, npu_prog_model_create(dev, &sp.p, NULL, &sm));
+    CHECK_EQ_INT(NPU_OK, npu_prog_model_create(dev, &dp.p, NULL, &dm));
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_create(sm, 0, 1, &s1));
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_create(sm, 0, 1, &s2));
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_create(dm, 0, 1, &ds1));
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_create(dm, 0, 1, &ds2));
+    const size_t nx = (size_t)d.K * d.S * d.D, nc = (size_t)d.K * d.T * d.D;
+    float *x = malloc(sizeof(float) * nx), *y = malloc(sizeof(float) * nx),
+          *g1 = malloc(sizeof(float) * nc), *g2 = malloc(sizeof(float) * nc),
+          *want = calloc(nc, sizeof(float));
+    CHECK(x && y && g1 && g2 && want);
+    for (size_t i = 0; i < nx; i++)
+        x[i] = 0.01f * (float)(i % 1013) - 4.0f;
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_route_output(s1, 0, ds1, 0, 1, start));
+    bool routed = false;
+    CHECK_EQ_INT(NPU_OK, src_run(s1, d, x, NULL, &routed));
+    CHECK(routed);
+    CHECK_EQ_INT(NPU_OK, src_run(s2, d, x, y, &routed));
+    CHECK(!routed);
+    struct npu_tensor blk = {
+        .dtype = NPU_DTYPE_FP32, .ndim = 3, .dims = {d.K, d.S, d.D}, .data = y};
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_write_state(ds2, 0, &blk, 1, start));
+    dst_read(ds1, d, g1);
+    dst_read(ds2, d, g2);
+    for (int k = 0; k < d.K; k++)
+        for (int r = 0; r < d.S; r++)
+            for (int c = 0; c < d.D; c++)
+                want[((size_t)k * d.T + r + start) * d.D + c] =
+                    f16r(x[((size_t)k * d.S + r) * d.D + c]);
+    int bad1 = 0, bad2 = 0;
+    for (size_t i = 0; i < nc; i++) {
+        bad1 += g1[i] != g2[i];
+        bad2 += g1[i] != want[i];
+    }
+    if (bad1 || bad2)
+        fprintf(stderr,
+                "orders %u -> %u, [%d, %d, %d] at %lld: %d differ from write_state, %d "
+                "from the host\n",
+                so, dorder, d.K, d.S, d.D, (long long)start, bad1, bad2);
+    CHECK_EQ_INT(0, bad1);
+    CHECK_EQ_INT(0, bad2);
+    double cpu = 0;
+    if (reps > 0) {
+        struct timespec a, b;
+        CHECK_EQ_INT(NPU_OK, src_run(s1, d, NULL, NULL, NULL)); /* warm */
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+        for (int i = 0; i < reps; i++)
+            CHECK_EQ_INT(NPU_OK, src_run(s1, d, NULL, NULL, NULL));
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+        cpu = ((double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9) / reps;
+    }
+    free(x);
+    free(y);
+    free(g1);
+    free(g2);
+    free(want);
+    npu_prog_session_destroy(ds2);
+    npu_prog_session_destroy(ds1);
+    npu_prog_session_destroy(s2);
+    npu_prog_session_destroy(s1);
+    npu_prog_model_destroy(dm);
+    npu_prog_model_destroy(sm);
+    return cpu;
+}
+
+int
+main(void)
+{
+    struct npu_device *dev = NULL;
+    CHECK_EQ_INT(NPU_OK, npu_device_open("sim", &dev));
+    if (!dev)
+        return npu_test_done("test-route");
+    test_refusals(dev);
+    const uint32_t orders[2] = {NPU_VIEW_NCHW, NPU_VIEW_HWC};
+    const struct dims small[3] = {{3, 5, 9, 20}, {2, 7, 7, 16}, {1, 1, 4, 3}};
+    for (int k = 0; k < 3; k++)
+        for (int a = 0; a < 2; a++)
+            for (int b = 0; b < 2; b++)
+                for (int64_t st = 0; st <= small[k].T - small[k].S; st += 2)
+                    test_equal(dev, small[k], orders[a], orders[b], st, 0);
+    /* GPT-2 small's k rows of one layer: 12 heads x 128 tokens x 64 into 256 slots */
+    const struct dims g = {12, 128, 256, 64};
+    double hwc = test_equal(dev, g, NPU_VIEW_HWC, NPU_VIEW_HWC, 0, 20);
+    double nchw = test_equal(dev, g, NPU_VIEW_NCHW, NPU_VIEW_NCHW, 0, 5);
+    printf("routed copy of [12, 128, 64] fp16 into [12, 256, 64]: %.1f us CPU (HWC views), "
+           "%.1f us (NCHW views), per run\n",
+           hwc * 1e6, nchw * 1e6);
+    npu_device_close(dev);
+    return npu_test_done("test-route");
+}
