@@ -474,7 +474,7 @@ prof_print(const struct npu_cpu_ctx *ctx)
                 (long long)(pp->chunks - pp->caller_chunks), (long long)pp->chunks,
                 pp->wait_s * 1e3, pp->wait_max_s * 1e3, (long long)pp->waits_50us,
                 (long long)pp->waits_1ms, pp->joined ? pp->join_s / pp->joined * 1e6 : 0.0,
-                (long long)ctx->spin_backoffs);
+                (long long)__atomic_load_n(&ctx->spin_backoffs, __ATOMIC_RELAXED));
     if (ctx->prof_nlayers)
         fprintf(stderr,
                 "  fp32 Conv by shape (NPU_CPU_PROFILE_LAYERS), in order of first call:\n"
