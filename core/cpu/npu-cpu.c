@@ -115,7 +115,9 @@ spin_allowed(struct npu_cpu_ctx *ctx, int64_t now)
 /* Stops spinning for a while: SPIN_BACKOFF_MIN_NS after an isolated event (a kernel thread
  * that ran for a moment), twice the last pause, up to SPIN_BACKOFF_MAX_NS, when the previous
  * one ended less than SPIN_BACKOFF_MAX_NS ago (a machine that stays loaded). Two threads
- * racing here only blur the pause length. */
+ * racing here only blur the pause length; the floor keeps it from collapsing (relaxed loads
+ * on a weakly ordered CPU can pair a new spin_off_until with the initial length 0, and twice
+ * 0 would stay 0 while the events keep coming, spinning never stopped). */
 static void
 spin_back_off(struct npu_cpu_ctx *ctx, int64_t now)
 {
@@ -123,6 +125,7 @@ spin_back_off(struct npu_cpu_ctx *ctx, int64_t now)
     int64_t len = __atomic_load_n(&ctx->spin_backoff_ns, __ATOMIC_RELAXED);
     len = off > 0 && now - off < SPIN_BACKOFF_MAX_NS ? NPU_MIN(2 * len, SPIN_BACKOFF_MAX_NS)
                                                      : SPIN_BACKOFF_MIN_NS;
+    len = NPU_MAX(len, SPIN_BACKOFF_MIN_NS);
     __atomic_store_n(&ctx->spin_backoff_ns, len, __ATOMIC_RELAXED);
     __atomic_store_n(&ctx->spin_off_until, now + len, __ATOMIC_RELAXED);
     __atomic_add_fetch(&ctx->spin_backoffs, 1, __ATOMIC_RELAXED);
@@ -471,7 +474,7 @@ prof_print(const struct npu_cpu_ctx *ctx)
                 (long long)(pp->chunks - pp->caller_chunks), (long long)pp->chunks,
                 pp->wait_s * 1e3, pp->wait_max_s * 1e3, (long long)pp->waits_50us,
                 (long long)pp->waits_1ms, pp->joined ? pp->join_s / pp->joined * 1e6 : 0.0,
-                (long long)ctx->spin_backoffs);
+                (long long)__atomic_load_n(&ctx->spin_backoffs, __ATOMIC_RELAXED));
     if (ctx->prof_nlayers)
         fprintf(stderr,
                 "  fp32 Conv by shape (NPU_CPU_PROFILE_LAYERS), in order of first call:\n"

@@ -11,6 +11,7 @@
  * the pool must notice and stop spinning.
  */
 #include <sched.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../../core/cpu/npu-cpu-internal.h"
@@ -178,6 +179,35 @@ pool_detects_contention(void)
     CHECK_EQ_INT(0, sched_setaffinity(0, sizeof(old), &old));
 }
 
+/* A back-off always stops spinning for a while, whatever length the last one recorded: the
+ * state a thread can leave on a weakly ordered CPU (a new spin_off_until read with the
+ * initial length 0, npu-cpu.c's spin_back_off) must not make every later stop 0 ns long. */
+static void
+pool_backoff_floor(void)
+{
+    struct npu_cpu_ctx *ctx = npu_cpu_ctx_create(2);
+    CHECK(ctx != NULL);
+    if (!ctx)
+        return;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    const int64_t t0 = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    __atomic_store_n(&ctx->spin_backoff_ns, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&ctx->spin_off_until, t0, __ATOMIC_RELAXED);
+    for (int k = 0; k < 3; k++) {
+        int64_t before = cpu_pool_test_contended(ctx, false);
+        CHECK(cpu_pool_test_contended(ctx, true) == before + 1);
+        int64_t len = __atomic_load_n(&ctx->spin_backoff_ns, __ATOMIC_RELAXED);
+        int64_t until = __atomic_load_n(&ctx->spin_off_until, __ATOMIC_RELAXED);
+        if (len <= 0 || until <= t0)
+            fprintf(stderr, "back-off %d after a 0 ns one: %lld ns, until %+lld ns\n", k,
+                    (long long)len, (long long)(until - t0));
+        CHECK(len > 0);
+        CHECK(until > t0);
+    }
+    npu_cpu_ctx_destroy(ctx);
+}
+
 int
 main(void)
 {
@@ -186,6 +216,7 @@ main(void)
     tctx_init();
     pool_slow_worker();
     pool_detects_contention();
+    pool_backoff_floor();
     tctx_fini();
     return npu_test_done("test-cpu-pool-slow");
 }
