@@ -227,6 +227,10 @@ pwdw_run(struct npu_cpu_ctx *ctx, const struct npu_cpu_prep *pw_prep,
     while (ctx->affine_mode && NPU_DIV_ROUND_UP(ob, 2) >= 16 &&
            NPU_DIV_ROUND_UP(g.OH, ob) < ctx->nthreads)
         ob = NPU_DIV_ROUND_UP(ob, 2);
+    /* bands of even height (56 rows: 14 x 4, not 17 x 3 + 5), so that the threads' parts
+     * are even too */
+    if (ctx->affine_mode)
+        ob = NPU_DIV_ROUND_UP(g.OH, NPU_DIV_ROUND_UP(g.OH, ob));
     struct pwdw_job j = {.g = &g,
                          .x = x->data,
                          .wp = wp,
