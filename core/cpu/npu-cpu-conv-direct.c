@@ -1371,7 +1371,7 @@ cpu_conv_direct(struct npu_cpu_ctx *ctx, const struct cpu_cd_args *a)
                     memset(d + nv, 0, sizeof(float) * (size_t)(CD_NR - nv));
                 }
         } else if (j.nbands) {
-            cpu_parallel_for(ctx, j.nbands, 1, cd_band_task, &j);
+            cpu_parallel_for_px(ctx, j.nbands, 1, cd_band_task, &j);
             continue;
         } else {
             cpu_parallel_for(ctx, C, 1, cd_copy_task, &j);
@@ -1383,7 +1383,11 @@ cpu_conv_direct(struct npu_cpu_ctx *ctx, const struct cpu_cd_args *a)
             continue;
         }
 #endif
-        cpu_parallel_for(ctx, NPU_DIV_ROUND_UP(j.npanels, j.pg) * j.mgroups, 1, cd_task, &j);
+        /* panel-major tasks: with channels uncut (mgroups 1) a task is a pixel range */
+        if (j.mgroups == 1)
+            cpu_parallel_for_px(ctx, NPU_DIV_ROUND_UP(j.npanels, j.pg), 1, cd_task, &j);
+        else
+            cpu_parallel_for(ctx, NPU_DIV_ROUND_UP(j.npanels, j.pg) * j.mgroups, 1, cd_task, &j);
     }
     free(koff);
     free(own);

@@ -56,6 +56,8 @@ struct cpu_scratch {
     size_t size;
 };
 
+#define CPU_AFFINE_MAX 8
+
 struct npu_cpu_ctx {
     int nthreads;         /* workers + the calling thread */
     pthread_t *workers;   /* nthreads - 1 */
@@ -80,6 +82,13 @@ struct npu_cpu_ctx {
     void *arg;
     int64_t n, chunk;
     int64_t next; /* atomic: next chunk start */
+    /* cpu_parallel_for_px jobs (up to CPU_AFFINE_MAX threads): cut into nthreads contiguous
+     * parts, thread t starts with part t and then takes what is left of the others;
+     * part_next[t * 8] is part t's next chunk start, relative (atomic). affine_mode
+     * (NPU_CPU_AFFINE): 0 never, 1 cpu_parallel_for_px jobs, 2 every job */
+    int affine_mode;
+    bool affine; /* the current job */
+    int64_t part_next[CPU_AFFINE_MAX * 8];
     /* one npu_cpu_run at a time per context */
     pthread_mutex_t run_lock;
     enum npu_op cur_op;          /* for messages */
@@ -126,6 +135,11 @@ double cpu_now(void);
  * kernels: every item is computed the same way whichever thread takes it). Never call it from
  * inside a parallel callback. */
 void cpu_parallel_for(struct npu_cpu_ctx *ctx, int64_t n, int64_t grain, cpu_par_fn fn, void *arg);
+/* cpu_parallel_for for jobs whose task index runs over pixel ranges in order (rows, bands,
+ * panels of one plane): thread t starts with the t-th of nthreads contiguous parts, so that
+ * a pixel-range job that follows another one reads mostly what its own thread wrote. */
+void cpu_parallel_for_px(struct npu_cpu_ctx *ctx, int64_t n, int64_t grain, cpu_par_fn fn,
+                         void *arg);
 /* Tests only: thread `tid` of the pool sleeps `us` microseconds before each chunk it takes (a
  * worker the scheduler starves); us = 0 ends it. Call between jobs. */
 void cpu_pool_test_slow(struct npu_cpu_ctx *ctx, int tid, int64_t us);

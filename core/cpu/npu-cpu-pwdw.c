@@ -220,6 +220,17 @@ pwdw_run(struct npu_cpu_ctx *ctx, const struct npu_cpu_prep *pw_prep,
     int64_t ncb = NPU_DIV_ROUND_UP(g.E, (int64_t)PWDW_CB);
     while (ob > 4 && ncb * NPU_DIV_ROUND_UP(g.OH, ob) < 8)
         ob = NPU_DIV_ROUND_UP(ob, 2);
+    /* the pool's pixel-range split (cpu_parallel_for_px) starts each thread on its own band
+     * only with a band per thread or more; the 1x1 that reads Y next is cut by pixel ranges
+     * too (the band cut does not change the result). Not below 16 rows a band: on 28x28
+     * planes the extra rows and smaller tasks cost more (measured, MobileNetV2) */
+    while (ctx->affine_mode && NPU_DIV_ROUND_UP(ob, 2) >= 16 &&
+           NPU_DIV_ROUND_UP(g.OH, ob) < ctx->nthreads)
+        ob = NPU_DIV_ROUND_UP(ob, 2);
+    /* bands of even height (56 rows: 14 x 4, not 17 x 3 + 5), so that the threads' parts
+     * are even too */
+    if (ctx->affine_mode)
+        ob = NPU_DIV_ROUND_UP(g.OH, NPU_DIV_ROUND_UP(g.OH, ob));
     struct pwdw_job j = {.g = &g,
                          .x = x->data,
                          .wp = wp,
@@ -234,7 +245,7 @@ pwdw_run(struct npu_cpu_ctx *ctx, const struct npu_cpu_prep *pw_prep,
         NPU_ALIGN(cpu_cd_pw_scratch(g.C), (size_t)16) + (size_t)(PWDW_CB * rows * g.W) + 16;
     enum npu_status st = cpu_scratch_reserve(ctx, sizeof(float) * floats);
     if (st == NPU_OK)
-        cpu_parallel_for(ctx, g.N * j.nbands * j.ncb, 1, pwdw_task, &j);
+        cpu_parallel_for_px(ctx, g.N * j.nbands * j.ncb, 1, pwdw_task, &j);
     free(own);
     return st;
 }

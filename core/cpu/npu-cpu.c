@@ -28,6 +28,26 @@ static int64_t
 run_chunks(struct npu_cpu_ctx *ctx, int tid)
 {
     int64_t k = 0;
+    if (ctx->affine) {
+        const int T = ctx->nthreads;
+        for (int i = 0; i < T; i++) {
+            int p = (tid + i) % T;
+            int64_t lo = ctx->n * p / T, hi = ctx->n * (p + 1) / T;
+            for (;; k++) {
+                int64_t b =
+                    lo + __atomic_fetch_add(&ctx->part_next[p * 8], ctx->chunk, __ATOMIC_RELAXED);
+                if (b >= hi)
+                    break;
+                int64_t e = b + ctx->chunk < hi ? b + ctx->chunk : hi;
+                if (ctx->test_slow_ns && tid == ctx->test_slow_tid) {
+                    struct timespec ts = {0, (long)ctx->test_slow_ns};
+                    nanosleep(&ts, NULL);
+                }
+                ctx->fn(ctx->arg, b, e, tid);
+            }
+        }
+        return k;
+    }
     for (;; k++) {
         int64_t b = __atomic_fetch_add(&ctx->next, ctx->chunk, __ATOMIC_RELAXED);
         if (b >= ctx->n)
@@ -246,8 +266,8 @@ worker_main(void *p)
     return NULL;
 }
 
-void
-cpu_parallel_for(struct npu_cpu_ctx *ctx, int64_t n, int64_t grain, cpu_par_fn fn, void *arg)
+static void
+pool_run(struct npu_cpu_ctx *ctx, int64_t n, int64_t grain, cpu_par_fn fn, void *arg, bool px)
 {
     if (n <= 0)
         return;
@@ -268,6 +288,10 @@ cpu_parallel_for(struct npu_cpu_ctx *ctx, int64_t n, int64_t grain, cpu_par_fn f
     ctx->n = n;
     ctx->chunk = chunk;
     __atomic_store_n(&ctx->next, 0, __ATOMIC_RELAXED);
+    ctx->affine = ctx->affine_mode == 2 || (px && ctx->affine_mode == 1);
+    if (ctx->affine)
+        for (int p = 0; p < ctx->nthreads; p++)
+            __atomic_store_n(&ctx->part_next[p * 8], 0, __ATOMIC_RELAXED);
     ctx->busy = 0;
     ctx->closed = false;
     ctx->pub_ns = now_ns();
@@ -301,6 +325,18 @@ cpu_parallel_for(struct npu_cpu_ctx *ctx, int64_t n, int64_t grain, cpu_par_fn f
         pp->waits_50us += w > 50e-6;
         pp->waits_1ms += w > 1e-3;
     }
+}
+
+void
+cpu_parallel_for(struct npu_cpu_ctx *ctx, int64_t n, int64_t grain, cpu_par_fn fn, void *arg)
+{
+    pool_run(ctx, n, grain, fn, arg, false);
+}
+
+void
+cpu_parallel_for_px(struct npu_cpu_ctx *ctx, int64_t n, int64_t grain, cpu_par_fn fn, void *arg)
+{
+    pool_run(ctx, n, grain, fn, arg, true);
 }
 
 void
@@ -359,6 +395,10 @@ npu_cpu_ctx_create(int nthreads)
     ctx->spin_ns = (spin_us < 0 ? 0 : spin_us > 100000 ? 100000 : spin_us) * (int64_t)1000;
     const char *adapt = getenv("NPU_CPU_SPIN_ADAPT");
     ctx->spin_adapt = !(adapt && !strcmp(adapt, "0"));
+    const char *aff = getenv("NPU_CPU_AFFINE");
+    ctx->affine_mode = aff && *aff ? (int)strtol(aff, NULL, 10) : 1;
+    if (ctx->nthreads > CPU_AFFINE_MAX)
+        ctx->affine_mode = 0;
     const char *prof = getenv("NPU_CPU_PROFILE");
     if (prof && *prof && strcmp(prof, "0")) {
         ctx->prof_s = calloc(NPU_OP_COUNT, sizeof(double));

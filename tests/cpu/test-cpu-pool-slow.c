@@ -6,7 +6,11 @@
  * chunks to the others, and the pool marked contended (idle threads sleep
  * instead of spinning) still runs every job: Conv (direct and depthwise),
  * MatMul and Softmax on 2 and 3 threads must give the same bytes as on 1
- * thread in every case. Then the pool's own detection: with the caller and
+ * thread in every case. Pixel-range jobs (cpu_parallel_for_px: each thread
+ * starts on its own contiguous part, then takes the others' leftovers) run
+ * every index once with a slowed worker, and the narrow 1x1 convs cut that
+ * way give the 1-thread bytes on 2 and 3 threads, with the split on, off and
+ * on every job. Then the pool's own detection: with the caller and
  * its worker on one CPU, a spinning worker loses that CPU to the caller, and
  * the pool must notice and stop spinning.
  */
@@ -115,6 +119,87 @@ struct busy_job {
     int64_t *hits;
 };
 
+static void busy_task(void *arg, int64_t b, int64_t e, int tid);
+
+/* cpu_parallel_for_px: every index exactly once, whichever thread is slow */
+static void
+pool_px_once(void)
+{
+    const int64_t ns[5] = {1, 2, 7, 13, 1001};
+    for (int nt = 2; nt <= 3; nt++) {
+        struct npu_cpu_ctx *ctx = npu_cpu_ctx_create(nt);
+        CHECK(ctx != NULL);
+        if (!ctx)
+            continue;
+        CHECK_EQ_INT(1, ctx->affine_mode); /* on by default */
+        for (int slow = 0; slow <= nt; slow++) {
+            cpu_pool_test_slow(ctx, slow < nt ? slow : 0, slow < nt ? 50 : 0);
+            for (int i = 0; i < 5; i++) {
+                int64_t *hits = calloc((size_t)ns[i], sizeof(int64_t));
+                CHECK(hits != NULL);
+                if (!hits)
+                    continue;
+                struct busy_job j = {hits};
+                cpu_parallel_for_px(ctx, ns[i], 1, busy_task, &j);
+                int64_t bad = 0;
+                for (int64_t k = 0; k < ns[i]; k++)
+                    bad += hits[k] != 1;
+                if (bad)
+                    fprintf(stderr,
+                            "px job of %lld on %d threads (slow %d): %lld indices not run once\n",
+                            (long long)ns[i], nt, slow, (long long)bad);
+                CHECK_EQ_INT(0, bad);
+                free(hits);
+            }
+        }
+        cpu_pool_test_slow(ctx, 0, 0);
+        npu_cpu_ctx_destroy(ctx);
+    }
+}
+
+/* The 1x1 convs with few output channels (MobileNetV2's projections: panel-major, channels
+ * uncut, so a pixel-range job), a plane with a ragged last panel (28x28) and one of 112x112:
+ * the 1-thread bytes on 2 and 3 threads, pixel-range split on (default), off, and on every job */
+static void
+pool_px_narrow_1x1(void)
+{
+    const int64_t shapes[4][3] = {{144, 56, 24}, {96, 28, 24}, {192, 28, 32}, {32, 112, 16}};
+    struct op_case cs[4] = {{0}};
+    for (int i = 0; i < 4; i++) {
+        const int64_t C = shapes[i][0], H = shapes[i][1], M = shapes[i][2];
+        cs[i].what = "narrow 1x1 Conv";
+        cs[i].op = NPU_OP_CONV;
+        cs[i].nin = 3;
+        cs[i].in[0] = tt_fill_rand(tt(NPU_DTYPE_FP32, 4, D(1), C, H, H), -1, 1);
+        cs[i].in[1] = tt_fill_rand(tt(NPU_DTYPE_FP32, 4, M, C, D(1), D(1)), -1, 1);
+        cs[i].in[2] = tt_fill_rand(tt(NPU_DTYPE_FP32, 1, M), -1, 1);
+        cs[i].ref = tt(NPU_DTYPE_FP32, 4, D(1), M, H, H);
+        CHECK_EQ_INT(NPU_OK,
+                     run_op(tctx1, cs[i].op, &cs[i].al, cs[i].nin, cs[i].in, 1, &cs[i].ref));
+    }
+    for (int nt = 2; nt <= 3; nt++) {
+        struct npu_cpu_ctx *ctx = npu_cpu_ctx_create(nt);
+        CHECK(ctx != NULL);
+        if (!ctx)
+            continue;
+        for (int mode = 0; mode <= 2; mode++) {
+            ctx->affine_mode = mode;
+            for (int i = 0; i < 4; i++) {
+                check_case(ctx, &cs[i], mode ? "pixel-range split" : "split off");
+                cpu_pool_test_slow(ctx, 1, 100);
+                check_case(ctx, &cs[i], "one worker slowed");
+                cpu_pool_test_slow(ctx, 0, 0);
+            }
+        }
+        npu_cpu_ctx_destroy(ctx);
+    }
+    for (int i = 0; i < 4; i++) {
+        for (int k = 0; k < cs[i].nin; k++)
+            tt_free(cs[i].in[k]);
+        tt_free(cs[i].ref);
+    }
+}
+
 static void
 busy_task(void *arg, int64_t b, int64_t e, int tid)
 {
@@ -214,7 +299,10 @@ main(void)
     unsetenv("NPU_CPU_SPIN_ADAPT");
     unsetenv("NPU_CPU_SPIN_US");
     tctx_init();
+    unsetenv("NPU_CPU_AFFINE");
     pool_slow_worker();
+    pool_px_once();
+    pool_px_narrow_1x1();
     pool_detects_contention();
     pool_backoff_floor();
     tctx_fini();

@@ -2,7 +2,8 @@
 /*
  * test-cpu-pwdw.c: the fused 1x1 -> depthwise step (npu_cpu_run_pw_dw, core/cpu/npu-cpu-pwdw.c)
  * against the two Convs run one after the other through npu_cpu_run: the outputs must be the
- * same bytes, with and without the 1x1's prepared weights, on 1 and 3 threads, with each
+ * same bytes, with and without the 1x1's prepared weights, on 1, 2 and 3 threads (2 threads
+ * cut the 56x56 planes into one band per thread for the pool's pixel-range split), with each
  * depthwise instruction set the CPU has. Shapes: MobileNetV2/V3's (3x3 and 5x5, stride 1 and
  * 2, 16-144 channels, clip / hard_swish / relu / none), channel counts that are not a multiple
  * of 8 or 16, a batch of 2, asymmetric padding, odd and narrow planes (8 lanes), 7x7 and 3x5
@@ -22,6 +23,7 @@ struct pcase {
 };
 
 static int cases_run, mismatches;
+static struct npu_cpu_ctx *tctx2;
 
 static void
 al_act(struct alist *al, const char *act)
@@ -82,17 +84,18 @@ run_case(const struct pcase *c)
     struct npu_cpu_prep *prep = NULL;
     const struct npu_tensor *pin[3] = {x, w1, b1};
     CHECK_EQ_INT(NPU_OK, npu_cpu_prepare(NPU_OP_CONV, a1, pin, 3, &prep));
-    struct npu_cpu_ctx *ctxs[2] = {tctx1, tctxn};
-    for (int k = 0; k < 4; k++) {
+    struct npu_cpu_ctx *ctxs[3] = {tctx1, tctxn, tctx2};
+    for (int k = 0; k < 6; k++) {
         memset(got->data, 0xff, (size_t)tt_n(got) * sizeof(float));
-        CHECK_EQ_INT(NPU_OK, npu_cpu_run_pw_dw(ctxs[k & 1], k & 2 ? prep : NULL, a1, x, w1, b1, a2,
+        CHECK_EQ_INT(NPU_OK, npu_cpu_run_pw_dw(ctxs[k % 3], k >= 3 ? prep : NULL, a1, x, w1, b1, a2,
                                                w2, b2, got));
         if (!tt_same_bytes(got, want)) {
             fprintf(stderr,
                     "case %d (%lld x %lldx%lld -> %lld, %lldx%lld s%lld): fused differs from "
                     "unfused (%d threads, prep %d)\n",
                     cases_run, (long long)c->C, (long long)c->H, (long long)c->W, (long long)c->E,
-                    (long long)c->KH, (long long)c->KW, (long long)c->s, k & 1 ? 3 : 1, !!(k & 2));
+                    (long long)c->KH, (long long)c->KW, (long long)c->s,
+                    npu_cpu_ctx_threads(ctxs[k % 3]), k >= 3);
             mismatches++;
         }
     }
@@ -177,6 +180,11 @@ int
 main(void)
 {
     tctx_init();
+    tctx2 = npu_cpu_ctx_create(2);
+    if (!tctx2) {
+        fprintf(stderr, "cannot create a 2-thread CPU context\n");
+        return 1;
+    }
     /* NPU_CPU_PWDW=0 (the second meson test): every case runs the unfused fallback */
     const char *env = getenv("NPU_CPU_PWDW");
     const bool off = env && !strcmp(env, "0");
@@ -192,6 +200,7 @@ main(void)
     cpu_dwconv_isa(best);
     bad_operands();
     CHECK_EQ_INT(0, mismatches);
+    npu_cpu_ctx_destroy(tctx2);
     tctx_fini();
     return npu_test_done("test-cpu-pwdw");
 }
