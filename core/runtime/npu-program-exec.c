@@ -1351,6 +1351,10 @@ output_convert_step(const struct npu_program *p, int output)
     for (int k = 0; k < p->n_inputs; k++)
         if (p->inputs[k] == ti)
             return -1;
+    /* listed as another output too: that one's host data would be left unfilled */
+    for (int k = 0; k < p->n_outputs; k++)
+        if (k != output && p->outputs[k] == ti)
+            return -1;
     if (step < 0)
         return -1;
     const struct npu_prog_tensor *a = &p->tensors[p->steps[step].in[0]], *b = &p->tensors[ti];
@@ -1567,6 +1571,11 @@ npu_prog_session_route_output(struct npu_prog_session *s, int output, struct npu
                 output,
                 p->tensors[p->outputs[output]].name ? p->tensors[p->outputs[output]].name : "");
         return NPU_ERR_UNSUPPORTED;
+    }
+    /* the copy runs in the middle of s's own run, while s's state may still be read */
+    if (dst == s) {
+        npu_err(PROG_DOM, "route output: output %d routed into its own session's state", output);
+        return NPU_ERR_INVALID;
     }
     enum npu_status st;
     if (dst && (st = copy_into_state(dst, input, axis, start, s, p->steps[step].in[0], true, NULL)))

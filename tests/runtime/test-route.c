@@ -313,6 +313,8 @@ test_refusals(struct npu_device *dev)
             npu_prog_session_route_output(ss, 2, ds, 0, 1, 0));
     REFUSED(NPU_ERR_UNSUPPORTED, "output 1 'z' is not made by one conversion",
             npu_prog_session_route_output(ss, 1, NULL, 0, 0, 0));
+    REFUSED(NPU_ERR_INVALID, "output 0 routed into its own session's state",
+            npu_prog_session_route_output(ss, 0, ss, 0, 1, 0));
     REFUSED(NPU_ERR_INVALID, "input -1 (the program has 3)",
             npu_prog_session_route_output(ss, 0, ds, -1, 1, 0));
     REFUSED(NPU_ERR_INVALID, "input 3 (the program has 3)",
@@ -378,6 +380,34 @@ test_refusals(struct npu_device *dev)
     free(x);
     free(want);
     free(got);
+    npu_prog_session_destroy(ds);
+    npu_prog_session_destroy(ss);
+    npu_prog_model_destroy(dm);
+    npu_prog_model_destroy(sm);
+}
+
+/* y listed as outputs 0 and 1: routing either would leave the other's host data unfilled */
+static void
+test_twice_listed(struct npu_device *dev)
+{
+    const struct dims d = {3, 5, 9, 20};
+    struct src_prog sp;
+    struct dst_prog dp;
+    src_make(&sp, d, NPU_VIEW_HWC);
+    dst_make(&dp, d, NPU_VIEW_HWC);
+    sp.out[1] = SY;
+    struct npu_prog_model *sm = NULL, *dm = NULL;
+    struct npu_prog_session *ss = NULL, *ds = NULL;
+    CHECK_EQ_INT(NPU_OK, npu_prog_model_create(dev, &sp.p, NULL, &sm));
+    CHECK_EQ_INT(NPU_OK, npu_prog_model_create(dev, &dp.p, NULL, &dm));
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_create(sm, 0, 1, &ss));
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_create(dm, 0, 1, &ds));
+    npu_log_set_handler(npu_test_log_capture, NULL);
+    REFUSED(NPU_ERR_UNSUPPORTED, "output 0 'y' is not made by one conversion",
+            npu_prog_session_route_output(ss, 0, ds, 0, 1, 0));
+    REFUSED(NPU_ERR_UNSUPPORTED, "output 1 'y' is not made by one conversion",
+            npu_prog_session_route_output(ss, 1, ds, 0, 1, 0));
+    npu_log_set_handler(NULL, NULL);
     npu_prog_session_destroy(ds);
     npu_prog_session_destroy(ss);
     npu_prog_model_destroy(dm);
@@ -470,6 +500,7 @@ main(void)
     if (!dev)
         return npu_test_done("test-route");
     test_refusals(dev);
+    test_twice_listed(dev);
     const uint32_t orders[2] = {NPU_VIEW_NCHW, NPU_VIEW_HWC};
     const struct dims small[3] = {{3, 5, 9, 20}, {2, 7, 7, 16}, {1, 1, 4, 3}};
     for (int k = 0; k < 3; k++)
