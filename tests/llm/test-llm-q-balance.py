@@ -148,18 +148,8 @@ def main():
                       f"[{HB},1,{HD}], the last block on k's angles)"
                       + (f"; balanced over three cores, {nsub} submits" if nsub else ""))
             if weights == "w8a8":
-                lo = os.path.join(tmp, "w8a8.npy")
-                r = subprocess.run(base + ["--ids", "--quiet", "--force-ids",
-                                           llmtest.ids_arg(ref), "--logits-out", lo],
-                                   env=env, capture_output=True, text=True)
-                cos, _, why = (None, None, r.stderr) if r.returncode else \
-                    llmtest.logits_against_reference(np, lo, tmp, "llama-q16")
-                if why or cos.min() < 0.99:
-                    print(f"FAIL {weights}: teacher-forced logits: "
-                          f"{why or f'cosine min {cos.min():.6f}'}")
-                    fails += 1
-                else:
-                    print(f"ok   {weights}: teacher-forced logits cosine min {cos.min():.6f}")
+                fails += llmtest.check_teacher_forced(np, base, env, tmp, "llama-q16", ref,
+                                                      weights)
     sys.exit(1 if fails else 0)
 
 
