@@ -22,7 +22,6 @@
 #   test-llm-q-balance.py NPU_GENERATE
 import copy
 import csv
-import json
 import os
 import re
 import subprocess
