@@ -31,6 +31,17 @@ struct op_case {
     struct alist al;
 };
 
+/* Frees the inputs and references of n cases. */
+static void
+cases_free(struct op_case *cs, int n)
+{
+    for (int i = 0; i < n; i++) {
+        for (int k = 0; k < cs[i].nin; k++)
+            tt_free(cs[i].in[k]);
+        tt_free(cs[i].ref);
+    }
+}
+
 static void
 check_case(struct npu_cpu_ctx *ctx, struct op_case *c, const char *mode)
 {
@@ -108,11 +119,7 @@ pool_slow_worker(void)
         }
         npu_cpu_ctx_destroy(ctx);
     }
-    for (int i = 0; i < 4; i++) {
-        for (int k = 0; k < cs[i].nin; k++)
-            tt_free(cs[i].in[k]);
-        tt_free(cs[i].ref);
-    }
+    cases_free(cs, 4);
 }
 
 struct busy_job {
@@ -193,11 +200,7 @@ pool_px_narrow_1x1(void)
         }
         npu_cpu_ctx_destroy(ctx);
     }
-    for (int i = 0; i < 4; i++) {
-        for (int k = 0; k < cs[i].nin; k++)
-            tt_free(cs[i].in[k]);
-        tt_free(cs[i].ref);
-    }
+    cases_free(cs, 4);
 }
 
 static void
