@@ -14,7 +14,11 @@
  * and the destination's state stay as they were); the routed bytes equal the output
  * converted and written with npu_prog_session_write_state, and the host's f16(x) at the
  * positions, for every pair of view orders (NCHW / HWC, channels not a multiple of C2);
- * undoing the route gives the output back. A micro-benchmark prints the CPU time of one
+ * undoing the route gives the output back. Lifetimes: a route moved to another destination
+ * leaves the first one free to go; a destination destroyed under a route makes each later run
+ * of the source fail with a message (never write the freed session) until the output is
+ * routed again or the route undone; a source destroyed first leaves its destination whole
+ * (ASan checks both orders). A micro-benchmark prints the CPU time of one
  * GPT-2 small sized copy ([12, 128, 64] into [12, 256, 64]); nothing asserts on it.
  */
 #include <time.h>
@@ -496,6 +500,93 @@ test_equal(struct npu_device *dev, struct dims d, uint32_t so, uint32_t dorder, 
     return cpu;
 }
 
+/* The cache rows of ds (positions 0 .. S - 1) against f16(x), the rest zero: how many
+ * differ. */
+static int
+dst_misses(struct npu_prog_session *ds, struct dims d, const float *x)
+{
+    const size_t nc = (size_t)d.K * d.T * d.D;
+    float *got = malloc(sizeof(float) * nc);
+    CHECK(got != NULL);
+    if (!got)
+        return 1;
+    dst_read(ds, d, got);
+    int bad = 0;
+    for (int k = 0; k < d.K; k++)
+        for (int r = 0; r < d.T; r++)
+            for (int c = 0; c < d.D; c++) {
+                const size_t i = ((size_t)k * d.T + r) * d.D + c;
+                bad += got[i] != (r < d.S ? f16r(x[((size_t)k * d.S + r) * d.D + c]) : 0.0f);
+            }
+    free(got);
+    return bad;
+}
+
+/* The route's tie between the two sessions, each order of destruction */
+static void
+test_lifetime(struct npu_device *dev)
+{
+    const struct dims d = {2, 3, 5, 16};
+    struct pair pr;
+    pair_open(&pr, dev, d, NPU_VIEW_HWC, NPU_VIEW_HWC, NULL);
+    struct npu_prog_session *ss = session(pr.sm), *ds1 = session(pr.dm), *ds2 = session(pr.dm),
+                            *ds3 = session(pr.dm), *ds4 = session(pr.dm);
+    const size_t nx = (size_t)d.K * d.S * d.D;
+    float *x = malloc(sizeof(float) * nx), *y = malloc(sizeof(float) * nx);
+    CHECK(x && y);
+    for (size_t i = 0; i < nx; i++)
+        x[i] = 0.25f * (float)(i % 37) - 3.0f;
+    bool routed = true;
+    CHECK_EQ_INT(NPU_OK, src_run(ss, d, x, NULL, &routed)); /* x resident from here on */
+    CHECK(!routed);
+
+    /* moved from ds1 to ds2: ds1 may go, the copies land in ds2 */
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_route_output(ss, 0, ds1, 0, 1, 0));
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_route_output(ss, 0, ds2, 0, 1, 0));
+    npu_prog_session_destroy(ds1);
+    routed = false;
+    CHECK_EQ_INT(NPU_OK, src_run(ss, d, NULL, NULL, &routed));
+    CHECK(routed);
+    CHECK_EQ_INT(0, dst_misses(ds2, d, x));
+
+    /* ds2 destroyed under the route: every later run fails, naming the output */
+    npu_prog_session_destroy(ds2);
+    npu_log_set_handler(npu_test_log_capture, NULL);
+    for (int k = 0; k < 2; k++)
+        REFUSED(NPU_ERR_INVALID, "output 0 was routed into a session since destroyed",
+                src_run(ss, d, NULL, NULL, NULL));
+    npu_log_set_handler(NULL, NULL);
+    CHECK(strstr(npu_prog_session_error(ss), "output 0 was routed") != NULL);
+
+    /* routed again (into ds3): runs again */
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_route_output(ss, 0, ds3, 0, 1, 0));
+    routed = false;
+    CHECK_EQ_INT(NPU_OK, src_run(ss, d, NULL, NULL, &routed));
+    CHECK(routed);
+    CHECK_EQ_INT(0, dst_misses(ds3, d, x));
+
+    /* ds3 destroyed, then the route undone: the output converted again */
+    npu_prog_session_destroy(ds3);
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_route_output(ss, 0, NULL, 0, 0, 0));
+    routed = true;
+    CHECK_EQ_INT(NPU_OK, src_run(ss, d, NULL, y, &routed));
+    CHECK(!routed);
+    int bad = 0;
+    for (size_t i = 0; i < nx; i++)
+        bad += y[i] != f16r(x[i]);
+    CHECK_EQ_INT(0, bad);
+
+    /* the source destroyed first: its destination still runs and goes cleanly */
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_route_output(ss, 0, ds4, 0, 1, 0));
+    CHECK_EQ_INT(NPU_OK, src_run(ss, d, NULL, NULL, NULL));
+    npu_prog_session_destroy(ss);
+    CHECK_EQ_INT(0, dst_misses(ds4, d, x));
+    npu_prog_session_destroy(ds4);
+    free(x);
+    free(y);
+    pair_close(&pr);
+}
+
 int
 main(void)
 {
@@ -505,6 +596,7 @@ main(void)
         return npu_test_done("test-route");
     test_refusals(dev);
     test_twice_listed(dev);
+    test_lifetime(dev);
     const uint32_t orders[2] = {NPU_VIEW_NCHW, NPU_VIEW_HWC};
     const struct dims small[3] = {{3, 5, 9, 20}, {2, 7, 7, 16}, {1, 1, 4, 3}};
     for (int k = 0; k < 3; k++)
