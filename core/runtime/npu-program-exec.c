@@ -82,11 +82,16 @@ struct sjob {
 };
 
 /* A CONVERT step whose NPU tensor is copied into another session's state input instead
- * (npu_prog_session_route_output); dst NULL: converted as usual. */
+ * (npu_prog_session_route_output); dst NULL: converted as usual. A route is linked into its
+ * destination's list (routed_in) so that destroying the destination can find it: it then
+ * becomes lost (dst NULL, lost set, the source's n_lost counted) and the source's runs fail
+ * until the route is set again or undone. */
 struct route {
-    struct npu_prog_session *dst;
-    int input, axis;
+    struct npu_prog_session *src, *dst;
+    struct route *next, **prevp; /* in dst->routed_in; prevp NULL: in no list */
+    int output, input, axis;
     int64_t start;
+    bool lost;
 };
 
 struct npu_prog_session {
@@ -102,11 +107,14 @@ struct npu_prog_session {
     struct npu_job *pending;     /* a job that outlived its wait */
     struct route *route;         /* per step: a CONVERT routed (npu_prog_session_route_output) */
     bool *kept;                  /* per output: routed, no host data */
+    struct route *routed_in;     /* routes of other sessions into this one's state */
+    int n_lost;                  /* routes whose destination was destroyed */
     bool rec_on;                 /* record every task's figures (simulator) */
     char err[640];
 };
 
 static enum npu_status route_step(struct npu_prog_session *s, int step);
+static void route_unlink(struct route *r);
 
 static double
 now(void)
@@ -454,6 +462,16 @@ npu_prog_session_destroy(struct npu_prog_session *s)
 {
     if (!s)
         return;
+    /* its routes out of the list of their destinations; the routes into it lost */
+    for (int i = 0; s->route && i < s->m->p->n_steps; i++)
+        route_unlink(&s->route[i]);
+    while (s->routed_in) {
+        struct route *r = s->routed_in;
+        route_unlink(r);
+        r->dst = NULL;
+        r->lost = true;
+        r->src->n_lost++;
+    }
     npu_job_destroy(s->pending); /* waits for it: its BOs must outlive it */
     for (int j = 0; s->jobs && j < s->m->p->n_jobs; j++) {
         npu_bo_destroy(s->jobs[j].regcmd);
@@ -1073,6 +1091,12 @@ npu_prog_session_run(struct npu_prog_session *s, const struct npu_tensor *inputs
                         "the program has %d inputs and %d outputs, %d and %d "
                         "given",
                         p->n_inputs, p->n_outputs, nin, nout);
+    for (int i = 0; s->n_lost && i < p->n_steps; i++)
+        if (s->route[i].lost)
+            return run_fail(s, NPU_ERR_INVALID,
+                            "output %d was routed into a session since destroyed: route it "
+                            "again or undo the route",
+                            s->route[i].output);
     for (int i = 0; i < nin; i++) {
         int ti = p->inputs[i];
         const struct npu_prog_tensor *t = &p->tensors[ti];
@@ -1539,6 +1563,18 @@ copy_into_state(struct npu_prog_session *dst, int input, int axis, int64_t start
     return NPU_OK;
 }
 
+static void
+route_unlink(struct route *r)
+{
+    if (!r->prevp)
+        return;
+    *r->prevp = r->next;
+    if (r->next)
+        r->next->prevp = r->prevp;
+    r->next = NULL;
+    r->prevp = NULL;
+}
+
 static enum npu_status
 route_step(struct npu_prog_session *s, int step)
 {
@@ -1584,7 +1620,19 @@ npu_prog_session_route_output(struct npu_prog_session *s, int output, struct npu
         return NPU_ERR_NOMEM;
     if (!s->kept && !(s->kept = calloc((size_t)p->n_outputs + 1, sizeof(bool))))
         return NPU_ERR_NOMEM;
-    s->route[step] = (struct route){.dst = dst, .input = input, .axis = axis, .start = start};
+    struct route *r = &s->route[step];
+    route_unlink(r);
+    if (r->lost)
+        s->n_lost--;
+    *r = (struct route){
+        .src = s, .dst = dst, .output = output, .input = input, .axis = axis, .start = start};
+    if (dst) {
+        r->next = dst->routed_in;
+        if (r->next)
+            r->next->prevp = &r->next;
+        r->prevp = &dst->routed_in;
+        dst->routed_in = r;
+    }
     s->kept[output] = dst != NULL;
     return NPU_OK;
 }

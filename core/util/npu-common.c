@@ -281,11 +281,11 @@ npu_map_anon(size_t len, bool noreserve, bool populate)
     if (m == MAP_FAILED)
         return NULL;
     unsigned char *p = m;
+    long psz = sysconf(_SC_PAGESIZE);
+    const size_t pg = psz > 0 ? (size_t)psz : 4096;
     if (big) {
         /* the tail is cut at the end of len's last page (munmap takes page-aligned addresses
          * only: cut at p + len, an unaligned len left up to 2 MiB mapped for good) */
-        long psz = sysconf(_SC_PAGESIZE);
-        size_t pg = psz > 0 ? (size_t)psz : 4096;
         p = m + (-(uintptr_t)m & (huge - 1));
         unsigned char *end = p + (len + pg - 1) / pg * pg;
         if (p > m)
@@ -297,18 +297,13 @@ npu_map_anon(size_t len, bool noreserve, bool populate)
 #endif
     }
     if (populate && !populate_write(p, len)) {
-        /* a kernel before 5.14 (the RK3588 vendor kernels are 5.10): the range mapped anew
-         * with MAP_POPULATE, as the arena's chunks were before huge pages (the pages then
-         * fault in by one call, not one fault each on first touch) */
-        if (mmap(p, len, PROT_READ | PROT_WRITE, flags | MAP_FIXED | MAP_POPULATE, -1, 0) !=
-            (void *)p) {
-            munmap(p, len); /* a failed MAP_FIXED may have unmapped it already */
-            return NULL;
-        }
-#ifdef MADV_HUGEPAGE
-        if (big)
-            (void)madvise(p, len, MADV_HUGEPAGE);
-#endif
+        /* a kernel before 5.14 (the RK3588 vendor kernels are 5.10): every page touched,
+         * after the range was marked for huge pages, so that a fault brings in a 2 MiB page
+         * where it can (MAP_POPULATE, by mapping the range anew, would fault 4 KiB pages in
+         * before MADV_HUGEPAGE could mark the new mapping) */
+        volatile unsigned char *v = p;
+        for (size_t o = 0; o < len; o += pg)
+            v[o] = 0;
     }
     return p;
 }

@@ -54,6 +54,49 @@ check_case(struct npu_cpu_ctx *ctx, struct op_case *c, const char *mode)
     tt_free(y);
 }
 
+/* The 1-thread references of n cases (inputs filled by the caller); then `round` on pools of
+ * 2 and 3 threads; then the cases freed. */
+static void
+cases_on_pools(struct op_case *cs, int n,
+               void (*round)(struct npu_cpu_ctx *ctx, struct op_case *cs, int n))
+{
+    for (int i = 0; i < n; i++)
+        CHECK_EQ_INT(NPU_OK,
+                     run_op(tctx1, cs[i].op, &cs[i].al, cs[i].nin, cs[i].in, 1, &cs[i].ref));
+    for (int nt = 2; nt <= 3; nt++) {
+        struct npu_cpu_ctx *ctx = npu_cpu_ctx_create(nt);
+        CHECK(ctx != NULL);
+        if (!ctx)
+            continue;
+        round(ctx, cs, n);
+        npu_cpu_ctx_destroy(ctx);
+    }
+    cases_free(cs, n);
+}
+
+/* each case with all threads well, each worker slowed in turn, the pool contended, and
+ * contended with a worker slowed */
+static void
+slow_round(struct npu_cpu_ctx *ctx, struct op_case *cs, int n)
+{
+    const int nt = ctx->nthreads;
+    for (int i = 0; i < n; i++) {
+        check_case(ctx, &cs[i], "all threads well");
+        /* worker 1 (and, on 3 threads, then worker 2) sleeps 300 us before each chunk */
+        for (int tid = 1; tid < nt; tid++) {
+            cpu_pool_test_slow(ctx, tid, 300);
+            check_case(ctx, &cs[i], "one worker slowed");
+        }
+        cpu_pool_test_slow(ctx, 0, 0);
+        int64_t before = cpu_pool_test_contended(ctx, false);
+        CHECK(cpu_pool_test_contended(ctx, true) == before + 1);
+        check_case(ctx, &cs[i], "pool contended (no spinning)");
+        cpu_pool_test_slow(ctx, 1, 300);
+        check_case(ctx, &cs[i], "pool contended and one worker slowed");
+        cpu_pool_test_slow(ctx, 0, 0);
+    }
+}
+
 static void
 pool_slow_worker(void)
 {
@@ -91,35 +134,10 @@ pool_slow_worker(void)
     cs[3].in[0] = tt(NPU_DTYPE_FP32, 2, 64, 1000);
     al_int(&cs[3].al, "axis", -1);
     cs[3].ref = tt(NPU_DTYPE_FP32, 2, 64, 1000);
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 4; i++)
         for (int k = 0; k < cs[i].nin; k++)
             tt_fill_rand(cs[i].in[k], -1, 1);
-        CHECK_EQ_INT(NPU_OK,
-                     run_op(tctx1, cs[i].op, &cs[i].al, cs[i].nin, cs[i].in, 1, &cs[i].ref));
-    }
-    for (int nt = 2; nt <= 3; nt++) {
-        struct npu_cpu_ctx *ctx = npu_cpu_ctx_create(nt);
-        CHECK(ctx != NULL);
-        if (!ctx)
-            continue;
-        for (int i = 0; i < 4; i++) {
-            check_case(ctx, &cs[i], "all threads well");
-            /* worker 1 (and, on 3 threads, then worker 2) sleeps 300 us before each chunk */
-            for (int tid = 1; tid < nt; tid++) {
-                cpu_pool_test_slow(ctx, tid, 300);
-                check_case(ctx, &cs[i], "one worker slowed");
-            }
-            cpu_pool_test_slow(ctx, 0, 0);
-            int64_t before = cpu_pool_test_contended(ctx, false);
-            CHECK(cpu_pool_test_contended(ctx, true) == before + 1);
-            check_case(ctx, &cs[i], "pool contended (no spinning)");
-            cpu_pool_test_slow(ctx, 1, 300);
-            check_case(ctx, &cs[i], "pool contended and one worker slowed");
-            cpu_pool_test_slow(ctx, 0, 0);
-        }
-        npu_cpu_ctx_destroy(ctx);
-    }
-    cases_free(cs, 4);
+    cases_on_pools(cs, 4, slow_round);
 }
 
 struct busy_job {
@@ -164,6 +182,22 @@ pool_px_once(void)
     }
 }
 
+/* each case with the pixel-range split off, on (the default) and on every job, all threads
+ * well and then worker 1 slowed */
+static void
+px_round(struct npu_cpu_ctx *ctx, struct op_case *cs, int n)
+{
+    for (int mode = 0; mode <= 2; mode++) {
+        ctx->affine_mode = mode;
+        for (int i = 0; i < n; i++) {
+            check_case(ctx, &cs[i], mode ? "pixel-range split" : "split off");
+            cpu_pool_test_slow(ctx, 1, 100);
+            check_case(ctx, &cs[i], "one worker slowed");
+            cpu_pool_test_slow(ctx, 0, 0);
+        }
+    }
+}
+
 /* The 1x1 convs with few output channels (MobileNetV2's projections: panel-major, channels
  * uncut, so a pixel-range job), a plane with a ragged last panel (28x28) and one of 112x112:
  * the 1-thread bytes on 2 and 3 threads, pixel-range split on (default), off, and on every job */
@@ -181,26 +215,8 @@ pool_px_narrow_1x1(void)
         cs[i].in[1] = tt_fill_rand(tt(NPU_DTYPE_FP32, 4, M, C, D(1), D(1)), -1, 1);
         cs[i].in[2] = tt_fill_rand(tt(NPU_DTYPE_FP32, 1, M), -1, 1);
         cs[i].ref = tt(NPU_DTYPE_FP32, 4, D(1), M, H, H);
-        CHECK_EQ_INT(NPU_OK,
-                     run_op(tctx1, cs[i].op, &cs[i].al, cs[i].nin, cs[i].in, 1, &cs[i].ref));
     }
-    for (int nt = 2; nt <= 3; nt++) {
-        struct npu_cpu_ctx *ctx = npu_cpu_ctx_create(nt);
-        CHECK(ctx != NULL);
-        if (!ctx)
-            continue;
-        for (int mode = 0; mode <= 2; mode++) {
-            ctx->affine_mode = mode;
-            for (int i = 0; i < 4; i++) {
-                check_case(ctx, &cs[i], mode ? "pixel-range split" : "split off");
-                cpu_pool_test_slow(ctx, 1, 100);
-                check_case(ctx, &cs[i], "one worker slowed");
-                cpu_pool_test_slow(ctx, 0, 0);
-            }
-        }
-        npu_cpu_ctx_destroy(ctx);
-    }
-    cases_free(cs, 4);
+    cases_on_pools(cs, 4, px_round);
 }
 
 static void

@@ -14,7 +14,11 @@
  * and the destination's state stay as they were); the routed bytes equal the output
  * converted and written with npu_prog_session_write_state, and the host's f16(x) at the
  * positions, for every pair of view orders (NCHW / HWC, channels not a multiple of C2);
- * undoing the route gives the output back. A micro-benchmark prints the CPU time of one
+ * undoing the route gives the output back. Lifetimes: a route moved to another destination
+ * leaves the first one free to go; a destination destroyed under a route makes each later run
+ * of the source fail with a message (never write the freed session) until the output is
+ * routed again or the route undone; a source destroyed first leaves its destination whole
+ * (ASan checks both orders). A micro-benchmark prints the CPU time of one
  * GPT-2 small sized copy ([12, 128, 64] into [12, 256, 64]); nothing asserts on it.
  */
 #include <time.h>
@@ -29,9 +33,9 @@ struct dims {
     int K, S, T, D;
 };
 
+/* An fp32 [K, R, D] tensor, neither input nor output (placed by the callers below). */
 static struct npu_prog_tensor
-npu_t(const char *name, uint32_t buffer, uint64_t offset, int64_t K, int64_t R, int64_t D,
-      enum npu_dtype md, uint32_t order)
+tensor3(const char *name, int64_t K, int64_t R, int64_t D)
 {
     struct npu_prog_tensor t;
     memset(&t, 0, sizeof(t));
@@ -41,6 +45,15 @@ npu_t(const char *name, uint32_t buffer, uint64_t offset, int64_t K, int64_t R, 
     t.t.dims[0] = K;
     t.t.dims[1] = R;
     t.t.dims[2] = D;
+    t.io_input = t.io_output = -1;
+    return t;
+}
+
+static struct npu_prog_tensor
+npu_t(const char *name, uint32_t buffer, uint64_t offset, int64_t K, int64_t R, int64_t D,
+      enum npu_dtype md, uint32_t order)
+{
+    struct npu_prog_tensor t = tensor3(name, K, R, D);
     t.place = NPU_PLACE_NPU;
     t.buffer = buffer;
     t.offset = offset;
@@ -56,7 +69,6 @@ npu_t(const char *name, uint32_t buffer, uint64_t offset, int64_t K, int64_t R, 
         t.npu_h = (uint32_t)R;
         t.npu_w = (uint32_t)D;
     }
-    t.io_input = t.io_output = -1;
     t.bytes = npu_prog_tensor_need(&t);
     return t;
 }
@@ -64,20 +76,12 @@ npu_t(const char *name, uint32_t buffer, uint64_t offset, int64_t K, int64_t R, 
 static struct npu_prog_tensor
 host_t(const char *name, uint64_t offset, int64_t K, int64_t R, int64_t D)
 {
-    struct npu_prog_tensor t;
-    memset(&t, 0, sizeof(t));
-    t.name = name;
-    t.t.dtype = NPU_DTYPE_FP32;
-    t.t.ndim = 3;
-    t.t.dims[0] = K;
-    t.t.dims[1] = R;
-    t.t.dims[2] = D;
+    struct npu_prog_tensor t = tensor3(name, K, R, D);
     t.place = NPU_PLACE_HOST;
     t.offset = offset;
     t.layout = NPU_LAYOUT_NCHW;
     t.mem_dtype = NPU_DTYPE_FP32;
     t.bytes = (uint64_t)(K * R * D) * 4;
-    t.io_input = t.io_output = -1;
     return t;
 }
 
@@ -87,20 +91,63 @@ al(uint64_t n)
     return (n + 63) & ~(uint64_t)63;
 }
 
-/* ---- the source program ----------------------------------------------------------- */
+/* ---- the programs ---------------------------------------------------------------- */
 
+/* A hand-made program of three single-input, single-output steps (CONVERT, or a CPU step
+ * where op is not NPU_OP_NONE) over up to six tensors. */
+struct hprog {
+    struct npu_program p;
+    struct npu_prog_tensor t[6];
+    struct npu_prog_step st[3];
+    int in[3], out[3], io[3][2];
+};
+
+/* The steps io[i][0] -> io[i][1] named nm[i], and the program over the tensors t[0 .. nt),
+ * inputs in[0 .. nin) and outputs out[0 .. nout) (set by the caller; their io_input /
+ * io_output set here). */
+static void
+hprog_finish(struct hprog *h, int nt, const int io[3][2], const char *const nm[3],
+             const enum npu_op op[3], int nin, int nout, uint64_t act, uint64_t host,
+             uint64_t state)
+{
+    for (int i = 0; i < nin; i++)
+        h->t[h->in[i]].io_input = i;
+    for (int i = 0; i < nout; i++)
+        h->t[h->out[i]].io_output = i;
+    for (int i = 0; i < 3; i++) {
+        h->io[i][0] = io[i][0];
+        h->io[i][1] = io[i][1];
+        h->st[i] =
+            (struct npu_prog_step){.kind = op[i] != NPU_OP_NONE ? NPU_STEP_CPU : NPU_STEP_CONVERT,
+                                   .op = op[i],
+                                   .in = &h->io[i][0],
+                                   .nin = 1,
+                                   .out = &h->io[i][1],
+                                   .nout = 1,
+                                   .name = nm[i]};
+    }
+    h->p = (struct npu_program){.version = NPU_PROGRAM_VERSION,
+                                .tensors = h->t,
+                                .n_tensors = nt,
+                                .steps = h->st,
+                                .n_steps = 3,
+                                .inputs = h->in,
+                                .n_inputs = nin,
+                                .outputs = h->out,
+                                .n_outputs = nout,
+                                .act_bytes = act,
+                                .host_bytes = host,
+                                .state_bytes = state,
+                                .producer = "test-route"};
+}
+
+/* The source: x (a state input [K, S, D], fp16) -CONVERT-> y (output 0); x2 (an ACT input)
+ * -CONVERT-> z (output 1) -Relu-> r (output 2). */
 enum { SX, SY, SX2, SZ, SR, S_COUNT };
 enum { X2K = 1, X2R = 2, X2D = 8 };
 
-struct src_prog {
-    struct npu_program p;
-    struct npu_prog_tensor t[S_COUNT];
-    struct npu_prog_step st[3];
-    int in[2], out[3], io[3][2];
-};
-
 static void
-src_make(struct src_prog *h, struct dims d, uint32_t order)
+src_make(struct hprog *h, struct dims d, uint32_t order)
 {
     memset(h, 0, sizeof(*h));
     h->t[SX] = npu_t("x", NPU_BUF_STATE, 0, d.K, d.S, d.D, NPU_DTYPE_FP16, order);
@@ -112,57 +159,23 @@ src_make(struct src_prog *h, struct dims d, uint32_t order)
     hb += al(h->t[SZ].bytes);
     h->t[SR] = host_t("r", hb, X2K, X2R, X2D);
     hb += al(h->t[SR].bytes);
-    h->t[SX].io_input = 0;
-    h->t[SX2].io_input = 1;
-    h->t[SY].io_output = 0;
-    h->t[SZ].io_output = 1;
-    h->t[SR].io_output = 2;
     h->in[0] = SX;
     h->in[1] = SX2;
     h->out[0] = SY;
     h->out[1] = SZ;
     h->out[2] = SR;
     static const char *const nm[3] = {"x.to_host", "x2.to_host", "relu"};
+    static const enum npu_op op[3] = {NPU_OP_NONE, NPU_OP_NONE, NPU_OP_RELU};
     const int io[3][2] = {{SX, SY}, {SX2, SZ}, {SZ, SR}};
-    for (int i = 0; i < 3; i++) {
-        h->io[i][0] = io[i][0];
-        h->io[i][1] = io[i][1];
-        h->st[i] = (struct npu_prog_step){.kind = i == 2 ? NPU_STEP_CPU : NPU_STEP_CONVERT,
-                                          .op = i == 2 ? NPU_OP_RELU : NPU_OP_NONE,
-                                          .in = &h->io[i][0],
-                                          .nin = 1,
-                                          .out = &h->io[i][1],
-                                          .nout = 1,
-                                          .name = nm[i]};
-    }
-    h->p = (struct npu_program){.version = NPU_PROGRAM_VERSION,
-                                .tensors = h->t,
-                                .n_tensors = S_COUNT,
-                                .steps = h->st,
-                                .n_steps = 3,
-                                .inputs = h->in,
-                                .n_inputs = 2,
-                                .outputs = h->out,
-                                .n_outputs = 3,
-                                .act_bytes = al(h->t[SX2].bytes),
-                                .host_bytes = hb,
-                                .state_bytes = al(h->t[SX].bytes),
-                                .producer = "test-route"};
+    hprog_finish(h, S_COUNT, io, nm, op, 2, 3, al(h->t[SX2].bytes), hb, al(h->t[SX].bytes));
 }
 
-/* ---- the destination program ------------------------------------------------------ */
-
+/* The destination: cache [K, T, D] (state, fp16), act (ACT input) and c32 (state held as
+ * fp32), each converted to an output so that a run reads them back. */
 enum { DC, DCO, DA, DAO, D32, D32O, D_COUNT };
 
-struct dst_prog {
-    struct npu_program p;
-    struct npu_prog_tensor t[D_COUNT];
-    struct npu_prog_step st[3];
-    int in[3], out[3], io[3][2];
-};
-
 static void
-dst_make(struct dst_prog *h, struct dims d, uint32_t order)
+dst_make(struct hprog *h, struct dims d, uint32_t order)
 {
     memset(h, 0, sizeof(*h));
     h->t[DC] = npu_t("cache", NPU_BUF_STATE, 0, d.K, d.T, d.D, NPU_DTYPE_FP16, order);
@@ -170,37 +183,58 @@ dst_make(struct dst_prog *h, struct dims d, uint32_t order)
         npu_t("c32", NPU_BUF_STATE, al(h->t[DC].bytes), d.K, d.T, d.D, NPU_DTYPE_FP32, order);
     h->t[DA] = npu_t("act", NPU_BUF_ACT, 0, d.K, d.T, d.D, NPU_DTYPE_FP16, order);
     uint64_t hb = 0;
-    const int pairs[3][2] = {{DC, DCO}, {DA, DAO}, {D32, D32O}};
-    static const char *const onm[3] = {"cache.out", "act.out", "c32.out"};
+    const int io[3][2] = {{DC, DCO}, {DA, DAO}, {D32, D32O}};
+    static const char *const nm[3] = {"cache.out", "act.out", "c32.out"};
+    static const enum npu_op op[3] = {NPU_OP_NONE, NPU_OP_NONE, NPU_OP_NONE};
     for (int i = 0; i < 3; i++) {
-        h->t[pairs[i][1]] = host_t(onm[i], hb, d.K, d.T, d.D);
-        hb += al(h->t[pairs[i][1]].bytes);
-        h->t[pairs[i][0]].io_input = i;
-        h->t[pairs[i][1]].io_output = i;
-        h->in[i] = pairs[i][0];
-        h->out[i] = pairs[i][1];
-        h->io[i][0] = pairs[i][0];
-        h->io[i][1] = pairs[i][1];
-        h->st[i] = (struct npu_prog_step){.kind = NPU_STEP_CONVERT,
-                                          .in = &h->io[i][0],
-                                          .nin = 1,
-                                          .out = &h->io[i][1],
-                                          .nout = 1,
-                                          .name = onm[i]};
+        h->t[io[i][1]] = host_t(nm[i], hb, d.K, d.T, d.D);
+        hb += al(h->t[io[i][1]].bytes);
+        h->in[i] = io[i][0];
+        h->out[i] = io[i][1];
     }
-    h->p = (struct npu_program){.version = NPU_PROGRAM_VERSION,
-                                .tensors = h->t,
-                                .n_tensors = D_COUNT,
-                                .steps = h->st,
-                                .n_steps = 3,
-                                .inputs = h->in,
-                                .n_inputs = 3,
-                                .outputs = h->out,
-                                .n_outputs = 3,
-                                .act_bytes = al(h->t[DA].bytes),
-                                .host_bytes = hb,
-                                .state_bytes = al(h->t[DC].bytes) + al(h->t[D32].bytes),
-                                .producer = "test-route"};
+    hprog_finish(h, D_COUNT, io, nm, op, 3, 3, al(h->t[DA].bytes), hb,
+                 al(h->t[DC].bytes) + al(h->t[D32].bytes));
+}
+
+/* The two programs' models on dev (the source's changed by `edit` first when given). */
+struct pair {
+    struct hprog sp, dp;
+    struct npu_prog_model *sm, *dm;
+};
+
+static void
+pair_open(struct pair *pr, struct npu_device *dev, struct dims d, uint32_t so, uint32_t dorder,
+          void (*edit)(struct hprog *))
+{
+    src_make(&pr->sp, d, so);
+    dst_make(&pr->dp, d, dorder);
+    if (edit)
+        edit(&pr->sp);
+    char msg[256] = "";
+    if (npu_program_validate(&pr->sp.p, msg, sizeof(msg)) ||
+        npu_program_validate(&pr->dp.p, msg, sizeof(msg)))
+        fprintf(stderr, "validate: %s\n", msg);
+    CHECK_EQ_INT(NPU_OK, npu_program_validate(&pr->sp.p, msg, sizeof(msg)));
+    CHECK_EQ_INT(NPU_OK, npu_program_validate(&pr->dp.p, msg, sizeof(msg)));
+    pr->sm = pr->dm = NULL;
+    CHECK_EQ_INT(NPU_OK, npu_prog_model_create(dev, &pr->sp.p, NULL, &pr->sm));
+    CHECK_EQ_INT(NPU_OK, npu_prog_model_create(dev, &pr->dp.p, NULL, &pr->dm));
+}
+
+static void
+pair_close(struct pair *pr)
+{
+    npu_prog_model_destroy(pr->dm);
+    npu_prog_model_destroy(pr->sm);
+}
+
+/* A session of m (checked). */
+static struct npu_prog_session *
+session(struct npu_prog_model *m)
+{
+    struct npu_prog_session *s = NULL;
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_create(m, 0, 1, &s));
+    return s;
 }
 
 /* ---- runs ------------------------------------------------------------------------- */
@@ -273,22 +307,9 @@ static void
 test_refusals(struct npu_device *dev)
 {
     const struct dims d = {3, 5, 9, 20};
-    struct src_prog sp;
-    struct dst_prog dp;
-    src_make(&sp, d, NPU_VIEW_HWC);
-    dst_make(&dp, d, NPU_VIEW_HWC);
-    char msg[256] = "";
-    if (npu_program_validate(&sp.p, msg, sizeof(msg)) ||
-        npu_program_validate(&dp.p, msg, sizeof(msg)))
-        fprintf(stderr, "validate: %s\n", msg);
-    CHECK_EQ_INT(NPU_OK, npu_program_validate(&sp.p, msg, sizeof(msg)));
-    CHECK_EQ_INT(NPU_OK, npu_program_validate(&dp.p, msg, sizeof(msg)));
-    struct npu_prog_model *sm = NULL, *dm = NULL;
-    struct npu_prog_session *ss = NULL, *ds = NULL;
-    CHECK_EQ_INT(NPU_OK, npu_prog_model_create(dev, &sp.p, NULL, &sm));
-    CHECK_EQ_INT(NPU_OK, npu_prog_model_create(dev, &dp.p, NULL, &dm));
-    CHECK_EQ_INT(NPU_OK, npu_prog_session_create(sm, 0, 1, &ss));
-    CHECK_EQ_INT(NPU_OK, npu_prog_session_create(dm, 0, 1, &ds));
+    struct pair pr;
+    pair_open(&pr, dev, d, NPU_VIEW_HWC, NPU_VIEW_HWC, NULL);
+    struct npu_prog_session *ss = session(pr.sm), *ds = session(pr.dm);
 
     const int nx = d.K * d.S * d.D, nc = d.K * d.T * d.D;
     float *x = malloc(sizeof(float) * (size_t)nx), *want = calloc((size_t)nc, sizeof(float)),
@@ -382,8 +403,13 @@ test_refusals(struct npu_device *dev)
     free(got);
     npu_prog_session_destroy(ds);
     npu_prog_session_destroy(ss);
-    npu_prog_model_destroy(dm);
-    npu_prog_model_destroy(sm);
+    pair_close(&pr);
+}
+
+static void
+list_y_twice(struct hprog *h)
+{
+    h->out[1] = SY;
 }
 
 /* y listed as outputs 0 and 1: routing either would leave the other's host data unfilled */
@@ -391,17 +417,9 @@ static void
 test_twice_listed(struct npu_device *dev)
 {
     const struct dims d = {3, 5, 9, 20};
-    struct src_prog sp;
-    struct dst_prog dp;
-    src_make(&sp, d, NPU_VIEW_HWC);
-    dst_make(&dp, d, NPU_VIEW_HWC);
-    sp.out[1] = SY;
-    struct npu_prog_model *sm = NULL, *dm = NULL;
-    struct npu_prog_session *ss = NULL, *ds = NULL;
-    CHECK_EQ_INT(NPU_OK, npu_prog_model_create(dev, &sp.p, NULL, &sm));
-    CHECK_EQ_INT(NPU_OK, npu_prog_model_create(dev, &dp.p, NULL, &dm));
-    CHECK_EQ_INT(NPU_OK, npu_prog_session_create(sm, 0, 1, &ss));
-    CHECK_EQ_INT(NPU_OK, npu_prog_session_create(dm, 0, 1, &ds));
+    struct pair pr;
+    pair_open(&pr, dev, d, NPU_VIEW_HWC, NPU_VIEW_HWC, list_y_twice);
+    struct npu_prog_session *ss = session(pr.sm), *ds = session(pr.dm);
     npu_log_set_handler(npu_test_log_capture, NULL);
     REFUSED(NPU_ERR_UNSUPPORTED, "output 0 'y' is not made by one conversion",
             npu_prog_session_route_output(ss, 0, ds, 0, 1, 0));
@@ -410,8 +428,7 @@ test_twice_listed(struct npu_device *dev)
     npu_log_set_handler(NULL, NULL);
     npu_prog_session_destroy(ds);
     npu_prog_session_destroy(ss);
-    npu_prog_model_destroy(dm);
-    npu_prog_model_destroy(sm);
+    pair_close(&pr);
 }
 
 /* Routed (into ds1) against converted and written with npu_prog_session_write_state (into
@@ -421,18 +438,10 @@ static double
 test_equal(struct npu_device *dev, struct dims d, uint32_t so, uint32_t dorder, int64_t start,
            int reps)
 {
-    struct src_prog sp;
-    struct dst_prog dp;
-    src_make(&sp, d, so);
-    dst_make(&dp, d, dorder);
-    struct npu_prog_model *sm = NULL, *dm = NULL;
-    struct npu_prog_session *s1 = NULL, *s2 = NULL, *ds1 = NULL, *ds2 = NULL;
-    CHECK_EQ_INT(NPU_OK, npu_prog_model_create(dev, &sp.p, NULL, &sm));
-    CHECK_EQ_INT(NPU_OK, npu_prog_model_create(dev, &dp.p, NULL, &dm));
-    CHECK_EQ_INT(NPU_OK, npu_prog_session_create(sm, 0, 1, &s1));
-    CHECK_EQ_INT(NPU_OK, npu_prog_session_create(sm, 0, 1, &s2));
-    CHECK_EQ_INT(NPU_OK, npu_prog_session_create(dm, 0, 1, &ds1));
-    CHECK_EQ_INT(NPU_OK, npu_prog_session_create(dm, 0, 1, &ds2));
+    struct pair pr;
+    pair_open(&pr, dev, d, so, dorder, NULL);
+    struct npu_prog_session *s1 = session(pr.sm), *s2 = session(pr.sm), *ds1 = session(pr.dm),
+                            *ds2 = session(pr.dm);
     const size_t nx = (size_t)d.K * d.S * d.D, nc = (size_t)d.K * d.T * d.D;
     float *x = malloc(sizeof(float) * nx), *y = malloc(sizeof(float) * nx),
           *g1 = malloc(sizeof(float) * nc), *g2 = malloc(sizeof(float) * nc),
@@ -487,9 +496,95 @@ test_equal(struct npu_device *dev, struct dims d, uint32_t so, uint32_t dorder, 
     npu_prog_session_destroy(ds1);
     npu_prog_session_destroy(s2);
     npu_prog_session_destroy(s1);
-    npu_prog_model_destroy(dm);
-    npu_prog_model_destroy(sm);
+    pair_close(&pr);
     return cpu;
+}
+
+/* The cache rows of ds (positions 0 .. S - 1) against f16(x), the rest zero: how many
+ * differ. */
+static int
+dst_misses(struct npu_prog_session *ds, struct dims d, const float *x)
+{
+    const size_t nc = (size_t)d.K * d.T * d.D;
+    float *got = malloc(sizeof(float) * nc);
+    CHECK(got != NULL);
+    if (!got)
+        return 1;
+    dst_read(ds, d, got);
+    int bad = 0;
+    for (int k = 0; k < d.K; k++)
+        for (int r = 0; r < d.T; r++)
+            for (int c = 0; c < d.D; c++) {
+                const size_t i = ((size_t)k * d.T + r) * d.D + c;
+                bad += got[i] != (r < d.S ? f16r(x[((size_t)k * d.S + r) * d.D + c]) : 0.0f);
+            }
+    free(got);
+    return bad;
+}
+
+/* The route's tie between the two sessions, each order of destruction */
+static void
+test_lifetime(struct npu_device *dev)
+{
+    const struct dims d = {2, 3, 5, 16};
+    struct pair pr;
+    pair_open(&pr, dev, d, NPU_VIEW_HWC, NPU_VIEW_HWC, NULL);
+    struct npu_prog_session *ss = session(pr.sm), *ds1 = session(pr.dm), *ds2 = session(pr.dm),
+                            *ds3 = session(pr.dm), *ds4 = session(pr.dm);
+    const size_t nx = (size_t)d.K * d.S * d.D;
+    float *x = malloc(sizeof(float) * nx), *y = malloc(sizeof(float) * nx);
+    CHECK(x && y);
+    for (size_t i = 0; i < nx; i++)
+        x[i] = 0.25f * (float)(i % 37) - 3.0f;
+    bool routed = true;
+    CHECK_EQ_INT(NPU_OK, src_run(ss, d, x, NULL, &routed)); /* x resident from here on */
+    CHECK(!routed);
+
+    /* moved from ds1 to ds2: ds1 may go, the copies land in ds2 */
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_route_output(ss, 0, ds1, 0, 1, 0));
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_route_output(ss, 0, ds2, 0, 1, 0));
+    npu_prog_session_destroy(ds1);
+    routed = false;
+    CHECK_EQ_INT(NPU_OK, src_run(ss, d, NULL, NULL, &routed));
+    CHECK(routed);
+    CHECK_EQ_INT(0, dst_misses(ds2, d, x));
+
+    /* ds2 destroyed under the route: every later run fails, naming the output */
+    npu_prog_session_destroy(ds2);
+    npu_log_set_handler(npu_test_log_capture, NULL);
+    for (int k = 0; k < 2; k++)
+        REFUSED(NPU_ERR_INVALID, "output 0 was routed into a session since destroyed",
+                src_run(ss, d, NULL, NULL, NULL));
+    npu_log_set_handler(NULL, NULL);
+    CHECK(strstr(npu_prog_session_error(ss), "output 0 was routed") != NULL);
+
+    /* routed again (into ds3): runs again */
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_route_output(ss, 0, ds3, 0, 1, 0));
+    routed = false;
+    CHECK_EQ_INT(NPU_OK, src_run(ss, d, NULL, NULL, &routed));
+    CHECK(routed);
+    CHECK_EQ_INT(0, dst_misses(ds3, d, x));
+
+    /* ds3 destroyed, then the route undone: the output converted again */
+    npu_prog_session_destroy(ds3);
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_route_output(ss, 0, NULL, 0, 0, 0));
+    routed = true;
+    CHECK_EQ_INT(NPU_OK, src_run(ss, d, NULL, y, &routed));
+    CHECK(!routed);
+    int bad = 0;
+    for (size_t i = 0; i < nx; i++)
+        bad += y[i] != f16r(x[i]);
+    CHECK_EQ_INT(0, bad);
+
+    /* the source destroyed first: its destination still runs and goes cleanly */
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_route_output(ss, 0, ds4, 0, 1, 0));
+    CHECK_EQ_INT(NPU_OK, src_run(ss, d, NULL, NULL, NULL));
+    npu_prog_session_destroy(ss);
+    CHECK_EQ_INT(0, dst_misses(ds4, d, x));
+    npu_prog_session_destroy(ds4);
+    free(x);
+    free(y);
+    pair_close(&pr);
 }
 
 int
@@ -501,6 +596,7 @@ main(void)
         return npu_test_done("test-route");
     test_refusals(dev);
     test_twice_listed(dev);
+    test_lifetime(dev);
     const uint32_t orders[2] = {NPU_VIEW_NCHW, NPU_VIEW_HWC};
     const struct dims small[3] = {{3, 5, 9, 20}, {2, 7, 7, 16}, {1, 1, 4, 3}};
     for (int k = 0; k < 3; k++)

@@ -19,9 +19,10 @@
 
 #define MIB ((size_t)1 << 20)
 
-/* the smaps entry starting at p: its end and whether VmFlags has "hg"; false if none */
+/* the smaps entry starting at p: its end, whether VmFlags has "hg" and (huge_kb not NULL)
+ * its AnonHugePages in kB; false if none */
 static bool
-smaps_entry(const void *p, uintptr_t *end, bool *hg)
+smaps_entry_huge(const void *p, uintptr_t *end, bool *hg, long *huge_kb)
 {
     FILE *f = fopen("/proc/self/smaps", "r");
     if (!f)
@@ -41,10 +42,18 @@ smaps_entry(const void *p, uintptr_t *end, bool *hg)
             }
         } else if (in && !strncmp(line, "VmFlags:", 8)) {
             *hg = strstr(line, " hg") != NULL;
+        } else if (in && huge_kb && !strncmp(line, "AnonHugePages:", 14)) {
+            *huge_kb = strtol(line + 14, NULL, 10);
         }
     }
     fclose(f);
     return found;
+}
+
+static bool
+smaps_entry(const void *p, uintptr_t *end, bool *hg)
+{
+    return smaps_entry_huge(p, end, hg, NULL);
 }
 
 /* THP offered at all (always or madvise): otherwise MADV_HUGEPAGE may be refused */
@@ -115,11 +124,13 @@ test_sizes(void)
 }
 
 /* populate, by MADV_POPULATE_WRITE or (old_kernel: NPU_MAP_POPULATE_WRITE=0, as a kernel
- * before 5.14 that refuses it) by mapping the range anew with MAP_POPULATE: every page
- * resident, zero, and still marked for huge pages */
+ * before 5.14 that refuses it) by touching every page: every page resident, zero, and still
+ * marked for huge pages; and where the first way got huge pages, the second gets them too
+ * (pages faulted in before the range is marked for huge pages would be 4 KiB ones) */
 static void
 test_populate(bool old_kernel)
 {
+    static long huge_kb_madvise = -1;
     const size_t pg = (size_t)sysconf(_SC_PAGESIZE), len = 4 * MIB + pg;
     if (old_kernel)
         setenv("NPU_MAP_POPULATE_WRITE", "0", 1);
@@ -137,11 +148,20 @@ test_populate(bool old_kernel)
         CHECK_EQ_INT((long long)npg, (long long)resident);
     uintptr_t end = 0;
     bool hg = false;
+    long huge_kb = -1;
     if (!emulated) {
-        CHECK(smaps_entry(p, &end, &hg));
+        CHECK(smaps_entry_huge(p, &end, &hg, &huge_kb));
         CHECK_EQ_INT((long long)((len + pg - 1) / pg * pg), (long long)(end - (uintptr_t)p));
         if (thp_offered())
             CHECK(hg);
+        if (!old_kernel)
+            huge_kb_madvise = huge_kb;
+        else if (thp_offered() && huge_kb_madvise > 0 && huge_kb <= 0)
+            fprintf(stderr,
+                    "populate without MADV_POPULATE_WRITE: %ld kB in huge pages, %ld with\n",
+                    huge_kb, huge_kb_madvise);
+        if (old_kernel && thp_offered() && huge_kb_madvise > 0)
+            CHECK(huge_kb > 0);
     }
     CHECK(all_zero(p, len));
     free(vec);

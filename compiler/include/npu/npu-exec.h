@@ -45,7 +45,8 @@ enum npu_status npu_session_write_state(struct npu_session *s, int input,
                                         const struct npu_tensor *block, int axis, int64_t start);
 /* npu_prog_session_route_output (npu-program-exec.h) on the sessions' program sessions: an
  * output copied as NPU bytes into another session's state input during each run (data NULL
- * after it), instead of converted to the host. NPU backends only. */
+ * after it), instead of converted to the host. NPU backends only. Destroying dst first makes
+ * s's later runs fail until the route is set again or undone (as there). */
 enum npu_status npu_session_route_output(struct npu_session *s, int output, struct npu_session *dst,
                                          int input, int axis, int64_t start);
 

@@ -118,10 +118,10 @@ enum npu_status npu_read_file(const char *path, const char *domain, char **buf, 
  * is at least 2 MiB. Why: every 4 KiB page first touched costs a fault, and under a
  * shadow-paging hypervisor (PVM) a second, host-side one charged to the process as user
  * time: 170 MB of fresh 4 KiB pages cost 0.45 s CPU there, in 2 MiB pages 0.02 s.
- * noreserve: MAP_NORESERVE (address space only); populate: every page faulted in now by
- * one call (MADV_POPULATE_WRITE; before Linux 5.14, the range mapped anew with MAP_POPULATE)
- * instead of on first touch. NULL when it cannot be mapped;
- * freed with munmap(p, len) (or pieces of it).
+ * noreserve: MAP_NORESERVE (address space only); populate: every page faulted in now (by
+ * one call, MADV_POPULATE_WRITE; before Linux 5.14, by a write to each page after the huge
+ * page advice) instead of on first touch. NULL when it cannot be mapped; freed with
+ * munmap(p, len) (or pieces of it).
  */
 void *npu_map_anon(size_t len, bool noreserve, bool populate);
 

@@ -172,7 +172,12 @@ enum npu_status npu_prog_session_write_state(struct npu_prog_session *s, int inp
  * entries along `axis`, written at positions start .. start + n - 1 (checked here and at
  * each run, before anything is written). NPU_ERR_UNSUPPORTED unless the output is made by
  * one CONVERT step from a tensor held as fp16 / fp32 NC1HWC2 that no other step reads.
- * dst must outlive the route.
+ * The route ties the two sessions: a run of s writes dst's memory, so the two must not be
+ * used (run, routed, destroyed) at the same time on different threads. Destroying s ends its
+ * routes. Destroying dst while s still routes into it is allowed: nothing is written into the freed
+ * session, and every later run of s fails (NPU_ERR_INVALID, naming the output) until that output is
+ * routed again or the route undone (dst NULL), so that a run never reports success for a copy it
+ * did not make.
  */
 enum npu_status npu_prog_session_route_output(struct npu_prog_session *s, int output,
                                               struct npu_prog_session *dst, int input, int axis,
