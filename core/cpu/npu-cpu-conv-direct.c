@@ -26,6 +26,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define CD_MR 8
 #define CD_NR 48
@@ -62,11 +63,33 @@ cd_pack(const float *w, int64_t M, int64_t K, float *wp)
     }
 }
 
+/* Prepared weights (freed with free()). Those of the big layers are read from memory at every
+ * run (a network's weights exceed the caches), in streams that the kernels prefetch: in 4 KiB
+ * pages that is a TLB miss every 4 KiB (under a hypervisor a two-level walk), so from 2 MiB on
+ * they are 2 MiB aligned and their whole 2 MiB pages marked for transparent huge pages
+ * (MADV_HUGEPAGE: nothing where the kernel has THP off; the tail keeps small pages, so the
+ * memory used is what is written). */
+static void *
+cd_walloc(size_t bytes)
+{
+    const size_t huge = (size_t)2 << 20;
+    bytes = NPU_ALIGN(bytes, (size_t)64);
+    if (bytes < huge)
+        return aligned_alloc(64, bytes);
+    void *p = NULL;
+    if (posix_memalign(&p, huge, bytes))
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    (void)madvise(p, bytes / huge * huge, MADV_HUGEPAGE);
+#endif
+    return p;
+}
+
 static float *
 cd_pack_new(const float *w, int64_t M, int64_t K)
 {
     size_t n = (size_t)(NPU_DIV_ROUND_UP(M, CD_MR) * K * CD_MR);
-    float *wp = aligned_alloc(64, NPU_ALIGN(sizeof(float) * n, (size_t)64));
+    float *wp = cd_walloc(sizeof(float) * n);
     if (wp)
         cd_pack(w, M, K, wp);
     return wp;
@@ -1630,8 +1653,7 @@ npu_cpu_prepare(enum npu_op op, const struct npu_attrs *attrs, const struct npu_
         /* 3x3 stride 1 (the usual padding keeps the plane): Winograd's weights only */
         if (cpu_conv_wino_wanted(wt->dims[2], wt->dims[3], s0, s1, d0, d1, wt->dims[1], M,
                                  x->dims[2], x->dims[3])) {
-            p->wu = aligned_alloc(
-                64, NPU_ALIGN(sizeof(float) * cpu_conv_wino_wsize(wt->dims[1], M), (size_t)64));
+            p->wu = cd_walloc(sizeof(float) * cpu_conv_wino_wsize(wt->dims[1], M));
             if (p->wu) {
                 cpu_conv_wino_pack(wt->data, wt->dims[1], M, p->wu);
                 *out = p;
@@ -1641,10 +1663,8 @@ npu_cpu_prepare(enum npu_op op, const struct npu_attrs *attrs, const struct npu_
         if (cdt_wanted(wt->dims[2] * wt->dims[3],
                        NPU_DIV_ROUND_UP(x->dims[2], s0) * NPU_DIV_ROUND_UP(x->dims[3], s1), M, K) &&
             NPU_DIV_ROUND_UP(M, (int64_t)CDT_NB) * K <= INT64_MAX / CDT_NB / 4) {
-            p->wt48 = aligned_alloc(
-                64, NPU_ALIGN(sizeof(float) *
-                                  (size_t)(NPU_DIV_ROUND_UP(M, (int64_t)CDT_NB) * K * CDT_NB),
-                              (size_t)64));
+            p->wt48 = cd_walloc(sizeof(float) *
+                                (size_t)(NPU_DIV_ROUND_UP(M, (int64_t)CDT_NB) * K * CDT_NB));
             if (p->wt48) {
                 cdt_pack(wt->data, M, K, p->wt48);
                 *out = p;

@@ -278,6 +278,10 @@ main(void)
          * 81 pixels (11 tiles, two groups) with K = 27 x 9 and 97 channels (48 + 48 + 1) */
         {1, 130, 4, 4, 49, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, true, "relu"},
         {1, 27, 11, 11, 97, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, true, NULL},
+        /* weights over 2 MiB (prepared in 2 MiB pages) on a 3x3 plane: by default the
+         * small-plane form in chunks of 128 k (K = 1040: a short last chunk), 520 channels (a
+         * last block of 40) */
+        {1, 1040, 3, 3, 520, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, true, "relu"},
         /* 3x3 stride 1 (Winograd F(2x2, 3x3) where it runs, NPU_CPU_CONV_WINO): odd planes
          * (a last tile row and column of one output), no padding, padding 2 and asymmetric,
          * one input or output channel, channel blocks 16 / 48 + 1 / 2 x 48 + 1, batch 2,
