@@ -11,7 +11,8 @@
  * (NPU_CPU_CONV_KC=64) and with every prepared Conv on the small-plane form (NPU_CPU_CONV_T=1; by
  * default only small planes), its sums in chunks of 40 k (NPU_CPU_CONV_TKC=40); those runs keep
  * Winograd off (NPU_CPU_CONV_WINO=0), and one more runs every 3x3 stride-1 case through it
- * (NPU_CPU_CONV_WINO=1), within the same bound. Each case also requires bit-identical results with
+ * (NPU_CPU_CONV_WINO=1, the whole-plane product in chunks of 40 channels: NPU_CPU_CONV_WKC=40),
+ * within the same bound. Each case also requires bit-identical results with
  * 1 and 3 threads and with and without prepared weights, and the fused residual (Conv's 4th operand
  * R, y = act(conv + R)) to give the same bytes as Conv, Add and Relu run one after the other, on
  * the direct path and on the others.
