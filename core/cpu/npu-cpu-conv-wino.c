@@ -269,23 +269,32 @@ cw_body(int64_t K, const float *wk, const float *v, int64_t ldv, float *out, boo
     for (int q = 0; q < NV; q++)
         memcpy(&c[r][q], out + r * CW_NB + 16 * q, sizeof(v16f));
     const int64_t pstep = pf && npf > 0 ? (npf << 16) / K : 0;
-    const float *pfb = pf ? pf : wk;
-    int64_t pacc = 0;
-    for (int64_t k = 0; k < K; k++) {
-        __builtin_prefetch(pfb + 16 * (pacc >> 16), 0, 2);
-        pacc += pstep;
-        v16f w[4];
-        CW_UNROLL
-        for (int q = 0; q < NV; q++)
-            memcpy(&w[q], wk + k * CW_NB + 16 * q, sizeof(v16f));
-        CW_UNROLL
-        for (int r = 0; r < NP; r++) {
-            const float a = v[r * ldv + k];
-            CW_UNROLL
-            for (int q = 0; q < NV; q++)
-                c[r][q] += a * w[q];
-        }
+#define CW_KSTEP(k)                                                                                \
+    {                                                                                              \
+        v16f w[4];                                                                                 \
+        CW_UNROLL                                                                                  \
+        for (int q = 0; q < NV; q++)                                                               \
+            memcpy(&w[q], wk + (k)*CW_NB + 16 * q, sizeof(v16f));                                  \
+        CW_UNROLL                                                                                  \
+        for (int r = 0; r < NP; r++) {                                                             \
+            const float a = v[r * ldv + (k)];                                                      \
+            CW_UNROLL                                                                              \
+            for (int q = 0; q < NV; q++)                                                           \
+                c[r][q] += a * w[q];                                                               \
+        }                                                                                          \
     }
+    if (pstep > 0) {
+        int64_t pacc = 0;
+        for (int64_t k = 0; k < K; k++) {
+            __builtin_prefetch(pf + 16 * (pacc >> 16), 0, 2);
+            pacc += pstep;
+            CW_KSTEP(k)
+        }
+    } else {
+        for (int64_t k = 0; k < K; k++)
+            CW_KSTEP(k)
+    }
+#undef CW_KSTEP
     CW_UNROLL
     for (int r = 0; r < NP; r++)
         CW_UNROLL
