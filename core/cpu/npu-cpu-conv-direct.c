@@ -26,6 +26,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define CD_MR 8
 #define CD_NR 48
@@ -62,11 +63,33 @@ cd_pack(const float *w, int64_t M, int64_t K, float *wp)
     }
 }
 
+/* Prepared weights (freed with free()). Those of the big layers are read from memory at every
+ * run (a network's weights exceed the caches), in streams that the kernels prefetch: in 4 KiB
+ * pages that is a TLB miss every 4 KiB (under a hypervisor a two-level walk), so from 2 MiB on
+ * they are 2 MiB aligned and their whole 2 MiB pages marked for transparent huge pages
+ * (MADV_HUGEPAGE: nothing where the kernel has THP off; the tail keeps small pages, so the
+ * memory used is what is written). */
+static void *
+cd_walloc(size_t bytes)
+{
+    const size_t huge = (size_t)2 << 20;
+    bytes = NPU_ALIGN(bytes, (size_t)64);
+    if (bytes < huge)
+        return aligned_alloc(64, bytes);
+    void *p = NULL;
+    if (posix_memalign(&p, huge, bytes))
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    (void)madvise(p, bytes / huge * huge, MADV_HUGEPAGE);
+#endif
+    return p;
+}
+
 static float *
 cd_pack_new(const float *w, int64_t M, int64_t K)
 {
     size_t n = (size_t)(NPU_DIV_ROUND_UP(M, CD_MR) * K * CD_MR);
-    float *wp = aligned_alloc(64, NPU_ALIGN(sizeof(float) * n, (size_t)64));
+    float *wp = cd_walloc(sizeof(float) * n);
     if (wp)
         cd_pack(w, M, K, wp);
     return wp;
@@ -514,6 +537,8 @@ static pthread_once_t cd_once = PTHREAD_ONCE_INIT;
  * from 0, then the bias, the residual and the activation: the same bytes as the flat form's
  * 16-wide panels (not its cd_cols_avx512 plane ends, which sum in two interleaved chains). */
 #define CDT_NB 48
+/* tiles per task at most (their sums, [8][48] each, stay in L1 with a chunk of weights) */
+#define CDT_GMAX 8
 
 static void
 cdt_pack(const float *w, int64_t M, int64_t K, float *wp)
@@ -529,16 +554,21 @@ cdt_pack(const float *w, int64_t M, int64_t K, float *wp)
     }
 }
 
-/* pixels x vectors of 16 channels: out[r][0 .. 16 * NV) = sum + bias (then ReLU as the flat
- * kernel's, in registers, if relu) for the pixels read at px[r] */
+/* pixels x vectors of 16 channels: out[r][0 .. 16 * NV) = acc[r][..] (a previous chunk of k's
+ * sums, or 0 for acc NULL) + the sum over these K, then + bias (then ReLU as the flat kernel's,
+ * in registers, if relu) for the pixels read at px[r]; bias NULL: the partial sums as they are
+ * (acc may be out). The npf lines (16 floats) from pf on are prefetched into L2 over the k
+ * (pf NULL: none). */
 typedef void (*cdt_kernel_fn)(int64_t K, const float *wk, const float *const *px,
-                              const int64_t *koff, const float *bias, bool relu, float *out);
+                              const int64_t *koff, const float *acc, const float *bias, bool relu,
+                              float *out, const float *pf, int64_t npf);
 
 #ifdef CD_X86
 #define CDT_UNROLL _Pragma("GCC unroll 8")
 static inline __attribute__((always_inline, target("avx512f"))) void
-cdt_body(int64_t K, const float *wk, const float *const *px, const int64_t *koff, const float *bias,
-         bool relu, float *out, const int NP, const int NV)
+cdt_body(int64_t K, const float *wk, const float *const *px, const int64_t *koff, const float *acc,
+         const float *bias, bool relu, float *out, const float *pf, int64_t npf, const int NP,
+         const int NV)
 {
     v16f c[8][3];
     const float *p[8];
@@ -549,19 +579,56 @@ cdt_body(int64_t K, const float *wk, const float *const *px, const int64_t *koff
         for (int v = 0; v < 3; v++)
             c[r][v] = (v16f){0};
     }
-    for (int64_t k = 0; k < K; k++) {
-        const int64_t o = koff[k];
-        v16f w[3];
-        CDT_UNROLL
-        for (int v = 0; v < NV; v++)
-            memcpy(&w[v], wk + k * CDT_NB + 16 * v, sizeof(v16f));
+    if (acc) {
         CDT_UNROLL
         for (int r = 0; r < NP; r++) {
-            const float a = p[r][o];
             CDT_UNROLL
             for (int v = 0; v < NV; v++)
-                c[r][v] += a * w[v];
+                memcpy(&c[r][v], acc + r * CDT_NB + 16 * v, sizeof(v16f));
         }
+    }
+    /* the npf lines from pf on (the next chunk's weights) prefetched evenly over the k: line
+     * (k * npf) / K at step k, in 16.16 fixed point (a line twice costs nothing; at 1-2 lines
+     * per step, measured on ResNet-50's 7x7 layers with cold weights, 3-6 % faster than each
+     * tile fetching its share in its first k) */
+    const int64_t pstep = pf && npf > 0 ? (npf << 16) / K : 0;
+#define CDT_KSTEP(k)                                                                               \
+    {                                                                                              \
+        const int64_t o = koff[k];                                                                 \
+        v16f w[3];                                                                                 \
+        CDT_UNROLL                                                                                 \
+        for (int v = 0; v < NV; v++)                                                               \
+            memcpy(&w[v], wk + (k)*CDT_NB + 16 * v, sizeof(v16f));                                 \
+        CDT_UNROLL                                                                                 \
+        for (int r = 0; r < NP; r++) {                                                             \
+            const float a = p[r][o];                                                               \
+            CDT_UNROLL                                                                             \
+            for (int v = 0; v < NV; v++)                                                           \
+                c[r][v] += a * w[v];                                                               \
+        }                                                                                          \
+    }
+    /* (without lines to fetch, a loop without the prefetch: the weights in L2 anyway, and
+     * the instruction cost the unchunked forms 3-5 %) */
+    if (pstep > 0) {
+        int64_t pacc = 0;
+        for (int64_t k = 0; k < K; k++) {
+            __builtin_prefetch(pf + 16 * (pacc >> 16), 0, 2);
+            pacc += pstep;
+            CDT_KSTEP(k)
+        }
+    } else {
+        for (int64_t k = 0; k < K; k++)
+            CDT_KSTEP(k)
+    }
+#undef CDT_KSTEP
+    if (!bias) {
+        CDT_UNROLL
+        for (int r = 0; r < NP; r++) {
+            CDT_UNROLL
+            for (int v = 0; v < NV; v++)
+                memcpy(out + r * CDT_NB + 16 * v, &c[r][v], sizeof(v16f));
+        }
+        return;
     }
     v16f bv[3];
     const v16f zero = {0};
@@ -582,10 +649,10 @@ cdt_body(int64_t K, const float *wk, const float *const *px, const int64_t *koff
 
 #define CDT_FN(np, nv)                                                                             \
     __attribute__((target("avx512f"))) static void cdt_k##np##_##nv(                               \
-        int64_t K, const float *wk, const float *const *px, const int64_t *koff,                   \
-        const float *bias, bool relu, float *out)                                                  \
+        int64_t K, const float *wk, const float *const *px, const int64_t *koff, const float *acc, \
+        const float *bias, bool relu, float *out, const float *pf, int64_t npf)                    \
     {                                                                                              \
-        cdt_body(K, wk, px, koff, bias, relu, out, np, nv);                                        \
+        cdt_body(K, wk, px, koff, acc, bias, relu, out, pf, npf, np, nv);                          \
     }
 #define CDT_FN3(np) CDT_FN(np, 1) CDT_FN(np, 2) CDT_FN(np, 3)
 CDT_FN3(1)
@@ -670,6 +737,10 @@ static bool cd_band_on = true;
 /* the small-plane form (cdt_*): AVX-512 only; NPU_CPU_CONV_T=0 never, =1 on every plane */
 static bool cdt_avail;
 static int cdt_mode;
+/* the small-plane form's k per chunk; NPU_CPU_CONV_TKC=n (for the tests): chunks of n on every
+ * small plane, whatever the size of its weights */
+static int64_t cdt_kc = 128;
+static bool cdt_kc_forced;
 
 static void
 cd_pick(void)
@@ -699,6 +770,11 @@ cd_pick(void)
         cdt_mode = -1;
     else if (tm && !strcmp(tm, "1"))
         cdt_mode = 1;
+    const char *tkc = getenv("NPU_CPU_CONV_TKC");
+    if (tkc && atoll(tkc) > 0) {
+        cdt_kc = atoll(tkc);
+        cdt_kc_forced = true;
+    }
     const char *band = getenv("NPU_CPU_CONV_BAND");
     if (band && !strcmp(band, "0"))
         cd_band_on = false;
@@ -774,6 +850,7 @@ struct cd_job {
     const float *wp;
     const float *wt48;    /* the small-plane form's weights, or NULL (the flat form) */
     int64_t ntiles;       /* small-plane form: pixel tiles of 7-8 */
+    int64_t tgroups, tkc; /* small-plane form: tile groups per channel block, k per chunk */
     const float *src;     /* this image's input (padded copy or X itself) */
     const int64_t *koff;  /* [K] offset of each k's run from src */
     const int64_t *koffp; /* [K] k * 48: a packed tail panel */
@@ -996,59 +1073,91 @@ cd_residual(const struct cd_job *j, float *y, int64_t at, int64_t n)
 }
 
 #ifdef CD_X86
-/* Small-plane form, one task: channel block mb (48) x pixel tile ti. The tile's pixels are
+/* Small-plane form, one task: channel block mb (48) x a group of up to CDT_GMAX pixel tiles,
+ * all the group's tiles run over one chunk of k before the next (the same FMA chain per output
+ * as one pass over K: the partial sums are stored and reloaded exactly). A tile's pixels are
  * consecutive in Y, so each channel's outputs are one run of Y. */
 static void
 cdt_task(void *arg, int64_t begin, int64_t end, int tid)
 {
     const struct cd_job *j = arg;
     float *scr = cpu_scratch(j->ctx, tid);
-    float *out = scr;            /* [8][48] */
-    float *t = scr + 8 * CDT_NB; /* [48][np] */
-    const int64_t P = j->out_plane, nt = j->ntiles, M = j->a->M;
+    float *t = scr;                 /* [48][8] */
+    float *accs = scr + 8 * CDT_NB; /* [tiles of the group][8][48] */
+    const int64_t P = j->out_plane, nt = j->ntiles, M = j->a->M, K = j->K, ng = j->tgroups;
     const bool relu = j->act->kind == CPU_ACT_RELU;
+    const bool other = j->act->kind != CPU_ACT_NONE && !relu;
     for (int64_t task = begin; task < end; task++) {
-        int64_t mb = task / nt, ti = task % nt;
-        int64_t q0 = ti * P / nt, q1 = (ti + 1) * P / nt;
-        int np = (int)(q1 - q0);
-        int64_t m0 = mb * CDT_NB;
-        int mw = (int)NPU_MIN((int64_t)CDT_NB, M - m0);
-        const float *px[8];
-        for (int r = 0; r < np; r++) {
-            int64_t q = q0 + r;
-            px[r] = j->src + (q / j->OW) * j->Wq + q % j->OW;
+        const int64_t mb = task / ng, g = task % ng;
+        const int64_t ti0 = g * nt / ng, ti1 = (g + 1) * nt / ng, ntg = ti1 - ti0;
+        const int64_t m0 = mb * CDT_NB;
+        const int mw = (int)NPU_MIN((int64_t)CDT_NB, M - m0);
+        const float *wk = j->wt48 + mb * K * CDT_NB;
+        const float *px[CDT_GMAX][8];
+        int np[CDT_GMAX];
+        for (int64_t i = 0; i < ntg; i++) {
+            int64_t q0 = (ti0 + i) * P / nt, q1 = (ti0 + i + 1) * P / nt;
+            np[i] = (int)(q1 - q0);
+            for (int r = 0; r < np[i]; r++) {
+                int64_t q = q0 + r;
+                px[i][r] = j->src + (q / j->OW) * j->Wq + q % j->OW;
+            }
         }
         float bias48[CDT_NB];
         for (int m = 0; m < CDT_NB; m++)
             bias48[m] = j->bias && m < mw ? j->bias[m0 + m] : 0.0f;
-        /* the flat form's epilogue in its order: + bias, then ReLU in registers, or + the
-         * residual and then the activation (as cd_residual); straight into Y's rows unless
-         * an activation other than ReLU runs on the tile's outputs as one array */
-        cdt_fns[np - 1][(mw + 15) / 16 - 1](j->K, j->wt48 + mb * j->K * CDT_NB, px, j->koff, bias48,
-                                            relu && !j->res, out);
-        const bool other = j->act->kind != CPU_ACT_NONE && !relu;
-        for (int m = 0; m < mw; m++) {
-            float *ym = other ? t + m * np : j->y + (m0 + m) * P + q0;
-            const float *om = out + m;
-            if (j->res) {
-                const float *rr = j->res_img + (m0 + m) * P + q0;
-                for (int r = 0; r < np; r++) {
-                    float v = om[r * CDT_NB] + rr[r];
-                    uint32_t u;
-                    memcpy(&u, &v, sizeof(u));
-                    u &= ~(0u - (uint32_t)(relu && v < 0)); /* v < 0 ? +0 : v, no branch */
-                    memcpy(ym + r, &u, sizeof(u));
-                }
-            } else {
-                for (int r = 0; r < np; r++)
-                    ym[r] = om[r * CDT_NB];
+        /* k in chunks: a chunk of the block's weights is read from memory once and then from
+         * L1 by every tile of the group, while the tiles' prefetches (spread over the group)
+         * bring in the next chunk (the next block's first after the last) */
+        const cdt_kernel_fn *fns = NULL;
+        for (int64_t k0 = 0; k0 < K; k0 += j->tkc) {
+            const int64_t kn = NPU_MIN(j->tkc, K - k0);
+            const bool last = k0 + kn >= K;
+            const float *next = !last ? wk + (k0 + kn) * CDT_NB : g + 1 < ng ? wk : wk + K * CDT_NB;
+            const int64_t nlines =
+                (last ? NPU_MIN(j->tkc, K) : NPU_MIN(j->tkc, K - k0 - kn)) * (CDT_NB / 16);
+            if ((last && g + 1 >= ng && mb + 1 >= NPU_DIV_ROUND_UP(M, (int64_t)CDT_NB)) ||
+                j->tkc >= K) /* unchunked: the weights stay in L2 */
+                next = NULL;
+            for (int64_t i = 0; i < ntg; i++) {
+                fns = cdt_fns[np[i] - 1];
+                int64_t l0 = i * nlines / ntg, l1 = (i + 1) * nlines / ntg;
+                float *acc = accs + i * 8 * CDT_NB;
+                /* the flat form's epilogue in its order: + bias, then ReLU in registers, or
+                 * + the residual and then the activation (as cd_residual) */
+                fns[(mw + 15) / 16 - 1](kn, wk + k0 * CDT_NB, px[i], j->koff + k0, k0 ? acc : NULL,
+                                        last ? bias48 : NULL, relu && !j->res, acc,
+                                        next ? next + 16 * l0 : NULL, next ? l1 - l0 : 0);
             }
         }
-        if (other) {
-            cd_act(j->act, t, (int64_t)mw * np);
-            for (int m = 0; m < mw; m++)
-                for (int r = 0; r < np; r++)
-                    j->y[(m0 + m) * P + q0 + r] = t[m * np + r];
+        /* straight into Y's rows unless an activation other than ReLU runs on the tile's
+         * outputs as one array */
+        for (int64_t i = 0; i < ntg; i++) {
+            const int64_t q0 = (ti0 + i) * P / nt;
+            const float *out = accs + i * 8 * CDT_NB;
+            for (int m = 0; m < mw; m++) {
+                float *ym = other ? t + m * np[i] : j->y + (m0 + m) * P + q0;
+                const float *om = out + m;
+                if (j->res) {
+                    const float *rr = j->res_img + (m0 + m) * P + q0;
+                    for (int r = 0; r < np[i]; r++) {
+                        float v = om[r * CDT_NB] + rr[r];
+                        uint32_t u;
+                        memcpy(&u, &v, sizeof(u));
+                        u &= ~(0u - (uint32_t)(relu && v < 0)); /* v < 0 ? +0 : v, no branch */
+                        memcpy(ym + r, &u, sizeof(u));
+                    }
+                } else {
+                    for (int r = 0; r < np[i]; r++)
+                        ym[r] = om[r * CDT_NB];
+                }
+            }
+            if (other) {
+                cd_act(j->act, t, (int64_t)mw * np[i]);
+                for (int m = 0; m < mw; m++)
+                    for (int r = 0; r < np[i]; r++)
+                        j->y[(m0 + m) * P + q0 + r] = t[m * np[i] + r];
+            }
         }
     }
 }
@@ -1265,6 +1374,25 @@ cpu_conv_direct(struct npu_cpu_ctx *ctx, const struct cpu_cd_args *a)
             j.wt48 = own;
         }
         j.ntiles = NPU_DIV_ROUND_UP(OH * OW, (int64_t)8);
+        /* tasks: a channel block x a group of up to CDT_GMAX tiles, block-major, cut into one
+         * contiguous part per thread (cpu_parallel_for_px): each thread streams the weights of
+         * its own blocks. With few blocks for the threads (ResNet-50's 512-channel layers: 11)
+         * a block's tiles form as many groups as threads, so that the parts are even and at
+         * most one block is read by two threads (2 threads, weights not in cache: 2048 x 7x7
+         * -> 512 392-409 -> 382-392 us, 3x3 stride 2 512 x 14x14 -> 512 935-960 -> 855-860 us
+         * against groups for 12 tasks a thread on the shared counter). The tasks' sums do not
+         * depend on the cut. */
+        const int64_t nmb = NPU_DIV_ROUND_UP(M, (int64_t)CDT_NB), nth = ctx->nthreads;
+        j.tgroups = NPU_DIV_ROUND_UP(j.ntiles, (int64_t)CDT_GMAX);
+        if (nth > 1 && nmb < 8 * nth)
+            j.tgroups = NPU_MIN(j.ntiles, NPU_MAX(j.tgroups, nth));
+        /* k in chunks when the weights are read from memory at every call (over 1 MiB:
+         * ResNet-50's 7x7 stage, 2-9 MB a layer, cold 104 -> 150 GFLOP/s); below that they
+         * stay in L2, and a chunk's tiles read more input lines than L1 holds (128 x
+         * 56x56 -> 28x28 stride 2: 170 -> 140 GFLOP/s in chunks of 128) */
+        j.tkc = nmb * K * CDT_NB * (int64_t)sizeof(float) > (INT64_C(1) << 20) || cdt_kc_forced
+                    ? cdt_kc
+                    : K;
     } else if (pr_ok && pr->wp) {
         j.wp = pr->wp;
     } else {
@@ -1337,7 +1465,7 @@ cpu_conv_direct(struct npu_cpu_ctx *ctx, const struct cpu_cd_args *a)
     j.mblocks = NPU_DIV_ROUND_UP(M, (int64_t)CD_MR);
     cd_split(&j);
     enum npu_status st = cpu_scratch_reserve(
-        ctx, sizeof(float) * (size_t)(NPU_MAX(CD_MR * CD_NR, 16 * CDT_NB) +
+        ctx, sizeof(float) * (size_t)(NPU_MAX(CD_MR * CD_NR, (CDT_GMAX + 1) * 8 * CDT_NB) +
                                       (j.kc < K ? j.mper * j.pg * CD_MR * CD_NR : 0) +
                                       (j.nbands ? C * j.cstride + j.Wq + 64 : 0)));
     if (st == NPU_OK && buf_floats && ctx->conv_buf_size < buf_floats * sizeof(float)) {
@@ -1379,7 +1507,8 @@ cpu_conv_direct(struct npu_cpu_ctx *ctx, const struct cpu_cd_args *a)
         }
 #ifdef CD_X86
         if (tmode) {
-            cpu_parallel_for(ctx, NPU_DIV_ROUND_UP(M, (int64_t)CDT_NB) * j.ntiles, 1, cdt_task, &j);
+            cpu_parallel_for_px(ctx, NPU_DIV_ROUND_UP(M, (int64_t)CDT_NB) * j.tgroups, 1, cdt_task,
+                                &j);
             continue;
         }
 #endif
@@ -1540,8 +1669,7 @@ npu_cpu_prepare(enum npu_op op, const struct npu_attrs *attrs, const struct npu_
         /* 3x3 stride 1 (the usual padding keeps the plane): Winograd's weights only */
         if (cpu_conv_wino_wanted(wt->dims[2], wt->dims[3], s0, s1, d0, d1, wt->dims[1], M,
                                  x->dims[2], x->dims[3])) {
-            p->wu = aligned_alloc(
-                64, NPU_ALIGN(sizeof(float) * cpu_conv_wino_wsize(wt->dims[1], M), (size_t)64));
+            p->wu = cd_walloc(sizeof(float) * cpu_conv_wino_wsize(wt->dims[1], M));
             if (p->wu) {
                 cpu_conv_wino_pack(wt->data, wt->dims[1], M, p->wu);
                 *out = p;
@@ -1551,10 +1679,8 @@ npu_cpu_prepare(enum npu_op op, const struct npu_attrs *attrs, const struct npu_
         if (cdt_wanted(wt->dims[2] * wt->dims[3],
                        NPU_DIV_ROUND_UP(x->dims[2], s0) * NPU_DIV_ROUND_UP(x->dims[3], s1), M, K) &&
             NPU_DIV_ROUND_UP(M, (int64_t)CDT_NB) * K <= INT64_MAX / CDT_NB / 4) {
-            p->wt48 = aligned_alloc(
-                64, NPU_ALIGN(sizeof(float) *
-                                  (size_t)(NPU_DIV_ROUND_UP(M, (int64_t)CDT_NB) * K * CDT_NB),
-                              (size_t)64));
+            p->wt48 = cd_walloc(sizeof(float) *
+                                (size_t)(NPU_DIV_ROUND_UP(M, (int64_t)CDT_NB) * K * CDT_NB));
             if (p->wt48) {
                 cdt_pack(wt->data, M, K, p->wt48);
                 *out = p;

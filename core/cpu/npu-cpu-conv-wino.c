@@ -40,6 +40,10 @@
 static pthread_once_t cw_once = PTHREAD_ONCE_INIT;
 static bool cw_avail;
 static int cw_mode; /* NPU_CPU_CONV_WINO: 0 by shape, 1 wherever it can, -1 never */
+/* the whole-plane product's channels per chunk where U exceeds 1 MiB; NPU_CPU_CONV_WKC=n (for
+ * the tests): chunks of n in every whole-plane product */
+static int64_t cw_kc = 128;
+static bool cw_kc_forced;
 
 static void
 cw_pick(void)
@@ -51,6 +55,11 @@ cw_pick(void)
     if (isa && !strcmp(isa, "avx2"))
         cw_avail = false;
 #endif
+    const char *kc = getenv("NPU_CPU_CONV_WKC");
+    if (kc && atoll(kc) > 0) {
+        cw_kc = atoll(kc);
+        cw_kc_forced = true;
+    }
     const char *e = getenv("NPU_CPU_CONV_WINO");
     if (e && !strcmp(e, "0"))
         cw_mode = -1;
@@ -131,6 +140,7 @@ struct cw_job {
     const float *res_img;
     int64_t band, nbands;
     float *v, *mo; /* whole-plane mode: [16][T][Cp], [16][nmb][T][64] */
+    int64_t kc;    /* whole-plane mode: channels per chunk of the product */
 };
 
 /* r[i][k] -> r[k][i] for 16 vectors of 16 floats */
@@ -238,11 +248,13 @@ cw_input(const struct cw_job *j, int64_t t0, int64_t t1, float *v, int64_t ld)
     }
 }
 
-/* out[r][0 .. 16 NV) = sum over k < K of v[r * ldv + k] * wk[k][..] for r < NP */
+/* out[r][0 .. 16 NV) = (accumulate ? out[r][..] : 0) + sum over k < K of v[r * ldv + k] *
+ * wk[k][..] for r < NP; the npf lines (16 floats) from pf on (pf NULL: none) are prefetched
+ * into L2, evenly over the k */
 #define CW_UNROLL _Pragma("GCC unroll 8")
 static inline __attribute__((always_inline, target("avx512f"))) void
-cw_body(int64_t K, const float *wk, const float *v, int64_t ldv, float *out, const int NP,
-        const int NV)
+cw_body(int64_t K, const float *wk, const float *v, int64_t ldv, float *out, bool accumulate,
+        const float *pf, int64_t npf, const int NP, const int NV)
 {
     v16f c[CW_NT][4];
     CW_UNROLL
@@ -250,19 +262,39 @@ cw_body(int64_t K, const float *wk, const float *v, int64_t ldv, float *out, con
         CW_UNROLL
     for (int q = 0; q < 4; q++)
         c[r][q] = (v16f){0};
-    for (int64_t k = 0; k < K; k++) {
-        v16f w[4];
+    if (accumulate)
         CW_UNROLL
-        for (int q = 0; q < NV; q++)
-            memcpy(&w[q], wk + k * CW_NB + 16 * q, sizeof(v16f));
+    for (int r = 0; r < NP; r++)
         CW_UNROLL
-        for (int r = 0; r < NP; r++) {
-            const float a = v[r * ldv + k];
-            CW_UNROLL
-            for (int q = 0; q < NV; q++)
-                c[r][q] += a * w[q];
-        }
+    for (int q = 0; q < NV; q++)
+        memcpy(&c[r][q], out + r * CW_NB + 16 * q, sizeof(v16f));
+    const int64_t pstep = pf && npf > 0 ? (npf << 16) / K : 0;
+#define CW_KSTEP(k)                                                                                \
+    {                                                                                              \
+        v16f w[4];                                                                                 \
+        CW_UNROLL                                                                                  \
+        for (int q = 0; q < NV; q++)                                                               \
+            memcpy(&w[q], wk + (k)*CW_NB + 16 * q, sizeof(v16f));                                  \
+        CW_UNROLL                                                                                  \
+        for (int r = 0; r < NP; r++) {                                                             \
+            const float a = v[r * ldv + (k)];                                                      \
+            CW_UNROLL                                                                              \
+            for (int q = 0; q < NV; q++)                                                           \
+                c[r][q] += a * w[q];                                                               \
+        }                                                                                          \
     }
+    if (pstep > 0) {
+        int64_t pacc = 0;
+        for (int64_t k = 0; k < K; k++) {
+            __builtin_prefetch(pf + 16 * (pacc >> 16), 0, 2);
+            pacc += pstep;
+            CW_KSTEP(k)
+        }
+    } else {
+        for (int64_t k = 0; k < K; k++)
+            CW_KSTEP(k)
+    }
+#undef CW_KSTEP
     CW_UNROLL
     for (int r = 0; r < NP; r++)
         CW_UNROLL
@@ -270,12 +302,14 @@ cw_body(int64_t K, const float *wk, const float *v, int64_t ldv, float *out, con
         memcpy(out + r * CW_NB + 16 * q, &c[r][q], sizeof(v16f));
 }
 
-typedef void (*cw_kernel_fn)(int64_t K, const float *wk, const float *v, int64_t ldv, float *out);
+typedef void (*cw_kernel_fn)(int64_t K, const float *wk, const float *v, int64_t ldv, float *out,
+                             bool accumulate, const float *pf, int64_t npf);
 #define CW_FN(np, nv)                                                                              \
     __attribute__((target("avx512f"))) static void cw_k##np##_##nv(                                \
-        int64_t K, const float *wk, const float *v, int64_t ldv, float *out)                       \
+        int64_t K, const float *wk, const float *v, int64_t ldv, float *out, bool accumulate,      \
+        const float *pf, int64_t npf)                                                              \
     {                                                                                              \
-        cw_body(K, wk, v, ldv, out, np, nv);                                                       \
+        cw_body(K, wk, v, ldv, out, accumulate, pf, npf, np, nv);                                  \
     }
 #define CW_FN4(np) CW_FN(np, 1) CW_FN(np, 2) CW_FN(np, 3) CW_FN(np, 4)
 CW_FN4(1)
@@ -291,19 +325,35 @@ CW_FN4(6)
 static const cw_kernel_fn cw_fns[CW_NT][4] = {CW_ROW(1), CW_ROW(2), CW_ROW(3),
                                               CW_ROW(4), CW_ROW(5), CW_ROW(6)};
 
-/* Mo[xi][mb][t][64] = U[xi][mb] . V[xi] for the n tiles of v (ld tiles per xi) */
+/* Mo[xi][mb][t][64] = U[xi][mb] . V[xi] for the n tiles of v (ld tiles per xi). The channels
+ * run in chunks of kc (kc >= C: one pass): every group of 6 tiles sums a chunk before the next
+ * chunk, so that the chunk of U (read from memory when U exceeds L2) is read once and then
+ * from L1, while the groups prefetch the next chunk, or after the last the first of next (a
+ * block of U, or NULL). Each output is the same FMA chain over ascending channels (the partial
+ * sums are stored in Mo and reloaded exactly), whatever kc. */
 static void
 cw_product(const struct cw_job *j, int64_t xi, int64_t mb, const float *v, int64_t n, int64_t ld,
-           float *mo)
+           float *mo, int64_t kc, const float *next)
 {
     const int64_t C = j->C, Cp = j->Cp;
     const int mw = (int)NPU_MIN((int64_t)CW_NB, j->M - mb * CW_NB);
     const float *wk = j->u + (xi * j->nmb + mb) * C * CW_NB;
     const float *vx = v + xi * ld * Cp;
     float *o = mo + (xi * j->nmb + mb) * ld * CW_NB;
-    for (int64_t g = 0; g < n; g += CW_NT) {
-        int np = (int)NPU_MIN((int64_t)CW_NT, n - g);
-        cw_fns[np - 1][(mw + 15) / 16 - 1](C, wk, vx + g * Cp, Cp, o + g * CW_NB);
+    const int64_t ng = NPU_DIV_ROUND_UP(n, (int64_t)CW_NT);
+    for (int64_t k0 = 0; k0 < C; k0 += kc) {
+        const int64_t kn = NPU_MIN(kc, C - k0);
+        const float *pf = k0 + kn < C ? wk + (k0 + kn) * CW_NB : next;
+        const int64_t nlines =
+            (k0 + kn < C ? NPU_MIN(kc, C - k0 - kn) : NPU_MIN(kc, C)) * (CW_NB / 16);
+        for (int64_t gi = 0; gi < ng; gi++) {
+            const int64_t g = gi * CW_NT;
+            int np = (int)NPU_MIN((int64_t)CW_NT, n - g);
+            int64_t l0 = gi * nlines / ng, l1 = (gi + 1) * nlines / ng;
+            cw_fns[np - 1][(mw + 15) / 16 - 1](kn, wk + k0 * CW_NB, vx + g * Cp + k0, Cp,
+                                               o + g * CW_NB, k0 > 0, pf ? pf + 16 * l0 : NULL,
+                                               pf ? l1 - l0 : 0);
+        }
     }
 }
 
@@ -403,7 +453,7 @@ cw_band_task(void *arg, int64_t begin, int64_t end, int tid)
         cw_input(j, t0, t1, v, j->band);
         for (int64_t mb = 0; mb < j->nmb; mb++) {
             for (int64_t xi = 0; xi < 16; xi++)
-                cw_product(j, xi, mb, v, t1 - t0, j->band, mo);
+                cw_product(j, xi, mb, v, t1 - t0, j->band, mo, j->C, NULL);
             cw_output(j, mb, t0, t1, mo, j->band);
         }
     }
@@ -423,8 +473,14 @@ cw_product_task(void *arg, int64_t begin, int64_t end, int tid)
 {
     (void)tid;
     const struct cw_job *j = arg;
-    for (int64_t i = begin; i < end; i++)
-        cw_product(j, i % 16, i / 16, j->v, j->T, j->T, j->mo);
+    for (int64_t i = begin; i < end; i++) {
+        const int64_t xi = i % 16, mb = i / 16;
+        /* the next task's block of U: xi + 1 of the same channel block */
+        const float *next = i + 1 < 16 * j->nmb
+                                ? j->u + (((i + 1) % 16) * j->nmb + (i + 1) / 16) * j->C * CW_NB
+                                : NULL;
+        cw_product(j, xi, mb, j->v, j->T, j->T, j->mo, j->kc, next);
+    }
 }
 
 static void
@@ -482,6 +538,13 @@ cpu_conv_wino(struct npu_cpu_ctx *ctx, const struct cpu_cd_args *a, const float 
      * 256 x 14x14: 374 -> 421 effective GFLOP/s, 512 x 7x7 192 -> 228; but 128 x 28x28 347 ->
      * 186 and 64 x 20x20 319 -> 138, where V and Mo of the whole plane leave L2) */
     const bool whole = j.nbands < 4 || cpu_conv_wino_wsize(j.C, j.M) > (size_t)(512 << 10);
+    /* U read from memory at every call (over 1 MiB): the product in chunks of channels, each
+     * chunk of U read once for all the plane's tiles (one thread, CPU time, U not in cache:
+     * ResNet-50's 512 x 7x7, 16 MB of U, 2.03-2.06 -> 1.25-1.54 ms; 256 x 14x14, 4 MB of U,
+     * 0.93-0.99 -> 0.68-0.71 ms) */
+    j.kc = (sizeof(float) * cpu_conv_wino_wsize(j.C, j.M) > ((size_t)1 << 20) || cw_kc_forced)
+               ? cw_kc
+               : j.C;
     size_t xc_floats = (size_t)(j.Hp * j.Wp * j.Cp);
     size_t whole_floats = whole ? (size_t)(16 * j.T * (j.Cp + j.nmb * CW_NB)) : 0;
     /* the context's conv buffer, kept between calls (a fresh 1-3 MB allocation per call cost
@@ -514,11 +577,16 @@ cpu_conv_wino(struct npu_cpu_ctx *ctx, const struct cpu_cd_args *a, const float 
         j.x = a->x + n * j.C * j.H * j.W;
         j.y = a->y + n * j.M * P;
         j.res_img = a->res ? a->res + n * j.M * P : NULL;
-        cpu_parallel_for(ctx, j.Hp, 4, cw_copy_task, &j);
+        /* banded: the copy's rows and the bands in one contiguous part per thread (both in
+         * plane order), so that a thread's bands read mostly the rows it copied (2 threads:
+         * 64 x 56x56 392-397 -> 344-348 us, 128 x 28x28 360-366 -> 319 us, against both
+         * jobs on the shared counter) */
         if (!whole) {
-            cpu_parallel_for(ctx, j.nbands, 1, cw_band_task, &j);
+            cpu_parallel_for_px(ctx, j.Hp, 4, cw_copy_task, &j);
+            cpu_parallel_for_px(ctx, j.nbands, 1, cw_band_task, &j);
             continue;
         }
+        cpu_parallel_for(ctx, j.Hp, 4, cw_copy_task, &j);
         cpu_parallel_for(ctx, j.T, 8, cw_input_task, &j);
         cpu_parallel_for(ctx, 16 * j.nmb, 1, cw_product_task, &j);
         cpu_parallel_for(ctx, NPU_DIV_ROUND_UP(j.T, (int64_t)CW_SEG) * j.nmb, 1, cw_output_task,

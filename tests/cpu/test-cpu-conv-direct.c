@@ -9,11 +9,13 @@
  * by hand checks the same: the packing check below holds only there), once more with the AVX2
  * kernel forced (NPU_CPU_CONV_ISA=avx2) and once with every sum over more than 64 k cut in chunks
  * (NPU_CPU_CONV_KC=64) and with every prepared Conv on the small-plane form (NPU_CPU_CONV_T=1; by
- * default only small planes); those runs keep Winograd off (NPU_CPU_CONV_WINO=0), and one more runs
- * every 3x3 stride-1 case through it (NPU_CPU_CONV_WINO=1), within the same bound. Each case also
- * requires bit-identical results with 1 and 3 threads and with and without prepared weights,
- * and the fused residual (Conv's 4th operand R, y = act(conv + R)) to give the same bytes as
- * Conv, Add and Relu run one after the other, on the direct path and on the others.
+ * default only small planes), its sums in chunks of 40 k (NPU_CPU_CONV_TKC=40); those runs keep
+ * Winograd off (NPU_CPU_CONV_WINO=0), and one more runs every 3x3 stride-1 case through it
+ * (NPU_CPU_CONV_WINO=1, the whole-plane product in chunks of 40 channels: NPU_CPU_CONV_WKC=40),
+ * within the same bound. Each case also requires bit-identical results with
+ * 1 and 3 threads and with and without prepared weights, and the fused residual (Conv's 4th operand
+ * R, y = act(conv + R)) to give the same bytes as Conv, Add and Relu run one after the other, on
+ * the direct path and on the others.
  */
 #include "cpu-test-util.h"
 #include "npu-test.h"
@@ -272,6 +274,15 @@ main(void)
         {2, 17, 13, 11, 33, 3, 3, 2, 2, 2, 2, 2, 1, 1, 2, true, "silu"},
         {1, 24, 14, 14, 16, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, false, "relu"},
         {1, 8, 9, 10, 96, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, "sigmoid"},
+        /* its k in chunks (cpu-conv-direct-small-plane: 40 k a chunk; by default weights over
+         * 1 MiB): a plane of one tile of 4 pixels with K = 130 (chunks 40, 40, 40, 10), and
+         * 81 pixels (11 tiles, two groups) with K = 27 x 9 and 97 channels (48 + 48 + 1) */
+        {1, 130, 4, 4, 49, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, true, "relu"},
+        {1, 27, 11, 11, 97, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, true, NULL},
+        /* weights over 2 MiB (prepared in 2 MiB pages) on a 3x3 plane: by default the
+         * small-plane form in chunks of 128 k (K = 1040: a short last chunk), 520 channels (a
+         * last block of 40) */
+        {1, 1040, 3, 3, 520, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, true, "relu"},
         /* 3x3 stride 1 (Winograd F(2x2, 3x3) where it runs, NPU_CPU_CONV_WINO): odd planes
          * (a last tile row and column of one output), no padding, padding 2 and asymmetric,
          * one input or output channel, channel blocks 16 / 48 + 1 / 2 x 48 + 1, batch 2,
