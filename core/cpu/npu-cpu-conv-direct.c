@@ -770,7 +770,8 @@ struct cd_job {
     int64_t K, L; /* sum length; outputs in the flat (oh * Wq + ow) numbering */
     int64_t Wq, OW, OH, out_plane;
     int64_t npanels, mblocks, mgroups, mper; /* m-blocks per group */
-    int64_t pg, kc;                          /* panels per group, k per chunk */
+    bool mmajor;    /* cd_task's index runs over channel groups first, then panel groups */
+    int64_t pg, kc; /* panels per group, k per chunk */
     const float *wp;
     const float *wt48;    /* the small-plane form's weights, or NULL (the flat form) */
     int64_t ntiles;       /* small-plane form: pixel tiles of 7-8 */
@@ -1147,7 +1148,12 @@ cd_task(void *arg, int64_t begin, int64_t end, int tid)
     float *accb = scr + CD_MR * CD_NR;
     const float *packed = j->buf; /* in place: the tail panel, packed once per image */
     for (int64_t t = begin; t < end; t++) {
+        const int64_t npg = NPU_DIV_ROUND_UP(j->npanels, j->pg);
         int64_t pgi = t / j->mgroups, mg = t % j->mgroups;
+        if (j->mmajor) {
+            pgi = t % npg;
+            mg = t / npg;
+        }
         int64_t pa = pgi * j->pg, pz = NPU_MIN(j->npanels, pa + j->pg);
         int64_t mb0 = mg * j->mper, mb1 = NPU_MIN(j->mblocks, mb0 + j->mper);
         if (j->kc >= K) {
@@ -1347,6 +1353,12 @@ cpu_conv_direct(struct npu_cpu_ctx *ctx, const struct cpu_cd_args *a)
         j.mgroups = 1;
         j.mper = j.mblocks;
     }
+    /* cut by channels on two or more threads (more output channels than pixels: the expands
+     * of 14x14 and 7x7 planes): channel-group-major tasks in the pixel-range split, so that
+     * thread t writes the t-th range of channels, the range the depthwise that reads them next
+     * gives the same thread */
+    j.mmajor =
+        j.in_place && !tmode && j.mgroups > 1 && j.kc >= K && ctx->affine_mode && ctx->nthreads > 1;
     enum npu_status st = cpu_scratch_reserve(
         ctx, sizeof(float) * (size_t)(NPU_MAX(CD_MR * CD_NR, 16 * CDT_NB) +
                                       (j.kc < K ? j.mper * j.pg * CD_MR * CD_NR : 0) +
@@ -1395,8 +1407,8 @@ cpu_conv_direct(struct npu_cpu_ctx *ctx, const struct cpu_cd_args *a)
         }
 #endif
         /* panel-major tasks: with channels uncut (mgroups 1) a task is a pixel range */
-        if (j.mgroups == 1)
-            cpu_parallel_for_px(ctx, NPU_DIV_ROUND_UP(j.npanels, j.pg), 1, cd_task, &j);
+        if (j.mgroups == 1 || j.mmajor)
+            cpu_parallel_for_px(ctx, NPU_DIV_ROUND_UP(j.npanels, j.pg) * j.mgroups, 1, cd_task, &j);
         else
             cpu_parallel_for(ctx, NPU_DIV_ROUND_UP(j.npanels, j.pg) * j.mgroups, 1, cd_task, &j);
     }

@@ -517,7 +517,9 @@ cpu_conv_dw_fast(struct npu_cpu_ctx *ctx, const struct cpu_win *w, int64_t N, in
         cpu_parallel_for_px(ctx, N * j.nbands * M, 1, dw_band_task, &j);
         return true;
     }
-    cpu_parallel_for(ctx, N * M, 1, dw_task, &j);
+    /* otherwise by planes, thread t starting on the t-th range of channels: the range the
+     * direct path's channel-major 1x1 before it wrote on that thread */
+    cpu_parallel_for_px(ctx, N * M, 1, dw_task, &j);
     return true;
 }
 

@@ -167,15 +167,16 @@ pool_px_once(void)
 /* The 1x1 convs with few output channels (MobileNetV2's projections: panel-major, channels
  * uncut, so a pixel-range job), a plane with a ragged last panel (28x28) and one of 112x112;
  * 14x14 planes (5 panels: channels cut on 1 thread, pixels only on 2), a 13x15 one whose last
- * panel holds 3 outputs, more output channels than pixels (channels cut on any thread count):
+ * panel holds 3 outputs, more output channels than pixels (channels cut, channel-major on 2
+ * threads or more: 14x14 and a 7x9 plane of 2 panels with an odd channel count):
  * the 1-thread bytes on 2 and 3 threads, pixel-range split on (default), off, and on every job */
 static void
 pool_px_narrow_1x1(void)
 {
-    enum { NS = 8 };
+    enum { NS = 9 };
     const int64_t shapes[NS][4] = {{144, 56, 56, 24},  {96, 28, 28, 24},  {192, 28, 28, 32},
                                    {32, 112, 112, 16}, {384, 14, 14, 64}, {200, 13, 15, 40},
-                                   {96, 14, 14, 17},   {64, 14, 14, 384}};
+                                   {96, 14, 14, 17},   {64, 14, 14, 384}, {150, 7, 9, 203}};
     struct op_case cs[NS] = {{0}};
     for (int i = 0; i < NS; i++) {
         const int64_t C = shapes[i][0], H = shapes[i][1], W = shapes[i][2], M = shapes[i][3];
