@@ -10,9 +10,9 @@
  * starts on its own contiguous part, then takes the others' leftovers) run
  * every index once with a slowed worker, and the narrow 1x1 convs cut that
  * way give the 1-thread bytes on 2 and 3 threads, with the split on, off and
- * on every job. Then the pool's own detection: with the caller and
- * its worker on one CPU, a spinning worker loses that CPU to the caller, and
- * the pool must notice and stop spinning.
+ * on every job; so do depthwise convs cut into a band of rows per thread. Then the pool's own
+ * detection: with the caller and its worker on one CPU, a spinning worker loses that CPU to the
+ * caller, and the pool must notice and stop spinning.
  */
 #include <sched.h>
 #include <time.h>
@@ -199,24 +199,84 @@ px_round(struct npu_cpu_ctx *ctx, struct op_case *cs, int n)
 }
 
 /* The 1x1 convs with few output channels (MobileNetV2's projections: panel-major, channels
- * uncut, so a pixel-range job), a plane with a ragged last panel (28x28) and one of 112x112:
+ * uncut, so a pixel-range job), a plane with a ragged last panel (28x28) and one of 112x112;
+ * 14x14 planes (5 panels: channels cut on 1 thread, pixels only on 2), a 13x15 one whose last
+ * panel holds 3 outputs, more output channels than pixels (channels cut, channel-major on 2
+ * threads or more: 14x14 and a 7x9 plane of 2 panels with an odd channel count):
  * the 1-thread bytes on 2 and 3 threads, pixel-range split on (default), off, and on every job */
 static void
 pool_px_narrow_1x1(void)
 {
-    const int64_t shapes[4][3] = {{144, 56, 24}, {96, 28, 24}, {192, 28, 32}, {32, 112, 16}};
-    struct op_case cs[4] = {{0}};
-    for (int i = 0; i < 4; i++) {
-        const int64_t C = shapes[i][0], H = shapes[i][1], M = shapes[i][2];
+    enum { NS = 9 };
+    const int64_t shapes[NS][4] = {{144, 56, 56, 24},  {96, 28, 28, 24},  {192, 28, 28, 32},
+                                   {32, 112, 112, 16}, {384, 14, 14, 64}, {200, 13, 15, 40},
+                                   {96, 14, 14, 17},   {64, 14, 14, 384}, {150, 7, 9, 203}};
+    struct op_case cs[NS] = {{0}};
+    for (int i = 0; i < NS; i++) {
+        const int64_t C = shapes[i][0], H = shapes[i][1], W = shapes[i][2], M = shapes[i][3];
         cs[i].what = "narrow 1x1 Conv";
         cs[i].op = NPU_OP_CONV;
         cs[i].nin = 3;
-        cs[i].in[0] = tt_fill_rand(tt(NPU_DTYPE_FP32, 4, D(1), C, H, H), -1, 1);
+        cs[i].in[0] = tt_fill_rand(tt(NPU_DTYPE_FP32, 4, D(1), C, H, W), -1, 1);
         cs[i].in[1] = tt_fill_rand(tt(NPU_DTYPE_FP32, 4, M, C, D(1), D(1)), -1, 1);
         cs[i].in[2] = tt_fill_rand(tt(NPU_DTYPE_FP32, 1, M), -1, 1);
-        cs[i].ref = tt(NPU_DTYPE_FP32, 4, D(1), M, H, H);
+        cs[i].ref = tt(NPU_DTYPE_FP32, 4, D(1), M, H, W);
     }
-    cases_on_pools(cs, 4, px_round);
+    cases_on_pools(cs, NS, px_round);
+}
+
+/* Depthwise convs tall enough to be cut into a band of output rows per thread (16 rows a
+ * thread or more, with the pixel-range split on): odd heights and widths, 3x3 to 7x7, stride
+ * 1 and 2 with asymmetric pads, a channel multiplier, a batch of 2, fused activations in
+ * registers and one applied after (silu), an odd channel count (the odd bands start halfway
+ * through the channels): the 1-thread bytes on 2 and 3 threads, split on, off and on every
+ * job, with and without a slowed worker. */
+static void
+pool_px_dw_bands(void)
+{
+    enum { ND = 6 };
+    /* N, C, multiplier, H, W, K, stride, pad top, left, bottom, right, act */
+    const struct {
+        int64_t N, C, mult, H, W, K, s, pt, pl, pb, pr;
+        const char *act;
+    } dc[ND] = {
+        {1, 32, 1, 112, 112, 3, 1, 1, 1, 1, 1, "clip"},
+        {1, 5, 1, 65, 37, 5, 2, 2, 1, 1, 2, "hard_swish"},
+        {2, 7, 2, 33, 50, 3, 1, 1, 1, 1, 1, NULL},
+        {1, 3, 1, 97, 20, 7, 1, 3, 3, 3, 3, "relu"},
+        {1, 9, 1, 34, 9, 3, 1, 0, 1, 2, 1, "silu"},
+        {1, 4, 1, 131, 33, 5, 2, 2, 2, 2, 2, "hard_sigmoid"},
+    };
+    struct op_case cs[ND] = {{0}};
+    int64_t st[ND][2], pads[ND][4];
+    for (int i = 0; i < ND; i++) {
+        const int64_t M = dc[i].C * dc[i].mult;
+        const int64_t OH = (dc[i].H + dc[i].pt + dc[i].pb - dc[i].K) / dc[i].s + 1;
+        const int64_t OW = (dc[i].W + dc[i].pl + dc[i].pr - dc[i].K) / dc[i].s + 1;
+        cs[i].what = "depthwise Conv in row bands";
+        cs[i].op = NPU_OP_CONV;
+        cs[i].nin = 3;
+        cs[i].in[0] =
+            tt_fill_rand(tt(NPU_DTYPE_FP32, 4, dc[i].N, dc[i].C, dc[i].H, dc[i].W), -1, 1);
+        cs[i].in[1] = tt_fill_rand(tt(NPU_DTYPE_FP32, 4, M, D(1), dc[i].K, dc[i].K), -1, 1);
+        cs[i].in[2] = tt_fill_rand(tt(NPU_DTYPE_FP32, 1, M), -1, 1);
+        cs[i].ref = tt(NPU_DTYPE_FP32, 4, dc[i].N, M, OH, OW);
+        st[i][0] = st[i][1] = dc[i].s;
+        pads[i][0] = dc[i].pt;
+        pads[i][1] = dc[i].pl;
+        pads[i][2] = dc[i].pb;
+        pads[i][3] = dc[i].pr;
+        al_ints(&cs[i].al, "strides", st[i], 2);
+        al_ints(&cs[i].al, "pads", pads[i], 4);
+        al_int(&cs[i].al, "group", dc[i].C);
+        if (dc[i].act)
+            al_str(&cs[i].al, "npu_act", dc[i].act);
+        if (dc[i].act && !strcmp(dc[i].act, "clip")) {
+            al_float(&cs[i].al, "npu_act_alpha", 0.0f);
+            al_float(&cs[i].al, "npu_act_beta", 0.5f);
+        }
+    }
+    cases_on_pools(cs, ND, px_round);
 }
 
 static void
@@ -322,6 +382,7 @@ main(void)
     pool_slow_worker();
     pool_px_once();
     pool_px_narrow_1x1();
+    pool_px_dw_bands();
     pool_detects_contention();
     pool_backoff_floor();
     tctx_fini();
