@@ -107,6 +107,11 @@ struct npu_llm {
     /* Modeled CPU time of one run of the decode / the prefill program's CPU steps and
      * conversions (RK3588 CPU model v1, cpu_steps_modeled); 0 on the cpu backend. */
     double dec_cpu_model_s, pre_cpu_model_s;
+    /* The decode program's price with its in-place CPU attentions over dec_attn_slots slots
+     * (the slots the last run's read, npu_cpu_attn16_read_slots; 0: not priced yet), and the
+     * slots the last decode run's attention read (0: none on the CPU) */
+    double dec_cpu_at_s;
+    int64_t dec_attn_slots, last_attn_slots;
     /* pre_kv_dev: the prefill writes its k.L / v.L rows into the decode session's state
      * inputs pre_kv_in[2 l + kv] itself, copied in the NPU's layout where pre_kv_keep (no
      * conversion), else converted and written; set per prefill program by pre_kv_setup,
@@ -168,14 +173,14 @@ cpu_attention(const struct npu_program *pg)
  * path (the NPU job after a CPU step waits for it), so a board's step takes about the NPU's
  * modeled time plus this. *n_ops and *n_conv count what was priced. */
 static enum npu_status cpu_steps_modeled_kept(const struct npu_program *pg, int threads,
-                                              const bool *kept, double *out, int *n_ops,
-                                              int *n_conv, int *n_copy);
+                                              const bool *kept, int64_t attn_slots, double *out,
+                                              int *n_ops, int *n_conv, int *n_copy);
 
 static enum npu_status
 cpu_steps_modeled(const struct npu_program *pg, int threads, double *out, int *n_ops, int *n_conv)
 {
     int n_copy;
-    return cpu_steps_modeled_kept(pg, threads, NULL, out, n_ops, n_conv, &n_copy);
+    return cpu_steps_modeled_kept(pg, threads, NULL, 0, out, n_ops, n_conv, &n_copy);
 }
 
 /* The modeled cost of copying an NPU tensor's elements as bytes of its memory dtype into
@@ -203,9 +208,13 @@ copy_modeled(const struct npu_prog_tensor *t, int threads)
     return npu_cpu_model_cost(NULL, &n, threads, NULL);
 }
 
+/* attn_slots > 0: each npu.Attention step that reads its K and V in NPU memory (the in-place
+ * kernel, npu_cpu_attn16_decode) priced over that many of their slots, the ones a run read
+ * (npu_prog_run_stats.cpu_attn_slots), instead of the compiled ones: the kernel reads K and V
+ * up to the mask's last valid slot; its mask is still priced whole (it scans it). */
 static enum npu_status
-cpu_steps_modeled_kept(const struct npu_program *pg, int threads, const bool *kept, double *out,
-                       int *n_ops, int *n_conv, int *n_copy)
+cpu_steps_modeled_kept(const struct npu_program *pg, int threads, const bool *kept,
+                       int64_t attn_slots, double *out, int *n_ops, int *n_conv, int *n_copy)
 {
     double sum = 0;
     *out = 0;
@@ -227,8 +236,9 @@ cpu_steps_modeled_kept(const struct npu_program *pg, int threads, const bool *ke
             ps->in[0] < pg->n_tensors && kept && kept[k]) {
             /* routed into another session's state as bytes (pre_kv_setup), not converted */
             double t = copy_modeled(&pg->tensors[ps->in[0]], threads);
-            npu_dbg(DOM, "modeled CPU step: device copy of routed output %s, %.3f us (%s)",
-                    ps->name ? ps->name : "", t * 1e6, npu_cpu_model_v1.name);
+            if (!attn_slots)
+                npu_dbg(DOM, "modeled CPU step: device copy of routed output %s, %.3f us (%s)",
+                        ps->name ? ps->name : "", t * 1e6, npu_cpu_model_v1.name);
             sum += t;
             (*n_copy)++;
             continue;
@@ -239,8 +249,9 @@ cpu_steps_modeled_kept(const struct npu_program *pg, int threads, const bool *ke
              * layout pass over each): an fp16 tensor's elements cost the same */
             int64_t e = npu_tensor_numel(&pg->tensors[ps->in[0]].t);
             double t = e > 0 ? 4.0 * (double)e / rate : 0;
-            npu_dbg(DOM, "modeled CPU step: conversion %s, %lld elements, %.3f us (%s)",
-                    ps->name ? ps->name : "", (long long)e, t * 1e6, npu_cpu_model_v1.name);
+            if (!attn_slots)
+                npu_dbg(DOM, "modeled CPU step: conversion %s, %lld elements, %.3f us (%s)",
+                        ps->name ? ps->name : "", (long long)e, t * 1e6, npu_cpu_model_v1.name);
             sum += t;
             (*n_conv)++;
             continue;
@@ -262,6 +273,11 @@ cpu_steps_modeled_kept(const struct npu_program *pg, int threads, const bool *ke
             if (q < nin && pg->tensors[ti].place == NPU_PLACE_NPU &&
                 pg->tensors[ti].mem_dtype != NPU_DTYPE_UNDEFINED)
                 vals[q].t.dtype = pg->tensors[ti].mem_dtype;
+            /* K and V of an in-place attention: the slots the run read */
+            if (attn_slots > 0 && ps->op == NPU_OP_FUSED_ATTENTION && (q == 1 || q == 2) &&
+                pg->tensors[ti].place == NPU_PLACE_NPU && vals[q].t.ndim >= 2)
+                vals[q].t.dims[vals[q].t.ndim - 2] =
+                    NPU_MIN(vals[q].t.dims[vals[q].t.ndim - 2], attn_slots);
             ptrs[q] = &vals[q];
         }
         struct npu_node n = {.op = ps->op,
@@ -273,8 +289,14 @@ cpu_steps_modeled_kept(const struct npu_program *pg, int threads, const bool *ke
                              .attr = (struct npu_attr *)ps->attrs.v,
                              .nattr = (int)ps->attrs.n};
         double t = npu_cpu_model_cost(NULL, &n, threads, NULL);
-        npu_dbg(DOM, "modeled CPU step: %s %s, %.3f us (%s)", npu_op_name(ps->op),
-                ps->name ? ps->name : "", t * 1e6, npu_cpu_model_v1.name);
+        /* priced again for a run (attn_slots): only the attentions change, said as such */
+        if (!attn_slots)
+            npu_dbg(DOM, "modeled CPU step: %s %s, %.3f us (%s)", npu_op_name(ps->op),
+                    ps->name ? ps->name : "", t * 1e6, npu_cpu_model_v1.name);
+        else if (ps->op == NPU_OP_FUSED_ATTENTION)
+            npu_dbg(DOM, "modeled CPU step at run time: %s %s over %lld slots read, %.3f us (%s)",
+                    npu_op_name(ps->op), ps->name ? ps->name : "", (long long)attn_slots, t * 1e6,
+                    npu_cpu_model_v1.name);
         sum += t;
         (*n_ops)++;
     }
@@ -1098,7 +1120,20 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
     *host_s += now() - t0;
     *cpu_s += thread_cpu() - c0;
     *mod_s += rs.npu_modeled_s;
-    *cpu_mod_s += prefill ? m->pre_cpu_model_s : m->dec_cpu_model_s;
+    /* the decode step's CPU attentions priced over the slots this run read (the mask's valid
+     * ones), as a board's CPU reads them, not the compiled slots */
+    double dec_cpu = m->dec_cpu_model_s;
+    m->last_attn_slots = prefill ? 0 : rs.cpu_attn_steps ? rs.cpu_attn_slots : 0;
+    if (m->last_attn_slots > 0 && m->dec_cpu_model_s > 0) {
+        int ops, conv, copies;
+        if (m->dec_attn_slots != m->last_attn_slots &&
+            !cpu_steps_modeled_kept(npu_model_program(m->dec), m->o.cpu_threads, NULL,
+                                    m->last_attn_slots, &m->dec_cpu_at_s, &ops, &conv, &copies))
+            m->dec_attn_slots = m->last_attn_slots;
+        if (m->dec_attn_slots == m->last_attn_slots)
+            dec_cpu = m->dec_cpu_at_s;
+    }
+    *cpu_mod_s += prefill ? m->pre_cpu_model_s : dec_cpu;
     *wait_s += rs.npu_wait_s;
     if (!prefill) {
         m->dec_conv_bytes += rs.input_convert_bytes + rs.convert_step_bytes;
@@ -1506,7 +1541,7 @@ npu_llm_generate(struct npu_llm *m, const int32_t *prompt, int n, int max_new,
                 m->pre_kv_dev = false;
                 if (strcmp(npu_model_backend(m->pre), "cpu") && !(st = pre_kv_setup(m, nf, &kept)))
                     st = cpu_steps_modeled_kept(npu_model_program(m->pre), m->o.cpu_threads, kept,
-                                                &m->pre_cpu_model_s, &ops, &conv, &copies);
+                                                0, &m->pre_cpu_model_s, &ops, &conv, &copies);
                 free(kept);
                 m->pre_len = st ? 0 : nf; /* not priced: made again next time */
             }
@@ -1555,6 +1590,7 @@ npu_llm_generate(struct npu_llm *m, const int32_t *prompt, int n, int max_new,
             free(logits);
             return st;
         }
+        s->decode_cpu_attn_slots += (double)m->last_attn_slots;
         m->pending = -1;
     }
     free(logits);
