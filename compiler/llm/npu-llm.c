@@ -122,6 +122,10 @@ struct npu_llm {
     /* the last prefill run: k / v outputs converted, copied on the device and their bytes */
     int pre_kv_conv, pre_kv_copies;
     uint64_t pre_kv_bytes;
+    /* The decode / prefill program's logits outputs, its first ones: "logits", or the LM
+     * head's column slices logits.0 .. logits.N-1 in vocabulary order (llm-graph.c), which
+     * run() copies side by side into m->last; k.L / v.L follow them. */
+    int dec_nlog, pre_nlog;
 };
 
 static double
@@ -314,10 +318,11 @@ cpu_steps_modeled_kept(const struct npu_program *pg, int threads, const bool *ke
  * decode's joins of the layer split's chains on the CPU, branch tl40; 19: both; 20: the
  * in-place decode step without k / v outputs where it writes its whole cache, branch
  * gpt2ser2; 21: q's column blocks balanced against k and v on three cores, 14 / 14 / 4 heads
- * for TinyLlama, branch tlsplit; merged as 21). A rebuilt
+ * for TinyLlama, branch tlsplit; merged as 21; 22: the LM head's slices as the outputs
+ * logits.0 .. N-1, without their Concat, branch gpt2ser3). A rebuilt
  * compiler changes the key anyway through npu_compiler_build_id, so this matters only for
  * builds without a GNU build ID. */
-#define LLM_GRAPH_VERSION 21
+#define LLM_GRAPH_VERSION 22
 
 static uint64_t
 fnv(uint64_t h, const void *p, size_t n)
@@ -667,9 +672,17 @@ make_model(struct npu_llm *m, int s, int past, struct npu_model **mo, struct npu
             (io->name[8] == 0 || io->name[8] == '.'))
             m->v_slots = m->kv_inplace && io->ndim == 2;
     }
-    int nout = npu_model_num_outputs(*mo);
-    const int want = past > 0 && !m->dec_kv_out ? 1 : 1 + 2 * m->ck.cfg.n_layers;
-    if (nout != want) {
+    int nout = npu_model_num_outputs(*mo), nlog = 0;
+    while (nlog < nout && npu_model_output(*mo, nlog) && npu_model_output(*mo, nlog)->name &&
+           !strncmp(npu_model_output(*mo, nlog)->name, "logits", 6) &&
+           (!npu_model_output(*mo, nlog)->name[6] || npu_model_output(*mo, nlog)->name[6] == '.'))
+        nlog++;
+    if (past > 0)
+        m->dec_nlog = nlog;
+    else
+        m->pre_nlog = nlog;
+    const int want = NPU_MAX(nlog, 1) + (past > 0 && !m->dec_kv_out ? 0 : 2 * m->ck.cfg.n_layers);
+    if (nout != want || !nlog) {
         npu_err(DOM, "%s: the compiled program has %d outputs, expected %d", name, nout, want);
         npu_model_free(*mo);
         *mo = NULL;
@@ -741,7 +754,8 @@ breakdown_write(const char *path, const struct npu_prog_run_stats *rs)
  * (pre_kv_dev), so that the first decode step uploads nothing: the decode program keeps
  * every cache input resident and writes it itself (!dec_kv_out), and each cache input
  * past_k.L / past_v.L (pre_kv_in[2 l + kv]) is a state input [KVH, slots, hd] or V's
- * [slots, KVH x hd] (v_slots). Where the prefill's output k.L / v.L (output 1 + 2 l + kv)
+ * [slots, KVH x hd] (v_slots). Where the prefill's output k.L / v.L (output o0 + 2 l + kv,
+ * o0 = pre_nlog, after the logits)
  * is made by one conversion from an NC1HWC2 tensor of the state's element type with
  * [.., KVH, s, hd] elements that no host step reads (not where a CPU attention reads the
  * converted rows), and the state is [KVH, slots, hd], the prefill session keeps it in device
@@ -755,15 +769,15 @@ pre_kv_setup(struct npu_llm *m, int s, bool **kept)
     const struct llm_config *c = &m->ck.cfg;
     const struct npu_program *pp = npu_model_program(m->pre), *dp = npu_model_program(m->dec);
     const char *env = getenv("NPU_LLM_PREFILL_KV_HOST");
-    const int L = c->n_layers, KVH = c->n_kv_heads, hd = c->head_dim;
+    const int L = c->n_layers, KVH = c->n_kv_heads, hd = c->head_dim, o0 = m->pre_nlog;
     *kept = NULL;
     m->pre_kv_dev = false;
     free(m->pre_kv_in);
     free(m->pre_kv_keep);
     m->pre_kv_in = NULL;
     m->pre_kv_keep = NULL;
-    if (!pp || !dp || m->dec_kv_out || !m->dec_state || (env && env[0] == '1') ||
-        pp->n_outputs != 1 + 2 * L)
+    if (!pp || !dp || m->dec_kv_out || !m->dec_state || (env && env[0] == '1') || o0 < 1 ||
+        pp->n_outputs != o0 + 2 * L)
         return NPU_OK;
     bool *kp = calloc((size_t)pp->n_steps + 1, sizeof(bool));
     int *in = calloc((size_t)(2 * L), sizeof(int));
@@ -775,8 +789,8 @@ pre_kv_setup(struct npu_llm *m, int s, bool **kept)
         return NPU_ERR_NOMEM;
     }
     bool ok = true;
-    for (int o = 1; o < 1 + 2 * L && ok; o++) {
-        const int l = (o - 1) / 2, kv = (o - 1) % 2;
+    for (int o = o0; o < o0 + 2 * L && ok; o++) {
+        const int l = (o - o0) / 2, kv = (o - o0) % 2;
         char nm[32];
         snprintf(nm, sizeof(nm), "past_%c.%d", kv ? 'v' : 'k', l);
         const size_t nl = strlen(nm);
@@ -793,7 +807,7 @@ pre_kv_setup(struct npu_llm *m, int s, bool **kept)
         const bool vs =
             t && kv && m->v_slots && t->t.ndim == 2 && t->t.dims[1] == (int64_t)KVH * hd;
         ok = t && m->dec_state[q] && (heads || vs);
-        in[o - 1] = q;
+        in[o - o0] = q;
         int step = -1;
         bool read = false;
         for (int k = 0; ok && k < pp->n_steps; k++) {
@@ -806,24 +820,24 @@ pre_kv_setup(struct npu_llm *m, int s, bool **kept)
         }
         const struct npu_prog_tensor *a =
             ok && step >= 0 ? &pp->tensors[pp->steps[step].in[0]] : NULL;
-        keep[o - 1] =
+        keep[o - o0] =
             heads && !read && a && a->place == NPU_PLACE_NPU && a->layout == NPU_LAYOUT_NC1HWC2 &&
             npu_prog_mem_dtype(a) == NPU_DTYPE_FP16 && npu_prog_mem_dtype(t) == NPU_DTYPE_FP16 &&
             a->t.ndim >= 3 && a->t.dims[a->t.ndim - 3] == KVH && a->t.dims[a->t.ndim - 2] == s &&
             a->t.dims[a->t.ndim - 1] == hd && npu_tensor_numel(&a->t) == (int64_t)KVH * s * hd;
-        if (keep[o - 1])
+        if (keep[o - o0])
             kp[step] = true;
     }
     enum npu_status st = NPU_OK;
     int done = 0;
     /* the prefill runs on an empty context: its rows go to positions 0 .. s - 1 */
-    for (int o = 1; ok && o < 1 + 2 * L && !st; o++, done++)
-        if (keep[o - 1])
-            st = npu_session_route_output(m->pre_s, o, m->dec_s, in[o - 1], 1, 0);
+    for (int o = o0; ok && o < o0 + 2 * L && !st; o++, done++)
+        if (keep[o - o0])
+            st = npu_session_route_output(m->pre_s, o, m->dec_s, in[o - o0], 1, 0);
     if (!ok || st) {
         npu_dbg(DOM, "the prefill's k/v rows reach the decode session through the host's copy");
-        for (int o = 1; o < 1 + done - (st ? 1 : 0); o++)
-            if (keep[o - 1])
+        for (int o = o0; o < o0 + done - (st ? 1 : 0); o++)
+            if (keep[o - o0])
                 npu_session_route_output(m->pre_s, o, NULL, 0, 0, 0);
         free(kp);
         free(in);
@@ -897,7 +911,9 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
     int nin = 2 + (c->arch == LLM_ARCH_GPT2 ? 1 : rows ? 4 : 2) + inplace + (past ? 2 * L : 0);
     int64_t kv_pos = m->len;
     struct npu_tensor *in = calloc((size_t)nin, sizeof(*in));
-    struct npu_tensor *out = calloc((size_t)(1 + 2 * L), sizeof(*out));
+    /* the logits' outputs (one, or the LM head's slices) and then k.L, v.L */
+    const int nlog = NPU_MAX(prefill ? m->pre_nlog : m->dec_nlog, 1);
+    struct npu_tensor *out = calloc((size_t)(nlog + 2 * L), sizeof(*out));
     /* the k.L, v.L outputs (none from a decode program that writes its cache itself) */
     const int nkv = prefill || m->dec_kv_out ? L : 0;
     if (!in || !out) {
@@ -1004,12 +1020,12 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
         rs.task_cap = 65536;
     }
     if (strcmp(m->info.backend ? m->info.backend : "cpu", "cpu")) {
-        st = npu_session_run_detailed(se, in, nin, out, 1 + 2 * nkv, &rs);
+        st = npu_session_run_detailed(se, in, nin, out, nlog + 2 * nkv, &rs);
         if (!st && ts)
             breakdown_write(bd, &rs);
     } else {
         struct npu_run_stats cs = {0};
-        st = npu_session_run(se, in, nin, out, 1 + 2 * nkv, &cs);
+        st = npu_session_run(se, in, nin, out, nlog + 2 * nkv, &cs);
     }
     if (!st && rs.order_violations) {
         npu_err(DOM, "the %s program split over %d cores ran %u task(s) before their inputs",
@@ -1017,11 +1033,20 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
         st = NPU_ERR_INTERNAL;
     }
     if (!st) {
-        if (out[0].dtype != NPU_DTYPE_FP32 || npu_tensor_numel(&out[0]) != c->vocab) {
-            npu_err(DOM, "the program's logits are not %d floats", c->vocab);
+        /* the LM head's slices side by side, in vocabulary order (no join in the program) */
+        int64_t at = 0;
+        for (int q = 0; q < nlog && !st; q++) {
+            const int64_t n = npu_tensor_numel(&out[q]);
+            if (out[q].dtype != NPU_DTYPE_FP32 || n <= 0 || n > c->vocab - at || !out[q].data) {
+                st = NPU_ERR_INTERNAL;
+                break;
+            }
+            memcpy(m->last + at, out[q].data, (size_t)n * sizeof(float));
+            at += n;
+        }
+        if (st || at != c->vocab) {
+            npu_err(DOM, "the program's logits (%d output(s)) are not %d floats", nlog, c->vocab);
             st = NPU_ERR_INTERNAL;
-        } else {
-            memcpy(m->last, out[0].data, (size_t)c->vocab * sizeof(float));
         }
         if (prefill) {
             m->pre_kv_conv = m->pre_kv_copies = 0;
@@ -1045,11 +1070,11 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
             for (int kv = 0; kv < 2; kv++) {
                 if (prefill && m->pre_kv_dev && m->pre_kv_keep[2 * l + kv])
                     continue; /* copied above */
-                const struct npu_tensor *o = &out[1 + 2 * l + kv];
+                const struct npu_tensor *o = &out[nlog + 2 * l + kv];
                 m->pre_kv_conv += prefill;
                 if (o->dtype != NPU_DTYPE_FP32 || npu_tensor_numel(o) != (int64_t)KVH * s * hd) {
                     npu_err(DOM, "the program's key/value output %d has the wrong shape",
-                            1 + 2 * l + kv);
+                            nlog + 2 * l + kv);
                     st = NPU_ERR_INTERNAL;
                     break;
                 }
