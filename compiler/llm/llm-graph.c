@@ -274,23 +274,36 @@ concat_last(struct gb *b, V **parts, int n, const char *name)
 }
 
 /* The LM head, [D, vocab], in slices of at most HEAD_CHUNK columns (an NPU
- * matmul's output view holds at most 8192 channels), joined by a Concat.
- * The slices are copies (the head is [D, vocab] row-major). */
+ * matmul's output view holds at most 8192 channels): the slices' products are the graph's
+ * outputs logits.0 .. logits.N-1 in vocabulary order (*parts, *np = N; npu-llm.c puts them
+ * side by side in its logits row as it copies them out), one output "logits" when the head is
+ * one product. No join: a Concat of the slices was a CPU copy of the whole row behind their
+ * conversions (34.5 us a token for GPT-2 small's 50,257 logits, RK3588 CPU model v1), and the
+ * host copies the row out of the session anyway. The slices are copies (the head is
+ * [D, vocab] row-major). */
 #define HEAD_CHUNK 8192
-static V *
-lm_head(struct gb *b, V *x, const float *w, int64_t D, int64_t Vn, int split)
+static void
+lm_head(struct gb *b, V *x, const float *w, int64_t D, int64_t Vn, int split, V ***parts_out,
+        int *np)
 {
+    *parts_out = NULL;
+    *np = 0;
     int nc = (int)((Vn + HEAD_CHUNK - 1) / HEAD_CHUNK);
     if (split > 1) /* a multiple of the cores, slices of 32 columns */
         nc = (nc + split - 1) / split * split;
-    if (nc <= 1)
-        return linear(b, x, w, NULL, D, Vn, "lm_head");
+    if (nc <= 1) {
+        V *y = linear(b, x, w, NULL, D, Vn, "lm_head");
+        if ((*parts_out = calloc(1, sizeof(V *))))
+            (*parts_out)[(*np)++] = y;
+        else
+            b->failed = true;
+        return;
+    }
     int64_t width = ((Vn + nc - 1) / nc + 31) / 32 * 32;
     if (width > HEAD_CHUNK)
         width = HEAD_CHUNK;
     V **parts = calloc((size_t)nc, sizeof(V *));
     float *tmp = malloc((size_t)(D * width) * sizeof(float));
-    V *y = NULL;
     if (!parts || !tmp)
         b->failed = true;
     for (int c = 0; c < nc && !b->failed; c++) {
@@ -305,23 +318,9 @@ lm_head(struct gb *b, V *x, const float *w, int64_t D, int64_t Vn, int split)
         snprintf(nm, sizeof(nm), "lm_head.%d.weight", c);
         parts[c] = matmul(b, x, w ? tmp : NULL, D, n, nm, "lm_head", true);
     }
-    if (!b->failed) {
-        /* the join's result is the graph's output "logits" itself: an Identity after it (the
-         * stable name output() gives) is one more copy of the vocabulary's row on the CPU
-         * (22 us a token for 32,000 logits, RK3588 CPU model v1) */
-        V *lo = npu_value_new_exact(b->g, "logits");
-        struct npu_node *n =
-            lo ? npu_node_new_v(b->g, NPU_OP_CONCAT, "lm_head", parts, nc, &lo, 1) : NULL;
-        if (!n || npu_node_set_int(b->g, n, "axis", -1)) {
-            b->failed = true;
-        } else {
-            npu_graph_append(b->g, n);
-            y = done(b, n->out[0]);
-        }
-    }
-    free(parts);
     free(tmp);
-    return y;
+    *parts_out = parts;
+    *np = parts ? nc : 0;
 }
 
 /* The head split of a projection's output x [1, s, heads * hd]: [1, heads, s, hd] as a
@@ -898,10 +897,22 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
     if (!hout)
         x = gpt2 ? layernorm(&b, x, w->lnf_w, w->lnf_b, D, c->eps, "ln_f")
                  : rmsnorm(&b, x, w->lnf_w, D, c->eps, "norm");
-    V *logits = hout ? x : lm_head(&b, x, w->head, D, Vn, w->head_split);
-    /* logits first, then k.L, v.L: the outputs were added in layer order, so
-     * move logits to the front */
-    output(&b, logits, hout ? "hidden_out" : "logits");
+    V **logits = NULL;
+    int nlog = 0;
+    if (hout)
+        output(&b, x, "hidden_out");
+    else
+        lm_head(&b, x, w->head, D, Vn, w->head_split, &logits, &nlog);
+    /* the logits (or the hidden states) first, then k.L, v.L: the outputs were added in layer
+     * order, so the logits' outputs move to the front */
+    for (int k = 0; k < nlog; k++) {
+        char nm[32];
+        if (nlog > 1)
+            snprintf(nm, sizeof(nm), "logits.%d", k);
+        output(&b, logits[k], nlog > 1 ? nm : "logits");
+    }
+    free(logits);
+    nlog = hout ? 1 : nlog;
     free(pk);
     free(rot);
     if (b.failed) {
@@ -911,9 +922,15 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
     }
     if (b.q && !b.q->observe)
         llm_quant_sink(b.g);
-    V *lo = b.g->outputs[b.g->noutputs - 1];
-    memmove(b.g->outputs + 1, b.g->outputs, (size_t)(b.g->noutputs - 1) * sizeof(V *));
-    b.g->outputs[0] = lo;
+    V **lo = malloc((size_t)nlog * sizeof(V *));
+    if (!lo) {
+        npu_graph_free(b.g);
+        return NPU_ERR_NOMEM;
+    }
+    memcpy(lo, b.g->outputs + b.g->noutputs - nlog, (size_t)nlog * sizeof(V *));
+    memmove(b.g->outputs + nlog, b.g->outputs, (size_t)(b.g->noutputs - nlog) * sizeof(V *));
+    memcpy(b.g->outputs, lo, (size_t)nlog * sizeof(V *));
+    free(lo);
     *out = b.g;
     return NPU_OK;
 }

@@ -107,6 +107,11 @@ struct npu_llm {
     /* Modeled CPU time of one run of the decode / the prefill program's CPU steps and
      * conversions (RK3588 CPU model v1, cpu_steps_modeled); 0 on the cpu backend. */
     double dec_cpu_model_s, pre_cpu_model_s;
+    /* The decode program's price with its in-place CPU attentions over dec_attn_slots slots
+     * (the slots the last run's read, npu_cpu_attn16_read_slots; 0: not priced yet), and the
+     * slots the last decode run's attention read (0: none on the CPU) */
+    double dec_cpu_at_s;
+    int64_t dec_attn_slots, last_attn_slots;
     /* pre_kv_dev: the prefill writes its k.L / v.L rows into the decode session's state
      * inputs pre_kv_in[2 l + kv] itself, copied in the NPU's layout where pre_kv_keep (no
      * conversion), else converted and written; set per prefill program by pre_kv_setup,
@@ -117,6 +122,10 @@ struct npu_llm {
     /* the last prefill run: k / v outputs converted, copied on the device and their bytes */
     int pre_kv_conv, pre_kv_copies;
     uint64_t pre_kv_bytes;
+    /* The decode / prefill program's logits outputs, its first ones: "logits", or the LM
+     * head's column slices logits.0 .. logits.N-1 in vocabulary order (llm-graph.c), which
+     * run() copies side by side into m->last; k.L / v.L follow them. */
+    int dec_nlog, pre_nlog;
 };
 
 static double
@@ -168,14 +177,14 @@ cpu_attention(const struct npu_program *pg)
  * path (the NPU job after a CPU step waits for it), so a board's step takes about the NPU's
  * modeled time plus this. *n_ops and *n_conv count what was priced. */
 static enum npu_status cpu_steps_modeled_kept(const struct npu_program *pg, int threads,
-                                              const bool *kept, double *out, int *n_ops,
-                                              int *n_conv, int *n_copy);
+                                              const bool *kept, int64_t attn_slots, double *out,
+                                              int *n_ops, int *n_conv, int *n_copy);
 
 static enum npu_status
 cpu_steps_modeled(const struct npu_program *pg, int threads, double *out, int *n_ops, int *n_conv)
 {
     int n_copy;
-    return cpu_steps_modeled_kept(pg, threads, NULL, out, n_ops, n_conv, &n_copy);
+    return cpu_steps_modeled_kept(pg, threads, NULL, 0, out, n_ops, n_conv, &n_copy);
 }
 
 /* The modeled cost of copying an NPU tensor's elements as bytes of its memory dtype into
@@ -203,9 +212,13 @@ copy_modeled(const struct npu_prog_tensor *t, int threads)
     return npu_cpu_model_cost(NULL, &n, threads, NULL);
 }
 
+/* attn_slots > 0: each npu.Attention step that reads its K and V in NPU memory (the in-place
+ * kernel, npu_cpu_attn16_decode) priced over that many of their slots, the ones a run read
+ * (npu_prog_run_stats.cpu_attn_slots), instead of the compiled ones: the kernel reads K and V
+ * up to the mask's last valid slot; its mask is still priced whole (it scans it). */
 static enum npu_status
-cpu_steps_modeled_kept(const struct npu_program *pg, int threads, const bool *kept, double *out,
-                       int *n_ops, int *n_conv, int *n_copy)
+cpu_steps_modeled_kept(const struct npu_program *pg, int threads, const bool *kept,
+                       int64_t attn_slots, double *out, int *n_ops, int *n_conv, int *n_copy)
 {
     double sum = 0;
     *out = 0;
@@ -227,8 +240,9 @@ cpu_steps_modeled_kept(const struct npu_program *pg, int threads, const bool *ke
             ps->in[0] < pg->n_tensors && kept && kept[k]) {
             /* routed into another session's state as bytes (pre_kv_setup), not converted */
             double t = copy_modeled(&pg->tensors[ps->in[0]], threads);
-            npu_dbg(DOM, "modeled CPU step: device copy of routed output %s, %.3f us (%s)",
-                    ps->name ? ps->name : "", t * 1e6, npu_cpu_model_v1.name);
+            if (!attn_slots)
+                npu_dbg(DOM, "modeled CPU step: device copy of routed output %s, %.3f us (%s)",
+                        ps->name ? ps->name : "", t * 1e6, npu_cpu_model_v1.name);
             sum += t;
             (*n_copy)++;
             continue;
@@ -239,8 +253,9 @@ cpu_steps_modeled_kept(const struct npu_program *pg, int threads, const bool *ke
              * layout pass over each): an fp16 tensor's elements cost the same */
             int64_t e = npu_tensor_numel(&pg->tensors[ps->in[0]].t);
             double t = e > 0 ? 4.0 * (double)e / rate : 0;
-            npu_dbg(DOM, "modeled CPU step: conversion %s, %lld elements, %.3f us (%s)",
-                    ps->name ? ps->name : "", (long long)e, t * 1e6, npu_cpu_model_v1.name);
+            if (!attn_slots)
+                npu_dbg(DOM, "modeled CPU step: conversion %s, %lld elements, %.3f us (%s)",
+                        ps->name ? ps->name : "", (long long)e, t * 1e6, npu_cpu_model_v1.name);
             sum += t;
             (*n_conv)++;
             continue;
@@ -262,6 +277,11 @@ cpu_steps_modeled_kept(const struct npu_program *pg, int threads, const bool *ke
             if (q < nin && pg->tensors[ti].place == NPU_PLACE_NPU &&
                 pg->tensors[ti].mem_dtype != NPU_DTYPE_UNDEFINED)
                 vals[q].t.dtype = pg->tensors[ti].mem_dtype;
+            /* K and V of an in-place attention: the slots the run read */
+            if (attn_slots > 0 && ps->op == NPU_OP_FUSED_ATTENTION && (q == 1 || q == 2) &&
+                pg->tensors[ti].place == NPU_PLACE_NPU && vals[q].t.ndim >= 2)
+                vals[q].t.dims[vals[q].t.ndim - 2] =
+                    NPU_MIN(vals[q].t.dims[vals[q].t.ndim - 2], attn_slots);
             ptrs[q] = &vals[q];
         }
         struct npu_node n = {.op = ps->op,
@@ -273,8 +293,14 @@ cpu_steps_modeled_kept(const struct npu_program *pg, int threads, const bool *ke
                              .attr = (struct npu_attr *)ps->attrs.v,
                              .nattr = (int)ps->attrs.n};
         double t = npu_cpu_model_cost(NULL, &n, threads, NULL);
-        npu_dbg(DOM, "modeled CPU step: %s %s, %.3f us (%s)", npu_op_name(ps->op),
-                ps->name ? ps->name : "", t * 1e6, npu_cpu_model_v1.name);
+        /* priced again for a run (attn_slots): only the attentions change, said as such */
+        if (!attn_slots)
+            npu_dbg(DOM, "modeled CPU step: %s %s, %.3f us (%s)", npu_op_name(ps->op),
+                    ps->name ? ps->name : "", t * 1e6, npu_cpu_model_v1.name);
+        else if (ps->op == NPU_OP_FUSED_ATTENTION)
+            npu_dbg(DOM, "modeled CPU step at run time: %s %s over %lld slots read, %.3f us (%s)",
+                    npu_op_name(ps->op), ps->name ? ps->name : "", (long long)attn_slots, t * 1e6,
+                    npu_cpu_model_v1.name);
         sum += t;
         (*n_ops)++;
     }
@@ -292,10 +318,11 @@ cpu_steps_modeled_kept(const struct npu_program *pg, int threads, const bool *ke
  * decode's joins of the layer split's chains on the CPU, branch tl40; 19: both; 20: the
  * in-place decode step without k / v outputs where it writes its whole cache, branch
  * gpt2ser2; 21: q's column blocks balanced against k and v on three cores, 14 / 14 / 4 heads
- * for TinyLlama, branch tlsplit; merged as 21). A rebuilt
+ * for TinyLlama, branch tlsplit; merged as 21; 22: the LM head's slices as the outputs
+ * logits.0 .. N-1, without their Concat, branch gpt2ser3). A rebuilt
  * compiler changes the key anyway through npu_compiler_build_id, so this matters only for
  * builds without a GNU build ID. */
-#define LLM_GRAPH_VERSION 21
+#define LLM_GRAPH_VERSION 22
 
 static uint64_t
 fnv(uint64_t h, const void *p, size_t n)
@@ -645,9 +672,17 @@ make_model(struct npu_llm *m, int s, int past, struct npu_model **mo, struct npu
             (io->name[8] == 0 || io->name[8] == '.'))
             m->v_slots = m->kv_inplace && io->ndim == 2;
     }
-    int nout = npu_model_num_outputs(*mo);
-    const int want = past > 0 && !m->dec_kv_out ? 1 : 1 + 2 * m->ck.cfg.n_layers;
-    if (nout != want) {
+    int nout = npu_model_num_outputs(*mo), nlog = 0;
+    while (nlog < nout && npu_model_output(*mo, nlog) && npu_model_output(*mo, nlog)->name &&
+           !strncmp(npu_model_output(*mo, nlog)->name, "logits", 6) &&
+           (!npu_model_output(*mo, nlog)->name[6] || npu_model_output(*mo, nlog)->name[6] == '.'))
+        nlog++;
+    if (past > 0)
+        m->dec_nlog = nlog;
+    else
+        m->pre_nlog = nlog;
+    const int want = NPU_MAX(nlog, 1) + (past > 0 && !m->dec_kv_out ? 0 : 2 * m->ck.cfg.n_layers);
+    if (nout != want || !nlog) {
         npu_err(DOM, "%s: the compiled program has %d outputs, expected %d", name, nout, want);
         npu_model_free(*mo);
         *mo = NULL;
@@ -719,7 +754,8 @@ breakdown_write(const char *path, const struct npu_prog_run_stats *rs)
  * (pre_kv_dev), so that the first decode step uploads nothing: the decode program keeps
  * every cache input resident and writes it itself (!dec_kv_out), and each cache input
  * past_k.L / past_v.L (pre_kv_in[2 l + kv]) is a state input [KVH, slots, hd] or V's
- * [slots, KVH x hd] (v_slots). Where the prefill's output k.L / v.L (output 1 + 2 l + kv)
+ * [slots, KVH x hd] (v_slots). Where the prefill's output k.L / v.L (output o0 + 2 l + kv,
+ * o0 = pre_nlog, after the logits)
  * is made by one conversion from an NC1HWC2 tensor of the state's element type with
  * [.., KVH, s, hd] elements that no host step reads (not where a CPU attention reads the
  * converted rows), and the state is [KVH, slots, hd], the prefill session keeps it in device
@@ -733,15 +769,15 @@ pre_kv_setup(struct npu_llm *m, int s, bool **kept)
     const struct llm_config *c = &m->ck.cfg;
     const struct npu_program *pp = npu_model_program(m->pre), *dp = npu_model_program(m->dec);
     const char *env = getenv("NPU_LLM_PREFILL_KV_HOST");
-    const int L = c->n_layers, KVH = c->n_kv_heads, hd = c->head_dim;
+    const int L = c->n_layers, KVH = c->n_kv_heads, hd = c->head_dim, o0 = m->pre_nlog;
     *kept = NULL;
     m->pre_kv_dev = false;
     free(m->pre_kv_in);
     free(m->pre_kv_keep);
     m->pre_kv_in = NULL;
     m->pre_kv_keep = NULL;
-    if (!pp || !dp || m->dec_kv_out || !m->dec_state || (env && env[0] == '1') ||
-        pp->n_outputs != 1 + 2 * L)
+    if (!pp || !dp || m->dec_kv_out || !m->dec_state || (env && env[0] == '1') || o0 < 1 ||
+        pp->n_outputs != o0 + 2 * L)
         return NPU_OK;
     bool *kp = calloc((size_t)pp->n_steps + 1, sizeof(bool));
     int *in = calloc((size_t)(2 * L), sizeof(int));
@@ -753,8 +789,8 @@ pre_kv_setup(struct npu_llm *m, int s, bool **kept)
         return NPU_ERR_NOMEM;
     }
     bool ok = true;
-    for (int o = 1; o < 1 + 2 * L && ok; o++) {
-        const int l = (o - 1) / 2, kv = (o - 1) % 2;
+    for (int o = o0; o < o0 + 2 * L && ok; o++) {
+        const int l = (o - o0) / 2, kv = (o - o0) % 2;
         char nm[32];
         snprintf(nm, sizeof(nm), "past_%c.%d", kv ? 'v' : 'k', l);
         const size_t nl = strlen(nm);
@@ -771,7 +807,7 @@ pre_kv_setup(struct npu_llm *m, int s, bool **kept)
         const bool vs =
             t && kv && m->v_slots && t->t.ndim == 2 && t->t.dims[1] == (int64_t)KVH * hd;
         ok = t && m->dec_state[q] && (heads || vs);
-        in[o - 1] = q;
+        in[o - o0] = q;
         int step = -1;
         bool read = false;
         for (int k = 0; ok && k < pp->n_steps; k++) {
@@ -784,24 +820,24 @@ pre_kv_setup(struct npu_llm *m, int s, bool **kept)
         }
         const struct npu_prog_tensor *a =
             ok && step >= 0 ? &pp->tensors[pp->steps[step].in[0]] : NULL;
-        keep[o - 1] =
+        keep[o - o0] =
             heads && !read && a && a->place == NPU_PLACE_NPU && a->layout == NPU_LAYOUT_NC1HWC2 &&
             npu_prog_mem_dtype(a) == NPU_DTYPE_FP16 && npu_prog_mem_dtype(t) == NPU_DTYPE_FP16 &&
             a->t.ndim >= 3 && a->t.dims[a->t.ndim - 3] == KVH && a->t.dims[a->t.ndim - 2] == s &&
             a->t.dims[a->t.ndim - 1] == hd && npu_tensor_numel(&a->t) == (int64_t)KVH * s * hd;
-        if (keep[o - 1])
+        if (keep[o - o0])
             kp[step] = true;
     }
     enum npu_status st = NPU_OK;
     int done = 0;
     /* the prefill runs on an empty context: its rows go to positions 0 .. s - 1 */
-    for (int o = 1; ok && o < 1 + 2 * L && !st; o++, done++)
-        if (keep[o - 1])
-            st = npu_session_route_output(m->pre_s, o, m->dec_s, in[o - 1], 1, 0);
+    for (int o = o0; ok && o < o0 + 2 * L && !st; o++, done++)
+        if (keep[o - o0])
+            st = npu_session_route_output(m->pre_s, o, m->dec_s, in[o - o0], 1, 0);
     if (!ok || st) {
         npu_dbg(DOM, "the prefill's k/v rows reach the decode session through the host's copy");
-        for (int o = 1; o < 1 + done - (st ? 1 : 0); o++)
-            if (keep[o - 1])
+        for (int o = o0; o < o0 + done - (st ? 1 : 0); o++)
+            if (keep[o - o0])
                 npu_session_route_output(m->pre_s, o, NULL, 0, 0, 0);
         free(kp);
         free(in);
@@ -875,7 +911,9 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
     int nin = 2 + (c->arch == LLM_ARCH_GPT2 ? 1 : rows ? 4 : 2) + inplace + (past ? 2 * L : 0);
     int64_t kv_pos = m->len;
     struct npu_tensor *in = calloc((size_t)nin, sizeof(*in));
-    struct npu_tensor *out = calloc((size_t)(1 + 2 * L), sizeof(*out));
+    /* the logits' outputs (one, or the LM head's slices) and then k.L, v.L */
+    const int nlog = NPU_MAX(prefill ? m->pre_nlog : m->dec_nlog, 1);
+    struct npu_tensor *out = calloc((size_t)(nlog + 2 * L), sizeof(*out));
     /* the k.L, v.L outputs (none from a decode program that writes its cache itself) */
     const int nkv = prefill || m->dec_kv_out ? L : 0;
     if (!in || !out) {
@@ -982,12 +1020,12 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
         rs.task_cap = 65536;
     }
     if (strcmp(m->info.backend ? m->info.backend : "cpu", "cpu")) {
-        st = npu_session_run_detailed(se, in, nin, out, 1 + 2 * nkv, &rs);
+        st = npu_session_run_detailed(se, in, nin, out, nlog + 2 * nkv, &rs);
         if (!st && ts)
             breakdown_write(bd, &rs);
     } else {
         struct npu_run_stats cs = {0};
-        st = npu_session_run(se, in, nin, out, 1 + 2 * nkv, &cs);
+        st = npu_session_run(se, in, nin, out, nlog + 2 * nkv, &cs);
     }
     if (!st && rs.order_violations) {
         npu_err(DOM, "the %s program split over %d cores ran %u task(s) before their inputs",
@@ -995,11 +1033,20 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
         st = NPU_ERR_INTERNAL;
     }
     if (!st) {
-        if (out[0].dtype != NPU_DTYPE_FP32 || npu_tensor_numel(&out[0]) != c->vocab) {
-            npu_err(DOM, "the program's logits are not %d floats", c->vocab);
+        /* the LM head's slices side by side, in vocabulary order (no join in the program) */
+        int64_t at = 0;
+        for (int q = 0; q < nlog && !st; q++) {
+            const int64_t n = npu_tensor_numel(&out[q]);
+            if (out[q].dtype != NPU_DTYPE_FP32 || n <= 0 || n > c->vocab - at || !out[q].data) {
+                st = NPU_ERR_INTERNAL;
+                break;
+            }
+            memcpy(m->last + at, out[q].data, (size_t)n * sizeof(float));
+            at += n;
+        }
+        if (st || at != c->vocab) {
+            npu_err(DOM, "the program's logits (%d output(s)) are not %d floats", nlog, c->vocab);
             st = NPU_ERR_INTERNAL;
-        } else {
-            memcpy(m->last, out[0].data, (size_t)c->vocab * sizeof(float));
         }
         if (prefill) {
             m->pre_kv_conv = m->pre_kv_copies = 0;
@@ -1023,11 +1070,11 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
             for (int kv = 0; kv < 2; kv++) {
                 if (prefill && m->pre_kv_dev && m->pre_kv_keep[2 * l + kv])
                     continue; /* copied above */
-                const struct npu_tensor *o = &out[1 + 2 * l + kv];
+                const struct npu_tensor *o = &out[nlog + 2 * l + kv];
                 m->pre_kv_conv += prefill;
                 if (o->dtype != NPU_DTYPE_FP32 || npu_tensor_numel(o) != (int64_t)KVH * s * hd) {
                     npu_err(DOM, "the program's key/value output %d has the wrong shape",
-                            1 + 2 * l + kv);
+                            nlog + 2 * l + kv);
                     st = NPU_ERR_INTERNAL;
                     break;
                 }
@@ -1098,7 +1145,20 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
     *host_s += now() - t0;
     *cpu_s += thread_cpu() - c0;
     *mod_s += rs.npu_modeled_s;
-    *cpu_mod_s += prefill ? m->pre_cpu_model_s : m->dec_cpu_model_s;
+    /* the decode step's CPU attentions priced over the slots this run read (the mask's valid
+     * ones), as a board's CPU reads them, not the compiled slots */
+    double dec_cpu = m->dec_cpu_model_s;
+    m->last_attn_slots = prefill ? 0 : rs.cpu_attn_steps ? rs.cpu_attn_slots : 0;
+    if (m->last_attn_slots > 0 && m->dec_cpu_model_s > 0) {
+        int ops, conv, copies;
+        if (m->dec_attn_slots != m->last_attn_slots &&
+            !cpu_steps_modeled_kept(npu_model_program(m->dec), m->o.cpu_threads, NULL,
+                                    m->last_attn_slots, &m->dec_cpu_at_s, &ops, &conv, &copies))
+            m->dec_attn_slots = m->last_attn_slots;
+        if (m->dec_attn_slots == m->last_attn_slots)
+            dec_cpu = m->dec_cpu_at_s;
+    }
+    *cpu_mod_s += prefill ? m->pre_cpu_model_s : dec_cpu;
     *wait_s += rs.npu_wait_s;
     if (!prefill) {
         m->dec_conv_bytes += rs.input_convert_bytes + rs.convert_step_bytes;
@@ -1506,7 +1566,7 @@ npu_llm_generate(struct npu_llm *m, const int32_t *prompt, int n, int max_new,
                 m->pre_kv_dev = false;
                 if (strcmp(npu_model_backend(m->pre), "cpu") && !(st = pre_kv_setup(m, nf, &kept)))
                     st = cpu_steps_modeled_kept(npu_model_program(m->pre), m->o.cpu_threads, kept,
-                                                &m->pre_cpu_model_s, &ops, &conv, &copies);
+                                                0, &m->pre_cpu_model_s, &ops, &conv, &copies);
                 free(kept);
                 m->pre_len = st ? 0 : nf; /* not priced: made again next time */
             }
@@ -1555,6 +1615,7 @@ npu_llm_generate(struct npu_llm *m, const int32_t *prompt, int n, int max_new,
             free(logits);
             return st;
         }
+        s->decode_cpu_attn_slots += (double)m->last_attn_slots;
         m->pending = -1;
     }
     free(logits);

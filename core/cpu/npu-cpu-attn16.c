@@ -9,6 +9,14 @@
  * fp16 values is the only per-ISA part: F16C (VCVTPH2PS) on x86-64 when the CPU has
  * it, NEON's FCVTL on aarch64, npu_fp16_to_fp32 elsewhere; all three are exact (every
  * fp16 value is an fp32 value), so they differ only in the order of the fp32 sums.
+ *
+ * Each query row reads only the slots up to its last one the mask leaves on
+ * (npu_cpu_attn16_read_slots): the trailing slots a decode step's mask switches off
+ * (NPU_ATTN16_MASK_OFF, the empty part of a static cache) are neither read nor summed. Their
+ * softmax weights would be exp(score - 10000 - max), which is exactly 0 in fp32 unless the
+ * scores differ by more than about 9,900, and 0 x V adds nothing to the accumulators: the
+ * result is the same bits as over all the slots (the sums run in the same order over the
+ * same prefix), and a NaN or garbage row in an empty slot no longer reaches it.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -224,6 +232,15 @@ axpy(enum isa isa, const struct npu_attn16_cache *v, int64_t row0, int64_t n, co
     axpy_scalar(v, row0, n, p, hd, y);
 }
 
+int64_t
+npu_cpu_attn16_read_slots(const float *mask_row, int64_t slots)
+{
+    int64_t n = slots;
+    while (n > 0 && mask_row[n - 1] <= NPU_ATTN16_MASK_OFF)
+        n--;
+    return n ? n : slots; /* every slot off: all of them, as a softmax over the row would */
+}
+
 enum npu_status
 npu_cpu_attn16_decode(const struct npu_attn16_shape *sh, const float *q, const float *mask,
                       const struct npu_attn16_cache *k, const struct npu_attn16_cache *v,
@@ -257,21 +274,22 @@ npu_cpu_attn16_decode(const struct npu_attn16_shape *sh, const float *q, const f
         for (int64_t g = 0; g < G; g++) {
             const float *qr = q + (h * G + g) * hd;
             const float *mr = mask + g * T;
-            dot(isa, k, h * T, T, qr, hd, work);
+            const int64_t n = npu_cpu_attn16_read_slots(mr, T);
+            dot(isa, k, h * T, n, qr, hd, work);
             float mx = -INFINITY;
-            for (int64_t j = 0; j < T; j++) {
+            for (int64_t j = 0; j < n; j++) {
                 work[j] = work[j] * sh->scale + mr[j];
                 mx = work[j] > mx ? work[j] : mx;
             }
             float sum = 0.0f;
-            for (int64_t j = 0; j < T; j++) {
+            for (int64_t j = 0; j < n; j++) {
                 work[j] = expf(work[j] - mx);
                 sum += work[j];
             }
             const float inv = 1.0f / sum;
-            for (int64_t j = 0; j < T; j++)
+            for (int64_t j = 0; j < n; j++)
                 work[j] *= inv;
-            axpy(isa, v, h * T, T, work, hd, y + (h * G + g) * hd);
+            axpy(isa, v, h * T, n, work, hd, y + (h * G + g) * hd);
         }
     return NPU_OK;
 }

@@ -258,7 +258,8 @@ cache_of(const struct npu_prog_tensor *t, const struct npu_tensor *view)
 
 enum npu_status
 prog_cpu_attn_in_place(const struct npu_program *p, const struct npu_prog_step *st,
-                       const struct npu_tensor *const *in, struct npu_tensor *const *out)
+                       const struct npu_tensor *const *in, struct npu_tensor *const *out,
+                       int64_t *slots)
 {
     /* validated at load: K and V both in NPU memory (prog_cpu_in_place_why) */
     const struct npu_prog_tensor *kt = step_tensor(p, st, 1), *vt = step_tensor(p, st, 2);
@@ -280,5 +281,10 @@ prog_cpu_attn_in_place(const struct npu_program *p, const struct npu_prog_step *
     enum npu_status s = npu_cpu_attn16_decode(&sh, q->data, in[3]->data, &k, &v, 0, sh.kv_heads,
                                               work, out[0]->data);
     free(work);
+    /* the slots it read: each query row's mask row (validated at load: rows x slots) */
+    *slots = 0;
+    for (int64_t g = 0; g < sh.group && !s; g++)
+        *slots = NPU_MAX(
+            *slots, npu_cpu_attn16_read_slots((const float *)in[3]->data + g * sh.slots, sh.slots));
     return s;
 }

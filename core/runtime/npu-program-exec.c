@@ -1028,7 +1028,7 @@ run_convert(struct npu_prog_session *s, int step)
 }
 
 static enum npu_status
-run_cpu(struct npu_prog_session *s, int step)
+run_cpu(struct npu_prog_session *s, int step, struct npu_prog_run_stats *rs)
 {
     const struct npu_prog_step *stp = &s->m->p->steps[step];
     const struct npu_tensor *in[64];
@@ -1047,7 +1047,10 @@ run_cpu(struct npu_prog_session *s, int step)
                 (st = sync_tensor(s, &s->m->p->tensors[stp->in[k]], NPU_SYNC_FROM_DEVICE)))
                 return run_fail(s, st, "step %d '%s': sync of input %d from the device failed",
                                 step, stp->name ? stp->name : "", k);
-        st = prog_cpu_attn_in_place(s->m->p, stp, in, out);
+        int64_t slots = 0;
+        st = prog_cpu_attn_in_place(s->m->p, stp, in, out, &slots);
+        rs->cpu_attn_steps += !st;
+        rs->cpu_attn_slots = NPU_MAX(rs->cpu_attn_slots, slots);
     } else {
         st = prog_cpu_step(s->ctx, stp, s->preps ? s->preps[step] : NULL, in, out);
     }
@@ -1135,7 +1138,7 @@ npu_prog_session_run(struct npu_prog_session *s, const struct npu_tensor *inputs
         double a = now();
         switch (stp->kind) {
         case NPU_STEP_CPU:
-            st = run_cpu(s, i);
+            st = run_cpu(s, i, rs);
             rs->cpu_s += now() - a;
             break;
         case NPU_STEP_CONVERT:

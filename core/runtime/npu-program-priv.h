@@ -34,8 +34,9 @@ const char *prog_cpu_in_place_why(const struct npu_program *p, const struct npu_
 bool prog_cpu_reads_npu(const struct npu_program *p, const struct npu_prog_step *st);
 /* Runs such a step: the attention over K and V in place (core/cpu/npu-cpu-attn16.c). The
  * caller has synced K and V from the device. */
+/* *slots: the most slots a query row read (npu_cpu_attn16_read_slots) */
 enum npu_status prog_cpu_attn_in_place(const struct npu_program *p, const struct npu_prog_step *st,
                                        const struct npu_tensor *const *in,
-                                       struct npu_tensor *const *out);
+                                       struct npu_tensor *const *out, int64_t *slots);
 
 #endif /* NPU_PROGRAM_PRIV_H */

@@ -9,6 +9,8 @@
  * MEM_SYNC / PREP_BO ioctl). Checked: the first run uploads K and V (two inputs converted),
  * later runs pass them without data (two resident, nothing converted, no conversion step)
  * and still read the uploaded cache; the result matches a double loop on the fp16 values;
+ * the run reports one in-place attention and the slots it read (the valid keys: the kernel
+ * stops at the mask's last valid slot, npu_prog_run_stats.cpu_attn_slots);
  * the validator accepts the in-place read only for npu.Attention's K and V in that layout,
  * and names why otherwise.
  */
@@ -204,6 +206,8 @@ run_case(const char *backend, int64_t H, int64_t G, int64_t T, int64_t D)
         CHECK_EQ_INT(run ? 0 : 2, rs.inputs_converted);
         CHECK_EQ_INT(run ? 2 : 0, rs.inputs_resident);
         CHECK_EQ_INT(0, rs.convert_steps);
+        CHECK_EQ_INT(1, rs.cpu_attn_steps);
+        CHECK_EQ_INT(len, rs.cpu_attn_slots);
         ref(&g, q, mask, k, v, want);
         double worst = 0;
         const float *y = out.data;

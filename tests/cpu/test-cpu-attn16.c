@@ -6,7 +6,10 @@
  * MatMul on fp32 [kv_heads, slots, head_dim], what the GPT-2 decode step runs on the
  * CPU today), on the GPT-2 small shape, the LLaMA test checkpoint's (GQA), the
  * smallest head and an odd number of slots; the surfaces padded with NaN so that a
- * read outside the rows shows; head ranges; refusals.
+ * read outside the rows shows; head ranges; refusals. The slots the mask switches off at the
+ * end of a row are skipped: the same bits as with those slots kept at a mask of -9999 (read,
+ * weight 0 in fp32), NaN and huge values written into them change nothing, and
+ * npu_cpu_attn16_read_slots follows the row's valid length.
  *
  * --bench: CPU time (this thread's) of one layer's attention, GPT-2 small shape (12
  * heads, 160 slots, hd 64), three ways: the executor's fp32 ops on host arrays (today),
@@ -222,6 +225,53 @@ check_case(struct npu_cpu_ctx *ctx, const char *name, int64_t KVH, int64_t G, in
 }
 
 static void
+fill_rows(uint16_t *dst, int64_t surf, int64_t hd, int64_t row0, int64_t n, uint16_t val)
+{
+    for (int64_t r = row0; r < row0 + n; r++)
+        for (int64_t d = 0; d < hd; d++)
+            dst[(d / 8) * surf + r * 8 + d % 8] = val;
+}
+
+/* The trailing slots a mask switches off are skipped, exactly. */
+static void
+check_skipped(const char *name, int64_t KVH, int64_t G, int64_t T, int64_t hd, int64_t len)
+{
+    struct case_data c = make(KVH, G, T, hd, len, 0);
+    const int64_t n = KVH * G * hd;
+    float *y = malloc(sizeof(float) * (size_t)n), *y2 = malloc(sizeof(float) * (size_t)n);
+    float *work = malloc(sizeof(float) * (size_t)T), *m2 = malloc(sizeof(float) * (size_t)(G * T));
+    struct npu_attn16_cache k = {c.k16, c.surf}, v = {c.v16, c.surf};
+    for (int64_t g = 0; g < G; g++)
+        CHECK(npu_cpu_attn16_read_slots(c.mask + g * T, T) == NPU_MIN(len + g, T));
+    CHECK(npu_cpu_attn16_decode(&c.sh, c.q, c.mask, &k, &v, 0, KVH, work, y) == NPU_OK);
+    /* the off slots read (mask -9999: above the skip, weight exp(-9999 + ..) = 0 in fp32) */
+    for (int64_t i = 0; i < G * T; i++)
+        m2[i] = c.mask[i] == MASK_OFF ? -9999.0f : c.mask[i];
+    CHECK(npu_cpu_attn16_read_slots(m2, T) == T);
+    CHECK(npu_cpu_attn16_decode(&c.sh, c.q, m2, &k, &v, 0, KVH, work, y2) == NPU_OK);
+    CHECK(memcmp(y, y2, sizeof(float) * (size_t)n) == 0);
+    /* NaN, then the largest fp16, in every head's rows past the valid ones: nothing changes */
+    const int64_t valid = NPU_MIN(len + G - 1, T);
+    static const uint16_t junk[2] = {0x7e00, 0x7bff};
+    for (int r = 0; r < 2 && valid < T; r++) {
+        for (int64_t h = 0; h < KVH; h++) {
+            fill_rows(c.k16, c.surf, hd, h * T + valid, T - valid, junk[r]);
+            fill_rows(c.v16, c.surf, hd, h * T + valid, T - valid, junk[r]);
+        }
+        CHECK(npu_cpu_attn16_decode(&c.sh, c.q, c.mask, &k, &v, 0, KVH, work, y2) == NPU_OK);
+        CHECK(memcmp(y, y2, sizeof(float) * (size_t)n) == 0);
+    }
+    printf("%s (%s): slots %lld, rows read %lld..%lld: the same bits as over every slot, "
+           "garbage in the rest ignored\n",
+           name, npu_cpu_attn16_isa(), (long long)T, (long long)NPU_MIN(len, T), (long long)valid);
+    free(y);
+    free(y2);
+    free(work);
+    free(m2);
+    drop(&c);
+}
+
+static void
 check_refusals(void)
 {
     struct case_data c = make(2, 1, 32, 16, 5, 0);
@@ -323,6 +373,15 @@ main(int argc, char **argv)
     check_case(ctx, "smallest", 1, 1, 1, 8, 1, 0);
     check_case(ctx, "odd-slots", 3, 1, 33, 24, 7, 8);
     check_case(ctx, "first-step", 4, 1, 32, 32, 1, 0);
+    check_skipped("gpt2-small-129", 12, 1, 160, 64, 129);
+    check_skipped("llama-test-gqa", 2, 2, 256, 16, 40);
+    check_skipped("odd-slots", 3, 1, 33, 24, 7);
+    check_skipped("full", 2, 1, 32, 16, 32);
+    /* every slot off: all of them read, as before */
+    float off[4] = {MASK_OFF, MASK_OFF, MASK_OFF, MASK_OFF};
+    CHECK(npu_cpu_attn16_read_slots(off, 4) == 4);
+    off[1] = 0.0f;
+    CHECK(npu_cpu_attn16_read_slots(off, 4) == 2);
     check_refusals();
     npu_cpu_ctx_destroy(ctx);
     return npu_test_done("cpu-attn16");

@@ -172,9 +172,14 @@ def run_one(a, d, env, cmd, wt):
               f"against the floor: the floor is the NPU's)")
         if mc:
             ser = float(mc.group(3))
+            # the CPU attention priced over the slots each step read (npu-generate's "over N
+            # slots read a step"; older builds priced the compiled slots)
+            rd = re.search(r"the CPU attention over ([\d.]+) slots read a step", r.stderr)
+            slots = (f"the CPU attention over the {float(rd.group(1)):.1f} slots it read a step"
+                     if rd and float(rd.group(1)) > 0 else "at the step's compiled cache slots")
             print(f"  decode at 128 context with its CPU steps in series: {dec:.2f} ms NPU "
                   f"({label}) + {float(mc.group(1)):.2f} ms CPU steps ({mc.group(2)}, "
-                  f"--cpu-threads 1, at the step's compiled cache slots) = {ser:.2f} ms/token "
+                  f"--cpu-threads 1, {slots}) = {ser:.2f} ms/token "
                   f"modeled ({label} + {mc.group(2)}); {ser / floors[a.cores]:.2f}x the "
                   f"{a.cores}-core floor")
     if pm and a.prompt_len > 1:

@@ -18,7 +18,13 @@
 #     them) is priced by the bytes it reads: K and V as fp16 (4 heads x 64 slots x 16 x 2
 #     bytes each), Q, mask and Y fp32 (branch gpt2ser; before, the caches' logical fp32);
 #     each conversion by its elements (a dtype and a layout pass over each: 4 ns an element
-#     on the model's A76, fp16 or fp32 alike; before, an fp16 tensor's at half).
+#     on the model's A76, fp16 or fp32 alike; before, an fp16 tensor's at half);
+#   - each run prices that attention over the slots it read, not the compiled 64 (branch
+#     gpt2ser3: npu_cpu_attn16_decode reads up to the mask's last valid slot): with a
+#     3-token prompt the 3 decode steps read 4, 5 and 6 slots (npu-generate: "over 5.0 slots
+#     read a step"; 0 with the attention on the NPU), their attentions are priced at those
+#     slots (K and V; the mask whole), and the per-token CPU figure is the compiled price
+#     less, per layer, the compiled attention's price minus the steps' mean.
 # Needs /usr/bin/python3 with torch (skips otherwise).
 #
 #   test-llm-cpu-model.py NPU_GENERATE
@@ -34,8 +40,9 @@ llmtest.need("numpy", "torch")  # gen-llm.py
 
 LINE = re.compile(r"decode: \d+ token\(s\), (\d+) step\(s\).*?([\d.]+) ms/token modeled NPU "
                   r"\((timing model v\d)\) \+ ([\d.]+) ms/token modeled CPU steps \((RK3588 CPU "
-                  r"model v\d); (\d+) ops and (\d+) conversions at (\d+) cache slots\) = "
-                  r"([\d.]+) ms/token modeled in series")
+                  r"model v\d); (\d+) ops and (\d+) conversions at (\d+) cache slots, the CPU "
+                  r"attention over ([\d.]+) slots read a step\) = ([\d.]+) ms/token modeled in "
+                  r"series")
 PROG = re.compile(r"decode program: \d+ NPU job\(s\), (\d+) CPU step\(s\) \(\d+ MatMul\), "
                   r"(\d+) conversion\(s\); attention on the (CPU|NPU) \((\d+) of (\d+) layers")
 
@@ -52,15 +59,20 @@ def checkpoint(tmp, layers):
 
 CONV = re.compile(r"modeled CPU step: conversion \S+, (\d+) elements, ([\d.]+) us \(RK3588 CPU "
                   r"model v1\)")
+STEP = re.compile(r"modeled CPU step: .*?([\d.]+) us \(RK3588 CPU model v1\)")
 ATTN = re.compile(r"modeled CPU step: npu\.Attention \S+, ([\d.]+) us \(RK3588 CPU model v1\)")
+RUN_ATTN = re.compile(r"modeled CPU step at run time: npu\.Attention \S+ over (\d+) slots read, "
+                      r"([\d.]+) us \(RK3588 CPU model v1\)")
 
 
-def attn_us(heads, slots, hd, kv_bytes):
+def attn_us(heads, slots, hd, kv_bytes, mask_slots=None):
     """RK3588 CPU model v1 (npu-cpumodel.c) of one decode attention on one A76: two products
-    and a softmax over heads x slots scores, against the bytes read and written"""
+    and a softmax over heads x slots scores, against the bytes read and written (the mask
+    over mask_slots, default slots)"""
     flops = 2 * heads * slots * hd * 2
     compute = flops / (16 * 0.65 * 2.4e9) + heads * slots * 6.25 / 2.4e9
-    nbytes = 4 * heads * hd + 2 * kv_bytes * heads * slots * hd + 4 * slots + 4 * heads * hd
+    nbytes = (4 * heads * hd + 2 * kv_bytes * heads * slots * hd +
+              4 * (mask_slots or slots) + 4 * heads * hd)
     return (max(compute, nbytes / 12e9) + 1e-6) * 1e6
 
 
@@ -77,13 +89,19 @@ def run(gen, folder, profile):
     if r.returncode or not m or not p:
         print(f"FAIL {folder} ({profile or 'default'} profile): no figures\n{r.stderr}")
         return None
+    load, later = r.stderr.split("decode program:", 1)
     f = {"steps": int(m[1]), "npu": float(m[2]), "cpu": float(m[4]), "model": m[5],
-         "ops": int(m[6]), "conv": int(m[7]), "slots": int(m[8]), "series": float(m[9]),
+         "ops": int(m[6]), "conv": int(m[7]), "slots": int(m[8]), "read": float(m[9]),
+         "series": float(m[10]),
          "cpu_steps": int(p[1]), "conversions": int(p[2]), "attn_cpu": int(p[4]),
          "layers": int(p[5]),
          # the decode program is priced at load, before npu-generate describes it (the
          # prefill's own attention, over host arrays, later)
-         "attn_us": [float(x) for x in ATTN.findall(r.stderr.split("decode program:")[0])],
+         "attn_us": [float(x) for x in ATTN.findall(load)],
+         # the decode program priced once at load, at its compiled shapes (ms)
+         "compiled": sum(float(x) for x in STEP.findall(load)) * 1e-3,
+         # then the decode program's attentions again for each new number of slots they read
+         "attn_run": [(int(n), float(x)) for n, x in RUN_ATTN.findall(later)],
          "conv_us": [(int(e), float(t)) for e, t in CONV.findall(r.stderr)]}
     print(f"     {os.path.basename(folder)} {profile or 'default'} profile: {f['npu']:.3f} ms NPU "
           f"+ {f['cpu']:.3f} ms CPU steps ({f['model']}; {f['ops']} ops, {f['conv']} "
@@ -145,6 +163,25 @@ def main():
         bad = [c for c in conv if abs(c[1] - c[0] * 4e-3) > 0.0015]
         check(len(conv) > 0 and not bad,
               f"{len(conv)} conversions priced at 4 ns an element ({len(bad)} not: {bad[:3]})")
+        # each run's attention priced over the slots it read: 4, 5, 6 (the prompt's 3 and the
+        # new token, then one more a step), the mask still whole (64); on the NPU, none
+        run_want = [attn_us(4, s, 16, 2, 64) for s in (4, 5, 6)]
+        for n in ver:
+            f = ver[n]
+            got = [x for _, x in f["attn_run"]]
+            mean_cut = sum(want16 - w for w in run_want) / 3 * n * 1e-3
+            check(f["read"] == 5.0 and len(got) == 3 * n and
+                  [k for k, _ in f["attn_run"]] == [k for k in (4, 5, 6) for _ in range(n)] and
+                  all(abs(g - w) <= 0.002 for g, w in zip(got, [w for w in run_want
+                                                                for _ in range(n)])),
+                  f"{n} layers: the CPU attention read {f['read']} slots a step (want 5.0 of 64), "
+                  f"priced at {sorted(set(got))} us (want {[round(w, 3) for w in run_want]})")
+            check(abs(f["cpu"] - (f["compiled"] - mean_cut)) <= 0.0015 and
+                  f["cpu"] < f["compiled"] - 0.001,
+                  f"{n} layers: {f['cpu']} ms/token CPU steps = the compiled {f['compiled']:.4f} "
+                  f"less {mean_cut:.4f} ms of attention over slots not read")
+        check(all(f["read"] == 0 and not f["attn_run"] for f in sup.values()),
+              "attention on the NPU: no CPU attention slots read, nothing priced again")
         dsup = sup[4]["cpu"] - sup[2]["cpu"]
         check(d24 > dsup + 2 * 0.001 and ver[2]["cpu"] > sup[2]["cpu"],
               f"2 more layers add {d24:.4f} ms on the CPU with the attention there, {dsup:.4f} "

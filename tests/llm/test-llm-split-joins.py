@@ -10,7 +10,9 @@
 #     submits, the joins between them CPU steps;
 #   - the priced CPU steps (NPU_DEBUG=debug, RK3588 CPU model v1) hold every layer's
 #     Concat l<i>.q.concat, its RMSNorms as one RMSNormalization step each, and no
-#     Identity copy of the logits;
+#     Identity copy of the logits; no Concat joins the LM head's three column slices: they
+#     are the program's outputs logits.0 .. logits.2 (branch gpt2ser3; npu-llm.c puts them
+#     side by side in its logits row), each converted where the NPU makes them (w8a8);
 #   - fp16: the 32 greedy ids are the reference's (gen-llm.py's PyTorch fp32 reference);
 #     w8a8: teacher-forced logits cosine >= 0.99 (as test-llm-w8a8.py).
 # On main the joins were one-core NPU submits (two a layer). Needs /usr/bin/python3 with
@@ -47,8 +49,9 @@ def check_tasks(path):
     return bad, len(cores)
 
 
-def check_cpu_steps(text, layers):
-    """Problems of the priced CPU steps listed in the debug log TEXT."""
+def check_cpu_steps(text, layers, npu):
+    """Problems of the priced CPU steps listed in the debug log TEXT (npu: the LM head runs on
+    the NPU, its slices converted)."""
     steps = re.findall(r"modeled CPU step: (\S+) (\S+),", text)
     bad = []
     for l in range(layers):
@@ -62,6 +65,11 @@ def check_cpu_steps(text, layers):
             bad.append(f"a {op} CPU step (the RMSNorm in pieces)")
     if ("Identity", "logits") in steps:
         bad.append("the logits copied by an Identity CPU step")
+    if any(op == "Concat" and name.startswith("lm_head") for op, name in steps):
+        bad.append("the LM head's slices joined by a Concat CPU step")
+    conv = set(re.findall(r"modeled CPU step: conversion (logits\.\d+)\S*,", text))
+    if conv != ({"logits.0", "logits.1", "logits.2"} if npu else set()):
+        bad.append(f"the logits' conversions are {sorted(conv)}, want logits.0 .. logits.2")
     return bad
 
 
@@ -93,7 +101,7 @@ def main():
                     continue
                 # the fp16 test model runs wholly on the CPU by cost: no NPU tasks
                 bad, nsub = check_tasks(bd) if weights == "w8a8" else ([], 0)
-                bad += check_cpu_steps(r.stderr, layers)
+                bad += check_cpu_steps(r.stderr, layers, weights == "w8a8")
                 for b in bad:
                     print(f"FAIL {tag}: {b}")
                 fails += len(bad)

@@ -385,11 +385,12 @@ main(int argc, char **argv)
             if (s.modeled)
                 fprintf(stderr,
                         ", %.3f ms/token modeled NPU (%s) + %.4f ms/token modeled CPU steps (%s; "
-                        "%d ops and %d conversions at %d cache slots) = %.3f ms/token modeled "
-                        "in series",
+                        "%d ops and %d conversions at %d cache slots, the CPU attention over "
+                        "%.1f slots read a step) = %.3f ms/token modeled in series",
                         s.decode_modeled_s * 1e3 / steps, label,
                         s.decode_cpu_modeled_s * 1e3 / steps, s.cpu_model, in->decode_cpu_model_ops,
                         in->decode_cpu_model_converts, in->cache_slots,
+                        s.decode_cpu_attn_slots / steps,
                         (s.decode_modeled_s + s.decode_cpu_modeled_s) * 1e3 / steps);
             if (s.decode_npu_wait_s > 0)
                 fprintf(stderr, "; host work besides the NPU %.3f ms/token",

@@ -172,6 +172,12 @@ struct npu_llm_stats {
      * the decode session's device copy (prefill_kv_copy_bytes), nothing converted. */
     int prefill_kv_converted, prefill_kv_device_copies;
     uint64_t prefill_kv_copy_bytes;
+    /* NPU backends, all decode steps of the call: the cache slots the decode step's CPU
+     * attention read, summed over the steps (each step the most one of its attentions read:
+     * up to the mask's last valid slot, npu_cpu_attn16_read_slots; 0 where it is not on the
+     * CPU). decode_cpu_modeled_s prices that attention over these slots, step by step,
+     * not over npu_llm_info.cache_slots (decode_cpu_modeled_s there is the compiled price). */
+    double decode_cpu_attn_slots;
 };
 
 /* Called for each new token; a nonzero return stops the generation. logits

@@ -114,15 +114,26 @@ struct npu_attn16_shape {
     float scale;      /* 1 / sqrt(head_dim) */
 };
 
+/* A mask value at or below this switches a slot off (a decode step's empty cache slots;
+ * compiler/llm's MASK_OFF). */
+#define NPU_ATTN16_MASK_OFF (-10000.0f)
+
 /* y[kvh][g][d] = sum_j softmax_j(scale x q[kvh][g] . K[kvh][j] + mask[g][j]) V[kvh][j][d]
  * for kv heads h0 .. h1 - 1. q and y are row-major fp32 [kv_heads, group, head_dim], mask
- * fp32 [group, slots] (shared by every head). work: slots floats. Refuses (NPU_ERR_INVALID)
- * a head_dim not a multiple of 8, a surface stride below the rows, an empty head range or
- * NULL arrays. */
+ * fp32 [group, slots] (shared by every head). Query row g reads and sums only slots 0 ..
+ * npu_cpu_attn16_read_slots(mask + g x slots, slots) - 1: its trailing slots switched off
+ * (mask <= NPU_ATTN16_MASK_OFF) are skipped, whatever K and V hold there (the same result
+ * wherever their weights underflow to 0 in fp32, i.e. scores within ~9,900 of each other).
+ * work: slots floats. Refuses (NPU_ERR_INVALID) a head_dim not a multiple of 8, a surface
+ * stride below the rows, an empty head range or NULL arrays. */
 enum npu_status npu_cpu_attn16_decode(const struct npu_attn16_shape *sh, const float *q,
                                       const float *mask, const struct npu_attn16_cache *k,
                                       const struct npu_attn16_cache *v, int64_t h0, int64_t h1,
                                       float *work, float *y);
+
+/* The slots npu_cpu_attn16_decode reads for a query row with this mask row: up to and
+ * including the last one above NPU_ATTN16_MASK_OFF (all of them when every one is off). */
+int64_t npu_cpu_attn16_read_slots(const float *mask_row, int64_t slots);
 
 /* Which widening loop npu_cpu_attn16_decode runs here: "f16c", "neon" or "scalar".
  * NPU_CPU_ATTN16=scalar forces the scalar one (the tests compare both). */

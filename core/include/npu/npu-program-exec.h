@@ -134,6 +134,11 @@ struct npu_prog_run_stats {
     /* CONVERT steps of this run and the bytes they wrote (host <-> NPU layouts). */
     unsigned convert_steps;
     uint64_t convert_step_bytes;
+    /* CPU npu.Attention steps over a cache read in place (npu_cpu_attn16_decode) in this run,
+     * and the most slots one of them read for a query row (npu_cpu_attn16_read_slots: up to
+     * the mask's last valid slot, not the compiled slots); 0 when none ran. */
+    unsigned cpu_attn_steps;
+    int64_t cpu_attn_slots;
 };
 
 /*
