@@ -10,7 +10,8 @@
 #     submits, the joins between them CPU steps;
 #   - the priced CPU steps (NPU_DEBUG=debug, RK3588 CPU model v1) hold every layer's
 #     Concat l<i>.q.concat, its RMSNorms as one RMSNormalization step each, and no
-#     Identity copy of the logits;
+#     Identity copy of the logits; w8a8: no QuantizeLinear / DequantizeLinear CPU step
+#     (the conversions to and from the NPU do them, the back end's fold_qdq);
 #   - fp16: the 32 greedy ids are the reference's (gen-llm.py's PyTorch fp32 reference);
 #     w8a8: teacher-forced logits cosine >= 0.99 (as test-llm-w8a8.py).
 # On main the joins were one-core NPU submits (two a layer). Needs /usr/bin/python3 with
@@ -47,10 +48,18 @@ def check_tasks(path):
     return bad, len(cores)
 
 
-def check_cpu_steps(text, layers):
+def check_cpu_steps(text, layers, weights):
     """Problems of the priced CPU steps listed in the debug log TEXT."""
     steps = re.findall(r"modeled CPU step: (\S+) (\S+),", text)
     bad = []
+    # w8a8: the int8 products' activations quantised by their conversions to the NPU and
+    # their int8 results dequantised by those to the host (fold-qdq.c), not CPU steps
+    for op in ("QuantizeLinear", "DequantizeLinear"):
+        n = sum(o == op for o, _ in steps)
+        if n:
+            bad.append(f"{n} {op} CPU step(s) beside the conversions")
+    if weights == "w8a8" and not re.search(r"modeled CPU step: conversion \S+quantize_out0", text):
+        bad.append("no conversion of a quantised activation to the NPU")
     for l in range(layers):
         if ("Concat", f"l{l}.q.concat") not in steps:
             bad.append(f"layer {l}: q's join l{l}.q.concat is not a CPU step")
@@ -93,7 +102,7 @@ def main():
                     continue
                 # the fp16 test model runs wholly on the CPU by cost: no NPU tasks
                 bad, nsub = check_tasks(bd) if weights == "w8a8" else ([], 0)
-                bad += check_cpu_steps(r.stderr, layers)
+                bad += check_cpu_steps(r.stderr, layers, weights)
                 for b in bad:
                     print(f"FAIL {tag}: {b}")
                 fails += len(bad)
