@@ -76,9 +76,9 @@ widen_outputs(struct run *r)
 }
 
 static enum npu_status
-fold_qdq(struct run *r)
+fold_conversions(struct run *r)
 {
-    return npu_be_pass_fold_qdq(r->g);
+    return npu_be_pass_fold_conversions(r->g);
 }
 
 #define RUN(pass)                                                                                  \
@@ -97,7 +97,7 @@ run_passes(struct run r)
     RUN(lower);            /* device=npu nodes -> rk.* nodes through the handler table */
     RUN(prune_boundaries); /* rk.ToHost / rk.ToNpu nobody reads */
     RUN(widen_outputs);    /* convs read only by the host as f32 write f32 */
-    RUN(fold_qdq);         /* int8 Quantize / Dequantize on the CPU done by the conversions */
+    RUN(fold_conversions); /* int8 Q / DQ and views on the CPU done by the conversions */
     return NPU_OK;
 }
 
@@ -105,8 +105,8 @@ const char *const *
 npu_backend_pass_names(void)
 {
     static const char *const names[] = {
-        "partition",     "center_streams", "lower", "prune_boundaries",
-        "widen_outputs", "fold_qdq",       NULL};
+        "partition",     "center_streams",   "lower", "prune_boundaries",
+        "widen_outputs", "fold_conversions", NULL};
     return names;
 }
 

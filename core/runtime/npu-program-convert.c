@@ -227,7 +227,8 @@ dtype_pass(enum npu_dtype a, const void *src, enum npu_dtype b, void *dst, size_
     if (a == NPU_DTYPE_FP32 && (b == NPU_DTYPE_INT8 || b == NPU_DTYPE_UINT8)) {
         /* quantise fp32 as the CPU's QuantizeLinear does (npu-cpu-quant.c): the division,
          * rintf (half to even), the zero point and the clamp in float, NaN to the zero
-         * point; so a conversion that quantises (the back end's fold_qdq) gives its values */
+         * point; so a conversion that quantises (the back end's fold_conversions) gives its values
+         */
         const float *x = src;
         const float fz = (float)zero, lo = b == NPU_DTYPE_INT8 ? -128.0f : 0.0f,
                     hi = b == NPU_DTYPE_INT8 ? 127.0f : 255.0f;

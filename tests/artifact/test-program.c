@@ -157,7 +157,7 @@ test_convert_misc(void)
     x[0] = 0.025f * 3; /* 1.5 steps: ties to even -> 2 */
     /* 0.175f / 0.05f is 3.5 in float (3.4999999 in double): the CPU's QuantizeLinear
      * (npu-cpu-quant.c) divides in float and rounds the tie to 4, and so does the
-     * conversion, which the back end lets quantise in its place (fold-qdq.c) */
+     * conversion, which the back end lets quantise in its place (fold-conversions.c) */
     x[1] = 0.175f;
     CHECK_EQ_INT(NPU_OK, npu_prog_convert(&host, x, &q8, qd, tmp));
     CHECK_EQ_INT(7, qd[npu_nc1hwc2_offset(1, 1, 0, 0, 3, 1)]);

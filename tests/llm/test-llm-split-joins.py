@@ -11,7 +11,7 @@
 #   - the priced CPU steps (NPU_DEBUG=debug, RK3588 CPU model v1) hold every layer's
 #     Concat l<i>.q.concat, its RMSNorms as one RMSNormalization step each, and no
 #     Identity copy of the logits; w8a8: no QuantizeLinear / DequantizeLinear CPU step
-#     (the conversions to and from the NPU do them, the back end's fold_qdq);
+#     (the conversions to and from the NPU do them, the back end's fold_conversions);
 #   - fp16: the 32 greedy ids are the reference's (gen-llm.py's PyTorch fp32 reference);
 #     w8a8: teacher-forced logits cosine >= 0.99 (as test-llm-w8a8.py).
 # On main the joins were one-core NPU submits (two a layer). Needs /usr/bin/python3 with
@@ -53,7 +53,7 @@ def check_cpu_steps(text, layers, weights):
     steps = re.findall(r"modeled CPU step: (\S+) (\S+),", text)
     bad = []
     # w8a8: the int8 products' activations quantised by their conversions to the NPU and
-    # their int8 results dequantised by those to the host (fold-qdq.c), not CPU steps
+    # their int8 results dequantised by those to the host (fold-conversions.c), not CPU steps
     for op in ("QuantizeLinear", "DequantizeLinear"):
         n = sum(o == op for o, _ in steps)
         if n:
