@@ -11,7 +11,8 @@
 #   - the priced CPU steps (NPU_DEBUG=debug, RK3588 CPU model v1) hold every layer's
 #     Concat l<i>.q.concat, its RMSNorms as one RMSNormalization step each, and no
 #     Identity copy of the logits; w8a8: no QuantizeLinear / DequantizeLinear CPU step
-#     (the conversions to and from the NPU do them, the back end's fold_conversions);
+#     (the conversions to and from the NPU do them, the back end's fold_conversions) and
+#     one Reshape CPU step a layer (the attention's output reshaped by its conversion);
 #   - fp16: the 32 greedy ids are the reference's (gen-llm.py's PyTorch fp32 reference);
 #     w8a8: teacher-forced logits cosine >= 0.99 (as test-llm-w8a8.py).
 # On main the joins were one-core NPU submits (two a layer). Needs /usr/bin/python3 with
@@ -60,6 +61,11 @@ def check_cpu_steps(text, layers, weights):
             bad.append(f"{n} {op} CPU step(s) beside the conversions")
     if weights == "w8a8" and not re.search(r"modeled CPU step: conversion \S+quantize_out0", text):
         bad.append("no conversion of a quantised activation to the NPU")
+    # w8a8: the attention's output reshaped to o's input row by its conversion to the NPU,
+    # not by a Reshape CPU step (a copy); q's Reshape before the attention (a CPU reader) stays
+    reshapes = sum(o == "Reshape" for o, _ in steps)
+    if weights == "w8a8" and reshapes != layers:
+        bad.append(f"{reshapes} Reshape CPU steps, want {layers} (q's, one a layer)")
     for l in range(layers):
         if ("Concat", f"l{l}.q.concat") not in steps:
             bad.append(f"layer {l}: q's join l{l}.q.concat is not a CPU step")
