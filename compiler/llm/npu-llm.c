@@ -292,10 +292,11 @@ cpu_steps_modeled_kept(const struct npu_program *pg, int threads, const bool *ke
  * decode's joins of the layer split's chains on the CPU, branch tl40; 19: both; 20: the
  * in-place decode step without k / v outputs where it writes its whole cache, branch
  * gpt2ser2; 21: q's column blocks balanced against k and v on three cores, 14 / 14 / 4 heads
- * for TinyLlama, branch tlsplit; merged as 21). A rebuilt
+ * for TinyLlama, branch tlsplit; merged as 21; 23: the back end's fold_conversions, the int8
+ * Quantize / Dequantize and the Reshape beside a conversion done by it, branch tlser). A rebuilt
  * compiler changes the key anyway through npu_compiler_build_id, so this matters only for
  * builds without a GNU build ID. */
-#define LLM_GRAPH_VERSION 21
+#define LLM_GRAPH_VERSION 23
 
 static uint64_t
 fnv(uint64_t h, const void *p, size_t n)
