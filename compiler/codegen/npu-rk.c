@@ -216,7 +216,9 @@ attr_dtype(const struct npu_node *n, enum npu_dtype def)
     return s ? npu_dtype_from_name(s) : def;
 }
 
-/* rk.ToNpu(x) {dtype, view}: the NPU copy of a host value; dims kept. */
+/* rk.ToNpu(x) {dtype, view, dims}: the NPU copy of a host value; dims kept, or the optional
+ * `dims` when given (a Reshape of x folded into the conversion, fold-conversions.c: the same
+ * elements in logical row-major order, which is the order the conversion moves them in). */
 enum npu_status
 npu_rk_infer_to_npu(struct npu_graph *g, struct npu_node *n)
 {
@@ -229,7 +231,19 @@ npu_rk_infer_to_npu(struct npu_graph *g, struct npu_node *n)
     if (es != 1 && es != 2 && es != 4)
         return rk_fail(n, "NPU element type '%s' is not 1, 2 or 4 bytes wide",
                        npu_node_string(n, "dtype", "?"));
-    set_out(n, 0, dt, x->ndim, x->dims);
+    size_t nd = 0;
+    const int64_t *dims = npu_node_ints(n, "dims", &nd);
+    if (dims) {
+        struct npu_tensor r = {.dtype = dt, .ndim = (int)nd};
+        if (nd < 1 || nd > NPU_MAX_DIMS)
+            return rk_fail(n, "'dims' of %zu dims", nd);
+        memcpy(r.dims, dims, nd * sizeof(int64_t));
+        if (npu_tensor_numel(&r) != npu_tensor_numel(x))
+            return rk_fail(n, "'dims' hold another number of elements than %s", n->in[0]->name);
+        set_out(n, 0, dt, (int)nd, dims);
+    } else {
+        set_out(n, 0, dt, x->ndim, x->dims);
+    }
     uint32_t view[3];
     if (!npu_rk_view(n->out[0], view))
         return rk_fail(n, "no NC1HWC2 view of %s (dims or 'view' attribute)", n->in[0]->name);

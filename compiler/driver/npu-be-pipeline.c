@@ -75,6 +75,12 @@ widen_outputs(struct run *r)
     return npu_be_pass_widen_outputs(r->g);
 }
 
+static enum npu_status
+fold_conversions(struct run *r)
+{
+    return npu_be_pass_fold_conversions(r->g);
+}
+
 #define RUN(pass)                                                                                  \
     do {                                                                                           \
         enum npu_status st_ = finish_pass(&r, #pass, pass(&r));                                    \
@@ -91,14 +97,16 @@ run_passes(struct run r)
     RUN(lower);            /* device=npu nodes -> rk.* nodes through the handler table */
     RUN(prune_boundaries); /* rk.ToHost / rk.ToNpu nobody reads */
     RUN(widen_outputs);    /* convs read only by the host as f32 write f32 */
+    RUN(fold_conversions); /* int8 Q / DQ and views on the CPU done by the conversions */
     return NPU_OK;
 }
 
 const char *const *
 npu_backend_pass_names(void)
 {
-    static const char *const names[] = {"partition",        "center_streams", "lower",
-                                        "prune_boundaries", "widen_outputs",  NULL};
+    static const char *const names[] = {
+        "partition",     "center_streams",   "lower", "prune_boundaries",
+        "widen_outputs", "fold_conversions", NULL};
     return names;
 }
 

@@ -319,10 +319,11 @@ cpu_steps_modeled_kept(const struct npu_program *pg, int threads, const bool *ke
  * in-place decode step without k / v outputs where it writes its whole cache, branch
  * gpt2ser2; 21: q's column blocks balanced against k and v on three cores, 14 / 14 / 4 heads
  * for TinyLlama, branch tlsplit; merged as 21; 22: the LM head's slices as the outputs
- * logits.0 .. N-1, without their Concat, branch gpt2ser3). A rebuilt
- * compiler changes the key anyway through npu_compiler_build_id, so this matters only for
- * builds without a GNU build ID. */
-#define LLM_GRAPH_VERSION 22
+ * logits.0 .. N-1, without their Concat, branch gpt2ser3; 23: the back end's fold_conversions,
+ * the int8 Quantize / Dequantize and the Reshape beside a conversion done by it, branch tlser;
+ * 24: both). A rebuilt compiler changes the key anyway through npu_compiler_build_id, so this
+ * matters only for builds without a GNU build ID. */
+#define LLM_GRAPH_VERSION 24
 
 static uint64_t
 fnv(uint64_t h, const void *p, size_t n)

@@ -224,6 +224,24 @@ dtype_pass(enum npu_dtype a, const void *src, enum npu_dtype b, void *dst, size_
         }
         return;
     }
+    if (a == NPU_DTYPE_FP32 && (b == NPU_DTYPE_INT8 || b == NPU_DTYPE_UINT8)) {
+        /* quantise fp32 as the CPU's QuantizeLinear does (npu-cpu-quant.c): the division,
+         * rintf (half to even), the zero point and the clamp in float, NaN to the zero
+         * point; so a conversion that quantises (the back end's fold_conversions) gives its values
+         */
+        const float *x = src;
+        const float fz = (float)zero, lo = b == NPU_DTYPE_INT8 ? -128.0f : 0.0f,
+                    hi = b == NPU_DTYPE_INT8 ? 127.0f : 255.0f;
+        for (size_t i = 0; i < n; i++) {
+            float v = rintf(x[i] / scale) + fz;
+            v = v != v ? fz : v < lo ? lo : v > hi ? hi : v;
+            if (b == NPU_DTYPE_INT8)
+                ((int8_t *)dst)[i] = (int8_t)(int32_t)v;
+            else
+                ((uint8_t *)dst)[i] = (uint8_t)(int32_t)v;
+        }
+        return;
+    }
     if (fa && is_q8(b)) { /* quantise: round half to even, saturate (ONNX QuantizeLinear) */
         int64_t lo = b == NPU_DTYPE_INT8 ? INT8_MIN : b == NPU_DTYPE_UINT8 ? 0 : INT16_MIN;
         int64_t hi = b == NPU_DTYPE_INT8 ? INT8_MAX : b == NPU_DTYPE_UINT8 ? UINT8_MAX : INT16_MAX;

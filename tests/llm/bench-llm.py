@@ -142,6 +142,9 @@ def run_one(a, d, env, cmd, wt):
     print(r.stderr.strip())
     if r.returncode:
         sys.exit(1)
+    # the greedy ids (npu-generate --ids, its one stdout line): a change that should keep
+    # them is checked against another build's run
+    print(r.stdout.strip())
     m = re.search(r"([\d.]+) ms/token modeled (?:NPU )?\((timing model v\d)\)", r.stderr)
     # the decode step's CPU steps and conversions, priced by the partition's CPU cost model
     # (npu-generate: "+ X ms/token modeled CPU steps (RK3588 CPU model v1; ..) = Y ms/token

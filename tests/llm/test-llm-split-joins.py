@@ -13,6 +13,9 @@
 #     Identity copy of the logits; no Concat joins the LM head's three column slices: they
 #     are the program's outputs logits.0 .. logits.2 (branch gpt2ser3; npu-llm.c puts them
 #     side by side in its logits row), each converted where the NPU makes them (w8a8);
+#     w8a8: no QuantizeLinear / DequantizeLinear CPU step (the conversions to and from the
+#     NPU do them, the back end's fold_conversions) and one Reshape CPU step a layer (the
+#     attention's output reshaped by its conversion);
 #   - fp16: the 32 greedy ids are the reference's (gen-llm.py's PyTorch fp32 reference);
 #     w8a8: teacher-forced logits cosine >= 0.99 (as test-llm-w8a8.py).
 # On main the joins were one-core NPU submits (two a layer). Needs /usr/bin/python3 with
@@ -49,11 +52,25 @@ def check_tasks(path):
     return bad, len(cores)
 
 
-def check_cpu_steps(text, layers, npu):
-    """Problems of the priced CPU steps listed in the debug log TEXT (npu: the LM head runs on
-    the NPU, its slices converted)."""
+def check_cpu_steps(text, layers, weights):
+    """Problems of the priced CPU steps listed in the debug log TEXT (w8a8: the LM head runs
+    on the NPU, its slices converted)."""
+    npu = weights == "w8a8"
     steps = re.findall(r"modeled CPU step: (\S+) (\S+),", text)
     bad = []
+    # w8a8: the int8 products' activations quantised by their conversions to the NPU and
+    # their int8 results dequantised by those to the host (fold-conversions.c), not CPU steps
+    for op in ("QuantizeLinear", "DequantizeLinear"):
+        n = sum(o == op for o, _ in steps)
+        if n:
+            bad.append(f"{n} {op} CPU step(s) beside the conversions")
+    if weights == "w8a8" and not re.search(r"modeled CPU step: conversion \S+quantize_out0", text):
+        bad.append("no conversion of a quantised activation to the NPU")
+    # w8a8: the attention's output reshaped to o's input row by its conversion to the NPU,
+    # not by a Reshape CPU step (a copy); q's Reshape before the attention (a CPU reader) stays
+    reshapes = sum(o == "Reshape" for o, _ in steps)
+    if weights == "w8a8" and reshapes != layers:
+        bad.append(f"{reshapes} Reshape CPU steps, want {layers} (q's, one a layer)")
     for l in range(layers):
         if ("Concat", f"l{l}.q.concat") not in steps:
             bad.append(f"layer {l}: q's join l{l}.q.concat is not a CPU step")
@@ -101,7 +118,7 @@ def main():
                     continue
                 # the fp16 test model runs wholly on the CPU by cost: no NPU tasks
                 bad, nsub = check_tasks(bd) if weights == "w8a8" else ([], 0)
-                bad += check_cpu_steps(r.stderr, layers, weights == "w8a8")
+                bad += check_cpu_steps(r.stderr, layers, weights)
                 for b in bad:
                     print(f"FAIL {tag}: {b}")
                 fails += len(bad)

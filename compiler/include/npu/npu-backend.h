@@ -179,6 +179,7 @@ int npu_backend_node_tasks(const struct npu_node *n);
  *   lower             npu_be_pass_lower
  *   prune_boundaries  npu_be_pass_prune_boundaries
  *   widen_outputs     npu_be_pass_widen_outputs
+ *   fold_conversions  npu_be_pass_fold_conversions
  * then npu_codegen makes the program. */
 
 /* device=npu for every node a handler supports, device=cpu for the rest.
@@ -196,6 +197,12 @@ enum npu_status npu_be_pass_lower(struct npu_graph *g, const struct npu_backend_
 enum npu_status npu_be_pass_prune_boundaries(struct npu_graph *g);
 /* Convs whose result only goes to the host as f32 write f32 directly. */
 enum npu_status npu_be_pass_widen_outputs(struct npu_graph *g);
+/* A per-tensor int8 QuantizeLinear on the CPU whose result only rk.ToNpu reads, a
+ * DequantizeLinear on the CPU of an rk.ToHost's int8 result, and a Reshape on the CPU whose
+ * result only rk.ToNpu reads, folded into those conversions (the runtime's conversion
+ * quantises / dequantises in its dtype pass and moves elements in logical order;
+ * fold-conversions.c). */
+enum npu_status npu_be_pass_fold_conversions(struct npu_graph *g);
 
 /* The pipeline's passes with npu_partition_supported as the partition and no
  * codegen (tests, tools): device=any nodes go to the NPU when supported. */
