@@ -59,7 +59,16 @@ sim_gemm_has_blas(void)
 enum { MR = 6 };
 
 typedef void (*sim_kernel_fn)(size_t K, const float *a, size_t lda, const float *bp, float *C,
-                              size_t ldc, size_t rows, size_t cols);
+                              size_t ldc, size_t rows, size_t cols, bool acc);
+
+/* A kernel's tile starts from +0, or (acc: a later block of k) from the sums it stored in C. */
+static void
+tile_load(float *tile, size_t nr, const float *C, size_t ldc, size_t rows, size_t cols, bool acc)
+{
+    for (size_t r = 0; r < MR; r++)
+        for (size_t n = 0; n < nr; n++)
+            tile[r * nr + n] = acc && r < rows && n < cols ? C[r * ldc + n] : 0.0f;
+}
 
 /* The rows x cols corner of a kernel's MR x nr tile into C. */
 static void
@@ -74,8 +83,6 @@ tile_store(const float *tile, size_t nr, float *C, size_t ldc, size_t rows, size
 static void
 kernel_c(size_t K, const float *a, size_t lda, const float *bp, float *tile, size_t nr)
 {
-    for (size_t j = 0; j < (size_t)MR * nr; j++)
-        tile[j] = 0.0f;
     for (size_t k = 0; k < K; k++) {
         const float *b = bp + k * nr;
         for (size_t r = 0; r < MR; r++) {
@@ -89,9 +96,10 @@ kernel_c(size_t K, const float *a, size_t lda, const float *bp, float *tile, siz
 
 static void
 kernel_c16(size_t K, const float *a, size_t lda, const float *bp, float *C, size_t ldc, size_t rows,
-           size_t cols)
+           size_t cols, bool acc)
 {
     float tile[MR * 16];
+    tile_load(tile, 16, C, ldc, rows, cols, acc);
     kernel_c(K, a, lda, bp, tile, 16);
     tile_store(tile, 16, C, ldc, rows, cols);
 }
@@ -99,12 +107,15 @@ kernel_c16(size_t K, const float *a, size_t lda, const float *bp, float *C, size
 #ifdef SIM_GEMM_X86
 __attribute__((target("avx2,fma"))) static void
 kernel_avx2(size_t K, const float *a, size_t lda, const float *bp, float *C, size_t ldc,
-            size_t rows, size_t cols)
+            size_t rows, size_t cols, bool acc)
 {
     float tile[MR * 16];
+    tile_load(tile, 16, C, ldc, rows, cols, acc);
     __m256 c[MR][2];
-    for (int r = 0; r < MR; r++)
-        c[r][0] = c[r][1] = _mm256_setzero_ps();
+    for (int r = 0; r < MR; r++) {
+        c[r][0] = _mm256_loadu_ps(tile + r * 16);
+        c[r][1] = _mm256_loadu_ps(tile + r * 16 + 8);
+    }
     for (size_t k = 0; k < K; k++) {
         __m256 b0 = _mm256_loadu_ps(bp + k * 16), b1 = _mm256_loadu_ps(bp + k * 16 + 8);
         for (int r = 0; r < MR; r++) {
@@ -124,11 +135,16 @@ kernel_avx2(size_t K, const float *a, size_t lda, const float *bp, float *C, siz
  * ldc) with masked stores: no tile copy. */
 __attribute__((target("avx512f"))) static void
 kernel_avx512(size_t K, const float *a, size_t lda, const float *bp, float *C, size_t ldc,
-              size_t rows, size_t cols)
+              size_t rows, size_t cols, bool acc)
 {
+    __mmask16 m0 = cols >= 16 ? 0xffff : (__mmask16)((1u << cols) - 1);
+    __mmask16 m1 = cols >= 32 ? 0xffff : cols > 16 ? (__mmask16)((1u << (cols - 16)) - 1) : 0;
     __m512 c[MR][2];
-    for (int r = 0; r < MR; r++)
-        c[r][0] = c[r][1] = _mm512_setzero_ps();
+    for (size_t r = 0; r < MR; r++) {
+        bool on = acc && r < rows;
+        c[r][0] = on ? _mm512_maskz_loadu_ps(m0, C + r * ldc) : _mm512_setzero_ps();
+        c[r][1] = on ? _mm512_maskz_loadu_ps(m1, C + r * ldc + 16) : _mm512_setzero_ps();
+    }
     for (size_t k = 0; k < K; k++) {
         __m512 b0 = _mm512_loadu_ps(bp + k * 32), b1 = _mm512_loadu_ps(bp + k * 32 + 16);
         for (int r = 0; r < MR; r++) {
@@ -137,8 +153,6 @@ kernel_avx512(size_t K, const float *a, size_t lda, const float *bp, float *C, s
             c[r][1] = _mm512_fmadd_ps(av, b1, c[r][1]);
         }
     }
-    __mmask16 m0 = cols >= 16 ? 0xffff : (__mmask16)((1u << cols) - 1);
-    __mmask16 m1 = cols >= 32 ? 0xffff : cols > 16 ? (__mmask16)((1u << (cols - 16)) - 1) : 0;
     for (size_t r = 0; r < rows; r++) {
         _mm512_mask_storeu_ps(C + r * ldc, m0, c[r][0]);
         _mm512_mask_storeu_ps(C + r * ldc + 16, m1, c[r][1]);
@@ -149,17 +163,17 @@ kernel_avx512(size_t K, const float *a, size_t lda, const float *bp, float *C, s
  * half the work of a zero-padded 32-wide panel, the same recurrence per lane. */
 __attribute__((target("avx512f"))) static void
 kernel_avx512_16(size_t K, const float *a, size_t lda, const float *bp, float *C, size_t ldc,
-                 size_t rows, size_t cols)
+                 size_t rows, size_t cols, bool acc)
 {
+    __mmask16 m0 = cols >= 16 ? 0xffff : (__mmask16)((1u << cols) - 1);
     __m512 c[MR];
-    for (int r = 0; r < MR; r++)
-        c[r] = _mm512_setzero_ps();
+    for (size_t r = 0; r < MR; r++)
+        c[r] = acc && r < rows ? _mm512_maskz_loadu_ps(m0, C + r * ldc) : _mm512_setzero_ps();
     for (size_t k = 0; k < K; k++) {
         __m512 b0 = _mm512_loadu_ps(bp + k * 16);
         for (int r = 0; r < MR; r++)
             c[r] = _mm512_fmadd_ps(_mm512_set1_ps(a[r * lda + k]), b0, c[r]);
     }
-    __mmask16 m0 = cols >= 16 ? 0xffff : (__mmask16)((1u << cols) - 1);
     for (size_t r = 0; r < rows; r++)
         _mm512_mask_storeu_ps(C + r * ldc, m0, c[r]);
 }
@@ -221,7 +235,7 @@ sim_sgemm_path_name(enum sim_gemm_path p)
 /* Packed B panels per group: about 512 KiB, so that a group stays in the L2 cache while the
  * row blocks of A go by (each block of MR rows is then read from L1 once per panel instead of
  * A being streamed again for every panel). */
-enum { GROUP_BYTES = 512 << 10 };
+enum { GROUP_BYTES = 512 << 10, KC = 128 };
 
 static size_t
 zmin(size_t a, size_t b)
@@ -292,13 +306,21 @@ sim_sgemm(size_t M, size_t N, size_t K, const float *A, const float *B, float *C
                     dst[k * w + n] = 0.0f;
             }
         }
-        for (size_t i = 0; i < M; i += MR) {
-            const float *a = i < mfull ? A + i * K : ar;
-            size_t rows = zmin((size_t)MR, M - i);
+        /* k in blocks of KC: a block of a panel ([KC][w], 16 KiB) stays in L1 while the row
+         * blocks go by; each sum goes on from where the previous block stored it, so every
+         * output still takes its products in ascending k from +0 */
+        for (size_t k0 = 0; k0 < K; k0 += KC) {
+            size_t kc = zmin((size_t)KC, K - k0);
             for (size_t q = 0; q < gn; q++) {
                 size_t n0 = (g0 + q) * nr, nn = zmin(N - n0, nr);
                 bool narrow = g0 + q == panels - 1 && kern_tail;
-                (narrow ? kern_tail : kern)(K, a, K, bp + q * nr * K, C + i * N + n0, N, rows, nn);
+                size_t w = narrow ? 16 : nr;
+                const float *b = bp + q * nr * K + k0 * w;
+                for (size_t i = 0; i < M; i += MR) {
+                    const float *a = (i < mfull ? A + i * K : ar) + k0;
+                    size_t rows = zmin((size_t)MR, M - i);
+                    (narrow ? kern_tail : kern)(kc, a, K, b, C + i * N + n0, N, rows, nn, k0 > 0);
+                }
             }
         }
     }
