@@ -51,10 +51,14 @@ sim_gemm_has_blas(void)
 }
 
 /* ---- the fp32 GEMM: one fixed summation order ----------------------------------------------
- * B is packed per panel of NR columns into [K][NR] (zero-padded on the right); the kernel
- * reads MR rows of A in place (row stride lda; the last partial row block is copied into a
- * zero-padded MR-row buffer), keeps an MR x NR tile of sums in registers and runs
- * k = 0 .. K-1 once. Padding only feeds lanes that are never stored. */
+ * B is packed per panel of NR columns into [K][NR] (zero-padded on the right; on AVX-512 a
+ * last panel of at most 16 columns is packed 16 wide for a one-vector-per-row kernel), a
+ * group of panels of about 512 KiB at a time. Within a group, k runs in blocks of KC: for
+ * each panel's [KC][NR] block, every row block of A goes by (MR rows read in place, row
+ * stride lda; the last partial row block is copied into a zero-padded MR-row buffer); the
+ * kernel keeps an MR x NR tile of sums in registers, starting from +0 on the first k block
+ * and from the sums it stored in C on the later ones, so each output still takes its
+ * products in ascending k. Padding only feeds lanes that are never stored. */
 
 enum { MR = 6 };
 
