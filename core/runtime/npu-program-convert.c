@@ -326,6 +326,9 @@ rows_move(uint8_t *npu, uint8_t *lin, const struct view *v, size_t es, bool to_n
                     memset(atoms + p * 16 + nb, 0, 16 - nb);
                 }
             }
+        } else if (nb == 16) { /* a constant size: inlined, no library call per atom */
+            for (size_t p = 0; p < px; p++)
+                memcpy(src0 + p * row, atoms + p * 16, 16);
         } else {
             for (size_t p = 0; p < px; p++)
                 memcpy(src0 + p * row, atoms + p * 16, nb);

@@ -1248,6 +1248,8 @@ sim_dpu_run(struct sim_exec *x, const struct sim_cube *in, bool to_ppu, bool to_
     bool plain = d.fp && !d.int_in_fp && d.bs.bypass && d.bn.bypass && d.ew.bypass && out &&
                  !to_ppu && !d.tp &&
                  (d.out_p == NPU_PRECISION_FP32 || d.out_p == NPU_PRECISION_FP16);
+    /* OUT_CVT is the identity (scale 1, no shift, offset or MINUS_EXP) */
+    const bool ident = !ocf.add_first && ocf.mul == 1.0 && ocf.add == 0.0;
     if (plain && d.out_p == NPU_PRECISION_FP16) {
         planef = malloc(plane_n * sizeof(float));
         planeh = malloc(plane_n * sizeof(uint16_t));
@@ -1258,7 +1260,18 @@ sim_dpu_run(struct sim_exec *x, const struct sim_cube *in, bool to_ppu, bool to_
         uint64_t c_base = out_offset(&d, c, 0, 0, obytes);
         if (plain && !pad_ch) {
             const float *sf = src->f + (size_t)c * plane_n;
-            if (d.out_p == NPU_PRECISION_FP32) {
+            if (d.out_p == NPU_PRECISION_FP32 && ident) {
+                /* v * 1 + 0 in binary64 and back is v + 0.0f: the same bits (-0 becomes +0,
+                 * NaN stays NaN with its payload, subnormals are kept) */
+                for (uint32_t y = 0; y < d.h; y++) {
+                    uint8_t *row = out + c_base + y * line_bytes;
+                    const float *srow = sf + (size_t)y * d.w;
+                    for (uint32_t xx = 0; xx < d.w; xx++) {
+                        float f = srow[xx] + 0.0f;
+                        memcpy(row + (size_t)xx * 16, &f, 4);
+                    }
+                }
+            } else if (d.out_p == NPU_PRECISION_FP32) {
                 for (uint32_t y = 0; y < d.h; y++) {
                     uint8_t *row = out + c_base + y * line_bytes;
                     const float *srow = sf + (size_t)y * d.w;
@@ -1268,8 +1281,12 @@ sim_dpu_run(struct sim_exec *x, const struct sim_cube *in, bool to_ppu, bool to_
                     }
                 }
             } else {
-                for (size_t i = 0; i < plane_n; i++)
-                    planef[i] = (float)out_cvt_f(&ocf, (double)sf[i]);
+                if (ident)
+                    for (size_t i = 0; i < plane_n; i++)
+                        planef[i] = sf[i] + 0.0f;
+                else
+                    for (size_t i = 0; i < plane_n; i++)
+                        planef[i] = (float)out_cvt_f(&ocf, (double)sf[i]);
                 npu_fp32_to_fp16_n(planeh, planef, plane_n);
                 for (uint32_t y = 0; y < d.h; y++) {
                     uint8_t *row = out + c_base + y * line_bytes;

@@ -52,9 +52,10 @@ reference(size_t M, size_t N, size_t K, const float *A, const float *B, float *C
 int
 main(void)
 {
-    static const size_t shapes[][3] = {{1, 1, 1},     {6, 16, 8},  {7, 17, 33},
-                                       {13, 45, 100}, {64, 33, 1}, {5, 3, 257},
-                                       {12, 64, 768}, {1, 97, 64}, {19, 32, 31}};
+    static const size_t shapes[][3] = {
+        {1, 1, 1},      {6, 16, 8},    {7, 17, 33},  {13, 45, 100}, {64, 33, 1},  {5, 3, 257},
+        {12, 64, 768},  {1, 97, 64},   {19, 32, 31}, {13, 36, 40},  {7, 196, 96}, {6, 48, 5},
+        {8, 1000, 200}, {13, 20, 300}, {7, 40, 129}, {25, 196, 130}};
     enum sim_gemm_path best = sim_sgemm_path(-1);
     printf("host's best path: %s\n", sim_sgemm_path_name(best));
     uint32_t seed = 7;
