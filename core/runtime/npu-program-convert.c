@@ -18,6 +18,7 @@
 
 #include "npu-fp16.h"
 #include "npu-layout.h"
+#include "npu/npu-cpu.h"
 #include "npu/npu-program-check.h"
 
 #define DOM "program"
@@ -225,21 +226,11 @@ dtype_pass(enum npu_dtype a, const void *src, enum npu_dtype b, void *dst, size_
         return;
     }
     if (a == NPU_DTYPE_FP32 && (b == NPU_DTYPE_INT8 || b == NPU_DTYPE_UINT8)) {
-        /* quantise fp32 as the CPU's QuantizeLinear does (npu-cpu-quant.c): the division,
-         * rintf (half to even), the zero point and the clamp in float, NaN to the zero
-         * point; so a conversion that quantises (the back end's fold_conversions) gives its values
-         */
-        const float *x = src;
-        const float fz = (float)zero, lo = b == NPU_DTYPE_INT8 ? -128.0f : 0.0f,
-                    hi = b == NPU_DTYPE_INT8 ? 127.0f : 255.0f;
-        for (size_t i = 0; i < n; i++) {
-            float v = rintf(x[i] / scale) + fz;
-            v = v != v ? fz : v < lo ? lo : v > hi ? hi : v;
-            if (b == NPU_DTYPE_INT8)
-                ((int8_t *)dst)[i] = (int8_t)(int32_t)v;
-            else
-                ((uint8_t *)dst)[i] = (uint8_t)(int32_t)v;
-        }
+        /* quantise fp32 by the CPU's QuantizeLinear loop itself, so that a conversion that
+         * quantises (the back end's fold_conversions) gives its values */
+        const bool u8 = b == NPU_DTYPE_UINT8;
+        npu_cpu_quantize_f32_8(src, (int64_t)n, scale, (float)zero, u8 ? 0.0f : -128.0f,
+                               u8 ? 255.0f : 127.0f, u8, dst);
         return;
     }
     if (fa && is_q8(b)) { /* quantise: round half to even, saturate (ONNX QuantizeLinear) */
