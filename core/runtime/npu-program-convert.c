@@ -123,6 +123,23 @@ is_float(enum npu_dtype d)
     return d == NPU_DTYPE_FP32 || d == NPU_DTYPE_FP16 || d == NPU_DTYPE_FP64;
 }
 
+/* Whether zero is a value of the quantised side's dtype where the pass from a to b
+ * quantises or dequantises (the zero point is one, as in ONNX; the quantising loop adds it in
+ * float and converts the result to an integer, so one far outside would not be a value) */
+static bool
+zero_ok(enum npu_dtype a, enum npu_dtype b, int32_t zero)
+{
+    const enum npu_dtype q = is_q8(b) && is_float(a)   ? b
+                             : is_q8(a) && is_float(b) ? a
+                                                       : NPU_DTYPE_UNDEFINED;
+    switch (q) {
+    case NPU_DTYPE_INT8: return zero >= INT8_MIN && zero <= INT8_MAX;
+    case NPU_DTYPE_UINT8: return zero >= 0 && zero <= UINT8_MAX;
+    case NPU_DTYPE_INT16: return zero >= INT16_MIN && zero <= INT16_MAX;
+    default: return true;
+    }
+}
+
 /* Whether the dtype pass can go from a to b; q = the scale is known. */
 static bool
 dtype_pair_ok(enum npu_dtype a, enum npu_dtype b, bool q)
@@ -402,6 +419,8 @@ npu_prog_convert_ok(const struct npu_prog_tensor *src, const struct npu_prog_ten
         w = "both sides in NPU layouts (one must be row-major)";
     else if (!dtype_pair_ok(a, b, isfinite(scale) && scale != 0))
         w = "dtype pair not supported (floats, same type, integers, or 8/16-bit with a scale)";
+    else if (!zero_ok(a, b, zero))
+        w = "zero point outside the quantised dtype's range";
     if (why)
         *why = w;
     return w == NULL;

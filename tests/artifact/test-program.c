@@ -193,6 +193,15 @@ test_convert_misc(void)
     uint8_t qu[8] = {0};
     CHECK_EQ_INT(NPU_OK, npu_prog_convert(&h1, xu, &u8, qu, NULL));
     CHECK(!memcmp(qu, want, sizeof(want)));
+    /* a zero point that is no uint8 (a hostile or broken program file): refused, both ways
+     * (the quantising loop would convert the NaN's zero point, 2^31, to int32) */
+    u8.t.qzero = INT32_MAX;
+    CHECK(!npu_prog_convert_ok(&h1, &u8, NULL));
+    CHECK_EQ_INT(NPU_ERR_INVALID, npu_prog_convert(&h1, xu, &u8, qu, NULL));
+    u8.t.qzero = 256;
+    CHECK(!npu_prog_convert_ok(&u8, &h1, NULL));
+    u8.t.qzero = 255;
+    CHECK(npu_prog_convert_ok(&h1, &u8, NULL));
 
     /* small-channel input (facts §2.10) against core/hw */
     int64_t d4[4] = {1, 3, 5, 7};
