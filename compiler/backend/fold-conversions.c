@@ -75,8 +75,11 @@ fold_quantize(struct npu_graph *g, struct npu_node *q)
         return false;
     for (int u = 0; u < y->nusers; u++) {
         const struct npu_node *t = y->users[u];
-        if (t->op != NPU_OP_RK_TO_NPU || t->nin != 1 || t->out[0]->t.dtype != NPU_DTYPE_INT8 ||
-            (t->out[0]->t.qscale != 0 && t->out[0]->t.qscale != s))
+        const struct npu_tensor *tq = &t->out[0]->t;
+        /* a result already annotated with another quantisation (scale or zero point, as
+         * fold_dequantize checks) is left: relabelled, its readers would read other values */
+        if (t->op != NPU_OP_RK_TO_NPU || t->nin != 1 || tq->dtype != NPU_DTYPE_INT8 ||
+            (tq->qscale != 0 && (tq->qscale != s || tq->qzero != z)))
             return false;
     }
     for (int u = 0; u < y->nusers; u++) {

@@ -402,6 +402,36 @@ struct dw_job {
     int64_t nbands; /* dw_band_task: bands of output rows per plane */
 };
 
+/* whether the kernels apply act in registers; any other runs over the finished rows */
+static bool
+act_in_regs(const struct cpu_act_spec *act)
+{
+    const enum cpu_act ak = act->kind;
+    return ak == CPU_ACT_NONE || ak == CPU_ACT_RELU || ak == CPU_ACT_CLIP ||
+           ak == CPU_ACT_HARD_SWISH || ak == CPU_ACT_HARD_SIGMOID;
+}
+
+/* Output rows [oh0, oh1) of a plane of geometry img into yc (the plane's output) from its
+ * input rows [h0, h0 + rows) at xb, as a plane of their own: output row i reads band row
+ * i * s0 - pt + kh, which is image row (oh0 + i) * s0 - img->pt + kh; rows outside the band
+ * are skipped, as the image's are (dw_band_task, cpu_dw_band). */
+static void
+dw_rows(dw_plane_fn dw, const struct dw_geo *img, const float *xb, int64_t h0, int64_t rows,
+        int64_t oh0, int64_t oh1, const float *k, float bias, const struct cpu_act_spec *act,
+        float *yc)
+{
+    struct dw_geo g = *img;
+    g.H = rows;
+    g.pt = img->pt - oh0 * g.s0 + h0;
+    g.OH = oh1 - oh0;
+    const bool in_regs = act_in_regs(act);
+    const struct cpu_act_spec none = {.kind = CPU_ACT_NONE};
+    float *y = yc + oh0 * g.OW;
+    dw(xb, k, &g, bias, in_regs ? act : &none, y);
+    if (!in_regs)
+        cpu_act_apply(act, y, g.OH * g.OW);
+}
+
 static void
 dw_task(void *arg, int64_t begin, int64_t end, int tid)
 {
@@ -409,9 +439,7 @@ dw_task(void *arg, int64_t begin, int64_t end, int tid)
     const struct dw_job *j = arg;
     const int64_t kp = j->g.KH * j->g.KW;
     /* the activations the kernels apply in registers; any other goes over the finished plane */
-    const enum cpu_act ak = j->act->kind;
-    const bool in_regs = ak == CPU_ACT_NONE || ak == CPU_ACT_RELU || ak == CPU_ACT_CLIP ||
-                         ak == CPU_ACT_HARD_SWISH || ak == CPU_ACT_HARD_SIGMOID;
+    const bool in_regs = act_in_regs(j->act);
     const struct cpu_act_spec none = {.kind = CPU_ACT_NONE};
     /* small planes (j->hp rows with the padding, 0: not used) are read from a copy with zero
      * rows above and below, so that every output row has all its kernel rows and the loops
@@ -451,10 +479,6 @@ dw_band_task(void *arg, int64_t begin, int64_t end, int tid)
     (void)tid;
     const struct dw_job *j = arg;
     const int64_t kp = j->g.KH * j->g.KW, OH = j->g.OH, nb = j->nbands, M = j->M;
-    const enum cpu_act ak = j->act->kind;
-    const bool in_regs = ak == CPU_ACT_NONE || ak == CPU_ACT_RELU || ak == CPU_ACT_CLIP ||
-                         ak == CPU_ACT_HARD_SWISH || ak == CPU_ACT_HARD_SIGMOID;
-    const struct cpu_act_spec none = {.kind = CPU_ACT_NONE};
     for (int64_t t = begin; t < end; t++) {
         int64_t n = t / (nb * M), r = t % (nb * M), band = r / M, m = r % M;
         if (band & 1)
@@ -463,15 +487,9 @@ dw_band_task(void *arg, int64_t begin, int64_t end, int tid)
         const int64_t oh0 = OH * band / nb, oh1 = OH * (band + 1) / nb;
         const int64_t h0 = NPU_MAX((int64_t)0, oh0 * j->g.s0 - j->g.pt);
         const int64_t h1 = NPU_MIN(j->g.H, (oh1 - 1) * j->g.s0 - j->g.pt + j->g.KH);
-        struct dw_geo g = j->g;
-        g.H = NPU_MAX(h1 - h0, (int64_t)0);
-        g.pt = j->g.pt - oh0 * g.s0 + h0;
-        g.OH = oh1 - oh0;
-        float *y = j->y + (n * M + m) * j->out_plane + oh0 * g.OW;
-        const float *xc = j->x + (n * j->C + c) * j->in_plane + h0 * g.W;
-        j->dw(xc, j->w + m * kp, &g, j->bias ? j->bias[m] : 0, in_regs ? j->act : &none, y);
-        if (!in_regs)
-            cpu_act_apply(j->act, y, g.OH * g.OW);
+        dw_rows(j->dw, &j->g, j->x + (n * j->C + c) * j->in_plane + h0 * j->g.W, h0,
+                NPU_MAX(h1 - h0, (int64_t)0), oh0, oh1, j->w + m * kp, j->bias ? j->bias[m] : 0,
+                j->act, j->y + (n * M + m) * j->out_plane);
     }
 }
 
@@ -579,20 +597,7 @@ cpu_dw_band(const struct cpu_win *w, const float *xb, int64_t h0, int64_t rows, 
     if (dw == dw_plane_avx512 && g.OW <= 8) /* as cpu_conv_dw_fast */
         dw = dw_plane_avx2;
 #endif
-    /* the band's rows as a plane of their own: output row i reads band row i * s0 - pt + kh,
-     * which is image row (oh0 + i) * s0 - w->pb[0] + kh; rows outside it are skipped, as the
-     * image's are */
-    g.H = rows;
-    g.pt = w->pb[0] - oh0 * g.s0 + h0;
-    g.OH = oh1 - oh0;
-    const enum cpu_act ak = act->kind;
-    const bool in_regs = ak == CPU_ACT_NONE || ak == CPU_ACT_RELU || ak == CPU_ACT_CLIP ||
-                         ak == CPU_ACT_HARD_SWISH || ak == CPU_ACT_HARD_SIGMOID;
-    const struct cpu_act_spec none = {.kind = CPU_ACT_NONE};
-    float *y = yc + oh0 * g.OW;
-    dw(xb, k, &g, bias, in_regs ? act : &none, y);
-    if (!in_regs)
-        cpu_act_apply(act, y, g.OH * g.OW);
+    dw_rows(dw, &g, xb, h0, rows, oh0, oh1, k, bias, act, yc);
 }
 
 /* ---- 1x1 conv over a 1x1 plane -------------------------------------------------------------- */

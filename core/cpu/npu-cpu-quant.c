@@ -96,9 +96,12 @@ qrange(enum npu_dtype dt, float *lo, float *hi)
 }
 
 /* the common case, one scale for fp32 to 8 bits, as a loop that vectorises: the same float
- * operations as the general loop below (a division, rintf, the zero point, the clamp) */
-CPU_HOT static void
-quant_f32_i8(const float *x, int64_t n, float s, float z, float lo, float hi, bool u8, void *y)
+ * operations as the general loop below (a division, rintf, the zero point, the clamp); the
+ * runtime's conversions quantise by it too (npu-program-convert.c), so that a conversion the
+ * back end folded a QuantizeLinear into gives the kernel's values */
+CPU_HOT void
+npu_cpu_quantize_f32_8(const float *x, int64_t n, float s, float z, float lo, float hi, bool u8,
+                       void *y)
 {
     if (u8) {
         uint8_t *o = y;
@@ -161,8 +164,8 @@ cpu_k_quantize_linear(CPU_KERNEL_ARGS)
     const float *s = scale->data;
     if (m.scalar && x->dtype == NPU_DTYPE_FP32 &&
         (y->dtype == NPU_DTYPE_UINT8 || y->dtype == NPU_DTYPE_INT8)) {
-        quant_f32_i8(x->data, n, s[0], zp ? (float)cpu_scalar_i64(zp, 0) : 0.0f, lo, hi,
-                     y->dtype == NPU_DTYPE_UINT8, y->data);
+        npu_cpu_quantize_f32_8(x->data, n, s[0], zp ? (float)cpu_scalar_i64(zp, 0) : 0.0f, lo, hi,
+                               y->dtype == NPU_DTYPE_UINT8, y->data);
         return NPU_OK;
     }
     for (int64_t e = 0; e < n; e++) {

@@ -18,6 +18,7 @@
 
 #include "npu-fp16.h"
 #include "npu-layout.h"
+#include "npu/npu-cpu.h"
 #include "npu/npu-program-check.h"
 
 #define DOM "program"
@@ -120,6 +121,23 @@ static bool
 is_float(enum npu_dtype d)
 {
     return d == NPU_DTYPE_FP32 || d == NPU_DTYPE_FP16 || d == NPU_DTYPE_FP64;
+}
+
+/* Whether zero is a value of the quantised side's dtype where the pass from a to b
+ * quantises or dequantises (the zero point is one, as in ONNX; the quantising loop adds it in
+ * float and converts the result to an integer, so one far outside would not be a value) */
+static bool
+zero_ok(enum npu_dtype a, enum npu_dtype b, int32_t zero)
+{
+    const enum npu_dtype q = is_q8(b) && is_float(a)   ? b
+                             : is_q8(a) && is_float(b) ? a
+                                                       : NPU_DTYPE_UNDEFINED;
+    switch (q) {
+    case NPU_DTYPE_INT8: return zero >= INT8_MIN && zero <= INT8_MAX;
+    case NPU_DTYPE_UINT8: return zero >= 0 && zero <= UINT8_MAX;
+    case NPU_DTYPE_INT16: return zero >= INT16_MIN && zero <= INT16_MAX;
+    default: return true;
+    }
 }
 
 /* Whether the dtype pass can go from a to b; q = the scale is known. */
@@ -225,21 +243,11 @@ dtype_pass(enum npu_dtype a, const void *src, enum npu_dtype b, void *dst, size_
         return;
     }
     if (a == NPU_DTYPE_FP32 && (b == NPU_DTYPE_INT8 || b == NPU_DTYPE_UINT8)) {
-        /* quantise fp32 as the CPU's QuantizeLinear does (npu-cpu-quant.c): the division,
-         * rintf (half to even), the zero point and the clamp in float, NaN to the zero
-         * point; so a conversion that quantises (the back end's fold_conversions) gives its values
-         */
-        const float *x = src;
-        const float fz = (float)zero, lo = b == NPU_DTYPE_INT8 ? -128.0f : 0.0f,
-                    hi = b == NPU_DTYPE_INT8 ? 127.0f : 255.0f;
-        for (size_t i = 0; i < n; i++) {
-            float v = rintf(x[i] / scale) + fz;
-            v = v != v ? fz : v < lo ? lo : v > hi ? hi : v;
-            if (b == NPU_DTYPE_INT8)
-                ((int8_t *)dst)[i] = (int8_t)(int32_t)v;
-            else
-                ((uint8_t *)dst)[i] = (uint8_t)(int32_t)v;
-        }
+        /* quantise fp32 by the CPU's QuantizeLinear loop itself, so that a conversion that
+         * quantises (the back end's fold_conversions) gives its values */
+        const bool u8 = b == NPU_DTYPE_UINT8;
+        npu_cpu_quantize_f32_8(src, (int64_t)n, scale, (float)zero, u8 ? 0.0f : -128.0f,
+                               u8 ? 255.0f : 127.0f, u8, dst);
         return;
     }
     if (fa && is_q8(b)) { /* quantise: round half to even, saturate (ONNX QuantizeLinear) */
@@ -414,6 +422,8 @@ npu_prog_convert_ok(const struct npu_prog_tensor *src, const struct npu_prog_ten
         w = "both sides in NPU layouts (one must be row-major)";
     else if (!dtype_pair_ok(a, b, isfinite(scale) && scale != 0))
         w = "dtype pair not supported (floats, same type, integers, or 8/16-bit with a scale)";
+    else if (!zero_ok(a, b, zero))
+        w = "zero point outside the quantised dtype's range";
     if (why)
         *why = w;
     return w == NULL;

@@ -84,10 +84,10 @@ struct sjob {
 /* A CONVERT step whose NPU tensor is copied into another session's state input instead
  * (npu_prog_session_route_output); dst NULL: converted as usual. A route is linked into its
  * destination's list (routed_in) so that destroying the destination can find it: it then
- * becomes lost (dst NULL, lost set, the source's n_lost counted) and the source's runs fail
- * until the route is set again or undone. */
+ * becomes lost (dst NULL, lost set) and the source's runs fail until the route is set again
+ * or undone (each run looks for a lost route: a counter of them would be derived state). */
 struct route {
-    struct npu_prog_session *src, *dst;
+    struct npu_prog_session *dst;
     struct route *next, **prevp; /* in dst->routed_in; prevp NULL: in no list */
     int output, input, axis;
     int64_t start;
@@ -108,7 +108,6 @@ struct npu_prog_session {
     struct route *route;         /* per step: a CONVERT routed (npu_prog_session_route_output) */
     bool *kept;                  /* per output: routed, no host data */
     struct route *routed_in;     /* routes of other sessions into this one's state */
-    int n_lost;                  /* routes whose destination was destroyed */
     bool rec_on;                 /* record every task's figures (simulator) */
     char err[640];
 };
@@ -470,7 +469,6 @@ npu_prog_session_destroy(struct npu_prog_session *s)
         route_unlink(r);
         r->dst = NULL;
         r->lost = true;
-        r->src->n_lost++;
     }
     npu_job_destroy(s->pending); /* waits for it: its BOs must outlive it */
     for (int j = 0; s->jobs && j < s->m->p->n_jobs; j++) {
@@ -1094,7 +1092,7 @@ npu_prog_session_run(struct npu_prog_session *s, const struct npu_tensor *inputs
                         "the program has %d inputs and %d outputs, %d and %d "
                         "given",
                         p->n_inputs, p->n_outputs, nin, nout);
-    for (int i = 0; s->n_lost && i < p->n_steps; i++)
+    for (int i = 0; s->route && i < p->n_steps; i++)
         if (s->route[i].lost)
             return run_fail(s, NPU_ERR_INVALID,
                             "output %d was routed into a session since destroyed: route it "
@@ -1625,10 +1623,7 @@ npu_prog_session_route_output(struct npu_prog_session *s, int output, struct npu
         return NPU_ERR_NOMEM;
     struct route *r = &s->route[step];
     route_unlink(r);
-    if (r->lost)
-        s->n_lost--;
-    *r = (struct route){
-        .src = s, .dst = dst, .output = output, .input = input, .axis = axis, .start = start};
+    *r = (struct route){.dst = dst, .output = output, .input = input, .axis = axis, .start = start};
     if (dst) {
         r->next = dst->routed_in;
         if (r->next)

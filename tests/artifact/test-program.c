@@ -180,6 +180,29 @@ test_convert_misc(void)
     free(qd);
     free(tmp);
 
+    /* uint8, row-major both sides: ties to even, saturation at 0 and 255, NaN to the zero
+     * point (as the CPU's QuantizeLinear), infinities saturated */
+    int64_t du = 8;
+    struct npu_prog_tensor h1 = tdesc(NPU_DTYPE_FP32, 1, &du, NPU_LAYOUT_NCHW, 0, 0, 0, 0, 0);
+    struct npu_prog_tensor u8 =
+        tdesc(NPU_DTYPE_UINT8, 1, &du, NPU_LAYOUT_NCHW, NPU_DTYPE_UINT8, 0, 0, 0, 0);
+    u8.t.qscale = 0.5f;
+    u8.t.qzero = 10;
+    const float xu[8] = {0.25f, 0.75f, -4.25f, -100.0f, 200.0f, NAN, INFINITY, -INFINITY};
+    const uint8_t want[8] = {10, 12, 2, 0, 255, 10, 255, 0};
+    uint8_t qu[8] = {0};
+    CHECK_EQ_INT(NPU_OK, npu_prog_convert(&h1, xu, &u8, qu, NULL));
+    CHECK(!memcmp(qu, want, sizeof(want)));
+    /* a zero point that is no uint8 (a hostile or broken program file): refused, both ways
+     * (the quantising loop would convert the NaN's zero point, 2^31, to int32) */
+    u8.t.qzero = INT32_MAX;
+    CHECK(!npu_prog_convert_ok(&h1, &u8, NULL));
+    CHECK_EQ_INT(NPU_ERR_INVALID, npu_prog_convert(&h1, xu, &u8, qu, NULL));
+    u8.t.qzero = 256;
+    CHECK(!npu_prog_convert_ok(&u8, &h1, NULL));
+    u8.t.qzero = 255;
+    CHECK(npu_prog_convert_ok(&h1, &u8, NULL));
+
     /* small-channel input (facts §2.10) against core/hw */
     int64_t d4[4] = {1, 3, 5, 7};
     struct npu_prog_tensor img = tdesc(NPU_DTYPE_FP32, 4, d4, NPU_LAYOUT_NCHW, 0, 0, 0, 0, 0);

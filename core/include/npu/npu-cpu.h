@@ -131,6 +131,12 @@ enum npu_status npu_cpu_attn16_decode(const struct npu_attn16_shape *sh, const f
                                       const struct npu_attn16_cache *v, int64_t h0, int64_t h1,
                                       float *work, float *y);
 
+/* fp32 -> 8-bit integers with one scale and zero point, as QuantizeLinear: rintf(x / scale)
+ * + zero in float, clamped to [lo, hi], NaN to the zero point; y int8 (u8 false) or uint8.
+ * The CPU kernel's common case and the runtime's quantising conversions. */
+void npu_cpu_quantize_f32_8(const float *x, int64_t n, float scale, float zero, float lo, float hi,
+                            bool u8, void *y);
+
 /* The slots npu_cpu_attn16_decode reads for a query row with this mask row: up to and
  * including the last one above NPU_ATTN16_MASK_OFF (all of them when every one is off). */
 int64_t npu_cpu_attn16_read_slots(const float *mask_row, int64_t slots);
