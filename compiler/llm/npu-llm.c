@@ -862,14 +862,17 @@ pre_kv_setup(struct npu_llm *m, int s, bool **kept)
 }
 
 /* The modeled CPU time of the argmax over the decode program's logits outputs read in the
- * NPU's layout (one reduction per output over its elements: ArgMax at the model's reduction
- * rate, its bytes in the NPU's dtype, fp16 or fp32, at the DRAM rate, a dispatch each), minus the
- * conversions of those outputs to fp32 that it replaces (CONVERT steps at the model's conversion
- * rate, as cpu_steps_modeled_kept prices them). */
+ * NPU's layout, minus the conversions of those outputs to fp32 that it replaces (CONVERT steps
+ * at the model's conversion rate, as cpu_steps_modeled_kept prices them). The argmax is one
+ * reduction over all the outputs' elements (run() scans the LM head's slices in one pass):
+ * ArgMax at the model's reduction rate against their bytes in the NPU's dtype (fp16, or fp32
+ * where the NPU writes them so) at the DRAM rate, and one dispatch. */
 static double
 argmax_modeled_delta(const struct npu_program *pg, int nlog, int threads)
 {
-    double d = 0;
+    double conv = 0;
+    int64_t elems = 0;
+    enum npu_dtype dt = NPU_DTYPE_FP16;
     const double rate = npu_cpu_model_convert_rate();
     for (int q = 0; pg && q < nlog && q < pg->n_outputs; q++)
         for (int k = 0; k < pg->n_steps; k++) {
@@ -878,27 +881,26 @@ argmax_modeled_delta(const struct npu_program *pg, int nlog, int threads)
                 ps->nin < 1 || ps->in[0] < 0 || ps->in[0] >= pg->n_tensors)
                 continue;
             const int64_t e = npu_tensor_numel(&pg->tensors[ps->in[0]].t);
-            struct npu_value a = {0}, b = {0};
-            a.t = (struct npu_tensor){
-                .dtype = npu_prog_mem_dtype(&pg->tensors[ps->in[0]]), .ndim = 1, .dims = {e}};
-            b.t = (struct npu_tensor){.dtype = NPU_DTYPE_INT64, .ndim = 1, .dims = {1}};
-            struct npu_value *pa = &a, *pb = &b;
-            struct npu_node n = {.op = NPU_OP_ARGMAX,
-                                 .name = "logits argmax",
-                                 .in = &pa,
-                                 .nin = 1,
-                                 .out = &pb,
-                                 .nout = 1};
-            const double am = npu_cpu_model_cost(NULL, &n, threads, NULL);
-            const double cv = e > 0 ? 4.0 * (double)e / rate : 0;
-            npu_dbg(DOM,
-                    "modeled CPU step: fp16 argmax of %s, %lld elements, %.3f us in place of "
-                    "its conversion, %.3f us (%s)",
-                    ps->name ? ps->name : "", (long long)e, am * 1e6, cv * 1e6,
-                    npu_cpu_model_v1.name);
-            d += am - cv;
+            if (e <= 0)
+                continue;
+            elems += e;
+            conv += 4.0 * (double)e / rate;
+            if (npu_prog_mem_dtype(&pg->tensors[ps->in[0]]) == NPU_DTYPE_FP32)
+                dt = NPU_DTYPE_FP32; /* priced at the wider of the two */
         }
-    return d;
+    struct npu_value a = {0}, b = {0};
+    a.t = (struct npu_tensor){.dtype = dt, .ndim = 1, .dims = {elems}};
+    b.t = (struct npu_tensor){.dtype = NPU_DTYPE_INT64, .ndim = 1, .dims = {1}};
+    struct npu_value *pa = &a, *pb = &b;
+    struct npu_node n = {
+        .op = NPU_OP_ARGMAX, .name = "logits argmax", .in = &pa, .nin = 1, .out = &pb, .nout = 1};
+    const double am = elems > 0 ? npu_cpu_model_cost(NULL, &n, threads, NULL) : 0;
+    npu_dbg(DOM,
+            "modeled CPU argmax of the logits in the NPU layout: %lld %s elements, %.3f us in "
+            "place of %d-output conversions, %.3f us (%s)",
+            (long long)elems, npu_dtype_name(dt), am * 1e6, nlog, conv * 1e6,
+            npu_cpu_model_v1.name);
+    return am - conv;
 }
 
 /* The decode session's logits outputs left in the NPU layout (raw) or converted: all of them

@@ -48,8 +48,8 @@ static const char usage[] =
     "  --logits-out FILE  write each step's logits as a float32 .npy [steps, vocab]\n"
     "  --force-ids LIST   feed these tokens instead of the chosen ones (teacher forcing)\n"
     "  --convert-logits   greedy: convert each step's logits to fp32 and take the argmax there\n"
-    "                     (the default without --logits-out reads the argmax over the NPU's\n"
-    "                     fp16 logits, nothing converted; the same token)\n"
+    "                     (the default without --logits-out reads the argmax over the logits\n"
+    "                     as the NPU wrote them, nothing converted; the same token)\n"
     "\n"
     "Statistics (stderr): prompt tokens, prefill time, decode time per token (host time\n"
     "measured; on sim also modeled NPU time, labelled with the timing model, plus the modeled\n"
@@ -257,7 +257,8 @@ main(int argc, char **argv)
         return 2;
     }
     sp.greedy = !sample_flag;
-    /* nobody reads the logits: the argmax over the NPU's fp16 values, nothing converted */
+    /* nobody reads the logits: the argmax over the values as the NPU wrote them, nothing
+     * converted */
     sp.no_logits = sp.greedy && !logits_out && !convert_logits;
     if ((prompt != NULL) == (prompt_ids != NULL)) {
         fprintf(stderr, "npu-generate: give exactly one of --prompt and --prompt-ids\n");
@@ -406,7 +407,8 @@ main(int argc, char **argv)
             fprintf(stderr, "; host CPU time of the loop's thread %.3f ms/token",
                     s.decode_host_cpu_s * 1e3 / steps);
             if (s.decode_argmax_steps)
-                fprintf(stderr, "; %d step(s) read the token as the argmax of the fp16 logits",
+                fprintf(stderr,
+                        "; %d step(s) read the token as the argmax of the logits in the NPU layout",
                         s.decode_argmax_steps);
         }
         fputc('\n', stderr);

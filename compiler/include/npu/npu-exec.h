@@ -50,7 +50,7 @@ enum npu_status npu_session_write_state(struct npu_session *s, int input,
 enum npu_status npu_session_route_output(struct npu_session *s, int output, struct npu_session *dst,
                                          int input, int axis, int64_t start);
 /* npu_prog_session_raw_output and npu_prog_session_output_argmax (npu-program-exec.h) on the
- * session's program session: an output left in the NPU's fp16 layout (data NULL after a run)
+ * session's program session: an output left in the NPU's layout (data NULL after a run)
  * and its argmax read there. NPU backends only. */
 struct npu_prog_argmax;
 enum npu_status npu_session_raw_output(struct npu_session *s, int output, bool raw);

@@ -132,8 +132,9 @@ struct npu_llm_sampling {
      * outputs stay in the NPU's layout (fp16, or fp32 where the NPU writes them so), the
      * token their argmax read there (the same token: fp16 -> fp32 is exact and keeps the
      * order; the first maximum wins, a NaN only as the first element) instead of converted
-     * to fp32 (npu_llm_stats.decode_argmax_steps; its CPU time priced as an fp16
-     * reduction in place of the conversions). Ignored when not greedy or with force. */
+     * to fp32 (npu_llm_stats.decode_argmax_steps; its modeled CPU time: one ArgMax reduction
+     * over the logits' elements in the NPU's dtype in place of their conversions). Ignored
+     * when not greedy or with force. */
     bool no_logits;
 };
 
