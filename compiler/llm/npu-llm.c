@@ -903,22 +903,48 @@ argmax_modeled_delta(const struct npu_program *pg, int nlog, int threads)
     return am - conv;
 }
 
+/* Whether each of the program's first nlog outputs is made by a CONVERT step from an fp16 /
+ * fp32 NC1HWC2 tensor in NPU memory (what npu_session_raw_output takes, which checks the rest
+ * and says why not as an error: a w8a8 head's dequantised logits, say, are not; asked first so
+ * that such a program converts its logits without an error on stderr). */
+static bool
+logits_raw_ok(const struct npu_program *pg, int nlog)
+{
+    for (int q = 0; q < nlog; q++) {
+        bool found = false;
+        for (int k = 0; pg && q < pg->n_outputs && k < pg->n_steps && !found; k++) {
+            const struct npu_prog_step *ps = &pg->steps[k];
+            if (ps->kind != NPU_STEP_CONVERT || ps->nout < 1 || ps->out[0] != pg->outputs[q] ||
+                ps->nin < 1 || ps->in[0] < 0 || ps->in[0] >= pg->n_tensors)
+                continue;
+            const struct npu_prog_tensor *t = &pg->tensors[ps->in[0]];
+            const enum npu_dtype md = npu_prog_mem_dtype(t);
+            found = t->place == NPU_PLACE_NPU && t->layout == NPU_LAYOUT_NC1HWC2 &&
+                    (md == NPU_DTYPE_FP16 || md == NPU_DTYPE_FP32);
+        }
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
 /* The decode session's logits outputs left in the NPU layout (raw) or converted: all of them
  * or none (false when one cannot be: then all are converted). */
 static bool
 set_raw_logits(struct npu_llm *m, bool raw)
 {
     const int nlog = NPU_MAX(m->dec_nlog, 1);
-    bool ok = raw && m->dec_s && strcmp(m->info.backend ? m->info.backend : "cpu", "cpu");
+    bool ok = raw && m->dec_s && strcmp(m->info.backend ? m->info.backend : "cpu", "cpu") &&
+              logits_raw_ok(npu_model_program(m->dec), nlog);
     int q = 0;
     for (; ok && q < nlog; q++)
         if (npu_session_raw_output(m->dec_s, q, true)) {
             npu_dbg(DOM, "decode logits output %d cannot stay in the NPU layout: converted", q);
             ok = false;
         }
-    if (!ok && (m->dec_raw || raw))
-        for (int k = 0; k < nlog && m->dec_s; k++)
-            npu_session_raw_output(m->dec_s, k, false);
+    /* undone: the ones just set (q of them) or, when it was on, all */
+    for (int k = 0; !ok && k < (m->dec_raw ? nlog : q); k++)
+        npu_session_raw_output(m->dec_s, k, false);
     if (ok && !m->dec_raw)
         m->dec_argmax_s = argmax_modeled_delta(npu_model_program(m->dec), nlog, m->o.cpu_threads);
     m->dec_raw = ok;
