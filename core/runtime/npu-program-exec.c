@@ -1630,6 +1630,10 @@ npu_prog_session_route_output(struct npu_prog_session *s, int output, struct npu
                 p->tensors[p->outputs[output]].name ? p->tensors[p->outputs[output]].name : "");
         return NPU_ERR_UNSUPPORTED;
     }
+    if (dst && s->raw_of && s->raw_of[output]) {
+        npu_err(PROG_DOM, "route output: output %d is kept in the NPU layout (raw output)", output);
+        return NPU_ERR_INVALID;
+    }
     /* the copy runs in the middle of s's own run, while s's state may still be read */
     if (dst == s) {
         npu_err(PROG_DOM, "route output: output %d routed into its own session's state", output);
@@ -1714,7 +1718,7 @@ npu_prog_session_output_argmax(struct npu_prog_session *s, int output, int64_t b
 {
     if (!s || !acc || output < 0 || output >= s->m->p->n_outputs || !s->raw_of ||
         !s->raw_of[output]) {
-        npu_err(PROG_DOM, "output argmax: output %d is not left in the NPU layout", output);
+        npu_err(PROG_DOM, "output argmax: output %d is not kept in the NPU layout", output);
         return NPU_ERR_INVALID;
     }
     const struct npu_prog_tensor *t;

@@ -192,7 +192,8 @@ enum npu_status npu_prog_session_route_output(struct npu_prog_session *s, int ou
  * (no conversion to the host; the output returned with data NULL), for
  * npu_prog_session_output_argmax to read after each run; false undoes it. NPU_ERR_UNSUPPORTED
  * unless the output is made by one CONVERT step from an fp16 / fp32 NC1HWC2 tensor that no
- * other step reads; NPU_ERR_INVALID where the output is routed (npu_prog_session_route_output).
+ * other step reads; NPU_ERR_INVALID where the output is routed (npu_prog_session_route_output; a
+ * raw output cannot be routed either).
  */
 enum npu_status npu_prog_session_raw_output(struct npu_prog_session *s, int output, bool raw);
 /* After a run, raw output `output` as the NPU left it: *layout describes its bytes (the NPU
