@@ -534,6 +534,27 @@ npu_session_route_output(struct npu_session *s, int output, struct npu_session *
 }
 
 enum npu_status
+npu_session_raw_output(struct npu_session *s, int output, bool raw)
+{
+    if (!s || !s->ps) {
+        npu_err(DOM, "outputs in the NPU layout exist on the NPU backends only");
+        return NPU_ERR_UNSUPPORTED;
+    }
+    return npu_prog_session_raw_output(s->ps, output, raw);
+}
+
+enum npu_status
+npu_session_output_argmax(struct npu_session *s, int output, int64_t base,
+                          struct npu_prog_argmax *acc)
+{
+    if (!s || !s->ps) {
+        npu_err(DOM, "outputs in the NPU layout exist on the NPU backends only");
+        return NPU_ERR_UNSUPPORTED;
+    }
+    return npu_prog_session_output_argmax(s->ps, output, base, acc);
+}
+
+enum npu_status
 npu_session_split_layers(struct npu_session *s, const struct npu_tensor *inputs, int nin,
                          unsigned cores, struct npu_prog_split_info *info)
 {

@@ -126,6 +126,15 @@ struct npu_llm {
      * head's column slices logits.0 .. logits.N-1 in vocabulary order (llm-graph.c), which
      * run() copies side by side into m->last; k.L / v.L follow them. */
     int dec_nlog, pre_nlog;
+    /* dec_raw: this generate call's decode runs leave their logits outputs in the NPU's
+     * layout (fp16, or fp32 where the NPU writes them so) and read the token as their argmax there
+     * (npu_llm_sampling.no_logits, set_raw_logits); last_raw: the last run did, its token last_tok
+     * (m->last not written). dec_argmax_s: the modeled CPU time of that argmax minus the logits'
+     * conversions it replaces, per decode run (RK3588 CPU model v1) */
+    bool dec_raw, last_raw;
+    int32_t last_tok;
+    double dec_argmax_s;
+    int dec_argmax_runs;
 };
 
 static double
@@ -852,6 +861,96 @@ pre_kv_setup(struct npu_llm *m, int s, bool **kept)
     return NPU_OK;
 }
 
+/* The modeled CPU time of the argmax over the decode program's logits outputs read in the
+ * NPU's layout, minus the conversions of those outputs to fp32 that it replaces (CONVERT steps
+ * at the model's conversion rate, as cpu_steps_modeled_kept prices them). The argmax is one
+ * reduction over all the outputs' elements (run() scans the LM head's slices in one pass):
+ * ArgMax at the model's reduction rate against their bytes in the NPU's dtype (fp16, or fp32
+ * where the NPU writes them so) at the DRAM rate, and one dispatch. */
+static double
+argmax_modeled_delta(const struct npu_program *pg, int nlog, int threads)
+{
+    double conv = 0;
+    int64_t elems = 0;
+    enum npu_dtype dt = NPU_DTYPE_FP16;
+    const double rate = npu_cpu_model_convert_rate();
+    for (int q = 0; pg && q < nlog && q < pg->n_outputs; q++)
+        for (int k = 0; k < pg->n_steps; k++) {
+            const struct npu_prog_step *ps = &pg->steps[k];
+            if (ps->kind != NPU_STEP_CONVERT || ps->nout < 1 || ps->out[0] != pg->outputs[q] ||
+                ps->nin < 1 || ps->in[0] < 0 || ps->in[0] >= pg->n_tensors)
+                continue;
+            const int64_t e = npu_tensor_numel(&pg->tensors[ps->in[0]].t);
+            if (e <= 0)
+                continue;
+            elems += e;
+            conv += 4.0 * (double)e / rate;
+            if (npu_prog_mem_dtype(&pg->tensors[ps->in[0]]) == NPU_DTYPE_FP32)
+                dt = NPU_DTYPE_FP32; /* priced at the wider of the two */
+        }
+    struct npu_value a = {0}, b = {0};
+    a.t = (struct npu_tensor){.dtype = dt, .ndim = 1, .dims = {elems}};
+    b.t = (struct npu_tensor){.dtype = NPU_DTYPE_INT64, .ndim = 1, .dims = {1}};
+    struct npu_value *pa = &a, *pb = &b;
+    struct npu_node n = {
+        .op = NPU_OP_ARGMAX, .name = "logits argmax", .in = &pa, .nin = 1, .out = &pb, .nout = 1};
+    const double am = elems > 0 ? npu_cpu_model_cost(NULL, &n, threads, NULL) : 0;
+    npu_dbg(DOM,
+            "modeled CPU argmax of the logits in the NPU layout: %lld %s elements, %.3f us in "
+            "place of %d-output conversions, %.3f us (%s)",
+            (long long)elems, npu_dtype_name(dt), am * 1e6, nlog, conv * 1e6,
+            npu_cpu_model_v1.name);
+    return am - conv;
+}
+
+/* Whether each of the program's first nlog outputs is made by a CONVERT step from an fp16 /
+ * fp32 NC1HWC2 tensor in NPU memory (what npu_session_raw_output takes, which checks the rest
+ * and says why not as an error: a w8a8 head's dequantised logits, say, are not; asked first so
+ * that such a program converts its logits without an error on stderr). */
+static bool
+logits_raw_ok(const struct npu_program *pg, int nlog)
+{
+    for (int q = 0; q < nlog; q++) {
+        bool found = false;
+        for (int k = 0; pg && q < pg->n_outputs && k < pg->n_steps && !found; k++) {
+            const struct npu_prog_step *ps = &pg->steps[k];
+            if (ps->kind != NPU_STEP_CONVERT || ps->nout < 1 || ps->out[0] != pg->outputs[q] ||
+                ps->nin < 1 || ps->in[0] < 0 || ps->in[0] >= pg->n_tensors)
+                continue;
+            const struct npu_prog_tensor *t = &pg->tensors[ps->in[0]];
+            const enum npu_dtype md = npu_prog_mem_dtype(t);
+            found = t->place == NPU_PLACE_NPU && t->layout == NPU_LAYOUT_NC1HWC2 &&
+                    (md == NPU_DTYPE_FP16 || md == NPU_DTYPE_FP32);
+        }
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
+/* The decode session's logits outputs left in the NPU layout (raw) or converted: all of them
+ * or none (false when one cannot be: then all are converted). */
+static bool
+set_raw_logits(struct npu_llm *m, bool raw)
+{
+    const int nlog = NPU_MAX(m->dec_nlog, 1);
+    bool ok = raw && m->dec_s && strcmp(m->info.backend ? m->info.backend : "cpu", "cpu") &&
+              logits_raw_ok(npu_model_program(m->dec), nlog);
+    int q = 0;
+    for (; ok && q < nlog; q++)
+        if (npu_session_raw_output(m->dec_s, q, true)) {
+            npu_dbg(DOM, "decode logits output %d cannot stay in the NPU layout: converted", q);
+            ok = false;
+        }
+    /* undone: the ones just set (q of them) or, when it was on, all */
+    for (int k = 0; !ok && k < (m->dec_raw ? nlog : q); k++)
+        npu_session_raw_output(m->dec_s, k, false);
+    if (ok && !m->dec_raw)
+        m->dec_argmax_s = argmax_modeled_delta(npu_model_program(m->dec), nlog, m->o.cpu_threads);
+    m->dec_raw = ok;
+    return ok;
+}
+
 /* Runs s tokens at positions len.. through prefill (past 0) or the decode
  * step (past = max_context), appends their k/v to the cache, copies the last
  * token's logits into m->last. */
@@ -1033,10 +1132,32 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
                 prefill ? "prefill" : "decode", m->o.cores, rs.order_violations);
         st = NPU_ERR_INTERNAL;
     }
+    m->last_raw = !st && !prefill && m->dec_raw;
+    if (m->last_raw) {
+        /* the token: the argmax over the slices' fp16 values where the NPU left them */
+        struct npu_prog_argmax am = {.index = -1};
+        int64_t at = 0;
+        for (int q = 0; q < nlog && !st; q++) {
+            const int64_t n = npu_tensor_numel(&out[q]);
+            if (n <= 0 || n > c->vocab - at || out[q].data) {
+                st = NPU_ERR_INTERNAL;
+                break;
+            }
+            st = npu_session_output_argmax(se, q, at, &am);
+            at += n;
+        }
+        if (st || at != c->vocab || am.index < 0) {
+            npu_err(DOM, "the program's logits (%d output(s)) are not %d values in the NPU layout",
+                    nlog, c->vocab);
+            st = NPU_ERR_INTERNAL;
+        }
+        m->last_tok = (int32_t)am.index;
+        m->dec_argmax_runs++;
+    }
     if (!st) {
         /* the LM head's slices side by side, in vocabulary order (no join in the program) */
         int64_t at = 0;
-        for (int q = 0; q < nlog && !st; q++) {
+        for (int q = 0; q < nlog && !st && !m->last_raw; q++) {
             const int64_t n = npu_tensor_numel(&out[q]);
             if (out[q].dtype != NPU_DTYPE_FP32 || n <= 0 || n > c->vocab - at || !out[q].data) {
                 st = NPU_ERR_INTERNAL;
@@ -1045,7 +1166,7 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
             memcpy(m->last + at, out[q].data, (size_t)n * sizeof(float));
             at += n;
         }
-        if (st || at != c->vocab) {
+        if (st || (at != c->vocab && !m->last_raw)) {
             npu_err(DOM, "the program's logits (%d output(s)) are not %d floats", nlog, c->vocab);
             st = NPU_ERR_INTERNAL;
         }
@@ -1159,6 +1280,8 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
         if (m->dec_attn_slots == m->last_attn_slots)
             dec_cpu = m->dec_cpu_at_s;
     }
+    if (m->last_raw)
+        dec_cpu += m->dec_argmax_s; /* the argmax in place of the logits' conversions */
     *cpu_mod_s += prefill ? m->pre_cpu_model_s : dec_cpu;
     *wait_s += rs.npu_wait_s;
     if (!prefill) {
@@ -1518,6 +1641,7 @@ npu_llm_generate(struct npu_llm *m, const int32_t *prompt, int n, int max_new,
         return NPU_ERR_INVALID;
     m->dec_conv_bytes = 0;
     m->dec_conv_inputs = m->dec_resident_inputs = 0;
+    m->dec_argmax_runs = 0;
     if (n == 0 && m->len == 0) {
         npu_err(DOM, "an empty prompt with an empty context: give at least one token");
         return NPU_ERR_INVALID;
@@ -1551,6 +1675,8 @@ npu_llm_generate(struct npu_llm *m, const int32_t *prompt, int n, int max_new,
         m->rng = sampling->seed;
     s->prompt_tokens = n;
     st = NPU_OK;
+    /* greedy without logits: the decode step's token read as the argmax in the NPU layout */
+    set_raw_logits(m, sampling && sampling->no_logits && sampling->greedy && !force);
     /* one token needs no prefill program: the decode step takes it */
     if (nf > 1 && m->len == 0) {
         if (!m->pre || m->pre_len != nf) {
@@ -1597,11 +1723,13 @@ npu_llm_generate(struct npu_llm *m, const int32_t *prompt, int n, int max_new,
     if (!logits)
         return NPU_ERR_NOMEM;
     for (int k = 0; k < max_new; k++) {
-        memcpy(logits, m->last, (size_t)m->ck.cfg.vocab * sizeof(float));
-        int32_t t = force ? force[k] : choose(m, logits, sampling);
+        const bool raw = m->last_raw;
+        if (!raw)
+            memcpy(logits, m->last, (size_t)m->ck.cfg.vocab * sizeof(float));
+        int32_t t = force ? force[k] : raw ? m->last_tok : choose(m, logits, sampling);
         s->new_tokens++;
         m->pending = t;
-        if (cb && cb(t, logits, user)) {
+        if (cb && cb(t, raw ? NULL : logits, user)) {
             s->stop = NPU_LLM_STOP_CALLBACK;
             break;
         }
@@ -1624,5 +1752,6 @@ npu_llm_generate(struct npu_llm *m, const int32_t *prompt, int n, int max_new,
     s->decode_convert_bytes = m->dec_conv_bytes;
     s->decode_inputs_converted = m->dec_conv_inputs;
     s->decode_inputs_resident = m->dec_resident_inputs;
+    s->decode_argmax_steps = m->dec_argmax_runs;
     return NPU_OK;
 }

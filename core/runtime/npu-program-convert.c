@@ -476,3 +476,73 @@ npu_prog_convert(const struct npu_prog_tensor *src, const void *src_data,
     }
     return NPU_OK;
 }
+
+/* ---- argmax over an NPU tensor --------------------------------------------------- */
+
+/* One element's value in the running scan (the first maximum: strictly greater only). */
+static inline void
+argmax_take(struct npu_prog_argmax *acc, int64_t i, float v)
+{
+    if (acc->index < 0 || v > acc->value) {
+        acc->index = i;
+        acc->value = v;
+    }
+}
+
+/* Element e of an fp16 (es 2) or fp32 (es 4) array, as a float (exact). */
+static inline float
+argmax_load(const uint8_t *p, size_t es, size_t e)
+{
+    if (es == 2) {
+        uint16_t h;
+        memcpy(&h, p + e * 2, 2);
+        return npu_fp16_to_fp32(h);
+    }
+    float f;
+    memcpy(&f, p + e * 4, 4);
+    return f;
+}
+
+enum npu_status
+npu_prog_argmax(const struct npu_prog_tensor *t, const void *data, int64_t base,
+                struct npu_prog_argmax *acc)
+{
+    const enum npu_dtype md = t ? npu_prog_mem_dtype(t) : NPU_DTYPE_UNDEFINED;
+    if (!t || !acc || (md != NPU_DTYPE_FP16 && md != NPU_DTYPE_FP32) ||
+        npu_prog_tensor_need(t) == UINT64_MAX ||
+        (t->layout != NPU_LAYOUT_NCHW && t->layout != NPU_LAYOUT_NC1HWC2)) {
+        npu_err(DOM, "argmax: '%s' is not an fp16 / fp32 row-major or NC1HWC2 tensor",
+                t && t->name ? t->name : "?");
+        return NPU_ERR_INVALID;
+    }
+    const int64_t numel = npu_tensor_numel(&t->t);
+    if (numel > 0 && !data)
+        return NPU_ERR_INVALID;
+    const uint8_t *d = data;
+    const size_t es = npu_dtype_size(md);
+    if (t->layout == NPU_LAYOUT_NCHW) {
+        for (int64_t i = 0; i < numel; i++)
+            argmax_take(acc, base + i, argmax_load(d, es, (size_t)i));
+        return NPU_OK;
+    }
+    struct view v;
+    tensor_view(t, &v);
+    if (numel == 0)
+        return NPU_OK;
+    const size_t c2 = 16 / es, px = (size_t)v.h * v.w;            /* channels per 16-byte atom */
+    const size_t one = npu_nc1hwc2_bytes(es, v.c, v.h, v.w) / es; /* an image, in elements */
+    int64_t i = base;
+    if (v.rows) { /* logical [pixels][C]: i = p * C + c */
+        for (size_t p = 0; p < px; p++)
+            for (uint32_t c = 0; c < v.c; c++)
+                argmax_take(acc, i++, argmax_load(d, es, ((c / c2) * px + p) * c2 + c % c2));
+        return NPU_OK;
+    }
+    for (uint64_t n = 0; n < v.n; n++) /* logical [C][H][W] per image */
+        for (uint32_t c = 0; c < v.c; c++) {
+            const size_t plane = n * one + (c / c2) * px * c2 + c % c2;
+            for (size_t p = 0; p < px; p++)
+                argmax_take(acc, i++, argmax_load(d, es, plane + p * c2));
+        }
+    return NPU_OK;
+}

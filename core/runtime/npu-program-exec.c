@@ -108,11 +108,18 @@ struct npu_prog_session {
     struct route *route;         /* per step: a CONVERT routed (npu_prog_session_route_output) */
     bool *kept;                  /* per output: routed, no host data */
     struct route *routed_in;     /* routes of other sessions into this one's state */
-    bool rec_on;                 /* record every task's figures (simulator) */
+    /* per output: 1 + the CONVERT step left undone, the output kept in the NPU layout
+     * (npu_prog_session_raw_output); 0: converted. raw_step: per step, undone. raw_buf: per
+     * output, its NPU bytes copied at that step (later steps may reuse the memory) */
+    int *raw_of;
+    bool *raw_step;
+    uint8_t **raw_buf;
+    bool rec_on; /* record every task's figures (simulator) */
     char err[640];
 };
 
 static enum npu_status route_step(struct npu_prog_session *s, int step);
+static enum npu_status raw_step(struct npu_prog_session *s, int step);
 static void route_unlink(struct route *r);
 
 static double
@@ -483,6 +490,11 @@ npu_prog_session_destroy(struct npu_prog_session *s)
     free(s->preps);
     free(s->route);
     free(s->kept);
+    for (int i = 0; s->raw_buf && i < s->m->p->n_outputs; i++)
+        free(s->raw_buf[i]);
+    free(s->raw_buf);
+    free(s->raw_of);
+    free(s->raw_step);
     npu_bo_destroy(s->state);
     npu_bo_destroy(s->act);
     npu_cpu_ctx_destroy(s->ctx);
@@ -1140,6 +1152,13 @@ npu_prog_session_run(struct npu_prog_session *s, const struct npu_tensor *inputs
             rs->cpu_s += now() - a;
             break;
         case NPU_STEP_CONVERT:
+            if (s->raw_step && s->raw_step[i]) {
+                /* kept in the NPU layout (npu_prog_session_raw_output): its bytes copied as
+                 * they are now, before a later step reuses the memory */
+                st = raw_step(s, i);
+                rs->convert_s += now() - a;
+                break;
+            }
             if (s->route && s->route[i].dst) {
                 /* its output routed into another session's state: bytes, no conversion */
                 st = route_step(s, i);
@@ -1170,8 +1189,8 @@ npu_prog_session_run(struct npu_prog_session *s, const struct npu_tensor *inputs
         const struct npu_prog_tensor *t = &p->tensors[ti];
         struct npu_tensor *o = &outputs[i];
         *o = t->t;
-        if (s->kept && s->kept[i]) {
-            o->data = NULL; /* routed into a state (npu_prog_session_route_output) */
+        if ((s->kept && s->kept[i]) || (s->raw_of && s->raw_of[i])) {
+            o->data = NULL; /* routed into a state, or left in the NPU layout */
             continue;
         }
         if (s->m->out_off[i] == UINT64_MAX) {
@@ -1609,6 +1628,10 @@ npu_prog_session_route_output(struct npu_prog_session *s, int output, struct npu
                 p->tensors[p->outputs[output]].name ? p->tensors[p->outputs[output]].name : "");
         return NPU_ERR_UNSUPPORTED;
     }
+    if (dst && s->raw_of && s->raw_of[output]) {
+        npu_err(PROG_DOM, "route output: output %d is kept in the NPU layout (raw output)", output);
+        return NPU_ERR_INVALID;
+    }
     /* the copy runs in the middle of s's own run, while s's state may still be read */
     if (dst == s) {
         npu_err(PROG_DOM, "route output: output %d routed into its own session's state", output);
@@ -1632,5 +1655,98 @@ npu_prog_session_route_output(struct npu_prog_session *s, int output, struct npu
         dst->routed_in = r;
     }
     s->kept[output] = dst != NULL;
+    return NPU_OK;
+}
+
+/* ---- outputs left in the NPU layout (npu_prog_session_raw_output) ----------------- */
+
+enum npu_status
+npu_prog_session_raw_output(struct npu_prog_session *s, int output, bool raw)
+{
+    if (!s)
+        return NPU_ERR_INVALID;
+    const struct npu_program *p = s->m->p;
+    if (output < 0 || output >= p->n_outputs) {
+        npu_err(PROG_DOM, "raw output: output %d (the program has %d)", output, p->n_outputs);
+        return NPU_ERR_INVALID;
+    }
+    if (!raw) {
+        if (s->raw_of && s->raw_of[output]) {
+            s->raw_step[s->raw_of[output] - 1] = false;
+            s->raw_of[output] = 0;
+            free(s->raw_buf[output]);
+            s->raw_buf[output] = NULL;
+        }
+        return NPU_OK;
+    }
+    const int step = output_convert_step(p, output);
+    const char *name = p->tensors[p->outputs[output]].name;
+    if (step < 0) {
+        npu_err(PROG_DOM,
+                "raw output: output %d '%s' is not made by one conversion from an fp16 / fp32 "
+                "NC1HWC2 tensor that nothing else reads",
+                output, name ? name : "");
+        return NPU_ERR_UNSUPPORTED;
+    }
+    if ((s->kept && s->kept[output]) || (s->route && s->route[step].dst)) {
+        npu_err(PROG_DOM, "raw output: output %d '%s' is routed into another session", output,
+                name ? name : "");
+        return NPU_ERR_INVALID;
+    }
+    if (!s->raw_of && !(s->raw_of = calloc((size_t)p->n_outputs + 1, sizeof(int))))
+        return NPU_ERR_NOMEM;
+    if (!s->raw_step && !(s->raw_step = calloc((size_t)p->n_steps + 1, sizeof(bool))))
+        return NPU_ERR_NOMEM;
+    if (!s->raw_buf && !(s->raw_buf = calloc((size_t)p->n_outputs + 1, sizeof(uint8_t *))))
+        return NPU_ERR_NOMEM;
+    const struct npu_prog_tensor *t = &p->tensors[p->steps[step].in[0]];
+    if (!s->raw_buf[output] && !(s->raw_buf[output] = malloc(t->bytes ? t->bytes : 1)))
+        return NPU_ERR_NOMEM;
+    s->raw_of[output] = step + 1;
+    s->raw_step[step] = true;
+    return NPU_OK;
+}
+
+enum npu_status
+npu_prog_session_output_argmax(struct npu_prog_session *s, int output, int64_t base,
+                               struct npu_prog_argmax *acc)
+{
+    if (!s || !acc || output < 0 || output >= s->m->p->n_outputs || !s->raw_of ||
+        !s->raw_of[output]) {
+        npu_err(PROG_DOM, "output argmax: output %d is not kept in the NPU layout", output);
+        return NPU_ERR_INVALID;
+    }
+    const struct npu_prog_tensor *t;
+    const void *bytes;
+    enum npu_status st = npu_prog_session_output_raw(s, output, &t, &bytes);
+    return st ? st : npu_prog_argmax(t, bytes, base, acc);
+}
+
+enum npu_status
+npu_prog_session_output_raw(struct npu_prog_session *s, int output,
+                            const struct npu_prog_tensor **layout, const void **bytes)
+{
+    if (!s || !layout || !bytes || output < 0 || output >= s->m->p->n_outputs || !s->raw_of ||
+        !s->raw_of[output]) {
+        npu_err(PROG_DOM, "raw output: output %d is not kept in the NPU layout", output);
+        return NPU_ERR_INVALID;
+    }
+    *layout = &s->m->p->tensors[s->m->p->steps[s->raw_of[output] - 1].in[0]];
+    *bytes = s->raw_buf[output];
+    return NPU_OK;
+}
+
+static enum npu_status
+raw_step(struct npu_prog_session *s, int step)
+{
+    const struct npu_program *p = s->m->p;
+    const int ti = p->steps[step].in[0];
+    const struct npu_prog_tensor *t = &p->tensors[ti];
+    enum npu_status st = sync_tensor(s, t, NPU_SYNC_FROM_DEVICE);
+    if (st)
+        return run_fail(s, st, "step %d: sync of an output kept in the NPU layout failed", step);
+    for (int o = 0; o < p->n_outputs; o++)
+        if (s->raw_of[o] == step + 1)
+            memcpy(s->raw_buf[o], s->views[ti].data, t->bytes);
     return NPU_OK;
 }

@@ -13,7 +13,11 @@
  *  - a job that faults surfaces as NPU_ERR_FAULT naming the step and job;
  *  - validation refuses each kind of inconsistent program with its message;
  *  - fused CPU epilogues (bias + npu_act) for dtypes the kernels do not fuse;
- *  - three sessions on the three cores run concurrently from three threads.
+ *  - three sessions on the three cores run concurrently from three threads;
+ *  - npu_prog_argmax over NC1HWC2 (fp16, fp32) and row-major tensors: the index a scan over
+ *    the converted fp32 values gives (the first maximum, NaN only as the first element),
+ *    ties, -0 / +0, NaN, the maximum in the last, padded, channel group (padding never read),
+ *    and a scan continued over a second tensor (base).
  */
 #include <pthread.h>
 
@@ -785,6 +789,132 @@ test_concurrency(struct npu_device *dev)
     hand_prog_free(&h);
 }
 
+/* ---- argmax over the NPU layout --------------------------------------------------- */
+
+/* choose()'s greedy scan (npu-llm.c) over host floats */
+static int64_t
+ref_argmax(const float *v, int64_t n)
+{
+    int64_t b = 0;
+    for (int64_t i = 1; i < n; i++)
+        if (v[i] > v[b])
+            b = i;
+    return b;
+}
+
+/* v (numel of t) converted into t's layout, padding channels filled with +inf (fp16 0x7c00
+ * or fp32), then the argmax read there against ref_argmax */
+static int64_t
+argmax_in_layout(const struct npu_prog_tensor *t, const float *v, int64_t base,
+                 struct npu_prog_argmax *acc)
+{
+    const int64_t n = npu_tensor_numel(&t->t);
+    int64_t dims[1] = {n};
+    struct npu_prog_tensor host = tdesc(NPU_DTYPE_FP32, 1, dims, NPU_LAYOUT_NCHW, 0, 0, 0, 0, 0);
+    const size_t es = npu_dtype_size(npu_prog_mem_dtype(t));
+    uint8_t *d = malloc(t->bytes + 1);
+    void *tmp = malloc(npu_prog_convert_scratch(&host, t) + 1);
+    memset(d, 0, t->bytes);
+    CHECK_EQ_INT(NPU_OK, npu_prog_convert(&host, v, t, d, tmp));
+    if (t->layout == NPU_LAYOUT_NC1HWC2 && t->npu_order == NPU_VIEW_NCHW) {
+        const uint32_t c2 = (uint32_t)(16 / es), cp = (t->npu_c + c2 - 1) / c2 * c2;
+        const size_t one = npu_nc1hwc2_bytes(es, t->npu_c, t->npu_h, t->npu_w);
+        for (size_t img = 0; img < t->bytes / one; img++)
+            for (uint32_t c = t->npu_c; c < cp; c++)
+                for (uint32_t y = 0; y < t->npu_h; y++)
+                    for (uint32_t x = 0; x < t->npu_w; x++) {
+                        uint8_t *e =
+                            d + img * one + npu_nc1hwc2_offset(es, c, y, x, t->npu_h, t->npu_w);
+                        const uint16_t h = 0x7c00;
+                        const float f = INFINITY;
+                        memcpy(e, es == 2 ? (const void *)&h : (const void *)&f, es);
+                    }
+    }
+    struct npu_prog_argmax one = {.index = -1};
+    if (!acc)
+        acc = &one;
+    CHECK_EQ_INT(NPU_OK, npu_prog_argmax(t, d, base, acc));
+    free(d);
+    free(tmp);
+    return acc->index;
+}
+
+static void
+test_argmax(void)
+{
+    /* [1, 21]: 8 + 8 + 5 channels, the last group padded by 3 */
+    int64_t d21[2] = {1, 21};
+    struct npu_prog_tensor t16 =
+        tdesc(NPU_DTYPE_FP32, 2, d21, NPU_LAYOUT_NC1HWC2, NPU_DTYPE_FP16, 21, 1, 1, NPU_VIEW_NCHW);
+    struct npu_prog_tensor t32 =
+        tdesc(NPU_DTYPE_FP32, 2, d21, NPU_LAYOUT_NC1HWC2, NPU_DTYPE_FP32, 21, 1, 1, NPU_VIEW_NCHW);
+    struct npu_prog_tensor lin16 =
+        tdesc(NPU_DTYPE_FP32, 2, d21, NPU_LAYOUT_NCHW, NPU_DTYPE_FP16, 0, 0, 0, 0);
+    const struct npu_prog_tensor *ts[3] = {&t16, &t32, &lin16};
+    float v[21];
+    for (int k = 0; k < 3; k++) {
+        const struct npu_prog_tensor *t = ts[k];
+        for (int i = 0; i < 21; i++)
+            v[i] = -1.0f - (float)i / 8;
+        v[3] = v[10] = 2.0f; /* a tie: the first */
+        CHECK_EQ_INT(3, argmax_in_layout(t, v, 0, NULL));
+        v[20] = 2.5f; /* the maximum in the last, padded, group */
+        CHECK_EQ_INT(20, argmax_in_layout(t, v, 0, NULL));
+        for (int i = 0; i < 21; i++)
+            v[i] = -1.0f;
+        v[5] = -0.0f, v[7] = 0.0f; /* -0 == +0: the first */
+        CHECK_EQ_INT(5, argmax_in_layout(t, v, 0, NULL));
+        v[5] = 0.0f, v[7] = -0.0f;
+        CHECK_EQ_INT(5, argmax_in_layout(t, v, 0, NULL));
+        v[0] = NAN; /* a NaN first: kept, as a scan from element 0 keeps it */
+        CHECK_EQ_INT(0, ref_argmax(v, 21));
+        CHECK_EQ_INT(0, argmax_in_layout(t, v, 0, NULL));
+        v[0] = -1.0f, v[2] = NAN, v[12] = NAN; /* NaN elsewhere: never greater */
+        CHECK_EQ_INT(5, argmax_in_layout(t, v, 0, NULL));
+        /* continued over a second tensor whose first element is NaN and which holds the
+         * maximum: as one scan over the concatenation */
+        struct npu_prog_argmax acc = {.index = -1};
+        argmax_in_layout(t, v, 0, &acc);
+        float w[21];
+        for (int i = 0; i < 21; i++)
+            w[i] = -3.0f;
+        w[0] = NAN, w[9] = 1.0f;
+        CHECK_EQ_INT(21 + 9, argmax_in_layout(t, w, 21, &acc));
+        CHECK(acc.value == 1.0f);
+    }
+    /* random values against the scan over the converted floats: CHW views of several images
+     * and [pixels][C] rows, fp16 and fp32 */
+    const uint32_t shapes[][4] = {{1, 17, 3, 2}, {2, 8, 4, 4}, {3, 33, 1, 5}, {1, 50, 1, 1}};
+    for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++)
+        for (int m = 0; m < 3; m++) {
+            const uint32_t *sh = shapes[k];
+            int64_t dims[4] = {sh[0], sh[1], sh[2], sh[3]};
+            int64_t rdims[2] = {(int64_t)sh[0] * sh[2] * sh[3], sh[1]};
+            const enum npu_dtype md = m == 1 ? NPU_DTYPE_FP32 : NPU_DTYPE_FP16;
+            struct npu_prog_tensor t = m < 2
+                                           ? tdesc(NPU_DTYPE_FP32, 4, dims, NPU_LAYOUT_NC1HWC2, md,
+                                                   sh[1], sh[2], sh[3], NPU_VIEW_NCHW)
+                                           : tdesc(NPU_DTYPE_FP32, 2, rdims, NPU_LAYOUT_NC1HWC2, md,
+                                                   sh[1], (uint32_t)rdims[0], 1, NPU_VIEW_HWC);
+            const int64_t n = npu_tensor_numel(&t.t);
+            float *x = malloc((size_t)n * sizeof(float));
+            for (int rep = 0; rep < 8; rep++) {
+                for (int64_t i = 0; i < n; i++) /* coarse values: ties in fp16 and fp32 */
+                    x[i] = (float)((int)(hp_rand(&seed) % 9) - 4) / 4;
+                if (rep & 1)
+                    x[hp_rand(&seed) % (uint32_t)n] = NAN;
+                CHECK_EQ_INT(ref_argmax(x, n), argmax_in_layout(&t, x, 0, NULL));
+            }
+            free(x);
+        }
+    /* refused: an integer tensor */
+    struct npu_prog_tensor i8 =
+        tdesc(NPU_DTYPE_INT8, 2, d21, NPU_LAYOUT_NC1HWC2, NPU_DTYPE_INT8, 21, 1, 1, NPU_VIEW_NCHW);
+    struct npu_prog_argmax acc = {.index = -1};
+    uint8_t buf[64] = {0};
+    CHECK_EQ_INT(NPU_ERR_INVALID, npu_prog_argmax(&i8, buf, 0, &acc));
+}
+
 int
 main(void)
 {
@@ -796,6 +926,7 @@ main(void)
     test_convert_rows(2, 5, 16, 5);
     test_convert_rows(3, 4, 33, 2);
     test_convert_misc();
+    test_argmax();
     test_cpu_epilogue();
     test_cpu_conv_prepared();
 

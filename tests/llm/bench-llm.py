@@ -16,11 +16,14 @@
 #
 #   bench-llm.py NPU_GENERATE [gpt2-small|tinyllama] [--partition cost|supported]
 #                [--cache DIR] [--steps N] [--prompt-len N] [--cores N] [--host-kv-cache]
-#                [--weights fp16|w8a8|both]
+#                [--weights fp16|w8a8|both] [--convert-logits]
 #
 # --host-kv-cache: the decode step converts its KV-cache inputs from the host in every
 # step (npu-generate --host-kv-cache) instead of keeping them resident in device memory
 # where the NPU reads them: the baseline of the resident cache.
+# --convert-logits: npu-generate --convert-logits (each step's logits converted to fp32 and the
+# argmax taken there; by default greedy decoding reads it over the logits as the NPU wrote them, nothing
+# converted, branch gpt2argmax): the baseline of that.
 # --cores N: each step's NPU jobs split over N cores (npu-generate --cores, the
 # runtime's layer split); the floors are printed for 1, 2 and 3 cores.
 # --weights w8a8: npu-generate --weights w8a8 (int8 projections, int8 activations; its floor
@@ -111,6 +114,7 @@ def main():
     ap.add_argument("--cores", type=int, default=1)
     ap.add_argument("--weights", default="fp16", choices=["fp16", "w8a8", "both"])
     ap.add_argument("--host-kv-cache", action="store_true")
+    ap.add_argument("--convert-logits", action="store_true")
     a = ap.parse_args()
     t0 = time.time()
     d = checkpoint(a.cache, a.shape)
@@ -121,7 +125,8 @@ def main():
     cmd = [a.npu_generate, d, "--backend", "sim", "--prompt-ids", prompt, "--max-new-tokens",
            str(a.steps + 1), "--max-context", str(128 + a.steps + 1), "--ids",
            "--cores", str(a.cores), "--cache-dir", os.path.join(a.cache, "npub"),
-           "--cpu-threads", "1"] + (["--host-kv-cache"] if a.host_kv_cache else [])
+           "--cpu-threads", "1"] + (["--host-kv-cache"] if a.host_kv_cache else []) + \
+        (["--convert-logits"] if a.convert_logits else [])
     res = {}
     for wt in (["fp16", "w8a8"] if a.weights == "both" else [a.weights]):
         res[wt] = run_one(a, d, env, cmd + ["--weights", wt], wt)

@@ -24,7 +24,13 @@
 #     3-token prompt the 3 decode steps read 4, 5 and 6 slots (npu-generate: "over 5.0 slots
 #     read a step"; 0 with the attention on the NPU), their attentions are priced at those
 #     slots (K and V; the mask whole), and the per-token CPU figure is the compiled price
-#     less, per layer, the compiled attention's price minus the steps' mean.
+#     less, per layer, the compiled attention's price minus the steps' mean;
+#   - greedy without logits (npu-generate's default; branch gpt2argmax): each decode step reads
+#     its token as the argmax over the logits as the NPU wrote them, and its CPU figure prices
+#     that as one ArgMax reduction over the logits' elements (0.78 Add cycles an element at
+#     2.4 GHz against their bytes in the NPU's dtype at 12 GB/s, + 1 us) in place of the
+#     logits' conversions: the figure is --convert-logits's less the difference, and
+#     --convert-logits prices no argmax.
 # Needs /usr/bin/python3 with torch (skips otherwise).
 #
 #   test-llm-cpu-model.py NPU_GENERATE
@@ -61,6 +67,11 @@ CONV = re.compile(r"modeled CPU step: conversion \S+, (\d+) elements, ([\d.]+) u
                   r"model v1\)")
 STEP = re.compile(r"modeled CPU step: .*?([\d.]+) us \(RK3588 CPU model v1\)")
 ATTN = re.compile(r"modeled CPU step: npu\.Attention \S+, ([\d.]+) us \(RK3588 CPU model v1\)")
+ARGMAX = re.compile(r"modeled CPU argmax of the logits in the NPU layout: (\d+) (f16|f32) elements, "
+                    r"([\d.]+) us in place of (\d+)-output conversions, ([\d.]+) us \(RK3588 CPU "
+                    r"model v1\)")
+AM_STEPS = re.compile(r"; (\d+) step\(s\) read the token as the argmax of the logits in the NPU "
+                      r"layout")
 RUN_ATTN = re.compile(r"modeled CPU step at run time: npu\.Attention \S+ over (\d+) slots read, "
                       r"([\d.]+) us \(RK3588 CPU model v1\)")
 
@@ -76,7 +87,7 @@ def attn_us(heads, slots, hd, kv_bytes, mask_slots=None):
     return (max(compute, nbytes / 12e9) + 1e-6) * 1e6
 
 
-def run(gen, folder, profile):
+def run(gen, folder, profile, extra=()):
     env = dict(os.environ, NPU_PARTITION="supported")
     env.pop("NPU_HW_PROFILE", None)
     if profile:
@@ -84,7 +95,8 @@ def run(gen, folder, profile):
         env["NPU_DEBUG"] = "debug"  # each priced step
     r = subprocess.run([gen, folder, "--backend", "sim", "--prompt-ids", "5,77,130",
                         "--max-new-tokens", "4", "--max-context", "64", "--cpu-threads", "1",
-                        "--no-cache", "--ids"], env=env, capture_output=True, text=True)
+                        "--no-cache", "--ids"] + list(extra), env=env, capture_output=True,
+                       text=True)
     m, p = LINE.search(r.stderr), PROG.search(r.stderr)
     if r.returncode or not m or not p:
         print(f"FAIL {folder} ({profile or 'default'} profile): no figures\n{r.stderr}")
@@ -102,7 +114,11 @@ def run(gen, folder, profile):
          "compiled": sum(float(x) for x in STEP.findall(load)) * 1e-3,
          # then the decode program's attentions again for each new number of slots they read
          "attn_run": [(int(n), float(x)) for n, x in RUN_ATTN.findall(later)],
-         "conv_us": [(int(e), float(t)) for e, t in CONV.findall(r.stderr)]}
+         "conv_us": [(int(e), float(t)) for e, t in CONV.findall(r.stderr)],
+         "argmax": ARGMAX.findall(r.stderr),
+         "am_steps": int(AM_STEPS.search(r.stderr)[1]) if AM_STEPS.search(r.stderr) else 0}
+    # the argmax in place of the logits' conversions, per decode step (ms)
+    f["am_delta"] = sum(float(a[2]) - float(a[4]) for a in f["argmax"]) * 1e-3
     print(f"     {os.path.basename(folder)} {profile or 'default'} profile: {f['npu']:.3f} ms NPU "
           f"+ {f['cpu']:.3f} ms CPU steps ({f['model']}; {f['ops']} ops, {f['conv']} "
           f"conversions, {f['slots']} slots) = {f['series']:.3f} ms/token; attention on the "
@@ -117,7 +133,8 @@ def main():
         ck = {n: checkpoint(tmp, n) for n in (2, 4, 6)}
         sup = {n: run(gen, ck[n], None) for n in (2, 4)}
         ver = {n: run(gen, ck[n], "verified") for n in (2, 4, 6)}
-        if not all(sup.values()) or not all(ver.values()):
+        conv2 = run(gen, ck[2], "verified", ["--convert-logits"])
+        if not all(sup.values()) or not all(ver.values()) or not conv2:
             sys.exit(1)
 
         def check(ok, what):
@@ -176,10 +193,28 @@ def main():
                                                                 for _ in range(n)])),
                   f"{n} layers: the CPU attention read {f['read']} slots a step (want 5.0 of 64), "
                   f"priced at {sorted(set(got))} us (want {[round(w, 3) for w in run_want]})")
-            check(abs(f["cpu"] - (f["compiled"] - mean_cut)) <= 0.0015 and
+            check(abs(f["cpu"] - (f["compiled"] - mean_cut + f["am_delta"])) <= 0.0015 and
                   f["cpu"] < f["compiled"] - 0.001,
                   f"{n} layers: {f['cpu']} ms/token CPU steps = the compiled {f['compiled']:.4f} "
-                  f"less {mean_cut:.4f} ms of attention over slots not read")
+                  f"less {mean_cut:.4f} ms of attention over slots not read, "
+                  f"{f['am_delta']:+.4f} ms of argmax in place of the logits' conversions")
+        # the argmax over the logits in the NPU layout, priced as one reduction in place of
+        # the logits' conversions (4 ns an element); --convert-logits: none
+        f = ver[2]
+        am = f["argmax"][0] if len(f["argmax"]) == 1 else None
+        if am:
+            e, es = int(am[0]), 2 if am[1] == "f16" else 4
+            want_am = (max(e * 0.78 / 2.4e9, (e * es + 8) / 12e9) + 1e-6) * 1e6
+        check(am is not None and f["am_steps"] == 3 and abs(float(am[2]) - want_am) <= 0.002 and
+              abs(float(am[4]) - e * 4e-3) <= 0.002,
+              f"greedy without logits: {f['am_steps']} of 3 decode steps read the argmax in the "
+              f"NPU layout, priced {am[2] if am else '?'} us over {am[0] if am else '?'} "
+              f"{am[1] if am else '?'} elements in place of {am[4] if am else '?'} us of "
+              f"conversions (want {want_am if am else 0:.3f} us)")
+        check(not conv2["argmax"] and conv2["am_steps"] == 0 and
+              abs(f["cpu"] - (conv2["cpu"] + f["am_delta"])) <= 0.0002 and f["am_delta"] < 0,
+              f"--convert-logits: {conv2['cpu']} ms/token CPU steps, without it {f['cpu']} "
+              f"(want the difference {f['am_delta']:+.4f} ms, no argmax)")
         check(all(f["read"] == 0 and not f["attn_run"] for f in sup.values()),
               "attention on the NPU: no CPU attention slots read, nothing priced again")
         dsup = sup[4]["cpu"] - sup[2]["cpu"]

@@ -25,6 +25,12 @@
 # On sim, LLaMA's and Qwen2's decode step leaves no product on the CPU ("(0 MatMul)" in that
 # line): the output projection behind the NPU attention's one-token head merge included
 # (dpu-move.c lower_row_merge; before it, those products stayed on the CPU).
+# Greedy without --logits-out reads each decode step's token as the argmax over the logits as
+# the NPU wrote them (fp16 or fp32), nothing converted (npu_llm_sampling.no_logits, branch
+# gpt2argmax): on the NPU backends every decode step must say so (31 of 32 tokens; none on
+# cpu), and
+# --convert-logits (the fp32 logits converted, the argmax taken there) must give the same ids;
+# a sampled run (--temperature) converts them (no argmax steps).
 import os
 import re
 import subprocess
@@ -69,6 +75,27 @@ def main():
                 fails += 1
             else:
                 print(f"ok   {name} {backend}: 32 greedy ids match the reference")
+            am = re.search(r"; (\d+) step\(s\) read the token as the argmax of the logits in the NPU "
+                           r"layout",
+                           r.stderr)
+            want_am = 0 if backend == "cpu" else 31
+            if (int(am[1]) if am else 0) != want_am:
+                print(f"FAIL {name} {backend}: {am[1] if am else 0} decode step(s) took the "
+                      f"argmax over the logits in the NPU layout, want {want_am}")
+                fails += 1
+            rc = subprocess.run(base + ["--greedy", "--ids", "--convert-logits"], env=env,
+                                capture_output=True, text=True)
+            if rc.returncode != 0 or rc.stdout != r.stdout or "argmax" in rc.stderr:
+                print(f"FAIL {name} {backend}: --convert-logits gives {rc.stdout!r}, without "
+                      f"{r.stdout!r}\n{rc.stderr}")
+                fails += 1
+            else:
+                print(f"ok   {name} {backend}: the same ids with the logits converted")
+            rt = subprocess.run(base + ["--temperature", "0.8", "--top-k", "5", "--ids"], env=env,
+                                capture_output=True, text=True)
+            if rt.returncode != 0 or not rt.stdout.startswith("ids: ") or "argmax" in rt.stderr:
+                print(f"FAIL {name} {backend}: sampled run\n{rt.stdout}{rt.stderr}")
+                fails += 1
             info = [ln for ln in r.stderr.splitlines()
                     if ln.startswith(("decode program", "decode split"))]
             ran = re.search(r"; backend (\w+)$", r.stderr.splitlines()[0] if r.stderr else "")

@@ -20,6 +20,11 @@
  * routed again or the route undone; a source destroyed first leaves its destination whole
  * (ASan checks both orders). A micro-benchmark prints the CPU time of one
  * GPT-2 small sized copy ([12, 128, 64] into [12, 256, 64]); nothing asserts on it.
+ * npu_prog_session_raw_output on the same source: y left in the NPU layout (data NULL), its
+ * argmax read there (npu_prog_session_output_argmax) equal to the scan over f16(x), for both
+ * view orders, with the maximum in the last channel group and a tie before it; the refusals
+ * (an output read by a later step, out of range, routed; a raw output routed; the argmax of
+ * an output not kept raw); undone: y converted again.
  */
 #include <time.h>
 
@@ -587,6 +592,74 @@ test_lifetime(struct npu_device *dev)
     pair_close(&pr);
 }
 
+static void
+test_raw(struct npu_device *dev, uint32_t order)
+{
+    const struct dims d = {3, 5, 9, 20};
+    struct pair pr;
+    pair_open(&pr, dev, d, order, NPU_VIEW_NCHW, NULL);
+    struct npu_prog_session *ss = session(pr.sm), *ds = session(pr.dm);
+    const size_t nx = (size_t)d.K * d.S * d.D;
+    float *x = malloc(nx * sizeof(float)), *y = malloc(nx * sizeof(float));
+    CHECK(x && y);
+    uint32_t seed = 99 + order;
+    for (size_t i = 0; i < nx; i++)
+        x[i] = (float)((int)((seed = seed * 1103515245u + 12345u) >> 16) % 1000) / 500.0f - 1.0f;
+    /* the maximum twice (fp16 ties): the first one in the middle, then once in the last
+     * channel group of the last row (20 channels: groups of 8, 8 and a padded 4) */
+    x[nx / 3] = x[nx - 2] = 3.0f;
+    x[nx / 3 + 1] = 3.0004f; /* the same fp16 as 3.0: a tie, not a larger value */
+    npu_log_set_handler(npu_test_log_capture, NULL);
+    REFUSED(NPU_ERR_UNSUPPORTED, "not made by one conversion",
+            npu_prog_session_raw_output(ss, 1, true));
+    REFUSED(NPU_ERR_INVALID, "output 3", npu_prog_session_raw_output(ss, 3, true));
+    struct npu_prog_argmax acc = {.index = -1};
+    REFUSED(NPU_ERR_INVALID, "not kept in the NPU layout",
+            npu_prog_session_output_argmax(ss, 0, 0, &acc));
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_route_output(ss, 0, ds, 0, 1, 0));
+    REFUSED(NPU_ERR_INVALID, "routed", npu_prog_session_raw_output(ss, 0, true));
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_route_output(ss, 0, NULL, 0, 0, 0));
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_raw_output(ss, 0, true));
+    REFUSED(NPU_ERR_INVALID, "kept in the NPU layout",
+            npu_prog_session_route_output(ss, 0, ds, 0, 1, 0));
+    npu_log_set_handler(NULL, NULL);
+    bool raw = false;
+    CHECK_EQ_INT(NPU_OK, src_run(ss, d, x, NULL, &raw));
+    CHECK(raw); /* data NULL: not converted */
+    int64_t want = 0;
+    for (size_t i = 1; i < nx; i++)
+        if (f16r(x[i]) > f16r(x[want]))
+            want = (int64_t)i;
+    CHECK_EQ_INT((int64_t)(nx / 3), want);
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_output_argmax(ss, 0, 7, &acc));
+    CHECK_EQ_INT(want + 7, acc.index);
+    CHECK(acc.value == 3.0f);
+    const struct npu_prog_tensor *lt = NULL;
+    const void *lb = NULL;
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_output_raw(ss, 0, &lt, &lb));
+    CHECK(lt && lb && npu_prog_mem_dtype(lt) == NPU_DTYPE_FP16 && lt->npu_order == order);
+    /* the last element alone the largest: found in the padded last group */
+    x[nx - 1] = 4.0f;
+    CHECK_EQ_INT(NPU_OK, src_run(ss, d, x, NULL, NULL));
+    acc.index = -1;
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_output_argmax(ss, 0, 0, &acc));
+    CHECK_EQ_INT((int64_t)nx - 1, acc.index);
+    /* undone: converted again */
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_raw_output(ss, 0, false));
+    raw = true;
+    CHECK_EQ_INT(NPU_OK, src_run(ss, d, x, y, &raw));
+    CHECK(!raw);
+    int bad = 0;
+    for (size_t i = 0; i < nx; i++)
+        bad += y[i] != f16r(x[i]);
+    CHECK_EQ_INT(0, bad);
+    npu_prog_session_destroy(ds);
+    npu_prog_session_destroy(ss);
+    free(x);
+    free(y);
+    pair_close(&pr);
+}
+
 int
 main(void)
 {
@@ -597,6 +670,8 @@ main(void)
     test_refusals(dev);
     test_twice_listed(dev);
     test_lifetime(dev);
+    test_raw(dev, NPU_VIEW_NCHW);
+    test_raw(dev, NPU_VIEW_HWC);
     const uint32_t orders[2] = {NPU_VIEW_NCHW, NPU_VIEW_HWC};
     const struct dims small[3] = {{3, 5, 9, 20}, {2, 7, 7, 16}, {1, 1, 4, 3}};
     for (int k = 0; k < 3; k++)

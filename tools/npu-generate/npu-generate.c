@@ -47,6 +47,9 @@ static const char usage[] =
     "  --quiet            no statistics or notices on stderr (errors still print)\n"
     "  --logits-out FILE  write each step's logits as a float32 .npy [steps, vocab]\n"
     "  --force-ids LIST   feed these tokens instead of the chosen ones (teacher forcing)\n"
+    "  --convert-logits   greedy: convert each step's logits to fp32 and take the argmax there\n"
+    "                     (the default without --logits-out reads the argmax over the logits\n"
+    "                     as the NPU wrote them, nothing converted; the same token)\n"
     "\n"
     "Statistics (stderr): prompt tokens, prefill time, decode time per token (host time\n"
     "measured; on sim also modeled NPU time, labelled with the timing model, plus the modeled\n"
@@ -168,6 +171,7 @@ main(int argc, char **argv)
     struct npu_llm_options o = {.backend = "auto"};
     struct npu_llm_sampling sp = {.greedy = true, .temperature = 1, .top_p = 1};
     bool ids_only = false, quiet = false, greedy_flag = false, sample_flag = false;
+    bool convert_logits = false;
     double max_new = 32, x;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -184,6 +188,8 @@ main(int argc, char **argv)
             i++;
         } else if (!strcmp(a, "--backend") && v) {
             o.backend = v, i++;
+        } else if (!strcmp(a, "--convert-logits")) {
+            convert_logits = true;
         } else if (!strcmp(a, "--greedy")) {
             greedy_flag = true;
         } else if (!strcmp(a, "--temperature")) {
@@ -251,6 +257,9 @@ main(int argc, char **argv)
         return 2;
     }
     sp.greedy = !sample_flag;
+    /* nobody reads the logits: the argmax over the values as the NPU wrote them, nothing
+     * converted */
+    sp.no_logits = sp.greedy && !logits_out && !convert_logits;
     if ((prompt != NULL) == (prompt_ids != NULL)) {
         fprintf(stderr, "npu-generate: give exactly one of --prompt and --prompt-ids\n");
         return 2;
@@ -397,6 +406,10 @@ main(int argc, char **argv)
                         (s.decode_host_s - s.decode_npu_wait_s) * 1e3 / steps);
             fprintf(stderr, "; host CPU time of the loop's thread %.3f ms/token",
                     s.decode_host_cpu_s * 1e3 / steps);
+            if (s.decode_argmax_steps)
+                fprintf(stderr,
+                        "; %d step(s) read the token as the argmax of the logits in the NPU layout",
+                        s.decode_argmax_steps);
         }
         fputc('\n', stderr);
         if (steps && strcmp(in->backend, "cpu"))

@@ -49,6 +49,13 @@ enum npu_status npu_session_write_state(struct npu_session *s, int input,
  * s's later runs fail until the route is set again or undone (as there). */
 enum npu_status npu_session_route_output(struct npu_session *s, int output, struct npu_session *dst,
                                          int input, int axis, int64_t start);
+/* npu_prog_session_raw_output and npu_prog_session_output_argmax (npu-program-exec.h) on the
+ * session's program session: an output left in the NPU's layout (data NULL after a run)
+ * and its argmax read there. NPU backends only. */
+struct npu_prog_argmax;
+enum npu_status npu_session_raw_output(struct npu_session *s, int output, bool raw);
+enum npu_status npu_session_output_argmax(struct npu_session *s, int output, int64_t base,
+                                          struct npu_prog_argmax *acc);
 
 /* npu_prog_session_split_layers (npu-program-exec.h) on the session's program session:
  * every job split over cores 0 .. cores-1 where the timing model says it pays (simulator

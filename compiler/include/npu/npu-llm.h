@@ -127,6 +127,15 @@ struct npu_llm_sampling {
     int top_k;         /* 0 = off */
     float top_p;       /* 1 = off */
     uint64_t seed;
+    /* Greedy decoding whose caller does not want the logits: the callback gets logits NULL
+     * for the tokens the decode step made, and on the NPU backends the step's logits
+     * outputs stay in the NPU's layout (fp16, or fp32 where the NPU writes them so), the
+     * token their argmax read there (the same token: fp16 -> fp32 is exact and keeps the
+     * order; the first maximum wins, a NaN only as the first element) instead of converted
+     * to fp32 (npu_llm_stats.decode_argmax_steps; its modeled CPU time: one ArgMax reduction
+     * over the logits' elements in the NPU's dtype in place of their conversions). Ignored
+     * when not greedy or with force. */
+    bool no_logits;
 };
 
 enum npu_llm_stop {
@@ -178,10 +187,14 @@ struct npu_llm_stats {
      * CPU). decode_cpu_modeled_s prices that attention over these slots, step by step,
      * not over npu_llm_info.cache_slots (decode_cpu_modeled_s there is the compiled price). */
     double decode_cpu_attn_slots;
+    /* Decode runs whose token was the argmax read over the logits in the NPU layout
+     * (npu_llm_sampling.no_logits), nothing converted. */
+    int decode_argmax_steps;
 };
 
 /* Called for each new token; a nonzero return stops the generation. logits
- * (vocab floats, the step's) is valid during the call. */
+ * (vocab floats, the step's) is valid during the call; NULL where the caller asked for none
+ * (npu_llm_sampling.no_logits) and the step did not make them. */
 typedef int (*npu_llm_token_fn)(int32_t token, const float *logits, void *user);
 
 enum npu_status npu_llm_load(const char *dir, const struct npu_llm_options *opts,

@@ -55,6 +55,23 @@ size_t npu_prog_convert_scratch(const struct npu_prog_tensor *src,
 enum npu_status npu_prog_convert(const struct npu_prog_tensor *src, const void *src_data,
                                  const struct npu_prog_tensor *dst, void *dst_data, void *tmp);
 
+/* A running argmax: the first maximum (a later element wins only when strictly greater), as a
+ * scan over floats from index 0 does; index -1 before any element. NaN is never greater, so a
+ * NaN is kept only where it is the first element. */
+struct npu_prog_argmax {
+    int64_t index;
+    float value;
+};
+/*
+ * Continues acc's scan over t's elements in logical (row-major) order, element i numbered
+ * base + i, read from data laid out as t describes (fp16 or fp32 memory dtype, row-major or
+ * NC1HWC2; the padding channels are not read): fp16 values are read as their exact fp32, so
+ * the result is the one a scan over the converted tensor gives. Scanning several tensors in turn
+ * with increasing bases gives the argmax of their concatenation.
+ */
+enum npu_status npu_prog_argmax(const struct npu_prog_tensor *t, const void *data, int64_t base,
+                                struct npu_prog_argmax *acc);
+
 #ifdef __cplusplus
 }
 #endif

@@ -187,6 +187,26 @@ enum npu_status npu_prog_session_write_state(struct npu_prog_session *s, int inp
 enum npu_status npu_prog_session_route_output(struct npu_prog_session *s, int output,
                                               struct npu_prog_session *dst, int input, int axis,
                                               int64_t start);
+/*
+ * raw: later runs of s leave graph output `output` in the NPU layout, its CONVERT step not run
+ * (no conversion to the host; the output returned with data NULL), for
+ * npu_prog_session_output_argmax to read after each run; false undoes it. NPU_ERR_UNSUPPORTED
+ * unless the output is made by one CONVERT step from an fp16 / fp32 NC1HWC2 tensor that no
+ * other step reads; NPU_ERR_INVALID where the output is routed (npu_prog_session_route_output; a
+ * raw output cannot be routed either).
+ */
+enum npu_status npu_prog_session_raw_output(struct npu_prog_session *s, int output, bool raw);
+/* After a run, raw output `output` as the NPU left it: *layout describes its bytes (the NPU
+ * tensor: dtype, NC1HWC2 view; its offset is not into *bytes), *bytes a copy of them taken at
+ * the step that would have converted it (valid until the next run or the output is converted
+ * again). npu_prog_session_output_argmax continues acc's scan (npu_prog_argmax,
+ * npu-program-check.h) over its values, element i numbered base + i. */
+enum npu_status npu_prog_session_output_raw(struct npu_prog_session *s, int output,
+                                            const struct npu_prog_tensor **layout,
+                                            const void **bytes);
+struct npu_prog_argmax;
+enum npu_status npu_prog_session_output_argmax(struct npu_prog_session *s, int output, int64_t base,
+                                               struct npu_prog_argmax *acc);
 /* The message of the last failed run ("" after a success). */
 const char *npu_prog_session_error(const struct npu_prog_session *s);
 
