@@ -40,6 +40,7 @@
 
 #include "llm-priv.h"
 #include "npu/npu-build.h"
+#include "npu/npu-cpu.h"
 #include "npu/npu-exec.h"
 #include "npu/npu-ir.h"
 #include "npu/npu-model.h"
@@ -51,7 +52,9 @@
 #include "npu/npu-timing.h"
 
 #define DOM "llm"
-#define MASK_OFF (-10000.0f)
+/* an empty cache slot's mask value: the CPU fp16 attention skips the slots at or below its
+ * constant, so both use the one constant */
+#define MASK_OFF NPU_ATTN16_MASK_OFF
 
 struct cand {
     float p;

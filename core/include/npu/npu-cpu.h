@@ -115,7 +115,7 @@ struct npu_attn16_shape {
 };
 
 /* A mask value at or below this switches a slot off (a decode step's empty cache slots;
- * compiler/llm's MASK_OFF). */
+ * compiler/llm/npu-llm.c uses it for them). */
 #define NPU_ATTN16_MASK_OFF (-10000.0f)
 
 /* y[kvh][g][d] = sum_j softmax_j(scale x q[kvh][g] . K[kvh][j] + mask[g][j]) V[kvh][j][d]
