@@ -397,7 +397,9 @@ q_block_heads(const struct llm_split *sq, int k, int64_t hd)
 
 /* GPT-2's MLP with c_fc cut into column blocks (llm_weights_split) and c_proj whole: per
  * block k, gelu(a @ W_fc[:, block k] + b_fc[block k]) @ W_proj[rows of block k], the
- * partial products summed after all blocks, b_proj added to the last one's product (a
+ * partial products summed after all blocks (in the decode step on the CPU, cpu_join: on the
+ * NPU the sum waited for every core's chain, a one-core submit of 33 us a layer, GPT-2
+ * small, timing model v2), b_proj added to the last one's product (a
  * bias of that product on the NPU; added to the sum it was a CPU Add of its own per layer
  * in the decode step, behind the sum's conversion). Each block is a chain of its own
  * (product, GELU with its LUT, product) that the layer split runs on one core beside the
@@ -426,7 +428,7 @@ mlp_blocks(struct gb *b, V *a, const struct llm_layer_w *L, int64_t D, const cha
     }
     V *sum = part[0];
     for (int k = 1; k < L->sup.n; k++)
-        sum = op2(b, NPU_OP_ADD, sum, part[k]);
+        sum = cpu_join(b, op2(b, NPU_OP_ADD, sum, part[k]));
     return sum;
 }
 
@@ -773,7 +775,10 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
             q = cpu_join(&b, concat_axis(&b, qp, nq, nm, 0));
         } else if (nq > 1) {
             snprintf(nm, sizeof(nm), "l%d.q", l);
-            q = heads(&b, concat_last(&b, qp, nq, nm), rows, qd, csq);
+            /* GPT-2: its attention is a CPU step by cost, so q's join is one too (on the
+             * NPU it waited for every core's block: a one-core submit a layer) */
+            V *qj = concat_last(&b, qp, nq, nm);
+            q = heads(&b, gpt2 ? cpu_join(&b, qj) : qj, rows, qd, csq);
             if (!gpt2)
                 q = rope(&b, q, cosv, sinv, rotv);
         }

@@ -335,7 +335,7 @@ cpu_steps_modeled_kept(const struct npu_program *pg, int threads, const bool *ke
  * the int8 Quantize / Dequantize and the Reshape beside a conversion done by it, branch tlser;
  * 24: both). A rebuilt compiler changes the key anyway through npu_compiler_build_id, so this
  * matters only for builds without a GNU build ID. */
-#define LLM_GRAPH_VERSION 24
+#define LLM_GRAPH_VERSION 25
 
 static uint64_t
 fnv(uint64_t h, const void *p, size_t n)
