@@ -116,7 +116,7 @@ struct npu_llm {
     double dec_cpu_at_s;
     int64_t dec_attn_slots, last_attn_slots;
     /* the decode program's steps' compiled prices (cpu_steps_modeled at load, n_steps; NULL on
-     * the cpu backend): a run prices again only its in-place attentions (cpu_steps_modeled_at) */
+     * the cpu backend): a run prices again only its in-place attentions (cpu_steps_modeled_kept) */
     double *dec_step_s;
     /* pre_kv_dev: the prefill writes its k.L / v.L rows into the decode session's state
      * inputs pre_kv_in[2 l + kv] itself, copied in the NPU's layout where pre_kv_keep (no
@@ -192,7 +192,8 @@ cpu_attention(const struct npu_program *pg)
  * path (the NPU job after a CPU step waits for it), so a board's step takes about the NPU's
  * modeled time plus this. *n_ops and *n_conv count what was priced. */
 static enum npu_status cpu_steps_modeled_kept(const struct npu_program *pg, int threads,
-                                              const bool *kept, double *each, double *out,
+                                              const bool *kept, const double *known,
+                                              int64_t attn_slots, double *each, double *out,
                                               int *n_ops, int *n_conv, int *n_copy);
 
 static enum npu_status
@@ -200,7 +201,7 @@ cpu_steps_modeled(const struct npu_program *pg, int threads, double *each, doubl
                   int *n_conv)
 {
     int n_copy;
-    return cpu_steps_modeled_kept(pg, threads, NULL, each, out, n_ops, n_conv, &n_copy);
+    return cpu_steps_modeled_kept(pg, threads, NULL, NULL, 0, each, out, n_ops, n_conv, &n_copy);
 }
 
 /* The modeled cost of copying an NPU tensor's elements as bytes of its memory dtype into
@@ -338,12 +339,21 @@ step_scratch(const struct npu_program *pg, struct npu_value **vals, struct npu_v
     return NPU_OK;
 }
 
-/* The compiled price, summed over the steps in order; each (when not NULL, pg->n_steps
+/* The price of one run, summed over the steps in order; each (when not NULL, pg->n_steps
  * entries) gets every step's own price, 0 for an NPU job. kept: per step, a conversion routed
- * as bytes into another session (pre_kv_setup), priced as a copy. */
+ * as bytes into another session (pre_kv_setup), priced as a copy. *n_ops, *n_conv and
+ * *n_copy count the steps priced.
+ * known (pg->n_steps prices, each from a call without it) and attn_slots > 0: the price of a
+ * run whose in-place attentions (attn_in_place) read that many of their K and V slots
+ * (npu_prog_run_stats.cpu_attn_slots) instead of the compiled ones: the kernel reads K and V
+ * up to the mask's last valid slot; its mask is still priced whole (it scans it). Only those
+ * steps are priced again (*n_ops counts them); every other step's price is its known one,
+ * summed in the same order, so the figure is the same to the last bit as pricing every step
+ * again. */
 static enum npu_status
-cpu_steps_modeled_kept(const struct npu_program *pg, int threads, const bool *kept, double *each,
-                       double *out, int *n_ops, int *n_conv, int *n_copy)
+cpu_steps_modeled_kept(const struct npu_program *pg, int threads, const bool *kept,
+                       const double *known, int64_t attn_slots, double *each, double *out,
+                       int *n_ops, int *n_conv, int *n_copy)
 {
     double sum = 0;
     *out = 0;
@@ -353,8 +363,12 @@ cpu_steps_modeled_kept(const struct npu_program *pg, int threads, const bool *ke
     if (st)
         return st;
     for (int k = 0; pg && k < pg->n_steps; k++) {
+        if (known && !attn_in_place(pg, &pg->steps[k])) {
+            sum += known[k]; /* 0 for an NPU job: adds nothing */
+            continue;
+        }
         enum step_price what;
-        double t = step_modeled(pg, k, threads, kept, 0, vals, ptrs, &what);
+        double t = step_modeled(pg, k, threads, kept, known ? attn_slots : 0, vals, ptrs, &what);
         if (each)
             each[k] = t;
         if (what == PRICE_NONE)
@@ -363,38 +377,6 @@ cpu_steps_modeled_kept(const struct npu_program *pg, int threads, const bool *ke
         *n_conv += what == PRICE_CONV;
         *n_ops += what == PRICE_OP;
         sum += t;
-    }
-    free(vals);
-    free(ptrs);
-    *out = sum;
-    return NPU_OK;
-}
-
-/* attn_slots > 0: the price of a run whose in-place attentions (attn_in_place) read that many
- * of their K and V slots (npu_prog_run_stats.cpu_attn_slots) instead of the compiled ones:
- * the kernel reads K and V up to the mask's last valid slot; its mask is still priced whole
- * (it scans it). Only those steps are priced again; every other step's price is the compiled
- * one in each (cpu_steps_modeled_kept at load), summed in the same order, so the figure is
- * the same to the last bit as pricing every step again. *n_priced: the steps priced again. */
-static enum npu_status
-cpu_steps_modeled_at(const struct npu_program *pg, int threads, const double *each,
-                     int64_t attn_slots, double *out, int *n_priced)
-{
-    double sum = 0;
-    *out = 0;
-    *n_priced = 0;
-    struct npu_value *vals, **ptrs;
-    enum npu_status st = step_scratch(pg, &vals, &ptrs);
-    if (st)
-        return st;
-    for (int k = 0; pg && k < pg->n_steps; k++) {
-        if (!attn_in_place(pg, &pg->steps[k])) {
-            sum += each[k]; /* 0 for an NPU job: adds nothing */
-            continue;
-        }
-        enum step_price what;
-        sum += step_modeled(pg, k, threads, NULL, attn_slots, vals, ptrs, &what);
-        (*n_priced)++;
     }
     free(vals);
     free(ptrs);
@@ -1355,10 +1337,11 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
     double dec_cpu = m->dec_cpu_model_s;
     m->last_attn_slots = prefill ? 0 : rs.cpu_attn_steps ? rs.cpu_attn_slots : 0;
     if (m->last_attn_slots > 0 && m->dec_cpu_model_s > 0) {
-        int priced;
+        int priced, conv, copies;
         if (m->dec_attn_slots != m->last_attn_slots && m->dec_step_s &&
-            !cpu_steps_modeled_at(npu_model_program(m->dec), m->o.cpu_threads, m->dec_step_s,
-                                  m->last_attn_slots, &m->dec_cpu_at_s, &priced)) {
+            !cpu_steps_modeled_kept(npu_model_program(m->dec), m->o.cpu_threads, NULL,
+                                    m->dec_step_s, m->last_attn_slots, NULL, &m->dec_cpu_at_s,
+                                    &priced, &conv, &copies)) {
             m->dec_attn_slots = m->last_attn_slots;
             npu_dbg(DOM, "modeled CPU steps at run time: %d step(s) priced again over %lld slots",
                     priced, (long long)m->last_attn_slots);
@@ -1786,7 +1769,8 @@ npu_llm_generate(struct npu_llm *m, const int32_t *prompt, int n, int max_new,
                 m->pre_kv_dev = false;
                 if (strcmp(npu_model_backend(m->pre), "cpu") && !(st = pre_kv_setup(m, nf, &kept)))
                     st = cpu_steps_modeled_kept(npu_model_program(m->pre), m->o.cpu_threads, kept,
-                                                NULL, &m->pre_cpu_model_s, &ops, &conv, &copies);
+                                                NULL, 0, NULL, &m->pre_cpu_model_s, &ops, &conv,
+                                                &copies);
                 free(kept);
                 m->pre_len = st ? 0 : nf; /* not priced: made again next time */
             }

@@ -1636,17 +1636,27 @@ route_step(struct npu_prog_session *s, int step)
     return NPU_OK;
 }
 
+/* s's program when output is one of its outputs; else NULL, logged as `what`'s refusal */
+static const struct npu_program *
+session_output(const struct npu_prog_session *s, int output, const char *what)
+{
+    if (!s)
+        return NULL;
+    const struct npu_program *p = s->m->p;
+    if (output < 0 || output >= p->n_outputs) {
+        npu_err(PROG_DOM, "%s: output %d (the program has %d)", what, output, p->n_outputs);
+        return NULL;
+    }
+    return p;
+}
+
 enum npu_status
 npu_prog_session_route_output(struct npu_prog_session *s, int output, struct npu_prog_session *dst,
                               int input, int axis, int64_t start)
 {
-    if (!s)
+    const struct npu_program *p = session_output(s, output, "route output");
+    if (!p)
         return NPU_ERR_INVALID;
-    const struct npu_program *p = s->m->p;
-    if (output < 0 || output >= p->n_outputs) {
-        npu_err(PROG_DOM, "route output: output %d (the program has %d)", output, p->n_outputs);
-        return NPU_ERR_INVALID;
-    }
     int step = output_convert_step(p, output);
     if (step < 0) {
         npu_err(PROG_DOM,
@@ -1691,13 +1701,9 @@ npu_prog_session_route_output(struct npu_prog_session *s, int output, struct npu
 enum npu_status
 npu_prog_session_raw_output(struct npu_prog_session *s, int output, bool raw)
 {
-    if (!s)
+    const struct npu_program *p = session_output(s, output, "raw output");
+    if (!p)
         return NPU_ERR_INVALID;
-    const struct npu_program *p = s->m->p;
-    if (output < 0 || output >= p->n_outputs) {
-        npu_err(PROG_DOM, "raw output: output %d (the program has %d)", output, p->n_outputs);
-        return NPU_ERR_INVALID;
-    }
     if (!raw) {
         if (s->raw_of && s->raw_of[output]) {
             s->raw_step[s->raw_of[output] - 1] = false;
