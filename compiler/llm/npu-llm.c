@@ -1659,11 +1659,23 @@ choose(struct npu_llm *m, const float *logits, const struct npu_llm_sampling *sp
             best = i;
     if (!sp || sp->greedy || sp->temperature <= 0)
         return best;
+    /* A NaN logit is never sampled (probability 0) and sets no maximum: one NaN made every
+     * probability NaN (their sum), and the draw then always the last candidate. A +inf one
+     * (or none finite) wins outright: the softmax would be inf - inf. */
+    float mx = -INFINITY;
+    int at = best;
+    for (int i = 0; i < V; i++)
+        if (logits[i] > mx) {
+            mx = logits[i];
+            at = i;
+        }
+    if (!isfinite(mx))
+        return at;
     /* softmax at the temperature, then top-k and top-p over the sorted list */
     struct cand *c = m->order;
     double sum = 0;
     for (int i = 0; i < V; i++) {
-        c[i].p = expf((logits[i] - logits[best]) / sp->temperature);
+        c[i].p = isnan(logits[i]) ? 0.0f : expf((logits[i] - mx) / sp->temperature);
         c[i].id = i;
         sum += c[i].p;
     }
