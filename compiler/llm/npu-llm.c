@@ -248,9 +248,8 @@ enum step_price { PRICE_NONE, PRICE_COPY, PRICE_CONV, PRICE_OP };
 /* The modeled price of step k of pg (cpu_steps_modeled_kept's terms; *what: what it priced,
  * PRICE_NONE for an NPU job). vals / ptrs: scratch for the step's inputs and outputs. */
 static double
-step_modeled(const struct npu_program *pg, int k, int threads, const bool *kept,
-             int64_t attn_slots, struct npu_value *vals, struct npu_value **ptrs,
-             enum step_price *what)
+step_modeled(const struct npu_program *pg, int k, int threads, const bool *kept, int64_t attn_slots,
+             struct npu_value *vals, struct npu_value **ptrs, enum step_price *what)
 {
     const double rate = npu_cpu_model_convert_rate();
     const struct npu_prog_step *ps = &pg->steps[k];

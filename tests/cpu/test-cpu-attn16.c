@@ -248,8 +248,7 @@ check_skipped(const char *name, int64_t KVH, int64_t G, int64_t T, int64_t hd, i
      * row's), the same bits, over all the heads and over the last one alone */
     const int64_t want_read = NPU_MIN(len + G - 1, T);
     int64_t rd = -1;
-    CHECK(npu_cpu_attn16_decode_read(&c.sh, c.q, c.mask, &k, &v, 0, KVH, work, y2, &rd) ==
-          NPU_OK);
+    CHECK(npu_cpu_attn16_decode_read(&c.sh, c.q, c.mask, &k, &v, 0, KVH, work, y2, &rd) == NPU_OK);
     CHECK(rd == want_read);
     CHECK(memcmp(y, y2, sizeof(float) * (size_t)n) == 0);
     rd = -1;
