@@ -1250,11 +1250,15 @@ npu_prog_session_split_layers(struct npu_prog_session *s, const struct npu_tenso
         npu_err(PROG_DOM, "layer split: the session must be on core 0 (it is on %d)", s->core);
         return NPU_ERR_INVALID;
     }
+    /* before the plan in use goes: its run would be refused anyway */
+    enum npu_status st = session_busy(s, "layer split");
+    if (st)
+        return st;
     split_clear(s);
     inf->cores = cores;
     if (cores == 1)
         return NPU_OK;
-    enum npu_status st = NPU_ERR_NOMEM;
+    st = NPU_ERR_NOMEM;
     struct npu_tensor *outs = calloc((size_t)p->n_outputs + 1, sizeof(*outs));
     if (!outs)
         goto out;

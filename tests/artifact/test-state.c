@@ -391,7 +391,8 @@ rsrc_run(struct npu_prog_session *s, const float *xs)
 /* A job that outlived its wait (NPU_SIM_FAULT's wait fault: the simulator's wait answers a
  * timeout, the job stays the session's pending one): until it has finished, nothing writes
  * the session's device buffers. A run, a state write and a routed copy into its state are
- * refused with NPU_ERR_BUSY and a message naming what was refused (the state input by name);
+ * refused with NPU_ERR_BUSY and a message naming what was refused (the state input by name),
+ * and so is a new layer split plan (before the one in use is dropped);
  * once the job is done (the next wait answers), all three work and the state holds exactly
  * what they wrote. Each fresh NPU_SIM_FAULT string counts its waits from 1. */
 static void
@@ -417,6 +418,7 @@ test_busy(struct npu_device *dev, const struct npu_program *p)
         xs[c * 2 + 1] = 0.375f * (float)c;
     }
     struct npu_prog_run_stats st;
+    memset(&st, 0, sizeof(st)); /* no per-step or per-task arrays */
     CHECK_EQ_INT(NPU_OK, run(s, r1, 1, NULL, got, &st));
     put_row(want, r1, 1);
     /* src's y routed into s's cache rows 5 .. 6 */
@@ -433,6 +435,16 @@ test_busy(struct npu_device *dev, const struct npu_program *p)
     setenv("NPU_SIM_FAULT", "wait:1,b", 1);
     CHECK_EQ_INT(NPU_ERR_BUSY, npu_prog_session_write_state(s, 2, &blk, 2, 9));
     CHECK(strstr(npu_prog_session_error(s), "state write into input 2 'cache' refused") != NULL);
+    /* a new layer split plan: refused before the one in use is dropped */
+    int64_t pos = 8;
+    struct npu_tensor in[3] = {
+        {.dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, C, 1, 1}, .data = r2},
+        {.dtype = NPU_DTYPE_INT64, .ndim = 1, .dims = {1}, .data = &pos},
+        {.dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, C, T, 1}, .data = NULL},
+    };
+    setenv("NPU_SIM_FAULT", "wait:1,s", 1);
+    CHECK_EQ_INT(NPU_ERR_BUSY, npu_prog_session_split_layers(s, in, 3, 2, NULL));
+    CHECK(strstr(npu_prog_session_error(s), "layer split refused") != NULL);
     setenv("NPU_SIM_FAULT", "wait:1,c", 1);
     CHECK_EQ_INT(NPU_ERR_BUSY, rsrc_run(src, xs));
     CHECK(strstr(npu_prog_session_error(src),
