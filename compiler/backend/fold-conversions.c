@@ -14,7 +14,8 @@
  * (constants), int8 on both sides, and only where the quantised host value has no other
  * reader than conversions (or the dequantised input no other reader than the node): the
  * values are those of the CPU kernels (npu-cpu-quant.c; the conversion's fp32 -> int8 pass
- * does the same float operations).
+ * does the same float operations). A state input or a constant is never the one read: a
+ * state's held dtype is its session's contract (fold_quantize).
  *
  * A Reshape on the CPU whose result only rk.ToNpu reads goes too (a decoder's attention
  * output [kv heads, group, head_dim] -> [1, 1, heads x head_dim] before its output
@@ -68,10 +69,14 @@ fold_quantize(struct npu_graph *g, struct npu_node *q)
     /* x made by a CPU step or a graph input: codegen puts the conversions it meets while a
      * job is open around that job (into it before, out of it after), so x coming from the
      * NPU (an rk.ToHost) with no CPU step left between would be converted back before the
-     * job that makes it ran */
+     * job that makes it ran. Not a state input: its rk.ToNpu left its only reader, the
+     * memory plan keeps it resident (npu-memplan.c), held as the conversion's int8 with this
+     * scale, where the session's contract (npu_prog_session_write_state, routed copies, the
+     * next run's read) is the state's own dtype held as fp16 / fp32. Not a constant either
+     * (the constant folder's, as fold_reshape leaves it). */
     if (q->nout != 1 || !x || !y || y->is_output || !y->nusers || x->t.dtype != NPU_DTYPE_FP32 ||
-        y->t.dtype != NPU_DTYPE_INT8 || (x->producer && npu_op_is_rk(x->producer->op)) ||
-        !qdq_params(q, &s, &z))
+        y->t.dtype != NPU_DTYPE_INT8 || x->kind == NPU_VALUE_CONST || x->is_state ||
+        (x->producer && npu_op_is_rk(x->producer->op)) || !qdq_params(q, &s, &z))
         return false;
     for (int u = 0; u < y->nusers; u++) {
         const struct npu_node *t = y->users[u];

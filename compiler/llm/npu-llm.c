@@ -115,6 +115,9 @@ struct npu_llm {
      * slots the last decode run's attention read (0: none on the CPU) */
     double dec_cpu_at_s;
     int64_t dec_attn_slots, last_attn_slots;
+    /* the decode program's steps' compiled prices (cpu_steps_modeled at load, n_steps; NULL on
+     * the cpu backend): a run prices again only its in-place attentions (cpu_steps_modeled_kept) */
+    double *dec_step_s;
     /* pre_kv_dev: the prefill writes its k.L / v.L rows into the decode session's state
      * inputs pre_kv_in[2 l + kv] itself, copied in the NPU's layout where pre_kv_keep (no
      * conversion), else converted and written; set per prefill program by pre_kv_setup,
@@ -189,14 +192,16 @@ cpu_attention(const struct npu_program *pg)
  * path (the NPU job after a CPU step waits for it), so a board's step takes about the NPU's
  * modeled time plus this. *n_ops and *n_conv count what was priced. */
 static enum npu_status cpu_steps_modeled_kept(const struct npu_program *pg, int threads,
-                                              const bool *kept, int64_t attn_slots, double *out,
+                                              const bool *kept, const double *known,
+                                              int64_t attn_slots, double *each, double *out,
                                               int *n_ops, int *n_conv, int *n_copy);
 
 static enum npu_status
-cpu_steps_modeled(const struct npu_program *pg, int threads, double *out, int *n_ops, int *n_conv)
+cpu_steps_modeled(const struct npu_program *pg, int threads, double *each, double *out, int *n_ops,
+                  int *n_conv)
 {
     int n_copy;
-    return cpu_steps_modeled_kept(pg, threads, NULL, 0, out, n_ops, n_conv, &n_copy);
+    return cpu_steps_modeled_kept(pg, threads, NULL, NULL, 0, each, out, n_ops, n_conv, &n_copy);
 }
 
 /* The modeled cost of copying an NPU tensor's elements as bytes of its memory dtype into
@@ -224,97 +229,153 @@ copy_modeled(const struct npu_prog_tensor *t, int threads)
     return npu_cpu_model_cost(NULL, &n, threads, NULL);
 }
 
-/* attn_slots > 0: each npu.Attention step that reads its K and V in NPU memory (the in-place
- * kernel, npu_cpu_attn16_decode) priced over that many of their slots, the ones a run read
- * (npu_prog_run_stats.cpu_attn_slots), instead of the compiled ones: the kernel reads K and V
- * up to the mask's last valid slot; its mask is still priced whole (it scans it). */
+/* Whether CPU step ps is an npu.Attention that reads its K or V in NPU memory (the in-place
+ * kernel, npu_cpu_attn16_decode): the only steps whose price follows the slots a run read. */
+static bool
+attn_in_place(const struct npu_program *pg, const struct npu_prog_step *ps)
+{
+    if (ps->kind != NPU_STEP_CPU || ps->op != NPU_OP_FUSED_ATTENTION)
+        return false;
+    for (int q = 1; q <= 2 && q < ps->nin; q++)
+        if (ps->in[q] >= 0 && ps->in[q] < pg->n_tensors &&
+            pg->tensors[ps->in[q]].place == NPU_PLACE_NPU)
+            return true;
+    return false;
+}
+
+enum step_price { PRICE_NONE, PRICE_COPY, PRICE_CONV, PRICE_OP };
+
+/* The modeled price of step k of pg (cpu_steps_modeled_kept's terms; *what: what it priced,
+ * PRICE_NONE for an NPU job). vals / ptrs: scratch for the step's inputs and outputs. */
+static double
+step_modeled(const struct npu_program *pg, int k, int threads, const bool *kept, int64_t attn_slots,
+             struct npu_value *vals, struct npu_value **ptrs, enum step_price *what)
+{
+    const double rate = npu_cpu_model_convert_rate();
+    const struct npu_prog_step *ps = &pg->steps[k];
+    *what = PRICE_NONE;
+    if (ps->kind == NPU_STEP_CONVERT && ps->nin > 0 && ps->in[0] >= 0 &&
+        ps->in[0] < pg->n_tensors && kept && kept[k]) {
+        /* routed into another session's state as bytes (pre_kv_setup), not converted */
+        double t = copy_modeled(&pg->tensors[ps->in[0]], threads);
+        npu_dbg(DOM, "modeled CPU step: device copy of routed output %s, %.3f us (%s)",
+                ps->name ? ps->name : "", t * 1e6, npu_cpu_model_v1.name);
+        *what = PRICE_COPY;
+        return t;
+    }
+    if (ps->kind == NPU_STEP_CONVERT && ps->nin > 0 && ps->in[0] >= 0 &&
+        ps->in[0] < pg->n_tensors) {
+        /* the rate is fp32 bytes per second, i.e. per element (a dtype pass and a
+         * layout pass over each): an fp16 tensor's elements cost the same */
+        int64_t e = npu_tensor_numel(&pg->tensors[ps->in[0]].t);
+        double t = e > 0 ? 4.0 * (double)e / rate : 0;
+        npu_dbg(DOM, "modeled CPU step: conversion %s, %lld elements, %.3f us (%s)",
+                ps->name ? ps->name : "", (long long)e, t * 1e6, npu_cpu_model_v1.name);
+        *what = PRICE_CONV;
+        return t;
+    }
+    if (ps->kind != NPU_STEP_CPU)
+        return 0;
+    const int nin = NPU_MAX(ps->nin, 0), nout = NPU_MAX(ps->nout, 0);
+    struct npu_value **vin = ptrs, **vout = ptrs + nin;
+    for (int q = 0; q < nin + nout; q++) {
+        int ti = q < nin ? ps->in[q] : ps->out[q - nin];
+        memset(&vals[q], 0, sizeof(vals[q]));
+        ptrs[q] = NULL; /* an absent optional input */
+        if (ti < 0 || ti >= pg->n_tensors)
+            continue;
+        vals[q].t = pg->tensors[ti].t;
+        vals[q].t.data = NULL;
+        /* an input the step reads where the NPU holds it (a decode attention's K and V,
+         * npu-program-cpu.c): the bytes it reads are those of its memory dtype (fp16) */
+        if (q < nin && pg->tensors[ti].place == NPU_PLACE_NPU &&
+            pg->tensors[ti].mem_dtype != NPU_DTYPE_UNDEFINED)
+            vals[q].t.dtype = pg->tensors[ti].mem_dtype;
+        /* K and V of an in-place attention: the slots the run read */
+        if (attn_slots > 0 && ps->op == NPU_OP_FUSED_ATTENTION && (q == 1 || q == 2) &&
+            pg->tensors[ti].place == NPU_PLACE_NPU && vals[q].t.ndim >= 2)
+            vals[q].t.dims[vals[q].t.ndim - 2] =
+                NPU_MIN(vals[q].t.dims[vals[q].t.ndim - 2], attn_slots);
+        ptrs[q] = &vals[q];
+    }
+    struct npu_node n = {.op = ps->op,
+                         .name = ps->name,
+                         .in = vin,
+                         .nin = nin,
+                         .out = vout,
+                         .nout = nout,
+                         .attr = (struct npu_attr *)ps->attrs.v,
+                         .nattr = (int)ps->attrs.n};
+    double t = npu_cpu_model_cost(NULL, &n, threads, NULL);
+    if (!attn_slots)
+        npu_dbg(DOM, "modeled CPU step: %s %s, %.3f us (%s)", npu_op_name(ps->op),
+                ps->name ? ps->name : "", t * 1e6, npu_cpu_model_v1.name);
+    else
+        npu_dbg(DOM, "modeled CPU step at run time: %s %s over %lld slots read, %.3f us (%s)",
+                npu_op_name(ps->op), ps->name ? ps->name : "", (long long)attn_slots, t * 1e6,
+                npu_cpu_model_v1.name);
+    *what = PRICE_OP;
+    return t;
+}
+
+/* Scratch for step_modeled: room for the widest step's inputs and outputs. */
+static enum npu_status
+step_scratch(const struct npu_program *pg, struct npu_value **vals, struct npu_value ***ptrs)
+{
+    int most = 0; /* a step's inputs and outputs, at most */
+    for (int k = 0; pg && k < pg->n_steps; k++)
+        most = NPU_MAX(most, NPU_MAX(pg->steps[k].nin, 0) + NPU_MAX(pg->steps[k].nout, 0));
+    *vals = calloc((size_t)most + 1, sizeof(**vals));
+    *ptrs = calloc((size_t)most + 1, sizeof(**ptrs));
+    if (!*vals || !*ptrs) {
+        free(*vals);
+        free(*ptrs);
+        *vals = NULL;
+        *ptrs = NULL;
+        npu_err(DOM, "out of memory pricing the program's CPU steps");
+        return NPU_ERR_NOMEM;
+    }
+    return NPU_OK;
+}
+
+/* The price of one run, summed over the steps in order; each (when not NULL, pg->n_steps
+ * entries) gets every step's own price, 0 for an NPU job. kept: per step, a conversion routed
+ * as bytes into another session (pre_kv_setup), priced as a copy. *n_ops, *n_conv and
+ * *n_copy count the steps priced.
+ * known (pg->n_steps prices, each from a call without it) and attn_slots > 0: the price of a
+ * run whose in-place attentions (attn_in_place) read that many of their K and V slots
+ * (npu_prog_run_stats.cpu_attn_slots) instead of the compiled ones: the kernel reads K and V
+ * up to the mask's last valid slot; its mask is still priced whole (it scans it). Only those
+ * steps are priced again (*n_ops counts them); every other step's price is its known one,
+ * summed in the same order, so the figure is the same to the last bit as pricing every step
+ * again. */
 static enum npu_status
 cpu_steps_modeled_kept(const struct npu_program *pg, int threads, const bool *kept,
-                       int64_t attn_slots, double *out, int *n_ops, int *n_conv, int *n_copy)
+                       const double *known, int64_t attn_slots, double *each, double *out,
+                       int *n_ops, int *n_conv, int *n_copy)
 {
     double sum = 0;
     *out = 0;
     *n_ops = *n_conv = *n_copy = 0;
-    const double rate = npu_cpu_model_convert_rate();
-    int most = 0; /* a step's inputs and outputs, at most */
-    for (int k = 0; pg && k < pg->n_steps; k++)
-        most = NPU_MAX(most, NPU_MAX(pg->steps[k].nin, 0) + NPU_MAX(pg->steps[k].nout, 0));
-    struct npu_value *vals = calloc((size_t)most + 1, sizeof(*vals));
-    struct npu_value **ptrs = calloc((size_t)most + 1, sizeof(*ptrs));
-    if (!vals || !ptrs) {
-        free(vals);
-        free(ptrs);
-        return NPU_ERR_NOMEM;
-    }
+    struct npu_value *vals, **ptrs;
+    enum npu_status st = step_scratch(pg, &vals, &ptrs);
+    if (st)
+        return st;
     for (int k = 0; pg && k < pg->n_steps; k++) {
-        const struct npu_prog_step *ps = &pg->steps[k];
-        if (ps->kind == NPU_STEP_CONVERT && ps->nin > 0 && ps->in[0] >= 0 &&
-            ps->in[0] < pg->n_tensors && kept && kept[k]) {
-            /* routed into another session's state as bytes (pre_kv_setup), not converted */
-            double t = copy_modeled(&pg->tensors[ps->in[0]], threads);
-            if (!attn_slots)
-                npu_dbg(DOM, "modeled CPU step: device copy of routed output %s, %.3f us (%s)",
-                        ps->name ? ps->name : "", t * 1e6, npu_cpu_model_v1.name);
-            sum += t;
-            (*n_copy)++;
+        if (known && !attn_in_place(pg, &pg->steps[k])) {
+            sum += known[k]; /* 0 for an NPU job: adds nothing */
             continue;
         }
-        if (ps->kind == NPU_STEP_CONVERT && ps->nin > 0 && ps->in[0] >= 0 &&
-            ps->in[0] < pg->n_tensors) {
-            /* the rate is fp32 bytes per second, i.e. per element (a dtype pass and a
-             * layout pass over each): an fp16 tensor's elements cost the same */
-            int64_t e = npu_tensor_numel(&pg->tensors[ps->in[0]].t);
-            double t = e > 0 ? 4.0 * (double)e / rate : 0;
-            if (!attn_slots)
-                npu_dbg(DOM, "modeled CPU step: conversion %s, %lld elements, %.3f us (%s)",
-                        ps->name ? ps->name : "", (long long)e, t * 1e6, npu_cpu_model_v1.name);
-            sum += t;
-            (*n_conv)++;
+        enum step_price what;
+        double t = step_modeled(pg, k, threads, kept, known ? attn_slots : 0, vals, ptrs, &what);
+        if (each)
+            each[k] = t;
+        if (what == PRICE_NONE)
             continue;
-        }
-        if (ps->kind != NPU_STEP_CPU)
-            continue;
-        const int nin = NPU_MAX(ps->nin, 0), nout = NPU_MAX(ps->nout, 0);
-        struct npu_value **vin = ptrs, **vout = ptrs + nin;
-        for (int q = 0; q < nin + nout; q++) {
-            int ti = q < nin ? ps->in[q] : ps->out[q - nin];
-            memset(&vals[q], 0, sizeof(vals[q]));
-            ptrs[q] = NULL; /* an absent optional input */
-            if (ti < 0 || ti >= pg->n_tensors)
-                continue;
-            vals[q].t = pg->tensors[ti].t;
-            vals[q].t.data = NULL;
-            /* an input the step reads where the NPU holds it (a decode attention's K and V,
-             * npu-program-cpu.c): the bytes it reads are those of its memory dtype (fp16) */
-            if (q < nin && pg->tensors[ti].place == NPU_PLACE_NPU &&
-                pg->tensors[ti].mem_dtype != NPU_DTYPE_UNDEFINED)
-                vals[q].t.dtype = pg->tensors[ti].mem_dtype;
-            /* K and V of an in-place attention: the slots the run read */
-            if (attn_slots > 0 && ps->op == NPU_OP_FUSED_ATTENTION && (q == 1 || q == 2) &&
-                pg->tensors[ti].place == NPU_PLACE_NPU && vals[q].t.ndim >= 2)
-                vals[q].t.dims[vals[q].t.ndim - 2] =
-                    NPU_MIN(vals[q].t.dims[vals[q].t.ndim - 2], attn_slots);
-            ptrs[q] = &vals[q];
-        }
-        struct npu_node n = {.op = ps->op,
-                             .name = ps->name,
-                             .in = vin,
-                             .nin = nin,
-                             .out = vout,
-                             .nout = nout,
-                             .attr = (struct npu_attr *)ps->attrs.v,
-                             .nattr = (int)ps->attrs.n};
-        double t = npu_cpu_model_cost(NULL, &n, threads, NULL);
-        /* priced again for a run (attn_slots): only the attentions change, said as such */
-        if (!attn_slots)
-            npu_dbg(DOM, "modeled CPU step: %s %s, %.3f us (%s)", npu_op_name(ps->op),
-                    ps->name ? ps->name : "", t * 1e6, npu_cpu_model_v1.name);
-        else if (ps->op == NPU_OP_FUSED_ATTENTION)
-            npu_dbg(DOM, "modeled CPU step at run time: %s %s over %lld slots read, %.3f us (%s)",
-                    npu_op_name(ps->op), ps->name ? ps->name : "", (long long)attn_slots, t * 1e6,
-                    npu_cpu_model_v1.name);
+        *n_copy += what == PRICE_COPY;
+        *n_conv += what == PRICE_CONV;
+        *n_ops += what == PRICE_OP;
         sum += t;
-        (*n_ops)++;
     }
     free(vals);
     free(ptrs);
@@ -1275,11 +1336,15 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
     double dec_cpu = m->dec_cpu_model_s;
     m->last_attn_slots = prefill ? 0 : rs.cpu_attn_steps ? rs.cpu_attn_slots : 0;
     if (m->last_attn_slots > 0 && m->dec_cpu_model_s > 0) {
-        int ops, conv, copies;
-        if (m->dec_attn_slots != m->last_attn_slots &&
+        int priced, conv, copies;
+        if (m->dec_attn_slots != m->last_attn_slots && m->dec_step_s &&
             !cpu_steps_modeled_kept(npu_model_program(m->dec), m->o.cpu_threads, NULL,
-                                    m->last_attn_slots, &m->dec_cpu_at_s, &ops, &conv, &copies))
+                                    m->dec_step_s, m->last_attn_slots, NULL, &m->dec_cpu_at_s,
+                                    &priced, &conv, &copies)) {
             m->dec_attn_slots = m->last_attn_slots;
+            npu_dbg(DOM, "modeled CPU steps at run time: %d step(s) priced again over %lld slots",
+                    priced, (long long)m->last_attn_slots);
+        }
         if (m->dec_attn_slots == m->last_attn_slots)
             dec_cpu = m->dec_cpu_at_s;
     }
@@ -1491,7 +1556,13 @@ npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm
     }
     i->decode_cpu_attention = cpu_attention(pg);
     if (strcmp(i->backend, "cpu")) {
-        if ((st = cpu_steps_modeled(pg, m->o.cpu_threads, &m->dec_cpu_model_s,
+        m->dec_step_s = calloc((size_t)NPU_MAX(pg ? pg->n_steps : 0, 1), sizeof(double));
+        if (!m->dec_step_s) {
+            npu_err(DOM, "out of memory for the decode program's step prices");
+            st = NPU_ERR_NOMEM;
+            goto err;
+        }
+        if ((st = cpu_steps_modeled(pg, m->o.cpu_threads, m->dec_step_s, &m->dec_cpu_model_s,
                                     &i->decode_cpu_model_ops, &i->decode_cpu_model_converts)))
             goto err;
         i->decode_cpu_modeled_s = m->dec_cpu_model_s;
@@ -1517,6 +1588,7 @@ npu_llm_free(struct npu_llm *m)
     npu_session_destroy(m->dec_s);
     npu_model_free(m->dec);
     free(m->dec_state);
+    free(m->dec_step_s);
     free(m->pre_kv_in);
     free(m->pre_kv_keep);
     llm_weights_free(&m->ck.cfg, &m->w);
@@ -1586,11 +1658,23 @@ choose(struct npu_llm *m, const float *logits, const struct npu_llm_sampling *sp
             best = i;
     if (!sp || sp->greedy || sp->temperature <= 0)
         return best;
+    /* A NaN logit is never sampled (probability 0) and sets no maximum: one NaN made every
+     * probability NaN (their sum), and the draw then always the last candidate. A +inf one
+     * (or none finite) wins outright: the softmax would be inf - inf. */
+    float mx = -INFINITY;
+    int at = best;
+    for (int i = 0; i < V; i++)
+        if (logits[i] > mx) {
+            mx = logits[i];
+            at = i;
+        }
+    if (!isfinite(mx))
+        return at;
     /* softmax at the temperature, then top-k and top-p over the sorted list */
     struct cand *c = m->order;
     double sum = 0;
     for (int i = 0; i < V; i++) {
-        c[i].p = expf((logits[i] - logits[best]) / sp->temperature);
+        c[i].p = isnan(logits[i]) ? 0.0f : expf((logits[i] - mx) / sp->temperature);
         c[i].id = i;
         sum += c[i].p;
     }
@@ -1696,7 +1780,8 @@ npu_llm_generate(struct npu_llm *m, const int32_t *prompt, int n, int max_new,
                 m->pre_kv_dev = false;
                 if (strcmp(npu_model_backend(m->pre), "cpu") && !(st = pre_kv_setup(m, nf, &kept)))
                     st = cpu_steps_modeled_kept(npu_model_program(m->pre), m->o.cpu_threads, kept,
-                                                0, &m->pre_cpu_model_s, &ops, &conv, &copies);
+                                                NULL, 0, NULL, &m->pre_cpu_model_s, &ops, &conv,
+                                                &copies);
                 free(kept);
                 m->pre_len = st ? 0 : nf; /* not priced: made again next time */
             }

@@ -246,6 +246,14 @@ npu_cpu_attn16_decode(const struct npu_attn16_shape *sh, const float *q, const f
                       const struct npu_attn16_cache *k, const struct npu_attn16_cache *v,
                       int64_t h0, int64_t h1, float *work, float *y)
 {
+    return npu_cpu_attn16_decode_read(sh, q, mask, k, v, h0, h1, work, y, NULL);
+}
+
+enum npu_status
+npu_cpu_attn16_decode_read(const struct npu_attn16_shape *sh, const float *q, const float *mask,
+                           const struct npu_attn16_cache *k, const struct npu_attn16_cache *v,
+                           int64_t h0, int64_t h1, float *work, float *y, int64_t *read)
+{
     if (!sh || !q || !mask || !k || !v || !k->base || !v->base || !work || !y) {
         npu_err(DOM, "attn16: an argument is NULL");
         return NPU_ERR_INVALID;
@@ -270,11 +278,15 @@ npu_cpu_attn16_decode(const struct npu_attn16_shape *sh, const float *q, const f
         return NPU_ERR_INVALID;
     }
     const enum isa isa = pick_isa();
-    for (int64_t h = h0; h < h1; h++)
-        for (int64_t g = 0; g < G; g++) {
+    int64_t most = 0;
+    /* query rows outside, heads inside: each mask row scanned once for its slots, not once a
+     * head (each (head, row) is its own sum: the same bits in either order) */
+    for (int64_t g = 0; g < G; g++) {
+        const float *mr = mask + g * T;
+        const int64_t n = npu_cpu_attn16_read_slots(mr, T);
+        most = NPU_MAX(most, n);
+        for (int64_t h = h0; h < h1; h++) {
             const float *qr = q + (h * G + g) * hd;
-            const float *mr = mask + g * T;
-            const int64_t n = npu_cpu_attn16_read_slots(mr, T);
             dot(isa, k, h * T, n, qr, hd, work);
             float mx = -INFINITY;
             for (int64_t j = 0; j < n; j++) {
@@ -291,5 +303,8 @@ npu_cpu_attn16_decode(const struct npu_attn16_shape *sh, const float *q, const f
                 work[j] *= inv;
             axpy(isa, v, h * T, n, work, hd, y + (h * G + g) * hd);
         }
+    }
+    if (read)
+        *read = most;
     return NPU_OK;
 }

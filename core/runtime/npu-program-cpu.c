@@ -278,13 +278,10 @@ prog_cpu_attn_in_place(const struct npu_program *p, const struct npu_prog_step *
     float *work = malloc(sizeof(float) * (size_t)sh.slots);
     if (!work)
         return NPU_ERR_NOMEM;
-    enum npu_status s = npu_cpu_attn16_decode(&sh, q->data, in[3]->data, &k, &v, 0, sh.kv_heads,
-                                              work, out[0]->data);
-    free(work);
-    /* the slots it read: each query row's mask row (validated at load: rows x slots) */
+    /* *slots: the most slots a query row read, from the kernel's one scan of the mask */
     *slots = 0;
-    for (int64_t g = 0; g < sh.group && !s; g++)
-        *slots = NPU_MAX(
-            *slots, npu_cpu_attn16_read_slots((const float *)in[3]->data + g * sh.slots, sh.slots));
+    enum npu_status s = npu_cpu_attn16_decode_read(&sh, q->data, in[3]->data, &k, &v, 0,
+                                                   sh.kv_heads, work, out[0]->data, slots);
+    free(work);
     return s;
 }

@@ -523,6 +523,28 @@ static enum npu_status NPU_PRINTF(3, 4)
     return st;
 }
 
+/* Whether a job of an earlier run of s may still be running on its core (s->pending: it
+ * outlived its wait): polled without waiting, and forgotten once it has finished. While it
+ * runs, nothing may write s's device buffers (its inputs, its state: the job reads and writes
+ * them) and its outputs are not yet made: NPU_ERR_BUSY, with s's error (and the log) saying
+ * `what` was refused. */
+static enum npu_status
+session_busy(struct npu_prog_session *s, const char *what)
+{
+    if (!s->pending)
+        return NPU_OK;
+    struct npu_job_result r;
+    memset(&r, 0, sizeof(r)); /* a backend may answer a timeout without filling it */
+    if (npu_job_wait(s->pending, 0, &r) == NPU_ERR_TIMEOUT && r.status != NPU_ERR_TIMEOUT)
+        return run_fail(s, NPU_ERR_BUSY,
+                        "%s refused: a job of an earlier run of this session is still running "
+                        "on core %d",
+                        what, s->core);
+    npu_job_destroy(s->pending);
+    s->pending = NULL;
+    return NPU_OK;
+}
+
 static struct npu_bo *
 bo_of(const struct npu_prog_session *s, const struct npu_prog_tensor *t)
 {
@@ -1092,13 +1114,8 @@ npu_prog_session_run(struct npu_prog_session *s, const struct npu_tensor *inputs
     double t0 = now();
     enum npu_status st;
 
-    if (s->pending) {
-        struct npu_job_result r;
-        if (npu_job_wait(s->pending, 0, &r) == NPU_ERR_TIMEOUT && r.status != NPU_ERR_TIMEOUT)
-            return run_fail(s, NPU_ERR_BUSY, "a job of an earlier run is still running");
-        npu_job_destroy(s->pending);
-        s->pending = NULL;
-    }
+    if ((st = session_busy(s, "run")))
+        return st;
     if (nin != p->n_inputs || nout != p->n_outputs)
         return run_fail(s, NPU_ERR_INVALID,
                         "the program has %d inputs and %d outputs, %d and %d "
@@ -1233,11 +1250,15 @@ npu_prog_session_split_layers(struct npu_prog_session *s, const struct npu_tenso
         npu_err(PROG_DOM, "layer split: the session must be on core 0 (it is on %d)", s->core);
         return NPU_ERR_INVALID;
     }
+    /* before the plan in use goes: its run would be refused anyway */
+    enum npu_status st = session_busy(s, "layer split");
+    if (st)
+        return st;
     split_clear(s);
     inf->cores = cores;
     if (cores == 1)
         return NPU_OK;
-    enum npu_status st = NPU_ERR_NOMEM;
+    st = NPU_ERR_NOMEM;
     struct npu_tensor *outs = calloc((size_t)p->n_outputs + 1, sizeof(*outs));
     if (!outs)
         goto out;
@@ -1339,6 +1360,11 @@ npu_prog_session_write_state(struct npu_prog_session *s, int input, const struct
         inner *= (uint64_t)t->t.dims[d];
     for (int d = 0; d < axis; d++)
         outer *= (uint64_t)t->t.dims[d];
+    char what[128];
+    snprintf(what, sizeof(what), "state write into input %d '%s'", input, nm);
+    enum npu_status st = session_busy(s, what);
+    if (st)
+        return st;
     size_t es = npu_dtype_size(md);
     const float *src = block->data;
     uint8_t *base = s->state_map;
@@ -1543,8 +1569,13 @@ copy_into_state(struct npu_prog_session *dst, int input, int axis, int64_t start
     }
     if (check_only)
         return NPU_OK;
-    enum npu_status st = sync_tensor(src, a, NPU_SYNC_FROM_DEVICE);
+    /* dst's state is its job's to read and write while that job runs */
+    char what[128];
+    snprintf(what, sizeof(what), "copy of a routed output into state input %d '%s'", input, nm);
+    enum npu_status st = session_busy(dst, what);
     if (st)
+        return st;
+    if ((st = sync_tensor(src, a, NPU_SYNC_FROM_DEVICE)))
         return st;
     const size_t es = npu_dtype_size(md);
     const uint8_t *sb = src->views[ai].data;
@@ -1603,22 +1634,33 @@ route_step(struct npu_prog_session *s, int step)
     enum npu_status st =
         copy_into_state(r->dst, r->input, r->axis, r->start, s, stp->in[0], false, NULL);
     if (st)
-        return run_fail(s, st, "step %d '%s': copy into the state of another session failed", step,
-                        stp->name ? stp->name : "");
+        return run_fail(s, st, "step %d '%s': copy into the state of another session failed: %s",
+                        step, stp->name ? stp->name : "",
+                        st == NPU_ERR_BUSY ? r->dst->err : npu_status_str(st));
     return NPU_OK;
+}
+
+/* s's program when output is one of its outputs; else NULL, logged as `what`'s refusal */
+static const struct npu_program *
+session_output(const struct npu_prog_session *s, int output, const char *what)
+{
+    if (!s)
+        return NULL;
+    const struct npu_program *p = s->m->p;
+    if (output < 0 || output >= p->n_outputs) {
+        npu_err(PROG_DOM, "%s: output %d (the program has %d)", what, output, p->n_outputs);
+        return NULL;
+    }
+    return p;
 }
 
 enum npu_status
 npu_prog_session_route_output(struct npu_prog_session *s, int output, struct npu_prog_session *dst,
                               int input, int axis, int64_t start)
 {
-    if (!s)
+    const struct npu_program *p = session_output(s, output, "route output");
+    if (!p)
         return NPU_ERR_INVALID;
-    const struct npu_program *p = s->m->p;
-    if (output < 0 || output >= p->n_outputs) {
-        npu_err(PROG_DOM, "route output: output %d (the program has %d)", output, p->n_outputs);
-        return NPU_ERR_INVALID;
-    }
     int step = output_convert_step(p, output);
     if (step < 0) {
         npu_err(PROG_DOM,
@@ -1663,13 +1705,9 @@ npu_prog_session_route_output(struct npu_prog_session *s, int output, struct npu
 enum npu_status
 npu_prog_session_raw_output(struct npu_prog_session *s, int output, bool raw)
 {
-    if (!s)
+    const struct npu_program *p = session_output(s, output, "raw output");
+    if (!p)
         return NPU_ERR_INVALID;
-    const struct npu_program *p = s->m->p;
-    if (output < 0 || output >= p->n_outputs) {
-        npu_err(PROG_DOM, "raw output: output %d (the program has %d)", output, p->n_outputs);
-        return NPU_ERR_INVALID;
-    }
     if (!raw) {
         if (s->raw_of && s->raw_of[output]) {
             s->raw_step[s->raw_of[output] - 1] = false;

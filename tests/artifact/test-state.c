@@ -24,6 +24,7 @@
  * written as format 1.
  */
 #include <math.h>
+#include <unistd.h>
 
 #include "hand-prog.h"
 #include "npu-dpu.h"
@@ -331,6 +332,149 @@ test_runs(struct npu_device *dev, const struct npu_program *p)
     npu_prog_model_destroy(m);
 }
 
+/* A route source for test_busy: x (a state input [1, C, 2, 1], fp16 NC1HWC2) -CONVERT-> y
+ * (output 0, host fp32), y routed into another session's cache rows. */
+struct rsrc {
+    struct npu_prog_tensor t[2];
+    struct npu_prog_step step;
+    int in[1], out[1], step_in[1], step_out[1];
+    struct npu_program p;
+};
+
+static void
+rsrc_make(struct rsrc *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->t[0] = nc1hwc2("x", NPU_BUF_STATE, 0, 2);
+    r->t[0].io_input = 0;
+    r->t[1] = r->t[0];
+    r->t[1].name = "y";
+    r->t[1].place = NPU_PLACE_HOST;
+    r->t[1].buffer = 0;
+    r->t[1].layout = NPU_LAYOUT_NCHW;
+    r->t[1].mem_dtype = NPU_DTYPE_FP32;
+    r->t[1].bytes = 4 * C * 2;
+    r->t[1].io_input = -1;
+    r->t[1].io_output = 0;
+    r->in[0] = r->step_in[0] = 0;
+    r->out[0] = r->step_out[0] = 1;
+    r->step = (struct npu_prog_step){.kind = NPU_STEP_CONVERT,
+                                     .in = r->step_in,
+                                     .nin = 1,
+                                     .out = r->step_out,
+                                     .nout = 1,
+                                     .name = "x.to_host"};
+    r->p = (struct npu_program){.version = NPU_PROGRAM_VERSION,
+                                .tensors = r->t,
+                                .n_tensors = 2,
+                                .steps = &r->step,
+                                .n_steps = 1,
+                                .inputs = r->in,
+                                .n_inputs = 1,
+                                .outputs = r->out,
+                                .n_outputs = 1,
+                                .host_bytes = NPU_ALIGN(r->t[1].bytes, 64),
+                                .state_bytes = NPU_ALIGN(r->t[0].bytes, 64),
+                                .producer = "test-state"};
+}
+
+/* One run of the route source with x's two rows (x[c][y] = xs[c * 2 + y]). */
+static enum npu_status
+rsrc_run(struct npu_prog_session *s, const float *xs)
+{
+    struct npu_tensor in = {
+        .dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, C, 2, 1}, .data = (void *)xs};
+    struct npu_tensor out;
+    return npu_prog_session_run(s, &in, 1, &out, 1, NULL);
+}
+
+/* A job that outlived its wait (NPU_SIM_FAULT's wait fault: the simulator's wait answers a
+ * timeout, the job stays the session's pending one): until it has finished, nothing writes
+ * the session's device buffers. A run, a state write and a routed copy into its state are
+ * refused with NPU_ERR_BUSY and a message naming what was refused (the state input by name),
+ * and so is a new layer split plan (before the one in use is dropped);
+ * once the job is done (the next wait answers), all three work and the state holds exactly
+ * what they wrote. Each fresh NPU_SIM_FAULT string counts its waits from 1. */
+static void
+test_busy(struct npu_device *dev, const struct npu_program *p)
+{
+    struct npu_prog_model *m = NULL, *rm = NULL;
+    struct npu_prog_session *s = NULL, *src = NULL;
+    struct rsrc rs;
+    rsrc_make(&rs);
+    CHECK_EQ_INT(NPU_OK, npu_prog_model_create(dev, p, NULL, &m));
+    CHECK_EQ_INT(NPU_OK, npu_prog_model_create(dev, &rs.p, NULL, &rm));
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_create(m, 0, 1, &s));
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_create(rm, 0, 1, &src));
+    if (!s || !src)
+        goto out;
+    float want[C * T], got[C * T], r1[C], r2[C], xs[2 * C], row[C];
+    memset(want, 0, sizeof(want));
+    for (int c = 0; c < C; c++) {
+        r1[c] = 0.5f * (float)c - 3.0f;
+        r2[c] = 2.0f - 0.25f * (float)c;
+        row[c] = 7.0f + (float)c;
+        xs[c * 2] = -1.0f - 0.125f * (float)c;
+        xs[c * 2 + 1] = 0.375f * (float)c;
+    }
+    struct npu_prog_run_stats st;
+    memset(&st, 0, sizeof(st)); /* no per-step or per-task arrays */
+    CHECK_EQ_INT(NPU_OK, run(s, r1, 1, NULL, got, &st));
+    put_row(want, r1, 1);
+    /* src's y routed into s's cache rows 5 .. 6 */
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_route_output(src, 0, s, 2, 2, 5));
+    struct npu_tensor blk = {.dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, C, 1, 1}, .data = row};
+
+    npu_log_set_level(-1);
+    setenv("NPU_SIM_FAULT", "wait:1", 1); /* s's job: its wait times out, the job pending */
+    CHECK_EQ_INT(NPU_ERR_TIMEOUT, run(s, r2, 7, NULL, got, &st));
+    put_row(want, r2, 7);                   /* the job still writes its row */
+    setenv("NPU_SIM_FAULT", "wait:1,a", 1); /* the next poll of it: still running */
+    CHECK_EQ_INT(NPU_ERR_BUSY, run(s, r2, 8, NULL, got, &st));
+    CHECK(strstr(npu_prog_session_error(s), "run refused") != NULL);
+    setenv("NPU_SIM_FAULT", "wait:1,b", 1);
+    CHECK_EQ_INT(NPU_ERR_BUSY, npu_prog_session_write_state(s, 2, &blk, 2, 9));
+    CHECK(strstr(npu_prog_session_error(s), "state write into input 2 'cache' refused") != NULL);
+    /* a new layer split plan: refused before the one in use is dropped */
+    int64_t pos = 8;
+    struct npu_tensor in[3] = {
+        {.dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, C, 1, 1}, .data = r2},
+        {.dtype = NPU_DTYPE_INT64, .ndim = 1, .dims = {1}, .data = &pos},
+        {.dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, C, T, 1}, .data = NULL},
+    };
+    setenv("NPU_SIM_FAULT", "wait:1,s", 1);
+    CHECK_EQ_INT(NPU_ERR_BUSY, npu_prog_session_split_layers(s, in, 3, 2, NULL));
+    CHECK(strstr(npu_prog_session_error(s), "layer split refused") != NULL);
+    setenv("NPU_SIM_FAULT", "wait:1,c", 1);
+    CHECK_EQ_INT(NPU_ERR_BUSY, rsrc_run(src, xs));
+    CHECK(strstr(npu_prog_session_error(src),
+                 "copy of a routed output into state input 2 'cache' refused") != NULL);
+    unsetenv("NPU_SIM_FAULT");
+    npu_log_set_level(NPU_LOG_WARN);
+
+    /* the job done (the simulator's core may still be on it under load: BUSY until then), the
+     * write and the routed copy go through, then s runs */
+    enum npu_status e = NPU_ERR_BUSY;
+    for (int i = 0;
+         i < 1000 && (e = npu_prog_session_write_state(s, 2, &blk, 2, 9)) == NPU_ERR_BUSY; i++)
+        usleep(10000);
+    CHECK_EQ_INT(NPU_OK, e);
+    put_row(want, row, 9);
+    CHECK_EQ_INT(NPU_OK, rsrc_run(src, xs));
+    for (int c = 0; c < C; c++) {
+        want[c * T + 5] = f16r(xs[c * 2]);
+        want[c * T + 6] = f16r(xs[c * 2 + 1]);
+    }
+    CHECK_EQ_INT(NPU_OK, run(s, r1, 2, NULL, got, &st));
+    put_row(want, r1, 2);
+    CHECK_EQ_INT(0, mismatches(want, got));
+out:
+    npu_prog_session_destroy(src);
+    npu_prog_session_destroy(s);
+    npu_prog_model_destroy(rm);
+    npu_prog_model_destroy(m);
+}
+
 /* The layer split leaves a job with dynamic relocations whole (simulator). */
 static void
 test_split(struct npu_device *dev, const struct npu_program *p)
@@ -567,6 +711,7 @@ main(void)
             test_validate(&h);
             test_split(dev, &h.p);
             test_split_reader(dev);
+            test_busy(dev, &h.p);
         }
         test_npub(dev, &h);
         sprog_free(&h);

@@ -244,6 +244,17 @@ check_skipped(const char *name, int64_t KVH, int64_t G, int64_t T, int64_t hd, i
     for (int64_t g = 0; g < G; g++)
         CHECK(npu_cpu_attn16_read_slots(c.mask + g * T, T) == NPU_MIN(len + g, T));
     CHECK(npu_cpu_attn16_decode(&c.sh, c.q, c.mask, &k, &v, 0, KVH, work, y) == NPU_OK);
+    /* the slots read, from the kernel's own scan of the mask (the most a row read: the last
+     * row's), the same bits, over all the heads and over the last one alone */
+    const int64_t want_read = NPU_MIN(len + G - 1, T);
+    int64_t rd = -1;
+    CHECK(npu_cpu_attn16_decode_read(&c.sh, c.q, c.mask, &k, &v, 0, KVH, work, y2, &rd) == NPU_OK);
+    CHECK(rd == want_read);
+    CHECK(memcmp(y, y2, sizeof(float) * (size_t)n) == 0);
+    rd = -1;
+    CHECK(npu_cpu_attn16_decode_read(&c.sh, c.q, c.mask, &k, &v, KVH - 1, KVH, work, y2, &rd) ==
+          NPU_OK);
+    CHECK(rd == want_read);
     /* the off slots read (mask -9999: above the skip, weight exp(-9999 + ..) = 0 in fp32) */
     for (int64_t i = 0; i < G * T; i++)
         m2[i] = c.mask[i] == MASK_OFF ? -9999.0f : c.mask[i];

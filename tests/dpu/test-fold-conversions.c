@@ -9,6 +9,13 @@
  *     point, keeps the Quantize (folding would make the conversion quantise with the
  *     Quantize's zero point and relabel the NPU tensor, which readers of its annotation, a
  *     dequantising rk.ToHost, would then read with another zero point than before).
+ *  3. x a state input, or a constant: the Quantize stays (branch review5). A state's dtype
+ *     and layout in device memory are the session's contract (the runtime keeps a state input
+ *     whose only reader is its rk.ToNpu resident, npu-memplan.c; npu_prog_session_write_state
+ *     and routed copies write it as fp16 / fp32): folded, the state would be held as int8
+ *     with the Quantize's scale, a host write into it refused and another program's route
+ *     into it misread. A constant is the constant folder's, not a conversion's (as
+ *     fold_reshape leaves both).
  */
 #include "graph-case.h"
 #include "npu/npu-backend.h"
@@ -22,13 +29,18 @@ i8_const(struct npu_graph *g, const char *name, int8_t v)
 
 /* x [1, 16] -> Q(0.5, 3) -> rk.ToNpu int8 (result annotated pre_scale / pre_zero when
  * pre_scale != 0) -> rk.ToHost int8 -> output */
+enum xkind { X_INPUT, X_STATE, X_CONST };
+
 static struct npu_graph *
-build(float pre_scale, int32_t pre_zero, struct npu_node **to_npu)
+build(float pre_scale, int32_t pre_zero, enum xkind xk, struct npu_node **to_npu)
 {
     struct npu_graph *g = npu_graph_new("fold");
     int64_t d[2] = {1, 16};
-    float s = 0.5f;
-    struct npu_value *x = gc_input(g, "x", 2, d);
+    float s = 0.5f, xv[16];
+    for (int i = 0; i < 16; i++)
+        xv[i] = 0.25f * (float)i - 2.0f;
+    struct npu_value *x = xk == X_CONST ? gc_const(g, "x", 2, d, xv) : gc_input(g, "x", 2, d);
+    x->is_state = xk == X_STATE;
     struct npu_value *qin[3] = {x, gc_const(g, "s", 0, d, &s), i8_const(g, "z", 3)};
     struct npu_value *q = gc_done(g, gc_node(g, NPU_OP_QUANTIZE_LINEAR, "q", qin, 3, 1));
     struct npu_node *tn = gc_node(g, NPU_OP_RK_TO_NPU, "tn", &q, 1, 1);
@@ -53,10 +65,10 @@ count_op(const struct npu_graph *g, enum npu_op op)
 }
 
 static void
-check(float pre_scale, int32_t pre_zero, bool folds)
+check_x(float pre_scale, int32_t pre_zero, enum xkind xk, bool folds)
 {
     struct npu_node *tn;
-    struct npu_graph *g = build(pre_scale, pre_zero, &tn);
+    struct npu_graph *g = build(pre_scale, pre_zero, xk, &tn);
     CHECK(g != NULL);
     CHECK_EQ_INT(NPU_OK, npu_be_pass_fold_conversions(g));
     CHECK_EQ_INT(folds ? 0 : 1, count_op(g, NPU_OP_QUANTIZE_LINEAR));
@@ -68,8 +80,16 @@ check(float pre_scale, int32_t pre_zero, bool folds)
         CHECK(tn->out[0]->t.qscale == pre_scale);
         CHECK_EQ_INT(pre_zero, tn->out[0]->t.qzero);
     }
-    printf("annotation %g / %d: %s\n", (double)pre_scale, (int)pre_zero, folds ? "folded" : "kept");
+    static const char *const kinds[] = {"input", "state input", "constant"};
+    printf("x a %s, annotation %g / %d: %s\n", kinds[xk], (double)pre_scale, (int)pre_zero,
+           folds ? "folded" : "kept");
     npu_graph_free(g);
+}
+
+static void
+check(float pre_scale, int32_t pre_zero, bool folds)
+{
+    check_x(pre_scale, pre_zero, X_INPUT, folds);
 }
 
 int
@@ -80,5 +100,7 @@ main(void)
     check(0.5f, 3, true);   /* the same quantisation */
     check(0.25f, 3, false); /* another scale */
     check(0.5f, 0, false);  /* the same scale, another zero point */
+    check_x(0.0f, 0, X_STATE, false);
+    check_x(0.0f, 0, X_CONST, false);
     return npu_test_done("dpu-fold-conversions");
 }

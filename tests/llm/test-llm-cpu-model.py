@@ -74,6 +74,8 @@ AM_STEPS = re.compile(r"; (\d+) step\(s\) read the token as the argmax of the lo
                       r"layout")
 RUN_ATTN = re.compile(r"modeled CPU step at run time: npu\.Attention \S+ over (\d+) slots read, "
                       r"([\d.]+) us \(RK3588 CPU model v1\)")
+REPRICED = re.compile(r"modeled CPU steps at run time: (\d+) step\(s\) priced again over (\d+) "
+                      r"slots")
 
 
 def attn_us(heads, slots, hd, kv_bytes, mask_slots=None):
@@ -114,6 +116,8 @@ def run(gen, folder, profile, extra=()):
          "compiled": sum(float(x) for x in STEP.findall(load)) * 1e-3,
          # then the decode program's attentions again for each new number of slots they read
          "attn_run": [(int(n), float(x)) for n, x in RUN_ATTN.findall(later)],
+         # how many steps each new number of slots priced again (only the attentions)
+         "repriced": [(int(n), int(k)) for n, k in REPRICED.findall(later)],
          "conv_us": [(int(e), float(t)) for e, t in CONV.findall(r.stderr)],
          "argmax": ARGMAX.findall(r.stderr),
          "am_steps": int(AM_STEPS.search(r.stderr)[1]) if AM_STEPS.search(r.stderr) else 0}
@@ -193,6 +197,11 @@ def main():
                                                                 for _ in range(n)])),
                   f"{n} layers: the CPU attention read {f['read']} slots a step (want 5.0 of 64), "
                   f"priced at {sorted(set(got))} us (want {[round(w, 3) for w in run_want]})")
+            # only the n attentions priced again per slot count, not the program's other CPU
+            # steps and conversions (branch review5: before, every one of them each run)
+            check(f["repriced"] == [(n, k) for k in (4, 5, 6)] and f["cpu_steps"] > n,
+                  f"{n} layers: steps priced again per slot count {f['repriced']} (want the "
+                  f"{n} attentions at 4, 5 and 6 slots, of {f['cpu_steps']} CPU steps)")
             check(abs(f["cpu"] - (f["compiled"] - mean_cut + f["am_delta"])) <= 0.0015 and
                   f["cpu"] < f["compiled"] - 0.001,
                   f"{n} layers: {f['cpu']} ms/token CPU steps = the compiled {f['compiled']:.4f} "

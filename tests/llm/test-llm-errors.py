@@ -204,6 +204,24 @@ def main():
         print(f"{'ok  ' if ok else 'FAIL'} sampling: seed 1 {s1.stdout.strip()!r} twice, "
               f"seed 2 {s2.stdout.strip()!r}")
         fails += not ok
+        # a NaN logit (token 3's row of the tied head) is never sampled and leaves the others'
+        # draw alone (before: every probability NaN, the draw always the last token); greedy
+        # passes it over too (the first maximum, a NaN never greater)
+        nanp = dict(p)
+        nanp["wte.weight"] = p["wte.weight"].clone()
+        nanp["wte.weight"][3] = float("nan")
+        nanm = variant(tmp, "nan-logit", cfg, nanp)
+        last = cfg["vocab_size"] - 1
+        outs = [run(nanm, "--prompt-ids", "5,77,130", "--max-new-tokens", "12", "--ids",
+                    "--temperature", "1", "--seed", str(sd)) for sd in (1, 2)]
+        outs.append(run(nanm, "--prompt-ids", "5,77,130", "--max-new-tokens", "12", "--ids"))
+        new = [[int(t) for t in o.stdout.split()[1:]] if o.returncode == 0 and
+               o.stdout.startswith("ids: ") else [] for o in outs]
+        ok = (all(len(n) == 12 and 3 not in n for n in new) and
+              any(t != last for n in new[:2] for t in n))
+        print(f"{'ok  ' if ok else 'FAIL'} a NaN logit never drawn: sampled {new[0]} / {new[1]}, "
+              f"greedy {new[2]} (token 3 NaN, the last token {last})")
+        fails += not ok
         r = run(good, "--prompt-ids", "1", "--greedy", "--temperature", "1")
         ok = r.returncode == 2 and "exclude each other" in r.stderr
         print(f"{'ok  ' if ok else 'FAIL'} --greedy with sampling options refused")

@@ -130,6 +130,12 @@ enum npu_status npu_cpu_attn16_decode(const struct npu_attn16_shape *sh, const f
                                       const float *mask, const struct npu_attn16_cache *k,
                                       const struct npu_attn16_cache *v, int64_t h0, int64_t h1,
                                       float *work, float *y);
+/* The same, and *read (when not NULL; only on success) the most slots one query row read
+ * (npu_cpu_attn16_read_slots of its mask row): each mask row is scanned once. */
+enum npu_status npu_cpu_attn16_decode_read(const struct npu_attn16_shape *sh, const float *q,
+                                           const float *mask, const struct npu_attn16_cache *k,
+                                           const struct npu_attn16_cache *v, int64_t h0, int64_t h1,
+                                           float *work, float *y, int64_t *read);
 
 /* fp32 -> 8-bit integers with one scale and zero point, as QuantizeLinear: rintf(x / scale)
  * + zero in float, clamped to [lo, hi], NaN to the zero point; y int8 (u8 false) or uint8.
