@@ -493,11 +493,34 @@ parse_config(const char *path, struct llm_config *c)
         goto out;
     }
     const struct npu_json *ar = npu_json_get(j, "architectures");
-    if (!ar || ar->type != NPU_JSON_ARRAY || ar->len != 1 || ar->items[0].type != NPU_JSON_STRING) {
+    const char *an = NULL;
+    if (!ar || ar->type == NPU_JSON_NULL) {
+        /* as AutoModelForCausalLM: the causal LM of model_type (configs saved from a bare
+         * PretrainedConfig or by hand have no architectures) */
+        const struct npu_json *m = npu_json_get(j, "model_type");
+        const char *t = m && m->type == NPU_JSON_STRING ? m->str : "";
+        an = !strcmp(t, "gpt2")    ? "GPT2LMHeadModel"
+             : !strcmp(t, "llama") ? "LlamaForCausalLM"
+             : !strcmp(t, "qwen2") ? "Qwen2ForCausalLM"
+                                   : NULL;
+        if (!an && !*t) {
+            npu_err(DOM, "%s: neither 'architectures' nor 'model_type' names the model", path);
+            goto out;
+        }
+        if (!an) {
+            npu_err(DOM,
+                    "%s: no 'architectures', and 'model_type' '%s' is not one of gpt2, llama, "
+                    "qwen2",
+                    path, t);
+            st = NPU_ERR_UNSUPPORTED;
+            goto out;
+        }
+    } else if (ar->type != NPU_JSON_ARRAY || ar->len != 1 || ar->items[0].type != NPU_JSON_STRING) {
         npu_err(DOM, "%s: 'architectures' must be a list of one name", path);
         goto out;
+    } else {
+        an = ar->items[0].str;
     }
-    const char *an = ar->items[0].str;
     snprintf(c->arch_name, sizeof(c->arch_name), "%s", an);
     if (!strcmp(an, "GPT2LMHeadModel"))
         c->arch = LLM_ARCH_GPT2;

@@ -86,6 +86,22 @@ def main():
         expect_error("unknown config key",
                      variant(tmp, "key", cfg, p, edit_cfg=lambda c: c.update(foo_scaling=2)),
                      "unknown config key 'foo_scaling'")
+        # no architectures: the causal LM of model_type, as AutoModelForCausalLM (same ids)
+        noarch = variant(tmp, "noarch", cfg, p, edit_cfg=lambda c: c.pop("architectures"))
+        a = run(good, "--prompt-ids", "5,77,130", "--max-new-tokens", "8", "--ids")
+        b = run(noarch, "--prompt-ids", "5,77,130", "--max-new-tokens", "8", "--ids")
+        ok = a.returncode == 0 and a.stdout == b.stdout and a.stdout.startswith("ids: ")
+        print(f"{'ok  ' if ok else 'FAIL'} no architectures, model_type gpt2: {b.stdout.strip()!r}"
+              f"{chr(10) + b.stderr if not ok else ''}")
+        fails += not ok
+        expect_error("no architectures, another model_type",
+                     variant(tmp, "noarch-mistral", cfg, p, edit_cfg=lambda c: (
+                         c.pop("architectures"), c.update(model_type="mistral"))),
+                     "no 'architectures', and 'model_type' 'mistral' is not one of gpt2, llama")
+        expect_error("neither architectures nor model_type",
+                     variant(tmp, "noarch-notype", cfg, p, edit_cfg=lambda c: (
+                         c.pop("architectures"), c.pop("model_type"))),
+                     "neither 'architectures' nor 'model_type' names the model")
         expect_error("model_type of another architecture",
                      variant(tmp, "mtype", cfg, p, edit_cfg=lambda c: c.update(model_type="llama")),
                      "config key 'model_type' is 'llama', not 'gpt2' as GPT2LMHeadModel needs")
