@@ -1017,7 +1017,15 @@ llm_checkpoint_open(const char *dir_in, struct llm_checkpoint *ck)
     }
     snprintf(p, sizeof(p), "%s/model.safetensors.index.json", dir);
     if (!exists(p)) {
-        npu_err(DOM, "%s: neither model.safetensors nor model.safetensors.index.json", dir);
+        /* older repositories ship only PyTorch's pickle (a format that runs code when read) */
+        char b1[PATH_MAX + 32], b2[PATH_MAX + 48];
+        snprintf(b1, sizeof(b1), "%s/pytorch_model.bin", dir);
+        snprintf(b2, sizeof(b2), "%s/pytorch_model.bin.index.json", dir);
+        bool pt = exists(b1) || exists(b2);
+        npu_err(DOM, "%s: neither model.safetensors nor model.safetensors.index.json%s", dir,
+                pt ? " (pytorch_model.bin is not read: convert it to safetensors, or download "
+                     "the repository's safetensors files if it has them)"
+                   : "");
         return NPU_ERR_IO;
     }
     struct npu_json_doc *ixdoc = read_json(p);

@@ -197,6 +197,10 @@ def main():
         expect_error("index names the wrong shard", d,
                      f"tensor '{first}' is listed in the index but not in {other}")
         expect_error("no checkpoint", os.path.join(tmp, "nowhere"), "no config.json")
+        d = variant(tmp, "bin-only", cfg, p, tensors=False)
+        open(os.path.join(d, "pytorch_model.bin"), "wb").write(b"PK\3\4")
+        expect_error("only pytorch_model.bin", d, "neither model.safetensors nor "
+                     "model.safetensors.index.json (pytorch_model.bin is not read")
         expect_error("context overflow", good, "context overflow", "--prompt-ids", "1,2,3",
                      "--max-new-tokens", "32", "--max-context", "16")
         expect_error("token outside the vocabulary", good, "outside the vocabulary",
