@@ -87,8 +87,8 @@ def attn_us(heads, slots, hd, kv_bytes, mask_slots=None):
     return (max(compute, nbytes / 12e9) + 1e-6) * 1e6
 
 
-def run(gen, folder, profile, extra=()):
-    env = dict(os.environ, NPU_PARTITION="supported")
+def run(gen, folder, profile, extra=(), partition="supported"):
+    env = dict(os.environ, NPU_PARTITION=partition)
     env.pop("NPU_HW_PROFILE", None)
     if profile:
         env["NPU_HW_PROFILE"] = profile
@@ -134,7 +134,9 @@ def main():
         sup = {n: run(gen, ck[n], None) for n in (2, 4)}
         ver = {n: run(gen, ck[n], "verified") for n in (2, 4, 6)}
         conv2 = run(gen, ck[2], "verified", ["--convert-logits"])
-        if not all(sup.values()) or not all(ver.values()) or not conv2:
+        # by cost these tiny models stay on the CPU: no NPU job, still a modeled figure
+        cost2 = run(gen, ck[2], None, partition="cost")
+        if not all(sup.values()) or not all(ver.values()) or not conv2 or not cost2:
             sys.exit(1)
 
         def check(ok, what):
@@ -142,7 +144,12 @@ def main():
             fails += not ok
             print(f"{'ok  ' if ok else 'FAIL'} {what}")
 
-        for f in list(sup.values()) + list(ver.values()):
+        # sim models every run: a program the cost partition keeps on the CPU (0 NPU jobs)
+        # still gets its CPU steps priced (the line was left out: audit of 2026-12-03)
+        check(cost2["npu"] == 0 and cost2["cpu"] > 0.01 and cost2["attn_cpu"] == 2,
+              f"0 NPU jobs (by cost): {cost2['npu']} ms NPU + {cost2['cpu']} ms CPU steps "
+              f"modeled, attention on the CPU in {cost2['attn_cpu']} of 2 layers")
+        for f in list(sup.values()) + list(ver.values()) + [cost2]:
             check(f["model"] == "RK3588 CPU model v1" and f["steps"] == 3 and
                   abs(f["series"] - (f["npu"] + f["cpu"])) <= 0.0015,
                   f"{f['layers']} layers: the sum {f['series']} is {f['npu']} NPU + {f['cpu']} CPU "
