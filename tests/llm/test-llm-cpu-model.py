@@ -116,7 +116,9 @@ def run(gen, folder, profile, extra=(), partition="supported"):
          "attn_run": [(int(n), float(x)) for n, x in RUN_ATTN.findall(later)],
          "conv_us": [(int(e), float(t)) for e, t in CONV.findall(r.stderr)],
          "argmax": ARGMAX.findall(r.stderr),
-         "am_steps": int(AM_STEPS.search(r.stderr)[1]) if AM_STEPS.search(r.stderr) else 0}
+         "am_steps": int(AM_STEPS.search(r.stderr)[1]) if AM_STEPS.search(r.stderr) else 0,
+         "note": "note: the decode step has no NPU job: the cost partition (CPU priced: board)"
+                 in r.stderr}
     # the argmax in place of the logits' conversions, per decode step (ms)
     f["am_delta"] = sum(float(a[2]) - float(a[4]) for a in f["argmax"]) * 1e-3
     print(f"     {os.path.basename(folder)} {profile or 'default'} profile: {f['npu']:.3f} ms NPU "
@@ -149,6 +151,11 @@ def main():
         check(cost2["npu"] == 0 and cost2["cpu"] > 0.01 and cost2["attn_cpu"] == 2,
               f"0 NPU jobs (by cost): {cost2['npu']} ms NPU + {cost2['cpu']} ms CPU steps "
               f"modeled, attention on the CPU in {cost2['attn_cpu']} of 2 layers")
+        # ... and npu-generate says so (a board whose measured CPU wins every node would
+        # otherwise run all on the CPU without a word); not when the NPU has jobs
+        check(cost2["note"] and not any(f["note"] for f in list(sup.values()) +
+                                        list(ver.values())),
+              "a decode step without NPU jobs is noted on stderr, the others not")
         for f in list(sup.values()) + list(ver.values()) + [cost2]:
             check(f["model"] == "RK3588 CPU model v1" and f["steps"] == 3 and
                   abs(f["series"] - (f["npu"] + f["cpu"])) <= 0.0015,
