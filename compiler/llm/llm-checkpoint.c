@@ -116,48 +116,21 @@ read_json(const char *path)
 /* ---- config.json ------------------------------------------------------------ */
 
 /* keys with no effect on inference (training, bookkeeping, generation defaults) */
-static const char *const harmless_keys[] = {"_name_or_path",
-                                            "architectures",
-                                            "model_type",
-                                            "torch_dtype",
-                                            "transformers_version",
-                                            "use_cache",
-                                            "initializer_range",
-                                            "attn_pdrop",
-                                            "embd_pdrop",
-                                            "resid_pdrop",
-                                            "attention_dropout",
-                                            "hidden_dropout",
-                                            "summary_activation",
-                                            "summary_first_dropout",
-                                            "summary_proj_to_labels",
-                                            "summary_type",
-                                            "summary_use_proj",
-                                            "task_specific_params",
-                                            "pad_token_id",
-                                            "bos_token_id",
-                                            "tokenizer_class",
-                                            "output_attentions",
-                                            "output_hidden_states",
-                                            "return_dict",
-                                            "pretraining_tp",
-                                            "decoder_start_token_id",
-                                            "max_length",
-                                            "min_length",
-                                            "do_sample",
-                                            "temperature",
-                                            "top_p",
-                                            "top_k",
-                                            "max_window_layers",
-                                            "sliding_window",
-                                            "id2label",
-                                            "label2id",
-                                            "layer_types",
-                                            "dtype",
-                                            "is_llama_config", /* SmolLM2's (nanotron export) */
-                                            "_num_labels",     /* distilgpt2's */
-                                            "gradient_checkpointing",
-                                            NULL};
+static const char *const harmless_keys[] = {
+    "_name_or_path", "architectures", "model_type", "torch_dtype", "transformers_version",
+    "use_cache", "initializer_range", "attn_pdrop", "embd_pdrop", "resid_pdrop",
+    "attention_dropout", "hidden_dropout", "summary_activation", "summary_first_dropout",
+    "summary_proj_to_labels", "summary_type", "summary_use_proj", "task_specific_params",
+    "pad_token_id", "bos_token_id", "tokenizer_class", "output_attentions", "output_hidden_states",
+    "return_dict", "pretraining_tp", "decoder_start_token_id", "max_length", "min_length",
+    "do_sample", "temperature", "top_p", "top_k", "max_window_layers", "sliding_window", "id2label",
+    "label2id", "layer_types", "dtype", "is_llama_config", /* SmolLM2's (nanotron export) */
+    "_num_labels",                                         /* distilgpt2's */
+    "gradient_checkpointing",
+    /* run-time hints of transformers.js (the ONNX
+       export's KV-cache dtype, external data), in the
+       config of repositories that carry both */
+    "transformers.js_config", NULL};
 
 struct key_rule {
     const char *key;
@@ -520,11 +493,34 @@ parse_config(const char *path, struct llm_config *c)
         goto out;
     }
     const struct npu_json *ar = npu_json_get(j, "architectures");
-    if (!ar || ar->type != NPU_JSON_ARRAY || ar->len != 1 || ar->items[0].type != NPU_JSON_STRING) {
+    const char *an = NULL;
+    if (!ar || ar->type == NPU_JSON_NULL) {
+        /* as AutoModelForCausalLM: the causal LM of model_type (configs saved from a bare
+         * PretrainedConfig or by hand have no architectures) */
+        const struct npu_json *m = npu_json_get(j, "model_type");
+        const char *t = m && m->type == NPU_JSON_STRING ? m->str : "";
+        an = !strcmp(t, "gpt2")    ? "GPT2LMHeadModel"
+             : !strcmp(t, "llama") ? "LlamaForCausalLM"
+             : !strcmp(t, "qwen2") ? "Qwen2ForCausalLM"
+                                   : NULL;
+        if (!an && !*t) {
+            npu_err(DOM, "%s: neither 'architectures' nor 'model_type' names the model", path);
+            goto out;
+        }
+        if (!an) {
+            npu_err(DOM,
+                    "%s: no 'architectures', and 'model_type' '%s' is not one of gpt2, llama, "
+                    "qwen2",
+                    path, t);
+            st = NPU_ERR_UNSUPPORTED;
+            goto out;
+        }
+    } else if (ar->type != NPU_JSON_ARRAY || ar->len != 1 || ar->items[0].type != NPU_JSON_STRING) {
         npu_err(DOM, "%s: 'architectures' must be a list of one name", path);
         goto out;
+    } else {
+        an = ar->items[0].str;
     }
-    const char *an = ar->items[0].str;
     snprintf(c->arch_name, sizeof(c->arch_name), "%s", an);
     if (!strcmp(an, "GPT2LMHeadModel"))
         c->arch = LLM_ARCH_GPT2;
@@ -714,6 +710,70 @@ hash_add(struct llm_checkpoint *ck, int k)
     return true;
 }
 
+/* Bytes per element of a safetensors dtype (0: not one of the format's whole-byte dtypes),
+ * and which of ours it is. */
+static size_t
+st_dtype_size(const char *s, enum llm_st_dtype *dt)
+{
+    static const struct {
+        const char *name;
+        size_t size;
+    } other[] = {{"BOOL", 1},    {"U8", 1},  {"I8", 1},  {"F8_E4M3", 1}, {"F8_E5M2", 1},
+                 {"F8_E8M0", 1}, {"I16", 2}, {"U16", 2}, {"I32", 4},     {"U32", 4},
+                 {"F64", 8},     {"I64", 8}, {"U64", 8}};
+    if (!strcmp(s, "F32"))
+        return *dt = LLM_ST_F32, 4;
+    if (!strcmp(s, "F16"))
+        return *dt = LLM_ST_F16, 2;
+    if (!strcmp(s, "BF16"))
+        return *dt = LLM_ST_BF16, 2;
+    *dt = LLM_ST_OTHER;
+    for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++)
+        if (!strcmp(s, other[i].name))
+            return other[i].size;
+    return 0;
+}
+
+struct span {
+    const unsigned char *p;
+    size_t n;
+    const char *name;
+};
+
+static int
+span_cmp(const void *a, const void *b)
+{
+    const struct span *x = a, *y = b;
+    return x->p != y->p ? (x->p < y->p ? -1 : 1) : strcmp(x->name, y->name); /* deterministic */
+}
+
+/* No two of one file's tensors (ck->t[first ..]) share bytes: the format's writers lay
+ * them out one after another, and a header whose tensors overlap is corrupt or hostile. */
+static enum npu_status
+check_overlap(const struct llm_checkpoint *ck, int first, const char *path)
+{
+    int n = ck->nt - first, k = 0;
+    if (n < 2)
+        return NPU_OK;
+    struct span *s = malloc((size_t)n * sizeof(*s));
+    if (!s)
+        return NPU_ERR_NOMEM;
+    for (int i = first; i < ck->nt; i++)
+        if (ck->t[i].nbytes)
+            s[k++] = (struct span){ck->t[i].data, ck->t[i].nbytes, ck->t[i].name};
+    qsort(s, (size_t)k, sizeof(*s), span_cmp);
+    enum npu_status st = NPU_OK;
+    for (int i = 1; i < k && !st; i++)
+        if (s[i].p < s[i - 1].p + s[i - 1].n) {
+            npu_err(DOM,
+                    "%s: corrupt safetensors header: tensors '%s' and '%s' overlap in the file",
+                    path, s[i - 1].name, s[i].name);
+            st = NPU_ERR_CORRUPT;
+        }
+    free(s);
+    return st;
+}
+
 static enum npu_status
 add_file(struct llm_checkpoint *ck, const char *path)
 {
@@ -757,6 +817,7 @@ add_file(struct llm_checkpoint *ck, const char *path)
     }
     const unsigned char *data = b + 8 + hl;
     size_t dlen = size - 8 - (size_t)hl;
+    const int first = ck->nt; /* this file's tensors are ck->t[first ..] */
     for (size_t i = 0; i < j->len; i++) {
         const char *name = j->keys[i];
         const struct npu_json *e = &j->items[i];
@@ -773,22 +834,14 @@ add_file(struct llm_checkpoint *ck, const char *path)
             goto out;
         }
         struct llm_st_tensor t = {0};
-        size_t es;
-        if (!strcmp(dt->str, "F32")) {
-            t.dt = LLM_ST_F32;
-            es = 4;
-        } else if (!strcmp(dt->str, "F16")) {
-            t.dt = LLM_ST_F16;
-            es = 2;
-        } else if (!strcmp(dt->str, "BF16")) {
-            t.dt = LLM_ST_BF16;
-            es = 2;
-        } else {
+        size_t es = st_dtype_size(dt->str, &t.dt);
+        if (!es) {
             npu_err(DOM, "%s: tensor '%s' has dtype %s: not supported (F32, F16, BF16)", path, name,
                     dt->str);
             st = NPU_ERR_UNSUPPORTED;
             goto out;
         }
+        snprintf(t.dtype, sizeof(t.dtype), "%s", dt->str);
         uint64_t numel = 1;
         t.ndim = (int)sh->len;
         for (size_t d = 0; d < sh->len; d++) {
@@ -798,20 +851,35 @@ add_file(struct llm_checkpoint *ck, const char *path)
                 goto out;
             }
             t.dims[d] = x->i;
-            numel *= (uint64_t)x->i;
-            if (numel > (1ull << 40)) {
+            if (x->i && numel > (1ull << 40) / (uint64_t)x->i) { /* before it could wrap */
                 npu_err(DOM, "%s: corrupt safetensors header: '%s' is too large", path, name);
                 goto out;
             }
+            numel *= (uint64_t)x->i;
         }
         const struct npu_json *o0 = &off->items[0], *o1 = &off->items[1];
         if (o0->type != NPU_JSON_NUMBER || o1->type != NPU_JSON_NUMBER || !o0->is_int ||
-            !o1->is_int || o0->i < 0 || o1->i < o0->i || (uint64_t)o1->i > dlen ||
-            (uint64_t)(o1->i - o0->i) != numel * es) {
+            !o1->is_int || o0->i < 0 || o1->i < o0->i) {
             npu_err(DOM,
-                    "%s: corrupt safetensors header: data_offsets of '%s' do not match its "
-                    "shape and dtype or leave the file",
+                    "%s: corrupt safetensors header: data_offsets of '%s' are not two whole "
+                    "numbers begin <= end",
                     path, name);
+            goto out;
+        }
+        if ((uint64_t)o1->i > dlen) {
+            npu_err(DOM,
+                    "%s: corrupt safetensors header: data_offsets [%lld, %lld] of '%s' leave the "
+                    "%zu bytes of data in the file",
+                    path, (long long)o0->i, (long long)o1->i, name, dlen);
+            goto out;
+        }
+        if ((uint64_t)(o1->i - o0->i) != numel * es) {
+            npu_err(DOM,
+                    "%s: corrupt safetensors header: '%s' is %llu element(s) of %s (%llu "
+                    "bytes) but its data_offsets [%lld, %lld] hold %lld bytes",
+                    path, name, (unsigned long long)numel, dt->str,
+                    (unsigned long long)(numel * es), (long long)o0->i, (long long)o1->i,
+                    (long long)(o1->i - o0->i));
             goto out;
         }
         if (llm_checkpoint_find(ck, name)) {
@@ -843,6 +911,9 @@ add_file(struct llm_checkpoint *ck, const char *path)
         }
         ck->bytes += t.nbytes;
     }
+    if ((st = check_overlap(ck, first, path)))
+        goto out;
+    st = NPU_ERR_CORRUPT;
     struct llm_st_file *nf = realloc(ck->files, (size_t)(ck->nfiles + 1) * sizeof(*nf));
     if (!nf) {
         st = NPU_ERR_NOMEM;
@@ -946,7 +1017,15 @@ llm_checkpoint_open(const char *dir_in, struct llm_checkpoint *ck)
     }
     snprintf(p, sizeof(p), "%s/model.safetensors.index.json", dir);
     if (!exists(p)) {
-        npu_err(DOM, "%s: neither model.safetensors nor model.safetensors.index.json", dir);
+        /* older repositories ship only PyTorch's pickle (a format that runs code when read) */
+        char b1[PATH_MAX + 32], b2[PATH_MAX + 48];
+        snprintf(b1, sizeof(b1), "%s/pytorch_model.bin", dir);
+        snprintf(b2, sizeof(b2), "%s/pytorch_model.bin.index.json", dir);
+        bool pt = exists(b1) || exists(b2);
+        npu_err(DOM, "%s: neither model.safetensors nor model.safetensors.index.json%s", dir,
+                pt ? " (pytorch_model.bin is not read: convert it to safetensors, or download "
+                     "the repository's safetensors files if it has them)"
+                   : "");
         return NPU_ERR_IO;
     }
     struct npu_json_doc *ixdoc = read_json(p);

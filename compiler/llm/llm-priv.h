@@ -42,11 +42,16 @@ double llm_rope_inv_freq(const struct llm_config *c, int j);
 /* The RoPE angle of position pos and frequency j: pos * llm_rope_inv_freq(c, j). */
 double llm_rope_angle(const struct llm_config *c, int pos, int j);
 
-enum llm_st_dtype { LLM_ST_F32, LLM_ST_F16, LLM_ST_BF16 };
+/* LLM_ST_OTHER: a dtype of the safetensors format we do not convert (I64, U8, BOOL, F8_E4M3
+ * ...), kept by name (llm_st_tensor.dtype) so that a tensor nobody reads (GPT-2's old
+ * attn.bias mask, saved as U8 or BOOL by older transformers) loads, and one that is read is
+ * refused naming its dtype */
+enum llm_st_dtype { LLM_ST_F32, LLM_ST_F16, LLM_ST_BF16, LLM_ST_OTHER };
 
 struct llm_st_tensor {
     char *name;
     enum llm_st_dtype dt;
+    char dtype[12]; /* the header's dtype name */
     int ndim;
     int64_t dims[NPU_MAX_DIMS];
     const void *data;

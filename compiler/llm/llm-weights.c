@@ -121,6 +121,13 @@ get(struct wctx *x, bool transpose, int64_t d0, int64_t d1, const char *fmt, ...
         x->st = NPU_ERR_INVALID;
         return NULL;
     }
+    if (t->dt == LLM_ST_OTHER) {
+        npu_err(DOM, "checkpoint: tensor '%s' has dtype %s: not supported (F32, F16, BF16)", full,
+                t->dtype);
+        x->failed = true;
+        x->st = NPU_ERR_UNSUPPORTED;
+        return NULL;
+    }
     t->used = true;
     if (x->check_only)
         return NULL;

@@ -1804,7 +1804,9 @@ npu_llm_generate(struct npu_llm *m, const int32_t *prompt, int n, int max_new,
     if (st)
         return st;
     m->pending = -1;
-    s->modeled = s->prefill_modeled_s > 0;
+    /* the simulator models every run, also one whose programs have no NPU job (a tiny model
+     * the cost partition keeps on the CPU: its CPU steps are still priced) */
+    s->modeled = (m->info.backend && !strcmp(m->info.backend, "sim")) || s->prefill_modeled_s > 0;
     s->cpu_model = npu_cpu_model_v1.name;
     s->stop = NPU_LLM_STOP_LIMIT;
     float *logits = malloc((size_t)m->ck.cfg.vocab * sizeof(float));

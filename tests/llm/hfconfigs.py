@@ -124,6 +124,52 @@ REAL = {
         "summary_type": "cls_index", "summary_use_proj": True,
         "task_specific_params": {"text-generation": {"do_sample": True, "max_length": 50}},
         "vocab_size": 512}),
+    # meta-llama/Llama-2-7b-hf: 4096 wide, 32 layers, 11008 MLP, 32000 tokens; no rope_theta
+    # key (10^4), float16, _name_or_path, untied, no GQA
+    "llama-2-7b": dict(dtype="F16", scale=1.0, cfg={
+        "_name_or_path": "meta-llama/Llama-2-7b-hf", "architectures": ["LlamaForCausalLM"],
+        "bos_token_id": 1, "eos_token_id": 2, "hidden_act": "silu", "hidden_size": 128,
+        "initializer_range": 0.02, "intermediate_size": 344,
+        "max_position_embeddings": 4096, "model_type": "llama", "num_attention_heads": 16,
+        "num_hidden_layers": 2, "num_key_value_heads": 16, "pretraining_tp": 1,
+        "rms_norm_eps": 1e-05, "rope_scaling": None, "tie_word_embeddings": False,
+        "torch_dtype": "float16", "transformers_version": "4.31.0.dev0", "use_cache": True,
+        "vocab_size": 512},
+        gen={"bos_token_id": 1, "do_sample": True, "eos_token_id": 2, "max_length": 4096,
+             "pad_token_id": 0, "temperature": 0.6, "top_p": 0.9,
+             "transformers_version": "4.31.0.dev0"}),
+    # deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B (a Qwen2 people run on RK3588 boards): 1536
+    # wide, 28 layers, 8960 MLP, 151936 tokens; untied head, use_mrope false, a sliding
+    # window it does not use
+    "r1-distill-qwen-1.5b": dict(dtype="BF16", scale=1.0, cfg={
+        "architectures": ["Qwen2ForCausalLM"], "attention_dropout": 0.0,
+        "bos_token_id": 151643, "eos_token_id": 151643, "hidden_act": "silu",
+        "hidden_size": 96, "initializer_range": 0.02, "intermediate_size": 224,
+        "max_position_embeddings": 131072, "max_window_layers": 21, "model_type": "qwen2",
+        "num_attention_heads": 12, "num_hidden_layers": 2, "num_key_value_heads": 2,
+        "rms_norm_eps": 1e-06, "rope_theta": 10000, "sliding_window": 4096,
+        "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+        "transformers_version": "4.44.0", "use_cache": True, "use_mrope": False,
+        "use_sliding_window": False, "vocab_size": 512},
+        gen={"_from_model_config": True, "bos_token_id": 151646, "eos_token_id": 151643,
+             "do_sample": True, "temperature": 0.6, "top_p": 0.95,
+             "transformers_version": "4.39.3"}),
+    # HuggingFaceTB/SmolLM2-360M-Instruct: 960 wide, 32 layers, 2560 MLP, 49152 tokens; the
+    # repository also ships an ONNX export, and its config.json carries transformers.js's
+    # run-time hints ("transformers.js_config") beside pad_token_id
+    "smollm2-360m-instruct": dict(dtype="BF16", scale=0.03, cfg={
+        "architectures": ["LlamaForCausalLM"], "attention_bias": False,
+        "attention_dropout": 0.0, "bos_token_id": 1, "eos_token_id": 2, "hidden_act": "silu",
+        "hidden_size": 120, "initializer_range": 0.02, "intermediate_size": 256,
+        "is_llama_config": True, "max_position_embeddings": 8192, "model_type": "llama",
+        "num_attention_heads": 15, "num_hidden_layers": 2, "num_key_value_heads": 5,
+        "pad_token_id": 2, "pretraining_tp": 1, "rms_norm_eps": 1e-05,
+        "rope_interleaved": False, "rope_scaling": None, "rope_theta": 100000,
+        "tie_word_embeddings": True, "torch_dtype": "bfloat16",
+        "transformers.js_config": {"kv_cache_dtype": {"q4f16": "float16", "fp16": "float16"}},
+        "transformers_version": "4.42.3", "use_cache": True, "vocab_size": 512},
+        gen={"bos_token_id": 1, "eos_token_id": 2, "pad_token_id": 2,
+             "transformers_version": "4.42.3"}),
 }
 
 
@@ -248,6 +294,9 @@ SEEDS = {
     "llama3-rope-both": 6,
     "qwen2.5-v5-theta-only": 4,
     "gpt2-dtype": 10,
+    "llama-2-7b": 1,
+    "r1-distill-qwen-1.5b": 6,
+    "smollm2-360m-instruct": 0,
 }
 
 

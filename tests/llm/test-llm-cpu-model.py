@@ -89,8 +89,8 @@ def attn_us(heads, slots, hd, kv_bytes, mask_slots=None):
     return (max(compute, nbytes / 12e9) + 1e-6) * 1e6
 
 
-def run(gen, folder, profile, extra=()):
-    env = dict(os.environ, NPU_PARTITION="supported")
+def run(gen, folder, profile, extra=(), partition="supported"):
+    env = dict(os.environ, NPU_PARTITION=partition)
     env.pop("NPU_HW_PROFILE", None)
     if profile:
         env["NPU_HW_PROFILE"] = profile
@@ -120,7 +120,9 @@ def run(gen, folder, profile, extra=()):
          "repriced": [(int(n), int(k)) for n, k in REPRICED.findall(later)],
          "conv_us": [(int(e), float(t)) for e, t in CONV.findall(r.stderr)],
          "argmax": ARGMAX.findall(r.stderr),
-         "am_steps": int(AM_STEPS.search(r.stderr)[1]) if AM_STEPS.search(r.stderr) else 0}
+         "am_steps": int(AM_STEPS.search(r.stderr)[1]) if AM_STEPS.search(r.stderr) else 0,
+         "note": "note: the decode step has no NPU job: the cost partition (CPU priced: board)"
+                 in r.stderr}
     # the argmax in place of the logits' conversions, per decode step (ms)
     f["am_delta"] = sum(float(a[2]) - float(a[4]) for a in f["argmax"]) * 1e-3
     print(f"     {os.path.basename(folder)} {profile or 'default'} profile: {f['npu']:.3f} ms NPU "
@@ -138,7 +140,9 @@ def main():
         sup = {n: run(gen, ck[n], None) for n in (2, 4)}
         ver = {n: run(gen, ck[n], "verified") for n in (2, 4, 6)}
         conv2 = run(gen, ck[2], "verified", ["--convert-logits"])
-        if not all(sup.values()) or not all(ver.values()) or not conv2:
+        # by cost these tiny models stay on the CPU: no NPU job, still a modeled figure
+        cost2 = run(gen, ck[2], None, partition="cost")
+        if not all(sup.values()) or not all(ver.values()) or not conv2 or not cost2:
             sys.exit(1)
 
         def check(ok, what):
@@ -146,7 +150,17 @@ def main():
             fails += not ok
             print(f"{'ok  ' if ok else 'FAIL'} {what}")
 
-        for f in list(sup.values()) + list(ver.values()):
+        # sim models every run: a program the cost partition keeps on the CPU (0 NPU jobs)
+        # still gets its CPU steps priced (the line was left out: audit of 2026-12-03)
+        check(cost2["npu"] == 0 and cost2["cpu"] > 0.01 and cost2["attn_cpu"] == 2,
+              f"0 NPU jobs (by cost): {cost2['npu']} ms NPU + {cost2['cpu']} ms CPU steps "
+              f"modeled, attention on the CPU in {cost2['attn_cpu']} of 2 layers")
+        # ... and npu-generate says so (a board whose measured CPU wins every node would
+        # otherwise run all on the CPU without a word); not when the NPU has jobs
+        check(cost2["note"] and not any(f["note"] for f in list(sup.values()) +
+                                        list(ver.values())),
+              "a decode step without NPU jobs is noted on stderr, the others not")
+        for f in list(sup.values()) + list(ver.values()) + [cost2]:
             check(f["model"] == "RK3588 CPU model v1" and f["steps"] == 3 and
                   abs(f["series"] - (f["npu"] + f["cpu"])) <= 0.0015,
                   f"{f['layers']} layers: the sum {f['series']} is {f['npu']} NPU + {f['cpu']} CPU "

@@ -86,6 +86,22 @@ def main():
         expect_error("unknown config key",
                      variant(tmp, "key", cfg, p, edit_cfg=lambda c: c.update(foo_scaling=2)),
                      "unknown config key 'foo_scaling'")
+        # no architectures: the causal LM of model_type, as AutoModelForCausalLM (same ids)
+        noarch = variant(tmp, "noarch", cfg, p, edit_cfg=lambda c: c.pop("architectures"))
+        a = run(good, "--prompt-ids", "5,77,130", "--max-new-tokens", "8", "--ids")
+        b = run(noarch, "--prompt-ids", "5,77,130", "--max-new-tokens", "8", "--ids")
+        ok = a.returncode == 0 and a.stdout == b.stdout and a.stdout.startswith("ids: ")
+        print(f"{'ok  ' if ok else 'FAIL'} no architectures, model_type gpt2: {b.stdout.strip()!r}"
+              f"{chr(10) + b.stderr if not ok else ''}")
+        fails += not ok
+        expect_error("no architectures, another model_type",
+                     variant(tmp, "noarch-mistral", cfg, p, edit_cfg=lambda c: (
+                         c.pop("architectures"), c.update(model_type="mistral"))),
+                     "no 'architectures', and 'model_type' 'mistral' is not one of gpt2, llama")
+        expect_error("neither architectures nor model_type",
+                     variant(tmp, "noarch-notype", cfg, p, edit_cfg=lambda c: (
+                         c.pop("architectures"), c.pop("model_type"))),
+                     "neither 'architectures' nor 'model_type' names the model")
         expect_error("model_type of another architecture",
                      variant(tmp, "mtype", cfg, p, edit_cfg=lambda c: c.update(model_type="llama")),
                      "config key 'model_type' is 'llama', not 'gpt2' as GPT2LMHeadModel needs")
@@ -100,12 +116,63 @@ def main():
         write_raw(os.path.join(d, "model.safetensors"),
                   {"wte.weight": {"dtype": "F32", "shape": [512, 64], "data_offsets": [0, 64]}},
                   b"\0" * 64)
-        expect_error("offsets disagree with the shape", d, "data_offsets of 'wte.weight'")
-        d = variant(tmp, "dtype", cfg, p, tensors=False)
-        write_raw(os.path.join(d, "model.safetensors"),
-                  {"wte.weight": {"dtype": "F64", "shape": [2], "data_offsets": [0, 16]}},
-                  b"\0" * 16)
-        expect_error("dtype we lack", d, "tensor 'wte.weight' has dtype F64: not supported")
+        expect_error("offsets disagree with the shape", d,
+                     "'wte.weight' is 32768 element(s) of F32 (131072 bytes) but its "
+                     "data_offsets [0, 64] hold 64 bytes")
+
+        # safetensors as writers other than gen-llm.py lay it out, and hostile headers: a
+        # dtype we lack is refused where a tensor is read (GPT-2's old attn.bias mask buffers,
+        # U8 / BOOL in checkpoints of older transformers, are never read), overlapping or
+        # out-of-range offsets and shapes whose element count would wrap are refused by name
+        def entries(params, dt="F32"):
+            return {k: (dt, list(v.shape), v.float().contiguous().numpy().tobytes())
+                    for k, v in params.items()}
+
+        def write_entries(name, ent, order=None, edit=None):
+            d = variant(tmp, name, cfg, p, tensors=False)
+            hdr, blobs, off = {}, [], 0
+            for n in order or sorted(ent):
+                dt, shape, b = ent[n]
+                hdr[n] = {"dtype": dt, "shape": shape, "data_offsets": [off, off + len(b)]}
+                blobs.append(b)
+                off += len(b)
+            if edit:
+                edit(hdr)
+            write_raw(os.path.join(d, "model.safetensors"), hdr, b"".join(blobs))
+            return d
+
+        for dt, es, name in (("F64", 8, "wte.weight"), ("I64", 8, "wpe.weight"),
+                             ("F8_E4M3", 1, "h.0.mlp.c_fc.weight")):
+            ent = entries(p)
+            ent[name] = (dt, ent[name][1], b"\0" * (len(ent[name][2]) // 4 * es))
+            expect_error(f"a {dt} weight", write_entries("dtype-" + dt, ent),
+                         f"tensor '{name}' has dtype {dt}: not supported (F32, F16, BF16)")
+        ent = entries(p)
+        S = cfg["n_positions"]
+        for l in range(cfg["n_layer"]):
+            ent[f"h.{l}.attn.bias"] = ("U8" if l else "BOOL", [1, 1, S, S],
+                                       torch.tril(torch.ones(S, S)).to(torch.uint8).numpy().tobytes())
+        ent["h.0.attn.masked_bias"] = ("F32", [], struct.pack("<f", -1e4))
+        ent["h.1.attn.masked_bias"] = ("F32", [0], b"")  # a zero-size tensor
+        odd = write_entries("u8-buffers-reversed", ent, order=sorted(ent, reverse=True))
+        a = run(good, "--prompt-ids", "5,77,130", "--max-new-tokens", "8", "--ids")
+        b = run(odd, "--prompt-ids", "5,77,130", "--max-new-tokens", "8", "--ids")
+        ok = a.returncode == 0 and a.stdout == b.stdout and a.stdout.startswith("ids: ")
+        print(f"{'ok  ' if ok else 'FAIL'} BOOL / U8 attn.bias buffers, a zero-size tensor, data "
+              f"in reverse order: {b.stdout.strip()!r}\n{b.stderr if not ok else ''}")
+        fails += not ok
+        expect_error("overlapping tensors",
+                     write_entries("overlap", entries(p), edit=lambda h: h["ln_f.bias"].update(
+                         data_offsets=h["ln_f.weight"]["data_offsets"])),
+                     "tensors 'ln_f.bias' and 'ln_f.weight' overlap in the file")
+        expect_error("offsets past the data",
+                     write_entries("past", entries(p), edit=lambda h: h["ln_f.bias"].update(
+                         data_offsets=[1 << 40, (1 << 40) + 256])),
+                     "data_offsets [1099511627776, 1099511628032] of 'ln_f.bias' leave the")
+        expect_error("an element count that would wrap",
+                     write_entries("wrap", entries(p), edit=lambda h: h["ln_f.bias"].update(
+                         shape=[1 << 32, 1 << 32, 16])),
+                     "corrupt safetensors header: 'ln_f.bias' is too large")
         q = dict(p)
         del q["ln_f.bias"]
         expect_error("missing tensor", variant(tmp, "missing", cfg, p, tensors=q),
@@ -130,6 +197,10 @@ def main():
         expect_error("index names the wrong shard", d,
                      f"tensor '{first}' is listed in the index but not in {other}")
         expect_error("no checkpoint", os.path.join(tmp, "nowhere"), "no config.json")
+        d = variant(tmp, "bin-only", cfg, p, tensors=False)
+        open(os.path.join(d, "pytorch_model.bin"), "wb").write(b"PK\3\4")
+        expect_error("only pytorch_model.bin", d, "neither model.safetensors nor "
+                     "model.safetensors.index.json (pytorch_model.bin is not read")
         expect_error("context overflow", good, "context overflow", "--prompt-ids", "1,2,3",
                      "--max-new-tokens", "32", "--max-context", "16")
         expect_error("token outside the vocabulary", good, "outside the vocabulary",

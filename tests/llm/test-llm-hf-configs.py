@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Checkpoints as people have them (issue 12): the config.json / generation_config.json of
 # Llama-3.2-1B(-Instruct), Qwen2.5-0.5B(-Instruct), SmolLM2-135M, TinyLlama-1.1B-Chat,
-# gpt2 and distilgpt2 as the hub ships them, sizes shrunk (hfconfigs.py), plus variants with
+# gpt2, distilgpt2, Llama-2-7b, DeepSeek-R1-Distill-Qwen-1.5B and SmolLM2-360M-Instruct
+# (transformers.js_config) as the hub ships them, sizes shrunk (hfconfigs.py), plus variants with
 # llama3 and linear RoPE scaling whose bands a short test reaches and a head_dim other than
 # hidden / heads. On BACKEND each must load and give the 32 greedy ids of gen-llm.py's
 # PyTorch fp32 reference (which follows Hugging Face's RoPE scaling); for the scaled

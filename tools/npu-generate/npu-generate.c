@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "gen-text.h"
+#include "npu/npu-build.h"
 #include "npu/npu-llm.h"
 #include "npu/npu-npy.h"
 #include "npu/npu-timing.h"
@@ -357,6 +358,20 @@ main(int argc, char **argv)
                 2 * in->n_layers, in->decode_state_bytes, in->decode_state_writes,
                 in->decode_v_slots ? "[slots, heads x head_dim]" : "[heads, slots, head_dim]",
                 in->decode_kv_outputs);
+    if (!quiet && strcmp(in->backend, "cpu") && !in->decode_npu_jobs &&
+        npu_build_partition_mode(NULL) == NPU_PARTITION_COST) {
+        /* said, not silent: a board whose measured CPU wins every node runs all on the CPU */
+        struct npu_build_options bo = {.on_device = strcmp(in->backend, "sim") != 0};
+        enum npu_cpu_cost_mode cm = NPU_CPU_COST_BOARD;
+        (void)npu_build_cpu_cost_mode(&bo, &cm);
+        fprintf(stderr,
+                "note: the decode step has no NPU job: the cost partition (CPU priced: %s) keeps "
+                "every node on the CPU%s\n",
+                npu_cpu_cost_mode_name(cm),
+                cm == NPU_CPU_COST_MEASURED
+                    ? "; NPU_CPU_COST=board prices the CPU by the RK3588 CPU model instead"
+                    : "; NPU_PARTITION=supported puts every node the NPU takes on the NPU");
+    }
     struct npu_llm_stats s;
     st = npu_llm_generate(m, ids, n, (int)max_new, &sp, force, on_token, &r, &s);
     if (r.stream)
