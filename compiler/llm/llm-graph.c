@@ -621,12 +621,28 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
     V *ids = hin ? input(&b, "hidden", NPU_DTYPE_FP32, 3, hid_d)
                  : input(&b, "ids", NPU_DTYPE_INT64, 2, ids_d);
     V *pos = gpt2 && !hin ? input(&b, "pos", NPU_DTYPE_INT64, 2, ids_d) : NULL;
-    V *cosv = gpt2   ? NULL
-              : rows ? input(&b, "cos", NPU_DTYPE_FP32, 3, qbh ? csb : csq)
-                     : input(&b, "cos", NPU_DTYPE_FP32, 4, cs_d);
-    V *sinv = gpt2   ? NULL
-              : rows ? input(&b, "sin", NPU_DTYPE_FP32, 3, qbh ? csb : csq)
-                     : input(&b, "sin", NPU_DTYPE_FP32, 4, cs_d);
+    /* the prefill (positions 0 .. s - 1, an empty context): the angles are constants of the
+     * program (the host's values: llm_rope_tables), which the NPU multiplies by (a constant
+     * broadcast over the heads); as inputs they were activations the DPU does not broadcast,
+     * which left RoPE, and the attention behind it, on the CPU. The w8a8 calibration's
+     * graphs keep them as inputs (llm-quant.c feeds them). */
+    const bool ang_const = !gpt2 && !rows && past == 0 && !(b.q && b.q->observe);
+    V *cosv = NULL, *sinv = NULL;
+    if (ang_const) {
+        float *ct = malloc((size_t)(2 * s * hd) * sizeof(float));
+        if (!ct)
+            b.failed = true;
+        else
+            llm_rope_tables(c, 0, s, ct, ct + (size_t)s * hd);
+        cosv = ct ? cst_copy(&b, "rope_cos", ct, 4, cs_d) : NULL;
+        sinv = ct ? cst_copy(&b, "rope_sin", ct + (size_t)s * hd, 4, cs_d) : NULL;
+        free(ct);
+    } else if (!gpt2) {
+        cosv = rows ? input(&b, "cos", NPU_DTYPE_FP32, 3, qbh ? csb : csq)
+                    : input(&b, "cos", NPU_DTYPE_FP32, 4, cs_d);
+        sinv = rows ? input(&b, "sin", NPU_DTYPE_FP32, 3, qbh ? csb : csq)
+                    : input(&b, "sin", NPU_DTYPE_FP32, 4, cs_d);
+    }
     V *coskv = rope_rows ? input(&b, "cos_k", NPU_DTYPE_FP32, 3, csk) : cosv;
     V *sinkv = rope_rows ? input(&b, "sin_k", NPU_DTYPE_FP32, 3, csk) : sinv;
     V *mask = rows ? input(&b, "mask", NPU_DTYPE_FP32, 3, mask3)
