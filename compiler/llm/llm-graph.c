@@ -53,6 +53,7 @@ struct gb {
     int seq;
     const struct llm_quant *q; /* w8a8 (llm-quant.c) or NULL */
     bool cpu_joins;            /* the decode step's joins of column-block chains on the CPU */
+    bool cpu_norms;            /* RMSNorm as one RMSNormalization node (a CPU step) */
 };
 
 typedef struct npu_value V;
@@ -506,10 +507,13 @@ static V *
 rmsnorm(struct gb *b, V *x, const float *w, int64_t d, float eps, const char *name)
 {
     char nm[96];
-    if (b->cpu_joins) {
+    if (b->cpu_norms) {
         /* the decode step's norms of one row are CPU steps by cost (the NPU has no one-row
          * reduction that pays): one RMSNormalization kernel pass (npu-cpu-opset18.c, sums in
-         * double) instead of seven CPU ops, each with its dispatch and its own array */
+         * double) instead of seven CPU ops, each with its dispatch and its own array. The
+         * prefill's too: the NPU has no lowering of it (nor of ReduceMean), and the seven ops
+         * over [s, hidden] cost twice the one pass (RK3588 CPU model v1: 530 against 263 us
+         * at TinyLlama's [128, 2048]) */
         snprintf(nm, sizeof(nm), "%s.weight", name);
         V *y = op(b, NPU_OP_RMS_NORMALIZATION, x, cst(b, nm, w, 1, &d), NULL);
         if (y && (npu_node_set_int(b->g, y->producer, "axis", -1) ||
@@ -601,6 +605,10 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
     struct gb b = {.g = npu_graph_new(gpt2 ? "gpt2" : "llama"),
                    .q = w->quant,
                    .cpu_joins = s == 1 && npu_build_partition_mode(NULL) == NPU_PARTITION_COST};
+    /* (not in w8a8's graphs of several tokens: the fused norm there changed tinyllama-2l's
+     * first w8a8 id, not looked into) */
+    b.cpu_norms =
+        b.cpu_joins || (npu_build_partition_mode(NULL) == NPU_PARTITION_COST && !b.q);
     float *rot = NULL;
     *out = NULL;
     if (!b.g)
