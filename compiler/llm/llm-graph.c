@@ -607,8 +607,7 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
                    .cpu_joins = s == 1 && npu_build_partition_mode(NULL) == NPU_PARTITION_COST};
     /* (not in w8a8's graphs of several tokens: the fused norm there changed tinyllama-2l's
      * first w8a8 id, not looked into) */
-    b.cpu_norms =
-        b.cpu_joins || (npu_build_partition_mode(NULL) == NPU_PARTITION_COST && !b.q);
+    b.cpu_norms = b.cpu_joins || (npu_build_partition_mode(NULL) == NPU_PARTITION_COST && !b.q);
     float *rot = NULL;
     *out = NULL;
     if (!b.g)

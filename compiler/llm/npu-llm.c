@@ -100,7 +100,7 @@ struct npu_llm {
     uint64_t dec_conv_bytes; /* this generate call's decode steps: bytes converted */
     unsigned dec_conv_inputs, dec_resident_inputs;
     int64_t *ids, *pos;
-    float *cos, *sin, *mask, *inv_freq;
+    float *cos, *sin, *mask;
     float *cosk, *sink; /* the decode step's K angles, [kv heads][hd] (llm-graph.c) */
     float *last;        /* the last run's logits (vocab) */
     struct cand *order; /* sampling scratch, vocab entries */
@@ -1013,11 +1013,13 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
     const struct npu_model *pm = prefill ? m->pre : m->dec;
     const struct npu_io_info *in1 =
         pm && npu_model_num_inputs(pm) > 1 ? npu_model_input(pm, 1) : NULL;
-    const bool ang_in = c->arch != LLM_ARCH_GPT2 &&
-                        (rows || (in1 && in1->name && !strncmp(in1->name, "cos", 3) &&
-                                  (in1->name[3] == '\0' || in1->name[3] == '.')));
-    int nin = 2 + (c->arch == LLM_ARCH_GPT2 ? 1 : rows ? 4 : ang_in ? 2 : 0) + inplace +
-              (past ? 2 * L : 0);
+    const bool ang_in =
+        c->arch != LLM_ARCH_GPT2 && (rows || (in1 && in1->name && !strncmp(in1->name, "cos", 3) &&
+                                              (in1->name[3] == '\0' || in1->name[3] == '.')));
+    /* ids, mask, then GPT-2's positions or the angles (the decode step's four, a prefill's
+     * two where it takes them) */
+    const int n_ang = c->arch == LLM_ARCH_GPT2 ? 1 : rows ? 4 : ang_in ? 2 : 0;
+    int nin = 2 + n_ang + inplace + (past ? 2 * L : 0);
     int64_t kv_pos = m->len;
     struct npu_tensor *in = calloc((size_t)nin, sizeof(*in));
     /* the logits' outputs (one, or the LM head's slices) and then k.L, v.L */
@@ -1408,14 +1410,11 @@ npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm
     m->vc = calloc(cache, sizeof(float));
     m->last = malloc((size_t)c->vocab * sizeof(float));
     m->order = malloc((size_t)c->vocab * sizeof(*m->order));
-    m->inv_freq = malloc((size_t)(c->head_dim / 2 + 1) * sizeof(float));
-    if (!m->kc || !m->vc || !m->last || !m->order || !m->inv_freq) {
+    if (!m->kc || !m->vc || !m->last || !m->order) {
         npu_err(DOM, "%s: no memory for a KV cache of %zu bytes", dir, i->kv_cache_bytes);
         st = NPU_ERR_NOMEM;
         goto err;
     }
-    for (int j = 0; j < c->head_dim / 2; j++)
-        m->inv_freq[j] = (float)llm_rope_inv_freq(c, j); /* rope_scaling's too */
     if (m->o.cores < 0 || m->o.cores > 3) {
         npu_err(DOM, "cores: %d is not 0..3", m->o.cores);
         st = NPU_ERR_INVALID;
@@ -1535,7 +1534,6 @@ npu_llm_free(struct npu_llm *m)
     free(m->cosk);
     free(m->sink);
     free(m->mask);
-    free(m->inv_freq);
     free(m->last);
     free(m->order);
     free(m);
