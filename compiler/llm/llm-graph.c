@@ -893,33 +893,23 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
     if (s > 1 && !b.failed && !hout) {
         /* the last token only */
         int64_t last = s - 1;
-        if (gpt2) {
-            /* GPT-2: a Slice, which the NPU takes (a strided DPU copy: dpu-move.c lowers a
-             * Gather only with a scalar index), so that one row crosses to the host instead of
-             * the whole [s, D] hidden state (GPT-2 small, 128 tokens: 393 us of conversion on
-             * the board model for 3 us) */
-            const int64_t end = s, axis = 1;
-            V *sl[4] = {x, npu_graph_const_i64(b.g, "last", &last, 1, false),
-                        npu_graph_const_i64(b.g, "last_end", &end, 1, false),
-                        npu_graph_const_i64(b.g, "last_axis", &axis, 1, false)};
-            struct npu_node *n = sl[1] && sl[2] && sl[3]
-                                     ? npu_node_new(b.g, NPU_OP_SLICE, "last_token", sl, 4, 1, NULL)
-                                     : NULL;
-            if (!n) {
-                b.failed = true;
-                x = NULL;
-            } else {
-                npu_graph_append(b.g, n);
-                x = done(&b, n->out[0]);
-            }
+        /* a Slice, which the NPU takes (a strided DPU copy: dpu-move.c lowers a Gather only
+         * with a scalar index), so that one row crosses to the host instead of the whole [s, D]
+         * hidden state (GPT-2 small, 128 tokens: 393 us of conversion on the board model for
+         * 3 us; TinyLlama's [128, 2048]: 1048.6 us) */
+        const int64_t end = s, axis = 1;
+        V *sl[4] = {x, npu_graph_const_i64(b.g, "last", &last, 1, false),
+                    npu_graph_const_i64(b.g, "last_end", &end, 1, false),
+                    npu_graph_const_i64(b.g, "last_axis", &axis, 1, false)};
+        struct npu_node *n = sl[1] && sl[2] && sl[3]
+                                 ? npu_node_new(b.g, NPU_OP_SLICE, "last_token", sl, 4, 1, NULL)
+                                 : NULL;
+        if (!n) {
+            b.failed = true;
+            x = NULL;
         } else {
-            V *ix = npu_graph_const_i64(b.g, "last", &last, 1, false);
-            if (!ix)
-                b.failed = true;
-            x = op(&b, NPU_OP_GATHER, x, ix, NULL);
-            if (x && npu_node_set_int(b.g, x->producer, "axis", 1))
-                b.failed = true;
-            x = done(&b, x);
+            npu_graph_append(b.g, n);
+            x = done(&b, n->out[0]);
         }
     }
     if (!hout)
