@@ -333,7 +333,9 @@ cpu_steps_modeled_kept(const struct npu_program *pg, int threads, const bool *ke
  * for TinyLlama, branch tlsplit; merged as 21; 22: the LM head's slices as the outputs
  * logits.0 .. N-1, without their Concat, branch gpt2ser3; 23: the back end's fold_conversions,
  * the int8 Quantize / Dequantize and the Reshape beside a conversion done by it, branch tlser;
- * 24: both). A rebuilt compiler changes the key anyway through npu_compiler_build_id, so this
+ * 24: both; 26: LLaMA / Qwen2's prefill with its angles constant, its fp16 RMSNorm one node,
+ * its last token by Slice, branch llamapre). A rebuilt compiler changes the key anyway through
+ * npu_compiler_build_id, so this
  * matters only for builds without a GNU build ID. */
 #define LLM_GRAPH_VERSION 26
 
