@@ -335,8 +335,7 @@ cpu_steps_modeled_kept(const struct npu_program *pg, int threads, const bool *ke
  * the int8 Quantize / Dequantize and the Reshape beside a conversion done by it, branch tlser;
  * 24: both; 26: LLaMA / Qwen2's prefill with its angles constant, its fp16 RMSNorm one node,
  * its last token by Slice, branch llamapre). A rebuilt compiler changes the key anyway through
- * npu_compiler_build_id, so this
- * matters only for builds without a GNU build ID. */
+ * npu_compiler_build_id, so this matters only for builds without a GNU build ID. */
 #define LLM_GRAPH_VERSION 26
 
 static uint64_t
