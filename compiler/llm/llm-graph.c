@@ -512,8 +512,8 @@ rmsnorm(struct gb *b, V *x, const float *w, int64_t d, float eps, const char *na
          * reduction that pays): one RMSNormalization kernel pass (npu-cpu-opset18.c, sums in
          * double) instead of seven CPU ops, each with its dispatch and its own array. The
          * prefill's too: the NPU has no lowering of it (nor of ReduceMean), and the seven ops
-         * over [s, hidden] cost twice the one pass (RK3588 CPU model v1: 530 against 263 us
-         * at TinyLlama's [128, 2048]) */
+         * over [s, hidden] cost three times the one pass (RK3588 CPU model v1: about 530
+         * against 176 us at TinyLlama's [128, 2048]) */
         snprintf(nm, sizeof(nm), "%s.weight", name);
         V *y = op(b, NPU_OP_RMS_NORMALIZATION, x, cst(b, nm, w, 1, &d), NULL);
         if (y && (npu_node_set_int(b->g, y->producer, "axis", -1) ||
