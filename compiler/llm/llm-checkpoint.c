@@ -479,6 +479,20 @@ llm_rope_angle(const struct llm_config *c, int pos, int j)
     return (double)pos * llm_rope_inv_freq(c, j);
 }
 
+void
+llm_rope_tables(const struct llm_config *c, int pos0, int s, float *cs, float *sn)
+{
+    const int hd = c->head_dim;
+    for (int j = 0; j < hd / 2; j++) {
+        const float inv = (float)llm_rope_inv_freq(c, j);
+        for (int i = 0; i < s; i++) {
+            const float f = (float)(pos0 + i) * inv;
+            cs[(size_t)i * hd + j] = cs[(size_t)i * hd + j + hd / 2] = cosf(f);
+            sn[(size_t)i * hd + j] = sn[(size_t)i * hd + j + hd / 2] = sinf(f);
+        }
+    }
+}
+
 static enum npu_status
 parse_config(const char *path, struct llm_config *c)
 {

@@ -53,6 +53,7 @@ struct gb {
     int seq;
     const struct llm_quant *q; /* w8a8 (llm-quant.c) or NULL */
     bool cpu_joins;            /* the decode step's joins of column-block chains on the CPU */
+    bool cpu_norms;            /* RMSNorm as one RMSNormalization node (a CPU step) */
 };
 
 typedef struct npu_value V;
@@ -506,10 +507,13 @@ static V *
 rmsnorm(struct gb *b, V *x, const float *w, int64_t d, float eps, const char *name)
 {
     char nm[96];
-    if (b->cpu_joins) {
+    if (b->cpu_norms) {
         /* the decode step's norms of one row are CPU steps by cost (the NPU has no one-row
          * reduction that pays): one RMSNormalization kernel pass (npu-cpu-opset18.c, sums in
-         * double) instead of seven CPU ops, each with its dispatch and its own array */
+         * double) instead of seven CPU ops, each with its dispatch and its own array. The
+         * prefill's too: the NPU has no lowering of it (nor of ReduceMean), and the seven ops
+         * over [s, hidden] cost three times the one pass (RK3588 CPU model v1: about 530
+         * against 176 us at TinyLlama's [128, 2048]) */
         snprintf(nm, sizeof(nm), "%s.weight", name);
         V *y = op(b, NPU_OP_RMS_NORMALIZATION, x, cst(b, nm, w, 1, &d), NULL);
         if (y && (npu_node_set_int(b->g, y->producer, "axis", -1) ||
@@ -601,6 +605,9 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
     struct gb b = {.g = npu_graph_new(gpt2 ? "gpt2" : "llama"),
                    .q = w->quant,
                    .cpu_joins = s == 1 && npu_build_partition_mode(NULL) == NPU_PARTITION_COST};
+    /* (not in w8a8's graphs of several tokens: the fused norm there changed tinyllama-2l's
+     * first w8a8 id, not looked into) */
+    b.cpu_norms = b.cpu_joins || (npu_build_partition_mode(NULL) == NPU_PARTITION_COST && !b.q);
     float *rot = NULL;
     *out = NULL;
     if (!b.g)
@@ -621,12 +628,28 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
     V *ids = hin ? input(&b, "hidden", NPU_DTYPE_FP32, 3, hid_d)
                  : input(&b, "ids", NPU_DTYPE_INT64, 2, ids_d);
     V *pos = gpt2 && !hin ? input(&b, "pos", NPU_DTYPE_INT64, 2, ids_d) : NULL;
-    V *cosv = gpt2   ? NULL
-              : rows ? input(&b, "cos", NPU_DTYPE_FP32, 3, qbh ? csb : csq)
-                     : input(&b, "cos", NPU_DTYPE_FP32, 4, cs_d);
-    V *sinv = gpt2   ? NULL
-              : rows ? input(&b, "sin", NPU_DTYPE_FP32, 3, qbh ? csb : csq)
-                     : input(&b, "sin", NPU_DTYPE_FP32, 4, cs_d);
+    /* the prefill (positions 0 .. s - 1, an empty context): the angles are constants of the
+     * program (the host's values: llm_rope_tables), which the NPU multiplies by (a constant
+     * broadcast over the heads); as inputs they were activations the DPU does not broadcast,
+     * which left RoPE, and the attention behind it, on the CPU. The w8a8 calibration's
+     * graphs keep them as inputs (llm-quant.c feeds them). */
+    const bool ang_const = !gpt2 && !rows && past == 0 && !(b.q && b.q->observe);
+    V *cosv = NULL, *sinv = NULL;
+    if (ang_const) {
+        float *ct = malloc((size_t)(2 * s * hd) * sizeof(float));
+        if (!ct)
+            b.failed = true;
+        else
+            llm_rope_tables(c, 0, s, ct, ct + (size_t)s * hd);
+        cosv = ct ? cst_copy(&b, "rope_cos", ct, 4, cs_d) : NULL;
+        sinv = ct ? cst_copy(&b, "rope_sin", ct + (size_t)s * hd, 4, cs_d) : NULL;
+        free(ct);
+    } else if (!gpt2) {
+        cosv = rows ? input(&b, "cos", NPU_DTYPE_FP32, 3, qbh ? csb : csq)
+                    : input(&b, "cos", NPU_DTYPE_FP32, 4, cs_d);
+        sinv = rows ? input(&b, "sin", NPU_DTYPE_FP32, 3, qbh ? csb : csq)
+                    : input(&b, "sin", NPU_DTYPE_FP32, 4, cs_d);
+    }
     V *coskv = rope_rows ? input(&b, "cos_k", NPU_DTYPE_FP32, 3, csk) : cosv;
     V *sinkv = rope_rows ? input(&b, "sin_k", NPU_DTYPE_FP32, 3, csk) : sinv;
     V *mask = rows ? input(&b, "mask", NPU_DTYPE_FP32, 3, mask3)
@@ -870,33 +893,23 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
     if (s > 1 && !b.failed && !hout) {
         /* the last token only */
         int64_t last = s - 1;
-        if (gpt2) {
-            /* GPT-2: a Slice, which the NPU takes (a strided DPU copy: dpu-move.c lowers a
-             * Gather only with a scalar index), so that one row crosses to the host instead of
-             * the whole [s, D] hidden state (GPT-2 small, 128 tokens: 393 us of conversion on
-             * the board model for 3 us) */
-            const int64_t end = s, axis = 1;
-            V *sl[4] = {x, npu_graph_const_i64(b.g, "last", &last, 1, false),
-                        npu_graph_const_i64(b.g, "last_end", &end, 1, false),
-                        npu_graph_const_i64(b.g, "last_axis", &axis, 1, false)};
-            struct npu_node *n = sl[1] && sl[2] && sl[3]
-                                     ? npu_node_new(b.g, NPU_OP_SLICE, "last_token", sl, 4, 1, NULL)
-                                     : NULL;
-            if (!n) {
-                b.failed = true;
-                x = NULL;
-            } else {
-                npu_graph_append(b.g, n);
-                x = done(&b, n->out[0]);
-            }
+        /* a Slice, which the NPU takes (a strided DPU copy: dpu-move.c lowers a Gather only
+         * with a scalar index), so that one row crosses to the host instead of the whole [s, D]
+         * hidden state (GPT-2 small, 128 tokens: 393 us of conversion on the board model for
+         * 3 us; TinyLlama's [128, 2048]: 1048.6 us) */
+        const int64_t end = s, axis = 1;
+        V *sl[4] = {x, npu_graph_const_i64(b.g, "last", &last, 1, false),
+                    npu_graph_const_i64(b.g, "last_end", &end, 1, false),
+                    npu_graph_const_i64(b.g, "last_axis", &axis, 1, false)};
+        struct npu_node *n = sl[1] && sl[2] && sl[3]
+                                 ? npu_node_new(b.g, NPU_OP_SLICE, "last_token", sl, 4, 1, NULL)
+                                 : NULL;
+        if (!n) {
+            b.failed = true;
+            x = NULL;
         } else {
-            V *ix = npu_graph_const_i64(b.g, "last", &last, 1, false);
-            if (!ix)
-                b.failed = true;
-            x = op(&b, NPU_OP_GATHER, x, ix, NULL);
-            if (x && npu_node_set_int(b.g, x->producer, "axis", 1))
-                b.failed = true;
-            x = done(&b, x);
+            npu_graph_append(b.g, n);
+            x = done(&b, n->out[0]);
         }
     }
     if (!hout)

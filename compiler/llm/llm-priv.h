@@ -41,6 +41,10 @@ struct llm_config {
 double llm_rope_inv_freq(const struct llm_config *c, int j);
 /* The RoPE angle of position pos and frequency j: pos * llm_rope_inv_freq(c, j). */
 double llm_rope_angle(const struct llm_config *c, int pos, int j);
+/* The angles' cos and sin of positions pos0 .. pos0 + s - 1 as [s][head_dim] (each half
+ * the same, HF's cat(freqs, freqs)), in float as the host computes them for every step: the
+ * prefill graph's constants and the run's inputs are the same values. */
+void llm_rope_tables(const struct llm_config *c, int pos0, int s, float *cs, float *sn);
 
 /* LLM_ST_OTHER: a dtype of the safetensors format we do not convert (I64, U8, BOOL, F8_E4M3
  * ...), kept by name (llm_st_tensor.dtype) so that a tensor nobody reads (GPT-2's old

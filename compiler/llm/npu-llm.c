@@ -100,7 +100,7 @@ struct npu_llm {
     uint64_t dec_conv_bytes; /* this generate call's decode steps: bytes converted */
     unsigned dec_conv_inputs, dec_resident_inputs;
     int64_t *ids, *pos;
-    float *cos, *sin, *mask, *inv_freq;
+    float *cos, *sin, *mask;
     float *cosk, *sink; /* the decode step's K angles, [kv heads][hd] (llm-graph.c) */
     float *last;        /* the last run's logits (vocab) */
     struct cand *order; /* sampling scratch, vocab entries */
@@ -394,9 +394,10 @@ cpu_steps_modeled_kept(const struct npu_program *pg, int threads, const bool *ke
  * for TinyLlama, branch tlsplit; merged as 21; 22: the LM head's slices as the outputs
  * logits.0 .. N-1, without their Concat, branch gpt2ser3; 23: the back end's fold_conversions,
  * the int8 Quantize / Dequantize and the Reshape beside a conversion done by it, branch tlser;
- * 24: both). A rebuilt compiler changes the key anyway through npu_compiler_build_id, so this
- * matters only for builds without a GNU build ID. */
-#define LLM_GRAPH_VERSION 25
+ * 24: both; 26: LLaMA / Qwen2's prefill with its angles constant, its fp16 RMSNorm one node,
+ * its last token by Slice, branch llamapre). A rebuilt compiler changes the key anyway through
+ * npu_compiler_build_id, so this matters only for builds without a GNU build ID. */
+#define LLM_GRAPH_VERSION 26
 
 static uint64_t
 fnv(uint64_t h, const void *p, size_t n)
@@ -1044,12 +1045,9 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
                     (long long)m->pos[i], c->max_pos);
             return NPU_ERR_INVALID;
         }
-        for (int j = 0; j < hd / 2 && c->arch != LLM_ARCH_GPT2; j++) {
-            float f = (float)(m->len + i) * m->inv_freq[j];
-            m->cos[i * hd + j] = m->cos[i * hd + j + hd / 2] = cosf(f);
-            m->sin[i * hd + j] = m->sin[i * hd + j + hd / 2] = sinf(f);
-        }
     }
+    if (c->arch != LLM_ARCH_GPT2)
+        llm_rope_tables(c, m->len, s, m->cos, m->sin);
     /* the decode step (LLaMA, Qwen2) takes the angles per head: [H, 1, hd] for Q and
      * [KVH, 1, hd] for K, the rows its RoPE multiplies without broadcasting (llm-graph.c) */
     const bool rows = s == 1 && c->arch != LLM_ARCH_GPT2;
@@ -1072,7 +1070,18 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
             for (int t = 0; t < s && !inplace; t++)
                 row[past + t] = t <= i ? 0.0f : MASK_OFF;
         }
-    int nin = 2 + (c->arch == LLM_ARCH_GPT2 ? 1 : rows ? 4 : 2) + inplace + (past ? 2 * L : 0);
+    /* a prefill program of LLaMA / Qwen2 holds its angles as constants (llm-graph.c; one
+     * from before LLM_GRAPH_VERSION 26 takes them as the inputs cos, sin) */
+    const struct npu_model *pm = prefill ? m->pre : m->dec;
+    const struct npu_io_info *in1 =
+        pm && npu_model_num_inputs(pm) > 1 ? npu_model_input(pm, 1) : NULL;
+    const bool ang_in =
+        c->arch != LLM_ARCH_GPT2 && (rows || (in1 && in1->name && !strncmp(in1->name, "cos", 3) &&
+                                              (in1->name[3] == '\0' || in1->name[3] == '.')));
+    /* ids, mask, then GPT-2's positions or the angles (the decode step's four, a prefill's
+     * two where it takes them) */
+    const int n_ang = c->arch == LLM_ARCH_GPT2 ? 1 : rows ? 4 : ang_in ? 2 : 0;
+    int nin = 2 + n_ang + inplace + (past ? 2 * L : 0);
     int64_t kv_pos = m->len;
     struct npu_tensor *in = calloc((size_t)nin, sizeof(*in));
     /* the logits' outputs (one, or the LM head's slices) and then k.L, v.L */
@@ -1096,9 +1105,7 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
          * read from the program's own 'cos' input, since a program from the compile cache
          * (or fp16 weights given to their graph) leaves no split plan to ask
          * llm_rope_block_heads */
-        const struct npu_model *pm = prefill ? m->pre : m->dec;
-        const struct npu_io_info *ci =
-            pm && npu_model_num_inputs(pm) > 1 ? npu_model_input(pm, 1) : NULL;
+        const struct npu_io_info *ci = in1;
         const int H = ci && ci->ndim == 3 && ci->name && !strcmp(ci->name, "cos") &&
                               ci->dims[0] >= 1 && ci->dims[0] <= c->n_heads
                           ? (int)ci->dims[0]
@@ -1111,7 +1118,7 @@ run(struct npu_llm *m, const int32_t *tok, int s, bool prefill, double *host_s, 
             .dtype = NPU_DTYPE_FP32, .ndim = 3, .dims = {KVH, 1, hd}, .data = m->cosk};
         in[k++] = (struct npu_tensor){
             .dtype = NPU_DTYPE_FP32, .ndim = 3, .dims = {KVH, 1, hd}, .data = m->sink};
-    } else {
+    } else if (ang_in) {
         in[k++] = (struct npu_tensor){
             .dtype = NPU_DTYPE_FP32, .ndim = 4, .dims = {1, 1, s, hd}, .data = m->cos};
         in[k++] = (struct npu_tensor){
@@ -1469,14 +1476,11 @@ npu_llm_load(const char *dir, const struct npu_llm_options *opts, struct npu_llm
     m->vc = calloc(cache, sizeof(float));
     m->last = malloc((size_t)c->vocab * sizeof(float));
     m->order = malloc((size_t)c->vocab * sizeof(*m->order));
-    m->inv_freq = malloc((size_t)(c->head_dim / 2 + 1) * sizeof(float));
-    if (!m->kc || !m->vc || !m->last || !m->order || !m->inv_freq) {
+    if (!m->kc || !m->vc || !m->last || !m->order) {
         npu_err(DOM, "%s: no memory for a KV cache of %zu bytes", dir, i->kv_cache_bytes);
         st = NPU_ERR_NOMEM;
         goto err;
     }
-    for (int j = 0; j < c->head_dim / 2; j++)
-        m->inv_freq[j] = (float)llm_rope_inv_freq(c, j); /* rope_scaling's too */
     if (m->o.cores < 0 || m->o.cores > 3) {
         npu_err(DOM, "cores: %d is not 0..3", m->o.cores);
         st = NPU_ERR_INVALID;
@@ -1603,7 +1607,6 @@ npu_llm_free(struct npu_llm *m)
     free(m->cosk);
     free(m->sink);
     free(m->mask);
-    free(m->inv_freq);
     free(m->last);
     free(m->order);
     free(m);
