@@ -333,9 +333,10 @@ cpu_steps_modeled_kept(const struct npu_program *pg, int threads, const bool *ke
  * for TinyLlama, branch tlsplit; merged as 21; 22: the LM head's slices as the outputs
  * logits.0 .. N-1, without their Concat, branch gpt2ser3; 23: the back end's fold_conversions,
  * the int8 Quantize / Dequantize and the Reshape beside a conversion done by it, branch tlser;
- * 24: both). A rebuilt compiler changes the key anyway through npu_compiler_build_id, so this
- * matters only for builds without a GNU build ID. */
-#define LLM_GRAPH_VERSION 25
+ * 24: both; 26: the MLP's partial products and the residual as one CPU Sum in the decode
+ * step, branch gpt2q05). A rebuilt compiler changes the key anyway through npu_compiler_build_id,
+ * so this matters only for builds without a GNU build ID. */
+#define LLM_GRAPH_VERSION 26
 
 static uint64_t
 fnv(uint64_t h, const void *p, size_t n)
