@@ -11,7 +11,9 @@
 #     slices where the NPU left them (npu-generate: "read the token as the argmax of the
 #     logits in the NPU layout" for every step), the head cut in three slices
 #     (logits.0 .. logits.2);
-#   - w8a8: teacher-forced logits cosine >= 0.99 against the reference (as test-llm-w8a8.py).
+#   - w8a8: teacher-forced logits cosine >= 0.99 against the reference (as test-llm-w8a8.py);
+#     greedy, every step's token read as the argmax of the head's int8 slices in the NPU
+#     layout, dequantised (branch gpt2q05), with the ids of a --convert-logits run.
 # Needs /usr/bin/python3 with torch and numpy (skips otherwise).
 #
 #   test-llm-qwen-shape.py NPU_GENERATE
@@ -53,6 +55,37 @@ def make(tmp):
     sys.exit("no usable seed for the Qwen-shaped checkpoint")
 
 
+def check_w8a8_argmax(base, env):
+    """w8a8 greedy: the token read as the argmax of the head's int8 slices where the NPU left
+    them, dequantised as their conversion would (branch gpt2q05; before, the 1,001 logits were
+    converted every step), gives the ids of the run that converts them (--convert-logits)."""
+    runs = {}
+    for tag, extra in (("argmax", []), ("converted", ["--convert-logits"])):
+        r = subprocess.run(base + ["--greedy", "--ids"] + extra, env=env, capture_output=True,
+                           text=True)
+        if r.returncode != 0:
+            print(f"FAIL w8a8 {tag}: npu-generate failed\n{r.stderr[-4000:]}")
+            return 1
+        m = re.search(r"(\d+) step\(s\) read the token as the argmax of the logits in the "
+                      r"NPU layout", r.stderr)
+        runs[tag] = (r.stdout, int(m.group(1)) if m else 0)
+    bad = []
+    if runs["argmax"][1] != 31:
+        bad.append(f"{runs['argmax'][1]} step(s) took the argmax of the int8 logits in the NPU "
+                   f"layout, want 31")
+    if runs["converted"][1] != 0:
+        bad.append("--convert-logits still took the argmax in the NPU layout")
+    if runs["argmax"][0] != runs["converted"][0]:
+        bad.append(f"greedy ids differ from the converted logits' run\n  converted "
+                   f"{runs['converted'][0]!r}\n  argmax    {runs['argmax'][0]!r}")
+    for b in bad:
+        print(f"FAIL w8a8: {b}")
+    if not bad:
+        print("ok   w8a8: 32 greedy ids read as the argmax of the int8 logits in the NPU layout, "
+              "as the converted logits' run")
+    return len(bad)
+
+
 def main():
     gen = sys.argv[1]
     env = llmtest.backend_env("sim")
@@ -68,6 +101,7 @@ def main():
             if weights == "w8a8":
                 fails += llmtest.check_teacher_forced(np, base, env, tmp, "qwen-shape", ref,
                                                       weights)
+                fails += check_w8a8_argmax(base, env)
                 continue
             # NPU_PARTITION=supported: at this size the cost partition runs the fp16 step on
             # the CPU (its products are too small to pay); supported puts them on the NPU
