@@ -396,6 +396,39 @@ q_block_heads(const struct llm_split *sq, int k, int64_t hd)
     return sq->cols[k] / hd;
 }
 
+/* x + (parts[0] + ... + parts[n-1]): the residual stream plus a projection's partial
+ * products (the chains of one row-split product). In the decode step under the cost
+ * partition one n-ary Sum on the CPU (cpu_joins): one kernel dispatch and one pass that
+ * reads every operand once, where the Add chain was n CPU steps (GPT-2 small: three Adds of
+ * 768 floats a layer, 5.3 us, against 2.3 us for the Sum; RK3588 CPU model v1), each with its
+ * own array. The operands are in the chain's order, the residual last, so the sums round as
+ * the chain's did: ((p0 + p1) + p2) + x. Elsewhere (prefill, NPU_PARTITION=supported) the
+ * Adds, which the NPU takes. */
+static V *
+residual_sum(struct gb *b, V *x, V **parts, int n)
+{
+    if (b->failed)
+        return NULL;
+    if (b->cpu_joins && n > 1 && n < LLM_MAX_SPLIT + 1) {
+        V *in[LLM_MAX_SPLIT + 1];
+        memcpy(in, parts, (size_t)n * sizeof(V *));
+        in[n] = x;
+        char name[48];
+        snprintf(name, sizeof(name), "Sum_%d", b->seq++);
+        struct npu_node *nd = npu_node_new(b->g, NPU_OP_SUM, name, in, n + 1, 1, NULL);
+        if (!nd) {
+            b->failed = true;
+            return NULL;
+        }
+        npu_graph_append(b->g, nd);
+        return cpu_join(b, done(b, nd->out[0]));
+    }
+    V *sum = parts[0];
+    for (int k = 1; k < n; k++)
+        sum = cpu_join(b, op2(b, NPU_OP_ADD, sum, parts[k]));
+    return op2(b, NPU_OP_ADD, x, sum);
+}
+
 /* GPT-2's MLP with c_fc cut into column blocks (llm_weights_split) and c_proj whole: per
  * block k, gelu(a @ W_fc[:, block k] + b_fc[block k]) @ W_proj[rows of block k], the
  * partial products summed after all blocks (in the decode step on the CPU, cpu_join: on the
@@ -406,7 +439,7 @@ q_block_heads(const struct llm_split *sq, int k, int64_t hd)
  * (product, GELU with its LUT, product) that the layer split runs on one core beside the
  * others: no Concat, and the GELU stays next to its product. */
 static V *
-mlp_blocks(struct gb *b, V *a, const struct llm_layer_w *L, int64_t D, const char *name)
+mlp_blocks(struct gb *b, V *x, V *a, const struct llm_layer_w *L, int64_t D, const char *name)
 {
     V *part[LLM_MAX_SPLIT] = {NULL};
     int64_t c0 = 0;
@@ -427,10 +460,7 @@ mlp_blocks(struct gb *b, V *a, const struct llm_layer_w *L, int64_t D, const cha
         }
         c0 += n;
     }
-    V *sum = part[0];
-    for (int k = 1; k < L->sup.n; k++)
-        sum = cpu_join(b, op2(b, NPU_OP_ADD, sum, part[k]));
-    return sum;
+    return residual_sum(b, x, part, L->sup.n);
 }
 
 /* LLaMA's SwiGLU with gate and up cut into the same column blocks (llm_weights_split): per
@@ -443,7 +473,7 @@ mlp_blocks(struct gb *b, V *a, const struct llm_layer_w *L, int64_t D, const cha
  * w8a8: each block's down product has its own calibrated ranges (key l<i>.down.<k>: the
  * calibration graph is built split too), so its int8 result's steps fit the partial sum. */
 static V *
-swiglu_blocks(struct gb *b, V *a, const struct llm_layer_w *L, int64_t D, int l)
+swiglu_blocks(struct gb *b, V *x, V *a, const struct llm_layer_w *L, int64_t D, int l)
 {
     V *parts[LLM_MAX_SPLIT];
     int64_t c0 = 0;
@@ -465,12 +495,8 @@ swiglu_blocks(struct gb *b, V *a, const struct llm_layer_w *L, int64_t D, int l)
         }
         c0 += n;
     }
-    if (rows) {
-        V *sum = parts[0];
-        for (int k = 1; k < L->sgate.n; k++)
-            sum = cpu_join(b, op2(b, NPU_OP_ADD, sum, parts[k]));
-        return sum;
-    }
+    if (rows) /* x + the partial products */
+        return residual_sum(b, x, parts, L->sgate.n);
     char nm[48];
     snprintf(nm, sizeof(nm), "l%d.mlp", l);
     return concat_last(b, parts, L->sgate.n, nm);
@@ -864,7 +890,7 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
         V *m;
         if (gpt2 && L->sup.n > 1 && L->sdown.n <= 1) {
             snprintf(nm, sizeof(nm), "l%d", l);
-            x = op2(&b, NPU_OP_ADD, x, mlp_blocks(&b, a, L, D, nm));
+            x = mlp_blocks(&b, x, a, L, D, nm); /* x + the MLP */
             continue;
         }
         if (gpt2) {
@@ -874,9 +900,9 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
         } else if (L->sgate.n > 1 && same_split(&L->sgate, &L->sup) && !L->b_up && !L->b_down) {
             /* one chain per block (fp16 too: its gate and up were two three-core submits,
              * then their joins and the SiLU on one core, then down's) */
-            m = swiglu_blocks(&b, a, L, D, l);
-            if (L->sdown.n <= 1) { /* down's partial products summed */
-                x = op2(&b, NPU_OP_ADD, x, m);
+            m = swiglu_blocks(&b, x, a, L, D, l);
+            if (L->sdown.n <= 1) { /* x + down's partial products */
+                x = m;
                 continue;
             }
         } else {

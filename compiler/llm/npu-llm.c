@@ -394,10 +394,13 @@ cpu_steps_modeled_kept(const struct npu_program *pg, int threads, const bool *ke
  * for TinyLlama, branch tlsplit; merged as 21; 22: the LM head's slices as the outputs
  * logits.0 .. N-1, without their Concat, branch gpt2ser3; 23: the back end's fold_conversions,
  * the int8 Quantize / Dequantize and the Reshape beside a conversion done by it, branch tlser;
- * 24: both; 26: LLaMA / Qwen2's prefill with its angles constant, its fp16 RMSNorm one node,
- * its last token by Slice, branch llamapre). A rebuilt compiler changes the key anyway through
- * npu_compiler_build_id, so this matters only for builds without a GNU build ID. */
-#define LLM_GRAPH_VERSION 26
+ * 24: both; 25: GPT-2's decode joins (the MLP's partial sums, q's column blocks) on the CPU,
+ * branch gpt2sum; 26: LLaMA / Qwen2's prefill with its angles constant, its fp16 RMSNorm one
+ * node, its last token by Slice, branch llamapre; 27: the MLP's partial products and the
+ * residual as one CPU Sum in the decode step, branch gpt2q05). A rebuilt compiler changes the
+ * key anyway through npu_compiler_build_id, so this matters only for builds without a GNU
+ * build ID. */
+#define LLM_GRAPH_VERSION 27
 
 static uint64_t
 fnv(uint64_t h, const void *p, size_t n)
@@ -927,17 +930,17 @@ pre_kv_setup(struct npu_llm *m, int s, bool **kept)
 }
 
 /* The modeled CPU time of the argmax over the decode program's logits outputs read in the
- * NPU's layout, minus the conversions of those outputs to fp32 that it replaces (CONVERT steps
- * at the model's conversion rate, as cpu_steps_modeled_kept prices them). The argmax is one
- * reduction over all the outputs' elements (run() scans the LM head's slices in one pass):
- * ArgMax at the model's reduction rate against their bytes in the NPU's dtype (fp16, or fp32
- * where the NPU writes them so) at the DRAM rate, and one dispatch. */
+ * NPU's layout (fp16, fp32, or a w8a8 head's int8), minus the conversions of those outputs to fp32
+ * that it replaces (CONVERT steps at the model's conversion rate, as cpu_steps_modeled_kept prices
+ * them). The argmax is one reduction over all the outputs' elements (run() scans the LM head's
+ * slices in one pass): ArgMax at the model's reduction rate against their bytes in the NPU's dtype
+ * (fp16, or fp32 where the NPU writes them so) at the DRAM rate, and one dispatch. */
 static double
 argmax_modeled_delta(const struct npu_program *pg, int nlog, int threads)
 {
     double conv = 0;
     int64_t elems = 0;
-    enum npu_dtype dt = NPU_DTYPE_FP16;
+    enum npu_dtype dt = NPU_DTYPE_UNDEFINED;
     const double rate = npu_cpu_model_convert_rate();
     for (int q = 0; pg && q < nlog && q < pg->n_outputs; q++)
         for (int k = 0; k < pg->n_steps; k++) {
@@ -950,9 +953,12 @@ argmax_modeled_delta(const struct npu_program *pg, int nlog, int threads)
                 continue;
             elems += e;
             conv += 4.0 * (double)e / rate;
-            if (npu_prog_mem_dtype(&pg->tensors[ps->in[0]]) == NPU_DTYPE_FP32)
-                dt = NPU_DTYPE_FP32; /* priced at the wider of the two */
+            const enum npu_dtype md = npu_prog_mem_dtype(&pg->tensors[ps->in[0]]);
+            if (dt == NPU_DTYPE_UNDEFINED || npu_dtype_size(md) > npu_dtype_size(dt))
+                dt = md; /* priced at the widest of them (int8: a w8a8 head's) */
         }
+    if (dt == NPU_DTYPE_UNDEFINED)
+        dt = NPU_DTYPE_FP16;
     struct npu_value a = {0}, b = {0};
     a.t = (struct npu_tensor){.dtype = dt, .ndim = 1, .dims = {elems}};
     b.t = (struct npu_tensor){.dtype = NPU_DTYPE_INT64, .ndim = 1, .dims = {1}};
@@ -984,8 +990,11 @@ logits_raw_ok(const struct npu_program *pg, int nlog)
                 continue;
             const struct npu_prog_tensor *t = &pg->tensors[ps->in[0]];
             const enum npu_dtype md = npu_prog_mem_dtype(t);
+            /* int8: a w8a8 head's logits, read dequantised (npu_prog_argmax) */
             found = t->place == NPU_PLACE_NPU && t->layout == NPU_LAYOUT_NC1HWC2 &&
-                    (md == NPU_DTYPE_FP16 || md == NPU_DTYPE_FP32);
+                    npu_prog_argmax_dtype_ok(t) &&
+                    (md != NPU_DTYPE_INT8 ||
+                     npu_prog_mem_dtype(&pg->tensors[pg->outputs[q]]) == NPU_DTYPE_FP32);
         }
         if (!found)
             return false;

@@ -327,6 +327,20 @@ cpu_k_pow(CPU_KERNEL_ARGS)
 
 /* ---- variadic Max/Min/Sum/Mean -------------------------------------------------------------- */
 
+/* whether every input has the output's dims (no broadcast) */
+static bool
+same_shape_all(const struct npu_tensor *const *in, int nin, const struct npu_tensor *o)
+{
+    for (int i = 0; i < nin; i++) {
+        if (in[i]->ndim != o->ndim)
+            return false;
+        for (int d = 0; d < o->ndim; d++)
+            if (in[i]->dims[d] != o->dims[d])
+                return false;
+    }
+    return true;
+}
+
 static enum npu_status
 variadic(struct npu_cpu_ctx *ctx, const cpu_bc_fn *tab, const struct npu_tensor *const *in, int nin,
          struct npu_tensor *o, bool mean)
@@ -360,6 +374,21 @@ variadic(struct npu_cpu_ctx *ctx, const cpu_bc_fn *tab, const struct npu_tensor 
     }
     struct ew_param p = {0};
     struct cpu_bcast bc;
+    if (tab == add_tab && !mean && o->dtype == NPU_DTYPE_FP32 && nin > 2 &&
+        same_shape_all(in, nin, o)) {
+        /* Sum of fp32 operands of the output's shape (a residual stream and a split
+         * product's partial sums): one pass that reads every operand once, added in the
+         * operands' order as the pairwise passes below would */
+        const int64_t n = cpu_numel(o);
+        float *y = o->data;
+        for (int64_t e = 0; e < n; e++) {
+            float acc = ((const float *)in[0]->data)[e];
+            for (int i = 1; i < nin; i++)
+                acc += ((const float *)in[i]->data)[e];
+            y[e] = acc;
+        }
+        return NPU_OK;
+    }
     if (nin == 1) {
         CPU_TRY(cpu_bcast_plan(ctx, &bc, o, in, 1, true));
         memcpy(o->data, in[0]->data, (size_t)cpu_numel(o) * cpu_esize(o));

@@ -489,10 +489,13 @@ argmax_take(struct npu_prog_argmax *acc, int64_t i, float v)
     }
 }
 
-/* Element e of an fp16 (es 2) or fp32 (es 4) array, as a float (exact). */
+/* Element e of an fp16 (es 2) or fp32 (es 4) array, as a float (exact); of an int8 array (es
+ * 1), its dequantised value, (q - zero) x scale as the conversion's dtype pass computes it. */
 static inline float
-argmax_load(const uint8_t *p, size_t es, size_t e)
+argmax_load(const uint8_t *p, size_t es, size_t e, float scale, int32_t zero)
 {
+    if (es == 1)
+        return (float)(((double)(int8_t)p[e] - zero) * scale);
     if (es == 2) {
         uint16_t h;
         memcpy(&h, p + e * 2, 2);
@@ -503,18 +506,30 @@ argmax_load(const uint8_t *p, size_t es, size_t e)
     return f;
 }
 
+bool
+npu_prog_argmax_dtype_ok(const struct npu_prog_tensor *t)
+{
+    const enum npu_dtype md = npu_prog_mem_dtype(t);
+    return md == NPU_DTYPE_FP16 || md == NPU_DTYPE_FP32 ||
+           (md == NPU_DTYPE_INT8 && isfinite(t->t.qscale) && t->t.qscale > 0 &&
+            t->t.qzero >= INT8_MIN && t->t.qzero <= INT8_MAX);
+}
+
 enum npu_status
 npu_prog_argmax(const struct npu_prog_tensor *t, const void *data, int64_t base,
                 struct npu_prog_argmax *acc)
 {
     const enum npu_dtype md = t ? npu_prog_mem_dtype(t) : NPU_DTYPE_UNDEFINED;
-    if (!t || !acc || (md != NPU_DTYPE_FP16 && md != NPU_DTYPE_FP32) ||
-        npu_prog_tensor_need(t) == UINT64_MAX ||
+    if (!t || !acc || !npu_prog_argmax_dtype_ok(t) || npu_prog_tensor_need(t) == UINT64_MAX ||
         (t->layout != NPU_LAYOUT_NCHW && t->layout != NPU_LAYOUT_NC1HWC2)) {
-        npu_err(DOM, "argmax: '%s' is not an fp16 / fp32 row-major or NC1HWC2 tensor",
+        npu_err(DOM,
+                "argmax: '%s' is not an fp16 / fp32 / int8 (with a positive scale) row-major or "
+                "NC1HWC2 tensor",
                 t && t->name ? t->name : "?");
         return NPU_ERR_INVALID;
     }
+    const float qs = md == NPU_DTYPE_INT8 ? t->t.qscale : 1.0f;
+    const int32_t qz = md == NPU_DTYPE_INT8 ? t->t.qzero : 0;
     const int64_t numel = npu_tensor_numel(&t->t);
     if (numel > 0 && !data)
         return NPU_ERR_INVALID;
@@ -522,7 +537,7 @@ npu_prog_argmax(const struct npu_prog_tensor *t, const void *data, int64_t base,
     const size_t es = npu_dtype_size(md);
     if (t->layout == NPU_LAYOUT_NCHW) {
         for (int64_t i = 0; i < numel; i++)
-            argmax_take(acc, base + i, argmax_load(d, es, (size_t)i));
+            argmax_take(acc, base + i, argmax_load(d, es, (size_t)i, qs, qz));
         return NPU_OK;
     }
     struct view v;
@@ -535,14 +550,15 @@ npu_prog_argmax(const struct npu_prog_tensor *t, const void *data, int64_t base,
     if (v.rows) { /* logical [pixels][C]: i = p * C + c */
         for (size_t p = 0; p < px; p++)
             for (uint32_t c = 0; c < v.c; c++)
-                argmax_take(acc, i++, argmax_load(d, es, ((c / c2) * px + p) * c2 + c % c2));
+                argmax_take(acc, i++,
+                            argmax_load(d, es, ((c / c2) * px + p) * c2 + c % c2, qs, qz));
         return NPU_OK;
     }
     for (uint64_t n = 0; n < v.n; n++) /* logical [C][H][W] per image */
         for (uint32_t c = 0; c < v.c; c++) {
             const size_t plane = n * one + (c / c2) * px * c2 + c % c2;
             for (size_t p = 0; p < px; p++)
-                argmax_take(acc, i++, argmax_load(d, es, plane + p * c2));
+                argmax_take(acc, i++, argmax_load(d, es, plane + p * c2, qs, qz));
         }
     return NPU_OK;
 }

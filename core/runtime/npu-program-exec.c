@@ -1429,8 +1429,11 @@ output_convert_step(const struct npu_program *p, int output)
         return -1;
     const struct npu_prog_tensor *a = &p->tensors[p->steps[step].in[0]], *b = &p->tensors[ti];
     enum npu_dtype md = npu_prog_mem_dtype(a);
+    /* int8 (a w8a8 head's logits): the argmax reads the values the conversion dequantises
+     * them to, so the host side must be fp32 */
     if (a->place != NPU_PLACE_NPU || a->layout != NPU_LAYOUT_NC1HWC2 || a->npu_offset ||
-        (md != NPU_DTYPE_FP16 && md != NPU_DTYPE_FP32) ||
+        !npu_prog_argmax_dtype_ok(a) ||
+        (md == NPU_DTYPE_INT8 && npu_prog_mem_dtype(b) != NPU_DTYPE_FP32) ||
         npu_tensor_numel(&a->t) != npu_tensor_numel(&b->t))
         return -1;
     return step;
@@ -1720,10 +1723,11 @@ npu_prog_session_raw_output(struct npu_prog_session *s, int output, bool raw)
     const int step = output_convert_step(p, output);
     const char *name = p->tensors[p->outputs[output]].name;
     if (step < 0) {
-        npu_err(PROG_DOM,
-                "raw output: output %d '%s' is not made by one conversion from an fp16 / fp32 "
-                "NC1HWC2 tensor that nothing else reads",
-                output, name ? name : "");
+        npu_err(
+            PROG_DOM,
+            "raw output: output %d '%s' is not made by one conversion from an fp16 / fp32 / int8 "
+            "NC1HWC2 tensor that nothing else reads",
+            output, name ? name : "");
         return NPU_ERR_UNSUPPORTED;
     }
     if ((s->kept && s->kept[output]) || (s->route && s->route[step].dst)) {

@@ -14,8 +14,8 @@
  *  - validation refuses each kind of inconsistent program with its message;
  *  - fused CPU epilogues (bias + npu_act) for dtypes the kernels do not fuse;
  *  - three sessions on the three cores run concurrently from three threads;
- *  - npu_prog_argmax over NC1HWC2 (fp16, fp32) and row-major tensors: the index a scan over
- *    the converted fp32 values gives (the first maximum, NaN only as the first element),
+ *  - npu_prog_argmax over NC1HWC2 (fp16, fp32, int8 with a scale) and row-major tensors: the index
+ * a scan over the converted fp32 values gives (the first maximum, NaN only as the first element),
  *    ties, -0 / +0, NaN, the maximum in the last, padded, channel group (padding never read),
  *    and a scan continued over a second tensor (base).
  */
@@ -907,12 +907,45 @@ test_argmax(void)
             }
             free(x);
         }
-    /* refused: an integer tensor */
+    /* refused: an integer tensor without a scale */
     struct npu_prog_tensor i8 =
         tdesc(NPU_DTYPE_INT8, 2, d21, NPU_LAYOUT_NC1HWC2, NPU_DTYPE_INT8, 21, 1, 1, NPU_VIEW_NCHW);
     struct npu_prog_argmax acc = {.index = -1};
     uint8_t buf[64] = {0};
+    npu_log_set_level((enum npu_log_level) - 1);
     CHECK_EQ_INT(NPU_ERR_INVALID, npu_prog_argmax(&i8, buf, 0, &acc));
+    npu_log_set_level(NPU_LOG_WARN);
+    /* int8 with a scale and zero point (a w8a8 LM head's slices): the argmax of the values
+     * its conversion to fp32 dequantises them to, continued over two slices of different
+     * scales as one scan over their concatenation (coarse values: ties within and across) */
+    int64_t d37[2] = {1, 37};
+    struct npu_prog_tensor q8[2],
+        qh = tdesc(NPU_DTYPE_INT8, 2, d37, NPU_LAYOUT_NCHW, 0, 0, 0, 0, 0),
+        fh = tdesc(NPU_DTYPE_FP32, 2, d37, NPU_LAYOUT_NCHW, 0, 0, 0, 0, 0);
+    const float scales[2] = {0.5f, 0.25f};
+    const int32_t zeros[2] = {-3, 5};
+    for (int rep = 0; rep < 16; rep++) {
+        float ref[74];
+        struct npu_prog_argmax qa = {.index = -1};
+        for (int k = 0; k < 2; k++) {
+            q8[k] = tdesc(NPU_DTYPE_INT8, 2, d37, NPU_LAYOUT_NC1HWC2, NPU_DTYPE_INT8, 37, 1, 1,
+                          NPU_VIEW_NCHW);
+            q8[k].t.qscale = qh.t.qscale = scales[k];
+            q8[k].t.qzero = qh.t.qzero = zeros[k];
+            int8_t hv[37];
+            for (int i = 0; i < 37; i++)
+                hv[i] = (int8_t)((int)(hp_rand(&seed) % 7) * 4 - 12);
+            uint8_t *nb = calloc(q8[k].bytes + 1, 1);
+            void *tmp = malloc(npu_prog_convert_scratch(&q8[k], &fh) + 64);
+            CHECK_EQ_INT(NPU_OK, npu_prog_convert(&qh, hv, &q8[k], nb, tmp));
+            CHECK_EQ_INT(NPU_OK, npu_prog_convert(&q8[k], nb, &fh, ref + 37 * k, tmp));
+            CHECK_EQ_INT(NPU_OK, npu_prog_argmax(&q8[k], nb, 37 * k, &qa));
+            free(nb);
+            free(tmp);
+        }
+        CHECK_EQ_INT(ref_argmax(ref, 74), qa.index);
+        CHECK(qa.value == ref[qa.index]);
+    }
 }
 
 int

@@ -757,6 +757,37 @@ test_where_clip_variadic(void)
     npu_log_set_level(NPU_LOG_WARN);
     tt_free(a), tt_free(b), tt_free(c), tt_free(o), tt_free(o1), tt_free(bad_o);
 
+    /* Sum of four fp32 operands of the output's shape (the decode step's residual Sum, one
+     * pass): added in the operands' order, ((x0 + x1) + x2) + x3 in fp32, as the pairwise
+     * passes were (1e8 + 1 rounds to 1e8, so other orders give 0 or 2 where this gives 1);
+     * Mean of such operands still divides */
+    {
+        const float sv[4][5] = {{1e8f, 1, 2, -3, 0.1f},
+                                {1, 1e8f, 0.5f, 4, 0.2f},
+                                {-1e8f, -1e8f, 0.25f, -1, 0.3f},
+                                {1, 1, 0.125f, 7, 0.4f}};
+        struct npu_tensor *s4[4], *so = tt(NPU_DTYPE_FP32, 2, D(1), D(5)), *svo[1] = {so};
+        for (int i = 0; i < 4; i++) {
+            s4[i] = tt(NPU_DTYPE_FP32, 2, D(1), D(5));
+            memcpy(s4[i]->data, sv[i], sizeof(sv[i]));
+        }
+        CHECK_EQ_INT(NPU_OK, run2(NPU_OP_SUM, NULL, 4, s4, 1, svo));
+        int wrong = 0;
+        for (int e = 0; e < 5; e++) {
+            float w = sv[0][e];
+            for (int i = 1; i < 4; i++)
+                w += sv[i][e];
+            wrong += ((const float *)so->data)[e] != w;
+        }
+        CHECK_EQ_INT(0, wrong);
+        CHECK(((const float *)so->data)[0] == 1 && ((const float *)so->data)[1] == 1);
+        CHECK_EQ_INT(NPU_OK, run2(NPU_OP_MEAN, NULL, 4, s4, 1, svo));
+        CHECK(fabs(((const float *)so->data)[4] - 0.25) < 1e-6);
+        for (int i = 0; i < 4; i++)
+            tt_free(s4[i]);
+        tt_free(so);
+    }
+
     /* PRelu with a per-channel slope [C,1,1] */
     x = tt_fill_rand(tt(NPU_DTYPE_FP32, 4, D(2), D(3), D(4), D(5)), -5, 5);
     struct npu_tensor *sl = tt_fill_rand(tt(NPU_DTYPE_FP32, 3, D(3), D(1), D(1)), 0, 1);

@@ -14,7 +14,7 @@
 # programs take 0.8 GB there).
 # Needs /usr/bin/python3 with torch.
 #
-#   bench-llm.py NPU_GENERATE [gpt2-small|tinyllama] [--partition cost|supported]
+#   bench-llm.py NPU_GENERATE [gpt2-small|tinyllama|tinyllama-2l|qwen2-0.5b] [--partition cost|supported]
 #                [--cache DIR] [--steps N] [--prompt-len N] [--cores N] [--host-kv-cache]
 #                [--weights fp16|w8a8|both] [--convert-logits]
 #
@@ -68,6 +68,15 @@ SHAPES = {
                   "max_position_embeddings": 2048, "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
                   "hidden_act": "silu", "tie_word_embeddings": False, "eos_token_id": 2},
 }
+# Qwen2-0.5B's config.json (the hub's Qwen/Qwen2-0.5B): 14 query heads over 2 KV heads (7 per KV
+# head), q/k/v biases, a tied head of 151,936 rows; the bench runs at its own max context
+SHAPES["qwen2-0.5b"] = {
+    "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "num_hidden_layers": 24,
+    "hidden_size": 896, "num_attention_heads": 14, "num_key_value_heads": 2,
+    "intermediate_size": 4864, "vocab_size": 151936, "max_position_embeddings": 32768,
+    "rms_norm_eps": 1e-6, "rope_theta": 1000000.0, "hidden_act": "silu",
+    "tie_word_embeddings": True, "use_sliding_window": False, "sliding_window": 32768,
+    "max_window_layers": 21, "bos_token_id": 151643, "eos_token_id": 151643}
 # TinyLlama's widths with 2 of its 22 layers: a step's per-layer cost in a minute of simulation
 # (profiling; decode ms/token = LM head + 2 layers)
 SHAPES["tinyllama-2l"] = dict(SHAPES["tinyllama"], num_hidden_layers=2)
@@ -83,7 +92,7 @@ def checkpoint(cache, shape):
     if shape.startswith("gpt2"):
         p = gl.gpt2_params(cfg, g, 0.02)
     else:
-        p = gl.llama_params(cfg, g, 0.02, False)
+        p = gl.llama_params(cfg, g, 0.02, cfg["model_type"] == "qwen2")
     json.dump(cfg, open(os.path.join(d, "config.json"), "w"), indent=2)
     gl.write_safetensors(os.path.join(d, "model.safetensors"), p, "F16")
     return d

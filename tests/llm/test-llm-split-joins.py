@@ -17,6 +17,8 @@
 #     w8a8: no QuantizeLinear / DequantizeLinear CPU step (the conversions to and from the
 #     NPU do them, the back end's fold_conversions) and one Reshape CPU step a layer (the
 #     attention's output reshaped by its conversion);
+#   - w8a8: each layer's MLP partial products and the residual stream summed by one Sum CPU
+#     step (branch gpt2q05; three Adds before);
 #   - fp16: the 32 greedy ids are the reference's (gen-llm.py's PyTorch fp32 reference);
 #     w8a8: teacher-forced logits cosine >= 0.99 (as test-llm-w8a8.py).
 # On main the joins were one-core NPU submits (two a layer; GPT-2's q join one a layer until
@@ -93,6 +95,16 @@ def check_cpu_steps(text, layers, weights):
     return bad
 
 
+def check_residual_sums(text, layers):
+    """w8a8 on three cores: the MLP's down (c_proj) whole, its rows following the chains, so
+    each layer's partial products and the residual stream are summed by one n-ary Sum CPU step
+    (residual_sum, branch gpt2q05), not by a chain of Adds (three CPU steps a layer)."""
+    steps = re.findall(r"modeled CPU step: (\S+) (\S+),", text)
+    sums = sum(op == "Sum" for op, _ in steps)
+    return [] if sums == layers else [f"{sums} Sum CPU steps, want {layers} (one a layer: the "
+                                      f"MLP's partial products and the residual)"]
+
+
 def main():
     gen = sys.argv[1]
     env = llmtest.backend_env("sim")
@@ -123,6 +135,8 @@ def main():
                 bad, nsub = check_tasks(bd) if weights == "w8a8" else ([], 0)
                 if name == "llama":
                     bad += check_cpu_steps(r.stderr, layers, weights)
+                if weights == "w8a8":
+                    bad += check_residual_sums(r.stderr, layers)
                 for b in bad:
                     print(f"FAIL {tag}: {b}")
                 fails += len(bad)

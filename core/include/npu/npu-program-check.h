@@ -62,12 +62,16 @@ struct npu_prog_argmax {
     int64_t index;
     float value;
 };
+/* Whether npu_prog_argmax reads t's memory dtype: fp16, fp32, or int8 with a finite positive
+ * scale and an int8 zero point (a w8a8 LM head's logits, which its conversion dequantises). */
+bool npu_prog_argmax_dtype_ok(const struct npu_prog_tensor *t);
 /*
  * Continues acc's scan over t's elements in logical (row-major) order, element i numbered
- * base + i, read from data laid out as t describes (fp16 or fp32 memory dtype, row-major or
- * NC1HWC2; the padding channels are not read): fp16 values are read as their exact fp32, so
- * the result is the one a scan over the converted tensor gives. Scanning several tensors in turn
- * with increasing bases gives the argmax of their concatenation.
+ * base + i, read from data laid out as t describes (fp16, fp32 or int8 memory dtype, row-major
+ * or NC1HWC2; the padding channels are not read): fp16 values are read as their exact fp32,
+ * int8 ones as their dequantised fp32 (q - qzero) x qscale computed as the conversion to fp32
+ * does, so the result is the one a scan over the converted tensor gives. Scanning several tensors
+ * in turn with increasing bases gives the argmax of their concatenation.
  */
 enum npu_status npu_prog_argmax(const struct npu_prog_tensor *t, const void *data, int64_t base,
                                 struct npu_prog_argmax *acc);
