@@ -1554,8 +1554,7 @@ copy_into_state(struct npu_prog_session *dst, int input, int axis, int64_t start
     /* integers (a w8a8 tensor's int8, which output_convert_step takes since the int8
      * argmax): the bytes are copied as they are, so they must mean the same values on both
      * sides (the conversions of each dequantise with its own scale and zero point) */
-    if (npu_dtype_is_int(md) &&
-        (t->t.qscale != a->t.qscale || t->t.qzero != a->t.qzero)) {
+    if (npu_dtype_is_int(md) && (t->t.qscale != a->t.qscale || t->t.qzero != a->t.qzero)) {
         npu_err(PROG_DOM,
                 "state copy: input %d '%s' is held as %s with scale %g and zero point %d, the "
                 "source '%s' with %g and %d: its bytes would be other values there",
