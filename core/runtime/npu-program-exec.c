@@ -1527,7 +1527,8 @@ walk_next(struct nc_walk *k, uint64_t m)
     k->n++;
 }
 
-/* Copies NPU tensor ai of src (held as fp16 / fp32 NC1HWC2) into state input `input` of dst,
+/* Copies NPU tensor ai of src (held as fp16 / fp32 NC1HWC2, or int8 of the state's scale and
+ * zero point) into state input `input` of dst,
  * its elements (row-major) being the state's dims with n entries along axis at start ..;
  * check_only: validate, write nothing. */
 static enum npu_status
@@ -1548,6 +1549,17 @@ copy_into_state(struct npu_prog_session *dst, int input, int axis, int64_t start
                 "state copy: input %d '%s' is not a state input held as the source's %s "
                 "NC1HWC2",
                 input, nm, npu_dtype_name(npu_prog_mem_dtype(a)));
+        return NPU_ERR_UNSUPPORTED;
+    }
+    /* integers (a w8a8 tensor's int8, which output_convert_step takes since the int8
+     * argmax): the bytes are copied as they are, so they must mean the same values on both
+     * sides (the conversions of each dequantise with its own scale and zero point) */
+    if (npu_dtype_is_int(md) && (t->t.qscale != a->t.qscale || t->t.qzero != a->t.qzero)) {
+        npu_err(PROG_DOM,
+                "state copy: input %d '%s' is held as %s with scale %g and zero point %d, the "
+                "source '%s' with %g and %d: its bytes would be other values there",
+                input, nm, npu_dtype_name(md), (double)t->t.qscale, (int)t->t.qzero,
+                a->name ? a->name : "", (double)a->t.qscale, (int)a->t.qzero);
         return NPU_ERR_UNSUPPORTED;
     }
     const int nd = t->t.ndim;

@@ -24,7 +24,9 @@
  * argmax read there (npu_prog_session_output_argmax) equal to the scan over f16(x), for both
  * view orders, with the maximum in the last channel group and a tie before it; the refusals
  * (an output read by a later step, out of range, routed; a raw output routed; the argmax of
- * an output not kept raw); undone: y converted again.
+ * an output not kept raw); undone: y converted again. An int8 output (a w8a8 tensor, which
+ * the int8 argmax lets through as one conversion's output) routed into an int8 state of another
+ * scale or zero point is refused naming both; of the same ones, its rows are the output's values.
  */
 #include <time.h>
 
@@ -660,6 +662,95 @@ test_raw(struct npu_device *dev, uint32_t order)
     pair_close(&pr);
 }
 
+/* Tensor ti of h held as int8 of the given scale and zero point (a w8a8 tensor), the
+ * program's buffer sizes kept (int8 needs fewer bytes than fp16). */
+static void
+as_int8(struct hprog *h, int ti, float scale, int32_t zero)
+{
+    struct npu_prog_tensor *t = &h->t[ti];
+    const int io_in = t->io_input, io_out = t->io_output;
+    *t = npu_t(t->name, t->buffer, t->offset, t->t.dims[0], t->t.dims[1], t->t.dims[2],
+               NPU_DTYPE_INT8, t->npu_order);
+    t->io_input = io_in;
+    t->io_output = io_out;
+    t->t.qscale = scale;
+    t->t.qzero = zero;
+}
+
+/* An int8 output (which output_convert_step takes since the int8 argmax of a w8a8 head) routed
+ * into an int8 state: refused where the state's scale or zero point differs from the source's
+ * (the bytes, copied as they are, would be other values there); with the same ones the routed
+ * rows are the values the output's conversion gives. */
+static void
+test_int8(struct npu_device *dev)
+{
+    const struct dims d = {2, 3, 7, 20};
+    const float scales[3] = {0.25f, 0.5f, 0.5f};
+    const int32_t zeros[3] = {-3, 4, -3}; /* the source's: the last */
+    struct hprog sp, dp[2];
+    struct npu_prog_model *sm = NULL, *dm[2] = {NULL, NULL};
+    char msg[256] = "";
+    src_make(&sp, d, NPU_VIEW_HWC);
+    as_int8(&sp, SX, scales[2], zeros[2]);
+    CHECK_EQ_INT(NPU_OK, npu_program_validate(&sp.p, msg, sizeof(msg)));
+    CHECK_EQ_INT(NPU_OK, npu_prog_model_create(dev, &sp.p, NULL, &sm));
+    for (int k = 0; k < 2; k++) {
+        dst_make(&dp[k], d, NPU_VIEW_HWC);
+        as_int8(&dp[k], DC, scales[k + (k ? 1 : 0)], zeros[k + (k ? 1 : 0)]);
+        CHECK_EQ_INT(NPU_OK, npu_program_validate(&dp[k].p, msg, sizeof(msg)));
+        CHECK_EQ_INT(NPU_OK, npu_prog_model_create(dev, &dp[k].p, NULL, &dm[k]));
+    }
+    if (!sm || !dm[0] || !dm[1]) {
+        fprintf(stderr, "int8 programs: %s\n", msg);
+        goto out;
+    }
+    struct npu_prog_session *ss = session(sm), *bad_s = session(dm[0]), *ds = session(dm[1]);
+    const int nx = d.K * d.S * d.D, nc = d.K * d.T * d.D;
+    float *x = malloc(sizeof(float) * (size_t)nx), *y = malloc(sizeof(float) * (size_t)nx),
+          *got = malloc(sizeof(float) * (size_t)nc);
+    CHECK(x && y && got);
+    for (int i = 0; i < nx; i++)
+        x[i] = 0.5f * (float)(i % 41) - 9.0f;
+    /* unrouted: y is x quantised and dequantised by the program's conversions */
+    CHECK_EQ_INT(NPU_OK, src_run(ss, d, x, y, NULL));
+    int off = 0;
+    for (int i = 0; i < nx; i++)
+        off += y[i] != x[i]; /* x's values are on the grid of scale 0.5 inside int8's range */
+    CHECK_EQ_INT(0, off);
+    npu_log_set_handler(npu_test_log_capture, NULL);
+    REFUSED(NPU_ERR_UNSUPPORTED,
+            "input 0 'cache' is held as i8 with scale 0.25 and zero point -3, the source 'x' "
+            "with 0.5 and -3",
+            npu_prog_session_route_output(ss, 0, bad_s, 0, 1, 2));
+    npu_log_set_handler(NULL, NULL);
+    /* the same scale and zero point: routed, rows 2 .. 4 are y's */
+    CHECK_EQ_INT(NPU_OK, npu_prog_session_route_output(ss, 0, ds, 0, 1, 2));
+    bool routed = false;
+    CHECK_EQ_INT(NPU_OK, src_run(ss, d, NULL, NULL, &routed));
+    CHECK(routed);
+    dst_read(ds, d, got);
+    int bad = 0;
+    for (int k = 0; k < d.K; k++)
+        for (int r = 0; r < d.T; r++)
+            for (int c = 0; c < d.D; c++) {
+                /* elsewhere the state's zero bytes: (0 - zero) x scale */
+                const float want = r >= 2 && r < 2 + d.S ? y[(k * d.S + r - 2) * d.D + c]
+                                                         : (float)-zeros[2] * scales[2];
+                bad += got[(k * d.T + r) * d.D + c] != want;
+            }
+    CHECK_EQ_INT(0, bad);
+    free(x);
+    free(y);
+    free(got);
+    npu_prog_session_destroy(ds);
+    npu_prog_session_destroy(bad_s);
+    npu_prog_session_destroy(ss);
+out:
+    npu_prog_model_destroy(dm[1]);
+    npu_prog_model_destroy(dm[0]);
+    npu_prog_model_destroy(sm);
+}
+
 int
 main(void)
 {
@@ -672,6 +763,7 @@ main(void)
     test_lifetime(dev);
     test_raw(dev, NPU_VIEW_NCHW);
     test_raw(dev, NPU_VIEW_HWC);
+    test_int8(dev);
     const uint32_t orders[2] = {NPU_VIEW_NCHW, NPU_VIEW_HWC};
     const struct dims small[3] = {{3, 5, 9, 20}, {2, 7, 7, 16}, {1, 1, 4, 3}};
     for (int k = 0; k < 3; k++)
