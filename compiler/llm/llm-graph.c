@@ -537,9 +537,9 @@ rmsnorm(struct gb *b, V *x, const float *w, int64_t d, float eps, const char *na
         /* the decode step's norms of one row are CPU steps by cost (the NPU has no one-row
          * reduction that pays): one RMSNormalization kernel pass (npu-cpu-opset18.c, sums in
          * double) instead of seven CPU ops, each with its dispatch and its own array. The
-         * prefill's too: the NPU has no lowering of it (nor of ReduceMean), and the seven ops
-         * over [s, hidden] cost three times the one pass (RK3588 CPU model v1: about 530
-         * against 176 us at TinyLlama's [128, 2048]) */
+         * prefill's too: one node the cost partition places (dpu-norm.c lowers it to the NPU,
+         * safe over fp16's range; the seven ops over [s, hidden] would be CPU steps, about
+         * 530 us against the one pass's 176 at TinyLlama's [128, 2048], RK3588 CPU model v1) */
         snprintf(nm, sizeof(nm), "%s.weight", name);
         V *y = op(b, NPU_OP_RMS_NORMALIZATION, x, cst(b, nm, w, 1, &d), NULL);
         if (y && (npu_node_set_int(b->g, y->producer, "axis", -1) ||
