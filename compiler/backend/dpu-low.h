@@ -125,6 +125,7 @@ enum npu_status dl_lower_unary(struct rkd *b, struct npu_node *n, struct why *w)
 enum npu_status dl_lower_pool(struct rkd *b, struct npu_node *n, struct why *w);
 enum npu_status dl_lower_move(struct rkd *b, struct npu_node *n, struct why *w);
 enum npu_status dl_lower_layernorm(struct rkd *b, struct npu_node *n, struct why *w);
+enum npu_status dl_lower_rmsnorm(struct rkd *b, struct npu_node *n, struct why *w);
 enum npu_status dl_lower_softmax(struct rkd *b, struct npu_node *n, struct why *w);
 enum npu_status dl_lower_attention(struct rkd *b, struct npu_node *n, struct why *w);
 enum npu_status dl_lower_qdq(struct rkd *b, struct npu_node *n, struct why *w);

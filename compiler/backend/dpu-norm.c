@@ -600,3 +600,102 @@ dl_lower_softmax(struct rkd *b, struct npu_node *n, struct why *w)
     rkd_pass(b, &d);
     return dl_finish(b, 0, &vm);
 }
+
+/*
+ * RMSNormalization over the last axis (= channels), y = gamma x / sqrt(mean(x^2) + eps),
+ * safe over fp16's range. Squaring x itself in fp16 fails both ways (x^2 / 64 overflows for
+ * |x| >= 2047, the fp16 mean of x^2 for an rms above 256; small rows fall into subnormals),
+ * so the row is first brought to a mean |x| of about 1, which the result does not see:
+ *   m  = mean |x| + 2^-14          (|x| = max(-x, x) in one flying pass; ones convolution)
+ *   r1 = (1/sqrt(m))^2 ~ 1/m       (in [2^-16, 2^14]: fp16)
+ *   x' = r1 x                      (mean |x'| ~ 1, so |x'| <= C and C <= sum x'^2 <= C^2)
+ *   v  = mean(x'^2) + eps r1^2     (x'^2 / k summed in fp32 by a ones convolution)
+ *   y  = gamma (r1 / sqrt(v)) x
+ * which is exact for any r1 > 0 (x' / sqrt(mean x'^2 + eps r1^2) = x / sqrt(mean x^2 + eps)),
+ * so r1 needs no accuracy of its own, only the same fp16 value in both places.
+ * k = 2^ceil(log2(C^2 / 32768)) keeps x'^2 / k <= 32768.
+ */
+enum npu_status
+dl_lower_rmsnorm(struct rkd *b, struct npu_node *n, struct why *w)
+{
+    struct npu_value *x = n->in[0], *gam = n->nin > 1 ? n->in[1] : NULL;
+    struct vmap vm;
+    if (!x || !last_axis_view(b, x, npu_node_int(n, "axis", -1), &vm))
+        return why_set(w, "normalisation over the last axis of a row-major view only");
+    uint32_t C = vm.view[0], H = vm.view[1], W = vm.view[2];
+    double eps = npu_node_float(n, "epsilon", 1e-5f);
+    if (eps < 0.999e-6 || eps > 1e-4) /* (1e-6 as a float is 9.99999997e-7) */
+        return why_set(w, "epsilon %g outside [1e-6, 1e-4] (eps / m^2 in fp16)", eps);
+    if (C > 8192)
+        return why_set(w, "more than 8192 channels");
+    if (!gam || gam->kind != NPU_VALUE_CONST || npu_value_numel(gam) != C)
+        return why_set(w, "scale must be a constant of the normalised size");
+    struct npu_dpu_map xm;
+    if (!dl_input(b, x, &vm, &xm, w))
+        return NPU_ERR_UNSUPPORTED;
+    float *g = malloc(C * sizeof(float));
+    if (!g)
+        return NPU_ERR_NOMEM;
+    for (uint32_t c = 0; c < C; c++)
+        g[c] = (float)npu_value_get_f64(gam, c);
+    float k = 1.0f;
+    while ((double)C * C / k > 32768.0)
+        k *= 2.0f;
+    const float floor_m = 1.0f / 16384.0f;
+    uint64_t full = npu_dpu_map_extent(&xm);
+    struct npu_dpu_ref small = rkd_temp(b, 7ull * H * W * 16);
+    struct npu_dpu_map m8 = lanes8(small, 0, H, W), q8 = lanes8(small, 1, H, W);
+    struct npu_dpu_map r1 = lanes8(small, 2, H, W), e8 = lanes8(small, 3, H, W);
+    struct npu_dpu_map v8 = lanes8(small, 4, H, W), r2 = lanes8(small, 5, H, W);
+    struct npu_dpu_map rr = lanes8(small, 6, H, W);
+    struct npu_dpu_map ax = dl_map(rkd_temp(b, full), &vm);
+    struct npu_dpu_map xp = dl_map(rkd_temp(b, full), &vm);
+    struct npu_dpu_map sq = dl_map(rkd_temp(b, full), &vm);
+    struct npu_dpu_map ym = dl_map(rkd_result(), &vm);
+    /* |x| = max(-x, x): BS MUL -1, EW MAX with x */
+    struct npu_dpu_pass p = {.in = xm, .out = ax};
+    p.st.bs.mul = NPU_DPU_SRC_REG;
+    p.st.bs.mul_value = -1.0f;
+    p.st.ew.op = NPU_DPU_EW_MAX;
+    p.st.ew.operand = xm;
+    rkd_pass(b, &p);
+    /* m = (sum |x| + 2^-14 C) / C */
+    struct npu_dpu_stages st;
+    memset(&st, 0, sizeof(st));
+    st.bs.alu = NPU_DPU_SRC_REG;
+    st.bs.alu_value = floor_m * (float)C;
+    dl_chan_sum(b, &ax, (float)(1.0 / C), &m8, &st);
+    /* r1 = (1/sqrt(m))^2 */
+    dl_rsqrt(b, &m8, &q8);
+    mul_pass(b, &q8, &q8, &r1, 1.0f);
+    /* x' = r1 x (broadcast convolution, EW MUL x) */
+    memset(&st, 0, sizeof(st));
+    st.ew.op = NPU_DPU_EW_MUL;
+    st.ew.operand = xm;
+    dl_bcast(b, &r1, NULL, 1.0f, &xp, &st);
+    /* sq = (x' / k) x' */
+    mul_pass(b, &xp, &xp, &sq, 1.0f / k);
+    /* e = eps r1^2: r1 2^-10 (BS) (eps 2^10) (BN, an fp16 normal) r1 (EW), fp32 inside */
+    struct npu_dpu_pass pe = {.in = r1, .out = e8};
+    pe.st.bs.mul = NPU_DPU_SRC_REG;
+    pe.st.bs.mul_value = 1.0f / 1024.0f;
+    pe.st.bn.mul = NPU_DPU_SRC_REG;
+    pe.st.bn.mul_value = (float)(eps * 1024.0);
+    pe.st.ew.op = NPU_DPU_EW_MUL;
+    pe.st.ew.operand = r1;
+    rkd_pass(b, &pe);
+    /* v = sum(sq) k / C + e (ones convolution, BS MUL in fp32, EW ADD e) */
+    memset(&st, 0, sizeof(st));
+    st.ew.op = NPU_DPU_EW_ADD;
+    st.ew.operand = e8;
+    dl_chan_sum(b, &sq, (float)((double)k / C), &v8, &st);
+    dl_rsqrt(b, &v8, &r2);
+    mul_pass(b, &r1, &r2, &rr, 1.0f);
+    /* y = gamma rr x (broadcast convolution with weights gamma, EW MUL x) */
+    memset(&st, 0, sizeof(st));
+    st.ew.op = NPU_DPU_EW_MUL;
+    st.ew.operand = xm;
+    dl_bcast(b, &rr, g, 0, &ym, &st);
+    free(g);
+    return dl_finish(b, 0, &vm);
+}

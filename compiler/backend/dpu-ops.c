@@ -100,6 +100,7 @@ dl_lower_any(struct rkd *b, struct npu_node *n, struct why *w)
     case NPU_OP_SPLIT:
     case NPU_OP_GATHER: return dl_lower_move(b, n, w);
     case NPU_OP_LAYER_NORMALIZATION: return dl_lower_layernorm(b, n, w);
+    case NPU_OP_RMS_NORMALIZATION: return dl_lower_rmsnorm(b, n, w);
     case NPU_OP_SOFTMAX: return dl_lower_softmax(b, n, w);
     case NPU_OP_FUSED_ATTENTION: return dl_lower_attention(b, n, w);
     case NPU_OP_STATE_WRITE: return dl_lower_state_write(b, n, w);

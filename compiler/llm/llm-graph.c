@@ -537,9 +537,9 @@ rmsnorm(struct gb *b, V *x, const float *w, int64_t d, float eps, const char *na
         /* the decode step's norms of one row are CPU steps by cost (the NPU has no one-row
          * reduction that pays): one RMSNormalization kernel pass (npu-cpu-opset18.c, sums in
          * double) instead of seven CPU ops, each with its dispatch and its own array. The
-         * prefill's too: the NPU has no lowering of it (nor of ReduceMean), and the seven ops
-         * over [s, hidden] cost three times the one pass (RK3588 CPU model v1: about 530
-         * against 176 us at TinyLlama's [128, 2048]) */
+         * prefill's too: one node the cost partition places (dpu-norm.c lowers it to the NPU,
+         * safe over fp16's range; the seven ops over [s, hidden] would be CPU steps, about
+         * 530 us against the one pass's 176 at TinyLlama's [128, 2048], RK3588 CPU model v1) */
         snprintf(nm, sizeof(nm), "%s.weight", name);
         V *y = op(b, NPU_OP_RMS_NORMALIZATION, x, cst(b, nm, w, 1, &d), NULL);
         if (y && (npu_node_set_int(b->g, y->producer, "axis", -1) ||
@@ -631,9 +631,10 @@ llm_build_graph_ex(const struct llm_config *c, const struct llm_weights *w, int 
     struct gb b = {.g = npu_graph_new(gpt2 ? "gpt2" : "llama"),
                    .q = w->quant,
                    .cpu_joins = s == 1 && npu_build_partition_mode(NULL) == NPU_PARTITION_COST};
-    /* (not in w8a8's graphs of several tokens: the fused norm there changed tinyllama-2l's
-     * first w8a8 id, not looked into) */
-    b.cpu_norms = b.cpu_joins || (npu_build_partition_mode(NULL) == NPU_PARTITION_COST && !b.q);
+    /* (w8a8's graphs too since branch prefnorm, the norm on the NPU: tinyllama-2l's 4th w8a8
+     * id changed, a tie there (top-1 margin 0.000), its logits as close to the CPU backend's
+     * as before, docs/llm.md) */
+    b.cpu_norms = b.cpu_joins || npu_build_partition_mode(NULL) == NPU_PARTITION_COST;
     float *rot = NULL;
     *out = NULL;
     if (!b.g)

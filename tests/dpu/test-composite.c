@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 
 /*
- * test-composite.c: LayerNormalization, Softmax and npu.Attention lowered to NPU task lists,
+ * test-composite.c: LayerNormalization, RMSNormalization, Softmax and npu.Attention lowered to
+ * NPU task lists,
  * run on the strict simulator and compared with the CPU executor (fp32) at small shapes,
  * odd sizes and SigLIP-B/16-like shapes (196 tokens, width 768, 12 heads of 64), printing the
  * modeled time (the timing model in use, v2 by default) and task count of each.
  *
  * Tolerances: inputs are real-valued (rounded to fp16 on the way to the NPU), results are
  * fp16; layer norm's output is O(1): 4e-3 absolute + 4e-3 relative covers the fp16 input
- * and output roundings and the 1/sqrt error (< 1e-4 after the Newton step); softmax and
+ * and output roundings and the 1/sqrt error (< 1e-4 after the Newton step); RMSNorm's rows
+ * span |x| from 1e-3 to 3e4 (fp16's range, where x^2 itself is not) with the same tolerance
+ * relative to its outputs (up to about 45 in a row of one large channel); softmax and
  * attention probabilities carry the exp table's 2^-16 absolute error and fp16 roundings.
  * Each case also reports max |err| for the documentation.
  */
@@ -71,6 +74,78 @@ test_layernorm(void)
         float *v = c.in[0].data;
         for (int64_t k = 0; k < npu_tensor_numel(&c.in[0]); k++)
             v[k] += cases[i].offset;
+        gc_run(&c);
+        free(c.in[0].data);
+    }
+}
+
+struct rms {
+    int64_t dims[3];
+    float eps;
+};
+
+static struct npu_graph *
+build_rms(const void *vp)
+{
+    const struct rms *p = vp;
+    struct npu_graph *g = npu_graph_new("rms");
+    struct npu_value *x = gc_input(g, "x", 3, p->dims);
+    int64_t c = p->dims[2];
+    float *gm = malloc((size_t)c * 4);
+    uint32_t s = 9;
+    for (int64_t i = 0; i < c; i++)
+        gm[i] = 1.0f + 0.5f * (float)((double)tu_rand(&s) / 4294967296.0 - 0.5);
+    struct npu_value *in[2] = {x, gc_const(g, "g", 1, &c, gm)};
+    free(gm);
+    struct npu_node *n = gc_node(g, NPU_OP_RMS_NORMALIZATION, "rms", in, 2, 1);
+    npu_node_set_int(g, n, "axis", -1);
+    npu_node_set_float(g, n, "epsilon", p->eps);
+    return gc_output(g, gc_done(g, n));
+}
+
+/* RMSNorm over fp16's range: row r of R scaled by 1e-3 .. 3e4 (geometric); every fourth row
+ * has a few channels at +-3e4 over small values, one row is all +-1e-3 and one is zero. */
+static void
+test_rmsnorm(void)
+{
+    struct rms cases[] = {
+        {{1, 24, 2048}, 1e-5f}, /* TinyLlama's width */
+        {{1, 17, 896}, 1e-6f},  /* Qwen2-0.5B's */
+        {{1, 9, 36}, 1e-5f},    /* C not a multiple of 8 */
+    };
+    printf("RMSNormalization:\n");
+    for (size_t i = 0; i < NPU_ARRAY_SIZE(cases); i++) {
+        char label[96];
+        int64_t R = cases[i].dims[1], C = cases[i].dims[2];
+        snprintf(label, sizeof(label), "RMSNorm [%lld,%lld] |x| 1e-3 .. 3e4", (long long)R,
+                 (long long)C);
+        struct gcase c = {.label = label,
+                          .build = build_rms,
+                          .ctx = &cases[i],
+                          .nin = 1,
+                          .atol = 4e-3,
+                          .rtol = 4e-3,
+                          .expect_all_npu = true};
+        gc_fill(&c.in[0], 3, cases[i].dims, 60 + (uint32_t)i, 0, 1.0f);
+        float *v = c.in[0].data;
+        uint32_t s = 77 + (uint32_t)i;
+        for (int64_t r = 0; r < R; r++) {
+            float *row = v + r * C;
+            double sc = 1e-3 * pow(3e7, (double)r / (double)(R - 3));
+            if (r == R - 2) /* all +-1e-3 */
+                for (int64_t k = 0; k < C; k++)
+                    row[k] = (k & 1) ? 1e-3f : -1e-3f;
+            else if (r == R - 1)
+                memset(row, 0, (size_t)C * sizeof(float));
+            else if (r % 4 == 3) { /* small values and a few outliers to +-3e4 */
+                for (int64_t k = 0; k < C; k++)
+                    row[k] *= 0.5f;
+                for (int j = 0; j < 3; j++)
+                    row[tu_rand(&s) % (uint32_t)C] = (j & 1 ? -1.0f : 1.0f) * 3e4f / (float)(j + 1);
+            } else
+                for (int64_t k = 0; k < C; k++)
+                    row[k] = (float)(row[k] * fmin(sc, 3e4));
+        }
         gc_run(&c);
         free(c.in[0].data);
     }
@@ -456,6 +531,7 @@ main(int argc, char **argv)
     }
     gc_verbose = 1;
     test_layernorm();
+    test_rmsnorm();
     test_softmax();
     test_attention();
     test_attention_runtime_mask();
