@@ -314,17 +314,23 @@ mul_pass(struct rkd *b, const struct npu_dpu_map *in, const struct npu_dpu_map *
     rkd_pass(b, &p);
 }
 
-void
-dl_rsqrt(struct rkd *b, const struct npu_dpu_map *v, const struct npu_dpu_map *r)
+/* r = 1/sqrt(v) for v in [2^lg, 2^22], lg = -20 + first * NPU_DPU_RSQRT_BAND_LG (first 0 or
+ * 1): the band tables from band `first` on (each a LUT pass), their product times 2^(-lg / 2) (the
+ * bands telescope: the bands below v's range would each give the constant sqrt(L / H)), one Newton
+ * step. */
+static void
+rsqrt_bands(struct rkd *b, const struct npu_dpu_map *v, const struct npu_dpu_map *r, int first)
 {
     uint32_t H = v->h, W = v->w;
     /* 5 scratch lanes maps in one temp */
     struct npu_dpu_ref t = rkd_temp(b, 5ull * H * W * 16);
     struct npu_dpu_map g[3], acc = lanes8(t, 3, H, W), acc2 = lanes8(t, 4, H, W);
-    static const int bands[3] = {-20, -20 + NPU_DPU_RSQRT_BAND_LG, -20 + 2 * NPU_DPU_RSQRT_BAND_LG};
-    for (int k = 0; k < 3; k++) {
+    const int lg0 = -20 + first * NPU_DPU_RSQRT_BAND_LG;
+    for (int k = 0; k < 3; k++)
         g[k] = lanes8(t, (uint32_t)k, H, W);
-        const struct npu_dpu_lut *l = npu_dpu_lut_get(npu_dpu_lut_band_id(bands[k]));
+    for (int k = first; k < 3; k++) {
+        const struct npu_dpu_lut *l =
+            npu_dpu_lut_get(npu_dpu_lut_band_id(-20 + k * NPU_DPU_RSQRT_BAND_LG));
         rkd_lut(b, l->id);
         struct npu_dpu_pass p = {.in = *v, .out = g[k]};
         p.in.c = 8;
@@ -337,9 +343,12 @@ dl_rsqrt(struct rkd *b, const struct npu_dpu_map *v, const struct npu_dpu_map *r
         p.st.ew.lut = l;
         rkd_pass(b, &p);
     }
-    /* y0 = g0 g1 g2 2^10 (the bands telescope, dpu-lut.c) */
-    mul_pass(b, &g[0], &g[1], &acc, 1.0f);
-    mul_pass(b, &acc, &g[2], &acc2, 1024.0f);
+    /* y0 = 2^(-lg0 / 2) prod_k g_k (dpu-lut.c) */
+    if (first == 0) {
+        mul_pass(b, &g[0], &g[1], &acc, 1.0f);
+        mul_pass(b, &acc, &g[2], &acc2, ldexpf(1.0f, -lg0 / 2));
+    } else
+        mul_pass(b, &g[1], &g[2], &acc2, ldexpf(1.0f, -lg0 / 2));
     /* Newton: y1 = y0 (1.5 - 0.5 v y0^2) */
     struct npu_dpu_map vv = *v;
     vv.c = 8;
@@ -351,6 +360,12 @@ dl_rsqrt(struct rkd *b, const struct npu_dpu_map *v, const struct npu_dpu_map *r
     p.st.ew.op = NPU_DPU_EW_MUL;
     p.st.ew.operand = acc2;
     rkd_pass(b, &p);
+}
+
+void
+dl_rsqrt(struct rkd *b, const struct npu_dpu_map *v, const struct npu_dpu_map *r)
+{
+    rsqrt_bands(b, v, r, 0);
 }
 
 /* The view of x when the last logical axis is the channel axis of a row-major view. */
@@ -463,7 +478,23 @@ fold_beta(struct rkd *b, struct npu_node *ln, const float *beta, uint32_t C)
     return true;
 }
 
-/* LayerNormalization over the last axis (= channels). */
+/*
+ * LayerNormalization over the last axis (= channels), y = gamma xc / sqrt(mean(xc^2) + eps) +
+ * beta with xc = x - mean(x), safe over fp16's range. xc^2 itself is not (xc^2 / 64
+ * overflows for |xc| >= 2047, the fp16 variance for a std above 256, small rows fall into
+ * subnormals), so as for RMSNorm below the row is first brought to a mean |xc| of about 4,
+ * which the result does not see:
+ *   m  = (mean |xc| + f) / 4         (|xc| = max(-xc, xc) in one flying pass; ones conv)
+ *   r1 = 1 / m                       (one EW DIV pass; m in [2^-14, 2^14]: r1 normal)
+ *   x' = r1 xc                       (|x'| <= 4C, as max |xc| <= sum |xc|)
+ *   v  = mean(x'^2) / 16 + eps r1^2 / 16   (x'^2 / k summed in fp32 by a ones conv)
+ *   y  = gamma (1/sqrt(v)) x' / 4 (+ beta)
+ * exact for any r1 > 0 (v = r1^2 (mean(xc^2) + eps) / 16), so r1 needs no accuracy, only
+ * the same fp16 value in x' and in v. k = 2^ceil(log2(16 C^2 / 32768)) keeps x'^2 / k <=
+ * 32768; f = max(2^-12, sqrt(eps) / 32) keeps eps r1^2 / 16 <= 1024; v is in [1/4, C + 1024]
+ * (mean |x'| >= 2 when mean |xc| >= f, else eps r1^2 / 16 >= 4), inside the upper two 1/sqrt
+ * bands, so the lowest band is skipped.
+ */
 enum npu_status
 dl_lower_layernorm(struct rkd *b, struct npu_node *n, struct why *w)
 {
@@ -478,7 +509,9 @@ dl_lower_layernorm(struct rkd *b, struct npu_node *n, struct why *w)
     uint32_t C = vm.view[0], H = vm.view[1], W = vm.view[2];
     double eps = npu_node_float(n, "epsilon", 1e-5f);
     if (eps < 1e-6)
-        eps = 1e-6; /* the 1/sqrt bands start at 2^-20 */
+        eps = 1e-6; /* eps 2^6 below must be an fp16 normal */
+    if (eps > 64.0)
+        return why_set(w, "epsilon %g above 64 (eps 2^6 in an fp16 register)", eps);
     if (!gam || gam->kind != NPU_VALUE_CONST || npu_value_numel(gam) != C ||
         (bet && (bet->kind != NPU_VALUE_CONST || npu_value_numel(bet) != C)))
         return why_set(w, "scale and bias must be constants of the normalised size");
@@ -499,16 +532,23 @@ dl_lower_layernorm(struct rkd *b, struct npu_node *n, struct why *w)
     }
     if (has_beta && fold_beta(b, n, be, C))
         has_beta = false;
+    float k = 1.0f;
+    while (16.0 * C * C / k > 32768.0)
+        k *= 2.0f;
+    const double f = fmax(1.0 / 4096.0, sqrt(eps) / 32.0);
     uint64_t full = npu_dpu_map_extent(&xm);
-    struct npu_dpu_ref small = rkd_temp(b, 4ull * H * W * 16);
-    struct npu_dpu_map s8 = lanes8(small, 0, H, W), v8 = lanes8(small, 1, H, W);
-    struct npu_dpu_map r8 = lanes8(small, 2, H, W);
+    struct npu_dpu_ref small = rkd_temp(b, 6ull * H * W * 16);
+    struct npu_dpu_map s8 = lanes8(small, 0, H, W), m8 = lanes8(small, 1, H, W);
+    struct npu_dpu_map r1 = lanes8(small, 2, H, W), e8 = lanes8(small, 3, H, W);
+    struct npu_dpu_map v8 = lanes8(small, 4, H, W), r2 = lanes8(small, 5, H, W);
     /* an input whose rows are centred already (residual streams, dpu-center.c) needs no
      * mean: xc = x */
     /* (dry runs, for cost(): the rewrite runs after partitioning, so predict it) */
     const bool centred = npu_node_int(n, "npu_centered", 0) != 0 ||
                          (!b->cx && !b->depth && !b->no_center && dl_ln_centrable(n));
     struct npu_dpu_map xc = centred ? xm : dl_map(rkd_temp(b, full), &vm);
+    struct npu_dpu_map xp = dl_map(rkd_temp(b, full), &vm);
+    /* |xc|, then x'^2 / k, then (with beta) y - beta */
     struct npu_dpu_map sq = dl_map(rkd_temp(b, full), &vm);
     struct npu_dpu_map ym = dl_map(rkd_result(), &vm);
     struct npu_dpu_stages st;
@@ -521,25 +561,61 @@ dl_lower_layernorm(struct rkd *b, struct npu_node *n, struct why *w)
         st.ew.operand = xm;
         dl_bcast(b, &s8, NULL, 1.0f, &xc, &st);
     }
-    /* sq = (xc / 64) xc: fp16 range for |xc| < 2047 */
-    const float a = 1.0f / 64.0f;
-    mul_pass(b, &xc, &xc, &sq, a);
-    /* var + eps = (sum sq + eps a C) / (a C) */
+    /* |xc| = max(-xc, xc): BS MUL -1, EW MAX with xc */
+    struct npu_dpu_pass p = {.in = xc, .out = sq};
+    p.st.bs.mul = NPU_DPU_SRC_REG;
+    p.st.bs.mul_value = -1.0f;
+    p.st.ew.op = NPU_DPU_EW_MAX;
+    p.st.ew.operand = xc;
+    rkd_pass(b, &p);
+    /* m = (sum |xc| + f C) / (4 C): ones conv, BS ALU (fp32), BS MUL (fp32) */
     memset(&st, 0, sizeof(st));
     st.bs.alu = NPU_DPU_SRC_REG;
-    st.bs.alu_value = (float)(eps * a * C);
-    dl_chan_sum(b, &sq, (float)(1.0 / (a * C)), &v8, &st);
-    dl_rsqrt(b, &v8, &r8);
-    /* y = gamma r xc (broadcast conv with weights gamma, EW MUL xc); + beta */
+    st.bs.alu_value = (float)(f * C);
+    dl_chan_sum(b, &sq, (float)(0.25 / C), &m8, &st);
+    /* r1 = 1 / m: BN makes 0 m + 1, EW DIV by m */
+    struct npu_dpu_pass pd = {.in = m8, .out = r1};
+    pd.st.bn.mul = NPU_DPU_SRC_REG;
+    pd.st.bn.mul_value = 0.0f;
+    pd.st.bn.alu = NPU_DPU_SRC_REG;
+    pd.st.bn.alu_value = 1.0f;
+    pd.st.ew.op = NPU_DPU_EW_DIV;
+    pd.st.ew.operand = m8;
+    rkd_pass(b, &pd);
+    /* x' = r1 xc (broadcast convolution, EW MUL xc) */
     memset(&st, 0, sizeof(st));
     st.ew.op = NPU_DPU_EW_MUL;
     st.ew.operand = xc;
-    dl_bcast(b, &r8, g, 0, has_beta ? &sq : &ym, &st);
+    dl_bcast(b, &r1, NULL, 1.0f, &xp, &st);
+    /* sq = (x' / k) x' */
+    mul_pass(b, &xp, &xp, &sq, 1.0f / k);
+    /* e = eps r1^2 / 16: r1 2^-10 (BS) (eps 2^6) (BN, an fp16 normal) r1 (EW), fp32 inside */
+    struct npu_dpu_pass pe = {.in = r1, .out = e8};
+    pe.st.bs.mul = NPU_DPU_SRC_REG;
+    pe.st.bs.mul_value = 1.0f / 1024.0f;
+    pe.st.bn.mul = NPU_DPU_SRC_REG;
+    pe.st.bn.mul_value = (float)(eps * 64.0);
+    pe.st.ew.op = NPU_DPU_EW_MUL;
+    pe.st.ew.operand = r1;
+    rkd_pass(b, &pe);
+    /* v = sum(sq) k / (16 C) + e (ones convolution, BS MUL in fp32, EW ADD e) */
+    memset(&st, 0, sizeof(st));
+    st.ew.op = NPU_DPU_EW_ADD;
+    st.ew.operand = e8;
+    dl_chan_sum(b, &sq, (float)((double)k / (16.0 * C)), &v8, &st);
+    rsqrt_bands(b, &v8, &r2, 1);
+    /* y = gamma r2 x' / 4 (broadcast conv with weights gamma, BS MUL 1/4, EW MUL x'); + beta */
+    memset(&st, 0, sizeof(st));
+    st.bs.mul = NPU_DPU_SRC_REG;
+    st.bs.mul_value = 0.25f;
+    st.ew.op = NPU_DPU_EW_MUL;
+    st.ew.operand = xp;
+    dl_bcast(b, &r2, g, 0, has_beta ? &sq : &ym, &st);
     if (has_beta) {
-        struct npu_dpu_pass p = {.in = sq, .out = ym};
-        p.st.bs.alu = NPU_DPU_SRC_MEM;
-        p.st.bs.alu_mem = dl_chan_const(b, "beta", be, C);
-        rkd_pass(b, &p);
+        struct npu_dpu_pass pb = {.in = sq, .out = ym};
+        pb.st.bs.alu = NPU_DPU_SRC_MEM;
+        pb.st.bs.alu_mem = dl_chan_const(b, "beta", be, C);
+        rkd_pass(b, &pb);
     }
     free(g);
     free(be);

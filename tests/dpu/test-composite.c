@@ -79,6 +79,56 @@ test_layernorm(void)
     }
 }
 
+/* LayerNorm over fp16's range: row r of R is (u + 0.5) s, u uniform in [-1, 1], s from 1e-3 to 3e4
+ * (geometric); every fourth row is small values (+-0.5) with a few channels at +-3e4; one
+ * row is constant (variance 0: the output is beta) and one is all +-1e-3. */
+static void
+test_layernorm_range(void)
+{
+    struct ln cases[] = {
+        {{1, 24, 768}, 1e-5f, true, 1.0f, 0.0f},  /* GPT-2 / SigLIP-B's width */
+        {{1, 17, 1024}, 1e-6f, true, 1.0f, 0.0f}, /* CLIP-L / SigLIP-L's */
+        {{1, 9, 36}, 1e-5f, true, 1.0f, 0.0f},    /* C not a multiple of 8 */
+    };
+    printf("LayerNormalization over fp16's range:\n");
+    for (size_t i = 0; i < NPU_ARRAY_SIZE(cases); i++) {
+        char label[96];
+        int64_t R = cases[i].dims[1], C = cases[i].dims[2];
+        snprintf(label, sizeof(label), "LN [%lld,%lld] scale 1e-3 .. 3e4", (long long)R,
+                 (long long)C);
+        struct gcase c = {.label = label,
+                          .build = build_ln,
+                          .ctx = &cases[i],
+                          .nin = 1,
+                          .atol = 4e-3,
+                          .rtol = 4e-3,
+                          .expect_all_npu = true};
+        gc_fill(&c.in[0], 3, cases[i].dims, 80 + (uint32_t)i, 0, 1.0f);
+        float *v = c.in[0].data;
+        uint32_t s = 97 + (uint32_t)i;
+        for (int64_t r = 0; r < R; r++) {
+            float *row = v + r * C;
+            double sc = fmin(1e-3 * pow(3e7, (double)r / (double)(R - 3)), 3e4);
+            if (r == R - 2) /* all +-1e-3 */
+                for (int64_t k = 0; k < C; k++)
+                    row[k] = (k & 1) ? 1e-3f : -1e-3f;
+            else if (r == R - 1) /* constant */
+                for (int64_t k = 0; k < C; k++)
+                    row[k] = 7.25f;
+            else if (r % 4 == 3) { /* small values and a few outliers to +-3e4 */
+                for (int64_t k = 0; k < C; k++)
+                    row[k] *= 0.5f;
+                for (int j = 0; j < 3; j++)
+                    row[tu_rand(&s) % (uint32_t)C] = (j & 1 ? -1.0f : 1.0f) * 3e4f / (float)(j + 1);
+            } else
+                for (int64_t k = 0; k < C; k++)
+                    row[k] = (float)((row[k] + 0.5) * sc);
+        }
+        gc_run(&c);
+        free(c.in[0].data);
+    }
+}
+
 struct rms {
     int64_t dims[3];
     float eps;
@@ -531,6 +581,7 @@ main(int argc, char **argv)
     }
     gc_verbose = 1;
     test_layernorm();
+    test_layernorm_range();
     test_rmsnorm();
     test_softmax();
     test_attention();
