@@ -7,7 +7,10 @@
  * silent wrong answer; rope_scaling "linear" and "llama3" are taken, with
  * llm_rope_inv_freq, as is transformers v5's rope_parameters form of them (rope_type,
  * rope_theta and the parameters in one object; both forms in one file must agree);
- * eos_token_id may be a list, and generation_config.json's replaces it) and the
+ * eos_token_id may be a list, and generation_config.json's replaces it; the generic
+ * keys of transformers' PretrainedConfig, which a config written as a full dump carries,
+ * are taken where they do not change the model and refused by name, value and reason
+ * where they would (pruned heads, cross attention, a quantised checkpoint)) and the
  * safetensors files, mapped read-only (one
  * model.safetensors, or the shards model.safetensors.index.json lists). A
  * hub cache folder (models--org--name with refs/main and snapshots/) is
@@ -130,7 +133,51 @@ static const char *const harmless_keys[] = {
     /* run-time hints of transformers.js (the ONNX
        export's KV-cache dtype, external data), in the
        config of repositories that carry both */
-    "transformers.js_config", NULL};
+    "transformers.js_config",
+    /* The rest of transformers' PretrainedConfig attributes, which a config written as a full
+     * dump carries (transformers 4.x's config.to_dict(), json.dump of it or of vars(config) by
+     * conversion scripts, the text config nested in a vision-language model's): outputs and
+     * framework flags (torchscript only clones the tied embedding; chunk_size_feed_forward
+     * only splits the MLP's rows, same values), classification-head labels, tokenizer ids,
+     * and generate()'s defaults, which npu-generate's options replace as they replace
+     * generation_config.json's. The keys of this kind that change the model are in
+     * model_keys[] below. */
+    "torchscript", "use_bfloat16", "tf_legacy_loss", "chunk_size_feed_forward", "is_decoder",
+    "early_stopping", "num_beams", "num_beam_groups", "diversity_penalty", "typical_p",
+    "repetition_penalty", "length_penalty", "no_repeat_ngram_size", "encoder_no_repeat_ngram_size",
+    "bad_words_ids", "num_return_sequences", "output_scores", "return_dict_in_generate",
+    "forced_bos_token_id", "forced_eos_token_id", "remove_invalid_values",
+    "exponential_decay_length_penalty", "suppress_tokens", "begin_suppress_tokens",
+    "finetuning_task", "prefix", "sep_token_id", "problem_type", "num_labels",
+    "output_past", /* transformers 2.x's name of use_cache */
+    "xla_device",  /* deprecated in transformers 4.4, ignored */
+    /* bookkeeping: the hub commit, and which attention kernel transformers runs (eager, sdpa,
+     * flash: the same attention) as 4.34-4.35 (_flash_attn_2_enabled), 4.36+ (vars():
+     * _attn_implementation_internal) and 4.48-4.50 (_attn_implementation_autoset) saved it */
+    "_commit_hash", "attn_implementation", "_attn_implementation", "_attn_implementation_internal",
+    "_attn_implementation_autoset", "_flash_attn_2_enabled", NULL};
+
+/* PretrainedConfig's keys that make the model another one when not at their default (a full
+ * dump writes them all at the default): accepted there, refused by name otherwise, whatever
+ * the architecture. */
+enum key_default { DEF_FALSE, DEF_NULL, DEF_EMPTY };
+static const struct {
+    const char *key;
+    enum key_default def;
+    const char *why;
+} model_keys[] = {
+    {"is_encoder_decoder", DEF_FALSE, "encoder-decoder models are not supported"},
+    {"tie_encoder_decoder", DEF_FALSE,
+     "it ties an encoder-decoder model's halves: encoder-decoder models are not supported"},
+    {"add_cross_attention", DEF_FALSE,
+     "cross attention (a decoder reading an encoder's output) is not supported"},
+    {"cross_attention_hidden_size", DEF_NULL,
+     "cross attention (a decoder reading an encoder's output) is not supported"},
+    {"pruned_heads", DEF_EMPTY, "pruned attention heads are not supported"},
+    {"quantization_config", DEF_NULL,
+     "pre-quantised checkpoints are not supported (use the F32, F16 or BF16 one; npu-generate "
+     "--weights w8a8 quantises it on load)"},
+};
 
 struct key_rule {
     const char *key;
@@ -155,7 +202,6 @@ static const struct key_rule known_keys[] = {
     {"scale_attn_weights", A_GPT2},
     {"scale_attn_by_inverse_layer_idx", A_GPT2},
     {"reorder_and_upcast_attn", A_GPT2},
-    {"add_cross_attention", A_GPT2},
     {"hidden_size", A_LQ},
     {"intermediate_size", A_LQ},
     {"num_hidden_layers", A_LQ},
@@ -238,6 +284,98 @@ get_string_is(const struct npu_json *cfg, const char *key, const char *const *al
             v->type == NPU_JSON_STRING ? "'" : "", allowed[0], allowed[1] ? ", " : "",
             allowed[1] ? allowed[1] : "");
     return false;
+}
+
+/* Appends v as compact JSON to buf[*at .. n), "..." where it does not fit or nests deeper
+ * than 3 (an error message states a refused value: it need not be whole). */
+static void
+json_text(const struct npu_json *v, int depth, char *buf, size_t n, size_t *at)
+{
+#define PUT(...)                                                                                   \
+    do {                                                                                           \
+        if (*at < n) {                                                                             \
+            int w_ = snprintf(buf + *at, n - *at, __VA_ARGS__);                                    \
+            *at = w_ < 0 ? n : *at + (size_t)w_;                                                   \
+        }                                                                                          \
+    } while (0)
+    if (*at + 4 >= n || depth > 3) {
+        PUT("...");
+        return;
+    }
+    switch (v->type) {
+    case NPU_JSON_NULL: PUT("null"); break;
+    case NPU_JSON_BOOL: PUT("%s", v->b ? "true" : "false"); break;
+    case NPU_JSON_NUMBER:
+        if (v->is_int)
+            PUT("%lld", v->i);
+        else
+            PUT("%g", v->num);
+        break;
+    case NPU_JSON_STRING: PUT("\"%.40s%s\"", v->str, v->len > 40 ? "..." : ""); break;
+    case NPU_JSON_ARRAY:
+    case NPU_JSON_OBJECT:
+        PUT("%c", v->type == NPU_JSON_ARRAY ? '[' : '{');
+        for (size_t i = 0; i < v->len && *at + 4 < n; i++) {
+            if (i)
+                PUT(", ");
+            if (v->type == NPU_JSON_OBJECT)
+                PUT("\"%.40s\": ", v->keys[i]);
+            json_text(&v->items[i], depth + 1, buf, n, at);
+        }
+        PUT("%c", v->type == NPU_JSON_ARRAY ? ']' : '}');
+        break;
+    }
+#undef PUT
+}
+
+/* model_keys[]: each absent or at its default, else refused naming the key and its value. */
+static enum npu_status
+check_model_keys(const struct npu_json *j, const char *path)
+{
+    for (size_t r = 0; r < sizeof(model_keys) / sizeof(model_keys[0]); r++) {
+        const char *k = model_keys[r].key;
+        const struct npu_json *v = npu_json_get(j, k);
+        if (!v || v->type == NPU_JSON_NULL)
+            continue; /* transformers reads null as the default of each of these */
+        char val[128];
+        size_t at = 0;
+        val[0] = 0;
+        json_text(v, 0, val, sizeof(val), &at);
+        if (at >= sizeof(val) - 1) /* cut short: say so */
+            memcpy(val + sizeof(val) - 4, "...", 4);
+        switch (model_keys[r].def) {
+        case DEF_FALSE:
+            if (v->type != NPU_JSON_BOOL) {
+                npu_err(DOM, "%s: config key '%s' must be true or false, not %s", path, k, val);
+                return NPU_ERR_INVALID;
+            }
+            if (!v->b)
+                continue;
+            npu_err(DOM, "%s: config key '%s' is true: %s", path, k, model_keys[r].why);
+            return NPU_ERR_UNSUPPORTED;
+        case DEF_EMPTY:
+            if (v->type != NPU_JSON_OBJECT) {
+                npu_err(DOM, "%s: config key '%s' must be an object, not %s", path, k, val);
+                return NPU_ERR_INVALID;
+            }
+            if (!v->len)
+                continue;
+            npu_err(DOM, "%s: config key '%s' is not empty (%s): %s", path, k, val,
+                    model_keys[r].why);
+            return NPU_ERR_UNSUPPORTED;
+        case DEF_NULL: {
+            const struct npu_json *m = npu_json_get(v, "quant_method");
+            if (m && m->type == NPU_JSON_STRING)
+                npu_err(DOM, "%s: config key '%s' is present (quant_method '%.40s'): %s", path, k,
+                        m->str, model_keys[r].why);
+            else
+                npu_err(DOM, "%s: config key '%s' is %s, not null: %s", path, k, val,
+                        model_keys[r].why);
+            return NPU_ERR_UNSUPPORTED;
+        }
+        }
+    }
+    return NPU_OK;
 }
 
 /* eos_token_id: null, one id or a list of ids (Llama-3: [128001, 128008, 128009]); each
@@ -569,6 +707,8 @@ parse_config(const char *path, struct llm_config *c)
             ok = !strcmp(k, harmless_keys[h]);
         for (size_t r = 0; r < sizeof(known_keys) / sizeof(known_keys[0]) && !ok; r++)
             ok = !strcmp(k, known_keys[r].key) && (known_keys[r].archs & (1u << c->arch));
+        for (size_t r = 0; r < sizeof(model_keys) / sizeof(model_keys[0]) && !ok; r++)
+            ok = !strcmp(k, model_keys[r].key);
         if (!ok) {
             npu_err(DOM, "%s: unknown config key '%s' for %s (not understood by this loader)", path,
                     k, an);
@@ -576,6 +716,9 @@ parse_config(const char *path, struct llm_config *c)
             goto out;
         }
     }
+    if ((st = check_model_keys(j, path)))
+        goto out;
+    st = NPU_ERR_INVALID;
     const int BIG = 1 << 24;
     c->tied = true;
     if (c->arch == LLM_ARCH_GPT2) {
@@ -599,14 +742,14 @@ parse_config(const char *path, struct llm_config *c)
         bool f = true;
         if (!get_bool(j, "scale_attn_weights", &f, path))
             goto out;
-        bool no[3] = {false, false, false};
-        if (!f || !get_bool(j, "scale_attn_by_inverse_layer_idx", &no[0], path) ||
-            !get_bool(j, "reorder_and_upcast_attn", &no[1], path) ||
-            !get_bool(j, "add_cross_attention", &no[2], path) || no[0] || no[2]) {
-            npu_err(DOM,
-                    "%s: scale_attn_weights=false, scale_attn_by_inverse_layer_idx=true and "
-                    "add_cross_attention=true are not supported",
-                    path);
+        bool no[2] = {false, false};
+        if (!get_bool(j, "scale_attn_by_inverse_layer_idx", &no[0], path) ||
+            !get_bool(j, "reorder_and_upcast_attn", &no[1], path))
+            goto out;
+        if (!f || no[0]) {
+            npu_err(DOM, "%s: config key '%s' is %s: not supported for %s", path,
+                    f ? "scale_attn_by_inverse_layer_idx" : "scale_attn_weights",
+                    f ? "true" : "false", an);
             st = NPU_ERR_UNSUPPORTED;
             goto out;
         }

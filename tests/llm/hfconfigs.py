@@ -272,6 +272,90 @@ VARIANTS["qwen2.5-v5-theta-only"]["cfg"]["rope_parameters"] = {"rope_theta": 100
 VARIANTS["llama3-rope-both"]["cfg"]["rope_parameters"] = dict(
     VARIANTS["llama3-rope"]["cfg"]["rope_scaling"], rope_theta=10000)
 
+# ---- as full dumps ---------------------------------------------------------------------------
+# A config.json written by config.to_dict() (conversion scripts, json.dump of a loaded model's
+# config, older transformers, the text config nested in a vision-language model's) carries every
+# attribute of transformers' PretrainedConfig, not only those that differ from the defaults as
+# save_pretrained writes. PRETRAINED_CONFIG_DEFAULTS is what PretrainedConfig().to_dict() gives
+# in transformers 4.48 (configuration_utils.py: PretrainedConfig.__init__'s defaults and
+# _get_generation_defaults(); to_dict drops _commit_hash and _attn_implementation_internal and
+# adds model_type and transformers_version; id2label / label2id are num_labels 2's, with JSON's
+# string keys; _attn_implementation_autoset is new in 4.48). The full dumps below are a REAL
+# config with these, the model class's own defaults it leaves out, and the bookkeeping a loaded
+# model's config has; same weights (same seed), so the same greedy ids as the plain config.
+# The refusals of test-llm-hf-configs.py change one key of them from its default.
+
+PRETRAINED_CONFIG_DEFAULTS = {
+    "return_dict": True, "output_hidden_states": False, "output_attentions": False,
+    "torchscript": False, "torch_dtype": None, "use_bfloat16": False, "tf_legacy_loss": False,
+    "pruned_heads": {}, "tie_word_embeddings": True, "chunk_size_feed_forward": 0,
+    "is_encoder_decoder": False, "is_decoder": False, "cross_attention_hidden_size": None,
+    "add_cross_attention": False, "tie_encoder_decoder": False,
+    # generate()'s defaults
+    "max_length": 20, "min_length": 0, "do_sample": False, "early_stopping": False,
+    "num_beams": 1, "num_beam_groups": 1, "diversity_penalty": 0.0, "temperature": 1.0,
+    "top_k": 50, "top_p": 1.0, "typical_p": 1.0, "repetition_penalty": 1.0,
+    "length_penalty": 1.0, "no_repeat_ngram_size": 0, "encoder_no_repeat_ngram_size": 0,
+    "bad_words_ids": None, "num_return_sequences": 1, "output_scores": False,
+    "return_dict_in_generate": False, "forced_bos_token_id": None, "forced_eos_token_id": None,
+    "remove_invalid_values": False, "exponential_decay_length_penalty": None,
+    "suppress_tokens": None, "begin_suppress_tokens": None,
+    # fine-tuning task, tokenizer
+    "architectures": None, "finetuning_task": None, "id2label": {"0": "LABEL_0", "1": "LABEL_1"},
+    "label2id": {"LABEL_0": 0, "LABEL_1": 1}, "tokenizer_class": None, "prefix": None,
+    "bos_token_id": None, "pad_token_id": None, "eos_token_id": None, "sep_token_id": None,
+    "decoder_start_token_id": None, "task_specific_params": None, "problem_type": None,
+    # bookkeeping
+    "_name_or_path": "", "_attn_implementation_autoset": False,
+    "transformers_version": "4.48.0",
+}
+
+
+def _full_dump(base, class_defaults, **bookkeeping):
+    spec = copy.deepcopy(REAL[base])
+    cfg = dict(PRETRAINED_CONFIG_DEFAULTS)
+    cfg.update(class_defaults)
+    cfg.update(spec["cfg"])
+    cfg.update(bookkeeping)
+    spec["cfg"] = dict(sorted(cfg.items()))  # to_json_string's sort_keys
+    spec["base"] = base
+    return spec
+
+
+FULL_DUMPS = {
+    # GPT2Config(**gpt2's config.json).to_dict(): the generic keys exactly as
+    # PretrainedConfig().to_dict() (no torch_dtype in the hub file: null), GPT2Config's defaults
+    "gpt2-full": _full_dump("gpt2", {
+        "n_inner": None, "scale_attn_weights": True, "scale_attn_by_inverse_layer_idx": False,
+        "reorder_and_upcast_attn": False, "use_cache": True}),
+    # a loaded TinyLlama's model.config.to_dict() in 4.48: _name_or_path the repository,
+    # _attn_implementation_autoset set by the model, LlamaConfig's defaults and head_dim
+    "tinyllama-full": _full_dump("tinyllama-1.1b-chat", {
+        "attention_dropout": 0.0, "mlp_bias": False, "head_dim": 8},
+        _name_or_path="TinyLlama/TinyLlama-1.1B-Chat-v1.0", _attn_implementation_autoset=True),
+    # Qwen2.5-0.5B's as transformers 4.43 dumped it (before _attn_implementation_autoset), with
+    # the attn_implementation key a vision-language model's nested text config carries
+    "qwen2.5-full": _full_dump("qwen2.5-0.5b", {"rope_scaling": None},
+                               _name_or_path="Qwen/Qwen2.5-0.5B", transformers_version="4.43.1",
+                               attn_implementation="flash_attention_2"),
+}
+del FULL_DUMPS["qwen2.5-full"]["cfg"]["_attn_implementation_autoset"]
+# the same keys as older tools wrote them, and generate() defaults that are not the defaults
+# (npu-generate's options replace them, as generation_config.json's): transformers 2.x / 3.x's
+# output_past, num_labels and xla_device, 4.34-4.35's _flash_attn_2_enabled, a json.dump of
+# vars(config)'s _commit_hash and _attn_implementation_internal; the greedy ids are unchanged
+FULL_DUMPS["tinyllama-full-legacy"] = copy.deepcopy(FULL_DUMPS["tinyllama-full"])
+FULL_DUMPS["tinyllama-full-legacy"]["cfg"].update({
+    "output_past": True, "num_labels": 2, "xla_device": None, "_flash_attn_2_enabled": True,
+    "_commit_hash": "0123456789abcdef0123456789abcdef01234567",
+    "_attn_implementation_internal": "sdpa", "_attn_implementation": "sdpa",
+    "do_sample": True, "temperature": 0.7, "top_k": 20, "top_p": 0.8, "num_beams": 4,
+    "repetition_penalty": 1.3, "no_repeat_ngram_size": 3, "max_length": 4096,
+    "bad_words_ids": [[5]], "suppress_tokens": [7], "forced_eos_token_id": 2,
+    "output_hidden_states": True, "output_attentions": True, "return_dict": False,
+    "torchscript": True, "chunk_size_feed_forward": 16, "is_decoder": True,
+    "quantization_config": None})
+
 # the seeds whose greedy ids vary, never reach an EOS in the vocabulary and keep each step's
 # top-1 margin clear (gen-llm.py's criterion); test-llm-hf-configs.py --search finds them
 SEEDS = {

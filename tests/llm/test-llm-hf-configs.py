@@ -16,6 +16,12 @@
 # dtype): Llama-3.2-1B, Qwen2.5-0.5B and the scaled variants as v5 saves them give the same
 # reference ids; its unsupported types and keys are refused by name, and a file whose
 # rope_parameters and rope_scaling / rope_theta disagree is refused naming both.
+# Configs written as full dumps (hfconfigs.FULL_DUMPS: GPT-2, TinyLlama and Qwen2.5 with every
+# key of transformers' PretrainedConfig at its default, and older tools' keys and generate()
+# defaults that are not the defaults) give the plain config's greedy ids; on cpu one key of
+# them away from its default where that changes the model (pruned_heads, is_encoder_decoder,
+# add_cross_attention, tie_encoder_decoder, cross_attention_hidden_size, quantization_config)
+# is refused naming key, value and reason.
 # Needs /usr/bin/python3 with torch (skips otherwise).
 #
 #   test-llm-hf-configs.py NPU_GENERATE BACKEND [--search]
@@ -43,9 +49,19 @@ def eos_ids(spec):
     return e if isinstance(e, list) else [e]
 
 
+_references = {}
+
+
 def reference(name, spec, seed):
     """The greedy ids, smallest margin, and whether they are usable (vary, no EOS of the
-    vocabulary, clear margins; scaled RoPE variants: plain RoPE's ids differ)."""
+    vocabulary, clear margins; scaled RoPE variants: plain RoPE's ids differ). Computed once
+    a model and seed (callers copy cfg before changing it)."""
+    if (name, seed) not in _references:
+        _references[name, seed] = _reference(name, spec, seed)
+    return _references[name, seed]
+
+
+def _reference(name, spec, seed):
     cfg, p, fwd = gl.make(name, seed, spec)
     ids, margin, _, _ = gl.greedy(cfg, p, fwd)
     ok = len(set(ids)) >= 10 and margin >= MIN_MARGIN and not set(eos_ids(spec)) & set(ids)
@@ -233,6 +249,93 @@ def check_refusals(gen, tmp):
     return fails
 
 
+def check_full_dumps(gen, backend, tmp):
+    """Configs written as full dumps (every key of transformers' PretrainedConfig, at its
+    default; hfconfigs.FULL_DUMPS): the greedy ids of the plain config and the same weights."""
+    fails = 0
+    for name, spec in hfconfigs.FULL_DUMPS.items():
+        base = spec["base"]
+        _, p, ids, _, ok, _ = reference(base, hfconfigs.REAL[base], hfconfigs.SEEDS[base])
+        if not ok:
+            print(f"FAIL {name}: {base}'s seed no longer gives a usable reference")
+            fails += 1
+            continue
+        missing = set(hfconfigs.PRETRAINED_CONFIG_DEFAULTS) - set(spec["cfg"]) - {
+            "_attn_implementation_autoset"}
+        folder = os.path.join(tmp, name)
+        save(folder, name, spec, spec["cfg"], p)
+        r = run(gen, folder, backend)
+        if missing or r.returncode or got_ids(r) != ids:
+            print(f"FAIL {name} {backend}: greedy ids differ from {base}'s (missing keys "
+                  f"{sorted(missing)})\n  want {ids}\n  got  {got_ids(r)}\n{r.stderr}")
+            fails += 1
+        else:
+            print(f"ok   {name} {backend}: {len(spec['cfg'])} keys, 32 greedy ids = {base}'s")
+    return fails
+
+
+def check_full_dump_refusals(gen, tmp):
+    """One key of a full dump away from its default where that changes the model: refused by
+    name, value and reason; a wrong type; a key no transformers config has still unknown."""
+    fails = 0
+    gptq = {"bits": 4, "desc_act": False, "group_size": 128, "quant_method": "gptq",
+            "sym": True}
+    cases = [
+        ("tinyllama-full", {"pruned_heads": {"0": [1, 2]}},
+         "config key 'pruned_heads' is not empty ({\"0\": [1, 2]}): pruned attention heads are "
+         "not supported"),
+        ("tinyllama-full", {"is_encoder_decoder": True},
+         "config key 'is_encoder_decoder' is true: encoder-decoder models are not supported"),
+        ("tinyllama-full", {"add_cross_attention": True},
+         "config key 'add_cross_attention' is true: cross attention (a decoder reading an "
+         "encoder's output) is not supported"),
+        ("gpt2-full", {"add_cross_attention": True},
+         "config key 'add_cross_attention' is true: cross attention"),
+        ("qwen2.5-full", {"tie_encoder_decoder": True},
+         "config key 'tie_encoder_decoder' is true: it ties an encoder-decoder model's halves"),
+        ("qwen2.5-full", {"cross_attention_hidden_size": 896},
+         "config key 'cross_attention_hidden_size' is 896, not null: cross attention"),
+        ("qwen2.5-full", {"quantization_config": gptq},
+         "config key 'quantization_config' is present (quant_method 'gptq'): pre-quantised "
+         "checkpoints are not supported"),
+        ("tinyllama-full", {"quantization_config": {"load_in_4bit": True}},
+         "config key 'quantization_config' is {\"load_in_4bit\": true}, not null"),
+        # a long value is cut short, saying so
+        ("gpt2-full", {"pruned_heads": {str(i): list(range(12)) for i in range(6)}},
+         ("config key 'pruned_heads' is not empty ({\"0\": [0, 1, 2,",
+          "...): pruned attention heads are not supported")),
+        ("tinyllama-full", {"is_encoder_decoder": "false"},
+         "config key 'is_encoder_decoder' must be true or false, not \"false\""),
+        ("gpt2-full", {"pruned_heads": []}, "config key 'pruned_heads' must be an object, not []"),
+        ("gpt2-full", {"scale_attn_by_inverse_layer_idx": True},
+         "config key 'scale_attn_by_inverse_layer_idx' is true: not supported for "
+         "GPT2LMHeadModel"),
+        ("gpt2-full", {"scale_attn_weights": False},
+         "config key 'scale_attn_weights' is false: not supported for GPT2LMHeadModel"),
+        # transformers v5's per-layer overrides: not a PretrainedConfig key we know
+        ("tinyllama-full", {"per_layer_config": {"0": {"intermediate_size": 128}}},
+         "unknown config key 'per_layer_config' for LlamaForCausalLM"),
+    ]
+    for i, (name, change, msg) in enumerate(cases):
+        spec = hfconfigs.FULL_DUMPS[name]
+        base = spec["base"]
+        _, p, _, _, _, _ = reference(base, hfconfigs.REAL[base], hfconfigs.SEEDS[base])
+        c = copy.deepcopy(spec["cfg"])
+        c.update(change)
+        folder = os.path.join(tmp, f"fullbad{i}")
+        save(folder, name, spec, c, p, gen=None)
+        r = run(gen, folder, "cpu", 1)
+        msgs = msg if isinstance(msg, tuple) else (msg,)
+        line_ = next((ln for ln in r.stderr.splitlines() if all(m in ln for m in msgs)), None)
+        if r.returncode == 0 or line_ is None or "Sanitizer" in r.stderr:
+            print(f"FAIL full-dump refusal {name} {change}: exit {r.returncode}, want {msgs!r} "
+                  f"in\n{r.stderr}")
+            fails += 1
+        else:
+            print(f"ok   full-dump refusal {name}: {line_}")
+    return fails
+
+
 def search():
     for name, spec in hfconfigs.specs().items():
         seed = next(s for s in range(200) if reference(name, spec, s)[4])
@@ -248,8 +351,10 @@ def main():
     with tempfile.TemporaryDirectory(prefix="npu-hfcfg-") as tmp:
         fails = check_models(gen, backend, tmp)
         fails += check_eos(gen, backend, tmp)
+        fails += check_full_dumps(gen, backend, tmp)
         if backend == "cpu":
             fails += check_refusals(gen, tmp)
+            fails += check_full_dump_refusals(gen, tmp)
     sys.exit(1 if fails else 0)
 
 
