@@ -480,7 +480,9 @@ fold_beta(struct rkd *b, struct npu_node *ln, const float *beta, uint32_t C)
 
 /*
  * LayerNormalization over the last axis (= channels), y = gamma xc / sqrt(mean(xc^2) + eps) +
- * beta with xc = x - mean(x), safe over fp16's range. xc^2 itself is not (xc^2 / 64
+ * beta with xc = x - mean(x), safe over fp16's range as long as xc is in it (|xc| <= 65504,
+ * so any row with |x| <= 32752; past that xc overflows to inf and the row is NaN, which only
+ * an extra scaling pass of x could avoid). xc^2 itself is not (xc^2 / 64
  * overflows for |xc| >= 2047, the fp16 variance for a std above 256, small rows fall into
  * subnormals), so as for RMSNorm below the row is first brought to a mean |xc| of about 4,
  * which the result does not see:

@@ -257,6 +257,59 @@ test_rmsnorm_constant_rows(void)
     }
 }
 
+/* Rows at the ends of fp16's range, exact in fp16 (the CPU executor sees the NPU's input):
+ * +-65504, a constant 65504 row, one channel at 65504 over subnormals (+-2^-24), all
+ * subnormal, all +-2^-14, zero, and 65504 / 0 alternating (|x - mean| = 32752). Layer norm's
+ * centred row must stay inside fp16 (|x - mean(x)| <= 65504; a row of 65504 and -65504 with
+ * a mean away from 0 is past that, its xc overflows and the row is NaN, docs/npu-dpu-ops.md). */
+static void
+fill_range_edges(struct npu_tensor *t, const int64_t dims[3])
+{
+    gc_fill(t, 3, dims, 3, 0, 1.0f);
+    float *v = t->data;
+    int64_t R = dims[1], C = dims[2];
+    for (int64_t r = 0; r < R; r++)
+        for (int64_t k = 0; k < C; k++) {
+            float sg = (k & 1) ? -1.0f : 1.0f, *x = v + r * C + k;
+            switch (r % 8) {
+            case 0: *x = sg * 65504.0f; break;
+            case 1: *x = 65504.0f; break;
+            case 2: *x = k == 3 ? 65504.0f : sg * 0x1p-24f; break;
+            case 3: *x = sg * 0x1p-24f * (float)(1 + k % 3); break;
+            case 4: *x = sg * 0x1p-14f; break;
+            case 5: *x = 0.0f; break;
+            case 6: *x = (k & 1) ? 0.0f : 65504.0f; break;
+            default: *x = npu_fp16_to_fp32(npu_fp32_to_fp16(*x * 512.0f)); break;
+            }
+        }
+}
+
+static void
+test_norm_range_edges(void)
+{
+    struct ln lcases[] = {{{1, 8, 768}, 1e-5f, true, 1.0f, 0.0f},
+                          {{1, 8, 36}, 1e-6f, true, 1.0f, 0.0f}};
+    struct rms rcases[] = {{{1, 8, 2048}, 1e-5f}, {{1, 8, 36}, 1e-6f}};
+    printf("Normalisations at the ends of fp16's range:\n");
+    for (size_t i = 0; i < 4; i++) {
+        bool rms = i >= 2;
+        const int64_t *dims = rms ? rcases[i - 2].dims : lcases[i].dims;
+        char label[96];
+        snprintf(label, sizeof(label), "%s [%lld,%lld] 65504 .. 2^-24, zero",
+                 rms ? "RMSNorm" : "LN", (long long)dims[1], (long long)dims[2]);
+        struct gcase c = {.label = label,
+                          .build = rms ? build_rms : build_ln,
+                          .ctx = rms ? (const void *)&rcases[i - 2] : (const void *)&lcases[i],
+                          .nin = 1,
+                          .atol = 4e-3,
+                          .rtol = 4e-3,
+                          .expect_all_npu = true};
+        fill_range_edges(&c.in[0], dims);
+        gc_run(&c);
+        free(c.in[0].data);
+    }
+}
+
 struct sm {
     int64_t dims[3];
     float amp;
@@ -640,6 +693,7 @@ main(int argc, char **argv)
     test_layernorm_range();
     test_rmsnorm();
     test_rmsnorm_constant_rows();
+    test_norm_range_edges();
     test_softmax();
     test_attention();
     test_attention_runtime_mask();
