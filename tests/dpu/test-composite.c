@@ -201,6 +201,115 @@ test_rmsnorm(void)
     }
 }
 
+/* RMSNorm of constant-magnitude rows +-c: y = gamma sign(x) / sqrt(1 + eps / c^2), which is
+ * fp16(gamma) sign(x) on the NPU (gamma is an fp16 convolution weight) up to the 1/sqrt's
+ * error; the test wants it within one fp16 step of the output for c from 1 to 60000. With
+ * y = gamma (r1 r2) x, as branch prefnorm lowered it, r1 r2 ~ 1 / c is an fp16 subnormal for
+ * c above 2^14 and the rows at 30000 .. 60000 were up to 3 steps off (branch reviewln). */
+static void
+test_rmsnorm_constant_rows(void)
+{
+    static const float vals[] = {1.0f, 20000.0f, 24576.0f, 30000.0f, 40000.0f, 50000.0f, 60000.0f};
+    struct rms cases[] = {
+        {{1, 2 * NPU_ARRAY_SIZE(vals), 2048}, 1e-5f},
+        {{1, 2 * NPU_ARRAY_SIZE(vals), 36}, 1e-6f},
+    };
+    printf("RMSNormalization of constant-magnitude rows:\n");
+    for (size_t i = 0; i < NPU_ARRAY_SIZE(cases); i++) {
+        int64_t R = cases[i].dims[1], C = cases[i].dims[2];
+        struct npu_tensor in;
+        gc_fill(&in, 3, cases[i].dims, 1, 0, 1.0f);
+        float *v = in.data;
+        for (int64_t r = 0; r < R; r++) /* c, then +-c alternating */
+            for (int64_t k = 0; k < C; k++)
+                v[r * C + k] = vals[r / 2] * ((r & 1) && (k & 1) ? -1.0f : 1.0f);
+        /* gamma as build_rms makes it, rounded to fp16 as the NPU's weights are */
+        float *gm = malloc((size_t)C * sizeof(float));
+        uint32_t s = 9;
+        for (int64_t k = 0; k < C; k++)
+            gm[k] = npu_fp16_to_fp32(
+                npu_fp32_to_fp16(1.0f + 0.5f * (float)((double)tu_rand(&s) / 4294967296.0 - 0.5)));
+        struct npu_graph *g = build_rms(&cases[i]);
+        struct npu_tensor got = {0};
+        struct tu_npu_result res;
+        enum npu_status st = tu_run_npu(g, NULL, &in, &got, &res);
+        CHECK_EQ_INT(NPU_OK, st);
+        CHECK_EQ_INT(0, res.n_cpu);
+        double worst = 0;
+        int64_t wr = 0;
+        for (int64_t r = 0; !st && r < R; r++)
+            for (int64_t k = 0; k < C; k++) {
+                double want = gm[k] * (v[r * C + k] < 0 ? -1.0 : 1.0);
+                /* one fp16 step at |want| (gamma in [0.75, 1.25]) */
+                double step = ldexp(1.0, ilogb(fabs(want)) - 10);
+                double d = fabs(((const float *)got.data)[r * C + k] - want) / step;
+                if (!(d <= worst)) {
+                    worst = d;
+                    wr = r;
+                }
+            }
+        printf("  RMSNorm [%lld,%lld] rows +-1 .. +-60000: max error %.2f fp16 steps (row of %g)\n",
+               (long long)R, (long long)C, worst, (double)vals[wr / 2]);
+        CHECK(worst <= 1.0);
+        free(gm);
+        free(got.data);
+        free(in.data);
+    }
+}
+
+/* Rows at the ends of fp16's range, exact in fp16 (the CPU executor sees the NPU's input):
+ * +-65504, a constant 65504 row, one channel at 65504 over subnormals (+-2^-24), all
+ * subnormal, all +-2^-14, zero, and 65504 / 0 alternating (|x - mean| = 32752). Layer norm's
+ * centred row must stay inside fp16 (|x - mean(x)| <= 65504; a row of 65504 and -65504 with
+ * a mean away from 0 is past that, its xc overflows and the row is NaN, docs/npu-dpu-ops.md). */
+static void
+fill_range_edges(struct npu_tensor *t, const int64_t dims[3])
+{
+    gc_fill(t, 3, dims, 3, 0, 1.0f);
+    float *v = t->data;
+    int64_t R = dims[1], C = dims[2];
+    for (int64_t r = 0; r < R; r++)
+        for (int64_t k = 0; k < C; k++) {
+            float sg = (k & 1) ? -1.0f : 1.0f, *x = v + r * C + k;
+            switch (r % 8) {
+            case 0: *x = sg * 65504.0f; break;
+            case 1: *x = 65504.0f; break;
+            case 2: *x = k == 3 ? 65504.0f : sg * 0x1p-24f; break;
+            case 3: *x = sg * 0x1p-24f * (float)(1 + k % 3); break;
+            case 4: *x = sg * 0x1p-14f; break;
+            case 5: *x = 0.0f; break;
+            case 6: *x = (k & 1) ? 0.0f : 65504.0f; break;
+            default: *x = npu_fp16_to_fp32(npu_fp32_to_fp16(*x * 512.0f)); break;
+            }
+        }
+}
+
+static void
+test_norm_range_edges(void)
+{
+    struct ln lcases[] = {{{1, 8, 768}, 1e-5f, true, 1.0f, 0.0f},
+                          {{1, 8, 36}, 1e-6f, true, 1.0f, 0.0f}};
+    struct rms rcases[] = {{{1, 8, 2048}, 1e-5f}, {{1, 8, 36}, 1e-6f}};
+    printf("Normalisations at the ends of fp16's range:\n");
+    for (size_t i = 0; i < 4; i++) {
+        bool rms = i >= 2;
+        const int64_t *dims = rms ? rcases[i - 2].dims : lcases[i].dims;
+        char label[96];
+        snprintf(label, sizeof(label), "%s [%lld,%lld] 65504 .. 2^-24, zero",
+                 rms ? "RMSNorm" : "LN", (long long)dims[1], (long long)dims[2]);
+        struct gcase c = {.label = label,
+                          .build = rms ? build_rms : build_ln,
+                          .ctx = rms ? (const void *)&rcases[i - 2] : (const void *)&lcases[i],
+                          .nin = 1,
+                          .atol = 4e-3,
+                          .rtol = 4e-3,
+                          .expect_all_npu = true};
+        fill_range_edges(&c.in[0], dims);
+        gc_run(&c);
+        free(c.in[0].data);
+    }
+}
+
 struct sm {
     int64_t dims[3];
     float amp;
@@ -583,6 +692,8 @@ main(int argc, char **argv)
     test_layernorm();
     test_layernorm_range();
     test_rmsnorm();
+    test_rmsnorm_constant_rows();
+    test_norm_range_edges();
     test_softmax();
     test_attention();
     test_attention_runtime_mask();

@@ -12,7 +12,9 @@
 # decode steps read the cache the prefill wrote on the device). On main 7e462ed the prefill
 # ran RoPE and the attention on the CPU (the angles were inputs its Muls broadcast over the
 # heads, which the DPU does not do for two activations) and converted both outputs: 1 CPU
-# attention, 2 converted (3.30 ms modeled in series against 2.16 here).
+# attention, 2 converted (3.30 ms modeled in series against 2.16 here). Its RMSNorms: at most
+# layer 0's input norm (after the CPU Gather) and the last token's final norm as CPU steps,
+# the post-attention norm on the NPU (branch prefnorm's lowering, checked by branch reviewln).
 import os
 import re
 import subprocess
@@ -72,6 +74,14 @@ def main():
               f"{len(attn)} CPU attention(s), {len(mm)} CPU MatMul(s) (RoPE's rotate_half) "
               f"among its {len(steps)} priced CPU steps (want 0, 0, 0)",
               "\n".join(angles + attn + mm))
+        # its RMSNorms on the NPU by cost (branch prefnorm; checked since branch reviewln):
+        # only layer 0's input norm (its input is the CPU Gather's) and the final norm of the
+        # last token's one row stay CPU steps, not the post-attention norm over [64, 512]
+        norms = [ln for ln in steps if "modeled CPU step: RMSNormalization" in ln]
+        check(len(norms) <= 2,
+              f"prefill of 64 tokens, cost partition: {len(norms)} RMSNormalization CPU step(s) "
+              f"(want at most 2 of the 3: layer 0's input norm after the CPU Gather, the last "
+              f"token's final norm)", "\n".join(norms))
         kv = re.search(r"prefill k/v outputs: (\d+) converted, (\d+) copied on the device",
                        r.stderr)
         check(kv is not None and kv[1] == "0" and kv[2] == "2",
