@@ -145,12 +145,89 @@ def _trace(module, example, how):
     raise TraceError("cannot trace %s:\n  %s" % (type(module).__name__, "\n  ".join(errors)))
 
 
+def _mutates(gm, n):
+    """Whether node n writes into its first argument: an in-place op (add_, relu_,
+    aten.sigmoid_), inplace=True, out=, or a module with .inplace set."""
+    if n.op == "call_module":
+        return bool(getattr(gm.get_submodule(n.target), "inplace", False))
+    if n.op not in ("call_function", "call_method"):
+        return False
+    if n.kwargs.get("inplace") or "out" in n.kwargs:
+        return True
+    t = n.target
+    if isinstance(t, torch._ops.OpOverload):
+        name = t.overloadpacket.__name__
+    elif isinstance(t, str):
+        name = t
+    else:
+        name = getattr(t, "__name__", "")
+    return name.endswith("_") and not name.endswith("__")
+
+
+def _rewire_inplace(gm):
+    """symbolic_trace records `y.add_(1)` or `self.relu(y)` (inplace) as a node whose
+    result may go unused, while later code reads `y`, which eager torch has
+    overwritten: later readers of the written argument read the in-place node
+    instead (else they saw the old value, and dead-code elimination dropped the
+    write). make_fx's graph does this itself."""
+    order = {n: i for i, n in enumerate(gm.graph.nodes)}
+    for n in list(gm.graph.nodes):
+        if not _mutates(gm, n) or not n.args or not isinstance(n.args[0], torch.fx.Node):
+            continue
+        a = n.args[0]
+        for u in list(a.users):
+            if u is not n and order[u] > order[n]:
+                u.replace_input_with(a, n)
+
+
 class _Concrete(torch.fx.Interpreter):
-    """ShapeProp that keeps every node's concrete value (tensors, sizes, tuples)."""
+    """ShapeProp that keeps every node's concrete value (tensors, sizes, tuples).
+
+    A value that a later in-place node overwrites (make_fx keeps LSTM's gate
+    `add_`/`sigmoid_`, a module may run ReLU(inplace=True)) would be kept as its
+    overwritten self, and a node whose value does not depend on the inputs becomes a
+    constant with that value: before an in-place node runs, every kept tensor that
+    shares storage with its tensor arguments is replaced by a copy."""
+
+    def __init__(self, gm):
+        super().__init__(gm)
+        self._by_storage = {}  # storage address -> nodes whose kept tensor lives there
+
+    @staticmethod
+    def _storage(t):
+        try:
+            return t.untyped_storage().data_ptr()
+        except (AttributeError, RuntimeError):
+            return None
+
+    def _mutates(self, n):
+        return _mutates(self.module, n)
+
+    def _keep(self, n, r):
+        for t in (r if isinstance(r, (tuple, list)) else (r,)):
+            if isinstance(t, torch.Tensor):
+                self._by_storage.setdefault(self._storage(t), []).append(n)
 
     def run_node(self, n):
+        if self._mutates(n):
+            first = n.args[0] if n.args else None
+            if isinstance(first, torch.fx.Node) and isinstance(first.meta.get("concrete"),
+                                                               torch.Tensor):
+                n.meta["inplace_on_view"] = first.meta["concrete"]._is_view()
+            for a in _all_nodes(n):
+                v = a.meta.get("concrete")
+                if not isinstance(v, torch.Tensor):
+                    continue
+                for k in self._by_storage.pop(self._storage(v), []):
+                    kv = k.meta.get("concrete")
+                    if isinstance(kv, torch.Tensor):
+                        k.meta["concrete"] = kv.clone()
+                    elif isinstance(kv, (tuple, list)):
+                        k.meta["concrete"] = type(kv)(
+                            x.clone() if isinstance(x, torch.Tensor) else x for x in kv)
         r = super().run_node(n)
         n.meta["concrete"] = r
+        self._keep(n, r)
         return r
 
 
@@ -213,8 +290,8 @@ def _target_name(node):
     """One name for a node's operation, shared by functions, methods and ATen ops:
     torch.add / operator.add / Tensor.add / aten.add.Tensor -> "add"."""
     t = node.target
-    if node.op == "call_method":
-        return t
+    if node.op == "call_method":  # x.add_(y) is x.add(y) (its readers: _rewire_inplace)
+        return t.rstrip("_") if not t.endswith("__") else t
     if node.op == "call_module":
         return "module:" + t
     if isinstance(t, torch._ops.OpOverload):
@@ -930,10 +1007,39 @@ def _batch_norm(c, x, w=None, b=None, mean=None, var=None, *a, **kw):
     else:
         training = a[0] if a else kw.get("training", False)
         eps = a[2] if len(a) > 2 else kw.get("eps", 1e-5)
-    if training:
+    if training and mean is None and var is None:
+        # statistics of the batch itself, no running ones to update: what
+        # InstanceNorm (track_running_stats=False, the default) becomes in make_fx's
+        # graph, a batch norm over (1, N*C, ...)
+        y = _bn_batch_stats(c, x, w, b, eps)
+    elif training:
         raise _Unsup("batch norm in training mode (call module.eval() before compiling)")
-    y = _bn_impl(c, x, w, b, mean, var, eps)
+    else:
+        y = _bn_impl(c, x, w, b, mean, var, eps)
     return (y, None, None) if name != "batch_norm" else y
+
+
+def _bn_batch_stats(c, x, w, b, eps):
+    """Normalises each channel over the batch and spatial dims (biased variance)."""
+    N, C = x.shape[0], x.shape[1]
+    rest = int(np.prod(x.shape[2:])) if x.rank > 2 else 1
+    perm = [1, 0] + list(range(2, x.rank))
+    y = x if N == 1 else c.transpose(x, perm)
+    y = c.reshape(y, (1, C, N * rest))
+    dt = _np_dtype(x.dtype)
+    y = c.op1("InstanceNormalization", [y, c.g.const(np.ones(C, dt), "ones"),
+                                        c.g.const(np.zeros(C, dt), "zeros")],
+              x.dtype, y.shape, {"epsilon": float(eps)})
+    if N == 1:
+        y = c.reshape(y, x.shape)
+    else:
+        y = c.transpose(c.reshape(y, (C, N) + tuple(x.shape[2:])), perm)
+    cs = (C,) + (1,) * (x.rank - 2)
+    if w is not None:
+        y = c.ew("Mul", y, c.reshape(c.T(w), cs))
+    if b is not None:
+        y = c.ew("Add", y, c.reshape(c.T(b), cs))
+    return y
 
 
 def _bn_impl(c, x, w, b, mean, var, eps):
@@ -1562,8 +1668,11 @@ def compile(module, example_inputs, backend="auto", fallback="error", trace="aut
             raise ValueError("the example inputs do not fit %s: %s: %s" % (
                 type(module).__name__, type(e).__name__, str(e).split("\n")[0])) from e
     gm, tracer = _trace(module, example_inputs, trace)
-    gm.graph.eliminate_dead_code()  # e.g. the indices of make_fx's max_pool*_with_indices
-    gm.recompile()
+    if tracer == "fx":
+        _rewire_inplace(gm)
+    else:
+        gm.graph.eliminate_dead_code()  # e.g. the indices of make_fx's max_pool*_with_indices
+        gm.recompile()
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     if len(placeholders) < len(example_inputs):
         raise ValueError("%s takes %d inputs, %d example inputs given" % (
@@ -1575,6 +1684,19 @@ def compile(module, example_inputs, backend="auto", fallback="error", trace="aut
         args.append(n.args[0])
     with torch.no_grad():
         _Concrete(gm).run(*args)
+    if tracer == "fx":
+        # a write through a view (`y[:, 0].add_(1)`, `x.view(-1).relu_()`) changes the
+        # tensor it views, which later code reads through another node: not followed
+        for n in gm.graph.nodes:
+            if n.meta.get("inplace_on_view"):
+                src = _src(n)
+                raise UnsupportedError(
+                    "cannot compile node %s: an in-place op on a view of another tensor "
+                    "(the write to the viewed tensor is not followed)%s; write it "
+                    "out of place (y = y + ...)" % (_describe(n, gm),
+                                                   " (at %s)" % src if src else ""))
+        gm.graph.eliminate_dead_code()
+        gm.recompile()
     placeholders = placeholders[:len(example_inputs)]
     _split_tuple_outputs(gm)
     return _build(gm, placeholders, args, backend, fallback, tracer, compile_options)

@@ -37,6 +37,23 @@ class Fn(nn.Module):
         return self.fn(self, x)
 
 
+class InplaceStatements(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.relu = nn.ReLU(inplace=True)
+        self.register_buffer("pos", torch.randn(16))
+
+    def forward(self, x):
+        y = x * 2
+        y.add_(1)
+        self.relu(y)
+        z = x - 0.5
+        z.mul_(self.pos)
+        p = self.pos * 3  # a constant, written in place with an input
+        p.sub_(x.sum(0))
+        return y + z, p
+
+
 X4 = (torch.randn(2, 4, 8, 8),)
 X3 = (torch.randn(2, 6, 16),)
 X2 = (torch.randn(3, 16),)
@@ -137,6 +154,29 @@ CASES = [
     ("MultiheadAttention seq-first+mask", Fn(
         lambda s, x: s.m(x, x, x, attn_mask=torch.ones(6, 6).triu(1).bool())[0],
         m=nn.MultiheadAttention(16, 2)), (torch.randn(6, 2, 16),)),
+    # an in-place op on a value that does not depend on the inputs: the kept value
+    # must be the one before the op (it was the overwritten one, adding x twice)
+    ("in-place on a constant (add_, relu_)", Fn(
+        lambda s, x: (s.p * 2).add_(x).relu_() + s.p[:1].clone().mul_(3),
+        p=nn.Parameter(torch.randn(3, 16), requires_grad=False)), X2),
+    # in-place statements whose result goes unused: later code reads the written
+    # tensor (fx dropped the write as dead code, a silent wrong answer)
+    ("in-place statements (y.add_, ReLU(inplace))", InplaceStatements(), X2),
+    # make_fx's LSTM/GRU: gate add_/sigmoid_ over constant h0 products, transpose_ of
+    # the output (its shape was kept as the transposed one)
+    ("LSTM/GRU batch_first (make_fx in-place gates)", Fn(
+        lambda s, x: (s.l(x)[0], s.g(x)[1]),
+        l=nn.LSTM(16, 8, batch_first=True), g=nn.GRU(16, 6, batch_first=True,
+                                                     bidirectional=True)), X3,
+     ("auto", "make_fx")),
+    # InstanceNorm without running statistics: make_fx's batch norm in training mode
+    # over the batch's own statistics (was refused as "training mode")
+    ("InstanceNorm2d/1d, F.batch_norm(training, no stats)", Fn(
+        lambda s, x: s.i(x) + s.j(x.flatten(2)).view_as(x) +
+        F.batch_norm(x, None, None, s.w, s.b, training=True),
+        i=nn.InstanceNorm2d(4, affine=True), j=nn.InstanceNorm1d(4),
+        w=nn.Parameter(torch.rand(4) + 0.5), b=nn.Parameter(torch.randn(4))), X4,
+     ("auto", "make_fx")),
 ]
 
 

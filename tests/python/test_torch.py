@@ -220,8 +220,19 @@ class UnsupportedWithConsts(nn.Module):
         return torch.roll(y, shifts=y.size(1) // 2, dims=1) * 2
 
 
+class InplaceView(nn.Module):
+    def forward(self, x):
+        y = x * 2
+        y[:, 0].add_(1)
+        return y
+
+
 def errors():
     x = torch.randn(2, 8)
+    # fx would convert the write into a copy and return y unchanged
+    expect_error("in-place op on a view", ot.UnsupportedError,
+                 lambda: ot.compile(InplaceView(), (x,), backend="cpu", trace="fx"),
+                 "add_", "in-place op on a view", "test_torch.py:")
     m = DataDependent().eval()
     msg = expect_error("data-dependent control flow", ot.TraceError,
                        lambda: ot.compile(m, (x,), backend="cpu"), "DataDependent")
