@@ -1,0 +1,834 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Torch modules written the way people write them (torchvision-style blocks, ViT
+patch embedding, nn.TransformerEncoderLayer, nn.MultiheadAttention with a padding
+mask, LSTM/GRU, ...), exported with torch.onnx.export and run through OpenNPU:
+the CPU executor (fp32, tight tolerance) and the simulator (fp16 NPU, every node
+the NPU supports placed there: relative error and cosine), each against eager
+torch. Prints one row per module and exits 1 on any wrong answer or crash; a
+module the exporter itself refuses, or an op the importer refuses with a clear
+error naming the op and node, is reported and does not fail the run (the list
+in docs/onnx-import.md, "Torch modules as people write them").
+
+Needs Debian's /usr/bin/python3 (torch 1.13, numpy); exits 77 (skip) without torch.
+Usage: probe_torch_modules.py [fast|slow|all] [--markdown] [NAME...]
+  fast: every module at the exporter's default opset (14 in torch 1.13) on cpu
+        and sim, plus the opennpu.torch.compile path on cpu;
+  slow: every module at opset 17 on cpu and sim."""
+import os
+import sys
+import tempfile
+import time
+
+if os.environ.get("OPENNPU_TEST_SKIP"):
+    print("SKIP: " + os.environ["OPENNPU_TEST_SKIP"])
+    sys.exit(77)
+try:
+    import numpy as np
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+except ImportError as e:
+    print("SKIP: %s (run with /usr/bin/python3, which has torch and numpy)" % e)
+    sys.exit(77)
+
+import warnings  # noqa: E402
+
+import opennpu  # noqa: E402
+
+warnings.filterwarnings("ignore")
+
+CPU_TOL = 1e-4  # max |diff| / max |eager|, fp32
+SIM_TOL = 2e-2  # the same on the fp16 NPU (as tests/python/test_torch.py)
+SIM_COS = 0.999
+
+
+def _bn(m):
+    """Gives every BatchNorm running statistics and an affine of its own, as a trained
+    network has, so that a folded BN that drops a term shows."""
+    g = torch.Generator().manual_seed(7)
+    for b in m.modules():
+        if isinstance(b, (nn.BatchNorm1d, nn.BatchNorm2d)):
+            n = b.num_features
+            b.running_mean.copy_(torch.randn(n, generator=g) * 0.2)
+            b.running_var.copy_(torch.rand(n, generator=g) + 0.5)
+            b.weight.data.copy_(torch.rand(n, generator=g) + 0.5)
+            b.bias.data.copy_(torch.randn(n, generator=g) * 0.1)
+    return m
+
+
+# ---------------------------------------------------------------- the modules
+
+
+class ConvBNReLU(nn.Sequential):
+    def __init__(self, cin, cout, k=3, stride=1, groups=1, act=nn.ReLU):
+        super().__init__(nn.Conv2d(cin, cout, k, stride, (k - 1) // 2, groups=groups,
+                                   bias=False),
+                         nn.BatchNorm2d(cout), act(inplace=True))
+
+
+class DepthwiseSeparable(nn.Module):
+    def __init__(self, cin=16, cout=24):
+        super().__init__()
+        self.dw = ConvBNReLU(cin, cin, 3, stride=2, groups=cin, act=nn.ReLU6)
+        self.pw = ConvBNReLU(cin, cout, 1, act=nn.Hardswish)
+
+    def forward(self, x):
+        return self.pw(self.dw(x))
+
+
+class SqueezeExcitation(nn.Module):
+    def __init__(self, c=32, squeeze=8):
+        super().__init__()
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.fc1 = nn.Conv2d(c, squeeze, 1)
+        self.fc2 = nn.Conv2d(squeeze, c, 1)
+        self.relu = nn.ReLU()
+        self.gate = nn.Sigmoid()
+
+    def forward(self, x):
+        s = self.gate(self.fc2(self.relu(self.fc1(self.avgpool(x)))))
+        return x * s
+
+
+class SELinear(nn.Module):
+    """The other common SE form: mean over H, W, two Linears, view back."""
+
+    def __init__(self, c=32, r=4):
+        super().__init__()
+        self.fc = nn.Sequential(nn.Linear(c, c // r, bias=False), nn.ReLU(inplace=True),
+                                nn.Linear(c // r, c, bias=False), nn.Hardsigmoid())
+
+    def forward(self, x):
+        b, c, _, _ = x.size()
+        y = x.mean((2, 3))
+        y = self.fc(y).view(b, c, 1, 1)
+        return x * y.expand_as(x)
+
+
+class Bottleneck(nn.Module):
+    expansion = 4
+
+    def __init__(self, inplanes=32, planes=16, stride=2):
+        super().__init__()
+        self.conv1 = nn.Conv2d(inplanes, planes, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(planes)
+        self.conv2 = nn.Conv2d(planes, planes, 3, stride, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(planes)
+        self.conv3 = nn.Conv2d(planes, planes * 4, 1, bias=False)
+        self.bn3 = nn.BatchNorm2d(planes * 4)
+        self.relu = nn.ReLU(inplace=True)
+        self.downsample = nn.Sequential(nn.Conv2d(inplanes, planes * 4, 1, stride, bias=False),
+                                        nn.BatchNorm2d(planes * 4))
+
+    def forward(self, x):
+        identity = x
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.relu(self.bn2(self.conv2(out)))
+        out = self.bn3(self.conv3(out))
+        identity = self.downsample(x)
+        out += identity
+        return self.relu(out)
+
+
+class Pools(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mp = nn.MaxPool2d(3, 2, ceil_mode=True)
+        self.ap_incl = nn.AvgPool2d(3, 2, padding=1)
+        self.ap_excl = nn.AvgPool2d(3, 2, padding=1, count_include_pad=False)
+        self.ap_ceil = nn.AvgPool2d(2, 2, ceil_mode=True)
+
+    def forward(self, x):  # x: 13x13, so ceil_mode adds a partial window
+        a = self.mp(x)
+        b = self.ap_incl(x)
+        c = self.ap_excl(x)
+        d = self.ap_ceil(x)
+        return a, b - c, d
+
+
+class PatchEmbedViT(nn.Module):
+    def __init__(self, img=64, patch=16, dim=48):
+        super().__init__()
+        self.proj = nn.Conv2d(3, dim, patch, patch)
+        n = (img // patch) ** 2
+        self.cls_token = nn.Parameter(torch.randn(1, 1, dim) * 0.02)
+        self.pos_embed = nn.Parameter(torch.randn(1, n + 1, dim) * 0.02)
+        self.pos_drop = nn.Dropout(0.1)
+        self.norm = nn.LayerNorm(dim, eps=1e-6)
+
+    def forward(self, x):
+        x = self.proj(x).flatten(2).transpose(1, 2)
+        cls = self.cls_token.expand(x.shape[0], -1, -1)
+        x = torch.cat((cls, x), dim=1)
+        x = self.pos_drop(x + self.pos_embed)
+        return self.norm(x)[:, 0]
+
+
+class Encoder(nn.Module):
+    def __init__(self, norm_first, activation):
+        super().__init__()
+        self.layer = nn.TransformerEncoderLayer(64, 4, 128, dropout=0.1,
+                                                activation=activation, batch_first=True,
+                                                norm_first=norm_first)
+
+    def forward(self, x):
+        return self.layer(x)
+
+
+class EncoderMasked(nn.Module):
+    """nn.TransformerEncoder (2 layers) with a src_key_padding_mask input."""
+
+    def __init__(self):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(32, 4, 64, batch_first=True)
+        self.enc = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+
+    def forward(self, x, pad):
+        return self.enc(x, src_key_padding_mask=pad)
+
+
+class MHAPadding(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(32, 4, batch_first=True)
+
+    def forward(self, x, key_padding_mask):
+        out, _ = self.attn(x, x, x, key_padding_mask=key_padding_mask, need_weights=False)
+        return out
+
+
+class MHAWeights(nn.Module):
+    """Cross attention (query from one sequence, keys from another) that also
+    returns the head-averaged weights (need_weights defaults to True)."""
+
+    def __init__(self):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(32, 2, batch_first=True)
+
+    def forward(self, q, kv):
+        return self.attn(q, kv, kv)
+
+
+class EinsumAttention(nn.Module):
+    def __init__(self, dim=32, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.scale = (dim // heads) ** -0.5
+        self.to_qkv = nn.Linear(dim, dim * 3, bias=False)
+        self.to_out = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        b, n, _ = x.shape
+        q, k, v = self.to_qkv(x).chunk(3, dim=-1)
+        q, k, v = (t.reshape(b, n, self.heads, -1).permute(0, 2, 1, 3) for t in (q, k, v))
+        dots = torch.einsum("bhid,bhjd->bhij", q, k) * self.scale
+        attn = dots.softmax(dim=-1)
+        out = torch.einsum("bhij,bhjd->bhid", attn, v)
+        out = out.permute(0, 2, 1, 3).reshape(b, n, -1)
+        return self.to_out(out)
+
+
+class Norms(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gn = nn.GroupNorm(4, 16)
+        self.inorm = nn.InstanceNorm2d(16, affine=True)
+        self.inorm_plain = nn.InstanceNorm2d(16)
+        self.ln_hw = nn.LayerNorm([8, 8])
+        for p in self.parameters():
+            with torch.no_grad():
+                p.copy_(torch.randn_like(p) * 0.3 + (1.0 if p.dim() and p is not None else 0))
+
+    def forward(self, x):
+        return self.gn(x), self.inorm(x) + self.inorm_plain(x), self.ln_hw(x)
+
+
+class LayerNormLast(nn.Module):
+    """LayerNorm over the last dim and over the last two, on (B, T, C)."""
+
+    def __init__(self):
+        super().__init__()
+        self.ln = nn.LayerNorm(24)
+        self.ln2 = nn.LayerNorm([10, 24], elementwise_affine=False)
+
+    def forward(self, x):
+        return self.ln(x) + self.ln2(x * 3 + 1)
+
+
+class Decoder(nn.Module):
+    """ConvTranspose2d (stride 2, output_padding 1) upsampling with a skip concat."""
+
+    def __init__(self):
+        super().__init__()
+        self.up = nn.ConvTranspose2d(16, 8, 3, stride=2, padding=1, output_padding=1)
+        self.up2 = nn.ConvTranspose2d(16, 8, 2, stride=2)
+        self.conv = ConvBNReLU(16, 8)
+
+    def forward(self, x, skip):
+        u = self.up(x)
+        return self.conv(torch.cat([u, skip], dim=1)), self.up2(x)
+
+
+class Interp(nn.Module):
+    def forward(self, x):
+        a = F.interpolate(x, scale_factor=2, mode="nearest")
+        b = F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False)
+        c = F.interpolate(x, size=(15, 13), mode="bilinear", align_corners=True)
+        d = F.interpolate(x, size=(12, 20), mode="nearest")
+        return a + b, c, d
+
+
+class UNetUp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up = nn.Upsample(scale_factor=2, mode="bilinear", align_corners=True)
+        self.conv = nn.Sequential(nn.Conv2d(12, 8, 3, padding=1), nn.BatchNorm2d(8),
+                                  nn.ReLU(inplace=True))
+
+    def forward(self, x1, x2):
+        x1 = self.up(x1)
+        diff_y = x2.size()[2] - x1.size()[2]
+        diff_x = x2.size()[3] - x1.size()[3]
+        x1 = F.pad(x1, [diff_x // 2, diff_x - diff_x // 2, diff_y // 2, diff_y - diff_y // 2])
+        return self.conv(torch.cat([x2, x1], dim=1))
+
+
+class SubPixel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(8, 3 * 4, 3, padding=1)
+        self.ps = nn.PixelShuffle(2)
+        self.pu = nn.PixelUnshuffle(2)
+
+    def forward(self, x):
+        y = self.ps(self.conv(x))
+        return y, self.pu(y)
+
+
+class ChunkSplitCatStack(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(16, 32)
+
+    def forward(self, x):
+        a, gate = self.proj(x).chunk(2, dim=-1)  # GLU
+        glu = a * torch.sigmoid(gate)
+        p, q, r = torch.split(x, [4, 4, 8], dim=-1)
+        s = torch.stack([p, q], dim=1).sum(1)
+        t = torch.cat([s, r[..., :4]], dim=-1)
+        return glu, t, torch.stack(torch.unbind(x, dim=1), dim=-1)
+
+
+class MaskedFillWhere(nn.Module):
+    def forward(self, scores, mask):
+        t = scores.size(-1)
+        causal = torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)
+        s = scores.masked_fill(causal, float("-inf"))
+        s = s.masked_fill(mask[:, None, :] == 0, -1e9)
+        p = F.softmax(s, dim=-1)
+        return torch.where(p > 0.1, p, torch.zeros_like(p)), torch.where(scores > 0, scores,
+                                                                           0.1 * scores)
+
+
+class Clamps(nn.Module):
+    def forward(self, x):
+        return (x.clamp(min=-0.5, max=0.75) + F.hardtanh(x, -2.0, 2.0) +
+                torch.clamp(x, min=0) + x.clamp(max=0.2) + F.relu6(x * 4))
+
+
+class CumsumFlip(nn.Module):
+    def forward(self, x):
+        return torch.cumsum(x, dim=1), x.flip(-1).cumsum(-1).flip(-1), torch.cumsum(x, 0)
+
+
+class ArgmaxTopk(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(16, 10)
+
+    def forward(self, x):
+        logits = self.head(x)
+        probs, idx = torch.topk(logits.softmax(-1), 3, dim=-1)
+        return logits.argmax(dim=-1), probs, idx
+
+
+class GatherIndexSelect(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("perm", torch.tensor([3, 0, 2, 2, 5]))
+
+    def forward(self, x, idx):
+        g = torch.gather(x, 1, idx)
+        s = torch.index_select(x, 2, self.perm)
+        return g, s, x[:, :, self.perm]
+
+
+class Embeddings(nn.Module):
+    """BERT-style: word + position + token type, LayerNorm, dropout."""
+
+    def __init__(self, vocab=100, dim=32, max_pos=64):
+        super().__init__()
+        self.word = nn.Embedding(vocab, dim, padding_idx=0)
+        self.pos = nn.Embedding(max_pos, dim)
+        self.tt = nn.Embedding(2, dim)
+        self.ln = nn.LayerNorm(dim, eps=1e-12)
+        self.drop = nn.Dropout(0.1)
+        self.register_buffer("position_ids", torch.arange(max_pos).expand((1, -1)))
+
+    def forward(self, input_ids):
+        n = input_ids.size(1)
+        pos = self.position_ids[:, :n]
+        tt = torch.zeros_like(input_ids)
+        return self.drop(self.ln(self.word(input_ids) + self.pos(pos) + self.tt(tt)))
+
+
+class Activations(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.prelu = nn.PReLU(8)
+        with torch.no_grad():
+            self.prelu.weight.copy_(torch.linspace(-0.5, 0.5, 8))
+        self.acts = nn.ModuleList([nn.SiLU(), nn.Mish(), nn.GELU(), nn.GELU(approximate="tanh"),
+                                   nn.LeakyReLU(0.1), nn.ELU(alpha=0.7), nn.Hardswish(),
+                                   nn.Softplus(), nn.Tanh(), nn.SELU(), nn.CELU(0.5)])
+
+    def forward(self, x):
+        return tuple([a(x) for a in self.acts] + [self.prelu(x)])
+
+
+class Reductions(nn.Module):
+    def forward(self, x):
+        return (x.mean(dim=(2, 3), keepdim=True), x.sum(dim=1), x.mean(-1),
+                torch.amax(x, dim=(1, 3), keepdim=True), x.std(dim=-1, keepdim=True),
+                x.var(dim=1, unbiased=False), x.norm(dim=-1), x.prod(dim=2))
+
+
+class MatmulBroadcast(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(8, 5) * 0.3)
+
+    def forward(self, a, b):
+        # (B, H, T, D) @ (D, E); (B, 1, T, D) @ (1, H, D, T); (T, D) @ (B, H, D, T)
+        return a @ self.w, torch.matmul(a[:, :1], b), torch.matmul(a[0, 0], b)
+
+
+class ChannelShuffle(nn.Module):
+    def __init__(self, groups=4):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, x):
+        b, c, h, w = x.size()
+        x = x.view(b, self.groups, c // self.groups, h, w)
+        x = torch.transpose(x, 1, 2).contiguous()
+        x = x.view(b, -1, h, w)
+        return x.permute(0, 2, 3, 1).reshape(b, -1, c)
+
+
+class AudioBlock(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv1d(40, 64, 5, padding=2, bias=False)
+        self.bn1 = nn.BatchNorm1d(64)
+        self.conv2 = nn.Conv1d(64, 64, 3, padding=2, dilation=2, groups=4)
+        self.bn2 = nn.BatchNorm1d(64)
+        self.pool = nn.MaxPool1d(2)
+        self.head = nn.Linear(64, 12)
+
+    def forward(self, x):
+        y = F.relu(self.bn1(self.conv1(x)))
+        y = F.relu(self.bn2(self.conv2(y)) + y)
+        y = self.pool(y)
+        return self.head(y.mean(-1))
+
+
+class LSTMNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(16, 24, num_layers=1, batch_first=True)
+        self.fc = nn.Linear(24, 4)
+
+    def forward(self, x):
+        out, (h, c) = self.lstm(x)
+        return self.fc(out[:, -1, :]), out, h
+
+
+class GRUNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(16, 20, batch_first=True, bidirectional=True)
+
+    def forward(self, x):
+        out, h = self.gru(x)
+        return out, h
+
+
+class MLPHead(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(),
+                                      nn.AdaptiveAvgPool2d((2, 2)))
+        self.classifier = nn.Sequential(nn.Flatten(), nn.Dropout(0.2), nn.Linear(32, 16),
+                                        nn.ReLU(inplace=True), nn.Linear(16, 5))
+
+    def forward(self, x):
+        return F.softmax(self.classifier(self.features(x)), dim=1)
+
+
+class NormalizeCosine(nn.Module):
+    def forward(self, a, b):
+        an = F.normalize(a, dim=-1)
+        bn = F.normalize(b, p=2, dim=-1)
+        return an @ bn.t(), F.cosine_similarity(a, b, dim=-1)
+
+
+class PoolsCeilEdge(nn.Module):
+    """ceil_mode windows that would start in the right padding (torch drops them),
+    and an average over a window that overhangs the padding."""
+
+    def forward(self, x):  # x: 7x7
+        return (F.max_pool2d(x, 2, 2, padding=1, ceil_mode=True),
+                F.avg_pool2d(x, 2, 2, padding=1, ceil_mode=True),
+                F.avg_pool2d(x, 3, 2, padding=1, ceil_mode=True, count_include_pad=False),
+                F.avg_pool2d(x, 3, 2, padding=1, ceil_mode=True))
+
+
+def pools_ceil_edge_onnx(m, x):
+    """What torch 1.13's export of PoolsCeilEdge means: avg_pool2d(2, 2, padding=1,
+    ceil_mode=True) becomes Pad + AveragePool(ceil_mode=1, no pads), whose last
+    window starts inside the padded tensor and is kept (eager drops it: 5x5, not 4x4)."""
+    a, _, c, d = m(x)
+    return a, F.avg_pool2d(F.pad(x, (1, 1, 1, 1)), 2, 2, ceil_mode=True), c, d
+
+
+class ConvPadModes(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.reflect = nn.Conv2d(4, 4, 3, padding=1, padding_mode="reflect")
+        self.replicate = nn.Conv2d(4, 4, 3, padding=(1, 2), padding_mode="replicate")
+        self.dil = nn.Conv2d(4, 4, 3, padding=2, dilation=2, groups=4)
+
+    def forward(self, x):
+        return self.reflect(x), self.replicate(x), self.dil(x)
+
+
+class ConvCircular(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.circular = nn.Conv2d(4, 4, 3, padding=1, padding_mode="circular")
+
+    def forward(self, x):
+        return self.circular(x)
+
+
+def conv_circular_onnx(m, x):
+    """torch 1.13 exports circular padding p as the slice [-(p+1):-1] (one row too
+    early), not [-p:]: what its graph means."""
+    a = torch.cat([x[:, :, -2:-1], x, x[:, :, 0:1]], 2)
+    b = torch.cat([a[:, :, :, -2:-1], a, a[:, :, :, 0:1]], 3)
+    return F.conv2d(b, m.circular.weight, m.circular.bias)
+
+
+class MaskedMeanPool(nn.Module):
+    """Sentence-embedding pooling: mean over the tokens the attention mask keeps."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(50, 16)
+
+    def forward(self, input_ids, attention_mask):
+        tok = self.emb(input_ids)
+        m = attention_mask.unsqueeze(-1).expand(tok.size()).float()
+        s = torch.sum(tok * m, 1) / torch.clamp(m.sum(1), min=1e-9)
+        return F.normalize(s, p=2, dim=1)
+
+
+class RollRepeatArange(nn.Module):
+    def forward(self, x):
+        pos = torch.arange(x.size(1), dtype=torch.float32).unsqueeze(0)
+        y = torch.roll(x, shifts=(2, -1), dims=(1, 2)) + pos.unsqueeze(-1)
+        return y.repeat(1, 2, 1), x.new_zeros(x.shape[0], 3) + x[:, :3, 0]
+
+
+class LSTMState(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(8, 12, batch_first=True)
+
+    def forward(self, x, h0, c0):
+        out, (h, c) = self.lstm(x, (h0, c0))
+        return out, h, c
+
+
+class LinearBN1d(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(16, 32), nn.BatchNorm1d(32), nn.ReLU(),
+                                 nn.Linear(32, 8), nn.LogSoftmax(dim=-1))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+def R(*s):
+    return torch.randn(*s)
+
+
+def build():
+    """(name, module, example inputs, input names, dynamic batch?[, onnx_ref]) in a
+    fixed order; onnx_ref(module, *inputs) gives what the exported graph means where
+    torch 1.13's exporter is known to differ from eager torch (checked against both:
+    the eager result must differ, else the note is stale)."""
+    torch.manual_seed(0)
+    lens = torch.tensor([[False] * 8, [False] * 5 + [True] * 3])
+    ids = torch.randint(1, 100, (2, 12))
+    ids[1, 9:] = 0
+    return [
+        ("conv_bn_relu", ConvBNReLU(8, 16), (R(2, 8, 16, 16),), ["x"], True),
+        ("dw_separable", DepthwiseSeparable(), (R(1, 16, 16, 16),), ["x"], False),
+        ("squeeze_excite", SqueezeExcitation(), (R(1, 32, 8, 8),), ["x"], False),
+        ("se_linear", SELinear(), (R(2, 32, 6, 6),), ["x"], False),
+        ("bottleneck", Bottleneck(), (R(1, 32, 16, 16),), ["x"], True),
+        ("pools_ceil_pad", Pools(), (R(1, 4, 13, 13),), ["x"], False),
+        ("vit_patch_embed", PatchEmbedViT(), (R(2, 3, 64, 64),), ["x"], True),
+        ("encoder_post_relu", Encoder(False, "relu"), (R(2, 10, 64),), ["x"], True),
+        ("encoder_pre_gelu", Encoder(True, "gelu"), (R(2, 10, 64),), ["x"], False),
+        ("encoder2_padmask", EncoderMasked(), (R(2, 8, 32), lens), ["x", "pad"], False),
+        ("mha_key_padding", MHAPadding(), (R(2, 8, 32), lens), ["x", "key_padding_mask"],
+         False),
+        ("mha_cross_weights", MHAWeights(), (R(2, 5, 32), R(2, 7, 32)), ["q", "kv"], False),
+        ("einsum_attention", EinsumAttention(), (R(2, 9, 32),), ["x"], True),
+        ("group_inst_ln_norm", Norms(), (R(2, 16, 8, 8),), ["x"], False),
+        ("layernorm_last", LayerNormLast(), (R(2, 10, 24),), ["x"], False),
+        ("convtranspose_dec", Decoder(), (R(1, 16, 8, 8), R(1, 8, 16, 16)), ["x", "skip"],
+         False),
+        ("interpolate", Interp(), (R(1, 3, 6, 5),), ["x"], False),
+        ("unet_up_pad", UNetUp(), (R(1, 4, 7, 7), R(1, 8, 15, 15)), ["x1", "x2"], False),
+        ("pixel_shuffle", SubPixel(), (R(1, 8, 6, 6),), ["x"], False),
+        ("chunk_split_stack", ChunkSplitCatStack(), (R(2, 3, 16),), ["x"], False),
+        ("masked_fill_where", MaskedFillWhere(),
+         (R(2, 6, 6), torch.tensor([[1] * 6, [1] * 4 + [0] * 2])), ["scores", "mask"], False),
+        ("clamp_hardtanh", Clamps(), (R(3, 17) * 2,), ["x"], False),
+        ("cumsum_flip", CumsumFlip(), (R(3, 7),), ["x"], False),
+        ("argmax_topk", ArgmaxTopk(), (R(4, 16),), ["x"], True),
+        ("gather_index_sel", GatherIndexSelect(),
+         (R(2, 5, 6), torch.randint(0, 5, (2, 3, 6))), ["x", "idx"], False),
+        ("bert_embeddings", Embeddings(), (ids,), ["input_ids"], True),
+        ("activations", Activations(), (R(2, 8, 5) * 3,), ["x"], False),
+        ("reductions", Reductions(), (R(2, 3, 4, 5),), ["x"], False),
+        ("matmul_broadcast", MatmulBroadcast(), (R(2, 3, 4, 8), R(1, 3, 8, 4)), ["a", "b"],
+         False),
+        ("channel_shuffle", ChannelShuffle(), (R(1, 16, 5, 6),), ["x"], False),
+        ("conv1d_audio", AudioBlock(), (R(2, 40, 50),), ["x"], True),
+        ("lstm", LSTMNet(), (R(2, 7, 16),), ["x"], False),
+        ("gru_bidir", GRUNet(), (R(2, 7, 16),), ["x"], False),
+        ("mlp_head", MLPHead(), (R(2, 3, 10, 10),), ["x"], False),
+        ("normalize_cosine", NormalizeCosine(), (R(4, 16), R(4, 16)), ["a", "b"], False),
+        ("pools_ceil_edge", PoolsCeilEdge(), (R(1, 2, 7, 7),), ["x"], False,
+         pools_ceil_edge_onnx),
+        ("conv_pad_modes", ConvPadModes(), (R(1, 4, 6, 7),), ["x"], False),
+        ("conv_circular", ConvCircular(), (R(1, 4, 6, 7),), ["x"], False, conv_circular_onnx),
+        ("masked_mean_pool", MaskedMeanPool(), (ids % 50, (ids > 0).long()),
+         ["input_ids", "attention_mask"], True),
+        ("roll_repeat_arange", RollRepeatArange(), (R(2, 5, 4),), ["x"], False),
+        ("lstm_state", LSTMState(), (R(2, 6, 8), R(1, 2, 12), R(1, 2, 12)), ["x", "h0", "c0"],
+         False),
+        ("linear_bn1d", LinearBN1d(), (R(4, 16),), ["x"], False),
+    ]
+
+
+# ---------------------------------------------------------------- checking
+
+
+def compare(refs, gots, sim):
+    """(ok, text): max |diff| / max |eager| over the outputs (and the smallest cosine);
+    integer outputs must match exactly on cpu; on the fp16 simulator an index output
+    may pick another entry only where the eager values it chooses between are within
+    fp16's rounding (reported as a count)."""
+    if len(refs) != len(gots):
+        return False, "%d outputs, eager %d" % (len(gots), len(refs))
+    worst, cos_min, idx_off = 0.0, 1.0, 0
+    for r, g in zip(refs, gots):
+        r = r.detach().numpy()
+        if tuple(g.shape) != tuple(r.shape):
+            return False, "shape %s, eager %s" % (tuple(g.shape), tuple(r.shape))
+        if r.dtype.kind in "iub":
+            bad = int((g.astype(r.dtype) != r).sum())
+            if bad and not sim:
+                return False, "%d of %d integer values differ" % (bad, r.size)
+            idx_off += bad
+            continue
+        rf, gf = r.astype(np.float64), g.astype(np.float64)
+        fin = np.isfinite(rf)
+        if not np.array_equal(fin, np.isfinite(gf)) or not np.array_equal(rf[~fin], gf[~fin]):
+            return False, "inf/nan where eager has none (or the reverse)"
+        rf, gf = rf[fin], gf[fin]
+        scale = max(np.abs(rf).max(initial=0.0), 1e-6)
+        worst = max(worst, np.abs(gf - rf).max(initial=0.0) / scale)
+        den = np.linalg.norm(rf) * np.linalg.norm(gf)
+        if den > 0:
+            cos_min = min(cos_min, float(np.dot(rf.ravel(), gf.ravel()) / den))
+    tol = SIM_TOL if sim else CPU_TOL
+    ok = worst <= tol and (not sim or cos_min >= SIM_COS) and idx_off <= (2 if sim else 0)
+    text = "%.1e cos %.5f" % (worst, cos_min)
+    if idx_off:
+        text += " idx~%d" % idx_off
+    return ok, text
+
+
+def first_line(e):
+    s = str(e).strip().splitlines()
+    s = [x for x in s if x.strip()] or [type(e).__name__]
+    # the library's own error (the last logged message names the node) is most telling
+    return " | ".join(x.strip() for x in s[-2:])[:300]
+
+
+def export(name, module, inputs, names, dyn, opset, folder, onnx_ref=None):
+    path = os.path.join(folder, "%s-%s.onnx" % (name, opset or "def"))
+    with torch.no_grad():
+        ref = module(*inputs)
+        if onnx_ref:
+            ref = onnx_ref(module, *inputs)
+    refs = list(ref) if isinstance(ref, (tuple, list)) else [ref]
+    outs = ["y%d" % i for i in range(len(refs))]
+    kw = {}
+    if opset:
+        kw["opset_version"] = opset
+    if dyn:
+        kw["dynamic_axes"] = {n: {0: "batch"} for n in names + outs}
+    torch.onnx.export(module, inputs, path, input_names=names, output_names=outs, **kw)
+    return path, refs
+
+
+def run_onnx(path, inputs, names, backend, dyn):
+    dims = {"batch": int(inputs[0].shape[0])} if dyn else None
+    with opennpu.Model(path, backend=backend, dims=dims,
+                       partition="supported" if backend == "sim" else None) as m:
+        feed = {}
+        for n, t, io in zip(names, inputs, m.inputs):
+            a = t.numpy()
+            if a.dtype != io.dtype:  # torch's int64 ids / bool masks, as the model declares
+                a = a.astype(io.dtype)
+            feed[n] = a
+        out = m.run(feed)
+        st = m.stats
+        return [out[o.name] for o in m.outputs], st
+
+
+def probe(name, module, inputs, names, dyn, opset, backends, folder, onnx_ref=None):
+    row = {"name": name, "opset": opset or 14}
+    try:
+        path, refs = export(name, module, inputs, names, dyn, opset, folder, onnx_ref)
+    except Exception as e:  # the exporter's refusal is torch's, not ours
+        for be in backends:
+            row[be] = ("export", "torch.onnx.export: " + first_line(e))
+        return row
+    for be in backends:
+        try:
+            gots, st = run_onnx(path, inputs, names, be, dyn)
+            ok, text = compare(refs, gots, be == "sim")
+            if be == "sim" and st.submits == 0:
+                text += " (no NPU work)"
+            if onnx_ref:
+                with torch.no_grad():
+                    eager = module(*inputs)
+                eager = list(eager) if isinstance(eager, (tuple, list)) else [eager]
+                stale, _ = compare(eager, gots, be == "sim")
+                text += (" vs the exported graph (torch 1.13's exporter differs from eager)"
+                         if not stale else " (the exporter note is stale: matches eager)")
+                ok = ok and not stale
+            row[be] = ("ok" if ok else "WRONG", text)
+        except opennpu.Error as e:
+            msg = first_line(e)
+            row[be] = ("refused" if e.status_name in ("NPU_ERR_UNSUPPORTED",) else "error",
+                       msg)
+        except Exception as e:
+            row[be] = ("crash", "%s: %s" % (type(e).__name__, first_line(e)))
+    if dyn:
+        # the point of a dynamic batch: run the same file at another batch (one more row)
+        more = tuple(torch.cat([t, t[:1]], 0) for t in inputs)
+        try:
+            with torch.no_grad():
+                ref = module(*more)
+            refs = list(ref) if isinstance(ref, (tuple, list)) else [ref]
+            gots, _ = run_onnx(path, more, names, "cpu", dyn)
+            ok, text = compare(refs, gots, False)
+            row["cpu"] = (row["cpu"][0] if ok else "WRONG",
+                          row["cpu"][1] + ("; batch %d ok" % more[0].shape[0] if ok else
+                                           "; batch %d: %s" % (more[0].shape[0], text)))
+        except Exception as e:
+            row["cpu"] = ("error", row["cpu"][1] + "; batch %d: %s" % (more[0].shape[0],
+                                                                      first_line(e)))
+    return row
+
+
+def probe_compile(name, module, inputs):
+    """opennpu.torch.compile on cpu (no ONNX): the same module, the other front end."""
+    import opennpu.torch as ot
+    try:
+        cm = ot.compile(module, inputs, backend="cpu", fallback="error")
+        got = cm(*inputs)
+    except ot.UnsupportedError as e:
+        return ("refused", first_line(e))
+    except ot.TraceError as e:
+        return ("refused", first_line(e))
+    except Exception as e:
+        return ("crash", "%s: %s" % (type(e).__name__, first_line(e)))
+    with torch.no_grad():
+        ref = module(*inputs)
+    refs = list(ref) if isinstance(ref, (tuple, list)) else [ref]
+    gots = list(got) if isinstance(got, (tuple, list)) else [got]
+    ok, text = compare(refs, [g.detach().numpy() for g in gots], False)
+    return ("ok" if ok else "WRONG", text)
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    mode = args[0] if args and args[0] in ("fast", "slow", "all") else "fast"
+    only = set(args[1:] if args and args[0] in ("fast", "slow", "all") else args)
+    markdown = "--markdown" in sys.argv
+    plans = []
+    if mode in ("fast", "all"):
+        plans.append((None, True))
+    if mode in ("slow", "all"):
+        plans.append((17, False))
+    rows = []
+    t0 = time.time()
+    with tempfile.TemporaryDirectory() as folder:
+        for name, module, inputs, names, dyn, *onnx_ref in build():
+            if only and name not in only:
+                continue
+            _bn(module).eval()
+            onnx_ref = onnx_ref[0] if onnx_ref else None
+            for opset, with_compile in plans:
+                row = probe(name, module, inputs, names, dyn, opset, ["cpu", "sim"], folder,
+                            onnx_ref)
+                if with_compile:
+                    row["torch"] = probe_compile(name, module, inputs)
+                rows.append(row)
+    bad = 0
+    if markdown:
+        print("| module | opset | cpu | sim | opennpu.torch (cpu) |")
+        print("|---|---|---|---|---|")
+    for r in rows:
+        cells = []
+        for be in ("cpu", "sim", "torch"):
+            res = r.get(be)
+            if res is None:
+                cells.append("-")
+                continue
+            if res[0] in ("WRONG", "crash", "error"):
+                bad += 1
+            cells.append("%s %s" % (res[0], res[1]))
+        if markdown:
+            print("| %s | %s | %s |" % (r["name"], r["opset"], " | ".join(cells)))
+        else:
+            print("%-20s %-3s | %s" % (r["name"], r["opset"], " | ".join(cells)))
+    print("%d rows, %d wrong/crash/error, %.1f s" % (len(rows), bad, time.time() - t0))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
