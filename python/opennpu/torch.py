@@ -152,7 +152,7 @@ def _mutates(gm, n):
         return bool(getattr(gm.get_submodule(n.target), "inplace", False))
     if n.op not in ("call_function", "call_method"):
         return False
-    if n.kwargs.get("inplace") or "out" in n.kwargs:
+    if n.kwargs.get("inplace") or n.kwargs.get("out") is not None:
         return True
     t = n.target
     if isinstance(t, torch._ops.OpOverload):
@@ -576,6 +576,11 @@ def _gelu(c, x, approximate="none"):
 @_f("leaky_relu")
 def _leaky(c, x, negative_slope=0.01, inplace=False):
     return c.un("LeakyRelu", x, {"alpha": float(negative_slope)})
+
+
+@_f("celu")
+def _celu(c, x, alpha=1.0, inplace=False):
+    return c.op1("Celu", [x], x.dtype, x.shape, {"alpha": float(alpha)})
 
 
 @_f("elu")
@@ -1320,9 +1325,131 @@ def _m_linear(c, m, x):
 
 @_m(nn.Conv1d, nn.Conv2d, nn.Conv3d)
 def _m_conv(c, m, x):
-    if m.padding_mode != "zeros":
-        raise _Unsup("convolution with padding_mode '%s'" % m.padding_mode)
-    return _conv(c, x, m.weight, m.bias, m.stride, m.padding, m.dilation, m.groups)
+    if m.padding_mode == "zeros":
+        return _conv(c, x, m.weight, m.bias, m.stride, m.padding, m.dilation, m.groups)
+    # as torch: pad first (F.pad's order, last dim first), then a convolution without
+    pad = [int(p) for p in m._reversed_padding_repeated_twice]
+    if m.padding_mode == "circular":
+        for i in range(len(pad) // 2):
+            x = _wrap(c, x, x.rank - 1 - i, pad[2 * i], pad[2 * i + 1])
+    else:
+        x = _pad_to(c, x, pad, {"reflect": "reflect", "replicate": "edge"}[m.padding_mode])
+    return _conv(c, x, m.weight, m.bias, m.stride, 0, m.dilation, m.groups)
+
+
+def _pad_to(c, x, pad, mode):
+    """Pad with F.pad's pad list (last dim first) and an ONNX mode."""
+    begins, ends = [0] * x.rank, [0] * x.rank
+    for i in range(len(pad) // 2):
+        begins[x.rank - 1 - i] = pad[2 * i]
+        ends[x.rank - 1 - i] = pad[2 * i + 1]
+    shape = [n + b + e for n, b, e in zip(x.shape, begins, ends)]
+    return c.op1("Pad", [x, c.ci64(begins + ends)], x.dtype, shape, {"mode": mode})
+
+
+def _slice_to(c, x, d, s, e):
+    sh = list(x.shape)
+    sh[d] = e - s
+    return c.op1("Slice", [x, c.ci64([s]), c.ci64([e]), c.ci64([d])], x.dtype, sh)
+
+
+def _wrap(c, x, d, before, after):
+    """Circular padding of dim d: the last `before` entries in front, the first
+    `after` behind."""
+    n = x.shape[d]
+    parts = ([_slice_to(c, x, d, n - before, n)] if before else []) + [x] + \
+        ([_slice_to(c, x, d, 0, after)] if after else [])
+    if len(parts) == 1:
+        return x
+    sh = list(x.shape)
+    sh[d] = n + before + after
+    return c.op1("Concat", parts, x.dtype, sh, {"axis": d})
+
+
+@_f("roll")
+def _roll(c, x, shifts, dims=None):
+    shifts = [shifts] if isinstance(shifts, int) else list(shifts)
+    if dims is None or (isinstance(dims, (list, tuple)) and not dims):
+        flat = c.reshape(x, (int(np.prod(x.shape)),))
+        return c.reshape(_roll(c, flat, shifts, [0]), x.shape)
+    dims = [dims] if isinstance(dims, int) else list(dims)
+    y = x
+    for s, d in zip(shifts, dims):
+        d = _norm_axis(d, x.rank)
+        n = x.shape[d]
+        s = int(s) % n if n else 0
+        if s:
+            y = c.op1("Concat", [_slice_to(c, y, d, n - s, n), _slice_to(c, y, d, 0, n - s)],
+                      y.dtype, y.shape, {"axis": d})
+    return y
+
+
+@_f("flip")
+def _flip(c, x, *dims):
+    if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
+        dims = dims[0]
+    axes = [_norm_axis(d, x.rank) for d in dims]
+    if not axes:
+        return x
+    # a negative step from the last entry; an end below -n is clamped to before the first
+    return c.op1("Slice", [x, c.ci64([-1] * len(axes)), c.ci64([-x.shape[a] - 1 for a in axes]),
+                           c.ci64(axes), c.ci64([-1] * len(axes))], x.dtype, x.shape)
+
+
+@_f("pixel_shuffle", "pixel_unshuffle")
+def _pixel_shuffle(c, x, r):
+    """(*, C*r*r, H, W) <-> (*, C, H*r, W*r), channel c*r*r + i*r + j to pixel (h*r+i,
+    w*r+j); as reshape + transpose over the leading dims folded into one."""
+    r = int(r)
+    lead = int(np.prod(x.shape[:-3])) if x.rank > 3 else 1
+    C, H, W = x.shape[-3:]
+    _, shape = c.out_meta()
+    if _target_name(c.node) == "pixel_shuffle":
+        y = c.reshape(x, (lead, C // (r * r), r, r, H, W))
+        y = c.transpose(y, [0, 1, 4, 2, 5, 3])
+    else:
+        y = c.reshape(x, (lead, C, H // r, r, W // r, r))
+        y = c.transpose(y, [0, 1, 3, 5, 2, 4])
+    return c.reshape(y, shape)
+
+
+@_f("topk")
+def _topk(c, x, k, dim=-1, largest=True, sorted=True):
+    (vdt, vsh), (_, ish) = c.out_meta(0), c.out_meta(1)
+    v, i = c.g.op("TopK", [x, c.ci64([int(k)])], [(x.dtype, vsh), ("i64", ish)],
+                  {"axis": _norm_axis(dim, x.rank), "largest": int(bool(largest)),
+                   "sorted": 1}, label=c.node.name)
+    return (v, i)
+
+
+@_f("gather")
+def _gather(c, x, dim, index, sparse_grad=False):
+    return c.op1("GatherElements", [x, c.T(index)], x.dtype, c.T(index).shape,
+                 {"axis": _norm_axis(dim, x.rank)})
+
+
+@_f("index_select")
+def _index_select(c, x, dim, index):
+    _, shape = c.out_meta()
+    return c.op1("Gather", [x, c.T(index)], x.dtype, shape, {"axis": _norm_axis(dim, x.rank)})
+
+
+@_f("cosine_similarity")
+def _cosine_similarity(c, x1, x2, dim=1, eps=1e-8):
+    """sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps)) over dim, as torch computes it."""
+    dt, shape = c.out_meta()
+    x1, x2 = c.cast(c.T(x1), dt), c.cast(c.T(x2), dt)
+    r = max(x1.rank, x2.rank)
+    d = _norm_axis(dim, r)
+    units = []
+    for v in (x1, x2):
+        if v.rank < r:
+            v = c.reshape(v, (1,) * (r - v.rank) + tuple(v.shape))
+        n = c.reduce("ReduceL2", v, [d], True)
+        n = c.op1("Max", [n, c.g.const(np.array(eps, _np_dtype(dt)), "eps")], dt, n.shape)
+        units.append(c.op1("Div", [v, n], dt, v.shape))
+    prod = c.ew("Mul", units[0], units[1])
+    return c.reduce("ReduceSum", prod, [d], False)
 
 
 @_m(nn.ConvTranspose1d, nn.ConvTranspose2d)
@@ -1670,9 +1797,6 @@ def compile(module, example_inputs, backend="auto", fallback="error", trace="aut
     gm, tracer = _trace(module, example_inputs, trace)
     if tracer == "fx":
         _rewire_inplace(gm)
-    else:
-        gm.graph.eliminate_dead_code()  # e.g. the indices of make_fx's max_pool*_with_indices
-        gm.recompile()
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     if len(placeholders) < len(example_inputs):
         raise ValueError("%s takes %d inputs, %d example inputs given" % (
@@ -1684,19 +1808,21 @@ def compile(module, example_inputs, backend="auto", fallback="error", trace="aut
         args.append(n.args[0])
     with torch.no_grad():
         _Concrete(gm).run(*args)
-    if tracer == "fx":
-        # a write through a view (`y[:, 0].add_(1)`, `x.view(-1).relu_()`) changes the
-        # tensor it views, which later code reads through another node: not followed
-        for n in gm.graph.nodes:
-            if n.meta.get("inplace_on_view"):
-                src = _src(n)
-                raise UnsupportedError(
-                    "cannot compile node %s: an in-place op on a view of another tensor "
-                    "(the write to the viewed tensor is not followed)%s; write it "
-                    "out of place (y = y + ...)" % (_describe(n, gm),
-                                                   " (at %s)" % src if src else ""))
-        gm.graph.eliminate_dead_code()
-        gm.recompile()
+    # A write through a view (`y[:, 0].add_(1)`; make_fx's circular padding, copy_
+    # into slices of new_empty) changes the tensor it views, which later code reads
+    # through another node: not followed, so refused. make_fx's graph reads the write
+    # itself where the value is used (LSTM's gates), so only an unread one is refused
+    # there; fx's graph never does.
+    for n in gm.graph.nodes:
+        if n.meta.get("inplace_on_view") and (tracer == "fx" or not n.users):
+            src = _src(n)
+            raise UnsupportedError(
+                "cannot compile node %s: an in-place op on a view of another tensor "
+                "(the write to the viewed tensor is not followed)%s; write it "
+                "out of place (y = y + ...)" % (_describe(n, gm),
+                                               " (at %s)" % src if src else ""))
+    gm.graph.eliminate_dead_code()  # e.g. the indices of make_fx's max_pool*_with_indices
+    gm.recompile()
     placeholders = placeholders[:len(example_inputs)]
     _split_tuple_outputs(gm)
     return _build(gm, placeholders, args, backend, fallback, tracer, compile_options)

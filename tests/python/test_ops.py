@@ -154,6 +154,29 @@ CASES = [
     ("MultiheadAttention seq-first+mask", Fn(
         lambda s, x: s.m(x, x, x, attn_mask=torch.ones(6, 6).triu(1).bool())[0],
         m=nn.MultiheadAttention(16, 2)), (torch.randn(6, 2, 16),)),
+    # conversions added for common modules (tests/python/probe_torch_modules.py)
+    ("pixel_shuffle/unshuffle, flip, roll", Fn(
+        lambda s, x: (s.ps(x), s.pu(x), x.flip(-1, 1), torch.flip(x, [0]),
+                      torch.roll(x, shifts=(1, -3), dims=(2, 3)), torch.roll(x, 5)),
+        ps=nn.PixelShuffle(2), pu=nn.PixelUnshuffle(2)), X4),
+    ("topk/gather/index_select, CELU, cosine_similarity", Fn(
+        lambda s, x: (torch.topk(x, 3, dim=-1), x.topk(2, dim=0, largest=False)[0],
+                      torch.gather(x, 1, s.idx), torch.index_select(x, 1, s.sel),
+                      s.celu(x), F.cosine_similarity(x, x.flip(0), dim=-1),
+                      F.cosine_similarity(x[:1], x, dim=1)),
+        idx=nn.Parameter(torch.randint(0, 16, (3, 4)), requires_grad=False),
+        sel=nn.Parameter(torch.tensor([5, 0, 5, 2]), requires_grad=False),
+        celu=nn.CELU(0.7)), X2),
+    ("Conv2d padding_mode reflect/replicate", Fn(
+        lambda s, x: (s.a(x), s.b(x)),
+        a=nn.Conv2d(4, 3, 3, padding=1, padding_mode="reflect"),
+        b=nn.Conv2d(4, 3, 3, padding=(2, 1), padding_mode="replicate")), X4),
+    # make_fx's circular padding writes into slices of an empty tensor: refused there
+    # (test_torch.py errors), converted as a module by fx
+    ("Conv2d/Conv1d padding_mode circular", Fn(
+        lambda s, x: (s.c(x), s.d(x.flatten(2))),
+        c=nn.Conv2d(4, 3, 3, padding=(1, 2), padding_mode="circular"),
+        d=nn.Conv1d(4, 2, 5, padding=2, padding_mode="circular")), X4, ("auto", "fx")),
     # an in-place op on a value that does not depend on the inputs: the kept value
     # must be the one before the op (it was the overwritten one, adding x twice)
     ("in-place on a constant (add_, relu_)", Fn(
@@ -162,6 +185,8 @@ CASES = [
     # in-place statements whose result goes unused: later code reads the written
     # tensor (fx dropped the write as dead code, a silent wrong answer)
     ("in-place statements (y.add_, ReLU(inplace))", InplaceStatements(), X2),
+    # F.normalize(..., out=None) on a view writes nothing
+    ("normalize of a view (out=None)", Fn(lambda s, x: F.normalize(x[:, :8], dim=-1)), X2),
     # make_fx's LSTM/GRU: gate add_/sigmoid_ over constant h0 products, transpose_ of
     # the output (its shape was kept as the transposed one)
     ("LSTM/GRU batch_first (make_fx in-place gates)", Fn(
