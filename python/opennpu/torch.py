@@ -209,6 +209,12 @@ class _Concrete(torch.fx.Interpreter):
                 self._by_storage.setdefault(self._storage(t), []).append(n)
 
     def run_node(self, n):
+        # a reader of a tensor that was written after it was made reads it as it is now
+        # (the kept value is the one from before the write)
+        for a in _all_nodes(n):
+            live = self.env.get(a)
+            if isinstance(live, torch.Tensor) and a.meta.get("concrete") is not live:
+                n.meta.setdefault("arg_snap", {})[a] = live.clone()
         if self._mutates(n):
             first = n.args[0] if n.args else None
             if isinstance(first, torch.fx.Node) and isinstance(first.meta.get("concrete"),
@@ -914,6 +920,19 @@ _f("max")(_max_min("ReduceMax", "ArgMax", "Max"))
 _f("min")(_max_min("ReduceMin", "ArgMin", "Min"))
 
 
+@_f("any", "all")
+def _any_all(c, x, dim=None, keepdim=False):
+    """any/all as ReduceMax/ReduceMin over 0/1 in int32 (the reductions take no bool);
+    a non-bool input counts its nonzero entries as true."""
+    if isinstance(dim, int):
+        dim = [dim]
+    if x.dtype != "bool":
+        x = c.op1("Not", [c.op1("Equal", [x, c.T(0, x)], "bool", x.shape)], "bool", x.shape)
+    r = c.reduce("ReduceMax" if _target_name(c.node) == "any" else "ReduceMin",
+                 c.cast(x, "i32"), dim, keepdim)
+    return c.cast(r, "bool")
+
+
 @_f("argmax", "argmin")
 def _argmax(c, x, dim=None, keepdim=False):
     if dim is None:
@@ -1159,10 +1178,11 @@ def _avgpool(c, x, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 
 @_f("adaptive_avg_pool1d", "adaptive_avg_pool2d", "_adaptive_avg_pool2d",
-    "adaptive_max_pool2d")
+    "adaptive_max_pool1d", "adaptive_max_pool2d")
 def _adaptive(c, x, output_size, *a, **kw):
     name = _target_name(c.node)
-    dt, shape = c.out_meta(0 if name == "adaptive_max_pool2d" else None)
+    pair = isinstance(c.node.meta["concrete"], (tuple, list))  # aten's (values, indices)
+    dt, shape = c.out_meta(0 if pair else None)
     k = x.rank - 2
     ins = tuple(x.shape[2:])
     outs = tuple(shape[2:])
@@ -1175,7 +1195,7 @@ def _adaptive(c, x, output_size, *a, **kw):
                   {"kernel_shape": kern, "strides": kern, "pads": [0] * (2 * k)})
     else:
         raise _Unsup("adaptive pooling from %s to %s (not a whole divisor)" % (ins, outs))
-    return (y, None) if name == "adaptive_max_pool2d" else y
+    return (y, None) if pair else y
 
 
 @_f("interpolate", "upsample", "upsample_nearest2d", "upsample_bilinear2d",
@@ -1813,8 +1833,9 @@ def compile(module, example_inputs, backend="auto", fallback="error", trace="aut
     # through another node: not followed, so refused. make_fx's graph reads the write
     # itself where the value is used (LSTM's gates), so only an unread one is refused
     # there; fx's graph never does.
+    dyn = _dynamic(gm, placeholders[:len(example_inputs)])
     for n in gm.graph.nodes:
-        if n.meta.get("inplace_on_view") and (tracer == "fx" or not n.users):
+        if n.meta.get("inplace_on_view") and n in dyn and (tracer == "fx" or not n.users):
             src = _src(n)
             raise UnsupportedError(
                 "cannot compile node %s: an in-place op on a view of another tensor "
@@ -1856,6 +1877,20 @@ def _all_nodes(node):
 
 _SHAPE_ONLY = {"size", "dim", "numel", "getattr", "zeros_like", "ones_like", "full_like",
                "empty_like", "new_zeros", "new_ones", "new_full", "new_empty", "sym_size"}
+
+
+def _dynamic(gm, placeholders):
+    """The nodes whose value depends on the inputs' data (as _build decides); a write
+    made only of values known at compile time is folded like any constant."""
+    dyn = set(placeholders)
+    for n in gm.graph.nodes:
+        if n.op in ("placeholder", "output", "get_attr"):
+            continue
+        name = _target_name(n) if n.op != "call_module" else None
+        if any(a in dyn for a in _all_nodes(n)) and not (name in _SHAPE_ONLY and not (
+                name == "getattr" and isinstance(n.meta.get("concrete"), torch.Tensor))):
+            dyn.add(n)
+    return dyn
 
 
 def _build(gm, placeholders, args, backend, fallback, tracer, opts):
@@ -1911,7 +1946,7 @@ def _build(gm, placeholders, args, backend, fallback, tracer, opts):
                      set(g.names), dict(g._const_cache), list(part.in_nodes), dict(env))
             for a in ins:
                 if a in const:
-                    env[a] = const[a]
+                    env[a] = n.meta.get("arg_snap", {}).get(a, const[a])
                 elif a not in env:
                     c = a.meta["concrete"]
                     if not isinstance(c, torch.Tensor):

@@ -15,6 +15,7 @@ Usage: probe_torch_modules.py [fast|slow|all] [--markdown] [NAME...]
   fast: every module at the exporter's default opset (14 in torch 1.13) on cpu
         and sim, plus the opennpu.torch.compile path on cpu;
   slow: every module at opset 17 on cpu and sim."""
+import math
 import os
 import sys
 import tempfile
@@ -572,6 +573,209 @@ class LinearBN1d(nn.Module):
         return self.net(x)
 
 
+class ConvNeXtBlock(nn.Module):
+    def __init__(self, dim=32):
+        super().__init__()
+        self.dwconv = nn.Conv2d(dim, dim, kernel_size=7, padding=3, groups=dim)
+        self.norm = nn.LayerNorm(dim, eps=1e-6)
+        self.pwconv1 = nn.Linear(dim, 4 * dim)
+        self.act = nn.GELU()
+        self.pwconv2 = nn.Linear(4 * dim, dim)
+        self.gamma = nn.Parameter(1e-1 * torch.ones(dim))
+
+    def forward(self, x):
+        inp = x
+        x = self.dwconv(x)
+        x = x.permute(0, 2, 3, 1)  # (N, C, H, W) -> (N, H, W, C)
+        x = self.pwconv2(self.act(self.pwconv1(self.norm(x))))
+        x = self.gamma * x
+        return inp + x.permute(0, 3, 1, 2)
+
+
+class WindowAttention(nn.Module):
+    """Swin-style: window partition with 6-D view/permute, relative position bias
+    gathered from a table by a registered index, window reverse."""
+
+    def __init__(self, dim=16, ws=4, heads=2):
+        super().__init__()
+        self.ws, self.heads = ws, heads
+        self.scale = (dim // heads) ** -0.5
+        self.table = nn.Parameter(torch.randn((2 * ws - 1) ** 2, heads) * 0.1)
+        coords = torch.stack(torch.meshgrid(torch.arange(ws), torch.arange(ws), indexing="ij"))
+        flat = torch.flatten(coords, 1)
+        rel = (flat[:, :, None] - flat[:, None, :]).permute(1, 2, 0).contiguous()
+        rel[:, :, 0] += ws - 1
+        rel[:, :, 1] += ws - 1
+        rel[:, :, 0] *= 2 * ws - 1
+        self.register_buffer("rel_index", rel.sum(-1))
+        self.qkv = nn.Linear(dim, dim * 3)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):  # (B, H, W, C)
+        B, H, W, C = x.shape
+        ws = self.ws
+        x = x.view(B, H // ws, ws, W // ws, ws, C).permute(0, 1, 3, 2, 4, 5)
+        win = x.contiguous().view(-1, ws * ws, C)
+        B_, N, _ = win.shape
+        qkv = self.qkv(win).reshape(B_, N, 3, self.heads, C // self.heads).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv[0], qkv[1], qkv[2]
+        attn = (q * self.scale) @ k.transpose(-2, -1)
+        bias = self.table[self.rel_index.view(-1)].view(N, N, -1).permute(2, 0, 1)
+        attn = (attn + bias.unsqueeze(0)).softmax(dim=-1)
+        out = self.proj((attn @ v).transpose(1, 2).reshape(B_, N, C))
+        out = out.view(B, H // ws, W // ws, ws, ws, C).permute(0, 1, 3, 2, 4, 5)
+        return out.reshape(B, H, W, C)
+
+
+class LlamaBits(nn.Module):
+    """Hand-written RMSNorm, rotary embedding (rotate_half) and a SwiGLU MLP."""
+
+    def __init__(self, dim=32, hidden=64, T=8):
+        super().__init__()
+        self.weight = nn.Parameter(torch.rand(dim) + 0.5)
+        self.w1 = nn.Linear(dim, hidden, bias=False)
+        self.w3 = nn.Linear(dim, hidden, bias=False)
+        self.w2 = nn.Linear(hidden, dim, bias=False)
+        inv = 1.0 / (10000 ** (torch.arange(0, dim, 2).float() / dim))
+        freqs = torch.outer(torch.arange(T).float(), inv)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        self.register_buffer("cos", emb.cos())
+        self.register_buffer("sin", emb.sin())
+
+    @staticmethod
+    def rotate_half(x):
+        x1 = x[..., : x.shape[-1] // 2]
+        x2 = x[..., x.shape[-1] // 2:]
+        return torch.cat((-x2, x1), dim=-1)
+
+    def forward(self, x):
+        h = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.weight
+        T = h.shape[1]
+        h = h * self.cos[:T] + self.rotate_half(h) * self.sin[:T]
+        return x + self.w2(F.silu(self.w1(h)) * self.w3(h))
+
+
+class CausalSelfAttention(nn.Module):
+    """nanoGPT style: one qkv Linear, split, view/transpose heads, a tril buffer."""
+
+    def __init__(self, n_embd=32, n_head=4, block=16):
+        super().__init__()
+        self.c_attn = nn.Linear(n_embd, 3 * n_embd)
+        self.c_proj = nn.Linear(n_embd, n_embd)
+        self.n_head = n_head
+        self.register_buffer("bias", torch.tril(torch.ones(block, block))
+                             .view(1, 1, block, block))
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x).split(C, dim=2)
+        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
+        att = F.softmax(att, dim=-1)
+        y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
+        return self.c_proj(y)
+
+
+class YoloBits(nn.Module):
+    """YOLOv5-style Focus slicing, SPPF, nearest upsample + concat, and a detect head
+    (view, permute, sigmoid, grid from meshgrid)."""
+
+    def __init__(self):
+        super().__init__()
+        self.focus = nn.Conv2d(12, 16, 3, padding=1)
+        self.cv = nn.Conv2d(16, 8, 1)
+        self.m = nn.MaxPool2d(5, 1, 2)
+        self.cv2 = nn.Conv2d(32, 16, 1)
+        self.up = nn.Upsample(scale_factor=2, mode="nearest")
+        self.det = nn.Conv2d(32, 3 * 7, 1)
+
+    def forward(self, x):
+        x = torch.cat([x[..., ::2, ::2], x[..., 1::2, ::2], x[..., ::2, 1::2],
+                       x[..., 1::2, 1::2]], 1)
+        f = F.silu(self.focus(x))
+        y = self.cv(f)
+        y1 = self.m(y)
+        y2 = self.m(y1)
+        s = self.cv2(torch.cat((y, y1, y2, self.m(y2)), 1))
+        p = self.det(torch.cat([self.up(F.max_pool2d(s, 2)), f], 1))
+        bs, _, ny, nx = p.shape
+        p = p.view(bs, 3, 7, ny, nx).permute(0, 1, 3, 4, 2).contiguous()
+        yv, xv = torch.meshgrid([torch.arange(ny), torch.arange(nx)], indexing="ij")
+        grid = torch.stack((xv, yv), 2).view(1, 1, ny, nx, 2).float()
+        p = p.sigmoid()
+        xy = (p[..., 0:2] * 2 - 0.5 + grid) * 8
+        return torch.cat((xy, p[..., 2:]), -1).view(bs, -1, 7)
+
+
+class SinusoidalPE(nn.Module):
+    """The positional encoding computed in forward from arange (Transformer tutorial),
+    plus a boolean any/all over a mask and logical ops."""
+
+    def __init__(self, d=16):
+        super().__init__()
+        self.d = d
+
+    def forward(self, x):
+        T = x.size(1)
+        position = torch.arange(T, dtype=torch.float).unsqueeze(1)
+        div_term = torch.exp(torch.arange(0, self.d, 2).float() * (-math.log(10000.0) / self.d))
+        pe = torch.zeros(T, self.d)
+        pe[:, 0::2] = torch.sin(position * div_term)
+        pe[:, 1::2] = torch.cos(position * div_term)
+        y = x + pe.unsqueeze(0)
+        m = (x > 0) & (x < 1)
+        return y, m.any(dim=-1), (~m).all(dim=-1), m.float().sum(-1)
+
+
+class STNGridSample(nn.Module):
+    """Spatial transformer: the affine grid by hand (torch 1.13 cannot export
+    affine_grid) + grid_sample (bilinear, zeros padding, align_corners False; the
+    exporter has it from opset 16)."""
+
+    def __init__(self, h=8, w=8):
+        super().__init__()
+        self.loc = nn.Linear(3 * h * w, 6)
+        with torch.no_grad():
+            self.loc.weight.mul_(0.01)
+            self.loc.bias.copy_(torch.tensor([1.0, 0.1, 0.0, -0.1, 0.9, 0.05]))
+        ys = (torch.arange(h).float() * 2 + 1) / h - 1
+        xs = (torch.arange(w).float() * 2 + 1) / w - 1
+        gy, gx = torch.meshgrid(ys, xs, indexing="ij")
+        self.register_buffer("base", torch.stack([gx, gy, torch.ones_like(gx)], -1)
+                             .view(1, h * w, 3))
+        self.h, self.w = h, w
+
+    def forward(self, x):
+        theta = self.loc(x.flatten(1)).view(-1, 2, 3)
+        grid = torch.matmul(self.base, theta.transpose(1, 2)).view(-1, self.h, self.w, 2)
+        return F.grid_sample(x, grid, mode="bilinear", padding_mode="zeros",
+                             align_corners=False)
+
+
+class AttentionPool(nn.Module):
+    def __init__(self, d=24):
+        super().__init__()
+        self.score = nn.Linear(d, 1)
+        self.pool = nn.AdaptiveMaxPool1d(1)
+
+    def forward(self, x, mask):
+        w = self.score(x).squeeze(-1).masked_fill(~mask, -1e4).softmax(dim=1)
+        att = torch.bmm(w.unsqueeze(1), x).squeeze(1)
+        return att, self.pool(x.transpose(1, 2)).squeeze(-1), F.avg_pool1d(
+            x.transpose(1, 2), 3, 2).mean(-1)
+
+
+class OneHotMaskedSelect(nn.Module):
+    """F.one_hot of class ids and a boolean-mask select (a data-dependent shape)."""
+
+    def forward(self, ids, x):
+        oh = F.one_hot(ids, num_classes=6).float()
+        return oh, x[x > 0]
+
+
 def R(*s):
     return torch.randn(*s)
 
@@ -583,6 +787,7 @@ def build():
     the eager result must differ, else the note is stale)."""
     torch.manual_seed(0)
     lens = torch.tensor([[False] * 8, [False] * 5 + [True] * 3])
+    lens9 = torch.tensor([[True] * 9, [True] * 6 + [False] * 3])
     ids = torch.randint(1, 100, (2, 12))
     ids[1, 9:] = 0
     return [
@@ -636,6 +841,16 @@ def build():
         ("lstm_state", LSTMState(), (R(2, 6, 8), R(1, 2, 12), R(1, 2, 12)), ["x", "h0", "c0"],
          False),
         ("linear_bn1d", LinearBN1d(), (R(4, 16),), ["x"], False),
+        ("convnext_block", ConvNeXtBlock(), (R(1, 32, 8, 8),), ["x"], True),
+        ("swin_window_attn", WindowAttention(), (R(1, 8, 8, 16),), ["x"], False),
+        ("llama_rms_rope_swiglu", LlamaBits(), (R(2, 8, 32),), ["x"], False),
+        ("nanogpt_attention", CausalSelfAttention(), (R(2, 10, 32),), ["x"], False),
+        ("yolo_focus_sppf_head", YoloBits(), (R(1, 3, 32, 32),), ["x"], False),
+        ("sinusoidal_pe_any_all", SinusoidalPE(), (R(2, 6, 16),), ["x"], False),
+        ("stn_grid_sample", STNGridSample(), (R(2, 3, 8, 8),), ["x"], False),
+        ("attention_pool", AttentionPool(), (R(2, 9, 24), lens9), ["x", "mask"], False),
+        ("one_hot_masked_select", OneHotMaskedSelect(),
+         (torch.randint(0, 6, (2, 5)), R(3, 4)), ["ids", "x"], False),
     ]
 
 
@@ -740,10 +955,9 @@ def probe(name, module, inputs, names, dyn, opset, backends, folder, onnx_ref=No
                          if not stale else " (the exporter note is stale: matches eager)")
                 ok = ok and not stale
             row[be] = ("ok" if ok else "WRONG", text)
-        except opennpu.Error as e:
+        except opennpu.Error as e:  # a refusal naming the op is fine, anything else not
             msg = first_line(e)
-            row[be] = ("refused" if e.status_name in ("NPU_ERR_UNSUPPORTED",) else "error",
-                       msg)
+            row[be] = ("refused" if "unsupported op" in msg else "error", msg)
         except Exception as e:
             row[be] = ("crash", "%s: %s" % (type(e).__name__, first_line(e)))
     if dyn:

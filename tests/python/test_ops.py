@@ -54,6 +54,17 @@ class InplaceStatements(nn.Module):
         return y + z, p
 
 
+class SinusoidalPE(nn.Module):
+    def forward(self, x):
+        T, d = x.size(1), x.size(2)
+        position = torch.arange(T, dtype=torch.float).unsqueeze(1)
+        div_term = torch.exp(torch.arange(0, d, 2).float() * (-9.21 / d))
+        pe = torch.zeros(T, d)
+        pe[:, 0::2] = torch.sin(position * div_term)
+        pe[:, 1::2] = torch.cos(position * div_term)
+        return x + pe
+
+
 X4 = (torch.randn(2, 4, 8, 8),)
 X3 = (torch.randn(2, 6, 16),)
 X2 = (torch.randn(3, 16),)
@@ -177,6 +188,15 @@ CASES = [
         lambda s, x: (s.c(x), s.d(x.flatten(2))),
         c=nn.Conv2d(4, 3, 3, padding=(1, 2), padding_mode="circular"),
         d=nn.Conv1d(4, 2, 5, padding=2, padding_mode="circular")), X4, ("auto", "fx")),
+    ("any/all (bool and float), adaptive_max_pool1d", Fn(
+        lambda s, x: ((x > 0).any(dim=-1).float(), (x > -1).all(dim=1, keepdim=True).float(),
+                      x.any().float(), torch.all(x.flatten(2), dim=2).float(),
+                      s.p(x.flatten(2)),
+                      F.adaptive_max_pool1d(x.flatten(2), 4)),
+        p=nn.AdaptiveMaxPool1d(1)), X4),
+    # a positional encoding written in forward into slices of zeros (make_fx: copy_
+    # into views, every operand known at compile time): folded
+    ("sinusoidal PE by setitem", SinusoidalPE(), X3, ("auto", "make_fx")),
     # an in-place op on a value that does not depend on the inputs: the kept value
     # must be the one before the op (it was the overwritten one, adding x twice)
     ("in-place on a constant (add_, relu_)", Fn(
