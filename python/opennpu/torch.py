@@ -1448,6 +1448,30 @@ def _gather(c, x, dim, index, sparse_grad=False):
                  {"axis": _norm_axis(dim, x.rank)})
 
 
+@_f("one_hot")
+def _one_hot(c, x, num_classes=-1):
+    dt, shape = c.out_meta()
+    vals = c.g.const(np.array([0, 1], _np_dtype(dt)), "onehot")
+    return c.op1("OneHot", [c.T(x), c.g.const(np.array(shape[-1], np.int64), "depth"), vals],
+                 dt, shape, {"axis": -1})
+
+
+@_f("grid_sample", "grid_sampler", "grid_sampler_2d")
+def _grid_sample(c, x, grid, *a, **kw):
+    """F.grid_sample(input, grid, mode, padding_mode, align_corners) or aten's
+    grid_sampler(input, grid, mode 0/1/2, padding 0/1/2, align_corners)."""
+    modes, pads = ["bilinear", "nearest", "bicubic"], ["zeros", "border", "reflection"]
+    if _target_name(c.node) == "grid_sample":
+        mode = a[0] if a else kw.get("mode", "bilinear")
+        pad = a[1] if len(a) > 1 else kw.get("padding_mode", "zeros")
+        align = a[2] if len(a) > 2 else kw.get("align_corners", None)
+    else:
+        mode, pad, align = modes[a[0]], pads[a[1]], a[2]
+    dt, shape = c.out_meta()
+    return c.op1("GridSample", [x, c.T(grid)], x.dtype, shape,
+                 {"mode": mode, "padding_mode": pad, "align_corners": int(bool(align))})
+
+
 @_f("index_select")
 def _index_select(c, x, dim, index):
     _, shape = c.out_meta()

@@ -194,6 +194,20 @@ CASES = [
                       s.p(x.flatten(2)),
                       F.adaptive_max_pool1d(x.flatten(2), 4)),
         p=nn.AdaptiveMaxPool1d(1)), X4),
+    ("one_hot, grid_sample (bilinear/zeros, nearest/border, bicubic/reflection)", Fn(
+        lambda s, x: (F.one_hot(s.ids, 5).float(),
+                      F.grid_sample(x, s.g, align_corners=False),
+                      F.grid_sample(x, s.g, mode="nearest", padding_mode="border",
+                                    align_corners=True),
+                      F.grid_sample(x, s.g, mode="bicubic", padding_mode="reflection")),
+        ids=nn.Parameter(torch.tensor([[0, 4, 2], [1, 1, 3]]), requires_grad=False),
+        g=nn.Parameter(torch.rand(2, 5, 6, 2) * 2.4 - 1.2, requires_grad=False)), X4,
+     ("fx",)),  # torch 1.13's make_fx cannot trace one_hot (it reads the data)
+    ("grid_sample under make_fx (aten.grid_sampler_2d)", Fn(
+        lambda s, x: F.grid_sample(x, s.g, mode="bilinear", padding_mode="border",
+                                   align_corners=False),
+        g=nn.Parameter(torch.rand(2, 5, 6, 2) * 2.4 - 1.2, requires_grad=False)), X4,
+     ("make_fx",)),
     # a positional encoding written in forward into slices of zeros (make_fx: copy_
     # into views, every operand known at compile time): folded
     ("sinusoidal PE by setitem", SinusoidalPE(), X3, ("auto", "make_fx")),
