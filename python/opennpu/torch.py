@@ -1435,7 +1435,7 @@ def _pixel_shuffle(c, x, r):
 
 @_f("topk")
 def _topk(c, x, k, dim=-1, largest=True, sorted=True):
-    (vdt, vsh), (_, ish) = c.out_meta(0), c.out_meta(1)
+    (_, vsh), (_, ish) = c.out_meta(0), c.out_meta(1)
     v, i = c.g.op("TopK", [x, c.ci64([int(k)])], [(x.dtype, vsh), ("i64", ish)],
                   {"axis": _norm_axis(dim, x.rank), "largest": int(bool(largest)),
                    "sorted": 1}, label=c.node.name)
