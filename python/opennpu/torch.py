@@ -195,10 +195,14 @@ class _Concrete(torch.fx.Interpreter):
 
     @staticmethod
     def _storage(t):
+        """The address of t's storage, shared by its views (torch 1.13 has only
+        Tensor.storage(); later versions untyped_storage())."""
         try:
-            return t.untyped_storage().data_ptr()
-        except (AttributeError, RuntimeError):
-            return None
+            if hasattr(t, "untyped_storage"):
+                return t.untyped_storage().data_ptr()
+            return t.storage().data_ptr()
+        except (AttributeError, RuntimeError, NotImplementedError):
+            return None  # every such tensor shares one key: copies more, never fewer
 
     def _mutates(self, n):
         return _mutates(self.module, n)
