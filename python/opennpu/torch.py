@@ -145,12 +145,99 @@ def _trace(module, example, how):
     raise TraceError("cannot trace %s:\n  %s" % (type(module).__name__, "\n  ".join(errors)))
 
 
+def _mutates(gm, n):
+    """Whether node n writes into its first argument: an in-place op (add_, relu_,
+    aten.sigmoid_), inplace=True, out=, or a module with .inplace set."""
+    if n.op == "call_module":
+        return bool(getattr(gm.get_submodule(n.target), "inplace", False))
+    if n.op not in ("call_function", "call_method"):
+        return False
+    if n.kwargs.get("inplace") or n.kwargs.get("out") is not None:
+        return True
+    t = n.target
+    if isinstance(t, torch._ops.OpOverload):
+        name = t.overloadpacket.__name__
+    elif isinstance(t, str):
+        name = t
+    else:
+        name = getattr(t, "__name__", "")
+    return name.endswith("_") and not name.endswith("__")
+
+
+def _rewire_inplace(gm):
+    """symbolic_trace records `y.add_(1)` or `self.relu(y)` (inplace) as a node whose
+    result may go unused, while later code reads `y`, which eager torch has
+    overwritten: later readers of the written argument read the in-place node
+    instead (else they saw the old value, and dead-code elimination dropped the
+    write). make_fx's graph does this itself."""
+    order = {n: i for i, n in enumerate(gm.graph.nodes)}
+    for n in list(gm.graph.nodes):
+        if not _mutates(gm, n) or not n.args or not isinstance(n.args[0], torch.fx.Node):
+            continue
+        a = n.args[0]
+        for u in list(a.users):
+            if u is not n and order[u] > order[n]:
+                u.replace_input_with(a, n)
+
+
 class _Concrete(torch.fx.Interpreter):
-    """ShapeProp that keeps every node's concrete value (tensors, sizes, tuples)."""
+    """ShapeProp that keeps every node's concrete value (tensors, sizes, tuples).
+
+    A value that a later in-place node overwrites (make_fx keeps LSTM's gate
+    `add_`/`sigmoid_`, a module may run ReLU(inplace=True)) would be kept as its
+    overwritten self, and a node whose value does not depend on the inputs becomes a
+    constant with that value: before an in-place node runs, every kept tensor that
+    shares storage with its tensor arguments is replaced by a copy."""
+
+    def __init__(self, gm):
+        super().__init__(gm)
+        self._by_storage = {}  # storage address -> nodes whose kept tensor lives there
+
+    @staticmethod
+    def _storage(t):
+        """The address of t's storage, shared by its views (torch 1.13 has only
+        Tensor.storage(); later versions untyped_storage())."""
+        try:
+            if hasattr(t, "untyped_storage"):
+                return t.untyped_storage().data_ptr()
+            return t.storage().data_ptr()
+        except (AttributeError, RuntimeError, NotImplementedError):
+            return None  # every such tensor shares one key: copies more, never fewer
+
+    def _mutates(self, n):
+        return _mutates(self.module, n)
+
+    def _keep(self, n, r):
+        for t in (r if isinstance(r, (tuple, list)) else (r,)):
+            if isinstance(t, torch.Tensor):
+                self._by_storage.setdefault(self._storage(t), []).append(n)
 
     def run_node(self, n):
+        # a reader of a tensor that was written after it was made reads it as it is now
+        # (the kept value is the one from before the write)
+        for a in _all_nodes(n):
+            live = self.env.get(a)
+            if isinstance(live, torch.Tensor) and a.meta.get("concrete") is not live:
+                n.meta.setdefault("arg_snap", {})[a] = live.clone()
+        if self._mutates(n):
+            first = n.args[0] if n.args else None
+            if isinstance(first, torch.fx.Node) and isinstance(first.meta.get("concrete"),
+                                                               torch.Tensor):
+                n.meta["inplace_on_view"] = first.meta["concrete"]._is_view()
+            for a in _all_nodes(n):
+                v = a.meta.get("concrete")
+                if not isinstance(v, torch.Tensor):
+                    continue
+                for k in self._by_storage.pop(self._storage(v), []):
+                    kv = k.meta.get("concrete")
+                    if isinstance(kv, torch.Tensor):
+                        k.meta["concrete"] = kv.clone()
+                    elif isinstance(kv, (tuple, list)):
+                        k.meta["concrete"] = type(kv)(
+                            x.clone() if isinstance(x, torch.Tensor) else x for x in kv)
         r = super().run_node(n)
         n.meta["concrete"] = r
+        self._keep(n, r)
         return r
 
 
@@ -213,8 +300,8 @@ def _target_name(node):
     """One name for a node's operation, shared by functions, methods and ATen ops:
     torch.add / operator.add / Tensor.add / aten.add.Tensor -> "add"."""
     t = node.target
-    if node.op == "call_method":
-        return t
+    if node.op == "call_method":  # x.add_(y) is x.add(y) (its readers: _rewire_inplace)
+        return t.rstrip("_") if not t.endswith("__") else t
     if node.op == "call_module":
         return "module:" + t
     if isinstance(t, torch._ops.OpOverload):
@@ -499,6 +586,11 @@ def _gelu(c, x, approximate="none"):
 @_f("leaky_relu")
 def _leaky(c, x, negative_slope=0.01, inplace=False):
     return c.un("LeakyRelu", x, {"alpha": float(negative_slope)})
+
+
+@_f("celu")
+def _celu(c, x, alpha=1.0, inplace=False):
+    return c.op1("Celu", [x], x.dtype, x.shape, {"alpha": float(alpha)})
 
 
 @_f("elu")
@@ -832,6 +924,19 @@ _f("max")(_max_min("ReduceMax", "ArgMax", "Max"))
 _f("min")(_max_min("ReduceMin", "ArgMin", "Min"))
 
 
+@_f("any", "all")
+def _any_all(c, x, dim=None, keepdim=False):
+    """any/all as ReduceMax/ReduceMin over 0/1 in int32 (the reductions take no bool);
+    a non-bool input counts its nonzero entries as true."""
+    if isinstance(dim, int):
+        dim = [dim]
+    if x.dtype != "bool":
+        x = c.op1("Not", [c.op1("Equal", [x, c.T(0, x)], "bool", x.shape)], "bool", x.shape)
+    r = c.reduce("ReduceMax" if _target_name(c.node) == "any" else "ReduceMin",
+                 c.cast(x, "i32"), dim, keepdim)
+    return c.cast(r, "bool")
+
+
 @_f("argmax", "argmin")
 def _argmax(c, x, dim=None, keepdim=False):
     if dim is None:
@@ -930,10 +1035,39 @@ def _batch_norm(c, x, w=None, b=None, mean=None, var=None, *a, **kw):
     else:
         training = a[0] if a else kw.get("training", False)
         eps = a[2] if len(a) > 2 else kw.get("eps", 1e-5)
-    if training:
+    if training and mean is None and var is None:
+        # statistics of the batch itself, no running ones to update: what
+        # InstanceNorm (track_running_stats=False, the default) becomes in make_fx's
+        # graph, a batch norm over (1, N*C, ...)
+        y = _bn_batch_stats(c, x, w, b, eps)
+    elif training:
         raise _Unsup("batch norm in training mode (call module.eval() before compiling)")
-    y = _bn_impl(c, x, w, b, mean, var, eps)
+    else:
+        y = _bn_impl(c, x, w, b, mean, var, eps)
     return (y, None, None) if name != "batch_norm" else y
+
+
+def _bn_batch_stats(c, x, w, b, eps):
+    """Normalises each channel over the batch and spatial dims (biased variance)."""
+    N, C = x.shape[0], x.shape[1]
+    rest = int(np.prod(x.shape[2:])) if x.rank > 2 else 1
+    perm = [1, 0] + list(range(2, x.rank))
+    y = x if N == 1 else c.transpose(x, perm)
+    y = c.reshape(y, (1, C, N * rest))
+    dt = _np_dtype(x.dtype)
+    y = c.op1("InstanceNormalization", [y, c.g.const(np.ones(C, dt), "ones"),
+                                        c.g.const(np.zeros(C, dt), "zeros")],
+              x.dtype, y.shape, {"epsilon": float(eps)})
+    if N == 1:
+        y = c.reshape(y, x.shape)
+    else:
+        y = c.transpose(c.reshape(y, (C, N) + tuple(x.shape[2:])), perm)
+    cs = (C,) + (1,) * (x.rank - 2)
+    if w is not None:
+        y = c.ew("Mul", y, c.reshape(c.T(w), cs))
+    if b is not None:
+        y = c.ew("Add", y, c.reshape(c.T(b), cs))
+    return y
 
 
 def _bn_impl(c, x, w, b, mean, var, eps):
@@ -1048,10 +1182,11 @@ def _avgpool(c, x, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 
 @_f("adaptive_avg_pool1d", "adaptive_avg_pool2d", "_adaptive_avg_pool2d",
-    "adaptive_max_pool2d")
+    "adaptive_max_pool1d", "adaptive_max_pool2d")
 def _adaptive(c, x, output_size, *a, **kw):
     name = _target_name(c.node)
-    dt, shape = c.out_meta(0 if name == "adaptive_max_pool2d" else None)
+    pair = isinstance(c.node.meta["concrete"], (tuple, list))  # aten's (values, indices)
+    dt, shape = c.out_meta(0 if pair else None)
     k = x.rank - 2
     ins = tuple(x.shape[2:])
     outs = tuple(shape[2:])
@@ -1064,7 +1199,7 @@ def _adaptive(c, x, output_size, *a, **kw):
                   {"kernel_shape": kern, "strides": kern, "pads": [0] * (2 * k)})
     else:
         raise _Unsup("adaptive pooling from %s to %s (not a whole divisor)" % (ins, outs))
-    return (y, None) if name == "adaptive_max_pool2d" else y
+    return (y, None) if pair else y
 
 
 @_f("interpolate", "upsample", "upsample_nearest2d", "upsample_bilinear2d",
@@ -1214,9 +1349,155 @@ def _m_linear(c, m, x):
 
 @_m(nn.Conv1d, nn.Conv2d, nn.Conv3d)
 def _m_conv(c, m, x):
-    if m.padding_mode != "zeros":
-        raise _Unsup("convolution with padding_mode '%s'" % m.padding_mode)
-    return _conv(c, x, m.weight, m.bias, m.stride, m.padding, m.dilation, m.groups)
+    if m.padding_mode == "zeros":
+        return _conv(c, x, m.weight, m.bias, m.stride, m.padding, m.dilation, m.groups)
+    # as torch: pad first (F.pad's order, last dim first), then a convolution without
+    pad = [int(p) for p in m._reversed_padding_repeated_twice]
+    if m.padding_mode == "circular":
+        for i in range(len(pad) // 2):
+            x = _wrap(c, x, x.rank - 1 - i, pad[2 * i], pad[2 * i + 1])
+    else:
+        x = _pad_to(c, x, pad, {"reflect": "reflect", "replicate": "edge"}[m.padding_mode])
+    return _conv(c, x, m.weight, m.bias, m.stride, 0, m.dilation, m.groups)
+
+
+def _pad_to(c, x, pad, mode):
+    """Pad with F.pad's pad list (last dim first) and an ONNX mode."""
+    begins, ends = [0] * x.rank, [0] * x.rank
+    for i in range(len(pad) // 2):
+        begins[x.rank - 1 - i] = pad[2 * i]
+        ends[x.rank - 1 - i] = pad[2 * i + 1]
+    shape = [n + b + e for n, b, e in zip(x.shape, begins, ends)]
+    return c.op1("Pad", [x, c.ci64(begins + ends)], x.dtype, shape, {"mode": mode})
+
+
+def _slice_to(c, x, d, s, e):
+    sh = list(x.shape)
+    sh[d] = e - s
+    return c.op1("Slice", [x, c.ci64([s]), c.ci64([e]), c.ci64([d])], x.dtype, sh)
+
+
+def _wrap(c, x, d, before, after):
+    """Circular padding of dim d: the last `before` entries in front, the first
+    `after` behind."""
+    n = x.shape[d]
+    parts = ([_slice_to(c, x, d, n - before, n)] if before else []) + [x] + \
+        ([_slice_to(c, x, d, 0, after)] if after else [])
+    if len(parts) == 1:
+        return x
+    sh = list(x.shape)
+    sh[d] = n + before + after
+    return c.op1("Concat", parts, x.dtype, sh, {"axis": d})
+
+
+@_f("roll")
+def _roll(c, x, shifts, dims=None):
+    shifts = [shifts] if isinstance(shifts, int) else list(shifts)
+    if dims is None or (isinstance(dims, (list, tuple)) and not dims):
+        flat = c.reshape(x, (int(np.prod(x.shape)),))
+        return c.reshape(_roll(c, flat, shifts, [0]), x.shape)
+    dims = [dims] if isinstance(dims, int) else list(dims)
+    y = x
+    for s, d in zip(shifts, dims):
+        d = _norm_axis(d, x.rank)
+        n = x.shape[d]
+        s = int(s) % n if n else 0
+        if s:
+            y = c.op1("Concat", [_slice_to(c, y, d, n - s, n), _slice_to(c, y, d, 0, n - s)],
+                      y.dtype, y.shape, {"axis": d})
+    return y
+
+
+@_f("flip")
+def _flip(c, x, *dims):
+    if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
+        dims = dims[0]
+    axes = [_norm_axis(d, x.rank) for d in dims]
+    if not axes:
+        return x
+    # a negative step from the last entry; an end below -n is clamped to before the first
+    return c.op1("Slice", [x, c.ci64([-1] * len(axes)), c.ci64([-x.shape[a] - 1 for a in axes]),
+                           c.ci64(axes), c.ci64([-1] * len(axes))], x.dtype, x.shape)
+
+
+@_f("pixel_shuffle", "pixel_unshuffle")
+def _pixel_shuffle(c, x, r):
+    """(*, C*r*r, H, W) <-> (*, C, H*r, W*r), channel c*r*r + i*r + j to pixel (h*r+i,
+    w*r+j); as reshape + transpose over the leading dims folded into one."""
+    r = int(r)
+    lead = int(np.prod(x.shape[:-3])) if x.rank > 3 else 1
+    C, H, W = x.shape[-3:]
+    _, shape = c.out_meta()
+    if _target_name(c.node) == "pixel_shuffle":
+        y = c.reshape(x, (lead, C // (r * r), r, r, H, W))
+        y = c.transpose(y, [0, 1, 4, 2, 5, 3])
+    else:
+        y = c.reshape(x, (lead, C, H // r, r, W // r, r))
+        y = c.transpose(y, [0, 1, 3, 5, 2, 4])
+    return c.reshape(y, shape)
+
+
+@_f("topk")
+def _topk(c, x, k, dim=-1, largest=True, sorted=True):
+    (_, vsh), (_, ish) = c.out_meta(0), c.out_meta(1)
+    v, i = c.g.op("TopK", [x, c.ci64([int(k)])], [(x.dtype, vsh), ("i64", ish)],
+                  {"axis": _norm_axis(dim, x.rank), "largest": int(bool(largest)),
+                   "sorted": 1}, label=c.node.name)
+    return (v, i)
+
+
+@_f("gather")
+def _gather(c, x, dim, index, sparse_grad=False):
+    return c.op1("GatherElements", [x, c.T(index)], x.dtype, c.T(index).shape,
+                 {"axis": _norm_axis(dim, x.rank)})
+
+
+@_f("one_hot")
+def _one_hot(c, x, num_classes=-1):
+    dt, shape = c.out_meta()
+    vals = c.g.const(np.array([0, 1], _np_dtype(dt)), "onehot")
+    return c.op1("OneHot", [c.T(x), c.g.const(np.array(shape[-1], np.int64), "depth"), vals],
+                 dt, shape, {"axis": -1})
+
+
+@_f("grid_sample", "grid_sampler", "grid_sampler_2d")
+def _grid_sample(c, x, grid, *a, **kw):
+    """F.grid_sample(input, grid, mode, padding_mode, align_corners) or aten's
+    grid_sampler(input, grid, mode 0/1/2, padding 0/1/2, align_corners)."""
+    modes, pads = ["bilinear", "nearest", "bicubic"], ["zeros", "border", "reflection"]
+    if _target_name(c.node) == "grid_sample":
+        mode = a[0] if a else kw.get("mode", "bilinear")
+        pad = a[1] if len(a) > 1 else kw.get("padding_mode", "zeros")
+        align = a[2] if len(a) > 2 else kw.get("align_corners", None)
+    else:
+        mode, pad, align = modes[a[0]], pads[a[1]], a[2]
+    dt, shape = c.out_meta()
+    return c.op1("GridSample", [x, c.T(grid)], x.dtype, shape,
+                 {"mode": mode, "padding_mode": pad, "align_corners": int(bool(align))})
+
+
+@_f("index_select")
+def _index_select(c, x, dim, index):
+    _, shape = c.out_meta()
+    return c.op1("Gather", [x, c.T(index)], x.dtype, shape, {"axis": _norm_axis(dim, x.rank)})
+
+
+@_f("cosine_similarity")
+def _cosine_similarity(c, x1, x2, dim=1, eps=1e-8):
+    """sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps)) over dim, as torch computes it."""
+    dt, shape = c.out_meta()
+    x1, x2 = c.cast(c.T(x1), dt), c.cast(c.T(x2), dt)
+    r = max(x1.rank, x2.rank)
+    d = _norm_axis(dim, r)
+    units = []
+    for v in (x1, x2):
+        if v.rank < r:
+            v = c.reshape(v, (1,) * (r - v.rank) + tuple(v.shape))
+        n = c.reduce("ReduceL2", v, [d], True)
+        n = c.op1("Max", [n, c.g.const(np.array(eps, _np_dtype(dt)), "eps")], dt, n.shape)
+        units.append(c.op1("Div", [v, n], dt, v.shape))
+    prod = c.ew("Mul", units[0], units[1])
+    return c.reduce("ReduceSum", prod, [d], False)
 
 
 @_m(nn.ConvTranspose1d, nn.ConvTranspose2d)
@@ -1562,8 +1843,8 @@ def compile(module, example_inputs, backend="auto", fallback="error", trace="aut
             raise ValueError("the example inputs do not fit %s: %s: %s" % (
                 type(module).__name__, type(e).__name__, str(e).split("\n")[0])) from e
     gm, tracer = _trace(module, example_inputs, trace)
-    gm.graph.eliminate_dead_code()  # e.g. the indices of make_fx's max_pool*_with_indices
-    gm.recompile()
+    if tracer == "fx":
+        _rewire_inplace(gm)
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     if len(placeholders) < len(example_inputs):
         raise ValueError("%s takes %d inputs, %d example inputs given" % (
@@ -1575,6 +1856,22 @@ def compile(module, example_inputs, backend="auto", fallback="error", trace="aut
         args.append(n.args[0])
     with torch.no_grad():
         _Concrete(gm).run(*args)
+    # A write through a view (`y[:, 0].add_(1)`; make_fx's circular padding, copy_
+    # into slices of new_empty) changes the tensor it views, which later code reads
+    # through another node: not followed, so refused. make_fx's graph reads the write
+    # itself where the value is used (LSTM's gates), so only an unread one is refused
+    # there; fx's graph never does.
+    dyn = _dynamic(gm, placeholders[:len(example_inputs)])
+    for n in gm.graph.nodes:
+        if n.meta.get("inplace_on_view") and n in dyn and (tracer == "fx" or not n.users):
+            src = _src(n)
+            raise UnsupportedError(
+                "cannot compile node %s: an in-place op on a view of another tensor "
+                "(the write to the viewed tensor is not followed)%s; write it "
+                "out of place (y = y + ...)" % (_describe(n, gm),
+                                               " (at %s)" % src if src else ""))
+    gm.graph.eliminate_dead_code()  # e.g. the indices of make_fx's max_pool*_with_indices
+    gm.recompile()
     placeholders = placeholders[:len(example_inputs)]
     _split_tuple_outputs(gm)
     return _build(gm, placeholders, args, backend, fallback, tracer, compile_options)
@@ -1608,6 +1905,20 @@ def _all_nodes(node):
 
 _SHAPE_ONLY = {"size", "dim", "numel", "getattr", "zeros_like", "ones_like", "full_like",
                "empty_like", "new_zeros", "new_ones", "new_full", "new_empty", "sym_size"}
+
+
+def _dynamic(gm, placeholders):
+    """The nodes whose value depends on the inputs' data (as _build decides); a write
+    made only of values known at compile time is folded like any constant."""
+    dyn = set(placeholders)
+    for n in gm.graph.nodes:
+        if n.op in ("placeholder", "output", "get_attr"):
+            continue
+        name = _target_name(n) if n.op != "call_module" else None
+        if any(a in dyn for a in _all_nodes(n)) and not (name in _SHAPE_ONLY and not (
+                name == "getattr" and isinstance(n.meta.get("concrete"), torch.Tensor))):
+            dyn.add(n)
+    return dyn
 
 
 def _build(gm, placeholders, args, backend, fallback, tracer, opts):
@@ -1663,7 +1974,7 @@ def _build(gm, placeholders, args, backend, fallback, tracer, opts):
                      set(g.names), dict(g._const_cache), list(part.in_nodes), dict(env))
             for a in ins:
                 if a in const:
-                    env[a] = const[a]
+                    env[a] = n.meta.get("arg_snap", {}).get(a, const[a])
                 elif a not in env:
                     c = a.meta["concrete"]
                     if not isinstance(c, torch.Tensor):

@@ -37,6 +37,34 @@ class Fn(nn.Module):
         return self.fn(self, x)
 
 
+class InplaceStatements(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.relu = nn.ReLU(inplace=True)
+        self.register_buffer("pos", torch.randn(16))
+
+    def forward(self, x):
+        y = x * 2
+        y.add_(1)
+        self.relu(y)
+        z = x - 0.5
+        z.mul_(self.pos)
+        p = self.pos * 3  # a constant, written in place with an input
+        p.sub_(x.sum(0))
+        return y + z, p
+
+
+class SinusoidalPE(nn.Module):
+    def forward(self, x):
+        T, d = x.size(1), x.size(2)
+        position = torch.arange(T, dtype=torch.float).unsqueeze(1)
+        div_term = torch.exp(torch.arange(0, d, 2).float() * (-9.21 / d))
+        pe = torch.zeros(T, d)
+        pe[:, 0::2] = torch.sin(position * div_term)
+        pe[:, 1::2] = torch.cos(position * div_term)
+        return x + pe
+
+
 X4 = (torch.randn(2, 4, 8, 8),)
 X3 = (torch.randn(2, 6, 16),)
 X2 = (torch.randn(3, 16),)
@@ -137,6 +165,77 @@ CASES = [
     ("MultiheadAttention seq-first+mask", Fn(
         lambda s, x: s.m(x, x, x, attn_mask=torch.ones(6, 6).triu(1).bool())[0],
         m=nn.MultiheadAttention(16, 2)), (torch.randn(6, 2, 16),)),
+    # conversions added for common modules (tests/python/probe_torch_modules.py)
+    ("pixel_shuffle/unshuffle, flip, roll", Fn(
+        lambda s, x: (s.ps(x), s.pu(x), x.flip(-1, 1), torch.flip(x, [0]),
+                      torch.roll(x, shifts=(1, -3), dims=(2, 3)), torch.roll(x, 5)),
+        ps=nn.PixelShuffle(2), pu=nn.PixelUnshuffle(2)), X4),
+    ("topk/gather/index_select, CELU, cosine_similarity", Fn(
+        lambda s, x: (torch.topk(x, 3, dim=-1), x.topk(2, dim=0, largest=False)[0],
+                      torch.gather(x, 1, s.idx), torch.index_select(x, 1, s.sel),
+                      s.celu(x), F.cosine_similarity(x, x.flip(0), dim=-1),
+                      F.cosine_similarity(x[:1], x, dim=1)),
+        idx=nn.Parameter(torch.randint(0, 16, (3, 4)), requires_grad=False),
+        sel=nn.Parameter(torch.tensor([5, 0, 5, 2]), requires_grad=False),
+        celu=nn.CELU(0.7)), X2),
+    ("Conv2d padding_mode reflect/replicate", Fn(
+        lambda s, x: (s.a(x), s.b(x)),
+        a=nn.Conv2d(4, 3, 3, padding=1, padding_mode="reflect"),
+        b=nn.Conv2d(4, 3, 3, padding=(2, 1), padding_mode="replicate")), X4),
+    # make_fx's circular padding writes into slices of an empty tensor: refused there
+    # (test_torch.py errors), converted as a module by fx
+    ("Conv2d/Conv1d padding_mode circular", Fn(
+        lambda s, x: (s.c(x), s.d(x.flatten(2))),
+        c=nn.Conv2d(4, 3, 3, padding=(1, 2), padding_mode="circular"),
+        d=nn.Conv1d(4, 2, 5, padding=2, padding_mode="circular")), X4, ("auto", "fx")),
+    ("any/all (bool and float), adaptive_max_pool1d", Fn(
+        lambda s, x: ((x > 0).any(dim=-1).float(), (x > -1).all(dim=1, keepdim=True).float(),
+                      x.any().float(), torch.all(x.flatten(2), dim=2).float(),
+                      s.p(x.flatten(2)),
+                      F.adaptive_max_pool1d(x.flatten(2), 4)),
+        p=nn.AdaptiveMaxPool1d(1)), X4),
+    ("one_hot, grid_sample (bilinear/zeros, nearest/border, bicubic/reflection)", Fn(
+        lambda s, x: (F.one_hot(s.ids, 5).float(),
+                      F.grid_sample(x, s.g, align_corners=False),
+                      F.grid_sample(x, s.g, mode="nearest", padding_mode="border",
+                                    align_corners=True),
+                      F.grid_sample(x, s.g, mode="bicubic", padding_mode="reflection")),
+        ids=nn.Parameter(torch.tensor([[0, 4, 2], [1, 1, 3]]), requires_grad=False),
+        g=nn.Parameter(torch.rand(2, 5, 6, 2) * 2.4 - 1.2, requires_grad=False)), X4,
+     ("fx",)),  # torch 1.13's make_fx cannot trace one_hot (it reads the data)
+    ("grid_sample under make_fx (aten.grid_sampler_2d)", Fn(
+        lambda s, x: F.grid_sample(x, s.g, mode="bilinear", padding_mode="border",
+                                   align_corners=False),
+        g=nn.Parameter(torch.rand(2, 5, 6, 2) * 2.4 - 1.2, requires_grad=False)), X4,
+     ("make_fx",)),
+    # a positional encoding written in forward into slices of zeros (make_fx: copy_
+    # into views, every operand known at compile time): folded
+    ("sinusoidal PE by setitem", SinusoidalPE(), X3, ("auto", "make_fx")),
+    # an in-place op on a value that does not depend on the inputs: the kept value
+    # must be the one before the op (it was the overwritten one, adding x twice)
+    ("in-place on a constant (add_, relu_)", Fn(
+        lambda s, x: (s.p * 2).add_(x).relu_() + s.p[:1].clone().mul_(3),
+        p=nn.Parameter(torch.randn(3, 16), requires_grad=False)), X2),
+    # in-place statements whose result goes unused: later code reads the written
+    # tensor (fx dropped the write as dead code, a silent wrong answer)
+    ("in-place statements (y.add_, ReLU(inplace))", InplaceStatements(), X2),
+    # F.normalize(..., out=None) on a view writes nothing
+    ("normalize of a view (out=None)", Fn(lambda s, x: F.normalize(x[:, :8], dim=-1)), X2),
+    # make_fx's LSTM/GRU: gate add_/sigmoid_ over constant h0 products, transpose_ of
+    # the output (its shape was kept as the transposed one)
+    ("LSTM/GRU batch_first (make_fx in-place gates)", Fn(
+        lambda s, x: (s.l(x)[0], s.g(x)[1]),
+        l=nn.LSTM(16, 8, batch_first=True), g=nn.GRU(16, 6, batch_first=True,
+                                                     bidirectional=True)), X3,
+     ("auto", "make_fx")),
+    # InstanceNorm without running statistics: make_fx's batch norm in training mode
+    # over the batch's own statistics (was refused as "training mode")
+    ("InstanceNorm2d/1d, F.batch_norm(training, no stats)", Fn(
+        lambda s, x: s.i(x) + s.j(x.flatten(2)).view_as(x) +
+        F.batch_norm(x, None, None, s.w, s.b, training=True),
+        i=nn.InstanceNorm2d(4, affine=True), j=nn.InstanceNorm1d(4),
+        w=nn.Parameter(torch.rand(4) + 0.5), b=nn.Parameter(torch.randn(4))), X4,
+     ("auto", "make_fx")),
 ]
 
 
