@@ -296,6 +296,13 @@ def prog_jx_shardy():
     return [x, w], [np.tanh(x @ w)]
 
 
+def prog_jx_logsumexp():
+    x = normal(rng(27), (3, 5), 2.0)
+    n = np.array([7, -7, 0, 3, -1, 11], np.int32)
+    m = x.max(1, keepdims=True)
+    return [x, n], [(np.log(np.exp(x - m).sum(1)) + m[:, 0]).astype(np.float32), np.mod(n, 3)]
+
+
 PROGRAMS.update({name[5:]: fn for name, fn in list(globals().items())
                  if name.startswith('prog_jx_')})
 

@@ -1630,6 +1630,8 @@ op_known(const char *op)
         "stablehlo.xor",
         "stablehlo.not",
         "stablehlo.clamp",
+        "stablehlo.is_finite",
+        "stablehlo.remainder",
         "stablehlo.reduce_window",
         "stablehlo.gather",
         "stablehlo.dynamic_slice",
@@ -1753,6 +1755,18 @@ emit_stmt(struct cx *c, struct scope *sc, struct stmt *s, struct npu_value **out
                              : *o == 'x' ? (b ? NPU_OP_XOR : NPU_OP_BITWISE_XOR)
                                          : (b ? NPU_OP_NOT : NPU_OP_BITWISE_NOT);
             y = mk1(c, op, s->in, s->nin);
+        } else if (!strcmp(o, "is_finite")) { /* |x| < inf: false for inf and NaN */
+            if ((st = need_in(c, s, 1)))
+                return st;
+            y = mk1(c, NPU_OP_ABS, s->in, 1);
+            y = binop(c, NPU_OP_LESS, y, const_num(c, s->in[0]->t.dtype, INFINITY, 0, NULL));
+        } else if (!strcmp(o, "remainder")) { /* C's fmod / %: the sign of the dividend */
+            if ((st = need_in(c, s, 2)))
+                return st;
+            struct npu_node *n;
+            y = mk(c, NPU_OP_MOD, s->in, 2, &n);
+            if (!y || npu_node_set_int(c->g, n, "fmod", 1) || !infer(c, y))
+                y = NULL;
         } else if (!strcmp(o, "clamp")) { /* clamp %min, %x, %max */
             if ((st = need_in(c, s, 3)))
                 return st;
