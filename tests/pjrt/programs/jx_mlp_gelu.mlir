@@ -3,7 +3,8 @@
 // `jax.jit(model.apply).lower(params, x).as_text(debug_info=True)` prints it
 // in jax 0.4.30-0.4.35 (layout_mode and sharding argument attributes, the
 // params dict flattened in key order, flax's bias reshape + broadcast,
-// x ** 3 as two multiplies, #loc lines with name/fused/callsite locations).
+// x ** 3 as two multiplies, #loc lines with name, file, callsite and fused
+// locations).
 // Written by hand from our knowledge of that output, not produced by jax.
 #loc1 = loc("params['params']['Dense_0']['bias']")
 #loc2 = loc("params['params']['Dense_0']['kernel']")
@@ -40,7 +41,7 @@ module @jit_apply attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas =
     %cst_2 = stablehlo.constant dense<5.000000e-01> : tensor<f32> loc(#loc19)
     %10 = stablehlo.broadcast_in_dim %cst_2, dims = [] : (tensor<f32>) -> tensor<4x32xf32> loc(#loc24)
     %11 = stablehlo.multiply %10, %9 : tensor<4x32xf32> loc(#loc24)
-    %12 = stablehlo.multiply %arg0, %11 : tensor<4x32xf32> loc(#loc24)
+    %12 = stablehlo.multiply %arg0, %11 : tensor<4x32xf32> loc(#loc27)
     return %12 : tensor<4x32xf32> loc(#loc19)
   } loc(#loc19)
 } loc(#loc)
@@ -66,3 +67,4 @@ module @jit_apply attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas =
 #loc24 = loc("jit(apply)/jit(main)/MLP/gelu/mul"(#loc11))
 #loc25 = loc("jit(apply)/jit(main)/MLP/gelu/add"(#loc11))
 #loc26 = loc("jit(apply)/jit(main)/MLP/gelu/tanh"(#loc11))
+#loc27 = loc(fused[#loc24, #loc25])
