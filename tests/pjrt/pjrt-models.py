@@ -303,6 +303,18 @@ def prog_jx_logsumexp():
     return [x, n], [(np.log(np.exp(x - m).sum(1)) + m[:, 0]).astype(np.float32), np.mod(n, 3)]
 
 
+def prog_jx_conv_transpose():
+    r = rng(28)
+    x = normal(r, (1, 4, 4, 2), 1.0)
+    w1, w2, w3 = normal(r, (3, 3, 2, 3), 0.4), normal(r, (2, 2, 2, 3), 0.4), normal(r, (3, 3, 1, 2))
+    xd = np.zeros((1, 7, 7, 2), np.float32)
+    xd[:, ::2, ::2, :] = x  # lhs_dilate 2
+    dw = np.concatenate([conv_nhwc(x[..., g:g + 1], w3[..., g:g + 1], 1, ((1, 1), (1, 1)))
+                         for g in range(2)], -1)
+    return [x, w1, w2, w3], [conv_nhwc(xd, w1, 1, ((2, 1), (2, 1))),
+                             conv_nhwc(xd, w2, 1, ((1, 1), (1, 1))), dw]
+
+
 PROGRAMS.update({name[5:]: fn for name, fn in list(globals().items())
                  if name.startswith('prog_jx_')})
 

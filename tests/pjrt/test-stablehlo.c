@@ -221,6 +221,16 @@ main(int argc, char **argv)
                  ": (tensor<3x4xf32>, tensor<f32>) -> tensor<7x4xf32>\n"
                  "  return %0 : tensor<7x4xf32>\n}\n",
                  "line 3: pad: interior or negative padding is not supported");
+    expect_error(
+        "func.func public @main(%arg0: tensor<1x4x4x2xf32>, %arg1: tensor<3x3x2x3xf32>) "
+        "-> tensor<1x4x4x3xf32> {\n"
+        "  %0 = stablehlo.convolution(%arg0, %arg1) dim_numbers = [b, 0, 1, f]x[0, 1, i, "
+        "o]->[b, 0, 1, f], window = {stride = [2, 2], pad = [[2, 1], [2, 1]], lhs_dilate = "
+        "[2, 2], rhs_dilate = [1, 1]} {batch_group_count = 1 : i64, feature_group_count = 1 "
+        ": i64} : (tensor<1x4x4x2xf32>, tensor<3x3x2x3xf32>) -> tensor<1x4x4x3xf32>\n"
+        "  return %0 : tensor<1x4x4x3xf32>\n}\n",
+        "line 2: convolution: input dilation (lhs_dilate, a transposed convolution) is "
+        "supported only with window strides 1");
     expect_error("func.func public @main(%arg0: tensor<4xbf16>) -> tensor<4xf32> {\n"
                  "  %0 = stablehlo.convert %arg0 : (tensor<4xbf16>) -> tensor<4xf32>\n"
                  "  return %0 : tensor<4xf32>\n}\n",

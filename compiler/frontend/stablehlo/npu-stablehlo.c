@@ -577,6 +577,57 @@ conv_layout(const char *p, const char *end, char l1, char l2, int *p1, int *p2, 
     return p + 1;
 }
 
+/* A convolution with input dilation (lhs_dilate: jax.lax.conv_transpose,
+ * flax ConvTranspose) over NCHW x and OIHW w: the window slides over x with
+ * d - 1 zeros between its elements, padded (lo, hi), which is ConvTranspose
+ * with strides d, the kernel flipped in space and laid out IOHW, and pads
+ * keff - 1 - lo at the start and keff - 1 - hi at the end (keff the dilated
+ * kernel's extent); an end pad below 0 by less than d is output_padding.
+ * Window strides, groups and larger pads are refused. */
+static struct npu_value *
+conv_transpose(struct cx *c, const struct stmt *s, struct npu_value *xt, struct npu_value *wt,
+               int ns, const int64_t *stride, const int64_t *pad, const int64_t *ld,
+               const int64_t *rd, int64_t groups)
+{
+    int64_t pads[2 * NPU_MAX_DIMS], op[NPU_MAX_DIMS], st[NPU_MAX_DIMS], en[NPU_MAX_DIMS];
+    int64_t ax[NPU_MAX_DIMS], sp[NPU_MAX_DIMS], perm[NPU_MAX_DIMS];
+    bool any_op = false;
+    for (int i = 0; i < ns; i++) {
+        int64_t k = wt->t.dims[2 + i], keff = (k - 1) * rd[i] + 1;
+        pads[i] = keff - 1 - pad[2 * i];
+        pads[ns + i] = keff - 1 - pad[2 * i + 1];
+        op[i] = 0;
+        if (pads[ns + i] < 0 && -pads[ns + i] < ld[i])
+            op[i] = -pads[ns + i], pads[ns + i] = 0, any_op = true;
+        if (stride[i] != 1 || groups != 1 || pads[i] < 0 || pads[ns + i] < 0) {
+            fail(c, s->start, NPU_ERR_UNSUPPORTED,
+                 "convolution: input dilation (lhs_dilate, a transposed convolution) is "
+                 "supported only with window strides 1, one group and padding within the "
+                 "dilated kernel");
+            return NULL;
+        }
+        st[i] = -1, en[i] = -k - 1, ax[i] = 2 + i, sp[i] = -1;
+    }
+    struct npu_value *sl[5] = {wt, const_i64(c, st, ns), const_i64(c, en, ns), const_i64(c, ax, ns),
+                               const_i64(c, sp, ns)};
+    if (!sl[1] || !sl[2] || !sl[3] || !sl[4])
+        return NULL;
+    struct npu_value *wf = mk1(c, NPU_OP_SLICE, sl, 5);
+    for (int i = 0; i < ns + 2; i++)
+        perm[i] = i < 2 ? 1 - i : i;
+    struct npu_value *in[2] = {xt, transpose(c, wf, perm, ns + 2)};
+    if (!in[1])
+        return NULL;
+    struct npu_node *node;
+    struct npu_value *y = mk(c, NPU_OP_CONV_TRANSPOSE, in, 2, &node);
+    if (!y || npu_node_set_ints(c->g, node, "strides", ld, (size_t)ns) ||
+        npu_node_set_ints(c->g, node, "pads", pads, (size_t)(2 * ns)) ||
+        npu_node_set_ints(c->g, node, "dilations", rd, (size_t)ns) ||
+        (any_op && npu_node_set_ints(c->g, node, "output_padding", op, (size_t)ns)) || !infer(c, y))
+        return NULL;
+    return y;
+}
+
 static struct npu_value *
 do_conv(struct cx *c, const struct stmt *s)
 {
@@ -638,14 +689,10 @@ do_conv(struct cx *c, const struct stmt *s)
         else if (n != 2 * ns)
             goto bad_window;
     }
+    bool transposed = false;
     for (int i = 0; i < ns; i++) {
-        if (ld[i] != 1) {
-            fail(c, s->start, NPU_ERR_UNSUPPORTED,
-                 "convolution: input dilation (lhs_dilate, a transposed convolution) is not "
-                 "supported");
-            return NULL;
-        }
-        if (pad[2 * i] < 0 || pad[2 * i + 1] < 0 || stride[i] < 1 || rd[i] < 1)
+        transposed |= ld[i] != 1;
+        if (pad[2 * i] < 0 || pad[2 * i + 1] < 0 || stride[i] < 1 || rd[i] < 1 || ld[i] < 1)
             goto bad_window;
     }
     const char *rv = shlo_find_attr(s->rest, s->pre_end, "reverse");
@@ -681,6 +728,9 @@ do_conv(struct cx *c, const struct stmt *s)
         return NULL;
     struct npu_value *in[2] = {xt, wt};
     struct npu_node *node;
+    if (transposed)
+        return transpose(c, conv_transpose(c, s, xt, wt, ns, stride, pad, ld, rd, groups), po,
+                         rank);
     struct npu_value *y = mk(c, NPU_OP_CONV, in, 2, &node);
     int64_t pads[2 * NPU_MAX_DIMS];
     for (int i = 0; i < ns; i++)
