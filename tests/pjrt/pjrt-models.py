@@ -315,6 +315,18 @@ def prog_jx_conv_transpose():
                              conv_nhwc(xd, w2, 1, ((1, 1), (1, 1))), dw]
 
 
+def prog_jx_kv_update():
+    r = rng(29)
+    cache, new, q = normal(r, (1, 8, 4), 1.0), normal(r, (1, 2, 4), 1.0), normal(r, (1, 4), 1.0)
+    x, row = normal(r, (6, 3), 1.0), normal(r, (3,), 1.0)
+    pos = np.array(7, np.int32)  # clamped to 6
+    out = cache.copy()
+    out[:, 6:8] = new
+    x2 = x.copy()
+    x2[4] = row
+    return [cache, new, pos, q, x, row], [out, np.einsum('bd,bsd->bs', q, out), x2]
+
+
 PROGRAMS.update({name[5:]: fn for name, fn in list(globals().items())
                  if name.startswith('prog_jx_')})
 

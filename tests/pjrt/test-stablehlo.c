@@ -165,13 +165,14 @@ main(int argc, char **argv)
                  "  return %0#1 : tensor<4xf32>\n}\n",
                  "line 3: 'stablehlo.while' is not supported");
     expect_error(
-        "func.func public @main(%arg0: tensor<8x4xf32>, %arg1: tensor<2x4xf32>, %arg2: "
+        "func.func public @main(%arg0: tensor<8x4xf32>, %arg1: tensor<2x3xf32>, %arg2: "
         "tensor<i32>) -> tensor<8x4xf32> {\n"
         "  %c = stablehlo.constant dense<0> : tensor<i32>\n"
         "  %0 = stablehlo.dynamic_update_slice %arg0, %arg1, %arg2, %c : (tensor<8x4xf32>, "
-        "tensor<2x4xf32>, tensor<i32>, tensor<i32>) -> tensor<8x4xf32>\n"
+        "tensor<2x3xf32>, tensor<i32>, tensor<i32>) -> tensor<8x4xf32>\n"
         "  return %0 : tensor<8x4xf32>\n}\n",
-        "line 3: 'stablehlo.dynamic_update_slice' is not supported");
+        "line 3: dynamic_update_slice: an update smaller than the operand on more than one "
+        "axis is not supported");
     expect_error("func.func public @main(%arg0: tensor<4x5xf32>, %arg1: tensor<3x2xi32>) -> "
                  "tensor<3xf32> {\n"
                  "  %0 = \"stablehlo.gather\"(%arg0, %arg1) <{dimension_numbers = "

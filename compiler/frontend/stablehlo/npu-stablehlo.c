@@ -1503,6 +1503,62 @@ do_dynamic_slice(struct cx *c, const struct stmt *s)
     return y;
 }
 
+/* dynamic_update_slice (a KV cache's write, lax.dynamic_update_slice): the
+ * update spans the operand on every axis but one, a; its rows go to
+ * clamp(start) + iota on a by ScatterND, with a moved to the front. */
+static struct npu_value *
+do_dynamic_update_slice(struct cx *c, const struct stmt *s)
+{
+    struct npu_value *x = s->in[0], *u = s->in[1];
+    int r = x->t.ndim, a = -1;
+    if (s->nin != r + 2 || u->t.ndim != r || u->t.dtype != x->t.dtype) {
+        fail(c, s->start, NPU_ERR_INVALID,
+             "dynamic_update_slice: expected the operand, an update of its rank and %d scalar "
+             "starts",
+             r);
+        return NULL;
+    }
+    for (int i = 0; i < r; i++) {
+        struct npu_value *v = s->in[2 + i];
+        if (v->t.ndim != 0 || !npu_dtype_is_int(v->t.dtype) || u->t.dims[i] > x->t.dims[i]) {
+            fail(c, s->start, NPU_ERR_INVALID, "dynamic_update_slice: bad start or size %d", i);
+            return NULL;
+        }
+        if (u->t.dims[i] == x->t.dims[i])
+            continue; /* the start clamps to 0 */
+        if (a >= 0) {
+            fail(c, s->start, NPU_ERR_UNSUPPORTED,
+                 "dynamic_update_slice: an update smaller than the operand on more than one "
+                 "axis is not supported");
+            return NULL;
+        }
+        a = i;
+    }
+    if (a < 0) /* the update replaces everything */
+        return u;
+    int64_t perm[NPU_MAX_DIMS], inv[NPU_MAX_DIMS], iota[4096], shp[2] = {u->t.dims[a], 1};
+    if (u->t.dims[a] > 4096) {
+        fail(c, s->start, NPU_ERR_UNSUPPORTED, "dynamic_update_slice: more than 4096 rows");
+        return NULL;
+    }
+    for (int64_t k = 0; k < u->t.dims[a]; k++)
+        iota[k] = k;
+    perm[0] = a;
+    for (int i = 0, k = 1; i < r; i++)
+        if (i != a)
+            perm[k++] = i;
+    for (int i = 0; i < r; i++)
+        inv[perm[i]] = i;
+    int64_t one = 1;
+    struct npu_value *b =
+        reshape(c, clamp_index(c, s->in[2 + a], x->t.dims[a] - u->t.dims[a]), &one, 1);
+    b = reshape(c, binop(c, NPU_OP_ADD, b, const_i64(c, iota, (int)u->t.dims[a])), shp, 2);
+    struct npu_value *in[3] = {transpose(c, x, perm, r), b, transpose(c, u, perm, r)};
+    if (!in[0] || !in[1] || !in[2])
+        return NULL;
+    return transpose(c, mk1(c, NPU_OP_SCATTER_ND, in, 3), inv, r);
+}
+
 /* pad: edge padding (not negative) with the scalar padding value; interior
  * padding is refused. */
 static struct npu_value *
@@ -1685,6 +1741,7 @@ op_known(const char *op)
         "stablehlo.reduce_window",
         "stablehlo.gather",
         "stablehlo.dynamic_slice",
+        "stablehlo.dynamic_update_slice",
         "stablehlo.pad",
         "stablehlo.reverse",
         "stablehlo.constant",
@@ -1834,6 +1891,11 @@ emit_stmt(struct cx *c, struct scope *sc, struct stmt *s, struct npu_value **out
                 return fail(c, s->start, NPU_ERR_INVALID,
                             "dynamic_slice: expected operands and one result");
             y = do_dynamic_slice(c, s);
+        } else if (!strcmp(o, "dynamic_update_slice")) {
+            if (s->nres != 1 || !s->has_out || s->nin < 2)
+                return fail(c, s->start, NPU_ERR_INVALID,
+                            "dynamic_update_slice: expected operands and one result");
+            y = do_dynamic_update_slice(c, s);
         } else if (!strcmp(o, "pad")) {
             if ((st = need_in(c, s, 2)))
                 return st;
