@@ -300,7 +300,8 @@ def prog_jx_logsumexp():
     x = normal(rng(27), (3, 5), 2.0)
     n = np.array([7, -7, 0, 3, -1, 11], np.int32)
     m = x.max(1, keepdims=True)
-    return [x, n], [(np.log(np.exp(x - m).sum(1)) + m[:, 0]).astype(np.float32), np.mod(n, 3)]
+    return [x, n], [(np.log(np.exp(x - m).sum(1)) + m[:, 0]).astype(np.float32), np.mod(n, 3),
+                    x.prod(1)]
 
 
 def prog_jx_conv_transpose():

@@ -803,8 +803,9 @@ static const struct {
     /* on i1 (jnp.all, the in-bounds mask of jnp.take's fill mode): min / max of 0 and 1 */
     {"stablehlo.and", NPU_OP_REDUCE_MIN, NPU_OP_AND},
     {"stablehlo.or", NPU_OP_REDUCE_MAX, NPU_OP_OR},
+    {"stablehlo.multiply", NPU_OP_REDUCE_PROD, NPU_OP_MUL}, /* jnp.prod */
 };
-enum { BODY_ADD, BODY_MAX, BODY_MIN, BODY_AND, BODY_OR, NBODIES };
+enum { BODY_ADD, BODY_MAX, BODY_MIN, BODY_AND, BODY_OR, BODY_MUL, NBODIES };
 
 static bool
 is_identity_init(const struct npu_value *init, int body)
@@ -816,6 +817,7 @@ is_identity_init(const struct npu_value *init, int body)
     case BODY_ADD: return v == 0;
     case BODY_AND: return v != 0;
     case BODY_OR: return v == 0;
+    case BODY_MUL: return v == 1;
     case BODY_MIN:
         return v == INFINITY || v >= 3.4e38 ||
                (npu_dtype_is_int(init->t.dtype) && v >= 2147483647.0);
@@ -851,7 +853,8 @@ reduce_body(struct cx *c, const struct stmt *s, const char *what)
         while (q + l < s->end && shlo_is_ident(q[l]) && l < 40)
             l++;
         fail(c, s->start, NPU_ERR_UNSUPPORTED,
-             "%s: only a body of one stablehlo.add, maximum, minimum, and or or is supported%s%.*s",
+             "%s: only a body of one stablehlo.add, maximum, minimum, multiply, and or or is "
+             "supported%s%.*s",
              what, other ? ", found " : "", other ? l : 0, q);
         return -1;
     }
@@ -1274,7 +1277,7 @@ do_reduce_window(struct cx *c, const struct stmt *s)
             return NULL;
         }
     }
-    if (body == BODY_AND || body == BODY_OR) {
+    if (body == BODY_AND || body == BODY_OR || body == BODY_MUL) {
         fail(c, s->start, NPU_ERR_UNSUPPORTED, "reduce_window: %s is not supported",
              reduce_bodies[body].name);
         return NULL;

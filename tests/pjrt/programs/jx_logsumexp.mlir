@@ -2,12 +2,15 @@
 // where it is not finite: stablehlo.is_finite, select; sign and abs of the
 // sum) and jnp.mod(n, 3) on i32 (stablehlo.remainder, then the sign fix:
 // compare on i1, and, select), as `jax.jit(f).lower(x, n).as_text()` prints
-// them in jax 0.4.2x-0.5. Written by hand from our knowledge of that output.
+// them in jax 0.4.2x-0.5, and jnp.prod(x, axis=1) (reduce with multiply).
+// Written by hand from our knowledge of that output.
 module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
-  func.func public @main(%arg0: tensor<3x5xf32> {mhlo.layout_mode = "default"}, %arg1: tensor<6xi32> {mhlo.layout_mode = "default"}) -> (tensor<3xf32> {jax.result_info = "[0]", mhlo.layout_mode = "default"}, tensor<6xi32> {jax.result_info = "[1]", mhlo.layout_mode = "default"}) {
+  func.func public @main(%arg0: tensor<3x5xf32> {mhlo.layout_mode = "default"}, %arg1: tensor<6xi32> {mhlo.layout_mode = "default"}) -> (tensor<3xf32> {jax.result_info = "[0]", mhlo.layout_mode = "default"}, tensor<6xi32> {jax.result_info = "[1]", mhlo.layout_mode = "default"}, tensor<3xf32> {jax.result_info = "[2]", mhlo.layout_mode = "default"}) {
     %0 = call @logsumexp(%arg0) : (tensor<3x5xf32>) -> tensor<3xf32>
     %1 = call @remainder(%arg1) : (tensor<6xi32>) -> tensor<6xi32>
-    return %0, %1 : tensor<3xf32>, tensor<6xi32>
+    %cst = stablehlo.constant dense<1.000000e+00> : tensor<f32>
+    %2 = stablehlo.reduce(%arg0 init: %cst) applies stablehlo.multiply across dimensions = [1] : (tensor<3x5xf32>, tensor<f32>) -> tensor<3xf32>
+    return %0, %1, %2 : tensor<3xf32>, tensor<6xi32>, tensor<3xf32>
   }
   func.func private @logsumexp(%arg0: tensor<3x5xf32> {mhlo.layout_mode = "default"}) -> (tensor<3xf32> {mhlo.layout_mode = "default"}) {
     %cst = stablehlo.constant dense<0xFF800000> : tensor<f32>
