@@ -328,14 +328,24 @@ def prog_jx_kv_update():
     return [cache, new, pos, q, x, row], [out, np.einsum('bd,bsd->bs', q, out), x2]
 
 
+def prog_jx_topk():
+    x = normal(rng(30), (2, 10), 1.0)
+    x[0, 4] = np.inf
+    x[1, 7] = -np.inf
+    x[1, 2] = x[1, 5] = 3.0  # a tie: the lower index first
+    idx = np.argsort(-x, axis=1, kind='stable')[:, :3]
+    return [x], [np.take_along_axis(x, idx, 1), idx.astype(np.int32), np.isinf(x),
+                 np.isneginf(x)]
+
+
 PROGRAMS.update({name[5:]: fn for name, fn in list(globals().items())
                  if name.startswith('prog_jx_')})
 
 
 def compare(out, ref):
-    """Maximum absolute error and the tolerance's scale; NaN where the
-    reference has NaN (jnp.take's fill value) counts as equal, NaN elsewhere
-    as an infinite error."""
+    """Maximum absolute error and the tolerance's scale (the largest finite
+    |reference|); NaN where the reference has NaN (jnp.take's fill value) and
+    an equal infinity count as equal, NaN elsewhere as an infinite error."""
     if not ref.size:
         return 0.0, 1.0
     o, r = out.astype(np.float64), ref.astype(np.float64)
@@ -344,7 +354,11 @@ def compare(out, ref):
         return float('inf'), 1.0
     if nan.all():
         return 0.0, 1.0
-    return (float(np.abs(o - r)[~nan].max()), max(1.0, float(np.abs(r[~nan]).max())))
+    o, r = o[~nan], r[~nan]
+    with np.errstate(invalid='ignore'):  # equal infinities are equal
+        err = np.where(o == r, 0.0, np.abs(o - r))
+    fin = np.abs(r[np.isfinite(r)])
+    return float(err.max()), max(1.0, float(fin.max()) if fin.size else 1.0)
 
 
 def run(pjrt_run, plugin, program, backend, inputs, tmp):

@@ -1562,6 +1562,42 @@ do_dynamic_update_slice(struct cx *c, const struct stmt *s)
     return transpose(c, mk1(c, NPU_OP_SCATTER_ND, in, 3), inv, r);
 }
 
+/* chlo.top_k (jax.lax.top_k): the k largest along the last axis, in order,
+ * and their indices (ties keep the lower index first, as XLA's): TopK, the
+ * int64 indices cast to the declared type. Binds %r#0 and %r#1. */
+static enum npu_status
+do_top_k(struct cx *c, struct scope *sc, const struct stmt *s)
+{
+    int64_t k = -1;
+    struct shlo_type rt[2];
+    if (s->nin != 1 || s->nres != 2 || attr_ints(s, "k", &k, 1) != 1 || k < 0 ||
+        s->in[0]->t.ndim < 1 || k > s->in[0]->t.dims[s->in[0]->t.ndim - 1] ||
+        result_types(c, s, rt, 2) != 2)
+        return fail(c, s->start, NPU_ERR_INVALID,
+                    "chlo.top_k: expected one operand, `k = N` within its last axis and two "
+                    "results");
+    char nm[192];
+    snprintf(nm, sizeof nm, "%sTopK_%u", c->prefix, c->uniq++);
+    struct npu_value *in[2] = {s->in[0], const_i64(c, &k, 1)};
+    struct npu_node *n = in[1] ? npu_node_new(c->g, NPU_OP_TOP_K, nm, in, 2, 2, NULL) : NULL;
+    if (!n)
+        return fail(c, s->start, NPU_ERR_INVALID, "chlo.top_k could not be mapped");
+    npu_graph_append(c->g, n);
+    struct npu_value *r[2] = {NULL, NULL};
+    if (!npu_node_set_int(c->g, n, "axis", -1) && !npu_node_set_int(c->g, n, "largest", 1) &&
+        !npu_node_set_int(c->g, n, "sorted", 1) && npu_infer_node(c->g, n) == NPU_OK)
+        r[0] = n->out[0], r[1] = cast_to(c, n->out[1], rt[1].dt);
+    for (int i = 0; i < 2; i++) {
+        if (!r[i] || !same_type(r[i], &rt[i]))
+            return fail(c, s->start, NPU_ERR_INVALID,
+                        "chlo.top_k: result %d does not have the declared type", i);
+        snprintf(nm, sizeof nm, "%s#%d", s->res, i);
+        if (!bind(sc, nm, r[i]))
+            return NPU_ERR_NOMEM;
+    }
+    return NPU_OK;
+}
+
 /* pad: edge padding (not negative) with the scalar padding value; interior
  * padding is refused. */
 static struct npu_value *
@@ -1730,6 +1766,10 @@ op_known(const char *op)
         "func.call",
         "stablehlo.composite",
         "chlo.erf",
+        "chlo.top_k",
+        "chlo.is_inf",
+        "chlo.is_pos_inf",
+        "chlo.is_neg_inf",
         "sdy.sharding_constraint",
         "stablehlo.rsqrt",
         "stablehlo.exponential_minus_one",
@@ -1815,6 +1855,19 @@ emit_stmt(struct cx *c, struct scope *sc, struct stmt *s, struct npu_value **out
         if ((st = need_in(c, s, 1)))
             return st;
         y = mk1(c, NPU_OP_IDENTITY, s->in, 1);
+        goto check;
+    }
+    if (!strcmp(s->op, "chlo.top_k"))
+        return do_top_k(c, sc, s);
+    if (!strcmp(s->op, "chlo.is_inf") || !strcmp(s->op, "chlo.is_pos_inf") ||
+        !strcmp(s->op, "chlo.is_neg_inf")) { /* jnp.isinf, isposinf, isneginf */
+        if ((st = need_in(c, s, 1)))
+            return st;
+        struct npu_node *n;
+        y = mk(c, NPU_OP_IS_INF, s->in, 1, &n);
+        if (!y || npu_node_set_int(c->g, n, "detect_negative", s->op[8] != 'p') ||
+            npu_node_set_int(c->g, n, "detect_positive", s->op[8] != 'n') || !infer(c, y))
+            y = NULL;
         goto check;
     }
     if (!strcmp(s->op, "chlo.erf")) { /* jax.nn.gelu(approximate=False) */
