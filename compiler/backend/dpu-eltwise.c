@@ -5,6 +5,7 @@
  * (the second read by ERDMA), or an activation and a constant through the BS / BN stages
  * (a scalar or per-channel constant) or as an EW operand map.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -186,6 +187,13 @@ dl_lower_eltwise(struct rkd *b, struct npu_node *n, struct why *w)
     for (uint32_t i = 0; kind < 2 && op == NPU_OP_DIV && !swapped && i < vm.view[0]; i++)
         if (chv[i] == 0)
             kind = 2; /* x / 0: let the DPU divide (inf / nan as the CPU gets them) */
+    /* max(x, c) = relu(x - c) + c is NaN for an infinite c (the -inf of a reduce's init that
+     * jnp.max(..., initial=-inf) applies again) and loses x when |c| dwarfs it: such constants
+     * go as an fp16 map to EW MAX / MIN (beyond fp16's range they become +-inf, which orders
+     * the same against every fp16 x) */
+    for (uint32_t i = 0; kind < 2 && (op == NPU_OP_MAX || op == NPU_OP_MIN) && i < vm.view[0]; i++)
+        if (!(fabsf(chv[i]) <= 65504.0f))
+            kind = 2;
     if (kind < 2 && !div_by_x) {
         bool unused;
         const_stages(b, op, swapped, kind, chv, vm.view[0], &p.st, &unused);

@@ -21,6 +21,8 @@ struct bin {
     int64_t dims_b[4];
     bool b_const, b_first;
     int range;
+    bool k_set; /* every constant element k (else seeded values) */
+    float k;
 };
 
 static struct npu_graph *
@@ -36,7 +38,7 @@ build_bin(const void *vp)
         float *v = malloc((size_t)n * 4);
         uint32_t s = 99 + (uint32_t)p->op;
         for (int64_t i = 0; i < n; i++) {
-            v[i] = tu_val(&s, 24);
+            v[i] = p->k_set ? p->k : tu_val(&s, 24);
             if (p->op == NPU_OP_DIV && v[i] == 0)
                 v[i] = 0.5f;
         }
@@ -123,6 +125,40 @@ test_binary(void)
             free(c.in[0].data);
             free(c.in[1].data);
         }
+    /* Max / Min with a constant beyond fp16's range: the -inf that jnp.max(..., initial=-inf)
+     * and softmax apply after their reduce (StableHLO from jax) was NaN through
+     * relu(x - c) + c; huge finite constants lost x */
+    static const struct {
+        enum npu_op op;
+        int ndim_b;
+        float k;
+        const char *label;
+    } big[] = {
+        {NPU_OP_MAX, 0, -INFINITY, "Max scalar -inf"},
+        {NPU_OP_MIN, 0, INFINITY, "Min scalar +inf"},
+        {NPU_OP_MAX, 0, -3.4e38f, "Max scalar -3.4e38"},
+        {NPU_OP_MIN, 1, 1e30f, "Min chan 1e30"},
+    };
+    for (size_t k = 0; k < NPU_ARRAY_SIZE(big); k++) {
+        struct bin p = {.op = big[k].op,
+                        .ndim = 3,
+                        .dims = {1, 6, 20},
+                        .b_const = true,
+                        .ndim_b = big[k].ndim_b,
+                        .dims_b = {20},
+                        .k_set = true,
+                        .k = big[k].k};
+        struct gcase c = {.label = big[k].label,
+                          .build = build_bin,
+                          .ctx = &p,
+                          .nin = 1,
+                          .atol = 1e-6,
+                          .rtol = ldexp(1, -11),
+                          .expect_all_npu = true};
+        gc_fill(&c.in[0], p.ndim, p.dims, 7 + (uint32_t)k, 40, 0);
+        gc_run(&c);
+        free(c.in[0].data);
+    }
 }
 
 /* ---- unary ----------------------------------------------------------------------------- */

@@ -167,8 +167,8 @@ def main():
     # refusals name the op, the VHLO op and the producer
     with tempfile.TemporaryDirectory() as tmp:
         for prog, entry, inputs, needles in [
-            ('stablehlo_legalize_to_vhlo.1_20_0.mlir.bc', 'op_cosine', [f32()],
-             ["producer 'StableHLO_v1.20.0'", 'vhlo.cosine_v2', "'stablehlo.cosine' is not "
+            ('stablehlo_legalize_to_vhlo.1_20_0.mlir.bc', 'op_sort', [f32(16)],
+             ["producer 'StableHLO_v1.20.0'", 'vhlo.sort_v1', "'stablehlo.sort' is not "
               "supported"]),
             ('invalid_vhlo_future.mlir.bc', None, [],
              ["producer 'StableHLO_v2.0.0'", "'vhlo.constant_v99' is not supported"]),

@@ -312,13 +312,13 @@ main(int argc, char **argv)
     PJRT_LoadedExecutable *exe = NULL;
     EXPECT_ERR(compile(client, add_program, sizeof add_program - 1, "hlo", &exe),
                PJRT_Error_Code_INVALID_ARGUMENT, "format 'hlo'");
-    const char cosine[] = "func.func public @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {\n"
-                          "  %0 = stablehlo.cosine %arg0 : tensor<4xf32>\n"
-                          "  return %0 : tensor<4xf32>\n}\n";
-    EXPECT_ERR(compile(client, cosine, sizeof cosine - 1, "mlir", &exe),
-               PJRT_Error_Code_UNIMPLEMENTED, "'stablehlo.cosine' is not supported");
-    EXPECT_ERR(compile(client, cosine, sizeof cosine - 1, "mlir", &exe),
-               PJRT_Error_Code_UNIMPLEMENTED, "StableHLO 1.0.0");
+    const char cbrt[] = "func.func public @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {\n"
+                        "  %0 = stablehlo.cbrt %arg0 : tensor<4xf32>\n"
+                        "  return %0 : tensor<4xf32>\n}\n";
+    EXPECT_ERR(compile(client, cbrt, sizeof cbrt - 1, "mlir", &exe), PJRT_Error_Code_UNIMPLEMENTED,
+               "'stablehlo.cbrt' is not supported");
+    EXPECT_ERR(compile(client, cbrt, sizeof cbrt - 1, "mlir", &exe), PJRT_Error_Code_UNIMPLEMENTED,
+               "StableHLO 1.0.0");
     EXPECT_ERR(compile(client, "ML\xefR\x00\x01\x02", 7, "mlir", &exe),
                PJRT_Error_Code_INVALID_ARGUMENT, "corrupt MLIR bytecode");
     EXPECT_ERR(compile(client, "hello", 5, "mlir", &exe), PJRT_Error_Code_INVALID_ARGUMENT,

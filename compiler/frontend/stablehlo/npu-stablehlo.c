@@ -220,6 +220,8 @@ same_type(const struct npu_value *v, const struct shlo_type *t)
 
 /* ---- statements ------------------------------------------------------------- */
 
+static bool op_known(const char *op);
+
 /* Splits a statement into results, op name, operands and result type. */
 static enum npu_status
 split_stmt(struct cx *c, const struct scope *sc, struct stmt *s)
@@ -302,6 +304,12 @@ split_stmt(struct cx *c, const struct scope *sc, struct stmt *s)
             char nm[64];
             const char *r = read_ref(q, s->pre_end, nm, sizeof nm);
             struct npu_value *v = lookup(sc, nm);
+            if (!v && !op_known(s->op)) /* an op with its own binding syntax (while's %iterArg) */
+                return fail(c, s->start, NPU_ERR_UNSUPPORTED,
+                            "'%s' is not supported by the StableHLO reader (StableHLO %d.%d.%d "
+                            "ops: see docs/jax.md)",
+                            s->op, NPU_STABLEHLO_VERSION_MAJOR, NPU_STABLEHLO_VERSION_MINOR,
+                            NPU_STABLEHLO_VERSION_PATCH);
             if (!v)
                 return fail(c, q, NPU_ERR_INVALID, "'%%%s' is not defined", nm);
             if (s->nin >= MAX_IN)
@@ -569,6 +577,57 @@ conv_layout(const char *p, const char *end, char l1, char l2, int *p1, int *p2, 
     return p + 1;
 }
 
+/* A convolution with input dilation (lhs_dilate: jax.lax.conv_transpose,
+ * flax ConvTranspose) over NCHW x and OIHW w: the window slides over x with
+ * d - 1 zeros between its elements, padded (lo, hi), which is ConvTranspose
+ * with strides d, the kernel flipped in space and laid out IOHW, and pads
+ * keff - 1 - lo at the start and keff - 1 - hi at the end (keff the dilated
+ * kernel's extent); an end pad below 0 by less than d is output_padding.
+ * Window strides, groups and larger pads are refused. */
+static struct npu_value *
+conv_transpose(struct cx *c, const struct stmt *s, struct npu_value *xt, struct npu_value *wt,
+               int ns, const int64_t *stride, const int64_t *pad, const int64_t *ld,
+               const int64_t *rd, int64_t groups)
+{
+    int64_t pads[2 * NPU_MAX_DIMS], op[NPU_MAX_DIMS], st[NPU_MAX_DIMS], en[NPU_MAX_DIMS];
+    int64_t ax[NPU_MAX_DIMS], sp[NPU_MAX_DIMS], perm[NPU_MAX_DIMS];
+    bool any_op = false;
+    for (int i = 0; i < ns; i++) {
+        int64_t k = wt->t.dims[2 + i], keff = (k - 1) * rd[i] + 1;
+        pads[i] = keff - 1 - pad[2 * i];
+        pads[ns + i] = keff - 1 - pad[2 * i + 1];
+        op[i] = 0;
+        if (pads[ns + i] < 0 && -pads[ns + i] < ld[i])
+            op[i] = -pads[ns + i], pads[ns + i] = 0, any_op = true;
+        if (stride[i] != 1 || groups != 1 || pads[i] < 0 || pads[ns + i] < 0) {
+            fail(c, s->start, NPU_ERR_UNSUPPORTED,
+                 "convolution: input dilation (lhs_dilate, a transposed convolution) is "
+                 "supported only with window strides 1, one group and padding within the "
+                 "dilated kernel");
+            return NULL;
+        }
+        st[i] = -1, en[i] = -k - 1, ax[i] = 2 + i, sp[i] = -1;
+    }
+    struct npu_value *sl[5] = {wt, const_i64(c, st, ns), const_i64(c, en, ns), const_i64(c, ax, ns),
+                               const_i64(c, sp, ns)};
+    if (!sl[1] || !sl[2] || !sl[3] || !sl[4])
+        return NULL;
+    struct npu_value *wf = mk1(c, NPU_OP_SLICE, sl, 5);
+    for (int i = 0; i < ns + 2; i++)
+        perm[i] = i < 2 ? 1 - i : i;
+    struct npu_value *in[2] = {xt, transpose(c, wf, perm, ns + 2)};
+    if (!in[1])
+        return NULL;
+    struct npu_node *node;
+    struct npu_value *y = mk(c, NPU_OP_CONV_TRANSPOSE, in, 2, &node);
+    if (!y || npu_node_set_ints(c->g, node, "strides", ld, (size_t)ns) ||
+        npu_node_set_ints(c->g, node, "pads", pads, (size_t)(2 * ns)) ||
+        npu_node_set_ints(c->g, node, "dilations", rd, (size_t)ns) ||
+        (any_op && npu_node_set_ints(c->g, node, "output_padding", op, (size_t)ns)) || !infer(c, y))
+        return NULL;
+    return y;
+}
+
 static struct npu_value *
 do_conv(struct cx *c, const struct stmt *s)
 {
@@ -630,14 +689,10 @@ do_conv(struct cx *c, const struct stmt *s)
         else if (n != 2 * ns)
             goto bad_window;
     }
+    bool transposed = false;
     for (int i = 0; i < ns; i++) {
-        if (ld[i] != 1) {
-            fail(c, s->start, NPU_ERR_UNSUPPORTED,
-                 "convolution: input dilation (lhs_dilate, a transposed convolution) is not "
-                 "supported");
-            return NULL;
-        }
-        if (pad[2 * i] < 0 || pad[2 * i + 1] < 0 || stride[i] < 1 || rd[i] < 1)
+        transposed |= ld[i] != 1;
+        if (pad[2 * i] < 0 || pad[2 * i + 1] < 0 || stride[i] < 1 || rd[i] < 1 || ld[i] < 1)
             goto bad_window;
     }
     const char *rv = shlo_find_attr(s->rest, s->pre_end, "reverse");
@@ -673,6 +728,9 @@ do_conv(struct cx *c, const struct stmt *s)
         return NULL;
     struct npu_value *in[2] = {xt, wt};
     struct npu_node *node;
+    if (transposed)
+        return transpose(c, conv_transpose(c, s, xt, wt, ns, stride, pad, ld, rd, groups), po,
+                         rank);
     struct npu_value *y = mk(c, NPU_OP_CONV, in, 2, &node);
     int64_t pads[2 * NPU_MAX_DIMS];
     for (int i = 0; i < ns; i++)
@@ -735,20 +793,102 @@ do_broadcast(struct cx *c, const struct stmt *s)
     return in[1] ? mk1(c, NPU_OP_EXPAND, in, 2) : NULL;
 }
 
+static const struct {
+    const char *name;
+    enum npu_op red, elt;
+} reduce_bodies[] = {
+    {"stablehlo.add", NPU_OP_REDUCE_SUM, NPU_OP_ADD},
+    {"stablehlo.maximum", NPU_OP_REDUCE_MAX, NPU_OP_MAX},
+    {"stablehlo.minimum", NPU_OP_REDUCE_MIN, NPU_OP_MIN},
+    /* on i1 (jnp.all, the in-bounds mask of jnp.take's fill mode): min / max of 0 and 1 */
+    {"stablehlo.and", NPU_OP_REDUCE_MIN, NPU_OP_AND},
+    {"stablehlo.or", NPU_OP_REDUCE_MAX, NPU_OP_OR},
+    {"stablehlo.multiply", NPU_OP_REDUCE_PROD, NPU_OP_MUL}, /* jnp.prod */
+};
+enum { BODY_ADD, BODY_MAX, BODY_MIN, BODY_AND, BODY_OR, BODY_MUL, NBODIES };
+
 static bool
-is_identity_init(const struct npu_value *init, enum npu_op op)
+is_identity_init(const struct npu_value *init, int body)
 {
     if (!npu_value_data(init) || npu_value_numel(init) != 1)
         return false;
     double v = npu_value_get_f64(init, 0);
-    if (op == NPU_OP_REDUCE_SUM)
-        return v == 0;
-    if (op == NPU_OP_REDUCE_MIN)
+    switch (body) {
+    case BODY_ADD: return v == 0;
+    case BODY_AND: return v != 0;
+    case BODY_OR: return v == 0;
+    case BODY_MUL: return v == 1;
+    case BODY_MIN:
         return v == INFINITY || v >= 3.4e38 ||
                (npu_dtype_is_int(init->t.dtype) && v >= 2147483647.0);
-    /* max: -inf or the lowest finite value of the type */
-    return v == -INFINITY || v <= -3.4e38 ||
-           (npu_dtype_is_int(init->t.dtype) && v <= -2147483648.0);
+    default: /* max: -inf or the lowest finite value of the type */
+        return v == -INFINITY || v <= -3.4e38 ||
+               (npu_dtype_is_int(init->t.dtype) && v <= -2147483648.0);
+    }
+}
+
+/* The body of a reduce or reduce_window: one of reduce_bodies (and the
+ * return), else -1 with the error naming what was found. */
+static int
+reduce_body(struct cx *c, const struct stmt *s, const char *what)
+{
+    int found = -1, kinds = 0;
+    for (int i = 0; i < NBODIES; i++) {
+        size_t l = strlen(reduce_bodies[i].name);
+        for (const char *q = s->rest; q + l <= s->end; q++)
+            if (!memcmp(q, reduce_bodies[i].name, l) && (q + l == s->end || !shlo_is_ident(q[l]))) {
+                found = i, kinds++;
+                break;
+            }
+    }
+    const char *other = NULL;
+    for (const char *q = s->rest; q + 10 <= s->end && !other; q++)
+        if (!memcmp(q, "stablehlo.", 10) && (q + 16 > s->end || memcmp(q, "stablehlo.return", 16)))
+            if (found < 0 ||
+                memcmp(q, reduce_bodies[found].name, strlen(reduce_bodies[found].name)))
+                other = q;
+    if (kinds != 1 || other) {
+        const char *q = other ? other : s->rest;
+        int l = 0;
+        while (q + l < s->end && shlo_is_ident(q[l]) && l < 40)
+            l++;
+        fail(c, s->start, NPU_ERR_UNSUPPORTED,
+             "%s: only a body of one stablehlo.add, maximum, minimum, multiply, and or or is "
+             "supported%s%.*s",
+             what, other ? ", found " : "", other ? l : 0, q);
+        return -1;
+    }
+    return found;
+}
+
+static struct npu_value *
+cast_to(struct cx *c, struct npu_value *x, enum npu_dtype dt)
+{
+    if (!x || x->t.dtype == dt)
+        return x;
+    struct npu_node *n;
+    struct npu_value *v = mk(c, NPU_OP_CAST, &x, 1, &n);
+    if (!v || npu_node_set_int(c->g, n, "to", npu_dtype_to_onnx(dt)) || !infer(c, v))
+        return NULL;
+    return v;
+}
+
+/* Reduce* over dims (keepdims 0) of the body's kind; i1 and/or through i32. */
+static struct npu_value *
+reduce_dims(struct cx *c, struct npu_value *x, const int64_t *dims, int nd, int body)
+{
+    enum npu_dtype dt = x->t.dtype;
+    if (body == BODY_AND || body == BODY_OR) {
+        if (dt != NPU_DTYPE_BOOL)
+            return NULL;
+        x = cast_to(c, x, NPU_DTYPE_INT32);
+    }
+    struct npu_value *in[2] = {x, const_i64(c, dims, nd)};
+    struct npu_node *node;
+    struct npu_value *y = in[0] && in[1] ? mk(c, reduce_bodies[body].red, in, 2, &node) : NULL;
+    if (!y || npu_node_set_int(c->g, node, "keepdims", 0) || !infer(c, y))
+        return NULL;
+    return cast_to(c, y, dt);
 }
 
 static struct npu_value *
@@ -760,36 +900,12 @@ do_reduce(struct cx *c, const struct stmt *s)
              s->nin);
         return NULL;
     }
-    static const struct {
-        const char *name;
-        enum npu_op red, elt;
-    } bodies[] = {
-        {"stablehlo.add", NPU_OP_REDUCE_SUM, NPU_OP_ADD},
-        {"stablehlo.maximum", NPU_OP_REDUCE_MAX, NPU_OP_MAX},
-        {"stablehlo.minimum", NPU_OP_REDUCE_MIN, NPU_OP_MIN},
-    };
-    int found = -1, kinds = 0;
-    for (int i = 0; i < 3; i++) {
-        size_t l = strlen(bodies[i].name);
-        for (const char *q = s->rest; q + l <= s->end; q++)
-            if (!memcmp(q, bodies[i].name, l) && (q + l == s->end || !shlo_is_ident(q[l]))) {
-                found = i, kinds++;
-                break;
-            }
-    }
-    const char *other = NULL;
-    for (const char *q = s->rest; q + 10 <= s->end && !other; q++)
-        if (!memcmp(q, "stablehlo.", 10) && (q + 16 > s->end || memcmp(q, "stablehlo.return", 16)))
-            if (found < 0 || memcmp(q, bodies[found].name, strlen(bodies[found].name)))
-                other = q;
-    if (kinds != 1 || other) {
-        const char *q = other ? other : s->rest;
-        int l = 0;
-        while (q + l < s->end && shlo_is_ident(q[l]) && l < 40)
-            l++;
-        fail(c, s->start, NPU_ERR_UNSUPPORTED,
-             "reduce: only a body of one stablehlo.add, maximum or minimum is supported%s%.*s",
-             other ? ", found " : "", other ? l : 0, q);
+    int found = reduce_body(c, s, "reduce");
+    if (found < 0)
+        return NULL;
+    if ((found == BODY_AND || found == BODY_OR) && s->in[0]->t.dtype != NPU_DTYPE_BOOL) {
+        fail(c, s->start, NPU_ERR_UNSUPPORTED, "reduce: %s is supported on i1 only",
+             reduce_bodies[found].name);
         return NULL;
     }
     int64_t dims[NPU_MAX_DIMS];
@@ -799,16 +915,11 @@ do_reduce(struct cx *c, const struct stmt *s)
         return NULL;
     }
     struct npu_value *y = s->in[0];
-    if (nd > 0) {
-        struct npu_value *in[2] = {s->in[0], const_i64(c, dims, nd)};
-        struct npu_node *node;
-        y = in[1] ? mk(c, bodies[found].red, in, 2, &node) : NULL;
-        if (!y || npu_node_set_int(c->g, node, "keepdims", 0) || !infer(c, y))
-            return NULL;
-    }
-    if (!is_identity_init(s->in[1], bodies[found].red)) {
+    if (nd > 0 && !(y = reduce_dims(c, y, dims, nd, found)))
+        return NULL;
+    if (!is_identity_init(s->in[1], found)) {
         struct npu_value *in[2] = {y, s->in[1]};
-        y = mk1(c, bodies[found].elt, in, 2);
+        y = mk1(c, reduce_bodies[found].elt, in, 2);
     }
     return y;
 }
@@ -964,6 +1075,585 @@ do_compare(struct cx *c, const struct stmt *s)
     return y;
 }
 
+/* ---- ops beyond the first list (the shloprobe programs, docs/jax.md) ------ */
+
+/* A constant of dtype dt and shape dims filled with v. */
+static struct npu_value *
+const_num(struct cx *c, enum npu_dtype dt, double v, int ndim, const int64_t *dims)
+{
+    struct npu_tensor t = {.dtype = dt, .ndim = ndim};
+    if (ndim)
+        memcpy(t.dims, dims, (size_t)ndim * sizeof *dims);
+    int64_t numel = npu_tensor_numel(&t), nb = npu_tensor_nbytes(&t);
+    if (numel < 0 || nb < 0 || nb > ((int64_t)1 << 28))
+        return NULL;
+    t.data = npu_graph_alloc(c->g, (size_t)(nb ? nb : 1));
+    char lit[48], why[96], nm[128];
+    snprintf(lit, sizeof lit, "%.17g>", v);
+    if (!t.data || !shlo_parse_dense(lit, lit + strlen(lit), dt, numel, t.data, why, sizeof why))
+        return NULL;
+    snprintf(nm, sizeof nm, "%sconst_%u", c->prefix, c->uniq++);
+    return npu_graph_add_const_owned(c->g, nm, &t);
+}
+
+static struct npu_value *
+binop(struct cx *c, enum npu_op op, struct npu_value *a, struct npu_value *b)
+{
+    struct npu_value *in[2] = {a, b};
+    return a && b ? mk1(c, op, in, 2) : NULL;
+}
+
+/* The result types after the signature's top-level "->": one, or a
+ * parenthesised list. Returns the count, -1 with the error given. */
+static int
+result_types(struct cx *c, const struct stmt *s, struct shlo_type *t, int max)
+{
+    char why[160];
+    const char *arrow = NULL, *end = s->end;
+    int depth = 0;
+    for (const char *q = s->sig; q && q < end; q++) {
+        if (*q == '-' && q + 1 < end && q[1] == '>') {
+            if (depth == 0)
+                arrow = q + 2;
+            q++;
+            continue;
+        }
+        if (strchr("([{<", *q))
+            depth++;
+        else if (strchr(")]}>", *q))
+            depth--;
+        if (depth == 0 && end - q > 8 && !strncmp(q, "reducer", 7))
+            break;
+    }
+    if (!arrow) {
+        fail(c, s->start, NPU_ERR_INVALID, "%s: no result types", s->op);
+        return -1;
+    }
+    const char *p = shlo_ws(arrow, end);
+    bool paren = p < end && *p == '(';
+    p += paren;
+    int n = 0;
+    for (;;) {
+        if (n == max) {
+            fail(c, s->start, NPU_ERR_UNSUPPORTED, "%s: more than %d results", s->op, max);
+            return -1;
+        }
+        if (!shlo_parse_type(&p, end, &t[n++], why, sizeof why)) {
+            fail(c, s->start, NPU_ERR_UNSUPPORTED, "%s: %s", s->op, why);
+            return -1;
+        }
+        p = shlo_ws(p, end);
+        if (p < end && *p == '{') /* result attributes */
+            p = shlo_ws(shlo_skip_group(p, end), end);
+        if (!paren || p >= end || *p != ',')
+            break;
+        p++;
+    }
+    return n;
+}
+
+/* jnp.argmax / argmin: `%r:2 = reduce(%x init: %v0), (%iota init: %i0)` with
+ * JAX's reducer (the first compare is the value's: GT for argmax, LT for
+ * argmin; ties keep the lower index). Recognised by that shape, %iota a
+ * constant iota along the one reduced dimension; mapped to ReduceMax/Min and
+ * ArgMax/Min (first index). JAX's reducer also picks NaN; ArgMax does not
+ * promise that. */
+static enum npu_status
+do_reduce_arg(struct cx *c, struct scope *sc, const struct stmt *s)
+{
+    const char *ini = NULL;
+    for (const char *q = s->rest; q + 5 <= s->pre_end && !ini; q++)
+        if (!memcmp(q, "init:", 5))
+            ini = q;
+    struct npu_value *x = s->in[0], *idx = ini ? s->in[2] : s->in[1];
+    struct npu_value *x0 = ini ? s->in[1] : s->in[2];
+    int64_t d = -1;
+    int nd = attr_ints(s, "dimensions", &d, 1);
+    const char *cmp = NULL;
+    for (const char *q = s->rest; q + 17 <= s->end && !cmp; q++)
+        if (!memcmp(q, "stablehlo.compare", 17))
+            cmp = q + 17;
+    bool is_max = false, ok = nd == 1 && d >= 0 && d < x->t.ndim && cmp && s->nres == 2 &&
+                              idx->t.ndim == x->t.ndim && npu_value_data(idx) &&
+                              npu_dtype_is_int(idx->t.dtype) &&
+                              !memcmp(idx->t.dims, x->t.dims, (size_t)x->t.ndim * sizeof d);
+    if (ok) { /* the compare's direction: the first two-letter word on its line (pretty
+               * `compare  GT, ..`, generic `comparison_direction GT>`) */
+        ok = false;
+        for (const char *q = cmp; q + 2 <= s->end && *q != '\n' && !ok; q++) {
+            if (shlo_is_ident(q[-1]) || (q + 2 < s->end && shlo_is_ident(q[2])))
+                continue;
+            if (!memcmp(q, "GT", 2) || !memcmp(q, "GE", 2))
+                ok = is_max = true;
+            else if (!memcmp(q, "LT", 2) || !memcmp(q, "LE", 2))
+                ok = true, is_max = false;
+        }
+    }
+    if (ok) { /* the second operand must count along d */
+        int64_t inner = 1, n = npu_value_numel(idx);
+        for (int i = (int)d + 1; i < idx->t.ndim; i++)
+            inner *= idx->t.dims[i];
+        for (int64_t i = 0; i < n && ok; i++)
+            ok = npu_value_get_f64(idx, i) == (double)((i / inner) % idx->t.dims[d]);
+    }
+    if (!ok)
+        return fail(c, s->start, NPU_ERR_UNSUPPORTED,
+                    "reduce: several operands are supported only in the argmax / argmin form "
+                    "(a value and an iota along the one reduced dimension)");
+    struct shlo_type rt[2];
+    if (result_types(c, s, rt, 2) != 2)
+        return fail(c, s->start, NPU_ERR_INVALID, "reduce: expected two result types");
+    struct npu_value *v = reduce_dims(c, x, &d, 1, is_max ? BODY_MAX : BODY_MIN);
+    if (v && !is_identity_init(x0, is_max ? BODY_MAX : BODY_MIN))
+        v = binop(c, is_max ? NPU_OP_MAX : NPU_OP_MIN, v, x0);
+    struct npu_node *n;
+    struct npu_value *a = mk(c, is_max ? NPU_OP_ARGMAX : NPU_OP_ARGMIN, &x, 1, &n);
+    if (!a || npu_node_set_int(c->g, n, "axis", d) || npu_node_set_int(c->g, n, "keepdims", 0) ||
+        !infer(c, a))
+        a = NULL;
+    a = cast_to(c, a, rt[1].dt);
+    if (!v || !a)
+        return fail(c, s->start, NPU_ERR_INVALID, "reduce (argmax form) could not be mapped");
+    struct npu_value *r[2] = {v, a};
+    for (int i = 0; i < 2; i++) {
+        if (!same_type(r[i], &rt[i]))
+            return fail(c, s->start, NPU_ERR_INVALID,
+                        "reduce: result %d does not have the declared type", i);
+        char nm[80];
+        snprintf(nm, sizeof nm, "%s#%d", s->res, i);
+        if (!bind(sc, nm, r[i]))
+            return NPU_ERR_NOMEM;
+    }
+    return NPU_OK;
+}
+
+/* reduce_window: a window sum spanning one axis with padding (n-1, 0) (or
+ * (0, n-1)) is jnp.cumsum's lowering: CumSum (reverse). Otherwise the
+ * windowed dims become the spatial dims of a pool over [1, rest, spatial..]:
+ * max is MaxPool, min is -MaxPool(-x), add is AveragePool counting the
+ * padding times the window size. The init must be the body's identity (it is
+ * what padding pads with); base dilation and dilated sums are refused. */
+static struct npu_value *
+do_reduce_window(struct cx *c, const struct stmt *s)
+{
+    if (s->nin != 2) {
+        fail(c, s->start, NPU_ERR_UNSUPPORTED,
+             "reduce_window: only one operand and one init value are supported (found %d "
+             "operands)",
+             s->nin);
+        return NULL;
+    }
+    int body = reduce_body(c, s, "reduce_window");
+    if (body < 0)
+        return NULL;
+    struct npu_value *x = s->in[0];
+    int r = x->t.ndim;
+    int64_t wd[NPU_MAX_DIMS], ws[NPU_MAX_DIMS], bd[NPU_MAX_DIMS], wdl[NPU_MAX_DIMS];
+    int64_t pad[2 * NPU_MAX_DIMS];
+    for (int i = 0; i < r; i++)
+        ws[i] = bd[i] = wdl[i] = 1, pad[2 * i] = pad[2 * i + 1] = 0;
+    int n;
+    if (attr_ints(s, "window_dimensions", wd, NPU_MAX_DIMS) != r ||
+        ((n = attr_ints(s, "window_strides", ws, NPU_MAX_DIMS)) >= 0 && n != r) ||
+        ((n = attr_ints(s, "base_dilations", bd, NPU_MAX_DIMS)) >= 0 && n != r) ||
+        ((n = attr_ints(s, "window_dilations", wdl, NPU_MAX_DIMS)) >= 0 && n != r))
+        goto bad;
+    const char *pp = shlo_find_attr(s->rest, s->pre_end, "padding");
+    if (pp) {
+        if (!strncmp(pp, "dense<", 6))
+            pp += 5;
+        n = flat_ints(pp, s->pre_end, pad, 2 * r);
+        if (n == 1)
+            for (int i = 1; i < 2 * r; i++)
+                pad[i] = pad[0];
+        else if (n != 2 * r)
+            goto bad;
+    }
+    for (int i = 0; i < r; i++) {
+        if (wd[i] < 1 || ws[i] < 1 || wdl[i] < 1 || pad[2 * i] < 0 || pad[2 * i + 1] < 0)
+            goto bad;
+        if (bd[i] != 1) {
+            fail(c, s->start, NPU_ERR_UNSUPPORTED, "reduce_window: base dilation is not supported");
+            return NULL;
+        }
+    }
+    if (body == BODY_AND || body == BODY_OR || body == BODY_MUL) {
+        fail(c, s->start, NPU_ERR_UNSUPPORTED, "reduce_window: %s is not supported",
+             reduce_bodies[body].name);
+        return NULL;
+    }
+    if (!is_identity_init(s->in[1], body)) {
+        fail(c, s->start, NPU_ERR_UNSUPPORTED,
+             "reduce_window: only the identity of its body as init is supported");
+        return NULL;
+    }
+    int sp[NPU_MAX_DIMS], nsp = 0, rest[NPU_MAX_DIMS], nrest = 0;
+    for (int i = 0; i < r; i++) {
+        if (wd[i] > 1 || ws[i] > 1 || wdl[i] > 1 || pad[2 * i] || pad[2 * i + 1])
+            sp[nsp++] = i;
+        else
+            rest[nrest++] = i;
+    }
+    if (nsp == 0)
+        return x;
+    if (body == BODY_ADD && nsp == 1) { /* cumsum? */
+        int k = sp[0];
+        int64_t len = x->t.dims[k];
+        bool fwd = pad[2 * k] == len - 1 && pad[2 * k + 1] == 0;
+        bool rev = pad[2 * k] == 0 && pad[2 * k + 1] == len - 1;
+        if (wd[k] == len && ws[k] == 1 && wdl[k] == 1 && (fwd || rev) && len > 1) {
+            int64_t ax = k;
+            struct npu_value *in[2] = {x, const_i64(c, &ax, 1)};
+            struct npu_node *node;
+            struct npu_value *y = in[1] ? mk(c, NPU_OP_CUMSUM, in, 2, &node) : NULL;
+            if (!y || npu_node_set_int(c->g, node, "reverse", rev) || !infer(c, y))
+                return NULL;
+            return y;
+        }
+    }
+    if (nsp > 3) {
+        fail(c, s->start, NPU_ERR_UNSUPPORTED, "reduce_window: windows over %d dimensions", nsp);
+        return NULL;
+    }
+    if (body == BODY_ADD) {
+        for (int i = 0; i < nsp; i++)
+            if (wdl[sp[i]] != 1) {
+                fail(c, s->start, NPU_ERR_UNSUPPORTED,
+                     "reduce_window: a dilated window sum is not supported");
+                return NULL;
+            }
+    }
+    int64_t perm[NPU_MAX_DIMS], inv[NPU_MAX_DIMS], shape[NPU_MAX_DIMS], P = 1;
+    for (int i = 0; i < nrest; i++)
+        perm[i] = rest[i], P *= x->t.dims[rest[i]];
+    for (int i = 0; i < nsp; i++)
+        perm[nrest + i] = sp[i];
+    for (int i = 0; i < r; i++)
+        inv[perm[i]] = i;
+    shape[0] = 1, shape[1] = P;
+    int64_t k[NPU_MAX_DIMS], st[NPU_MAX_DIMS], dl[NPU_MAX_DIMS], pads[2 * NPU_MAX_DIMS];
+    for (int i = 0; i < nsp; i++) {
+        shape[2 + i] = x->t.dims[sp[i]];
+        k[i] = wd[sp[i]], st[i] = ws[sp[i]], dl[i] = wdl[sp[i]];
+        pads[i] = pad[2 * sp[i]], pads[nsp + i] = pad[2 * sp[i] + 1];
+    }
+    struct npu_value *y = reshape(c, transpose(c, x, perm, r), shape, 2 + nsp);
+    if (y && body == BODY_MIN)
+        y = mk1(c, NPU_OP_NEG, &y, 1);
+    struct npu_node *node;
+    y = y ? mk(c, body == BODY_ADD ? NPU_OP_AVERAGE_POOL : NPU_OP_MAX_POOL, &y, 1, &node) : NULL;
+    if (!y || npu_node_set_ints(c->g, node, "kernel_shape", k, (size_t)nsp) ||
+        npu_node_set_ints(c->g, node, "strides", st, (size_t)nsp) ||
+        npu_node_set_ints(c->g, node, "pads", pads, (size_t)(2 * nsp)) ||
+        (body == BODY_ADD ? npu_node_set_int(c->g, node, "count_include_pad", 1)
+                          : npu_node_set_ints(c->g, node, "dilations", dl, (size_t)nsp)) ||
+        !infer(c, y))
+        return NULL;
+    if (body == BODY_MIN)
+        y = mk1(c, NPU_OP_NEG, &y, 1);
+    if (y && body == BODY_ADD) {
+        double cnt = 1;
+        for (int i = 0; i < nsp; i++)
+            cnt *= (double)k[i];
+        y = binop(c, NPU_OP_MUL, y, const_num(c, y->t.dtype, cnt, 0, NULL));
+    }
+    if (!y)
+        return NULL;
+    int64_t os[NPU_MAX_DIMS];
+    for (int i = 0; i < nrest; i++)
+        os[i] = x->t.dims[rest[i]];
+    for (int i = 0; i < nsp; i++)
+        os[nrest + i] = y->t.dims[2 + i];
+    return transpose(c, reshape(c, y, os, r), inv, r);
+bad:
+    fail(c, s->start, NPU_ERR_INVALID, "reduce_window: bad or missing window attributes");
+    return NULL;
+}
+
+/* Indices (any integer type) as i64 clamped into [0, hi]: StableHLO clamps
+ * gather and dynamic_slice starts, ONNX Gather does not. */
+static struct npu_value *
+clamp_index(struct cx *c, struct npu_value *i, int64_t hi)
+{
+    i = cast_to(c, i, NPU_DTYPE_INT64);
+    i = binop(c, NPU_OP_MAX, i, const_num(c, NPU_DTYPE_INT64, 0, 0, NULL));
+    return binop(c, NPU_OP_MIN, i, const_num(c, NPU_DTYPE_INT64, (double)hi, 0, NULL));
+}
+
+/* gather in the take form JAX emits for jnp.take / x[idx] / nn.Embed: one
+ * collapsed dimension a (= start_index_map), whole slices elsewhere, the
+ * index vector of size 1 (or implicit). Gather(axis a) on the clamped
+ * indices, then the transpose putting the offset dims where offset_dims
+ * says. */
+static struct npu_value *
+do_gather(struct cx *c, const struct stmt *s)
+{
+    struct npu_value *x = s->in[0], *idx = s->in[1];
+    int r = x->t.ndim, ri = idx->t.ndim;
+    int64_t off[NPU_MAX_DIMS], col[NPU_MAX_DIMS], sim[NPU_MAX_DIMS], ss[NPU_MAX_DIMS];
+    int64_t obd[NPU_MAX_DIMS], ivd = 0; /* printed only when not 0 */
+    int noff = attr_ints(s, "offset_dims", off, NPU_MAX_DIMS);
+    int ncol = attr_ints(s, "collapsed_slice_dims", col, NPU_MAX_DIMS);
+    int nsim = attr_ints(s, "start_index_map", sim, NPU_MAX_DIMS);
+    int nss = attr_ints(s, "slice_sizes", ss, NPU_MAX_DIMS);
+    int nob = attr_ints(s, "operand_batching_dims", obd, NPU_MAX_DIMS);
+    attr_ints(s, "index_vector_dim", &ivd, 1);
+    if (noff < 0)
+        noff = 0; /* printed only when not empty */
+    if (ncol < 0)
+        ncol = 0;
+    bool ok = nsim == 1 && ncol == 1 && col[0] == sim[0] && sim[0] >= 0 && sim[0] < r && nss == r &&
+              nob <= 0 && noff == r - 1 &&
+              (ivd == ri || (ivd == ri - 1 && ri > 0 && idx->t.dims[ivd] == 1));
+    int a = ok ? (int)sim[0] : 0;
+    for (int i = 0; ok && i < r; i++)
+        ok = ss[i] == (i == a ? 1 : x->t.dims[i]);
+    int nb = ok ? (ivd == ri ? ri : ri - 1) : 0;
+    if (ok && (nb + r - 1 != s->out.ndim || has_dup_or_range(off, noff, s->out.ndim)))
+        ok = false;
+    if (!ok) {
+        fail(c, s->start, NPU_ERR_UNSUPPORTED,
+             "gather: only the take form is supported (one collapsed dimension that is the "
+             "start_index_map, whole slices elsewhere, one index per position)");
+        return NULL;
+    }
+    for (int i = 1; i < noff; i++)
+        if (off[i] <= off[i - 1]) {
+            fail(c, s->start, NPU_ERR_INVALID, "gather: offset_dims must be increasing");
+            return NULL;
+        }
+    int64_t bs[NPU_MAX_DIMS];
+    for (int i = 0; i < nb; i++)
+        bs[i] = idx->t.dims[i];
+    struct npu_value *ix = reshape(c, idx, bs, nb);
+    ix = ix ? clamp_index(c, ix, x->t.dims[a] - 1) : NULL;
+    struct npu_value *in[2] = {x, ix};
+    struct npu_node *node;
+    struct npu_value *y = ix ? mk(c, NPU_OP_GATHER, in, 2, &node) : NULL;
+    if (!y || npu_node_set_int(c->g, node, "axis", a) || !infer(c, y))
+        return NULL;
+    /* Gather gives x[:a] + batch + x[a+1:] */
+    int64_t perm[NPU_MAX_DIMS];
+    bool is_off[NPU_MAX_DIMS] = {false};
+    for (int k = 0; k < noff; k++) {
+        perm[off[k]] = k < a ? k : k + nb;
+        is_off[off[k]] = true;
+    }
+    for (int p = 0, j = 0; p < s->out.ndim; p++)
+        if (!is_off[p])
+            perm[p] = a + j++;
+    return transpose(c, y, perm, s->out.ndim);
+}
+
+/* dynamic_slice: constant starts become a Slice (clamped here); a start
+ * known only at run time becomes a Gather of clamp(start) + iota(size) on
+ * its axis. */
+static struct npu_value *
+do_dynamic_slice(struct cx *c, const struct stmt *s)
+{
+    struct npu_value *x = s->in[0];
+    int r = x->t.ndim;
+    int64_t sz[NPU_MAX_DIMS];
+    int n = attr_ints(s, "sizes", sz, NPU_MAX_DIMS);
+    if (n < 0)
+        n = attr_ints(s, "slice_sizes", sz, NPU_MAX_DIMS);
+    if (n != r || s->nin != r + 1) {
+        fail(c, s->start, NPU_ERR_INVALID,
+             "dynamic_slice: expected the operand, %d scalar starts and %d sizes", r, r);
+        return NULL;
+    }
+    int64_t st[NPU_MAX_DIMS], en[NPU_MAX_DIMS], ax[NPU_MAX_DIMS], sp[NPU_MAX_DIMS];
+    int ns = 0;
+    for (int i = 0; i < r; i++) {
+        struct npu_value *v = s->in[1 + i];
+        if (sz[i] < 0 || sz[i] > x->t.dims[i] || v->t.ndim != 0 || !npu_dtype_is_int(v->t.dtype)) {
+            fail(c, s->start, NPU_ERR_INVALID, "dynamic_slice: bad size or start %d", i);
+            return NULL;
+        }
+        if (!npu_value_data(v))
+            continue;
+        int64_t b = (int64_t)npu_value_get_f64(v, 0), hi = x->t.dims[i] - sz[i];
+        b = b < 0 ? 0 : b > hi ? hi : b;
+        st[ns] = b, en[ns] = b + sz[i], ax[ns] = i, sp[ns++] = 1;
+    }
+    struct npu_value *y = x;
+    if (ns) {
+        struct npu_value *in[5] = {x, const_i64(c, st, ns), const_i64(c, en, ns),
+                                   const_i64(c, ax, ns), const_i64(c, sp, ns)};
+        if (!in[1] || !in[2] || !in[3] || !in[4] || !(y = mk1(c, NPU_OP_SLICE, in, 5)))
+            return NULL;
+    }
+    for (int i = 0; i < r && y; i++) {
+        struct npu_value *v = s->in[1 + i];
+        if (npu_value_data(v))
+            continue;
+        int64_t one = 1, iota[4096];
+        if (sz[i] > 4096) {
+            fail(c, s->start, NPU_ERR_UNSUPPORTED,
+                 "dynamic_slice: run-time start with size > 4096");
+            return NULL;
+        }
+        for (int64_t k = 0; k < sz[i]; k++)
+            iota[k] = k;
+        struct npu_value *b = reshape(c, clamp_index(c, v, x->t.dims[i] - sz[i]), &one, 1);
+        b = binop(c, NPU_OP_ADD, b, const_i64(c, iota, (int)sz[i]));
+        struct npu_value *in[2] = {y, b};
+        struct npu_node *node;
+        y = b ? mk(c, NPU_OP_GATHER, in, 2, &node) : NULL;
+        if (!y || npu_node_set_int(c->g, node, "axis", i) || !infer(c, y))
+            return NULL;
+    }
+    return y;
+}
+
+/* dynamic_update_slice (a KV cache's write, lax.dynamic_update_slice): the
+ * update spans the operand on every axis but one, a; its rows go to
+ * clamp(start) + iota on a by ScatterND, with a moved to the front. */
+static struct npu_value *
+do_dynamic_update_slice(struct cx *c, const struct stmt *s)
+{
+    struct npu_value *x = s->in[0], *u = s->in[1];
+    int r = x->t.ndim, a = -1;
+    if (s->nin != r + 2 || u->t.ndim != r || u->t.dtype != x->t.dtype) {
+        fail(c, s->start, NPU_ERR_INVALID,
+             "dynamic_update_slice: expected the operand, an update of its rank and %d scalar "
+             "starts",
+             r);
+        return NULL;
+    }
+    for (int i = 0; i < r; i++) {
+        struct npu_value *v = s->in[2 + i];
+        if (v->t.ndim != 0 || !npu_dtype_is_int(v->t.dtype) || u->t.dims[i] > x->t.dims[i]) {
+            fail(c, s->start, NPU_ERR_INVALID, "dynamic_update_slice: bad start or size %d", i);
+            return NULL;
+        }
+        if (u->t.dims[i] == x->t.dims[i])
+            continue; /* the start clamps to 0 */
+        if (a >= 0) {
+            fail(c, s->start, NPU_ERR_UNSUPPORTED,
+                 "dynamic_update_slice: an update smaller than the operand on more than one "
+                 "axis is not supported");
+            return NULL;
+        }
+        a = i;
+    }
+    if (a < 0) /* the update replaces everything */
+        return u;
+    int64_t perm[NPU_MAX_DIMS], inv[NPU_MAX_DIMS], iota[4096], shp[2] = {u->t.dims[a], 1};
+    if (u->t.dims[a] > 4096) {
+        fail(c, s->start, NPU_ERR_UNSUPPORTED, "dynamic_update_slice: more than 4096 rows");
+        return NULL;
+    }
+    for (int64_t k = 0; k < u->t.dims[a]; k++)
+        iota[k] = k;
+    perm[0] = a;
+    for (int i = 0, k = 1; i < r; i++)
+        if (i != a)
+            perm[k++] = i;
+    for (int i = 0; i < r; i++)
+        inv[perm[i]] = i;
+    int64_t one = 1;
+    struct npu_value *b =
+        reshape(c, clamp_index(c, s->in[2 + a], x->t.dims[a] - u->t.dims[a]), &one, 1);
+    b = reshape(c, binop(c, NPU_OP_ADD, b, const_i64(c, iota, (int)u->t.dims[a])), shp, 2);
+    struct npu_value *in[3] = {transpose(c, x, perm, r), b, transpose(c, u, perm, r)};
+    if (!in[0] || !in[1] || !in[2])
+        return NULL;
+    return transpose(c, mk1(c, NPU_OP_SCATTER_ND, in, 3), inv, r);
+}
+
+/* chlo.top_k (jax.lax.top_k): the k largest along the last axis, in order,
+ * and their indices (ties keep the lower index first, as XLA's): TopK, the
+ * int64 indices cast to the declared type. Binds %r#0 and %r#1. */
+static enum npu_status
+do_top_k(struct cx *c, struct scope *sc, const struct stmt *s)
+{
+    int64_t k = -1;
+    struct shlo_type rt[2];
+    if (s->nin != 1 || s->nres != 2 || attr_ints(s, "k", &k, 1) != 1 || k < 0 ||
+        s->in[0]->t.ndim < 1 || k > s->in[0]->t.dims[s->in[0]->t.ndim - 1] ||
+        result_types(c, s, rt, 2) != 2)
+        return fail(c, s->start, NPU_ERR_INVALID,
+                    "chlo.top_k: expected one operand, `k = N` within its last axis and two "
+                    "results");
+    char nm[192];
+    snprintf(nm, sizeof nm, "%sTopK_%u", c->prefix, c->uniq++);
+    struct npu_value *in[2] = {s->in[0], const_i64(c, &k, 1)};
+    struct npu_node *n = in[1] ? npu_node_new(c->g, NPU_OP_TOP_K, nm, in, 2, 2, NULL) : NULL;
+    if (!n)
+        return fail(c, s->start, NPU_ERR_INVALID, "chlo.top_k could not be mapped");
+    npu_graph_append(c->g, n);
+    struct npu_value *r[2] = {NULL, NULL};
+    if (!npu_node_set_int(c->g, n, "axis", -1) && !npu_node_set_int(c->g, n, "largest", 1) &&
+        !npu_node_set_int(c->g, n, "sorted", 1) && npu_infer_node(c->g, n) == NPU_OK)
+        r[0] = n->out[0], r[1] = cast_to(c, n->out[1], rt[1].dt);
+    for (int i = 0; i < 2; i++) {
+        if (!r[i] || !same_type(r[i], &rt[i]))
+            return fail(c, s->start, NPU_ERR_INVALID,
+                        "chlo.top_k: result %d does not have the declared type", i);
+        snprintf(nm, sizeof nm, "%s#%d", s->res, i);
+        if (!bind(sc, nm, r[i]))
+            return NPU_ERR_NOMEM;
+    }
+    return NPU_OK;
+}
+
+/* pad: edge padding (not negative) with the scalar padding value; interior
+ * padding is refused. */
+static struct npu_value *
+do_pad(struct cx *c, const struct stmt *s)
+{
+    struct npu_value *x = s->in[0];
+    int r = x->t.ndim;
+    int64_t lo[NPU_MAX_DIMS], hi[NPU_MAX_DIMS], in_[NPU_MAX_DIMS], pads[2 * NPU_MAX_DIMS];
+    int nl = attr_ints(s, "low", lo, NPU_MAX_DIMS), nh = attr_ints(s, "high", hi, NPU_MAX_DIMS);
+    int ni = attr_ints(s, "interior", in_, NPU_MAX_DIMS);
+    if (nl < 0)
+        nl = attr_ints(s, "edge_padding_low", lo, NPU_MAX_DIMS);
+    if (nh < 0)
+        nh = attr_ints(s, "edge_padding_high", hi, NPU_MAX_DIMS);
+    if (ni < 0)
+        ni = attr_ints(s, "interior_padding", in_, NPU_MAX_DIMS);
+    if (nl != r || nh != r || (ni >= 0 && ni != r) || s->in[1]->t.ndim != 0) {
+        fail(c, s->start, NPU_ERR_INVALID, "pad: bad or missing low / high / interior");
+        return NULL;
+    }
+    for (int i = 0; i < r; i++) {
+        if ((ni > 0 && in_[i] != 0) || lo[i] < 0 || hi[i] < 0) {
+            fail(c, s->start, NPU_ERR_UNSUPPORTED,
+                 "pad: interior or negative padding is not supported");
+            return NULL;
+        }
+        pads[i] = lo[i], pads[r + i] = hi[i];
+    }
+    struct npu_value *in[3] = {x, const_i64(c, pads, 2 * r), s->in[1]};
+    return in[1] ? mk1(c, NPU_OP_PAD, in, 3) : NULL;
+}
+
+/* reverse: a Slice with step -1 on each reversed axis. */
+static struct npu_value *
+do_reverse(struct cx *c, const struct stmt *s)
+{
+    struct npu_value *x = s->in[0];
+    int64_t d[NPU_MAX_DIMS], st[NPU_MAX_DIMS], en[NPU_MAX_DIMS], sp[NPU_MAX_DIMS];
+    int n = attr_ints(s, "dims", d, NPU_MAX_DIMS);
+    if (n < 0)
+        n = attr_ints(s, "dimensions", d, NPU_MAX_DIMS);
+    if (n < 0 || has_dup_or_range(d, n, x->t.ndim)) {
+        fail(c, s->start, NPU_ERR_INVALID, "reverse: bad or missing dims");
+        return NULL;
+    }
+    if (n == 0)
+        return x;
+    for (int i = 0; i < n; i++)
+        st[i] = -1, en[i] = -x->t.dims[d[i]] - 1, sp[i] = -1;
+    struct npu_value *in[5] = {x, const_i64(c, st, n), const_i64(c, en, n), const_i64(c, d, n),
+                               const_i64(c, sp, n)};
+    if (!in[1] || !in[2] || !in[3] || !in[4])
+        return NULL;
+    return mk1(c, NPU_OP_SLICE, in, 5);
+}
+
 static enum npu_status emit_func(struct cx *c, const struct func *f, struct npu_value *const *args,
                                  int nargs, struct npu_value **outs, int *nouts, int max_outs);
 
@@ -976,23 +1666,33 @@ find_func(const struct cx *c, const char *name)
     return NULL;
 }
 
-static enum npu_status
-do_call(struct cx *c, struct scope *sc, const struct stmt *s)
+/* `@name` (or `@"name"`) at the first '@' from p into name. */
+static void
+func_ref(const char *p, const char *end, char *name, size_t len)
 {
-    const char *p = s->rest;
-    while (p < s->pre_end && *p != '@')
+    while (p < end && *p != '@')
         p++;
-    char name[128];
     size_t n = 0;
+    name[0] = 0;
+    if (p >= end)
+        return;
     p++;
-    if (p < s->pre_end && *p == '"') {
-        const char *q = shlo_skip_string(p, s->pre_end);
-        snprintf(name, sizeof name, "%.*s", (int)(q - p - 2), p + 1);
+    if (p < end && *p == '"') {
+        const char *q = shlo_skip_string(p, end);
+        snprintf(name, len, "%.*s", (int)(q - p - 2), p + 1);
     } else {
-        while (p < s->pre_end && shlo_is_ident(*p) && n + 1 < sizeof name)
+        while (p < end && shlo_is_ident(*p) && n + 1 < len)
             name[n++] = *p++;
         name[n] = 0;
     }
+}
+
+/* A call of @name with the statement's operands, its results bound to the
+ * statement's names (%r, or %r#i for several): `call`, and `composite`
+ * through its decomposition. */
+static enum npu_status
+do_call(struct cx *c, struct scope *sc, const struct stmt *s, const char *name)
+{
     const struct func *f = find_func(c, name);
     if (!f)
         return fail(c, s->start, NPU_ERR_INVALID, "call of unknown function @%s", name);
@@ -1030,12 +1730,88 @@ static const struct {
     enum npu_op op;
     int nin;
 } simple_ops[] = {
-    {"add", NPU_OP_ADD, 2},      {"subtract", NPU_OP_SUB, 2},     {"multiply", NPU_OP_MUL, 2},
-    {"divide", NPU_OP_DIV, 2},   {"maximum", NPU_OP_MAX, 2},      {"minimum", NPU_OP_MIN, 2},
-    {"negate", NPU_OP_NEG, 1},   {"exponential", NPU_OP_EXP, 1},  {"log", NPU_OP_LOG, 1},
-    {"tanh", NPU_OP_TANH, 1},    {"logistic", NPU_OP_SIGMOID, 1}, {"sqrt", NPU_OP_SQRT, 1},
-    {"select", NPU_OP_WHERE, 3}, {"abs", NPU_OP_ABS, 1},          {"power", NPU_OP_POW, 2},
+    {"add", NPU_OP_ADD, 2},
+    {"subtract", NPU_OP_SUB, 2},
+    {"multiply", NPU_OP_MUL, 2},
+    {"divide", NPU_OP_DIV, 2},
+    {"maximum", NPU_OP_MAX, 2},
+    {"minimum", NPU_OP_MIN, 2},
+    {"negate", NPU_OP_NEG, 1},
+    {"exponential", NPU_OP_EXP, 1},
+    {"log", NPU_OP_LOG, 1},
+    {"tanh", NPU_OP_TANH, 1},
+    {"logistic", NPU_OP_SIGMOID, 1},
+    {"sqrt", NPU_OP_SQRT, 1},
+    {"select", NPU_OP_WHERE, 3},
+    {"abs", NPU_OP_ABS, 1},
+    {"power", NPU_OP_POW, 2},
+    {"sine", NPU_OP_SIN, 1},
+    {"cosine", NPU_OP_COS, 1},
+    {"floor", NPU_OP_FLOOR, 1},
+    {"ceil", NPU_OP_CEIL, 1},
+    {"sign", NPU_OP_SIGN, 1},
+    {"round_nearest_even", NPU_OP_ROUND, 1},
 };
+
+/* The ops emit_stmt maps (to tell an undefined operand from an op the
+ * reader does not know, whose operand syntax may differ). */
+static bool
+op_known(const char *op)
+{
+    static const char *const others[] = {
+        "return",
+        "func.return",
+        "stablehlo.return",
+        "call",
+        "func.call",
+        "stablehlo.composite",
+        "chlo.erf",
+        "chlo.top_k",
+        "chlo.is_inf",
+        "chlo.is_pos_inf",
+        "chlo.is_neg_inf",
+        "sdy.sharding_constraint",
+        "stablehlo.rsqrt",
+        "stablehlo.exponential_minus_one",
+        "stablehlo.log_plus_one",
+        "stablehlo.and",
+        "stablehlo.or",
+        "stablehlo.xor",
+        "stablehlo.not",
+        "stablehlo.clamp",
+        "stablehlo.is_finite",
+        "stablehlo.remainder",
+        "stablehlo.reduce_window",
+        "stablehlo.gather",
+        "stablehlo.dynamic_slice",
+        "stablehlo.dynamic_update_slice",
+        "stablehlo.pad",
+        "stablehlo.reverse",
+        "stablehlo.constant",
+        "stablehlo.iota",
+        "stablehlo.dot_general",
+        "stablehlo.dot",
+        "stablehlo.convolution",
+        "stablehlo.broadcast_in_dim",
+        "stablehlo.reshape",
+        "stablehlo.transpose",
+        "stablehlo.reduce",
+        "stablehlo.convert",
+        "stablehlo.compare",
+        "stablehlo.concatenate",
+        "stablehlo.slice",
+        "stablehlo.custom_call",
+    };
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
+        if (!strcmp(op, others[i]))
+            return true;
+    if (strncmp(op, "stablehlo.", 10))
+        return false;
+    for (size_t i = 0; i < sizeof simple_ops / sizeof simple_ops[0]; i++)
+        if (!strcmp(op + 10, simple_ops[i].name))
+            return true;
+    return false;
+}
 
 /* One statement; *done is set by a return. */
 static enum npu_status
@@ -1057,8 +1833,43 @@ emit_stmt(struct cx *c, struct scope *sc, struct stmt *s, struct npu_value **out
         *done = true;
         return NPU_OK;
     }
-    if (!strcmp(s->op, "call") || !strcmp(s->op, "func.call"))
-        return do_call(c, sc, s);
+    if (!strcmp(s->op, "call") || !strcmp(s->op, "func.call")) {
+        char name[128];
+        func_ref(s->rest, s->pre_end, name, sizeof name);
+        return do_call(c, sc, s, name);
+    }
+    if (!strcmp(s->op, "stablehlo.composite")) { /* jax.lax.composite: its decomposition */
+        char name[128];
+        const char *d = shlo_find_attr(s->rest, s->pre_end, "decomposition");
+        if (!d)
+            return fail(c, s->start, NPU_ERR_INVALID, "composite: no decomposition");
+        func_ref(d, s->pre_end, name, sizeof name);
+        return do_call(c, sc, s, name);
+    }
+    if (!strcmp(s->op, "stablehlo.reduce") && (s->nres == 2 || s->nin == 4))
+        return s->nin == 4 ? do_reduce_arg(c, sc, s)
+                           : fail(c, s->start, NPU_ERR_UNSUPPORTED,
+                                  "reduce: several operands are supported only in the argmax / "
+                                  "argmin form");
+    if (!strcmp(s->op, "sdy.sharding_constraint")) { /* one device: nothing to do */
+        if ((st = need_in(c, s, 1)))
+            return st;
+        y = mk1(c, NPU_OP_IDENTITY, s->in, 1);
+        goto check;
+    }
+    if (!strcmp(s->op, "chlo.top_k"))
+        return do_top_k(c, sc, s);
+    if (!strcmp(s->op, "chlo.is_inf") || !strcmp(s->op, "chlo.is_pos_inf") ||
+        !strcmp(s->op, "chlo.is_neg_inf")) { /* jnp.isinf, isposinf, isneginf */
+        if ((st = need_in(c, s, 1)))
+            return st;
+        struct npu_node *n;
+        y = mk(c, NPU_OP_IS_INF, s->in, 1, &n);
+        if (!y || npu_node_set_int(c->g, n, "detect_negative", s->op[8] != 'p') ||
+            npu_node_set_int(c->g, n, "detect_positive", s->op[8] != 'n') || !infer(c, y))
+            y = NULL;
+        goto check;
+    }
     if (!strcmp(s->op, "chlo.erf")) { /* jax.nn.gelu(approximate=False) */
         if ((st = need_in(c, s, 1)))
             return st;
@@ -1082,6 +1893,73 @@ emit_stmt(struct cx *c, struct scope *sc, struct stmt *s, struct npu_value **out
                 return st;
             y = mk1(c, NPU_OP_SQRT, s->in, 1);
             y = y ? mk1(c, NPU_OP_RECIPROCAL, &y, 1) : NULL;
+        } else if (!strcmp(o, "exponential_minus_one") || !strcmp(o, "log_plus_one")) {
+            if ((st = need_in(c, s, 1)))
+                return st;
+            struct npu_value *one = const_num(c, s->in[0]->t.dtype, 1, 0, NULL);
+            if (*o == 'e') {
+                y = mk1(c, NPU_OP_EXP, s->in, 1);
+                y = binop(c, NPU_OP_SUB, y, one);
+            } else {
+                y = binop(c, NPU_OP_ADD, s->in[0], one);
+                y = y ? mk1(c, NPU_OP_LOG, &y, 1) : NULL;
+            }
+        } else if (!strcmp(o, "and") || !strcmp(o, "or") || !strcmp(o, "xor") ||
+                   !strcmp(o, "not")) {
+            bool un = *o == 'n';
+            if ((st = need_in(c, s, un ? 1 : 2)))
+                return st;
+            bool b = s->in[0]->t.dtype == NPU_DTYPE_BOOL;
+            if (!b && !npu_dtype_is_int(s->in[0]->t.dtype))
+                return fail(c, s->start, NPU_ERR_INVALID, "%s: operands must be i1 or integers",
+                            s->op);
+            enum npu_op op = *o == 'a'   ? (b ? NPU_OP_AND : NPU_OP_BITWISE_AND)
+                             : *o == 'o' ? (b ? NPU_OP_OR : NPU_OP_BITWISE_OR)
+                             : *o == 'x' ? (b ? NPU_OP_XOR : NPU_OP_BITWISE_XOR)
+                                         : (b ? NPU_OP_NOT : NPU_OP_BITWISE_NOT);
+            y = mk1(c, op, s->in, s->nin);
+        } else if (!strcmp(o, "is_finite")) { /* |x| < inf: false for inf and NaN */
+            if ((st = need_in(c, s, 1)))
+                return st;
+            y = mk1(c, NPU_OP_ABS, s->in, 1);
+            y = binop(c, NPU_OP_LESS, y, const_num(c, s->in[0]->t.dtype, INFINITY, 0, NULL));
+        } else if (!strcmp(o, "remainder")) { /* C's fmod / %: the sign of the dividend */
+            if ((st = need_in(c, s, 2)))
+                return st;
+            struct npu_node *n;
+            y = mk(c, NPU_OP_MOD, s->in, 2, &n);
+            if (!y || npu_node_set_int(c->g, n, "fmod", 1) || !infer(c, y))
+                y = NULL;
+        } else if (!strcmp(o, "clamp")) { /* clamp %min, %x, %max */
+            if ((st = need_in(c, s, 3)))
+                return st;
+            y = binop(c, NPU_OP_MIN, binop(c, NPU_OP_MAX, s->in[1], s->in[0]), s->in[2]);
+        } else if (!strcmp(o, "reduce_window")) {
+            if (s->nres != 1 || !s->has_out)
+                return fail(c, s->start, NPU_ERR_UNSUPPORTED, "reduce_window: one result expected");
+            y = do_reduce_window(c, s);
+        } else if (!strcmp(o, "gather")) {
+            if ((st = need_in(c, s, 2)))
+                return st;
+            y = do_gather(c, s);
+        } else if (!strcmp(o, "dynamic_slice")) {
+            if (s->nres != 1 || !s->has_out || s->nin < 1)
+                return fail(c, s->start, NPU_ERR_INVALID,
+                            "dynamic_slice: expected operands and one result");
+            y = do_dynamic_slice(c, s);
+        } else if (!strcmp(o, "dynamic_update_slice")) {
+            if (s->nres != 1 || !s->has_out || s->nin < 2)
+                return fail(c, s->start, NPU_ERR_INVALID,
+                            "dynamic_update_slice: expected operands and one result");
+            y = do_dynamic_update_slice(c, s);
+        } else if (!strcmp(o, "pad")) {
+            if ((st = need_in(c, s, 2)))
+                return st;
+            y = do_pad(c, s);
+        } else if (!strcmp(o, "reverse")) {
+            if ((st = need_in(c, s, 1)))
+                return st;
+            y = do_reverse(c, s);
         } else if (!strcmp(o, "constant")) {
             if ((st = need_in(c, s, 0)))
                 return st;

@@ -1,0 +1,52 @@
+// Probe (branch shloprobe): an embedding lookup two ways, flax nn.Embed
+// (jnp.take(table, ids, axis=0), mode "fill": negative ids wrapped, then
+// gather in bounds with out-of-range rows NaN: compare / and / a reduce
+// with stablehlo.and / gather / select) and jnp.take(..., mode="clip")
+// (stablehlo.clamp of the indices, then gather), as
+// `jax.jit(f).lower(table, ids).as_text()` prints it in jax 0.4.2x-0.4.35
+// (generic gather with <{...}> properties). Written by hand from our
+// knowledge of that output, not produced by jax.
+module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<50x16xf32> {mhlo.layout_mode = "default"}, %arg1: tensor<2x5xi32> {mhlo.layout_mode = "default"}) -> (tensor<2x5x16xf32> {jax.result_info = "[0]", mhlo.layout_mode = "default"}, tensor<2x5x16xf32> {jax.result_info = "[1]", mhlo.layout_mode = "default"}) {
+    %c = stablehlo.constant dense<0> : tensor<i32>
+    %0 = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<i32>) -> tensor<2x5xi32>
+    %1 = stablehlo.compare  LT, %arg1, %0,  SIGNED : (tensor<2x5xi32>, tensor<2x5xi32>) -> tensor<2x5xi1>
+    %c_0 = stablehlo.constant dense<50> : tensor<i32>
+    %2 = stablehlo.broadcast_in_dim %c_0, dims = [] : (tensor<i32>) -> tensor<2x5xi32>
+    %3 = stablehlo.add %arg1, %2 : tensor<2x5xi32>
+    %4 = call @_where(%1, %3, %arg1) : (tensor<2x5xi1>, tensor<2x5xi32>, tensor<2x5xi32>) -> tensor<2x5xi32>
+    %5 = stablehlo.broadcast_in_dim %4, dims = [0, 1] : (tensor<2x5xi32>) -> tensor<2x5x1xi32>
+    %c_1 = stablehlo.constant dense<0> : tensor<i32>
+    %6 = stablehlo.broadcast_in_dim %c_1, dims = [] : (tensor<i32>) -> tensor<2x5x1xi32>
+    %7 = stablehlo.compare  GE, %5, %6,  SIGNED : (tensor<2x5x1xi32>, tensor<2x5x1xi32>) -> tensor<2x5x1xi1>
+    %c_2 = stablehlo.constant dense<49> : tensor<1xi32>
+    %8 = stablehlo.broadcast_in_dim %c_2, dims = [2] : (tensor<1xi32>) -> tensor<1x1x1xi32>
+    %9 = stablehlo.broadcast_in_dim %8, dims = [0, 1, 2] : (tensor<1x1x1xi32>) -> tensor<2x5x1xi32>
+    %10 = stablehlo.compare  LE, %5, %9,  SIGNED : (tensor<2x5x1xi32>, tensor<2x5x1xi32>) -> tensor<2x5x1xi1>
+    %11 = stablehlo.and %7, %10 : tensor<2x5x1xi1>
+    %c_3 = stablehlo.constant dense<true> : tensor<i1>
+    %12 = stablehlo.reduce(%11 init: %c_3) applies stablehlo.and across dimensions = [2] : (tensor<2x5x1xi1>, tensor<i1>) -> tensor<2x5xi1>
+    %13 = "stablehlo.gather"(%arg0, %5) <{dimension_numbers = #stablehlo.gather<offset_dims = [2], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 2>, indices_are_sorted = false, slice_sizes = array<i64: 1, 16>}> : (tensor<50x16xf32>, tensor<2x5x1xi32>) -> tensor<2x5x16xf32>
+    %14 = stablehlo.broadcast_in_dim %12, dims = [0, 1] : (tensor<2x5xi1>) -> tensor<2x5x16xi1>
+    %cst = stablehlo.constant dense<0x7FC00000> : tensor<f32>
+    %15 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<2x5x16xf32>
+    %16 = stablehlo.select %14, %13, %15 : tensor<2x5x16xi1>, tensor<2x5x16xf32>
+    %c_4 = stablehlo.constant dense<0> : tensor<i32>
+    %17 = stablehlo.broadcast_in_dim %c_4, dims = [] : (tensor<i32>) -> tensor<2x5xi32>
+    %18 = stablehlo.compare  LT, %arg1, %17,  SIGNED : (tensor<2x5xi32>, tensor<2x5xi32>) -> tensor<2x5xi1>
+    %c_5 = stablehlo.constant dense<50> : tensor<i32>
+    %19 = stablehlo.broadcast_in_dim %c_5, dims = [] : (tensor<i32>) -> tensor<2x5xi32>
+    %20 = stablehlo.add %arg1, %19 : tensor<2x5xi32>
+    %21 = call @_where(%18, %20, %arg1) : (tensor<2x5xi1>, tensor<2x5xi32>, tensor<2x5xi32>) -> tensor<2x5xi32>
+    %22 = stablehlo.broadcast_in_dim %21, dims = [0, 1] : (tensor<2x5xi32>) -> tensor<2x5x1xi32>
+    %c_6 = stablehlo.constant dense<0> : tensor<i32>
+    %c_7 = stablehlo.constant dense<49> : tensor<i32>
+    %23 = stablehlo.clamp %c_6, %22, %c_7 : (tensor<i32>, tensor<2x5x1xi32>, tensor<i32>) -> tensor<2x5x1xi32>
+    %24 = "stablehlo.gather"(%arg0, %23) <{dimension_numbers = #stablehlo.gather<offset_dims = [2], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 2>, indices_are_sorted = false, slice_sizes = array<i64: 1, 16>}> : (tensor<50x16xf32>, tensor<2x5x1xi32>) -> tensor<2x5x16xf32>
+    return %16, %24 : tensor<2x5x16xf32>, tensor<2x5x16xf32>
+  }
+  func.func private @_where(%arg0: tensor<2x5xi1> {mhlo.layout_mode = "default"}, %arg1: tensor<2x5xi32> {mhlo.layout_mode = "default"}, %arg2: tensor<2x5xi32> {mhlo.layout_mode = "default"}) -> (tensor<2x5xi32> {mhlo.layout_mode = "default"}) {
+    %0 = stablehlo.select %arg0, %arg1, %arg2 : tensor<2x5xi1>, tensor<2x5xi32>
+    return %0 : tensor<2x5xi32>
+  }
+}
