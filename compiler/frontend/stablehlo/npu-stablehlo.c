@@ -218,6 +218,24 @@ same_type(const struct npu_value *v, const struct shlo_type *t)
            !memcmp(v->t.dims, t->dims, (size_t)t->ndim * sizeof t->dims[0]);
 }
 
+/* Binds the N results of a multi-result op as %r#0..%r#N-1, each checked against its
+ * declared type first (WHAT names the op in the error). */
+static enum npu_status
+bind_results(const struct cx *c, struct scope *sc, const char *at, const char *res,
+             struct npu_value *const *r, const struct shlo_type *rt, int n, const char *what)
+{
+    for (int i = 0; i < n; i++) {
+        if (!r[i] || !same_type(r[i], &rt[i]))
+            return fail(c, at, NPU_ERR_INVALID, "%s: result %d does not have the declared type",
+                        what, i);
+        char nm[80];
+        snprintf(nm, sizeof nm, "%s#%d", res, i);
+        if (!bind(sc, nm, r[i]))
+            return NPU_ERR_NOMEM;
+    }
+    return NPU_OK;
+}
+
 /* ---- statements ------------------------------------------------------------- */
 
 static bool op_known(const char *op);
@@ -1215,16 +1233,7 @@ do_reduce_arg(struct cx *c, struct scope *sc, const struct stmt *s)
     if (!v || !a)
         return fail(c, s->start, NPU_ERR_INVALID, "reduce (argmax form) could not be mapped");
     struct npu_value *r[2] = {v, a};
-    for (int i = 0; i < 2; i++) {
-        if (!same_type(r[i], &rt[i]))
-            return fail(c, s->start, NPU_ERR_INVALID,
-                        "reduce: result %d does not have the declared type", i);
-        char nm[80];
-        snprintf(nm, sizeof nm, "%s#%d", s->res, i);
-        if (!bind(sc, nm, r[i]))
-            return NPU_ERR_NOMEM;
-    }
-    return NPU_OK;
+    return bind_results(c, sc, s->start, s->res, r, rt, 2, "reduce");
 }
 
 /* reduce_window: a window sum spanning one axis with padding (n-1, 0) (or
@@ -1587,15 +1596,7 @@ do_top_k(struct cx *c, struct scope *sc, const struct stmt *s)
     if (!npu_node_set_int(c->g, n, "axis", -1) && !npu_node_set_int(c->g, n, "largest", 1) &&
         !npu_node_set_int(c->g, n, "sorted", 1) && npu_infer_node(c->g, n) == NPU_OK)
         r[0] = n->out[0], r[1] = cast_to(c, n->out[1], rt[1].dt);
-    for (int i = 0; i < 2; i++) {
-        if (!r[i] || !same_type(r[i], &rt[i]))
-            return fail(c, s->start, NPU_ERR_INVALID,
-                        "chlo.top_k: result %d does not have the declared type", i);
-        snprintf(nm, sizeof nm, "%s#%d", s->res, i);
-        if (!bind(sc, nm, r[i]))
-            return NPU_ERR_NOMEM;
-    }
-    return NPU_OK;
+    return bind_results(c, sc, s->start, s->res, r, rt, 2, "chlo.top_k");
 }
 
 /* pad: edge padding (not negative) with the scalar padding value; interior
