@@ -339,7 +339,13 @@ npu_backend_supports(const struct npu_graph *g, const struct npu_node *n,
     }
     if (npu_be_hw_refused(n, o, why, why_len))
         return false;
-    return h->supports(g, n, o, why, why_len);
+    /* a dry run whose refusal leaves the node on the CPU, with the reason in why: the
+     * emitters' refusals on the way are no errors of the compile (NPU_DEBUG=debug shows
+     * them, --explain gives why) */
+    size_t mark = npu_log_probe_begin();
+    bool ok = h->supports(g, n, o, why, why_len);
+    npu_log_probe_end(mark, false);
+    return ok;
 }
 
 double
@@ -349,7 +355,11 @@ npu_backend_cost(const struct npu_graph *g, const struct npu_node *n,
     const struct npu_op_handler *h = npu_op_handler(n->op);
     if (!h || !h->cost)
         return -1;
-    return h->cost(g, n, o ? o : &default_opts);
+    /* a dry run too: a refused lowering prices as -1 (no NPU cost), not an error */
+    size_t mark = npu_log_probe_begin();
+    double s = h->cost(g, n, o ? o : &default_opts);
+    npu_log_probe_end(mark, false);
+    return s;
 }
 
 enum npu_status
@@ -419,7 +429,17 @@ npu_be_pass_lower(struct npu_graph *g, const struct npu_backend_options *o)
             n->device = NPU_DEVICE_CPU;
             continue;
         }
+        /* a refused lowering leaves the node on the CPU (said at NPU_DEBUG=msgs); any other
+         * failure is the compile's, and its reasons are logged as errors */
+        size_t mark = npu_log_probe_begin();
         st = h->lower(&cx, n);
+        if (st == NPU_ERR_UNSUPPORTED) {
+            const char *r = npu_log_probe_reasons(mark);
+            if (r[0])
+                npu_info(NPU_BE_DOM, "node '%s' (%s) stays on the CPU: %.*s", n->name,
+                         npu_op_name(n->op), (int)strcspn(r, "\n"), r);
+        }
+        npu_log_probe_end(mark, st != NPU_OK && st != NPU_ERR_UNSUPPORTED);
         if (st == NPU_ERR_UNSUPPORTED) {
             n->device = NPU_DEVICE_CPU;
             /* the CPU reads B centred as the packer would have (dpu-center.c) */

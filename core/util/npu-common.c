@@ -205,16 +205,86 @@ npu_clear_last_error(void)
     last_err[0] = 0;
 }
 
+/* Probe scopes (npu_log_probe_begin): how many are open on this thread and the reasons
+ * recorded in them, "domain: message\n" lines; lines past the end are dropped, since the
+ * first reason of a trial is the one that decided it. */
+static _Thread_local int probe_depth;
+static _Thread_local char probe_buf[2048];
+static _Thread_local size_t probe_len;
+
+static void
+probe_record(const char *domain, const char *msg)
+{
+    int n = snprintf(probe_buf + probe_len, sizeof(probe_buf) - probe_len, "%s: %s\n",
+                     domain ? domain : "npu", msg);
+    if (n > 0 && probe_len + (size_t)n < sizeof(probe_buf))
+        probe_len += (size_t)n;
+    probe_buf[probe_len] = 0; /* a line cut short is dropped whole */
+}
+
+size_t
+npu_log_probe_begin(void)
+{
+    probe_depth++;
+    return probe_len;
+}
+
+const char *
+npu_log_probe_reasons(size_t mark)
+{
+    return probe_buf + NPU_MIN(mark, probe_len);
+}
+
+void
+npu_log_probe_end(size_t mark, bool emit)
+{
+    if (probe_depth <= 0)
+        return; /* unbalanced: nothing is open */
+    mark = NPU_MIN(mark, probe_len);
+    probe_depth--;
+    if (!emit) {
+        probe_len = mark;
+        probe_buf[mark] = 0;
+        return;
+    }
+    if (probe_depth)
+        return; /* an outer trial decides whether these are errors */
+    char lines[sizeof(probe_buf)];
+    memcpy(lines, probe_buf + mark, probe_len - mark + 1);
+    probe_len = mark;
+    probe_buf[mark] = 0;
+    for (char *save = NULL, *l = strtok_r(lines, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        char *sep = strstr(l, ": ");
+        if (sep) {
+            *sep = 0;
+            npu_log(NPU_LOG_ERROR, l, "%s", sep + 2);
+        } else {
+            npu_log(NPU_LOG_ERROR, NULL, "%s", l);
+        }
+    }
+}
+
 void
 npu_logv(enum npu_log_level level, const char *domain, const char *fmt, va_list ap)
 {
     static const char *const lvl[] = {"error", "warning", "info", "debug"};
+    bool probe = level == NPU_LOG_ERROR && probe_depth > 0;
     if (level != NPU_LOG_ERROR && (int)level > (int)npu_log_get_level())
         return;
     char msg[1024];
     vsnprintf(msg, sizeof(msg), fmt, ap);
-    if (level == NPU_LOG_ERROR)
+    if (probe) {
+        /* a trial's refusal: recorded for the caller, shown only in the debug log */
+        probe_record(domain, msg);
+        if ((int)npu_log_get_level() < (int)NPU_LOG_DEBUG)
+            return;
+        level = NPU_LOG_DEBUG;
+        memmove(msg + 8, msg, NPU_MIN(strlen(msg) + 1, sizeof(msg) - 8));
+        msg[sizeof(msg) - 1] = 0;
+        memcpy(msg, "(probe) ", 8);
+    } else if (level == NPU_LOG_ERROR) {
         remember_error(domain, msg);
+    }
     if ((int)level > (int)npu_log_get_level())
         return;
     pthread_mutex_lock(&sink_lock);

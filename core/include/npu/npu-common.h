@@ -77,6 +77,22 @@ void npu_logv(enum npu_log_level level, const char *domain, const char *fmt, va_
 const char *npu_last_error(void);
 void npu_clear_last_error(void);
 
+/*
+ * Probe scopes: a caller that tries something whose failure it handles itself (a
+ * candidate lowering, a supports() or cost dry run, a partition trial) opens one so
+ * that the errors logged on this thread meanwhile are not reported as errors of the
+ * run: they are recorded (npu_log_probe_reasons), go to the debug log as "(probe)"
+ * lines (NPU_DEBUG=debug), and stay out of npu_last_error. Scopes nest: begin returns
+ * a mark for the matching end. npu_log_probe_end(mark, emit): with emit (the trial's
+ * failure is the caller's failure) the reasons recorded since the mark are logged as
+ * errors once the outermost scope closes; without, they are dropped.
+ */
+size_t npu_log_probe_begin(void);
+void npu_log_probe_end(size_t mark, bool emit);
+/* The reasons recorded since mark in the open scopes, "domain: message" lines each ending
+ * in '\n' ("" when none; the first 2 KiB are kept). Valid until the next log call. */
+const char *npu_log_probe_reasons(size_t mark);
+
 #define npu_err(dom, ...) npu_log(NPU_LOG_ERROR, dom, __VA_ARGS__)
 #define npu_warn(dom, ...) npu_log(NPU_LOG_WARN, dom, __VA_ARGS__)
 #define npu_info(dom, ...) npu_log(NPU_LOG_INFO, dom, __VA_ARGS__)
