@@ -494,12 +494,12 @@ fold_beta(struct rkd *b, struct npu_node *ln, const float *beta, uint32_t C)
  * 32768; f = max(2^-12, sqrt(eps) / 32) keeps eps r1^2 / 16 <= 1024; v is in [1/4, C + 1024]
  * (mean |x'| >= 2 when mean |xc| >= f, else eps r1^2 / 16 >= 4), inside the upper two 1/sqrt
  * bands, so the lowest band is skipped. Every factor a unit multiplies by (m, r1, 1/sqrt(v)
- * and the band products before it, gamma, the register constants) is an fp16 normal for any
- * row, so nothing depends on whether the CNA or the DPU keeps fp16 subnormals (the facts
- * file does not say); the addend e = eps r1^2 / 16 may be subnormal or 0, but only where it
- * is below 2^-14 <= v / 4096 (a quarter of an fp16 step of the output at most).
- * eps must be in [1e-6, 64] (eps 2^6 an fp16 normal) and C at most 8192 (views have at most
- * 8192 channels, dpu-move.c); `sq` is a full-size temp the caller may reuse afterwards.
+ * and the band products before it, gamma, the fp16 register constants, 1/k split in two past
+ * 2^14) is an fp16 normal for any row, so nothing depends on whether the CNA or the DPU keeps fp16
+ * subnormals (the facts file does not say); the addend e = eps r1^2 / 16 may be subnormal or 0, but
+ * only where it is below 2^-14 <= v / 4096 (a quarter of an fp16 step of the output at most). eps
+ * must be in [1e-6, 64] (eps 2^6 an fp16 normal) and C at most 8192 (views have at most 8192
+ * channels, dpu-move.c); `sq` is a full-size temp the caller may reuse afterwards.
  */
 static void
 scaled_norm(struct rkd *b, const struct npu_dpu_map *xc, const struct vmap *vm, double eps,
@@ -542,8 +542,20 @@ scaled_norm(struct rkd *b, const struct npu_dpu_map *xc, const struct vmap *vm, 
     st.ew.op = NPU_DPU_EW_MUL;
     st.ew.operand = *xc;
     dl_bcast(b, &r1, NULL, 1.0f, &xp, &st);
-    /* sq = (x' / k) x' */
-    mul_pass(b, &xp, &xp, sq, 1.0f / k);
+    /* sq = (x' / k) x'; past k = 2^14 (C > 5792) 1/k would be an fp16 subnormal register,
+     * so it is split into BS MUL 2^-8 and BN MUL 2^8 / k (exact, fp32 inside) */
+    if (k <= 16384.0f)
+        mul_pass(b, &xp, &xp, sq, 1.0f / k);
+    else {
+        struct npu_dpu_pass ps = {.in = xp, .out = *sq};
+        ps.st.bs.mul = NPU_DPU_SRC_REG;
+        ps.st.bs.mul_value = 1.0f / 256.0f;
+        ps.st.bn.mul = NPU_DPU_SRC_REG;
+        ps.st.bn.mul_value = 256.0f / k;
+        ps.st.ew.op = NPU_DPU_EW_MUL;
+        ps.st.ew.operand = xp;
+        rkd_pass(b, &ps);
+    }
     /* e = eps r1^2 / 16: r1 2^-10 (BS) (eps 2^6) (BN, an fp16 normal) r1 (EW), fp32 inside */
     struct npu_dpu_pass pe = {.in = r1, .out = e8};
     pe.st.bs.mul = NPU_DPU_SRC_REG;

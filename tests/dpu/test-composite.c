@@ -162,6 +162,7 @@ test_rmsnorm(void)
         {{1, 24, 2048}, 1e-5f}, /* TinyLlama's width */
         {{1, 17, 896}, 1e-6f},  /* Qwen2-0.5B's */
         {{1, 9, 36}, 1e-5f},    /* C not a multiple of 8 */
+        {{1, 5, 8192}, 1e-5f},  /* the widest view: x'^2 / k with k = 2^15 (1/k split in two) */
     };
     printf("RMSNormalization:\n");
     for (size_t i = 0; i < NPU_ARRAY_SIZE(cases); i++) {
