@@ -398,10 +398,11 @@ cpu_steps_modeled_kept(const struct npu_program *pg, int threads, const bool *ke
  * branch gpt2sum; 26: LLaMA / Qwen2's prefill with its angles constant, its fp16 RMSNorm one
  * node, its last token by Slice, branch llamapre; 27: the MLP's partial products and the
  * residual as one CPU Sum in the decode step, branch gpt2q05; 28: RMSNormalization lowered to
- * the NPU (dpu-norm.c), the prefill's fp16 norms placed by cost, branch prefnorm). A rebuilt
+ * the NPU (dpu-norm.c), the prefill's fp16 norms placed by cost, branch prefnorm; 29:
+ * RMSNormalization through the layer norm's chain, branch rmsln). A rebuilt
  * compiler changes the key anyway through npu_compiler_build_id, so this matters only for
  * builds without a GNU build ID. */
-#define LLM_GRAPH_VERSION 28
+#define LLM_GRAPH_VERSION 29
 
 static uint64_t
 fnv(uint64_t h, const void *p, size_t n)

@@ -24,6 +24,7 @@
  */
 #include "sim-priv.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -424,6 +425,16 @@ convert_in(const struct conv *v, int64_t xv, unsigned lane)
     return v->prec == NPU_CNA_PRECISION_INT8 ? sim_sat(r, -128, 127) : sim_sat(r, -32768, 32767);
 }
 
+/* NPU_SIM_CNA_FTZ: fp16 subnormals (|v| < 2^-14) as signed zeros, a what-if for a CNA that
+ * does not keep them (the facts file does not say; the default keeps them). */
+static void
+flush_subnormals(float *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (v[i] != 0.0f && fabsf(v[i]) < 0x1p-14f)
+            v[i] = copysignf(0.0f, v[i]);
+}
+
 /* Reads the input tile into planar [c][h][w] (C = DATAIN_CHANNEL channels). */
 static bool
 load_input(struct sim_exec *x, const struct conv *v, float *inf, int32_t *ini)
@@ -461,6 +472,8 @@ load_input(struct sim_exec *x, const struct conv *v, float *inf, int32_t *ini)
             }
         }
         x->rec.feature_bytes = (uint64_t)c1n * v->in_w * v->in_h * 16;
+        if (x->cna_ftz)
+            flush_subnormals(inf, (size_t)v->c * plane);
         return true;
     }
     for (uint32_t c = 0; c < v->c; c++) {
@@ -508,6 +521,8 @@ load_input(struct sim_exec *x, const struct conv *v, float *inf, int32_t *ini)
     x->rec.feature_bytes = v->argb
                                ? (uint64_t)v->in_w * v->in_h * v->pixel_bytes
                                : (uint64_t)((v->c + v->c2 - 1) / v->c2) * v->in_w * v->in_h * 16;
+    if (is_fp && x->cna_ftz)
+        flush_subnormals(inf, (size_t)v->c * plane);
     return true;
 }
 
@@ -652,6 +667,8 @@ weight_matrix(struct sim_exec *x, const struct conv *v, const uint8_t *wsrc, flo
         if (!load_weights(x, v, wsrc, is_fp ? cb->wmemo_mat : NULL, is_fp ? NULL : cb->wmemo_mat))
             return sim_fail(x, NPU_ERR_INTERNAL,
                             "CNA: weight layout walk disagrees with WEIGHT_BYTES");
+        if (is_fp && x->cna_ftz)
+            flush_subnormals(cb->wmemo_mat, n);
         memcpy(cb->wmemo_src, wsrc, v->w_bytes);
         memcpy(cb->wmemo_key, key, sizeof(key));
         cb->wmemo_valid = true;

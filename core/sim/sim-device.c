@@ -191,6 +191,11 @@ npu_sim_create(const struct npu_sim_options *opts, struct npu_sim **out)
         return NPU_ERR_INVALID;
     }
     sim->lut_fixed = li == NPU_LUT_INDEX_FIXED;
+    /* A what-if, not a model of the board: the facts file does not say whether the CNA keeps
+     * fp16 subnormals (the simulator does by default); NPU_SIM_CNA_FTZ=1 reads them as signed
+     * zeros, so a test can show that a lowering does not depend on them (docs/simulator.md). */
+    const char *ftz = getenv("NPU_SIM_CNA_FTZ");
+    sim->cna_ftz = ftz && *ftz && strcmp(ftz, "0");
     sim->n_cores = opts && opts->n_cores ? opts->n_cores : NPU_MAX_CORES;
     if (sim->n_cores > NPU_MAX_CORES) {
         free(sim);
@@ -227,8 +232,9 @@ npu_sim_create(const struct npu_sim_options *opts, struct npu_sim **out)
         npu_sim_destroy(sim);
         return st;
     }
-    npu_info("sim", "simulator %s up: %u cores, %s mode, LUT index %s", NPU_SIM_VERSION_STR,
-             sim->n_cores, sim->strict ? "strict" : "lenient", sim->lut_fixed ? "fixed" : "double");
+    npu_info("sim", "simulator %s up: %u cores, %s mode, LUT index %s%s", NPU_SIM_VERSION_STR,
+             sim->n_cores, sim->strict ? "strict" : "lenient", sim->lut_fixed ? "fixed" : "double",
+             sim->cna_ftz ? ", CNA flushes fp16 subnormals (NPU_SIM_CNA_FTZ)" : "");
     *out = sim;
     return NPU_OK;
 }

@@ -719,6 +719,7 @@ sim_exec_subjob(struct npu_sim *sim, struct sim_core *core, struct sim_subjob *s
     x->sub = sub;
     x->strict = sim->strict;
     x->lut_fixed = sim->lut_fixed;
+    x->cna_ftz = sim->cna_ftz;
     x->task_base = sub->job->task_base;
     x->task = sub->task_start;
     if (sim_memview_take(&sim->mem, &x->mem) != NPU_OK)

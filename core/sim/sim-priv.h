@@ -194,6 +194,7 @@ struct sim_exec {
     struct sim_memview mem;
     bool strict;
     bool lut_fixed;         /* the device's LUT index model is FIXED */
+    bool cna_ftz;           /* the CNA flushes fp16 subnormal inputs to zero (NPU_SIM_CNA_FTZ) */
     uint32_t task_base;     /* TASK_DMA_BASE_ADDR */
     uint32_t task;          /* descriptor index of the running task */
     uint8_t grp[SIM_NBLK];  /* register group each block executes with */
@@ -258,6 +259,7 @@ struct npu_sim {
     bool strict;
     int evidence;   /* strict allow-list threshold: enum npu_evidence_level, or -1 = off */
     bool lut_fixed; /* LUT index model FIXED (sim-dpu.c lut_fix) */
+    bool cna_ftz;   /* NPU_SIM_CNA_FTZ: the CNA reads fp16 subnormals as zero (sim-cna.c) */
     unsigned n_cores;
     struct sim_mem mem;
     pthread_mutex_t lock;
