@@ -57,7 +57,9 @@ def run(args, env=None):
     e = dict(os.environ)
     e.pop("NPU_DEBUG", None)
     e.update(env or {})
-    p = subprocess.run(args, capture_output=True, text=True, env=e, timeout=120)
+    # a cross build's tools run under meson's exe wrapper (qemu-aarch64 in scripts/test.sh)
+    wrap = os.environ.get("MESON_EXE_WRAPPER", "").split()
+    p = subprocess.run(wrap + args, capture_output=True, text=True, env=e, timeout=300)
     return p.returncode, p.stdout, p.stderr
 
 
