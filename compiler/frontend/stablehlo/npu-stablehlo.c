@@ -236,6 +236,30 @@ bind_results(const struct cx *c, struct scope *sc, const char *at, const char *r
     return NPU_OK;
 }
 
+/* The signature's top-level "->" (after it: the result types), NULL without one; a
+ * reducer region (`reducer(...)`) at depth 0 ends the search. SIG may be NULL. */
+static const char *
+sig_arrow(const char *sig, const char *end)
+{
+    const char *arrow = NULL;
+    int depth = 0;
+    for (const char *q = sig; q && q < end; q++) {
+        if (*q == '-' && q + 1 < end && q[1] == '>') {
+            if (depth == 0)
+                arrow = q + 2;
+            q++;
+            continue;
+        }
+        if (strchr("([{<", *q))
+            depth++;
+        else if (strchr(")]}>", *q))
+            depth--;
+        if (depth == 0 && end - q > 8 && !strncmp(q, "reducer", 7))
+            break;
+    }
+    return arrow;
+}
+
 /* ---- statements ------------------------------------------------------------- */
 
 static bool op_known(const char *op);
@@ -339,22 +363,7 @@ split_stmt(struct cx *c, const struct scope *sc, struct stmt *s)
     /* result type: after the last top-level "->" of the signature, else its first type */
     s->has_out = false;
     if (s->sig && s->nres) {
-        const char *t = s->sig, *arrow = NULL;
-        depth = 0;
-        for (const char *q = s->sig; q < end; q++) {
-            if (*q == '-' && q + 1 < end && q[1] == '>') {
-                if (depth == 0)
-                    arrow = q + 2;
-                q++;
-                continue;
-            }
-            if (strchr("([{<", *q))
-                depth++;
-            else if (strchr(")]}>", *q))
-                depth--;
-            if (depth == 0 && end - q > 8 && !strncmp(q, "reducer", 7))
-                break;
-        }
+        const char *t = s->sig, *arrow = sig_arrow(s->sig, end);
         if (arrow)
             t = arrow;
         t = shlo_ws(t, end);
@@ -1127,22 +1136,7 @@ static int
 result_types(struct cx *c, const struct stmt *s, struct shlo_type *t, int max)
 {
     char why[160];
-    const char *arrow = NULL, *end = s->end;
-    int depth = 0;
-    for (const char *q = s->sig; q && q < end; q++) {
-        if (*q == '-' && q + 1 < end && q[1] == '>') {
-            if (depth == 0)
-                arrow = q + 2;
-            q++;
-            continue;
-        }
-        if (strchr("([{<", *q))
-            depth++;
-        else if (strchr(")]}>", *q))
-            depth--;
-        if (depth == 0 && end - q > 8 && !strncmp(q, "reducer", 7))
-            break;
-    }
+    const char *end = s->end, *arrow = sig_arrow(s->sig, end);
     if (!arrow) {
         fail(c, s->start, NPU_ERR_INVALID, "%s: no result types", s->op);
         return -1;
