@@ -1000,6 +1000,16 @@ def _group_norm(c, x, *a, **kw):
     return _group_norm_impl(c, x, G, w, b, eps)
 
 
+def _channel_affine(c, y, w, b, C, rank):
+    """y * w + b with w, b of C channels along axis 1 (the norms' optional affine)."""
+    cs = (C,) + (1,) * (rank - 2)
+    if w is not None:
+        y = c.ew("Mul", y, c.reshape(c.T(w), cs))
+    if b is not None:
+        y = c.ew("Add", y, c.reshape(c.T(b), cs))
+    return y
+
+
 def _group_norm_impl(c, x, G, w, b, eps):
     N, C = x.shape[0], x.shape[1]
     rest = int(np.prod(x.shape[2:])) if x.rank > 2 else 1
@@ -1009,12 +1019,7 @@ def _group_norm_impl(c, x, G, w, b, eps):
     y = c.op1("InstanceNormalization", [y, ones, zeros], x.dtype, y.shape,
               {"epsilon": float(eps)})
     y = c.reshape(y, x.shape)
-    cs = (C,) + (1,) * (x.rank - 2)
-    if w is not None:
-        y = c.ew("Mul", y, c.reshape(c.T(w), cs))
-    if b is not None:
-        y = c.ew("Add", y, c.reshape(c.T(b), cs))
-    return y
+    return _channel_affine(c, y, w, b, C, x.rank)
 
 
 @_f("batch_norm", "native_batch_norm", "_native_batch_norm_legit_no_training")
@@ -1062,12 +1067,7 @@ def _bn_batch_stats(c, x, w, b, eps):
         y = c.reshape(y, x.shape)
     else:
         y = c.transpose(c.reshape(y, (C, N) + tuple(x.shape[2:])), perm)
-    cs = (C,) + (1,) * (x.rank - 2)
-    if w is not None:
-        y = c.ew("Mul", y, c.reshape(c.T(w), cs))
-    if b is not None:
-        y = c.ew("Add", y, c.reshape(c.T(b), cs))
-    return y
+    return _channel_affine(c, y, w, b, C, x.rank)
 
 
 def _bn_impl(c, x, w, b, mean, var, eps):
